@@ -1,0 +1,199 @@
+//! The one error type of this crate.
+
+use bytes::Bytes;
+
+/// A boxed error from a codec or another library.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in delayq.
+///
+/// Errors that lose data do not exist here: a value that fails to decode comes
+/// back inside [`Error::Decode`] with its raw bytes, and elements no format can
+/// unpack are moved aside to the queue's quarantine list, never deleted.
+///
+/// ```
+/// use delayq::{Error, QueueKeys};
+/// match QueueKeys::new("") {
+///     Err(Error::InvalidQueueName { reason, .. }) => assert!(reason.contains("empty")),
+///     other => panic!("unexpected: {other:?}"),
+/// }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The connection or Redis failed: I/O, timeout, authentication, cluster
+    /// routing, or an error reply.
+    #[error("redis: {0}")]
+    Redis(#[from] fred::error::Error),
+    /// A key of the queue holds a value of another type (`WRONGTYPE`): the name
+    /// is used by something that is not a Redisson queue.
+    #[error("key `{key}` holds the wrong type for a delayed queue ({message})")]
+    WrongType {
+        /// The key, or the queue name when Redis did not say which key.
+        key: String,
+        /// What Redis answered.
+        message: String,
+    },
+    /// A Lua script failed on the server.
+    #[error("script `{script}` failed: {message}")]
+    Script {
+        /// The script's name (its file name under `lua/`).
+        script: &'static str,
+        /// The error Redis returned.
+        message: String,
+    },
+    /// A delay or due time that cannot be scheduled: negative (a due time in
+    /// the past), or past the largest due time a Redis score holds exactly.
+    #[error("invalid delay: {0}")]
+    InvalidDelay(String),
+    /// A queue name that would break Redisson's key rules.
+    #[error("invalid queue name {name:?}: {reason}")]
+    InvalidQueueName {
+        /// The rejected name.
+        name: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The codec could not encode a value.
+    #[error("codec `{codec}` could not encode the value: {source}")]
+    Encode {
+        /// The codec's name.
+        codec: &'static str,
+        /// The codec's error.
+        source: BoxError,
+    },
+    /// A payload the codec could not decode; the raw bytes are kept.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// A stored value that is neither a modern nor a legacy packed element.
+    #[error("malformed element ({} bytes) in `{key}`: neither Bc0Lc0 nor dLc0", raw.len())]
+    Malformed {
+        /// The key it was read from.
+        key: String,
+        /// Its bytes.
+        raw: Bytes,
+    },
+    /// Redis answered with a shape this crate does not expect.
+    #[error("unexpected reply: {0}")]
+    Protocol(String),
+    /// The [`Client`](crate::Client) was shut down.
+    #[error("the client has been shut down")]
+    Shutdown,
+}
+
+impl Error {
+    /// Whether the error came from the connection (I/O, timeout, closed
+    /// connection), as opposed to bad input or bad data. Such operations may
+    /// succeed when tried again.
+    pub fn is_connection(&self) -> bool {
+        use fred::error::ErrorKind;
+        match self {
+            Error::Redis(e) => matches!(
+                e.kind(),
+                ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled
+            ),
+            _ => false,
+        }
+    }
+
+    /// Maps a failed command on `key` to the most precise variant.
+    pub(crate) fn from_command(error: fred::error::Error, key: &str) -> Error {
+        if error.details().contains("WRONGTYPE") {
+            return Error::WrongType {
+                key: key.to_owned(),
+                message: error.details().to_owned(),
+            };
+        }
+        Error::Redis(error)
+    }
+
+    /// Maps a failed run of `script` on the queue `key` to the most precise variant.
+    pub(crate) fn from_script(error: fred::error::Error, script: &'static str, key: &str) -> Error {
+        use fred::error::ErrorKind;
+        match error.kind() {
+            ErrorKind::Unknown | ErrorKind::InvalidArgument
+                if !error.details().contains("WRONGTYPE") =>
+            {
+                Error::Script {
+                    script,
+                    message: error.details().to_owned(),
+                }
+            }
+            _ => Error::from_command(error, key),
+        }
+    }
+}
+
+/// A payload the codec could not decode.
+///
+/// The raw bytes are never thrown away: when decoding fails after the value
+/// was removed from Redis (take, poll, drain), they are here for the caller to
+/// log, park or re-offer. For operations that removed several values at once,
+/// [`batch`](DecodeError::batch) holds every one of them, in order.
+///
+/// ```
+/// use delayq::{Codec, LongCodec};
+/// let err = delayq::codec::decode(&LongCodec, bytes::Bytes::from_static(b"12x")).unwrap_err();
+/// assert_eq!(err.raw().as_ref(), b"12x");
+/// assert_eq!(err.codec(), "long");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("codec `{codec}` could not decode {} bytes{}: {source}", raw.len(), hint.map(|h| format!(" ({h})")).unwrap_or_default())]
+pub struct DecodeError {
+    codec: &'static str,
+    raw: Bytes,
+    batch: Vec<Bytes>,
+    hint: Option<&'static str>,
+    source: BoxError,
+}
+
+impl DecodeError {
+    /// A decode failure of `codec` on `raw`.
+    pub fn new(codec: &'static str, raw: Bytes, source: impl Into<BoxError>) -> Self {
+        DecodeError {
+            codec,
+            raw,
+            batch: Vec::new(),
+            hint: None,
+            source: source.into(),
+        }
+    }
+
+    /// Adds a hint about what the bytes probably are (e.g. a Java-only codec).
+    pub fn with_hint(mut self, hint: &'static str) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
+    pub(crate) fn with_batch(mut self, batch: Vec<Bytes>) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// The name of the codec that failed.
+    pub fn codec(&self) -> &'static str {
+        self.codec
+    }
+
+    /// The bytes that failed to decode.
+    pub fn raw(&self) -> &Bytes {
+        &self.raw
+    }
+
+    /// Every raw value removed by the same call, in order, when the call removed
+    /// several at once (`poll_many`, `drain`); empty otherwise.
+    pub fn batch(&self) -> &[Bytes] {
+        &self.batch
+    }
+
+    /// What the bytes probably are, when the codec recognised them (e.g. Kryo).
+    pub fn hint(&self) -> Option<&'static str> {
+        self.hint
+    }
+}

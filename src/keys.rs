@@ -1,0 +1,153 @@
+//! Redis key names of a queue: Redisson's four, and the ones delayq adds.
+//!
+//! Every name is built here and nowhere else. All of them follow Redisson's
+//! brace rule, so they hash to the Redis Cluster slot of the queue itself and
+//! every multi-key script of a queue runs on one node.
+
+use crate::error::Error;
+
+/// Redisson's prefix for the timeout set (ZSET: element → due time in ms).
+pub const TIMEOUT_PREFIX: &str = "redisson_delay_queue_timeout";
+/// Redisson's prefix for the pending list (LIST of elements in offer order).
+pub const PENDING_PREFIX: &str = "redisson_delay_queue";
+/// Redisson's prefix for the wake-up channel.
+pub const CHANNEL_PREFIX: &str = "redisson_delay_queue_channel";
+/// delayq's prefix for elements the transfer could not unpack (LIST).
+pub const QUARANTINE_PREFIX: &str = "delayq_quarantine";
+
+/// All key names of one queue.
+///
+/// ```
+/// use delayq::QueueKeys;
+/// let keys = QueueKeys::new("orders").unwrap();
+/// assert_eq!(keys.destination(), "orders");
+/// assert_eq!(keys.timeout(), "redisson_delay_queue_timeout:{orders}");
+/// assert_eq!(keys.pending(), "redisson_delay_queue:{orders}");
+/// assert_eq!(keys.channel(), "redisson_delay_queue_channel:{orders}");
+/// // A name that already has a hash tag keeps it and gets no extra braces.
+/// let tagged = QueueKeys::new("{shop}orders").unwrap();
+/// assert_eq!(tagged.timeout(), "redisson_delay_queue_timeout:{shop}orders");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct QueueKeys {
+    name: String,
+    timeout: String,
+    pending: String,
+    channel: String,
+    quarantine: String,
+}
+
+impl QueueKeys {
+    /// Builds the names for the destination queue `name` (the name Java passes
+    /// to `getBlockingQueue`, after any Redisson `NameMapper`).
+    ///
+    /// Fails with [`Error::InvalidQueueName`] for an empty name, or one whose
+    /// braces would put Redisson's keys in another cluster slot than the queue
+    /// (an unclosed or empty `{}` hash tag, or a `}` without a `{`).
+    pub fn new(name: &str) -> Result<Self, Error> {
+        validate_name(name)?;
+        Ok(QueueKeys {
+            name: name.to_owned(),
+            timeout: key_for(TIMEOUT_PREFIX, name),
+            pending: key_for(PENDING_PREFIX, name),
+            channel: key_for(CHANNEL_PREFIX, name),
+            quarantine: key_for(QUARANTINE_PREFIX, name),
+        })
+    }
+
+    /// The destination list consumers take from (`N`).
+    pub fn destination(&self) -> &str {
+        &self.name
+    }
+
+    /// The timeout set: element → due time (ms since the Unix epoch).
+    pub fn timeout(&self) -> &str {
+        &self.timeout
+    }
+
+    /// The pending list: elements in offer order.
+    pub fn pending(&self) -> &str {
+        &self.pending
+    }
+
+    /// The pub/sub channel offers publish new head due times on.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// delayq's list of elements moved aside because no format could unpack them.
+    pub fn quarantine(&self) -> &str {
+        &self.quarantine
+    }
+}
+
+/// `prefix + ":" + name` when the name has a hash tag already, else `prefix + ":{" + name + "}"`.
+fn key_for(prefix: &str, name: &str) -> String {
+    if name.contains('{') {
+        format!("{prefix}:{name}")
+    } else {
+        format!("{prefix}:{{{name}}}")
+    }
+}
+
+fn validate_name(name: &str) -> Result<(), Error> {
+    let invalid = |reason: &str| {
+        Err(Error::InvalidQueueName {
+            name: name.to_owned(),
+            reason: reason.to_owned(),
+        })
+    };
+    if name.is_empty() {
+        return invalid("the name is empty");
+    }
+    match name.find('{') {
+        Some(open) => match name[open + 1..].find('}') {
+            Some(0) => invalid("its `{}` hash tag is empty, so Redisson's keys would hash to other cluster slots"),
+            Some(_) => Ok(()),
+            None => invalid("its `{` is never closed, so Redisson's keys would hash to other cluster slots"),
+        },
+        None if name.contains('}') => {
+            invalid("it has a `}` but no `{`, so Redisson's `{name}` keys would hash to another cluster slot")
+        }
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fred::util::redis_keyslot;
+
+    #[test]
+    fn all_keys_share_the_queue_slot() {
+        for name in [
+            "orders",
+            "vq_string",
+            "{tenant-1}orders",
+            "a{b}c{d}",
+            "q:with:colons",
+            "ünïcode",
+        ] {
+            let keys = QueueKeys::new(name).unwrap();
+            let slot = redis_keyslot(name.as_bytes());
+            for key in [
+                keys.timeout(),
+                keys.pending(),
+                keys.channel(),
+                keys.quarantine(),
+            ] {
+                assert_eq!(redis_keyslot(key.as_bytes()), slot, "{key} vs {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_that_break_the_brace_rule_are_rejected() {
+        for name in ["", "a{b", "{}a", "a}b", "x{}y"] {
+            assert!(
+                matches!(QueueKeys::new(name), Err(Error::InvalidQueueName { .. })),
+                "{name:?}"
+            );
+        }
+    }
+}
