@@ -1,0 +1,18 @@
+-- expire: set or clear the time to live of a delayed queue's pending list and
+-- timeout set together (RDelayedQueue.expire / clearExpire).
+-- KEYS: 1 pending list, 2 timeout set
+-- ARGV: 1 'at' (2 = unix time in ms) or 'persist'
+-- Returns 1 when at least one key was changed.
+local changed = 0
+for i = 1, 2 do
+  local r
+  if ARGV[1] == 'persist' then
+    r = redis.call('persist', KEYS[i])
+  else
+    r = redis.call('pexpireat', KEYS[i], ARGV[2])
+  end
+  if r == 1 then
+    changed = 1
+  end
+end
+return changed

@@ -1,0 +1,58 @@
+-- delayq shared Lua: prepended to every script of this crate (see src/script.rs).
+--
+-- Redisson packs each pending value before storing it in the timeout set and
+-- the pending list. Two layouts exist (src/format.rs has the same rules):
+--   modern (Redisson >= 3.21.1): struct 'Bc0Lc0' = 0x08, 8 id bytes, u64 LE length, payload
+--   legacy (Redisson <= 3.21.0): struct 'dLc0'   = f64 LE id, u64 LE length, payload
+-- An element is read in whichever layout its length field agrees with, modern
+-- first, so one queue may hold both. Anything else is malformed: scripts that
+-- remove elements move those to the quarantine list instead of failing, so a
+-- bad element never stalls a queue.
+
+-- The payload of a packed element, or nil when it is neither format.
+local function delayq_payload(e)
+  local n = #e
+  if n >= 17 and string.byte(e, 1) == 8 and struct.unpack('<I8', e, 10) == n - 17 then
+    return string.sub(e, 18)
+  end
+  if n >= 16 and struct.unpack('<I8', e, 9) == n - 16 then
+    return string.sub(e, 17)
+  end
+  return nil
+end
+
+-- A value no packed element can equal (packed elements are at least 16 bytes
+-- and satisfy a length rule this one does not), used to delete by index.
+local DELAYQ_TOMBSTONE = '\0delayq:tombstone\0'
+
+-- Removes the elements at the given 0-based indices (ascending) of a list in
+-- one pass: LSET marks each, one LREM sweeps the marks.
+local function delayq_remove_indices(key, indices)
+  if #indices == 0 then return 0 end
+  for i = 1, #indices do
+    redis.call('lset', key, indices[i], DELAYQ_TOMBSTONE)
+  end
+  return redis.call('lrem', key, #indices, DELAYQ_TOMBSTONE)
+end
+
+-- Redis does not roll back a script that fails half way, so every script that
+-- writes checks its keys' types first: a WRONGTYPE then fails the script
+-- before anything changed. Pairs of (key, type); returns an error reply or nil.
+local function delayq_check_types(...)
+  local args = {...}
+  for i = 1, #args, 2 do
+    local found = redis.call('type', args[i]).ok
+    if found ~= 'none' and found ~= args[i + 1] then
+      return redis.error_reply('WRONGTYPE ' .. args[i] .. ' holds a ' .. found .. ', not a ' .. args[i + 1])
+    end
+  end
+  return nil
+end
+
+-- Calls a variadic command with the values of t, in chunks Lua's unpack can take.
+local function delayq_call_chunked(cmd, key, t)
+  for i = 1, #t, 4000 do
+    redis.call(cmd, key, unpack(t, i, math.min(i + 3999, #t)))
+  end
+end
+

@@ -1,0 +1,36 @@
+-- remove: delete pending elements by payload (RDelayedQueue.remove/removeAll/retainAll).
+-- KEYS: 1 pending list, 2 timeout set
+-- ARGV: 1 mode: 'first' (the first element whose payload is in the set),
+--               'all' (every such element) or 'retain' (every element whose
+--               payload is not in the set; malformed elements are kept),
+--       2.. payloads
+-- Returns the number of elements removed.
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset')
+if bad then return bad end
+local mode = ARGV[1]
+local set = {}
+for i = 2, #ARGV do
+  set[ARGV[i]] = true
+end
+local elements = redis.call('lrange', KEYS[1], 0, -1)
+local indices = {}
+local removed = {}
+for i = 1, #elements do
+  local payload = delayq_payload(elements[i])
+  local hit
+  if mode == 'retain' then
+    hit = payload ~= nil and not set[payload]
+  else
+    hit = payload ~= nil and set[payload] == true
+  end
+  if hit then
+    indices[#indices + 1] = i - 1
+    removed[#removed + 1] = elements[i]
+    if mode == 'first' then
+      break
+    end
+  end
+end
+delayq_remove_indices(KEYS[1], indices)
+delayq_call_chunked('zrem', KEYS[2], removed)
+return #removed
