@@ -1,0 +1,394 @@
+//! `BlockingQueue<T>`: the destination list, Redisson's `RBlockingQueue`.
+
+use std::borrow::Borrow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use fred::interfaces::{ClientLike, ListInterface};
+use fred::types::{ClusterHash, CustomCommand, Key, Value};
+use futures_util::stream::{self, Stream};
+use tokio::time::Instant;
+
+use crate::client::Client;
+use crate::codec::{self, Codec};
+use crate::error::{Error, Result};
+use crate::keys::QueueKeys;
+use crate::reply;
+use crate::scheduler::Registration;
+use crate::script::SCRIPTS;
+
+/// The destination list of a delayed queue: where due values arrive, as
+/// plain codec-encoded payloads, exactly as Java's `RBlockingQueue` sees them.
+///
+/// Blocking reads (`take`, `poll` with a timeout, ...) each run on a
+/// connection of their own, never on the one other commands share. They wait
+/// in a loop of finite server-side timeouts
+/// ([`ClientBuilder::blocking_timeout`](crate::ClientBuilder::blocking_timeout)),
+/// so a dead connection is noticed and replaced, and they keep waiting across
+/// reconnects.
+///
+/// # Delivery
+///
+/// `take` and `poll` pop with `BLPOP`, as Java does: if the connection dies
+/// after Redis popped a value but before the reply arrived, that value is
+/// lost (at most once). A value that does not decode is returned inside
+/// [`Error::Decode`] with its raw bytes, never dropped.
+///
+/// By default a `BlockingQueue` only consumes; a process that holds no
+/// [`DelayedQueue`](crate::DelayedQueue) of the queue can still move due
+/// elements by calling [`with_transfer`](Self::with_transfer).
+///
+/// ```no_run
+/// use delayq::{Client, StringCodec};
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let orders = client.blocking_queue("orders", StringCodec)?.with_transfer();
+/// loop {
+///     let order = orders.take().await?;
+///     println!("due: {order}");
+/// }
+/// # }
+/// ```
+pub struct BlockingQueue<T> {
+    client: Client,
+    keys: Arc<QueueKeys>,
+    codec: Arc<dyn Codec<T>>,
+    registration: Option<Arc<Registration>>,
+}
+
+impl<T> Clone for BlockingQueue<T> {
+    fn clone(&self) -> Self {
+        BlockingQueue {
+            client: self.client.clone(),
+            keys: self.keys.clone(),
+            codec: self.codec.clone(),
+            registration: self.registration.clone(),
+        }
+    }
+}
+
+impl<T: 'static> std::fmt::Debug for BlockingQueue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockingQueue")
+            .field("name", &self.keys.destination())
+            .field("codec", &self.codec.name())
+            .field("transfers", &self.registration.is_some())
+            .finish()
+    }
+}
+
+impl<T: 'static> BlockingQueue<T> {
+    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
+        Ok(Self::from_parts(
+            client,
+            Arc::new(QueueKeys::new(name)?),
+            codec,
+        ))
+    }
+
+    pub(crate) fn from_parts(
+        client: Client,
+        keys: Arc<QueueKeys>,
+        codec: Arc<dyn Codec<T>>,
+    ) -> Self {
+        BlockingQueue {
+            client,
+            keys,
+            codec,
+            registration: None,
+        }
+    }
+
+    /// The same queue, also running the transfer for its delayed queue while
+    /// this handle (or a clone) lives, so due elements keep moving even when
+    /// no producer is alive. Redisson only transfers in processes that hold an
+    /// `RDelayedQueue`.
+    pub fn with_transfer(mut self) -> Self {
+        if self.registration.is_none() {
+            self.registration = Some(self.client.inner.scheduler.register(self.keys.clone()));
+        }
+        self
+    }
+
+    /// The queue's name (the destination list's key).
+    pub fn name(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// Appends a value now, with no delay (Java's `offer(e)`/`add(e)` on the
+    /// blocking queue: `RPUSH`).
+    pub async fn offer(&self, value: &T) -> Result<()> {
+        let payload = codec::encode(&*self.codec, value)?;
+        let _: i64 = self
+            .client
+            .conn()?
+            .rpush(self.name(), payload)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(())
+    }
+
+    /// Number of values ready in the list.
+    pub async fn len(&self) -> Result<usize> {
+        let n: i64 = self
+            .client
+            .conn()?
+            .llen(self.name())
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n as usize)
+    }
+
+    /// Whether no value is ready.
+    pub async fn is_empty(&self) -> Result<bool> {
+        Ok(self.len().await? == 0)
+    }
+
+    /// Waits for a value and removes it (Java's `take()`). Keeps waiting
+    /// across reconnects; fails only on bad data, a wrong key type, or
+    /// [`Error::Shutdown`].
+    pub async fn take(&self) -> Result<T> {
+        loop {
+            if let Some((_, raw)) = self.pop_from(&[self.name()], None).await? {
+                return Ok(codec::decode(&*self.codec, raw)?);
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for a value (Java's `poll(timeout, unit)`).
+    /// Returns `None` when the time is up; if the connection was failing at
+    /// that moment, returns that error instead, so "empty" and "unreachable"
+    /// are told apart.
+    pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
+        match self
+            .pop_from(&[self.name()], Some(Instant::now() + timeout))
+            .await?
+        {
+            Some((_, raw)) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes a value if one is ready, without waiting (Java's `poll()`).
+    pub async fn poll_now(&self) -> Result<Option<T>> {
+        let raw: Option<Bytes> = self
+            .client
+            .conn()?
+            .lpop(self.name(), None)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        match raw {
+            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Waits up to `timeout` for a value from this queue or any of `others`,
+    /// whichever has one first, and returns the name of the queue it came from
+    /// (Java's `pollFromAny`). On Redis Cluster all queues must share a slot.
+    pub async fn poll_from_any(
+        &self,
+        timeout: Duration,
+        others: &[&BlockingQueue<T>],
+    ) -> Result<Option<(String, T)>> {
+        let mut names = vec![self.name()];
+        names.extend(others.iter().map(|q| q.name()));
+        match self
+            .pop_from(&names, Some(Instant::now() + timeout))
+            .await?
+        {
+            Some((name, raw)) => Ok(Some((name, codec::decode(&*self.codec, raw)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Waits for a value, and atomically moves it from the tail of this list
+    /// to the head of `target`, returning it (Java's `takeLastAndOfferFirstTo`).
+    /// On Redis Cluster `target` must share this queue's slot.
+    pub async fn take_last_and_offer_first_to(&self, target: &str) -> Result<T> {
+        let pool = &self.client.inner.blocking;
+        loop {
+            let mut lease = pool.lease_until(None).await?;
+            let options = pool.command_options(pool.timeout);
+            let secs = pool.timeout.as_secs_f64();
+            let args = vec![
+                Value::from(self.name()),
+                Value::from(target),
+                Value::from("RIGHT"),
+                Value::from("LEFT"),
+                Value::from(secs),
+            ];
+            let outcome = tokio::select! {
+                out = lease.run(|conn| async move { blocking_command(&conn, "BLMOVE", options, args).await }) => out,
+                _ = pool.shutdown.cancelled() => return Err(Error::Shutdown),
+            };
+            match outcome.map(reply::opt_bytes) {
+                Ok(Ok(Some(raw))) => return Ok(codec::decode(&*self.codec, raw)?),
+                Ok(Ok(None)) => continue,
+                Ok(Err(error)) => return Err(error),
+                Err(error) => {
+                    let error = self.command_error(error);
+                    if !error.is_connection() {
+                        return Err(error);
+                    }
+                    tracing::warn!(queue = self.name(), %error, "blocking move failed; retrying on a new connection");
+                    lease.discard();
+                    self.pause_after_failure().await?;
+                }
+            }
+        }
+    }
+
+    /// Removes and returns up to `max` ready values at once, atomically (Java's
+    /// `drainTo`). If one cannot be decoded, the error holds the raw bytes of
+    /// all of them.
+    pub async fn drain(&self, max: usize) -> Result<Vec<T>> {
+        let max = i64::try_from(max).unwrap_or(-1);
+        let value = SCRIPTS
+            .drain
+            .run(
+                self.client.conn()?,
+                vec![Key::from(self.name())],
+                vec![Value::from(max)],
+            )
+            .await
+            .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
+        Ok(codec::decode_batch(
+            &*self.codec,
+            reply::bytes_array(value)?,
+        )?)
+    }
+
+    /// The values as they arrive: an endless stream of [`take`](Self::take)s
+    /// that ends after the client shuts down. Decoding failures are yielded
+    /// as errors (with the raw bytes) and the stream goes on.
+    pub fn stream(&self) -> impl Stream<Item = Result<T>> + Send + 'static
+    where
+        T: Send,
+    {
+        stream::unfold(Some(self.clone()), |queue| async move {
+            let queue = queue?;
+            match queue.take().await {
+                Err(Error::Shutdown) => None,
+                item => Some((item, Some(queue))),
+            }
+        })
+    }
+
+    /// Appends several values now, in one command.
+    pub async fn offer_all<I, B>(&self, values: I) -> Result<()>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let payloads: Vec<Value> = values
+            .into_iter()
+            .map(|v| codec::encode(&*self.codec, v.borrow()).map(Value::Bytes))
+            .collect::<Result<_>>()?;
+        if payloads.is_empty() {
+            return Ok(());
+        }
+        let _: i64 = self
+            .client
+            .conn()?
+            .rpush(self.name(), payloads)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(())
+    }
+
+    /// Blocking pop from the first of `names` that has a value, until
+    /// `deadline` (or forever), across reconnects.
+    async fn pop_from(
+        &self,
+        names: &[&str],
+        deadline: Option<Instant>,
+    ) -> Result<Option<(String, Bytes)>> {
+        let pool = &self.client.inner.blocking;
+        let mut last_error: Option<Error> = None;
+        loop {
+            let wait = match deadline {
+                None => pool.timeout,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return match last_error {
+                            Some(error) => Err(error),
+                            None => Ok(None),
+                        };
+                    }
+                    left.min(pool.timeout)
+                }
+            };
+            let mut lease = match pool.lease_until(deadline).await {
+                Ok(lease) => lease,
+                Err(error) if error.is_connection() => {
+                    last_error = Some(error);
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            let options = pool.command_options(wait);
+            // BLPOP takes seconds with millisecond precision; 0 would mean forever.
+            let secs = (wait.as_millis().max(1) as f64) / 1000.0;
+            let mut args: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
+            args.push(Value::from(secs));
+            let outcome = tokio::select! {
+                out = lease.run(|conn| async move { blocking_command(&conn, "BLPOP", options, args).await }) => out,
+                _ = pool.shutdown.cancelled() => return Err(Error::Shutdown),
+            };
+            match outcome.map(popped) {
+                Ok(Ok(Some(popped))) => return Ok(Some(popped)),
+                Ok(Ok(None)) => last_error = None,
+                Ok(Err(error)) => return Err(error),
+                Err(error) => {
+                    let error = self.command_error(error);
+                    if !error.is_connection() {
+                        return Err(error);
+                    }
+                    tracing::warn!(queue = self.name(), %error, "blocking pop failed; retrying on a new connection");
+                    lease.discard();
+                    last_error = Some(error);
+                    self.pause_after_failure().await?;
+                }
+            }
+        }
+    }
+
+    async fn pause_after_failure(&self) -> Result<()> {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(100)) => Ok(()),
+            _ = self.client.inner.blocking.shutdown.cancelled() => Err(Error::Shutdown),
+        }
+    }
+
+    fn command_error(&self, error: fred::error::Error) -> Error {
+        Error::from_command(error, self.name())
+    }
+}
+
+/// Sends a blocking command as a fred custom command: fred's own BLPOP/BLMOVE
+/// turn the server's "timed out" nil into the same error as a client-side
+/// timeout, and we must tell an empty wait from a dead connection.
+async fn blocking_command(
+    conn: &fred::clients::Client,
+    name: &'static str,
+    options: fred::prelude::Options,
+    args: Vec<Value>,
+) -> std::result::Result<Value, fred::error::Error> {
+    let command = CustomCommand::new_static(name, ClusterHash::FirstKey, true);
+    conn.with_options(&options).custom(command, args).await
+}
+
+/// A BLPOP reply: nil, or `[key, value]`.
+fn popped(value: Value) -> Result<Option<(String, Bytes)>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let [key, value] = reply::tuple::<2>(value)?;
+    let key =
+        reply::opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
+    Ok(Some((key, reply::bytes(value)?)))
+}

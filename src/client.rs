@@ -1,0 +1,364 @@
+//! The client: connections, the transfer scheduler, and queue handles.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, Config, ReconnectPolicy};
+use fred::types::Builder;
+use tokio_util::sync::CancellationToken;
+
+use crate::blocking_pool::BlockingPool;
+use crate::codec::Codec;
+use crate::error::{Error, Result};
+use crate::scheduler::Scheduler;
+use crate::{BlockingQueue, DelayedQueue};
+
+/// Which clock decides "now" when the transfer moves due elements.
+///
+/// ```
+/// use delayq::{Client, Clock};
+/// let builder = Client::builder().clock(Clock::Server);
+/// # let _ = builder;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// This host's clock, as Redisson's transfer uses it. Default.
+    #[default]
+    Local,
+    /// The Redis server's clock (`TIME`), so that a host whose clock is off
+    /// neither delays nor advances delivery. Offers still compute due times
+    /// on the producing host, as Java's do.
+    Server,
+}
+
+/// A hook that adjusts fred's builder before connecting.
+type Customize = Box<dyn Fn(&mut Builder) + Send + Sync>;
+
+/// Settings of a [`Client`], built by [`Client::builder`].
+///
+/// ```no_run
+/// # async fn demo() -> delayq::Result<()> {
+/// use std::time::Duration;
+/// let client = delayq::Client::builder()
+///     .url("redis://127.0.0.1:6379")
+///     .pool_size(4)
+///     .transfer_batch(200)
+///     .build()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[must_use]
+pub struct ClientBuilder {
+    url: Option<String>,
+    config: Option<Config>,
+    pool_size: usize,
+    pub(crate) transfer: TransferSettings,
+    blocking_timeout: Duration,
+    connect_timeout: Duration,
+    reconnect: ReconnectPolicy,
+    customize: Option<Customize>,
+}
+
+/// How the scheduler runs the transfer.
+#[derive(Debug, Clone)]
+pub(crate) struct TransferSettings {
+    /// Elements moved per script run.
+    pub batch: usize,
+    /// Transfer scripts in flight at once, across all queues of the client.
+    pub max_in_flight: usize,
+    /// Every queue is transferred at least this often, whatever the channel says.
+    pub resync_interval: Option<Duration>,
+    /// Which clock says what is due.
+    pub clock: Clock,
+    /// First delay after a failed run; doubles up to `max_backoff`.
+    pub min_backoff: Duration,
+    /// Longest delay between retries of a failing run.
+    pub max_backoff: Duration,
+}
+
+impl Default for TransferSettings {
+    fn default() -> Self {
+        TransferSettings {
+            batch: 100,
+            max_in_flight: 32,
+            resync_interval: Some(Duration::from_secs(60)),
+            clock: Clock::Local,
+            min_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            url: None,
+            config: None,
+            pool_size: 2,
+            transfer: TransferSettings::default(),
+            blocking_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(10),
+            reconnect: ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
+            customize: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// Connect to a URL in any form fred takes: `redis://`, `rediss://`,
+    /// `redis-cluster://`, `redis-sentinel://` (see `fred::types::config::Config::from_url`).
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// Connect with a fred configuration (takes precedence over [`url`](Self::url)).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Number of multiplexed connections for ordinary commands (default 2).
+    pub fn pool_size(mut self, size: usize) -> Self {
+        self.pool_size = size.max(1);
+        self
+    }
+
+    /// Elements the transfer moves per script run (default 100, like Redisson).
+    pub fn transfer_batch(mut self, batch: usize) -> Self {
+        self.transfer.batch = batch.max(1);
+        self
+    }
+
+    /// Transfer scripts in flight at once across all queues (default 32).
+    pub fn max_transfers_in_flight(mut self, n: usize) -> Self {
+        self.transfer.max_in_flight = n.max(1);
+        self
+    }
+
+    /// Transfer every queue at least this often even when no message says so
+    /// (default 60 s; `None` relies on the channel and reconnects alone).
+    pub fn resync_interval(mut self, interval: Option<Duration>) -> Self {
+        self.transfer.resync_interval = interval;
+        self
+    }
+
+    /// The clock that decides what is due (default [`Clock::Local`]).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.transfer.clock = clock;
+        self
+    }
+
+    /// Retry delays of a failing transfer: first `min`, doubling up to `max`
+    /// (default 100 ms to 5 s).
+    pub fn transfer_backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.transfer.min_backoff = min;
+        self.transfer.max_backoff = max.max(min);
+        self
+    }
+
+    /// Server-side timeout of each blocking read (`BLPOP`) in a wait loop
+    /// (default 5 s): a dead connection is noticed within about this time.
+    pub fn blocking_timeout(mut self, timeout: Duration) -> Self {
+        self.blocking_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long [`build`](Self::build) waits for the first connection (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// fred's reconnect policy for every connection (default: exponential,
+    /// 50 ms to 2 s, forever).
+    pub fn reconnect_policy(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = policy;
+        self
+    }
+
+    /// Adjusts fred's builder (performance, TCP, TLS, connection settings)
+    /// before any connection is made.
+    pub fn customize(mut self, f: impl Fn(&mut Builder) + Send + Sync + 'static) -> Self {
+        self.customize = Some(Box::new(f));
+        self
+    }
+
+    /// Connects the command pool and the subscriber, and starts the transfer scheduler.
+    pub async fn build(self) -> Result<Client> {
+        let config = match (self.config, self.url) {
+            (Some(config), _) => config,
+            (None, Some(url)) => Config::from_url(&url)?,
+            (None, None) => Config::default(),
+        };
+        let mut builder = Builder::from_config(config);
+        builder.set_policy(self.reconnect.clone());
+        let connect_timeout = self.connect_timeout;
+        builder.with_connection_config(|c| {
+            c.connection_timeout = connect_timeout;
+            c.internal_command_timeout = connect_timeout;
+        });
+        if let Some(customize) = &self.customize {
+            customize(&mut builder);
+        }
+
+        let pool = builder.build_pool(self.pool_size)?;
+        connect(&pool, connect_timeout).await?;
+        let subscriber = builder.build_subscriber_client()?;
+        if let Err(e) = connect(&subscriber, connect_timeout).await {
+            let _ = pool.quit().await;
+            return Err(e);
+        }
+        let shutdown = CancellationToken::new();
+        let scheduler = Scheduler::start(pool.clone(), subscriber, self.transfer.clone());
+        let blocking = BlockingPool::new(builder, self.blocking_timeout, shutdown.clone());
+        Ok(Client {
+            inner: Arc::new(Inner {
+                pool,
+                scheduler,
+                blocking,
+                shutdown,
+                transfer: self.transfer,
+            }),
+        })
+    }
+}
+
+async fn connect<C: ClientLike>(client: &C, timeout: Duration) -> Result<()> {
+    let _task = client.connect();
+    match tokio::time::timeout(timeout, client.wait_for_connect()).await {
+        Ok(result) => result.map_err(Error::from),
+        Err(_) => {
+            let _ = client.quit().await;
+            Err(Error::Redis(fred::error::Error::new(
+                fred::error::ErrorKind::Timeout,
+                format!("could not connect to Redis within {timeout:?}"),
+            )))
+        }
+    }
+}
+
+/// A connection to Redis shared by every queue handle made from it.
+///
+/// It owns a small pool of multiplexed connections for ordinary commands, one
+/// subscriber connection that listens to every queue's channel, dedicated
+/// connections for blocking reads (so a `take()` never blocks other
+/// commands), and the transfer scheduler that moves due elements of every
+/// [`DelayedQueue`] made from it. Cloning is cheap and shares all of that.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::{Client, StringCodec};
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let delayed = client.delayed_queue("orders", StringCodec)?;
+/// delayed.offer(&"order-1".to_string(), Duration::from_secs(10)).await?;
+///
+/// let orders = client.blocking_queue("orders", StringCodec)?;
+/// let order = orders.take().await?; // about 10 s later
+/// client.shutdown().await;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub pool: fred::clients::Pool,
+    pub scheduler: Scheduler,
+    pub blocking: BlockingPool,
+    pub shutdown: CancellationToken,
+    pub transfer: TransferSettings,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("shut_down", &self.inner.shutdown.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects with default settings to `url` (see [`ClientBuilder::url`]).
+    pub async fn connect(url: &str) -> Result<Client> {
+        Client::builder().url(url).build().await
+    }
+
+    /// A builder for a client with custom settings.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// A handle on the delayed queue whose destination is `name`; the Java
+    /// equivalent is `redisson.getDelayedQueue(redisson.getBlockingQueue(name, codec))`.
+    ///
+    /// While any handle of the queue lives, this client's scheduler moves its
+    /// due elements to the destination.
+    pub fn delayed_queue<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        DelayedQueue::new(self.clone(), name, Arc::new(codec))
+    }
+
+    /// A handle on the destination list `name`, where due elements arrive; the
+    /// Java equivalent is `redisson.getBlockingQueue(name, codec)`.
+    ///
+    /// It does not transfer due elements unless [`BlockingQueue::with_transfer`] is called.
+    pub fn blocking_queue<T, C>(&self, name: &str, codec: C) -> Result<BlockingQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        BlockingQueue::new(self.clone(), name, Arc::new(codec))
+    }
+
+    /// The underlying fred pool, for commands this crate does not wrap.
+    pub fn redis(&self) -> &fred::clients::Pool {
+        &self.inner.pool
+    }
+
+    /// What this client's transfer scheduler has done so far.
+    pub fn stats(&self) -> crate::ClientStats {
+        self.inner.scheduler.stats.snapshot()
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) was called.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.shutdown.is_cancelled()
+    }
+
+    /// Stops the scheduler (waiting for transfer runs in flight), wakes every
+    /// blocked read with [`Error::Shutdown`], and closes all connections.
+    /// Elements are never lost by shutting down: a due element not yet moved
+    /// stays in the timeout set for the next transfer, by this or any client.
+    pub async fn shutdown(&self) {
+        if self.inner.shutdown.is_cancelled() {
+            return;
+        }
+        self.inner.shutdown.cancel();
+        self.inner.scheduler.shutdown().await;
+        self.inner.blocking.close().await;
+        let _ = self.inner.pool.quit().await;
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.inner.shutdown.is_cancelled() {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A connection for one ordinary command, or [`Error::Shutdown`].
+    pub(crate) fn conn(&self) -> Result<&fred::clients::Client> {
+        self.check_open()?;
+        Ok(self.inner.pool.next())
+    }
+}

@@ -1,0 +1,525 @@
+//! `DelayedQueue<T>`: Redisson's `RDelayedQueue`, on the same keys and bytes.
+
+use std::borrow::Borrow;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
+use fred::prelude::Options;
+use fred::types::Value;
+
+use crate::client::Client;
+use crate::codec::{self, Codec};
+use crate::error::{Error, Result};
+use crate::format::{self, Format};
+use crate::keys::QueueKeys;
+use crate::reply;
+use crate::scheduler::{run_transfer, Registration};
+use crate::script::{Script, SCRIPTS};
+use crate::time;
+use crate::BlockingQueue;
+
+/// Offers within one `offer_all` call sent per script run.
+const OFFER_CHUNK: usize = 1_000;
+
+/// A queue of values that each become available at their due time, shared with
+/// Java services using Redisson's `RDelayedQueue` on the same name.
+///
+/// Offers go into Redisson's timeout set and pending list; at each value's due
+/// time, a transfer (run by this client's scheduler, by other delayq clients,
+/// and by every Java process holding the queue) moves it to the destination
+/// list, where a [`BlockingQueue`] takes it.
+///
+/// # Guarantees
+///
+/// - Every operation is one atomic script or command, like its Java
+///   counterpart, and reads both element formats, mixed.
+/// - A value is moved to the destination exactly once, never before its due
+///   time (as the transferring host's clock sees it), in due-time order.
+/// - An offer is sent with a single attempt: if the connection fails while it
+///   is in flight the call fails and the value may or may not be queued, but
+///   it is never queued twice.
+/// - Elements that no format can unpack are moved to a quarantine list
+///   (`delayq_quarantine:{name}`) by operations that remove elements, so they
+///   never stall the queue; read-only operations skip them and log a warning.
+///
+/// While any handle of a queue is alive, the [`Client`] it came from runs the
+/// transfer for it; drop every handle to stop.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::{Client, JsonCodec};
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// struct Order { id: String, amount: i64 }
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let queue = client.delayed_queue("orders", JsonCodec::<Order>::new())?;
+/// queue.offer(&Order { id: "o-1".into(), amount: 1234 }, Duration::from_secs(600)).await?;
+/// assert_eq!(queue.len().await?, 1);
+/// # Ok(()) }
+/// ```
+pub struct DelayedQueue<T> {
+    client: Client,
+    keys: Arc<QueueKeys>,
+    codec: Arc<dyn Codec<T>>,
+    format: Format,
+    _registration: Arc<Registration>,
+}
+
+impl<T> Clone for DelayedQueue<T> {
+    fn clone(&self) -> Self {
+        DelayedQueue {
+            client: self.client.clone(),
+            keys: self.keys.clone(),
+            codec: self.codec.clone(),
+            format: self.format,
+            _registration: self._registration.clone(),
+        }
+    }
+}
+
+impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelayedQueue")
+            .field("name", &self.keys.destination())
+            .field("codec", &self.codec.name())
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+/// What one [`DelayedQueue::transfer_now`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransferReport {
+    /// Elements moved to the destination list.
+    pub moved: u64,
+    /// Malformed elements moved to the quarantine list.
+    pub quarantined: u64,
+    /// Due time of the earliest element still pending.
+    pub next_due: Option<SystemTime>,
+}
+
+impl<T: 'static> DelayedQueue<T> {
+    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
+        let keys = Arc::new(QueueKeys::new(name)?);
+        let registration = client.inner.scheduler.register(keys.clone());
+        Ok(DelayedQueue {
+            client,
+            keys,
+            codec,
+            format: Format::default(),
+            _registration: registration,
+        })
+    }
+
+    /// The same queue, writing new elements in `format` (default [`Format::Modern`]).
+    /// Reads accept both formats whatever this is set to.
+    pub fn with_format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The format new elements are written in.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The destination queue's name.
+    pub fn name(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// The Redis key names of this queue.
+    pub fn keys(&self) -> &QueueKeys {
+        &self.keys
+    }
+
+    /// The destination list, as a [`BlockingQueue`] with this queue's codec.
+    pub fn destination(&self) -> BlockingQueue<T> {
+        BlockingQueue::from_parts(self.client.clone(), self.keys.clone(), self.codec.clone())
+    }
+
+    /// Offers `value`, due `delay` from now (this host's clock, as Java's
+    /// `offer(value, delay, unit)` does).
+    ///
+    /// Fails with [`Error::InvalidDelay`] when the due time would pass the
+    /// largest exact score (2^53 - 1 ms since the epoch).
+    pub async fn offer(&self, value: &T, delay: Duration) -> Result<()> {
+        let due = time::due_after(time::now_ms(), delay)?;
+        self.offer_encoded(vec![(due, codec::encode(&*self.codec, value)?)])
+            .await
+    }
+
+    /// Offers `value`, due at `at`. A time in the past is a negative delay and
+    /// fails with [`Error::InvalidDelay`], as a negative delay does in Java.
+    pub async fn offer_at(&self, value: &T, at: SystemTime) -> Result<()> {
+        let due = time::due_at(time::now_ms(), at)?;
+        self.offer_encoded(vec![(due, codec::encode(&*self.codec, value)?)])
+            .await
+    }
+
+    /// Offers many values, each with its own delay, in one round trip per
+    /// 1,000 values. Each value is added atomically with the others of its
+    /// round trip; all delays are checked before anything is sent.
+    pub async fn offer_all<I, B>(&self, items: I) -> Result<()>
+    where
+        I: IntoIterator<Item = (B, Duration)>,
+        B: Borrow<T>,
+    {
+        let now = time::now_ms();
+        let mut encoded = Vec::new();
+        for (value, delay) in items {
+            encoded.push((
+                time::due_after(now, delay)?,
+                codec::encode(&*self.codec, value.borrow())?,
+            ));
+        }
+        self.offer_encoded(encoded).await
+    }
+
+    /// Offers already-encoded payloads with absolute due times (ms).
+    pub(crate) async fn offer_encoded(&self, items: Vec<(i64, Bytes)>) -> Result<()> {
+        for chunk in items.chunks(OFFER_CHUNK) {
+            let mut pending: Vec<(i64, &Bytes)> =
+                chunk.iter().map(|(due, payload)| (*due, payload)).collect();
+            // A collision of random ids is astronomically rare; re-pack and resend just those.
+            for _ in 0..3 {
+                if pending.is_empty() {
+                    break;
+                }
+                let mut args = Vec::with_capacity(pending.len() * 2);
+                for (due, payload) in &pending {
+                    args.push(Value::from(*due));
+                    args.push(Value::Bytes(format::pack(self.format, payload)));
+                }
+                let collided = self.run_offer(args).await?;
+                pending = collided
+                    .into_iter()
+                    .filter_map(|i| pending.get(i.wrapping_sub(1)).copied())
+                    .collect();
+            }
+            if !pending.is_empty() {
+                return Err(Error::Protocol(
+                    "offer kept colliding with pending elements".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn run_offer(&self, args: Vec<Value>) -> Result<Vec<usize>> {
+        let script = &SCRIPTS.offer;
+        // One attempt: a retried offer could be applied twice.
+        let conn = self.client.conn()?.with_options(&Options {
+            max_attempts: Some(1),
+            ..Options::default()
+        });
+        let keys = vec![
+            self.keys.timeout().into(),
+            self.keys.pending().into(),
+            self.keys.channel().into(),
+        ];
+        let value = script
+            .run(&conn, keys, args)
+            .await
+            .map_err(|e| self.script_error(script, e))?;
+        reply::array(value)?
+            .iter()
+            .map(|v| reply::int(v).map(|i| i as usize))
+            .collect()
+    }
+
+    /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
+    pub async fn len(&self) -> Result<usize> {
+        let n: i64 = self
+            .client
+            .conn()?
+            .llen(self.keys.pending())
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n as usize)
+    }
+
+    /// Whether nothing is pending.
+    pub async fn is_empty(&self) -> Result<bool> {
+        Ok(self.len().await? == 0)
+    }
+
+    /// Whether a pending element's payload equals `value` encoded.
+    pub async fn contains(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        Ok(self.count_found(vec![payload]).await? == 1)
+    }
+
+    /// Whether every value is pending. An empty iterator is trivially contained.
+    pub async fn contains_all<I, B>(&self, values: I) -> Result<bool>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let mut payloads = self.encode_all(values)?;
+        payloads.sort();
+        payloads.dedup();
+        if payloads.is_empty() {
+            return Ok(true);
+        }
+        let wanted = payloads.len();
+        Ok(self.count_found(payloads).await? == wanted)
+    }
+
+    async fn count_found(&self, payloads: Vec<Bytes>) -> Result<usize> {
+        let value = self
+            .run(
+                &SCRIPTS.contains,
+                vec![self.keys.pending().into()],
+                payloads.into_iter().map(Value::Bytes).collect(),
+            )
+            .await?;
+        Ok(reply::int(&value)? as usize)
+    }
+
+    /// Removes the first pending element (in offer order) whose payload equals
+    /// `value`; returns whether one was removed. It will not be delivered.
+    pub async fn remove(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        Ok(self.remove_by("first", vec![payload]).await? == 1)
+    }
+
+    /// Removes every pending element whose payload equals one of `values`;
+    /// returns how many were removed.
+    pub async fn remove_all<I, B>(&self, values: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let payloads = self.encode_all(values)?;
+        if payloads.is_empty() {
+            return Ok(0);
+        }
+        self.remove_by("all", payloads).await
+    }
+
+    /// Removes every pending element whose payload is not one of `values`
+    /// (malformed elements are kept); returns how many were removed.
+    pub async fn retain_all<I, B>(&self, values: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let payloads = self.encode_all(values)?;
+        self.remove_by("retain", payloads).await
+    }
+
+    async fn remove_by(&self, mode: &'static str, payloads: Vec<Bytes>) -> Result<usize> {
+        let mut args = Vec::with_capacity(payloads.len() + 1);
+        args.push(Value::from(mode));
+        args.extend(payloads.into_iter().map(Value::Bytes));
+        let value = self
+            .run(
+                &SCRIPTS.remove,
+                vec![self.keys.pending().into(), self.keys.timeout().into()],
+                args,
+            )
+            .await?;
+        Ok(reply::int(&value)? as usize)
+    }
+
+    /// Every pending value, in offer order (Java's `readAll()`).
+    pub async fn read_all(&self) -> Result<Vec<T>> {
+        let value = self
+            .run(&SCRIPTS.read_all, vec![self.keys.pending().into()], vec![])
+            .await?;
+        let [payloads, malformed] = reply::tuple::<2>(value)?;
+        self.warn_malformed(reply::int(&malformed)?, "read_all");
+        Ok(codec::decode_all(
+            &*self.codec,
+            reply::bytes_array(payloads)?,
+        )?)
+    }
+
+    /// The first pending value in offer order, without removing it (Java's `peek()`).
+    pub async fn peek(&self) -> Result<Option<T>> {
+        let value = self
+            .run(&SCRIPTS.peek, vec![self.keys.pending().into()], vec![])
+            .await?;
+        let [payload, malformed] = reply::tuple::<2>(value)?;
+        self.warn_malformed(reply::int(&malformed)?, "peek");
+        match reply::opt_bytes(payload)? {
+            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes and returns the first pending value in offer order, before it
+    /// is due; it will not be delivered (Java's `poll()`).
+    pub async fn poll(&self) -> Result<Option<T>> {
+        Ok(self.poll_many(1).await?.pop())
+    }
+
+    /// Removes and returns up to `limit` pending values in offer order (Java's
+    /// `poll(limit)`). If one cannot be decoded, the error holds the raw bytes
+    /// of all of them.
+    pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let keys = vec![
+            self.keys.pending().into(),
+            self.keys.timeout().into(),
+            self.keys.quarantine().into(),
+        ];
+        let value = self
+            .run(&SCRIPTS.poll, keys, vec![Value::from(limit as i64)])
+            .await?;
+        let [payloads, quarantined] = reply::tuple::<2>(value)?;
+        self.note_quarantined(reply::int(&quarantined)?, "poll");
+        Ok(codec::decode_batch(
+            &*self.codec,
+            reply::bytes_array(payloads)?,
+        )?)
+    }
+
+    /// Removes the last pending value (in offer order) and pushes it to the
+    /// head of the list `target`, atomically (Java's `pollLastAndOfferFirstTo`).
+    /// On Redis Cluster `target` must hash to the same slot as this queue.
+    pub async fn poll_last_and_offer_first_to(&self, target: &str) -> Result<Option<T>> {
+        let keys = vec![
+            self.keys.pending().into(),
+            self.keys.timeout().into(),
+            self.keys.quarantine().into(),
+            target.into(),
+        ];
+        let value = self
+            .run(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![])
+            .await?;
+        let [payload, quarantined] = reply::tuple::<2>(value)?;
+        self.note_quarantined(reply::int(&quarantined)?, "poll_last_and_offer_first_to");
+        match reply::opt_bytes(payload)? {
+            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes every pending element (the timeout set and the pending list, as
+    /// Java's `clear()`/`delete()`); returns whether there was anything. The
+    /// destination list is not touched.
+    pub async fn clear(&self) -> Result<bool> {
+        let n: i64 = self
+            .client
+            .conn()?
+            .del(vec![self.keys.timeout(), self.keys.pending()])
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n > 0)
+    }
+
+    /// Makes the pending elements expire after `ttl` (both keys, as Java's
+    /// `expire`); returns whether there was anything to expire.
+    pub async fn expire(&self, ttl: Duration) -> Result<bool> {
+        let at = time::due_after(time::now_ms(), ttl)?;
+        self.run_expire(vec![Value::from("at"), Value::from(at)])
+            .await
+    }
+
+    /// Makes the pending elements expire at `at`.
+    pub async fn expire_at(&self, at: SystemTime) -> Result<bool> {
+        self.run_expire(vec![Value::from("at"), Value::from(time::to_ms(at))])
+            .await
+    }
+
+    /// Removes any expiry set by [`expire`](Self::expire); returns whether one was removed.
+    pub async fn clear_expire(&self) -> Result<bool> {
+        self.run_expire(vec![Value::from("persist")]).await
+    }
+
+    async fn run_expire(&self, args: Vec<Value>) -> Result<bool> {
+        let value = self
+            .run(
+                &SCRIPTS.expire,
+                vec![self.keys.pending().into(), self.keys.timeout().into()],
+                args,
+            )
+            .await?;
+        Ok(reply::int(&value)? == 1)
+    }
+
+    /// Runs the transfer once, now, without waiting for the scheduler: moves
+    /// up to one batch of due elements to the destination.
+    pub async fn transfer_now(&self) -> Result<TransferReport> {
+        let settings = &self.client.inner.transfer;
+        let outcome = run_transfer(
+            self.client.conn()?,
+            &self.keys,
+            settings.clock,
+            settings.batch,
+        )
+        .await?;
+        if outcome.quarantined > 0 {
+            self.note_quarantined(outcome.quarantined as i64, "transfer");
+        }
+        Ok(TransferReport {
+            moved: outcome.moved,
+            quarantined: outcome.quarantined,
+            next_due: outcome.head_due_ms.map(time::from_ms),
+        })
+    }
+
+    fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        values
+            .into_iter()
+            .map(|v| codec::encode(&*self.codec, v.borrow()))
+            .collect()
+    }
+
+    async fn run(
+        &self,
+        script: &'static Script,
+        keys: Vec<fred::types::Key>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        script
+            .run(self.client.conn()?, keys, args)
+            .await
+            .map_err(|e| self.script_error(script, e))
+    }
+
+    fn script_error(&self, script: &Script, error: fred::error::Error) -> Error {
+        Error::from_script(error, script.name, self.keys.destination())
+    }
+
+    fn command_error(&self, error: fred::error::Error) -> Error {
+        Error::from_command(error, self.keys.destination())
+    }
+
+    fn warn_malformed(&self, count: i64, operation: &str) {
+        if count > 0 {
+            tracing::warn!(
+                queue = self.name(),
+                count,
+                operation,
+                "skipped malformed pending elements (neither Bc0Lc0 nor dLc0)"
+            );
+        }
+    }
+
+    fn note_quarantined(&self, count: i64, operation: &str) {
+        if count > 0 {
+            crate::stats::Stats::add(&self.client.inner.scheduler.stats.quarantined, count as u64);
+            tracing::warn!(
+                queue = self.name(),
+                count,
+                operation,
+                quarantine = self.keys.quarantine(),
+                "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
+            );
+        }
+    }
+}

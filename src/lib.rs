@@ -1,0 +1,74 @@
+//! Redisson-compatible delayed queues for Rust.
+//!
+//! `delayq` lets Rust services share delayed queues with Java services that
+//! use Redisson's `RDelayedQueue`: the same Redis keys, the same packed bytes,
+//! the same script semantics. A Java service calls
+//! `delayedQueue.offer(order, 10, MINUTES)`; ten minutes later a Rust worker's
+//! [`BlockingQueue::take`] returns it, and the reverse. Both fleets can run side
+//! by side during a migration.
+//!
+//! # Usage
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use delayq::{Client, StringCodec};
+//!
+//! # async fn demo() -> delayq::Result<()> {
+//! let client = Client::connect("redis://127.0.0.1:6379").await?;
+//!
+//! // Producer side: Java's redisson.getDelayedQueue(redisson.getBlockingQueue("orders", StringCodec.INSTANCE))
+//! let delayed = client.delayed_queue("orders", StringCodec)?;
+//! delayed.offer(&"order-42".to_string(), Duration::from_secs(600)).await?;
+//!
+//! // Consumer side: Java's redisson.getBlockingQueue("orders", StringCodec.INSTANCE).take()
+//! let orders = client.blocking_queue("orders", StringCodec)?;
+//! let order: String = orders.take().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Implementation
+//!
+//! A delayed queue named `N` is three Redis keys and a channel (see
+//! [`QueueKeys`]): a ZSET of packed elements scored by due time, a LIST of the
+//! same elements in offer order, the destination LIST `N`, and a pub/sub
+//! channel on which offers publish new head due times. Elements are packed in
+//! Redisson's modern (`Bc0Lc0`) or legacy (`dLc0`) layout ([`format`]); every
+//! read accepts both. Each operation is one Lua script from `lua/`.
+//!
+//! Each [`Client`] runs one transfer scheduler: a timing wheel of every
+//! registered queue's next due time, woken by the queues' channels through one
+//! subscriber connection, that runs the transfer script at each due time and
+//! drains backlogs batch by batch. Any number of Rust and Java processes may
+//! transfer the same queue at once: the script is atomic.
+//!
+//! Values are encoded by a [`Codec`] matching the Java side's:
+//! [`StringCodec`], [`LongCodec`], [`BytesCodec`], [`JsonCodec`].
+
+#![warn(missing_docs)]
+
+mod blocking_pool;
+mod blocking_queue;
+mod client;
+pub mod codec;
+mod delayed_queue;
+mod error;
+pub mod format;
+mod keys;
+mod reply;
+mod scheduler;
+mod script;
+mod stats;
+mod time;
+
+pub use blocking_queue::BlockingQueue;
+pub use client::{Client, ClientBuilder, Clock};
+pub use codec::{BytesCodec, Codec, JsonCodec, LongCodec, StringCodec};
+pub use delayed_queue::{DelayedQueue, TransferReport};
+pub use error::{BoxError, DecodeError, Error, Result};
+pub use format::Format;
+pub use keys::QueueKeys;
+pub use stats::ClientStats;
+
+/// Re-export of the Redis client this crate is built on, for its
+/// configuration types (`fred::types::config::Config`, `ReconnectPolicy`, ...).
+pub use fred;

@@ -1,0 +1,111 @@
+//! The transfer scheduler: one per [`Client`](crate::Client), moving the due
+//! elements of every registered queue to its destination list.
+//!
+//! # How it works
+//!
+//! A single task owns a timing wheel (`tokio_util::time::DelayQueue`, 1 ms
+//! resolution) holding each queue's next due time. It runs the transfer
+//! script for a queue:
+//! - when the queue is registered, once its channel is subscribed;
+//! - at the due time published on the queue's channel (the offer script
+//!   publishes when a new element becomes the head), or at once if already due;
+//! - at the head due time each run returns, or at once while a backlog remains
+//!   (the run moved a full batch, or the head is still due);
+//! - for every queue after the subscriber reconnects, and when the pub/sub
+//!   stream reports lost (lagged) messages;
+//! - every `resync_interval` as a safety net;
+//! - after a failed run, with exponential backoff.
+//!
+//! One subscriber connection serves every queue; subscribing happens in a
+//! task of its own ([`subscriptions`]) so a slow `SUBSCRIBE` never delays a
+//! due transfer. At most one run per queue is in flight, and at most
+//! `max_in_flight` across queues. A queue is dropped from the schedule when
+//! its last handle is dropped.
+//!
+//! Wake-ups never spin: a run only repeats at once when it made progress or
+//! the head is still due, otherwise it sleeps until the next due time (never
+//! less than the timer's 1 ms tick), so near-simultaneous due times coalesce
+//! into one run.
+
+mod subscriptions;
+mod task;
+mod transfer;
+
+use std::sync::Arc;
+
+use fred::clients::{Pool, SubscriberClient};
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::client::TransferSettings;
+use crate::keys::QueueKeys;
+
+pub(crate) use transfer::run_transfer;
+
+pub(crate) enum Command {
+    Register(Arc<QueueKeys>),
+    Unregister(Arc<str>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// Handle on the scheduler task.
+pub(crate) struct Scheduler {
+    tx: mpsc::UnboundedSender<Command>,
+    task: Mutex<Option<JoinHandle<()>>>,
+    pub stats: Arc<crate::stats::Stats>,
+}
+
+/// Keeps a queue scheduled while alive; shared by every handle of the queue
+/// made from one handle (clones), and counted per registration.
+pub(crate) struct Registration {
+    name: Arc<str>,
+    tx: mpsc::UnboundedSender<Command>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Command::Unregister(self.name.clone()));
+    }
+}
+
+impl Scheduler {
+    pub fn start(
+        pool: Pool,
+        subscriber: SubscriberClient,
+        settings: TransferSettings,
+    ) -> Scheduler {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let stats = Arc::new(crate::stats::Stats::default());
+        let task = tokio::spawn(
+            task::SchedulerTask::new(pool, subscriber, settings, stats.clone()).run(rx),
+        );
+        Scheduler {
+            tx,
+            task: Mutex::new(Some(task)),
+            stats,
+        }
+    }
+
+    /// Schedules the queue until the returned registration is dropped.
+    pub fn register(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
+        let name: Arc<str> = Arc::from(keys.destination());
+        let _ = self.tx.send(Command::Register(keys));
+        Arc::new(Registration {
+            name,
+            tx: self.tx.clone(),
+        })
+    }
+
+    /// Stops the task after the runs in flight end, and closes the subscriber.
+    pub async fn shutdown(&self) {
+        let (done_tx, done_rx) = oneshot::channel();
+        if self.tx.send(Command::Shutdown(done_tx)).is_ok() {
+            let _ = done_rx.await;
+        }
+        let task = self.task.lock().take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}

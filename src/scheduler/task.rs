@@ -1,0 +1,405 @@
+//! The scheduler's event loop (see the module docs of `scheduler`).
+
+use std::collections::{HashMap, VecDeque};
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::clients::{Pool, SubscriberClient};
+use fred::prelude::EventInterface;
+use fred::types::Message;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{Id, JoinSet};
+use tokio::time::Instant;
+use tokio_util::time::{delay_queue, DelayQueue};
+
+use super::subscriptions::{self, SubEvent, SubOp};
+use super::transfer::{run_transfer, TransferOutcome};
+use super::Command;
+use crate::client::{Clock, TransferSettings};
+use crate::error::Result;
+use crate::keys::QueueKeys;
+use crate::stats::Stats;
+use crate::time;
+
+/// How long shutdown waits for transfer runs in flight.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+enum Run {
+    /// Waiting for its timer, or for a message.
+    Idle,
+    /// In the ready queue, to start as soon as a slot is free.
+    Queued,
+    /// In flight; `rerun_at` is the earliest wake-up asked for meanwhile.
+    Running { rerun_at: Option<i64> },
+}
+
+struct QueueState {
+    keys: Arc<QueueKeys>,
+    /// Live registrations (handles) of the queue in this client.
+    refs: usize,
+    /// The wheel entry and the local time (ms) it fires at; only while idle.
+    timer: Option<(delay_queue::Key, i64)>,
+    run: Run,
+    failures: u32,
+    last_run: Instant,
+}
+
+pub(crate) struct SchedulerTask {
+    pool: Pool,
+    subscriber: Option<SubscriberClient>,
+    settings: TransferSettings,
+    stats: Arc<Stats>,
+    queues: HashMap<Arc<str>, QueueState>,
+    by_channel: HashMap<String, Arc<str>>,
+    wheel: DelayQueue<Arc<str>>,
+    ready: VecDeque<Arc<str>>,
+    running: JoinSet<(Arc<str>, Result<TransferOutcome>)>,
+    running_ids: HashMap<Id, Arc<str>>,
+    sub_ops: Option<mpsc::UnboundedSender<SubOp>>,
+    /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`].
+    clock_offset_ms: i64,
+}
+
+impl SchedulerTask {
+    pub fn new(
+        pool: Pool,
+        subscriber: SubscriberClient,
+        settings: TransferSettings,
+        stats: Arc<Stats>,
+    ) -> Self {
+        SchedulerTask {
+            pool,
+            subscriber: Some(subscriber),
+            settings,
+            stats,
+            queues: HashMap::new(),
+            by_channel: HashMap::new(),
+            wheel: DelayQueue::new(),
+            ready: VecDeque::new(),
+            running: JoinSet::new(),
+            running_ids: HashMap::new(),
+            sub_ops: None,
+            clock_offset_ms: 0,
+        }
+    }
+
+    pub async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        let subscriber = self.subscriber.take().expect("run is called once");
+        let mut messages = subscriber.message_rx();
+        let mut messages_open = true;
+        let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let sub_task = tokio::spawn(subscriptions::run(subscriber, ops_rx, events_tx));
+        self.sub_ops = Some(ops_tx);
+
+        let resync_every = self.settings.resync_interval;
+        let mut resync =
+            tokio::time::interval(resync_every.map_or(Duration::from_secs(3600), |d| {
+                (d / 8).max(Duration::from_millis(100))
+            }));
+        resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+        let mut shutdown: Option<oneshot::Sender<()>> = None;
+        loop {
+            self.dispatch();
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(Command::Register(keys)) => self.register(keys),
+                    Some(Command::Unregister(name)) => self.unregister(&name),
+                    Some(Command::Shutdown(done)) => {
+                        shutdown = Some(done);
+                        break;
+                    }
+                    None => break,
+                },
+                message = messages.recv(), if messages_open => match message {
+                    Ok(message) => self.on_message(message),
+                    Err(RecvError::Lagged(lost)) => {
+                        tracing::debug!(lost, "pub/sub messages lost; transferring every queue");
+                        self.wake_all();
+                    }
+                    Err(RecvError::Closed) => {
+                        tracing::warn!("pub/sub stream closed; relying on resync");
+                        messages_open = false;
+                    }
+                },
+                Some(event) = events.recv() => match event {
+                    SubEvent::Subscribed(channels) => {
+                        for channel in channels {
+                            if let Some(name) = self.by_channel.get(&channel).cloned() {
+                                self.wake_at(&name, i64::MIN);
+                            }
+                        }
+                    }
+                    SubEvent::Resubscribed => self.wake_all(),
+                },
+                Some(expired) = poll_fn(|cx| self.wheel.poll_expired(cx)) => {
+                    let name = expired.into_inner();
+                    if let Some(queue) = self.queues.get_mut(&name) {
+                        queue.timer = None;
+                    }
+                    self.wake_at(&name, i64::MIN);
+                }
+                Some(done) = self.running.join_next_with_id(), if !self.running.is_empty() => match done {
+                    Ok((id, (name, outcome))) => {
+                        self.running_ids.remove(&id);
+                        self.on_done(&name, outcome);
+                    }
+                    Err(error) => {
+                        let name = self.running_ids.remove(&error.id());
+                        tracing::error!(%error, "transfer task failed");
+                        if let Some(name) = name {
+                            self.on_done(&name, Err(crate::Error::Protocol(format!("transfer task failed: {error}"))));
+                        }
+                    }
+                },
+                _ = resync.tick(), if resync_every.is_some() => self.resync(),
+            }
+        }
+
+        // Shutdown: let runs in flight finish, then close the subscriber.
+        let drain = async { while self.running.join_next().await.is_some() {} };
+        if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+            self.running.abort_all();
+        }
+        if let Some(ops) = self.sub_ops.take() {
+            let (quit_tx, quit_rx) = oneshot::channel();
+            if ops.send(SubOp::Quit(quit_tx)).is_ok() {
+                let _ = tokio::time::timeout(SHUTDOWN_GRACE, quit_rx).await;
+            }
+        }
+        let _ = sub_task.await;
+        if let Some(done) = shutdown {
+            let _ = done.send(());
+        }
+    }
+
+    fn register(&mut self, keys: Arc<QueueKeys>) {
+        let name: Arc<str> = Arc::from(keys.destination());
+        if let Some(queue) = self.queues.get_mut(&name) {
+            queue.refs += 1;
+            return;
+        }
+        let channel = keys.channel().to_owned();
+        self.by_channel.insert(channel.clone(), name.clone());
+        self.queues.insert(
+            name,
+            QueueState {
+                keys,
+                refs: 1,
+                timer: None,
+                run: Run::Idle,
+                failures: 0,
+                last_run: Instant::now(),
+            },
+        );
+        self.subscriptions(SubOp::Subscribe(vec![channel]));
+    }
+
+    fn unregister(&mut self, name: &Arc<str>) {
+        let Some(queue) = self.queues.get_mut(name) else {
+            return;
+        };
+        queue.refs = queue.refs.saturating_sub(1);
+        if queue.refs > 0 || matches!(queue.run, Run::Running { .. }) {
+            return; // a run in flight finishes first (see on_done)
+        }
+        self.forget(name);
+    }
+
+    /// Drops a queue with no handle left from the schedule.
+    fn forget(&mut self, name: &Arc<str>) {
+        if let Some(queue) = self.queues.remove(name) {
+            if let Some((key, _)) = queue.timer {
+                self.wheel.remove(&key);
+            }
+            let channel = queue.keys.channel().to_owned();
+            self.by_channel.remove(&channel);
+            self.subscriptions(SubOp::Unsubscribe(vec![channel]));
+        }
+    }
+
+    fn subscriptions(&self, op: SubOp) {
+        if let Some(ops) = &self.sub_ops {
+            let _ = ops.send(op);
+        }
+    }
+
+    fn on_message(&mut self, message: Message) {
+        let Some(name) = self.by_channel.get(&*message.channel).cloned() else {
+            return;
+        };
+        let due = message
+            .value
+            .as_string()
+            .and_then(|text| time::parse_score(&text));
+        match due {
+            Some(due) => self.wake_at(&name, due - self.clock_offset_ms),
+            None => self.wake_at(&name, i64::MIN),
+        }
+    }
+
+    fn wake_all(&mut self) {
+        let names: Vec<Arc<str>> = self.queues.keys().cloned().collect();
+        for name in names {
+            self.wake_at(&name, i64::MIN);
+        }
+    }
+
+    fn resync(&mut self) {
+        let Some(every) = self.settings.resync_interval else {
+            return;
+        };
+        let stale: Vec<Arc<str>> = self
+            .queues
+            .iter()
+            .filter(|(_, q)| matches!(q.run, Run::Idle) && q.last_run.elapsed() >= every)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            self.wake_at(&name, i64::MIN);
+        }
+    }
+
+    /// Asks for a run of `name` at local time `due` (ms); `i64::MIN` means now.
+    fn wake_at(&mut self, name: &Arc<str>, due: i64) {
+        let Self {
+            queues,
+            wheel,
+            ready,
+            ..
+        } = self;
+        let Some(queue) = queues.get_mut(name) else {
+            return;
+        };
+        match &mut queue.run {
+            Run::Queued => {}
+            Run::Running { rerun_at } => *rerun_at = Some(rerun_at.map_or(due, |at| at.min(due))),
+            Run::Idle => {
+                let now = time::now_ms();
+                if due <= now {
+                    if let Some((key, _)) = queue.timer.take() {
+                        wheel.remove(&key);
+                    }
+                    queue.run = Run::Queued;
+                    ready.push_back(name.clone());
+                    return;
+                }
+                let deadline = Instant::now() + Duration::from_millis((due - now) as u64);
+                match queue.timer {
+                    Some((_, at)) if at <= due => {}
+                    Some((key, _)) => {
+                        wheel.reset_at(&key, deadline);
+                        queue.timer = Some((key, due));
+                    }
+                    None => queue.timer = Some((wheel.insert_at(name.clone(), deadline), due)),
+                }
+            }
+        }
+    }
+
+    /// Starts queued runs while slots are free.
+    fn dispatch(&mut self) {
+        while self.running.len() < self.settings.max_in_flight {
+            let Some(name) = self.ready.pop_front() else {
+                break;
+            };
+            let Some(queue) = self.queues.get_mut(&name) else {
+                continue;
+            };
+            if !matches!(queue.run, Run::Queued) {
+                continue;
+            }
+            queue.run = Run::Running { rerun_at: None };
+            let conn = self.pool.next().clone();
+            let keys = queue.keys.clone();
+            let (clock, batch) = (self.settings.clock, self.settings.batch);
+            let task_name = name.clone();
+            let handle = self.running.spawn(async move {
+                let outcome = run_transfer(&conn, &keys, clock, batch).await;
+                (task_name, outcome)
+            });
+            self.running_ids.insert(handle.id(), name);
+        }
+    }
+
+    fn on_done(&mut self, name: &Arc<str>, outcome: Result<TransferOutcome>) {
+        Stats::add(&self.stats.transfer_runs, 1);
+        let Some(queue) = self.queues.get_mut(name) else {
+            return;
+        };
+        let rerun_at = match std::mem::replace(&mut queue.run, Run::Idle) {
+            Run::Running { rerun_at } => rerun_at,
+            _ => None,
+        };
+        queue.last_run = Instant::now();
+        if queue.refs == 0 {
+            self.forget(name);
+            return;
+        }
+        match outcome {
+            Ok(outcome) => {
+                queue.failures = 0;
+                Stats::add(&self.stats.transferred, outcome.moved);
+                if self.settings.clock == Clock::Server {
+                    self.clock_offset_ms = outcome.now_ms - time::now_ms();
+                }
+                if outcome.quarantined > 0 {
+                    Stats::add(&self.stats.quarantined, outcome.quarantined);
+                    tracing::warn!(
+                        queue = %name,
+                        count = outcome.quarantined,
+                        quarantine = queue.keys.quarantine(),
+                        "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
+                    );
+                }
+                if outcome.moved > 0 {
+                    tracing::trace!(queue = %name, moved = outcome.moved, "transferred due elements");
+                }
+                if outcome.backlog() {
+                    self.wake_at(name, i64::MIN);
+                } else if let Some(head) = outcome.head_due_ms {
+                    self.wake_at(name, head - self.clock_offset_ms);
+                }
+                if let Some(at) = rerun_at {
+                    self.wake_at(name, at);
+                }
+            }
+            Err(error) => {
+                queue.failures += 1;
+                Stats::add(&self.stats.transfer_failures, 1);
+                let backoff = backoff(&self.settings, queue.failures);
+                tracing::warn!(queue = %name, %error, retry_in = ?backoff, "transfer failed");
+                self.wake_at(name, time::now_ms() + backoff.as_millis() as i64);
+            }
+        }
+    }
+}
+
+/// Exponential backoff with up to 25% jitter, so failing clients do not retry in step.
+fn backoff(settings: &TransferSettings, failures: u32) -> Duration {
+    let base = settings
+        .min_backoff
+        .saturating_mul(1u32 << failures.saturating_sub(1).min(16));
+    let base = base.min(settings.max_backoff);
+    let jitter = base.mul_f64(fastrand::f64() * 0.25);
+    base + jitter
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let settings = TransferSettings::default();
+        let first = backoff(&settings, 1);
+        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(125));
+        let third = backoff(&settings, 3);
+        assert!(third >= Duration::from_millis(400) && third <= Duration::from_millis(500));
+        let many = backoff(&settings, 40);
+        assert!(many >= Duration::from_secs(5) && many <= Duration::from_millis(6_250));
+    }
+}

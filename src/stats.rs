@@ -1,0 +1,47 @@
+//! Counters of what a client's transfer scheduler did.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    pub transfer_runs: AtomicU64,
+    pub transfer_failures: AtomicU64,
+    pub transferred: AtomicU64,
+    pub quarantined: AtomicU64,
+}
+
+impl Stats {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> ClientStats {
+        ClientStats {
+            transfer_runs: self.transfer_runs.load(Ordering::Relaxed),
+            transfer_failures: self.transfer_failures.load(Ordering::Relaxed),
+            transferred: self.transferred.load(Ordering::Relaxed),
+            quarantined: self.quarantined.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What a [`Client`](crate::Client)'s transfer scheduler has done since it started.
+///
+/// ```no_run
+/// # async fn demo(client: delayq::Client) {
+/// let stats = client.stats();
+/// println!("{} moved in {} runs, {} quarantined", stats.transferred, stats.transfer_runs, stats.quarantined);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ClientStats {
+    /// Transfer scripts run (successful or not).
+    pub transfer_runs: u64,
+    /// Transfer scripts that failed (and were retried with backoff).
+    pub transfer_failures: u64,
+    /// Elements moved to destination lists.
+    pub transferred: u64,
+    /// Malformed elements moved aside to quarantine lists.
+    pub quarantined: u64,
+}
