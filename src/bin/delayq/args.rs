@@ -1,0 +1,96 @@
+//! Command-line arguments.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use delayq::Format;
+
+/// Offer to and take from Redisson-compatible delayed queues.
+///
+/// Queues are shared with Java services using Redisson's RDelayedQueue on
+/// the same name: same keys, same bytes.
+#[derive(Debug, Parser)]
+#[command(name = "delayq", version, about, long_about = None)]
+pub struct Cli {
+    /// Redis URL (redis://, rediss://, redis-cluster://, redis-sentinel://).
+    #[arg(
+        long,
+        env = "REDIS_URL",
+        default_value = "redis://127.0.0.1:6379",
+        global = true
+    )]
+    pub url: String,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Offer values to a delayed queue, due after --delay.
+    Offer(OfferArgs),
+    /// Take values from a queue's destination list as they come due (runs the
+    /// transfer while it waits) and print one per line.
+    Take(TakeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OfferArgs {
+    /// Queue name (the destination list Java passes to getBlockingQueue).
+    pub queue: String,
+    /// Delay before the values are due: 1500ms, 5s, 2m, 1h30m, 0.
+    #[arg(long, short, value_parser = parse_delay, allow_hyphen_values = true)]
+    pub delay: Duration,
+    /// How values are encoded (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<= 3.21.0).
+    #[arg(long, default_value = "modern")]
+    pub format: Format,
+    /// Values to offer (bytes: hex; json: JSON text; long: decimal).
+    #[arg(required = true, allow_hyphen_values = true)]
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TakeArgs {
+    /// Queue name.
+    pub queue: String,
+    /// How many values to take before exiting.
+    #[arg(short = 'n', long = "count", default_value_t = 1)]
+    pub count: usize,
+    /// Give up after this long (exit status 1 if fewer than --count arrived).
+    #[arg(long, value_parser = parse_delay)]
+    pub timeout: Option<Duration>,
+    /// How values are decoded (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+}
+
+/// The codecs the CLI speaks; values are text on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CodecKind {
+    /// UTF-8 text (Java StringCodec).
+    String,
+    /// Decimal 64-bit integer (Java LongCodec).
+    Long,
+    /// Raw bytes, written as hex on the command line (Java ByteArrayCodec).
+    Bytes,
+    /// Plain JSON (Java TypedJsonJacksonCodec).
+    Json,
+}
+
+/// Parses a duration like `1500ms` or `5s`; a negative one is an error.
+pub fn parse_delay(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.starts_with('-') {
+        return Err(format!(
+            "{text:?} is a negative delay; delays must be zero or more"
+        ));
+    }
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(text)
+        .map_err(|e| format!("{text:?} is not a duration like 1500ms, 5s or 2m: {e}"))
+}

@@ -1,0 +1,25 @@
+//! `delayq offer`.
+
+use std::process::ExitCode;
+
+use crate::args::{Cli, OfferArgs};
+use crate::text_codec::TextCodec;
+
+pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let queue = client
+        .delayed_queue(&args.queue, TextCodec(args.codec))?
+        .with_format(args.format);
+    let result = queue
+        .offer_all(args.values.iter().map(|v| (v, args.delay)))
+        .await;
+    client.shutdown().await;
+    result?;
+    eprintln!(
+        "offered {} value(s) to {} (due in {:?})",
+        args.values.len(),
+        args.queue,
+        args.delay
+    );
+    Ok(ExitCode::SUCCESS)
+}

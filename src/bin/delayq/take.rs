@@ -1,0 +1,55 @@
+//! `delayq take`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use tokio::time::Instant;
+
+use crate::args::{Cli, TakeArgs};
+use crate::text_codec::TextCodec;
+
+pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    // Transfer while waiting, so values come due even with no other process running.
+    let queue = client
+        .blocking_queue(&args.queue, TextCodec(args.codec))?
+        .with_transfer();
+    let deadline = args.timeout.map(|t| Instant::now() + t);
+    let mut taken = 0;
+    let mut failure = None;
+    while taken < args.count {
+        let next = match deadline {
+            Some(deadline) => {
+                queue
+                    .poll(deadline.saturating_duration_since(Instant::now()))
+                    .await
+            }
+            None => queue.take().await.map(Some),
+        };
+        match next {
+            Ok(Some(value)) => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{value}");
+                let _ = out.flush();
+                taken += 1;
+            }
+            Ok(None) => break,
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    client.shutdown().await;
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    if taken < args.count {
+        eprintln!(
+            "delayq: only {taken} of {} value(s) arrived in time",
+            args.count
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
