@@ -1,0 +1,257 @@
+//! `BlockingQueue`: the destination list, read the way Java's RBlockingQueue reads it.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use delayq::fred::prelude::*;
+use delayq::{BytesCodec, Error, LongCodec, StringCodec};
+use futures_util::StreamExt;
+
+use crate::harness::{deadline, RedisServer};
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn take_waits_for_a_value_pushed_later() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", StringCodec).unwrap();
+        let taker = tokio::spawn({
+            let q = q.clone();
+            async move { q.take().await }
+        });
+        // Longer than one server-side BLPOP timeout (1 s in tests): take keeps waiting.
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        assert!(!taker.is_finished());
+        let _: i64 = raw.client.rpush("q", "hello").await.unwrap();
+        assert_eq!(taker.await.unwrap().unwrap(), s("hello"));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_take_never_blocks_other_commands() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client_builder().pool_size(1).build().await.unwrap();
+        let q = client.blocking_queue("q", StringCodec).unwrap();
+        let delayed = client.delayed_queue("other", StringCodec).unwrap();
+        let takers: Vec<_> = (0..4)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move { q.take().await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // With four takes blocked, ordinary commands on the same client answer at once.
+        let started = Instant::now();
+        for _ in 0..20 {
+            delayed
+                .offer(&s("x"), Duration::from_secs(60))
+                .await
+                .unwrap();
+            assert_eq!(q.len().await.unwrap(), 0);
+        }
+        assert!(
+            started.elapsed() < Duration::from_millis(900),
+            "commands waited {:?}",
+            started.elapsed()
+        );
+        for i in 0..4 {
+            q.offer(&format!("v{i}")).await.unwrap();
+        }
+        let mut got = Vec::new();
+        for t in takers {
+            got.push(t.await.unwrap().unwrap());
+        }
+        got.sort();
+        assert_eq!(got, vec![s("v0"), s("v1"), s("v2"), s("v3")]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_returns_none_after_its_timeout() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", StringCodec).unwrap();
+        let started = Instant::now();
+        assert_eq!(q.poll(Duration::from_millis(300)).await.unwrap(), None);
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert_eq!(q.poll_now().await.unwrap(), None);
+        q.offer(&s("now")).await.unwrap();
+        assert_eq!(q.poll_now().await.unwrap(), Some(s("now")));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_from_any_reports_which_queue_had_the_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let a = client.blocking_queue("{g}a", LongCodec).unwrap();
+        let b = client.blocking_queue("{g}b", LongCodec).unwrap();
+        b.offer(&7).await.unwrap();
+        assert_eq!(
+            a.poll_from_any(Duration::from_secs(2), &[&b])
+                .await
+                .unwrap(),
+            Some((s("{g}b"), 7))
+        );
+        assert_eq!(
+            a.poll_from_any(Duration::from_millis(200), &[&b])
+                .await
+                .unwrap(),
+            None
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn take_last_and_offer_first_to_moves_atomically() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("{g}src", StringCodec).unwrap();
+        q.offer_all([s("first"), s("last")]).await.unwrap();
+        let _: i64 = raw.client.rpush("{g}dst", "old").await.unwrap();
+        assert_eq!(
+            q.take_last_and_offer_first_to("{g}dst").await.unwrap(),
+            s("last")
+        );
+        assert_eq!(
+            raw.lrange("{g}dst").await,
+            vec![Bytes::from("last"), Bytes::from("old")]
+        );
+        assert_eq!(raw.lrange("{g}src").await, vec![Bytes::from("first")]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_removes_up_to_max_in_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", LongCodec).unwrap();
+        q.offer_all(1..=5i64).await.unwrap();
+        assert_eq!(q.len().await.unwrap(), 5);
+        assert_eq!(q.drain(2).await.unwrap(), vec![1, 2]);
+        assert_eq!(q.drain(usize::MAX).await.unwrap(), vec![3, 4, 5]);
+        assert_eq!(q.drain(10).await.unwrap(), Vec::<i64>::new());
+        assert!(q.is_empty().await.unwrap());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_values_come_back_with_their_raw_bytes() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", LongCodec).unwrap();
+        let _: i64 = raw
+            .client
+            .rpush("q", vec!["12", "not-a-number", "13"])
+            .await
+            .unwrap();
+        match q.drain(10).await {
+            Err(Error::Decode(e)) => {
+                assert_eq!(e.raw().as_ref(), b"not-a-number");
+                assert_eq!(
+                    e.batch(),
+                    &[
+                        Bytes::from("12"),
+                        Bytes::from("not-a-number"),
+                        Bytes::from("13")
+                    ]
+                );
+            }
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+        let _: i64 = raw.client.rpush("q", vec!["x1"]).await.unwrap();
+        match q.take().await {
+            Err(Error::Decode(e)) => assert_eq!(e.raw().as_ref(), b"x1"),
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_yields_values_as_they_arrive_and_ends_at_shutdown() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", BytesCodec).unwrap();
+        let mut stream = Box::pin(q.stream());
+        let producer = {
+            let q = q.clone();
+            tokio::spawn(async move {
+                for i in 0u8..3 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    q.offer(&Bytes::from(vec![i])).await.unwrap();
+                }
+            })
+        };
+        for i in 0u8..3 {
+            assert_eq!(stream.next().await.unwrap().unwrap(), Bytes::from(vec![i]));
+        }
+        producer.await.unwrap();
+        let shutdown = {
+            let client = client.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                client.shutdown().await;
+            })
+        };
+        assert!(
+            stream.next().await.is_none(),
+            "the stream ends when the client shuts down"
+        );
+        shutdown.await.unwrap();
+        assert!(matches!(q.poll_now().await, Err(Error::Shutdown)));
+        assert!(matches!(
+            client.delayed_queue::<Bytes, _>("x", BytesCodec),
+            Err(Error::Shutdown)
+        ));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_take_does_not_swallow_a_later_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", StringCodec).unwrap();
+        let raw = redis.raw().await;
+        for _ in 0..5 {
+            // Give up on a take mid-wait...
+            assert!(tokio::time::timeout(Duration::from_millis(100), q.take())
+                .await
+                .is_err());
+        }
+        // ...its connection is closed, so no stale BLPOP stays on the server...
+        crate::harness::eventually(Duration::from_secs(5), "no blocked client left", || async {
+            raw.info_field("clients", "blocked_clients").await == "0"
+        })
+        .await;
+        // ...and the next value reaches the next reader.
+        q.offer(&s("kept")).await.unwrap();
+        assert_eq!(
+            q.poll(Duration::from_secs(3)).await.unwrap(),
+            Some(s("kept"))
+        );
+    })
+    .await;
+}

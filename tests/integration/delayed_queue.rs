@@ -1,0 +1,333 @@
+//! Every `DelayedQueue` operation against a real Redis.
+
+use std::time::{Duration, SystemTime};
+
+use delayq::fred::prelude::*;
+use delayq::{Error, Format, LongCodec, StringCodec};
+
+use crate::harness::{deadline, now_ms, RedisServer};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offer_writes_redisson_keys_scores_and_publishes_only_new_heads() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("orders", StringCodec).unwrap();
+        let keys = q.keys().clone();
+
+        let before = now_ms();
+        q.offer(&s("later"), Duration::from_secs(7200))
+            .await
+            .unwrap();
+        q.offer(&s("sooner"), HOUR).await.unwrap();
+        q.offer(&s("latest"), Duration::from_secs(9000))
+            .await
+            .unwrap();
+        let after = now_ms();
+
+        let zset = raw.zrange(keys.timeout()).await;
+        let payloads: Vec<&[u8]> = zset
+            .iter()
+            .map(|(m, _)| delayq::format::unpack(m).unwrap().payload)
+            .collect();
+        assert_eq!(payloads, vec![&b"sooner"[..], b"later", b"latest"]);
+        assert!(zset[0].1 >= before + 3_600_000 && zset[0].1 <= after + 3_600_000);
+        // The pending list keeps offer order and holds the same packed bytes.
+        let list = raw.lrange(keys.pending()).await;
+        assert_eq!(list.len(), 3);
+        assert_eq!(delayq::format::unpack(&list[0]).unwrap().payload, b"later");
+        assert!(zset.iter().any(|(m, _)| m == &list[0]));
+        for element in &list {
+            assert_eq!(element[0], 8, "modern format by default");
+        }
+        // The destination list is untouched until elements are due.
+        assert_eq!(raw.llen("orders").await, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn len_contains_read_all_and_peek_see_pending_values() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        assert!(q.is_empty().await.unwrap());
+        assert_eq!(q.peek().await.unwrap(), None);
+        assert_eq!(q.read_all().await.unwrap(), Vec::<String>::new());
+
+        q.offer_all([
+            (s("a"), HOUR),
+            (s("b"), Duration::from_secs(60)),
+            (s("a"), HOUR),
+        ])
+        .await
+        .unwrap();
+        assert_eq!(q.len().await.unwrap(), 3);
+        assert!(!q.is_empty().await.unwrap());
+        assert_eq!(q.read_all().await.unwrap(), vec![s("a"), s("b"), s("a")]);
+        assert_eq!(q.peek().await.unwrap(), Some(s("a")));
+        assert!(q.contains(&s("b")).await.unwrap());
+        assert!(!q.contains(&s("c")).await.unwrap());
+        assert!(q.contains_all([s("a"), s("b")]).await.unwrap());
+        assert!(!q.contains_all([s("a"), s("c")]).await.unwrap());
+        assert!(q.contains_all(Vec::<String>::new()).await.unwrap());
+        // Reading changed nothing.
+        assert_eq!(q.len().await.unwrap(), 3);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_remove_all_and_retain_all_delete_from_both_keys() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let items = ["a", "b", "a", "c", "d", "b"].map(|v| (s(v), HOUR));
+        q.offer_all(items).await.unwrap();
+
+        assert!(q.remove(&s("a")).await.unwrap());
+        assert_eq!(
+            q.read_all().await.unwrap(),
+            vec![s("b"), s("a"), s("c"), s("d"), s("b")]
+        );
+        assert!(!q.remove(&s("zzz")).await.unwrap());
+
+        assert_eq!(q.remove_all([s("b"), s("zzz")]).await.unwrap(), 2);
+        assert_eq!(q.read_all().await.unwrap(), vec![s("a"), s("c"), s("d")]);
+        assert_eq!(q.remove_all(Vec::<String>::new()).await.unwrap(), 0);
+
+        assert_eq!(q.retain_all([s("c")]).await.unwrap(), 2);
+        assert_eq!(q.read_all().await.unwrap(), vec![s("c")]);
+        // The timeout set lost exactly the same elements.
+        let keys = q.keys();
+        assert_eq!(raw.zcard(keys.timeout()).await, 1);
+        assert_eq!(raw.llen(keys.pending()).await, 1);
+        assert_eq!(q.retain_all(Vec::<String>::new()).await.unwrap(), 1);
+        assert!(q.is_empty().await.unwrap());
+        assert_eq!(raw.zcard(keys.timeout()).await, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_and_poll_many_remove_in_offer_order_without_delivering() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", LongCodec).unwrap();
+        q.offer_all((1..=5).map(|i| (i, Duration::from_secs(100 - i as u64))))
+            .await
+            .unwrap();
+
+        assert_eq!(q.poll().await.unwrap(), Some(1));
+        assert_eq!(q.poll_many(3).await.unwrap(), vec![2, 3, 4]);
+        assert_eq!(q.poll_many(10).await.unwrap(), vec![5]);
+        assert_eq!(q.poll().await.unwrap(), None);
+        assert_eq!(q.poll_many(0).await.unwrap(), Vec::<i64>::new());
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(raw.llen("q").await, 0, "polled values are not delivered");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_last_and_offer_first_to_moves_the_newest_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let _: i64 = raw.client.rpush("{q}other", "existing").await.unwrap();
+        q.offer_all([(s("first"), HOUR), (s("last"), HOUR)])
+            .await
+            .unwrap();
+
+        assert_eq!(
+            q.poll_last_and_offer_first_to("{q}other").await.unwrap(),
+            Some(s("last"))
+        );
+        assert_eq!(
+            raw.lrange("{q}other").await,
+            vec![bytes::Bytes::from("last"), bytes::Bytes::from("existing")]
+        );
+        assert_eq!(q.read_all().await.unwrap(), vec![s("first")]);
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 1);
+        q.clear().await.unwrap();
+        assert_eq!(
+            q.poll_last_and_offer_first_to("{q}other").await.unwrap(),
+            None
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_deletes_pending_but_not_the_destination() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        q.destination().offer(&s("ready")).await.unwrap();
+        q.offer(&s("pending"), HOUR).await.unwrap();
+        assert!(q.clear().await.unwrap());
+        assert!(!q.clear().await.unwrap());
+        assert_eq!(q.len().await.unwrap(), 0);
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(raw.lrange("q").await, vec![bytes::Bytes::from("ready")]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expire_and_clear_expire_act_on_both_keys() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        assert!(!q.expire(HOUR).await.unwrap(), "nothing to expire yet");
+        q.offer(&s("x"), HOUR).await.unwrap();
+        assert!(q.expire(Duration::from_secs(100)).await.unwrap());
+        for key in [q.keys().timeout(), q.keys().pending()] {
+            let ttl: i64 = raw.client.pttl(key).await.unwrap();
+            assert!(ttl > 90_000 && ttl <= 100_000, "{key}: {ttl}");
+        }
+        assert!(q.clear_expire().await.unwrap());
+        for key in [q.keys().timeout(), q.keys().pending()] {
+            let ttl: i64 = raw.client.pttl(key).await.unwrap();
+            assert_eq!(ttl, -1, "{key}");
+        }
+        assert!(!q.clear_expire().await.unwrap());
+        assert!(q
+            .expire_at(SystemTime::now() + Duration::from_millis(300))
+            .await
+            .unwrap());
+        crate::harness::eventually(Duration::from_secs(5), "keys expire", || async {
+            raw.zcard(q.keys().timeout()).await == 0 && raw.llen(q.keys().pending()).await == 0
+        })
+        .await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_delays_and_names_are_typed_errors_that_write_nothing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+
+        let past = SystemTime::now() - Duration::from_secs(5);
+        assert!(matches!(
+            q.offer_at(&s("x"), past).await,
+            Err(Error::InvalidDelay(_))
+        ));
+        assert!(matches!(
+            q.offer(&s("x"), Duration::MAX).await,
+            Err(Error::InvalidDelay(_))
+        ));
+        let far = SystemTime::UNIX_EPOCH + Duration::from_secs(400_000 * 365 * 24 * 3600);
+        assert!(matches!(
+            q.offer_at(&s("x"), far).await,
+            Err(Error::InvalidDelay(_))
+        ));
+        // One bad delay in a batch rejects the whole batch before anything is sent.
+        let batch = q
+            .offer_all([(s("ok"), HOUR), (s("bad"), Duration::MAX)])
+            .await;
+        assert!(matches!(batch, Err(Error::InvalidDelay(_))));
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(raw.llen(q.keys().pending()).await, 0);
+
+        assert!(matches!(
+            client.delayed_queue("", StringCodec),
+            Err(Error::InvalidQueueName { .. })
+        ));
+        assert!(matches!(
+            client.delayed_queue("a{b", StringCodec),
+            Err(Error::InvalidQueueName { .. })
+        ));
+
+        q.offer_at(&s("future"), SystemTime::now() + HOUR)
+            .await
+            .unwrap();
+        assert_eq!(q.len().await.unwrap(), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_of_the_wrong_type_is_a_typed_error() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let _: () = raw
+            .client
+            .set(q.keys().pending(), "not a list", None, None, false)
+            .await
+            .unwrap();
+        assert!(
+            matches!(q.len().await, Err(Error::WrongType { .. })),
+            "{:?}",
+            q.len().await
+        );
+        assert!(
+            matches!(q.read_all().await, Err(Error::WrongType { .. })),
+            "{:?}",
+            q.read_all().await
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_format_queue_writes_dlc0_elements() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .delayed_queue("q", StringCodec)
+            .unwrap()
+            .with_format(Format::Legacy);
+        q.offer(&s("old"), HOUR).await.unwrap();
+        let list = raw.lrange(q.keys().pending()).await;
+        assert_eq!(list[0].len(), 16 + 3);
+        let element = delayq::format::unpack(&list[0]).unwrap();
+        assert_eq!(element.format(), Format::Legacy);
+        assert_eq!(element.payload, b"old");
+        assert_eq!(q.read_all().await.unwrap(), vec![s("old")]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offer_all_sends_large_batches() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("big", LongCodec).unwrap();
+        q.offer_all((0..2_500i64).map(|i| (i, HOUR + Duration::from_millis(i as u64))))
+            .await
+            .unwrap();
+        assert_eq!(q.len().await.unwrap(), 2_500);
+        let all = q.read_all().await.unwrap();
+        assert_eq!(all, (0..2_500).collect::<Vec<i64>>());
+    })
+    .await;
+}

@@ -1,0 +1,222 @@
+//! Both packed-element formats, mixed in one queue, through every read path,
+//! and malformed elements that must not stall anything.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use delayq::format::{pack, Format};
+use delayq::fred::prelude::*;
+use delayq::{Format as F, StringCodec};
+
+use crate::harness::{deadline, hex, now_ms, RedisServer};
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// Seeds a queue with modern and legacy elements alternating, as a fleet half
+/// way through an upgrade across Redisson 3.21.1 leaves it.
+async fn seed_mixed(redis: &RedisServer, queue: &str, values: &[&str], due: i64) {
+    let raw = redis.raw().await;
+    for (i, v) in values.iter().enumerate() {
+        let format = if i % 2 == 0 {
+            Format::Legacy
+        } else {
+            Format::Modern
+        };
+        raw.seed(queue, &pack(format, v.as_bytes()), due + i as i64)
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_formats_read_remove_and_poll_in_one_queue() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        seed_mixed(
+            &redis,
+            "mixed",
+            &["l0", "m1", "l2", "m3", "l4", "m5"],
+            now_ms() + HOUR_MS,
+        )
+        .await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("mixed", StringCodec).unwrap();
+        assert_eq!(q.len().await.unwrap(), 6);
+        assert_eq!(
+            q.read_all().await.unwrap(),
+            ["l0", "m1", "l2", "m3", "l4", "m5"].map(s).to_vec()
+        );
+        assert_eq!(q.peek().await.unwrap(), Some(s("l0")));
+        assert!(q.contains(&s("l2")).await.unwrap());
+        assert!(q.contains_all([s("m1"), s("l4")]).await.unwrap());
+        assert!(q.remove(&s("m3")).await.unwrap());
+        assert_eq!(q.poll().await.unwrap(), Some(s("l0")));
+        assert_eq!(
+            q.poll_last_and_offer_first_to("{mixed}x").await.unwrap(),
+            Some(s("m5"))
+        );
+        assert_eq!(
+            q.read_all().await.unwrap(),
+            ["m1", "l2", "l4"].map(s).to_vec()
+        );
+        // New offers in either format join the same queue.
+        q.offer(&s("new-m"), Duration::from_secs(3600))
+            .await
+            .unwrap();
+        let legacy = client
+            .delayed_queue("mixed", StringCodec)
+            .unwrap()
+            .with_format(F::Legacy);
+        legacy
+            .offer(&s("new-l"), Duration::from_secs(3600))
+            .await
+            .unwrap();
+        assert_eq!(
+            q.read_all().await.unwrap(),
+            ["m1", "l2", "l4", "new-m", "new-l"].map(s).to_vec()
+        );
+        assert_eq!(q.retain_all([s("l2"), s("new-l")]).await.unwrap(), 3);
+        assert_eq!(q.read_all().await.unwrap(), ["l2", "new-l"].map(s).to_vec());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_formats_transfer_in_due_order_without_stalling() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let values = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        seed_mixed(&redis, "mixed", &values, now_ms() - 1000).await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("mixed", StringCodec).unwrap();
+        let dest = q.destination();
+        for v in values {
+            assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
+        }
+        assert_eq!(q.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let due = now_ms() + HOUR_MS;
+        let good = pack(Format::Modern, b"good-1");
+        let mut truncated = pack(Format::Modern, b"truncated").to_vec();
+        truncated.pop();
+        let mut wrong_len = pack(Format::Legacy, b"wrong-length").to_vec();
+        wrong_len[8] = 0x7f;
+        let junk = b"not a packed element".to_vec();
+        raw.seed("q", &good, due).await;
+        raw.seed("q", &truncated, due + 1).await;
+        raw.seed("q", &wrong_len, due + 2).await;
+        raw.seed("q", &junk, due + 3).await;
+        raw.seed("q", &pack(Format::Legacy, b"good-2"), due + 4)
+            .await;
+
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        // Read paths skip what they cannot unpack, and remove nothing.
+        assert_eq!(q.read_all().await.unwrap(), vec![s("good-1"), s("good-2")]);
+        assert_eq!(q.len().await.unwrap(), 5);
+        // Now everything comes due at once (scores rewritten as a test of Java's would).
+        for (member, score) in raw.zrange(q.keys().timeout()).await {
+            let _: i64 = raw
+                .client
+                .zadd(
+                    q.keys().timeout(),
+                    Some(SetOptions::XX),
+                    None,
+                    false,
+                    false,
+                    ((score - HOUR_MS - 1000) as f64, member),
+                )
+                .await
+                .unwrap();
+        }
+        let _: i64 = raw
+            .client
+            .publish(q.keys().channel(), (due - HOUR_MS - 1000).to_string())
+            .await
+            .unwrap();
+        let dest = q.destination();
+        assert_eq!(
+            dest.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("good-1"))
+        );
+        assert_eq!(
+            dest.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("good-2"))
+        );
+        let quarantine = raw.lrange(q.keys().quarantine()).await;
+        assert_eq!(
+            quarantine,
+            vec![
+                Bytes::from(truncated),
+                Bytes::from(wrong_len),
+                Bytes::from(junk)
+            ]
+        );
+        assert_eq!(q.len().await.unwrap(), 0);
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(client.stats().quarantined, 3);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_quarantines_a_malformed_head_and_returns_the_next_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let later = now_ms() + HOUR_MS;
+        raw.seed("q", b"garbage", later).await;
+        raw.seed("q", &pack(Format::Modern, b"value"), later).await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        assert_eq!(q.peek().await.unwrap(), Some(s("value")));
+        assert_eq!(q.poll().await.unwrap(), Some(s("value")));
+        assert_eq!(
+            raw.lrange(q.keys().quarantine()).await,
+            vec![Bytes::from_static(b"garbage")]
+        );
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captured_redisson_elements_of_both_formats_transfer_to_their_payloads() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let due = now_ms() - 10;
+        // Redisson 4.7.0 (modern) "hello" and 3.21.0 (legacy) LongCodec "42", as captured.
+        raw.seed(
+            "q",
+            &hex("0850552cd6413e20b4050000000000000068656c6c6f"),
+            due,
+        )
+        .await;
+        raw.seed("q", &hex("715e4a1a55f6c4c302000000000000003432"), due + 1)
+            .await;
+        let client = redis.client().await;
+        let _q = client.delayed_queue("q", StringCodec).unwrap();
+        let dest = client.blocking_queue("q", StringCodec).unwrap();
+        assert_eq!(
+            dest.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("hello"))
+        );
+        assert_eq!(
+            dest.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("42"))
+        );
+    })
+    .await;
+}

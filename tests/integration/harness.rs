@@ -1,0 +1,378 @@
+//! Test harness: a real `redis-server` per test, on a free loopback port, that
+//! the test can stop, restart and cut off.
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bytes::Bytes;
+use delayq::fred::prelude::*;
+use delayq::fred::types::{CustomCommand, Value};
+use delayq::{Client, ClientBuilder};
+use tokio::time::Instant;
+
+/// Longest any single test may run before it fails instead of hanging CI.
+pub const TEST_DEADLINE: Duration = Duration::from_secs(90);
+
+/// Runs a test body with [`TEST_DEADLINE`].
+pub async fn deadline<F: Future<Output = ()>>(body: F) {
+    tokio::time::timeout(TEST_DEADLINE, body)
+        .await
+        .expect("test exceeded its deadline");
+}
+
+fn redis_server_binary() -> String {
+    if let Ok(path) = std::env::var("REDIS_SERVER") {
+        return path;
+    }
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join("redis-server").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "redis-server not found on PATH: run ./scripts/test.sh, which installs it, or set REDIS_SERVER"
+    );
+    "redis-server".to_owned()
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// A `redis-server` owned by one test; killed when dropped.
+pub struct RedisServer {
+    port: u16,
+    dir: tempfile::TempDir,
+    extra: Vec<String>,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// A server without persistence.
+    pub async fn start() -> RedisServer {
+        Self::start_with(&[]).await
+    }
+
+    /// A server with extra `redis-server` arguments (e.g. `["--appendonly", "yes"]`).
+    pub async fn start_with(extra: &[&str]) -> RedisServer {
+        let dir = tempfile::Builder::new()
+            .prefix("delayq-redis-")
+            .tempdir()
+            .expect("temp dir");
+        let mut server = RedisServer {
+            port: 0,
+            dir,
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            child: None,
+        };
+        // Another process may take the port between probing and binding: try a few.
+        for _ in 0..5 {
+            server.port = free_port();
+            if server.spawn_and_wait().await {
+                return server;
+            }
+        }
+        panic!(
+            "redis-server did not start; see {}",
+            server.log_path().display()
+        );
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("redis.log")
+    }
+
+    async fn spawn_and_wait(&mut self) -> bool {
+        let mut args: Vec<String> = vec![
+            "--port".into(),
+            self.port.to_string(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--save".into(),
+            "".into(),
+            "--dir".into(),
+            self.dir.path().display().to_string(),
+            "--logfile".into(),
+            self.log_path().display().to_string(),
+            "--daemonize".into(),
+            "no".into(),
+        ];
+        if !self.extra.iter().any(|a| a == "--appendonly") {
+            args.extend(["--appendonly".into(), "no".into()]);
+        }
+        args.extend(self.extra.iter().cloned());
+        let child = Command::new(redis_server_binary())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        self.child = Some(child);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    self.child = None;
+                    return false; // exited: probably the port was taken
+                }
+            }
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+                && self.ping().await
+            {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.kill();
+        false
+    }
+
+    async fn ping(&self) -> bool {
+        let client = delayq::fred::clients::Client::new(
+            Config::from_url(&self.url()).unwrap(),
+            None,
+            None,
+            None,
+        );
+        let _task = client.connect();
+        let ok = tokio::time::timeout(Duration::from_secs(1), async {
+            client.wait_for_connect().await?;
+            client.ping::<String>(None).await
+        })
+        .await
+        .map(|r| r.is_ok())
+        .unwrap_or(false);
+        let _ = client.quit().await;
+        ok
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A builder for a delayq client of this server, with test-friendly settings.
+    pub fn client_builder(&self) -> ClientBuilder {
+        Client::builder()
+            .url(self.url())
+            .blocking_timeout(Duration::from_secs(1))
+    }
+
+    /// A delayq client of this server.
+    pub async fn client(&self) -> Client {
+        self.client_builder()
+            .build()
+            .await
+            .expect("connect delayq client")
+    }
+
+    /// A plain fred client for inspecting and seeding Redis directly.
+    pub async fn raw(&self) -> RawRedis {
+        let client = delayq::fred::clients::Client::new(
+            Config::from_url(&self.url()).unwrap(),
+            None,
+            None,
+            None,
+        );
+        let _task = client.connect();
+        client
+            .wait_for_connect()
+            .await
+            .expect("raw client connects");
+        RawRedis { client }
+    }
+
+    /// Kills the server at once (SIGKILL), like a crash.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory (AOF or RDB
+    /// files there are loaded, if persistence was on).
+    pub async fn restart(&mut self) {
+        self.kill();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            if self.spawn_and_wait().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("redis-server did not restart on port {}", self.port);
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Direct access to Redis, for seeding state as Java would leave it and for
+/// checking what delayq wrote.
+pub struct RawRedis {
+    pub client: delayq::fred::clients::Client,
+}
+
+impl RawRedis {
+    /// Any command, by name and arguments.
+    pub async fn cmd(&self, name: &'static str, args: Vec<Value>) -> Value {
+        self.client
+            .custom::<Value, Value>(
+                CustomCommand::new_static(name, delayq::fred::types::ClusterHash::FirstKey, false),
+                args,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{name} failed: {e}"))
+    }
+
+    pub async fn llen(&self, key: &str) -> usize {
+        self.client.llen::<i64, _>(key).await.unwrap() as usize
+    }
+
+    pub async fn zcard(&self, key: &str) -> usize {
+        self.client.zcard::<i64, _>(key).await.unwrap() as usize
+    }
+
+    pub async fn lrange(&self, key: &str) -> Vec<Bytes> {
+        self.client.lrange(key, 0, -1).await.unwrap()
+    }
+
+    /// ZRANGE key 0 -1 WITHSCORES as (member, score).
+    pub async fn zrange(&self, key: &str) -> Vec<(Bytes, i64)> {
+        let value = self
+            .cmd(
+                "ZRANGE",
+                vec![key.into(), 0.into(), (-1).into(), "WITHSCORES".into()],
+            )
+            .await;
+        let items = match value {
+            Value::Array(items) => items,
+            other => panic!("zrange: {other:?}"),
+        };
+        items
+            .chunks(2)
+            .map(|pair| {
+                let member = pair[0].as_bytes().unwrap().to_vec();
+                let score = pair[1].as_str().unwrap().parse::<f64>().unwrap() as i64;
+                (Bytes::from(member), score)
+            })
+            .collect()
+    }
+
+    /// Adds a packed element as a Java offer would: ZADD + RPUSH, without publishing.
+    pub async fn seed(&self, queue: &str, element: &[u8], due_ms: i64) {
+        let keys = delayq::QueueKeys::new(queue).unwrap();
+        let _: i64 = self
+            .client
+            .zadd(
+                keys.timeout(),
+                None,
+                None,
+                false,
+                false,
+                (due_ms as f64, element.to_vec()),
+            )
+            .await
+            .unwrap();
+        let _: i64 = self
+            .client
+            .rpush(keys.pending(), element.to_vec())
+            .await
+            .unwrap();
+    }
+
+    /// Number of subscribers of a channel.
+    pub async fn numsub(&self, channel: &str) -> i64 {
+        match self
+            .cmd("PUBSUB", vec!["NUMSUB".into(), channel.into()])
+            .await
+        {
+            Value::Array(items) => items[1].as_i64().unwrap(),
+            other => panic!("numsub: {other:?}"),
+        }
+    }
+
+    /// One field of `INFO section`.
+    pub async fn info_field(&self, section: &'static str, field: &str) -> String {
+        let info: String = self
+            .client
+            .info(Some(match section {
+                "clients" => delayq::fred::types::InfoKind::Clients,
+                "persistence" => delayq::fred::types::InfoKind::Persistence,
+                "memory" => delayq::fred::types::InfoKind::Memory,
+                other => panic!("unknown INFO section {other}"),
+            }))
+            .await
+            .unwrap();
+        info.lines()
+            .find_map(|line| {
+                line.strip_prefix(field)
+                    .and_then(|rest| rest.strip_prefix(':'))
+            })
+            .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+            .trim()
+            .to_owned()
+    }
+
+    /// CLIENT KILL TYPE <kind> (normal, pubsub...); returns how many were killed.
+    pub async fn kill_clients(&self, kind: &str) -> i64 {
+        self.cmd(
+            "CLIENT",
+            vec![
+                "KILL".into(),
+                "TYPE".into(),
+                kind.into(),
+                "SKIPME".into(),
+                "yes".into(),
+            ],
+        )
+        .await
+        .as_i64()
+        .unwrap()
+    }
+}
+
+/// Polls `check` until it returns true or `within` passes; panics with `what` on timeout.
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let started = Instant::now();
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(
+            started.elapsed() < within,
+            "timed out after {within:?} waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Milliseconds since the epoch on this host.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Decodes a hex string.
+pub fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}

@@ -1,0 +1,10 @@
+//! Integration tests: every test talks to a real `redis-server` that the
+//! harness starts on a free loopback port.
+
+mod harness;
+
+mod blocking_queue;
+mod cli;
+mod delayed_queue;
+mod formats;
+mod transfer;

@@ -1,0 +1,480 @@
+//! The transfer scheduler: due elements move to the destination on time, in
+//! due order, exactly once, whatever wakes it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use delayq::format::{pack, Format};
+use delayq::fred::prelude::*;
+use delayq::{LongCodec, StringCodec};
+
+use crate::harness::{deadline, eventually, now_ms, RedisServer};
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_element_is_not_takeable_before_its_due_time_and_is_soon_after() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let dest = q.destination();
+        let delay = Duration::from_millis(1_000);
+        let offered = Instant::now();
+        q.offer(&s("x"), delay).await.unwrap();
+        // Before the due time nothing is there, however often we look.
+        while offered.elapsed() < delay - Duration::from_millis(150) {
+            assert_eq!(
+                dest.poll_now().await.unwrap(),
+                None,
+                "arrived early at {:?}",
+                offered.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let got = dest.poll(Duration::from_secs(10)).await.unwrap();
+        let arrived = offered.elapsed();
+        assert_eq!(got, Some(s("x")));
+        assert!(
+            arrived >= delay,
+            "arrived after {arrived:?}, before the {delay:?} delay"
+        );
+        assert_eq!(q.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elements_come_out_in_due_time_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", LongCodec).unwrap();
+        // Offered in an order unrelated to their due times.
+        let delays_ms = [900u64, 300, 700, 100, 500, 800, 200, 600, 400, 1000];
+        q.offer_all(
+            delays_ms
+                .iter()
+                .map(|&d| (d as i64, Duration::from_millis(d))),
+        )
+        .await
+        .unwrap();
+        let dest = q.destination();
+        let mut got = Vec::new();
+        while got.len() < delays_ms.len() {
+            got.push(
+                dest.poll(Duration::from_secs(10))
+                    .await
+                    .unwrap()
+                    .expect("all arrive"),
+            );
+        }
+        let mut sorted: Vec<i64> = delays_ms.iter().map(|&d| d as i64).collect();
+        sorted.sort();
+        assert_eq!(got, sorted);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let producer = redis.client().await;
+        let consumer = redis.client().await;
+        let mut queues = Vec::new();
+        for i in 0..10 {
+            queues.push(producer.delayed_queue(&format!("q{i}"), LongCodec).unwrap());
+        }
+        for (qi, q) in queues.iter().enumerate() {
+            let items = (0..100i64).map(|j| {
+                (
+                    qi as i64 * 1000 + j,
+                    Duration::from_millis(fastrand::u64(0..1500)),
+                )
+            });
+            q.offer_all(items).await.unwrap();
+        }
+        let seen = Arc::new(parking_lot::Mutex::new(HashMap::<i64, usize>::new()));
+        let mut workers = Vec::new();
+        for i in 0..10 {
+            // Two competing workers per queue.
+            for _ in 0..2 {
+                let dest = consumer
+                    .blocking_queue(&format!("q{i}"), LongCodec)
+                    .unwrap();
+                let seen = seen.clone();
+                workers.push(tokio::spawn(async move {
+                    while let Some(v) = dest.poll(Duration::from_secs(3)).await.unwrap() {
+                        *seen.lock().entry(v).or_default() += 1;
+                    }
+                }));
+            }
+        }
+        for w in workers {
+            w.await.unwrap();
+        }
+        {
+            let seen = seen.lock();
+            assert_eq!(seen.len(), 1000, "every element delivered");
+            assert!(seen.values().all(|&n| n == 1), "no element delivered twice");
+        }
+        for q in &queues {
+            assert_eq!(q.len().await.unwrap(), 0);
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_only_process_moves_due_elements_when_it_opts_in() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        {
+            // A producer offers and goes away, like a Java service that stopped.
+            let producer = redis.client().await;
+            let q = producer.delayed_queue("jobs", StringCodec).unwrap();
+            q.offer_all([
+                (s("a"), Duration::from_millis(200)),
+                (s("b"), Duration::from_millis(400)),
+            ])
+            .await
+            .unwrap();
+            producer.shutdown().await;
+        }
+        let consumer = redis.client().await;
+        // Without opting in, nobody transfers.
+        let plain = consumer.blocking_queue("jobs", StringCodec).unwrap();
+        assert_eq!(plain.poll(Duration::from_millis(900)).await.unwrap(), None);
+        let transferring = consumer
+            .blocking_queue("jobs", StringCodec)
+            .unwrap()
+            .with_transfer();
+        assert_eq!(
+            transferring.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("a"))
+        );
+        assert_eq!(
+            transferring.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("b"))
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elements_already_due_when_the_queue_is_registered_move_at_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // State a Java producer left behind, with no publish to wake anyone.
+        for (i, v) in ["x", "y", "z"].iter().enumerate() {
+            raw.seed(
+                "q",
+                &pack(Format::Modern, v.as_bytes()),
+                now_ms() - 1000 + i as i64,
+            )
+            .await;
+        }
+        let client = redis
+            .client_builder()
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let _q = client.delayed_queue("q", StringCodec).unwrap();
+        let dest = client.blocking_queue("q", StringCodec).unwrap();
+        for v in ["x", "y", "z"] {
+            assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis
+            .client_builder()
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        eventually(Duration::from_secs(5), "subscribed", || async {
+            raw.numsub(q.keys().channel()).await == 1
+        })
+        .await;
+        let due = now_ms() - 5;
+        raw.seed("q", &pack(Format::Modern, b"late"), due).await;
+        let _: i64 = raw
+            .client
+            .publish(q.keys().channel(), due.to_string())
+            .await
+            .unwrap();
+        assert_eq!(
+            q.destination().poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("late"))
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_larger_than_one_batch_drains_batch_after_batch() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let due = now_ms() - 10_000;
+        for i in 0..1_000i64 {
+            raw.seed(
+                "q",
+                &pack(Format::Modern, i.to_string().as_bytes()),
+                due + i,
+            )
+            .await;
+        }
+        let client = redis
+            .client_builder()
+            .transfer_batch(50)
+            .build()
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", LongCodec).unwrap();
+        let dest = q.destination();
+        eventually(Duration::from_secs(20), "backlog drained", || async {
+            raw.llen("q").await == 1000
+        })
+        .await;
+        let all = dest.drain(usize::MAX).await.unwrap();
+        assert_eq!(all, (0..1000).collect::<Vec<i64>>(), "in due order");
+        assert_eq!(q.len().await.unwrap(), 0);
+        assert!(client.stats().transfer_runs >= 20, "{:?}", client.stats());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis
+            .client_builder()
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        eventually(Duration::from_secs(5), "subscribed", || async {
+            raw.numsub(q.keys().channel()).await == 1
+        })
+        .await;
+        // Came due silently (no publish): only a reconnect can wake the scheduler now.
+        raw.seed("q", &pack(Format::Modern, b"quiet"), now_ms() - 1)
+            .await;
+        assert!(raw.kill_clients("pubsub").await >= 1);
+        assert_eq!(
+            q.destination().poll(Duration::from_secs(10)).await.unwrap(),
+            Some(s("quiet"))
+        );
+        eventually(Duration::from_secs(5), "subscribed again", || async {
+            raw.numsub(q.keys().channel()).await == 1
+        })
+        .await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_transfer_is_retried_with_backoff_until_it_succeeds() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis
+            .client_builder()
+            .transfer_backoff(Duration::from_millis(20), Duration::from_millis(200))
+            .build()
+            .await
+            .unwrap();
+        // The destination key holds a string: every RPUSH fails with WRONGTYPE.
+        let _: () = raw
+            .client
+            .set("q", "in the way", None, None, false)
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        q.offer(&s("v"), Duration::ZERO).await.unwrap();
+        eventually(Duration::from_secs(10), "failures retried", || async {
+            client.stats().transfer_failures >= 3
+        })
+        .await;
+        assert_eq!(q.len().await.unwrap(), 1, "a failed run loses nothing");
+        let _: i64 = raw.client.del("q").await.unwrap();
+        assert_eq!(
+            q.destination().poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("v"))
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let channel = q.keys().channel().to_owned();
+        let second = client.delayed_queue("q", StringCodec).unwrap();
+        let clone = q.clone();
+        eventually(Duration::from_secs(5), "subscribed", || async {
+            raw.numsub(&channel).await == 1
+        })
+        .await;
+        drop(q);
+        drop(second);
+        // A clone still holds the registration.
+        assert_eq!(raw.numsub(&channel).await, 1);
+        drop(clone);
+        eventually(Duration::from_secs(5), "unsubscribed", || async {
+            raw.numsub(&channel).await == 0
+        })
+        .await;
+        let runs = client.stats().transfer_runs;
+        raw.seed("q", &pack(Format::Modern, b"orphan"), now_ms() - 1)
+            .await;
+        let _: i64 = raw
+            .client
+            .publish(&channel, (now_ms() - 1).to_string())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(
+            client.stats().transfer_runs,
+            runs,
+            "no run for a dropped queue"
+        );
+        assert_eq!(raw.llen("q").await, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_pubsub_messages_make_every_queue_transfer() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis
+            .client_builder()
+            .resync_interval(None)
+            .customize(|b| {
+                b.with_performance_config(|p| p.broadcast_channel_capacity = 1);
+            })
+            .build()
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let other = client.delayed_queue("other", StringCodec).unwrap();
+        eventually(Duration::from_secs(5), "subscribed", || async {
+            raw.numsub(other.keys().channel()).await == 1
+        })
+        .await;
+        raw.seed("q", &pack(Format::Modern, b"found"), now_ms() - 1)
+            .await;
+        // Flood another queue's channel with far-future due times until messages are dropped.
+        let far = (now_ms() + 3_600_000).to_string();
+        let dest = q.destination();
+        let mut arrived = None;
+        for _ in 0..50 {
+            let pipeline = raw.client.pipeline();
+            for _ in 0..2_000 {
+                let _: () = pipeline
+                    .publish(other.keys().channel(), far.as_str())
+                    .await
+                    .unwrap();
+            }
+            let _: Vec<i64> = pipeline.all().await.unwrap();
+            if let Some(v) = dest.poll(Duration::from_millis(100)).await.unwrap() {
+                arrived = Some(v);
+                break;
+            }
+        }
+        assert_eq!(arrived, Some(s("found")));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_clients_transferring_one_queue_deliver_each_element_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let mut clients = Vec::new();
+        let mut handles = Vec::new();
+        for _ in 0..3 {
+            let c = redis.client().await;
+            handles.push(c.delayed_queue("shared", LongCodec).unwrap());
+            clients.push(c);
+        }
+        handles[0]
+            .offer_all((0..600i64).map(|i| (i, Duration::from_millis(fastrand::u64(0..800)))))
+            .await
+            .unwrap();
+        eventually(Duration::from_secs(20), "all transferred", || async {
+            raw.llen("shared").await >= 600
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut all: Vec<i64> = raw
+            .lrange("shared")
+            .await
+            .iter()
+            .map(|b: &Bytes| std::str::from_utf8(b).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(all.len(), 600);
+        all.sort();
+        assert_eq!(all, (0..600).collect::<Vec<_>>());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_redis_restarts_offers_and_transfers_resume() {
+    deadline(async {
+        let mut redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let dest = q.destination();
+        q.offer(&s("before"), Duration::ZERO).await.unwrap();
+        assert_eq!(
+            dest.poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("before"))
+        );
+        redis.restart().await;
+        let raw = redis.raw().await;
+        // The same client reconnects and subscribes again by itself.
+        eventually(Duration::from_secs(10), "subscribed again", || async {
+            raw.numsub(q.keys().channel()).await == 1
+        })
+        .await;
+        eventually(Duration::from_secs(10), "offers work again", || async {
+            q.offer(&s("after"), Duration::from_millis(200))
+                .await
+                .is_ok()
+        })
+        .await;
+        assert_eq!(
+            dest.poll(Duration::from_secs(10)).await.unwrap(),
+            Some(s("after"))
+        );
+    })
+    .await;
+}
