@@ -39,12 +39,20 @@ async fn main() -> delayq::Result<()> {
         .iter()
         .enumerate()
         .map(|(i, &d)| {
-            let order = Order { id: format!("order-{i}"), amount: 100 * (i as i64 + 1), due_ms: start + d as u128 };
+            let order = Order {
+                id: format!("order-{i}"),
+                amount: 100 * (i as i64 + 1),
+                due_ms: start + d as u128,
+            };
             (order, Duration::from_millis(d))
         })
         .collect();
     delayed.offer_all(orders.iter().map(|(o, d)| (o, *d))).await?;
-    println!("offered {} orders; pending: {:?}", orders.len(), delayed.read_all().await?.iter().map(|o| &o.id).collect::<Vec<_>>());
+    println!(
+        "offered {} orders; pending: {:?}",
+        orders.len(),
+        delayed.read_all().await?.iter().map(|o| &o.id).collect::<Vec<_>>()
+    );
 
     // Consumer: the destination list, read with a blocking take.
     let worker = client.blocking_queue("demo-orders", JsonCodec::<Order>::new())?;
@@ -59,7 +67,11 @@ async fn main() -> delayq::Result<()> {
             order.due_ms - start
         );
     }
-    println!("pending left: {}, transferred by this client: {}", delayed.len().await?, client.stats().transferred);
+    println!(
+        "pending left: {}, transferred by this client: {}",
+        delayed.len().await?,
+        client.stats().transferred
+    );
     client.shutdown().await;
     Ok(())
 }

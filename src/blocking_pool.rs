@@ -118,9 +118,7 @@ impl BlockingPool {
 
 impl Lease<'_> {
     pub fn client(&self) -> &FredClient {
-        self.client
-            .as_ref()
-            .expect("lease holds a client until dropped")
+        self.client.as_ref().expect("lease holds a client until dropped")
     }
 
     /// Runs one blocking command on this connection, marking it busy until

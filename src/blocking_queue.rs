@@ -81,18 +81,10 @@ impl<T: 'static> std::fmt::Debug for BlockingQueue<T> {
 
 impl<T: 'static> BlockingQueue<T> {
     pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
-        Ok(Self::from_parts(
-            client,
-            Arc::new(QueueKeys::new(name)?),
-            codec,
-        ))
+        Ok(Self::from_parts(client, Arc::new(QueueKeys::new(name)?), codec))
     }
 
-    pub(crate) fn from_parts(
-        client: Client,
-        keys: Arc<QueueKeys>,
-        codec: Arc<dyn Codec<T>>,
-    ) -> Self {
+    pub(crate) fn from_parts(client: Client, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
         BlockingQueue {
             client,
             keys,
@@ -162,10 +154,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// that moment, returns that error instead, so "empty" and "unreachable"
     /// are told apart.
     pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
-        match self
-            .pop_from(&[self.name()], Some(Instant::now() + timeout))
-            .await?
-        {
+        match self.pop_from(&[self.name()], Some(Instant::now() + timeout)).await? {
             Some((_, raw)) => Ok(Some(codec::decode(&*self.codec, raw)?)),
             None => Ok(None),
         }
@@ -188,17 +177,10 @@ impl<T: 'static> BlockingQueue<T> {
     /// Waits up to `timeout` for a value from this queue or any of `others`,
     /// whichever has one first, and returns the name of the queue it came from
     /// (Java's `pollFromAny`). On Redis Cluster all queues must share a slot.
-    pub async fn poll_from_any(
-        &self,
-        timeout: Duration,
-        others: &[&BlockingQueue<T>],
-    ) -> Result<Option<(String, T)>> {
+    pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
-        match self
-            .pop_from(&names, Some(Instant::now() + timeout))
-            .await?
-        {
+        match self.pop_from(&names, Some(Instant::now() + timeout)).await? {
             Some((name, raw)) => Ok(Some((name, codec::decode(&*self.codec, raw)?))),
             None => Ok(None),
         }
@@ -255,10 +237,7 @@ impl<T: 'static> BlockingQueue<T> {
             )
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
-        Ok(codec::decode_batch(
-            &*self.codec,
-            reply::bytes_array(value)?,
-        )?)
+        Ok(codec::decode_batch(&*self.codec, reply::bytes_array(value)?)?)
     }
 
     /// The values as they arrive: an endless stream of [`take`](Self::take)s
@@ -301,11 +280,7 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Blocking pop from the first of `names` that has a value, until
     /// `deadline` (or forever), across reconnects.
-    async fn pop_from(
-        &self,
-        names: &[&str],
-        deadline: Option<Instant>,
-    ) -> Result<Option<(String, Bytes)>> {
+    async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(String, Bytes)>> {
         let pool = &self.client.inner.blocking;
         let mut last_error: Option<Error> = None;
         loop {
@@ -388,7 +363,6 @@ fn popped(value: Value) -> Result<Option<(String, Bytes)>> {
         return Ok(None);
     }
     let [key, value] = reply::tuple::<2>(value)?;
-    let key =
-        reply::opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
+    let key = reply::opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
     Ok(Some((key, reply::bytes(value)?)))
 }

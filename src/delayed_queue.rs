@@ -184,8 +184,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// Offers already-encoded payloads with absolute due times (ms).
     pub(crate) async fn offer_encoded(&self, items: Vec<(i64, Bytes)>) -> Result<()> {
         for chunk in items.chunks(OFFER_CHUNK) {
-            let mut pending: Vec<(i64, &Bytes)> =
-                chunk.iter().map(|(due, payload)| (*due, payload)).collect();
+            let mut pending: Vec<(i64, &Bytes)> = chunk.iter().map(|(due, payload)| (*due, payload)).collect();
             // A collision of random ids is astronomically rare; re-pack and resend just those.
             for _ in 0..3 {
                 if pending.is_empty() {
@@ -203,9 +202,7 @@ impl<T: 'static> DelayedQueue<T> {
                     .collect();
             }
             if !pending.is_empty() {
-                return Err(Error::Protocol(
-                    "offer kept colliding with pending elements".into(),
-                ));
+                return Err(Error::Protocol("offer kept colliding with pending elements".into()));
             }
         }
         Ok(())
@@ -335,10 +332,7 @@ impl<T: 'static> DelayedQueue<T> {
             .await?;
         let [payloads, malformed] = reply::tuple::<2>(value)?;
         self.warn_malformed(reply::int(&malformed)?, "read_all");
-        Ok(codec::decode_all(
-            &*self.codec,
-            reply::bytes_array(payloads)?,
-        )?)
+        Ok(codec::decode_all(&*self.codec, reply::bytes_array(payloads)?)?)
     }
 
     /// The first pending value in offer order, without removing it (Java's `peek()`).
@@ -372,15 +366,10 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.timeout().into(),
             self.keys.quarantine().into(),
         ];
-        let value = self
-            .run(&SCRIPTS.poll, keys, vec![Value::from(limit as i64)])
-            .await?;
+        let value = self.run(&SCRIPTS.poll, keys, vec![Value::from(limit as i64)]).await?;
         let [payloads, quarantined] = reply::tuple::<2>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
-        Ok(codec::decode_batch(
-            &*self.codec,
-            reply::bytes_array(payloads)?,
-        )?)
+        Ok(codec::decode_batch(&*self.codec, reply::bytes_array(payloads)?)?)
     }
 
     /// Removes the last pending value (in offer order) and pushes it to the
@@ -393,9 +382,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.quarantine().into(),
             target.into(),
         ];
-        let value = self
-            .run(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![])
-            .await?;
+        let value = self.run(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![]).await?;
         let [payload, quarantined] = reply::tuple::<2>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll_last_and_offer_first_to");
         match reply::opt_bytes(payload)? {
@@ -421,8 +408,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// `expire`); returns whether there was anything to expire.
     pub async fn expire(&self, ttl: Duration) -> Result<bool> {
         let at = time::due_after(time::now_ms(), ttl)?;
-        self.run_expire(vec![Value::from("at"), Value::from(at)])
-            .await
+        self.run_expire(vec![Value::from("at"), Value::from(at)]).await
     }
 
     /// Makes the pending elements expire at `at`.
@@ -451,13 +437,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
         let settings = &self.client.inner.transfer;
-        let outcome = run_transfer(
-            self.client.conn()?,
-            &self.keys,
-            settings.clock,
-            settings.batch,
-        )
-        .await?;
+        let outcome = run_transfer(self.client.conn()?, &self.keys, settings.clock, settings.batch).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }
@@ -479,12 +459,7 @@ impl<T: 'static> DelayedQueue<T> {
             .collect()
     }
 
-    async fn run(
-        &self,
-        script: &'static Script,
-        keys: Vec<fred::types::Key>,
-        args: Vec<Value>,
-    ) -> Result<Value> {
+    async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
         script
             .run(self.client.conn()?, keys, args)
             .await

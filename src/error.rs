@@ -94,10 +94,7 @@ impl Error {
     pub fn is_connection(&self) -> bool {
         use fred::error::ErrorKind;
         match self {
-            Error::Redis(e) => matches!(
-                e.kind(),
-                ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled
-            ),
+            Error::Redis(e) => matches!(e.kind(), ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled),
             _ => false,
         }
     }
@@ -117,9 +114,7 @@ impl Error {
     pub(crate) fn from_script(error: fred::error::Error, script: &'static str, key: &str) -> Error {
         use fred::error::ErrorKind;
         match error.kind() {
-            ErrorKind::Unknown | ErrorKind::InvalidArgument
-                if !error.details().contains("WRONGTYPE") =>
-            {
+            ErrorKind::Unknown | ErrorKind::InvalidArgument if !error.details().contains("WRONGTYPE") => {
                 Error::Script {
                     script,
                     message: error.details().to_owned(),

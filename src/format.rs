@@ -225,10 +225,7 @@ mod tests {
     fn modern_empty_payload_matches_redisson_bytes() {
         let id: [u8; 8] = hex("56705e63e3c4ecad").try_into().unwrap();
         let packed = pack_with_id(ElementId::Modern(id), b"");
-        assert_eq!(
-            packed.as_ref(),
-            hex("0856705e63e3c4ecad0000000000000000").as_slice()
-        );
+        assert_eq!(packed.as_ref(), hex("0856705e63e3c4ecad0000000000000000").as_slice());
         assert_eq!(unpack(&packed).unwrap().payload, b"");
     }
 
@@ -237,10 +234,7 @@ mod tests {
         // vq_long, "42", Redisson 3.21.0 sent random id -3020976592869188164 as text.
         let id = "-3020976592869188164".parse::<f64>().unwrap();
         let packed = pack_with_id(ElementId::Legacy(id), b"42");
-        assert_eq!(
-            packed.as_ref(),
-            hex("715e4a1a55f6c4c302000000000000003432").as_slice()
-        );
+        assert_eq!(packed.as_ref(), hex("715e4a1a55f6c4c302000000000000003432").as_slice());
         // Rust's i64 -> f64 rounds exactly as Lua's tonumber does.
         assert_eq!(-3020976592869188164i64 as f64, id);
     }
@@ -268,8 +262,7 @@ mod tests {
 
     /// Whether `raw` satisfies the legacy layout's length rule.
     fn legacy_shaped(raw: &[u8]) -> bool {
-        raw.len() >= LEGACY_HEADER_LEN
-            && LittleEndian::read_u64(&raw[8..16]) == (raw.len() - LEGACY_HEADER_LEN) as u64
+        raw.len() >= LEGACY_HEADER_LEN && LittleEndian::read_u64(&raw[8..16]) == (raw.len() - LEGACY_HEADER_LEN) as u64
     }
 
     #[test]
@@ -294,28 +287,15 @@ mod tests {
                 ElementId::Legacy(f64::from_le_bytes([8, 1, 2, 3, 4, 5, 6, 0x43])),
                 &payload,
             );
-            let expected = if n == 1 {
-                Format::Modern
-            } else {
-                Format::Legacy
-            };
-            assert_eq!(
-                unpack(&legacy).unwrap().format(),
-                expected,
-                "payload length {n}"
-            );
+            let expected = if n == 1 { Format::Modern } else { Format::Legacy };
+            assert_eq!(unpack(&legacy).unwrap().format(), expected, "payload length {n}");
         }
     }
 
     #[test]
     fn truncated_and_wrong_length_elements_are_malformed() {
         let good = pack(Format::Modern, b"payload");
-        assert_eq!(
-            unpack(&good[..good.len() - 1]),
-            Err(Malformed {
-                len: good.len() - 1
-            })
-        );
+        assert_eq!(unpack(&good[..good.len() - 1]), Err(Malformed { len: good.len() - 1 }));
         assert!(unpack(b"").is_err());
         assert!(unpack(b"not a packed element at all").is_err());
         let mut wrong_len = good.to_vec();

@@ -130,12 +130,7 @@ mod tests {
         ] {
             let keys = QueueKeys::new(name).unwrap();
             let slot = redis_keyslot(name.as_bytes());
-            for key in [
-                keys.timeout(),
-                keys.pending(),
-                keys.channel(),
-                keys.quarantine(),
-            ] {
+            for key in [keys.timeout(), keys.pending(), keys.channel(), keys.quarantine()] {
                 assert_eq!(redis_keyslot(key.as_bytes()), slot, "{key} vs {name}");
             }
         }

@@ -49,19 +49,11 @@ impl Script {
     /// script per round trip, and `WithOptions` (for single-attempt offers)
     /// does not implement `LuaInterface`. The cluster slot is the first key's,
     /// which every key of a queue shares (see `keys.rs`).
-    pub async fn run<C>(
-        &self,
-        conn: &C,
-        keys: Vec<Key>,
-        args: Vec<Value>,
-    ) -> Result<Value, fred::error::Error>
+    pub async fn run<C>(&self, conn: &C, keys: Vec<Key>, args: Vec<Value>) -> Result<Value, fred::error::Error>
     where
         C: ClientLike + Send + Sync,
     {
-        let slot = keys
-            .first()
-            .map(|k| redis_keyslot(k.as_bytes()))
-            .unwrap_or(0);
+        let slot = keys.first().map(|k| redis_keyslot(k.as_bytes())).unwrap_or(0);
         let mut argv = Vec::with_capacity(2 + keys.len() + args.len());
         argv.push(Value::from(self.sha1.as_str()));
         argv.push(Value::from(keys.len() as i64));
@@ -70,10 +62,7 @@ impl Script {
         let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::Custom(slot), false);
         match conn.custom::<Value, Value>(evalsha, argv.clone()).await {
             Err(error) if error.details().starts_with("NOSCRIPT") => {
-                tracing::debug!(
-                    script = self.name,
-                    "script not cached on the server, sending EVAL"
-                );
+                tracing::debug!(script = self.name, "script not cached on the server, sending EVAL");
                 argv[0] = Value::from(self.body);
                 conn.custom(
                     CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false),

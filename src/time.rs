@@ -62,12 +62,9 @@ pub fn due_at(now_ms: i64, at: SystemTime) -> Result<i64, Error> {
 
 /// Parses a score as Redis returns it ("1795293729652", or "1.7e+12" forms).
 pub fn parse_score(text: &str) -> Option<i64> {
-    text.parse::<i64>().ok().or_else(|| {
-        text.parse::<f64>()
-            .ok()
-            .filter(|f| f.is_finite())
-            .map(|f| f as i64)
-    })
+    text.parse::<i64>()
+        .ok()
+        .or_else(|| text.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| f as i64))
 }
 
 #[cfg(test)]
@@ -76,31 +73,19 @@ mod tests {
 
     #[test]
     fn due_after_adds_and_checks_overflow() {
-        assert_eq!(
-            due_after(1_000, Duration::from_millis(1_500)).unwrap(),
-            2_500
-        );
-        assert!(matches!(
-            due_after(1_000, Duration::MAX),
-            Err(Error::InvalidDelay(_))
-        ));
+        assert_eq!(due_after(1_000, Duration::from_millis(1_500)).unwrap(), 2_500);
+        assert!(matches!(due_after(1_000, Duration::MAX), Err(Error::InvalidDelay(_))));
         assert!(matches!(
             due_after(MAX_DUE_MS, Duration::from_millis(1)),
             Err(Error::InvalidDelay(_))
         ));
-        assert_eq!(
-            due_after(MAX_DUE_MS - 1, Duration::from_millis(1)).unwrap(),
-            MAX_DUE_MS
-        );
+        assert_eq!(due_after(MAX_DUE_MS - 1, Duration::from_millis(1)).unwrap(), MAX_DUE_MS);
     }
 
     #[test]
     fn due_at_rejects_the_past() {
         let now = now_ms();
-        assert!(matches!(
-            due_at(now, from_ms(now - 1)),
-            Err(Error::InvalidDelay(_))
-        ));
+        assert!(matches!(due_at(now, from_ms(now - 1)), Err(Error::InvalidDelay(_))));
         assert_eq!(due_at(now, from_ms(now + 10)).unwrap(), now + 10);
         assert_eq!(due_at(now, from_ms(now)).unwrap(), now);
     }

@@ -93,10 +93,7 @@ pub fn decode<T, C: Codec<T> + ?Sized>(codec: &C, raw: Bytes) -> Result<T, Decod
 ///
 /// On a failure the error carries every raw value of the batch, so that none
 /// of them is lost with the ones that did decode.
-pub(crate) fn decode_batch<T, C: Codec<T> + ?Sized>(
-    codec: &C,
-    raw: Vec<Bytes>,
-) -> Result<Vec<T>, DecodeError> {
+pub(crate) fn decode_batch<T, C: Codec<T> + ?Sized>(codec: &C, raw: Vec<Bytes>) -> Result<Vec<T>, DecodeError> {
     let mut values = Vec::with_capacity(raw.len());
     for item in &raw {
         match decode(codec, item.clone()) {
@@ -108,10 +105,7 @@ pub(crate) fn decode_batch<T, C: Codec<T> + ?Sized>(
 }
 
 /// Decodes every value of a read that removed nothing.
-pub(crate) fn decode_all<T, C: Codec<T> + ?Sized>(
-    codec: &C,
-    raw: Vec<Bytes>,
-) -> Result<Vec<T>, DecodeError> {
+pub(crate) fn decode_all<T, C: Codec<T> + ?Sized>(codec: &C, raw: Vec<Bytes>) -> Result<Vec<T>, DecodeError> {
     raw.into_iter().map(|item| decode(codec, item)).collect()
 }
 

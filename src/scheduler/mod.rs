@@ -70,16 +70,10 @@ impl Drop for Registration {
 }
 
 impl Scheduler {
-    pub fn start(
-        pool: Pool,
-        subscriber: SubscriberClient,
-        settings: TransferSettings,
-    ) -> Scheduler {
+    pub fn start(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings) -> Scheduler {
         let (tx, rx) = mpsc::unbounded_channel();
         let stats = Arc::new(crate::stats::Stats::default());
-        let task = tokio::spawn(
-            task::SchedulerTask::new(pool, subscriber, settings, stats.clone()).run(rx),
-        );
+        let task = tokio::spawn(task::SchedulerTask::new(pool, subscriber, settings, stats.clone()).run(rx));
         Scheduler {
             tx,
             task: Mutex::new(Some(task)),

@@ -63,12 +63,7 @@ pub(crate) struct SchedulerTask {
 }
 
 impl SchedulerTask {
-    pub fn new(
-        pool: Pool,
-        subscriber: SubscriberClient,
-        settings: TransferSettings,
-        stats: Arc<Stats>,
-    ) -> Self {
+    pub fn new(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings, stats: Arc<Stats>) -> Self {
         SchedulerTask {
             pool,
             subscriber: Some(subscriber),
@@ -95,10 +90,9 @@ impl SchedulerTask {
         self.sub_ops = Some(ops_tx);
 
         let resync_every = self.settings.resync_interval;
-        let mut resync =
-            tokio::time::interval(resync_every.map_or(Duration::from_secs(3600), |d| {
-                (d / 8).max(Duration::from_millis(100))
-            }));
+        let mut resync = tokio::time::interval(
+            resync_every.map_or(Duration::from_secs(3600), |d| (d / 8).max(Duration::from_millis(100))),
+        );
         resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
         let mut shutdown: Option<oneshot::Sender<()>> = None;
@@ -231,10 +225,7 @@ impl SchedulerTask {
         let Some(name) = self.by_channel.get(&*message.channel).cloned() else {
             return;
         };
-        let due = message
-            .value
-            .as_string()
-            .and_then(|text| time::parse_score(&text));
+        let due = message.value.as_string().and_then(|text| time::parse_score(&text));
         match due {
             Some(due) => self.wake_at(&name, due - self.clock_offset_ms),
             None => self.wake_at(&name, i64::MIN),
@@ -266,10 +257,7 @@ impl SchedulerTask {
     /// Asks for a run of `name` at local time `due` (ms); `i64::MIN` means now.
     fn wake_at(&mut self, name: &Arc<str>, due: i64) {
         let Self {
-            queues,
-            wheel,
-            ready,
-            ..
+            queues, wheel, ready, ..
         } = self;
         let Some(queue) = queues.get_mut(name) else {
             return;

@@ -58,15 +58,10 @@ pub(crate) async fn run_transfer(
     let [moved, quarantined, head, now] = reply::tuple::<4>(value)?;
     let head_due_ms = match reply::opt_text(head)? {
         None => None,
-        Some(text) => Some(
-            time::parse_score(&text)
-                .ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?,
-        ),
+        Some(text) => Some(time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?),
     };
     let now_ms = match reply::opt_text(now)? {
-        Some(text) => {
-            time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad time {text:?}")))?
-        }
+        Some(text) => time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad time {text:?}")))?,
         None => return Err(Error::Protocol("transfer returned no time".into())),
     };
     Ok(TransferOutcome {

@@ -50,10 +50,7 @@ async fn a_blocked_take_never_blocks_other_commands() {
         // With four takes blocked, ordinary commands on the same client answer at once.
         let started = Instant::now();
         for _ in 0..20 {
-            delayed
-                .offer(&s("x"), Duration::from_secs(60))
-                .await
-                .unwrap();
+            delayed.offer(&s("x"), Duration::from_secs(60)).await.unwrap();
             assert_eq!(q.len().await.unwrap(), 0);
         }
         assert!(
@@ -99,17 +96,10 @@ async fn poll_from_any_reports_which_queue_had_the_value() {
         let b = client.blocking_queue("{g}b", LongCodec).unwrap();
         b.offer(&7).await.unwrap();
         assert_eq!(
-            a.poll_from_any(Duration::from_secs(2), &[&b])
-                .await
-                .unwrap(),
+            a.poll_from_any(Duration::from_secs(2), &[&b]).await.unwrap(),
             Some((s("{g}b"), 7))
         );
-        assert_eq!(
-            a.poll_from_any(Duration::from_millis(200), &[&b])
-                .await
-                .unwrap(),
-            None
-        );
+        assert_eq!(a.poll_from_any(Duration::from_millis(200), &[&b]).await.unwrap(), None);
     })
     .await;
 }
@@ -123,10 +113,7 @@ async fn take_last_and_offer_first_to_moves_atomically() {
         let q = client.blocking_queue("{g}src", StringCodec).unwrap();
         q.offer_all([s("first"), s("last")]).await.unwrap();
         let _: i64 = raw.client.rpush("{g}dst", "old").await.unwrap();
-        assert_eq!(
-            q.take_last_and_offer_first_to("{g}dst").await.unwrap(),
-            s("last")
-        );
+        assert_eq!(q.take_last_and_offer_first_to("{g}dst").await.unwrap(), s("last"));
         assert_eq!(
             raw.lrange("{g}dst").await,
             vec![Bytes::from("last"), Bytes::from("old")]
@@ -159,21 +146,13 @@ async fn undecodable_values_come_back_with_their_raw_bytes() {
         let raw = redis.raw().await;
         let client = redis.client().await;
         let q = client.blocking_queue("q", LongCodec).unwrap();
-        let _: i64 = raw
-            .client
-            .rpush("q", vec!["12", "not-a-number", "13"])
-            .await
-            .unwrap();
+        let _: i64 = raw.client.rpush("q", vec!["12", "not-a-number", "13"]).await.unwrap();
         match q.drain(10).await {
             Err(Error::Decode(e)) => {
                 assert_eq!(e.raw().as_ref(), b"not-a-number");
                 assert_eq!(
                     e.batch(),
-                    &[
-                        Bytes::from("12"),
-                        Bytes::from("not-a-number"),
-                        Bytes::from("13")
-                    ]
+                    &[Bytes::from("12"), Bytes::from("not-a-number"), Bytes::from("13")]
                 );
             }
             other => panic!("expected a decode error, got {other:?}"),
@@ -248,10 +227,7 @@ async fn a_cancelled_take_does_not_swallow_a_later_value() {
         .await;
         // ...and the next value reaches the next reader.
         q.offer(&s("kept")).await.unwrap();
-        assert_eq!(
-            q.poll(Duration::from_secs(3)).await.unwrap(),
-            Some(s("kept"))
-        );
+        assert_eq!(q.poll(Duration::from_secs(3)).await.unwrap(), Some(s("kept")));
     })
     .await;
 }

@@ -32,21 +32,10 @@ async fn offer_then_take_round_trips_through_two_processes() {
     deadline(async {
         let redis = RedisServer::start().await;
         let offered = Instant::now();
-        let out = delayq(
-            &redis,
-            &["offer", "jobs", "--delay", "800ms", "first", "second"],
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = delayq(&redis, &["offer", "jobs", "--delay", "800ms", "first", "second"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let out = delayq_async(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s"]).await;
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         // Both have the same due time: they come out in Redis's tie order, as with Redisson.
         let mut got: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
         got.sort();
@@ -60,9 +49,7 @@ async fn offer_then_take_round_trips_through_two_processes() {
 async fn take_exits_non_zero_when_too_few_values_arrive() {
     deadline(async {
         let redis = RedisServer::start().await;
-        assert!(delayq(&redis, &["offer", "q", "--delay", "0", "only"])
-            .status
-            .success());
+        assert!(delayq(&redis, &["offer", "q", "--delay", "0", "only"]).status.success());
         let out = delayq_async(&redis, &["take", "q", "-n", "2", "--timeout", "1s"]).await;
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(stdout(&out), "only\n");
@@ -100,28 +87,13 @@ async fn codecs_and_formats_round_trip_on_the_command_line() {
                 "{codec}: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            let pending = raw
-                .lrange(&format!("redisson_delay_queue:{{{queue}}}"))
-                .await;
+            let pending = raw.lrange(&format!("redisson_delay_queue:{{{queue}}}")).await;
             for element in &pending {
                 let fmt = delayq::format::unpack(element).unwrap().format();
                 assert_eq!(fmt.as_str(), *format);
             }
             let n = values.len().to_string();
-            let out = delayq_async(
-                &redis,
-                &[
-                    "take",
-                    &queue,
-                    "-n",
-                    &n,
-                    "--timeout",
-                    "5s",
-                    "--codec",
-                    codec,
-                ],
-            )
-            .await;
+            let out = delayq_async(&redis, &["take", &queue, "-n", &n, "--timeout", "5s", "--codec", codec]).await;
             assert!(
                 out.status.success(),
                 "{codec}: {}",
@@ -149,10 +121,7 @@ async fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
             "{:?}",
             out
         );
-        let out = delayq(
-            &redis,
-            &["offer", "q", "--delay", "1s", "--codec", "long", "abc"],
-        );
+        let out = delayq(&redis, &["offer", "q", "--delay", "1s", "--codec", "long", "abc"]);
         assert!(!out.status.success());
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("not a 64-bit integer"),

@@ -23,13 +23,9 @@ async fn offer_writes_redisson_keys_scores_and_publishes_only_new_heads() {
         let keys = q.keys().clone();
 
         let before = now_ms();
-        q.offer(&s("later"), Duration::from_secs(7200))
-            .await
-            .unwrap();
+        q.offer(&s("later"), Duration::from_secs(7200)).await.unwrap();
         q.offer(&s("sooner"), HOUR).await.unwrap();
-        q.offer(&s("latest"), Duration::from_secs(9000))
-            .await
-            .unwrap();
+        q.offer(&s("latest"), Duration::from_secs(9000)).await.unwrap();
         let after = now_ms();
 
         let zset = raw.zrange(keys.timeout()).await;
@@ -63,13 +59,9 @@ async fn len_contains_read_all_and_peek_see_pending_values() {
         assert_eq!(q.peek().await.unwrap(), None);
         assert_eq!(q.read_all().await.unwrap(), Vec::<String>::new());
 
-        q.offer_all([
-            (s("a"), HOUR),
-            (s("b"), Duration::from_secs(60)),
-            (s("a"), HOUR),
-        ])
-        .await
-        .unwrap();
+        q.offer_all([(s("a"), HOUR), (s("b"), Duration::from_secs(60)), (s("a"), HOUR)])
+            .await
+            .unwrap();
         assert_eq!(q.len().await.unwrap(), 3);
         assert!(!q.is_empty().await.unwrap());
         assert_eq!(q.read_all().await.unwrap(), vec![s("a"), s("b"), s("a")]);
@@ -149,9 +141,7 @@ async fn poll_last_and_offer_first_to_moves_the_newest_value() {
         let client = redis.client().await;
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let _: i64 = raw.client.rpush("{q}other", "existing").await.unwrap();
-        q.offer_all([(s("first"), HOUR), (s("last"), HOUR)])
-            .await
-            .unwrap();
+        q.offer_all([(s("first"), HOUR), (s("last"), HOUR)]).await.unwrap();
 
         assert_eq!(
             q.poll_last_and_offer_first_to("{q}other").await.unwrap(),
@@ -164,10 +154,7 @@ async fn poll_last_and_offer_first_to_moves_the_newest_value() {
         assert_eq!(q.read_all().await.unwrap(), vec![s("first")]);
         assert_eq!(raw.zcard(q.keys().timeout()).await, 1);
         q.clear().await.unwrap();
-        assert_eq!(
-            q.poll_last_and_offer_first_to("{q}other").await.unwrap(),
-            None
-        );
+        assert_eq!(q.poll_last_and_offer_first_to("{q}other").await.unwrap(), None);
     })
     .await;
 }
@@ -231,23 +218,15 @@ async fn bad_delays_and_names_are_typed_errors_that_write_nothing() {
         let q = client.delayed_queue("q", StringCodec).unwrap();
 
         let past = SystemTime::now() - Duration::from_secs(5);
-        assert!(matches!(
-            q.offer_at(&s("x"), past).await,
-            Err(Error::InvalidDelay(_))
-        ));
+        assert!(matches!(q.offer_at(&s("x"), past).await, Err(Error::InvalidDelay(_))));
         assert!(matches!(
             q.offer(&s("x"), Duration::MAX).await,
             Err(Error::InvalidDelay(_))
         ));
         let far = SystemTime::UNIX_EPOCH + Duration::from_secs(400_000 * 365 * 24 * 3600);
-        assert!(matches!(
-            q.offer_at(&s("x"), far).await,
-            Err(Error::InvalidDelay(_))
-        ));
+        assert!(matches!(q.offer_at(&s("x"), far).await, Err(Error::InvalidDelay(_))));
         // One bad delay in a batch rejects the whole batch before anything is sent.
-        let batch = q
-            .offer_all([(s("ok"), HOUR), (s("bad"), Duration::MAX)])
-            .await;
+        let batch = q.offer_all([(s("ok"), HOUR), (s("bad"), Duration::MAX)]).await;
         assert!(matches!(batch, Err(Error::InvalidDelay(_))));
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         assert_eq!(raw.llen(q.keys().pending()).await, 0);
@@ -261,9 +240,7 @@ async fn bad_delays_and_names_are_typed_errors_that_write_nothing() {
             Err(Error::InvalidQueueName { .. })
         ));
 
-        q.offer_at(&s("future"), SystemTime::now() + HOUR)
-            .await
-            .unwrap();
+        q.offer_at(&s("future"), SystemTime::now() + HOUR).await.unwrap();
         assert_eq!(q.len().await.unwrap(), 1);
     })
     .await;

@@ -21,13 +21,8 @@ const HOUR_MS: i64 = 3_600_000;
 async fn seed_mixed(redis: &RedisServer, queue: &str, values: &[&str], due: i64) {
     let raw = redis.raw().await;
     for (i, v) in values.iter().enumerate() {
-        let format = if i % 2 == 0 {
-            Format::Legacy
-        } else {
-            Format::Modern
-        };
-        raw.seed(queue, &pack(format, v.as_bytes()), due + i as i64)
-            .await;
+        let format = if i % 2 == 0 { Format::Legacy } else { Format::Modern };
+        raw.seed(queue, &pack(format, v.as_bytes()), due + i as i64).await;
     }
 }
 
@@ -54,26 +49,15 @@ async fn mixed_formats_read_remove_and_poll_in_one_queue() {
         assert!(q.contains_all([s("m1"), s("l4")]).await.unwrap());
         assert!(q.remove(&s("m3")).await.unwrap());
         assert_eq!(q.poll().await.unwrap(), Some(s("l0")));
-        assert_eq!(
-            q.poll_last_and_offer_first_to("{mixed}x").await.unwrap(),
-            Some(s("m5"))
-        );
-        assert_eq!(
-            q.read_all().await.unwrap(),
-            ["m1", "l2", "l4"].map(s).to_vec()
-        );
+        assert_eq!(q.poll_last_and_offer_first_to("{mixed}x").await.unwrap(), Some(s("m5")));
+        assert_eq!(q.read_all().await.unwrap(), ["m1", "l2", "l4"].map(s).to_vec());
         // New offers in either format join the same queue.
-        q.offer(&s("new-m"), Duration::from_secs(3600))
-            .await
-            .unwrap();
+        q.offer(&s("new-m"), Duration::from_secs(3600)).await.unwrap();
         let legacy = client
             .delayed_queue("mixed", StringCodec)
             .unwrap()
             .with_format(F::Legacy);
-        legacy
-            .offer(&s("new-l"), Duration::from_secs(3600))
-            .await
-            .unwrap();
+        legacy.offer(&s("new-l"), Duration::from_secs(3600)).await.unwrap();
         assert_eq!(
             q.read_all().await.unwrap(),
             ["m1", "l2", "l4", "new-m", "new-l"].map(s).to_vec()
@@ -117,8 +101,7 @@ async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing() {
         raw.seed("q", &truncated, due + 1).await;
         raw.seed("q", &wrong_len, due + 2).await;
         raw.seed("q", &junk, due + 3).await;
-        raw.seed("q", &pack(Format::Legacy, b"good-2"), due + 4)
-            .await;
+        raw.seed("q", &pack(Format::Legacy, b"good-2"), due + 4).await;
 
         let client = redis.client().await;
         let q = client.delayed_queue("q", StringCodec).unwrap();
@@ -146,22 +129,12 @@ async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing() {
             .await
             .unwrap();
         let dest = q.destination();
-        assert_eq!(
-            dest.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("good-1"))
-        );
-        assert_eq!(
-            dest.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("good-2"))
-        );
+        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("good-1")));
+        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("good-2")));
         let quarantine = raw.lrange(q.keys().quarantine()).await;
         assert_eq!(
             quarantine,
-            vec![
-                Bytes::from(truncated),
-                Bytes::from(wrong_len),
-                Bytes::from(junk)
-            ]
+            vec![Bytes::from(truncated), Bytes::from(wrong_len), Bytes::from(junk)]
         );
         assert_eq!(q.len().await.unwrap(), 0);
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
@@ -198,25 +171,15 @@ async fn captured_redisson_elements_of_both_formats_transfer_to_their_payloads()
         let raw = redis.raw().await;
         let due = now_ms() - 10;
         // Redisson 4.7.0 (modern) "hello" and 3.21.0 (legacy) LongCodec "42", as captured.
-        raw.seed(
-            "q",
-            &hex("0850552cd6413e20b4050000000000000068656c6c6f"),
-            due,
-        )
-        .await;
+        raw.seed("q", &hex("0850552cd6413e20b4050000000000000068656c6c6f"), due)
+            .await;
         raw.seed("q", &hex("715e4a1a55f6c4c302000000000000003432"), due + 1)
             .await;
         let client = redis.client().await;
         let _q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = client.blocking_queue("q", StringCodec).unwrap();
-        assert_eq!(
-            dest.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("hello"))
-        );
-        assert_eq!(
-            dest.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("42"))
-        );
+        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("hello")));
+        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("42")));
     })
     .await;
 }

@@ -75,10 +75,7 @@ impl RedisServer {
                 return server;
             }
         }
-        panic!(
-            "redis-server did not start; see {}",
-            server.log_path().display()
-        );
+        panic!("redis-server did not start; see {}", server.log_path().display());
     }
 
     fn log_path(&self) -> PathBuf {
@@ -120,11 +117,7 @@ impl RedisServer {
                     return false; // exited: probably the port was taken
                 }
             }
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
-                .await
-                .is_ok()
-                && self.ping().await
-            {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() && self.ping().await {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -134,12 +127,7 @@ impl RedisServer {
     }
 
     async fn ping(&self) -> bool {
-        let client = delayq::fred::clients::Client::new(
-            Config::from_url(&self.url()).unwrap(),
-            None,
-            None,
-            None,
-        );
+        let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
         let _task = client.connect();
         let ok = tokio::time::timeout(Duration::from_secs(1), async {
             client.wait_for_connect().await?;
@@ -166,25 +154,14 @@ impl RedisServer {
 
     /// A delayq client of this server.
     pub async fn client(&self) -> Client {
-        self.client_builder()
-            .build()
-            .await
-            .expect("connect delayq client")
+        self.client_builder().build().await.expect("connect delayq client")
     }
 
     /// A plain fred client for inspecting and seeding Redis directly.
     pub async fn raw(&self) -> RawRedis {
-        let client = delayq::fred::clients::Client::new(
-            Config::from_url(&self.url()).unwrap(),
-            None,
-            None,
-            None,
-        );
+        let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
         let _task = client.connect();
-        client
-            .wait_for_connect()
-            .await
-            .expect("raw client connects");
+        client.wait_for_connect().await.expect("raw client connects");
         RawRedis { client }
     }
 
@@ -250,10 +227,7 @@ impl RawRedis {
     /// ZRANGE key 0 -1 WITHSCORES as (member, score).
     pub async fn zrange(&self, key: &str) -> Vec<(Bytes, i64)> {
         let value = self
-            .cmd(
-                "ZRANGE",
-                vec![key.into(), 0.into(), (-1).into(), "WITHSCORES".into()],
-            )
+            .cmd("ZRANGE", vec![key.into(), 0.into(), (-1).into(), "WITHSCORES".into()])
             .await;
         let items = match value {
             Value::Array(items) => items,
@@ -284,19 +258,12 @@ impl RawRedis {
             )
             .await
             .unwrap();
-        let _: i64 = self
-            .client
-            .rpush(keys.pending(), element.to_vec())
-            .await
-            .unwrap();
+        let _: i64 = self.client.rpush(keys.pending(), element.to_vec()).await.unwrap();
     }
 
     /// Number of subscribers of a channel.
     pub async fn numsub(&self, channel: &str) -> i64 {
-        match self
-            .cmd("PUBSUB", vec!["NUMSUB".into(), channel.into()])
-            .await
-        {
+        match self.cmd("PUBSUB", vec!["NUMSUB".into(), channel.into()]).await {
             Value::Array(items) => items[1].as_i64().unwrap(),
             other => panic!("numsub: {other:?}"),
         }
@@ -315,10 +282,7 @@ impl RawRedis {
             .await
             .unwrap();
         info.lines()
-            .find_map(|line| {
-                line.strip_prefix(field)
-                    .and_then(|rest| rest.strip_prefix(':'))
-            })
+            .find_map(|line| line.strip_prefix(field).and_then(|rest| rest.strip_prefix(':')))
             .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
             .trim()
             .to_owned()
@@ -328,13 +292,7 @@ impl RawRedis {
     pub async fn kill_clients(&self, kind: &str) -> i64 {
         self.cmd(
             "CLIENT",
-            vec![
-                "KILL".into(),
-                "TYPE".into(),
-                kind.into(),
-                "SKIPME".into(),
-                "yes".into(),
-            ],
+            vec!["KILL".into(), "TYPE".into(), kind.into(), "SKIPME".into(), "yes".into()],
         )
         .await
         .as_i64()

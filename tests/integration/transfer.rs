@@ -56,22 +56,13 @@ async fn elements_come_out_in_due_time_order() {
         let q = client.delayed_queue("q", LongCodec).unwrap();
         // Offered in an order unrelated to their due times.
         let delays_ms = [900u64, 300, 700, 100, 500, 800, 200, 600, 400, 1000];
-        q.offer_all(
-            delays_ms
-                .iter()
-                .map(|&d| (d as i64, Duration::from_millis(d))),
-        )
-        .await
-        .unwrap();
+        q.offer_all(delays_ms.iter().map(|&d| (d as i64, Duration::from_millis(d))))
+            .await
+            .unwrap();
         let dest = q.destination();
         let mut got = Vec::new();
         while got.len() < delays_ms.len() {
-            got.push(
-                dest.poll(Duration::from_secs(10))
-                    .await
-                    .unwrap()
-                    .expect("all arrive"),
-            );
+            got.push(dest.poll(Duration::from_secs(10)).await.unwrap().expect("all arrive"));
         }
         let mut sorted: Vec<i64> = delays_ms.iter().map(|&d| d as i64).collect();
         sorted.sort();
@@ -91,12 +82,7 @@ async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once() {
             queues.push(producer.delayed_queue(&format!("q{i}"), LongCodec).unwrap());
         }
         for (qi, q) in queues.iter().enumerate() {
-            let items = (0..100i64).map(|j| {
-                (
-                    qi as i64 * 1000 + j,
-                    Duration::from_millis(fastrand::u64(0..1500)),
-                )
-            });
+            let items = (0..100i64).map(|j| (qi as i64 * 1000 + j, Duration::from_millis(fastrand::u64(0..1500))));
             q.offer_all(items).await.unwrap();
         }
         let seen = Arc::new(parking_lot::Mutex::new(HashMap::<i64, usize>::new()));
@@ -104,9 +90,7 @@ async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once() {
         for i in 0..10 {
             // Two competing workers per queue.
             for _ in 0..2 {
-                let dest = consumer
-                    .blocking_queue(&format!("q{i}"), LongCodec)
-                    .unwrap();
+                let dest = consumer.blocking_queue(&format!("q{i}"), LongCodec).unwrap();
                 let seen = seen.clone();
                 workers.push(tokio::spawn(async move {
                     while let Some(v) = dest.poll(Duration::from_secs(3)).await.unwrap() {
@@ -150,18 +134,9 @@ async fn a_consumer_only_process_moves_due_elements_when_it_opts_in() {
         // Without opting in, nobody transfers.
         let plain = consumer.blocking_queue("jobs", StringCodec).unwrap();
         assert_eq!(plain.poll(Duration::from_millis(900)).await.unwrap(), None);
-        let transferring = consumer
-            .blocking_queue("jobs", StringCodec)
-            .unwrap()
-            .with_transfer();
-        assert_eq!(
-            transferring.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("a"))
-        );
-        assert_eq!(
-            transferring.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("b"))
-        );
+        let transferring = consumer.blocking_queue("jobs", StringCodec).unwrap().with_transfer();
+        assert_eq!(transferring.poll(Duration::from_secs(5)).await.unwrap(), Some(s("a")));
+        assert_eq!(transferring.poll(Duration::from_secs(5)).await.unwrap(), Some(s("b")));
     })
     .await;
 }
@@ -173,19 +148,10 @@ async fn elements_already_due_when_the_queue_is_registered_move_at_once() {
         let raw = redis.raw().await;
         // State a Java producer left behind, with no publish to wake anyone.
         for (i, v) in ["x", "y", "z"].iter().enumerate() {
-            raw.seed(
-                "q",
-                &pack(Format::Modern, v.as_bytes()),
-                now_ms() - 1000 + i as i64,
-            )
-            .await;
+            raw.seed("q", &pack(Format::Modern, v.as_bytes()), now_ms() - 1000 + i as i64)
+                .await;
         }
-        let client = redis
-            .client_builder()
-            .resync_interval(None)
-            .build()
-            .await
-            .unwrap();
+        let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let _q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = client.blocking_queue("q", StringCodec).unwrap();
         for v in ["x", "y", "z"] {
@@ -200,12 +166,7 @@ async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
     deadline(async {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
-        let client = redis
-            .client_builder()
-            .resync_interval(None)
-            .build()
-            .await
-            .unwrap();
+        let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         eventually(Duration::from_secs(5), "subscribed", || async {
             raw.numsub(q.keys().channel()).await == 1
@@ -213,11 +174,7 @@ async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
         .await;
         let due = now_ms() - 5;
         raw.seed("q", &pack(Format::Modern, b"late"), due).await;
-        let _: i64 = raw
-            .client
-            .publish(q.keys().channel(), due.to_string())
-            .await
-            .unwrap();
+        let _: i64 = raw.client.publish(q.keys().channel(), due.to_string()).await.unwrap();
         assert_eq!(
             q.destination().poll(Duration::from_secs(5)).await.unwrap(),
             Some(s("late"))
@@ -233,19 +190,10 @@ async fn a_backlog_larger_than_one_batch_drains_batch_after_batch() {
         let raw = redis.raw().await;
         let due = now_ms() - 10_000;
         for i in 0..1_000i64 {
-            raw.seed(
-                "q",
-                &pack(Format::Modern, i.to_string().as_bytes()),
-                due + i,
-            )
-            .await;
+            raw.seed("q", &pack(Format::Modern, i.to_string().as_bytes()), due + i)
+                .await;
         }
-        let client = redis
-            .client_builder()
-            .transfer_batch(50)
-            .build()
-            .await
-            .unwrap();
+        let client = redis.client_builder().transfer_batch(50).build().await.unwrap();
         let q = client.delayed_queue("q", LongCodec).unwrap();
         let dest = q.destination();
         eventually(Duration::from_secs(20), "backlog drained", || async {
@@ -265,20 +213,14 @@ async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
     deadline(async {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
-        let client = redis
-            .client_builder()
-            .resync_interval(None)
-            .build()
-            .await
-            .unwrap();
+        let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         eventually(Duration::from_secs(5), "subscribed", || async {
             raw.numsub(q.keys().channel()).await == 1
         })
         .await;
         // Came due silently (no publish): only a reconnect can wake the scheduler now.
-        raw.seed("q", &pack(Format::Modern, b"quiet"), now_ms() - 1)
-            .await;
+        raw.seed("q", &pack(Format::Modern, b"quiet"), now_ms() - 1).await;
         assert!(raw.kill_clients("pubsub").await >= 1);
         assert_eq!(
             q.destination().poll(Duration::from_secs(10)).await.unwrap(),
@@ -304,11 +246,7 @@ async fn a_failing_transfer_is_retried_with_backoff_until_it_succeeds() {
             .await
             .unwrap();
         // The destination key holds a string: every RPUSH fails with WRONGTYPE.
-        let _: () = raw
-            .client
-            .set("q", "in the way", None, None, false)
-            .await
-            .unwrap();
+        let _: () = raw.client.set("q", "in the way", None, None, false).await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         q.offer(&s("v"), Duration::ZERO).await.unwrap();
         eventually(Duration::from_secs(10), "failures retried", || async {
@@ -349,19 +287,10 @@ async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped() {
         })
         .await;
         let runs = client.stats().transfer_runs;
-        raw.seed("q", &pack(Format::Modern, b"orphan"), now_ms() - 1)
-            .await;
-        let _: i64 = raw
-            .client
-            .publish(&channel, (now_ms() - 1).to_string())
-            .await
-            .unwrap();
+        raw.seed("q", &pack(Format::Modern, b"orphan"), now_ms() - 1).await;
+        let _: i64 = raw.client.publish(&channel, (now_ms() - 1).to_string()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(
-            client.stats().transfer_runs,
-            runs,
-            "no run for a dropped queue"
-        );
+        assert_eq!(client.stats().transfer_runs, runs, "no run for a dropped queue");
         assert_eq!(raw.llen("q").await, 0);
     })
     .await;
@@ -387,8 +316,7 @@ async fn lost_pubsub_messages_make_every_queue_transfer() {
             raw.numsub(other.keys().channel()).await == 1
         })
         .await;
-        raw.seed("q", &pack(Format::Modern, b"found"), now_ms() - 1)
-            .await;
+        raw.seed("q", &pack(Format::Modern, b"found"), now_ms() - 1).await;
         // Flood another queue's channel with far-future due times until messages are dropped.
         let far = (now_ms() + 3_600_000).to_string();
         let dest = q.destination();
@@ -396,10 +324,7 @@ async fn lost_pubsub_messages_make_every_queue_transfer() {
         for _ in 0..50 {
             let pipeline = raw.client.pipeline();
             for _ in 0..2_000 {
-                let _: () = pipeline
-                    .publish(other.keys().channel(), far.as_str())
-                    .await
-                    .unwrap();
+                let _: () = pipeline.publish(other.keys().channel(), far.as_str()).await.unwrap();
             }
             let _: Vec<i64> = pipeline.all().await.unwrap();
             if let Some(v) = dest.poll(Duration::from_millis(100)).await.unwrap() {
@@ -454,10 +379,7 @@ async fn after_redis_restarts_offers_and_transfers_resume() {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = q.destination();
         q.offer(&s("before"), Duration::ZERO).await.unwrap();
-        assert_eq!(
-            dest.poll(Duration::from_secs(5)).await.unwrap(),
-            Some(s("before"))
-        );
+        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("before")));
         redis.restart().await;
         let raw = redis.raw().await;
         // The same client reconnects and subscribes again by itself.
@@ -466,15 +388,10 @@ async fn after_redis_restarts_offers_and_transfers_resume() {
         })
         .await;
         eventually(Duration::from_secs(10), "offers work again", || async {
-            q.offer(&s("after"), Duration::from_millis(200))
-                .await
-                .is_ok()
+            q.offer(&s("after"), Duration::from_millis(200)).await.is_ok()
         })
         .await;
-        assert_eq!(
-            dest.poll(Duration::from_secs(10)).await.unwrap(),
-            Some(s("after"))
-        );
+        assert_eq!(dest.poll(Duration::from_secs(10)).await.unwrap(), Some(s("after")));
     })
     .await;
 }

@@ -13,12 +13,7 @@ use delayq::Format;
 #[command(name = "delayq", version, about, long_about = None)]
 pub struct Cli {
     /// Redis URL (redis://, rediss://, redis-cluster://, redis-sentinel://).
-    #[arg(
-        long,
-        env = "REDIS_URL",
-        default_value = "redis://127.0.0.1:6379",
-        global = true
-    )]
+    #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
     pub url: String,
 
     #[command(subcommand)]
@@ -84,13 +79,10 @@ pub enum CodecKind {
 pub fn parse_delay(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.starts_with('-') {
-        return Err(format!(
-            "{text:?} is a negative delay; delays must be zero or more"
-        ));
+        return Err(format!("{text:?} is a negative delay; delays must be zero or more"));
     }
     if text == "0" {
         return Ok(Duration::ZERO);
     }
-    humantime::parse_duration(text)
-        .map_err(|e| format!("{text:?} is not a duration like 1500ms, 5s or 2m: {e}"))
+    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration like 1500ms, 5s or 2m: {e}"))
 }

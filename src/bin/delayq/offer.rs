@@ -10,9 +10,7 @@ pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
     let queue = client
         .delayed_queue(&args.queue, TextCodec(args.codec))?
         .with_format(args.format);
-    let result = queue
-        .offer_all(args.values.iter().map(|v| (v, args.delay)))
-        .await;
+    let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;
     result?;
     eprintln!(

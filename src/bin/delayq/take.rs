@@ -19,11 +19,7 @@ pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
     let mut failure = None;
     while taken < args.count {
         let next = match deadline {
-            Some(deadline) => {
-                queue
-                    .poll(deadline.saturating_duration_since(Instant::now()))
-                    .await
-            }
+            Some(deadline) => queue.poll(deadline.saturating_duration_since(Instant::now())).await,
             None => queue.take().await.map(Some),
         };
         match next {
@@ -45,10 +41,7 @@ pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
         return Err(error);
     }
     if taken < args.count {
-        eprintln!(
-            "delayq: only {taken} of {} value(s) arrived in time",
-            args.count
-        );
+        eprintln!("delayq: only {taken} of {} value(s) arrived in time", args.count);
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

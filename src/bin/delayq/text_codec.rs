@@ -57,9 +57,6 @@ fn from_hex(text: &str) -> Result<Vec<u8>, BoxError> {
     }
     (0..text.len())
         .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&text[i..i + 2], 16)
-                .map_err(|_| format!("{text:?} is not hex").into())
-        })
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).map_err(|_| format!("{text:?} is not hex").into()))
         .collect()
 }
