@@ -92,6 +92,13 @@ impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
 }
 
 /// What one [`DelayedQueue::transfer_now`] did.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let report = queue.transfer_now().await?;
+/// println!("moved {}, next due {:?}", report.moved, report.next_due);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TransferReport {

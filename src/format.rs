@@ -76,6 +76,12 @@ impl std::str::FromStr for Format {
 }
 
 /// The random id that keeps equal payloads distinct.
+///
+/// ```
+/// use delayq::format::{ElementId, Format};
+/// let id = ElementId::random(Format::Legacy);
+/// assert_eq!(id.format(), Format::Legacy);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ElementId {
     /// The 8 raw bytes of a [`Format::Modern`] element.
@@ -104,6 +110,13 @@ impl ElementId {
 }
 
 /// An unpacked element: which layout it had, its id and its payload.
+///
+/// ```
+/// use delayq::format::{pack_with_id, unpack, ElementId, Format};
+/// let raw = pack_with_id(ElementId::Modern([1; 8]), b"x");
+/// let element = unpack(&raw).unwrap();
+/// assert_eq!((element.format(), element.payload), (Format::Modern, &b"x"[..]));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Element<'a> {
     /// The random id.
@@ -147,6 +160,11 @@ pub fn pack_with_id(id: ElementId, payload: &[u8]) -> Bytes {
 }
 
 /// Why bytes are not a packed element of either format.
+///
+/// ```
+/// use delayq::format::unpack;
+/// assert_eq!(unpack(b"junk").unwrap_err().len, 4);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{len}-byte value is neither a modern (Bc0Lc0) nor a legacy (dLc0) packed element")]
 pub struct Malformed {

@@ -26,6 +26,10 @@ use crate::time;
 /// How long shutdown waits for transfer runs in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// Longest a timer is set for: the wheel holds about two years, and a queue
+/// whose head is due later simply gets an extra, empty run every hour.
+const MAX_TIMER_MS: i64 = 3_600_000;
+
 enum Run {
     /// Waiting for its timer, or for a message.
     Idle,
@@ -227,7 +231,7 @@ impl SchedulerTask {
         };
         let due = message.value.as_string().and_then(|text| time::parse_score(&text));
         match due {
-            Some(due) => self.wake_at(&name, due - self.clock_offset_ms),
+            Some(due) => self.wake_at(&name, due.saturating_sub(self.clock_offset_ms)),
             None => self.wake_at(&name, i64::MIN),
         }
     }
@@ -275,6 +279,7 @@ impl SchedulerTask {
                     ready.push_back(name.clone());
                     return;
                 }
+                let due = due.min(now + MAX_TIMER_MS);
                 let deadline = Instant::now() + Duration::from_millis((due - now) as u64);
                 match queue.timer {
                     Some((_, at)) if at <= due => {}
@@ -349,7 +354,7 @@ impl SchedulerTask {
                 if outcome.backlog() {
                     self.wake_at(name, i64::MIN);
                 } else if let Some(head) = outcome.head_due_ms {
-                    self.wake_at(name, head - self.clock_offset_ms);
+                    self.wake_at(name, head.saturating_sub(self.clock_offset_ms));
                 }
                 if let Some(at) = rerun_at {
                     self.wake_at(name, at);

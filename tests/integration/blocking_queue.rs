@@ -231,3 +231,33 @@ async fn a_cancelled_take_does_not_swallow_a_later_value() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_survives_its_connection_being_killed() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", StringCodec).unwrap();
+        let taker = tokio::spawn({
+            let q = q.clone();
+            async move { q.take().await }
+        });
+        crate::harness::eventually(Duration::from_secs(5), "take is blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "1"
+        })
+        .await;
+        // Cut every ordinary connection (the blocked one included) twice.
+        for _ in 0..2 {
+            assert!(raw.kill_clients("normal").await >= 1);
+            crate::harness::eventually(Duration::from_secs(10), "take waits again", || async {
+                raw.info_field("clients", "blocked_clients").await == "1"
+            })
+            .await;
+        }
+        assert!(!taker.is_finished());
+        let _: i64 = raw.client.rpush("q", "after the cuts").await.unwrap();
+        assert_eq!(taker.await.unwrap().unwrap(), s("after the cuts"));
+    })
+    .await;
+}

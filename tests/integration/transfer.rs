@@ -395,3 +395,26 @@ async fn after_redis_restarts_offers_and_transfers_resume() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_due_years_from_now_does_not_upset_the_scheduler() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        // Further out than the timing wheel can hold (about two years).
+        q.offer(&s("far"), Duration::from_secs(10 * 365 * 24 * 3600))
+            .await
+            .unwrap();
+        let report = q.transfer_now().await.unwrap();
+        assert_eq!(report.moved, 0);
+        assert!(report.next_due.unwrap() > std::time::SystemTime::now() + Duration::from_secs(9 * 365 * 24 * 3600));
+        q.offer(&s("near"), Duration::from_millis(100)).await.unwrap();
+        assert_eq!(
+            q.destination().poll(Duration::from_secs(5)).await.unwrap(),
+            Some(s("near"))
+        );
+        assert_eq!(q.read_all().await.unwrap(), vec![s("far")]);
+    })
+    .await;
+}
