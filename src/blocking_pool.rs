@@ -9,14 +9,18 @@ use std::time::Duration;
 
 use fred::clients::Client as FredClient;
 use fred::prelude::{Blocking, ClientLike, Options};
-use fred::types::Builder;
+use fred::types::{Builder, ClusterHash, CustomCommand, Value};
 use parking_lot::Mutex;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
+
+/// Pause before retrying a blocking read whose connection failed.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 pub(crate) struct BlockingPool {
     builder: Builder,
@@ -52,7 +56,7 @@ impl BlockingPool {
 
     /// An idle connection, or a new one; waits for a new one to connect until
     /// `deadline` (or forever).
-    pub async fn lease_until(&self, deadline: Option<tokio::time::Instant>) -> Result<Lease<'_>> {
+    pub async fn lease_until(&self, deadline: Option<Instant>) -> Result<Lease<'_>> {
         if self.shutdown.is_cancelled() {
             return Err(Error::Shutdown);
         }
@@ -105,6 +109,64 @@ impl BlockingPool {
             max_attempts: Some(1),
             timeout: Some(server_timeout + Duration::from_secs(2) + server_timeout / 2),
             ..Options::default()
+        }
+    }
+
+    /// Runs the blocking `command` until it returns something other than nil,
+    /// or `deadline` passes (`None`: forever). Each try waits at most
+    /// [`timeout`](Self::timeout) on the server; `args` builds the arguments
+    /// for a server-side wait of that many seconds. Connection failures are
+    /// retried on a new connection; if the deadline passes while they last,
+    /// the last one is returned, so "nothing came" and "unreachable" differ.
+    pub async fn wait(
+        &self,
+        command: &'static str,
+        queue: &str,
+        deadline: Option<Instant>,
+        args: impl Fn(f64) -> Vec<Value>,
+    ) -> Result<Option<Value>> {
+        let mut last_error: Option<Error> = None;
+        loop {
+            let wait = match deadline {
+                None => self.timeout,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return last_error.map_or(Ok(None), Err);
+                    }
+                    left.min(self.timeout)
+                }
+            };
+            let outcome = match self.lease_until(deadline).await {
+                Ok(mut lease) => {
+                    // Seconds with millisecond precision; 0 would mean forever.
+                    let argv = args((wait.as_millis().max(1) as f64) / 1000.0);
+                    let options = self.command_options(wait);
+                    let sent = tokio::select! {
+                        out = lease.run(|conn| async move { blocking_command(&conn, command, options, argv).await }) => out,
+                        _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
+                    };
+                    let outcome = sent.map_err(|e| Error::from_command(e, queue));
+                    if outcome.is_err() {
+                        lease.discard();
+                    }
+                    outcome
+                }
+                Err(error) => Err(error),
+            };
+            match outcome {
+                Ok(Value::Null) => last_error = None,
+                Ok(value) => return Ok(Some(value)),
+                Err(error) if error.is_connection() => {
+                    tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection");
+                    last_error = Some(error);
+                    tokio::select! {
+                        _ = tokio::time::sleep(RETRY_PAUSE) => {}
+                        _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
+                    }
+                }
+                Err(error) => return Err(error),
+            }
         }
     }
 
@@ -164,4 +226,17 @@ fn close_in_background(client: FredClient) {
             let _ = client.quit().await;
         });
     }
+}
+
+/// Sends a blocking command as a fred custom command: fred's own BLPOP/BLMOVE
+/// turn the server's "timed out" nil into the same error as a client-side
+/// timeout, and a wait that ended empty must not look like a dead connection.
+async fn blocking_command(
+    conn: &FredClient,
+    name: &'static str,
+    options: Options,
+    args: Vec<Value>,
+) -> std::result::Result<Value, fred::error::Error> {
+    let command = CustomCommand::new_static(name, ClusterHash::FirstKey, true);
+    conn.with_options(&options).custom(command, args).await
 }

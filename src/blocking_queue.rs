@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use fred::interfaces::{ClientLike, ListInterface};
-use fred::types::{ClusterHash, CustomCommand, Key, Value};
+use fred::interfaces::ListInterface;
+use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
@@ -190,37 +190,24 @@ impl<T: 'static> BlockingQueue<T> {
     /// to the head of `target`, returning it (Java's `takeLastAndOfferFirstTo`).
     /// On Redis Cluster `target` must share this queue's slot.
     pub async fn take_last_and_offer_first_to(&self, target: &str) -> Result<T> {
-        let pool = &self.client.inner.blocking;
-        loop {
-            let mut lease = pool.lease_until(None).await?;
-            let options = pool.command_options(pool.timeout);
-            let secs = pool.timeout.as_secs_f64();
-            let args = vec![
-                Value::from(self.name()),
-                Value::from(target),
-                Value::from("RIGHT"),
-                Value::from("LEFT"),
-                Value::from(secs),
-            ];
-            let outcome = tokio::select! {
-                out = lease.run(|conn| async move { blocking_command(&conn, "BLMOVE", options, args).await }) => out,
-                _ = pool.shutdown.cancelled() => return Err(Error::Shutdown),
-            };
-            match outcome.map(reply::opt_bytes) {
-                Ok(Ok(Some(raw))) => return Ok(codec::decode(&*self.codec, raw)?),
-                Ok(Ok(None)) => continue,
-                Ok(Err(error)) => return Err(error),
-                Err(error) => {
-                    let error = self.command_error(error);
-                    if !error.is_connection() {
-                        return Err(error);
-                    }
-                    tracing::warn!(queue = self.name(), %error, "blocking move failed; retrying on a new connection");
-                    lease.discard();
-                    self.pause_after_failure().await?;
-                }
-            }
-        }
+        let args = |secs: f64| {
+            let args = [self.name(), target, "RIGHT", "LEFT"];
+            let mut args: Vec<Value> = args.into_iter().map(Value::from).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        let moved = self
+            .client
+            .inner
+            .blocking
+            .wait("BLMOVE", self.name(), None, args)
+            .await?;
+        // Without a deadline the wait only ends with a value or an error.
+        let raw = moved
+            .map(reply::bytes)
+            .transpose()?
+            .ok_or_else(|| Error::Protocol("BLMOVE wait ended empty".into()))?;
+        Ok(codec::decode(&*self.codec, raw)?)
     }
 
     /// Removes and returns up to `max` ready values at once, atomically (Java's
@@ -281,61 +268,20 @@ impl<T: 'static> BlockingQueue<T> {
     /// Blocking pop from the first of `names` that has a value, until
     /// `deadline` (or forever), across reconnects.
     async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(String, Bytes)>> {
-        let pool = &self.client.inner.blocking;
-        let mut last_error: Option<Error> = None;
-        loop {
-            let wait = match deadline {
-                None => pool.timeout,
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return match last_error {
-                            Some(error) => Err(error),
-                            None => Ok(None),
-                        };
-                    }
-                    left.min(pool.timeout)
-                }
-            };
-            let mut lease = match pool.lease_until(deadline).await {
-                Ok(lease) => lease,
-                Err(error) if error.is_connection() => {
-                    last_error = Some(error);
-                    continue;
-                }
-                Err(error) => return Err(error),
-            };
-            let options = pool.command_options(wait);
-            // BLPOP takes seconds with millisecond precision; 0 would mean forever.
-            let secs = (wait.as_millis().max(1) as f64) / 1000.0;
+        let args = |secs: f64| {
             let mut args: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
             args.push(Value::from(secs));
-            let outcome = tokio::select! {
-                out = lease.run(|conn| async move { blocking_command(&conn, "BLPOP", options, args).await }) => out,
-                _ = pool.shutdown.cancelled() => return Err(Error::Shutdown),
-            };
-            match outcome.map(popped) {
-                Ok(Ok(Some(popped))) => return Ok(Some(popped)),
-                Ok(Ok(None)) => last_error = None,
-                Ok(Err(error)) => return Err(error),
-                Err(error) => {
-                    let error = self.command_error(error);
-                    if !error.is_connection() {
-                        return Err(error);
-                    }
-                    tracing::warn!(queue = self.name(), %error, "blocking pop failed; retrying on a new connection");
-                    lease.discard();
-                    last_error = Some(error);
-                    self.pause_after_failure().await?;
-                }
-            }
-        }
-    }
-
-    async fn pause_after_failure(&self) -> Result<()> {
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(100)) => Ok(()),
-            _ = self.client.inner.blocking.shutdown.cancelled() => Err(Error::Shutdown),
+            args
+        };
+        match self
+            .client
+            .inner
+            .blocking
+            .wait("BLPOP", self.name(), deadline, args)
+            .await?
+        {
+            Some(value) => popped(value),
+            None => Ok(None),
         }
     }
 
@@ -344,24 +290,8 @@ impl<T: 'static> BlockingQueue<T> {
     }
 }
 
-/// Sends a blocking command as a fred custom command: fred's own BLPOP/BLMOVE
-/// turn the server's "timed out" nil into the same error as a client-side
-/// timeout, and we must tell an empty wait from a dead connection.
-async fn blocking_command(
-    conn: &fred::clients::Client,
-    name: &'static str,
-    options: fred::prelude::Options,
-    args: Vec<Value>,
-) -> std::result::Result<Value, fred::error::Error> {
-    let command = CustomCommand::new_static(name, ClusterHash::FirstKey, true);
-    conn.with_options(&options).custom(command, args).await
-}
-
 /// A BLPOP reply: nil, or `[key, value]`.
 fn popped(value: Value) -> Result<Option<(String, Bytes)>> {
-    if value.is_null() {
-        return Ok(None);
-    }
     let [key, value] = reply::tuple::<2>(value)?;
     let key = reply::opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
     Ok(Some((key, reply::bytes(value)?)))
