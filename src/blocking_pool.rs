@@ -68,7 +68,6 @@ impl BlockingPool {
             });
         }
         let client = self.builder.build()?;
-        let _task = client.connect();
         let expired = async {
             match deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -76,7 +75,8 @@ impl BlockingPool {
             }
         };
         tokio::select! {
-            result = client.wait_for_connect() => {
+            // init(), not connect() + wait_for_connect(): see client.rs.
+            result = client.init() => {
                 if let Err(error) = result {
                     close_in_background(client);
                     return Err(error.into());

@@ -225,9 +225,10 @@ impl ClientBuilder {
 }
 
 async fn connect<C: ClientLike>(client: &C, timeout: Duration) -> Result<()> {
-    let _task = client.connect();
-    match tokio::time::timeout(timeout, client.wait_for_connect()).await {
-        Ok(result) => result.map_err(Error::from),
+    // init() subscribes to the connect event before connecting; connect() then
+    // wait_for_connect() can miss an event that fires in between.
+    match tokio::time::timeout(timeout, client.init()).await {
+        Ok(result) => result.map(drop).map_err(Error::from),
         Err(_) => {
             let _ = client.quit().await;
             Err(Error::Redis(fred::error::Error::new(

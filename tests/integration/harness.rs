@@ -128,9 +128,8 @@ impl RedisServer {
 
     async fn ping(&self) -> bool {
         let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
-        let _task = client.connect();
         let ok = tokio::time::timeout(Duration::from_secs(1), async {
-            client.wait_for_connect().await?;
+            client.init().await?;
             client.ping::<String>(None).await
         })
         .await
@@ -160,8 +159,7 @@ impl RedisServer {
     /// A plain fred client for inspecting and seeding Redis directly.
     pub async fn raw(&self) -> RawRedis {
         let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
-        let _task = client.connect();
-        client.wait_for_connect().await.expect("raw client connects");
+        client.init().await.expect("raw client connects");
         RawRedis { client }
     }
 
