@@ -42,7 +42,7 @@
 //! transfer the same queue at once: the script is atomic.
 //!
 //! Values are encoded by a [`Codec`] matching the Java side's:
-//! [`StringCodec`], [`LongCodec`], [`BytesCodec`], [`JsonCodec`].
+//! [`StringCodec`], [`LongCodec`], [`BytesCodec`], [`JsonCodec`], [`JacksonCodec`].
 
 #![warn(missing_docs)]
 
@@ -62,8 +62,8 @@ mod time;
 
 pub use blocking_queue::BlockingQueue;
 pub use client::{Client, ClientBuilder, Clock};
-pub use codec::{BytesCodec, Codec, JsonCodec, LongCodec, StringCodec};
-pub use delayed_queue::{DelayedQueue, TransferReport};
+pub use codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, LongCodec, StringCodec};
+pub use delayed_queue::{DelayedQueue, MigrationReport, TransferReport};
 pub use error::{BoxError, DecodeError, Error, Result};
 pub use format::Format;
 pub use keys::QueueKeys;

@@ -6,16 +6,19 @@
 //! | [`LongCodec`] | `i64` | `LongCodec` (ASCII decimal) |
 //! | [`BytesCodec`] | `Bytes` / `Vec<u8>` | `ByteArrayCodec` (raw bytes) |
 //! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
+//! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
 //!
 //! Redisson's default codec (Kryo5) writes a Java-only binary format; configure
 //! one of the codecs above on the Java side to share a queue.
 
 mod bytes;
+pub mod jackson;
 mod json;
 mod long;
 mod string;
 
 pub use self::bytes::BytesCodec;
+pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
 pub use self::long::LongCodec;
 pub use self::string::StringCodec;
@@ -109,13 +112,99 @@ pub(crate) fn decode_all<T, C: Codec<T> + ?Sized>(codec: &C, raw: Vec<Bytes>) ->
     raw.into_iter().map(|item| decode(codec, item)).collect()
 }
 
-/// Recognises Java-only binary payloads that a text codec fails on.
+const JAVA_SERIALIZATION_HINT: &str = "Java serialization (SerializationCodec/MarshallingCodec): configure \
+    StringCodec, LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the \
+    matching delayq codec";
+
+const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec, which only Java can read: configure StringCodec, \
+    LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the matching \
+    delayq codec";
+
+/// Recognises payloads written by Java-only codecs, so that a decoding error
+/// can say which codec wrote them and what to configure instead.
+///
+/// Kryo (Redisson's default `Kryo5Codec`: `writeClassAndObject`, references
+/// off, registration not required) starts with the class: `0x01` then a name
+/// id and the class name in Kryo's ASCII form (last character `| 0x80`) for
+/// classes not registered, or `registration id + 2` for Kryo's built-in ones
+/// (`0x03` String, `0x09` Long, `0x02` Integer, ...). Java serialization
+/// starts with `AC ED 00 05`.
 pub(crate) fn diagnose_java_binary(raw: &[u8]) -> Option<&'static str> {
     if raw.starts_with(&[0xac, 0xed, 0x00, 0x05]) {
-        return Some(
-            "Java serialization (SerializationCodec/MarshallingCodec): configure StringCodec, LongCodec, \
-             ByteArrayCodec or a Jackson JSON codec on the Java side",
-        );
+        Some(JAVA_SERIALIZATION_HINT)
+    } else if looks_like_kryo(raw) {
+        Some(KRYO_HINT)
+    } else {
+        None
     }
-    None
+}
+
+/// Kryo's ASCII string: 2 to 32 ASCII bytes, the last with its top bit set.
+fn kryo_ascii(bytes: &[u8], valid: impl Fn(u8) -> bool) -> bool {
+    match bytes.split_last() {
+        Some((&last, init)) if last >= 0x80 => valid(last & 0x7f) && init.iter().all(|&b| b < 0x80 && valid(b)),
+        _ => false,
+    }
+}
+
+/// Whether `bytes` is exactly one Kryo unsigned varint.
+fn kryo_varint(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && bytes.len() <= 10
+        && bytes[..bytes.len() - 1].iter().all(|b| b & 0x80 != 0)
+        && bytes[bytes.len() - 1] & 0x80 == 0
+}
+
+fn looks_like_kryo(raw: &[u8]) -> bool {
+    let class_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$' | b'[' | b';');
+    match raw {
+        // An unregistered class, written by name: 0x01, name id, class name.
+        [0x01, 0x00, rest @ ..] => {
+            let end = rest.iter().position(|&b| b >= 0x80).map(|i| i + 1).unwrap_or(0);
+            end >= 2 && kryo_ascii(&rest[..end], class_char) && rest[..end].contains(&b'.')
+        }
+        // java.lang.String: empty, 1 character, 2-32 ASCII, or a flagged length then UTF-8.
+        [0x03, 0x81] => true,
+        [0x03, rest @ ..] if !rest.is_empty() => {
+            kryo_ascii(rest, |b| (0x20..0x7f).contains(&b)) || (rest[0] & 0x80 != 0 && rest.len() >= 2)
+        }
+        // java.lang.Integer / java.lang.Long: one zig-zag varint.
+        [0x02 | 0x09, rest @ ..] => kryo_varint(rest),
+        // java.lang.Boolean.
+        [0x05, 0x00 | 0x01] => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kryo_payloads_are_recognised() {
+        // Byte layouts from Kryo 5's Output and DefaultClassResolver, as Kryo5Codec writes them.
+        let hello = [0x03, b'h', b'e', b'l', b'l', b'o' | 0x80];
+        let single_char = [0x03, 0x82, b'x'];
+        let empty = [0x03, 0x81];
+        let long_42 = [0x09, 0x54];
+        let long_big = [0x09, 0xfe, 0xff, 0xff, 0xff, 0x0f];
+        let mut pojo = vec![0x01, 0x00];
+        pojo.extend_from_slice(b"compat.Orde");
+        pojo.push(b'r' | 0x80);
+        pojo.extend_from_slice(&[0x02, 0x87]);
+        for raw in [&hello[..], &single_char, &empty, &long_42, &long_big, &pojo] {
+            let hint = diagnose_java_binary(raw).unwrap_or_else(|| panic!("{raw:02x?} not recognised"));
+            assert!(hint.contains("Kryo") && hint.contains("StringCodec"), "{hint}");
+        }
+        assert!(diagnose_java_binary(&[0xac, 0xed, 0x00, 0x05, 0x74])
+            .unwrap()
+            .contains("Java serialization"));
+    }
+
+    #[test]
+    fn text_json_and_numbers_are_not_mistaken_for_kryo() {
+        for raw in [&b"hello"[..], b"42", b"-7", br#"{"id":1}"#, b"", b"\x01"] {
+            assert_eq!(diagnose_java_binary(raw), None, "{raw:?}");
+        }
+    }
 }

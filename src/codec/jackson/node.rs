@@ -1,0 +1,144 @@
+//! A JSON tree in Jackson's output order, and its writer.
+//!
+//! The serializer builds this tree instead of writing directly because
+//! properties are sorted and nulls dropped per object, and type information
+//! goes in front of values whose shape is only known after serializing them.
+
+/// One JSON value, with Jackson type information where Java writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node {
+    Null,
+    Bool(bool),
+    Int(i128),
+    /// A double, or a float when `single` (they print differently in Java).
+    Float {
+        value: f64,
+        single: bool,
+    },
+    Str(String),
+    Array(Vec<Node>),
+    /// Properties in output order.
+    Object(Vec<(String, Node)>),
+    /// A value with its Java class: `{"@class": …, …}` for objects,
+    /// `["class", value]` for everything else (Jackson's `As.PROPERTY`,
+    /// which falls back to a wrapper array for non-objects).
+    Typed(String, Box<Node>),
+}
+
+/// The property Jackson writes the class name in.
+pub(crate) const CLASS_PROPERTY: &str = "@class";
+
+impl Node {
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Node::Null => out.extend_from_slice(b"null"),
+            Node::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+            Node::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
+            Node::Float { value, single } => super::java_number::write(out, *value, *single),
+            Node::Str(s) => write_string(out, s),
+            Node::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    item.write(out);
+                }
+                out.push(b']');
+            }
+            Node::Object(props) => write_object(out, None, props),
+            Node::Typed(class, inner) => match inner.as_ref() {
+                Node::Object(props) => write_object(out, Some(class), props),
+                other => {
+                    out.push(b'[');
+                    write_string(out, class);
+                    out.push(b',');
+                    other.write(out);
+                    out.push(b']');
+                }
+            },
+        }
+    }
+}
+
+fn write_object(out: &mut Vec<u8>, class: Option<&str>, props: &[(String, Node)]) {
+    out.push(b'{');
+    let mut first = true;
+    if let Some(class) = class {
+        write_string(out, CLASS_PROPERTY);
+        out.push(b':');
+        write_string(out, class);
+        first = false;
+    }
+    for (name, value) in props {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        write_string(out, name);
+        out.push(b':');
+        value.write(out);
+    }
+    out.push(b'}');
+}
+
+/// Writes a JSON string the way Jackson does: `"` and `\` escaped, control
+/// characters as `\n`-style escapes or `\u00XX` (upper-case hex), everything
+/// else (non-ASCII included) as is.
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push(b'"');
+    for &b in s.as_bytes() {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0x00..=0x1f => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 0xf) as usize]);
+            }
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(node: &Node) -> String {
+        let mut out = Vec::new();
+        node.write(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn typed_objects_get_a_class_property_first_and_others_a_wrapper() {
+        let order = Node::Typed(
+            "compat.Order".into(),
+            Box::new(Node::Object(vec![
+                ("amount".into(), Node::Int(1234)),
+                (
+                    "tags".into(),
+                    Node::Typed("java.util.ArrayList".into(), Box::new(Node::Array(vec![]))),
+                ),
+            ])),
+        );
+        assert_eq!(
+            text(&order),
+            r#"{"@class":"compat.Order","amount":1234,"tags":["java.util.ArrayList",[]]}"#
+        );
+    }
+
+    #[test]
+    fn strings_are_escaped_like_jackson() {
+        let s = Node::Str("a\"b\\c\n\u{1}é✓/".into());
+        assert_eq!(text(&s), "\"a\\\"b\\\\c\\n\\u0001é✓/\"");
+    }
+}
