@@ -18,6 +18,9 @@ use crate::reply;
 use crate::scheduler::Registration;
 use crate::script::SCRIPTS;
 
+/// Pause of [`BlockingQueue::stream`] after a value it could not decode.
+const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
+
 /// The destination list of a delayed queue: where due values arrive, as
 /// plain codec-encoded payloads, exactly as Java's `RBlockingQueue` sees them.
 ///
@@ -143,8 +146,8 @@ impl<T: 'static> BlockingQueue<T> {
     /// [`Error::Shutdown`].
     pub async fn take(&self) -> Result<T> {
         loop {
-            if let Some((_, raw)) = self.pop_from(&[self.name()], None).await? {
-                return Ok(codec::decode(&*self.codec, raw)?);
+            if let Some((key, raw)) = self.pop_from(&[self.name()], None).await? {
+                return self.decode_or_restore(&key, raw).await;
             }
         }
     }
@@ -155,7 +158,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// are told apart.
     pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
         match self.pop_from(&[self.name()], Some(Instant::now() + timeout)).await? {
-            Some((_, raw)) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            Some((key, raw)) => Ok(Some(self.decode_or_restore(&key, raw).await?)),
             None => Ok(None),
         }
     }
@@ -169,7 +172,7 @@ impl<T: 'static> BlockingQueue<T> {
             .await
             .map_err(|e| self.command_error(e))?;
         match raw {
-            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            Some(raw) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
             None => Ok(None),
         }
     }
@@ -181,7 +184,10 @@ impl<T: 'static> BlockingQueue<T> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
         match self.pop_from(&names, Some(Instant::now() + timeout)).await? {
-            Some((name, raw)) => Ok(Some((name, codec::decode(&*self.codec, raw)?))),
+            Some((name, raw)) => {
+                let value = self.decode_or_restore(&name, raw).await?;
+                Ok(Some((name, value)))
+            }
             None => Ok(None),
         }
     }
@@ -224,21 +230,37 @@ impl<T: 'static> BlockingQueue<T> {
             )
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
-        Ok(codec::decode_batch(&*self.codec, reply::bytes_array(value)?)?)
+        let raw = reply::bytes_array(value)?;
+        match codec::decode_batch(&*self.codec, raw.clone()) {
+            Ok(values) => Ok(values),
+            Err(error) => {
+                let restored = self.restore(self.name(), raw).await;
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
     }
 
     /// The values as they arrive: an endless stream of [`take`](Self::take)s
-    /// that ends after the client shuts down. Decoding failures are yielded
-    /// as errors (with the raw bytes) and the stream goes on.
+    /// that ends after the client shuts down. A value that cannot be decoded
+    /// is yielded as an error and stays at the head of the list (see
+    /// [`DecodeError`](crate::DecodeError)); the stream then waits a second
+    /// before reading on, so that a value no one here can read does not make
+    /// it spin.
     pub fn stream(&self) -> impl Stream<Item = Result<T>> + Send + 'static
     where
         T: Send,
     {
-        stream::unfold(Some(self.clone()), |queue| async move {
-            let queue = queue?;
+        stream::unfold((self.clone(), false), |(queue, backoff)| async move {
+            if backoff {
+                tokio::select! {
+                    _ = tokio::time::sleep(DECODE_ERROR_PAUSE) => {}
+                    _ = queue.client.inner.shutdown.cancelled() => return None,
+                }
+            }
             match queue.take().await {
                 Err(Error::Shutdown) => None,
-                item => Some((item, Some(queue))),
+                Err(error @ Error::Decode(_)) => Some((Err(error), (queue, true))),
+                item => Some((item, (queue, false))),
             }
         })
     }
@@ -282,6 +304,31 @@ impl<T: 'static> BlockingQueue<T> {
         {
             Some(value) => popped(value),
             None => Ok(None),
+        }
+    }
+
+    /// Decodes a value popped from `key`; if it cannot be decoded, puts it
+    /// back at the head of `key` (decoding never consumes) and fails.
+    async fn decode_or_restore(&self, key: &str, raw: Bytes) -> Result<T> {
+        match codec::decode(&*self.codec, raw.clone()) {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                let restored = self.restore(key, vec![raw]).await;
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
+    }
+
+    /// Pushes values back at the head of `key`, in their original order.
+    async fn restore(&self, key: &str, mut raw: Vec<Bytes>) -> bool {
+        raw.reverse();
+        let Ok(conn) = self.client.conn() else { return false };
+        match conn.lpush::<i64, _, _>(key, raw).await {
+            Ok(_) => true,
+            Err(error) => {
+                tracing::error!(queue = key, %error, "could not put undecodable values back");
+                false
+            }
         }
     }
 

@@ -304,7 +304,20 @@ impl Client {
         T: 'static,
     {
         self.check_open()?;
-        DelayedQueue::new(self.clone(), name, Arc::new(codec))
+        DelayedQueue::new(self.clone(), name, Arc::new(codec), true)
+    }
+
+    /// A handle on the delayed queue `name` that never runs the transfer:
+    /// every operation works, but due elements move only if some other handle
+    /// or process transfers them. For tools that inspect a queue without
+    /// changing when anything is delivered.
+    pub fn delayed_queue_without_transfer<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        DelayedQueue::new(self.clone(), name, Arc::new(codec), false)
     }
 
     /// A handle on the destination list `name`, where due elements arrive; the

@@ -12,7 +12,7 @@ use fred::types::Value;
 use crate::client::Client;
 use crate::codec::{self, Codec};
 use crate::error::{Error, Result};
-use crate::format::{self, Format};
+use crate::format::{self, ElementId, Format};
 use crate::keys::QueueKeys;
 use crate::reply;
 use crate::scheduler::{run_transfer, Registration};
@@ -45,7 +45,9 @@ const OFFER_CHUNK: usize = 1_000;
 ///   never stall the queue; read-only operations skip them and log a warning.
 ///
 /// While any handle of a queue is alive, the [`Client`] it came from runs the
-/// transfer for it; drop every handle to stop.
+/// transfer for it; drop every handle to stop. A handle made with
+/// [`Client::delayed_queue_without_transfer`] never transfers (for tools that
+/// only look).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -66,7 +68,7 @@ pub struct DelayedQueue<T> {
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     format: Format,
-    _registration: Arc<Registration>,
+    _registration: Option<Arc<Registration>>,
 }
 
 impl<T> Clone for DelayedQueue<T> {
@@ -91,6 +93,30 @@ impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
     }
 }
 
+/// What [`DelayedQueue::migrate`] did.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let report = queue.migrate(delayq::Format::Modern, 500).await?;
+/// println!("{} rewritten, {} were modern already", report.converted, report.already);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct MigrationReport {
+    /// Elements rewritten in the target format, over all passes.
+    pub converted: u64,
+    /// Elements that were already in the target format (first pass).
+    pub already: u64,
+    /// Elements neither format can unpack, left as they are (last pass).
+    pub malformed: u64,
+    /// Elements of the pending list missing from the timeout set, left as they
+    /// are (last pass): no transfer would ever deliver them.
+    pub not_scheduled: u64,
+    /// Passes over the pending list.
+    pub passes: u32,
+}
+
 /// What one [`DelayedQueue::transfer_now`] did.
 ///
 /// ```no_run
@@ -111,9 +137,9 @@ pub struct TransferReport {
 }
 
 impl<T: 'static> DelayedQueue<T> {
-    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
+    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>, transfer: bool) -> Result<Self> {
         let keys = Arc::new(QueueKeys::new(name)?);
-        let registration = client.inner.scheduler.register(keys.clone());
+        let registration = transfer.then(|| client.inner.scheduler.register(keys.clone()));
         Ok(DelayedQueue {
             client,
             keys,
@@ -362,8 +388,8 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// Removes and returns up to `limit` pending values in offer order (Java's
-    /// `poll(limit)`). If one cannot be decoded, the error holds the raw bytes
-    /// of all of them.
+    /// `poll(limit)`). If one cannot be decoded, all of them go back where
+    /// they were, scores included, and the error holds their raw bytes.
     pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -374,9 +400,37 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.quarantine().into(),
         ];
         let value = self.run(&SCRIPTS.poll, keys, vec![Value::from(limit as i64)]).await?;
-        let [payloads, quarantined] = reply::tuple::<2>(value)?;
+        let [elements, scores, quarantined] = reply::tuple::<3>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
-        Ok(codec::decode_batch(&*self.codec, reply::bytes_array(payloads)?)?)
+        let elements = reply::bytes_array(elements)?;
+        let payloads = elements
+            .iter()
+            .map(|e| format::unpack(e).map(|element| Bytes::copy_from_slice(element.payload)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| Error::Protocol("poll returned an element it could not unpack".into()))?;
+        match codec::decode_batch(&*self.codec, payloads) {
+            Ok(values) => Ok(values),
+            Err(error) => {
+                let scores = reply::array(scores)?;
+                let mut args = Vec::with_capacity(elements.len() * 2);
+                for (element, score) in elements.into_iter().zip(scores) {
+                    args.push(match reply::opt_bytes(score)? {
+                        Some(score) => Value::Bytes(score),
+                        None => Value::from(""),
+                    });
+                    args.push(Value::Bytes(element));
+                }
+                let restored = self
+                    .run(
+                        &SCRIPTS.restore,
+                        vec![self.keys.pending().into(), self.keys.timeout().into()],
+                        args,
+                    )
+                    .await
+                    .is_ok();
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
     }
 
     /// Removes the last pending value (in offer order) and pushes it to the
@@ -438,6 +492,63 @@ impl<T: 'static> DelayedQueue<T> {
             )
             .await?;
         Ok(reply::int(&value)? == 1)
+    }
+
+    /// Rewrites every pending element in `format`, keeping its score and its
+    /// place in the pending list, `batch` elements per atomic script.
+    ///
+    /// For a fleet moving across Redisson 3.21.1 (which changed the element
+    /// layout and stalls older or newer Java transfers on the other layout):
+    /// after the Java side is upgraded, migrate the queue to the format it
+    /// reads. Elements offered meanwhile in the old format are picked up by
+    /// further passes; it returns when a whole pass found nothing to convert.
+    pub async fn migrate(&self, format: Format, batch: usize) -> Result<MigrationReport> {
+        let batch = batch.clamp(1, 10_000);
+        let mut report = MigrationReport::default();
+        loop {
+            let mut pass = MigrationReport {
+                passes: 1,
+                ..MigrationReport::default()
+            };
+            let mut start = 0i64;
+            loop {
+                let mut args = vec![
+                    Value::from(format.as_str()),
+                    Value::from(start),
+                    Value::from(batch as i64),
+                ];
+                args.extend(
+                    (0..batch).map(|_| Value::Bytes(Bytes::copy_from_slice(&ElementId::random(format).to_bytes()))),
+                );
+                let keys = vec![self.keys.pending().into(), self.keys.timeout().into()];
+                let value = self.run(&SCRIPTS.migrate, keys, args).await?;
+                let [next, converted, already, malformed, orphans] = reply::tuple::<5>(value)?;
+                pass.converted += reply::int(&converted)? as u64;
+                pass.already += reply::int(&already)? as u64;
+                pass.malformed += reply::int(&malformed)? as u64;
+                pass.not_scheduled += reply::int(&orphans)? as u64;
+                let next = reply::int(&next)?;
+                if next == start {
+                    break;
+                }
+                start = next;
+            }
+            report = MigrationReport {
+                converted: report.converted + pass.converted,
+                already: if report.passes == 0 {
+                    pass.already
+                } else {
+                    report.already
+                },
+                passes: report.passes + 1,
+                ..pass
+            };
+            // Done when a pass converted nothing; elements offered in the old
+            // format meanwhile make more passes, but never more than ten.
+            if pass.converted == 0 || report.passes >= 10 {
+                return Ok(report);
+            }
+        }
     }
 
     /// Runs the transfer once, now, without waiting for the scheduler: moves

@@ -127,9 +127,12 @@ impl Error {
 
 /// A payload the codec could not decode.
 ///
-/// The raw bytes are never thrown away: when decoding fails after the value
-/// was removed from Redis (take, poll, drain), they are here for the caller to
-/// log, park or re-offer. For operations that removed several values at once,
+/// Decoding never consumes: when an operation that removes values (take,
+/// poll, drain) cannot decode one, it puts every value it removed back where
+/// it was (the head of the list, with its score for a pending element) and
+/// says so with [`restored`](DecodeError::restored), so Java consumers of a
+/// shared queue still get them. The raw bytes are here too, and for
+/// operations that removed several values at once
 /// [`batch`](DecodeError::batch) holds every one of them, in order.
 ///
 /// ```
@@ -139,12 +142,18 @@ impl Error {
 /// assert_eq!(err.codec(), "long");
 /// ```
 #[derive(Debug, thiserror::Error)]
-#[error("codec `{codec}` could not decode {} bytes{}: {source}", raw.len(), hint.map(|h| format!(" ({h})")).unwrap_or_default())]
+#[error(
+    "codec `{codec}` could not decode {} bytes{}{}: {source}",
+    raw.len(),
+    hint.map(|h| format!(" (looks like {h})")).unwrap_or_default(),
+    if *restored { "; left in the queue" } else { "" }
+)]
 pub struct DecodeError {
     codec: &'static str,
     raw: Bytes,
     batch: Vec<Bytes>,
     hint: Option<&'static str>,
+    restored: bool,
     source: BoxError,
 }
 
@@ -156,6 +165,7 @@ impl DecodeError {
             raw,
             batch: Vec::new(),
             hint: None,
+            restored: false,
             source: source.into(),
         }
     }
@@ -169,6 +179,16 @@ impl DecodeError {
     pub(crate) fn with_batch(mut self, batch: Vec<Bytes>) -> Self {
         self.batch = batch;
         self
+    }
+
+    pub(crate) fn with_restored(mut self, restored: bool) -> Self {
+        self.restored = restored;
+        self
+    }
+
+    /// Whether the values were put back in Redis where they were taken from.
+    pub fn restored(&self) -> bool {
+        self.restored
     }
 
     /// The name of the codec that failed.

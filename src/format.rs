@@ -100,6 +100,14 @@ impl ElementId {
         }
     }
 
+    /// The 8 bytes the id takes in a packed element.
+    pub fn to_bytes(&self) -> [u8; 8] {
+        match self {
+            ElementId::Modern(raw) => *raw,
+            ElementId::Legacy(value) => value.to_le_bytes(),
+        }
+    }
+
     /// The format this id belongs to.
     pub fn format(&self) -> Format {
         match self {

@@ -87,6 +87,8 @@ pub(crate) struct Scripts {
     pub poll_last_and_offer_first_to: Script,
     pub expire: Script,
     pub drain: Script,
+    pub restore: Script,
+    pub migrate: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -100,4 +102,6 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     poll_last_and_offer_first_to: lua!("poll_last_and_offer_first_to"),
     expire: lua!("expire"),
     drain: lua!("drain"),
+    restore: lua!("restore"),
+    migrate: lua!("migrate"),
 });

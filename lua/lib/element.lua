@@ -9,16 +9,26 @@
 -- remove elements move those to the quarantine list instead of failing, so a
 -- bad element never stalls a queue.
 
--- The payload of a packed element, or nil when it is neither format.
+-- The payload of a packed element and its format ('modern' or 'legacy'), or
+-- nil when it is neither.
 local function delayq_payload(e)
   local n = #e
   if n >= 17 and string.byte(e, 1) == 8 and struct.unpack('<I8', e, 10) == n - 17 then
-    return string.sub(e, 18)
+    return string.sub(e, 18), 'modern'
   end
   if n >= 16 and struct.unpack('<I8', e, 9) == n - 16 then
-    return string.sub(e, 17)
+    return string.sub(e, 17), 'legacy'
   end
   return nil
+end
+
+-- Packs a payload with the given 8 id bytes in a format.
+local function delayq_pack(format, id, payload)
+  local header = struct.pack('<I8', #payload)
+  if format == 'modern' then
+    return '\8' .. id .. header .. payload
+  end
+  return id .. header .. payload
 end
 
 -- A value no packed element can equal (packed elements are at least 16 bytes
