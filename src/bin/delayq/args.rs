@@ -27,6 +27,9 @@ pub enum Command {
     /// Take values from a queue's destination list as they come due (runs the
     /// transfer while it waits) and print one per line.
     Take(TakeArgs),
+    /// Rewrite a queue's pending elements in one element format, keeping
+    /// their scores and order (for fleets moving across Redisson 3.21.1).
+    Migrate(MigrateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -42,9 +45,25 @@ pub struct OfferArgs {
     /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<= 3.21.0).
     #[arg(long, default_value = "modern")]
     pub format: Format,
-    /// Values to offer (bytes: hex; json: JSON text; long: decimal).
+    /// With --codec jackson: the Java class of the value (`compat.Order`), and
+    /// of nested objects by path (`customer=shop.Customer`, `lines[]=shop.Line`).
+    #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
+    pub java_class: Vec<String>,
+    /// Values to offer (bytes: hex; json, jackson: JSON text; long: decimal).
     #[arg(required = true, allow_hyphen_values = true)]
     pub values: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The format to rewrite pending elements in.
+    #[arg(long)]
+    pub to: Format,
+    /// Elements rewritten per atomic script.
+    #[arg(long, default_value_t = 500)]
+    pub batch: usize,
 }
 
 #[derive(Debug, Args)]
@@ -73,6 +92,9 @@ pub enum CodecKind {
     Bytes,
     /// Plain JSON (Java TypedJsonJacksonCodec).
     Json,
+    /// JSON with Jackson type information (Java JsonJacksonCodec): printed as
+    /// plain JSON; offered from plain JSON with --java-class.
+    Jackson,
 }
 
 /// Parses a duration like `1500ms` or `5s`; a negative one is an error.

@@ -6,6 +6,7 @@
 //! ```
 
 mod args;
+mod migrate;
 mod offer;
 mod take;
 mod text_codec;
@@ -26,6 +27,7 @@ async fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Offer(args) => offer::run(&cli, args).await,
         Command::Take(args) => take::run(&cli, args).await,
+        Command::Migrate(args) => migrate::run(&cli, args).await,
     };
     match result {
         Ok(code) => code,

@@ -6,9 +6,11 @@ use crate::args::{Cli, OfferArgs};
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
+    let codec = TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
+    // Offering needs no transfer from this short-lived process.
     let queue = client
-        .delayed_queue(&args.queue, TextCodec(args.codec))?
+        .delayed_queue_without_transfer(&args.queue, codec)?
         .with_format(args.format);
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;

@@ -12,7 +12,7 @@ pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // Transfer while waiting, so values come due even with no other process running.
     let queue = client
-        .blocking_queue(&args.queue, TextCodec(args.codec))?
+        .blocking_queue(&args.queue, TextCodec::new(args.codec))?
         .with_transfer();
     let deadline = args.timeout.map(|t| Instant::now() + t);
     let mut taken = 0;
