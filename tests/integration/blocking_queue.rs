@@ -140,7 +140,7 @@ async fn drain_removes_up_to_max_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn undecodable_values_come_back_with_their_raw_bytes() {
+async fn undecodable_values_are_errors_with_their_bytes_and_stay_in_the_queue() {
     deadline(async {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
@@ -154,14 +154,31 @@ async fn undecodable_values_come_back_with_their_raw_bytes() {
                     e.batch(),
                     &[Bytes::from("12"), Bytes::from("not-a-number"), Bytes::from("13")]
                 );
+                assert!(e.restored());
             }
             other => panic!("expected a decode error, got {other:?}"),
         }
-        let _: i64 = raw.client.rpush("q", vec!["x1"]).await.unwrap();
-        match q.take().await {
-            Err(Error::Decode(e)) => assert_eq!(e.raw().as_ref(), b"x1"),
-            other => panic!("expected a decode error, got {other:?}"),
+        // All three are back, in order.
+        assert_eq!(
+            raw.lrange("q").await,
+            vec![Bytes::from("12"), Bytes::from("not-a-number"), Bytes::from("13")]
+        );
+        assert_eq!(q.take().await.unwrap(), 12);
+        for _ in 0..2 {
+            match q.take().await {
+                Err(Error::Decode(e)) => {
+                    assert_eq!(e.raw().as_ref(), b"not-a-number");
+                    assert!(e.restored());
+                }
+                other => panic!("expected a decode error, got {other:?}"),
+            }
         }
+        assert!(matches!(q.poll(Duration::from_secs(1)).await, Err(Error::Decode(_))));
+        assert!(matches!(q.poll_now().await, Err(Error::Decode(_))));
+        assert_eq!(
+            raw.lrange("q").await,
+            vec![Bytes::from("not-a-number"), Bytes::from("13")]
+        );
     })
     .await;
 }

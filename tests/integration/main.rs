@@ -5,6 +5,8 @@ mod harness;
 
 mod blocking_queue;
 mod cli;
+mod codecs;
+mod compat_vectors;
 mod delayed_queue;
 mod formats;
 mod transfer;
