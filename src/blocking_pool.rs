@@ -157,7 +157,7 @@ impl BlockingPool {
             match outcome {
                 Ok(Value::Null) => last_error = None,
                 Ok(value) => return Ok(Some(value)),
-                Err(error) if error.is_connection() => {
+                Err(error) if error.is_transient() => {
                     tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection");
                     last_error = Some(error);
                     tokio::select! {

@@ -57,6 +57,15 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
+    /// A payload larger than the client's limit
+    /// ([`ClientBuilder::max_payload_size`](crate::ClientBuilder::max_payload_size)).
+    #[error("payload of {size} bytes exceeds the limit of {limit} bytes")]
+    PayloadTooLarge {
+        /// The payload's size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -88,13 +97,15 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the error came from the connection (I/O, timeout, closed
-    /// connection), as opposed to bad input or bad data. Such operations may
-    /// succeed when tried again.
-    pub fn is_connection(&self) -> bool {
-        use fred::error::ErrorKind;
+    /// Whether the operation may succeed when tried again: the connection
+    /// failed or is being re-established (I/O, timeout, no route while
+    /// reconnecting), or Redis said it is temporarily unable (`LOADING`,
+    /// `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `READONLY` during a
+    /// failover). Bad input and bad data are never transient.
+    pub fn is_transient(&self) -> bool {
         match self {
-            Error::Redis(e) => matches!(e.kind(), ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled),
+            Error::Redis(e) => is_transient(e),
+            Error::Script { message, .. } => is_transient_reply(message),
             _ => false,
         }
     }
@@ -113,15 +124,15 @@ impl Error {
     /// Maps a failed run of `script` on the queue `key` to the most precise variant.
     pub(crate) fn from_script(error: fred::error::Error, script: &'static str, key: &str) -> Error {
         use fred::error::ErrorKind;
-        match error.kind() {
-            ErrorKind::Unknown | ErrorKind::InvalidArgument if !error.details().contains("WRONGTYPE") => {
-                Error::Script {
-                    script,
-                    message: error.details().to_owned(),
-                }
-            }
-            _ => Error::from_command(error, key),
+        let from_server =
+            matches!(error.kind(), ErrorKind::Unknown | ErrorKind::InvalidArgument) && !is_transient(&error);
+        if from_server && !error.details().contains("WRONGTYPE") {
+            return Error::Script {
+                script,
+                message: error.details().to_owned(),
+            };
         }
+        Error::from_command(error, key)
     }
 }
 
@@ -211,4 +222,39 @@ impl DecodeError {
     pub fn hint(&self) -> Option<&'static str> {
         self.hint
     }
+}
+
+/// Errors fred raises itself while a connection is down or being replaced.
+const CLIENT_SIDE_TRANSIENT: [&str; 4] = [
+    "Failed to route command",
+    "Connection closed",
+    "Missing response",
+    "Max attempts exceeded",
+];
+
+/// Error replies with which Redis says "not now" rather than "no".
+const TRANSIENT_REPLIES: [&str; 7] = [
+    "LOADING",
+    "BUSY",
+    "TRYAGAIN",
+    "CLUSTERDOWN",
+    "MASTERDOWN",
+    "READONLY",
+    "NOREPLICAS",
+];
+
+fn is_transient(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled | ErrorKind::Routing | ErrorKind::Backpressure => true,
+        ErrorKind::Cluster => true,
+        _ => {
+            let details = error.details();
+            CLIENT_SIDE_TRANSIENT.iter().any(|m| details.starts_with(m)) || is_transient_reply(details)
+        }
+    }
+}
+
+fn is_transient_reply(details: &str) -> bool {
+    TRANSIENT_REPLIES.iter().any(|code| details.starts_with(code))
 }

@@ -90,6 +90,21 @@ impl SchedulerTask {
         let mut messages_open = true;
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let (events_tx, mut events) = mpsc::unbounded_channel();
+        // A command connection that comes back ends the backoff of runs that
+        // failed while it was down: transfer everything again at once.
+        let (reconnect_tx, mut reconnects) = mpsc::unbounded_channel::<()>();
+        for client in self.pool.clients() {
+            let mut rx = client.reconnect_rx();
+            let tx = reconnect_tx.clone();
+            tokio::spawn(async move {
+                while !matches!(rx.recv().await, Err(RecvError::Closed)) {
+                    if tx.send(()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(reconnect_tx);
         let sub_task = tokio::spawn(subscriptions::run(subscriber, ops_rx, events_tx));
         self.sub_ops = Some(ops_tx);
 
@@ -133,6 +148,10 @@ impl SchedulerTask {
                     }
                     SubEvent::Resubscribed => self.wake_all(),
                 },
+                Some(()) = reconnects.recv() => {
+                    tracing::debug!("command connection back; transferring every queue");
+                    self.wake_all();
+                }
                 Some(expired) = poll_fn(|cx| self.wheel.poll_expired(cx)) => {
                     let name = expired.into_inner();
                     if let Some(queue) = self.queues.get_mut(&name) {
