@@ -11,8 +11,7 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local now = ARGV[1]
 if now == '' then
-  local t = redis.call('time')
-  now = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  now = tostring(delayq_server_ms())
 end
 local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
 local payloads = {}

@@ -9,7 +9,7 @@ use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::prelude::Options;
 use fred::types::Value;
 
-use crate::client::Client;
+use crate::client::{Client, Clock};
 use crate::codec::{self, Codec};
 use crate::error::{Error, Result};
 use crate::format::{self, ElementId, Format};
@@ -22,6 +22,15 @@ use crate::BlockingQueue;
 
 /// Offers within one `offer_all` call sent per script run.
 const OFFER_CHUNK: usize = 1_000;
+
+/// When an offered element is due.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Due {
+    /// At this time (ms since the epoch, the producer's clock, as Java).
+    At(i64),
+    /// This many ms after "now" on the Redis server's clock ([`Clock::Server`]).
+    After(i64),
+}
 
 /// A queue of values that each become available at their due time, shared with
 /// Java services using Redisson's `RDelayedQueue` on the same name.
@@ -176,48 +185,60 @@ impl<T: 'static> DelayedQueue<T> {
         BlockingQueue::from_parts(self.client.clone(), self.keys.clone(), self.codec.clone())
     }
 
-    /// Offers `value`, due `delay` from now (this host's clock, as Java's
-    /// `offer(value, delay, unit)` does).
+    /// Offers `value`, due `delay` from now (as Java's `offer(value, delay,
+    /// unit)`: on this host's clock, or the Redis server's under
+    /// [`Clock::Server`]).
     ///
     /// Fails with [`Error::InvalidDelay`] when the due time would pass the
-    /// largest exact score (2^53 - 1 ms since the epoch).
+    /// largest exact score (2^53 - 1 ms since the epoch), and with
+    /// [`Error::PayloadTooLarge`] over the client's payload limit.
     pub async fn offer(&self, value: &T, delay: Duration) -> Result<()> {
-        let due = time::due_after(time::now_ms(), delay)?;
-        self.offer_encoded(vec![(due, codec::encode(&*self.codec, value)?)])
-            .await
+        let due = self.due_after(delay)?;
+        self.offer_encoded(vec![(due, self.encode(value)?)]).await
     }
 
     /// Offers `value`, due at `at`. A time in the past is a negative delay and
     /// fails with [`Error::InvalidDelay`], as a negative delay does in Java.
     pub async fn offer_at(&self, value: &T, at: SystemTime) -> Result<()> {
-        let due = time::due_at(time::now_ms(), at)?;
-        self.offer_encoded(vec![(due, codec::encode(&*self.codec, value)?)])
-            .await
+        let due = Due::At(time::due_at(time::now_ms(), at)?);
+        self.offer_encoded(vec![(due, self.encode(value)?)]).await
     }
 
     /// Offers many values, each with its own delay, in one round trip per
     /// 1,000 values. Each value is added atomically with the others of its
-    /// round trip; all delays are checked before anything is sent.
+    /// round trip; all delays and payloads are checked before anything is sent.
     pub async fn offer_all<I, B>(&self, items: I) -> Result<()>
     where
         I: IntoIterator<Item = (B, Duration)>,
         B: Borrow<T>,
     {
-        let now = time::now_ms();
         let mut encoded = Vec::new();
         for (value, delay) in items {
-            encoded.push((
-                time::due_after(now, delay)?,
-                codec::encode(&*self.codec, value.borrow())?,
-            ));
+            encoded.push((self.due_after(delay)?, self.encode(value.borrow())?));
         }
         self.offer_encoded(encoded).await
     }
 
-    /// Offers already-encoded payloads with absolute due times (ms).
-    pub(crate) async fn offer_encoded(&self, items: Vec<(i64, Bytes)>) -> Result<()> {
+    /// The due time `delay` from now, on the clock the client is set to.
+    fn due_after(&self, delay: Duration) -> Result<Due> {
+        // Checked on this host's clock whatever the setting: it only guards the range.
+        let local = time::due_after(time::now_ms(), delay)?;
+        Ok(match self.client.inner.transfer.clock {
+            Clock::Local => Due::At(local),
+            Clock::Server => Due::After(delay.as_millis() as i64),
+        })
+    }
+
+    fn encode(&self, value: &T) -> Result<Bytes> {
+        let payload = codec::encode(&*self.codec, value)?;
+        self.client.check_payload(&payload)?;
+        Ok(payload)
+    }
+
+    /// Offers encoded payloads.
+    pub(crate) async fn offer_encoded(&self, items: Vec<(Due, Bytes)>) -> Result<()> {
         for chunk in items.chunks(OFFER_CHUNK) {
-            let mut pending: Vec<(i64, &Bytes)> = chunk.iter().map(|(due, payload)| (*due, payload)).collect();
+            let mut pending: Vec<(Due, &Bytes)> = chunk.iter().map(|(due, payload)| (*due, payload)).collect();
             // A collision of random ids is astronomically rare; re-pack and resend just those.
             for _ in 0..3 {
                 if pending.is_empty() {
@@ -225,7 +246,10 @@ impl<T: 'static> DelayedQueue<T> {
                 }
                 let mut args = Vec::with_capacity(pending.len() * 2);
                 for (due, payload) in &pending {
-                    args.push(Value::from(*due));
+                    args.push(match due {
+                        Due::At(ms) => Value::from(*ms),
+                        Due::After(ms) => Value::from(format!("+{ms}")),
+                    });
                     args.push(Value::Bytes(format::pack(self.format, payload)));
                 }
                 let collided = self.run_offer(args).await?;

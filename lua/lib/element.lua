@@ -59,6 +59,12 @@ local function delayq_check_types(...)
   return nil
 end
 
+-- The Redis server's clock, in ms since the epoch.
+local function delayq_server_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
 -- Calls a variadic command with the values of t, in chunks Lua's unpack can take.
 local function delayq_call_chunked(cmd, key, t)
   for i = 1, #t, 4000 do
