@@ -116,6 +116,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// blocking queue: `RPUSH`).
     pub async fn offer(&self, value: &T) -> Result<()> {
         let payload = codec::encode(&*self.codec, value)?;
+        self.client.check_payload(&payload)?;
         let _: i64 = self
             .client
             .conn()?
@@ -273,7 +274,11 @@ impl<T: 'static> BlockingQueue<T> {
     {
         let payloads: Vec<Value> = values
             .into_iter()
-            .map(|v| codec::encode(&*self.codec, v.borrow()).map(Value::Bytes))
+            .map(|v| {
+                let payload = codec::encode(&*self.codec, v.borrow())?;
+                self.client.check_payload(&payload)?;
+                Ok(Value::Bytes(payload))
+            })
             .collect::<Result<_>>()?;
         if payloads.is_empty() {
             return Ok(());

@@ -1,5 +1,6 @@
 //! The client: connections, the transfer scheduler, and queue handles.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::blocking_pool::BlockingPool;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
+use crate::outstanding::Outstanding;
 use crate::scheduler::Scheduler;
 use crate::{BlockingQueue, DelayedQueue};
 
@@ -30,6 +32,9 @@ pub enum Clock {
     /// on the producing host, as Java's do.
     Server,
 }
+
+/// Default largest payload an offer accepts.
+const DEFAULT_MAX_PAYLOAD: usize = 16 * 1024 * 1024;
 
 /// A hook that adjusts fred's builder before connecting.
 type Customize = Box<dyn Fn(&mut Builder) + Send + Sync>;
@@ -55,6 +60,8 @@ pub struct ClientBuilder {
     pub(crate) transfer: TransferSettings,
     blocking_timeout: Duration,
     connect_timeout: Duration,
+    shutdown_grace: Duration,
+    max_payload: usize,
     reconnect: ReconnectPolicy,
     customize: Option<Customize>,
 }
@@ -98,7 +105,9 @@ impl Default for ClientBuilder {
             transfer: TransferSettings::default(),
             blocking_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
-            reconnect: ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
+            shutdown_grace: Duration::from_secs(10),
+            max_payload: DEFAULT_MAX_PAYLOAD,
+            reconnect: ReconnectPolicy::new_exponential(0, 50, 500, 2),
             customize: None,
         }
     }
@@ -170,8 +179,25 @@ impl ClientBuilder {
         self
     }
 
+    /// How long [`Client::shutdown`] waits for reliable deliveries in flight
+    /// to be settled before it gives them back to their queues (default 10 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Largest payload an offer accepts (default 16 MiB): a larger one is
+    /// [`Error::PayloadTooLarge`], before anything is sent. Redis holds up to
+    /// 512 MiB per value, but every script that reads the queue copies its
+    /// elements, so very large values slow every operation on it.
+    pub fn max_payload_size(mut self, bytes: usize) -> Self {
+        self.max_payload = bytes;
+        self
+    }
+
     /// fred's reconnect policy for every connection (default: exponential,
-    /// 50 ms to 2 s, forever).
+    /// 50 ms to 500 ms, forever, so service resumes within half a second of
+    /// Redis coming back).
     pub fn reconnect_policy(mut self, policy: ReconnectPolicy) -> Self {
         self.reconnect = policy;
         self
@@ -218,6 +244,10 @@ impl ClientBuilder {
                 scheduler,
                 blocking,
                 shutdown,
+                closed: AtomicBool::new(false),
+                outstanding: Outstanding::default(),
+                shutdown_grace: self.shutdown_grace,
+                max_payload: self.max_payload,
                 transfer: self.transfer,
             }),
         })
@@ -270,7 +300,13 @@ pub(crate) struct Inner {
     pub pool: fred::clients::Pool,
     pub scheduler: Scheduler,
     pub blocking: BlockingPool,
+    /// Cancelled when shutdown begins: blocking waits end, nothing new is taken.
     pub shutdown: CancellationToken,
+    /// Set when shutdown has closed the connections.
+    pub closed: AtomicBool,
+    pub outstanding: Outstanding,
+    pub shutdown_grace: Duration,
+    pub max_payload: usize,
     pub transfer: TransferSettings,
 }
 
@@ -333,6 +369,17 @@ impl Client {
         BlockingQueue::new(self.clone(), name, Arc::new(codec))
     }
 
+    /// Reliable, at-least-once consumption of the destination list `name`:
+    /// see [`ReliableQueue`](crate::ReliableQueue).
+    pub fn reliable_queue<T, C>(&self, name: &str, codec: C) -> Result<crate::ReliableQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        crate::ReliableQueue::new(self.clone(), name, Arc::new(codec))
+    }
+
     /// The underlying fred pool, for commands this crate does not wrap.
     pub fn redis(&self) -> &fred::clients::Pool {
         &self.inner.pool
@@ -348,26 +395,68 @@ impl Client {
         self.inner.shutdown.is_cancelled()
     }
 
-    /// Stops the scheduler (waiting for transfer runs in flight), wakes every
-    /// blocked read with [`Error::Shutdown`], and closes all connections.
-    /// Elements are never lost by shutting down: a due element not yet moved
-    /// stays in the timeout set for the next transfer, by this or any client.
+    /// Shuts down gracefully, waiting up to the builder's
+    /// [`shutdown_grace`](ClientBuilder::shutdown_grace) for deliveries in
+    /// flight (see [`shutdown_within`](Self::shutdown_within)).
     pub async fn shutdown(&self) {
+        self.shutdown_within(self.inner.shutdown_grace).await;
+    }
+
+    /// Shuts down gracefully, losing nothing:
+    ///
+    /// 1. blocked reads end with [`Error::Shutdown`] and nothing new is taken;
+    /// 2. reliable deliveries already handed out may still be acked or nacked
+    ///    for up to `grace`; those still unsettled then go back to the head of
+    ///    their queues;
+    /// 3. the scheduler stops after its transfer runs in flight end (a due
+    ///    element not moved yet stays in the timeout set for any other client,
+    ///    Java or Rust);
+    /// 4. every connection closes; later calls fail with [`Error::Shutdown`].
+    pub async fn shutdown_within(&self, grace: Duration) {
         if self.inner.shutdown.is_cancelled() {
             return;
         }
         self.inner.shutdown.cancel();
+        if tokio::time::timeout(grace, self.inner.outstanding.settled())
+            .await
+            .is_err()
+        {
+            let unsettled = self.inner.outstanding.drain();
+            tracing::info!(
+                count = unsettled.len(),
+                "giving unsettled deliveries back to their queues"
+            );
+            for (keys, settings, member) in unsettled {
+                let given =
+                    crate::delivery::give_back(self, &keys, settings, &member, crate::delivery::GiveBack::Head).await;
+                if let Err(error) = given {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
+                }
+            }
+        }
         self.inner.scheduler.shutdown().await;
         self.inner.blocking.close().await;
+        self.inner.closed.store(true, Ordering::SeqCst);
         let _ = self.inner.pool.quit().await;
     }
 
     pub(crate) fn check_open(&self) -> Result<()> {
-        if self.inner.shutdown.is_cancelled() {
+        if self.inner.closed.load(Ordering::SeqCst) {
             Err(Error::Shutdown)
         } else {
             Ok(())
         }
+    }
+
+    /// Fails with [`Error::PayloadTooLarge`] for a payload over the limit.
+    pub(crate) fn check_payload(&self, payload: &[u8]) -> Result<()> {
+        if payload.len() > self.inner.max_payload {
+            return Err(Error::PayloadTooLarge {
+                size: payload.len(),
+                limit: self.inner.max_payload,
+            });
+        }
+        Ok(())
     }
 
     /// A connection for one ordinary command, or [`Error::Shutdown`].

@@ -14,6 +14,16 @@ pub const PENDING_PREFIX: &str = "redisson_delay_queue";
 pub const CHANNEL_PREFIX: &str = "redisson_delay_queue_channel";
 /// delayq's prefix for elements the transfer could not unpack (LIST).
 pub const QUARANTINE_PREFIX: &str = "delayq_quarantine";
+/// delayq's prefix for values taken reliably and not yet settled (LIST).
+pub const PROCESSING_PREFIX: &str = "delayq_processing";
+/// delayq's prefix for reliable deliveries by deadline (ZSET: id + value → ms).
+pub const INFLIGHT_PREFIX: &str = "delayq_inflight";
+/// delayq's prefix for per-value delivery bookkeeping (HASH).
+pub const DELIVERIES_PREFIX: &str = "delayq_deliveries";
+/// delayq's prefix for recently acknowledged delivery ids (ZSET: id → ms).
+pub const ACKED_PREFIX: &str = "delayq_acked";
+/// delayq's prefix for values delivered too often (LIST).
+pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
 
 /// All key names of one queue.
 ///
@@ -35,6 +45,11 @@ pub struct QueueKeys {
     pending: String,
     channel: String,
     quarantine: String,
+    processing: String,
+    inflight: String,
+    deliveries: String,
+    acked: String,
+    dead_letter: String,
 }
 
 impl QueueKeys {
@@ -52,6 +67,11 @@ impl QueueKeys {
             pending: key_for(PENDING_PREFIX, name),
             channel: key_for(CHANNEL_PREFIX, name),
             quarantine: key_for(QUARANTINE_PREFIX, name),
+            processing: key_for(PROCESSING_PREFIX, name),
+            inflight: key_for(INFLIGHT_PREFIX, name),
+            deliveries: key_for(DELIVERIES_PREFIX, name),
+            acked: key_for(ACKED_PREFIX, name),
+            dead_letter: key_for(DEAD_LETTER_PREFIX, name),
         })
     }
 
@@ -78,6 +98,31 @@ impl QueueKeys {
     /// delayq's list of elements moved aside because no format could unpack them.
     pub fn quarantine(&self) -> &str {
         &self.quarantine
+    }
+
+    /// Reliable consumption: values taken and not yet acknowledged (a plain list).
+    pub fn processing(&self) -> &str {
+        &self.processing
+    }
+
+    /// Reliable consumption: each delivery's visibility deadline.
+    pub fn inflight(&self) -> &str {
+        &self.inflight
+    }
+
+    /// Reliable consumption: delivery counts and claims per value.
+    pub fn deliveries(&self) -> &str {
+        &self.deliveries
+    }
+
+    /// Reliable consumption: recently acknowledged delivery ids (makes `ack` idempotent).
+    pub fn acked(&self) -> &str {
+        &self.acked
+    }
+
+    /// Reliable consumption: values delivered more often than allowed.
+    pub fn dead_letter(&self) -> &str {
+        &self.dead_letter
     }
 }
 
@@ -130,7 +175,17 @@ mod tests {
         ] {
             let keys = QueueKeys::new(name).unwrap();
             let slot = redis_keyslot(name.as_bytes());
-            for key in [keys.timeout(), keys.pending(), keys.channel(), keys.quarantine()] {
+            let ours = [
+                keys.quarantine(),
+                keys.processing(),
+                keys.inflight(),
+                keys.deliveries(),
+                keys.acked(),
+            ];
+            for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
+                .into_iter()
+                .chain(ours)
+            {
                 assert_eq!(redis_keyslot(key.as_bytes()), slot, "{key} vs {name}");
             }
         }

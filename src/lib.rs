@@ -51,9 +51,12 @@ mod blocking_queue;
 mod client;
 pub mod codec;
 mod delayed_queue;
+mod delivery;
 mod error;
 pub mod format;
 mod keys;
+mod outstanding;
+mod reliable_queue;
 mod reply;
 mod scheduler;
 mod script;
@@ -64,9 +67,11 @@ pub use blocking_queue::BlockingQueue;
 pub use client::{Client, ClientBuilder, Clock};
 pub use codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, LongCodec, StringCodec};
 pub use delayed_queue::{DelayedQueue, MigrationReport, TransferReport};
+pub use delivery::Delivery;
 pub use error::{BoxError, DecodeError, Error, Result};
 pub use format::Format;
 pub use keys::QueueKeys;
+pub use reliable_queue::{Reaped, ReliableQueue};
 pub use stats::ClientStats;
 
 /// Re-export of the Redis client this crate is built on, for its

@@ -89,6 +89,12 @@ pub(crate) struct Scripts {
     pub drain: Script,
     pub restore: Script,
     pub migrate: Script,
+    pub claim: Script,
+    pub ack: Script,
+    pub nack: Script,
+    pub extend: Script,
+    pub reap: Script,
+    pub requeue_dead_letters: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -104,4 +110,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     drain: lua!("drain"),
     restore: lua!("restore"),
     migrate: lua!("migrate"),
+    claim: lua!("claim"),
+    ack: lua!("ack"),
+    nack: lua!("nack"),
+    extend: lua!("extend"),
+    reap: lua!("reap"),
+    requeue_dead_letters: lua!("requeue_dead_letters"),
 });

@@ -8,6 +8,7 @@ pub(crate) struct Stats {
     pub transfer_failures: AtomicU64,
     pub transferred: AtomicU64,
     pub quarantined: AtomicU64,
+    pub dead_lettered: AtomicU64,
 }
 
 impl Stats {
@@ -21,6 +22,7 @@ impl Stats {
             transfer_failures: self.transfer_failures.load(Ordering::Relaxed),
             transferred: self.transferred.load(Ordering::Relaxed),
             quarantined: self.quarantined.load(Ordering::Relaxed),
+            dead_lettered: self.dead_lettered.load(Ordering::Relaxed),
         }
     }
 }
@@ -44,4 +46,6 @@ pub struct ClientStats {
     pub transferred: u64,
     /// Malformed elements moved aside to quarantine lists.
     pub quarantined: u64,
+    /// Values moved to dead-letter lists by this client's reliable consumers.
+    pub dead_lettered: u64,
 }

@@ -1,0 +1,275 @@
+//! `Delivery<T>`: one value taken from a [`ReliableQueue`], to be settled.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use fred::prelude::{ClientLike, Options};
+use fred::types::Value;
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::format;
+use crate::keys::QueueKeys;
+use crate::reliable_queue::{ReliableQueue, Settings};
+use crate::reply;
+use crate::script::SCRIPTS;
+
+/// Where a given-back value goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum GiveBack {
+    /// The destination's head: first in line again (shutdown).
+    Head,
+    /// The destination's tail (a failed or dropped delivery).
+    Tail,
+    /// The delayed queue, due after this long.
+    After(Duration),
+}
+
+/// One value delivered by a [`ReliableQueue`]. Settle it with
+/// [`ack`](Self::ack) (done) or [`nack`](Self::nack) (deliver again later).
+///
+/// Dropping it unsettled gives the value back at once (to the tail of the
+/// queue), as a failed handler would want. If the process dies instead, the
+/// visibility timeout gives it back. Either way its delivery count grows,
+/// and a value delivered too often goes to the dead-letter list.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let delivery = queue.take().await?;
+/// println!("attempt {} of {}", delivery.delivery_count(), delivery.value());
+/// if delivery.ack().await? {
+///     println!("done");
+/// } else {
+///     println!("too late: the visibility timeout gave it to someone else");
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Delivery<T> {
+    value: T,
+    count: u32,
+    handle: Handle,
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("queue", &self.handle.keys.destination())
+            .field("value", &self.value)
+            .field("delivery_count", &self.count)
+            .finish()
+    }
+}
+
+impl<T: 'static> Delivery<T> {
+    pub(crate) fn new(queue: &ReliableQueue<T>, member: Bytes, count: u32, value: T) -> Self {
+        Delivery {
+            value,
+            count,
+            handle: Handle::new(queue.client().clone(), queue.queue_keys(), *queue.settings(), member),
+        }
+    }
+
+    /// The delivered value.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+
+    /// How many times this value has been delivered without an ack, this
+    /// delivery included (1 the first time). Identical values share a count.
+    pub fn delivery_count(&self) -> u32 {
+        self.count
+    }
+
+    /// The value's raw payload bytes.
+    pub fn raw(&self) -> &[u8] {
+        &self.handle.member[8..]
+    }
+
+    /// Settles the delivery: the value is done with for good. Returns `false`
+    /// when it came too late (the visibility timeout already gave the value
+    /// back, so it may be processed again). Safe to retry: an ack whose reply
+    /// was lost reports `true` the second time.
+    pub async fn ack(mut self) -> Result<bool> {
+        self.handle.ack().await
+    }
+
+    /// Gives the value back to be delivered again: at once (to the tail of the
+    /// queue) for a zero `retry_after`, else through the delayed queue, due
+    /// after `retry_after`. Returns `false` if the delivery was no longer in
+    /// flight (the visibility timeout already gave the value back).
+    pub async fn nack(mut self, retry_after: Duration) -> Result<bool> {
+        let to = if retry_after.is_zero() {
+            GiveBack::Tail
+        } else {
+            GiveBack::After(retry_after)
+        };
+        self.handle.give_back(to).await
+    }
+
+    /// Pushes the visibility deadline to `timeout` from now, for long work.
+    /// Returns `false` if the delivery was no longer in flight.
+    pub async fn extend(&self, timeout: Duration) -> Result<bool> {
+        let script = &SCRIPTS.extend;
+        let args = vec![
+            Value::Bytes(self.handle.member.clone()),
+            Value::from(timeout.as_millis() as i64),
+        ];
+        let value = script
+            .run(
+                self.handle.client.conn()?,
+                vec![self.handle.keys.inflight().into()],
+                args,
+            )
+            .await
+            .map_err(|e| Error::from_script(e, script.name, self.handle.keys.destination()))?;
+        Ok(reply::int(&value)? == 1)
+    }
+}
+
+/// The part of a delivery that settles it; also used without a decoded
+/// value, to give back one that failed to decode.
+pub(crate) struct Handle {
+    client: Client,
+    keys: Arc<QueueKeys>,
+    settings: Settings,
+    /// 8-byte delivery id followed by the value.
+    member: Bytes,
+    token: u64,
+    settled: bool,
+}
+
+impl Handle {
+    pub fn new(client: Client, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
+        let keys = Arc::new(keys.clone());
+        let token = client.inner.outstanding.add(keys.clone(), settings, member.clone());
+        Handle {
+            client,
+            keys,
+            settings,
+            member,
+            token,
+            settled: false,
+        }
+    }
+
+    async fn ack(&mut self) -> Result<bool> {
+        let script = &SCRIPTS.ack;
+        let acked = with_retries(|| async {
+            let keys = vec![
+                self.keys.processing().into(),
+                self.keys.inflight().into(),
+                self.keys.deliveries().into(),
+                self.keys.acked().into(),
+            ];
+            let value = script
+                .run(self.client.conn()?, keys, vec![Value::Bytes(self.member.clone())])
+                .await
+                .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
+            Ok(reply::int(&value)? == 1)
+        })
+        .await;
+        self.settle();
+        acked
+    }
+
+    pub async fn give_back(&mut self, to: GiveBack) -> Result<bool> {
+        let given = give_back(&self.client, &self.keys, self.settings, &self.member, to).await;
+        self.settle();
+        given
+    }
+
+    fn settle(&mut self) {
+        self.settled = true;
+        self.client.inner.outstanding.remove(self.token);
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        self.client.inner.outstanding.remove(self.token);
+        let (client, keys, settings, member) = (
+            self.client.clone(),
+            self.keys.clone(),
+            self.settings,
+            self.member.clone(),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = give_back(&client, &keys, settings, &member, GiveBack::Tail).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
+                }
+            });
+        }
+    }
+}
+
+/// How long settling keeps retrying through connection failures.
+const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
+
+/// Retries a settling script through connection failures. Both are safe to
+/// repeat: ack and nack only act while the delivery is in flight, and an
+/// ack already applied reports success again.
+async fn with_retries<F, Fut>(mut attempt: F) -> Result<bool>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let deadline = tokio::time::Instant::now() + SETTLE_RETRY_FOR;
+    loop {
+        match attempt().await {
+            Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
+                tracing::debug!(%error, "settling a delivery failed; retrying");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Runs the nack script for one delivery.
+pub(crate) async fn give_back(
+    client: &Client,
+    keys: &QueueKeys,
+    settings: Settings,
+    member: &Bytes,
+    to: GiveBack,
+) -> Result<bool> {
+    let script = &SCRIPTS.nack;
+    let delay_ms: i64 = match to {
+        GiveBack::Head => -1,
+        GiveBack::Tail => 0,
+        GiveBack::After(delay) => i64::try_from(delay.as_millis()).unwrap_or(i64::MAX).max(1),
+    };
+    let packed = format::pack(settings.format, &member[8..]);
+    with_retries(|| async {
+        let args = vec![
+            Value::Bytes(member.clone()),
+            Value::from(delay_ms),
+            Value::Bytes(packed.clone()),
+        ];
+        let redis_keys = vec![
+            keys.processing().into(),
+            keys.inflight().into(),
+            keys.deliveries().into(),
+            keys.destination().into(),
+            keys.timeout().into(),
+            keys.pending().into(),
+            keys.channel().into(),
+        ];
+        // Retried here rather than by fred, so that a retry is a new call we can see.
+        let conn = client.conn()?.with_options(&Options {
+            max_attempts: Some(1),
+            ..Options::default()
+        });
+        let value = script
+            .run(&conn, redis_keys, args)
+            .await
+            .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
+        Ok(reply::int(&value)? == 1)
+    })
+    .await
+}
