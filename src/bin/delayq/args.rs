@@ -16,8 +16,22 @@ pub struct Cli {
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
     pub url: String,
 
+    /// Whose clock decides what is due when this process transfers: this
+    /// host's (like Java) or the Redis server's (immune to this host's skew).
+    #[arg(long, value_enum, default_value_t = ClockKind::Local, global = true)]
+    pub clock: ClockKind,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The clock the transfer uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClockKind {
+    /// This host's clock.
+    Local,
+    /// The Redis server's clock (TIME).
+    Server,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +44,22 @@ pub enum Command {
     /// Rewrite a queue's pending elements in one element format, keeping
     /// their scores and order (for fleets moving across Redisson 3.21.1).
     Migrate(MigrateArgs),
+    /// Keep queues moving: run the transfer for them (as a JVM holding an
+    /// RDelayedQueue does) until stopped, --timeout, or --until-empty.
+    Transfer(TransferArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TransferArgs {
+    /// Queue names.
+    #[arg(required = true)]
+    pub queues: Vec<String>,
+    /// Stop once nothing is pending in any of the queues.
+    #[arg(long)]
+    pub until_empty: bool,
+    /// Stop after this long.
+    #[arg(long, value_parser = parse_delay)]
+    pub timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ mod migrate;
 mod offer;
 mod take;
 mod text_codec;
+mod transfer;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,7 @@ async fn main() -> ExitCode {
         Command::Offer(args) => offer::run(&cli, args).await,
         Command::Take(args) => take::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
+        Command::Transfer(args) => transfer::run(&cli, args).await,
     };
     match result {
         Ok(code) => code,
@@ -40,8 +42,13 @@ async fn main() -> ExitCode {
 
 /// Connects to the URL given by `--url` / `REDIS_URL`.
 pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
+    let clock = match cli.clock {
+        args::ClockKind::Local => delayq::Clock::Local,
+        args::ClockKind::Server => delayq::Clock::Server,
+    };
     delayq::Client::builder()
         .url(&cli.url)
+        .clock(clock)
         .connect_timeout(std::time::Duration::from_secs(5))
         .build()
         .await
