@@ -1,23 +1,33 @@
-# Shared by scripts/test.sh and scripts/demo.sh: make sure redis-server is
-# installed (Debian's package), and start a throwaway one on a free loopback port.
+# Shared by scripts/test.sh and scripts/demo.sh: make sure the Debian packages
+# the project needs are installed, and start a throwaway Redis on a free
+# loopback port.
 
-ensure_redis_server() {
-  if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
-    return 0
-  fi
-  echo "redis-server not found: installing Debian's redis-server package" >&2
+# Installs Debian packages for the commands named "command:package" that are missing.
+ensure_commands() {
+  local missing=()
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing Debian packages: ${missing[*]}" >&2
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then
       sudo="sudo"
     else
-      echo "need root or sudo to run apt-get install redis-server" >&2
+      echo "need root or sudo to run apt-get install ${missing[*]}" >&2
       return 1
     fi
   fi
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
-  command -v redis-server >/dev/null 2>&1
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || { echo "${pair%%:*} still missing" >&2; return 1; }
+  done
+}
+
+ensure_redis_server() {
+  ensure_commands redis-server:redis-server redis-cli:redis-tools
 }
 
 # Starts redis-server on a free 127.0.0.1 port in a temp dir; exports REDIS_URL

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of the crate. Installs redis-server (Debian package) when it
-# is missing; the tests start their own servers on free loopback ports.
+# Runs every test of the crate. Installs what the tests need from Debian's
+# packages when it is missing: redis-server (the tests start their own servers
+# on free loopback ports) and faketime (the clock-skew test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
+ensure_commands faketime:faketime
 cargo test --all-targets --locked "$@"
 cargo test --doc --locked

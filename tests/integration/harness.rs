@@ -158,7 +158,11 @@ impl RedisServer {
 
     /// A plain fred client for inspecting and seeding Redis directly.
     pub async fn raw(&self) -> RawRedis {
-        let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
+        // Reconnects, so tests that cut every connection keep their inspector.
+        let policy = ReconnectPolicy::new_constant(0, 20);
+        let client =
+            delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, Some(policy));
+
         client.init().await.expect("raw client connects");
         RawRedis { client }
     }

@@ -9,4 +9,5 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod reliability;
 mod transfer;

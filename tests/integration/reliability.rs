@@ -1,0 +1,589 @@
+//! Faults and reliable consumption: Redis restarts, cut connections, dying
+//! consumers, several transferring processes, skewed clocks, shutdown.
+//! Every wait is a condition with a deadline.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use delayq::fred::prelude::*;
+use delayq::{Error, LongCodec, StringCodec};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use crate::harness::{deadline, eventually, now_ms, RedisServer};
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_element_survives_a_redis_restart_and_those_due_meanwhile_arrive_within_a_second() {
+    deadline(async {
+        let mut redis = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]).await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("jobs", LongCodec).unwrap();
+        let arrivals = Arc::new(Mutex::new(Vec::<(i64, Instant)>::new()));
+        // Workers blocked in take() through the whole outage.
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let dest = q.destination();
+                let arrivals = arrivals.clone();
+                tokio::spawn(async move {
+                    loop {
+                        match dest.take().await {
+                            Ok(v) => arrivals.lock().push((v, Instant::now())),
+                            Err(Error::Shutdown) => return,
+                            Err(e) => panic!("take failed: {e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        // 0..10 due before the outage, 100..110 during it, 200..210 after it.
+        let before: Vec<(i64, Duration)> = (0..10).map(|i| (i, Duration::from_millis(100))).collect();
+        let during: Vec<(i64, Duration)> = (100..110)
+            .map(|i| (i, Duration::from_millis(800 + (i as u64 - 100) * 50)))
+            .collect();
+        let after: Vec<(i64, Duration)> = (200..210).map(|i| (i, Duration::from_millis(6_000))).collect();
+        let offered = now_ms();
+        q.offer_all(before.iter().chain(&during).chain(&after).map(|(v, d)| (*v, *d)))
+            .await
+            .unwrap();
+        eventually(Duration::from_secs(5), "the first ten arrive", || async {
+            arrivals.lock().len() == 10
+        })
+        .await;
+
+        redis.kill();
+        let last_due_during = offered + 800 + 9 * 50;
+        while now_ms() <= last_due_during + 200 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        redis.restart().await;
+        let back = Instant::now();
+
+        eventually(Duration::from_secs(15), "every element arrives", || async {
+            arrivals.lock().len() == 30
+        })
+        .await;
+        let arrivals = arrivals.lock().clone();
+        let mut values: Vec<i64> = arrivals.iter().map(|(v, _)| *v).collect();
+        values.sort();
+        let expected: Vec<i64> = (0..10).chain(100..110).chain(200..210).collect();
+        assert_eq!(values, expected, "each element exactly once");
+        let slowest = arrivals
+            .iter()
+            .filter(|(v, _)| (100..110).contains(v))
+            .map(|(_, at)| *at - back)
+            .max()
+            .unwrap();
+        assert!(
+            slowest <= Duration::from_secs(1),
+            "due during the outage, arrived {slowest:?} after Redis came back"
+        );
+        client.shutdown().await;
+        for w in workers {
+            w.await.unwrap();
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ack_nack_and_delivery_counts() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("jobs", StringCodec)
+            .unwrap()
+            .with_max_deliveries(0);
+        let plain = client.blocking_queue("jobs", StringCodec).unwrap();
+        plain.offer_all([s("a"), s("b"), s("c")]).await.unwrap();
+
+        let a = q.take().await.unwrap();
+        assert_eq!((a.value().as_str(), a.delivery_count()), ("a", 1));
+        assert_eq!(raw.lrange(q.keys().processing()).await, vec![Bytes::from("a")]);
+        assert_eq!(q.in_flight().await.unwrap(), 1);
+        assert!(a.ack().await.unwrap());
+        assert_eq!(raw.llen(q.keys().processing()).await, 0);
+        assert_eq!(q.in_flight().await.unwrap(), 0);
+
+        // nack at once: back to the tail, delivered again with a higher count.
+        let b = q.take().await.unwrap();
+        assert!(b.nack(Duration::ZERO).await.unwrap());
+        assert_eq!(raw.lrange("jobs").await, vec![Bytes::from("c"), Bytes::from("b")]);
+        let c = q.take().await.unwrap();
+        assert_eq!(c.value(), "c");
+        let b = q.take().await.unwrap();
+        assert_eq!((b.value().as_str(), b.delivery_count()), ("b", 2));
+
+        // nack with a delay: through the delayed queue, not before it is due.
+        let nacked = Instant::now();
+        assert!(b.nack(Duration::from_millis(400)).await.unwrap());
+        let delayed = client.delayed_queue("jobs", StringCodec).unwrap();
+        assert_eq!(delayed.read_all().await.unwrap(), vec![s("b")]);
+        let b = q.take().await.unwrap();
+        assert!(nacked.elapsed() >= Duration::from_millis(400));
+        assert_eq!((b.value().as_str(), b.delivery_count()), ("b", 3));
+        assert!(b.ack().await.unwrap());
+        assert!(c.ack().await.unwrap());
+        // A Java consumer beside us still sees a plain list.
+        assert_eq!(raw.llen("jobs").await, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unacked_delivery_returns_after_its_visibility_timeout_and_a_late_ack_says_so() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("jobs", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_millis(300));
+        push(&raw, "jobs", &["slow"]).await;
+        let first = q.take().await.unwrap();
+        let started = Instant::now();
+        let second = q.take().await.unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_millis(250),
+            "returned after {:?}",
+            started.elapsed()
+        );
+        assert_eq!((second.value().as_str(), second.delivery_count()), ("slow", 2));
+        assert!(!first.ack().await.unwrap(), "too late: it was given back");
+        assert!(second.ack().await.unwrap());
+
+        // extend keeps a long delivery in flight.
+        push(&raw, "jobs", &["long"]).await;
+        let long = q.take().await.unwrap();
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            assert!(long.extend(Duration::from_millis(300)).await.unwrap());
+        }
+        assert!(q.poll(Duration::from_millis(100)).await.unwrap().is_none());
+        assert!(long.ack().await.unwrap());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_delivered_too_often_goes_to_the_dead_letter_list() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("jobs", StringCodec)
+            .unwrap()
+            .with_max_deliveries(3);
+        push(&raw, "jobs", &["poison"]).await;
+        for attempt in 1..=3 {
+            let d = q.take().await.unwrap();
+            assert_eq!((d.value().as_str(), d.delivery_count()), ("poison", attempt));
+            // Dropping without settling gives it back (at once, in the background).
+            drop(d);
+        }
+        // The fourth delivery goes to the dead-letter list instead of a consumer.
+        assert!(q.poll(Duration::from_millis(500)).await.unwrap().is_none());
+        assert_eq!(q.dead_letters().await.unwrap(), vec![s("poison")]);
+        assert_eq!(q.dead_letter_len().await.unwrap(), 1);
+        assert_eq!(client.stats().dead_lettered, 1);
+        assert_eq!(raw.llen("jobs").await, 0);
+        assert_eq!(q.requeue_dead_letters(10).await.unwrap(), 1);
+        let again = q.take().await.unwrap();
+        assert_eq!((again.value().as_str(), again.delivery_count()), ("poison", 1));
+        assert!(again.ack().await.unwrap());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_moved_but_never_claimed_returns_after_the_grace_period() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("jobs", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_millis(300));
+        // As if a consumer died right after its BLMOVE: the value sits in the
+        // processing list with no delivery claiming it.
+        let _: i64 = raw.client.rpush(q.keys().processing(), "orphan").await.unwrap();
+        let got = q
+            .poll(Duration::from_secs(5))
+            .await
+            .unwrap()
+            .expect("the orphan comes back");
+        assert_eq!(got.value(), "orphan");
+        assert!(got.ack().await.unwrap());
+        assert_eq!(raw.llen(q.keys().processing()).await, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reliable_value_that_does_not_decode_is_given_back_and_dead_lettered_in_the_end() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.reliable_queue("jobs", LongCodec).unwrap().with_max_deliveries(2);
+        let _: i64 = raw.client.rpush("jobs", "not a number").await.unwrap();
+        for _ in 0..2 {
+            match q.take().await {
+                Err(Error::Decode(e)) => {
+                    assert_eq!(e.raw().as_ref(), b"not a number");
+                    assert!(e.restored());
+                }
+                other => panic!("expected a decode error, got {other:?}"),
+            }
+        }
+        assert!(q.poll(Duration::from_millis(200)).await.unwrap().is_none());
+        assert_eq!(
+            raw.lrange(q.keys().dead_letter()).await,
+            vec![Bytes::from("not a number")]
+        );
+    })
+    .await;
+}
+
+/// Pushes values straight to a destination list, as a Java producer's RPUSH.
+async fn push(raw: &crate::harness::RawRedis, queue: &str, values: &[&str]) {
+    let values: Vec<String> = values.iter().map(|v| (*v).to_owned()).collect();
+    let _: i64 = raw.client.rpush(queue, values).await.unwrap();
+}
+
+/// What a soak run saw.
+#[derive(Debug, Default)]
+struct Soak {
+    cuts: usize,
+    delivered: HashMap<i64, usize>,
+    acked: HashMap<i64, usize>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections_are_cut() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        const N: i64 = 10_000;
+        let q = client
+            .reliable_queue("soak", LongCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_secs(2))
+            .with_max_deliveries(0);
+        let producer = client.blocking_queue("soak", LongCodec).unwrap();
+        for chunk in (0..N).collect::<Vec<_>>().chunks(1000) {
+            producer.offer_all(chunk.iter().copied()).await.unwrap();
+        }
+        let soak = Arc::new(Mutex::new(Soak::default()));
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (q, soak) = (q.clone(), soak.clone());
+                tokio::spawn(async move {
+                    loop {
+                        match q.take().await {
+                            Ok(d) => {
+                                let v = *d.value();
+                                *soak.lock().delivered.entry(v).or_default() += 1;
+                                match d.ack().await {
+                                    Ok(true) => *soak.lock().acked.entry(v).or_default() += 1,
+                                    Ok(false) => {} // too late: it will be delivered again
+                                    Err(e) if e.is_transient() => {}
+                                    Err(e) => panic!("ack failed: {e}"),
+                                }
+                            }
+                            Err(Error::Shutdown) => return,
+                            Err(e) => panic!("take failed: {e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Cut every consumer connection, again and again, while values flow.
+        let killer = {
+            let (raw, soak) = (redis.raw().await, soak.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    raw.kill_clients("normal").await;
+                    soak.lock().cuts += 1;
+                }
+            })
+        };
+        eventually(Duration::from_secs(60), "all values acked", || async { soak.lock().acked.len() as i64 == N }).await;
+        killer.abort();
+        // Let redeliveries of anything still in flight settle before counting.
+        eventually(Duration::from_secs(10), "nothing left in flight", || async {
+            q.in_flight().await.unwrap() == 0 && raw.llen(q.keys().processing()).await == 0 && raw.llen("soak").await == 0
+        })
+        .await;
+        client.shutdown().await;
+        for w in workers {
+            w.await.unwrap();
+        }
+        let soak = soak.lock();
+        let twice: Vec<_> = soak.acked.iter().filter(|(_, &n)| n > 1).collect();
+        let redelivered = soak.delivered.values().filter(|&&n| n > 1).count();
+        eprintln!(
+            "soak (reliable): {N} values, {} connection cuts, {} acked once, {} acked twice, {} lost, {} delivered more than once",
+            soak.cuts,
+            soak.acked.len(),
+            twice.len(),
+            N - soak.acked.len() as i64,
+            redelivered
+        );
+        assert!(soak.cuts >= 3, "the run must actually cut connections");
+        assert!(twice.is_empty(), "acked twice: {twice:?}");
+        assert_eq!(soak.acked.len() as i64, N, "lost values");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_take_under_connection_cuts_is_at_most_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        const N: i64 = 10_000;
+        let producer = client.blocking_queue("plain", LongCodec).unwrap();
+        for chunk in (0..N).collect::<Vec<_>>().chunks(1000) {
+            producer.offer_all(chunk.iter().copied()).await.unwrap();
+        }
+        let received = Arc::new(Mutex::new(HashMap::<i64, usize>::new()));
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (q, received) = (producer.clone(), received.clone());
+                tokio::spawn(async move {
+                    while let Ok(Some(v)) = q.poll(Duration::from_secs(2)).await {
+                        *received.lock().entry(v).or_default() += 1;
+                    }
+                })
+            })
+            .collect();
+        let mut cuts = 0;
+        while raw.llen("plain").await > 0 {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            raw.kill_clients("normal").await;
+            cuts += 1;
+        }
+        for w in workers {
+            w.await.unwrap();
+        }
+        assert_eq!(raw.llen("plain").await, 0);
+        let received = received.lock();
+        let lost = N - received.len() as i64;
+        let duplicated = received.values().filter(|&&n| n > 1).count();
+        eprintln!(
+            "soak (plain take): {N} values, {cuts} connection cuts, {} received, {lost} lost, {duplicated} duplicated",
+            received.len()
+        );
+        assert_eq!(duplicated, 0, "BLPOP never delivers twice");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_transferring_processes_deliver_each_of_ten_thousand_elements_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        const N: i64 = 10_000;
+        let q = client.delayed_queue_without_transfer("shared", LongCodec).unwrap();
+        let items: Vec<(i64, Duration)> = (0..N)
+            .map(|i| (i, Duration::from_millis(1_000 + fastrand::u64(0..2500))))
+            .collect();
+        q.offer_all(items).await.unwrap();
+        let mut processes = Vec::new();
+        for _ in 0..4 {
+            processes.push(
+                tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                    .args(["transfer", "shared", "--until-empty", "--timeout", "60s"])
+                    .env("REDIS_URL", redis.url())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+        let mut moved_by = Vec::new();
+        for p in processes {
+            let out = p.wait_with_output().await.unwrap();
+            assert!(out.status.success());
+            moved_by.push(
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+        let all: Vec<i64> = raw
+            .lrange("shared")
+            .await
+            .iter()
+            .map(|b| std::str::from_utf8(b).unwrap().parse().unwrap())
+            .collect();
+        let unique: std::collections::HashSet<i64> = all.iter().copied().collect();
+        assert_eq!(
+            all.len() as i64,
+            N,
+            "as many elements as offered (no duplicates, none lost)"
+        );
+        assert_eq!(unique.len() as i64, N, "each element exactly once");
+        eprintln!("four transferring processes: {moved_by:?}");
+        let movers = moved_by.iter().filter(|line| !line.starts_with("moved 0 ")).count();
+        assert!(movers >= 2, "the work was shared: {moved_by:?}");
+    })
+    .await;
+}
+
+fn faketime() -> &'static str {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join("faketime").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "faketime not found: run ./scripts/test.sh, which installs it (Debian package faketime)"
+    );
+    "faketime"
+}
+
+/// Offers one element due in 3 s, then runs `delayq transfer` on a host whose
+/// clock is 4 s fast; returns how long after the offer it arrived.
+async fn arrival_with_skewed_transfer(redis: &RedisServer, queue: &str, clock: &str) -> Duration {
+    let client = redis.client().await;
+    let q = client.delayed_queue_without_transfer(queue, StringCodec).unwrap();
+    let offered = Instant::now();
+    q.offer(&s("x"), Duration::from_secs(3)).await.unwrap();
+    let mut transfer = tokio::process::Command::new(faketime())
+        .args([
+            "-f",
+            "+4s",
+            env!("CARGO_BIN_EXE_delayq"),
+            "--clock",
+            clock,
+            "transfer",
+            queue,
+            "--until-empty",
+            "--timeout",
+            "20s",
+        ])
+        .env("REDIS_URL", redis.url())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let got = q.destination().poll(Duration::from_secs(15)).await.unwrap();
+    let arrived = offered.elapsed();
+    assert_eq!(got, Some(s("x")));
+    transfer.wait().await.unwrap();
+    arrived
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_clock_keeps_a_skewed_worker_from_delivering_early() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        // With its own clock 4 s fast, a worker moves a 3 s element at once...
+        let local = arrival_with_skewed_transfer(&redis, "skew-local", "local").await;
+        assert!(
+            local < Duration::from_millis(2_500),
+            "skewed local clock delivered after {local:?}"
+        );
+        // ...with the server's clock it waits the full 3 s.
+        let server = arrival_with_skewed_transfer(&redis, "skew-server", "server").await;
+        assert!(
+            server >= Duration::from_secs(3),
+            "server clock delivered after {server:?}"
+        );
+        eprintln!("clock skew +4s, 3s delay: local clock delivered after {local:?}, server clock after {server:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_handlers_finish_gives_back_the_rest_and_another_client_carries_on() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let first = redis.client().await;
+        let q = first.reliable_queue("jobs", LongCodec).unwrap();
+        let values: Vec<String> = (0..20).map(|v| v.to_string()).collect();
+        let _: i64 = redis.raw().await.client.rpush("jobs", values).await.unwrap();
+        // Two handlers in flight: one finishes during the grace period, one never would.
+        let quick = q.take().await.unwrap();
+        let stuck = q.take().await.unwrap();
+        let quick_handler = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            quick.ack().await.unwrap()
+        });
+        let shutdown = {
+            let first = first.clone();
+            tokio::spawn(async move { first.shutdown_within(Duration::from_millis(800)).await })
+        };
+        assert!(
+            quick_handler.await.unwrap(),
+            "a handler in flight acks during the grace period"
+        );
+        shutdown.await.unwrap();
+        assert!(matches!(q.take().await, Err(Error::Shutdown)));
+        let stuck_value = *stuck.value();
+        drop(stuck);
+
+        // A second client takes everything else, the stuck value included, once.
+        let second = redis.client().await;
+        let q2 = second.reliable_queue("jobs", LongCodec).unwrap();
+        let mut seen = Vec::new();
+        while let Some(d) = q2.poll(Duration::from_millis(500)).await.unwrap() {
+            seen.push(*d.value());
+            assert!(d.ack().await.unwrap());
+        }
+        assert_eq!(seen.first(), Some(&stuck_value), "given back to the head of the queue");
+        seen.sort();
+        assert_eq!(seen, (1..20).collect::<Vec<i64>>());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_payloads_are_rejected_before_anything_is_written() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client_builder().max_payload_size(1024).build().await.unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        let big = "x".repeat(2048);
+        assert!(matches!(
+            q.offer(&big, Duration::ZERO).await,
+            Err(Error::PayloadTooLarge {
+                size: 2048,
+                limit: 1024
+            })
+        ));
+        assert!(matches!(
+            q.offer_all([(s("ok"), Duration::ZERO), (big.clone(), Duration::ZERO)])
+                .await,
+            Err(Error::PayloadTooLarge { .. })
+        ));
+        assert!(matches!(
+            q.destination().offer(&big).await,
+            Err(Error::PayloadTooLarge { .. })
+        ));
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(raw.llen("q").await, 0);
+        // Empty payloads are valid: Redisson writes them (see the captured vectors).
+        q.offer(&s(""), Duration::from_secs(60)).await.unwrap();
+        assert_eq!(q.read_all().await.unwrap(), vec![s("")]);
+    })
+    .await;
+}
