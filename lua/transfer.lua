@@ -1,23 +1,58 @@
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list
--- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit
--- Returns {moved, quarantined, head_due_ms or nil, now_ms used}.
+-- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
+--       3 probe: how far from either end of the pending list to look for an
+--         element cheaply, 4 full scans allowed for elements found in neither
+--         probe (0 in normal runs)
+-- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due}:
+-- deep = 1 when it stopped at a due element deep inside a long pending list
+-- (due = how many elements are due then), so the caller can sweep instead.
 --
--- Elements move in due order: RPUSH the payload to the destination, remove the
--- element from the pending list and the timeout set. An element neither
--- format can unpack goes to the quarantine list instead, so it cannot stall
--- the queue the way it stalls Redisson's transfer.
+-- Like Redisson's: elements move in due order; each one's payload goes to the
+-- destination and the element leaves the pending list and the timeout set.
+-- Unlike it: an element is looked for near the ends of the pending list
+-- (LPOS with MAXLEN) instead of by LREM from the head, which costs a scan of
+-- the whole list per element once the list is long and out of due order; and
+-- an element no format can unpack goes to the quarantine list instead of
+-- failing the script and stalling the queue.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list')
 if bad then return bad end
 local now = ARGV[1]
 if now == '' then
   now = tostring(delayq_server_ms())
 end
+local probe = tonumber(ARGV[3])
+local full_scans = tonumber(ARGV[4])
 local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+local len = redis.call('llen', KEYS[3])
+local moved = {}
 local payloads = {}
+local head_marks, tail_marks = 0, 0
 local quarantined = 0
+local deep = 0
 for i = 1, #due do
   local element = due[i]
+  local pos
+  if len <= 2 * probe then
+    pos = redis.call('lpos', KEYS[3], element)
+  else
+    pos = redis.call('lpos', KEYS[3], element, 'MAXLEN', probe)
+      or redis.call('lpos', KEYS[3], element, 'RANK', -1, 'MAXLEN', probe)
+    if not pos and full_scans > 0 then
+      full_scans = full_scans - 1
+      pos = redis.call('lpos', KEYS[3], element) or -1
+    end
+    if not pos then
+      deep = 1
+      break
+    end
+  end
+  -- pos -1: due but not in the pending list (left by a failed writer); moved
+  -- anyway, as Redisson's transfer would.
+  if pos and pos >= 0 then
+    redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
+    if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
+  end
   local payload = delayq_payload(element)
   if payload then
     payloads[#payloads + 1] = payload
@@ -25,9 +60,15 @@ for i = 1, #due do
     redis.call('rpush', KEYS[4], element)
     quarantined = quarantined + 1
   end
-  redis.call('lrem', KEYS[3], 1, element)
+  moved[#moved + 1] = element
 end
+if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE) end
+if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE) end
 delayq_call_chunked('rpush', KEYS[1], payloads)
-delayq_call_chunked('zrem', KEYS[2], due)
+delayq_call_chunked('zrem', KEYS[2], moved)
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
-return {#payloads, quarantined, head[2] or false, now}
+local due_count = 0
+if deep == 1 then
+  due_count = redis.call('zcount', KEYS[2], '-inf', now)
+end
+return {#payloads, quarantined, head[2] or false, now, deep, due_count}

@@ -86,7 +86,7 @@ pub(crate) struct TransferSettings {
 impl Default for TransferSettings {
     fn default() -> Self {
         TransferSettings {
-            batch: 100,
+            batch: 500,
             max_in_flight: 32,
             resync_interval: Some(Duration::from_secs(60)),
             clock: Clock::Local,
@@ -133,7 +133,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Elements the transfer moves per script run (default 100, like Redisson).
+    /// Most elements the regular transfer moves per script run (default 500;
+    /// Redisson moves 100).
     pub fn transfer_batch(mut self, batch: usize) -> Self {
         self.transfer.batch = batch.max(1);
         self

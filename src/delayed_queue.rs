@@ -579,7 +579,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
         let settings = &self.client.inner.transfer;
-        let outcome = run_transfer(self.client.conn()?, &self.keys, settings.clock, settings.batch).await?;
+        let outcome = run_transfer(self.client.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }

@@ -24,6 +24,8 @@ pub const DELIVERIES_PREFIX: &str = "delayq_deliveries";
 pub const ACKED_PREFIX: &str = "delayq_acked";
 /// delayq's prefix for values delivered too often (LIST).
 pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
+/// delayq's prefix for the due elements one client is sweeping (HASH: element → score).
+pub const SWEEP_PREFIX: &str = "delayq_sweep";
 
 /// All key names of one queue.
 ///
@@ -124,6 +126,12 @@ impl QueueKeys {
     pub fn dead_letter(&self) -> &str {
         &self.dead_letter
     }
+
+    /// The due elements a sweep by the client `client_id` still has to find
+    /// (a backlog drain of a long pending list; expires on its own).
+    pub fn sweep(&self, client_id: &str) -> String {
+        format!("{}:{client_id}", key_for(SWEEP_PREFIX, &self.name))
+    }
 }
 
 /// `prefix + ":" + name` when the name has a hash tag already, else `prefix + ":{" + name + "}"`.
@@ -175,13 +183,16 @@ mod tests {
         ] {
             let keys = QueueKeys::new(name).unwrap();
             let slot = redis_keyslot(name.as_bytes());
+            let sweep = keys.sweep("c0ffee");
             let ours = [
                 keys.quarantine(),
                 keys.processing(),
                 keys.inflight(),
                 keys.deliveries(),
                 keys.acked(),
+                &sweep,
             ];
+
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
                 .into_iter()
                 .chain(ours)

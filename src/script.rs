@@ -95,6 +95,8 @@ pub(crate) struct Scripts {
     pub extend: Script,
     pub reap: Script,
     pub requeue_dead_letters: Script,
+    pub sweep_collect: Script,
+    pub sweep_window: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -116,4 +118,6 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     extend: lua!("extend"),
     reap: lua!("reap"),
     requeue_dead_letters: lua!("requeue_dead_letters"),
+    sweep_collect: lua!("sweep_collect"),
+    sweep_window: lua!("sweep_window"),
 });

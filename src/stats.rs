@@ -9,6 +9,7 @@ pub(crate) struct Stats {
     pub transferred: AtomicU64,
     pub quarantined: AtomicU64,
     pub dead_lettered: AtomicU64,
+    pub sweeps: AtomicU64,
 }
 
 impl Stats {
@@ -23,6 +24,7 @@ impl Stats {
             transferred: self.transferred.load(Ordering::Relaxed),
             quarantined: self.quarantined.load(Ordering::Relaxed),
             dead_lettered: self.dead_lettered.load(Ordering::Relaxed),
+            sweeps: self.sweeps.load(Ordering::Relaxed),
         }
     }
 }
@@ -48,4 +50,6 @@ pub struct ClientStats {
     pub quarantined: u64,
     /// Values moved to dead-letter lists by this client's reliable consumers.
     pub dead_lettered: u64,
+    /// Backlog sweeps started (a backlog scattered through a long pending list).
+    pub sweeps: u64,
 }

@@ -27,6 +27,7 @@
 //! less than the timer's 1 ms tick), so near-simultaneous due times coalesce
 //! into one run.
 
+mod step;
 mod subscriptions;
 mod task;
 mod transfer;

@@ -14,8 +14,8 @@ use tokio::task::{Id, JoinSet};
 use tokio::time::Instant;
 use tokio_util::time::{delay_queue, DelayQueue};
 
+use super::step::{self, Mode, Step};
 use super::subscriptions::{self, SubEvent, SubOp};
-use super::transfer::{run_transfer, TransferOutcome};
 use super::Command;
 use crate::client::{Clock, TransferSettings};
 use crate::error::Result;
@@ -46,6 +46,8 @@ struct QueueState {
     /// The wheel entry and the local time (ms) it fires at; only while idle.
     timer: Option<(delay_queue::Key, i64)>,
     run: Run,
+    /// What the next run does (a regular transfer, or a step of a sweep).
+    mode: Mode,
     failures: u32,
     last_run: Instant,
 }
@@ -59,11 +61,13 @@ pub(crate) struct SchedulerTask {
     by_channel: HashMap<String, Arc<str>>,
     wheel: DelayQueue<Arc<str>>,
     ready: VecDeque<Arc<str>>,
-    running: JoinSet<(Arc<str>, Result<TransferOutcome>)>,
+    running: JoinSet<(Arc<str>, Result<Step>)>,
     running_ids: HashMap<Id, Arc<str>>,
     sub_ops: Option<mpsc::UnboundedSender<SubOp>>,
     /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`].
     clock_offset_ms: i64,
+    /// Names this client's sweep hashes (see `QueueKeys::sweep`).
+    client_id: String,
 }
 
 impl SchedulerTask {
@@ -81,6 +85,7 @@ impl SchedulerTask {
             running_ids: HashMap::new(),
             sub_ops: None,
             clock_offset_ms: 0,
+            client_id: format!("{:016x}", fastrand::u64(..)),
         }
     }
 
@@ -208,6 +213,7 @@ impl SchedulerTask {
                 refs: 1,
                 timer: None,
                 run: Run::Idle,
+                mode: Mode::Regular { full_scans: 0 },
                 failures: 0,
                 last_run: Instant::now(),
             },
@@ -328,16 +334,18 @@ impl SchedulerTask {
             let conn = self.pool.next().clone();
             let keys = queue.keys.clone();
             let (clock, batch) = (self.settings.clock, self.settings.batch);
+            let mode = queue.mode.clone();
+            let sweep_key = keys.sweep(&self.client_id);
             let task_name = name.clone();
             let handle = self.running.spawn(async move {
-                let outcome = run_transfer(&conn, &keys, clock, batch).await;
+                let outcome = step::run(&conn, &keys, &mode, &sweep_key, clock, batch).await;
                 (task_name, outcome)
             });
             self.running_ids.insert(handle.id(), name);
         }
     }
 
-    fn on_done(&mut self, name: &Arc<str>, outcome: Result<TransferOutcome>) {
+    fn on_done(&mut self, name: &Arc<str>, outcome: Result<Step>) {
         Stats::add(&self.stats.transfer_runs, 1);
         let Some(queue) = self.queues.get_mut(name) else {
             return;
@@ -351,43 +359,67 @@ impl SchedulerTask {
             self.forget(name);
             return;
         }
-        match outcome {
-            Ok(outcome) => {
-                queue.failures = 0;
-                Stats::add(&self.stats.transferred, outcome.moved);
-                if self.settings.clock == Clock::Server {
-                    self.clock_offset_ms = outcome.now_ms - time::now_ms();
-                }
-                if outcome.quarantined > 0 {
-                    Stats::add(&self.stats.quarantined, outcome.quarantined);
-                    tracing::warn!(
-                        queue = %name,
-                        count = outcome.quarantined,
-                        quarantine = queue.keys.quarantine(),
-                        "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
-                    );
-                }
-                if outcome.moved > 0 {
-                    tracing::trace!(queue = %name, moved = outcome.moved, "transferred due elements");
-                }
-                if outcome.backlog() {
-                    self.wake_at(name, i64::MIN);
-                } else if let Some(head) = outcome.head_due_ms {
-                    self.wake_at(name, head.saturating_sub(self.clock_offset_ms));
-                }
-                if let Some(at) = rerun_at {
-                    self.wake_at(name, at);
-                }
-            }
+        let step = match outcome {
+            Ok(step) => step,
             Err(error) => {
                 queue.failures += 1;
                 Stats::add(&self.stats.transfer_failures, 1);
                 let backoff = backoff(&self.settings, queue.failures);
                 tracing::warn!(queue = %name, %error, retry_in = ?backoff, "transfer failed");
                 self.wake_at(name, time::now_ms() + backoff.as_millis() as i64);
+                return;
             }
+        };
+        queue.failures = 0;
+        let (moved, quarantined) = match &step {
+            Step::Regular(outcome) => (outcome.moved, outcome.quarantined),
+            Step::Window(window) => (window.moved, window.quarantined),
+            Step::Collected(_) => (0, 0),
+        };
+        Stats::add(&self.stats.transferred, moved);
+        if quarantined > 0 {
+            Stats::add(&self.stats.quarantined, quarantined);
+            tracing::warn!(
+                queue = %name,
+                count = quarantined,
+                quarantine = queue.keys.quarantine(),
+                "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
+            );
+        }
+        let (mode, again) = step::next(&queue.mode, &step);
+        if matches!(queue.mode, Mode::Windows { .. }) && !matches!(mode, Mode::Windows { .. }) {
+            tracing::debug!(queue = %name, "sweep finished");
+            drop_sweep_hash(self.pool.next().clone(), queue.keys.sweep(&self.client_id));
+        } else if matches!(mode, Mode::Collect { offset: 0, .. }) {
+            tracing::debug!(queue = %name, "due elements scattered through a long pending list; sweeping it");
+            Stats::add(&self.stats.sweeps, 1);
+        }
+        queue.mode = mode;
+        match step {
+            Step::Regular(outcome) => {
+                if self.settings.clock == Clock::Server {
+                    self.clock_offset_ms = outcome.now_ms - time::now_ms();
+                }
+                if again || outcome.backlog() {
+                    self.wake_at(name, i64::MIN);
+                } else if let Some(head) = outcome.head_due_ms {
+                    self.wake_at(name, head.saturating_sub(self.clock_offset_ms));
+                }
+            }
+            Step::Collected(_) | Step::Window(_) => self.wake_at(name, i64::MIN),
+        }
+        if let Some(at) = rerun_at {
+            self.wake_at(name, at);
         }
     }
+}
+
+/// Deletes a finished sweep's hash (it would expire anyway).
+fn drop_sweep_hash(conn: fred::clients::Client, key: String) {
+    tokio::spawn(async move {
+        use fred::interfaces::KeysInterface;
+        let _: Result<i64, _> = conn.del(key).await;
+    });
 }
 
 /// Exponential backoff with up to 25% jitter, so failing clients do not retry in step.

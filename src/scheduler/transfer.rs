@@ -1,4 +1,4 @@
-//! One run of the transfer script.
+//! One run of a transfer script: the regular transfer, or one step of a sweep.
 
 use bytes::Bytes;
 use fred::types::Value;
@@ -7,10 +7,22 @@ use crate::client::Clock;
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
-use crate::script::SCRIPTS;
+use crate::script::{Script, SCRIPTS};
 use crate::time;
 
-/// What one run of the transfer script did.
+/// How far from either end of the pending list the regular transfer looks
+/// for an element before calling it deep (each probe costs ~18 ns an element).
+pub(crate) const PROBE: i64 = 1_000;
+/// Elements of one sweep window read per run.
+pub(crate) const SWEEP_WINDOW: i64 = 10_000;
+/// Most elements one sweep run moves, which bounds its time (~20 µs each).
+pub(crate) const SWEEP_MOST: i64 = 1_200;
+/// Due elements recorded per sweep-collect run.
+pub(crate) const SWEEP_COLLECT: i64 = 20_000;
+/// How long a sweep hash outlives its last use if its client dies (ms).
+const SWEEP_TTL_MS: i64 = 300_000;
+
+/// What one run of the regular transfer script did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TransferOutcome {
     /// Elements pushed to the destination list.
@@ -21,6 +33,9 @@ pub(crate) struct TransferOutcome {
     pub head_due_ms: Option<i64>,
     /// The "now" the script used (ms, local or server clock).
     pub now_ms: i64,
+    /// It stopped at a due element deep inside a long pending list; this many
+    /// elements are due.
+    pub deep: Option<u64>,
 }
 
 impl TransferOutcome {
@@ -30,32 +45,27 @@ impl TransferOutcome {
     }
 }
 
-/// Runs the transfer script once for `keys`.
+/// Runs the regular transfer once for `keys`; `full_scans` elements found
+/// near neither end may be searched for through the whole pending list.
 pub(crate) async fn run_transfer(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
     clock: Clock,
     batch: usize,
+    full_scans: u32,
 ) -> Result<TransferOutcome> {
-    let script = &SCRIPTS.transfer;
     let now_arg = match clock {
         Clock::Local => Value::from(time::now_ms()),
         Clock::Server => Value::Bytes(Bytes::new()),
     };
-    let value = script
-        .run(
-            conn,
-            vec![
-                keys.destination().into(),
-                keys.timeout().into(),
-                keys.pending().into(),
-                keys.quarantine().into(),
-            ],
-            vec![now_arg, Value::from(batch as i64)],
-        )
-        .await
-        .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
-    let [moved, quarantined, head, now] = reply::tuple::<4>(value)?;
+    let args = vec![
+        now_arg,
+        Value::from(batch as i64),
+        Value::from(PROBE),
+        Value::from(i64::from(full_scans)),
+    ];
+    let value = run(&SCRIPTS.transfer, conn, keys, vec![], args).await?;
+    let [moved, quarantined, head, now, deep, due] = reply::tuple::<6>(value)?;
     let head_due_ms = match reply::opt_text(head)? {
         None => None,
         Some(text) => Some(time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?),
@@ -69,5 +79,79 @@ pub(crate) async fn run_transfer(
         quarantined: reply::int(&quarantined)? as u64,
         head_due_ms,
         now_ms,
+        deep: (reply::int(&deep)? == 1).then(|| reply::int(&due).unwrap_or(0) as u64),
     })
+}
+
+/// Records up to [`SWEEP_COLLECT`] due elements (score ≤ `bound_ms`) from
+/// `offset` in the sweep hash `sweep_key`; returns how many.
+pub(crate) async fn sweep_collect(
+    conn: &fred::clients::Client,
+    keys: &QueueKeys,
+    sweep_key: &str,
+    bound_ms: i64,
+    offset: u64,
+) -> Result<u64> {
+    let script = &SCRIPTS.sweep_collect;
+    let args = vec![
+        Value::from(bound_ms),
+        Value::from(offset as i64),
+        Value::from(SWEEP_COLLECT),
+        Value::from(SWEEP_TTL_MS),
+    ];
+    let value = script
+        .run(conn, vec![keys.timeout().into(), sweep_key.into()], args)
+        .await
+        .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
+    Ok(reply::int(&value)? as u64)
+}
+
+/// What one sweep window did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WindowOutcome {
+    pub next_cursor: i64,
+    pub moved: u64,
+    pub quarantined: u64,
+    /// 0 once the cursor is past the end of the pending list.
+    pub scanned: u64,
+}
+
+/// Moves the recorded due elements found in the window at `cursor`.
+pub(crate) async fn sweep_window(
+    conn: &fred::clients::Client,
+    keys: &QueueKeys,
+    sweep_key: &str,
+    cursor: i64,
+) -> Result<WindowOutcome> {
+    let args = vec![Value::from(cursor), Value::from(SWEEP_WINDOW), Value::from(SWEEP_MOST)];
+    let value = run(&SCRIPTS.sweep_window, conn, keys, vec![sweep_key.into()], args).await?;
+    let [next, moved, quarantined, scanned] = reply::tuple::<4>(value)?;
+    Ok(WindowOutcome {
+        next_cursor: reply::int(&next)?,
+        moved: reply::int(&moved)? as u64,
+        quarantined: reply::int(&quarantined)? as u64,
+        scanned: reply::int(&scanned)? as u64,
+    })
+}
+
+/// Runs a script on the queue's destination, timeout set, pending list and
+/// quarantine list, then `extra` keys.
+async fn run(
+    script: &Script,
+    conn: &fred::clients::Client,
+    keys: &QueueKeys,
+    extra: Vec<fred::types::Key>,
+    args: Vec<Value>,
+) -> Result<Value> {
+    let mut all = vec![
+        keys.destination().into(),
+        keys.timeout().into(),
+        keys.pending().into(),
+        keys.quarantine().into(),
+    ];
+    all.extend(extra);
+    script
+        .run(conn, all, args)
+        .await
+        .map_err(|e| Error::from_script(e, script.name, keys.destination()))
 }

@@ -418,3 +418,74 @@ async fn a_head_due_years_from_now_does_not_upset_the_scheduler() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // 30,000 pending in offer order; every tenth is already due, the rest
+        // due in an hour: the due ones are spread through the whole list.
+        let producer = redis.client().await;
+        let q = producer.delayed_queue_without_transfer("big", LongCodec).unwrap();
+        let items: Vec<(i64, Duration)> = (0..30_000i64)
+            .map(|i| (i, if i % 10 == 0 { Duration::ZERO } else { Duration::from_secs(3600) }))
+            .collect();
+        q.offer_all(items).await.unwrap();
+        let keys = q.keys().clone();
+        // A Java-like reader checks, between scripts, that the pending list and
+        // the timeout set always hold the same number of elements.
+        let reader = {
+            let raw = redis.raw().await;
+            let keys = keys.clone();
+            tokio::spawn(async move {
+                let mut checks = 0;
+                loop {
+                    // Both counts in one atomic read, as a script between two others sees them.
+                    let both = raw
+                        .cmd(
+                            "EVAL",
+                            vec![
+                                "return {redis.call('llen', KEYS[1]), redis.call('zcard', KEYS[2])}".into(),
+                                2.into(),
+                                keys.pending().into(),
+                                keys.timeout().into(),
+                            ],
+                        )
+                        .await;
+                    let (len, card) = match both {
+                        delayq::fred::types::Value::Array(v) => (v[0].as_i64().unwrap(), v[1].as_i64().unwrap()),
+                        other => panic!("{other:?}"),
+                    };
+                    assert_eq!(len, card, "pending list and timeout set out of step");
+                    checks += 1;
+                    if len == 27_000 {
+                        return checks;
+                    }
+                }
+            })
+        };
+        let client = redis.client().await;
+        let _transfer = client.delayed_queue("big", LongCodec).unwrap();
+        eventually(Duration::from_secs(30), "the due tenth arrives", || async { raw.llen("big").await == 3_000 }).await;
+        let checks = reader.await.unwrap();
+        assert!(checks > 1);
+        let mut arrived: Vec<i64> =
+            raw.lrange("big").await.iter().map(|b| std::str::from_utf8(b).unwrap().parse().unwrap()).collect();
+        arrived.sort();
+        assert_eq!(arrived, (0..30_000).step_by(10).collect::<Vec<i64>>(), "each due element exactly once");
+        // The rest is still pending, in offer order.
+        let pending: Vec<i64> = q.read_all().await.unwrap();
+        assert_eq!(pending.len(), 27_000);
+        assert!(pending.windows(2).all(|w| w[0] < w[1]), "offer order kept");
+        assert!(pending.iter().all(|v| v % 10 != 0));
+        // The sweep cleaned up after itself.
+        eventually(Duration::from_secs(5), "no sweep hash left", || async {
+            matches!(raw.cmd("KEYS", vec!["delayq_sweep:*".into()]).await, delayq::fred::types::Value::Array(v) if v.is_empty())
+        })
+        .await;
+        assert!(client.stats().transferred >= 3_000);
+        assert!(client.stats().sweeps >= 1, "{:?}", client.stats());
+    })
+    .await;
+}

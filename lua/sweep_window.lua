@@ -1,0 +1,71 @@
+-- sweep_window: move the due elements found in one window of the pending list.
+-- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
+--       5 sweep hash (element -> score, from sweep_collect.lua)
+-- ARGV: 1 cursor (index where the window starts), 2 window length,
+--       3 most elements to move in this run
+-- Returns {next cursor, moved, quarantined, scanned}; scanned 0 at the end.
+--
+-- A backlog of due elements scattered through a long pending list (offer
+-- order unlike due order) would cost Redisson one scan of the list per
+-- element. A sweep reads the list once, window by window, each run one
+-- atomic script: the elements of the window that are due are marked by index
+-- (LSET), removed in one pass (LREM of the mark from the nearer end), and
+-- moved in due order within the window. After every run the pending list
+-- and the timeout set hold the same elements, in offer order.
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'hash')
+if bad then return bad end
+local cursor, width, most = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local window = redis.call('lrange', KEYS[3], cursor, cursor + width - 1)
+if #window == 0 then
+  return {cursor, 0, 0, 0}
+end
+local hits = {}
+local scanned = #window
+for i = 1, #window, 2000 do
+  local scores = redis.call('hmget', KEYS[5], unpack(window, i, math.min(i + 1999, #window)))
+  for j = 1, #scores do
+    if scores[j] then
+      hits[#hits + 1] = {i + j - 1, window[i + j - 1], tonumber(scores[j])}
+      if #hits == most then
+        scanned = i + j - 1
+        break
+      end
+    end
+  end
+  if #hits == most then
+    break
+  end
+end
+if #hits == 0 then
+  return {cursor + scanned, 0, 0, scanned}
+end
+local len = redis.call('llen', KEYS[3])
+for k = 1, #hits do
+  redis.call('lset', KEYS[3], cursor + hits[k][1] - 1, DELAYQ_TOMBSTONE)
+end
+if cursor + scanned <= len - cursor then
+  redis.call('lrem', KEYS[3], #hits, DELAYQ_TOMBSTONE)
+else
+  redis.call('lrem', KEYS[3], -#hits, DELAYQ_TOMBSTONE)
+end
+table.sort(hits, function(a, b)
+  if a[3] ~= b[3] then return a[3] < b[3] end
+  return a[1] < b[1]
+end)
+local elements, payloads = {}, {}
+local quarantined = 0
+for k = 1, #hits do
+  local element = hits[k][2]
+  elements[k] = element
+  local payload = delayq_payload(element)
+  if payload then
+    payloads[#payloads + 1] = payload
+  else
+    redis.call('rpush', KEYS[4], element)
+    quarantined = quarantined + 1
+  end
+end
+delayq_call_chunked('zrem', KEYS[2], elements)
+delayq_call_chunked('hdel', KEYS[5], elements)
+delayq_call_chunked('rpush', KEYS[1], payloads)
+return {cursor + scanned - #hits, #payloads, quarantined, scanned}
