@@ -173,7 +173,7 @@ impl BlockingPool {
     pub async fn close(&self) {
         let idle: Vec<FredClient> = std::mem::take(&mut *self.idle.lock());
         for client in idle {
-            let _ = client.quit().await;
+            crate::client::quit(&client).await;
         }
     }
 }
@@ -223,7 +223,7 @@ impl Drop for Lease<'_> {
 fn close_in_background(client: FredClient) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
-            let _ = client.quit().await;
+            crate::client::quit(&client).await;
         });
     }
 }

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fred::prelude::{ClientLike, Config, ReconnectPolicy};
+use fred::prelude::{ClientLike, Config, Options, ReconnectPolicy};
 use fred::types::Builder;
 use tokio_util::sync::CancellationToken;
 
@@ -224,6 +224,8 @@ impl ClientBuilder {
         builder.with_connection_config(|c| {
             c.connection_timeout = connect_timeout;
             c.internal_command_timeout = connect_timeout;
+            // Small request/response traffic: never wait for Nagle's algorithm.
+            c.tcp.nodelay = Some(true);
         });
         if let Some(customize) = &self.customize {
             customize(&mut builder);
@@ -233,7 +235,7 @@ impl ClientBuilder {
         connect(&pool, connect_timeout).await?;
         let subscriber = builder.build_subscriber_client()?;
         if let Err(e) = connect(&subscriber, connect_timeout).await {
-            let _ = pool.quit().await;
+            quit_pool(&pool).await;
             return Err(e);
         }
         let shutdown = CancellationToken::new();
@@ -255,13 +257,32 @@ impl ClientBuilder {
     }
 }
 
+/// How long closing one connection may take.
+const QUIT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Closes a connection without waiting forever: fred's QUIT has no timeout of
+/// its own, and one sent while the connection is being re-established (a
+/// cut, a failover) can be left unanswered.
+pub(crate) async fn quit<C: ClientLike>(client: &C) {
+    let options = Options {
+        timeout: Some(QUIT_TIMEOUT),
+        max_attempts: Some(1),
+        ..Options::default()
+    };
+    let _ = client.with_options(&options).quit().await;
+}
+
+async fn quit_pool(pool: &fred::clients::Pool) {
+    futures_util::future::join_all(pool.clients().iter().map(quit)).await;
+}
+
 async fn connect<C: ClientLike>(client: &C, timeout: Duration) -> Result<()> {
     // init() subscribes to the connect event before connecting; connect() then
     // wait_for_connect() can miss an event that fires in between.
     match tokio::time::timeout(timeout, client.init()).await {
         Ok(result) => result.map(drop).map_err(Error::from),
         Err(_) => {
-            let _ = client.quit().await;
+            quit(client).await;
             Err(Error::Redis(fred::error::Error::new(
                 fred::error::ErrorKind::Timeout,
                 format!("could not connect to Redis within {timeout:?}"),
@@ -438,7 +459,7 @@ impl Client {
         self.inner.scheduler.shutdown().await;
         self.inner.blocking.close().await;
         self.inner.closed.store(true, Ordering::SeqCst);
-        let _ = self.inner.pool.quit().await;
+        quit_pool(&self.inner.pool).await;
     }
 
     pub(crate) fn check_open(&self) -> Result<()> {

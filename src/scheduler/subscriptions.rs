@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use fred::clients::SubscriberClient;
-use fred::prelude::{ClientLike, EventInterface, PubsubInterface};
+use fred::prelude::{EventInterface, PubsubInterface};
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) enum SubOp {
@@ -91,14 +91,14 @@ pub(crate) async fn run(
             }
             Some(SubOp::Quit(done)) => {
                 let _ = subscriber.unsubscribe_all().await;
-                let _ = subscriber.quit().await;
+                crate::client::quit(&subscriber).await;
                 let _ = done.send(());
                 return;
             }
             None => {}
         }
     }
-    let _ = subscriber.quit().await;
+    crate::client::quit(&subscriber).await;
 }
 
 async fn resubscribe(subscriber: &SubscriberClient, events: &mpsc::UnboundedSender<SubEvent>) {

@@ -321,14 +321,31 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
                 }
             })
         };
-        eventually(Duration::from_secs(60), "all values acked", || async { soak.lock().acked.len() as i64 == N }).await;
+        let progress = std::env::var_os("SOAK_PROGRESS").is_some();
+        eventually(Duration::from_secs(60), "all values acked", || async {
+            let acked = soak.lock().acked.len() as i64;
+            if progress {
+                let dest = raw.llen("soak").await;
+                let processing = raw.llen(q.keys().processing()).await;
+                let inflight = raw.zcard(q.keys().inflight()).await;
+                eprintln!("acked {acked} dest {dest} processing {processing} inflight {inflight}");
+            }
+            acked == N
+        })
+        .await;
         killer.abort();
         // Let redeliveries of anything still in flight settle before counting.
         eventually(Duration::from_secs(10), "nothing left in flight", || async {
             q.in_flight().await.unwrap() == 0 && raw.llen(q.keys().processing()).await == 0 && raw.llen("soak").await == 0
         })
         .await;
+        if progress {
+            eprintln!("shutting down");
+        }
         client.shutdown().await;
+        if progress {
+            eprintln!("shut down; joining workers");
+        }
         for w in workers {
             w.await.unwrap();
         }
