@@ -33,8 +33,9 @@ const MAX_TIMER_MS: i64 = 3_600_000;
 enum Run {
     /// Waiting for its timer, or for a message.
     Idle,
-    /// In the ready queue, to start as soon as a slot is free.
-    Queued,
+    /// In a ready queue, to start as soon as a slot is free; `urgent` when
+    /// something is due (not just a check).
+    Queued { urgent: bool },
     /// In flight; `rerun_at` is the earliest wake-up asked for meanwhile.
     Running { rerun_at: Option<i64> },
 }
@@ -60,13 +61,17 @@ pub(crate) struct SchedulerTask {
     queues: HashMap<Arc<str>, QueueState>,
     by_channel: HashMap<String, Arc<str>>,
     wheel: DelayQueue<Arc<str>>,
-    ready: VecDeque<Arc<str>>,
+    /// Queues with something due: these runs go first.
+    ready_due: VecDeque<Arc<str>>,
+    /// Queues to check (after subscribing, reconnecting, lost messages,
+    /// resync): thousands can pile up at once, and must not delay due runs.
+    ready_check: VecDeque<Arc<str>>,
     running: JoinSet<(Arc<str>, Result<Step>)>,
     running_ids: HashMap<Id, Arc<str>>,
     sub_ops: Option<mpsc::UnboundedSender<SubOp>>,
     /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`].
     clock_offset_ms: i64,
-    /// Names this client's sweep hashes (see `QueueKeys::sweep`).
+    /// Names this client's sweep sets (see `QueueKeys::sweep`).
     client_id: String,
 }
 
@@ -80,7 +85,8 @@ impl SchedulerTask {
             queues: HashMap::new(),
             by_channel: HashMap::new(),
             wheel: DelayQueue::new(),
-            ready: VecDeque::new(),
+            ready_due: VecDeque::new(),
+            ready_check: VecDeque::new(),
             running: JoinSet::new(),
             running_ids: HashMap::new(),
             sub_ops: None,
@@ -147,7 +153,7 @@ impl SchedulerTask {
                     SubEvent::Subscribed(channels) => {
                         for channel in channels {
                             if let Some(name) = self.by_channel.get(&channel).cloned() {
-                                self.wake_at(&name, i64::MIN);
+                                self.check(&name);
                             }
                         }
                     }
@@ -264,7 +270,7 @@ impl SchedulerTask {
     fn wake_all(&mut self) {
         let names: Vec<Arc<str>> = self.queues.keys().cloned().collect();
         for name in names {
-            self.wake_at(&name, i64::MIN);
+            self.check(&name);
         }
     }
 
@@ -279,33 +285,63 @@ impl SchedulerTask {
             .map(|(name, _)| name.clone())
             .collect();
         for name in stale {
-            self.wake_at(&name, i64::MIN);
+            self.check(&name);
+        }
+    }
+
+    /// Asks for a run of `name` soon, behind every run that has something due.
+    fn check(&mut self, name: &Arc<str>) {
+        let Some(queue) = self.queues.get_mut(name) else {
+            return;
+        };
+        match &mut queue.run {
+            Run::Queued { .. } => {}
+            Run::Running { rerun_at } => *rerun_at = Some(i64::MIN),
+            Run::Idle => {
+                if let Some((key, _)) = queue.timer.take() {
+                    self.wheel.remove(&key);
+                }
+                queue.run = Run::Queued { urgent: false };
+                self.ready_check.push_back(name.clone());
+            }
         }
     }
 
     /// Asks for a run of `name` at local time `due` (ms); `i64::MIN` means now.
     fn wake_at(&mut self, name: &Arc<str>, due: i64) {
         let Self {
-            queues, wheel, ready, ..
+            queues,
+            wheel,
+            ready_due,
+            ..
         } = self;
         let Some(queue) = queues.get_mut(name) else {
             return;
         };
+        let now_us = time::now_us();
+        let now = now_us.div_euclid(1000);
         match &mut queue.run {
-            Run::Queued => {}
+            Run::Queued { urgent } => {
+                // A queue waiting behind checks moves up once something is due.
+                if !*urgent && due <= now {
+                    *urgent = true;
+                    ready_due.push_back(name.clone());
+                }
+            }
             Run::Running { rerun_at } => *rerun_at = Some(rerun_at.map_or(due, |at| at.min(due))),
             Run::Idle => {
-                let now = time::now_ms();
                 if due <= now {
                     if let Some((key, _)) = queue.timer.take() {
                         wheel.remove(&key);
                     }
-                    queue.run = Run::Queued;
-                    ready.push_back(name.clone());
+                    queue.run = Run::Queued { urgent: true };
+                    ready_due.push_back(name.clone());
                     return;
                 }
                 let due = due.min(now + MAX_TIMER_MS);
-                let deadline = Instant::now() + Duration::from_millis((due - now) as u64);
+                // To the microsecond: the wheel then fires within its 1 ms tick of the due time.
+                let deadline = Instant::now() + Duration::from_micros((due * 1000 - now_us) as u64);
+
                 match queue.timer {
                     Some((_, at)) if at <= due => {}
                     Some((key, _)) => {
@@ -321,13 +357,14 @@ impl SchedulerTask {
     /// Starts queued runs while slots are free.
     fn dispatch(&mut self) {
         while self.running.len() < self.settings.max_in_flight {
-            let Some(name) = self.ready.pop_front() else {
+            let Some(name) = self.ready_due.pop_front().or_else(|| self.ready_check.pop_front()) else {
                 break;
             };
             let Some(queue) = self.queues.get_mut(&name) else {
                 continue;
             };
-            if !matches!(queue.run, Run::Queued) {
+            // Entries left in the other ready queue after a move up are stale.
+            if !matches!(queue.run, Run::Queued { .. }) {
                 continue;
             }
             queue.run = Run::Running { rerun_at: None };
@@ -389,7 +426,7 @@ impl SchedulerTask {
         let (mode, again) = step::next(&queue.mode, &step);
         if matches!(queue.mode, Mode::Windows { .. }) && !matches!(mode, Mode::Windows { .. }) {
             tracing::debug!(queue = %name, "sweep finished");
-            drop_sweep_hash(self.pool.next().clone(), queue.keys.sweep(&self.client_id));
+            drop_sweep_set(self.pool.next().clone(), queue.keys.sweep(&self.client_id));
         } else if matches!(mode, Mode::Collect { offset: 0, .. }) {
             tracing::debug!(queue = %name, "due elements scattered through a long pending list; sweeping it");
             Stats::add(&self.stats.sweeps, 1);
@@ -414,8 +451,8 @@ impl SchedulerTask {
     }
 }
 
-/// Deletes a finished sweep's hash (it would expire anyway).
-fn drop_sweep_hash(conn: fred::clients::Client, key: String) {
+/// Deletes a finished sweep's set (it would expire anyway).
+fn drop_sweep_set(conn: fred::clients::Client, key: String) {
     tokio::spawn(async move {
         use fred::interfaces::KeysInterface;
         let _: Result<i64, _> = conn.del(key).await;
