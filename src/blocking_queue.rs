@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use fred::interfaces::ListInterface;
+use fred::interfaces::{ClientLike, ListInterface};
+use fred::prelude::Options;
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
@@ -295,6 +296,25 @@ impl<T: 'static> BlockingQueue<T> {
     /// Blocking pop from the first of `names` that has a value, until
     /// `deadline` (or forever), across reconnects.
     async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(String, Bytes)>> {
+        // When a value is ready, an LPOP on the shared, pipelined connections
+        // is as good as a BLPOP and costs no dedicated connection. Sent once:
+        // a retried pop could pop twice.
+        if let [name] = names {
+            let conn = self.client.conn()?.with_options(&Options {
+                max_attempts: Some(1),
+                ..Options::default()
+            });
+            match conn.lpop::<Option<Bytes>, _>(*name, None).await {
+                Ok(Some(raw)) => return Ok(Some(((*name).to_owned(), raw))),
+                Ok(None) => {}
+                Err(error) => {
+                    let error = self.command_error(error);
+                    if !error.is_transient() {
+                        return Err(error);
+                    }
+                }
+            }
+        }
         let args = |secs: f64| {
             let mut args: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
             args.push(Value::from(secs));
