@@ -24,7 +24,7 @@ pub const DELIVERIES_PREFIX: &str = "delayq_deliveries";
 pub const ACKED_PREFIX: &str = "delayq_acked";
 /// delayq's prefix for values delivered too often (LIST).
 pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
-/// delayq's prefix for the due elements one client is sweeping (HASH: element → score).
+/// delayq's prefix for the due elements one client is sweeping (SET).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
 
 /// All key names of one queue.

@@ -30,6 +30,14 @@ pub fn now_ms() -> i64 {
     to_ms(SystemTime::now())
 }
 
+/// This host's clock, in µs since the epoch.
+pub fn now_us() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_micros()).unwrap_or(i64::MAX),
+    }
+}
+
 /// The due time `delay` after `now_ms`, or [`Error::InvalidDelay`] if it
 /// cannot be stored exactly.
 pub fn due_after(now_ms: i64, delay: Duration) -> Result<i64, Error> {
