@@ -1,0 +1,236 @@
+//! delayq's benchmark: every scenario of BENCHMARKS.md against its own
+//! loopback `redis-server`, each with a baseline measured in the same run.
+//!
+//! Run with `./scripts/bench.sh` (installs what it needs) or
+//! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
+//! (offers, lateness, backlog, queues, takes, memory).
+
+mod admin;
+mod backlog;
+mod lateness;
+mod many_queues;
+mod measure;
+mod memory;
+mod offers;
+mod redis_benchmark;
+mod redisson;
+mod report;
+mod takes;
+
+#[path = "../../tests/support/redis_server.rs"]
+mod redis_server;
+
+use std::time::Instant;
+
+pub use redis_server::RedisServer;
+use report::{rate, thousands, Row};
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let redis = std::process::Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!("{cores} cores, {model}; {redis}")
+}
+
+fn wanted(name: &str) -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--only") {
+        Some(i) => args.get(i + 1).is_some_and(|list| list.split(',').any(|n| n == name)),
+        None => true,
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let started = Instant::now();
+    eprintln!("delayq benchmark on {}", machine());
+    let mut rows = Vec::new();
+
+    if wanted("offers") {
+        eprintln!("1. offer throughput...");
+        let redis = RedisServer::start().await;
+        let (ours, ceiling) = offers::run(&redis).await;
+        let ratio = ours / ceiling;
+        rows.push(
+            Row::new(
+                "1. offer throughput",
+                &format!("offers/s, {} in flight", offers::IN_FLIGHT),
+            )
+            .values(
+                rate(ours),
+                format!("{} (redis-benchmark EVALSHA, -P 32)", rate(ceiling)),
+            )
+            .ratio(ratio)
+            .target("≥ 0.80× ceiling", ratio >= 0.8),
+        );
+    }
+
+    if wanted("lateness") {
+        eprintln!("2. delivery lateness (20,000 elements at 2,000/s, twice)...");
+        let redis = RedisServer::start().await;
+        let ours = lateness::run(&redis, lateness::Transfer::Delayq).await;
+        let redis = RedisServer::start().await;
+        let theirs = lateness::run(&redis, lateness::Transfer::Redisson).await;
+        let ms = |v: f64| format!("{v:.1} ms");
+        for (metric, a, b) in [
+            ("lateness p50", ours.p50, theirs.p50),
+            ("lateness p99", ours.p99, theirs.p99),
+        ] {
+            let row = Row::new("2. delivery lateness", metric)
+                .values(ms(a), format!("{} (Redisson's algorithm)", ms(b)))
+                .ratio(a / b);
+            rows.push(if metric.ends_with("p99") {
+                row.target("p99 ≤ 5 ms", ours.p99 <= 5.0)
+            } else {
+                row
+            });
+        }
+        rows.push(
+            Row::new("2. delivery lateness", "lateness max")
+                .values(ms(ours.max), ms(theirs.max))
+                .ratio(ours.max / theirs.max),
+        );
+        rows.push(
+            Row::new("2. delivery lateness", "CPU: delayq process / redis-server")
+                .values(
+                    format!("{:.0}% / {:.0}%", ours.cpu_ours, ours.cpu_redis),
+                    format!("{:.0}% / {:.0}%", theirs.cpu_ours, theirs.cpu_redis),
+                )
+                .note("% of one core, whole run"),
+        );
+        rows.push(
+            Row::new("2. delivery lateness", "transfer scripts run")
+                .values(thousands(ours.script_runs), thousands(theirs.script_runs))
+                .ratio(ours.script_runs as f64 / theirs.script_runs as f64),
+        );
+    }
+
+    if wanted("backlog") {
+        eprintln!("3. backlog drain (100,000 due of 1,000,000 pending)...");
+        let redis = RedisServer::start().await;
+        let b = backlog::run(&redis).await;
+        let ratio = b.rate / b.baseline_rate;
+        rows.push(
+            Row::new("3. backlog drain", "elements/s (100,000 due of 1,000,000)")
+                .values(
+                    format!("{} ({:.1} s, median of 3)", rate(b.rate), b.seconds),
+                    format!(
+                        "{} ({} in 60 s, Redisson's transfer)",
+                        rate(b.baseline_rate),
+                        thousands(b.baseline_moved as u64)
+                    ),
+                )
+                .ratio(ratio)
+                .target("≥ 50,000/s and ≥ 100×", b.rate >= 50_000.0 && ratio >= 100.0),
+        );
+        rows.push(
+            Row::new("3. backlog drain", "longest single script")
+                .values(
+                    format!("{:.1} ms", b.longest_script_us as f64 / 1000.0),
+                    format!("{:.1} ms", b.baseline_longest_script_us as f64 / 1000.0),
+                )
+                .target("≤ 50 ms", b.longest_script_us <= 50_000),
+        );
+        rows.push(
+            Row::new(
+                "3. backlog drain",
+                "reader checks between scripts (pending = timeout set, nothing lost)",
+            )
+            .values(
+                format!("{} checks, {} wrong", thousands(b.reader_checks), b.reader_violations),
+                "—".into(),
+            )
+            .target("0 wrong", b.reader_violations == 0),
+        );
+    }
+
+    if wanted("queues") {
+        eprintln!("4. 10,000 queues in one client...");
+        let redis = RedisServer::start().await;
+        let m = many_queues::run(&redis).await;
+        rows.push(
+            Row::new("4. many queues", "lateness p99 (10,000 queues, one element each)")
+                .values(
+                    format!("{:.1} ms (max {:.1})", m.p99, m.max),
+                    format!("{:.1} ms (same load, one queue)", m.single_p99),
+                )
+                .ratio(m.p99 / m.single_p99)
+                .target("p99 ≤ 5 ms", m.p99 <= 5.0),
+        );
+        rows.push(
+            Row::new("4. many queues", "subscriber connections (channels)")
+                .values(
+                    format!(
+                        "{} ({})",
+                        m.subscriber_connections,
+                        thousands(m.subscribed_channels as u64)
+                    ),
+                    "—".into(),
+                )
+                .target("1", m.subscriber_connections == 1),
+        );
+        rows.push(
+            Row::new("4. many queues", "client RSS / CPU during run / CPU idle")
+                .values(
+                    format!("{:.0} MiB / {:.1}% / {:.2}%", m.rss_mb, m.cpu_run, m.cpu_idle),
+                    "—".into(),
+                )
+                .note("% of one core"),
+        );
+    }
+
+    if wanted("takes") {
+        eprintln!("5. take throughput (1, 4, 16 workers)...");
+        let redis = RedisServer::start().await;
+        for workers in [1, 4, 16] {
+            let (ours, lpop) = takes::run(&redis, workers).await;
+            let ratio = ours / lpop;
+            rows.push(
+                Row::new("5. take throughput", &format!("{workers} worker(s), 100,000 ready"))
+                    .values(
+                        rate(ours),
+                        format!("{} (redis-benchmark LPOP -c {workers})", rate(lpop)),
+                    )
+                    .ratio(ratio)
+                    .target("≥ 0.80×", ratio >= 0.8),
+            );
+        }
+    }
+
+    if wanted("memory") {
+        eprintln!("6. memory per pending element...");
+        let redis = RedisServer::start().await;
+        let per_element = memory::run(&redis).await;
+        rows.push(
+            Row::new("6. memory", "Redis bytes per pending element, 100-byte payload")
+                .values(
+                    format!("{per_element:.0} B"),
+                    format!("{} B (the payload)", memory::PAYLOAD),
+                )
+                .ratio(per_element / memory::PAYLOAD as f64)
+                .note("timeout set + pending list"),
+        );
+    }
+
+    println!("Machine: {}", machine());
+    println!();
+    report::print(&rows);
+    eprintln!("benchmark took {:.0} s", started.elapsed().as_secs_f64());
+}

@@ -1,0 +1,194 @@
+//! Scenario 4: 10,000 queues in one client, one offer each, due at random
+//! times over 10 s; against the same offers on a single queue.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::clients::SubscriberClient;
+use delayq::fred::prelude::*;
+use delayq::fred::types::Value;
+use delayq::{Client, LongCodec};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use crate::admin::Admin;
+use crate::measure::{now_ms_f64, percentiles, rss_bytes, CpuWindow};
+use crate::RedisServer;
+
+pub const QUEUES: usize = 10_000;
+const SPREAD_MS: u64 = 10_000;
+
+pub struct ManyQueues {
+    pub p99: f64,
+    pub max: f64,
+    pub subscriber_connections: usize,
+    pub subscribed_channels: i64,
+    pub rss_mb: f64,
+    pub cpu_run: f64,
+    pub cpu_idle: f64,
+    pub single_p99: f64,
+}
+
+/// Takes every element pushed to a destination list named `mq:*` as a
+/// consumer would, told by keyspace notifications (a consumer per queue would
+/// need 10,000 blocking connections), and records how late it came (values
+/// are due times).
+async fn observe(redis: &RedisServer, expected: usize) -> (Arc<Mutex<Vec<f64>>>, tokio::task::JoinHandle<()>) {
+    let admin = Admin::connect(&redis.url()).await;
+    admin.config_set("notify-keyspace-events", "Kl").await;
+    let mut builder = delayq::fred::types::Builder::from_config(Config::from_url(&redis.url()).unwrap());
+    builder.with_performance_config(|p| p.broadcast_channel_capacity = 1 << 15);
+    let subscriber: SubscriberClient = builder.build_subscriber_client().unwrap();
+    subscriber.init().await.unwrap();
+    // fred delivers keyspace notifications on their own stream.
+    let mut messages = subscriber.keyspace_event_rx();
+    subscriber.psubscribe("__keyspace@0__:mq:*").await.unwrap();
+    let (keys_tx, mut keys_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // Forward events without waiting on Redis, so none is dropped.
+    let forwarder = tokio::spawn(async move {
+        loop {
+            match messages.recv().await {
+                Ok(event) if event.operation == "rpush" => {
+                    let key = String::from_utf8_lossy(event.key.as_bytes()).into_owned();
+                    if keys_tx.send(key).is_err() {
+                        break;
+                    }
+                }
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => panic!("observer lost {n} events"),
+                Err(_) => break,
+            }
+        }
+        let _ = subscriber.quit().await;
+    });
+    let seen = Arc::new(Mutex::new(Vec::with_capacity(expected)));
+    let sink = seen.clone();
+    let task = tokio::spawn(async move {
+        while sink.lock().len() < expected {
+            let Some(key) = keys_rx.recv().await else { break };
+            loop {
+                match admin.cmd("LPOP", vec![key.as_str().into()]).await {
+                    Value::Null => break,
+                    value => {
+                        let due: f64 = value.as_string().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+                        sink.lock().push(now_ms_f64() - due);
+                    }
+                }
+            }
+        }
+        forwarder.abort();
+    });
+    (seen, task)
+}
+
+async fn offer_spread(client: &Client, names: &[String]) {
+    let offers = names.iter().map(|name| {
+        let queue = client.delayed_queue_without_transfer(name, LongCodec).unwrap();
+        // Due at a set time (offer_at), so that the time 10,000 concurrent
+        // offers take to send does not count as lateness.
+        let delay = Duration::from_millis(1_000 + fastrand::u64(0..SPREAD_MS));
+        let due = std::time::SystemTime::now() + delay;
+        let value = due.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        async move { queue.offer_at(&value, due).await.unwrap() }
+    });
+    futures_util::future::join_all(offers).await;
+}
+
+async fn wait_for(seen: &Arc<Mutex<Vec<f64>>>, expected: usize) {
+    let started = Instant::now();
+    while seen.lock().len() < expected {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not all elements arrived: {}",
+            seen.lock().len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn run(redis: &RedisServer) -> ManyQueues {
+    let admin = Admin::connect(&redis.url()).await;
+    let names: Vec<String> = (0..QUEUES).map(|i| format!("mq:{i}")).collect();
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let queues: Vec<_> = names
+        .iter()
+        .map(|n| client.delayed_queue(n, LongCodec).unwrap())
+        .collect();
+    // Wait until the last queue's channel is subscribed (subscriptions go in order).
+    let last = queues.last().unwrap().keys().channel().to_owned();
+    let started = Instant::now();
+    loop {
+        let numsub = admin.cmd("PUBSUB", vec!["NUMSUB".into(), last.as_str().into()]).await;
+        if matches!(&numsub, Value::Array(v) if v[1].as_i64() == Some(1)) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "10,000 subscriptions did not finish"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rss_mb = rss_bytes() as f64 / 1_048_576.0;
+    let (seen, observer) = observe(redis, QUEUES).await;
+    let cpu = CpuWindow::start(redis.pid());
+    offer_spread(&client, &names).await;
+    wait_for(&seen, QUEUES).await;
+    let (cpu_run, _) = cpu.stop();
+    observer.await.unwrap();
+    // Idle: 10,000 queues scheduled, nothing due for 3 s.
+    let idle = CpuWindow::start(redis.pid());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (cpu_idle, _) = idle.stop();
+    let clients = match admin.cmd("CLIENT", vec!["LIST".into()]).await {
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("CLIENT LIST: {other:?}"),
+    };
+    let subscribers: Vec<i64> = clients
+        .lines()
+        .filter_map(|l| {
+            let fields: HashMap<&str, &str> = l.split(' ').filter_map(|f| f.split_once('=')).collect();
+            fields.get("sub").and_then(|s| s.parse::<i64>().ok()).filter(|n| *n > 0)
+        })
+        .collect();
+    let (_, p99, max) = percentiles(std::mem::take(&mut *seen.lock()));
+    drop(queues);
+    client.shutdown().await;
+
+    // Baseline: the same 10,000 offers on one queue, taken by two consumers.
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let single = client.delayed_queue("single", LongCodec).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let seen = Arc::new(Mutex::new(Vec::with_capacity(QUEUES)));
+    let consumers: Vec<_> = (0..2)
+        .map(|_| {
+            let (dest, seen) = (single.destination(), seen.clone());
+            tokio::spawn(async move {
+                while seen.lock().len() < QUEUES {
+                    if let Ok(Some(due)) = dest.poll(Duration::from_millis(200)).await {
+                        seen.lock().push(now_ms_f64() - due as f64);
+                    }
+                }
+            })
+        })
+        .collect();
+    offer_spread(&client, &vec!["single".to_owned(); QUEUES]).await;
+    wait_for(&seen, QUEUES).await;
+    for consumer in consumers {
+        consumer.await.unwrap();
+    }
+    let (_, single_p99, _) = percentiles(std::mem::take(&mut *seen.lock()));
+    client.shutdown().await;
+
+    ManyQueues {
+        p99,
+        max,
+        subscriber_connections: subscribers.len(),
+        subscribed_channels: subscribers.iter().sum(),
+        rss_mb,
+        cpu_run,
+        cpu_idle,
+        single_p99,
+    }
+}

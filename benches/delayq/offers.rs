@@ -1,0 +1,82 @@
+//! Scenario 1: offer throughput, against redis-benchmark running the same
+//! offer script over EVALSHA with pipelining (the server's ceiling).
+
+use std::time::Duration;
+
+use delayq::{Client, LongCodec};
+use futures_util::StreamExt;
+use tokio::time::Instant;
+
+use crate::admin::Admin;
+use crate::RedisServer;
+
+const OFFERS: usize = 300_000;
+/// Offers in flight at once (the Java client reached 24k/s with 128).
+pub const IN_FLIGHT: usize = 512;
+const OFFER_SCRIPT: &str = concat!(
+    include_str!("../../lua/lib/element.lua"),
+    include_str!("../../lua/offer.lua")
+);
+
+/// Runs of each side; the medians are compared.
+const RUNS: usize = 3;
+
+/// (delayq offers per second, ceiling: redis-benchmark EVALSHA pipelined),
+/// medians of alternating runs (this machine is shared and noisy).
+pub async fn run(redis: &RedisServer) -> (f64, f64) {
+    let admin = Admin::connect(&redis.url()).await;
+    let sha = admin.script_load(OFFER_SCRIPT).await;
+    let (mut ours, mut ceiling) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        ours.push(offers(redis, &format!("offers-{run}")).await);
+        ceiling.push(best_pipelined(redis, &sha, &format!("offers-ceiling-{run}")));
+    }
+    (crate::measure::median(ours), crate::measure::median(ceiling))
+}
+
+async fn offers(redis: &RedisServer, name: &str) -> f64 {
+    let client = Client::builder().url(redis.url()).pool_size(4).build().await.unwrap();
+    let queue = client.delayed_queue_without_transfer(name, LongCodec).unwrap();
+    queue.offer(&0, Duration::from_secs(3600)).await.unwrap();
+    let started = Instant::now();
+    futures_util::stream::iter(0..OFFERS as i64)
+        .for_each_concurrent(IN_FLIGHT, |i| {
+            let queue = queue.clone();
+            async move { queue.offer(&i, Duration::from_secs(3600)).await.unwrap() }
+        })
+        .await;
+    let rate = OFFERS as f64 / started.elapsed().as_secs_f64();
+    client.shutdown().await;
+    rate
+}
+
+/// The same script, keys and argument shapes, as fast as the server runs
+/// them: the best of a few connection and pipeline depths.
+fn best_pipelined(redis: &RedisServer, sha: &str, name: &str) -> f64 {
+    let keys = delayq::QueueKeys::new(name).unwrap();
+    let n = OFFERS.to_string();
+    [["2", "256"], ["4", "128"], ["50", "32"]]
+        .iter()
+        .map(|[clients, depth]| {
+            let args = [
+                "-c",
+                clients,
+                "-P",
+                depth,
+                "-n",
+                &n,
+                "-r",
+                "1000000000",
+                "EVALSHA",
+                sha,
+                "3",
+                keys.timeout(),
+                keys.pending(),
+                keys.channel(),
+                "4102444800000",
+                "__rand_int__",
+            ];
+            crate::redis_benchmark::requests_per_second(redis.port(), &args)
+        })
+        .fold(0.0, f64::max)
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs the benchmark (release build) and prints its table. Installs
+# redis-server and redis-benchmark (Debian's redis-server and redis-tools)
+# when missing; the benchmark starts its own servers on free loopback ports.
+# Pass --only offers,lateness,backlog,queues,takes,memory to run some scenarios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/redis.sh
+ensure_commands redis-server:redis-server redis-cli:redis-tools redis-benchmark:redis-tools
+cargo bench --locked --bench delayq -- "$@"

@@ -1,0 +1,174 @@
+//! A real `redis-server` on a free loopback port, owned by a test or the
+//! benchmark: started, killed (like a crash) and restarted on demand. Shared
+//! by `tests/integration` and `benches/delayq` (included with `#[path]`);
+//! each uses a part of it.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use delayq::fred::prelude::*;
+use tokio::time::Instant;
+
+fn redis_server_binary() -> String {
+    if let Ok(path) = std::env::var("REDIS_SERVER") {
+        return path;
+    }
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join("redis-server").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "redis-server not found on PATH: run ./scripts/test.sh, which installs it, or set REDIS_SERVER"
+    );
+    "redis-server".to_owned()
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// A `redis-server` owned by one test (or the benchmark); killed when dropped.
+pub struct RedisServer {
+    port: u16,
+    dir: tempfile::TempDir,
+    extra: Vec<String>,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// A server without persistence.
+    pub async fn start() -> RedisServer {
+        Self::start_with(&[]).await
+    }
+
+    /// A server with extra `redis-server` arguments (e.g. `["--appendonly", "yes"]`).
+    pub async fn start_with(extra: &[&str]) -> RedisServer {
+        let dir = tempfile::Builder::new()
+            .prefix("delayq-redis-")
+            .tempdir()
+            .expect("temp dir");
+        let mut server = RedisServer {
+            port: 0,
+            dir,
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            child: None,
+        };
+        // Another process may take the port between probing and binding: try a few.
+        for _ in 0..5 {
+            server.port = free_port();
+            if server.spawn_and_wait().await {
+                return server;
+            }
+        }
+        panic!("redis-server did not start; see {}", server.log_path().display());
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("redis.log")
+    }
+
+    async fn spawn_and_wait(&mut self) -> bool {
+        let mut args: Vec<String> = vec![
+            "--port".into(),
+            self.port.to_string(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--save".into(),
+            "".into(),
+            "--dir".into(),
+            self.dir.path().display().to_string(),
+            "--logfile".into(),
+            self.log_path().display().to_string(),
+            "--daemonize".into(),
+            "no".into(),
+        ];
+        if !self.extra.iter().any(|a| a == "--appendonly") {
+            args.extend(["--appendonly".into(), "no".into()]);
+        }
+        args.extend(self.extra.iter().cloned());
+        let child = Command::new(redis_server_binary())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        self.child = Some(child);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    self.child = None;
+                    return false; // exited: probably the port was taken
+                }
+            }
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() && self.ping().await {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.kill();
+        false
+    }
+
+    async fn ping(&self) -> bool {
+        let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
+        let ok = tokio::time::timeout(Duration::from_secs(1), async {
+            client.init().await?;
+            client.ping::<String>(None).await
+        })
+        .await
+        .map(|r| r.is_ok())
+        .unwrap_or(false);
+        let _ = client.quit().await;
+        ok
+    }
+
+    /// The loopback port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server at once (SIGKILL), like a crash.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory (AOF or RDB
+    /// files there are loaded, if persistence was on).
+    pub async fn restart(&mut self) {
+        self.kill();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            if self.spawn_and_wait().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("redis-server did not restart on port {}", self.port);
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
