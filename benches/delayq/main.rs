@@ -75,7 +75,10 @@ async fn run() {
             )
             .values(
                 rate(ours),
-                format!("{} (redis-benchmark EVALSHA, pipelined, best of 3 depths)", rate(ceiling)),
+                format!(
+                    "{} (redis-benchmark EVALSHA, pipelined, best of 3 depths)",
+                    rate(ceiling)
+                ),
             )
             .ratio(ratio)
             .target("≥ 0.80× ceiling", ratio >= 0.8),
