@@ -8,8 +8,9 @@
 use std::time::Duration;
 
 use fred::clients::Client as FredClient;
+use fred::interfaces::ClientInterface;
 use fred::prelude::{Blocking, ClientLike, Options};
-use fred::types::{Builder, ClusterHash, CustomCommand, Value};
+use fred::types::{Builder, ClientUnblockFlag, ClusterHash, CustomCommand, Value};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -32,9 +33,11 @@ pub(crate) struct BlockingPool {
 
 /// A connection checked out of the pool; returns to it when dropped, unless
 /// it was [`discard`](Lease::discard)ed or dropped in the middle of a
-/// blocking command (a cancelled `take()`): then it is closed, which makes
-/// the server abandon the command, so the connection never carries a stale
-/// pop into its next use.
+/// blocking command (a cancelled `take()`): then the server is told to end
+/// that command (`CLIENT UNBLOCK`, sent on another connection) before the
+/// connection is closed. Closing alone is not enough: the server only sees
+/// the close after the command, and a command left blocked would pop a value
+/// nobody reads.
 pub(crate) struct Lease<'a> {
     pool: &'a BlockingPool,
     client: Option<FredClient>,
@@ -78,19 +81,19 @@ impl BlockingPool {
             // init(), not connect() + wait_for_connect(): see client.rs.
             result = client.init() => {
                 if let Err(error) = result {
-                    close_in_background(client);
+                    close_in_background(client, false);
                     return Err(error.into());
                 }
             }
             _ = expired => {
-                close_in_background(client);
+                close_in_background(client, false);
                 return Err(Error::Redis(fred::error::Error::new(
                     fred::error::ErrorKind::Timeout,
                     "could not open a connection for a blocking read in time",
                 )));
             }
             _ = self.shutdown.cancelled() => {
-                close_in_background(client);
+                close_in_background(client, false);
                 return Err(Error::Shutdown);
             }
         }
@@ -200,7 +203,7 @@ impl Lease<'_> {
     /// I/O error its state is unknown).
     pub fn discard(mut self) {
         if let Some(client) = self.client.take() {
-            close_in_background(client);
+            close_in_background(client, false);
         }
     }
 }
@@ -213,16 +216,24 @@ impl Drop for Lease<'_> {
                 idle.push(client);
             } else {
                 drop(idle);
-                close_in_background(client);
+                close_in_background(client, self.busy);
             }
         }
     }
 }
 
-/// Closes a connection without waiting (also from `Drop`, where we cannot await).
-fn close_in_background(client: FredClient) {
+/// Closes a connection without waiting (also from `Drop`, where we cannot
+/// await); first unblocks the command it is `blocked` in, if any.
+fn close_in_background(client: FredClient, blocked: bool) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
+            if blocked {
+                // Either the pop already happened (its value is in the reply
+                // we drop: see the callers' docs) or it never will.
+                if let Err(error) = client.unblock_self(Some(ClientUnblockFlag::Error)).await {
+                    tracing::debug!(%error, "could not unblock a cancelled blocking read");
+                }
+            }
             crate::client::quit(&client).await;
         });
     }

@@ -225,31 +225,6 @@ async fn stream_yields_values_as_they_arrive_and_ends_at_shutdown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancelled_take_does_not_swallow_a_later_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let q = client.blocking_queue("q", StringCodec).unwrap();
-        let raw = redis.raw().await;
-        for _ in 0..5 {
-            // Give up on a take mid-wait...
-            assert!(tokio::time::timeout(Duration::from_millis(100), q.take())
-                .await
-                .is_err());
-        }
-        // ...its connection is closed, so no stale BLPOP stays on the server...
-        crate::harness::eventually(Duration::from_secs(5), "no blocked client left", || async {
-            raw.info_field("clients", "blocked_clients").await == "0"
-        })
-        .await;
-        // ...and the next value reaches the next reader.
-        q.offer(&s("kept")).await.unwrap();
-        assert_eq!(q.poll(Duration::from_secs(3)).await.unwrap(), Some(s("kept")));
-    })
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_take_survives_its_connection_being_killed() {
     deadline(async {
         let redis = RedisServer::start().await;
@@ -275,6 +250,35 @@ async fn a_take_survives_its_connection_being_killed() {
         assert!(!taker.is_finished());
         let _: i64 = raw.client.rpush("q", "after the cuts").await.unwrap();
         assert_eq!(taker.await.unwrap().unwrap(), s("after the cuts"));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        // A long server-side wait: a pop left blocked would outlive the test.
+        let client = redis
+            .client_builder()
+            .blocking_timeout(Duration::from_secs(60))
+            .build()
+            .await
+            .unwrap();
+        let raw = redis.raw().await;
+        let q = client.blocking_queue("cancelled", StringCodec).unwrap();
+        let reliable = client.reliable_queue("cancelled", StringCodec).unwrap();
+        for _ in 0..3 {
+            assert!(tokio::time::timeout(Duration::from_millis(200), q.take()).await.is_err());
+            assert!(tokio::time::timeout(Duration::from_millis(200), reliable.take()).await.is_err());
+        }
+        crate::harness::eventually(Duration::from_secs(5), "no client left blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "0"
+        })
+        .await;
+        q.offer(&"later".to_owned()).await.unwrap();
+        assert_eq!(raw.lrange("cancelled").await, ["later"], "the value waits for the next take");
+        assert_eq!(q.take().await.unwrap(), "later");
     })
     .await;
 }
