@@ -1,11 +1,12 @@
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 processing list, 2 inflight set, 3 deliveries hash, 4 destination
---       list, 5 timeout set, 6 pending list, 7 channel
+--       list, 5 timeout set, 6 pending list, 7 channel, 8 dead-letter list
 -- ARGV: 1 delivery (8-byte id + value), 2 delay ms (0: back to the
---       destination's tail at once; -1: to its head, first in line again),
+--       destination's tail at once; -1: to its head, first in line again;
+--       -2: to the dead-letter list, its delivery count cleared),
 --       3 the value packed for the delayed queue
 -- Returns 1, or 0 when the delivery was no longer in flight.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash', KEYS[4], 'list', KEYS[5], 'zset', KEYS[6], 'list')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash', KEYS[4], 'list', KEYS[5], 'zset', KEYS[6], 'list', KEYS[8], 'list')
 if bad then return bad end
 local member = ARGV[1]
 local value = string.sub(member, 9)
@@ -18,6 +19,11 @@ if redis.call('hincrby', KEYS[3], 'c:' .. value, -1) <= 0 then
 end
 local delay = tonumber(ARGV[2])
 local element = ARGV[3]
+if delay == -2 then
+  redis.call('hdel', KEYS[3], 'd:' .. value)
+  redis.call('rpush', KEYS[8], value)
+  return 1
+end
 if delay < 0 then
   redis.call('lpush', KEYS[4], value)
   return 1

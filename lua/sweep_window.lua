@@ -1,6 +1,7 @@
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
---       5 sweep set (the due elements, from sweep_collect.lua)
+--       5 sweep set (the due elements, from sweep_collect.lua), 6 due-time
+--       set and 7 its marker (lateness tracking, see the library)
 -- ARGV: 1 cursor (index where the window starts), 2 window length,
 --       3 most elements to move in this run, 4 time budget (ms) for reading
 --       and marking; removing and moving what was marked takes about as long
@@ -14,7 +15,7 @@
 -- moved in the order they were offered (they are all overdue). After every
 -- run the pending list and the timeout set hold the same elements, in offer
 -- order.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'set')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'set', KEYS[6], 'zset')
 if bad then return bad end
 local started = redis.call('time')
 local cursor, width, most = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -67,12 +68,13 @@ if cursor + scanned <= len - cursor then
 else
   redis.call('lrem', KEYS[3], -#hits, DELAYQ_TOMBSTONE)
 end
-local elements, payloads = {}, {}
+local elements, payloads, parallel = {}, {}, {}
 local quarantined = 0
 for k = 1, #hits do
   local element = hits[k][2]
   elements[k] = element
   local payload = delayq_payload(element)
+  parallel[k] = payload or false
   if payload then
     payloads[#payloads + 1] = payload
   else
@@ -80,6 +82,7 @@ for k = 1, #hits do
     quarantined = quarantined + 1
   end
 end
+delayq_track_due(KEYS[6], KEYS[7], KEYS[2], elements, parallel)
 delayq_call_chunked('zrem', KEYS[2], elements)
 delayq_call_chunked('srem', KEYS[5], elements)
 delayq_call_chunked('rpush', KEYS[1], payloads)

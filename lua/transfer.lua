@@ -1,12 +1,14 @@
 -- transfer: move due elements to the destination list (Redisson's push task).
--- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list
+-- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
+--       5 due-time set and 6 its marker (lateness tracking, see the library)
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
 --         probe (0 in normal runs)
--- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due}:
--- deep = 1 when it stopped at a due element deep inside a long pending list
--- (due = how many elements are due then), so the caller can sweep instead.
+-- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due,
+-- first_moved_due_ms or nil, pending count, ready count}: deep = 1 when it
+-- stopped at a due element deep inside a long pending list (due = how many
+-- elements are due then), so the caller can sweep instead.
 --
 -- Like Redisson's: elements move in due order; each one's payload goes to the
 -- destination and the element leaves the pending list and the timeout set.
@@ -15,7 +17,7 @@
 -- the whole list per element once the list is long and out of due order; and
 -- an element no format can unpack goes to the quarantine list instead of
 -- failing the script and stalling the queue.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset')
 if bad then return bad end
 local now = ARGV[1]
 if now == '' then
@@ -27,6 +29,7 @@ local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, tonumb
 local len = redis.call('llen', KEYS[3])
 local moved = {}
 local payloads = {}
+local parallel = {}
 local head_marks, tail_marks = 0, 0
 local quarantined = 0
 local deep = 0
@@ -54,6 +57,7 @@ for i = 1, #due do
     if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
   end
   local payload = delayq_payload(element)
+  parallel[#moved + 1] = payload or false
   if payload then
     payloads[#payloads + 1] = payload
   else
@@ -65,10 +69,16 @@ end
 if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE) end
 if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE) end
 delayq_call_chunked('rpush', KEYS[1], payloads)
+local first_due = false
+if #moved > 0 then
+  first_due = redis.call('zscore', KEYS[2], moved[1])
+  delayq_track_due(KEYS[5], KEYS[6], KEYS[2], moved, parallel)
+end
 delayq_call_chunked('zrem', KEYS[2], moved)
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0
 if deep == 1 then
   due_count = redis.call('zcount', KEYS[2], '-inf', now)
 end
-return {#payloads, quarantined, head[2] or false, now, deep, due_count}
+return {#payloads, quarantined, head[2] or false, now, deep, due_count, first_due,
+  redis.call('zcard', KEYS[2]), redis.call('llen', KEYS[1])}

@@ -402,6 +402,16 @@ impl Client {
         crate::ReliableQueue::new(self.clone(), name, Arc::new(codec))
     }
 
+    /// A [`Worker`](crate::Worker) for the queue `name`: configure it, then
+    /// [`run`](crate::Worker::run) it with a handler.
+    pub fn worker<T, C>(&self, name: &str, codec: C) -> Result<crate::Worker<T>>
+    where
+        C: Codec<T>,
+        T: Send + 'static,
+    {
+        Ok(crate::Worker::new(self.reliable_queue(name, codec)?))
+    }
+
     /// The underlying fred pool, for commands this crate does not wrap.
     pub fn redis(&self) -> &fred::clients::Pool {
         &self.inner.pool

@@ -24,6 +24,8 @@ pub(crate) enum GiveBack {
     Tail,
     /// The delayed queue, due after this long.
     After(Duration),
+    /// The dead-letter list, its delivery count cleared.
+    DeadLetter,
 }
 
 /// One value delivered by a [`ReliableQueue`]. Settle it with
@@ -48,6 +50,7 @@ pub(crate) enum GiveBack {
 pub struct Delivery<T> {
     value: T,
     count: u32,
+    lateness: Option<Duration>,
     handle: Handle,
 }
 
@@ -57,17 +60,30 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
             .field("queue", &self.handle.keys.destination())
             .field("value", &self.value)
             .field("delivery_count", &self.count)
+            .field("lateness", &self.lateness)
             .finish()
     }
 }
 
 impl<T: 'static> Delivery<T> {
-    pub(crate) fn new(queue: &ReliableQueue<T>, member: Bytes, count: u32, value: T) -> Self {
+    pub(crate) fn new(
+        queue: &ReliableQueue<T>,
+        member: Bytes,
+        count: u32,
+        lateness: Option<Duration>,
+        value: T,
+    ) -> Self {
         Delivery {
             value,
             count,
+            lateness,
             handle: Handle::new(queue.client().clone(), queue.queue_keys(), *queue.settings(), member),
         }
+    }
+
+    /// The value and what settles it, apart (for a worker that hands the value on).
+    pub(crate) fn into_parts(self) -> (T, Handle) {
+        (self.value, self.handle)
     }
 
     /// The delivered value.
@@ -79,6 +95,14 @@ impl<T: 'static> Delivery<T> {
     /// delivery included (1 the first time). Identical values share a count.
     pub fn delivery_count(&self) -> u32 {
         self.count
+    }
+
+    /// How long after its due time the value was taken, when known: a worker
+    /// (or [`ReliableQueue::track_lateness`]) has to have been tracking it when
+    /// the transfer moved it, and the producer's clock is taken to agree with
+    /// the Redis server's.
+    pub fn lateness(&self) -> Option<Duration> {
+        self.lateness
     }
 
     /// The value's raw payload bytes.
@@ -107,23 +131,17 @@ impl<T: 'static> Delivery<T> {
         self.handle.give_back(to).await
     }
 
+    /// Moves the value to the dead-letter list at once (it cannot succeed,
+    /// however often it is tried), clearing its delivery count. Returns
+    /// `false` if the delivery was no longer in flight.
+    pub async fn dead_letter(mut self) -> Result<bool> {
+        self.handle.give_back(GiveBack::DeadLetter).await
+    }
+
     /// Pushes the visibility deadline to `timeout` from now, for long work.
     /// Returns `false` if the delivery was no longer in flight.
     pub async fn extend(&self, timeout: Duration) -> Result<bool> {
-        let script = &SCRIPTS.extend;
-        let args = vec![
-            Value::Bytes(self.handle.member.clone()),
-            Value::from(timeout.as_millis() as i64),
-        ];
-        let value = script
-            .run(
-                self.handle.client.conn()?,
-                vec![self.handle.keys.inflight().into()],
-                args,
-            )
-            .await
-            .map_err(|e| Error::from_script(e, script.name, self.handle.keys.destination()))?;
-        Ok(reply::int(&value)? == 1)
+        self.handle.extend(timeout).await
     }
 }
 
@@ -153,7 +171,20 @@ impl Handle {
         }
     }
 
-    async fn ack(&mut self) -> Result<bool> {
+    pub async fn extend(&self, timeout: Duration) -> Result<bool> {
+        let script = &SCRIPTS.extend;
+        let args = vec![
+            Value::Bytes(self.member.clone()),
+            Value::from(timeout.as_millis() as i64),
+        ];
+        let value = script
+            .run(self.client.conn()?, vec![self.keys.inflight().into()], args)
+            .await
+            .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
+        Ok(reply::int(&value)? == 1)
+    }
+
+    pub async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let acked = with_retries(|| async {
             let keys = vec![
@@ -242,6 +273,7 @@ pub(crate) async fn give_back(
     let delay_ms: i64 = match to {
         GiveBack::Head => -1,
         GiveBack::Tail => 0,
+        GiveBack::DeadLetter => -2,
         GiveBack::After(delay) => i64::try_from(delay.as_millis()).unwrap_or(i64::MAX).max(1),
     };
     let packed = format::pack(settings.format, &member[8..]);
@@ -259,6 +291,7 @@ pub(crate) async fn give_back(
             keys.timeout().into(),
             keys.pending().into(),
             keys.channel().into(),
+            keys.dead_letter().into(),
         ];
         // Retried here rather than by fred, so that a retry is a new call we can see.
         let conn = client.conn()?.with_options(&Options {

@@ -24,6 +24,11 @@ pub const DELIVERIES_PREFIX: &str = "delayq_deliveries";
 pub const ACKED_PREFIX: &str = "delayq_acked";
 /// delayq's prefix for values delivered too often (LIST).
 pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
+/// delayq's prefix for when values moved to the destination were due, kept
+/// while a worker tracks lateness (ZSET: value → due ms).
+pub const DUE_PREFIX: &str = "delayq_due";
+/// delayq's prefix for the marker that turns lateness tracking on (STRING, expires).
+pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
 /// delayq's prefix for the due elements one client is sweeping (SET).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
 
@@ -52,6 +57,8 @@ pub struct QueueKeys {
     deliveries: String,
     acked: String,
     dead_letter: String,
+    due: String,
+    due_tracking: String,
 }
 
 impl QueueKeys {
@@ -74,6 +81,8 @@ impl QueueKeys {
             deliveries: key_for(DELIVERIES_PREFIX, name),
             acked: key_for(ACKED_PREFIX, name),
             dead_letter: key_for(DEAD_LETTER_PREFIX, name),
+            due: key_for(DUE_PREFIX, name),
+            due_tracking: key_for(DUE_TRACKING_PREFIX, name),
         })
     }
 
@@ -125,6 +134,17 @@ impl QueueKeys {
     /// Reliable consumption: values delivered more often than allowed.
     pub fn dead_letter(&self) -> &str {
         &self.dead_letter
+    }
+
+    /// Lateness tracking: when values recently moved to the destination were
+    /// due, read by a reliable consumer's claim (see [`Worker`](crate::Worker)).
+    pub fn due(&self) -> &str {
+        &self.due
+    }
+
+    /// Lateness tracking: while this key exists, transfers record due times in [`due`](Self::due).
+    pub fn due_tracking(&self) -> &str {
+        &self.due_tracking
     }
 
     /// The due elements a sweep by the client `client_id` still has to find

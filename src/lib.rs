@@ -61,7 +61,9 @@ mod reply;
 mod scheduler;
 mod script;
 mod stats;
+pub mod telemetry;
 mod time;
+mod worker;
 
 pub use blocking_queue::BlockingQueue;
 pub use client::{Client, ClientBuilder, Clock};
@@ -73,6 +75,7 @@ pub use format::Format;
 pub use keys::QueueKeys;
 pub use reliable_queue::{Reaped, ReliableQueue};
 pub use stats::ClientStats;
+pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};
 
 /// Re-export of the Redis client this crate is built on, for its
 /// configuration types (`fred::types::config::Config`, `ReconnectPolicy`, ...).

@@ -76,7 +76,8 @@ pub struct ReliableQueue<T> {
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     settings: Settings,
-    reaper: Arc<Reaper>,
+    reaper: Arc<Background>,
+    tracker: Option<Arc<Background>>,
     transfer: Option<Arc<Registration>>,
 }
 
@@ -88,6 +89,9 @@ pub(crate) struct Settings {
     pub max_deliveries: u32,
     /// Format of values given back through the delayed queue.
     pub format: Format,
+    /// A value that cannot be decoded goes to the dead-letter list at once
+    /// (a worker's choice) instead of back to the queue.
+    pub dead_letter_undecodable: bool,
 }
 
 impl<T> Clone for ReliableQueue<T> {
@@ -98,6 +102,7 @@ impl<T> Clone for ReliableQueue<T> {
             codec: self.codec.clone(),
             settings: self.settings,
             reaper: self.reaper.clone(),
+            tracker: self.tracker.clone(),
             transfer: self.transfer.clone(),
         }
     }
@@ -114,12 +119,12 @@ impl<T: 'static> std::fmt::Debug for ReliableQueue<T> {
     }
 }
 
-/// Returns unsettled deliveries to the queue while any handle lives.
-pub(crate) struct Reaper {
+/// A task that runs while any handle lives: the reaper, the lateness tracker.
+pub(crate) struct Background {
     task: parking_lot::Mutex<Option<JoinHandle<()>>>,
 }
 
-impl Drop for Reaper {
+impl Drop for Background {
     fn drop(&mut self) {
         if let Some(task) = self.task.lock().take() {
             task.abort();
@@ -151,6 +156,7 @@ impl<T: 'static> ReliableQueue<T> {
             visibility: DEFAULT_VISIBILITY,
             max_deliveries: DEFAULT_MAX_DELIVERIES,
             format: Format::default(),
+            dead_letter_undecodable: false,
         };
         let reaper = start_reaper(&client, &keys, settings.visibility);
         Ok(ReliableQueue {
@@ -159,6 +165,7 @@ impl<T: 'static> ReliableQueue<T> {
             codec,
             settings,
             reaper,
+            tracker: None,
             transfer: None,
         })
     }
@@ -191,6 +198,18 @@ impl<T: 'static> ReliableQueue<T> {
     pub fn with_transfer(mut self) -> Self {
         if self.transfer.is_none() {
             self.transfer = Some(self.client.inner.scheduler.register(self.keys.clone()));
+        }
+        self
+    }
+
+    /// The same queue, asking transfers to record when each value was due
+    /// while this handle lives, so that [`Delivery::lateness`] is known.
+    /// Costs one `ZADD` per moved value (capped at 100,000 recorded values,
+    /// expiring an hour after the last record) and is only honoured by delayq
+    /// transfers, not by Redisson's. [`Worker`](crate::Worker)s turn it on.
+    pub fn with_lateness_tracking(mut self) -> Self {
+        if self.tracker.is_none() {
+            self.tracker = Some(start_tracker(&self.client, &self.keys));
         }
         self
     }
@@ -253,6 +272,7 @@ impl<T: 'static> ReliableQueue<T> {
             self.keys.inflight().into(),
             self.keys.deliveries().into(),
             self.keys.dead_letter().into(),
+            self.keys.due().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),
@@ -285,11 +305,22 @@ impl<T: 'static> ReliableQueue<T> {
             .flatten()
             .unwrap_or_default();
         let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+        let due = claim.next().map(reply::opt_text).transpose()?.flatten();
+        let now = claim.next().map(|v| reply::int(&v)).transpose()?;
+        let lateness = match (due.as_deref().and_then(crate::time::parse_score), now) {
+            (Some(due), Some(now)) => {
+                let ms = (now - due).max(0);
+                crate::telemetry::delivered(self.name(), ms);
+                Some(Duration::from_millis(ms as u64))
+            }
+            _ => None,
+        };
         match status.as_str() {
             "ok" => {}
             "gone" => return Ok(None),
             "dead" => {
                 crate::stats::Stats::add(&self.client.inner.scheduler.stats.dead_lettered, 1);
+                crate::telemetry::dead_lettered(self.name(), "deliveries");
                 tracing::warn!(
                     queue = self.name(),
                     deliveries = count,
@@ -305,11 +336,18 @@ impl<T: 'static> ReliableQueue<T> {
         member.extend_from_slice(&value);
         let member = Bytes::from(member);
         match codec::decode(&*self.codec, value) {
-            Ok(decoded) => Ok(Some(Delivery::new(self, member, count as u32, decoded))),
+            Ok(decoded) => Ok(Some(Delivery::new(self, member, count as u32, lateness, decoded))),
             Err(error) => {
-                // Given back at once: it counts towards the dead-letter limit.
+                // Given back at once, where it counts towards the dead-letter
+                // limit, or dead-lettered now if the consumer asked for that.
+                let to = if self.settings.dead_letter_undecodable {
+                    crate::telemetry::dead_lettered(self.name(), "undecodable");
+                    GiveBack::DeadLetter
+                } else {
+                    GiveBack::Tail
+                };
                 let mut handle = Handle::new(self.client.clone(), &self.keys, self.settings, member);
-                let restored = handle.give_back(GiveBack::Tail).await.unwrap_or(false);
+                let restored = handle.give_back(to).await.unwrap_or(false);
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
@@ -397,10 +435,14 @@ impl<T: 'static> ReliableQueue<T> {
     pub(crate) fn settings(&self) -> &Settings {
         &self.settings
     }
+
+    pub(crate) fn settings_mut(&mut self) -> &mut Settings {
+        &mut self.settings
+    }
 }
 
 /// Reaps every quarter of the visibility timeout (between 50 ms and 5 s).
-fn start_reaper(client: &Client, keys: &Arc<QueueKeys>, visibility: Duration) -> Arc<Reaper> {
+fn start_reaper(client: &Client, keys: &Arc<QueueKeys>, visibility: Duration) -> Arc<Background> {
     let every = (visibility / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
     let (client, keys) = (client.clone(), keys.clone());
     let task = tokio::spawn(async move {
@@ -425,7 +467,40 @@ fn start_reaper(client: &Client, keys: &Arc<QueueKeys>, visibility: Duration) ->
             }
         }
     });
-    Arc::new(Reaper {
+    Arc::new(Background {
+        task: parking_lot::Mutex::new(Some(task)),
+    })
+}
+
+/// How long the lateness-tracking marker lives without a refresh.
+const TRACKING_TTL: Duration = Duration::from_secs(60);
+
+/// Keeps the lateness-tracking marker alive (refreshed at a third of its life).
+fn start_tracker(client: &Client, keys: &Arc<QueueKeys>) -> Arc<Background> {
+    let (client, keys) = (client.clone(), keys.clone());
+    let task = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(TRACKING_TTL / 3);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = client.inner.shutdown.cancelled() => return,
+            }
+            let Ok(conn) = client.conn() else { return };
+            let set: std::result::Result<(), _> = fred::interfaces::KeysInterface::set(
+                conn,
+                keys.due_tracking(),
+                1,
+                Some(fred::types::Expiration::PX(TRACKING_TTL.as_millis() as i64)),
+                None,
+                false,
+            )
+            .await;
+            if let Err(error) = set {
+                tracing::debug!(queue = keys.destination(), %error, "could not refresh the lateness-tracking marker");
+            }
+        }
+    });
+    Arc::new(Background {
         task: parking_lot::Mutex::new(Some(task)),
     })
 }

@@ -72,3 +72,30 @@ local function delayq_call_chunked(cmd, key, t)
   end
 end
 
+
+-- Lateness tracking, on while a delayq worker keeps the marker key alive:
+-- records when each moved payload was due (its score), for the claim of a
+-- reliable consumer to read. elements and payloads are parallel (payload
+-- false for an element moved aside). Capped, and expires when unused.
+local function delayq_track_due(due_key, marker, timeout_key, elements, payloads)
+  if #elements == 0 or redis.call('exists', marker) == 0 then
+    return
+  end
+  local args = {}
+  for i = 1, #elements, 4000 do
+    local scores = redis.call('zmscore', timeout_key, unpack(elements, i, math.min(i + 3999, #elements)))
+    for j = 1, #scores do
+      local payload = payloads[i + j - 1]
+      if scores[j] and payload then
+        args[#args + 1] = scores[j]
+        args[#args + 1] = payload
+      end
+    end
+  end
+  delayq_call_chunked('zadd', due_key, args)
+  local extra = redis.call('zcard', due_key) - 100000
+  if extra > 0 then
+    redis.call('zremrangebyrank', due_key, 0, extra - 1)
+  end
+  redis.call('pexpire', due_key, 3600000)
+end

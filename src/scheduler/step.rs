@@ -94,6 +94,9 @@ mod tests {
             head_due_ms: None,
             now_ms: 7,
             deep,
+            first_moved_due_ms: None,
+            pending: 0,
+            ready: 0,
         })
     }
 

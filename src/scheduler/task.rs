@@ -21,6 +21,7 @@ use crate::client::{Clock, TransferSettings};
 use crate::error::Result;
 use crate::keys::QueueKeys;
 use crate::stats::Stats;
+use crate::telemetry;
 use crate::time;
 
 /// How long shutdown waits for transfer runs in flight.
@@ -414,6 +415,16 @@ impl SchedulerTask {
             Step::Collected(_) => (0, 0),
         };
         Stats::add(&self.stats.transferred, moved);
+        match &step {
+            Step::Regular(outcome) => {
+                let lateness = outcome
+                    .first_moved_due_ms
+                    .filter(|_| outcome.moved > 0)
+                    .map(|due| outcome.now_ms - due);
+                telemetry::transfer_run(name, moved, quarantined, lateness, (outcome.pending, outcome.ready));
+            }
+            _ => telemetry::swept(name, moved, quarantined),
+        }
         if quarantined > 0 {
             Stats::add(&self.stats.quarantined, quarantined);
             tracing::warn!(

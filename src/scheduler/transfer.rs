@@ -39,6 +39,12 @@ pub(crate) struct TransferOutcome {
     /// It stopped at a due element deep inside a long pending list; this many
     /// elements are due.
     pub deep: Option<u64>,
+    /// Due time (ms) of the first element moved, when any moved.
+    pub first_moved_due_ms: Option<i64>,
+    /// Elements still pending after the run.
+    pub pending: u64,
+    /// Elements in the destination list after the run.
+    pub ready: u64,
 }
 
 impl TransferOutcome {
@@ -67,12 +73,19 @@ pub(crate) async fn run_transfer(
         Value::from(PROBE),
         Value::from(i64::from(full_scans)),
     ];
-    let value = run(&SCRIPTS.transfer, conn, keys, vec![], args).await?;
-    let [moved, quarantined, head, now, deep, due] = reply::tuple::<6>(value)?;
-    let head_due_ms = match reply::opt_text(head)? {
-        None => None,
-        Some(text) => Some(time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?),
+    let extra = vec![keys.due().into(), keys.due_tracking().into()];
+    let value = run(&SCRIPTS.transfer, conn, keys, extra, args).await?;
+    let [moved, quarantined, head, now, deep, due, first, pending, ready] = reply::tuple::<9>(value)?;
+    let score = |value: Value| -> Result<Option<i64>> {
+        match reply::opt_text(value)? {
+            None => Ok(None),
+            Some(text) => Ok(Some(
+                time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?,
+            )),
+        }
     };
+    let head_due_ms = score(head)?;
+    let first_moved_due_ms = score(first)?;
     let now_ms = match reply::opt_text(now)? {
         Some(text) => time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad time {text:?}")))?,
         None => return Err(Error::Protocol("transfer returned no time".into())),
@@ -83,6 +96,9 @@ pub(crate) async fn run_transfer(
         head_due_ms,
         now_ms,
         deep: (reply::int(&deep)? == 1).then(|| reply::int(&due).unwrap_or(0) as u64),
+        first_moved_due_ms,
+        pending: reply::int(&pending)? as u64,
+        ready: reply::int(&ready)? as u64,
     })
 }
 
@@ -132,7 +148,14 @@ pub(crate) async fn sweep_window(
         Value::from(SWEEP_MOST),
         Value::from(SWEEP_BUDGET_MS),
     ];
-    let value = run(&SCRIPTS.sweep_window, conn, keys, vec![sweep_key.into()], args).await?;
+    let value = run(
+        &SCRIPTS.sweep_window,
+        conn,
+        keys,
+        vec![sweep_key.into(), keys.due().into(), keys.due_tracking().into()],
+        args,
+    )
+    .await?;
     let [next, moved, quarantined, scanned] = reply::tuple::<4>(value)?;
     Ok(WindowOutcome {
         next_cursor: reply::int(&next)?,

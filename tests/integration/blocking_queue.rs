@@ -269,15 +269,23 @@ async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value(
         let q = client.blocking_queue("cancelled", StringCodec).unwrap();
         let reliable = client.reliable_queue("cancelled", StringCodec).unwrap();
         for _ in 0..3 {
-            assert!(tokio::time::timeout(Duration::from_millis(200), q.take()).await.is_err());
-            assert!(tokio::time::timeout(Duration::from_millis(200), reliable.take()).await.is_err());
+            assert!(tokio::time::timeout(Duration::from_millis(200), q.take())
+                .await
+                .is_err());
+            assert!(tokio::time::timeout(Duration::from_millis(200), reliable.take())
+                .await
+                .is_err());
         }
         crate::harness::eventually(Duration::from_secs(5), "no client left blocked", || async {
             raw.info_field("clients", "blocked_clients").await == "0"
         })
         .await;
         q.offer(&"later".to_owned()).await.unwrap();
-        assert_eq!(raw.lrange("cancelled").await, ["later"], "the value waits for the next take");
+        assert_eq!(
+            raw.lrange("cancelled").await,
+            ["later"],
+            "the value waits for the next take"
+        );
         assert_eq!(q.take().await.unwrap(), "later");
     })
     .await;

@@ -9,5 +9,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod metrics;
 mod reliability;
 mod transfer;
+mod worker;

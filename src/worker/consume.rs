@@ -1,0 +1,244 @@
+//! The worker's loop: take when a slot is free, run the handler in a task of
+//! its own, settle the delivery by what it returned.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::failure::{Abnormal, Failure, FailureAction, Permanent};
+use super::handle::Counters;
+use super::{Handler, OnError, RetryPolicy};
+use crate::delivery::{Delivery, GiveBack, Handle};
+use crate::error::{BoxError, Error};
+use crate::reliable_queue::ReliableQueue;
+use crate::telemetry;
+
+pub(crate) struct Context<T> {
+    pub queue: ReliableQueue<T>,
+    pub handler: Handler<T>,
+    pub retry: RetryPolicy,
+    pub handler_timeout: Option<Duration>,
+    pub on_error: Option<OnError>,
+    pub counters: Arc<Counters>,
+    /// Cancels handlers still running when a shutdown's grace is over.
+    pub abort: CancellationToken,
+    pub visibility: Duration,
+}
+
+/// Pauses after a failed take, doubling up to the last.
+const TAKE_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
+
+pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) {
+    let queue = context.queue.name().to_owned();
+    let slots = Arc::new(Semaphore::new(concurrency));
+    let mut running = JoinSet::new();
+    let mut pause = TAKE_BACKOFF.0;
+    tracing::debug!(queue, concurrency, "worker started");
+    loop {
+        while running.try_join_next().is_some() {}
+        let slot = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+        };
+        // A take cancelled here, after the server moved a value but before
+        // the reply came, leaves the value unclaimed: the reaper returns it
+        // after the visibility timeout.
+        let taken = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            taken = context.queue.take() => taken,
+        };
+        match taken {
+            Ok(delivery) => {
+                pause = TAKE_BACKOFF.0;
+                running.spawn(handle_one(Arc::clone(&context), delivery, slot));
+            }
+            Err(Error::Shutdown) => break,
+            Err(Error::Decode(error)) => {
+                Counters::add(&context.counters.undecodable);
+                let action = if error.restored() {
+                    Counters::add(&context.counters.dead_lettered);
+                    FailureAction::DeadLettered
+                } else {
+                    FailureAction::Unsettled
+                };
+                tracing::warn!(queue, %error, ?action, "a value could not be decoded");
+                report(&context, 0, Box::new(error), action);
+            }
+            Err(error) => {
+                tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(pause) => {}
+                }
+                pause = (pause * 2).min(TAKE_BACKOFF.1);
+            }
+        }
+    }
+    tracing::debug!(
+        queue,
+        in_flight = running.len(),
+        "worker stopping; letting handlers finish"
+    );
+    while running.join_next().await.is_some() {}
+}
+
+/// Runs the handler for one delivery and settles it.
+async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Delivery<T>, _slot: OwnedSemaphorePermit) {
+    let queue = context.queue.name();
+    let attempt = delivery.delivery_count();
+    let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
+    if let Some(lateness) = delivery.lateness() {
+        span.record("lateness_ms", lateness.as_millis() as u64);
+    }
+    let (value, mut handle) = delivery.into_parts();
+    Counters::add(&context.counters.handled);
+    let started = Instant::now();
+    let Some(result) = run_handler(&context, value, &handle).instrument(span.clone()).await else {
+        // Cancelled by a shutdown whose grace ran out: first in line again.
+        if let Err(error) = handle.give_back(GiveBack::Head).await {
+            tracing::warn!(parent: &span, %error, "could not give back a cancelled value; its visibility timeout will");
+        }
+        return;
+    };
+    let took = started.elapsed();
+    match result {
+        Ok(()) => match handle.ack().await {
+            Ok(acked) => {
+                Counters::add(&context.counters.succeeded);
+                telemetry::handled(queue, "ok", took);
+                if acked {
+                    tracing::debug!(parent: &span, ?took, "handled");
+                } else {
+                    tracing::warn!(parent: &span, ?took, "handled, but too late: the visibility timeout had given the value back");
+                }
+            }
+            Err(error) => {
+                tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
+            }
+        },
+        Err(error) => settle_failure(&context, &mut handle, attempt, error, took, &span).await,
+    }
+}
+
+/// The handler's result, or `None` when a shutdown cancelled it. Keeps the
+/// delivery's visibility deadline ahead while it runs.
+async fn run_handler<T: Send + 'static>(
+    context: &Context<T>,
+    value: T,
+    handle: &Handle,
+) -> Option<Result<(), BoxError>> {
+    let mut run = tokio::spawn((context.handler)(value).in_current_span());
+    let every = context.visibility / 3;
+    let mut extend = tokio::time::interval_at(Instant::now() + every, every);
+    let timeout = async {
+        match context.handler_timeout {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timeout);
+    loop {
+        tokio::select! {
+            joined = &mut run => return Some(match joined {
+                Ok(result) => result,
+                Err(error) => {
+                    Counters::add(&context.counters.panicked);
+                    Err(Box::new(Abnormal::Panicked(panic_message(error))))
+                }
+            }),
+            _ = extend.tick() => {
+                if let Err(error) = handle.extend(context.visibility).await {
+                    tracing::debug!(%error, "could not extend the visibility timeout");
+                }
+            }
+            _ = &mut timeout => {
+                run.abort();
+                Counters::add(&context.counters.timed_out);
+                let limit = context.handler_timeout.unwrap_or_default();
+                return Some(Err(Box::new(Abnormal::TimedOut(limit))));
+            }
+            _ = context.abort.cancelled() => {
+                run.abort();
+                return None;
+            }
+        }
+    }
+}
+
+async fn settle_failure<T: 'static>(
+    context: &Context<T>,
+    handle: &mut Handle,
+    attempt: u32,
+    error: BoxError,
+    took: Duration,
+    span: &tracing::Span,
+) {
+    let queue = context.queue.name();
+    let permanent = Permanent::is_in(&*error);
+    let planned = if permanent || !context.retry.retries_after(attempt) {
+        FailureAction::DeadLettered
+    } else {
+        FailureAction::Retry {
+            after: context.retry.next_delay(attempt),
+        }
+    };
+    let to = match planned {
+        FailureAction::Retry { after } if after.is_zero() => GiveBack::Tail,
+        FailureAction::Retry { after } => GiveBack::After(after),
+        _ => GiveBack::DeadLetter,
+    };
+    let action = match handle.give_back(to).await {
+        Ok(_) => planned,
+        Err(settle_error) => {
+            tracing::warn!(parent: span, error = %settle_error, "could not settle a failed value; its visibility timeout will give it back");
+            FailureAction::Unsettled
+        }
+    };
+    match action {
+        FailureAction::Retry { .. } => {
+            Counters::add(&context.counters.retried);
+            telemetry::retried(queue);
+            telemetry::handled(queue, "retry", took);
+        }
+        FailureAction::DeadLettered => {
+            Counters::add(&context.counters.dead_lettered);
+            telemetry::dead_lettered(queue, if permanent { "permanent" } else { "attempts" });
+            telemetry::handled(queue, "dead_letter", took);
+        }
+        _ => telemetry::handled(queue, "unsettled", took),
+    }
+    tracing::warn!(parent: span, error = %error, ?action, "handler failed");
+    report(context, attempt, error, action);
+}
+
+fn report<T: 'static>(context: &Context<T>, attempt: u32, error: BoxError, action: FailureAction) {
+    if let Some(hook) = &context.on_error {
+        hook(&Failure {
+            queue: context.queue.name().to_owned(),
+            attempt,
+            error,
+            action,
+        });
+    }
+}
+
+fn panic_message(error: tokio::task::JoinError) -> String {
+    if !error.is_panic() {
+        return error.to_string();
+    }
+    let payload = error.into_panic();
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".to_owned()
+    }
+}

@@ -1,0 +1,247 @@
+//! `Worker<T>`: runs an async handler over a queue, with a concurrency limit,
+//! retries through the delayed queue, a dead-letter list, an error hook,
+//! tracing spans and graceful shutdown — what Java teams get from a
+//! `@RedisDelayListener`-style listener.
+
+mod consume;
+mod failure;
+mod handle;
+mod retry;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+pub use failure::{Failure, FailureAction, Permanent};
+pub use handle::{WorkerHandle, WorkerReport};
+pub use retry::RetryPolicy;
+
+use crate::error::BoxError;
+use crate::format::Format;
+use crate::reliable_queue::ReliableQueue;
+
+type Handler<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>> + Send + Sync>;
+type OnError = Arc<dyn Fn(&Failure) + Send + Sync>;
+type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A consumer that runs an async handler for each value of a queue. Built by
+/// [`Client::worker`](crate::Client::worker), configured, then started with
+/// [`run`](Self::run); one call per queue, as many queues as you like in one
+/// process.
+///
+/// - **At least once.** It takes with a [`ReliableQueue`]: a value is acked
+///   only after its handler returns `Ok`; if the process dies mid-handler, the
+///   visibility timeout gives the value back (the worker keeps extending it
+///   while the handler runs).
+/// - **Retries** with a [`RetryPolicy`] (default: 5 attempts, exponential
+///   backoff 1 s → 5 min with jitter) by offering the value again through
+///   the delayed queue — a retry survives restarts and any worker, Rust or
+///   Java, may take it. After the last attempt, or at once for a
+///   [`Permanent`] error or a value the codec cannot decode, the value goes
+///   to the dead-letter list `delayq_dead_letter:{name}`.
+/// - A handler that panics or overruns its [`handler_timeout`](Self::handler_timeout)
+///   counts as a failed attempt.
+/// - Each run is in a `delayq.handle` tracing span with `queue`, `attempt`
+///   and `lateness_ms` (how long after its due time the value was taken,
+///   when this process ran the transfer that moved it).
+/// - It also runs the queue's transfer, so due values move even with no
+///   Java producer alive.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::{Client, JsonCodec, RetryPolicy};
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// struct Order { id: String, amount: i64 }
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let worker = client
+///     .worker("orders", JsonCodec::<Order>::new())?
+///     .concurrency(8)
+///     .retry(RetryPolicy::exponential(Duration::from_secs(1), Duration::from_secs(60)).jitter(0.2).max_attempts(5))
+///     .on_error(|failure| eprintln!("{} attempt {}: {}", failure.queue(), failure.attempt(), failure.error()))
+///     .shutdown_on_signal()
+///     .run(|order: Order| async move {
+///         charge(&order.id, order.amount).await
+///     });
+/// let report = worker.join().await; // returns after SIGINT/SIGTERM, once in-flight work is done
+/// println!("{report:?}");
+/// client.shutdown().await;
+/// # Ok(()) }
+/// # async fn charge(_: &str, _: i64) -> Result<(), std::io::Error> { Ok(()) }
+/// ```
+pub struct Worker<T> {
+    queue: ReliableQueue<T>,
+    concurrency: usize,
+    retry: RetryPolicy,
+    handler_timeout: Option<Duration>,
+    on_error: Option<OnError>,
+    signals: Vec<Signal>,
+}
+
+impl<T> std::fmt::Debug for Worker<T>
+where
+    T: 'static,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("queue", &self.queue)
+            .field("concurrency", &self.concurrency)
+            .field("retry", &self.retry)
+            .field("handler_timeout", &self.handler_timeout)
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> Worker<T> {
+    pub(crate) fn new(queue: ReliableQueue<T>) -> Self {
+        let mut queue = queue.with_transfer().with_lateness_tracking();
+        queue.settings_mut().dead_letter_undecodable = true;
+        let retry = RetryPolicy::default();
+        queue.settings_mut().max_deliveries = retry.max_attempts_value();
+        Worker {
+            queue,
+            concurrency: 1,
+            retry,
+            handler_timeout: None,
+            on_error: None,
+            signals: Vec::new(),
+        }
+    }
+
+    /// Handlers run at once at most (default 1). The worker takes a value
+    /// only when a slot is free, so values it cannot start stay in the queue
+    /// for other consumers.
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// Attempts per value and the delay between them (default
+    /// [`RetryPolicy::default`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.queue.settings_mut().max_deliveries = policy.max_attempts_value();
+        self.retry = policy;
+        self
+    }
+
+    /// How long a value stays reserved for this worker without news (default
+    /// 30 s). The worker extends it while the handler runs, so it bounds how
+    /// soon a value comes back after this process dies, not how long a
+    /// handler may take.
+    pub fn visibility_timeout(mut self, timeout: Duration) -> Self {
+        self.queue = self.queue.with_visibility_timeout(timeout);
+        self
+    }
+
+    /// Fails a handler run that takes longer than this (default: no limit).
+    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
+        self.handler_timeout = Some(timeout);
+        self
+    }
+
+    /// Element format of retries offered back to the delayed queue (default
+    /// [`Format::Modern`]; [`Format::Legacy`] while Java clients older than
+    /// Redisson 3.21.1 run the transfer).
+    pub fn retry_format(mut self, format: Format) -> Self {
+        self.queue = self.queue.with_format(format);
+        self
+    }
+
+    /// Called for every failed value, after the worker decided what to do
+    /// with it (see [`Failure::action`]). Runs on the worker's task: keep it
+    /// quick.
+    pub fn on_error(mut self, hook: impl Fn(&Failure) + Send + Sync + 'static) -> Self {
+        self.on_error = Some(Arc::new(hook));
+        self
+    }
+
+    /// Stops the worker gracefully when `signal` completes (e.g.
+    /// `token.cancelled_owned()` of a `tokio_util` `CancellationToken`):
+    /// it takes nothing new and lets handlers in flight finish.
+    pub fn shutdown_on(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.signals.push(Box::pin(signal));
+        self
+    }
+
+    /// Stops the worker gracefully on Ctrl-C (SIGINT) or SIGTERM.
+    pub fn shutdown_on_signal(self) -> Self {
+        self.shutdown_on(terminate_signal())
+    }
+
+    /// Starts the worker on the current tokio runtime with `handler`, which
+    /// is called with each decoded value. Returns at once.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn run<F, Fut, E>(self, handler: F) -> WorkerHandle
+    where
+        F: Fn(T) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        let handler: Handler<T> = Arc::new(move |value| {
+            let run = handler(value);
+            Box::pin(async move { run.await.map_err(Into::into) })
+        });
+        let stop = CancellationToken::new();
+        for signal in self.signals {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = signal => stop.cancel(),
+                    _ = stop.cancelled() => {}
+                }
+            });
+        }
+        let queue_name = self.queue.name().to_owned();
+        let counters = Arc::default();
+        let abort = CancellationToken::new();
+        let context = Arc::new(consume::Context {
+            visibility: self.queue.settings().visibility,
+            queue: self.queue,
+            handler,
+            retry: self.retry,
+            handler_timeout: self.handler_timeout,
+            on_error: self.on_error,
+            counters: Arc::clone(&counters),
+            abort: abort.clone(),
+        });
+        let task = tokio::spawn(consume::consume(context, self.concurrency, stop.clone()));
+        WorkerHandle {
+            queue: queue_name,
+            stop,
+            abort,
+            task,
+            counters,
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM; never if they cannot be listened for.
+async fn terminate_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+        else {
+            tracing::warn!("cannot listen for SIGINT/SIGTERM; the worker stops only on shutdown()");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! The `metrics` feature: what a worker and the transfer report through the
+//! `metrics` facade, read back with a debugging recorder.
+#![cfg(feature = "metrics")]
+
+use std::time::Duration;
+
+use delayq::{BoxError, RetryPolicy, StringCodec};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use metrics_util::MetricKind;
+
+use crate::harness::{deadline, eventually, RedisServer};
+
+/// The one recorder of this test binary (a global can be set only once).
+fn snapshotter() -> Snapshotter {
+    static SNAPSHOTTER: std::sync::OnceLock<Snapshotter> = std::sync::OnceLock::new();
+    SNAPSHOTTER
+        .get_or_init(|| {
+            let recorder = DebuggingRecorder::new();
+            let snapshotter = recorder.snapshotter();
+            recorder.install().expect("no other recorder in this binary");
+            snapshotter
+        })
+        .clone()
+}
+
+type Recorded = Vec<(metrics_util::CompositeKey, DebugValue)>;
+
+/// Every value recorded for `name` with `queue="metered"` and the given extra label.
+fn values<'a>(recorded: &'a Recorded, name: &str, label: Option<(&str, &str)>) -> Vec<&'a DebugValue> {
+    recorded
+        .iter()
+        .filter(|(key, ..)| {
+            let key = key.key();
+            key.name() == name
+                && key.labels().any(|l| l.key() == "queue" && l.value() == "metered")
+                && label.is_none_or(|(k, v)| key.labels().any(|l| l.key() == k && l.value() == v))
+        })
+        .map(|(.., value)| value)
+        .collect()
+}
+
+fn counter(snapshotter: &Recorded, name: &str, label: Option<(&str, &str)>) -> u64 {
+    values(snapshotter, name, label)
+        .into_iter()
+        .map(|v| match v {
+            DebugValue::Counter(n) => *n,
+            other => panic!("{name} is not a counter: {other:?}"),
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_and_transfers_report_through_the_metrics_facade() {
+    deadline(async {
+        let snapshotter = snapshotter();
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let worker = client
+            .worker("metered", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::fixed(Duration::from_millis(50)).max_attempts(2))
+            .run(|v: String| async move {
+                if v.starts_with("fail") {
+                    Err(BoxError::from("nope"))
+                } else {
+                    Ok(())
+                }
+            });
+        let queue = client.delayed_queue("metered", StringCodec).unwrap();
+        for v in ["ok-1", "ok-2", "fail-1"] {
+            queue.offer(&v.to_owned(), Duration::from_millis(50)).await.unwrap();
+        }
+        queue
+            .offer(&"later".to_owned(), Duration::from_secs(3600))
+            .await
+            .unwrap();
+        eventually(Duration::from_secs(10), "the failing value dead-lettered", || async {
+            worker.report().dead_lettered == 1 && worker.report().succeeded == 2
+        })
+        .await;
+        worker.shutdown().await;
+        // One more, moved but not taken (the worker is gone): the gauges see it.
+        queue
+            .offer(&"left".to_owned(), Duration::from_millis(20))
+            .await
+            .unwrap();
+        let dest = client.blocking_queue("metered", StringCodec).unwrap();
+        eventually(Duration::from_secs(5), "the last value is ready", || async {
+            dest.len().await.unwrap() == 1
+        })
+        .await;
+
+        // A snapshot drains what it reads: take one, then look at it.
+        let snapshotter: Recorded = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(k, _, _, v)| (k, v))
+            .collect();
+        // Three moved by the first transfer, the retry and the last by later ones.
+        assert_eq!(counter(&snapshotter, "delayq_transferred_total", None), 5);
+        assert_eq!(
+            counter(&snapshotter, "delayq_handled_total", Some(("outcome", "ok"))),
+            2
+        );
+        assert_eq!(
+            counter(&snapshotter, "delayq_handled_total", Some(("outcome", "retry"))),
+            1
+        );
+        assert_eq!(
+            counter(&snapshotter, "delayq_handled_total", Some(("outcome", "dead_letter"))),
+            1
+        );
+        assert_eq!(counter(&snapshotter, "delayq_retries_total", None), 1);
+        assert_eq!(
+            counter(&snapshotter, "delayq_dead_lettered_total", Some(("reason", "attempts"))),
+            1
+        );
+        let durations = values(&snapshotter, "delayq_handler_duration_seconds", Some(("outcome", "ok")));
+        assert!(
+            matches!(durations[..], [DebugValue::Histogram(h)] if h.len() == 2),
+            "{durations:?}"
+        );
+        let lateness = values(&snapshotter, "delayq_transfer_lateness_seconds", None);
+        assert!(matches!(lateness[..], [DebugValue::Histogram(h)] if !h.is_empty()));
+        let delivered = values(&snapshotter, "delayq_delivery_lateness_seconds", None);
+        assert!(
+            matches!(delivered[..], [DebugValue::Histogram(h)] if h.len() == 4),
+            "{delivered:?}"
+        );
+        assert!(
+            matches!(lateness[..], [DebugValue::Histogram(h)] if h.len() >= 3),
+            "{lateness:?}"
+        );
+        // After the last transfer: the hour-long offer pends, the last value is ready.
+        let gauge = |name| match values(&snapshotter, name, None)[..] {
+            [DebugValue::Gauge(g)] => g.into_inner(),
+            ref other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(gauge("delayq_pending"), 1.0);
+        assert_eq!(gauge("delayq_ready"), 1.0);
+        let kinds: Vec<MetricKind> = snapshotter.iter().map(|(k, _)| k.kind()).collect();
+        assert!(kinds.contains(&MetricKind::Histogram));
+    })
+    .await;
+}

@@ -1,0 +1,449 @@
+//! Workers: handlers run over a queue with a concurrency limit, retries
+//! through the delayed queue, dead letters, hooks and graceful shutdown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::types::Value;
+use delayq::{BoxError, FailureAction, LongCodec, Permanent, RetryPolicy, StringCodec};
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::{deadline, eventually, RedisServer};
+
+type Log<T> = Arc<Mutex<Vec<T>>>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let producer = redis.client().await;
+        let consumer = redis.client().await;
+        let queue = producer.delayed_queue("jobs", LongCodec).unwrap();
+        queue
+            .offer_all((0..60i64).map(|i| (i, Duration::from_millis(50 + (i as u64 % 6) * 50))))
+            .await
+            .unwrap();
+
+        let seen: Log<i64> = Arc::default();
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let worker = consumer.worker("jobs", LongCodec).unwrap().concurrency(4).run({
+            let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
+            move |value: i64| {
+                let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
+                async move {
+                    let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(running, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    seen.lock().push(value);
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, BoxError>(())
+                }
+            }
+        });
+        eventually(Duration::from_secs(10), "all 60 handled", || async {
+            seen.lock().len() >= 60
+        })
+        .await;
+        let report = worker.shutdown().await;
+
+        let mut values = seen.lock().clone();
+        values.sort();
+        assert_eq!(values, (0..60).collect::<Vec<_>>(), "each value handled exactly once");
+        assert!(most.load(Ordering::SeqCst) <= 4, "never more than 4 handlers at once");
+        assert!(most.load(Ordering::SeqCst) > 1, "handlers do run concurrently");
+        assert_eq!((report.handled, report.succeeded, report.retried), (60, 60, 0));
+        let reliable = consumer.reliable_queue("jobs", LongCodec).unwrap();
+        assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
+        assert_eq!(reliable.len().await.unwrap(), 0);
+        assert_eq!(queue.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_that_keeps_failing_is_retried_with_backoff_then_dead_lettered() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let failures: Log<(u32, FailureAction)> = Arc::default();
+        let calls: Log<(String, Instant)> = Arc::default();
+        let worker = client
+            .worker("mail", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::fixed(Duration::from_millis(300)).max_attempts(3))
+            .on_error({
+                let failures = failures.clone();
+                move |failure| {
+                    assert_eq!(failure.queue(), "mail");
+                    assert!(failure.error().to_string().contains("smtp down"));
+                    failures.lock().push((failure.attempt(), failure.action()));
+                }
+            })
+            .run({
+                let calls = calls.clone();
+                move |value: String| {
+                    calls.lock().push((value.clone(), Instant::now()));
+                    async move {
+                        if value == "bad" {
+                            Err(std::io::Error::other("smtp down"))
+                        } else {
+                            Ok(())
+                        }
+                    }
+                }
+            });
+        let queue = client.delayed_queue("mail", StringCodec).unwrap();
+        queue.offer(&"bad".to_owned(), Duration::ZERO).await.unwrap();
+        queue.offer(&"good".to_owned(), Duration::ZERO).await.unwrap();
+
+        let reliable = client.reliable_queue("mail", StringCodec).unwrap();
+        eventually(Duration::from_secs(10), "the bad value is dead-lettered", || async {
+            reliable.dead_letter_len().await.unwrap() == 1
+        })
+        .await;
+        let report = worker.shutdown().await;
+
+        let retry = FailureAction::Retry {
+            after: Duration::from_millis(300),
+        };
+        assert_eq!(
+            *failures.lock(),
+            [(1, retry), (2, retry), (3, FailureAction::DeadLettered)]
+        );
+        let bad: Vec<Instant> = calls
+            .lock()
+            .iter()
+            .filter(|(v, _)| v == "bad")
+            .map(|(_, t)| *t)
+            .collect();
+        assert_eq!(bad.len(), 3, "three attempts");
+        for pair in bad.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(290),
+                "a retry waits for its backoff: {:?}",
+                pair[1] - pair[0]
+            );
+        }
+        assert_eq!(calls.lock().iter().filter(|(v, _)| v == "good").count(), 1);
+        assert_eq!(reliable.dead_letters().await.unwrap(), ["bad"]);
+        assert_eq!((report.succeeded, report.retried, report.dead_lettered), (1, 2, 1));
+        assert_eq!(reliable.in_flight().await.unwrap(), 0);
+        // Requeued from the dead-letter list, it starts with a fresh count.
+        assert_eq!(reliable.requeue_dead_letters(10).await.unwrap(), 1);
+        let delivery = reliable.take().await.unwrap();
+        assert_eq!((delivery.value().as_str(), delivery.delivery_count()), ("bad", 1));
+        delivery.ack().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_that_succeeds_on_a_later_attempt_is_acked_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let worker = client
+            .worker("flaky", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::exponential(Duration::from_millis(50), Duration::from_secs(1)).jitter(0.5))
+            .run({
+                let attempts = attempts.clone();
+                move |_: String| {
+                    let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+                    async move {
+                        if n < 3 {
+                            Err(format!("attempt {n} failed"))
+                        } else {
+                            Ok(())
+                        }
+                    }
+                }
+            });
+        let queue = client.delayed_queue("flaky", StringCodec).unwrap();
+        queue.offer(&"x".to_owned(), Duration::from_millis(10)).await.unwrap();
+        eventually(Duration::from_secs(10), "the value succeeds", || async {
+            worker.report().succeeded == 1
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+        assert_eq!((report.handled, report.retried, report.dead_lettered), (3, 2, 0));
+        let reliable = client.reliable_queue("flaky", StringCodec).unwrap();
+        assert_eq!(reliable.dead_letter_len().await.unwrap(), 0);
+        assert_eq!(reliable.in_flight().await.unwrap(), 0);
+        assert_eq!(queue.len().await.unwrap(), 0, "no retry left behind");
+        // The count was cleared by the ack: the same value starts again at 1.
+        queue.offer(&"x".to_owned(), Duration::ZERO).await.unwrap();
+        let delivery = client
+            .reliable_queue("flaky", StringCodec)
+            .unwrap()
+            .with_transfer()
+            .take()
+            .await
+            .unwrap();
+        assert_eq!(delivery.delivery_count(), 1);
+        delivery.ack().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permanent_errors_panics_and_timeouts_are_failures_of_their_own_kind() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let failures: Log<(String, u32, FailureAction)> = Arc::default();
+        let worker = client
+            .worker("kinds", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::fixed(Duration::ZERO).max_attempts(2))
+            .handler_timeout(Duration::from_millis(200))
+            .on_error({
+                let failures = failures.clone();
+                move |f| failures.lock().push((f.error().to_string(), f.attempt(), f.action()))
+            })
+            .run(|value: String| async move {
+                match value.as_str() {
+                    "permanent" => Err(BoxError::from(Permanent::new("invalid order"))),
+                    "panic" => panic!("boom"),
+                    "slow" => {
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        Ok(())
+                    }
+                    _ => Ok(()),
+                }
+            });
+        let dest = client.blocking_queue("kinds", StringCodec).unwrap();
+        for value in ["permanent", "panic", "slow"] {
+            dest.offer(&value.to_owned()).await.unwrap();
+        }
+        let reliable = client.reliable_queue("kinds", StringCodec).unwrap();
+        eventually(Duration::from_secs(10), "all three dead-lettered", || async {
+            reliable.dead_letter_len().await.unwrap() == 3
+        })
+        .await;
+        let report = worker.shutdown().await;
+        let failures = failures.lock().clone();
+        let of = |value: &str| -> Vec<(u32, FailureAction)> {
+            let needle = match value {
+                "permanent" => "invalid order (permanent)",
+                "panic" => "the handler panicked: boom",
+                _ => "did not finish within 200ms",
+            };
+            failures
+                .iter()
+                .filter(|(e, ..)| e.contains(needle))
+                .map(|(_, a, act)| (*a, *act))
+                .collect()
+        };
+        let retry = FailureAction::Retry { after: Duration::ZERO };
+        assert_eq!(
+            of("permanent"),
+            [(1, FailureAction::DeadLettered)],
+            "no retry for a permanent error"
+        );
+        assert_eq!(of("panic"), [(1, retry), (2, FailureAction::DeadLettered)]);
+        assert_eq!(of("slow"), [(1, retry), (2, FailureAction::DeadLettered)]);
+        assert_eq!((report.panicked, report.timed_out, report.dead_lettered), (2, 2, 3));
+        let mut dead = reliable.dead_letters().await.unwrap();
+        dead.sort();
+        assert_eq!(dead, ["panic", "permanent", "slow"]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let failures: Log<(u32, FailureAction, bool)> = Arc::default();
+        let handled: Log<i64> = Arc::default();
+        let worker = client
+            .worker("numbers", LongCodec)
+            .unwrap()
+            .on_error({
+                let failures = failures.clone();
+                move |f| {
+                    let is_decode = f.error().downcast_ref::<delayq::DecodeError>().is_some();
+                    failures.lock().push((f.attempt(), f.action(), is_decode));
+                }
+            })
+            .run({
+                let handled = handled.clone();
+                move |n: i64| {
+                    handled.lock().push(n);
+                    async { Ok::<_, BoxError>(()) }
+                }
+            });
+        let raw = redis.raw().await;
+        for value in ["1", "not a number", "2"] {
+            raw.cmd("RPUSH", vec![Value::from("numbers"), Value::from(value)]).await;
+        }
+        eventually(Duration::from_secs(10), "both numbers handled", || async {
+            handled.lock().len() == 2
+        })
+        .await;
+        eventually(Duration::from_secs(5), "the bad value reported", || async {
+            !failures.lock().is_empty()
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(*failures.lock(), [(0, FailureAction::DeadLettered, true)]);
+        assert_eq!(raw.lrange("delayq_dead_letter:{numbers}").await, ["not a number"]);
+        assert_eq!((report.undecodable, report.dead_lettered, report.succeeded), (1, 1, 2));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_handlers_in_flight_finish_and_takes_nothing_new() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let release = Arc::new(Notify::new());
+        let started = Arc::new(AtomicUsize::new(0));
+        let token = CancellationToken::new();
+        let worker = client
+            .worker("batch", StringCodec)
+            .unwrap()
+            .concurrency(2)
+            .shutdown_on(token.clone().cancelled_owned())
+            .run({
+                let (release, started) = (release.clone(), started.clone());
+                move |_: String| {
+                    let (release, started) = (release.clone(), started.clone());
+                    async move {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        release.notified().await;
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        let dest = client.blocking_queue("batch", StringCodec).unwrap();
+        for i in 0..5 {
+            dest.offer(&format!("v{i}")).await.unwrap();
+        }
+        eventually(Duration::from_secs(5), "two handlers running", || async {
+            started.load(Ordering::SeqCst) == 2
+        })
+        .await;
+
+        token.cancel();
+        let reliable = client.reliable_queue("batch", StringCodec).unwrap();
+        eventually(Duration::from_secs(5), "the worker stops taking", || async {
+            dest.len().await.unwrap() == 3
+        })
+        .await;
+        assert!(!worker.is_finished(), "still finishing its two handlers");
+        release.notify_waiters();
+        let report = worker.join().await;
+        assert_eq!((report.handled, report.succeeded), (2, 2));
+        assert_eq!(started.load(Ordering::SeqCst), 2, "nothing new taken");
+        assert_eq!(dest.len().await.unwrap(), 3, "the rest left for other consumers");
+        assert_eq!(reliable.in_flight().await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_whose_grace_runs_out_gives_the_values_back() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let started = Arc::new(AtomicUsize::new(0));
+        let worker = client.worker("stuck", StringCodec).unwrap().run({
+            let started = started.clone();
+            move |_: String| {
+                started.fetch_add(1, Ordering::SeqCst);
+                std::future::pending::<Result<(), BoxError>>()
+            }
+        });
+        let dest = client.blocking_queue("stuck", StringCodec).unwrap();
+        dest.offer(&"a".to_owned()).await.unwrap();
+        dest.offer(&"b".to_owned()).await.unwrap();
+        eventually(Duration::from_secs(5), "the handler started", || async {
+            started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        let report = worker.shutdown_within(Duration::from_millis(200)).await;
+        assert_eq!((report.handled, report.succeeded), (1, 0));
+        // Given back to the head: first in line again, with its count kept.
+        let reliable = client.reliable_queue("stuck", StringCodec).unwrap();
+        assert_eq!(reliable.in_flight().await.unwrap(), 0);
+        let delivery = reliable.take().await.unwrap();
+        assert_eq!((delivery.value().as_str(), delivery.delivery_count()), ("a", 2));
+        delivery.ack().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let seen: Log<(&'static str, String)> = Arc::default();
+        let workers: Vec<_> = ["alpha", "beta", "gamma"]
+            .into_iter()
+            .map(|name| {
+                let seen = seen.clone();
+                client.worker(name, StringCodec).unwrap().run(move |v: String| {
+                    seen.lock().push((name, v));
+                    async { Ok::<_, BoxError>(()) }
+                })
+            })
+            .collect();
+        // A reliable consumer tracking lateness, on a fourth queue.
+        let tracked = client
+            .reliable_queue("delta", StringCodec)
+            .unwrap()
+            .with_transfer()
+            .with_lateness_tracking();
+        eventually(Duration::from_secs(5), "the tracking marker is set", || async {
+            redis
+                .raw()
+                .await
+                .cmd("EXISTS", vec![Value::from("delayq_due_tracking:{delta}")])
+                .await
+                == Value::Integer(1)
+        })
+        .await;
+        for name in ["alpha", "beta", "gamma", "delta"] {
+            let queue = client.delayed_queue(name, StringCodec).unwrap();
+            queue
+                .offer(&format!("{name}-1"), Duration::from_millis(100))
+                .await
+                .unwrap();
+        }
+        let delivery = tracked.take().await.unwrap();
+        assert!(
+            delivery.lateness().is_some(),
+            "the due time was recorded by the transfer"
+        );
+        delivery.ack().await.unwrap();
+        eventually(Duration::from_secs(5), "each worker handled its value", || async {
+            seen.lock().len() == 3
+        })
+        .await;
+        let by_queue: HashMap<_, _> = seen.lock().iter().cloned().collect();
+        for name in ["alpha", "beta", "gamma"] {
+            assert_eq!(by_queue[name], format!("{name}-1"));
+        }
+        for worker in workers {
+            assert_eq!(worker.shutdown().await.succeeded, 1);
+        }
+        assert_eq!(
+            redis.raw().await.zcard("delayq_due:{delta}").await,
+            0,
+            "a claim consumes its record"
+        );
+    })
+    .await;
+}
