@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
 ensure_commands faketime:faketime
-cargo test --all-targets --locked "$@"
+cargo test --all-targets --all-features --locked "$@"
 cargo test --doc --locked

@@ -17,6 +17,7 @@ use crate::keys::QueueKeys;
 use crate::reply;
 use crate::scheduler::{run_transfer, Registration};
 use crate::script::{Script, SCRIPTS};
+use crate::status::QueueStatus;
 use crate::time;
 use crate::BlockingQueue;
 
@@ -588,6 +589,50 @@ impl<T: 'static> DelayedQueue<T> {
             quarantined: outcome.quarantined,
             next_due: outcome.head_due_ms.map(time::from_ms),
         })
+    }
+
+    /// How many elements the queue holds where (pending, ready, in flight,
+    /// dead letters, quarantined) and when the next one is due, in one
+    /// atomic read. Fails with [`Error::WrongType`] when a key of the name
+    /// holds something else than a queue's.
+    pub async fn status(&self) -> Result<QueueStatus> {
+        let keys = vec![
+            self.keys.timeout().into(),
+            self.keys.pending().into(),
+            self.keys.destination().into(),
+            self.keys.inflight().into(),
+            self.keys.dead_letter().into(),
+            self.keys.quarantine().into(),
+        ];
+        let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
+        let [pending, ready, in_flight, dead, quarantined, head, exists] = reply::tuple::<7>(value)?;
+        let next_due = match reply::opt_text(head)? {
+            Some(text) => Some(time::from_ms(
+                time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?,
+            )),
+            None => None,
+        };
+        Ok(QueueStatus {
+            pending: reply::int(&pending)? as u64,
+            ready: reply::int(&ready)? as u64,
+            in_flight: reply::int(&in_flight)? as u64,
+            dead_letters: reply::int(&dead)? as u64,
+            quarantined: reply::int(&quarantined)? as u64,
+            next_due,
+            exists: reply::int(&exists)? > 0,
+        })
+    }
+
+    /// Removes up to `max` pending elements, first offered first, in one
+    /// atomic script, and returns how many it removed and how many are still
+    /// pending. Empties a large queue in steps that never block Redis for
+    /// long, where [`clear`](Self::clear) deletes everything at once.
+    pub async fn remove_pending(&self, max: usize) -> Result<(u64, u64)> {
+        let keys = vec![self.keys.timeout().into(), self.keys.pending().into()];
+        let max = i64::try_from(max.max(1)).unwrap_or(i64::MAX);
+        let value = self.run(&SCRIPTS.remove_pending, keys, vec![Value::from(max)]).await?;
+        let [removed, left] = reply::tuple::<2>(value)?;
+        Ok((reply::int(&removed)? as u64, reply::int(&left)? as u64))
     }
 
     fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>

@@ -61,6 +61,7 @@ mod reply;
 mod scheduler;
 mod script;
 mod stats;
+mod status;
 pub mod telemetry;
 mod time;
 mod worker;
@@ -75,6 +76,7 @@ pub use format::Format;
 pub use keys::QueueKeys;
 pub use reliable_queue::{Reaped, ReliableQueue};
 pub use stats::ClientStats;
+pub use status::QueueStatus;
 pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};
 
 /// Re-export of the Redis client this crate is built on, for its

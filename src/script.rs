@@ -97,6 +97,8 @@ pub(crate) struct Scripts {
     pub requeue_dead_letters: Script,
     pub sweep_collect: Script,
     pub sweep_window: Script,
+    pub status: Script,
+    pub remove_pending: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -120,4 +122,6 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     requeue_dead_letters: lua!("requeue_dead_letters"),
     sweep_collect: lua!("sweep_collect"),
     sweep_window: lua!("sweep_window"),
+    status: lua!("status"),
+    remove_pending: lua!("remove_pending"),
 });

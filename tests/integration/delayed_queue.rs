@@ -308,3 +308,65 @@ async fn offer_all_sends_large_batches() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let q = client.delayed_queue_without_transfer("st", StringCodec).unwrap();
+        let empty = q.status().await.unwrap();
+        assert!(!empty.exists);
+        assert_eq!((empty.pending, empty.ready, empty.next_due), (0, 0, None));
+
+        let before = std::time::SystemTime::now();
+        q.offer_all((0..5).map(|i| (format!("v{i}"), Duration::from_secs(3600 + i))))
+            .await
+            .unwrap();
+        q.destination().offer(&"ready".to_owned()).await.unwrap();
+        raw.cmd("RPUSH", vec!["delayq_quarantine:{st}".into(), "junk".into()])
+            .await;
+        let status = q.status().await.unwrap();
+        assert!(status.exists);
+        assert_eq!(
+            (
+                status.pending,
+                status.ready,
+                status.in_flight,
+                status.dead_letters,
+                status.quarantined
+            ),
+            (5, 1, 0, 0, 1)
+        );
+        let next = status.next_due.unwrap().duration_since(before).unwrap();
+        assert!(
+            next >= Duration::from_millis(3_599_999) && next < Duration::from_secs(3610),
+            "{next:?}"
+        );
+        assert_eq!(status.lag(), Duration::ZERO);
+
+        // An element only in the timeout set (a writer that failed half way) goes too.
+        raw.cmd(
+            "ZADD",
+            vec!["redisson_delay_queue_timeout:{st}".into(), 1.into(), "orphan".into()],
+        )
+        .await;
+        assert!(
+            q.status().await.unwrap().lag() > Duration::from_secs(3600 * 24),
+            "the orphan is long overdue"
+        );
+        assert_eq!(q.remove_pending(2).await.unwrap(), (2, 4));
+        assert_eq!(q.remove_pending(2).await.unwrap(), (2, 2));
+        assert_eq!(q.remove_pending(2).await.unwrap(), (2, 0));
+        assert_eq!(q.remove_pending(2).await.unwrap(), (0, 0));
+        assert_eq!(raw.llen("redisson_delay_queue:{st}").await, 0);
+        assert_eq!(q.status().await.unwrap().ready, 1, "ready values are not pending ones");
+
+        raw.cmd("SET", vec!["redisson_delay_queue_timeout:{text}".into(), "x".into()])
+            .await;
+        let wrong = client.delayed_queue_without_transfer("text", StringCodec).unwrap();
+        assert!(matches!(wrong.status().await, Err(Error::WrongType { .. })));
+    })
+    .await;
+}

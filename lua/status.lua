@@ -1,0 +1,17 @@
+-- status: how many elements a queue holds where, read in one atomic step.
+-- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 inflight set,
+--       5 dead-letter list, 6 quarantine list
+-- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
+-- or false, keys that exist}.
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'list', KEYS[6], 'list')
+if bad then return bad end
+local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
+return {
+  redis.call('zcard', KEYS[1]),
+  redis.call('llen', KEYS[3]),
+  redis.call('zcard', KEYS[4]),
+  redis.call('llen', KEYS[5]),
+  redis.call('llen', KEYS[6]),
+  head[2] or false,
+  redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]),
+}

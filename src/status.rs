@@ -1,0 +1,63 @@
+//! `QueueStatus`: where a queue's elements are, for monitoring and operators.
+
+use std::time::{Duration, SystemTime};
+
+/// How many elements a queue holds where, read in one atomic step (see
+/// [`DelayedQueue::status`](crate::DelayedQueue::status)).
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let status = queue.status().await?;
+/// println!("{} pending, {} ready, transfer lag {:?}", status.pending, status.ready, status.lag());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct QueueStatus {
+    /// Elements waiting in the delayed queue (the timeout set).
+    pub pending: u64,
+    /// Values in the destination list, ready to take.
+    pub ready: u64,
+    /// Reliable deliveries not yet settled.
+    pub in_flight: u64,
+    /// Values in the dead-letter list.
+    pub dead_letters: u64,
+    /// Malformed elements moved aside by the transfer.
+    pub quarantined: u64,
+    /// When the earliest pending element is due (producer's clock).
+    pub next_due: Option<SystemTime>,
+    /// Whether any key of the queue exists in Redis (a misspelt name has none).
+    pub exists: bool,
+}
+
+impl QueueStatus {
+    /// How overdue the earliest pending element is by this host's clock:
+    /// zero while the transfer keeps up. A lag that grows means no process is
+    /// running the transfer for this queue.
+    pub fn lag(&self) -> Duration {
+        self.lag_at(SystemTime::now())
+    }
+
+    /// [`lag`](Self::lag) as of `now`.
+    pub fn lag_at(&self, now: SystemTime) -> Duration {
+        self.next_due
+            .and_then(|due| now.duration_since(due).ok())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lag_is_how_overdue_the_head_is() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(100);
+        let mut status = QueueStatus::default();
+        assert_eq!(status.lag_at(now), Duration::ZERO);
+        status.next_due = Some(now + Duration::from_secs(5));
+        assert_eq!(status.lag_at(now), Duration::ZERO);
+        status.next_due = Some(now - Duration::from_millis(1500));
+        assert_eq!(status.lag_at(now), Duration::from_millis(1500));
+    }
+}
