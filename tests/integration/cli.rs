@@ -139,6 +139,7 @@ async fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
             "{:?}",
             out
         );
+        assert!(stderr(&out).contains("hint: is Redis running there?"), "{out:?}");
     })
     .await;
 }
@@ -211,4 +212,251 @@ async fn migrate_rewrites_a_queue_from_the_command_line() {
         }
     })
     .await;
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json_of(output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(output)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_shows_counts_the_next_due_time_and_the_pending_elements() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let offer = |delay: &str, format: &str, value: &str| {
+            let out = delayq(
+                &redis,
+                &[
+                    "offer", "orders", "--delay", delay, "--codec", "json", "--format", format, value,
+                ],
+            );
+            assert!(out.status.success(), "{out:?}");
+        };
+        offer("3m", "modern", r#"{"id":"A-1","amount":1200}"#);
+        offer("1h", "legacy", r#"{"id":"A-2","amount":7}"#);
+        raw.cmd("RPUSH", vec!["orders".into(), r#"{"id":"A-0"}"#.into()]).await;
+        raw.seed("orders", b"\x01not an element", crate::harness::now_ms() + 7_200_000)
+            .await;
+
+        let out = delayq(&redis, &["inspect", "orders", "--codec", "json"]);
+        assert!(out.status.success(), "{out:?}");
+        let text = stdout(&out);
+        for line in [
+            "queue         orders",
+            "pending       3",
+            "ready         1",
+            "dead letters  0",
+        ] {
+            assert!(text.contains(line), "{line:?} missing in:\n{text}");
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let header = lines
+            .iter()
+            .position(|l| l.starts_with("DUE"))
+            .expect("a table of pending elements");
+        assert!(
+            lines[header].contains("WHEN") && lines[header].contains("FORMAT") && lines[header].contains("PAYLOAD")
+        );
+        // Earliest due first, each with its local time, "in ...", format and payload.
+        assert!(
+            lines[header + 1].contains("in 2m5") || lines[header + 1].contains("in 3m"),
+            "{text}"
+        );
+        assert!(lines[header + 1].contains("modern") && lines[header + 1].contains(r#"{"id":"A-1","amount":1200}"#));
+        assert!(lines[header + 2].contains("legacy") && lines[header + 2].contains(r#""A-2""#));
+        assert!(
+            lines[header + 3].contains("malformed") && lines[header + 3].contains("<016e6f74"),
+            "{text}"
+        );
+        assert!(lines[1..header]
+            .iter()
+            .any(|l| l.starts_with("next due") && l.contains("(in ")));
+
+        let out = delayq(
+            &redis,
+            &[
+                "inspect", "orders", "--codec", "json", "--format", "json", "--limit", "1",
+            ],
+        );
+        let doc = json_of(&out);
+        assert_eq!((doc["pending"].as_u64(), doc["ready"].as_u64()), (Some(3), Some(1)));
+        assert_eq!(doc["exists"], true);
+        let elements = doc["elements"].as_array().unwrap();
+        assert_eq!(elements.len(), 1, "--limit 1");
+        assert_eq!(elements[0]["format"], "modern");
+        assert_eq!(elements[0]["payload"], r#"{"id":"A-1","amount":1200}"#);
+        let in_ms = elements[0]["due_in_ms"].as_i64().unwrap();
+        assert!(in_ms > 0 && in_ms <= 180_000, "{in_ms}");
+
+        // A name with no keys: said so, not an error.
+        let out = delayq(&redis, &["inspect", "orderz"]);
+        assert!(out.status.success());
+        assert!(stderr(&out).contains("no key of queue `orderz` exists"), "{out:?}");
+        // A name used by another kind of key: a clear error.
+        raw.cmd("SET", vec!["profile".into(), "x".into()]).await;
+        let out = delayq(&redis, &["inspect", "profile"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains("wrong type") && stderr(&out).contains("not a delayed queue"),
+            "{out:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // Due already (a past score, as if no transfer had run for a while), and later.
+        for i in 0..5 {
+            raw.seed(
+                "jobs",
+                &delayq::format::pack(delayq::Format::Modern, format!("due-{i}").as_bytes()),
+                1_000,
+            )
+            .await;
+        }
+        let out = delayq(&redis, &["offer", "jobs", "--delay", "1h", "later-1", "later-2"]);
+        assert!(out.status.success());
+
+        let out = delayq(&redis, &["stats", "jobs", "other", "--format", "json"]);
+        let doc = json_of(&out);
+        let jobs = &doc["queues"][0];
+        assert_eq!(
+            (jobs["queue"].as_str(), jobs["pending"].as_u64()),
+            (Some("jobs"), Some(7))
+        );
+        assert!(jobs["lag_ms"].as_u64().unwrap() > 1_000_000, "long overdue: {jobs}");
+        assert_eq!(doc["queues"][1]["pending"], 0);
+        let out = delayq(
+            &redis,
+            &["stats", "jobs", "--watch", "--count", "3", "--interval", "50ms"],
+        );
+        assert!(out.status.success());
+        assert_eq!(
+            stdout(&out).matches("QUEUE").count(),
+            3,
+            "three refreshes:\n{}",
+            stdout(&out)
+        );
+
+        let out = delayq(&redis, &["move-due", "jobs"]);
+        assert!(out.status.success(), "{out:?}");
+        let text = stdout(&out);
+        assert!(
+            text.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("jobs") && l.contains(" 5 ")),
+            "{text}"
+        );
+        assert_eq!(raw.lrange("jobs").await.len(), 5);
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{jobs}").await, 2);
+
+        // Purge asks first, then deletes pending and, with --ready, ready values.
+        let out = delayq(&redis, &["purge", "jobs", "--ready"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("would delete 2 pending element(s) and 5 ready value(s)"),
+            "{out:?}"
+        );
+        assert_eq!(
+            raw.zcard("redisson_delay_queue_timeout:{jobs}").await,
+            2,
+            "nothing deleted without --yes"
+        );
+        let out = delayq(&redis, &["purge", "jobs", "--yes", "--batch", "1", "--format", "json"]);
+        let doc = json_of(&out);
+        assert_eq!(
+            (doc["pending_deleted"].as_u64(), doc["ready_deleted"].as_u64()),
+            (Some(2), Some(0))
+        );
+        assert_eq!(raw.llen("jobs").await, 5, "ready values kept without --ready");
+        let out = delayq(&redis, &["purge", "jobs", "--ready", "--yes", "--batch", "2"]);
+        assert!(
+            stdout(&out).contains("deleted 0 pending element(s) and 5 ready value(s)"),
+            "{out:?}"
+        );
+        assert_eq!(raw.llen("jobs").await, 0);
+
+        // Dead letters: listed oldest first, requeued to the queue in batches.
+        raw.cmd(
+            "RPUSH",
+            vec!["delayq_dead_letter:{jobs}".into(), "a".into(), "b".into(), "c".into()],
+        )
+        .await;
+        let out = delayq(&redis, &["dead-letter", "list", "jobs"]);
+        assert!(out.status.success());
+        let text = stdout(&out);
+        assert!(
+            text.contains("1  a") && text.contains("3  c") && text.contains("(3 of 3"),
+            "{text}"
+        );
+        let out = delayq(
+            &redis,
+            &["dead-letter", "requeue", "jobs", "--max", "2", "--batch", "1"],
+        );
+        assert!(
+            stdout(&out).contains("requeued 2") && stdout(&out).contains("1 left"),
+            "{out:?}"
+        );
+        assert_eq!(raw.lrange("jobs").await, ["a", "b"]);
+        let doc = json_of(&delayq(&redis, &["dead-letter", "list", "jobs", "--format", "json"]));
+        assert_eq!(doc["values"][0]["value"], "c");
+        assert_eq!(doc["total"], 1);
+    })
+    .await;
+}
+
+#[test]
+fn help_covers_every_command_and_option() {
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_delayq")).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = help(&["--help"]);
+    for command in [
+        "inspect",
+        "stats",
+        "offer",
+        "take",
+        "move-due",
+        "purge",
+        "dead-letter",
+        "migrate",
+        "transfer",
+    ] {
+        assert!(top.contains(command), "{command} missing from --help:\n{top}");
+    }
+    assert!(top.contains("REDIS_URL") && top.contains("Examples:"));
+    let expectations: &[(&[&str], &[&str])] = &[
+        (&["inspect", "--help"], &["--limit", "--codec", "--format"]),
+        (&["stats", "--help"], &["--watch", "--interval", "--count", "--format"]),
+        (&["purge", "--help"], &["--ready", "--yes", "--batch"]),
+        (&["dead-letter", "--help"], &["list", "requeue"]),
+        (&["dead-letter", "requeue", "--help"], &["--max", "--batch"]),
+        (&["take", "--help"], &["--count", "--timeout", "--codec", "--format"]),
+        (
+            &["offer", "--help"],
+            &["--delay", "--codec", "--format", "--java-class"],
+        ),
+        (&["move-due", "--help"], &["--timeout"]),
+    ];
+    for (args, options) in expectations {
+        let text = help(args);
+        for option in *options {
+            assert!(
+                text.contains(option),
+                "{option} missing from `delayq {}`:\n{text}",
+                args.join(" ")
+            );
+        }
+    }
 }

@@ -5,12 +5,18 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use delayq::Format;
 
-/// Offer to and take from Redisson-compatible delayed queues.
+/// Offer to, take from and look inside Redisson-compatible delayed queues.
 ///
 /// Queues are shared with Java services using Redisson's RDelayedQueue on
-/// the same name: same keys, same bytes.
+/// the same name: same keys, same bytes. QUEUE is always the name Java
+/// passes to getBlockingQueue (after any NameMapper).
 #[derive(Debug, Parser)]
-#[command(name = "delayq", version, about, long_about = None)]
+#[command(
+    name = "delayq",
+    version,
+    about,
+    after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
+)]
 pub struct Cli {
     /// Redis URL (redis://, rediss://, redis-cluster://, redis-sentinel://).
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
@@ -36,17 +42,142 @@ pub enum ClockKind {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Show a queue: pending, ready, in-flight and dead-letter counts, the
+    /// next due time, and the pending elements in due order.
+    Inspect(InspectArgs),
+    /// Counts and transfer lag of one or more queues, once or live (--watch).
+    Stats(StatsArgs),
     /// Offer values to a delayed queue, due after --delay.
     Offer(OfferArgs),
     /// Take values from a queue's destination list as they come due (runs the
     /// transfer while it waits) and print one per line.
     Take(TakeArgs),
+    /// Run the transfer now: move every due element to the destination list.
+    MoveDue(MoveDueArgs),
+    /// Delete a queue's pending elements (and with --ready its ready values),
+    /// in small batches that never block Redis for long.
+    Purge(PurgeArgs),
+    /// The values reliable consumers and workers gave up on.
+    #[command(subcommand)]
+    DeadLetter(DeadLetterCommand),
     /// Rewrite a queue's pending elements in one element format, keeping
     /// their scores and order (for fleets moving across Redisson 3.21.1).
     Migrate(MigrateArgs),
     /// Keep queues moving: run the transfer for them (as a JVM holding an
     /// RDelayedQueue does) until stopped, --timeout, or --until-empty.
     Transfer(TransferArgs),
+}
+
+/// `--format` of the commands that print what they read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Aligned columns for people.
+    Table,
+    /// JSON for scripts (one document; with stats --watch, one line per refresh).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Pending elements to list, earliest due first.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// How payloads are decoded for the preview (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Queue names.
+    #[arg(required = true)]
+    pub queues: Vec<String>,
+    /// Refresh until interrupted (Ctrl-C).
+    #[arg(long, short)]
+    pub watch: bool,
+    /// Time between refreshes with --watch.
+    #[arg(long, value_parser = parse_delay, default_value = "1s")]
+    pub interval: Duration,
+    /// With --watch: stop after this many refreshes.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct MoveDueArgs {
+    /// Queue names.
+    #[arg(required = true)]
+    pub queues: Vec<String>,
+    /// Fail if elements are still due after this long.
+    #[arg(long, value_parser = parse_delay, default_value = "5m")]
+    pub timeout: Duration,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct PurgeArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Also delete the values ready in the destination list.
+    #[arg(long)]
+    pub ready: bool,
+    /// Really delete (without it, only says what would be deleted).
+    #[arg(long)]
+    pub yes: bool,
+    /// Elements deleted per atomic step.
+    #[arg(long, default_value_t = 1_000)]
+    pub batch: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeadLetterCommand {
+    /// List dead-lettered values, oldest first, without removing them.
+    List(DeadLetterListArgs),
+    /// Move dead-lettered values back to the queue (its tail), with fresh delivery counts.
+    Requeue(DeadLetterRequeueArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DeadLetterListArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Values to list.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    /// How values are decoded (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadLetterRequeueArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Most values to requeue (default: all).
+    #[arg(long)]
+    pub max: Option<usize>,
+    /// Values moved per atomic step.
+    #[arg(long, default_value_t = 1_000)]
+    pub batch: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]
@@ -80,7 +211,8 @@ pub struct OfferArgs {
     #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
     pub java_class: Vec<String>,
     /// Values to offer (bytes: hex; json, jackson: JSON text; long: decimal).
-    #[arg(required = true, allow_hyphen_values = true)]
+    /// Other values starting with `-` go after `--`.
+    #[arg(required = true, allow_negative_numbers = true)]
     pub values: Vec<String>,
 }
 
@@ -109,6 +241,10 @@ pub struct TakeArgs {
     /// How values are decoded (must match the Java codec).
     #[arg(long, value_enum, default_value_t = CodecKind::String)]
     pub codec: CodecKind,
+    /// Output format: table prints one value per line as it arrives, json
+    /// prints one JSON string per line.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 /// The codecs the CLI speaks; values are text on the command line.

@@ -1,13 +1,22 @@
-//! `delayq`: offer to and take from Redisson-compatible delayed queues from a shell.
+//! `delayq`: offer to, take from and look inside Redisson-compatible delayed
+//! queues from a shell.
 //!
 //! ```text
 //! delayq offer orders --delay 1500ms hello world
+//! delayq inspect orders
 //! delayq take orders -n 2 --timeout 5s
 //! ```
 
 mod args;
+mod dead_letter;
+mod inspect;
 mod migrate;
+mod move_due;
 mod offer;
+mod output;
+mod progress;
+mod purge;
+mod stats;
 mod take;
 mod text_codec;
 mod transfer;
@@ -16,7 +25,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command};
+use args::{Cli, Command, DeadLetterCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -26,6 +35,12 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match &cli.command {
+        Command::Inspect(args) => inspect::run(&cli, args).await,
+        Command::Stats(args) => stats::run(&cli, args).await,
+        Command::MoveDue(args) => move_due::run(&cli, args).await,
+        Command::Purge(args) => purge::run(&cli, args).await,
+        Command::DeadLetter(DeadLetterCommand::List(args)) => dead_letter::list(&cli, args).await,
+        Command::DeadLetter(DeadLetterCommand::Requeue(args)) => dead_letter::requeue(&cli, args).await,
         Command::Offer(args) => offer::run(&cli, args).await,
         Command::Take(args) => take::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
@@ -35,6 +50,9 @@ async fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("delayq: {error}");
+            if let Some(hint) = hint(&error) {
+                eprintln!("hint: {hint}");
+            }
             ExitCode::from(2)
         }
     }
@@ -63,4 +81,36 @@ fn fred_context(error: delayq::fred::error::Error, url: &str) -> delayq::fred::e
         error.kind().clone(),
         format!("cannot connect to {url}: {}", error.details()),
     )
+}
+
+/// What to do about the errors operators meet most.
+fn hint(error: &delayq::Error) -> Option<&'static str> {
+    match error {
+        delayq::Error::WrongType { .. } => Some(
+            "that name is not a delayed queue: one of its keys holds another type. A queue QUEUE uses \
+             the list QUEUE, redisson_delay_queue_timeout:{QUEUE} (zset) and redisson_delay_queue:{QUEUE} (list).",
+        ),
+        delayq::Error::Redis(e) if e.details().contains("cannot connect") => {
+            Some("is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).")
+        }
+        delayq::Error::Redis(e) if e.details().contains("WRONGPASS") || e.details().contains("NOAUTH") => {
+            Some("put the user and password in the URL: redis://user:password@host:port")
+        }
+        delayq::Error::Decode(_) => {
+            Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson)")
+        }
+        _ => None,
+    }
+}
+
+/// A Redis error on `key`, with `WRONGTYPE` made the typed error it is.
+pub(crate) fn redis_error(error: delayq::fred::error::Error, key: &str) -> delayq::Error {
+    if error.details().contains("WRONGTYPE") {
+        delayq::Error::WrongType {
+            key: key.to_owned(),
+            message: error.details().to_owned(),
+        }
+    } else {
+        delayq::Error::Redis(error)
+    }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use tokio::time::Instant;
 
-use crate::args::{Cli, TakeArgs};
+use crate::args::{Cli, OutputFormat, TakeArgs};
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
@@ -25,7 +25,14 @@ pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
         match next {
             Ok(Some(value)) => {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{value}");
+                match args.format {
+                    OutputFormat::Table => {
+                        let _ = writeln!(out, "{value}");
+                    }
+                    OutputFormat::Json => {
+                        let _ = writeln!(out, "{}", serde_json::Value::String(value));
+                    }
+                }
                 let _ = out.flush();
                 taken += 1;
             }

@@ -1,0 +1,101 @@
+//! `delayq dead-letter list|requeue`.
+
+use std::process::ExitCode;
+
+use bytes::Bytes;
+use delayq::fred::interfaces::ListInterface;
+use delayq::Codec;
+use serde_json::json;
+
+use crate::args::{Cli, CodecKind, DeadLetterListArgs, DeadLetterRequeueArgs, OutputFormat};
+use crate::output::{self, hex, preview};
+use crate::progress;
+use crate::text_codec::TextCodec;
+
+pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let keys = delayq::QueueKeys::new(&args.queue)?;
+    let total: i64 = client
+        .redis()
+        .llen(keys.dead_letter())
+        .await
+        .map_err(|e| crate::redis_error(e, keys.dead_letter()))?;
+    let raw: Vec<Bytes> = if args.limit == 0 {
+        Vec::new()
+    } else {
+        client
+            .redis()
+            .lrange(keys.dead_letter(), 0, args.limit as i64 - 1)
+            .await
+            .map_err(delayq::Error::from)?
+    };
+    client.shutdown().await;
+    let codec = TextCodec::new(args.codec);
+    let decoded: Vec<Result<String, String>> = raw.iter().map(|v| codec.decode(v).map_err(|e| e.to_string())).collect();
+    match args.format {
+        OutputFormat::Json => {
+            let values: Vec<_> = raw
+                .iter()
+                .zip(&decoded)
+                .map(|(raw, value)| json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "raw_hex": hex(raw)}))
+                .collect();
+            println!("{}", json!({"queue": args.queue, "total": total, "values": values}));
+        }
+        OutputFormat::Table => {
+            let rows: Vec<Vec<String>> = decoded
+                .iter()
+                .zip(&raw)
+                .enumerate()
+                .map(|(i, (value, raw))| {
+                    let shown = match value {
+                        Ok(text) => preview(text, 100),
+                        Err(_) => format!("<{}>", preview(&hex(raw), 60)),
+                    };
+                    vec![(i + 1).to_string(), shown]
+                })
+                .collect();
+            if !rows.is_empty() {
+                println!("{}", output::table(&["#", "VALUE"], &rows));
+            }
+            println!(
+                "({} of {total} dead-lettered value(s) of `{}` shown)",
+                rows.len(),
+                args.queue
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let queue = client.reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?;
+    let total = queue.dead_letter_len().await? as u64;
+    let goal = args.max.map_or(total, |max| total.min(max as u64));
+    let bar = progress::bar(goal, "requeueing");
+    let mut moved = 0u64;
+    while moved < goal {
+        let step = (goal - moved).min(args.batch.max(1) as u64) as usize;
+        let n = queue.requeue_dead_letters(step).await? as u64;
+        if n == 0 {
+            break;
+        }
+        moved += n;
+        bar.inc(n);
+    }
+    bar.finish_and_clear();
+    drop(queue);
+    client.shutdown().await;
+    match args.format {
+        OutputFormat::Json => println!(
+            "{}",
+            json!({"queue": args.queue, "requeued": moved, "left": total - moved})
+        ),
+        OutputFormat::Table => println!(
+            "requeued {moved} dead-lettered value(s) to `{}` ({} left in the dead-letter list)",
+            args.queue,
+            total.saturating_sub(moved)
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}

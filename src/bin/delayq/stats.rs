@@ -1,0 +1,112 @@
+//! `delayq stats`: counts and lag of queues, once or refreshed live.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use delayq::QueueStatus;
+use serde_json::json;
+
+use crate::args::{Cli, CodecKind, OutputFormat, StatsArgs};
+use crate::output::{self, millis_from, relative};
+use crate::text_codec::TextCodec;
+
+pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    // Read-only: no transfer, and payloads are never decoded.
+    let queues = args
+        .queues
+        .iter()
+        .map(|name| client.delayed_queue_without_transfer(name, TextCodec::new(CodecKind::Bytes)))
+        .collect::<delayq::Result<Vec<_>>>()?;
+    let redraw = args.watch && args.format == OutputFormat::Table && std::io::stdout().is_terminal();
+    let mut tick = tokio::time::interval(args.interval);
+    let mut shown = 0u64;
+    let outcome = loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = tokio::signal::ctrl_c() => break Ok(()),
+        }
+        let mut statuses = Vec::with_capacity(queues.len());
+        let mut failed = None;
+        for queue in &queues {
+            match queue.status().await {
+                Ok(status) => statuses.push((queue.name(), status)),
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            }
+        }
+        if let Some(error) = failed {
+            break Err(error);
+        }
+        let now = SystemTime::now();
+        let text = match args.format {
+            OutputFormat::Table => format!("{}\n", table(&statuses, now)),
+            OutputFormat::Json => format!("{}\n", to_json(&statuses, now)),
+        };
+        let mut out = std::io::stdout().lock();
+        if redraw {
+            // Clear the screen and home the cursor, then the refreshed table.
+            let _ = write!(out, "\x1b[2J\x1b[H{}\n{text}", output::local_time(now));
+        } else {
+            let _ = out.write_all(text.as_bytes());
+        }
+        let _ = out.flush();
+        shown += 1;
+        if !args.watch || args.count.is_some_and(|n| shown >= n) {
+            break Ok(());
+        }
+    };
+    drop(queues);
+    client.shutdown().await;
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
+    let rows: Vec<Vec<String>> = statuses
+        .iter()
+        .map(|(name, s)| {
+            vec![
+                (*name).to_owned(),
+                s.pending.to_string(),
+                s.ready.to_string(),
+                s.in_flight.to_string(),
+                s.dead_letters.to_string(),
+                s.quarantined.to_string(),
+                s.next_due.map_or("-".into(), |d| relative(d, now)),
+                output::compact(s.lag_at(now)),
+            ]
+        })
+        .collect();
+    output::table(
+        &[
+            "QUEUE",
+            "PENDING",
+            "READY",
+            "IN-FLIGHT",
+            "DEAD",
+            "QUARANTINED",
+            "NEXT DUE",
+            "LAG",
+        ],
+        &rows,
+    )
+}
+
+fn to_json(statuses: &[(&str, QueueStatus)], now: SystemTime) -> serde_json::Value {
+    json!({
+        "at": output::utc_time(now),
+        "queues": statuses.iter().map(|(name, s)| json!({
+            "queue": name,
+            "pending": s.pending,
+            "ready": s.ready,
+            "in_flight": s.in_flight,
+            "dead_letters": s.dead_letters,
+            "quarantined": s.quarantined,
+            "next_due_in_ms": s.next_due.map(|d| millis_from(d, now)),
+            "lag_ms": s.lag_at(now).as_millis() as u64,
+        })).collect::<Vec<_>>(),
+    })
+}
