@@ -1,9 +1,30 @@
 #!/usr/bin/env bash
 # Runs the demo end to end: installs redis-server when missing, starts one on
-# a free loopback port, runs examples/demo.rs against it, then stops it.
+# a free loopback port, runs examples/demo.rs against it and, while its orders
+# wait, shows the queue with `delayq inspect`; then stops Redis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
+cargo build --locked --bin delayq --example demo
 start_redis
-cargo run --locked --example demo
+bin="${CARGO_TARGET_DIR:-target}/debug"
+log="$(mktemp)"
+"$bin/examples/demo" | tee "$log" &
+demo=$!
+until grep -q '^offered' "$log"; do
+    if ! kill -0 "$demo" 2>/dev/null; then wait "$demo"; exit 1; fi
+    sleep 0.05
+done
+echo
+echo "\$ delayq inspect demo-orders --codec json"
+"$bin/delayq" inspect demo-orders --codec json
+echo
+wait "$demo"
+echo
+echo "\$ delayq stats demo-orders"
+"$bin/delayq" stats demo-orders
+echo
+echo "\$ delayq dead-letter list demo-orders --codec json"
+"$bin/delayq" dead-letter list demo-orders --codec json
+rm -f "$log"
