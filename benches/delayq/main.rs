@@ -50,6 +50,12 @@ fn wanted(name: &str) -> bool {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench targets too, without `--bench`:
+    // the multi-minute benchmark only runs under `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!("the delayq benchmark runs with `cargo bench --bench delayq` (or ./scripts/bench.sh)");
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
