@@ -98,7 +98,7 @@ impl<T: 'static> Delivery<T> {
     }
 
     /// How long after its due time the value was taken, when known: a worker
-    /// (or [`ReliableQueue::track_lateness`]) has to have been tracking it when
+    /// (or [`ReliableQueue::with_lateness_tracking`]) has to have been tracking it when
     /// the transfer moved it, and the producer's clock is taken to agree with
     /// the Redis server's.
     pub fn lateness(&self) -> Option<Duration> {

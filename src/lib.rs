@@ -32,7 +32,7 @@
 //! [`QueueKeys`]): a ZSET of packed elements scored by due time, a LIST of the
 //! same elements in offer order, the destination LIST `N`, and a pub/sub
 //! channel on which offers publish new head due times. Elements are packed in
-//! Redisson's modern (`Bc0Lc0`) or legacy (`dLc0`) layout ([`format`]); every
+//! Redisson's modern (`Bc0Lc0`) or legacy (`dLc0`) layout ([`format`](mod@format)); every
 //! read accepts both. Each operation is one Lua script from `lua/`.
 //!
 //! Each [`Client`] runs one transfer scheduler: a timing wheel of every
