@@ -79,7 +79,10 @@ impl RedisCluster {
             if healthy {
                 return;
             }
-            assert!(started.elapsed() < within, "the cluster did not become healthy within {within:?}");
+            assert!(
+                started.elapsed() < within,
+                "the cluster did not become healthy within {within:?}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -88,7 +91,10 @@ impl RedisCluster {
     pub async fn masters(&self) -> Vec<u16> {
         let mut masters = Vec::new();
         for node in self.nodes.iter().filter(|n| n.pid().is_some()) {
-            if node_command(node.port(), "INFO", vec!["replication".into()]).await.contains("role:master") {
+            if node_command(node.port(), "INFO", vec!["replication".into()])
+                .await
+                .contains("role:master")
+            {
                 masters.push(node.port());
             }
         }
@@ -98,11 +104,17 @@ impl RedisCluster {
 
 /// One command on one node, by a short-lived plain connection; its reply as text.
 pub async fn node_command(port: u16, name: &'static str, args: Vec<Value>) -> String {
-    let client =
-        delayq::fred::clients::Client::new(Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(), None, None, None);
+    let client = delayq::fred::clients::Client::new(
+        Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
+        None,
+        None,
+        None,
+    );
     let reply = tokio::time::timeout(Duration::from_secs(2), async {
         client.init().await?;
-        client.custom::<Value, Value>(CustomCommand::new_static(name, None, false), args).await
+        client
+            .custom::<Value, Value>(CustomCommand::new_static(name, None, false), args)
+            .await
     })
     .await;
     let _ = client.quit().await;
