@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod auth;
 mod blocking_queue;
 mod cli;
 mod codecs;

@@ -79,8 +79,35 @@ pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
 fn fred_context(error: delayq::fred::error::Error, url: &str) -> delayq::fred::error::Error {
     delayq::fred::error::Error::new(
         error.kind().clone(),
-        format!("cannot connect to {url}: {}", error.details()),
+        format!("cannot connect to {}: {}", redacted(url), error.details()),
     )
+}
+
+/// The URL without its password, for messages.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.split_once('@') {
+        Some((credentials, host)) if credentials.contains(':') => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(
+            super::redacted("redis://app:s3cret@host:6379/0"),
+            "redis://app:***@host:6379/0"
+        );
+        assert_eq!(super::redacted("redis://:s3cret@host"), "redis://:***@host");
+        assert_eq!(super::redacted("redis://host:6379"), "redis://host:6379");
+    }
 }
 
 /// What to do about the errors operators meet most.
@@ -90,11 +117,11 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
             "that name is not a delayed queue: one of its keys holds another type. A queue QUEUE uses \
              the list QUEUE, redisson_delay_queue_timeout:{QUEUE} (zset) and redisson_delay_queue:{QUEUE} (list).",
         ),
-        delayq::Error::Redis(e) if e.details().contains("cannot connect") => {
-            Some("is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).")
-        }
         delayq::Error::Redis(e) if e.details().contains("WRONGPASS") || e.details().contains("NOAUTH") => {
             Some("put the user and password in the URL: redis://user:password@host:port")
+        }
+        delayq::Error::Redis(e) if e.details().contains("cannot connect") => {
+            Some("is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).")
         }
         delayq::Error::Decode(_) => {
             Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson)")
