@@ -97,19 +97,6 @@ fn redacted(url: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn passwords_stay_out_of_messages() {
-        assert_eq!(
-            super::redacted("redis://app:s3cret@host:6379/0"),
-            "redis://app:***@host:6379/0"
-        );
-        assert_eq!(super::redacted("redis://:s3cret@host"), "redis://:***@host");
-        assert_eq!(super::redacted("redis://host:6379"), "redis://host:6379");
-    }
-}
-
 /// What to do about the errors operators meet most.
 fn hint(error: &delayq::Error) -> Option<&'static str> {
     match error {
@@ -139,5 +126,18 @@ pub(crate) fn redis_error(error: delayq::fred::error::Error, key: &str) -> delay
         }
     } else {
         delayq::Error::Redis(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(
+            super::redacted("redis://app:s3cret@host:6379/0"),
+            "redis://app:***@host:6379/0"
+        );
+        assert_eq!(super::redacted("redis://:s3cret@host"), "redis://:***@host");
+        assert_eq!(super::redacted("redis://host:6379"), "redis://host:6379");
     }
 }
