@@ -18,7 +18,8 @@ use delayq::Format;
     after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
 )]
 pub struct Cli {
-    /// Redis URL (redis://, rediss://, redis-cluster://, redis-sentinel://).
+    /// Redis URL: redis://[user:password@]host:port[/db], or redis-cluster://host:port for a
+    /// cluster (any node), or redis-sentinel://host:port/db?sentinelServiceName=NAME.
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
     pub url: String,
 
