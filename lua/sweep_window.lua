@@ -68,22 +68,10 @@ if cursor + scanned <= len - cursor then
 else
   redis.call('lrem', KEYS[3], -#hits, DELAYQ_TOMBSTONE)
 end
-local elements, payloads, parallel = {}, {}, {}
-local quarantined = 0
+local elements = {}
 for k = 1, #hits do
-  local element = hits[k][2]
-  elements[k] = element
-  local payload = delayq_payload(element)
-  parallel[k] = payload or false
-  if payload then
-    payloads[#payloads + 1] = payload
-  else
-    redis.call('rpush', KEYS[4], element)
-    quarantined = quarantined + 1
-  end
+  elements[k] = hits[k][2]
 end
-delayq_track_due(KEYS[6], KEYS[7], KEYS[2], elements, parallel)
-delayq_call_chunked('zrem', KEYS[2], elements)
 delayq_call_chunked('srem', KEYS[5], elements)
-delayq_call_chunked('rpush', KEYS[1], payloads)
-return {cursor + scanned - #hits, #payloads, quarantined, scanned}
+local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
+return {cursor + scanned - #hits, pushed, quarantined, scanned}

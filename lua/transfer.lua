@@ -28,10 +28,7 @@ local full_scans = tonumber(ARGV[4])
 local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
 local len = redis.call('llen', KEYS[3])
 local moved = {}
-local payloads = {}
-local parallel = {}
 local head_marks, tail_marks = 0, 0
-local quarantined = 0
 local deep = 0
 for i = 1, #due do
   local element = due[i]
@@ -56,29 +53,16 @@ for i = 1, #due do
     redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
     if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
   end
-  local payload = delayq_payload(element)
-  parallel[#moved + 1] = payload or false
-  if payload then
-    payloads[#payloads + 1] = payload
-  else
-    redis.call('rpush', KEYS[4], element)
-    quarantined = quarantined + 1
-  end
   moved[#moved + 1] = element
 end
 if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE) end
 if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE) end
-delayq_call_chunked('rpush', KEYS[1], payloads)
-local first_due = false
-if #moved > 0 then
-  first_due = redis.call('zscore', KEYS[2], moved[1])
-  delayq_track_due(KEYS[5], KEYS[6], KEYS[2], moved, parallel)
-end
-delayq_call_chunked('zrem', KEYS[2], moved)
+local first_due = #moved > 0 and redis.call('zscore', KEYS[2], moved[1])
+local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], moved)
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0
 if deep == 1 then
   due_count = redis.call('zcount', KEYS[2], '-inf', now)
 end
-return {#payloads, quarantined, head[2] or false, now, deep, due_count, first_due,
+return {pushed, quarantined, head[2] or false, now, deep, due_count, first_due,
   redis.call('zcard', KEYS[2]), redis.call('llen', KEYS[1])}

@@ -99,3 +99,27 @@ local function delayq_track_due(due_key, marker, timeout_key, elements, payloads
   end
   redis.call('pexpire', due_key, 3600000)
 end
+
+-- The last step of every transfer: elements already taken out of the pending
+-- list go to the destination (their payloads pushed in order), an element no
+-- format can unpack goes to the quarantine list instead, and all leave the
+-- timeout set (after their due times are recorded, when tracking is on).
+-- Returns payloads pushed, elements quarantined.
+local function delayq_deliver(dest, timeout, quarantine, due_key, marker, elements)
+  local payloads, parallel = {}, {}
+  local quarantined = 0
+  for i = 1, #elements do
+    local payload = delayq_payload(elements[i])
+    parallel[i] = payload or false
+    if payload then
+      payloads[#payloads + 1] = payload
+    else
+      redis.call('rpush', quarantine, elements[i])
+      quarantined = quarantined + 1
+    end
+  end
+  delayq_track_due(due_key, marker, timeout, elements, parallel)
+  delayq_call_chunked('rpush', dest, payloads)
+  delayq_call_chunked('zrem', timeout, elements)
+  return #payloads, quarantined
+end
