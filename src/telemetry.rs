@@ -22,18 +22,13 @@
 
 use std::time::Duration;
 
-/// After a regular transfer run.
+/// After a regular transfer run: what it moved, how late, and the queue's depth.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn transfer_run(queue: &str, moved: u64, quarantined: u64, lateness_ms: Option<i64>, depth: (u64, u64)) {
+    swept(queue, moved, quarantined);
     #[cfg(feature = "metrics")]
     {
         let q = queue.to_owned();
-        if moved > 0 {
-            metrics::counter!("delayq_transferred_total", "queue" => q.clone()).increment(moved);
-        }
-        if quarantined > 0 {
-            metrics::counter!("delayq_quarantined_total", "queue" => q.clone()).increment(quarantined);
-        }
         if let Some(ms) = lateness_ms {
             metrics::histogram!("delayq_transfer_lateness_seconds", "queue" => q.clone()).record(seconds_ms(ms));
         }
@@ -42,7 +37,7 @@ pub(crate) fn transfer_run(queue: &str, moved: u64, quarantined: u64, lateness_m
     }
 }
 
-/// After a sweep window (no depth figures).
+/// After any run that moves elements (a sweep window reports only this).
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn swept(queue: &str, moved: u64, quarantined: u64) {
     #[cfg(feature = "metrics")]
