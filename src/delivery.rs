@@ -22,7 +22,7 @@ pub(crate) enum GiveBack {
     Head,
     /// The destination's tail (a failed or dropped delivery).
     Tail,
-    /// The delayed queue, due after this long.
+    /// The delayed queue, due after this long; a zero delay is the tail.
     After(Duration),
     /// The dead-letter list, its delivery count cleared.
     DeadLetter,
@@ -123,12 +123,7 @@ impl<T: 'static> Delivery<T> {
     /// after `retry_after`. Returns `false` if the delivery was no longer in
     /// flight (the visibility timeout already gave the value back).
     pub async fn nack(mut self, retry_after: Duration) -> Result<bool> {
-        let to = if retry_after.is_zero() {
-            GiveBack::Tail
-        } else {
-            GiveBack::After(retry_after)
-        };
-        self.handle.give_back(to).await
+        self.handle.give_back(GiveBack::After(retry_after)).await
     }
 
     /// Moves the value to the dead-letter list at once (it cannot succeed,
@@ -274,6 +269,7 @@ pub(crate) async fn give_back(
         GiveBack::Head => -1,
         GiveBack::Tail => 0,
         GiveBack::DeadLetter => -2,
+        GiveBack::After(delay) if delay.is_zero() => 0,
         GiveBack::After(delay) => i64::try_from(delay.as_millis()).unwrap_or(i64::MAX).max(1),
     };
     let packed = format::pack(settings.format, &member[8..]);

@@ -190,7 +190,6 @@ async fn settle_failure<T: 'static>(
         }
     };
     let to = match planned {
-        FailureAction::Retry { after } if after.is_zero() => GiveBack::Tail,
         FailureAction::Retry { after } => GiveBack::After(after),
         _ => GiveBack::DeadLetter,
     };
