@@ -14,21 +14,19 @@ use crate::text_codec::TextCodec;
 
 pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let keys = delayq::QueueKeys::new(&args.queue)?;
-    let total: i64 = client
-        .redis()
-        .llen(keys.dead_letter())
-        .await
-        .map_err(|e| crate::redis_error(e, keys.dead_letter()))?;
+    // Read-only: the status script (which types-checks the keys) counts them.
+    let queue = client.delayed_queue_without_transfer(&args.queue, TextCodec::new(CodecKind::Bytes))?;
+    let total = queue.status().await?.dead_letters;
     let raw: Vec<Bytes> = if args.limit == 0 {
         Vec::new()
     } else {
         client
             .redis()
-            .lrange(keys.dead_letter(), 0, args.limit as i64 - 1)
+            .lrange(queue.keys().dead_letter(), 0, args.limit as i64 - 1)
             .await
             .map_err(delayq::Error::from)?
     };
+    drop(queue);
     client.shutdown().await;
     let codec = TextCodec::new(args.codec);
     let decoded: Vec<Result<String, String>> = raw.iter().map(|v| codec.decode(v).map_err(|e| e.to_string())).collect();

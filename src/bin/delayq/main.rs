@@ -117,18 +117,6 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
     }
 }
 
-/// A Redis error on `key`, with `WRONGTYPE` made the typed error it is.
-pub(crate) fn redis_error(error: delayq::fred::error::Error, key: &str) -> delayq::Error {
-    if error.details().contains("WRONGTYPE") {
-        delayq::Error::WrongType {
-            key: key.to_owned(),
-            message: error.details().to_owned(),
-        }
-    } else {
-        delayq::Error::Redis(error)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use delayq::fred::interfaces::ListInterface;
 use serde_json::json;
 
 use crate::args::{Cli, CodecKind, OutputFormat, PurgeArgs};
@@ -41,17 +40,14 @@ pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
     }
     let mut removed_ready = 0u64;
     if args.ready {
-        // LPOP with a count: each step atomic and short, and a concurrent
-        // consumer takes what is left, never a value twice.
+        // Each drain one short atomic step: a concurrent consumer takes what
+        // is left, never a value twice.
+        let ready = client.blocking_queue::<bytes::Bytes, _>(&args.queue, delayq::BytesCodec)?;
         loop {
-            let popped: Vec<bytes::Bytes> = client
-                .redis()
-                .lpop(queue.name(), Some(batch))
-                .await
-                .map_err(|e| crate::redis_error(e, queue.name()))?;
-            removed_ready += popped.len() as u64;
-            bar.inc(popped.len() as u64);
-            if popped.len() < batch {
+            let drained = ready.drain(batch).await?;
+            removed_ready += drained.len() as u64;
+            bar.inc(drained.len() as u64);
+            if drained.len() < batch {
                 break;
             }
         }
