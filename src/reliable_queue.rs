@@ -124,6 +124,14 @@ pub(crate) struct Background {
     task: parking_lot::Mutex<Option<JoinHandle<()>>>,
 }
 
+impl Background {
+    fn spawn(task: impl std::future::Future<Output = ()> + Send + 'static) -> Arc<Self> {
+        Arc::new(Background {
+            task: parking_lot::Mutex::new(Some(tokio::spawn(task))),
+        })
+    }
+}
+
 impl Drop for Background {
     fn drop(&mut self) {
         if let Some(task) = self.task.lock().take() {
@@ -445,7 +453,7 @@ impl<T: 'static> ReliableQueue<T> {
 fn start_reaper(client: &Client, keys: &Arc<QueueKeys>, visibility: Duration) -> Arc<Background> {
     let every = (visibility / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
     let (client, keys) = (client.clone(), keys.clone());
-    let task = tokio::spawn(async move {
+    Background::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -466,9 +474,6 @@ fn start_reaper(client: &Client, keys: &Arc<QueueKeys>, visibility: Duration) ->
                 Err(error) => tracing::warn!(queue = keys.destination(), %error, "reaper run failed"),
             }
         }
-    });
-    Arc::new(Background {
-        task: parking_lot::Mutex::new(Some(task)),
     })
 }
 
@@ -478,7 +483,7 @@ const TRACKING_TTL: Duration = Duration::from_secs(60);
 /// Keeps the lateness-tracking marker alive (refreshed at a third of its life).
 fn start_tracker(client: &Client, keys: &Arc<QueueKeys>) -> Arc<Background> {
     let (client, keys) = (client.clone(), keys.clone());
-    let task = tokio::spawn(async move {
+    Background::spawn(async move {
         let mut tick = tokio::time::interval(TRACKING_TTL / 3);
         loop {
             tokio::select! {
@@ -499,9 +504,6 @@ fn start_tracker(client: &Client, keys: &Arc<QueueKeys>) -> Arc<Background> {
                 tracing::debug!(queue = keys.destination(), %error, "could not refresh the lateness-tracking marker");
             }
         }
-    });
-    Arc::new(Background {
-        task: parking_lot::Mutex::new(Some(task)),
     })
 }
 
