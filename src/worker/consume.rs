@@ -27,7 +27,6 @@ pub(crate) struct Context<T> {
     pub counters: Arc<Counters>,
     /// Cancels handlers still running when a shutdown's grace is over.
     pub abort: CancellationToken,
-    pub visibility: Duration,
 }
 
 /// Pauses after a failed take, doubling up to the last.
@@ -135,7 +134,8 @@ async fn run_handler<T: Send + 'static>(
     handle: &Handle,
 ) -> Option<Result<(), BoxError>> {
     let mut run = tokio::spawn((context.handler)(value).in_current_span());
-    let every = context.visibility / 3;
+    let visibility = context.queue.settings().visibility;
+    let every = visibility / 3;
     let mut extend = tokio::time::interval_at(Instant::now() + every, every);
     let timeout = async {
         match context.handler_timeout {
@@ -154,7 +154,7 @@ async fn run_handler<T: Send + 'static>(
                 }
             }),
             _ = extend.tick() => {
-                if let Err(error) = handle.extend(context.visibility).await {
+                if let Err(error) = handle.extend(visibility).await {
                     tracing::debug!(%error, "could not extend the visibility timeout");
                 }
             }

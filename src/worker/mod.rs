@@ -203,7 +203,6 @@ impl<T: Send + 'static> Worker<T> {
         let counters = Arc::default();
         let abort = CancellationToken::new();
         let context = Arc::new(consume::Context {
-            visibility: self.queue.settings().visibility,
             queue: self.queue,
             handler,
             retry: self.retry,
