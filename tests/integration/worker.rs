@@ -447,3 +447,66 @@ async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_a_worker_after_its_handler_finishes() {
+    deadline(async {
+        // Listening here first makes SIGTERM harmless to the test process
+        // before the worker's own listener is in place.
+        let mut ours = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let worker = client
+            .worker("sig", StringCodec)
+            .unwrap()
+            .concurrency(2)
+            .shutdown_on_signal()
+            .run({
+                let (started, release) = (started.clone(), release.clone());
+                move |_: String| {
+                    let (started, release) = (started.clone(), release.clone());
+                    async move {
+                        started.notify_one();
+                        release.notified().await;
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        let dest = client.blocking_queue("sig", StringCodec).unwrap();
+        dest.offer(&"in flight".to_owned()).await.unwrap();
+        started.notified().await;
+        // Its free slot waits in a blocking take; a stopped worker ends that wait.
+        eventually(Duration::from_secs(5), "the worker waits for more", || async {
+            raw.info_field("clients", "blocked_clients").await == "1"
+        })
+        .await;
+        let pid = std::process::id().to_string();
+        let stopped_taking = async {
+            loop {
+                // Again until the worker's listener (started in a task) hears one.
+                let sent = std::process::Command::new("kill")
+                    .args(["-TERM", &pid])
+                    .status()
+                    .unwrap();
+                assert!(sent.success());
+                ours.recv().await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                if raw.info_field("clients", "blocked_clients").await == "0" {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), stopped_taking)
+            .await
+            .expect("the worker heard SIGTERM");
+        dest.offer(&"left".to_owned()).await.unwrap();
+        assert!(!worker.is_finished(), "it waits for the handler in flight");
+        release.notify_one();
+        let report = worker.join().await;
+        assert_eq!((report.handled, report.succeeded), (1, 1));
+        assert_eq!(dest.len().await.unwrap(), 1, "nothing new taken after the signal");
+    })
+    .await;
+}
