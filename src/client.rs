@@ -64,6 +64,8 @@ pub struct ClientBuilder {
     max_payload: usize,
     reconnect: ReconnectPolicy,
     customize: Option<Customize>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::Tls>,
 }
 
 /// How the scheduler runs the transfer.
@@ -109,13 +111,31 @@ impl Default for ClientBuilder {
             max_payload: DEFAULT_MAX_PAYLOAD,
             reconnect: ReconnectPolicy::new_exponential(0, 50, 500, 2),
             customize: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
 
 impl ClientBuilder {
-    /// Connect to a URL in any form fred takes: `redis://`, `rediss://`,
-    /// `redis-cluster://`, `redis-sentinel://` (see `fred::types::config::Config::from_url`).
+    /// Connect to a URL in any form fred takes (see
+    /// `fred::types::config::Config::from_url`):
+    ///
+    /// - `redis://[user:password@]host:port[/db]`, one server;
+    /// - `redis-cluster://[user:password@]host:port[?node=host:port&node=...]`,
+    ///   a Redis Cluster found from any of its nodes;
+    /// - `redis-sentinel://[user:password@]host:port[/db]?sentinelServiceName=NAME[&node=host:port...]`,
+    ///   the master Sentinel names (`sentinelUsername`/`sentinelPassword`
+    ///   when the sentinels require their own credentials);
+    /// - `rediss://`, `rediss-cluster://`, `rediss-sentinel://`: the same over
+    ///   TLS (feature `tls`), trusting the system's roots unless
+    ///   [`tls`](Self::tls) says otherwise.
+    ///
+    /// ```
+    /// let builder = delayq::Client::builder()
+    ///     .url("redis-sentinel://10.0.0.1:26379/0?sentinelServiceName=mymaster&node=10.0.0.2:26379");
+    /// # let _ = builder;
+    /// ```
     pub fn url(mut self, url: impl Into<String>) -> Self {
         self.url = Some(url.into());
         self
@@ -204,6 +224,24 @@ impl ClientBuilder {
         self
     }
 
+    /// Connect over TLS with these roots and client certificate, whatever
+    /// the URL's scheme (a `rediss://` URL alone trusts the system's roots).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> delayq::Result<()> {
+    /// let client = delayq::Client::builder()
+    ///     .url("rediss://redis.internal:6380")
+    ///     .tls(delayq::Tls::with_ca_file("/etc/redis/tls/ca.crt")?)
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: crate::Tls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Adjusts fred's builder (performance, TCP, TLS, connection settings)
     /// before any connection is made.
     pub fn customize(mut self, f: impl Fn(&mut Builder) + Send + Sync + 'static) -> Self {
@@ -215,8 +253,24 @@ impl ClientBuilder {
     pub async fn build(self) -> Result<Client> {
         let config = match (self.config, self.url) {
             (Some(config), _) => config,
-            (None, Some(url)) => Config::from_url(&url)?,
+            (None, Some(url)) => {
+                // Without a TLS feature fred would warn and connect in clear text.
+                if cfg!(not(feature = "tls")) && url.starts_with("rediss") {
+                    return Err(Error::Tls(
+                        "a rediss:// URL needs delayq's `tls` feature (on by default)".into(),
+                    ));
+                }
+                Config::from_url(&url)?
+            }
             (None, None) => Config::default(),
+        };
+        #[cfg(feature = "tls")]
+        let config = match &self.tls {
+            Some(tls) => Config {
+                tls: Some(tls.connector()?.into()),
+                ..config
+            },
+            None => config,
         };
         let mut builder = Builder::from_config(config);
         builder.set_policy(self.reconnect.clone());

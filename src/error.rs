@@ -24,6 +24,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// TLS settings that cannot be used: a certificate or key that does not
+    /// parse or read, no trusted roots, or a `rediss://` URL in a build
+    /// without the `tls` feature.
+    #[error("TLS: {0}")]
+    Tls(String),
+
     /// The connection or Redis failed: I/O, timeout, authentication, cluster
     /// routing, or an error reply.
     #[error("redis: {0}")]

@@ -64,6 +64,8 @@ mod stats;
 mod status;
 pub mod telemetry;
 mod time;
+#[cfg(feature = "tls")]
+mod tls;
 mod worker;
 
 pub use blocking_queue::BlockingQueue;
@@ -77,6 +79,8 @@ pub use keys::QueueKeys;
 pub use reliable_queue::{Reaped, ReliableQueue};
 pub use stats::ClientStats;
 pub use status::QueueStatus;
+#[cfg(feature = "tls")]
+pub use tls::Tls;
 pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};
 
 /// Re-export of the Redis client this crate is built on, for its

@@ -1,5 +1,6 @@
 //! Command-line arguments.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -18,10 +19,39 @@ use delayq::Format;
     after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
 )]
 pub struct Cli {
-    /// Redis URL: redis://[user:password@]host:port[/db], or redis-cluster://host:port for a
-    /// cluster (any node), or redis-sentinel://host:port/db?sentinelServiceName=NAME.
+    /// Redis URL: redis://[user:password@]host:port[/db] for one server,
+    /// redis-cluster://host:port for a cluster (any node), or
+    /// redis-sentinel://host:port/db?sentinelServiceName=NAME[&node=host:port] through
+    /// sentinels. rediss://, rediss-cluster://, rediss-sentinel:// for TLS.
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
     pub url: String,
+
+    /// TLS: trust the CA certificate(s) in this PEM file instead of the
+    /// system's roots (a private CA, or a self-signed server certificate).
+    /// Implies TLS.
+    #[arg(long, env = "REDIS_TLS_CA_CERT", value_name = "FILE", global = true)]
+    pub tls_ca_cert: Option<PathBuf>,
+
+    /// TLS: client certificate (PEM) to show when Redis asks for one
+    /// (tls-auth-clients yes, Redis's default). Needs --tls-key. Implies TLS.
+    #[arg(
+        long,
+        env = "REDIS_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key",
+        global = true
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// TLS: the private key (PEM) of --tls-cert.
+    #[arg(
+        long,
+        env = "REDIS_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert",
+        global = true
+    )]
+    pub tls_key: Option<PathBuf>,
 
     /// Whose clock decides what is due when this process transfers: this
     /// host's (like Java) or the Redis server's (immune to this host's skew).

@@ -64,16 +64,30 @@ pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
         args::ClockKind::Local => delayq::Clock::Local,
         args::ClockKind::Server => delayq::Clock::Server,
     };
-    delayq::Client::builder()
+    let mut builder = delayq::Client::builder()
         .url(&cli.url)
         .clock(clock)
-        .connect_timeout(std::time::Duration::from_secs(5))
-        .build()
-        .await
-        .map_err(|error| match error {
-            delayq::Error::Redis(e) => delayq::Error::Redis(fred_context(e, &cli.url)),
-            other => other,
-        })
+        .connect_timeout(std::time::Duration::from_secs(5));
+    if let Some(tls) = tls(cli)? {
+        builder = builder.tls(tls);
+    }
+    builder.build().await.map_err(|error| match error {
+        delayq::Error::Redis(e) => delayq::Error::Redis(fred_context(e, &cli.url)),
+        other => other,
+    })
+}
+
+/// The TLS settings the options give, if any.
+fn tls(cli: &Cli) -> delayq::Result<Option<delayq::Tls>> {
+    let mut tls = match &cli.tls_ca_cert {
+        Some(ca) => delayq::Tls::with_ca_file(ca)?,
+        None if cli.tls_cert.is_some() => delayq::Tls::system_roots(),
+        None => return Ok(None),
+    };
+    if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
+        tls = tls.client_cert_files(cert, key)?;
+    }
+    Ok(Some(tls))
 }
 
 fn fred_context(error: delayq::fred::error::Error, url: &str) -> delayq::fred::error::Error {
@@ -83,18 +97,33 @@ fn fred_context(error: delayq::fred::error::Error, url: &str) -> delayq::fred::e
     )
 }
 
-/// The URL without its password, for messages.
+/// The URL without its passwords (the server's and a sentinel's), for messages.
 fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    match rest.split_once('@') {
+    let (rest, query) = match rest.split_once('?') {
+        Some((rest, query)) => (rest, Some(query)),
+        None => (rest, None),
+    };
+    let mut out = match rest.split_once('@') {
         Some((credentials, host)) if credentials.contains(':') => {
             let user = credentials.split(':').next().unwrap_or_default();
             format!("{scheme}://{user}:***@{host}")
         }
-        _ => url.to_owned(),
+        _ => format!("{scheme}://{rest}"),
+    };
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some(("sentinelPassword", _)) => "sentinelPassword=***".to_owned(),
+                _ => param.to_owned(),
+            })
+            .collect();
+        out = format!("{out}?{}", params.join("&"));
     }
+    out
 }
 
 /// What to do about the errors operators meet most.
@@ -106,6 +135,13 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
         ),
         delayq::Error::Redis(e) if e.details().contains("WRONGPASS") || e.details().contains("NOAUTH") => {
             Some("put the user and password in the URL: redis://user:password@host:port")
+        }
+        delayq::Error::Redis(e) if e.details().contains("InvalidCertificate") => Some(
+            "Redis's certificate does not verify against the CAs this host trusts: give the CA that \
+             signed it with --tls-ca-cert FILE (PEM).",
+        ),
+        delayq::Error::Redis(e) if e.details().contains("CertificateRequired") => {
+            Some("Redis asks for a client certificate: give it with --tls-cert FILE --tls-key FILE (PEM).")
         }
         delayq::Error::Redis(e) if e.details().contains("cannot connect") => {
             Some("is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).")
@@ -127,5 +163,9 @@ mod tests {
         );
         assert_eq!(super::redacted("redis://:s3cret@host"), "redis://:***@host");
         assert_eq!(super::redacted("redis://host:6379"), "redis://host:6379");
+        assert_eq!(
+            super::redacted("redis-sentinel://u:p@h:26379/0?sentinelServiceName=m&sentinelPassword=sp&node=h2:1"),
+            "redis-sentinel://u:***@h:26379/0?sentinelServiceName=m&sentinelPassword=***&node=h2:1"
+        );
     }
 }
