@@ -5,6 +5,7 @@
 //! and given back when it ends. The command pool and the subscriber are never
 //! used for blocking commands.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use fred::clients::Client as FredClient;
@@ -12,6 +13,7 @@ use fred::interfaces::ClientInterface;
 use fred::prelude::{Blocking, ClientLike, Options};
 use fred::types::{Builder, ClientUnblockFlag, ClusterHash, CustomCommand, Value};
 use parking_lot::Mutex;
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +27,12 @@ const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 pub(crate) struct BlockingPool {
     builder: Builder,
-    idle: Mutex<Vec<FredClient>>,
+    /// Idle connections and the epoch each was opened in.
+    idle: Mutex<Vec<(u64, FredClient)>>,
+    /// Bumped when every connection must be opened anew (a Sentinel
+    /// failover: see `sentinel_watch`): waits in progress start over on a new
+    /// connection, and connections of older epochs are closed, not reused.
+    epoch: Arc<watch::Sender<u64>>,
     /// Server-side timeout of one blocking command in a wait loop.
     pub timeout: Duration,
     pub shutdown: CancellationToken,
@@ -41,6 +48,7 @@ pub(crate) struct BlockingPool {
 pub(crate) struct Lease<'a> {
     pool: &'a BlockingPool,
     client: Option<FredClient>,
+    epoch: u64,
     busy: bool,
 }
 
@@ -52,6 +60,7 @@ impl BlockingPool {
         BlockingPool {
             builder,
             idle: Mutex::new(Vec::new()),
+            epoch: Arc::new(watch::Sender::new(0)),
             timeout,
             shutdown,
         }
@@ -63,12 +72,22 @@ impl BlockingPool {
         if self.shutdown.is_cancelled() {
             return Err(Error::Shutdown);
         }
-        if let Some(client) = self.idle.lock().pop() {
-            return Ok(Lease {
-                pool: self,
-                client: Some(client),
-                busy: false,
-            });
+        let epoch = *self.epoch.borrow();
+        loop {
+            let popped = self.idle.lock().pop();
+            match popped {
+                Some((opened, client)) if opened == epoch => {
+                    return Ok(Lease {
+                        pool: self,
+                        client: Some(client),
+                        epoch,
+                        busy: false,
+                    })
+                }
+                // Opened before a switch: may still be on the old master.
+                Some((_, client)) => close_in_background(client, false),
+                None => break,
+            }
         }
         let client = self.builder.build()?;
         let expired = async {
@@ -100,8 +119,14 @@ impl BlockingPool {
         Ok(Lease {
             pool: self,
             client: Some(client),
+            epoch,
             busy: false,
         })
+    }
+
+    /// The handle that makes every connection be opened anew.
+    pub fn epoch(&self) -> Arc<watch::Sender<u64>> {
+        self.epoch.clone()
     }
 
     /// Options of one blocking command that waits up to `server_timeout` on
@@ -145,9 +170,15 @@ impl BlockingPool {
                     // Seconds with millisecond precision; 0 would mean forever.
                     let argv = args((wait.as_millis().max(1) as f64) / 1000.0);
                     let options = self.command_options(wait);
+                    let mut epoch = self.epoch.subscribe();
+                    if *epoch.borrow_and_update() != lease.epoch {
+                        continue; // opened just before a switch: open another
+                    }
                     let sent = tokio::select! {
                         out = lease.run(|conn| async move { blocking_command(&conn, command, options, argv).await }) => out,
                         _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
+                        // The lease is dropped busy: unblocked and closed.
+                        _ = epoch.changed() => continue,
                     };
                     let outcome = sent.map_err(|e| Error::from_command(e, queue));
                     if outcome.is_err() {
@@ -174,8 +205,8 @@ impl BlockingPool {
     }
 
     pub async fn close(&self) {
-        let idle: Vec<FredClient> = std::mem::take(&mut *self.idle.lock());
-        for client in idle {
+        let idle = std::mem::take(&mut *self.idle.lock());
+        for (_, client) in idle {
             crate::client::quit(&client).await;
         }
     }
@@ -212,8 +243,9 @@ impl Drop for Lease<'_> {
     fn drop(&mut self) {
         if let Some(client) = self.client.take() {
             let mut idle = self.pool.idle.lock();
-            if !self.busy && idle.len() < MAX_IDLE && !self.pool.shutdown.is_cancelled() {
-                idle.push(client);
+            let current = self.epoch == *self.pool.epoch.borrow();
+            if !self.busy && current && idle.len() < MAX_IDLE && !self.pool.shutdown.is_cancelled() {
+                idle.push((self.epoch, client));
             } else {
                 drop(idle);
                 close_in_background(client, self.busy);

@@ -13,6 +13,7 @@ use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::outstanding::Outstanding;
 use crate::scheduler::Scheduler;
+use crate::sentinel_watch;
 use crate::{BlockingQueue, DelayedQueue};
 
 /// Which clock decides "now" when the transfer moves due elements.
@@ -293,8 +294,15 @@ impl ClientBuilder {
             return Err(e);
         }
         let shutdown = CancellationToken::new();
-        let scheduler = Scheduler::start(pool.clone(), subscriber, self.transfer.clone());
+        let scheduler = Scheduler::start(pool.clone(), subscriber.clone(), self.transfer.clone());
+        let config = builder.get_config().cloned().unwrap_or_default();
         let blocking = BlockingPool::new(builder, self.blocking_timeout, shutdown.clone());
+        let targets = sentinel_watch::Targets {
+            pool: pool.clone(),
+            subscriber,
+            blocking: blocking.epoch(),
+        };
+        sentinel_watch::start(&config, &self.reconnect, targets, shutdown.clone());
         Ok(Client {
             inner: Arc::new(Inner {
                 pool,

@@ -60,6 +60,7 @@ mod reliable_queue;
 mod reply;
 mod scheduler;
 mod script;
+mod sentinel_watch;
 mod stats;
 mod status;
 pub mod telemetry;
