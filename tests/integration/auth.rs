@@ -62,3 +62,54 @@ async fn an_acl_user_works_and_a_wrong_password_is_a_clear_error() {
     })
     .await;
 }
+
+/// The ACL that compat/DEPLOYMENTS.md recommends for a service that owns one
+/// queue: every command, but only that queue's keys and channel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let setuser = [
+            "SETUSER",
+            "orders-only",
+            "on",
+            ">s3cret",
+            "resetkeys",
+            "~orders",
+            "~*{orders}*",
+            "resetchannels",
+            "&redisson_delay_queue_channel:{orders}",
+            "+@all",
+        ];
+        raw.cmd("ACL", setuser.iter().map(|a| Value::from(*a)).collect()).await;
+        let client = Client::builder()
+            .url(format!("redis://orders-only:s3cret@127.0.0.1:{}", redis.port()))
+            .blocking_timeout(Duration::from_secs(1))
+            .build()
+            .await
+            .expect("the scoped user connects");
+
+        // Offer, transfer (pub/sub included), reliable take and ack, status.
+        let orders = client.delayed_queue("orders", StringCodec).unwrap();
+        orders.offer(&"o-1".to_owned(), Duration::from_millis(100)).await.unwrap();
+        let reliable = client.reliable_queue("orders", StringCodec).unwrap();
+        let delivery = tokio::time::timeout(Duration::from_secs(10), reliable.take())
+            .await
+            .expect("delivered")
+            .unwrap();
+        assert_eq!(delivery.value(), "o-1");
+        delivery.ack().await.unwrap();
+        assert_eq!(orders.status().await.unwrap().pending, 0);
+
+        // Another queue's keys are refused.
+        let other = client.delayed_queue_without_transfer("payments", StringCodec).unwrap();
+        let error = other
+            .offer(&"p-1".to_owned(), Duration::from_secs(1))
+            .await
+            .expect_err("no access to another queue");
+        assert!(error.to_string().contains("NOPERM"), "{error}");
+        client.shutdown().await;
+    })
+    .await;
+}

@@ -7,11 +7,9 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use delayq::fred::prelude::*;
-use delayq::fred::types::{CustomCommand, Value};
 use tokio::time::Instant;
 
-use super::redis_server::RedisServer;
+use super::redis_server::{node_command, RedisServer};
 
 pub struct RedisCluster {
     pub nodes: Vec<RedisServer>,
@@ -99,37 +97,5 @@ impl RedisCluster {
             }
         }
         masters
-    }
-}
-
-/// One command on one node, by a short-lived plain connection; its reply as text.
-pub async fn node_command(port: u16, name: &'static str, args: Vec<Value>) -> String {
-    let client = delayq::fred::clients::Client::new(
-        Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
-        None,
-        None,
-        None,
-    );
-    let reply = tokio::time::timeout(Duration::from_secs(2), async {
-        client.init().await?;
-        client
-            .custom::<Value, Value>(CustomCommand::new_static(name, None, false), args)
-            .await
-    })
-    .await;
-    let _ = client.quit().await;
-    match reply {
-        Ok(Ok(value)) => value_text(&value),
-        _ => String::new(),
-    }
-}
-
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Integer(i) => i.to_string(),
-        Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join("\n"),
-        other => format!("{other:?}"),
     }
 }

@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use delayq::fred::prelude::*;
+use delayq::fred::types::{CustomCommand, Value};
 use tokio::time::Instant;
 
 fn redis_server_binary() -> String {
@@ -170,5 +171,71 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// One command on one node, by a short-lived plain connection; its reply as text.
+pub async fn node_command(port: u16, name: &'static str, args: Vec<Value>) -> String {
+    let client = delayq::fred::clients::Client::new(
+        Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
+        None,
+        None,
+        None,
+    );
+    let reply = tokio::time::timeout(Duration::from_secs(2), async {
+        client.init().await?;
+        client
+            .custom::<Value, Value>(CustomCommand::new_static(name, None, false), args)
+            .await
+    })
+    .await;
+    let _ = client.quit().await;
+    match reply {
+        Ok(Ok(value)) => value_text(&value),
+        _ => String::new(),
+    }
+}
+
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Integer(i) => i.to_string(),
+        Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join("\n"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Waits until every replica of the master on `port` has every write the
+/// master had taken when called (replication is asynchronous: a crash loses
+/// what is not replicated). Replicas report their offset once a second.
+pub async fn wait_replicated(port: u16, within: Duration) {
+    let started = Instant::now();
+    let mut target = None;
+    loop {
+        let info = node_command(port, "INFO", vec!["replication".into()]).await;
+        let offset: Option<u64> = info
+            .lines()
+            .find_map(|l| l.strip_prefix("master_repl_offset:"))
+            .and_then(|v| v.trim().parse().ok());
+        target = target.or(offset);
+        // slaveN:ip=...,port=...,state=online,offset=N,lag=...
+        let replicas: Vec<Option<u64>> = info
+            .lines()
+            .filter(|l| l.starts_with("slave") && l.contains("offset="))
+            .map(|l| {
+                l.split(',')
+                    .find_map(|kv| kv.strip_prefix("offset="))
+                    .and_then(|v| v.parse().ok())
+            })
+            .collect();
+        if target.is_some() && !replicas.is_empty() && replicas.iter().all(|r| *r >= target) {
+            return;
+        }
+        assert!(
+            started.elapsed() < within,
+            "replicas of {port} did not catch up within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
