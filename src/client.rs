@@ -126,11 +126,12 @@ impl ClientBuilder {
     /// - `redis-cluster://[user:password@]host:port[?node=host:port&node=...]`,
     ///   a Redis Cluster found from any of its nodes;
     /// - `redis-sentinel://[user:password@]host:port[/db]?sentinelServiceName=NAME[&node=host:port...]`,
-    ///   the master Sentinel names (`sentinelUsername`/`sentinelPassword`
-    ///   when the sentinels require their own credentials);
+    ///   the master the sentinels name, followed across failovers
+    ///   (`sentinelUsername`/`sentinelPassword` when the sentinels require
+    ///   their own credentials);
     /// - `rediss://`, `rediss-cluster://`, `rediss-sentinel://`: the same over
     ///   TLS (feature `tls`), trusting the system's roots unless
-    ///   [`tls`](Self::tls) says otherwise.
+    ///   `ClientBuilder::tls` says otherwise.
     ///
     /// ```
     /// let builder = delayq::Client::builder()

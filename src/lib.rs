@@ -43,6 +43,20 @@
 //!
 //! Values are encoded by a [`Codec`] matching the Java side's:
 //! [`StringCodec`], [`LongCodec`], [`BytesCodec`], [`JsonCodec`], [`JacksonCodec`].
+//!
+//! # Deployments
+//!
+//! The URL given to [`Client::connect`] or [`ClientBuilder::url`] picks one
+//! server (`redis://`), a Redis Cluster (`redis-cluster://`) or a master found
+//! through Sentinel (`redis-sentinel://`, failovers followed as the sentinels
+//! announce them); `rediss…://` and `Tls` (feature `tls`, on by default) add
+//! TLS. ACL users go in the URL.
+//!
+//! # Features
+//!
+//! - `cli` (default): the `delayq` command-line tool.
+//! - `tls` (default): TLS through rustls (ring), no OpenSSL needed.
+//! - `metrics`: counters, gauges and histograms through the `metrics` facade.
 
 #![warn(missing_docs)]
 

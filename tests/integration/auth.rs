@@ -92,7 +92,10 @@ async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
 
         // Offer, transfer (pub/sub included), reliable take and ack, status.
         let orders = client.delayed_queue("orders", StringCodec).unwrap();
-        orders.offer(&"o-1".to_owned(), Duration::from_millis(100)).await.unwrap();
+        orders
+            .offer(&"o-1".to_owned(), Duration::from_millis(100))
+            .await
+            .unwrap();
         let reliable = client.reliable_queue("orders", StringCodec).unwrap();
         let delivery = tokio::time::timeout(Duration::from_secs(10), reliable.take())
             .await
