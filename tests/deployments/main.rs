@@ -19,3 +19,16 @@ use std::time::Duration;
 
 /// No test here may hang CI: each one ends within this.
 const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Asserts the client's transfer moved exactly `expected` elements. The count
+/// is taken when a script's reply reaches the scheduler, which may be just
+/// after a consumer took the value: wait a little for it.
+async fn assert_transferred(client: &delayq::Client, expected: u64) {
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        while client.stats().transferred < expected {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert_eq!(client.stats().transferred, expected, "{:?}", client.stats());
+}

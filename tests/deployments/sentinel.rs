@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use crate::load::{Load, VALUES};
 use crate::redis_sentinel::{RedisSentinel, SERVICE};
 use crate::redis_server::node_command;
-use crate::DEADLINE;
+use crate::{assert_transferred, DEADLINE};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
@@ -22,16 +22,21 @@ async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
             .build()
             .await
             .expect("connect through the sentinels");
-        let queue = client.delayed_queue("s-q", StringCodec).unwrap();
-        queue.offer(&"a".to_owned(), Duration::from_millis(300)).await.unwrap();
-        // The element lives on the master the sentinels name.
+        // The element lives on the master the sentinels name (checked before
+        // any transfer runs for the queue).
+        let unscheduled = client.delayed_queue_without_transfer("s-q", StringCodec).unwrap();
+        unscheduled
+            .offer(&"a".to_owned(), Duration::from_millis(300))
+            .await
+            .unwrap();
         assert_eq!(
             node_command(master, "ZCARD", vec!["redisson_delay_queue_timeout:{s-q}".into()]).await,
             "1"
         );
+        let queue = client.delayed_queue("s-q", StringCodec).unwrap();
         let got = queue.destination().poll(Duration::from_secs(10)).await.unwrap();
         assert_eq!(got.as_deref(), Some("a"));
-        assert_eq!(client.stats().transferred, 1);
+        assert_transferred(&client, 1).await;
 
         // The CLI takes the same URL.
         queue.offer(&"b".to_owned(), Duration::from_secs(600)).await.unwrap();
@@ -42,7 +47,8 @@ async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
             .await
             .unwrap();
         let stdout = String::from_utf8_lossy(&cli.stdout);
-        assert!(cli.status.success(), "{cli:?}");
+        let stderr = String::from_utf8_lossy(&cli.stderr);
+        assert!(cli.status.success(), "{}: {stderr}", cli.status);
         assert!(stdout.contains("\"b\""), "{stdout}");
 
         // A service name the sentinels do not know is an error, not a hang.
@@ -75,7 +81,7 @@ async fn a_sentinel_failover_under_load_loses_nothing_with_a_reliable_worker() {
         // The old master lives on until the sentinels make it a replica of
         // the new one (~8 s): what was done there after the promotion is
         // undone then, and the worker handles those values again.
-        sentinel.wait_for_role(old, "role:slave", Duration::from_secs(30)).await;
+        sentinel.wait_for_role(old, "role:slave", Duration::from_secs(60)).await;
         let outcome = load.finish(failed_over, Duration::from_secs(60)).await;
         assert_eq!(outcome.lost, 0, "{outcome:?}");
         assert_eq!(

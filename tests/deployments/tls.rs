@@ -9,7 +9,7 @@ use delayq::{Client, Error, StringCodec, Tls};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 
 use crate::redis_server::RedisServer;
-use crate::DEADLINE;
+use crate::{assert_transferred, DEADLINE};
 
 /// PEM files of a CA, a server certificate for 127.0.0.1, and a client certificate.
 struct Pki {
@@ -103,7 +103,7 @@ async fn queues_work_over_tls_with_a_private_ca_and_a_client_certificate() {
             .unwrap();
         assert_eq!(delivery.value(), "a");
         delivery.ack().await.unwrap();
-        assert_eq!(client.stats().transferred, 1);
+        assert_transferred(&client, 1).await;
         client.shutdown().await;
 
         // The same over `--tls-*` files in the CLI.
