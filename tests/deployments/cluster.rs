@@ -46,6 +46,21 @@ async fn a_hundred_queues_over_every_master_offer_transfer_and_take() {
             assert_eq!(queue.status().await.unwrap().pending, 1);
             assert!(queue.contains(&format!("v-{i}")).await.unwrap());
         }
+        // The CLI takes the cluster URL too, for queues on any master.
+        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["stats", "cq-0", "cq-1", "cq-2", "cq-3", "--format", "json"])
+            .env("REDIS_URL", cluster.url())
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&cli.stdout);
+        assert!(
+            cli.status.success(),
+            "{}: {}",
+            cli.status,
+            String::from_utf8_lossy(&cli.stderr)
+        );
+        assert_eq!(stdout.matches("\"pending\":1").count(), 4, "{stdout}");
         // The transfer (one scheduler, one subscriber) moves each; take gets it.
         let queues: Vec<_> = names
             .iter()
