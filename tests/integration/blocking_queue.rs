@@ -235,7 +235,7 @@ async fn a_take_survives_its_connection_being_killed() {
             let q = q.clone();
             async move { q.take().await }
         });
-        crate::harness::eventually(Duration::from_secs(5), "take is blocked", || async {
+        crate::harness::eventually(Duration::from_secs(20), "take is blocked", || async {
             raw.info_field("clients", "blocked_clients").await == "1"
         })
         .await;
@@ -276,7 +276,7 @@ async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value(
                 .await
                 .is_err());
         }
-        crate::harness::eventually(Duration::from_secs(5), "no client left blocked", || async {
+        crate::harness::eventually(Duration::from_secs(20), "no client left blocked", || async {
             raw.info_field("clients", "blocked_clients").await == "0"
         })
         .await;

@@ -201,7 +201,7 @@ async fn expire_and_clear_expire_act_on_both_keys() {
             .expire_at(SystemTime::now() + Duration::from_millis(300))
             .await
             .unwrap());
-        crate::harness::eventually(Duration::from_secs(5), "keys expire", || async {
+        crate::harness::eventually(Duration::from_secs(20), "keys expire", || async {
             raw.zcard(q.keys().timeout()).await == 0 && raw.llen(q.keys().pending()).await == 0
         })
         .await;

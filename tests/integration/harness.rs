@@ -269,7 +269,7 @@ impl Monitor {
             .await
             .unwrap();
         let _ = client.quit().await;
-        eventually(Duration::from_secs(5), "monitor sees the marker", || async {
+        eventually(Duration::from_secs(20), "monitor sees the marker", || async {
             self.seen
                 .lock()
                 .iter()

@@ -85,7 +85,7 @@ async fn workers_and_transfers_report_through_the_metrics_facade() {
             .await
             .unwrap();
         let dest = client.blocking_queue("metered", StringCodec).unwrap();
-        eventually(Duration::from_secs(5), "the last value is ready", || async {
+        eventually(Duration::from_secs(20), "the last value is ready", || async {
             dest.len().await.unwrap() == 1
         })
         .await;

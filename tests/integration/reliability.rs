@@ -52,7 +52,7 @@ async fn every_element_survives_a_redis_restart_and_those_due_meanwhile_arrive_w
         q.offer_all(before.iter().chain(&during).chain(&after).map(|(v, d)| (*v, *d)))
             .await
             .unwrap();
-        eventually(Duration::from_secs(5), "the first ten arrive", || async {
+        eventually(Duration::from_secs(20), "the first ten arrive", || async {
             arrivals.lock().len() == 10
         })
         .await;
@@ -80,8 +80,12 @@ async fn every_element_survives_a_redis_restart_and_those_due_meanwhile_arrive_w
             .map(|(_, at)| *at - back)
             .max()
             .unwrap();
+        // Not a speed assertion (the figure is printed, ~1 s on an idle
+        // machine): far below the 60 s resync, so the reconnection itself set
+        // the transfer off.
+        eprintln!("due during the outage: the last arrived {slowest:?} after Redis came back");
         assert!(
-            slowest <= Duration::from_secs(1),
+            slowest <= Duration::from_secs(10),
             "due during the outage, arrived {slowest:?} after Redis came back"
         );
         client.shutdown().await;
@@ -161,12 +165,14 @@ async fn an_unacked_delivery_returns_after_its_visibility_timeout_and_a_late_ack
         assert!(!first.ack().await.unwrap(), "too late: it was given back");
         assert!(second.ack().await.unwrap());
 
-        // extend keeps a long delivery in flight.
+        // extend keeps a long delivery in flight: held 2.4 s on a 1 s timeout
+        // (margins wide enough for a slow, shared machine).
+        let q = q.with_visibility_timeout(Duration::from_secs(1));
         push(&raw, "jobs", &["long"]).await;
         let long = q.take().await.unwrap();
         for _ in 0..4 {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            assert!(long.extend(Duration::from_millis(300)).await.unwrap());
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            assert!(long.extend(Duration::from_secs(1)).await.unwrap());
         }
         assert!(q.poll(Duration::from_millis(100)).await.unwrap().is_none());
         assert!(long.ack().await.unwrap());
@@ -310,11 +316,13 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
                 })
             })
             .collect();
-        // Cut every consumer connection, again and again, while values flow.
+        // Cut every consumer connection, again and again, while values flow:
+        // a hundred times (the pace of the consumers between cuts depends on
+        // the machine, so the count is fixed, not the time).
         let killer = {
             let (raw, soak) = (redis.raw().await, soak.clone());
             tokio::spawn(async move {
-                loop {
+                for _ in 0..100 {
                     tokio::time::sleep(Duration::from_millis(150)).await;
                     raw.kill_clients("normal").await;
                     soak.lock().cuts += 1;
@@ -322,7 +330,7 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
             })
         };
         let progress = std::env::var_os("SOAK_PROGRESS").is_some();
-        eventually(Duration::from_secs(60), "all values acked", || async {
+        eventually(Duration::from_secs(70), "all values acked", || async {
             let acked = soak.lock().acked.len() as i64;
             if progress {
                 let dest = raw.llen("soak").await;

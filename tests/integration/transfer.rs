@@ -168,7 +168,7 @@ async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
         let raw = redis.raw().await;
         let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
-        eventually(Duration::from_secs(5), "subscribed", || async {
+        eventually(Duration::from_secs(20), "subscribed", || async {
             raw.numsub(q.keys().channel()).await == 1
         })
         .await;
@@ -215,7 +215,7 @@ async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
         let raw = redis.raw().await;
         let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
-        eventually(Duration::from_secs(5), "subscribed", || async {
+        eventually(Duration::from_secs(20), "subscribed", || async {
             raw.numsub(q.keys().channel()).await == 1
         })
         .await;
@@ -226,7 +226,7 @@ async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
             q.destination().poll(Duration::from_secs(10)).await.unwrap(),
             Some(s("quiet"))
         );
-        eventually(Duration::from_secs(5), "subscribed again", || async {
+        eventually(Duration::from_secs(20), "subscribed again", || async {
             raw.numsub(q.keys().channel()).await == 1
         })
         .await;
@@ -273,7 +273,7 @@ async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped() {
         let channel = q.keys().channel().to_owned();
         let second = client.delayed_queue("q", StringCodec).unwrap();
         let clone = q.clone();
-        eventually(Duration::from_secs(5), "subscribed", || async {
+        eventually(Duration::from_secs(20), "subscribed", || async {
             raw.numsub(&channel).await == 1
         })
         .await;
@@ -282,7 +282,7 @@ async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped() {
         // A clone still holds the registration.
         assert_eq!(raw.numsub(&channel).await, 1);
         drop(clone);
-        eventually(Duration::from_secs(5), "unsubscribed", || async {
+        eventually(Duration::from_secs(20), "unsubscribed", || async {
             raw.numsub(&channel).await == 0
         })
         .await;
@@ -312,7 +312,7 @@ async fn lost_pubsub_messages_make_every_queue_transfer() {
             .unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let other = client.delayed_queue("other", StringCodec).unwrap();
-        eventually(Duration::from_secs(5), "subscribed", || async {
+        eventually(Duration::from_secs(20), "subscribed", || async {
             raw.numsub(other.keys().channel()).await == 1
         })
         .await;
@@ -480,7 +480,7 @@ async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently()
         assert!(pending.windows(2).all(|w| w[0] < w[1]), "offer order kept");
         assert!(pending.iter().all(|v| v % 10 != 0));
         // The sweep cleaned up after itself.
-        eventually(Duration::from_secs(5), "no sweep hash left", || async {
+        eventually(Duration::from_secs(20), "no sweep hash left", || async {
             matches!(raw.cmd("KEYS", vec!["delayq_sweep:*".into()]).await, delayq::fred::types::Value::Array(v) if v.is_empty())
         })
         .await;

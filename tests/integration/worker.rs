@@ -290,7 +290,7 @@ async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once() 
             handled.lock().len() == 2
         })
         .await;
-        eventually(Duration::from_secs(5), "the bad value reported", || async {
+        eventually(Duration::from_secs(20), "the bad value reported", || async {
             !failures.lock().is_empty()
         })
         .await;
@@ -330,14 +330,14 @@ async fn shutdown_lets_handlers_in_flight_finish_and_takes_nothing_new() {
         for i in 0..5 {
             dest.offer(&format!("v{i}")).await.unwrap();
         }
-        eventually(Duration::from_secs(5), "two handlers running", || async {
+        eventually(Duration::from_secs(20), "two handlers running", || async {
             started.load(Ordering::SeqCst) == 2
         })
         .await;
 
         token.cancel();
         let reliable = client.reliable_queue("batch", StringCodec).unwrap();
-        eventually(Duration::from_secs(5), "the worker stops taking", || async {
+        eventually(Duration::from_secs(20), "the worker stops taking", || async {
             dest.len().await.unwrap() == 3
         })
         .await;
@@ -368,7 +368,7 @@ async fn a_shutdown_whose_grace_runs_out_gives_the_values_back() {
         let dest = client.blocking_queue("stuck", StringCodec).unwrap();
         dest.offer(&"a".to_owned()).await.unwrap();
         dest.offer(&"b".to_owned()).await.unwrap();
-        eventually(Duration::from_secs(5), "the handler started", || async {
+        eventually(Duration::from_secs(20), "the handler started", || async {
             started.load(Ordering::SeqCst) == 1
         })
         .await;
@@ -406,7 +406,7 @@ async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness() {
             .unwrap()
             .with_transfer()
             .with_lateness_tracking();
-        eventually(Duration::from_secs(5), "the tracking marker is set", || async {
+        eventually(Duration::from_secs(20), "the tracking marker is set", || async {
             redis
                 .raw()
                 .await
@@ -428,7 +428,7 @@ async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness() {
             "the due time was recorded by the transfer"
         );
         delivery.ack().await.unwrap();
-        eventually(Duration::from_secs(5), "each worker handled its value", || async {
+        eventually(Duration::from_secs(20), "each worker handled its value", || async {
             seen.lock().len() == 3
         })
         .await;
@@ -478,7 +478,7 @@ async fn sigterm_stops_a_worker_after_its_handler_finishes() {
         dest.offer(&"in flight".to_owned()).await.unwrap();
         started.notified().await;
         // Its free slot waits in a blocking take; a stopped worker ends that wait.
-        eventually(Duration::from_secs(5), "the worker waits for more", || async {
+        eventually(Duration::from_secs(20), "the worker waits for more", || async {
             raw.info_field("clients", "blocked_clients").await == "1"
         })
         .await;
