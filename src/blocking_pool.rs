@@ -17,7 +17,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::detached::{detach, Detached, GiveBack};
 use crate::error::{Error, Result};
+use crate::script::SCRIPTS;
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
@@ -42,15 +44,20 @@ pub(crate) struct BlockingPool {
 /// it was [`discard`](Lease::discard)ed or dropped in the middle of a
 /// blocking command (a cancelled `take()`): then the server is told to end
 /// that command (`CLIENT UNBLOCK`, sent on another connection) before the
-/// connection is closed. Closing alone is not enough: the server only sees
-/// the close after the command, and a command left blocked would pop a value
-/// nobody reads.
+/// connection is closed, and a value the command popped anyway (the server
+/// may pop one just before the unblock arrives) is put back where it was.
+/// Closing alone is not enough: the server only sees the close after the
+/// command, and the reply with the popped value would go nowhere.
 pub(crate) struct Lease<'a> {
     pool: &'a BlockingPool,
     client: Option<FredClient>,
     epoch: u64,
-    busy: bool,
+    in_flight: Option<InFlight>,
 }
+
+/// A blocking command under way, in a task of its own so that a value it
+/// pops for a caller that is gone is given back (see `detached`).
+type InFlight = Detached<std::result::Result<Value, fred::error::Error>>;
 
 impl BlockingPool {
     pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken) -> Self {
@@ -81,11 +88,11 @@ impl BlockingPool {
                         pool: self,
                         client: Some(client),
                         epoch,
-                        busy: false,
+                        in_flight: None,
                     })
                 }
                 // Opened before a switch: may still be on the old master.
-                Some((_, client)) => close_in_background(client, false),
+                Some((_, client)) => close_in_background(client, None),
                 None => break,
             }
         }
@@ -100,19 +107,19 @@ impl BlockingPool {
             // init(), not connect() + wait_for_connect(): see client.rs.
             result = client.init() => {
                 if let Err(error) = result {
-                    close_in_background(client, false);
+                    close_in_background(client, None);
                     return Err(error.into());
                 }
             }
             _ = expired => {
-                close_in_background(client, false);
+                close_in_background(client, None);
                 return Err(Error::Redis(fred::error::Error::new(
                     fred::error::ErrorKind::Timeout,
                     "could not open a connection for a blocking read in time",
                 )));
             }
             _ = self.shutdown.cancelled() => {
-                close_in_background(client, false);
+                close_in_background(client, None);
                 return Err(Error::Shutdown);
             }
         }
@@ -120,7 +127,7 @@ impl BlockingPool {
             pool: self,
             client: Some(client),
             epoch,
-            busy: false,
+            in_flight: None,
         })
     }
 
@@ -175,7 +182,7 @@ impl BlockingPool {
                         continue; // opened just before a switch: open another
                     }
                     let sent = tokio::select! {
-                        out = lease.run(|conn| async move { blocking_command(&conn, command, options, argv).await }) => out,
+                        out = lease.run(command, options, argv) => out,
                         _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
                         // The lease is dropped busy: unblocked and closed.
                         _ = epoch.changed() => continue,
@@ -217,24 +224,44 @@ impl Lease<'_> {
         self.client.as_ref().expect("lease holds a client until dropped")
     }
 
-    /// Runs one blocking command on this connection, marking it busy until
-    /// the reply arrives (see the type's docs for why).
-    pub async fn run<F, T>(&mut self, f: impl FnOnce(FredClient) -> F) -> T
-    where
-        F: std::future::Future<Output = T>,
-    {
+    /// Runs one blocking command on this connection and waits for its
+    /// reply; if this future is dropped first, the lease's `Drop` sees to the
+    /// command (see the type's docs).
+    pub async fn run(
+        &mut self,
+        command: &'static str,
+        options: Options,
+        argv: Vec<Value>,
+    ) -> std::result::Result<Value, fred::error::Error> {
         let client = self.client().clone();
-        self.busy = true;
-        let out = f(client).await;
-        self.busy = false;
-        out
+        let give_back: GiveBack<std::result::Result<Value, fred::error::Error>> = {
+            let (client, argv) = (client.clone(), argv.clone());
+            Arc::new(move |reply| {
+                let (client, argv) = (client.clone(), argv.clone());
+                Box::pin(async move {
+                    if let Ok(value) = reply {
+                        give_back(&client, command, &argv, value).await;
+                    }
+                })
+            })
+        };
+        let command = async move { blocking_command(&client, command, options, argv).await };
+        let in_flight = self.in_flight.insert(detach(command, give_back));
+        let out = in_flight.reply().await;
+        self.in_flight = None;
+        out.unwrap_or_else(|| {
+            Err(fred::error::Error::new(
+                fred::error::ErrorKind::Unknown,
+                "blocking read ended without a reply",
+            ))
+        })
     }
 
     /// Drops the connection instead of returning it (after a timeout or an
     /// I/O error its state is unknown).
     pub fn discard(mut self) {
         if let Some(client) = self.client.take() {
-            close_in_background(client, false);
+            close_in_background(client, None);
         }
     }
 }
@@ -244,30 +271,70 @@ impl Drop for Lease<'_> {
         if let Some(client) = self.client.take() {
             let mut idle = self.pool.idle.lock();
             let current = self.epoch == *self.pool.epoch.borrow();
-            if !self.busy && current && idle.len() < MAX_IDLE && !self.pool.shutdown.is_cancelled() {
+            if self.in_flight.is_none() && current && idle.len() < MAX_IDLE && !self.pool.shutdown.is_cancelled() {
                 idle.push((self.epoch, client));
             } else {
                 drop(idle);
-                close_in_background(client, self.busy);
+                close_in_background(client, self.in_flight.take());
             }
         }
     }
 }
 
 /// Closes a connection without waiting (also from `Drop`, where we cannot
-/// await); first unblocks the command it is `blocked` in, if any.
-fn close_in_background(client: FredClient, blocked: bool) {
+/// await). If a blocking command is `in_flight`, first ends it and puts back
+/// the value it popped, if any.
+fn close_in_background(client: FredClient, in_flight: Option<InFlight>) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
-            if blocked {
-                // Either the pop already happened (its value is in the reply
-                // we drop: see the callers' docs) or it never will.
+            if let Some(in_flight) = in_flight {
+                // The pop already happened (its value is given back) or never will.
                 if let Err(error) = client.unblock_self(Some(ClientUnblockFlag::Error)).await {
                     tracing::debug!(%error, "could not unblock a cancelled blocking read");
                 }
+                in_flight.abandon().await;
             }
             crate::client::quit(&client).await;
         });
+    }
+}
+
+/// Puts a value popped for a caller that is gone back where it was: the head
+/// of the list `BLPOP` took it from, or, for `BLMOVE`, out of the list it was
+/// moved to and back to the end of the list it came from.
+async fn give_back(client: &FredClient, command: &str, argv: &[Value], reply: Value) {
+    let outcome = match (command, reply) {
+        (_, Value::Null) => return,
+        ("BLPOP", Value::Array(mut pair)) if pair.len() == 2 => {
+            let value = pair.pop().expect("two items");
+            let key = pair.pop().expect("two items");
+            let push = CustomCommand::new_static("LPUSH", ClusterHash::FirstKey, false);
+            client.custom::<Value, Value>(push, vec![key, value]).await.map(drop)
+        }
+        ("BLMOVE", value) if argv.len() >= 4 => {
+            let keys = vec![key_of(&argv[0]), key_of(&argv[1])];
+            let args = vec![value, argv[2].clone(), argv[3].clone()];
+            SCRIPTS.undo_move.run(client, keys, args).await.map(drop)
+        }
+        (command, reply) => {
+            tracing::error!(
+                command,
+                ?reply,
+                "a cancelled blocking read returned a value that cannot be given back"
+            );
+            return;
+        }
+    };
+    match outcome {
+        Ok(()) => tracing::debug!(command, "gave back a value popped for a cancelled read"),
+        Err(error) => tracing::error!(command, %error, "could not give back a value popped for a cancelled read"),
+    }
+}
+
+fn key_of(value: &Value) -> fred::types::Key {
+    match value {
+        Value::Bytes(b) => fred::types::Key::from(b.clone()),
+        other => fred::types::Key::from(other.as_string().unwrap_or_default()),
     }
 }
 

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::codec::{self, Codec};
+use crate::detached::{detach, GiveBack};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
@@ -146,6 +147,12 @@ impl<T: 'static> BlockingQueue<T> {
     /// Waits for a value and removes it (Java's `take()`). Keeps waiting
     /// across reconnects; fails only on bad data, a wrong key type, or
     /// [`Error::Shutdown`].
+    ///
+    /// Cancel safe: dropping the future (`tokio::time::timeout`, a `select!`
+    /// branch that lost) loses nothing. A value the server popped for it
+    /// anyway goes back to the head of the list. The same holds for
+    /// [`poll`](Self::poll), [`poll_now`](Self::poll_now) and
+    /// [`poll_from_any`](Self::poll_from_any).
     pub async fn take(&self) -> Result<T> {
         loop {
             if let Some((key, raw)) = self.pop_from(&[self.name()], None).await? {
@@ -167,12 +174,7 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Removes a value if one is ready, without waiting (Java's `poll()`).
     pub async fn poll_now(&self) -> Result<Option<T>> {
-        let raw: Option<Bytes> = self
-            .client
-            .conn()?
-            .lpop(self.name(), None)
-            .await
-            .map_err(|e| self.command_error(e))?;
+        let raw = self.lpop(self.name()).await?;
         match raw {
             Some(raw) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
             None => Ok(None),
@@ -300,19 +302,11 @@ impl<T: 'static> BlockingQueue<T> {
         // is as good as a BLPOP and costs no dedicated connection. Sent once:
         // a retried pop could pop twice.
         if let [name] = names {
-            let conn = self.client.conn()?.with_options(&Options {
-                max_attempts: Some(1),
-                ..Options::default()
-            });
-            match conn.lpop::<Option<Bytes>, _>(*name, None).await {
+            match self.lpop(name).await {
                 Ok(Some(raw)) => return Ok(Some(((*name).to_owned(), raw))),
                 Ok(None) => {}
-                Err(error) => {
-                    let error = self.command_error(error);
-                    if !error.is_transient() {
-                        return Err(error);
-                    }
-                }
+                Err(error) if !error.is_transient() => return Err(error),
+                Err(_) => {} // the blocking read below retries on a new connection
             }
         }
         let args = |secs: f64| {
@@ -330,6 +324,39 @@ impl<T: 'static> BlockingQueue<T> {
             Some(value) => popped(value),
             None => Ok(None),
         }
+    }
+
+    /// `LPOP`, sent once (a retried pop could pop twice) and safe to cancel:
+    /// a value popped for a caller that has stopped waiting goes back to the
+    /// head of the list (see `detached`).
+    async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
+        let conn = self.client.conn()?.clone();
+        let key = name.to_owned();
+        let give_back: GiveBack<std::result::Result<Option<Bytes>, fred::error::Error>> = {
+            let (conn, key) = (conn.clone(), key.clone());
+            Arc::new(move |reply| {
+                let (conn, key) = (conn.clone(), key.clone());
+                Box::pin(async move {
+                    if let Ok(Some(raw)) = reply {
+                        if let Err(error) = conn.lpush::<i64, _, _>(&key, raw).await {
+                            tracing::error!(queue = key, %error, "could not give back a value popped for a cancelled poll");
+                        }
+                    }
+                })
+            })
+        };
+        let once = Options {
+            max_attempts: Some(1),
+            ..Options::default()
+        };
+        let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
+        let reply = detach(pop, give_back).reply().await.unwrap_or_else(|| {
+            Err(fred::error::Error::new(
+                fred::error::ErrorKind::Unknown,
+                "LPOP ended without a reply",
+            ))
+        });
+        reply.map_err(|e| self.command_error(e))
     }
 
     /// Decodes a value popped from `key`; if it cannot be decoded, puts it

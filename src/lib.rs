@@ -66,6 +66,7 @@ mod client;
 pub mod codec;
 mod delayed_queue;
 mod delivery;
+mod detached;
 mod error;
 pub mod format;
 mod keys;

@@ -99,6 +99,7 @@ pub(crate) struct Scripts {
     pub sweep_window: Script,
     pub status: Script,
     pub remove_pending: Script,
+    pub undo_move: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -124,4 +125,5 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     sweep_window: lua!("sweep_window"),
     status: lua!("status"),
     remove_pending: lua!("remove_pending"),
+    undo_move: lua!("undo_move"),
 });

@@ -290,3 +290,119 @@ async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value(
     })
     .await;
 }
+
+/// `tokio::time::timeout(take())` and `select!` cancel takes all the time; a
+/// value popped just as its take was cancelled must not vanish with the
+/// dropped reply. Values arrive every millisecond while takes are cancelled
+/// after random short waits: every value is taken once or still in the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_popped_as_their_take_is_cancelled_are_not_lost() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("racy", StringCodec).unwrap();
+        const N: usize = 1_000;
+        let producer = tokio::spawn({
+            let raw = redis.raw().await;
+            async move {
+                for i in 0..N {
+                    let _: i64 = raw.client.rpush("racy", format!("v-{i}")).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        });
+        let mut taken = Vec::new();
+        let mut cancelled = 0;
+        while !producer.is_finished() {
+            let wait = Duration::from_micros(fastrand::u64(0..3_000));
+            match tokio::time::timeout(wait, q.take()).await {
+                Ok(value) => taken.push(value.unwrap()),
+                Err(_) => cancelled += 1,
+            }
+        }
+        producer.await.unwrap();
+        // Values popped for cancelled takes go back in the background.
+        let taken_count = taken.len();
+        crate::harness::eventually(
+            Duration::from_secs(20),
+            "every value taken or back in the list",
+            || async { taken_count + raw.llen("racy").await >= N },
+        )
+        .await;
+        let left = raw.lrange("racy").await;
+        let mut all: Vec<String> = taken.clone();
+        all.extend(left.iter().map(|b| String::from_utf8_lossy(b).into_owned()));
+        all.sort();
+        let before = all.len();
+        all.dedup();
+        eprintln!(
+            "cancelled takes: {cancelled}, taken {}, given back and left in the list {}",
+            taken.len(),
+            left.len()
+        );
+        assert!(cancelled > 100, "the run must cancel takes ({cancelled})");
+        assert_eq!(before, all.len(), "a value came twice");
+        assert_eq!(all.len(), N, "values lost");
+    })
+    .await;
+}
+
+/// The same with reliable takes: a value moved for a take that was cancelled
+/// goes back to the list at once (or, cancelled while being claimed, after
+/// its visibility timeout); every value is acked, none twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_takes_cancelled_as_values_arrive_lose_nothing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("racy-r", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_secs(1))
+            .with_max_deliveries(0);
+        const N: usize = 1_000;
+        let producer = tokio::spawn({
+            let raw = redis.raw().await;
+            async move {
+                for i in 0..N {
+                    let _: i64 = raw.client.rpush("racy-r", format!("v-{i}")).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        });
+        let mut acked = std::collections::HashMap::<String, usize>::new();
+        let mut cancelled = 0;
+        let started = tokio::time::Instant::now();
+        while acked.len() < N {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "only {} acked",
+                acked.len()
+            );
+            let wait = if producer.is_finished() {
+                Duration::from_secs(2)
+            } else {
+                Duration::from_micros(fastrand::u64(0..3_000))
+            };
+            match tokio::time::timeout(wait, q.take()).await {
+                Ok(delivery) => {
+                    let delivery = delivery.unwrap();
+                    let value = delivery.value().clone();
+                    if delivery.ack().await.unwrap() {
+                        *acked.entry(value).or_default() += 1;
+                    }
+                }
+                Err(_) => cancelled += 1,
+            }
+        }
+        producer.await.unwrap();
+        eprintln!("reliable: cancelled takes {cancelled}, {} acked", acked.len());
+        assert!(cancelled > 100, "the run must cancel takes ({cancelled})");
+        let twice: Vec<_> = acked.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(twice.is_empty(), "acked twice: {twice:?}");
+        assert_eq!(raw.llen("racy-r").await, 0);
+    })
+    .await;
+}
