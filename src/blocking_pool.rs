@@ -55,8 +55,8 @@ pub(crate) struct Lease<'a> {
     in_flight: Option<InFlight>,
 }
 
-/// A blocking command under way, in a task of its own so that a value it
-/// pops for a caller that is gone is given back (see `detached`).
+/// A blocking command under way; a value it pops for a caller that is gone
+/// is given back (see `detached`).
 type InFlight = Detached<std::result::Result<Value, fred::error::Error>>;
 
 impl BlockingPool {
@@ -249,12 +249,7 @@ impl Lease<'_> {
         let in_flight = self.in_flight.insert(detach(command, give_back));
         let out = in_flight.reply().await;
         self.in_flight = None;
-        out.unwrap_or_else(|| {
-            Err(fred::error::Error::new(
-                fred::error::ErrorKind::Unknown,
-                "blocking read ended without a reply",
-            ))
-        })
+        out
     }
 
     /// Drops the connection instead of returning it (after a timeout or an

@@ -350,13 +350,7 @@ impl<T: 'static> BlockingQueue<T> {
             ..Options::default()
         };
         let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
-        let reply = detach(pop, give_back).reply().await.unwrap_or_else(|| {
-            Err(fred::error::Error::new(
-                fred::error::ErrorKind::Unknown,
-                "LPOP ended without a reply",
-            ))
-        });
-        reply.map_err(|e| self.command_error(e))
+        detach(pop, give_back).reply().await.map_err(|e| self.command_error(e))
     }
 
     /// Decodes a value popped from `key`; if it cannot be decoded, puts it
