@@ -1,14 +1,13 @@
 //! TLS: a redis-server with a TLS port and client-certificate checks
 //! (`tls-auth-clients yes`), its certificates made here by a throwaway CA.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use delayq::{Client, Error, StringCodec, Tls};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 
-use crate::redis_server::RedisServer;
+use crate::redis_server::{free_port, RedisServer};
 use crate::{assert_transferred, DEADLINE};
 
 /// PEM files of a CA, a server certificate for 127.0.0.1, and a client certificate.
@@ -52,7 +51,7 @@ impl Pki {
 /// A server with a TLS port that checks client certificates (its plain port
 /// stays open for the harness's readiness check only).
 async fn tls_server(pki: &Pki) -> (RedisServer, u16) {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let file = |name: &str| pki.path(name).display().to_string();
     let server = RedisServer::start_with(&[
         "--tls-port",

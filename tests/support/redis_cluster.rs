@@ -4,20 +4,14 @@
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::redis_server::{node_command, RedisServer};
+use super::redis_server::{free_port, node_command, RedisServer};
 
 pub struct RedisCluster {
     pub nodes: Vec<RedisServer>,
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
-    listener.local_addr().expect("local addr").port()
 }
 
 impl RedisCluster {

@@ -4,14 +4,13 @@
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::redis_server::{node_command, wait_replicated, RedisServer};
+use super::redis_server::{free_port, node_command, wait_replicated, RedisServer};
 
 /// The name the sentinels know the master by.
 pub const SERVICE: &str = "mymaster";
@@ -33,11 +32,6 @@ impl Drop for Sentinel {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
-    listener.local_addr().expect("local addr").port()
 }
 
 impl RedisSentinel {

@@ -28,7 +28,8 @@ fn redis_server_binary() -> String {
     "redis-server".to_owned()
 }
 
-fn free_port() -> u16 {
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
     listener.local_addr().expect("local addr").port()
 }
