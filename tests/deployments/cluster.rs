@@ -11,7 +11,7 @@ use crate::load::{Load, VALUES};
 
 use crate::redis_cluster::RedisCluster;
 use crate::redis_server::{node_command, wait_replicated};
-use crate::{assert_transferred, DEADLINE};
+use crate::{assert_transferred, cli, DEADLINE};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_queues_over_every_master_offer_transfer_and_take() {
@@ -47,12 +47,11 @@ async fn a_hundred_queues_over_every_master_offer_transfer_and_take() {
             assert!(queue.contains(&format!("v-{i}")).await.unwrap());
         }
         // The CLI takes the cluster URL too, for queues on any master.
-        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-            .args(["stats", "cq-0", "cq-1", "cq-2", "cq-3", "--format", "json"])
-            .env("REDIS_URL", cluster.url())
-            .output()
-            .await
-            .unwrap();
+        let cli = cli(
+            &cluster.url(),
+            ["stats", "cq-0", "cq-1", "cq-2", "cq-3", "--format", "json"],
+        )
+        .await;
         let stdout = String::from_utf8_lossy(&cli.stdout);
         assert!(
             cli.status.success(),
@@ -124,11 +123,7 @@ async fn a_coordinated_failover_under_load_loses_nothing_with_a_reliable_worker(
         // The replica takes over the master's slots, the two agreeing on the handover.
         assert_eq!(node_command(replica, "CLUSTER", vec!["FAILOVER".into()]).await, "OK");
         let outcome = load.finish(Instant::now(), Duration::from_secs(60)).await;
-        assert_eq!(outcome.lost, 0, "{outcome:?}");
-        assert_eq!(
-            (outcome.left_pending, outcome.left_ready, outcome.dead_letters),
-            (0, 0, 0)
-        );
+        outcome.assert_nothing_lost();
     })
     .await
     .expect("test exceeded its deadline");
@@ -149,11 +144,7 @@ async fn a_killed_master_under_load_loses_nothing_with_a_reliable_worker() {
         let outcome = load.finish(killed, Duration::from_secs(60)).await;
         let promoted = node_command(replica, "INFO", vec!["replication".into()]).await;
         assert!(promoted.contains("role:master"), "the replica took over");
-        assert_eq!(outcome.lost, 0, "{outcome:?}");
-        assert_eq!(
-            (outcome.left_pending, outcome.left_ready, outcome.dead_letters),
-            (0, 0, 0)
-        );
+        outcome.assert_nothing_lost();
     })
     .await
     .expect("test exceeded its deadline");

@@ -35,6 +35,18 @@ pub struct Outcome {
     pub dead_letters: usize,
 }
 
+impl Outcome {
+    /// Nothing lost, and nothing left pending, ready or dead-lettered.
+    pub fn assert_nothing_lost(&self) {
+        assert_eq!(self.lost, 0, "{self:?}");
+        assert_eq!(
+            (self.left_pending, self.left_ready, self.dead_letters),
+            (0, 0, 0),
+            "{self:?}"
+        );
+    }
+}
+
 impl Load {
     /// Offers [`VALUES`] values due from 0.5 s to 4.5 s from now (through a
     /// producer that runs no transfer), then starts a 4-handler Worker on a

@@ -32,3 +32,17 @@ async fn assert_transferred(client: &delayq::Client, expected: u64) {
     .await;
     assert_eq!(client.stats().transferred, expected, "{:?}", client.stats());
 }
+
+/// Runs the `delayq` CLI with `REDIS_URL=url` and `args`.
+async fn cli<I, S>(url: &str, args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", url)
+        .output()
+        .await
+        .expect("run the delayq binary")
+}

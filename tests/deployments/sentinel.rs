@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use crate::load::{Load, VALUES};
 use crate::redis_sentinel::{RedisSentinel, SERVICE};
 use crate::redis_server::node_command;
-use crate::{assert_transferred, DEADLINE};
+use crate::{assert_transferred, cli, DEADLINE};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
@@ -40,12 +40,7 @@ async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
 
         // The CLI takes the same URL.
         queue.offer(&"b".to_owned(), Duration::from_secs(600)).await.unwrap();
-        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-            .args(["inspect", "s-q", "--format", "json"])
-            .env("REDIS_URL", sentinel.url())
-            .output()
-            .await
-            .unwrap();
+        let cli = cli(&sentinel.url(), ["inspect", "s-q", "--format", "json"]).await;
         let stdout = String::from_utf8_lossy(&cli.stdout);
         let stderr = String::from_utf8_lossy(&cli.stderr);
         assert!(cli.status.success(), "{}: {stderr}", cli.status);
@@ -83,11 +78,7 @@ async fn a_sentinel_failover_under_load_loses_nothing_with_a_reliable_worker() {
         // undone then, and the worker handles those values again.
         sentinel.wait_for_role(old, "role:slave", Duration::from_secs(60)).await;
         let outcome = load.finish(failed_over, Duration::from_secs(60)).await;
-        assert_eq!(outcome.lost, 0, "{outcome:?}");
-        assert_eq!(
-            (outcome.left_pending, outcome.left_ready, outcome.dead_letters),
-            (0, 0, 0)
-        );
+        outcome.assert_nothing_lost();
         assert_drained(new, "s-fo").await;
     })
     .await
@@ -107,11 +98,7 @@ async fn a_killed_master_under_load_loses_nothing_with_a_reliable_worker() {
         let new = sentinel.wait_for_new_master(old, Duration::from_secs(30)).await;
         eprintln!("master killed: sentinels promoted {new} after {:?}", killed.elapsed());
         let outcome = load.finish(killed, Duration::from_secs(60)).await;
-        assert_eq!(outcome.lost, 0, "{outcome:?}");
-        assert_eq!(
-            (outcome.left_pending, outcome.left_ready, outcome.dead_letters),
-            (0, 0, 0)
-        );
+        outcome.assert_nothing_lost();
         assert_drained(new, "s-kill").await;
     })
     .await

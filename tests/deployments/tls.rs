@@ -1,6 +1,7 @@
 //! TLS: a redis-server with a TLS port and client-certificate checks
 //! (`tls-auth-clients yes`), its certificates made here by a throwaway CA.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use delayq::{Client, Error, StringCodec, Tls};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 
 use crate::redis_server::{free_port, RedisServer};
-use crate::{assert_transferred, DEADLINE};
+use crate::{assert_transferred, cli, DEADLINE};
 
 /// PEM files of a CA, a server certificate for 127.0.0.1, and a client certificate.
 struct Pki {
@@ -107,18 +108,16 @@ async fn queues_work_over_tls_with_a_private_ca_and_a_client_certificate() {
 
         // The same over `--tls-*` files in the CLI.
         queue_one_for_the_cli(&url, tls).await;
-        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-            .args(["inspect", "tls-cli", "--format", "json"])
-            .env("REDIS_URL", &url)
-            .arg("--tls-ca-cert")
-            .arg(pki.path("ca.crt"))
-            .arg("--tls-cert")
-            .arg(pki.path("client.crt"))
-            .arg("--tls-key")
-            .arg(pki.path("client.key"))
-            .output()
-            .await
-            .unwrap();
+        let (ca, cert, key) = (pki.path("ca.crt"), pki.path("client.crt"), pki.path("client.key"));
+        let args = ["inspect", "tls-cli", "--format", "json", "--tls-ca-cert"].map(OsStr::new);
+        let tls_args = [
+            ca.as_os_str(),
+            OsStr::new("--tls-cert"),
+            cert.as_os_str(),
+            OsStr::new("--tls-key"),
+            key.as_os_str(),
+        ];
+        let cli = cli(&url, args.into_iter().chain(tls_args)).await;
         let stdout = String::from_utf8_lossy(&cli.stdout);
         assert!(cli.status.success(), "{cli:?}");
         assert!(
@@ -172,25 +171,25 @@ async fn tls_mistakes_are_clear_errors() {
         assert!(error.to_string().contains("private key"), "{error}");
 
         // The CLI says what to add: the CA, then the client certificate.
-        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-            .args(["inspect", "q", "--tls-ca-cert"])
-            .arg(pki.path("ca.crt"))
-            .env("REDIS_URL", &url)
-            .output()
-            .await
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&cli.stderr);
-        assert_eq!(cli.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("--tls-cert FILE --tls-key FILE"), "{stderr}");
-        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-            .args(["inspect", "q"])
-            .env("REDIS_URL", &url)
-            .output()
-            .await
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&cli.stderr);
-        assert_eq!(cli.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("--tls-ca-cert"), "{stderr}");
+        let ca = pki.path("ca.crt");
+        let hints = [
+            (vec![OsStr::new("inspect"), OsStr::new("q")], "--tls-ca-cert"),
+            (
+                vec![
+                    OsStr::new("inspect"),
+                    OsStr::new("q"),
+                    OsStr::new("--tls-ca-cert"),
+                    ca.as_os_str(),
+                ],
+                "--tls-cert FILE --tls-key FILE",
+            ),
+        ];
+        for (args, hint) in hints {
+            let out = cli(&url, args).await;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains(hint), "{stderr}");
+        }
     })
     .await
     .expect("test exceeded its deadline");
