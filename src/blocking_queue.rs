@@ -199,6 +199,9 @@ impl<T: 'static> BlockingQueue<T> {
     /// Waits for a value, and atomically moves it from the tail of this list
     /// to the head of `target`, returning it (Java's `takeLastAndOfferFirstTo`).
     /// On Redis Cluster `target` must share this queue's slot.
+    ///
+    /// Cancel safe: a call dropped before it returns moves nothing (a value
+    /// moved for it anyway is moved back to this list's tail).
     pub async fn take_last_and_offer_first_to(&self, target: &str) -> Result<T> {
         let args = |secs: f64| {
             let args = [self.name(), target, "RIGHT", "LEFT"];
@@ -223,6 +226,9 @@ impl<T: 'static> BlockingQueue<T> {
     /// Removes and returns up to `max` ready values at once, atomically (Java's
     /// `drainTo`). If one cannot be decoded, the error holds the raw bytes of
     /// all of them.
+    ///
+    /// Not cancel safe: values it removed are lost if the future is dropped
+    /// before it returns (do not race it in `select!` or under a timeout).
     pub async fn drain(&self, max: usize) -> Result<Vec<T>> {
         let max = i64::try_from(max).unwrap_or(-1);
         let value = SCRIPTS

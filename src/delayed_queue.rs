@@ -415,6 +415,9 @@ impl<T: 'static> DelayedQueue<T> {
     /// Removes and returns up to `limit` pending values in offer order (Java's
     /// `poll(limit)`). If one cannot be decoded, all of them go back where
     /// they were, scores included, and the error holds their raw bytes.
+    ///
+    /// Not cancel safe (nor is [`poll`](Self::poll)): values it removed are
+    /// lost if the future is dropped before it returns.
     pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
         if limit == 0 {
             return Ok(Vec::new());

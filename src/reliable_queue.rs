@@ -236,6 +236,11 @@ impl<T: 'static> ReliableQueue<T> {
     /// fails on [`Error::Shutdown`] or bad data. A value that cannot be
     /// decoded is given straight back to the queue (so it counts towards the
     /// dead-letter limit) and reported as [`Error::Decode`].
+    ///
+    /// Cancel safe: a value moved for a take dropped before it returns goes
+    /// back to the head of the list at once, or, if the take was dropped
+    /// while claiming it, after the visibility timeout. The same holds for
+    /// [`poll`](Self::poll).
     pub async fn take(&self) -> Result<Delivery<T>> {
         loop {
             if let Some(delivery) = self.next(None).await? {
