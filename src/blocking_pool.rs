@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, Detached, GiveBack};
+use crate::detached::{detach, give_back_with, Detached};
 use crate::error::{Error, Result};
 use crate::script::SCRIPTS;
 
@@ -234,17 +234,14 @@ impl Lease<'_> {
         argv: Vec<Value>,
     ) -> std::result::Result<Value, fred::error::Error> {
         let client = self.client().clone();
-        let give_back: GiveBack<std::result::Result<Value, fred::error::Error>> = {
-            let (client, argv) = (client.clone(), argv.clone());
-            Arc::new(move |reply| {
-                let (client, argv) = (client.clone(), argv.clone());
-                Box::pin(async move {
-                    if let Ok(value) = reply {
-                        give_back(&client, command, &argv, value).await;
-                    }
-                })
-            })
-        };
+        let give_back = give_back_with(
+            (client.clone(), argv.clone()),
+            move |(client, argv), reply| async move {
+                if let Ok(value) = reply {
+                    give_back(&client, command, &argv, value).await;
+                }
+            },
+        );
         let command = async move { blocking_command(&client, command, options, argv).await };
         let in_flight = self.in_flight.insert(detach(command, give_back));
         let out = in_flight.reply().await;

@@ -13,12 +13,14 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::codec::{self, Codec};
-use crate::detached::{detach, GiveBack};
+use crate::detached::{detach, give_back_with};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
 use crate::scheduler::Registration;
 use crate::script::SCRIPTS;
+
+type FredResult<T> = std::result::Result<T, fred::error::Error>;
 
 /// Pause of [`BlockingQueue::stream`] after a value it could not decode.
 const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
@@ -227,17 +229,29 @@ impl<T: 'static> BlockingQueue<T> {
     /// `drainTo`). If one cannot be decoded, the error holds the raw bytes of
     /// all of them.
     ///
-    /// Not cancel safe: values it removed are lost if the future is dropped
-    /// before it returns (do not race it in `select!` or under a timeout).
+    /// Cancel safe: values removed for a call dropped before it returns go
+    /// back to the head of the list, in order.
     pub async fn drain(&self, max: usize) -> Result<Vec<T>> {
         let max = i64::try_from(max).unwrap_or(-1);
-        let value = SCRIPTS
-            .drain
-            .run(
-                self.client.conn()?,
-                vec![Key::from(self.name())],
-                vec![Value::from(max)],
-            )
+        let conn = self.client.conn()?.clone();
+        let key = self.name().to_owned();
+        let give_back = give_back_with(
+            (conn.clone(), key.clone()),
+            |(conn, key), reply: FredResult<Value>| async move {
+                match reply.map(reply::bytes_array) {
+                    Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &key, raw).await),
+                    _ => {}
+                }
+            },
+        );
+        let drain = async move {
+            SCRIPTS
+                .drain
+                .run(&conn, vec![Key::from(key)], vec![Value::from(max)])
+                .await
+        };
+        let value = detach(drain, give_back)
+            .reply()
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
         let raw = reply::bytes_array(value)?;
@@ -338,19 +352,11 @@ impl<T: 'static> BlockingQueue<T> {
     async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
         let conn = self.client.conn()?.clone();
         let key = name.to_owned();
-        let give_back: GiveBack<std::result::Result<Option<Bytes>, fred::error::Error>> = {
-            let (conn, key) = (conn.clone(), key.clone());
-            Arc::new(move |reply| {
-                let (conn, key) = (conn.clone(), key.clone());
-                Box::pin(async move {
-                    if let Ok(Some(raw)) = reply {
-                        if let Err(error) = conn.lpush::<i64, _, _>(&key, raw).await {
-                            tracing::error!(queue = key, %error, "could not give back a value popped for a cancelled poll");
-                        }
-                    }
-                })
-            })
-        };
+        let give_back = give_back_with((conn.clone(), key.clone()), |(conn, key), reply| async move {
+            if let Ok(Some(raw)) = reply {
+                push_back(&conn, &key, vec![raw]).await;
+            }
+        });
         let once = Options {
             max_attempts: Some(1),
             ..Options::default()
@@ -372,16 +378,9 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     /// Pushes values back at the head of `key`, in their original order.
-    async fn restore(&self, key: &str, mut raw: Vec<Bytes>) -> bool {
-        raw.reverse();
+    async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
         let Ok(conn) = self.client.conn() else { return false };
-        match conn.lpush::<i64, _, _>(key, raw).await {
-            Ok(_) => true,
-            Err(error) => {
-                tracing::error!(queue = key, %error, "could not put undecodable values back");
-                false
-            }
-        }
+        push_back(conn, key, raw).await
     }
 
     fn command_error(&self, error: fred::error::Error) -> Error {
@@ -394,4 +393,17 @@ fn popped(value: Value) -> Result<Option<(String, Bytes)>> {
     let [key, value] = reply::tuple::<2>(value)?;
     let key = reply::opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
     Ok(Some((key, reply::bytes(value)?)))
+}
+
+/// Pushes values back at the head of `key`, in their original order: values
+/// that did not decode, or that were popped for a caller that is gone.
+async fn push_back(conn: &fred::clients::Client, key: &str, mut raw: Vec<Bytes>) -> bool {
+    raw.reverse();
+    match conn.lpush::<i64, _, _>(key, raw).await {
+        Ok(_) => true,
+        Err(error) => {
+            tracing::error!(queue = key, %error, "could not put values back at the head of the list");
+            false
+        }
+    }
 }

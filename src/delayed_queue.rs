@@ -7,10 +7,11 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::prelude::Options;
-use fred::types::Value;
+use fred::types::{Key, Value};
 
 use crate::client::{Client, Clock};
 use crate::codec::{self, Codec};
+use crate::detached::{detach, give_back_with};
 use crate::error::{Error, Result};
 use crate::format::{self, ElementId, Format};
 use crate::keys::QueueKeys;
@@ -416,8 +417,8 @@ impl<T: 'static> DelayedQueue<T> {
     /// `poll(limit)`). If one cannot be decoded, all of them go back where
     /// they were, scores included, and the error holds their raw bytes.
     ///
-    /// Not cancel safe (nor is [`poll`](Self::poll)): values it removed are
-    /// lost if the future is dropped before it returns.
+    /// Cancel safe (and so is [`poll`](Self::poll)): values removed for a
+    /// call dropped before it returns go back where they were, scores included.
     pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -427,7 +428,31 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.timeout().into(),
             self.keys.quarantine().into(),
         ];
-        let value = self.run(&SCRIPTS.poll, keys, vec![Value::from(limit as i64)]).await?;
+        // Removed values go back, scores included, if the call is dropped
+        // before it returns.
+        let conn = self.client.conn()?.clone();
+        let restore_keys: Vec<Key> = vec![self.keys.pending().into(), self.keys.timeout().into()];
+        let give_back = give_back_with(
+            (conn.clone(), restore_keys.clone()),
+            |(conn, keys), reply: std::result::Result<Value, fred::error::Error>| async move {
+                let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
+                    return;
+                };
+                if let Ok(args) = restore_args(elements, scores) {
+                    if !args.is_empty() {
+                        if let Err(error) = SCRIPTS.restore.run(&conn, keys, args).await {
+                            tracing::error!(%error, "could not give back values polled for a dropped call");
+                        }
+                    }
+                }
+            },
+        );
+        let args = vec![Value::from(limit as i64)];
+        let poll = async move { SCRIPTS.poll.run(&conn, keys, args).await };
+        let value = detach(poll, give_back)
+            .reply()
+            .await
+            .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
         let [elements, scores, quarantined] = reply::tuple::<3>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
         let elements = reply::bytes_array(elements)?;
@@ -439,23 +464,8 @@ impl<T: 'static> DelayedQueue<T> {
         match codec::decode_batch(&*self.codec, payloads) {
             Ok(values) => Ok(values),
             Err(error) => {
-                let scores = reply::array(scores)?;
-                let mut args = Vec::with_capacity(elements.len() * 2);
-                for (element, score) in elements.into_iter().zip(scores) {
-                    args.push(match reply::opt_bytes(score)? {
-                        Some(score) => Value::Bytes(score),
-                        None => Value::from(""),
-                    });
-                    args.push(Value::Bytes(element));
-                }
-                let restored = self
-                    .run(
-                        &SCRIPTS.restore,
-                        vec![self.keys.pending().into(), self.keys.timeout().into()],
-                        args,
-                    )
-                    .await
-                    .is_ok();
+                let args = restore_args(Value::Array(elements.into_iter().map(Value::Bytes).collect()), scores)?;
+                let restored = self.run(&SCRIPTS.restore, restore_keys, args).await.is_ok();
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
@@ -687,4 +697,20 @@ impl<T: 'static> DelayedQueue<T> {
             );
         }
     }
+}
+
+/// Arguments of `lua/restore.lua` for elements a poll removed: score and
+/// element, pair by pair (an empty score for an element the set lacked).
+fn restore_args(elements: Value, scores: Value) -> Result<Vec<Value>> {
+    let elements = reply::bytes_array(elements)?;
+    let scores = reply::array(scores)?;
+    let mut args = Vec::with_capacity(elements.len() * 2);
+    for (element, score) in elements.into_iter().zip(scores) {
+        args.push(match reply::opt_bytes(score)? {
+            Some(score) => Value::Bytes(score),
+            None => Value::from(""),
+        });
+        args.push(Value::Bytes(element));
+    }
+    Ok(args)
 }

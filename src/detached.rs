@@ -15,6 +15,17 @@ use std::time::Duration;
 /// Puts a reply nobody will read back where its value came from.
 pub(crate) type GiveBack<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
+/// A [`GiveBack`] calling `f` with its own clone of `context` (the
+/// connection and keys it needs) and the reply.
+pub(crate) fn give_back_with<T, C, F, Fut>(context: C, f: F) -> GiveBack<T>
+where
+    C: Clone + Send + Sync + 'static,
+    F: Fn(C, T) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    Arc::new(move |reply| Box::pin(f(context.clone(), reply)))
+}
+
 /// How long an abandoned command may take to end and give its value back.
 const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
 

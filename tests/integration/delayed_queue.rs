@@ -370,3 +370,67 @@ async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps(
     })
     .await;
 }
+
+/// A poll dropped right after sending its script puts the pending values
+/// back where they were, with the same due times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
+    use crate::harness::drop_in_flight;
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .delayed_queue_without_transfer("dropped-polls", StringCodec)
+            .unwrap();
+        let values: Vec<String> = (0..40).map(|i| format!("v-{i}")).collect();
+        q.offer_all(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.clone(), Duration::from_secs(3_600 + i as u64))),
+        )
+        .await
+        .unwrap();
+        let timeout_key = q.keys().timeout().to_owned();
+        let before = raw.zrange(&timeout_key).await;
+        let (mut received, mut dropped) = (Vec::new(), 0);
+        for round in 0..30 {
+            let finished = if round % 2 == 0 {
+                drop_in_flight(q.poll()).await.map(|v| v.unwrap().into_iter().collect())
+            } else {
+                drop_in_flight(q.poll_many(2)).await.map(|v| v.unwrap())
+            };
+            match finished {
+                Some(values) => received.extend(values),
+                None => dropped += 1,
+            }
+            crate::harness::eventually(Duration::from_secs(20), "the values back", || async {
+                let pending = q.len().await.unwrap();
+                received.len() + pending == values.len() && raw.zcard(&timeout_key).await == pending
+            })
+            .await;
+        }
+        // The last dropped command may still be on its way: a count taken
+        // before it runs looks complete too. Let it land.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(dropped >= 15, "most calls were dropped in flight ({dropped})");
+        // Nothing lost or twice, and every value not received is pending
+        // again with its own due time.
+        let mut all = received.clone();
+        all.extend(q.read_all().await.unwrap());
+        all.sort();
+        let mut expected = values.clone();
+        expected.sort();
+        assert_eq!(all, expected);
+        let after = raw.zrange(&timeout_key).await;
+        let payload =
+            |element: &[u8]| String::from_utf8_lossy(delayq::format::unpack(element).unwrap().payload).into_owned();
+        let still_pending: Vec<_> = before
+            .into_iter()
+            .filter(|(element, _)| !received.contains(&payload(element)))
+            .collect();
+        assert_eq!(after, still_pending, "same elements, same due times");
+    })
+    .await;
+}

@@ -157,6 +157,16 @@ impl RawRedis {
 }
 
 /// Polls `check` until it returns true or `within` passes; panics with `what` on timeout.
+/// Polls `f` until it has sent its command, then drops it (usually before
+/// the reply comes); returns its output if it finished first anyway.
+pub async fn drop_in_flight<F: Future>(f: F) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        out = f => Some(out),
+        _ = tokio::task::yield_now() => None,
+    }
+}
+
 pub async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
