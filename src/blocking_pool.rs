@@ -61,8 +61,8 @@ type InFlight = Detached<std::result::Result<Value, fred::error::Error>>;
 
 impl BlockingPool {
     pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken) -> Self {
-        // Anything sent to a connection while it blocks (our QUIT on cancel)
-        // first unblocks it with CLIENT UNBLOCK, so the blocked pop ends empty.
+        // Anything sent to a connection while it blocks first unblocks it
+        // with CLIENT UNBLOCK, so a blocked pop ends rather than holding on.
         builder.with_config(|config| config.blocking = Blocking::Interrupt);
         BlockingPool {
             builder,
