@@ -68,7 +68,9 @@ async fn a_sentinel_failover_under_load_loses_nothing_with_a_reliable_worker() {
         sentinel.wait_replicated(Duration::from_secs(10)).await;
         load.wait_handled(VALUES / 5).await;
         let port = sentinel.sentinel_ports()[0];
-        let reply = node_command(port, "SENTINEL", vec!["FAILOVER".into(), SERVICE.into()]).await;
+        let reply = sentinel
+            .sentinel_command(port, "SENTINEL", vec!["FAILOVER".into(), SERVICE.into()])
+            .await;
         assert_eq!(reply, "OK");
         let failed_over = Instant::now();
         let new = sentinel.wait_for_new_master(old, Duration::from_secs(30)).await;
@@ -100,6 +102,66 @@ async fn a_killed_master_under_load_loses_nothing_with_a_reliable_worker() {
         let outcome = load.finish(killed, Duration::from_secs(60)).await;
         outcome.assert_nothing_lost();
         assert_drained(new, "s-kill").await;
+    })
+    .await
+    .expect("test exceeded its deadline");
+}
+
+/// Sentinels with a password of their own (`sentinelPassword` in the URL):
+/// the client finds the master through them, and, listening to them with the
+/// same credentials, follows a failover within a few seconds: long before
+/// the sentinels demote the old master (~8 s), which would also move it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_follows_a_failover_announced_by_sentinels_with_a_password() {
+    tokio::time::timeout(DEADLINE, async {
+        let sentinel = RedisSentinel::start_with_password(Some("sentinel-s3cret")).await;
+        let old = sentinel.master_port().await;
+        let wrong = Client::builder()
+            .url(sentinel.url().replace("sentinel-s3cret", "wrong"))
+            .connect_timeout(Duration::from_secs(3))
+            .build()
+            .await;
+        assert!(wrong.is_err(), "a wrong sentinel password does not connect");
+        let client = Client::connect(&sentinel.url())
+            .await
+            .expect("connect through the sentinels");
+        let queue = client.delayed_queue_without_transfer("s-auth", StringCodec).unwrap();
+        let pending = |port: u16| async move {
+            node_command(port, "ZCARD", vec!["redisson_delay_queue_timeout:{s-auth}".into()]).await
+        };
+        queue
+            .offer(&"before".to_owned(), Duration::from_secs(600))
+            .await
+            .unwrap();
+        assert_eq!(pending(old).await, "1");
+        sentinel.wait_replicated(Duration::from_secs(10)).await;
+
+        let port = sentinel.sentinel_ports()[0];
+        let reply = sentinel
+            .sentinel_command(port, "SENTINEL", vec!["FAILOVER".into(), SERVICE.into()])
+            .await;
+        assert_eq!(reply, "OK");
+        let new = sentinel.wait_for_new_master(old, Duration::from_secs(30)).await;
+        let switched = Instant::now();
+        let mut offered = 0;
+        loop {
+            offered += 1;
+            let _ = queue.offer(&format!("after-{offered}"), Duration::from_secs(600)).await;
+            if pending(new).await.parse::<usize>().unwrap_or(0) >= 2 {
+                break;
+            }
+            assert!(
+                switched.elapsed() < Duration::from_secs(5),
+                "offers still do not reach the new master {:?} after the switch",
+                switched.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        eprintln!(
+            "offers reached the new master {:?} after the sentinels named it",
+            switched.elapsed()
+        );
+        client.shutdown().await;
     })
     .await
     .expect("test exceeded its deadline");

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use delayq::fred::types::Value;
 use tokio::time::Instant;
 
-use super::redis_server::{free_port, node_command, wait_replicated, RedisServer};
+use super::redis_server::{free_port, node_command, node_command_as, wait_replicated, RedisServer};
 
 /// The name the sentinels know the master by.
 pub const SERVICE: &str = "mymaster";
@@ -19,6 +20,8 @@ pub struct RedisSentinel {
     /// The two data nodes; which one is master changes with failovers.
     pub servers: Vec<RedisServer>,
     sentinels: Vec<Sentinel>,
+    /// The sentinels' own password (`requirepass`), if they have one.
+    password: Option<String>,
 }
 
 struct Sentinel {
@@ -38,16 +41,23 @@ impl RedisSentinel {
     /// Starts the master, its replica (waiting for the sync) and three
     /// sentinels, and waits until the sentinels see each other and the replica.
     pub async fn start() -> RedisSentinel {
+        Self::start_with_password(None).await
+    }
+
+    /// [`start`](Self::start) with sentinels that require `password` (of
+    /// their clients and of each other).
+    pub async fn start_with_password(password: Option<&str>) -> RedisSentinel {
         let master = RedisServer::start().await;
         let master_port = master.port().to_string();
         let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &master_port]).await;
         let mut deployment = RedisSentinel {
             servers: vec![master, replica],
             sentinels: Vec::new(),
+            password: password.map(str::to_owned),
         };
         deployment.wait_for_replica(Duration::from_secs(20)).await;
         for _ in 0..3 {
-            deployment.sentinels.push(start_sentinel(&master_port).await);
+            deployment.sentinels.push(start_sentinel(&master_port, password).await);
         }
         deployment.wait_until_watching(Duration::from_secs(30)).await;
         deployment
@@ -59,10 +69,18 @@ impl RedisSentinel {
             "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName={SERVICE}",
             self.sentinels[0].port
         );
+        if let Some(password) = &self.password {
+            url.push_str(&format!("&sentinelPassword={password}"));
+        }
         for sentinel in &self.sentinels[1..] {
             url.push_str(&format!("&node=127.0.0.1:{}", sentinel.port));
         }
         url
+    }
+
+    /// One command on the sentinel on `port`, with the sentinels' password.
+    pub async fn sentinel_command(&self, port: u16, name: &'static str, args: Vec<Value>) -> String {
+        node_command_as(port, self.password.as_deref(), name, args).await
     }
 
     /// Ports of the sentinels.
@@ -73,12 +91,13 @@ impl RedisSentinel {
     /// The master's port as the first sentinel that answers tells it.
     pub async fn master_port(&self) -> u16 {
         for sentinel in &self.sentinels {
-            let reply = node_command(
-                sentinel.port,
-                "SENTINEL",
-                vec!["GET-MASTER-ADDR-BY-NAME".into(), SERVICE.into()],
-            )
-            .await;
+            let reply = self
+                .sentinel_command(
+                    sentinel.port,
+                    "SENTINEL",
+                    vec!["GET-MASTER-ADDR-BY-NAME".into(), SERVICE.into()],
+                )
+                .await;
             if let Some(port) = reply.lines().nth(1).and_then(|p| p.parse().ok()) {
                 return port;
             }
@@ -149,9 +168,13 @@ impl RedisSentinel {
         loop {
             let mut ready = true;
             for sentinel in &self.sentinels {
-                let master = node_command(sentinel.port, "SENTINEL", vec!["MASTER".into(), SERVICE.into()]).await;
+                let master = self
+                    .sentinel_command(sentinel.port, "SENTINEL", vec!["MASTER".into(), SERVICE.into()])
+                    .await;
                 ready &= pair(&master, "num-other-sentinels") == Some(2) && pair(&master, "num-slaves") == Some(1);
-                let quorum = node_command(sentinel.port, "SENTINEL", vec!["CKQUORUM".into(), SERVICE.into()]).await;
+                let quorum = self
+                    .sentinel_command(sentinel.port, "SENTINEL", vec!["CKQUORUM".into(), SERVICE.into()])
+                    .await;
                 ready &= quorum.starts_with("OK");
             }
             if ready {
@@ -177,7 +200,7 @@ fn pair(reply: &str, name: &str) -> Option<u64> {
     None
 }
 
-async fn start_sentinel(master_port: &str) -> Sentinel {
+async fn start_sentinel(master_port: &str, password: Option<&str>) -> Sentinel {
     for _ in 0..5 {
         let dir = tempfile::Builder::new()
             .prefix("delayq-sentinel-")
@@ -193,8 +216,11 @@ async fn start_sentinel(master_port: &str) -> Sentinel {
                  sentinel monitor {SERVICE} 127.0.0.1 {master_port} 2\n\
                  sentinel down-after-milliseconds {SERVICE} 1000\n\
                  sentinel failover-timeout {SERVICE} 10000\n\
-                 sentinel parallel-syncs {SERVICE} 1\n",
-                dir = dir.path().display()
+                 sentinel parallel-syncs {SERVICE} 1\n{auth}",
+                dir = dir.path().display(),
+                auth = password
+                    .map(|p| format!("requirepass {p}\nsentinel sentinel-pass {p}\n"))
+                    .unwrap_or_default(),
             ),
         )
         .expect("write sentinel.conf");
@@ -212,7 +238,7 @@ async fn start_sentinel(master_port: &str) -> Sentinel {
             if let Ok(Some(_)) = sentinel.child.try_wait() {
                 break; // exited: probably the port was taken
             }
-            if node_command(port, "PING", vec![]).await == "PONG" {
+            if node_command_as(port, password, "PING", vec![]).await == "PONG" {
                 return sentinel;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -177,8 +177,14 @@ impl Drop for RedisServer {
 
 /// One command on one node, by a short-lived plain connection; its reply as text.
 pub async fn node_command(port: u16, name: &'static str, args: Vec<Value>) -> String {
+    node_command_as(port, None, name, args).await
+}
+
+/// [`node_command`] authenticated with `password` (default user), if any.
+pub async fn node_command_as(port: u16, password: Option<&str>, name: &'static str, args: Vec<Value>) -> String {
+    let credentials = password.map(|p| format!(":{p}@")).unwrap_or_default();
     let client = delayq::fred::clients::Client::new(
-        Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
+        Config::from_url(&format!("redis://{credentials}127.0.0.1:{port}")).unwrap(),
         None,
         None,
         None,
