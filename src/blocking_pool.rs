@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, Detached};
+use crate::detached::{detach, give_back_with, Detached, Settling, SettlingGuard};
 use crate::error::{Error, Result};
 use crate::script::SCRIPTS;
 
@@ -35,6 +35,10 @@ pub(crate) struct BlockingPool {
     /// failover: see `sentinel_watch`): waits in progress start over on a new
     /// connection, and connections of older epochs are closed, not reused.
     epoch: Arc<watch::Sender<u64>>,
+    /// Leases out, so that shutdown can wait for blocked reads to end.
+    leases: Arc<Settling>,
+    /// Give-backs and closes of cancelled reads still running.
+    settling: Arc<Settling>,
     /// Server-side timeout of one blocking command in a wait loop.
     pub timeout: Duration,
     pub shutdown: CancellationToken,
@@ -53,6 +57,7 @@ pub(crate) struct Lease<'a> {
     client: Option<FredClient>,
     epoch: u64,
     in_flight: Option<InFlight>,
+    _out: SettlingGuard,
 }
 
 /// A blocking command under way; a value it pops for a caller that is gone
@@ -60,7 +65,7 @@ pub(crate) struct Lease<'a> {
 type InFlight = Detached<std::result::Result<Value, fred::error::Error>>;
 
 impl BlockingPool {
-    pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken) -> Self {
+    pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken, settling: Arc<Settling>) -> Self {
         // Anything sent to a connection while it blocks first unblocks it
         // with CLIENT UNBLOCK, so a blocked pop ends rather than holding on.
         builder.with_config(|config| config.blocking = Blocking::Interrupt);
@@ -68,6 +73,8 @@ impl BlockingPool {
             builder,
             idle: Mutex::new(Vec::new()),
             epoch: Arc::new(watch::Sender::new(0)),
+            leases: Arc::default(),
+            settling,
             timeout,
             shutdown,
         }
@@ -89,6 +96,7 @@ impl BlockingPool {
                         client: Some(client),
                         epoch,
                         in_flight: None,
+                        _out: self.leases.enter(),
                     })
                 }
                 // Opened before a switch: may still be on the old master.
@@ -128,6 +136,7 @@ impl BlockingPool {
             client: Some(client),
             epoch,
             in_flight: None,
+            _out: self.leases.enter(),
         })
     }
 
@@ -211,6 +220,14 @@ impl BlockingPool {
         }
     }
 
+    /// Waits (up to `within`) until every lease is back and every cancelled
+    /// read has ended and given its value back.
+    pub async fn settled(&self, within: Duration) {
+        let started = Instant::now();
+        self.leases.settled(within).await;
+        self.settling.settled(within.saturating_sub(started.elapsed())).await;
+    }
+
     pub async fn close(&self) {
         let idle = std::mem::take(&mut *self.idle.lock());
         for (_, client) in idle {
@@ -243,7 +260,7 @@ impl Lease<'_> {
             },
         );
         let command = async move { blocking_command(&client, command, options, argv).await };
-        let in_flight = self.in_flight.insert(detach(command, give_back));
+        let in_flight = self.in_flight.insert(detach(command, give_back, &self.pool.settling));
         let out = in_flight.reply().await;
         self.in_flight = None;
         out
@@ -267,7 +284,8 @@ impl Drop for Lease<'_> {
                 idle.push((self.epoch, client));
             } else {
                 drop(idle);
-                close_in_background(client, self.in_flight.take());
+                let in_flight = self.in_flight.take().map(|f| (f, self.pool.settling.enter()));
+                close_in_background(client, in_flight);
             }
         }
     }
@@ -276,15 +294,16 @@ impl Drop for Lease<'_> {
 /// Closes a connection without waiting (also from `Drop`, where we cannot
 /// await). If a blocking command is `in_flight`, first ends it and puts back
 /// the value it popped, if any.
-fn close_in_background(client: FredClient, in_flight: Option<InFlight>) {
+fn close_in_background(client: FredClient, in_flight: Option<(InFlight, SettlingGuard)>) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
-            if let Some(in_flight) = in_flight {
+            if let Some((in_flight, counted)) = in_flight {
                 // The pop already happened (its value is given back) or never will.
                 if let Err(error) = client.unblock_self(Some(ClientUnblockFlag::Error)).await {
                     tracing::debug!(%error, "could not unblock a cancelled blocking read");
                 }
                 in_flight.abandon().await;
+                drop(counted);
             }
             crate::client::quit(&client).await;
         });

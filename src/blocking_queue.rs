@@ -250,7 +250,7 @@ impl<T: 'static> BlockingQueue<T> {
                 .run(&conn, vec![Key::from(key)], vec![Value::from(max)])
                 .await
         };
-        let value = detach(drain, give_back)
+        let value = detach(drain, give_back, &self.client.inner.settling)
             .reply()
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
@@ -362,7 +362,10 @@ impl<T: 'static> BlockingQueue<T> {
             ..Options::default()
         };
         let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
-        detach(pop, give_back).reply().await.map_err(|e| self.command_error(e))
+        detach(pop, give_back, &self.client.inner.settling)
+            .reply()
+            .await
+            .map_err(|e| self.command_error(e))
     }
 
     /// Decodes a value popped from `key`; if it cannot be decoded, puts it

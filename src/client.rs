@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blocking_pool::BlockingPool;
 use crate::codec::Codec;
+use crate::detached::Settling;
 use crate::error::{Error, Result};
 use crate::outstanding::Outstanding;
 use crate::scheduler::Scheduler;
@@ -297,7 +298,8 @@ impl ClientBuilder {
         let shutdown = CancellationToken::new();
         let scheduler = Scheduler::start(pool.clone(), subscriber.clone(), self.transfer.clone());
         let config = builder.get_config().cloned().unwrap_or_default();
-        let blocking = BlockingPool::new(builder, self.blocking_timeout, shutdown.clone());
+        let settling = Arc::new(Settling::default());
+        let blocking = BlockingPool::new(builder, self.blocking_timeout, shutdown.clone(), settling.clone());
         let targets = sentinel_watch::Targets {
             pool: pool.clone(),
             subscriber,
@@ -312,6 +314,7 @@ impl ClientBuilder {
                 shutdown,
                 closed: AtomicBool::new(false),
                 outstanding: Outstanding::default(),
+                settling,
                 shutdown_grace: self.shutdown_grace,
                 max_payload: self.max_payload,
                 transfer: self.transfer,
@@ -319,6 +322,9 @@ impl ClientBuilder {
         })
     }
 }
+
+/// How long shutdown waits for blocked reads to end and give back what they popped.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long closing one connection may take.
 const QUIT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -390,6 +396,8 @@ pub(crate) struct Inner {
     /// Set when shutdown has closed the connections.
     pub closed: AtomicBool,
     pub outstanding: Outstanding,
+    /// Give-backs of dropped pops still running (see `detached`).
+    pub settling: Arc<Settling>,
     pub shutdown_grace: Duration,
     pub max_payload: usize,
     pub transfer: TransferSettings,
@@ -499,7 +507,8 @@ impl Client {
 
     /// Shuts down gracefully, losing nothing:
     ///
-    /// 1. blocked reads end with [`Error::Shutdown`] and nothing new is taken;
+    /// 1. blocked reads end with [`Error::Shutdown`] and nothing new is taken
+    ///    (a value popped for one as it ended goes back first);
     /// 2. reliable deliveries already handed out may still be acked or nacked
     ///    for up to `grace`; those still unsettled then go back to the head of
     ///    their queues;
@@ -529,6 +538,10 @@ impl Client {
                 }
             }
         }
+        // Blocked reads end now; values popped for them go back before the
+        // connections close.
+        self.inner.blocking.settled(SETTLE_TIMEOUT).await;
+        self.inner.settling.settled(SETTLE_TIMEOUT).await;
         self.inner.scheduler.shutdown().await;
         self.inner.blocking.close().await;
         self.inner.closed.store(true, Ordering::SeqCst);

@@ -449,7 +449,7 @@ impl<T: 'static> DelayedQueue<T> {
         );
         let args = vec![Value::from(limit as i64)];
         let poll = async move { SCRIPTS.poll.run(&conn, keys, args).await };
-        let value = detach(poll, give_back)
+        let value = detach(poll, give_back, &self.client.inner.settling)
             .reply()
             .await
             .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;

@@ -9,8 +9,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 /// Puts a reply nobody will read back where its value came from.
 pub(crate) type GiveBack<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
@@ -36,11 +39,55 @@ pub(crate) struct Detached<T: Send + 'static> {
     /// `None` once it has ended and its reply went somewhere.
     command: Option<Command<T>>,
     give_back: GiveBack<T>,
+    settling: Arc<Settling>,
+}
+
+/// Work that finishes in the background (give-backs of dropped pops,
+/// blocking connections being closed), counted so that a worker's stop and a
+/// client's shutdown can wait for it: a value given back after `join()`
+/// returned, or after the connections closed, would surprise or be lost.
+#[derive(Default)]
+pub(crate) struct Settling {
+    running: AtomicUsize,
+    done: Notify,
+}
+
+/// One piece of work counted by [`Settling`] until dropped.
+pub(crate) struct SettlingGuard(Arc<Settling>);
+
+impl Settling {
+    pub fn enter(self: &Arc<Self>) -> SettlingGuard {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        SettlingGuard(self.clone())
+    }
+
+    /// Resolves when nothing counted is running (waits at most `within`).
+    pub async fn settled(&self, within: Duration) {
+        let wait = async {
+            loop {
+                // Registered before the check: a wake-up in between is not missed.
+                let done = self.done.notified();
+                if self.running.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                done.await;
+            }
+        };
+        let _ = tokio::time::timeout(within, wait).await;
+    }
+}
+
+impl Drop for SettlingGuard {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.done.notify_waiters();
+        }
+    }
 }
 
 /// Wraps `command`, which must take its value in one step (one command or
-/// script) and be safe to finish in the background.
-pub(crate) fn detach<T, F>(command: F, give_back: GiveBack<T>) -> Detached<T>
+/// script) and be safe to finish in the background (counted by `settling`).
+pub(crate) fn detach<T, F>(command: F, give_back: GiveBack<T>, settling: &Arc<Settling>) -> Detached<T>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
@@ -48,6 +95,7 @@ where
     Detached {
         command: Some(Box::pin(command)),
         give_back,
+        settling: settling.clone(),
     }
 }
 
@@ -62,7 +110,8 @@ impl<T: Send + 'static> Detached<T> {
         reply
     }
 
-    /// Stops waiting: finishes the command and gives back its reply.
+    /// Stops waiting: finishes the command and gives back its reply (the
+    /// caller counts this in `settling`).
     pub async fn abandon(mut self) {
         if let Some(command) = self.command.take() {
             if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
@@ -77,10 +126,12 @@ impl<T: Send + 'static> Drop for Detached<T> {
         if let Some(command) = self.command.take() {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 let give_back = self.give_back.clone();
+                let counted = self.settling.enter();
                 runtime.spawn(async move {
                     if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
                         give_back(reply).await;
                     }
+                    drop(counted);
                 });
             }
         }

@@ -29,6 +29,9 @@ pub(crate) struct Context<T> {
     pub abort: CancellationToken,
 }
 
+/// Longest wait at stop for a dropped take's value to be given back.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Pauses after a failed take, doubling up to the last.
 const TAKE_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
 
@@ -85,6 +88,9 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
         "worker stopping; letting handlers finish"
     );
     while running.join_next().await.is_some() {}
+    // A take dropped by the stop gives back what it popped in the background:
+    // let that land before the worker reports it has stopped.
+    context.queue.client().inner.settling.settled(SETTLE_TIMEOUT).await;
 }
 
 /// Runs the handler for one delivery and settles it.

@@ -450,3 +450,35 @@ async fn takes_and_drains_dropped_in_flight_put_everything_back() {
     })
     .await;
 }
+
+/// Values popped for takes dropped just before a shutdown are back in the
+/// list when `shutdown()` returns: it waits for the give-backs before it
+/// closes the connections they use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_waits_for_the_values_of_dropped_takes_to_be_back() {
+    use crate::harness::drop_in_flight;
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("dropped-at-shutdown", StringCodec).unwrap();
+        let values: Vec<String> = (0..50).map(|i| format!("v-{i}")).collect();
+        q.offer_all(values.iter().cloned()).await.unwrap();
+        let mut received = 0;
+        let mut dropped = 0;
+        for _ in 0..20 {
+            match drop_in_flight(q.take()).await {
+                Some(value) => received += usize::from(value.is_ok()),
+                None => dropped += 1,
+            }
+        }
+        client.shutdown().await;
+        // No waiting here: shutdown has returned, so everything must be back.
+        assert_eq!(
+            received + raw.llen("dropped-at-shutdown").await,
+            values.len(),
+            "{dropped} dropped"
+        );
+    })
+    .await;
+}
