@@ -248,8 +248,16 @@ async fn permanent_errors_panics_and_timeouts_are_failures_of_their_own_kind() {
             [(1, FailureAction::DeadLettered)],
             "no retry for a permanent error"
         );
-        assert_eq!(of("panic"), [(1, retry), (2, FailureAction::DeadLettered)]);
-        assert_eq!(of("slow"), [(1, retry), (2, FailureAction::DeadLettered)]);
+        assert_eq!(
+            of("panic"),
+            [(1, retry), (2, FailureAction::DeadLettered)],
+            "{failures:#?}"
+        );
+        assert_eq!(
+            of("slow"),
+            [(1, retry), (2, FailureAction::DeadLettered)],
+            "{failures:#?}"
+        );
         assert_eq!((report.panicked, report.timed_out, report.dead_lettered), (2, 2, 3));
         let mut dead = reliable.dead_letters().await.unwrap();
         dead.sort();
