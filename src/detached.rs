@@ -114,9 +114,7 @@ impl<T: Send + 'static> Detached<T> {
     /// caller counts this in `settling`).
     pub async fn abandon(mut self) {
         if let Some(command) = self.command.take() {
-            if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
-                (self.give_back)(reply).await;
-            }
+            finish(command, self.give_back.clone()).await;
         }
     }
 }
@@ -125,15 +123,20 @@ impl<T: Send + 'static> Drop for Detached<T> {
     fn drop(&mut self) {
         if let Some(command) = self.command.take() {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let give_back = self.give_back.clone();
+                let finishing = finish(command, self.give_back.clone());
                 let counted = self.settling.enter();
                 runtime.spawn(async move {
-                    if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
-                        give_back(reply).await;
-                    }
+                    finishing.await;
                     drop(counted);
                 });
             }
         }
+    }
+}
+
+/// Runs an abandoned command to its end and gives its reply back.
+async fn finish<T>(command: Command<T>, give_back: GiveBack<T>) {
+    if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
+        give_back(reply).await;
     }
 }
