@@ -619,12 +619,7 @@ impl<T: 'static> DelayedQueue<T> {
         ];
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
         let [pending, ready, in_flight, dead, quarantined, head, exists] = reply::tuple::<7>(value)?;
-        let next_due = match reply::opt_text(head)? {
-            Some(text) => Some(time::from_ms(
-                time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?,
-            )),
-            None => None,
-        };
+        let next_due = reply::opt_score(head)?.map(time::from_ms);
         Ok(QueueStatus {
             pending: reply::int(&pending)? as u64,
             ready: reply::int(&ready)? as u64,

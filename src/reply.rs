@@ -48,6 +48,16 @@ pub fn opt_text(value: Value) -> Result<Option<String>, Error> {
     }
 }
 
+/// A score (ms, Redis's number text) reply, `None` for nil.
+pub fn opt_score(value: Value) -> Result<Option<i64>, Error> {
+    match opt_text(value)? {
+        None => Ok(None),
+        Some(text) => crate::time::parse_score(&text)
+            .map(Some)
+            .ok_or_else(|| Error::Protocol(format!("bad score {text:?}"))),
+    }
+}
+
 /// An array reply (nil counts as empty).
 pub fn array(value: Value) -> Result<Vec<Value>, Error> {
     match value {

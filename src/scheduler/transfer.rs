@@ -76,16 +76,8 @@ pub(crate) async fn run_transfer(
     let extra = vec![keys.due().into(), keys.due_tracking().into()];
     let value = run(&SCRIPTS.transfer, conn, keys, extra, args).await?;
     let [moved, quarantined, head, now, deep, due, first, pending, ready] = reply::tuple::<9>(value)?;
-    let score = |value: Value| -> Result<Option<i64>> {
-        match reply::opt_text(value)? {
-            None => Ok(None),
-            Some(text) => Ok(Some(
-                time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad score {text:?}")))?,
-            )),
-        }
-    };
-    let head_due_ms = score(head)?;
-    let first_moved_due_ms = score(first)?;
+    let head_due_ms = reply::opt_score(head)?;
+    let first_moved_due_ms = reply::opt_score(first)?;
     let now_ms = match reply::opt_text(now)? {
         Some(text) => time::parse_score(&text).ok_or_else(|| Error::Protocol(format!("bad time {text:?}")))?,
         None => return Err(Error::Protocol("transfer returned no time".into())),
