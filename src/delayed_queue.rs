@@ -438,7 +438,8 @@ impl<T: 'static> DelayedQueue<T> {
                 let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
                     return;
                 };
-                if let Ok(args) = restore_args(elements, scores) {
+                let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores));
+                if let Ok(args) = args {
                     if !args.is_empty() {
                         if let Err(error) = SCRIPTS.restore.run(&conn, keys, args).await {
                             tracing::error!(%error, "could not give back values polled for a dropped call");
@@ -464,7 +465,7 @@ impl<T: 'static> DelayedQueue<T> {
         match codec::decode_batch(&*self.codec, payloads) {
             Ok(values) => Ok(values),
             Err(error) => {
-                let args = restore_args(Value::Array(elements.into_iter().map(Value::Bytes).collect()), scores)?;
+                let args = restore_args(elements, scores)?;
                 let restored = self.run(&SCRIPTS.restore, restore_keys, args).await.is_ok();
                 Err(Error::Decode(error.with_restored(restored)))
             }
@@ -696,8 +697,7 @@ impl<T: 'static> DelayedQueue<T> {
 
 /// Arguments of `lua/restore.lua` for elements a poll removed: score and
 /// element, pair by pair (an empty score for an element the set lacked).
-fn restore_args(elements: Value, scores: Value) -> Result<Vec<Value>> {
-    let elements = reply::bytes_array(elements)?;
+fn restore_args(elements: Vec<Bytes>, scores: Value) -> Result<Vec<Value>> {
     let scores = reply::array(scores)?;
     let mut args = Vec::with_capacity(elements.len() * 2);
     for (element, score) in elements.into_iter().zip(scores) {
