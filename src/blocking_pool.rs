@@ -17,8 +17,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, Detached, Settling, SettlingGuard};
+use crate::detached::{detach, give_back_with, push_back, Detached, Settling, SettlingGuard};
 use crate::error::{Error, Result};
+use crate::reply;
 use crate::script::SCRIPTS;
 
 /// Idle connections kept for reuse; more are opened on demand.
@@ -314,31 +315,39 @@ fn close_in_background(client: FredClient, in_flight: Option<(InFlight, Settling
 /// of the list `BLPOP` took it from, or, for `BLMOVE`, out of the list it was
 /// moved to and back to the end of the list it came from.
 async fn give_back(client: &FredClient, command: &str, argv: &[Value], reply: Value) {
-    let outcome = match (command, reply) {
-        (_, Value::Null) => return,
-        ("BLPOP", Value::Array(mut pair)) if pair.len() == 2 => {
-            let value = pair.pop().expect("two items");
-            let key = pair.pop().expect("two items");
-            let push = CustomCommand::new_static("LPUSH", ClusterHash::FirstKey, false);
-            client.custom::<Value, Value>(push, vec![key, value]).await.map(drop)
-        }
-        ("BLMOVE", value) if argv.len() >= 4 => {
+    if reply.is_null() {
+        return;
+    }
+    let given_back = match command {
+        "BLPOP" => match reply::blpop(reply) {
+            Ok((key, value)) => push_back(client, &key, vec![value]).await, // logs its own failure
+            Err(error) => {
+                tracing::error!(command, %error, "a cancelled blocking read returned a value that cannot be given back");
+                false
+            }
+        },
+        "BLMOVE" if argv.len() >= 4 => {
             let keys = vec![key_of(&argv[0]), key_of(&argv[1])];
-            let args = vec![value, argv[2].clone(), argv[3].clone()];
-            SCRIPTS.undo_move.run(client, keys, args).await.map(drop)
+            let args = vec![reply, argv[2].clone(), argv[3].clone()];
+            match SCRIPTS.undo_move.run(client, keys, args).await {
+                Ok(_) => true,
+                Err(error) => {
+                    tracing::error!(command, %error, "could not give back a value popped for a cancelled read");
+                    false
+                }
+            }
         }
-        (command, reply) => {
+        _ => {
             tracing::error!(
                 command,
                 ?reply,
                 "a cancelled blocking read returned a value that cannot be given back"
             );
-            return;
+            false
         }
     };
-    match outcome {
-        Ok(()) => tracing::debug!(command, "gave back a value popped for a cancelled read"),
-        Err(error) => tracing::error!(command, %error, "could not give back a value popped for a cancelled read"),
+    if given_back {
+        tracing::debug!(command, "gave back a value popped for a cancelled read");
     }
 }
 

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::codec::{self, Codec};
-use crate::detached::{detach, give_back_with};
+use crate::detached::{detach, give_back_with, push_back};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
@@ -341,7 +341,7 @@ impl<T: 'static> BlockingQueue<T> {
             .wait("BLPOP", self.name(), deadline, args)
             .await?
         {
-            Some(value) => popped(value),
+            Some(value) => reply::blpop(value).map(Some),
             None => Ok(None),
         }
     }
@@ -388,25 +388,5 @@ impl<T: 'static> BlockingQueue<T> {
 
     fn command_error(&self, error: fred::error::Error) -> Error {
         Error::from_command(error, self.name())
-    }
-}
-
-/// A BLPOP reply: nil, or `[key, value]`.
-fn popped(value: Value) -> Result<Option<(String, Bytes)>> {
-    let [key, value] = reply::tuple::<2>(value)?;
-    let key = reply::opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
-    Ok(Some((key, reply::bytes(value)?)))
-}
-
-/// Pushes values back at the head of `key`, in their original order: values
-/// that did not decode, or that were popped for a caller that is gone.
-async fn push_back(conn: &fred::clients::Client, key: &str, mut raw: Vec<Bytes>) -> bool {
-    raw.reverse();
-    match conn.lpush::<i64, _, _>(key, raw).await {
-        Ok(_) => true,
-        Err(error) => {
-            tracing::error!(queue = key, %error, "could not put values back at the head of the list");
-            false
-        }
     }
 }

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+use fred::interfaces::ListInterface;
 use tokio::sync::Notify;
 
 /// Puts a reply nobody will read back where its value came from.
@@ -27,6 +29,19 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     Arc::new(move |reply| Box::pin(f(context.clone(), reply)))
+}
+
+/// Pushes values back at the head of `key`, in their original order: values
+/// that did not decode, or that were popped for a caller that is gone.
+pub(crate) async fn push_back(conn: &fred::clients::Client, key: &str, mut raw: Vec<Bytes>) -> bool {
+    raw.reverse();
+    match conn.lpush::<i64, _, _>(key, raw).await {
+        Ok(_) => true,
+        Err(error) => {
+            tracing::error!(queue = key, %error, "could not put values back at the head of the list");
+            false
+        }
+    }
 }
 
 /// How long an abandoned command may take to end and give its value back.

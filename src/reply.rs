@@ -58,6 +58,13 @@ pub fn opt_score(value: Value) -> Result<Option<i64>, Error> {
     }
 }
 
+/// A `BLPOP` reply that is not nil: `[key, value]`.
+pub fn blpop(value: Value) -> Result<(String, Bytes), Error> {
+    let [key, value] = tuple::<2>(value)?;
+    let key = opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
+    Ok((key, bytes(value)?))
+}
+
 /// An array reply (nil counts as empty).
 pub fn array(value: Value) -> Result<Vec<Value>, Error> {
     match value {
