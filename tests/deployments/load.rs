@@ -10,6 +10,8 @@ use delayq::{Client, StringCodec, WorkerHandle};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
+use crate::redis_server::eventually;
+
 /// How many values a failover test moves.
 pub const VALUES: usize = 2_000;
 
@@ -91,11 +93,10 @@ impl Load {
 
     /// Waits until `count` deliveries have been handled.
     pub async fn wait_handled(&self, count: usize) {
-        let started = Instant::now();
-        while self.deliveries.lock().len() < count {
-            assert!(started.elapsed() < Duration::from_secs(30), "deliveries did not start");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        eventually(Duration::from_secs(30), "deliveries to start", || async {
+            self.deliveries.lock().len() >= count
+        })
+        .await;
         eprintln!(
             "{}: {} handled {:?} after the offers began",
             self.queue,

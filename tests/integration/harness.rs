@@ -8,11 +8,10 @@ use bytes::Bytes;
 use delayq::fred::prelude::*;
 use delayq::fred::types::{CustomCommand, Value};
 use delayq::{Client, ClientBuilder};
-use tokio::time::Instant;
 
 #[path = "../support/redis_server.rs"]
 mod redis_server;
-pub use redis_server::RedisServer;
+pub use redis_server::{eventually, RedisServer};
 
 /// Longest any single test may run before it fails instead of hanging CI.
 pub const TEST_DEADLINE: Duration = Duration::from_secs(90);
@@ -156,7 +155,6 @@ impl RawRedis {
     }
 }
 
-/// Polls `check` until it returns true or `within` passes; panics with `what` on timeout.
 /// Polls `f` until it has sent its command, then drops it (usually before
 /// the reply comes); returns its output if it finished first anyway.
 pub async fn drop_in_flight<F: Future>(f: F) -> Option<F::Output> {
@@ -164,24 +162,6 @@ pub async fn drop_in_flight<F: Future>(f: F) -> Option<F::Output> {
         biased;
         out = f => Some(out),
         _ = tokio::task::yield_now() => None,
-    }
-}
-
-pub async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let started = Instant::now();
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(
-            started.elapsed() < within,
-            "timed out after {within:?} waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

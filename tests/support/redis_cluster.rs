@@ -6,9 +6,7 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
-use super::redis_server::{free_port, node_command, RedisServer};
+use super::redis_server::{eventually, free_port, node_command, RedisServer};
 
 pub struct RedisCluster {
     pub nodes: Vec<RedisServer>,
@@ -57,8 +55,7 @@ impl RedisCluster {
     /// Waits until every running node reports `cluster_state:ok` and knows
     /// six nodes, and every replica's link to its master is up.
     pub async fn wait_until_healthy(&self, within: Duration) {
-        let started = Instant::now();
-        loop {
+        eventually(within, "the cluster to be healthy", || async {
             let mut healthy = true;
             for node in self.nodes.iter().filter(|n| n.pid().is_some()) {
                 let info = node_command(node.port(), "CLUSTER", vec!["INFO".into()]).await;
@@ -68,15 +65,9 @@ impl RedisCluster {
                     healthy &= replication.contains("master_link_status:up");
                 }
             }
-            if healthy {
-                return;
-            }
-            assert!(
-                started.elapsed() < within,
-                "the cluster did not become healthy within {within:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            healthy
+        })
+        .await;
     }
 
     /// Ports of the nodes that are masters now.

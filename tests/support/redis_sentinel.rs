@@ -11,7 +11,9 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use tokio::time::Instant;
 
-use super::redis_server::{free_port, node_command, node_command_as, wait_replicated, RedisServer};
+use super::redis_server::{
+    eventually, free_port, node_command, node_command_as, wait_for, wait_replicated, RedisServer,
+};
 
 /// The name the sentinels know the master by.
 pub const SERVICE: &str = "mymaster";
@@ -116,31 +118,26 @@ impl RedisSentinel {
     /// Waits until the sentinels name a master other than `old`, it says it
     /// is a master, and returns its port.
     pub async fn wait_for_new_master(&self, old: u16, within: Duration) -> u16 {
-        let started = Instant::now();
-        loop {
+        wait_for(within, "a new master", || async move {
             let port = self.master_port().await;
-            if port != old
+            let promoted = port != old
                 && node_command(port, "INFO", vec!["replication".into()])
                     .await
-                    .contains("role:master")
-            {
-                return port;
-            }
-            assert!(started.elapsed() < within, "no failover within {within:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+                    .contains("role:master");
+            promoted.then_some(port)
+        })
+        .await
     }
 
     /// Waits until the data node on `port` reports `role` (`role:master`, `role:slave`).
     pub async fn wait_for_role(&self, port: u16, role: &str, within: Duration) {
         let started = Instant::now();
-        while !node_command(port, "INFO", vec!["replication".into()])
-            .await
-            .contains(role)
-        {
-            assert!(started.elapsed() < within, "{port} is not {role} after {within:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        eventually(within, &format!("{port} to be {role}"), || async {
+            node_command(port, "INFO", vec!["replication".into()])
+                .await
+                .contains(role)
+        })
+        .await;
         eprintln!("{port} is {role} after {:?}", started.elapsed());
     }
 
@@ -151,21 +148,18 @@ impl RedisSentinel {
     }
 
     async fn wait_for_replica(&self, within: Duration) {
-        let started = Instant::now();
         let replica = self.servers[1].port();
-        while !node_command(replica, "INFO", vec!["replication".into()])
-            .await
-            .contains("master_link_status:up")
-        {
-            assert!(started.elapsed() < within, "the replica did not sync within {within:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        eventually(within, "the replica to sync", || async {
+            node_command(replica, "INFO", vec!["replication".into()])
+                .await
+                .contains("master_link_status:up")
+        })
+        .await;
     }
 
     /// Every sentinel knows the other two and the replica, and the quorum can authorise a failover.
     async fn wait_until_watching(&self, within: Duration) {
-        let started = Instant::now();
-        loop {
+        eventually(within, "the sentinels to find each other", || async {
             let mut ready = true;
             for sentinel in &self.sentinels {
                 let master = self
@@ -177,15 +171,9 @@ impl RedisSentinel {
                     .await;
                 ready &= quorum.starts_with("OK");
             }
-            if ready {
-                return;
-            }
-            assert!(
-                started.elapsed() < within,
-                "the sentinels did not find each other within {within:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            ready
+        })
+        .await;
     }
 }
 

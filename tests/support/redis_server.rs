@@ -218,16 +218,20 @@ fn value_text(value: &Value) -> String {
 /// what is not replicated). Replicas report their offset once a second.
 pub async fn wait_replicated(port: u16, within: Duration) {
     let started = Instant::now();
-    let mut target = None;
-    loop {
-        let info = node_command(port, "INFO", vec!["replication".into()]).await;
-        let offset: Option<u64> = info
+    let info = || node_command(port, "INFO", vec!["replication".into()]);
+    let target: u64 = wait_for(within, "the master's replication offset", || async {
+        info()
+            .await
             .lines()
             .find_map(|l| l.strip_prefix("master_repl_offset:"))
-            .and_then(|v| v.trim().parse().ok());
-        target = target.or(offset);
+            .and_then(|v| v.trim().parse().ok())
+    })
+    .await;
+    let what = format!("the replicas of {port} to catch up");
+    eventually(within.saturating_sub(started.elapsed()), &what, || async {
         // slaveN:ip=...,port=...,state=online,offset=N,lag=...
-        let replicas: Vec<Option<u64>> = info
+        let replicas: Vec<Option<u64>> = info()
+            .await
             .lines()
             .filter(|l| l.starts_with("slave") && l.contains("offset="))
             .map(|l| {
@@ -236,13 +240,40 @@ pub async fn wait_replicated(port: u16, within: Duration) {
                     .and_then(|v| v.parse().ok())
             })
             .collect();
-        if target.is_some() && !replicas.is_empty() && replicas.iter().all(|r| *r >= target) {
-            return;
+        !replicas.is_empty() && replicas.iter().all(|r| r.is_some_and(|r| r >= target))
+    })
+    .await;
+}
+
+/// Polls `check` until it returns `Some`, and returns what it holds; panics
+/// with `what` once `within` has passed.
+pub async fn wait_for<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(found) = check().await {
+            return found;
         }
         assert!(
             started.elapsed() < within,
-            "replicas of {port} did not catch up within {within:?}"
+            "timed out after {within:?} waiting for: {what}"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Polls `check` until it returns true; panics with `what` once `within` has passed.
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    wait_for(within, what, || {
+        let holds = check();
+        async move { holds.await.then_some(()) }
+    })
+    .await
 }
