@@ -130,24 +130,22 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
 }
 
 fn to_json(name: &str, status: &QueueStatus, rows: &[Row], now: SystemTime) -> serde_json::Value {
-    json!({
-        "queue": name,
-        "exists": status.exists,
-        "pending": status.pending,
-        "ready": status.ready,
-        "in_flight": status.in_flight,
-        "dead_letters": status.dead_letters,
-        "quarantined": status.quarantined,
-        "next_due": status.next_due.map(utc_time),
-        "next_due_in_ms": status.next_due.map(|d| millis_from(d, now)),
-        "lag_ms": status.lag_at(now).as_millis() as u64,
-        "elements": rows.iter().map(|row| json!({
-            "due": utc_time(row.due),
-            "due_in_ms": millis_from(row.due, now),
-            "format": row.format,
-            "payload": row.payload.as_ref().ok(),
-            "error": row.payload.as_ref().err(),
-            "raw_hex": hex(&row.raw),
-        })).collect::<Vec<_>>(),
-    })
+    let mut fields = output::status_json(name, status, now);
+    fields.insert("exists".into(), json!(status.exists));
+    fields.insert("next_due".into(), json!(status.next_due.map(utc_time)));
+    let elements: Vec<_> = rows
+        .iter()
+        .map(|row| {
+            json!({
+                "due": utc_time(row.due),
+                "due_in_ms": millis_from(row.due, now),
+                "format": row.format,
+                "payload": row.payload.as_ref().ok(),
+                "error": row.payload.as_ref().err(),
+                "raw_hex": hex(&row.raw),
+            })
+        })
+        .collect();
+    fields.insert("elements".into(), json!(elements));
+    serde_json::Value::Object(fields)
 }

@@ -2,6 +2,26 @@
 
 use std::time::{Duration, SystemTime};
 
+use delayq::QueueStatus;
+
+/// A queue's counts and lag as JSON fields, as `inspect` and `stats` print them.
+pub fn status_json(name: &str, status: &QueueStatus, now: SystemTime) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    [
+        ("queue", json!(name)),
+        ("pending", json!(status.pending)),
+        ("ready", json!(status.ready)),
+        ("in_flight", json!(status.in_flight)),
+        ("dead_letters", json!(status.dead_letters)),
+        ("quarantined", json!(status.quarantined)),
+        ("next_due_in_ms", json!(status.next_due.map(|d| millis_from(d, now)))),
+        ("lag_ms", json!(status.lag_at(now).as_millis() as u64)),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect()
+}
+
 /// Renders rows under headers, each column as wide as its widest cell.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();

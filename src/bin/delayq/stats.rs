@@ -8,7 +8,7 @@ use delayq::QueueStatus;
 use serde_json::json;
 
 use crate::args::{Cli, CodecKind, OutputFormat, StatsArgs};
-use crate::output::{self, millis_from, relative};
+use crate::output::{self, relative};
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
@@ -98,15 +98,9 @@ fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
 fn to_json(statuses: &[(&str, QueueStatus)], now: SystemTime) -> serde_json::Value {
     json!({
         "at": output::utc_time(now),
-        "queues": statuses.iter().map(|(name, s)| json!({
-            "queue": name,
-            "pending": s.pending,
-            "ready": s.ready,
-            "in_flight": s.in_flight,
-            "dead_letters": s.dead_letters,
-            "quarantined": s.quarantined,
-            "next_due_in_ms": s.next_due.map(|d| millis_from(d, now)),
-            "lag_ms": s.lag_at(now).as_millis() as u64,
-        })).collect::<Vec<_>>(),
+        "queues": statuses
+            .iter()
+            .map(|(name, s)| output::status_json(name, s, now))
+            .collect::<Vec<_>>(),
     })
 }
