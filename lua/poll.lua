@@ -1,12 +1,19 @@
 -- poll: remove and return the first pending elements in offer order,
 -- without transferring them (RDelayedQueue.poll / poll(limit)).
--- KEYS: 1 pending list, 2 timeout set, 3 quarantine list
--- ARGV: 1 limit
+-- KEYS: 1 pending list, 2 timeout set, 3 quarantine list, 4 channel,
+--       5 request key (lib/request.lua)
+-- ARGV: 1 limit (>= 1; the client bounds it)
 -- Returns {elements, scores, quarantined}: the packed elements (so the
 -- client can put them back, scores included, if it cannot decode them).
+-- If the client never sees the reply, cancelling the request puts them back.
+local replayed = delayq_replayed(KEYS[5])
+if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list')
 if bad then return bad end
 local limit = tonumber(ARGV[1])
+if not limit or limit < 1 then
+  return redis.error_reply('ERR poll needs a limit of at least 1')
+end
 local elements = {}
 local scores = {}
 local quarantined = 0
@@ -27,4 +34,4 @@ while #elements < limit do
   end
   delayq_call_chunked('zrem', KEYS[2], popped)
 end
-return {elements, scores, quarantined}
+return delayq_answer(KEYS[5], {elements, scores, quarantined}, delayq_restore_steps(1, 2, 4, elements, scores))

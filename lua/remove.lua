@@ -1,10 +1,13 @@
 -- remove: delete pending elements by payload (RDelayedQueue.remove/removeAll/retainAll).
--- KEYS: 1 pending list, 2 timeout set
+-- KEYS: 1 pending list, 2 timeout set, 3 request key (lib/request.lua: a
+--       resend removes nothing twice)
 -- ARGV: 1 mode: 'first' (the first element whose payload is in the set),
 --               'all' (every such element) or 'retain' (every element whose
 --               payload is not in the set; malformed elements are kept),
 --       2.. payloads
 -- Returns the number of elements removed.
+local replayed = delayq_replayed(KEYS[3])
+if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset')
 if bad then return bad end
 local mode = ARGV[1]
@@ -33,4 +36,4 @@ for i = 1, #elements do
 end
 delayq_remove_indices(KEYS[1], indices)
 delayq_call_chunked('zrem', KEYS[2], removed)
-return #removed
+return delayq_answer(KEYS[3], #removed)

@@ -17,6 +17,7 @@ use crate::detached::{detach, give_back_with, push_back};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
+use crate::request::Request;
 use crate::scheduler::Registration;
 use crate::script::SCRIPTS;
 
@@ -226,13 +227,19 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     /// Removes and returns up to `max` ready values at once, atomically (Java's
-    /// `drainTo`). If one cannot be decoded, the error holds the raw bytes of
-    /// all of them.
+    /// `drainTo`), at most 10,000 per call (one script run, so that Redis is
+    /// never held for long); `0` removes nothing. If one cannot be decoded,
+    /// the error holds the raw bytes of all of them, and all go back.
     ///
     /// Cancel safe: values removed for a call dropped before it returns go
-    /// back to the head of the list, in order.
+    /// back to the head of the list, in order. A lost reply loses nothing
+    /// either: fred's resend of the call returns the same values, and if the
+    /// connection stays down the call fails and its values go back.
     pub async fn drain(&self, max: usize) -> Result<Vec<T>> {
-        let max = i64::try_from(max).unwrap_or(-1);
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        let max = max.min(crate::delayed_queue::MAX_BATCH) as i64;
         let conn = self.client.conn()?.clone();
         let key = self.name().to_owned();
         let give_back = give_back_with(
@@ -244,10 +251,16 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             },
         );
+        let settling = self.client.inner.settling.clone();
         let drain = async move {
-            SCRIPTS
-                .drain
-                .run(&conn, vec![Key::from(key)], vec![Value::from(max)])
+            Request::new(&key)
+                .remove(
+                    &conn,
+                    &settling,
+                    &SCRIPTS.drain,
+                    vec![Key::from(key.as_str())],
+                    vec![Value::from(max)],
+                )
                 .await
         };
         let value = detach(drain, give_back, &self.client.inner.settling)

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
-use fred::prelude::Options;
+use fred::interfaces::{KeysInterface, ListInterface};
 use fred::types::{Key, Value};
 
 use crate::client::{Client, Clock};
@@ -16,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, ElementId, Format};
 use crate::keys::QueueKeys;
 use crate::reply;
+use crate::request::Request;
 use crate::scheduler::{run_transfer, Registration};
 use crate::script::{Script, SCRIPTS};
 use crate::status::QueueStatus;
@@ -24,6 +24,10 @@ use crate::BlockingQueue;
 
 /// Offers within one `offer_all` call sent per script run.
 const OFFER_CHUNK: usize = 1_000;
+
+/// Most values one `poll_many`, `remove_pending` or `drain` call removes: one
+/// script run, whose cost must stay bounded (Redis is shared).
+pub(crate) const MAX_BATCH: usize = 10_000;
 
 /// When an offered element is due.
 #[derive(Debug, Clone, Copy)]
@@ -270,10 +274,7 @@ impl<T: 'static> DelayedQueue<T> {
     async fn run_offer(&self, args: Vec<Value>) -> Result<Vec<usize>> {
         let script = &SCRIPTS.offer;
         // One attempt: a retried offer could be applied twice.
-        let conn = self.client.conn()?.with_options(&Options {
-            max_attempts: Some(1),
-            ..Options::default()
-        });
+        let conn = self.client.conn()?; // sent once: the script is declared `Resend::Once`
         let keys = vec![
             self.keys.timeout().into(),
             self.keys.pending().into(),
@@ -375,7 +376,7 @@ impl<T: 'static> DelayedQueue<T> {
         args.push(Value::from(mode));
         args.extend(payloads.into_iter().map(Value::Bytes));
         let value = self
-            .run(
+            .request(
                 &SCRIPTS.remove,
                 vec![self.keys.pending().into(), self.keys.timeout().into()],
                 args,
@@ -423,25 +424,29 @@ impl<T: 'static> DelayedQueue<T> {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        // Bounded: one script moves at most this many (Redis is shared).
+        let limit = limit.min(MAX_BATCH);
         let keys = vec![
             self.keys.pending().into(),
             self.keys.timeout().into(),
             self.keys.quarantine().into(),
+            self.keys.channel().into(),
         ];
         // Removed values go back, scores included, if the call is dropped
-        // before it returns.
+        // before it returns (and, through the request, if its reply is lost).
         let conn = self.client.conn()?.clone();
-        let restore_keys: Vec<Key> = vec![self.keys.pending().into(), self.keys.timeout().into()];
+        let restore_keys = self.restore_keys();
         let give_back = give_back_with(
-            (conn.clone(), restore_keys.clone()),
-            |(conn, keys), reply: std::result::Result<Value, fred::error::Error>| async move {
+            (conn.clone(), restore_keys.clone(), self.name().to_owned()),
+            |(conn, keys, name), reply: std::result::Result<Value, fred::error::Error>| async move {
                 let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
                     return;
                 };
                 let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores));
                 if let Ok(args) = args {
                     if !args.is_empty() {
-                        if let Err(error) = SCRIPTS.restore.run(&conn, keys, args).await {
+                        let restored = Request::new(&name).give_back(&conn, &SCRIPTS.restore, keys, args).await;
+                        if let Err(error) = restored {
                             tracing::error!(%error, "could not give back values polled for a dropped call");
                         }
                     }
@@ -449,7 +454,12 @@ impl<T: 'static> DelayedQueue<T> {
             },
         );
         let args = vec![Value::from(limit as i64)];
-        let poll = async move { SCRIPTS.poll.run(&conn, keys, args).await };
+        let (name, settling) = (self.name().to_owned(), self.client.inner.settling.clone());
+        let poll = async move {
+            Request::new(&name)
+                .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
+                .await
+        };
         let value = detach(poll, give_back, &self.client.inner.settling)
             .reply()
             .await
@@ -466,10 +476,22 @@ impl<T: 'static> DelayedQueue<T> {
             Ok(values) => Ok(values),
             Err(error) => {
                 let args = restore_args(elements, scores)?;
-                let restored = self.run(&SCRIPTS.restore, restore_keys, args).await.is_ok();
+                let restored = Request::new(self.name())
+                    .give_back(self.client.conn()?, &SCRIPTS.restore, self.restore_keys(), args)
+                    .await
+                    .is_ok();
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
+    }
+
+    /// Keys of `lua/restore.lua` (without its request key).
+    fn restore_keys(&self) -> Vec<Key> {
+        vec![
+            self.keys.pending().into(),
+            self.keys.timeout().into(),
+            self.keys.channel().into(),
+        ]
     }
 
     /// Removes the last pending value (in offer order) and pushes it to the
@@ -482,7 +504,9 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.quarantine().into(),
             target.into(),
         ];
-        let value = self.run(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![]).await?;
+        let value = self
+            .request(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![])
+            .await?;
         let [payload, quarantined] = reply::tuple::<2>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll_last_and_offer_first_to");
         match reply::opt_bytes(payload)? {
@@ -635,11 +659,17 @@ impl<T: 'static> DelayedQueue<T> {
     /// Removes up to `max` pending elements, first offered first, in one
     /// atomic script, and returns how many it removed and how many are still
     /// pending. Empties a large queue in steps that never block Redis for
-    /// long, where [`clear`](Self::clear) deletes everything at once.
+    /// long, where [`clear`](Self::clear) deletes everything at once. At most
+    /// 10,000 per call; `0` removes nothing.
     pub async fn remove_pending(&self, max: usize) -> Result<(u64, u64)> {
         let keys = vec![self.keys.timeout().into(), self.keys.pending().into()];
-        let max = i64::try_from(max.max(1)).unwrap_or(i64::MAX);
-        let value = self.run(&SCRIPTS.remove_pending, keys, vec![Value::from(max)]).await?;
+        if max == 0 {
+            return Ok((0, self.len().await? as u64));
+        }
+        let max = max.min(MAX_BATCH) as i64;
+        let value = self
+            .request(&SCRIPTS.remove_pending, keys, vec![Value::from(max)])
+            .await?;
         let [removed, left] = reply::tuple::<2>(value)?;
         Ok((reply::int(&removed)? as u64, reply::int(&left)? as u64))
     }
@@ -658,6 +688,16 @@ impl<T: 'static> DelayedQueue<T> {
     async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
         script
             .run(self.client.conn()?, keys, args)
+            .await
+            .map_err(|e| self.script_error(script, e))
+    }
+
+    /// Runs a script that removes values as a [`Request`]: fred's resend of
+    /// it changes nothing, and if its reply is lost for good what it removed
+    /// goes back.
+    async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
+        Request::new(self.name())
+            .remove(self.client.conn()?, &self.client.inner.settling, script, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))
     }

@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use fred::prelude::{ClientLike, Options};
 use fred::types::Value;
 
 use crate::client::Client;
@@ -290,10 +289,7 @@ pub(crate) async fn give_back(
             keys.dead_letter().into(),
         ];
         // Retried here rather than by fred, so that a retry is a new call we can see.
-        let conn = client.conn()?.with_options(&Options {
-            max_attempts: Some(1),
-            ..Options::default()
-        });
+        let conn = client.conn()?; // sent once: the script is declared `Resend::Once`
         let value = script
             .run(&conn, redis_keys, args)
             .await

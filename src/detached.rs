@@ -14,8 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use fred::interfaces::ListInterface;
+use fred::types::{Key, Value};
 use tokio::sync::Notify;
+
+use crate::request::Request;
+use crate::script::SCRIPTS;
 
 /// Puts a reply nobody will read back where its value came from.
 pub(crate) type GiveBack<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
@@ -32,10 +35,14 @@ where
 }
 
 /// Pushes values back at the head of `key`, in their original order: values
-/// that did not decode, or that were popped for a caller that is gone.
-pub(crate) async fn push_back(conn: &fred::clients::Client, key: &str, mut raw: Vec<Bytes>) -> bool {
-    raw.reverse();
-    match conn.lpush::<i64, _, _>(key, raw).await {
+/// that did not decode, or that were popped for a caller that is gone. Sent
+/// as a request (see `request`), so a resend never pushes a value twice.
+pub(crate) async fn push_back(conn: &fred::clients::Client, key: &str, raw: Vec<Bytes>) -> bool {
+    let args = raw.into_iter().map(Value::Bytes).collect();
+    let pushed = Request::new(key)
+        .give_back(conn, &SCRIPTS.push_back, vec![Key::from(key)], args)
+        .await;
+    match pushed {
         Ok(_) => true,
         Err(error) => {
             tracing::error!(queue = key, %error, "could not put values back at the head of the list");

@@ -31,6 +31,9 @@ pub const DUE_PREFIX: &str = "delayq_due";
 pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
 /// delayq's prefix for the due elements one client is sweeping (SET).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
+/// delayq's prefix for the reply of one request that may be resent (STRING,
+/// expires after an hour, deleted as soon as the reply is read; see `lua/lib/request.lua`).
+pub const REQUEST_PREFIX: &str = "delayq_request";
 
 /// All key names of one queue.
 ///
@@ -155,6 +158,13 @@ impl QueueKeys {
 }
 
 /// `prefix + ":" + name` when the name has a hash tag already, else `prefix + ":{" + name + "}"`.
+/// The key where the request `id` on the queue (or list) `name` leaves its
+/// reply, so that fred's resend of it changes nothing (see
+/// `lua/lib/request.lua`); in the queue's cluster slot.
+pub(crate) fn request_key(name: &str, id: &str) -> String {
+    format!("{}:{id}", key_for(REQUEST_PREFIX, name))
+}
+
 fn key_for(prefix: &str, name: &str) -> String {
     if name.contains('{') {
         format!("{prefix}:{name}")

@@ -73,6 +73,7 @@ mod keys;
 mod outstanding;
 mod reliable_queue;
 mod reply;
+mod request;
 mod scheduler;
 mod script;
 mod sentinel_watch;

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use fred::interfaces::{ListInterface, SortedSetsInterface};
-use fred::prelude::{ClientLike, Options};
 use fred::types::Value;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -295,10 +294,7 @@ impl<T: 'static> ReliableQueue<T> {
         ];
         // One attempt: a claim applied twice would leave a delivery nobody holds.
         // If the reply is lost, the reaper returns the value either way.
-        let conn = self.client.conn()?.with_options(&Options {
-            max_attempts: Some(1),
-            ..Options::default()
-        });
+        let conn = self.client.conn()?; // sent once: the script is declared `Resend::Once`
         let claim = match SCRIPTS.claim.run(&conn, keys, args).await {
             Ok(claim) => claim,
             Err(error) => {
@@ -416,17 +412,26 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// Moves up to `max` dead-lettered values back to the queue's tail, with a
-    /// fresh delivery count; returns how many moved.
+    /// fresh delivery count; returns how many moved. At most 10,000 per call
+    /// (one script run); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
         let keys = vec![
             self.keys.dead_letter().into(),
             self.name().into(),
             self.keys.deliveries().into(),
         ];
-        let max = i64::try_from(max.max(1)).unwrap_or(i64::MAX);
-        let value = SCRIPTS
-            .requeue_dead_letters
-            .run(self.client.conn()?, keys, vec![Value::from(max)])
+        if max == 0 {
+            return Ok(0);
+        }
+        let max = max.min(crate::delayed_queue::MAX_BATCH) as i64;
+        let value = crate::request::Request::new(self.name())
+            .remove(
+                self.client.conn()?,
+                &self.client.inner.settling,
+                &SCRIPTS.requeue_dead_letters,
+                keys,
+                vec![Value::from(max)],
+            )
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.requeue_dead_letters.name, self.name()))?;
         Ok(reply::int(&value)? as usize)

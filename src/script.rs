@@ -6,50 +6,95 @@
 //! the script yet (`NOSCRIPT`: a restart, a failover, `SCRIPT FLUSH`), the same
 //! call is sent once more as `EVAL`, which also caches it. `NOSCRIPT` means
 //! the script did not run, so the fallback never applies an operation twice.
+//!
+//! fred sends a command again when its connection drops before the reply
+//! came (`max_command_attempts`); the command may have run already. So each
+//! script declares here whether that is harmless ([`Resend`]), and
+//! [`Script::run`] is the one place that tells fred: scripts that remove or
+//! give back values are made harmless to repeat by a request key
+//! (`lua/lib/request.lua`, `src/request.rs`), every other one is sent once.
 
 use std::sync::LazyLock;
 
 use fred::interfaces::ClientLike;
+use fred::prelude::Options;
 use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use fred::util::redis_keyslot;
 
 macro_rules! lua {
-    ($name:literal) => {
+    ($name:literal, $resend:ident) => {
         Script::new(
             $name,
             concat!(
                 include_str!("../lua/lib/element.lua"),
+                include_str!("../lua/lib/request.lua"),
                 include_str!(concat!("../lua/", $name, ".lua"))
             ),
+            Resend::$resend,
         )
     };
 }
 
-/// One Lua script: its name (file name under `lua/`), source and SHA1.
+/// Whether fred may send a script again after its connection dropped with
+/// the reply outstanding (the script may have run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// Running it twice does what running it once does: reads, idempotent
+    /// writes, and scripts keyed by a request (a repeat returns the first
+    /// run's reply). fred resends it.
+    Safe,
+    /// Sent once: a lost reply is an error and the outcome is unknown
+    /// (offers: a second run would offer twice).
+    Once,
+}
+
+/// One Lua script: its name (file name under `lua/`), source, SHA1, and
+/// whether it may be resent.
 #[derive(Debug)]
 pub(crate) struct Script {
     pub name: &'static str,
     pub body: &'static str,
     pub sha1: String,
+    pub resend: Resend,
 }
 
 impl Script {
-    fn new(name: &'static str, body: &'static str) -> Self {
+    fn new(name: &'static str, body: &'static str, resend: Resend) -> Self {
         Script {
             name,
             body,
             sha1: fred::util::sha1_hash(body),
+            resend,
         }
     }
 
-    /// Runs the script by EVALSHA, falling back to EVAL on `NOSCRIPT`.
+    /// Runs the script by EVALSHA, falling back to EVAL on `NOSCRIPT`, with
+    /// as many attempts as its [`Resend`] allows.
     ///
     /// Sent as fred custom commands rather than through `LuaInterface`: fred
     /// never pipelines its own EVALSHA, which would cap throughput at one
-    /// script per round trip, and `WithOptions` (for single-attempt offers)
+    /// script per round trip, and `WithOptions` (for single-attempt scripts)
     /// does not implement `LuaInterface`. The cluster slot is the first key's,
     /// which every key of a queue shares (see `keys.rs`).
-    pub async fn run<C>(&self, conn: &C, keys: Vec<Key>, args: Vec<Value>) -> Result<Value, fred::error::Error>
+    pub async fn run(
+        &self,
+        conn: &fred::clients::Client,
+        keys: Vec<Key>,
+        args: Vec<Value>,
+    ) -> Result<Value, fred::error::Error> {
+        match self.resend {
+            Resend::Safe => self.send(conn, keys, args).await,
+            Resend::Once => {
+                let once = conn.with_options(&Options {
+                    max_attempts: Some(1),
+                    ..Options::default()
+                });
+                self.send(&once, keys, args).await
+            }
+        }
+    }
+
+    async fn send<C>(&self, conn: &C, keys: Vec<Key>, args: Vec<Value>) -> Result<Value, fred::error::Error>
     where
         C: ClientLike + Send + Sync,
     {
@@ -100,30 +145,34 @@ pub(crate) struct Scripts {
     pub status: Script,
     pub remove_pending: Script,
     pub undo_move: Script,
+    pub push_back: Script,
+    pub cancel_request: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
-    offer: lua!("offer"),
-    transfer: lua!("transfer"),
-    read_all: lua!("read_all"),
-    peek: lua!("peek"),
-    contains: lua!("contains"),
-    remove: lua!("remove"),
-    poll: lua!("poll"),
-    poll_last_and_offer_first_to: lua!("poll_last_and_offer_first_to"),
-    expire: lua!("expire"),
-    drain: lua!("drain"),
-    restore: lua!("restore"),
-    migrate: lua!("migrate"),
-    claim: lua!("claim"),
-    ack: lua!("ack"),
-    nack: lua!("nack"),
-    extend: lua!("extend"),
-    reap: lua!("reap"),
-    requeue_dead_letters: lua!("requeue_dead_letters"),
-    sweep_collect: lua!("sweep_collect"),
-    sweep_window: lua!("sweep_window"),
-    status: lua!("status"),
-    remove_pending: lua!("remove_pending"),
-    undo_move: lua!("undo_move"),
+    offer: lua!("offer", Once),
+    transfer: lua!("transfer", Safe),
+    read_all: lua!("read_all", Safe),
+    peek: lua!("peek", Safe),
+    contains: lua!("contains", Safe),
+    remove: lua!("remove", Safe),
+    poll: lua!("poll", Safe),
+    poll_last_and_offer_first_to: lua!("poll_last_and_offer_first_to", Safe),
+    expire: lua!("expire", Safe),
+    drain: lua!("drain", Safe),
+    restore: lua!("restore", Safe),
+    migrate: lua!("migrate", Safe),
+    claim: lua!("claim", Once),
+    ack: lua!("ack", Safe),
+    nack: lua!("nack", Once),
+    extend: lua!("extend", Safe),
+    reap: lua!("reap", Safe),
+    requeue_dead_letters: lua!("requeue_dead_letters", Safe),
+    sweep_collect: lua!("sweep_collect", Safe),
+    sweep_window: lua!("sweep_window", Safe),
+    status: lua!("status", Safe),
+    remove_pending: lua!("remove_pending", Safe),
+    undo_move: lua!("undo_move", Once),
+    push_back: lua!("push_back", Safe),
+    cancel_request: lua!("cancel_request", Safe),
 });
