@@ -2,6 +2,8 @@
 //! harness starts on a free loopback port.
 
 mod harness;
+#[path = "../support/fault_proxy.rs"]
+mod fault_proxy;
 
 mod auth;
 mod blocking_queue;
@@ -10,6 +12,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod lost_replies;
 mod metrics;
 mod reliability;
 mod transfer;
