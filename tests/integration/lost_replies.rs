@@ -46,7 +46,11 @@ async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
         for (fault, queue) in [(Fault::LoseReply, "drain-reply"), (Fault::LoseRequest, "drain-request")] {
-            let _: i64 = raw.client.rpush(queue, bytes(&["a", "b", "c", "d", "e", "f"])).await.unwrap();
+            let _: i64 = raw
+                .client
+                .rpush(queue, bytes(&["a", "b", "c", "d", "e", "f"]))
+                .await
+                .unwrap();
             let q = client.blocking_queue(queue, StringCodec).unwrap();
             // Warm the script cache, so the faulted call is the script itself.
             assert_eq!(q.drain(1).await.unwrap(), strings(&["a"]));
@@ -90,7 +94,9 @@ async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
 async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
     deadline(async {
         let (_redis, proxy, client) = setup().await;
-        let delayed = client.delayed_queue_without_transfer("remove-lost", StringCodec).unwrap();
+        let delayed = client
+            .delayed_queue_without_transfer("remove-lost", StringCodec)
+            .unwrap();
         // Equal payloads from different jobs: a resent remove would take two.
         for v in ["warm", "x", "x", "x", "y"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
@@ -141,7 +147,11 @@ async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
         let raw = redis.raw().await;
         let reliable = client.reliable_queue("dead-lost", StringCodec).unwrap();
         let dead = reliable.keys().dead_letter().to_owned();
-        let _: i64 = raw.client.rpush(&dead, bytes(&["a", "b", "c", "d", "e"])).await.unwrap();
+        let _: i64 = raw
+            .client
+            .rpush(&dead, bytes(&["a", "b", "c", "d", "e"]))
+            .await
+            .unwrap();
         assert_eq!(reliable.requeue_dead_letters(1).await.unwrap(), 1);
         proxy.arm(Fault::LoseReply, request_of("dead-lost"));
         assert_eq!(reliable.requeue_dead_letters(2).await.unwrap(), 2);
@@ -158,24 +168,41 @@ async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
         // The destination list: drain removes, fails to decode, pushes back.
-        let _: i64 = raw.client.rpush("giveback", bytes(&["1", "not-a-number", "3"])).await.unwrap();
+        let _: i64 = raw
+            .client
+            .rpush("giveback", bytes(&["1", "not-a-number", "3"]))
+            .await
+            .unwrap();
         let q = client.blocking_queue("giveback", LongCodec).unwrap();
         // Only the give-back's request carries the values themselves.
         proxy.arm(Fault::LoseReply, "not-a-number");
         let error = q.drain(3).await.unwrap_err();
-        assert!(matches!(error, delayq::Error::Decode(ref e) if e.restored()), "{error:?}");
+        assert!(
+            matches!(error, delayq::Error::Decode(ref e) if e.restored()),
+            "{error:?}"
+        );
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.lrange("giveback").await, bytes(&["1", "not-a-number", "3"]));
 
         // The pending list: poll_many removes, fails to decode, restores with scores.
-        let delayed = client.delayed_queue_without_transfer("restore-lost", StringCodec).unwrap();
+        let delayed = client
+            .delayed_queue_without_transfer("restore-lost", StringCodec)
+            .unwrap();
         delayed.offer(&"1".to_string(), Duration::from_secs(600)).await.unwrap();
-        delayed.offer(&"poison-ä".to_string(), Duration::from_secs(600)).await.unwrap();
+        delayed
+            .offer(&"poison-ä".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
         let scores_before = raw.zrange("redisson_delay_queue_timeout:{restore-lost}").await;
-        let longs = client.delayed_queue_without_transfer("restore-lost", LongCodec).unwrap();
+        let longs = client
+            .delayed_queue_without_transfer("restore-lost", LongCodec)
+            .unwrap();
         proxy.arm(Fault::LoseReply, "poison-ä");
         let error = longs.poll_many(2).await.unwrap_err();
-        assert!(matches!(error, delayq::Error::Decode(ref e) if e.restored()), "{error:?}");
+        assert!(
+            matches!(error, delayq::Error::Decode(ref e) if e.restored()),
+            "{error:?}"
+        );
         assert_eq!(proxy.fired(), 2);
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["1", "poison-ä"]));
         assert_eq!(
@@ -202,7 +229,11 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
             .await
             .unwrap();
         let raw = redis.raw().await;
-        let _: i64 = raw.client.rpush("for-good", bytes(&["w", "a", "b", "c", "d"])).await.unwrap();
+        let _: i64 = raw
+            .client
+            .rpush("for-good", bytes(&["w", "a", "b", "c", "d"]))
+            .await
+            .unwrap();
         let q = client.blocking_queue("for-good", StringCodec).unwrap();
         assert_eq!(q.drain(1).await.unwrap(), strings(&["w"]));
         proxy.arm(Fault::LoseReply, request_of("for-good"));
@@ -215,7 +246,9 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
         })
         .await;
         // And a poll_many the same way, scores included.
-        let delayed = client.delayed_queue_without_transfer("for-good-poll", StringCodec).unwrap();
+        let delayed = client
+            .delayed_queue_without_transfer("for-good-poll", StringCodec)
+            .unwrap();
         for v in ["w", "a", "b"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
@@ -239,8 +272,13 @@ async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
     deadline(async {
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
-        let delayed = client.delayed_queue_without_transfer("offer-lost", StringCodec).unwrap();
-        delayed.offer(&"warm".to_string(), Duration::from_secs(600)).await.unwrap();
+        let delayed = client
+            .delayed_queue_without_transfer("offer-lost", StringCodec)
+            .unwrap();
+        delayed
+            .offer(&"warm".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
         proxy.arm(Fault::LoseReply, "lost-offer-payload");
         let error = delayed
             .offer(&"lost-offer-payload".to_string(), Duration::from_secs(600))

@@ -1,9 +1,9 @@
 //! Integration tests: every test talks to a real `redis-server` that the
 //! harness starts on a free loopback port.
 
-mod harness;
 #[path = "../support/fault_proxy.rs"]
 mod fault_proxy;
+mod harness;
 
 mod auth;
 mod blocking_queue;
