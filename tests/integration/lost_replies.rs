@@ -35,9 +35,16 @@ async fn setup() -> (RedisServer, FaultProxy, Client) {
     (redis, proxy, client)
 }
 
-/// The request key prefix of a queue's removing calls, which only they send.
-fn request_of(queue: &str) -> String {
-    format!("delayq_request:{{{queue}}}")
+/// Waits until no request key of the queue tagged `tag` is left: the stored
+/// replies of earlier calls are deleted in the background, and that deletion
+/// must not be the next request the proxy sees.
+async fn settled(raw: &crate::harness::RawRedis, tag: &str) {
+    let pattern = format!("delayq_request:{{{tag}}}*");
+    eventually(Duration::from_secs(20), "request keys deleted", || async {
+        let keys = raw.cmd("KEYS", vec![Value::from(pattern.as_str())]).await;
+        matches!(keys, Value::Array(ref keys) if keys.is_empty())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,18 +61,17 @@ async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
             let q = client.blocking_queue(queue, StringCodec).unwrap();
             // Warm the script cache, so the faulted call is the script itself.
             assert_eq!(q.drain(1).await.unwrap(), strings(&["a"]));
-            proxy.arm(fault, request_of(queue));
+            settled(&raw, queue).await;
+            proxy.arm(fault, queue);
             let drained = q.drain(3).await.unwrap();
             assert_eq!(proxy.fired(), if fault == Fault::LoseReply { 1 } else { 2 });
             assert_eq!(drained, strings(&["b", "c", "d"]), "{fault:?}");
             assert_eq!(raw.lrange(queue).await, bytes(&["e", "f"]), "{fault:?}");
         }
-        // Every stored reply is forgotten once read.
-        eventually(Duration::from_secs(10), "request keys deleted", || async {
-            let keys = raw.cmd("KEYS", vec![Value::from("delayq_request*")]).await;
-            matches!(keys, Value::Array(ref keys) if keys.is_empty())
-        })
-        .await;
+        // Every stored reply is deleted once read.
+        for queue in ["drain-reply", "drain-request"] {
+            settled(&raw, queue).await;
+        }
     })
     .await;
 }
@@ -80,7 +86,8 @@ async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
         assert_eq!(delayed.poll().await.unwrap(), Some("a".to_string()));
-        proxy.arm(Fault::LoseReply, request_of("poll-lost"));
+        settled(&raw, "poll-lost").await;
+        proxy.arm(Fault::LoseReply, "{poll-lost}");
         assert_eq!(delayed.poll_many(2).await.unwrap(), strings(&["b", "c"]));
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.llen("redisson_delay_queue:{poll-lost}").await, 4);
@@ -93,7 +100,8 @@ async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
     deadline(async {
-        let (_redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
         let delayed = client
             .delayed_queue_without_transfer("remove-lost", StringCodec)
             .unwrap();
@@ -102,12 +110,14 @@ async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
         assert!(delayed.remove(&"warm".to_string()).await.unwrap());
-        proxy.arm(Fault::LoseReply, request_of("remove-lost"));
+        settled(&raw, "remove-lost").await;
+        proxy.arm(Fault::LoseReply, "{remove-lost}");
         assert!(delayed.remove(&"x".to_string()).await.unwrap());
         assert_eq!(proxy.fired(), 1);
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["x", "x", "y"]));
 
-        proxy.arm(Fault::LoseReply, request_of("remove-lost"));
+        settled(&raw, "remove-lost").await;
+        proxy.arm(Fault::LoseReply, "{remove-lost}");
         assert_eq!(delayed.remove_pending(2).await.unwrap(), (2, 1));
         assert_eq!(proxy.fired(), 2);
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["y"]));
@@ -128,7 +138,8 @@ async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
             delayed.poll_last_and_offer_first_to("{plo}dst").await.unwrap(),
             Some("d".to_string())
         );
-        proxy.arm(Fault::LoseReply, "delayq_request:{plo}");
+        settled(&raw, "plo").await;
+        proxy.arm(Fault::LoseReply, "{plo}");
         assert_eq!(
             delayed.poll_last_and_offer_first_to("{plo}dst").await.unwrap(),
             Some("c".to_string())
@@ -153,7 +164,8 @@ async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
             .await
             .unwrap();
         assert_eq!(reliable.requeue_dead_letters(1).await.unwrap(), 1);
-        proxy.arm(Fault::LoseReply, request_of("dead-lost"));
+        settled(&raw, "dead-lost").await;
+        proxy.arm(Fault::LoseReply, "delayq_dead_letter:{dead-lost}");
         assert_eq!(reliable.requeue_dead_letters(2).await.unwrap(), 2);
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.lrange(&dead).await, bytes(&["d", "e"]));
@@ -236,7 +248,8 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
             .unwrap();
         let q = client.blocking_queue("for-good", StringCodec).unwrap();
         assert_eq!(q.drain(1).await.unwrap(), strings(&["w"]));
-        proxy.arm(Fault::LoseReply, request_of("for-good"));
+        settled(&raw, "for-good").await;
+        proxy.arm(Fault::LoseReply, "for-good");
         let error = q.drain(2).await.unwrap_err();
         assert!(error.is_transient(), "{error:?}");
         assert_eq!(proxy.fired(), 1);
@@ -254,7 +267,8 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
         }
         assert_eq!(delayed.poll().await.unwrap(), Some("w".to_string()));
         let scores_before = raw.zrange("redisson_delay_queue_timeout:{for-good-poll}").await;
-        proxy.arm(Fault::LoseReply, request_of("for-good-poll"));
+        settled(&raw, "for-good-poll").await;
+        proxy.arm(Fault::LoseReply, "{for-good-poll}");
         assert!(delayed.poll_many(5).await.unwrap_err().is_transient());
         eventually(Duration::from_secs(20), "polled values back", || async {
             raw.zrange("redisson_delay_queue_timeout:{for-good-poll}").await == scores_before
