@@ -316,3 +316,54 @@ async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_put_back_after_their_due_time_are_published_and_delivered() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        // The transferring client: direct, no periodic resync, so only the
+        // channel can tell it about an element that comes back overdue.
+        let transferring = redis.client_builder().resync_interval(None).build().await.unwrap();
+        let _handle = transferring.delayed_queue("late-back", StringCodec).unwrap();
+        let poller = Client::builder()
+            .url(proxy.url())
+            .customize(|b| {
+                b.with_connection_config(|c| c.max_command_attempts = 1);
+            })
+            .build()
+            .await
+            .unwrap();
+        let polling = poller.delayed_queue_without_transfer("late-back", StringCodec).unwrap();
+        polling
+            .offer(&"warm".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
+        assert_eq!(polling.poll().await.unwrap(), Some("warm".to_string()));
+        let raw = redis.raw().await;
+        settled(&raw, "late-back").await;
+
+        polling
+            .offer(&"x".to_string(), Duration::from_millis(800))
+            .await
+            .unwrap();
+        // The poll runs, its reply is lost and Redis is out of reach: x sits
+        // in the request while its due time passes and the transferring
+        // client's timer fires on an empty queue.
+        proxy.arm(Fault::LoseReplyThenOutage, "{late-back}");
+        assert!(polling.poll().await.is_err());
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        assert_eq!(raw.llen("late-back").await, 0);
+        // Redis is back: the cancel puts x back, overdue, and publishes it.
+        proxy.set_outage(false);
+        eventually(Duration::from_secs(30), "x delivered", || async {
+            raw.lrange("late-back").await == bytes(&["x"])
+        })
+        .await;
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
+        poller.shutdown().await;
+        transferring.shutdown().await;
+    })
+    .await;
+}

@@ -28,6 +28,8 @@ pub enum Fault {
     /// Pass the request on, let Redis run it, drop every reply from then on
     /// and cut the connection.
     LoseReply,
+    /// As `LoseReply`, and an outage begins (see [`FaultProxy::set_outage`]).
+    LoseReplyThenOutage,
 }
 
 struct Armed {
@@ -148,7 +150,10 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                     shared.fired.fetch_add(1, Ordering::SeqCst);
                     return;
                 }
-                Some(Fault::LoseReply) => {
+                Some(fault @ (Fault::LoseReply | Fault::LoseReplyThenOutage)) => {
+                    if fault == Fault::LoseReplyThenOutage {
+                        shared.refusing.store(true, Ordering::SeqCst);
+                    }
                     // Replies are dropped from before the request leaves, so
                     // its reply cannot slip through.
                     replies_lost.store(true, Ordering::SeqCst);
@@ -158,6 +163,9 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                     }
                     // Let Redis run it (and anything pipelined behind it), then cut.
                     tokio::time::sleep(Duration::from_millis(200)).await;
+                    if fault == Fault::LoseReplyThenOutage {
+                        shared.cut.notify_waiters();
+                    }
                     return;
                 }
                 None => {
