@@ -289,7 +289,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.channel().into(),
         ];
         let value = script
-            .run(&conn, keys, args)
+            .run(conn, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))?;
         reply::array(value)?
