@@ -35,6 +35,18 @@ async fn setup() -> (RedisServer, FaultProxy, Client) {
     (redis, proxy, client)
 }
 
+/// A client through the proxy that never resends: a lost reply is final.
+async fn without_resends(proxy: &FaultProxy) -> Client {
+    Client::builder()
+        .url(proxy.url())
+        .customize(|b| {
+            b.with_connection_config(|c| c.max_command_attempts = 1);
+        })
+        .build()
+        .await
+        .expect("connect through the proxy")
+}
+
 /// Waits until no request key of the queue tagged `tag` is left: the stored
 /// replies of earlier calls are deleted in the background, and that deletion
 /// must not be the next request the proxy sees.
@@ -232,14 +244,7 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
         let proxy = FaultProxy::start(redis.port()).await;
         // No resends at all: the lost reply is final, the call cannot learn
         // its outcome.
-        let client = Client::builder()
-            .url(proxy.url())
-            .customize(|b| {
-                b.with_connection_config(|c| c.max_command_attempts = 1);
-            })
-            .build()
-            .await
-            .unwrap();
+        let client = without_resends(&proxy).await;
         let raw = redis.raw().await;
         let _: i64 = raw
             .client
@@ -326,14 +331,7 @@ async fn values_put_back_after_their_due_time_are_published_and_delivered() {
         // channel can tell it about an element that comes back overdue.
         let transferring = redis.client_builder().resync_interval(None).build().await.unwrap();
         let _handle = transferring.delayed_queue("late-back", StringCodec).unwrap();
-        let poller = Client::builder()
-            .url(proxy.url())
-            .customize(|b| {
-                b.with_connection_config(|c| c.max_command_attempts = 1);
-            })
-            .build()
-            .await
-            .unwrap();
+        let poller = without_resends(&proxy).await;
         let polling = poller.delayed_queue_without_transfer("late-back", StringCodec).unwrap();
         polling
             .offer(&"warm".to_string(), Duration::from_secs(600))
