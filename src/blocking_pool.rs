@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, push_back, Detached, Settling, SettlingGuard};
+use crate::detached::{detach, give_back_with, push_back_uncounted, Detached, Settling, SettlingGuard};
 use crate::error::{Error, Result};
 use crate::reply;
 use crate::script::SCRIPTS;
@@ -320,7 +320,7 @@ async fn give_back(client: &FredClient, command: &str, argv: &[Value], reply: Va
     }
     let given_back = match command {
         "BLPOP" => match reply::blpop(reply) {
-            Ok((key, value)) => push_back(client, &key, vec![value]).await, // logs its own failure
+            Ok((key, value)) => push_back_uncounted(client, &key, vec![value]).await, // logs its own failure
             Err(error) => {
                 tracing::error!(command, %error, "a cancelled blocking read returned a value that cannot be given back");
                 false

@@ -72,6 +72,20 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The connection failed after a call that changes a queue was sent, and
+    /// its reply never came, so whether Redis applied it is unknown (for
+    /// calls that cannot be undone: a removal by value, a move to another
+    /// list, an offer). delayq neither lost nor duplicated anything; look at
+    /// the queue before repeating the call, which could apply it twice.
+    #[error("the outcome of {operation} on `{queue}` is unknown (the connection failed before the reply): {source}")]
+    OutcomeUnknown {
+        /// The operation, as its script is named.
+        operation: &'static str,
+        /// The queue.
+        queue: String,
+        /// The connection error.
+        source: fred::error::Error,
+    },
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -110,7 +124,7 @@ impl Error {
     /// failover). Bad input and bad data are never transient.
     pub fn is_transient(&self) -> bool {
         match self {
-            Error::Redis(e) => is_transient(e),
+            Error::Redis(e) | Error::OutcomeUnknown { source: e, .. } => is_transient(e),
             Error::Script { message, .. } => is_transient_reply(message),
             _ => false,
         }
