@@ -288,10 +288,11 @@ impl ClientBuilder {
             customize(&mut builder);
         }
 
+        let address = address(builder.get_config().map(|c| &c.server));
         let pool = builder.build_pool(self.pool_size)?;
-        connect(&pool, connect_timeout).await?;
+        connect(&pool, connect_timeout, &address).await?;
         let subscriber = builder.build_subscriber_client()?;
-        if let Err(e) = connect(&subscriber, connect_timeout).await {
+        if let Err(e) = connect(&subscriber, connect_timeout, &address).await {
             quit_pool(&pool).await;
             return Err(e);
         }
@@ -345,18 +346,45 @@ async fn quit_pool(pool: &fred::clients::Pool) {
     futures_util::future::join_all(pool.clients().iter().map(quit)).await;
 }
 
-async fn connect<C: ClientLike>(client: &C, timeout: Duration) -> Result<()> {
+/// Connects `client`; failing to reach `address` at all (refused,
+/// unreachable, no answer in time) is [`Error::Connect`], other failures
+/// (authentication, TLS...) are [`Error::Redis`].
+async fn connect<C: ClientLike>(client: &C, timeout: Duration, address: &str) -> Result<()> {
+    use fred::error::ErrorKind;
     // init() subscribes to the connect event before connecting; connect() then
     // wait_for_connect() can miss an event that fires in between.
-    match tokio::time::timeout(timeout, client.init()).await {
-        Ok(result) => result.map(drop).map_err(Error::from),
+    let error = match tokio::time::timeout(timeout, client.init()).await {
+        Ok(Ok(_)) => return Ok(()),
+        Ok(Err(error)) => error,
         Err(_) => {
             quit(client).await;
-            Err(Error::Redis(fred::error::Error::new(
-                fred::error::ErrorKind::Timeout,
-                format!("could not connect to Redis within {timeout:?}"),
-            )))
+            fred::error::Error::new(ErrorKind::Timeout, format!("no connection within {timeout:?}"))
         }
+    };
+    match error.kind() {
+        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled => Err(Error::Connect {
+            address: address.to_owned(),
+            source: error,
+        }),
+        _ => Err(Error::Redis(error)),
+    }
+}
+
+/// Where a configuration connects, for messages: `host:port`, or the nodes or
+/// sentinels it starts from (no credentials).
+fn address(server: Option<&fred::types::config::ServerConfig>) -> String {
+    use fred::types::config::ServerConfig;
+    let list = |hosts: &[fred::prelude::Server]| hosts.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    match server {
+        Some(ServerConfig::Centralized { server }) => server.to_string(),
+        Some(ServerConfig::Clustered { hosts, .. }) => format!("cluster nodes {}", list(hosts)),
+        Some(ServerConfig::Sentinel {
+            hosts, service_name, ..
+        }) => {
+            format!("sentinels {} (service {service_name})", list(hosts))
+        }
+        #[allow(unreachable_patterns)] // fred's `unix-sockets` feature adds a variant
+        _ => "the configured server".to_owned(),
     }
 }
 
