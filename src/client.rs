@@ -350,7 +350,6 @@ async fn quit_pool(pool: &fred::clients::Pool) {
 /// unreachable, no answer in time) is [`Error::Connect`], other failures
 /// (authentication, TLS...) are [`Error::Redis`].
 async fn connect<C: ClientLike>(client: &C, timeout: Duration, address: &str) -> Result<()> {
-    use fred::error::ErrorKind;
     // init() subscribes to the connect event before connecting; connect() then
     // wait_for_connect() can miss an event that fires in between.
     let error = match tokio::time::timeout(timeout, client.init()).await {
@@ -358,15 +357,33 @@ async fn connect<C: ClientLike>(client: &C, timeout: Duration, address: &str) ->
         Ok(Err(error)) => error,
         Err(_) => {
             quit(client).await;
-            fred::error::Error::new(ErrorKind::Timeout, format!("no connection within {timeout:?}"))
+            fred::error::Error::new(
+                fred::error::ErrorKind::Timeout,
+                format!("no connection within {timeout:?}"),
+            )
         }
     };
-    match error.kind() {
-        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled => Err(Error::Connect {
+    if unreachable(&error) {
+        Err(Error::Connect {
             address: address.to_owned(),
             source: error,
-        }),
-        _ => Err(Error::Redis(error)),
+        })
+    } else {
+        Err(Error::Redis(error))
+    }
+}
+
+/// Whether a failed first connection means the server was not reached:
+/// refused, unreachable, unresolved, or no answer in time. fred reports TLS
+/// handshake failures as I/O errors too; they are not "unreachable" (the CLI
+/// has its own hints for them).
+fn unreachable(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    const TLS: [&str; 6] = ["Certificate", "AlertReceived", "Handshake", "InvalidData", "tls", "TLS"];
+    match error.kind() {
+        ErrorKind::Timeout | ErrorKind::Canceled => true,
+        ErrorKind::IO => !TLS.iter().any(|mark| error.details().contains(mark)),
+        _ => false,
     }
 }
 
