@@ -120,6 +120,11 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
+    /// Longest duration the builder's timeouts, intervals and backoffs take,
+    /// a day: longer ones, up to `Duration::MAX`, are clamped to it rather
+    /// than overflowing a deadline somewhere.
+    pub const MAX_SETTING: Duration = Duration::from_secs(24 * 3600);
+
     /// Connect to a URL in any form fred takes (see
     /// `fred::types::config::Config::from_url`):
     ///
@@ -170,9 +175,10 @@ impl ClientBuilder {
     }
 
     /// Transfer every queue at least this often even when no message says so
-    /// (default 60 s; `None` relies on the channel and reconnects alone).
+    /// (default 60 s; at most [`MAX_SETTING`](Self::MAX_SETTING), a day; `None` relies on the
+    /// channel and reconnects alone).
     pub fn resync_interval(mut self, interval: Option<Duration>) -> Self {
-        self.transfer.resync_interval = interval;
+        self.transfer.resync_interval = interval.map(|i| i.min(Self::MAX_SETTING));
         self
     }
 
@@ -183,30 +189,36 @@ impl ClientBuilder {
     }
 
     /// Retry delays of a failing transfer: first `min`, doubling up to `max`
-    /// (default 100 ms to 5 s).
+    /// (default 100 ms to 5 s; both at most [`MAX_SETTING`](Self::MAX_SETTING), a day).
     pub fn transfer_backoff(mut self, min: Duration, max: Duration) -> Self {
+        let min = min.min(Self::MAX_SETTING);
         self.transfer.min_backoff = min;
-        self.transfer.max_backoff = max.max(min);
+        self.transfer.max_backoff = max.clamp(min, Self::MAX_SETTING);
         self
     }
 
     /// Server-side timeout of each blocking read (`BLPOP`) in a wait loop
-    /// (default 5 s): a dead connection is noticed within about this time.
+    /// (default 5 s; from 10 ms to [`MAX_SETTING`](Self::MAX_SETTING), a day): a dead
+    /// connection is noticed within about this time. It does not limit how
+    /// long a `take()` waits: that loops until a value comes.
     pub fn blocking_timeout(mut self, timeout: Duration) -> Self {
-        self.blocking_timeout = timeout.max(Duration::from_millis(10));
+        self.blocking_timeout = timeout.clamp(Duration::from_millis(10), Self::MAX_SETTING);
         self
     }
 
-    /// How long [`build`](Self::build) waits for the first connection (default 10 s).
+    /// How long [`build`](Self::build) waits for the first connection, and
+    /// fred's timeout for its own commands while connecting (default 10 s; at
+    /// most [`MAX_SETTING`](Self::MAX_SETTING), a day).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.connect_timeout = timeout.min(Self::MAX_SETTING);
         self
     }
 
     /// How long [`Client::shutdown`] waits for reliable deliveries in flight
-    /// to be settled before it gives them back to their queues (default 10 s).
+    /// to be settled before it gives them back to their queues (default 10 s;
+    /// at most [`MAX_SETTING`](Self::MAX_SETTING), a day).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.shutdown_grace = grace;
+        self.shutdown_grace = grace.min(Self::MAX_SETTING);
         self
     }
 
