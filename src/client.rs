@@ -630,3 +630,55 @@ impl Client {
         Ok(self.inner.pool.next())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fred::error::{Error as FredError, ErrorKind};
+
+    #[test]
+    fn unreachable_means_not_reached_not_refused_by_tls_or_auth() {
+        let io = |details: &str| FredError::new(ErrorKind::IO, details.to_owned());
+        assert!(unreachable(&io(
+            "Os { code: 111, kind: ConnectionRefused, message: \"Connection refused\" }"
+        )));
+        assert!(unreachable(&FredError::new(ErrorKind::Timeout, "no connection")));
+        assert!(!unreachable(&io(
+            "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }"
+        )));
+        assert!(!unreachable(&FredError::new(ErrorKind::Auth, "WRONGPASS")));
+    }
+
+    #[test]
+    fn addresses_name_servers_not_credentials() {
+        let config = Config::from_url("redis://app:s3cret@10.0.0.1:6380/2").unwrap();
+        assert_eq!(address(Some(&config.server)), "10.0.0.1:6380");
+        let sentinel =
+            Config::from_url("redis-sentinel://u:p@10.0.0.1:26379/0?sentinelServiceName=mymaster&node=10.0.0.2:26379")
+                .unwrap();
+        let named = address(Some(&sentinel.server));
+        assert!(named.contains("10.0.0.1:26379") && named.contains("10.0.0.2:26379") && named.contains("mymaster"));
+        assert!(!named.contains("p@"), "{named}");
+    }
+
+    #[test]
+    fn duration_settings_are_clamped() {
+        let builder = Client::builder()
+            .blocking_timeout(Duration::MAX)
+            .connect_timeout(Duration::MAX)
+            .shutdown_grace(Duration::MAX)
+            .resync_interval(Some(Duration::MAX))
+            .transfer_backoff(Duration::MAX, Duration::MAX);
+        assert_eq!(builder.blocking_timeout, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.connect_timeout, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.shutdown_grace, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.transfer.resync_interval, Some(ClientBuilder::MAX_SETTING));
+        assert_eq!(builder.transfer.min_backoff, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.transfer.max_backoff, ClientBuilder::MAX_SETTING);
+        let builder = Client::builder()
+            .blocking_timeout(Duration::ZERO)
+            .transfer_backoff(Duration::from_secs(2), Duration::from_secs(1));
+        assert_eq!(builder.blocking_timeout, Duration::from_millis(10));
+        assert_eq!(builder.transfer.max_backoff, Duration::from_secs(2));
+    }
+}
