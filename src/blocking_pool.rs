@@ -237,6 +237,18 @@ impl BlockingPool {
     }
 }
 
+/// A client dropped without [`close`](BlockingPool::close) (see
+/// `client::Inner`'s `Drop`) still closes its idle connections, in the
+/// background; leased ones close when their lease ends, as the pool is
+/// shutting down.
+impl Drop for BlockingPool {
+    fn drop(&mut self) {
+        for (_, client) in std::mem::take(&mut *self.idle.get_mut()) {
+            close_in_background(client, None);
+        }
+    }
+}
+
 /// The client-side deadline of a blocking command that waits up to
 /// `server_timeout` on the server: half as long again plus 2 s, so a slow
 /// reply is not taken for a dead connection; saturates, never overflows.

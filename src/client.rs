@@ -425,6 +425,24 @@ fn address(server: Option<&fred::types::config::ServerConfig>) -> String {
 /// commands), and the transfer scheduler that moves due elements of every
 /// [`DelayedQueue`] made from it. Cloning is cheap and shares all of that.
 ///
+/// # Dropping without `shutdown`
+///
+/// Call [`shutdown`](Self::shutdown) to stop gracefully. A client that is
+/// simply dropped (its last clone and every queue handle, delivery and worker
+/// made from it gone, since each of them holds the client) still releases
+/// everything, at once and without the graceful wait: blocked reads and
+/// background tasks (scheduler, Sentinel watchers) are cancelled and every
+/// connection is closed in the background, including the pool
+/// [`redis`](Self::redis) returns. Nothing is lost, but nothing is handed
+/// back gracefully either: a reliable [`Delivery`](crate::Delivery) dropped
+/// unsettled is given back to the tail of its queue in the background (not
+/// to the head, as shutdown does), and one that cannot be (the process exits
+/// first, Redis is unreachable) returns when its visibility timeout passes,
+/// through the reaper of any client of the queue. A due element not
+/// transferred yet stays in the timeout set for the next transfer, Java or
+/// Rust. Closing needs a Tokio runtime; without one, the connections end
+/// with the runtime that ran them.
+///
 /// ```no_run
 /// use std::time::Duration;
 /// use delayq::{Client, StringCodec};
@@ -458,6 +476,26 @@ pub(crate) struct Inner {
     pub shutdown_grace: Duration,
     pub max_payload: usize,
     pub transfer: TransferSettings,
+}
+
+/// The last reference to the client is gone without [`Client::shutdown`]:
+/// cancel what runs in the background and close the connections, without the
+/// graceful wait (see "Dropping without `shutdown`" on [`Client`]). The
+/// scheduler ends as its command channel closes with `scheduler`, the
+/// blocking pool closes its idle connections in its own `Drop`.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Blocked reads, Sentinel watchers, reapers: all stop on the token.
+        self.shutdown.cancel();
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return; // shutdown() already closed everything
+        }
+        tracing::debug!("client dropped without shutdown(); closing its connections");
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let pool = self.pool.clone();
+            runtime.spawn(async move { quit_pool(&pool).await });
+        }
+    }
 }
 
 impl std::fmt::Debug for Client {
