@@ -17,7 +17,23 @@ use crate::scheduler::Scheduler;
 use crate::sentinel_watch;
 use crate::{BlockingQueue, DelayedQueue};
 
-/// Which clock decides "now" when the transfer moves due elements.
+/// Which clock a [`Client`] reads "now" from, for the transfer and for
+/// relative offers.
+///
+/// | | [`Local`](Clock::Local) (default) | [`Server`](Clock::Server) |
+/// |---|---|---|
+/// | transfer (scheduler, [`DelayedQueue::transfer_now`](crate::DelayedQueue::transfer_now)): what is due | this host's clock, sent to the script | Redis `TIME`, read inside the script |
+/// | [`DelayedQueue::offer`] / [`offer_all`](DelayedQueue::offer_all) (`delay` from now) | this host's clock + delay | Redis `TIME` + delay, computed inside the script |
+/// | [`DelayedQueue::offer_at`] (absolute time) | stored as given | stored as given |
+/// | reliable deliveries' visibility deadlines | Redis `TIME` | Redis `TIME` |
+///
+/// Due times are stored as ms since the epoch either way, so the queue stays
+/// readable by Redisson; Java producers and Java transfers always use their
+/// own host's clock. Under `Server`, the scheduler also learns the offset
+/// between the two clocks from its runs and sets its timers by it, so a host
+/// whose clock is off neither delays nor advances delivery of what it offers
+/// or transfers (a delay is still range-checked on this host's clock before
+/// sending, which only matters at the ~285,000-year limit).
 ///
 /// ```
 /// use delayq::{Client, Clock};
@@ -26,12 +42,12 @@ use crate::{BlockingQueue, DelayedQueue};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Clock {
-    /// This host's clock, as Redisson's transfer uses it. Default.
+    /// This host's clock, as Redisson uses it for offers and transfers. Default.
     #[default]
     Local,
-    /// The Redis server's clock (`TIME`), so that a host whose clock is off
-    /// neither delays nor advances delivery. Offers still compute due times
-    /// on the producing host, as Java's do.
+    /// The Redis server's clock (`TIME`), for the transfer and for offers
+    /// with a delay (`offer`, `offer_all`): due time = server's now + delay.
+    /// `offer_at` stores the absolute time it is given, whatever the clock.
     Server,
 }
 
@@ -182,7 +198,10 @@ impl ClientBuilder {
         self
     }
 
-    /// The clock that decides what is due (default [`Clock::Local`]).
+    /// The clock this client reads "now" from (default [`Clock::Local`]):
+    /// under [`Clock::Server`], both its transfer and its offers with a
+    /// delay use the Redis server's `TIME`; see [`Clock`] for exactly what
+    /// each setting changes.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.transfer.clock = clock;
         self
