@@ -10,6 +10,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod lifecycle;
 mod metrics;
 mod reliability;
 mod transfer;
