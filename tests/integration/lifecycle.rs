@@ -8,6 +8,12 @@ use delayq::{Client, ClientBuilder, Error, StringCodec};
 
 use crate::harness::{deadline, eventually, RawRedis, RedisServer};
 
+// The Sentinel deployment of tests/deployments, with the server support it builds on.
+#[path = "../support/redis_sentinel.rs"]
+mod redis_sentinel;
+#[path = "../support/redis_server.rs"]
+mod redis_server;
+
 /// Connections the server has open right now (`INFO clients`), the inspector's own included.
 async fn connected(raw: &RawRedis) -> usize {
     raw.info_field("clients", "connected_clients").await.parse().unwrap()
@@ -130,6 +136,40 @@ async fn lifecycle_a_blocked_take_holds_the_client_until_it_ends() {
         drop(client);
         eventually(Duration::from_secs(30), "nothing stays open", || async {
             connected(&raw).await == before
+        })
+        .await;
+    })
+    .await;
+}
+
+/// Subscribed connections on the sentinels: only delayq's `+switch-master`
+/// listeners subscribe there (sentinels subscribe on the data nodes).
+async fn sentinel_subscribers(sentinel: &redis_sentinel::RedisSentinel) -> usize {
+    let mut subscribers = 0;
+    for port in sentinel.sentinel_ports() {
+        let clients = sentinel.sentinel_command(port, "CLIENT", vec!["LIST".into()]).await;
+        subscribers += clients.lines().filter(|line| line.contains(" sub=1 ")).count();
+    }
+    subscribers
+}
+
+/// A client through sentinels listens to every sentinel for failovers; those
+/// listeners stop when the client is dropped without `shutdown()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_dropping_a_sentinel_client_stops_its_sentinel_listeners() {
+    deadline(async {
+        let sentinel = redis_sentinel::RedisSentinel::start().await;
+        assert_eq!(sentinel_subscribers(&sentinel).await, 0);
+        let client = Client::builder().url(sentinel.url()).build().await.unwrap();
+        let queue = client.delayed_queue("life-s", StringCodec).unwrap();
+        queue.offer(&"s".to_owned(), Duration::from_millis(10)).await.unwrap();
+        eventually(Duration::from_secs(30), "a listener on every sentinel", || async {
+            sentinel_subscribers(&sentinel).await == 3
+        })
+        .await;
+        drop((client, queue));
+        eventually(Duration::from_secs(30), "the sentinel listeners stop", || async {
+            sentinel_subscribers(&sentinel).await == 0
         })
         .await;
     })
