@@ -38,11 +38,12 @@ pub enum Error {
     /// [`Client::connect`](crate::Client::connect)) could not reach Redis:
     /// nothing listens at the address, it is unreachable, or it did not
     /// answer within the connect timeout. Its message names the address and
-    /// what to check; `source` is fred's error. Authentication and TLS
-    /// failures stay [`Error::Redis`] / [`Error::Tls`].
+    /// what to check; `source` is fred's error. Authentication failures and
+    /// failed TLS handshakes stay [`Error::Redis`].
     ///
     /// ```
-    /// # async fn demo() {
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let error = delayq::Client::builder()
     ///     .url("redis://127.0.0.1:1")
     ///     .connect_timeout(std::time::Duration::from_secs(2))
@@ -50,7 +51,10 @@ pub enum Error {
     ///     .await
     ///     .unwrap_err();
     /// assert!(matches!(error, delayq::Error::Connect { .. }));
-    /// // "cannot connect to Redis at 127.0.0.1:1: ... (is Redis running there, and is the URL right?)"
+    /// // cannot connect to Redis at 127.0.0.1:1: IO Error: ... Connection refused ...
+    /// // (is Redis running there, and is the URL right?)
+    /// assert!(error.to_string().starts_with("cannot connect to Redis at 127.0.0.1:1: "));
+    /// assert!(error.to_string().contains(delayq::Error::CONNECT_HINT));
     /// # }
     /// ```
     #[error("cannot connect to Redis at {address}: {source} ({})", Error::CONNECT_HINT)]
