@@ -285,7 +285,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// that moment, returns that error instead, so "empty" and "unreachable"
     /// are told apart.
     pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
-        match self.pop_from(&[self.name()], Some(Instant::now() + timeout)).await? {
+        match self.pop_from(&[self.name()], Instant::now().checked_add(timeout)).await? {
             Some((key, raw)) => Ok(Some(self.decode_or_restore(&key, raw).await?)),
             None => Ok(None),
         }
@@ -306,7 +306,7 @@ impl<T: 'static> BlockingQueue<T> {
     pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
-        match self.pop_from(&names, Some(Instant::now() + timeout)).await? {
+        match self.pop_from(&names, Instant::now().checked_add(timeout)).await? {
             Some((name, raw)) => {
                 let value = self.decode_or_restore(&name, raw).await?;
                 Ok(Some((name, value)))
