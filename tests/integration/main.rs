@@ -12,6 +12,7 @@ mod delayed_queue;
 mod formats;
 mod metrics;
 mod reliability;
+mod subscriber;
 mod sweep;
 mod transfer;
 mod worker;
