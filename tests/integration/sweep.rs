@@ -209,3 +209,57 @@ async fn three_clients_sweep_a_deep_backlog_of_1kb_payloads_in_short_scripts() {
 async fn three_clients_sweep_a_deep_backlog_of_10kb_payloads_in_short_scripts() {
     deadline(three_clients_sweep(6_000, 10_240)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let producer = redis.client().await;
+        let q = producer.delayed_queue_without_transfer("big", StringCodec).unwrap();
+        let items: Vec<(String, Duration)> = (0..30_000)
+            .map(|i| {
+                let delay = if i % 10 == 0 {
+                    Duration::ZERO
+                } else {
+                    Duration::from_secs(3600)
+                };
+                (i.to_string(), delay)
+            })
+            .collect();
+        q.offer_all(items).await.unwrap();
+        // A client that died mid-sweep left its lease, for 3 more seconds.
+        let lease = q.keys().sweep();
+        raw.cmd(
+            "SET",
+            vec![lease.as_str().into(), "dead-client".into(), "PX".into(), 3000.into()],
+        )
+        .await;
+        let client = redis.client().await;
+        let _transfer = client.delayed_queue("big", StringCodec).unwrap();
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        let owner: Option<String> = raw.client.get(lease.as_str()).await.unwrap();
+        assert_eq!(owner.as_deref(), Some("dead-client"), "a live lease is never taken");
+        assert_eq!(client.stats().sweeps, 0);
+        eventually(
+            Duration::from_secs(30),
+            "the sweep taken over drains the backlog",
+            || async { raw.llen("big").await == 3_000 },
+        )
+        .await;
+        assert!(client.stats().sweeps >= 1, "{:?}", client.stats());
+        let mut arrived: Vec<i64> = raw
+            .lrange("big")
+            .await
+            .iter()
+            .map(|b| std::str::from_utf8(b).unwrap().parse().unwrap())
+            .collect();
+        arrived.sort_unstable();
+        assert_eq!(arrived, (0..30_000).step_by(10).collect::<Vec<i64>>());
+        eventually(Duration::from_secs(20), "the lease is released", || async {
+            raw.client.exists::<i64, _>(lease.as_str()).await.unwrap() == 0
+        })
+        .await;
+    })
+    .await;
+}
