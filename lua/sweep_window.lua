@@ -7,10 +7,12 @@
 --       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
 --       run, 6 time budget (ms) for reading and marking, counted from the
 --       start of the run; removing and moving what was marked adds a few ms,
---       7 most elements to move in this run, 8 most elements to read
+--       7 most elements to move in this run, 8 most elements to read,
+--       9 time (µs) to keep for removing the marks (the last run's, returned)
 -- Returns {next cursor, moved, quarantined, scanned, leased, lease ttl ms or
--- bytes read}: scanned 0 at the end of the list; leased 0 when another client
--- holds the lease (then nothing was read, and the last value is its ttl).
+-- bytes read, µs the removal of marks took}: scanned 0 at the end of the
+-- list; leased 0 when another client holds the lease (then nothing was read,
+-- and the sixth value is its ttl).
 --
 -- A backlog of due elements scattered through a long pending list (offer
 -- order unlike due order) would cost Redisson one scan of the list per
@@ -30,10 +32,12 @@
 -- - Java readers see consistent state: a script is atomic, and nothing of a
 --   sweep but the lease (and the cursor, kept by the client) outlives a run;
 -- - each run is bounded: it reads at most ARGV[5] bytes (in slices sized by
---   the elements read so far), stops reading and marking once ARGV[6] ms have
---   passed since it started, and always makes progress (it advances the
---   cursor past what it read, or removes at least one element), so a window
---   is never read again and again;
+--   the elements read so far), stops reading at half and marking at all of
+--   ARGV[6] ms since it started, less the time the removal pass is expected
+--   to take (ARGV[9]: it scans the list from the nearer end to the window,
+--   and deep in a long list of large elements costs more than the rest), and
+--   always makes progress (it advances the cursor past what it read, or
+--   removes at least one element), so a window is never read again and again;
 -- - one sweep per queue across every client: the run holds the lease (KEYS[5],
 --   a STRING naming the holder, expiring unless renewed by the holder's next
 --   run) or does nothing; the last run of a sweep deletes it.
@@ -47,7 +51,7 @@ end
 local cursor = tonumber(ARGV[1])
 local owner = redis.call('get', KEYS[5])
 if owner and owner ~= ARGV[3] then
-  return {cursor, 0, 0, 0, 0, redis.call('pttl', KEYS[5])}
+  return {cursor, 0, 0, 0, 0, redis.call('pttl', KEYS[5]), 0}
 end
 redis.call('set', KEYS[5], ARGV[3], 'PX', ARGV[4])
 local now = ARGV[2]
@@ -58,6 +62,7 @@ else
 end
 local byte_budget, budget_us = tonumber(ARGV[5]), tonumber(ARGV[6]) * 1000
 local most, width = tonumber(ARGV[7]), tonumber(ARGV[8])
+budget_us = math.max(budget_us / 3, budget_us - tonumber(ARGV[9]))
 
 -- Read: slices of the window, each checked against the timeout set at once,
 -- keeping only the due elements (index in the window, element).
@@ -87,7 +92,7 @@ while true do
     break
   end
   scanned = scanned + #part
-  if #part < slice or scanned >= width or bytes >= byte_budget or elapsed_us() > budget_us then
+  if #part < slice or scanned >= width or bytes >= byte_budget or elapsed_us() > budget_us / 2 then
     break
   end
   -- The next slice: as many elements as the bytes left hold, at the mean size so far.
@@ -98,30 +103,32 @@ end
 if scanned == 0 then
   -- Past the end of the list: the sweep is over.
   redis.call('del', KEYS[5])
-  return {cursor, 0, 0, 0, 1, 0}
+  return {cursor, 0, 0, 0, 1, 0, 0}
 end
 if #hits == 0 then
-  return {cursor + scanned, 0, 0, scanned, 1, bytes}
+  return {cursor + scanned, 0, 0, scanned, 1, bytes, 0}
 end
 
 -- Mark: a seek per element, longer the deeper the window. Past the time
 -- budget the rest of the window is left to the next run (at least the first
--- 16 hits are marked, so every run makes progress).
+-- hit is marked, so every run makes progress).
 local marked = #hits
 for k = 1, #hits do
   redis.call('lset', KEYS[3], cursor + hits[k][1] - 1, DELAYQ_TOMBSTONE)
-  if k % 16 == 0 and k < #hits and elapsed_us() > budget_us then
+  if k < #hits and elapsed_us() > budget_us then
     marked = k
     scanned = hits[k + 1][1] - 1
     break
   end
 end
 local len = redis.call('llen', KEYS[3])
+local removing = elapsed_us()
 if cursor + scanned <= len - cursor then
   redis.call('lrem', KEYS[3], marked, DELAYQ_TOMBSTONE)
 else
   redis.call('lrem', KEYS[3], -marked, DELAYQ_TOMBSTONE)
 end
+removing = elapsed_us() - removing
 -- Move each element once (a list holding one twice loses both copies, as the
 -- element leaves the timeout set).
 local elements, seen = {}, {}
@@ -133,4 +140,4 @@ for k = 1, marked do
   end
 end
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
-return {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes}
+return {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing}

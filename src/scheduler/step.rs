@@ -21,8 +21,9 @@ pub(crate) enum Mode {
     /// The regular transfer; `full_scans` > 0 right after a sweep, or for a
     /// handful of deep elements.
     Regular { full_scans: u32 },
-    /// A sweep: the window at `cursor`.
-    Sweep { cursor: i64 },
+    /// A sweep: the window at `cursor`; `reserve_us` of the run's time is kept
+    /// for removing the marks (what that took in the last run).
+    Sweep { cursor: i64, reserve_us: i64 },
 }
 
 /// What a run did.
@@ -56,7 +57,9 @@ pub(crate) async fn run(
         Mode::Regular { full_scans } => {
             Step::Regular(transfer::run_transfer(conn, keys, clock, batch, *full_scans).await?)
         }
-        Mode::Sweep { cursor } => Step::Window(transfer::sweep_window(conn, keys, holder, clock, *cursor).await?),
+        Mode::Sweep { cursor, reserve_us } => {
+            Step::Window(transfer::sweep_window(conn, keys, holder, clock, *cursor, *reserve_us).await?)
+        }
     })
 }
 
@@ -65,14 +68,26 @@ pub(crate) async fn run(
 pub(crate) fn next(mode: &Mode, step: &Step, may_sweep: bool) -> (Mode, Then) {
     match (mode, step) {
         (Mode::Regular { .. }, Step::Regular(outcome)) => match outcome.deep {
-            Some(due) if due >= SWEEP_MIN_DUE && may_sweep => (Mode::Sweep { cursor: 0 }, Then::Now),
+            Some(due) if due >= SWEEP_MIN_DUE && may_sweep => (
+                Mode::Sweep {
+                    cursor: 0,
+                    reserve_us: 0,
+                },
+                Then::Now,
+            ),
             Some(due) if due >= SWEEP_MIN_DUE => (Mode::Regular { full_scans: 0 }, Then::AfterSweep),
             Some(_) => (Mode::Regular { full_scans: FULL_SCANS }, Then::Now),
             None => (Mode::Regular { full_scans: 0 }, Then::AtHead),
         },
         // Another client sweeps: regular runs only (they stay correct).
         (Mode::Sweep { .. }, Step::Window(w)) if w.busy_ms.is_some() => (Mode::Regular { full_scans: 0 }, Then::Now),
-        (Mode::Sweep { .. }, Step::Window(w)) if w.scanned > 0 => (Mode::Sweep { cursor: w.next_cursor }, Then::Now),
+        (Mode::Sweep { .. }, Step::Window(w)) if w.scanned > 0 => (
+            Mode::Sweep {
+                cursor: w.next_cursor,
+                reserve_us: w.remove_us,
+            },
+            Then::Now,
+        ),
         // End of the list: a regular run picks up what the sweep could not
         // see (elements shifted past it by concurrent removals, and new ones).
         (Mode::Sweep { .. }, Step::Window(_)) => (Mode::Regular { full_scans: FULL_SCANS }, Then::Now),
@@ -105,6 +120,7 @@ mod tests {
             scanned,
             busy_ms,
             bytes: 0,
+            remove_us: 1_500,
         })
     }
 
@@ -113,7 +129,13 @@ mod tests {
         let start = Mode::Regular { full_scans: 0 };
         assert_eq!(
             next(&start, &regular(Some(100_000)), true),
-            (Mode::Sweep { cursor: 0 }, Then::Now)
+            (
+                Mode::Sweep {
+                    cursor: 0,
+                    reserve_us: 0
+                },
+                Then::Now
+            )
         );
         assert_eq!(
             next(&start, &regular(Some(3)), true),
@@ -127,10 +149,19 @@ mod tests {
 
     #[test]
     fn a_sweep_reads_windows_to_the_end() {
-        let sweep = Mode::Sweep { cursor: 0 };
+        let sweep = Mode::Sweep {
+            cursor: 0,
+            reserve_us: 0,
+        };
         assert_eq!(
             next(&sweep, &window(900, 1000, None), true),
-            (Mode::Sweep { cursor: 900 }, Then::Now)
+            (
+                Mode::Sweep {
+                    cursor: 900,
+                    reserve_us: 1_500
+                },
+                Then::Now
+            )
         );
         assert_eq!(
             next(&sweep, &window(900, 0, None), true),
@@ -140,7 +171,10 @@ mod tests {
 
     #[test]
     fn while_another_client_sweeps_only_regular_runs_are_made_and_they_wait() {
-        let sweep = Mode::Sweep { cursor: 0 };
+        let sweep = Mode::Sweep {
+            cursor: 0,
+            reserve_us: 0,
+        };
         assert_eq!(
             next(&sweep, &window(0, 0, Some(9_000)), true),
             (Mode::Regular { full_scans: 0 }, Then::Now)

@@ -448,7 +448,7 @@ impl SchedulerTask {
                     queue.swept_elsewhere_until = now + ttl.clamp(SWEEP_WAIT_MS.0, SWEEP_WAIT_MS.1);
                 }
                 None if window.scanned == 0 => tracing::debug!(queue = %name, "sweep finished"),
-                None if matches!(queue.mode, Mode::Sweep { cursor: 0 }) => {
+                None if matches!(queue.mode, Mode::Sweep { cursor: 0, .. }) => {
                     tracing::debug!(queue = %name, "due elements scattered through a long pending list; sweeping it");
                     Stats::add(&self.stats.sweeps, 1);
                 }
@@ -459,13 +459,13 @@ impl SchedulerTask {
         let (mode, then) = step::next(&queue.mode, &step, may_sweep);
         let swept_elsewhere_until = queue.swept_elsewhere_until;
         queue.mode = mode;
+        if let (Step::Regular(outcome), Clock::Server) = (&step, self.settings.clock) {
+            self.clock_offset_ms = outcome.now_ms - time::now_ms();
+        }
         match (step, then) {
             (_, Then::Now) => self.wake_at(name, i64::MIN),
             (_, Then::AfterSweep) => self.wake_at(name, swept_elsewhere_until),
             (Step::Regular(outcome), Then::AtHead) => {
-                if self.settings.clock == Clock::Server {
-                    self.clock_offset_ms = outcome.now_ms - time::now_ms();
-                }
                 if outcome.backlog() {
                     self.wake_at(name, i64::MIN);
                 } else if let Some(head) = outcome.head_due_ms {

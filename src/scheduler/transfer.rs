@@ -16,14 +16,15 @@ pub(crate) const PROBE: i64 = 1_000;
 /// Most elements one sweep run reads.
 pub(crate) const SWEEP_WINDOW: i64 = 10_000;
 /// Most bytes of elements one sweep run reads: with large payloads this, not
-/// [`SWEEP_WINDOW`], bounds a run (2 MiB: ~200 elements of 10 KB).
-pub(crate) const SWEEP_BYTES: i64 = 2 << 20;
+/// [`SWEEP_WINDOW`], bounds a run (1 MiB: ~100 elements of 10 KB).
+pub(crate) const SWEEP_BYTES: i64 = 1 << 20;
 /// Most elements one sweep run moves.
 pub(crate) const SWEEP_MOST: i64 = 2_000;
-/// Time one sweep run may spend reading and marking (ms), from its start;
-/// removing and moving what it marked adds at most about 15 ms on a list of
-/// a million.
-pub(crate) const SWEEP_BUDGET_MS: i64 = 25;
+/// Time one sweep run may spend reading, marking and removing the marks (ms),
+/// from its start; moving what it removed adds a few ms. The removal pass
+/// scans the list from the nearer end to the window, so the time it took in
+/// the last run is kept for it.
+pub(crate) const SWEEP_BUDGET_MS: i64 = 30;
 /// How long a sweep lease outlives its holder's last run (ms): after that
 /// another client may take the sweep over.
 pub(crate) const SWEEP_LEASE_MS: i64 = 10_000;
@@ -111,16 +112,20 @@ pub(crate) struct WindowOutcome {
     pub busy_ms: Option<i64>,
     /// Bytes of elements read.
     pub bytes: u64,
+    /// How long removing the marked elements took (µs).
+    pub remove_us: i64,
 }
 
 /// Reads the window at `cursor` and moves the elements in it that are due,
-/// under the queue's sweep lease held as `holder` (taken when free).
+/// under the queue's sweep lease held as `holder` (taken when free), keeping
+/// `reserve_us` of the time budget for removing the marks.
 pub(crate) async fn sweep_window(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
     holder: &str,
     clock: Clock,
     cursor: i64,
+    reserve_us: i64,
 ) -> Result<WindowOutcome> {
     let now_arg = match clock {
         Clock::Local => Value::from(time::now_ms()),
@@ -135,6 +140,7 @@ pub(crate) async fn sweep_window(
         Value::from(SWEEP_BUDGET_MS),
         Value::from(SWEEP_MOST),
         Value::from(SWEEP_WINDOW),
+        Value::from(reserve_us),
     ];
     let value = run(
         &SCRIPTS.sweep_window,
@@ -144,7 +150,7 @@ pub(crate) async fn sweep_window(
         args,
     )
     .await?;
-    let [next, moved, quarantined, scanned, leased, last] = reply::tuple::<6>(value)?;
+    let [next, moved, quarantined, scanned, leased, last, remove_us] = reply::tuple::<7>(value)?;
     let last = reply::int(&last)?;
     let leased = reply::int(&leased)? == 1;
     Ok(WindowOutcome {
@@ -154,6 +160,7 @@ pub(crate) async fn sweep_window(
         scanned: reply::int(&scanned)? as u64,
         busy_ms: (!leased).then_some(last),
         bytes: if leased { last as u64 } else { 0 },
+        remove_us: reply::int(&remove_us)?,
     })
 }
 
