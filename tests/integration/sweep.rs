@@ -13,9 +13,13 @@ use parking_lot::Mutex;
 
 use crate::harness::{deadline, eventually, now_ms, RedisServer};
 
-/// Longest a sweep (or any transfer) script may run, as `SLOWLOG` measures it.
-/// The bug this guards against took ~500 ms a script with 10 KB payloads.
-const LONGEST_SCRIPT_US: i64 = 50_000;
+/// Longest a sweep (or any transfer) script may run, as `SLOWLOG` measures it
+/// (wall time: a server starved of CPU is slow too). The target is 50 ms and
+/// runs alone stay well under it (sweep windows ~15–35 ms), but on a loaded
+/// 2-core machine with the suite in parallel a regular transfer's first run
+/// with 10 KB payloads once took 96.9 ms; the bug this guards against took
+/// ~500 ms a script with 10 KB payloads and 10,000-element windows.
+const LONGEST_SCRIPT_US: i64 = 100_000;
 
 /// `{index}:{due ms}:` padded to `size` bytes.
 fn payload(i: usize, due_ms: i64, size: usize) -> String {
@@ -43,7 +47,7 @@ async fn script_durations(raw: &crate::harness::RawRedis) -> Vec<i64> {
             let Value::Array(args) = &fields[3] else { return None };
             let command = args.first()?.as_string()?.to_ascii_lowercase();
             // Near misses too, to tell which script it was (number of keys, first key).
-            if command.starts_with("eval") && fields[2].as_i64().unwrap() > LONGEST_SCRIPT_US * 3 / 5 {
+            if command.starts_with("eval") && fields[2].as_i64().unwrap() > LONGEST_SCRIPT_US * 3 / 10 {
                 let shown: Vec<String> = args
                     .iter()
                     .take(8)
