@@ -1,77 +1,143 @@
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
---       5 sweep set (the due elements, from sweep_collect.lua), 6 due-time
---       set and 7 its marker (lateness tracking, see the library)
--- ARGV: 1 cursor (index where the window starts), 2 window length,
---       3 most elements to move in this run, 4 time budget (ms) for reading
---       and marking; removing and moving what was marked takes about as long
--- Returns {next cursor, moved, quarantined, scanned}; scanned 0 at the end.
+--       5 the queue's sweep lease, 6 due-time set and 7 its marker (lateness
+--       tracking, see the library)
+-- ARGV: 1 cursor (index where the window starts), 2 now_ms (or empty: use
+--       the Redis server's clock), 3 lease holder (the sweeping client's id),
+--       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
+--       run, 6 time budget (ms) for reading and marking, counted from the
+--       start of the run; removing and moving what was marked adds a few ms,
+--       7 most elements to move in this run, 8 most elements to read,
+--       9 time (µs) to keep for removing the marks (the last run's, returned)
+-- Returns {next cursor, moved, quarantined, scanned, leased, lease ttl ms or
+-- bytes read, µs the removal of marks took}: scanned 0 at the end of the
+-- list; leased 0 when another client holds the lease (then nothing was read,
+-- and the sixth value is its ttl).
 --
 -- A backlog of due elements scattered through a long pending list (offer
 -- order unlike due order) would cost Redisson one scan of the list per
 -- element. A sweep reads the list once, window by window, each run one
--- atomic script: the elements of the window that are due are marked by index
--- (LSET), removed in one pass (LREM of the mark from the nearer end), and
--- moved in the order they were offered (they are all overdue). After every
--- run the pending list and the timeout set hold the same elements, in offer
--- order.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'set', KEYS[6], 'zset')
+-- atomic script: the elements of the window that are due (their own score in
+-- the timeout set, read now, is at most now) are marked by index (LSET),
+-- removed in one pass (LREM of the mark from the nearer end), and moved in
+-- the order they were offered (they are all overdue).
+--
+-- Invariants, after every run:
+-- - the pending list and the timeout set hold the same elements, and the
+--   pending list keeps offer order (only whole elements are removed from it,
+--   each together with its timeout-set entry, in the same script);
+-- - no element moves before it is due: each is moved only on its own score,
+--   read in this run (an element removed or changed by anyone else is simply
+--   not seen as due);
+-- - Java readers see consistent state: a script is atomic, and nothing of a
+--   sweep but the lease (and the cursor, kept by the client) outlives a run;
+-- - each run is bounded: it reads at most ARGV[5] bytes (in slices sized by
+--   the elements read so far), stops reading at half and marking at all of
+--   ARGV[6] ms since it started, less the time the removal pass is expected
+--   to take (ARGV[9]: it scans the list from the nearer end to the window,
+--   and deep in a long list of large elements costs more than the rest), and
+--   always makes progress (it advances the cursor past what it read, or
+--   removes at least one element), so a window is never read again and again;
+-- - one sweep per queue across every client: the run holds the lease (KEYS[5],
+--   a STRING naming the holder, expiring unless renewed by the holder's next
+--   run) or does nothing; the last run of a sweep deletes it.
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset')
 if bad then return bad end
 local started = redis.call('time')
-local cursor, width, most = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local window = redis.call('lrange', KEYS[3], cursor, cursor + width - 1)
-if #window == 0 then
-  return {cursor, 0, 0, 0}
+local function elapsed_us()
+  local t = redis.call('time')
+  return (t[1] - started[1]) * 1000000 + (t[2] - started[2])
 end
+local cursor = tonumber(ARGV[1])
+local owner = redis.call('get', KEYS[5])
+if owner and owner ~= ARGV[3] then
+  return {cursor, 0, 0, 0, 0, redis.call('pttl', KEYS[5]), 0}
+end
+redis.call('set', KEYS[5], ARGV[3], 'PX', ARGV[4])
+local now = ARGV[2]
+if now == '' then
+  now = tonumber(started[1]) * 1000 + math.floor(tonumber(started[2]) / 1000)
+else
+  now = tonumber(now)
+end
+local byte_budget, budget_us = tonumber(ARGV[5]), tonumber(ARGV[6]) * 1000
+local most, width = tonumber(ARGV[7]), tonumber(ARGV[8])
+budget_us = math.max(budget_us / 3, budget_us - tonumber(ARGV[9]))
+
+-- Read: slices of the window, each checked against the timeout set at once,
+-- keeping only the due elements (index in the window, element).
 local hits = {}
-local scanned = #window
-for i = 1, #window, 2000 do
-  local due = redis.call('smismember', KEYS[5], unpack(window, i, math.min(i + 1999, #window)))
-  for j = 1, #due do
-    if due[j] == 1 then
-      hits[#hits + 1] = {i + j - 1, window[i + j - 1]}
+local scanned, bytes = 0, 0
+local slice = math.min(16, width)
+while true do
+  local part = redis.call('lrange', KEYS[3], cursor + scanned, cursor + scanned + slice - 1)
+  if #part == 0 then
+    break
+  end
+  local scores = redis.call('zmscore', KEYS[2], unpack(part))
+  local full = false
+  for j = 1, #part do
+    bytes = bytes + #part[j]
+    local score = scores[j] and tonumber(scores[j])
+    if score and score <= now then
+      hits[#hits + 1] = {scanned + j, part[j]}
       if #hits == most then
-        scanned = i + j - 1
+        full = true
+        scanned = scanned + j
         break
       end
     end
   end
-  if #hits == most then
+  if full then
     break
   end
+  scanned = scanned + #part
+  if #part < slice or scanned >= width or bytes >= byte_budget or elapsed_us() > budget_us / 2 then
+    break
+  end
+  -- The next slice: as many elements as the bytes left hold, at the mean size so far.
+  local mean = math.max(1, bytes / scanned)
+  slice = math.floor((byte_budget - bytes) / mean)
+  slice = math.max(1, math.min(slice, 1000, width - scanned))
+end
+if scanned == 0 then
+  -- Past the end of the list: the sweep is over.
+  redis.call('del', KEYS[5])
+  return {cursor, 0, 0, 0, 1, 0, 0}
 end
 if #hits == 0 then
-  return {cursor + scanned, 0, 0, scanned}
+  return {cursor + scanned, 0, 0, scanned, 1, bytes, 0}
 end
-local len = redis.call('llen', KEYS[3])
--- Marking costs a seek per element, longer the deeper the window: stop when
--- the budget (counted from the start of the run) is spent and leave the rest
--- of the window to the next run.
-local budget_us = tonumber(ARGV[4]) * 1000
+
+-- Mark: a seek per element, longer the deeper the window. Past the time
+-- budget the rest of the window is left to the next run (at least the first
+-- hit is marked, so every run makes progress).
 local marked = #hits
 for k = 1, #hits do
   redis.call('lset', KEYS[3], cursor + hits[k][1] - 1, DELAYQ_TOMBSTONE)
-  if k % 64 == 0 and k < #hits then
-    local t = redis.call('time')
-    if (t[1] - started[1]) * 1000000 + (t[2] - started[2]) > budget_us then
-      marked = k
-      scanned = hits[k + 1][1] - 1
-      break
-    end
+  if k < #hits and elapsed_us() > budget_us then
+    marked = k
+    scanned = hits[k + 1][1] - 1
+    break
   end
 end
-for k = #hits, marked + 1, -1 do
-  hits[k] = nil
-end
+local len = redis.call('llen', KEYS[3])
+local removing = elapsed_us()
 if cursor + scanned <= len - cursor then
-  redis.call('lrem', KEYS[3], #hits, DELAYQ_TOMBSTONE)
+  redis.call('lrem', KEYS[3], marked, DELAYQ_TOMBSTONE)
 else
-  redis.call('lrem', KEYS[3], -#hits, DELAYQ_TOMBSTONE)
+  redis.call('lrem', KEYS[3], -marked, DELAYQ_TOMBSTONE)
 end
-local elements = {}
-for k = 1, #hits do
-  elements[k] = hits[k][2]
+removing = elapsed_us() - removing
+-- Move each element once (a list holding one twice loses both copies, as the
+-- element leaves the timeout set).
+local elements, seen = {}, {}
+for k = 1, marked do
+  local element = hits[k][2]
+  if not seen[element] then
+    seen[element] = true
+    elements[#elements + 1] = element
+  end
 end
-delayq_call_chunked('srem', KEYS[5], elements)
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
-return {cursor + scanned - #hits, pushed, quarantined, scanned}
+return {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing}

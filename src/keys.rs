@@ -29,7 +29,8 @@ pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
 pub const DUE_PREFIX: &str = "delayq_due";
 /// delayq's prefix for the marker that turns lateness tracking on (STRING, expires).
 pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
-/// delayq's prefix for the due elements one client is sweeping (SET).
+/// delayq's prefix for the lease of a queue's one sweep (STRING: the sweeping
+/// client's id, expires unless renewed; see `lua/sweep_window.lua`).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
 /// delayq's prefix for the reply of one request that may be resent (STRING,
 /// expires after an hour, deleted as soon as the reply is read; see `lua/lib/request.lua`).
@@ -150,10 +151,10 @@ impl QueueKeys {
         &self.due_tracking
     }
 
-    /// The due elements a sweep by the client `client_id` still has to find
-    /// (a backlog drain of a long pending list; expires on its own).
-    pub fn sweep(&self, client_id: &str) -> String {
-        format!("{}:{client_id}", key_for(SWEEP_PREFIX, &self.name))
+    /// The lease of the queue's sweep (a backlog drain of a long pending
+    /// list): at most one client sweeps a queue at a time; expires on its own.
+    pub fn sweep(&self) -> String {
+        key_for(SWEEP_PREFIX, &self.name)
     }
 }
 
@@ -213,7 +214,7 @@ mod tests {
         ] {
             let keys = QueueKeys::new(name).unwrap();
             let slot = redis_keyslot(name.as_bytes());
-            let sweep = keys.sweep("c0ffee");
+            let sweep = keys.sweep();
             let ours = [
                 keys.quarantine(),
                 keys.processing(),

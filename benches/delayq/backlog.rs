@@ -28,9 +28,16 @@ pub struct Backlog {
 }
 
 async fn load(admin: &Admin, keys: &QueueKeys, soon: i64, later: i64) {
+    load_sized(admin, keys, soon, later, PENDING, 16).await
+}
+
+/// `total` elements with payloads of `size` bytes, a tenth of them (spread
+/// through the list) due at `soon`, the others at `later`.
+async fn load_sized(admin: &Admin, keys: &QueueKeys, soon: i64, later: i64, total: i64, size: i64) {
     let sha = admin.script_load(include_str!("load_backlog.lua")).await;
-    let step = 100_000;
-    for first in (0..PENDING).step_by(step as usize) {
+    // About 100 MB a script at most.
+    let step = (100_000_000 / size).clamp(1_000, 100_000);
+    for first in (0..total).step_by(step as usize) {
         admin
             .cmd(
                 "EVALSHA",
@@ -40,10 +47,11 @@ async fn load(admin: &Admin, keys: &QueueKeys, soon: i64, later: i64) {
                     keys.timeout().into(),
                     keys.pending().into(),
                     first.into(),
-                    (first + step).into(),
+                    (first + step).min(total).into(),
                     soon.into(),
                     later.into(),
-                    PENDING.into(),
+                    total.into(),
+                    size.into(),
                 ],
             )
             .await;
@@ -183,5 +191,131 @@ pub async fn run(redis: &RedisServer) -> Backlog {
         baseline_rate: moved as f64 / baseline_seconds,
         baseline_moved: moved,
         baseline_longest_script_us,
+    }
+}
+
+/// The large-payload drains: (payload bytes, pending elements), a tenth due.
+pub const LARGE: [(i64, i64); 2] = [(1_024, 200_000), (10_240, 50_000)];
+
+/// How long a large-payload drain may take before it is cut off.
+const LARGE_LIMIT: Duration = Duration::from_secs(60);
+
+/// A drain of a backlog of large payloads by several clients at once.
+pub struct LargeBacklog {
+    pub pending: i64,
+    pub due: i64,
+    pub clients: usize,
+    /// Delivered within [`LARGE_LIMIT`] (all of `due` unless cut off).
+    pub moved: i64,
+    pub seconds: f64,
+    pub longest_script_us: u64,
+    /// Transfer and sweep scripts run (`INFO commandstats`, EVALSHA).
+    pub scripts: u64,
+    /// Most `delayq_sweep*` keys (sweep leases, or sets before) seen at once.
+    pub sweep_keys_most: u64,
+    /// Largest growth of `used_memory` over the loaded data, sampled every 10 ms.
+    pub extra_memory_bytes: i64,
+    pub reader_checks: u64,
+    pub reader_violations: u64,
+}
+
+/// `INFO` `field` (a number) of a section.
+async fn info_number(admin: &Admin, section: &str, field: &str) -> i64 {
+    let text = match admin.cmd("INFO", vec![section.into()]).await {
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("INFO: {other:?}"),
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')))
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.split('=').next_back())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `pending` elements with `size`-byte payloads, a tenth due and spread
+/// through the list, drained by `clients` clients at once (cut off after 60 s).
+pub async fn run_large(redis: &RedisServer, size: i64, pending: i64, clients: usize) -> LargeBacklog {
+    let admin = Admin::connect(&redis.url()).await;
+    let keys = QueueKeys::new(&format!("backlog-{size}")).unwrap();
+    let now = crate::measure::now_ms_f64() as i64;
+    eprintln!(
+        "  loading {pending} pending elements of {size} bytes ({} due)...",
+        pending / 10
+    );
+    load_sized(&admin, &keys, now - 1_000, now + 3_600_000, pending, size).await;
+    let (_, due, _) = {
+        let script = "return {0, redis.call('zcount', KEYS[1], '-inf', ARGV[1]), 0}";
+        match admin
+            .cmd("EVAL", vec![script.into(), 1.into(), keys.timeout().into(), now.into()])
+            .await
+        {
+            Value::Array(v) => (0, v[1].as_i64().unwrap(), 0),
+            other => panic!("{other:?}"),
+        }
+    };
+    admin.config_set("slowlog-log-slower-than", "1000").await;
+    admin.config_set("slowlog-max-len", "100000").await;
+    admin.cmd("SLOWLOG", vec!["RESET".into()]).await;
+    admin.cmd("CONFIG", vec!["RESETSTAT".into()]).await;
+    let loaded_memory = info_number(&admin, "memory", "used_memory").await;
+
+    let done = Arc::new(AtomicBool::new(false));
+    let stats: Arc<[AtomicU64; 4]> = Arc::new(Default::default()); // checks, violations, sweep keys, memory
+    let reader = {
+        let (done, stats, keys) = (done.clone(), stats.clone(), keys.clone());
+        let admin = Admin::connect(&redis.url()).await;
+        tokio::spawn(async move {
+            while !done.load(Ordering::Relaxed) {
+                let (left, scheduled, delivered) = counts(&admin, &keys).await;
+                stats[0].fetch_add(1, Ordering::Relaxed);
+                if left != scheduled || left + delivered != pending {
+                    stats[1].fetch_add(1, Ordering::Relaxed);
+                }
+                if let Value::Array(found) = admin.cmd("KEYS", vec!["delayq_sweep*".into()]).await {
+                    stats[2].fetch_max(found.len() as u64, Ordering::Relaxed);
+                }
+                let used = info_number(&admin, "memory", "used_memory").await;
+                stats[3].fetch_max(used.max(0) as u64, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    let started = Instant::now();
+    let mut running = Vec::new();
+    for _ in 0..clients {
+        let client = Client::builder().url(redis.url()).build().await.unwrap();
+        let queue = client.delayed_queue(keys.destination(), StringCodec).unwrap();
+        running.push((client, queue));
+    }
+    let moved = loop {
+        let (_, _, delivered) = counts(&admin, &keys).await;
+        if delivered >= due || started.elapsed() >= LARGE_LIMIT {
+            break delivered;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    done.store(true, Ordering::Relaxed);
+    reader.await.unwrap();
+    for (client, _) in running {
+        client.shutdown().await;
+    }
+    let longest_script_us = admin.slowest("evalsha").await.max(admin.slowest("eval").await);
+    let scripts = info_number(&admin, "commandstats", "cmdstat_evalsha").await as u64;
+    admin.cmd("FLUSHALL", vec![]).await;
+    LargeBacklog {
+        pending,
+        due,
+        clients,
+        moved,
+        seconds,
+        longest_script_us,
+        scripts,
+        sweep_keys_most: stats[2].load(Ordering::Relaxed),
+        extra_memory_bytes: stats[3].load(Ordering::Relaxed) as i64 - loaded_memory,
+        reader_checks: stats[0].load(Ordering::Relaxed),
+        reader_violations: stats[1].load(Ordering::Relaxed),
     }
 }

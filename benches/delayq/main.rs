@@ -3,7 +3,8 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory).
+//! (offers, lateness, backlog, queues, takes, memory; `large` runs only the
+//! backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
 mod backlog;
@@ -168,6 +169,66 @@ async fn run() {
             )
             .target("0 wrong", b.reader_violations == 0),
         );
+    }
+
+    if wanted("backlog") || wanted("large") {
+        for (size, pending) in backlog::LARGE {
+            let kb = size / 1024;
+            eprintln!(
+                "3. backlog drain, {kb} KB payloads ({} due of {pending} pending, 3 clients)...",
+                pending / 10
+            );
+            let redis = RedisServer::start().await;
+            let b = backlog::run_large(&redis, size, pending, 3).await;
+            let scenario = format!("3. backlog drain, {kb} KB payloads");
+            rows.push(
+                Row::new(
+                    &scenario,
+                    &format!(
+                        "elements/s ({} due of {}, {} clients)",
+                        thousands(b.due as u64),
+                        thousands(b.pending as u64),
+                        b.clients
+                    ),
+                )
+                .values(
+                    format!(
+                        "{} ({} in {:.1} s, {} scripts)",
+                        rate(b.moved as f64 / b.seconds),
+                        thousands(b.moved as u64),
+                        b.seconds,
+                        thousands(b.scripts)
+                    ),
+                    "—".into(),
+                )
+                .target("all due moved", b.moved >= b.due),
+            );
+            rows.push(
+                Row::new(&scenario, "longest single script")
+                    .values(format!("{:.1} ms", b.longest_script_us as f64 / 1000.0), "—".into())
+                    .target("≤ 50 ms", b.longest_script_us <= 50_000),
+            );
+            rows.push(
+                Row::new(&scenario, "sweep keys at once / memory over the data at peak")
+                    .values(
+                        format!(
+                            "{} / {:.1} MB",
+                            b.sweep_keys_most,
+                            b.extra_memory_bytes as f64 / 1_000_000.0
+                        ),
+                        "—".into(),
+                    )
+                    .target("≤ 1 sweep key", b.sweep_keys_most <= 1),
+            );
+            rows.push(
+                Row::new(&scenario, "reader checks between scripts")
+                    .values(
+                        format!("{} checks, {} wrong", thousands(b.reader_checks), b.reader_violations),
+                        "—".into(),
+                    )
+                    .target("0 wrong", b.reader_violations == 0),
+            );
+        }
     }
 
     if wanted("queues") {

@@ -1,8 +1,9 @@
-//! What one scheduled run of a queue does: a regular transfer, or one step of
-//! a sweep (record the due elements, then read the pending list window by
-//! window) when a backlog is scattered through a long pending list.
+//! What one scheduled run of a queue does: a regular transfer, or one window
+//! of a sweep (one read of the whole pending list, window by window, under
+//! the queue's sweep lease) when a backlog is scattered through a long
+//! pending list.
 
-use super::transfer::{self, TransferOutcome, WindowOutcome, SWEEP_COLLECT};
+use super::transfer::{self, TransferOutcome, WindowOutcome};
 use crate::client::Clock;
 use crate::error::Result;
 use crate::keys::QueueKeys;
@@ -20,25 +21,35 @@ pub(crate) enum Mode {
     /// The regular transfer; `full_scans` > 0 right after a sweep, or for a
     /// handful of deep elements.
     Regular { full_scans: u32 },
-    /// Sweep, first part: record the elements due by `bound` (ms), from `offset`.
-    Collect { bound: i64, offset: u64 },
-    /// Sweep, second part: the window at `cursor`.
-    Windows { cursor: i64 },
+    /// A sweep: the window at `cursor`; `reserve_us` of the run's time is kept
+    /// for removing the marks (what that took in the last run).
+    Sweep { cursor: i64, reserve_us: i64 },
 }
 
 /// What a run did.
 #[derive(Debug)]
 pub(crate) enum Step {
     Regular(TransferOutcome),
-    Collected(u64),
     Window(WindowOutcome),
+}
+
+/// When the next run is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Then {
+    /// At once.
+    Now,
+    /// At the head's due time (or at once while a backlog remains).
+    AtHead,
+    /// When another client's sweep of the queue may be over (its lease gone):
+    /// regular runs meanwhile would stop at the same deep element again.
+    AfterSweep,
 }
 
 pub(crate) async fn run(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
     mode: &Mode,
-    sweep_key: &str,
+    holder: &str,
     clock: Clock,
     batch: usize,
 ) -> Result<Step> {
@@ -46,40 +57,41 @@ pub(crate) async fn run(
         Mode::Regular { full_scans } => {
             Step::Regular(transfer::run_transfer(conn, keys, clock, batch, *full_scans).await?)
         }
-        Mode::Collect { bound, offset } => {
-            Step::Collected(transfer::sweep_collect(conn, keys, sweep_key, *bound, *offset).await?)
+        Mode::Sweep { cursor, reserve_us } => {
+            Step::Window(transfer::sweep_window(conn, keys, holder, clock, *cursor, *reserve_us).await?)
         }
-        Mode::Windows { cursor } => Step::Window(transfer::sweep_window(conn, keys, sweep_key, *cursor).await?),
     })
 }
 
-/// The mode after a run, and whether to run again at once.
-pub(crate) fn next(mode: &Mode, step: &Step) -> (Mode, bool) {
+/// The mode after a run, and when to run next; `may_sweep` is false while
+/// another client is known to sweep the queue.
+pub(crate) fn next(mode: &Mode, step: &Step, may_sweep: bool) -> (Mode, Then) {
     match (mode, step) {
         (Mode::Regular { .. }, Step::Regular(outcome)) => match outcome.deep {
-            Some(due) if due >= SWEEP_MIN_DUE => (
-                Mode::Collect {
-                    bound: outcome.now_ms,
-                    offset: 0,
+            Some(due) if due >= SWEEP_MIN_DUE && may_sweep => (
+                Mode::Sweep {
+                    cursor: 0,
+                    reserve_us: 0,
                 },
-                true,
+                Then::Now,
             ),
-            Some(_) => (Mode::Regular { full_scans: FULL_SCANS }, true),
-            None => (Mode::Regular { full_scans: 0 }, false),
+            Some(due) if due >= SWEEP_MIN_DUE => (Mode::Regular { full_scans: 0 }, Then::AfterSweep),
+            Some(_) => (Mode::Regular { full_scans: FULL_SCANS }, Then::Now),
+            None => (Mode::Regular { full_scans: 0 }, Then::AtHead),
         },
-        (Mode::Collect { bound, offset }, Step::Collected(n)) if *n >= SWEEP_COLLECT as u64 => (
-            Mode::Collect {
-                bound: *bound,
-                offset: offset + n,
+        // Another client sweeps: regular runs only (they stay correct).
+        (Mode::Sweep { .. }, Step::Window(w)) if w.busy_ms.is_some() => (Mode::Regular { full_scans: 0 }, Then::Now),
+        (Mode::Sweep { .. }, Step::Window(w)) if w.scanned > 0 => (
+            Mode::Sweep {
+                cursor: w.next_cursor,
+                reserve_us: w.remove_us,
             },
-            true,
+            Then::Now,
         ),
-        (Mode::Collect { .. }, Step::Collected(_)) => (Mode::Windows { cursor: 0 }, true),
-        (Mode::Windows { .. }, Step::Window(w)) if w.scanned > 0 => (Mode::Windows { cursor: w.next_cursor }, true),
         // End of the list: a regular run picks up what the sweep could not
         // see (elements shifted past it by concurrent removals, and new ones).
-        (Mode::Windows { .. }, Step::Window(_)) => (Mode::Regular { full_scans: FULL_SCANS }, true),
-        (mode, _) => (mode.clone(), false),
+        (Mode::Sweep { .. }, Step::Window(_)) => (Mode::Regular { full_scans: FULL_SCANS }, Then::Now),
+        (mode, _) => (mode.clone(), Then::AtHead),
     }
 }
 
@@ -100,43 +112,77 @@ mod tests {
         })
     }
 
+    fn window(next_cursor: i64, scanned: u64, busy_ms: Option<i64>) -> Step {
+        Step::Window(WindowOutcome {
+            next_cursor,
+            moved: 0,
+            quarantined: 0,
+            scanned,
+            busy_ms,
+            bytes: 0,
+            remove_us: 1_500,
+        })
+    }
+
     #[test]
     fn a_large_deep_backlog_starts_a_sweep_and_a_small_one_full_scans() {
         let start = Mode::Regular { full_scans: 0 };
         assert_eq!(
-            next(&start, &regular(Some(100_000))),
-            (Mode::Collect { bound: 7, offset: 0 }, true)
+            next(&start, &regular(Some(100_000)), true),
+            (
+                Mode::Sweep {
+                    cursor: 0,
+                    reserve_us: 0
+                },
+                Then::Now
+            )
         );
         assert_eq!(
-            next(&start, &regular(Some(3))),
-            (Mode::Regular { full_scans: FULL_SCANS }, true)
+            next(&start, &regular(Some(3)), true),
+            (Mode::Regular { full_scans: FULL_SCANS }, Then::Now)
         );
-        assert_eq!(next(&start, &regular(None)), (Mode::Regular { full_scans: 0 }, false));
+        assert_eq!(
+            next(&start, &regular(None), true),
+            (Mode::Regular { full_scans: 0 }, Then::AtHead)
+        );
     }
 
     #[test]
-    fn a_sweep_collects_then_reads_windows_to_the_end() {
-        let collect = Mode::Collect { bound: 7, offset: 0 };
-        let full = SWEEP_COLLECT as u64;
+    fn a_sweep_reads_windows_to_the_end() {
+        let sweep = Mode::Sweep {
+            cursor: 0,
+            reserve_us: 0,
+        };
         assert_eq!(
-            next(&collect, &Step::Collected(full)),
-            (Mode::Collect { bound: 7, offset: full }, true)
+            next(&sweep, &window(900, 1000, None), true),
+            (
+                Mode::Sweep {
+                    cursor: 900,
+                    reserve_us: 1_500
+                },
+                Then::Now
+            )
         );
-        assert_eq!(next(&collect, &Step::Collected(5)), (Mode::Windows { cursor: 0 }, true));
-        let window = Mode::Windows { cursor: 0 };
-        let step = Step::Window(WindowOutcome {
-            next_cursor: 900,
-            moved: 100,
-            quarantined: 0,
-            scanned: 1000,
-        });
-        assert_eq!(next(&window, &step), (Mode::Windows { cursor: 900 }, true));
-        let end = Step::Window(WindowOutcome {
-            next_cursor: 900,
-            moved: 0,
-            quarantined: 0,
-            scanned: 0,
-        });
-        assert_eq!(next(&window, &end), (Mode::Regular { full_scans: FULL_SCANS }, true));
+        assert_eq!(
+            next(&sweep, &window(900, 0, None), true),
+            (Mode::Regular { full_scans: FULL_SCANS }, Then::Now)
+        );
+    }
+
+    #[test]
+    fn while_another_client_sweeps_only_regular_runs_are_made_and_they_wait() {
+        let sweep = Mode::Sweep {
+            cursor: 0,
+            reserve_us: 0,
+        };
+        assert_eq!(
+            next(&sweep, &window(0, 0, Some(9_000)), true),
+            (Mode::Regular { full_scans: 0 }, Then::Now)
+        );
+        let start = Mode::Regular { full_scans: 0 };
+        assert_eq!(
+            next(&start, &regular(Some(100_000)), false),
+            (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
+        );
     }
 }

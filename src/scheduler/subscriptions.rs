@@ -7,13 +7,29 @@
 //! connection comes back, every tracked channel is subscribed again and the
 //! scheduler is told, so it transfers every queue (elements may have come due
 //! while no message could arrive).
+//!
+//! A connection can also die silently (a NAT or firewall dropping its state,
+//! a peer that stops answering): nothing arrives, and nothing says so. So the
+//! subscriber is sent a `PING` (answered inside subscribed mode too) every
+//! [`PING_EVERY`] while idle; one unanswered within [`PING_TIMEOUT`], like a
+//! `SUBSCRIBE` unanswered within [`COMMAND_TIMEOUT`], forces a reconnection,
+//! after which every channel is subscribed again and every queue transferred.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use fred::clients::SubscriberClient;
-use fred::prelude::{EventInterface, PubsubInterface};
+use fred::prelude::{ClientLike, EventInterface, PubsubInterface};
+use fred::types::Value;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::MissedTickBehavior;
+
+/// How often an idle subscriber connection is checked.
+pub(crate) const PING_EVERY: Duration = Duration::from_secs(3);
+/// How long a check may wait for its `PONG` before the connection is deemed dead.
+pub(crate) const PING_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a `SUBSCRIBE` or `UNSUBSCRIBE` may wait for its reply.
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) enum SubOp {
     Subscribe(Vec<String>),
@@ -36,6 +52,9 @@ pub(crate) async fn run(
     let mut reconnects = subscriber.reconnect_rx();
     let mut queue: VecDeque<SubOp> = VecDeque::new();
     let mut retry_delay = Duration::from_millis(50);
+    let mut keepalive = tokio::time::interval(PING_EVERY);
+    keepalive.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    keepalive.reset();
     loop {
         if queue.is_empty() {
             tokio::select! {
@@ -47,6 +66,10 @@ pub(crate) async fn run(
                     if reconnected.is_ok() {
                         resubscribe(&subscriber, &events).await;
                     }
+                    continue;
+                }
+                _ = keepalive.tick() => {
+                    check_alive(&subscriber).await;
                     continue;
                 }
             }
@@ -67,7 +90,8 @@ pub(crate) async fn run(
                     channels.append(more);
                     queue.pop_front();
                 }
-                match subscriber.subscribe(channels.clone()).await {
+                let subscribed = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.subscribe(channels.clone())).await;
+                match subscribed.unwrap_or_else(|_| Err(timed_out(&subscriber, "SUBSCRIBE"))) {
                     Ok(()) => {
                         retry_delay = Duration::from_millis(50);
                         let _ = events.send(SubEvent::Subscribed(channels));
@@ -85,7 +109,8 @@ pub(crate) async fn run(
                     channels.append(more);
                     queue.pop_front();
                 }
-                if let Err(error) = subscriber.unsubscribe(channels).await {
+                let unsubscribed = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.unsubscribe(channels)).await;
+                if let Err(error) = unsubscribed.unwrap_or_else(|_| Err(timed_out(&subscriber, "UNSUBSCRIBE"))) {
                     tracing::debug!(%error, "unsubscribe failed");
                 }
             }
@@ -99,6 +124,35 @@ pub(crate) async fn run(
         }
     }
     crate::client::quit(&subscriber).await;
+}
+
+/// Pings the subscriber; a `PING` left unanswered means the connection died
+/// without a word, so it is replaced (the reconnection then resubscribes).
+async fn check_alive(subscriber: &SubscriberClient) {
+    match tokio::time::timeout(PING_TIMEOUT, subscriber.ping::<Value>(None)).await {
+        Ok(Ok(_)) => {}
+        // Disconnected: fred is reconnecting already.
+        Ok(Err(error)) => tracing::debug!(%error, "subscriber ping failed"),
+        Err(_) => {
+            timed_out(subscriber, "PING");
+        }
+    }
+}
+
+/// Replaces the subscriber connection after `command` got no reply in time
+/// (in a task of its own: the reconnection is reported through `reconnect_rx`).
+fn timed_out(subscriber: &SubscriberClient, command: &str) -> fred::error::Error {
+    tracing::warn!(command, "subscriber connection unresponsive; reconnecting");
+    let subscriber = subscriber.clone();
+    tokio::spawn(async move {
+        if let Err(error) = subscriber.force_reconnection().await {
+            tracing::debug!(%error, "subscriber reconnection failed; fred keeps retrying");
+        }
+    });
+    fred::error::Error::new(
+        fred::error::ErrorKind::Timeout,
+        format!("{command} unanswered; reconnecting"),
+    )
 }
 
 async fn resubscribe(subscriber: &SubscriberClient, events: &mpsc::UnboundedSender<SubEvent>) {

@@ -14,7 +14,7 @@ use tokio::task::{Id, JoinSet};
 use tokio::time::Instant;
 use tokio_util::time::{delay_queue, DelayQueue};
 
-use super::step::{self, Mode, Step};
+use super::step::{self, Mode, Step, Then};
 use super::subscriptions::{self, SubEvent, SubOp};
 use super::Command;
 use crate::client::{Clock, TransferSettings};
@@ -26,6 +26,10 @@ use crate::time;
 
 /// How long shutdown waits for transfer runs in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Shortest and longest wait for another client's sweep of a queue to end
+/// before trying to take it over (the lease says how long it has left).
+const SWEEP_WAIT_MS: (i64, i64) = (200, 2_000);
 
 /// Longest a timer is set for: the wheel holds about two years, and a queue
 /// whose head is due later simply gets an extra, empty run every hour.
@@ -52,6 +56,8 @@ struct QueueState {
     mode: Mode,
     failures: u32,
     last_run: Instant,
+    /// Local time (ms) until which another client is known to sweep the queue.
+    swept_elsewhere_until: i64,
 }
 
 pub(crate) struct SchedulerTask {
@@ -72,7 +78,7 @@ pub(crate) struct SchedulerTask {
     sub_ops: Option<mpsc::UnboundedSender<SubOp>>,
     /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`].
     clock_offset_ms: i64,
-    /// Names this client's sweep sets (see `QueueKeys::sweep`).
+    /// Names this client as the holder of a sweep lease (see `QueueKeys::sweep`).
     client_id: String,
 }
 
@@ -223,6 +229,7 @@ impl SchedulerTask {
                 mode: Mode::Regular { full_scans: 0 },
                 failures: 0,
                 last_run: Instant::now(),
+                swept_elsewhere_until: i64::MIN,
             },
         );
         self.subscriptions(SubOp::Subscribe(vec![channel]));
@@ -373,10 +380,10 @@ impl SchedulerTask {
             let keys = queue.keys.clone();
             let (clock, batch) = (self.settings.clock, self.settings.batch);
             let mode = queue.mode.clone();
-            let sweep_key = keys.sweep(&self.client_id);
+            let holder = self.client_id.clone();
             let task_name = name.clone();
             let handle = self.running.spawn(async move {
-                let outcome = step::run(&conn, &keys, &mode, &sweep_key, clock, batch).await;
+                let outcome = step::run(&conn, &keys, &mode, &holder, clock, batch).await;
                 (task_name, outcome)
             });
             self.running_ids.insert(handle.id(), name);
@@ -412,7 +419,6 @@ impl SchedulerTask {
         let (moved, quarantined) = match &step {
             Step::Regular(outcome) => (outcome.moved, outcome.quarantined),
             Step::Window(window) => (window.moved, window.quarantined),
-            Step::Collected(_) => (0, 0),
         };
         Stats::add(&self.stats.transferred, moved);
         match &step {
@@ -434,40 +440,44 @@ impl SchedulerTask {
                 "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
             );
         }
-        let (mode, again) = step::next(&queue.mode, &step);
-        if matches!(queue.mode, Mode::Windows { .. }) && !matches!(mode, Mode::Windows { .. }) {
-            tracing::debug!(queue = %name, "sweep finished");
-            drop_sweep_set(self.pool.next().clone(), queue.keys.sweep(&self.client_id));
-        } else if matches!(mode, Mode::Collect { offset: 0, .. }) {
-            tracing::debug!(queue = %name, "due elements scattered through a long pending list; sweeping it");
-            Stats::add(&self.stats.sweeps, 1);
-        }
-        queue.mode = mode;
-        match step {
-            Step::Regular(outcome) => {
-                if self.settings.clock == Clock::Server {
-                    self.clock_offset_ms = outcome.now_ms - time::now_ms();
+        let now = time::now_ms();
+        if let Step::Window(window) = &step {
+            match window.busy_ms {
+                Some(ttl) => {
+                    tracing::debug!(queue = %name, lease_ms = ttl, "another client sweeps the queue");
+                    queue.swept_elsewhere_until = now + ttl.clamp(SWEEP_WAIT_MS.0, SWEEP_WAIT_MS.1);
                 }
-                if again || outcome.backlog() {
+                None if window.scanned == 0 => tracing::debug!(queue = %name, "sweep finished"),
+                None if matches!(queue.mode, Mode::Sweep { cursor: 0, .. }) => {
+                    tracing::debug!(queue = %name, "due elements scattered through a long pending list; sweeping it");
+                    Stats::add(&self.stats.sweeps, 1);
+                }
+                None => {}
+            }
+        }
+        let may_sweep = now >= queue.swept_elsewhere_until;
+        let (mode, then) = step::next(&queue.mode, &step, may_sweep);
+        let swept_elsewhere_until = queue.swept_elsewhere_until;
+        queue.mode = mode;
+        if let (Step::Regular(outcome), Clock::Server) = (&step, self.settings.clock) {
+            self.clock_offset_ms = outcome.now_ms - time::now_ms();
+        }
+        match (step, then) {
+            (_, Then::Now) => self.wake_at(name, i64::MIN),
+            (_, Then::AfterSweep) => self.wake_at(name, swept_elsewhere_until),
+            (Step::Regular(outcome), Then::AtHead) => {
+                if outcome.backlog() {
                     self.wake_at(name, i64::MIN);
                 } else if let Some(head) = outcome.head_due_ms {
                     self.wake_at(name, head.saturating_sub(self.clock_offset_ms));
                 }
             }
-            Step::Collected(_) | Step::Window(_) => self.wake_at(name, i64::MIN),
+            (Step::Window(_), Then::AtHead) => self.wake_at(name, i64::MIN),
         }
         if let Some(at) = rerun_at {
             self.wake_at(name, at);
         }
     }
-}
-
-/// Deletes a finished sweep's set (it would expire anyway).
-fn drop_sweep_set(conn: fred::clients::Client, key: String) {
-    tokio::spawn(async move {
-        use fred::interfaces::KeysInterface;
-        let _: Result<i64, _> = conn.del(key).await;
-    });
 }
 
 /// Exponential backoff with up to 25% jitter, so failing clients do not retry in step.

@@ -13,17 +13,21 @@ use crate::time;
 /// How far from either end of the pending list the regular transfer looks
 /// for an element before calling it deep (each probe costs ~18 ns an element).
 pub(crate) const PROBE: i64 = 1_000;
-/// Elements of one sweep window read per run.
+/// Most elements one sweep run reads.
 pub(crate) const SWEEP_WINDOW: i64 = 10_000;
+/// Most bytes of elements one sweep run reads: with large payloads this, not
+/// [`SWEEP_WINDOW`], bounds a run (1 MiB: ~100 elements of 10 KB).
+pub(crate) const SWEEP_BYTES: i64 = 1 << 20;
 /// Most elements one sweep run moves.
 pub(crate) const SWEEP_MOST: i64 = 2_000;
-/// Time one sweep run may spend reading and marking (ms); removing and
-/// moving what it marked adds at most about 15 ms on a list of a million.
-pub(crate) const SWEEP_BUDGET_MS: i64 = 25;
-/// Due elements recorded per sweep-collect run.
-pub(crate) const SWEEP_COLLECT: i64 = 10_000;
-/// How long a sweep set outlives its last use if its client dies (ms).
-const SWEEP_TTL_MS: i64 = 300_000;
+/// Time one sweep run may spend reading, marking and removing the marks (ms),
+/// from its start; moving what it removed adds a few ms. The removal pass
+/// scans the list from the nearer end to the window, so the time it took in
+/// the last run is kept for it.
+pub(crate) const SWEEP_BUDGET_MS: i64 = 30;
+/// How long a sweep lease outlives its holder's last run (ms): after that
+/// another client may take the sweep over.
+pub(crate) const SWEEP_LEASE_MS: i64 = 10_000;
 
 /// What one run of the regular transfer script did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,66 +98,69 @@ pub(crate) async fn run_transfer(
     })
 }
 
-/// Records up to [`SWEEP_COLLECT`] due elements (score ≤ `bound_ms`) from
-/// `offset` in the sweep set `sweep_key`; returns how many.
-pub(crate) async fn sweep_collect(
-    conn: &fred::clients::Client,
-    keys: &QueueKeys,
-    sweep_key: &str,
-    bound_ms: i64,
-    offset: u64,
-) -> Result<u64> {
-    let script = &SCRIPTS.sweep_collect;
-    let args = vec![
-        Value::from(bound_ms),
-        Value::from(offset as i64),
-        Value::from(SWEEP_COLLECT),
-        Value::from(SWEEP_TTL_MS),
-    ];
-    let value = script
-        .run(conn, vec![keys.timeout().into(), sweep_key.into()], args)
-        .await
-        .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
-    Ok(reply::int(&value)? as u64)
-}
-
 /// What one sweep window did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct WindowOutcome {
     pub next_cursor: i64,
     pub moved: u64,
     pub quarantined: u64,
-    /// 0 once the cursor is past the end of the pending list.
+    /// 0 once the cursor is past the end of the pending list (the sweep is
+    /// over and its lease deleted), or when another client holds the lease.
     pub scanned: u64,
+    /// `None`: this client holds the sweep lease (and `bytes` were read);
+    /// `Some(ttl_ms)`: another client sweeps the queue, for at least this long.
+    pub busy_ms: Option<i64>,
+    /// Bytes of elements read.
+    pub bytes: u64,
+    /// How long removing the marked elements took (µs).
+    pub remove_us: i64,
 }
 
-/// Moves the recorded due elements found in the window at `cursor`.
+/// Reads the window at `cursor` and moves the elements in it that are due,
+/// under the queue's sweep lease held as `holder` (taken when free), keeping
+/// `reserve_us` of the time budget for removing the marks.
 pub(crate) async fn sweep_window(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
-    sweep_key: &str,
+    holder: &str,
+    clock: Clock,
     cursor: i64,
+    reserve_us: i64,
 ) -> Result<WindowOutcome> {
+    let now_arg = match clock {
+        Clock::Local => Value::from(time::now_ms()),
+        Clock::Server => Value::Bytes(Bytes::new()),
+    };
     let args = vec![
         Value::from(cursor),
-        Value::from(SWEEP_WINDOW),
-        Value::from(SWEEP_MOST),
+        now_arg,
+        Value::from(holder),
+        Value::from(SWEEP_LEASE_MS),
+        Value::from(SWEEP_BYTES),
         Value::from(SWEEP_BUDGET_MS),
+        Value::from(SWEEP_MOST),
+        Value::from(SWEEP_WINDOW),
+        Value::from(reserve_us),
     ];
     let value = run(
         &SCRIPTS.sweep_window,
         conn,
         keys,
-        vec![sweep_key.into(), keys.due().into(), keys.due_tracking().into()],
+        vec![keys.sweep().into(), keys.due().into(), keys.due_tracking().into()],
         args,
     )
     .await?;
-    let [next, moved, quarantined, scanned] = reply::tuple::<4>(value)?;
+    let [next, moved, quarantined, scanned, leased, last, remove_us] = reply::tuple::<7>(value)?;
+    let last = reply::int(&last)?;
+    let leased = reply::int(&leased)? == 1;
     Ok(WindowOutcome {
         next_cursor: reply::int(&next)?,
         moved: reply::int(&moved)? as u64,
         quarantined: reply::int(&quarantined)? as u64,
         scanned: reply::int(&scanned)? as u64,
+        busy_ms: (!leased).then_some(last),
+        bytes: if leased { last as u64 } else { 0 },
+        remove_us: reply::int(&remove_us)?,
     })
 }
 

@@ -16,5 +16,7 @@ mod lifecycle;
 mod lost_replies;
 mod metrics;
 mod reliability;
+mod subscriber;
+mod sweep;
 mod transfer;
 mod worker;

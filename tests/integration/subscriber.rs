@@ -1,0 +1,160 @@
+//! The subscriber connection going silently dead (no FIN, no RST: a NAT or
+//! firewall dropping its state, a frozen peer): wake-ups must not be lost
+//! until the resync.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::StringCodec;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::harness::{deadline, eventually, RedisServer};
+
+/// A TCP proxy in front of Redis that can black-hole the connections that
+/// subscribed so far: their bytes are read and dropped both ways, and their
+/// sockets stay open, so neither side notices anything but silence.
+/// Connections made afterwards pass.
+struct Blackhole {
+    port: u16,
+    state: Arc<ProxyState>,
+}
+
+#[derive(Default)]
+struct ProxyState {
+    /// Connections accepted so far.
+    accepted: AtomicU64,
+    /// Subscriber connections numbered below this are black-holed.
+    frozen_below: AtomicU64,
+}
+
+impl Blackhole {
+    async fn start(redis_port: u16) -> Blackhole {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(ProxyState::default());
+        let shared = state.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    return;
+                };
+                let number = shared.accepted.fetch_add(1, Ordering::SeqCst);
+                let state = shared.clone();
+                tokio::spawn(async move {
+                    let Ok(server) = TcpStream::connect(("127.0.0.1", redis_port)).await else {
+                        return;
+                    };
+                    let subscriber = Arc::new(AtomicBool::new(false));
+                    let frozen = {
+                        let (state, subscriber) = (state.clone(), subscriber.clone());
+                        move || subscriber.load(Ordering::SeqCst) && number < state.frozen_below.load(Ordering::SeqCst)
+                    };
+                    let (mut client_read, mut client_write) = client.into_split();
+                    let (mut server_read, mut server_write) = server.into_split();
+                    let upstream = {
+                        let frozen = frozen.clone();
+                        async move {
+                            let mut buf = vec![0u8; 64 * 1024];
+                            loop {
+                                let n = match client_read.read(&mut buf).await {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(n) => n,
+                                };
+                                if buf[..n].windows(9).any(|w| w.eq_ignore_ascii_case(b"SUBSCRIBE")) {
+                                    subscriber.store(true, Ordering::SeqCst);
+                                }
+                                if !frozen() && server_write.write_all(&buf[..n]).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    };
+                    let downstream = async move {
+                        let mut buf = vec![0u8; 64 * 1024];
+                        loop {
+                            let n = match server_read.read(&mut buf).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => n,
+                            };
+                            if !frozen() && client_write.write_all(&buf[..n]).await.is_err() {
+                                return;
+                            }
+                        }
+                    };
+                    // Either side closing closes both.
+                    tokio::select! {
+                        _ = upstream => {}
+                        _ = downstream => {}
+                    }
+                });
+            }
+        });
+        Blackhole { port, state }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Black-holes every subscriber connection made so far.
+    fn freeze_subscribers(&self) {
+        let accepted = self.state.accepted.load(Ordering::SeqCst);
+        self.state.frozen_below.store(accepted, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_delivered() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let proxy = Blackhole::start(redis.port()).await;
+        // No resync: only the subscriber's own health check can notice.
+        let client = redis
+            .client_builder()
+            .url(proxy.url())
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "subscribed", || async {
+            raw.numsub(q.keys().channel()).await == 1
+        })
+        .await;
+        // The run that follows the subscribe is over (it must not pick up the offer below).
+        eventually(Duration::from_secs(20), "first transfer run", || async {
+            client.stats().transfer_runs >= 1
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        proxy.freeze_subscribers();
+        // Another process offers; its wake-up is published into the black hole.
+        let producer = redis.client().await;
+        let offers = producer
+            .delayed_queue_without_transfer::<String, _>("q", StringCodec)
+            .unwrap();
+        offers.offer(&s("after"), Duration::from_millis(200)).await.unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            q.destination().poll(Duration::from_secs(15)).await.unwrap(),
+            Some(s("after")),
+            "delivered well before any 60 s resync"
+        );
+        eprintln!("delivered {:.1} s after the offer", started.elapsed().as_secs_f64());
+        // The dead connection was replaced: subscribed again through a live one.
+        eventually(Duration::from_secs(20), "subscribed again", || async {
+            raw.numsub(q.keys().channel()).await >= 1
+        })
+        .await;
+        client.shutdown().await;
+        producer.shutdown().await;
+    })
+    .await;
+}
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}

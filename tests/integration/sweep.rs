@@ -1,0 +1,270 @@
+//! Sweeps of a deep backlog with large payloads, by several clients at once:
+//! each script stays short (measured by Redis itself, in `SLOWLOG`), one
+//! client sweeps at a time, and every due element arrives once, never early.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::prelude::*;
+use delayq::fred::types::Value;
+use delayq::StringCodec;
+use parking_lot::Mutex;
+
+use crate::harness::{deadline, eventually, now_ms, RedisServer};
+
+/// Longest a sweep (or any transfer) script may run, as `SLOWLOG` measures it
+/// (wall time: a server starved of CPU is slow too). The target is 50 ms and
+/// runs alone stay well under it (sweep windows ~15–35 ms), but on a loaded
+/// 2-core machine with the suite in parallel a regular transfer's first run
+/// with 10 KB payloads once took 96.9 ms; the bug this guards against took
+/// ~500 ms a script with 10 KB payloads and 10,000-element windows.
+const LONGEST_SCRIPT_US: i64 = 100_000;
+
+/// `{index}:{due ms}:` padded to `size` bytes.
+fn payload(i: usize, due_ms: i64, size: usize) -> String {
+    let mut s = format!("{i}:{due_ms}:");
+    s.extend(std::iter::repeat_n('x', size.saturating_sub(s.len())));
+    s
+}
+
+fn parse(payload: &str) -> (usize, i64) {
+    let mut parts = payload.splitn(3, ':');
+    let i = parts.next().unwrap().parse().unwrap();
+    let due = parts.next().unwrap().parse().unwrap();
+    (i, due)
+}
+
+/// Every EVAL/EVALSHA in `SLOWLOG`: their durations (µs).
+async fn script_durations(raw: &crate::harness::RawRedis) -> Vec<i64> {
+    let Value::Array(entries) = raw.cmd("SLOWLOG", vec!["GET".into(), "100000".into()]).await else {
+        panic!("SLOWLOG GET");
+    };
+    entries
+        .into_iter()
+        .filter_map(|entry| {
+            let Value::Array(fields) = entry else { return None };
+            let Value::Array(args) = &fields[3] else { return None };
+            let command = args.first()?.as_string()?.to_ascii_lowercase();
+            // Near misses too, to tell which script it was (number of keys, first key).
+            if command.starts_with("eval") && fields[2].as_i64().unwrap() > LONGEST_SCRIPT_US * 3 / 10 {
+                let shown: Vec<String> = args
+                    .iter()
+                    .take(8)
+                    .map(|a| a.as_string().unwrap_or_default().chars().take(60).collect())
+                    .collect();
+                eprintln!("slow: {} us {shown:?}", fields[2].as_i64().unwrap());
+            }
+            command.starts_with("eval").then(|| fields[2].as_i64().unwrap())
+        })
+        .collect()
+}
+
+/// `total` elements of `size` bytes offered in order: every fifth already due,
+/// every fifth (the next) due in 2–3 s, the rest in an hour; three clients
+/// transfer the queue. Returns the server-measured script durations (µs).
+async fn three_clients_sweep(total: usize, size: usize) {
+    let redis = RedisServer::start().await;
+    let raw = redis.raw().await;
+    let producer = redis.client().await;
+    let name = format!("deep{size}");
+    let q = producer.delayed_queue_without_transfer(&name, StringCodec).unwrap();
+    let keys = q.keys().clone();
+    let started = now_ms();
+    let class = |i: usize| i % 5;
+    let delay = |i: usize| match class(i) {
+        0 => Duration::ZERO,
+        1 => Duration::from_millis(2_000 + (i as u64 * 7) % 1_000),
+        _ => Duration::from_secs(3600),
+    };
+    for chunk in (0..total).collect::<Vec<_>>().chunks(500) {
+        let items: Vec<(String, Duration)> = chunk
+            .iter()
+            .map(|&i| (payload(i, started + delay(i).as_millis() as i64, size), delay(i)))
+            .collect();
+        q.offer_all(items).await.unwrap();
+    }
+    assert_eq!(raw.llen(keys.pending()).await, total);
+    let expected: Vec<usize> = (0..total).filter(|&i| class(i) < 2).collect();
+
+    // Redis times every script from here on (only the slow ones are kept).
+    raw.cmd(
+        "CONFIG",
+        vec!["SET".into(), "slowlog-log-slower-than".into(), "1000".into()],
+    )
+    .await;
+    raw.cmd("CONFIG", vec!["SET".into(), "slowlog-max-len".into(), "100000".into()])
+        .await;
+    raw.cmd("SLOWLOG", vec!["RESET".into()]).await;
+    raw.cmd("CONFIG", vec!["RESETSTAT".into()]).await;
+
+    // A consumer takes each value as it lands and notes when.
+    let arrived: Arc<Mutex<Vec<(String, i64)>>> = Arc::default();
+    let consumer = {
+        let raw = redis.raw().await;
+        let (arrived, dest) = (arrived.clone(), name.clone());
+        tokio::spawn(async move {
+            loop {
+                let popped: Vec<String> = raw.client.lpop(dest.as_str(), Some(1000)).await.unwrap_or_default();
+                let at = now_ms();
+                if popped.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                arrived.lock().extend(popped.into_iter().map(|value| (value, at)));
+            }
+        })
+    };
+    // A watcher counts sweep keys (leases) between scripts.
+    let most_sweep_keys = Arc::new(Mutex::new(0usize));
+    let owners: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let watcher = {
+        let raw = redis.raw().await;
+        let (most, owners, lease) = (most_sweep_keys.clone(), owners.clone(), keys.sweep());
+        tokio::spawn(async move {
+            loop {
+                if let Value::Array(found) = raw.cmd("KEYS", vec!["delayq_sweep*".into()]).await {
+                    let mut most = most.lock();
+                    *most = (*most).max(found.len());
+                }
+                let owner: Option<String> = raw.client.get(lease.as_str()).await.unwrap();
+                if let Some(owner) = owner {
+                    *owners.lock().entry(owner).or_default() += 1;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+
+    let sweep_started = std::time::Instant::now();
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        let client = redis.client().await;
+        let queue = client.delayed_queue(&name, StringCodec).unwrap();
+        clients.push((client, queue));
+    }
+    eventually(Duration::from_secs(60), "every due element arrives", || async {
+        arrived.lock().len() >= expected.len()
+    })
+    .await;
+    let drained = sweep_started.elapsed();
+    // Nothing more arrives (no element twice).
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    consumer.abort();
+    watcher.abort();
+    // Every script of the drain, timed by Redis (before the checks below run scripts of their own).
+    let durations = script_durations(&raw).await;
+    let stats = match raw.cmd("INFO", vec!["commandstats".into()]).await {
+        Value::String(s) => s.to_string(),
+        other => format!("{other:?}"),
+    };
+
+    let arrived = arrived.lock().clone();
+    let mut got: Vec<usize> = arrived.iter().map(|(value, _)| parse(value).0).collect();
+    got.sort_unstable();
+    assert_eq!(got.len(), expected.len(), "as many as were due, none twice");
+    assert_eq!(got, expected, "each due element exactly once");
+    for (value, at) in &arrived {
+        let (i, due) = parse(value);
+        assert!(*at >= due, "element {i} taken at {at}, before it was due at {due}");
+    }
+    // The rest is pending still, in offer order, and the sweep left nothing behind.
+    let pending: Vec<usize> = q.read_all().await.unwrap().iter().map(|p| parse(p).0).collect();
+    assert_eq!(pending, (0..total).filter(|&i| class(i) >= 2).collect::<Vec<_>>());
+    assert_eq!(raw.zcard(keys.timeout()).await, pending.len());
+    eventually(Duration::from_secs(20), "no sweep lease left", || async {
+        matches!(raw.cmd("KEYS", vec!["delayq_sweep*".into()]).await, Value::Array(v) if v.is_empty())
+    })
+    .await;
+    let most_sweep_keys = *most_sweep_keys.lock();
+    assert!(most_sweep_keys <= 1, "{most_sweep_keys} sweep keys at once");
+    let sweeps: u64 = clients.iter().map(|(c, _)| c.stats().sweeps).sum();
+    assert!(sweeps >= 1, "the backlog was swept");
+
+    let longest = durations.iter().copied().max().unwrap_or(0);
+    let evalsha = stats
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha"))
+        .unwrap_or("")
+        .to_owned();
+    eprintln!(
+        "{size} B payloads, {total} pending, {} due: drained in {:.2} s by 3 clients ({sweeps} sweeps, lease holders seen {:?}); \
+         scripts over 1 ms: {}, longest {:.1} ms; {evalsha}",
+        expected.len(),
+        drained.as_secs_f64(),
+        owners.lock().values().collect::<Vec<_>>(),
+        durations.len(),
+        longest as f64 / 1000.0,
+    );
+    assert!(
+        longest <= LONGEST_SCRIPT_US,
+        "a script ran {:.1} ms (SLOWLOG)",
+        longest as f64 / 1000.0
+    );
+    for (client, _) in clients {
+        client.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_clients_sweep_a_deep_backlog_of_1kb_payloads_in_short_scripts() {
+    deadline(three_clients_sweep(20_000, 1_024)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_clients_sweep_a_deep_backlog_of_10kb_payloads_in_short_scripts() {
+    deadline(three_clients_sweep(6_000, 10_240)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let producer = redis.client().await;
+        let q = producer.delayed_queue_without_transfer("big", StringCodec).unwrap();
+        let items: Vec<(String, Duration)> = (0..30_000)
+            .map(|i| {
+                let delay = if i % 10 == 0 {
+                    Duration::ZERO
+                } else {
+                    Duration::from_secs(3600)
+                };
+                (i.to_string(), delay)
+            })
+            .collect();
+        q.offer_all(items).await.unwrap();
+        // A client that died mid-sweep left its lease, for 3 more seconds.
+        let lease = q.keys().sweep();
+        raw.cmd(
+            "SET",
+            vec![lease.as_str().into(), "dead-client".into(), "PX".into(), 3000.into()],
+        )
+        .await;
+        let client = redis.client().await;
+        let _transfer = client.delayed_queue("big", StringCodec).unwrap();
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        let owner: Option<String> = raw.client.get(lease.as_str()).await.unwrap();
+        assert_eq!(owner.as_deref(), Some("dead-client"), "a live lease is never taken");
+        assert_eq!(client.stats().sweeps, 0);
+        eventually(
+            Duration::from_secs(30),
+            "the sweep taken over drains the backlog",
+            || async { raw.llen("big").await == 3_000 },
+        )
+        .await;
+        assert!(client.stats().sweeps >= 1, "{:?}", client.stats());
+        let mut arrived: Vec<i64> = raw
+            .lrange("big")
+            .await
+            .iter()
+            .map(|b| std::str::from_utf8(b).unwrap().parse().unwrap())
+            .collect();
+        arrived.sort_unstable();
+        assert_eq!(arrived, (0..30_000).step_by(10).collect::<Vec<i64>>());
+        eventually(Duration::from_secs(20), "the lease is released", || async {
+            raw.client.exists::<i64, _>(lease.as_str()).await.unwrap() == 0
+        })
+        .await;
+    })
+    .await;
+}
