@@ -13,10 +13,10 @@ use tokio::time::Instant;
 use crate::client::Client;
 use crate::codec::{self, Codec};
 use crate::delivery::{Delivery, GiveBack, Handle};
-use crate::reapers::ReaperLease;
 use crate::error::{Error, Result};
 use crate::format::{ElementId, Format};
 use crate::keys::QueueKeys;
+use crate::reapers::ReaperLease;
 use crate::reply;
 use crate::scheduler::Registration;
 use crate::script::SCRIPTS;
@@ -207,7 +207,12 @@ impl<T: 'static> ReliableQueue<T> {
             count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
         };
-        let reaper = Arc::new(client.inner.reapers.lease(&client, &keys, settings.visibility, settings.count_memory));
+        let reaper = Arc::new(
+            client
+                .inner
+                .reapers
+                .lease(&client, &keys, settings.visibility, settings.count_memory),
+        );
         Ok(ReliableQueue {
             client,
             keys,
@@ -332,10 +337,7 @@ impl<T: 'static> ReliableQueue<T> {
         }
         let (dest, staging) = (self.keys.destination(), self.keys.staging());
         let args = |secs: f64| {
-            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"]
-                .into_iter()
-                .map(Value::from)
-                .collect();
+            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
             args.push(Value::from(secs));
             args
         };
@@ -481,10 +483,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// start over at delivery count 1; returns how many moved. At most 10,000 per call
     /// (one script run); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
-        let keys = vec![
-            self.keys.dead_letter().into(),
-            self.name().into(),
-        ];
+        let keys = vec![self.keys.dead_letter().into(), self.name().into()];
         if max == 0 {
             return Ok(0);
         }
@@ -504,7 +503,13 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Runs the reaper once now (it also runs on its own while a handle lives).
     pub async fn reap_now(&self) -> Result<Reaped> {
-        reap(&self.client, &self.keys, self.settings.visibility, self.settings.count_memory).await
+        reap(
+            &self.client,
+            &self.keys,
+            self.settings.visibility,
+            self.settings.count_memory,
+        )
+        .await
     }
 
     pub(crate) fn client(&self) -> &Client {

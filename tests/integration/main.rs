@@ -12,5 +12,6 @@ mod delayed_queue;
 mod formats;
 mod metrics;
 mod reliability;
+mod reliability_bounds;
 mod transfer;
 mod worker;
