@@ -2,9 +2,11 @@
 -- (the connection stayed down). If the request ran, what it removed goes
 -- back (its undo steps); either way it is marked cancelled, so a first run
 -- that arrives late does nothing.
--- KEYS: 1 request key, 2.. the keys its undo steps name by index
+-- KEYS: the request's own KEYS, its request key last (undo steps name
+--       keys by their index there)
 -- Returns 1 when the request had run and was undone, 0 otherwise.
-local stored = redis.call('get', KEYS[1])
+local request = KEYS[#KEYS]
+local stored = redis.call('get', request)
 local undone = 0
 if stored then
   local record = cmsgpack.unpack(stored)
@@ -16,5 +18,5 @@ if stored then
   end
   undone = 1
 end
-redis.call('set', KEYS[1], cmsgpack.pack({'cancelled'}), 'PX', DELAYQ_REQUEST_TTL_MS)
+redis.call('set', request, cmsgpack.pack({'cancelled'}), 'PX', DELAYQ_REQUEST_TTL_MS)
 return undone

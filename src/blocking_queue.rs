@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use fred::interfaces::{ClientLike, ListInterface};
-use fred::prelude::Options;
+use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
@@ -19,7 +18,7 @@ use crate::keys::QueueKeys;
 use crate::reply;
 use crate::request::Request;
 use crate::scheduler::Registration;
-use crate::script::SCRIPTS;
+use crate::script::{Resend, SCRIPTS};
 
 type FredResult<T> = std::result::Result<T, fred::error::Error>;
 
@@ -118,17 +117,123 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     /// Appends a value now, with no delay (Java's `offer(e)`/`add(e)` on the
-    /// blocking queue: `RPUSH`).
+    /// blocking queue: `RPUSH`). Sent once: a connection failure before the
+    /// reply is an error, never a duplicate.
     pub async fn offer(&self, value: &T) -> Result<()> {
         let payload = codec::encode(&*self.codec, value)?;
         self.client.check_payload(&payload)?;
         let _: i64 = self
             .client
             .conn()?
+            .with_options(&Resend::Once.options())
             .rpush(self.name(), payload)
             .await
             .map_err(|e| self.command_error(e))?;
         Ok(())
+    }
+
+    /// Every ready value, head first, without removing any (Java's
+    /// `readAll()`). Reads the whole list in one command, as Java does; for
+    /// a long list page with [`read_range`](Self::read_range).
+    pub async fn read_all(&self) -> Result<Vec<T>> {
+        self.read_range(0, usize::MAX).await
+    }
+
+    /// Up to `count` ready values from index `start` (0 is the head), without
+    /// removing any (Java's `range(from, to)`).
+    pub async fn read_range(&self, start: usize, count: usize) -> Result<Vec<T>> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let first = i64::try_from(start).unwrap_or(i64::MAX);
+        let last = i64::try_from(start.saturating_add(count - 1)).unwrap_or(-1);
+        let raw: Vec<Bytes> = self
+            .client
+            .conn()?
+            .lrange(self.name(), first, last)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(codec::decode_all(&*self.codec, raw)?)
+    }
+
+    /// The value at the head, without removing it (Java's `peek()`).
+    pub async fn peek(&self) -> Result<Option<T>> {
+        let raw: Option<Bytes> = self
+            .client
+            .conn()?
+            .lindex(self.name(), 0)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        raw.map(|raw| codec::decode(&*self.codec, raw).map_err(Error::from))
+            .transpose()
+    }
+
+    /// Whether a ready value equals `value` (compared as encoded payloads;
+    /// Java's `contains(o)`). Scans the list, as Java does.
+    pub async fn contains(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        let position: Option<i64> = self
+            .client
+            .conn()?
+            .lpos(self.name(), payload, None, None, None)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(position.is_some())
+    }
+
+    /// Removes the first ready value equal to `value` (Java's `remove(o)`);
+    /// returns whether there was one. Equal values from different producers
+    /// are separate values: one call removes one, even if its reply is lost
+    /// and the call resent.
+    pub async fn remove(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        Ok(self.remove_by("first", vec![payload]).await? == 1)
+    }
+
+    /// Removes every ready value equal to one of `values` (Java's
+    /// `removeAll(c)`); returns how many were removed.
+    pub async fn remove_all<I, B>(&self, values: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let payloads = values
+            .into_iter()
+            .map(|v| codec::encode(&*self.codec, v.borrow()))
+            .collect::<Result<Vec<_>>>()?;
+        if payloads.is_empty() {
+            return Ok(0);
+        }
+        self.remove_by("all", payloads).await
+    }
+
+    async fn remove_by(&self, mode: &'static str, payloads: Vec<Bytes>) -> Result<usize> {
+        let mut args = Vec::with_capacity(payloads.len() + 1);
+        args.push(Value::from(mode));
+        args.extend(payloads.into_iter().map(Value::Bytes));
+        let value = Request::new(self.name())
+            .remove(
+                self.client.conn()?,
+                &self.client.inner.settling,
+                &SCRIPTS.list_remove,
+                vec![Key::from(self.name())],
+                args,
+            )
+            .await
+            .map_err(|e| Error::from_script(e, SCRIPTS.list_remove.name, self.name()))?;
+        Ok(reply::int(&value)? as usize)
+    }
+
+    /// Deletes every ready value (Java's `clear()`); returns whether there
+    /// was any. Pending values of the delayed queue are not touched.
+    pub async fn clear(&self) -> Result<bool> {
+        let n: i64 = self
+            .client
+            .conn()?
+            .del(self.name())
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n > 0)
     }
 
     /// Number of values ready in the list.
@@ -302,7 +407,7 @@ impl<T: 'static> BlockingQueue<T> {
         })
     }
 
-    /// Appends several values now, in one command.
+    /// Appends several values now, in one command, sent once (see [`offer`](Self::offer)).
     pub async fn offer_all<I, B>(&self, values: I) -> Result<()>
     where
         I: IntoIterator<Item = B>,
@@ -322,6 +427,7 @@ impl<T: 'static> BlockingQueue<T> {
         let _: i64 = self
             .client
             .conn()?
+            .with_options(&Resend::Once.options())
             .rpush(self.name(), payloads)
             .await
             .map_err(|e| self.command_error(e))?;
@@ -370,10 +476,7 @@ impl<T: 'static> BlockingQueue<T> {
                 push_back(&conn, &key, vec![raw]).await;
             }
         });
-        let once = Options {
-            max_attempts: Some(1),
-            ..Options::default()
-        };
+        let once = Resend::Once.options();
         let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
         detach(pop, give_back, &self.client.inner.settling)
             .reply()

@@ -51,10 +51,18 @@ pub(crate) enum Due {
 /// - Every operation is one atomic script or command, like its Java
 ///   counterpart, and reads both element formats, mixed.
 /// - A value is moved to the destination exactly once, never before its due
-///   time (as the transferring host's clock sees it), in due-time order.
+///   time (as the transferring host's clock sees it). Values that fall due
+///   while transfers keep up move in due-time order (ties in Redis's order
+///   of their packed bytes, as with Redisson). A backlog — 64 or more overdue
+///   elements scattered deep inside a long pending list, after an outage —
+///   is swept in offer order instead: every one of them is late already, and
+///   reading the list once beats one scan of it per element.
 /// - An offer is sent with a single attempt: if the connection fails while it
 ///   is in flight the call fails and the value may or may not be queued, but
-///   it is never queued twice.
+///   it is never queued twice. Operations that remove values (`poll`,
+///   `poll_many`, `remove`, ...) may be resent safely: a resend returns the
+///   first run's reply, and if the reply is lost for good the call fails and
+///   what it removed goes back.
 /// - Elements that no format can unpack are moved to a quarantine list
 ///   (`delayq_quarantine:{name}`) by operations that remove elements, so they
 ///   never stall the queue; read-only operations skip them and log a warning.
@@ -281,7 +289,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.channel().into(),
         ];
         let value = script
-            .run(&conn, keys, args)
+            .run(conn, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))?;
         reply::array(value)?

@@ -42,6 +42,12 @@ impl Request {
         }
     }
 
+    /// Appends the request key to a request-keyed script's `keys`.
+    fn append_to(&self, script: &Script, keys: &mut Vec<Key>) {
+        debug_assert_eq!(script.resend, Resend::Safe, "{} is request-keyed", script.name);
+        keys.push(Key::from(self.key.as_str()));
+    }
+
     /// Runs `script`, which removes values, with this request's key after
     /// `keys` (the script's last KEY). fred may resend it. On success the
     /// stored reply is deleted in the background (it would expire anyway);
@@ -55,8 +61,7 @@ impl Request {
         mut keys: Vec<Key>,
         args: Vec<Value>,
     ) -> Result<Value, fred::error::Error> {
-        debug_assert_eq!(script.resend, Resend::Safe, "{} is request-keyed", script.name);
-        keys.push(Key::from(self.key.as_str()));
+        self.append_to(script, &mut keys);
         match script.run(conn, keys.clone(), args).await {
             Ok(reply) => {
                 forget(conn.clone(), self.key);
@@ -80,8 +85,7 @@ impl Request {
         mut keys: Vec<Key>,
         args: Vec<Value>,
     ) -> Result<Value, fred::error::Error> {
-        debug_assert_eq!(script.resend, Resend::Safe, "{} is request-keyed", script.name);
-        keys.push(Key::from(self.key.as_str()));
+        self.append_to(script, &mut keys);
         let deadline = tokio::time::Instant::now() + GIVE_BACK_RETRY_FOR;
         loop {
             match script.run(conn, keys.clone(), args.clone()).await {

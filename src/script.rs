@@ -48,6 +48,19 @@ pub(crate) enum Resend {
     Once,
 }
 
+impl Resend {
+    /// fred's options for a command sent this way.
+    pub fn options(self) -> Options {
+        match self {
+            Resend::Safe => Options::default(),
+            Resend::Once => Options {
+                max_attempts: Some(1),
+                ..Options::default()
+            },
+        }
+    }
+}
+
 /// One Lua script: its name (file name under `lua/`), source, SHA1, and
 /// whether it may be resent.
 #[derive(Debug)]
@@ -84,13 +97,7 @@ impl Script {
     ) -> Result<Value, fred::error::Error> {
         match self.resend {
             Resend::Safe => self.send(conn, keys, args).await,
-            Resend::Once => {
-                let once = conn.with_options(&Options {
-                    max_attempts: Some(1),
-                    ..Options::default()
-                });
-                self.send(&once, keys, args).await
-            }
+            Resend::Once => self.send(&conn.with_options(&Resend::Once.options()), keys, args).await,
         }
     }
 
@@ -147,6 +154,7 @@ pub(crate) struct Scripts {
     pub undo_move: Script,
     pub push_back: Script,
     pub cancel_request: Script,
+    pub list_remove: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -175,4 +183,5 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     undo_move: lua!("undo_move", Once),
     push_back: lua!("push_back", Safe),
     cancel_request: lua!("cancel_request", Safe),
+    list_remove: lua!("list_remove", Safe),
 });

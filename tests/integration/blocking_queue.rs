@@ -7,7 +7,7 @@ use delayq::fred::prelude::*;
 use delayq::{BytesCodec, Error, LongCodec, StringCodec};
 use futures_util::StreamExt;
 
-use crate::harness::{deadline, RedisServer};
+use crate::harness::{deadline, eventually, RedisServer};
 
 fn s(v: &str) -> String {
     v.to_owned()
@@ -46,18 +46,20 @@ async fn a_blocked_take_never_blocks_other_commands() {
                 tokio::spawn(async move { q.take().await })
             })
             .collect();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        // With four takes blocked, ordinary commands on the same client answer at once.
-        let started = Instant::now();
+        // Four takes blocked on the server at once, with one pooled
+        // connection: each waits on a connection of its own.
+        let raw = redis.raw().await;
+        eventually(Duration::from_secs(20), "four takes blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "4"
+        })
+        .await;
+        // Meanwhile ordinary commands on the same client get their answers,
+        // and the takes are still blocked: no command waited behind a take.
         for _ in 0..20 {
             delayed.offer(&s("x"), Duration::from_secs(60)).await.unwrap();
             assert_eq!(q.len().await.unwrap(), 0);
         }
-        assert!(
-            started.elapsed() < Duration::from_millis(900),
-            "commands waited {:?}",
-            started.elapsed()
-        );
+        assert!(takers.iter().all(|t| !t.is_finished()));
         for i in 0..4 {
             q.offer(&format!("v{i}")).await.unwrap();
         }
@@ -479,6 +481,89 @@ async fn shutdown_waits_for_the_values_of_dropped_takes_to_be_back() {
             values.len(),
             "{dropped} dropped"
         );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_read_and_remove_operations_work_on_the_ready_list() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("readable", StringCodec).unwrap();
+        assert_eq!(q.peek().await.unwrap(), None);
+        assert!(q.read_all().await.unwrap().is_empty());
+        // Equal payloads from different producers are separate values.
+        q.offer_all(["a", "b", "x", "c", "x", "x", "d"].map(s)).await.unwrap();
+        assert_eq!(q.peek().await.unwrap(), Some(s("a")));
+        assert_eq!(q.read_all().await.unwrap(), ["a", "b", "x", "c", "x", "x", "d"].map(s));
+        assert_eq!(q.read_range(2, 3).await.unwrap(), ["x", "c", "x"].map(s));
+        assert_eq!(q.read_range(6, usize::MAX).await.unwrap(), [s("d")]);
+        assert!(q.read_range(100, 5).await.unwrap().is_empty());
+        assert!(q.read_range(0, 0).await.unwrap().is_empty());
+        assert!(q.contains(&s("c")).await.unwrap());
+        assert!(!q.contains(&s("zz")).await.unwrap());
+        // Nothing read was consumed.
+        assert_eq!(q.len().await.unwrap(), 7);
+
+        assert!(q.remove(&s("x")).await.unwrap());
+        assert_eq!(q.read_all().await.unwrap(), ["a", "b", "c", "x", "x", "d"].map(s));
+        assert!(!q.remove(&s("zz")).await.unwrap());
+        assert_eq!(q.remove_all(["x", "a", "zz"].map(s)).await.unwrap(), 3);
+        assert_eq!(q.read_all().await.unwrap(), ["b", "c", "d"].map(s));
+        assert_eq!(q.remove_all(Vec::<String>::new()).await.unwrap(), 0);
+
+        // A value that does not decode is an error, and stays where it is.
+        let _: i64 = raw.client.lpush("readable", vec![0xffu8, 0xfe]).await.unwrap();
+        assert!(matches!(q.peek().await, Err(Error::Decode(_))));
+        assert!(matches!(q.read_all().await, Err(Error::Decode(_))));
+        assert_eq!(q.len().await.unwrap(), 4);
+
+        assert!(q.clear().await.unwrap());
+        assert!(!q.clear().await.unwrap());
+        assert!(q.is_empty().await.unwrap());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("bounded", StringCodec).unwrap();
+        q.offer_all(["a", "b", "c", "d", "e", "f"].map(s)).await.unwrap();
+        // drain(0) used to become "-1" in the script and empty the list.
+        assert!(q.drain(0).await.unwrap().is_empty());
+        assert_eq!(raw.llen("bounded").await, 6);
+        assert_eq!(q.drain(usize::MAX).await.unwrap().len(), 6);
+
+        // One call removes at most 10,000 values.
+        let many: Vec<Bytes> = (0..10_050).map(|i| Bytes::from(i.to_string())).collect();
+        for chunk in many.chunks(1_000) {
+            let _: i64 = raw.client.rpush("bounded", chunk.to_vec()).await.unwrap();
+        }
+        assert_eq!(q.drain(usize::MAX).await.unwrap().len(), 10_000);
+        assert_eq!(raw.llen("bounded").await, 50);
+
+        let delayed = client
+            .delayed_queue_without_transfer("bounded-pending", StringCodec)
+            .unwrap();
+        delayed
+            .offer_all(["a", "b", "c"].map(|v| (s(v), Duration::from_secs(600))))
+            .await
+            .unwrap();
+        assert!(delayed.poll_many(0).await.unwrap().is_empty());
+        assert_eq!(delayed.remove_pending(0).await.unwrap(), (0, 3));
+        assert_eq!(delayed.poll_many(usize::MAX).await.unwrap(), ["a", "b", "c"].map(s));
+        assert_eq!(delayed.len().await.unwrap(), 0);
+
+        let reliable = client.reliable_queue("bounded-dead", StringCodec).unwrap();
+        let _: i64 = raw.client.rpush(reliable.keys().dead_letter(), "x").await.unwrap();
+        assert_eq!(reliable.requeue_dead_letters(0).await.unwrap(), 0);
+        assert_eq!(reliable.requeue_dead_letters(usize::MAX).await.unwrap(), 1);
     })
     .await;
 }

@@ -1,6 +1,8 @@
 //! Integration tests: every test talks to a real `redis-server` that the
 //! harness starts on a free loopback port.
 
+#[path = "../support/fault_proxy.rs"]
+mod fault_proxy;
 mod harness;
 
 mod auth;
@@ -10,6 +12,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod lost_replies;
 mod metrics;
 mod reliability;
 mod reliability_bounds;

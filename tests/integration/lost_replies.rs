@@ -1,0 +1,367 @@
+//! Lost requests and lost replies: a proxy between delayq and Redis lets a
+//! command run and drops its answer (or drops the command), then cuts the
+//! connection; fred resends what it did not hear back about. Every operation
+//! that removes or gives back values must come out of that with nothing lost,
+//! nothing duplicated, and an error only where the outcome cannot be known.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use delayq::fred::prelude::*;
+use delayq::fred::types::Value;
+use delayq::{Client, LongCodec, StringCodec};
+
+use crate::fault_proxy::{Fault, FaultProxy};
+use crate::harness::{deadline, eventually, RedisServer};
+
+fn strings(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| v.to_string()).collect()
+}
+
+fn bytes(values: &[&str]) -> Vec<Bytes> {
+    values.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect()
+}
+
+/// A server, a proxy in front of it, and a delayq client through the proxy.
+async fn setup() -> (RedisServer, FaultProxy, Client) {
+    let redis = RedisServer::start().await;
+    let proxy = FaultProxy::start(redis.port()).await;
+    let client = Client::builder()
+        .url(proxy.url())
+        .blocking_timeout(Duration::from_secs(1))
+        .build()
+        .await
+        .expect("connect through the proxy");
+    (redis, proxy, client)
+}
+
+/// A client through the proxy that never resends: a lost reply is final.
+async fn without_resends(proxy: &FaultProxy) -> Client {
+    Client::builder()
+        .url(proxy.url())
+        .customize(|b| {
+            b.with_connection_config(|c| c.max_command_attempts = 1);
+        })
+        .build()
+        .await
+        .expect("connect through the proxy")
+}
+
+/// Waits until no request key of the queue tagged `tag` is left: the stored
+/// replies of earlier calls are deleted in the background, and that deletion
+/// must not be the next request the proxy sees.
+async fn settled(raw: &crate::harness::RawRedis, tag: &str) {
+    let pattern = format!("delayq_request:{{{tag}}}*");
+    eventually(Duration::from_secs(20), "request keys deleted", || async {
+        let keys = raw.cmd("KEYS", vec![Value::from(pattern.as_str())]).await;
+        matches!(keys, Value::Array(ref keys) if keys.is_empty())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        for (fault, queue) in [(Fault::LoseReply, "drain-reply"), (Fault::LoseRequest, "drain-request")] {
+            let _: i64 = raw
+                .client
+                .rpush(queue, bytes(&["a", "b", "c", "d", "e", "f"]))
+                .await
+                .unwrap();
+            let q = client.blocking_queue(queue, StringCodec).unwrap();
+            // Warm the script cache, so the faulted call is the script itself.
+            assert_eq!(q.drain(1).await.unwrap(), strings(&["a"]));
+            settled(&raw, queue).await;
+            proxy.arm(fault, queue);
+            let drained = q.drain(3).await.unwrap();
+            assert_eq!(proxy.fired(), if fault == Fault::LoseReply { 1 } else { 2 });
+            assert_eq!(drained, strings(&["b", "c", "d"]), "{fault:?}");
+            assert_eq!(raw.lrange(queue).await, bytes(&["e", "f"]), "{fault:?}");
+        }
+        // Every stored reply is deleted once read.
+        for queue in ["drain-reply", "drain-request"] {
+            settled(&raw, queue).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let delayed = client.delayed_queue_without_transfer("poll-lost", StringCodec).unwrap();
+        for v in ["a", "b", "c", "d", "e", "f", "g"] {
+            delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
+        }
+        assert_eq!(delayed.poll().await.unwrap(), Some("a".to_string()));
+        settled(&raw, "poll-lost").await;
+        proxy.arm(Fault::LoseReply, "{poll-lost}");
+        assert_eq!(delayed.poll_many(2).await.unwrap(), strings(&["b", "c"]));
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(raw.llen("redisson_delay_queue:{poll-lost}").await, 4);
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{poll-lost}").await, 4);
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["d", "e", "f", "g"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let delayed = client
+            .delayed_queue_without_transfer("remove-lost", StringCodec)
+            .unwrap();
+        // Equal payloads from different jobs: a resent remove would take two.
+        for v in ["warm", "x", "x", "x", "y"] {
+            delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
+        }
+        assert!(delayed.remove(&"warm".to_string()).await.unwrap());
+        settled(&raw, "remove-lost").await;
+        proxy.arm(Fault::LoseReply, "{remove-lost}");
+        assert!(delayed.remove(&"x".to_string()).await.unwrap());
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["x", "x", "y"]));
+
+        settled(&raw, "remove-lost").await;
+        proxy.arm(Fault::LoseReply, "{remove-lost}");
+        assert_eq!(delayed.remove_pending(2).await.unwrap(), (2, 1));
+        assert_eq!(proxy.fired(), 2);
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["y"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let delayed = client.delayed_queue_without_transfer("{plo}src", StringCodec).unwrap();
+        for v in ["a", "b", "c", "d"] {
+            delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
+        }
+        assert_eq!(
+            delayed.poll_last_and_offer_first_to("{plo}dst").await.unwrap(),
+            Some("d".to_string())
+        );
+        settled(&raw, "plo").await;
+        proxy.arm(Fault::LoseReply, "{plo}");
+        assert_eq!(
+            delayed.poll_last_and_offer_first_to("{plo}dst").await.unwrap(),
+            Some("c".to_string())
+        );
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(raw.lrange("{plo}dst").await, bytes(&["c", "d"]));
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["a", "b"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let reliable = client.reliable_queue("dead-lost", StringCodec).unwrap();
+        let dead = reliable.keys().dead_letter().to_owned();
+        let _: i64 = raw
+            .client
+            .rpush(&dead, bytes(&["a", "b", "c", "d", "e"]))
+            .await
+            .unwrap();
+        assert_eq!(reliable.requeue_dead_letters(1).await.unwrap(), 1);
+        settled(&raw, "dead-lost").await;
+        proxy.arm(Fault::LoseReply, "delayq_dead_letter:{dead-lost}");
+        assert_eq!(reliable.requeue_dead_letters(2).await.unwrap(), 2);
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(raw.lrange(&dead).await, bytes(&["d", "e"]));
+        assert_eq!(raw.lrange("dead-lost").await, bytes(&["a", "b", "c"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        // The destination list: drain removes, fails to decode, pushes back.
+        let _: i64 = raw
+            .client
+            .rpush("giveback", bytes(&["1", "not-a-number", "3"]))
+            .await
+            .unwrap();
+        let q = client.blocking_queue("giveback", LongCodec).unwrap();
+        // Only the give-back's request carries the values themselves.
+        proxy.arm(Fault::LoseReply, "not-a-number");
+        let error = q.drain(3).await.unwrap_err();
+        assert!(
+            matches!(error, delayq::Error::Decode(ref e) if e.restored()),
+            "{error:?}"
+        );
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(raw.lrange("giveback").await, bytes(&["1", "not-a-number", "3"]));
+
+        // The pending list: poll_many removes, fails to decode, restores with scores.
+        let delayed = client
+            .delayed_queue_without_transfer("restore-lost", StringCodec)
+            .unwrap();
+        delayed.offer(&"1".to_string(), Duration::from_secs(600)).await.unwrap();
+        delayed
+            .offer(&"poison-ä".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
+        let scores_before = raw.zrange("redisson_delay_queue_timeout:{restore-lost}").await;
+        let longs = client
+            .delayed_queue_without_transfer("restore-lost", LongCodec)
+            .unwrap();
+        proxy.arm(Fault::LoseReply, "poison-ä");
+        let error = longs.poll_many(2).await.unwrap_err();
+        assert!(
+            matches!(error, delayq::Error::Decode(ref e) if e.restored()),
+            "{error:?}"
+        );
+        assert_eq!(proxy.fired(), 2);
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["1", "poison-ä"]));
+        assert_eq!(
+            raw.zrange("redisson_delay_queue_timeout:{restore-lost}").await,
+            scores_before
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        // No resends at all: the lost reply is final, the call cannot learn
+        // its outcome.
+        let client = without_resends(&proxy).await;
+        let raw = redis.raw().await;
+        let _: i64 = raw
+            .client
+            .rpush("for-good", bytes(&["w", "a", "b", "c", "d"]))
+            .await
+            .unwrap();
+        let q = client.blocking_queue("for-good", StringCodec).unwrap();
+        assert_eq!(q.drain(1).await.unwrap(), strings(&["w"]));
+        settled(&raw, "for-good").await;
+        proxy.arm(Fault::LoseReply, "for-good");
+        let error = q.drain(2).await.unwrap_err();
+        assert!(error.is_transient(), "{error:?}");
+        assert_eq!(proxy.fired(), 1);
+        // The drain ran; its cancel puts a and b back at the head, in order.
+        eventually(Duration::from_secs(20), "drained values back", || async {
+            raw.lrange("for-good").await == bytes(&["a", "b", "c", "d"])
+        })
+        .await;
+        // And a poll_many the same way, scores included.
+        let delayed = client
+            .delayed_queue_without_transfer("for-good-poll", StringCodec)
+            .unwrap();
+        for v in ["w", "a", "b"] {
+            delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
+        }
+        assert_eq!(delayed.poll().await.unwrap(), Some("w".to_string()));
+        let scores_before = raw.zrange("redisson_delay_queue_timeout:{for-good-poll}").await;
+        settled(&raw, "for-good-poll").await;
+        proxy.arm(Fault::LoseReply, "{for-good-poll}");
+        assert!(delayed.poll_many(5).await.unwrap_err().is_transient());
+        eventually(Duration::from_secs(20), "polled values back", || async {
+            raw.zrange("redisson_delay_queue_timeout:{for-good-poll}").await == scores_before
+                && raw.llen("redisson_delay_queue:{for-good-poll}").await == 2
+        })
+        .await;
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["a", "b"]));
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let delayed = client
+            .delayed_queue_without_transfer("offer-lost", StringCodec)
+            .unwrap();
+        delayed
+            .offer(&"warm".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
+        proxy.arm(Fault::LoseReply, "lost-offer-payload");
+        let error = delayed
+            .offer(&"lost-offer-payload".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap_err();
+        assert!(error.is_transient(), "{error:?}");
+        assert_eq!(proxy.fired(), 1);
+        // It ran once (the reply was lost after Redis applied it), never twice.
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{offer-lost}").await, 2);
+        assert_eq!(
+            delayed.read_all().await.unwrap(),
+            strings(&["warm", "lost-offer-payload"])
+        );
+        // A lost request: not applied at all, also an error.
+        proxy.arm(Fault::LoseRequest, "lost-offer-request");
+        assert!(delayed
+            .offer(&"lost-offer-request".to_string(), Duration::from_secs(600))
+            .await
+            .is_err());
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{offer-lost}").await, 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_put_back_after_their_due_time_are_published_and_delivered() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        // The transferring client: direct, no periodic resync, so only the
+        // channel can tell it about an element that comes back overdue.
+        let transferring = redis.client_builder().resync_interval(None).build().await.unwrap();
+        let _handle = transferring.delayed_queue("late-back", StringCodec).unwrap();
+        let poller = without_resends(&proxy).await;
+        let polling = poller.delayed_queue_without_transfer("late-back", StringCodec).unwrap();
+        polling
+            .offer(&"warm".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
+        assert_eq!(polling.poll().await.unwrap(), Some("warm".to_string()));
+        let raw = redis.raw().await;
+        settled(&raw, "late-back").await;
+
+        polling
+            .offer(&"x".to_string(), Duration::from_millis(800))
+            .await
+            .unwrap();
+        // The poll runs, its reply is lost and Redis is out of reach: x sits
+        // in the request while its due time passes and the transferring
+        // client's timer fires on an empty queue.
+        proxy.arm(Fault::LoseReplyThenOutage, "{late-back}");
+        assert!(polling.poll().await.is_err());
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        assert_eq!(raw.llen("late-back").await, 0);
+        // Redis is back: the cancel puts x back, overdue, and publishes it.
+        proxy.set_outage(false);
+        eventually(Duration::from_secs(30), "x delivered", || async {
+            raw.lrange("late-back").await == bytes(&["x"])
+        })
+        .await;
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
+        poller.shutdown().await;
+        transferring.shutdown().await;
+    })
+    .await;
+}

@@ -1,0 +1,205 @@
+//! A TCP proxy between a client and a `redis-server`, both on loopback, that
+//! injects the faults of a network: a request lost on its way (the command
+//! never runs), a reply lost on its way back (the command ran, the client
+//! never hears of it), and an outage (connections refused for a while).
+//!
+//! A fault is armed for the next request whose bytes contain a pattern (a
+//! script's SHA1, a key name) and fires once. Either way the connection is
+//! then cut, as a real network failure would end it, and the client's own
+//! retry logic (fred resends commands whose reply it did not get) decides
+//! what happens next.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// What to do to the request that matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Drop the request: it never reaches Redis; the connection is cut.
+    LoseRequest,
+    /// Pass the request on, let Redis run it, drop every reply from then on
+    /// and cut the connection.
+    LoseReply,
+    /// As `LoseReply`, and an outage begins (see [`FaultProxy::set_outage`]).
+    LoseReplyThenOutage,
+}
+
+struct Armed {
+    fault: Fault,
+    pattern: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Shared {
+    armed: Mutex<Option<Armed>>,
+    fired: AtomicUsize,
+    /// While set, new connections are closed at once (an outage).
+    refusing: AtomicBool,
+    /// Cuts every open connection.
+    cut: Notify,
+}
+
+/// The proxy; stops when dropped.
+pub struct FaultProxy {
+    port: u16,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FaultProxy {
+    /// Listens on a free loopback port and forwards to `127.0.0.1:upstream`.
+    pub async fn start(upstream: u16) -> FaultProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the proxy");
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared::default());
+        let accepting = shared.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                if accepting.refusing.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
+                    continue;
+                };
+                tokio::spawn(relay(client, server, accepting.clone()));
+            }
+        });
+        FaultProxy { port, shared, task }
+    }
+
+    /// The port clients connect to.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A `redis://` URL through the proxy.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Arms `fault` for the next request containing `pattern` (once).
+    pub fn arm(&self, fault: Fault, pattern: impl AsRef<[u8]>) {
+        *self.shared.armed.lock() = Some(Armed {
+            fault,
+            pattern: pattern.as_ref().to_vec(),
+        });
+    }
+
+    /// How many armed faults have fired.
+    pub fn fired(&self) -> usize {
+        self.shared.fired.load(Ordering::SeqCst)
+    }
+
+    /// Starts or ends an outage: while on, every open connection is cut and
+    /// new ones are closed as soon as they are accepted.
+    pub fn set_outage(&self, on: bool) {
+        self.shared.refusing.store(on, Ordering::SeqCst);
+        if on {
+            self.shared.cut.notify_waiters();
+        }
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.shared.cut.notify_waiters();
+    }
+}
+
+/// Relays one connection until either side closes, a fault cuts it, or an
+/// outage begins.
+async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>) {
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let (mut client_read, mut client_write) = client.split();
+    let (mut server_read, mut server_write) = server.split();
+    let replies_lost = AtomicBool::new(false);
+    let upstream = async {
+        let mut buf = vec![0u8; 64 * 1024];
+        // The tail of the previous read, so a pattern split across reads matches.
+        let mut carry: Vec<u8> = Vec::new();
+        loop {
+            let n = match client_read.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let chunk = &buf[..n];
+            let mut seen = std::mem::take(&mut carry);
+            seen.extend_from_slice(chunk);
+            let fault = {
+                let mut armed = shared.armed.lock();
+                match armed.as_ref() {
+                    Some(a) if contains(&seen, &a.pattern) => armed.take().map(|a| a.fault),
+                    _ => None,
+                }
+            };
+            let keep = seen.len().min(256);
+            carry = seen[seen.len() - keep..].to_vec();
+            match fault {
+                Some(Fault::LoseRequest) => {
+                    shared.fired.fetch_add(1, Ordering::SeqCst);
+                    return;
+                }
+                Some(fault @ (Fault::LoseReply | Fault::LoseReplyThenOutage)) => {
+                    if fault == Fault::LoseReplyThenOutage {
+                        shared.refusing.store(true, Ordering::SeqCst);
+                    }
+                    // Replies are dropped from before the request leaves, so
+                    // its reply cannot slip through.
+                    replies_lost.store(true, Ordering::SeqCst);
+                    shared.fired.fetch_add(1, Ordering::SeqCst);
+                    if server_write.write_all(chunk).await.is_err() {
+                        return;
+                    }
+                    // Let Redis run it (and anything pipelined behind it), then cut.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    if fault == Fault::LoseReplyThenOutage {
+                        shared.cut.notify_waiters();
+                    }
+                    return;
+                }
+                None => {
+                    if server_write.write_all(chunk).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    let downstream = async {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match server_read.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            if replies_lost.load(Ordering::SeqCst) {
+                continue;
+            }
+            if client_write.write_all(&buf[..n]).await.is_err() {
+                return;
+            }
+        }
+    };
+    // Whichever ends first (a side closed, a fault fired, an outage began)
+    // ends the relay, and dropping both sockets cuts the connection.
+    tokio::select! {
+        _ = upstream => {}
+        _ = downstream => {}
+        _ = shared.cut.notified() => {}
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
