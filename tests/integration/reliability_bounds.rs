@@ -9,6 +9,7 @@ use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
 use delayq::StringCodec;
 
+use crate::fault_proxy::{Fault, FaultProxy};
 use crate::harness::{deadline, eventually, now_ms, RawRedis, RedisServer};
 
 fn s(v: &str) -> String {
@@ -411,6 +412,61 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
         let again = q.take().await.unwrap();
         assert_eq!(again.delivery_count(), 2);
         assert!(again.ack().await.unwrap());
+    })
+    .await;
+}
+
+/// A delayq client through the proxy; `resend: false` makes fred send each
+/// command once, so only delayq's own retries remain.
+async fn through(proxy: &FaultProxy, resend: bool) -> delayq::Client {
+    delayq::Client::builder()
+        .url(proxy.url())
+        .blocking_timeout(Duration::from_secs(1))
+        .customize(move |b| {
+            if !resend {
+                b.with_connection_config(|c| c.max_command_attempts = 1);
+            }
+        })
+        .build()
+        .await
+        .expect("connect through the proxy")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ack_and_nack_whose_reply_is_lost_still_report_true() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        for resend in [true, false] {
+            let name = format!("lost-{resend}");
+            let client = through(&proxy, resend).await;
+            let q = client.reliable_queue(&name, StringCodec).unwrap();
+            let _: i64 = raw.client.rpush(&name, vec!["a", "b"]).await.unwrap();
+
+            // The ack runs, its reply is lost, the ack is sent again.
+            let a = q.take().await.unwrap();
+            let fired = proxy.fired();
+            proxy.arm(Fault::LoseReply, q.keys().acked());
+            assert!(a.ack().await.unwrap(), "resend {resend}: the retried ack reports true");
+            assert_eq!(proxy.fired(), fired + 1);
+
+            // The nack runs, its reply is lost, the same request is sent again.
+            let b = q.take().await.unwrap();
+            let request = format!("delayq_request:{{{name}}}");
+            proxy.arm(Fault::LoseReply, &request);
+            assert!(
+                b.nack(Duration::ZERO).await.unwrap(),
+                "resend {resend}: the retried nack reports true"
+            );
+            assert_eq!(proxy.fired(), fired + 2);
+            assert_eq!(raw.lrange(&name).await, vec![Bytes::from("b")], "given back once");
+            let b = q.take().await.unwrap();
+            assert_eq!(b.delivery_count(), 2);
+            assert!(b.ack().await.unwrap());
+            assert_eq!(q.in_flight().await.unwrap(), 0);
+            client.shutdown().await;
+        }
     })
     .await;
 }
