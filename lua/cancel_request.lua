@@ -1,22 +1,33 @@
 -- cancel_request: the client gave up on a request whose reply it never saw
--- (the connection stayed down). If the request ran, what it removed goes
--- back (its undo steps); either way it is marked cancelled, so a first run
--- that arrives late does nothing.
--- KEYS: the request's own KEYS, its request key last (undo steps name
+-- (the connection stayed down, or the caller stopped waiting). If the
+-- request ran, what it removed goes back as its record says; either way it
+-- is marked cancelled, so a first run that arrives late does nothing.
+-- KEYS: the request's own KEYS, its request key last (the record names
 --       keys by their index there)
--- Returns 1 when the request had run and was undone, 0 otherwise.
+-- Returns 0 when the request had not run, 1 when it had run and what it
+-- removed is back, 2 when it had run and has nothing to undo.
 local request = KEYS[#KEYS]
 local stored = redis.call('get', request)
-local undone = 0
+local outcome = 0
 if stored then
   local record = cmsgpack.unpack(stored)
-  if record[1] == 'cancelled' then
+  if record[1] ~= 'done' then
     return 0
   end
-  for _, step in ipairs(record[3]) do
-    delayq_call_chunked(step[1], KEYS[step[2]], step[3])
+  local reply, undo = record[2], record[3]
+  outcome = 2
+  if undo and undo[1] == 'lpush' then
+    local back = {}
+    for i = #reply, 1, -1 do
+      back[#back + 1] = reply[i]
+    end
+    delayq_call_chunked('lpush', KEYS[undo[2]], back)
+    outcome = 1
+  elseif undo and undo[1] == 'restore' then
+    local elements, scores = undo[5] or reply[1], undo[6] or reply[2]
+    delayq_restore(KEYS[undo[2]], KEYS[undo[3]], KEYS[undo[4]], elements, scores)
+    outcome = 1
   end
-  undone = 1
 end
 redis.call('set', request, cmsgpack.pack({'cancelled'}), 'PX', DELAYQ_REQUEST_TTL_MS)
-return undone
+return outcome

@@ -2,7 +2,8 @@
 -- without transferring them (RDelayedQueue.poll / poll(limit)).
 -- KEYS: 1 pending list, 2 timeout set, 3 quarantine list, 4 channel,
 --       5 request key (lib/request.lua)
--- ARGV: 1 limit (>= 1; the client bounds it)
+-- ARGV: 1 limit (>= 1; the client bounds it), 2 byte budget: no more
+--       elements once this many bytes are taken (at least one always is)
 -- Returns {elements, scores, quarantined}: the packed elements (so the
 -- client can put them back, scores included, if it cannot decode them).
 -- If the client never sees the reply, cancelling the request puts them back.
@@ -10,20 +11,25 @@ local replayed = delayq_replayed(KEYS[5])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list')
 if bad then return bad end
-local limit = tonumber(ARGV[1])
-if not limit or limit < 1 then
-  return redis.error_reply('ERR poll needs a limit of at least 1')
+local limit, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
+if not limit or limit < 1 or not budget then
+  return redis.error_reply('ERR poll needs a limit of at least 1 and a byte budget')
 end
 local elements = {}
 local scores = {}
 local quarantined = 0
-while #elements < limit do
-  local popped = redis.call('lpop', KEYS[1], limit - #elements)
+local bytes, popped_count = 0, 0
+-- Malformed elements count towards the bounds too: a long run of them is
+-- quarantined over several calls.
+while #elements < limit and bytes < budget and popped_count < limit + 1000 do
+  local popped = redis.call('lpop', KEYS[1], delayq_next_chunk(limit - #elements, popped_count, bytes, budget))
   if not popped then
     break
   end
+  popped_count = popped_count + #popped
   for i = 1, #popped do
     local element = popped[i]
+    bytes = bytes + #element
     if delayq_payload(element) then
       elements[#elements + 1] = element
       scores[#scores + 1] = redis.call('zscore', KEYS[2], element) or false
@@ -34,4 +40,8 @@ while #elements < limit do
   end
   delayq_call_chunked('zrem', KEYS[2], popped)
 end
-return delayq_answer(KEYS[5], {elements, scores, quarantined}, delayq_restore_steps(1, 2, 4, elements, scores))
+local undo
+if #elements > 0 then
+  undo = {'restore', 1, 2, 4}
+end
+return delayq_answer(KEYS[5], {elements, scores, quarantined}, undo)

@@ -1,28 +1,49 @@
 -- remove_pending: remove up to a number of pending elements, first offered
 -- first, from both the pending list and the timeout set.
--- KEYS: 1 timeout set, 2 pending list, 3 request key (lib/request.lua: a
---       resend removes nothing twice)
--- ARGV: 1 most elements to remove
+-- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key
+--       (lib/request.lua: a resend removes nothing twice, and a request the
+--       client gave up on puts its elements back)
+-- ARGV: 1 most elements to remove (>= 1), 2 byte budget (no more elements
+--       once this many bytes are removed; at least one always is)
 -- Returns {removed, still pending}.
 --
 -- For emptying a large queue in steps that never block Redis for long (DEL
 -- of a list of millions does). Elements only in the timeout set (left by a
 -- failed writer) go once the pending list is empty.
-local replayed = delayq_replayed(KEYS[3])
+local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
-local most = tonumber(ARGV[1])
-if not most or most < 1 then
-  return redis.error_reply('ERR remove_pending needs a count of at least 1')
+local most, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
+if not most or most < 1 or not budget then
+  return redis.error_reply('ERR remove_pending needs a count of at least 1 and a byte budget')
 end
-local removed = 0
-local popped = redis.call('lpop', KEYS[2], most)
-if popped then
-  delayq_call_chunked('zrem', KEYS[1], popped)
-  removed = #popped
+local elements, scores = {}, {}
+local bytes = 0
+while #elements < most and bytes < budget do
+  local popped = redis.call('lpop', KEYS[2], delayq_next_chunk(most - #elements, #elements, bytes, budget))
+  if not popped then
+    break
+  end
+  local found = redis.call('zmscore', KEYS[1], unpack(popped))
+  for i = 1, #popped do
+    elements[#elements + 1] = popped[i]
+    scores[#scores + 1] = found[i] or false
+    bytes = bytes + #popped[i]
+  end
+  redis.call('zrem', KEYS[1], unpack(popped))
 end
-if removed < most and redis.call('llen', KEYS[2]) == 0 then
-  removed = removed + #redis.call('zpopmin', KEYS[1], most - removed) / 2
+-- Only in the timeout set: they go back to both keys if undone, as the
+-- pending list is where a transfer looks for them anyway.
+if #elements < most and bytes < budget and redis.call('llen', KEYS[2]) == 0 then
+  local orphans = redis.call('zpopmin', KEYS[1], most - #elements)
+  for i = 1, #orphans, 2 do
+    elements[#elements + 1] = orphans[i]
+    scores[#scores + 1] = orphans[i + 1]
+  end
 end
-return delayq_answer(KEYS[3], {removed, redis.call('zcard', KEYS[1])})
+local undo
+if #elements > 0 then
+  undo = {'restore', 2, 1, 3, elements, scores}
+end
+return delayq_answer(KEYS[4], {#elements, redis.call('zcard', KEYS[1])}, undo)

@@ -11,15 +11,9 @@ local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset')
 if bad then return bad end
-local earliest
-for i = #ARGV - 1, 1, -2 do
-  if ARGV[i] ~= '' then
-    redis.call('zadd', KEYS[2], ARGV[i], ARGV[i + 1])
-    if not earliest or tonumber(ARGV[i]) < tonumber(earliest) then
-      earliest = ARGV[i]
-    end
-  end
-  redis.call('lpush', KEYS[1], ARGV[i + 1])
+local elements, scores = {}, {}
+for i = 1, #ARGV - 1, 2 do
+  scores[#scores + 1] = ARGV[i] ~= '' and ARGV[i]
+  elements[#elements + 1] = ARGV[i + 1]
 end
-delayq_publish_if_head(KEYS[2], KEYS[3], earliest)
-return delayq_answer(KEYS[4], #ARGV / 2)
+return delayq_answer(KEYS[4], delayq_restore(KEYS[1], KEYS[2], KEYS[3], elements, scores))

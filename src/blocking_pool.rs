@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, push_back, Detached, Settling, SettlingGuard};
+use crate::detached::{detach, give_back_with, push_back_uncounted, Detached, Settling, SettlingGuard};
 use crate::error::{Error, Result};
 use crate::reply;
 use crate::script::SCRIPTS;
@@ -152,7 +152,7 @@ impl BlockingPool {
     pub fn command_options(&self, server_timeout: Duration) -> Options {
         Options {
             max_attempts: Some(1),
-            timeout: Some(server_timeout + Duration::from_secs(2) + server_timeout / 2),
+            timeout: Some(client_timeout(server_timeout)),
             ..Options::default()
         }
     }
@@ -235,6 +235,27 @@ impl BlockingPool {
             crate::client::quit(&client).await;
         }
     }
+}
+
+/// A client dropped without [`close`](BlockingPool::close) (see
+/// `client::Inner`'s `Drop`) still closes its idle connections, in the
+/// background; leased ones close when their lease ends, as the pool is
+/// shutting down.
+impl Drop for BlockingPool {
+    fn drop(&mut self) {
+        for (_, client) in std::mem::take(&mut *self.idle.get_mut()) {
+            close_in_background(client, None);
+        }
+    }
+}
+
+/// The client-side deadline of a blocking command that waits up to
+/// `server_timeout` on the server: half as long again plus 2 s, so a slow
+/// reply is not taken for a dead connection; saturates, never overflows.
+fn client_timeout(server_timeout: Duration) -> Duration {
+    server_timeout
+        .saturating_add(Duration::from_secs(2))
+        .saturating_add(server_timeout / 2)
 }
 
 impl Lease<'_> {
@@ -320,7 +341,7 @@ async fn give_back(client: &FredClient, command: &str, argv: &[Value], reply: Va
     }
     let given_back = match command {
         "BLPOP" => match reply::blpop(reply) {
-            Ok((key, value)) => push_back(client, &key, vec![value]).await, // logs its own failure
+            Ok((key, value)) => push_back_uncounted(client, &key, vec![value]).await, // logs its own failure
             Err(error) => {
                 tracing::error!(command, %error, "a cancelled blocking read returned a value that cannot be given back");
                 false
@@ -369,4 +390,17 @@ async fn blocking_command(
 ) -> std::result::Result<Value, fred::error::Error> {
     let command = CustomCommand::new_static(name, ClusterHash::FirstKey, true);
     conn.with_options(&options).custom(command, args).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_side_deadline_is_later_and_saturates() {
+        assert_eq!(client_timeout(Duration::from_secs(5)), Duration::from_millis(9_500));
+        assert_eq!(client_timeout(Duration::ZERO), Duration::from_secs(2));
+        assert_eq!(client_timeout(Duration::MAX), Duration::MAX);
+        assert_eq!(client_timeout(Duration::MAX - Duration::from_secs(1)), Duration::MAX);
+    }
 }

@@ -12,7 +12,8 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::codec::{self, Codec};
-use crate::detached::{detach, give_back_with, push_back};
+use crate::delayed_queue::{MAX_BATCH, MAX_BATCH_BYTES};
+use crate::detached::{detach, give_back_with, push_back, push_back_uncounted};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
@@ -21,6 +22,9 @@ use crate::scheduler::Registration;
 use crate::script::{Resend, SCRIPTS};
 
 type FredResult<T> = std::result::Result<T, fred::error::Error>;
+
+/// Values one `remove_all` script looks for (each costs a scan of the list).
+const REMOVE_CHUNK: usize = 16;
 
 /// Pause of [`BlockingQueue::stream`] after a value it could not decode.
 const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
@@ -128,7 +132,7 @@ impl<T: 'static> BlockingQueue<T> {
             .with_options(&Resend::Once.options())
             .rpush(self.name(), payload)
             .await
-            .map_err(|e| self.command_error(e))?;
+            .map_err(|e| self.sent_once_error("offer", e))?;
         Ok(())
     }
 
@@ -208,28 +212,35 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     async fn remove_by(&self, mode: &'static str, payloads: Vec<Bytes>) -> Result<usize> {
-        let mut args = Vec::with_capacity(payloads.len() + 1);
-        args.push(Value::from(mode));
-        args.extend(payloads.into_iter().map(Value::Bytes));
-        let value = Request::new(self.name())
-            .remove(
-                self.client.conn()?,
-                &self.client.inner.settling,
-                &SCRIPTS.list_remove,
-                vec![Key::from(self.name())],
-                args,
-            )
-            .await
-            .map_err(|e| Error::from_script(e, SCRIPTS.list_remove.name, self.name()))?;
-        Ok(reply::int(&value)? as usize)
+        // Each value costs a scan of the list: a bounded number per script.
+        let mut removed = 0;
+        for chunk in payloads.chunks(REMOVE_CHUNK) {
+            let mut args = Vec::with_capacity(chunk.len() + 1);
+            args.push(Value::from(mode));
+            args.extend(chunk.iter().cloned().map(Value::Bytes));
+            let value = Request::new(self.name())
+                .apply(
+                    self.client.conn()?,
+                    &self.client.inner.settling,
+                    &SCRIPTS.list_remove,
+                    vec![Key::from(self.name())],
+                    args,
+                    self.name(),
+                )
+                .await?;
+            removed += reply::int(&value)? as usize;
+        }
+        Ok(removed)
     }
 
     /// Deletes every ready value (Java's `clear()`); returns whether there
-    /// was any. Pending values of the delayed queue are not touched.
+    /// was any. Pending values of the delayed queue are not touched. Sent
+    /// once: a resend could delete values offered after the first run.
     pub async fn clear(&self) -> Result<bool> {
         let n: i64 = self
             .client
             .conn()?
+            .with_options(&Resend::Once.options())
             .del(self.name())
             .await
             .map_err(|e| self.command_error(e))?;
@@ -274,7 +285,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// that moment, returns that error instead, so "empty" and "unreachable"
     /// are told apart.
     pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
-        match self.pop_from(&[self.name()], Some(Instant::now() + timeout)).await? {
+        match self.pop_from(&[self.name()], Instant::now().checked_add(timeout)).await? {
             Some((key, raw)) => Ok(Some(self.decode_or_restore(&key, raw).await?)),
             None => Ok(None),
         }
@@ -295,7 +306,7 @@ impl<T: 'static> BlockingQueue<T> {
     pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
-        match self.pop_from(&names, Some(Instant::now() + timeout)).await? {
+        match self.pop_from(&names, Instant::now().checked_add(timeout)).await? {
             Some((name, raw)) => {
                 let value = self.decode_or_restore(&name, raw).await?;
                 Ok(Some((name, value)))
@@ -344,14 +355,14 @@ impl<T: 'static> BlockingQueue<T> {
         if max == 0 {
             return Ok(Vec::new());
         }
-        let max = max.min(crate::delayed_queue::MAX_BATCH) as i64;
+        let max = max.min(MAX_BATCH) as i64;
         let conn = self.client.conn()?.clone();
         let key = self.name().to_owned();
         let give_back = give_back_with(
             (conn.clone(), key.clone()),
             |(conn, key), reply: FredResult<Value>| async move {
                 match reply.map(reply::bytes_array) {
-                    Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &key, raw).await),
+                    Ok(Ok(raw)) if !raw.is_empty() => drop(push_back_uncounted(&conn, &key, raw).await),
                     _ => {}
                 }
             },
@@ -364,7 +375,7 @@ impl<T: 'static> BlockingQueue<T> {
                     &settling,
                     &SCRIPTS.drain,
                     vec![Key::from(key.as_str())],
-                    vec![Value::from(max)],
+                    vec![Value::from(max), Value::from(MAX_BATCH_BYTES as i64)],
                 )
                 .await
         };
@@ -430,7 +441,7 @@ impl<T: 'static> BlockingQueue<T> {
             .with_options(&Resend::Once.options())
             .rpush(self.name(), payloads)
             .await
-            .map_err(|e| self.command_error(e))?;
+            .map_err(|e| self.sent_once_error("offer_all", e))?;
         Ok(())
     }
 
@@ -445,7 +456,11 @@ impl<T: 'static> BlockingQueue<T> {
                 Ok(Some(raw)) => return Ok(Some(((*name).to_owned(), raw))),
                 Ok(None) => {}
                 Err(error) if !error.is_transient() => return Err(error),
-                Err(_) => {} // the blocking read below retries on a new connection
+                Err(error) => {
+                    // As with a BLPOP whose reply is lost, a value the LPOP
+                    // took may be gone (plain takes are at most once); say so.
+                    tracing::warn!(queue = *name, %error, "the reply of a pop was lost: a value may have been taken and lost (use a ReliableQueue for at-least-once)");
+                }
             }
         }
         let args = |secs: f64| {
@@ -473,7 +488,7 @@ impl<T: 'static> BlockingQueue<T> {
         let key = name.to_owned();
         let give_back = give_back_with((conn.clone(), key.clone()), |(conn, key), reply| async move {
             if let Ok(Some(raw)) = reply {
-                push_back(&conn, &key, vec![raw]).await;
+                push_back_uncounted(&conn, &key, vec![raw]).await;
             }
         });
         let once = Resend::Once.options();
@@ -499,10 +514,24 @@ impl<T: 'static> BlockingQueue<T> {
     /// Pushes values back at the head of `key`, in their original order.
     async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
         let Ok(conn) = self.client.conn() else { return false };
-        push_back(conn, key, raw).await
+        push_back(conn, &self.client.inner.settling, key, raw).await
     }
 
     fn command_error(&self, error: fred::error::Error) -> Error {
         Error::from_command(error, self.name())
+    }
+
+    /// The error of a command sent once: its outcome is unknown when the
+    /// connection, not Redis, failed.
+    fn sent_once_error(&self, operation: &'static str, error: fred::error::Error) -> Error {
+        if crate::request::outcome_unknown(&error) {
+            Error::OutcomeUnknown {
+                operation,
+                queue: self.name().to_owned(),
+                source: error,
+            }
+        } else {
+            self.command_error(error)
+        }
     }
 }

@@ -17,7 +17,23 @@ use crate::scheduler::Scheduler;
 use crate::sentinel_watch;
 use crate::{BlockingQueue, DelayedQueue};
 
-/// Which clock decides "now" when the transfer moves due elements.
+/// Which clock a [`Client`] reads "now" from, for the transfer and for
+/// relative offers.
+///
+/// | | [`Local`](Clock::Local) (default) | [`Server`](Clock::Server) |
+/// |---|---|---|
+/// | transfer (scheduler, [`DelayedQueue::transfer_now`](crate::DelayedQueue::transfer_now)): what is due | this host's clock, sent to the script | Redis `TIME`, read inside the script |
+/// | [`DelayedQueue::offer`] / [`offer_all`](DelayedQueue::offer_all) (`delay` from now) | this host's clock + delay | Redis `TIME` + delay, computed inside the script |
+/// | [`DelayedQueue::offer_at`] (absolute time) | stored as given | stored as given |
+/// | reliable deliveries' visibility deadlines | Redis `TIME` | Redis `TIME` |
+///
+/// Due times are stored as ms since the epoch either way, so the queue stays
+/// readable by Redisson; Java producers and Java transfers always use their
+/// own host's clock. Under `Server`, the scheduler also learns the offset
+/// between the two clocks from its runs and sets its timers by it, so a host
+/// whose clock is off neither delays nor advances delivery of what it offers
+/// or transfers (a delay is still range-checked on this host's clock before
+/// sending, which only matters at the ~285,000-year limit).
 ///
 /// ```
 /// use delayq::{Client, Clock};
@@ -26,12 +42,12 @@ use crate::{BlockingQueue, DelayedQueue};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Clock {
-    /// This host's clock, as Redisson's transfer uses it. Default.
+    /// This host's clock, as Redisson uses it for offers and transfers. Default.
     #[default]
     Local,
-    /// The Redis server's clock (`TIME`), so that a host whose clock is off
-    /// neither delays nor advances delivery. Offers still compute due times
-    /// on the producing host, as Java's do.
+    /// The Redis server's clock (`TIME`), for the transfer and for offers
+    /// with a delay (`offer`, `offer_all`): due time = server's now + delay.
+    /// `offer_at` stores the absolute time it is given, whatever the clock.
     Server,
 }
 
@@ -120,6 +136,11 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
+    /// Longest duration the builder's timeouts, intervals and backoffs take,
+    /// a day: longer ones, up to `Duration::MAX`, are clamped to it rather
+    /// than overflowing a deadline somewhere.
+    pub const MAX_SETTING: Duration = Duration::from_secs(24 * 3600);
+
     /// Connect to a URL in any form fred takes (see
     /// `fred::types::config::Config::from_url`):
     ///
@@ -170,43 +191,53 @@ impl ClientBuilder {
     }
 
     /// Transfer every queue at least this often even when no message says so
-    /// (default 60 s; `None` relies on the channel and reconnects alone).
+    /// (default 60 s; at most [`MAX_SETTING`](Self::MAX_SETTING), a day; `None` relies on the
+    /// channel and reconnects alone).
     pub fn resync_interval(mut self, interval: Option<Duration>) -> Self {
-        self.transfer.resync_interval = interval;
+        self.transfer.resync_interval = interval.map(|i| i.min(Self::MAX_SETTING));
         self
     }
 
-    /// The clock that decides what is due (default [`Clock::Local`]).
+    /// The clock this client reads "now" from (default [`Clock::Local`]):
+    /// under [`Clock::Server`], both its transfer and its offers with a
+    /// delay use the Redis server's `TIME`; see [`Clock`] for exactly what
+    /// each setting changes.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.transfer.clock = clock;
         self
     }
 
     /// Retry delays of a failing transfer: first `min`, doubling up to `max`
-    /// (default 100 ms to 5 s).
+    /// (default 100 ms to 5 s; both at most [`MAX_SETTING`](Self::MAX_SETTING), a day).
     pub fn transfer_backoff(mut self, min: Duration, max: Duration) -> Self {
+        let min = min.min(Self::MAX_SETTING);
         self.transfer.min_backoff = min;
-        self.transfer.max_backoff = max.max(min);
+        self.transfer.max_backoff = max.clamp(min, Self::MAX_SETTING);
         self
     }
 
     /// Server-side timeout of each blocking read (`BLPOP`) in a wait loop
-    /// (default 5 s): a dead connection is noticed within about this time.
+    /// (default 5 s; from 10 ms to [`MAX_SETTING`](Self::MAX_SETTING), a day): a dead
+    /// connection is noticed within about this time. It does not limit how
+    /// long a `take()` waits: that loops until a value comes.
     pub fn blocking_timeout(mut self, timeout: Duration) -> Self {
-        self.blocking_timeout = timeout.max(Duration::from_millis(10));
+        self.blocking_timeout = timeout.clamp(Duration::from_millis(10), Self::MAX_SETTING);
         self
     }
 
-    /// How long [`build`](Self::build) waits for the first connection (default 10 s).
+    /// How long [`build`](Self::build) waits for the first connection, and
+    /// fred's timeout for its own commands while connecting (default 10 s; at
+    /// most [`MAX_SETTING`](Self::MAX_SETTING), a day).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.connect_timeout = timeout.min(Self::MAX_SETTING);
         self
     }
 
     /// How long [`Client::shutdown`] waits for reliable deliveries in flight
-    /// to be settled before it gives them back to their queues (default 10 s).
+    /// to be settled before it gives them back to their queues (default 10 s;
+    /// at most [`MAX_SETTING`](Self::MAX_SETTING), a day).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.shutdown_grace = grace;
+        self.shutdown_grace = grace.min(Self::MAX_SETTING);
         self
     }
 
@@ -288,10 +319,11 @@ impl ClientBuilder {
             customize(&mut builder);
         }
 
+        let address = address(builder.get_config().map(|c| &c.server));
         let pool = builder.build_pool(self.pool_size)?;
-        connect(&pool, connect_timeout).await?;
+        connect(&pool, connect_timeout, &address).await?;
         let subscriber = builder.build_subscriber_client()?;
-        if let Err(e) = connect(&subscriber, connect_timeout).await {
+        if let Err(e) = connect(&subscriber, connect_timeout, &address).await {
             quit_pool(&pool).await;
             return Err(e);
         }
@@ -346,18 +378,62 @@ async fn quit_pool(pool: &fred::clients::Pool) {
     futures_util::future::join_all(pool.clients().iter().map(quit)).await;
 }
 
-async fn connect<C: ClientLike>(client: &C, timeout: Duration) -> Result<()> {
+/// Connects `client`; failing to reach `address` at all (refused,
+/// unreachable, no answer in time) is [`Error::Connect`], other failures
+/// (authentication, TLS...) are [`Error::Redis`].
+async fn connect<C: ClientLike>(client: &C, timeout: Duration, address: &str) -> Result<()> {
     // init() subscribes to the connect event before connecting; connect() then
     // wait_for_connect() can miss an event that fires in between.
-    match tokio::time::timeout(timeout, client.init()).await {
-        Ok(result) => result.map(drop).map_err(Error::from),
+    let error = match tokio::time::timeout(timeout, client.init()).await {
+        Ok(Ok(_)) => return Ok(()),
+        Ok(Err(error)) => error,
         Err(_) => {
             quit(client).await;
-            Err(Error::Redis(fred::error::Error::new(
+            fred::error::Error::new(
                 fred::error::ErrorKind::Timeout,
-                format!("could not connect to Redis within {timeout:?}"),
-            )))
+                format!("no connection within {timeout:?}"),
+            )
         }
+    };
+    if unreachable(&error) {
+        Err(Error::Connect {
+            address: address.to_owned(),
+            source: error,
+        })
+    } else {
+        Err(Error::Redis(error))
+    }
+}
+
+/// Whether a failed first connection means the server was not reached:
+/// refused, unreachable, unresolved, or no answer in time. fred reports TLS
+/// handshake failures as I/O errors too; they are not "unreachable" (the CLI
+/// has its own hints for them).
+fn unreachable(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    const TLS: [&str; 6] = ["Certificate", "AlertReceived", "Handshake", "InvalidData", "tls", "TLS"];
+    match error.kind() {
+        ErrorKind::Timeout | ErrorKind::Canceled => true,
+        ErrorKind::IO => !TLS.iter().any(|mark| error.details().contains(mark)),
+        _ => false,
+    }
+}
+
+/// Where a configuration connects, for messages: `host:port`, or the nodes or
+/// sentinels it starts from (no credentials).
+fn address(server: Option<&fred::types::config::ServerConfig>) -> String {
+    use fred::types::config::ServerConfig;
+    let list = |hosts: &[fred::prelude::Server]| hosts.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    match server {
+        Some(ServerConfig::Centralized { server }) => server.to_string(),
+        Some(ServerConfig::Clustered { hosts, .. }) => format!("cluster nodes {}", list(hosts)),
+        Some(ServerConfig::Sentinel {
+            hosts, service_name, ..
+        }) => {
+            format!("sentinels {} (service {service_name})", list(hosts))
+        }
+        #[allow(unreachable_patterns)] // fred's `unix-sockets` feature adds a variant
+        _ => "the configured server".to_owned(),
     }
 }
 
@@ -368,6 +444,24 @@ async fn connect<C: ClientLike>(client: &C, timeout: Duration) -> Result<()> {
 /// connections for blocking reads (so a `take()` never blocks other
 /// commands), and the transfer scheduler that moves due elements of every
 /// [`DelayedQueue`] made from it. Cloning is cheap and shares all of that.
+///
+/// # Dropping without `shutdown`
+///
+/// Call [`shutdown`](Self::shutdown) to stop gracefully. A client that is
+/// simply dropped (its last clone and every queue handle, delivery and worker
+/// made from it gone, since each of them holds the client) still releases
+/// everything, at once and without the graceful wait: blocked reads and
+/// background tasks (scheduler, Sentinel watchers) are cancelled and every
+/// connection is closed in the background, including the pool
+/// [`redis`](Self::redis) returns. Nothing is lost, but nothing is handed
+/// back gracefully either: a reliable [`Delivery`](crate::Delivery) dropped
+/// unsettled is given back to the tail of its queue in the background (not
+/// to the head, as shutdown does), and one that cannot be (the process exits
+/// first, Redis is unreachable) returns when its visibility timeout passes,
+/// through the reaper of any client of the queue. A due element not
+/// transferred yet stays in the timeout set for the next transfer, Java or
+/// Rust. Closing needs a Tokio runtime; without one, the connections end
+/// with the runtime that ran them.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -404,6 +498,26 @@ pub(crate) struct Inner {
     pub shutdown_grace: Duration,
     pub max_payload: usize,
     pub transfer: TransferSettings,
+}
+
+/// The last reference to the client is gone without [`Client::shutdown`]:
+/// cancel what runs in the background and close the connections, without the
+/// graceful wait (see "Dropping without `shutdown`" on [`Client`]). The
+/// scheduler ends as its command channel closes with `scheduler`, the
+/// blocking pool closes its idle connections in its own `Drop`.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Blocked reads, Sentinel watchers, reapers: all stop on the token.
+        self.shutdown.cancel();
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return; // shutdown() already closed everything
+        }
+        tracing::debug!("client dropped without shutdown(); closing its connections");
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let pool = self.pool.clone();
+            runtime.spawn(async move { quit_pool(&pool).await });
+        }
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -574,5 +688,57 @@ impl Client {
     pub(crate) fn conn(&self) -> Result<&fred::clients::Client> {
         self.check_open()?;
         Ok(self.inner.pool.next())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fred::error::{Error as FredError, ErrorKind};
+
+    #[test]
+    fn unreachable_means_not_reached_not_refused_by_tls_or_auth() {
+        let io = |details: &str| FredError::new(ErrorKind::IO, details.to_owned());
+        assert!(unreachable(&io(
+            "Os { code: 111, kind: ConnectionRefused, message: \"Connection refused\" }"
+        )));
+        assert!(unreachable(&FredError::new(ErrorKind::Timeout, "no connection")));
+        assert!(!unreachable(&io(
+            "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }"
+        )));
+        assert!(!unreachable(&FredError::new(ErrorKind::Auth, "WRONGPASS")));
+    }
+
+    #[test]
+    fn addresses_name_servers_not_credentials() {
+        let config = Config::from_url("redis://app:s3cret@10.0.0.1:6380/2").unwrap();
+        assert_eq!(address(Some(&config.server)), "10.0.0.1:6380");
+        let sentinel =
+            Config::from_url("redis-sentinel://u:p@10.0.0.1:26379/0?sentinelServiceName=mymaster&node=10.0.0.2:26379")
+                .unwrap();
+        let named = address(Some(&sentinel.server));
+        assert!(named.contains("10.0.0.1:26379") && named.contains("10.0.0.2:26379") && named.contains("mymaster"));
+        assert!(!named.contains("p@"), "{named}");
+    }
+
+    #[test]
+    fn duration_settings_are_clamped() {
+        let builder = Client::builder()
+            .blocking_timeout(Duration::MAX)
+            .connect_timeout(Duration::MAX)
+            .shutdown_grace(Duration::MAX)
+            .resync_interval(Some(Duration::MAX))
+            .transfer_backoff(Duration::MAX, Duration::MAX);
+        assert_eq!(builder.blocking_timeout, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.connect_timeout, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.shutdown_grace, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.transfer.resync_interval, Some(ClientBuilder::MAX_SETTING));
+        assert_eq!(builder.transfer.min_backoff, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.transfer.max_backoff, ClientBuilder::MAX_SETTING);
+        let builder = Client::builder()
+            .blocking_timeout(Duration::ZERO)
+            .transfer_backoff(Duration::from_secs(2), Duration::from_secs(1));
+        assert_eq!(builder.blocking_timeout, Duration::from_millis(10));
+        assert_eq!(builder.transfer.max_backoff, Duration::from_secs(2));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use fred::interfaces::{KeysInterface, ListInterface};
+use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::types::{Key, Value};
 
 use crate::client::{Client, Clock};
@@ -15,9 +15,9 @@ use crate::error::{Error, Result};
 use crate::format::{self, ElementId, Format};
 use crate::keys::QueueKeys;
 use crate::reply;
-use crate::request::Request;
+use crate::request::{self, Request};
 use crate::scheduler::{run_transfer, Registration};
-use crate::script::{Script, SCRIPTS};
+use crate::script::{Resend, Script, SCRIPTS};
 use crate::status::QueueStatus;
 use crate::time;
 use crate::BlockingQueue;
@@ -28,6 +28,10 @@ const OFFER_CHUNK: usize = 1_000;
 /// Most values one `poll_many`, `remove_pending` or `drain` call removes: one
 /// script run, whose cost must stay bounded (Redis is shared).
 pub(crate) const MAX_BATCH: usize = 10_000;
+
+/// Most payload bytes one such call removes (at least one value always is):
+/// 10,000 values of 10 KB would hold Redis for seconds.
+pub(crate) const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// When an offered element is due.
 #[derive(Debug, Clone, Copy)]
@@ -445,15 +449,22 @@ impl<T: 'static> DelayedQueue<T> {
         let conn = self.client.conn()?.clone();
         let restore_keys = self.restore_keys();
         let give_back = give_back_with(
-            (conn.clone(), restore_keys.clone(), self.name().to_owned()),
-            |(conn, keys, name), reply: std::result::Result<Value, fred::error::Error>| async move {
+            (
+                conn.clone(),
+                restore_keys.clone(),
+                self.name().to_owned(),
+                self.client.inner.settling.clone(),
+            ),
+            |(conn, keys, name, settling), reply: std::result::Result<Value, fred::error::Error>| async move {
                 let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
                     return;
                 };
                 let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores));
                 if let Ok(args) = args {
                     if !args.is_empty() {
-                        let restored = Request::new(&name).give_back(&conn, &SCRIPTS.restore, keys, args).await;
+                        let restored = Request::new(&name)
+                            .give_back(&conn, &settling, &SCRIPTS.restore, keys, args)
+                            .await;
                         if let Err(error) = restored {
                             tracing::error!(%error, "could not give back values polled for a dropped call");
                         }
@@ -461,7 +472,7 @@ impl<T: 'static> DelayedQueue<T> {
                 }
             },
         );
-        let args = vec![Value::from(limit as i64)];
+        let args = vec![Value::from(limit as i64), Value::from(MAX_BATCH_BYTES as i64)];
         let (name, settling) = (self.name().to_owned(), self.client.inner.settling.clone());
         let poll = async move {
             Request::new(&name)
@@ -485,7 +496,13 @@ impl<T: 'static> DelayedQueue<T> {
             Err(error) => {
                 let args = restore_args(elements, scores)?;
                 let restored = Request::new(self.name())
-                    .give_back(self.client.conn()?, &SCRIPTS.restore, self.restore_keys(), args)
+                    .give_back(
+                        self.client.conn()?,
+                        &self.client.inner.settling,
+                        &SCRIPTS.restore,
+                        self.restore_keys(),
+                        args,
+                    )
                     .await
                     .is_ok();
                 Err(Error::Decode(error.with_restored(restored)))
@@ -527,10 +544,11 @@ impl<T: 'static> DelayedQueue<T> {
     /// Java's `clear()`/`delete()`); returns whether there was anything. The
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
-        let n: i64 = self
+        let n = self
             .client
             .conn()?
-            .del(vec![self.keys.timeout(), self.keys.pending()])
+            .with_options(&Resend::Once.options())
+            .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending()])
             .await
             .map_err(|e| self.command_error(e))?;
         Ok(n > 0)
@@ -670,14 +688,23 @@ impl<T: 'static> DelayedQueue<T> {
     /// long, where [`clear`](Self::clear) deletes everything at once. At most
     /// 10,000 per call; `0` removes nothing.
     pub async fn remove_pending(&self, max: usize) -> Result<(u64, u64)> {
-        let keys = vec![self.keys.timeout().into(), self.keys.pending().into()];
         if max == 0 {
             return Ok((0, self.len().await? as u64));
         }
-        let max = max.min(MAX_BATCH) as i64;
-        let value = self
-            .request(&SCRIPTS.remove_pending, keys, vec![Value::from(max)])
-            .await?;
+        let keys = vec![
+            self.keys.timeout().into(),
+            self.keys.pending().into(),
+            self.keys.channel().into(),
+        ];
+        let args = vec![
+            Value::from(max.min(MAX_BATCH) as i64),
+            Value::from(MAX_BATCH_BYTES as i64),
+        ];
+        let script = &SCRIPTS.remove_pending;
+        let value = Request::new(self.name())
+            .remove(self.client.conn()?, &self.client.inner.settling, script, keys, args)
+            .await
+            .map_err(|e| self.script_error(script, e))?;
         let [removed, left] = reply::tuple::<2>(value)?;
         Ok((reply::int(&removed)? as u64, reply::int(&left)? as u64))
     }
@@ -700,18 +727,27 @@ impl<T: 'static> DelayedQueue<T> {
             .map_err(|e| self.script_error(script, e))
     }
 
-    /// Runs a script that removes values as a [`Request`]: fred's resend of
-    /// it changes nothing, and if its reply is lost for good what it removed
-    /// goes back.
+    /// Runs a script that removes values by value or moves them as a
+    /// [`Request`]: fred's resend of it changes nothing, and a call whose
+    /// reply is lost for good fails with [`Error::OutcomeUnknown`].
     async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
         Request::new(self.name())
-            .remove(self.client.conn()?, &self.client.inner.settling, script, keys, args)
+            .apply(
+                self.client.conn()?,
+                &self.client.inner.settling,
+                script,
+                keys,
+                args,
+                self.name(),
+            )
             .await
-            .map_err(|e| self.script_error(script, e))
     }
 
-    fn script_error(&self, script: &Script, error: fred::error::Error) -> Error {
-        Error::from_script(error, script.name, self.keys.destination())
+    fn script_error(&self, script: &'static Script, error: fred::error::Error) -> Error {
+        match script.resend {
+            Resend::Once => request::script_error(script, self.keys.destination(), error),
+            Resend::Safe => Error::from_script(error, script.name, self.keys.destination()),
+        }
     }
 
     fn command_error(&self, error: fred::error::Error) -> Error {

@@ -317,8 +317,8 @@ pub(crate) async fn give_back(
         keys.counts_expiry().into(),
     ];
     let value = Request::new(keys.destination())
-        .give_back(client.conn()?, script, redis_keys, args)
+        .give_back(client.conn()?, &client.inner.settling, script, redis_keys, args)
         .await
-        .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
+        .map_err(|e| crate::request::script_error(script, keys.destination(), e))?;
     Ok(reply::int(&value)? == 1)
 }

@@ -36,11 +36,18 @@ where
 
 /// Pushes values back at the head of `key`, in their original order: values
 /// that did not decode, or that were popped for a caller that is gone. Sent
-/// as a request (see `request`), so a resend never pushes a value twice.
-pub(crate) async fn push_back(conn: &fred::clients::Client, key: &str, raw: Vec<Bytes>) -> bool {
+/// as a request (see `request`), so a resend never pushes a value twice, and
+/// in a task counted by `settling`, so a caller that stops waiting does not
+/// stop it and shutdown waits for it.
+pub(crate) async fn push_back(
+    conn: &fred::clients::Client,
+    settling: &Arc<Settling>,
+    key: &str,
+    raw: Vec<Bytes>,
+) -> bool {
     let args = raw.into_iter().map(Value::Bytes).collect();
     let pushed = Request::new(key)
-        .give_back(conn, &SCRIPTS.push_back, vec![Key::from(key)], args)
+        .give_back(conn, settling, &SCRIPTS.push_back, vec![Key::from(key)], args)
         .await;
     match pushed {
         Ok(_) => true,
@@ -49,6 +56,12 @@ pub(crate) async fn push_back(conn: &fred::clients::Client, key: &str, raw: Vec<
             false
         }
     }
+}
+
+/// [`push_back`] for a caller that is already counted (a detached command
+/// being finished).
+pub(crate) async fn push_back_uncounted(conn: &fred::clients::Client, key: &str, raw: Vec<Bytes>) -> bool {
+    push_back(conn, &Arc::default(), key, raw).await
 }
 
 /// How long an abandoned command may take to end and give its value back.

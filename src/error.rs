@@ -34,6 +34,37 @@ pub enum Error {
     /// routing, or an error reply.
     #[error("redis: {0}")]
     Redis(#[from] fred::error::Error),
+    /// [`ClientBuilder::build`](crate::ClientBuilder::build) (or
+    /// [`Client::connect`](crate::Client::connect)) could not reach Redis:
+    /// nothing listens at the address, it is unreachable, or it did not
+    /// answer within the connect timeout. Its message names the address and
+    /// what to check; `source` is fred's error. Authentication failures and
+    /// failed TLS handshakes stay [`Error::Redis`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let error = delayq::Client::builder()
+    ///     .url("redis://127.0.0.1:1")
+    ///     .connect_timeout(std::time::Duration::from_secs(2))
+    ///     .build()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(matches!(error, delayq::Error::Connect { .. }));
+    /// // cannot connect to Redis at 127.0.0.1:1: IO Error: ... Connection refused ...
+    /// // (is Redis running there, and is the URL right?)
+    /// assert!(error.to_string().starts_with("cannot connect to Redis at 127.0.0.1:1: "));
+    /// assert!(error.to_string().contains(delayq::Error::CONNECT_HINT));
+    /// # }
+    /// ```
+    #[error("cannot connect to Redis at {address}: {source} ({})", Error::CONNECT_HINT)]
+    Connect {
+        /// Where it tried to connect: `host:port`, or the list of cluster
+        /// nodes or sentinels (never a password).
+        address: String,
+        /// fred's error.
+        source: fred::error::Error,
+    },
     /// A key of the queue holds a value of another type (`WRONGTYPE`): the name
     /// is used by something that is not a Redisson queue.
     #[error("key `{key}` holds the wrong type for a delayed queue ({message})")]
@@ -72,6 +103,20 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The connection failed after a call that changes a queue was sent, and
+    /// its reply never came, so whether Redis applied it is unknown (for
+    /// calls that cannot be undone: a removal by value, a move to another
+    /// list, an offer). delayq neither lost nor duplicated anything; look at
+    /// the queue before repeating the call, which could apply it twice.
+    #[error("the outcome of {operation} on `{queue}` is unknown (the connection failed before the reply): {source}")]
+    OutcomeUnknown {
+        /// The operation, as its script is named.
+        operation: &'static str,
+        /// The queue.
+        queue: String,
+        /// The connection error.
+        source: fred::error::Error,
+    },
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -103,6 +148,10 @@ pub enum Error {
 }
 
 impl Error {
+    /// What to check when Redis cannot be reached: the end of
+    /// [`Error::Connect`]'s message, shared with the `delayq` CLI's hint.
+    pub const CONNECT_HINT: &'static str = "is Redis running there, and is the URL right?";
+
     /// Whether the operation may succeed when tried again: the connection
     /// failed or is being re-established (I/O, timeout, no route while
     /// reconnecting), or Redis said it is temporarily unable (`LOADING`,
@@ -110,7 +159,9 @@ impl Error {
     /// failover). Bad input and bad data are never transient.
     pub fn is_transient(&self) -> bool {
         match self {
-            Error::Redis(e) => is_transient(e),
+            Error::Redis(e) | Error::OutcomeUnknown { source: e, .. } | Error::Connect { source: e, .. } => {
+                is_transient(e)
+            }
             Error::Script { message, .. } => is_transient_reply(message),
             _ => false,
         }

@@ -5,28 +5,53 @@
 //! twice removes twice as much, and the first batch is gone. Each such call
 //! here is a [`Request`] with a key of its own (`delayq_request:{N}:<id>`,
 //! see `lua/lib/request.lua`): the first run stores its reply there, and a
-//! resend returns that reply and changes nothing. When fred gives up (the
-//! connection stays down), the request is cancelled in the background: what
-//! it removed goes back where it was, and a first run that arrives late does
-//! nothing. So a lost reply costs neither a value nor a duplicate, and the
-//! caller gets an error only when the outcome could not be learnt.
+//! resend returns that reply and changes nothing.
+//!
+//! When the caller never gets the reply (fred gave up while the connection
+//! stayed down, or the caller stopped waiting), the request is cancelled in
+//! the background: a first run that arrives late does nothing, and if it had
+//! run, what it removed goes back where it was — for the requests that say
+//! how (drain, poll, remove_pending). Those that cannot be undone exactly
+//! (a removal by value, a move to another list) report
+//! [`Error::OutcomeUnknown`] instead.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use fred::interfaces::KeysInterface;
-use fred::types::{Key, Value};
+use fred::types::{Expiration, Key, Value};
 
-use crate::detached::{Settling, SettlingGuard};
+use crate::detached::Settling;
+use crate::error::Error;
 use crate::keys::request_key;
 use crate::script::{Resend, Script, SCRIPTS};
 
 /// How long a give-back keeps retrying through connection failures.
 const GIVE_BACK_RETRY_FOR: Duration = Duration::from_secs(30);
 
-/// How long a cancel keeps trying to reach Redis (the stored reply lives an
-/// hour, so what it holds can still be put back after that long an outage).
+/// How long a cancel keeps trying to reach Redis. What a request removed
+/// stays in its record for a day, so it can still be put back after an
+/// outage this long.
 const CANCEL_RETRY_FOR: Duration = Duration::from_secs(600);
+
+/// How long the "consumed" mark of a read reply lives: a copy of the
+/// request still in flight on a dropped connection finds it and does
+/// nothing (`lua/lib/request.lua`).
+const CONSUMED_TTL: Duration = Duration::from_secs(60);
+
+/// `cmsgpack.pack({'consumed'})`: the record of a request whose reply was read.
+const CONSUMED: &[u8] = b"\x91\xa8consumed";
+
+/// What a cancel found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cancelled {
+    /// The request had not run; now it never will.
+    NotRun,
+    /// It had run, and what it removed is back.
+    Undone,
+    /// It had run and has nothing to undo (its effect stands).
+    Ran,
+}
 
 /// One call of a request-keyed script.
 pub(crate) struct Request {
@@ -49,10 +74,11 @@ impl Request {
     }
 
     /// Runs `script`, which removes values, with this request's key after
-    /// `keys` (the script's last KEY). fred may resend it. On success the
-    /// stored reply is deleted in the background (it would expire anyway);
-    /// on failure the request is cancelled in the background, which puts
-    /// back what it removed, counted in `settling` so that shutdown waits.
+    /// `keys` (the script's last KEY). fred may resend it. Unless the reply
+    /// arrives — on a connection failure, or when the caller drops this
+    /// future — the request is cancelled in the background (counted in
+    /// `settling`, so that shutdown waits for it), which puts back what it
+    /// removed.
     pub async fn remove(
         self,
         conn: &fred::clients::Client,
@@ -62,89 +88,183 @@ impl Request {
         args: Vec<Value>,
     ) -> Result<Value, fred::error::Error> {
         self.append_to(script, &mut keys);
-        match script.run(conn, keys.clone(), args).await {
+        let mut unanswered = CancelUnlessAnswered {
+            conn: conn.clone(),
+            keys: Some(keys.clone()),
+            settling: settling.clone(),
+        };
+        match script.run(conn, keys, args).await {
             Ok(reply) => {
-                forget(conn.clone(), self.key);
+                unanswered.keys = None;
+                consumed(conn.clone(), self.key);
                 Ok(reply)
+            }
+            Err(error) if !outcome_unknown(&error) => {
+                // Redis answered with an error: the script changed nothing.
+                unanswered.keys = None;
+                Err(error)
             }
             Err(error) => {
                 tracing::debug!(script = script.name, %error, "request failed; cancelling it");
-                cancel(conn.clone(), keys, settling.enter());
                 Err(error)
             }
         }
     }
 
+    /// Runs `script`, whose effect cannot be undone (a removal by value, a
+    /// move to another list), like [`remove`](Self::remove); a call whose
+    /// reply never came fails with [`Error::OutcomeUnknown`].
+    pub async fn apply(
+        self,
+        conn: &fred::clients::Client,
+        settling: &Arc<Settling>,
+        script: &'static Script,
+        keys: Vec<Key>,
+        args: Vec<Value>,
+        queue: &str,
+    ) -> crate::Result<Value> {
+        self.remove(conn, settling, script, keys, args)
+            .await
+            .map_err(|e| script_error(script, queue, e))
+    }
+
     /// Runs `script`, which gives values back, with this request's key after
     /// `keys`, retrying through connection failures for up to 30 s: the same
-    /// request applies once however often it is sent.
+    /// request applies once however often it is sent. Runs in a task of its
+    /// own, so a caller that stops waiting does not stop it.
     pub async fn give_back(
         self,
         conn: &fred::clients::Client,
+        settling: &Arc<Settling>,
         script: &'static Script,
         mut keys: Vec<Key>,
         args: Vec<Value>,
     ) -> Result<Value, fred::error::Error> {
         self.append_to(script, &mut keys);
-        let deadline = tokio::time::Instant::now() + GIVE_BACK_RETRY_FOR;
-        loop {
-            match script.run(conn, keys.clone(), args.clone()).await {
-                Ok(reply) => {
-                    forget(conn.clone(), self.key);
-                    return Ok(reply);
+        let conn = conn.clone();
+        let counted = settling.enter();
+        let giving = tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + GIVE_BACK_RETRY_FOR;
+            let result = loop {
+                match script.run(&conn, keys.clone(), args.clone()).await {
+                    Ok(reply) => {
+                        consumed(conn.clone(), self.key);
+                        break Ok(reply);
+                    }
+                    Err(error) if outcome_unknown(&error) && tokio::time::Instant::now() < deadline => {
+                        tracing::debug!(script = script.name, %error, "give-back failed; retrying");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    Err(error) => break Err(error),
                 }
-                Err(error)
-                    if crate::error::Error::from(error.clone()).is_transient()
-                        && tokio::time::Instant::now() < deadline =>
-                {
-                    tracing::debug!(script = script.name, %error, "give-back failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(error) => return Err(error),
-            }
+            };
+            drop(counted);
+            result
+        });
+        giving.await.unwrap_or_else(|join| {
+            Err(fred::error::Error::new(
+                fred::error::ErrorKind::Canceled,
+                format!("give-back task ended: {join}"),
+            ))
+        })
+    }
+}
+
+/// The error of a failed script: [`Error::OutcomeUnknown`] when it may have
+/// run and cannot be undone (a request's effect, or a script sent once).
+pub(crate) fn script_error(script: &'static Script, queue: &str, error: fred::error::Error) -> Error {
+    if outcome_unknown(&error) {
+        Error::OutcomeUnknown {
+            operation: script.name,
+            queue: queue.to_owned(),
+            source: error,
+        }
+    } else {
+        Error::from_script(error, script.name, queue)
+    }
+}
+
+/// Whether a failed call may have run: the connection failed, not Redis
+/// (an error reply means the script did not change anything: scripts check
+/// before they write).
+pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled | ErrorKind::Routing | ErrorKind::Backpressure
+    ) || ["Connection closed", "Missing response", "Max attempts exceeded"]
+        .iter()
+        .any(|m| error.details().starts_with(m))
+}
+
+/// Cancels its request when dropped still armed: the caller never saw the
+/// reply (a connection failure, or the caller stopped waiting).
+struct CancelUnlessAnswered {
+    conn: fred::clients::Client,
+    keys: Option<Vec<Key>>,
+    settling: Arc<Settling>,
+}
+
+impl Drop for CancelUnlessAnswered {
+    fn drop(&mut self) {
+        if let Some(keys) = self.keys.take() {
+            cancel_in_background(self.conn.clone(), keys, &self.settling);
         }
     }
 }
 
-/// Deletes a request's stored reply once the caller has it.
-fn forget(conn: fred::clients::Client, key: String) {
+/// Replaces a request's stored reply, once read, by a small mark that
+/// expires: a copy of the request still in flight on a dropped connection
+/// must find it and not run again.
+fn consumed(conn: fred::clients::Client, key: String) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
-            let _: Result<i64, _> = conn.unlink(key).await;
+            let mark = Expiration::PX(CONSUMED_TTL.as_millis() as i64);
+            let _: Result<(), _> = conn.set(key, CONSUMED, Some(mark), None, false).await;
         });
     }
 }
 
-/// Cancels a request in the background, retrying while Redis is unreachable.
-fn cancel(conn: fred::clients::Client, keys: Vec<Key>, counted: SettlingGuard) {
+/// Cancels a request in a task, retrying while Redis is unreachable.
+fn cancel_in_background(conn: fred::clients::Client, keys: Vec<Key>, settling: &Arc<Settling>) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
+    let counted = settling.enter();
     runtime.spawn(async move {
         let deadline = tokio::time::Instant::now() + CANCEL_RETRY_FOR;
         let mut pause = Duration::from_millis(50);
         loop {
-            match SCRIPTS.cancel_request.run(&conn, keys.clone(), Vec::new()).await {
-                Ok(undone) => {
-                    if undone == Value::Integer(1) {
-                        tracing::info!(
-                            request = ?keys.last(),
-                            "a request whose reply was lost ran; what it removed is back"
-                        );
-                    }
+            match cancel(&conn, keys.clone()).await {
+                Ok(Cancelled::Undone) => {
+                    tracing::info!(request = ?keys.last(), "a request whose reply was lost had run; what it removed is back");
                     break;
                 }
+                Ok(Cancelled::Ran) => {
+                    tracing::warn!(request = ?keys.last(), "a request whose reply was lost had run; its effect stands");
+                    break;
+                }
+                Ok(Cancelled::NotRun) => break,
                 Err(error) if tokio::time::Instant::now() < deadline => {
                     tracing::debug!(%error, "cancelling a request failed; retrying");
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(5));
                 }
                 Err(error) => {
-                    tracing::error!(request = ?keys.last(), %error, "could not cancel a request; what it removed stays in its request key for an hour");
+                    tracing::error!(request = ?keys.last(), %error, "could not cancel a request; what it removed stays in its request key for a day");
                     break;
                 }
             }
         }
         drop(counted);
     });
+}
+
+/// Runs `lua/cancel_request.lua` once.
+async fn cancel(conn: &fred::clients::Client, keys: Vec<Key>) -> Result<Cancelled, fred::error::Error> {
+    match SCRIPTS.cancel_request.run(conn, keys, Vec::new()).await? {
+        Value::Integer(1) => Ok(Cancelled::Undone),
+        Value::Integer(2) => Ok(Cancelled::Ran),
+        _ => Ok(Cancelled::NotRun),
+    }
 }

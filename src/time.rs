@@ -16,13 +16,23 @@ pub fn to_ms(t: SystemTime) -> i64 {
     }
 }
 
-/// The `SystemTime` of a due time in ms.
+/// The `SystemTime` of a due time in ms; saturates at the platform's range
+/// instead of panicking (`SystemTime` is narrower than `i64` ms on some).
 pub fn from_ms(ms: i64) -> SystemTime {
-    if ms >= 0 {
-        UNIX_EPOCH + Duration::from_millis(ms as u64)
+    let offset = Duration::from_millis(ms.unsigned_abs());
+    let t = if ms >= 0 {
+        UNIX_EPOCH.checked_add(offset)
     } else {
-        UNIX_EPOCH - Duration::from_millis(ms.unsigned_abs())
-    }
+        UNIX_EPOCH.checked_sub(offset)
+    };
+    t.unwrap_or(if ms >= 0 { far_future() } else { UNIX_EPOCH })
+}
+
+/// The latest `SystemTime` [`from_ms`] saturates to: [`MAX_DUE_MS`] when the
+/// platform holds it, else the epoch plus 30 years.
+fn far_future() -> SystemTime {
+    let exact = UNIX_EPOCH.checked_add(Duration::from_millis(MAX_DUE_MS as u64));
+    exact.unwrap_or(UNIX_EPOCH + Duration::from_secs(30 * 365 * 86_400))
 }
 
 /// This host's clock, in ms since the epoch.
@@ -57,7 +67,7 @@ pub fn due_at(now_ms: i64, at: SystemTime) -> Result<i64, Error> {
     if due < now_ms {
         return Err(Error::InvalidDelay(format!(
             "the due time is {} ms in the past (a negative delay); offer with Duration::ZERO to make it due now",
-            now_ms - due
+            now_ms.saturating_sub(due)
         )));
     }
     if due > MAX_DUE_MS {
@@ -103,6 +113,27 @@ mod tests {
         for ms in [-5_000, -1, 0, 1, 1_795_293_729_652] {
             assert_eq!(to_ms(from_ms(ms)), ms);
         }
+    }
+
+    #[test]
+    fn extremes_saturate_instead_of_panicking() {
+        // A due time far in the past: the "ms in the past" message cannot overflow.
+        let err = due_at(now_ms(), from_ms(-MAX_DUE_MS)).unwrap_err();
+        assert!(err.to_string().contains("in the past"), "{err}");
+        assert!(matches!(
+            due_at(i64::MAX, UNIX_EPOCH - Duration::from_secs(1)),
+            Err(Error::InvalidDelay(_))
+        ));
+        // Any i64 gives a SystemTime, at worst a saturated one.
+        for ms in [i64::MIN, i64::MIN + 1, -1, 0, MAX_DUE_MS, i64::MAX] {
+            let _ = to_ms(from_ms(ms));
+        }
+        assert_eq!(to_ms(from_ms(MAX_DUE_MS)), MAX_DUE_MS);
+        assert!(matches!(
+            due_after(i64::MAX, Duration::MAX),
+            Err(Error::InvalidDelay(_))
+        ));
+        assert!(matches!(due_after(-1, Duration::MAX), Err(Error::InvalidDelay(_))));
     }
 
     #[test]

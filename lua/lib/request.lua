@@ -7,10 +7,14 @@
 -- first run stores its reply there, a resend gets the stored reply and
 -- changes nothing, and a request the client gave up on is marked cancelled
 -- (lua/cancel_request.lua) so that a late first run does nothing either.
+-- A record that can still put values back lives a day (an outage that
+-- long can still be undone); one that only answers resends, an hour. A
+-- record whose reply was read becomes a 'consumed' mark (src/request.rs).
 local DELAYQ_REQUEST_TTL_MS = 3600000
+local DELAYQ_UNDO_TTL_MS = 86400000
 
 -- The reply a request already got, or nil if it has not run. A cancelled
--- request answers an error.
+-- or consumed request answers an error and does nothing.
 local function delayq_replayed(key)
   local stored = redis.call('get', key)
   if not stored then
@@ -20,14 +24,25 @@ local function delayq_replayed(key)
   if record[1] == 'cancelled' then
     return redis.error_reply('DELAYQ_CANCELLED the client gave this request up')
   end
+  if record[1] == 'consumed' then
+    return redis.error_reply('DELAYQ_CONSUMED this request was answered already')
+  end
   return record[2]
 end
 
--- Stores and returns a request's reply. undo (optional) lists what puts
--- back what the request removed, if its client never sees the reply: steps
--- {command, index of its KEY, arguments} run by lua/cancel_request.lua.
+-- Stores and returns a request's reply. undo (optional) says how
+-- lua/cancel_request.lua puts back what the request removed if its client
+-- never sees the reply, by KEY indices of the request:
+--   {'lpush', list}: the reply's values, back at the list's head in order;
+--   {'restore', pending, timeout, channel[, elements, scores]}: packed
+--     elements back at the pending list's head with their scores (the
+--     reply's first two fields unless given).
 local function delayq_answer(key, reply, undo)
-  redis.call('set', key, cmsgpack.pack({'done', reply, undo or {}}), 'PX', DELAYQ_REQUEST_TTL_MS)
+  local ttl = DELAYQ_REQUEST_TTL_MS
+  if undo then
+    ttl = DELAYQ_UNDO_TTL_MS
+  end
+  redis.call('set', key, cmsgpack.pack({'done', reply, undo or false}), 'PX', ttl)
   return reply
 end
 
@@ -43,32 +58,31 @@ local function delayq_publish_if_head(timeout, channel, score)
   end
 end
 
--- Undo steps that put polled elements back at the head of the pending list
--- (pending, timeout and channel are KEY indices) with their scores, and wake
--- transfers for the earliest of them.
-local function delayq_restore_steps(pending, timeout, channel, elements, scores)
-  if #elements == 0 then
-    return {}
-  end
-  local pairs_, back = {}, {}
+-- Puts packed elements back at the head of the pending list in their
+-- order, each with its score (false: none, the list only), and wakes
+-- transfers if the earliest of them is now the head (it may be overdue).
+local function delayq_restore(pending, timeout, channel, elements, scores)
   local earliest
   for i = #elements, 1, -1 do
-    back[#back + 1] = elements[i]
     if scores[i] then
-      pairs_[#pairs_ + 1] = scores[i]
-      pairs_[#pairs_ + 1] = elements[i]
+      redis.call('zadd', timeout, scores[i], elements[i])
       if not earliest or tonumber(scores[i]) < tonumber(earliest) then
         earliest = scores[i]
       end
     end
+    redis.call('lpush', pending, elements[i])
   end
-  local steps = {}
-  if #pairs_ > 0 then
-    steps[#steps + 1] = {'zadd', timeout, pairs_}
+  delayq_publish_if_head(timeout, channel, earliest)
+  return #elements
+end
+
+-- How many elements to pop next so that `bytes` stays near `budget`: one
+-- at first, then as many as the average size so far says still fit (at
+-- least one, at most 100 and `left`).
+local function delayq_next_chunk(left, popped, bytes, budget)
+  if popped == 0 then
+    return 1
   end
-  steps[#steps + 1] = {'lpush', pending, back}
-  if earliest then
-    steps[#steps + 1] = {'publish', channel, {earliest}}
-  end
-  return steps
+  local average = math.max(1, bytes / popped)
+  return math.max(1, math.min(100, left, math.floor((budget - bytes) / average) + 1))
 end

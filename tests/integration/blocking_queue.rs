@@ -567,3 +567,21 @@ async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("forever", StringCodec).unwrap();
+        let other = client.blocking_queue("forever-other", StringCodec).unwrap();
+        q.offer(&s("now")).await.unwrap();
+        assert_eq!(q.poll(Duration::MAX).await.unwrap(), Some(s("now")));
+        other.offer(&s("there")).await.unwrap();
+        assert_eq!(
+            q.poll_from_any(Duration::MAX, &[&other]).await.unwrap(),
+            Some((s("forever-other"), s("there")))
+        );
+    })
+    .await;
+}

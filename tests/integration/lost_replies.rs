@@ -47,14 +47,24 @@ async fn without_resends(proxy: &FaultProxy) -> Client {
         .expect("connect through the proxy")
 }
 
-/// Waits until no request key of the queue tagged `tag` is left: the stored
-/// replies of earlier calls are deleted in the background, and that deletion
-/// must not be the next request the proxy sees.
+/// Waits until every reply stored for the queue tagged `tag` has been read
+/// and marked consumed (`src/request.rs`): that mark is written in the
+/// background, and it must not be the next request the proxy sees.
 async fn settled(raw: &crate::harness::RawRedis, tag: &str) {
     let pattern = format!("delayq_request:{{{tag}}}*");
-    eventually(Duration::from_secs(20), "request keys deleted", || async {
-        let keys = raw.cmd("KEYS", vec![Value::from(pattern.as_str())]).await;
-        matches!(keys, Value::Array(ref keys) if keys.is_empty())
+    eventually(Duration::from_secs(20), "stored replies marked read", || async {
+        let Value::Array(keys) = raw.cmd("KEYS", vec![Value::from(pattern.as_str())]).await else {
+            return false;
+        };
+        for key in keys {
+            // cmsgpack: a 3-element array is a reply still stored ('done').
+            if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await {
+                if record.first() == Some(&0x93) {
+                    return false;
+                }
+            }
+        }
+        true
     })
     .await;
 }
@@ -80,7 +90,7 @@ async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
             assert_eq!(drained, strings(&["b", "c", "d"]), "{fault:?}");
             assert_eq!(raw.lrange(queue).await, bytes(&["e", "f"]), "{fault:?}");
         }
-        // Every stored reply is deleted once read.
+        // Every stored reply is replaced by a small mark once read.
         for queue in ["drain-reply", "drain-request"] {
             settled(&raw, queue).await;
         }
@@ -362,6 +372,177 @@ async fn values_put_back_after_their_due_time_are_published_and_delivered() {
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
         poller.shutdown().await;
         transferring.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_dropped_by_its_caller_during_a_long_outage_gives_its_values_back() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let _: i64 = raw.client.rpush("dropped", bytes(&["a", "b", "c", "d"])).await.unwrap();
+        let q = client.blocking_queue("dropped", StringCodec).unwrap();
+        assert_eq!(q.drain(1).await.unwrap(), strings(&["a"]));
+        settled(&raw, "dropped").await;
+        // fred keeps the command while it reconnects; the caller gives up,
+        // and the outage outlasts the 5 s a dropped call is given to finish.
+        proxy.set_outage(true);
+        assert!(tokio::time::timeout(Duration::from_millis(300), q.drain(2))
+            .await
+            .is_err());
+        tokio::time::sleep(Duration::from_secs(7)).await;
+        proxy.set_outage(false);
+        // Whether the drain then runs or not, its values are in the list.
+        eventually(Duration::from_secs(30), "values back", || async {
+            raw.lrange("dropped").await == bytes(&["b", "c", "d"])
+        })
+        .await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(raw.lrange("dropped").await, bytes(&["b", "c", "d"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_is_sent_once_so_values_offered_after_it_survive() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let _: i64 = raw.client.rpush("cleared", bytes(&["a", "b"])).await.unwrap();
+        let q = client.blocking_queue("cleared", StringCodec).unwrap();
+        proxy.arm(Fault::LoseReply, "cleared");
+        let clearing = tokio::spawn(async move { q.clear().await });
+        eventually(Duration::from_secs(10), "the DEL ran", || async {
+            raw.llen("cleared").await == 0
+        })
+        .await;
+        let _: i64 = raw.client.rpush("cleared", "offered-after").await.unwrap();
+        let error = clearing.await.unwrap().unwrap_err();
+        assert!(matches!(error, delayq::Error::Redis(_)), "{error:?}");
+        assert_eq!(raw.lrange("cleared").await, bytes(&["offered-after"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removals_lost_for_good_say_the_outcome_is_unknown_or_give_back() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let client = without_resends(&proxy).await;
+        let raw = redis.raw().await;
+        let delayed = client
+            .delayed_queue_without_transfer("gone-for-good", StringCodec)
+            .unwrap();
+        for v in ["warm", "x", "x", "y"] {
+            delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
+        }
+        assert!(delayed.remove(&"warm".to_string()).await.unwrap());
+        settled(&raw, "gone-for-good").await;
+        // A removal by value cannot be undone exactly: the caller is told.
+        proxy.arm(Fault::LoseReply, "{gone-for-good}");
+        let error = delayed.remove(&"x".to_string()).await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                delayq::Error::OutcomeUnknown {
+                    operation: "remove",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        eventually(Duration::from_secs(20), "the cancel ran", || async {
+            delayed
+                .read_all()
+                .await
+                .map(|v| v == strings(&["x", "y"]))
+                .unwrap_or(false)
+        })
+        .await;
+        // remove_pending can: what it removed goes back, scores included.
+        let scores_before = raw.zrange("redisson_delay_queue_timeout:{gone-for-good}").await;
+        proxy.arm(Fault::LoseReply, "{gone-for-good}");
+        assert!(delayed.remove_pending(5).await.unwrap_err().is_transient());
+        eventually(Duration::from_secs(20), "removed values back", || async {
+            raw.zrange("redisson_delay_queue_timeout:{gone-for-good}").await == scores_before
+        })
+        .await;
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["x", "y"]));
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // A transferring client that never resyncs, settled on an empty
+        // queue; then an overdue element nobody is told about (written
+        // without a publish): it stays where it is.
+        let transferring = redis.client_builder().resync_interval(None).build().await.unwrap();
+        let _handle = transferring.delayed_queue("restored-late", StringCodec).unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let element = delayq::format::pack(delayq::Format::Modern, b"not-a-number");
+        raw.seed("restored-late", &element, crate::harness::now_ms() - 1_000)
+            .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(raw.llen("restored-late").await, 0);
+        let client = redis.client().await;
+        let longs = client
+            .delayed_queue_without_transfer("restored-late", LongCodec)
+            .unwrap();
+        // The poll cannot decode it and restores it: the restore publishes.
+        let error = longs.poll().await.unwrap_err();
+        assert!(
+            matches!(error, delayq::Error::Decode(ref e) if e.restored()),
+            "{error:?}"
+        );
+        eventually(Duration::from_secs(20), "delivered", || async {
+            raw.lrange("restored-late").await == bytes(&["not-a-number"])
+        })
+        .await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let big = "v".repeat(10 * 1024);
+        let values: Vec<String> = (0..300).map(|i| format!("{i:03}{big}")).collect();
+        let q = client.blocking_queue("large", StringCodec).unwrap();
+        q.offer_all(values.iter()).await.unwrap();
+        let first = q.drain(10_000).await.unwrap();
+        assert!(first.len() > 50 && first.len() < 120, "{}", first.len());
+        assert_eq!(first, values[..first.len()]);
+        let mut all = first;
+        while all.len() < values.len() {
+            let next = q.drain(10_000).await.unwrap();
+            assert!(!next.is_empty());
+            all.extend(next);
+        }
+        assert_eq!(all, values);
+        assert_eq!(raw.llen("large").await, 0);
+
+        let delayed = client
+            .delayed_queue_without_transfer("large-pending", StringCodec)
+            .unwrap();
+        delayed
+            .offer_all(values.iter().map(|v| (v.clone(), Duration::from_secs(600))))
+            .await
+            .unwrap();
+        let polled = delayed.poll_many(10_000).await.unwrap();
+        assert!(polled.len() > 50 && polled.len() < 120, "{}", polled.len());
+        let (removed, left) = delayed.remove_pending(10_000).await.unwrap();
+        assert!(removed > 50 && removed < 120, "{removed}");
+        assert_eq!(left as usize, 300 - polled.len() - removed as usize);
     })
     .await;
 }

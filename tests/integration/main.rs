@@ -12,6 +12,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod lifecycle;
 mod lost_replies;
 mod metrics;
 mod reliability;

@@ -35,11 +35,14 @@ pub enum Fault {
 struct Armed {
     fault: Fault,
     pattern: Vec<u8>,
+    /// Which arming this is: bytes a connection read before it never match.
+    generation: u64,
 }
 
 #[derive(Default)]
 struct Shared {
     armed: Mutex<Option<Armed>>,
+    generations: std::sync::atomic::AtomicU64,
     fired: AtomicUsize,
     /// While set, new connections are closed at once (an outage).
     refusing: AtomicBool,
@@ -88,9 +91,11 @@ impl FaultProxy {
 
     /// Arms `fault` for the next request containing `pattern` (once).
     pub fn arm(&self, fault: Fault, pattern: impl AsRef<[u8]>) {
+        let generation = self.shared.generations.fetch_add(1, Ordering::SeqCst) + 1;
         *self.shared.armed.lock() = Some(Armed {
             fault,
             pattern: pattern.as_ref().to_vec(),
+            generation,
         });
     }
 
@@ -126,8 +131,10 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
     let replies_lost = AtomicBool::new(false);
     let upstream = async {
         let mut buf = vec![0u8; 64 * 1024];
-        // The tail of the previous read, so a pattern split across reads matches.
+        // The tail of the previous read, so a pattern split across reads
+        // matches, from reads made since the fault was armed only.
         let mut carry: Vec<u8> = Vec::new();
+        let mut carry_generation = 0;
         loop {
             let n = match client_read.read(&mut buf).await {
                 Ok(0) | Err(_) => return,
@@ -138,6 +145,12 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
             seen.extend_from_slice(chunk);
             let fault = {
                 let mut armed = shared.armed.lock();
+                let generation = armed.as_ref().map_or(0, |a| a.generation);
+                if generation != carry_generation {
+                    // Armed since the last read: what came before is not looked at.
+                    seen.drain(..seen.len() - n);
+                    carry_generation = generation;
+                }
                 match armed.as_ref() {
                     Some(a) if contains(&seen, &a.pattern) => armed.take().map(|a| a.fault),
                     _ => None,

@@ -126,6 +126,9 @@ fn redacted(url: &str) -> String {
     out
 }
 
+/// What to check when Redis cannot be reached.
+const CONNECT_HINT: &str = "is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).";
+
 /// What to do about the errors operators meet most.
 fn hint(error: &delayq::Error) -> Option<&'static str> {
     match error {
@@ -143,9 +146,9 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
         delayq::Error::Redis(e) if e.details().contains("CertificateRequired") => {
             Some("Redis asks for a client certificate: give it with --tls-cert FILE --tls-key FILE (PEM).")
         }
-        delayq::Error::Redis(e) if e.details().contains("cannot connect") => {
-            Some("is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).")
-        }
+        // Error::Connect's own message ends with Error::CONNECT_HINT; this adds where to set the URL.
+        delayq::Error::Connect { .. } => Some(CONNECT_HINT),
+        delayq::Error::Redis(e) if e.details().contains("cannot connect") => Some(CONNECT_HINT),
         delayq::Error::Decode(_) => {
             Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson)")
         }
