@@ -25,27 +25,36 @@ local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local more = 0
 
-local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, budget)
-if #expired == budget then
-  more = 1
-end
+-- Fetched a few at a time, so that large payloads past the byte limit are
+-- never copied.
 local timed_out = 0
-for i = 1, #expired do
-  local member = expired[i]
-  if timed_out > 0 and #member > bytes then
-    more = 1
+while budget > 0 do
+  local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, math.min(budget, 16))
+  local stop = #expired < math.min(budget, 16)
+  for i = 1, #expired do
+    local member = expired[i]
+    if timed_out > 0 and #member > bytes then
+      more = 1
+      stop = true
+      break
+    end
+    bytes = bytes - #member
+    budget = budget - 1
+    timed_out = timed_out + 1
+    local count, value = string.sub(member, 9, 18), string.sub(member, 19)
+    redis.call('zrem', KEYS[2], member)
+    local sha = redis.sha1hex(value)
+    local record = redis.call('hget', KEYS[4], sha)
+    redis.call('hset', KEYS[4], sha, record and (record .. ' ' .. tonumber(count)) or tostring(tonumber(count)))
+    redis.call('zadd', KEYS[5], 'GT', now + window, sha)
+    redis.call('lpush', KEYS[3], value)
+  end
+  if stop then
     break
   end
-  bytes = bytes - #member
-  budget = budget - 1
-  timed_out = timed_out + 1
-  local count, value = string.sub(member, 9, 18), string.sub(member, 19)
-  redis.call('zrem', KEYS[2], member)
-  local sha = redis.sha1hex(value)
-  local record = redis.call('hget', KEYS[4], sha)
-  redis.call('hset', KEYS[4], sha, record and (record .. ' ' .. tonumber(count)) or tostring(tonumber(count)))
-  redis.call('zadd', KEYS[5], 'GT', now + window, sha)
-  redis.call('lpush', KEYS[3], value)
+end
+if budget == 0 then
+  more = 1
 end
 
 local returned = 0
