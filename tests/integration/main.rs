@@ -2,6 +2,7 @@
 //! harness starts on a free loopback port.
 
 #[path = "../support/fault_proxy.rs"]
+#[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
 mod fault_proxy;
 mod harness;
 
