@@ -31,11 +31,11 @@ const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 /// How far from the staging list's tail a claim looks for its value.
 const CLAIM_SCAN: i64 = 1000;
 /// Most deliveries (or stray copies) one reap call returns ...
-const REAP_BATCH: i64 = 200;
+const REAP_BATCH: i64 = 100;
 /// ... and most payload bytes (at least one value).
-const REAP_BYTES: i64 = 256 << 10;
+const REAP_BYTES: i64 = 128 << 10;
 /// Most reap calls in a row while each says there is more to do.
-const REAP_CALLS: usize = 100;
+const REAP_CALLS: usize = 1000;
 /// Largest duration sent to a script, in ms: about 142,000 years, so that
 /// `now + duration` stays an exact integer in Lua's doubles.
 const MAX_MS: u128 = 1 << 52;
@@ -89,7 +89,7 @@ pub(crate) fn saturating_ms(d: Duration) -> i64 {
 /// to 5 s) it returns deliveries past their deadline, values moved but never
 /// claimed (a consumer that died between the two steps) once they have sat
 /// in the staging list for a whole visibility timeout, and drops expired
-/// count records, at most 200 values or 256 KiB per script call. All keys
+/// count records, at most 100 values or 128 KiB per script call. All keys
 /// follow the queue's brace rule.
 ///
 /// ```no_run

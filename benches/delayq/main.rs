@@ -3,7 +3,7 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory).
+//! (offers, lateness, backlog, queues, takes, memory, reliable).
 
 mod admin;
 mod backlog;
@@ -14,6 +14,7 @@ mod memory;
 mod offers;
 mod redis_benchmark;
 mod redisson;
+mod reliable;
 mod report;
 mod takes;
 
@@ -235,6 +236,39 @@ async fn run() {
                 )
                 .ratio(per_element / memory::PAYLOAD as f64)
                 .note("timeout set + pending list"),
+        );
+    }
+
+    if wanted("reliable") {
+        eprintln!(
+            "7. reliable queue scripts, {} deliveries in flight...",
+            reliable::IN_FLIGHT
+        );
+        let redis = RedisServer::start().await;
+        let r = reliable::run(&redis).await;
+        let b = &r.baseline;
+        let longest = r.scripts.iter().map(|(_, t)| t.longest_us).max().unwrap_or(0);
+        for (name, t) in &r.scripts {
+            let metric = format!("{name}: longest / mean server time ({} runs)", thousands(t.runs as u64));
+            rows.push(
+                Row::new("7. reliable, 100,000 in flight", &metric)
+                    .values(
+                        format!("{:.2} ms / {:.0} µs", t.longest_us as f64 / 1000.0, t.mean_us),
+                        format!(
+                            "{:.2} ms / {:.0} µs (EVALSHA `return 1`, {} runs)",
+                            b.longest_us as f64 / 1000.0,
+                            b.mean_us,
+                            thousands(b.runs as u64)
+                        ),
+                    )
+                    .ratio(t.mean_us / b.mean_us)
+                    .target("≤ 5 ms", t.longest_us <= 5_000),
+            );
+        }
+        rows.push(
+            Row::new("7. reliable, 100,000 in flight", "longest script of all")
+                .values(format!("{:.2} ms", longest as f64 / 1000.0), "—".into())
+                .target("≤ 5 ms", longest <= 5_000),
         );
     }
 
