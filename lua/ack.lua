@@ -1,23 +1,38 @@
 -- ack: settle a delivery for good.
--- KEYS: 1 processing list, 2 inflight set, 3 deliveries hash, 4 acked set
--- ARGV: 1 delivery (8-byte id followed by the value)
+-- KEYS: 1 inflight set, 2 acked set
+-- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
+--       are remembered (ms), 3 most acked ids remembered
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
 -- too late: its visibility timeout ran out and the value went back to the queue.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash', KEYS[4], 'zset')
+--
+-- The acked set only serves retries of an ack whose reply was lost, so it
+-- keeps ids for a short window and at most a fixed number of them: each ack
+-- drops up to two ids that are too old or over the cap (so the set shrinks
+-- while acks keep coming) and the whole set expires when acks stop.
+-- Cost: O(log n).
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
 if bad then return bad end
 local member = ARGV[1]
-local id, value = string.sub(member, 1, 8), string.sub(member, 9)
-if redis.call('zrem', KEYS[2], member) == 1 then
-  redis.call('lrem', KEYS[1], 1, value)
-  if redis.call('hincrby', KEYS[3], 'c:' .. value, -1) <= 0 then
-    redis.call('hdel', KEYS[3], 'c:' .. value)
+local id = string.sub(member, 1, 8)
+if redis.call('zrem', KEYS[1], member) == 1 then
+  local now = delayq_server_ms()
+  local window, cap = tonumber(ARGV[2]), tonumber(ARGV[3])
+  local oldest = redis.call('zrange', KEYS[2], 0, 1, 'WITHSCORES')
+  for i = 1, #oldest, 2 do
+    if tonumber(oldest[i + 1]) <= now - window then
+      redis.call('zrem', KEYS[2], oldest[i])
+    end
   end
-  redis.call('hdel', KEYS[3], 'd:' .. value)
-  redis.call('zadd', KEYS[4], delayq_server_ms(), id)
+  local over = redis.call('zcard', KEYS[2]) - cap + 1
+  if over > 0 then
+    redis.call('zpopmin', KEYS[2], math.min(over, 2))
+  end
+  redis.call('zadd', KEYS[2], now, id)
+  redis.call('pexpire', KEYS[2], window)
   return 1
 end
 -- A retried ack (its first reply was lost) is still a success.
-if redis.call('zscore', KEYS[4], id) then
+if redis.call('zscore', KEYS[2], id) then
   return 1
 end
 return 0

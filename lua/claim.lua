@@ -1,42 +1,60 @@
--- claim: make a value just moved into the processing list (by BLMOVE) a
+-- claim: turn a value just moved into the staging list (by BLMOVE) into a
 -- delivery with a visibility deadline, or dead-letter it.
--- KEYS: 1 processing list, 2 inflight set, 3 deliveries hash, 4 dead-letter
---       list, 5 due-time set (lateness tracking)
--- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms, 4 max deliveries (0: no limit)
+-- KEYS: 1 staging list, 2 inflight set, 3 dead-letter list, 4 due-time set
+--       (lateness tracking), 5 count records (hash), 6 count record expiry
+--       (zset), 7 staging mark (hash)
+-- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
+--       4 max deliveries (0: no limit), 5 how far from the staging list's
+--       tail to look for the value
 -- Returns {'ok', delivery count, due ms or false, now ms} | {'dead', deliveries}
--- | {'gone'} (the reaper already returned this copy to the queue: the caller
--- takes again). The due time is known when a tracked transfer moved the value.
+-- | {'gone'} (no copy near the tail: the reaper already returned it to the
+-- queue, and the caller takes again). The due time is known when a tracked
+-- transfer moved the value.
 --
--- Identical values are interchangeable: the processing list holds copies,
--- the hash counts per value how many are claimed ('c:') and how often the
--- value was delivered since it was last acknowledged ('d:').
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash', KEYS[4], 'list', KEYS[5], 'zset')
+-- Every delivery is counted on its own: a value with no count record starts
+-- at 1, however many identical values are in flight. A record is left by a
+-- give-back (nack, timeout, drop) and holds the counts of the copies given
+-- back (keyed by the value's SHA1); the next claim of the value takes one.
+-- The delivery goes into the inflight set as id .. count (10 digits) .. value.
+-- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end
 local value, id = ARGV[1], ARGV[2]
-local copies = #redis.call('lpos', KEYS[1], value, 'COUNT', 0)
-local claimed = tonumber(redis.call('hget', KEYS[3], 'c:' .. value) or '0')
-if copies <= claimed then
+local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
+if not at then
   return {'gone'}
 end
-local deliveries = redis.call('hincrby', KEYS[3], 'd:' .. value, 1)
+-- The last copy is the one found: LREM from the tail scans no further.
+redis.call('lrem', KEYS[1], -1, value)
+local marked = tonumber(redis.call('hget', KEYS[7], 'k') or '0')
+if at < marked then
+  redis.call('hincrby', KEYS[7], 'k', -1)
+end
+local deliveries = 1
+local sha = redis.sha1hex(value)
+local record = redis.call('hget', KEYS[5], sha)
+if record then
+  local rest, last = string.match(record, '^(.*) (%d+)$')
+  if not last then
+    rest, last = nil, record
+  end
+  deliveries = tonumber(last) + 1
+  if rest then
+    redis.call('hset', KEYS[5], sha, rest)
+  else
+    redis.call('hdel', KEYS[5], sha)
+    redis.call('zrem', KEYS[6], sha)
+  end
+end
 local max = tonumber(ARGV[4])
 if max > 0 and deliveries > max then
-  redis.call('lrem', KEYS[1], -1, value)
-  redis.call('rpush', KEYS[4], value)
-  redis.call('hdel', KEYS[3], 'd:' .. value)
-  if copies - 1 <= claimed then
-    redis.call('hdel', KEYS[3], 'u:' .. value)
-  end
+  redis.call('rpush', KEYS[3], value)
   return {'dead', deliveries - 1}
 end
-redis.call('hincrby', KEYS[3], 'c:' .. value, 1)
-if copies - 1 <= claimed then
-  redis.call('hdel', KEYS[3], 'u:' .. value)
-end
 local now = delayq_server_ms()
-redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. value)
-local due = redis.call('zscore', KEYS[5], value)
+redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
+local due = redis.call('zscore', KEYS[4], value)
 if due then
-  redis.call('zrem', KEYS[5], value)
+  redis.call('zrem', KEYS[4], value)
 end
 return {'ok', deliveries, due or false, now}

@@ -1,41 +1,51 @@
 -- nack: give a delivery back, to be delivered again now or after a delay.
--- KEYS: 1 processing list, 2 inflight set, 3 deliveries hash, 4 destination
---       list, 5 timeout set, 6 pending list, 7 channel, 8 dead-letter list
--- ARGV: 1 delivery (8-byte id + value), 2 delay ms (0: back to the
---       destination's tail at once; -1: to its head, first in line again;
---       -2: to the dead-letter list, its delivery count cleared),
---       3 the value packed for the delayed queue
+-- KEYS: 1 inflight set, 2 destination list, 3 timeout set, 4 pending list,
+--       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
+--       record expiry (zset), 9 request key (lib/request.lua: a resend
+--       gets the first run's reply and changes nothing)
+-- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
+--       to the destination's tail at once; -1: to its head, first in line
+--       again; -2: to the dead-letter list, no count kept),
+--       3 the value packed for the delayed queue, 4 how long a count record
+--       outlives the value's return to the destination (ms)
 -- Returns 1, or 0 when the delivery was no longer in flight.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash', KEYS[4], 'list', KEYS[5], 'zset', KEYS[6], 'list', KEYS[8], 'list')
+--
+-- The delivery's count is remembered for the value (see claim.lua), so that
+-- its next delivery counts on; the record expires once the value should
+-- long have been taken again (a Java consumer or a plain take may take it,
+-- and never consume the record). Cost: O(log n).
+local replayed = delayq_replayed(KEYS[9])
+if replayed then return replayed end
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset')
 if bad then return bad end
 local member = ARGV[1]
-local value = string.sub(member, 9)
-if redis.call('zrem', KEYS[2], member) == 0 then
-  return 0
-end
-redis.call('lrem', KEYS[1], 1, value)
-if redis.call('hincrby', KEYS[3], 'c:' .. value, -1) <= 0 then
-  redis.call('hdel', KEYS[3], 'c:' .. value)
+local count, value = string.sub(member, 9, 18), string.sub(member, 19)
+if redis.call('zrem', KEYS[1], member) == 0 then
+  return delayq_answer(KEYS[9], 0)
 end
 local delay = tonumber(ARGV[2])
-local element = ARGV[3]
 if delay == -2 then
-  redis.call('hdel', KEYS[3], 'd:' .. value)
-  redis.call('rpush', KEYS[8], value)
-  return 1
+  redis.call('rpush', KEYS[6], value)
+  return delayq_answer(KEYS[9], 1)
 end
+local now = delayq_server_ms()
+local sha = redis.sha1hex(value)
+local record = redis.call('hget', KEYS[7], sha)
+redis.call('hset', KEYS[7], sha, record and (record .. ' ' .. tonumber(count)) or tostring(tonumber(count)))
+redis.call('zadd', KEYS[8], 'GT', now + math.max(delay, 0) + tonumber(ARGV[4]), sha)
 if delay < 0 then
-  redis.call('lpush', KEYS[4], value)
-  return 1
+  redis.call('lpush', KEYS[2], value)
+  return delayq_answer(KEYS[9], 1)
 end
-if delay == 0 or redis.call('zadd', KEYS[5], 'NX', delayq_server_ms() + delay, element) == 0 then
-  redis.call('rpush', KEYS[4], value)
-  return 1
+local element = ARGV[3]
+if delay == 0 or redis.call('zadd', KEYS[3], 'NX', now + delay, element) == 0 then
+  redis.call('rpush', KEYS[2], value)
+  return delayq_answer(KEYS[9], 1)
 end
--- Scheduled like an offer: the delivery count is kept, so the next delivery counts on.
-redis.call('rpush', KEYS[6], element)
-local head = redis.call('zrange', KEYS[5], 0, 0, 'WITHSCORES')
+-- Scheduled like an offer.
+redis.call('rpush', KEYS[4], element)
+local head = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')
 if head[1] == element then
-  redis.call('publish', KEYS[7], head[2])
+  redis.call('publish', KEYS[5], head[2])
 end
-return 1
+return delayq_answer(KEYS[9], 1)

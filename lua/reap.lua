@@ -1,49 +1,107 @@
--- reap: return to the queue what reliable consumers took but did not settle.
--- KEYS: 1 processing list, 2 inflight set, 3 deliveries hash, 4 destination list, 5 acked set
--- ARGV: 1 grace ms for values moved but never claimed, 2 how long acked ids are remembered (ms)
--- Returns {deliveries timed out, unclaimed copies returned}.
+-- reap: return to the queue what reliable consumers took but did not settle,
+-- a bounded amount per call.
+-- KEYS: 1 staging list, 2 inflight set, 3 destination list, 4 count records
+--       (hash), 5 count record expiry (zset), 6 staging mark (hash)
+-- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
+--       record outlives the value's return (ms), 3 most values returned per
+--       call, 4 most payload bytes returned per call (at least one value)
+-- Returns {deliveries timed out, unclaimed copies returned, 1 if there may
+-- be more to do now (call again) else 0}.
 --
 -- A delivery whose deadline passed goes back to the head of the destination
--- (it was first in line); its delivery count is kept. A copy in the
--- processing list that no delivery claims (its consumer died between BLMOVE
--- and claim) goes back once it has been seen unclaimed for the grace period.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash', KEYS[4], 'list', KEYS[5], 'zset')
+-- (it was first in line) and its count is remembered (see claim.lua).
+-- A copy in the staging list that no claim took (its consumer died between
+-- BLMOVE and claim) goes back once it has been there for the grace period:
+-- the mark says that the first k copies of the list were there at time t
+-- (claims of copies before the mark lower k), so no call reads the whole
+-- list. Returning a copy whose consumer was about to claim it costs nothing:
+-- that claim finds no copy and takes again. Expired count records (values
+-- given back that a Java consumer or a plain take consumed) are dropped here.
+-- Cost: O(log n) per value returned or record dropped, within the limits.
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
 if bad then return bad end
 local now = delayq_server_ms()
-local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, 1000)
-for i = 1, #expired do
-  local value = string.sub(expired[i], 9)
-  redis.call('zrem', KEYS[2], expired[i])
-  redis.call('lrem', KEYS[1], 1, value)
-  if redis.call('hincrby', KEYS[3], 'c:' .. value, -1) <= 0 then
-    redis.call('hdel', KEYS[3], 'c:' .. value)
-  end
-  redis.call('lpush', KEYS[4], value)
-end
-local copies = {}
-local items = redis.call('lrange', KEYS[1], 0, -1)
-for i = 1, #items do
-  copies[items[i]] = (copies[items[i]] or 0) + 1
-end
-local returned = 0
-local grace = tonumber(ARGV[1])
-for value, n in pairs(copies) do
-  local unclaimed = n - tonumber(redis.call('hget', KEYS[3], 'c:' .. value) or '0')
-  if unclaimed > 0 then
-    local since = redis.call('hget', KEYS[3], 'u:' .. value)
-    if not since then
-      redis.call('hset', KEYS[3], 'u:' .. value, now)
-    elseif now - tonumber(since) >= grace then
-      redis.call('lrem', KEYS[1], unclaimed, value)
-      for _ = 1, unclaimed do
-        redis.call('lpush', KEYS[4], value)
-      end
-      redis.call('hdel', KEYS[3], 'u:' .. value)
-      returned = returned + unclaimed
+local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
+local more = 0
+
+-- Fetched a few at a time, so that large payloads past the byte limit are
+-- never copied.
+local timed_out = 0
+while budget > 0 do
+  local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, math.min(budget, 16))
+  local stop = #expired < math.min(budget, 16)
+  for i = 1, #expired do
+    local member = expired[i]
+    if timed_out > 0 and #member > bytes then
+      more = 1
+      stop = true
+      break
     end
-  else
-    redis.call('hdel', KEYS[3], 'u:' .. value)
+    bytes = bytes - #member
+    budget = budget - 1
+    timed_out = timed_out + 1
+    local count, value = string.sub(member, 9, 18), string.sub(member, 19)
+    redis.call('zrem', KEYS[2], member)
+    local sha = redis.sha1hex(value)
+    local record = redis.call('hget', KEYS[4], sha)
+    redis.call('hset', KEYS[4], sha, record and (record .. ' ' .. tonumber(count)) or tostring(tonumber(count)))
+    redis.call('zadd', KEYS[5], 'GT', now + window, sha)
+    redis.call('lpush', KEYS[3], value)
+  end
+  if stop then
+    break
   end
 end
-redis.call('zremrangebyscore', KEYS[5], '-inf', now - tonumber(ARGV[2]))
-return {#expired, returned}
+if budget == 0 then
+  more = 1
+end
+
+local returned = 0
+local mark = redis.call('hmget', KEYS[6], 't', 'k')
+local since, marked = tonumber(mark[1]), tonumber(mark[2] or '0')
+if marked <= 0 then
+  since = nil
+end
+if since and now - since >= grace then
+  while marked > 0 and budget > 0 do
+    local value = redis.call('lindex', KEYS[1], 0)
+    if not value then
+      marked = 0
+      break
+    end
+    if returned + timed_out > 0 and #value > bytes then
+      break
+    end
+    redis.call('lpop', KEYS[1])
+    redis.call('lpush', KEYS[3], value)
+    bytes = bytes - #value
+    budget = budget - 1
+    marked = marked - 1
+    returned = returned + 1
+  end
+  if marked > 0 then
+    more = 1
+    redis.call('hset', KEYS[6], 'k', marked)
+  else
+    since = nil
+  end
+end
+if not since then
+  local waiting = redis.call('llen', KEYS[1])
+  if waiting > 0 then
+    redis.call('hset', KEYS[6], 't', now, 'k', waiting)
+  else
+    redis.call('del', KEYS[6])
+  end
+end
+
+local stale = redis.call('zrangebyscore', KEYS[5], '-inf', now, 'LIMIT', 0, 100)
+if #stale > 0 then
+  redis.call('hdel', KEYS[4], unpack(stale))
+  redis.call('zrem', KEYS[5], unpack(stale))
+  if #stale == 100 then
+    more = 1
+  end
+end
+return {timed_out, returned, more}

@@ -346,6 +346,7 @@ impl ClientBuilder {
                 shutdown,
                 closed: AtomicBool::new(false),
                 outstanding: Outstanding::default(),
+                reapers: Default::default(),
                 settling,
                 shutdown_grace: self.shutdown_grace,
                 max_payload: self.max_payload,
@@ -490,6 +491,8 @@ pub(crate) struct Inner {
     /// Set when shutdown has closed the connections.
     pub closed: AtomicBool,
     pub outstanding: Outstanding,
+    /// One reaper per reliable queue, shared by its handles.
+    pub reapers: crate::reapers::Reapers,
     /// Give-backs of dropped pops still running (see `detached`).
     pub settling: Arc<Settling>,
     pub shutdown_grace: Duration,

@@ -12,7 +12,27 @@ use crate::format;
 use crate::keys::QueueKeys;
 use crate::reliable_queue::{ReliableQueue, Settings};
 use crate::reply;
+use crate::request::Request;
 use crate::script::SCRIPTS;
+
+/// Bytes before the value in a delivery's member of the inflight set: the
+/// 8-byte delivery id, then the delivery count as 10 decimal digits.
+pub(crate) const MEMBER_HEADER: usize = 18;
+
+/// How long acked delivery ids are remembered, so a retried ack whose first
+/// reply was lost still reports success (retries end within seconds).
+const ACK_MEMORY: Duration = Duration::from_secs(300);
+/// Most acked ids remembered per queue (about 10 MB).
+const ACK_MEMORY_CAP: i64 = 100_000;
+
+/// A delivery's member of the inflight set: id, count, value.
+pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
+    let mut member = Vec::with_capacity(MEMBER_HEADER + value.len());
+    member.extend_from_slice(&id);
+    member.extend_from_slice(format!("{count:010}").as_bytes());
+    member.extend_from_slice(value);
+    Bytes::from(member)
+}
 
 /// Where a given-back value goes.
 #[derive(Debug, Clone, Copy)]
@@ -32,8 +52,9 @@ pub(crate) enum GiveBack {
 ///
 /// Dropping it unsettled gives the value back at once (to the tail of the
 /// queue), as a failed handler would want. If the process dies instead, the
-/// visibility timeout gives it back. Either way its delivery count grows,
-/// and a value delivered too often goes to the dead-letter list.
+/// visibility timeout gives it back. Either way the count carries over to its
+/// next delivery, and a value delivered too often goes to the dead-letter
+/// list (see [`ReliableQueue`] for how long a count is remembered).
 ///
 /// ```no_run
 /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
@@ -91,7 +112,10 @@ impl<T: 'static> Delivery<T> {
     }
 
     /// How many times this value has been delivered without an ack, this
-    /// delivery included (1 the first time). Identical values share a count.
+    /// delivery included (1 the first time). Counted per delivery: identical
+    /// values taken at once are each at 1; a value given back (nack,
+    /// visibility timeout, drop) counts on from its count at its next
+    /// delivery.
     pub fn delivery_count(&self) -> u32 {
         self.count
     }
@@ -106,7 +130,7 @@ impl<T: 'static> Delivery<T> {
 
     /// The value's raw payload bytes.
     pub fn raw(&self) -> &[u8] {
-        &self.handle.member[8..]
+        &self.handle.member[MEMBER_HEADER..]
     }
 
     /// Settles the delivery: the value is done with for good. Returns `false`
@@ -120,7 +144,9 @@ impl<T: 'static> Delivery<T> {
     /// Gives the value back to be delivered again: at once (to the tail of the
     /// queue) for a zero `retry_after`, else through the delayed queue, due
     /// after `retry_after`. Returns `false` if the delivery was no longer in
-    /// flight (the visibility timeout already gave the value back).
+    /// flight (the visibility timeout already gave the value back). Retried
+    /// through connection failures as one request, so a nack whose first
+    /// reply was lost still reports `true`.
     pub async fn nack(mut self, retry_after: Duration) -> Result<bool> {
         self.handle.give_back(GiveBack::After(retry_after)).await
     }
@@ -132,7 +158,8 @@ impl<T: 'static> Delivery<T> {
         self.handle.give_back(GiveBack::DeadLetter).await
     }
 
-    /// Pushes the visibility deadline to `timeout` from now, for long work.
+    /// Pushes the visibility deadline to `timeout` from now, for long work
+    /// (a huge `timeout` saturates: about 142,000 years).
     /// Returns `false` if the delivery was no longer in flight.
     pub async fn extend(&self, timeout: Duration) -> Result<bool> {
         self.handle.extend(timeout).await
@@ -145,7 +172,7 @@ pub(crate) struct Handle {
     client: Client,
     keys: Arc<QueueKeys>,
     settings: Settings,
-    /// 8-byte delivery id followed by the value.
+    /// The delivery's member of the inflight set (see [`member`]).
     member: Bytes,
     token: u64,
     settled: bool,
@@ -169,7 +196,7 @@ impl Handle {
         let script = &SCRIPTS.extend;
         let args = vec![
             Value::Bytes(self.member.clone()),
-            Value::from(timeout.as_millis() as i64),
+            Value::from(crate::reliable_queue::saturating_ms(timeout)),
         ];
         let value = script
             .run(self.client.conn()?, vec![self.keys.inflight().into()], args)
@@ -181,14 +208,14 @@ impl Handle {
     pub async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let acked = with_retries(|| async {
-            let keys = vec![
-                self.keys.processing().into(),
-                self.keys.inflight().into(),
-                self.keys.deliveries().into(),
-                self.keys.acked().into(),
+            let keys = vec![self.keys.inflight().into(), self.keys.acked().into()];
+            let args = vec![
+                Value::Bytes(self.member.clone()),
+                Value::from(crate::reliable_queue::saturating_ms(ACK_MEMORY)),
+                Value::from(ACK_MEMORY_CAP),
             ];
             let value = script
-                .run(self.client.conn()?, keys, vec![Value::Bytes(self.member.clone())])
+                .run(self.client.conn()?, keys, args)
                 .await
                 .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
             Ok(reply::int(&value)? == 1)
@@ -232,12 +259,11 @@ impl Drop for Handle {
     }
 }
 
-/// How long settling keeps retrying through connection failures.
+/// How long an ack keeps retrying through connection failures.
 const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
 
-/// Retries a settling script through connection failures. Both are safe to
-/// repeat: ack and nack only act while the delivery is in flight, and an
-/// ack already applied reports success again.
+/// Retries an ack through connection failures: it only acts while the
+/// delivery is in flight, and an ack already applied reports success again.
 async fn with_retries<F, Fut>(mut attempt: F) -> Result<bool>
 where
     F: FnMut() -> Fut,
@@ -255,7 +281,9 @@ where
     }
 }
 
-/// Runs the nack script for one delivery.
+/// Runs the nack script for one delivery, as one request (see
+/// `src/request.rs`): retried through connection failures, it applies once
+/// and a retry gets the first run's answer.
 pub(crate) async fn give_back(
     client: &Client,
     keys: &QueueKeys,
@@ -269,32 +297,28 @@ pub(crate) async fn give_back(
         GiveBack::Tail => 0,
         GiveBack::DeadLetter => -2,
         GiveBack::After(delay) if delay.is_zero() => 0,
-        GiveBack::After(delay) => i64::try_from(delay.as_millis()).unwrap_or(i64::MAX).max(1),
+        GiveBack::After(delay) => crate::reliable_queue::saturating_ms(delay).max(1),
     };
-    let packed = format::pack(settings.format, &member[8..]);
-    with_retries(|| async {
-        let args = vec![
-            Value::Bytes(member.clone()),
-            Value::from(delay_ms),
-            Value::Bytes(packed.clone()),
-        ];
-        let redis_keys = vec![
-            keys.processing().into(),
-            keys.inflight().into(),
-            keys.deliveries().into(),
-            keys.destination().into(),
-            keys.timeout().into(),
-            keys.pending().into(),
-            keys.channel().into(),
-            keys.dead_letter().into(),
-        ];
-        // Retried here rather than by fred, so that a retry is a new call we can see.
-        let conn = client.conn()?; // sent once: the script is declared `Resend::Once`
-        let value = script
-            .run(&conn, redis_keys, args)
-            .await
-            .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
-        Ok(reply::int(&value)? == 1)
-    })
-    .await
+    let packed = format::pack(settings.format, &member[MEMBER_HEADER..]);
+    let args = vec![
+        Value::Bytes(member.clone()),
+        Value::from(delay_ms),
+        Value::Bytes(packed),
+        Value::from(crate::reliable_queue::saturating_ms(settings.count_memory)),
+    ];
+    let redis_keys = vec![
+        keys.inflight().into(),
+        keys.destination().into(),
+        keys.timeout().into(),
+        keys.pending().into(),
+        keys.channel().into(),
+        keys.dead_letter().into(),
+        keys.counts().into(),
+        keys.counts_expiry().into(),
+    ];
+    let value = Request::new(keys.destination())
+        .give_back(client.conn()?, &client.inner.settling, script, redis_keys, args)
+        .await
+        .map_err(|e| crate::request::script_error(script, keys.destination(), e))?;
+    Ok(reply::int(&value)? == 1)
 }

@@ -14,13 +14,22 @@ pub const PENDING_PREFIX: &str = "redisson_delay_queue";
 pub const CHANNEL_PREFIX: &str = "redisson_delay_queue_channel";
 /// delayq's prefix for elements the transfer could not unpack (LIST).
 pub const QUARANTINE_PREFIX: &str = "delayq_quarantine";
-/// delayq's prefix for values taken reliably and not yet settled (LIST).
-pub const PROCESSING_PREFIX: &str = "delayq_processing";
-/// delayq's prefix for reliable deliveries by deadline (ZSET: id + value → ms).
-pub const INFLIGHT_PREFIX: &str = "delayq_inflight";
-/// delayq's prefix for per-value delivery bookkeeping (HASH).
-pub const DELIVERIES_PREFIX: &str = "delayq_deliveries";
-/// delayq's prefix for recently acknowledged delivery ids (ZSET: id → ms).
+/// delayq's prefix for values a reliable consumer moved (`BLMOVE`) and has
+/// not claimed yet (LIST of raw values; only strays of dead consumers stay).
+pub const STAGING_PREFIX: &str = "delayq_staging";
+/// delayq's prefix for how much of the staging list the reaper watches (HASH:
+/// `t` → ms, `k` → the first k values were there at time t).
+pub const STAGING_MARK_PREFIX: &str = "delayq_staging_mark";
+/// delayq's prefix for reliable deliveries by deadline (ZSET: 8-byte id,
+/// 10-digit delivery count, value → deadline ms).
+pub const INFLIGHT_PREFIX: &str = "delayq_leases";
+/// delayq's prefix for the delivery counts of given-back values, until their
+/// next claim (HASH: SHA1 hex of the value → counts separated by spaces).
+pub const COUNTS_PREFIX: &str = "delayq_counts";
+/// delayq's prefix for when each count record expires (ZSET: SHA1 hex → ms).
+pub const COUNTS_EXPIRY_PREFIX: &str = "delayq_counts_expiry";
+/// delayq's prefix for recently acknowledged delivery ids (ZSET: id → ms;
+/// bounded in time and size, expires when acks stop).
 pub const ACKED_PREFIX: &str = "delayq_acked";
 /// delayq's prefix for values delivered too often (LIST).
 pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
@@ -56,9 +65,11 @@ pub struct QueueKeys {
     pending: String,
     channel: String,
     quarantine: String,
-    processing: String,
+    staging: String,
+    staging_mark: String,
     inflight: String,
-    deliveries: String,
+    counts: String,
+    counts_expiry: String,
     acked: String,
     dead_letter: String,
     due: String,
@@ -80,9 +91,11 @@ impl QueueKeys {
             pending: key_for(PENDING_PREFIX, name),
             channel: key_for(CHANNEL_PREFIX, name),
             quarantine: key_for(QUARANTINE_PREFIX, name),
-            processing: key_for(PROCESSING_PREFIX, name),
+            staging: key_for(STAGING_PREFIX, name),
+            staging_mark: key_for(STAGING_MARK_PREFIX, name),
             inflight: key_for(INFLIGHT_PREFIX, name),
-            deliveries: key_for(DELIVERIES_PREFIX, name),
+            counts: key_for(COUNTS_PREFIX, name),
+            counts_expiry: key_for(COUNTS_EXPIRY_PREFIX, name),
             acked: key_for(ACKED_PREFIX, name),
             dead_letter: key_for(DEAD_LETTER_PREFIX, name),
             due: key_for(DUE_PREFIX, name),
@@ -115,19 +128,32 @@ impl QueueKeys {
         &self.quarantine
     }
 
-    /// Reliable consumption: values taken and not yet acknowledged (a plain list).
-    pub fn processing(&self) -> &str {
-        &self.processing
+    /// Reliable consumption: values moved by a consumer's `BLMOVE` and not
+    /// yet claimed (a plain list; normally empty or nearly so).
+    pub fn staging(&self) -> &str {
+        &self.staging
     }
 
-    /// Reliable consumption: each delivery's visibility deadline.
+    /// Reliable consumption: how much of the staging list the reaper watches.
+    pub fn staging_mark(&self) -> &str {
+        &self.staging_mark
+    }
+
+    /// Reliable consumption: each delivery in flight (id, count and value)
+    /// by visibility deadline.
     pub fn inflight(&self) -> &str {
         &self.inflight
     }
 
-    /// Reliable consumption: delivery counts and claims per value.
-    pub fn deliveries(&self) -> &str {
-        &self.deliveries
+    /// Reliable consumption: the delivery counts of given-back values, by
+    /// the SHA1 of the value, until their next claim.
+    pub fn counts(&self) -> &str {
+        &self.counts
+    }
+
+    /// Reliable consumption: when each count record expires.
+    pub fn counts_expiry(&self) -> &str {
+        &self.counts_expiry
     }
 
     /// Reliable consumption: recently acknowledged delivery ids (makes `ack` idempotent).
@@ -217,9 +243,11 @@ mod tests {
             let sweep = keys.sweep();
             let ours = [
                 keys.quarantine(),
-                keys.processing(),
+                keys.staging(),
+                keys.staging_mark(),
                 keys.inflight(),
-                keys.deliveries(),
+                keys.counts(),
+                keys.counts_expiry(),
                 keys.acked(),
                 &sweep,
             ];

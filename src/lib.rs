@@ -71,6 +71,7 @@ mod error;
 pub mod format;
 mod keys;
 mod outstanding;
+mod reapers;
 mod reliable_queue;
 mod reply;
 mod request;

@@ -16,6 +16,7 @@ use crate::delivery::{Delivery, GiveBack, Handle};
 use crate::error::{Error, Result};
 use crate::format::{ElementId, Format};
 use crate::keys::QueueKeys;
+use crate::reapers::ReaperLease;
 use crate::reply;
 use crate::scheduler::Registration;
 use crate::script::SCRIPTS;
@@ -24,10 +25,29 @@ use crate::script::SCRIPTS;
 const DEFAULT_VISIBILITY: Duration = Duration::from_secs(30);
 /// Default deliveries of one value before it goes to the dead-letter list.
 const DEFAULT_MAX_DELIVERIES: u32 = 10;
+/// Default time a given-back value's delivery count is remembered after it
+/// is back in the destination (plus any nack delay).
+const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
+/// How far from the staging list's tail a claim looks for its value.
+const CLAIM_SCAN: i64 = 1000;
+/// Most deliveries (or stray copies) one reap call returns ...
+const REAP_BATCH: i64 = 100;
+/// ... and most payload bytes (at least one value).
+const REAP_BYTES: i64 = 128 << 10;
+/// Most reap calls in a row while each says there is more to do.
+const REAP_CALLS: usize = 1000;
+/// Largest duration sent to a script, in ms: about 142,000 years, so that
+/// `now + duration` stays an exact integer in Lua's doubles.
+const MAX_MS: u128 = 1 << 52;
+
+/// A duration in ms for a script, saturating instead of wrapping.
+pub(crate) fn saturating_ms(d: Duration) -> i64 {
+    d.as_millis().min(MAX_MS) as i64
+}
 
 /// Reliable consumption of a queue's destination list: each value taken is
-/// moved atomically (`BLMOVE`) to a processing list and handed out as a
-/// [`Delivery`] that must be [`ack`](Delivery::ack)ed.
+/// moved atomically (`BLMOVE`) to a staging list, claimed as a delivery, and
+/// handed out as a [`Delivery`] that must be [`ack`](Delivery::ack)ed.
 ///
 /// # Guarantees
 ///
@@ -36,22 +56,41 @@ const DEFAULT_MAX_DELIVERIES: u32 = 10;
 ///   within the visibility timeout, the value goes back to the head of the
 ///   destination list and is delivered again (to any consumer, Java ones
 ///   included: the destination stays a plain Redisson list).
-/// - **Acked once.** `ack` is idempotent (a retried ack reports success) and
+/// - **Acked once.** `ack` is idempotent (an ack retried within 5 minutes,
+///   and among the last 100,000 acks of the queue, reports success again) and
 ///   returns `false` when it came too late (the value was already given back).
+///   `nack` too reports the truth after a lost reply.
+/// - **Delivery counts per delivery.** Every value taken counts on its own:
+///   identical values taken at once are each at count 1. A value given back
+///   (nack, visibility timeout, dropped delivery) keeps its count for its next
+///   delivery, for up to [`with_count_memory`](Self::with_count_memory) (1 h
+///   by default) after it is back in the destination; identical copies given
+///   back each keep theirs. If a Java consumer or a plain `take` takes it
+///   meanwhile, the count is forgotten when that time is up (an identical
+///   value taken by a reliable consumer before then counts on from it).
 /// - **Dead letters.** A value delivered more than `max_deliveries` times
 ///   without an ack goes to `delayq_dead_letter:{name}` instead (a plain list;
 ///   see [`requeue_dead_letters`](Self::requeue_dead_letters)).
-/// - Delivery counts are kept per value: identical values share one count.
 ///
 /// # Implementation
 ///
-/// `take` waits with `BLMOVE` (destination → `delayq_processing:{name}`) on a
-/// connection of its own, then a script claims the moved value: it records a
-/// delivery with a deadline (`delayq_inflight:{name}`, Redis server clock) and
-/// counts it (`delayq_deliveries:{name}`). While a handle lives, a reaper
-/// returns deliveries past their deadline, and values moved but never claimed
-/// (a consumer that died between the two steps) once seen unclaimed for a
-/// whole visibility timeout. All keys follow the queue's brace rule.
+/// `take` waits with `BLMOVE` (destination → `delayq_staging:{name}`) on a
+/// connection of its own, then a script claims the moved value: it removes
+/// it from the staging list (looking at most 1,000 values from the tail) and
+/// records a delivery with a deadline (`delayq_leases:{name}`, a sorted set
+/// of 8-byte id, 10-digit count and value, Redis server clock). Ack, nack and
+/// extend act on that one member: each script costs O(log n) in the
+/// deliveries in flight. Counts of given-back values wait for their next
+/// claim in `delayq_counts:{name}` (by SHA1 of the value; expiry times in
+/// `delayq_counts_expiry:{name}`); acked ids in `delayq_acked:{name}`.
+///
+/// One reaper per queue and client, shared by all its handles, runs while
+/// any handle lives: every quarter of the shortest visibility timeout (50 ms
+/// to 5 s) it returns deliveries past their deadline, values moved but never
+/// claimed (a consumer that died between the two steps) once they have sat
+/// in the staging list for a whole visibility timeout, and drops expired
+/// count records, at most 100 values or 128 KiB per script call. All keys
+/// follow the queue's brace rule.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -75,7 +114,7 @@ pub struct ReliableQueue<T> {
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     settings: Settings,
-    reaper: Arc<Background>,
+    reaper: Arc<ReaperLease>,
     tracker: Option<Arc<Background>>,
     transfer: Option<Arc<Registration>>,
 }
@@ -88,6 +127,8 @@ pub(crate) struct Settings {
     pub max_deliveries: u32,
     /// Format of values given back through the delayed queue.
     pub format: Format,
+    /// How long a given-back value's delivery count outlives its return.
+    pub count_memory: Duration,
     /// A value that cannot be decoded goes to the dead-letter list at once
     /// (a worker's choice) instead of back to the queue.
     pub dead_letter_undecodable: bool,
@@ -118,7 +159,7 @@ impl<T: 'static> std::fmt::Debug for ReliableQueue<T> {
     }
 }
 
-/// A task that runs while any handle lives: the reaper, the lateness tracker.
+/// A task that runs while any handle lives: the lateness tracker.
 pub(crate) struct Background {
     task: parking_lot::Mutex<Option<JoinHandle<()>>>,
 }
@@ -152,7 +193,7 @@ impl Drop for Background {
 pub struct Reaped {
     /// Deliveries whose visibility timeout ran out.
     pub timed_out: u64,
-    /// Values moved to the processing list but never claimed, for a whole timeout.
+    /// Values moved to the staging list but never claimed, for a whole timeout.
     pub unclaimed: u64,
 }
 
@@ -163,9 +204,15 @@ impl<T: 'static> ReliableQueue<T> {
             visibility: DEFAULT_VISIBILITY,
             max_deliveries: DEFAULT_MAX_DELIVERIES,
             format: Format::default(),
+            count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
         };
-        let reaper = start_reaper(&client, &keys, settings.visibility);
+        let reaper = Arc::new(
+            client
+                .inner
+                .reapers
+                .lease(&client, &keys, settings.visibility, settings.count_memory),
+        );
         Ok(ReliableQueue {
             client,
             keys,
@@ -182,8 +229,31 @@ impl<T: 'static> ReliableQueue<T> {
     /// yet claimed.
     pub fn with_visibility_timeout(mut self, timeout: Duration) -> Self {
         self.settings.visibility = timeout.max(Duration::from_millis(10));
-        self.reaper = start_reaper(&self.client, &self.keys, self.settings.visibility);
+        self.renew_lease();
         self
+    }
+
+    /// How long the delivery count of a value given back (nack, visibility
+    /// timeout, dropped delivery) is remembered once the value is back in
+    /// the destination, waiting for its next delivery (default 1 h; a nack
+    /// delay comes on top). A count not claimed by then (a Java consumer or
+    /// a plain take took the value) is forgotten, and the value starts over
+    /// at 1 if it comes again.
+    pub fn with_count_memory(mut self, memory: Duration) -> Self {
+        self.settings.count_memory = memory;
+        self.renew_lease();
+        self
+    }
+
+    /// Tells the queue's reaper this handle's settings (the previous lease drops).
+    fn renew_lease(&mut self) {
+        let lease = self.client.inner.reapers.lease(
+            &self.client,
+            &self.keys,
+            self.settings.visibility,
+            self.settings.count_memory,
+        );
+        self.reaper = Arc::new(lease);
     }
 
     /// Deliveries of one value without an ack before it goes to the
@@ -265,12 +335,9 @@ impl<T: 'static> ReliableQueue<T> {
         if self.client.inner.shutdown.is_cancelled() {
             return Err(Error::Shutdown);
         }
-        let (dest, processing) = (self.keys.destination(), self.keys.processing());
+        let (dest, staging) = (self.keys.destination(), self.keys.staging());
         let args = |secs: f64| {
-            let mut args: Vec<Value> = [dest, processing, "LEFT", "RIGHT"]
-                .into_iter()
-                .map(Value::from)
-                .collect();
+            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
             args.push(Value::from(secs));
             args
         };
@@ -280,22 +347,25 @@ impl<T: 'static> ReliableQueue<T> {
         let value = reply::bytes(moved)?;
         let id = ElementId::random(Format::Modern).to_bytes();
         let keys = vec![
-            self.keys.processing().into(),
+            self.keys.staging().into(),
             self.keys.inflight().into(),
-            self.keys.deliveries().into(),
             self.keys.dead_letter().into(),
             self.keys.due().into(),
+            self.keys.counts().into(),
+            self.keys.counts_expiry().into(),
+            self.keys.staging_mark().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),
             Value::Bytes(Bytes::copy_from_slice(&id)),
-            Value::from(self.settings.visibility.as_millis() as i64),
+            Value::from(saturating_ms(self.settings.visibility)),
             Value::from(i64::from(self.settings.max_deliveries)),
+            Value::from(CLAIM_SCAN),
         ];
         // One attempt: a claim applied twice would leave a delivery nobody holds.
         // If the reply is lost, the reaper returns the value either way.
         let conn = self.client.conn()?; // sent once: the script is declared `Resend::Once`
-        let claim = match SCRIPTS.claim.run(&conn, keys, args).await {
+        let claim = match SCRIPTS.claim.run(conn, keys, args).await {
             Ok(claim) => claim,
             Err(error) => {
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
@@ -340,12 +410,10 @@ impl<T: 'static> ReliableQueue<T> {
             }
             other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
         }
-        let mut member = Vec::with_capacity(8 + value.len());
-        member.extend_from_slice(&id);
-        member.extend_from_slice(&value);
-        let member = Bytes::from(member);
+        let count = u32::try_from(count).unwrap_or(u32::MAX);
+        let member = crate::delivery::member(id, count, &value);
         match codec::decode(&*self.codec, value) {
-            Ok(decoded) => Ok(Some(Delivery::new(self, member, count as u32, lateness, decoded))),
+            Ok(decoded) => Ok(Some(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
                 // Given back at once, where it counts towards the dead-letter
                 // limit, or dead-lettered now if the consumer asked for that.
@@ -411,15 +479,11 @@ impl<T: 'static> ReliableQueue<T> {
         Ok(codec::decode_all(&*self.codec, raw)?)
     }
 
-    /// Moves up to `max` dead-lettered values back to the queue's tail, with a
-    /// fresh delivery count; returns how many moved. At most 10,000 per call
+    /// Moves up to `max` dead-lettered values back to the queue's tail, to
+    /// start over at delivery count 1; returns how many moved. At most 10,000 per call
     /// (one script run); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
-        let keys = vec![
-            self.keys.dead_letter().into(),
-            self.name().into(),
-            self.keys.deliveries().into(),
-        ];
+        let keys = vec![self.keys.dead_letter().into(), self.name().into()];
         if max == 0 {
             return Ok(0);
         }
@@ -439,7 +503,13 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Runs the reaper once now (it also runs on its own while a handle lives).
     pub async fn reap_now(&self) -> Result<Reaped> {
-        reap(&self.client, &self.keys, self.settings.visibility).await
+        reap(
+            &self.client,
+            &self.keys,
+            self.settings.visibility,
+            self.settings.count_memory,
+        )
+        .await
     }
 
     pub(crate) fn client(&self) -> &Client {
@@ -457,34 +527,6 @@ impl<T: 'static> ReliableQueue<T> {
     pub(crate) fn settings_mut(&mut self) -> &mut Settings {
         &mut self.settings
     }
-}
-
-/// Reaps every quarter of the visibility timeout (between 50 ms and 5 s).
-fn start_reaper(client: &Client, keys: &Arc<QueueKeys>, visibility: Duration) -> Arc<Background> {
-    let every = (visibility / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
-    let (client, keys) = (client.clone(), keys.clone());
-    Background::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = client.inner.shutdown.cancelled() => return,
-            }
-            match reap(&client, &keys, visibility).await {
-                Ok(reaped) if reaped.timed_out > 0 || reaped.unclaimed > 0 => {
-                    tracing::info!(
-                        queue = keys.destination(),
-                        ?reaped,
-                        "returned unsettled deliveries to the queue"
-                    );
-                }
-                Ok(_) => {}
-                Err(Error::Shutdown) => return,
-                Err(error) => tracing::warn!(queue = keys.destination(), %error, "reaper run failed"),
-            }
-        }
-    })
 }
 
 /// How long the lateness-tracking marker lives without a refresh.
@@ -517,29 +559,38 @@ fn start_tracker(client: &Client, keys: &Arc<QueueKeys>) -> Arc<Background> {
     })
 }
 
-async fn reap(client: &Client, keys: &QueueKeys, visibility: Duration) -> Result<Reaped> {
+/// Runs the reap script until a call leaves nothing to do now (at most
+/// [`REAP_CALLS`] calls: each is bounded, so Redis serves others in between).
+pub(crate) async fn reap(client: &Client, keys: &QueueKeys, grace: Duration, count_memory: Duration) -> Result<Reaped> {
     let script = &SCRIPTS.reap;
-    let remember_acks = (visibility * 10).max(Duration::from_secs(3600));
-    let value = script
-        .run(
-            client.conn()?,
-            vec![
-                keys.processing().into(),
-                keys.inflight().into(),
-                keys.deliveries().into(),
-                keys.destination().into(),
-                keys.acked().into(),
-            ],
-            vec![
-                Value::from(visibility.as_millis() as i64),
-                Value::from(remember_acks.as_millis() as i64),
-            ],
-        )
-        .await
-        .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
-    let [timed_out, unclaimed] = reply::tuple::<2>(value)?;
-    Ok(Reaped {
-        timed_out: reply::int(&timed_out)? as u64,
-        unclaimed: reply::int(&unclaimed)? as u64,
-    })
+    let mut total = Reaped::default();
+    for _ in 0..REAP_CALLS {
+        let value = script
+            .run(
+                client.conn()?,
+                vec![
+                    keys.staging().into(),
+                    keys.inflight().into(),
+                    keys.destination().into(),
+                    keys.counts().into(),
+                    keys.counts_expiry().into(),
+                    keys.staging_mark().into(),
+                ],
+                vec![
+                    Value::from(saturating_ms(grace)),
+                    Value::from(saturating_ms(count_memory)),
+                    Value::from(REAP_BATCH),
+                    Value::from(REAP_BYTES),
+                ],
+            )
+            .await
+            .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
+        let [timed_out, unclaimed, more] = reply::tuple::<3>(value)?;
+        total.timed_out += reply::int(&timed_out)? as u64;
+        total.unclaimed += reply::int(&unclaimed)? as u64;
+        if reply::int(&more)? == 0 {
+            break;
+        }
+    }
+    Ok(total)
 }

@@ -171,7 +171,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     migrate: lua!("migrate", Safe),
     claim: lua!("claim", Once),
     ack: lua!("ack", Safe),
-    nack: lua!("nack", Once),
+    nack: lua!("nack", Safe),
     extend: lua!("extend", Safe),
     reap: lua!("reap", Safe),
     requeue_dead_letters: lua!("requeue_dead_letters", Safe),

@@ -3,8 +3,8 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory; `large` runs only the
-//! backlog drains with 1 KB and 10 KB payloads).
+//! (offers, lateness, backlog, queues, takes, memory, reliable; `large` runs
+//! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
 mod backlog;
@@ -15,6 +15,7 @@ mod memory;
 mod offers;
 mod redis_benchmark;
 mod redisson;
+mod reliable;
 mod report;
 mod takes;
 
@@ -296,6 +297,39 @@ async fn run() {
                 )
                 .ratio(per_element / memory::PAYLOAD as f64)
                 .note("timeout set + pending list"),
+        );
+    }
+
+    if wanted("reliable") {
+        eprintln!(
+            "7. reliable queue scripts, {} deliveries in flight...",
+            reliable::IN_FLIGHT
+        );
+        let redis = RedisServer::start().await;
+        let r = reliable::run(&redis).await;
+        let b = &r.baseline;
+        let longest = r.scripts.iter().map(|(_, t)| t.longest_us).max().unwrap_or(0);
+        for (name, t) in &r.scripts {
+            let metric = format!("{name}: longest / mean server time ({} runs)", thousands(t.runs as u64));
+            rows.push(
+                Row::new("7. reliable, 100,000 in flight", &metric)
+                    .values(
+                        format!("{:.2} ms / {:.0} µs", t.longest_us as f64 / 1000.0, t.mean_us),
+                        format!(
+                            "{:.2} ms / {:.0} µs (EVALSHA `return 1`, {} runs)",
+                            b.longest_us as f64 / 1000.0,
+                            b.mean_us,
+                            thousands(b.runs as u64)
+                        ),
+                    )
+                    .ratio(t.mean_us / b.mean_us)
+                    .target("≤ 5 ms", t.longest_us <= 5_000),
+            );
+        }
+        rows.push(
+            Row::new("7. reliable, 100,000 in flight", "longest script of all")
+                .values(format!("{:.2} ms", longest as f64 / 1000.0), "—".into())
+                .target("≤ 5 ms", longest <= 5_000),
         );
     }
 

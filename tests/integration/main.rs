@@ -2,6 +2,7 @@
 //! harness starts on a free loopback port.
 
 #[path = "../support/fault_proxy.rs"]
+#[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
 mod fault_proxy;
 mod harness;
 
@@ -16,6 +17,7 @@ mod lifecycle;
 mod lost_replies;
 mod metrics;
 mod reliability;
+mod reliability_bounds;
 mod subscriber;
 mod sweep;
 mod transfer;

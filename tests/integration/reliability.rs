@@ -111,10 +111,11 @@ async fn ack_nack_and_delivery_counts() {
 
         let a = q.take().await.unwrap();
         assert_eq!((a.value().as_str(), a.delivery_count()), ("a", 1));
-        assert_eq!(raw.lrange(q.keys().processing()).await, vec![Bytes::from("a")]);
+        // Claimed: out of the staging list, recorded as a delivery in flight.
+        assert_eq!(raw.llen(q.keys().staging()).await, 0);
         assert_eq!(q.in_flight().await.unwrap(), 1);
         assert!(a.ack().await.unwrap());
-        assert_eq!(raw.llen(q.keys().processing()).await, 0);
+        assert_eq!(raw.llen(q.keys().staging()).await, 0);
         assert_eq!(q.in_flight().await.unwrap(), 0);
 
         // nack at once: back to the tail, delivered again with a higher count.
@@ -222,8 +223,8 @@ async fn a_value_moved_but_never_claimed_returns_after_the_grace_period() {
             .unwrap()
             .with_visibility_timeout(Duration::from_millis(300));
         // As if a consumer died right after its BLMOVE: the value sits in the
-        // processing list with no delivery claiming it.
-        let _: i64 = raw.client.rpush(q.keys().processing(), "orphan").await.unwrap();
+        // staging list with no delivery claiming it.
+        let _: i64 = raw.client.rpush(q.keys().staging(), "orphan").await.unwrap();
         let got = q
             .poll(Duration::from_secs(5))
             .await
@@ -231,7 +232,7 @@ async fn a_value_moved_but_never_claimed_returns_after_the_grace_period() {
             .expect("the orphan comes back");
         assert_eq!(got.value(), "orphan");
         assert!(got.ack().await.unwrap());
-        assert_eq!(raw.llen(q.keys().processing()).await, 0);
+        assert_eq!(raw.llen(q.keys().staging()).await, 0);
     })
     .await;
 }
@@ -334,9 +335,9 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
             let acked = soak.lock().acked.len() as i64;
             if progress {
                 let dest = raw.llen("soak").await;
-                let processing = raw.llen(q.keys().processing()).await;
+                let staging = raw.llen(q.keys().staging()).await;
                 let inflight = raw.zcard(q.keys().inflight()).await;
-                eprintln!("acked {acked} dest {dest} processing {processing} inflight {inflight}");
+                eprintln!("acked {acked} dest {dest} staging {staging} inflight {inflight}");
             }
             acked == N
         })
@@ -344,7 +345,7 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
         killer.abort();
         // Let redeliveries of anything still in flight settle before counting.
         eventually(Duration::from_secs(10), "nothing left in flight", || async {
-            q.in_flight().await.unwrap() == 0 && raw.llen(q.keys().processing()).await == 0 && raw.llen("soak").await == 0
+            q.in_flight().await.unwrap() == 0 && raw.llen(q.keys().staging()).await == 0 && raw.llen("soak").await == 0
         })
         .await;
         if progress {

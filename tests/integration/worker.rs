@@ -520,3 +520,59 @@ async fn sigterm_stops_a_worker_after_its_handler_finishes() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_payloads_handled_at_once_are_each_a_first_attempt() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        const N: usize = 24;
+        let same: Vec<String> = (0..N).map(|_| "refresh:42".to_owned()).collect();
+        client
+            .blocking_queue("jobs", StringCodec)
+            .unwrap()
+            .offer_all(same)
+            .await
+            .unwrap();
+        let failures: Log<u32> = Arc::default();
+        let started = Arc::new(AtomicUsize::new(0));
+        let worker = client
+            .worker("jobs", StringCodec)
+            .unwrap()
+            .concurrency(N)
+            .on_error({
+                let failures = failures.clone();
+                move |f| failures.lock().push(f.attempt())
+            })
+            .run({
+                let started = started.clone();
+                move |_: String| {
+                    let started = started.clone();
+                    async move {
+                        // Every handler waits until all N identical values
+                        // are taken: N deliveries of one payload in flight.
+                        started.fetch_add(1, Ordering::SeqCst);
+                        let until = Instant::now() + Duration::from_secs(30);
+                        while started.load(Ordering::SeqCst) < N && Instant::now() < until {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        let reliable = client.reliable_queue("jobs", StringCodec).unwrap();
+        eventually(Duration::from_secs(40), "all handled", || async {
+            worker.report().succeeded as usize >= N
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(started.load(Ordering::SeqCst), N, "all {N} were handled at once");
+        assert_eq!((report.handled, report.succeeded), (N as u64, N as u64));
+        assert_eq!((report.retried, report.dead_lettered), (0, 0));
+        assert!(failures.lock().is_empty(), "no failure: {:?}", failures.lock());
+        assert_eq!(reliable.dead_letter_len().await.unwrap(), 0, "none dead-lettered");
+        assert_eq!(reliable.in_flight().await.unwrap(), 0, "each acked");
+        assert_eq!(reliable.len().await.unwrap(), 0);
+    })
+    .await;
+}

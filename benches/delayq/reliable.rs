@@ -1,0 +1,194 @@
+//! Scenario 7: the reliable queue's scripts with 100,000 deliveries in
+//! flight (claim, ack, nack, extend 1,000 times each; reap of 2,000 timed
+//! out deliveries of 10 KB, 5,000 of 100 bytes and 2,000 stray copies). Every script run is timed by the server (SLOWLOG, every command
+//! logged) and grouped by SHA; the baseline is a trivial script
+//! (`return 1`) by EVALSHA against the same server in the same run.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use delayq::fred::types::Value;
+use delayq::{Client, StringCodec};
+
+use crate::admin::Admin;
+use crate::RedisServer;
+
+pub const IN_FLIGHT: i64 = 100_000;
+/// Timed-out deliveries for the reap: some with a 10 KB payload, more with 100 bytes.
+const TIMED_OUT_BIG: i64 = 2_000;
+const BIG: usize = 10 * 1024;
+const TIMED_OUT_SMALL: i64 = 5_000;
+/// Copies left in the staging list by consumers that died.
+const STRAYS: i64 = 2_000;
+/// Runs of each measured operation.
+const OPS: usize = 1_000;
+
+/// Longest and mean server time of one script, in µs, and its runs.
+pub struct Timing {
+    pub longest_us: u64,
+    pub mean_us: f64,
+    pub runs: usize,
+}
+
+pub struct Reliable {
+    /// (script name, timing), in the order measured.
+    pub scripts: Vec<(&'static str, Timing)>,
+    pub baseline: Timing,
+}
+
+/// The body delayq sends for `lua/<name>.lua` (as `src/script.rs` builds it).
+fn sha(own: &str) -> String {
+    let body = [
+        include_str!("../../lua/lib/element.lua"),
+        include_str!("../../lua/lib/request.lua"),
+        own,
+    ]
+    .concat();
+    delayq::fred::util::sha1_hash(&body)
+}
+
+const SEED: &str = r#"
+local start, n, deadline, size = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local pad = string.rep('x', size)
+local batch = {}
+for i = start, start + n - 1 do
+  batch[#batch + 1] = deadline
+  batch[#batch + 1] = string.format('%08d', i) .. '0000000001' .. i .. ':' .. pad
+  if #batch >= 1000 then
+    redis.call('zadd', KEYS[1], unpack(batch))
+    batch = {}
+  end
+end
+if #batch > 0 then
+  redis.call('zadd', KEYS[1], unpack(batch))
+end
+return n
+"#;
+
+/// Every EVALSHA in the slow log since the last reset, by SHA: durations in µs.
+async fn script_runs(admin: &Admin) -> HashMap<String, Vec<u64>> {
+    let entries = match admin.cmd("SLOWLOG", vec!["GET".into(), (-1).into()]).await {
+        Value::Array(entries) => entries,
+        other => panic!("SLOWLOG GET: {other:?}"),
+    };
+    let mut runs: HashMap<String, Vec<u64>> = HashMap::new();
+    for entry in entries {
+        let Value::Array(fields) = entry else { continue };
+        let (Some(us), Some(Value::Array(args))) = (fields.get(2).and_then(|f| f.as_u64()), fields.get(3)) else {
+            continue;
+        };
+        let name = args.first().and_then(|a| a.as_string()).unwrap_or_default();
+        if name.eq_ignore_ascii_case("evalsha") {
+            if let Some(sha) = args.get(1).and_then(|a| a.as_string()) {
+                runs.entry(sha).or_default().push(us);
+            }
+        }
+    }
+    runs
+}
+
+fn timing(runs: Option<&Vec<u64>>) -> Timing {
+    let runs = runs.cloned().unwrap_or_default();
+    Timing {
+        longest_us: runs.iter().copied().max().unwrap_or(0),
+        mean_us: runs.iter().sum::<u64>() as f64 / runs.len().max(1) as f64,
+        runs: runs.len(),
+    }
+}
+
+pub async fn run(redis: &RedisServer) -> Reliable {
+    let admin = Admin::connect(&redis.url()).await;
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let q = client
+        .reliable_queue("reliable", StringCodec)
+        .unwrap()
+        .with_visibility_timeout(Duration::from_secs(60))
+        .with_max_deliveries(0);
+    let keys = q.keys().clone();
+    let far = delayq_now_ms() + 3_600_000;
+    for start in (0..IN_FLIGHT).step_by(10_000) {
+        let args = vec![
+            SEED.into(),
+            1.into(),
+            keys.inflight().into(),
+            start.into(),
+            10_000.into(),
+            far.into(),
+            100.into(),
+        ];
+        admin.cmd("EVAL", args).await;
+    }
+    eprintln!("  {} deliveries in flight", q.in_flight().await.unwrap());
+    admin.config_set("slowlog-log-slower-than", "0").await;
+    admin.config_set("slowlog-max-len", "100000").await;
+    admin.cmd("SLOWLOG", vec!["RESET".into()]).await;
+
+    // Baseline: a trivial script, as many runs.
+    let trivial = admin.script_load("return 1").await;
+    for _ in 0..OPS {
+        admin.cmd("EVALSHA", vec![trivial.as_str().into(), 0.into()]).await;
+    }
+    // claim + ack, claim + nack, extend, each OPS times.
+    for i in 0..OPS {
+        admin
+            .cmd("RPUSH", vec!["reliable".into(), format!("job:{i}").into()])
+            .await;
+        let d = q.take().await.unwrap();
+        d.extend(Duration::from_secs(60)).await.unwrap();
+        if i % 2 == 0 {
+            assert!(d.ack().await.unwrap());
+        } else {
+            assert!(d.nack(Duration::ZERO).await.unwrap());
+            let again = q.take().await.unwrap();
+            assert!(again.ack().await.unwrap());
+        }
+    }
+    // Reap: timed out deliveries of 10 KB and of 100 bytes, and strays,
+    // with a handle whose grace (its visibility timeout) is 100 ms.
+    for (start, n, size) in [(1_000_000, TIMED_OUT_BIG, BIG), (2_000_000, TIMED_OUT_SMALL, 100)] {
+        let args = vec![
+            SEED.into(),
+            1.into(),
+            keys.inflight().into(),
+            start.into(),
+            n.into(),
+            1.into(),
+            (size as i64).into(),
+        ];
+        admin.cmd("EVAL", args).await;
+    }
+    let strays: Vec<Value> = std::iter::once(Value::from(keys.staging()))
+        .chain((0..STRAYS).map(|i| Value::from(format!("stray:{i}"))))
+        .collect();
+    admin.cmd("RPUSH", strays).await;
+    let quick = q.clone().with_visibility_timeout(Duration::from_millis(100));
+    let mut reaped = quick.reap_now().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let more = quick.reap_now().await.unwrap();
+    reaped.timed_out += more.timed_out;
+    reaped.unclaimed += more.unclaimed;
+    eprintln!("  reaped {reaped:?}; {} still in flight", q.in_flight().await.unwrap());
+
+    let runs = script_runs(&admin).await;
+    let scripts = [
+        ("claim", include_str!("../../lua/claim.lua")),
+        ("ack", include_str!("../../lua/ack.lua")),
+        ("nack", include_str!("../../lua/nack.lua")),
+        ("extend", include_str!("../../lua/extend.lua")),
+        ("reap", include_str!("../../lua/reap.lua")),
+    ]
+    .into_iter()
+    .map(|(name, own)| (name, timing(runs.get(&sha(own)))))
+    .collect();
+    let baseline = timing(runs.get(&trivial));
+    drop((q, quick));
+    client.shutdown().await;
+    Reliable { scripts, baseline }
+}
+
+fn delayq_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}

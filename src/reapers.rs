@@ -1,0 +1,138 @@
+//! One reaper per reliable queue per client, shared by every handle of the
+//! queue made from that client (clones, `with_visibility_timeout` copies,
+//! workers).
+//!
+//! A handle holds a [`ReaperLease`] naming its visibility timeout and how
+//! long its count records live. The queue's reaper runs while any lease
+//! lives: it reaps every quarter of the shortest visibility timeout of the
+//! live leases (between 50 ms and 5 s), with that timeout as the grace of
+//! values moved but never claimed. It stops when the last lease drops, or at
+//! the client's shutdown.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::keys::QueueKeys;
+
+/// The reapers of one client, by queue name.
+#[derive(Default)]
+pub(crate) struct Reapers {
+    queues: Mutex<HashMap<String, Weak<Reaper>>>,
+}
+
+/// What the live leases of one queue ask of its reaper.
+#[derive(Default)]
+struct Wanted {
+    /// (visibility timeout, count record lifetime) of each live lease.
+    leases: Mutex<Vec<(Duration, Duration)>>,
+    changed: Notify,
+}
+
+impl Wanted {
+    /// The shortest visibility timeout and the longest record lifetime.
+    fn get(&self) -> Option<(Duration, Duration)> {
+        let leases = self.leases.lock();
+        let grace = leases.iter().map(|l| l.0).min()?;
+        let memory = leases.iter().map(|l| l.1).max()?;
+        Some((grace, memory))
+    }
+}
+
+/// A queue's running reaper.
+pub(crate) struct Reaper {
+    wanted: Arc<Wanted>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Keeps a queue's reaper running, for one handle (and its clones).
+pub(crate) struct ReaperLease {
+    reaper: Arc<Reaper>,
+    wants: (Duration, Duration),
+}
+
+impl Drop for ReaperLease {
+    fn drop(&mut self) {
+        let mut leases = self.reaper.wanted.leases.lock();
+        if let Some(at) = leases.iter().position(|l| *l == self.wants) {
+            leases.swap_remove(at);
+        }
+        drop(leases);
+        self.reaper.wanted.changed.notify_one();
+    }
+}
+
+impl Reapers {
+    /// A lease on the reaper of `keys`' queue, started if none runs.
+    pub fn lease(
+        &self,
+        client: &Client,
+        keys: &Arc<QueueKeys>,
+        visibility: Duration,
+        count_memory: Duration,
+    ) -> ReaperLease {
+        let wants = (visibility, count_memory);
+        let mut queues = self.queues.lock();
+        let reaper = match queues.get(keys.destination()).and_then(Weak::upgrade) {
+            Some(reaper) => reaper,
+            None => {
+                queues.retain(|_, reaper| reaper.strong_count() > 0);
+                let wanted = Arc::new(Wanted::default());
+                let task = tokio::spawn(run(client.clone(), keys.clone(), wanted.clone()));
+                let reaper = Arc::new(Reaper { wanted, task });
+                queues.insert(keys.destination().to_owned(), Arc::downgrade(&reaper));
+                reaper
+            }
+        };
+        drop(queues);
+        reaper.wanted.leases.lock().push(wants);
+        reaper.wanted.changed.notify_one();
+        ReaperLease { reaper, wants }
+    }
+}
+
+async fn run(client: Client, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
+    let mut last = tokio::time::Instant::now();
+    loop {
+        let Some((grace, memory)) = wanted.get() else {
+            // No lease yet (the first is being added) or none left (the
+            // reaper is being dropped): wait for a change.
+            tokio::select! {
+                _ = wanted.changed.notified() => continue,
+                _ = client.inner.shutdown.cancelled() => return,
+            }
+        };
+        let every = (grace / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+        tokio::select! {
+            _ = tokio::time::sleep_until(last + every) => {}
+            // A lease came or went: its timeout may change the interval.
+            _ = wanted.changed.notified() => continue,
+            _ = client.inner.shutdown.cancelled() => return,
+        }
+        last = tokio::time::Instant::now();
+        match crate::reliable_queue::reap(&client, &keys, grace, memory).await {
+            Ok(reaped) if reaped.timed_out > 0 || reaped.unclaimed > 0 => {
+                tracing::info!(
+                    queue = keys.destination(),
+                    ?reaped,
+                    "returned unsettled deliveries to the queue"
+                );
+            }
+            Ok(_) => {}
+            Err(Error::Shutdown) => return,
+            Err(error) => tracing::warn!(queue = keys.destination(), %error, "reaper run failed"),
+        }
+    }
+}
