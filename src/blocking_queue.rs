@@ -285,7 +285,10 @@ impl<T: 'static> BlockingQueue<T> {
     /// that moment, returns that error instead, so "empty" and "unreachable"
     /// are told apart.
     pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
-        match self.pop_from(&[self.name()], Instant::now().checked_add(timeout)).await? {
+        match self
+            .pop_from(&[self.name()], Instant::now().checked_add(timeout))
+            .await?
+        {
             Some((key, raw)) => Ok(Some(self.decode_or_restore(&key, raw).await?)),
             None => Ok(None),
         }
