@@ -41,8 +41,10 @@ pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
 /// delayq's prefix for the lease of a queue's one sweep (STRING: the sweeping
 /// client's id, expires unless renewed; see `lua/sweep_window.lua`).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
-/// delayq's prefix for the reply of one request that may be resent (STRING,
-/// expires after an hour, deleted as soon as the reply is read; see `lua/lib/request.lua`).
+/// delayq's prefix for the reply of one request that may be resent (STRING:
+/// a MessagePack record; replaced by a 60 s "consumed" mark once the reply is
+/// read, else expires after an hour, or a day if it can still undo what it
+/// removed; see `lua/lib/request.lua`).
 pub const REQUEST_PREFIX: &str = "delayq_request";
 
 /// All key names of one queue.
