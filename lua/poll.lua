@@ -22,7 +22,7 @@ local bytes, popped_count = 0, 0
 -- Malformed elements count towards the bounds too: a long run of them is
 -- quarantined over several calls.
 while #elements < limit and bytes < budget and popped_count < limit + 1000 do
-  local popped = redis.call('lpop', KEYS[1], delayq_next_chunk(limit - #elements, popped_count, bytes, budget))
+  local popped = redis.call('lpop', KEYS[1], delayq_next_chunk(limit - #elements, popped_count, bytes, budget, 100))
   if not popped then
     break
   end

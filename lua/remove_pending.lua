@@ -21,7 +21,7 @@ end
 local elements, scores = {}, {}
 local bytes = 0
 while #elements < most and bytes < budget do
-  local popped = redis.call('lpop', KEYS[2], delayq_next_chunk(most - #elements, #elements, bytes, budget))
+  local popped = redis.call('lpop', KEYS[2], delayq_next_chunk(most - #elements, #elements, bytes, budget, 100))
   if not popped then
     break
   end

@@ -25,7 +25,22 @@ if now == '' then
 end
 local probe = tonumber(ARGV[3])
 local full_scans = tonumber(ARGV[4])
-local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+-- At most `limit` elements and about DELAYQ_BATCH_BYTES of them per run, so
+-- large payloads do not make a run long; what is left is still due, and the
+-- caller runs again at once.
+local limit = tonumber(ARGV[2])
+local due, bytes = {}, 0
+while #due < limit and bytes < DELAYQ_BATCH_BYTES do
+  local slice = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', #due,
+    delayq_next_chunk(limit - #due, #due, bytes, DELAYQ_BATCH_BYTES, limit))
+  if #slice == 0 then
+    break
+  end
+  for i = 1, #slice do
+    due[#due + 1] = slice[i]
+    bytes = bytes + #slice[i]
+  end
+end
 local len = redis.call('llen', KEYS[3])
 local moved = {}
 local head_marks, tail_marks = 0, 0

@@ -76,13 +76,3 @@ local function delayq_restore(pending, timeout, channel, elements, scores)
   return #elements
 end
 
--- How many elements to pop next so that `bytes` stays near `budget`: one
--- at first, then as many as the average size so far says still fit (at
--- least one, at most 100 and `left`).
-local function delayq_next_chunk(left, popped, bytes, budget)
-  if popped == 0 then
-    return 1
-  end
-  local average = math.max(1, bytes / popped)
-  return math.max(1, math.min(100, left, math.floor((budget - bytes) / average) + 1))
-end

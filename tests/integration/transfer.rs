@@ -489,3 +489,42 @@ async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently()
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_transfer_run_moves_about_a_mebibyte_of_large_payloads() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue_without_transfer("big-due", StringCodec).unwrap();
+        let big = "p".repeat(10 * 1024);
+        let values: Vec<String> = (0..300).map(|i| format!("{i:03}{big}")).collect();
+        q.offer_all(values.iter().map(|v| (v.clone(), Duration::from_millis(20))))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // 300 × 10 KB are due; one run takes about 1 MiB of them, not its
+        // batch of 500, and says more are due.
+        let first = q.transfer_now().await.unwrap();
+        assert!(first.moved > 50 && first.moved < 120, "{first:?}");
+        assert!(first.next_due.unwrap() <= std::time::SystemTime::now());
+        let mut moved = first.moved;
+        while moved < 300 {
+            let run = q.transfer_now().await.unwrap();
+            assert!(run.moved > 0, "{run:?}");
+            moved += run.moved;
+        }
+        // Each once (equal due times come out in Redis's tie order).
+        let mut delivered: Vec<String> = raw
+            .lrange("big-due")
+            .await
+            .into_iter()
+            .map(|b| String::from_utf8(b[..3].to_vec()).unwrap())
+            .collect();
+        delivered.sort();
+        let expected: Vec<String> = (0..300).map(|i| format!("{i:03}")).collect();
+        assert_eq!(delivered, expected);
+        assert_eq!(q.len().await.unwrap(), 0);
+    })
+    .await;
+}
