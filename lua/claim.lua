@@ -14,7 +14,8 @@
 -- Every delivery is counted on its own: a value with no count record starts
 -- at 1, however many identical values are in flight. A record is left by a
 -- give-back (nack, timeout, drop) and holds the counts of the copies given
--- back (keyed by the value's SHA1); the next claim of the value takes one.
+-- back (lib/counts.lua); the next claim of the value takes the highest one
+-- that is ready.
 -- The delivery goes into the inflight set as id .. count (10 digits) .. value.
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
@@ -30,28 +31,13 @@ local marked = tonumber(redis.call('hget', KEYS[7], 'k') or '0')
 if at < marked then
   redis.call('hincrby', KEYS[7], 'k', -1)
 end
-local deliveries = 1
-local sha = redis.sha1hex(value)
-local record = redis.call('hget', KEYS[5], sha)
-if record then
-  local rest, last = string.match(record, '^(.*) (%d+)$')
-  if not last then
-    rest, last = nil, record
-  end
-  deliveries = tonumber(last) + 1
-  if rest then
-    redis.call('hset', KEYS[5], sha, rest)
-  else
-    redis.call('hdel', KEYS[5], sha)
-    redis.call('zrem', KEYS[6], sha)
-  end
-end
+local now = delayq_server_ms()
+local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
 if max > 0 and deliveries > max then
   redis.call('rpush', KEYS[3], value)
   return {'dead', deliveries - 1}
 end
-local now = delayq_server_ms()
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
 local due = redis.call('zscore', KEYS[4], value)
 if due then

@@ -29,10 +29,8 @@ if delay == -2 then
   return delayq_answer(KEYS[9], 1)
 end
 local now = delayq_server_ms()
-local sha = redis.sha1hex(value)
-local record = redis.call('hget', KEYS[7], sha)
-redis.call('hset', KEYS[7], sha, record and (record .. ' ' .. tonumber(count)) or tostring(tonumber(count)))
-redis.call('zadd', KEYS[8], 'GT', now + math.max(delay, 0) + tonumber(ARGV[4]), sha)
+local back = now + math.max(delay, 0)
+delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), tonumber(count), back, back + tonumber(ARGV[4]))
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
   return delayq_answer(KEYS[9], 1)

@@ -25,12 +25,12 @@ local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local more = 0
 
--- Fetched a few at a time, so that large payloads past the byte limit are
--- never copied.
+-- Fetched one at a time (O(log n) each), so that no payload past the byte
+-- limit is copied into the script.
 local timed_out = 0
 while budget > 0 do
-  local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, math.min(budget, 16))
-  local stop = #expired < math.min(budget, 16)
+  local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'LIMIT', 0, 1)
+  local stop = #expired < 1
   for i = 1, #expired do
     local member = expired[i]
     if timed_out > 0 and #member > bytes then
@@ -43,10 +43,7 @@ while budget > 0 do
     timed_out = timed_out + 1
     local count, value = string.sub(member, 9, 18), string.sub(member, 19)
     redis.call('zrem', KEYS[2], member)
-    local sha = redis.sha1hex(value)
-    local record = redis.call('hget', KEYS[4], sha)
-    redis.call('hset', KEYS[4], sha, record and (record .. ' ' .. tonumber(count)) or tostring(tonumber(count)))
-    redis.call('zadd', KEYS[5], 'GT', now + window, sha)
+    delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), tonumber(count), now, now + window)
     redis.call('lpush', KEYS[3], value)
   end
   if stop then

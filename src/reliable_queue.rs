@@ -64,9 +64,14 @@ pub(crate) fn saturating_ms(d: Duration) -> i64 {
 ///   identical values taken at once are each at count 1. A value given back
 ///   (nack, visibility timeout, dropped delivery) keeps its count for its next
 ///   delivery, for up to [`with_count_memory`](Self::with_count_memory) (1 h
-///   by default) after it is back in the destination; identical copies given
-///   back each keep theirs. If a Java consumer or a plain `take` takes it
-///   meanwhile, the count is forgotten when that time is up (an identical
+///   by default) after it is back in the destination. The destination holds
+///   only payloads, so the count waits for the next claim of an equal value:
+///   counts are never dropped or doubled, but which of several equal copies
+///   takes which is not known. A count given back with a delay (`nack(d)`)
+///   is not taken before that copy is back, so an equal job offered
+///   meanwhile starts at 1; one given back to the list now can be taken by
+///   an equal copy claimed before it. If a Java consumer or a plain `take`
+///   takes the copy, its count is forgotten when that time is up (an equal
 ///   value taken by a reliable consumer before then counts on from it).
 /// - **Dead letters.** A value delivered more than `max_deliveries` times
 ///   without an ack goes to `delayq_dead_letter:{name}` instead (a plain list;
@@ -318,9 +323,12 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
-    /// Waits up to `timeout` for a value to deliver.
+    /// Waits up to `timeout` for a value to deliver (a timeout too long for
+    /// the clock waits like [`take`](Self::take)).
     pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
-        let deadline = Instant::now() + timeout;
+        let Some(deadline) = Instant::now().checked_add(timeout) else {
+            return self.take().await.map(Some);
+        };
         loop {
             match self.next(Some(deadline)).await? {
                 Some(delivery) => return Ok(Some(delivery)),

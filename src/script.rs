@@ -28,6 +28,7 @@ macro_rules! lua {
             concat!(
                 include_str!("../lua/lib/element.lua"),
                 include_str!("../lua/lib/request.lua"),
+                include_str!("../lua/lib/counts.lua"),
                 include_str!(concat!("../lua/", $name, ".lua"))
             ),
             Resend::$resend,

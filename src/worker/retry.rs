@@ -102,9 +102,10 @@ impl RetryPolicy {
 
     /// Handler runs per value, the first included (at least 1). Deliveries
     /// that time out (a worker that died) count as attempts too. Attempts
-    /// are counted per delivery, not per payload: identical payloads are
-    /// separate jobs, each at attempt 1. A retried value's attempt count
-    /// waits for it for the retry delay plus an hour
+    /// are counted per delivery, not per payload: identical payloads taken
+    /// at once are separate jobs, each at attempt 1, and a job offered while
+    /// an equal one waits out its retry delay starts at 1 too. A retried
+    /// value's attempt count waits for it for the retry delay plus an hour
     /// ([`ReliableQueue::with_count_memory`](crate::ReliableQueue::with_count_memory)).
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = attempts.max(1);

@@ -21,6 +21,7 @@ fn script(own: &str) -> String {
     [
         include_str!("../../lua/lib/element.lua"),
         include_str!("../../lua/lib/request.lua"),
+        include_str!("../../lua/lib/counts.lua"),
         own,
     ]
     .concat()
@@ -467,6 +468,78 @@ async fn ack_and_nack_whose_reply_is_lost_still_report_true() {
             assert_eq!(q.in_flight().await.unwrap(), 0);
             client.shutdown().await;
         }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_equal_job_does_not_inherit_the_count_of_one_waiting_out_its_retry() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("equal-jobs", StringCodec)
+            .unwrap()
+            .with_max_deliveries(2);
+        // Job A, "x", fails twice; its second failure retries in 60 s.
+        let _: i64 = raw.client.rpush("equal-jobs", "x").await.unwrap();
+        let a = q.take().await.unwrap();
+        assert_eq!(a.delivery_count(), 1);
+        assert!(a.nack(Duration::ZERO).await.unwrap());
+        let a = q.take().await.unwrap();
+        assert_eq!(a.delivery_count(), 2);
+        assert!(a.nack(Duration::from_secs(60)).await.unwrap());
+        // Job B, another "x", offered meanwhile: its first delivery is 1 (it
+        // used to take A's count and go straight to the dead-letter list).
+        let _: i64 = raw.client.rpush("equal-jobs", "x").await.unwrap();
+        let b = q.poll(Duration::from_secs(10)).await.unwrap().expect("B delivered");
+        assert_eq!(b.delivery_count(), 1);
+        assert!(b.ack().await.unwrap());
+        assert_eq!(q.dead_letter_len().await.unwrap(), 0);
+        // A's count is still waiting for A, and is ready when A is back.
+        let counts: std::collections::HashMap<String, String> =
+            raw.client.hgetall(q.keys().counts()).await.unwrap();
+        assert_eq!(counts.len(), 1, "{counts:?}");
+        assert!(counts.values().next().unwrap().starts_with("2:1:"), "{counts:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_of_many_equal_copies_stay_one_small_record() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .reliable_queue("many-equal", StringCodec)
+            .unwrap()
+            .with_max_deliveries(0);
+        let copies: Vec<&str> = vec!["same"; 300];
+        let _: i64 = raw.client.rpush("many-equal", copies).await.unwrap();
+        let mut taken = Vec::new();
+        for _ in 0..300 {
+            let d = q.take().await.unwrap();
+            assert_eq!(d.delivery_count(), 1);
+            taken.push(d);
+        }
+        for d in taken {
+            assert!(d.nack(Duration::ZERO).await.unwrap());
+        }
+        // 300 copies given back with count 1: one entry, not 300.
+        let counts: std::collections::HashMap<String, String> =
+            raw.client.hgetall(q.keys().counts()).await.unwrap();
+        let record = counts.values().next().unwrap();
+        assert!(record.starts_with("1:300:") && !record.contains(' '), "{record}");
+        for _ in 0..300 {
+            let d = q.take().await.unwrap();
+            assert_eq!(d.delivery_count(), 2);
+            assert!(d.ack().await.unwrap());
+        }
+        let counts: std::collections::HashMap<String, String> =
+            raw.client.hgetall(q.keys().counts()).await.unwrap();
+        assert!(counts.is_empty(), "{counts:?}");
     })
     .await;
 }
