@@ -498,8 +498,7 @@ async fn a_new_equal_job_does_not_inherit_the_count_of_one_waiting_out_its_retry
         assert!(b.ack().await.unwrap());
         assert_eq!(q.dead_letter_len().await.unwrap(), 0);
         // A's count is still waiting for A, and is ready when A is back.
-        let counts: std::collections::HashMap<String, String> =
-            raw.client.hgetall(q.keys().counts()).await.unwrap();
+        let counts: std::collections::HashMap<String, String> = raw.client.hgetall(q.keys().counts()).await.unwrap();
         assert_eq!(counts.len(), 1, "{counts:?}");
         assert!(counts.values().next().unwrap().starts_with("2:1:"), "{counts:?}");
     })
@@ -528,8 +527,7 @@ async fn counts_of_many_equal_copies_stay_one_small_record() {
             assert!(d.nack(Duration::ZERO).await.unwrap());
         }
         // 300 copies given back with count 1: one entry, not 300.
-        let counts: std::collections::HashMap<String, String> =
-            raw.client.hgetall(q.keys().counts()).await.unwrap();
+        let counts: std::collections::HashMap<String, String> = raw.client.hgetall(q.keys().counts()).await.unwrap();
         let record = counts.values().next().unwrap();
         assert!(record.starts_with("1:300:") && !record.contains(' '), "{record}");
         for _ in 0..300 {
@@ -537,8 +535,7 @@ async fn counts_of_many_equal_copies_stay_one_small_record() {
             assert_eq!(d.delivery_count(), 2);
             assert!(d.ack().await.unwrap());
         }
-        let counts: std::collections::HashMap<String, String> =
-            raw.client.hgetall(q.keys().counts()).await.unwrap();
+        let counts: std::collections::HashMap<String, String> = raw.client.hgetall(q.keys().counts()).await.unwrap();
         assert!(counts.is_empty(), "{counts:?}");
     })
     .await;
