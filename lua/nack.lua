@@ -31,6 +31,7 @@ end
 local now = delayq_server_ms()
 local back = now + math.max(delay, 0)
 delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), tonumber(count), back, back + tonumber(ARGV[4]))
+delayq_counts_expire(KEYS[7], KEYS[8], back + tonumber(ARGV[4]))
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
   return delayq_answer(KEYS[9], 1)

@@ -53,6 +53,9 @@ end
 if budget == 0 then
   more = 1
 end
+if timed_out > 0 then
+  delayq_counts_expire(KEYS[4], KEYS[5], now + window)
+end
 
 local returned = 0
 local mark = redis.call('hmget', KEYS[6], 't', 'k')

@@ -77,6 +77,8 @@ mod reply;
 mod request;
 mod scheduler;
 mod script;
+#[doc(hidden)]
+pub use script::LIBS as __SCRIPT_LIBS;
 mod sentinel_watch;
 mod stats;
 mod status;

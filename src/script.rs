@@ -36,6 +36,16 @@ macro_rules! lua {
     };
 }
 
+/// The shared Lua prepended to every script (the `lua!` table below repeats
+/// these paths, as `concat!` needs literals; a test keeps them equal). Tests
+/// and benchmarks that run a script by hand build its body from these.
+#[doc(hidden)]
+pub const LIBS: [&str; 3] = [
+    include_str!("../lua/lib/element.lua"),
+    include_str!("../lua/lib/request.lua"),
+    include_str!("../lua/lib/counts.lua"),
+];
+
 /// Whether fred may send a script again after its connection dropped with
 /// the reply outstanding (the script may have run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,3 +194,17 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     cancel_request: lua!("cancel_request", Safe),
     list_remove: lua!("list_remove", Safe),
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_starts_with_the_shared_lua() {
+        let libs = LIBS.concat();
+        for script in [&SCRIPTS.offer, &SCRIPTS.claim, &SCRIPTS.drain, &SCRIPTS.cancel_request] {
+            assert!(script.body.starts_with(&libs), "{}", script.name);
+            assert_eq!(script.sha1, fred::util::sha1_hash(script.body));
+        }
+    }
+}

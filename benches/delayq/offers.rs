@@ -13,10 +13,10 @@ use crate::RedisServer;
 const OFFERS: usize = 300_000;
 /// Offers in flight at once (the Java client reached 24k/s with 128).
 pub const IN_FLIGHT: usize = 512;
-const OFFER_SCRIPT: &str = concat!(
-    include_str!("../../lua/lib/element.lua"),
-    include_str!("../../lua/offer.lua")
-);
+/// delayq's offer script, as the crate sends it.
+fn offer_script() -> String {
+    delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/offer.lua")
+}
 
 /// Runs of each side; the medians are compared.
 const RUNS: usize = 3;
@@ -25,7 +25,7 @@ const RUNS: usize = 3;
 /// medians of alternating runs (this machine is shared and noisy).
 pub async fn run(redis: &RedisServer) -> (f64, f64) {
     let admin = Admin::connect(&redis.url()).await;
-    let sha = admin.script_load(OFFER_SCRIPT).await;
+    let sha = admin.script_load(&offer_script()).await;
     let (mut ours, mut ceiling) = (Vec::new(), Vec::new());
     for run in 0..RUNS {
         ours.push(offers(redis, &format!("offers-{run}")).await);

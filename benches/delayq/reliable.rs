@@ -38,12 +38,7 @@ pub struct Reliable {
 
 /// The body delayq sends for `lua/<name>.lua` (as `src/script.rs` builds it).
 fn sha(own: &str) -> String {
-    let body = [
-        include_str!("../../lua/lib/element.lua"),
-        include_str!("../../lua/lib/request.lua"),
-        own,
-    ]
-    .concat();
+    let body = delayq::__SCRIPT_LIBS.concat() + own;
     delayq::fred::util::sha1_hash(&body)
 }
 
@@ -65,7 +60,15 @@ end
 return n
 "#;
 
-/// Every EVALSHA in the slow log since the last reset, by SHA: durations in µs.
+/// Adds one phase's runs to the others'.
+fn merge(all: &mut HashMap<String, Vec<u64>>, phase: HashMap<String, Vec<u64>>) {
+    for (sha, runs) in phase {
+        all.entry(sha).or_default().extend(runs);
+    }
+}
+
+/// Every EVALSHA in the slow log since the last reset, by SHA: durations in
+/// µs; resets the log.
 async fn script_runs(admin: &Admin) -> HashMap<String, Vec<u64>> {
     let entries = match admin.cmd("SLOWLOG", vec!["GET".into(), (-1).into()]).await {
         Value::Array(entries) => entries,
@@ -84,6 +87,7 @@ async fn script_runs(admin: &Admin) -> HashMap<String, Vec<u64>> {
             }
         }
     }
+    admin.cmd("SLOWLOG", vec!["RESET".into()]).await;
     runs
 }
 
@@ -123,11 +127,13 @@ pub async fn run(redis: &RedisServer) -> Reliable {
     admin.config_set("slowlog-max-len", "100000").await;
     admin.cmd("SLOWLOG", vec!["RESET".into()]).await;
 
-    // Baseline: a trivial script, as many runs.
+    // Baseline: a trivial script, as many runs. The slow log is read after
+    // each phase, so that no phase's entries push another's out of it.
     let trivial = admin.script_load("return 1").await;
     for _ in 0..OPS {
         admin.cmd("EVALSHA", vec![trivial.as_str().into(), 0.into()]).await;
     }
+    let mut runs = script_runs(&admin).await;
     // claim + ack, claim + nack, extend, each OPS times.
     for i in 0..OPS {
         admin
@@ -143,6 +149,7 @@ pub async fn run(redis: &RedisServer) -> Reliable {
             assert!(again.ack().await.unwrap());
         }
     }
+    merge(&mut runs, script_runs(&admin).await);
     // Reap: timed out deliveries of 10 KB and of 100 bytes, and strays,
     // with a handle whose grace (its visibility timeout) is 100 ms.
     for (start, n, size) in [(1_000_000, TIMED_OUT_BIG, BIG), (2_000_000, TIMED_OUT_SMALL, 100)] {
@@ -169,7 +176,7 @@ pub async fn run(redis: &RedisServer) -> Reliable {
     reaped.unclaimed += more.unclaimed;
     eprintln!("  reaped {reaped:?}; {} still in flight", q.in_flight().await.unwrap());
 
-    let runs = script_runs(&admin).await;
+    merge(&mut runs, script_runs(&admin).await);
     let scripts = [
         ("claim", include_str!("../../lua/claim.lua")),
         ("ack", include_str!("../../lua/ack.lua")),

@@ -31,8 +31,8 @@ local function delayq_counts_write(key, sha, entries)
 end
 
 -- Remembers one copy given back with `count`, ready from `ready` (ms); the
--- record is dropped at `expires` (ms) by the reaper, and both keys expire
--- by then anyway if no reaper runs.
+-- record is dropped at `expires` (ms) by the reaper (call
+-- delayq_counts_expire once per script too).
 local function delayq_counts_add(key, expiry_key, sha, count, ready, expires)
   local entries = delayq_counts_parse(redis.call('hget', key, sha))
   local found = false
@@ -48,6 +48,10 @@ local function delayq_counts_add(key, expiry_key, sha, count, ready, expires)
   end
   delayq_counts_write(key, sha, entries)
   redis.call('zadd', expiry_key, 'GT', expires, sha)
+end
+
+-- Both keys expire with their last record, even if no reaper runs.
+local function delayq_counts_expire(key, expiry_key, expires)
   for _, k in ipairs({key, expiry_key}) do
     redis.call('pexpireat', k, expires, 'NX')
     redis.call('pexpireat', k, expires, 'GT')

@@ -18,13 +18,7 @@ fn s(v: &str) -> String {
 
 /// A script of the crate, composed as `src/script.rs` composes it.
 fn script(own: &str) -> String {
-    [
-        include_str!("../../lua/lib/element.lua"),
-        include_str!("../../lua/lib/request.lua"),
-        include_str!("../../lua/lib/counts.lua"),
-        own,
-    ]
-    .concat()
+    delayq::__SCRIPT_LIBS.concat() + own
 }
 
 /// Seeds `n` deliveries straight into the inflight set, as if claimed:
