@@ -17,10 +17,11 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, push_back_uncounted, Detached, Settling, SettlingGuard};
+use crate::detached::{detach, give_back_with, push_back_uncounted, Detached};
 use crate::error::{Error, Result};
 use crate::reply;
 use crate::script::SCRIPTS;
+use crate::settling::{Settling, SettlingGuard};
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;

@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blocking_pool::BlockingPool;
 use crate::codec::Codec;
-use crate::detached::Settling;
 use crate::error::{Error, Result};
 use crate::outstanding::Outstanding;
 use crate::scheduler::Scheduler;
 use crate::sentinel_watch;
+use crate::settling::Settling;
 use crate::{BlockingQueue, DelayedQueue};
 
 /// Which clock a [`Client`] reads "now" from, for the transfer and for

@@ -9,16 +9,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use fred::types::{Key, Value};
-use tokio::sync::Notify;
 
 use crate::request::Request;
 use crate::script::SCRIPTS;
+use crate::settling::Settling;
 
 /// Puts a reply nobody will read back where its value came from.
 pub(crate) type GiveBack<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
@@ -75,49 +74,6 @@ pub(crate) struct Detached<T: Send + 'static> {
     command: Option<Command<T>>,
     give_back: GiveBack<T>,
     settling: Arc<Settling>,
-}
-
-/// Work that finishes in the background (give-backs of dropped pops,
-/// blocking connections being closed), counted so that a worker's stop and a
-/// client's shutdown can wait for it: a value given back after `join()`
-/// returned, or after the connections closed, would surprise or be lost.
-#[derive(Default)]
-pub(crate) struct Settling {
-    running: AtomicUsize,
-    done: Notify,
-}
-
-/// One piece of work counted by [`Settling`] until dropped.
-pub(crate) struct SettlingGuard(Arc<Settling>);
-
-impl Settling {
-    pub fn enter(self: &Arc<Self>) -> SettlingGuard {
-        self.running.fetch_add(1, Ordering::SeqCst);
-        SettlingGuard(self.clone())
-    }
-
-    /// Resolves when nothing counted is running (waits at most `within`).
-    pub async fn settled(&self, within: Duration) {
-        let wait = async {
-            loop {
-                // Registered before the check: a wake-up in between is not missed.
-                let done = self.done.notified();
-                if self.running.load(Ordering::SeqCst) == 0 {
-                    return;
-                }
-                done.await;
-            }
-        };
-        let _ = tokio::time::timeout(within, wait).await;
-    }
-}
-
-impl Drop for SettlingGuard {
-    fn drop(&mut self) {
-        if self.0.running.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.done.notify_waiters();
-        }
-    }
 }
 
 /// Wraps `command`, which must take its value in one step (one command or

@@ -80,6 +80,7 @@ mod script;
 #[doc(hidden)]
 pub use script::LIBS as __SCRIPT_LIBS;
 mod sentinel_watch;
+mod settling;
 mod stats;
 mod status;
 pub mod telemetry;
