@@ -527,14 +527,6 @@ impl<T: 'static> BlockingQueue<T> {
     /// The error of a command sent once: its outcome is unknown when the
     /// connection, not Redis, failed.
     fn sent_once_error(&self, operation: &'static str, error: fred::error::Error) -> Error {
-        if crate::request::outcome_unknown(&error) {
-            Error::OutcomeUnknown {
-                operation,
-                queue: self.name().to_owned(),
-                source: error,
-            }
-        } else {
-            self.command_error(error)
-        }
+        Error::from_unrepeatable(error, operation, self.name(), |e| self.command_error(e))
     }
 }

@@ -167,6 +167,26 @@ impl Error {
         }
     }
 
+    /// Maps a failed call of `operation` on `queue` that may not be repeated
+    /// blindly: [`Error::OutcomeUnknown`] when it may have run, else
+    /// `otherwise(error)`.
+    pub(crate) fn from_unrepeatable(
+        error: fred::error::Error,
+        operation: &'static str,
+        queue: &str,
+        otherwise: impl FnOnce(fred::error::Error) -> Error,
+    ) -> Error {
+        if outcome_unknown(&error) {
+            Error::OutcomeUnknown {
+                operation,
+                queue: queue.to_owned(),
+                source: error,
+            }
+        } else {
+            otherwise(error)
+        }
+    }
+
     /// Maps a failed command on `key` to the most precise variant.
     pub(crate) fn from_command(error: fred::error::Error, key: &str) -> Error {
         if error.details().contains("WRONGTYPE") {
@@ -281,13 +301,27 @@ impl DecodeError {
     }
 }
 
-/// Errors fred raises itself while a connection is down or being replaced.
+/// Errors fred raises itself while a connection is down or being replaced:
+/// a command not sent, then those that may have been sent.
 const CLIENT_SIDE_TRANSIENT: [&str; 4] = [
     "Failed to route command",
     "Connection closed",
     "Missing response",
     "Max attempts exceeded",
 ];
+
+/// Whether a failed command may have run: the connection failed, not Redis
+/// (an error reply means a script changed nothing: scripts check before
+/// they write).
+pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled | ErrorKind::Routing | ErrorKind::Backpressure
+    ) || CLIENT_SIDE_TRANSIENT[1..]
+        .iter()
+        .any(|m| error.details().starts_with(m))
+}
 
 /// Error replies with which Redis says "not now" rather than "no".
 const TRANSIENT_REPLIES: [&str; 7] = [

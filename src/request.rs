@@ -21,7 +21,7 @@ use std::time::Duration;
 use fred::interfaces::KeysInterface;
 use fred::types::{Expiration, Key, Value};
 
-use crate::error::Error;
+use crate::error::{outcome_unknown, Error};
 use crate::keys::request_key;
 use crate::script::{Resend, Script, SCRIPTS};
 use crate::settling::Settling;
@@ -173,28 +173,7 @@ impl Request {
 /// The error of a failed script: [`Error::OutcomeUnknown`] when it may have
 /// run and cannot be undone (a request's effect, or a script sent once).
 pub(crate) fn script_error(script: &'static Script, queue: &str, error: fred::error::Error) -> Error {
-    if outcome_unknown(&error) {
-        Error::OutcomeUnknown {
-            operation: script.name,
-            queue: queue.to_owned(),
-            source: error,
-        }
-    } else {
-        Error::from_script(error, script.name, queue)
-    }
-}
-
-/// Whether a failed call may have run: the connection failed, not Redis
-/// (an error reply means the script did not change anything: scripts check
-/// before they write).
-pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
-    use fred::error::ErrorKind;
-    matches!(
-        error.kind(),
-        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled | ErrorKind::Routing | ErrorKind::Backpressure
-    ) || ["Connection closed", "Missing response", "Max attempts exceeded"]
-        .iter()
-        .any(|m| error.details().starts_with(m))
+    Error::from_unrepeatable(error, script.name, queue, |e| Error::from_script(e, script.name, queue))
 }
 
 /// Cancels its request when dropped still armed: the caller never saw the
