@@ -497,15 +497,15 @@ impl<T: 'static> ReliableQueue<T> {
         }
         let max = max.min(crate::delayed_queue::MAX_BATCH) as i64;
         let value = crate::request::Request::new(self.name())
-            .remove(
+            .apply(
                 self.client.conn()?,
                 &self.client.inner.settling,
                 &SCRIPTS.requeue_dead_letters,
                 keys,
                 vec![Value::from(max)],
+                self.name(),
             )
-            .await
-            .map_err(|e| Error::from_script(e, SCRIPTS.requeue_dead_letters.name, self.name()))?;
+            .await?;
         Ok(reply::int(&value)? as usize)
     }
 
