@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, push_back_uncounted, Detached};
+use crate::detached::{detach, give_back_with, push_back, Detached};
 use crate::error::{Error, Result};
 use crate::reply;
 use crate::script::SCRIPTS;
@@ -275,10 +275,10 @@ impl Lease<'_> {
     ) -> std::result::Result<Value, fred::error::Error> {
         let client = self.client().clone();
         let give_back = give_back_with(
-            (client.clone(), argv.clone()),
-            move |(client, argv), reply| async move {
+            (client.clone(), argv.clone(), self.pool.settling.clone()),
+            move |(client, argv, settling), reply| async move {
                 if let Ok(value) = reply {
-                    give_back(&client, command, &argv, value).await;
+                    give_back(&client, &settling, command, &argv, value).await;
                 }
             },
         );
@@ -336,13 +336,13 @@ fn close_in_background(client: FredClient, in_flight: Option<(InFlight, Settling
 /// Puts a value popped for a caller that is gone back where it was: the head
 /// of the list `BLPOP` took it from, or, for `BLMOVE`, out of the list it was
 /// moved to and back to the end of the list it came from.
-async fn give_back(client: &FredClient, command: &str, argv: &[Value], reply: Value) {
+async fn give_back(client: &FredClient, settling: &Arc<Settling>, command: &str, argv: &[Value], reply: Value) {
     if reply.is_null() {
         return;
     }
     let given_back = match command {
         "BLPOP" => match reply::blpop(reply) {
-            Ok((key, value)) => push_back_uncounted(client, &key, vec![value]).await, // logs its own failure
+            Ok((key, value)) => push_back(client, settling, &key, vec![value]).await, // logs its own failure
             Err(error) => {
                 tracing::error!(command, %error, "a cancelled blocking read returned a value that cannot be given back");
                 false

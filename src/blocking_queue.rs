@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::client::Client;
 use crate::codec::{self, Codec};
 use crate::delayed_queue::{MAX_BATCH, MAX_BATCH_BYTES};
-use crate::detached::{detach, give_back_with, push_back, push_back_uncounted};
+use crate::detached::{detach, give_back_with, push_back};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
 use crate::reply;
@@ -362,10 +362,10 @@ impl<T: 'static> BlockingQueue<T> {
         let conn = self.client.conn()?.clone();
         let key = self.name().to_owned();
         let give_back = give_back_with(
-            (conn.clone(), key.clone()),
-            |(conn, key), reply: FredResult<Value>| async move {
+            (conn.clone(), key.clone(), self.client.inner.settling.clone()),
+            |(conn, key, settling), reply: FredResult<Value>| async move {
                 match reply.map(reply::bytes_array) {
-                    Ok(Ok(raw)) if !raw.is_empty() => drop(push_back_uncounted(&conn, &key, raw).await),
+                    Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &settling, &key, raw).await),
                     _ => {}
                 }
             },
@@ -489,9 +489,10 @@ impl<T: 'static> BlockingQueue<T> {
     async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
         let conn = self.client.conn()?.clone();
         let key = name.to_owned();
-        let give_back = give_back_with((conn.clone(), key.clone()), |(conn, key), reply| async move {
+        let context = (conn.clone(), key.clone(), self.client.inner.settling.clone());
+        let give_back = give_back_with(context, |(conn, key, settling), reply| async move {
             if let Ok(Some(raw)) = reply {
-                push_back_uncounted(&conn, &key, vec![raw]).await;
+                push_back(&conn, &settling, &key, vec![raw]).await;
             }
         });
         let once = Resend::Once.options();

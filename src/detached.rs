@@ -57,12 +57,6 @@ pub(crate) async fn push_back(
     }
 }
 
-/// [`push_back`] for a caller that is already counted (a detached command
-/// being finished).
-pub(crate) async fn push_back_uncounted(conn: &fred::clients::Client, key: &str, raw: Vec<Bytes>) -> bool {
-    push_back(conn, &Arc::default(), key, raw).await
-}
-
 /// How long an abandoned command may take to end and give its value back.
 const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
 
