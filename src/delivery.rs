@@ -196,7 +196,7 @@ impl Handle {
         let script = &SCRIPTS.extend;
         let args = vec![
             Value::Bytes(self.member.clone()),
-            Value::from(crate::reliable_queue::saturating_ms(timeout)),
+            Value::from(crate::time::saturating_ms(timeout)),
         ];
         let value = script
             .run(self.client.conn()?, vec![self.keys.inflight().into()], args)
@@ -211,7 +211,7 @@ impl Handle {
             let keys = vec![self.keys.inflight().into(), self.keys.acked().into()];
             let args = vec![
                 Value::Bytes(self.member.clone()),
-                Value::from(crate::reliable_queue::saturating_ms(ACK_MEMORY)),
+                Value::from(crate::time::saturating_ms(ACK_MEMORY)),
                 Value::from(ACK_MEMORY_CAP),
             ];
             let value = script
@@ -297,14 +297,14 @@ pub(crate) async fn give_back(
         GiveBack::Tail => 0,
         GiveBack::DeadLetter => -2,
         GiveBack::After(delay) if delay.is_zero() => 0,
-        GiveBack::After(delay) => crate::reliable_queue::saturating_ms(delay).max(1),
+        GiveBack::After(delay) => crate::time::saturating_ms(delay).max(1),
     };
     let packed = format::pack(settings.format, &member[MEMBER_HEADER..]);
     let args = vec![
         Value::Bytes(member.clone()),
         Value::from(delay_ms),
         Value::Bytes(packed),
-        Value::from(crate::reliable_queue::saturating_ms(settings.count_memory)),
+        Value::from(crate::time::saturating_ms(settings.count_memory)),
     ];
     let redis_keys = vec![
         keys.inflight().into(),

@@ -36,15 +36,6 @@ const REAP_BATCH: i64 = 100;
 const REAP_BYTES: i64 = 128 << 10;
 /// Most reap calls in a row while each says there is more to do.
 const REAP_CALLS: usize = 1000;
-/// Largest duration sent to a script, in ms: about 142,000 years, so that
-/// `now + duration` stays an exact integer in Lua's doubles.
-const MAX_MS: u128 = 1 << 52;
-
-/// A duration in ms for a script, saturating instead of wrapping.
-pub(crate) fn saturating_ms(d: Duration) -> i64 {
-    d.as_millis().min(MAX_MS) as i64
-}
-
 /// Reliable consumption of a queue's destination list: each value taken is
 /// moved atomically (`BLMOVE`) to a staging list, claimed as a delivery, and
 /// handed out as a [`Delivery`] that must be [`ack`](Delivery::ack)ed.
@@ -366,7 +357,7 @@ impl<T: 'static> ReliableQueue<T> {
         let args = vec![
             Value::Bytes(value.clone()),
             Value::Bytes(Bytes::copy_from_slice(&id)),
-            Value::from(saturating_ms(self.settings.visibility)),
+            Value::from(crate::time::saturating_ms(self.settings.visibility)),
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_SCAN),
         ];
@@ -585,8 +576,8 @@ pub(crate) async fn reap(client: &Client, keys: &QueueKeys, grace: Duration, cou
                     keys.staging_mark().into(),
                 ],
                 vec![
-                    Value::from(saturating_ms(grace)),
-                    Value::from(saturating_ms(count_memory)),
+                    Value::from(crate::time::saturating_ms(grace)),
+                    Value::from(crate::time::saturating_ms(count_memory)),
                     Value::from(REAP_BATCH),
                     Value::from(REAP_BYTES),
                 ],

@@ -48,6 +48,15 @@ pub fn now_us() -> i64 {
     }
 }
 
+/// Largest duration sent to a script, in ms: about 142,000 years, so that
+/// `now + duration` stays an exact integer in Lua's doubles.
+const MAX_SCRIPT_MS: u128 = 1 << 52;
+
+/// A duration in ms for a script, saturating instead of wrapping.
+pub fn saturating_ms(d: Duration) -> i64 {
+    d.as_millis().min(MAX_SCRIPT_MS) as i64
+}
+
 /// The due time `delay` after `now_ms`, or [`Error::InvalidDelay`] if it
 /// cannot be stored exactly.
 pub fn due_after(now_ms: i64, delay: Duration) -> Result<i64, Error> {
