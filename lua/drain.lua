@@ -1,17 +1,17 @@
 -- drain: remove and return up to `max` values from the head of a list
 -- (RBlockingQueue.drainTo), atomically.
 -- KEYS: 1 list, 2 request key (lib/request.lua)
--- ARGV: 1 max (>= 1; the client bounds it), 2 byte budget: no more values
---       once this many payload bytes are taken (at least one always is)
+-- ARGV: 1 max (>= 1; the client bounds it). No more values once about
+--       DELAYQ_BATCH_BYTES of payload are taken (at least one always is).
 -- If the client never sees the reply, cancelling the request puts the values
 -- back at the head, in order.
 local replayed = delayq_replayed(KEYS[2])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list')
 if bad then return bad end
-local max, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not max or max < 1 or not budget then
-  return redis.error_reply('ERR drain needs a count of at least 1 and a byte budget')
+local max, budget = tonumber(ARGV[1]), DELAYQ_BATCH_BYTES
+if not max or max < 1 then
+  return redis.error_reply('ERR drain needs a count of at least 1')
 end
 local items, bytes = {}, 0
 while #items < max and bytes < budget do

@@ -2,8 +2,8 @@
 -- without transferring them (RDelayedQueue.poll / poll(limit)).
 -- KEYS: 1 pending list, 2 timeout set, 3 quarantine list, 4 channel,
 --       5 request key (lib/request.lua)
--- ARGV: 1 limit (>= 1; the client bounds it), 2 byte budget: no more
---       elements once this many bytes are taken (at least one always is)
+-- ARGV: 1 limit (>= 1; the client bounds it). No more elements once about
+--       DELAYQ_BATCH_BYTES are taken (at least one always is).
 -- Returns {elements, scores, quarantined}: the packed elements (so the
 -- client can put them back, scores included, if it cannot decode them).
 -- If the client never sees the reply, cancelling the request puts them back.
@@ -11,9 +11,9 @@ local replayed = delayq_replayed(KEYS[5])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list')
 if bad then return bad end
-local limit, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not limit or limit < 1 or not budget then
-  return redis.error_reply('ERR poll needs a limit of at least 1 and a byte budget')
+local limit, budget = tonumber(ARGV[1]), DELAYQ_BATCH_BYTES
+if not limit or limit < 1 then
+  return redis.error_reply('ERR poll needs a limit of at least 1')
 end
 local elements = {}
 local scores = {}

@@ -3,8 +3,8 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key
 --       (lib/request.lua: a resend removes nothing twice, and a request the
 --       client gave up on puts its elements back)
--- ARGV: 1 most elements to remove (>= 1), 2 byte budget (no more elements
---       once this many bytes are removed; at least one always is)
+-- ARGV: 1 most elements to remove (>= 1). No more once about
+--       DELAYQ_BATCH_BYTES are removed (at least one always is).
 -- Returns {removed, still pending}.
 --
 -- For emptying a large queue in steps that never block Redis for long (DEL
@@ -14,9 +14,9 @@ local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
-local most, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not most or most < 1 or not budget then
-  return redis.error_reply('ERR remove_pending needs a count of at least 1 and a byte budget')
+local most, budget = tonumber(ARGV[1]), DELAYQ_BATCH_BYTES
+if not most or most < 1 then
+  return redis.error_reply('ERR remove_pending needs a count of at least 1')
 end
 local elements, scores = {}, {}
 local bytes = 0

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::codec::{self, Codec};
-use crate::delayed_queue::{MAX_BATCH, MAX_BATCH_BYTES};
+use crate::delayed_queue::MAX_BATCH;
 use crate::detached::{detach, give_back_with, push_back};
 use crate::error::{Error, Result};
 use crate::keys::QueueKeys;
@@ -378,7 +378,7 @@ impl<T: 'static> BlockingQueue<T> {
                     &settling,
                     &SCRIPTS.drain,
                     vec![Key::from(key.as_str())],
-                    vec![Value::from(max), Value::from(MAX_BATCH_BYTES as i64)],
+                    vec![Value::from(max)],
                 )
                 .await
         };

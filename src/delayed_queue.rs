@@ -26,12 +26,10 @@ use crate::BlockingQueue;
 const OFFER_CHUNK: usize = 1_000;
 
 /// Most values one `poll_many`, `remove_pending` or `drain` call removes: one
-/// script run, whose cost must stay bounded (Redis is shared).
+/// script run, whose cost must stay bounded (Redis is shared). The scripts
+/// also stop near 1 MiB of payload (`DELAYQ_BATCH_BYTES` in
+/// `lua/lib/element.lua`).
 pub(crate) const MAX_BATCH: usize = 10_000;
-
-/// Most payload bytes one such call removes (at least one value always is):
-/// 10,000 values of 10 KB would hold Redis for seconds.
-pub(crate) const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// When an offered element is due.
 #[derive(Debug, Clone, Copy)]
@@ -472,7 +470,7 @@ impl<T: 'static> DelayedQueue<T> {
                 }
             },
         );
-        let args = vec![Value::from(limit as i64), Value::from(MAX_BATCH_BYTES as i64)];
+        let args = vec![Value::from(limit as i64)];
         let (name, settling) = (self.name().to_owned(), self.client.inner.settling.clone());
         let poll = async move {
             Request::new(&name)
@@ -696,10 +694,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.pending().into(),
             self.keys.channel().into(),
         ];
-        let args = vec![
-            Value::from(max.min(MAX_BATCH) as i64),
-            Value::from(MAX_BATCH_BYTES as i64),
-        ];
+        let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())
             .remove(self.client.conn()?, &self.client.inner.settling, script, keys, args)
