@@ -60,48 +60,42 @@
 
 #![warn(missing_docs)]
 
-mod blocking_pool;
-mod blocking_queue;
+// Layers, each using only the ones below it (checked by `tests/layers.rs`;
+// see ARCHITECTURE.md):
+//   client      the facade a user holds
+//   worker      handler loops over reliable queues
+//   queue       delayed, blocking and reliable queues, and their shared core
+//   transfer    the scheduler that moves due elements
+//   connection  connections, scripts, give-backs
+//   wire        element formats, key names, codecs (no I/O)
+//   error, telemetry
+
 mod client;
-pub mod codec;
-mod delayed_queue;
-mod delivery;
-mod detached;
+mod connection;
 mod error;
-pub mod format;
-mod keys;
-mod outstanding;
-mod reapers;
-mod reliable_queue;
-mod reply;
-mod request;
-mod scheduler;
-mod script;
-#[doc(hidden)]
-pub use script::LIBS as __SCRIPT_LIBS;
-mod sentinel_watch;
-mod settling;
-mod stats;
-mod status;
+mod queue;
 pub mod telemetry;
-mod time;
-#[cfg(feature = "tls")]
-mod tls;
+mod transfer;
+mod wire;
 mod worker;
 
-pub use blocking_queue::BlockingQueue;
-pub use client::{Client, ClientBuilder, Clock};
-pub use codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, LongCodec, StringCodec};
-pub use delayed_queue::{DelayedQueue, MigrationReport, TransferReport};
-pub use delivery::Delivery;
-pub use error::{BoxError, DecodeError, Error, Result};
-pub use format::Format;
-pub use keys::QueueKeys;
-pub use reliable_queue::{Reaped, ReliableQueue};
-pub use stats::ClientStats;
-pub use status::QueueStatus;
+#[doc(hidden)]
+pub use connection::script::LIBS as __SCRIPT_LIBS;
+pub use wire::{codec, format};
+
+pub use client::{Client, ClientBuilder};
 #[cfg(feature = "tls")]
-pub use tls::Tls;
+pub use connection::tls::Tls;
+pub use error::{BoxError, DecodeError, Error, Result};
+pub use queue::blocking::BlockingQueue;
+pub use queue::delayed::{DelayedQueue, MigrationReport, TransferReport};
+pub use queue::reliable::delivery::Delivery;
+pub use queue::reliable::{Reaped, ReliableQueue};
+pub use queue::status::QueueStatus;
+pub use transfer::{ClientStats, Clock};
+pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, LongCodec, StringCodec};
+pub use wire::format::Format;
+pub use wire::keys::QueueKeys;
 pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};
 
 /// Re-export of the Redis client this crate is built on, for its

@@ -13,9 +13,9 @@ use tracing::Instrument;
 use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
 use super::{Handler, OnError, RetryPolicy};
-use crate::delivery::{Delivery, GiveBack, Handle};
 use crate::error::{BoxError, Error};
-use crate::reliable_queue::ReliableQueue;
+use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::queue::reliable::ReliableQueue;
 use crate::telemetry;
 
 pub(crate) struct Context<T> {
@@ -90,7 +90,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     while running.join_next().await.is_some() {}
     // A take dropped by the stop gives back what it popped in the background:
     // let that land before the worker reports it has stopped.
-    context.queue.client().inner.settling.settled(SETTLE_TIMEOUT).await;
+    context.queue.core().connections.settling.settled(SETTLE_TIMEOUT).await;
 }
 
 /// Runs the handler for one delivery and settles it.

@@ -20,8 +20,8 @@ pub use handle::{WorkerHandle, WorkerReport};
 pub use retry::RetryPolicy;
 
 use crate::error::BoxError;
-use crate::format::Format;
-use crate::reliable_queue::ReliableQueue;
+use crate::queue::reliable::ReliableQueue;
+use crate::wire::format::Format;
 
 type Handler<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>> + Send + Sync>;
 type OnError = Arc<dyn Fn(&Failure) + Send + Sync>;

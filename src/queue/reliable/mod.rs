@@ -1,6 +1,10 @@
 //! `ReliableQueue<T>`: at-least-once consumption of a destination list, with
 //! acknowledgements, a visibility timeout, delivery counts and a dead-letter list.
 
+pub(crate) mod delivery;
+pub(crate) mod outstanding;
+pub(crate) mod reapers;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,16 +14,16 @@ use fred::types::Value;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::client::Client;
-use crate::codec::{self, Codec};
-use crate::delivery::{Delivery, GiveBack, Handle};
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
-use crate::format::{ElementId, Format};
-use crate::keys::QueueKeys;
-use crate::reapers::ReaperLease;
-use crate::reply;
-use crate::scheduler::Registration;
-use crate::script::SCRIPTS;
+use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::queue::reliable::reapers::ReaperLease;
+use crate::queue::Core;
+use crate::transfer::Registration;
+use crate::wire::codec::{self, Codec};
+use crate::wire::format::{ElementId, Format};
+use crate::wire::keys::QueueKeys;
 
 /// Default time a delivery may stay unsettled before it goes back to the queue.
 const DEFAULT_VISIBILITY: Duration = Duration::from_secs(30);
@@ -106,7 +110,7 @@ const REAP_CALLS: usize = 1000;
 /// # async fn handle(_: &String) -> Result<(), ()> { Ok(()) }
 /// ```
 pub struct ReliableQueue<T> {
-    client: Client,
+    core: Arc<Core>,
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     settings: Settings,
@@ -133,7 +137,7 @@ pub(crate) struct Settings {
 impl<T> Clone for ReliableQueue<T> {
     fn clone(&self) -> Self {
         ReliableQueue {
-            client: self.client.clone(),
+            core: self.core.clone(),
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             settings: self.settings,
@@ -194,7 +198,7 @@ pub struct Reaped {
 }
 
 impl<T: 'static> ReliableQueue<T> {
-    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
+    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
         let keys = Arc::new(QueueKeys::new(name)?);
         let settings = Settings {
             visibility: DEFAULT_VISIBILITY,
@@ -204,13 +208,11 @@ impl<T: 'static> ReliableQueue<T> {
             dead_letter_undecodable: false,
         };
         let reaper = Arc::new(
-            client
-                .inner
-                .reapers
-                .lease(&client, &keys, settings.visibility, settings.count_memory),
+            core.reapers
+                .lease(&core, &keys, settings.visibility, settings.count_memory),
         );
         Ok(ReliableQueue {
-            client,
+            core,
             keys,
             codec,
             settings,
@@ -243,8 +245,8 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Tells the queue's reaper this handle's settings (the previous lease drops).
     fn renew_lease(&mut self) {
-        let lease = self.client.inner.reapers.lease(
-            &self.client,
+        let lease = self.core.reapers.lease(
+            &self.core,
             &self.keys,
             self.settings.visibility,
             self.settings.count_memory,
@@ -270,7 +272,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// this handle lives (see [`BlockingQueue::with_transfer`](crate::BlockingQueue::with_transfer)).
     pub fn with_transfer(mut self) -> Self {
         if self.transfer.is_none() {
-            self.transfer = Some(self.client.inner.scheduler.register(self.keys.clone()));
+            self.transfer = Some(self.core.scheduler.register(self.keys.clone()));
         }
         self
     }
@@ -282,7 +284,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// transfers, not by Redisson's. [`Worker`](crate::Worker)s turn it on.
     pub fn with_lateness_tracking(mut self) -> Self {
         if self.tracker.is_none() {
-            self.tracker = Some(start_tracker(&self.client, &self.keys));
+            self.tracker = Some(start_tracker(&self.core, &self.keys));
         }
         self
     }
@@ -331,7 +333,7 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// One move and claim; `None` when nothing came or the claim lost its value.
     async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
-        if self.client.inner.shutdown.is_cancelled() {
+        if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
         let (dest, staging) = (self.keys.destination(), self.keys.staging());
@@ -340,7 +342,13 @@ impl<T: 'static> ReliableQueue<T> {
             args.push(Value::from(secs));
             args
         };
-        let Some(moved) = self.client.inner.blocking.wait("BLMOVE", dest, deadline, args).await? else {
+        let Some(moved) = self
+            .core
+            .connections
+            .blocking
+            .wait("BLMOVE", dest, deadline, args)
+            .await?
+        else {
             return Ok(None);
         };
         let value = reply::bytes(moved)?;
@@ -357,13 +365,13 @@ impl<T: 'static> ReliableQueue<T> {
         let args = vec![
             Value::Bytes(value.clone()),
             Value::Bytes(Bytes::copy_from_slice(&id)),
-            Value::from(crate::time::saturating_ms(self.settings.visibility)),
+            Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_SCAN),
         ];
         // One attempt: a claim applied twice would leave a delivery nobody holds.
         // If the reply is lost, the reaper returns the value either way.
-        let conn = self.client.conn()?; // sent once: the script is declared `Resend::Once`
+        let conn = self.core.conn()?; // sent once: the script is declared `Resend::Once`
         let claim = match SCRIPTS.claim.run(conn, keys, args).await {
             Ok(claim) => claim,
             Err(error) => {
@@ -385,7 +393,7 @@ impl<T: 'static> ReliableQueue<T> {
         let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
         let due = claim.next().map(reply::opt_text).transpose()?.flatten();
         let now = claim.next().map(|v| reply::int(&v)).transpose()?;
-        let lateness = match (due.as_deref().and_then(crate::time::parse_score), now) {
+        let lateness = match (due.as_deref().and_then(crate::wire::time::parse_score), now) {
             (Some(due), Some(now)) => {
                 let ms = (now - due).max(0);
                 crate::telemetry::delivered(self.name(), ms);
@@ -397,7 +405,7 @@ impl<T: 'static> ReliableQueue<T> {
             "ok" => {}
             "gone" => return Ok(None),
             "dead" => {
-                crate::stats::Stats::add(&self.client.inner.scheduler.stats.dead_lettered, 1);
+                crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
                 crate::telemetry::dead_lettered(self.name(), "deliveries");
                 tracing::warn!(
                     queue = self.name(),
@@ -410,7 +418,7 @@ impl<T: 'static> ReliableQueue<T> {
             other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
         }
         let count = u32::try_from(count).unwrap_or(u32::MAX);
-        let member = crate::delivery::member(id, count, &value);
+        let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.codec, value) {
             Ok(decoded) => Ok(Some(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
@@ -422,7 +430,7 @@ impl<T: 'static> ReliableQueue<T> {
                 } else {
                     GiveBack::Tail
                 };
-                let mut handle = Handle::new(self.client.clone(), &self.keys, self.settings, member);
+                let mut handle = Handle::new(self.core.clone(), &self.keys, self.settings, member);
                 let restored = handle.give_back(to).await.unwrap_or(false);
                 Err(Error::Decode(error.with_restored(restored)))
             }
@@ -432,7 +440,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Values ready in the destination list.
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self
-            .client
+            .core
             .conn()?
             .llen(self.name())
             .await
@@ -448,7 +456,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Deliveries not yet settled, across all consumers.
     pub async fn in_flight(&self) -> Result<usize> {
         let n: i64 = self
-            .client
+            .core
             .conn()?
             .zcard(self.keys.inflight())
             .await
@@ -459,7 +467,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Values in the dead-letter list.
     pub async fn dead_letter_len(&self) -> Result<usize> {
         let n: i64 = self
-            .client
+            .core
             .conn()?
             .llen(self.keys.dead_letter())
             .await
@@ -470,7 +478,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// The dead-lettered values, oldest first, without removing them.
     pub async fn dead_letters(&self) -> Result<Vec<T>> {
         let raw: Vec<Bytes> = self
-            .client
+            .core
             .conn()?
             .lrange(self.keys.dead_letter(), 0, -1)
             .await
@@ -486,11 +494,11 @@ impl<T: 'static> ReliableQueue<T> {
         if max == 0 {
             return Ok(0);
         }
-        let max = max.min(crate::delayed_queue::MAX_BATCH) as i64;
-        let value = crate::request::Request::new(self.name())
+        let max = max.min(crate::queue::delayed::MAX_BATCH) as i64;
+        let value = crate::connection::request::Request::new(self.name())
             .apply(
-                self.client.conn()?,
-                &self.client.inner.settling,
+                self.core.conn()?,
+                self.core.settling(),
                 &SCRIPTS.requeue_dead_letters,
                 keys,
                 vec![Value::from(max)],
@@ -503,7 +511,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Runs the reaper once now (it also runs on its own while a handle lives).
     pub async fn reap_now(&self) -> Result<Reaped> {
         reap(
-            &self.client,
+            &self.core,
             &self.keys,
             self.settings.visibility,
             self.settings.count_memory,
@@ -511,8 +519,8 @@ impl<T: 'static> ReliableQueue<T> {
         .await
     }
 
-    pub(crate) fn client(&self) -> &Client {
-        &self.client
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
     }
 
     pub(crate) fn queue_keys(&self) -> &QueueKeys {
@@ -532,16 +540,16 @@ impl<T: 'static> ReliableQueue<T> {
 const TRACKING_TTL: Duration = Duration::from_secs(60);
 
 /// Keeps the lateness-tracking marker alive (refreshed at a third of its life).
-fn start_tracker(client: &Client, keys: &Arc<QueueKeys>) -> Arc<Background> {
-    let (client, keys) = (client.clone(), keys.clone());
+fn start_tracker(core: &Arc<Core>, keys: &Arc<QueueKeys>) -> Arc<Background> {
+    let (core, keys) = (core.clone(), keys.clone());
     Background::spawn(async move {
         let mut tick = tokio::time::interval(TRACKING_TTL / 3);
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = client.inner.shutdown.cancelled() => return,
+                _ = core.connections.shutdown.cancelled() => return,
             }
-            let Ok(conn) = client.conn() else { return };
+            let Ok(conn) = core.conn() else { return };
             let set: std::result::Result<(), _> = fred::interfaces::KeysInterface::set(
                 conn,
                 keys.due_tracking(),
@@ -560,13 +568,18 @@ fn start_tracker(client: &Client, keys: &Arc<QueueKeys>) -> Arc<Background> {
 
 /// Runs the reap script until a call leaves nothing to do now (at most
 /// [`REAP_CALLS`] calls: each is bounded, so Redis serves others in between).
-pub(crate) async fn reap(client: &Client, keys: &QueueKeys, grace: Duration, count_memory: Duration) -> Result<Reaped> {
+pub(crate) async fn reap(
+    core: &Arc<Core>,
+    keys: &QueueKeys,
+    grace: Duration,
+    count_memory: Duration,
+) -> Result<Reaped> {
     let script = &SCRIPTS.reap;
     let mut total = Reaped::default();
     for _ in 0..REAP_CALLS {
         let value = script
             .run(
-                client.conn()?,
+                core.conn()?,
                 vec![
                     keys.staging().into(),
                     keys.inflight().into(),
@@ -576,8 +589,8 @@ pub(crate) async fn reap(client: &Client, keys: &QueueKeys, grace: Duration, cou
                     keys.staging_mark().into(),
                 ],
                 vec![
-                    Value::from(crate::time::saturating_ms(grace)),
-                    Value::from(crate::time::saturating_ms(count_memory)),
+                    Value::from(crate::wire::time::saturating_ms(grace)),
+                    Value::from(crate::wire::time::saturating_ms(count_memory)),
                     Value::from(REAP_BATCH),
                     Value::from(REAP_BYTES),
                 ],

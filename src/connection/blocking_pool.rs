@@ -17,11 +17,11 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::detached::{detach, give_back_with, push_back, Detached};
+use crate::connection::detached::{detach, give_back_with, push_back, Detached};
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::connection::settling::{Settling, SettlingGuard};
 use crate::error::{Error, Result};
-use crate::reply;
-use crate::script::SCRIPTS;
-use crate::settling::{Settling, SettlingGuard};
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
@@ -233,7 +233,7 @@ impl BlockingPool {
     pub async fn close(&self) {
         let idle = std::mem::take(&mut *self.idle.lock());
         for (_, client) in idle {
-            crate::client::quit(&client).await;
+            crate::connection::quit(&client).await;
         }
     }
 }
@@ -328,7 +328,7 @@ fn close_in_background(client: FredClient, in_flight: Option<(InFlight, Settling
                 in_flight.abandon().await;
                 drop(counted);
             }
-            crate::client::quit(&client).await;
+            crate::connection::quit(&client).await;
         });
     }
 }

@@ -15,9 +15,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::types::{Key, Value};
 
-use crate::request::Request;
-use crate::script::SCRIPTS;
-use crate::settling::Settling;
+use crate::connection::request::Request;
+use crate::connection::script::SCRIPTS;
+use crate::connection::settling::Settling;
 
 /// Puts a reply nobody will read back where its value came from.
 pub(crate) type GiveBack<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;

@@ -52,7 +52,7 @@ pub fn opt_text(value: Value) -> Result<Option<String>, Error> {
 pub fn opt_score(value: Value) -> Result<Option<i64>, Error> {
     match opt_text(value)? {
         None => Ok(None),
-        Some(text) => crate::time::parse_score(&text)
+        Some(text) => crate::wire::time::parse_score(&text)
             .map(Some)
             .ok_or_else(|| Error::Protocol(format!("bad score {text:?}"))),
     }

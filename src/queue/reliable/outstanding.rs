@@ -9,8 +9,8 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::keys::QueueKeys;
-use crate::reliable_queue::Settings;
+use crate::queue::reliable::Settings;
+use crate::wire::keys::QueueKeys;
 
 pub(crate) type Unsettled = (Arc<QueueKeys>, Settings, Bytes);
 

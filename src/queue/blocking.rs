@@ -10,16 +10,16 @@ use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
-use crate::client::Client;
-use crate::codec::{self, Codec};
-use crate::delayed_queue::MAX_BATCH;
-use crate::detached::{detach, give_back_with, push_back};
+use crate::connection::detached::{detach, give_back_with, push_back};
+use crate::connection::reply;
+use crate::connection::request::Request;
+use crate::connection::script::{Resend, SCRIPTS};
 use crate::error::{Error, Result};
-use crate::keys::QueueKeys;
-use crate::reply;
-use crate::request::Request;
-use crate::scheduler::Registration;
-use crate::script::{Resend, SCRIPTS};
+use crate::queue::delayed::MAX_BATCH;
+use crate::queue::Core;
+use crate::transfer::Registration;
+use crate::wire::codec::{self, Codec};
+use crate::wire::keys::QueueKeys;
 
 type FredResult<T> = std::result::Result<T, fred::error::Error>;
 
@@ -63,7 +63,7 @@ const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
 /// # }
 /// ```
 pub struct BlockingQueue<T> {
-    client: Client,
+    core: Arc<Core>,
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     registration: Option<Arc<Registration>>,
@@ -72,7 +72,7 @@ pub struct BlockingQueue<T> {
 impl<T> Clone for BlockingQueue<T> {
     fn clone(&self) -> Self {
         BlockingQueue {
-            client: self.client.clone(),
+            core: self.core.clone(),
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             registration: self.registration.clone(),
@@ -91,13 +91,13 @@ impl<T: 'static> std::fmt::Debug for BlockingQueue<T> {
 }
 
 impl<T: 'static> BlockingQueue<T> {
-    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
-        Ok(Self::from_parts(client, Arc::new(QueueKeys::new(name)?), codec))
+    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
+        Ok(Self::from_parts(core, Arc::new(QueueKeys::new(name)?), codec))
     }
 
-    pub(crate) fn from_parts(client: Client, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
+    pub(crate) fn from_parts(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
         BlockingQueue {
-            client,
+            core,
             keys,
             codec,
             registration: None,
@@ -110,7 +110,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// `RDelayedQueue`.
     pub fn with_transfer(mut self) -> Self {
         if self.registration.is_none() {
-            self.registration = Some(self.client.inner.scheduler.register(self.keys.clone()));
+            self.registration = Some(self.core.scheduler.register(self.keys.clone()));
         }
         self
     }
@@ -125,9 +125,9 @@ impl<T: 'static> BlockingQueue<T> {
     /// reply is an error, never a duplicate.
     pub async fn offer(&self, value: &T) -> Result<()> {
         let payload = codec::encode(&*self.codec, value)?;
-        self.client.check_payload(&payload)?;
+        self.core.check_payload(&payload)?;
         let _: i64 = self
-            .client
+            .core
             .conn()?
             .with_options(&Resend::Once.options())
             .rpush(self.name(), payload)
@@ -152,7 +152,7 @@ impl<T: 'static> BlockingQueue<T> {
         let first = i64::try_from(start).unwrap_or(i64::MAX);
         let last = i64::try_from(start.saturating_add(count - 1)).unwrap_or(-1);
         let raw: Vec<Bytes> = self
-            .client
+            .core
             .conn()?
             .lrange(self.name(), first, last)
             .await
@@ -163,7 +163,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// The value at the head, without removing it (Java's `peek()`).
     pub async fn peek(&self) -> Result<Option<T>> {
         let raw: Option<Bytes> = self
-            .client
+            .core
             .conn()?
             .lindex(self.name(), 0)
             .await
@@ -177,7 +177,7 @@ impl<T: 'static> BlockingQueue<T> {
     pub async fn contains(&self, value: &T) -> Result<bool> {
         let payload = codec::encode(&*self.codec, value)?;
         let position: Option<i64> = self
-            .client
+            .core
             .conn()?
             .lpos(self.name(), payload, None, None, None)
             .await
@@ -220,8 +220,8 @@ impl<T: 'static> BlockingQueue<T> {
             args.extend(chunk.iter().cloned().map(Value::Bytes));
             let value = Request::new(self.name())
                 .apply(
-                    self.client.conn()?,
-                    &self.client.inner.settling,
+                    self.core.conn()?,
+                    self.core.settling(),
                     &SCRIPTS.list_remove,
                     vec![Key::from(self.name())],
                     args,
@@ -238,7 +238,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// once: a resend could delete values offered after the first run.
     pub async fn clear(&self) -> Result<bool> {
         let n: i64 = self
-            .client
+            .core
             .conn()?
             .with_options(&Resend::Once.options())
             .del(self.name())
@@ -250,7 +250,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// Number of values ready in the list.
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self
-            .client
+            .core
             .conn()?
             .llen(self.name())
             .await
@@ -332,8 +332,8 @@ impl<T: 'static> BlockingQueue<T> {
             args
         };
         let moved = self
-            .client
-            .inner
+            .core
+            .connections
             .blocking
             .wait("BLMOVE", self.name(), None, args)
             .await?;
@@ -359,10 +359,10 @@ impl<T: 'static> BlockingQueue<T> {
             return Ok(Vec::new());
         }
         let max = max.min(MAX_BATCH) as i64;
-        let conn = self.client.conn()?.clone();
+        let conn = self.core.conn()?.clone();
         let key = self.name().to_owned();
         let give_back = give_back_with(
-            (conn.clone(), key.clone(), self.client.inner.settling.clone()),
+            (conn.clone(), key.clone(), self.core.settling().clone()),
             |(conn, key, settling), reply: FredResult<Value>| async move {
                 match reply.map(reply::bytes_array) {
                     Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &settling, &key, raw).await),
@@ -370,7 +370,7 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             },
         );
-        let settling = self.client.inner.settling.clone();
+        let settling = self.core.settling().clone();
         let drain = async move {
             Request::new(&key)
                 .remove(
@@ -382,7 +382,7 @@ impl<T: 'static> BlockingQueue<T> {
                 )
                 .await
         };
-        let value = detach(drain, give_back, &self.client.inner.settling)
+        let value = detach(drain, give_back, self.core.settling())
             .reply()
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
@@ -410,7 +410,7 @@ impl<T: 'static> BlockingQueue<T> {
             if backoff {
                 tokio::select! {
                     _ = tokio::time::sleep(DECODE_ERROR_PAUSE) => {}
-                    _ = queue.client.inner.shutdown.cancelled() => return None,
+                    _ = queue.core.connections.shutdown.cancelled() => return None,
                 }
             }
             match queue.take().await {
@@ -431,7 +431,7 @@ impl<T: 'static> BlockingQueue<T> {
             .into_iter()
             .map(|v| {
                 let payload = codec::encode(&*self.codec, v.borrow())?;
-                self.client.check_payload(&payload)?;
+                self.core.check_payload(&payload)?;
                 Ok(Value::Bytes(payload))
             })
             .collect::<Result<_>>()?;
@@ -439,7 +439,7 @@ impl<T: 'static> BlockingQueue<T> {
             return Ok(());
         }
         let _: i64 = self
-            .client
+            .core
             .conn()?
             .with_options(&Resend::Once.options())
             .rpush(self.name(), payloads)
@@ -472,8 +472,8 @@ impl<T: 'static> BlockingQueue<T> {
             args
         };
         match self
-            .client
-            .inner
+            .core
+            .connections
             .blocking
             .wait("BLPOP", self.name(), deadline, args)
             .await?
@@ -487,9 +487,9 @@ impl<T: 'static> BlockingQueue<T> {
     /// a value popped for a caller that has stopped waiting goes back to the
     /// head of the list (see `detached`).
     async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
-        let conn = self.client.conn()?.clone();
+        let conn = self.core.conn()?.clone();
         let key = name.to_owned();
-        let context = (conn.clone(), key.clone(), self.client.inner.settling.clone());
+        let context = (conn.clone(), key.clone(), self.core.settling().clone());
         let give_back = give_back_with(context, |(conn, key, settling), reply| async move {
             if let Ok(Some(raw)) = reply {
                 push_back(&conn, &settling, &key, vec![raw]).await;
@@ -497,7 +497,7 @@ impl<T: 'static> BlockingQueue<T> {
         });
         let once = Resend::Once.options();
         let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
-        detach(pop, give_back, &self.client.inner.settling)
+        detach(pop, give_back, self.core.settling())
             .reply()
             .await
             .map_err(|e| self.command_error(e))
@@ -517,8 +517,8 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Pushes values back at the head of `key`, in their original order.
     async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
-        let Ok(conn) = self.client.conn() else { return false };
-        push_back(conn, &self.client.inner.settling, key, raw).await
+        let Ok(conn) = self.core.conn() else { return false };
+        push_back(conn, self.core.settling(), key, raw).await
     }
 
     fn command_error(&self, error: fred::error::Error) -> Error {

@@ -21,10 +21,10 @@ use std::time::Duration;
 use fred::interfaces::KeysInterface;
 use fred::types::{Expiration, Key, Value};
 
+use crate::connection::script::{Resend, Script, SCRIPTS};
+use crate::connection::settling::Settling;
 use crate::error::{outcome_unknown, Error};
-use crate::keys::request_key;
-use crate::script::{Resend, Script, SCRIPTS};
-use crate::settling::Settling;
+use crate::wire::keys::request_key;
 
 /// How long a give-back keeps retrying through connection failures.
 const GIVE_BACK_RETRY_FOR: Duration = Duration::from_secs(30);

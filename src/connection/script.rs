@@ -26,10 +26,10 @@ macro_rules! lua {
         Script::new(
             $name,
             concat!(
-                include_str!("../lua/lib/element.lua"),
-                include_str!("../lua/lib/request.lua"),
-                include_str!("../lua/lib/counts.lua"),
-                include_str!(concat!("../lua/", $name, ".lua"))
+                include_str!("../../lua/lib/element.lua"),
+                include_str!("../../lua/lib/request.lua"),
+                include_str!("../../lua/lib/counts.lua"),
+                include_str!(concat!("../../lua/", $name, ".lua"))
             ),
             Resend::$resend,
         )
@@ -41,9 +41,9 @@ macro_rules! lua {
 /// and benchmarks that run a script by hand build its body from these.
 #[doc(hidden)]
 pub const LIBS: [&str; 3] = [
-    include_str!("../lua/lib/element.lua"),
-    include_str!("../lua/lib/request.lua"),
-    include_str!("../lua/lib/counts.lua"),
+    include_str!("../../lua/lib/element.lua"),
+    include_str!("../../lua/lib/request.lua"),
+    include_str!("../../lua/lib/counts.lua"),
 ];
 
 /// Whether fred may send a script again after its connection dropped with

@@ -17,9 +17,9 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::client::Client;
 use crate::error::Error;
-use crate::keys::QueueKeys;
+use crate::queue::Core;
+use crate::wire::keys::QueueKeys;
 
 /// The reapers of one client, by queue name.
 #[derive(Default)]
@@ -78,7 +78,7 @@ impl Reapers {
     /// A lease on the reaper of `keys`' queue, started if none runs.
     pub fn lease(
         &self,
-        client: &Client,
+        core: &Arc<Core>,
         keys: &Arc<QueueKeys>,
         visibility: Duration,
         count_memory: Duration,
@@ -90,7 +90,7 @@ impl Reapers {
             None => {
                 queues.retain(|_, reaper| reaper.strong_count() > 0);
                 let wanted = Arc::new(Wanted::default());
-                let task = tokio::spawn(run(client.clone(), keys.clone(), wanted.clone()));
+                let task = tokio::spawn(run(core.clone(), keys.clone(), wanted.clone()));
                 let reaper = Arc::new(Reaper { wanted, task });
                 queues.insert(keys.destination().to_owned(), Arc::downgrade(&reaper));
                 reaper
@@ -103,7 +103,7 @@ impl Reapers {
     }
 }
 
-async fn run(client: Client, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
+async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
     let mut last = tokio::time::Instant::now();
     loop {
         let Some((grace, memory)) = wanted.get() else {
@@ -111,7 +111,7 @@ async fn run(client: Client, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             // reaper is being dropped): wait for a change.
             tokio::select! {
                 _ = wanted.changed.notified() => continue,
-                _ = client.inner.shutdown.cancelled() => return,
+                _ = core.connections.shutdown.cancelled() => return,
             }
         };
         let every = (grace / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
@@ -119,10 +119,10 @@ async fn run(client: Client, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             _ = tokio::time::sleep_until(last + every) => {}
             // A lease came or went: its timeout may change the interval.
             _ = wanted.changed.notified() => continue,
-            _ = client.inner.shutdown.cancelled() => return,
+            _ = core.connections.shutdown.cancelled() => return,
         }
         last = tokio::time::Instant::now();
-        match crate::reliable_queue::reap(&client, &keys, grace, memory).await {
+        match crate::queue::reliable::reap(&core, &keys, grace, memory).await {
             Ok(reaped) if reaped.timed_out > 0 || reaped.unclaimed > 0 => {
                 tracing::info!(
                     queue = keys.destination(),

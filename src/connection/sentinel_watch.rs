@@ -124,7 +124,7 @@ async fn listen(
         };
         if let Err(error) = ready {
             tracing::debug!(%error, "sentinel unreachable for now");
-            crate::client::quit(&subscriber).await;
+            crate::connection::quit(&subscriber).await;
             tokio::select! {
                 _ = tokio::time::sleep(SENTINEL_RETRY) => continue,
                 _ = shutdown.cancelled() => break,
@@ -143,7 +143,7 @@ async fn listen(
                 let _ = switches.send(master);
             }
         }
-        crate::client::quit(&subscriber).await;
+        crate::connection::quit(&subscriber).await;
     }
 }
 

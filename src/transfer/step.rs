@@ -3,10 +3,10 @@
 //! the queue's sweep lease) when a backlog is scattered through a long
 //! pending list.
 
-use super::transfer::{self, TransferOutcome, WindowOutcome};
-use crate::client::Clock;
+use super::run::{self as transfer, TransferOutcome, WindowOutcome};
+use super::Clock;
 use crate::error::Result;
-use crate::keys::QueueKeys;
+use crate::wire::keys::QueueKeys;
 
 /// Due elements deep in the pending list from which a sweep (one read of the
 /// whole list) costs less than searching the list once per element.

@@ -116,14 +116,14 @@ pub(crate) async fn run(
             }
             Some(SubOp::Quit(done)) => {
                 let _ = subscriber.unsubscribe_all().await;
-                crate::client::quit(&subscriber).await;
+                crate::connection::quit(&subscriber).await;
                 let _ = done.send(());
                 return;
             }
             None => {}
         }
     }
-    crate::client::quit(&subscriber).await;
+    crate::connection::quit(&subscriber).await;
 }
 
 /// Pings the subscriber; a `PING` left unanswered means the connection died

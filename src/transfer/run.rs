@@ -3,12 +3,12 @@
 use bytes::Bytes;
 use fred::types::Value;
 
-use crate::client::Clock;
+use super::Clock;
+use crate::connection::reply;
+use crate::connection::script::{Script, SCRIPTS};
 use crate::error::{Error, Result};
-use crate::keys::QueueKeys;
-use crate::reply;
-use crate::script::{Script, SCRIPTS};
-use crate::time;
+use crate::wire::keys::QueueKeys;
+use crate::wire::time;
 
 /// How far from either end of the pending list the regular transfer looks
 /// for an element before calling it deep (each probe costs ~18 ns an element).

@@ -6,14 +6,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::types::Value;
 
-use crate::client::Client;
+use crate::connection::reply;
+use crate::connection::request::Request;
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
-use crate::format;
-use crate::keys::QueueKeys;
-use crate::reliable_queue::{ReliableQueue, Settings};
-use crate::reply;
-use crate::request::Request;
-use crate::script::SCRIPTS;
+use crate::queue::reliable::{ReliableQueue, Settings};
+use crate::queue::Core;
+use crate::wire::format;
+use crate::wire::keys::QueueKeys;
 
 /// Bytes before the value in a delivery's member of the inflight set: the
 /// 8-byte delivery id, then the delivery count as 10 decimal digits.
@@ -97,7 +97,7 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
-            handle: Handle::new(queue.client().clone(), queue.queue_keys(), *queue.settings(), member),
+            handle: Handle::new(queue.core().clone(), queue.queue_keys(), *queue.settings(), member),
         }
     }
 
@@ -169,7 +169,7 @@ impl<T: 'static> Delivery<T> {
 /// The part of a delivery that settles it; also used without a decoded
 /// value, to give back one that failed to decode.
 pub(crate) struct Handle {
-    client: Client,
+    core: Arc<Core>,
     keys: Arc<QueueKeys>,
     settings: Settings,
     /// The delivery's member of the inflight set (see [`member`]).
@@ -179,11 +179,11 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
-    pub fn new(client: Client, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
+    pub fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
         let keys = Arc::new(keys.clone());
-        let token = client.inner.outstanding.add(keys.clone(), settings, member.clone());
+        let token = core.outstanding.add(keys.clone(), settings, member.clone());
         Handle {
-            client,
+            core,
             keys,
             settings,
             member,
@@ -196,10 +196,10 @@ impl Handle {
         let script = &SCRIPTS.extend;
         let args = vec![
             Value::Bytes(self.member.clone()),
-            Value::from(crate::time::saturating_ms(timeout)),
+            Value::from(crate::wire::time::saturating_ms(timeout)),
         ];
         let value = script
-            .run(self.client.conn()?, vec![self.keys.inflight().into()], args)
+            .run(self.core.conn()?, vec![self.keys.inflight().into()], args)
             .await
             .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
         Ok(reply::int(&value)? == 1)
@@ -211,11 +211,11 @@ impl Handle {
             let keys = vec![self.keys.inflight().into(), self.keys.acked().into()];
             let args = vec![
                 Value::Bytes(self.member.clone()),
-                Value::from(crate::time::saturating_ms(ACK_MEMORY)),
+                Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
                 Value::from(ACK_MEMORY_CAP),
             ];
             let value = script
-                .run(self.client.conn()?, keys, args)
+                .run(self.core.conn()?, keys, args)
                 .await
                 .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
             Ok(reply::int(&value)? == 1)
@@ -226,14 +226,14 @@ impl Handle {
     }
 
     pub async fn give_back(&mut self, to: GiveBack) -> Result<bool> {
-        let given = give_back(&self.client, &self.keys, self.settings, &self.member, to).await;
+        let given = give_back(&self.core, &self.keys, self.settings, &self.member, to).await;
         self.settle();
         given
     }
 
     fn settle(&mut self) {
         self.settled = true;
-        self.client.inner.outstanding.remove(self.token);
+        self.core.outstanding.remove(self.token);
     }
 }
 
@@ -242,16 +242,11 @@ impl Drop for Handle {
         if self.settled {
             return;
         }
-        self.client.inner.outstanding.remove(self.token);
-        let (client, keys, settings, member) = (
-            self.client.clone(),
-            self.keys.clone(),
-            self.settings,
-            self.member.clone(),
-        );
+        self.core.outstanding.remove(self.token);
+        let (core, keys, settings, member) = (self.core.clone(), self.keys.clone(), self.settings, self.member.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Err(error) = give_back(&client, &keys, settings, &member, GiveBack::Tail).await {
+                if let Err(error) = give_back(&core, &keys, settings, &member, GiveBack::Tail).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
                 }
             });
@@ -285,7 +280,7 @@ where
 /// `src/request.rs`): retried through connection failures, it applies once
 /// and a retry gets the first run's answer.
 pub(crate) async fn give_back(
-    client: &Client,
+    core: &Core,
     keys: &QueueKeys,
     settings: Settings,
     member: &Bytes,
@@ -297,14 +292,14 @@ pub(crate) async fn give_back(
         GiveBack::Tail => 0,
         GiveBack::DeadLetter => -2,
         GiveBack::After(delay) if delay.is_zero() => 0,
-        GiveBack::After(delay) => crate::time::saturating_ms(delay).max(1),
+        GiveBack::After(delay) => crate::wire::time::saturating_ms(delay).max(1),
     };
     let packed = format::pack(settings.format, &member[MEMBER_HEADER..]);
     let args = vec![
         Value::Bytes(member.clone()),
         Value::from(delay_ms),
         Value::Bytes(packed),
-        Value::from(crate::time::saturating_ms(settings.count_memory)),
+        Value::from(crate::wire::time::saturating_ms(settings.count_memory)),
     ];
     let redis_keys = vec![
         keys.inflight().into(),
@@ -317,8 +312,8 @@ pub(crate) async fn give_back(
         keys.counts_expiry().into(),
     ];
     let value = Request::new(keys.destination())
-        .give_back(client.conn()?, &client.inner.settling, script, redis_keys, args)
+        .give_back(core.conn()?, &core.connections.settling, script, redis_keys, args)
         .await
-        .map_err(|e| crate::request::script_error(script, keys.destination(), e))?;
+        .map_err(|e| crate::connection::request::script_error(script, keys.destination(), e))?;
     Ok(reply::int(&value)? == 1)
 }

@@ -17,12 +17,12 @@ use tokio_util::time::{delay_queue, DelayQueue};
 use super::step::{self, Mode, Step, Then};
 use super::subscriptions::{self, SubEvent, SubOp};
 use super::Command;
-use crate::client::{Clock, TransferSettings};
+use super::{Clock, TransferSettings};
 use crate::error::Result;
-use crate::keys::QueueKeys;
-use crate::stats::Stats;
 use crate::telemetry;
-use crate::time;
+use crate::transfer::stats::Stats;
+use crate::wire::keys::QueueKeys;
+use crate::wire::time;
 
 /// How long shutdown waits for transfer runs in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

@@ -1,6 +1,14 @@
 //! The transfer scheduler: one per [`Client`](crate::Client), moving the due
 //! elements of every registered queue to its destination list.
 //!
+//! Owns the scheduler task and its registrations ([`Scheduler`]), one
+//! transfer run ([`run`]), what a run decides next ([`step`]), the
+//! subscriber's channels ([`subscriptions`]), its settings and [`Clock`],
+//! and its counters ([`ClientStats`]).
+//!
+//! May use: `connection`, `wire`, `telemetry`, `error`. Never a queue type
+//! or `Client`: queues register their keys here, nothing here calls back up.
+//!
 //! # How it works
 //!
 //! A single task owns a timing wheel (`tokio_util::time::DelayQueue`, 1 ms
@@ -27,10 +35,12 @@
 //! less than the timer's 1 ms tick), so near-simultaneous due times coalesce
 //! into one run.
 
+mod run;
+mod settings;
+pub(crate) mod stats;
 mod step;
 mod subscriptions;
 mod task;
-mod transfer;
 
 use std::sync::Arc;
 
@@ -39,10 +49,12 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::client::TransferSettings;
-use crate::keys::QueueKeys;
+use crate::wire::keys::QueueKeys;
 
-pub(crate) use transfer::run_transfer;
+pub(crate) use run::run_transfer;
+pub use settings::Clock;
+pub(crate) use settings::TransferSettings;
+pub use stats::ClientStats;
 
 pub(crate) enum Command {
     Register(Arc<QueueKeys>),
@@ -54,7 +66,7 @@ pub(crate) enum Command {
 pub(crate) struct Scheduler {
     tx: mpsc::UnboundedSender<Command>,
     task: Mutex<Option<JoinHandle<()>>>,
-    pub stats: Arc<crate::stats::Stats>,
+    pub stats: Arc<crate::transfer::stats::Stats>,
 }
 
 /// Keeps a queue scheduled while alive; shared by every handle of the queue
@@ -73,7 +85,7 @@ impl Drop for Registration {
 impl Scheduler {
     pub fn start(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings) -> Scheduler {
         let (tx, rx) = mpsc::unbounded_channel();
-        let stats = Arc::new(crate::stats::Stats::default());
+        let stats = Arc::new(crate::transfer::stats::Stats::default());
         let task = tokio::spawn(task::SchedulerTask::new(pool, subscriber, settings, stats.clone()).run(rx));
         Scheduler {
             tx,

@@ -8,18 +8,19 @@ use bytes::Bytes;
 use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::types::{Key, Value};
 
-use crate::client::{Client, Clock};
-use crate::codec::{self, Codec};
-use crate::detached::{detach, give_back_with};
+use crate::connection::detached::{detach, give_back_with};
+use crate::connection::reply;
+use crate::connection::request::{self, Request};
+use crate::connection::script::{Resend, Script, SCRIPTS};
 use crate::error::{Error, Result};
-use crate::format::{self, ElementId, Format};
-use crate::keys::QueueKeys;
-use crate::reply;
-use crate::request::{self, Request};
-use crate::scheduler::{run_transfer, Registration};
-use crate::script::{Resend, Script, SCRIPTS};
-use crate::status::QueueStatus;
-use crate::time;
+use crate::queue::status::QueueStatus;
+use crate::queue::Core;
+use crate::transfer::Clock;
+use crate::transfer::{run_transfer, Registration};
+use crate::wire::codec::{self, Codec};
+use crate::wire::format::{self, ElementId, Format};
+use crate::wire::keys::QueueKeys;
+use crate::wire::time;
 use crate::BlockingQueue;
 
 /// Offers within one `offer_all` call sent per script run.
@@ -89,7 +90,7 @@ pub(crate) enum Due {
 /// # Ok(()) }
 /// ```
 pub struct DelayedQueue<T> {
-    client: Client,
+    core: Arc<Core>,
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     format: Format,
@@ -99,7 +100,7 @@ pub struct DelayedQueue<T> {
 impl<T> Clone for DelayedQueue<T> {
     fn clone(&self) -> Self {
         DelayedQueue {
-            client: self.client.clone(),
+            core: self.core.clone(),
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             format: self.format,
@@ -162,11 +163,11 @@ pub struct TransferReport {
 }
 
 impl<T: 'static> DelayedQueue<T> {
-    pub(crate) fn new(client: Client, name: &str, codec: Arc<dyn Codec<T>>, transfer: bool) -> Result<Self> {
+    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>, transfer: bool) -> Result<Self> {
         let keys = Arc::new(QueueKeys::new(name)?);
-        let registration = transfer.then(|| client.inner.scheduler.register(keys.clone()));
+        let registration = transfer.then(|| core.scheduler.register(keys.clone()));
         Ok(DelayedQueue {
-            client,
+            core,
             keys,
             codec,
             format: Format::default(),
@@ -198,7 +199,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// The destination list, as a [`BlockingQueue`] with this queue's codec.
     pub fn destination(&self) -> BlockingQueue<T> {
-        BlockingQueue::from_parts(self.client.clone(), self.keys.clone(), self.codec.clone())
+        BlockingQueue::from_parts(self.core.clone(), self.keys.clone(), self.codec.clone())
     }
 
     /// Offers `value`, due `delay` from now (as Java's `offer(value, delay,
@@ -239,7 +240,7 @@ impl<T: 'static> DelayedQueue<T> {
     fn due_after(&self, delay: Duration) -> Result<Due> {
         // Checked on this host's clock whatever the setting: it only guards the range.
         let local = time::due_after(time::now_ms(), delay)?;
-        Ok(match self.client.inner.transfer.clock {
+        Ok(match self.core.transfer.clock {
             Clock::Local => Due::At(local),
             Clock::Server => Due::After(delay.as_millis() as i64),
         })
@@ -247,7 +248,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     fn encode(&self, value: &T) -> Result<Bytes> {
         let payload = codec::encode(&*self.codec, value)?;
-        self.client.check_payload(&payload)?;
+        self.core.check_payload(&payload)?;
         Ok(payload)
     }
 
@@ -284,7 +285,7 @@ impl<T: 'static> DelayedQueue<T> {
     async fn run_offer(&self, args: Vec<Value>) -> Result<Vec<usize>> {
         let script = &SCRIPTS.offer;
         // One attempt: a retried offer could be applied twice.
-        let conn = self.client.conn()?; // sent once: the script is declared `Resend::Once`
+        let conn = self.core.conn()?; // sent once: the script is declared `Resend::Once`
         let keys = vec![
             self.keys.timeout().into(),
             self.keys.pending().into(),
@@ -303,7 +304,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self
-            .client
+            .core
             .conn()?
             .llen(self.keys.pending())
             .await
@@ -444,14 +445,14 @@ impl<T: 'static> DelayedQueue<T> {
         ];
         // Removed values go back, scores included, if the call is dropped
         // before it returns (and, through the request, if its reply is lost).
-        let conn = self.client.conn()?.clone();
+        let conn = self.core.conn()?.clone();
         let restore_keys = self.restore_keys();
         let give_back = give_back_with(
             (
                 conn.clone(),
                 restore_keys.clone(),
                 self.name().to_owned(),
-                self.client.inner.settling.clone(),
+                self.core.settling().clone(),
             ),
             |(conn, keys, name, settling), reply: std::result::Result<Value, fred::error::Error>| async move {
                 let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
@@ -471,13 +472,13 @@ impl<T: 'static> DelayedQueue<T> {
             },
         );
         let args = vec![Value::from(limit as i64)];
-        let (name, settling) = (self.name().to_owned(), self.client.inner.settling.clone());
+        let (name, settling) = (self.name().to_owned(), self.core.settling().clone());
         let poll = async move {
             Request::new(&name)
                 .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
                 .await
         };
-        let value = detach(poll, give_back, &self.client.inner.settling)
+        let value = detach(poll, give_back, self.core.settling())
             .reply()
             .await
             .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
@@ -495,8 +496,8 @@ impl<T: 'static> DelayedQueue<T> {
                 let args = restore_args(elements, scores)?;
                 let restored = Request::new(self.name())
                     .give_back(
-                        self.client.conn()?,
-                        &self.client.inner.settling,
+                        self.core.conn()?,
+                        self.core.settling(),
                         &SCRIPTS.restore,
                         self.restore_keys(),
                         args,
@@ -543,7 +544,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
         let n = self
-            .client
+            .core
             .conn()?
             .with_options(&Resend::Once.options())
             .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending()])
@@ -641,8 +642,8 @@ impl<T: 'static> DelayedQueue<T> {
     /// Runs the transfer once, now, without waiting for the scheduler: moves
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
-        let settings = &self.client.inner.transfer;
-        let outcome = run_transfer(self.client.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
+        let settings = &self.core.transfer;
+        let outcome = run_transfer(self.core.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }
@@ -697,7 +698,7 @@ impl<T: 'static> DelayedQueue<T> {
         let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())
-            .remove(self.client.conn()?, &self.client.inner.settling, script, keys, args)
+            .remove(self.core.conn()?, self.core.settling(), script, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))?;
         let [removed, left] = reply::tuple::<2>(value)?;
@@ -717,7 +718,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
         script
-            .run(self.client.conn()?, keys, args)
+            .run(self.core.conn()?, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))
     }
@@ -727,14 +728,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// reply is lost for good fails with [`Error::OutcomeUnknown`].
     async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
         Request::new(self.name())
-            .apply(
-                self.client.conn()?,
-                &self.client.inner.settling,
-                script,
-                keys,
-                args,
-                self.name(),
-            )
+            .apply(self.core.conn()?, self.core.settling(), script, keys, args, self.name())
             .await
     }
 
@@ -762,7 +756,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     fn note_quarantined(&self, count: i64, operation: &str) {
         if count > 0 {
-            crate::stats::Stats::add(&self.client.inner.scheduler.stats.quarantined, count as u64);
+            crate::transfer::stats::Stats::add(&self.core.scheduler.stats.quarantined, count as u64);
             tracing::warn!(
                 queue = self.name(),
                 count,

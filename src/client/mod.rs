@@ -1,0 +1,185 @@
+//! The client: the facade a user holds. It builds the shared core below it
+//! (connections, scheduler, registries) and hands it to each queue handle.
+
+mod builder;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use builder::ClientBuilder;
+
+use crate::error::Result;
+use crate::queue::blocking::BlockingQueue;
+use crate::queue::delayed::DelayedQueue;
+use crate::queue::reliable::ReliableQueue;
+use crate::queue::Core;
+use crate::wire::codec::Codec;
+use crate::worker::Worker;
+
+/// A connection to Redis shared by every queue handle made from it.
+///
+/// It owns a small pool of multiplexed connections for ordinary commands, one
+/// subscriber connection that listens to every queue's channel, dedicated
+/// connections for blocking reads (so a `take()` never blocks other
+/// commands), and the transfer scheduler that moves due elements of every
+/// [`DelayedQueue`] made from it. Cloning is cheap and shares all of that.
+///
+/// # Dropping without `shutdown`
+///
+/// Call [`shutdown`](Self::shutdown) to stop gracefully. A client that is
+/// simply dropped (its last clone and every queue handle, delivery and worker
+/// made from it gone, since each of them holds the client) still releases
+/// everything, at once and without the graceful wait: blocked reads and
+/// background tasks (scheduler, Sentinel watchers) are cancelled and every
+/// connection is closed in the background, including the pool
+/// [`redis`](Self::redis) returns. Nothing is lost, but nothing is handed
+/// back gracefully either: a reliable [`Delivery`](crate::Delivery) dropped
+/// unsettled is given back to the tail of its queue in the background (not
+/// to the head, as shutdown does), and one that cannot be (the process exits
+/// first, Redis is unreachable) returns when its visibility timeout passes,
+/// through the reaper of any client of the queue. A due element not
+/// transferred yet stays in the timeout set for the next transfer, Java or
+/// Rust. Closing needs a Tokio runtime; without one, the connections end
+/// with the runtime that ran them.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::{Client, StringCodec};
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let delayed = client.delayed_queue("orders", StringCodec)?;
+/// delayed.offer(&"order-1".to_string(), Duration::from_secs(10)).await?;
+///
+/// let orders = client.blocking_queue("orders", StringCodec)?;
+/// let order = orders.take().await?; // about 10 s later
+/// client.shutdown().await;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    core: Arc<Core>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("shut_down", &self.core.is_shutting_down())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects with default settings to `url` (see [`ClientBuilder::url`]).
+    pub async fn connect(url: &str) -> Result<Client> {
+        Client::builder().url(url).build().await
+    }
+
+    /// A builder for a client with custom settings.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// A handle on the delayed queue whose destination is `name`; the Java
+    /// equivalent is `redisson.getDelayedQueue(redisson.getBlockingQueue(name, codec))`.
+    ///
+    /// While any handle of the queue lives, this client's scheduler moves its
+    /// due elements to the destination.
+    pub fn delayed_queue<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        DelayedQueue::new(self.core.clone(), name, Arc::new(codec), true)
+    }
+
+    /// A handle on the delayed queue `name` that never runs the transfer:
+    /// every operation works, but due elements move only if some other handle
+    /// or process transfers them. For tools that inspect a queue without
+    /// changing when anything is delivered.
+    pub fn delayed_queue_without_transfer<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        DelayedQueue::new(self.core.clone(), name, Arc::new(codec), false)
+    }
+
+    /// A handle on the destination list `name`, where due elements arrive; the
+    /// Java equivalent is `redisson.getBlockingQueue(name, codec)`.
+    ///
+    /// It does not transfer due elements unless [`BlockingQueue::with_transfer`] is called.
+    pub fn blocking_queue<T, C>(&self, name: &str, codec: C) -> Result<BlockingQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        BlockingQueue::new(self.core.clone(), name, Arc::new(codec))
+    }
+
+    /// Reliable, at-least-once consumption of the destination list `name`:
+    /// see [`ReliableQueue`](crate::ReliableQueue).
+    pub fn reliable_queue<T, C>(&self, name: &str, codec: C) -> Result<ReliableQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        ReliableQueue::new(self.core.clone(), name, Arc::new(codec))
+    }
+
+    /// A [`Worker`](crate::Worker) for the queue `name`: configure it, then
+    /// [`run`](crate::Worker::run) it with a handler.
+    pub fn worker<T, C>(&self, name: &str, codec: C) -> Result<Worker<T>>
+    where
+        C: Codec<T>,
+        T: Send + 'static,
+    {
+        Ok(Worker::new(self.reliable_queue(name, codec)?))
+    }
+
+    /// The underlying fred pool, for commands this crate does not wrap.
+    pub fn redis(&self) -> &fred::clients::Pool {
+        &self.core.connections.pool
+    }
+
+    /// What this client's transfer scheduler has done so far.
+    pub fn stats(&self) -> crate::transfer::ClientStats {
+        self.core.scheduler.stats.snapshot()
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) was called.
+    pub fn is_shut_down(&self) -> bool {
+        self.core.is_shutting_down()
+    }
+
+    /// Shuts down gracefully, waiting up to the builder's
+    /// [`shutdown_grace`](ClientBuilder::shutdown_grace) for deliveries in
+    /// flight (see [`shutdown_within`](Self::shutdown_within)).
+    pub async fn shutdown(&self) {
+        self.shutdown_within(self.core.shutdown_grace).await;
+    }
+
+    /// Shuts down gracefully, losing nothing:
+    ///
+    /// 1. blocked reads end with [`Error::Shutdown`](crate::Error::Shutdown) and nothing new is taken
+    ///    (a value popped for one as it ended goes back first);
+    /// 2. reliable deliveries already handed out may still be acked or nacked
+    ///    for up to `grace`; those still unsettled then go back to the head of
+    ///    their queues;
+    /// 3. the scheduler stops after its transfer runs in flight end (a due
+    ///    element not moved yet stays in the timeout set for any other client,
+    ///    Java or Rust);
+    /// 4. every connection closes; later calls fail with [`Error::Shutdown`](crate::Error::Shutdown).
+    pub async fn shutdown_within(&self, grace: Duration) {
+        self.core.shutdown_within(grace).await;
+    }
+
+    /// [`Error::Shutdown`](crate::Error::Shutdown) once the client is shut down.
+    fn check_open(&self) -> Result<()> {
+        self.core.connections.check_open()
+    }
+}

@@ -1,0 +1,144 @@
+//! `Connections`: every connection of one client, and its shutdown signal.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::clients::{Pool, SubscriberClient};
+use fred::prelude::ReconnectPolicy;
+use fred::types::Builder;
+use tokio_util::sync::CancellationToken;
+
+use super::blocking_pool::BlockingPool;
+use super::connect::{address, connect, quit_pool};
+use super::sentinel_watch;
+use super::settling::Settling;
+use crate::error::{Error, Result};
+
+/// How long closing waits for blocked reads to end and give back what they popped.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What [`open`] needs beyond fred's builder.
+pub(crate) struct Settings {
+    pub pool_size: usize,
+    pub connect_timeout: Duration,
+    pub blocking_timeout: Duration,
+    pub max_payload: usize,
+    pub reconnect: ReconnectPolicy,
+}
+
+/// The connections every queue handle of one client shares: the pool for
+/// ordinary commands, the dedicated connections for blocking reads, and the
+/// signal that ends both.
+///
+/// Dropped without [`close`](Self::close) (the client's last handle is gone),
+/// it cancels what waits on the signal and closes the pool in the background;
+/// the blocking pool closes its idle connections in its own `Drop`.
+pub(crate) struct Connections {
+    pub pool: Pool,
+    pub blocking: BlockingPool,
+    /// Give-backs of dropped pops still running (see `detached`).
+    pub settling: Arc<Settling>,
+    /// Cancelled when shutdown begins: blocking waits end, nothing new is
+    /// taken, background tasks (reapers, Sentinel watchers) stop.
+    pub shutdown: CancellationToken,
+    /// Set once the connections are closed.
+    closed: AtomicBool,
+    max_payload: usize,
+}
+
+/// Connects the command pool and the subscriber, and starts following the
+/// Sentinel's failovers when there is one. Returns the subscriber for the
+/// transfer scheduler, which owns it.
+pub(crate) async fn open(builder: Builder, settings: Settings) -> Result<(Connections, SubscriberClient)> {
+    let address = address(builder.get_config().map(|c| &c.server));
+    let pool = builder.build_pool(settings.pool_size)?;
+    connect(&pool, settings.connect_timeout, &address).await?;
+    let subscriber = builder.build_subscriber_client()?;
+    if let Err(e) = connect(&subscriber, settings.connect_timeout, &address).await {
+        quit_pool(&pool).await;
+        return Err(e);
+    }
+    let shutdown = CancellationToken::new();
+    let config = builder.get_config().cloned().unwrap_or_default();
+    let settling = Arc::new(Settling::default());
+    let blocking = BlockingPool::new(builder, settings.blocking_timeout, shutdown.clone(), settling.clone());
+    let targets = sentinel_watch::Targets {
+        pool: pool.clone(),
+        subscriber: subscriber.clone(),
+        blocking: blocking.epoch(),
+    };
+    sentinel_watch::start(&config, &settings.reconnect, targets, shutdown.clone());
+    let connections = Connections {
+        pool,
+        blocking,
+        settling,
+        shutdown,
+        closed: AtomicBool::new(false),
+        max_payload: settings.max_payload,
+    };
+    Ok((connections, subscriber))
+}
+
+impl Connections {
+    /// A connection for one ordinary command, or [`Error::Shutdown`].
+    pub fn conn(&self) -> Result<&fred::clients::Client> {
+        self.check_open()?;
+        Ok(self.pool.next())
+    }
+
+    /// [`Error::Shutdown`] once the connections are closed.
+    pub fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether shutdown has begun (blocking waits end, nothing new is taken).
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
+    /// Fails with [`Error::PayloadTooLarge`] for a payload over the limit.
+    pub fn check_payload(&self, payload: &[u8]) -> Result<()> {
+        if payload.len() > self.max_payload {
+            return Err(Error::PayloadTooLarge {
+                size: payload.len(),
+                limit: self.max_payload,
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits (a bounded time) for blocked reads to end and for values popped
+    /// by dropped calls to be given back; call after cancelling `shutdown`.
+    pub async fn settle(&self) {
+        self.blocking.settled(SETTLE_TIMEOUT).await;
+        self.settling.settled(SETTLE_TIMEOUT).await;
+    }
+
+    /// Closes every connection; later calls fail with [`Error::Shutdown`].
+    pub async fn close(&self) {
+        self.shutdown.cancel();
+        self.blocking.close().await;
+        self.closed.store(true, Ordering::SeqCst);
+        quit_pool(&self.pool).await;
+    }
+}
+
+impl Drop for Connections {
+    fn drop(&mut self) {
+        // Blocked reads, Sentinel watchers, reapers: all stop on the token.
+        self.shutdown.cancel();
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return; // close() already ran
+        }
+        tracing::debug!("client dropped without shutdown(); closing its connections");
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let pool = self.pool.clone();
+            runtime.spawn(async move { quit_pool(&pool).await });
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Talking to Redis: connections, the Lua scripts, and commands that must
+//! finish even when their caller is gone.
+//!
+//! Owns the [`Connections`] every queue shares (the command pool, the
+//! dedicated connections for blocking reads, the shutdown signal), how a
+//! first connection is made ([`connect`]), the script table and how a script
+//! is sent ([`script`]), request-keyed scripts that may be resent
+//! ([`request`]), give-backs that run detached from a dropped future
+//! ([`detached`], [`settling`]), following a Sentinel's failovers
+//! ([`sentinel_watch`]) and TLS ([`tls`]).
+//!
+//! May use: `wire`, `error`. Knows nothing of queues, the scheduler or
+//! `Client`: a script here is bytes and keys, not an operation on a queue.
+
+pub(crate) mod blocking_pool;
+pub(crate) mod connect;
+pub(crate) mod connections;
+pub(crate) mod detached;
+pub(crate) mod reply;
+pub(crate) mod request;
+pub(crate) mod script;
+pub(crate) mod sentinel_watch;
+pub(crate) mod settling;
+#[cfg(feature = "tls")]
+pub(crate) mod tls;
+
+pub(crate) use connect::quit;
+pub(crate) use connections::Connections;

@@ -1,0 +1,88 @@
+//! `Core`: what every queue handle of one client shares.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::connection::settling::Settling;
+use crate::connection::Connections;
+use crate::error::Result;
+use crate::queue::reliable::delivery::{give_back, GiveBack};
+use crate::queue::reliable::outstanding::Outstanding;
+use crate::queue::reliable::reapers::Reapers;
+use crate::transfer::{Scheduler, TransferSettings};
+
+/// The shared state below a [`Client`](crate::Client): its connections, its
+/// transfer scheduler, and the per-client registries of reliable deliveries
+/// in flight and of reapers. Each queue handle holds it in an `Arc`; when the
+/// last holder is gone, the scheduler's channel closes and the connections
+/// close in the background (see `Connections`' `Drop`).
+pub(crate) struct Core {
+    pub connections: Connections,
+    pub scheduler: Scheduler,
+    /// Reliable deliveries handed out and not settled yet.
+    pub outstanding: Outstanding,
+    /// One reaper per reliable queue, shared by its handles.
+    pub reapers: Reapers,
+    pub transfer: TransferSettings,
+    pub shutdown_grace: Duration,
+}
+
+impl Core {
+    pub fn new(connections: Connections, scheduler: Scheduler, transfer: TransferSettings, grace: Duration) -> Self {
+        Core {
+            connections,
+            scheduler,
+            outstanding: Outstanding::default(),
+            reapers: Reapers::default(),
+            transfer,
+            shutdown_grace: grace,
+        }
+    }
+
+    /// A connection for one ordinary command, or [`Error::Shutdown`](crate::Error::Shutdown).
+    pub fn conn(&self) -> Result<&fred::clients::Client> {
+        self.connections.conn()
+    }
+
+    /// Fails with [`Error::PayloadTooLarge`](crate::Error::PayloadTooLarge) for a payload over the limit.
+    pub fn check_payload(&self, payload: &[u8]) -> Result<()> {
+        self.connections.check_payload(payload)
+    }
+
+    /// Give-backs running detached from dropped calls.
+    pub fn settling(&self) -> &Arc<Settling> {
+        &self.connections.settling
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_shutting_down(&self) -> bool {
+        self.connections.is_shutting_down()
+    }
+
+    /// The graceful shutdown `Client::shutdown_within` documents: end blocked
+    /// reads, let deliveries in flight settle for up to `grace` and give back
+    /// the rest, stop the scheduler after its runs in flight, close.
+    pub async fn shutdown_within(&self, grace: Duration) {
+        if self.connections.is_shutting_down() {
+            return;
+        }
+        self.connections.shutdown.cancel();
+        if tokio::time::timeout(grace, self.outstanding.settled()).await.is_err() {
+            let unsettled = self.outstanding.drain();
+            tracing::info!(
+                count = unsettled.len(),
+                "giving unsettled deliveries back to their queues"
+            );
+            for (keys, settings, member) in unsettled {
+                if let Err(error) = give_back(self, &keys, settings, &member, GiveBack::Head).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
+                }
+            }
+        }
+        // Blocked reads end now; values popped for them go back before the
+        // connections close.
+        self.connections.settle().await;
+        self.scheduler.shutdown().await;
+        self.connections.close().await;
+    }
+}

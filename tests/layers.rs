@@ -1,0 +1,290 @@
+//! The crate's layers, checked: every `crate::` path in `src/` (the CLI under
+//! `src/bin/` excepted, it is a user of the library) may only point at a
+//! top-level module of a lower layer, so no import circle can form and no
+//! module reaches up into `Client`. See ARCHITECTURE.md.
+//!
+//! Reads the source text, no build needed: a path through a re-export of
+//! `lib.rs` (`crate::Client`) counts as a path into the module it re-exports.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Top-level modules, lowest layer first; modules of one layer may not use
+/// each other.
+const LAYERS: &[&[&str]] = &[
+    &["error", "telemetry"],
+    &["wire"],
+    &["connection"],
+    &["transfer"],
+    &["queue"],
+    &["worker"],
+    &["client"],
+];
+
+/// Crates a layer must not name: the wire format does no I/O.
+const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[("wire", &["fred", "tokio", "tokio_util"]), ("error", &["tokio"])];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+/// A `crate::` reference found in the source.
+#[derive(Debug)]
+struct Use {
+    from: String,
+    to: String,
+    at: String,
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "bin") {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a line, without its `//` comment (doc links are not uses).
+/// A `//` inside a string literal ends the line early; a `crate::` path after
+/// such a string on the same line would be missed, which the code here avoids.
+fn code(line: &str) -> &str {
+    let mut in_string = false;
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes[i + 1] == b'/' => return &line[..i],
+            _ => {}
+        }
+        i += 1;
+    }
+    line
+}
+
+fn ident(s: &str) -> &str {
+    let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// First segments of the paths after a `crate::`: `a` for `crate::a::b`,
+/// `a` and `c` for `crate::{a::b, c}` (groups may span lines: `rest` is the
+/// rest of the file from there).
+fn first_segments(rest: &str) -> Vec<String> {
+    if let Some(group) = rest.strip_prefix('{') {
+        let mut depth = 1;
+        let mut item_start = true;
+        let mut names = Vec::new();
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ',' if depth == 1 => item_start = true,
+                c if c.is_whitespace() => {}
+                _ if item_start && depth == 1 => {
+                    names.push(ident(&group[i..]).to_owned());
+                    item_start = false;
+                }
+                _ => {}
+            }
+        }
+        names
+    } else {
+        vec![ident(rest).to_owned()]
+    }
+}
+
+/// Names `lib.rs` re-exports, mapped to the top-level module they come from.
+fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut names = BTreeMap::new();
+    let text: String = lib.lines().map(code).collect::<Vec<_>>().join("\n");
+    for statement in text.split(';') {
+        let Some(at) = statement.find("pub use ") else { continue };
+        let path = statement[at + "pub use ".len()..].trim();
+        let module = ident(path).to_owned();
+        let items = match path.find('{') {
+            Some(open) => path[open + 1..].trim_end_matches('}').to_owned(),
+            None => path.rsplit("::").next().unwrap().to_owned(),
+        };
+        for item in items.split(',') {
+            let name = item.split(" as ").last().unwrap().trim();
+            if !name.is_empty() {
+                names.insert(name.to_owned(), module.clone());
+            }
+        }
+    }
+    names
+}
+
+fn uses(src: &Path) -> Vec<Use> {
+    let reexported = reexports(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap();
+        let from = relative.components().next().unwrap().as_os_str().to_string_lossy();
+        let from = from.trim_end_matches(".rs").to_owned();
+        if from == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code_only: Vec<&str> = text.lines().map(code).collect();
+        let joined = code_only.join("\n");
+        let mut line_starts = vec![0];
+        line_starts.extend(joined.match_indices('\n').map(|(i, _)| i + 1));
+        for (at, _) in joined.match_indices("crate::") {
+            if joined[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$') {
+                continue; // `$crate::` in a macro, or `some_crate::`
+            }
+            let line = line_starts.partition_point(|&start| start <= at);
+            for name in first_segments(&joined[at + "crate::".len()..]) {
+                let to = if layer_of(&name).is_some() {
+                    name.clone()
+                } else if let Some(module) = reexported.get(&name) {
+                    module.clone()
+                } else if name == "__SCRIPT_LIBS" || name == "codec" || name == "format" {
+                    "wire".to_owned()
+                } else {
+                    panic!(
+                        "{}:{line}: `crate::{name}` names no top-level module and no re-export of lib.rs",
+                        relative.display()
+                    );
+                };
+                found.push(Use {
+                    from: from.clone(),
+                    to,
+                    at: format!("{}:{line}", relative.display()),
+                });
+            }
+        }
+        for (layer, crates) in FORBIDDEN_CRATES {
+            if from != *layer {
+                continue;
+            }
+            for krate in *crates {
+                // Tests may use a pure helper (fred's key-slot function).
+                let before_tests = code_only.iter().take_while(|l| l.trim() != "#[cfg(test)]");
+                for (n, line) in before_tests.enumerate() {
+                    let pattern = format!("{krate}::");
+                    let hit = line
+                        .match_indices(&pattern)
+                        .any(|(i, _)| !line[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+                    assert!(
+                        !hit,
+                        "{}:{}: `{layer}` must not use `{krate}`",
+                        relative.display(),
+                        n + 1
+                    );
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_module_uses_only_lower_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut top_level = BTreeSet::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let name = entry
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        if name != "lib" && name != "bin" {
+            top_level.insert(name);
+        }
+    }
+    for module in &top_level {
+        assert!(
+            layer_of(module).is_some(),
+            "src/{module} is in no layer: add it to LAYERS in tests/layers.rs and to ARCHITECTURE.md"
+        );
+    }
+    let uses = uses(&src);
+    assert!(
+        uses.len() > 50,
+        "found only {} crate:: paths; is the parser broken?",
+        uses.len()
+    );
+    let upward: Vec<String> = uses
+        .iter()
+        .filter(|u| u.from != u.to && layer_of(&u.to) >= layer_of(&u.from))
+        .map(|u| format!("{}: `{}` uses `{}`", u.at, u.from, u.to))
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "modules may only use lower layers (see LAYERS):\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn no_import_circle_between_top_level_modules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for u in uses(&src).into_iter().filter(|u| u.from != u.to) {
+        edges.entry(u.from).or_default().insert(u.to);
+    }
+    // Depth-first search for a back edge; report the circle it closes.
+    fn visit(
+        node: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|n| n == node) {
+            let mut circle = path[start..].to_vec();
+            circle.push(node.to_owned());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in edges.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, edges, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for node in edges.keys() {
+        let circle = visit(node, &edges, &mut Vec::new(), &mut done);
+        assert!(circle.is_none(), "import circle: {}", circle.unwrap().join(" -> "));
+    }
+}
+
+#[test]
+fn the_parser_sees_groups_reexports_and_skips_comments() {
+    assert_eq!(first_segments("{a::b, c, d::{e, f}} x"), ["a", "c", "d"]);
+    assert_eq!(first_segments("queue::Core;"), ["queue"]);
+    assert_eq!(code("let x = 1; // crate::client"), "let x = 1; ");
+    assert_eq!(
+        code(r#"let u = "redis://h"; crate::wire"#),
+        r#"let u = "redis://h"; crate::wire"#
+    );
+    let map = reexports(
+        "pub use client::{Client, ClientBuilder};\npub use wire::codec::{self as c, Codec};\n// pub use x::Y;",
+    );
+    assert_eq!(map.get("Client").map(String::as_str), Some("client"));
+    assert_eq!(map.get("c").map(String::as_str), Some("wire"));
+    assert_eq!(map.get("Y"), None);
+}
