@@ -1,28 +1,29 @@
 //! `ReliableQueue<T>`: at-least-once consumption of a destination list, with
 //! acknowledgements, a visibility timeout, delivery counts and a dead-letter list.
 
+mod dead_letters;
 pub(crate) mod delivery;
+mod lateness;
 pub(crate) mod outstanding;
+mod reap;
 pub(crate) mod reapers;
+mod take;
+
+use lateness::{start_tracker, Background};
+pub(crate) use reap::reap;
+pub use reap::Reaped;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use fred::interfaces::{ListInterface, SortedSetsInterface};
-use fred::types::Value;
-use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
-use crate::connection::reply;
-use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
-use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::queue::reliable::reapers::ReaperLease;
 use crate::queue::Core;
 use crate::transfer::Registration;
-use crate::wire::codec::{self, Codec};
-use crate::wire::format::{ElementId, Format};
+use crate::wire::codec::Codec;
+use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
 
 /// Default time a delivery may stay unsettled before it goes back to the queue.
@@ -32,14 +33,6 @@ const DEFAULT_MAX_DELIVERIES: u32 = 10;
 /// Default time a given-back value's delivery count is remembered after it
 /// is back in the destination (plus any nack delay).
 const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
-/// How far from the staging list's tail a claim looks for its value.
-const CLAIM_SCAN: i64 = 1000;
-/// Most deliveries (or stray copies) one reap call returns ...
-const REAP_BATCH: i64 = 100;
-/// ... and most payload bytes (at least one value).
-const REAP_BYTES: i64 = 128 << 10;
-/// Most reap calls in a row while each says there is more to do.
-const REAP_CALLS: usize = 1000;
 /// Reliable consumption of a queue's destination list: each value taken is
 /// moved atomically (`BLMOVE`) to a staging list, claimed as a delivery, and
 /// handed out as a [`Delivery`] that must be [`ack`](Delivery::ack)ed.
@@ -159,44 +152,6 @@ impl<T: 'static> std::fmt::Debug for ReliableQueue<T> {
     }
 }
 
-/// A task that runs while any handle lives: the lateness tracker.
-pub(crate) struct Background {
-    task: parking_lot::Mutex<Option<JoinHandle<()>>>,
-}
-
-impl Background {
-    fn spawn(task: impl std::future::Future<Output = ()> + Send + 'static) -> Arc<Self> {
-        Arc::new(Background {
-            task: parking_lot::Mutex::new(Some(tokio::spawn(task))),
-        })
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.lock().take() {
-            task.abort();
-        }
-    }
-}
-
-/// What one run of the reaper returned to the queue.
-///
-/// ```no_run
-/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
-/// let reaped = queue.reap_now().await?;
-/// println!("{} timed out, {} never claimed", reaped.timed_out, reaped.unclaimed);
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct Reaped {
-    /// Deliveries whose visibility timeout ran out.
-    pub timed_out: u64,
-    /// Values moved to the staging list but never claimed, for a whole timeout.
-    pub unclaimed: u64,
-}
-
 impl<T: 'static> ReliableQueue<T> {
     pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
         let keys = Arc::new(QueueKeys::new(name)?);
@@ -299,144 +254,6 @@ impl<T: 'static> ReliableQueue<T> {
         &self.keys
     }
 
-    /// Waits for a value and delivers it. Keeps waiting across reconnects;
-    /// fails on [`Error::Shutdown`] or bad data. A value that cannot be
-    /// decoded is given straight back to the queue (so it counts towards the
-    /// dead-letter limit) and reported as [`Error::Decode`].
-    ///
-    /// Cancel safe: a value moved for a take dropped before it returns goes
-    /// back to the head of the list at once, or, if the take was dropped
-    /// while claiming it, after the visibility timeout. The same holds for
-    /// [`poll`](Self::poll).
-    pub async fn take(&self) -> Result<Delivery<T>> {
-        loop {
-            if let Some(delivery) = self.next(None).await? {
-                return Ok(delivery);
-            }
-        }
-    }
-
-    /// Waits up to `timeout` for a value to deliver (a timeout too long for
-    /// the clock waits like [`take`](Self::take)).
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
-        let Some(deadline) = Instant::now().checked_add(timeout) else {
-            return self.take().await.map(Some);
-        };
-        loop {
-            match self.next(Some(deadline)).await? {
-                Some(delivery) => return Ok(Some(delivery)),
-                None if Instant::now() >= deadline => return Ok(None),
-                None => continue,
-            }
-        }
-    }
-
-    /// One move and claim; `None` when nothing came or the claim lost its value.
-    async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
-        if self.core.is_shutting_down() {
-            return Err(Error::Shutdown);
-        }
-        let (dest, staging) = (self.keys.destination(), self.keys.staging());
-        let args = |secs: f64| {
-            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
-            args.push(Value::from(secs));
-            args
-        };
-        let Some(moved) = self
-            .core
-            .connections
-            .blocking
-            .wait("BLMOVE", dest, deadline, args)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let value = reply::bytes(moved)?;
-        let id = ElementId::random(Format::Modern).to_bytes();
-        let keys = vec![
-            self.keys.staging().into(),
-            self.keys.inflight().into(),
-            self.keys.dead_letter().into(),
-            self.keys.due().into(),
-            self.keys.counts().into(),
-            self.keys.counts_expiry().into(),
-            self.keys.staging_mark().into(),
-        ];
-        let args = vec![
-            Value::Bytes(value.clone()),
-            Value::Bytes(Bytes::copy_from_slice(&id)),
-            Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
-            Value::from(i64::from(self.settings.max_deliveries)),
-            Value::from(CLAIM_SCAN),
-        ];
-        // One attempt: a claim applied twice would leave a delivery nobody holds.
-        // If the reply is lost, the reaper returns the value either way.
-        let conn = self.core.conn()?; // sent once: the script is declared `Resend::Once`
-        let claim = match SCRIPTS.claim.run(conn, keys, args).await {
-            Ok(claim) => claim,
-            Err(error) => {
-                let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
-                if error.is_transient() {
-                    tracing::warn!(queue = self.name(), %error, "claim failed; the reaper will return the value");
-                    return Ok(None);
-                }
-                return Err(error);
-            }
-        };
-        let mut claim = reply::array(claim)?.into_iter();
-        let status = claim
-            .next()
-            .map(reply::opt_text)
-            .transpose()?
-            .flatten()
-            .unwrap_or_default();
-        let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-        let due = claim.next().map(reply::opt_text).transpose()?.flatten();
-        let now = claim.next().map(|v| reply::int(&v)).transpose()?;
-        let lateness = match (due.as_deref().and_then(crate::wire::time::parse_score), now) {
-            (Some(due), Some(now)) => {
-                let ms = (now - due).max(0);
-                crate::telemetry::delivered(self.name(), ms);
-                Some(Duration::from_millis(ms as u64))
-            }
-            _ => None,
-        };
-        match status.as_str() {
-            "ok" => {}
-            "gone" => return Ok(None),
-            "dead" => {
-                crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
-                crate::telemetry::dead_lettered(self.name(), "deliveries");
-                tracing::warn!(
-                    queue = self.name(),
-                    deliveries = count,
-                    dead_letter = self.keys.dead_letter(),
-                    "value delivered too often without an ack; moved to the dead-letter list"
-                );
-                return Ok(None);
-            }
-            other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
-        }
-        let count = u32::try_from(count).unwrap_or(u32::MAX);
-        let member = crate::queue::reliable::delivery::member(id, count, &value);
-        match codec::decode(&*self.codec, value) {
-            Ok(decoded) => Ok(Some(Delivery::new(self, member, count, lateness, decoded))),
-            Err(error) => {
-                // Given back at once, where it counts towards the dead-letter
-                // limit, or dead-lettered now if the consumer asked for that.
-                let to = if self.settings.dead_letter_undecodable {
-                    crate::telemetry::dead_lettered(self.name(), "undecodable");
-                    GiveBack::DeadLetter
-                } else {
-                    GiveBack::Tail
-                };
-                let mut handle = Handle::new(self.core.clone(), &self.keys, self.settings, member);
-                let restored = handle.give_back(to).await.unwrap_or(false);
-                Err(Error::Decode(error.with_restored(restored)))
-            }
-        }
-    }
-
     /// Values ready in the destination list.
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self
@@ -464,61 +281,6 @@ impl<T: 'static> ReliableQueue<T> {
         Ok(n as usize)
     }
 
-    /// Values in the dead-letter list.
-    pub async fn dead_letter_len(&self) -> Result<usize> {
-        let n: i64 = self
-            .core
-            .conn()?
-            .llen(self.keys.dead_letter())
-            .await
-            .map_err(|e| Error::from_command(e, self.keys.dead_letter()))?;
-        Ok(n as usize)
-    }
-
-    /// The dead-lettered values, oldest first, without removing them.
-    pub async fn dead_letters(&self) -> Result<Vec<T>> {
-        let raw: Vec<Bytes> = self
-            .core
-            .conn()?
-            .lrange(self.keys.dead_letter(), 0, -1)
-            .await
-            .map_err(|e| Error::from_command(e, self.keys.dead_letter()))?;
-        Ok(codec::decode_all(&*self.codec, raw)?)
-    }
-
-    /// Moves up to `max` dead-lettered values back to the queue's tail, to
-    /// start over at delivery count 1; returns how many moved. At most 10,000 per call
-    /// (one script run); `0` moves nothing.
-    pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
-        let keys = vec![self.keys.dead_letter().into(), self.name().into()];
-        if max == 0 {
-            return Ok(0);
-        }
-        let max = max.min(crate::queue::delayed::MAX_BATCH) as i64;
-        let value = crate::connection::request::Request::new(self.name())
-            .apply(
-                self.core.conn()?,
-                self.core.settling(),
-                &SCRIPTS.requeue_dead_letters,
-                keys,
-                vec![Value::from(max)],
-                self.name(),
-            )
-            .await?;
-        Ok(reply::int(&value)? as usize)
-    }
-
-    /// Runs the reaper once now (it also runs on its own while a handle lives).
-    pub async fn reap_now(&self) -> Result<Reaped> {
-        reap(
-            &self.core,
-            &self.keys,
-            self.settings.visibility,
-            self.settings.count_memory,
-        )
-        .await
-    }
-
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
     }
@@ -534,75 +296,4 @@ impl<T: 'static> ReliableQueue<T> {
     pub(crate) fn settings_mut(&mut self) -> &mut Settings {
         &mut self.settings
     }
-}
-
-/// How long the lateness-tracking marker lives without a refresh.
-const TRACKING_TTL: Duration = Duration::from_secs(60);
-
-/// Keeps the lateness-tracking marker alive (refreshed at a third of its life).
-fn start_tracker(core: &Arc<Core>, keys: &Arc<QueueKeys>) -> Arc<Background> {
-    let (core, keys) = (core.clone(), keys.clone());
-    Background::spawn(async move {
-        let mut tick = tokio::time::interval(TRACKING_TTL / 3);
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = core.connections.shutdown.cancelled() => return,
-            }
-            let Ok(conn) = core.conn() else { return };
-            let set: std::result::Result<(), _> = fred::interfaces::KeysInterface::set(
-                conn,
-                keys.due_tracking(),
-                1,
-                Some(fred::types::Expiration::PX(TRACKING_TTL.as_millis() as i64)),
-                None,
-                false,
-            )
-            .await;
-            if let Err(error) = set {
-                tracing::debug!(queue = keys.destination(), %error, "could not refresh the lateness-tracking marker");
-            }
-        }
-    })
-}
-
-/// Runs the reap script until a call leaves nothing to do now (at most
-/// [`REAP_CALLS`] calls: each is bounded, so Redis serves others in between).
-pub(crate) async fn reap(
-    core: &Arc<Core>,
-    keys: &QueueKeys,
-    grace: Duration,
-    count_memory: Duration,
-) -> Result<Reaped> {
-    let script = &SCRIPTS.reap;
-    let mut total = Reaped::default();
-    for _ in 0..REAP_CALLS {
-        let value = script
-            .run(
-                core.conn()?,
-                vec![
-                    keys.staging().into(),
-                    keys.inflight().into(),
-                    keys.destination().into(),
-                    keys.counts().into(),
-                    keys.counts_expiry().into(),
-                    keys.staging_mark().into(),
-                ],
-                vec![
-                    Value::from(crate::wire::time::saturating_ms(grace)),
-                    Value::from(crate::wire::time::saturating_ms(count_memory)),
-                    Value::from(REAP_BATCH),
-                    Value::from(REAP_BYTES),
-                ],
-            )
-            .await
-            .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
-        let [timed_out, unclaimed, more] = reply::tuple::<3>(value)?;
-        total.timed_out += reply::int(&timed_out)? as u64;
-        total.unclaimed += reply::int(&unclaimed)? as u64;
-        if reply::int(&more)? == 0 {
-            break;
-        }
-    }
-    Ok(total)
 }

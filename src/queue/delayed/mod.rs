@@ -1,0 +1,217 @@
+//! `DelayedQueue<T>`: Redisson's `RDelayedQueue`, on the same keys and bytes.
+
+use std::borrow::Borrow;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use fred::types::{Key, Value};
+
+use crate::connection::request::{self, Request};
+use crate::connection::script::{Resend, Script};
+use crate::error::{Error, Result};
+use crate::queue::Core;
+use crate::transfer::Registration;
+use crate::wire::codec::{self, Codec};
+use crate::wire::format::Format;
+use crate::wire::keys::QueueKeys;
+use crate::BlockingQueue;
+
+mod maintenance;
+mod offer;
+mod read;
+mod remove;
+
+pub use maintenance::{MigrationReport, TransferReport};
+
+/// Most values one `poll_many`, `remove_pending` or `drain` call removes: one
+/// script run, whose cost must stay bounded (Redis is shared). The scripts
+/// also stop near 1 MiB of payload (`DELAYQ_BATCH_BYTES` in
+/// `lua/lib/element.lua`).
+pub(crate) const MAX_BATCH: usize = 10_000;
+
+/// A queue of values that each become available at their due time, shared with
+/// Java services using Redisson's `RDelayedQueue` on the same name.
+///
+/// Offers go into Redisson's timeout set and pending list; at each value's due
+/// time, a transfer (run by this client's scheduler, by other delayq clients,
+/// and by every Java process holding the queue) moves it to the destination
+/// list, where a [`BlockingQueue`] takes it.
+///
+/// # Guarantees
+///
+/// - Every operation is one atomic script or command, like its Java
+///   counterpart, and reads both element formats, mixed.
+/// - A value is moved to the destination exactly once, never before its due
+///   time (as the transferring host's clock sees it). Values that fall due
+///   while transfers keep up move in due-time order (ties in Redis's order
+///   of their packed bytes, as with Redisson). A backlog — 64 or more overdue
+///   elements scattered deep inside a long pending list, after an outage —
+///   is swept in offer order instead: every one of them is late already, and
+///   reading the list once beats one scan of it per element.
+/// - An offer is sent with a single attempt: if the connection fails while it
+///   is in flight the call fails and the value may or may not be queued, but
+///   it is never queued twice. Operations that remove values (`poll`,
+///   `poll_many`, `remove`, ...) may be resent safely: a resend returns the
+///   first run's reply, and if the reply is lost for good the call fails and
+///   what it removed goes back.
+/// - Elements that no format can unpack are moved to a quarantine list
+///   (`delayq_quarantine:{name}`) by operations that remove elements, so they
+///   never stall the queue; read-only operations skip them and log a warning.
+///
+/// While any handle of a queue is alive, the [`Client`] it came from runs the
+/// transfer for it; drop every handle to stop. A handle made with
+/// [`Client::delayed_queue_without_transfer`] never transfers (for tools that
+/// only look).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::{Client, JsonCodec};
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// struct Order { id: String, amount: i64 }
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let queue = client.delayed_queue("orders", JsonCodec::<Order>::new())?;
+/// queue.offer(&Order { id: "o-1".into(), amount: 1234 }, Duration::from_secs(600)).await?;
+/// assert_eq!(queue.len().await?, 1);
+/// # Ok(()) }
+/// ```
+pub struct DelayedQueue<T> {
+    core: Arc<Core>,
+    keys: Arc<QueueKeys>,
+    codec: Arc<dyn Codec<T>>,
+    format: Format,
+    _registration: Option<Arc<Registration>>,
+}
+
+impl<T> Clone for DelayedQueue<T> {
+    fn clone(&self) -> Self {
+        DelayedQueue {
+            core: self.core.clone(),
+            keys: self.keys.clone(),
+            codec: self.codec.clone(),
+            format: self.format,
+            _registration: self._registration.clone(),
+        }
+    }
+}
+
+impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelayedQueue")
+            .field("name", &self.keys.destination())
+            .field("codec", &self.codec.name())
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+impl<T: 'static> DelayedQueue<T> {
+    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>, transfer: bool) -> Result<Self> {
+        let keys = Arc::new(QueueKeys::new(name)?);
+        let registration = transfer.then(|| core.scheduler.register(keys.clone()));
+        Ok(DelayedQueue {
+            core,
+            keys,
+            codec,
+            format: Format::default(),
+            _registration: registration,
+        })
+    }
+
+    /// The same queue, writing new elements in `format` (default [`Format::Modern`]).
+    /// Reads accept both formats whatever this is set to.
+    pub fn with_format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The format new elements are written in.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The destination queue's name.
+    pub fn name(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// The Redis key names of this queue.
+    pub fn keys(&self) -> &QueueKeys {
+        &self.keys
+    }
+
+    /// The destination list, as a [`BlockingQueue`] with this queue's codec.
+    pub fn destination(&self) -> BlockingQueue<T> {
+        BlockingQueue::from_parts(self.core.clone(), self.keys.clone(), self.codec.clone())
+    }
+
+    fn encode(&self, value: &T) -> Result<Bytes> {
+        let payload = codec::encode(&*self.codec, value)?;
+        self.core.check_payload(&payload)?;
+        Ok(payload)
+    }
+
+    fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        values
+            .into_iter()
+            .map(|v| codec::encode(&*self.codec, v.borrow()))
+            .collect()
+    }
+
+    async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
+        script
+            .run(self.core.conn()?, keys, args)
+            .await
+            .map_err(|e| self.script_error(script, e))
+    }
+
+    /// Runs a script that removes values by value or moves them as a
+    /// [`Request`]: fred's resend of it changes nothing, and a call whose
+    /// reply is lost for good fails with [`Error::OutcomeUnknown`].
+    async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
+        Request::new(self.name())
+            .apply(self.core.conn()?, self.core.settling(), script, keys, args, self.name())
+            .await
+    }
+
+    fn script_error(&self, script: &'static Script, error: fred::error::Error) -> Error {
+        match script.resend {
+            Resend::Once => request::script_error(script, self.keys.destination(), error),
+            Resend::Safe => Error::from_script(error, script.name, self.keys.destination()),
+        }
+    }
+
+    fn command_error(&self, error: fred::error::Error) -> Error {
+        Error::from_command(error, self.keys.destination())
+    }
+
+    fn warn_malformed(&self, count: i64, operation: &str) {
+        if count > 0 {
+            tracing::warn!(
+                queue = self.name(),
+                count,
+                operation,
+                "skipped malformed pending elements (neither Bc0Lc0 nor dLc0)"
+            );
+        }
+    }
+
+    fn note_quarantined(&self, count: i64, operation: &str) {
+        if count > 0 {
+            crate::transfer::stats::Stats::add(&self.core.scheduler.stats.quarantined, count as u64);
+            tracing::warn!(
+                queue = self.name(),
+                count,
+                operation,
+                quarantine = self.keys.quarantine(),
+                "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
+            );
+        }
+    }
+}

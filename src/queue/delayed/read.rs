@@ -1,0 +1,88 @@
+//! Reads that change nothing: length, membership, the pending elements.
+
+use std::borrow::Borrow;
+
+use bytes::Bytes;
+use fred::interfaces::ListInterface;
+use fred::types::Value;
+
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::Result;
+use crate::wire::codec::{self};
+
+use super::DelayedQueue;
+
+impl<T: 'static> DelayedQueue<T> {
+    /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
+    pub async fn len(&self) -> Result<usize> {
+        let n: i64 = self
+            .core
+            .conn()?
+            .llen(self.keys.pending())
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n as usize)
+    }
+
+    /// Whether nothing is pending.
+    pub async fn is_empty(&self) -> Result<bool> {
+        Ok(self.len().await? == 0)
+    }
+
+    /// Whether a pending element's payload equals `value` encoded.
+    pub async fn contains(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        Ok(self.count_found(vec![payload]).await? == 1)
+    }
+
+    /// Whether every value is pending. An empty iterator is trivially contained.
+    pub async fn contains_all<I, B>(&self, values: I) -> Result<bool>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let mut payloads = self.encode_all(values)?;
+        payloads.sort();
+        payloads.dedup();
+        if payloads.is_empty() {
+            return Ok(true);
+        }
+        let wanted = payloads.len();
+        Ok(self.count_found(payloads).await? == wanted)
+    }
+
+    pub(super) async fn count_found(&self, payloads: Vec<Bytes>) -> Result<usize> {
+        let value = self
+            .run(
+                &SCRIPTS.contains,
+                vec![self.keys.pending().into()],
+                payloads.into_iter().map(Value::Bytes).collect(),
+            )
+            .await?;
+        Ok(reply::int(&value)? as usize)
+    }
+
+    /// Every pending value, in offer order (Java's `readAll()`).
+    pub async fn read_all(&self) -> Result<Vec<T>> {
+        let value = self
+            .run(&SCRIPTS.read_all, vec![self.keys.pending().into()], vec![])
+            .await?;
+        let [payloads, malformed] = reply::tuple::<2>(value)?;
+        self.warn_malformed(reply::int(&malformed)?, "read_all");
+        Ok(codec::decode_all(&*self.codec, reply::bytes_array(payloads)?)?)
+    }
+
+    /// The first pending value in offer order, without removing it (Java's `peek()`).
+    pub async fn peek(&self) -> Result<Option<T>> {
+        let value = self
+            .run(&SCRIPTS.peek, vec![self.keys.pending().into()], vec![])
+            .await?;
+        let [payload, malformed] = reply::tuple::<2>(value)?;
+        self.warn_malformed(reply::int(&malformed)?, "peek");
+        match reply::opt_bytes(payload)? {
+            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            None => Ok(None),
+        }
+    }
+}

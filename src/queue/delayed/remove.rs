@@ -1,0 +1,238 @@
+//! Removals: by value, from the head before due, moves, and clearing; each one request that may be resent.
+
+use std::borrow::Borrow;
+
+use bytes::Bytes;
+use fred::interfaces::{ClientLike, KeysInterface};
+use fred::types::{Key, Value};
+
+use crate::connection::detached::{detach, give_back_with};
+use crate::connection::reply;
+use crate::connection::request::Request;
+use crate::connection::script::{Resend, SCRIPTS};
+use crate::error::{Error, Result};
+use crate::wire::codec;
+use crate::wire::format;
+
+use super::{DelayedQueue, MAX_BATCH};
+
+impl<T: 'static> DelayedQueue<T> {
+    /// Removes the first pending element (in offer order) whose payload equals
+    /// `value`; returns whether one was removed. It will not be delivered.
+    pub async fn remove(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        Ok(self.remove_by("first", vec![payload]).await? == 1)
+    }
+
+    /// Removes every pending element whose payload equals one of `values`;
+    /// returns how many were removed.
+    pub async fn remove_all<I, B>(&self, values: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let payloads = self.encode_all(values)?;
+        if payloads.is_empty() {
+            return Ok(0);
+        }
+        self.remove_by("all", payloads).await
+    }
+
+    /// Removes every pending element whose payload is not one of `values`
+    /// (malformed elements are kept); returns how many were removed.
+    pub async fn retain_all<I, B>(&self, values: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        let payloads = self.encode_all(values)?;
+        self.remove_by("retain", payloads).await
+    }
+
+    pub(super) async fn remove_by(&self, mode: &'static str, payloads: Vec<Bytes>) -> Result<usize> {
+        let mut args = Vec::with_capacity(payloads.len() + 1);
+        args.push(Value::from(mode));
+        args.extend(payloads.into_iter().map(Value::Bytes));
+        let value = self
+            .request(
+                &SCRIPTS.remove,
+                vec![self.keys.pending().into(), self.keys.timeout().into()],
+                args,
+            )
+            .await?;
+        Ok(reply::int(&value)? as usize)
+    }
+
+    /// Removes and returns the first pending value in offer order, before it
+    /// is due; it will not be delivered (Java's `poll()`).
+    pub async fn poll(&self) -> Result<Option<T>> {
+        Ok(self.poll_many(1).await?.pop())
+    }
+
+    /// Removes and returns up to `limit` pending values in offer order (Java's
+    /// `poll(limit)`). If one cannot be decoded, all of them go back where
+    /// they were, scores included, and the error holds their raw bytes.
+    ///
+    /// Cancel safe (and so is [`poll`](Self::poll)): values removed for a
+    /// call dropped before it returns go back where they were, scores included.
+    pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Bounded: one script moves at most this many (Redis is shared).
+        let limit = limit.min(MAX_BATCH);
+        let keys = vec![
+            self.keys.pending().into(),
+            self.keys.timeout().into(),
+            self.keys.quarantine().into(),
+            self.keys.channel().into(),
+        ];
+        // Removed values go back, scores included, if the call is dropped
+        // before it returns (and, through the request, if its reply is lost).
+        let conn = self.core.conn()?.clone();
+        let restore_keys = self.restore_keys();
+        let give_back = give_back_with(
+            (
+                conn.clone(),
+                restore_keys.clone(),
+                self.name().to_owned(),
+                self.core.settling().clone(),
+            ),
+            |(conn, keys, name, settling), reply: std::result::Result<Value, fred::error::Error>| async move {
+                let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
+                    return;
+                };
+                let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores));
+                if let Ok(args) = args {
+                    if !args.is_empty() {
+                        let restored = Request::new(&name)
+                            .give_back(&conn, &settling, &SCRIPTS.restore, keys, args)
+                            .await;
+                        if let Err(error) = restored {
+                            tracing::error!(%error, "could not give back values polled for a dropped call");
+                        }
+                    }
+                }
+            },
+        );
+        let args = vec![Value::from(limit as i64)];
+        let (name, settling) = (self.name().to_owned(), self.core.settling().clone());
+        let poll = async move {
+            Request::new(&name)
+                .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
+                .await
+        };
+        let value = detach(poll, give_back, self.core.settling())
+            .reply()
+            .await
+            .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
+        let [elements, scores, quarantined] = reply::tuple::<3>(value)?;
+        self.note_quarantined(reply::int(&quarantined)?, "poll");
+        let elements = reply::bytes_array(elements)?;
+        let payloads = elements
+            .iter()
+            .map(|e| format::unpack(e).map(|element| Bytes::copy_from_slice(element.payload)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| Error::Protocol("poll returned an element it could not unpack".into()))?;
+        match codec::decode_batch(&*self.codec, payloads) {
+            Ok(values) => Ok(values),
+            Err(error) => {
+                let args = restore_args(elements, scores)?;
+                let restored = Request::new(self.name())
+                    .give_back(
+                        self.core.conn()?,
+                        self.core.settling(),
+                        &SCRIPTS.restore,
+                        self.restore_keys(),
+                        args,
+                    )
+                    .await
+                    .is_ok();
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
+    }
+
+    /// Keys of `lua/restore.lua` (without its request key).
+    pub(super) fn restore_keys(&self) -> Vec<Key> {
+        vec![
+            self.keys.pending().into(),
+            self.keys.timeout().into(),
+            self.keys.channel().into(),
+        ]
+    }
+
+    /// Removes the last pending value (in offer order) and pushes it to the
+    /// head of the list `target`, atomically (Java's `pollLastAndOfferFirstTo`).
+    /// On Redis Cluster `target` must hash to the same slot as this queue.
+    pub async fn poll_last_and_offer_first_to(&self, target: &str) -> Result<Option<T>> {
+        let keys = vec![
+            self.keys.pending().into(),
+            self.keys.timeout().into(),
+            self.keys.quarantine().into(),
+            target.into(),
+        ];
+        let value = self
+            .request(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![])
+            .await?;
+        let [payload, quarantined] = reply::tuple::<2>(value)?;
+        self.note_quarantined(reply::int(&quarantined)?, "poll_last_and_offer_first_to");
+        match reply::opt_bytes(payload)? {
+            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes every pending element (the timeout set and the pending list, as
+    /// Java's `clear()`/`delete()`); returns whether there was anything. The
+    /// destination list is not touched.
+    pub async fn clear(&self) -> Result<bool> {
+        let n = self
+            .core
+            .conn()?
+            .with_options(&Resend::Once.options())
+            .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending()])
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n > 0)
+    }
+
+    /// Removes up to `max` pending elements, first offered first, in one
+    /// atomic script, and returns how many it removed and how many are still
+    /// pending. Empties a large queue in steps that never block Redis for
+    /// long, where [`clear`](Self::clear) deletes everything at once. At most
+    /// 10,000 per call; `0` removes nothing.
+    pub async fn remove_pending(&self, max: usize) -> Result<(u64, u64)> {
+        if max == 0 {
+            return Ok((0, self.len().await? as u64));
+        }
+        let keys = vec![
+            self.keys.timeout().into(),
+            self.keys.pending().into(),
+            self.keys.channel().into(),
+        ];
+        let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
+        let script = &SCRIPTS.remove_pending;
+        let value = Request::new(self.name())
+            .remove(self.core.conn()?, self.core.settling(), script, keys, args)
+            .await
+            .map_err(|e| self.script_error(script, e))?;
+        let [removed, left] = reply::tuple::<2>(value)?;
+        Ok((reply::int(&removed)? as u64, reply::int(&left)? as u64))
+    }
+}
+
+/// Arguments of `lua/restore.lua` for elements a poll removed: score and
+/// element, pair by pair (an empty score for an element the set lacked).
+fn restore_args(elements: Vec<Bytes>, scores: Value) -> Result<Vec<Value>> {
+    let scores = reply::array(scores)?;
+    let mut args = Vec::with_capacity(elements.len() * 2);
+    for (element, score) in elements.into_iter().zip(scores) {
+        args.push(match reply::opt_bytes(score)? {
+            Some(score) => Value::Bytes(score),
+            None => Value::from(""),
+        });
+        args.push(Value::Bytes(element));
+    }
+    Ok(args)
+}

@@ -1,0 +1,92 @@
+//! Returning what dead consumers left: timed-out deliveries and unclaimed values.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::types::Value;
+
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::{Error, Result};
+use crate::queue::Core;
+use crate::wire::keys::QueueKeys;
+
+use super::ReliableQueue;
+
+/// Most deliveries (or stray copies) one reap call returns ...
+const REAP_BATCH: i64 = 100;
+/// ... and most payload bytes (at least one value).
+const REAP_BYTES: i64 = 128 << 10;
+/// Most reap calls in a row while each says there is more to do.
+const REAP_CALLS: usize = 1000;
+
+/// What one run of the reaper returned to the queue.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let reaped = queue.reap_now().await?;
+/// println!("{} timed out, {} never claimed", reaped.timed_out, reaped.unclaimed);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Reaped {
+    /// Deliveries whose visibility timeout ran out.
+    pub timed_out: u64,
+    /// Values moved to the staging list but never claimed, for a whole timeout.
+    pub unclaimed: u64,
+}
+
+impl<T: 'static> ReliableQueue<T> {
+    /// Runs the reaper once now (it also runs on its own while a handle lives).
+    pub async fn reap_now(&self) -> Result<Reaped> {
+        reap(
+            &self.core,
+            &self.keys,
+            self.settings.visibility,
+            self.settings.count_memory,
+        )
+        .await
+    }
+}
+
+/// Runs the reap script until a call leaves nothing to do now (at most
+/// [`REAP_CALLS`] calls: each is bounded, so Redis serves others in between).
+pub(crate) async fn reap(
+    core: &Arc<Core>,
+    keys: &QueueKeys,
+    grace: Duration,
+    count_memory: Duration,
+) -> Result<Reaped> {
+    let script = &SCRIPTS.reap;
+    let mut total = Reaped::default();
+    for _ in 0..REAP_CALLS {
+        let value = script
+            .run(
+                core.conn()?,
+                vec![
+                    keys.staging().into(),
+                    keys.inflight().into(),
+                    keys.destination().into(),
+                    keys.counts().into(),
+                    keys.counts_expiry().into(),
+                    keys.staging_mark().into(),
+                ],
+                vec![
+                    Value::from(crate::wire::time::saturating_ms(grace)),
+                    Value::from(crate::wire::time::saturating_ms(count_memory)),
+                    Value::from(REAP_BATCH),
+                    Value::from(REAP_BYTES),
+                ],
+            )
+            .await
+            .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
+        let [timed_out, unclaimed, more] = reply::tuple::<3>(value)?;
+        total.timed_out += reply::int(&timed_out)? as u64;
+        total.unclaimed += reply::int(&unclaimed)? as u64;
+        if reply::int(&more)? == 0 {
+            break;
+        }
+    }
+    Ok(total)
+}

@@ -1,0 +1,160 @@
+//! Taking a delivery: `BLMOVE` to the staging list, then the claim script.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use fred::types::Value;
+use tokio::time::Instant;
+
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::{Error, Result};
+use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::wire::codec;
+use crate::wire::format::{ElementId, Format};
+
+use super::ReliableQueue;
+
+/// How far from the staging list's tail a claim looks for its value.
+const CLAIM_SCAN: i64 = 1000;
+
+impl<T: 'static> ReliableQueue<T> {
+    /// Waits for a value and delivers it. Keeps waiting across reconnects;
+    /// fails on [`Error::Shutdown`] or bad data. A value that cannot be
+    /// decoded is given straight back to the queue (so it counts towards the
+    /// dead-letter limit) and reported as [`Error::Decode`].
+    ///
+    /// Cancel safe: a value moved for a take dropped before it returns goes
+    /// back to the head of the list at once, or, if the take was dropped
+    /// while claiming it, after the visibility timeout. The same holds for
+    /// [`poll`](Self::poll).
+    pub async fn take(&self) -> Result<Delivery<T>> {
+        loop {
+            if let Some(delivery) = self.next(None).await? {
+                return Ok(delivery);
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for a value to deliver (a timeout too long for
+    /// the clock waits like [`take`](Self::take)).
+    pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
+        let Some(deadline) = Instant::now().checked_add(timeout) else {
+            return self.take().await.map(Some);
+        };
+        loop {
+            match self.next(Some(deadline)).await? {
+                Some(delivery) => return Ok(Some(delivery)),
+                None if Instant::now() >= deadline => return Ok(None),
+                None => continue,
+            }
+        }
+    }
+
+    /// One move and claim; `None` when nothing came or the claim lost its value.
+    pub(super) async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
+        if self.core.is_shutting_down() {
+            return Err(Error::Shutdown);
+        }
+        let (dest, staging) = (self.keys.destination(), self.keys.staging());
+        let args = |secs: f64| {
+            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        let Some(moved) = self
+            .core
+            .connections
+            .blocking
+            .wait("BLMOVE", dest, deadline, args)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let value = reply::bytes(moved)?;
+        let id = ElementId::random(Format::Modern).to_bytes();
+        let keys = vec![
+            self.keys.staging().into(),
+            self.keys.inflight().into(),
+            self.keys.dead_letter().into(),
+            self.keys.due().into(),
+            self.keys.counts().into(),
+            self.keys.counts_expiry().into(),
+            self.keys.staging_mark().into(),
+        ];
+        let args = vec![
+            Value::Bytes(value.clone()),
+            Value::Bytes(Bytes::copy_from_slice(&id)),
+            Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
+            Value::from(i64::from(self.settings.max_deliveries)),
+            Value::from(CLAIM_SCAN),
+        ];
+        // One attempt: a claim applied twice would leave a delivery nobody holds.
+        // If the reply is lost, the reaper returns the value either way.
+        let conn = self.core.conn()?; // sent once: the script is declared `Resend::Once`
+        let claim = match SCRIPTS.claim.run(conn, keys, args).await {
+            Ok(claim) => claim,
+            Err(error) => {
+                let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
+                if error.is_transient() {
+                    tracing::warn!(queue = self.name(), %error, "claim failed; the reaper will return the value");
+                    return Ok(None);
+                }
+                return Err(error);
+            }
+        };
+        let mut claim = reply::array(claim)?.into_iter();
+        let status = claim
+            .next()
+            .map(reply::opt_text)
+            .transpose()?
+            .flatten()
+            .unwrap_or_default();
+        let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+        let due = claim.next().map(reply::opt_text).transpose()?.flatten();
+        let now = claim.next().map(|v| reply::int(&v)).transpose()?;
+        let lateness = match (due.as_deref().and_then(crate::wire::time::parse_score), now) {
+            (Some(due), Some(now)) => {
+                let ms = (now - due).max(0);
+                crate::telemetry::delivered(self.name(), ms);
+                Some(Duration::from_millis(ms as u64))
+            }
+            _ => None,
+        };
+        match status.as_str() {
+            "ok" => {}
+            "gone" => return Ok(None),
+            "dead" => {
+                crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
+                crate::telemetry::dead_lettered(self.name(), "deliveries");
+                tracing::warn!(
+                    queue = self.name(),
+                    deliveries = count,
+                    dead_letter = self.keys.dead_letter(),
+                    "value delivered too often without an ack; moved to the dead-letter list"
+                );
+                return Ok(None);
+            }
+            other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
+        }
+        let count = u32::try_from(count).unwrap_or(u32::MAX);
+        let member = crate::queue::reliable::delivery::member(id, count, &value);
+        match codec::decode(&*self.codec, value) {
+            Ok(decoded) => Ok(Some(Delivery::new(self, member, count, lateness, decoded))),
+            Err(error) => {
+                // Given back at once, where it counts towards the dead-letter
+                // limit, or dead-lettered now if the consumer asked for that.
+                let to = if self.settings.dead_letter_undecodable {
+                    crate::telemetry::dead_lettered(self.name(), "undecodable");
+                    GiveBack::DeadLetter
+                } else {
+                    GiveBack::Tail
+                };
+                let mut handle = Handle::new(self.core.clone(), &self.keys, self.settings, member);
+                let restored = handle.give_back(to).await.unwrap_or(false);
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
+    }
+}
