@@ -33,12 +33,12 @@ pub enum Error {
     /// The connection or Redis failed: I/O, timeout, authentication, cluster
     /// routing, or an error reply.
     #[error("redis: {0}")]
-    Redis(#[from] fred::error::Error),
+    Redis(RedisError),
     /// [`ClientBuilder::build`](crate::ClientBuilder::build) (or
     /// [`Client::connect`](crate::Client::connect)) could not reach Redis:
     /// nothing listens at the address, it is unreachable, or it did not
     /// answer within the connect timeout. Its message names the address and
-    /// what to check; `source` is fred's error. Authentication failures and
+    /// what to check; `source` says what failed. Authentication failures and
     /// failed TLS handshakes stay [`Error::Redis`].
     ///
     /// ```
@@ -62,8 +62,8 @@ pub enum Error {
         /// Where it tried to connect: `host:port`, or the list of cluster
         /// nodes or sentinels (never a password).
         address: String,
-        /// fred's error.
-        source: fred::error::Error,
+        /// What failed.
+        source: RedisError,
     },
     /// A key of the queue holds a value of another type (`WRONGTYPE`): the name
     /// is used by something that is not a Redisson queue.
@@ -115,7 +115,7 @@ pub enum Error {
         /// The queue.
         queue: String,
         /// The connection error.
-        source: fred::error::Error,
+        source: RedisError,
     },
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
@@ -160,7 +160,7 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         match self {
             Error::Redis(e) | Error::OutcomeUnknown { source: e, .. } | Error::Connect { source: e, .. } => {
-                is_transient(e)
+                is_transient(&e.0)
             }
             Error::Script { message, .. } => is_transient_reply(message),
             _ => false,
@@ -180,7 +180,7 @@ impl Error {
             Error::OutcomeUnknown {
                 operation,
                 queue: queue.to_owned(),
-                source: error,
+                source: error.into(),
             }
         } else {
             otherwise(error)
@@ -195,7 +195,7 @@ impl Error {
                 message: error.details().to_owned(),
             };
         }
-        Error::Redis(error)
+        Error::Redis(error.into())
     }
 
     /// Maps a failed run of `script` on the queue `key` to the most precise variant.
@@ -309,6 +309,108 @@ const CLIENT_SIDE_TRANSIENT: [&str; 4] = [
     "Missing response",
     "Max attempts exceeded",
 ];
+
+/// A failure of the connection to Redis, or an error reply, as delayq reports
+/// it inside [`Error::Redis`], [`Error::Connect`] and [`Error::OutcomeUnknown`].
+///
+/// It wraps the error of the Redis client delayq is built on (fred) without
+/// naming it, so that a new release of that client is not a breaking change
+/// of delayq. Its message is the client's (`IO Error: Connection refused`).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use delayq::{Error, RedisErrorKind};
+/// let error = delayq::Client::builder()
+///     .url("redis://127.0.0.1:1")
+///     .connect_timeout(std::time::Duration::from_secs(2))
+///     .build()
+///     .await
+///     .unwrap_err();
+/// let Error::Connect { source, .. } = error else { panic!("{error:?}") };
+/// assert!(matches!(source.kind(), RedisErrorKind::Io | RedisErrorKind::Timeout));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct RedisError(pub(crate) fred::error::Error);
+
+/// What kind of failure a [`RedisError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RedisErrorKind {
+    /// The connection failed (I/O): refused, reset, closed.
+    Io,
+    /// No answer in time.
+    Timeout,
+    /// The command was cancelled, for example by a reconnect or shutdown.
+    Canceled,
+    /// Authentication was refused (`WRONGPASS`, `NOAUTH`).
+    Auth,
+    /// The TLS handshake or TLS settings failed.
+    Tls,
+    /// Cluster routing or Sentinel discovery failed.
+    Routing,
+    /// The URL or settings are invalid.
+    Config,
+    /// The server's reply could not be read.
+    Protocol,
+    /// Redis answered with an error reply, or anything else.
+    Other,
+}
+
+impl RedisError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> RedisErrorKind {
+        use fred::error::ErrorKind as K;
+        match self.0.kind() {
+            K::IO => RedisErrorKind::Io,
+            K::Timeout => RedisErrorKind::Timeout,
+            K::Canceled => RedisErrorKind::Canceled,
+            K::Auth => RedisErrorKind::Auth,
+            K::Tls => RedisErrorKind::Tls,
+            K::Routing | K::Cluster | K::Sentinel => RedisErrorKind::Routing,
+            K::Config | K::Url => RedisErrorKind::Config,
+            K::Protocol | K::Parse => RedisErrorKind::Protocol,
+            _ => RedisErrorKind::Other,
+        }
+    }
+
+    /// The message, without the kind (`Connection refused ...`, `WRONGPASS ...`).
+    pub fn message(&self) -> &str {
+        self.0.details()
+    }
+
+    /// The same error with `context` before its message, for a caller that
+    /// knows more (which URL it was connecting to).
+    pub fn with_context(self, context: impl std::fmt::Display) -> RedisError {
+        RedisError(fred::error::Error::new(
+            self.0.kind().clone(),
+            format!("{context}: {}", self.0.details()),
+        ))
+    }
+}
+
+impl std::fmt::Display for RedisError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for RedisError {}
+
+impl From<fred::error::Error> for RedisError {
+    fn from(error: fred::error::Error) -> Self {
+        RedisError(error)
+    }
+}
+
+/// For `?` on the Redis client's results, in delayq and in code that sends
+/// its own commands through [`Client::redis`](crate::Client::redis).
+impl From<fred::error::Error> for Error {
+    fn from(error: fred::error::Error) -> Self {
+        Error::Redis(RedisError(error))
+    }
+}
 
 /// Whether a failed command may have run: the connection failed, not Redis
 /// (an error reply means a script changed nothing: scripts check before

@@ -86,7 +86,7 @@ pub use wire::{codec, format};
 pub use client::{Client, ClientBuilder};
 #[cfg(feature = "tls")]
 pub use connection::tls::Tls;
-pub use error::{BoxError, DecodeError, Error, Result};
+pub use error::{BoxError, DecodeError, Error, RedisError, RedisErrorKind, Result};
 pub use queue::blocking::BlockingQueue;
 pub use queue::delayed::{DelayedQueue, MigrationReport, TransferReport};
 pub use queue::reliable::delivery::Delivery;

@@ -123,10 +123,11 @@ impl BlockingPool {
             }
             _ = expired => {
                 close_in_background(client, None);
-                return Err(Error::Redis(fred::error::Error::new(
+                return Err(fred::error::Error::new(
                     fred::error::ErrorKind::Timeout,
                     "could not open a connection for a blocking read in time",
-                )));
+                )
+                .into());
             }
             _ = self.shutdown.cancelled() => {
                 close_in_background(client, None);

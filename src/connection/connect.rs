@@ -45,10 +45,10 @@ pub(crate) async fn connect<C: ClientLike>(client: &C, timeout: Duration, addres
     if unreachable(&error) {
         Err(Error::Connect {
             address: address.to_owned(),
-            source: error,
+            source: error.into(),
         })
     } else {
-        Err(Error::Redis(error))
+        Err(error.into())
     }
 }
 

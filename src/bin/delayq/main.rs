@@ -72,7 +72,9 @@ pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
         builder = builder.tls(tls);
     }
     builder.build().await.map_err(|error| match error {
-        delayq::Error::Redis(e) => delayq::Error::Redis(fred_context(e, &cli.url)),
+        delayq::Error::Redis(e) => {
+            delayq::Error::Redis(e.with_context(format!("cannot connect to {}", redacted(&cli.url))))
+        }
         other => other,
     })
 }
@@ -88,13 +90,6 @@ fn tls(cli: &Cli) -> delayq::Result<Option<delayq::Tls>> {
         tls = tls.client_cert_files(cert, key)?;
     }
     Ok(Some(tls))
-}
-
-fn fred_context(error: delayq::fred::error::Error, url: &str) -> delayq::fred::error::Error {
-    delayq::fred::error::Error::new(
-        error.kind().clone(),
-        format!("cannot connect to {}: {}", redacted(url), error.details()),
-    )
 }
 
 /// The URL without its passwords (the server's and a sentinel's), for messages.
@@ -136,19 +131,19 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
             "that name is not a delayed queue: one of its keys holds another type. A queue QUEUE uses \
              the list QUEUE, redisson_delay_queue_timeout:{QUEUE} (zset) and redisson_delay_queue:{QUEUE} (list).",
         ),
-        delayq::Error::Redis(e) if e.details().contains("WRONGPASS") || e.details().contains("NOAUTH") => {
+        delayq::Error::Redis(e) if e.message().contains("WRONGPASS") || e.message().contains("NOAUTH") => {
             Some("put the user and password in the URL: redis://user:password@host:port")
         }
-        delayq::Error::Redis(e) if e.details().contains("InvalidCertificate") => Some(
+        delayq::Error::Redis(e) if e.message().contains("InvalidCertificate") => Some(
             "Redis's certificate does not verify against the CAs this host trusts: give the CA that \
              signed it with --tls-ca-cert FILE (PEM).",
         ),
-        delayq::Error::Redis(e) if e.details().contains("CertificateRequired") => {
+        delayq::Error::Redis(e) if e.message().contains("CertificateRequired") => {
             Some("Redis asks for a client certificate: give it with --tls-cert FILE --tls-key FILE (PEM).")
         }
         // Error::Connect's own message ends with Error::CONNECT_HINT; this adds where to set the URL.
         delayq::Error::Connect { .. } => Some(CONNECT_HINT),
-        delayq::Error::Redis(e) if e.details().contains("cannot connect") => Some(CONNECT_HINT),
+        delayq::Error::Redis(e) if e.message().contains("cannot connect") => Some(CONNECT_HINT),
         delayq::Error::Decode(_) => {
             Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson)")
         }
