@@ -290,7 +290,7 @@ impl DecodeError {
     }
 
     /// Every raw value removed by the same call, in order, when the call removed
-    /// several at once (`poll_many`, `drain`); empty otherwise.
+    /// several at once (`remove_first_n`, `drain`); empty otherwise.
     pub fn batch(&self) -> &[Bytes] {
         &self.batch
     }

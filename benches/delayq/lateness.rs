@@ -42,7 +42,7 @@ pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
         Transfer::Redisson => {
             let admin = Admin::connect(&redis.url()).await;
             let sha = admin.script_load(crate::redisson::SCRIPT).await;
-            let q = client.delayed_queue_without_transfer(name, LongCodec).unwrap();
+            let q = client.delayed_queue(name, LongCodec).unwrap().without_transfer();
             tokio::spawn(crate::redisson::run_task(
                 redis.url(),
                 sha,
@@ -63,7 +63,7 @@ pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
             let lateness = lateness.clone();
             tokio::spawn(async move {
                 while lateness.lock().len() < ELEMENTS {
-                    if let Ok(Some(due)) = dest.poll(Duration::from_millis(200)).await {
+                    if let Ok(Some(due)) = dest.take_timeout(Duration::from_millis(200)).await {
                         lateness.lock().push(now_ms_f64() - due as f64);
                     }
                 }

@@ -84,7 +84,7 @@ async fn observe(redis: &RedisServer, expected: usize) -> (Arc<Mutex<Vec<f64>>>,
 
 async fn offer_spread(client: &Client, names: &[String]) {
     let offers = names.iter().map(|name| {
-        let queue = client.delayed_queue_without_transfer(name, LongCodec).unwrap();
+        let queue = client.delayed_queue(name, LongCodec).unwrap().without_transfer();
         // Due at a set time (offer_at), so that the time 10,000 concurrent
         // offers take to send does not count as lateness.
         let delay = Duration::from_millis(1_000 + fastrand::u64(0..SPREAD_MS));
@@ -166,7 +166,7 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
             let (dest, seen) = (single.destination(), seen.clone());
             tokio::spawn(async move {
                 while seen.lock().len() < QUEUES {
-                    if let Ok(Some(due)) = dest.poll(Duration::from_millis(200)).await {
+                    if let Ok(Some(due)) = dest.take_timeout(Duration::from_millis(200)).await {
                         seen.lock().push(now_ms_f64() - due as f64);
                     }
                 }

@@ -17,8 +17,9 @@ pub async fn run(redis: &RedisServer) -> f64 {
     let admin = Admin::connect(&redis.url()).await;
     let client = Client::builder().url(redis.url()).build().await.unwrap();
     let queue = client
-        .delayed_queue_without_transfer::<Bytes, _>("memory", BytesCodec)
-        .unwrap();
+        .delayed_queue::<Bytes, _>("memory", BytesCodec)
+        .unwrap()
+        .without_transfer();
     for chunk in (0..ELEMENTS).collect::<Vec<_>>().chunks(1_000) {
         let items = chunk.iter().map(|_| {
             let payload: Vec<u8> = (0..PAYLOAD).map(|_| fastrand::alphanumeric() as u8).collect();

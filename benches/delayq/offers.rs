@@ -36,7 +36,7 @@ pub async fn run(redis: &RedisServer) -> (f64, f64) {
 
 async fn offers(redis: &RedisServer, name: &str) -> f64 {
     let client = Client::builder().url(redis.url()).pool_size(4).build().await.unwrap();
-    let queue = client.delayed_queue_without_transfer(name, LongCodec).unwrap();
+    let queue = client.delayed_queue(name, LongCodec).unwrap().without_transfer();
     queue.offer(&0, Duration::from_secs(3600)).await.unwrap();
     let started = Instant::now();
     futures_util::stream::iter(0..OFFERS as i64)

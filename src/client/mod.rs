@@ -91,20 +91,18 @@ impl Client {
         T: 'static,
     {
         self.check_open()?;
-        DelayedQueue::new(self.core.clone(), name, Arc::new(codec), true)
+        Ok(DelayedQueue::new(self.core.clone(), name, Arc::new(codec))?.with_transfer())
     }
 
-    /// A handle on the delayed queue `name` that never runs the transfer:
-    /// every operation works, but due elements move only if some other handle
-    /// or process transfers them. For tools that inspect a queue without
-    /// changing when anything is delivered.
+    /// A handle on the delayed queue `name` that never runs the transfer.
+    #[deprecated(since = "0.2.0", note = "use `delayed_queue(name, codec)?.without_transfer()`")]
     pub fn delayed_queue_without_transfer<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
     where
         C: Codec<T>,
         T: 'static,
     {
         self.check_open()?;
-        DelayedQueue::new(self.core.clone(), name, Arc::new(codec), false)
+        DelayedQueue::new(self.core.clone(), name, Arc::new(codec))
     }
 
     /// A handle on the destination list `name`, where due elements arrive; the

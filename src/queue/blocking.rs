@@ -16,8 +16,8 @@ use crate::connection::request::Request;
 use crate::connection::script::{Resend, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::queue::delayed::MAX_BATCH;
+use crate::queue::transferring::Transferring;
 use crate::queue::Core;
-use crate::transfer::Registration;
 use crate::wire::codec::{self, Codec};
 use crate::wire::keys::QueueKeys;
 
@@ -66,7 +66,7 @@ pub struct BlockingQueue<T> {
     core: Arc<Core>,
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
-    registration: Option<Arc<Registration>>,
+    transferring: Transferring,
 }
 
 impl<T> Clone for BlockingQueue<T> {
@@ -75,7 +75,7 @@ impl<T> Clone for BlockingQueue<T> {
             core: self.core.clone(),
             keys: self.keys.clone(),
             codec: self.codec.clone(),
-            registration: self.registration.clone(),
+            transferring: self.transferring.clone(),
         }
     }
 }
@@ -85,7 +85,7 @@ impl<T: 'static> std::fmt::Debug for BlockingQueue<T> {
         f.debug_struct("BlockingQueue")
             .field("name", &self.keys.destination())
             .field("codec", &self.codec.name())
-            .field("transfers", &self.registration.is_some())
+            .field("transfers", &self.transferring.is_on())
             .finish()
     }
 }
@@ -100,7 +100,7 @@ impl<T: 'static> BlockingQueue<T> {
             core,
             keys,
             codec,
-            registration: None,
+            transferring: Transferring::default(),
         }
     }
 
@@ -109,10 +109,20 @@ impl<T: 'static> BlockingQueue<T> {
     /// no producer is alive. Redisson only transfers in processes that hold an
     /// `RDelayedQueue`.
     pub fn with_transfer(mut self) -> Self {
-        if self.registration.is_none() {
-            self.registration = Some(self.core.scheduler.register(self.keys.clone()));
-        }
+        self.transferring.on(&self.core, &self.keys);
         self
+    }
+
+    /// The same queue, not running the transfer from this handle (the
+    /// default for handles from [`Client::blocking_queue`](crate::Client::blocking_queue)).
+    pub fn without_transfer(mut self) -> Self {
+        self.transferring.off();
+        self
+    }
+
+    /// Whether this handle runs the transfer.
+    pub fn transfers(&self) -> bool {
+        self.transferring.is_on()
     }
 
     /// The queue's name (the destination list's key).
@@ -270,8 +280,8 @@ impl<T: 'static> BlockingQueue<T> {
     /// Cancel safe: dropping the future (`tokio::time::timeout`, a `select!`
     /// branch that lost) loses nothing. A value the server popped for it
     /// anyway goes back to the head of the list. The same holds for
-    /// [`poll`](Self::poll), [`poll_now`](Self::poll_now) and
-    /// [`poll_from_any`](Self::poll_from_any).
+    /// [`take_timeout`](Self::take_timeout), [`try_take`](Self::try_take) and
+    /// [`take_from_any`](Self::take_from_any).
     pub async fn take(&self) -> Result<T> {
         loop {
             if let Some((key, raw)) = self.pop_from(&[self.name()], None).await? {
@@ -284,7 +294,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// Returns `None` when the time is up; if the connection was failing at
     /// that moment, returns that error instead, so "empty" and "unreachable"
     /// are told apart.
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<T>> {
         match self
             .pop_from(&[self.name()], Instant::now().checked_add(timeout))
             .await?
@@ -295,7 +305,7 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     /// Removes a value if one is ready, without waiting (Java's `poll()`).
-    pub async fn poll_now(&self) -> Result<Option<T>> {
+    pub async fn try_take(&self) -> Result<Option<T>> {
         let raw = self.lpop(self.name()).await?;
         match raw {
             Some(raw) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
@@ -306,7 +316,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// Waits up to `timeout` for a value from this queue or any of `others`,
     /// whichever has one first, and returns the name of the queue it came from
     /// (Java's `pollFromAny`). On Redis Cluster all queues must share a slot.
-    pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
+    pub async fn take_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
         match self.pop_from(&names, Instant::now().checked_add(timeout)).await? {
@@ -529,5 +539,27 @@ impl<T: 'static> BlockingQueue<T> {
     /// connection, not Redis, failed.
     fn sent_once_error(&self, operation: &'static str, error: fred::error::Error) -> Error {
         Error::from_unrepeatable(error, operation, self.name(), |e| self.command_error(e))
+    }
+}
+
+/// The names of 0.1, kept for one release: `poll` meant three things across
+/// the queue types (remove before due, wait up to a timeout, do not wait).
+impl<T: 'static> BlockingQueue<T> {
+    /// Renamed [`take_timeout`](Self::take_timeout).
+    #[deprecated(since = "0.2.0", note = "renamed `take_timeout`")]
+    pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
+        self.take_timeout(timeout).await
+    }
+
+    /// Renamed [`try_take`](Self::try_take).
+    #[deprecated(since = "0.2.0", note = "renamed `try_take`")]
+    pub async fn poll_now(&self) -> Result<Option<T>> {
+        self.try_take().await
+    }
+
+    /// Renamed [`take_from_any`](Self::take_from_any).
+    #[deprecated(since = "0.2.0", note = "renamed `take_from_any`")]
+    pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
+        self.take_from_any(timeout, others).await
     }
 }

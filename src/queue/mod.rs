@@ -15,5 +15,6 @@ mod core;
 pub(crate) mod delayed;
 pub(crate) mod reliable;
 pub(crate) mod status;
+mod transferring;
 
 pub(crate) use self::core::Core;

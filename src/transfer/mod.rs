@@ -42,7 +42,8 @@ mod step;
 mod subscriptions;
 mod task;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
 
 use fred::clients::{Pool, SubscriberClient};
 use parking_lot::Mutex;
@@ -67,18 +68,30 @@ pub(crate) struct Scheduler {
     tx: mpsc::UnboundedSender<Command>,
     task: Mutex<Option<JoinHandle<()>>>,
     pub stats: Arc<crate::transfer::stats::Stats>,
+    /// One registration per queue, shared by every handle that transfers it.
+    registrations: Arc<Registrations>,
 }
 
-/// Keeps a queue scheduled while alive; shared by every handle of the queue
-/// made from one handle (clones), and counted per registration.
+type Registrations = Mutex<HashMap<Arc<str>, Weak<Registration>>>;
+
+/// Keeps a queue scheduled while alive; one per queue per client, shared by
+/// every handle of the queue that transfers.
 pub(crate) struct Registration {
     name: Arc<str>,
     tx: mpsc::UnboundedSender<Command>,
+    registrations: Weak<Registrations>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         let _ = self.tx.send(Command::Unregister(self.name.clone()));
+        if let Some(registrations) = self.registrations.upgrade() {
+            let mut registrations = registrations.lock();
+            // Unless the queue was registered again meanwhile.
+            if registrations.get(&self.name).is_some_and(|r| r.strong_count() == 0) {
+                registrations.remove(&self.name);
+            }
+        }
     }
 }
 
@@ -91,17 +104,26 @@ impl Scheduler {
             tx,
             task: Mutex::new(Some(task)),
             stats,
+            registrations: Arc::default(),
         }
     }
 
-    /// Schedules the queue until the returned registration is dropped.
+    /// Schedules the queue until every share of the returned registration
+    /// is dropped. A queue registered already gets the same registration.
     pub fn register(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
+        let mut registrations = self.registrations.lock();
+        if let Some(live) = registrations.get(keys.destination()).and_then(Weak::upgrade) {
+            return live;
+        }
         let name: Arc<str> = Arc::from(keys.destination());
         let _ = self.tx.send(Command::Register(keys));
-        Arc::new(Registration {
-            name,
+        let registration = Arc::new(Registration {
+            name: name.clone(),
             tx: self.tx.clone(),
-        })
+            registrations: Arc::downgrade(&self.registrations),
+        });
+        registrations.insert(name, Arc::downgrade(&registration));
+        registration
     }
 
     /// Stops the task after the runs in flight end, and closes the subscriber.

@@ -28,7 +28,7 @@ async fn a_hundred_queues_over_every_master_offer_transfer_and_take() {
         // however slow the machine is.
         let queues: Vec<_> = names
             .iter()
-            .map(|n| client.delayed_queue_without_transfer(n, StringCodec).unwrap())
+            .map(|n| client.delayed_queue(n, StringCodec).unwrap().without_transfer())
             .collect();
         for (i, queue) in queues.iter().enumerate() {
             queue
@@ -67,7 +67,7 @@ async fn a_hundred_queues_over_every_master_offer_transfer_and_take() {
             .collect();
         let mut seen = HashSet::new();
         for (i, queue) in queues.iter().enumerate() {
-            let value = queue.destination().poll(Duration::from_secs(10)).await.unwrap();
+            let value = queue.destination().take_timeout(Duration::from_secs(10)).await.unwrap();
             assert_eq!(value, Some(format!("v-{i}")), "queue {}", names[i]);
             assert!(seen.insert(i));
         }

@@ -56,7 +56,7 @@ impl Load {
     pub async fn start(url: &str, queue: &str) -> Load {
         let started = Instant::now();
         let producer = Client::connect(url).await.expect("producer connects");
-        let delayed = producer.delayed_queue_without_transfer(queue, StringCodec).unwrap();
+        let delayed = producer.delayed_queue(queue, StringCodec).unwrap().without_transfer();
         let spread = 4_000 / VALUES as u64;
         delayed
             .offer_all((0..VALUES).map(|i| (format!("v-{i}"), Duration::from_millis(500 + i as u64 * spread))))
@@ -111,8 +111,9 @@ impl Load {
         // Every value seen, and nothing left to redeliver.
         let delayed = self
             .consumer
-            .delayed_queue_without_transfer(&self.queue, StringCodec)
-            .unwrap();
+            .delayed_queue(&self.queue, StringCodec)
+            .unwrap()
+            .without_transfer();
         loop {
             if self.distinct() == VALUES {
                 if let Ok(status) = delayed.status().await {

@@ -24,7 +24,7 @@ async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
             .expect("connect through the sentinels");
         // The element lives on the master the sentinels name (checked before
         // any transfer runs for the queue).
-        let unscheduled = client.delayed_queue_without_transfer("s-q", StringCodec).unwrap();
+        let unscheduled = client.delayed_queue("s-q", StringCodec).unwrap().without_transfer();
         unscheduled
             .offer(&"a".to_owned(), Duration::from_millis(300))
             .await
@@ -34,7 +34,7 @@ async fn queues_work_through_sentinels_in_the_library_and_the_cli() {
             "1"
         );
         let queue = client.delayed_queue("s-q", StringCodec).unwrap();
-        let got = queue.destination().poll(Duration::from_secs(10)).await.unwrap();
+        let got = queue.destination().take_timeout(Duration::from_secs(10)).await.unwrap();
         assert_eq!(got.as_deref(), Some("a"));
         assert_transferred(&client, 1).await;
 
@@ -125,7 +125,7 @@ async fn a_client_follows_a_failover_announced_by_sentinels_with_a_password() {
         let client = Client::connect(&sentinel.url())
             .await
             .expect("connect through the sentinels");
-        let queue = client.delayed_queue_without_transfer("s-auth", StringCodec).unwrap();
+        let queue = client.delayed_queue("s-auth", StringCodec).unwrap().without_transfer();
         let pending = |port: u16| async move {
             node_command(port, "ZCARD", vec!["redisson_delay_queue_timeout:{s-auth}".into()]).await
         };
@@ -172,8 +172,9 @@ async fn a_client_follows_a_failover_announced_by_sentinels_with_a_password() {
 async fn assert_drained(port: u16, queue: &str) {
     let direct = Client::connect(&format!("redis://127.0.0.1:{port}")).await.unwrap();
     let status = direct
-        .delayed_queue_without_transfer(queue, StringCodec)
+        .delayed_queue(queue, StringCodec)
         .unwrap()
+        .without_transfer()
         .status()
         .await
         .unwrap();

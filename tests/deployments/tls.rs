@@ -131,7 +131,7 @@ async fn queues_work_over_tls_with_a_private_ca_and_a_client_certificate() {
 
 async fn queue_one_for_the_cli(url: &str, tls: Tls) {
     let client = connect(url, Some(tls)).await.unwrap();
-    let queue = client.delayed_queue_without_transfer("tls-cli", StringCodec).unwrap();
+    let queue = client.delayed_queue("tls-cli", StringCodec).unwrap().without_transfer();
     queue.offer(&"b".to_owned(), Duration::from_secs(600)).await.unwrap();
     client.shutdown().await;
 }

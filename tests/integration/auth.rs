@@ -27,7 +27,7 @@ async fn an_acl_user_works_and_a_wrong_password_is_a_clear_error() {
         assert_eq!(
             queue
                 .destination()
-                .poll(Duration::from_secs(5))
+                .take_timeout(Duration::from_secs(5))
                 .await
                 .unwrap()
                 .as_deref(),
@@ -106,7 +106,10 @@ async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
         assert_eq!(orders.status().await.unwrap().pending, 0);
 
         // Another queue's keys are refused.
-        let other = client.delayed_queue_without_transfer("payments", StringCodec).unwrap();
+        let other = client
+            .delayed_queue("payments", StringCodec)
+            .unwrap()
+            .without_transfer();
         let error = other
             .offer(&"p-1".to_owned(), Duration::from_secs(1))
             .await

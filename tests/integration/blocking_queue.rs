@@ -80,11 +80,11 @@ async fn poll_returns_none_after_its_timeout() {
         let client = redis.client().await;
         let q = client.blocking_queue("q", StringCodec).unwrap();
         let started = Instant::now();
-        assert_eq!(q.poll(Duration::from_millis(300)).await.unwrap(), None);
+        assert_eq!(q.take_timeout(Duration::from_millis(300)).await.unwrap(), None);
         assert!(started.elapsed() >= Duration::from_millis(300));
-        assert_eq!(q.poll_now().await.unwrap(), None);
+        assert_eq!(q.try_take().await.unwrap(), None);
         q.offer(&s("now")).await.unwrap();
-        assert_eq!(q.poll_now().await.unwrap(), Some(s("now")));
+        assert_eq!(q.try_take().await.unwrap(), Some(s("now")));
     })
     .await;
 }
@@ -98,10 +98,10 @@ async fn poll_from_any_reports_which_queue_had_the_value() {
         let b = client.blocking_queue("{g}b", LongCodec).unwrap();
         b.offer(&7).await.unwrap();
         assert_eq!(
-            a.poll_from_any(Duration::from_secs(2), &[&b]).await.unwrap(),
+            a.take_from_any(Duration::from_secs(2), &[&b]).await.unwrap(),
             Some((s("{g}b"), 7))
         );
-        assert_eq!(a.poll_from_any(Duration::from_millis(200), &[&b]).await.unwrap(), None);
+        assert_eq!(a.take_from_any(Duration::from_millis(200), &[&b]).await.unwrap(), None);
     })
     .await;
 }
@@ -175,8 +175,11 @@ async fn undecodable_values_are_errors_with_their_bytes_and_stay_in_the_queue() 
                 other => panic!("expected a decode error, got {other:?}"),
             }
         }
-        assert!(matches!(q.poll(Duration::from_secs(1)).await, Err(Error::Decode(_))));
-        assert!(matches!(q.poll_now().await, Err(Error::Decode(_))));
+        assert!(matches!(
+            q.take_timeout(Duration::from_secs(1)).await,
+            Err(Error::Decode(_))
+        ));
+        assert!(matches!(q.try_take().await, Err(Error::Decode(_))));
         assert_eq!(
             raw.lrange("q").await,
             vec![Bytes::from("not-a-number"), Bytes::from("13")]
@@ -217,7 +220,7 @@ async fn stream_yields_values_as_they_arrive_and_ends_at_shutdown() {
             "the stream ends when the client shuts down"
         );
         shutdown.await.unwrap();
-        assert!(matches!(q.poll_now().await, Err(Error::Shutdown)));
+        assert!(matches!(q.try_take().await, Err(Error::Shutdown)));
         assert!(matches!(
             client.delayed_queue::<Bytes, _>("x", BytesCodec),
             Err(Error::Shutdown)
@@ -549,15 +552,19 @@ async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped() {
         assert_eq!(raw.llen("bounded").await, 50);
 
         let delayed = client
-            .delayed_queue_without_transfer("bounded-pending", StringCodec)
-            .unwrap();
+            .delayed_queue("bounded-pending", StringCodec)
+            .unwrap()
+            .without_transfer();
         delayed
             .offer_all(["a", "b", "c"].map(|v| (s(v), Duration::from_secs(600))))
             .await
             .unwrap();
-        assert!(delayed.poll_many(0).await.unwrap().is_empty());
+        assert!(delayed.remove_first_n(0).await.unwrap().is_empty());
         assert_eq!(delayed.remove_pending(0).await.unwrap(), (0, 3));
-        assert_eq!(delayed.poll_many(usize::MAX).await.unwrap(), ["a", "b", "c"].map(s));
+        assert_eq!(
+            delayed.remove_first_n(usize::MAX).await.unwrap(),
+            ["a", "b", "c"].map(s)
+        );
         assert_eq!(delayed.len().await.unwrap(), 0);
 
         let reliable = client.reliable_queue("bounded-dead", StringCodec).unwrap();
@@ -576,10 +583,10 @@ async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
         let q = client.blocking_queue("forever", StringCodec).unwrap();
         let other = client.blocking_queue("forever-other", StringCodec).unwrap();
         q.offer(&s("now")).await.unwrap();
-        assert_eq!(q.poll(Duration::MAX).await.unwrap(), Some(s("now")));
+        assert_eq!(q.take_timeout(Duration::MAX).await.unwrap(), Some(s("now")));
         other.offer(&s("there")).await.unwrap();
         assert_eq!(
-            q.poll_from_any(Duration::MAX, &[&other]).await.unwrap(),
+            q.take_from_any(Duration::MAX, &[&other]).await.unwrap(),
             Some((s("forever-other"), s("there")))
         );
     })

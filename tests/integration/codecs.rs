@@ -47,7 +47,7 @@ async fn jackson_typed_values_travel_through_a_queue() {
         q.offer(&order, Duration::from_millis(100)).await.unwrap();
         assert_eq!(q.read_all().await.unwrap(), vec![order.clone()]);
         let dest = q.destination();
-        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(order.clone()));
+        assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(order.clone()));
         // What Java's JsonJacksonCodec would read: classes, ArrayList, sorted, no nulls.
         dest.offer(&order).await.unwrap();
         assert_eq!(
@@ -80,11 +80,11 @@ async fn a_queue_written_with_kryo_is_reported_as_such_and_nothing_is_removed() 
             raw.seed("kryo", &pack(Format::Modern, payload), later + i as i64).await;
         }
         let client = redis.client().await;
-        let q = client.delayed_queue_without_transfer("kryo", LongCodec).unwrap();
+        let q = client.delayed_queue("kryo", LongCodec).unwrap().without_transfer();
         for result in [
             q.read_all().await.map(|_| ()),
             q.peek().await.map(|_| ()),
-            q.poll().await.map(|_| ()),
+            q.remove_first().await.map(|_| ()),
         ] {
             match result {
                 Err(Error::Decode(e)) => {

@@ -217,8 +217,9 @@ async fn java_to_rust(version: &str, case: &str) {
 
     // Reads of the Java-written state agree with what Java reported, exact scores kept.
     let q = client
-        .delayed_queue_without_transfer(name, PrintCodec::for_case(case))
-        .unwrap();
+        .delayed_queue(name, PrintCodec::for_case(case))
+        .unwrap()
+        .without_transfer();
     assert_eq!(q.keys().timeout(), v.keys.timeout_zset, "{ctx}");
     assert_eq!(q.keys().pending(), v.keys.delayed_list, "{ctx}");
     assert_eq!(q.keys().channel(), v.keys.channel, "{ctx}");
@@ -242,7 +243,7 @@ async fn java_to_rust(version: &str, case: &str) {
     let mut rest = v.java_read_all.clone();
     rest.remove(1);
     assert_eq!(q.read_all().await.unwrap(), rest, "{ctx}: readAll after remove");
-    assert_eq!(q.poll().await.unwrap().as_ref(), rest.first(), "{ctx}: poll");
+    assert_eq!(q.remove_first().await.unwrap().as_ref(), rest.first(), "{ctx}: poll");
     assert_eq!(raw.zcard(&v.keys.timeout_zset).await, v.zset.len() - 2, "{ctx}");
 
     // Transfer: the capture rewrote every score to 1 (due) and ran Redisson's
@@ -295,7 +296,7 @@ async fn java_to_rust(version: &str, case: &str) {
     let dest = client.blocking_queue(name, PrintCodec::for_case(case)).unwrap();
     for printed in &v.take.java_printed {
         assert_eq!(
-            &dest.poll(Duration::from_secs(5)).await.unwrap().unwrap(),
+            &dest.take_timeout(Duration::from_secs(5)).await.unwrap().unwrap(),
             printed,
             "{ctx}: take"
         );
@@ -310,8 +311,9 @@ async fn rust_to_java(version: &str, case: &str) {
     let format = format_of(version);
     let ctx = format!("{version}/{case}");
     let q = client
-        .delayed_queue_without_transfer(&v.keys.destination_queue, PrintCodec::for_case(case))
+        .delayed_queue(&v.keys.destination_queue, PrintCodec::for_case(case))
         .unwrap()
+        .without_transfer()
         .with_format(format);
     let monitor = redis.monitor().await;
 

@@ -122,11 +122,11 @@ async fn poll_and_poll_many_remove_in_offer_order_without_delivering() {
             .await
             .unwrap();
 
-        assert_eq!(q.poll().await.unwrap(), Some(1));
-        assert_eq!(q.poll_many(3).await.unwrap(), vec![2, 3, 4]);
-        assert_eq!(q.poll_many(10).await.unwrap(), vec![5]);
-        assert_eq!(q.poll().await.unwrap(), None);
-        assert_eq!(q.poll_many(0).await.unwrap(), Vec::<i64>::new());
+        assert_eq!(q.remove_first().await.unwrap(), Some(1));
+        assert_eq!(q.remove_first_n(3).await.unwrap(), vec![2, 3, 4]);
+        assert_eq!(q.remove_first_n(10).await.unwrap(), vec![5]);
+        assert_eq!(q.remove_first().await.unwrap(), None);
+        assert_eq!(q.remove_first_n(0).await.unwrap(), Vec::<i64>::new());
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         assert_eq!(raw.llen("q").await, 0, "polled values are not delivered");
     })
@@ -315,7 +315,7 @@ async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps(
         let redis = RedisServer::start().await;
         let client = redis.client().await;
         let raw = redis.raw().await;
-        let q = client.delayed_queue_without_transfer("st", StringCodec).unwrap();
+        let q = client.delayed_queue("st", StringCodec).unwrap().without_transfer();
         let empty = q.status().await.unwrap();
         assert!(!empty.exists);
         assert_eq!((empty.pending, empty.ready, empty.next_due), (0, 0, None));
@@ -365,7 +365,7 @@ async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps(
 
         raw.cmd("SET", vec!["redisson_delay_queue_timeout:{text}".into(), "x".into()])
             .await;
-        let wrong = client.delayed_queue_without_transfer("text", StringCodec).unwrap();
+        let wrong = client.delayed_queue("text", StringCodec).unwrap().without_transfer();
         assert!(matches!(wrong.status().await, Err(Error::WrongType { .. })));
     })
     .await;
@@ -381,8 +381,9 @@ async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
         let raw = redis.raw().await;
         let client = redis.client().await;
         let q = client
-            .delayed_queue_without_transfer("dropped-polls", StringCodec)
-            .unwrap();
+            .delayed_queue("dropped-polls", StringCodec)
+            .unwrap()
+            .without_transfer();
         let values: Vec<String> = (0..40).map(|i| format!("v-{i}")).collect();
         q.offer_all(
             values
@@ -397,9 +398,11 @@ async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
         let (mut received, mut dropped) = (Vec::new(), 0);
         for round in 0..30 {
             let finished = if round % 2 == 0 {
-                drop_in_flight(q.poll()).await.map(|v| v.unwrap().into_iter().collect())
+                drop_in_flight(q.remove_first())
+                    .await
+                    .map(|v| v.unwrap().into_iter().collect())
             } else {
-                drop_in_flight(q.poll_many(2)).await.map(|v| v.unwrap())
+                drop_in_flight(q.remove_first_n(2)).await.map(|v| v.unwrap())
             };
             match finished {
                 Some(values) => received.extend(values),

@@ -48,7 +48,7 @@ async fn mixed_formats_read_remove_and_poll_in_one_queue() {
         assert!(q.contains(&s("l2")).await.unwrap());
         assert!(q.contains_all([s("m1"), s("l4")]).await.unwrap());
         assert!(q.remove(&s("m3")).await.unwrap());
-        assert_eq!(q.poll().await.unwrap(), Some(s("l0")));
+        assert_eq!(q.remove_first().await.unwrap(), Some(s("l0")));
         assert_eq!(q.poll_last_and_offer_first_to("{mixed}x").await.unwrap(), Some(s("m5")));
         assert_eq!(q.read_all().await.unwrap(), ["m1", "l2", "l4"].map(s).to_vec());
         // New offers in either format join the same queue.
@@ -78,7 +78,7 @@ async fn mixed_formats_transfer_in_due_order_without_stalling() {
         let q = client.delayed_queue("mixed", StringCodec).unwrap();
         let dest = q.destination();
         for v in values {
-            assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
+            assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
         }
         assert_eq!(q.len().await.unwrap(), 0);
     })
@@ -129,8 +129,14 @@ async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing() {
             .await
             .unwrap();
         let dest = q.destination();
-        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("good-1")));
-        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("good-2")));
+        assert_eq!(
+            dest.take_timeout(Duration::from_secs(5)).await.unwrap(),
+            Some(s("good-1"))
+        );
+        assert_eq!(
+            dest.take_timeout(Duration::from_secs(5)).await.unwrap(),
+            Some(s("good-2"))
+        );
         let quarantine = raw.lrange(q.keys().quarantine()).await;
         assert_eq!(
             quarantine,
@@ -154,7 +160,7 @@ async fn poll_quarantines_a_malformed_head_and_returns_the_next_value() {
         let client = redis.client().await;
         let q = client.delayed_queue("q", StringCodec).unwrap();
         assert_eq!(q.peek().await.unwrap(), Some(s("value")));
-        assert_eq!(q.poll().await.unwrap(), Some(s("value")));
+        assert_eq!(q.remove_first().await.unwrap(), Some(s("value")));
         assert_eq!(
             raw.lrange(q.keys().quarantine()).await,
             vec![Bytes::from_static(b"garbage")]
@@ -178,8 +184,11 @@ async fn captured_redisson_elements_of_both_formats_transfer_to_their_payloads()
         let client = redis.client().await;
         let _q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = client.blocking_queue("q", StringCodec).unwrap();
-        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("hello")));
-        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("42")));
+        assert_eq!(
+            dest.take_timeout(Duration::from_secs(5)).await.unwrap(),
+            Some(s("hello"))
+        );
+        assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s("42")));
     })
     .await;
 }
@@ -273,7 +282,7 @@ async fn a_queue_mixing_captured_legacy_and_modern_elements_transfers_without_st
         let _q = client.delayed_queue("mixed", StringCodec).unwrap();
         let dest = client.blocking_queue("mixed", StringCodec).unwrap();
         for (_, value) in CAPTURED {
-            assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s(value)));
+            assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s(value)));
         }
     })
     .await;

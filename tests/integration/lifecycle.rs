@@ -56,7 +56,7 @@ async fn lifecycle_dropping_a_client_without_shutdown_closes_its_connections() {
         delayed.offer(&"b".to_owned(), Duration::from_millis(50)).await.unwrap();
         // A blocking read leaves its connection idle in the blocking pool.
         let destination = delayed.destination();
-        let first = destination.poll(Duration::from_secs(10)).await.unwrap();
+        let first = destination.take_timeout(Duration::from_secs(10)).await.unwrap();
         assert_eq!(first.as_deref(), Some("a"));
         // A reliable queue (with its reaper), and a delivery never settled.
         let reliable = client
@@ -198,7 +198,7 @@ async fn lifecycle_duration_max_settings_do_not_panic() {
         delayed.offer(&"1".to_owned(), Duration::from_millis(50)).await.unwrap();
         delayed.offer(&"2".to_owned(), Duration::from_millis(50)).await.unwrap();
         let destination = delayed.destination();
-        let polled = destination.poll(Duration::from_secs(20)).await.unwrap();
+        let polled = destination.take_timeout(Duration::from_secs(20)).await.unwrap();
         assert_eq!(polled.as_deref(), Some("1"));
         let taken = tokio::time::timeout(Duration::from_secs(20), destination.take())
             .await
@@ -206,7 +206,10 @@ async fn lifecycle_duration_max_settings_do_not_panic() {
             .unwrap();
         assert_eq!(taken, "2");
         // Nothing there: a poll with a short timeout still ends empty.
-        assert_eq!(destination.poll(Duration::from_millis(200)).await.unwrap(), None);
+        assert_eq!(
+            destination.take_timeout(Duration::from_millis(200)).await.unwrap(),
+            None
+        );
         tokio::time::timeout(Duration::from_secs(30), client.shutdown())
             .await
             .expect("shutdown ends");

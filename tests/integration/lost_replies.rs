@@ -103,14 +103,17 @@ async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
     deadline(async {
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
-        let delayed = client.delayed_queue_without_transfer("poll-lost", StringCodec).unwrap();
+        let delayed = client
+            .delayed_queue("poll-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
         for v in ["a", "b", "c", "d", "e", "f", "g"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
-        assert_eq!(delayed.poll().await.unwrap(), Some("a".to_string()));
+        assert_eq!(delayed.remove_first().await.unwrap(), Some("a".to_string()));
         settled(&raw, "poll-lost").await;
         proxy.arm(Fault::LoseReply, "{poll-lost}");
-        assert_eq!(delayed.poll_many(2).await.unwrap(), strings(&["b", "c"]));
+        assert_eq!(delayed.remove_first_n(2).await.unwrap(), strings(&["b", "c"]));
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.llen("redisson_delay_queue:{poll-lost}").await, 4);
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{poll-lost}").await, 4);
@@ -125,8 +128,9 @@ async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
         let delayed = client
-            .delayed_queue_without_transfer("remove-lost", StringCodec)
-            .unwrap();
+            .delayed_queue("remove-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
         // Equal payloads from different jobs: a resent remove would take two.
         for v in ["warm", "x", "x", "x", "y"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
@@ -152,7 +156,10 @@ async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
     deadline(async {
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
-        let delayed = client.delayed_queue_without_transfer("{plo}src", StringCodec).unwrap();
+        let delayed = client
+            .delayed_queue("{plo}src", StringCodec)
+            .unwrap()
+            .without_transfer();
         for v in ["a", "b", "c", "d"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
@@ -220,8 +227,9 @@ async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_
 
         // The pending list: poll_many removes, fails to decode, restores with scores.
         let delayed = client
-            .delayed_queue_without_transfer("restore-lost", StringCodec)
-            .unwrap();
+            .delayed_queue("restore-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
         delayed.offer(&"1".to_string(), Duration::from_secs(600)).await.unwrap();
         delayed
             .offer(&"poison-ä".to_string(), Duration::from_secs(600))
@@ -229,10 +237,11 @@ async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_
             .unwrap();
         let scores_before = raw.zrange("redisson_delay_queue_timeout:{restore-lost}").await;
         let longs = client
-            .delayed_queue_without_transfer("restore-lost", LongCodec)
-            .unwrap();
+            .delayed_queue("restore-lost", LongCodec)
+            .unwrap()
+            .without_transfer();
         proxy.arm(Fault::LoseReply, "poison-ä");
-        let error = longs.poll_many(2).await.unwrap_err();
+        let error = longs.remove_first_n(2).await.unwrap_err();
         assert!(
             matches!(error, delayq::Error::Decode(ref e) if e.restored()),
             "{error:?}"
@@ -275,16 +284,17 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
         .await;
         // And a poll_many the same way, scores included.
         let delayed = client
-            .delayed_queue_without_transfer("for-good-poll", StringCodec)
-            .unwrap();
+            .delayed_queue("for-good-poll", StringCodec)
+            .unwrap()
+            .without_transfer();
         for v in ["w", "a", "b"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
-        assert_eq!(delayed.poll().await.unwrap(), Some("w".to_string()));
+        assert_eq!(delayed.remove_first().await.unwrap(), Some("w".to_string()));
         let scores_before = raw.zrange("redisson_delay_queue_timeout:{for-good-poll}").await;
         settled(&raw, "for-good-poll").await;
         proxy.arm(Fault::LoseReply, "{for-good-poll}");
-        assert!(delayed.poll_many(5).await.unwrap_err().is_transient());
+        assert!(delayed.remove_first_n(5).await.unwrap_err().is_transient());
         eventually(Duration::from_secs(20), "polled values back", || async {
             raw.zrange("redisson_delay_queue_timeout:{for-good-poll}").await == scores_before
                 && raw.llen("redisson_delay_queue:{for-good-poll}").await == 2
@@ -302,8 +312,9 @@ async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
         let (redis, proxy, client) = setup().await;
         let raw = redis.raw().await;
         let delayed = client
-            .delayed_queue_without_transfer("offer-lost", StringCodec)
-            .unwrap();
+            .delayed_queue("offer-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
         delayed
             .offer(&"warm".to_string(), Duration::from_secs(600))
             .await
@@ -342,12 +353,15 @@ async fn values_put_back_after_their_due_time_are_published_and_delivered() {
         let transferring = redis.client_builder().resync_interval(None).build().await.unwrap();
         let _handle = transferring.delayed_queue("late-back", StringCodec).unwrap();
         let poller = without_resends(&proxy).await;
-        let polling = poller.delayed_queue_without_transfer("late-back", StringCodec).unwrap();
+        let polling = poller
+            .delayed_queue("late-back", StringCodec)
+            .unwrap()
+            .without_transfer();
         polling
             .offer(&"warm".to_string(), Duration::from_secs(600))
             .await
             .unwrap();
-        assert_eq!(polling.poll().await.unwrap(), Some("warm".to_string()));
+        assert_eq!(polling.remove_first().await.unwrap(), Some("warm".to_string()));
         let raw = redis.raw().await;
         settled(&raw, "late-back").await;
 
@@ -359,7 +373,7 @@ async fn values_put_back_after_their_due_time_are_published_and_delivered() {
         // in the request while its due time passes and the transferring
         // client's timer fires on an empty queue.
         proxy.arm(Fault::LoseReplyThenOutage, "{late-back}");
-        assert!(polling.poll().await.is_err());
+        assert!(polling.remove_first().await.is_err());
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
         tokio::time::sleep(Duration::from_millis(1_500)).await;
         assert_eq!(raw.llen("late-back").await, 0);
@@ -433,8 +447,9 @@ async fn removals_lost_for_good_say_the_outcome_is_unknown_or_give_back() {
         let client = without_resends(&proxy).await;
         let raw = redis.raw().await;
         let delayed = client
-            .delayed_queue_without_transfer("gone-for-good", StringCodec)
-            .unwrap();
+            .delayed_queue("gone-for-good", StringCodec)
+            .unwrap()
+            .without_transfer();
         for v in ["warm", "x", "x", "y"] {
             delayed.offer(&v.to_string(), Duration::from_secs(600)).await.unwrap();
         }
@@ -493,10 +508,11 @@ async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
         assert_eq!(raw.llen("restored-late").await, 0);
         let client = redis.client().await;
         let longs = client
-            .delayed_queue_without_transfer("restored-late", LongCodec)
-            .unwrap();
+            .delayed_queue("restored-late", LongCodec)
+            .unwrap()
+            .without_transfer();
         // The poll cannot decode it and restores it: the restore publishes.
-        let error = longs.poll().await.unwrap_err();
+        let error = longs.remove_first().await.unwrap_err();
         assert!(
             matches!(error, delayq::Error::Decode(ref e) if e.restored()),
             "{error:?}"
@@ -532,13 +548,14 @@ async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
         assert_eq!(raw.llen("large").await, 0);
 
         let delayed = client
-            .delayed_queue_without_transfer("large-pending", StringCodec)
-            .unwrap();
+            .delayed_queue("large-pending", StringCodec)
+            .unwrap()
+            .without_transfer();
         delayed
             .offer_all(values.iter().map(|v| (v.clone(), Duration::from_secs(600))))
             .await
             .unwrap();
-        let polled = delayed.poll_many(10_000).await.unwrap();
+        let polled = delayed.remove_first_n(10_000).await.unwrap();
         assert!(polled.len() > 50 && polled.len() < 120, "{}", polled.len());
         let (removed, left) = delayed.remove_pending(10_000).await.unwrap();
         assert!(removed > 50 && removed < 120, "{removed}");

@@ -13,6 +13,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod handles;
 mod lifecycle;
 mod lost_replies;
 mod metrics;

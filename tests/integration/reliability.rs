@@ -175,7 +175,7 @@ async fn an_unacked_delivery_returns_after_its_visibility_timeout_and_a_late_ack
             tokio::time::sleep(Duration::from_millis(600)).await;
             assert!(long.extend(Duration::from_secs(1)).await.unwrap());
         }
-        assert!(q.poll(Duration::from_millis(100)).await.unwrap().is_none());
+        assert!(q.take_timeout(Duration::from_millis(100)).await.unwrap().is_none());
         assert!(long.ack().await.unwrap());
     })
     .await;
@@ -199,7 +199,7 @@ async fn a_value_delivered_too_often_goes_to_the_dead_letter_list() {
             drop(d);
         }
         // The fourth delivery goes to the dead-letter list instead of a consumer.
-        assert!(q.poll(Duration::from_millis(500)).await.unwrap().is_none());
+        assert!(q.take_timeout(Duration::from_millis(500)).await.unwrap().is_none());
         assert_eq!(q.dead_letters().await.unwrap(), vec![s("poison")]);
         assert_eq!(q.dead_letter_len().await.unwrap(), 1);
         assert_eq!(client.stats().dead_lettered, 1);
@@ -226,7 +226,7 @@ async fn a_value_moved_but_never_claimed_returns_after_the_grace_period() {
         // staging list with no delivery claiming it.
         let _: i64 = raw.client.rpush(q.keys().staging(), "orphan").await.unwrap();
         let got = q
-            .poll(Duration::from_secs(5))
+            .take_timeout(Duration::from_secs(5))
             .await
             .unwrap()
             .expect("the orphan comes back");
@@ -254,7 +254,7 @@ async fn a_reliable_value_that_does_not_decode_is_given_back_and_dead_lettered_i
                 other => panic!("expected a decode error, got {other:?}"),
             }
         }
-        assert!(q.poll(Duration::from_millis(200)).await.unwrap().is_none());
+        assert!(q.take_timeout(Duration::from_millis(200)).await.unwrap().is_none());
         assert_eq!(
             raw.lrange(q.keys().dead_letter()).await,
             vec![Bytes::from("not a number")]
@@ -392,7 +392,7 @@ async fn plain_take_under_connection_cuts_is_at_most_once() {
             .map(|_| {
                 let (q, received) = (producer.clone(), received.clone());
                 tokio::spawn(async move {
-                    while let Ok(Some(v)) = q.poll(Duration::from_secs(2)).await {
+                    while let Ok(Some(v)) = q.take_timeout(Duration::from_secs(2)).await {
                         *received.lock().entry(v).or_default() += 1;
                     }
                 })
@@ -427,7 +427,7 @@ async fn four_transferring_processes_deliver_each_of_ten_thousand_elements_once(
         let raw = redis.raw().await;
         let client = redis.client().await;
         const N: i64 = 10_000;
-        let q = client.delayed_queue_without_transfer("shared", LongCodec).unwrap();
+        let q = client.delayed_queue("shared", LongCodec).unwrap().without_transfer();
         let items: Vec<(i64, Duration)> = (0..N)
             .map(|i| (i, Duration::from_millis(1_000 + fastrand::u64(0..2500))))
             .collect();
@@ -490,7 +490,7 @@ fn faketime() -> &'static str {
 /// clock is 4 s fast; returns how long after the offer it arrived.
 async fn arrival_with_skewed_transfer(redis: &RedisServer, queue: &str, clock: &str) -> Duration {
     let client = redis.client().await;
-    let q = client.delayed_queue_without_transfer(queue, StringCodec).unwrap();
+    let q = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
     let offered = Instant::now();
     q.offer(&s("x"), Duration::from_secs(3)).await.unwrap();
     let mut transfer = tokio::process::Command::new(faketime())
@@ -510,7 +510,7 @@ async fn arrival_with_skewed_transfer(redis: &RedisServer, queue: &str, clock: &
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let got = q.destination().poll(Duration::from_secs(15)).await.unwrap();
+    let got = q.destination().take_timeout(Duration::from_secs(15)).await.unwrap();
     let arrived = offered.elapsed();
     assert_eq!(got, Some(s("x")));
     transfer.wait().await.unwrap();
@@ -570,7 +570,7 @@ async fn shutdown_lets_handlers_finish_gives_back_the_rest_and_another_client_ca
         let second = redis.client().await;
         let q2 = second.reliable_queue("jobs", LongCodec).unwrap();
         let mut seen = Vec::new();
-        while let Some(d) = q2.poll(Duration::from_millis(500)).await.unwrap() {
+        while let Some(d) = q2.take_timeout(Duration::from_millis(500)).await.unwrap() {
             seen.push(*d.value());
             assert!(d.ack().await.unwrap());
         }

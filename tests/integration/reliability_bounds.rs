@@ -156,7 +156,7 @@ async fn stray_copies_return_in_bounded_batches_and_claims_still_find_theirs() {
         let mut seen = std::collections::HashSet::new();
         while seen.len() < 5_000 {
             let d = q
-                .poll(Duration::from_secs(10))
+                .take_timeout(Duration::from_secs(10))
                 .await
                 .unwrap()
                 .expect("the strays come back");
@@ -313,7 +313,7 @@ async fn extend_by_duration_max_keeps_the_delivery() {
         tokio::time::sleep(Duration::from_millis(600)).await;
         q.reap_now().await.unwrap();
         assert_eq!(q.in_flight().await.unwrap(), 2, "neither went back");
-        assert!(q.poll(Duration::from_millis(100)).await.unwrap().is_none());
+        assert!(q.take_timeout(Duration::from_millis(100)).await.unwrap().is_none());
         assert!(e.nack(Duration::MAX).await.unwrap(), "a huge nack delay saturates too");
         assert!(d.ack().await.unwrap());
     })
@@ -487,7 +487,11 @@ async fn a_new_equal_job_does_not_inherit_the_count_of_one_waiting_out_its_retry
         // Job B, another "x", offered meanwhile: its first delivery is 1 (it
         // used to take A's count and go straight to the dead-letter list).
         let _: i64 = raw.client.rpush("equal-jobs", "x").await.unwrap();
-        let b = q.poll(Duration::from_secs(10)).await.unwrap().expect("B delivered");
+        let b = q
+            .take_timeout(Duration::from_secs(10))
+            .await
+            .unwrap()
+            .expect("B delivered");
         assert_eq!(b.delivery_count(), 1);
         assert!(b.ack().await.unwrap());
         assert_eq!(q.dead_letter_len().await.unwrap(), 0);

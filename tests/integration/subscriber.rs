@@ -134,12 +134,13 @@ async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_del
         // Another process offers; its wake-up is published into the black hole.
         let producer = redis.client().await;
         let offers = producer
-            .delayed_queue_without_transfer::<String, _>("q", StringCodec)
-            .unwrap();
+            .delayed_queue::<String, _>("q", StringCodec)
+            .unwrap()
+            .without_transfer();
         offers.offer(&s("after"), Duration::from_millis(200)).await.unwrap();
         let started = std::time::Instant::now();
         assert_eq!(
-            q.destination().poll(Duration::from_secs(15)).await.unwrap(),
+            q.destination().take_timeout(Duration::from_secs(15)).await.unwrap(),
             Some(s("after")),
             "delivered well before any 60 s resync"
         );

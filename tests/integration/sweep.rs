@@ -68,7 +68,7 @@ async fn three_clients_sweep(total: usize, size: usize) {
     let raw = redis.raw().await;
     let producer = redis.client().await;
     let name = format!("deep{size}");
-    let q = producer.delayed_queue_without_transfer(&name, StringCodec).unwrap();
+    let q = producer.delayed_queue(&name, StringCodec).unwrap().without_transfer();
     let keys = q.keys().clone();
     let started = now_ms();
     let class = |i: usize| i % 5;
@@ -221,7 +221,7 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let producer = redis.client().await;
-        let q = producer.delayed_queue_without_transfer("big", StringCodec).unwrap();
+        let q = producer.delayed_queue("big", StringCodec).unwrap().without_transfer();
         let items: Vec<(String, Duration)> = (0..30_000)
             .map(|i| {
                 let delay = if i % 10 == 0 {

@@ -29,14 +29,14 @@ async fn an_element_is_not_takeable_before_its_due_time_and_is_soon_after() {
         // Before the due time nothing is there, however often we look.
         while offered.elapsed() < delay - Duration::from_millis(150) {
             assert_eq!(
-                dest.poll_now().await.unwrap(),
+                dest.try_take().await.unwrap(),
                 None,
                 "arrived early at {:?}",
                 offered.elapsed()
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let got = dest.poll(Duration::from_secs(10)).await.unwrap();
+        let got = dest.take_timeout(Duration::from_secs(10)).await.unwrap();
         let arrived = offered.elapsed();
         assert_eq!(got, Some(s("x")));
         assert!(
@@ -62,7 +62,12 @@ async fn elements_come_out_in_due_time_order() {
         let dest = q.destination();
         let mut got = Vec::new();
         while got.len() < delays_ms.len() {
-            got.push(dest.poll(Duration::from_secs(10)).await.unwrap().expect("all arrive"));
+            got.push(
+                dest.take_timeout(Duration::from_secs(10))
+                    .await
+                    .unwrap()
+                    .expect("all arrive"),
+            );
         }
         let mut sorted: Vec<i64> = delays_ms.iter().map(|&d| d as i64).collect();
         sorted.sort();
@@ -93,7 +98,7 @@ async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once() {
                 let dest = consumer.blocking_queue(&format!("q{i}"), LongCodec).unwrap();
                 let seen = seen.clone();
                 workers.push(tokio::spawn(async move {
-                    while let Some(v) = dest.poll(Duration::from_secs(3)).await.unwrap() {
+                    while let Some(v) = dest.take_timeout(Duration::from_secs(3)).await.unwrap() {
                         *seen.lock().entry(v).or_default() += 1;
                     }
                 }));
@@ -133,10 +138,16 @@ async fn a_consumer_only_process_moves_due_elements_when_it_opts_in() {
         let consumer = redis.client().await;
         // Without opting in, nobody transfers.
         let plain = consumer.blocking_queue("jobs", StringCodec).unwrap();
-        assert_eq!(plain.poll(Duration::from_millis(900)).await.unwrap(), None);
+        assert_eq!(plain.take_timeout(Duration::from_millis(900)).await.unwrap(), None);
         let transferring = consumer.blocking_queue("jobs", StringCodec).unwrap().with_transfer();
-        assert_eq!(transferring.poll(Duration::from_secs(5)).await.unwrap(), Some(s("a")));
-        assert_eq!(transferring.poll(Duration::from_secs(5)).await.unwrap(), Some(s("b")));
+        assert_eq!(
+            transferring.take_timeout(Duration::from_secs(5)).await.unwrap(),
+            Some(s("a"))
+        );
+        assert_eq!(
+            transferring.take_timeout(Duration::from_secs(5)).await.unwrap(),
+            Some(s("b"))
+        );
     })
     .await;
 }
@@ -155,7 +166,7 @@ async fn elements_already_due_when_the_queue_is_registered_move_at_once() {
         let _q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = client.blocking_queue("q", StringCodec).unwrap();
         for v in ["x", "y", "z"] {
-            assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
+            assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
         }
     })
     .await;
@@ -176,7 +187,7 @@ async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
         raw.seed("q", &pack(Format::Modern, b"late"), due).await;
         let _: i64 = raw.client.publish(q.keys().channel(), due.to_string()).await.unwrap();
         assert_eq!(
-            q.destination().poll(Duration::from_secs(5)).await.unwrap(),
+            q.destination().take_timeout(Duration::from_secs(5)).await.unwrap(),
             Some(s("late"))
         );
     })
@@ -223,7 +234,7 @@ async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
         raw.seed("q", &pack(Format::Modern, b"quiet"), now_ms() - 1).await;
         assert!(raw.kill_clients("pubsub").await >= 1);
         assert_eq!(
-            q.destination().poll(Duration::from_secs(10)).await.unwrap(),
+            q.destination().take_timeout(Duration::from_secs(10)).await.unwrap(),
             Some(s("quiet"))
         );
         eventually(Duration::from_secs(20), "subscribed again", || async {
@@ -256,7 +267,7 @@ async fn a_failing_transfer_is_retried_with_backoff_until_it_succeeds() {
         assert_eq!(q.len().await.unwrap(), 1, "a failed run loses nothing");
         let _: i64 = raw.client.del("q").await.unwrap();
         assert_eq!(
-            q.destination().poll(Duration::from_secs(5)).await.unwrap(),
+            q.destination().take_timeout(Duration::from_secs(5)).await.unwrap(),
             Some(s("v"))
         );
     })
@@ -327,7 +338,7 @@ async fn lost_pubsub_messages_make_every_queue_transfer() {
                 let _: () = pipeline.publish(other.keys().channel(), far.as_str()).await.unwrap();
             }
             let _: Vec<i64> = pipeline.all().await.unwrap();
-            if let Some(v) = dest.poll(Duration::from_millis(100)).await.unwrap() {
+            if let Some(v) = dest.take_timeout(Duration::from_millis(100)).await.unwrap() {
                 arrived = Some(v);
                 break;
             }
@@ -379,7 +390,10 @@ async fn after_redis_restarts_offers_and_transfers_resume() {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = q.destination();
         q.offer(&s("before"), Duration::ZERO).await.unwrap();
-        assert_eq!(dest.poll(Duration::from_secs(5)).await.unwrap(), Some(s("before")));
+        assert_eq!(
+            dest.take_timeout(Duration::from_secs(5)).await.unwrap(),
+            Some(s("before"))
+        );
         redis.restart().await;
         let raw = redis.raw().await;
         // The same client reconnects and subscribes again by itself.
@@ -391,7 +405,10 @@ async fn after_redis_restarts_offers_and_transfers_resume() {
             q.offer(&s("after"), Duration::from_millis(200)).await.is_ok()
         })
         .await;
-        assert_eq!(dest.poll(Duration::from_secs(10)).await.unwrap(), Some(s("after")));
+        assert_eq!(
+            dest.take_timeout(Duration::from_secs(10)).await.unwrap(),
+            Some(s("after"))
+        );
     })
     .await;
 }
@@ -411,7 +428,7 @@ async fn a_head_due_years_from_now_does_not_upset_the_scheduler() {
         assert!(report.next_due.unwrap() > std::time::SystemTime::now() + Duration::from_secs(9 * 365 * 24 * 3600));
         q.offer(&s("near"), Duration::from_millis(100)).await.unwrap();
         assert_eq!(
-            q.destination().poll(Duration::from_secs(5)).await.unwrap(),
+            q.destination().take_timeout(Duration::from_secs(5)).await.unwrap(),
             Some(s("near"))
         );
         assert_eq!(q.read_all().await.unwrap(), vec![s("far")]);
@@ -427,7 +444,7 @@ async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently()
         // 30,000 pending in offer order; every tenth is already due, the rest
         // due in an hour: the due ones are spread through the whole list.
         let producer = redis.client().await;
-        let q = producer.delayed_queue_without_transfer("big", LongCodec).unwrap();
+        let q = producer.delayed_queue("big", LongCodec).unwrap().without_transfer();
         let items: Vec<(i64, Duration)> = (0..30_000i64)
             .map(|i| (i, if i % 10 == 0 { Duration::ZERO } else { Duration::from_secs(3600) }))
             .collect();
@@ -496,7 +513,7 @@ async fn one_transfer_run_moves_about_a_mebibyte_of_large_payloads() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        let q = client.delayed_queue_without_transfer("big-due", StringCodec).unwrap();
+        let q = client.delayed_queue("big-due", StringCodec).unwrap().without_transfer();
         let big = "p".repeat(10 * 1024);
         let values: Vec<String> = (0..300).map(|i| format!("{i:03}{big}")).collect();
         q.offer_all(values.iter().map(|v| (v.clone(), Duration::from_millis(20))))

@@ -15,7 +15,9 @@ use crate::text_codec::TextCodec;
 pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // Read-only: the status script (which types-checks the keys) counts them.
-    let queue = client.delayed_queue_without_transfer(&args.queue, TextCodec::new(CodecKind::Bytes))?;
+    let queue = client
+        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
+        .without_transfer();
     let total = queue.status().await?.dead_letters;
     let raw: Vec<Bytes> = if args.limit == 0 {
         Vec::new()

@@ -24,7 +24,9 @@ struct Row {
 pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let codec = TextCodec::new(args.codec);
-    let queue = client.delayed_queue_without_transfer(&args.queue, TextCodec::new(args.codec))?;
+    let queue = client
+        .delayed_queue(&args.queue, TextCodec::new(args.codec))?
+        .without_transfer();
     let status = queue.status().await?;
     let rows = pending(&client, queue.keys().timeout(), args.limit, &codec).await?;
     client.shutdown().await;

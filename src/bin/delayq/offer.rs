@@ -10,7 +10,8 @@ pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // Offering needs no transfer from this short-lived process.
     let queue = client
-        .delayed_queue_without_transfer(&args.queue, codec)?
+        .delayed_queue(&args.queue, codec)?
+        .without_transfer()
         .with_format(args.format);
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;

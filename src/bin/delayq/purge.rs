@@ -10,7 +10,9 @@ use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let queue = client.delayed_queue_without_transfer(&args.queue, TextCodec::new(CodecKind::Bytes))?;
+    let queue = client
+        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
+        .without_transfer();
     let status = queue.status().await?;
     let ready = if args.ready { status.ready } else { 0 };
     if !args.yes {

@@ -17,7 +17,11 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
     let queues = args
         .queues
         .iter()
-        .map(|name| client.delayed_queue_without_transfer(name, TextCodec::new(CodecKind::Bytes)))
+        .map(|name| {
+            Ok(client
+                .delayed_queue(name, TextCodec::new(CodecKind::Bytes))?
+                .without_transfer())
+        })
         .collect::<delayq::Result<Vec<_>>>()?;
     let redraw = args.watch && args.format == OutputFormat::Table && std::io::stdout().is_terminal();
     let mut tick = tokio::time::interval(args.interval);

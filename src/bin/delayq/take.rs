@@ -19,7 +19,11 @@ pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
     let mut failure = None;
     while taken < args.count {
         let next = match deadline {
-            Some(deadline) => queue.poll(deadline.saturating_duration_since(Instant::now())).await,
+            Some(deadline) => {
+                queue
+                    .take_timeout(deadline.saturating_duration_since(Instant::now()))
+                    .await
+            }
             None => queue.take().await.map(Some),
         };
         match next {

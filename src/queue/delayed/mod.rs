@@ -9,8 +9,8 @@ use fred::types::{Key, Value};
 use crate::connection::request::{self, Request};
 use crate::connection::script::{Resend, Script};
 use crate::error::{Error, Result};
+use crate::queue::transferring::Transferring;
 use crate::queue::Core;
-use crate::transfer::Registration;
 use crate::wire::codec::{self, Codec};
 use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
@@ -23,7 +23,7 @@ mod remove;
 
 pub use maintenance::{MigrationReport, TransferReport};
 
-/// Most values one `poll_many`, `remove_pending` or `drain` call removes: one
+/// Most values one `remove_first_n`, `remove_pending` or `drain` call removes: one
 /// script run, whose cost must stay bounded (Redis is shared). The scripts
 /// also stop near 1 MiB of payload (`DELAYQ_BATCH_BYTES` in
 /// `lua/lib/element.lua`).
@@ -51,7 +51,7 @@ pub(crate) const MAX_BATCH: usize = 10_000;
 /// - An offer is sent with a single attempt: if the connection fails while it
 ///   is in flight the call fails and the value may or may not be queued, but
 ///   it is never queued twice. Operations that remove values (`poll`,
-///   `poll_many`, `remove`, ...) may be resent safely: a resend returns the
+///   `remove_first_n`, `remove`, ...) may be resent safely: a resend returns the
 ///   first run's reply, and if the reply is lost for good the call fails and
 ///   what it removed goes back.
 /// - Elements that no format can unpack are moved to a quarantine list
@@ -59,9 +59,9 @@ pub(crate) const MAX_BATCH: usize = 10_000;
 ///   never stall the queue; read-only operations skip them and log a warning.
 ///
 /// While any handle of a queue is alive, the [`Client`] it came from runs the
-/// transfer for it; drop every handle to stop. A handle made with
-/// [`Client::delayed_queue_without_transfer`] never transfers (for tools that
-/// only look).
+/// transfer for it; drop every handle to stop. A handle turned
+/// [`without_transfer`](Self::without_transfer) never transfers (for tools
+/// that only look).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -82,7 +82,7 @@ pub struct DelayedQueue<T> {
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     format: Format,
-    _registration: Option<Arc<Registration>>,
+    transferring: Transferring,
 }
 
 impl<T> Clone for DelayedQueue<T> {
@@ -92,7 +92,7 @@ impl<T> Clone for DelayedQueue<T> {
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             format: self.format,
-            _registration: self._registration.clone(),
+            transferring: self.transferring.clone(),
         }
     }
 }
@@ -108,16 +108,43 @@ impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
 }
 
 impl<T: 'static> DelayedQueue<T> {
-    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>, transfer: bool) -> Result<Self> {
-        let keys = Arc::new(QueueKeys::new(name)?);
-        let registration = transfer.then(|| core.scheduler.register(keys.clone()));
+    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
         Ok(DelayedQueue {
             core,
-            keys,
+            keys: Arc::new(QueueKeys::new(name)?),
             codec,
             format: Format::default(),
-            _registration: registration,
+            transferring: Transferring::default(),
         })
+    }
+
+    /// The same queue, running the transfer while this handle (or a clone)
+    /// lives; handles from [`Client::delayed_queue`] start with it on.
+    pub fn with_transfer(mut self) -> Self {
+        self.transferring.on(&self.core, &self.keys);
+        self
+    }
+
+    /// The same queue, not running the transfer from this handle: every
+    /// operation works, but due elements move only when another handle or
+    /// process transfers them. For tools that look at a queue without
+    /// changing when anything is delivered.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let queue = client.delayed_queue("orders", delayq::StringCodec)?.without_transfer();
+    /// assert!(!queue.transfers());
+    /// println!("{} pending", queue.len().await?);
+    /// # Ok(()) }
+    /// ```
+    pub fn without_transfer(mut self) -> Self {
+        self.transferring.off();
+        self
+    }
+
+    /// Whether this handle runs the transfer.
+    pub fn transfers(&self) -> bool {
+        self.transferring.is_on()
     }
 
     /// The same queue, writing new elements in `format` (default [`Format::Modern`]).

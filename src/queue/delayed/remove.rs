@@ -65,17 +65,17 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Removes and returns the first pending value in offer order, before it
     /// is due; it will not be delivered (Java's `poll()`).
-    pub async fn poll(&self) -> Result<Option<T>> {
-        Ok(self.poll_many(1).await?.pop())
+    pub async fn remove_first(&self) -> Result<Option<T>> {
+        Ok(self.remove_first_n(1).await?.pop())
     }
 
     /// Removes and returns up to `limit` pending values in offer order (Java's
     /// `poll(limit)`). If one cannot be decoded, all of them go back where
     /// they were, scores included, and the error holds their raw bytes.
     ///
-    /// Cancel safe (and so is [`poll`](Self::poll)): values removed for a
+    /// Cancel safe (and so is [`remove_first`](Self::remove_first)): values removed for a
     /// call dropped before it returns go back where they were, scores included.
-    pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
+    pub async fn remove_first_n(&self, limit: usize) -> Result<Vec<T>> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -219,6 +219,21 @@ impl<T: 'static> DelayedQueue<T> {
             .map_err(|e| self.script_error(script, e))?;
         let [removed, left] = reply::tuple::<2>(value)?;
         Ok((reply::int(&removed)? as u64, reply::int(&left)? as u64))
+    }
+}
+
+/// The names of 0.1, kept for one release.
+impl<T: 'static> DelayedQueue<T> {
+    /// Renamed [`remove_first`](Self::remove_first).
+    #[deprecated(since = "0.2.0", note = "renamed `remove_first`")]
+    pub async fn poll(&self) -> Result<Option<T>> {
+        self.remove_first().await
+    }
+
+    /// Renamed [`remove_first_n`](Self::remove_first_n).
+    #[deprecated(since = "0.2.0", note = "renamed `remove_first_n`")]
+    pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
+        self.remove_first_n(limit).await
     }
 }
 

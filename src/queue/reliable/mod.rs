@@ -20,8 +20,8 @@ use fred::interfaces::{ListInterface, SortedSetsInterface};
 
 use crate::error::{Error, Result};
 use crate::queue::reliable::reapers::ReaperLease;
+use crate::queue::transferring::Transferring;
 use crate::queue::Core;
-use crate::transfer::Registration;
 use crate::wire::codec::Codec;
 use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
@@ -109,7 +109,7 @@ pub struct ReliableQueue<T> {
     settings: Settings,
     reaper: Arc<ReaperLease>,
     tracker: Option<Arc<Background>>,
-    transfer: Option<Arc<Registration>>,
+    transferring: Transferring,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -136,7 +136,7 @@ impl<T> Clone for ReliableQueue<T> {
             settings: self.settings,
             reaper: self.reaper.clone(),
             tracker: self.tracker.clone(),
-            transfer: self.transfer.clone(),
+            transferring: self.transferring.clone(),
         }
     }
 }
@@ -173,7 +173,7 @@ impl<T: 'static> ReliableQueue<T> {
             settings,
             reaper,
             tracker: None,
-            transfer: None,
+            transferring: Transferring::default(),
         })
     }
 
@@ -226,10 +226,20 @@ impl<T: 'static> ReliableQueue<T> {
     /// The same queue, also running the transfer for its delayed queue while
     /// this handle lives (see [`BlockingQueue::with_transfer`](crate::BlockingQueue::with_transfer)).
     pub fn with_transfer(mut self) -> Self {
-        if self.transfer.is_none() {
-            self.transfer = Some(self.core.scheduler.register(self.keys.clone()));
-        }
+        self.transferring.on(&self.core, &self.keys);
         self
+    }
+
+    /// The same queue, not running the transfer from this handle (the
+    /// default for handles from [`Client::reliable_queue`](crate::Client::reliable_queue)).
+    pub fn without_transfer(mut self) -> Self {
+        self.transferring.off();
+        self
+    }
+
+    /// Whether this handle runs the transfer.
+    pub fn transfers(&self) -> bool {
+        self.transferring.is_on()
     }
 
     /// The same queue, asking transfers to record when each value was due

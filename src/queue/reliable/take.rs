@@ -5,6 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use fred::types::Value;
+use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
 use crate::connection::reply;
@@ -19,6 +20,10 @@ use super::ReliableQueue;
 /// How far from the staging list's tail a claim looks for its value.
 const CLAIM_SCAN: i64 = 1000;
 
+/// Pause of a stream after a value it could not decode (given back to the
+/// queue, where it counts towards the dead-letter limit), so that it does not spin.
+const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
+
 impl<T: 'static> ReliableQueue<T> {
     /// Waits for a value and delivers it. Keeps waiting across reconnects;
     /// fails on [`Error::Shutdown`] or bad data. A value that cannot be
@@ -28,7 +33,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Cancel safe: a value moved for a take dropped before it returns goes
     /// back to the head of the list at once, or, if the take was dropped
     /// while claiming it, after the visibility timeout. The same holds for
-    /// [`poll`](Self::poll).
+    /// [`take_timeout`](Self::take_timeout).
     pub async fn take(&self) -> Result<Delivery<T>> {
         loop {
             if let Some(delivery) = self.next(None).await? {
@@ -37,9 +42,47 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
+    /// The deliveries as they come: an endless stream of [`take`](Self::take)s,
+    /// beside [`BlockingQueue::stream`](crate::BlockingQueue::stream), that
+    /// ends after the client shuts down. Each item must be acked (or nacked)
+    /// like any delivery. A value that cannot be decoded is yielded as an
+    /// error after it went back to the queue; the stream then waits a second
+    /// before reading on.
+    ///
+    /// ```no_run
+    /// use futures_util::StreamExt;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.reliable_queue("orders", delayq::StringCodec)?;
+    /// let mut deliveries = std::pin::pin!(orders.stream());
+    /// while let Some(delivery) = deliveries.next().await {
+    ///     let delivery = delivery?;
+    ///     println!("{}", delivery.value());
+    ///     delivery.ack().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream(&self) -> impl Stream<Item = Result<Delivery<T>>> + Send + 'static
+    where
+        T: Send,
+    {
+        stream::unfold((self.clone(), false), |(queue, backoff)| async move {
+            if backoff {
+                tokio::select! {
+                    _ = tokio::time::sleep(DECODE_ERROR_PAUSE) => {}
+                    _ = queue.core.connections.shutdown.cancelled() => return None,
+                }
+            }
+            match queue.take().await {
+                Err(Error::Shutdown) => None,
+                Err(error @ Error::Decode(_)) => Some((Err(error), (queue, true))),
+                item => Some((item, (queue, false))),
+            }
+        })
+    }
+
     /// Waits up to `timeout` for a value to deliver (a timeout too long for
     /// the clock waits like [`take`](Self::take)).
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
         let Some(deadline) = Instant::now().checked_add(timeout) else {
             return self.take().await.map(Some);
         };
@@ -156,5 +199,13 @@ impl<T: 'static> ReliableQueue<T> {
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
+    }
+}
+
+impl<T: 'static> ReliableQueue<T> {
+    /// Renamed [`take_timeout`](Self::take_timeout).
+    #[deprecated(since = "0.2.0", note = "renamed `take_timeout`")]
+    pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
+        self.take_timeout(timeout).await
     }
 }
