@@ -1,7 +1,7 @@
--- delayq shared Lua: prepended to every script of this crate (see src/script.rs).
+-- delayq shared Lua: prepended to every script of this crate (see src/connection/script.rs).
 --
 -- Redisson packs each pending value before storing it in the timeout set and
--- the pending list. Two layouts exist (src/format.rs has the same rules):
+-- the pending list. Two layouts exist (src/wire/format.rs has the same rules):
 --   modern (Redisson >= 3.21.1): struct 'Bc0Lc0' = 0x08, 8 id bytes, u64 LE length, payload
 --   legacy (Redisson <= 3.21.0): struct 'dLc0'   = f64 LE id, u64 LE length, payload
 -- An element is read in whichever layout its length field agrees with, modern

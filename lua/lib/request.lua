@@ -1,5 +1,5 @@
 
--- Requests that may be resent (src/request.rs). fred sends a command again
+-- Requests that may be resent (src/connection/request.rs). fred sends a command again
 -- when its connection drops before the reply arrived, and the first send may
 -- have run: a drain run twice would remove twice as much, a give-back run
 -- twice would push a value twice. Such scripts take a request key of their
@@ -9,7 +9,7 @@
 -- (lua/cancel_request.lua) so that a late first run does nothing either.
 -- A record that can still put values back lives a day (an outage that
 -- long can still be undone); one that only answers resends, an hour. A
--- record whose reply was read becomes a 'consumed' mark (src/request.rs).
+-- record whose reply was read becomes a 'consumed' mark (src/connection/request.rs).
 local DELAYQ_REQUEST_TTL_MS = 3600000
 local DELAYQ_UNDO_TTL_MS = 86400000
 

@@ -114,7 +114,7 @@ impl BlockingPool {
             }
         };
         tokio::select! {
-            // init(), not connect() + wait_for_connect(): see client.rs.
+            // init(), not connect() + wait_for_connect(): see connection/connect.rs.
             result = client.init() => {
                 if let Err(error) = result {
                     close_in_background(client, None);

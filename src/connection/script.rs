@@ -12,7 +12,7 @@
 //! script declares here whether that is harmless ([`Resend`]), and
 //! [`Script::run`] is the one place that tells fred: scripts that remove or
 //! give back values are made harmless to repeat by a request key
-//! (`lua/lib/request.lua`, `src/request.rs`), every other one is sent once.
+//! (`lua/lib/request.lua`, `src/connection/request.rs`), every other one is sent once.
 
 use std::sync::LazyLock;
 

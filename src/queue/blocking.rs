@@ -15,6 +15,7 @@ use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{Resend, SCRIPTS};
 use crate::error::{Error, Result};
+use crate::queue::by_value::ByValue;
 use crate::queue::delayed::MAX_BATCH;
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
@@ -201,7 +202,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// and the call resent.
     pub async fn remove(&self, value: &T) -> Result<bool> {
         let payload = codec::encode(&*self.codec, value)?;
-        Ok(self.remove_by("first", vec![payload]).await? == 1)
+        Ok(self.remove_by(ByValue::First, vec![payload]).await? == 1)
     }
 
     /// Removes every ready value equal to one of `values` (Java's
@@ -218,15 +219,15 @@ impl<T: 'static> BlockingQueue<T> {
         if payloads.is_empty() {
             return Ok(0);
         }
-        self.remove_by("all", payloads).await
+        self.remove_by(ByValue::All, payloads).await
     }
 
-    async fn remove_by(&self, mode: &'static str, payloads: Vec<Bytes>) -> Result<usize> {
+    async fn remove_by(&self, mode: ByValue, payloads: Vec<Bytes>) -> Result<usize> {
         // Each value costs a scan of the list: a bounded number per script.
         let mut removed = 0;
         for chunk in payloads.chunks(REMOVE_CHUNK) {
             let mut args = Vec::with_capacity(chunk.len() + 1);
-            args.push(Value::from(mode));
+            args.push(mode.arg());
             args.extend(chunk.iter().cloned().map(Value::Bytes));
             let value = Request::new(self.name())
                 .apply(

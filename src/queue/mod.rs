@@ -11,6 +11,7 @@
 //! `Client`: a queue handle holds the [`Core`], and `Client` hands it out.
 
 pub(crate) mod blocking;
+mod by_value;
 mod core;
 pub(crate) mod delayed;
 pub(crate) mod reliable;

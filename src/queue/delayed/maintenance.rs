@@ -63,21 +63,25 @@ impl<T: 'static> DelayedQueue<T> {
     /// `expire`); returns whether there was anything to expire.
     pub async fn expire(&self, ttl: Duration) -> Result<bool> {
         let at = time::due_after(time::now_ms(), ttl)?;
-        self.run_expire(vec![Value::from("at"), Value::from(at)]).await
+        self.run_expire(Some(at)).await
     }
 
     /// Makes the pending elements expire at `at`.
     pub async fn expire_at(&self, at: SystemTime) -> Result<bool> {
-        self.run_expire(vec![Value::from("at"), Value::from(time::to_ms(at))])
-            .await
+        self.run_expire(Some(time::to_ms(at))).await
     }
 
     /// Removes any expiry set by [`expire`](Self::expire); returns whether one was removed.
     pub async fn clear_expire(&self) -> Result<bool> {
-        self.run_expire(vec![Value::from("persist")]).await
+        self.run_expire(None).await
     }
 
-    pub(super) async fn run_expire(&self, args: Vec<Value>) -> Result<bool> {
+    /// Sets the expiry to `at` (ms since the epoch), or removes it (`None`).
+    async fn run_expire(&self, at: Option<i64>) -> Result<bool> {
+        let args = match at {
+            Some(at) => vec![Value::from("at"), Value::from(at)],
+            None => vec![Value::from("persist")],
+        };
         let value = self
             .run(
                 &SCRIPTS.expire,

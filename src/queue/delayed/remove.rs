@@ -15,13 +15,14 @@ use crate::wire::codec;
 use crate::wire::format;
 
 use super::{DelayedQueue, MAX_BATCH};
+use crate::queue::by_value::ByValue;
 
 impl<T: 'static> DelayedQueue<T> {
     /// Removes the first pending element (in offer order) whose payload equals
     /// `value`; returns whether one was removed. It will not be delivered.
     pub async fn remove(&self, value: &T) -> Result<bool> {
         let payload = codec::encode(&*self.codec, value)?;
-        Ok(self.remove_by("first", vec![payload]).await? == 1)
+        Ok(self.remove_by(ByValue::First, vec![payload]).await? == 1)
     }
 
     /// Removes every pending element whose payload equals one of `values`;
@@ -35,7 +36,7 @@ impl<T: 'static> DelayedQueue<T> {
         if payloads.is_empty() {
             return Ok(0);
         }
-        self.remove_by("all", payloads).await
+        self.remove_by(ByValue::All, payloads).await
     }
 
     /// Removes every pending element whose payload is not one of `values`
@@ -46,12 +47,12 @@ impl<T: 'static> DelayedQueue<T> {
         B: Borrow<T>,
     {
         let payloads = self.encode_all(values)?;
-        self.remove_by("retain", payloads).await
+        self.remove_by(ByValue::AllBut, payloads).await
     }
 
-    pub(super) async fn remove_by(&self, mode: &'static str, payloads: Vec<Bytes>) -> Result<usize> {
+    pub(super) async fn remove_by(&self, mode: ByValue, payloads: Vec<Bytes>) -> Result<usize> {
         let mut args = Vec::with_capacity(payloads.len() + 1);
-        args.push(Value::from(mode));
+        args.push(mode.arg());
         args.extend(payloads.into_iter().map(Value::Bytes));
         let value = self
             .request(

@@ -277,7 +277,7 @@ where
 }
 
 /// Runs the nack script for one delivery, as one request (see
-/// `src/request.rs`): retried through connection failures, it applies once
+/// `src/connection/request.rs`): retried through connection failures, it applies once
 /// and a retry gets the first run's answer.
 pub(crate) async fn give_back(
     core: &Core,

@@ -1,4 +1,4 @@
-//! The scheduler's event loop (see the module docs of `scheduler`).
+//! The scheduler's event loop (see the module docs of `transfer`).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
