@@ -560,7 +560,7 @@ async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped() {
             .await
             .unwrap();
         assert!(delayed.remove_first_n(0).await.unwrap().is_empty());
-        assert_eq!(delayed.remove_pending(0).await.unwrap(), (0, 3));
+        assert_eq!(pair(delayed.remove_pending(0).await.unwrap()), (0, 3));
         assert_eq!(
             delayed.remove_first_n(usize::MAX).await.unwrap(),
             ["a", "b", "c"].map(s)
@@ -591,4 +591,9 @@ async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
         );
     })
     .await;
+}
+
+/// A purge as (removed, remaining).
+fn pair(purged: delayq::Purged) -> (u64, u64) {
+    (purged.removed, purged.remaining)
 }

@@ -144,7 +144,7 @@ async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
 
         settled(&raw, "remove-lost").await;
         proxy.arm(Fault::LoseReply, "{remove-lost}");
-        assert_eq!(delayed.remove_pending(2).await.unwrap(), (2, 1));
+        assert_eq!(pair(delayed.remove_pending(2).await.unwrap()), (2, 1));
         assert_eq!(proxy.fired(), 2);
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["y"]));
     })
@@ -557,9 +557,18 @@ async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
             .unwrap();
         let polled = delayed.remove_first_n(10_000).await.unwrap();
         assert!(polled.len() > 50 && polled.len() < 120, "{}", polled.len());
-        let (removed, left) = delayed.remove_pending(10_000).await.unwrap();
+        let delayq::Purged {
+            removed,
+            remaining: left,
+            ..
+        } = delayed.remove_pending(10_000).await.unwrap();
         assert!(removed > 50 && removed < 120, "{removed}");
         assert_eq!(left as usize, 300 - polled.len() - removed as usize);
     })
     .await;
+}
+
+/// A purge as (removed, remaining).
+fn pair(purged: delayq::Purged) -> (u64, u64) {
+    (purged.removed, purged.remaining)
 }

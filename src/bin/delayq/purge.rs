@@ -33,7 +33,11 @@ pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
     let batch = args.batch.max(1);
     let mut removed_pending = 0;
     loop {
-        let (removed, left) = queue.remove_pending(batch).await?;
+        let delayq::Purged {
+            removed,
+            remaining: left,
+            ..
+        } = queue.remove_pending(batch).await?;
         removed_pending += removed;
         bar.inc(removed);
         if removed == 0 || left == 0 {

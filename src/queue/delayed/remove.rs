@@ -17,6 +17,27 @@ use crate::wire::format;
 use super::{DelayedQueue, MAX_BATCH};
 use crate::queue::by_value::ByValue;
 
+/// What one [`DelayedQueue::remove_pending`] call did.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// loop {
+///     let purged = queue.remove_pending(1_000).await?;
+///     if purged.remaining == 0 {
+///         break;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Purged {
+    /// Pending elements this call removed.
+    pub removed: u64,
+    /// Pending elements left after it.
+    pub remaining: u64,
+}
+
 impl<T: 'static> DelayedQueue<T> {
     /// Removes the first pending element (in offer order) whose payload equals
     /// `value`; returns whether one was removed. It will not be delivered.
@@ -203,9 +224,10 @@ impl<T: 'static> DelayedQueue<T> {
     /// pending. Empties a large queue in steps that never block Redis for
     /// long, where [`clear`](Self::clear) deletes everything at once. At most
     /// 10,000 per call; `0` removes nothing.
-    pub async fn remove_pending(&self, max: usize) -> Result<(u64, u64)> {
+    pub async fn remove_pending(&self, max: usize) -> Result<Purged> {
         if max == 0 {
-            return Ok((0, self.len().await? as u64));
+            let remaining = self.len().await? as u64;
+            return Ok(Purged { removed: 0, remaining });
         }
         let keys = vec![
             self.keys.timeout().into(),
@@ -219,7 +241,10 @@ impl<T: 'static> DelayedQueue<T> {
             .await
             .map_err(|e| self.script_error(script, e))?;
         let [removed, left] = reply::tuple::<2>(value)?;
-        Ok((reply::int(&removed)? as u64, reply::int(&left)? as u64))
+        Ok(Purged {
+            removed: reply::int(&removed)? as u64,
+            remaining: reply::int(&left)? as u64,
+        })
     }
 }
 
