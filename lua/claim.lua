@@ -2,12 +2,13 @@
 -- delivery with a visibility deadline, or dead-letter it.
 -- KEYS: 1 staging list, 2 inflight set, 3 dead-letter list, 4 due-time set
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
---       (zset), 7 staging mark (hash)
+--       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value
 -- Returns {'ok', delivery count, due ms or false, now ms} | {'dead', deliveries}
--- | {'gone'} (no copy near the tail: the reaper already returned it to the
+-- | {'paused'} (the queue is paused: the value went back to the head of the
+-- destination, and the caller waits) | {'gone'} (no copy near the tail: the reaper already returned it to the
 -- queue, and the caller takes again). The due time is known when a tracked
 -- transfer moved the value.
 --
@@ -21,6 +22,10 @@
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end
 local value, id = ARGV[1], ARGV[2]
+if redis.call('exists', KEYS[9]) == 1 and redis.call('lrem', KEYS[1], -1, value) == 1 then
+  redis.call('lpush', KEYS[8], value)
+  return {'paused'}
+end
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
 if not at then
   return {'gone'}

@@ -1,8 +1,8 @@
 -- status: how many elements a queue holds where, read in one atomic step.
 -- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 inflight set,
---       5 dead-letter list, 6 quarantine list
+--       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index
 -- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
--- or false, keys that exist}.
+-- or false, keys that exist, paused (0/1), id index entries}.
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'list', KEYS[6], 'list')
 if bad then return bad end
 local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
@@ -14,4 +14,6 @@ return {
   redis.call('llen', KEYS[6]),
   head[2] or false,
   redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]),
+  redis.call('exists', KEYS[7]),
+  redis.call('hlen', KEYS[8]),
 }

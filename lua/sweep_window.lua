@@ -1,7 +1,7 @@
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 the queue's sweep lease, 6 due-time set and 7 its marker (lateness
---       tracking, see the library)
+--       tracking, see the library), 8 pause flag, 9 id index
 -- ARGV: 1 cursor (index where the window starts), 2 now_ms (or empty: use
 --       the Redis server's clock), 3 lease holder (the sweeping client's id),
 --       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
@@ -43,6 +43,11 @@
 --   run) or does nothing; the last run of a sweep deletes it.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset')
 if bad then return bad end
+if redis.call('exists', KEYS[8]) == 1 then
+  -- Paused: the sweep ends; the resume's publish starts transfers again.
+  redis.call('del', KEYS[5])
+  return {tonumber(ARGV[1]), 0, 0, 0, 1, 0, 0}
+end
 local started = redis.call('time')
 local function elapsed_us()
   local t = redis.call('time')
@@ -140,4 +145,5 @@ for k = 1, marked do
   end
 end
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
+delayq_ids_forget(KEYS[9], elements)
 return {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing}

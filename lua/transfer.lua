@@ -1,6 +1,7 @@
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
---       5 due-time set and 6 its marker (lateness tracking, see the library)
+--       5 due-time set and 6 its marker (lateness tracking, see the library),
+--       7 pause flag, 8 id index
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
@@ -8,7 +9,9 @@
 -- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due,
 -- first_moved_due_ms or nil, pending count, ready count}: deep = 1 when it
 -- stopped at a due element deep inside a long pending list (due = how many
--- elements are due then), so the caller can sweep instead.
+-- elements are due then), so the caller can sweep instead. While the queue
+-- is paused it moves nothing and returns no head: the caller waits for the
+-- channel (lua/resume.lua publishes the head).
 --
 -- Like Redisson's: elements move in due order; each one's payload goes to the
 -- destination and the element leaves the pending list and the timeout set.
@@ -22,6 +25,9 @@ if bad then return bad end
 local now = ARGV[1]
 if now == '' then
   now = tostring(delayq_server_ms())
+end
+if redis.call('exists', KEYS[7]) == 1 then
+  return {0, 0, false, now, 0, 0, false, redis.call('zcard', KEYS[2]), redis.call('llen', KEYS[1])}
 end
 local probe = tonumber(ARGV[3])
 local full_scans = tonumber(ARGV[4])
@@ -74,6 +80,7 @@ if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE)
 if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE) end
 local first_due = #moved > 0 and redis.call('zscore', KEYS[2], moved[1])
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], moved)
+delayq_ids_forget(KEYS[8], moved)
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0
 if deep == 1 then

@@ -16,6 +16,8 @@
 //! | `delayq_handled_total` | counter | worker handler runs, labelled `outcome` (`ok`, `retry`, `dead_letter`) |
 //! | `delayq_retries_total` | counter | values a worker scheduled for another attempt |
 //! | `delayq_dead_lettered_total` | counter | values moved to the dead-letter list, labelled `reason` |
+//! | `delayq_id_offers_total` | counter | offers with an id, labelled `outcome` (`new`, `kept`: the id was pending, `replaced`) |
+//! | `delayq_cancelled_total` | counter | pending elements cancelled by id |
 //!
 //! The same figures, without labels, are in [`ClientStats`](crate::ClientStats)
 //! and a worker's [`WorkerReport`](crate::WorkerReport).
@@ -88,4 +90,18 @@ pub(crate) fn dead_lettered(queue: &str, reason: &'static str) {
 #[cfg(feature = "metrics")]
 fn seconds_ms(ms: i64) -> f64 {
     ms.max(0) as f64 / 1000.0
+}
+
+/// After an offer with an id: `new`, `kept` (the id was pending) or `replaced`.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn offered_with_id(queue: &str, outcome: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("delayq_id_offers_total", "queue" => queue.to_owned(), "outcome" => outcome).increment(1);
+}
+
+/// After a pending element was cancelled by its id.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn cancelled(queue: &str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("delayq_cancelled_total", "queue" => queue.to_owned()).increment(1);
 }

@@ -29,6 +29,7 @@ macro_rules! lua {
                 include_str!("../../lua/lib/element.lua"),
                 include_str!("../../lua/lib/request.lua"),
                 include_str!("../../lua/lib/counts.lua"),
+                include_str!("../../lua/lib/ids.lua"),
                 include_str!(concat!("../../lua/", $name, ".lua"))
             ),
             Resend::$resend,
@@ -40,10 +41,11 @@ macro_rules! lua {
 /// these paths, as `concat!` needs literals; a test keeps them equal). Tests
 /// and benchmarks that run a script by hand build its body from these.
 #[doc(hidden)]
-pub const LIBS: [&str; 3] = [
+pub const LIBS: [&str; 4] = [
     include_str!("../../lua/lib/element.lua"),
     include_str!("../../lua/lib/request.lua"),
     include_str!("../../lua/lib/counts.lua"),
+    include_str!("../../lua/lib/ids.lua"),
 ];
 
 /// Whether fred may send a script again after its connection dropped with
@@ -165,6 +167,11 @@ pub(crate) struct Scripts {
     pub push_back: Script,
     pub cancel_request: Script,
     pub list_remove: Script,
+    pub offer_id: Script,
+    pub cancel_id: Script,
+    pub reschedule_id: Script,
+    pub get_id: Script,
+    pub resume: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -193,6 +200,11 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     push_back: lua!("push_back", Safe),
     cancel_request: lua!("cancel_request", Safe),
     list_remove: lua!("list_remove", Safe),
+    offer_id: lua!("offer_id", Safe),
+    cancel_id: lua!("cancel_id", Safe),
+    reschedule_id: lua!("reschedule_id", Safe),
+    get_id: lua!("get_id", Safe),
+    resume: lua!("resume", Safe),
 });
 
 #[cfg(test)]

@@ -28,6 +28,12 @@ pub struct QueueStatus {
     pub next_due: Option<SystemTime>,
     /// Whether any key of the queue exists in Redis (a misspelt name has none).
     pub exists: bool,
+    /// Whether the queue is paused ([`DelayedQueue::pause`](crate::DelayedQueue::pause)).
+    pub paused: bool,
+    /// Entries of the id index: pending elements offered with an id, plus
+    /// entries not cleaned up yet of ones that left (see
+    /// [`DelayedQueue::offer_with_id`](crate::DelayedQueue::offer_with_id)).
+    pub ids: u64,
 }
 
 impl QueueStatus {

@@ -77,7 +77,12 @@ pub(crate) async fn run_transfer(
         Value::from(PROBE),
         Value::from(i64::from(full_scans)),
     ];
-    let extra = vec![keys.due().into(), keys.due_tracking().into()];
+    let extra = vec![
+        keys.due().into(),
+        keys.due_tracking().into(),
+        keys.paused().into(),
+        keys.ids().into(),
+    ];
     let value = run(&SCRIPTS.transfer, conn, keys, extra, args).await?;
     let [moved, quarantined, head, now, deep, due, first, pending, ready] = reply::tuple::<9>(value)?;
     let head_due_ms = reply::opt_score(head)?;
@@ -146,7 +151,13 @@ pub(crate) async fn sweep_window(
         &SCRIPTS.sweep_window,
         conn,
         keys,
-        vec![keys.sweep().into(), keys.due().into(), keys.due_tracking().into()],
+        vec![
+            keys.sweep().into(),
+            keys.due().into(),
+            keys.due_tracking().into(),
+            keys.paused().into(),
+            keys.ids().into(),
+        ],
         args,
     )
     .await?;

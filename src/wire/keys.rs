@@ -41,6 +41,12 @@ pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
 /// delayq's prefix for the lease of a queue's one sweep (STRING: the sweeping
 /// client's id, expires unless renewed; see `lua/sweep_window.lua`).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
+/// delayq's prefix for the id index (HASH: 8 id bytes of an element offered
+/// with an id → the element; see `DelayedQueue::offer_with_id`).
+pub const IDS_PREFIX: &str = "delayq_ids";
+/// delayq's prefix for the pause flag (STRING, ms since the epoch it was set:
+/// delayq's transfers and reliable consumers wait while it exists).
+pub const PAUSED_PREFIX: &str = "delayq_paused";
 /// delayq's prefix for the reply of one request that may be resent (STRING:
 /// a MessagePack record; replaced by a 60 s "consumed" mark once the reply is
 /// read, else expires after an hour, or a day if it can still undo what it
@@ -76,6 +82,8 @@ pub struct QueueKeys {
     dead_letter: String,
     due: String,
     due_tracking: String,
+    ids: String,
+    paused: String,
 }
 
 impl QueueKeys {
@@ -102,6 +110,8 @@ impl QueueKeys {
             dead_letter: key_for(DEAD_LETTER_PREFIX, name),
             due: key_for(DUE_PREFIX, name),
             due_tracking: key_for(DUE_TRACKING_PREFIX, name),
+            ids: key_for(IDS_PREFIX, name),
+            paused: key_for(PAUSED_PREFIX, name),
         })
     }
 
@@ -179,6 +189,17 @@ impl QueueKeys {
         &self.due_tracking
     }
 
+    /// delayq's id index: the 8 id bytes of each element offered with an id → the element.
+    pub fn ids(&self) -> &str {
+        &self.ids
+    }
+
+    /// delayq's pause flag: while it exists, delayq's transfers and reliable
+    /// consumers of the queue wait (Java's do not know it).
+    pub fn paused(&self) -> &str {
+        &self.paused
+    }
+
     /// The lease of the queue's sweep (a backlog drain of a long pending
     /// list): at most one client sweeps a queue at a time; expires on its own.
     pub fn sweep(&self) -> String {
@@ -251,6 +272,10 @@ mod tests {
                 keys.counts(),
                 keys.counts_expiry(),
                 keys.acked(),
+                keys.due(),
+                keys.due_tracking(),
+                keys.ids(),
+                keys.paused(),
                 &sweep,
             ];
 

@@ -176,9 +176,11 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.inflight().into(),
             self.keys.dead_letter().into(),
             self.keys.quarantine().into(),
+            self.keys.paused().into(),
+            self.keys.ids().into(),
         ];
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
-        let [pending, ready, in_flight, dead, quarantined, head, exists] = reply::tuple::<7>(value)?;
+        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids] = reply::tuple::<9>(value)?;
         let next_due = reply::opt_score(head)?.map(time::from_ms);
         Ok(QueueStatus {
             pending: reply::int(&pending)? as u64,
@@ -188,6 +190,8 @@ impl<T: 'static> DelayedQueue<T> {
             quarantined: reply::int(&quarantined)? as u64,
             next_due,
             exists: reply::int(&exists)? > 0,
+            paused: reply::int(&paused)? == 1,
+            ids: reply::int(&ids)? as u64,
         })
     }
 }

@@ -16,11 +16,14 @@ use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
 use crate::BlockingQueue;
 
+mod ids;
 mod maintenance;
 mod offer;
+mod pause;
 mod read;
 mod remove;
 
+pub use ids::Scheduled;
 pub use maintenance::{MigrationReport, TransferReport};
 pub use remove::Purged;
 

@@ -27,6 +27,16 @@ pub(crate) enum Due {
     After(i64),
 }
 
+impl Due {
+    /// The scripts' spelling: ms since the epoch, or "+ms" on the server's clock.
+    pub(super) fn arg(self) -> Value {
+        match self {
+            Due::At(ms) => Value::from(ms),
+            Due::After(ms) => Value::from(format!("+{ms}")),
+        }
+    }
+}
+
 impl<T: 'static> DelayedQueue<T> {
     /// Offers `value`, due `delay` from now (as Java's `offer(value, delay,
     /// unit)`: on this host's clock, or the Redis server's under
@@ -83,10 +93,7 @@ impl<T: 'static> DelayedQueue<T> {
                 }
                 let mut args = Vec::with_capacity(pending.len() * 2);
                 for (due, payload) in &pending {
-                    args.push(match due {
-                        Due::At(ms) => Value::from(*ms),
-                        Due::After(ms) => Value::from(format!("+{ms}")),
-                    });
+                    args.push(due.arg());
                     args.push(Value::Bytes(format::pack(self.format, payload)));
                 }
                 let collided = self.run_offer(args).await?;

@@ -206,14 +206,14 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// Deletes every pending element (the timeout set and the pending list, as
-    /// Java's `clear()`/`delete()`); returns whether there was anything. The
+    /// Java's `clear()`/`delete()`, and delayq's id index); returns whether there was anything. The
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
         let n = self
             .core
             .conn()?
             .with_options(&Resend::Once.options())
-            .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending()])
+            .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending(), self.keys.ids()])
             .await
             .map_err(|e| self.command_error(e))?;
         Ok(n > 0)

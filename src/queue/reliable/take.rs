@@ -20,6 +20,9 @@ use super::ReliableQueue;
 /// How far from the staging list's tail a claim looks for its value.
 const CLAIM_SCAN: i64 = 1000;
 
+/// How often a consumer of a paused queue looks whether it was resumed.
+const PAUSED_RECHECK: Duration = Duration::from_secs(1);
+
 /// Pause of a stream after a value it could not decode (given back to the
 /// queue, where it counts towards the dead-letter limit), so that it does not spin.
 const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
@@ -125,6 +128,8 @@ impl<T: 'static> ReliableQueue<T> {
             self.keys.counts().into(),
             self.keys.counts_expiry().into(),
             self.keys.staging_mark().into(),
+            self.keys.destination().into(),
+            self.keys.paused().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),
@@ -168,6 +173,16 @@ impl<T: 'static> ReliableQueue<T> {
         match status.as_str() {
             "ok" => {}
             "gone" => return Ok(None),
+            "paused" => {
+                // Look again a little later (a wait ends early at shutdown or the deadline).
+                let until = tokio::time::Instant::now() + PAUSED_RECHECK;
+                let until = deadline.map_or(until, |deadline| deadline.min(until));
+                tokio::select! {
+                    _ = tokio::time::sleep_until(until) => {}
+                    _ = self.core.connections.shutdown.cancelled() => {}
+                }
+                return Ok(None);
+            }
             "dead" => {
                 crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
                 crate::telemetry::dead_lettered(self.name(), "deliveries");

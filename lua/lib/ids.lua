@@ -1,0 +1,90 @@
+-- Ids (src/queue/delayed/ids.rs: DelayedQueue::offer_with_id and the rest).
+-- An element offered with an id takes its 8 id bytes from the id instead of
+-- at random: the first 8 bytes of SHA-1(id) in the modern layout; in the
+-- legacy layout, the double of its first 52 bits. The element stays a normal
+-- Redisson element; only its id bytes are chosen. The index
+-- delayq_ids:{N} (HASH) maps those 8 bytes to the element, so finding an id
+-- costs a hash lookup and a score lookup.
+--
+-- An entry whose element left the timeout set (transferred, taken or removed,
+-- by delayq or by Java) is stale. delayq's transfers drop the entries of what
+-- they move; every id operation checks what it reads; every id offer checks
+-- a few random entries and drops the stale ones, so what Java moves or
+-- removes is cleaned up too, and the index never outgrows the elements with
+-- ids by more than a bounded share.
+
+-- Random index entries an id offer checks.
+local DELAYQ_IDS_SAMPLE = 3
+
+-- The 8 id bytes an element with this id has in `format`.
+local function delayq_id_bytes(format, id)
+  local hex = redis.sha1hex(id)
+  if format == 'legacy' then
+    return struct.pack('<d', tonumber(string.sub(hex, 1, 13), 16))
+  end
+  local raw = {}
+  for i = 1, 16, 2 do
+    raw[#raw + 1] = string.char(tonumber(string.sub(hex, i, i + 1), 16))
+  end
+  return table.concat(raw)
+end
+
+-- The 8 id bytes of a packed element (its field in the index), or nil.
+local function delayq_element_id(e)
+  local _, format = delayq_payload(e)
+  if format == 'modern' then
+    return string.sub(e, 2, 9)
+  elseif format == 'legacy' then
+    return string.sub(e, 1, 8)
+  end
+  return nil
+end
+
+-- The pending element with this id and its score, in either layout, or nil
+-- (a stale entry found on the way is dropped).
+local function delayq_id_find(ids, timeout, id)
+  for _, format in ipairs({'modern', 'legacy'}) do
+    local field = delayq_id_bytes(format, id)
+    local element = redis.call('hget', ids, field)
+    if element then
+      local score = redis.call('zscore', timeout, element)
+      if score then
+        return element, score, field
+      end
+      redis.call('hdel', ids, field)
+    end
+  end
+  return nil
+end
+
+-- Drops the index entries of elements that left the timeout set.
+local function delayq_ids_forget(ids, elements)
+  if #elements == 0 or redis.call('exists', ids) == 0 then
+    return
+  end
+  for i = 1, #elements do
+    local field = delayq_element_id(elements[i])
+    if field and redis.call('hget', ids, field) == elements[i] then
+      redis.call('hdel', ids, field)
+    end
+  end
+end
+
+-- Checks a few random index entries and drops the stale ones.
+local function delayq_ids_sample(ids, timeout)
+  local sample = redis.call('hrandfield', ids, DELAYQ_IDS_SAMPLE, 'WITHVALUES')
+  for i = 1, #sample, 2 do
+    if not redis.call('zscore', timeout, sample[i + 1]) then
+      redis.call('hdel', ids, sample[i])
+    end
+  end
+end
+
+-- Removes one element from the pending list: from the head when it is among
+-- the first 1,000, else from the tail (one scan at most, as Java's remove).
+local function delayq_pending_remove(pending, element)
+  if redis.call('lpos', pending, element, 'MAXLEN', 1000) then
+    return redis.call('lrem', pending, 1, element)
+  end
+  return redis.call('lrem', pending, -1, element)
+end

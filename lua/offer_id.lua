@@ -1,0 +1,42 @@
+-- offer_id: offer one element under an id (DelayedQueue::offer_with_id,
+-- replace_with_id).
+-- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 request key
+--       (lib/request.lua: a resend returns the first run's answer)
+-- ARGV: 1 id, 2 payload, 3 format ('modern' | 'legacy'), 4 due (ms since the
+--       epoch, or "+delay_ms" from the Redis server's clock), 5 'keep' | 'replace'
+-- Returns 1 when no element with this id was pending (it is offered), else 0:
+-- with 'keep' nothing changes; with 'replace' the pending element is removed
+-- and the new one offered in its place (new value, new due time, at the end
+-- of the pending list).
+--
+-- The element is ZADD + RPUSH as any offer, with its id bytes taken from the
+-- id (lib/ids.lua), and the due time is published when it is the new head.
+local replayed = delayq_replayed(KEYS[5])
+if replayed then return replayed end
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[4], 'hash')
+if bad then return bad end
+local id, payload, format, due, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if string.sub(due, 1, 1) == '+' then
+  due = tostring(delayq_server_ms() + tonumber(string.sub(due, 2)))
+end
+local field = delayq_id_bytes(format, id)
+local element = delayq_pack(format, field, payload)
+local old = delayq_id_find(KEYS[4], KEYS[1], id)
+if not old and redis.call('zscore', KEYS[1], element) then
+  old = element -- pending already but not indexed (its entry was lost)
+end
+if old then
+  if mode == 'keep' then
+    redis.call('hset', KEYS[4], delayq_element_id(old), old)
+    return delayq_answer(KEYS[5], 0)
+  end
+  redis.call('zrem', KEYS[1], old)
+  delayq_pending_remove(KEYS[2], old)
+  redis.call('hdel', KEYS[4], delayq_element_id(old))
+end
+redis.call('zadd', KEYS[1], due, element)
+redis.call('rpush', KEYS[2], element)
+redis.call('hset', KEYS[4], field, element)
+delayq_ids_sample(KEYS[4], KEYS[1])
+delayq_publish_if_head(KEYS[1], KEYS[3], due)
+return delayq_answer(KEYS[5], old and 0 or 1)

@@ -1,0 +1,72 @@
+//! Pausing a queue: delayq's transfers and reliable consumers wait.
+
+use fred::interfaces::KeysInterface;
+use fred::types::{Expiration, Key, SetOptions};
+
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::Result;
+use crate::wire::time;
+
+use super::DelayedQueue;
+
+impl<T: 'static> DelayedQueue<T> {
+    /// Pauses the queue for every delayq process: their transfers move
+    /// nothing (due elements accumulate in the timeout set) and their
+    /// reliable consumers and workers take nothing (a value taken as the
+    /// pause began goes back to the head). Offers, reads and removals go on.
+    /// The pause lasts until [`resume`](Self::resume), across restarts
+    /// (it is the key `delayq_paused:{name}`).
+    ///
+    /// Java does not know the pause: a Java process holding the queue's
+    /// `RDelayedQueue` keeps transferring due elements, and Java consumers
+    /// keep taking. Pause a queue that Java transfers only when that is what
+    /// you want. Plain [`BlockingQueue::take`](crate::BlockingQueue::take)s
+    /// are not paused either.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// queue.pause().await?; // the payment provider is down
+    /// // ...
+    /// queue.resume().await?; // what fell due meanwhile moves now, in due order
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause(&self) -> Result<()> {
+        let conn = self.core.conn()?;
+        let _: Option<String> = conn
+            .set(
+                self.keys.paused(),
+                time::now_ms(),
+                None::<Expiration>,
+                Some(SetOptions::NX),
+                false,
+            )
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(())
+    }
+
+    /// Ends a pause: every delayq transfer of the queue wakes and moves what
+    /// fell due meanwhile, in due order; consumers take again within a
+    /// second. Returns whether the queue was paused.
+    pub async fn resume(&self) -> Result<bool> {
+        let keys: Vec<Key> = vec![
+            self.keys.paused().into(),
+            self.keys.timeout().into(),
+            self.keys.channel().into(),
+        ];
+        let value = self.run(&SCRIPTS.resume, keys, vec![]).await?;
+        Ok(reply::int(&value)? == 1)
+    }
+
+    /// Whether the queue is paused.
+    pub async fn is_paused(&self) -> Result<bool> {
+        let n: i64 = self
+            .core
+            .conn()?
+            .exists(self.keys.paused())
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n == 1)
+    }
+}

@@ -1,0 +1,246 @@
+//! Elements with ids: one per id while pending, cancel, reschedule and get by
+//! id, and an index that never outlives its elements for long, whoever
+//! (delayq or Java) moves or removes them.
+
+use std::time::{Duration, SystemTime};
+
+use futures_util::{stream, StreamExt};
+
+use delayq::format::{unpack, Format};
+use delayq::fred::prelude::*;
+use delayq::{QueueKeys, StringCodec};
+
+use crate::harness::{deadline, eventually, RedisServer};
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_is_offered_once_while_pending_and_found_cancelled_and_replaced_by_it() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("reminders", StringCodec).unwrap();
+        assert!(q.offer_with_id("order-42", &s("first"), HOUR).await.unwrap());
+        assert!(!q.offer_with_id("order-42", &s("second"), HOUR).await.unwrap());
+        assert_eq!(q.len().await.unwrap(), 1);
+        let found = q.get("order-42").await.unwrap().expect("pending");
+        assert_eq!(found.value, "first");
+        let left = found.due.duration_since(SystemTime::now()).unwrap();
+        assert!(left > Duration::from_secs(3500) && left <= HOUR, "{left:?}");
+
+        // Replacing: new value and due time, still one element.
+        assert!(!q.replace_with_id("order-42", &s("third"), 2 * HOUR).await.unwrap());
+        assert_eq!(q.read_all().await.unwrap(), [s("third")]);
+        let found = q.get("order-42").await.unwrap().unwrap();
+        assert!(found.due.duration_since(SystemTime::now()).unwrap() > HOUR);
+
+        // Cancelled: gone, and the id is free again.
+        assert!(q.cancel("order-42").await.unwrap());
+        assert!(!q.cancel("order-42").await.unwrap());
+        assert_eq!(q.get("order-42").await.unwrap(), None);
+        assert_eq!(q.len().await.unwrap(), 0);
+        assert!(q.offer_with_id("order-42", &s("again"), HOUR).await.unwrap());
+        assert_eq!(q.status().await.unwrap().ids, 1);
+
+        // Bad ids are refused before anything is sent.
+        assert!(matches!(q.cancel("").await, Err(delayq::Error::InvalidArgument(_))));
+        let long = "x".repeat(2000);
+        assert!(matches!(
+            q.offer_with_id(&long, &s("v"), HOUR).await,
+            Err(delayq::Error::InvalidArgument(_))
+        ));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn equal_payloads_under_different_ids_are_different_elements() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("same", StringCodec).unwrap();
+        for id in ["a", "b", "c"] {
+            assert!(q.offer_with_id(id, &s("payload"), HOUR).await.unwrap());
+        }
+        q.offer(&s("payload"), HOUR).await.unwrap(); // and one without an id
+        assert_eq!(q.len().await.unwrap(), 4);
+        assert!(q.cancel("b").await.unwrap());
+        assert_eq!(q.len().await.unwrap(), 3);
+        assert!(q.get("a").await.unwrap().is_some() && q.get("c").await.unwrap().is_some());
+        assert!(q.get("b").await.unwrap().is_none());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_element_with_an_id_is_an_ordinary_redisson_element_in_either_format() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("fmt").unwrap();
+        for (format, id) in [(Format::Modern, "m"), (Format::Legacy, "l")] {
+            let q = client
+                .delayed_queue("fmt", StringCodec)
+                .unwrap()
+                .without_transfer()
+                .with_format(format);
+            assert!(q.offer_with_id(id, &s(id), HOUR).await.unwrap());
+            assert_eq!(q.get(id).await.unwrap().unwrap().value, id);
+        }
+        // Both layouts unpack as Redisson's, one element in the set and the list each.
+        let zset = raw.zrange(keys.timeout()).await;
+        let list = raw.lrange(keys.pending()).await;
+        assert_eq!(zset.len(), 2);
+        assert_eq!(list.len(), 2);
+        let mut formats: Vec<Format> = list.iter().map(|e| unpack(e).unwrap().format()).collect();
+        formats.sort_by_key(|f| f.as_str());
+        assert_eq!(formats, [Format::Legacy, Format::Modern]);
+        // The same id gives the same element bytes (so a retried offer is the same element).
+        let q = client.delayed_queue("fmt", StringCodec).unwrap().without_transfer();
+        assert!(q.cancel("m").await.unwrap());
+        assert!(q.offer_with_id("m", &s("m"), HOUR).await.unwrap());
+        assert!(raw.zrange(keys.timeout()).await.iter().any(|(e, _)| list.contains(e)));
+        // A plain reader (as Java's readAll) sees both values.
+        let mut all = q.read_all().await.unwrap();
+        all.sort();
+        assert_eq!(all, [s("l"), s("m")]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rescheduled_element_moves_at_its_new_time() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("later", StringCodec).unwrap();
+        assert!(q.offer_with_id("r", &s("soon"), HOUR).await.unwrap());
+        assert!(!q.reschedule("missing", Duration::ZERO).await.unwrap());
+        assert!(q.reschedule("r", Duration::from_millis(100)).await.unwrap());
+        // The reschedule published the new head: the transfer wakes for it.
+        let got = q.destination().take_timeout(Duration::from_secs(20)).await.unwrap();
+        assert_eq!(got, Some(s("soon")));
+        assert_eq!(q.get("r").await.unwrap(), None);
+        let at = SystemTime::now() + HOUR;
+        assert!(q.offer_with_id("r", &s("x"), Duration::from_secs(1)).await.unwrap());
+        assert!(q.reschedule_at("r", at).await.unwrap());
+        let due = q.get("r").await.unwrap().unwrap().due;
+        let off = due.duration_since(at).unwrap_or_else(|e| e.duration());
+        assert!(off < Duration::from_millis(2), "{off:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_offering_one_id_at_once_offer_it_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let (a, b) = (redis.client().await, redis.client().await);
+        let qa = a.delayed_queue("race", StringCodec).unwrap();
+        let qb = b.delayed_queue("race", StringCodec).unwrap();
+        for round in 0..50 {
+            let id = format!("job-{round}");
+            let (va, vb) = (s("a"), s("b"));
+            let (x, y) = tokio::join!(qa.offer_with_id(&id, &va, HOUR), qb.offer_with_id(&id, &vb, HOUR));
+            assert!(
+                x.unwrap() ^ y.unwrap(),
+                "exactly one of the two offers is new ({round})"
+            );
+        }
+        assert_eq!(qa.len().await.unwrap(), 50);
+        // A cancel racing a transfer: the element is either cancelled or delivered, never both.
+        for round in 0..50 {
+            let id = format!("due-{round}");
+            assert!(qa.offer_with_id(&id, &s(&id), Duration::ZERO).await.unwrap());
+            let transfer = qb.transfer_now();
+            let cancel = qa.cancel(&id);
+            let (moved, cancelled) = tokio::join!(transfer, cancel);
+            let moved = moved.unwrap().moved;
+            let cancelled = cancelled.unwrap();
+            let delivered = qa.destination().try_take().await.unwrap();
+            // A move by the scheduler may also have won the race.
+            assert_eq!(
+                cancelled,
+                delivered.is_none(),
+                "round {round}: moved {moved}, cancelled {cancelled}"
+            );
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_thousand_ids_leave_no_index_behind_once_transferred() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("many").unwrap();
+        let q = client.delayed_queue("many", StringCodec).unwrap().without_transfer();
+        let n = 100_000;
+        stream::iter(0..n)
+            .for_each_concurrent(256, |i| {
+                let q = q.clone();
+                async move {
+                    assert!(q
+                        .offer_with_id(&format!("id-{i}"), &format!("v{i}"), Duration::ZERO)
+                        .await
+                        .unwrap());
+                }
+            })
+            .await;
+        let hlen: i64 = raw.client.hlen(keys.ids()).await.unwrap();
+        assert_eq!(hlen, n as i64);
+        // delayq's transfer drops the index entry of each element it moves.
+        let mover = client.delayed_queue("many", StringCodec).unwrap();
+        eventually(Duration::from_secs(120), "all transferred", || async {
+            raw.llen("many").await == n
+        })
+        .await;
+        drop(mover);
+        let hlen: i64 = raw.client.hlen(keys.ids()).await.unwrap();
+        assert_eq!(hlen, 0, "index entries left after every element moved");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_of_elements_java_removed_are_cleaned_up_as_new_ids_come() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("javaside").unwrap();
+        let q = client
+            .delayed_queue("javaside", StringCodec)
+            .unwrap()
+            .without_transfer();
+        for i in 0..1_000 {
+            q.offer_with_id(&format!("old-{i}"), &s("v"), HOUR).await.unwrap();
+        }
+        // Java removes them (its transfer or its remove: the elements leave
+        // both keys, and Java knows nothing of delayq's index).
+        let _: i64 = raw.client.del(vec![keys.timeout(), keys.pending()]).await.unwrap();
+        assert_eq!(raw.client.hlen::<i64, _>(keys.ids()).await.unwrap(), 1_000);
+        // A removed id is free again at once: the offer checks the element, not the entry.
+        assert!(q.offer_with_id("old-0", &s("again"), HOUR).await.unwrap());
+        for i in 0..1_000 {
+            q.offer_with_id(&format!("new-{i}"), &s("v"), HOUR).await.unwrap();
+        }
+        let left: i64 = raw.client.hlen(keys.ids()).await.unwrap();
+        let stale = left - 1_001;
+        // Each offer checks 3 random entries: most stale ones are gone.
+        assert!(stale < 500, "{stale} of 999 stale entries left after 1,000 offers");
+        // And get() drops a stale entry it meets.
+        for i in 1..1_000 {
+            assert_eq!(q.get(&format!("old-{i}")).await.unwrap(), None);
+        }
+        assert_eq!(raw.client.hlen::<i64, _>(keys.ids()).await.unwrap(), 1_001);
+    })
+    .await;
+}
