@@ -1,8 +1,15 @@
-//! The one error type of this crate.
+//! The one error type of this crate: [`Error`], the [`DecodeError`] that keeps
+//! undecodable bytes, and [`RedisError`] around the Redis client's errors.
+//! The bottom layer: every module may use it, it uses none of them.
 
 use bytes::Bytes;
 
 /// A boxed error from a codec or another library.
+///
+/// ```
+/// let error: delayq::BoxError = "not a number".into();
+/// assert_eq!(error.to_string(), "not a number");
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Result alias used across the crate.
@@ -180,7 +187,7 @@ impl Error {
             Error::OutcomeUnknown {
                 operation,
                 queue: queue.to_owned(),
-                source: error.into(),
+                source: RedisError(error),
             }
         } else {
             otherwise(error)
@@ -195,7 +202,7 @@ impl Error {
                 message: error.details().to_owned(),
             };
         }
-        Error::Redis(error.into())
+        Error::Redis(RedisError(error))
     }
 
     /// Maps a failed run of `script` on the queue `key` to the most precise variant.
@@ -216,7 +223,7 @@ impl Error {
 /// A payload the codec could not decode.
 ///
 /// Decoding never consumes: when an operation that removes values (take,
-/// poll, drain) cannot decode one, it puts every value it removed back where
+/// remove_first, drain) cannot decode one, it puts every value it removed back where
 /// it was (the head of the list, with its score for a pending element) and
 /// says so with [`restored`](DecodeError::restored), so Java consumers of a
 /// shared queue still get them. The raw bytes are here too, and for
@@ -335,6 +342,14 @@ const CLIENT_SIDE_TRANSIENT: [&str; 4] = [
 pub struct RedisError(pub(crate) fred::error::Error);
 
 /// What kind of failure a [`RedisError`] is.
+///
+/// ```
+/// use delayq::{Error, RedisErrorKind};
+/// fn worth_paging(error: &Error) -> bool {
+///     matches!(error, Error::Redis(e) if e.kind() == RedisErrorKind::Auth)
+/// }
+/// # let _ = worth_paging;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RedisErrorKind {
@@ -397,12 +412,6 @@ impl std::fmt::Display for RedisError {
 }
 
 impl std::error::Error for RedisError {}
-
-impl From<fred::error::Error> for RedisError {
-    fn from(error: fred::error::Error) -> Self {
-        RedisError(error)
-    }
-}
 
 /// For `?` on the Redis client's results, in delayq and in code that sends
 /// its own commands through [`Client::redis`](crate::Client::redis).

@@ -1,5 +1,6 @@
 //! Metrics through the [`metrics`](https://docs.rs/metrics) facade, with the
-//! `metrics` feature; without it every call here compiles to nothing.
+//! `metrics` feature; without it every call here compiles to nothing. The
+//! bottom layer beside `error`: every module may report here, it uses none.
 //!
 //! Install any `metrics` recorder (e.g. `metrics-exporter-prometheus`) and
 //! delayq reports, each labelled with `queue`:
@@ -63,12 +64,13 @@ pub(crate) fn delivered(queue: &str, lateness_ms: i64) {
 
 /// A handler run and what became of its value.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn handled(queue: &str, outcome: &'static str, took: Duration) {
+pub(crate) fn handled(queue: &str, outcome: Handled, took: Duration) {
     #[cfg(feature = "metrics")]
     {
-        metrics::histogram!("delayq_handler_duration_seconds", "queue" => queue.to_owned(), "outcome" => outcome)
+        metrics::histogram!("delayq_handler_duration_seconds", "queue" => queue.to_owned(), "outcome" => outcome.label())
             .record(took.as_secs_f64());
-        metrics::counter!("delayq_handled_total", "queue" => queue.to_owned(), "outcome" => outcome).increment(1);
+        metrics::counter!("delayq_handled_total", "queue" => queue.to_owned(), "outcome" => outcome.label())
+            .increment(1);
     }
 }
 
@@ -82,9 +84,10 @@ pub(crate) fn retried(queue: &str) {
 /// A value moved to the dead-letter list (`reason`: `attempts`, `permanent`,
 /// `undecodable`, `deliveries`).
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn dead_lettered(queue: &str, reason: &'static str) {
+pub(crate) fn dead_lettered(queue: &str, reason: DeadLettered) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("delayq_dead_lettered_total", "queue" => queue.to_owned(), "reason" => reason).increment(1);
+    metrics::counter!("delayq_dead_lettered_total", "queue" => queue.to_owned(), "reason" => reason.label())
+        .increment(1);
 }
 
 #[cfg(feature = "metrics")]
@@ -94,9 +97,9 @@ fn seconds_ms(ms: i64) -> f64 {
 
 /// After an offer with an id: `new`, `kept` (the id was pending) or `replaced`.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn offered_with_id(queue: &str, outcome: &'static str) {
+pub(crate) fn offered_with_id(queue: &str, outcome: IdOffer) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("delayq_id_offers_total", "queue" => queue.to_owned(), "outcome" => outcome).increment(1);
+    metrics::counter!("delayq_id_offers_total", "queue" => queue.to_owned(), "outcome" => outcome.label()).increment(1);
 }
 
 /// After a pending element was cancelled by its id.
@@ -104,4 +107,74 @@ pub(crate) fn offered_with_id(queue: &str, outcome: &'static str) {
 pub(crate) fn cancelled(queue: &str) {
     #[cfg(feature = "metrics")]
     metrics::counter!("delayq_cancelled_total", "queue" => queue.to_owned()).increment(1);
+}
+
+/// The `outcome` label of a handler run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handled {
+    Ok,
+    Retry,
+    DeadLetter,
+    /// The handler returned without settling the delivery (shutdown).
+    Unsettled,
+}
+
+/// The `reason` label of a dead-lettered value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeadLettered {
+    /// A worker's retry policy ran out of attempts.
+    Attempts,
+    /// The handler said the failure is permanent.
+    Permanent,
+    /// The value could not be decoded (and the consumer dead-letters those).
+    Undecodable,
+    /// Delivered more often than the queue's limit without an ack.
+    Deliveries,
+}
+
+/// The `outcome` label of an offer with an id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IdOffer {
+    New,
+    /// The id was pending: nothing changed.
+    Kept,
+    Replaced,
+}
+
+/// A label's text, as the metric names in the table above spell it.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) trait Label: Copy {
+    fn label(self) -> &'static str;
+}
+
+impl Label for Handled {
+    fn label(self) -> &'static str {
+        match self {
+            Handled::Ok => "ok",
+            Handled::Retry => "retry",
+            Handled::DeadLetter => "dead_letter",
+            Handled::Unsettled => "unsettled",
+        }
+    }
+}
+
+impl Label for DeadLettered {
+    fn label(self) -> &'static str {
+        match self {
+            DeadLettered::Attempts => "attempts",
+            DeadLettered::Permanent => "permanent",
+            DeadLettered::Undecodable => "undecodable",
+            DeadLettered::Deliveries => "deliveries",
+        }
+    }
+}
+
+impl Label for IdOffer {
+    fn label(self) -> &'static str {
+        match self {
+            IdOffer::New => "new",
+            IdOffer::Kept => "kept",
+            IdOffer::Replaced => "replaced",
+        }
+    }
 }

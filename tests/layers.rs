@@ -21,8 +21,14 @@ const LAYERS: &[&[&str]] = &[
     &["client"],
 ];
 
-/// Crates a layer must not name: the wire format does no I/O.
-const FORBIDDEN_CRATES: &[(&str, &[&str])] = &[("wire", &["fred", "tokio", "tokio_util"]), ("error", &["tokio"])];
+/// Paths a layer must not name: the wire format does no I/O.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    (
+        "wire",
+        &["fred", "tokio", "tokio_util", "std::net", "std::fs", "std::process"],
+    ),
+    ("error", &["tokio"]),
+];
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&module))
@@ -49,9 +55,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a line, without its `//` comment (doc links are not uses).
-/// A `//` inside a string literal ends the line early; a `crate::` path after
-/// such a string on the same line would be missed, which the code here avoids.
+/// The code of a line, without its `//` comment (doc links are not uses); a
+/// `//` inside a string literal is kept.
 fn code(line: &str) -> &str {
     let mut in_string = false;
     let bytes = line.as_bytes();
@@ -112,6 +117,11 @@ fn reexports(lib: &str) -> BTreeMap<String, String> {
     for statement in text.split(';') {
         let Some(at) = statement.find("pub use ") else { continue };
         let path = statement[at + "pub use ".len()..].trim();
+        let path = path.trim_start_matches("::");
+        let path = path
+            .strip_prefix("self::")
+            .or_else(|| path.strip_prefix("crate::"))
+            .unwrap_or(path);
         let module = ident(path).to_owned();
         let items = match path.find('{') {
             Some(open) => path[open + 1..].trim_end_matches('}').to_owned(),
@@ -144,18 +154,50 @@ fn uses(src: &Path) -> Vec<Use> {
         let joined = code_only.join("\n");
         let mut line_starts = vec![0];
         line_starts.extend(joined.match_indices('\n').map(|(i, _)| i + 1));
+        // The file's module path below src/: `queue/delayed/mod.rs` is queue::delayed.
+        let mut module: Vec<String> = relative
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if module.last().is_some_and(|m| m == "mod") {
+            module.pop();
+        }
+        assert!(
+            !joined.contains("crate as "),
+            "{}: an alias of `crate` hides paths from this check",
+            relative.display()
+        );
+        let mut paths = Vec::new(); // (offset, rest of the text after the path's root)
         for (at, _) in joined.match_indices("crate::") {
-            if joined[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$') {
-                continue; // `$crate::` in a macro, or `some_crate::`
+            // `$crate::` (a macro) is crate:: too; `some_crate::` is another crate.
+            if joined[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
             }
+            paths.push((at, &joined[at + "crate::".len()..]));
+        }
+        for (at, _) in joined.match_indices("super::") {
+            if joined[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue; // counted with the `super::` it follows
+            }
+            let mut rest = &joined[at..];
+            let mut up = 0;
+            while let Some(next) = rest.strip_prefix("super::") {
+                rest = next;
+                up += 1;
+            }
+            // Only a `super::` that climbs to the crate root leaves the top-level module.
+            if up >= module.len() {
+                paths.push((at, rest));
+            }
+        }
+        for (at, rest) in paths {
             let line = line_starts.partition_point(|&start| start <= at);
-            for name in first_segments(&joined[at + "crate::".len()..]) {
+            for name in first_segments(rest) {
                 let to = if layer_of(&name).is_some() {
                     name.clone()
                 } else if let Some(module) = reexported.get(&name) {
                     module.clone()
-                } else if name == "__SCRIPT_LIBS" || name == "codec" || name == "format" {
-                    "wire".to_owned()
                 } else {
                     panic!(
                         "{}:{line}: `crate::{name}` names no top-level module and no re-export of lib.rs",
@@ -169,18 +211,24 @@ fn uses(src: &Path) -> Vec<Use> {
                 });
             }
         }
-        for (layer, crates) in FORBIDDEN_CRATES {
+        for (layer, forbidden) in FORBIDDEN {
             if from != *layer {
                 continue;
             }
-            for krate in *crates {
-                // Tests may use a pure helper (fred's key-slot function).
-                let before_tests = code_only.iter().take_while(|l| l.trim() != "#[cfg(test)]");
-                for (n, line) in before_tests.enumerate() {
-                    let pattern = format!("{krate}::");
-                    let hit = line
-                        .match_indices(&pattern)
-                        .any(|(i, _)| !line[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+            for krate in *forbidden {
+                for (n, line) in code_only.iter().enumerate() {
+                    // Tests may use one pure helper: fred's key-slot function.
+                    if line.contains("fred::util::redis_keyslot") {
+                        continue;
+                    }
+                    let named = |pattern: &str| {
+                        line.match_indices(pattern)
+                            .any(|(i, _)| !line[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+                    };
+                    let hit = named(&format!("{krate}::"))
+                        || named(&format!("use {krate} "))
+                        || named(&format!("use {krate};"))
+                        || named(&format!("extern crate {krate}"));
                     assert!(
                         !hit,
                         "{}:{}: `{layer}` must not use `{krate}`",

@@ -36,7 +36,7 @@ pub struct Reliable {
     pub baseline: Timing,
 }
 
-/// The body delayq sends for `lua/<name>.lua` (as `src/script.rs` builds it).
+/// The body delayq sends for `lua/<name>.lua` (as `src/connection/script.rs` builds it).
 fn sha(own: &str) -> String {
     let body = delayq::__SCRIPT_LIBS.concat() + own;
     delayq::fred::util::sha1_hash(&body)

@@ -1,5 +1,8 @@
 //! The client: the facade a user holds. It builds the shared core below it
 //! (connections, scheduler, registries) and hands it to each queue handle.
+//!
+//! Owns `Client` and [`ClientBuilder`]. May use every layer below; nothing
+//! below uses it (see ARCHITECTURE.md).
 
 mod builder;
 
@@ -28,7 +31,7 @@ use crate::worker::Worker;
 ///
 /// Call [`shutdown`](Self::shutdown) to stop gracefully. A client that is
 /// simply dropped (its last clone and every queue handle, delivery and worker
-/// made from it gone, since each of them holds the client) still releases
+/// made from it gone, since each of them holds the client's shared core) still releases
 /// everything, at once and without the graceful wait: blocked reads and
 /// background tasks (scheduler, Sentinel watchers) are cancelled and every
 /// connection is closed in the background, including the pool
@@ -119,7 +122,7 @@ impl Client {
     }
 
     /// Reliable, at-least-once consumption of the destination list `name`:
-    /// see [`ReliableQueue`](crate::ReliableQueue).
+    /// see [`ReliableQueue`].
     pub fn reliable_queue<T, C>(&self, name: &str, codec: C) -> Result<ReliableQueue<T>>
     where
         C: Codec<T>,
@@ -129,7 +132,7 @@ impl Client {
         ReliableQueue::new(self.core.clone(), name, Arc::new(codec))
     }
 
-    /// A [`Worker`](crate::Worker) for the queue `name`: configure it, then
+    /// A [`Worker`] for the queue `name`: configure it, then
     /// [`run`](crate::Worker::run) it with a handler.
     pub fn worker<T, C>(&self, name: &str, codec: C) -> Result<Worker<T>>
     where

@@ -240,7 +240,7 @@ impl BlockingPool {
 }
 
 /// A client dropped without [`close`](BlockingPool::close) (see
-/// `client::Inner`'s `Drop`) still closes its idle connections, in the
+/// `Connections`' `Drop`) still closes its idle connections, in the
 /// background; leased ones close when their lease ends, as the pool is
 /// shutting down.
 impl Drop for BlockingPool {

@@ -45,7 +45,7 @@ pub(crate) async fn connect<C: ClientLike>(client: &C, timeout: Duration, addres
     if unreachable(&error) {
         Err(Error::Connect {
             address: address.to_owned(),
-            source: error.into(),
+            source: crate::error::RedisError(error),
         })
     } else {
         Err(error.into())

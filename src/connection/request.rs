@@ -11,7 +11,7 @@
 //! stayed down, or the caller stopped waiting), the request is cancelled in
 //! the background: a first run that arrives late does nothing, and if it had
 //! run, what it removed goes back where it was — for the requests that say
-//! how (drain, poll, remove_pending). Those that cannot be undone exactly
+//! how (drain, remove_first, remove_pending). Those that cannot be undone exactly
 //! (a removal by value, a move to another list) report
 //! [`Error::OutcomeUnknown`] instead.
 

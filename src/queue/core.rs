@@ -6,7 +6,9 @@ use std::time::Duration;
 use crate::connection::settling::Settling;
 use crate::connection::Connections;
 use crate::error::Result;
+use crate::queue::per_queue::PerQueue;
 use crate::queue::reliable::delivery::{give_back, GiveBack};
+use crate::queue::reliable::lateness::Background;
 use crate::queue::reliable::outstanding::Outstanding;
 use crate::queue::reliable::reapers::Reapers;
 use crate::transfer::{Scheduler, TransferSettings};
@@ -23,6 +25,8 @@ pub(crate) struct Core {
     pub outstanding: Outstanding,
     /// One reaper per reliable queue, shared by its handles.
     pub reapers: Reapers,
+    /// One lateness-tracking marker refresher per queue, shared by its handles.
+    pub trackers: PerQueue<Background>,
     pub transfer: TransferSettings,
     pub shutdown_grace: Duration,
 }
@@ -34,6 +38,7 @@ impl Core {
             scheduler,
             outstanding: Outstanding::default(),
             reapers: Reapers::default(),
+            trackers: PerQueue::default(),
             transfer,
             shutdown_grace: grace,
         }

@@ -9,13 +9,23 @@
 //!
 //! May use: `transfer`, `connection`, `wire`, `telemetry`, `error`. Never
 //! `Client`: a queue handle holds the [`Core`], and `Client` hands it out.
+//! Inside the folder, files may use each other (a delayed queue hands out
+//! its destination as a blocking queue; the core holds the reliable
+//! queues' registries): the layering rule is between folders.
 
 pub(crate) mod blocking;
 mod by_value;
 mod core;
 pub(crate) mod delayed;
+mod per_queue;
 pub(crate) mod reliable;
 pub(crate) mod status;
 mod transferring;
 
 pub(crate) use self::core::Core;
+
+/// Most values one `remove_first_n`, `remove_pending` or `drain` call removes: one
+/// script run, whose cost must stay bounded (Redis is shared). The scripts
+/// also stop near 1 MiB of payload (`DELAYQ_BATCH_BYTES` in
+/// `lua/lib/element.lua`).
+pub(crate) const MAX_BATCH: usize = 10_000;

@@ -43,6 +43,7 @@ mod subscriptions;
 mod task;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use fred::clients::{Pool, SubscriberClient};
@@ -51,6 +52,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::wire::keys::QueueKeys;
+use stats::Stats;
 
 pub(crate) use run::run_transfer;
 pub use settings::Clock;
@@ -67,7 +69,7 @@ pub(crate) enum Command {
 pub(crate) struct Scheduler {
     tx: mpsc::UnboundedSender<Command>,
     task: Mutex<Option<JoinHandle<()>>>,
-    pub stats: Arc<crate::transfer::stats::Stats>,
+    pub stats: Arc<Stats>,
     /// One registration per queue, shared by every handle that transfers it.
     registrations: Arc<Registrations>,
 }
@@ -77,19 +79,38 @@ type Registrations = Mutex<HashMap<Arc<str>, Weak<Registration>>>;
 /// Keeps a queue scheduled while alive; one per queue per client, shared by
 /// every handle of the queue that transfers.
 pub(crate) struct Registration {
-    name: Arc<str>,
+    keys: Arc<QueueKeys>,
     tx: mpsc::UnboundedSender<Command>,
     registrations: Weak<Registrations>,
+    /// Whether the task was told (see `Scheduler::register`).
+    sent: AtomicBool,
+    stats: Arc<Stats>,
+}
+
+impl Registration {
+    fn name(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// Tells the task, once.
+    fn send(&self) {
+        if !self.sent.swap(true, Ordering::SeqCst) {
+            Stats::add(&self.stats.registrations, 1);
+            let _ = self.tx.send(Command::Register(self.keys.clone()));
+        }
+    }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let _ = self.tx.send(Command::Unregister(self.name.clone()));
+        if self.sent.load(Ordering::SeqCst) {
+            let _ = self.tx.send(Command::Unregister(Arc::from(self.name())));
+        }
         if let Some(registrations) = self.registrations.upgrade() {
             let mut registrations = registrations.lock();
             // Unless the queue was registered again meanwhile.
-            if registrations.get(&self.name).is_some_and(|r| r.strong_count() == 0) {
-                registrations.remove(&self.name);
+            if registrations.get(self.name()).is_some_and(|r| r.strong_count() == 0) {
+                registrations.remove(self.name());
             }
         }
     }
@@ -98,7 +119,7 @@ impl Drop for Registration {
 impl Scheduler {
     pub fn start(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings) -> Scheduler {
         let (tx, rx) = mpsc::unbounded_channel();
-        let stats = Arc::new(crate::transfer::stats::Stats::default());
+        let stats = Arc::new(Stats::default());
         let task = tokio::spawn(task::SchedulerTask::new(pool, subscriber, settings, stats.clone()).run(rx));
         Scheduler {
             tx,
@@ -110,19 +131,38 @@ impl Scheduler {
 
     /// Schedules the queue until every share of the returned registration
     /// is dropped. A queue registered already gets the same registration.
+    ///
+    /// The task hears of a new registration after the caller's synchronous
+    /// code has run (a task of its own, after a yield), so that a handle
+    /// turned `without_transfer()` as soon as it was made usually never
+    /// subscribes at all; if it did, it unsubscribes before any run.
     pub fn register(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
         let mut registrations = self.registrations.lock();
         if let Some(live) = registrations.get(keys.destination()).and_then(Weak::upgrade) {
             return live;
         }
         let name: Arc<str> = Arc::from(keys.destination());
-        let _ = self.tx.send(Command::Register(keys));
         let registration = Arc::new(Registration {
-            name: name.clone(),
+            keys,
             tx: self.tx.clone(),
             registrations: Arc::downgrade(&self.registrations),
+            sent: AtomicBool::new(false),
+            stats: self.stats.clone(),
         });
         registrations.insert(name, Arc::downgrade(&registration));
+        drop(registrations);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let later = Arc::downgrade(&registration);
+                runtime.spawn(async move {
+                    tokio::task::yield_now().await;
+                    if let Some(registration) = later.upgrade() {
+                        registration.send();
+                    }
+                });
+            }
+            Err(_) => registration.send(),
+        }
         registration
     }
 

@@ -10,6 +10,7 @@ pub(crate) struct Stats {
     pub quarantined: AtomicU64,
     pub dead_lettered: AtomicU64,
     pub sweeps: AtomicU64,
+    pub registrations: AtomicU64,
 }
 
 impl Stats {
@@ -25,6 +26,7 @@ impl Stats {
             quarantined: self.quarantined.load(Ordering::Relaxed),
             dead_lettered: self.dead_lettered.load(Ordering::Relaxed),
             sweeps: self.sweeps.load(Ordering::Relaxed),
+            registrations: self.registrations.load(Ordering::Relaxed),
         }
     }
 }
@@ -52,4 +54,7 @@ pub struct ClientStats {
     pub dead_lettered: u64,
     /// Backlog sweeps started (a backlog scattered through a long pending list).
     pub sweeps: u64,
+    /// Queues handed to the scheduler: one per queue while any handle of it
+    /// transfers, however many handles there are.
+    pub registrations: u64,
 }

@@ -1,6 +1,6 @@
 //! The wire format: what delayq and Redisson agree on, byte for byte.
 //!
-//! Owns the packed element layouts ([`format`]), every Redis key name of a
+//! Owns the packed element layouts ([`format`](mod@format)), every Redis key name of a
 //! queue ([`keys`]), due times as scores ([`time`]) and the codecs that turn a
 //! value into the payload bytes a Java codec reads ([`codec`]).
 //!

@@ -16,7 +16,7 @@ use super::{Handler, OnError, RetryPolicy};
 use crate::error::{BoxError, Error};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::queue::reliable::ReliableQueue;
-use crate::telemetry;
+use crate::telemetry::{self, DeadLettered, Handled};
 
 pub(crate) struct Context<T> {
     pub queue: ReliableQueue<T>,
@@ -116,7 +116,7 @@ async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Deliv
         Ok(()) => match handle.ack().await {
             Ok(acked) => {
                 Counters::add(&context.counters.succeeded);
-                telemetry::handled(queue, "ok", took);
+                telemetry::handled(queue, Handled::Ok, took);
                 if acked {
                     tracing::debug!(parent: &span, ?took, "handled");
                 } else {
@@ -209,14 +209,19 @@ async fn settle_failure<T: 'static>(
         FailureAction::Retry { .. } => {
             Counters::add(&context.counters.retried);
             telemetry::retried(queue);
-            telemetry::handled(queue, "retry", took);
+            telemetry::handled(queue, Handled::Retry, took);
         }
         FailureAction::DeadLettered => {
             Counters::add(&context.counters.dead_lettered);
-            telemetry::dead_lettered(queue, if permanent { "permanent" } else { "attempts" });
-            telemetry::handled(queue, "dead_letter", took);
+            let reason = if permanent {
+                DeadLettered::Permanent
+            } else {
+                DeadLettered::Attempts
+            };
+            telemetry::dead_lettered(queue, reason);
+            telemetry::handled(queue, Handled::DeadLetter, took);
         }
-        _ => telemetry::handled(queue, "unsettled", took),
+        _ => telemetry::handled(queue, Handled::Unsettled, took),
     }
     tracing::warn!(parent: span, error = %error, ?action, "handler failed");
     report(context, attempt, error, action);

@@ -2,6 +2,11 @@
 //! retries through the delayed queue, a dead-letter list, an error hook,
 //! tracing spans and graceful shutdown — what Java teams get from a
 //! `@RedisDelayListener`-style listener.
+//!
+//! Owns the consume loop ([`consume`]), retry policies ([`retry`]), failures
+//! and their kinds ([`failure`]) and the running worker's handle
+//! ([`handle`]). May use: `queue`, `wire`, `telemetry`, `error`; a worker is
+//! built on a [`ReliableQueue`] like any user's code.
 
 mod consume;
 mod failure;

@@ -129,3 +129,86 @@ async fn a_reliable_stream_delivers_each_value_once_and_ends_at_shutdown() {
     })
     .await;
 }
+
+/// On a current-thread runtime the scheduler hears of a registration only
+/// when the test yields, which makes "how many" exact.
+#[tokio::test]
+async fn a_queue_is_registered_once_per_client_however_many_handles_transfer_it() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let looking = client.delayed_queue("once", StringCodec).unwrap().without_transfer();
+        let a = client.delayed_queue("once", StringCodec).unwrap();
+        let b = a.clone();
+        let c = client.blocking_queue("once", StringCodec).unwrap().with_transfer();
+        let d = client.reliable_queue("once", StringCodec).unwrap().with_transfer();
+        let channel = QueueKeys::new("once").unwrap().channel().to_owned();
+        eventually(Duration::from_secs(20), "subscribed", || async {
+            raw.numsub(&channel).await == 1
+        })
+        .await;
+        assert_eq!(
+            client.stats().registrations,
+            1,
+            "four transferring handles, one registration"
+        );
+        drop((a, b, c, d));
+        eventually(Duration::from_secs(20), "unsubscribed", || async {
+            raw.numsub(&channel).await == 0
+        })
+        .await;
+        // A handle turned off as it is made never registers.
+        let _other = client.delayed_queue("other", StringCodec).unwrap().without_transfer();
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(client.stats().registrations, 1);
+        assert!(!looking.transfers());
+        let _again = client.delayed_queue("once", StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "registered again", || async {
+            client.stats().registrations == 2
+        })
+        .await;
+    })
+    .await;
+}
+
+/// The names of 0.1 still work, as the README's API table promises.
+#[allow(deprecated)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deprecated_names_do_what_their_replacements_do() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let delayed = client.delayed_queue_without_transfer("old", StringCodec).unwrap();
+        assert!(!delayed.transfers());
+        delayed
+            .offer_all([(s("a"), HOUR), (s("b"), HOUR), (s("c"), HOUR)])
+            .await
+            .unwrap();
+        assert_eq!(delayed.poll().await.unwrap(), Some(s("a")));
+        assert_eq!(delayed.poll_many(5).await.unwrap(), [s("b"), s("c")]);
+        let ready = client.blocking_queue("old", StringCodec).unwrap();
+        let other = client.blocking_queue("other", StringCodec).unwrap();
+        ready.offer_all([s("x"), s("y")]).await.unwrap();
+        other.offer(&s("z")).await.unwrap();
+        assert_eq!(ready.poll_now().await.unwrap(), Some(s("x")));
+        assert_eq!(ready.poll(Duration::from_secs(5)).await.unwrap(), Some(s("y")));
+        assert_eq!(
+            ready.poll_from_any(Duration::from_secs(5), &[&other]).await.unwrap(),
+            Some((s("other"), s("z")))
+        );
+        ready.offer(&s("r")).await.unwrap();
+        let reliable = client.reliable_queue("old", StringCodec).unwrap();
+        let delivery = reliable
+            .poll(Duration::from_secs(5))
+            .await
+            .unwrap()
+            .expect("a delivery");
+        assert_eq!(delivery.value(), "r");
+        delivery.ack().await.unwrap();
+    })
+    .await;
+}
+
+const HOUR: Duration = Duration::from_secs(3600);

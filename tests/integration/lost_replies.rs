@@ -48,7 +48,7 @@ async fn without_resends(proxy: &FaultProxy) -> Client {
 }
 
 /// Waits until every reply stored for the queue tagged `tag` has been read
-/// and marked consumed (`src/request.rs`): that mark is written in the
+/// and marked consumed (`src/connection/request.rs`): that mark is written in the
 /// background, and it must not be the next request the proxy sees.
 async fn settled(raw: &crate::harness::RawRedis, tag: &str) {
     let pattern = format!("delayq_request:{{{tag}}}*");
@@ -225,7 +225,7 @@ async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.lrange("giveback").await, bytes(&["1", "not-a-number", "3"]));
 
-        // The pending list: poll_many removes, fails to decode, restores with scores.
+        // The pending list: remove_first_n removes, fails to decode, restores with scores.
         let delayed = client
             .delayed_queue("restore-lost", StringCodec)
             .unwrap()
@@ -282,7 +282,7 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
             raw.lrange("for-good").await == bytes(&["a", "b", "c", "d"])
         })
         .await;
-        // And a poll_many the same way, scores included.
+        // And a remove_first_n the same way, scores included.
         let delayed = client
             .delayed_queue("for-good-poll", StringCodec)
             .unwrap()

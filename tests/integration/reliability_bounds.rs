@@ -16,7 +16,7 @@ fn s(v: &str) -> String {
     v.to_owned()
 }
 
-/// A script of the crate, composed as `src/script.rs` composes it.
+/// A script of the crate, composed as `src/connection/script.rs` composes it.
 fn script(own: &str) -> String {
     delayq::__SCRIPT_LIBS.concat() + own
 }

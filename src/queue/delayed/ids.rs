@@ -8,6 +8,7 @@ use fred::types::{Key, Value};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
+use crate::telemetry::IdOffer;
 use crate::wire::codec;
 use crate::wire::format;
 use crate::wire::time;
@@ -185,9 +186,9 @@ impl<T: 'static> DelayedQueue<T> {
         let value = self.request(&SCRIPTS.offer_id, keys, args).await?;
         let new = reply::int(&value)? == 1;
         let outcome = match (new, if_pending) {
-            (true, _) => "new",
-            (false, IfPending::Keep) => "kept",
-            (false, IfPending::Replace) => "replaced",
+            (true, _) => IdOffer::New,
+            (false, IfPending::Keep) => IdOffer::Kept,
+            (false, IfPending::Replace) => IdOffer::Replaced,
         };
         crate::telemetry::offered_with_id(self.name(), outcome);
         Ok(new)

@@ -166,7 +166,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// How many elements the queue holds where (pending, ready, in flight,
     /// dead letters, quarantined) and when the next one is due, in one
-    /// atomic read. Fails with [`Error::WrongType`] when a key of the name
+    /// atomic read. Fails with [`Error::WrongType`](crate::Error::WrongType) when a key of the name
     /// holds something else than a queue's.
     pub async fn status(&self) -> Result<QueueStatus> {
         let keys = vec![

@@ -27,12 +27,6 @@ pub use ids::Scheduled;
 pub use maintenance::{MigrationReport, TransferReport};
 pub use remove::Purged;
 
-/// Most values one `remove_first_n`, `remove_pending` or `drain` call removes: one
-/// script run, whose cost must stay bounded (Redis is shared). The scripts
-/// also stop near 1 MiB of payload (`DELAYQ_BATCH_BYTES` in
-/// `lua/lib/element.lua`).
-pub(crate) const MAX_BATCH: usize = 10_000;
-
 /// A queue of values that each become available at their due time, shared with
 /// Java services using Redisson's `RDelayedQueue` on the same name.
 ///
@@ -54,7 +48,7 @@ pub(crate) const MAX_BATCH: usize = 10_000;
 ///   reading the list once beats one scan of it per element.
 /// - An offer is sent with a single attempt: if the connection fails while it
 ///   is in flight the call fails and the value may or may not be queued, but
-///   it is never queued twice. Operations that remove values (`poll`,
+///   it is never queued twice. Operations that remove values (`remove_first`,
 ///   `remove_first_n`, `remove`, ...) may be resent safely: a resend returns the
 ///   first run's reply, and if the reply is lost for good the call fails and
 ///   what it removed goes back.
@@ -62,7 +56,7 @@ pub(crate) const MAX_BATCH: usize = 10_000;
 ///   (`delayq_quarantine:{name}`) by operations that remove elements, so they
 ///   never stall the queue; read-only operations skip them and log a warning.
 ///
-/// While any handle of a queue is alive, the [`Client`] it came from runs the
+/// While any handle of a queue is alive, the [`Client`](crate::Client) it came from runs the
 /// transfer for it; drop every handle to stop. A handle turned
 /// [`without_transfer`](Self::without_transfer) never transfers (for tools
 /// that only look).
@@ -123,7 +117,7 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// The same queue, running the transfer while this handle (or a clone)
-    /// lives; handles from [`Client::delayed_queue`] start with it on.
+    /// lives; handles from [`Client::delayed_queue`](crate::Client::delayed_queue) start with it on.
     pub fn with_transfer(mut self) -> Self {
         self.transferring.on(&self.core, &self.keys);
         self

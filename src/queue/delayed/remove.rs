@@ -14,8 +14,9 @@ use crate::error::{Error, Result};
 use crate::wire::codec;
 use crate::wire::format;
 
-use super::{DelayedQueue, MAX_BATCH};
+use super::DelayedQueue;
 use crate::queue::by_value::ByValue;
+use crate::queue::MAX_BATCH;
 
 /// What one [`DelayedQueue::remove_pending`] call did.
 ///

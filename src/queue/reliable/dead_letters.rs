@@ -42,7 +42,7 @@ impl<T: 'static> ReliableQueue<T> {
         if max == 0 {
             return Ok(0);
         }
-        let max = max.min(crate::queue::delayed::MAX_BATCH) as i64;
+        let max = max.min(crate::queue::MAX_BATCH) as i64;
         let value = crate::connection::request::Request::new(self.name())
             .apply(
                 self.core.conn()?,

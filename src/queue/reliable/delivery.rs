@@ -115,7 +115,7 @@ impl<T: 'static> Delivery<T> {
     /// delivery included (1 the first time). Counted per delivery: identical
     /// values taken at once are each at 1; a value given back (nack,
     /// visibility timeout, drop) counts on from its count at its next
-    /// delivery (see [`ReliableQueue`](crate::ReliableQueue) for equal copies).
+    /// delivery (see [`ReliableQueue`] for equal copies).
     pub fn delivery_count(&self) -> u32 {
         self.count
     }

@@ -3,7 +3,7 @@
 
 mod dead_letters;
 pub(crate) mod delivery;
-mod lateness;
+pub(crate) mod lateness;
 pub(crate) mod outstanding;
 mod reap;
 pub(crate) mod reapers;
@@ -35,7 +35,7 @@ const DEFAULT_MAX_DELIVERIES: u32 = 10;
 const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 /// Reliable consumption of a queue's destination list: each value taken is
 /// moved atomically (`BLMOVE`) to a staging list, claimed as a delivery, and
-/// handed out as a [`Delivery`] that must be [`ack`](Delivery::ack)ed.
+/// handed out as a [`Delivery`](crate::Delivery) that must be [`ack`](crate::Delivery::ack)ed.
 ///
 /// # Guarantees
 ///
@@ -216,7 +216,7 @@ impl<T: 'static> ReliableQueue<T> {
         self
     }
 
-    /// Element format for values [`nack`](Delivery::nack)ed with a delay (they
+    /// Element format for values [`nack`](crate::Delivery::nack)ed with a delay (they
     /// go back through the delayed queue; default [`Format::Modern`]).
     pub fn with_format(mut self, format: Format) -> Self {
         self.settings.format = format;
@@ -243,13 +243,17 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// The same queue, asking transfers to record when each value was due
-    /// while this handle lives, so that [`Delivery::lateness`] is known.
+    /// while this handle lives, so that [`Delivery::lateness`](crate::Delivery::lateness) is known.
     /// Costs one `ZADD` per moved value (capped at 100,000 recorded values,
     /// expiring an hour after the last record) and is only honoured by delayq
     /// transfers, not by Redisson's. [`Worker`](crate::Worker)s turn it on.
     pub fn with_lateness_tracking(mut self) -> Self {
         if self.tracker.is_none() {
-            self.tracker = Some(start_tracker(&self.core, &self.keys));
+            let (core, keys) = (&self.core, &self.keys);
+            self.tracker = Some(
+                core.trackers
+                    .get_or_start(keys.destination(), || start_tracker(core, keys)),
+            );
         }
         self
     }

@@ -12,6 +12,7 @@ use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::telemetry::DeadLettered;
 use crate::wire::codec;
 use crate::wire::format::{ElementId, Format};
 
@@ -23,9 +24,10 @@ const CLAIM_SCAN: i64 = 1000;
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
 
-/// Pause of a stream after a value it could not decode (given back to the
-/// queue, where it counts towards the dead-letter limit), so that it does not spin.
-const DECODE_ERROR_PAUSE: Duration = Duration::from_secs(1);
+/// Pause of a stream after an error (a value it could not decode went back
+/// to the queue, where it counts towards the dead-letter limit), so that it
+/// does not spin.
+const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
 impl<T: 'static> ReliableQueue<T> {
     /// Waits for a value and delivers it. Keeps waiting across reconnects;
@@ -49,8 +51,8 @@ impl<T: 'static> ReliableQueue<T> {
     /// beside [`BlockingQueue::stream`](crate::BlockingQueue::stream), that
     /// ends after the client shuts down. Each item must be acked (or nacked)
     /// like any delivery. A value that cannot be decoded is yielded as an
-    /// error after it went back to the queue; the stream then waits a second
-    /// before reading on.
+    /// error after it went back to the queue. After any error the stream
+    /// waits a second before reading on, so that it never spins.
     ///
     /// ```no_run
     /// use futures_util::StreamExt;
@@ -71,14 +73,16 @@ impl<T: 'static> ReliableQueue<T> {
         stream::unfold((self.clone(), false), |(queue, backoff)| async move {
             if backoff {
                 tokio::select! {
-                    _ = tokio::time::sleep(DECODE_ERROR_PAUSE) => {}
+                    _ = tokio::time::sleep(ERROR_PAUSE) => {}
                     _ = queue.core.connections.shutdown.cancelled() => return None,
                 }
             }
             match queue.take().await {
                 Err(Error::Shutdown) => None,
-                Err(error @ Error::Decode(_)) => Some((Err(error), (queue, true))),
-                item => Some((item, (queue, false))),
+                // Any other error (bad data, a key of the wrong type) pauses
+                // the stream before it reads again, so that it never spins.
+                Err(error) => Some((Err(error), (queue, true))),
+                Ok(item) => Some((Ok(item), (queue, false))),
             }
         })
     }
@@ -185,7 +189,7 @@ impl<T: 'static> ReliableQueue<T> {
             }
             "dead" => {
                 crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
-                crate::telemetry::dead_lettered(self.name(), "deliveries");
+                crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
                 tracing::warn!(
                     queue = self.name(),
                     deliveries = count,
@@ -204,7 +208,7 @@ impl<T: 'static> ReliableQueue<T> {
                 // Given back at once, where it counts towards the dead-letter
                 // limit, or dead-lettered now if the consumer asked for that.
                 let to = if self.settings.dead_letter_undecodable {
-                    crate::telemetry::dead_lettered(self.name(), "undecodable");
+                    crate::telemetry::dead_lettered(self.name(), DeadLettered::Undecodable);
                     GiveBack::DeadLetter
                 } else {
                     GiveBack::Tail

@@ -78,7 +78,7 @@ pub(crate) struct SchedulerTask {
     running: JoinSet<(Arc<str>, Result<Step>)>,
     running_ids: HashMap<Id, Arc<str>>,
     sub_ops: Option<mpsc::UnboundedSender<SubOp>>,
-    /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`].
+    /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`](crate::Clock::Server).
     clock_offset_ms: i64,
     /// Names this client as the holder of a sweep lease (see `QueueKeys::sweep`).
     client_id: String,

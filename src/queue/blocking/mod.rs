@@ -1,0 +1,194 @@
+//! `BlockingQueue<T>`: the destination list, Redisson's `RBlockingQueue`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use fred::interfaces::ListInterface;
+
+use crate::error::{Error, Result};
+use crate::queue::transferring::Transferring;
+use crate::queue::Core;
+use crate::wire::codec::{self, Codec};
+use crate::wire::keys::QueueKeys;
+
+mod take;
+mod write;
+
+type FredResult<T> = std::result::Result<T, fred::error::Error>;
+
+/// The destination list of a delayed queue: where due values arrive, as
+/// plain codec-encoded payloads, exactly as Java's `RBlockingQueue` sees them.
+///
+/// Blocking reads (`take`, `take_timeout`, ...) each run on a
+/// connection of their own, never on the one other commands share. They wait
+/// in a loop of finite server-side timeouts
+/// ([`ClientBuilder::blocking_timeout`](crate::ClientBuilder::blocking_timeout)),
+/// so a dead connection is noticed and replaced, and they keep waiting across
+/// reconnects.
+///
+/// # Delivery
+///
+/// `take` and `take_timeout` pop with `BLPOP`, as Java does: if the connection dies
+/// after Redis popped a value but before the reply arrived, that value is
+/// lost (at most once). A value that does not decode is returned inside
+/// [`Error::Decode`] with its raw bytes, never dropped.
+///
+/// By default a `BlockingQueue` only consumes; a process that holds no
+/// [`DelayedQueue`](crate::DelayedQueue) of the queue can still move due
+/// elements by calling [`with_transfer`](Self::with_transfer).
+///
+/// ```no_run
+/// use delayq::{Client, StringCodec};
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let orders = client.blocking_queue("orders", StringCodec)?.with_transfer();
+/// loop {
+///     let order = orders.take().await?;
+///     println!("due: {order}");
+/// }
+/// # }
+/// ```
+pub struct BlockingQueue<T> {
+    core: Arc<Core>,
+    keys: Arc<QueueKeys>,
+    codec: Arc<dyn Codec<T>>,
+    transferring: Transferring,
+}
+
+impl<T> Clone for BlockingQueue<T> {
+    fn clone(&self) -> Self {
+        BlockingQueue {
+            core: self.core.clone(),
+            keys: self.keys.clone(),
+            codec: self.codec.clone(),
+            transferring: self.transferring.clone(),
+        }
+    }
+}
+
+impl<T: 'static> std::fmt::Debug for BlockingQueue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockingQueue")
+            .field("name", &self.keys.destination())
+            .field("codec", &self.codec.name())
+            .field("transfers", &self.transferring.is_on())
+            .finish()
+    }
+}
+
+impl<T: 'static> BlockingQueue<T> {
+    pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
+        Ok(Self::from_parts(core, Arc::new(QueueKeys::new(name)?), codec))
+    }
+
+    pub(crate) fn from_parts(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
+        BlockingQueue {
+            core,
+            keys,
+            codec,
+            transferring: Transferring::default(),
+        }
+    }
+
+    /// The same queue, also running the transfer for its delayed queue while
+    /// this handle (or a clone) lives, so due elements keep moving even when
+    /// no producer is alive. Redisson only transfers in processes that hold an
+    /// `RDelayedQueue`.
+    pub fn with_transfer(mut self) -> Self {
+        self.transferring.on(&self.core, &self.keys);
+        self
+    }
+
+    /// The same queue, not running the transfer from this handle (the
+    /// default for handles from [`Client::blocking_queue`](crate::Client::blocking_queue)).
+    pub fn without_transfer(mut self) -> Self {
+        self.transferring.off();
+        self
+    }
+
+    /// Whether this handle runs the transfer.
+    pub fn transfers(&self) -> bool {
+        self.transferring.is_on()
+    }
+
+    /// The queue's name (the destination list's key).
+    pub fn name(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// Every ready value, head first, without removing any (Java's
+    /// `readAll()`). Reads the whole list in one command, as Java does; for
+    /// a long list page with [`read_range`](Self::read_range).
+    pub async fn read_all(&self) -> Result<Vec<T>> {
+        self.read_range(0, usize::MAX).await
+    }
+
+    /// Up to `count` ready values from index `start` (0 is the head), without
+    /// removing any (Java's `range(from, to)`).
+    pub async fn read_range(&self, start: usize, count: usize) -> Result<Vec<T>> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let first = i64::try_from(start).unwrap_or(i64::MAX);
+        let last = i64::try_from(start.saturating_add(count - 1)).unwrap_or(-1);
+        let raw: Vec<Bytes> = self
+            .core
+            .conn()?
+            .lrange(self.name(), first, last)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(codec::decode_all(&*self.codec, raw)?)
+    }
+
+    /// The value at the head, without removing it (Java's `peek()`).
+    pub async fn peek(&self) -> Result<Option<T>> {
+        let raw: Option<Bytes> = self
+            .core
+            .conn()?
+            .lindex(self.name(), 0)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        raw.map(|raw| codec::decode(&*self.codec, raw).map_err(Error::from))
+            .transpose()
+    }
+
+    /// Whether a ready value equals `value` (compared as encoded payloads;
+    /// Java's `contains(o)`). Scans the list, as Java does.
+    pub async fn contains(&self, value: &T) -> Result<bool> {
+        let payload = codec::encode(&*self.codec, value)?;
+        let position: Option<i64> = self
+            .core
+            .conn()?
+            .lpos(self.name(), payload, None, None, None)
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(position.is_some())
+    }
+
+    /// Number of values ready in the list.
+    pub async fn len(&self) -> Result<usize> {
+        let n: i64 = self
+            .core
+            .conn()?
+            .llen(self.name())
+            .await
+            .map_err(|e| self.command_error(e))?;
+        Ok(n as usize)
+    }
+
+    /// Whether no value is ready.
+    pub async fn is_empty(&self) -> Result<bool> {
+        Ok(self.len().await? == 0)
+    }
+
+    fn command_error(&self, error: fred::error::Error) -> Error {
+        Error::from_command(error, self.name())
+    }
+
+    /// The error of a command sent once: its outcome is unknown when the
+    /// connection, not Redis, failed.
+    fn sent_once_error(&self, operation: &'static str, error: fred::error::Error) -> Error {
+        Error::from_unrepeatable(error, operation, self.name(), |e| self.command_error(e))
+    }
+}

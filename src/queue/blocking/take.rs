@@ -1,0 +1,279 @@
+//! Taking values: blocking and immediate pops, moves, drains and the stream; each cancel safe.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use fred::interfaces::{ClientLike, ListInterface};
+use fred::types::{Key, Value};
+use futures_util::stream::{self, Stream};
+use tokio::time::Instant;
+
+use crate::connection::detached::{detach, give_back_with, push_back};
+use crate::connection::reply;
+use crate::connection::request::Request;
+use crate::connection::script::{Resend, SCRIPTS};
+use crate::error::{Error, Result};
+use crate::queue::MAX_BATCH;
+use crate::wire::codec;
+
+use super::{BlockingQueue, FredResult};
+
+/// Pause of [`BlockingQueue::stream`] after an error, so that it never spins.
+const ERROR_PAUSE: Duration = Duration::from_secs(1);
+
+impl<T: 'static> BlockingQueue<T> {
+    /// Waits for a value and removes it (Java's `take()`). Keeps waiting
+    /// across reconnects; fails only on bad data, a wrong key type, or
+    /// [`Error::Shutdown`].
+    ///
+    /// Cancel safe: dropping the future (`tokio::time::timeout`, a `select!`
+    /// branch that lost) loses nothing. A value the server popped for it
+    /// anyway goes back to the head of the list. The same holds for
+    /// [`take_timeout`](Self::take_timeout), [`try_take`](Self::try_take) and
+    /// [`take_from_any`](Self::take_from_any).
+    pub async fn take(&self) -> Result<T> {
+        loop {
+            if let Some((key, raw)) = self.pop_from(&[self.name()], None).await? {
+                return self.decode_or_restore(&key, raw).await;
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for a value (Java's `poll(timeout, unit)`).
+    /// Returns `None` when the time is up; if the connection was failing at
+    /// that moment, returns that error instead, so "empty" and "unreachable"
+    /// are told apart.
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<T>> {
+        match self
+            .pop_from(&[self.name()], Instant::now().checked_add(timeout))
+            .await?
+        {
+            Some((key, raw)) => Ok(Some(self.decode_or_restore(&key, raw).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes a value if one is ready, without waiting (Java's `poll()`).
+    pub async fn try_take(&self) -> Result<Option<T>> {
+        let raw = self.lpop(self.name()).await?;
+        match raw {
+            Some(raw) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Waits up to `timeout` for a value from this queue or any of `others`,
+    /// whichever has one first, and returns the name of the queue it came from
+    /// (Java's `pollFromAny`). On Redis Cluster all queues must share a slot.
+    pub async fn take_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
+        let mut names = vec![self.name()];
+        names.extend(others.iter().map(|q| q.name()));
+        match self.pop_from(&names, Instant::now().checked_add(timeout)).await? {
+            Some((name, raw)) => {
+                let value = self.decode_or_restore(&name, raw).await?;
+                Ok(Some((name, value)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Waits for a value, and atomically moves it from the tail of this list
+    /// to the head of `target`, returning it (Java's `takeLastAndOfferFirstTo`).
+    /// On Redis Cluster `target` must share this queue's slot.
+    ///
+    /// Cancel safe: a call dropped before it returns moves nothing (a value
+    /// moved for it anyway is moved back to this list's tail).
+    pub async fn take_last_and_offer_first_to(&self, target: &str) -> Result<T> {
+        let args = |secs: f64| {
+            let args = [self.name(), target, "RIGHT", "LEFT"];
+            let mut args: Vec<Value> = args.into_iter().map(Value::from).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        let moved = self
+            .core
+            .connections
+            .blocking
+            .wait("BLMOVE", self.name(), None, args)
+            .await?;
+        // Without a deadline the wait only ends with a value or an error.
+        let raw = moved
+            .map(reply::bytes)
+            .transpose()?
+            .ok_or_else(|| Error::Protocol("BLMOVE wait ended empty".into()))?;
+        Ok(codec::decode(&*self.codec, raw)?)
+    }
+
+    /// Removes and returns up to `max` ready values at once, atomically (Java's
+    /// `drainTo`), at most 10,000 per call (one script run, so that Redis is
+    /// never held for long); `0` removes nothing. If one cannot be decoded,
+    /// the error holds the raw bytes of all of them, and all go back.
+    ///
+    /// Cancel safe: values removed for a call dropped before it returns go
+    /// back to the head of the list, in order. A lost reply loses nothing
+    /// either: fred's resend of the call returns the same values, and if the
+    /// connection stays down the call fails and its values go back.
+    pub async fn drain(&self, max: usize) -> Result<Vec<T>> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        let max = max.min(MAX_BATCH) as i64;
+        let conn = self.core.conn()?.clone();
+        let key = self.name().to_owned();
+        let give_back = give_back_with(
+            (conn.clone(), key.clone(), self.core.settling().clone()),
+            |(conn, key, settling), reply: FredResult<Value>| async move {
+                match reply.map(reply::bytes_array) {
+                    Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &settling, &key, raw).await),
+                    _ => {}
+                }
+            },
+        );
+        let settling = self.core.settling().clone();
+        let drain = async move {
+            Request::new(&key)
+                .remove(
+                    &conn,
+                    &settling,
+                    &SCRIPTS.drain,
+                    vec![Key::from(key.as_str())],
+                    vec![Value::from(max)],
+                )
+                .await
+        };
+        let value = detach(drain, give_back, self.core.settling())
+            .reply()
+            .await
+            .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
+        let raw = reply::bytes_array(value)?;
+        match codec::decode_batch(&*self.codec, raw.clone()) {
+            Ok(values) => Ok(values),
+            Err(error) => {
+                let restored = self.restore(self.name(), raw).await;
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
+    }
+
+    /// The values as they arrive: an endless stream of [`take`](Self::take)s
+    /// that ends after the client shuts down. A value that cannot be decoded
+    /// is yielded as an error and stays at the head of the list (see
+    /// [`DecodeError`](crate::DecodeError)). After any error the stream
+    /// waits a second before reading on, so that a value no one here can
+    /// read, or a key of the wrong type, does not make it spin.
+    pub fn stream(&self) -> impl Stream<Item = Result<T>> + Send + 'static
+    where
+        T: Send,
+    {
+        stream::unfold((self.clone(), false), |(queue, backoff)| async move {
+            if backoff {
+                tokio::select! {
+                    _ = tokio::time::sleep(ERROR_PAUSE) => {}
+                    _ = queue.core.connections.shutdown.cancelled() => return None,
+                }
+            }
+            match queue.take().await {
+                Err(Error::Shutdown) => None,
+                // Any other error (bad data, a key of the wrong type) pauses
+                // the stream before it reads again, so that it never spins.
+                Err(error) => Some((Err(error), (queue, true))),
+                Ok(item) => Some((Ok(item), (queue, false))),
+            }
+        })
+    }
+
+    /// Blocking pop from the first of `names` that has a value, until
+    /// `deadline` (or forever), across reconnects.
+    pub(super) async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(String, Bytes)>> {
+        // When a value is ready, an LPOP on the shared, pipelined connections
+        // is as good as a BLPOP and costs no dedicated connection. Sent once:
+        // a retried pop could pop twice.
+        if let [name] = names {
+            match self.lpop(name).await {
+                Ok(Some(raw)) => return Ok(Some(((*name).to_owned(), raw))),
+                Ok(None) => {}
+                Err(error) if !error.is_transient() => return Err(error),
+                Err(error) => {
+                    // As with a BLPOP whose reply is lost, a value the LPOP
+                    // took may be gone (plain takes are at most once); say so.
+                    tracing::warn!(queue = *name, %error, "the reply of a pop was lost: a value may have been taken and lost (use a ReliableQueue for at-least-once)");
+                }
+            }
+        }
+        let args = |secs: f64| {
+            let mut args: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        match self
+            .core
+            .connections
+            .blocking
+            .wait("BLPOP", self.name(), deadline, args)
+            .await?
+        {
+            Some(value) => reply::blpop(value).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `LPOP`, sent once (a retried pop could pop twice) and safe to cancel:
+    /// a value popped for a caller that has stopped waiting goes back to the
+    /// head of the list (see `detached`).
+    pub(super) async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
+        let conn = self.core.conn()?.clone();
+        let key = name.to_owned();
+        let context = (conn.clone(), key.clone(), self.core.settling().clone());
+        let give_back = give_back_with(context, |(conn, key, settling), reply| async move {
+            if let Ok(Some(raw)) = reply {
+                push_back(&conn, &settling, &key, vec![raw]).await;
+            }
+        });
+        let once = Resend::Once.options();
+        let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
+        detach(pop, give_back, self.core.settling())
+            .reply()
+            .await
+            .map_err(|e| self.command_error(e))
+    }
+
+    /// Decodes a value popped from `key`; if it cannot be decoded, puts it
+    /// back at the head of `key` (decoding never consumes) and fails.
+    pub(super) async fn decode_or_restore(&self, key: &str, raw: Bytes) -> Result<T> {
+        match codec::decode(&*self.codec, raw.clone()) {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                let restored = self.restore(key, vec![raw]).await;
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
+    }
+
+    /// Pushes values back at the head of `key`, in their original order.
+    pub(super) async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
+        let Ok(conn) = self.core.conn() else { return false };
+        push_back(conn, self.core.settling(), key, raw).await
+    }
+}
+
+/// The names of 0.1, kept for one release: `poll` meant three things across
+/// the queue types (remove before due, wait up to a timeout, do not wait).
+impl<T: 'static> BlockingQueue<T> {
+    /// Renamed [`take_timeout`](Self::take_timeout).
+    #[deprecated(since = "0.2.0", note = "renamed `take_timeout`")]
+    pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
+        self.take_timeout(timeout).await
+    }
+
+    /// Renamed [`try_take`](Self::try_take).
+    #[deprecated(since = "0.2.0", note = "renamed `try_take`")]
+    pub async fn poll_now(&self) -> Result<Option<T>> {
+        self.try_take().await
+    }
+
+    /// Renamed [`take_from_any`](Self::take_from_any).
+    #[deprecated(since = "0.2.0", note = "renamed `take_from_any`")]
+    pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
+        self.take_from_any(timeout, others).await
+    }
+}
