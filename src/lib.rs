@@ -91,6 +91,7 @@ mod worker;
 
 pub use blocking_queue::BlockingQueue;
 pub use client::{Client, ClientBuilder, Clock};
+pub use codec::KryoCodec;
 pub use codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, LongCodec, StringCodec};
 pub use delayed_queue::{DelayedQueue, MigrationReport, TransferReport};
 pub use delivery::Delivery;

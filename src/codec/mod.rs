@@ -7,19 +7,22 @@
 //! | [`BytesCodec`] | `Bytes` / `Vec<u8>` | `ByteArrayCodec` (raw bytes) |
 //! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
 //! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
+//! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
 //!
-//! Redisson's default codec (Kryo5) writes a Java-only binary format; configure
-//! one of the codecs above on the Java side to share a queue.
+//! Untyped Kryo payloads (any queue, without Rust types) are
+//! [`kryo::KryoValue`]s, with a [`kryo::KryoSchema`] for POJOs.
 
 mod bytes;
 pub mod jackson;
 mod json;
+pub mod kryo;
 mod long;
 mod string;
 
 pub use self::bytes::BytesCodec;
 pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
+pub use self::kryo::KryoCodec;
 pub use self::long::LongCodec;
 pub use self::string::StringCodec;
 
