@@ -119,9 +119,8 @@ const JAVA_SERIALIZATION_HINT: &str = "Java serialization (SerializationCodec/Ma
     StringCodec, LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the \
     matching delayq codec";
 
-const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec, which only Java can read: configure StringCodec, \
-    LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the matching \
-    delayq codec";
+const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec: read it with KryoCodec (on the command line: \
+    use --codec kryo), no Java change needed";
 
 /// Recognises payloads written by Java-only codecs, so that a decoding error
 /// can say which codec wrote them and what to configure instead.
@@ -197,7 +196,10 @@ mod tests {
         pojo.extend_from_slice(&[0x02, 0x87]);
         for raw in [&hello[..], &single_char, &empty, &long_42, &long_big, &pojo] {
             let hint = diagnose_java_binary(raw).unwrap_or_else(|| panic!("{raw:02x?} not recognised"));
-            assert!(hint.contains("Kryo") && hint.contains("StringCodec"), "{hint}");
+            assert!(
+                hint.contains("KryoCodec") && hint.contains("use --codec kryo"),
+                "{hint}"
+            );
         }
         assert!(diagnose_java_binary(&[0xac, 0xed, 0x00, 0x05, 0x74])
             .unwrap()

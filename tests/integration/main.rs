@@ -13,6 +13,7 @@ mod codecs;
 mod compat_vectors;
 mod delayed_queue;
 mod formats;
+mod kryo;
 mod lifecycle;
 mod lost_replies;
 mod metrics;
