@@ -229,7 +229,7 @@ impl<'a, 'r> De<'a, 'r> {
         if len == 0 {
             return Err(self.null_error());
         }
-        let len = self.r.count(len - 1, "a collection size")?;
+        let len = len - 1;
         let mode = if generics {
             None
         } else if flag && len > 0 {
@@ -242,6 +242,13 @@ impl<'a, 'r> De<'a, 'r> {
             })
         } else {
             Some(Mode::Classed)
+        };
+        // Elements take a byte or more each, except in an all-null collection.
+        let len = match mode {
+            Some(Mode::AllNull) => tree::all_null_count(self.r, len)?,
+            // A generic collection's first element may turn out all-null too.
+            None if flag && len as usize > self.r.remaining() => tree::all_null_count(self.r, len)?,
+            _ => self.r.count(len, "a collection size")?,
         };
         self.r.enter()?;
         let value = v.visit_seq(Seq {

@@ -221,3 +221,6 @@ const REGISTERED_HINT: &str = "a class id Redisson's default Kryo5Codec() never 
     registers classes (Kryo5Codec(allowedClasses, useReferences)), which delayq does not read";
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod proptests;

@@ -364,3 +364,23 @@ fn the_codec_error_keeps_the_raw_bytes() {
         KryoErrorKind::Truncated
     );
 }
+
+#[test]
+fn all_null_collections_take_one_byte_and_cannot_claim_billions() {
+    let nulls = KryoValue::Collection {
+        class: "java.util.ArrayList".into(),
+        items: vec![KryoValue::Null; 3],
+    };
+    let raw = nulls.encode().unwrap();
+    assert_eq!(raw[raw.len() - 2..], [0x84, 0x00]);
+    assert_eq!(KryoValue::decode(&raw, None).unwrap(), nulls);
+    let forged = [&raw[..raw.len() - 2], &[0xff, 0xff, 0xff, 0xff, 0x07, 0x00]].concat();
+    assert_eq!(
+        KryoValue::decode(&forged, None).unwrap_err().kind(),
+        KryoErrorKind::TooLarge
+    );
+    assert_eq!(
+        from_slice::<Vec<Option<String>>>(&forged).unwrap_err().kind(),
+        KryoErrorKind::TooLarge
+    );
+}

@@ -271,10 +271,28 @@ fn read_collection(
     if len == 0 {
         return Ok(KryoValue::Null);
     }
-    let len = r.count(len - 1, "a collection size")?;
-    let mut items = Vec::with_capacity(len);
+    let len = len - 1;
     let nested = element.and_then(JavaType::generic_args);
-    match element.filter(|e| e.is_final()) {
+    let final_element = element.filter(|e| e.is_final());
+    // An all-null collection is one byte for all its elements; every other
+    // element takes at least one byte, so a size is checked against what is left.
+    let same_class = if final_element.is_none() && flag && len > 0 {
+        match read_class(r)? {
+            None => {
+                let len = all_null_count(r, len)?;
+                return Ok(KryoValue::Collection {
+                    class: class.to_owned(),
+                    items: vec![KryoValue::Null; len],
+                });
+            }
+            Some(c) => Some((c, r.bool()?)),
+        }
+    } else {
+        None
+    };
+    let len = r.count(len, "a collection size")?;
+    let mut items = Vec::with_capacity(len);
+    match final_element {
         // The generic type names a final class: no classes, the flag says
         // whether any element is null.
         Some(element) => {
@@ -283,15 +301,12 @@ fn read_collection(
             }
         }
         // Same class for all: the flag, the class once, a has-null byte.
-        None if flag && len > 0 => match read_class(r)? {
-            None => items.resize(len, KryoValue::Null),
-            Some(element_class) => {
-                let has_null = r.bool()?;
-                for _ in 0..len {
-                    items.push(read_with_class(r, schema, &element_class, nested, has_null)?);
-                }
+        None if same_class.is_some() => {
+            let (element_class, has_null) = same_class.expect("checked");
+            for _ in 0..len {
+                items.push(read_with_class(r, schema, &element_class, nested, has_null)?);
             }
-        },
+        }
         None => {
             for _ in 0..len {
                 items.push(read_classed(r, schema, nested)?);
@@ -302,6 +317,19 @@ fn read_collection(
         class: class.to_owned(),
         items,
     })
+}
+
+/// Most elements an all-null collection may claim (they take no bytes).
+pub(crate) const MAX_ALL_NULL: u32 = 1 << 20;
+
+pub(crate) fn all_null_count(r: &Reader<'_>, len: u32) -> Result<usize> {
+    if len > MAX_ALL_NULL {
+        return Err(r.error(
+            KryoErrorKind::TooLarge,
+            format!("an all-null collection of {len} elements (more than {MAX_ALL_NULL})"),
+        ));
+    }
+    Ok(len as usize)
 }
 
 fn read_map(
