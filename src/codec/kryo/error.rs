@@ -11,10 +11,10 @@ use std::fmt;
 /// ```
 /// use delayq::codec::kryo::{KryoError, KryoErrorKind, KryoValue};
 ///
-/// // A String whose bytes stop half-way.
+/// // A String whose bytes stop half-way (no byte with the end bit).
 /// let error = KryoValue::decode(&[0x03, b'a', b'b'], None).unwrap_err();
 /// assert_eq!(error.kind(), KryoErrorKind::Truncated);
-/// assert_eq!(error.offset(), Some(3));
+/// assert_eq!(error.offset(), Some(1)); // where the string starts
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KryoError {

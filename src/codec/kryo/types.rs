@@ -23,7 +23,8 @@ pub(crate) const BYTES: &str = "[B";
 /// use delayq::codec::kryo::{to_vec, JavaUuid};
 /// let id: JavaUuid = "123e4567-e89b-12d3-a456-426614174000".parse().unwrap();
 /// assert_eq!(id.to_string(), "123e4567-e89b-12d3-a456-426614174000");
-/// assert_eq!(to_vec(&id).unwrap().len(), 2 + 15 + 16);
+/// // 0x01 0x00, "java.util.UUID", the two longs.
+/// assert_eq!(to_vec(&id).unwrap().len(), 2 + 14 + 16);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct JavaUuid(pub u128);
