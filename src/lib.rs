@@ -42,7 +42,8 @@
 //! transfer the same queue at once: the script is atomic.
 //!
 //! Values are encoded by a [`Codec`] matching the Java side's:
-//! [`StringCodec`], [`LongCodec`], [`BytesCodec`], [`JsonCodec`], [`JacksonCodec`].
+//! [`StringCodec`], [`LongCodec`], [`BytesCodec`], [`JsonCodec`], [`JacksonCodec`],
+//! and [`KryoCodec`] for Redisson's default `Kryo5Codec`.
 //!
 //! # Deployments
 //!
@@ -93,7 +94,7 @@ pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{Reaped, ReliableQueue};
 pub use queue::status::QueueStatus;
 pub use transfer::{ClientStats, Clock};
-pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, LongCodec, StringCodec};
+pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::format::Format;
 pub use wire::keys::QueueKeys;
 pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};

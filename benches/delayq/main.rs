@@ -3,11 +3,12 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory, reliable; `large` runs
+//! (offers, lateness, backlog, queues, takes, memory, reliable, codecs; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
 mod backlog;
+mod codecs;
 mod lateness;
 mod many_queues;
 mod measure;
@@ -331,6 +332,33 @@ async fn run() {
             Row::new("7. reliable, 100,000 in flight", "longest script of all")
                 .values(format!("{:.2} ms", longest as f64 / 1000.0), "—".into())
                 .target("≤ 5 ms", r.scripts.iter().all(|(_, t)| t.runs > 0) && longest <= 5_000),
+        );
+    }
+
+    if wanted("codecs") {
+        eprintln!(
+            "8. codecs: one POJO, {} encodes and decodes each...",
+            codecs::ITERATIONS
+        );
+        let r = codecs::run();
+        let scenario = "8. codecs, one POJO (compat.Event)";
+        for (metric, kryo, jackson) in [
+            ("encodes/s (KryoCodec vs JacksonCodec)", r.kryo_encode, r.jackson_encode),
+            ("decodes/s (KryoCodec vs JacksonCodec)", r.kryo_decode, r.jackson_decode),
+        ] {
+            rows.push(
+                Row::new(scenario, metric)
+                    .values(rate(kryo), format!("{} (JacksonCodec)", rate(jackson)))
+                    .ratio(kryo / jackson),
+            );
+        }
+        rows.push(
+            Row::new(scenario, "payload bytes")
+                .values(
+                    format!("{} B", r.kryo_bytes),
+                    format!("{} B (JacksonCodec)", r.jackson_bytes),
+                )
+                .ratio(r.kryo_bytes as f64 / r.jackson_bytes as f64),
         );
     }
 

@@ -90,7 +90,7 @@ async fn a_queue_written_with_kryo_is_reported_as_such_and_nothing_is_removed() 
                 Err(Error::Decode(e)) => {
                     let text = e.to_string();
                     assert!(text.contains("Kryo5Codec"), "{text}");
-                    assert!(text.contains("configure StringCodec"), "{text}");
+                    assert!(text.contains("use --codec kryo"), "{text}");
                     assert!(e.hint().is_some());
                 }
                 other => panic!("expected a Kryo decode error, got {other:?}"),

@@ -15,6 +15,7 @@ mod delayed_queue;
 mod formats;
 mod handles;
 mod ids;
+mod kryo;
 mod lifecycle;
 mod lost_replies;
 mod metrics;

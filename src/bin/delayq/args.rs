@@ -118,6 +118,10 @@ pub struct InspectArgs {
     /// How payloads are decoded for the preview (must match the Java codec).
     #[arg(long, value_enum, default_value_t = CodecKind::String)]
     pub codec: CodecKind,
+    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    /// file, see compat/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
@@ -191,6 +195,10 @@ pub struct DeadLetterListArgs {
     /// How values are decoded (must match the Java codec).
     #[arg(long, value_enum, default_value_t = CodecKind::String)]
     pub codec: CodecKind,
+    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    /// file, see compat/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
@@ -239,9 +247,20 @@ pub struct OfferArgs {
     pub format: Format,
     /// With --codec jackson: the Java class of the value (`compat.Order`), and
     /// of nested objects by path (`customer=shop.Customer`, `lines[]=shop.Line`).
+    /// With --codec kryo: the class of the value, a POJO or enum of --kryo-schema.
     #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
     pub java_class: Vec<String>,
-    /// Values to offer (bytes: hex; json, jackson: JSON text; long: decimal).
+    /// With --codec kryo: the Java type of the value (`Long`, `String`,
+    /// `Integer`, `UUID`, `BigDecimal`, `Instant`, `List<Integer>`...). Without
+    /// it or --java-class: a JSON number is a Long, an array an ArrayList, an
+    /// object a HashMap, other text a String.
+    #[arg(long = "java-type", value_name = "TYPE", conflicts_with = "java_class")]
+    pub java_type: Option<String>,
+    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    /// file, see compat/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub kryo_schema: Option<PathBuf>,
+    /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required = true, allow_negative_numbers = true)]
     pub values: Vec<String>,
@@ -272,6 +291,10 @@ pub struct TakeArgs {
     /// How values are decoded (must match the Java codec).
     #[arg(long, value_enum, default_value_t = CodecKind::String)]
     pub codec: CodecKind,
+    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    /// file, see compat/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub kryo_schema: Option<PathBuf>,
     /// Output format: table prints one value per line as it arrives, json
     /// prints one JSON string per line.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -292,6 +315,10 @@ pub enum CodecKind {
     /// JSON with Jackson type information (Java JsonJacksonCodec): printed as
     /// plain JSON; offered from plain JSON with --java-class.
     Jackson,
+    /// Kryo 5 binary (Java Kryo5Codec, Redisson's default): printed as JSON;
+    /// offered from JSON with --java-type or --java-class; POJOs and enums
+    /// need --kryo-schema.
+    Kryo,
 }
 
 /// Parses a duration like `1500ms` or `5s`; a negative one is an error.

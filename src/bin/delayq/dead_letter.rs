@@ -13,6 +13,7 @@ use crate::progress;
 use crate::text_codec::TextCodec;
 
 pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
+    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     // Read-only: the status script (which types-checks the keys) counts them.
     let queue = client
@@ -30,7 +31,6 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
     };
     drop(queue);
     client.shutdown().await;
-    let codec = TextCodec::new(args.codec);
     let decoded: Vec<Result<String, String>> = raw.iter().map(|v| codec.decode(v).map_err(|e| e.to_string())).collect();
     match args.format {
         OutputFormat::Json => {

@@ -22,8 +22,8 @@ struct Row {
 }
 
 pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
+    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
-    let codec = TextCodec::new(args.codec);
     let queue = client
         .delayed_queue(&args.queue, TextCodec::new(args.codec))?
         .without_transfer();
@@ -68,9 +68,13 @@ async fn pending(client: &delayq::Client, key: &str, limit: usize, codec: &TextC
         let (format, payload) = match delayq::format::unpack(&raw) {
             Ok(element) => (
                 element.format().as_str(),
-                codec
-                    .decode(element.payload)
-                    .map_err(|e| format!("undecodable with --codec {}: {e}", codec.name())),
+                codec.decode(element.payload).map_err(|e| {
+                    // Say what wrote it when another codec did (Kryo: "use --codec kryo").
+                    match codec.diagnose(element.payload) {
+                        Some(hint) => format!("undecodable with --codec {}: {e} (looks like {hint})", codec.name()),
+                        None => format!("undecodable with --codec {}: {e}", codec.name()),
+                    }
+                }),
             ),
             Err(malformed) => ("malformed", Err(malformed.to_string())),
         };

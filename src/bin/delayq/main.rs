@@ -145,7 +145,7 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
         delayq::Error::Connect { .. } => Some(CONNECT_HINT),
         delayq::Error::Redis(e) if e.message().contains("cannot connect") => Some(CONNECT_HINT),
         delayq::Error::Decode(_) => {
-            Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson)")
+            Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson, kryo)")
         }
         _ => None,
     }

@@ -6,7 +6,7 @@ use crate::args::{Cli, OfferArgs};
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
-    let codec = TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
+    let codec = TextCodec::for_offer(args).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     // Offering needs no transfer from this short-lived process.
     let queue = client

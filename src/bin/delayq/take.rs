@@ -9,11 +9,10 @@ use crate::args::{Cli, OutputFormat, TakeArgs};
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
+    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     // Transfer while waiting, so values come due even with no other process running.
-    let queue = client
-        .blocking_queue(&args.queue, TextCodec::new(args.codec))?
-        .with_transfer();
+    let queue = client.blocking_queue(&args.queue, codec)?.with_transfer();
     let deadline = args.timeout.map(|t| Instant::now() + t);
     let mut taken = 0;
     let mut failure = None;

@@ -1,10 +1,13 @@
 //! Values as text on the command line, encoded like the Java codec chosen.
 
+use std::path::Path;
+
 use bytes::Bytes;
 use delayq::codec::jackson;
+use delayq::codec::kryo::{JavaType, KryoSchema, KryoValue};
 use delayq::{BoxError, Codec, LongCodec};
 
-use crate::args::CodecKind;
+use crate::args::{CodecKind, OfferArgs};
 
 /// A codec from command-line text to payload bytes and back.
 pub struct TextCodec {
@@ -13,6 +16,10 @@ pub struct TextCodec {
     root_class: Option<String>,
     /// Java classes of nested objects by path, for `jackson`.
     classes: Vec<(String, String)>,
+    /// POJO and enum classes, for `kryo`.
+    kryo_schema: Option<KryoSchema>,
+    /// The declared Java type of offered values, for `kryo` (else `Object`).
+    java_type: Option<JavaType>,
 }
 
 impl TextCodec {
@@ -21,7 +28,74 @@ impl TextCodec {
             kind,
             root_class: None,
             classes: Vec::new(),
+            kryo_schema: None,
+            java_type: None,
         }
+    }
+
+    /// A codec for reading, with `--kryo-schema` for `kryo`.
+    pub fn reading(kind: CodecKind, kryo_schema: Option<&Path>) -> Result<Self, String> {
+        let mut codec = TextCodec::new(kind);
+        if let Some(path) = kryo_schema {
+            if kind != CodecKind::Kryo {
+                return Err("--kryo-schema only applies to --codec kryo".into());
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            codec.kryo_schema = Some(KryoSchema::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?);
+        }
+        Ok(codec)
+    }
+
+    /// The codec of `delayq offer`'s arguments.
+    pub fn for_offer(args: &OfferArgs) -> Result<Self, String> {
+        if args.codec != CodecKind::Kryo {
+            if args.java_type.is_some() {
+                return Err("--java-type only applies to --codec kryo".into());
+            }
+            let mut codec = TextCodec::with_java_classes(args.codec, &args.java_class)?;
+            if args.kryo_schema.is_some() {
+                return Err("--kryo-schema only applies to --codec kryo".into());
+            }
+            codec.kryo_schema = None;
+            return Ok(codec);
+        }
+        let mut codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref())?;
+        let schema = codec.kryo_schema.clone().unwrap_or_default();
+        let text = match (args.java_class.as_slice(), &args.java_type) {
+            ([], None) => None,
+            ([class], None) if !class.contains('=') => {
+                if codec.kryo_schema.is_none() {
+                    return Err(format!(
+                        "--java-class {class} with --codec kryo needs --kryo-schema FILE describing it"
+                    ));
+                }
+                Some(class.clone())
+            }
+            ([], Some(java_type)) => Some(java_type.clone()),
+            _ => return Err("--codec kryo takes one --java-class CLASS (no PATH=CLASS) or --java-type TYPE".into()),
+        };
+        if let Some(text) = text {
+            codec.java_type = Some(
+                schema
+                    .parse_type(&text)
+                    .map_err(|e| format!("--java-type/--java-class: {e}"))?,
+            );
+        }
+        Ok(codec)
+    }
+
+    /// A command-line value as Kryo bytes.
+    fn kryo_encode(&self, value: &str) -> Result<Bytes, BoxError> {
+        let declared = self.java_type.clone().unwrap_or_else(JavaType::object);
+        let json = match declared.class_name() {
+            // Text as given (and a BigDecimal's scale exactly as written).
+            "java.lang.String" | "java.lang.Character" | "java.math.BigDecimal" | "java.math.BigInteger" => {
+                serde_json::Value::String(value.to_owned())
+            }
+            _ => serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned())),
+        };
+        let kryo = KryoValue::from_json(&json, &declared, self.kryo_schema.as_ref())?;
+        Ok(Bytes::from(kryo.encode()?))
     }
 
     /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for nested objects.
@@ -54,6 +128,7 @@ impl Codec<String> for TextCodec {
             CodecKind::Bytes => "bytes",
             CodecKind::Json => "json",
             CodecKind::Jackson => "jackson",
+            CodecKind::Kryo => "kryo",
         }
     }
 
@@ -79,6 +154,7 @@ impl Codec<String> for TextCodec {
                 let classes: Vec<(&str, &str)> = self.classes.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
                 Ok(Bytes::from(jackson::from_plain_json(&plain, root, &classes)?))
             }
+            CodecKind::Kryo => self.kryo_encode(value),
         }
     }
 
@@ -92,10 +168,14 @@ impl Codec<String> for TextCodec {
                 Ok(std::str::from_utf8(raw)?.to_owned())
             }
             CodecKind::Jackson => Ok(serde_json::to_string(&jackson::to_plain_json(raw)?)?),
+            CodecKind::Kryo => Ok(KryoValue::decode(raw, self.kryo_schema.as_ref())?.to_json_text()),
         }
     }
 
     fn diagnose(&self, raw: &[u8]) -> Option<&'static str> {
+        if self.kind == CodecKind::Kryo {
+            return None;
+        }
         // The library's own codecs know what Java-only payloads look like.
         Codec::<String>::diagnose(&delayq::StringCodec, raw)
     }

@@ -7,19 +7,22 @@
 //! | [`BytesCodec`] | `Bytes` / `Vec<u8>` | `ByteArrayCodec` (raw bytes) |
 //! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
 //! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
+//! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
 //!
-//! Redisson's default codec (Kryo5) writes a Java-only binary format; configure
-//! one of the codecs above on the Java side to share a queue.
+//! Untyped Kryo payloads (any queue, without Rust types) are
+//! [`kryo::KryoValue`]s, with a [`kryo::KryoSchema`] for POJOs.
 
 mod bytes;
 pub mod jackson;
 mod json;
+pub mod kryo;
 mod long;
 mod string;
 
 pub use self::bytes::BytesCodec;
 pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
+pub use self::kryo::KryoCodec;
 pub use self::long::LongCodec;
 pub use self::string::StringCodec;
 
@@ -116,9 +119,8 @@ const JAVA_SERIALIZATION_HINT: &str = "Java serialization (SerializationCodec/Ma
     StringCodec, LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the \
     matching delayq codec";
 
-const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec, which only Java can read: configure StringCodec, \
-    LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the matching \
-    delayq codec";
+const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec: read it with KryoCodec (on the command line: \
+    use --codec kryo), no Java change needed";
 
 /// Recognises payloads written by Java-only codecs, so that a decoding error
 /// can say which codec wrote them and what to configure instead.
@@ -194,7 +196,10 @@ mod tests {
         pojo.extend_from_slice(&[0x02, 0x87]);
         for raw in [&hello[..], &single_char, &empty, &long_42, &long_big, &pojo] {
             let hint = diagnose_java_binary(raw).unwrap_or_else(|| panic!("{raw:02x?} not recognised"));
-            assert!(hint.contains("Kryo") && hint.contains("StringCodec"), "{hint}");
+            assert!(
+                hint.contains("KryoCodec") && hint.contains("use --codec kryo"),
+                "{hint}"
+            );
         }
         assert!(diagnose_java_binary(&[0xac, 0xed, 0x00, 0x05, 0x74])
             .unwrap()

@@ -1,0 +1,205 @@
+//! Property tests: any value of the supported shapes encodes and decodes
+//! back, and no input makes decoding panic.
+
+use std::collections::BTreeMap;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::tests::SCHEMA;
+use super::*;
+
+fn scalar() -> impl Strategy<Value = KryoValue> {
+    prop_oneof![
+        Just(KryoValue::Null),
+        any::<bool>().prop_map(KryoValue::Boolean),
+        any::<i8>().prop_map(KryoValue::Byte),
+        any::<u16>().prop_map(KryoValue::Char),
+        any::<i16>().prop_map(KryoValue::Short),
+        any::<i32>().prop_map(KryoValue::Int),
+        any::<i64>().prop_map(KryoValue::Long),
+        any::<f32>()
+            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
+            .prop_map(KryoValue::Float),
+        any::<f64>()
+            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
+            .prop_map(KryoValue::Double),
+        any::<String>().prop_map(KryoValue::String),
+        "[a-z]{0,40}".prop_map(KryoValue::String),
+        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes),
+        any::<u128>().prop_map(KryoValue::Uuid),
+        any::<i64>().prop_map(KryoValue::Date),
+        (any::<i64>(), 0u32..1_000_000_000).prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos }),
+        (any::<i128>(), any::<i32>()).prop_map(|(u, scale)| KryoValue::BigDecimal {
+            unscaled: decimal::shortest(u.to_be_bytes().to_vec()),
+            scale,
+        }),
+        any::<i128>().prop_map(|u| KryoValue::BigInteger(decimal::shortest(u.to_be_bytes().to_vec()))),
+    ]
+}
+
+fn tree() -> impl Strategy<Value = KryoValue> {
+    scalar().prop_recursive(4, 64, 8, |inner| {
+        prop_oneof![
+            (
+                prop_oneof![
+                    Just("java.util.ArrayList"),
+                    Just("java.util.HashSet"),
+                    Just("java.util.LinkedList")
+                ],
+                vec(inner.clone(), 0..8)
+            )
+                .prop_map(|(class, items)| KryoValue::Collection {
+                    class: class.into(),
+                    items
+                }),
+            // Lists of one class (Kryo's same-class shortcut), with nulls.
+            (vec(prop::option::of(any::<i64>()), 0..8)).prop_map(|items| KryoValue::Collection {
+                class: "java.util.ArrayList".into(),
+                items: items
+                    .into_iter()
+                    .map(|i| i.map_or(KryoValue::Null, KryoValue::Long))
+                    .collect(),
+            }),
+            (
+                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
+                vec((inner.clone(), inner), 0..6)
+            )
+                .prop_map(|(class, entries)| KryoValue::Map {
+                    class: class.into(),
+                    entries
+                }),
+        ]
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "compat.Order")]
+struct Order {
+    id: Option<String>,
+    amount: i64,
+    tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "compat.Event$Status")]
+enum Status {
+    #[serde(rename = "NEW")]
+    New,
+    #[serde(rename = "PAID")]
+    Paid,
+    #[serde(rename = "CANCELLED")]
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "compat.Event", rename_all = "camelCase")]
+struct Event {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    order: Option<Order>,
+    status: Option<Status>,
+    uuid: Option<JavaUuid>,
+    created_at: i64,
+    attrs: Option<BTreeMap<String, String>>,
+    retries: Option<i32>,
+    ratio: f64,
+    urgent: bool,
+}
+
+fn order() -> impl Strategy<Value = Order> {
+    (
+        prop::option::of(any::<String>()),
+        any::<i64>(),
+        vec(any::<String>(), 0..5),
+    )
+        .prop_map(|(id, amount, tags)| Order { id, amount, tags })
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    (
+        prop::option::of(any::<String>()),
+        prop::option::of(order()),
+        prop::option::of(prop_oneof![
+            Just(Status::New),
+            Just(Status::Paid),
+            Just(Status::Cancelled)
+        ]),
+        prop::option::of(any::<u128>().prop_map(JavaUuid)),
+        any::<i64>(),
+        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
+        prop::option::of(any::<i32>()),
+        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
+                kind,
+                order,
+                status,
+                uuid,
+                created_at,
+                attrs,
+                retries,
+                ratio,
+                urgent,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn self_describing_values_round_trip(value in tree()) {
+        let raw = value.encode().unwrap();
+        prop_assert_eq!(KryoValue::decode(&raw, None).unwrap(), value.clone());
+        // Also as a Rust-side KryoValue.
+        prop_assert_eq!(from_slice::<KryoValue>(&raw).unwrap(), value);
+    }
+
+    #[test]
+    fn pojos_round_trip_typed_and_untyped(event in event()) {
+        let raw = to_vec(&event).unwrap();
+        prop_assert_eq!(from_slice::<Event>(&raw).unwrap(), event);
+        let schema = KryoSchema::from_json(SCHEMA).unwrap();
+        let untyped = KryoValue::decode(&raw, Some(&schema)).unwrap();
+        prop_assert_eq!(untyped.encode().unwrap(), raw);
+    }
+
+    #[test]
+    fn lists_and_maps_of_rust_types_round_trip(
+        longs in vec(any::<i64>(), 0..10),
+        maybe in vec(prop::option::of(any::<String>()), 0..10),
+        map in prop::collection::btree_map(any::<String>(), vec(any::<i32>(), 0..3), 0..5),
+    ) {
+        prop_assert_eq!(from_slice::<Vec<i64>>(&to_vec(&longs).unwrap()).unwrap(), longs);
+        if maybe.iter().any(Option::is_some) {
+            prop_assert_eq!(from_slice::<Vec<Option<String>>>(&to_vec(&maybe).unwrap()).unwrap(), maybe);
+        }
+        prop_assert_eq!(from_slice::<BTreeMap<String, Vec<i32>>>(&to_vec(&map).unwrap()).unwrap(), map);
+    }
+
+    #[test]
+    fn any_bytes_decode_or_fail_without_panicking(raw in vec(any::<u8>(), 0..64)) {
+        let schema = KryoSchema::from_json(SCHEMA).unwrap();
+        let _ = KryoValue::decode(&raw, Some(&schema));
+        let _ = from_slice::<Event>(&raw);
+        let _ = from_slice::<KryoValue>(&raw);
+    }
+
+    #[test]
+    fn any_mutation_of_a_real_payload_decodes_or_fails_without_panicking(at in 0usize..120, byte in any::<u8>()) {
+        let mut raw = to_vec(&Event {
+            kind: Some("charge".into()), order: None, status: Some(Status::Paid), uuid: Some(JavaUuid(7)),
+            created_at: 5, attrs: Some(BTreeMap::from([("k".into(), "v".into())])), retries: Some(3),
+            ratio: 0.5, urgent: true,
+        }).unwrap();
+        let at = at % raw.len();
+        raw[at] = byte;
+        let schema = KryoSchema::from_json(SCHEMA).unwrap();
+        let _ = KryoValue::decode(&raw, Some(&schema));
+        let _ = from_slice::<Event>(&raw);
+    }
+}

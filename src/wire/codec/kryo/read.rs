@@ -1,0 +1,327 @@
+//! Kryo's `Input`: varints, fixed-width numbers and strings, read from a
+//! byte slice that is never trusted (every length is checked against what
+//! is left; nesting is counted).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::error::{KryoError, KryoErrorKind, Result};
+use super::MAX_DEPTH;
+
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    depth: usize,
+    /// Class names by the name id Kryo gave them in this payload.
+    names: HashMap<u32, Arc<str>>,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            depth: 0,
+            names: HashMap::new(),
+        }
+    }
+
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    pub fn error(&self, kind: KryoErrorKind, message: impl Into<String>) -> KryoError {
+        KryoError::new(kind, Some(self.pos), message)
+    }
+
+    pub fn mismatch(&self, message: impl Into<String>) -> KryoError {
+        self.error(KryoErrorKind::SchemaMismatch, message)
+    }
+
+    fn truncated(&self) -> KryoError {
+        self.error(KryoErrorKind::Truncated, "the payload ends inside a value")
+    }
+
+    /// Fails unless every byte was read.
+    pub fn finish(&self) -> Result<()> {
+        if self.remaining() == 0 {
+            Ok(())
+        } else {
+            Err(self.error(
+                KryoErrorKind::TrailingBytes,
+                format!(
+                    "{} bytes left after the value (does the schema or Rust type have every field of the Java class?)",
+                    self.remaining()
+                ),
+            ))
+        }
+    }
+
+    /// One more level of nesting; fails past [`MAX_DEPTH`].
+    pub fn enter(&mut self) -> Result<()> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(
+                KryoErrorKind::TooDeep,
+                format!("values nested deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    pub fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    pub fn peek(&self) -> Option<u8> {
+        self.buf.get(self.pos).copied()
+    }
+
+    pub fn u8(&mut self) -> Result<u8> {
+        let b = self.peek().ok_or_else(|| self.truncated())?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.truncated());
+        }
+        let bytes = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(bytes)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    pub fn bool(&mut self) -> Result<bool> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            b => Err(self.error(KryoErrorKind::Malformed, format!("boolean byte {b:#04x}"))),
+        }
+    }
+
+    pub fn i16(&mut self) -> Result<i16> {
+        Ok(i16::from_le_bytes(self.array()?))
+    }
+
+    pub fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    pub fn i64(&mut self) -> Result<i64> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+
+    pub fn f32(&mut self) -> Result<f32> {
+        Ok(f32::from_le_bytes(self.array()?))
+    }
+
+    pub fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_le_bytes(self.array()?))
+    }
+
+    /// `readVarInt(true)`: up to 5 bytes, 7 bits each.
+    pub fn var_u32(&mut self) -> Result<u32> {
+        let mut result: u32 = 0;
+        for i in 0..5 {
+            let b = self.u8()?;
+            result |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(result);
+            }
+        }
+        Err(self.error(KryoErrorKind::Malformed, "varint longer than 5 bytes"))
+    }
+
+    /// `readVarInt(false)`: zig-zag.
+    pub fn var_i32(&mut self) -> Result<i32> {
+        let v = self.var_u32()?;
+        Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
+    }
+
+    /// `readVarLong(true)`: 8 bytes of 7 bits, then a 9th of 8 bits.
+    pub fn var_u64(&mut self) -> Result<u64> {
+        let mut result: u64 = 0;
+        for i in 0..8 {
+            let b = self.u8()?;
+            result |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(result);
+            }
+        }
+        Ok(result | u64::from(self.u8()?) << 56)
+    }
+
+    /// `readVarLong(false)`: zig-zag.
+    pub fn var_i64(&mut self) -> Result<i64> {
+        let v = self.var_u64()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// `readVarIntFlag`: the top bit of the first byte is a flag, then a
+    /// varint with 6 bits in the first byte.
+    pub fn var_flag(&mut self) -> Result<(bool, u32)> {
+        let first = self.u8()?;
+        let flag = first & 0x80 != 0;
+        let mut result = u32::from(first & 0x3f);
+        if first & 0x40 != 0 {
+            for i in 0..4 {
+                let b = self.u8()?;
+                result |= u32::from(b & 0x7f) << (6 + 7 * i);
+                if b & 0x80 == 0 {
+                    return Ok((flag, result));
+                }
+            }
+            return Err(self.error(KryoErrorKind::Malformed, "varint longer than 5 bytes"));
+        }
+        Ok((flag, result))
+    }
+
+    /// A count of things that each take at least one byte: never more than
+    /// what is left, so nothing is allocated for a forged length.
+    pub fn count(&mut self, n: u32, what: &str) -> Result<usize> {
+        let n = n as usize;
+        if n > self.remaining() {
+            return Err(self.error(
+                KryoErrorKind::TooLarge,
+                format!("{what} of {n} is more than the {} bytes left", self.remaining()),
+            ));
+        }
+        Ok(n)
+    }
+
+    /// `readString`: `None` for Java's null.
+    pub fn string(&mut self) -> Result<Option<String>> {
+        let first = self.peek().ok_or_else(|| self.truncated())?;
+        if first & 0x80 == 0 {
+            return self.ascii().map(Some);
+        }
+        let (_, len) = self.var_flag()?;
+        match len {
+            0 => Ok(None),
+            1 => Ok(Some(String::new())),
+            n => {
+                let chars = self.count(n - 1, "a string length")?;
+                self.utf8_chars(chars).map(Some)
+            }
+        }
+    }
+
+    /// ASCII bytes up to and including one with the top bit set.
+    fn ascii(&mut self) -> Result<String> {
+        let start = self.pos;
+        let end = self.buf[start..]
+            .iter()
+            .position(|b| b & 0x80 != 0)
+            .ok_or_else(|| self.error(KryoErrorKind::Truncated, "an ASCII string without its last byte"))?;
+        let mut text: String = self.buf[start..=start + end]
+            .iter()
+            .map(|&b| char::from(b & 0x7f))
+            .collect();
+        text.shrink_to_fit();
+        self.pos = start + end + 1;
+        Ok(text)
+    }
+
+    /// `chars` UTF-16 code units, each written as 1 to 3 bytes (surrogates
+    /// one by one, as Java's `String.charAt` gives them).
+    fn utf8_chars(&mut self, chars: usize) -> Result<String> {
+        let mut units: Vec<u16> = Vec::with_capacity(chars);
+        for _ in 0..chars {
+            let b = self.u8()?;
+            let unit = match b >> 4 {
+                0..=7 => u16::from(b),
+                12 | 13 => {
+                    let b2 = self.u8()?;
+                    (u16::from(b & 0x1f) << 6) | u16::from(b2 & 0x3f)
+                }
+                14 => {
+                    let rest = self.take(2)?;
+                    (u16::from(b & 0x0f) << 12) | (u16::from(rest[0] & 0x3f) << 6) | u16::from(rest[1] & 0x3f)
+                }
+                _ => {
+                    return Err(self.error(
+                        KryoErrorKind::Malformed,
+                        format!("byte {b:#04x} cannot start a character in Kryo's UTF-8"),
+                    ))
+                }
+            };
+            units.push(unit);
+        }
+        String::from_utf16(&units).map_err(|_| {
+            self.error(
+                KryoErrorKind::Malformed,
+                "the string holds a lone UTF-16 surrogate, which Rust strings cannot hold",
+            )
+        })
+    }
+
+    /// Remembers the class name Kryo gave `id` in this payload.
+    pub fn remember_name(&mut self, id: u32, name: Arc<str>) {
+        self.names.insert(id, name);
+    }
+
+    pub fn known_name(&self, id: u32) -> Option<Arc<str>> {
+        self.names.get(&id).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_read_as_kryo_writes_them() {
+        assert_eq!(Reader::new(&[0x54]).var_i64().unwrap(), 42);
+        assert_eq!(Reader::new(&[0x01]).var_i64().unwrap(), -1);
+        let max = [0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+        assert_eq!(Reader::new(&max).var_i64().unwrap(), i64::MAX);
+        assert_eq!(Reader::new(&[0x0e]).var_i32().unwrap(), 7);
+        assert_eq!(Reader::new(&[0x84]).var_flag().unwrap(), (true, 4));
+        assert_eq!(Reader::new(&[0x43, 0x01]).var_flag().unwrap(), (false, 67));
+    }
+
+    #[test]
+    fn strings_ascii_utf8_null_and_empty() {
+        assert_eq!(Reader::new(b"order-4\xb2").string().unwrap().unwrap(), "order-42");
+        assert_eq!(Reader::new(&[0x80]).string().unwrap(), None);
+        assert_eq!(Reader::new(&[0x81]).string().unwrap().unwrap(), "");
+        assert_eq!(Reader::new(&[0x82, b'x']).string().unwrap().unwrap(), "x");
+        let rocket = [0x83, 0xed, 0xa0, 0xbd, 0xed, 0xba, 0x80];
+        assert_eq!(Reader::new(&rocket).string().unwrap().unwrap(), "🚀");
+    }
+
+    #[test]
+    fn forged_lengths_and_cut_input_are_errors_not_allocations() {
+        // A string claiming 2^31 characters in 5 bytes.
+        let err = Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]).string().unwrap_err();
+        assert_eq!(err.kind(), KryoErrorKind::TooLarge);
+        assert_eq!(
+            Reader::new(&[0x83, b'a', 0xc5]).string().unwrap_err().kind(),
+            KryoErrorKind::Truncated
+        );
+        assert_eq!(
+            Reader::new(&[0x83, b'a']).string().unwrap_err().kind(),
+            KryoErrorKind::TooLarge
+        );
+        assert_eq!(
+            Reader::new(b"abc").string().unwrap_err().kind(),
+            KryoErrorKind::Truncated
+        );
+        let lone = [0x82, 0xed, 0xa0, 0xbd];
+        assert_eq!(
+            Reader::new(&lone).string().unwrap_err().kind(),
+            KryoErrorKind::Malformed
+        );
+    }
+}

@@ -1,0 +1,344 @@
+//! Redisson's default codec (Kryo5Codec) against a real queue: the 27
+//! captured values offered from Rust land in Redis as exactly the bytes Java
+//! wrote, Java-written elements are taken as Rust values, bad bytes stay in
+//! the queue, and the CLI reads and writes Kryo queues.
+
+use std::process::{Command, Output};
+
+use bytes::Bytes;
+use delayq::codec::kryo::{JavaUuid, KryoSchema, KryoValue};
+use delayq::format::{pack, unpack, Format};
+use delayq::{Error, KryoCodec};
+use serde::{Deserialize, Serialize};
+
+use crate::harness::{deadline, now_ms, RedisServer};
+
+const VECTORS: &str = include_str!("../../compat/fixtures/kryo5.json");
+const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/compat/kryo-schema.example.json");
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// (case name, Java class, value JSON text, Kryo bytes).
+fn vectors() -> Vec<(String, String, String, Vec<u8>)> {
+    let file: serde_json::Value = serde_json::from_str(VECTORS).unwrap();
+    file["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["case"].as_str().unwrap().to_owned(),
+                c["java_class"].as_str().unwrap().to_owned(),
+                c["value_json"].as_str().unwrap().to_owned(),
+                unhex(c["kryo_hex"].as_str().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn vector(name: &str) -> Vec<u8> {
+    vectors().into_iter().find(|v| v.0 == name).unwrap().3
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "compat.Order")]
+struct Order {
+    id: Option<String>,
+    amount: i64,
+    tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "compat.Event$Status")]
+enum Status {
+    #[serde(rename = "NEW")]
+    New,
+    #[serde(rename = "PAID")]
+    Paid,
+    #[serde(rename = "CANCELLED")]
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "compat.Event", rename_all = "camelCase")]
+struct Event {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    order: Option<Order>,
+    status: Option<Status>,
+    uuid: Option<JavaUuid>,
+    created_at: i64,
+    attrs: Option<std::collections::BTreeMap<String, String>>,
+    retries: Option<i32>,
+    ratio: f64,
+    urgent: bool,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_captured_value_offered_from_rust_is_in_redis_as_java_wrote_it() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let schema = KryoSchema::from_json(&std::fs::read_to_string(SCHEMA_FILE).unwrap()).unwrap();
+        for format in [Format::Modern, Format::Legacy] {
+            let name = format!("kq-{}", format.as_str());
+            let q = client
+                .delayed_queue(&name, KryoCodec::<KryoValue>::new())
+                .unwrap()
+                .without_transfer()
+                .with_format(format);
+            let cases = vectors();
+            for (case, _, _, bytes) in &cases {
+                let value = KryoValue::decode(bytes, Some(&schema)).unwrap_or_else(|e| panic!("{case}: {e}"));
+                q.offer(&value, std::time::Duration::from_secs(3600)).await.unwrap();
+            }
+            let pending = raw.lrange(&format!("redisson_delay_queue:{{{name}}}")).await;
+            assert_eq!(pending.len(), cases.len());
+            for (element, (case, _, _, bytes)) in pending.iter().zip(&cases) {
+                let element = unpack(element).unwrap();
+                assert_eq!(element.format(), format, "{case}");
+                assert_eq!(element.payload, &bytes[..], "{case}: payload inside the packed element");
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_written_elements_are_taken_as_rust_values_and_bad_ones_stay() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let good = vector("pojo_event_nested");
+        let truncated = good[..good.len() - 3].to_vec();
+        // As a Java producer offers them: a good event, a cut one, a good one.
+        let due = now_ms() - 1000;
+        for (i, payload) in [&good, &truncated, &good].iter().enumerate() {
+            raw.seed("events", &pack(Format::Modern, payload), due + i as i64).await;
+        }
+        let client = redis.client().await;
+        let q = client
+            .blocking_queue("events", KryoCodec::<Event>::new())
+            .unwrap()
+            .with_transfer();
+        let first = q.take().await.unwrap();
+        assert_eq!(
+            first.order.as_ref().unwrap().tags,
+            vec!["a".to_string(), "b".to_string()]
+        );
+        assert_eq!(first.status, Some(Status::Paid));
+        match q.take().await {
+            Err(Error::Decode(e)) => {
+                assert_eq!(e.raw().as_ref(), &truncated[..]);
+                assert_eq!(e.codec(), "kryo");
+                assert!(e.restored(), "the bad value is given back to the list");
+                assert!(
+                    e.to_string().contains("ends inside a value") || e.to_string().contains("bytes left"),
+                    "{e}"
+                );
+            }
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+        let left = raw.lrange("events").await;
+        assert!(
+            left.contains(&Bytes::from(truncated.clone())),
+            "the cut element is still in the queue"
+        );
+    })
+    .await;
+}
+
+fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", redis.url())
+        .output()
+        .expect("run delayq")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+async fn payloads(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
+    let raw = redis.raw().await;
+    raw.lrange(&format!("redisson_delay_queue:{{{queue}}}"))
+        .await
+        .iter()
+        .map(|e| unpack(e).unwrap().payload.to_vec())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_offers_java_bytes_and_prints_json() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let order = r#"{"id":"o-1","amount":1234,"tags":["a","b"]}"#;
+        let base = ["offer", "kq", "--delay", "1h", "--codec", "kryo"];
+        ok(&delayq(&redis, &[&base[..], &["--java-type", "Long", "42"]].concat()));
+        ok(&delayq(
+            &redis,
+            &[&base[..], &["--java-type", "String", "order-42"]].concat(),
+        ));
+        ok(&delayq(
+            &redis,
+            &[&base[..], &["--java-type", "BigDecimal", "12.50"]].concat(),
+        ));
+        ok(&delayq(&redis, &[&base[..], &[r#"["x","y","z"]"#]].concat()));
+        ok(&delayq(
+            &redis,
+            &[
+                &base[..],
+                &["--java-class", "compat.Order", "--kryo-schema", SCHEMA_FILE, order],
+            ]
+            .concat(),
+        ));
+        let want: Vec<Vec<u8>> = ["long", "string", "bigdecimal", "arraylist", "pojo_order"]
+            .iter()
+            .map(|c| vector(c))
+            .collect();
+        assert_eq!(
+            payloads(&redis, "kq").await,
+            want,
+            "exactly the bytes Java's Kryo5Codec wrote"
+        );
+
+        // inspect and take print JSON.
+        let shown = ok(&delayq(
+            &redis,
+            &[
+                "inspect",
+                "kq",
+                "--codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+                "--format",
+                "json",
+            ],
+        ));
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let previews: Vec<&str> = shown["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["payload"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            previews,
+            [
+                "42",
+                "\"order-42\"",
+                "12.50",
+                r#"["x","y","z"]"#,
+                r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#
+            ]
+        );
+        // Another codec says what the bytes are and what to use.
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "kq", "--codec", "long", "--format", "json"],
+        ));
+        assert!(shown.contains("use --codec kryo"), "{shown}");
+        // POJOs need the schema.
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "kq", "--codec", "kryo", "--format", "json"],
+        ));
+        assert!(shown.contains("--kryo-schema"), "{shown}");
+
+        ok(&delayq(
+            &redis,
+            &[
+                "offer",
+                "ready",
+                "--delay",
+                "0",
+                "--codec",
+                "kryo",
+                "--java-class",
+                "compat.Order",
+                "--kryo-schema",
+                SCHEMA_FILE,
+                order,
+            ],
+        ));
+        let out = ok(&delayq(
+            &redis,
+            &[
+                "take",
+                "ready",
+                "--timeout",
+                "10s",
+                "--codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+            ],
+        ));
+        assert_eq!(out, "{\"amount\":1234,\"id\":\"o-1\",\"tags\":[\"a\",\"b\"]}\n");
+
+        // Mistakes are errors, not wrong bytes.
+        let out = delayq(&redis, &[&base[..], &["--java-class", "compat.Order", order]].concat());
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--kryo-schema"),
+            "{out:?}"
+        );
+        let out = delayq(&redis, &[&base[..], &["--java-type", "Integer", "x"]].concat());
+        assert!(!out.status.success(), "{out:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_list_as_json_with_the_kryo_codec() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let keys = client
+            .delayed_queue("dl", KryoCodec::<KryoValue>::new())
+            .unwrap()
+            .without_transfer()
+            .keys()
+            .clone();
+        let _: i64 = delayq::fred::interfaces::ListInterface::rpush(
+            &raw.client,
+            keys.dead_letter(),
+            vec![vector("uuid"), vector("enum")],
+        )
+        .await
+        .unwrap();
+        let out = ok(&delayq(
+            &redis,
+            &[
+                "dead-letter",
+                "list",
+                "dl",
+                "--codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+                "--format",
+                "json",
+            ],
+        ));
+        let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let values: Vec<&str> = out["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(values, ["\"123e4567-e89b-12d3-a456-426614174000\"", "\"CANCELLED\""]);
+    })
+    .await;
+}
