@@ -27,7 +27,7 @@ if not old and redis.call('zscore', KEYS[1], element) then
 end
 if old then
   if mode == 'keep' then
-    redis.call('hset', KEYS[4], delayq_element_id(old), old)
+    redis.call('hset', KEYS[4], delayq_element_id(old), delayq_id_entry(id, old))
     return delayq_answer(KEYS[5], 0)
   end
   redis.call('zrem', KEYS[1], old)
@@ -36,7 +36,7 @@ if old then
 end
 redis.call('zadd', KEYS[1], due, element)
 redis.call('rpush', KEYS[2], element)
-redis.call('hset', KEYS[4], field, element)
+redis.call('hset', KEYS[4], field, delayq_id_entry(id, element))
 delayq_ids_sample(KEYS[4], KEYS[1])
 delayq_publish_if_head(KEYS[1], KEYS[3], due)
 return delayq_answer(KEYS[5], old and 0 or 1)

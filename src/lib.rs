@@ -89,7 +89,9 @@ pub use client::{Client, ClientBuilder};
 pub use connection::tls::Tls;
 pub use error::{BoxError, DecodeError, Error, RedisError, RedisErrorKind, Result};
 pub use queue::blocking::BlockingQueue;
-pub use queue::delayed::{DelayedQueue, MigrationReport, Purged, Scheduled, TransferReport};
+pub use queue::delayed::{
+    DelayedQueue, MigrationReport, PendingElement, PendingError, Purged, Scheduled, TransferReport,
+};
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{Reaped, ReliableQueue};
 pub use queue::status::QueueStatus;

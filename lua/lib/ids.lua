@@ -3,8 +3,10 @@
 -- at random: the first 8 bytes of SHA-1(id) in the modern layout; in the
 -- legacy layout, the double of its first 52 bits. The element stays a normal
 -- Redisson element; only its id bytes are chosen. The index
--- delayq_ids:{N} (HASH) maps those 8 bytes to the element, so finding an id
--- costs a hash lookup and a score lookup.
+-- delayq_ids:{N} (HASH) maps those 8 bytes to an entry: the id's length (u16
+-- big-endian), the id, then the element; so finding an id costs a hash
+-- lookup and a score lookup, and a reader of the queue can name each
+-- element's id.
 --
 -- An entry whose element left the timeout set (transferred, taken or removed,
 -- by delayq or by Java) is stale. delayq's transfers drop the entries of what
@@ -15,6 +17,17 @@
 
 -- Random index entries an id offer checks.
 local DELAYQ_IDS_SAMPLE = 3
+
+-- An index entry: the id and its element.
+local function delayq_id_entry(id, element)
+  return struct.pack('>I2', #id) .. id .. element
+end
+
+-- The element of an index entry, and the id.
+local function delayq_id_element(entry)
+  local n = struct.unpack('>I2', entry)
+  return string.sub(entry, 3 + n), string.sub(entry, 3, 2 + n)
+end
 
 -- The 8 id bytes an element with this id has in `format`.
 local function delayq_id_bytes(format, id)
@@ -45,8 +58,9 @@ end
 local function delayq_id_find(ids, timeout, id)
   for _, format in ipairs({'modern', 'legacy'}) do
     local field = delayq_id_bytes(format, id)
-    local element = redis.call('hget', ids, field)
-    if element then
+    local entry = redis.call('hget', ids, field)
+    if entry then
+      local element = delayq_id_element(entry)
       local score = redis.call('zscore', timeout, element)
       if score then
         return element, score, field
@@ -64,7 +78,8 @@ local function delayq_ids_forget(ids, elements)
   end
   for i = 1, #elements do
     local field = delayq_element_id(elements[i])
-    if field and redis.call('hget', ids, field) == elements[i] then
+    local entry = field and redis.call('hget', ids, field)
+    if entry and delayq_id_element(entry) == elements[i] then
       redis.call('hdel', ids, field)
     end
   end
@@ -74,7 +89,7 @@ end
 local function delayq_ids_sample(ids, timeout)
   local sample = redis.call('hrandfield', ids, DELAYQ_IDS_SAMPLE, 'WITHVALUES')
   for i = 1, #sample, 2 do
-    if not redis.call('zscore', timeout, sample[i + 1]) then
+    if not redis.call('zscore', timeout, (delayq_id_element(sample[i + 1]))) then
       redis.call('hdel', ids, sample[i])
     end
   end

@@ -86,15 +86,18 @@ impl Client {
     /// A handle on the delayed queue whose destination is `name`; the Java
     /// equivalent is `redisson.getDelayedQueue(redisson.getBlockingQueue(name, codec))`.
     ///
-    /// While any handle of the queue lives, this client's scheduler moves its
-    /// due elements to the destination.
+    /// While the handle or a clone lives, this client's scheduler moves the
+    /// queue's due elements to the destination: from the handle's first
+    /// operation, and at the latest 250 ms after it was made;
+    /// `.with_transfer()` starts that at once, `.without_transfer()` right
+    /// away means never (see [`DelayedQueue`]).
     pub fn delayed_queue<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
     where
         C: Codec<T>,
         T: 'static,
     {
         self.check_open()?;
-        Ok(DelayedQueue::new(self.core.clone(), name, Arc::new(codec))?.with_transfer())
+        Ok(DelayedQueue::new(self.core.clone(), name, Arc::new(codec))?.transferring_once_used())
     }
 
     /// A handle on the delayed queue `name` that never runs the transfer.

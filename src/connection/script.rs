@@ -172,6 +172,7 @@ pub(crate) struct Scripts {
     pub reschedule_id: Script,
     pub get_id: Script,
     pub resume: Script,
+    pub pending_page: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -205,6 +206,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     reschedule_id: lua!("reschedule_id", Safe),
     get_id: lua!("get_id", Safe),
     resume: lua!("resume", Safe),
+    pending_page: lua!("pending_page", Safe),
 });
 
 #[cfg(test)]

@@ -131,11 +131,6 @@ impl Scheduler {
 
     /// Schedules the queue until every share of the returned registration
     /// is dropped. A queue registered already gets the same registration.
-    ///
-    /// The task hears of a new registration after the caller's synchronous
-    /// code has run (a task of its own, after a yield), so that a handle
-    /// turned `without_transfer()` as soon as it was made usually never
-    /// subscribes at all; if it did, it unsubscribes before any run.
     pub fn register(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
         let mut registrations = self.registrations.lock();
         if let Some(live) = registrations.get(keys.destination()).and_then(Weak::upgrade) {
@@ -150,19 +145,7 @@ impl Scheduler {
             stats: self.stats.clone(),
         });
         registrations.insert(name, Arc::downgrade(&registration));
-        drop(registrations);
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                let later = Arc::downgrade(&registration);
-                runtime.spawn(async move {
-                    tokio::task::yield_now().await;
-                    if let Some(registration) = later.upgrade() {
-                        registration.send();
-                    }
-                });
-            }
-            Err(_) => registration.send(),
-        }
+        registration.send();
         registration
     }
 

@@ -432,6 +432,11 @@ fn help_covers_every_command_and_option() {
         "dead-letter",
         "migrate",
         "transfer",
+        "cancel",
+        "reschedule",
+        "get",
+        "pause",
+        "resume",
     ] {
         assert!(top.contains(command), "{command} missing from --help:\n{top}");
     }
@@ -448,6 +453,9 @@ fn help_covers_every_command_and_option() {
             &["--delay", "--codec", "--format", "--java-class"],
         ),
         (&["move-due", "--help"], &["--timeout"]),
+        (&["offer", "--help"], &["--id", "--replace"]),
+        (&["reschedule", "--help"], &["--delay"]),
+        (&["get", "--help"], &["--codec", "--format"]),
     ];
     for (args, options) in expectations {
         let text = help(args);
@@ -459,4 +467,88 @@ fn help_covers_every_command_and_option() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_and_pause_from_the_command_line_across_processes() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        // Four processes offer one id at once: exactly one offers it.
+        let outputs = futures_util::future::join_all((0..4).map(|i| {
+            let value = format!("from-{i}");
+            let redis = &redis;
+            async move {
+                delayq_async(
+                    redis,
+                    &["offer", "reminders", "--delay", "1h", "--id", "order-42", &value],
+                )
+                .await
+            }
+        }))
+        .await;
+        let offered = outputs.iter().filter(|o| stderr(o).contains("offered id")).count();
+        let kept = outputs
+            .iter()
+            .filter(|o| stderr(o).contains("pending in reminders already"))
+            .count();
+        assert!(outputs.iter().all(|o| o.status.success()), "{outputs:?}");
+        assert_eq!((offered, kept), (1, 3), "{outputs:?}");
+
+        let out = delayq(&redis, &["get", "reminders", "order-42", "--format", "json"]);
+        assert!(out.status.success(), "{out:?}");
+        let got = json_of(&out);
+        assert_eq!(got["id"], "order-42");
+        assert!(got["value"].as_str().unwrap().starts_with("from-"));
+        let due_in = got["due_in_ms"].as_i64().unwrap();
+        assert!(due_in > 3_000_000 && due_in <= 3_600_000, "{got}");
+
+        let out = delayq(
+            &redis,
+            &[
+                "offer",
+                "reminders",
+                "--delay",
+                "2h",
+                "--id",
+                "order-42",
+                "--replace",
+                "new",
+            ],
+        );
+        assert!(out.status.success() && stderr(&out).contains("replaced"), "{out:?}");
+        let out = delayq(&redis, &["reschedule", "reminders", "order-42", "--delay", "10m"]);
+        assert!(out.status.success(), "{out:?}");
+        let got = json_of(&delayq(&redis, &["get", "reminders", "order-42", "--format", "json"]));
+        assert_eq!(got["value"], "new");
+        assert!(got["due_in_ms"].as_i64().unwrap() <= 600_000, "{got}");
+        // inspect names the id of each pending element.
+        let inspected = json_of(&delayq(&redis, &["inspect", "reminders", "--format", "json"]));
+        assert_eq!(inspected["elements"][0]["id"], "order-42", "{inspected}");
+        assert_eq!(inspected["ids"], 1);
+
+        let out = delayq(&redis, &["cancel", "reminders", "order-42"]);
+        assert!(out.status.success(), "{out:?}");
+        let out = delayq(&redis, &["cancel", "reminders", "order-42"]);
+        assert_eq!(out.status.code(), Some(1), "cancelling a missing id: {out:?}");
+        let out = delayq(&redis, &["get", "reminders", "order-42"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let out = delayq(&redis, &["reschedule", "reminders", "order-42", "--delay", "1s"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+        // Pause: a due element stays pending while `take` (which transfers) waits.
+        assert!(delayq(&redis, &["pause", "reminders"]).status.success());
+        let inspected = json_of(&delayq(&redis, &["inspect", "reminders", "--format", "json"]));
+        assert_eq!(inspected["paused"], true, "{inspected}");
+        assert!(delayq(&redis, &["offer", "reminders", "--delay", "0", "due"])
+            .status
+            .success());
+        let out = delayq(&redis, &["take", "reminders", "--timeout", "1500ms"]);
+        assert_eq!(out.status.code(), Some(1), "nothing moves while paused: {out:?}");
+        let out = delayq(&redis, &["resume", "reminders"]);
+        assert!(out.status.success() && stderr(&out).contains("resumed"), "{out:?}");
+        let out = delayq(&redis, &["take", "reminders", "--timeout", "20s"]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(stdout(&out).trim(), "due");
+    })
+    .await;
 }

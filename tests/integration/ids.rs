@@ -244,3 +244,37 @@ async fn ids_of_elements_java_removed_are_cleaned_up_as_new_ids_come() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_remove_of_an_element_with_an_id_frees_the_id() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("jr").unwrap();
+        let q = client.delayed_queue("jr", StringCodec).unwrap().without_transfer();
+        assert!(q.offer_with_id("a", &s("x"), HOUR).await.unwrap());
+        assert!(q.offer_with_id("b", &s("x"), HOUR).await.unwrap());
+        // Java's RDelayedQueue.remove("x") takes the first element whose
+        // payload is "x" out of both keys (ZREM + LREM), as its script does.
+        let first = raw.lrange(keys.pending()).await[0].clone();
+        let _: i64 = raw.client.zrem(keys.timeout(), first.to_vec()).await.unwrap();
+        let _: i64 = raw.client.lrem(keys.pending(), 1, first.to_vec()).await.unwrap();
+        assert_eq!(
+            q.get("a").await.unwrap(),
+            None,
+            "the removed element is gone for delayq too"
+        );
+        assert_eq!(q.get("b").await.unwrap().unwrap().value, "x");
+        assert!(!q.cancel("a").await.unwrap());
+        assert!(
+            q.offer_with_id("a", &s("again"), HOUR).await.unwrap(),
+            "the id is free again"
+        );
+        let mut values = q.read_all().await.unwrap();
+        values.sort();
+        assert_eq!(values, [s("again"), s("x")]);
+        assert_eq!(raw.client.hlen::<i64, _>(keys.ids()).await.unwrap(), 2);
+    })
+    .await;
+}

@@ -499,7 +499,10 @@ async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
         // queue; then an overdue element nobody is told about (written
         // without a publish): it stays where it is.
         let transferring = redis.client_builder().resync_interval(None).build().await.unwrap();
-        let _handle = transferring.delayed_queue("restored-late", StringCodec).unwrap();
+        let _handle = transferring
+            .delayed_queue("restored-late", StringCodec)
+            .unwrap()
+            .with_transfer();
         tokio::time::sleep(Duration::from_millis(500)).await;
         let element = delayq::format::pack(delayq::Format::Modern, b"not-a-number");
         raw.seed("restored-late", &element, crate::harness::now_ms() - 1_000)

@@ -97,6 +97,59 @@ pub enum Command {
     /// Keep queues moving: run the transfer for them (as a JVM holding an
     /// RDelayedQueue does) until stopped, --timeout, or --until-empty.
     Transfer(TransferArgs),
+    /// Remove the pending element offered with an id (exit status 1 if none is pending).
+    Cancel(IdArgs),
+    /// Give the pending element with an id a new due time (exit status 1 if none is pending).
+    Reschedule(RescheduleArgs),
+    /// Show the pending element with an id: value and due time (exit status 1 if none).
+    Get(GetArgs),
+    /// Pause a queue: delayq's transfers and reliable consumers wait (Java's do not know).
+    Pause(QueueArg),
+    /// Resume a paused queue: what fell due meanwhile moves now, in due order.
+    Resume(QueueArg),
+}
+
+#[derive(Debug, Args)]
+pub struct QueueArg {
+    /// Queue name.
+    pub queue: String,
+}
+
+#[derive(Debug, Args)]
+pub struct IdArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The id the element was offered with (`delayq offer --id`).
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RescheduleArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The id the element was offered with.
+    pub id: String,
+    /// New delay from now: 1500ms, 5s, 2m, 1h30m, 0.
+    #[arg(long, short, value_parser = parse_delay, allow_hyphen_values = true)]
+    pub delay: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The id the element was offered with.
+    pub id: String,
+    /// How the value is decoded (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    /// file, see compat/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub kryo_schema: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 /// `--format` of the commands that print what they read.
@@ -260,6 +313,13 @@ pub struct OfferArgs {
     /// file, see compat/README.md).
     #[arg(long, value_name = "FILE")]
     pub kryo_schema: Option<PathBuf>,
+    /// Offer the value under this id: not offered again while an element with
+    /// the id is pending (exit status 0 either way; stderr says which). One value.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// With --id: replace a pending element with this id instead of keeping it.
+    #[arg(long, requires = "id")]
+    pub replace: bool,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required = true, allow_negative_numbers = true)]

@@ -4,9 +4,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use delayq::fred::interfaces::SortedSetsInterface;
-use delayq::fred::types::Value;
-use delayq::{Codec, QueueStatus};
+use delayq::{Codec, DelayedQueue, PendingError, QueueStatus};
 use serde_json::json;
 
 use crate::args::{Cli, InspectArgs, OutputFormat};
@@ -17,6 +15,7 @@ use crate::text_codec::TextCodec;
 struct Row {
     due: SystemTime,
     format: &'static str,
+    id: Option<String>,
     payload: Result<String, String>,
     raw: Bytes,
 }
@@ -24,11 +23,10 @@ struct Row {
 pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(args.codec))?
-        .without_transfer();
+    let name = codec.name();
+    let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();
     let status = queue.status().await?;
-    let rows = pending(&client, queue.keys().timeout(), args.limit, &codec).await?;
+    let rows = pending(&queue, args.limit, name).await?;
     client.shutdown().await;
     let now = SystemTime::now();
     match args.format {
@@ -45,45 +43,32 @@ pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The first `limit` pending elements by due time.
-async fn pending(client: &delayq::Client, key: &str, limit: usize, codec: &TextCodec) -> delayq::Result<Vec<Row>> {
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let flat: Vec<Value> = client
-        .redis()
-        .zrange(key, 0, limit as i64 - 1, None, false, None, true)
-        .await
-        .map_err(delayq::Error::from)?;
+/// The first `limit` pending elements by due time, a page at a time.
+async fn pending(queue: &DelayedQueue<String>, limit: usize, codec: &str) -> delayq::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    // RESP2 answers member, score, member, score...; RESP3 [member, score] pairs.
-    let mut items = flat.into_iter().flat_map(|v| match v {
-        Value::Array(pair) => pair,
-        other => vec![other],
-    });
-    while let (Some(member), Some(score)) = (items.next(), items.next()) {
-        let raw = member.as_bytes().map(Bytes::copy_from_slice).unwrap_or_default();
-        let due_ms = score.as_f64().unwrap_or_default() as i64;
-        let due = SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(due_ms.max(0) as u64);
-        let (format, payload) = match delayq::format::unpack(&raw) {
-            Ok(element) => (
-                element.format().as_str(),
-                codec.decode(element.payload).map_err(|e| {
-                    // Say what wrote it when another codec did (Kryo: "use --codec kryo").
-                    match codec.diagnose(element.payload) {
-                        Some(hint) => format!("undecodable with --codec {}: {e} (looks like {hint})", codec.name()),
-                        None => format!("undecodable with --codec {}: {e}", codec.name()),
-                    }
-                }),
-            ),
-            Err(malformed) => ("malformed", Err(malformed.to_string())),
-        };
-        rows.push(Row {
-            due,
-            format,
-            payload,
-            raw,
-        });
+    while rows.len() < limit {
+        let page = queue
+            .pending_page(rows.len(), (limit - rows.len()).min(DelayedQueue::<String>::MAX_PAGE))
+            .await?;
+        let last = page.len() < DelayedQueue::<String>::MAX_PAGE;
+        for element in page {
+            // A decode error says what wrote the bytes when another codec did
+            // (Kryo: "use --codec kryo").
+            let payload = element.value.map_err(|error| match error {
+                PendingError::Decode(e) => format!("undecodable with --codec {codec}: {e}"),
+                PendingError::Malformed(m) => m.to_string(),
+            });
+            rows.push(Row {
+                due: element.due,
+                format: element.format.map_or("malformed", |f| f.as_str()),
+                id: element.id,
+                payload,
+                raw: element.raw,
+            });
+        }
+        if last {
+            break;
+        }
     }
     Ok(rows)
 }
@@ -95,9 +80,12 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
     };
     let lag = status.lag_at(now);
     let mut out = format!(
-        "queue         {name}\npending       {}\nready         {}\nin flight     {}\ndead letters  {}\nquarantined   {}\nnext due      {next}\n",
-        status.pending, status.ready, status.in_flight, status.dead_letters, status.quarantined
+        "queue         {name}\npending       {}\nready         {}\nin flight     {}\ndead letters  {}\nquarantined   {}\nnext due      {next}\nwith ids      {}\n",
+        status.pending, status.ready, status.in_flight, status.dead_letters, status.quarantined, status.ids
     );
+    if status.paused {
+        out.push_str("paused        yes (delayq transfers and reliable consumers wait: `delayq resume`)\n");
+    }
     if !lag.is_zero() {
         out.push_str(&format!(
             "transfer lag  {} (is any process running the transfer?)\n",
@@ -113,6 +101,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
             vec![
                 local_time(row.due),
                 relative(row.due, now),
+                row.id.clone().unwrap_or_else(|| "-".into()),
                 row.format.to_owned(),
                 match &row.payload {
                     Ok(text) => preview(text, 60),
@@ -122,7 +111,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
         })
         .collect();
     out.push('\n');
-    out.push_str(&output::table(&["DUE", "WHEN", "FORMAT", "PAYLOAD"], &cells));
+    out.push_str(&output::table(&["DUE", "WHEN", "ID", "FORMAT", "PAYLOAD"], &cells));
     out.push('\n');
     if (rows.len() as u64) < status.pending {
         out.push_str(&format!(
@@ -146,6 +135,7 @@ fn to_json(name: &str, status: &QueueStatus, rows: &[Row], now: SystemTime) -> s
                 "due": utc_time(row.due),
                 "due_in_ms": millis_from(row.due, now),
                 "format": row.format,
+                "id": row.id,
                 "payload": row.payload.as_ref().ok(),
                 "error": row.payload.as_ref().err(),
                 "raw_hex": hex(&row.raw),

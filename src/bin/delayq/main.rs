@@ -9,11 +9,13 @@
 
 mod args;
 mod dead_letter;
+mod ids;
 mod inspect;
 mod migrate;
 mod move_due;
 mod offer;
 mod output;
+mod pause;
 mod progress;
 mod purge;
 mod stats;
@@ -45,6 +47,11 @@ async fn main() -> ExitCode {
         Command::Take(args) => take::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
         Command::Transfer(args) => transfer::run(&cli, args).await,
+        Command::Cancel(args) => ids::cancel(&cli, args).await,
+        Command::Reschedule(args) => ids::reschedule(&cli, args).await,
+        Command::Get(args) => ids::get(&cli, args).await,
+        Command::Pause(args) => pause::pause(&cli, args).await,
+        Command::Resume(args) => pause::resume(&cli, args).await,
     };
     match result {
         Ok(code) => code,

@@ -13,6 +13,25 @@ pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
         .delayed_queue(&args.queue, codec)?
         .without_transfer()
         .with_format(args.format);
+    if let Some(id) = &args.id {
+        if args.values.len() != 1 {
+            client.shutdown().await;
+            return Err(delayq::Error::InvalidArgument("--id offers exactly one value".into()));
+        }
+        let value = &args.values[0];
+        let new = if args.replace {
+            queue.replace_with_id(id, value, args.delay).await
+        } else {
+            queue.offer_with_id(id, value, args.delay).await
+        };
+        client.shutdown().await;
+        match (new?, args.replace) {
+            (true, _) => eprintln!("offered id {id:?} to {} (due in {:?})", args.queue, args.delay),
+            (false, false) => eprintln!("id {id:?} is pending in {} already; nothing offered", args.queue),
+            (false, true) => eprintln!("replaced id {id:?} in {} (due in {:?})", args.queue, args.delay),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;
     result?;

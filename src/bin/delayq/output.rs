@@ -16,6 +16,8 @@ pub fn status_json(name: &str, status: &QueueStatus, now: SystemTime) -> serde_j
         ("quarantined", json!(status.quarantined)),
         ("next_due_in_ms", json!(status.next_due.map(|d| millis_from(d, now)))),
         ("lag_ms", json!(status.lag_at(now).as_millis() as u64)),
+        ("paused", json!(status.paused)),
+        ("ids", json!(status.ids)),
     ]
     .into_iter()
     .map(|(key, value)| (key.to_owned(), value))

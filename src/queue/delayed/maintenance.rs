@@ -153,7 +153,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
         let settings = &self.core.transfer;
-        let outcome = run_transfer(self.core.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
+        let outcome = run_transfer(self.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }

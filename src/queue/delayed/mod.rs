@@ -19,12 +19,14 @@ use crate::BlockingQueue;
 mod ids;
 mod maintenance;
 mod offer;
+mod page;
 mod pause;
 mod read;
 mod remove;
 
 pub use ids::Scheduled;
 pub use maintenance::{MigrationReport, TransferReport};
+pub use page::{PendingElement, PendingError};
 pub use remove::Purged;
 
 /// A queue of values that each become available at their due time, shared with
@@ -56,10 +58,13 @@ pub use remove::Purged;
 ///   (`delayq_quarantine:{name}`) by operations that remove elements, so they
 ///   never stall the queue; read-only operations skip them and log a warning.
 ///
-/// While any handle of a queue is alive, the [`Client`](crate::Client) it came from runs the
-/// transfer for it; drop every handle to stop. A handle turned
-/// [`without_transfer`](Self::without_transfer) never transfers (for tools
-/// that only look).
+/// While a handle (or a clone) lives, the [`Client`](crate::Client) it came
+/// from runs the transfer for its queue: from its first operation (or
+/// [`destination`](Self::destination), or
+/// [`with_transfer`](Self::with_transfer)), and at the latest 250 ms after
+/// it was made. A handle turned [`without_transfer`](Self::without_transfer)
+/// before any of that never transfers, not even for a moment (for tools that
+/// only look).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -117,7 +122,11 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// The same queue, running the transfer while this handle (or a clone)
-    /// lives; handles from [`Client::delayed_queue`](crate::Client::delayed_queue) start with it on.
+    /// lives, from now. Handles from
+    /// [`Client::delayed_queue`](crate::Client::delayed_queue) transfer from
+    /// their first operation (an offer, a read...); call this on one that
+    /// should transfer before it does anything, or that only keeps the queue
+    /// moving.
     pub fn with_transfer(mut self) -> Self {
         self.transferring.on(&self.core, &self.keys);
         self
@@ -145,6 +154,20 @@ impl<T: 'static> DelayedQueue<T> {
         self.transferring.is_on()
     }
 
+    /// Transferring from the handle's first operation, or 250 ms after it
+    /// was made (`Client::delayed_queue`; see `queue/transferring.rs`).
+    pub(crate) fn transferring_once_used(mut self) -> Self {
+        self.transferring = Transferring::wanted(&self.core, &self.keys);
+        self
+    }
+
+    /// A connection for one command; the first one of a handle that
+    /// transfers registers its queue with the scheduler.
+    fn conn(&self) -> Result<&fred::clients::Client> {
+        self.transferring.arm(&self.core, &self.keys);
+        self.core.conn()
+    }
+
     /// The same queue, writing new elements in `format` (default [`Format::Modern`]).
     /// Reads accept both formats whatever this is set to.
     pub fn with_format(mut self, format: Format) -> Self {
@@ -169,6 +192,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// The destination list, as a [`BlockingQueue`] with this queue's codec.
     pub fn destination(&self) -> BlockingQueue<T> {
+        self.transferring.arm(&self.core, &self.keys);
         BlockingQueue::from_parts(self.core.clone(), self.keys.clone(), self.codec.clone())
     }
 
@@ -191,7 +215,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
         script
-            .run(self.core.conn()?, keys, args)
+            .run(self.conn()?, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))
     }
@@ -201,7 +225,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// reply is lost for good fails with [`Error::OutcomeUnknown`].
     async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
         Request::new(self.name())
-            .apply(self.core.conn()?, self.core.settling(), script, keys, args, self.name())
+            .apply(self.conn()?, self.core.settling(), script, keys, args, self.name())
             .await
     }
 

@@ -112,7 +112,7 @@ impl<T: 'static> DelayedQueue<T> {
     pub(super) async fn run_offer(&self, args: Vec<Value>) -> Result<Vec<usize>> {
         let script = &SCRIPTS.offer;
         // One attempt: a retried offer could be applied twice.
-        let conn = self.core.conn()?; // sent once: the script is declared `Resend::Once`
+        let conn = self.conn()?; // sent once: the script is declared `Resend::Once`
         let keys = vec![
             self.keys.timeout().into(),
             self.keys.pending().into(),

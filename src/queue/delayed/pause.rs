@@ -32,7 +32,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn pause(&self) -> Result<()> {
-        let conn = self.core.conn()?;
+        let conn = self.conn()?;
         let _: Option<String> = conn
             .set(
                 self.keys.paused(),
@@ -62,7 +62,6 @@ impl<T: 'static> DelayedQueue<T> {
     /// Whether the queue is paused.
     pub async fn is_paused(&self) -> Result<bool> {
         let n: i64 = self
-            .core
             .conn()?
             .exists(self.keys.paused())
             .await

@@ -17,7 +17,6 @@ impl<T: 'static> DelayedQueue<T> {
     /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self
-            .core
             .conn()?
             .llen(self.keys.pending())
             .await

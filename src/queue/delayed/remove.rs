@@ -112,7 +112,7 @@ impl<T: 'static> DelayedQueue<T> {
         ];
         // Removed values go back, scores included, if the call is dropped
         // before it returns (and, through the request, if its reply is lost).
-        let conn = self.core.conn()?.clone();
+        let conn = self.conn()?.clone();
         let restore_keys = self.restore_keys();
         let give_back = give_back_with(
             (
@@ -163,7 +163,7 @@ impl<T: 'static> DelayedQueue<T> {
                 let args = restore_args(elements, scores)?;
                 let restored = Request::new(self.name())
                     .give_back(
-                        self.core.conn()?,
+                        self.conn()?,
                         self.core.settling(),
                         &SCRIPTS.restore,
                         self.restore_keys(),
@@ -211,7 +211,6 @@ impl<T: 'static> DelayedQueue<T> {
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
         let n = self
-            .core
             .conn()?
             .with_options(&Resend::Once.options())
             .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending(), self.keys.ids()])
@@ -238,7 +237,7 @@ impl<T: 'static> DelayedQueue<T> {
         let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())
-            .remove(self.core.conn()?, self.core.settling(), script, keys, args)
+            .remove(self.conn()?, self.core.settling(), script, keys, args)
             .await
             .map_err(|e| self.script_error(script, e))?;
         let [removed, left] = reply::tuple::<2>(value)?;

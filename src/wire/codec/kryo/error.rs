@@ -73,6 +73,12 @@ impl KryoError {
         }
     }
 
+    /// The same error, with a note after its message.
+    pub(crate) fn with_note(mut self, note: &str) -> Self {
+        self.message = format!("{} ({note})", self.message);
+        self
+    }
+
     pub(crate) fn encode(message: impl Into<String>) -> Self {
         KryoError::new(KryoErrorKind::Encode, None, message)
     }

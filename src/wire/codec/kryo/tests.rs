@@ -384,3 +384,29 @@ fn all_null_collections_take_one_byte_and_cannot_claim_billions() {
         KryoErrorKind::TooLarge
     );
 }
+
+/// `Kryo5Codec(..., useReferences = true)` writes a "new object" marker (1)
+/// after the class of every POJO and collection: delayq refuses such bytes
+/// with an error that names the setting.
+#[test]
+fn reference_tracking_bytes_are_refused_naming_the_java_setting() {
+    let schema = schema();
+    let order = cases()
+        .into_iter()
+        .find(|c| c.class == "compat.Order")
+        .expect("an Order vector");
+    // The class is written as 0x01 (name follows), a name id, then the ASCII name.
+    let name_end = order
+        .raw
+        .iter()
+        .position(|b| b & 0x80 != 0 && *b != 0x80)
+        .expect("class name end")
+        + 1;
+    let mut with_references = order.raw[..name_end].to_vec();
+    with_references.push(0x01);
+    with_references.extend_from_slice(&order.raw[name_end..]);
+    let error = KryoValue::decode(&with_references, Some(&schema)).unwrap_err();
+    assert!(error.message().contains("useReferences = true"), "{error}");
+    // The bytes Java writes by default decode as before.
+    assert!(KryoValue::decode(&order.raw, Some(&schema)).is_ok());
+}

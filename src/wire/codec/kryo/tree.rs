@@ -17,9 +17,40 @@ use super::write::Writer;
 
 pub(crate) fn decode(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValue> {
     let mut r = Reader::new(raw);
-    let value = read_classed(&mut r, schema, None)?;
-    r.finish()?;
-    Ok(value)
+    let decoded = read_classed(&mut r, schema, None).and_then(|value| r.finish().map(|()| value));
+    decoded.map_err(|error| match error.kind() {
+        KryoErrorKind::Unsupported | KryoErrorKind::TooDeep => error,
+        _ if reference_marker_after_class(raw) => error.with_note(
+            "if the Java side uses Kryo5Codec(..., useReferences = true): a reference marker (1) follows \
+             the class name here, and delayq reads Kryo5Codec's default, references off",
+        ),
+        _ => error,
+    })
+}
+
+/// Whether the byte after the top-level class is Kryo's "new object"
+/// reference marker, as `useReferences = true` writes before every object
+/// that is not a string or a boxed number (only consulted once a decode failed).
+fn reference_marker_after_class(raw: &[u8]) -> bool {
+    let mut r = Reader::new(raw);
+    match read_class(&mut r) {
+        Ok(Some(class)) => {
+            let simple = matches!(
+                &*class,
+                "java.lang.String"
+                    | "java.lang.Long"
+                    | "java.lang.Integer"
+                    | "java.lang.Short"
+                    | "java.lang.Byte"
+                    | "java.lang.Double"
+                    | "java.lang.Float"
+                    | "java.lang.Boolean"
+                    | "java.lang.Character"
+            );
+            !simple && raw.get(r.pos()) == Some(&1)
+        }
+        _ => false,
+    }
 }
 
 pub(crate) fn encode(value: &KryoValue) -> Result<Vec<u8>> {

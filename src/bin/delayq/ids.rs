@@ -1,0 +1,87 @@
+//! `delayq cancel`, `delayq reschedule`, `delayq get`: pending elements by id.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use crate::args::CodecKind;
+use crate::args::{Cli, GetArgs, IdArgs, OutputFormat, RescheduleArgs};
+use crate::output;
+use crate::text_codec::TextCodec;
+
+pub async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let queue = client
+        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
+        .without_transfer();
+    let cancelled = queue.cancel(&args.id).await;
+    client.shutdown().await;
+    Ok(found(cancelled?, "cancelled", args))
+}
+
+pub async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let queue = client
+        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
+        .without_transfer();
+    let moved = queue.reschedule(&args.id, args.delay).await;
+    client.shutdown().await;
+    let ids = IdArgs {
+        queue: args.queue.clone(),
+        id: args.id.clone(),
+    };
+    Ok(found(moved?, &format!("rescheduled (due in {:?})", args.delay), &ids))
+}
+
+pub async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
+    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
+    let client = crate::connect(cli).await?;
+    let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();
+    let found = queue.get(&args.id).await;
+    client.shutdown().await;
+    let Some(element) = found? else {
+        eprintln!("no element with id {:?} is pending in {}", args.id, args.queue);
+        return Ok(ExitCode::from(1));
+    };
+    let now = SystemTime::now();
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        OutputFormat::Table => {
+            let _ = writeln!(
+                out,
+                "{}",
+                output::table(
+                    &["ID", "DUE", "IN", "VALUE"],
+                    &[vec![
+                        args.id.clone(),
+                        output::local_time(element.due),
+                        output::relative(element.due, now),
+                        element.value,
+                    ]],
+                )
+            );
+        }
+        OutputFormat::Json => {
+            let json = serde_json::json!({
+                "queue": args.queue,
+                "id": args.id,
+                "due": output::utc_time(element.due),
+                "due_in_ms": output::millis_from(element.due, now),
+                "value": element.value,
+            });
+            let _ = writeln!(out, "{json}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Exit status 0 and `done` when the id was pending, else 1 and why.
+fn found(yes: bool, done: &str, args: &IdArgs) -> ExitCode {
+    if yes {
+        eprintln!("{} in {}: {done}", args.id, args.queue);
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("no element with id {:?} is pending in {}", args.id, args.queue);
+        ExitCode::from(1)
+    }
+}
