@@ -22,10 +22,6 @@
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end
 local value, id = ARGV[1], ARGV[2]
-if redis.call('exists', KEYS[9]) == 1 and redis.call('lrem', KEYS[1], -1, value) == 1 then
-  redis.call('lpush', KEYS[8], value)
-  return {'paused'}
-end
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
 if not at then
   return {'gone'}
@@ -35,6 +31,11 @@ redis.call('lrem', KEYS[1], -1, value)
 local marked = tonumber(redis.call('hget', KEYS[7], 'k') or '0')
 if at < marked then
   redis.call('hincrby', KEYS[7], 'k', -1)
+end
+if redis.call('exists', KEYS[9]) == 1 then
+  -- Paused since the BLMOVE: the value goes back where it was taken from.
+  redis.call('lpush', KEYS[8], value)
+  return {'paused'}
 end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1

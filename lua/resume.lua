@@ -1,13 +1,16 @@
 -- resume: end a pause (DelayedQueue::resume).
--- KEYS: 1 pause flag, 2 timeout set, 3 channel
+-- KEYS: 1 pause flag, 2 timeout set, 3 channel, 4 request key (a resend
+--       returns the first answer and ends no pause set since)
 -- Returns 1 when the queue was paused. Publishes the head's due time on the
 -- channel, as an offer of a new head does, so that every delayq transfer of
 -- the queue wakes and moves what fell due meanwhile, in due order.
+local replayed = delayq_replayed(KEYS[4])
+if replayed then return replayed end
 if redis.call('del', KEYS[1]) == 0 then
-  return 0
+  return delayq_answer(KEYS[4], 0)
 end
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 if head[2] then
   redis.call('publish', KEYS[3], head[2])
 end
-return 1
+return delayq_answer(KEYS[4], 1)

@@ -15,5 +15,5 @@ return {
   head[2] or false,
   redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]),
   redis.call('exists', KEYS[7]),
-  redis.call('hlen', KEYS[8]),
+  redis.call('hlen', KEYS[8]) - redis.call('hexists', KEYS[8], 'cursor'),
 }

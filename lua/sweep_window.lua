@@ -41,7 +41,7 @@
 -- - one sweep per queue across every client: the run holds the lease (KEYS[5],
 --   a STRING naming the holder, expiring unless renewed by the holder's next
 --   run) or does nothing; the last run of a sweep deletes it.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset', KEYS[9], 'hash')
 if bad then return bad end
 if redis.call('exists', KEYS[8]) == 1 then
   -- Paused: the sweep ends; the resume's publish starts transfers again.

@@ -20,7 +20,7 @@
 -- the whole list per element once the list is long and out of due order; and
 -- an element no format can unpack goes to the quarantine list instead of
 -- failing the script and stalling the queue.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash')
 if bad then return bad end
 local now = ARGV[1]
 if now == '' then
@@ -81,6 +81,7 @@ if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE
 local first_due = #moved > 0 and redis.call('zscore', KEYS[2], moved[1])
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], moved)
 delayq_ids_forget(KEYS[8], moved)
+delayq_ids_sweep(KEYS[8], KEYS[2])
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0
 if deep == 1 then

@@ -54,15 +54,21 @@ local function delayq_element_id(e)
 end
 
 -- The pending element with this id and its score, in either layout, or nil
--- (a stale entry found on the way is dropped).
+-- (a stale entry found on the way is dropped). Two ids whose id bytes are
+-- equal (a SHA-1 prefix collision: 64 bits in the modern layout, 52 in the
+-- legacy one) fail the script before it writes anything, rather than act on
+-- each other's element.
 local function delayq_id_find(ids, timeout, id)
   for _, format in ipairs({'modern', 'legacy'}) do
     local field = delayq_id_bytes(format, id)
     local entry = redis.call('hget', ids, field)
     if entry then
-      local element = delayq_id_element(entry)
+      local element, owner = delayq_id_element(entry)
       local score = redis.call('zscore', timeout, element)
       if score then
+        if owner ~= id then
+          error('DELAYQ_ID_COLLISION ids ' .. owner .. ' and ' .. id .. ' have the same id bytes; use another id')
+        end
         return element, score, field
       end
       redis.call('hdel', ids, field)
@@ -89,17 +95,41 @@ end
 local function delayq_ids_sample(ids, timeout)
   local sample = redis.call('hrandfield', ids, DELAYQ_IDS_SAMPLE, 'WITHVALUES')
   for i = 1, #sample, 2 do
-    if not redis.call('zscore', timeout, (delayq_id_element(sample[i + 1]))) then
+    if #sample[i] == 8 and not redis.call('zscore', timeout, (delayq_id_element(sample[i + 1]))) then
       redis.call('hdel', ids, sample[i])
     end
   end
 end
 
--- Removes one element from the pending list: from the head when it is among
--- the first 1,000, else from the tail (one scan at most, as Java's remove).
-local function delayq_pending_remove(pending, element)
-  if redis.call('lpos', pending, element, 'MAXLEN', 1000) then
-    return redis.call('lrem', pending, 1, element)
+-- Index entries a transfer run checks, from where the last run stopped (the
+-- cursor is the index's field 'cursor', not 8 bytes long like an id's): so
+-- entries of elements Java moved or removed go even when no id is offered.
+local DELAYQ_IDS_SWEEP = 500
+
+local function delayq_ids_sweep(ids, timeout)
+  if redis.call('exists', ids) == 0 then
+    return
   end
-  return redis.call('lrem', pending, -1, element)
+  local cursor = redis.call('hget', ids, 'cursor') or '0'
+  local scan = redis.call('hscan', ids, cursor, 'COUNT', DELAYQ_IDS_SWEEP)
+  local entries = scan[2]
+  for i = 1, #entries, 2 do
+    if #entries[i] == 8 and not redis.call('zscore', timeout, (delayq_id_element(entries[i + 1]))) then
+      redis.call('hdel', ids, entries[i])
+    end
+  end
+  if redis.call('hlen', ids) - redis.call('hexists', ids, 'cursor') == 0 then
+    redis.call('del', ids) -- no entry left, at most the cursor
+  else
+    redis.call('hset', ids, 'cursor', scan[1])
+  end
+end
+
+-- Removes one element from the pending list: from the tail when it is among
+-- the last 1,000, else from the head (one scan at most, as Java's remove).
+local function delayq_pending_remove(pending, element)
+  if redis.call('lpos', pending, element, 'RANK', -1, 'MAXLEN', 1000) then
+    return redis.call('lrem', pending, -1, element)
+  end
+  return redis.call('lrem', pending, 1, element)
 end

@@ -278,3 +278,115 @@ async fn a_java_remove_of_an_element_with_an_id_frees_the_id() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_survive_a_format_migration_and_one_id_stays_one_element_across_formats() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let legacy = client
+            .delayed_queue("mig", StringCodec)
+            .unwrap()
+            .without_transfer()
+            .with_format(Format::Legacy);
+        let modern = client.delayed_queue("mig", StringCodec).unwrap().without_transfer();
+        assert!(legacy.offer_with_id("a", &s("1"), HOUR).await.unwrap());
+        // The same id from a handle writing the other layout is the same id.
+        assert!(!modern.offer_with_id("a", &s("2"), HOUR).await.unwrap());
+        assert!(legacy.offer_with_id("b", &s("3"), HOUR).await.unwrap());
+        legacy.offer(&s("plain"), HOUR).await.unwrap();
+        let report = modern.migrate(Format::Modern, 2).await.unwrap();
+        assert_eq!(report.converted, 3);
+        // Found, cancelled and offered by id as before, in the new layout.
+        assert_eq!(modern.get("a").await.unwrap().unwrap().value, "1");
+        assert!(!modern.offer_with_id("b", &s("again"), HOUR).await.unwrap());
+        assert!(modern.cancel("b").await.unwrap());
+        assert_eq!(modern.len().await.unwrap(), 2);
+        let formats: Vec<_> = modern
+            .pending_page(0, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.format, e.id))
+            .collect();
+        assert!(formats.contains(&(Some(Format::Modern), Some(s("a")))), "{formats:?}");
+        assert!(formats.contains(&(Some(Format::Modern), None)), "{formats:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_thousand_ids_java_removed_are_cleaned_by_transfers_without_new_offers() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("gone").unwrap();
+        let q = client.delayed_queue("gone", StringCodec).unwrap().without_transfer();
+        let n = 100_000;
+        stream::iter(0..n)
+            .for_each_concurrent(256, |i| {
+                let q = q.clone();
+                async move {
+                    q.offer_with_id(&format!("id-{i}"), &format!("v{i}"), HOUR)
+                        .await
+                        .unwrap();
+                }
+            })
+            .await;
+        // Java takes them all (its transfer or removes: both keys emptied;
+        // it knows nothing of the index), and no id is offered after.
+        let _: i64 = raw.client.del(vec![keys.timeout(), keys.pending()]).await.unwrap();
+        assert_eq!(raw.client.hlen::<i64, _>(keys.ids()).await.unwrap(), n as i64);
+        // Each delayq transfer run checks the next 500 entries.
+        let mut runs = 0;
+        while raw.client.exists::<i64, _>(keys.ids()).await.unwrap() == 1 {
+            q.transfer_now().await.unwrap();
+            runs += 1;
+            assert!(
+                runs <= 2 * n / 500 + 10,
+                "still {} entries after {runs} runs",
+                raw.client.hlen::<i64, _>(keys.ids()).await.unwrap()
+            );
+        }
+        println!("{n} stale index entries gone after {runs} transfer runs");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_ids_with_the_same_id_bytes_fail_rather_than_act_on_each_other() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("clash").unwrap();
+        let q = client.delayed_queue("clash", StringCodec).unwrap().without_transfer();
+        assert!(q.offer_with_id("mine", &s("v"), HOUR).await.unwrap());
+        // Make the entry say another id owns these bytes, as a SHA-1 prefix
+        // collision would (entry: u16 length, id, element).
+        let element = raw.lrange(keys.pending()).await[0].clone();
+        let field = element[1..9].to_vec();
+        let mut entry = vec![0, 5];
+        entry.extend_from_slice(b"other");
+        entry.extend_from_slice(&element);
+        raw.cmd(
+            "HSET",
+            vec![
+                keys.ids().into(),
+                bytes::Bytes::from(field).into(),
+                bytes::Bytes::from(entry).into(),
+            ],
+        )
+        .await;
+        for error in [
+            q.get("mine").await.map(|_| ()).unwrap_err(),
+            q.cancel("mine").await.map(|_| ()).unwrap_err(),
+            q.offer_with_id("mine", &s("w"), HOUR).await.map(|_| ()).unwrap_err(),
+        ] {
+            assert!(error.to_string().contains("DELAYQ_ID_COLLISION"), "{error}");
+        }
+        assert_eq!(q.read_all().await.unwrap(), [s("v")], "nothing changed");
+    })
+    .await;
+}

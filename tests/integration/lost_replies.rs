@@ -575,3 +575,46 @@ async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
 fn pair(purged: delayq::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let delayed = client
+            .delayed_queue("ids-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        delayed
+            .offer(&"warm".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
+        settled(&raw, "ids-lost").await;
+        // A resent offer_with_id would find its own element and answer "not new".
+        proxy.arm(Fault::LoseReply, "{ids-lost}");
+        assert!(delayed
+            .offer_with_id("a", &"x".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap());
+        assert_eq!(proxy.fired(), 1);
+        settled(&raw, "ids-lost").await;
+        // A resent reschedule would answer as the first run did.
+        proxy.arm(Fault::LoseReply, "{ids-lost}");
+        assert!(delayed.reschedule("a", Duration::from_secs(1200)).await.unwrap());
+        assert_eq!(proxy.fired(), 2);
+        settled(&raw, "ids-lost").await;
+        // A resent cancel would find nothing and answer false.
+        proxy.arm(Fault::LoseReply, "{ids-lost}");
+        assert!(delayed.cancel("a").await.unwrap());
+        assert_eq!(proxy.fired(), 3);
+        assert_eq!(delayed.read_all().await.unwrap(), strings(&["warm"]));
+        // A resent resume would answer "was not paused" (or end a newer pause).
+        delayed.pause().await.unwrap();
+        settled(&raw, "ids-lost").await;
+        proxy.arm(Fault::LoseReply, "{ids-lost}");
+        assert!(delayed.resume().await.unwrap());
+        assert_eq!(proxy.fired(), 4);
+        assert!(!delayed.is_paused().await.unwrap());
+    })
+    .await;
+}

@@ -95,3 +95,47 @@ async fn reliable_consumers_take_nothing_while_paused_and_lose_nothing() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_consumers_of_a_paused_queue_lose_nothing_and_take_each_value_once_after() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let (a, b) = (redis.client().await, redis.client().await);
+        let raw = redis.raw().await;
+        let delayed = a.delayed_queue("many", LongCodec).unwrap().without_transfer();
+        delayed.pause().await.unwrap();
+        let ready = a.blocking_queue("many", LongCodec).unwrap();
+        ready.offer_all(0..20i64).await.unwrap();
+        let consumers: Vec<_> = [&a, &b, &a, &b]
+            .into_iter()
+            .map(|client| client.reliable_queue("many", LongCodec).unwrap())
+            .collect();
+        // While paused, nobody takes anything, however long they wait.
+        let waits =
+            futures_util::future::join_all(consumers.iter().map(|c| c.take_timeout(Duration::from_millis(2_500))))
+                .await;
+        assert!(waits.iter().all(|w| matches!(w, Ok(None))), "{waits:?}");
+        assert_eq!(raw.llen("many").await, 20);
+        let mut left = ready.read_all().await.unwrap();
+        left.sort();
+        assert_eq!(
+            left,
+            (0..20).collect::<Vec<_>>(),
+            "nothing lost or doubled while paused"
+        );
+        delayed.resume().await.unwrap();
+        let mut taken = Vec::new();
+        while taken.len() < 20 {
+            let round =
+                futures_util::future::join_all(consumers.iter().map(|c| c.take_timeout(Duration::from_secs(20)))).await;
+            for delivery in round.into_iter().flatten().flatten() {
+                assert_eq!(delivery.delivery_count(), 1);
+                taken.push(*delivery.value());
+                delivery.ack().await.unwrap();
+            }
+        }
+        taken.sort();
+        assert_eq!(taken, (0..20).collect::<Vec<_>>());
+    })
+    .await;
+}

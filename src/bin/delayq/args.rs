@@ -105,7 +105,7 @@ pub enum Command {
     Get(GetArgs),
     /// Pause a queue: delayq's transfers and reliable consumers wait (Java's do not know).
     Pause(QueueArg),
-    /// Resume a paused queue: what fell due meanwhile moves now, in due order.
+    /// Resume a paused queue: what fell due meanwhile moves now.
     Resume(QueueArg),
 }
 

@@ -80,17 +80,19 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
     };
     let lag = status.lag_at(now);
     let mut out = format!(
-        "queue         {name}\npending       {}\nready         {}\nin flight     {}\ndead letters  {}\nquarantined   {}\nnext due      {next}\nwith ids      {}\n",
+        "queue         {name}\npending       {}\nready         {}\nin flight     {}\ndead letters  {}\nquarantined   {}\nnext due      {next}\nid index      {}\n",
         status.pending, status.ready, status.in_flight, status.dead_letters, status.quarantined, status.ids
     );
     if status.paused {
         out.push_str("paused        yes (delayq transfers and reliable consumers wait: `delayq resume`)\n");
     }
     if !lag.is_zero() {
-        out.push_str(&format!(
-            "transfer lag  {} (is any process running the transfer?)\n",
-            output::compact(lag)
-        ));
+        let why = if status.paused {
+            "the queue is paused"
+        } else {
+            "is any process running the transfer?"
+        };
+        out.push_str(&format!("transfer lag  {} ({why})\n", output::compact(lag)));
     }
     if rows.is_empty() {
         return out;

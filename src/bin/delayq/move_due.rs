@@ -32,6 +32,12 @@ pub async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCode> {
         let deadline = tokio::time::Instant::now() + args.timeout;
         let next_due = loop {
             let status = queue.status().await?;
+            if status.paused {
+                client.shutdown().await;
+                return Err(delayq::Error::InvalidArgument(format!(
+                    "{name} is paused: nothing moves until `delayq resume {name}`"
+                )));
+            }
             if status.next_due.is_none_or(|due| due > cutoff) {
                 break status.next_due;
             }

@@ -81,6 +81,7 @@ fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
                 s.quarantined.to_string(),
                 s.next_due.map_or("-".into(), |d| relative(d, now)),
                 output::compact(s.lag_at(now)),
+                if s.paused { "paused".into() } else { "-".into() },
             ]
         })
         .collect();
@@ -94,6 +95,7 @@ fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
             "QUARANTINED",
             "NEXT DUE",
             "LAG",
+            "STATE",
         ],
         &rows,
     )

@@ -64,8 +64,9 @@ impl<T: 'static> DelayedQueue<T> {
     /// removes it as any other); only its 8 random id bytes are derived from
     /// `id`, and delayq indexes it in `delayq_ids:{name}` so that
     /// [`cancel`](Self::cancel), [`reschedule`](Self::reschedule) and
-    /// [`get`](Self::get) find it with two lookups. Ids are compared by their
-    /// SHA-1: two ids whose SHA-1 share the first 64 bits are one id.
+    /// [`get`](Self::get) find it with two lookups. Two ids whose SHA-1 share
+    /// the first 64 bits (52 in the legacy layout) cannot both be pending:
+    /// the second fails with an error naming both, and nothing changes.
     ///
     /// A resend after a lost reply returns the first answer; a reply lost
     /// for good fails with [`Error::OutcomeUnknown`] (look with
@@ -102,7 +103,8 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Removes the pending element with `id`; returns whether there was one.
     /// It will not be delivered. Costs what Java's `remove` costs at most:
-    /// one scan of the pending list, from the end the element is nearer.
+    /// one `LREM` of the pending list, from the tail when the element is
+    /// among the last 1,000, else from the head.
     ///
     /// ```no_run
     /// # async fn demo(reminders: delayq::DelayedQueue<String>) -> delayq::Result<()> {
@@ -202,7 +204,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.ids().into(),
         ];
         let value = self
-            .run(&SCRIPTS.reschedule_id, keys, vec![Value::from(id), due.arg()])
+            .request(&SCRIPTS.reschedule_id, keys, vec![Value::from(id), due.arg()])
             .await?;
         Ok(reply::int(&value)? == 1)
     }

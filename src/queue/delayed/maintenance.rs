@@ -118,7 +118,11 @@ impl<T: 'static> DelayedQueue<T> {
                 args.extend(
                     (0..batch).map(|_| Value::Bytes(Bytes::copy_from_slice(&ElementId::random(format).to_bytes()))),
                 );
-                let keys = vec![self.keys.pending().into(), self.keys.timeout().into()];
+                let keys = vec![
+                    self.keys.pending().into(),
+                    self.keys.timeout().into(),
+                    self.keys.ids().into(),
+                ];
                 let value = self.run(&SCRIPTS.migrate, keys, args).await?;
                 let [next, converted, already, malformed, orphans] = reply::tuple::<5>(value)?;
                 pass.converted += reply::int(&converted)? as u64;

@@ -28,7 +28,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
     /// queue.pause().await?; // the payment provider is down
     /// // ...
-    /// queue.resume().await?; // what fell due meanwhile moves now, in due order
+    /// queue.resume().await?; // what fell due meanwhile moves now
     /// # Ok(()) }
     /// ```
     pub async fn pause(&self) -> Result<()> {
@@ -47,7 +47,7 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// Ends a pause: every delayq transfer of the queue wakes and moves what
-    /// fell due meanwhile, in due order; consumers take again within a
+    /// fell due meanwhile (in due order, as any backlog); consumers take again within a
     /// second. Returns whether the queue was paused.
     pub async fn resume(&self) -> Result<bool> {
         let keys: Vec<Key> = vec![
@@ -55,7 +55,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.timeout().into(),
             self.keys.channel().into(),
         ];
-        let value = self.run(&SCRIPTS.resume, keys, vec![]).await?;
+        let value = self.request(&SCRIPTS.resume, keys, vec![]).await?;
         Ok(reply::int(&value)? == 1)
     }
 

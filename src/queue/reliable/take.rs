@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use fred::interfaces::KeysInterface;
 use fred::types::Value;
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
@@ -178,13 +179,9 @@ impl<T: 'static> ReliableQueue<T> {
             "ok" => {}
             "gone" => return Ok(None),
             "paused" => {
-                // Look again a little later (a wait ends early at shutdown or the deadline).
-                let until = tokio::time::Instant::now() + PAUSED_RECHECK;
-                let until = deadline.map_or(until, |deadline| deadline.min(until));
-                tokio::select! {
-                    _ = tokio::time::sleep_until(until) => {}
-                    _ = self.core.connections.shutdown.cancelled() => {}
-                }
+                // Take nothing more until the pause ends: each BLMOVE meanwhile
+                // would move a value out and back, reordering the list.
+                self.wait_while_paused(deadline).await?;
                 return Ok(None);
             }
             "dead" => {
@@ -222,6 +219,31 @@ impl<T: 'static> ReliableQueue<T> {
 }
 
 impl<T: 'static> ReliableQueue<T> {
+    /// Waits until the queue is resumed, looking every [`PAUSED_RECHECK`]
+    /// (ends early at shutdown or at `deadline`).
+    async fn wait_while_paused(&self, deadline: Option<Instant>) -> Result<()> {
+        loop {
+            let until = Instant::now() + PAUSED_RECHECK;
+            let until = deadline.map_or(until, |deadline| deadline.min(until));
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => {}
+                _ = self.core.connections.shutdown.cancelled() => return Ok(()),
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Ok(());
+            }
+            let paused: i64 = self
+                .core
+                .conn()?
+                .exists(self.keys.paused())
+                .await
+                .map_err(|e| Error::from_command(e, self.keys.paused()))?;
+            if paused == 0 {
+                return Ok(());
+            }
+        }
+    }
+
     /// Renamed [`take_timeout`](Self::take_timeout).
     #[deprecated(since = "0.2.0", note = "renamed `take_timeout`")]
     pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
