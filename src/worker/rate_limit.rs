@@ -1,0 +1,118 @@
+//! A queue's worker rate limit, shared by every worker process of the queue:
+//! one GCRA limiter in Redis (`delayq_rate:{N}`, `lua/rate_limit.lua`) on the
+//! Redis server's clock.
+//!
+//! A handler slot takes a permit before it takes a value, so no delivery
+//! waits out its visibility timeout while rate limited. A permit whose take
+//! finds nothing within [`HOLD`] is refunded. Within one process the slots
+//! ask the limiter one at a time (a local lock), so waiting slots do not
+//! stampede Redis: at most one request per process is outstanding.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::types::Value;
+use tokio::sync::Mutex;
+
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::{Error, Result};
+use crate::queue::Core;
+use crate::telemetry;
+
+/// How long a slot holding a permit waits for a value before it refunds
+/// the permit and asks again.
+pub(crate) const HOLD: Duration = Duration::from_secs(1);
+
+/// The limit a worker was configured with: `limit` values per `per`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RateLimit {
+    pub limit: u32,
+    pub per: Duration,
+    pub burst: u32,
+}
+
+impl RateLimit {
+    /// µs between permits, and the burst tolerance in µs.
+    fn gcra(&self) -> (i64, i64) {
+        let interval = (self.per.as_micros() as f64 / f64::from(self.limit.max(1))).max(1.0);
+        let tolerance = interval * f64::from(self.burst.max(1) - 1);
+        (interval.round() as i64, tolerance.round() as i64)
+    }
+}
+
+/// One worker's handle on its queue's limiter.
+pub(crate) struct Limiter {
+    core: Arc<Core>,
+    queue: String,
+    key: String,
+    interval_us: i64,
+    tolerance_us: i64,
+    asking: Mutex<()>,
+}
+
+impl Limiter {
+    pub fn new(core: Arc<Core>, queue: &str, key: String, limit: RateLimit) -> Limiter {
+        let (interval_us, tolerance_us) = limit.gcra();
+        Limiter {
+            core,
+            queue: queue.to_owned(),
+            key,
+            interval_us,
+            tolerance_us,
+            asking: Mutex::new(()),
+        }
+    }
+
+    async fn call(&self, op: &'static str) -> Result<i64> {
+        let script = &SCRIPTS.rate_limit;
+        let args = vec![Value::from(self.interval_us), Value::from(self.tolerance_us), Value::from(op)];
+        let reply = script
+            .run(self.core.conn()?, vec![self.key.as_str().into()], args)
+            .await
+            .map_err(|e| Error::from_script(e, script.name, &self.queue))?;
+        reply::int(&reply)
+    }
+
+    /// Waits for a permit (one asker per process at a time).
+    pub async fn acquire(&self) -> Result<()> {
+        let _turn = self.asking.lock().await;
+        let mut waited = Duration::ZERO;
+        loop {
+            let wait_us = self.call("take").await?;
+            if wait_us <= 0 {
+                if !waited.is_zero() {
+                    telemetry::rate_limit_waited(&self.queue, waited);
+                }
+                return Ok(());
+            }
+            let wait = Duration::from_micros(wait_us as u64);
+            tokio::time::sleep(wait).await;
+            waited += wait;
+        }
+    }
+
+    /// Gives back a permit that found nothing to take.
+    pub async fn refund(&self) {
+        if let Err(error) = self.call("refund").await {
+            tracing::debug!(queue = self.queue, %error, "could not refund a rate-limit permit");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gcra_parameters() {
+        let fifty = RateLimit {
+            limit: 50,
+            per: Duration::from_secs(1),
+            burst: 1,
+        };
+        assert_eq!(fifty.gcra(), (20_000, 0));
+        let bursty = RateLimit { burst: 10, ..fifty };
+        assert_eq!(bursty.gcra(), (20_000, 180_000));
+    }
+}
