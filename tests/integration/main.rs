@@ -19,6 +19,7 @@ mod lost_replies;
 mod metrics;
 mod reliability;
 mod reliability_bounds;
+mod schedule;
 mod subscriber;
 mod sweep;
 mod transfer;
