@@ -24,6 +24,12 @@ use crate::telemetry;
 /// the permit and asks again.
 pub(crate) const HOLD: Duration = Duration::from_secs(1);
 
+/// Time a late permit may catch up on (at most one interval): the waiting
+/// slot wakes a little after its turn (timer granularity, a round trip, a
+/// race with other processes), and without this slack every such delay
+/// would be lost for good and the achieved rate would sit below the limit.
+const SLACK_US: f64 = 10_000.0;
+
 /// The limit a worker was configured with: `limit` values per `per`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RateLimit {
@@ -33,10 +39,12 @@ pub(crate) struct RateLimit {
 }
 
 impl RateLimit {
-    /// µs between permits, and the burst tolerance in µs.
+    /// µs between permits, and the burst tolerance in µs (the burst, plus
+    /// the slack for late askers). In any window of length t at most
+    /// `t / interval + burst + 1` permits are granted.
     fn gcra(&self) -> (i64, i64) {
         let interval = (self.per.as_micros() as f64 / f64::from(self.limit.max(1))).max(1.0);
-        let tolerance = interval * f64::from(self.burst.max(1) - 1);
+        let tolerance = interval * f64::from(self.burst.max(1) - 1) + interval.min(SLACK_US);
         (interval.round() as i64, tolerance.round() as i64)
     }
 }
@@ -111,8 +119,14 @@ mod tests {
             per: Duration::from_secs(1),
             burst: 1,
         };
-        assert_eq!(fifty.gcra(), (20_000, 0));
+        assert_eq!(fifty.gcra(), (20_000, 10_000));
         let bursty = RateLimit { burst: 10, ..fifty };
-        assert_eq!(bursty.gcra(), (20_000, 180_000));
+        assert_eq!(bursty.gcra(), (20_000, 190_000));
+        let fast = RateLimit {
+            limit: 1000,
+            per: Duration::from_secs(1),
+            burst: 1,
+        };
+        assert_eq!(fast.gcra(), (1_000, 1_000));
     }
 }

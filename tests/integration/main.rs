@@ -18,6 +18,7 @@ mod lifecycle;
 mod lost_replies;
 mod metrics;
 mod reliability;
+mod rate_limit;
 mod reliability_bounds;
 mod schedule;
 mod subscriber;
