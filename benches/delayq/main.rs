@@ -3,7 +3,7 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory, reliable; `large` runs
+//! (offers, lateness, backlog, queues, takes, memory, reliable, ratelimit; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
@@ -13,6 +13,7 @@ mod many_queues;
 mod measure;
 mod memory;
 mod offers;
+mod rate_limit;
 mod redis_benchmark;
 mod redisson;
 mod reliable;
@@ -331,6 +332,40 @@ async fn run() {
             Row::new("7. reliable, 100,000 in flight", "longest script of all")
                 .values(format!("{:.2} ms", longest as f64 / 1000.0), "—".into())
                 .target("≤ 5 ms", r.scripts.iter().all(|(_, t)| t.runs > 0) && longest <= 5_000),
+        );
+    }
+
+    if wanted("ratelimit") {
+        use rate_limit::{CLIENTS, HANDLERS, LIMIT, VALUES};
+        eprintln!("8. rate limit {LIMIT}/s shared by {CLIENTS} clients x {HANDLERS} handlers, {VALUES} values...");
+        let redis = RedisServer::start().await;
+        let limited = rate_limit::run(&redis, Some(LIMIT)).await;
+        let unlimited = rate_limit::run(&redis, None).await;
+        let scenario = format!("8. rate limit, {CLIENTS} clients × {HANDLERS} handlers");
+        let off = (limited.rate / f64::from(LIMIT) - 1.0) * 100.0;
+        rows.push(
+            Row::new(&scenario, &format!("values/s, limit {LIMIT}/s, {VALUES} ready"))
+                .values(
+                    format!("{:.1} /s ({off:+.1}%)", limited.rate),
+                    format!("{} (no limit)", rate(unlimited.rate)),
+                )
+                .target("within ±5%", off.abs() <= 5.0),
+        );
+        rows.push(
+            Row::new(&scenario, "most values started in any 1 s window")
+                .values(limited.busiest_second.to_string(), unlimited.busiest_second.to_string())
+                .target(
+                    &format!("≤ {} (limit + 1)", LIMIT + 1),
+                    limited.busiest_second <= LIMIT as usize + 1,
+                ),
+        );
+        rows.push(
+            Row::new(&scenario, "values handled twice / never")
+                .values(
+                    format!("{} / {}", limited.duplicates, limited.lost),
+                    format!("{} / {}", unlimited.duplicates, unlimited.lost),
+                )
+                .target("0 / 0", limited.duplicates == 0 && limited.lost == 0),
         );
     }
 

@@ -112,12 +112,8 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
         let wake = watched
             .values()
             .flat_map(|q| {
-                std::iter::once(q.poll_at).chain(
-                    q.schedules
-                        .values()
-                        .filter(|e| !e.stored.record.paused)
-                        .map(|e| e.wake),
-                )
+                std::iter::once(q.poll_at)
+                    .chain(q.schedules.values().filter(|e| !e.stored.record.paused).map(|e| e.wake))
             })
             .min()
             .unwrap_or_else(|| Instant::now() + MAX_SLEEP);
@@ -196,7 +192,13 @@ async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset)
     for _ in 0..3 {
         match store::fire(core, &keys, name, &entry.stored, &plan).await {
             Ok(Fired::Fired(stored)) => {
-                tracing::debug!(queue = keys.destination(), schedule = name, fired = plan.fire.len(), missed = plan.missed, "schedule fired");
+                tracing::debug!(
+                    queue = keys.destination(),
+                    schedule = name,
+                    fired = plan.fire.len(),
+                    missed = plan.missed,
+                    "schedule fired"
+                );
                 telemetry::schedule_fired(keys.destination(), name, plan.fire.len() as u64, plan.missed);
                 entry.wake = offset.instant(stored.record.next().unwrap_or(i64::MAX));
                 entry.stored = stored;

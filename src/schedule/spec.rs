@@ -197,7 +197,9 @@ impl ScheduleSpec {
     pub(crate) fn validate(&self) -> Result<()> {
         if let Kind::Every(period) = self.kind {
             if period < Duration::from_millis(1) {
-                return Err(Error::InvalidArgument("every(period) needs a period of at least 1 ms".into()));
+                return Err(Error::InvalidArgument(
+                    "every(period) needs a period of at least 1 ms".into(),
+                ));
             }
             if period.as_millis() > crate::wire::time::MAX_DUE_MS as u128 {
                 return Err(Error::InvalidArgument("every(period): the period is too long".into()));
@@ -408,14 +410,29 @@ mod tests {
     #[test]
     fn cron_occurrences_follow_the_time_zone() {
         // 2026-03-29: Paris moves from +01:00 to +02:00 at 02:00 local.
-        let spec = ScheduleSpec::cron("0 9 * * *").unwrap().in_time_zone("Europe/Paris").unwrap();
-        let before = chrono::Utc.with_ymd_and_hms(2026, 3, 28, 12, 0, 0).unwrap().timestamp_millis();
+        let spec = ScheduleSpec::cron("0 9 * * *")
+            .unwrap()
+            .in_time_zone("Europe/Paris")
+            .unwrap();
+        let before = chrono::Utc
+            .with_ymd_and_hms(2026, 3, 28, 12, 0, 0)
+            .unwrap()
+            .timestamp_millis();
         let first = spec.first(before).unwrap();
-        assert_eq!(first, chrono::Utc.with_ymd_and_hms(2026, 3, 29, 7, 0, 0).unwrap().timestamp_millis());
+        assert_eq!(
+            first,
+            chrono::Utc
+                .with_ymd_and_hms(2026, 3, 29, 7, 0, 0)
+                .unwrap()
+                .timestamp_millis()
+        );
         let utc = ScheduleSpec::cron("0 9 * * *").unwrap();
         assert_eq!(
             utc.first(before).unwrap(),
-            chrono::Utc.with_ymd_and_hms(2026, 3, 29, 9, 0, 0).unwrap().timestamp_millis()
+            chrono::Utc
+                .with_ymd_and_hms(2026, 3, 29, 9, 0, 0)
+                .unwrap()
+                .timestamp_millis()
         );
         assert_eq!(spec.following(first).unwrap() - first, 24 * 60 * MIN);
     }
@@ -461,7 +478,10 @@ mod tests {
         let skip = plan(&base.clone().misfire(Misfire::Skip), 1000, 10_000);
         assert_eq!((skip.fire, skip.missed, skip.next_ms), (vec![9000, 10_000], 8, 11_000));
         let once = plan(&base.clone().misfire(Misfire::FireOnce), 1000, 10_000);
-        assert_eq!((once.fire, once.missed, once.next_ms), (vec![8000, 9000, 10_000], 7, 11_000));
+        assert_eq!(
+            (once.fire, once.missed, once.next_ms),
+            (vec![8000, 9000, 10_000], 7, 11_000)
+        );
         let all = plan(&base.clone().misfire(Misfire::FireAll), 1000, 10_000);
         assert_eq!((all.fire.len(), all.missed, all.next_ms), (10, 0, 11_000));
     }

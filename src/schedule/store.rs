@@ -163,7 +163,13 @@ pub(crate) fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-async fn run(core: &Core, keys: &QueueKeys, script: &'static Script, k: Vec<String>, args: Vec<Value>) -> Result<Value> {
+async fn run(
+    core: &Core,
+    keys: &QueueKeys,
+    script: &'static Script,
+    k: Vec<String>,
+    args: Vec<Value>,
+) -> Result<Value> {
     script
         .run(core.conn()?, k.into_iter().map(Into::into).collect(), args)
         .await
@@ -186,7 +192,9 @@ pub(crate) async fn list(core: &Core, keys: &QueueKeys, name: Option<&str>) -> R
         let raw = reply::bytes(raw)?;
         match Stored::parse(&raw) {
             Ok(stored) => out.push((name, stored)),
-            Err(error) => tracing::warn!(queue = keys.destination(), schedule = name, %error, "skipping a stored schedule that does not parse"),
+            Err(error) => {
+                tracing::warn!(queue = keys.destination(), schedule = name, %error, "skipping a stored schedule that does not parse")
+            }
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -233,10 +241,20 @@ pub(crate) async fn fire(core: &Core, keys: &QueueKeys, name: &str, stored: &Sto
         args.push(Value::from(due.to_string()));
         args.push(Value::Bytes(format::pack(stored.format, &stored.payload)));
     }
-    let k = vec![keys.schedules(), keys.timeout().to_owned(), keys.pending().to_owned(), keys.channel().to_owned()];
+    let k = vec![
+        keys.schedules(),
+        keys.timeout().to_owned(),
+        keys.pending().to_owned(),
+        keys.channel().to_owned(),
+    ];
     let reply = reply::array(run(core, keys, &SCRIPTS.schedule_fire, k, args).await?)?;
     let mut items = reply.into_iter();
-    let tag = items.next().map(reply::opt_text).transpose()?.flatten().unwrap_or_default();
+    let tag = items
+        .next()
+        .map(reply::opt_text)
+        .transpose()?
+        .flatten()
+        .unwrap_or_default();
     let mut record = || -> Result<Stored> {
         let raw = items
             .next()
@@ -288,5 +306,7 @@ pub(crate) async fn resume(core: &Core, keys: &QueueKeys, name: &str) -> Result<
             return Ok(true);
         }
     }
-    Err(Error::Protocol(format!("schedule {name:?} kept changing while it was resumed")))
+    Err(Error::Protocol(format!(
+        "schedule {name:?} kept changing while it was resumed"
+    )))
 }

@@ -156,7 +156,10 @@ impl<T: Send + 'static> Worker<T> {
     ///
     /// If `limit` is 0 or `per` is zero.
     pub fn rate_limit(mut self, limit: u32, per: Duration) -> Self {
-        assert!(limit > 0 && !per.is_zero(), "rate_limit needs a limit > 0 per a period > 0");
+        assert!(
+            limit > 0 && !per.is_zero(),
+            "rate_limit needs a limit > 0 per a period > 0"
+        );
         let burst = self.rate_limit.map_or(1, |r| r.burst);
         self.rate_limit = Some(rate_limit::RateLimit { limit, per, burst });
         self

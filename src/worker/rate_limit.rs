@@ -74,7 +74,11 @@ impl Limiter {
 
     async fn call(&self, op: &'static str) -> Result<i64> {
         let script = &SCRIPTS.rate_limit;
-        let args = vec![Value::from(self.interval_us), Value::from(self.tolerance_us), Value::from(op)];
+        let args = vec![
+            Value::from(self.interval_us),
+            Value::from(self.tolerance_us),
+            Value::from(op),
+        ];
         let reply = script
             .run(self.core.conn()?, vec![self.key.as_str().into()], args)
             .await

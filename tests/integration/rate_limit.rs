@@ -55,8 +55,15 @@ async fn four_clients_with_eight_handlers_share_one_rate_limit_and_handle_each_v
         let handled = handled.lock().clone();
         let mut values: Vec<i64> = handled.iter().map(|(v, _)| *v).collect();
         values.sort_unstable();
-        assert_eq!(values, (0..VALUES).collect::<Vec<_>>(), "each value handled exactly once, none lost");
-        assert!(reports.iter().all(|r| r.handled > 0), "every process took part: {reports:?}");
+        assert_eq!(
+            values,
+            (0..VALUES).collect::<Vec<_>>(),
+            "each value handled exactly once, none lost"
+        );
+        assert!(
+            reports.iter().all(|r| r.handled > 0),
+            "every process took part: {reports:?}"
+        );
 
         let first = handled.iter().map(|(_, t)| *t).min().unwrap();
         let last = handled.iter().map(|(_, t)| *t).max().unwrap();
@@ -72,7 +79,10 @@ async fn four_clients_with_eight_handlers_share_one_rate_limit_and_handle_each_v
         let state = raw
             .cmd("PTTL", vec![delayq::QueueKeys::new("paid").unwrap().rate().into()])
             .await;
-        assert!(matches!(state, Value::Integer(ms) if ms > 0 || ms == -2), "the limiter's key expires: {state:?}");
+        assert!(
+            matches!(state, Value::Integer(ms) if ms > 0 || ms == -2),
+            "the limiter's key expires: {state:?}"
+        );
         for client in clients {
             client.shutdown().await;
         }
@@ -104,7 +114,10 @@ async fn a_rate_limited_worker_leaves_values_it_cannot_start_in_the_queue() {
         // beyond the values being handled right now.
         assert!(reliable.in_flight().await.unwrap() <= 1);
         worker.shutdown().await;
-        assert!(reliable.len().await.unwrap() >= 10, "the rest stays in the queue for any consumer");
+        assert!(
+            reliable.len().await.unwrap() >= 10,
+            "the rest stays in the queue for any consumer"
+        );
         client.shutdown().await;
     })
     .await;

@@ -17,7 +17,13 @@ fn ms(at: SystemTime) -> i64 {
 }
 
 async fn info(client: &Client, queue: &str, name: &str) -> ScheduleInfo {
-    client.schedules(queue).unwrap().get(name).await.unwrap().expect("schedule exists")
+    client
+        .schedules(queue)
+        .unwrap()
+        .get(name)
+        .await
+        .unwrap()
+        .expect("schedule exists")
 }
 
 /// The due times of the pending elements (nothing transfers in these tests).
@@ -61,7 +67,10 @@ async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
             let next = ms(saved.next.unwrap());
             assert_eq!(*first.get_or_insert(next), next);
         }
-        eventually(WITHIN, "8 occurrences fired", || async { info(&clients[0], "ticks", "tick").await.fired >= 8 }).await;
+        eventually(WITHIN, "8 occurrences fired", || async {
+            info(&clients[0], "ticks", "tick").await.fired >= 8
+        })
+        .await;
         assert!(clients[1].schedules("ticks").unwrap().pause("tick").await.unwrap());
         // A fire in flight when the pause landed is either before it or sees it.
         let info = info(&clients[0], "ticks", "tick").await;
@@ -99,7 +108,17 @@ async fn four_processes_one_killed_then_restarted_offer_each_occurrence_once_and
                 .output()
                 .expect("run delayq")
         };
-        let added = cli(&["schedule", "add", "jobs", "tick", "--every", "1s", "--misfire", "fire_all", "tick"]);
+        let added = cli(&[
+            "schedule",
+            "add",
+            "jobs",
+            "tick",
+            "--every",
+            "1s",
+            "--misfire",
+            "fire_all",
+            "tick",
+        ]);
         assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
         let first = ms(info(&observer, "jobs", "tick").await.next.unwrap());
         let spawn = || {
@@ -201,18 +220,29 @@ async fn missed_occurrences_follow_the_misfire_policy_after_a_restart() {
                 "{policy:?}: {info:?}"
             );
             assert_eq!(scores.len() as u64, info.fired);
-            assert!(scores.windows(2).all(|p| p[1] - p[0] == 1000), "{policy:?}: in order, once: {scores:?}");
+            assert!(
+                scores.windows(2).all(|p| p[1] - p[0] == 1000),
+                "{policy:?}: in order, once: {scores:?}"
+            );
             // The runner planned at some time in [before, after]; an
             // occurrence over 5 s older than that was missed.
             match policy {
                 Misfire::Skip => {
                     assert!(info.missed >= 20, "{info:?}");
-                    assert_eq!(scores[0], old + info.missed as i64 * 1000, "the missed ones are not offered");
+                    assert_eq!(
+                        scores[0],
+                        old + info.missed as i64 * 1000,
+                        "the missed ones are not offered"
+                    );
                     assert!(scores[0] >= before - 5_100, "the first offered was on time");
                 }
                 Misfire::FireOnce => {
                     assert!(info.missed >= 19, "{info:?}");
-                    assert_eq!(scores[0], old + info.missed as i64 * 1000, "one value for all the missed ones");
+                    assert_eq!(
+                        scores[0],
+                        old + info.missed as i64 * 1000,
+                        "one value for all the missed ones"
+                    );
                     assert!(scores[0] < after - 4_900, "that value is the latest missed occurrence");
                 }
                 Misfire::FireAll => {
@@ -249,8 +279,14 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
             .unwrap()
             .without_transfer()
             .with_format(Format::Legacy);
-        let nightly = ScheduleSpec::cron("30 2 * * *").unwrap().in_time_zone("Europe/Paris").unwrap();
-        client.schedule("nightly", nightly.clone(), &queue, &"digest".to_string()).await.unwrap();
+        let nightly = ScheduleSpec::cron("30 2 * * *")
+            .unwrap()
+            .in_time_zone("Europe/Paris")
+            .unwrap();
+        client
+            .schedule("nightly", nightly.clone(), &queue, &"digest".to_string())
+            .await
+            .unwrap();
         client
             .schedule("often", every(Duration::from_millis(300)), &queue, &"ping".to_string())
             .await
@@ -266,7 +302,10 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
         let next = list[0].next.unwrap();
         assert!(next > SystemTime::now() && next < SystemTime::now() + Duration::from_secs(86_400 + 3600));
 
-        eventually(WITHIN, "fires", || async { info(&client, "mail", "often").await.fired >= 2 }).await;
+        eventually(WITHIN, "fires", || async {
+            info(&client, "mail", "often").await.fired >= 2
+        })
+        .await;
         // Legacy elements, as Redisson <= 3.21.0 writes them.
         let keys = delayq::QueueKeys::new("mail").unwrap();
         for (member, _) in raw.zrange(keys.timeout()).await {
@@ -278,14 +317,21 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
         let paused = info(&client, "mail", "often").await;
         assert!(paused.paused);
         tokio::time::sleep(Duration::from_millis(1200)).await;
-        assert_eq!(info(&client, "mail", "often").await.fired, paused.fired, "nothing fires while paused");
+        assert_eq!(
+            info(&client, "mail", "often").await.fired,
+            paused.fired,
+            "nothing fires while paused"
+        );
         assert!(schedules.resume("often").await.unwrap());
         eventually(WITHIN, "fires again after resume", || async {
             info(&client, "mail", "often").await.fired > paused.fired
         })
         .await;
         let resumed = info(&client, "mail", "often").await;
-        assert_eq!(resumed.missed, 0, "occurrences passed while paused are skipped, not missed");
+        assert_eq!(
+            resumed.missed, 0,
+            "occurrences passed while paused are skipped, not missed"
+        );
 
         // The same definition keeps the record; another one replaces it.
         let again = client
@@ -344,8 +390,19 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
                 .expect("run delayq")
         };
         let out = cli(&[
-            "schedule", "add", "reports", "weekly", "--cron", "0 9 * * MON", "--tz", "America/New_York", "--misfire",
-            "fire_once", "--codec", "json", r#"{"kind":"weekly"}"#,
+            "schedule",
+            "add",
+            "reports",
+            "weekly",
+            "--cron",
+            "0 9 * * MON",
+            "--tz",
+            "America/New_York",
+            "--misfire",
+            "fire_once",
+            "--codec",
+            "json",
+            r#"{"kind":"weekly"}"#,
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let list = |format: &str| cli(&["schedule", "list", "reports", "--codec", "json", "--format", format]);

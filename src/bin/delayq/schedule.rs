@@ -94,7 +94,9 @@ pub async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode
                         info.spec.to_string(),
                         match (info.paused, info.next) {
                             (true, _) => "paused".into(),
-                            (false, Some(next)) => format!("{} ({})", output::local_time(next), output::relative(next, now)),
+                            (false, Some(next)) => {
+                                format!("{} ({})", output::local_time(next), output::relative(next, now))
+                            }
                             (false, None) => "never".into(),
                         },
                         info.fired.to_string(),
