@@ -144,3 +144,65 @@ async fn workers_and_transfers_report_through_the_metrics_facade() {
     })
     .await;
 }
+
+/// Sum of the counter `name` labelled with `queue` (and `label`, if given).
+fn counter_of(recorded: &Recorded, queue: &str, name: &str, label: Option<(&str, &str)>) -> u64 {
+    recorded
+        .iter()
+        .filter(|(key, ..)| {
+            let key = key.key();
+            key.name() == name
+                && key.labels().any(|l| l.key() == "queue" && l.value() == queue)
+                && label.is_none_or(|(k, v)| key.labels().any(|l| l.key() == k && l.value() == v))
+        })
+        .map(|(.., value)| match value {
+            DebugValue::Counter(n) => *n,
+            other => panic!("{name} is not a counter: {other:?}"),
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_and_rate_limits_report_through_the_metrics_facade() {
+    deadline(async {
+        let snapshotter = snapshotter();
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        // Its own queue: the recorder is shared with the other tests of the binary.
+        let queue = client.delayed_queue("metered-extras", StringCodec).unwrap();
+        client
+            .schedule(
+                "tick",
+                delayq::every(Duration::from_millis(200)),
+                &queue,
+                &"t".to_string(),
+            )
+            .await
+            .unwrap();
+        let worker = client
+            .worker("metered-extras", StringCodec)
+            .unwrap()
+            .concurrency(4)
+            .rate_limit(4, Duration::from_secs(1))
+            .run(|_: String| async { Ok::<_, BoxError>(()) });
+        eventually(
+            Duration::from_secs(60),
+            "fired occurrences and rate-limit waits recorded",
+            || async {
+                let recorded = snapshotter.snapshot().into_vec();
+                let fired = counter_of(
+                    &recorded,
+                    "metered-extras",
+                    "delayq_schedule_fired_total",
+                    Some(("schedule", "tick")),
+                );
+                let waits = counter_of(&recorded, "metered-extras", "delayq_rate_limit_waits_total", None);
+                fired >= 3 && waits >= 1
+            },
+        )
+        .await;
+        worker.shutdown().await;
+        client.shutdown().await;
+    })
+    .await;
+}
