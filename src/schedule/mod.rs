@@ -7,8 +7,8 @@
 //! survives restarts and every process sees the same one. Each client that
 //! runs a queue's schedules ([`Client::schedule`](crate::Client::schedule),
 //! [`Client::run_schedules`](crate::Client::run_schedules)) wakes at the next
-//! occurrence and runs `lua/schedule_fire.lua`, which offers the value (ZADD
-//! + RPUSH + PUBLISH, as Redisson's offer, in the queue's element format and
+//! occurrence and runs `lua/schedule_fire.lua`, which offers the value (ZADD,
+//! RPUSH and PUBLISH, as Redisson's offer, in the queue's element format and
 //! due at the occurrence) only if the stored next occurrence is still the one
 //! the caller computed, and moves it on in the same atomic step. The fired
 //! element is an ordinary pending element: any transfer, Java's included,

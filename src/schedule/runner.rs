@@ -24,7 +24,7 @@ use crate::telemetry;
 use crate::wire::keys::QueueKeys;
 use crate::wire::time;
 
-use super::store::{self, Fired, Stored};
+use super::store::{self, FireOutcome, Stored};
 
 /// How often each watched queue's schedules are read again.
 pub(crate) const POLL: Duration = Duration::from_secs(2);
@@ -191,7 +191,7 @@ async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset)
     }
     for _ in 0..3 {
         match store::fire(core, &keys, name, &entry.stored, &plan).await {
-            Ok(Fired::Fired(stored)) => {
+            Ok(FireOutcome::Fired(stored)) => {
                 tracing::debug!(
                     queue = keys.destination(),
                     schedule = name,
@@ -203,18 +203,18 @@ async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset)
                 entry.wake = offset.instant(stored.record.next().unwrap_or(i64::MAX));
                 entry.stored = stored;
             }
-            Ok(Fired::Stale(stored)) => {
+            Ok(FireOutcome::Stale(stored)) => {
                 entry.wake = offset.instant(stored.record.next().unwrap_or(i64::MAX));
                 entry.stored = stored;
             }
-            Ok(Fired::Gone) => {
+            Ok(FireOutcome::Gone) => {
                 queue.schedules.remove(name);
             }
-            Ok(Fired::Early(server_now)) => {
+            Ok(FireOutcome::Early(server_now)) => {
                 offset.measured(server_now);
                 entry.wake = offset.instant(next);
             }
-            Ok(Fired::Collision) => continue,
+            Ok(FireOutcome::Collision) => continue,
             Err(error) => {
                 tracing::warn!(queue = keys.destination(), schedule = name, %error, "could not fire a schedule; trying again");
                 entry.wake = Instant::now() + RETRY;

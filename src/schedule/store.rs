@@ -140,7 +140,7 @@ pub struct ScheduleInfo {
 
 /// The reply of `schedule_fire.lua`.
 #[derive(Debug)]
-pub(crate) enum Fired {
+pub(crate) enum FireOutcome {
     /// Offered; the record as it is now.
     Fired(Stored),
     /// Someone else fired it or changed it first (or it is paused): the record as it is.
@@ -230,7 +230,13 @@ pub(crate) async fn save(
 
 /// Offers what `plan` says for the schedule `name` read as `stored`, if
 /// nobody did first.
-pub(crate) async fn fire(core: &Core, keys: &QueueKeys, name: &str, stored: &Stored, plan: &Plan) -> Result<Fired> {
+pub(crate) async fn fire(
+    core: &Core,
+    keys: &QueueKeys,
+    name: &str,
+    stored: &Stored,
+    plan: &Plan,
+) -> Result<FireOutcome> {
     let mut args = Vec::with_capacity(5 + plan.fire.len() * 2);
     args.push(Value::from(name));
     args.push(Value::from(stored.record.rev.as_str()));
@@ -262,13 +268,13 @@ pub(crate) async fn fire(core: &Core, keys: &QueueKeys, name: &str, stored: &Sto
         Stored::parse(&reply::bytes(raw)?)
     };
     Ok(match tag.as_str() {
-        "fired" => Fired::Fired(record()?),
-        "stale" => Fired::Stale(record()?),
-        "gone" => Fired::Gone,
-        "collision" => Fired::Collision,
+        "fired" => FireOutcome::Fired(record()?),
+        "stale" => FireOutcome::Stale(record()?),
+        "gone" => FireOutcome::Gone,
+        "collision" => FireOutcome::Collision,
         "early" => {
             let now = items.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-            Fired::Early(now)
+            FireOutcome::Early(now)
         }
         other => return Err(Error::Protocol(format!("schedule_fire: unexpected reply {other:?}"))),
     })
