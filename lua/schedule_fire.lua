@@ -14,6 +14,9 @@
 -- else who computed the same occurrences finds next_ms moved and offers
 -- nothing, and so does a resend of this very call. The client sends at most
 -- 100 elements per call.
+if #ARGV > 5 + 2 * 100 then
+  return redis.error_reply('ERR delayq: schedule_fire offers at most 100 occurrences per call')
+end
 local bad = delayq_check_types(KEYS[1], 'hash', KEYS[2], 'zset', KEYS[3], 'list')
 if bad then return bad end
 local raw = redis.call('hget', KEYS[1], ARGV[1])

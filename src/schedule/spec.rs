@@ -438,6 +438,30 @@ mod tests {
     }
 
     #[test]
+    fn a_local_time_that_daylight_saving_skips_neither_loops_nor_repeats() {
+        // 02:30 does not exist in Paris on 2026-03-29 (02:00 -> 03:00).
+        let spec = ScheduleSpec::cron("30 2 * * *")
+            .unwrap()
+            .in_time_zone("Europe/Paris")
+            .unwrap();
+        let mut at = chrono::Utc
+            .with_ymd_and_hms(2026, 3, 27, 12, 0, 0)
+            .unwrap()
+            .timestamp_millis();
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let next = spec.following(at).unwrap();
+            assert!(next > at, "occurrences move forward");
+            seen.push(next);
+            at = next;
+        }
+        assert!(
+            seen.windows(2).all(|w| w[1] - w[0] >= 23 * 60 * MIN),
+            "at most one a day: {seen:?}"
+        );
+    }
+
+    #[test]
     fn bad_specs_are_invalid_arguments() {
         for bad in ["61 * * * *", "* * *", "CRON_TZ=Mars/Olympus 0 * * * *", ""] {
             assert!(

@@ -224,7 +224,16 @@ pub(crate) async fn save(
         Value::from(first.to_string()),
         Value::from(MAX_SCHEDULES as i64),
     ];
-    let [_, raw] = reply::tuple::<2>(run(core, keys, &SCRIPTS.schedule_save, vec![keys.schedules()], args).await?)?;
+    let saved = match run(core, keys, &SCRIPTS.schedule_save, vec![keys.schedules()], args).await {
+        Err(Error::Script { message, .. }) if message.contains("schedules, the most") => {
+            return Err(Error::InvalidArgument(format!(
+                "queue {} already has {MAX_SCHEDULES} schedules, the most a queue may have",
+                keys.destination()
+            )))
+        }
+        other => other?,
+    };
+    let [_, raw] = reply::tuple::<2>(saved)?;
     Ok(Stored::parse(&reply::bytes(raw)?)?.info(keys.destination(), name))
 }
 

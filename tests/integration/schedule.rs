@@ -93,6 +93,40 @@ async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let clients = [redis.client().await, redis.client().await];
+        for client in &clients {
+            let queue = client.delayed_queue("cron", StringCodec).unwrap().without_transfer();
+            client
+                .schedule("every-second", "* * * * * *", &queue, &"s".to_string())
+                .await
+                .unwrap();
+        }
+        eventually(WITHIN, "3 occurrences", || async {
+            info(&clients[0], "cron", "every-second").await.fired >= 3
+        })
+        .await;
+        clients[0]
+            .schedules("cron")
+            .unwrap()
+            .pause("every-second")
+            .await
+            .unwrap();
+        let info = info(&clients[1], "cron", "every-second").await;
+        let scores = scores(&raw, "cron").await;
+        assert!(scores.iter().all(|s| s % 1000 == 0), "whole seconds: {scores:?}");
+        assert_each_occurrence_once(&scores, scores[0], 1000, &info);
+        for client in clients {
+            client.shutdown().await;
+        }
+    })
+    .await;
+}
+
 /// The key test: 4 `delayq schedule run` processes, one killed mid-way, then
 /// all of them, then one started again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -373,6 +407,20 @@ async fn bad_specs_and_names_are_invalid_arguments() {
         let result = client.schedule("x", every(Duration::ZERO), &queue, &value).await;
         assert!(matches!(result, Err(Error::InvalidArgument(_))));
         assert!(client.schedules("q").unwrap().list().await.unwrap().is_empty());
+
+        // At most 1,000 schedules per queue, so every schedule script stays bounded.
+        let raw = redis.raw().await;
+        let mut fields: Vec<Value> = vec![delayq::QueueKeys::new("full").unwrap().schedules().into()];
+        for i in 0..1000 {
+            fields.push(format!("s{i}").into());
+            fields.push("{}".into());
+        }
+        raw.cmd("HSET", fields).await;
+        let full = client.delayed_queue("full", StringCodec).unwrap();
+        let result = client
+            .schedule("one-more", every(Duration::from_secs(1)), &full, &value)
+            .await;
+        assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
         client.shutdown().await;
     })
     .await;
