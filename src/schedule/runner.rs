@@ -93,8 +93,11 @@ impl Offset {
         time::now_ms() + self.0
     }
 
-    fn measured(&mut self, server_ms: i64) {
-        self.0 = server_ms - time::now_ms();
+    /// The server read `server_ms` between `sent` and now (local ms): taken
+    /// as read half way, so the error is at most half the round trip.
+    fn measured(&mut self, server_ms: i64, sent: i64) {
+        let received = time::now_ms();
+        self.0 = server_ms - (sent + received) / 2;
     }
 
     /// The instant at which the server's clock reads `at_ms`.
@@ -155,9 +158,10 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
 /// Reads a queue's schedules again.
 async fn reload(core: &Core, queue: &mut Watched, offset: &mut Offset) {
     queue.poll_at = Instant::now() + POLL;
+    let sent = time::now_ms();
     match store::list(core, &queue.keys, None).await {
         Ok((now, items)) => {
-            offset.measured(now);
+            offset.measured(now, sent);
             queue.schedules = items
                 .into_iter()
                 .map(|(name, stored)| {
@@ -190,6 +194,7 @@ async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset)
         return;
     }
     for _ in 0..3 {
+        let sent = time::now_ms();
         match store::fire(core, &keys, name, &entry.stored, &plan).await {
             Ok(FireOutcome::Fired(stored)) => {
                 tracing::debug!(
@@ -211,7 +216,7 @@ async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset)
                 queue.schedules.remove(name);
             }
             Ok(FireOutcome::Early(server_now)) => {
-                offset.measured(server_now);
+                offset.measured(server_now, sent);
                 entry.wake = offset.instant(next);
             }
             Ok(FireOutcome::Collision) => continue,
