@@ -102,10 +102,14 @@ async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery
     let Some(limiter) = &context.limiter else {
         return context.queue.take().await.map(Some);
     };
+    let _turn = limiter.turn().await;
     limiter.acquire().await?;
+    let held = Instant::now();
     let taken = context.queue.take_timeout(super::rate_limit::HOLD).await;
-    if matches!(taken, Ok(None)) {
-        limiter.refund().await;
+    match &taken {
+        Ok(None) => limiter.refund().await,
+        Ok(Some(_)) if limiter.is_stale(held.elapsed()) => limiter.restamp().await,
+        _ => {}
     }
     taken
 }

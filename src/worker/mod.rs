@@ -133,10 +133,16 @@ impl<T: Send + 'static> Worker<T> {
     ///
     /// A handler slot waits for its permit *before* it takes a value, so a
     /// rate-limited value stays in the queue (for any consumer) rather than
-    /// waiting out its visibility timeout here. A permit whose take finds
-    /// nothing within a second is given back. Permits are evenly spaced
-    /// (`per / limit` apart) unless [`rate_limit_burst`](Self::rate_limit_burst)
-    /// allows bursts. Every worker of the queue must use the same limit: the
+    /// waiting out its visibility timeout here. The slots of one process
+    /// take turns (permit, then take), so a rate-limited worker takes one
+    /// value at a time (handlers still run `concurrency` at once), and a
+    /// permit whose take finds nothing within a second is given back.
+    /// Permits are evenly spaced (`per / limit` apart) unless
+    /// [`rate_limit_burst`](Self::rate_limit_burst) allows bursts; in any
+    /// window of length t at most `t × limit / per + burst + 1` permits are
+    /// granted. A permit that waited long for its value is charged again as
+    /// the value starts, so values arriving after a quiet spell do not
+    /// start in a burst. Every worker of the queue must use the same limit: the
     /// limiter keeps one schedule, and each caller spaces it by its own
     /// interval.
     ///

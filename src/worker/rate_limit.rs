@@ -5,8 +5,11 @@
 //! A handler slot takes a permit before it takes a value, so no delivery
 //! waits out its visibility timeout while rate limited. A permit whose take
 //! finds nothing within [`HOLD`] is refunded. Within one process the slots
-//! ask the limiter one at a time (a local lock), so waiting slots do not
-//! stampede Redis: at most one request per process is outstanding.
+//! take their turn (a local lock held from asking for the permit until the
+//! take returns): waiting slots do not stampede Redis, and after an idle
+//! spell at most one permit per process was waiting for a value; that
+//! permit is charged again when its value starts (`restamp`), so values
+//! arriving after a quiet spell do not start in a burst.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,9 +89,13 @@ impl Limiter {
         reply::int(&reply)
     }
 
-    /// Waits for a permit (one asker per process at a time).
+    /// This process's turn to take a permit and a value; hold it until the take returns.
+    pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.asking.lock().await
+    }
+
+    /// Waits for a permit (call during this process's [`turn`](Self::turn)).
     pub async fn acquire(&self) -> Result<()> {
-        let _turn = self.asking.lock().await;
         let mut waited = Duration::ZERO;
         loop {
             let wait_us = self.call("take").await?;
@@ -108,6 +115,20 @@ impl Limiter {
     pub async fn refund(&self) {
         if let Err(error) = self.call("refund").await {
             tracing::debug!(queue = self.queue, %error, "could not refund a rate-limit permit");
+        }
+    }
+
+    /// Whether a permit held for `held` waiting for a value is charged
+    /// again as its value starts: held over two intervals and 100 ms (a
+    /// quick take, even on a slow machine, keeps its permit as it is).
+    pub fn is_stale(&self, held: Duration) -> bool {
+        held.as_micros() as i64 > (2 * self.interval_us).max(100_000)
+    }
+
+    /// Charges a permit that waited long for its value again, now (see `lua/rate_limit.lua`).
+    pub async fn restamp(&self) {
+        if let Err(error) = self.call("restamp").await {
+            tracing::debug!(queue = self.queue, %error, "could not restamp a rate-limit permit");
         }
     }
 }

@@ -122,3 +122,57 @@ async fn a_rate_limited_worker_leaves_values_it_cannot_start_in_the_queue() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_arriving_after_an_idle_spell_do_not_start_in_a_burst() {
+    deadline(async {
+        const LIMIT: usize = 20;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let started: Arc<Mutex<Vec<Instant>>> = Arc::default();
+        let mut clients = Vec::new();
+        let mut workers = Vec::new();
+        for _ in 0..4 {
+            let client = redis.client().await;
+            let started = started.clone();
+            workers.push(
+                client
+                    .worker("idle", LongCodec)
+                    .unwrap()
+                    .concurrency(8)
+                    .rate_limit(LIMIT as u32, Duration::from_secs(1))
+                    .run(move |_: i64| {
+                        let started = started.clone();
+                        async move {
+                            started.lock().push(Instant::now());
+                            Ok::<_, BoxError>(())
+                        }
+                    }),
+            );
+            clients.push(client);
+        }
+        // Idle: a permit waits for a value in each process.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let mut args: Vec<Value> = vec!["idle".into()];
+        args.extend((0..3 * LIMIT as i64).map(Value::from));
+        raw.cmd("RPUSH", args).await;
+        eventually(Duration::from_secs(60), "all handled", || async {
+            started.lock().len() >= 3 * LIMIT
+        })
+        .await;
+        for worker in workers {
+            worker.shutdown().await;
+        }
+        let mut times = started.lock().clone();
+        times.sort_unstable();
+        let first_second = times.iter().filter(|t| **t - times[0] < Duration::from_secs(1)).count();
+        println!("after an idle spell, {first_second} values started in the first second (limit {LIMIT}/s)");
+        // Permits held through the idle spell used to let up to a second's
+        // worth start at once: 2 x LIMIT in that second.
+        assert!(first_second <= LIMIT + 4, "{first_second} started in the first second");
+        for client in clients {
+            client.shutdown().await;
+        }
+    })
+    .await;
+}
