@@ -462,6 +462,14 @@ mod tests {
     }
 
     #[test]
+    fn a_cron_that_never_fires_is_an_invalid_argument() {
+        let spec = ScheduleSpec::cron("0 0 30 2 *").unwrap(); // February 30th
+        let started = std::time::Instant::now();
+        assert!(matches!(spec.first(0), Err(Error::InvalidArgument(_))));
+        println!("searched for {:?}", started.elapsed());
+    }
+
+    #[test]
     fn bad_specs_are_invalid_arguments() {
         for bad in ["61 * * * *", "* * *", "CRON_TZ=Mars/Olympus 0 * * * *", ""] {
             assert!(
