@@ -382,6 +382,7 @@ impl RedisError {
             K::Timeout => RedisErrorKind::Timeout,
             K::Canceled => RedisErrorKind::Canceled,
             K::Auth => RedisErrorKind::Auth,
+            #[cfg(feature = "tls")]
             K::Tls => RedisErrorKind::Tls,
             K::Routing | K::Cluster | K::Sentinel => RedisErrorKind::Routing,
             K::Config | K::Url => RedisErrorKind::Config,

@@ -65,6 +65,7 @@
 // see ARCHITECTURE.md):
 //   client      the facade a user holds
 //   worker      handler loops over reliable queues
+//   schedule    recurring schedules and their runner (beside worker)
 //   queue       delayed, blocking and reliable queues, and their shared core
 //   transfer    the scheduler that moves due elements
 //   connection  connections, scripts, give-backs
@@ -75,6 +76,7 @@ mod client;
 mod connection;
 mod error;
 mod queue;
+mod schedule;
 pub mod telemetry;
 mod transfer;
 mod wire;
@@ -95,6 +97,7 @@ pub use queue::delayed::{
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{Reaped, ReliableQueue};
 pub use queue::status::QueueStatus;
+pub use schedule::{every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER};
 pub use transfer::{ClientStats, Clock};
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::format::Format;

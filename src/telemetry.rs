@@ -19,6 +19,10 @@
 //! | `delayq_dead_lettered_total` | counter | values moved to the dead-letter list, labelled `reason` |
 //! | `delayq_id_offers_total` | counter | offers with an id, labelled `outcome` (`new`, `kept`: the id was pending, `replaced`) |
 //! | `delayq_cancelled_total` | counter | pending elements cancelled by id |
+//! | `delayq_schedule_fired_total` | counter | occurrences of a recurring schedule this process offered, labelled `schedule` |
+//! | `delayq_schedule_missed_total` | counter | occurrences skipped by the misfire policy (by this process), labelled `schedule` |
+//! | `delayq_rate_limit_waits_total` | counter | times a worker handler slot waited for the queue's shared rate limit |
+//! | `delayq_rate_limit_wait_seconds` | histogram | how long each of those waits was |
 //!
 //! The same figures, without labels, are in [`ClientStats`](crate::ClientStats)
 //! and a worker's [`WorkerReport`](crate::WorkerReport).
@@ -88,6 +92,31 @@ pub(crate) fn dead_lettered(queue: &str, reason: DeadLettered) {
     #[cfg(feature = "metrics")]
     metrics::counter!("delayq_dead_lettered_total", "queue" => queue.to_owned(), "reason" => reason.label())
         .increment(1);
+}
+
+/// Occurrences of a schedule this process offered, and those it skipped.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn schedule_fired(queue: &str, schedule: &str, fired: u64, missed: u64) {
+    #[cfg(feature = "metrics")]
+    {
+        let labels = [("queue", queue.to_owned()), ("schedule", schedule.to_owned())];
+        if fired > 0 {
+            metrics::counter!("delayq_schedule_fired_total", &labels).increment(fired);
+        }
+        if missed > 0 {
+            metrics::counter!("delayq_schedule_missed_total", &labels).increment(missed);
+        }
+    }
+}
+
+/// A worker slot waited `waited` for the queue's shared rate limit.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn rate_limit_waited(queue: &str, waited: Duration) {
+    #[cfg(feature = "metrics")]
+    {
+        metrics::counter!("delayq_rate_limit_waits_total", "queue" => queue.to_owned()).increment(1);
+        metrics::histogram!("delayq_rate_limit_wait_seconds", "queue" => queue.to_owned()).record(waited.as_secs_f64());
+    }
 }
 
 #[cfg(feature = "metrics")]

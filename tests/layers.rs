@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["connection"],
     &["transfer"],
     &["queue"],
-    &["worker"],
+    &["worker", "schedule"],
     &["client"],
 ];
 

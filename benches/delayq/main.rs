@@ -3,7 +3,7 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory, reliable, codecs; `large` runs
+//! (offers, lateness, backlog, queues, takes, memory, reliable, codecs, ratelimit; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
@@ -14,6 +14,7 @@ mod many_queues;
 mod measure;
 mod memory;
 mod offers;
+mod rate_limit;
 mod redis_benchmark;
 mod redisson;
 mod reliable;
@@ -359,6 +360,39 @@ async fn run() {
                     format!("{} B (JacksonCodec)", r.jackson_bytes),
                 )
                 .ratio(r.kryo_bytes as f64 / r.jackson_bytes as f64),
+        );
+    }
+    if wanted("ratelimit") {
+        use rate_limit::{CLIENTS, HANDLERS, LIMIT, VALUES};
+        eprintln!("9. rate limit {LIMIT}/s shared by {CLIENTS} clients x {HANDLERS} handlers, {VALUES} values...");
+        let redis = RedisServer::start().await;
+        let limited = rate_limit::run(&redis, Some(LIMIT)).await;
+        let unlimited = rate_limit::run(&redis, None).await;
+        let scenario = format!("9. rate limit, {CLIENTS} clients × {HANDLERS} handlers");
+        let off = (limited.rate / f64::from(LIMIT) - 1.0) * 100.0;
+        rows.push(
+            Row::new(&scenario, &format!("values/s, limit {LIMIT}/s, {VALUES} ready"))
+                .values(
+                    format!("{:.1} /s ({off:+.1}%)", limited.rate),
+                    format!("{} (no limit)", rate(unlimited.rate)),
+                )
+                .target("within ±5%", off.abs() <= 5.0),
+        );
+        rows.push(
+            Row::new(&scenario, "most values started in any 1 s window")
+                .values(limited.busiest_second.to_string(), unlimited.busiest_second.to_string())
+                .target(
+                    &format!("≤ {} (limit +5%)", LIMIT as usize * 105 / 100),
+                    limited.busiest_second <= LIMIT as usize * 105 / 100,
+                ),
+        );
+        rows.push(
+            Row::new(&scenario, "values handled twice / never")
+                .values(
+                    format!("{} / {}", limited.duplicates, limited.lost),
+                    format!("{} / {}", unlimited.duplicates, unlimited.lost),
+                )
+                .target("0 / 0", limited.duplicates == 0 && limited.lost == 0),
         );
     }
 

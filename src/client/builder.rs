@@ -260,7 +260,10 @@ impl ClientBuilder {
         let (connections, subscriber) = connections::open(builder, settings).await?;
         let scheduler = Scheduler::start(connections.pool.clone(), subscriber, self.transfer.clone());
         let core = Core::new(connections, scheduler, self.transfer, self.shutdown_grace);
-        Ok(Client { core: Arc::new(core) })
+        Ok(Client {
+            core: Arc::new(core),
+            schedules: Default::default(),
+        })
     }
 }
 

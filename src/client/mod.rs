@@ -62,6 +62,8 @@ use crate::worker::Worker;
 #[derive(Clone)]
 pub struct Client {
     core: Arc<Core>,
+    /// The recurring schedules' runner, started by the first `schedule` or `run_schedules`.
+    schedules: crate::schedule::RunnerSlot,
 }
 
 impl std::fmt::Debug for Client {
@@ -143,6 +145,68 @@ impl Client {
         T: Send + 'static,
     {
         Ok(Worker::new(self.reliable_queue(name, codec)?))
+    }
+
+    /// Saves the recurring schedule `name` of `queue` — offer `value` at each
+    /// occurrence of `spec` — and runs the queue's schedules in this client
+    /// from now on (see [`run_schedules`](Self::run_schedules)).
+    ///
+    /// `spec` is a [`ScheduleSpec`](crate::ScheduleSpec), [`every(period)`](crate::every)
+    /// or cron text (`"*/5 * * * *"`, `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`).
+    /// The value is encoded with the queue's codec and packed in its
+    /// format. Saving the same definition again (each process of a fleet at
+    /// start-up) keeps the stored schedule as it is — next occurrence, paused
+    /// state, counts; another definition replaces it from its next
+    /// occurrence after now.
+    ///
+    /// Each occurrence is offered exactly once, by one of the processes
+    /// running the schedule, as an element due at the occurrence: it reaches
+    /// the destination through the queue's transfer (this client's, while a
+    /// transferring handle of the queue lives, another process's, or
+    /// Java's). Bad specs fail with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::{every, Client, Misfire, ScheduleSpec, StringCodec};
+    ///
+    /// # async fn demo() -> delayq::Result<()> {
+    /// let client = Client::connect("redis://127.0.0.1:6379").await?;
+    /// let jobs = client.delayed_queue("jobs", StringCodec)?; // keeps transferring while it lives
+    /// client.schedule("cleanup", "*/5 * * * *", &jobs, &"cleanup".to_string()).await?;
+    /// client
+    ///     .schedule("digest", ScheduleSpec::cron("0 8 * * MON")?.in_time_zone("Europe/Paris")?, &jobs, &"digest".to_string())
+    ///     .await?;
+    /// client
+    ///     .schedule("heartbeat", every(Duration::from_secs(30)).misfire(Misfire::FireOnce), &jobs, &"ping".to_string())
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn schedule<T: 'static>(
+        &self,
+        name: &str,
+        spec: impl crate::IntoScheduleSpec,
+        queue: &DelayedQueue<T>,
+        value: &T,
+    ) -> Result<crate::ScheduleInfo> {
+        self.check_open()?;
+        crate::schedule::schedule(&self.core, &self.schedules, name, spec.into_spec()?, queue, value).await
+    }
+
+    /// Runs the recurring schedules stored for `queue` in this client, from
+    /// now until it is shut down or dropped: it wakes at each occurrence and
+    /// offers it unless another process did first. For processes that run
+    /// schedules saved elsewhere (after a restart, or a fleet where one
+    /// service defines them).
+    pub fn run_schedules(&self, queue: &str) -> Result<()> {
+        self.check_open()?;
+        crate::schedule::run(&self.core, &self.schedules, queue)
+    }
+
+    /// The recurring schedules of `queue`, to list, pause, resume or remove
+    /// (see [`Schedules`](crate::Schedules)).
+    pub fn schedules(&self, queue: &str) -> Result<crate::Schedules> {
+        self.check_open()?;
+        crate::Schedules::new(self.core.clone(), &self.schedules, queue)
     }
 
     /// The underlying fred pool, for commands this crate does not wrap.

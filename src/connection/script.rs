@@ -173,6 +173,11 @@ pub(crate) struct Scripts {
     pub get_id: Script,
     pub resume: Script,
     pub pending_page: Script,
+    pub schedule_save: Script,
+    pub schedule_fire: Script,
+    pub schedule_set: Script,
+    pub schedule_list: Script,
+    pub rate_limit: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -207,6 +212,17 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     get_id: lua!("get_id", Safe),
     resume: lua!("resume", Safe),
     pending_page: lua!("pending_page", Safe),
+    // Same definition again keeps the record: harmless to repeat.
+    schedule_save: lua!("schedule_save", Safe),
+    // A compare-and-set on the schedule's next occurrence: a resend finds it
+    // moved and offers nothing.
+    schedule_fire: lua!("schedule_fire", Safe),
+    // Pause and remove are idempotent; resume is a compare-and-set.
+    schedule_set: lua!("schedule_set", Safe),
+    schedule_list: lua!("schedule_list", Safe),
+    // A resend could take a second permit: sent once (a lost reply only
+    // costs the worker one permit).
+    rate_limit: lua!("rate_limit", Once),
 });
 
 #[cfg(test)]

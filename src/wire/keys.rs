@@ -52,6 +52,14 @@ pub const PAUSED_PREFIX: &str = "delayq_paused";
 /// read, else expires after an hour, or a day if it can still undo what it
 /// removed; see `lua/lib/request.lua`).
 pub const REQUEST_PREFIX: &str = "delayq_request";
+/// delayq's prefix for a queue's recurring schedules (HASH: schedule name →
+/// JSON record with its definition, payload, next occurrence and counts; see
+/// `lua/schedule_fire.lua`).
+pub const SCHEDULES_PREFIX: &str = "delayq_schedules";
+/// delayq's prefix for the state of a queue's shared worker rate limit
+/// (STRING: the GCRA "theoretical arrival time" in µs on the Redis server's
+/// clock; expires when idle; see `lua/rate_limit.lua`).
+pub const RATE_PREFIX: &str = "delayq_rate";
 
 /// All key names of one queue.
 ///
@@ -205,6 +213,17 @@ impl QueueKeys {
     pub fn sweep(&self) -> String {
         key_for(SWEEP_PREFIX, &self.name)
     }
+
+    /// The queue's recurring schedules (see [`Client::schedule`](crate::Client::schedule)).
+    pub fn schedules(&self) -> String {
+        key_for(SCHEDULES_PREFIX, &self.name)
+    }
+
+    /// The state of the rate limit its workers share (see
+    /// [`Worker::rate_limit`](crate::Worker::rate_limit)).
+    pub fn rate(&self) -> String {
+        key_for(RATE_PREFIX, &self.name)
+    }
 }
 
 /// `prefix + ":" + name` when the name has a hash tag already, else `prefix + ":{" + name + "}"`.
@@ -264,6 +283,8 @@ mod tests {
             let keys = QueueKeys::new(name).unwrap();
             let slot = redis_keyslot(name.as_bytes());
             let sweep = keys.sweep();
+            let schedules = keys.schedules();
+            let rate = keys.rate();
             let ours = [
                 keys.quarantine(),
                 keys.staging(),
@@ -277,6 +298,8 @@ mod tests {
                 keys.ids(),
                 keys.paused(),
                 &sweep,
+                &schedules,
+                &rate,
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]

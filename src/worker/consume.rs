@@ -27,6 +27,8 @@ pub(crate) struct Context<T> {
     pub counters: Arc<Counters>,
     /// Cancels handlers still running when a shutdown's grace is over.
     pub abort: CancellationToken,
+    /// The queue's shared rate limit, if set.
+    pub limiter: Option<super::rate_limit::Limiter>,
 }
 
 /// Longest wait at stop for a dropped take's value to be given back.
@@ -53,10 +55,11 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
         let taken = tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            taken = context.queue.take() => taken,
+            taken = take(&context) => taken,
         };
         match taken {
-            Ok(delivery) => {
+            Ok(None) => {}
+            Ok(Some(delivery)) => {
                 pause = TAKE_BACKOFF.0;
                 running.spawn(handle_one(Arc::clone(&context), delivery, slot));
             }
@@ -91,6 +94,24 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     // A take dropped by the stop gives back what it popped in the background:
     // let that land before the worker reports it has stopped.
     context.queue.core().connections.settling.settled(SETTLE_TIMEOUT).await;
+}
+
+/// Takes the next value; with a rate limit, a permit first, and `None`
+/// (permit given back) when nothing came within the permit's hold.
+async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery<T>>, Error> {
+    let Some(limiter) = &context.limiter else {
+        return context.queue.take().await.map(Some);
+    };
+    let _turn = limiter.turn().await;
+    limiter.acquire().await?;
+    let held = Instant::now();
+    let taken = context.queue.take_timeout(super::rate_limit::HOLD).await;
+    match &taken {
+        Ok(None) => limiter.refund().await,
+        Ok(Some(_)) if limiter.is_stale(held.elapsed()) => limiter.restamp().await,
+        _ => {}
+    }
+    taken
 }
 
 /// Runs the handler for one delivery and settles it.

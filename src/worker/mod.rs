@@ -11,6 +11,7 @@
 mod consume;
 mod failure;
 mod handle;
+mod rate_limit;
 mod retry;
 
 use std::future::Future;
@@ -86,6 +87,7 @@ pub struct Worker<T> {
     handler_timeout: Option<Duration>,
     on_error: Option<OnError>,
     signals: Vec<Signal>,
+    rate_limit: Option<rate_limit::RateLimit>,
 }
 
 impl<T> std::fmt::Debug for Worker<T>
@@ -98,6 +100,7 @@ where
             .field("concurrency", &self.concurrency)
             .field("retry", &self.retry)
             .field("handler_timeout", &self.handler_timeout)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }
@@ -115,6 +118,7 @@ impl<T: Send + 'static> Worker<T> {
             handler_timeout: None,
             on_error: None,
             signals: Vec::new(),
+            rate_limit: None,
         }
     }
 
@@ -123,6 +127,62 @@ impl<T: Send + 'static> Worker<T> {
     /// for other consumers.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
+        self
+    }
+
+    /// Starts at most `limit` handler runs per `per`, across every worker
+    /// of this queue in every process that sets the same limit: one limiter
+    /// in Redis (`delayq_rate:{name}`, GCRA on the Redis server's clock, so
+    /// the hosts' clocks do not matter), on top of this worker's
+    /// [`concurrency`](Self::concurrency).
+    ///
+    /// A handler slot waits for its permit *before* it takes a value, so a
+    /// rate-limited value stays in the queue (for any consumer) rather than
+    /// waiting out its visibility timeout here. The slots of one process
+    /// take turns (permit, then take), so a rate-limited worker takes one
+    /// value at a time (handlers still run `concurrency` at once), and a
+    /// permit whose take finds nothing within a second is given back.
+    /// Permits are evenly spaced (`per / limit` apart) unless
+    /// [`rate_limit_burst`](Self::rate_limit_burst) allows bursts; in any
+    /// window of length t at most `t × limit / per + burst + 1` permits are
+    /// granted. A permit that waited long for its value is charged again as
+    /// the value starts, so values arriving after a quiet spell do not
+    /// start in a burst. Every worker of the queue must use the same limit: the
+    /// limiter keeps one schedule, and each caller spaces it by its own
+    /// interval.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let worker = client
+    ///     .worker("payments", delayq::StringCodec)?
+    ///     .concurrency(8)
+    ///     .rate_limit(50, Duration::from_secs(1)) // 50 per second, across the fleet
+    ///     .run(|payment: String| async move { call_provider(&payment).await });
+    /// # Ok(()) }
+    /// # async fn call_provider(_: &str) -> Result<(), std::io::Error> { Ok(()) }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `limit` is 0 or `per` is zero.
+    pub fn rate_limit(mut self, limit: u32, per: Duration) -> Self {
+        assert!(
+            limit > 0 && !per.is_zero(),
+            "rate_limit needs a limit > 0 per a period > 0"
+        );
+        let burst = self.rate_limit.map_or(1, |r| r.burst);
+        self.rate_limit = Some(rate_limit::RateLimit { limit, per, burst });
+        self
+    }
+
+    /// How many permits of the [`rate_limit`](Self::rate_limit) may be taken
+    /// at once after an idle spell (default 1: evenly spaced). Call after
+    /// `rate_limit`.
+    pub fn rate_limit_burst(mut self, burst: u32) -> Self {
+        if let Some(limit) = &mut self.rate_limit {
+            limit.burst = burst.max(1);
+        }
         self
     }
 
@@ -207,6 +267,9 @@ impl<T: Send + 'static> Worker<T> {
         let queue_name = self.queue.name().to_owned();
         let counters = Arc::default();
         let abort = CancellationToken::new();
+        let limiter = self.rate_limit.map(|limit| {
+            rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, self.queue.keys().rate(), limit)
+        });
         let context = Arc::new(consume::Context {
             queue: self.queue,
             handler,
@@ -215,6 +278,7 @@ impl<T: Send + 'static> Worker<T> {
             on_error: self.on_error,
             counters: Arc::clone(&counters),
             abort: abort.clone(),
+            limiter,
         });
         let task = tokio::spawn(consume::consume(context, self.concurrency, stop.clone()));
         WorkerHandle {

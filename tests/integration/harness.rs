@@ -11,7 +11,7 @@ use delayq::{Client, ClientBuilder};
 
 #[path = "../support/redis_server.rs"]
 mod redis_server;
-pub use redis_server::{eventually, RedisServer};
+pub use redis_server::{eventually, wait_for, RedisServer};
 
 /// Longest any single test may run before it fails instead of hanging CI.
 pub const TEST_DEADLINE: Duration = Duration::from_secs(90);

@@ -25,6 +25,9 @@ fn snapshotter() -> Snapshotter {
 
 type Recorded = Vec<(metrics_util::CompositeKey, DebugValue)>;
 
+/// A snapshot drains the shared recorder: the tests of this file take turns.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Every value recorded for `name` with `queue="metered"` and the given extra label.
 fn values<'a>(recorded: &'a Recorded, name: &str, label: Option<(&str, &str)>) -> Vec<&'a DebugValue> {
     recorded
@@ -52,6 +55,7 @@ fn counter(snapshotter: &Recorded, name: &str, label: Option<(&str, &str)>) -> u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_and_transfers_report_through_the_metrics_facade() {
     deadline(async {
+        let _turn = SERIAL.lock().await;
         let snapshotter = snapshotter();
         let redis = RedisServer::start().await;
         let client = redis.client().await;
@@ -141,6 +145,76 @@ async fn workers_and_transfers_report_through_the_metrics_facade() {
         assert_eq!(gauge("delayq_ready"), 1.0);
         let kinds: Vec<MetricKind> = snapshotter.iter().map(|(k, _)| k.kind()).collect();
         assert!(kinds.contains(&MetricKind::Histogram));
+    })
+    .await;
+}
+
+/// Sum of the counter `name` labelled with `queue` (and `label`, if given).
+fn counter_of(recorded: &Recorded, queue: &str, name: &str, label: Option<(&str, &str)>) -> u64 {
+    recorded
+        .iter()
+        .filter(|(key, ..)| {
+            let key = key.key();
+            key.name() == name
+                && key.labels().any(|l| l.key() == "queue" && l.value() == queue)
+                && label.is_none_or(|(k, v)| key.labels().any(|l| l.key() == k && l.value() == v))
+        })
+        .map(|(.., value)| match value {
+            DebugValue::Counter(n) => *n,
+            other => panic!("{name} is not a counter: {other:?}"),
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_and_rate_limits_report_through_the_metrics_facade() {
+    deadline(async {
+        let _turn = SERIAL.lock().await;
+        let snapshotter = snapshotter();
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        // Its own queue: the recorder is shared with the other tests of the binary.
+        let queue = client.delayed_queue("metered-extras", StringCodec).unwrap();
+        client
+            .schedule(
+                "tick",
+                delayq::every(Duration::from_millis(200)),
+                &queue,
+                &"t".to_string(),
+            )
+            .await
+            .unwrap();
+        let worker = client
+            .worker("metered-extras", StringCodec)
+            .unwrap()
+            .concurrency(4)
+            .rate_limit(4, Duration::from_secs(1))
+            .run(|_: String| async { Ok::<_, BoxError>(()) });
+        // Each snapshot drains what it read: add them up.
+        let (mut fired, mut waits) = (0, 0);
+        let started = std::time::Instant::now();
+        while fired < 3 || waits < 1 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "fired {fired}, waits {waits}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let recorded: Recorded = snapshotter
+                .snapshot()
+                .into_vec()
+                .into_iter()
+                .map(|(k, _, _, v)| (k, v))
+                .collect();
+            fired += counter_of(
+                &recorded,
+                "metered-extras",
+                "delayq_schedule_fired_total",
+                Some(("schedule", "tick")),
+            );
+            waits += counter_of(&recorded, "metered-extras", "delayq_rate_limit_waits_total", None);
+        }
+        worker.shutdown().await;
+        client.shutdown().await;
     })
     .await;
 }

@@ -107,6 +107,10 @@ pub enum Command {
     Pause(QueueArg),
     /// Resume a paused queue: what fell due meanwhile moves now.
     Resume(QueueArg),
+    /// Recurring schedules: offer a value to a queue at each occurrence of a
+    /// cron expression or a period, once per occurrence across every process.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +154,96 @@ pub struct GetArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Add a schedule, or replace its definition (the same definition again
+    /// keeps its next occurrence, paused state and counts). Processes that
+    /// run the queue's schedules (`delayq schedule run`, or a library
+    /// client) fire it.
+    Add(ScheduleAddArgs),
+    /// A queue's schedules: spec, next occurrence, paused, fired and missed counts.
+    List(ScheduleListArgs),
+    /// Stop firing a schedule until it is resumed (exit status 1 if there is none).
+    Pause(ScheduleNameArgs),
+    /// Fire a paused schedule again from its next occurrence after now (exit status 1 if there is none).
+    Resume(ScheduleNameArgs),
+    /// Delete a schedule; values it offered stay queued (exit status 1 if there is none).
+    Remove(ScheduleNameArgs),
+    /// Run the schedules of queues until stopped or --timeout: fire each
+    /// occurrence unless another process did first, and transfer the queues
+    /// (unless --no-transfer).
+    Run(ScheduleRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleAddArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Schedule name (unique within the queue).
+    pub name: String,
+    /// Cron expression: 5 fields (minute hour day month weekday) or 6 with
+    /// seconds first; `CRON_TZ=Zone ` prefix or --tz for a time zone.
+    #[arg(long, required_unless_present = "every", conflicts_with = "every")]
+    pub cron: Option<String>,
+    /// IANA time zone of --cron (Europe/Paris); default UTC.
+    #[arg(long, requires = "cron")]
+    pub tz: Option<String>,
+    /// A fixed period instead of --cron: 1s, 5m, 1h30m (first occurrence one period from now).
+    #[arg(long, value_parser = parse_delay)]
+    pub every: Option<Duration>,
+    /// Missed occurrences (later than --misfire-after): skip, fire_once, fire_all.
+    #[arg(long, default_value = "skip")]
+    pub misfire: String,
+    /// How late an occurrence may fire and still count as on time.
+    #[arg(long, value_parser = parse_delay, default_value = "60s")]
+    pub misfire_after: Duration,
+    /// How the value is encoded (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<= 3.21.0).
+    #[arg(long, default_value = "modern")]
+    pub format: Format,
+    /// With --codec jackson: the Java class of the value, and of nested objects by path.
+    #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
+    pub java_class: Vec<String>,
+    /// The value offered at each occurrence (bytes: hex; json, jackson: JSON text; long: decimal).
+    #[arg(allow_hyphen_values = true)]
+    pub value: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleListArgs {
+    /// Queue name.
+    pub queue: String,
+    /// How values are decoded for display (must match the Java codec).
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleNameArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Schedule name.
+    pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleRunArgs {
+    /// Queue names.
+    #[arg(required = true)]
+    pub queues: Vec<String>,
+    /// Only fire: leave moving due elements to other processes.
+    #[arg(long)]
+    pub no_transfer: bool,
+    /// Stop after this long.
+    #[arg(long, value_parser = parse_delay)]
+    pub timeout: Option<Duration>,
 }
 
 /// `--format` of the commands that print what they read.

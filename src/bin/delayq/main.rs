@@ -5,6 +5,7 @@
 //! delayq offer orders --delay 1500ms hello world
 //! delayq inspect orders
 //! delayq take orders -n 2 --timeout 5s
+//! delayq schedule add reports nightly --cron '0 2 * * *' --tz Europe/Paris build-report
 //! ```
 
 mod args;
@@ -18,6 +19,7 @@ mod output;
 mod pause;
 mod progress;
 mod purge;
+mod schedule;
 mod stats;
 mod take;
 mod text_codec;
@@ -27,7 +29,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, DeadLetterCommand};
+use args::{Cli, Command, DeadLetterCommand, ScheduleCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -52,6 +54,12 @@ async fn main() -> ExitCode {
         Command::Get(args) => ids::get(&cli, args).await,
         Command::Pause(args) => pause::pause(&cli, args).await,
         Command::Resume(args) => pause::resume(&cli, args).await,
+        Command::Schedule(ScheduleCommand::Add(args)) => schedule::add(&cli, args).await,
+        Command::Schedule(ScheduleCommand::List(args)) => schedule::list(&cli, args).await,
+        Command::Schedule(ScheduleCommand::Pause(args)) => schedule::set(&cli, args, schedule::Op::Pause).await,
+        Command::Schedule(ScheduleCommand::Resume(args)) => schedule::set(&cli, args, schedule::Op::Resume).await,
+        Command::Schedule(ScheduleCommand::Remove(args)) => schedule::set(&cli, args, schedule::Op::Remove).await,
+        Command::Schedule(ScheduleCommand::Run(args)) => schedule::run(&cli, args).await,
     };
     match result {
         Ok(code) => code,

@@ -196,7 +196,7 @@ impl<T: 'static> DelayedQueue<T> {
         BlockingQueue::from_parts(self.core.clone(), self.keys.clone(), self.codec.clone())
     }
 
-    fn encode(&self, value: &T) -> Result<Bytes> {
+    pub(crate) fn encode(&self, value: &T) -> Result<Bytes> {
         let payload = codec::encode(&*self.codec, value)?;
         self.core.check_payload(&payload)?;
         Ok(payload)

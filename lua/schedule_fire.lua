@@ -1,0 +1,63 @@
+-- schedule_fire: offer the due occurrences of one schedule, exactly once
+-- however many processes run it (a compare-and-set on its next occurrence).
+-- KEYS: 1 schedules hash, 2 timeout set, 3 pending list, 4 channel
+-- ARGV: 1 name, 2 rev, 3 next_ms the caller read, 4 the next occurrence after
+--       what it fires, 5 occurrences it skips (misfire policy), then due_1,
+--       element_1, due_2, element_2, ... (elements packed by the client in the
+--       queue's format; each due is an occurrence, ms since the epoch)
+-- Returns {'fired', record} | {'stale', record} | {'gone'} | {'early', now_ms} | {'collision'}.
+--
+-- Only when the stored record still has the caller's rev and next_ms, is not
+-- paused, and every occurrence is due on the Redis server's clock: ZADD +
+-- RPUSH each element and PUBLISH the due time when one is the new head, as
+-- offer.lua (Redisson's offer) does, then store the next occurrence. Anyone
+-- else who computed the same occurrences finds next_ms moved and offers
+-- nothing, and so does a resend of this very call. The client sends at most
+-- 100 elements per call.
+if #ARGV > 5 + 2 * 100 then
+  return redis.error_reply('ERR delayq: schedule_fire offers at most 100 occurrences per call')
+end
+local bad = delayq_check_types(KEYS[1], 'hash', KEYS[2], 'zset', KEYS[3], 'list')
+if bad then return bad end
+local raw = redis.call('hget', KEYS[1], ARGV[1])
+if not raw then
+  return {'gone'}
+end
+local record = cjson.decode(raw)
+if record.rev ~= ARGV[2] or record.next_ms ~= ARGV[3] or record.paused then
+  return {'stale', raw}
+end
+local now = delayq_server_ms()
+local latest = tonumber(ARGV[3])
+for i = 6, #ARGV, 2 do
+  latest = math.max(latest, tonumber(ARGV[i]))
+end
+if latest > now then
+  return {'early', string.format('%d', now)}
+end
+for i = 7, #ARGV, 2 do
+  if redis.call('zscore', KEYS[2], ARGV[i]) then
+    return {'collision'}
+  end
+end
+local pushed = {}
+local due_of = {}
+for i = 6, #ARGV, 2 do
+  redis.call('zadd', KEYS[2], ARGV[i], ARGV[i + 1])
+  pushed[#pushed + 1] = ARGV[i + 1]
+  due_of[ARGV[i + 1]] = ARGV[i]
+  record.last_ms = ARGV[i]
+end
+delayq_call_chunked('rpush', KEYS[3], pushed)
+if #pushed > 0 then
+  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
+  if head ~= nil and due_of[head] ~= nil then
+    redis.call('publish', KEYS[4], due_of[head])
+  end
+end
+record.next_ms = ARGV[4]
+record.fired = (tonumber(record.fired) or 0) + #pushed
+record.missed = (tonumber(record.missed) or 0) + tonumber(ARGV[5])
+local encoded = cjson.encode(record)
+redis.call('hset', KEYS[1], ARGV[1], encoded)
+return {'fired', encoded}

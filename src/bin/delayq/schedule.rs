@@ -1,0 +1,174 @@
+//! `delayq schedule add|list|pause|resume|remove|run`.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use delayq::{Codec, Misfire, ScheduleSpec};
+use serde_json::json;
+use tokio::time::Instant;
+
+use crate::args::{Cli, CodecKind, OutputFormat, ScheduleAddArgs, ScheduleListArgs, ScheduleNameArgs, ScheduleRunArgs};
+use crate::output::{self, hex, preview};
+use crate::text_codec::TextCodec;
+
+pub async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<ExitCode> {
+    let codec = TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
+    let misfire: Misfire = args.misfire.parse()?;
+    let spec = match (&args.cron, args.every) {
+        (Some(cron), _) => {
+            let spec = ScheduleSpec::cron(cron)?;
+            match &args.tz {
+                Some(tz) => spec.in_time_zone(tz)?,
+                None => spec,
+            }
+        }
+        (None, Some(period)) => delayq::every(period),
+        (None, None) => return Err(delayq::Error::InvalidArgument("give --cron or --every".into())),
+    }
+    .misfire(misfire)
+    .misfire_after(args.misfire_after);
+    let client = crate::connect(cli).await?;
+    let queue = client
+        .delayed_queue(&args.queue, codec)?
+        .without_transfer()
+        .with_format(args.format);
+    let result = client.schedule(&args.name, spec, &queue, &args.value).await;
+    drop(queue);
+    client.shutdown().await;
+    let info = result?;
+    eprintln!(
+        "schedule {} of {}: {} (next {}{})",
+        info.name,
+        info.queue,
+        info.spec,
+        info.next.map(output::local_time).unwrap_or_else(|| "never".into()),
+        if info.paused { ", paused" } else { "" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let result = match client.schedules(&args.queue) {
+        Ok(schedules) => schedules.list().await,
+        Err(error) => Err(error),
+    };
+    client.shutdown().await;
+    let infos = result?;
+    let codec = TextCodec::new(args.codec);
+    let now = SystemTime::now();
+    let value = |payload: &[u8]| match codec.decode(&bytes::Bytes::copy_from_slice(payload)) {
+        Ok(text) => text,
+        Err(_) => format!("<{}>", hex(payload)),
+    };
+    let ms = |at: Option<SystemTime>| at.map(|t| output::millis_from(t, SystemTime::UNIX_EPOCH));
+    match args.format {
+        OutputFormat::Json => {
+            let items: Vec<_> = infos
+                .iter()
+                .map(|info| {
+                    json!({
+                        "name": info.name,
+                        "spec": info.spec.to_string(),
+                        "misfire": info.spec.misfire_policy().as_str(),
+                        "next_ms": ms(info.next),
+                        "next": info.next.map(output::utc_time),
+                        "paused": info.paused,
+                        "fired": info.fired,
+                        "missed": info.missed,
+                        "last_fired_ms": ms(info.last_fired),
+                        "value": value(&info.payload),
+                        "element_format": info.format.as_str(),
+                        "revision": info.revision,
+                    })
+                })
+                .collect();
+            println!("{}", json!({"queue": args.queue, "schedules": items}));
+        }
+        OutputFormat::Table => {
+            let rows: Vec<Vec<String>> = infos
+                .iter()
+                .map(|info| {
+                    vec![
+                        info.name.clone(),
+                        info.spec.to_string(),
+                        match (info.paused, info.next) {
+                            (true, _) => "paused".into(),
+                            (false, Some(next)) => {
+                                format!("{} ({})", output::local_time(next), output::relative(next, now))
+                            }
+                            (false, None) => "never".into(),
+                        },
+                        info.fired.to_string(),
+                        info.missed.to_string(),
+                        info.spec.misfire_policy().as_str().into(),
+                        preview(&value(&info.payload), 60),
+                    ]
+                })
+                .collect();
+            if rows.is_empty() {
+                println!("no schedules on {}", args.queue);
+            } else {
+                println!(
+                    "{}",
+                    output::table(&["NAME", "SPEC", "NEXT", "FIRED", "MISSED", "MISFIRE", "VALUE"], &rows)
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `set` does.
+pub enum Op {
+    Pause,
+    Resume,
+    Remove,
+}
+
+pub async fn set(cli: &Cli, args: &ScheduleNameArgs, op: Op) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let result = async {
+        let schedules = client.schedules(&args.queue)?;
+        match op {
+            Op::Pause => schedules.pause(&args.name).await,
+            Op::Resume => schedules.resume(&args.name).await,
+            Op::Remove => schedules.remove(&args.name).await,
+        }
+    }
+    .await;
+    client.shutdown().await;
+    if result? {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("no schedule {} on {}", args.name, args.queue);
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+pub async fn run(cli: &Cli, args: &ScheduleRunArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let mut transferring = Vec::new();
+    for queue in &args.queues {
+        client.run_schedules(queue)?;
+        if !args.no_transfer {
+            // The transfer never decodes payloads; any codec will do.
+            transferring.push(client.delayed_queue(queue, TextCodec::new(CodecKind::Bytes))?);
+        }
+    }
+    eprintln!("running the schedules of {}", args.queues.join(", "));
+    let deadline = args.timeout.map(|t| Instant::now() + t);
+    let wait = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = wait => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    drop(transferring);
+    client.shutdown_within(Duration::from_secs(5)).await;
+    Ok(ExitCode::SUCCESS)
+}

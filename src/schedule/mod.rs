@@ -1,0 +1,198 @@
+//! Recurring schedules: offer a value to a queue at each occurrence of a
+//! cron expression or a fixed period, exactly once per occurrence however
+//! many processes run the schedule.
+//!
+//! A schedule lives in Redis (`delayq_schedules:{N}`, a hash in the queue's
+//! cluster slot: name → definition, value, next occurrence, counts), so it
+//! survives restarts and every process sees the same one. Each client that
+//! runs a queue's schedules ([`Client::schedule`](crate::Client::schedule),
+//! [`Client::run_schedules`](crate::Client::run_schedules)) wakes at the next
+//! occurrence and runs `lua/schedule_fire.lua`, which offers the value (ZADD,
+//! RPUSH and PUBLISH, as Redisson's offer, in the queue's element format and
+//! due at the occurrence) only if the stored next occurrence is still the one
+//! the caller computed, and moves it on in the same atomic step. The fired
+//! element is an ordinary pending element: any transfer, Java's included,
+//! moves it to the destination.
+
+mod runner;
+mod spec;
+mod store;
+
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::mpsc;
+
+pub use spec::{every, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
+pub use store::ScheduleInfo;
+
+use crate::error::Result;
+use crate::queue::delayed::DelayedQueue;
+use crate::queue::Core;
+use crate::wire::keys::QueueKeys;
+
+pub(crate) use runner::Runner;
+
+/// What [`Client::schedule`](crate::Client::schedule) accepts as a spec: a
+/// [`ScheduleSpec`], or cron text (`"*/5 * * * *"`, `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`).
+///
+/// ```
+/// use delayq::IntoScheduleSpec;
+/// let spec = "0 9 * * MON-FRI".into_spec()?;
+/// assert_eq!(spec.to_string(), "0 9 * * MON-FRI");
+/// # Ok::<(), delayq::Error>(())
+/// ```
+pub trait IntoScheduleSpec {
+    /// The spec, or [`Error::InvalidArgument`](crate::Error::InvalidArgument) for text that does not parse.
+    fn into_spec(self) -> Result<ScheduleSpec>;
+}
+
+impl IntoScheduleSpec for ScheduleSpec {
+    fn into_spec(self) -> Result<ScheduleSpec> {
+        Ok(self)
+    }
+}
+
+impl IntoScheduleSpec for &str {
+    fn into_spec(self) -> Result<ScheduleSpec> {
+        ScheduleSpec::cron(self)
+    }
+}
+
+impl IntoScheduleSpec for String {
+    fn into_spec(self) -> Result<ScheduleSpec> {
+        ScheduleSpec::cron(&self)
+    }
+}
+
+/// The client's schedule runner, started on first use.
+pub(crate) type RunnerSlot = Arc<OnceLock<Runner>>;
+
+fn runner<'a>(slot: &'a RunnerSlot, core: &Arc<Core>) -> &'a Runner {
+    slot.get_or_init(|| Runner::start(core.clone()))
+}
+
+/// Saves the schedule `name` of `queue` and runs the queue's schedules in this client.
+pub(crate) async fn schedule<T: 'static>(
+    core: &Arc<Core>,
+    slot: &RunnerSlot,
+    name: &str,
+    spec: ScheduleSpec,
+    queue: &DelayedQueue<T>,
+    value: &T,
+) -> Result<ScheduleInfo> {
+    let payload = queue.encode(value)?;
+    let info = store::save(core, queue.keys(), name, &spec, &payload, queue.format()).await?;
+    runner(slot, core).watch(Arc::new(queue.keys().clone()));
+    Ok(info)
+}
+
+/// Runs the schedules of `queue` in this client from now on.
+pub(crate) fn run(core: &Arc<Core>, slot: &RunnerSlot, queue: &str) -> Result<()> {
+    let keys = Arc::new(QueueKeys::new(queue)?);
+    runner(slot, core).watch(keys);
+    Ok(())
+}
+
+/// The recurring schedules of one queue: list, pause, resume, remove. From
+/// [`Client::schedules`](crate::Client::schedules); it does not run them
+/// (see [`Client::run_schedules`](crate::Client::run_schedules)).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::{every, Client, StringCodec};
+///
+/// # async fn demo() -> delayq::Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let reports = client.delayed_queue("reports", StringCodec)?;
+/// client.schedule("hourly", every(Duration::from_secs(3600)), &reports, &"build-report".to_string()).await?;
+///
+/// let schedules = client.schedules("reports")?;
+/// schedules.pause("hourly").await?;
+/// for info in schedules.list().await? {
+///     println!("{}: {} paused={}", info.name, info.spec, info.paused);
+/// }
+/// schedules.resume("hourly").await?;   // from its next occurrence after now
+/// schedules.remove("hourly").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Schedules {
+    core: Arc<Core>,
+    keys: Arc<QueueKeys>,
+    notify: Option<mpsc::UnboundedSender<runner::Message>>,
+}
+
+impl std::fmt::Debug for Schedules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schedules")
+            .field("queue", &self.keys.destination())
+            .finish()
+    }
+}
+
+impl Schedules {
+    pub(crate) fn new(core: Arc<Core>, slot: &RunnerSlot, queue: &str) -> Result<Schedules> {
+        Ok(Schedules {
+            core,
+            keys: Arc::new(QueueKeys::new(queue)?),
+            notify: slot.get().map(Runner::notifier),
+        })
+    }
+
+    /// The queue's name.
+    pub fn queue(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// Every schedule of the queue, by name.
+    pub async fn list(&self) -> Result<Vec<ScheduleInfo>> {
+        let (_, items) = store::list(&self.core, &self.keys, None).await?;
+        Ok(items
+            .iter()
+            .map(|(name, stored)| stored.info(self.queue(), name))
+            .collect())
+    }
+
+    /// One schedule, if it exists.
+    pub async fn get(&self, name: &str) -> Result<Option<ScheduleInfo>> {
+        store::check_name(name)?;
+        let (_, items) = store::list(&self.core, &self.keys, Some(name)).await?;
+        Ok(items.first().map(|(name, stored)| stored.info(self.queue(), name)))
+    }
+
+    /// Stops firing the schedule until [`resume`](Self::resume); whether it exists.
+    /// Takes effect at once in every process: a fire checks the flag atomically.
+    pub async fn pause(&self, name: &str) -> Result<bool> {
+        store::check_name(name)?;
+        let found = store::set(&self.core, &self.keys, "pause", name).await?;
+        self.changed();
+        Ok(found)
+    }
+
+    /// Fires the schedule again from its next occurrence after now
+    /// (occurrences that passed while it was paused are skipped, not
+    /// missed); whether it exists.
+    pub async fn resume(&self, name: &str) -> Result<bool> {
+        store::check_name(name)?;
+        let found = store::resume(&self.core, &self.keys, name).await?;
+        self.changed();
+        Ok(found)
+    }
+
+    /// Deletes the schedule; whether it existed. Values it already offered stay queued.
+    pub async fn remove(&self, name: &str) -> Result<bool> {
+        store::check_name(name)?;
+        let found = store::set(&self.core, &self.keys, "remove", name).await?;
+        self.changed();
+        Ok(found)
+    }
+
+    fn changed(&self) {
+        if let Some(notify) = &self.notify {
+            let _ = notify.send(runner::Message {
+                keys: self.keys.clone(),
+                watch: false,
+            });
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The stored schedules of a queue (`delayq_schedules:{N}`) and the scripts
+//! that read and change them.
+
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use fred::types::Value;
+use serde::Deserialize;
+
+use crate::connection::reply;
+use crate::connection::script::{Script, SCRIPTS};
+use crate::error::{Error, Result};
+use crate::queue::Core;
+use crate::wire::format::{self, Format};
+use crate::wire::keys::QueueKeys;
+use crate::wire::time;
+
+use super::spec::{Definition, Plan, ScheduleSpec};
+
+/// Most schedules one queue may hold (keeps every schedule script bounded).
+pub(crate) const MAX_SCHEDULES: usize = 1_000;
+
+/// Longest schedule name.
+const MAX_NAME: usize = 256;
+
+/// One schedule as stored: the record's JSON, as `lua/schedule_*.lua` write it.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Record {
+    pub def: String,
+    pub rev: String,
+    pub next_ms: String,
+    #[serde(default)]
+    pub paused: bool,
+    #[serde(default)]
+    pub fired: f64,
+    #[serde(default)]
+    pub missed: f64,
+    #[serde(default)]
+    pub last_ms: Option<String>,
+}
+
+impl Record {
+    fn parse(raw: &[u8]) -> Result<Record> {
+        serde_json::from_slice(raw).map_err(|e| Error::Protocol(format!("bad stored schedule record: {e}")))
+    }
+
+    pub fn next(&self) -> Result<i64> {
+        self.next_ms
+            .parse()
+            .map_err(|_| Error::Protocol(format!("bad next_ms {:?} in a stored schedule", self.next_ms)))
+    }
+}
+
+/// A schedule as read from Redis: its definition decoded.
+#[derive(Debug, Clone)]
+pub(crate) struct Stored {
+    pub record: Record,
+    pub spec: ScheduleSpec,
+    pub payload: Bytes,
+    pub format: Format,
+}
+
+impl Stored {
+    pub fn parse(raw: &[u8]) -> Result<Stored> {
+        let record = Record::parse(raw)?;
+        let def: Definition = serde_json::from_str(&record.def)
+            .map_err(|e| Error::Protocol(format!("bad stored schedule definition: {e}")))?;
+        let spec = ScheduleSpec::from_definition(&def)?;
+        let payload = base64::engine::general_purpose::STANDARD
+            .decode(&def.payload)
+            .map_err(|e| Error::Protocol(format!("bad stored schedule payload: {e}")))?;
+        let format = def.format.parse().map_err(Error::Protocol)?;
+        Ok(Stored {
+            record,
+            spec,
+            payload: Bytes::from(payload),
+            format,
+        })
+    }
+
+    pub fn info(&self, queue: &str, name: &str) -> ScheduleInfo {
+        let next = self.record.next().ok().filter(|&ms| ms < i64::MAX);
+        ScheduleInfo {
+            name: name.to_owned(),
+            queue: queue.to_owned(),
+            spec: self.spec.clone(),
+            payload: self.payload.clone(),
+            format: self.format,
+            next: next.map(time::from_ms),
+            paused: self.record.paused,
+            fired: self.record.fired as u64,
+            missed: self.record.missed as u64,
+            last_fired: self
+                .record
+                .last_ms
+                .as_deref()
+                .and_then(|ms| ms.parse().ok())
+                .map(time::from_ms),
+            revision: self.record.rev.parse().unwrap_or(0),
+        }
+    }
+}
+
+/// What is stored about one recurring schedule, as [`Schedules::list`](crate::Schedules::list) reads it.
+///
+/// ```no_run
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// for info in client.schedules("reports")?.list().await? {
+///     println!("{} ({}): next {:?}, fired {}, missed {}", info.name, info.spec, info.next, info.fired, info.missed);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ScheduleInfo {
+    /// The schedule's name (unique within its queue).
+    pub name: String,
+    /// The queue it offers to.
+    pub queue: String,
+    /// When it fires.
+    pub spec: ScheduleSpec,
+    /// The value it offers, as the queue's codec encoded it.
+    pub payload: Bytes,
+    /// The element format its offers are packed in.
+    pub format: Format,
+    /// The next occurrence (`None`: it never fires again).
+    pub next: Option<SystemTime>,
+    /// Whether it is paused.
+    pub paused: bool,
+    /// Occurrences offered so far, by every process.
+    pub fired: u64,
+    /// Occurrences skipped by the misfire policy so far.
+    pub missed: u64,
+    /// The last occurrence offered.
+    pub last_fired: Option<SystemTime>,
+    /// Bumped each time the schedule is saved with another definition.
+    pub revision: u64,
+}
+
+/// The reply of `schedule_fire.lua`.
+#[derive(Debug)]
+pub(crate) enum FireOutcome {
+    /// Offered; the record as it is now.
+    Fired(Stored),
+    /// Someone else fired it or changed it first (or it is paused): the record as it is.
+    Stale(Stored),
+    /// Removed.
+    Gone,
+    /// Not due yet on the server's clock: its time (ms).
+    Early(i64),
+    /// A random id collided with a pending element: pack again.
+    Collision,
+}
+
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME {
+        return Err(Error::InvalidArgument(format!(
+            "a schedule name must be 1 to {MAX_NAME} bytes, not {}",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
+async fn run(
+    core: &Core,
+    keys: &QueueKeys,
+    script: &'static Script,
+    k: Vec<String>,
+    args: Vec<Value>,
+) -> Result<Value> {
+    script
+        .run(core.conn()?, k.into_iter().map(Into::into).collect(), args)
+        .await
+        .map_err(|e| Error::from_script(e, script.name, keys.destination()))
+}
+
+/// The server's clock (ms) and the named schedule, or all of them.
+pub(crate) async fn list(core: &Core, keys: &QueueKeys, name: Option<&str>) -> Result<(i64, Vec<(String, Stored)>)> {
+    let args = name.map(|n| vec![Value::from(n)]).unwrap_or_default();
+    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_list, vec![keys.schedules()], args).await?)?;
+    let mut items = reply.into_iter();
+    let now = items
+        .next()
+        .map(|v| reply::int(&v))
+        .transpose()?
+        .ok_or_else(|| Error::Protocol("schedule_list: no time".into()))?;
+    let mut out = Vec::new();
+    while let (Some(name), Some(raw)) = (items.next(), items.next()) {
+        let name = reply::opt_text(name)?.unwrap_or_default();
+        let raw = reply::bytes(raw)?;
+        match Stored::parse(&raw) {
+            Ok(stored) => out.push((name, stored)),
+            Err(error) => {
+                tracing::warn!(queue = keys.destination(), schedule = name, %error, "skipping a stored schedule that does not parse")
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((now, out))
+}
+
+/// Adds or replaces a schedule (the same definition keeps its record).
+pub(crate) async fn save(
+    core: &Core,
+    keys: &QueueKeys,
+    name: &str,
+    spec: &ScheduleSpec,
+    payload: &[u8],
+    format: Format,
+) -> Result<ScheduleInfo> {
+    check_name(name)?;
+    spec.validate()?;
+    let mut def = spec.definition();
+    def.payload = base64::engine::general_purpose::STANDARD.encode(payload);
+    def.format = format.as_str().to_owned();
+    let def = serde_json::to_string(&def).map_err(|e| Error::Protocol(e.to_string()))?;
+    let (now, _) = list(core, keys, Some(name)).await?;
+    let first = spec.first(now)?;
+    let args = vec![
+        Value::from(name),
+        Value::from(def),
+        Value::from(first.to_string()),
+        Value::from(MAX_SCHEDULES as i64),
+    ];
+    let saved = match run(core, keys, &SCRIPTS.schedule_save, vec![keys.schedules()], args).await {
+        Err(Error::Script { message, .. }) if message.contains("schedules, the most") => {
+            return Err(Error::InvalidArgument(format!(
+                "queue {} already has {MAX_SCHEDULES} schedules, the most a queue may have",
+                keys.destination()
+            )))
+        }
+        other => other?,
+    };
+    let [_, raw] = reply::tuple::<2>(saved)?;
+    Ok(Stored::parse(&reply::bytes(raw)?)?.info(keys.destination(), name))
+}
+
+/// Offers what `plan` says for the schedule `name` read as `stored`, if
+/// nobody did first.
+pub(crate) async fn fire(
+    core: &Core,
+    keys: &QueueKeys,
+    name: &str,
+    stored: &Stored,
+    plan: &Plan,
+) -> Result<FireOutcome> {
+    let mut args = Vec::with_capacity(5 + plan.fire.len() * 2);
+    args.push(Value::from(name));
+    args.push(Value::from(stored.record.rev.as_str()));
+    args.push(Value::from(stored.record.next_ms.as_str()));
+    args.push(Value::from(plan.next_ms.to_string()));
+    args.push(Value::from(plan.missed as i64));
+    for due in &plan.fire {
+        args.push(Value::from(due.to_string()));
+        args.push(Value::Bytes(format::pack(stored.format, &stored.payload)));
+    }
+    let k = vec![
+        keys.schedules(),
+        keys.timeout().to_owned(),
+        keys.pending().to_owned(),
+        keys.channel().to_owned(),
+    ];
+    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_fire, k, args).await?)?;
+    let mut items = reply.into_iter();
+    let tag = items
+        .next()
+        .map(reply::opt_text)
+        .transpose()?
+        .flatten()
+        .unwrap_or_default();
+    let mut record = || -> Result<Stored> {
+        let raw = items
+            .next()
+            .ok_or_else(|| Error::Protocol("schedule_fire: no record".into()))?;
+        Stored::parse(&reply::bytes(raw)?)
+    };
+    Ok(match tag.as_str() {
+        "fired" => FireOutcome::Fired(record()?),
+        "stale" => FireOutcome::Stale(record()?),
+        "gone" => FireOutcome::Gone,
+        "collision" => FireOutcome::Collision,
+        "early" => {
+            let now = items.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+            FireOutcome::Early(now)
+        }
+        other => return Err(Error::Protocol(format!("schedule_fire: unexpected reply {other:?}"))),
+    })
+}
+
+/// Pauses or removes a schedule; whether it existed.
+pub(crate) async fn set(core: &Core, keys: &QueueKeys, op: &'static str, name: &str) -> Result<bool> {
+    let args = vec![Value::from(op), Value::from(name)];
+    let reply = run(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
+    Ok(reply::int(&reply)? > 0)
+}
+
+/// Resumes a schedule from its next occurrence after now (those that passed
+/// while it was paused are skipped); whether it existed.
+pub(crate) async fn resume(core: &Core, keys: &QueueKeys, name: &str) -> Result<bool> {
+    for _ in 0..10 {
+        let (now, found) = list(core, keys, Some(name)).await?;
+        let Some((_, stored)) = found.into_iter().next() else {
+            return Ok(false);
+        };
+        let next = stored.record.next()?;
+        let from = if next <= now {
+            stored.spec.first_on_or_after(next, now + 1).unwrap_or(i64::MAX)
+        } else {
+            next
+        };
+        let args = vec![
+            Value::from("resume"),
+            Value::from(name),
+            Value::from(stored.record.next_ms.as_str()),
+            Value::from(from.to_string()),
+        ];
+        let reply = run(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
+        if reply::int(&reply)? > 0 {
+            return Ok(true);
+        }
+    }
+    Err(Error::Protocol(format!(
+        "schedule {name:?} kept changing while it was resumed"
+    )))
+}

@@ -1,0 +1,455 @@
+//! Recurring schedules: each occurrence offered exactly once however many
+//! clients and processes run the schedule, misfire policies, pause / resume /
+//! remove / list, and fired values that are ordinary Redisson elements.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use delayq::fred::types::Value;
+use delayq::{every, Client, Error, Format, Misfire, ScheduleInfo, ScheduleSpec, StringCodec};
+
+use crate::harness::{deadline, eventually, wait_for, RawRedis, RedisServer};
+
+/// Generous: a loaded 2-core machine may be slow, never wrong.
+const WITHIN: Duration = Duration::from_secs(60);
+
+fn ms(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+async fn info(client: &Client, queue: &str, name: &str) -> ScheduleInfo {
+    client
+        .schedules(queue)
+        .unwrap()
+        .get(name)
+        .await
+        .unwrap()
+        .expect("schedule exists")
+}
+
+/// The due times of the pending elements (nothing transfers in these tests).
+async fn scores(raw: &RawRedis, queue: &str) -> Vec<i64> {
+    let keys = delayq::QueueKeys::new(queue).unwrap();
+    let mut scores: Vec<i64> = raw.zrange(keys.timeout()).await.into_iter().map(|(_, s)| s).collect();
+    scores.sort_unstable();
+    scores
+}
+
+/// Every occurrence from `first` to the last one fired, once each.
+fn assert_each_occurrence_once(scores: &[i64], first: i64, period_ms: i64, info: &ScheduleInfo) {
+    assert!(!scores.is_empty(), "something fired");
+    assert_eq!(scores[0], first, "the first occurrence fired");
+    for pair in scores.windows(2) {
+        assert_eq!(
+            pair[1] - pair[0],
+            period_ms,
+            "consecutive occurrences, none twice, none missed: {scores:?}"
+        );
+    }
+    assert_eq!(scores.len() as u64, info.fired, "the record counts what was offered");
+    assert_eq!(Some(*scores.last().unwrap()), info.last_fired.map(ms));
+    assert_eq!(info.missed, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let clients = [redis.client().await, redis.client().await, redis.client().await];
+        let spec = || every(Duration::from_millis(500)).misfire(Misfire::FireAll);
+        let value = "tick".to_string();
+        let mut first = None;
+        // Every process of a fleet saves the same schedule at start-up: one record.
+        for client in &clients {
+            let queue = client.delayed_queue("ticks", StringCodec).unwrap().without_transfer();
+            let saved = client.schedule("tick", spec(), &queue, &value).await.unwrap();
+            assert_eq!(saved.revision, 1, "the same definition keeps the record");
+            let next = ms(saved.next.unwrap());
+            assert_eq!(*first.get_or_insert(next), next);
+        }
+        eventually(WITHIN, "8 occurrences fired", || async {
+            info(&clients[0], "ticks", "tick").await.fired >= 8
+        })
+        .await;
+        assert!(clients[1].schedules("ticks").unwrap().pause("tick").await.unwrap());
+        // A fire in flight when the pause landed is either before it or sees it.
+        let info = info(&clients[0], "ticks", "tick").await;
+        assert!(info.paused);
+        let scores = scores(&raw, "ticks").await;
+        assert_each_occurrence_once(&scores, first.unwrap(), 500, &info);
+
+        // Ordinary Redisson elements: what Java's readAll() unpacks, and what the transfer moves.
+        assert_eq!(payloads(&raw, "ticks").await, vec![value.clone(); scores.len()]);
+        let moved = clients[0].delayed_queue("ticks", StringCodec).unwrap();
+        let taker = clients[2].blocking_queue("ticks", StringCodec).unwrap();
+        for _ in 0..scores.len() {
+            assert_eq!(taker.take().await.unwrap(), value);
+        }
+        assert_eq!(moved.len().await.unwrap(), 0);
+        for client in clients {
+            client.shutdown().await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let clients = [redis.client().await, redis.client().await];
+        for client in &clients {
+            let queue = client.delayed_queue("cron", StringCodec).unwrap().without_transfer();
+            client
+                .schedule("every-second", "* * * * * *", &queue, &"s".to_string())
+                .await
+                .unwrap();
+        }
+        eventually(WITHIN, "3 occurrences", || async {
+            info(&clients[0], "cron", "every-second").await.fired >= 3
+        })
+        .await;
+        clients[0]
+            .schedules("cron")
+            .unwrap()
+            .pause("every-second")
+            .await
+            .unwrap();
+        let info = info(&clients[1], "cron", "every-second").await;
+        let scores = scores(&raw, "cron").await;
+        assert!(scores.iter().all(|s| s % 1000 == 0), "whole seconds: {scores:?}");
+        assert_each_occurrence_once(&scores, scores[0], 1000, &info);
+        for client in clients {
+            client.shutdown().await;
+        }
+    })
+    .await;
+}
+
+/// The key test: 4 `delayq schedule run` processes, one killed mid-way, then
+/// all of them, then one started again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_processes_one_killed_then_restarted_offer_each_occurrence_once_and_miss_none() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let observer = redis.client().await;
+        let cli = |args: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .output()
+                .expect("run delayq")
+        };
+        let added = cli(&[
+            "schedule",
+            "add",
+            "jobs",
+            "tick",
+            "--every",
+            "1s",
+            "--misfire",
+            "fire_all",
+            "tick",
+        ]);
+        assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+        let first = ms(info(&observer, "jobs", "tick").await.next.unwrap());
+        let spawn = || {
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(["schedule", "run", "jobs", "--no-transfer"])
+                .env("REDIS_URL", redis.url())
+                .stderr(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("start delayq schedule run")
+        };
+        let fired = || async { info(&observer, "jobs", "tick").await.fired };
+
+        let mut runners: Vec<_> = (0..4).map(|_| spawn()).collect();
+        wait_for(WITHIN, "3 occurrences", || async { (fired().await >= 3).then_some(()) }).await;
+        runners[0].kill().await.unwrap(); // SIGKILL mid-way
+        let before = fired().await;
+        wait_for(WITHIN, "3 more with 3 processes", || async {
+            (fired().await >= before + 3).then_some(())
+        })
+        .await;
+        for runner in &mut runners[1..] {
+            runner.kill().await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(2500)).await; // occurrences pass with nobody running
+        let down = fired().await;
+        let mut restarted = spawn();
+        wait_for(WITHIN, "the restarted runner catches up and carries on", || async {
+            (fired().await >= down + 4).then_some(())
+        })
+        .await;
+        let paused = cli(&["schedule", "pause", "jobs", "tick"]);
+        assert!(paused.status.success());
+        restarted.kill().await.unwrap();
+
+        let info = info(&observer, "jobs", "tick").await;
+        let scores = scores(&raw, "jobs").await;
+        println!("4 processes: {} occurrences fired, each once", scores.len());
+        assert_each_occurrence_once(&scores, first, 1000, &info);
+        observer.shutdown().await;
+    })
+    .await;
+}
+
+/// Moves a stored schedule's next occurrence into the past, as if no
+/// process had run it for a while.
+async fn set_next(raw: &RawRedis, queue: &str, name: &str, next_ms: i64) {
+    let key = delayq::QueueKeys::new(queue).unwrap().schedules();
+    let stored = raw.cmd("HGET", vec![key.as_str().into(), name.into()]).await;
+    let mut record: serde_json::Value = serde_json::from_slice(stored.as_bytes().unwrap()).unwrap();
+    record["next_ms"] = serde_json::Value::String(next_ms.to_string());
+    raw.cmd(
+        "HSET",
+        vec![key.as_str().into(), name.into(), Value::from(record.to_string())],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missed_occurrences_follow_the_misfire_policy_after_a_restart() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        for (policy, queue) in [
+            (Misfire::Skip, "skip"),
+            (Misfire::FireOnce, "once"),
+            (Misfire::FireAll, "all"),
+        ] {
+            // Saved by a process that then stops.
+            let client = redis.client().await;
+            let handle = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+            let spec = every(Duration::from_secs(10))
+                .misfire(policy)
+                .misfire_after(Duration::from_secs(9));
+            client.schedule("job", spec, &handle, &"run".to_string()).await.unwrap();
+            client.shutdown().await;
+            // Nobody ran it for a minute: occurrences at -61 s, -51 s, ...,
+            // -11 s are missed (over 9 s late), the one at -1 s is on time —
+            // whenever within 8 s the restarted runner gets to them.
+            let old = ms(SystemTime::now()) - 61_000;
+            set_next(&raw, queue, "job", old).await;
+
+            let client = redis.client().await;
+            client.run_schedules(queue).unwrap();
+            wait_for(WITHIN, "caught up", || async {
+                let info = info(&client, queue, "job").await;
+                (info.next.map(ms) == Some(old + 70_000)).then_some(())
+            })
+            .await;
+            client.schedules(queue).unwrap().pause("job").await.unwrap();
+            let info = self::info(&client, queue, "job").await;
+            let scores = scores(&raw, queue).await;
+            let offsets: Vec<i64> = scores.iter().map(|s| (s - old) / 1000).collect();
+            let (expected, missed): (Vec<i64>, u64) = match policy {
+                Misfire::Skip => (vec![60], 6),
+                Misfire::FireOnce => (vec![50, 60], 5),
+                Misfire::FireAll => ((0..=60).step_by(10).collect(), 0),
+            };
+            assert_eq!(
+                offsets, expected,
+                "{policy:?}: offered occurrences (s after the first missed)"
+            );
+            assert_eq!((info.fired, info.missed), (expected.len() as u64, missed), "{policy:?}");
+            assert_eq!(info.last_fired.map(ms), Some(old + 60_000));
+            // Whatever the policy, the values are ordinary elements.
+            assert!(payloads(&raw, queue).await.iter().all(|v| v == "run"));
+            client.shutdown().await;
+        }
+    })
+    .await;
+}
+
+/// The payloads of the pending elements, unpacked as Java's readAll() does.
+async fn payloads(raw: &RawRedis, queue: &str) -> Vec<String> {
+    let keys = delayq::QueueKeys::new(queue).unwrap();
+    raw.lrange(keys.pending())
+        .await
+        .iter()
+        .map(|e| String::from_utf8(delayq::format::unpack(e).unwrap().payload.to_vec()).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let queue = client
+            .delayed_queue("mail", StringCodec)
+            .unwrap()
+            .without_transfer()
+            .with_format(Format::Legacy);
+        let nightly = ScheduleSpec::cron("30 2 * * *")
+            .unwrap()
+            .in_time_zone("Europe/Paris")
+            .unwrap();
+        client
+            .schedule("nightly", nightly.clone(), &queue, &"digest".to_string())
+            .await
+            .unwrap();
+        client
+            .schedule("often", every(Duration::from_millis(300)), &queue, &"ping".to_string())
+            .await
+            .unwrap();
+        let schedules = client.schedules("mail").unwrap();
+        let list = schedules.list().await.unwrap();
+        let names: Vec<_> = list.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["nightly", "often"]);
+        assert_eq!(list[0].spec, nightly);
+        assert_eq!(list[0].spec.to_string(), "CRON_TZ=Europe/Paris 30 2 * * *");
+        assert_eq!(&list[0].payload[..], b"digest");
+        assert_eq!(list[0].format, Format::Legacy);
+        let next = list[0].next.unwrap();
+        assert!(next > SystemTime::now() && next < SystemTime::now() + Duration::from_secs(86_400 + 3600));
+
+        eventually(WITHIN, "fires", || async {
+            info(&client, "mail", "often").await.fired >= 2
+        })
+        .await;
+        // Legacy elements, as Redisson <= 3.21.0 writes them.
+        let keys = delayq::QueueKeys::new("mail").unwrap();
+        for (member, _) in raw.zrange(keys.timeout()).await {
+            let element = delayq::format::unpack(&member).unwrap();
+            assert_eq!((element.format(), element.payload), (Format::Legacy, &b"ping"[..]));
+        }
+
+        assert!(schedules.pause("often").await.unwrap());
+        let paused = info(&client, "mail", "often").await;
+        assert!(paused.paused);
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        assert_eq!(
+            info(&client, "mail", "often").await.fired,
+            paused.fired,
+            "nothing fires while paused"
+        );
+        assert!(schedules.resume("often").await.unwrap());
+        eventually(WITHIN, "fires again after resume", || async {
+            info(&client, "mail", "often").await.fired > paused.fired
+        })
+        .await;
+        let resumed = info(&client, "mail", "often").await;
+        assert_eq!(
+            resumed.missed, 0,
+            "occurrences passed while paused are skipped, not missed"
+        );
+
+        // The same definition keeps the record; another one replaces it.
+        let again = client
+            .schedule("often", every(Duration::from_millis(300)), &queue, &"ping".to_string())
+            .await
+            .unwrap();
+        assert_eq!(again.revision, 1);
+        assert!(again.fired >= resumed.fired);
+        let replaced = client
+            .schedule("often", every(Duration::from_secs(3600)), &queue, &"pong".to_string())
+            .await
+            .unwrap();
+        assert_eq!(replaced.revision, 2);
+        assert_eq!(&replaced.payload[..], b"pong");
+
+        assert!(schedules.remove("often").await.unwrap());
+        assert!(schedules.get("often").await.unwrap().is_none());
+        assert!(!schedules.pause("often").await.unwrap());
+        assert!(!schedules.remove("often").await.unwrap());
+        assert_eq!(schedules.list().await.unwrap().len(), 1);
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_specs_and_names_are_invalid_arguments() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let queue = client.delayed_queue("q", StringCodec).unwrap();
+        let value = "v".to_string();
+        for spec in ["61 * * * *", "not cron", "CRON_TZ=Nowhere/Else * * * * *"] {
+            let result = client.schedule("x", spec, &queue, &value).await;
+            assert!(matches!(result, Err(Error::InvalidArgument(_))), "{spec}: {result:?}");
+        }
+        let result = client.schedule("", every(Duration::from_secs(1)), &queue, &value).await;
+        assert!(matches!(result, Err(Error::InvalidArgument(_))));
+        let result = client.schedule("x", every(Duration::ZERO), &queue, &value).await;
+        assert!(matches!(result, Err(Error::InvalidArgument(_))));
+        assert!(client.schedules("q").unwrap().list().await.unwrap().is_empty());
+
+        // At most 1,000 schedules per queue, so every schedule script stays bounded.
+        let raw = redis.raw().await;
+        let mut fields: Vec<Value> = vec![delayq::QueueKeys::new("full").unwrap().schedules().into()];
+        for i in 0..1000 {
+            fields.push(format!("s{i}").into());
+            fields.push("{}".into());
+        }
+        raw.cmd("HSET", fields).await;
+        let full = client.delayed_queue("full", StringCodec).unwrap();
+        let result = client
+            .schedule("one-more", every(Duration::from_secs(1)), &full, &value)
+            .await;
+        assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let cli = |args: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .output()
+                .expect("run delayq")
+        };
+        let out = cli(&[
+            "schedule",
+            "add",
+            "reports",
+            "weekly",
+            "--cron",
+            "0 9 * * MON",
+            "--tz",
+            "America/New_York",
+            "--misfire",
+            "fire_once",
+            "--codec",
+            "json",
+            r#"{"kind":"weekly"}"#,
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let list = |format: &str| cli(&["schedule", "list", "reports", "--codec", "json", "--format", format]);
+        let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
+        let weekly = &json["schedules"][0];
+        assert_eq!(weekly["name"], "weekly");
+        assert_eq!(weekly["spec"], "CRON_TZ=America/New_York 0 9 * * MON");
+        assert_eq!(weekly["misfire"], "fire_once");
+        assert_eq!(weekly["value"], r#"{"kind":"weekly"}"#);
+        assert_eq!(weekly["paused"], false);
+        assert!(weekly["next_ms"].as_i64().unwrap() > ms(SystemTime::now()));
+        let table = String::from_utf8(list("table").stdout).unwrap();
+        assert!(table.contains("weekly") && table.contains("0 9 * * MON"), "{table}");
+
+        assert!(cli(&["schedule", "pause", "reports", "weekly"]).status.success());
+        let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
+        assert_eq!(json["schedules"][0]["paused"], true);
+        assert!(cli(&["schedule", "resume", "reports", "weekly"]).status.success());
+        assert!(cli(&["schedule", "remove", "reports", "weekly"]).status.success());
+        assert_eq!(cli(&["schedule", "remove", "reports", "weekly"]).status.code(), Some(1));
+        let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
+        assert_eq!(json["schedules"].as_array().unwrap().len(), 0);
+
+        let bad = cli(&["schedule", "add", "reports", "x", "--cron", "99 * * * *", "v"]);
+        assert_eq!(bad.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&bad.stderr).contains("does not parse"));
+    })
+    .await;
+}
