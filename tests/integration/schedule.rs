@@ -441,6 +441,16 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
         assert!(cli(&["schedule", "pause", "reports", "weekly"]).status.success());
         let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
         assert_eq!(json["schedules"][0]["paused"], true);
+        // inspect and stats show the queue's schedules too.
+        let inspected: serde_json::Value =
+            serde_json::from_slice(&cli(&["inspect", "reports", "--format", "json"]).stdout).unwrap();
+        assert_eq!(inspected["schedules"][0]["name"], "weekly", "{inspected}");
+        assert_eq!(inspected["schedules"][0]["paused"], true, "{inspected}");
+        let stats: serde_json::Value =
+            serde_json::from_slice(&cli(&["stats", "reports", "--format", "json"]).stdout).unwrap();
+        assert_eq!(stats["queues"][0]["schedules"], 1, "{stats}");
+        let table = String::from_utf8_lossy(&cli(&["inspect", "reports"]).stdout).into_owned();
+        assert!(table.contains("schedules") && table.contains("weekly"), "{table}");
         assert!(cli(&["schedule", "resume", "reports", "weekly"]).status.success());
         assert!(cli(&["schedule", "remove", "reports", "weekly"]).status.success());
         assert_eq!(cli(&["schedule", "remove", "reports", "weekly"]).status.code(), Some(1));

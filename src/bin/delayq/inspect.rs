@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use delayq::{Codec, DelayedQueue, PendingError, QueueStatus};
+use delayq::{Codec, DelayedQueue, PendingError, QueueStatus, ScheduleInfo};
 use serde_json::json;
 
 use crate::args::{Cli, InspectArgs, OutputFormat};
@@ -27,11 +27,15 @@ pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
     let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();
     let status = queue.status().await?;
     let rows = pending(&queue, args.limit, name).await?;
+    let schedules = client.schedules(&args.queue)?.list().await?;
     client.shutdown().await;
     let now = SystemTime::now();
     match args.format {
-        OutputFormat::Json => println!("{}", to_json(&args.queue, &status, &rows, now)),
-        OutputFormat::Table => print!("{}", to_table(&args.queue, &status, &rows, args.limit, now)),
+        OutputFormat::Json => println!("{}", to_json(&args.queue, &status, &rows, &schedules, now)),
+        OutputFormat::Table => {
+            print!("{}", to_table(&args.queue, &status, &rows, args.limit, now));
+            print!("{}", schedules_table(&schedules, now));
+        }
     }
     if !status.exists {
         eprintln!(
@@ -126,7 +130,13 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
     out
 }
 
-fn to_json(name: &str, status: &QueueStatus, rows: &[Row], now: SystemTime) -> serde_json::Value {
+fn to_json(
+    name: &str,
+    status: &QueueStatus,
+    rows: &[Row],
+    schedules: &[ScheduleInfo],
+    now: SystemTime,
+) -> serde_json::Value {
     let mut fields = output::status_json(name, status, now);
     fields.insert("exists".into(), json!(status.exists));
     fields.insert("next_due".into(), json!(status.next_due.map(utc_time)));
@@ -145,5 +155,42 @@ fn to_json(name: &str, status: &QueueStatus, rows: &[Row], now: SystemTime) -> s
         })
         .collect();
     fields.insert("elements".into(), json!(elements));
+    let schedules: Vec<_> = schedules
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "spec": s.spec.to_string(),
+                "next": s.next.map(utc_time),
+                "paused": s.paused,
+                "fired": s.fired,
+                "missed": s.missed,
+            })
+        })
+        .collect();
+    fields.insert("schedules".into(), json!(schedules));
     serde_json::Value::Object(fields)
+}
+
+/// The queue's recurring schedules, under the pending elements (nothing when none).
+fn schedules_table(schedules: &[ScheduleInfo], now: SystemTime) -> String {
+    if schedules.is_empty() {
+        return String::new();
+    }
+    let cells: Vec<Vec<String>> = schedules
+        .iter()
+        .map(|s| {
+            vec![
+                s.name.clone(),
+                s.spec.to_string(),
+                s.next.map_or("-".into(), |next| relative(next, now)),
+                if s.paused { "paused".into() } else { "-".into() },
+                s.fired.to_string(),
+            ]
+        })
+        .collect();
+    format!(
+        "\nschedules\n{}\n",
+        output::table(&["NAME", "SPEC", "NEXT", "STATE", "FIRED"], &cells)
+    )
 }

@@ -23,6 +23,11 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
                 .without_transfer())
         })
         .collect::<delayq::Result<Vec<_>>>()?;
+    let schedules = args
+        .queues
+        .iter()
+        .map(|name| client.schedules(name))
+        .collect::<delayq::Result<Vec<_>>>()?;
     let redraw = args.watch && args.format == OutputFormat::Table && std::io::stdout().is_terminal();
     let mut tick = tokio::time::interval(args.interval);
     let mut shown = 0u64;
@@ -33,9 +38,10 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
         }
         let mut statuses = Vec::with_capacity(queues.len());
         let mut failed = None;
-        for queue in &queues {
-            match queue.status().await {
-                Ok(status) => statuses.push((queue.name(), status)),
+        for (queue, schedules) in queues.iter().zip(&schedules) {
+            let read = async { Ok::<_, delayq::Error>((queue.status().await?, schedules.list().await?.len())) };
+            match read.await {
+                Ok((status, count)) => statuses.push((queue.name(), status, count)),
                 Err(error) => {
                     failed = Some(error);
                     break;
@@ -68,10 +74,10 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
-fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
+fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
     let rows: Vec<Vec<String>> = statuses
         .iter()
-        .map(|(name, s)| {
+        .map(|(name, s, schedules)| {
             vec![
                 (*name).to_owned(),
                 s.pending.to_string(),
@@ -82,6 +88,7 @@ fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
                 s.next_due.map_or("-".into(), |d| relative(d, now)),
                 output::compact(s.lag_at(now)),
                 if s.paused { "paused".into() } else { "-".into() },
+                schedules.to_string(),
             ]
         })
         .collect();
@@ -96,17 +103,22 @@ fn table(statuses: &[(&str, QueueStatus)], now: SystemTime) -> String {
             "NEXT DUE",
             "LAG",
             "STATE",
+            "SCHEDULES",
         ],
         &rows,
     )
 }
 
-fn to_json(statuses: &[(&str, QueueStatus)], now: SystemTime) -> serde_json::Value {
+fn to_json(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> serde_json::Value {
     json!({
         "at": output::utc_time(now),
         "queues": statuses
             .iter()
-            .map(|(name, s)| output::status_json(name, s, now))
+            .map(|(name, s, schedules)| {
+                let mut fields = output::status_json(name, s, now);
+                fields.insert("schedules".into(), json!(schedules));
+                fields
+            })
             .collect::<Vec<_>>(),
     })
 }
