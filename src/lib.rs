@@ -57,11 +57,14 @@
 //! - `cli` (default): the `delayq` command-line tool.
 //! - `tls` (default): TLS through rustls (ring), no OpenSSL needed.
 //! - `metrics`: counters, gauges and histograms through the `metrics` facade.
+//! - `dashboard` (enabled by `cli`): the web dashboard and Prometheus
+//!   `/metrics` endpoint, [`dashboard`].
 
 #![warn(missing_docs)]
 
 // Layers, each using only the ones below it (checked by `tests/layers.rs`;
 // see ARCHITECTURE.md):
+//   dashboard   the web dashboard and /metrics (feature `dashboard`)
 //   client      the facade a user holds
 //   worker      handler loops over reliable queues
 //   queue       delayed, blocking and reliable queues, and their shared core
@@ -72,6 +75,8 @@
 
 mod client;
 mod connection;
+#[cfg(feature = "dashboard")]
+pub mod dashboard;
 mod error;
 mod queue;
 pub mod telemetry;
@@ -88,7 +93,7 @@ pub use client::{Client, ClientBuilder};
 pub use connection::tls::Tls;
 pub use error::{BoxError, DecodeError, Error, RedisError, RedisErrorKind, Result};
 pub use queue::blocking::BlockingQueue;
-pub use queue::delayed::{DelayedQueue, MigrationReport, Purged, TransferReport};
+pub use queue::delayed::{DelayedQueue, MigrationReport, PendingElement, Purged, TransferReport};
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{Reaped, ReliableQueue};
 pub use queue::status::QueueStatus;

@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["queue"],
     &["worker"],
     &["client"],
+    &["dashboard"],
 ];
 
 /// Crates a layer must not name: the wire format does no I/O.

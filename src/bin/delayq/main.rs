@@ -8,6 +8,7 @@
 //! ```
 
 mod args;
+mod dashboard;
 mod dead_letter;
 mod inspect;
 mod migrate;
@@ -45,6 +46,7 @@ async fn main() -> ExitCode {
         Command::Take(args) => take::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
         Command::Transfer(args) => transfer::run(&cli, args).await,
+        Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };
     match result {
         Ok(code) => code,

@@ -22,6 +22,7 @@ mod read;
 mod remove;
 
 pub use maintenance::{MigrationReport, TransferReport};
+pub use read::PendingElement;
 pub use remove::Purged;
 
 /// Most values one `remove_first_n`, `remove_pending` or `drain` call removes: one
