@@ -96,7 +96,7 @@ fn action(path: &str, csrf: &str, form: &str) -> Request<Body> {
 async fn overview_and_queue_json_show_counts_pages_and_undecodable_hex() {
     let server = RedisServer::start().await;
     seed::queue(&server, "orders", 120, 3, 2).await;
-    seed::undecodable(&server, "orders").await;
+    seed::undecodable(&server, "orders", 50).await;
     seed::queue(&server, "{shop}payments", 4, 0, 0).await;
     let app = dashboard(&server, |d| d).await;
 

@@ -54,12 +54,12 @@ pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usiz
     }
 }
 
-/// One element with bytes no text codec decodes, due in 50 minutes.
-pub async fn undecodable(server: &RedisServer, name: &str) {
+/// One element with bytes no text codec decodes, due in `minutes`.
+pub async fn undecodable(server: &RedisServer, name: &str, minutes: i64) {
     let redis = raw(server).await;
     let keys = delayq::QueueKeys::new(name).unwrap();
     let element = delayq::format::pack(Format::Legacy, &[0xff, 0xfe, 0x00, 0x01]);
-    let due = now_ms() + 50 * 60_000;
+    let due = now_ms() + minutes * 60_000;
     let _: () = redis.zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone())).await.unwrap();
     let _: () = redis.rpush(keys.pending(), element).await.unwrap();
 }

@@ -84,6 +84,9 @@ function setCount(id, value, warn) {
 function hourBars(target, hour, width, height) {
   const box = svg("svg", { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: "none", class: "bars" });
   if (!hour) { target.replaceChildren(box); return; }
+  if (hour.overdue === 0 && hour.buckets.every((v) => v === 0) && width > 200) {
+    box.appendChild(svg("text", { x: 8, y: height / 2 }, "nothing due in the next hour"));
+  }
   const values = [hour.overdue, ...hour.buckets];
   const max = Math.max(1, ...values);
   const w = width / values.length;
@@ -122,6 +125,35 @@ function lines(target, history, series, unit) {
   if (history.length > 0) {
     box.appendChild(svg("text", { x: left, y: height - 2 }, new Date(history[0].minute_ms).toTimeString().slice(0, 5)));
     box.appendChild(svg("text", { x: width - 30, y: height - 2 }, new Date(history[history.length - 1].minute_ms).toTimeString().slice(0, 5)));
+  }
+  target.replaceChildren(box);
+}
+
+// Grouped bars, one group per history minute; series: [{key, color}].
+function groupedBars(target, history, series) {
+  const width = 400, height = 120, left = 34, bottom = 14;
+  const box = svg("svg", { viewBox: `0 0 ${width} ${height}` });
+  const max = Math.max(1, ...history.flatMap((m) => series.map((s) => m[s.key] || 0)));
+  box.appendChild(svg("line", { x1: left, y1: height - bottom, x2: width, y2: height - bottom, class: "axis" }));
+  box.appendChild(svg("text", { x: 2, y: 10 }, fmt(max)));
+  box.appendChild(svg("text", { x: 2, y: height - bottom }, "0"));
+  if (history.length === 0) {
+    box.appendChild(svg("text", { x: left + 8, y: height / 2 }, "collecting… (one group per minute)"));
+  }
+  const slots = Math.max(history.length, 10);
+  const group = (width - left - 4) / slots;
+  const bar = Math.max(1, (group - 2) / series.length);
+  history.forEach((m, i) => {
+    series.forEach((s, j) => {
+      const v = m[s.key] || 0;
+      const h = v === 0 ? 0 : Math.max(1.5, (v / max) * (height - bottom - 12));
+      const rect = svg("rect", { x: left + i * group + j * bar, y: height - bottom - h, width: Math.max(1, bar - 0.5), height: h, fill: s.color });
+      rect.appendChild(svg("title", {}, `${new Date(m.minute_ms).toTimeString().slice(0, 5)} ${s.key.replace("_", " ")}: ${v}`));
+      box.appendChild(rect);
+    });
+  });
+  if (history.length > 0) {
+    box.appendChild(svg("text", { x: left, y: height - 2 }, new Date(history[0].minute_ms).toTimeString().slice(0, 5)));
   }
   target.replaceChildren(box);
 }
@@ -206,6 +238,11 @@ function queuePage() {
     const q = new URLSearchParams({ name, offset: state.offset, limit: state.limit });
     const data = await getJson(`/api/queue?${q}`);
     const s = data.status;
+    if (state.offset > 0 && state.offset >= s.pending) {
+      // The queue shrank under this page: go to its last page.
+      state.offset = Math.max(0, Math.floor((s.pending - 1) / state.limit) * state.limit);
+      return load();
+    }
     state.total = s.pending;
     state.dead = s.dead_letters;
     setCount("pending", s.pending);
@@ -254,9 +291,9 @@ function queuePage() {
     document.querySelector("#dead-table tbody").replaceChildren(...dead);
 
     hourBars($("chart-hour"), data.due_next_hour || { overdue: 0, buckets: new Array(12).fill(0) }, 400, 110);
-    lines($("chart-flow"), data.history, [
+    groupedBars($("chart-flow"), data.history, [
       { key: "transferred", color: "#2f6fde" }, { key: "delivered", color: "#16a34a" }, { key: "dead_lettered", color: "#d92d20" },
-    ], "count");
+    ]);
     lines($("chart-lag"), data.history, [{ key: "lag_p50_ms", color: "#2f6fde" }, { key: "lag_p99_ms", color: "#c2410c" }], "ms");
     $("history-note").dataset.sampled = data.sampled;
     $("delete-dead").disabled = state.dead === 0;
