@@ -121,7 +121,11 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
         Ok((moved, quarantined, more)) => done(
             format!(
                 "moved {moved} due elements{}{}",
-                if quarantined > 0 { format!(", quarantined {quarantined} malformed") } else { String::new() },
+                if quarantined > 0 {
+                    format!(", quarantined {quarantined} malformed")
+                } else {
+                    String::new()
+                },
                 if more { "; more are due, press again" } else { "" }
             ),
             json!({"moved": moved, "quarantined": quarantined}),

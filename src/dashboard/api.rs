@@ -59,9 +59,8 @@ pub(crate) async fn overview(State(shared): State<Arc<Shared>>, Query(query): Qu
         match query.sort.as_str() {
             "pending" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.pending))),
             "dead" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.dead_letters))),
-            "lag" => matching.sort_by_key(|(_, e)| {
-                std::cmp::Reverse(e.status.as_ref().map_or(Duration::ZERO, |s| s.lag_at(now)))
-            }),
+            "lag" => matching
+                .sort_by_key(|(_, e)| std::cmp::Reverse(e.status.as_ref().map_or(Duration::ZERO, |s| s.lag_at(now)))),
             _ => {}
         }
         let rows: Vec<(String, Option<QueueStatus>, Option<String>)> = matching

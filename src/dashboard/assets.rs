@@ -1,10 +1,10 @@
 //! The pages and their script and style, embedded in the binary (no CDN,
 //! no build step).
 
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::Extension;
-use axum::extract::State;
 use std::sync::Arc;
 
 use super::guard::Csrf;
@@ -24,12 +24,18 @@ fn page(template: &str, shared: &Shared, csrf: &Csrf) -> impl IntoResponse {
 }
 
 /// `GET /`: every queue.
-pub(crate) async fn overview_page(State(shared): State<Arc<Shared>>, Extension(csrf): Extension<Csrf>) -> impl IntoResponse {
+pub(crate) async fn overview_page(
+    State(shared): State<Arc<Shared>>,
+    Extension(csrf): Extension<Csrf>,
+) -> impl IntoResponse {
     page(OVERVIEW, &shared, &csrf)
 }
 
 /// `GET /queue?name=N`: one queue.
-pub(crate) async fn queue_page(State(shared): State<Arc<Shared>>, Extension(csrf): Extension<Csrf>) -> impl IntoResponse {
+pub(crate) async fn queue_page(
+    State(shared): State<Arc<Shared>>,
+    Extension(csrf): Extension<Csrf>,
+) -> impl IntoResponse {
     page(QUEUE, &shared, &csrf)
 }
 

@@ -29,7 +29,10 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
     // A page served on loopback without a token must be asked for by a
     // loopback name: a site whose name rebinds to 127.0.0.1 gets nothing.
     if shared.token.is_none() && shared.loopback && !is_loopback_host(host) {
-        return refuse(StatusCode::FORBIDDEN, "this dashboard answers only to 127.0.0.1, [::1] or localhost");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "this dashboard answers only to 127.0.0.1, [::1] or localhost",
+        );
     }
 
     if let Some(token) = &shared.token {
@@ -47,11 +50,15 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
                 .split('&')
                 .filter(|p| !p.starts_with("token=") && !p.is_empty())
                 .collect();
-            let location = if rest.is_empty() { path } else { format!("{path}?{}", rest.join("&")) };
+            let location = if rest.is_empty() {
+                path
+            } else {
+                format!("{path}?{}", rest.join("&"))
+            };
             let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
-            if let Ok(cookie) = HeaderValue::from_str(&format!(
-                "{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
-            )) {
+            if let Ok(cookie) =
+                HeaderValue::from_str(&format!("{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"))
+            {
                 response.headers_mut().append(header::SET_COOKIE, cookie);
             }
             return response;
@@ -131,10 +138,7 @@ fn is_loopback_host(host: &str) -> bool {
     } else {
         host.rsplit_once(':').map_or(host, |(name, _)| name)
     };
-    name.eq_ignore_ascii_case("localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn refuse(status: StatusCode, why: &'static str) -> Response {
@@ -170,7 +174,10 @@ fn percent_decode(text: &str) -> String {
     while i < bytes.len() {
         match bytes[i] {
             b'+' => out.push(b' '),
-            b'%' => match (bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            b'%' => match (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            ) {
                 (Some(high), Some(low)) => {
                     out.push(high << 4 | low);
                     i += 2;
@@ -202,7 +209,13 @@ mod tests {
 
     #[test]
     fn only_loopback_names_pass_the_host_rule() {
-        for host in ["127.0.0.1:9090", "localhost:9090", "[::1]:9090", "LOCALHOST", "127.0.0.1"] {
+        for host in [
+            "127.0.0.1:9090",
+            "localhost:9090",
+            "[::1]:9090",
+            "LOCALHOST",
+            "127.0.0.1",
+        ] {
             assert!(is_loopback_host(host), "{host}");
         }
         for host in ["evil.example:9090", "10.0.0.1:9090", "", "localhost.evil.example"] {

@@ -104,7 +104,10 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
         Some(handle) => handle.render(),
         None => "# another metrics recorder is installed in this process; delayq cannot render it\n".to_owned(),
     };
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body)
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        body,
+    )
 }
 
 /// The server-side counts of one queue as gauges labelled `queue`.

@@ -143,7 +143,9 @@ async fn cycle(shared: &Shared) {
         .buffer_unordered(CONCURRENCY);
     while let Some((name, sample)) = samples.next().await {
         let mut queues = shared.queues.write();
-        let Some(entry) = queues.entries.get_mut(&name) else { continue };
+        let Some(entry) = queues.entries.get_mut(&name) else {
+            continue;
+        };
         record(entry, &name, sample);
     }
     let mut queues = shared.queues.write();

@@ -137,7 +137,10 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     wait_text(&browser, "#total-queues", "3").await;
     wait_text(&browser, "#total-pending", "230").await;
     assert_eq!(text(&browser, "#total-dead-letters").await, "12");
-    assert_eq!(text(&browser, r#"tr[data-queue="{tenant-7}emails"] td.ready"#).await, "25");
+    assert_eq!(
+        text(&browser, r#"tr[data-queue="{tenant-7}emails"] td.ready"#).await,
+        "25"
+    );
     assert_eq!(text(&browser, r#"tr[data-queue="orders"] td.dead-letters"#).await, "12");
     let bars = browser
         .find_all(Locator::Css(r#"tr[data-queue="orders"] td.hour rect"#))
@@ -148,7 +151,10 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
 
     // Live refresh: an offer elsewhere shows up without a reload.
     let client = seed::client(&server).await;
-    let payments = client.delayed_queue("payments", delayq::StringCodec).unwrap().without_transfer();
+    let payments = client
+        .delayed_queue("payments", delayq::StringCodec)
+        .unwrap()
+        .without_transfer();
     payments
         .offer(&"late-payment".to_owned(), Duration::from_secs(600))
         .await
@@ -167,23 +173,52 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     wait_text(&browser, "#dead-letters", "12").await;
     let rows = browser.find_all(Locator::Css("#pending-table tbody tr")).await.unwrap();
     assert_eq!(rows.len(), 50, "one page");
-    assert_eq!(text(&browser, "#pending-table tbody tr:first-child td.payload").await, "order-0");
-    assert!(text(&browser, "#pending-table tbody tr:nth-child(3) td.when").await.starts_with("in "));
+    assert_eq!(
+        text(&browser, "#pending-table tbody tr:first-child td.payload").await,
+        "order-0"
+    );
+    assert!(text(&browser, "#pending-table tbody tr:nth-child(3) td.when")
+        .await
+        .starts_with("in "));
     assert_eq!(text(&browser, "#ready-list li:first-child").await, "ready-0");
-    assert_eq!(browser.find_all(Locator::Css("#dead-table tbody tr")).await.unwrap().len(), 12);
+    assert_eq!(
+        browser
+            .find_all(Locator::Css("#dead-table tbody tr"))
+            .await
+            .unwrap()
+            .len(),
+        12
+    );
     // Wait for a few history samples so the charts have points.
     tokio::time::sleep(Duration::from_secs(2)).await;
     screenshot(&browser, "queue").await;
 
     // The last page holds the undecodable element (due in 5 hours), as hex.
     for _ in 0..3 {
-        browser.find(Locator::Css("#next")).await.unwrap().click().await.unwrap();
+        browser
+            .find(Locator::Css("#next"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    wait_text(&browser, "#pending-table tbody tr:last-child td.payload.hex", "fffe0001").await;
+    wait_text(
+        &browser,
+        "#pending-table tbody tr:last-child td.payload.hex",
+        "fffe0001",
+    )
+    .await;
 
     // Requeue the dead letters.
-    browser.find(Locator::Css("#requeue-dead")).await.unwrap().click().await.unwrap();
+    browser
+        .find(Locator::Css("#requeue-dead"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_text(&browser, "#dead-letters", "0").await;
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 0);
     assert_eq!(seed::llen(&server, "orders").await, 16, "4 ready + 12 requeued");
@@ -205,7 +240,11 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     wait_text(&browser, "#pending", "0").await;
     assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{orders}").await, 0);
     assert_eq!(seed::llen(&server, "redisson_delay_queue:{orders}").await, 0);
-    assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{payments}").await, 41, "other queues untouched");
+    assert_eq!(
+        seed::zcard(&server, "redisson_delay_queue_timeout:{payments}").await,
+        41,
+        "other queues untouched"
+    );
     screenshot(&browser, "queue-after-requeue-and-purge").await;
 
     browser.close().await.unwrap();
@@ -218,7 +257,11 @@ async fn read_only_pages_have_no_buttons() {
     seed::queue(&server, "orders", 5, 0, 2).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(Dashboard::new(seed::client(&server).await).read_only(true).serve(listener));
+    tokio::spawn(
+        Dashboard::new(seed::client(&server).await)
+            .read_only(true)
+            .serve(listener),
+    );
     let driver = start_driver().await;
     let browser = browser(&driver).await;
     browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();

@@ -50,13 +50,20 @@ async fn until(app: &Router, path: &str, done: impl Fn(&Reply) -> bool) -> Reply
         if done(&reply) {
             return reply;
         }
-        assert!(tokio::time::Instant::now() < deadline, "GET {path} never got there: {}", reply.body);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "GET {path} never got there: {}",
+            reply.body
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
 fn get(path: &str) -> Request<Body> {
-    Request::get(path).header(header::HOST, HOST).body(Body::empty()).unwrap()
+    Request::get(path)
+        .header(header::HOST, HOST)
+        .body(Body::empty())
+        .unwrap()
 }
 
 async fn dashboard(server: &RedisServer, configure: impl FnOnce(Dashboard) -> Dashboard) -> Router {
@@ -107,24 +114,45 @@ async fn overview_and_queue_json_show_counts_pages_and_undecodable_hex() {
     assert_eq!(send(&app, get("/assets/dashboard.css")).await.status, StatusCode::OK);
 
     // Discovery runs in the background; the overview fills in.
-    let overview = until(&app, "/api/overview", |r| r.json()["queues"].as_array().is_some_and(|q| q.len() == 2))
-        .await
-        .json();
+    let overview = until(&app, "/api/overview", |r| {
+        r.json()["queues"].as_array().is_some_and(|q| q.len() == 2)
+    })
+    .await
+    .json();
     assert_eq!(overview["totals"]["pending"], 125);
     assert_eq!(overview["totals"]["dead_letters"], 2);
-    let orders = &overview["queues"].as_array().unwrap().iter().find(|q| q["name"] == "orders").unwrap();
+    let orders = &overview["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "orders")
+        .unwrap();
     assert_eq!(orders["pending"], 121);
     assert_eq!(orders["ready"], 3);
     let hour = &orders["due_next_hour"];
     assert_eq!(hour["buckets"].as_array().unwrap().len(), 12);
-    let in_hour: u64 = hour["buckets"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
-    assert_eq!(hour["overdue"].as_u64().unwrap() + in_hour, 121, "every element is due within the hour");
-    assert!(hour["overdue"].as_u64().unwrap() >= 2, "the first ones are overdue: {hour}");
+    let in_hour: u64 = hour["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        hour["overdue"].as_u64().unwrap() + in_hour,
+        121,
+        "every element is due within the hour"
+    );
+    assert!(
+        hour["overdue"].as_u64().unwrap() >= 2,
+        "the first ones are overdue: {hour}"
+    );
     let filtered = send(&app, get("/api/overview?filter=pay")).await.json();
     assert_eq!(filtered["queues"][0]["name"], "{shop}payments");
 
     // Second page of 50, in due order.
-    let queue = send(&app, get("/api/queue?name=orders&offset=50&limit=50")).await.json();
+    let queue = send(&app, get("/api/queue?name=orders&offset=50&limit=50"))
+        .await
+        .json();
     let elements = queue["pending"]["elements"].as_array().unwrap();
     assert_eq!(elements.len(), 50);
     assert_eq!(elements[0]["text"], "order-50");
@@ -137,7 +165,9 @@ async fn overview_and_queue_json_show_counts_pages_and_undecodable_hex() {
     assert_eq!(queue["dead_letters"]["items"][1]["text"], "dead-1");
 
     // The undecodable one is last (due in 50 min) and shown as hex.
-    let last = send(&app, get("/api/queue?name=orders&offset=120&limit=50")).await.json();
+    let last = send(&app, get("/api/queue?name=orders&offset=120&limit=50"))
+        .await
+        .json();
     let odd = &last["pending"]["elements"][0];
     assert_eq!(odd["decoded"], false);
     assert_eq!(odd["text"], "fffe0001");
@@ -166,7 +196,11 @@ async fn no_get_changes_anything() {
             .header("x-csrf-token", &token)
             .body(Body::empty())
             .unwrap();
-        assert_eq!(send(&app, request).await.status, StatusCode::METHOD_NOT_ALLOWED, "{path}");
+        assert_eq!(
+            send(&app, request).await.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{path}"
+        );
     }
     assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{orders}").await, 10);
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 3);
@@ -185,13 +219,19 @@ async fn actions_refuse_cross_site_requests_and_missing_csrf_tokens() {
     let mut no_token = action(path, &token, form);
     no_token.headers_mut().remove("x-csrf-token");
     let mut wrong_token = action(path, &token, form);
-    wrong_token.headers_mut().insert("x-csrf-token", "0".repeat(32).parse().unwrap());
+    wrong_token
+        .headers_mut()
+        .insert("x-csrf-token", "0".repeat(32).parse().unwrap());
     let mut no_cookie = action(path, &token, form);
     no_cookie.headers_mut().remove(header::COOKIE);
     let mut other_origin = action(path, &token, form);
-    other_origin.headers_mut().insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+    other_origin
+        .headers_mut()
+        .insert(header::ORIGIN, "http://evil.example".parse().unwrap());
     let mut cross_site = action(path, &token, form);
-    cross_site.headers_mut().insert("sec-fetch-site", "cross-site".parse().unwrap());
+    cross_site
+        .headers_mut()
+        .insert("sec-fetch-site", "cross-site".parse().unwrap());
     for (what, request) in [
         ("no CSRF header", no_token),
         ("wrong CSRF header", wrong_token),
@@ -201,7 +241,11 @@ async fn actions_refuse_cross_site_requests_and_missing_csrf_tokens() {
     ] {
         assert_eq!(send(&app, request).await.status, StatusCode::FORBIDDEN, "{what}");
     }
-    assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 3, "nothing moved");
+    assert_eq!(
+        seed::llen(&server, "delayq_dead_letter:{orders}").await,
+        3,
+        "nothing moved"
+    );
 
     let done = send(&app, action(path, &token, form)).await;
     assert_eq!(done.status, StatusCode::OK, "{}", done.body);
@@ -274,7 +318,10 @@ async fn a_token_guards_every_route_and_loopback_needs_a_loopback_host() {
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&open, rebound).await.status, StatusCode::FORBIDDEN);
-    let localhost = Request::get("/api/overview").header(header::HOST, "localhost:9090").body(Body::empty()).unwrap();
+    let localhost = Request::get("/api/overview")
+        .header(header::HOST, "localhost:9090")
+        .body(Body::empty())
+        .unwrap();
     assert_eq!(send(&open, localhost).await.status, StatusCode::OK);
 
     let app = dashboard(&server, |d| d.token(Some("s3cret-token".into()))).await;
@@ -297,7 +344,13 @@ async fn a_token_guards_every_route_and_loopback_needs_a_loopback_host() {
     let login = send(&app, get("/queue?name=orders&token=s3cret-token")).await;
     assert_eq!(login.status, StatusCode::SEE_OTHER);
     assert_eq!(login.headers[header::LOCATION], "/queue?name=orders");
-    let cookie = login.headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let cookie = login.headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
     let with_cookie = Request::get("/api/overview")
         .header(header::HOST, HOST)
         .header(header::COOKIE, cookie)
@@ -370,7 +423,11 @@ async fn metrics_router_serves_an_embedding_service() {
     eventually(Duration::from_secs(30), "the embedded /metrics", || {
         let app = app.clone();
         async move {
-            let request = Request::builder().method(Method::GET).uri("/metrics").body(Body::empty()).unwrap();
+            let request = Request::builder()
+                .method(Method::GET)
+                .uri("/metrics")
+                .body(Body::empty())
+                .unwrap();
             let reply = send(&app, request).await;
             reply.status == StatusCode::OK && reply.body.contains(r#"delayq_pending{queue="embedded"} 3"#)
         }

@@ -43,7 +43,10 @@ pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usiz
             _ => now + 60_000 + (i as i64 - 2) * 20_000,
         };
         let element = delayq::format::pack(Format::Modern, format!("order-{i}").as_bytes());
-        let _: () = redis.zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone())).await.unwrap();
+        let _: () = redis
+            .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
+            .await
+            .unwrap();
         let _: () = redis.rpush(keys.pending(), element).await.unwrap();
     }
     for i in 0..ready {
@@ -60,7 +63,10 @@ pub async fn undecodable(server: &RedisServer, name: &str, minutes: i64) {
     let keys = delayq::QueueKeys::new(name).unwrap();
     let element = delayq::format::pack(Format::Legacy, &[0xff, 0xfe, 0x00, 0x01]);
     let due = now_ms() + minutes * 60_000;
-    let _: () = redis.zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone())).await.unwrap();
+    let _: () = redis
+        .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
+        .await
+        .unwrap();
     let _: () = redis.rpush(keys.pending(), element).await.unwrap();
 }
 
