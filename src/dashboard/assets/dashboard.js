@@ -273,7 +273,7 @@ function queuePage() {
     $("next").disabled = last >= s.pending;
 
     const ready = data.ready_head.map((v) => el("li", { class: v.decoded ? "" : "hex" }, v.text));
-    if (ready.length === 0) ready.push(el("li", { class: "muted" }, "empty"));
+    if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
     $("ready-list").replaceChildren(...ready);
 
     const dead = data.dead_letters.items.map((v) => {
