@@ -30,7 +30,7 @@ pub async fn client(server: &RedisServer) -> Client {
 }
 
 /// `pending` elements `order-0`.. (the first two overdue, the others due
-/// one every 20 s from a minute from now), `ready` ready values, `dead` dead letters and one
+/// one every 20 s from ten minutes from now), `ready` ready values, `dead` dead letters and one
 /// element whose payload is not UTF-8 (shown as hex).
 pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usize, dead: usize) {
     let redis = raw(server).await;
@@ -40,7 +40,7 @@ pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usiz
         let due = match i {
             0 => now - 30_000,
             1 => now - 10_000,
-            _ => now + 60_000 + (i as i64 - 2) * 20_000,
+            _ => now + 600_000 + (i as i64 - 2) * 20_000,
         };
         let element = delayq::format::pack(Format::Modern, format!("order-{i}").as_bytes());
         let _: () = redis
