@@ -279,7 +279,7 @@ function queuePage() {
     const dead = data.dead_letters.items.map((v) => {
       const tr = el("tr");
       tr.appendChild(el("td", { class: `payload${v.decoded ? "" : " hex"}` }, v.text));
-      tr.appendChild(el("td", { class: "reason muted" }, v.reason));
+      tr.appendChild(el("td", { class: "reason muted" }, v.reason || "not recorded"));
       return tr;
     });
     if (dead.length === 0) dead.push(el("tr")), dead[0].appendChild(el("td", { colspan: 2, class: "muted" }, "none"));
