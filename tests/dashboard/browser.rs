@@ -268,6 +268,7 @@ async fn read_only_pages_have_no_buttons() {
     wait_text(&browser, "#dead-letters", "2").await;
     let actions = browser.find(Locator::Css("#actions")).await.unwrap();
     assert!(!actions.is_displayed().await.unwrap(), "the actions panel is hidden");
+    assert_eq!(text(&browser, "#read-only").await, "read-only");
     screenshot(&browser, "queue-read-only").await;
     browser.close().await.unwrap();
 }
