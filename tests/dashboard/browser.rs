@@ -16,14 +16,27 @@ use crate::seed::{self, eventually};
 /// Generous: a loaded 2-core machine starts Chromium slowly.
 const WAIT: Duration = Duration::from_secs(60);
 
-/// chromedriver on a free port; killed when dropped.
+/// chromedriver on a free port. Dropped (also when an assertion fails), it
+/// ends the browser session, so Chromium exits, then kills chromedriver.
 struct Driver {
     child: Child,
     port: u16,
+    session: Option<String>,
 }
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        if let Some(id) = self.session.take() {
+            // Plain HTTP: Drop cannot await the WebDriver client.
+            use std::io::{Read, Write};
+            if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                let request = format!("DELETE /session/{id} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+                if stream.write_all(request.as_bytes()).is_ok() {
+                    let _ = stream.read_to_end(&mut Vec::new());
+                }
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -47,7 +60,11 @@ async fn start_driver() -> Driver {
         .stderr(Stdio::null())
         .spawn()
         .expect("start chromedriver");
-    let driver = Driver { child, port };
+    let driver = Driver {
+        child,
+        port,
+        session: None,
+    };
     eventually(WAIT, "chromedriver listening", || async move {
         tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()
     })
@@ -55,7 +72,7 @@ async fn start_driver() -> Driver {
     driver
 }
 
-async fn browser(driver: &Driver) -> Browser {
+async fn browser(driver: &mut Driver) -> Browser {
     let chromium = command("CHROMIUM", "/usr/bin/chromium");
     let mut caps = serde_json::Map::new();
     caps.insert(
@@ -66,11 +83,13 @@ async fn browser(driver: &Driver) -> Browser {
                      "--window-size=1400,1500", "--hide-scrollbars", "--lang=en-US"],
         }),
     );
-    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+    let browser = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)
         .connect(&format!("http://127.0.0.1:{}", driver.port))
         .await
-        .expect("a WebDriver session with headless Chromium")
+        .expect("a WebDriver session with headless Chromium");
+    driver.session = browser.session_id().await.ok().flatten();
+    browser
 }
 
 /// A served dashboard on a free loopback port.
@@ -128,8 +147,8 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     seed::queue(&server, "payments", 40, 0, 0).await;
     seed::queue(&server, "{tenant-7}emails", 9, 25, 0).await;
     let url = serve(&server).await;
-    let driver = start_driver().await;
-    let browser = browser(&driver).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
 
     // Overview: every queue, with the server's counts.
     browser.goto(&format!("{url}/")).await.unwrap();
@@ -150,15 +169,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     screenshot(&browser, "overview").await;
 
     // Live refresh: an offer elsewhere shows up without a reload.
-    let client = seed::client(&server).await;
-    let payments = client
-        .delayed_queue("payments", delayq::StringCodec)
-        .unwrap()
-        .without_transfer();
-    payments
-        .offer(&"late-payment".to_owned(), Duration::from_secs(600))
-        .await
-        .unwrap();
+    seed::offer(&server, "payments", "late-payment", 600).await;
     wait_text(&browser, r#"tr[data-queue="payments"] td.pending"#, "41").await;
 
     // Queue page, through the link.
@@ -248,7 +259,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     screenshot(&browser, "queue-after-requeue-and-purge").await;
 
     browser.close().await.unwrap();
-    client.shutdown().await;
+    driver.session = None;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,8 +273,8 @@ async fn read_only_pages_have_no_buttons() {
             .read_only(true)
             .serve(listener),
     );
-    let driver = start_driver().await;
-    let browser = browser(&driver).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
     browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
     wait_text(&browser, "#dead-letters", "2").await;
     let actions = browser.find(Locator::Css("#actions")).await.unwrap();
@@ -271,4 +282,5 @@ async fn read_only_pages_have_no_buttons() {
     assert_eq!(text(&browser, "#read-only").await, "read-only");
     screenshot(&browser, "queue-read-only").await;
     browser.close().await.unwrap();
+    driver.session = None;
 }

@@ -57,6 +57,22 @@ pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usiz
     }
 }
 
+/// One pending element `text`, due in `seconds`, written as an offer
+/// writes it. (Through a delayq handle the test's client would register the
+/// queue, and a registration runs the transfer, even for a handle turned
+/// `without_transfer()` at once: it moved due elements in 15 of 20 tries.)
+pub async fn offer(server: &RedisServer, name: &str, text: &str, seconds: i64) {
+    let redis = raw(server).await;
+    let keys = delayq::QueueKeys::new(name).unwrap();
+    let element = delayq::format::pack(Format::Modern, text.as_bytes());
+    let due = now_ms() + seconds * 1_000;
+    let _: () = redis
+        .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
+        .await
+        .unwrap();
+    let _: () = redis.rpush(keys.pending(), element).await.unwrap();
+}
+
 /// One element with bytes no text codec decodes, due in `minutes`.
 pub async fn undecodable(server: &RedisServer, name: &str, minutes: i64) {
     let redis = raw(server).await;
