@@ -150,6 +150,10 @@ impl Dashboard {
     ///
     /// Requests are checked as for a loopback listener: the `Host` must be
     /// a loopback name unless a token is set.
+    ///
+    /// Installs the Prometheus recorder as the process's `metrics` recorder
+    /// unless one is installed already ([`install_recorder`]); with another
+    /// recorder, `/metrics` says so and the rest works.
     pub fn router(self) -> Router {
         let metrics = install_recorder().ok();
         let shared = Arc::new(Shared {
