@@ -2,7 +2,11 @@
 # Runs the demo end to end: installs redis-server when missing, starts one on
 # a free loopback port, runs examples/demo.rs against it and, while its orders
 # wait, shows the queue with `delayq inspect`; then stops Redis.
+# With --dashboard it then serves `delayq dashboard` on http://127.0.0.1:9090
+# (or DASHBOARD_LISTEN) against that Redis until Ctrl-C.
 set -euo pipefail
+dashboard=""
+[ "${1:-}" = "--dashboard" ] && dashboard=1
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
@@ -28,3 +32,9 @@ echo
 echo "\$ delayq dead-letter list demo-orders --codec json"
 "$bin/delayq" dead-letter list demo-orders --codec json
 rm -f "$log"
+if [ -n "$dashboard" ]; then
+    echo
+    listen="${DASHBOARD_LISTEN:-127.0.0.1:9090}"
+    echo "\$ delayq dashboard --codec json --listen $listen    # open http://$listen/ ; Ctrl-C stops"
+    "$bin/delayq" dashboard --codec json --listen "$listen"
+fi

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of the crate. Installs what the tests need from Debian's
 # packages when it is missing: redis-server (the tests start their own servers
-# on free loopback ports) and faketime (the clock-skew test).
+# on free loopback ports), faketime (the clock-skew test), and chromium with
+# chromium-driver (the dashboard's browser tests drive headless Chromium
+# through /usr/bin/chromedriver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
-ensure_commands faketime:faketime
+ensure_commands faketime:faketime chromium:chromium chromedriver:chromium-driver
 cargo test --all-targets --all-features --locked "$@"
 cargo test --doc --locked

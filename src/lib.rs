@@ -58,11 +58,14 @@
 //! - `cli` (default): the `delayq` command-line tool.
 //! - `tls` (default): TLS through rustls (ring), no OpenSSL needed.
 //! - `metrics`: counters, gauges and histograms through the `metrics` facade.
+//! - `dashboard` (enabled by `cli`): the web dashboard and Prometheus
+//!   `/metrics` endpoint, [`dashboard`].
 
 #![warn(missing_docs)]
 
 // Layers, each using only the ones below it (checked by `tests/layers.rs`;
 // see ARCHITECTURE.md):
+//   dashboard   the web dashboard and /metrics (feature `dashboard`)
 //   client      the facade a user holds
 //   worker      handler loops over reliable queues
 //   schedule    recurring schedules and their runner (beside worker)
@@ -74,6 +77,8 @@
 
 mod client;
 mod connection;
+#[cfg(feature = "dashboard")]
+pub mod dashboard;
 mod error;
 mod queue;
 mod schedule;

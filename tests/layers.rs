@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["queue"],
     &["worker", "schedule"],
     &["client"],
+    &["dashboard"],
 ];
 
 /// Paths a layer must not name: the wire format does no I/O.

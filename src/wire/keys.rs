@@ -123,6 +123,34 @@ impl QueueKeys {
         })
     }
 
+    /// The queue a key of it belongs to, from the key's name: the timeout
+    /// set, the pending list, the dead-letter or quarantine list (what a
+    /// `SCAN` finds of a queue). `None` for any other key. A name in braces
+    /// with no other brace (`…:{orders}`) is the queue `orders`, as Redisson
+    /// names it; a name that keeps its own hash tag comes back whole.
+    ///
+    /// ```
+    /// use delayq::QueueKeys;
+    /// let keys = QueueKeys::from_key("redisson_delay_queue_timeout:{orders}").unwrap();
+    /// assert_eq!(keys.destination(), "orders");
+    /// let tagged = QueueKeys::from_key("delayq_dead_letter:{shop}orders").unwrap();
+    /// assert_eq!(tagged.destination(), "{shop}orders");
+    /// assert!(QueueKeys::from_key("orders").is_none());
+    /// ```
+    pub fn from_key(key: &str) -> Option<Self> {
+        let rest = [TIMEOUT_PREFIX, PENDING_PREFIX, DEAD_LETTER_PREFIX, QUARANTINE_PREFIX]
+            .iter()
+            .find_map(|prefix| key.strip_prefix(prefix)?.strip_prefix(':'))?;
+        let name = match rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+            Some(inner) if !inner.contains(['{', '}']) => inner,
+            _ => rest,
+        };
+        let keys = QueueKeys::new(name).ok()?;
+        [keys.timeout(), keys.pending(), keys.dead_letter(), keys.quarantine()]
+            .contains(&key)
+            .then_some(keys)
+    }
+
     /// The destination list consumers take from (`N`).
     pub fn destination(&self) -> &str {
         &self.name

@@ -111,6 +111,9 @@ pub enum Command {
     /// cron expression or a period, once per occurrence across every process.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Serve a web dashboard of every queue on the server, and Prometheus
+    /// /metrics (loopback only unless a token is set).
+    Dashboard(DashboardArgs),
 }
 
 #[derive(Debug, Args)]
@@ -377,6 +380,26 @@ pub struct TransferArgs {
     /// Stop after this long.
     #[arg(long, value_parser = parse_delay)]
     pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    /// Address to listen on. Anything but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1:9090")]
+    pub listen: std::net::SocketAddr,
+    /// How payloads are shown (must match the Java codec); hex when they do not decode.
+    #[arg(long, value_enum, default_value_t = CodecKind::String)]
+    pub codec: CodecKind,
+    /// No actions: nothing on the dashboard can change a queue.
+    #[arg(long)]
+    pub read_only: bool,
+    /// A token every request must carry (open the page once as /?token=TOKEN;
+    /// Prometheus: Authorization: Bearer TOKEN). Required off loopback.
+    #[arg(long, env = "DELAYQ_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// How often every queue is sampled (overview, history, /metrics gauges).
+    #[arg(long, value_parser = parse_delay, default_value = "5s")]
+    pub sample_interval: Duration,
 }
 
 #[derive(Debug, Args)]

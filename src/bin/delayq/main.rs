@@ -9,6 +9,7 @@
 //! ```
 
 mod args;
+mod dashboard;
 mod dead_letter;
 mod ids;
 mod inspect;
@@ -60,6 +61,7 @@ async fn main() -> ExitCode {
         Command::Schedule(ScheduleCommand::Resume(args)) => schedule::set(&cli, args, schedule::Op::Resume).await,
         Command::Schedule(ScheduleCommand::Remove(args)) => schedule::set(&cli, args, schedule::Op::Remove).await,
         Command::Schedule(ScheduleCommand::Run(args)) => schedule::run(&cli, args).await,
+        Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };
     match result {
         Ok(code) => code,

@@ -1,19 +1,52 @@
 //! Reads that change nothing: length, membership, the pending elements.
 
 use std::borrow::Borrow;
+use std::time::SystemTime;
 
 use bytes::Bytes;
-use fred::interfaces::ListInterface;
+use fred::interfaces::{ListInterface, SortedSetsInterface};
 use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::wire::codec::{self};
+
+use crate::wire::time;
 
 use super::DelayedQueue;
 
 impl<T: 'static> DelayedQueue<T> {
+    /// How many pending elements are due by each of `times` (scores up to
+    /// and including it), read in one pipeline of `ZCOUNT`s, O(log n) each:
+    /// differences of neighbours give a histogram of what falls due when.
+    ///
+    /// ```no_run
+    /// # use std::time::{Duration, SystemTime};
+    /// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// let now = SystemTime::now();
+    /// let by = queue.count_due_by(&[now, now + Duration::from_secs(3600)]).await?;
+    /// println!("{} overdue, {} due within the hour", by[0], by[1] - by[0]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn count_due_by(&self, times: &[SystemTime]) -> Result<Vec<u64>> {
+        if times.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pipeline = self.core.conn()?.pipeline();
+        for at in times {
+            let _: () = pipeline
+                .zcount(self.keys.timeout(), f64::NEG_INFINITY, time::to_ms(*at) as f64)
+                .await
+                .map_err(|e| Error::from_command(e, self.keys.timeout()))?;
+        }
+        let counts: Vec<i64> = pipeline
+            .all()
+            .await
+            .map_err(|e| Error::from_command(e, self.keys.timeout()))?;
+        Ok(counts.into_iter().map(|n| n.max(0) as u64).collect())
+    }
+
     /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self

@@ -1,0 +1,187 @@
+//! The actions: every one a `POST` (the guard has checked the token, the
+//! site and the CSRF token), each calling one of the library's operations.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Form, Json};
+use serde::Deserialize;
+use serde_json::json;
+
+use bytes::Bytes;
+
+use crate::{BytesCodec, Format, ReliableQueue};
+
+use super::api::error;
+use super::sampler::view;
+use super::Shared;
+
+/// How long one action may keep going (batches of a big queue).
+const ACTION_TIME: Duration = Duration::from_secs(60);
+/// Elements per step: each step is one short atomic script.
+const BATCH: usize = 1_000;
+
+/// The form every action posts.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ActionForm {
+    name: String,
+    /// Purge: the queue's name, typed again.
+    #[serde(default)]
+    confirm: String,
+    /// Migrate: `modern` or `legacy`.
+    #[serde(default)]
+    to: String,
+}
+
+fn done(message: String, extra: serde_json::Value) -> Response {
+    let mut body = json!({"ok": true, "message": message});
+    if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        body.extend(extra.clone());
+    }
+    Json(body).into_response()
+}
+
+fn failed(e: crate::Error) -> Response {
+    let status = match e {
+        crate::Error::InvalidQueueName { .. } | crate::Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e.to_string())
+}
+
+/// Moves the dead letters back to the queue's tail (fresh delivery counts).
+pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    let run = async {
+        let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
+        // At most what was there when asked: values that come back dead
+        // while this runs wait for the next press.
+        let mut left = queue.dead_letter_len().await?;
+        let mut moved = 0;
+        let started = Instant::now();
+        while left > 0 && started.elapsed() < ACTION_TIME {
+            let n = queue.requeue_dead_letters(left.min(BATCH)).await?;
+            if n == 0 {
+                break;
+            }
+            moved += n;
+            left -= n.min(left);
+        }
+        Ok::<_, crate::Error>(moved)
+    };
+    match run.await {
+        Ok(moved) => done(format!("requeued {moved} dead letters"), json!({"moved": moved})),
+        Err(e) => failed(e),
+    }
+}
+
+/// Deletes the dead letters.
+pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    let run = async {
+        let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
+        let mut left = queue.dead_letter_len().await?;
+        let mut deleted = 0;
+        let started = Instant::now();
+        while left > 0 && started.elapsed() < ACTION_TIME {
+            let n = queue.remove_dead_letters(left.min(BATCH)).await?;
+            if n == 0 {
+                break;
+            }
+            deleted += n;
+            left -= n.min(left);
+        }
+        Ok::<_, crate::Error>(deleted)
+    };
+    match run.await {
+        Ok(deleted) => done(format!("deleted {deleted} dead letters"), json!({"deleted": deleted})),
+        Err(e) => failed(e),
+    }
+}
+
+/// Runs the transfer now until nothing due at the press is left.
+pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    let run = async {
+        let queue = view(&shared.client, &form.name)?;
+        let cutoff = SystemTime::now();
+        let started = Instant::now();
+        let (mut moved, mut quarantined) = (0, 0);
+        loop {
+            let report = queue.transfer_now().await?;
+            moved += report.moved;
+            quarantined += report.quarantined;
+            let more_due = report.next_due.is_some_and(|due| due <= cutoff);
+            if !more_due || started.elapsed() >= ACTION_TIME {
+                return Ok::<_, crate::Error>((moved, quarantined, more_due));
+            }
+        }
+    };
+    match run.await {
+        Ok((moved, quarantined, more)) => done(
+            format!(
+                "moved {moved} due elements{}{}",
+                if quarantined > 0 {
+                    format!(", quarantined {quarantined} malformed")
+                } else {
+                    String::new()
+                },
+                if more { "; more are due, press again" } else { "" }
+            ),
+            json!({"moved": moved, "quarantined": quarantined}),
+        ),
+        Err(e) => failed(e),
+    }
+}
+
+/// Deletes every pending element, in short atomic batches, once the
+/// operator has typed the queue's name.
+pub(crate) async fn purge(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    if form.confirm != form.name {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("type the queue's name ({}) to confirm the purge", form.name),
+        );
+    }
+    let run = async {
+        let queue = view(&shared.client, &form.name)?;
+        let started = Instant::now();
+        let mut removed = 0;
+        loop {
+            let step = queue.remove_pending(BATCH).await?;
+            removed += step.removed;
+            if step.remaining == 0 || step.removed == 0 || started.elapsed() >= ACTION_TIME {
+                return Ok::<_, crate::Error>((removed, step.remaining));
+            }
+        }
+    };
+    match run.await {
+        Ok((removed, remaining)) => done(
+            format!("purged {removed} pending elements; {remaining} pending"),
+            json!({"removed": removed, "remaining": remaining}),
+        ),
+        Err(e) => failed(e),
+    }
+}
+
+/// Rewrites the pending elements in one element format.
+pub(crate) async fn migrate(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    let format: Format = match form.to.parse() {
+        Ok(format) => format,
+        Err(_) => return error(StatusCode::BAD_REQUEST, "`to` must be modern or legacy".into()),
+    };
+    let run = async { view(&shared.client, &form.name)?.migrate(format, 500).await };
+    match run.await {
+        Ok(report) => done(
+            format!(
+                "{} elements rewritten as {}, {} were already, {} malformed left as they are",
+                report.converted,
+                format.as_str(),
+                report.already,
+                report.malformed
+            ),
+            json!({"converted": report.converted, "already": report.already, "malformed": report.malformed}),
+        ),
+        Err(e) => failed(e),
+    }
+}

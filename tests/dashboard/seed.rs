@@ -1,0 +1,99 @@
+//! Queues in known states, written as Java (or a delayq producer) leaves them.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use delayq::fred::prelude::*;
+use delayq::{Client, Format};
+
+pub use crate::redis_server::eventually;
+use crate::redis_server::RedisServer;
+
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+/// A plain fred client, to seed and check Redis directly.
+pub async fn raw(server: &RedisServer) -> delayq::fred::clients::Client {
+    let client = delayq::fred::clients::Client::new(Config::from_url(&server.url()).unwrap(), None, None, None);
+    client.init().await.expect("raw client connects");
+    client
+}
+
+pub async fn client(server: &RedisServer) -> Client {
+    Client::builder()
+        .url(server.url())
+        .blocking_timeout(Duration::from_secs(1))
+        .build()
+        .await
+        .expect("connect")
+}
+
+/// `pending` elements `order-0`.. (the first two overdue, the others due
+/// one every 20 s from ten minutes from now), `ready` ready values, `dead` dead letters and one
+/// element whose payload is not UTF-8 (shown as hex).
+pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usize, dead: usize) {
+    let redis = raw(server).await;
+    let keys = delayq::QueueKeys::new(name).unwrap();
+    let now = now_ms();
+    for i in 0..pending {
+        let due = match i {
+            0 => now - 30_000,
+            1 => now - 10_000,
+            _ => now + 600_000 + (i as i64 - 2) * 20_000,
+        };
+        let element = delayq::format::pack(Format::Modern, format!("order-{i}").as_bytes());
+        let _: () = redis
+            .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
+            .await
+            .unwrap();
+        let _: () = redis.rpush(keys.pending(), element).await.unwrap();
+    }
+    for i in 0..ready {
+        let _: () = redis.rpush(keys.destination(), format!("ready-{i}")).await.unwrap();
+    }
+    for i in 0..dead {
+        let _: () = redis.rpush(keys.dead_letter(), format!("dead-{i}")).await.unwrap();
+    }
+}
+
+/// One pending element `text`, due in `seconds`, written as an offer
+/// writes it. (Through a delayq handle the test's client would register the
+/// queue, and a registration runs the transfer, even for a handle turned
+/// `without_transfer()` at once: it moved due elements in 15 of 20 tries.)
+pub async fn offer(server: &RedisServer, name: &str, text: &str, seconds: i64) {
+    let redis = raw(server).await;
+    let keys = delayq::QueueKeys::new(name).unwrap();
+    let element = delayq::format::pack(Format::Modern, text.as_bytes());
+    let due = now_ms() + seconds * 1_000;
+    let _: () = redis
+        .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
+        .await
+        .unwrap();
+    let _: () = redis.rpush(keys.pending(), element).await.unwrap();
+}
+
+/// One element with bytes no text codec decodes, due in `minutes`.
+pub async fn undecodable(server: &RedisServer, name: &str, minutes: i64) {
+    let redis = raw(server).await;
+    let keys = delayq::QueueKeys::new(name).unwrap();
+    let element = delayq::format::pack(Format::Legacy, &[0xff, 0xfe, 0x00, 0x01]);
+    let due = now_ms() + minutes * 60_000;
+    let _: () = redis
+        .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
+        .await
+        .unwrap();
+    let _: () = redis.rpush(keys.pending(), element).await.unwrap();
+}
+
+pub async fn zcard(server: &RedisServer, key: &str) -> i64 {
+    raw(server).await.zcard(key).await.unwrap()
+}
+
+pub async fn llen(server: &RedisServer, key: &str) -> i64 {
+    raw(server).await.llen(key).await.unwrap()
+}
+
+pub async fn lrange(server: &RedisServer, key: &str) -> Vec<Bytes> {
+    raw(server).await.lrange(key, 0, -1).await.unwrap()
+}
