@@ -2,7 +2,8 @@
 -- delivery with a visibility deadline, or dead-letter it.
 -- KEYS: 1 staging list, 2 inflight set, 3 dead-letter list, 4 due-time set
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
---       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag
+--       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
+--       10 dead-letter reasons (list)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value
@@ -41,7 +42,7 @@ local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
 if max > 0 and deliveries > max then
-  redis.call('rpush', KEYS[3], value)
+  delayq_dead_letter(KEYS[3], KEYS[10], value, 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')')
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)

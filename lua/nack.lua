@@ -1,32 +1,34 @@
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 inflight set, 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
---       record expiry (zset), 9 request key (lib/request.lua: a resend
---       gets the first run's reply and changes nothing)
+--       record expiry (zset), 9 dead-letter reasons (list), 10 request key
+--       (lib/request.lua: a resend gets the first run's reply and changes
+--       nothing)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept),
 --       3 the value packed for the delayed queue, 4 how long a count record
---       outlives the value's return to the destination (ms)
+--       outlives the value's return to the destination (ms), 5 why, for a
+--       dead letter
 -- Returns 1, or 0 when the delivery was no longer in flight.
 --
 -- The delivery's count is remembered for the value (see claim.lua), so that
 -- its next delivery counts on; the record expires once the value should
 -- long have been taken again (a Java consumer or a plain take may take it,
 -- and never consume the record). Cost: O(log n).
-local replayed = delayq_replayed(KEYS[9])
+local replayed = delayq_replayed(KEYS[10])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list')
 if bad then return bad end
 local member = ARGV[1]
 local count, value = string.sub(member, 9, 18), string.sub(member, 19)
 if redis.call('zrem', KEYS[1], member) == 0 then
-  return delayq_answer(KEYS[9], 0)
+  return delayq_answer(KEYS[10], 0)
 end
 local delay = tonumber(ARGV[2])
 if delay == -2 then
-  redis.call('rpush', KEYS[6], value)
-  return delayq_answer(KEYS[9], 1)
+  delayq_dead_letter(KEYS[6], KEYS[9], value, ARGV[5])
+  return delayq_answer(KEYS[10], 1)
 end
 local now = delayq_server_ms()
 local back = now + math.max(delay, 0)
@@ -34,12 +36,12 @@ delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), tonumber(count), back,
 delayq_counts_expire(KEYS[7], KEYS[8], back + tonumber(ARGV[4]))
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
-  return delayq_answer(KEYS[9], 1)
+  return delayq_answer(KEYS[10], 1)
 end
 local element = ARGV[3]
 if delay == 0 or redis.call('zadd', KEYS[3], 'NX', now + delay, element) == 0 then
   redis.call('rpush', KEYS[2], value)
-  return delayq_answer(KEYS[9], 1)
+  return delayq_answer(KEYS[10], 1)
 end
 -- Scheduled like an offer.
 redis.call('rpush', KEYS[4], element)
@@ -47,4 +49,4 @@ local head = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')
 if head[1] == element then
   redis.call('publish', KEYS[5], head[2])
 end
-return delayq_answer(KEYS[9], 1)
+return delayq_answer(KEYS[10], 1)

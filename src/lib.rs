@@ -100,7 +100,7 @@ pub use queue::delayed::{
     DelayedQueue, MigrationReport, PendingElement, PendingError, Purged, Scheduled, TransferReport,
 };
 pub use queue::reliable::delivery::Delivery;
-pub use queue::reliable::{Reaped, ReliableQueue};
+pub use queue::reliable::{DeadLetter, Reaped, ReliableQueue};
 pub use queue::status::QueueStatus;
 pub use schedule::{every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER};
 pub use transfer::{ClientStats, Clock};

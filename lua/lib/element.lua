@@ -136,3 +136,22 @@ local function delayq_deliver(dest, timeout, quarantine, due_key, marker, elemen
   delayq_call_chunked('zrem', timeout, elements)
   return #payloads, quarantined
 end
+
+-- Dead letters and why: delayq_dead_reasons:{N} is a list kept aligned with
+-- the dead-letter list's tail, '<ms> <reason>' per value (values dead-lettered
+-- before delayq recorded reasons have none, at the head).
+local function delayq_dead_letter(dead, reasons, value, reason)
+  redis.call('rpush', dead, value)
+  redis.call('rpush', reasons, delayq_server_ms() .. ' ' .. reason)
+end
+
+-- After values left the dead-letter list's head: keeps the reasons of those
+-- still there (the list's last entries).
+local function delayq_dead_trim(dead, reasons)
+  local n = redis.call('llen', dead)
+  if n == 0 then
+    redis.call('del', reasons)
+  else
+    redis.call('ltrim', reasons, -n, -1)
+  end
+end

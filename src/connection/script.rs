@@ -173,6 +173,8 @@ pub(crate) struct Scripts {
     pub get_id: Script,
     pub resume: Script,
     pub pending_page: Script,
+    pub remove_dead_letters: Script,
+    pub dead_letter_page: Script,
     pub schedule_save: Script,
     pub schedule_fire: Script,
     pub schedule_set: Script,
@@ -212,6 +214,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     get_id: lua!("get_id", Safe),
     resume: lua!("resume", Safe),
     pending_page: lua!("pending_page", Safe),
+    // Deletes: sent once (a resend would delete more).
+    remove_dead_letters: lua!("remove_dead_letters", Once),
+    dead_letter_page: lua!("dead_letter_page", Safe),
     // Same definition again keeps the record: harmless to repeat.
     schedule_save: lua!("schedule_save", Safe),
     // A compare-and-set on the schedule's next occurrence: a resend finds it

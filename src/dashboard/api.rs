@@ -175,16 +175,21 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> crate::Result<Value>
     let dead: Vec<Value> = if status.dead_letters > 0 {
         shared
             .client
-            .reliable_queue(name, BytesCodec)?
+            .reliable_queue::<bytes::Bytes, _>(name, BytesCodec)?
             .without_transfer()
-            .dead_letters_range(0, 50)
+            .dead_letter_page(0, 50)
             .await?
             .iter()
-            .map(|raw: &bytes::Bytes| {
-                let mut shown = show(&*shared.codec, raw);
-                // The list holds values only; what can be told from the value is said.
-                shown["reason"] = json!((shown["decoded"] == json!(false))
-                    .then(|| format!("does not decode with the {} codec", shared.codec.name())));
+            .map(|dead| {
+                let mut shown = show(&*shared.codec, &dead.raw);
+                // The reason recorded when it was dead-lettered; for older
+                // values, what can be told from the value.
+                shown["reason"] = match &dead.reason {
+                    Some(reason) => json!(reason),
+                    None => json!((shown["decoded"] == json!(false))
+                        .then(|| format!("does not decode with the {} codec", shared.codec.name()))),
+                };
+                shown["at_ms"] = json!(dead.at.map(epoch_ms));
                 shown
             })
             .collect()

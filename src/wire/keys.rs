@@ -33,6 +33,9 @@ pub const COUNTS_EXPIRY_PREFIX: &str = "delayq_counts_expiry";
 pub const ACKED_PREFIX: &str = "delayq_acked";
 /// delayq's prefix for values delivered too often (LIST).
 pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
+/// delayq's prefix for why each dead letter is one (LIST kept aligned with the
+/// dead-letter list's tail: `<ms> <reason>` per value; older values may have none).
+pub const DEAD_REASONS_PREFIX: &str = "delayq_dead_reasons";
 /// delayq's prefix for when values moved to the destination were due, kept
 /// while a worker tracks lateness (ZSET: value → due ms).
 pub const DUE_PREFIX: &str = "delayq_due";
@@ -88,6 +91,7 @@ pub struct QueueKeys {
     counts_expiry: String,
     acked: String,
     dead_letter: String,
+    dead_reasons: String,
     due: String,
     due_tracking: String,
     ids: String,
@@ -116,6 +120,7 @@ impl QueueKeys {
             counts_expiry: key_for(COUNTS_EXPIRY_PREFIX, name),
             acked: key_for(ACKED_PREFIX, name),
             dead_letter: key_for(DEAD_LETTER_PREFIX, name),
+            dead_reasons: key_for(DEAD_REASONS_PREFIX, name),
             due: key_for(DUE_PREFIX, name),
             due_tracking: key_for(DUE_TRACKING_PREFIX, name),
             ids: key_for(IDS_PREFIX, name),
@@ -212,6 +217,11 @@ impl QueueKeys {
     /// Reliable consumption: values delivered more often than allowed.
     pub fn dead_letter(&self) -> &str {
         &self.dead_letter
+    }
+
+    /// delayq's reasons of the dead letters, aligned with the dead-letter list's tail.
+    pub fn dead_reasons(&self) -> &str {
+        &self.dead_reasons
     }
 
     /// Lateness tracking: when values recently moved to the destination were
@@ -325,6 +335,7 @@ mod tests {
                 keys.due_tracking(),
                 keys.ids(),
                 keys.paused(),
+                keys.dead_reasons(),
                 &sweep,
                 &schedules,
                 &rate,

@@ -217,7 +217,8 @@ async fn settle_failure<T: 'static>(
     };
     let to = match planned {
         FailureAction::Retry { after } => GiveBack::After(after),
-        _ => GiveBack::DeadLetter,
+        _ if permanent => GiveBack::DeadLetter(format!("permanent failure at attempt {attempt}: {error}")),
+        _ => GiveBack::DeadLetter(format!("failed {attempt} attempt(s), the last: {error}")),
     };
     let action = match handle.give_back(to).await {
         Ok(_) => planned,

@@ -11,6 +11,7 @@ mod blocking_queue;
 mod cli;
 mod codecs;
 mod compat_vectors;
+mod dead_letters;
 mod delayed_queue;
 mod formats;
 mod handles;

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use bytes::Bytes;
-use delayq::fred::interfaces::ListInterface;
 use delayq::Codec;
 use serde_json::json;
 
@@ -20,24 +19,25 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
         .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
         .without_transfer();
     let total = queue.status().await?.dead_letters;
-    let raw: Vec<Bytes> = if args.limit == 0 {
-        Vec::new()
-    } else {
-        client
-            .redis()
-            .lrange(queue.keys().dead_letter(), 0, args.limit as i64 - 1)
-            .await
-            .map_err(delayq::Error::from)?
-    };
+    let page = client
+        .reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
+        .dead_letter_page(0, args.limit)
+        .await;
     drop(queue);
     client.shutdown().await;
+    let page = page?;
+    let raw: Vec<Bytes> = page.iter().map(|dead| dead.raw.clone()).collect();
+    let reasons: Vec<Option<String>> = page.iter().map(|dead| dead.reason.clone()).collect();
     let decoded: Vec<Result<String, String>> = raw.iter().map(|v| codec.decode(v).map_err(|e| e.to_string())).collect();
     match args.format {
         OutputFormat::Json => {
             let values: Vec<_> = raw
                 .iter()
                 .zip(&decoded)
-                .map(|(raw, value)| json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "raw_hex": hex(raw)}))
+                .zip(&reasons)
+                .map(|((raw, value), reason)| {
+                    json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "reason": reason, "raw_hex": hex(raw)})
+                })
                 .collect();
             println!("{}", json!({"queue": args.queue, "total": total, "values": values}));
         }
@@ -51,11 +51,12 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
                         Ok(text) => preview(text, 100),
                         Err(_) => format!("<{}>", preview(&hex(raw), 60)),
                     };
-                    vec![(i + 1).to_string(), shown]
+                    let reason = reasons[i].as_deref().map_or("-".into(), |r| preview(r, 80));
+                    vec![(i + 1).to_string(), shown, reason]
                 })
                 .collect();
             if !rows.is_empty() {
-                println!("{}", output::table(&["#", "VALUE"], &rows));
+                println!("{}", output::table(&["#", "VALUE", "REASON"], &rows));
             }
             println!(
                 "({} of {total} dead-lettered value(s) of `{}` shown)",

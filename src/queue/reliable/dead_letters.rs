@@ -1,11 +1,11 @@
 //! The dead-letter list: reading it and requeueing from it.
 
 use bytes::Bytes;
-use fred::interfaces::{ClientLike, ListInterface};
+use fred::interfaces::ListInterface;
 use fred::types::Value;
 
 use crate::connection::reply;
-use crate::connection::script::{Resend, SCRIPTS};
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::wire::codec;
 
@@ -72,21 +72,24 @@ impl<T: 'static> ReliableQueue<T> {
             return Ok(0);
         }
         let max = max.min(crate::queue::MAX_BATCH);
-        let removed: Vec<Bytes> = self
-            .core
-            .conn()?
-            .with_options(&Resend::Once.options())
-            .lpop(self.keys.dead_letter(), Some(max))
+        let script = &SCRIPTS.remove_dead_letters;
+        let keys = vec![self.keys.dead_letter().into(), self.keys.dead_reasons().into()];
+        let value = script
+            .run(self.core.conn()?, keys, vec![Value::from(max as i64)])
             .await
-            .map_err(|e| Error::from_command(e, self.keys.dead_letter()))?;
-        Ok(removed.len())
+            .map_err(|e| crate::connection::request::script_error(script, self.name(), e))?;
+        Ok(reply::int(&value)? as usize)
     }
 
     /// Moves up to `max` dead-lettered values back to the queue's tail, to
     /// start over at delivery count 1; returns how many moved. At most 10,000 per call
     /// (one script run); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
-        let keys = vec![self.keys.dead_letter().into(), self.name().into()];
+        let keys = vec![
+            self.keys.dead_letter().into(),
+            self.name().into(),
+            self.keys.dead_reasons().into(),
+        ];
         if max == 0 {
             return Ok(0);
         }
@@ -103,4 +106,79 @@ impl<T: 'static> ReliableQueue<T> {
             .await?;
         Ok(reply::int(&value)? as usize)
     }
+
+    /// Up to `count` dead letters from index `start` (0 is the oldest), each
+    /// with why it is one: the reason recorded when it was dead-lettered (a
+    /// worker's last error, too many deliveries, undecodable, the consumer's
+    /// `dead_letter()`) and when, or `None` for values dead-lettered before
+    /// delayq recorded reasons (or by another writer). Reads only.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// for dead in queue.dead_letter_page(0, 50).await? {
+    ///     println!("{:?}: {}", dead.value.as_ref().ok(), dead.reason.as_deref().unwrap_or("not recorded"));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn dead_letter_page(&self, start: usize, count: usize) -> Result<Vec<DeadLetter<T>>> {
+        let count = count.min(crate::queue::MAX_BATCH);
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let keys = vec![self.keys.dead_letter().into(), self.keys.dead_reasons().into()];
+        let args = vec![Value::from(start as i64), Value::from(count as i64)];
+        let script = &SCRIPTS.dead_letter_page;
+        let value = script
+            .run(self.core.conn()?, keys, args)
+            .await
+            .map_err(|e| Error::from_script(e, script.name, self.name()))?;
+        let flat = reply::array(value)?;
+        let mut page = Vec::with_capacity(flat.len() / 2);
+        for pair in flat.chunks(2) {
+            let [raw, reason] = pair else {
+                return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
+            };
+            let raw = reply::bytes(raw.clone())?;
+            let (at, reason) = match reply::opt_text(reason.clone())? {
+                Some(text) => match text.split_once(' ') {
+                    Some((ms, why)) => (
+                        ms.parse::<i64>().ok().map(crate::wire::time::from_ms),
+                        Some(why.to_owned()),
+                    ),
+                    None => (None, Some(text)),
+                },
+                None => (None, None),
+            };
+            page.push(DeadLetter {
+                value: codec::decode(&*self.codec, raw.clone()),
+                raw,
+                reason,
+                at,
+            });
+        }
+        Ok(page)
+    }
+}
+
+/// One dead letter as [`ReliableQueue::dead_letter_page`] reads it.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let oldest = queue.dead_letter_page(0, 1).await?;
+/// if let Some(dead) = oldest.first() {
+///     println!("dead since {:?} because {:?}", dead.at, dead.reason);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DeadLetter<T> {
+    /// The value, or why the queue's codec cannot decode it (bytes kept).
+    pub value: std::result::Result<T, crate::error::DecodeError>,
+    /// The value's bytes.
+    pub raw: Bytes,
+    /// Why it was dead-lettered, when recorded.
+    pub reason: Option<String>,
+    /// When it was dead-lettered (the Redis server's clock), when recorded.
+    pub at: Option<std::time::SystemTime>,
 }

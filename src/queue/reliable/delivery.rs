@@ -35,7 +35,7 @@ pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
 }
 
 /// Where a given-back value goes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum GiveBack {
     /// The destination's head: first in line again (shutdown).
     Head,
@@ -43,8 +43,9 @@ pub(crate) enum GiveBack {
     Tail,
     /// The delayed queue, due after this long; a zero delay is the tail.
     After(Duration),
-    /// The dead-letter list, its delivery count cleared.
-    DeadLetter,
+    /// The dead-letter list, its delivery count cleared, and why
+    /// (`delayq_dead_reasons:{N}`).
+    DeadLetter(String),
 }
 
 /// One value delivered by a [`ReliableQueue`]. Settle it with
@@ -155,7 +156,9 @@ impl<T: 'static> Delivery<T> {
     /// however often it is tried), clearing its delivery count. Returns
     /// `false` if the delivery was no longer in flight.
     pub async fn dead_letter(mut self) -> Result<bool> {
-        self.handle.give_back(GiveBack::DeadLetter).await
+        self.handle
+            .give_back(GiveBack::DeadLetter("dead_letter() by the consumer".into()))
+            .await
     }
 
     /// Pushes the visibility deadline to `timeout` from now, for long work
@@ -287,10 +290,14 @@ pub(crate) async fn give_back(
     to: GiveBack,
 ) -> Result<bool> {
     let script = &SCRIPTS.nack;
+    let mut reason = String::new();
     let delay_ms: i64 = match to {
         GiveBack::Head => -1,
         GiveBack::Tail => 0,
-        GiveBack::DeadLetter => -2,
+        GiveBack::DeadLetter(why) => {
+            reason = why;
+            -2
+        }
         GiveBack::After(delay) if delay.is_zero() => 0,
         GiveBack::After(delay) => crate::wire::time::saturating_ms(delay).max(1),
     };
@@ -300,6 +307,7 @@ pub(crate) async fn give_back(
         Value::from(delay_ms),
         Value::Bytes(packed),
         Value::from(crate::wire::time::saturating_ms(settings.count_memory)),
+        Value::from(reason),
     ];
     let redis_keys = vec![
         keys.inflight().into(),
@@ -310,6 +318,7 @@ pub(crate) async fn give_back(
         keys.dead_letter().into(),
         keys.counts().into(),
         keys.counts_expiry().into(),
+        keys.dead_reasons().into(),
     ];
     let value = Request::new(keys.destination())
         .give_back(core.conn()?, &core.connections.settling, script, redis_keys, args)

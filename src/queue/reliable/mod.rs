@@ -9,6 +9,7 @@ mod reap;
 pub(crate) mod reapers;
 mod take;
 
+pub use dead_letters::DeadLetter;
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;

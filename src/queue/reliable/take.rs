@@ -135,6 +135,7 @@ impl<T: 'static> ReliableQueue<T> {
             self.keys.staging_mark().into(),
             self.keys.destination().into(),
             self.keys.paused().into(),
+            self.keys.dead_reasons().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),
@@ -206,7 +207,7 @@ impl<T: 'static> ReliableQueue<T> {
                 // limit, or dead-lettered now if the consumer asked for that.
                 let to = if self.settings.dead_letter_undecodable {
                     crate::telemetry::dead_lettered(self.name(), DeadLettered::Undecodable);
-                    GiveBack::DeadLetter
+                    GiveBack::DeadLetter(format!("undecodable: {error}"))
                 } else {
                     GiveBack::Tail
                 };
