@@ -390,11 +390,18 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
                 k.dead_letter(),
                 k.counts(),
                 k.counts_expiry(),
+                k.dead_reasons(),
                 request,
             ];
             let mut args: Vec<Value> = vec![nack.as_str().into(), (keys.len() as i64).into()];
             args.extend(keys.iter().map(|k| Value::from(*k)));
-            args.extend([Value::Bytes(member.clone()), 0.into(), "unused".into(), 60_000.into()]);
+            args.extend([
+                Value::Bytes(member.clone()),
+                0.into(),
+                "unused".into(),
+                60_000.into(),
+                "".into(),
+            ]);
             raw.cmd("EVAL", args)
         };
         // The first send runs and its reply is lost; the resend of the same
