@@ -2,8 +2,16 @@
 # Runs the benchmark (release build) and prints its table. Installs
 # redis-server and redis-benchmark (Debian's redis-server and redis-tools)
 # when missing; the benchmark starts its own servers on free loopback ports.
-# Pass --only offers,lateness,backlog,queues,takes,memory,reliable,ratelimit to run some scenarios.
+# Pass --only offers,lateness,backlog,queues,takes,memory,reliable,codecs,ratelimit,dashboard
+# (or large) to run some scenarios.
 set -euo pipefail
+case "${1:-}" in
+  -h|--help)
+    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    echo "Results and what each scenario measures: BENCHMARKS.md."
+    exit 0
+    ;;
+esac
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_commands redis-server:redis-server redis-cli:redis-tools redis-benchmark:redis-tools
