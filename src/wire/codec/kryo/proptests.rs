@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::tests::SCHEMA;
+use super::tests::{Event, Order, Status, SCHEMA};
 use super::*;
 
 fn scalar() -> impl Strategy<Value = KryoValue> {
@@ -72,40 +71,6 @@ fn tree() -> impl Strategy<Value = KryoValue> {
                 }),
         ]
     })
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Order")]
-struct Order {
-    id: Option<String>,
-    amount: i64,
-    tags: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event$Status")]
-enum Status {
-    #[serde(rename = "NEW")]
-    New,
-    #[serde(rename = "PAID")]
-    Paid,
-    #[serde(rename = "CANCELLED")]
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event", rename_all = "camelCase")]
-struct Event {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    order: Option<Order>,
-    status: Option<Status>,
-    uuid: Option<JavaUuid>,
-    created_at: i64,
-    attrs: Option<BTreeMap<String, String>>,
-    retries: Option<i32>,
-    ratio: f64,
-    urgent: bool,
 }
 
 fn order() -> impl Strategy<Value = Order> {

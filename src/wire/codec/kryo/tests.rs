@@ -94,17 +94,18 @@ fn big_decimal_json_text_keeps_the_scale() {
     );
 }
 
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
+// The captured POJOs as Rust types (shared with the property tests).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "compat.Order")]
-struct Order {
-    id: Option<String>,
-    amount: i64,
-    tags: Vec<String>,
+pub(super) struct Order {
+    pub id: Option<String>,
+    pub amount: i64,
+    pub tags: Vec<String>,
 }
 
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "compat.Event$Status")]
-enum Status {
+pub(super) enum Status {
     #[serde(rename = "NEW")]
     New,
     #[serde(rename = "PAID")]
@@ -113,19 +114,19 @@ enum Status {
     Cancelled,
 }
 
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "compat.Event", rename_all = "camelCase")]
-struct Event {
+pub(super) struct Event {
     #[serde(rename = "type")]
-    kind: Option<String>,
-    order: Option<Order>,
-    status: Option<Status>,
-    uuid: Option<JavaUuid>,
-    created_at: i64,
-    attrs: Option<BTreeMap<String, String>>,
-    retries: Option<i32>,
-    ratio: f64,
-    urgent: bool,
+    pub kind: Option<String>,
+    pub order: Option<Order>,
+    pub status: Option<Status>,
+    pub uuid: Option<JavaUuid>,
+    pub created_at: i64,
+    pub attrs: Option<BTreeMap<String, String>>,
+    pub retries: Option<i32>,
+    pub ratio: f64,
+    pub urgent: bool,
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
