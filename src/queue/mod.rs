@@ -17,7 +17,7 @@ pub(crate) mod blocking;
 mod by_value;
 mod core;
 pub(crate) mod delayed;
-mod per_queue;
+pub(crate) mod per_queue;
 pub(crate) mod reliable;
 pub(crate) mod status;
 mod transferring;

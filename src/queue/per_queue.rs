@@ -1,6 +1,7 @@
 //! `PerQueue<T>`: one shared `T` per queue name per client, alive while any
-//! handle of the queue holds it (lateness trackers; the scheduler's
-//! registrations and the reapers keep maps of the same shape).
+//! handle of the queue holds it (reapers, lateness trackers; the
+//! scheduler's registrations, one layer down, keep a map of the same shape
+//! that drops entries as they die).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};

@@ -9,8 +9,7 @@
 //! values moved but never claimed. It stops when the last lease drops, or at
 //! the client's shutdown.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -18,13 +17,14 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
+use crate::queue::per_queue::PerQueue;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
 /// The reapers of one client, by queue name.
 #[derive(Default)]
 pub(crate) struct Reapers {
-    queues: Mutex<HashMap<String, Weak<Reaper>>>,
+    queues: PerQueue<Reaper>,
 }
 
 /// What the live leases of one queue ask of its reaper.
@@ -84,19 +84,11 @@ impl Reapers {
         count_memory: Duration,
     ) -> ReaperLease {
         let wants = (visibility, count_memory);
-        let mut queues = self.queues.lock();
-        let reaper = match queues.get(keys.destination()).and_then(Weak::upgrade) {
-            Some(reaper) => reaper,
-            None => {
-                queues.retain(|_, reaper| reaper.strong_count() > 0);
-                let wanted = Arc::new(Wanted::default());
-                let task = tokio::spawn(run(core.clone(), keys.clone(), wanted.clone()));
-                let reaper = Arc::new(Reaper { wanted, task });
-                queues.insert(keys.destination().to_owned(), Arc::downgrade(&reaper));
-                reaper
-            }
-        };
-        drop(queues);
+        let reaper = self.queues.get_or_start(keys.destination(), || {
+            let wanted = Arc::new(Wanted::default());
+            let task = tokio::spawn(run(core.clone(), keys.clone(), wanted.clone()));
+            Arc::new(Reaper { wanted, task })
+        });
         reaper.wanted.leases.lock().push(wants);
         reaper.wanted.changed.notify_one();
         ReaperLease { reaper, wants }
