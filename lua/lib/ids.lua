@@ -91,14 +91,19 @@ local function delayq_ids_forget(ids, elements)
   end
 end
 
--- Checks a few random index entries and drops the stale ones.
-local function delayq_ids_sample(ids, timeout)
-  local sample = redis.call('hrandfield', ids, DELAYQ_IDS_SAMPLE, 'WITHVALUES')
-  for i = 1, #sample, 2 do
-    if #sample[i] == 8 and not redis.call('zscore', timeout, (delayq_id_element(sample[i + 1]))) then
-      redis.call('hdel', ids, sample[i])
+-- Drops the stale ones among index entries read as {field, entry, ...}
+-- (fields not 8 bytes long, as the sweep's 'cursor', are not entries).
+local function delayq_ids_drop_stale(ids, timeout, entries)
+  for i = 1, #entries, 2 do
+    if #entries[i] == 8 and not redis.call('zscore', timeout, (delayq_id_element(entries[i + 1]))) then
+      redis.call('hdel', ids, entries[i])
     end
   end
+end
+
+-- Checks a few random index entries and drops the stale ones.
+local function delayq_ids_sample(ids, timeout)
+  delayq_ids_drop_stale(ids, timeout, redis.call('hrandfield', ids, DELAYQ_IDS_SAMPLE, 'WITHVALUES'))
 end
 
 -- Index entries a transfer run checks, from where the last run stopped (the
@@ -112,12 +117,7 @@ local function delayq_ids_sweep(ids, timeout)
   end
   local cursor = redis.call('hget', ids, 'cursor') or '0'
   local scan = redis.call('hscan', ids, cursor, 'COUNT', DELAYQ_IDS_SWEEP)
-  local entries = scan[2]
-  for i = 1, #entries, 2 do
-    if #entries[i] == 8 and not redis.call('zscore', timeout, (delayq_id_element(entries[i + 1]))) then
-      redis.call('hdel', ids, entries[i])
-    end
-  end
+  delayq_ids_drop_stale(ids, timeout, scan[2])
   if redis.call('hlen', ids) - redis.call('hexists', ids, 'cursor') == 0 then
     redis.call('del', ids) -- no entry left, at most the cursor
   else
