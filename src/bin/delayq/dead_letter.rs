@@ -15,9 +15,7 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     // Read-only: the status script (which types-checks the keys) counts them.
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let total = queue.status().await?.dead_letters;
     let page = client
         .reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?

@@ -4,16 +4,13 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use crate::args::CodecKind;
 use crate::args::{Cli, GetArgs, IdArgs, OutputFormat, RescheduleArgs};
 use crate::output;
 use crate::text_codec::TextCodec;
 
 pub async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let cancelled = queue.cancel(&args.id).await;
     client.shutdown().await;
     Ok(found(cancelled?, "cancelled", args))
@@ -21,9 +18,7 @@ pub async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
 
 pub async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let moved = queue.reschedule(&args.id, args.delay).await;
     client.shutdown().await;
     let ids = IdArgs {

@@ -75,6 +75,14 @@ async fn main() -> ExitCode {
     }
 }
 
+/// A handle on `queue` for commands that only look or act once: it never
+/// runs the transfer, and payloads stay bytes (nothing is decoded).
+pub(crate) fn look(client: &delayq::Client, queue: &str) -> delayq::Result<delayq::DelayedQueue<String>> {
+    Ok(client
+        .delayed_queue(queue, text_codec::TextCodec::new(args::CodecKind::Bytes))?
+        .without_transfer())
+}
+
 /// Connects to the URL given by `--url` / `REDIS_URL`.
 pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
     let clock = match cli.clock {

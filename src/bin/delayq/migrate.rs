@@ -3,14 +3,11 @@
 use std::process::ExitCode;
 
 use crate::args::{Cli, MigrateArgs};
-use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &MigrateArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // Payloads are copied as they are: the codec is never used.
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(crate::args::CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let result = queue.migrate(args.to, args.batch).await;
     client.shutdown().await;
     let report = result?;

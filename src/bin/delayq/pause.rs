@@ -2,14 +2,11 @@
 
 use std::process::ExitCode;
 
-use crate::args::{Cli, CodecKind, QueueArg};
-use crate::text_codec::TextCodec;
+use crate::args::{Cli, QueueArg};
 
 pub async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let result = queue.pause().await;
     client.shutdown().await;
     result?;
@@ -23,9 +20,7 @@ pub async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
 
 pub async fn resume(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let result = queue.resume().await;
     client.shutdown().await;
     if result? {

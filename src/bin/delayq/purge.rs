@@ -4,15 +4,12 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::args::{Cli, CodecKind, OutputFormat, PurgeArgs};
+use crate::args::{Cli, OutputFormat, PurgeArgs};
 use crate::progress;
-use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let queue = client
-        .delayed_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .without_transfer();
+    let queue = crate::look(&client, &args.queue)?;
     let status = queue.status().await?;
     let ready = if args.ready { status.ready } else { 0 };
     if !args.yes {

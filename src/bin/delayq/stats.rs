@@ -7,9 +7,8 @@ use std::time::SystemTime;
 use delayq::QueueStatus;
 use serde_json::json;
 
-use crate::args::{Cli, CodecKind, OutputFormat, StatsArgs};
+use crate::args::{Cli, OutputFormat, StatsArgs};
 use crate::output::{self, relative};
-use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
@@ -17,11 +16,7 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
     let queues = args
         .queues
         .iter()
-        .map(|name| {
-            Ok(client
-                .delayed_queue(name, TextCodec::new(CodecKind::Bytes))?
-                .without_transfer())
-        })
+        .map(|name| crate::look(&client, name))
         .collect::<delayq::Result<Vec<_>>>()?;
     let schedules = args
         .queues
