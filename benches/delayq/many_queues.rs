@@ -1,4 +1,4 @@
-//! Scenario 4: 10,000 queues in one client, one offer each, due at random
+//! Scenario 4: 100,000 queues in one client, one offer each, due at random
 //! times over 10 s; against the same offers on a single queue.
 
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use crate::admin::Admin;
 use crate::measure::{now_ms_f64, percentiles, rss_bytes, CpuWindow};
 use crate::RedisServer;
 
-pub const QUEUES: usize = 10_000;
+pub const QUEUES: usize = 100_000;
 const SPREAD_MS: u64 = 10_000;
 
 pub struct ManyQueues {
@@ -25,6 +25,8 @@ pub struct ManyQueues {
     pub subscriber_connections: usize,
     pub subscribed_channels: i64,
     pub rss_mb: f64,
+    /// Client memory (RSS growth) per registered queue, handle included.
+    pub bytes_per_queue: f64,
     pub cpu_run: f64,
     pub cpu_idle: f64,
     pub single_p99: f64,
@@ -32,7 +34,7 @@ pub struct ManyQueues {
 
 /// Takes every element pushed to a destination list named `mq:*` as a
 /// consumer would, told by keyspace notifications (a consumer per queue would
-/// need 10,000 blocking connections), and records how late it came (values
+/// need 100,000 blocking connections), and records how late it came (values
 /// are due times).
 async fn observe(redis: &RedisServer, expected: usize) -> (Arc<Mutex<Vec<f64>>>, tokio::task::JoinHandle<()>) {
     let admin = Admin::connect(&redis.url()).await;
@@ -85,7 +87,7 @@ async fn observe(redis: &RedisServer, expected: usize) -> (Arc<Mutex<Vec<f64>>>,
 async fn offer_spread(client: &Client, names: &[String]) {
     let offers = names.iter().map(|name| {
         let queue = client.delayed_queue(name, LongCodec).unwrap().without_transfer();
-        // Due at a set time (offer_at), so that the time 10,000 concurrent
+        // Due at a set time (offer_at), so that the time 100,000 concurrent
         // offers take to send does not count as lateness.
         let delay = Duration::from_millis(1_000 + fastrand::u64(0..SPREAD_MS));
         let due = std::time::SystemTime::now() + delay;
@@ -99,7 +101,7 @@ async fn wait_for(seen: &Arc<Mutex<Vec<f64>>>, expected: usize) {
     let started = Instant::now();
     while seen.lock().len() < expected {
         assert!(
-            started.elapsed() < Duration::from_secs(60),
+            started.elapsed() < Duration::from_secs(120),
             "not all elements arrived: {}",
             seen.lock().len()
         );
@@ -111,6 +113,7 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
     let admin = Admin::connect(&redis.url()).await;
     let names: Vec<String> = (0..QUEUES).map(|i| format!("mq:{i}")).collect();
     let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let rss_before = rss_bytes();
     let queues: Vec<_> = names
         .iter()
         .map(|n| client.delayed_queue(n, LongCodec).unwrap())
@@ -124,19 +127,20 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
             break;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "10,000 subscriptions did not finish"
+            started.elapsed() < Duration::from_secs(120),
+            "100,000 subscriptions did not finish"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let rss_mb = rss_bytes() as f64 / 1_048_576.0;
+    let bytes_per_queue = rss_bytes().saturating_sub(rss_before) as f64 / QUEUES as f64;
     let (seen, observer) = observe(redis, QUEUES).await;
     let cpu = CpuWindow::start(redis.pid());
     offer_spread(&client, &names).await;
     wait_for(&seen, QUEUES).await;
     let (cpu_run, _) = cpu.stop();
     observer.await.unwrap();
-    // Idle: 10,000 queues scheduled, nothing due for 3 s.
+    // Idle: 100,000 queues scheduled, nothing due for 3 s.
     let idle = CpuWindow::start(redis.pid());
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (cpu_idle, _) = idle.stop();
@@ -156,7 +160,7 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
     drop(queues);
     client.shutdown().await;
 
-    // Baseline: the same 10,000 offers on one queue, taken by two consumers.
+    // Baseline: the same 100,000 offers on one queue, taken by two consumers.
     let client = Client::builder().url(redis.url()).build().await.unwrap();
     let single = client.delayed_queue("single", LongCodec).unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -187,6 +191,7 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
         subscriber_connections: subscribers.len(),
         subscribed_channels: subscribers.iter().sum(),
         rss_mb,
+        bytes_per_queue,
         cpu_run,
         cpu_idle,
         single_p99,
