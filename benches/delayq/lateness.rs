@@ -13,8 +13,14 @@ use crate::admin::Admin;
 use crate::measure::{now_ms_f64, percentiles, CpuWindow};
 use crate::RedisServer;
 
-/// Offers per second of each run; every run offers for [`SECONDS`].
-pub const RATES: [usize; 3] = [500, 2_000, 10_000];
+/// Offers per second of each run (500, 2,000 and 10,000, or the list in
+/// `DELAYQ_BENCH_RATES`, e.g. `2000,10000`); every run offers for [`SECONDS`].
+pub fn rates() -> Vec<usize> {
+    std::env::var("DELAYQ_BENCH_RATES")
+        .ok()
+        .map(|list| list.split(',').filter_map(|r| r.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![500, 2_000, 10_000])
+}
 const SECONDS: usize = 10;
 const MAX_DELAY_MS: u64 = 5_000;
 /// Tasks calling `take()`: enough that taking never holds deliveries back at 10,000/s.

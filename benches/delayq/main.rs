@@ -135,7 +135,7 @@ async fn run() {
     }
 
     if wanted("lateness") {
-        for rate in lateness::RATES {
+        for rate in lateness::rates() {
             eprintln!(
                 "2. delivery lateness at {}/s for 10 s, delayq then Redisson's scheduling...",
                 thousands(rate as u64)
