@@ -284,13 +284,16 @@ async fn run() {
         let redis = RedisServer::start().await;
         let m = many_queues::run(&redis).await;
         rows.push(
-            Row::new("4. many queues", "lateness p99 (100,000 queues, one element each)")
-                .values(
-                    format!("{:.1} ms (max {:.1})", m.p99, m.max),
-                    format!("{:.1} ms (same load, one queue)", m.single_p99),
-                )
-                .ratio(m.p99 / m.single_p99)
-                .target("p99 ≤ 5 ms", m.p99 <= 5.0),
+            Row::new(
+                "4. many queues",
+                "lateness p99 (100,000 queues; 20,000 get one element, 2,000/s)",
+            )
+            .values(
+                format!("{:.1} ms (max {:.1})", m.p99, m.max),
+                format!("{:.1} ms (same load, one queue)", m.single_p99),
+            )
+            .ratio(m.p99 / m.single_p99)
+            .target("p99 ≤ 5 ms", m.p99 <= 5.0),
         );
         rows.push(
             Row::new("4. many queues", "subscriber connections (channels)")
