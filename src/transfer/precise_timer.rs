@@ -35,10 +35,13 @@ struct Shared {
     changed: Condvar,
 }
 
+/// When, an insertion number (keeps equal instants apart), the queue, its due ms.
+type Deadline = (Instant, u64, Arc<str>, i64);
+
 #[derive(Default)]
 struct State {
-    /// Earliest first; the sequence number keeps equal instants apart.
-    deadlines: BinaryHeap<Reverse<(Instant, u64, Arc<str>, i64)>>,
+    /// Earliest first.
+    deadlines: BinaryHeap<Reverse<Deadline>>,
     next_seq: u64,
     closed: bool,
 }
