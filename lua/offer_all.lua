@@ -32,7 +32,8 @@ for j = skip + 1, count do
   elements[#elements + 1] = ARGV[2 * j + 1]
 end
 -- One ZMSCORE per 4,000 (unpack's limit) finds collisions with pending
--- elements; the table, repeats inside the chunk. Keep those before the first.
+-- elements; `seen` (element -> its place), repeats inside the chunk. Those
+-- before the first collision are added.
 local seen = {}
 local n = #elements
 for i = 1, #elements, 4000 do
@@ -43,14 +44,14 @@ for i = 1, #elements, 4000 do
       n = i + k - 2
       break
     end
-    seen[e] = true
+    seen[e] = i + k - 1
   end
   if n < #elements then break end
 end
 for k = #elements, n + 1, -1 do
   elements[k] = nil
 end
-local zadd, due_of = {}, {}
+local zadd = {}
 local server_now
 for k = 1, n do
   local due = ARGV[2 * (skip + k)]
@@ -60,15 +61,15 @@ for k = 1, n do
   end
   zadd[2 * k - 1] = due
   zadd[2 * k] = elements[k]
-  due_of[elements[k]] = due
 end
 -- None is a member (checked above), so a plain ZADD adds each, as ZADD NX would.
 delayq_call_chunked('zadd', KEYS[1], zadd)
 delayq_call_chunked('rpush', KEYS[2], elements)
 if n > 0 then
   local head = redis.call('zrange', KEYS[1], 0, 0)[1]
-  if head ~= nil and due_of[head] ~= nil then
-    redis.call('publish', KEYS[3], due_of[head])
+  local k = head and seen[head]
+  if k then
+    redis.call('publish', KEYS[3], zadd[2 * k - 1])
   end
 end
 return delayq_answer(KEYS[4], done + n)

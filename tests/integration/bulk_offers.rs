@@ -430,7 +430,7 @@ async fn large_payloads_go_in_chunks_bounded_by_bytes() {
         for script in scripts {
             // Arguments from the 8th: due, element, due, element...
             let bytes: usize = script.args[8..].iter().skip(1).step_by(2).map(Vec::len).sum();
-            assert!(bytes <= 1 << 20, "{bytes} bytes of elements in one script");
+            assert!(bytes <= 512 * 1024, "{bytes} bytes of elements in one script");
         }
         let expected: Vec<Bytes> = values.iter().map(|v| b(v)).collect();
         assert_eq!(payloads(&java_view(&raw, "large").await), expected);
