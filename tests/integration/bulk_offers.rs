@@ -396,8 +396,8 @@ async fn a_chunk_whose_reply_was_lost_adds_nothing_again_after_its_values_moved_
             raw.zcard(keys.timeout()).await == 0 && raw.llen(keys.destination()).await > 0
         })
         .await;
-        let moved = raw.llen(keys.destination()).await;
-        assert!(moved >= 3_000, "the lost chunk ran: {moved} moved");
+        let moved = raw.lrange(keys.destination()).await;
+        assert!(moved.contains(&b("v-02500")), "the lost chunk ran and moved on");
         proxy.set_outage(false);
         offering.await.unwrap().unwrap();
         eventually(Duration::from_secs(30), "all moved", || async {
@@ -430,7 +430,7 @@ async fn large_payloads_go_in_chunks_bounded_by_bytes() {
         for script in scripts {
             // Arguments from the 8th: due, element, due, element...
             let bytes: usize = script.args[8..].iter().skip(1).step_by(2).map(Vec::len).sum();
-            assert!(bytes <= 512 * 1024, "{bytes} bytes of elements in one script");
+            assert!(bytes <= 256 * 1024, "{bytes} bytes of elements in one script");
         }
         let expected: Vec<Bytes> = values.iter().map(|v| b(v)).collect();
         assert_eq!(payloads(&java_view(&raw, "large").await), expected);

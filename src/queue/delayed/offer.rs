@@ -26,14 +26,16 @@ use crate::wire::time;
 
 use super::DelayedQueue;
 
-/// Most elements one bulk-offer script adds: its cost is one skiplist
-/// insert per element, which on a timeout set of 10,000,000 members keeps
-/// a script well under the 10 ms budget (BENCHMARKS.md, scenario 1b),
-/// while the per-script overhead stays a few percent.
-const BULK_COUNT: usize = 500;
+/// Most elements one bulk-offer script adds. Its cost is mostly one
+/// skiplist insert per element: measured with SLOWLOG on a timeout set of
+/// 10,000,000 members on a loaded 2-core VM, 500 took 7 ms (median), 250
+/// under 5 ms, half the 10 ms budget (BENCHMARKS.md, scenario 1b); the
+/// per-script overhead stays a few percent of the elements' cost.
+const BULK_COUNT: usize = 250;
 /// Most packed bytes one bulk-offer script carries (a larger element goes
-/// alone): with 10 KB payloads, copying and hashing bytes is what costs.
-const BULK_BYTES: usize = 512 * 1024;
+/// alone): with 10 KB payloads copying and hashing bytes is what costs,
+/// ~2 ms for 256 KiB on the same set.
+const BULK_BYTES: usize = 256 * 1024;
 /// Bulk-offer scripts sent ahead of their replies: enough that Redis always
 /// has the next ones while the client reads a reply.
 const BULK_IN_FLIGHT: usize = 8;
@@ -115,7 +117,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// earliest value became the queue's head instead of one per value.
     ///
     /// All delays and payloads are checked before anything is sent. Then
-    /// the values go in chunks (at most 500 values or 512 KiB each, one
+    /// the values go in chunks (at most 250 values or 256 KiB each, one
     /// atomic script apiece, so Redis is never blocked for long), several
     /// in flight at once on one connection. Chunks that fail on the way are
     /// sent again for up to 30 s; none adds a value twice, whatever the
@@ -394,8 +396,8 @@ mod tests {
     #[test]
     fn chunks_are_bounded_by_count_and_bytes_and_hold_at_least_one_element() {
         let small = items(&[10; 2_500]);
-        assert_eq!(chunk_end(&small, 0), 500);
-        assert_eq!(chunk_end(&small, 2_200), 2_500);
+        assert_eq!(chunk_end(&small, 0), 250);
+        assert_eq!(chunk_end(&small, 2_400), 2_500);
         let large = items(&[10 * 1024; 300]);
         let end = chunk_end(&large, 0);
         assert_eq!(end, BULK_BYTES / (10 * 1024 + MODERN_HEADER_LEN));
