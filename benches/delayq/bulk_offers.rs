@@ -24,17 +24,45 @@ const LARGE_SIZE: usize = 10 * 1024;
 /// Members of the timeout set the longest script is measured on.
 pub const BIG_SET: i64 = 10_000_000;
 
+/// Server time of the bulk scripts of a run, from SLOWLOG, in µs.
+#[derive(Default, Clone, Copy)]
+pub struct Scripts {
+    pub median_us: u64,
+    pub p99_us: u64,
+    pub longest_us: u64,
+}
+
+impl Scripts {
+    fn of(mut durations: Vec<u64>) -> Scripts {
+        durations.sort_unstable();
+        let at = |q: f64| durations.get(((durations.len() as f64 * q) as usize).min(durations.len().saturating_sub(1)));
+        Scripts {
+            median_us: at(0.5).copied().unwrap_or(0),
+            p99_us: at(0.99).copied().unwrap_or(0),
+            longest_us: durations.last().copied().unwrap_or(0),
+        }
+    }
+
+    fn merge(self, other: Scripts) -> Scripts {
+        Scripts {
+            median_us: self.median_us.max(other.median_us),
+            p99_us: self.p99_us.max(other.p99_us),
+            longest_us: self.longest_us.max(other.longest_us),
+        }
+    }
+}
+
 pub struct Bulk {
     /// offer_all, elements/s (median), and the single-offer ceiling (median).
     pub rate: f64,
     pub ceiling: f64,
     /// 10 KB payloads, elements/s.
     pub large_rate: f64,
-    /// Longest bulk script, µs: small payloads, 10 KB payloads, and both
-    /// on a timeout set of BIG_SET members.
-    pub longest_small_us: u64,
-    pub longest_large_us: u64,
-    pub longest_big_set_us: u64,
+    /// Bulk scripts: small payloads (every run), 10 KB payloads, and both
+    /// on a timeout set of BIG_SET members (the worse of the two).
+    pub small: Scripts,
+    pub large: Scripts,
+    pub big_set: Scripts,
     /// `delayq offer --from-file` of ELEMENTS lines, values/s (whole process).
     pub cli_rate: Option<f64>,
 }
@@ -43,21 +71,28 @@ pub async fn run(redis: &RedisServer) -> Bulk {
     let admin = Admin::connect(&redis.url()).await;
     let sha = admin.script_load(&crate::offers::offer_script()).await;
     admin.config_set("slowlog-max-len", "100000").await;
-    let (mut ours, mut ceiling, mut longest_small_us) = (Vec::new(), Vec::new(), 0);
+    let (mut ours, mut ceiling, mut durations) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..RUNS {
         let name = format!("bulk-{run}");
-        let (rate, longest) = measured(&admin, || small(redis, &name)).await;
-        eprintln!("  offer_all: {rate:.0}/s, longest script {longest} µs");
+        let (rate, scripts) = measured(&admin, || small(redis, &name)).await;
+        eprintln!(
+            "  offer_all: {rate:.0}/s, longest script {} µs",
+            scripts.iter().max().unwrap_or(&0)
+        );
         ours.push(rate);
-        longest_small_us = longest_small_us.max(longest);
+        durations.extend(scripts);
         drop_queue(&admin, &name).await;
         let name = format!("bulk-ceiling-{run}");
         ceiling.push(crate::offers::ceiling_once(redis, &sha, &name));
         drop_queue(&admin, &name).await;
     }
-    let (large_rate, longest_large_us) = measured(&admin, || large(redis, "bulk-large", LARGE)).await;
+    let (large_rate, large_scripts) = measured(&admin, || large(redis, "bulk-large", LARGE)).await;
+    let large_scripts = Scripts::of(large_scripts);
     drop_queue(&admin, "bulk-large").await;
-    eprintln!("  10 KB payloads: {large_rate:.0}/s, longest script {longest_large_us} µs");
+    eprintln!(
+        "  10 KB payloads: {large_rate:.0}/s, longest script {} µs",
+        large_scripts.longest_us
+    );
     let cli_rate = cli(redis).await;
     drop_queue(&admin, "bulk-cli").await;
 
@@ -67,23 +102,32 @@ pub async fn run(redis: &RedisServer) -> Bulk {
     crate::backlog::load_sized(&admin, &big, now + 1_800_000, now + 7_200_000, BIG_SET, 16).await;
     let (_, small_on_big) = measured(&admin, || small_n(redis, "bulk-big", 200_000)).await;
     let (_, large_on_big) = measured(&admin, || large(redis, "bulk-big", 5_000)).await;
+    let (small_on_big, large_on_big) = (Scripts::of(small_on_big), Scripts::of(large_on_big));
     drop_queue(&admin, "bulk-big").await;
-    eprintln!("  on {BIG_SET} members: longest script {small_on_big} µs (small), {large_on_big} µs (10 KB)");
+    eprintln!(
+        "  on {BIG_SET} members: scripts median / p99 / longest {} / {} / {} µs (small), {} / {} / {} µs (10 KB)",
+        small_on_big.median_us,
+        small_on_big.p99_us,
+        small_on_big.longest_us,
+        large_on_big.median_us,
+        large_on_big.p99_us,
+        large_on_big.longest_us
+    );
 
     Bulk {
         rate: crate::measure::median(ours),
         ceiling: crate::measure::median(ceiling),
         large_rate,
-        longest_small_us,
-        longest_large_us,
-        longest_big_set_us: small_on_big.max(large_on_big),
+        small: Scripts::of(durations),
+        large: large_scripts,
+        big_set: small_on_big.merge(large_on_big),
         cli_rate,
     }
 }
 
-/// Runs `f` (which returns elements/s) with every script logged; returns
-/// its rate and the longest bulk-offer script it ran, in µs.
-async fn measured<F, Fut>(admin: &Admin, f: F) -> (f64, u64)
+/// Runs `f` (which returns elements/s) with every command logged; returns
+/// its rate and the server time of each script it ran, in µs.
+async fn measured<F, Fut>(admin: &Admin, f: F) -> (f64, Vec<u64>)
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = f64>,
@@ -92,8 +136,9 @@ where
     admin.cmd("SLOWLOG", vec!["RESET".into()]).await;
     let rate = f().await;
     admin.config_set("slowlog-log-slower-than", "10000").await;
-    let longest = admin.slowest("evalsha").await.max(admin.slowest("eval").await);
-    (rate, longest)
+    let mut durations = admin.durations("evalsha").await;
+    durations.extend(admin.durations("eval").await);
+    (rate, durations)
 }
 
 async fn client(redis: &RedisServer) -> Client {
