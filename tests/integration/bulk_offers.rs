@@ -413,6 +413,67 @@ async fn a_chunk_whose_reply_was_lost_adds_nothing_again_after_its_values_moved_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_given_up_says_which_values_may_be_queued_and_no_more_land_later() {
+    deadline(async {
+        // No resends by fred, and commands that wait for a connection fail
+        // after 500 ms: offer_all's own rounds keep trying for 30 s.
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let client = delayq::Client::builder()
+            .url(proxy.url())
+            .customize(|b| {
+                b.with_connection_config(|c| c.max_command_attempts = 1);
+                b.with_performance_config(|p| p.default_command_timeout = Duration::from_millis(500));
+            })
+            .build()
+            .await
+            .unwrap();
+        let raw = redis.raw().await;
+        warm(&client).await;
+        let values = numbered(5_000);
+        let q = client
+            .delayed_queue("given-up", StringCodec)
+            .unwrap()
+            .without_transfer();
+        // The chunk holding v-02500 runs, its reply is lost, and Redis stays
+        // out of reach for longer than offer_all tries.
+        proxy.arm(Fault::LoseReplyThenOutage, "v-02500");
+        let error = q.offer_all(values.iter().map(|v| (v, HOUR))).await.unwrap_err();
+        let Error::PartlyOffered { offered, unknown, .. } = error else {
+            panic!("{error:?}")
+        };
+        assert!(offered <= 2_500 && offered + unknown > 2_500, "{offered} + {unknown}");
+        proxy.set_outage(false);
+        // The call is cancelled once Redis answers: nothing lands after that.
+        eventually(Duration::from_secs(30), "the call cancelled", || async {
+            let Value::Array(keys) = raw.cmd("KEYS", vec!["delayq_request:{given-up}*".into()]).await else {
+                return false;
+            };
+            for key in keys {
+                if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await {
+                    if record.ends_with(b"cancelled") {
+                        return true;
+                    }
+                }
+            }
+            false
+        })
+        .await;
+        let queued = payloads(&java_view(&raw, "given-up").await);
+        let expected: Vec<Bytes> = values[..queued.len()].iter().map(|v| b(v)).collect();
+        assert_eq!(queued, expected, "a prefix of the values, in order");
+        assert!(
+            (offered..=offered + unknown).contains(&queued.len()),
+            "{} queued; {offered} + {unknown} said",
+            queued.len()
+        );
+        q.offer_all([("after".to_owned(), HOUR)]).await.unwrap();
+        assert_eq!(q.len().await.unwrap(), queued.len() + 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_payloads_go_in_chunks_bounded_by_bytes() {
     deadline(async {
         let redis = RedisServer::start().await;

@@ -213,6 +213,9 @@ impl<T: 'static> DelayedQueue<T> {
             sequence.key(),
         ];
         let mut added = 0;
+        // Chunks of any round whose outcome is unknown may still land (until
+        // the sequence is cancelled): how far they reach.
+        let mut unknown_until = 0;
         let mut collisions = (0, 0);
         let mut stalls = 0;
         let mut failing_since = None;
@@ -221,10 +224,11 @@ impl<T: 'static> DelayedQueue<T> {
             let round = self.bulk_round(conn, &keys, items, added).await;
             let progress = round.added > added;
             added = round.added;
+            unknown_until = unknown_until.max(round.unknown_until);
             if progress {
                 (stalls, failing_since, pause) = (0, None, Duration::from_millis(50));
             }
-            let give_up = |error: Error| self.partly_offered(round.added, round.unknown_until, error);
+            let give_up = |error: Error| self.partly_offered(added, unknown_until, error);
             match round.stop {
                 Stop::Done => {
                     sequence.finish();
