@@ -241,7 +241,13 @@ mod tests {
     #[test]
     fn every_script_starts_with_the_shared_lua() {
         let libs = LIBS.concat();
-        for script in [&SCRIPTS.offer, &SCRIPTS.claim, &SCRIPTS.drain, &SCRIPTS.cancel_request] {
+        for script in [
+            &SCRIPTS.offer,
+            &SCRIPTS.offer_all,
+            &SCRIPTS.claim,
+            &SCRIPTS.drain,
+            &SCRIPTS.cancel_request,
+        ] {
             assert!(script.body.starts_with(&libs), "{}", script.name);
             assert_eq!(script.sha1, fred::util::sha1_hash(script.body));
         }
