@@ -3,12 +3,13 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, memory, reliable, codecs, ratelimit, dashboard, big; `large` runs
+//! (offers, bulk, lateness, backlog, queues, takes, memory, reliable, codecs, ratelimit, dashboard, big; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
 mod backlog;
 mod big_queue;
+mod bulk_offers;
 mod codecs;
 #[cfg(feature = "dashboard")]
 mod dashboard;
@@ -132,6 +133,74 @@ async fn run() {
             .ratio(ratio)
             .target("≥ 0.80× ceiling", ratio >= 0.8),
         );
+    }
+
+    if wanted("bulk") {
+        eprintln!(
+            "1b. bulk offers ({} per offer_all, against the single-offer ceiling)...",
+            thousands(bulk_offers::ELEMENTS as u64)
+        );
+        let redis = RedisServer::start().await;
+        let b = bulk_offers::run(&redis).await;
+        let scenario = "1b. bulk offers";
+        let ratio = b.rate / b.ceiling;
+        rows.push(
+            Row::new(
+                scenario,
+                &format!("elements/s, offer_all of {}", thousands(bulk_offers::ELEMENTS as u64)),
+            )
+            .values(
+                format!("{} (median of 3)", rate(b.rate)),
+                format!(
+                    "{} (single-offer ceiling: redis-benchmark EVALSHA, pipelined)",
+                    rate(b.ceiling)
+                ),
+            )
+            .ratio(ratio)
+            .target("≥ 3× ceiling", ratio >= 3.0),
+        );
+        rows.push(
+            Row::new(scenario, "elements/s, offer_all of 20,000 × 10 KB")
+                .values(rate(b.large_rate), "—".into())
+                .ratio(b.large_rate / b.ceiling),
+        );
+        let ms = |us: u64| format!("{:.2} ms", us as f64 / 1000.0);
+        let big = thousands(bulk_offers::BIG_SET as u64);
+        for (what, scripts) in [
+            ("small values".to_owned(), b.small),
+            ("10 KB values".to_owned(), b.large),
+            (format!("both, on a timeout set of {big}"), b.big_set),
+        ] {
+            rows.push(
+                Row::new(scenario, &format!("script time, {what}: median / p99 / longest"))
+                    .values(
+                        format!(
+                            "{} / {} / {}",
+                            ms(scripts.median_us),
+                            ms(scripts.p99_us),
+                            ms(scripts.longest_us)
+                        ),
+                        "—".into(),
+                    )
+                    .target(
+                        "longest script ≤ 10 ms",
+                        scripts.longest_us > 0 && scripts.longest_us <= 10_000,
+                    ),
+            );
+        }
+        if let Some(cli) = b.cli_rate {
+            rows.push(
+                Row::new(
+                    scenario,
+                    &format!(
+                        "delayq offer --from-file, {} lines (whole process)",
+                        thousands(bulk_offers::ELEMENTS as u64)
+                    ),
+                )
+                .values(rate(cli), "—".into())
+                .ratio(cli / b.ceiling),
+            );
+        }
     }
 
     if wanted("lateness") {
