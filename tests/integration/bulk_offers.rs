@@ -474,6 +474,29 @@ async fn a_call_given_up_says_which_values_may_be_queued_and_no_more_land_later(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunks_that_run_out_of_order_after_a_script_flush_land_in_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("flushed", LongCodec).unwrap().without_transfer();
+        // Each flush makes the chunks in flight fail with NOSCRIPT and each
+        // falls back to EVAL on its own: they may run in any order.
+        let flushing = tokio::spawn(async move {
+            loop {
+                raw.cmd("SCRIPT", vec!["FLUSH".into()]).await;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        });
+        let n = 20_000i64;
+        q.offer_all((0..n).map(|i| (i, HOUR))).await.unwrap();
+        flushing.abort();
+        assert_eq!(q.read_all().await.unwrap(), (0..n).collect::<Vec<_>>());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_payloads_go_in_chunks_bounded_by_bytes() {
     deadline(async {
         let redis = RedisServer::start().await;

@@ -295,17 +295,21 @@ impl<T: 'static> DelayedQueue<T> {
         loop {
             while !stopped && in_flight.len() < BULK_IN_FLIGHT && next < items.len() {
                 let (start, end) = (next, chunk_end(items, next));
+                // What Redis had added before this chunk was sent: its reply
+                // cannot be less (replies of chunks that ran out of order,
+                // such as after NOSCRIPT, can be less than later ones).
+                let known = round.added;
                 let chunk = self.send_chunk(conn, keys.to_vec(), items, start, end);
-                in_flight.push_back(async move { (start, end, chunk.await) });
+                in_flight.push_back(async move { (start, end, known, chunk.await) });
                 next = end;
             }
-            let Some((start, end, reply)) = in_flight.next().await else {
+            let Some((start, end, known, reply)) = in_flight.next().await else {
                 return round;
             };
             let stop = match reply {
-                Ok(added) if added < round.added => Some(Stop::RecordLost),
+                Ok(added) if added < known => Some(Stop::RecordLost),
                 Ok(added) => {
-                    round.added = added;
+                    round.added = round.added.max(added);
                     match added {
                         _ if added >= end => None,
                         _ if added >= start => Some(Stop::Collision(added)),
