@@ -119,13 +119,17 @@ pub async fn run(redis: &RedisServer) -> BigQueue {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let drain_seconds = started.elapsed().as_secs_f64();
+    // Stopped first (its run in flight finishes), so the keys are read at rest.
+    drainer.shutdown().await;
     let longest_script_us = admin.slowest("evalsha").await;
     let zcard = admin.cmd("ZCARD", vec![transferring.keys().timeout().into()]).await;
     let llen = admin.cmd("LLEN", vec![transferring.keys().pending().into()]).await;
-    let ready = destination.len().await.unwrap();
+    let ready = match admin.cmd("LLEN", vec![transferring.keys().destination().into()]).await {
+        Value::Integer(n) => n as usize,
+        other => panic!("LLEN: {other:?}"),
+    };
     let consistent =
         matches!((&zcard, &llen), (Value::Integer(z), Value::Integer(l)) if z == l && *z as usize + ready == PENDING);
-    drainer.shutdown().await;
     client.shutdown().await;
     BigQueue {
         offer_rate: PENDING as f64 / offer_seconds,

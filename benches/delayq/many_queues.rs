@@ -26,6 +26,9 @@ pub struct ManyQueues {
     pub p99: f64,
     pub max: f64,
     pub subscriber_connections: usize,
+    /// Seconds from registering to every channel subscribed / every check run done.
+    pub subscribed_s: f64,
+    pub checked_s: f64,
     pub subscribed_channels: i64,
     pub rss_mb: f64,
     /// Client memory (RSS growth) per registered queue, handle included.
@@ -151,11 +154,15 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    eprintln!(
-        "   {} queues registered and subscribed in {:.1} s",
-        QUEUES,
-        started.elapsed().as_secs_f64()
-    );
+    let subscribed = started.elapsed().as_secs_f64();
+    // Each subscribed queue gets a check run (something may be due already):
+    // the offers below start once those are over, so lateness is steady state.
+    while client.stats().transfer_runs < QUEUES as u64 {
+        assert!(started.elapsed() < Duration::from_secs(300), "check runs did not finish");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let checked = started.elapsed().as_secs_f64();
+    eprintln!("   {QUEUES} queues registered and subscribed in {subscribed:.1} s, their check runs done in {checked:.1} s");
     let rss_mb = rss_bytes() as f64 / 1_048_576.0;
     let bytes_per_queue = rss_bytes().saturating_sub(rss_before) as f64 / QUEUES as f64;
     let (seen, observer) = observe(redis, OFFERED).await;
@@ -215,6 +222,8 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
         p99,
         max,
         subscriber_connections: subscribers.len(),
+        subscribed_s: subscribed,
+        checked_s: checked,
         subscribed_channels: subscribers.iter().sum(),
         rss_mb,
         bytes_per_queue,
