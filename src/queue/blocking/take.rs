@@ -230,7 +230,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// head of the list (see `detached`). The fast path of every take: what
     /// it needs to give a value back is kept inline, not allocated.
     pub(super) async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
-        let conn = self.core.conn()?;
+        let conn = self.core.conn_for(name)?;
         let key = Key::from(name);
         let pop: Command<_> = {
             let (conn, key) = (conn.clone(), key.clone());
