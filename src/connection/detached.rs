@@ -61,6 +61,28 @@ pub(crate) async fn push_back(
     }
 }
 
+/// Moves a value that was moved from the `from` end (`LEFT`/`RIGHT`) of
+/// `source` to the `to` end of `destination`, for a caller that is gone,
+/// back where it came from (`undo_move.lua`; nothing if it is no longer there).
+pub(crate) async fn undo_move(
+    conn: &fred::clients::Client,
+    source: &str,
+    destination: &str,
+    value: Bytes,
+    from: &'static str,
+    to: &'static str,
+) -> bool {
+    let keys = vec![Key::from(source), Key::from(destination)];
+    let args = vec![Value::Bytes(value), Value::from(from), Value::from(to)];
+    match SCRIPTS.undo_move.run(conn, keys, args).await {
+        Ok(_) => true,
+        Err(error) => {
+            tracing::error!(queue = source, %error, "could not give back a value moved for a cancelled take");
+            false
+        }
+    }
+}
+
 /// How long an abandoned command may take to end and give its value back.
 const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -4,13 +4,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use fred::interfaces::KeysInterface;
-use fred::types::Value;
+use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
+use fred::types::lists::LMoveDirection;
+use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
+use crate::connection::detached::{detach, undo_move, Command};
 use crate::connection::reply;
-use crate::connection::script::SCRIPTS;
+use crate::connection::script::{Resend, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::telemetry::DeadLettered;
@@ -108,22 +110,27 @@ impl<T: 'static> ReliableQueue<T> {
         if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
-        let (dest, staging) = (self.keys.destination(), self.keys.staging());
-        let args = |secs: f64| {
-            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
-            args.push(Value::from(secs));
-            args
+        let value = match self.move_ready().await? {
+            Some(value) => value,
+            None => {
+                let (dest, staging) = (self.keys.destination(), self.keys.staging());
+                let args = |secs: f64| {
+                    let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
+                    args.push(Value::from(secs));
+                    args
+                };
+                let Some(moved) = self
+                    .core
+                    .connections
+                    .blocking
+                    .wait("BLMOVE", dest, deadline, args)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                reply::bytes(moved)?
+            }
         };
-        let Some(moved) = self
-            .core
-            .connections
-            .blocking
-            .wait("BLMOVE", dest, deadline, args)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let value = reply::bytes(moved)?;
         let id = ElementId::random(Format::Modern).to_bytes();
         let keys = vec![
             self.keys.staging().into(),
@@ -220,6 +227,47 @@ impl<T: 'static> ReliableQueue<T> {
 }
 
 impl<T: 'static> ReliableQueue<T> {
+    /// Moves a ready value to the staging list with `LMOVE` on the shared,
+    /// pipelined connections: when the queue has values, as good as the
+    /// `BLMOVE`, and no dedicated connection is leased. `None` when the queue
+    /// is empty. Sent once and safe to cancel: a value moved for a caller
+    /// that has stopped waiting goes back to the head of the queue (as for the
+    /// `BLMOVE`). A lost reply may leave the value in the staging list, where
+    /// the reaper finds it; the take then waits with the `BLMOVE`.
+    async fn move_ready(&self) -> Result<Option<Bytes>> {
+        let (dest, staging) = (self.keys.destination(), self.keys.staging());
+        let conn = self.core.conn_for(dest)?;
+        let command: Command<_> = {
+            let (conn, from, to) = (conn.clone(), Key::from(dest), Key::from(staging));
+            Box::pin(async move {
+                let once = Resend::Once.options();
+                conn.with_options(&once)
+                    .lmove::<Option<Bytes>, _, _>(from, to, LMoveDirection::Left, LMoveDirection::Right)
+                    .await
+            })
+        };
+        let give_back = {
+            let (conn, keys) = (conn.clone(), self.keys.clone());
+            move |reply: std::result::Result<Option<Bytes>, fred::error::Error>| async move {
+                if let Ok(Some(value)) = reply {
+                    undo_move(&conn, keys.destination(), keys.staging(), value, "LEFT", "RIGHT").await;
+                }
+            }
+        };
+        let moved = detach(command, give_back, self.core.settling()).reply().await;
+        match moved {
+            Ok(moved) => Ok(moved),
+            Err(error) => {
+                let error = Error::from_command(error, dest);
+                if !error.is_transient() {
+                    return Err(error);
+                }
+                tracing::warn!(queue = dest, %error, "the reply of a move was lost; if the value moved, the reaper returns it");
+                Ok(None)
+            }
+        }
+    }
+
     /// Waits until the queue is resumed, looking every [`PAUSED_RECHECK`]
     /// (ends early at shutdown or at `deadline`).
     async fn wait_while_paused(&self, deadline: Option<Instant>) -> Result<()> {
