@@ -1,5 +1,6 @@
 //! The worker's loop: take when a slot is free, run the handler in a task of
-//! its own, settle the delivery by what it returned.
+//! its own, settle the delivery by what it returned; while values are ready,
+//! the slot's task takes the next one itself.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,20 +62,15 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             Ok(None) => {}
             Ok(Some(delivery)) => {
                 pause = TAKE_BACKOFF.0;
-                running.spawn(handle_one(Arc::clone(&context), delivery, slot));
+                running.spawn(handle_then_take_ready(
+                    Arc::clone(&context),
+                    delivery,
+                    slot,
+                    stop.clone(),
+                ));
             }
             Err(Error::Shutdown) => break,
-            Err(Error::Decode(error)) => {
-                Counters::add(&context.counters.undecodable);
-                let action = if error.restored() {
-                    Counters::add(&context.counters.dead_lettered);
-                    FailureAction::DeadLettered
-                } else {
-                    FailureAction::Unsettled
-                };
-                tracing::warn!(queue, %error, ?action, "a value could not be decoded");
-                report(&context, 0, Box::new(error), action);
-            }
+            Err(Error::Decode(error)) => undecodable(&context, error),
             Err(error) => {
                 tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
                 tokio::select! {
@@ -114,8 +110,53 @@ async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery
     taken
 }
 
+fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeError) {
+    Counters::add(&context.counters.undecodable);
+    let action = if error.restored() {
+        Counters::add(&context.counters.dead_lettered);
+        FailureAction::DeadLettered
+    } else {
+        FailureAction::Unsettled
+    };
+    tracing::warn!(queue = context.queue.name(), %error, ?action, "a value could not be decoded");
+    report(context, 0, Box::new(error), action);
+}
+
+/// Handles a delivery in its slot, then, while values are ready and the
+/// worker is not stopping, takes and handles the next ones in the same slot
+/// (`LMOVE` and claim on the shared connections, never a blocking move): a
+/// busy queue is taken from by every slot at once, while an idle worker
+/// waits with the consume loop's one blocking take. Rate-limited slots take
+/// turns through the loop instead.
+async fn handle_then_take_ready<T: Send + 'static>(
+    context: Arc<Context<T>>,
+    delivery: Delivery<T>,
+    _slot: OwnedSemaphorePermit,
+    stop: CancellationToken,
+) {
+    handle_one(&context, delivery).await;
+    if context.limiter.is_some() {
+        return;
+    }
+    loop {
+        // A take dropped by the stop gives back what it moved (see `take`).
+        let taken = tokio::select! {
+            biased;
+            _ = stop.cancelled() => return,
+            taken = context.queue.take_ready() => taken,
+        };
+        match taken {
+            Ok(Some(delivery)) => handle_one(&context, delivery).await,
+            Ok(None) => return,
+            Err(Error::Decode(error)) => undecodable(&context, error),
+            // The consume loop's take meets it too, and backs off.
+            Err(_) => return,
+        }
+    }
+}
+
 /// Runs the handler for one delivery and settles it.
-async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Delivery<T>, _slot: OwnedSemaphorePermit) {
+async fn handle_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) {
     let queue = context.queue.name();
     let attempt = delivery.delivery_count();
     let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
@@ -125,7 +166,7 @@ async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Deliv
     let (value, mut handle) = delivery.into_parts();
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(&context, value, &handle).instrument(span.clone()).await else {
+    let Some(result) = run_handler(context, value, &handle).instrument(span.clone()).await else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
         if let Err(error) = handle.give_back(GiveBack::Head).await {
             tracing::warn!(parent: &span, %error, "could not give back a cancelled value; its visibility timeout will");
@@ -148,7 +189,7 @@ async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Deliv
                 tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
             }
         },
-        Err(error) => settle_failure(&context, &mut handle, attempt, error, took, &span).await,
+        Err(error) => settle_failure(context, &mut handle, attempt, error, took, &span).await,
     }
 }
 

@@ -576,3 +576,66 @@ async fn identical_payloads_handled_at_once_are_each_a_first_attempt() {
     })
     .await;
 }
+
+/// While values are ready, each slot that finishes takes the next value
+/// itself (`LMOVE` and claim on the shared connections), so takes run as
+/// concurrently as handlers; once the queue is empty the worker waits with
+/// one blocking read, whatever its concurrency. Every value is handled once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let monitor = redis.monitor().await;
+        let dest = client.blocking_queue("slots", LongCodec).unwrap();
+        dest.offer_all(0..300i64).await.unwrap();
+        let seen: Log<i64> = Arc::default();
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let worker = client.worker("slots", LongCodec).unwrap().concurrency(8).run({
+            let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
+            move |value: i64| {
+                let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
+                async move {
+                    let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(running, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    seen.lock().push(value);
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, BoxError>(())
+                }
+            }
+        });
+        eventually(Duration::from_secs(20), "all 300 handled", || async {
+            seen.lock().len() >= 300
+        })
+        .await;
+        eventually(Duration::from_secs(20), "the idle worker waits", || async {
+            raw.info_field("clients", "blocked_clients").await == "1"
+        })
+        .await;
+        // Its other seven slots are free, and take nothing from an empty queue.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(raw.info_field("clients", "blocked_clients").await, "1");
+        let blocking_moves = monitor
+            .entries()
+            .await
+            .iter()
+            .filter(|c| !c.from_lua && c.name() == "blmove")
+            .count();
+        assert!(
+            blocking_moves < 300,
+            "ready values are moved without waiting ({blocking_moves} BLMOVEs)"
+        );
+        let report = worker.shutdown().await;
+        let mut values = seen.lock().clone();
+        values.sort();
+        assert_eq!(values, (0..300).collect::<Vec<_>>(), "each value handled exactly once");
+        assert!(most.load(Ordering::SeqCst) <= 8, "never more than 8 handlers at once");
+        assert_eq!((report.handled, report.succeeded), (300, 300));
+        let reliable = client.reliable_queue("slots", LongCodec).unwrap();
+        assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
+        assert_eq!(dest.len().await.unwrap(), 0);
+    })
+    .await;
+}

@@ -105,13 +105,27 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
+    /// A delivery of a value that is ready now, without waiting for one:
+    /// `None` when the queue is empty (or paused, or the claim lost its
+    /// value). Never leases a dedicated connection (see `move_ready`).
+    pub(crate) async fn take_ready(&self) -> Result<Option<Delivery<T>>> {
+        self.next_or_wait(None, false).await
+    }
+
     /// One move and claim; `None` when nothing came or the claim lost its value.
     pub(super) async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
+        self.next_or_wait(deadline, true).await
+    }
+
+    /// One move and claim; with `wait`, waits for a value (until `deadline`)
+    /// when none is ready, and while the queue is paused.
+    async fn next_or_wait(&self, deadline: Option<Instant>, wait: bool) -> Result<Option<Delivery<T>>> {
         if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
         let value = match self.move_ready().await? {
             Some(value) => value,
+            None if !wait => return Ok(None),
             None => {
                 let (dest, staging) = (self.keys.destination(), self.keys.staging());
                 let args = |secs: f64| {
@@ -189,7 +203,9 @@ impl<T: 'static> ReliableQueue<T> {
             "paused" => {
                 // Take nothing more until the pause ends: each BLMOVE meanwhile
                 // would move a value out and back, reordering the list.
-                self.wait_while_paused(deadline).await?;
+                if wait {
+                    self.wait_while_paused(deadline).await?;
+                }
                 return Ok(None);
             }
             "dead" => {
