@@ -5,7 +5,8 @@
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
---         probe (0 in normal runs)
+--         probe (0 in normal runs, which still scan the whole list for as
+--         many elements as DELAYQ_SCAN_BUDGET list elements allow)
 -- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due,
 -- first_moved_due_ms or nil, pending count, ready count}: deep = 1 when it
 -- stopped at a due element deep inside a long pending list (due = how many
@@ -48,6 +49,12 @@ while #due < limit and bytes < DELAYQ_BATCH_BYTES do
   end
 end
 local len = redis.call('llen', KEYS[3])
+-- A short list (tens of thousands) is cheaper to scan whole for a few due
+-- elements (~18 ns an element) than to give up and run again for them.
+local DELAYQ_SCAN_BUDGET = 50000
+if len > 0 then
+  full_scans = math.max(full_scans, math.floor(DELAYQ_SCAN_BUDGET / len))
+end
 local moved = {}
 local head_marks, tail_marks = 0, 0
 local deep = 0

@@ -124,6 +124,27 @@ pub enum Error {
         /// The connection error.
         source: RedisError,
     },
+    /// [`DelayedQueue::offer_all`](crate::DelayedQueue::offer_all) failed
+    /// after it had sent values. Values are queued in the order given, each
+    /// at most once: the first `offered` are queued; of the `unknown` after
+    /// them it is not known (the connection failed with them in flight:
+    /// delayq cancels the rest of the call as soon as Redis answers, so no
+    /// more of them is queued after that); none after those is queued.
+    /// Offer `values[offered + unknown..]` again, and look at the `unknown`
+    /// ones (`read_all`, `contains`) before offering them again.
+    #[error(
+        "offer_all on `{queue}` stopped: the first {offered} values are queued, {unknown} after them may be, the rest are not: {source}"
+    )]
+    PartlyOffered {
+        /// The queue.
+        queue: String,
+        /// How many values, from the first one given, are queued.
+        offered: usize,
+        /// How many values after those may or may not be queued.
+        unknown: usize,
+        /// What stopped the call.
+        source: Box<Error>,
+    },
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -170,6 +191,7 @@ impl Error {
                 is_transient(&e.0)
             }
             Error::Script { message, .. } => is_transient_reply(message),
+            Error::PartlyOffered { source, .. } => source.is_transient(),
             _ => false,
         }
     }

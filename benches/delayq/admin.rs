@@ -37,6 +37,11 @@ impl Admin {
 
     /// The longest run, in µs, of the commands named `name` in the slow log.
     pub async fn slowest(&self, name: &str) -> u64 {
+        self.durations(name).await.into_iter().max().unwrap_or(0)
+    }
+
+    /// How long, in µs, each run of the commands named `name` in the slow log took.
+    pub async fn durations(&self, name: &str) -> Vec<u64> {
         let entries = match self.cmd("SLOWLOG", vec!["GET".into(), 1_000_000.into()]).await {
             Value::Array(entries) => entries,
             other => panic!("SLOWLOG GET: {other:?}"),
@@ -55,7 +60,6 @@ impl Admin {
                 }
                 _ => None,
             })
-            .max()
-            .unwrap_or(0)
+            .collect()
     }
 }

@@ -33,7 +33,7 @@ async fn load(admin: &Admin, keys: &QueueKeys, soon: i64, later: i64) {
 
 /// `total` elements with payloads of `size` bytes, a tenth of them (spread
 /// through the list) due at `soon`, the others at `later`.
-async fn load_sized(admin: &Admin, keys: &QueueKeys, soon: i64, later: i64, total: i64, size: i64) {
+pub async fn load_sized(admin: &Admin, keys: &QueueKeys, soon: i64, later: i64, total: i64, size: i64) {
     let sha = admin.script_load(include_str!("load_backlog.lua")).await;
     // About 100 MB a script at most.
     let step = (100_000_000 / size).clamp(1_000, 100_000);

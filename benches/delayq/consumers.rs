@@ -1,4 +1,4 @@
-//! Scenario 11, consumers: values handled per second with a no-op handler
+//! Scenario 12, consumers: values handled per second with a no-op handler
 //! through `BlockingQueue::stream`, `ReliableQueue::stream` (each delivery
 //! acked) and a `Worker`, with 1, 8 and 64 at once, against a baseline on the
 //! same server in the same run (medians of alternating runs).

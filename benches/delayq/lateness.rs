@@ -1,8 +1,9 @@
-//! Scenario 2: delivery lateness at 2,000 offers/s, delays spread over 0–5 s.
+//! Scenario 2: delivery lateness at 500, 2,000 and 10,000 offers/s for 10 s,
+//! delays spread over 1–5 s.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use delayq::{Client, LongCodec};
 use parking_lot::Mutex;
@@ -12,9 +13,18 @@ use crate::admin::Admin;
 use crate::measure::{now_ms_f64, percentiles, CpuWindow};
 use crate::RedisServer;
 
-pub const ELEMENTS: usize = 20_000;
-const RATE: usize = 2_000;
+/// Offers per second of each run (500, 2,000 and 10,000, or the list in
+/// `DELAYQ_BENCH_RATES`, e.g. `2000,10000`); every run offers for [`SECONDS`].
+pub fn rates() -> Vec<usize> {
+    std::env::var("DELAYQ_BENCH_RATES")
+        .ok()
+        .map(|list| list.split(',').filter_map(|r| r.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![500, 2_000, 10_000])
+}
+const SECONDS: usize = 10;
 const MAX_DELAY_MS: u64 = 5_000;
+/// Tasks calling `take()`: enough that taking never holds deliveries back at 10,000/s.
+const CONSUMERS: usize = 8;
 
 pub struct Lateness {
     pub p50: f64,
@@ -22,7 +32,10 @@ pub struct Lateness {
     pub max: f64,
     pub cpu_ours: f64,
     pub cpu_redis: f64,
+    /// CPU seconds (this process + Redis) over the run, per 1,000 delivered.
+    pub cpu_ms_per_1000: f64,
     pub script_runs: u64,
+    pub elements: usize,
 }
 
 /// Which transfer moves the elements.
@@ -32,7 +45,8 @@ pub enum Transfer {
     Redisson,
 }
 
-pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
+pub async fn run(redis: &RedisServer, transfer: Transfer, rate: usize) -> Lateness {
+    let elements = rate * SECONDS;
     let client = Client::builder().url(redis.url()).build().await.unwrap();
     let name = "lateness";
     let stop = CancellationToken::new();
@@ -56,13 +70,13 @@ pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
     tokio::time::sleep(Duration::from_millis(300)).await; // subscriptions settle
     let cpu = CpuWindow::start(redis.pid());
     let runs_before = client.stats().transfer_runs;
-    let lateness = Arc::new(Mutex::new(Vec::with_capacity(ELEMENTS)));
-    let consumers: Vec<_> = (0..2)
+    let lateness = Arc::new(Mutex::new(Vec::with_capacity(elements)));
+    let consumers: Vec<_> = (0..CONSUMERS)
         .map(|_| {
             let dest = queue.destination();
             let lateness = lateness.clone();
             tokio::spawn(async move {
-                while lateness.lock().len() < ELEMENTS {
+                while lateness.lock().len() < elements {
                     if let Ok(Some(due)) = dest.take_timeout(Duration::from_millis(200)).await {
                         lateness.lock().push(now_ms_f64() - due as f64);
                     }
@@ -70,16 +84,25 @@ pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
             })
         })
         .collect();
-    // 2,000 offers a second: 10 every 5 ms, each its own offer.
+    // `rate` offers a second, in ticks of 5 ms, each its own offer. Each is
+    // offered for an exact due ms (the value it carries), so lateness is
+    // measured from the element's own score.
     let mut tick = tokio::time::interval(Duration::from_millis(5));
-    let per_tick = RATE / 200;
-    for _ in 0..ELEMENTS / per_tick {
+    let per_tick = rate / 200;
+    for _ in 0..elements / per_tick {
         tick.tick().await;
+        let now = now_ms_f64() as i64;
         let offers = (0..per_tick).map(|_| {
-            let delay = Duration::from_millis(fastrand::u64(0..=MAX_DELAY_MS));
-            let due = (now_ms_f64() + delay.as_millis() as f64) as i64;
+            let due = now + fastrand::i64(1..=MAX_DELAY_MS as i64);
             let queue = queue.clone();
-            async move { queue.offer(&due, delay).await.unwrap() }
+            async move {
+                let at = UNIX_EPOCH + Duration::from_millis(due as u64);
+                match queue.offer_at(&due, at).await {
+                    // Stalled past its due ms before offering: due now, later than it says.
+                    Err(delayq::Error::InvalidDelay(_)) => queue.offer(&due, Duration::ZERO).await.unwrap(),
+                    other => other.unwrap(),
+                }
+            }
         });
         futures_util::future::join_all(offers).await;
     }
@@ -90,6 +113,7 @@ pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
             .unwrap();
     }
     let (cpu_ours, cpu_redis) = cpu.stop();
+    let cpu_ms_per_1000 = cpu.seconds_used() * 1000.0 / elements as f64 * 1000.0;
     stop.cancel();
     let script_runs = match transfer {
         Transfer::Delayq => client.stats().transfer_runs - runs_before,
@@ -103,6 +127,8 @@ pub async fn run(redis: &RedisServer, transfer: Transfer) -> Lateness {
         max,
         cpu_ours,
         cpu_redis,
+        cpu_ms_per_1000,
         script_runs,
+        elements,
     }
 }

@@ -3,16 +3,19 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard; `large` runs
+//! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
 mod backlog;
+mod big_queue;
+mod bulk_offers;
 mod codecs;
 mod consumers;
 #[cfg(feature = "dashboard")]
 mod dashboard;
 mod lateness;
+mod lateness_parts;
 mod many_queues;
 mod measure;
 mod memory;
@@ -47,6 +50,41 @@ fn machine() -> String {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
     format!("{cores} cores, {model}; {redis}")
+}
+
+/// Scenario 2's rows for one rate; the targets hold at 2,000/s.
+fn lateness_rows(rate: usize, ours: &lateness::Lateness, theirs: &lateness::Lateness) -> Vec<Row> {
+    let scenario = format!("2. lateness, {}/s", thousands(rate as u64));
+    let ms = |l: &lateness::Lateness| format!("{:.1} / {:.1} / {:.1} ms", l.p50, l.p99, l.max);
+    let targeted = rate == 2_000;
+    let per_element = |l: &lateness::Lateness| l.script_runs as f64 / l.elements as f64;
+    let mut latency = Row::new(&scenario, "lateness p50 / p99 / max")
+        .values(ms(ours), format!("{} (Redisson's scheduling, emulated)", ms(theirs)))
+        .ratio(ours.p99 / theirs.p99);
+    let mut scripts = Row::new(&scenario, "transfer scripts per delivered element")
+        .values(
+            format!("{:.2} ({})", per_element(ours), thousands(ours.script_runs)),
+            format!("{:.2} ({})", per_element(theirs), thousands(theirs.script_runs)),
+        )
+        .ratio(per_element(ours) / per_element(theirs));
+    let mut cpu = Row::new(&scenario, "CPU: bench process (delayq) / redis-server")
+        .values(
+            format!("{:.0}% / {:.0}%", ours.cpu_ours, ours.cpu_redis),
+            format!("{:.0}% / {:.0}%", theirs.cpu_ours, theirs.cpu_redis),
+        )
+        .note("% of one core, whole run");
+    if targeted {
+        latency = latency.target("p99 ≤ 1.5 ms, max ≤ 5 ms", ours.p99 <= 1.5 && ours.max <= 5.0);
+        scripts = scripts.target("≤ 0.6", per_element(ours) <= 0.6);
+        cpu = cpu.target("process ≤ 20%", ours.cpu_ours <= 20.0);
+    }
+    let per_1000 = Row::new(&scenario, "CPU per 1,000 delivered (process + Redis)")
+        .values(
+            format!("{:.0} ms", ours.cpu_ms_per_1000),
+            format!("{:.0} ms", theirs.cpu_ms_per_1000),
+        )
+        .ratio(ours.cpu_ms_per_1000 / theirs.cpu_ms_per_1000);
+    vec![latency, scripts, cpu, per_1000]
 }
 
 fn wanted(name: &str) -> bool {
@@ -99,44 +137,118 @@ async fn run() {
         );
     }
 
-    if wanted("lateness") {
-        eprintln!("2. delivery lateness (20,000 elements at 2,000/s, twice)...");
+    if wanted("bulk") {
+        eprintln!(
+            "1b. bulk offers ({} per offer_all, against the single-offer ceiling)...",
+            thousands(bulk_offers::ELEMENTS as u64)
+        );
         let redis = RedisServer::start().await;
-        let ours = lateness::run(&redis, lateness::Transfer::Delayq).await;
-        let redis = RedisServer::start().await;
-        let theirs = lateness::run(&redis, lateness::Transfer::Redisson).await;
-        let ms = |v: f64| format!("{v:.1} ms");
-        for (metric, a, b) in [
-            ("lateness p50", ours.p50, theirs.p50),
-            ("lateness p99", ours.p99, theirs.p99),
+        let b = bulk_offers::run(&redis).await;
+        let scenario = "1b. bulk offers";
+        let ratio = b.rate / b.ceiling;
+        rows.push(
+            Row::new(
+                scenario,
+                &format!("elements/s, offer_all of {}", thousands(bulk_offers::ELEMENTS as u64)),
+            )
+            .values(
+                format!("{} (median of 3)", rate(b.rate)),
+                format!(
+                    "{} (single-offer ceiling: redis-benchmark EVALSHA, pipelined)",
+                    rate(b.ceiling)
+                ),
+            )
+            .ratio(ratio)
+            .target("≥ 3× ceiling", ratio >= 3.0),
+        );
+        rows.push(
+            Row::new(scenario, "elements/s, offer_all of 20,000 × 10 KB")
+                .values(rate(b.large_rate), "—".into())
+                .ratio(b.large_rate / b.ceiling),
+        );
+        let ms = |us: u64| format!("{:.2} ms", us as f64 / 1000.0);
+        let big = thousands(bulk_offers::BIG_SET as u64);
+        for (what, scripts) in [
+            ("small values".to_owned(), b.small),
+            ("10 KB values".to_owned(), b.large),
+            (format!("both, on a timeout set of {big}"), b.big_set),
         ] {
-            let row = Row::new("2. delivery lateness", metric)
-                .values(ms(a), format!("{} (Redisson's scheduling, emulated)", ms(b)))
-                .ratio(a / b);
-            rows.push(if metric.ends_with("p99") {
-                row.target("p99 ≤ 5 ms", ours.p99 <= 5.0)
-            } else {
-                row
-            });
+            rows.push(
+                Row::new(scenario, &format!("script time, {what}: median / p99 / longest"))
+                    .values(
+                        format!(
+                            "{} / {} / {}",
+                            ms(scripts.median_us),
+                            ms(scripts.p99_us),
+                            ms(scripts.longest_us)
+                        ),
+                        "—".into(),
+                    )
+                    .target(
+                        "longest script ≤ 10 ms",
+                        scripts.longest_us > 0 && scripts.longest_us <= 10_000,
+                    ),
+            );
         }
-        rows.push(
-            Row::new("2. delivery lateness", "lateness max")
-                .values(ms(ours.max), ms(theirs.max))
-                .ratio(ours.max / theirs.max),
-        );
-        rows.push(
-            Row::new("2. delivery lateness", "CPU: delayq process / redis-server")
-                .values(
-                    format!("{:.0}% / {:.0}%", ours.cpu_ours, ours.cpu_redis),
-                    format!("{:.0}% / {:.0}%", theirs.cpu_ours, theirs.cpu_redis),
+        if let Some(cli) = b.cli_rate {
+            rows.push(
+                Row::new(
+                    scenario,
+                    &format!(
+                        "delayq offer --from-file, {} lines (whole process)",
+                        thousands(bulk_offers::ELEMENTS as u64)
+                    ),
                 )
-                .note("% of one core, whole run"),
-        );
-        rows.push(
-            Row::new("2. delivery lateness", "transfer scripts run")
-                .values(thousands(ours.script_runs), thousands(theirs.script_runs))
-                .ratio(ours.script_runs as f64 / theirs.script_runs as f64),
-        );
+                .values(rate(cli), "—".into())
+                .ratio(cli / b.ceiling),
+            );
+        }
+    }
+
+    if wanted("lateness") {
+        for rate in lateness::rates() {
+            eprintln!(
+                "2. delivery lateness at {}/s for 10 s, delayq then Redisson's scheduling...",
+                thousands(rate as u64)
+            );
+            let redis = RedisServer::start().await;
+            let ours = lateness::run(&redis, lateness::Transfer::Delayq, rate).await;
+            let redis = RedisServer::start().await;
+            let theirs = lateness::run(&redis, lateness::Transfer::Redisson, rate).await;
+            rows.extend(lateness_rows(rate, &ours, &theirs));
+        }
+        eprintln!("2. where the lateness goes: timers, a transfer script, a push reaching a take...");
+        let redis = RedisServer::start().await;
+        let parts = lateness_parts::run(&redis).await;
+        let ms = |(p50, p99): (f64, f64)| format!("{p50:.2} / {p99:.2} ms");
+        for (metric, value, note) in [
+            (
+                "timer wake-up after its instant: precise timer (condvar, own thread)",
+                parts.precise_sleep,
+                "what delayq uses for the last 3 ms",
+            ),
+            (
+                "timer wake-up after its instant: tokio sleep",
+                parts.tokio_sleep,
+                "the wheel alone, before",
+            ),
+            (
+                "one transfer script moving one element, round trip",
+                parts.transfer_script,
+                "transfer_now()",
+            ),
+            (
+                "a pushed value reaching a waiting take()",
+                parts.push_to_take,
+                "RPUSH from another client",
+            ),
+        ] {
+            rows.push(
+                Row::new("2. lateness, its parts (p50 / p99)", metric)
+                    .values(ms(value), "—".into())
+                    .note(note),
+            );
+        }
     }
 
     if wanted("backlog") {
@@ -239,17 +351,20 @@ async fn run() {
     }
 
     if wanted("queues") {
-        eprintln!("4. 10,000 queues in one client...");
+        eprintln!("4. 100,000 queues in one client...");
         let redis = RedisServer::start().await;
         let m = many_queues::run(&redis).await;
         rows.push(
-            Row::new("4. many queues", "lateness p99 (10,000 queues, one element each)")
-                .values(
-                    format!("{:.1} ms (max {:.1})", m.p99, m.max),
-                    format!("{:.1} ms (same load, one queue)", m.single_p99),
-                )
-                .ratio(m.p99 / m.single_p99)
-                .target("p99 ≤ 5 ms", m.p99 <= 5.0),
+            Row::new(
+                "4. many queues",
+                "lateness p99 (100,000 queues; 20,000 get one element, 2,000/s)",
+            )
+            .values(
+                format!("{:.1} ms (max {:.1})", m.p99, m.max),
+                format!("{:.1} ms (same load, one queue)", m.single_p99),
+            )
+            .ratio(m.p99 / m.single_p99)
+            .target("p99 ≤ 5 ms", m.p99 <= 5.0),
         );
         rows.push(
             Row::new("4. many queues", "subscriber connections (channels)")
@@ -264,12 +379,21 @@ async fn run() {
                 .target("1", m.subscriber_connections == 1),
         );
         rows.push(
-            Row::new("4. many queues", "client RSS / CPU during run / CPU idle")
-                .values(
-                    format!("{:.0} MiB / {:.1}% / {:.2}%", m.rss_mb, m.cpu_run, m.cpu_idle),
-                    "—".into(),
-                )
-                .note("% of one core"),
+            Row::new(
+                "4. many queues",
+                "client RSS / per registered queue / CPU during run / CPU idle",
+            )
+            .values(
+                format!(
+                    "{:.0} MiB / {:.1} KiB / {:.1}% / {:.2}%",
+                    m.rss_mb,
+                    m.bytes_per_queue / 1024.0,
+                    m.cpu_run,
+                    m.cpu_idle
+                ),
+                "—".into(),
+            )
+            .note("% of one core"),
         );
     }
 
@@ -300,31 +424,6 @@ async fn run() {
                             .note("where the time goes"),
                     );
                 }
-            }
-        }
-    }
-
-    if wanted("consumers") {
-        eprintln!("11. consumers: streams and workers at 1, 8, 64 at once...");
-        let redis = RedisServer::start().await;
-        for consumer in consumers::Consumer::ALL {
-            for n in consumers::CONCURRENCY {
-                let (ours, baseline) = consumers::run(&redis, consumer, n).await;
-                let ratio = ours / baseline;
-                let target = if n == 1 { 0.95 } else { 0.90 };
-                rows.push(
-                    Row::new(
-                        &format!("11. consumers, {}", consumer.label()),
-                        &format!(
-                            "values/s, {}, {} ready",
-                            consumer.at_once(n),
-                            thousands(consumer.values())
-                        ),
-                    )
-                    .values(rate(ours), format!("{} ({})", rate(baseline), consumer.baseline(n)))
-                    .ratio(ratio)
-                    .target(&format!("≥ {target:.2}×"), ratio >= target),
-                );
             }
         }
     }
@@ -488,6 +587,78 @@ async fn run() {
             Row::new(scenario, "benchmark process RSS after (client + dashboard + history)")
                 .values(format!("{:.0} MiB", d.rss_mb), "—".into()),
         );
+    }
+
+    if wanted("big") {
+        eprintln!("11. one queue of 10,000,000 pending elements...");
+        let redis = RedisServer::start().await;
+        let b = big_queue::run(&redis).await;
+        let scenario = "11. a 10,000,000-element queue";
+        rows.push(
+            Row::new(scenario, "offer_all, 100,000 a call: elements/s")
+                .values(format!("{} ({:.0} s)", rate(b.offer_rate), b.offer_seconds), "—".into()),
+        );
+        rows.push(
+            Row::new(scenario, "Redis memory per pending element (8-byte payload)")
+                .values(format!("{:.0} B", b.bytes_per_element), "—".into()),
+        );
+        rows.push(
+            Row::new(scenario, "status() / first page of 50 (pending_page): median of 5")
+                .values(format!("{:.2} ms / {:.2} ms", b.status_ms, b.first_page_ms), "—".into()),
+        );
+        rows.push(
+            Row::new(scenario, "`delayq inspect big --limit 50` (whole process)")
+                .values(format!("{:.0} ms", b.cli_inspect_ms), "—".into()),
+        );
+        rows.push(
+            Row::new(
+                scenario,
+                &format!(
+                    "drain of the {} due (spread through the list; cut off at 120 s)",
+                    thousands(b.due as u64)
+                ),
+            )
+            .values(
+                format!(
+                    "{} ({} in {:.1} s)",
+                    rate(b.drain_rate),
+                    thousands(b.drained as u64),
+                    b.drain_seconds
+                ),
+                "—".into(),
+            )
+            .target("Java's keys agree, nothing lost", b.consistent),
+        );
+        rows.push(
+            Row::new(scenario, "longest single script during the drain")
+                .values(format!("{:.1} ms", b.longest_script_us as f64 / 1000.0), "—".into())
+                .target("≤ 50 ms", b.longest_script_us <= 50_000),
+        );
+    }
+
+    if wanted("consumers") {
+        eprintln!("12. consumers: streams and workers at 1, 8, 64 at once...");
+        let redis = RedisServer::start().await;
+        for consumer in consumers::Consumer::ALL {
+            for n in consumers::CONCURRENCY {
+                let (ours, baseline) = consumers::run(&redis, consumer, n).await;
+                let ratio = ours / baseline;
+                let target = if n == 1 { 0.95 } else { 0.90 };
+                rows.push(
+                    Row::new(
+                        &format!("12. consumers, {}", consumer.label()),
+                        &format!(
+                            "values/s, {}, {} ready",
+                            consumer.at_once(n),
+                            thousands(consumer.values())
+                        ),
+                    )
+                    .values(rate(ours), format!("{} ({})", rate(baseline), consumer.baseline(n)))
+                    .ratio(ratio)
+                    .target(&format!("≥ {target:.2}×"), ratio >= target),
+                );
+            }
+        }
     }
 
     println!("Machine: {}", machine());

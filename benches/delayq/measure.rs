@@ -54,6 +54,11 @@ impl CpuWindow {
         }
     }
 
+    /// CPU seconds used by this process and Redis together since `start`.
+    pub fn seconds_used(&self) -> f64 {
+        (cpu_time(None) - self.ours + cpu_time(self.redis_pid) - self.redis).as_secs_f64()
+    }
+
     /// (our CPU %, Redis CPU %) of one core over the window.
     pub fn stop(&self) -> (f64, f64) {
         let wall = self.wall.elapsed().as_secs_f64().max(1e-9);

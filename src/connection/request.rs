@@ -14,6 +14,9 @@
 //! how (drain, remove_first, remove_pending). Those that cannot be undone exactly
 //! (a removal by value, a move to another list) report
 //! [`Error::OutcomeUnknown`] instead.
+//!
+//! A [`Sequence`] is one request made of many runs (a bulk offer's chunks):
+//! every run carries its key, which records how far the whole call got.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -187,7 +190,53 @@ struct CancelUnlessAnswered {
 impl Drop for CancelUnlessAnswered {
     fn drop(&mut self) {
         if let Some(keys) = self.keys.take() {
-            cancel_in_background(self.conn.clone(), keys, &self.settling);
+            cancel_in_background(self.conn.clone(), keys, &self.settling, true);
+        }
+    }
+}
+
+/// One request made of many script runs, all carrying its key (a bulk
+/// offer's chunks: `lua/offer_all.lua` keeps the call's progress there, so
+/// a resent or late run repeats nothing).
+///
+/// Dropped before [`finish`](Self::finish) (the call failed, or its caller
+/// stopped waiting), it is cancelled in the background: a run still on its
+/// way finds the mark and does nothing, so what the call did stops changing.
+pub(crate) struct Sequence {
+    key: String,
+    conn: fred::clients::Client,
+    settling: Arc<Settling>,
+    finished: bool,
+}
+
+impl Sequence {
+    /// A new sequence on the queue `name`, run on `conn`.
+    pub fn new(name: &str, conn: &fred::clients::Client, settling: &Arc<Settling>) -> Sequence {
+        Sequence {
+            key: Request::new(name).key,
+            conn: conn.clone(),
+            settling: settling.clone(),
+            finished: false,
+        }
+    }
+
+    /// The key each run takes among its KEYS.
+    pub fn key(&self) -> Key {
+        Key::from(self.key.as_str())
+    }
+
+    /// Every run's reply was read: the record becomes the short-lived
+    /// "consumed" mark, which a copy still in flight obeys.
+    pub fn finish(mut self) {
+        self.finished = true;
+        consumed(self.conn.clone(), std::mem::take(&mut self.key));
+    }
+}
+
+impl Drop for Sequence {
+    fn drop(&mut self) {
+        if !self.finished {
+            cancel_in_background(self.conn.clone(), vec![self.key()], &self.settling, false);
         }
     }
 }
@@ -205,7 +254,9 @@ fn consumed(conn: fred::clients::Client, key: String) {
 }
 
 /// Cancels a request in a task, retrying while Redis is unreachable.
-fn cancel_in_background(conn: fred::clients::Client, keys: Vec<Key>, settling: &Arc<Settling>) {
+/// `ran_is_news`: whether finding that it ran is worth a warning (a single
+/// request's lost reply), or expected (a sequence given up part way).
+fn cancel_in_background(conn: fred::clients::Client, keys: Vec<Key>, settling: &Arc<Settling>, ran_is_news: bool) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
@@ -219,10 +270,11 @@ fn cancel_in_background(conn: fred::clients::Client, keys: Vec<Key>, settling: &
                     tracing::info!(request = ?keys.last(), "a request whose reply was lost had run; what it removed is back");
                     break;
                 }
-                Ok(Cancelled::Ran) => {
+                Ok(Cancelled::Ran) if ran_is_news => {
                     tracing::warn!(request = ?keys.last(), "a request whose reply was lost had run; its effect stands");
                     break;
                 }
+                Ok(Cancelled::Ran) => break,
                 Ok(Cancelled::NotRun) => break,
                 Err(error) if tokio::time::Instant::now() < deadline => {
                     tracing::debug!(%error, "cancelling a request failed; retrying");

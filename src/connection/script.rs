@@ -143,6 +143,7 @@ impl Script {
 /// Every script of the crate, built once.
 pub(crate) struct Scripts {
     pub offer: Script,
+    pub offer_all: Script,
     pub transfer: Script,
     pub read_all: Script,
     pub peek: Script,
@@ -184,6 +185,9 @@ pub(crate) struct Scripts {
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     offer: lua!("offer", Once),
+    // Keyed by its call's request: a chunk adds only the call's elements not
+    // added yet, so a resend adds nothing twice.
+    offer_all: lua!("offer_all", Safe),
     transfer: lua!("transfer", Safe),
     read_all: lua!("read_all", Safe),
     peek: lua!("peek", Safe),
@@ -237,7 +241,13 @@ mod tests {
     #[test]
     fn every_script_starts_with_the_shared_lua() {
         let libs = LIBS.concat();
-        for script in [&SCRIPTS.offer, &SCRIPTS.claim, &SCRIPTS.drain, &SCRIPTS.cancel_request] {
+        for script in [
+            &SCRIPTS.offer,
+            &SCRIPTS.offer_all,
+            &SCRIPTS.claim,
+            &SCRIPTS.drain,
+            &SCRIPTS.cancel_request,
+        ] {
             assert!(script.body.starts_with(&libs), "{}", script.name);
             assert_eq!(script.sha1, fred::util::sha1_hash(script.body));
         }

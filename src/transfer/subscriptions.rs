@@ -90,7 +90,7 @@ pub(crate) async fn run(
                     channels.append(more);
                     queue.pop_front();
                 }
-                let subscribed = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.subscribe(channels.clone())).await;
+                let subscribed = tokio::time::timeout(COMMAND_TIMEOUT, subscribe(&subscriber, channels.clone())).await;
                 match subscribed.unwrap_or_else(|_| Err(timed_out(&subscriber, "SUBSCRIBE"))) {
                     Ok(()) => {
                         retry_delay = Duration::from_millis(50);
@@ -126,6 +126,16 @@ pub(crate) async fn run(
     crate::connection::quit(&subscriber).await;
 }
 
+/// Subscribes, and returns once Redis has: fred answers a `SUBSCRIBE` as
+/// soon as it is written (the confirmations come out of band), so a publish
+/// racing it would be lost after the check run that follows had found
+/// nothing. The connection answers in order, so a `PONG` after the
+/// `SUBSCRIBE` means it took effect.
+async fn subscribe(subscriber: &SubscriberClient, channels: Vec<String>) -> Result<(), fred::error::Error> {
+    subscriber.subscribe(channels).await?;
+    subscriber.ping::<Value>(None).await.map(drop)
+}
+
 /// Pings the subscriber; a `PING` left unanswered means the connection died
 /// without a word, so it is replaced (the reconnection then resubscribes).
 async fn check_alive(subscriber: &SubscriberClient) {
@@ -158,7 +168,19 @@ fn timed_out(subscriber: &SubscriberClient, command: &str) -> fred::error::Error
 async fn resubscribe(subscriber: &SubscriberClient, events: &mpsc::UnboundedSender<SubEvent>) {
     let mut delay = Duration::from_millis(50);
     loop {
-        match subscriber.resubscribe_all().await {
+        // Not fred's `resubscribe_all`: it also sends a `PSUBSCRIBE` without
+        // patterns, whose error reply is then read as the next command's.
+        let channels: Vec<String> = subscriber.tracked_channels().iter().map(|c| c.to_string()).collect();
+        let resubscribed = async {
+            if channels.is_empty() {
+                return Ok(());
+            }
+            subscribe(subscriber, channels).await
+        };
+        match tokio::time::timeout(COMMAND_TIMEOUT, resubscribed)
+            .await
+            .unwrap_or_else(|_| Err(timed_out(subscriber, "SUBSCRIBE")))
+        {
             Ok(()) => {
                 tracing::debug!("subscriber reconnected; channels subscribed again");
                 let _ = events.send(SubEvent::Resubscribed);

@@ -453,7 +453,7 @@ fn help_covers_every_command_and_option() {
             &["--delay", "--codec", "--format", "--java-class"],
         ),
         (&["move-due", "--help"], &["--timeout"]),
-        (&["offer", "--help"], &["--id", "--replace"]),
+        (&["offer", "--help"], &["--id", "--replace", "--from-file"]),
         (&["reschedule", "--help"], &["--delay"]),
         (&["get", "--help"], &["--codec", "--format"]),
     ];
@@ -549,6 +549,173 @@ async fn ids_and_pause_from_the_command_line_across_processes() {
         let out = delayq(&redis, &["take", "reminders", "--timeout", "20s"]);
         assert!(out.status.success(), "{out:?}");
         assert_eq!(stdout(&out).trim(), "due");
+    })
+    .await;
+}
+
+/// `delayq offer QUEUE --delay 1h ARGS...` with `input` on standard input.
+fn delayq_with_stdin(redis: &RedisServer, args: &[&str], input: Vec<u8>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", redis.url())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run delayq");
+    let mut stdin = child.stdin.take().unwrap();
+    // Written from a thread: the child reads while it offers.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().expect("delayq ends");
+    writer.join().unwrap();
+    output
+}
+
+/// The payloads of a queue's pending list, in order, as text.
+async fn pending_payloads(raw: &crate::harness::RawRedis, queue: &str) -> Vec<String> {
+    let keys = delayq::QueueKeys::new(queue).unwrap();
+    raw.lrange(keys.pending())
+        .await
+        .iter()
+        .map(|e| String::from_utf8(delayq::format::unpack(e).unwrap().payload.to_vec()).unwrap())
+        .collect()
+}
+
+fn lines_of(values: &[String]) -> Vec<u8> {
+    values.iter().flat_map(|v| format!("{v}\n").into_bytes()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offer_from_a_file_or_standard_input_keeps_the_lines_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // More lines than one block of the command (50,000).
+        let values: Vec<String> = (0..120_000i64).map(|i| (i * 7 - 3).to_string()).collect();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), lines_of(&values)).unwrap();
+        let path = file.path().to_str().unwrap();
+        let out = delayq(
+            &redis,
+            &[
+                "offer",
+                "from-file",
+                "--delay",
+                "1h",
+                "--codec",
+                "long",
+                "--from-file",
+                path,
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("offered 120000 value(s) to from-file"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(pending_payloads(&raw, "from-file").await, values);
+
+        let out = delayq_with_stdin(
+            &redis,
+            &[
+                "offer",
+                "from-stdin",
+                "--delay",
+                "1h",
+                "--format",
+                "legacy",
+                "--from-file",
+                "-",
+            ],
+            lines_of(&values),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(pending_payloads(&raw, "from-stdin").await, values);
+        let keys = delayq::QueueKeys::new("from-stdin").unwrap();
+        let first = &raw.lrange(keys.pending()).await[0];
+        assert_eq!(delayq::format::unpack(first).unwrap().format(), delayq::Format::Legacy);
+
+        // Every line is a value, an empty one too; CRLF ends a line as LF does.
+        let out = delayq_with_stdin(
+            &redis,
+            &["offer", "crlf", "--delay", "1h", "--from-file", "-"],
+            b"a\r\n\r\nb c\nlast".to_vec(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(pending_payloads(&raw, "crlf").await, ["a", "", "b c", "last"]);
+
+        let out = delayq(&redis, &["offer", "q", "--delay", "1h", "--from-file", path, "value"]);
+        assert_eq!(out.status.code(), Some(2), "VALUE and --from-file: {}", stderr(&out));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_line_is_named_and_nothing_of_a_bad_file_is_offered() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let mut values: Vec<String> = (0..80_000).map(|i| i.to_string()).collect();
+        values[70_000] = "seventy thousand".into();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), lines_of(&values)).unwrap();
+        let path = file.path().to_str().unwrap();
+        let out = delayq(
+            &redis,
+            &[
+                "offer",
+                "bad-file",
+                "--delay",
+                "1h",
+                "--codec",
+                "long",
+                "--from-file",
+                path,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains("line 70001: \"seventy thousand\" is not a 64-bit integer"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains("nothing was offered"), "{}", stderr(&out));
+        assert!(pending_payloads(&raw, "bad-file").await.is_empty());
+
+        // From standard input, blocks before the bad line's are offered, and said so.
+        let out = delayq_with_stdin(
+            &redis,
+            &[
+                "offer",
+                "bad-stdin",
+                "--delay",
+                "1h",
+                "--codec",
+                "long",
+                "--from-file",
+                "-",
+            ],
+            lines_of(&values),
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("line 70001"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the first 50000 values were offered, none after them"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(pending_payloads(&raw, "bad-stdin").await, values[..50_000]);
+
+        let out = delayq(
+            &redis,
+            &["offer", "q", "--delay", "1h", "--from-file", "/nonexistent/values"],
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("/nonexistent/values"), "{}", stderr(&out));
     })
     .await;
 }

@@ -8,6 +8,7 @@ mod harness;
 
 mod auth;
 mod blocking_queue;
+mod bulk_offers;
 mod cli;
 mod codecs;
 mod compat_vectors;

@@ -1,6 +1,6 @@
 //! The subscriber connection going silently dead (no FIN, no RST: a NAT or
-//! firewall dropping its state, a frozen peer): wake-ups must not be lost
-//! until the resync.
+//! firewall dropping its state, a frozen peer), or slow to subscribe:
+//! wake-ups must not be lost until the resync.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -27,6 +27,8 @@ struct ProxyState {
     accepted: AtomicU64,
     /// Subscriber connections numbered below this are black-holed.
     frozen_below: AtomicU64,
+    /// How long a `SUBSCRIBE` is held before it is passed on (ms).
+    subscribe_delay_ms: AtomicU64,
 }
 
 impl Blackhole {
@@ -55,6 +57,7 @@ impl Blackhole {
                     let (mut server_read, mut server_write) = server.into_split();
                     let upstream = {
                         let frozen = frozen.clone();
+                        let state = state.clone();
                         async move {
                             let mut buf = vec![0u8; 64 * 1024];
                             loop {
@@ -64,6 +67,8 @@ impl Blackhole {
                                 };
                                 if buf[..n].windows(9).any(|w| w.eq_ignore_ascii_case(b"SUBSCRIBE")) {
                                     subscriber.store(true, Ordering::SeqCst);
+                                    let delay = state.subscribe_delay_ms.load(Ordering::SeqCst);
+                                    tokio::time::sleep(Duration::from_millis(delay)).await;
                                 }
                                 if !frozen() && server_write.write_all(&buf[..n]).await.is_err() {
                                     return;
@@ -96,6 +101,13 @@ impl Blackhole {
 
     fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Holds every `SUBSCRIBE` this long before Redis gets it.
+    fn delay_subscribes(&self, by: Duration) {
+        self.state
+            .subscribe_delay_ms
+            .store(by.as_millis() as u64, Ordering::SeqCst);
     }
 
     /// Black-holes every subscriber connection made so far.
@@ -150,6 +162,52 @@ async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_del
             raw.numsub(q.keys().channel()).await >= 1
         })
         .await;
+        client.shutdown().await;
+        producer.shutdown().await;
+    })
+    .await;
+}
+
+/// fred answers a `SUBSCRIBE` once it is written, before Redis runs it. The
+/// run that follows a subscription must wait for Redis: were it to find the
+/// queue empty first, an offer published before the `SUBSCRIBE` took effect
+/// would wake nobody until the resync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_published_while_the_subscribe_is_on_its_way_is_delivered() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let proxy = Blackhole::start(redis.port()).await;
+        proxy.delay_subscribes(Duration::from_millis(1500));
+        let client = redis
+            .client_builder()
+            .url(proxy.url())
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let q = client.delayed_queue("q", StringCodec).unwrap();
+        // The run after the subscription; then, at once, another process offers.
+        eventually(Duration::from_secs(20), "first transfer run", || async {
+            client.stats().transfer_runs >= 1
+        })
+        .await;
+        let producer = redis.client().await;
+        let offers = producer
+            .delayed_queue::<String, _>("q", StringCodec)
+            .unwrap()
+            .without_transfer();
+        offers.offer(&s("raced"), Duration::from_millis(100)).await.unwrap();
+        assert_eq!(
+            raw.numsub(q.keys().channel()).await,
+            1,
+            "the subscription took effect before that run"
+        );
+        assert_eq!(
+            q.destination().take_timeout(Duration::from_secs(10)).await.unwrap(),
+            Some(s("raced")),
+            "delivered without a resync"
+        );
         client.shutdown().await;
         producer.shutdown().await;
     })

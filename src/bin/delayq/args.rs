@@ -437,9 +437,17 @@ pub struct OfferArgs {
     /// With --id: replace a pending element with this id instead of keeping it.
     #[arg(long, requires = "id")]
     pub replace: bool,
+    /// Offer one value per line of FILE instead (`-`: standard input), in
+    /// the file's order, all due after --delay, encoded as VALUE arguments
+    /// are. A file is checked whole first: a line the codec cannot encode
+    /// is an error naming it, and nothing is offered. From standard input,
+    /// each block of lines is checked before it is sent: a bad line stops
+    /// the offer there, and the error says how many values went before it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["values", "id"])]
+    pub from_file: Option<PathBuf>,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
-    #[arg(required = true, allow_negative_numbers = true)]
+    #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     pub values: Vec<String>,
 }
 

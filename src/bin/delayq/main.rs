@@ -16,6 +16,7 @@ mod inspect;
 mod migrate;
 mod move_due;
 mod offer;
+mod offer_file;
 mod output;
 mod pause;
 mod progress;
@@ -83,6 +84,10 @@ pub(crate) fn look(client: &delayq::Client, queue: &str) -> delayq::Result<delay
         .without_transfer())
 }
 
+/// The largest payload the CLI offers: the library's default, named so that
+/// `offer --from-file` can check a whole file against it before sending any.
+pub(crate) const MAX_PAYLOAD: usize = 16 * 1024 * 1024;
+
 /// Connects to the URL given by `--url` / `REDIS_URL`.
 pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
     let clock = match cli.clock {
@@ -92,6 +97,7 @@ pub(crate) async fn connect(cli: &Cli) -> delayq::Result<delayq::Client> {
     let mut builder = delayq::Client::builder()
         .url(&cli.url)
         .clock(clock)
+        .max_payload_size(MAX_PAYLOAD)
         .connect_timeout(std::time::Duration::from_secs(5));
     if let Some(tls) = tls(cli)? {
         builder = builder.tls(tls);

@@ -7,6 +7,9 @@ use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::for_offer(args).map_err(delayq::Error::InvalidArgument)?;
+    if let Some(path) = &args.from_file {
+        return crate::offer_file::run(cli, args, codec, path).await;
+    }
     let client = crate::connect(cli).await?;
     // Offering needs no transfer from this short-lived process.
     let queue = client

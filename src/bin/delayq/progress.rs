@@ -14,3 +14,12 @@ pub fn bar(total: u64, what: &str) -> ProgressBar {
     bar.set_message(what.to_owned());
     bar
 }
+
+/// A counter of items with no known total (a stream on standard input);
+/// hidden when stderr is not a terminal.
+pub fn counter(what: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(ProgressStyle::with_template("{msg} {pos} ({per_sec}, {elapsed})").expect("a valid template"));
+    bar.set_message(what.to_owned());
+    bar
+}

@@ -50,10 +50,13 @@ pub use remove::Purged;
 ///   reading the list once beats one scan of it per element.
 /// - An offer is sent with a single attempt: if the connection fails while it
 ///   is in flight the call fails and the value may or may not be queued, but
-///   it is never queued twice. Operations that remove values (`remove_first`,
-///   `remove_first_n`, `remove`, ...) may be resent safely: a resend returns the
-///   first run's reply, and if the reply is lost for good the call fails and
-///   what it removed goes back.
+///   it is never queued twice. [`offer_all`](Self::offer_all)'s chunks may be
+///   sent again (each carries the call's request key, which counts the values
+///   added): none is queued twice, and a failure part way says how many are
+///   queued ([`Error::PartlyOffered`]). Operations that remove values
+///   (`remove_first`, `remove_first_n`, `remove`, ...) may be resent safely: a
+///   resend returns the first run's reply, and if the reply is lost for good
+///   the call fails and what it removed goes back.
 /// - Elements that no format can unpack are moved to a quarantine list
 ///   (`delayq_quarantine:{name}`) by operations that remove elements, so they
 ///   never stall the queue; read-only operations skip them and log a warning.

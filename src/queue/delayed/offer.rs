@@ -1,22 +1,52 @@
 //! Offers: single, at a time, and in bulk, with the due time on either clock.
+//!
+//! A single offer is one run of `lua/offer.lua`, sent once. A bulk offer
+//! ([`DelayedQueue::offer_all`]) is a sequence of `lua/offer_all.lua` runs
+//! (chunks) sent ahead of their replies on one connection, all keyed by one
+//! request (`delayq_request:{N}:<id>`) that counts the call's elements added
+//! so far: a chunk adds only elements from that count on, so any copy of a
+//! chunk — fred's resend after a lost reply, or this module's own resend —
+//! adds nothing twice, and chunks land in the caller's order whatever order
+//! they arrive in.
 
 use std::borrow::Borrow;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use fred::types::Value;
+use fred::types::{Key, Value};
+use futures_util::stream::{FuturesOrdered, StreamExt};
 
 use crate::connection::reply;
+use crate::connection::request::Sequence;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::{outcome_unknown, Error, Result};
 use crate::transfer::Clock;
-use crate::wire::format::{self};
+use crate::wire::format::{self, MODERN_HEADER_LEN};
 use crate::wire::time;
 
 use super::DelayedQueue;
 
-/// Offers within one `offer_all` call sent per script run.
-const OFFER_CHUNK: usize = 1_000;
+/// Most elements one bulk-offer script adds. Its cost is mostly one
+/// skiplist insert per element: measured with SLOWLOG on a timeout set of
+/// 10,000,000 members on a loaded 2-core VM, 500 took 7 ms (median), 250
+/// under 5 ms, half the 10 ms budget (BENCHMARKS.md, scenario 1b); the
+/// per-script overhead stays a few percent of the elements' cost.
+const BULK_COUNT: usize = 250;
+/// Most packed bytes one bulk-offer script carries (a larger element goes
+/// alone): with 10 KB payloads copying and hashing bytes is what costs,
+/// ~2 ms for 256 KiB on the same set.
+const BULK_BYTES: usize = 256 * 1024;
+/// Bulk-offer scripts sent ahead of their replies: enough that Redis always
+/// has the next ones while the client reads a reply.
+const BULK_IN_FLIGHT: usize = 8;
+/// How long `offer_all` keeps sending again after failures, without
+/// progress, before it gives up.
+const BULK_RETRY_FOR: Duration = Duration::from_secs(30);
+/// Random-id collisions one element may have (each is a 1-in-2^64 event:
+/// more mean something else is wrong).
+const MAX_COLLISIONS: u32 = 3;
+/// Rounds without progress (every chunk arriving early) before giving up.
+const MAX_STALLS: u32 = 3;
 
 /// When an offered element is due.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +67,29 @@ impl Due {
     }
 }
 
+/// How one round of bulk-offer chunks ended.
+enum Stop {
+    /// Every element is added.
+    Done,
+    /// The element at this index collided with a pending one: re-pack it.
+    Collision(usize),
+    /// A chunk came before its predecessor was added (nothing changed).
+    Early,
+    /// A chunk failed (Redis said no, or no reply came).
+    Failed(Error),
+    /// The call's record is gone (expired, flushed, or lost in a failover):
+    /// where to go on from is not known any more.
+    RecordLost,
+}
+
+/// One round: how many elements are added, how far the chunks whose
+/// outcome is unknown reach, and why it ended.
+struct Round {
+    added: usize,
+    unknown_until: usize,
+    stop: Stop,
+}
+
 impl<T: 'static> DelayedQueue<T> {
     /// Offers `value`, due `delay` from now (as Java's `offer(value, delay,
     /// unit)`: on this host's clock, or the Redis server's under
@@ -47,19 +100,47 @@ impl<T: 'static> DelayedQueue<T> {
     /// [`Error::PayloadTooLarge`] over the client's payload limit.
     pub async fn offer(&self, value: &T, delay: Duration) -> Result<()> {
         let due = self.due_after(delay)?;
-        self.offer_encoded(vec![(due, self.encode(value)?)]).await
+        self.offer_one(due, self.encode(value)?).await
     }
 
     /// Offers `value`, due at `at`. A time in the past is a negative delay and
     /// fails with [`Error::InvalidDelay`], as a negative delay does in Java.
     pub async fn offer_at(&self, value: &T, at: SystemTime) -> Result<()> {
         let due = Due::At(time::due_at(time::now_ms(), at)?);
-        self.offer_encoded(vec![(due, self.encode(value)?)]).await
+        self.offer_one(due, self.encode(value)?).await
     }
 
-    /// Offers many values, each with its own delay, in one round trip per
-    /// 1,000 values. Each value is added atomically with the others of its
-    /// round trip; all delays and payloads are checked before anything is sent.
+    /// Offers many values, each with its own delay, several times faster
+    /// than one `offer` per value: Java sees exactly what offering them one
+    /// by one, in order, would leave (the same elements and due times, the
+    /// pending list in the order given), with one publish per chunk whose
+    /// earliest value became the queue's head instead of one per value.
+    ///
+    /// All delays and payloads are checked before anything is sent. Then
+    /// the values go in chunks (at most 250 values or 256 KiB each, one
+    /// atomic script apiece, so Redis is never blocked for long), several
+    /// in flight at once on one connection. Chunks that fail on the way are
+    /// sent again for up to 30 s; none adds a value twice, whatever the
+    /// connection does (a resent chunk adds only what its first run did not).
+    ///
+    /// # Errors
+    ///
+    /// When nothing was queued: the error itself ([`Error::InvalidDelay`],
+    /// [`Error::PayloadTooLarge`], [`Error::WrongType`], a connection
+    /// error...). When some values may be queued: [`Error::PartlyOffered`],
+    /// which says exactly how many, from the first one, are.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let reminders = client.delayed_queue("reminders", delayq::StringCodec)?;
+    /// let users = ["ann", "bob", "eve"];
+    /// reminders
+    ///     .offer_all(users.iter().map(|u| (format!("remind {u}"), Duration::from_secs(3600))))
+    ///     .await?;
+    /// assert_eq!(reminders.len().await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub async fn offer_all<I, B>(&self, items: I) -> Result<()>
     where
         I: IntoIterator<Item = (B, Duration)>,
@@ -69,7 +150,7 @@ impl<T: 'static> DelayedQueue<T> {
         for (value, delay) in items {
             encoded.push((self.due_after(delay)?, self.encode(value.borrow())?));
         }
-        self.offer_encoded(encoded).await
+        self.offer_bulk(&encoded).await
     }
 
     /// The due time `delay` from now, on the clock the client is set to.
@@ -82,31 +163,16 @@ impl<T: 'static> DelayedQueue<T> {
         })
     }
 
-    /// Offers encoded payloads.
-    pub(crate) async fn offer_encoded(&self, items: Vec<(Due, Bytes)>) -> Result<()> {
-        for chunk in items.chunks(OFFER_CHUNK) {
-            let mut pending: Vec<(Due, &Bytes)> = chunk.iter().map(|(due, payload)| (*due, payload)).collect();
-            // A collision of random ids is astronomically rare; re-pack and resend just those.
-            for _ in 0..3 {
-                if pending.is_empty() {
-                    break;
-                }
-                let mut args = Vec::with_capacity(pending.len() * 2);
-                for (due, payload) in &pending {
-                    args.push(due.arg());
-                    args.push(Value::Bytes(format::pack(self.format, payload)));
-                }
-                let collided = self.run_offer(args).await?;
-                pending = collided
-                    .into_iter()
-                    .filter_map(|i| pending.get(i.wrapping_sub(1)).copied())
-                    .collect();
-            }
-            if !pending.is_empty() {
-                return Err(Error::Protocol("offer kept colliding with pending elements".into()));
+    /// Offers one encoded payload with `lua/offer.lua`.
+    async fn offer_one(&self, due: Due, payload: Bytes) -> Result<()> {
+        // A collision of random ids is astronomically rare; re-pack and resend.
+        for _ in 0..MAX_COLLISIONS {
+            let args = vec![due.arg(), Value::Bytes(format::pack(self.format, &payload))];
+            if self.run_offer(args).await?.is_empty() {
+                return Ok(());
             }
         }
-        Ok(())
+        Err(Error::Protocol("offer kept colliding with pending elements".into()))
     }
 
     pub(super) async fn run_offer(&self, args: Vec<Value>) -> Result<Vec<usize>> {
@@ -126,5 +192,225 @@ impl<T: 'static> DelayedQueue<T> {
             .iter()
             .map(|v| reply::int(v).map(|i| i as usize))
             .collect()
+    }
+
+    /// Offers encoded payloads in order with `lua/offer_all.lua`, round
+    /// after round until every one is added: a round sends chunks from the
+    /// first element not added yet, until a reply says to start again
+    /// (a collision, a chunk that came early, a failure).
+    async fn offer_bulk(&self, items: &[(Due, Bytes)]) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        // One connection for every chunk: Redis runs them in the order sent,
+        // so early arrivals (which cost a resend) do not happen in practice.
+        let conn = self.conn()?;
+        let sequence = Sequence::new(self.name(), conn, self.core.settling());
+        let keys: Vec<Key> = vec![
+            self.keys.timeout().into(),
+            self.keys.pending().into(),
+            self.keys.channel().into(),
+            sequence.key(),
+        ];
+        let mut added = 0;
+        // Chunks of any round whose outcome is unknown may still land (until
+        // the sequence is cancelled): how far they reach.
+        let mut unknown_until = 0;
+        let mut collisions = (0, 0);
+        let mut stalls = 0;
+        let mut failing_since = None;
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let round = self.bulk_round(conn, &keys, items, added).await;
+            let progress = round.added > added;
+            added = round.added;
+            unknown_until = unknown_until.max(round.unknown_until);
+            if progress {
+                (stalls, failing_since, pause) = (0, None, Duration::from_millis(50));
+            }
+            let give_up = |error: Error| self.partly_offered(added, unknown_until, error);
+            match round.stop {
+                Stop::Done => {
+                    sequence.finish();
+                    return Ok(());
+                }
+                Stop::Collision(at) => {
+                    collisions = if collisions.0 == at {
+                        (at, collisions.1 + 1)
+                    } else {
+                        (at, 1)
+                    };
+                    if collisions.1 >= MAX_COLLISIONS {
+                        return Err(give_up(Error::Protocol(
+                            "offer_all kept colliding with pending elements".into(),
+                        )));
+                    }
+                }
+                Stop::Early if !progress => {
+                    stalls += 1;
+                    if stalls >= MAX_STALLS {
+                        return Err(give_up(Error::Protocol(
+                            "offer_all's chunks kept arriving out of order".into(),
+                        )));
+                    }
+                }
+                Stop::Early => {}
+                Stop::Failed(error) if !error.is_transient() => return Err(give_up(error)),
+                Stop::Failed(error) => {
+                    let since = *failing_since.get_or_insert_with(tokio::time::Instant::now);
+                    if since.elapsed() >= BULK_RETRY_FOR {
+                        return Err(give_up(error));
+                    }
+                    tracing::debug!(queue = self.name(), added, %error, "offer_all: chunks failed; sending again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Stop::RecordLost => {
+                    return Err(give_up(Error::Protocol(
+                        "offer_all's request record disappeared (expired, flushed, or lost in a failover)".into(),
+                    )))
+                }
+            }
+        }
+    }
+
+    /// One round of chunks from element `from`: up to [`BULK_IN_FLIGHT`]
+    /// ahead of the replies, until the last element is sent or a reply says
+    /// to stop; then the replies of those in flight are read.
+    async fn bulk_round(
+        &self,
+        conn: &fred::clients::Client,
+        keys: &[Key],
+        items: &[(Due, Bytes)],
+        from: usize,
+    ) -> Round {
+        let mut in_flight = FuturesOrdered::new();
+        let mut next = from;
+        let mut round = Round {
+            added: from,
+            unknown_until: from,
+            stop: Stop::Done,
+        };
+        let mut stopped = false;
+        loop {
+            while !stopped && in_flight.len() < BULK_IN_FLIGHT && next < items.len() {
+                let (start, end) = (next, chunk_end(items, next));
+                // What Redis had added before this chunk was sent: its reply
+                // cannot be less (replies of chunks that ran out of order,
+                // such as after NOSCRIPT, can be less than later ones).
+                let known = round.added;
+                let chunk = self.send_chunk(conn, keys.to_vec(), items, start, end);
+                in_flight.push_back(async move { (start, end, known, chunk.await) });
+                next = end;
+            }
+            let Some((start, end, known, reply)) = in_flight.next().await else {
+                return round;
+            };
+            let stop = match reply {
+                Ok(added) if added < known => Some(Stop::RecordLost),
+                Ok(added) => {
+                    round.added = round.added.max(added);
+                    match added {
+                        _ if added >= end => None,
+                        _ if added >= start => Some(Stop::Collision(added)),
+                        _ => Some(Stop::Early),
+                    }
+                }
+                Err((error, unknown)) => {
+                    if unknown {
+                        round.unknown_until = round.unknown_until.max(end);
+                    }
+                    Some(Stop::Failed(error))
+                }
+            };
+            // The first reason to stop is the one acted on; the chunks after
+            // it only tell how far the call got.
+            if let (Some(stop), false) = (stop, stopped) {
+                round.stop = stop;
+                stopped = true;
+            }
+        }
+    }
+
+    /// Sends elements `start..end` as one chunk, packed with fresh ids
+    /// (so a chunk sent again after a collision re-packs the collided one).
+    /// Returns how many of the call's elements are added after it, or the
+    /// error and whether the chunk may have run.
+    async fn send_chunk(
+        &self,
+        conn: &fred::clients::Client,
+        keys: Vec<Key>,
+        items: &[(Due, Bytes)],
+        start: usize,
+        end: usize,
+    ) -> std::result::Result<usize, (Error, bool)> {
+        let script = &SCRIPTS.offer_all;
+        let mut args = Vec::with_capacity(1 + 2 * (end - start));
+        args.push(Value::from(start as i64));
+        for (due, payload) in &items[start..end] {
+            args.push(due.arg());
+            args.push(Value::Bytes(format::pack(self.format, payload)));
+        }
+        let reply = script.run(conn, keys, args).await.map_err(|e| {
+            let unknown = outcome_unknown(&e);
+            (Error::from_script(e, script.name, self.name()), unknown)
+        })?;
+        reply::int(&reply).map(|n| n as usize).map_err(|e| (e, false))
+    }
+
+    /// The error of a bulk offer that stopped with the first `added` values
+    /// queued and those up to `unknown_until` perhaps: `error` itself when
+    /// none can be.
+    fn partly_offered(&self, added: usize, unknown_until: usize, error: Error) -> Error {
+        let unknown = unknown_until.saturating_sub(added);
+        if added == 0 && unknown == 0 {
+            return error;
+        }
+        Error::PartlyOffered {
+            queue: self.name().to_owned(),
+            offered: added,
+            unknown,
+            source: Box::new(error),
+        }
+    }
+}
+
+/// Where the chunk starting at `start` ends: at most [`BULK_COUNT`]
+/// elements and [`BULK_BYTES`] packed bytes, at least one element.
+fn chunk_end(items: &[(Due, Bytes)], start: usize) -> usize {
+    let mut bytes = 0;
+    let mut end = start;
+    while end < items.len() && end - start < BULK_COUNT {
+        bytes += items[end].1.len() + MODERN_HEADER_LEN;
+        if bytes > BULK_BYTES && end > start {
+            break;
+        }
+        end += 1;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(sizes: &[usize]) -> Vec<(Due, Bytes)> {
+        sizes
+            .iter()
+            .map(|&n| (Due::At(0), Bytes::from(vec![b'x'; n])))
+            .collect()
+    }
+
+    #[test]
+    fn chunks_are_bounded_by_count_and_bytes_and_hold_at_least_one_element() {
+        let small = items(&[10; 2_500]);
+        assert_eq!(chunk_end(&small, 0), 250);
+        assert_eq!(chunk_end(&small, 2_400), 2_500);
+        let large = items(&[10 * 1024; 300]);
+        let end = chunk_end(&large, 0);
+        assert_eq!(end, BULK_BYTES / (10 * 1024 + MODERN_HEADER_LEN));
+        let huge = items(&[2 << 20, 1]);
+        assert_eq!(chunk_end(&huge, 0), 1);
+        assert_eq!(chunk_end(&huge, 1), 2);
     }
 }

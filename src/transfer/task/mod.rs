@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use tokio_util::time::{delay_queue, DelayQueue};
 
 use crate::error::Result;
+use crate::transfer::precise_timer::{Fired, PreciseTimer};
 use crate::transfer::stats::Stats;
 use crate::transfer::step::{Mode, Step};
 use crate::transfer::subscriptions::{self, SubEvent, SubOp};
@@ -47,12 +48,28 @@ enum Run {
     Running { rerun_at: Option<i64> },
 }
 
+/// A queue's next wake-up while idle, and the local due time (ms) it is for.
+enum Timer {
+    /// On the wheel, set a little before the due time ([`precise_timer::EARLY`](crate::transfer::precise_timer::EARLY)).
+    Wheel(delay_queue::Key, i64),
+    /// Due within a few ms: on the precise timer.
+    Precise(i64),
+}
+
+impl Timer {
+    fn due(&self) -> i64 {
+        match self {
+            Timer::Wheel(_, due) | Timer::Precise(due) => *due,
+        }
+    }
+}
+
 struct QueueState {
     keys: Arc<QueueKeys>,
     /// Live registrations (handles) of the queue in this client.
     refs: usize,
-    /// The wheel entry and the local time (ms) it fires at; only while idle.
-    timer: Option<(delay_queue::Key, i64)>,
+    /// When the queue's next run starts; only while idle.
+    timer: Option<Timer>,
     run: Run,
     /// What the next run does (a regular transfer, or a step of a sweep).
     mode: Mode,
@@ -70,6 +87,9 @@ pub(crate) struct SchedulerTask {
     queues: HashMap<Arc<str>, QueueState>,
     by_channel: HashMap<String, Arc<str>>,
     wheel: DelayQueue<Arc<str>>,
+    /// The last few ms before each due time, to the tenth of a ms.
+    precise: PreciseTimer,
+    fired: Option<mpsc::UnboundedReceiver<Fired>>,
     /// Queues with something due: these runs go first.
     ready_due: VecDeque<Arc<str>>,
     /// Queues to check (after subscribing, reconnecting, lost messages,
@@ -86,6 +106,7 @@ pub(crate) struct SchedulerTask {
 
 impl SchedulerTask {
     pub fn new(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings, stats: Arc<Stats>) -> Self {
+        let (precise, fired) = PreciseTimer::start();
         SchedulerTask {
             pool,
             subscriber: Some(subscriber),
@@ -94,6 +115,8 @@ impl SchedulerTask {
             queues: HashMap::new(),
             by_channel: HashMap::new(),
             wheel: DelayQueue::new(),
+            precise,
+            fired: Some(fired),
             ready_due: VecDeque::new(),
             ready_check: VecDeque::new(),
             running: JoinSet::new(),
@@ -108,6 +131,7 @@ impl SchedulerTask {
         let subscriber = self.subscriber.take().expect("run is called once");
         let mut messages = subscriber.message_rx();
         let mut messages_open = true;
+        let mut fired = self.fired.take().expect("run is called once");
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
         let (events_tx, mut events) = mpsc::unbounded_channel();
         // A command connection that comes back ends the backoff of runs that
@@ -173,11 +197,22 @@ impl SchedulerTask {
                     self.wake_all();
                 }
                 Some(expired) = poll_fn(|cx| self.wheel.poll_expired(cx)) => {
+                    // A little before the due time: the precise timer waits out the rest.
                     let name = expired.into_inner();
                     if let Some(queue) = self.queues.get_mut(&name) {
-                        queue.timer = None;
+                        if let Some(due) = queue.timer.take().map(|timer| timer.due()) {
+                            self.wake_at(&name, due);
+                        }
                     }
-                    self.wake_at(&name, i64::MIN);
+                }
+                Some((name, due)) = fired.recv() => {
+                    // Stale when the queue ran or was set for another time meanwhile.
+                    if let Some(queue) = self.queues.get_mut(&name) {
+                        if matches!(queue.timer, Some(Timer::Precise(at)) if at == due) {
+                            queue.timer = None;
+                            self.wake_at(&name, i64::MIN);
+                        }
+                    }
                 }
                 Some(done) = self.running.join_next_with_id(), if !self.running.is_empty() => match done {
                     Ok((id, (name, outcome))) => {
@@ -251,7 +286,7 @@ impl SchedulerTask {
     /// Drops a queue with no handle left from the schedule.
     fn forget(&mut self, name: &Arc<str>) {
         if let Some(queue) = self.queues.remove(name) {
-            if let Some((key, _)) = queue.timer {
+            if let Some(Timer::Wheel(key, _)) = queue.timer {
                 self.wheel.remove(&key);
             }
             let channel = queue.keys.channel().to_owned();

@@ -6,10 +6,15 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::transfer::precise_timer::EARLY;
 use crate::transfer::step::{self};
 use crate::wire::time;
 
 use super::*;
+
+/// How far past a due ms a run starts: the precise timer's instant and
+/// this host's wall clock (which the run reads) may disagree by a few µs.
+const PAST_DUE_US: u64 = 50;
 
 impl SchedulerTask {
     /// Asks for a run of `name` soon, behind every run that has something due.
@@ -21,7 +26,7 @@ impl SchedulerTask {
             Run::Queued { .. } => {}
             Run::Running { rerun_at } => *rerun_at = Some(i64::MIN),
             Run::Idle => {
-                if let Some((key, _)) = queue.timer.take() {
+                if let Some(Timer::Wheel(key, _)) = queue.timer.take() {
                     self.wheel.remove(&key);
                 }
                 queue.run = Run::Queued { urgent: false };
@@ -35,6 +40,7 @@ impl SchedulerTask {
         let Self {
             queues,
             wheel,
+            precise,
             ready_due,
             ..
         } = self;
@@ -54,25 +60,31 @@ impl SchedulerTask {
             Run::Running { rerun_at } => *rerun_at = Some(rerun_at.map_or(due, |at| at.min(due))),
             Run::Idle => {
                 if due <= now {
-                    if let Some((key, _)) = queue.timer.take() {
+                    if let Some(Timer::Wheel(key, _)) = queue.timer.take() {
                         wheel.remove(&key);
                     }
+                    queue.timer = None;
                     queue.run = Run::Queued { urgent: true };
                     ready_due.push_back(name.clone());
                     return;
                 }
                 let due = due.min(now + MAX_TIMER_MS);
-                // To the microsecond: the wheel then fires within its 1 ms tick of the due time.
-                let deadline = Instant::now() + Duration::from_micros((due * 1000 - now_us) as u64);
-
-                match queue.timer {
-                    Some((_, at)) if at <= due => {}
-                    Some((key, _)) => {
-                        wheel.reset_at(&key, deadline);
-                        queue.timer = Some((key, due));
-                    }
-                    None => queue.timer = Some((wheel.insert_at(name.clone(), deadline), due)),
+                if queue.timer.as_ref().is_some_and(|timer| timer.due() <= due) {
+                    return;
                 }
+                if let Some(Timer::Wheel(key, _)) = queue.timer.take() {
+                    wheel.remove(&key);
+                }
+                // To the microsecond, a little past the due ms so that this
+                // host's clock (which the run reads) has surely reached it.
+                let wait = Duration::from_micros((due * 1000 - now_us) as u64 + PAST_DUE_US);
+                let at = Instant::now() + wait;
+                queue.timer = Some(if wait <= EARLY {
+                    precise.insert(at.into_std(), name.clone(), due);
+                    Timer::Precise(due)
+                } else {
+                    Timer::Wheel(wheel.insert_at(name.clone(), at - EARLY), due)
+                });
             }
         }
     }
