@@ -139,19 +139,32 @@ async fn handle_then_take_ready<T: Send + 'static>(
         return;
     }
     loop {
-        // A take dropped by the stop gives back what it moved (see `take`).
-        let taken = tokio::select! {
-            biased;
-            _ = stop.cancelled() => return,
-            taken = context.queue.take_ready() => taken,
-        };
-        match taken {
+        // Checked before each take, not raced with it: a take of a ready
+        // value never waits (`LMOVE`, then claim.lua), and one dropped while
+        // claiming would leave its value leased until its visibility timeout.
+        if stop.is_cancelled() {
+            return;
+        }
+        match context.queue.take_ready().await {
+            Ok(Some(delivery)) if stop.is_cancelled() => {
+                give_back_unhandled(&context, delivery).await;
+                return;
+            }
             Ok(Some(delivery)) => handle_one(&context, delivery).await,
             Ok(None) => return,
             Err(Error::Decode(error)) => undecodable(&context, error),
             // The consume loop's take meets it too, and backs off.
             Err(_) => return,
         }
+    }
+}
+
+/// Gives back a delivery taken as the worker was stopping, before a handler
+/// saw it: first in line again, its delivery count as it was before.
+async fn give_back_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
+    let (_, mut handle) = delivery.into_parts();
+    if let Err(error) = handle.give_back(GiveBack::Unhandled).await {
+        tracing::warn!(queue = context.queue.name(), %error, "could not give back a value taken as the worker stopped; its visibility timeout will");
     }
 }
 

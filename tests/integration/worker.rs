@@ -639,3 +639,74 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
     })
     .await;
 }
+
+/// A worker stopped while its slots take ready values leaves none of them
+/// leased or staged: a slot's take is not cut short by the stop (one
+/// dropped while claiming would leave its value leased until its 30 s
+/// visibility timeout), and a value taken as the stop came goes straight
+/// back to the queue, not counted as a delivery. Three stops, on a queue
+/// with values to spare each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged() {
+    deadline(async {
+        const N: usize = 3_000;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let dest = client.blocking_queue("stopping", LongCodec).unwrap();
+        dest.offer_all(0..N as i64).await.unwrap();
+        let reliable = client.reliable_queue("stopping", LongCodec).unwrap();
+        let keys = reliable.keys().clone();
+        let seen: Log<i64> = Arc::default();
+        for round in 1..=3 {
+            let worker = client
+                .worker("stopping", LongCodec)
+                .unwrap()
+                .concurrency(8)
+                .visibility_timeout(Duration::from_secs(30))
+                .run({
+                    let seen = seen.clone();
+                    move |value: i64| {
+                        seen.lock().push(value);
+                        async { Ok::<_, BoxError>(()) }
+                    }
+                });
+            eventually(Duration::from_secs(20), "a share of the values handled", || async {
+                seen.lock().len() >= round * N / 5
+            })
+            .await;
+            worker.shutdown().await;
+            // What a stopped take strands comes back only after 30 s.
+            eventually(
+                Duration::from_secs(5),
+                "every value handled or back in the queue",
+                || async {
+                    let handled = seen.lock().len();
+                    raw.llen("stopping").await + handled == N
+                        && raw.zcard(keys.inflight()).await == 0
+                        && raw.llen(keys.staging()).await == 0
+                },
+            )
+            .await;
+        }
+        // The values given back at the stops were never delivered to a handler.
+        while let Some(delivery) = reliable.take_timeout(Duration::ZERO).await.unwrap() {
+            assert_eq!(
+                delivery.delivery_count(),
+                1,
+                "{} counted as delivered",
+                delivery.value()
+            );
+            seen.lock().push(*delivery.value());
+            assert!(delivery.ack().await.unwrap());
+        }
+        let mut values = seen.lock().clone();
+        values.sort();
+        assert_eq!(
+            values,
+            (0..N as i64).collect::<Vec<_>>(),
+            "each value handled exactly once"
+        );
+    })
+    .await;
+}
