@@ -2,6 +2,7 @@
 //! its own, settle the delivery by what it returned; while values are ready,
 //! the slot's task takes the next one itself.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use super::handle::Counters;
 use super::{Handler, OnError, RetryPolicy};
 use crate::error::{BoxError, Error};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
-use crate::queue::reliable::ReliableQueue;
+use crate::queue::reliable::{Ready, ReliableQueue};
 use crate::telemetry::{self, DeadLettered, Handled};
 
 pub(crate) struct Context<T> {
@@ -30,6 +31,11 @@ pub(crate) struct Context<T> {
     pub abort: CancellationToken,
     /// The queue's shared rate limit, if set.
     pub limiter: Option<super::rate_limit::Limiter>,
+    /// Set when a slot's take found the queue paused: slots take nothing
+    /// more (each take would move a value out and back, and values moved at
+    /// once come back in claim order, not move order) and the consume loop's
+    /// one take waits for the resume. Cleared when that take delivers.
+    pub paused: AtomicBool,
 }
 
 /// Longest wait at stop for a dropped take's value to be given back.
@@ -62,6 +68,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             Ok(None) => {}
             Ok(Some(delivery)) => {
                 pause = TAKE_BACKOFF.0;
+                context.paused.store(false, Ordering::Relaxed);
                 running.spawn(handle_then_take_ready(
                     Arc::clone(&context),
                     delivery,
@@ -126,8 +133,8 @@ fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeErro
 /// worker is not stopping, takes and handles the next ones in the same slot
 /// (`LMOVE` and claim on the shared connections, never a blocking move): a
 /// busy queue is taken from by every slot at once, while an idle worker
-/// waits with the consume loop's one blocking take. Rate-limited slots take
-/// turns through the loop instead.
+/// waits with the consume loop's one blocking take, as does a worker of a
+/// paused queue. Rate-limited slots take turns through the loop instead.
 async fn handle_then_take_ready<T: Send + 'static>(
     context: Arc<Context<T>>,
     delivery: Delivery<T>,
@@ -142,16 +149,20 @@ async fn handle_then_take_ready<T: Send + 'static>(
         // Checked before each take, not raced with it: a take of a ready
         // value never waits (`LMOVE`, then claim.lua), and one dropped while
         // claiming would leave its value leased until its visibility timeout.
-        if stop.is_cancelled() {
+        if stop.is_cancelled() || context.paused.load(Ordering::Relaxed) {
             return;
         }
         match context.queue.take_ready().await {
-            Ok(Some(delivery)) if stop.is_cancelled() => {
+            Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
                 give_back_unhandled(&context, delivery).await;
                 return;
             }
-            Ok(Some(delivery)) => handle_one(&context, delivery).await,
-            Ok(None) => return,
+            Ok(Ready::Taken(delivery)) => handle_one(&context, delivery).await,
+            Ok(Ready::Nothing) => return,
+            Ok(Ready::Paused) => {
+                context.paused.store(true, Ordering::Relaxed);
+                return;
+            }
             Err(Error::Decode(error)) => undecodable(&context, error),
             // The consume loop's take meets it too, and backs off.
             Err(_) => return,

@@ -282,6 +282,7 @@ impl<T: Send + 'static> Worker<T> {
             counters: Arc::clone(&counters),
             abort: abort.clone(),
             limiter,
+            paused: Default::default(),
         });
         let task = tokio::spawn(consume::consume(context, self.concurrency, stop.clone()));
         WorkerHandle {

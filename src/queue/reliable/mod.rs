@@ -13,6 +13,7 @@ pub use dead_letters::DeadLetter;
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;
+pub(crate) use take::Ready;
 
 use std::sync::Arc;
 use std::time::Duration;

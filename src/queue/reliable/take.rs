@@ -32,6 +32,17 @@ const PAUSED_RECHECK: Duration = Duration::from_secs(1);
 /// does not spin.
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
+/// What one move and claim came to.
+pub(crate) enum Ready<T> {
+    /// A delivery.
+    Taken(Delivery<T>),
+    /// Nothing to deliver: the queue was empty, or the claim lost its value
+    /// (the reaper had returned it) or dead-lettered it.
+    Nothing,
+    /// The queue is paused: the value moved went back to its head.
+    Paused,
+}
+
 impl<T: 'static> ReliableQueue<T> {
     /// Waits for a value and delivers it. Keeps waiting across reconnects;
     /// fails on [`Error::Shutdown`] or bad data. A value that cannot be
@@ -105,27 +116,37 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
-    /// A delivery of a value that is ready now, without waiting for one:
-    /// `None` when the queue is empty (or paused, or the claim lost its
-    /// value). Never leases a dedicated connection (see `move_ready`).
-    pub(crate) async fn take_ready(&self) -> Result<Option<Delivery<T>>> {
-        self.next_or_wait(None, false).await
+    /// A delivery of a value that is ready now, without waiting for one.
+    /// Never leases a dedicated connection (see `move_ready`).
+    pub(crate) async fn take_ready(&self) -> Result<Ready<T>> {
+        self.move_and_claim(None, false).await
     }
 
-    /// One move and claim; `None` when nothing came or the claim lost its value.
+    /// One move and claim; `None` when nothing came, the claim lost its
+    /// value, or the queue was paused (then after waiting for the resume,
+    /// until `deadline`).
     pub(super) async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
-        self.next_or_wait(deadline, true).await
+        match self.move_and_claim(deadline, true).await? {
+            Ready::Taken(delivery) => Ok(Some(delivery)),
+            Ready::Nothing => Ok(None),
+            Ready::Paused => {
+                // Take nothing more until the pause ends: each move meanwhile
+                // would move a value out and back, reordering the list.
+                self.wait_while_paused(deadline).await?;
+                Ok(None)
+            }
+        }
     }
 
     /// One move and claim; with `wait`, waits for a value (until `deadline`)
-    /// when none is ready, and while the queue is paused.
-    async fn next_or_wait(&self, deadline: Option<Instant>, wait: bool) -> Result<Option<Delivery<T>>> {
+    /// when none is ready.
+    async fn move_and_claim(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
         if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
         let value = match self.move_ready().await? {
             Some(value) => value,
-            None if !wait => return Ok(None),
+            None if !wait => return Ok(Ready::Nothing),
             None => {
                 let (dest, staging) = (self.keys.destination(), self.keys.staging());
                 let args = |secs: f64| {
@@ -140,7 +161,7 @@ impl<T: 'static> ReliableQueue<T> {
                     .wait("BLMOVE", dest, deadline, args)
                     .await?
                 else {
-                    return Ok(None);
+                    return Ok(Ready::Nothing);
                 };
                 reply::bytes(moved)?
             }
@@ -174,7 +195,7 @@ impl<T: 'static> ReliableQueue<T> {
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
                 if error.is_transient() {
                     tracing::warn!(queue = self.name(), %error, "claim failed; the reaper will return the value");
-                    return Ok(None);
+                    return Ok(Ready::Nothing);
                 }
                 return Err(error);
             }
@@ -199,15 +220,8 @@ impl<T: 'static> ReliableQueue<T> {
         };
         match status.as_str() {
             "ok" => {}
-            "gone" => return Ok(None),
-            "paused" => {
-                // Take nothing more until the pause ends: each BLMOVE meanwhile
-                // would move a value out and back, reordering the list.
-                if wait {
-                    self.wait_while_paused(deadline).await?;
-                }
-                return Ok(None);
-            }
+            "gone" => return Ok(Ready::Nothing),
+            "paused" => return Ok(Ready::Paused),
             "dead" => {
                 crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
@@ -217,14 +231,14 @@ impl<T: 'static> ReliableQueue<T> {
                     dead_letter = self.keys.dead_letter(),
                     "value delivered too often without an ack; moved to the dead-letter list"
                 );
-                return Ok(None);
+                return Ok(Ready::Nothing);
             }
             other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
         }
         let count = u32::try_from(count).unwrap_or(u32::MAX);
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.codec, value) {
-            Ok(decoded) => Ok(Some(Delivery::new(self, member, count, lateness, decoded))),
+            Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
                 // Given back at once, where it counts towards the dead-letter
                 // limit, or dead-lettered now if the consumer asked for that.
