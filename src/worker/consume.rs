@@ -163,9 +163,18 @@ async fn handle_then_take_ready<T: Send + 'static>(
                 context.paused.store(true, Ordering::Relaxed);
                 return;
             }
-            Err(Error::Decode(error)) => undecodable(&context, error),
+            // The value went back (or to the dead letters); the slot stops,
+            // and the consume loop takes next: one take at a time, not one
+            // more per slot, while undecodable values keep coming.
+            Err(Error::Decode(error)) => {
+                undecodable(&context, error);
+                return;
+            }
             // The consume loop's take meets it too, and backs off.
-            Err(_) => return,
+            Err(error) => {
+                tracing::debug!(queue = context.queue.name(), %error, "a slot's take failed; the consume loop takes over");
+                return;
+            }
         }
     }
 }
