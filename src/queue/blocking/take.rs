@@ -215,10 +215,13 @@ impl<T: 'static> BlockingQueue<T> {
         {
             Some(value) => {
                 let (key, raw) = reply::blpop(value)?;
-                let i = names
-                    .iter()
-                    .position(|name| *name == key)
-                    .ok_or_else(|| Error::Protocol(format!("BLPOP answered from {key:?}, a key it was not given")))?;
+                let Some(i) = names.iter().position(|name| *name == key) else {
+                    // Not a key it was given: the value goes back where it came from.
+                    let restored = self.restore(&key, vec![raw]).await;
+                    return Err(Error::Protocol(format!(
+                        "BLPOP answered from {key:?}, a key it was not given (value put back: {restored})"
+                    )));
+                };
                 Ok(Some((i, raw)))
             }
             None => Ok(None),
