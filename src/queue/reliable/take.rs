@@ -1,4 +1,6 @@
-//! Taking a delivery: `BLMOVE` to the staging list, then the claim script.
+//! Taking a delivery: a move to the staging list (`LMOVE` on the shared
+//! connections when a value is ready, else `BLMOVE` on a dedicated one to
+//! wait for one), then the claim script.
 
 use std::time::Duration;
 
