@@ -65,9 +65,13 @@ pub(crate) struct Lease<'a> {
 
 type Reply = std::result::Result<Value, fred::error::Error>;
 
+/// What gives back a value a blocking command popped for a caller that is
+/// gone (boxed: one type for every command).
+type GiveBackReply = Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send>;
+
 /// A blocking command under way; a value it pops for a caller that is gone
 /// is given back (see `detached`).
-type InFlight = Detached<Reply, Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send>>;
+type InFlight = Detached<Reply, GiveBackReply>;
 
 impl BlockingPool {
     pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken, settling: Arc<Settling>) -> Self {
@@ -274,7 +278,7 @@ impl Lease<'_> {
     pub async fn run(&mut self, command: &'static str, options: Options, argv: Vec<Value>) -> Reply {
         let client = self.client().clone();
         let (to, back, settling) = (client.clone(), argv.clone(), self.pool.settling.clone());
-        let give_back: Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send> = Box::new(move |reply: Reply| {
+        let give_back: GiveBackReply = Box::new(move |reply: Reply| {
             Box::pin(async move {
                 if let Ok(value) = reply {
                     give_back(&to, &settling, command, &back, value).await;

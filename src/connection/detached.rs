@@ -19,15 +19,17 @@ use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::Settling;
 
-/// What puts a reply nobody will read back where its value came from: a
-/// closure holding the connection and keys it needs, kept inline in the
-/// [`Detached`] (no allocation while the caller waits; its future is boxed
-/// only when it runs, after a caller stopped waiting).
-pub(crate) trait GiveBack<T>: Send + 'static {
+/// What a [`Detached`] command does with a reply its caller stopped waiting
+/// for: puts the value it took back where it came from. A closure holding
+/// the connection and keys it needs, kept inline in the [`Detached`] (no
+/// allocation while the caller waits; its future is boxed only when it
+/// runs, after a caller stopped waiting). Not the reliable queue's
+/// `delivery::GiveBack`, which settles a delivery.
+pub(crate) trait OnAbandon<T>: Send + 'static {
     fn give_back(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
-impl<T, F, Fut> GiveBack<T> for F
+impl<T, F, Fut> OnAbandon<T> for F
 where
     F: FnOnce(T) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
@@ -93,7 +95,7 @@ const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) type Command<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A command whose reply is read by its caller or given back.
-pub(crate) struct Detached<T: Send + 'static, G: GiveBack<T>> {
+pub(crate) struct Detached<T: Send + 'static, G: OnAbandon<T>> {
     /// `None` once it has ended and its reply went somewhere. Boxed so that
     /// a dropped caller can hand it, already running, to a task.
     command: Option<Command<T>>,
@@ -106,7 +108,7 @@ pub(crate) struct Detached<T: Send + 'static, G: GiveBack<T>> {
 pub(crate) fn detach<T, G>(command: Command<T>, give_back: G, settling: &Arc<Settling>) -> Detached<T, G>
 where
     T: Send + 'static,
-    G: GiveBack<T>,
+    G: OnAbandon<T>,
 {
     Detached {
         command: Some(command),
@@ -115,7 +117,7 @@ where
     }
 }
 
-impl<T: Send + 'static, G: GiveBack<T>> Detached<T, G> {
+impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
     /// Runs the command to its end and returns its reply. The reply goes
     /// straight to the caller in the poll that completes the command, so no
     /// cancellation can fall between the two.
@@ -135,7 +137,7 @@ impl<T: Send + 'static, G: GiveBack<T>> Detached<T, G> {
     }
 }
 
-impl<T: Send + 'static, G: GiveBack<T>> Drop for Detached<T, G> {
+impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
     fn drop(&mut self) {
         if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -150,7 +152,7 @@ impl<T: Send + 'static, G: GiveBack<T>> Drop for Detached<T, G> {
 }
 
 /// Runs an abandoned command to its end and gives its reply back.
-async fn finish<T, G: GiveBack<T>>(command: Command<T>, give_back: G) {
+async fn finish<T, G: OnAbandon<T>>(command: Command<T>, give_back: G) {
     if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
         give_back.give_back(reply).await;
     }
