@@ -1,5 +1,6 @@
--- claim: turn a value just moved into the staging list (by BLMOVE) into a
--- delivery with a visibility deadline, or dead-letter it.
+-- claim: turn a value just moved into the staging list (by LMOVE on the
+-- shared connections when one was ready, else by BLMOVE on a dedicated one)
+-- into a delivery with a visibility deadline, or dead-letter it.
 -- KEYS: 1 staging list, 2 inflight set, 3 dead-letter list, 4 due-time set
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
@@ -34,7 +35,7 @@ if at < marked then
   redis.call('hincrby', KEYS[7], 'k', -1)
 end
 if redis.call('exists', KEYS[9]) == 1 then
-  -- Paused since the BLMOVE: the value goes back where it was taken from.
+  -- Paused since the move: the value goes back where it was taken from.
   redis.call('lpush', KEYS[8], value)
   return {'paused'}
 end

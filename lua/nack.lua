@@ -6,7 +6,8 @@
 --       nothing)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
---       again; -2: to the dead-letter list, no count kept),
+--       again; -2: to the dead-letter list, no count kept; -3: to its head,
+--       not counted as a delivery: it reached no consumer),
 --       3 the value packed for the delayed queue, 4 how long a count record
 --       outlives the value's return to the destination (ms), 5 why, for a
 --       dead letter
@@ -32,8 +33,15 @@ if delay == -2 then
 end
 local now = delayq_server_ms()
 local back = now + math.max(delay, 0)
-delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), tonumber(count), back, back + tonumber(ARGV[4]))
-delayq_counts_expire(KEYS[7], KEYS[8], back + tonumber(ARGV[4]))
+local kept = tonumber(count)
+if delay == -3 then
+  -- Its next delivery counts on from the one before this.
+  kept = kept - 1
+end
+if kept > 0 then
+  delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), kept, back, back + tonumber(ARGV[4]))
+  delayq_counts_expire(KEYS[7], KEYS[8], back + tonumber(ARGV[4]))
+end
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
   return delayq_answer(KEYS[10], 1)

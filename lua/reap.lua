@@ -11,12 +11,13 @@
 -- A delivery whose deadline passed goes back to the head of the destination
 -- (it was first in line) and its count is remembered (see claim.lua).
 -- A copy in the staging list that no claim took (its consumer died between
--- BLMOVE and claim) goes back once it has been there for the grace period:
--- the mark says that the first k copies of the list were there at time t
--- (claims of copies before the mark lower k), so no call reads the whole
--- list. Returning a copy whose consumer was about to claim it costs nothing:
--- that claim finds no copy and takes again. Expired count records (values
--- given back that a Java consumer or a plain take consumed) are dropped here.
+-- its move, LMOVE or BLMOVE, and its claim, or lost the move's reply) goes
+-- back once it has been there for the grace period: the mark says that the
+-- first k copies of the list were there at time t (claims of copies before
+-- the mark lower k), so no call reads the whole list. Returning a copy whose
+-- consumer was about to claim it costs nothing: that claim finds no copy
+-- and takes again. Expired count records (values given back that a Java
+-- consumer or a plain take consumed) are dropped here.
 -- Cost: O(log n) per value returned or record dropped, within the limits.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
 if bad then return bad end

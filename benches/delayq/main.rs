@@ -3,7 +3,7 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, bulk, lateness, backlog, queues, takes, memory, reliable, codecs, ratelimit, dashboard, big; `large` runs
+//! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
@@ -11,6 +11,7 @@ mod backlog;
 mod big_queue;
 mod bulk_offers;
 mod codecs;
+mod consumers;
 #[cfg(feature = "dashboard")]
 mod dashboard;
 mod lateness;
@@ -24,6 +25,7 @@ mod redis_benchmark;
 mod redisson;
 mod reliable;
 mod report;
+mod resp;
 mod takes;
 
 #[path = "../../tests/support/redis_server.rs"]
@@ -404,20 +406,33 @@ async fn run() {
     }
 
     if wanted("takes") {
-        eprintln!("5. take throughput (1, 4, 16 workers)...");
+        eprintln!("5. take throughput (1, 4, 16 workers; fred and a bare socket at 1 and 4)...");
         let redis = RedisServer::start().await;
         for workers in [1, 4, 16] {
-            let (ours, lpop) = takes::run(&redis, workers).await;
-            let ratio = ours / lpop;
+            let t = takes::run(&redis, workers, workers <= 4).await;
+            let ratio = t.delayq / t.lpop;
+            let target = if workers == 1 { 0.95 } else { 0.90 };
+            let baseline = format!("{} (redis-benchmark LPOP -c {workers})", rate(t.lpop));
             rows.push(
                 Row::new("5. take throughput", &format!("{workers} worker(s), 100,000 ready"))
-                    .values(
-                        rate(ours),
-                        format!("{} (redis-benchmark LPOP -c {workers})", rate(lpop)),
-                    )
+                    .values(rate(t.delayq), baseline.clone())
                     .ratio(ratio)
-                    .target("≥ 0.80×", ratio >= 0.8),
+                    .target(&format!("≥ {target:.2}×"), ratio >= target),
             );
+            let layers = [
+                ("fred LPOP, pool of 2, no delayq", t.fred),
+                ("LPOP from bare sockets, no client library", t.bare),
+            ];
+            for (layer, measured) in layers {
+                if let Some(measured) = measured {
+                    rows.push(
+                        Row::new("5. take throughput, layers", &format!("{workers} worker(s): {layer}"))
+                            .values(rate(measured), baseline.clone())
+                            .ratio(measured / t.lpop)
+                            .note("where the time goes"),
+                    );
+                }
+            }
         }
     }
 
@@ -627,6 +642,31 @@ async fn run() {
                 .values(format!("{:.1} ms", b.longest_script_us as f64 / 1000.0), "—".into())
                 .target("≤ 50 ms", b.longest_script_us <= 50_000),
         );
+    }
+
+    if wanted("consumers") {
+        eprintln!("12. consumers: streams and workers at 1, 8, 64 at once...");
+        let redis = RedisServer::start().await;
+        for consumer in consumers::Consumer::ALL {
+            for n in consumers::CONCURRENCY {
+                let (ours, baseline) = consumers::run(&redis, consumer, n).await;
+                let ratio = ours / baseline;
+                let target = if n == 1 { 0.95 } else { 0.90 };
+                rows.push(
+                    Row::new(
+                        &format!("12. consumers, {}", consumer.label()),
+                        &format!(
+                            "values/s, {}, {} ready",
+                            consumer.at_once(n),
+                            thousands(consumer.values())
+                        ),
+                    )
+                    .values(rate(ours), format!("{} ({})", rate(baseline), consumer.baseline(n)))
+                    .ratio(ratio)
+                    .target(&format!("≥ {target:.2}×"), ratio >= target),
+                );
+            }
+        }
     }
 
     println!("Machine: {}", machine());

@@ -1,18 +1,44 @@
 //! Scenario 5: take() throughput with 1, 4 and 16 workers draining 100,000
-//! ready values, against redis-benchmark's LPOP on the same list.
+//! ready values, against redis-benchmark's LPOP on the same list. With
+//! `layers`, the same drain by the layers below a take, to show where the
+//! time goes: fred's `LPOP` on a pool like delayq's, and a bare socket.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
+use delayq::fred::bytes::Bytes;
+use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
 use delayq::{Client, LongCodec};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::resp::{Conn, Reply};
 use crate::RedisServer;
 
 pub const VALUES: u64 = 100_000;
+
+/// Runs of each side; the medians are compared.
+const RUNS: usize = 3;
+
+/// Takes per second, medians of alternating runs.
+pub struct Takes {
+    pub delayq: f64,
+    /// redis-benchmark `LPOP -c N`.
+    pub lpop: f64,
+    /// fred's `LPOP` on a pool of 2 (delayq's default), no delayq.
+    pub fred: Option<f64>,
+    /// `LPOP` from a bare socket per worker, no client library.
+    pub bare: Option<f64>,
+}
+
+#[derive(Clone, Copy)]
+enum Taker {
+    Delayq,
+    Fred,
+    Bare,
+}
 
 async fn fill(admin: &Admin) {
     admin.cmd("DEL", vec!["take".into()]).await;
@@ -23,17 +49,20 @@ async fn fill(admin: &Admin) {
     }
 }
 
-/// Runs of each side; the medians are compared.
-const RUNS: usize = 3;
-
-/// (delayq take()s per second, redis-benchmark LPOPs per second), medians of
-/// alternating runs.
-pub async fn run(redis: &RedisServer, workers: usize) -> (f64, f64) {
+pub async fn run(redis: &RedisServer, workers: usize, layers: bool) -> Takes {
     let admin = Admin::connect(&redis.url()).await;
-    let (mut ours, mut lpop) = (Vec::new(), Vec::new());
+    let takers: &[Taker] = if layers {
+        &[Taker::Delayq, Taker::Fred, Taker::Bare]
+    } else {
+        &[Taker::Delayq]
+    };
+    let mut rates = vec![Vec::new(); takers.len()];
+    let mut lpop = Vec::new();
     for _ in 0..RUNS {
-        fill(&admin).await;
-        ours.push(takes(redis, &admin, workers).await);
+        for (taker, rates) in takers.iter().zip(&mut rates) {
+            fill(&admin).await;
+            rates.push(drain(redis, &admin, workers, *taker).await);
+        }
         fill(&admin).await;
         let (clients, n) = (workers.to_string(), VALUES.to_string());
         lpop.push(crate::redis_benchmark::requests_per_second(
@@ -41,40 +70,75 @@ pub async fn run(redis: &RedisServer, workers: usize) -> (f64, f64) {
             &["-c", &clients, "-n", &n, "LPOP", "take"],
         ));
     }
-    (crate::measure::median(ours), crate::measure::median(lpop))
+    let mut medians = rates.into_iter().map(crate::measure::median);
+    Takes {
+        delayq: medians.next().unwrap(),
+        fred: medians.next(),
+        bare: medians.next(),
+        lpop: crate::measure::median(lpop),
+    }
 }
 
-async fn takes(redis: &RedisServer, admin: &Admin, workers: usize) -> f64 {
+/// `workers` tasks take until the list is empty; takes per second.
+async fn drain(redis: &RedisServer, admin: &Admin, workers: usize, taker: Taker) -> f64 {
     let client = Client::builder().url(redis.url()).build().await.unwrap();
     let queue = client.blocking_queue("take", LongCodec).unwrap();
+    // Built like delayq's command pool (2 connections, TCP_NODELAY).
+    let pool = Builder::from_config(Config::from_url(&redis.url()).unwrap())
+        .with_connection_config(|c| c.tcp.nodelay = Some(true))
+        .build_pool(2)
+        .unwrap();
+    if let Taker::Fred = taker {
+        pool.init().await.unwrap();
+    }
+    let mut bare = Vec::new();
+    if let Taker::Bare = taker {
+        for _ in 0..workers {
+            bare.push(Conn::connect(redis.port()).await);
+        }
+    }
     let taken = Arc::new(AtomicU64::new(0));
+    // The worker that takes the last value says so: no timer wakes this
+    // process while it is measured (redis-benchmark has none either).
+    let done = Arc::new(Notify::new());
     let started = Instant::now();
     let tasks: Vec<_> = (0..workers)
         .map(|_| {
-            let (queue, taken) = (queue.clone(), taken.clone());
+            let (queue, pool, taken, done) = (queue.clone(), pool.clone(), taken.clone(), done.clone());
+            let mut bare = bare.pop();
             tokio::spawn(async move {
                 while taken.load(Ordering::Relaxed) < VALUES {
-                    match queue.take().await {
-                        Ok(_) => {
-                            taken.fetch_add(1, Ordering::Relaxed);
+                    let took = match (taker, &mut bare) {
+                        (Taker::Delayq, _) => queue.take().await.map(|_| true).expect("take"),
+                        (Taker::Fred, _) => {
+                            let value: Option<Bytes> = pool.next().lpop("take", None).await.expect("LPOP");
+                            value.is_some()
                         }
-                        Err(e) => panic!("take: {e}"),
+                        (Taker::Bare, Some(conn)) => !matches!(conn.call(&[b"LPOP", b"take"]).await, Reply::Nil),
+                        (Taker::Bare, None) => unreachable!("a socket per worker"),
+                    };
+                    if !took {
+                        break; // the layers below a take do not wait
+                    }
+                    if taken.fetch_add(1, Ordering::Relaxed) + 1 == VALUES {
+                        done.notify_one();
                     }
                 }
             })
         })
         .collect();
-    while taken.load(Ordering::Relaxed) < VALUES {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    done.notified().await;
     let seconds = started.elapsed().as_secs_f64();
-    // Wake the workers still blocked, then stop.
+    // Wake the workers still blocked in take(), then stop.
     let extra: Vec<Value> = std::iter::once(Value::from("take"))
         .chain((0..workers).map(|_| Value::from(0)))
         .collect();
     admin.cmd("RPUSH", extra).await;
     for task in tasks {
-        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+    }
+    if let Taker::Fred = taker {
+        let _ = pool.quit().await;
     }
     client.shutdown().await;
     VALUES as f64 / seconds

@@ -12,12 +12,13 @@ use fred::clients::Client as FredClient;
 use fred::interfaces::ClientInterface;
 use fred::prelude::{Blocking, ClientLike, Options};
 use fred::types::{Builder, ClientUnblockFlag, ClusterHash, CustomCommand, Value};
+use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::detached::{detach, give_back_with, push_back, Detached};
+use crate::connection::detached::{detach, push_back, Command, Detached};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::{Settling, SettlingGuard};
@@ -62,9 +63,15 @@ pub(crate) struct Lease<'a> {
     _out: SettlingGuard,
 }
 
+type Reply = std::result::Result<Value, fred::error::Error>;
+
+/// What gives back a value a blocking command popped for a caller that is
+/// gone (boxed: one type for every command).
+type GiveBackReply = Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send>;
+
 /// A blocking command under way; a value it pops for a caller that is gone
 /// is given back (see `detached`).
-type InFlight = Detached<std::result::Result<Value, fred::error::Error>>;
+type InFlight = Detached<Reply, GiveBackReply>;
 
 impl BlockingPool {
     pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken, settling: Arc<Settling>) -> Self {
@@ -268,22 +275,17 @@ impl Lease<'_> {
     /// Runs one blocking command on this connection and waits for its
     /// reply; if this future is dropped first, the lease's `Drop` sees to the
     /// command (see the type's docs).
-    pub async fn run(
-        &mut self,
-        command: &'static str,
-        options: Options,
-        argv: Vec<Value>,
-    ) -> std::result::Result<Value, fred::error::Error> {
+    pub async fn run(&mut self, command: &'static str, options: Options, argv: Vec<Value>) -> Reply {
         let client = self.client().clone();
-        let give_back = give_back_with(
-            (client.clone(), argv.clone(), self.pool.settling.clone()),
-            move |(client, argv, settling), reply| async move {
+        let (to, back, settling) = (client.clone(), argv.clone(), self.pool.settling.clone());
+        let give_back: GiveBackReply = Box::new(move |reply: Reply| {
+            Box::pin(async move {
                 if let Ok(value) = reply {
-                    give_back(&client, &settling, command, &argv, value).await;
+                    give_back(&to, &settling, command, &back, value).await;
                 }
-            },
-        );
-        let command = async move { blocking_command(&client, command, options, argv).await };
+            })
+        });
+        let command: Command<Reply> = Box::pin(async move { blocking_command(&client, command, options, argv).await });
         let in_flight = self.in_flight.insert(detach(command, give_back, &self.pool.settling));
         let out = in_flight.reply().await;
         self.in_flight = None;

@@ -87,6 +87,16 @@ impl Connections {
         Ok(self.pool.next())
     }
 
+    /// The pool's connection for commands on `key`: always the same one, so
+    /// that concurrent takes of one queue pipeline on one connection (fewer
+    /// writes and reads per command, on both sides, than when they alternate).
+    pub fn conn_for(&self, key: &str) -> Result<&fred::clients::Client> {
+        self.check_open()?;
+        let clients = self.pool.clients();
+        let slot = usize::from(fred::util::redis_keyslot(key.as_bytes()));
+        Ok(&clients[slot % clients.len()])
+    }
+
     /// [`Error::Shutdown`] once the connections are closed.
     pub fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {

@@ -19,18 +19,24 @@ use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::Settling;
 
-/// Puts a reply nobody will read back where its value came from.
-pub(crate) type GiveBack<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+/// What a [`Detached`] command does with a reply its caller stopped waiting
+/// for: puts the value it took back where it came from. A closure holding
+/// the connection and keys it needs, kept inline in the [`Detached`] (no
+/// allocation while the caller waits; its future is boxed only when it
+/// runs, after a caller stopped waiting). Not the reliable queue's
+/// `delivery::GiveBack`, which settles a delivery.
+pub(crate) trait OnAbandon<T>: Send + 'static {
+    fn give_back(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
 
-/// A [`GiveBack`] calling `f` with its own clone of `context` (the
-/// connection and keys it needs) and the reply.
-pub(crate) fn give_back_with<T, C, F, Fut>(context: C, f: F) -> GiveBack<T>
+impl<T, F, Fut> OnAbandon<T> for F
 where
-    C: Clone + Send + Sync + 'static,
-    F: Fn(C, T) -> Fut + Send + Sync + 'static,
+    F: FnOnce(T) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    Arc::new(move |reply| Box::pin(f(context.clone(), reply)))
+    fn give_back(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(self(reply))
+    }
 }
 
 /// Pushes values back at the head of `key`, in their original order: values
@@ -57,34 +63,61 @@ pub(crate) async fn push_back(
     }
 }
 
+/// Moves a value that was moved from the `from` end (`LEFT`/`RIGHT`) of
+/// `source` to the `to` end of `destination`, for a caller that is gone,
+/// back where it came from (`undo_move.lua`; nothing if it is no longer there).
+pub(crate) async fn undo_move(
+    conn: &fred::clients::Client,
+    source: &str,
+    destination: &str,
+    value: Bytes,
+    from: &'static str,
+    to: &'static str,
+) -> bool {
+    let keys = vec![Key::from(source), Key::from(destination)];
+    let args = vec![Value::Bytes(value), Value::from(from), Value::from(to)];
+    match SCRIPTS.undo_move.run(conn, keys, args).await {
+        Ok(_) => true,
+        Err(error) => {
+            tracing::error!(queue = source, %error, "could not give back a value moved for a cancelled take");
+            false
+        }
+    }
+}
+
 /// How long an abandoned command may take to end and give its value back.
 const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
 
-type Command<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// A command's future, boxed by the caller where it is written: fred's
+/// command futures are large (~7 KB), and one boxed there is copied once,
+/// one moved into a function that boxes it twice (a take's fast path runs
+/// this once per value).
+pub(crate) type Command<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A command whose reply is read by its caller or given back.
-pub(crate) struct Detached<T: Send + 'static> {
-    /// `None` once it has ended and its reply went somewhere.
+pub(crate) struct Detached<T: Send + 'static, G: OnAbandon<T>> {
+    /// `None` once it has ended and its reply went somewhere. Boxed so that
+    /// a dropped caller can hand it, already running, to a task.
     command: Option<Command<T>>,
-    give_back: GiveBack<T>,
+    give_back: Option<G>,
     settling: Arc<Settling>,
 }
 
 /// Wraps `command`, which must take its value in one step (one command or
 /// script) and be safe to finish in the background (counted by `settling`).
-pub(crate) fn detach<T, F>(command: F, give_back: GiveBack<T>, settling: &Arc<Settling>) -> Detached<T>
+pub(crate) fn detach<T, G>(command: Command<T>, give_back: G, settling: &Arc<Settling>) -> Detached<T, G>
 where
     T: Send + 'static,
-    F: Future<Output = T> + Send + 'static,
+    G: OnAbandon<T>,
 {
     Detached {
-        command: Some(Box::pin(command)),
-        give_back,
+        command: Some(command),
+        give_back: Some(give_back),
         settling: settling.clone(),
     }
 }
 
-impl<T: Send + 'static> Detached<T> {
+impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
     /// Runs the command to its end and returns its reply. The reply goes
     /// straight to the caller in the poll that completes the command, so no
     /// cancellation can fall between the two.
@@ -98,20 +131,19 @@ impl<T: Send + 'static> Detached<T> {
     /// Stops waiting: finishes the command and gives back its reply (the
     /// caller counts this in `settling`).
     pub async fn abandon(mut self) {
-        if let Some(command) = self.command.take() {
-            finish(command, self.give_back.clone()).await;
+        if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
+            finish(command, give_back).await;
         }
     }
 }
 
-impl<T: Send + 'static> Drop for Detached<T> {
+impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
     fn drop(&mut self) {
-        if let Some(command) = self.command.take() {
+        if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let finishing = finish(command, self.give_back.clone());
                 let counted = self.settling.enter();
                 runtime.spawn(async move {
-                    finishing.await;
+                    finish(command, give_back).await;
                     drop(counted);
                 });
             }
@@ -120,8 +152,8 @@ impl<T: Send + 'static> Drop for Detached<T> {
 }
 
 /// Runs an abandoned command to its end and gives its reply back.
-async fn finish<T>(command: Command<T>, give_back: GiveBack<T>) {
+async fn finish<T, G: OnAbandon<T>>(command: Command<T>, give_back: G) {
     if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
-        give_back(reply).await;
+        give_back.give_back(reply).await;
     }
 }

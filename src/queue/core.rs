@@ -49,6 +49,12 @@ impl Core {
         self.connections.conn()
     }
 
+    /// The connection for commands on `key`, always the same one (see
+    /// `Connections::conn_for`), or [`Error::Shutdown`](crate::Error::Shutdown).
+    pub fn conn_for(&self, key: &str) -> Result<&fred::clients::Client> {
+        self.connections.conn_for(key)
+    }
+
     /// Fails with [`Error::PayloadTooLarge`](crate::Error::PayloadTooLarge) for a payload over the limit.
     pub fn check_payload(&self, payload: &[u8]) -> Result<()> {
         self.connections.check_payload(payload)

@@ -1,6 +1,8 @@
 //! The worker's loop: take when a slot is free, run the handler in a task of
-//! its own, settle the delivery by what it returned.
+//! its own, settle the delivery by what it returned; while values are ready,
+//! the slot's task takes the next one itself.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use super::handle::Counters;
 use super::{Handler, OnError, RetryPolicy};
 use crate::error::{BoxError, Error};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
-use crate::queue::reliable::ReliableQueue;
+use crate::queue::reliable::{Ready, ReliableQueue};
 use crate::telemetry::{self, DeadLettered, Handled};
 
 pub(crate) struct Context<T> {
@@ -29,6 +31,11 @@ pub(crate) struct Context<T> {
     pub abort: CancellationToken,
     /// The queue's shared rate limit, if set.
     pub limiter: Option<super::rate_limit::Limiter>,
+    /// Set when a slot's take found the queue paused: slots take nothing
+    /// more (each take would move a value out and back, and values moved at
+    /// once come back in claim order, not move order) and the consume loop's
+    /// one take waits for the resume. Cleared when that take delivers.
+    pub paused: AtomicBool,
 }
 
 /// Longest wait at stop for a dropped take's value to be given back.
@@ -61,20 +68,16 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             Ok(None) => {}
             Ok(Some(delivery)) => {
                 pause = TAKE_BACKOFF.0;
-                running.spawn(handle_one(Arc::clone(&context), delivery, slot));
+                context.paused.store(false, Ordering::Relaxed);
+                running.spawn(handle_then_take_ready(
+                    Arc::clone(&context),
+                    delivery,
+                    slot,
+                    stop.clone(),
+                ));
             }
             Err(Error::Shutdown) => break,
-            Err(Error::Decode(error)) => {
-                Counters::add(&context.counters.undecodable);
-                let action = if error.restored() {
-                    Counters::add(&context.counters.dead_lettered);
-                    FailureAction::DeadLettered
-                } else {
-                    FailureAction::Unsettled
-                };
-                tracing::warn!(queue, %error, ?action, "a value could not be decoded");
-                report(&context, 0, Box::new(error), action);
-            }
+            Err(Error::Decode(error)) => undecodable(&context, error),
             Err(error) => {
                 tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
                 tokio::select! {
@@ -114,8 +117,79 @@ async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery
     taken
 }
 
+fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeError) {
+    Counters::add(&context.counters.undecodable);
+    let action = if error.restored() {
+        Counters::add(&context.counters.dead_lettered);
+        FailureAction::DeadLettered
+    } else {
+        FailureAction::Unsettled
+    };
+    tracing::warn!(queue = context.queue.name(), %error, ?action, "a value could not be decoded");
+    report(context, 0, Box::new(error), action);
+}
+
+/// Handles a delivery in its slot, then, while values are ready and the
+/// worker is not stopping, takes and handles the next ones in the same slot
+/// (`LMOVE` and claim on the shared connections, never a blocking move): a
+/// busy queue is taken from by every slot at once, while an idle worker
+/// waits with the consume loop's one blocking take, as does a worker of a
+/// paused queue. Rate-limited slots take turns through the loop instead.
+async fn handle_then_take_ready<T: Send + 'static>(
+    context: Arc<Context<T>>,
+    delivery: Delivery<T>,
+    _slot: OwnedSemaphorePermit,
+    stop: CancellationToken,
+) {
+    handle_one(&context, delivery).await;
+    if context.limiter.is_some() {
+        return;
+    }
+    loop {
+        // Checked before each take, not raced with it: a take of a ready
+        // value never waits (`LMOVE`, then claim.lua), and one dropped while
+        // claiming would leave its value leased until its visibility timeout.
+        if stop.is_cancelled() || context.paused.load(Ordering::Relaxed) {
+            return;
+        }
+        match context.queue.take_ready().await {
+            Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
+                give_back_unhandled(&context, delivery).await;
+                return;
+            }
+            Ok(Ready::Taken(delivery)) => handle_one(&context, delivery).await,
+            Ok(Ready::Nothing) => return,
+            Ok(Ready::Paused) => {
+                context.paused.store(true, Ordering::Relaxed);
+                return;
+            }
+            // The value went back (or to the dead letters); the slot stops,
+            // and the consume loop takes next: one take at a time, not one
+            // more per slot, while undecodable values keep coming.
+            Err(Error::Decode(error)) => {
+                undecodable(&context, error);
+                return;
+            }
+            // The consume loop's take meets it too, and backs off.
+            Err(error) => {
+                tracing::debug!(queue = context.queue.name(), %error, "a slot's take failed; the consume loop takes over");
+                return;
+            }
+        }
+    }
+}
+
+/// Gives back a delivery taken as the worker was stopping, before a handler
+/// saw it: first in line again, its delivery count as it was before.
+async fn give_back_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
+    let (_, mut handle) = delivery.into_parts();
+    if let Err(error) = handle.give_back(GiveBack::Unhandled).await {
+        tracing::warn!(queue = context.queue.name(), %error, "could not give back a value taken as the worker stopped; its visibility timeout will");
+    }
+}
+
 /// Runs the handler for one delivery and settles it.
-async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Delivery<T>, _slot: OwnedSemaphorePermit) {
+async fn handle_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) {
     let queue = context.queue.name();
     let attempt = delivery.delivery_count();
     let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
@@ -125,7 +199,7 @@ async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Deliv
     let (value, mut handle) = delivery.into_parts();
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(&context, value, &handle).instrument(span.clone()).await else {
+    let Some(result) = run_handler(context, value, &handle).instrument(span.clone()).await else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
         if let Err(error) = handle.give_back(GiveBack::Head).await {
             tracing::warn!(parent: &span, %error, "could not give back a cancelled value; its visibility timeout will");
@@ -148,7 +222,7 @@ async fn handle_one<T: Send + 'static>(context: Arc<Context<T>>, delivery: Deliv
                 tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
             }
         },
-        Err(error) => settle_failure(&context, &mut handle, attempt, error, took, &span).await,
+        Err(error) => settle_failure(context, &mut handle, attempt, error, took, &span).await,
     }
 }
 

@@ -124,7 +124,10 @@ impl<T: Send + 'static> Worker<T> {
 
     /// Handlers run at once at most (default 1). The worker takes a value
     /// only when a slot is free, so values it cannot start stay in the queue
-    /// for other consumers.
+    /// for other consumers. While values are ready, every slot that finishes
+    /// takes the next one itself (on the shared connections), so takes run
+    /// as concurrently as handlers; an idle worker waits for values with one
+    /// blocking read, on one dedicated connection, whatever its concurrency.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
         self
@@ -279,6 +282,7 @@ impl<T: Send + 'static> Worker<T> {
             counters: Arc::clone(&counters),
             abort: abort.clone(),
             limiter,
+            paused: Default::default(),
         });
         let task = tokio::spawn(consume::consume(context, self.concurrency, stop.clone()));
         WorkerHandle {

@@ -618,3 +618,67 @@ async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost() {
     })
     .await;
 }
+
+/// A reliable take's fast path: the `LMOVE` of a ready value runs and its
+/// reply is lost. The move is not sent again (that would move a second
+/// value nobody claims); the value it moved waits in the staging list until
+/// the reaper returns it, and in the end every value is delivered exactly
+/// once, none of them counted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let monitor = redis.monitor().await;
+        let q = client
+            .reliable_queue("lost-move", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_secs(1));
+        let keys = q.keys().clone();
+        let _: i64 = raw
+            .client
+            .rpush("lost-move", bytes(&["warm", "a", "b", "c"]))
+            .await
+            .unwrap();
+        // Warm the claim script, so the next take's first command is its LMOVE.
+        let warm = q.take().await.unwrap();
+        assert_eq!(warm.value(), "warm");
+        assert!(warm.ack().await.unwrap());
+        let moves = || async {
+            let entries = monitor.entries().await;
+            entries.iter().filter(|c| !c.from_lua && c.name() == "lmove").count()
+        };
+        assert_eq!(moves().await, 1);
+        proxy.arm(Fault::LoseReply, "LMOVE");
+        let mut delivered = Vec::new();
+        // The faulted take goes on to wait for another value; the one its
+        // move took comes back with the reaper.
+        while delivered.len() < 3 {
+            let delivery = q
+                .take_timeout(Duration::from_secs(20))
+                .await
+                .unwrap()
+                .expect("every value delivered in the end");
+            assert_eq!(delivery.delivery_count(), 1, "{} delivered before", delivery.value());
+            delivered.push(delivery.value().clone());
+            assert!(delivery.ack().await.unwrap());
+            if delivered.len() == 1 {
+                assert_eq!(proxy.fired(), 1);
+                // One LMOVE since the fault, the lost one; a resend would
+                // show a second, moving "b" as well.
+                assert_eq!(moves().await, 2, "the lost move was not sent again");
+                assert!(
+                    raw.llen(keys.staging()).await <= 1,
+                    "one value moved for the lost reply"
+                );
+            }
+        }
+        delivered.sort();
+        assert_eq!(delivered, strings(&["a", "b", "c"]));
+        assert!(q.take_timeout(Duration::ZERO).await.unwrap().is_none());
+        assert_eq!(raw.llen("lost-move").await, 0);
+        assert_eq!(raw.llen(keys.staging()).await, 0);
+        assert_eq!(q.in_flight().await.unwrap(), 0);
+    })
+    .await;
+}

@@ -139,3 +139,88 @@ async fn several_consumers_of_a_paused_queue_lose_nothing_and_take_each_value_on
     })
     .await;
 }
+
+/// A worker whose queue is paused while its handlers run takes nothing more
+/// once a take found the pause: its slots stop taking, and its one waiting
+/// take moves only the head, and puts it back there. Slots that all finished
+/// at once used to move a value each, and claim.lua put them back in claim
+/// order, reversing the head of the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_worker_keeps_the_order_of_the_queue() {
+    use std::sync::Arc;
+
+    use delayq::BoxError;
+    use parking_lot::Mutex;
+    use tokio::sync::Semaphore;
+
+    use crate::harness::eventually;
+
+    deadline(async {
+        const N: i64 = 40;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let monitor = redis.monitor().await;
+        let delayed = client.delayed_queue("ordered", LongCodec).unwrap().without_transfer();
+        let ready = client.blocking_queue("ordered", LongCodec).unwrap();
+        ready.offer_all(0..N).await.unwrap();
+        // Each handler waits for a permit, so the test decides when slots finish.
+        let gate = Arc::new(Semaphore::new(0));
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client.worker("ordered", LongCodec).unwrap().concurrency(8).run({
+            let (gate, seen) = (gate.clone(), seen.clone());
+            move |value: i64| {
+                let (gate, seen) = (gate.clone(), seen.clone());
+                async move {
+                    gate.acquire().await.unwrap().forget();
+                    seen.lock().push(value);
+                    Ok::<_, BoxError>(())
+                }
+            }
+        });
+        let reliable = client.reliable_queue("ordered", LongCodec).unwrap();
+        eventually(Duration::from_secs(20), "8 values in the handlers", || async {
+            reliable.in_flight().await.unwrap() == 8
+        })
+        .await;
+        delayed.pause().await.unwrap();
+        let moves = || async {
+            let entries = monitor.entries().await;
+            entries.iter().filter(|c| !c.from_lua && c.name() == "lmove").count()
+        };
+        assert_eq!(moves().await, 8);
+        // One slot finishes and finds the pause; then the worker's waiting
+        // take moves (and puts back) the head: the slot has stopped by then.
+        gate.add_permits(1);
+        eventually(
+            Duration::from_secs(20),
+            "the slot's and the waiting take's moves",
+            || async { moves().await >= 10 },
+        )
+        .await;
+        // The seven others finish together.
+        gate.add_permits(7);
+        eventually(Duration::from_secs(20), "8 handled and acked", || async {
+            let handled = seen.lock().len();
+            handled == 8 && reliable.in_flight().await.unwrap() == 0
+        })
+        .await;
+        let expected: Vec<i64> = (8..N).collect();
+        eventually(Duration::from_secs(10), "the queue in its order", || async {
+            ready.read_all().await.unwrap() == expected && raw.llen("delayq_staging:{ordered}").await == 0
+        })
+        .await;
+        // After the resume, every value is handled once.
+        gate.add_permits(N as usize);
+        delayed.resume().await.unwrap();
+        eventually(Duration::from_secs(20), "all handled after the resume", || async {
+            seen.lock().len() == N as usize
+        })
+        .await;
+        worker.shutdown().await;
+        let mut values = seen.lock().clone();
+        values.sort();
+        assert_eq!(values, (0..N).collect::<Vec<_>>());
+    })
+    .await;
+}

@@ -613,3 +613,78 @@ async fn oversized_payloads_are_rejected_before_anything_is_written() {
     })
     .await;
 }
+
+/// Reliable takes of ready values move them with `LMOVE` on the shared
+/// connections, leasing no dedicated connection; a take dropped right after
+/// sending its move puts the value back at the head of the queue: nothing
+/// lost, nothing twice, nothing left in the staging list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
+    use crate::harness::drop_in_flight;
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let monitor = redis.monitor().await;
+        // A take dropped while claiming leaves its value leased; the reaper
+        // returns it after this, once, at the end.
+        let q = client
+            .reliable_queue("dropped-r", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_secs(1));
+        let keys = q.keys().clone();
+        let values: Vec<String> = (0..100).map(|i| format!("v-{i}")).collect();
+        let _: i64 = raw.client.rpush("dropped-r", values.clone()).await.unwrap();
+        let (mut acked, mut dropped) = (Vec::new(), 0);
+        for _ in 0..60 {
+            match drop_in_flight(q.take()).await {
+                Some(delivery) => {
+                    let delivery = delivery.unwrap();
+                    let value = delivery.value().clone();
+                    assert!(delivery.ack().await.unwrap());
+                    acked.push(value);
+                }
+                None => dropped += 1,
+            }
+            // A dropped move is undone in the background: the value is back
+            // in the queue, or leased if the take was dropped while claiming.
+            eventually(Duration::from_secs(20), "the value back or leased", || async {
+                raw.llen(keys.staging()).await == 0
+                    && acked.len() + raw.llen("dropped-r").await + raw.zcard(keys.inflight()).await == values.len()
+            })
+            .await;
+        }
+        eventually(Duration::from_secs(20), "leased values back", || async {
+            acked.len() + raw.llen("dropped-r").await == values.len()
+        })
+        .await;
+        assert!(dropped >= 30, "most takes were dropped in flight ({dropped})");
+        let entries = monitor.entries().await;
+        let sent = |name: &str| entries.iter().filter(|c| !c.from_lua && c.name() == name).count();
+        assert!(sent("lmove") > 0, "ready values are moved with LMOVE");
+        assert_eq!(sent("blmove"), 0, "and never wait on a connection of their own");
+        // A value moved for a dropped take is moved back by the take itself
+        // (undo_move.lua); the reaper alone would also bring it back, later.
+        let undo_move =
+            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/undo_move.lua")));
+        let undone = entries
+            .iter()
+            .filter(|c| !c.from_lua && c.name() == "evalsha" && c.args[1] == undo_move.as_bytes())
+            .count();
+        assert!(undone > 0, "dropped moves were undone ({dropped} dropped)");
+        assert_eq!(raw.llen(keys.staging()).await, 0);
+        assert_eq!(raw.zcard(keys.inflight()).await, 0);
+        let mut all = acked.clone();
+        all.extend(
+            raw.lrange("dropped-r")
+                .await
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned()),
+        );
+        all.sort();
+        let mut expected = values.clone();
+        expected.sort();
+        assert_eq!(all, expected, "{} acked, {dropped} dropped", acked.len());
+    })
+    .await;
+}

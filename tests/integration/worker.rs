@@ -576,3 +576,138 @@ async fn identical_payloads_handled_at_once_are_each_a_first_attempt() {
     })
     .await;
 }
+
+/// While values are ready, each slot that finishes takes the next value
+/// itself (`LMOVE` and claim on the shared connections), so takes run as
+/// concurrently as handlers; once the queue is empty the worker waits with
+/// one blocking read, whatever its concurrency. Every value is handled once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let monitor = redis.monitor().await;
+        let dest = client.blocking_queue("slots", LongCodec).unwrap();
+        dest.offer_all(0..300i64).await.unwrap();
+        let seen: Log<i64> = Arc::default();
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let worker = client.worker("slots", LongCodec).unwrap().concurrency(8).run({
+            let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
+            move |value: i64| {
+                let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
+                async move {
+                    let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(running, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    seen.lock().push(value);
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, BoxError>(())
+                }
+            }
+        });
+        eventually(Duration::from_secs(20), "all 300 handled", || async {
+            seen.lock().len() >= 300
+        })
+        .await;
+        eventually(Duration::from_secs(20), "the idle worker waits", || async {
+            raw.info_field("clients", "blocked_clients").await == "1"
+        })
+        .await;
+        // Its other seven slots are free, and take nothing from an empty queue.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(raw.info_field("clients", "blocked_clients").await, "1");
+        let entries = monitor.entries().await;
+        let sent = |name: &str| entries.iter().filter(|c| !c.from_lua && c.name() == name).count();
+        // Every value was ready when the worker started: each was moved by
+        // an LMOVE (the last ones of each slot found the queue empty).
+        let (moves, blocking_moves) = (sent("lmove"), sent("blmove"));
+        assert!(
+            moves >= 300,
+            "ready values are moved without waiting ({moves} LMOVEs, {blocking_moves} BLMOVEs)"
+        );
+        let report = worker.shutdown().await;
+        let mut values = seen.lock().clone();
+        values.sort();
+        assert_eq!(values, (0..300).collect::<Vec<_>>(), "each value handled exactly once");
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= 8, "never more than 8 handlers at once");
+        assert!(most > 1, "slots took and handled values concurrently");
+        assert_eq!((report.handled, report.succeeded), (300, 300));
+        let reliable = client.reliable_queue("slots", LongCodec).unwrap();
+        assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
+        assert_eq!(dest.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+/// A worker stopped while its slots take ready values leaves none of them
+/// leased or staged: a slot's take is not cut short by the stop (one
+/// dropped while claiming would leave its value leased until its 30 s
+/// visibility timeout), and a value taken as the stop came goes straight
+/// back to the queue, not counted as a delivery. Three stops, on a queue
+/// with values to spare each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged() {
+    deadline(async {
+        const N: usize = 3_000;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let dest = client.blocking_queue("stopping", LongCodec).unwrap();
+        dest.offer_all(0..N as i64).await.unwrap();
+        let reliable = client.reliable_queue("stopping", LongCodec).unwrap();
+        let keys = reliable.keys().clone();
+        let seen: Log<i64> = Arc::default();
+        for round in 1..=3 {
+            let worker = client
+                .worker("stopping", LongCodec)
+                .unwrap()
+                .concurrency(8)
+                .visibility_timeout(Duration::from_secs(30))
+                .run({
+                    let seen = seen.clone();
+                    move |value: i64| {
+                        seen.lock().push(value);
+                        async { Ok::<_, BoxError>(()) }
+                    }
+                });
+            eventually(Duration::from_secs(20), "a share of the values handled", || async {
+                seen.lock().len() >= round * N / 5
+            })
+            .await;
+            worker.shutdown().await;
+            // What a stopped take strands comes back only after 30 s.
+            eventually(
+                Duration::from_secs(5),
+                "every value handled or back in the queue",
+                || async {
+                    let handled = seen.lock().len();
+                    raw.llen("stopping").await + handled == N
+                        && raw.zcard(keys.inflight()).await == 0
+                        && raw.llen(keys.staging()).await == 0
+                },
+            )
+            .await;
+        }
+        // The values given back at the stops were never delivered to a handler.
+        while let Some(delivery) = reliable.take_timeout(Duration::ZERO).await.unwrap() {
+            assert_eq!(
+                delivery.delivery_count(),
+                1,
+                "{} counted as delivered",
+                delivery.value()
+            );
+            seen.lock().push(*delivery.value());
+            assert!(delivery.ack().await.unwrap());
+        }
+        let mut values = seen.lock().clone();
+        values.sort();
+        assert_eq!(
+            values,
+            (0..N as i64).collect::<Vec<_>>(),
+            "each value handled exactly once"
+        );
+    })
+    .await;
+}

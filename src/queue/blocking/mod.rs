@@ -19,18 +19,20 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 /// The destination list of a delayed queue: where due values arrive, as
 /// plain codec-encoded payloads, exactly as Java's `RBlockingQueue` sees them.
 ///
-/// Blocking reads (`take`, `take_timeout`, ...) each run on a
-/// connection of their own, never on the one other commands share. They wait
-/// in a loop of finite server-side timeouts
+/// Takes (`take`, `take_timeout`, ...) pop a ready value with `LPOP` on the
+/// shared connections (always the same one for a queue, so concurrent takes
+/// pipeline). To wait for a value, each runs a `BLPOP` on a connection of
+/// its own, never on the ones other commands share, in a loop of finite
+/// server-side timeouts
 /// ([`ClientBuilder::blocking_timeout`](crate::ClientBuilder::blocking_timeout)),
 /// so a dead connection is noticed and replaced, and they keep waiting across
 /// reconnects.
 ///
 /// # Delivery
 ///
-/// `take` and `take_timeout` pop with `BLPOP`, as Java does: if the connection dies
-/// after Redis popped a value but before the reply arrived, that value is
-/// lost (at most once). A value that does not decode is returned inside
+/// `take` and `take_timeout` pop with `LPOP` or `BLPOP`, as Java does: if the
+/// connection dies after Redis popped a value but before the reply arrived,
+/// that value is lost (at most once). A value that does not decode is returned inside
 /// [`Error::Decode`] with its raw bytes, never dropped.
 ///
 /// By default a `BlockingQueue` only consumes; a process that holds no

@@ -8,7 +8,7 @@ use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, give_back_with, push_back};
+use crate::connection::detached::{detach, push_back, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{Resend, SCRIPTS};
@@ -33,8 +33,8 @@ impl<T: 'static> BlockingQueue<T> {
     /// [`take_from_any`](Self::take_from_any).
     pub async fn take(&self) -> Result<T> {
         loop {
-            if let Some((key, raw)) = self.pop_from(&[self.name()], None).await? {
-                return self.decode_or_restore(&key, raw).await;
+            if let Some((_, raw)) = self.pop_from(&[self.name()], None).await? {
+                return self.decode_or_restore(self.name(), raw).await;
             }
         }
     }
@@ -48,7 +48,7 @@ impl<T: 'static> BlockingQueue<T> {
             .pop_from(&[self.name()], Instant::now().checked_add(timeout))
             .await?
         {
-            Some((key, raw)) => Ok(Some(self.decode_or_restore(&key, raw).await?)),
+            Some((_, raw)) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
             None => Ok(None),
         }
     }
@@ -69,9 +69,9 @@ impl<T: 'static> BlockingQueue<T> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
         match self.pop_from(&names, Instant::now().checked_add(timeout)).await? {
-            Some((name, raw)) => {
-                let value = self.decode_or_restore(&name, raw).await?;
-                Ok(Some((name, value)))
+            Some((i, raw)) => {
+                let value = self.decode_or_restore(names[i], raw).await?;
+                Ok(Some((names[i].to_owned(), value)))
             }
             None => Ok(None),
         }
@@ -120,17 +120,17 @@ impl<T: 'static> BlockingQueue<T> {
         let max = max.min(MAX_BATCH) as i64;
         let conn = self.core.conn()?.clone();
         let key = self.name().to_owned();
-        let give_back = give_back_with(
-            (conn.clone(), key.clone(), self.core.settling().clone()),
-            |(conn, key, settling), reply: FredResult<Value>| async move {
+        let give_back = {
+            let (conn, key, settling) = (conn.clone(), key.clone(), self.core.settling().clone());
+            move |reply: FredResult<Value>| async move {
                 match reply.map(reply::bytes_array) {
                     Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &settling, &key, raw).await),
                     _ => {}
                 }
-            },
-        );
+            }
+        };
         let settling = self.core.settling().clone();
-        let drain = async move {
+        let drain: Command<_> = Box::pin(async move {
             Request::new(&key)
                 .remove(
                     &conn,
@@ -140,7 +140,7 @@ impl<T: 'static> BlockingQueue<T> {
                     vec![Value::from(max)],
                 )
                 .await
-        };
+        });
         let value = detach(drain, give_back, self.core.settling())
             .reply()
             .await
@@ -183,14 +183,15 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     /// Blocking pop from the first of `names` that has a value, until
-    /// `deadline` (or forever), across reconnects.
-    pub(super) async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(String, Bytes)>> {
+    /// `deadline` (or forever), across reconnects; the value and which of
+    /// `names` it came from.
+    pub(super) async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(usize, Bytes)>> {
         // When a value is ready, an LPOP on the shared, pipelined connections
         // is as good as a BLPOP and costs no dedicated connection. Sent once:
         // a retried pop could pop twice.
         if let [name] = names {
             match self.lpop(name).await {
-                Ok(Some(raw)) => return Ok(Some(((*name).to_owned(), raw))),
+                Ok(Some(raw)) => return Ok(Some((0, raw))),
                 Ok(None) => {}
                 Err(error) if !error.is_transient() => return Err(error),
                 Err(error) => {
@@ -212,25 +213,41 @@ impl<T: 'static> BlockingQueue<T> {
             .wait("BLPOP", self.name(), deadline, args)
             .await?
         {
-            Some(value) => reply::blpop(value).map(Some),
+            Some(value) => {
+                let (key, raw) = reply::blpop(value)?;
+                let Some(i) = names.iter().position(|name| *name == key) else {
+                    // Not a key it was given: the value goes back where it came from.
+                    let restored = self.restore(&key, vec![raw]).await;
+                    return Err(Error::Protocol(format!(
+                        "BLPOP answered from {key:?}, a key it was not given (value put back: {restored})"
+                    )));
+                };
+                Ok(Some((i, raw)))
+            }
             None => Ok(None),
         }
     }
 
     /// `LPOP`, sent once (a retried pop could pop twice) and safe to cancel:
     /// a value popped for a caller that has stopped waiting goes back to the
-    /// head of the list (see `detached`).
+    /// head of the list (see `detached`). The fast path of every take: what
+    /// it needs to give a value back is kept inline, not allocated.
     pub(super) async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
-        let conn = self.core.conn()?.clone();
-        let key = name.to_owned();
-        let context = (conn.clone(), key.clone(), self.core.settling().clone());
-        let give_back = give_back_with(context, |(conn, key, settling), reply| async move {
+        let conn = self.core.conn_for(name)?;
+        let key = Key::from(name);
+        let pop: Command<_> = {
+            let (conn, key) = (conn.clone(), key.clone());
+            Box::pin(async move {
+                let once = Resend::Once.options();
+                conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await
+            })
+        };
+        let (conn, settling) = (conn.clone(), self.core.settling().clone());
+        let give_back = move |reply: FredResult<Option<Bytes>>| async move {
             if let Ok(Some(raw)) = reply {
-                push_back(&conn, &settling, &key, vec![raw]).await;
+                push_back(&conn, &settling, &key.as_str_lossy(), vec![raw]).await;
             }
-        });
-        let once = Resend::Once.options();
-        let pop = async move { conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await };
+        };
         detach(pop, give_back, self.core.settling())
             .reply()
             .await

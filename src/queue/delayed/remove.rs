@@ -6,7 +6,7 @@ use bytes::Bytes;
 use fred::interfaces::{ClientLike, KeysInterface};
 use fred::types::{Key, Value};
 
-use crate::connection::detached::{detach, give_back_with};
+use crate::connection::detached::{detach, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{Resend, SCRIPTS};
@@ -114,14 +114,14 @@ impl<T: 'static> DelayedQueue<T> {
         // before it returns (and, through the request, if its reply is lost).
         let conn = self.conn()?.clone();
         let restore_keys = self.restore_keys();
-        let give_back = give_back_with(
-            (
+        let give_back = {
+            let (conn, keys, name, settling) = (
                 conn.clone(),
                 restore_keys.clone(),
                 self.name().to_owned(),
                 self.core.settling().clone(),
-            ),
-            |(conn, keys, name, settling), reply: std::result::Result<Value, fred::error::Error>| async move {
+            );
+            move |reply: std::result::Result<Value, fred::error::Error>| async move {
                 let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
                     return;
                 };
@@ -136,15 +136,15 @@ impl<T: 'static> DelayedQueue<T> {
                         }
                     }
                 }
-            },
-        );
+            }
+        };
         let args = vec![Value::from(limit as i64)];
         let (name, settling) = (self.name().to_owned(), self.core.settling().clone());
-        let poll = async move {
+        let poll: Command<_> = Box::pin(async move {
             Request::new(&name)
                 .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
                 .await
-        };
+        });
         let value = detach(poll, give_back, self.core.settling())
             .reply()
             .await

@@ -39,6 +39,9 @@ pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
 pub(crate) enum GiveBack {
     /// The destination's head: first in line again (shutdown).
     Head,
+    /// The destination's head, and not counted as a delivery: the value
+    /// reached no handler (a worker stopped while it was being claimed).
+    Unhandled,
     /// The destination's tail (a failed or dropped delivery).
     Tail,
     /// The delayed queue, due after this long; a zero delay is the tail.
@@ -293,6 +296,7 @@ pub(crate) async fn give_back(
     let mut reason = String::new();
     let delay_ms: i64 = match to {
         GiveBack::Head => -1,
+        GiveBack::Unhandled => -3,
         GiveBack::Tail => 0,
         GiveBack::DeadLetter(why) => {
             reason = why;

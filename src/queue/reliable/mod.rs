@@ -13,6 +13,7 @@ pub use dead_letters::DeadLetter;
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;
+pub(crate) use take::Ready;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,8 +36,9 @@ const DEFAULT_MAX_DELIVERIES: u32 = 10;
 /// is back in the destination (plus any nack delay).
 const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 /// Reliable consumption of a queue's destination list: each value taken is
-/// moved atomically (`BLMOVE`) to a staging list, claimed as a delivery, and
-/// handed out as a [`Delivery`](crate::Delivery) that must be [`ack`](crate::Delivery::ack)ed.
+/// moved atomically (`LMOVE`, or `BLMOVE` to wait for one) to a staging
+/// list, claimed as a delivery, and handed out as a
+/// [`Delivery`](crate::Delivery) that must be [`ack`](crate::Delivery::ack)ed.
 ///
 /// # Guarantees
 ///
@@ -68,15 +70,17 @@ const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 ///
 /// # Implementation
 ///
-/// `take` waits with `BLMOVE` (destination → `delayq_staging:{name}`) on a
-/// connection of its own, then a script claims the moved value: it removes
-/// it from the staging list (looking at most 1,000 values from the tail) and
-/// records a delivery with a deadline (`delayq_leases:{name}`, a sorted set
-/// of 8-byte id, 10-digit count and value, Redis server clock). Ack, nack and
-/// extend act on that one member: each script costs O(log n) in the
-/// deliveries in flight. Counts of given-back values wait for their next
-/// claim in `delayq_counts:{name}` (by SHA1 of the value; expiry times in
-/// `delayq_counts_expiry:{name}`); acked ids in `delayq_acked:{name}`.
+/// `take` moves a value from the destination to `delayq_staging:{name}` with
+/// `LMOVE` on the shared connections when one is ready, else waits for one
+/// with `BLMOVE` on a connection of its own; then a script claims the moved
+/// value: it removes it from the staging list (looking at most 1,000 values
+/// from the tail) and records a delivery with a deadline
+/// (`delayq_leases:{name}`, a sorted set of 8-byte id, 10-digit count and
+/// value, Redis server clock). Ack, nack and extend act on that one member:
+/// each script costs O(log n) in the deliveries in flight. Counts of
+/// given-back values wait for their next claim in `delayq_counts:{name}` (by
+/// SHA1 of the value; expiry times in `delayq_counts_expiry:{name}`); acked
+/// ids in `delayq_acked:{name}`.
 ///
 /// One reaper per queue and client, shared by all its handles, runs while
 /// any handle lives: every quarter of the shortest visibility timeout (50 ms

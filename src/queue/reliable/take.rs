@@ -1,16 +1,20 @@
-//! Taking a delivery: `BLMOVE` to the staging list, then the claim script.
+//! Taking a delivery: a move to the staging list (`LMOVE` on the shared
+//! connections when a value is ready, else `BLMOVE` on a dedicated one to
+//! wait for one), then the claim script.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use fred::interfaces::KeysInterface;
-use fred::types::Value;
+use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
+use fred::types::lists::LMoveDirection;
+use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
+use crate::connection::detached::{detach, undo_move, Command};
 use crate::connection::reply;
-use crate::connection::script::SCRIPTS;
+use crate::connection::script::{Resend, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::telemetry::DeadLettered;
@@ -29,6 +33,17 @@ const PAUSED_RECHECK: Duration = Duration::from_secs(1);
 /// to the queue, where it counts towards the dead-letter limit), so that it
 /// does not spin.
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
+
+/// What one move and claim came to.
+pub(crate) enum Ready<T> {
+    /// A delivery.
+    Taken(Delivery<T>),
+    /// Nothing to deliver: the queue was empty, or the claim lost its value
+    /// (the reaper had returned it) or dead-lettered it.
+    Nothing,
+    /// The queue is paused: the value moved went back to its head.
+    Paused,
+}
 
 impl<T: 'static> ReliableQueue<T> {
     /// Waits for a value and delivers it. Keeps waiting across reconnects;
@@ -103,27 +118,56 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
-    /// One move and claim; `None` when nothing came or the claim lost its value.
+    /// A delivery of a value that is ready now, without waiting for one.
+    /// Never leases a dedicated connection (see `move_ready`).
+    pub(crate) async fn take_ready(&self) -> Result<Ready<T>> {
+        self.move_and_claim(None, false).await
+    }
+
+    /// One move and claim; `None` when nothing came, the claim lost its
+    /// value, or the queue was paused (then after waiting for the resume,
+    /// until `deadline`).
     pub(super) async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
+        match self.move_and_claim(deadline, true).await? {
+            Ready::Taken(delivery) => Ok(Some(delivery)),
+            Ready::Nothing => Ok(None),
+            Ready::Paused => {
+                // Take nothing more until the pause ends: each move meanwhile
+                // would move a value out and back, reordering the list.
+                self.wait_while_paused(deadline).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// One move and claim; with `wait`, waits for a value (until `deadline`)
+    /// when none is ready.
+    async fn move_and_claim(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
         if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
-        let (dest, staging) = (self.keys.destination(), self.keys.staging());
-        let args = |secs: f64| {
-            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
-            args.push(Value::from(secs));
-            args
+        let value = match self.move_ready().await? {
+            Some(value) => value,
+            None if !wait => return Ok(Ready::Nothing),
+            None => {
+                let (dest, staging) = (self.keys.destination(), self.keys.staging());
+                let args = |secs: f64| {
+                    let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
+                    args.push(Value::from(secs));
+                    args
+                };
+                let Some(moved) = self
+                    .core
+                    .connections
+                    .blocking
+                    .wait("BLMOVE", dest, deadline, args)
+                    .await?
+                else {
+                    return Ok(Ready::Nothing);
+                };
+                reply::bytes(moved)?
+            }
         };
-        let Some(moved) = self
-            .core
-            .connections
-            .blocking
-            .wait("BLMOVE", dest, deadline, args)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let value = reply::bytes(moved)?;
         let id = ElementId::random(Format::Modern).to_bytes();
         let keys = vec![
             self.keys.staging().into(),
@@ -153,7 +197,7 @@ impl<T: 'static> ReliableQueue<T> {
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
                 if error.is_transient() {
                     tracing::warn!(queue = self.name(), %error, "claim failed; the reaper will return the value");
-                    return Ok(None);
+                    return Ok(Ready::Nothing);
                 }
                 return Err(error);
             }
@@ -178,13 +222,8 @@ impl<T: 'static> ReliableQueue<T> {
         };
         match status.as_str() {
             "ok" => {}
-            "gone" => return Ok(None),
-            "paused" => {
-                // Take nothing more until the pause ends: each BLMOVE meanwhile
-                // would move a value out and back, reordering the list.
-                self.wait_while_paused(deadline).await?;
-                return Ok(None);
-            }
+            "gone" => return Ok(Ready::Nothing),
+            "paused" => return Ok(Ready::Paused),
             "dead" => {
                 crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
@@ -194,14 +233,14 @@ impl<T: 'static> ReliableQueue<T> {
                     dead_letter = self.keys.dead_letter(),
                     "value delivered too often without an ack; moved to the dead-letter list"
                 );
-                return Ok(None);
+                return Ok(Ready::Nothing);
             }
             other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
         }
         let count = u32::try_from(count).unwrap_or(u32::MAX);
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.codec, value) {
-            Ok(decoded) => Ok(Some(Delivery::new(self, member, count, lateness, decoded))),
+            Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
                 // Given back at once, where it counts towards the dead-letter
                 // limit, or dead-lettered now if the consumer asked for that.
@@ -220,6 +259,47 @@ impl<T: 'static> ReliableQueue<T> {
 }
 
 impl<T: 'static> ReliableQueue<T> {
+    /// Moves a ready value to the staging list with `LMOVE` on the shared,
+    /// pipelined connections: when the queue has values, as good as the
+    /// `BLMOVE`, and no dedicated connection is leased. `None` when the queue
+    /// is empty. Sent once and safe to cancel: a value moved for a caller
+    /// that has stopped waiting goes back to the head of the queue (as for the
+    /// `BLMOVE`). A lost reply may leave the value in the staging list, where
+    /// the reaper finds it; the take then waits with the `BLMOVE`.
+    async fn move_ready(&self) -> Result<Option<Bytes>> {
+        let (dest, staging) = (self.keys.destination(), self.keys.staging());
+        let conn = self.core.conn_for(dest)?;
+        let command: Command<_> = {
+            let (conn, from, to) = (conn.clone(), Key::from(dest), Key::from(staging));
+            Box::pin(async move {
+                let once = Resend::Once.options();
+                conn.with_options(&once)
+                    .lmove::<Option<Bytes>, _, _>(from, to, LMoveDirection::Left, LMoveDirection::Right)
+                    .await
+            })
+        };
+        let give_back = {
+            let (conn, keys) = (conn.clone(), self.keys.clone());
+            move |reply: std::result::Result<Option<Bytes>, fred::error::Error>| async move {
+                if let Ok(Some(value)) = reply {
+                    undo_move(&conn, keys.destination(), keys.staging(), value, "LEFT", "RIGHT").await;
+                }
+            }
+        };
+        let moved = detach(command, give_back, self.core.settling()).reply().await;
+        match moved {
+            Ok(moved) => Ok(moved),
+            Err(error) => {
+                let error = Error::from_command(error, dest);
+                if !error.is_transient() {
+                    return Err(error);
+                }
+                tracing::warn!(queue = dest, %error, "the reply of a move was lost; if the value moved, the reaper returns it");
+                Ok(None)
+            }
+        }
+    }
+
     /// Waits until the queue is resumed, looking every [`PAUSED_RECHECK`]
     /// (ends early at shutdown or at `deadline`).
     async fn wait_while_paused(&self, deadline: Option<Instant>) -> Result<()> {

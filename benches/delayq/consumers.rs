@@ -1,0 +1,274 @@
+//! Scenario 12, consumers: values handled per second with a no-op handler
+//! through `BlockingQueue::stream`, `ReliableQueue::stream` (each delivery
+//! acked) and a `Worker`, with 1, 8 and 64 at once, against a baseline on the
+//! same server in the same run (medians of alternating runs).
+//!
+//! Baselines: `redis-benchmark LPOP -c N` for the plain stream; for the
+//! reliable ones, the same three round trips per value (`BLMOVE` to the
+//! staging list, `claim.lua`, `ack.lua`, by EVALSHA with the same keys and
+//! arguments) from N bare sockets (`resp.rs`): redis-benchmark cannot chain
+//! commands that depend on each other's replies.
+
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::types::Value;
+use delayq::{Client, LongCodec, QueueKeys};
+use futures_util::StreamExt;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::admin::Admin;
+use crate::resp::{Conn, Reply};
+use crate::RedisServer;
+
+pub const CONCURRENCY: [usize; 3] = [1, 8, 64];
+
+/// Runs of each side; the medians are compared.
+const RUNS: usize = 3;
+
+/// Longest a run may take before the benchmark gives up on it.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+#[derive(Clone, Copy, Debug)]
+pub enum Consumer {
+    BlockingStream,
+    ReliableStream,
+    Worker,
+}
+
+impl Consumer {
+    pub const ALL: [Consumer; 3] = [Consumer::BlockingStream, Consumer::ReliableStream, Consumer::Worker];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Consumer::BlockingStream => "BlockingQueue::stream",
+            Consumer::ReliableStream => "ReliableQueue::stream + ack",
+            Consumer::Worker => "Worker, no-op handler",
+        }
+    }
+
+    /// How N consume at once, for the table.
+    pub fn at_once(self, n: usize) -> String {
+        match self {
+            Consumer::Worker => format!("concurrency({n})"),
+            _ => format!("{n} stream(s), a task each"),
+        }
+    }
+
+    pub fn baseline(self, n: usize) -> String {
+        match self {
+            Consumer::BlockingStream => format!("redis-benchmark LPOP -c {n}"),
+            _ => format!("BLMOVE + claim.lua + ack.lua from {n} bare socket(s)"),
+        }
+    }
+
+    pub fn values(self) -> u64 {
+        match self {
+            Consumer::BlockingStream => 50_000,
+            _ => 10_000,
+        }
+    }
+}
+
+/// (delayq's values handled per second, the baseline's), medians.
+pub async fn run(redis: &RedisServer, consumer: Consumer, n: usize) -> (f64, f64) {
+    let admin = Admin::connect(&redis.url()).await;
+    let values = consumer.values();
+    let (mut ours, mut baseline) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        // A fresh queue per run: nothing left over from the one before.
+        let name = format!("consumers-{consumer:?}-{n}-{run}");
+        fill(&admin, &name, values).await;
+        ours.push(ours_once(redis, consumer, &name, n, values).await);
+        let name = format!("{name}-baseline");
+        fill(&admin, &name, values).await;
+        baseline.push(match consumer {
+            Consumer::BlockingStream => {
+                let (clients, total) = (n.to_string(), values.to_string());
+                crate::redis_benchmark::requests_per_second(
+                    redis.port(),
+                    &["-c", &clients, "-n", &total, "LPOP", &name],
+                )
+            }
+            _ => bare_reliable(redis, &admin, &name, n, values).await,
+        });
+    }
+    (crate::measure::median(ours), crate::measure::median(baseline))
+}
+
+async fn fill(admin: &Admin, name: &str, values: u64) {
+    for chunk in (0..values).collect::<Vec<_>>().chunks(10_000) {
+        let mut args: Vec<Value> = vec![name.into()];
+        args.extend(chunk.iter().map(|v| Value::from(*v as i64)));
+        admin.cmd("RPUSH", args).await;
+    }
+}
+
+/// Counts handled values; the one that completes the count says so, so no
+/// timer wakes the process while it is measured.
+#[derive(Clone)]
+struct Counter {
+    handled: Arc<AtomicU64>,
+    done: Arc<Notify>,
+    of: u64,
+}
+
+impl Counter {
+    fn new(of: u64) -> Self {
+        Counter {
+            handled: Arc::default(),
+            done: Arc::default(),
+            of,
+        }
+    }
+
+    fn add(&self) {
+        if self.handled.fetch_add(1, Ordering::Relaxed) + 1 == self.of {
+            self.done.notify_one();
+        }
+    }
+
+    /// Waits for the last value; returns the rate since `started`.
+    async fn rate(&self, started: Instant) -> f64 {
+        tokio::time::timeout(RUN_LIMIT, self.done.notified())
+            .await
+            .expect("every value handled in time");
+        self.of as f64 / started.elapsed().as_secs_f64()
+    }
+}
+
+async fn ours_once(redis: &RedisServer, consumer: Consumer, name: &str, n: usize, values: u64) -> f64 {
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let counter = Counter::new(values);
+    let started = Instant::now();
+    let rate = match consumer {
+        Consumer::BlockingStream => {
+            let queue = client.blocking_queue(name, LongCodec).unwrap();
+            for _ in 0..n {
+                let (queue, counter) = (queue.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut values = pin!(queue.stream());
+                    while let Some(value) = values.next().await {
+                        value.expect("a value");
+                        counter.add();
+                    }
+                });
+            }
+            counter.rate(started).await
+        }
+        Consumer::ReliableStream => {
+            let queue = client.reliable_queue(name, LongCodec).unwrap();
+            for _ in 0..n {
+                let (queue, counter) = (queue.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut deliveries = pin!(queue.stream());
+                    while let Some(delivery) = deliveries.next().await {
+                        assert!(delivery.expect("a delivery").ack().await.expect("ack"));
+                        counter.add();
+                    }
+                });
+            }
+            counter.rate(started).await
+        }
+        Consumer::Worker => {
+            // Counted as each handler runs: the acks of the last `n` values
+            // are still on their way when the clock stops.
+            let handler_counter = counter.clone();
+            let worker = client
+                .worker(name, LongCodec)
+                .unwrap()
+                .concurrency(n)
+                .run(move |_: i64| {
+                    handler_counter.add();
+                    async { Ok::<(), std::convert::Infallible>(()) }
+                });
+            let rate = counter.rate(started).await;
+            let report = worker.shutdown().await;
+            assert_eq!(report.succeeded, values, "every value acked once: {report:?}");
+            rate
+        }
+    };
+    // Ends the streams (and their blocked reads).
+    client.shutdown().await;
+    rate
+}
+
+/// The reliable baseline: per value, BLMOVE to the staging list, then
+/// delayq's claim and ack scripts, each on the consumer's own socket.
+async fn bare_reliable(redis: &RedisServer, admin: &Admin, name: &str, n: usize, values: u64) -> f64 {
+    let body = |own: &str| delayq::__SCRIPT_LIBS.concat() + own;
+    let claim = admin.script_load(&body(include_str!("../../lua/claim.lua"))).await;
+    let ack = admin.script_load(&body(include_str!("../../lua/ack.lua"))).await;
+    let keys = Arc::new(QueueKeys::new(name).unwrap());
+    let mut conns = Vec::new();
+    for _ in 0..n {
+        conns.push(Conn::connect(redis.port()).await);
+    }
+    let counter = Counter::new(values);
+    let started = Instant::now();
+    let tasks: Vec<_> = conns
+        .into_iter()
+        .map(|mut conn| {
+            let (keys, claim, ack, counter) = (keys.clone(), claim.clone(), ack.clone(), counter.clone());
+            tokio::spawn(async move {
+                let k = |key: &str| key.as_bytes().to_vec();
+                let claim_keys = [
+                    keys.staging(),
+                    keys.inflight(),
+                    keys.dead_letter(),
+                    keys.due(),
+                    keys.counts(),
+                    keys.counts_expiry(),
+                    keys.staging_mark(),
+                    keys.destination(),
+                    keys.paused(),
+                    keys.dead_reasons(),
+                ]
+                .map(k);
+                let (dest, staging) = (k(keys.destination()), k(keys.staging()));
+                loop {
+                    let moved = conn.call(&[b"BLMOVE", &dest, &staging, b"LEFT", b"RIGHT", b"5"]).await;
+                    let Reply::Bytes(value) = moved else { continue };
+                    let id = fastrand::u64(..).to_le_bytes();
+                    let mut args: Vec<&[u8]> = vec![b"EVALSHA", claim.as_bytes(), b"10"];
+                    args.extend(claim_keys.iter().map(Vec::as_slice));
+                    args.extend([&value[..], &id[..], b"30000", b"10", b"1000"]);
+                    let Reply::Array(claimed) = conn.call(&args).await else {
+                        panic!("claim answered no array")
+                    };
+                    let mut claimed = claimed.into_iter();
+                    assert_eq!(claimed.next().unwrap().bytes(), b"ok");
+                    let Some(Reply::Int(count)) = claimed.next() else {
+                        panic!("claim answered no count")
+                    };
+                    let mut member = id.to_vec();
+                    member.extend_from_slice(format!("{count:010}").as_bytes());
+                    member.extend_from_slice(&value);
+                    let (inflight, acked) = (keys.inflight().as_bytes(), keys.acked().as_bytes());
+                    let acked = conn
+                        .call(&[
+                            b"EVALSHA",
+                            ack.as_bytes(),
+                            b"2",
+                            inflight,
+                            acked,
+                            &member,
+                            b"300000",
+                            b"100000",
+                        ])
+                        .await;
+                    assert!(matches!(acked, Reply::Int(1)), "ack answered {acked:?}");
+                    counter.add();
+                }
+            })
+        })
+        .collect();
+    let rate = counter.rate(started).await;
+    for task in tasks {
+        task.abort();
+    }
+    rate
+}
