@@ -158,11 +158,16 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
     // Each subscribed queue gets a check run (something may be due already):
     // the offers below start once those are over, so lateness is steady state.
     while client.stats().transfer_runs < QUEUES as u64 {
-        assert!(started.elapsed() < Duration::from_secs(300), "check runs did not finish");
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "check runs did not finish"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let checked = started.elapsed().as_secs_f64();
-    eprintln!("   {QUEUES} queues registered and subscribed in {subscribed:.1} s, their check runs done in {checked:.1} s");
+    eprintln!(
+        "   {QUEUES} queues registered and subscribed in {subscribed:.1} s, their check runs done in {checked:.1} s"
+    );
     let rss_mb = rss_bytes() as f64 / 1_048_576.0;
     let bytes_per_queue = rss_bytes().saturating_sub(rss_before) as f64 / QUEUES as f64;
     let (seen, observer) = observe(redis, OFFERED).await;
