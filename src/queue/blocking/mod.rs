@@ -11,6 +11,7 @@ use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
 use crate::wire::keys::QueueKeys;
 
+mod ready_hint;
 mod take;
 mod write;
 
@@ -56,6 +57,7 @@ pub struct BlockingQueue<T> {
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     transferring: Transferring,
+    ready: Arc<ready_hint::ReadyHint>,
 }
 
 impl<T> Clone for BlockingQueue<T> {
@@ -65,6 +67,7 @@ impl<T> Clone for BlockingQueue<T> {
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             transferring: self.transferring.clone(),
+            ready: self.ready.clone(),
         }
     }
 }
@@ -90,6 +93,7 @@ impl<T: 'static> BlockingQueue<T> {
             keys,
             codec,
             transferring: Transferring::default(),
+            ready: Arc::default(),
         }
     }
 

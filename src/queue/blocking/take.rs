@@ -188,17 +188,24 @@ impl<T: 'static> BlockingQueue<T> {
     pub(super) async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(usize, Bytes)>> {
         // When a value is ready, an LPOP on the shared, pipelined connections
         // is as good as a BLPOP and costs no dedicated connection. Sent once:
-        // a retried pop could pop twice.
+        // a retried pop could pop twice. Skipped mostly while the list is
+        // found empty (see `ready_hint`).
         if let [name] = names {
-            match self.lpop(name).await {
-                Ok(Some(raw)) => return Ok(Some((0, raw))),
-                Ok(None) => {}
-                Err(error) if !error.is_transient() => return Err(error),
-                Err(error) => {
-                    // As with a BLPOP whose reply is lost, a value the LPOP
-                    // took may be gone (plain takes are at most once); say so.
-                    tracing::warn!(queue = *name, %error, "the reply of a pop was lost: a value may have been taken and lost (use a ReliableQueue for at-least-once)");
-                }
+            match self.ready.probe().then(|| self.lpop(name)) {
+                None => {}
+                Some(pop) => match pop.await {
+                    Ok(Some(raw)) => {
+                        self.ready.found(true);
+                        return Ok(Some((0, raw)));
+                    }
+                    Ok(None) => self.ready.found(false),
+                    Err(error) if !error.is_transient() => return Err(error),
+                    Err(error) => {
+                        // As with a BLPOP whose reply is lost, a value the LPOP
+                        // took may be gone (plain takes are at most once); say so.
+                        tracing::warn!(queue = *name, %error, "the reply of a pop was lost: a value may have been taken and lost (use a ReliableQueue for at-least-once)");
+                    }
+                },
             }
         }
         let args = |secs: f64| {
