@@ -651,7 +651,6 @@ async fn run() {
             for n in consumers::CONCURRENCY {
                 let (ours, baseline) = consumers::run(&redis, consumer, n).await;
                 let ratio = ours / baseline;
-                let target = if n == 1 { 0.95 } else { 0.90 };
                 rows.push(
                     Row::new(
                         &format!("12. consumers, {}", consumer.label()),
@@ -663,7 +662,8 @@ async fn run() {
                     )
                     .values(rate(ours), format!("{} ({})", rate(baseline), consumer.baseline(n)))
                     .ratio(ratio)
-                    .target(&format!("≥ {target:.2}×"), ratio >= target),
+                    // Issue 16 asks these to be measured; its targets are take()'s (scenario 5).
+                    .note("measured beside take()"),
                 );
             }
         }
