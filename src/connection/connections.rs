@@ -47,6 +47,9 @@ pub(crate) struct Connections {
     max_payload: usize,
 }
 
+/// Pub/sub messages the subscriber buffers for the transfer scheduler.
+const SUBSCRIBER_BUFFER: usize = 4096;
+
 /// Connects the command pool and the subscriber, and starts following the
 /// Sentinel's failovers when there is one. Returns the subscriber for the
 /// transfer scheduler, which owns it.
@@ -54,7 +57,13 @@ pub(crate) async fn open(builder: Builder, settings: Settings) -> Result<(Connec
     let address = address(builder.get_config().map(|c| &c.server));
     let pool = builder.build_pool(settings.pool_size)?;
     connect(&pool, settings.connect_timeout, &address).await?;
-    let subscriber = builder.build_subscriber_client()?;
+    // Wake-ups arrive in bursts (an offer_all of many queues, a backlog's
+    // heads): fred's default of 32 buffered messages overflows, and a lost
+    // message makes the transfer check every queue of the client.
+    let subscriber = builder
+        .clone()
+        .with_performance_config(|p| p.broadcast_channel_capacity = SUBSCRIBER_BUFFER)
+        .build_subscriber_client()?;
     if let Err(e) = connect(&subscriber, settings.connect_timeout, &address).await {
         quit_pool(&pool).await;
         return Err(e);

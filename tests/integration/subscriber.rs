@@ -217,3 +217,60 @@ async fn an_offer_published_while_the_subscribe_is_on_its_way_is_delivered() {
 fn s(v: &str) -> String {
     v.to_owned()
 }
+
+/// A burst of wake-ups (an `offer_all` over many queues, a restart's heads)
+/// is taken whole: fred buffers 32 pub/sub messages by default, and a lost
+/// message makes the transfer check every queue of the client — 100,000
+/// check runs for a client with 100,000 queues.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_wake_ups_does_not_make_the_transfer_check_every_queue() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let queues: Vec<_> = (0..2_000)
+            .map(|i| {
+                client
+                    .delayed_queue::<String, _>(&format!("q{i}"), StringCodec)
+                    .unwrap()
+            })
+            .collect();
+        eventually(Duration::from_secs(60), "every queue's first run", || async {
+            client.stats().transfer_runs >= 2_000
+        })
+        .await;
+        eventually(Duration::from_secs(10), "the last subscription", || async {
+            raw.numsub(queues[1_999].keys().channel()).await == 1
+        })
+        .await;
+        let before = client.stats().transfer_runs;
+        // 1,000 wake-ups in one go, for an hour from now: none needs a run.
+        let in_an_hour = std::time::SystemTime::now() + Duration::from_secs(3_600);
+        let due = in_an_hour.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        raw.cmd(
+            "EVAL",
+            vec![
+                "for i = 1, 1000 do redis.call('publish', KEYS[1], ARGV[1]) end return 1".into(),
+                1.into(),
+                queues[0].keys().channel().into(),
+                due.to_string().into(),
+            ],
+        )
+        .await;
+        // Then one due at once on another queue: its run says the burst was read.
+        raw.cmd("PUBLISH", vec![queues[1].keys().channel().into(), "0".into()])
+            .await;
+        eventually(Duration::from_secs(20), "the run after the burst", || async {
+            client.stats().transfer_runs > before
+        })
+        .await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let runs = client.stats().transfer_runs - before;
+        assert!(
+            runs < 100,
+            "{runs} transfer runs after a burst of wake-ups (2,000 means every queue was checked)"
+        );
+        client.shutdown().await;
+    })
+    .await;
+}

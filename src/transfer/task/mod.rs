@@ -8,7 +8,7 @@ use std::time::Duration;
 use fred::clients::{Pool, SubscriberClient};
 use fred::prelude::EventInterface;
 use fred::types::Message;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{Id, JoinSet};
 use tokio::time::Instant;
@@ -26,6 +26,9 @@ use crate::wire::time;
 
 mod outcome;
 mod timers;
+
+/// Pub/sub messages handled in one turn of the event loop, at most.
+const MESSAGE_BURST: usize = 256;
 
 /// How long shutdown waits for transfer runs in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -172,7 +175,20 @@ impl SchedulerTask {
                     None => break,
                 },
                 message = messages.recv(), if messages_open => match message {
-                    Ok(message) => self.on_message(message),
+                    Ok(message) => {
+                        self.on_message(message);
+                        // A burst is taken whole, so it never waits behind other events.
+                        for _ in 0..MESSAGE_BURST {
+                            match messages.try_recv() {
+                                Ok(message) => self.on_message(message),
+                                Err(TryRecvError::Lagged(lost)) => {
+                                    tracing::debug!(lost, "pub/sub messages lost; transferring every queue");
+                                    self.wake_all();
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                    }
                     Err(RecvError::Lagged(lost)) => {
                         tracing::debug!(lost, "pub/sub messages lost; transferring every queue");
                         self.wake_all();
