@@ -59,10 +59,17 @@ pub(crate) async fn open(builder: Builder, settings: Settings) -> Result<(Connec
     connect(&pool, settings.connect_timeout, &address).await?;
     // Wake-ups arrive in bursts (an offer_all of many queues, a backlog's
     // heads): fred's default of 32 buffered messages overflows, and a lost
-    // message makes the transfer check every queue of the client.
+    // message makes the transfer check every queue of the client. A size
+    // set through `ClientBuilder::customize` is kept.
     let subscriber = builder
         .clone()
-        .with_performance_config(|p| p.broadcast_channel_capacity = SUBSCRIBER_BUFFER)
+        .with_performance_config(|p| {
+            if p.broadcast_channel_capacity
+                == fred::types::config::PerformanceConfig::default().broadcast_channel_capacity
+            {
+                p.broadcast_channel_capacity = SUBSCRIBER_BUFFER;
+            }
+        })
         .build_subscriber_client()?;
     if let Err(e) = connect(&subscriber, settings.connect_timeout, &address).await {
         quit_pool(&pool).await;
