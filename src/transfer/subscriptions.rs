@@ -19,8 +19,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use fred::clients::SubscriberClient;
+use fred::prelude::Options;
 use fred::prelude::{ClientLike, EventInterface, PubsubInterface};
-use fred::types::Value;
+use fred::types::{ClusterHash, Value};
+use fred::util::redis_keyslot;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::MissedTickBehavior;
 
@@ -90,11 +92,16 @@ pub(crate) async fn run(
                     channels.append(more);
                     queue.pop_front();
                 }
-                let subscribed = tokio::time::timeout(COMMAND_TIMEOUT, subscribe(&subscriber, channels.clone())).await;
-                match subscribed.unwrap_or_else(|_| Err(timed_out(&subscriber, "SUBSCRIBE"))) {
+                match subscribe_in_time(&subscriber, channels.clone()).await {
                     Ok(()) => {
                         retry_delay = Duration::from_millis(50);
                         let _ = events.send(SubEvent::Subscribed(channels));
+                    }
+                    Err(error) if refused(&error) => {
+                        // Redis said no (an ACL, say), to one channel or more of the
+                        // batch: subscribe them one by one, so only those miss out.
+                        let done = subscribe_each(&subscriber, channels, &mut queue).await;
+                        let _ = events.send(SubEvent::Subscribed(done));
                     }
                     Err(error) => {
                         tracing::warn!(%error, channels = channels.len(), "subscribe failed; retrying");
@@ -126,20 +133,87 @@ pub(crate) async fn run(
     crate::connection::quit(&subscriber).await;
 }
 
+/// Channels per `SUBSCRIBE`: Redis answers each with a confirmation, and a
+/// reply of hundreds of thousands would pass its pub/sub output limit.
+const SUBSCRIBE_BATCH: usize = 10_000;
+
 /// Subscribes, and returns once Redis has: fred answers a `SUBSCRIBE` as
 /// soon as it is written (the confirmations come out of band), so a publish
 /// racing it would be lost after the check run that follows had found
 /// nothing. The connection answers in order, so a `PONG` after the
-/// `SUBSCRIBE` means it took effect.
+/// `SUBSCRIBE` means it took effect (and an error reply to the `SUBSCRIBE`
+/// arrives as the `PING`'s).
 async fn subscribe(subscriber: &SubscriberClient, channels: Vec<String>) -> Result<(), fred::error::Error> {
-    subscriber.subscribe(channels).await?;
-    subscriber.ping::<Value>(None).await.map(drop)
+    for batch in channels.chunks(SUBSCRIBE_BATCH) {
+        subscriber.subscribe(batch.to_vec()).await?;
+    }
+    ping(subscriber).await
+}
+
+async fn subscribe_in_time(subscriber: &SubscriberClient, channels: Vec<String>) -> Result<(), fred::error::Error> {
+    tokio::time::timeout(COMMAND_TIMEOUT, subscribe(subscriber, channels))
+        .await
+        .unwrap_or_else(|_| Err(timed_out(subscriber, "SUBSCRIBE")))
+}
+
+/// Whether Redis answered with an error (not a connection that failed):
+/// the same `SUBSCRIBE` would be refused again.
+fn refused(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::InvalidArgument | ErrorKind::InvalidCommand | ErrorKind::Auth
+    ) || ["NOPERM", "ERR"]
+        .iter()
+        .any(|prefix| error.details().starts_with(prefix))
+}
+
+/// Subscribes `channels` one at a time after Redis refused them together.
+/// Returns those it is done with: subscribed, or refused (logged, and left
+/// to the resync; fred stops tracking them, so a reconnect does not ask
+/// again). On a connection error the rest go back to the front of `queue`.
+async fn subscribe_each(
+    subscriber: &SubscriberClient,
+    channels: Vec<String>,
+    queue: &mut VecDeque<SubOp>,
+) -> Vec<String> {
+    let mut done = Vec::with_capacity(channels.len());
+    let mut rest = channels.into_iter();
+    while let Some(channel) = rest.next() {
+        match subscribe_in_time(subscriber, vec![channel.clone()]).await {
+            Ok(()) => done.push(channel),
+            Err(error) if refused(&error) => {
+                tracing::error!(%error, channel, "Redis refused to subscribe to the queue's channel; its queue is transferred only by checks and the resync");
+                let _ = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.unsubscribe(channel.clone())).await;
+                done.push(channel);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "subscribe failed; retrying");
+                let mut left = vec![channel];
+                left.extend(rest);
+                queue.push_front(SubOp::Subscribe(left));
+                break;
+            }
+        }
+    }
+    done
+}
+
+/// `PING` on the subscriber's connection. On a cluster fred sends a
+/// keyless command to any node; this one goes where the `SUBSCRIBE`s went
+/// (fred routes those by the client's id).
+async fn ping(subscriber: &SubscriberClient) -> Result<(), fred::error::Error> {
+    let same_node = Options {
+        cluster_hash: Some(ClusterHash::Custom(redis_keyslot(subscriber.id().as_bytes()))),
+        ..Default::default()
+    };
+    subscriber.with_options(&same_node).ping::<Value>(None).await.map(drop)
 }
 
 /// Pings the subscriber; a `PING` left unanswered means the connection died
 /// without a word, so it is replaced (the reconnection then resubscribes).
 async fn check_alive(subscriber: &SubscriberClient) {
-    match tokio::time::timeout(PING_TIMEOUT, subscriber.ping::<Value>(None)).await {
+    match tokio::time::timeout(PING_TIMEOUT, ping(subscriber)).await {
         Ok(Ok(_)) => {}
         // Disconnected: fred is reconnecting already.
         Ok(Err(error)) => tracing::debug!(%error, "subscriber ping failed"),
@@ -171,16 +245,18 @@ async fn resubscribe(subscriber: &SubscriberClient, events: &mpsc::UnboundedSend
         // Not fred's `resubscribe_all`: it also sends a `PSUBSCRIBE` without
         // patterns, whose error reply is then read as the next command's.
         let channels: Vec<String> = subscriber.tracked_channels().iter().map(|c| c.to_string()).collect();
-        let resubscribed = async {
-            if channels.is_empty() {
-                return Ok(());
-            }
-            subscribe(subscriber, channels).await
+        let resubscribed = if channels.is_empty() {
+            Ok(())
+        } else {
+            subscribe_in_time(subscriber, channels).await
         };
-        match tokio::time::timeout(COMMAND_TIMEOUT, resubscribed)
-            .await
-            .unwrap_or_else(|_| Err(timed_out(subscriber, "SUBSCRIBE")))
-        {
+        match resubscribed {
+            Err(error) if refused(&error) => {
+                // Refused as a whole: the queues still get their check runs.
+                tracing::error!(%error, "Redis refused to subscribe the channels again after a reconnect; queues rely on checks and the resync");
+                let _ = events.send(SubEvent::Resubscribed);
+                return;
+            }
             Ok(()) => {
                 tracing::debug!("subscriber reconnected; channels subscribed again");
                 let _ = events.send(SubEvent::Resubscribed);

@@ -119,3 +119,60 @@ async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
     })
     .await;
 }
+
+/// A user whose ACL refuses one queue's channel: that queue gets no
+/// wake-ups (only checks and the resync), but every other queue of the
+/// client is subscribed and woken as usual — the refusal must not hold up
+/// the subscriptions queued behind it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_the_acl_refuses_does_not_hold_up_the_other_queues() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let setuser = [
+            "SETUSER",
+            "narrow",
+            "on",
+            ">pw",
+            "~*",
+            "resetchannels",
+            "&redisson_delay_queue_channel:{allowed}",
+            "+@all",
+        ];
+        raw.cmd("ACL", setuser.iter().map(|a| Value::from(*a)).collect()).await;
+        let client = Client::builder()
+            .url(format!("redis://narrow:pw@127.0.0.1:{}", redis.port()))
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let refused = client.delayed_queue::<String, _>("refused", StringCodec).unwrap();
+        let allowed = client.delayed_queue::<String, _>("allowed", StringCodec).unwrap();
+        crate::harness::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
+            raw.numsub(allowed.keys().channel()).await == 1
+        })
+        .await;
+        assert_eq!(raw.numsub(refused.keys().channel()).await, 0);
+        // Another process offers: the wake-up reaches the allowed queue's transfer.
+        let producer = redis.client().await;
+        producer
+            .delayed_queue::<String, _>("allowed", StringCodec)
+            .unwrap()
+            .without_transfer()
+            .offer(&"woken".to_owned(), Duration::from_millis(200))
+            .await
+            .unwrap();
+        assert_eq!(
+            allowed
+                .destination()
+                .take_timeout(Duration::from_secs(10))
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("woken")
+        );
+        client.shutdown().await;
+        producer.shutdown().await;
+    })
+    .await;
+}
