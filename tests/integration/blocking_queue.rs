@@ -89,6 +89,28 @@ async fn poll_returns_none_after_its_timeout() {
     .await;
 }
 
+/// Takes skip the `LPOP` before a wait while the list was found empty; a
+/// wait with no time left (`take_timeout(ZERO)`) must still look.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_with_no_time_to_wait_still_finds_a_ready_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", StringCodec).unwrap();
+        assert_eq!(q.take_timeout(Duration::ZERO).await.unwrap(), None);
+        for i in 0..8 {
+            q.offer(&format!("v{i}")).await.unwrap();
+            assert_eq!(
+                q.take_timeout(Duration::ZERO).await.unwrap(),
+                Some(format!("v{i}")),
+                "a value was ready"
+            );
+            assert_eq!(q.take_timeout(Duration::ZERO).await.unwrap(), None);
+        }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poll_from_any_reports_which_queue_had_the_value() {
     deadline(async {

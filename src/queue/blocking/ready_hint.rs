@@ -22,12 +22,11 @@ pub(super) struct ReadyHint {
 impl ReadyHint {
     /// Whether this take should try `LPOP` first (and counts it if not).
     pub fn probe(&self) -> bool {
-        let misses = self.misses.load(Ordering::Relaxed);
-        if misses % PROBE_EVERY == 0 {
+        if self.misses.load(Ordering::Relaxed) == 0 {
             return true;
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
-        false
+        // One decision per take, so concurrent takes never step past a probe.
+        self.misses.fetch_add(1, Ordering::Relaxed) % PROBE_EVERY == 0
     }
 
     /// What the `LPOP` found.
@@ -35,7 +34,8 @@ impl ReadyHint {
         if value {
             self.misses.store(0, Ordering::Relaxed);
         } else {
-            self.misses.fetch_add(1, Ordering::Relaxed);
+            // Counted from 1: the next seven takes go straight to `BLPOP`.
+            let _ = self.misses.compare_exchange(0, 1, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 }

@@ -18,6 +18,9 @@ use crate::wire::codec;
 
 use super::{BlockingQueue, FredResult};
 
+/// A wait shorter than this always tries `LPOP` first (see `ready_hint`).
+const SHORT_WAIT: Duration = Duration::from_millis(50);
+
 /// Pause of [`BlockingQueue::stream`] after an error, so that it never spins.
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
@@ -191,7 +194,9 @@ impl<T: 'static> BlockingQueue<T> {
         // a retried pop could pop twice. Skipped mostly while the list is
         // found empty (see `ready_hint`).
         if let [name] = names {
-            match self.ready.probe().then(|| self.lpop(name)) {
+            // A wait about to end could not even lease a connection: look, at least.
+            let short = deadline.is_some_and(|at| at.saturating_duration_since(Instant::now()) < SHORT_WAIT);
+            match (short || self.ready.probe()).then(|| self.lpop(name)) {
                 None => {}
                 Some(pop) => match pop.await {
                     Ok(Some(raw)) => {
