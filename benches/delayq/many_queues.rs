@@ -26,7 +26,7 @@ pub struct ManyQueues {
     pub p99: f64,
     pub max: f64,
     pub subscriber_connections: usize,
-    /// Seconds from registering to every channel subscribed / every check run done.
+    /// Seconds from the last handle created (registered) to every channel subscribed / every check run done.
     pub subscribed_s: f64,
     pub checked_s: f64,
     pub subscribed_channels: i64,

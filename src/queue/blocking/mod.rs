@@ -22,7 +22,9 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 ///
 /// Takes (`take`, `take_timeout`, ...) pop a ready value with `LPOP` on the
 /// shared connections (always the same one for a queue, so concurrent takes
-/// pipeline). To wait for a value, each runs a `BLPOP` on a connection of
+/// pipeline); while pops find the list empty, only one take in eight (and
+/// every wait shorter than 50 ms) looks first, the others go straight to
+/// waiting. To wait for a value, each runs a `BLPOP` on a connection of
 /// its own, never on the ones other commands share, in a loop of finite
 /// server-side timeouts
 /// ([`ClientBuilder::blocking_timeout`](crate::ClientBuilder::blocking_timeout)),
