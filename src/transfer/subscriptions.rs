@@ -122,7 +122,8 @@ pub(crate) async fn run(
                 }
             }
             Some(SubOp::Quit(done)) => {
-                let _ = subscriber.unsubscribe_all().await;
+                // Bounded: with Redis gone fred would hold it until a reconnect.
+                let _ = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.unsubscribe_all()).await;
                 crate::connection::quit(&subscriber).await;
                 let _ = done.send(());
                 return;

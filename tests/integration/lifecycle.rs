@@ -280,3 +280,24 @@ fn lifecycle_readme_quickstart_is_the_compiled_example() {
     assert!(!toml.contains('…'), "no placeholder in the dependency block");
     let _: fn() -> ClientBuilder = Client::builder;
 }
+
+/// Shutdown must not wait for a Redis that is gone: the subscriber may be
+/// retrying its subscriptions, every command failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_shutdown_ends_while_redis_is_down() {
+    deadline(async {
+        let mut redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue::<String, _>("q", delayq::StringCodec).unwrap();
+        q.offer(&"x".to_owned(), Duration::from_secs(60)).await.unwrap();
+        redis.kill();
+        // The connections notice, and start reconnecting and resubscribing.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let started = std::time::Instant::now();
+        tokio::time::timeout(Duration::from_secs(60), client.shutdown_within(Duration::from_secs(1)))
+            .await
+            .expect("shutdown ends without Redis");
+        eprintln!("shutdown took {:.1} s", started.elapsed().as_secs_f64());
+    })
+    .await;
+}

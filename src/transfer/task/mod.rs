@@ -152,7 +152,8 @@ impl SchedulerTask {
             });
         }
         drop(reconnect_tx);
-        let sub_task = tokio::spawn(subscriptions::run(subscriber, ops_rx, events_tx));
+        let closing = subscriber.clone();
+        let mut sub_task = tokio::spawn(subscriptions::run(subscriber, ops_rx, events_tx));
         self.sub_ops = Some(ops_tx);
 
         let resync_every = self.settings.resync_interval;
@@ -256,12 +257,16 @@ impl SchedulerTask {
             self.running.abort_all();
         }
         if let Some(ops) = self.sub_ops.take() {
-            let (quit_tx, quit_rx) = oneshot::channel();
-            if ops.send(SubOp::Quit(quit_tx)).is_ok() {
-                let _ = tokio::time::timeout(SHUTDOWN_GRACE, quit_rx).await;
-            }
+            // Its task ends once it has quit (awaited just below).
+            let (quit_tx, _) = oneshot::channel();
+            let _ = ops.send(SubOp::Quit(quit_tx));
         }
-        let _ = sub_task.await;
+        // The task may be retrying against a Redis that is gone (it reads no
+        // Quit while resubscribing): stop it, and close its connection here.
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut sub_task).await.is_err() {
+            sub_task.abort();
+            crate::connection::quit(&closing).await;
+        }
         if let Some(done) = shutdown {
             let _ = done.send(());
         }
