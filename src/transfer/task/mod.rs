@@ -65,6 +65,14 @@ impl Timer {
             Timer::Wheel(_, due) | Timer::Precise(due) => *due,
         }
     }
+
+    /// Clears a queue's timer, taking its entry off the wheel (a precise
+    /// deadline left behind no longer matches the timer when it fires, and is ignored).
+    fn clear(timer: &mut Option<Timer>, wheel: &mut DelayQueue<Arc<str>>) {
+        if let Some(Timer::Wheel(key, _)) = timer.take() {
+            wheel.remove(&key);
+        }
+    }
 }
 
 struct QueueState {
@@ -189,14 +197,10 @@ impl SchedulerTask {
                             }
                         }
                         if lost > 0 {
-                            tracing::debug!(lost, "pub/sub messages lost; transferring every queue");
-                            self.wake_all();
+                            self.messages_lost(lost);
                         }
                     }
-                    Err(RecvError::Lagged(lost)) => {
-                        tracing::debug!(lost, "pub/sub messages lost; transferring every queue");
-                        self.wake_all();
-                    }
+                    Err(RecvError::Lagged(lost)) => self.messages_lost(lost),
                     Err(RecvError::Closed) => {
                         tracing::warn!("pub/sub stream closed; relying on resync");
                         messages_open = false;
@@ -309,10 +313,8 @@ impl SchedulerTask {
 
     /// Drops a queue with no handle left from the schedule.
     fn forget(&mut self, name: &Arc<str>) {
-        if let Some(queue) = self.queues.remove(name) {
-            if let Some(Timer::Wheel(key, _)) = queue.timer {
-                self.wheel.remove(&key);
-            }
+        if let Some(mut queue) = self.queues.remove(name) {
+            Timer::clear(&mut queue.timer, &mut self.wheel);
             let channel = queue.keys.channel().to_owned();
             self.by_channel.remove(&channel);
             self.subscriptions(SubOp::Unsubscribe(vec![channel]));
@@ -334,6 +336,12 @@ impl SchedulerTask {
             Some(due) => self.wake_at(&name, due.saturating_sub(self.clock_offset_ms)),
             None => self.wake_at(&name, i64::MIN),
         }
+    }
+
+    /// Wake-ups may be among the messages lost: every queue is checked.
+    fn messages_lost(&mut self, lost: u64) {
+        tracing::debug!(lost, "pub/sub messages lost; transferring every queue");
+        self.wake_all();
     }
 
     fn wake_all(&mut self) {

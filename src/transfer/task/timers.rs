@@ -26,9 +26,7 @@ impl SchedulerTask {
             Run::Queued { .. } => {}
             Run::Running { rerun_at } => *rerun_at = Some(i64::MIN),
             Run::Idle => {
-                if let Some(Timer::Wheel(key, _)) = queue.timer.take() {
-                    self.wheel.remove(&key);
-                }
+                Timer::clear(&mut queue.timer, &mut self.wheel);
                 queue.run = Run::Queued { urgent: false };
                 self.ready_check.push_back(name.clone());
             }
@@ -60,10 +58,7 @@ impl SchedulerTask {
             Run::Running { rerun_at } => *rerun_at = Some(rerun_at.map_or(due, |at| at.min(due))),
             Run::Idle => {
                 if due <= now {
-                    if let Some(Timer::Wheel(key, _)) = queue.timer.take() {
-                        wheel.remove(&key);
-                    }
-                    queue.timer = None;
+                    Timer::clear(&mut queue.timer, wheel);
                     queue.run = Run::Queued { urgent: true };
                     ready_due.push_back(name.clone());
                     return;
@@ -72,9 +67,7 @@ impl SchedulerTask {
                 if queue.timer.as_ref().is_some_and(|timer| timer.due() <= due) {
                     return;
                 }
-                if let Some(Timer::Wheel(key, _)) = queue.timer.take() {
-                    wheel.remove(&key);
-                }
+                Timer::clear(&mut queue.timer, wheel);
                 // To the microsecond, a little past the due ms so that this
                 // host's clock (which the run reads) has surely reached it.
                 let wait = Duration::from_micros((due * 1000 - now_us) as u64 + PAST_DUE_US);
