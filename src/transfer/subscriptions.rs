@@ -23,7 +23,7 @@ use fred::prelude::Options;
 use fred::prelude::{ClientLike, EventInterface, PubsubInterface};
 use fred::types::{ClusterHash, Value};
 use fred::util::redis_keyslot;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
 
 /// How often an idle subscriber connection is checked.
@@ -36,7 +36,8 @@ pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) enum SubOp {
     Subscribe(Vec<String>),
     Unsubscribe(Vec<String>),
-    Quit(oneshot::Sender<()>),
+    /// Unsubscribe, close the connection and end the task.
+    Quit,
 }
 
 pub(crate) enum SubEvent {
@@ -81,7 +82,7 @@ pub(crate) async fn run(
             queue.push_back(op);
         }
         // Quitting wins over work still queued (a subscribe retrying while Redis is down).
-        if let Some(at) = queue.iter().position(|op| matches!(op, SubOp::Quit(_))) {
+        if let Some(at) = queue.iter().position(|op| matches!(op, SubOp::Quit)) {
             let quit = queue.remove(at);
             queue.clear();
             queue.push_back(quit.expect("position is in range"));
@@ -121,11 +122,10 @@ pub(crate) async fn run(
                     tracing::debug!(%error, "unsubscribe failed");
                 }
             }
-            Some(SubOp::Quit(done)) => {
+            Some(SubOp::Quit) => {
                 // Bounded: with Redis gone fred would hold it until a reconnect.
                 let _ = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.unsubscribe_all()).await;
                 crate::connection::quit(&subscriber).await;
-                let _ = done.send(());
                 return;
             }
             None => {}

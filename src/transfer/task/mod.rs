@@ -262,8 +262,7 @@ impl SchedulerTask {
         }
         if let Some(ops) = self.sub_ops.take() {
             // Its task ends once it has quit (awaited just below).
-            let (quit_tx, _) = oneshot::channel();
-            let _ = ops.send(SubOp::Quit(quit_tx));
+            let _ = ops.send(SubOp::Quit);
         }
         // The task may be retrying against a Redis that is gone (it reads no
         // Quit while resubscribing): stop it, and close its connection here.
