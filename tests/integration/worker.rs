@@ -17,6 +17,38 @@ use crate::harness::{deadline, eventually, RedisServer};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
+type HandlerFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), BoxError>> + Send>>;
+
+/// Records the values a worker handles and the most handlers that ran at once.
+#[derive(Clone, Default)]
+struct ConcurrencyProbe {
+    seen: Log<i64>,
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+impl ConcurrencyProbe {
+    /// A handler that takes `busy` per value.
+    fn handler(&self, busy: Duration) -> impl Fn(i64) -> HandlerFuture + Send + Sync + 'static {
+        let probe = self.clone();
+        move |value| {
+            let probe = probe.clone();
+            Box::pin(async move {
+                let running = probe.running.fetch_add(1, Ordering::SeqCst) + 1;
+                probe.most.fetch_max(running, Ordering::SeqCst);
+                tokio::time::sleep(busy).await;
+                probe.seen.lock().push(value);
+                probe.running.fetch_sub(1, Ordering::SeqCst);
+                Ok(())
+            })
+        }
+    }
+
+    fn most(&self) -> usize {
+        self.most.load(Ordering::SeqCst)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
     deadline(async {
@@ -29,22 +61,13 @@ async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
             .await
             .unwrap();
 
-        let seen: Log<i64> = Arc::default();
-        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let worker = consumer.worker("jobs", LongCodec).unwrap().concurrency(4).run({
-            let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
-            move |value: i64| {
-                let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
-                async move {
-                    let running = now.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(running, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    seen.lock().push(value);
-                    now.fetch_sub(1, Ordering::SeqCst);
-                    Ok::<_, BoxError>(())
-                }
-            }
-        });
+        let probe = ConcurrencyProbe::default();
+        let seen = probe.seen.clone();
+        let worker = consumer
+            .worker("jobs", LongCodec)
+            .unwrap()
+            .concurrency(4)
+            .run(probe.handler(Duration::from_millis(20)));
         eventually(Duration::from_secs(10), "all 60 handled", || async {
             seen.lock().len() >= 60
         })
@@ -54,8 +77,8 @@ async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
         let mut values = seen.lock().clone();
         values.sort();
         assert_eq!(values, (0..60).collect::<Vec<_>>(), "each value handled exactly once");
-        assert!(most.load(Ordering::SeqCst) <= 4, "never more than 4 handlers at once");
-        assert!(most.load(Ordering::SeqCst) > 1, "handlers do run concurrently");
+        assert!(probe.most() <= 4, "never more than 4 handlers at once");
+        assert!(probe.most() > 1, "handlers do run concurrently");
         assert_eq!((report.handled, report.succeeded, report.retried), (60, 60, 0));
         let reliable = consumer.reliable_queue("jobs", LongCodec).unwrap();
         assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
@@ -590,22 +613,13 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         let monitor = redis.monitor().await;
         let dest = client.blocking_queue("slots", LongCodec).unwrap();
         dest.offer_all(0..300i64).await.unwrap();
-        let seen: Log<i64> = Arc::default();
-        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let worker = client.worker("slots", LongCodec).unwrap().concurrency(8).run({
-            let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
-            move |value: i64| {
-                let (seen, now, most) = (seen.clone(), now.clone(), most.clone());
-                async move {
-                    let running = now.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(running, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                    seen.lock().push(value);
-                    now.fetch_sub(1, Ordering::SeqCst);
-                    Ok::<_, BoxError>(())
-                }
-            }
-        });
+        let probe = ConcurrencyProbe::default();
+        let seen = probe.seen.clone();
+        let worker = client
+            .worker("slots", LongCodec)
+            .unwrap()
+            .concurrency(8)
+            .run(probe.handler(Duration::from_millis(2)));
         eventually(Duration::from_secs(20), "all 300 handled", || async {
             seen.lock().len() >= 300
         })
@@ -630,7 +644,7 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         let mut values = seen.lock().clone();
         values.sort();
         assert_eq!(values, (0..300).collect::<Vec<_>>(), "each value handled exactly once");
-        let most = most.load(Ordering::SeqCst);
+        let most = probe.most();
         assert!(most <= 8, "never more than 8 handlers at once");
         assert!(most > 1, "slots took and handled values concurrently");
         assert_eq!((report.handled, report.succeeded), (300, 300));
