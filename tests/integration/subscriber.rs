@@ -103,6 +103,18 @@ impl Blackhole {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// A client through the proxy with no resync: only its subscriber's own
+    /// mechanisms can deliver a lost wake-up.
+    async fn client_without_resync(&self, redis: &RedisServer) -> delayq::Client {
+        redis
+            .client_builder()
+            .url(self.url())
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap()
+    }
+
     /// Holds every `SUBSCRIBE` this long before Redis gets it.
     fn delay_subscribes(&self, by: Duration) {
         self.state
@@ -124,13 +136,7 @@ async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_del
         let raw = redis.raw().await;
         let proxy = Blackhole::start(redis.port()).await;
         // No resync: only the subscriber's own health check can notice.
-        let client = redis
-            .client_builder()
-            .url(proxy.url())
-            .resync_interval(None)
-            .build()
-            .await
-            .unwrap();
+        let client = proxy.client_without_resync(&redis).await;
         let q = client.delayed_queue("q", StringCodec).unwrap();
         eventually(Duration::from_secs(20), "subscribed", || async {
             raw.numsub(q.keys().channel()).await == 1
@@ -179,13 +185,7 @@ async fn an_offer_published_while_the_subscribe_is_on_its_way_is_delivered() {
         let raw = redis.raw().await;
         let proxy = Blackhole::start(redis.port()).await;
         proxy.delay_subscribes(Duration::from_millis(1500));
-        let client = redis
-            .client_builder()
-            .url(proxy.url())
-            .resync_interval(None)
-            .build()
-            .await
-            .unwrap();
+        let client = proxy.client_without_resync(&redis).await;
         let q = client.delayed_queue("q", StringCodec).unwrap();
         // The run after the subscription; then, at once, another process offers.
         eventually(Duration::from_secs(20), "first transfer run", || async {
