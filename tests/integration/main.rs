@@ -17,6 +17,7 @@ mod delayed_queue;
 mod formats;
 mod handles;
 mod ids;
+mod joined_offers;
 mod kryo;
 mod lifecycle;
 mod lost_replies;

@@ -17,6 +17,7 @@ use crate::wire::keys::QueueKeys;
 use crate::BlockingQueue;
 
 mod ids;
+mod joined_offers;
 mod maintenance;
 mod offer;
 mod page;
@@ -89,6 +90,8 @@ pub struct DelayedQueue<T> {
     codec: Arc<dyn Codec<T>>,
     format: Format,
     transferring: Transferring,
+    /// Concurrent offers of this handle and its clones, sent together.
+    joined: Arc<joined_offers::JoinedOffers>,
 }
 
 impl<T> Clone for DelayedQueue<T> {
@@ -99,6 +102,7 @@ impl<T> Clone for DelayedQueue<T> {
             codec: self.codec.clone(),
             format: self.format,
             transferring: self.transferring.clone(),
+            joined: self.joined.clone(),
         }
     }
 }
@@ -121,6 +125,7 @@ impl<T: 'static> DelayedQueue<T> {
             codec,
             format: Format::default(),
             transferring: Transferring::default(),
+            joined: Arc::default(),
         })
     }
 
@@ -169,6 +174,14 @@ impl<T: 'static> DelayedQueue<T> {
     fn conn(&self) -> Result<&fred::clients::Client> {
         self.transferring.arm(&self.core, &self.keys);
         self.core.conn()
+    }
+
+    /// Where this queue's offers go, for offers joined with others.
+    fn offer_target(&self) -> joined_offers::Target {
+        joined_offers::Target {
+            core: self.core.clone(),
+            keys: self.keys.clone(),
+        }
     }
 
     /// The same queue, writing new elements in `format` (default [`Format::Modern`]).

@@ -98,6 +98,15 @@ impl<T: 'static> DelayedQueue<T> {
     /// Fails with [`Error::InvalidDelay`] when the due time would pass the
     /// largest exact score (2^53 - 1 ms since the epoch), and with
     /// [`Error::PayloadTooLarge`] over the client's payload limit.
+    ///
+    /// Concurrent offers to one queue (through this handle or its clones)
+    /// share script runs: an offer made while another is in flight waits
+    /// for it, then goes with every offer that came meanwhile in one atomic
+    /// run (at most 250 values or 256 KiB), which leaves what offering them
+    /// one by one in that order would. A lone offer waits for nothing; under
+    /// concurrency this multiplies throughput (BENCHMARKS.md, scenario 1).
+    /// An offer whose caller stops waiting before its run is sent is not
+    /// added; one whose run fails fails with that run's error.
     pub async fn offer(&self, value: &T, delay: Duration) -> Result<()> {
         let due = self.due_after(delay)?;
         self.offer_one(due, self.encode(value)?).await
@@ -163,35 +172,19 @@ impl<T: 'static> DelayedQueue<T> {
         })
     }
 
-    /// Offers one encoded payload with `lua/offer.lua`.
+    /// Offers one encoded payload with `lua/offer.lua`: alone, or joined
+    /// with offers made meanwhile (see `joined_offers`).
     async fn offer_one(&self, due: Due, payload: Bytes) -> Result<()> {
         // A collision of random ids is astronomically rare; re-pack and resend.
         for _ in 0..MAX_COLLISIONS {
-            let args = vec![due.arg(), Value::Bytes(format::pack(self.format, &payload))];
-            if self.run_offer(args).await?.is_empty() {
+            let element = format::pack(self.format, &payload);
+            self.conn()?; // arms the transfer, or fails after shutdown
+            let collided = self.joined.offer(self.offer_target(), due, element).await?;
+            if !collided {
                 return Ok(());
             }
         }
         Err(Error::Protocol("offer kept colliding with pending elements".into()))
-    }
-
-    pub(super) async fn run_offer(&self, args: Vec<Value>) -> Result<Vec<usize>> {
-        let script = &SCRIPTS.offer;
-        // One attempt: a retried offer could be applied twice.
-        let conn = self.conn()?; // sent once: the script is declared `Resend::Once`
-        let keys = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.channel().into(),
-        ];
-        let value = script
-            .run(conn, keys, args)
-            .await
-            .map_err(|e| self.script_error(script, e))?;
-        reply::array(value)?
-            .iter()
-            .map(|v| reply::int(v).map(|i| i as usize))
-            .collect()
     }
 
     /// Offers encoded payloads in order with `lua/offer_all.lua`, round

@@ -1,0 +1,203 @@
+//! Concurrent offers to one queue, joined into one script run.
+//!
+//! fred writes every script call with a write of its own (it flushes after
+//! each `EVALSHA`), so each offer cost a write and a read on both sides and
+//! a wake-up of the caller: at 2,000 offers a second that, not the scripts,
+//! was most of the process's CPU. An offer that finds none in flight runs
+//! alone, as it always did (a lone offer waits for nothing). Offers that come
+//! while one is in flight wait, and are then sent together as one run of
+//! `lua/offer.lua`, which takes many elements and leaves what offering them
+//! one by one in arrival order would: the same members and scores, the
+//! pending list in that order, and one publish when the queue's new head is
+//! one of them (Redisson's transfer reschedules on it alone).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use fred::types::{Key, Value};
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::connection::reply;
+use crate::connection::request;
+use crate::connection::script::SCRIPTS;
+use crate::error::{Error, Result};
+use crate::queue::Core;
+use crate::wire::format::MODERN_HEADER_LEN;
+use crate::wire::keys::QueueKeys;
+
+use super::offer::Due;
+
+/// Most offers one joined run adds, and most packed bytes it carries (an
+/// element over that goes alone): the bounds of a bulk-offer chunk, so that
+/// a joined run holds Redis no longer than one of those (BENCHMARKS.md 1b).
+const MOST_OFFERS: usize = 250;
+const MOST_BYTES: usize = 256 * 1024;
+
+/// The offers of one queue (shared by a handle's clones).
+#[derive(Default)]
+pub(super) struct JoinedOffers {
+    room: Mutex<Room>,
+}
+
+#[derive(Default)]
+struct Room {
+    /// An offer is in flight, or joined ones are being sent: newcomers wait.
+    busy: bool,
+    waiting: VecDeque<Waiter>,
+}
+
+/// An offer waiting to be sent with others.
+struct Waiter {
+    due: Due,
+    element: Bytes,
+    /// Whether its element collided with a pending one (re-pack and offer again).
+    reply: oneshot::Sender<Result<bool>>,
+}
+
+/// Where offers go: what a joined run needs, without the handle's type.
+#[derive(Clone)]
+pub(super) struct Target {
+    pub core: Arc<Core>,
+    pub keys: Arc<QueueKeys>,
+}
+
+impl Target {
+    /// One run of `lua/offer.lua` adding `elements` in order (sent once: a
+    /// resent offer could add its elements twice). The 1-based positions of
+    /// those that collided with pending ones.
+    pub async fn offer(&self, elements: Vec<(Due, Bytes)>) -> Result<Vec<usize>> {
+        self.collisions(self.run(elements).await)
+    }
+
+    /// The run itself: its reply or fred's error, both of which clone, so
+    /// that every offer of a joined run gets the error its own run would
+    /// have given (an unknown outcome stays [`Error::OutcomeUnknown`]).
+    async fn run(&self, elements: Vec<(Due, Bytes)>) -> Result<std::result::Result<Value, fred::error::Error>> {
+        let keys: Vec<Key> = vec![
+            self.keys.timeout().into(),
+            self.keys.pending().into(),
+            self.keys.channel().into(),
+        ];
+        let mut args = Vec::with_capacity(2 * elements.len());
+        for (due, element) in elements {
+            args.push(due.arg());
+            args.push(Value::Bytes(element));
+        }
+        Ok(SCRIPTS.offer.run(self.core.conn()?, keys, args).await)
+    }
+
+    /// What a run's reply means for the offers it carried.
+    fn collisions(&self, run: Result<std::result::Result<Value, fred::error::Error>>) -> Result<Vec<usize>> {
+        let value = run?.map_err(|e| request::script_error(&SCRIPTS.offer, self.keys.destination(), e))?;
+        reply::array(value)?
+            .iter()
+            .map(|v| reply::int(v).map(|i| i as usize))
+            .collect()
+    }
+}
+
+impl JoinedOffers {
+    /// Offers packed `element`, due `due`: alone, or with others. Whether
+    /// it collided with a pending element (then re-pack it and offer again).
+    pub async fn offer(self: &Arc<Self>, target: Target, due: Due, element: Bytes) -> Result<bool> {
+        let joined = {
+            let mut room = self.room.lock();
+            if !room.busy {
+                room.busy = true;
+                None
+            } else {
+                let (reply, joined) = oneshot::channel();
+                room.waiting.push_back(Waiter {
+                    due,
+                    element: element.clone(),
+                    reply,
+                });
+                Some(joined)
+            }
+        };
+        match joined {
+            // Gone only with the runtime, which is shutting down.
+            Some(joined) => joined.await.map_err(|_| Error::Shutdown)?,
+            None => {
+                // Sends the offers that come meanwhile once dropped: after the
+                // run, or with this call if its caller stops waiting.
+                let _alone = Alone {
+                    joined: self.clone(),
+                    target: Some(target.clone()),
+                };
+                Ok(!target.offer(vec![(due, element)]).await?.is_empty())
+            }
+        }
+    }
+
+    /// The next offers to send together, in arrival order (those whose
+    /// callers stopped waiting are left out: they were never sent); none when
+    /// no one waits, and then the room is free.
+    fn next_batch(&self) -> Vec<Waiter> {
+        let mut room = self.room.lock();
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        while let Some(next) = room.waiting.front() {
+            let size = next.element.len() + MODERN_HEADER_LEN;
+            if !batch.is_empty() && (batch.len() == MOST_OFFERS || bytes + size > MOST_BYTES) {
+                break;
+            }
+            let waiter = room.waiting.pop_front().expect("a front");
+            if !waiter.reply.is_closed() {
+                bytes += size;
+                batch.push(waiter);
+            }
+        }
+        if batch.is_empty() {
+            room.busy = false;
+        }
+        batch
+    }
+}
+
+/// Held by the offer that runs alone.
+struct Alone {
+    joined: Arc<JoinedOffers>,
+    target: Option<Target>,
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        let batch = self.joined.next_batch();
+        if batch.is_empty() {
+            return;
+        }
+        let (joined, target) = (self.joined.clone(), self.target.take().expect("dropped once"));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                // Counted, so that shutdown waits for the offers it sends.
+                let counted = target.core.settling().enter();
+                drop(runtime.spawn(async move {
+                    send_joined(&joined, &target, batch).await;
+                    drop(counted);
+                }));
+            }
+            // No runtime left: the waiting offers see their reply dropped.
+            Err(_) => joined.room.lock().busy = false,
+        }
+    }
+}
+
+/// Sends joined offers, batch after batch, until none waits.
+async fn send_joined(joined: &JoinedOffers, target: &Target, mut batch: Vec<Waiter>) {
+    while !batch.is_empty() {
+        let elements = batch.iter().map(|w| (w.due, w.element.clone())).collect();
+        let run = target.run(elements).await;
+        for (i, waiter) in batch.into_iter().enumerate() {
+            // Every offer of the run shares its fate, as each would have alone.
+            let outcome = match &run {
+                Ok(reply) => target.collisions(Ok(reply.clone())),
+                Err(_) => Err(Error::Shutdown),
+            };
+            let _ = waiter.reply.send(outcome.map(|collided| collided.contains(&(i + 1))));
+        }
+        batch = joined.next_batch();
+    }
+}
