@@ -102,11 +102,16 @@ fn main() {
         eprintln!("the delayq benchmark runs with `cargo bench --bench delayq` (or ./scripts/bench.sh)");
         return;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    // DELAYQ_BENCH_WORKERS: the runtime's worker threads (2), 0 for a
+    // current-thread runtime, to see what the runtime's own wake-ups cost.
+    let runtime = match std::env::var("DELAYQ_BENCH_WORKERS").ok().and_then(|w| w.parse().ok()) {
+        Some(0) => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        workers => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers.unwrap_or(2))
+            .enable_all()
+            .build(),
+    }
+    .unwrap();
     runtime.block_on(run());
 }
 
