@@ -411,9 +411,14 @@ async fn run() {
     }
 
     if wanted("takes") {
-        eprintln!("5. take throughput (1, 4, 16 workers; fred and a bare socket at 1 and 4)...");
+        eprintln!("5. take throughput (1, 4, 16, 64 workers; fred and a bare socket at 1 and 4)...");
         let redis = RedisServer::start().await;
-        for workers in [1, 4, 16] {
+        // DELAYQ_BENCH_TAKERS: the worker counts to run (1, 4, 16 and 64).
+        let counts: Vec<usize> = std::env::var("DELAYQ_BENCH_TAKERS")
+            .ok()
+            .map(|list| list.split(',').filter_map(|w| w.trim().parse().ok()).collect())
+            .unwrap_or_else(|| vec![1, 4, 16, 64]);
+        for workers in counts {
             let t = takes::run(&redis, workers, workers <= 4).await;
             let ratio = t.delayq / t.lpop;
             let target = if workers == 1 { 0.95 } else { 0.90 };

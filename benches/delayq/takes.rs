@@ -1,4 +1,4 @@
-//! Scenario 5: take() throughput with 1, 4 and 16 workers draining 100,000
+//! Scenario 5: take() throughput with 1, 4, 16 and 64 workers draining 100,000
 //! ready values, against redis-benchmark's LPOP on the same list. With
 //! `layers`, the same drain by the layers below a take, to show where the
 //! time goes: fred's `LPOP` on a pool like delayq's, and a bare socket.

@@ -619,3 +619,80 @@ async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
 fn pair(purged: delayq::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
+
+/// Concurrent takes of a queue in one process share `LPOP`s (two pop at a
+/// time; those that wait meanwhile are served by one `LPOP key n`). Takes dropped
+/// at any point of that lose nothing and duplicate nothing, and every take
+/// that waits gets its own value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("q", LongCodec).unwrap();
+        const N: i64 = 3_000;
+        for chunk in (0..N).collect::<Vec<_>>().chunks(500) {
+            let _: i64 = raw
+                .client
+                .rpush("q", chunk.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+                .await
+                .unwrap();
+        }
+        let takers: Vec<_> = (0..16)
+            .map(|t| {
+                let q = q.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    let mut empty = 0;
+                    while empty < 3 {
+                        // Every third take of half the takers is cut short while values
+                        // are plentiful (a wait cut short holds a blocking connection).
+                        let patience = if t % 2 == 0 && got.len() % 3 == 0 && empty == 0 && got.len() < 150 {
+                            Duration::from_micros(fastrand::u64(0..400))
+                        } else {
+                            Duration::from_millis(300)
+                        };
+                        match tokio::time::timeout(patience, q.take_timeout(Duration::from_millis(200))).await {
+                            Ok(Ok(Some(v))) => got.push(v),
+                            Ok(Ok(None)) => empty += 1,
+                            Ok(Err(e)) => panic!("take failed: {e}"),
+                            Err(_) => {}
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut seen = std::collections::HashMap::<i64, usize>::new();
+        for taker in takers {
+            for v in taker.await.unwrap() {
+                *seen.entry(v).or_default() += 1;
+            }
+        }
+        // Values given back after the last takes ended are still in the list.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        while let Some(v) = q.try_take().await.unwrap() {
+            *seen.entry(v).or_default() += 1;
+        }
+        assert_eq!(seen.len() as i64, N, "every value taken or still in the list");
+        assert!(seen.values().all(|&n| n == 1), "no value twice");
+        let stats = raw
+            .cmd("INFO", vec!["commandstats".into()])
+            .await
+            .as_string()
+            .unwrap_or_default();
+        let lpops: i64 = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("cmdstat_lpop:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|calls| calls.parse().ok())
+            .unwrap_or(0);
+        eprintln!("{lpops} LPOPs for {N} values");
+        assert!(
+            lpops > 0 && lpops < N / 2,
+            "takes shared their LPOPs: {lpops} for {N} values"
+        );
+    })
+    .await;
+}

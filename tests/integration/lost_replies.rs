@@ -682,3 +682,60 @@ async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once()
     })
     .await;
 }
+
+/// Takes joined into one `LPOP key n` whose reply is lost: the pop is not
+/// sent again (a resend would pop n more), each of its takes goes on to wait
+/// for another value, and no value reaches two takes. The values the lost
+/// pop took are gone, as with a plain take's lost `LPOP` (at most once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_value() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let monitor = redis.monitor().await;
+        let q = client.blocking_queue("joined-pop-lost", LongCodec).unwrap();
+        let values: Vec<String> = (0..400).map(|v| v.to_string()).collect();
+        let _: i64 = raw.client.rpush("joined-pop-lost", values).await.unwrap();
+        // An LPOP with a count (three arguments): a joined pop, never a lone one.
+        proxy.arm(Fault::LoseReply, b"*3\r\n$4\r\nLPOP\r\n");
+        let takers: Vec<_> = (0..16)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    while let Some(v) = q.take_timeout(Duration::from_secs(2)).await.unwrap() {
+                        got.push(v);
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut taken = Vec::new();
+        for taker in takers {
+            taken.extend(taker.await.unwrap());
+        }
+        assert_eq!(proxy.fired(), 1, "a joined pop ran");
+        let pops: Vec<i64> = monitor
+            .entries()
+            .await
+            .iter()
+            .filter(|c| !c.from_lua && c.name() == "lpop" && c.args.len() == 3)
+            .map(|c| String::from_utf8_lossy(&c.args[2]).parse().unwrap())
+            .collect();
+        let mut unique = taken.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), taken.len(), "no value reached two takes");
+        // All but what the pops whose replies were lost took: the faulted
+        // one, and the other pop of the queue that may be in flight on the
+        // same connection (the proxy drops every reply after the fault).
+        let lost = 400 - taken.len() as i64;
+        let largest = pops.iter().copied().max().unwrap();
+        assert!(
+            lost >= 1 && lost <= 2 * largest,
+            "{lost} lost, largest joined pop {largest}"
+        );
+        assert_eq!(raw.llen("joined-pop-lost").await, 0);
+    })
+    .await;
+}

@@ -11,6 +11,7 @@ use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
 use crate::wire::keys::QueueKeys;
 
+mod joined_pops;
 mod ready_hint;
 mod take;
 mod write;
@@ -22,7 +23,11 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 ///
 /// Takes (`take`, `take_timeout`, ...) pop a ready value with `LPOP` on the
 /// shared connections (always the same one for a queue, so concurrent takes
-/// pipeline); while pops find the list empty, only one take in eight (and
+/// pipeline). Two pops of a queue are in flight at a time; takes that come
+/// while both are busy are served together by the next one (`LPOP key n`),
+/// each getting a value of its own: nothing is popped ahead of a take, and a
+/// value whose take stopped waiting goes back to the head of the list. While
+/// pops find the list empty, only one take in eight (and
 /// every wait shorter than 50 ms) looks first, the others go straight to
 /// waiting. To wait for a value, each runs a `BLPOP` on a connection of
 /// its own, never on the ones other commands share, in a loop of finite
@@ -60,6 +65,8 @@ pub struct BlockingQueue<T> {
     codec: Arc<dyn Codec<T>>,
     transferring: Transferring,
     ready: Arc<ready_hint::ReadyHint>,
+    /// Concurrent takes of this handle and its clones, popped together.
+    joined: Arc<joined_pops::JoinedPops>,
 }
 
 impl<T> Clone for BlockingQueue<T> {
@@ -70,6 +77,7 @@ impl<T> Clone for BlockingQueue<T> {
             codec: self.codec.clone(),
             transferring: self.transferring.clone(),
             ready: self.ready.clone(),
+            joined: self.joined.clone(),
         }
     }
 }
@@ -96,6 +104,7 @@ impl<T: 'static> BlockingQueue<T> {
             codec,
             transferring: Transferring::default(),
             ready: Arc::default(),
+            joined: Arc::default(),
         }
     }
 

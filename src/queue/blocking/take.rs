@@ -1,11 +1,13 @@
 //! Taking values: blocking and immediate pops, moves, drains and the stream; each cancel safe.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use fred::interfaces::{ClientLike, ListInterface};
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::connection::detached::{detach, push_back, Command};
@@ -16,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::queue::MAX_BATCH;
 use crate::wire::codec;
 
+use super::joined_pops::{Batch, Served, Source, Turn};
 use super::{BlockingQueue, FredResult};
 
 /// A wait shorter than this always tries `LPOP` first (see `ready_hint`).
@@ -196,7 +199,7 @@ impl<T: 'static> BlockingQueue<T> {
         if let [name] = names {
             // A wait about to end could not even lease a connection: look, at least.
             let short = deadline.is_some_and(|at| at.saturating_duration_since(Instant::now()) < SHORT_WAIT);
-            match (short || self.ready.probe()).then(|| self.lpop(name)) {
+            match (short || self.ready.probe()).then(|| self.joined_lpop(name)) {
                 None => {}
                 Some(pop) => match pop.await {
                     Ok(Some(raw)) => {
@@ -238,6 +241,61 @@ impl<T: 'static> BlockingQueue<T> {
             }
             None => Ok(None),
         }
+    }
+
+    /// `LPOP` of a take, joined with the other takes of this queue in this
+    /// process that wait meanwhile (see `joined_pops`).
+    async fn joined_lpop(&self, name: &str) -> Result<Option<Bytes>> {
+        let source = Source {
+            conn: self.core.conn_for(name)?.clone(),
+            settling: self.core.settling().clone(),
+            key: name.to_owned(),
+        };
+        let slot = match self.joined.enter(&source) {
+            Turn::Pop(slot) => slot,
+            Turn::Wait(waiting) => match waiting.served().await {
+                (Served::Value(raw), _) => return Ok(Some(raw)),
+                (Served::Empty, _) => return Ok(None),
+                (Served::Failed(error), _) => return Err(self.command_error(error)),
+                (Served::Lead, slot) => slot.expect("a slot comes with the lead"),
+            },
+        };
+        let joined = slot.joined();
+        if joined.is_empty() {
+            let popped = self.lpop(name).await;
+            drop(slot); // after the pop: the next take waiting pops then
+            return popped;
+        }
+        self.lpop_joined(source, Batch { slot, joined }).await
+    }
+
+    /// `LPOP key n` for a take and the takes it joined, sent once and safe
+    /// to cancel: if its caller stops waiting, the pop ends in the
+    /// background, the joined takes are served all the same and its own
+    /// value goes back to the head of the list.
+    async fn lpop_joined(&self, source: Source, batch: Batch) -> Result<Option<Bytes>> {
+        let count = batch.joined.len() + 1;
+        let batch = Arc::new(Mutex::new(Some(batch)));
+        let pop: Command<FredResult<Vec<Bytes>>> = {
+            let (conn, key) = (source.conn.clone(), source.key.clone());
+            Box::pin(async move {
+                let once = Resend::Once.options();
+                let conn = conn.with_options(&once);
+                let popped = conn.lpop::<Option<Vec<Bytes>>, _>(key, Some(count)).await;
+                popped.map(Option::unwrap_or_default)
+            })
+        };
+        let give_back = {
+            let (batch, source) = (batch.clone(), source.clone());
+            move |reply: FredResult<Vec<Bytes>>| async move {
+                if let Some(batch) = batch.lock().take() {
+                    let _ = batch.serve(&source, reply, false);
+                }
+            }
+        };
+        let reply = detach(pop, give_back, self.core.settling()).reply().await;
+        let batch = batch.lock().take().expect("a pop is served once");
+        batch.serve(&source, reply, true).map_err(|e| self.command_error(e))
     }
 
     /// `LPOP`, sent once (a retried pop could pop twice) and safe to cancel:

@@ -1,0 +1,228 @@
+//! Concurrent takes of one queue in one process, joined into `LPOP key n`.
+//!
+//! Each `LPOP` costs a round trip through fred (its router task, a write,
+//! a read, a reply channel): with a few takes at once that, not Redis, was
+//! the limit. [`IN_FLIGHT`] pops of a queue may be in flight at once, each
+//! for the take that sent it, as when takes pop alone. A take that finds
+//! them all busy waits; when a pop ends, its slot passes to the first take
+//! waiting, which pops for itself and for every take waiting then, with one
+//! `LPOP key n`. Nothing is popped ahead of a take: each value goes to a
+//! take waiting for one, and a value whose take stopped waiting goes back to
+//! the head of the list. A take left without a value (the list ran short)
+//! waits with `BLPOP`, as after an empty `LPOP`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::connection::detached::push_back;
+use crate::connection::settling::Settling;
+
+/// Pops of one queue in flight at once: two keep one connection busy while
+/// the takes served by the other run; more would join fewer takes per pop.
+const IN_FLIGHT: usize = 2;
+/// Most takes one pop serves (its cost in Redis grows with the count).
+const MOST_JOINED: usize = 100;
+
+/// The takes of one queue (shared by a handle's clones).
+#[derive(Default)]
+pub(super) struct JoinedPops {
+    room: Mutex<Room>,
+}
+
+#[derive(Default)]
+struct Room {
+    /// Pops in flight, or whose slot is on its way to a waiting take.
+    popping: usize,
+    waiting: VecDeque<oneshot::Sender<Served>>,
+}
+
+/// What a waiting take is told.
+pub(super) enum Served {
+    /// Its value.
+    Value(Bytes),
+    /// The pop found no value for it.
+    Empty,
+    /// The pop failed (fred's error, which clones).
+    Failed(fred::error::Error),
+    /// A slot is free: pop, for itself and for those waiting.
+    Lead,
+}
+
+/// What a take does now.
+pub(super) enum Turn {
+    /// Pop: alone, or with the takes waiting (see [`Slot::joined`]).
+    Pop(Slot),
+    Wait(Waiting),
+}
+
+/// Where pops and give-backs go.
+#[derive(Clone)]
+pub(super) struct Source {
+    pub conn: fred::clients::Client,
+    pub settling: Arc<Settling>,
+    pub key: String,
+}
+
+impl JoinedPops {
+    pub fn enter(self: &Arc<Self>, source: &Source) -> Turn {
+        let mut room = self.room.lock();
+        if room.popping < IN_FLIGHT {
+            room.popping += 1;
+            Turn::Pop(Slot { pops: self.clone() })
+        } else {
+            let (tx, rx) = oneshot::channel();
+            room.waiting.push_back(tx);
+            Turn::Wait(Waiting {
+                served: rx,
+                pops: self.clone(),
+                source: source.clone(),
+            })
+        }
+    }
+
+    /// A pop ended: its slot goes to the first take still waiting, or is freed.
+    fn release(&self) {
+        let mut room = self.room.lock();
+        while let Some(next) = room.waiting.pop_front() {
+            if next.send(Served::Lead).is_ok() {
+                return;
+            }
+        }
+        room.popping -= 1;
+    }
+}
+
+/// The right to pop, held by one take until its pop has ended.
+pub(super) struct Slot {
+    pops: Arc<JoinedPops>,
+}
+
+impl Slot {
+    /// The takes waiting now, to serve with this pop (they stop waiting
+    /// for a slot of their own).
+    pub fn joined(&self) -> Vec<oneshot::Sender<Served>> {
+        let mut room = self.pops.room.lock();
+        let n = room.waiting.len().min(MOST_JOINED);
+        room.waiting.drain(..n).collect()
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.pops.release();
+    }
+}
+
+/// A pop for its take and the takes it joined. Its slot is freed when it
+/// is dropped, after it served them.
+pub(super) struct Batch {
+    pub slot: Slot,
+    pub joined: Vec<oneshot::Sender<Served>>,
+}
+
+impl Batch {
+    /// Serves the joined takes from `popped` (head first, after the popping
+    /// take's own value, which it returns if `caller_waits`); values left
+    /// with no take to receive them go back to the head of the list, from a
+    /// task of their own (so that a caller that stops waiting now loses
+    /// nothing).
+    pub fn serve(
+        self,
+        source: &Source,
+        popped: Result<Vec<Bytes>, fred::error::Error>,
+        caller_waits: bool,
+    ) -> Result<Option<Bytes>, fred::error::Error> {
+        // The slot is freed on return, once every joined take has its answer.
+        let Batch { slot: _slot, joined } = self;
+        let values = match popped {
+            Ok(values) => values,
+            Err(error) => {
+                for take in joined {
+                    let _ = take.send(Served::Failed(error.clone()));
+                }
+                return Err(error);
+            }
+        };
+        let mut values = values.into_iter();
+        let own = values.next();
+        let mut unclaimed: Vec<Bytes> = own.iter().filter(|_| !caller_waits).cloned().collect();
+        for take in joined {
+            let Some(value) = values.next() else {
+                let _ = take.send(Served::Empty);
+                continue;
+            };
+            if let Err(Served::Value(value)) = take.send(Served::Value(value)) {
+                unclaimed.push(value);
+            }
+        }
+        unclaimed.extend(values);
+        give_back_later(source, unclaimed);
+        Ok(own.filter(|_| caller_waits))
+    }
+}
+
+/// Puts `values` back at the head of the list, in order, from a task
+/// counted by `settling` (shutdown waits for it).
+fn give_back_later(source: &Source, values: Vec<Bytes>) {
+    if values.is_empty() {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::error!(
+            queue = source.key,
+            count = values.len(),
+            "no runtime left to give values back"
+        );
+        return;
+    };
+    let source = source.clone();
+    let counted = source.settling.enter();
+    drop(runtime.spawn(async move {
+        push_back(&source.conn, &source.settling, &source.key, values).await;
+        drop(counted);
+    }));
+}
+
+/// A take waiting to be served. Dropped with a value already sent to it
+/// (its caller stopped waiting just then) it puts the value back; dropped
+/// with a slot passed to it, it passes the slot on.
+pub(super) struct Waiting {
+    served: oneshot::Receiver<Served>,
+    pops: Arc<JoinedPops>,
+    source: Source,
+}
+
+impl Waiting {
+    /// What it was served; [`Served::Lead`] comes with the slot it names
+    /// (held by the returned [`Slot`]).
+    pub async fn served(mut self) -> (Served, Option<Slot>) {
+        match (&mut self.served).await {
+            Ok(Served::Lead) => (
+                Served::Lead,
+                Some(Slot {
+                    pops: self.pops.clone(),
+                }),
+            ),
+            Ok(served) => (served, None),
+            // The pop that had it was dropped with its runtime.
+            Err(_) => (Served::Empty, None),
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        // Closed first: a send after this fails (the pop puts that value
+        // back, or passes the slot on); one before it is here to take.
+        self.served.close();
+        match self.served.try_recv() {
+            Ok(Served::Lead) => self.pops.release(),
+            Ok(Served::Value(value)) => give_back_later(&self.source, vec![value]),
+            _ => {}
+        }
+    }
+}
