@@ -113,7 +113,11 @@ impl BlockingPool {
                 None => break,
             }
         }
-        let client = self.builder.build()?;
+        // Closed if this call is dropped while it connects (a take cut
+        // short): fred's connection task would otherwise live on, holding a
+        // connection nobody uses, one more for every such take.
+        let opening = Opening(Some(self.builder.build()?));
+        let client = opening.0.as_ref().expect("set above");
         let expired = async {
             match deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -124,23 +128,19 @@ impl BlockingPool {
             // init(), not connect() + wait_for_connect(): see connection/connect.rs.
             result = client.init() => {
                 if let Err(error) = result {
-                    close_in_background(client, None);
                     return Err(error.into());
                 }
             }
             _ = expired => {
-                close_in_background(client, None);
                 return Err(fred::error::Error::new(
                     fred::error::ErrorKind::Timeout,
                     "could not open a connection for a blocking read in time",
                 )
                 .into());
             }
-            _ = self.shutdown.cancelled() => {
-                close_in_background(client, None);
-                return Err(Error::Shutdown);
-            }
+            _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
         }
+        let client = opening.opened();
         Ok(Lease {
             pool: self,
             client: Some(client),
@@ -313,6 +313,25 @@ impl Drop for Lease<'_> {
                 let in_flight = self.in_flight.take().map(|f| (f, self.pool.settling.enter()));
                 close_in_background(client, in_flight);
             }
+        }
+    }
+}
+
+/// A connection being opened for a lease: closed in the background unless
+/// [`opened`](Opening::opened) (on every early return, and when the call
+/// opening it is dropped).
+struct Opening(Option<FredClient>);
+
+impl Opening {
+    fn opened(mut self) -> FredClient {
+        self.0.take().expect("opened once")
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            close_in_background(client, None);
         }
     }
 }

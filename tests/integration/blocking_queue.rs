@@ -645,13 +645,18 @@ async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
                 tokio::spawn(async move {
                     let mut got = Vec::new();
                     let mut empty = 0;
+                    let mut tries = 0;
                     while empty < 3 {
-                        // Every third take of half the takers is cut short while values
-                        // are plentiful (a wait cut short holds a blocking connection).
-                        let patience = if t % 2 == 0 && got.len() % 3 == 0 && empty == 0 && got.len() < 150 {
+                        // Every third take of half the takers is cut short, for a
+                        // while (a wait cut short holds a blocking connection).
+                        tries += 1;
+                        let patience = if t % 2 == 0 && tries % 3 == 0 && tries < 450 {
                             Duration::from_micros(fastrand::u64(0..400))
                         } else {
-                            Duration::from_millis(300)
+                            // Well past the take's own 200 ms: on a loaded machine a
+                            // take that opens a connection can take longer, and one
+                            // cut short every time would never see the list empty.
+                            Duration::from_secs(10)
                         };
                         match tokio::time::timeout(patience, q.take_timeout(Duration::from_millis(200))).await {
                             Ok(Ok(Some(v))) => got.push(v),
@@ -693,6 +698,37 @@ async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
             lpops > 0 && lpops < N / 2,
             "takes shared their LPOPs: {lpops} for {N} values"
         );
+    })
+    .await;
+}
+
+/// Takes cut short at any moment of their wait, including while the
+/// connection they wait on is still being opened, leave no connection
+/// behind: each one cut short in the middle of opening used to stay open
+/// for good (fred's connection task outlived the dropped call).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takes_cut_short_while_their_connection_opens_leave_no_connection_behind() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client.blocking_queue("cut-short", LongCodec).unwrap();
+        let clients = || async {
+            raw.info_field("clients", "connected_clients")
+                .await
+                .parse::<usize>()
+                .unwrap()
+        };
+        let before = clients().await;
+        for i in 0..300u64 {
+            let patience = Duration::from_micros(i * 17 % 3_000);
+            let _ = tokio::time::timeout(patience, q.take_timeout(Duration::from_secs(5))).await;
+        }
+        // Closes happen in the background; a few idle connections may stay pooled.
+        crate::harness::eventually(Duration::from_secs(20), "cut-short connections closed", || async {
+            clients().await <= before + 4
+        })
+        .await;
     })
     .await;
 }
