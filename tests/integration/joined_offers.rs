@@ -181,7 +181,9 @@ async fn a_joined_run_whose_reply_is_lost_fails_each_of_its_offers_and_adds_each
         assert_eq!(proxy.fired(), 1);
         assert!(results[0].is_ok(), "{:?}", results[0]);
         for result in &results[1..] {
-            let error = result.as_ref().expect_err(&format!("each joined offer fails: {results:?}"));
+            let error = result
+                .as_ref()
+                .expect_err(&format!("each joined offer fails: {results:?}"));
             assert!(
                 matches!(error, delayq::Error::OutcomeUnknown { .. }),
                 "each says its outcome is unknown: {error:?}"

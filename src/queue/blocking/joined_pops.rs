@@ -106,8 +106,15 @@ impl Slot {
     /// for a slot of their own).
     pub fn joined(&self) -> Vec<oneshot::Sender<Served>> {
         let mut room = self.pops.room.lock();
-        let n = room.waiting.len().min(MOST_JOINED);
-        room.waiting.drain(..n).collect()
+        let mut joined = Vec::new();
+        while joined.len() < MOST_JOINED {
+            let Some(take) = room.waiting.pop_front() else { break };
+            // A take that stopped waiting gets nothing popped for it.
+            if !take.is_closed() {
+                joined.push(take);
+            }
+        }
+        joined
     }
 }
 
@@ -120,8 +127,25 @@ impl Drop for Slot {
 /// A pop for its take and the takes it joined. Its slot is freed when it
 /// is dropped, after it served them.
 pub(super) struct Batch {
-    pub slot: Slot,
+    /// Held until the batch is dropped.
+    pub _slot: Slot,
     pub joined: Vec<oneshot::Sender<Served>>,
+}
+
+/// A batch dropped before it served its takes (its pop, finished in the
+/// background for a caller that stopped waiting, ran out of time): each
+/// take hears that the pop failed, and says that values may be lost, as
+/// after a plain pop whose reply never came.
+impl Drop for Batch {
+    fn drop(&mut self) {
+        for take in self.joined.drain(..) {
+            let error = fred::error::Error::new(
+                fred::error::ErrorKind::Timeout,
+                "the pop serving this take was abandoned before its reply came",
+            );
+            let _ = take.send(Served::Failed(error));
+        }
+    }
 }
 
 impl Batch {
@@ -131,13 +155,13 @@ impl Batch {
     /// task of their own (so that a caller that stops waiting now loses
     /// nothing).
     pub fn serve(
-        self,
+        mut self,
         source: &Source,
         popped: Result<Vec<Bytes>, fred::error::Error>,
         caller_waits: bool,
     ) -> Result<Option<Bytes>, fred::error::Error> {
         // The slot is freed on return, once every joined take has its answer.
-        let Batch { slot: _slot, joined } = self;
+        let joined = std::mem::take(&mut self.joined);
         let values = match popped {
             Ok(values) => values,
             Err(error) => {
@@ -208,7 +232,8 @@ impl Waiting {
                 }),
             ),
             Ok(served) => (served, None),
-            // The pop that had it was dropped with its runtime.
+            // The pop that had it was dropped with its runtime (a pop that
+            // timed out in the background says so with `Failed`).
             Err(_) => (Served::Empty, None),
         }
     }

@@ -23,8 +23,9 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 ///
 /// Takes (`take`, `take_timeout`, ...) pop a ready value with `LPOP` on the
 /// shared connections (always the same one for a queue, so concurrent takes
-/// pipeline). Two pops of a queue are in flight at a time; takes that come
-/// while both are busy are served together by the next one (`LPOP key n`),
+/// pipeline). Two pops of a handle (and its clones) are in flight at a
+/// time; takes that come while both are busy are served together by the
+/// next one (`LPOP key n`),
 /// each getting a value of its own: nothing is popped ahead of a take, and a
 /// value whose take stopped waiting goes back to the head of the list. While
 /// pops find the list empty, only one take in eight (and

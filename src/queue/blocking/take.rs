@@ -266,7 +266,7 @@ impl<T: 'static> BlockingQueue<T> {
             drop(slot); // after the pop: the next take waiting pops then
             return popped;
         }
-        self.lpop_joined(source, Batch { slot, joined }).await
+        self.lpop_joined(source, Batch { _slot: slot, joined }).await
     }
 
     /// `LPOP key n` for a take and the takes it joined, sent once and safe

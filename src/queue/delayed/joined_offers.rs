@@ -24,7 +24,6 @@ use crate::connection::request;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::Core;
-use crate::wire::format::MODERN_HEADER_LEN;
 use crate::wire::keys::QueueKeys;
 
 use super::offer::Due;
@@ -52,7 +51,8 @@ struct Room {
 struct Waiter {
     due: Due,
     element: Bytes,
-    /// Whether its element collided with a pending one (re-pack and offer again).
+    /// Where its outcome goes: whether its element collided with a pending
+    /// one (then it is re-packed and offered again), or the run's error.
     reply: oneshot::Sender<Result<bool>>,
 }
 
@@ -88,6 +88,15 @@ impl Target {
         Ok(SCRIPTS.offer.run(self.core.conn()?, keys, args).await)
     }
 
+    /// The error of an offer whose run's reply can never come.
+    fn unknown_outcome(&self) -> Error {
+        let gone = fred::error::Error::new(
+            fred::error::ErrorKind::Canceled,
+            "the task sending this offer with others ended before its reply came",
+        );
+        request::script_error(&SCRIPTS.offer, self.keys.destination(), gone)
+    }
+
     /// What a run's reply means for the offers it carried.
     fn collisions(&self, run: Result<std::result::Result<Value, fred::error::Error>>) -> Result<Vec<usize>> {
         let value = run?.map_err(|e| request::script_error(&SCRIPTS.offer, self.keys.destination(), e))?;
@@ -118,8 +127,9 @@ impl JoinedOffers {
             }
         };
         match joined {
-            // Gone only with the runtime, which is shutting down.
-            Some(joined) => joined.await.map_err(|_| Error::Shutdown)?,
+            // Gone only when the task sending it ended first (the runtime
+            // shutting down): its run may or may not have been applied.
+            Some(joined) => joined.await.map_err(|_| target.unknown_outcome())?,
             None => {
                 // Sends the offers that come meanwhile once dropped: after the
                 // run, or with this call if its caller stops waiting.
@@ -140,7 +150,7 @@ impl JoinedOffers {
         let mut batch = Vec::new();
         let mut bytes = 0;
         while let Some(next) = room.waiting.front() {
-            let size = next.element.len() + MODERN_HEADER_LEN;
+            let size = next.element.len(); // packed already
             if !batch.is_empty() && (batch.len() == MOST_OFFERS || bytes + size > MOST_BYTES) {
                 break;
             }
@@ -171,16 +181,35 @@ impl Drop for Alone {
         }
         let (joined, target) = (self.joined.clone(), self.target.take().expect("dropped once"));
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                // Counted, so that shutdown waits for the offers it sends.
-                let counted = target.core.settling().enter();
-                drop(runtime.spawn(async move {
-                    send_joined(&joined, &target, batch).await;
-                    drop(counted);
-                }));
-            }
+            Ok(runtime) => drop(runtime.spawn(async move {
+                let sending = Sending(Some(joined.clone()));
+                send_joined(&joined, &target, batch).await;
+                sending.finished();
+            })),
             // No runtime left: the waiting offers see their reply dropped.
-            Err(_) => joined.room.lock().busy = false,
+            Err(_) => drop(Sending(Some(joined))),
+        }
+    }
+}
+
+/// Frees the room if the task sending joined offers ends before it is
+/// done (a runtime shutting down drops it, a panic unwinds it): the offers
+/// still waiting then fail instead of waiting forever, and later offers
+/// find the room free. (Done, the task has freed it itself.)
+struct Sending(Option<Arc<JoinedOffers>>);
+
+impl Sending {
+    fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        if let Some(joined) = self.0.take() {
+            let mut room = joined.room.lock();
+            room.busy = false;
+            room.waiting.clear();
         }
     }
 }
@@ -189,11 +218,16 @@ impl Drop for Alone {
 async fn send_joined(joined: &JoinedOffers, target: &Target, mut batch: Vec<Waiter>) {
     while !batch.is_empty() {
         let elements = batch.iter().map(|w| (w.due, w.element.clone())).collect();
+        // Counted while a run is in flight (shutdown waits for it), not
+        // between runs: offers that keep coming never hold a stop up.
+        let counted = target.core.settling().enter();
         let run = target.run(elements).await;
+        drop(counted);
         for (i, waiter) in batch.into_iter().enumerate() {
             // Every offer of the run shares its fate, as each would have alone.
             let outcome = match &run {
                 Ok(reply) => target.collisions(Ok(reply.clone())),
+                // `conn()` fails only after shutdown.
                 Err(_) => Err(Error::Shutdown),
             };
             let _ = waiter.reply.send(outcome.map(|collided| collided.contains(&(i + 1))));
