@@ -232,8 +232,7 @@ impl Waiting {
                 }),
             ),
             Ok(served) => (served, None),
-            // The pop that had it was dropped with its runtime (a pop that
-            // timed out in the background says so with `Failed`).
+            // Not reached in practice: a batch dropped unserved says `Failed`.
             Err(_) => (Served::Empty, None),
         }
     }

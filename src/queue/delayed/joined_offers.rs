@@ -181,13 +181,22 @@ impl Drop for Alone {
         }
         let (joined, target) = (self.joined.clone(), self.target.take().expect("dropped once"));
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(async move {
+            Ok(runtime) => {
+                // Made before the spawn: a task dropped before its first
+                // poll (its runtime shutting down) still frees the room.
                 let sending = Sending(Some(joined.clone()));
-                send_joined(&joined, &target, batch).await;
-                sending.finished();
-            })),
-            // No runtime left: the waiting offers see their reply dropped.
-            Err(_) => drop(Sending(Some(joined))),
+                drop(runtime.spawn(async move {
+                    send_joined(&joined, &target, batch).await;
+                    sending.finished();
+                }));
+            }
+            // No runtime left: nothing was sent.
+            Err(_) => {
+                for waiter in batch {
+                    let _ = waiter.reply.send(Err(Error::Shutdown));
+                }
+                drop(Sending(Some(joined)));
+            }
         }
     }
 }
@@ -209,7 +218,10 @@ impl Drop for Sending {
         if let Some(joined) = self.0.take() {
             let mut room = joined.room.lock();
             room.busy = false;
-            room.waiting.clear();
+            // Never sent (those of a run cut short hear "outcome unknown").
+            for waiter in room.waiting.drain(..) {
+                let _ = waiter.reply.send(Err(Error::Shutdown));
+            }
         }
     }
 }
