@@ -68,7 +68,9 @@ pub(super) struct Source {
 }
 
 impl JoinedPops {
-    pub fn enter(self: &Arc<Self>, source: &Source) -> Turn {
+    /// A slot to pop, or a place in the queue of waiting takes (`source`,
+    /// made only then, is where a value served too late goes back).
+    pub fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source) -> Turn {
         let mut room = self.room.lock();
         if room.popping < IN_FLIGHT {
             room.popping += 1;
@@ -79,7 +81,7 @@ impl JoinedPops {
             Turn::Wait(Waiting {
                 served: rx,
                 pops: self.clone(),
-                source: source.clone(),
+                source: source(),
             })
         }
     }

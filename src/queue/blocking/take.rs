@@ -246,12 +246,14 @@ impl<T: 'static> BlockingQueue<T> {
     /// `LPOP` of a take, joined with the other takes of this queue in this
     /// process that wait meanwhile (see `joined_pops`).
     async fn joined_lpop(&self, name: &str) -> Result<Option<Bytes>> {
-        let source = Source {
-            conn: self.core.conn_for(name)?.clone(),
+        let conn = self.core.conn_for(name)?;
+        // Made only for a take that waits or joins others, not on the lone path.
+        let source = || Source {
+            conn: conn.clone(),
             settling: self.core.settling().clone(),
             key: name.to_owned(),
         };
-        let slot = match self.joined.enter(&source) {
+        let slot = match self.joined.enter(source) {
             Turn::Pop(slot) => slot,
             Turn::Wait(waiting) => match waiting.served().await {
                 (Served::Value(raw), _) => return Ok(Some(raw)),
@@ -266,7 +268,7 @@ impl<T: 'static> BlockingQueue<T> {
             drop(slot); // after the pop: the next take waiting pops then
             return popped;
         }
-        self.lpop_joined(source, Batch { _slot: slot, joined }).await
+        self.lpop_joined(source(), Batch { _slot: slot, joined }).await
     }
 
     /// `LPOP key n` for a take and the takes it joined, sent once and safe

@@ -133,11 +133,11 @@ impl JoinedOffers {
             None => {
                 // Sends the offers that come meanwhile once dropped: after the
                 // run, or with this call if its caller stops waiting.
-                let _alone = Alone {
+                let alone = Alone {
                     joined: self.clone(),
-                    target: Some(target.clone()),
+                    target,
                 };
-                Ok(!target.offer(vec![(due, element)]).await?.is_empty())
+                Ok(!alone.target.offer(vec![(due, element)]).await?.is_empty())
             }
         }
     }
@@ -170,7 +170,7 @@ impl JoinedOffers {
 /// Held by the offer that runs alone.
 struct Alone {
     joined: Arc<JoinedOffers>,
-    target: Option<Target>,
+    target: Target,
 }
 
 impl Drop for Alone {
@@ -179,7 +179,7 @@ impl Drop for Alone {
         if batch.is_empty() {
             return;
         }
-        let (joined, target) = (self.joined.clone(), self.target.take().expect("dropped once"));
+        let (joined, target) = (self.joined.clone(), self.target.clone());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 // Made before the spawn: a task dropped before its first

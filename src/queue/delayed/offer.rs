@@ -178,7 +178,7 @@ impl<T: 'static> DelayedQueue<T> {
         // A collision of random ids is astronomically rare; re-pack and resend.
         for _ in 0..MAX_COLLISIONS {
             let element = format::pack(self.format, &payload);
-            self.conn()?; // arms the transfer, or fails after shutdown
+            self.transferring.arm(&self.core, &self.keys); // the run itself fails after shutdown
             let collided = self.joined.offer(self.offer_target(), due, element).await?;
             if !collided {
                 return Ok(());
