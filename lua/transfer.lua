@@ -17,8 +17,9 @@
 -- Like Redisson's: elements move in due order; each one's payload goes to the
 -- destination and the element leaves the pending list and the timeout set.
 -- Unlike it: an element is looked for near the ends of the pending list
--- (LPOS with MAXLEN) instead of by LREM from the head, which costs a scan of
--- the whole list per element once the list is long and out of due order; and
+-- first (LPOS with MAXLEN), and by LREM from the head only when the list is
+-- short enough to scan (DELAYQ_SCAN_BUDGET), since that costs a scan of the
+-- whole list per element once the list is long and out of due order; and
 -- an element no format can unpack goes to the quarantine list instead of
 -- failing the script and stalling the queue.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash')
@@ -58,29 +59,30 @@ end
 local moved = {}
 local head_marks, tail_marks = 0, 0
 local deep = 0
+-- An element found by a probe is marked and the marks removed together
+-- below, scanning no further than the probes did. One found by no probe is
+-- removed by LREM as it is searched for: a single scan, where LPOS, a mark
+-- and removing the marks would scan it twice.
 for i = 1, #due do
   local element = due[i]
-  local pos
   if len <= 2 * probe then
-    pos = redis.call('lpos', KEYS[3], element)
+    len = len - redis.call('lrem', KEYS[3], 1, element)
   else
-    pos = redis.call('lpos', KEYS[3], element, 'MAXLEN', probe)
+    local pos = redis.call('lpos', KEYS[3], element, 'MAXLEN', probe)
       or redis.call('lpos', KEYS[3], element, 'RANK', -1, 'MAXLEN', probe)
-    if not pos and full_scans > 0 then
+    if pos then
+      redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
+      if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
+    elseif full_scans > 0 then
       full_scans = full_scans - 1
-      pos = redis.call('lpos', KEYS[3], element) or -1
-    end
-    if not pos then
+      len = len - redis.call('lrem', KEYS[3], 1, element)
+    else
       deep = 1
       break
     end
   end
-  -- pos -1: due but not in the pending list (left by a failed writer); moved
+  -- Due but not in the pending list (left by a failed writer): moved
   -- anyway, as Redisson's transfer would.
-  if pos and pos >= 0 then
-    redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
-    if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
-  end
   moved[#moved + 1] = element
 end
 if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE) end
