@@ -356,7 +356,7 @@ fn close_in_background(client: FredClient, in_flight: Option<(InFlight, Settling
 }
 
 /// Puts a value popped for a caller that is gone back where it was: the head
-/// of the list `BLPOP` took it from, or, for `BLMOVE`, out of the list it was
+/// of the list `BLPOP` (or `BLMPOP`, values in order) took it from, or, for `BLMOVE`, out of the list it was
 /// moved to and back to the end of the list it came from.
 async fn give_back(client: &FredClient, settling: &Arc<Settling>, command: &str, argv: &[Value], reply: Value) {
     if reply.is_null() {
@@ -367,6 +367,13 @@ async fn give_back(client: &FredClient, settling: &Arc<Settling>, command: &str,
             Ok((key, value)) => push_back(client, settling, &key, vec![value]).await, // logs its own failure
             Err(error) => {
                 tracing::error!(command, %error, "a cancelled blocking read returned a value that cannot be given back");
+                false
+            }
+        },
+        "BLMPOP" => match reply::blmpop(reply) {
+            Ok((key, values)) => push_back(client, settling, &key, values).await, // logs its own failure
+            Err(error) => {
+                tracing::error!(command, %error, "a cancelled blocking read returned values that cannot be given back");
                 false
             }
         },

@@ -65,6 +65,20 @@ pub fn blpop(value: Value) -> Result<(String, Bytes), Error> {
     Ok((key, bytes(value)?))
 }
 
+/// A `BLMPOP`/`LMPOP` reply: the key and the values popped from it.
+pub fn blmpop(value: Value) -> Result<(String, Vec<Bytes>), Error> {
+    let [key, values] = match value {
+        // RESP3 may answer with a map of one key.
+        Value::Map(map) if map.len() == 1 => {
+            let (key, values) = map.inner().into_iter().next().expect("one entry");
+            [Value::from(key), values]
+        }
+        other => tuple::<2>(other)?,
+    };
+    let key = opt_text(key)?.ok_or_else(|| Error::Protocol("BLMPOP returned no key".into()))?;
+    Ok((key, bytes_array(values)?))
+}
+
 /// An array reply (nil counts as empty).
 pub fn array(value: Value) -> Result<Vec<Value>, Error> {
     match value {

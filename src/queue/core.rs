@@ -27,6 +27,8 @@ pub(crate) struct Core {
     pub reapers: Reapers,
     /// One lateness-tracking marker refresher per queue, shared by its handles.
     pub trackers: PerQueue<Background>,
+    /// What the takes of a queue share, across its handles.
+    pub takes: PerQueue<crate::queue::blocking::Takes>,
     pub transfer: TransferSettings,
     pub shutdown_grace: Duration,
 }
@@ -39,6 +41,7 @@ impl Core {
             outstanding: Outstanding::default(),
             reapers: Reapers::default(),
             trackers: PerQueue::default(),
+            takes: PerQueue::default(),
             transfer,
             shutdown_grace: grace,
         }

@@ -18,6 +18,7 @@ mod formats;
 mod handles;
 mod ids;
 mod joined_offers;
+mod joined_waits;
 mod kryo;
 mod lifecycle;
 mod lost_replies;

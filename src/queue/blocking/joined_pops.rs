@@ -118,6 +118,18 @@ impl Slot {
         }
         joined
     }
+
+    /// Puts takes this slot's holder joined but could not serve back at the
+    /// front of the line, in their order (a wait that ended with fewer
+    /// values than takes; see `joined_waits`).
+    pub fn requeue(&self, takes: Vec<oneshot::Sender<Served>>) {
+        let mut room = self.pops.room.lock();
+        for take in takes.into_iter().rev() {
+            if !take.is_closed() {
+                room.waiting.push_front(take);
+            }
+        }
+    }
 }
 
 impl Drop for Slot {
@@ -193,7 +205,7 @@ impl Batch {
 
 /// Puts `values` back at the head of the list, in order, from a task
 /// counted by `settling` (shutdown waits for it).
-fn give_back_later(source: &Source, values: Vec<Bytes>) {
+pub(super) fn give_back_later(source: &Source, values: Vec<Bytes>) {
     if values.is_empty() {
         return;
     }

@@ -12,6 +12,7 @@ use crate::wire::codec::{self, Codec};
 use crate::wire::keys::QueueKeys;
 
 mod joined_pops;
+mod joined_waits;
 mod ready_hint;
 mod take;
 mod write;
@@ -23,26 +24,29 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 ///
 /// Takes (`take`, `take_timeout`, ...) pop a ready value with `LPOP` on the
 /// shared connections (always the same one for a queue, so concurrent takes
-/// pipeline). Two pops of a handle (and its clones) are in flight at a
-/// time; takes that come while both are busy are served together by the
-/// next one (`LPOP key n`),
-/// each getting a value of its own: nothing is popped ahead of a take, and a
-/// value whose take stopped waiting goes back to the head of the list. While
-/// pops find the list empty, only one take in eight (and
+/// pipeline). The takes of a queue in one client (through any of its
+/// handles) share their round trips: two pops are in flight at a time, and
+/// takes that come while both are busy are served together by the next one
+/// (`LPOP key n`), each getting a value of its own: nothing is popped ahead
+/// of a take, and a value whose take stopped waiting goes back to the head
+/// of the list. While pops find the list empty, only one take in eight (and
 /// every wait shorter than 50 ms) looks first, the others go straight to
-/// waiting. To wait for a value, each runs a `BLPOP` on a connection of
-/// its own, never on the ones other commands share, in a loop of finite
-/// server-side timeouts
+/// waiting. Waits are joined the same way: two block at a time, each on a
+/// connection of its own (never one other commands share), and the takes
+/// that come meanwhile are served together by the next one
+/// (`BLMPOP ... COUNT n`; one `BLPOP` per take on Redis before 7.0). Each
+/// wait is a loop of finite server-side timeouts
 /// ([`ClientBuilder::blocking_timeout`](crate::ClientBuilder::blocking_timeout)),
-/// so a dead connection is noticed and replaced, and they keep waiting across
-/// reconnects.
+/// so a dead connection is noticed and replaced, and takes keep waiting
+/// across reconnects.
 ///
 /// # Delivery
 ///
-/// `take` and `take_timeout` pop with `LPOP` or `BLPOP`, as Java does: if the
-/// connection dies after Redis popped a value but before the reply arrived,
-/// that value is lost (at most once). A value that does not decode is returned inside
-/// [`Error::Decode`] with its raw bytes, never dropped.
+/// `take` and `take_timeout` pop with `LPOP`, `BLMPOP` or `BLPOP`, as Java's
+/// `take` pops: if the connection dies after Redis popped values but before
+/// the reply arrived, those values are lost (at most once). A value that
+/// does not decode is returned inside [`Error::Decode`] with its raw bytes,
+/// never dropped.
 ///
 /// By default a `BlockingQueue` only consumes; a process that holds no
 /// [`DelayedQueue`](crate::DelayedQueue) of the queue can still move due
@@ -65,9 +69,22 @@ pub struct BlockingQueue<T> {
     keys: Arc<QueueKeys>,
     codec: Arc<dyn Codec<T>>,
     transferring: Transferring,
-    ready: Arc<ready_hint::ReadyHint>,
-    /// Concurrent takes of this handle and its clones, popped together.
-    joined: Arc<joined_pops::JoinedPops>,
+    /// What the takes of this queue in this client share.
+    takes: Arc<Takes>,
+}
+
+/// What the takes of one queue share across every handle of one client
+/// (see `Core::takes`): takes through `client.blocking_queue(..)` twice, or
+/// through a `destination()` each, join the same pops and waits.
+#[derive(Default)]
+pub(crate) struct Takes {
+    ready: ready_hint::ReadyHint,
+    /// Concurrent `LPOP`s, joined into `LPOP key n`.
+    pops: Arc<joined_pops::JoinedPops>,
+    /// Concurrent waits, joined into `BLMPOP ... COUNT n`.
+    waits: Arc<joined_pops::JoinedPops>,
+    /// The server refused `BLMPOP` (Redis before 7.0): waits use `BLPOP`.
+    no_blmpop: std::sync::atomic::AtomicBool,
 }
 
 impl<T> Clone for BlockingQueue<T> {
@@ -77,8 +94,7 @@ impl<T> Clone for BlockingQueue<T> {
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             transferring: self.transferring.clone(),
-            ready: self.ready.clone(),
-            joined: self.joined.clone(),
+            takes: self.takes.clone(),
         }
     }
 }
@@ -99,13 +115,13 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     pub(crate) fn from_parts(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
+        let takes = core.takes.get_or_start(keys.destination(), Arc::default);
         BlockingQueue {
             core,
             keys,
             codec,
             transferring: Transferring::default(),
-            ready: Arc::default(),
-            joined: Arc::default(),
+            takes,
         }
     }
 

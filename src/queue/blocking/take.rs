@@ -1,5 +1,6 @@
 //! Taking values: blocking and immediate pops, moves, drains and the stream; each cancel safe.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -199,14 +200,14 @@ impl<T: 'static> BlockingQueue<T> {
         if let [name] = names {
             // A wait about to end could not even lease a connection: look, at least.
             let short = deadline.is_some_and(|at| at.saturating_duration_since(Instant::now()) < SHORT_WAIT);
-            match (short || self.ready.probe()).then(|| self.joined_lpop(name)) {
+            match (short || self.takes.ready.probe()).then(|| self.joined_lpop(name)) {
                 None => {}
                 Some(pop) => match pop.await {
                     Ok(Some(raw)) => {
-                        self.ready.found(true);
+                        self.takes.ready.found(true);
                         return Ok(Some((0, raw)));
                     }
-                    Ok(None) => self.ready.found(false),
+                    Ok(None) => self.takes.ready.found(false),
                     Err(error) if !error.is_transient() => return Err(error),
                     Err(error) => {
                         // As with a BLPOP whose reply is lost, a value the LPOP
@@ -215,7 +216,16 @@ impl<T: 'static> BlockingQueue<T> {
                     }
                 },
             }
+            if !self.takes.no_blmpop.load(Ordering::Relaxed) {
+                return Ok(self.joined_wait(name, deadline).await?.map(|raw| (0, raw)));
+            }
         }
+        self.blpop_wait(names, deadline).await
+    }
+
+    /// Waits with a `BLPOP` of its own for a value of the first of `names`
+    /// that has one, until `deadline` (or forever), across reconnects.
+    pub(super) async fn blpop_wait(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(usize, Bytes)>> {
         let args = |secs: f64| {
             let mut args: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
             args.push(Value::from(secs));
@@ -253,7 +263,7 @@ impl<T: 'static> BlockingQueue<T> {
             settling: self.core.settling().clone(),
             key: name.to_owned(),
         };
-        let slot = match self.joined.enter(source) {
+        let slot = match self.takes.pops.enter(source) {
             Turn::Pop(slot) => slot,
             Turn::Wait(waiting) => match waiting.served().await {
                 (Served::Value(raw), _) => return Ok(Some(raw)),

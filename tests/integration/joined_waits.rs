@@ -1,0 +1,247 @@
+//! Takes that wait for values of one queue in one client are joined into
+//! `BLMPOP ... COUNT n`: each value still goes to exactly one take that
+//! waits for it, a take cut short loses nothing, a lost reply loses at most
+//! what that one wait popped, and a server without `BLMPOP` (Redis 6.2)
+//! gets a `BLPOP` per take as before.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::prelude::*;
+use delayq::{Client, LongCodec};
+
+use crate::fault_proxy::{Fault, FaultProxy};
+use crate::harness::{deadline, eventually, RawRedis, RedisServer};
+
+/// Calls of `command` the server counted (`INFO commandstats`).
+async fn calls(raw: &RawRedis, command: &str) -> i64 {
+    let stats = raw
+        .cmd("INFO", vec!["commandstats".into()])
+        .await
+        .as_string()
+        .unwrap_or_default();
+    let prefix = format!("cmdstat_{command}:calls=");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+async fn push(raw: &RawRedis, key: &str, values: impl IntoIterator<Item = i64>) {
+    let values: Vec<String> = values.into_iter().map(|v| v.to_string()).collect();
+    let _: i64 = raw.client.rpush(key, values).await.unwrap();
+}
+
+/// Eight takes through eight handles of one queue wait on an empty list:
+/// two waits block on the server and the other takes wait in line; eight
+/// values pushed at once reach the eight takes, one each, with fewer
+/// `BLMPOP`s than takes and no `BLPOP`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takes_waiting_on_one_queue_are_served_together() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let takers: Vec<_> = (0..8)
+            .map(|_| {
+                // A handle each: takes of a queue share their waits across handles.
+                let q = client.blocking_queue("waits", LongCodec).unwrap();
+                tokio::spawn(async move { q.take_timeout(Duration::from_secs(30)).await })
+            })
+            .collect();
+        eventually(Duration::from_secs(20), "two waits blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "2"
+        })
+        .await;
+        // The six others get in line meanwhile.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(raw.info_field("clients", "blocked_clients").await, "2");
+        push(&raw, "waits", 0..8).await;
+        let mut got = Vec::new();
+        for taker in takers {
+            got.push(taker.await.unwrap().unwrap().expect("a value for every take"));
+        }
+        got.sort();
+        assert_eq!(got, (0..8).collect::<Vec<i64>>());
+        let (blmpops, blpops) = (calls(&raw, "blmpop").await, calls(&raw, "blpop").await);
+        assert!((2..8).contains(&blmpops), "{blmpops} BLMPOPs for 8 waiting takes");
+        assert_eq!(blpops, 0);
+        assert_eq!(raw.llen("waits").await, 0);
+    })
+    .await;
+}
+
+/// Values trickle in while sixteen takers wait with short timeouts, half of
+/// them also cut short at any moment: every value is taken exactly once or
+/// is still in the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joined_waits_cut_short_lose_nothing_and_never_share_a_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        const N: i64 = 2_000;
+        let stop = Arc::new(AtomicBool::new(false));
+        let takers: Vec<_> = (0..16)
+            .map(|t| {
+                let q = client.blocking_queue("trickle", LongCodec).unwrap();
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    let mut tries = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        tries += 1;
+                        let patience = if t % 2 == 0 && tries % 2 == 0 {
+                            Duration::from_micros(fastrand::u64(0..3_000))
+                        } else {
+                            Duration::from_secs(10)
+                        };
+                        let wait = Duration::from_millis(fastrand::u64(1..20));
+                        match tokio::time::timeout(patience, q.take_timeout(wait)).await {
+                            Ok(Ok(Some(v))) => got.push(v),
+                            Ok(Ok(None)) | Err(_) => {}
+                            // A wait of a few ms may end before a new
+                            // connection for it opens, and says so.
+                            Ok(Err(e)) if e.is_transient() => {}
+                            Ok(Err(e)) => panic!("take failed: {e}"),
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut next = 0;
+        while next < N {
+            let n = fastrand::i64(1..=4).min(N - next);
+            push(&raw, "trickle", next..next + n).await;
+            next += n;
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
+        eventually(Duration::from_secs(30), "the takers drained the list", || async {
+            raw.llen("trickle").await == 0
+        })
+        .await;
+        stop.store(true, Ordering::Relaxed);
+        let mut seen = HashMap::<i64, usize>::new();
+        for taker in takers {
+            for v in taker.await.unwrap() {
+                *seen.entry(v).or_default() += 1;
+            }
+        }
+        // Values given back after the last takes ended are still in the list.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let q = client.blocking_queue("trickle", LongCodec).unwrap();
+        while let Some(v) = q.try_take().await.unwrap() {
+            *seen.entry(v).or_default() += 1;
+        }
+        assert_eq!(seen.len() as i64, N, "every value taken or still in the list");
+        assert!(seen.values().all(|&n| n == 1), "no value twice");
+        let blmpops = calls(&raw, "blmpop").await;
+        eprintln!("{blmpops} BLMPOPs for {N} values");
+        assert!(blmpops > 0);
+    })
+    .await;
+}
+
+/// A joined wait whose reply is lost: the values it popped are gone (plain
+/// takes are at most once, as with a lost `BLPOP`), its other takes go on
+/// waiting, and no value reaches two takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joined_wait_whose_reply_is_lost_loses_only_its_values() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let client = Client::builder()
+            .url(proxy.url())
+            .blocking_timeout(Duration::from_secs(1))
+            .build()
+            .await
+            .unwrap();
+        let raw = redis.raw().await;
+        let monitor = redis.monitor().await;
+        let takers: Vec<_> = (0..8)
+            .map(|_| {
+                let q = client.blocking_queue("wait-lost", LongCodec).unwrap();
+                tokio::spawn(async move {
+                    let (mut got, mut failed) = (Vec::new(), 0);
+                    loop {
+                        match q.take_timeout(Duration::from_secs(3)).await {
+                            Ok(Some(v)) => got.push(v),
+                            Ok(None) => return (got, failed),
+                            // The take whose wait lost its reply may hear of it.
+                            Err(e) if e.is_transient() => failed += 1,
+                            Err(e) => panic!("take failed: {e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        eventually(Duration::from_secs(20), "two waits blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "2"
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        proxy.arm(Fault::LoseReply, b"$6\r\nBLMPOP\r\n");
+        push(&raw, "wait-lost", 0..400).await;
+        let (mut taken, mut failures) = (Vec::new(), 0);
+        for taker in takers {
+            let (got, failed) = taker.await.unwrap();
+            taken.extend(got);
+            failures += failed;
+        }
+        assert_eq!(proxy.fired(), 1, "a wait's reply was lost");
+        let mut unique = taken.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), taken.len(), "no value reached two takes");
+        let counts: Vec<i64> = monitor
+            .entries()
+            .await
+            .iter()
+            .filter(|c| !c.from_lua && c.name() == "blmpop")
+            .map(|c| String::from_utf8_lossy(&c.args[6]).parse().unwrap())
+            .collect();
+        let lost = 400 - taken.len() as i64;
+        let largest = counts.iter().copied().max().unwrap();
+        assert!(
+            lost >= 1 && lost <= largest,
+            "{lost} lost, largest BLMPOP count {largest}, {failures} takes told"
+        );
+        assert_eq!(raw.llen("wait-lost").await, 0);
+    })
+    .await;
+}
+
+/// Redis before 7.0 has no `BLMPOP` (here: renamed away): the first refusal
+/// turns joining off, and each take waits with a `BLPOP` of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_blmpop_each_take_waits_with_blpop() {
+    deadline(async {
+        let redis = RedisServer::start_with(&["--rename-command", "BLMPOP", ""]).await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let takers: Vec<_> = (0..4)
+            .map(|_| {
+                let q = client.blocking_queue("old-server", LongCodec).unwrap();
+                tokio::spawn(async move { q.take_timeout(Duration::from_secs(30)).await })
+            })
+            .collect();
+        eventually(Duration::from_secs(20), "four BLPOPs blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "4"
+        })
+        .await;
+        push(&raw, "old-server", 0..4).await;
+        let mut got = Vec::new();
+        for taker in takers {
+            got.push(taker.await.unwrap().unwrap().expect("a value for every take"));
+        }
+        got.sort();
+        assert_eq!(got, vec![0, 1, 2, 3]);
+        assert!(calls(&raw, "blpop").await >= 4);
+    })
+    .await;
+}
