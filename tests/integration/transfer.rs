@@ -545,3 +545,49 @@ async fn one_transfer_run_moves_about_a_mebibyte_of_large_payloads() {
     })
     .await;
 }
+
+/// Due elements deep inside a short pending list (3,000 others, the due
+/// ones in its middle, past both probes, and one at its very tail), due one
+/// after another: each run finds and removes its element (`LREM` from the
+/// head), and Java's lists are left as removing each element alone would
+/// leave them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_due_elements_of_a_short_pending_list_move_in_due_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let keys = delayq::QueueKeys::new("deep").unwrap();
+        let later = now_ms() + 3_600_000;
+        let soon = now_ms() + 3_000;
+        let others: Vec<Bytes> = (0..3_000)
+            .map(|i| pack(Format::Modern, format!("other-{i}").as_bytes()))
+            .collect();
+        for (i, element) in others[..1_500].iter().enumerate() {
+            raw.seed("deep", element, later + i as i64).await;
+        }
+        for i in 0..20 {
+            let element = pack(Format::Modern, format!("due-{i:02}").as_bytes());
+            raw.seed("deep", &element, soon + 20 * i).await;
+        }
+        for (i, element) in others[1_500..].iter().enumerate() {
+            raw.seed("deep", element, later + 1_500 + i as i64).await;
+        }
+        let last = pack(Format::Modern, b"due-20");
+        raw.seed("deep", &last, soon + 400).await;
+
+        let client = redis.client().await;
+        let queue = client.delayed_queue("deep", StringCodec).unwrap();
+        let dest = queue.destination();
+        let mut got = Vec::new();
+        for _ in 0..21 {
+            let value = dest.take_timeout(Duration::from_secs(20)).await.unwrap();
+            got.push(value.expect("every due element arrives"));
+        }
+        let want: Vec<String> = (0..=20).map(|i| format!("due-{i:02}")).collect();
+        assert_eq!(got, want);
+        assert_eq!(raw.lrange(keys.pending()).await, others);
+        assert_eq!(raw.zcard(keys.timeout()).await, 3_000);
+        assert_eq!(raw.llen("deep").await, 0);
+    })
+    .await;
+}
