@@ -355,28 +355,29 @@ fn close_in_background(client: FredClient, in_flight: Option<(InFlight, Settling
     }
 }
 
-/// Puts a value popped for a caller that is gone back where it was: the head
-/// of the list `BLPOP` (or `BLMPOP`, values in order) took it from, or, for `BLMOVE`, out of the list it was
-/// moved to and back to the end of the list it came from.
+/// Puts values popped for a caller that is gone back where they were: at
+/// the head of the list `BLPOP` or `BLMPOP` took them from, in order, or,
+/// for `BLMOVE`, out of the list it moved one to and back to the end of the
+/// list it came from.
 async fn give_back(client: &FredClient, settling: &Arc<Settling>, command: &str, argv: &[Value], reply: Value) {
     if reply.is_null() {
         return;
     }
     let given_back = match command {
-        "BLPOP" => match reply::blpop(reply) {
-            Ok((key, value)) => push_back(client, settling, &key, vec![value]).await, // logs its own failure
-            Err(error) => {
-                tracing::error!(command, %error, "a cancelled blocking read returned a value that cannot be given back");
-                false
+        "BLPOP" | "BLMPOP" => {
+            let popped = if command == "BLPOP" {
+                reply::blpop(reply).map(|(key, value)| (key, vec![value]))
+            } else {
+                reply::blmpop(reply)
+            };
+            match popped {
+                Ok((key, values)) => push_back(client, settling, &key, values).await, // logs its own failure
+                Err(error) => {
+                    tracing::error!(command, %error, "a cancelled blocking read returned values that cannot be given back");
+                    false
+                }
             }
-        },
-        "BLMPOP" => match reply::blmpop(reply) {
-            Ok((key, values)) => push_back(client, settling, &key, values).await, // logs its own failure
-            Err(error) => {
-                tracing::error!(command, %error, "a cancelled blocking read returned values that cannot be given back");
-                false
-            }
-        },
+        }
         "BLMOVE" if argv.len() >= 4 => {
             let keys = vec![key_of(&argv[0]), key_of(&argv[1])];
             let args = vec![reply, argv[2].clone(), argv[3].clone()];

@@ -67,6 +67,17 @@ pub(super) struct Source {
     pub key: String,
 }
 
+impl Source {
+    /// Values of `key` given back through `conn`, counted by `settling`.
+    pub fn new(conn: &fred::clients::Client, settling: &Arc<Settling>, key: &str) -> Source {
+        Source {
+            conn: conn.clone(),
+            settling: settling.clone(),
+            key: key.to_owned(),
+        }
+    }
+}
+
 impl JoinedPops {
     /// A slot to pop, or a place in the queue of waiting takes (`source`,
     /// made only then, is where a value served too late goes back).

@@ -34,11 +34,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// `Ok(None)` when the time is up. Keeps waiting across reconnects.
     pub(super) async fn joined_wait(&self, name: &str, deadline: Option<Instant>) -> Result<Option<Bytes>> {
         // Where values served to a take that stopped waiting go back.
-        let source = Source {
-            conn: self.core.conn_for(name)?.clone(),
-            settling: self.core.settling().clone(),
-            key: name.to_owned(),
-        };
+        let source = Source::new(self.core.conn_for(name)?, self.core.settling(), name);
         let mut slot = match self.wait_turn(&source, deadline).await? {
             Turn::Lead(slot) => slot,
             Turn::Served(raw) => return Ok(Some(raw)),

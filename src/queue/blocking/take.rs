@@ -258,11 +258,7 @@ impl<T: 'static> BlockingQueue<T> {
     async fn joined_lpop(&self, name: &str) -> Result<Option<Bytes>> {
         let conn = self.core.conn_for(name)?;
         // Made only for a take that waits or joins others, not on the lone path.
-        let source = || Source {
-            conn: conn.clone(),
-            settling: self.core.settling().clone(),
-            key: name.to_owned(),
-        };
+        let source = || Source::new(conn, self.core.settling(), name);
         let slot = match self.takes.pops.enter(source) {
             Turn::Pop(slot) => slot,
             Turn::Wait(waiting) => match waiting.served().await {
