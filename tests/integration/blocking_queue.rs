@@ -7,7 +7,7 @@ use delayq::fred::prelude::*;
 use delayq::{BytesCodec, Error, LongCodec, StringCodec};
 use futures_util::StreamExt;
 
-use crate::harness::{deadline, eventually, RedisServer};
+use crate::harness::{assert_each_taken_once_or_left, deadline, eventually, RedisServer};
 
 fn s(v: &str) -> String {
     v.to_owned()
@@ -670,30 +670,9 @@ async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
                 })
             })
             .collect();
-        let mut seen = std::collections::HashMap::<i64, usize>::new();
-        for taker in takers {
-            for v in taker.await.unwrap() {
-                *seen.entry(v).or_default() += 1;
-            }
-        }
         // Values given back after the last takes ended are still in the list.
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        while let Some(v) = q.try_take().await.unwrap() {
-            *seen.entry(v).or_default() += 1;
-        }
-        assert_eq!(seen.len() as i64, N, "every value taken or still in the list");
-        assert!(seen.values().all(|&n| n == 1), "no value twice");
-        let stats = raw
-            .cmd("INFO", vec!["commandstats".into()])
-            .await
-            .as_string()
-            .unwrap_or_default();
-        let lpops: i64 = stats
-            .lines()
-            .find_map(|l| l.strip_prefix("cmdstat_lpop:calls="))
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|calls| calls.parse().ok())
-            .unwrap_or(0);
+        assert_each_taken_once_or_left(takers, &q, N).await;
+        let lpops = raw.command_calls("lpop").await;
         eprintln!("{lpops} LPOPs for {N} values");
         assert!(
             lpops > 0 && lpops < N / 2,

@@ -67,6 +67,22 @@ impl RawRedis {
             .unwrap_or_else(|e| panic!("{name} failed: {e}"))
     }
 
+    /// Calls of `command` (lowercase) the server counted (`INFO commandstats`).
+    pub async fn command_calls(&self, command: &str) -> i64 {
+        let stats = self
+            .cmd("INFO", vec!["commandstats".into()])
+            .await
+            .as_string()
+            .unwrap_or_default();
+        let prefix = format!("cmdstat_{command}:calls=");
+        stats
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
     pub async fn llen(&self, key: &str) -> usize {
         self.client.llen::<i64, _>(key).await.unwrap() as usize
     }
@@ -324,4 +340,26 @@ fn parse_monitor_line(line: &[u8]) -> Option<Monitored> {
         return None;
     }
     Some(Monitored { from_lua, args })
+}
+
+/// Asserts that each of the values `0..n` was taken exactly once by the
+/// `takers` (each returns what it took) or is still in `queue`'s list, once
+/// the values given back for takes that stopped waiting have settled.
+pub async fn assert_each_taken_once_or_left(
+    takers: Vec<tokio::task::JoinHandle<Vec<i64>>>,
+    queue: &delayq::BlockingQueue<i64>,
+    n: i64,
+) {
+    let mut seen = std::collections::HashMap::<i64, usize>::new();
+    for taker in takers {
+        for v in taker.await.unwrap() {
+            *seen.entry(v).or_default() += 1;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while let Some(v) = queue.try_take().await.unwrap() {
+        *seen.entry(v).or_default() += 1;
+    }
+    assert_eq!(seen.len() as i64, n, "every value taken or still in the list");
+    assert!(seen.values().all(|&times| times == 1), "no value twice");
 }

@@ -4,7 +4,6 @@
 //! what that one wait popped, and a server without `BLMPOP` (Redis 6.2)
 //! gets a `BLPOP` per take as before.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,23 +12,7 @@ use delayq::fred::prelude::*;
 use delayq::{Client, LongCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{deadline, eventually, RawRedis, RedisServer};
-
-/// Calls of `command` the server counted (`INFO commandstats`).
-async fn calls(raw: &RawRedis, command: &str) -> i64 {
-    let stats = raw
-        .cmd("INFO", vec!["commandstats".into()])
-        .await
-        .as_string()
-        .unwrap_or_default();
-    let prefix = format!("cmdstat_{command}:calls=");
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
+use crate::harness::{assert_each_taken_once_or_left, deadline, eventually, RawRedis, RedisServer};
 
 async fn push(raw: &RawRedis, key: &str, values: impl IntoIterator<Item = i64>) {
     let values: Vec<String> = values.into_iter().map(|v| v.to_string()).collect();
@@ -67,7 +50,7 @@ async fn takes_waiting_on_one_queue_are_served_together() {
         }
         got.sort();
         assert_eq!(got, (0..8).collect::<Vec<i64>>());
-        let (blmpops, blpops) = (calls(&raw, "blmpop").await, calls(&raw, "blpop").await);
+        let (blmpops, blpops) = (raw.command_calls("blmpop").await, raw.command_calls("blpop").await);
         assert!((2..8).contains(&blmpops), "{blmpops} BLMPOPs for 8 waiting takes");
         assert_eq!(blpops, 0);
         assert_eq!(raw.llen("waits").await, 0);
@@ -126,21 +109,8 @@ async fn joined_waits_cut_short_lose_nothing_and_never_share_a_value() {
         })
         .await;
         stop.store(true, Ordering::Relaxed);
-        let mut seen = HashMap::<i64, usize>::new();
-        for taker in takers {
-            for v in taker.await.unwrap() {
-                *seen.entry(v).or_default() += 1;
-            }
-        }
-        // Values given back after the last takes ended are still in the list.
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let q = client.blocking_queue("trickle", LongCodec).unwrap();
-        while let Some(v) = q.try_take().await.unwrap() {
-            *seen.entry(v).or_default() += 1;
-        }
-        assert_eq!(seen.len() as i64, N, "every value taken or still in the list");
-        assert!(seen.values().all(|&n| n == 1), "no value twice");
-        let blmpops = calls(&raw, "blmpop").await;
+        assert_each_taken_once_or_left(takers, &client.blocking_queue("trickle", LongCodec).unwrap(), N).await;
+        let blmpops = raw.command_calls("blmpop").await;
         eprintln!("{blmpops} BLMPOPs for {N} values");
         assert!(blmpops > 0);
     })
@@ -241,7 +211,7 @@ async fn without_blmpop_each_take_waits_with_blpop() {
         }
         got.sort();
         assert_eq!(got, vec![0, 1, 2, 3]);
-        assert!(calls(&raw, "blpop").await >= 4);
+        assert!(raw.command_calls("blpop").await >= 4);
     })
     .await;
 }
