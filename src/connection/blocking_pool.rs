@@ -45,6 +45,9 @@ pub(crate) struct BlockingPool {
     /// Server-side timeout of one blocking command in a wait loop.
     pub timeout: Duration,
     pub shutdown: CancellationToken,
+    /// How the last blocking read failed, until one ends well (see
+    /// [`failing`](BlockingPool::failing)).
+    failing: Mutex<Option<fred::error::Error>>,
 }
 
 /// A connection checked out of the pool; returns to it when dropped, unless
@@ -86,7 +89,17 @@ impl BlockingPool {
             settling,
             timeout,
             shutdown,
+            failing: Mutex::new(None),
         }
+    }
+
+    /// While the blocking reads fail (the last one failed on the connection,
+    /// none has ended well since), how: what a take whose time is up
+    /// without a read of its own (in line behind another's) returns instead
+    /// of "nothing came", as a take that read itself does.
+    pub fn failing(&self) -> Option<Error> {
+        let failing = self.failing.lock().clone();
+        failing.map(|e| Error::Redis(crate::error::RedisError(e)))
     }
 
     /// An idle connection, or a new one; waits for a new one to connect until
@@ -214,6 +227,13 @@ impl BlockingPool {
                 }
                 Err(error) => Err(error),
             };
+            *self.failing.lock() = match &outcome {
+                Err(error) if error.is_transient() => Some(fred::error::Error::new(
+                    fred::error::ErrorKind::IO,
+                    format!("blocking reads are failing: {error}"),
+                )),
+                _ => None,
+            };
             match outcome {
                 Ok(Value::Null) => last_error = None,
                 Ok(value) => return Ok(Some(value)),
@@ -285,8 +305,10 @@ impl Lease<'_> {
                 }
             })
         });
+        let fred_timeout = options.timeout.unwrap_or_default();
         let command: Command<Reply> = Box::pin(async move { blocking_command(&client, command, options, argv).await });
-        let in_flight = self.in_flight.insert(detach(command, give_back, &self.pool.settling));
+        let detached = detach(command, give_back, &self.pool.settling).within(fred_timeout);
+        let in_flight = self.in_flight.insert(detached);
         let out = in_flight.reply().await;
         self.in_flight = None;
         out

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use fred::prelude::Options;
 use fred::types::{Key, Value};
 
 use crate::connection::request::Request;
@@ -85,8 +86,31 @@ pub(crate) async fn undo_move(
     }
 }
 
-/// How long an abandoned command may take to end and give its value back.
+/// How long an abandoned command may take to end and give its value back,
+/// unless it says otherwise ([`Detached::within`]). Enough for requests
+/// (`request`): one run late cannot harm, as its cancel outlives it.
 const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// fred's own deadline for a pop sent on the shared connections (see
+/// [`pop_options`]).
+pub(crate) const POP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Options of a plain pop (`LPOP`, `LMOVE`) on the shared connections:
+/// - sent once: a resent pop could pop twice;
+/// - `fail_fast`: while the connection is down it fails at once, not
+///   queued in fred until Redis is back, when no one may be waiting for it
+///   any more (its value would be popped for no one);
+/// - a deadline of fred's own ([`POP_TIMEOUT`]): a command that fred times
+///   out is marked, and never written late. An abandoned pop is awaited
+///   until then ([`Detached::within`]), never dropped before fred ends it.
+pub(crate) fn pop_options() -> Options {
+    Options {
+        max_attempts: Some(1),
+        fail_fast: true,
+        timeout: Some(POP_TIMEOUT),
+        ..Options::default()
+    }
+}
 
 /// A command's future, boxed by the caller where it is written: fred's
 /// command futures are large (~7 KB), and one boxed there is copied once,
@@ -101,6 +125,8 @@ pub(crate) struct Detached<T: Send + 'static, G: OnAbandon<T>> {
     command: Option<Command<T>>,
     give_back: Option<G>,
     settling: Arc<Settling>,
+    /// How long it may run on once abandoned (see [`within`](Self::within)).
+    within: Duration,
 }
 
 /// Wraps `command`, which must take its value in one step (one command or
@@ -114,10 +140,21 @@ where
         command: Some(command),
         give_back: Some(give_back),
         settling: settling.clone(),
+        within: ABANDON_TIMEOUT,
     }
 }
 
 impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
+    /// A command that fred itself ends within `fred_timeout` (its
+    /// `Options::timeout`): once abandoned it is awaited a little longer
+    /// than that. Dropped sooner, fred would not know that no one waits: a
+    /// command still queued (the connection reconnecting) would be written
+    /// later and pop a value for no one.
+    pub fn within(mut self, fred_timeout: Duration) -> Self {
+        self.within = self.within.max(fred_timeout.saturating_add(Duration::from_secs(1)));
+        self
+    }
+
     /// Runs the command to its end and returns its reply. The reply goes
     /// straight to the caller in the poll that completes the command, so no
     /// cancellation can fall between the two.
@@ -132,7 +169,7 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
     /// caller counts this in `settling`).
     pub async fn abandon(mut self) {
         if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
-            finish(command, give_back).await;
+            finish(command, give_back, self.within).await;
         }
     }
 }
@@ -141,9 +178,9 @@ impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
     fn drop(&mut self) {
         if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let counted = self.settling.enter();
+                let (counted, within) = (self.settling.enter(), self.within);
                 runtime.spawn(async move {
-                    finish(command, give_back).await;
+                    finish(command, give_back, within).await;
                     drop(counted);
                 });
             }
@@ -152,8 +189,8 @@ impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
 }
 
 /// Runs an abandoned command to its end and gives its reply back.
-async fn finish<T, G: OnAbandon<T>>(command: Command<T>, give_back: G) {
-    if let Ok(reply) = tokio::time::timeout(ABANDON_TIMEOUT, command).await {
+async fn finish<T, G: OnAbandon<T>>(command: Command<T>, give_back: G, within: Duration) {
+    if let Ok(reply) = tokio::time::timeout(within, command).await {
         give_back.give_back(reply).await;
     }
 }

@@ -30,5 +30,6 @@ mod reliability_bounds;
 mod schedule;
 mod subscriber;
 mod sweep;
+mod take_faults;
 mod transfer;
 mod worker;

@@ -1,7 +1,8 @@
 //! A TCP proxy between a client and a `redis-server`, both on loopback, that
 //! injects the faults of a network: a request lost on its way (the command
 //! never runs), a reply lost on its way back (the command ran, the client
-//! never hears of it), and an outage (connections refused for a while).
+//! never hears of it), an outage (connections refused for a while), and a
+//! stall (nothing gets through, nothing is closed).
 //!
 //! A fault is armed for the next request whose bytes contain a pattern (a
 //! script's SHA1, a key name) and fires once. Either way the connection is
@@ -48,6 +49,16 @@ struct Shared {
     refusing: AtomicBool,
     /// Cuts every open connection.
     cut: Notify,
+    /// While true, bytes are held in both directions (see `set_stalled`).
+    stalled: tokio::sync::watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Returns once no stall holds the bytes back.
+    async fn unstalled(&self) {
+        let mut stalled = self.stalled.subscribe();
+        let _ = stalled.wait_for(|on| !on).await;
+    }
 }
 
 /// The proxy; stops when dropped.
@@ -102,6 +113,14 @@ impl FaultProxy {
     /// How many armed faults have fired.
     pub fn fired(&self) -> usize {
         self.shared.fired.load(Ordering::SeqCst)
+    }
+
+    /// Starts or ends a stall: while on, connections stay open but nothing
+    /// gets through either way; what was sent meanwhile arrives when it
+    /// ends, as after a network partition that TCP outlived (a half-open
+    /// connection, seen from the client).
+    pub fn set_stalled(&self, on: bool) {
+        self.shared.stalled.send_replace(on);
     }
 
     /// Starts or ends an outage: while on, every open connection is cut and
@@ -182,6 +201,7 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                     return;
                 }
                 None => {
+                    shared.unstalled().await;
                     if server_write.write_all(chunk).await.is_err() {
                         return;
                     }
@@ -199,6 +219,7 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
             if replies_lost.load(Ordering::SeqCst) {
                 continue;
             }
+            shared.unstalled().await;
             if client_write.write_all(&buf[..n]).await.is_err() {
                 return;
             }

@@ -38,7 +38,7 @@ impl<T: 'static> BlockingQueue<T> {
         let mut slot = match self.wait_turn(&source, deadline).await? {
             Turn::Lead(slot) => slot,
             Turn::Served(raw) => return Ok(Some(raw)),
-            Turn::TimeUp => return Ok(None),
+            Turn::TimeUp => return self.time_up_in_line(),
         };
         loop {
             if self.takes.no_blmpop.load(Ordering::Relaxed) {
@@ -104,6 +104,15 @@ impl<T: 'static> BlockingQueue<T> {
             if time_up {
                 return Ok(None); // the slot passes on as it drops
             }
+        }
+    }
+
+    /// What a take whose time is up in line returns: `None`, or, while the
+    /// blocking reads fail, how they fail ("empty" and "unreachable" differ).
+    fn time_up_in_line(&self) -> Result<Option<Bytes>> {
+        match self.core.connections.blocking.failing() {
+            Some(error) => Err(error),
+            None => Ok(None),
         }
     }
 

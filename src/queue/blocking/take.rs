@@ -11,10 +11,10 @@ use futures_util::stream::{self, Stream};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, push_back, Command};
+use crate::connection::detached::{detach, pop_options, push_back, Command, POP_TIMEOUT};
 use crate::connection::reply;
 use crate::connection::request::Request;
-use crate::connection::script::{Resend, SCRIPTS};
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::MAX_BATCH;
 use crate::wire::codec;
@@ -202,7 +202,7 @@ impl<T: 'static> BlockingQueue<T> {
             let short = deadline.is_some_and(|at| at.saturating_duration_since(Instant::now()) < SHORT_WAIT);
             match (short || self.takes.ready.probe()).then(|| self.joined_lpop(name)) {
                 None => {}
-                Some(pop) => match pop.await {
+                Some(pop) => match until(deadline, pop).await {
                     Ok(Some(raw)) => {
                         self.takes.ready.found(true);
                         return Ok(Some((0, raw)));
@@ -212,7 +212,10 @@ impl<T: 'static> BlockingQueue<T> {
                     Err(error) => {
                         // As with a BLPOP whose reply is lost, a value the LPOP
                         // took may be gone (plain takes are at most once); say so.
-                        tracing::warn!(queue = *name, %error, "the reply of a pop was lost: a value may have been taken and lost (use a ReliableQueue for at-least-once)");
+                        tracing::warn!(queue = *name, %error, "a pop failed; if Redis ran it and its reply was lost, a value was taken and lost (use a ReliableQueue for at-least-once)");
+                        if deadline.is_some_and(|at| Instant::now() >= at) {
+                            return Err(error);
+                        }
                     }
                 },
             }
@@ -287,8 +290,7 @@ impl<T: 'static> BlockingQueue<T> {
         let pop: Command<FredResult<Vec<Bytes>>> = {
             let (conn, key) = (source.conn.clone(), source.key.clone());
             Box::pin(async move {
-                let once = Resend::Once.options();
-                let conn = conn.with_options(&once);
+                let conn = conn.with_options(&pop_options());
                 let popped = conn.lpop::<Option<Vec<Bytes>>, _>(key, Some(count)).await;
                 popped.map(Option::unwrap_or_default)
             })
@@ -301,7 +303,10 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             }
         };
-        let reply = detach(pop, give_back, self.core.settling()).reply().await;
+        let reply = detach(pop, give_back, self.core.settling())
+            .within(POP_TIMEOUT)
+            .reply()
+            .await;
         let batch = batch.lock().take().expect("a pop is served once");
         batch.serve(&source, reply, true).map_err(|e| self.command_error(e))
     }
@@ -316,8 +321,9 @@ impl<T: 'static> BlockingQueue<T> {
         let pop: Command<_> = {
             let (conn, key) = (conn.clone(), key.clone());
             Box::pin(async move {
-                let once = Resend::Once.options();
-                conn.with_options(&once).lpop::<Option<Bytes>, _>(key, None).await
+                conn.with_options(&pop_options())
+                    .lpop::<Option<Bytes>, _>(key, None)
+                    .await
             })
         };
         let (conn, settling) = (conn.clone(), self.core.settling().clone());
@@ -327,6 +333,7 @@ impl<T: 'static> BlockingQueue<T> {
             }
         };
         detach(pop, give_back, self.core.settling())
+            .within(POP_TIMEOUT)
             .reply()
             .await
             .map_err(|e| self.command_error(e))
@@ -348,6 +355,28 @@ impl<T: 'static> BlockingQueue<T> {
     pub(super) async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
         let Ok(conn) = self.core.conn() else { return false };
         push_back(conn, self.core.settling(), key, raw).await
+    }
+}
+
+/// How long past its deadline a take waits for the reply of an `LPOP`
+/// before it gives up on the connection: a pop answers in well under a
+/// millisecond, so only a stalled connection takes this long.
+const STALLED_AFTER: Duration = Duration::from_secs(1);
+
+/// `pop`, given up [`STALLED_AFTER`] its `deadline` (an error the caller can
+/// tell from "empty"). The pop is cancel safe: a value it takes after all
+/// goes back to the head of the list.
+async fn until<F: std::future::Future<Output = Result<Option<Bytes>>>>(
+    deadline: Option<Instant>,
+    pop: F,
+) -> Result<Option<Bytes>> {
+    let Some(at) = deadline else { return pop.await };
+    match tokio::time::timeout_at(at + STALLED_AFTER, pop).await {
+        Ok(popped) => popped,
+        Err(_) => Err(Error::Redis(crate::error::RedisError(fred::error::Error::new(
+            fred::error::ErrorKind::Timeout,
+            "no reply to a pop in time: the connection seems stalled",
+        )))),
     }
 }
 

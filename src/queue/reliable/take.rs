@@ -12,9 +12,9 @@ use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, undo_move, Command};
+use crate::connection::detached::{detach, pop_options, undo_move, Command, POP_TIMEOUT};
 use crate::connection::reply;
-use crate::connection::script::{Resend, SCRIPTS};
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::telemetry::DeadLettered;
@@ -272,8 +272,7 @@ impl<T: 'static> ReliableQueue<T> {
         let command: Command<_> = {
             let (conn, from, to) = (conn.clone(), Key::from(dest), Key::from(staging));
             Box::pin(async move {
-                let once = Resend::Once.options();
-                conn.with_options(&once)
+                conn.with_options(&pop_options())
                     .lmove::<Option<Bytes>, _, _>(from, to, LMoveDirection::Left, LMoveDirection::Right)
                     .await
             })
@@ -286,7 +285,10 @@ impl<T: 'static> ReliableQueue<T> {
                 }
             }
         };
-        let moved = detach(command, give_back, self.core.settling()).reply().await;
+        let moved = detach(command, give_back, self.core.settling())
+            .within(POP_TIMEOUT)
+            .reply()
+            .await;
         match moved {
             Ok(moved) => Ok(moved),
             Err(error) => {

@@ -1,0 +1,138 @@
+//! Takes through an outage and through a stalled connection: a take cut
+//! short never leaves a pop behind that runs later for no one, a take with a
+//! deadline returns near it, and a take whose time is up tells "unreachable"
+//! from "empty".
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use delayq::fred::prelude::*;
+use delayq::{Client, StringCodec};
+use futures_util::future::join_all;
+
+use crate::fault_proxy::FaultProxy;
+use crate::harness::{deadline, eventually, RedisServer};
+
+fn bytes(values: &[&str]) -> Vec<Bytes> {
+    values.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect()
+}
+
+/// A server, a proxy in front of it, and a client through the proxy.
+async fn setup() -> (RedisServer, FaultProxy, Client) {
+    let redis = RedisServer::start().await;
+    let proxy = FaultProxy::start(redis.port()).await;
+    let client = Client::builder()
+        .url(proxy.url())
+        .blocking_timeout(Duration::from_secs(1))
+        .build()
+        .await
+        .expect("connect through the proxy");
+    (redis, proxy, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takes_dropped_during_a_long_outage_pop_nothing_when_redis_is_back() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let _: i64 = raw
+            .client
+            .rpush("outage", bytes(&["a", "b", "c", "d", "e", "f"]))
+            .await
+            .unwrap();
+        let q = client.blocking_queue("outage", StringCodec).unwrap();
+        // A value found: the next takes try LPOP first.
+        assert_eq!(q.take().await.unwrap(), "a");
+        proxy.set_outage(true);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // One take alone, then four at once (joined into LPOP key n), each
+        // given up by its caller while Redis cannot be reached.
+        assert!(tokio::time::timeout(Duration::from_millis(300), q.take())
+            .await
+            .is_err());
+        let four = join_all((0..4).map(|_| q.take()));
+        assert!(tokio::time::timeout(Duration::from_millis(300), four).await.is_err());
+        // Longer than any abandoned command is waited for before: a pop
+        // queued in fred meanwhile would be written now, for no one.
+        tokio::time::sleep(Duration::from_secs(7)).await;
+        proxy.set_outage(false);
+        eventually(Duration::from_secs(20), "the client reconnected", || async {
+            client.redis().ping::<String>(None).await.is_ok()
+        })
+        .await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(raw.lrange("outage").await, bytes(&["b", "c", "d", "e", "f"]));
+        // And takes work again, in order.
+        assert_eq!(q.take().await.unwrap(), "b");
+        assert_eq!(
+            q.take_timeout(Duration::from_secs(5)).await.unwrap().as_deref(),
+            Some("c")
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let _: i64 = raw.client.rpush("stalled", bytes(&["a", "b", "c"])).await.unwrap();
+        let q = client.blocking_queue("stalled", StringCodec).unwrap();
+        assert_eq!(q.take().await.unwrap(), "a");
+        // The LPOP of the next take is written and held on its way.
+        proxy.set_stalled(true);
+        let taken = tokio::time::timeout(Duration::from_secs(8), q.take_timeout(Duration::from_secs(1)))
+            .await
+            .expect("take_timeout(1 s) returns on a stalled connection, not when it heals");
+        let error = taken.expect_err("a stalled connection is an error, not an empty queue");
+        assert!(error.is_transient(), "{error}");
+        // The pop reaches Redis when the stall ends; what it popped for a
+        // take that is gone goes back to the head.
+        proxy.set_stalled(false);
+        eventually(Duration::from_secs(20), "the popped value back at the head", || async {
+            raw.lrange("stalled").await == bytes(&["b", "c"])
+        })
+        .await;
+        assert_eq!(q.take().await.unwrap(), "b");
+        assert_eq!(q.take().await.unwrap(), "c");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let q = client.blocking_queue("in-line", StringCodec).unwrap();
+        // Found empty: the takes go (mostly) straight to waiting, and two
+        // wait at a time: the others wait in line behind them.
+        assert_eq!(q.take_timeout(Duration::ZERO).await.unwrap(), None);
+        proxy.set_outage(true);
+        let takes = join_all((0..6).map(|_| q.take_timeout(Duration::from_secs(1))));
+        let taken = tokio::time::timeout(Duration::from_secs(15), takes)
+            .await
+            .expect("every take returns near its deadline");
+        for taken in taken {
+            let error = taken.expect_err("Redis is unreachable: an error, not None");
+            assert!(error.is_transient(), "{error}");
+        }
+        // Reachable and empty again: None, not a stale error.
+        proxy.set_outage(false);
+        eventually(Duration::from_secs(20), "the client reconnected", || async {
+            client.redis().ping::<String>(None).await.is_ok()
+        })
+        .await;
+        let takes = join_all((0..6).map(|_| q.take_timeout(Duration::from_secs(2))));
+        for taken in takes.await {
+            assert_eq!(taken.unwrap(), None);
+        }
+        let _: i64 = raw.client.rpush("in-line", bytes(&["x"])).await.unwrap();
+        assert_eq!(
+            q.take_timeout(Duration::from_secs(5)).await.unwrap().as_deref(),
+            Some("x")
+        );
+    })
+    .await;
+}
