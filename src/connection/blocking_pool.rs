@@ -238,7 +238,7 @@ impl BlockingPool {
                 Ok(Value::Null) => last_error = None,
                 Ok(value) => return Ok(Some(value)),
                 Err(error) if error.is_transient() => {
-                    tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection");
+                    tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection (if Redis ran it and only its reply was lost, the values it popped are lost: use a ReliableQueue for at-least-once)");
                     last_error = Some(error);
                     tokio::select! {
                         _ = tokio::time::sleep(RETRY_PAUSE) => {}

@@ -215,3 +215,60 @@ async fn without_blmpop_each_take_waits_with_blpop() {
     })
     .await;
 }
+
+/// A wait that serves takes in line lasts no longer than the first of them
+/// waits: nothing is popped for a take whose time is up (it would be popped
+/// and pushed back to the head, behind other consumers' backs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joined_wait_ends_when_the_first_take_it_serves_stops_waiting() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis
+            .client_builder()
+            .blocking_timeout(Duration::from_secs(2))
+            .build()
+            .await
+            .unwrap();
+        let q = client.blocking_queue("short", LongCodec).unwrap();
+        // Two takes without a deadline hold both waits (rounds of 2 s)...
+        let long: Vec<_> = (0..2)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move { q.take().await })
+            })
+            .collect();
+        eventually(Duration::from_secs(20), "two waits blocked", || async {
+            raw.info_field("clients", "blocked_clients").await == "2"
+        })
+        .await;
+        // ...and four that wait 3 s get in line: the next round serves them.
+        let started = tokio::time::Instant::now();
+        let short: Vec<_> = (0..4)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move { q.take_timeout(Duration::from_secs(3)).await })
+            })
+            .collect();
+        for take in short {
+            assert_eq!(take.await.unwrap().unwrap(), None);
+        }
+        // Values come after the short takes have gone, while a round that
+        // served them would still block.
+        tokio::time::sleep_until(started + Duration::from_millis(3_500)).await;
+        let scripts_before = raw.command_calls("evalsha").await;
+        push(&raw, "short", 0..5).await;
+        let mut got = Vec::new();
+        for take in long {
+            got.push(take.await.unwrap().unwrap());
+        }
+        got.sort();
+        assert_eq!(got, vec![0, 1]);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Nothing was popped for the takes that had gone, so nothing given back.
+        assert_eq!(raw.command_calls("evalsha").await, scripts_before);
+        let left: Vec<i64> = raw.client.lrange("short", 0, -1).await.unwrap();
+        assert_eq!(left, vec![2, 3, 4]);
+    })
+    .await;
+}

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use crate::connection::detached::push_back;
 use crate::connection::settling::Settling;
@@ -37,7 +38,14 @@ pub(super) struct JoinedPops {
 struct Room {
     /// Pops in flight, or whose slot is on its way to a waiting take.
     popping: usize,
-    waiting: VecDeque<oneshot::Sender<Served>>,
+    waiting: VecDeque<InLine>,
+}
+
+/// A take waiting in line: where to send what it is served, and until when
+/// it waits (`None`: for as long as it takes).
+pub(super) struct InLine {
+    pub take: oneshot::Sender<Served>,
+    pub until: Option<Instant>,
 }
 
 /// What a waiting take is told.
@@ -79,16 +87,17 @@ impl Source {
 }
 
 impl JoinedPops {
-    /// A slot to pop, or a place in the queue of waiting takes (`source`,
-    /// made only then, is where a value served too late goes back).
-    pub fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source) -> Turn {
+    /// A slot to pop, or a place in the queue of waiting takes, for a take
+    /// that waits `until` then (`source`, made only then, is where a value
+    /// served too late goes back).
+    pub fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source, until: Option<Instant>) -> Turn {
         let mut room = self.room.lock();
         if room.popping < IN_FLIGHT {
             room.popping += 1;
             Turn::Pop(Slot { pops: self.clone() })
         } else {
             let (tx, rx) = oneshot::channel();
-            room.waiting.push_back(tx);
+            room.waiting.push_back(InLine { take: tx, until });
             Turn::Wait(Waiting {
                 served: rx,
                 pops: self.clone(),
@@ -101,7 +110,7 @@ impl JoinedPops {
     fn release(&self) {
         let mut room = self.room.lock();
         while let Some(next) = room.waiting.pop_front() {
-            if next.send(Served::Lead).is_ok() {
+            if next.take.send(Served::Lead).is_ok() {
                 return;
             }
         }
@@ -117,13 +126,13 @@ pub(super) struct Slot {
 impl Slot {
     /// The takes waiting now, to serve with this pop (they stop waiting
     /// for a slot of their own).
-    pub fn joined(&self) -> Vec<oneshot::Sender<Served>> {
+    pub fn joined(&self) -> Vec<InLine> {
         let mut room = self.pops.room.lock();
         let mut joined = Vec::new();
         while joined.len() < MOST_JOINED {
             let Some(take) = room.waiting.pop_front() else { break };
             // A take that stopped waiting gets nothing popped for it.
-            if !take.is_closed() {
+            if !take.take.is_closed() {
                 joined.push(take);
             }
         }
@@ -133,10 +142,10 @@ impl Slot {
     /// Puts takes this slot's holder joined but could not serve back at the
     /// front of the line, in their order (a wait that ended with fewer
     /// values than takes; see `joined_waits`).
-    pub fn requeue(&self, takes: Vec<oneshot::Sender<Served>>) {
+    pub fn requeue(&self, takes: Vec<InLine>) {
         let mut room = self.pops.room.lock();
         for take in takes.into_iter().rev() {
-            if !take.is_closed() {
+            if !take.take.is_closed() {
                 room.waiting.push_front(take);
             }
         }
@@ -154,7 +163,7 @@ impl Drop for Slot {
 pub(super) struct Batch {
     /// Held until the batch is dropped.
     pub _slot: Slot,
-    pub joined: Vec<oneshot::Sender<Served>>,
+    pub joined: Vec<InLine>,
 }
 
 /// A batch dropped before it served its takes (its pop, finished in the
@@ -168,7 +177,7 @@ impl Drop for Batch {
                 fred::error::ErrorKind::Timeout,
                 "the pop serving this take was abandoned before its reply came",
             );
-            let _ = take.send(Served::Failed(error));
+            let _ = take.take.send(Served::Failed(error));
         }
     }
 }
@@ -191,7 +200,7 @@ impl Batch {
             Ok(values) => values,
             Err(error) => {
                 for take in joined {
-                    let _ = take.send(Served::Failed(error.clone()));
+                    let _ = take.take.send(Served::Failed(error.clone()));
                 }
                 return Err(error);
             }
@@ -201,10 +210,10 @@ impl Batch {
         let mut unclaimed: Vec<Bytes> = own.iter().filter(|_| !caller_waits).cloned().collect();
         for take in joined {
             let Some(value) = values.next() else {
-                let _ = take.send(Served::Empty);
+                let _ = take.take.send(Served::Empty);
                 continue;
             };
-            if let Err(Served::Value(value)) = take.send(Served::Value(value)) {
+            if let Err(Served::Value(value)) = take.take.send(Served::Value(value)) {
                 unclaimed.push(value);
             }
         }

@@ -9,8 +9,9 @@
 //! for every take in line then, with one `BLMPOP timeout 1 key LEFT COUNT n`.
 //! Redis hands it up to `n` values as they arrive, each going to a take that
 //! waits for one: nothing is popped ahead of a take, and a value whose take
-//! stopped waiting goes back to the head of the list. Takes left without a
-//! value (fewer came) go back to the front of the line.
+//! stopped waiting goes back to the head of the list. A wait blocks no
+//! longer than the first take it serves waits, so that this is rare. Takes
+//! left without a value (fewer came) go back to the front of the line.
 //!
 //! Redis before 7.0 has no `BLMPOP`: the first refusal turns joining off for
 //! the queue, and every take then waits with a `BLPOP` of its own.
@@ -19,13 +20,12 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use fred::types::Value;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::connection::reply;
 use crate::error::{Error, Result};
 
-use super::joined_pops::{self, give_back_later, Served, Slot, Source};
+use super::joined_pops::{self, give_back_later, InLine, Served, Slot, Source};
 use super::BlockingQueue;
 
 impl<T: 'static> BlockingQueue<T> {
@@ -48,9 +48,13 @@ impl<T: 'static> BlockingQueue<T> {
             let joined = slot.joined();
             let count = joined.len() as i64 + 1;
             // Each wait blocks for at most the pool's timeout, then gathers
-            // the takes that came meanwhile.
+            // the takes that came meanwhile; and no longer than any take it
+            // serves waits, so that it pops nothing for a take that is gone.
             let round = Instant::now() + self.core.connections.blocking.timeout;
-            let round = deadline.map_or(round, |at| at.min(round));
+            let round = std::iter::once(deadline)
+                .chain(joined.iter().map(|take| take.until))
+                .flatten()
+                .fold(round, Instant::min);
             // Dropped with this future (the caller stopped waiting): the
             // joined takes go back in line and the slot passes on, while the
             // pool ends the BLMPOP and puts back what it popped.
@@ -120,7 +124,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// while in line.
     async fn wait_turn(&self, source: &Source, deadline: Option<Instant>) -> Result<Turn> {
         loop {
-            let waiting = match self.takes.waits.enter(|| source.clone()) {
+            let waiting = match self.takes.waits.enter(|| source.clone(), deadline) {
                 joined_pops::Turn::Pop(slot) => return Ok(Turn::Lead(slot)),
                 joined_pops::Turn::Wait(waiting) => waiting,
             };
@@ -162,7 +166,7 @@ fn refuses_blmpop(error: &Error) -> bool {
 /// A wait for its take and the takes it joined. Dropped unserved, it puts
 /// them back at the front of the line, then frees its slot.
 struct WaitBatch {
-    joined: Vec<oneshot::Sender<Served>>,
+    joined: Vec<InLine>,
     slot: Option<Slot>,
 }
 
@@ -185,7 +189,7 @@ impl WaitBatch {
         for take in std::mem::take(&mut self.joined) {
             match values.next() {
                 Some(value) => {
-                    if let Err(Served::Value(value)) = take.send(Served::Value(value)) {
+                    if let Err(Served::Value(value)) = take.take.send(Served::Value(value)) {
                         unclaimed.push(value);
                     }
                 }

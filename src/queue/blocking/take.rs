@@ -262,7 +262,7 @@ impl<T: 'static> BlockingQueue<T> {
         let conn = self.core.conn_for(name)?;
         // Made only for a take that waits or joins others, not on the lone path.
         let source = || Source::new(conn, self.core.settling(), name);
-        let slot = match self.takes.pops.enter(source) {
+        let slot = match self.takes.pops.enter(source, None) {
             Turn::Pop(slot) => slot,
             Turn::Wait(waiting) => match waiting.served().await {
                 (Served::Value(raw), _) => return Ok(Some(raw)),
