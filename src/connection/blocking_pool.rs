@@ -45,9 +45,29 @@ pub(crate) struct BlockingPool {
     /// Server-side timeout of one blocking command in a wait loop.
     pub timeout: Duration,
     pub shutdown: CancellationToken,
-    /// How the last blocking read failed, until one ends well (see
-    /// [`failing`](BlockingPool::failing)).
-    failing: Mutex<Option<fred::error::Error>>,
+}
+
+/// How the blocking reads of one queue fail, while they do: the last one
+/// failed on its connection, and none has got a connection since. A take
+/// whose time is up without a read of its own (in line behind another's)
+/// returns it instead of "nothing came", as a take that read itself does.
+#[derive(Default)]
+pub(crate) struct Failing(Mutex<Option<fred::error::Error>>);
+
+impl Failing {
+    pub fn error(&self) -> Option<Error> {
+        let failing = self.0.lock().clone();
+        failing.map(|e| Error::Redis(crate::error::RedisError(e)))
+    }
+
+    fn set(&self, error: &Error) {
+        let details = format!("blocking reads are failing: {error}");
+        *self.0.lock() = Some(fred::error::Error::new(fred::error::ErrorKind::IO, details));
+    }
+
+    fn clear(&self) {
+        *self.0.lock() = None;
+    }
 }
 
 /// A connection checked out of the pool; returns to it when dropped, unless
@@ -89,17 +109,7 @@ impl BlockingPool {
             settling,
             timeout,
             shutdown,
-            failing: Mutex::new(None),
         }
-    }
-
-    /// While the blocking reads fail (the last one failed on the connection,
-    /// none has ended well since), how: what a take whose time is up
-    /// without a read of its own (in line behind another's) returns instead
-    /// of "nothing came", as a take that read itself does.
-    pub fn failing(&self) -> Option<Error> {
-        let failing = self.failing.lock().clone();
-        failing.map(|e| Error::Redis(crate::error::RedisError(e)))
     }
 
     /// An idle connection, or a new one; waits for a new one to connect until
@@ -169,11 +179,15 @@ impl BlockingPool {
     }
 
     /// Options of one blocking command that waits up to `server_timeout` on
-    /// the server: one attempt (a retried pop could pop twice) and a
-    /// client-side deadline a little later, so a dead connection is noticed.
+    /// the server: one attempt (a retried pop could pop twice), failing at
+    /// once on a connection that is down (the wait retries on another), and
+    /// a client-side deadline a little later, so a dead connection is noticed.
     pub fn command_options(&self, server_timeout: Duration) -> Options {
         Options {
             max_attempts: Some(1),
+            // Not queued on a connection that is reconnecting: written after
+            // a cancelled take's unblock, it would block for no one.
+            fail_fast: true,
             timeout: Some(client_timeout(server_timeout)),
             ..Options::default()
         }
@@ -184,13 +198,15 @@ impl BlockingPool {
     /// [`timeout`](Self::timeout) on the server; `args` builds the arguments
     /// for a server-side wait of that many seconds. Connection failures are
     /// retried on a new connection; if the deadline passes while they last,
-    /// the last one is returned, so "nothing came" and "unreachable" differ.
+    /// the last one is returned, so "nothing came" and "unreachable" differ;
+    /// `failing`, if given, hears of each failure and recovery as it happens.
     pub async fn wait(
         &self,
         command: &'static str,
         queue: &str,
         deadline: Option<Instant>,
         args: impl Fn(f64) -> Vec<Value>,
+        failing: Option<&Failing>,
     ) -> Result<Option<Value>> {
         let mut last_error: Option<Error> = None;
         loop {
@@ -204,8 +220,10 @@ impl BlockingPool {
                     left.min(self.timeout)
                 }
             };
+            let mut leased = true;
             let outcome = match self.lease_until(deadline).await {
                 Ok(mut lease) => {
+                    failing.map(Failing::clear);
                     // Seconds with millisecond precision; 0 would mean forever.
                     let argv = args((wait.as_millis().max(1) as f64) / 1000.0);
                     let options = self.command_options(wait);
@@ -225,15 +243,19 @@ impl BlockingPool {
                     }
                     outcome
                 }
-                Err(error) => Err(error),
+                Err(error) => {
+                    leased = false;
+                    Err(error)
+                }
             };
-            *self.failing.lock() = match &outcome {
-                Err(error) if error.is_transient() => Some(fred::error::Error::new(
-                    fred::error::ErrorKind::IO,
-                    format!("blocking reads are failing: {error}"),
-                )),
-                _ => None,
-            };
+            if let (Some(failing), Err(error)) = (failing, &outcome) {
+                // Not a connection that could not open before a deadline that
+                // short: that says nothing about the server.
+                let ran_out = !leased && deadline.is_some_and(|at| Instant::now() >= at);
+                if error.is_transient() && !ran_out {
+                    failing.set(error);
+                }
+            }
             match outcome {
                 Ok(Value::Null) => last_error = None,
                 Ok(value) => return Ok(Some(value)),

@@ -91,23 +91,22 @@ pub(crate) async fn undo_move(
 /// (`request`): one run late cannot harm, as its cancel outlives it.
 const ABANDON_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// fred's own deadline for a pop sent on the shared connections (see
-/// [`pop_options`]).
-pub(crate) const POP_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Options of a plain pop (`LPOP`, `LMOVE`) on the shared connections:
 /// - sent once: a resent pop could pop twice;
 /// - `fail_fast`: while the connection is down it fails at once, not
 ///   queued in fred until Redis is back, when no one may be waiting for it
-///   any more (its value would be popped for no one);
-/// - a deadline of fred's own ([`POP_TIMEOUT`]): a command that fred times
-///   out is marked, and never written late. An abandoned pop is awaited
-///   until then ([`Detached::within`]), never dropped before fred ends it.
+///   any more (its value would be popped for no one).
+///
+/// No deadline of fred's: a pop fred gave up on after writing it would
+/// still run, and its value would be lost with the reply. A caller with a
+/// deadline stops waiting instead ([`Detached`] gives back what the pop
+/// took), and an abandoned pop is awaited until fred answers or fails it
+/// ([`Detached::until_answered`]): one queued in fred just as the
+/// connection broke is never dropped, so never written later for no one.
 pub(crate) fn pop_options() -> Options {
     Options {
         max_attempts: Some(1),
         fail_fast: true,
-        timeout: Some(POP_TIMEOUT),
         ..Options::default()
     }
 }
@@ -155,6 +154,14 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
         self
     }
 
+    /// A command without a deadline of fred's (see [`pop_options`]): once
+    /// abandoned it is awaited until fred answers or fails it (at the
+    /// latest when the connection fails or the client quits).
+    pub fn until_answered(mut self) -> Self {
+        self.within = Duration::MAX;
+        self
+    }
+
     /// Runs the command to its end and returns its reply. The reply goes
     /// straight to the caller in the poll that completes the command, so no
     /// cancellation can fall between the two.
@@ -190,7 +197,11 @@ impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
 
 /// Runs an abandoned command to its end and gives its reply back.
 async fn finish<T, G: OnAbandon<T>>(command: Command<T>, give_back: G, within: Duration) {
-    if let Ok(reply) = tokio::time::timeout(within, command).await {
+    let reply = match within {
+        Duration::MAX => Ok(command.await),
+        within => tokio::time::timeout(within, command).await,
+    };
+    if let Ok(reply) = reply {
         give_back.give_back(reply).await;
     }
 }

@@ -110,12 +110,15 @@ async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue()
         // wait at a time: the others wait in line behind them.
         assert_eq!(q.take_timeout(Duration::ZERO).await.unwrap(), None);
         proxy.set_outage(true);
-        let takes = join_all((0..6).map(|_| q.take_timeout(Duration::from_secs(1))));
-        let taken = tokio::time::timeout(Duration::from_secs(15), takes)
+        let takes = (0..6).map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move { q.take_timeout(Duration::from_secs(1)).await })
+        });
+        let taken = tokio::time::timeout(Duration::from_secs(15), join_all(takes))
             .await
             .expect("every take returns near its deadline");
         for taken in taken {
-            let error = taken.expect_err("Redis is unreachable: an error, not None");
+            let error = taken.unwrap().expect_err("Redis is unreachable: an error, not None");
             assert!(error.is_transient(), "{error}");
         }
         // Reachable and empty again: None, not a stale error.
@@ -124,9 +127,12 @@ async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue()
             client.redis().ping::<String>(None).await.is_ok()
         })
         .await;
-        let takes = join_all((0..6).map(|_| q.take_timeout(Duration::from_secs(2))));
-        for taken in takes.await {
-            assert_eq!(taken.unwrap(), None);
+        let takes = (0..6).map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move { q.take_timeout(Duration::from_secs(1)).await })
+        });
+        for taken in join_all(takes).await {
+            assert_eq!(taken.unwrap().unwrap(), None);
         }
         let _: i64 = raw.client.rpush("in-line", bytes(&["x"])).await.unwrap();
         assert_eq!(

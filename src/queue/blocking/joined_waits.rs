@@ -50,11 +50,12 @@ impl<T: 'static> BlockingQueue<T> {
             // Each wait blocks for at most the pool's timeout, then gathers
             // the takes that came meanwhile; and no longer than any take it
             // serves waits, so that it pops nothing for a take that is gone.
-            let round = Instant::now() + self.core.connections.blocking.timeout;
-            let round = std::iter::once(deadline)
-                .chain(joined.iter().map(|take| take.until))
-                .flatten()
-                .fold(round, Instant::min);
+            // (A take whose time is already up is left out: its own timer
+            // ends it, and a round capped in the past would not wait at all.)
+            let now = Instant::now();
+            let round = now + self.core.connections.blocking.timeout;
+            let joined_until = joined.iter().filter_map(|take| take.until).filter(|at| *at > now);
+            let round = deadline.into_iter().chain(joined_until).fold(round, Instant::min);
             // Dropped with this future (the caller stopped waiting): the
             // joined takes go back in line and the slot passes on, while the
             // pool ends the BLMPOP and puts back what it popped.
@@ -76,7 +77,7 @@ impl<T: 'static> BlockingQueue<T> {
                 .core
                 .connections
                 .blocking
-                .wait("BLMPOP", name, Some(round), args)
+                .wait("BLMPOP", name, Some(round), args, Some(&self.takes.failing))
                 .await;
             let time_up = deadline.is_some_and(|at| Instant::now() >= at);
             match waited {
@@ -114,7 +115,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// What a take whose time is up in line returns: `None`, or, while the
     /// blocking reads fail, how they fail ("empty" and "unreachable" differ).
     fn time_up_in_line(&self) -> Result<Option<Bytes>> {
-        match self.core.connections.blocking.failing() {
+        match self.takes.failing.error() {
             Some(error) => Err(error),
             None => Ok(None),
         }

@@ -85,6 +85,8 @@ pub(crate) struct Takes {
     waits: Arc<joined_pops::JoinedPops>,
     /// The server refused `BLMPOP` (Redis before 7.0): waits use `BLPOP`.
     no_blmpop: std::sync::atomic::AtomicBool,
+    /// How the waits of this queue fail, while they do.
+    failing: crate::connection::blocking_pool::Failing,
 }
 
 impl<T> Clone for BlockingQueue<T> {

@@ -11,7 +11,7 @@ use futures_util::stream::{self, Stream};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, pop_options, push_back, Command, POP_TIMEOUT};
+use crate::connection::detached::{detach, pop_options, push_back, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
@@ -101,7 +101,7 @@ impl<T: 'static> BlockingQueue<T> {
             .core
             .connections
             .blocking
-            .wait("BLMOVE", self.name(), None, args)
+            .wait("BLMOVE", self.name(), None, args, None)
             .await?;
         // Without a deadline the wait only ends with a value or an error.
         let raw = moved
@@ -238,7 +238,7 @@ impl<T: 'static> BlockingQueue<T> {
             .core
             .connections
             .blocking
-            .wait("BLPOP", self.name(), deadline, args)
+            .wait("BLPOP", self.name(), deadline, args, Some(&self.takes.failing))
             .await?
         {
             Some(value) => {
@@ -304,7 +304,7 @@ impl<T: 'static> BlockingQueue<T> {
             }
         };
         let reply = detach(pop, give_back, self.core.settling())
-            .within(POP_TIMEOUT)
+            .until_answered()
             .reply()
             .await;
         let batch = batch.lock().take().expect("a pop is served once");
@@ -333,7 +333,7 @@ impl<T: 'static> BlockingQueue<T> {
             }
         };
         detach(pop, give_back, self.core.settling())
-            .within(POP_TIMEOUT)
+            .until_answered()
             .reply()
             .await
             .map_err(|e| self.command_error(e))

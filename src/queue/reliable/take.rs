@@ -12,7 +12,7 @@ use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, pop_options, undo_move, Command, POP_TIMEOUT};
+use crate::connection::detached::{detach, pop_options, undo_move, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
@@ -160,7 +160,7 @@ impl<T: 'static> ReliableQueue<T> {
                     .core
                     .connections
                     .blocking
-                    .wait("BLMOVE", dest, deadline, args)
+                    .wait("BLMOVE", dest, deadline, args, None)
                     .await?
                 else {
                     return Ok(Ready::Nothing);
@@ -286,7 +286,7 @@ impl<T: 'static> ReliableQueue<T> {
             }
         };
         let moved = detach(command, give_back, self.core.settling())
-            .within(POP_TIMEOUT)
+            .until_answered()
             .reply()
             .await;
         match moved {
