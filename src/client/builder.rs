@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fred::prelude::{Config, ReconnectPolicy};
+use fred::types::config::UnresponsiveConfig;
 use fred::types::Builder;
 
 use super::Client;
@@ -39,6 +40,7 @@ pub struct ClientBuilder {
     pub(crate) transfer: TransferSettings,
     blocking_timeout: Duration,
     connect_timeout: Duration,
+    unresponsive_timeout: Option<Duration>,
     shutdown_grace: Duration,
     max_payload: usize,
     reconnect: ReconnectPolicy,
@@ -56,6 +58,7 @@ impl Default for ClientBuilder {
             transfer: TransferSettings::default(),
             blocking_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
+            unresponsive_timeout: Some(Duration::from_secs(10)),
             shutdown_grace: Duration::from_secs(10),
             max_payload: DEFAULT_MAX_PAYLOAD,
             reconnect: ReconnectPolicy::new_exponential(0, 50, 500, 2),
@@ -164,6 +167,27 @@ impl ClientBuilder {
         self
     }
 
+    /// How long a command may wait for its reply before its connection is
+    /// taken for dead, closed and opened anew (default 10 s; `None`: never;
+    /// at most [`MAX_SETTING`](Self::MAX_SETTING)). A connection a NAT or a
+    /// load balancer forgot is never closed, so TCP never notices: without
+    /// this, every command on it would wait forever. What was waiting
+    /// fails, or is sent again where that is harmless, as after any lost
+    /// connection. Blocking reads are not counted (they wait on purpose,
+    /// with deadlines of their own). Redis answers delayq's commands in
+    /// milliseconds; raise this only if your server stalls for longer (a
+    /// slow fork on a huge dataset, another client's long script).
+    ///
+    /// ```
+    /// let builder = delayq::Client::builder()
+    ///     .unresponsive_timeout(Some(std::time::Duration::from_secs(30)));
+    /// # let _ = builder;
+    /// ```
+    pub fn unresponsive_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.unresponsive_timeout = timeout.map(|t| t.clamp(Duration::from_millis(10), Self::MAX_SETTING));
+        self
+    }
+
     /// How long [`Client::shutdown`] waits for reliable deliveries in flight
     /// to be settled before it gives them back to their queues (default 10 s;
     /// at most [`MAX_SETTING`](Self::MAX_SETTING), a day).
@@ -240,9 +264,17 @@ impl ClientBuilder {
         let mut builder = Builder::from_config(config);
         builder.set_policy(self.reconnect.clone());
         let connect_timeout = self.connect_timeout;
+        let unresponsive = self.unresponsive_timeout;
         builder.with_connection_config(|c| {
             c.connection_timeout = connect_timeout;
             c.internal_command_timeout = connect_timeout;
+            // fred looks every `interval` for a command unanswered that long.
+            c.unresponsive = UnresponsiveConfig {
+                max_timeout: unresponsive,
+                interval: unresponsive.map_or(Duration::from_secs(2), |t| {
+                    (t / 4).clamp(Duration::from_millis(5), Duration::from_secs(1))
+                }),
+            };
             // Small request/response traffic: never wait for Nagle's algorithm.
             c.tcp.nodelay = Some(true);
         });
@@ -276,11 +308,13 @@ mod tests {
         let builder = Client::builder()
             .blocking_timeout(Duration::MAX)
             .connect_timeout(Duration::MAX)
+            .unresponsive_timeout(Some(Duration::MAX))
             .shutdown_grace(Duration::MAX)
             .resync_interval(Some(Duration::MAX))
             .transfer_backoff(Duration::MAX, Duration::MAX);
         assert_eq!(builder.blocking_timeout, ClientBuilder::MAX_SETTING);
         assert_eq!(builder.connect_timeout, ClientBuilder::MAX_SETTING);
+        assert_eq!(builder.unresponsive_timeout, Some(ClientBuilder::MAX_SETTING));
         assert_eq!(builder.shutdown_grace, ClientBuilder::MAX_SETTING);
         assert_eq!(builder.transfer.resync_interval, Some(ClientBuilder::MAX_SETTING));
         assert_eq!(builder.transfer.min_backoff, ClientBuilder::MAX_SETTING);

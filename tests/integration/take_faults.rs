@@ -142,3 +142,46 @@ async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue()
     })
     .await;
 }
+
+/// Every connection goes silent for good (a NAT or load balancer forgot the
+/// flows; nothing is closed, so TCP never notices): an offer made then does
+/// not hang, the client replaces its connections, and offers, transfers and
+/// takes work again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_go_silent_are_replaced_and_deliveries_resume() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let delayed = client.delayed_queue("silent", StringCodec).unwrap();
+        let q = client.blocking_queue("silent", StringCodec).unwrap();
+        delayed
+            .offer(&"before".to_owned(), Duration::from_millis(100))
+            .await
+            .unwrap();
+        assert_eq!(
+            q.take_timeout(Duration::from_secs(10)).await.unwrap().as_deref(),
+            Some("before")
+        );
+        proxy.black_hole();
+        // Sent into the void: an error (it never reached Redis), not a hang.
+        let offered = tokio::time::timeout(
+            Duration::from_secs(40),
+            delayed.offer(&"lost".to_owned(), Duration::from_millis(100)),
+        )
+        .await
+        .expect("an offer on a silent connection returns");
+        assert!(offered.is_err(), "{offered:?}");
+        // New connections work: the next offer goes through and is delivered.
+        delayed
+            .offer(&"after".to_owned(), Duration::from_millis(100))
+            .await
+            .unwrap();
+        assert_eq!(
+            q.take_timeout(Duration::from_secs(30)).await.unwrap().as_deref(),
+            Some("after")
+        );
+        assert_eq!(raw.llen("silent").await, 0);
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{silent}").await, 0);
+    })
+    .await;
+}

@@ -1,8 +1,9 @@
 //! A TCP proxy between a client and a `redis-server`, both on loopback, that
 //! injects the faults of a network: a request lost on its way (the command
 //! never runs), a reply lost on its way back (the command ran, the client
-//! never hears of it), an outage (connections refused for a while), and a
-//! stall (nothing gets through, nothing is closed).
+//! never hears of it), an outage (connections refused for a while), a
+//! stall (nothing gets through for a while, nothing is closed), and a black
+//! hole (the open connections go silent for good).
 //!
 //! A fault is armed for the next request whose bytes contain a pattern (a
 //! script's SHA1, a key name) and fires once. Either way the connection is
@@ -51,6 +52,10 @@ struct Shared {
     cut: Notify,
     /// While true, bytes are held in both directions (see `set_stalled`).
     stalled: tokio::sync::watch::Sender<bool>,
+    /// Connections accepted so far, each numbered in order.
+    accepted: std::sync::atomic::AtomicU64,
+    /// Connections numbered below this swallow every byte (see `black_hole`).
+    holed_below: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -84,7 +89,8 @@ impl FaultProxy {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
                     continue;
                 };
-                tokio::spawn(relay(client, server, accepting.clone()));
+                let number = accepting.accepted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(relay(client, server, accepting.clone(), number));
             }
         });
         FaultProxy { port, shared, task }
@@ -123,6 +129,14 @@ impl FaultProxy {
         self.shared.stalled.send_replace(on);
     }
 
+    /// Every connection open now goes silent for good: what either side
+    /// sends is dropped, and nothing is closed, as when a NAT or a load
+    /// balancer forgets a flow. Connections made later work.
+    pub fn black_hole(&self) {
+        let accepted = self.shared.accepted.load(Ordering::SeqCst);
+        self.shared.holed_below.store(accepted, Ordering::SeqCst);
+    }
+
     /// Starts or ends an outage: while on, every open connection is cut and
     /// new ones are closed as soon as they are accepted.
     pub fn set_outage(&self, on: bool) {
@@ -142,7 +156,8 @@ impl Drop for FaultProxy {
 
 /// Relays one connection until either side closes, a fault cuts it, or an
 /// outage begins.
-async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>) {
+async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>, number: u64) {
+    let holed = || number < shared.holed_below.load(Ordering::SeqCst);
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let (mut client_read, mut client_write) = client.split();
@@ -200,6 +215,7 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                     }
                     return;
                 }
+                None if holed() => {}
                 None => {
                     shared.unstalled().await;
                     if server_write.write_all(chunk).await.is_err() {
@@ -216,7 +232,7 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
             };
-            if replies_lost.load(Ordering::SeqCst) {
+            if replies_lost.load(Ordering::SeqCst) || holed() {
                 continue;
             }
             shared.unstalled().await;
