@@ -457,6 +457,21 @@ pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
         .any(|m| error.details().starts_with(m))
 }
 
+/// What fred says when a command sent `fail_fast` finds the connection down
+/// (fred says it nowhere else): the command was never sent.
+const NEVER_SENT: &str = "Connection closed unexpectedly.";
+
+impl Error {
+    /// Whether a command failed before it was sent (`fail_fast` while the
+    /// connection was down): it cannot have run.
+    pub(crate) fn never_sent(&self) -> bool {
+        match self {
+            Error::Redis(RedisError(e)) => e.kind() == &fred::error::ErrorKind::Canceled && e.details() == NEVER_SENT,
+            _ => false,
+        }
+    }
+}
+
 /// Error replies with which Redis says "not now" rather than "no".
 const TRANSIENT_REPLIES: [&str; 7] = [
     "LOADING",

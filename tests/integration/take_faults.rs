@@ -185,3 +185,33 @@ async fn connections_that_go_silent_are_replaced_and_deliveries_resume() {
     })
     .await;
 }
+
+/// fred fails a `fail_fast` command sent while the connection is down with
+/// this exact error, and nowhere else: `Error::never_sent` (src/error.rs)
+/// relies on it to keep "a value may be lost" warnings for pops that were
+/// sent. Checked here so that a fred upgrade that rewords it is noticed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent() {
+    deadline(async {
+        let (_redis, proxy, client) = setup().await;
+        proxy.set_outage(true);
+        let conn = client.redis().next().clone();
+        eventually(Duration::from_secs(20), "fred saw the connection drop", || async {
+            !conn.is_connected()
+        })
+        .await;
+        let fail_fast = Options {
+            fail_fast: true,
+            max_attempts: Some(1),
+            ..Options::default()
+        };
+        let error = conn
+            .with_options(&fail_fast)
+            .lpop::<Option<Bytes>, _>("down", None)
+            .await
+            .expect_err("the connection is down");
+        assert_eq!(*error.kind(), delayq::fred::error::ErrorKind::Canceled);
+        assert_eq!(error.details(), "Connection closed unexpectedly.");
+    })
+    .await;
+}

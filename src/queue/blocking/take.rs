@@ -211,8 +211,11 @@ impl<T: 'static> BlockingQueue<T> {
                     Err(error) if !error.is_transient() => return Err(error),
                     Err(error) => {
                         // As with a BLPOP whose reply is lost, a value the LPOP
-                        // took may be gone (plain takes are at most once); say so.
-                        tracing::warn!(queue = *name, %error, "a pop failed; if Redis ran it and its reply was lost, a value was taken and lost (use a ReliableQueue for at-least-once)");
+                        // took may be gone (plain takes are at most once); say
+                        // so, unless it was never sent (the connection was down).
+                        if !error.never_sent() {
+                            tracing::warn!(queue = *name, %error, "a pop failed; if Redis ran it and its reply was lost, a value was taken and lost (use a ReliableQueue for at-least-once)");
+                        }
                         if deadline.is_some_and(|at| Instant::now() >= at) {
                             return Err(error);
                         }

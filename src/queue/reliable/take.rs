@@ -296,7 +296,9 @@ impl<T: 'static> ReliableQueue<T> {
                 if !error.is_transient() {
                     return Err(error);
                 }
-                tracing::warn!(queue = dest, %error, "the reply of a move was lost; if the value moved, the reaper returns it");
+                if !error.never_sent() {
+                    tracing::warn!(queue = dest, %error, "the reply of a move was lost; if the value moved, the reaper returns it");
+                }
                 Ok(None)
             }
         }
