@@ -111,6 +111,30 @@ pub(crate) fn pop_options() -> Options {
     }
 }
 
+/// How long past its deadline a caller waits for the reply of a pop before
+/// it gives up on the connection: a pop answers in well under a
+/// millisecond, so only a stalled connection takes this long.
+const STALLED_AFTER: Duration = Duration::from_secs(1);
+
+/// `pop` (a [`Detached`] command, so cancel safe: a value it takes after
+/// all is given back), given up [`STALLED_AFTER`] `deadline` with an error
+/// the caller can tell from "empty".
+pub(crate) async fn until<T>(
+    deadline: Option<tokio::time::Instant>,
+    pop: impl Future<Output = crate::error::Result<T>>,
+) -> crate::error::Result<T> {
+    let Some(at) = deadline else { return pop.await };
+    match tokio::time::timeout_at(at + STALLED_AFTER, pop).await {
+        Ok(popped) => popped,
+        Err(_) => Err(crate::error::Error::Redis(crate::error::RedisError(
+            fred::error::Error::new(
+                fred::error::ErrorKind::Timeout,
+                "no reply to a pop in time: the connection seems stalled",
+            ),
+        ))),
+    }
+}
+
 /// A command's future, boxed by the caller where it is written: fred's
 /// command futures are large (~7 KB), and one boxed there is copied once,
 /// one moved into a function that boxes it twice (a take's fast path runs

@@ -215,3 +215,35 @@ async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent() 
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        let _: i64 = raw.client.rpush("rstalled", bytes(&["a", "b", "c"])).await.unwrap();
+        let q = client.reliable_queue("rstalled", StringCodec).unwrap();
+        let first = q.take().await.unwrap();
+        assert_eq!(first.value(), "a");
+        assert!(first.ack().await.unwrap());
+        // The LMOVE of the next take is written and held on its way.
+        proxy.set_stalled(true);
+        let taken = tokio::time::timeout(Duration::from_secs(8), q.take_timeout(Duration::from_secs(1)))
+            .await
+            .expect("take_timeout(1 s) returns on a stalled connection, not when it heals");
+        let error = taken.expect_err("a stalled connection is an error, not an empty queue");
+        assert!(error.is_transient(), "{error}");
+        // The move runs when the stall ends; its value goes back to the head.
+        proxy.set_stalled(false);
+        eventually(Duration::from_secs(20), "the moved value back at the head", || async {
+            raw.lrange("rstalled").await == bytes(&["b", "c"])
+        })
+        .await;
+        for expected in ["b", "c"] {
+            let delivery = q.take().await.unwrap();
+            assert_eq!(delivery.value(), expected);
+            assert!(delivery.ack().await.unwrap());
+        }
+    })
+    .await;
+}

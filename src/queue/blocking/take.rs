@@ -11,7 +11,7 @@ use futures_util::stream::{self, Stream};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, pop_options, push_back, Command};
+use crate::connection::detached::{detach, pop_options, push_back, until, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
@@ -358,28 +358,6 @@ impl<T: 'static> BlockingQueue<T> {
     pub(super) async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
         let Ok(conn) = self.core.conn() else { return false };
         push_back(conn, self.core.settling(), key, raw).await
-    }
-}
-
-/// How long past its deadline a take waits for the reply of an `LPOP`
-/// before it gives up on the connection: a pop answers in well under a
-/// millisecond, so only a stalled connection takes this long.
-const STALLED_AFTER: Duration = Duration::from_secs(1);
-
-/// `pop`, given up [`STALLED_AFTER`] its `deadline` (an error the caller can
-/// tell from "empty"). The pop is cancel safe: a value it takes after all
-/// goes back to the head of the list.
-async fn until<F: std::future::Future<Output = Result<Option<Bytes>>>>(
-    deadline: Option<Instant>,
-    pop: F,
-) -> Result<Option<Bytes>> {
-    let Some(at) = deadline else { return pop.await };
-    match tokio::time::timeout_at(at + STALLED_AFTER, pop).await {
-        Ok(popped) => popped,
-        Err(_) => Err(Error::Redis(crate::error::RedisError(fred::error::Error::new(
-            fred::error::ErrorKind::Timeout,
-            "no reply to a pop in time: the connection seems stalled",
-        )))),
     }
 }
 

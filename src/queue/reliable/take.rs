@@ -12,7 +12,7 @@ use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 use tokio::time::Instant;
 
-use crate::connection::detached::{detach, pop_options, undo_move, Command};
+use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
@@ -146,7 +146,8 @@ impl<T: 'static> ReliableQueue<T> {
         if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
-        let value = match self.move_ready().await? {
+        // A stalled connection cannot hold a take with a deadline past it.
+        let value = match until(deadline, self.move_ready()).await? {
             Some(value) => value,
             None if !wait => return Ok(Ready::Nothing),
             None => {
