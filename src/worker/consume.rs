@@ -57,8 +57,8 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             _ = stop.cancelled() => break,
             slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
         };
-        // A take cancelled here gives back a value the server moved for it;
-        // one cancelled while being claimed returns after its visibility timeout.
+        // A take cancelled here gives back a value the server moved for it,
+        // also while it was being claimed (to the head, uncounted).
         let taken = tokio::select! {
             biased;
             _ = stop.cancelled() => break,

@@ -10,7 +10,7 @@ use delayq::fred::prelude::*;
 use delayq::{Client, StringCodec};
 use futures_util::future::join_all;
 
-use crate::fault_proxy::FaultProxy;
+use crate::fault_proxy::{Fault, FaultProxy};
 use crate::harness::{deadline, eventually, RedisServer};
 
 fn bytes(values: &[&str]) -> Vec<Bytes> {
@@ -244,6 +244,42 @@ async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline
             assert_eq!(delivery.value(), expected);
             assert!(delivery.ack().await.unwrap());
         }
+    })
+    .await;
+}
+
+/// A reliable take dropped while its claim is on its way (a worker that
+/// stops, a `select!` that moved on): the claim ends in the background and
+/// its value goes back to the head at once, its delivery count unchanged,
+/// not after the visibility timeout with an attempt spent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reliable_take_dropped_while_claiming_gives_the_value_back_uncounted() {
+    deadline(async {
+        let (redis, proxy, client) = setup().await;
+        let raw = redis.raw().await;
+        // An odd visibility timeout: its digits mark the claim's request.
+        let q = client
+            .reliable_queue("claimed", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_millis(61_234));
+        let _: i64 = raw.client.rpush("claimed", bytes(&["a", "b"])).await.unwrap();
+        proxy.arm(Fault::HoldRequest, b"$5\r\n61234\r\n");
+        assert!(tokio::time::timeout(Duration::from_millis(300), q.take())
+            .await
+            .is_err());
+        eventually(Duration::from_secs(10), "the value back at the head", || async {
+            proxy.fired() == 1 && raw.lrange("claimed").await == bytes(&["a", "b"])
+        })
+        .await;
+        let again = q
+            .take_timeout(Duration::from_secs(5))
+            .await
+            .unwrap()
+            .expect("ready again at once, not after the visibility timeout");
+        assert_eq!(again.value(), "a");
+        assert_eq!(again.delivery_count(), 1, "the claim nobody saw is not counted");
+        assert!(again.ack().await.unwrap());
+        assert_eq!(q.in_flight().await.unwrap(), 0);
     })
     .await;
 }

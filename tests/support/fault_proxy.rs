@@ -32,6 +32,9 @@ pub enum Fault {
     LoseReply,
     /// As `LoseReply`, and an outage begins (see [`FaultProxy::set_outage`]).
     LoseReplyThenOutage,
+    /// Hold the request (and what follows it on its connection) for a
+    /// second, then pass it on: a slow network, nothing lost or cut.
+    HoldRequest,
 }
 
 struct Armed {
@@ -196,6 +199,13 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                 Some(Fault::LoseRequest) => {
                     shared.fired.fetch_add(1, Ordering::SeqCst);
                     return;
+                }
+                Some(Fault::HoldRequest) => {
+                    shared.fired.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    if server_write.write_all(chunk).await.is_err() {
+                        return;
+                    }
                 }
                 Some(fault @ (Fault::LoseReply | Fault::LoseReplyThenOutage)) => {
                     if fault == Fault::LoseReplyThenOutage {

@@ -189,10 +189,33 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_SCAN),
         ];
-        // One attempt: a claim applied twice would leave a delivery nobody holds.
-        // If the reply is lost, the reaper returns the value either way.
-        let conn = self.core.conn()?; // sent once: the script is declared `Resend::Once`
-        let claim = match SCRIPTS.claim.run(conn, keys, args).await {
+        // One attempt: a claim applied twice would leave a delivery nobody
+        // holds. If the reply is lost, the reaper returns the value; if the
+        // caller stops waiting (a worker stopping), the claim ends in the
+        // background and its delivery goes back to the head, uncounted.
+        let conn = self.core.conn()?.clone(); // sent once: the script is declared `Resend::Once`
+        let command: Command<_> = {
+            let conn = conn.clone();
+            Box::pin(async move { SCRIPTS.claim.run(&conn, keys, args).await })
+        };
+        let give_back = {
+            let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
+            move |reply: std::result::Result<Value, fred::error::Error>| async move {
+                let Some(count) = reply.ok().and_then(|claim| claimed(claim).ok().flatten()) else {
+                    return;
+                };
+                let member = crate::queue::reliable::delivery::member(id, count, &value);
+                let mut handle = Handle::new(core, &keys, settings, member);
+                if let Err(error) = handle.give_back(GiveBack::Unhandled).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
+                }
+            }
+        };
+        let claimed_reply = detach(command, give_back, self.core.settling())
+            .until_answered()
+            .reply()
+            .await;
+        let claim = match claimed_reply {
             Ok(claim) => claim,
             Err(error) => {
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
@@ -257,6 +280,14 @@ impl<T: 'static> ReliableQueue<T> {
             }
         }
     }
+}
+
+/// The delivery count of a claim that took its value (`"ok"`), or `None`.
+fn claimed(claim: Value) -> Result<Option<u32>> {
+    let mut claim = reply::array(claim)?.into_iter();
+    let status = claim.next().map(reply::opt_text).transpose()?.flatten();
+    let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+    Ok((status.as_deref() == Some("ok")).then(|| u32::try_from(count).unwrap_or(u32::MAX)))
 }
 
 impl<T: 'static> ReliableQueue<T> {
