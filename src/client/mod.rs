@@ -242,6 +242,10 @@ impl Client {
     ///    element not moved yet stays in the timeout set for any other client,
     ///    Java or Rust);
     /// 4. every connection closes; later calls fail with [`Error::Shutdown`](crate::Error::Shutdown).
+    ///
+    /// Steps 2 (the giving back) to 4 take at most 5 s after `grace`
+    /// together, so shutdown ends while Redis is out of reach too: what could
+    /// not be given back then returns after its visibility timeout.
     pub async fn shutdown_within(&self, grace: Duration) {
         self.core.shutdown_within(grace).await;
     }

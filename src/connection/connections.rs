@@ -15,9 +15,6 @@ use super::sentinel_watch;
 use super::settling::Settling;
 use crate::error::{Error, Result};
 
-/// How long closing waits for blocked reads to end and give back what they popped.
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// What [`open`] needs beyond fred's builder.
 pub(crate) struct Settings {
     pub pool_size: usize,
@@ -138,11 +135,13 @@ impl Connections {
         Ok(())
     }
 
-    /// Waits (a bounded time) for blocked reads to end and for values popped
-    /// by dropped calls to be given back; call after cancelling `shutdown`.
-    pub async fn settle(&self) {
-        self.blocking.settled(SETTLE_TIMEOUT).await;
-        self.settling.settled(SETTLE_TIMEOUT).await;
+    /// Waits (until `deadline` at most) for blocked reads to end and for
+    /// values popped by dropped calls to be given back; call after
+    /// cancelling `shutdown`.
+    pub async fn settle(&self, deadline: tokio::time::Instant) {
+        let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
+        self.blocking.settled(left()).await;
+        self.settling.settled(left()).await;
     }
 
     /// Closes every connection; later calls fail with [`Error::Shutdown`].

@@ -33,6 +33,12 @@ pub(crate) struct Core {
     pub shutdown_grace: Duration,
 }
 
+/// How long shutdown may take after its grace: giving unsettled deliveries
+/// back, letting values popped for ended reads go back, and the scheduler's
+/// runs in flight end. Bounded as a whole: with Redis out of reach none of
+/// them can finish, and shutdown must still end.
+const CLOSE_WITHIN: Duration = Duration::from_secs(5);
+
 impl Core {
     pub fn new(connections: Connections, scheduler: Scheduler, transfer: TransferSettings, grace: Duration) -> Self {
         Core {
@@ -81,22 +87,39 @@ impl Core {
             return;
         }
         self.connections.shutdown.cancel();
-        if tokio::time::timeout(grace, self.outstanding.settled()).await.is_err() {
+        let settled = tokio::time::timeout(grace, self.outstanding.settled()).await;
+        let close_by = tokio::time::Instant::now() + CLOSE_WITHIN;
+        if settled.is_err() {
             let unsettled = self.outstanding.drain();
             tracing::info!(
                 count = unsettled.len(),
                 "giving unsettled deliveries back to their queues"
             );
-            for (keys, settings, member) in unsettled {
+            // Together, and for a bounded time (see `CLOSE_WITHIN`).
+            let give_backs = unsettled.into_iter().map(|(keys, settings, member)| async move {
                 if let Err(error) = give_back(self, &keys, settings, &member, GiveBack::Head).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
                 }
+            });
+            if tokio::time::timeout_at(close_by, futures_util::future::join_all(give_backs))
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    "Redis did not answer the give-backs in time; the visibility timeout returns what is left"
+                );
             }
         }
         // Blocked reads end now; values popped for them go back before the
         // connections close.
-        self.connections.settle().await;
-        self.scheduler.shutdown().await;
+        self.connections.settle(close_by).await;
+        if tokio::time::timeout_at(close_by, self.scheduler.shutdown())
+            .await
+            .is_err()
+        {
+            // Its runs in flight wait for Redis; closing the connections ends them.
+            tracing::warn!("transfer runs in flight did not end in time; closing");
+        }
         self.connections.close().await;
     }
 }

@@ -201,8 +201,16 @@ async fn handle_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<
     let started = Instant::now();
     let Some(result) = run_handler(context, value, &handle).instrument(span.clone()).await else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
-        if let Err(error) = handle.give_back(GiveBack::Head).await {
-            tracing::warn!(parent: &span, %error, "could not give back a cancelled value; its visibility timeout will");
+        // Waited for a bounded time: with Redis out of reach the give-back
+        // goes on trying in the background, and the stop does not wait.
+        match tokio::time::timeout(SETTLE_TIMEOUT, handle.give_back(GiveBack::Head)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(parent: &span, %error, "could not give back a cancelled value; its visibility timeout will")
+            }
+            Err(_) => {
+                tracing::warn!(parent: &span, "Redis did not answer the give-back of a cancelled value in time; its visibility timeout will")
+            }
         }
         return;
     };

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use delayq::fred::prelude::*;
 use delayq::{Client, ClientBuilder, Error, StringCodec};
 
 use crate::harness::{deadline, eventually, RawRedis, RedisServer};
@@ -298,6 +299,28 @@ async fn lifecycle_shutdown_ends_while_redis_is_down() {
             .await
             .expect("shutdown ends without Redis");
         eprintln!("shutdown took {:.1} s", started.elapsed().as_secs_f64());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_with_a_delivery_in_flight_ends_while_redis_is_down() {
+    deadline(async {
+        let mut redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let _: i64 = raw.client.rpush("held", vec!["x"]).await.unwrap();
+        let client = redis.client().await;
+        let q = client.reliable_queue("held", delayq::StringCodec).unwrap();
+        let held = q.take().await.unwrap();
+        redis.kill();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let started = std::time::Instant::now();
+        // Giving the delivery back cannot reach Redis; its visibility timeout will.
+        tokio::time::timeout(Duration::from_secs(30), client.shutdown_within(Duration::from_secs(1)))
+            .await
+            .expect("shutdown ends without Redis, a delivery in flight or not");
+        eprintln!("shutdown took {:.1} s", started.elapsed().as_secs_f64());
+        drop(held);
     })
     .await;
 }

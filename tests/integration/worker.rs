@@ -725,3 +725,43 @@ async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_ends_while_redis_is_down_and_a_handler_runs() {
+    deadline(async {
+        let mut redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let started = Arc::new(AtomicUsize::new(0));
+        let worker = client.worker("down", StringCodec).unwrap().run({
+            let started = started.clone();
+            move |_: String| {
+                started.fetch_add(1, Ordering::SeqCst);
+                std::future::pending::<Result<(), BoxError>>()
+            }
+        });
+        let dest = client.blocking_queue("down", StringCodec).unwrap();
+        dest.offer(&"a".to_owned()).await.unwrap();
+        eventually(Duration::from_secs(20), "the handler started", || async {
+            started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        redis.kill();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The value cannot go back (its visibility timeout returns it): the
+        // shutdown still ends.
+        let report = tokio::time::timeout(
+            Duration::from_secs(30),
+            worker.shutdown_within(Duration::from_millis(200)),
+        )
+        .await
+        .expect("the worker stops without Redis");
+        assert_eq!(report.handled, 1);
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            client.shutdown_within(Duration::from_millis(200)),
+        )
+        .await
+        .expect("the client stops without Redis");
+    })
+    .await;
+}

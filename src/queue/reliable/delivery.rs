@@ -232,9 +232,11 @@ impl Handle {
     }
 
     pub async fn give_back(&mut self, to: GiveBack) -> Result<bool> {
-        let given = give_back(&self.core, &self.keys, self.settings, &self.member, to).await;
+        // Settled first: the give-back runs in a task of its own (see
+        // `Request::give_back`) that a caller who stops waiting does not
+        // stop, so `Drop` must not send a second one.
         self.settle();
-        given
+        give_back(&self.core, &self.keys, self.settings, &self.member, to).await
     }
 
     fn settle(&mut self) {
@@ -272,7 +274,17 @@ where
 {
     let deadline = tokio::time::Instant::now() + SETTLE_RETRY_FOR;
     loop {
-        match attempt().await {
+        // An attempt waits no longer than the retries do: while Redis is out
+        // of reach it would wait in fred's queue for as long as that lasts
+        // (and a worker's shutdown with it). Each attempt is a request or
+        // acts once, so one given up on here and run later changes nothing.
+        let attempted = tokio::time::timeout_at(deadline, attempt()).await.unwrap_or_else(|_| {
+            Err(Error::Redis(crate::error::RedisError(fred::error::Error::new(
+                fred::error::ErrorKind::Timeout,
+                "Redis did not answer in time while settling a delivery",
+            ))))
+        });
+        match attempted {
             Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
                 tracing::debug!(%error, "settling a delivery failed; retrying");
                 tokio::time::sleep(Duration::from_millis(50)).await;
