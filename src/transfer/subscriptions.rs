@@ -101,6 +101,7 @@ pub(crate) async fn run(
                     Err(error) if refused(&error) => {
                         // Redis said no (an ACL, say), to one channel or more of the
                         // batch: subscribe them one by one, so only those miss out.
+                        resync(&subscriber).await;
                         let done = subscribe_each(&subscriber, channels, &mut queue).await;
                         let _ = events.send(SubEvent::Subscribed(done));
                     }
@@ -185,6 +186,7 @@ async fn subscribe_each(
             Ok(()) => done.push(channel),
             Err(error) if refused(&error) => {
                 tracing::error!(%error, channel, "Redis refused to subscribe to the queue's channel; its queue is transferred only by checks and the resync");
+                resync(subscriber).await;
                 let _ = tokio::time::timeout(COMMAND_TIMEOUT, subscriber.unsubscribe(channel.clone())).await;
                 done.push(channel);
             }
@@ -209,6 +211,53 @@ async fn ping(subscriber: &SubscriberClient) -> Result<(), fred::error::Error> {
         ..Default::default()
     };
     subscriber.with_options(&same_node).ping::<Value>(None).await.map(drop)
+}
+
+/// After a refused `SUBSCRIBE`: its error reply was read as the `PING`'s,
+/// so the `PING`'s own `PONG` is still on its way, and would be read as the
+/// reply of whatever is sent next (under load a refused channel then looked
+/// subscribed and the next, allowed one refused). fred drops a reply that
+/// comes while nothing waits for one: so ping with a message of our own
+/// until the reply is that message, pausing between tries to let the stray
+/// reply come and go. Bounded by [`COMMAND_TIMEOUT`].
+async fn resync(subscriber: &SubscriberClient) {
+    static NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let resynced = async {
+        let mut pause = Duration::from_millis(10);
+        loop {
+            tokio::time::sleep(pause).await;
+            let nonce = format!(
+                "delayq-resync-{}",
+                NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            );
+            let same_node = Options {
+                cluster_hash: Some(ClusterHash::Custom(redis_keyslot(subscriber.id().as_bytes()))),
+                ..Default::default()
+            };
+            let reply = subscriber
+                .with_options(&same_node)
+                .ping::<Value>(Some(nonce.clone()))
+                .await;
+            if let Ok(reply) = reply {
+                if echoes(&reply, &nonce) {
+                    return;
+                }
+            }
+            pause = (pause * 2).min(Duration::from_millis(500));
+        }
+    };
+    if tokio::time::timeout(COMMAND_TIMEOUT, resynced).await.is_err() {
+        timed_out(subscriber, "PING");
+    }
+}
+
+/// Whether a `PING msg` reply is `msg`: a bulk string outside subscribed
+/// mode, `["pong", msg]` inside it.
+fn echoes(reply: &Value, nonce: &str) -> bool {
+    match reply {
+        Value::Array(parts) => parts.iter().any(|part| echoes(part, nonce)),
+        other => other.as_str().is_some_and(|text| text == nonce),
+    }
 }
 
 /// Pings the subscriber; a `PING` left unanswered means the connection died
@@ -249,14 +298,22 @@ async fn resubscribe(subscriber: &SubscriberClient, events: &mpsc::UnboundedSend
         let resubscribed = if channels.is_empty() {
             Ok(())
         } else {
-            subscribe_in_time(subscriber, channels).await
+            subscribe_in_time(subscriber, channels.clone()).await
         };
         match resubscribed {
             Err(error) if refused(&error) => {
-                // Refused as a whole: the queues still get their check runs.
-                tracing::error!(%error, "Redis refused to subscribe the channels again after a reconnect; queues rely on checks and the resync");
-                let _ = events.send(SubEvent::Resubscribed);
-                return;
+                // One channel or more refused now (an ACL changed meanwhile):
+                // one by one, so only those miss out.
+                tracing::warn!(%error, "Redis refused some channels again after a reconnect; subscribing them one by one");
+                resync(subscriber).await;
+                let mut left = VecDeque::new();
+                subscribe_each(subscriber, channels, &mut left).await;
+                if left.is_empty() {
+                    let _ = events.send(SubEvent::Resubscribed);
+                    return;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
             }
             Ok(()) => {
                 tracing::debug!("subscriber reconnected; channels subscribed again");

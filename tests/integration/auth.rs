@@ -6,6 +6,7 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use delayq::{Client, StringCodec};
 
+use crate::fault_proxy::FaultProxy;
 use crate::harness::{deadline, RedisServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,6 +174,61 @@ async fn a_channel_the_acl_refuses_does_not_hold_up_the_other_queues() {
         );
         client.shutdown().await;
         producer.shutdown().await;
+    })
+    .await;
+}
+
+/// The same, when the replies behind a refused `SUBSCRIBE`'s error come late
+/// (a loaded machine): the `PONG` meant for the check after it must not be
+/// read as the answer to the next `SUBSCRIBE`, or a refused channel looks
+/// subscribed and the allowed one after it refused (seen as a flake of the
+/// test above under a full suite).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let setuser = [
+            "SETUSER",
+            "narrow",
+            "on",
+            ">pw",
+            "~*",
+            "resetchannels",
+            "&redisson_delay_queue_channel:{allowed}",
+            "+@all",
+        ];
+        raw.cmd("ACL", setuser.iter().map(|a| Value::from(*a)).collect()).await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        proxy.slow_after_errors(true);
+        let client = Client::builder()
+            .url(format!("redis://narrow:pw@127.0.0.1:{}", proxy.port()))
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let refused = client.delayed_queue::<String, _>("refused", StringCodec).unwrap();
+        let allowed = client.delayed_queue::<String, _>("allowed", StringCodec).unwrap();
+        crate::harness::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
+            raw.numsub(allowed.keys().channel()).await == 1
+        })
+        .await;
+        // And it stays subscribed once the stray replies have all come, and
+        // after the subscriber reconnects (a refused channel taken for a
+        // subscribed one would be asked for again then, with the allowed
+        // one, and both refused together).
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(raw.numsub(allowed.keys().channel()).await, 1);
+        assert!(raw.kill_clients("pubsub").await >= 1);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        crate::harness::eventually(
+            Duration::from_secs(20),
+            "the allowed channel subscribed again",
+            || async { raw.numsub(allowed.keys().channel()).await == 1 },
+        )
+        .await;
+        assert_eq!(raw.numsub(refused.keys().channel()).await, 0);
+        client.shutdown().await;
     })
     .await;
 }

@@ -59,6 +59,8 @@ struct Shared {
     accepted: std::sync::atomic::AtomicU64,
     /// Connections numbered below this swallow every byte (see `black_hole`).
     holed_below: std::sync::atomic::AtomicU64,
+    /// While true, what follows an error reply is held back (see `slow_after_errors`).
+    slow_after_errors: AtomicBool,
 }
 
 impl Shared {
@@ -138,6 +140,14 @@ impl FaultProxy {
     pub fn black_hole(&self) {
         let accepted = self.shared.accepted.load(Ordering::SeqCst);
         self.shared.holed_below.store(accepted, Ordering::SeqCst);
+    }
+
+    /// While on, a reply chunk that starts with an error reply is held
+    /// 300 ms, then passed on in two parts: the error line, then, 300 ms
+    /// later, what followed it (the replies of the commands pipelined behind
+    /// the failed one).
+    pub fn slow_after_errors(&self, on: bool) {
+        self.shared.slow_after_errors.store(on, Ordering::SeqCst);
     }
 
     /// Starts or ends an outage: while on, every open connection is cut and
@@ -246,7 +256,18 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
                 continue;
             }
             shared.unstalled().await;
-            if client_write.write_all(&buf[..n]).await.is_err() {
+            let mut chunk = &buf[..n];
+            if shared.slow_after_errors.load(Ordering::SeqCst) && chunk.first() == Some(&b'-') {
+                if let Some(end) = chunk.windows(2).position(|w| w == b"\r\n") {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    if client_write.write_all(&chunk[..end + 2]).await.is_err() {
+                        return;
+                    }
+                    chunk = &chunk[end + 2..];
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+            }
+            if client_write.write_all(chunk).await.is_err() {
                 return;
             }
         }
