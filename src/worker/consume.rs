@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use futures_util::future::{FusedFuture, FutureExt};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -245,6 +247,10 @@ async fn run_handler<T: Send + 'static>(
     let visibility = context.queue.settings().visibility;
     let every = visibility / 3;
     let mut extend = tokio::time::interval_at(Instant::now() + every, every);
+    // An extension under way, polled beside the handler: awaited inline it
+    // held up the handler's timeout and a shutdown's abort for as long as
+    // Redis took to answer (an outage: as long as that lasted).
+    let mut extending = std::pin::pin!(futures_util::future::Fuse::terminated());
     let timeout = async {
         match context.handler_timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -261,11 +267,16 @@ async fn run_handler<T: Send + 'static>(
                     Err(Box::new(Abnormal::Panicked(panic_message(error))))
                 }
             }),
-            _ = extend.tick() => {
-                if let Err(error) = handle.extend(visibility).await {
-                    tracing::debug!(%error, "could not extend the visibility timeout");
-                }
+            _ = extend.tick(), if extending.is_terminated() => {
+                extending.set(handle.extend(visibility).fuse());
             }
+            extended = &mut extending => match extended {
+                Ok(true) => {}
+                // Given back by the reaper: another consumer may be handling
+                // the value now (its ack, not ours, will count).
+                Ok(false) => tracing::warn!("the delivery's visibility timeout lapsed while its handler ran; the value may be handled twice"),
+                Err(error) => tracing::debug!(%error, "could not extend the visibility timeout"),
+            },
             _ = &mut timeout => {
                 run.abort();
                 Counters::add(&context.counters.timed_out);

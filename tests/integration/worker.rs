@@ -765,3 +765,52 @@ async fn a_shutdown_ends_while_redis_is_down_and_a_handler_runs() {
     })
     .await;
 }
+
+/// A handler's lease is extended beside it, not in its way: an extension
+/// that hangs (the connection stalled) does not hold up the handler's
+/// timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_lease_extension_does_not_hold_up_the_handler_timeout() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
+        let client = delayq::Client::builder()
+            .url(proxy.url())
+            .blocking_timeout(Duration::from_secs(1))
+            .build()
+            .await
+            .unwrap();
+        let started = Arc::new(AtomicUsize::new(0));
+        let worker = client
+            .worker("extended", StringCodec)
+            .unwrap()
+            .visibility_timeout(Duration::from_millis(900)) // extended every 300 ms
+            .handler_timeout(Duration::from_secs(2))
+            .run({
+                let started = started.clone();
+                move |_: String| {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    std::future::pending::<Result<(), BoxError>>()
+                }
+            });
+        let producer = redis.client().await;
+        let dest = producer.blocking_queue("extended", StringCodec).unwrap();
+        dest.offer(&"a".to_owned()).await.unwrap();
+        eventually(Duration::from_secs(20), "the handler started", || async {
+            started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        // From now on the worker's extensions go nowhere until the stall ends.
+        proxy.set_stalled(true);
+        eventually(Duration::from_secs(6), "the handler timed out on time", || async {
+            worker.report().timed_out == 1
+        })
+        .await;
+        proxy.set_stalled(false);
+        let report = worker.shutdown_within(Duration::from_secs(1)).await;
+        assert_eq!(report.timed_out, 1);
+        client.shutdown().await;
+        producer.shutdown().await;
+    })
+    .await;
+}
