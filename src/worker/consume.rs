@@ -278,16 +278,34 @@ async fn run_handler<T: Send + 'static>(
                 Err(error) => tracing::debug!(%error, "could not extend the visibility timeout"),
             },
             _ = &mut timeout => {
-                run.abort();
+                stop_handler(run).await;
                 Counters::add(&context.counters.timed_out);
                 let limit = context.handler_timeout.unwrap_or_default();
                 return Some(Err(Box::new(Abnormal::TimedOut(limit))));
             }
             _ = context.abort.cancelled() => {
-                run.abort();
+                stop_handler(run).await;
                 return None;
             }
         }
+    }
+}
+
+/// How long a cancelled handler may take to stop before its value is
+/// settled anyway.
+const HANDLER_STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// Cancels a handler and waits until it has stopped (a handler stops at its
+/// next `.await`): settled before, its value could be taken and handled
+/// again while it still runs, past the worker's concurrency. A handler that
+/// blocks its thread cannot be stopped; after [`HANDLER_STOP_WAIT`] it is
+/// left to finish alone, and said so.
+async fn stop_handler(mut run: tokio::task::JoinHandle<Result<(), BoxError>>) {
+    run.abort();
+    if tokio::time::timeout(HANDLER_STOP_WAIT, &mut run).await.is_err() {
+        tracing::warn!(
+            "a cancelled handler has not stopped (does it block its thread?); its value is settled while it runs on"
+        );
     }
 }
 

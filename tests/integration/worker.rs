@@ -814,3 +814,56 @@ async fn a_hanging_lease_extension_does_not_hold_up_the_handler_timeout() {
     })
     .await;
 }
+
+/// A handler cancelled by its timeout is stopped before its value is
+/// settled: one that blocks its thread (it cannot be stopped at an
+/// `.await`) is waited for, so the value's next attempt never runs beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_handler_has_stopped_before_its_value_is_tried_again() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let worker = client
+            .worker("blocking", StringCodec)
+            .unwrap()
+            .concurrency(1)
+            .handler_timeout(Duration::from_millis(50))
+            .retry(RetryPolicy::fixed(Duration::ZERO).max_attempts(3))
+            .run({
+                let (running, most, attempts) = (running.clone(), most.clone(), attempts.clone());
+                move |_: String| {
+                    let (running, most, attempts) = (running.clone(), most.clone(), attempts.clone());
+                    async move {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        attempts.fetch_add(1, Ordering::SeqCst);
+                        // Blocks its thread: no `.await` to stop it at (in
+                        // place, so the runtime's other tasks move on).
+                        tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(300)));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        Ok::<(), BoxError>(())
+                    }
+                }
+            });
+        let dest = client.blocking_queue("blocking", StringCodec).unwrap();
+        dest.offer(&"a".to_owned()).await.unwrap();
+        // Timed out at least once (the timer may also lose to a handler
+        // that blocks), then done: handled in time, or dead-lettered.
+        eventually(Duration::from_secs(30), "a timeout, then the value settled", || async {
+            let report = worker.report();
+            report.timed_out >= 1 && report.succeeded + report.dead_lettered == 1
+        })
+        .await;
+        eventually(Duration::from_secs(20), "the last attempt stopped", || async {
+            running.load(Ordering::SeqCst) == 0
+        })
+        .await;
+        assert!(attempts.load(Ordering::SeqCst) >= 2);
+        assert_eq!(most.load(Ordering::SeqCst), 1, "attempts of one value ran side by side");
+        worker.shutdown_within(Duration::from_secs(1)).await;
+    })
+    .await;
+}
