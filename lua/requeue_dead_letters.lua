@@ -4,15 +4,24 @@
 -- KEYS: 1 dead-letter list, 2 destination list, 3 dead-letter reasons,
 --       4 request key (lib/request.lua: a resend moves nothing twice)
 -- ARGV: 1 how many at most
--- Returns how many moved.
+-- Returns how many moved: at most ARGV[1], and no more than about
+-- DELAYQ_BATCH_BYTES of payload (one value at a time, so a run stays short
+-- however large the values: 10,000 of 64 KB would be 640 MB in one go).
 local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list')
 if bad then return bad end
-local values = redis.call('lpop', KEYS[1], tonumber(ARGV[1]))
-if not values then
-  return delayq_answer(KEYS[4], 0)
+local most, moved, bytes = tonumber(ARGV[1]), 0, 0
+while moved < most and bytes < DELAYQ_BATCH_BYTES do
+  local value = redis.call('lpop', KEYS[1])
+  if not value then
+    break
+  end
+  redis.call('rpush', KEYS[2], value)
+  moved = moved + 1
+  bytes = bytes + #value
 end
-delayq_call_chunked('rpush', KEYS[2], values)
-delayq_dead_trim(KEYS[1], KEYS[3])
-return delayq_answer(KEYS[4], #values)
+if moved > 0 then
+  delayq_dead_trim(KEYS[1], KEYS[3])
+end
+return delayq_answer(KEYS[4], moved)

@@ -98,3 +98,42 @@ async fn every_way_into_the_dead_letter_list_records_why() {
     })
     .await;
 }
+
+/// Dead letters of 64 KB: a requeue moves about 1 MiB of them per call (its
+/// script stays short; calling again moves the rest, in order), and a
+/// removal copies none of them into its script.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_dead_letters_move_about_a_mebibyte_a_call_and_all_in_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("big-dead", StringCodec).unwrap();
+        let value = |i: usize| format!("{i:04}{}", "x".repeat(64 * 1024));
+        let values: Vec<String> = (0..100).map(value).collect();
+        let _: i64 = raw
+            .client
+            .rpush("delayq_dead_letter:{big-dead}", values.clone())
+            .await
+            .unwrap();
+        let first = jobs.requeue_dead_letters(10_000).await.unwrap();
+        assert!((1..100).contains(&first), "{first} values of 64 KB in one call");
+        let mut moved = first;
+        while moved < 100 {
+            let n = jobs.requeue_dead_letters(10_000).await.unwrap();
+            assert!(n > 0);
+            moved += n;
+        }
+        assert_eq!(moved, 100);
+        let back: Vec<String> = raw.client.lrange("big-dead", 0, -1).await.unwrap();
+        assert_eq!(back, values, "all back, in order");
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), 0);
+
+        let _: i64 = raw.client.rpush("delayq_dead_letter:{big-dead}", values).await.unwrap();
+        assert_eq!(jobs.remove_dead_letters(60).await.unwrap(), 60);
+        assert_eq!(jobs.remove_dead_letters(10_000).await.unwrap(), 40);
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), 0);
+        assert_eq!(jobs.remove_dead_letters(10).await.unwrap(), 0);
+    })
+    .await;
+}

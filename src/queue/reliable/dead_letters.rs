@@ -82,8 +82,9 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// Moves up to `max` dead-lettered values back to the queue's tail, to
-    /// start over at delivery count 1; returns how many moved. At most 10,000 per call
-    /// (one script run); `0` moves nothing.
+    /// start over at delivery count 1; returns how many moved. At most 10,000
+    /// and about 1 MiB of payload per call (one script run, kept short: call
+    /// again for the rest); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
         let keys = vec![
             self.keys.dead_letter().into(),
