@@ -90,8 +90,9 @@ async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_lose
         // The pop reaches Redis when the stall ends; what it popped for a
         // take that is gone goes back to the head.
         proxy.set_stalled(false);
+        // (The list reads [b, c] before the held LPOP has run too: wait for it.)
         eventually(Duration::from_secs(20), "the popped value back at the head", || async {
-            raw.lrange("stalled").await == bytes(&["b", "c"])
+            raw.command_calls("lpop").await >= 2 && raw.lrange("stalled").await == bytes(&["b", "c"])
         })
         .await;
         assert_eq!(q.take().await.unwrap(), "b");
@@ -235,8 +236,9 @@ async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline
         assert!(error.is_transient(), "{error}");
         // The move runs when the stall ends; its value goes back to the head.
         proxy.set_stalled(false);
+        // (The list reads [b, c] before the held LMOVE has run too: wait for it.)
         eventually(Duration::from_secs(20), "the moved value back at the head", || async {
-            raw.lrange("rstalled").await == bytes(&["b", "c"])
+            raw.command_calls("lmove").await >= 2 && raw.lrange("rstalled").await == bytes(&["b", "c"])
         })
         .await;
         for expected in ["b", "c"] {
