@@ -124,15 +124,8 @@ pub(crate) async fn until<T>(
     pop: impl Future<Output = crate::error::Result<T>>,
 ) -> crate::error::Result<T> {
     let Some(at) = deadline else { return pop.await };
-    match tokio::time::timeout_at(at + STALLED_AFTER, pop).await {
-        Ok(popped) => popped,
-        Err(_) => Err(crate::error::Error::Redis(crate::error::RedisError(
-            fred::error::Error::new(
-                fred::error::ErrorKind::Timeout,
-                "no reply to a pop in time: the connection seems stalled",
-            ),
-        ))),
-    }
+    let stalled = "no reply to a pop in time: the connection seems stalled";
+    super::by_deadline(at + STALLED_AFTER, stalled, pop).await
 }
 
 /// A command's future, boxed by the caller where it is written: fred's

@@ -26,3 +26,16 @@ pub(crate) mod tls;
 
 pub(crate) use connect::quit;
 pub(crate) use connections::Connections;
+
+/// `work`, or a transient `Timeout` error saying `what` once `deadline`
+/// passes. The work is dropped then: only for work that is safe to drop
+/// (a request-keyed script, a detached pop, a settle that acts once).
+pub(crate) async fn by_deadline<T, E: From<fred::error::Error>>(
+    deadline: tokio::time::Instant,
+    what: &'static str,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    tokio::time::timeout_at(deadline, work)
+        .await
+        .unwrap_or_else(|_| Err(fred::error::Error::new(fred::error::ErrorKind::Timeout, what).into()))
+}

@@ -152,15 +152,9 @@ impl Request {
                 // Each try ends by the deadline: while Redis is out of reach
                 // it would wait in fred's queue for as long as that lasts.
                 // One given up on and run later applies once all the same.
-                let tried = tokio::time::timeout_at(deadline, script.run(&conn, keys.clone(), args.clone()))
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(fred::error::Error::new(
-                            fred::error::ErrorKind::Timeout,
-                            "Redis did not answer a give-back in time",
-                        ))
-                    });
-                match tried {
+                let late = "Redis did not answer a give-back in time";
+                let tried = super::by_deadline(deadline, late, script.run(&conn, keys.clone(), args.clone()));
+                match tried.await {
                     Ok(reply) => {
                         consumed(conn.clone(), self.key);
                         break Ok(reply);

@@ -206,11 +206,20 @@ async fn subscribe_each(
 /// keyless command to any node; this one goes where the `SUBSCRIBE`s went
 /// (fred routes those by the client's id).
 async fn ping(subscriber: &SubscriberClient) -> Result<(), fred::error::Error> {
-    let same_node = Options {
+    subscriber
+        .with_options(&same_node(subscriber))
+        .ping::<Value>(None)
+        .await
+        .map(drop)
+}
+
+/// Options that send a keyless command where the subscriber's `SUBSCRIBE`s
+/// went (see [`ping`]).
+fn same_node(subscriber: &SubscriberClient) -> Options {
+    Options {
         cluster_hash: Some(ClusterHash::Custom(redis_keyslot(subscriber.id().as_bytes()))),
         ..Default::default()
-    };
-    subscriber.with_options(&same_node).ping::<Value>(None).await.map(drop)
+    }
 }
 
 /// After a refused `SUBSCRIBE`: its error reply was read as the `PING`'s,
@@ -230,12 +239,8 @@ async fn resync(subscriber: &SubscriberClient) {
                 "delayq-resync-{}",
                 NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             );
-            let same_node = Options {
-                cluster_hash: Some(ClusterHash::Custom(redis_keyslot(subscriber.id().as_bytes()))),
-                ..Default::default()
-            };
             let reply = subscriber
-                .with_options(&same_node)
+                .with_options(&same_node(subscriber))
                 .ping::<Value>(Some(nonce.clone()))
                 .await;
             if let Ok(reply) = reply {

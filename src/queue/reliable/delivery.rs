@@ -278,13 +278,8 @@ where
         // of reach it would wait in fred's queue for as long as that lasts
         // (and a worker's shutdown with it). Each attempt is a request or
         // acts once, so one given up on here and run later changes nothing.
-        let attempted = tokio::time::timeout_at(deadline, attempt()).await.unwrap_or_else(|_| {
-            Err(Error::Redis(crate::error::RedisError(fred::error::Error::new(
-                fred::error::ErrorKind::Timeout,
-                "Redis did not answer in time while settling a delivery",
-            ))))
-        });
-        match attempted {
+        let late = "Redis did not answer in time while settling a delivery";
+        match crate::connection::by_deadline(deadline, late, attempt()).await {
             Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
                 tracing::debug!(%error, "settling a delivery failed; retrying");
                 tokio::time::sleep(Duration::from_millis(50)).await;

@@ -201,7 +201,7 @@ impl<T: 'static> ReliableQueue<T> {
         let give_back = {
             let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
             move |reply: std::result::Result<Value, fred::error::Error>| async move {
-                let Some(count) = reply.ok().and_then(|claim| claimed(claim).ok().flatten()) else {
+                let Some(count) = reply.ok().and_then(|reply| Claim::parse(reply).ok()?.taken()) else {
                     return;
                 };
                 let member = crate::queue::reliable::delivery::member(id, count, &value);
@@ -226,17 +226,8 @@ impl<T: 'static> ReliableQueue<T> {
                 return Err(error);
             }
         };
-        let mut claim = reply::array(claim)?.into_iter();
-        let status = claim
-            .next()
-            .map(reply::opt_text)
-            .transpose()?
-            .flatten()
-            .unwrap_or_default();
-        let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-        let due = claim.next().map(reply::opt_text).transpose()?.flatten();
-        let now = claim.next().map(|v| reply::int(&v)).transpose()?;
-        let lateness = match (due.as_deref().and_then(crate::wire::time::parse_score), now) {
+        let claim = Claim::parse(claim)?;
+        let lateness = match (claim.due.as_deref().and_then(crate::wire::time::parse_score), claim.now) {
             (Some(due), Some(now)) => {
                 let ms = (now - due).max(0);
                 crate::telemetry::delivered(self.name(), ms);
@@ -244,7 +235,7 @@ impl<T: 'static> ReliableQueue<T> {
             }
             _ => None,
         };
-        match status.as_str() {
+        match claim.status.as_str() {
             "ok" => {}
             "gone" => return Ok(Ready::Nothing),
             "paused" => return Ok(Ready::Paused),
@@ -253,7 +244,7 @@ impl<T: 'static> ReliableQueue<T> {
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
                 tracing::warn!(
                     queue = self.name(),
-                    deliveries = count,
+                    deliveries = claim.count,
                     dead_letter = self.keys.dead_letter(),
                     "value delivered too often without an ack; moved to the dead-letter list"
                 );
@@ -261,7 +252,7 @@ impl<T: 'static> ReliableQueue<T> {
             }
             other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
         }
-        let count = u32::try_from(count).unwrap_or(u32::MAX);
+        let count = claim.taken().expect("the status is \"ok\"");
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.codec, value) {
             Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
@@ -282,12 +273,34 @@ impl<T: 'static> ReliableQueue<T> {
     }
 }
 
-/// The delivery count of a claim that took its value (`"ok"`), or `None`.
-fn claimed(claim: Value) -> Result<Option<u32>> {
-    let mut claim = reply::array(claim)?.into_iter();
-    let status = claim.next().map(reply::opt_text).transpose()?.flatten();
-    let count = claim.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-    Ok((status.as_deref() == Some("ok")).then(|| u32::try_from(count).unwrap_or(u32::MAX)))
+/// The claim script's reply: `[status, delivery count, due score, now]`.
+struct Claim {
+    status: String,
+    count: i64,
+    due: Option<String>,
+    now: Option<i64>,
+}
+
+impl Claim {
+    fn parse(reply: Value) -> Result<Claim> {
+        let mut reply = reply::array(reply)?.into_iter();
+        Ok(Claim {
+            status: reply
+                .next()
+                .map(reply::opt_text)
+                .transpose()?
+                .flatten()
+                .unwrap_or_default(),
+            count: reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0),
+            due: reply.next().map(reply::opt_text).transpose()?.flatten(),
+            now: reply.next().map(|v| reply::int(&v)).transpose()?,
+        })
+    }
+
+    /// The delivery count, when the claim took its value (`"ok"`).
+    fn taken(&self) -> Option<u32> {
+        (self.status == "ok").then(|| u32::try_from(self.count).unwrap_or(u32::MAX))
+    }
 }
 
 impl<T: 'static> ReliableQueue<T> {
