@@ -45,16 +45,21 @@ impl<T: 'static> BlockingQueue<T> {
                 drop(slot); // the next take in line finds joining off too
                 return Ok(self.blpop_wait(&[name], deadline).await?.map(|(_, raw)| raw));
             }
-            let joined = slot.joined();
+            // A take whose time is already up goes back in line, not into
+            // this wait: its own timer ends it (tokio fires timers up to a
+            // millisecond late), and values popped for it would go back.
+            let now = Instant::now();
+            let (joined, expired): (Vec<InLine>, Vec<InLine>) = slot
+                .joined()
+                .into_iter()
+                .partition(|take| take.until.is_none_or(|at| at > now));
+            slot.requeue(expired);
             let count = joined.len() as i64 + 1;
             // Each wait blocks for at most the pool's timeout, then gathers
             // the takes that came meanwhile; and no longer than any take it
             // serves waits, so that it pops nothing for a take that is gone.
-            // (A take whose time is already up is left out: its own timer
-            // ends it, and a round capped in the past would not wait at all.)
-            let now = Instant::now();
             let round = now + self.core.connections.blocking.timeout;
-            let joined_until = joined.iter().filter_map(|take| take.until).filter(|at| *at > now);
+            let joined_until = joined.iter().filter_map(|take| take.until);
             let round = deadline.into_iter().chain(joined_until).fold(round, Instant::min);
             // Dropped with this future (the caller stopped waiting): the
             // joined takes go back in line and the slot passes on, while the
