@@ -31,6 +31,23 @@ impl Admin {
         }
     }
 
+    /// Time Redis spent in the command `name` since the last `CONFIG
+    /// RESETSTAT` (µs, `INFO commandstats`; commands that scripts call count
+    /// apart, their scripts' time includes them).
+    pub async fn command_usec(&self, name: &str) -> u64 {
+        let text = match self.cmd("INFO", vec!["commandstats".into()]).await {
+            Value::String(s) => s.to_string(),
+            Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("INFO: {other:?}"),
+        };
+        let prefix = format!("cmdstat_{name}:");
+        text.lines()
+            .find_map(|line| line.strip_prefix(prefix.as_str()))
+            .and_then(|fields| fields.split(',').find_map(|f| f.strip_prefix("usec=")))
+            .and_then(|usec| usec.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     pub async fn config_set(&self, name: &str, value: &str) {
         self.cmd("CONFIG", vec!["SET".into(), name.into(), value.into()]).await;
     }

@@ -63,7 +63,12 @@ fn lateness_rows(rate: usize, ours: &lateness::Lateness, theirs: &lateness::Late
         .ratio(ours.p99 / theirs.p99);
     let mut scripts = Row::new(&scenario, "transfer scripts per delivered element")
         .values(
-            format!("{:.2} ({})", per_element(ours), thousands(ours.script_runs)),
+            format!(
+                "{:.2} ({}; {} sweeps)",
+                per_element(ours),
+                thousands(ours.script_runs),
+                ours.sweeps
+            ),
             format!("{:.2} ({})", per_element(theirs), thousands(theirs.script_runs)),
         )
         .ratio(per_element(ours) / per_element(theirs));
@@ -84,7 +89,14 @@ fn lateness_rows(rate: usize, ours: &lateness::Lateness, theirs: &lateness::Late
             format!("{:.0} ms", theirs.cpu_ms_per_1000),
         )
         .ratio(ours.cpu_ms_per_1000 / theirs.cpu_ms_per_1000);
-    vec![latency, scripts, cpu, per_1000]
+    let redis_time = Row::new(&scenario, "Redis time in scripts per 1,000 delivered")
+        .values(
+            format!("{:.0} ms", ours.script_ms_per_1000),
+            format!("{:.0} ms", theirs.script_ms_per_1000),
+        )
+        .ratio(ours.script_ms_per_1000 / theirs.script_ms_per_1000)
+        .note("offers and transfers, INFO commandstats");
+    vec![latency, scripts, cpu, per_1000, redis_time]
 }
 
 fn wanted(name: &str) -> bool {
