@@ -6,7 +6,8 @@
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
 --         probe (0 in normal runs, which still scan the whole list for as
---         many elements as DELAYQ_SCAN_BUDGET list elements allow)
+--         many elements as DELAYQ_SCAN_BUDGET list elements allow, and for
+--         more while they fit in DELAYQ_SCAN_US)
 -- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due,
 -- first_moved_due_ms or nil, pending count, ready count}: deep = 1 when it
 -- stopped at a due element deep inside a long pending list (due = how many
@@ -51,10 +52,27 @@ while #due < limit and bytes < DELAYQ_BATCH_BYTES do
 end
 local len = redis.call('llen', KEYS[3])
 -- A short list (tens of thousands) is cheaper to scan whole for a few due
--- elements (~18 ns an element) than to give up and run again for them.
+-- elements (~10-18 ns an element) than to give up and run again for them:
+-- as many scans as DELAYQ_SCAN_BUDGET list elements allow, and more while a
+-- worst-case scan still fits in DELAYQ_SCAN_US of the run (an LREM stops at
+-- its element, on average well before the end). A steady stream of offers
+-- due out of order keeps dozens of elements deep; searching them here moves
+-- them at once, where leaving them to a sweep (a read of the whole list)
+-- makes them wait for it.
 local DELAYQ_SCAN_BUDGET = 50000
+local DELAYQ_SCAN_US = 1000
+local DELAYQ_SCAN_NS_PER_ELEMENT = 15
 if len > 0 then
+  -- The scans asked for are capped too (a few, or one of a very long list),
+  -- so that a run stays short whatever the list's length.
+  full_scans = math.min(full_scans, math.max(1, math.floor(4 * DELAYQ_SCAN_BUDGET / len)))
   full_scans = math.max(full_scans, math.floor(DELAYQ_SCAN_BUDGET / len))
+end
+local started = redis.call('time')
+local function scan_fits()
+  local t = redis.call('time')
+  local used = (t[1] - started[1]) * 1000000 + (t[2] - started[2])
+  return used + len * DELAYQ_SCAN_NS_PER_ELEMENT / 1000 <= DELAYQ_SCAN_US
 end
 local moved = {}
 local head_marks, tail_marks = 0, 0
@@ -68,12 +86,16 @@ for i = 1, #due do
   if len <= 2 * probe then
     len = len - redis.call('lrem', KEYS[3], 1, element)
   else
-    local pos = redis.call('lpos', KEYS[3], element, 'MAXLEN', probe)
+    -- When this element may be searched for from the head anyway, a probe
+    -- of the head would only scan the same elements twice (found, it is
+    -- marked, and the marks removed by a second scan).
+    local may_scan = full_scans > 0 or scan_fits()
+    local pos = (not may_scan and redis.call('lpos', KEYS[3], element, 'MAXLEN', probe))
       or redis.call('lpos', KEYS[3], element, 'RANK', -1, 'MAXLEN', probe)
     if pos then
       redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
       if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
-    elseif full_scans > 0 then
+    elseif may_scan then
       full_scans = full_scans - 1
       len = len - redis.call('lrem', KEYS[3], 1, element)
     else

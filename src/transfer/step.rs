@@ -15,6 +15,25 @@ pub(crate) const SWEEP_MIN_DUE: u64 = 64;
 /// search scans the list: ~18 ns an element).
 pub(crate) const FULL_SCANS: u32 = 4;
 
+/// How long a queue rests from sweeping after a sweep, in multiples of the
+/// sweep's own duration: at most a quarter of the time goes to sweeps. A
+/// sweep reads the whole pending list, so one started again as soon as the
+/// last ends (a steady stream of offers due out of order keeps a few dozen
+/// elements deep) costs a read of the list per few dozen elements and, run
+/// back to back, holds Redis in 30 ms scripts from everyone else. Meanwhile
+/// regular runs keep moving what they find cheaply.
+pub(crate) const SWEEP_REST: i64 = 3;
+
+/// Whether a queue may start a sweep now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MaySweep {
+    Yes,
+    /// Another client sweeps the queue.
+    Elsewhere,
+    /// This client swept it a moment ago (see [`SWEEP_REST`]).
+    Resting,
+}
+
 /// The next run a queue needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -43,6 +62,8 @@ pub(crate) enum Then {
     /// When another client's sweep of the queue may be over (its lease gone):
     /// regular runs meanwhile would stop at the same deep element again.
     AfterSweep,
+    /// When this client may sweep the queue again ([`SWEEP_REST`]).
+    AfterRest,
 }
 
 pub(crate) async fn run(
@@ -63,19 +84,24 @@ pub(crate) async fn run(
     })
 }
 
-/// The mode after a run, and when to run next; `may_sweep` is false while
-/// another client is known to sweep the queue.
-pub(crate) fn next(mode: &Mode, step: &Step, may_sweep: bool) -> (Mode, Then) {
+/// The mode after a run, and when to run next.
+pub(crate) fn next(mode: &Mode, step: &Step, may_sweep: MaySweep) -> (Mode, Then) {
     match (mode, step) {
         (Mode::Regular { .. }, Step::Regular(outcome)) => match outcome.deep {
-            Some(due) if due >= SWEEP_MIN_DUE && may_sweep => (
+            Some(due) if due >= SWEEP_MIN_DUE && may_sweep == MaySweep::Yes => (
                 Mode::Sweep {
                     cursor: 0,
                     reserve_us: 0,
                 },
                 Then::Now,
             ),
-            Some(due) if due >= SWEEP_MIN_DUE => (Mode::Regular { full_scans: 0 }, Then::AfterSweep),
+            Some(due) if due >= SWEEP_MIN_DUE && may_sweep == MaySweep::Elsewhere => {
+                (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
+            }
+            // Resting: only the scans the run can afford by itself, again at
+            // once while they move anything (a list short enough to search).
+            Some(due) if due >= SWEEP_MIN_DUE && outcome.moved > 0 => (Mode::Regular { full_scans: 0 }, Then::Now),
+            Some(due) if due >= SWEEP_MIN_DUE => (Mode::Regular { full_scans: 0 }, Then::AfterRest),
             Some(_) => (Mode::Regular { full_scans: FULL_SCANS }, Then::Now),
             None => (Mode::Regular { full_scans: 0 }, Then::AtHead),
         },
@@ -128,7 +154,7 @@ mod tests {
     fn a_large_deep_backlog_starts_a_sweep_and_a_small_one_full_scans() {
         let start = Mode::Regular { full_scans: 0 };
         assert_eq!(
-            next(&start, &regular(Some(100_000)), true),
+            next(&start, &regular(Some(100_000)), MaySweep::Yes),
             (
                 Mode::Sweep {
                     cursor: 0,
@@ -138,11 +164,11 @@ mod tests {
             )
         );
         assert_eq!(
-            next(&start, &regular(Some(3)), true),
+            next(&start, &regular(Some(3)), MaySweep::Yes),
             (Mode::Regular { full_scans: FULL_SCANS }, Then::Now)
         );
         assert_eq!(
-            next(&start, &regular(None), true),
+            next(&start, &regular(None), MaySweep::Yes),
             (Mode::Regular { full_scans: 0 }, Then::AtHead)
         );
     }
@@ -154,7 +180,7 @@ mod tests {
             reserve_us: 0,
         };
         assert_eq!(
-            next(&sweep, &window(900, 1000, None), true),
+            next(&sweep, &window(900, 1000, None), MaySweep::Yes),
             (
                 Mode::Sweep {
                     cursor: 900,
@@ -164,7 +190,7 @@ mod tests {
             )
         );
         assert_eq!(
-            next(&sweep, &window(900, 0, None), true),
+            next(&sweep, &window(900, 0, None), MaySweep::Yes),
             (Mode::Regular { full_scans: FULL_SCANS }, Then::Now)
         );
     }
@@ -176,13 +202,30 @@ mod tests {
             reserve_us: 0,
         };
         assert_eq!(
-            next(&sweep, &window(0, 0, Some(9_000)), true),
+            next(&sweep, &window(0, 0, Some(9_000)), MaySweep::Yes),
             (Mode::Regular { full_scans: 0 }, Then::Now)
         );
         let start = Mode::Regular { full_scans: 0 };
         assert_eq!(
-            next(&start, &regular(Some(100_000)), false),
+            next(&start, &regular(Some(100_000)), MaySweep::Elsewhere),
             (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
+        );
+    }
+
+    #[test]
+    fn a_queue_resting_from_a_sweep_runs_again_at_once_only_while_runs_move_elements() {
+        let start = Mode::Regular { full_scans: 0 };
+        let mut moving = regular(Some(100_000));
+        if let Step::Regular(outcome) = &mut moving {
+            outcome.moved = 12;
+        }
+        assert_eq!(
+            next(&start, &moving, MaySweep::Resting),
+            (Mode::Regular { full_scans: 0 }, Then::Now)
+        );
+        assert_eq!(
+            next(&start, &regular(Some(100_000)), MaySweep::Resting),
+            (Mode::Regular { full_scans: 0 }, Then::AfterRest)
         );
     }
 }

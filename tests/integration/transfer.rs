@@ -596,3 +596,52 @@ async fn deep_due_elements_of_a_short_pending_list_move_in_due_order() {
     })
     .await;
 }
+
+/// Due elements near the head, deep in the middle and near the tail of one
+/// pending list, all due at once and in an order unlike the list's: a run
+/// removes some by `LREM` from the head and marks others found by a probe,
+/// and whichever way each goes, they arrive in due order and Java's lists are
+/// left as removing each element alone would leave them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let keys = delayq::QueueKeys::new("spread").unwrap();
+        let later = now_ms() + 3_600_000;
+        let due_at = now_ms() - 60_000;
+        let others: Vec<Bytes> = (0..5_000)
+            .map(|i| pack(Format::Modern, format!("other-{i}").as_bytes()))
+            .collect();
+        // Group g (0 head, 1 middle, 2 tail), index j: due rank 3j + g, so
+        // due order interleaves the three places.
+        let due = |g: usize, j: usize| pack(Format::Modern, format!("due-{:02}", 3 * j + g).as_bytes());
+        let place = |g: usize| [100, 2_500, 4_900][g];
+        for (i, element) in others.iter().enumerate() {
+            for g in 0..3 {
+                if i == place(g) {
+                    for j in 0..12 {
+                        raw.seed("spread", &due(g, j), due_at + (3 * j + g) as i64).await;
+                    }
+                }
+            }
+            raw.seed("spread", element, later + i as i64).await;
+        }
+        assert_eq!(raw.llen(keys.pending()).await, 5_036);
+
+        let client = redis.client().await;
+        let queue = client.delayed_queue("spread", StringCodec).unwrap();
+        let dest = queue.destination();
+        let mut got = Vec::new();
+        for _ in 0..36 {
+            let value = dest.take_timeout(Duration::from_secs(20)).await.unwrap();
+            got.push(value.expect("every due element arrives"));
+        }
+        let want: Vec<String> = (0..36).map(|i| format!("due-{i:02}")).collect();
+        assert_eq!(got, want);
+        assert_eq!(raw.lrange(keys.pending()).await, others);
+        assert_eq!(raw.zcard(keys.timeout()).await, 5_000);
+        assert_eq!(raw.llen("spread").await, 0);
+    })
+    .await;
+}

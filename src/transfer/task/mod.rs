@@ -88,6 +88,10 @@ struct QueueState {
     last_run: Instant,
     /// Local time (ms) until which another client is known to sweep the queue.
     swept_elsewhere_until: i64,
+    /// Local time (ms) this client's sweep of the queue began (while it lasts).
+    sweep_began: i64,
+    /// Local time (ms) until which the queue rests from sweeping ([`step::SWEEP_REST`](crate::transfer::step::SWEEP_REST)).
+    sweep_rest_until: i64,
 }
 
 pub(crate) struct SchedulerTask {
@@ -294,6 +298,8 @@ impl SchedulerTask {
                 failures: 0,
                 last_run: Instant::now(),
                 swept_elsewhere_until: i64::MIN,
+                sweep_began: i64::MIN,
+                sweep_rest_until: i64::MIN,
             },
         );
         self.subscriptions(SubOp::Subscribe(vec![channel]));
