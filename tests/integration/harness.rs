@@ -23,6 +23,25 @@ pub async fn deadline<F: Future<Output = ()>>(body: F) {
         .expect("test exceeded its deadline");
 }
 
+/// A server, a fault proxy in front of it, and a delayq client through the
+/// proxy (test-friendly settings, as [`RedisServer::client`]).
+pub async fn behind_proxy() -> (RedisServer, crate::fault_proxy::FaultProxy, Client) {
+    let redis = RedisServer::start().await;
+    let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
+    let client = Client::builder()
+        .url(proxy.url())
+        .blocking_timeout(Duration::from_secs(1))
+        .build()
+        .await
+        .expect("connect through the proxy");
+    (redis, proxy, client)
+}
+
+/// Values as the bytes fred sends.
+pub fn bytes(values: &[&str]) -> Vec<Bytes> {
+    values.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect()
+}
+
 /// Test-only ways to talk to the server.
 impl RedisServer {
     /// A builder for a delayq client of this server, with test-friendly settings.

@@ -6,33 +6,15 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
 use delayq::{Client, LongCodec, StringCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{deadline, eventually, RedisServer};
+use crate::harness::{behind_proxy, bytes, deadline, eventually, RedisServer};
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
-}
-
-fn bytes(values: &[&str]) -> Vec<Bytes> {
-    values.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect()
-}
-
-/// A server, a proxy in front of it, and a delayq client through the proxy.
-async fn setup() -> (RedisServer, FaultProxy, Client) {
-    let redis = RedisServer::start().await;
-    let proxy = FaultProxy::start(redis.port()).await;
-    let client = Client::builder()
-        .url(proxy.url())
-        .blocking_timeout(Duration::from_secs(1))
-        .build()
-        .await
-        .expect("connect through the proxy");
-    (redis, proxy, client)
 }
 
 /// A client through the proxy that never resends: a lost reply is final.
@@ -72,7 +54,7 @@ async fn settled(raw: &crate::harness::RawRedis, tag: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         for (fault, queue) in [(Fault::LoseReply, "drain-reply"), (Fault::LoseRequest, "drain-request")] {
             let _: i64 = raw
@@ -101,7 +83,7 @@ async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let delayed = client
             .delayed_queue("poll-lost", StringCodec)
@@ -125,7 +107,7 @@ async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let delayed = client
             .delayed_queue("remove-lost", StringCodec)
@@ -154,7 +136,7 @@ async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let delayed = client
             .delayed_queue("{plo}src", StringCodec)
@@ -183,7 +165,7 @@ async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let reliable = client.reliable_queue("dead-lost", StringCodec).unwrap();
         let dead = reliable.keys().dead_letter().to_owned();
@@ -206,7 +188,7 @@ async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         // The destination list: drain removes, fails to decode, pushes back.
         let _: i64 = raw
@@ -309,7 +291,7 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let delayed = client
             .delayed_queue("offer-lost", StringCodec)
@@ -393,7 +375,7 @@ async fn values_put_back_after_their_due_time_are_published_and_delivered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drain_dropped_by_its_caller_during_a_long_outage_gives_its_values_back() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let _: i64 = raw.client.rpush("dropped", bytes(&["a", "b", "c", "d"])).await.unwrap();
         let q = client.blocking_queue("dropped", StringCodec).unwrap();
@@ -421,7 +403,7 @@ async fn a_drain_dropped_by_its_caller_during_a_long_outage_gives_its_values_bac
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clear_is_sent_once_so_values_offered_after_it_survive() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let _: i64 = raw.client.rpush("cleared", bytes(&["a", "b"])).await.unwrap();
         let q = client.blocking_queue("cleared", StringCodec).unwrap();
@@ -579,7 +561,7 @@ fn pair(purged: delayq::Purged) -> (u64, u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let delayed = client
             .delayed_queue("ids-lost", StringCodec)
@@ -627,7 +609,7 @@ async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let monitor = redis.monitor().await;
         let q = client
@@ -690,7 +672,7 @@ async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_value() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let monitor = redis.monitor().await;
         let q = client.blocking_queue("joined-pop-lost", LongCodec).unwrap();

@@ -7,33 +7,16 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use delayq::fred::prelude::*;
-use delayq::{Client, StringCodec};
+use delayq::StringCodec;
 use futures_util::future::join_all;
 
-use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{deadline, eventually, RedisServer};
-
-fn bytes(values: &[&str]) -> Vec<Bytes> {
-    values.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect()
-}
-
-/// A server, a proxy in front of it, and a client through the proxy.
-async fn setup() -> (RedisServer, FaultProxy, Client) {
-    let redis = RedisServer::start().await;
-    let proxy = FaultProxy::start(redis.port()).await;
-    let client = Client::builder()
-        .url(proxy.url())
-        .blocking_timeout(Duration::from_secs(1))
-        .build()
-        .await
-        .expect("connect through the proxy");
-    (redis, proxy, client)
-}
+use crate::fault_proxy::Fault;
+use crate::harness::{behind_proxy, bytes, deadline, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn takes_dropped_during_a_long_outage_pop_nothing_when_redis_is_back() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let _: i64 = raw
             .client
@@ -75,7 +58,7 @@ async fn takes_dropped_during_a_long_outage_pop_nothing_when_redis_is_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let _: i64 = raw.client.rpush("stalled", bytes(&["a", "b", "c"])).await.unwrap();
         let q = client.blocking_queue("stalled", StringCodec).unwrap();
@@ -104,7 +87,7 @@ async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_lose
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let q = client.blocking_queue("in-line", StringCodec).unwrap();
         // Found empty: the takes go (mostly) straight to waiting, and two
@@ -151,7 +134,7 @@ async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_that_go_silent_are_replaced_and_deliveries_resume() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let delayed = client.delayed_queue("silent", StringCodec).unwrap();
         let q = client.blocking_queue("silent", StringCodec).unwrap();
@@ -194,7 +177,7 @@ async fn connections_that_go_silent_are_replaced_and_deliveries_resume() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent() {
     deadline(async {
-        let (_redis, proxy, client) = setup().await;
+        let (_redis, proxy, client) = behind_proxy().await;
         proxy.set_outage(true);
         let conn = client.redis().next().clone();
         eventually(Duration::from_secs(20), "fred saw the connection drop", || async {
@@ -220,7 +203,7 @@ async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let _: i64 = raw.client.rpush("rstalled", bytes(&["a", "b", "c"])).await.unwrap();
         let q = client.reliable_queue("rstalled", StringCodec).unwrap();
@@ -257,7 +240,7 @@ async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reliable_take_dropped_while_claiming_gives_the_value_back_uncounted() {
     deadline(async {
-        let (redis, proxy, client) = setup().await;
+        let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         // An odd visibility timeout: its digits mark the claim's request.
         let q = client
