@@ -113,17 +113,23 @@ pub(crate) struct WindowOutcome {
     /// over and its lease deleted), or when another client holds the lease.
     pub scanned: u64,
     /// `None`: this client holds the sweep lease (and `bytes` were read);
-    /// `Some(ttl_ms)`: another client sweeps the queue, for at least this long.
+    /// `Some(ttl_ms)`: another client sweeps the queue, or it rests after a
+    /// sweep, for at least this long.
     pub busy_ms: Option<i64>,
+    /// The lease found held is a rest after a sweep (nobody sweeps).
+    pub resting: bool,
     /// Bytes of elements read.
     pub bytes: u64,
     /// How long removing the marked elements took (µs).
     pub remove_us: i64,
+    /// How long the run took in Redis (µs).
+    pub took_us: i64,
 }
 
 /// Reads the window at `cursor` and moves the elements in it that are due,
 /// under the queue's sweep lease held as `holder` (taken when free), keeping
-/// `reserve_us` of the time budget for removing the marks.
+/// `reserve_us` of the time budget for removing the marks; when the sweep
+/// ends, the lease rests `rest_ms` before any client may sweep again.
 pub(crate) async fn sweep_window(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
@@ -131,6 +137,7 @@ pub(crate) async fn sweep_window(
     clock: Clock,
     cursor: i64,
     reserve_us: i64,
+    rest_ms: i64,
 ) -> Result<WindowOutcome> {
     let now_arg = match clock {
         Clock::Local => Value::from(time::now_ms()),
@@ -146,6 +153,7 @@ pub(crate) async fn sweep_window(
         Value::from(SWEEP_MOST),
         Value::from(SWEEP_WINDOW),
         Value::from(reserve_us),
+        Value::from(rest_ms),
     ];
     let value = run(
         &SCRIPTS.sweep_window,
@@ -161,17 +169,20 @@ pub(crate) async fn sweep_window(
         args,
     )
     .await?;
-    let [next, moved, quarantined, scanned, leased, last, remove_us] = reply::tuple::<7>(value)?;
+    let [next, moved, quarantined, scanned, leased, last, remove_us, took_us] = reply::tuple::<8>(value)?;
     let last = reply::int(&last)?;
-    let leased = reply::int(&leased)? == 1;
+    let leased = reply::int(&leased)?;
+    let (resting, leased) = (leased == 2, leased == 1);
     Ok(WindowOutcome {
         next_cursor: reply::int(&next)?,
         moved: reply::int(&moved)? as u64,
         quarantined: reply::int(&quarantined)? as u64,
         scanned: reply::int(&scanned)? as u64,
         busy_ms: (!leased).then_some(last),
+        resting,
         bytes: if leased { last as u64 } else { 0 },
         remove_us: reply::int(&remove_us)?,
+        took_us: reply::int(&took_us)?,
     })
 }
 

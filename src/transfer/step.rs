@@ -16,21 +16,32 @@ pub(crate) const SWEEP_MIN_DUE: u64 = 64;
 pub(crate) const FULL_SCANS: u32 = 4;
 
 /// How long a queue rests from sweeping after a sweep, in multiples of the
-/// sweep's own duration: at most a quarter of the time goes to sweeps. A
-/// sweep reads the whole pending list, so one started again as soon as the
-/// last ends (a steady stream of offers due out of order keeps a few dozen
-/// elements deep) costs a read of the list per few dozen elements and, run
-/// back to back, holds Redis in 30 ms scripts from everyone else. Meanwhile
-/// regular runs keep moving what they find cheaply.
+/// time the sweep's scripts took, up to [`SWEEP_REST_MAX_MS`]: sweeps take at
+/// most about a quarter of Redis's time. A sweep reads the whole pending
+/// list, so one started again as soon as the last ends (a steady stream of
+/// offers due out of order keeps dozens of elements deep) costs a read of the
+/// list per few dozen elements and, run back to back, holds Redis in sweep
+/// scripts from everyone else. The rest is kept in Redis (the lease, left as
+/// `resting`), so it holds for every client of the queue; regular runs go on
+/// meanwhile.
 pub(crate) const SWEEP_REST: i64 = 3;
+/// Longest rest after a sweep (ms): a sweep of a very long list must not
+/// leave its deep elements waiting long after it.
+pub(crate) const SWEEP_REST_MAX_MS: i64 = 1_000;
 
-/// Whether a queue may start a sweep now.
+/// The rest (ms) after a sweep whose scripts took `busy_us` in Redis.
+pub(crate) fn rest_ms(busy_us: i64) -> i64 {
+    (busy_us.saturating_mul(SWEEP_REST) / 1_000).clamp(0, SWEEP_REST_MAX_MS)
+}
+
+/// The queue's sweep lease, as this client last found it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MaySweep {
-    Yes,
+pub(crate) enum Lease {
+    /// Free (or not known to be held): this client may sweep.
+    Free,
     /// Another client sweeps the queue.
-    Elsewhere,
-    /// This client swept it a moment ago (see [`SWEEP_REST`]).
+    Swept,
+    /// Nobody sweeps: the queue rests after a sweep ([`SWEEP_REST`]).
     Resting,
 }
 
@@ -41,8 +52,9 @@ pub(crate) enum Mode {
     /// handful of deep elements.
     Regular { full_scans: u32 },
     /// A sweep: the window at `cursor`; `reserve_us` of the run's time is kept
-    /// for removing the marks (what that took in the last run).
-    Sweep { cursor: i64, reserve_us: i64 },
+    /// for removing the marks (what that took in the last run); its scripts
+    /// have taken `busy_us` in Redis so far.
+    Sweep { cursor: i64, reserve_us: i64, busy_us: i64 },
 }
 
 /// What a run did.
@@ -59,11 +71,10 @@ pub(crate) enum Then {
     Now,
     /// At the head's due time (or at once while a backlog remains).
     AtHead,
-    /// When another client's sweep of the queue may be over (its lease gone):
-    /// regular runs meanwhile would stop at the same deep element again.
+    /// When the queue's sweep lease may be gone (another client's sweep over,
+    /// or the rest after a sweep): regular runs meanwhile would stop at the
+    /// same deep element again.
     AfterSweep,
-    /// When this client may sweep the queue again ([`SWEEP_REST`]).
-    AfterRest,
 }
 
 pub(crate) async fn run(
@@ -78,39 +89,45 @@ pub(crate) async fn run(
         Mode::Regular { full_scans } => {
             Step::Regular(transfer::run_transfer(conn, keys, clock, batch, *full_scans).await?)
         }
-        Mode::Sweep { cursor, reserve_us } => {
-            Step::Window(transfer::sweep_window(conn, keys, holder, clock, *cursor, *reserve_us).await?)
-        }
+        Mode::Sweep {
+            cursor,
+            reserve_us,
+            busy_us,
+        } => Step::Window(
+            transfer::sweep_window(conn, keys, holder, clock, *cursor, *reserve_us, rest_ms(*busy_us)).await?,
+        ),
     })
 }
 
 /// The mode after a run, and when to run next.
-pub(crate) fn next(mode: &Mode, step: &Step, may_sweep: MaySweep) -> (Mode, Then) {
+pub(crate) fn next(mode: &Mode, step: &Step, lease: Lease) -> (Mode, Then) {
     match (mode, step) {
         (Mode::Regular { .. }, Step::Regular(outcome)) => match outcome.deep {
-            Some(due) if due >= SWEEP_MIN_DUE && may_sweep == MaySweep::Yes => (
+            Some(due) if due >= SWEEP_MIN_DUE && lease == Lease::Free => (
                 Mode::Sweep {
                     cursor: 0,
                     reserve_us: 0,
+                    busy_us: 0,
                 },
                 Then::Now,
             ),
-            Some(due) if due >= SWEEP_MIN_DUE && may_sweep == MaySweep::Elsewhere => {
-                (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
+            // Resting: only the scans a run affords by itself, again at once
+            // while they get anywhere (a list short enough to search). While
+            // another client sweeps, its sweep moves them.
+            Some(due) if due >= SWEEP_MIN_DUE && lease == Lease::Resting && outcome.moved + outcome.quarantined > 0 => {
+                (Mode::Regular { full_scans: 0 }, Then::Now)
             }
-            // Resting: only the scans the run can afford by itself, again at
-            // once while they move anything (a list short enough to search).
-            Some(due) if due >= SWEEP_MIN_DUE && outcome.moved > 0 => (Mode::Regular { full_scans: 0 }, Then::Now),
-            Some(due) if due >= SWEEP_MIN_DUE => (Mode::Regular { full_scans: 0 }, Then::AfterRest),
+            Some(due) if due >= SWEEP_MIN_DUE => (Mode::Regular { full_scans: 0 }, Then::AfterSweep),
             Some(_) => (Mode::Regular { full_scans: FULL_SCANS }, Then::Now),
             None => (Mode::Regular { full_scans: 0 }, Then::AtHead),
         },
         // Another client sweeps: regular runs only (they stay correct).
         (Mode::Sweep { .. }, Step::Window(w)) if w.busy_ms.is_some() => (Mode::Regular { full_scans: 0 }, Then::Now),
-        (Mode::Sweep { .. }, Step::Window(w)) if w.scanned > 0 => (
+        (Mode::Sweep { busy_us, .. }, Step::Window(w)) if w.scanned > 0 => (
             Mode::Sweep {
                 cursor: w.next_cursor,
                 reserve_us: w.remove_us,
+                busy_us: busy_us.saturating_add(w.took_us),
             },
             Then::Now,
         ),
@@ -145,8 +162,10 @@ mod tests {
             quarantined: 0,
             scanned,
             busy_ms,
+            resting: false,
             bytes: 0,
             remove_us: 1_500,
+            took_us: 20_000,
         })
     }
 
@@ -154,21 +173,22 @@ mod tests {
     fn a_large_deep_backlog_starts_a_sweep_and_a_small_one_full_scans() {
         let start = Mode::Regular { full_scans: 0 };
         assert_eq!(
-            next(&start, &regular(Some(100_000)), MaySweep::Yes),
+            next(&start, &regular(Some(100_000)), Lease::Free),
             (
                 Mode::Sweep {
                     cursor: 0,
-                    reserve_us: 0
+                    reserve_us: 0,
+                    busy_us: 0
                 },
                 Then::Now
             )
         );
         assert_eq!(
-            next(&start, &regular(Some(3)), MaySweep::Yes),
+            next(&start, &regular(Some(3)), Lease::Free),
             (Mode::Regular { full_scans: FULL_SCANS }, Then::Now)
         );
         assert_eq!(
-            next(&start, &regular(None), MaySweep::Yes),
+            next(&start, &regular(None), Lease::Free),
             (Mode::Regular { full_scans: 0 }, Then::AtHead)
         );
     }
@@ -178,19 +198,21 @@ mod tests {
         let sweep = Mode::Sweep {
             cursor: 0,
             reserve_us: 0,
+            busy_us: 5_000,
         };
         assert_eq!(
-            next(&sweep, &window(900, 1000, None), MaySweep::Yes),
+            next(&sweep, &window(900, 1000, None), Lease::Free),
             (
                 Mode::Sweep {
                     cursor: 900,
-                    reserve_us: 1_500
+                    reserve_us: 1_500,
+                    busy_us: 25_000
                 },
                 Then::Now
             )
         );
         assert_eq!(
-            next(&sweep, &window(900, 0, None), MaySweep::Yes),
+            next(&sweep, &window(900, 0, None), Lease::Free),
             (Mode::Regular { full_scans: FULL_SCANS }, Then::Now)
         );
     }
@@ -200,32 +222,52 @@ mod tests {
         let sweep = Mode::Sweep {
             cursor: 0,
             reserve_us: 0,
+            busy_us: 5_000,
         };
         assert_eq!(
-            next(&sweep, &window(0, 0, Some(9_000)), MaySweep::Yes),
+            next(&sweep, &window(0, 0, Some(9_000)), Lease::Free),
             (Mode::Regular { full_scans: 0 }, Then::Now)
         );
         let start = Mode::Regular { full_scans: 0 };
         assert_eq!(
-            next(&start, &regular(Some(100_000)), MaySweep::Elsewhere),
+            next(&start, &regular(Some(100_000)), Lease::Swept),
             (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
         );
-    }
-
-    #[test]
-    fn a_queue_resting_from_a_sweep_runs_again_at_once_only_while_runs_move_elements() {
-        let start = Mode::Regular { full_scans: 0 };
         let mut moving = regular(Some(100_000));
         if let Step::Regular(outcome) = &mut moving {
             outcome.moved = 12;
         }
         assert_eq!(
-            next(&start, &moving, MaySweep::Resting),
-            (Mode::Regular { full_scans: 0 }, Then::Now)
+            next(&start, &moving, Lease::Swept),
+            (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
         );
+    }
+
+    #[test]
+    fn while_the_queue_rests_regular_runs_go_on_at_once_only_while_they_get_anywhere() {
+        let start = Mode::Regular { full_scans: 0 };
+        for (moved, quarantined) in [(12, 0), (0, 1)] {
+            let mut moving = regular(Some(100_000));
+            if let Step::Regular(outcome) = &mut moving {
+                outcome.moved = moved;
+                outcome.quarantined = quarantined;
+            }
+            assert_eq!(
+                next(&start, &moving, Lease::Resting),
+                (Mode::Regular { full_scans: 0 }, Then::Now)
+            );
+        }
         assert_eq!(
-            next(&start, &regular(Some(100_000)), MaySweep::Resting),
-            (Mode::Regular { full_scans: 0 }, Then::AfterRest)
+            next(&start, &regular(Some(100_000)), Lease::Resting),
+            (Mode::Regular { full_scans: 0 }, Then::AfterSweep)
         );
+    }
+
+    #[test]
+    fn the_rest_after_a_sweep_is_three_times_its_scripts_time_up_to_a_second() {
+        assert_eq!(rest_ms(0), 0);
+        assert_eq!(rest_ms(20_000), 60);
+        assert_eq!(rest_ms(2_000_000), SWEEP_REST_MAX_MS);
+        assert_eq!(rest_ms(i64::MAX), SWEEP_REST_MAX_MS);
     }
 }

@@ -42,7 +42,8 @@ pub const DUE_PREFIX: &str = "delayq_due";
 /// delayq's prefix for the marker that turns lateness tracking on (STRING, expires).
 pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
 /// delayq's prefix for the lease of a queue's one sweep (STRING: the sweeping
-/// client's id, expires unless renewed; see `lua/sweep_window.lua`).
+/// client's id, expires unless renewed; `resting` for a moment after a sweep,
+/// so that none starts again at once; see `lua/sweep_window.lua`).
 pub const SWEEP_PREFIX: &str = "delayq_sweep";
 /// delayq's prefix for the id index (HASH: 8 id bytes of an element offered
 /// with an id → the element; see `DelayedQueue::offer_with_id`).

@@ -222,7 +222,9 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
         let raw = redis.raw().await;
         let producer = redis.client().await;
         let q = producer.delayed_queue("big", StringCodec).unwrap().without_transfer();
-        let items: Vec<(String, Duration)> = (0..30_000)
+        // Long enough that regular runs cannot search it (only probe its ends):
+        // the backlog needs the sweep.
+        let items: Vec<(String, Duration)> = (0..100_000)
             .map(|i| {
                 let delay = if i % 10 == 0 {
                     Duration::ZERO
@@ -249,7 +251,7 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
         eventually(
             Duration::from_secs(30),
             "the sweep taken over drains the backlog",
-            || async { raw.llen("big").await == 3_000 },
+            || async { raw.llen("big").await == 10_000 },
         )
         .await;
         assert!(client.stats().sweeps >= 1, "{:?}", client.stats());
@@ -260,11 +262,74 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
             .map(|b| std::str::from_utf8(b).unwrap().parse().unwrap())
             .collect();
         arrived.sort_unstable();
-        assert_eq!(arrived, (0..30_000).step_by(10).collect::<Vec<i64>>());
+        assert_eq!(arrived, (0..100_000).step_by(10).collect::<Vec<i64>>());
         eventually(Duration::from_secs(20), "the lease is released", || async {
             raw.client.exists::<i64, _>(lease.as_str()).await.unwrap() == 0
         })
         .await;
+    })
+    .await;
+}
+
+/// A sweep that ends leaves its lease behind as `resting` for three times
+/// what its scripts took, at most a second, so that no client (the sweeper
+/// included) starts another sweep of the queue at once; then the lease goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let producer = redis.client().await;
+        let q = producer.delayed_queue("rests", StringCodec).unwrap().without_transfer();
+        let items: Vec<(String, Duration)> = (0..100_000)
+            .map(|i| {
+                let delay = if i % 10 == 0 {
+                    Duration::ZERO
+                } else {
+                    Duration::from_secs(3600)
+                };
+                (i.to_string(), delay)
+            })
+            .collect();
+        q.offer_all(items).await.unwrap();
+        let lease = q.keys().sweep();
+        let monitor = redis.monitor().await;
+        let clients = [redis.client().await, redis.client().await];
+        let _transfers: Vec<_> = clients
+            .iter()
+            .map(|c| c.delayed_queue("rests", StringCodec).unwrap())
+            .collect();
+        eventually(Duration::from_secs(30), "the backlog swept", || async {
+            raw.llen("rests").await == 10_000
+        })
+        .await;
+        eventually(Duration::from_secs(20), "the lease is gone", || async {
+            raw.client.exists::<i64, _>(lease.as_str()).await.unwrap() == 0
+        })
+        .await;
+        let sets: Vec<Vec<Vec<u8>>> = monitor
+            .entries()
+            .await
+            .into_iter()
+            .filter(|e| e.from_lua && e.name() == "set" && e.args.get(1).map(Vec::as_slice) == Some(lease.as_bytes()))
+            .map(|e| e.args)
+            .collect();
+        let resting: Vec<i64> = sets
+            .iter()
+            .filter(|args| args[2] == b"resting")
+            .map(|args| {
+                assert_eq!(args[3].to_ascii_uppercase(), b"PX");
+                std::str::from_utf8(&args[4]).unwrap().parse().unwrap()
+            })
+            .collect();
+        assert!(
+            !resting.is_empty(),
+            "no rest after the sweep: {} lease sets",
+            sets.len()
+        );
+        assert!(resting.iter().all(|&ms| ms > 0 && ms <= 1_000), "{resting:?}");
+        let sweeps: u64 = clients.iter().map(|c| c.stats().sweeps).sum();
+        assert!(sweeps >= 1, "the backlog was swept");
     })
     .await;
 }

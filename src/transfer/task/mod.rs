@@ -33,9 +33,10 @@ const MESSAGE_BURST: usize = 256;
 /// How long shutdown waits for transfer runs in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Shortest and longest wait for another client's sweep of a queue to end
-/// before trying to take it over (the lease says how long it has left).
-const SWEEP_WAIT_MS: (i64, i64) = (200, 2_000);
+/// Shortest and longest wait for a queue's sweep lease to go (another
+/// client's sweep, or the rest after a sweep: the lease says how long it has
+/// left) before trying to take it.
+const SWEEP_WAIT_MS: (i64, i64) = (10, 2_000);
 
 /// Longest a timer is set for: the wheel holds about two years, and a queue
 /// whose head is due later simply gets an extra, empty run every hour.
@@ -86,12 +87,10 @@ struct QueueState {
     mode: Mode,
     failures: u32,
     last_run: Instant,
-    /// Local time (ms) until which another client is known to sweep the queue.
+    /// Local time (ms) until which the queue's sweep lease is known to be held.
     swept_elsewhere_until: i64,
-    /// Local time (ms) this client's sweep of the queue began (while it lasts).
-    sweep_began: i64,
-    /// Local time (ms) until which the queue rests from sweeping ([`step::SWEEP_REST`](crate::transfer::step::SWEEP_REST)).
-    sweep_rest_until: i64,
+    /// The lease found held then was a rest after a sweep (nobody sweeps).
+    sweep_resting: bool,
 }
 
 pub(crate) struct SchedulerTask {
@@ -298,8 +297,7 @@ impl SchedulerTask {
                 failures: 0,
                 last_run: Instant::now(),
                 swept_elsewhere_until: i64::MIN,
-                sweep_began: i64::MIN,
-                sweep_rest_until: i64::MIN,
+                sweep_resting: false,
             },
         );
         self.subscriptions(SubOp::Subscribe(vec![channel]));

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use crate::error::Result;
 use crate::telemetry;
 use crate::transfer::stats::Stats;
-use crate::transfer::step::{self, MaySweep, Mode, Step, Then};
+use crate::transfer::step::{self, Lease, Mode, Step, Then};
 use crate::transfer::{Clock, TransferSettings};
 use crate::wire::time;
 
@@ -72,12 +72,9 @@ impl SchedulerTask {
                 Some(ttl) => {
                     tracing::debug!(queue = %name, lease_ms = ttl, "another client sweeps the queue");
                     queue.swept_elsewhere_until = now + ttl.clamp(SWEEP_WAIT_MS.0, SWEEP_WAIT_MS.1);
+                    queue.sweep_resting = window.resting;
                 }
-                None if window.scanned == 0 => {
-                    let took = now.saturating_sub(queue.sweep_began).max(0);
-                    queue.sweep_rest_until = now.saturating_add(took.saturating_mul(step::SWEEP_REST));
-                    tracing::debug!(queue = %name, took_ms = took, "sweep finished");
-                }
+                None if window.scanned == 0 => tracing::debug!(queue = %name, "sweep finished"),
                 None if matches!(queue.mode, Mode::Sweep { cursor: 0, .. }) => {
                     tracing::debug!(queue = %name, "due elements scattered through a long pending list; sweeping it");
                     Stats::add(&self.stats.sweeps, 1);
@@ -85,18 +82,13 @@ impl SchedulerTask {
                 None => {}
             }
         }
-        let may_sweep = if now < queue.swept_elsewhere_until {
-            MaySweep::Elsewhere
-        } else if now < queue.sweep_rest_until {
-            MaySweep::Resting
-        } else {
-            MaySweep::Yes
+        let lease = match (now < queue.swept_elsewhere_until, queue.sweep_resting) {
+            (false, _) => Lease::Free,
+            (true, false) => Lease::Swept,
+            (true, true) => Lease::Resting,
         };
-        let (mode, then) = step::next(&queue.mode, &step, may_sweep);
-        if matches!((&queue.mode, &mode), (Mode::Regular { .. }, Mode::Sweep { .. })) {
-            queue.sweep_began = now;
-        }
-        let (swept_elsewhere_until, sweep_rest_until) = (queue.swept_elsewhere_until, queue.sweep_rest_until);
+        let (mode, then) = step::next(&queue.mode, &step, lease);
+        let swept_elsewhere_until = queue.swept_elsewhere_until;
         queue.mode = mode;
         if let (Step::Regular(outcome), Clock::Server) = (&step, self.settings.clock) {
             self.clock_offset_ms = outcome.now_ms - time::now_ms();
@@ -104,7 +96,6 @@ impl SchedulerTask {
         match (step, then) {
             (_, Then::Now) => self.wake_at(name, i64::MIN),
             (_, Then::AfterSweep) => self.wake_at(name, swept_elsewhere_until),
-            (_, Then::AfterRest) => self.wake_at(name, sweep_rest_until),
             (Step::Regular(outcome), Then::AtHead) => {
                 if outcome.backlog() {
                     self.wake_at(name, i64::MIN);
