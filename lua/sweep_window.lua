@@ -78,11 +78,35 @@ budget_us = math.max(budget_us / 3, budget_us - tonumber(ARGV[9]))
 local hits = {}
 local scanned, bytes = 0, 0
 local slice = math.min(16, width)
--- After the first slice: when the due elements are few and small, they are
--- read once and the window checked against them in Lua, instead of asking the
--- timeout set about every element read (ZMSCORE, ~0.3 us an element: most of
--- a sweep's cost when a steady stream of offers keeps a few hundred due).
-local due_set, checked = nil, false
+-- When the due elements are few and small, they are read once and the window
+-- checked against them in Lua, instead of asking the timeout set about every
+-- element read (ZMSCORE, ~0.3 us an element: most of a sweep's cost when a
+-- steady stream of offers keeps a few hundred due).
+local due_set = nil
+local now_text = tostring(now)
+local due_count = redis.call('zcount', KEYS[2], '-inf', now_text)
+if due_count <= width / 4 then
+  -- Read in chunks sized by the bytes read so far; past a quarter of
+  -- the byte budget, back to ZMSCORE.
+  due_set = {}
+  local read, read_bytes, due_budget = 0, 0, byte_budget / 4
+  while read < due_count do
+    local chunk = redis.call('zrangebyscore', KEYS[2], '-inf', now_text, 'LIMIT', read,
+      delayq_next_chunk(due_count - read, read, read_bytes, due_budget, 1000))
+    if #chunk == 0 then
+      break
+    end
+    for i = 1, #chunk do
+      due_set[chunk[i]] = true
+      read_bytes = read_bytes + #chunk[i]
+    end
+    read = read + #chunk
+    if read_bytes > due_budget then
+      due_set = nil
+      break
+    end
+  end
+end
 while true do
   local part = redis.call('lrange', KEYS[3], cursor + scanned, cursor + scanned + slice - 1)
   if #part == 0 then
@@ -96,8 +120,9 @@ while true do
     if due_set then
       is_due = due_set[part[j]] == true
     else
+      -- A list element missing from the set: Redis's nil is Lua's false.
       local score = scores[j] and tonumber(scores[j])
-      is_due = score ~= nil and score <= now
+      is_due = score and score <= now
     end
     if is_due then
       hits[#hits + 1] = {scanned + j, part[j]}
@@ -117,18 +142,6 @@ while true do
   end
   -- The next slice: as many elements as the bytes left hold, at the mean size so far.
   local mean = math.max(1, bytes / scanned)
-  if not checked then
-    checked = true
-    local now_text = string.format('%d', now)
-    local due_count = redis.call('zcount', KEYS[2], '-inf', now_text)
-    if due_count <= width / 4 and due_count * mean <= byte_budget / 4 then
-      due_set = {}
-      local due = redis.call('zrangebyscore', KEYS[2], '-inf', now_text)
-      for i = 1, #due do
-        due_set[due[i]] = true
-      end
-    end
-  end
   slice = math.floor((byte_budget - bytes) / mean)
   slice = math.max(1, math.min(slice, 1000, width - scanned))
 end

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
 use delayq::StringCodec;
@@ -332,4 +333,86 @@ async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
         assert!(sweeps >= 1, "the backlog was swept");
     })
     .await;
+}
+
+/// A sweep of a long list with few due elements moves just what the timeout
+/// set says is due: each due element once, a due member missing from the
+/// list (left by a failed writer) by the regular run after it, and an element
+/// of the list missing from the set not at all. Java's lists are left as
+/// single removals would leave them. With small payloads the windows are
+/// checked against the due elements read once (no `ZMSCORE`); with 1 KB ones
+/// those are too many bytes to read, and each window asks the set.
+async fn few_due(size: usize, checked_in_lua: bool) {
+    let redis = RedisServer::start().await;
+    let raw = redis.raw().await;
+    let producer = redis.client().await;
+    let q = producer.delayed_queue("few", StringCodec).unwrap().without_transfer();
+    let due = |i: usize| i % 100 == 0;
+    let value = |i: usize| payload(i, 0, size);
+    let items: Vec<(String, Duration)> = (0..100_000)
+        .map(|i| {
+            let delay = if due(i) {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(3600)
+            };
+            (value(i), delay)
+        })
+        .collect();
+    for chunk in items.chunks(10_000) {
+        q.offer_all(chunk.to_vec()).await.unwrap();
+    }
+    let keys = q.keys().clone();
+    let orphan = delayq::format::pack(delayq::format::Format::Modern, b"in the list only");
+    // At the head, so that the first window reads it (the one that asks the set).
+    let _: i64 = raw.client.lpush(keys.pending(), orphan.clone()).await.unwrap();
+    let missing = delayq::format::pack(delayq::format::Format::Modern, b"in the set only");
+    let _: i64 = raw
+        .client
+        .zadd(keys.timeout(), None, None, false, false, (1.0, missing))
+        .await
+        .unwrap();
+    let pending_before = raw.lrange(keys.pending()).await;
+    raw.cmd("CONFIG", vec!["RESETSTAT".into()]).await;
+
+    let client = redis.client().await;
+    let _transfer = client.delayed_queue("few", StringCodec).unwrap();
+    eventually(Duration::from_secs(60), "the due elements arrive", || async {
+        raw.llen("few").await == 1_001
+    })
+    .await;
+    assert!(client.stats().sweeps >= 1, "{:?}", client.stats());
+    assert_eq!(client.stats().transfer_failures, 0, "{:?}", client.stats());
+    let zmscores = raw.command_calls("zmscore").await;
+    assert_eq!(zmscores == 0, checked_in_lua, "{zmscores} ZMSCORE calls");
+    let mut arrived: Vec<String> = raw
+        .lrange("few")
+        .await
+        .iter()
+        .map(|b| String::from_utf8(b.to_vec()).unwrap())
+        .collect();
+    arrived.sort();
+    let mut want: Vec<String> = (0..100_000).filter(|&i| due(i)).map(value).collect();
+    want.push("in the set only".to_string());
+    want.sort();
+    assert_eq!(arrived, want);
+    let kept: Vec<Bytes> = pending_before
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || !due(*i - 1))
+        .map(|(_, element)| element)
+        .collect();
+    assert_eq!(raw.lrange(keys.pending()).await, kept);
+    assert_eq!(raw.zcard(keys.timeout()).await, 99_000);
+    assert_eq!(raw.lrange(keys.pending()).await.first(), Some(&orphan));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_with_few_small_due_elements_checks_them_in_lua_and_moves_just_those() {
+    deadline(few_due(8, true)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_with_few_large_due_elements_asks_the_set_and_moves_just_those() {
+    deadline(few_due(1_024, false)).await;
 }
