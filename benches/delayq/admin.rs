@@ -35,17 +35,30 @@ impl Admin {
     /// RESETSTAT` (µs, `INFO commandstats`; commands that scripts call count
     /// apart, their scripts' time includes them).
     pub async fn command_usec(&self, name: &str) -> u64 {
+        self.command_times()
+            .await
+            .into_iter()
+            .find_map(|(command, usec)| (command == name).then_some(usec))
+            .unwrap_or(0)
+    }
+
+    /// Every command's time since the last `CONFIG RESETSTAT` (µs), longest first.
+    pub async fn command_times(&self) -> Vec<(String, u64)> {
         let text = match self.cmd("INFO", vec!["commandstats".into()]).await {
             Value::String(s) => s.to_string(),
             Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
             other => panic!("INFO: {other:?}"),
         };
-        let prefix = format!("cmdstat_{name}:");
-        text.lines()
-            .find_map(|line| line.strip_prefix(prefix.as_str()))
-            .and_then(|fields| fields.split(',').find_map(|f| f.strip_prefix("usec=")))
-            .and_then(|usec| usec.trim().parse().ok())
-            .unwrap_or(0)
+        let mut times: Vec<(String, u64)> = text
+            .lines()
+            .filter_map(|line| {
+                let (command, fields) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+                let usec = fields.split(',').find_map(|f| f.strip_prefix("usec="))?;
+                Some((command.to_owned(), usec.trim().parse().ok()?))
+            })
+            .collect();
+        times.sort_by(|a, b| b.1.cmp(&a.1));
+        times
     }
 
     pub async fn config_set(&self, name: &str, value: &str) {

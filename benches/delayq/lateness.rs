@@ -42,6 +42,8 @@ pub struct Lateness {
     /// Time Redis spent in scripts (offers and transfers) per 1,000
     /// delivered, as `INFO commandstats` counts it (ms).
     pub script_ms_per_1000: f64,
+    /// The commands scripts spent most time in, with ms per 1,000 delivered.
+    pub in_scripts: Vec<(String, f64)>,
     pub elements: usize,
 }
 
@@ -124,7 +126,30 @@ pub async fn run(redis: &RedisServer, transfer: Transfer, rate: usize) -> Latene
     }
     let (cpu_ours, cpu_redis) = cpu.stop();
     let cpu_ms_per_1000 = cpu.seconds_used() * 1000.0 / elements as f64 * 1000.0;
-    let script_ms_per_1000 = admin.command_usec("evalsha").await as f64 / 1000.0 / elements as f64 * 1000.0;
+    let per_1000 = |usec: u64| usec as f64 / 1000.0 / elements as f64 * 1000.0;
+    let times = admin.command_times().await;
+    let script_ms_per_1000 = per_1000(admin.command_usec("evalsha").await);
+    // What scripts spend their time in (the commands they call are counted
+    // apart; evalsha's own time includes them, client commands are left out).
+    let in_scripts = times
+        .into_iter()
+        .filter(|(command, _)| {
+            [
+                "lrem",
+                "lpos",
+                "zmscore",
+                "lrange",
+                "zrangebyscore",
+                "lset",
+                "rpush",
+                "zrem",
+                "zadd",
+            ]
+            .contains(&command.as_str())
+        })
+        .take(4)
+        .map(|(command, usec)| (command, per_1000(usec)))
+        .collect();
     stop.cancel();
     let script_runs = match transfer {
         Transfer::Delayq => client.stats().transfer_runs - runs_before,
@@ -143,6 +168,7 @@ pub async fn run(redis: &RedisServer, transfer: Transfer, rate: usize) -> Latene
         script_runs,
         sweeps,
         script_ms_per_1000,
+        in_scripts,
         elements,
     }
 }

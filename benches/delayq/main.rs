@@ -96,7 +96,17 @@ fn lateness_rows(rate: usize, ours: &lateness::Lateness, theirs: &lateness::Late
         )
         .ratio(ours.script_ms_per_1000 / theirs.script_ms_per_1000)
         .note("offers and transfers, INFO commandstats");
-    vec![latency, scripts, cpu, per_1000, redis_time]
+    let list = |l: &lateness::Lateness| {
+        l.in_scripts
+            .iter()
+            .map(|(command, ms)| format!("{command} {ms:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let by_command = Row::new(&scenario, "of which, per 1,000 delivered (ms)")
+        .values(list(ours), list(theirs))
+        .note("the costliest commands scripts call");
+    vec![latency, scripts, cpu, per_1000, redis_time, by_command]
 }
 
 fn wanted(name: &str) -> bool {
