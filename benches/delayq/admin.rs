@@ -57,7 +57,7 @@ impl Admin {
                 Some((command.to_owned(), usec.trim().parse().ok()?))
             })
             .collect();
-        times.sort_by(|a, b| b.1.cmp(&a.1));
+        times.sort_by_key(|(_, usec)| std::cmp::Reverse(*usec));
         times
     }
 
