@@ -339,16 +339,17 @@ async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
 /// set says is due: each due element once, a due member missing from the
 /// list (left by a failed writer) by the regular run after it, and an element
 /// of the list missing from the set not at all. Java's lists are left as
-/// single removals would leave them. With small payloads the windows are
-/// checked against the due elements read once (no `ZMSCORE`); with 1 KB ones
-/// those are too many bytes to read, and each window asks the set.
+/// single removals would leave them. With small due elements the windows
+/// are checked against them, read once (no `ZMSCORE`); with 1 KB ones those
+/// are too many bytes to read, and each window asks the set.
 async fn few_due(size: usize, checked_in_lua: bool) {
     let redis = RedisServer::start().await;
     let raw = redis.raw().await;
     let producer = redis.client().await;
     let q = producer.delayed_queue("few", StringCodec).unwrap().without_transfer();
     let due = |i: usize| i % 100 == 0;
-    let value = |i: usize| payload(i, 0, size);
+    // Only the due elements take `size` bytes: the rest stay small.
+    let value = |i: usize| payload(i, 0, if due(i) { size } else { 8 });
     let items: Vec<(String, Duration)> = (0..100_000)
         .map(|i| {
             let delay = if due(i) {
