@@ -87,17 +87,11 @@ for i = 1, #due do
     len = len - redis.call('lrem', KEYS[3], 1, element)
   else
     local pos = redis.call('lpos', KEYS[3], element, 'MAXLEN', probe)
-    -- Not near the head: when a scan from the head is affordable, it is
-    -- made at once (it finds the first of equal elements, as Redisson's
-    -- LREM does); only when it is not is the tail probed.
-    local may_scan = not pos and (full_scans > 0 or scan_fits())
-    if not pos and not may_scan then
-      pos = redis.call('lpos', KEYS[3], element, 'RANK', -1, 'MAXLEN', probe)
-    end
+      or redis.call('lpos', KEYS[3], element, 'RANK', -1, 'MAXLEN', probe)
     if pos then
       redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
       if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
-    elseif may_scan then
+    elseif full_scans > 0 or scan_fits() then
       full_scans = full_scans - 1
       len = len - redis.call('lrem', KEYS[3], 1, element)
     else

@@ -645,35 +645,3 @@ async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order() {
     })
     .await;
 }
-
-/// Two equal elements in the pending list (one member of the timeout set):
-/// the transfer removes the first, as Redisson's `LREM 1` does, even when the
-/// first is deep and the second near the tail; the second stays behind.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn of_two_equal_pending_elements_the_first_is_removed_as_redisson_does() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let keys = delayq::QueueKeys::new("twins").unwrap();
-        let later = now_ms() + 3_600_000;
-        let others: Vec<Bytes> = (0..5_000)
-            .map(|i| pack(Format::Legacy, format!("other-{i}").as_bytes()))
-            .collect();
-        let twin = pack(Format::Legacy, b"twin");
-        for (i, element) in others.iter().enumerate() {
-            if i == 2_500 || i == 4_990 {
-                raw.seed("twins", &twin, now_ms() - 1_000).await;
-            }
-            raw.seed("twins", element, later + i as i64).await;
-        }
-        let client = redis.client().await;
-        let queue = client.delayed_queue("twins", StringCodec).unwrap();
-        let got = queue.destination().take_timeout(Duration::from_secs(20)).await.unwrap();
-        assert_eq!(got.as_deref(), Some("twin"));
-        let mut want: Vec<Bytes> = others.clone();
-        want.insert(4_990, twin.clone());
-        assert_eq!(raw.lrange(keys.pending()).await, want);
-        assert_eq!(raw.zcard(keys.timeout()).await, 5_000);
-    })
-    .await;
-}
