@@ -61,7 +61,6 @@ local len = redis.call('llen', KEYS[3])
 -- makes them wait for it.
 local DELAYQ_SCAN_BUDGET = 50000
 local DELAYQ_SCAN_US = 1000
-local DELAYQ_SCAN_NS_PER_ELEMENT = 15
 if len > 0 then
   -- The scans asked for are capped too: a few, or one of a very long list
   -- (it must make progress: ~13 ms at 1,000,000 small elements).
@@ -69,10 +68,14 @@ if len > 0 then
   full_scans = math.max(full_scans, math.floor(DELAYQ_SCAN_BUDGET / len))
 end
 local started = redis.call('time')
-local function scan_fits()
+-- A scan walks the list's entries: ~10-15 ns each while they share cache
+-- lines, ~60-75 ns once each takes its own (measured for 16-byte and 1 KB
+-- payloads); the element searched for stands for the list's.
+local function scan_fits(element)
   local t = redis.call('time')
   local used = (t[1] - started[1]) * 1000000 + (t[2] - started[2])
-  return used + len * DELAYQ_SCAN_NS_PER_ELEMENT / 1000 <= DELAYQ_SCAN_US
+  local ns = #element < 64 and 15 or 75
+  return used + len * ns / 1000 <= DELAYQ_SCAN_US
 end
 local moved = {}
 local head_marks, tail_marks = 0, 0
@@ -91,7 +94,7 @@ for i = 1, #due do
     if pos then
       redis.call('lset', KEYS[3], pos, DELAYQ_TOMBSTONE)
       if pos < len / 2 then head_marks = head_marks + 1 else tail_marks = tail_marks + 1 end
-    elseif full_scans > 0 or scan_fits() then
+    elseif full_scans > 0 or scan_fits(element) then
       full_scans = full_scans - 1
       len = len - redis.call('lrem', KEYS[3], 1, element)
     else
