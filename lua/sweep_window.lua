@@ -141,10 +141,12 @@ while true do
   if #part < slice or scanned >= width or bytes >= byte_budget or elapsed_us() > budget_us / 2 then
     break
   end
-  -- The next slice: as many elements as the bytes left hold, at the mean size so far.
+  -- The next slice: as many elements as the bytes left hold, at the mean
+  -- size so far, and no more than read so far (large elements after small
+  -- ones cost at most as many as were read).
   local mean = math.max(1, bytes / scanned)
   slice = math.floor((byte_budget - bytes) / mean)
-  slice = math.max(1, math.min(slice, 1000, width - scanned))
+  slice = math.max(1, math.min(slice, 1000, width - scanned, scanned))
 end
 if scanned == 0 then
   -- Past the end of the list: the sweep is over.

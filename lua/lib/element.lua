@@ -67,15 +67,17 @@ end
 
 -- How many elements to read next so that `bytes` stays near `budget`: a
 -- few at first, then as many as the average size so far says still fit (at
--- least one, at most `cap` and `left`). Keeps each script's cost bounded by
--- bytes, whatever the payloads' size.
+-- least one, at most `cap` and `left`), and never more than read so far:
+-- small elements followed by large ones cost at most as many large ones as
+-- small ones were read, not `cap` of them. Keeps each script's cost bounded
+-- by bytes, whatever the payloads' size.
 local DELAYQ_BATCH_BYTES = 1048576
 local function delayq_next_chunk(left, read, bytes, budget, cap)
   if read == 0 then
     return math.min(16, left, cap)
   end
   local average = math.max(1, bytes / read)
-  return math.max(1, math.min(cap, left, math.floor((budget - bytes) / average) + 1))
+  return math.max(1, math.min(cap, left, read, math.floor((budget - bytes) / average) + 1))
 end
 
 -- Calls a variadic command with the values of t, in chunks Lua's unpack can take.
