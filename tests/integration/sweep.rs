@@ -216,6 +216,22 @@ async fn three_clients_sweep_a_deep_backlog_of_10kb_payloads_in_short_scripts() 
     deadline(three_clients_sweep(6_000, 10_240)).await;
 }
 
+/// Offers `total` values ("0", "1", ...) in order: every tenth due now, the
+/// rest in an hour, so the due ones are spread through the whole list.
+async fn offer_every_tenth_due(q: &delayq::DelayedQueue<String>, total: usize) {
+    let items: Vec<(String, Duration)> = (0..total)
+        .map(|i| {
+            let delay = if i % 10 == 0 {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(3600)
+            };
+            (i.to_string(), delay)
+        })
+        .collect();
+    q.offer_all(items).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
     deadline(async {
@@ -225,17 +241,7 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
         let q = producer.delayed_queue("big", StringCodec).unwrap().without_transfer();
         // Long enough that regular runs cannot search it (only probe its ends):
         // the backlog needs the sweep.
-        let items: Vec<(String, Duration)> = (0..100_000)
-            .map(|i| {
-                let delay = if i % 10 == 0 {
-                    Duration::ZERO
-                } else {
-                    Duration::from_secs(3600)
-                };
-                (i.to_string(), delay)
-            })
-            .collect();
-        q.offer_all(items).await.unwrap();
+        offer_every_tenth_due(&q, 100_000).await;
         // A client that died mid-sweep left its lease, for 3 more seconds.
         let lease = q.keys().sweep();
         raw.cmd(
@@ -282,17 +288,7 @@ async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
         let raw = redis.raw().await;
         let producer = redis.client().await;
         let q = producer.delayed_queue("rests", StringCodec).unwrap().without_transfer();
-        let items: Vec<(String, Duration)> = (0..100_000)
-            .map(|i| {
-                let delay = if i % 10 == 0 {
-                    Duration::ZERO
-                } else {
-                    Duration::from_secs(3600)
-                };
-                (i.to_string(), delay)
-            })
-            .collect();
-        q.offer_all(items).await.unwrap();
+        offer_every_tenth_due(&q, 100_000).await;
         let lease = q.keys().sweep();
         let monitor = redis.monitor().await;
         let clients = [redis.client().await, redis.client().await];
