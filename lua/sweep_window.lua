@@ -85,8 +85,9 @@ local slice = math.min(16, width)
 -- steady stream of offers keeps a few hundred due).
 local due_set = nil
 local now_text = tostring(now)
-local due_count = redis.call('zcount', KEYS[2], '-inf', now_text)
-if due_count <= width / 4 then
+-- (Not in the run that finds the list's end: it reads nothing.)
+local due_count = cursor < redis.call('llen', KEYS[3]) and redis.call('zcount', KEYS[2], '-inf', now_text)
+if due_count and due_count <= width / 4 then
   -- Read 16 at a time, so that members larger than those read so far cost
   -- at most 16 of them; past a quarter of the byte budget, back to ZMSCORE.
   -- (The offsets cost O(n^2 / 32) skips: ~200,000 at most, ~1 ms.)
