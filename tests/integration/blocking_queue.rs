@@ -621,7 +621,7 @@ fn pair(purged: delayq::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
 
-/// Concurrent takes of a queue in one process share `LPOP`s (two pop at a
+/// Concurrent takes of a queue in one process share `LPOP`s (eight pop at a
 /// time; those that wait meanwhile are served by one `LPOP key n`). Takes dropped
 /// at any point of that lose nothing and duplicate nothing, and every take
 /// that waits gets its own value.
@@ -640,7 +640,7 @@ async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
                 .await
                 .unwrap();
         }
-        let takers: Vec<_> = (0..16)
+        let takers: Vec<_> = (0..32)
             .map(|t| {
                 let q = q.clone();
                 tokio::spawn(async move {

@@ -28,6 +28,10 @@ use crate::error::{Error, Result};
 use super::joined_pops::{self, give_back_later, InLine, Served, Slot, Source};
 use super::BlockingQueue;
 
+/// Waits of one queue blocked at once, each on a blocking connection of its
+/// own: two, so that one is blocked while the takes the other served run.
+pub(super) const WAITS: usize = 2;
+
 impl<T: 'static> BlockingQueue<T> {
     /// Waits until `deadline` (or forever) for a value of `name`, joined with
     /// the other takes of the queue in this client that wait meanwhile;

@@ -76,7 +76,6 @@ pub struct BlockingQueue<T> {
 /// What the takes of one queue share across every handle of one client
 /// (see `Core::takes`): takes through `client.blocking_queue(..)` twice, or
 /// through a `destination()` each, join the same pops and waits.
-#[derive(Default)]
 pub(crate) struct Takes {
     ready: ready_hint::ReadyHint,
     /// Concurrent `LPOP`s, joined into `LPOP key n`.
@@ -87,6 +86,18 @@ pub(crate) struct Takes {
     no_blmpop: std::sync::atomic::AtomicBool,
     /// How the waits of this queue fail, while they do.
     failing: crate::connection::blocking_pool::Failing,
+}
+
+impl Default for Takes {
+    fn default() -> Self {
+        Takes {
+            ready: Default::default(),
+            pops: joined_pops::JoinedPops::new(joined_pops::POPS),
+            waits: joined_pops::JoinedPops::new(joined_waits::WAITS),
+            no_blmpop: Default::default(),
+            failing: Default::default(),
+        }
+    }
 }
 
 impl<T> Clone for BlockingQueue<T> {
