@@ -93,6 +93,12 @@ async fn workers_and_transfers_report_through_the_metrics_facade() {
             dest.len().await.unwrap() == 1
         })
         .await;
+        // The value reaches the list before the scheduler reads its run's
+        // reply and records it: wait for the count (kept after the metrics).
+        eventually(Duration::from_secs(20), "the last transfer recorded", || async {
+            client.stats().transferred == 5
+        })
+        .await;
 
         // A snapshot drains what it reads: take one, then look at it.
         let snapshotter: Recorded = snapshotter

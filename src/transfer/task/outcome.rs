@@ -46,7 +46,6 @@ impl SchedulerTask {
             Step::Regular(outcome) => (outcome.moved, outcome.quarantined),
             Step::Window(window) => (window.moved, window.quarantined),
         };
-        Stats::add(&self.stats.transferred, moved);
         match &step {
             Step::Regular(outcome) => {
                 let lateness = outcome
@@ -57,6 +56,8 @@ impl SchedulerTask {
             }
             _ => telemetry::swept(name, moved, quarantined),
         }
+        // After the metrics: whoever sees the count sees them too.
+        Stats::add(&self.stats.transferred, moved);
         if quarantined > 0 {
             Stats::add(&self.stats.quarantined, quarantined);
             tracing::warn!(
