@@ -143,23 +143,39 @@ async fn handle_then_take_ready<T: Send + 'static>(
     _slot: OwnedSemaphorePermit,
     stop: CancellationToken,
 ) {
-    handle_one(&context, delivery).await;
-    if context.limiter.is_some() {
-        return;
-    }
+    let mut handled = run_one(&context, delivery).await;
     loop {
+        // `None`: cancelled by the shutdown, and given back.
+        let Some(done) = handled.take() else { return };
         // Checked before each take, not raced with it: a take of a ready
         // value never waits (`LMOVE`, then claim.lua), and one dropped while
         // claiming would leave its value leased until its visibility timeout.
-        if stop.is_cancelled() || context.paused.load(Ordering::Relaxed) {
+        let stopping = || stop.is_cancelled() || context.paused.load(Ordering::Relaxed);
+        if context.limiter.is_some() || stopping() {
+            settle(&context, done).await;
             return;
         }
-        match context.queue.take_ready().await {
+        let next = if done.result.is_ok() {
+            // The ack and the next move go out together, pipelined on the
+            // shared connections: a round trip less per value. The slot holds
+            // both, so the worker never runs past its concurrency.
+            let ((), next) = tokio::join!(settle(&context, done), context.queue.take_ready());
+            next
+        } else {
+            // A failed value is settled first, so that a retry due at once
+            // is back in the queue before this slot takes again.
+            settle(&context, done).await;
+            if stopping() {
+                return;
+            }
+            context.queue.take_ready().await
+        };
+        match next {
             Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
                 give_back_unhandled(&context, delivery).await;
                 return;
             }
-            Ok(Ready::Taken(delivery)) => handle_one(&context, delivery).await,
+            Ok(Ready::Taken(delivery)) => handled = run_one(&context, delivery).await,
             Ok(Ready::Nothing) => return,
             Ok(Ready::Paused) => {
                 context.paused.store(true, Ordering::Relaxed);
@@ -190,8 +206,18 @@ async fn give_back_unhandled<T: 'static>(context: &Context<T>, delivery: Deliver
     }
 }
 
-/// Runs the handler for one delivery and settles it.
-async fn handle_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) {
+/// A handler's run, to settle.
+struct Done {
+    handle: Handle,
+    result: Result<(), BoxError>,
+    attempt: u32,
+    took: Duration,
+    span: tracing::Span,
+}
+
+/// Runs the handler for one delivery; `None` when a shutdown cancelled it
+/// (its value is given back then).
+async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) -> Option<Done> {
     let queue = context.queue.name();
     let attempt = delivery.delivery_count();
     let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
@@ -214,14 +240,32 @@ async fn handle_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<
                 tracing::warn!(parent: &span, "Redis did not answer the give-back of a cancelled value in time; its visibility timeout will")
             }
         }
-        return;
+        return None;
     };
-    let took = started.elapsed();
+    Some(Done {
+        handle,
+        result,
+        attempt,
+        took: started.elapsed(),
+        span,
+    })
+}
+
+/// Settles a handled delivery by its handler's result: an ack, a retry or
+/// a dead letter.
+async fn settle<T: 'static>(context: &Context<T>, done: Done) {
+    let Done {
+        mut handle,
+        result,
+        attempt,
+        took,
+        span,
+    } = done;
     match result {
         Ok(()) => match handle.ack().await {
             Ok(acked) => {
                 Counters::add(&context.counters.succeeded);
-                telemetry::handled(queue, Handled::Ok, took);
+                telemetry::handled(context.queue.name(), Handled::Ok, took);
                 if acked {
                     tracing::debug!(parent: &span, ?took, "handled");
                 } else {

@@ -88,6 +88,38 @@ async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
     .await;
 }
 
+/// A worker of one slot sends each ack together with the next move (one
+/// round trip less per value): still one handler at a time, the values in
+/// the queue's order, each handled and acked once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_slot_handles_ready_values_in_order_acking_each_once() {
+    deadline(async {
+        const N: i64 = 300;
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let ready = client.blocking_queue("in-order", LongCodec).unwrap();
+        ready.offer_all(0..N).await.unwrap();
+        let probe = ConcurrencyProbe::default();
+        let seen = probe.seen.clone();
+        let worker = client
+            .worker("in-order", LongCodec)
+            .unwrap()
+            .concurrency(1)
+            .run(probe.handler(Duration::ZERO));
+        eventually(Duration::from_secs(20), "all handled", || async {
+            seen.lock().len() >= N as usize
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(*seen.lock(), (0..N).collect::<Vec<_>>(), "in order, each once");
+        assert_eq!(probe.most(), 1, "one handler at a time");
+        assert_eq!((report.handled, report.succeeded), (N as u64, N as u64));
+        let reliable = client.reliable_queue("in-order", LongCodec).unwrap();
+        assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_that_keeps_failing_is_retried_with_backoff_then_dead_lettered() {
     deadline(async {
