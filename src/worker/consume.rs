@@ -144,9 +144,8 @@ async fn handle_then_take_ready<T: Send + 'static>(
     stop: CancellationToken,
 ) {
     let mut handled = run_one(&context, delivery).await;
-    loop {
-        // `None`: cancelled by the shutdown, and given back.
-        let Some(done) = handled.take() else { return };
+    // `None`: cancelled by the shutdown, and given back.
+    while let Some(done) = handled.take() {
         // Checked before each take, not raced with it: a take of a ready
         // value never waits (`LMOVE`, then claim.lua), and one dropped while
         // claiming would leave its value leased until its visibility timeout.
@@ -155,54 +154,70 @@ async fn handle_then_take_ready<T: Send + 'static>(
             settle(&context, done).await;
             return;
         }
-        let next = if done.result.is_ok() {
-            // The ack and the next move go out together, pipelined on the
-            // shared connections: a round trip less per value. The slot holds
-            // both, so the worker never runs past its concurrency.
-            let ((), next) = tokio::join!(settle(&context, done), context.queue.take_ready());
-            next
-        } else {
+        if done.result.is_err() {
             // A failed value is settled first, so that a retry due at once
             // is back in the queue before this slot takes again.
             settle(&context, done).await;
             if stopping() {
                 return;
             }
-            context.queue.take_ready().await
-        };
-        match next {
-            Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
-                give_back_unhandled(&context, delivery).await;
-                return;
-            }
-            Ok(Ready::Taken(delivery)) => handled = run_one(&context, delivery).await,
-            Ok(Ready::Nothing) => return,
-            Ok(Ready::Paused) => {
-                context.paused.store(true, Ordering::Relaxed);
-                return;
-            }
-            // The value went back (or to the dead letters); the slot stops,
-            // and the consume loop takes next: one take at a time, not one
-            // more per slot, while undecodable values keep coming.
-            Err(Error::Decode(error)) => {
-                undecodable(&context, error);
-                return;
-            }
-            // The consume loop's take meets it too, and backs off.
-            Err(error) => {
-                tracing::debug!(queue = context.queue.name(), %error, "a slot's take failed; the consume loop takes over");
-                return;
-            }
+            handled = take_and_run(&context, &stop).await;
+            continue;
+        }
+        // The ack and the next move go out together, pipelined on the shared
+        // connections: a round trip less per value. The next handler starts
+        // as soon as its value is claimed, while a slow ack (retrying through
+        // an outage) goes on beside it, so the new lease never waits on it.
+        // One handler at a time: the slot holds both.
+        let ((), next) = tokio::join!(settle(&context, done), take_and_run(&context, &stop));
+        handled = next;
+    }
+}
+
+/// Takes a ready value and runs the handler on it; `None` when none was
+/// ready, the take failed (the consume loop takes over), the handler was
+/// cancelled, or the worker is stopping (a value taken then goes back).
+async fn take_and_run<T: Send + 'static>(context: &Context<T>, stop: &CancellationToken) -> Option<Done> {
+    match context.queue.take_ready().await {
+        Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
+            give_back_unhandled(context, delivery).await;
+            None
+        }
+        Ok(Ready::Taken(delivery)) => run_one(context, delivery).await,
+        Ok(Ready::Nothing) => None,
+        Ok(Ready::Paused) => {
+            context.paused.store(true, Ordering::Relaxed);
+            None
+        }
+        // The value went back (or to the dead letters); the slot stops,
+        // and the consume loop takes next: one take at a time, not one
+        // more per slot, while undecodable values keep coming.
+        Err(Error::Decode(error)) => {
+            undecodable(context, error);
+            None
+        }
+        // The consume loop's take meets it too, and backs off.
+        Err(error) => {
+            tracing::debug!(queue = context.queue.name(), %error, "a slot's take failed; the consume loop takes over");
+            None
         }
     }
 }
 
 /// Gives back a delivery taken as the worker was stopping, before a handler
-/// saw it: first in line again, its delivery count as it was before.
+/// saw it: first in line again, its delivery count as it was before. Waited
+/// for a bounded time, as a stop waits for nothing longer: with Redis out of
+/// reach the give-back goes on trying in the background.
 async fn give_back_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
     let (_, mut handle) = delivery.into_parts();
-    if let Err(error) = handle.give_back(GiveBack::Unhandled).await {
-        tracing::warn!(queue = context.queue.name(), %error, "could not give back a value taken as the worker stopped; its visibility timeout will");
+    match tokio::time::timeout(SETTLE_TIMEOUT, handle.give_back(GiveBack::Unhandled)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(queue = context.queue.name(), %error, "could not give back a value taken as the worker stopped; its visibility timeout will")
+        }
+        Err(_) => {
+            tracing::warn!(queue = context.queue.name(), "Redis did not answer the give-back of a value taken as the worker stopped in time; its visibility timeout will")
+        }
     }
 }
 

@@ -25,9 +25,9 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 /// Takes (`take`, `take_timeout`, ...) pop a ready value with `LPOP` on the
 /// shared connections (always the same one for a queue, so concurrent takes
 /// pipeline). The takes of a queue in one client (through any of its
-/// handles) share their round trips: two pops are in flight at a time, and
-/// takes that come while both are busy are served together by the next one
-/// (`LPOP key n`), each getting a value of its own: nothing is popped ahead
+/// handles) share their round trips: up to eight pops are in flight at a
+/// time, and takes that come while all are busy are served together by the
+/// next one (`LPOP key n`), each getting a value of its own: nothing is popped ahead
 /// of a take, and a value whose take stopped waiting goes back to the head
 /// of the list. While pops find the list empty, only one take in eight (and
 /// every wait shorter than 50 ms) looks first, the others go straight to
