@@ -17,7 +17,7 @@ use tracing::Instrument;
 use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
 use super::{Handler, OnError, RetryPolicy};
-use crate::error::{BoxError, Error};
+use crate::error::{BoxError, DecodeError, Error};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::queue::reliable::{Ready, ReliableQueue};
 use crate::telemetry::{self, DeadLettered, Handled};
@@ -40,7 +40,8 @@ pub(crate) struct Context<T> {
     pub paused: AtomicBool,
 }
 
-/// Longest wait at stop for a dropped take's value to be given back.
+/// Longest wait at stop for a value to be given back: a dropped take's, a
+/// cancelled handler's, or one taken as the worker stops.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Pauses after a failed take, doubling up to the last.
@@ -144,11 +145,11 @@ async fn handle_then_take_ready<T: Send + 'static>(
     stop: CancellationToken,
 ) {
     let mut handled = run_one(&context, delivery).await;
-    // `None`: cancelled by the shutdown, and given back.
+    // `None`: the slot is done (see `take_and_run`).
     while let Some(done) = handled.take() {
         // Checked before each take, not raced with it: a take of a ready
-        // value never waits (`LMOVE`, then claim.lua), and one dropped while
-        // claiming would leave its value leased until its visibility timeout.
+        // value does not wait for one (`LMOVE`, then claim.lua); only a
+        // shutdown whose grace is over cuts one short (see `take_and_run`).
         let stopping = || stop.is_cancelled() || context.paused.load(Ordering::Relaxed);
         if context.limiter.is_some() || stopping() {
             settle(&context, done).await;
@@ -161,7 +162,7 @@ async fn handle_then_take_ready<T: Send + 'static>(
             if stopping() {
                 return;
             }
-            handled = take_and_run(&context, &stop).await;
+            handled = reported(&context, take_and_run(&context, &stop).await);
             continue;
         }
         // The ack and the next move go out together, pipelined on the shared
@@ -170,36 +171,56 @@ async fn handle_then_take_ready<T: Send + 'static>(
         // an outage) goes on beside it, so the new lease never waits on it.
         // One handler at a time: the slot holds both.
         let ((), next) = tokio::join!(settle(&context, done), take_and_run(&context, &stop));
-        handled = next;
+        // Reported once the ack has ended: a hook of the user's that panics
+        // cannot drop an ack under way (its delivery would go back unacked).
+        handled = reported(&context, next);
     }
 }
 
-/// Takes a ready value and runs the handler on it; `None` when none was
-/// ready, the take failed (the consume loop takes over), the handler was
-/// cancelled, or the worker is stopping (a value taken then goes back).
-async fn take_and_run<T: Send + 'static>(context: &Context<T>, stop: &CancellationToken) -> Option<Done> {
-    match context.queue.take_ready().await {
+/// A slot's next handled value; an undecodable one is reported (the
+/// `on_error` hook runs) and ends the slot.
+fn reported<T: 'static>(context: &Context<T>, next: Result<Option<Done>, DecodeError>) -> Option<Done> {
+    next.unwrap_or_else(|error| {
+        undecodable(context, error);
+        None
+    })
+}
+
+/// Takes a ready value and runs the handler on it. `Ok(None)`: the slot is
+/// done (nothing was ready, the queue is paused, the take failed and the
+/// consume loop takes over, the handler was cancelled, or the worker is
+/// stopping and a value taken then went back). `Err`: a value that could
+/// not be decoded went back (or to the dead letters), for the caller to
+/// report; the slot stops and the consume loop takes next, one take at a
+/// time while undecodable values keep coming.
+async fn take_and_run<T: Send + 'static>(
+    context: &Context<T>,
+    stop: &CancellationToken,
+) -> Result<Option<Done>, DecodeError> {
+    // Cut short once a shutdown's grace is over: a claim queued in fred
+    // through an outage would hold the stop until Redis is back. A take
+    // dropped then gives back what it took (it is cancel safe).
+    let taken = tokio::select! {
+        biased;
+        _ = context.abort.cancelled() => return Ok(None),
+        taken = context.queue.take_ready() => taken,
+    };
+    match taken {
         Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
             give_back_unhandled(context, delivery).await;
-            None
+            Ok(None)
         }
-        Ok(Ready::Taken(delivery)) => run_one(context, delivery).await,
-        Ok(Ready::Nothing) => None,
+        Ok(Ready::Taken(delivery)) => Ok(run_one(context, delivery).await),
+        Ok(Ready::Nothing) => Ok(None),
         Ok(Ready::Paused) => {
             context.paused.store(true, Ordering::Relaxed);
-            None
+            Ok(None)
         }
-        // The value went back (or to the dead letters); the slot stops,
-        // and the consume loop takes next: one take at a time, not one
-        // more per slot, while undecodable values keep coming.
-        Err(Error::Decode(error)) => {
-            undecodable(context, error);
-            None
-        }
+        Err(Error::Decode(error)) => Err(error),
         // The consume loop's take meets it too, and backs off.
         Err(error) => {
             tracing::debug!(queue = context.queue.name(), %error, "a slot's take failed; the consume loop takes over");
-            None
+            Ok(None)
         }
     }
 }

@@ -125,8 +125,8 @@ impl<T: Send + 'static> Worker<T> {
     /// Handlers run at once at most (default 1). The worker takes a value
     /// only when a slot is free, so values it cannot start stay in the queue
     /// for other consumers. While values are ready, every slot that finishes
-    /// takes the next one itself (on the shared connections, sent together
-    /// with the ack of the value it finished), so takes run as concurrently
+    /// takes the next one itself (on the shared connections; after a
+    /// success, together with that value's ack), so takes run as concurrently
     /// as handlers; an idle worker waits for values with one blocking read,
     /// on one dedicated connection, whatever its concurrency.
     pub fn concurrency(mut self, n: usize) -> Self {

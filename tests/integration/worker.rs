@@ -798,6 +798,67 @@ async fn a_shutdown_ends_while_redis_is_down_and_a_handler_runs() {
     .await;
 }
 
+/// A slot whose next take hangs (the connection stalls, and the client is
+/// told never to give up on it) does not hold up the worker's stop: once the
+/// grace is over, the take is cut short and what it took goes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_cuts_short_a_slot_take_that_hangs() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
+        let client = delayq::Client::builder()
+            .url(proxy.url())
+            .blocking_timeout(Duration::from_secs(1))
+            .unresponsive_timeout(None)
+            .build()
+            .await
+            .unwrap();
+        let dest = client.blocking_queue("hangs", StringCodec).unwrap();
+        for value in ["a", "b", "c"] {
+            dest.offer(&value.to_owned()).await.unwrap();
+        }
+        let proxy = Arc::new(proxy);
+        let handled = Arc::new(AtomicUsize::new(0));
+        // The first handler stalls the connections as it returns: the slot's
+        // ack and next take then hang.
+        let worker = client.worker("hangs", StringCodec).unwrap().run({
+            let (proxy, handled) = (proxy.clone(), handled.clone());
+            move |_: String| {
+                let (proxy, handled) = (proxy.clone(), handled.clone());
+                async move {
+                    handled.fetch_add(1, Ordering::SeqCst);
+                    proxy.set_stalled(true);
+                    Ok::<_, BoxError>(())
+                }
+            }
+        });
+        eventually(Duration::from_secs(20), "the first value handled", || async {
+            handled.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let report = tokio::time::timeout(
+            Duration::from_secs(30),
+            worker.shutdown_within(Duration::from_millis(200)),
+        )
+        .await
+        .expect("the stop does not wait for the stalled take");
+        assert_eq!(report.handled, 1);
+        // Once the connections flow again nothing is lost: each value is in
+        // the queue, or in flight (the first one's ack may have given up).
+        proxy.set_stalled(false);
+        let reliable = client.reliable_queue("hangs", StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "every value accounted for", || async {
+            let ready = reliable.len().await.unwrap();
+            let in_flight = reliable.in_flight().await.unwrap();
+            ready == 2 && in_flight <= 1
+        })
+        .await;
+        client.shutdown_within(Duration::from_millis(200)).await;
+    })
+    .await;
+}
+
 /// A handler's lease is extended beside it, not in its way: an extension
 /// that hangs (the connection stalled) does not hold up the handler's
 /// timeout.
