@@ -665,6 +665,50 @@ async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once()
     .await;
 }
 
+/// A reliable take whose claim runs and whose reply is lost: the claim is
+/// not sent again (it would claim a second value); the delivery it made is
+/// found by its id once the connection is back and given back uncounted.
+/// The value comes again as a first attempt, even with `max_deliveries(1)`,
+/// long before its visibility timeout would have returned it (counted, and
+/// so to the dead letters).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reliable_take_whose_claim_reply_is_lost_gives_its_delivery_back_uncounted() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let q = client
+            .reliable_queue("lost-claim", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_secs(600))
+            .with_max_deliveries(1);
+        let keys = q.keys().clone();
+        let _: i64 = raw
+            .client
+            .rpush("lost-claim", bytes(&["warm", "claimed-once"]))
+            .await
+            .unwrap();
+        // Warm the claim script (EVALSHA, no NOSCRIPT round) and the pool.
+        let warm = q.take().await.unwrap();
+        assert!(warm.ack().await.unwrap());
+        // The value is an argument of the claim only (the move names keys).
+        proxy.arm(Fault::LoseReply, "claimed-once");
+        let delivery = q
+            .take_timeout(Duration::from_secs(30))
+            .await
+            .unwrap()
+            .expect("given back and delivered again");
+        assert_eq!(proxy.fired(), 1, "the claim ran and its reply was lost");
+        assert_eq!(delivery.value(), "claimed-once");
+        assert_eq!(delivery.delivery_count(), 1, "the lost claim was not counted");
+        assert!(delivery.ack().await.unwrap());
+        assert_eq!(q.in_flight().await.unwrap(), 0);
+        assert_eq!(q.dead_letter_len().await.unwrap(), 0);
+        assert_eq!(raw.llen("lost-claim").await, 0);
+        assert_eq!(raw.llen(keys.staging()).await, 0);
+    })
+    .await;
+}
+
 /// Takes joined into one `LPOP key n` whose reply is lost: the pop is not
 /// sent again (a resend would pop n more), each of its takes goes on to wait
 /// for another value, and no value reaches two takes. The values the lost

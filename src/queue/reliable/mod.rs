@@ -4,6 +4,7 @@
 mod dead_letters;
 pub(crate) mod delivery;
 pub(crate) mod lateness;
+mod lost_claim;
 pub(crate) mod outstanding;
 mod reap;
 pub(crate) mod reapers;

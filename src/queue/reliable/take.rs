@@ -190,9 +190,10 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(CLAIM_SCAN),
         ];
         // One attempt: a claim applied twice would leave a delivery nobody
-        // holds. If the reply is lost, the reaper returns the value; if the
-        // caller stops waiting (a worker stopping), the claim ends in the
-        // background and its delivery goes back to the head, uncounted.
+        // holds. If the reply is lost, the delivery is found by its id and
+        // goes back to the head, uncounted (`lost_claim`); so it does if the
+        // caller stops waiting (a worker stopping): the claim ends in the
+        // background and gives its delivery back.
         let conn = self.core.conn()?.clone(); // sent once: the script is declared `Resend::Once`
         let command: Command<_> = {
             let conn = conn.clone();
@@ -220,7 +221,13 @@ impl<T: 'static> ReliableQueue<T> {
             Err(error) => {
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
                 if error.is_transient() {
-                    tracing::warn!(queue = self.name(), %error, "claim failed; the reaper will return the value");
+                    // Sent, so it may have run: its delivery is then looked
+                    // for and given back uncounted (`lost_claim`). Not run,
+                    // its value waits in the staging list for the reaper.
+                    if !error.never_sent() {
+                        super::lost_claim::give_back_later(&self.core, &self.keys, self.settings, id, value);
+                    }
+                    tracing::warn!(queue = self.name(), %error, "claim failed; its value goes back to the queue");
                     return Ok(Ready::Nothing);
                 }
                 return Err(error);

@@ -1,0 +1,152 @@
+//! A claim whose reply was lost: found by its delivery id and given back.
+//!
+//! The claim script is sent once (a second run would claim a second
+//! value). When its reply is lost, the take cannot tell whether it ran. If
+//! it did, the delivery is in flight and nobody holds it: its visibility
+//! timeout would give it back counted, spending one of `max_deliveries` on a
+//! value no handler saw (with `max_deliveries(1)`, a dead letter). The take
+//! chose the delivery's id, so once the connection is back it looks for the
+//! delivery by that id and gives it back uncounted, first in line. Lost
+//! replies are rare, so a scan of the in-flight set (`ZSCAN ... MATCH`, a
+//! bounded page a call) is an acceptable price.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use fred::interfaces::ClientLike;
+use fred::types::{ClusterHash, CustomCommand, Value};
+use tokio::time::Instant;
+
+use crate::connection::reply;
+use crate::error::{Error, Result};
+use crate::queue::reliable::delivery::{GiveBack, Handle, MEMBER_HEADER};
+use crate::queue::reliable::Settings;
+use crate::queue::Core;
+use crate::wire::keys::QueueKeys;
+
+/// How long the delivery is looked for while Redis is out of reach. Past
+/// its visibility timeout the reaper has given it back anyway.
+const LOOK_FOR: Duration = Duration::from_secs(30);
+
+/// In-flight members a scan call looks at.
+const PAGE: i64 = 1000;
+
+/// Looks, in a task counted by the client's settling (shutdown waits for
+/// it), for the delivery `id` of `value` that a claim whose reply was lost
+/// may have made, and gives it back uncounted if it is there.
+pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Settings, id: [u8; 8], value: Bytes) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let counted = core.settling().enter();
+    let (core, keys) = (core.clone(), keys.clone());
+    drop(runtime.spawn(async move {
+        match find(&core, &keys, &id, &value).await {
+            Ok(Some(member)) => {
+                let mut handle = Handle::new(core, &keys, settings, member);
+                match handle.give_back(GiveBack::Unhandled).await {
+                    Ok(true) => tracing::info!(
+                        queue = keys.destination(),
+                        "a delivery whose claim reply was lost went back to the head of the queue, uncounted"
+                    ),
+                    Ok(false) => {}
+                    Err(error) => tracing::warn!(
+                        queue = keys.destination(),
+                        %error,
+                        "could not give back a delivery whose claim reply was lost; its visibility timeout will"
+                    ),
+                }
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(
+                queue = keys.destination(),
+                %error,
+                "could not look for a delivery whose claim reply was lost; if the claim ran, its visibility timeout gives it back"
+            ),
+        }
+        drop(counted);
+    }));
+}
+
+/// The in-flight member with delivery id `id` and value `value`, if the
+/// claim ran; retried through connection failures for [`LOOK_FOR`].
+async fn find(core: &Core, keys: &QueueKeys, id: &[u8; 8], value: &[u8]) -> Result<Option<Bytes>> {
+    let deadline = Instant::now() + LOOK_FOR;
+    let pattern = glob_prefix(id);
+    let mut cursor = Value::from("0");
+    loop {
+        let page = crate::connection::by_deadline(
+            deadline,
+            "Redis did not answer in time while looking for a lost claim",
+            scan(core, keys.inflight(), cursor.clone(), &pattern),
+        )
+        .await;
+        match page {
+            Ok((next, members)) => {
+                let ours =
+                    |m: &Bytes| m.len() == MEMBER_HEADER + value.len() && m.starts_with(id) && m.ends_with(value);
+                if let Some(member) = members.into_iter().find(ours) {
+                    return Ok(Some(member));
+                }
+                if next == b"0"[..] {
+                    return Ok(None);
+                }
+                cursor = Value::Bytes(next);
+            }
+            Err(error) if error.is_transient() && Instant::now() < deadline => {
+                tracing::debug!(%error, "looking for a lost claim failed; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// One `ZSCAN` page of `key`: the next cursor and the members matching.
+async fn scan(core: &Core, key: &str, cursor: Value, pattern: &Bytes) -> Result<(Bytes, Vec<Bytes>)> {
+    let command = CustomCommand::new_static("ZSCAN", ClusterHash::FirstKey, false);
+    let args = vec![
+        Value::from(key),
+        cursor,
+        Value::from("MATCH"),
+        Value::Bytes(pattern.clone()),
+        Value::from("COUNT"),
+        Value::from(PAGE),
+    ];
+    let reply: Value = core
+        .conn()?
+        .custom(command, args)
+        .await
+        .map_err(|e| Error::from_command(e, key))?;
+    let [next, found] = reply::tuple::<2>(reply)?;
+    let next = reply::bytes(next)?;
+    // Members and scores alternate.
+    let members = reply::bytes_array(found)?.into_iter().step_by(2).collect();
+    Ok((next, members))
+}
+
+/// A `MATCH` pattern for members that start with `id` (its bytes escaped,
+/// being random).
+fn glob_prefix(id: &[u8]) -> Bytes {
+    let mut pattern = Vec::with_capacity(id.len() * 2 + 1);
+    for &byte in id {
+        if matches!(byte, b'*' | b'?' | b'[' | b']' | b'\\') {
+            pattern.push(b'\\');
+        }
+        pattern.push(byte);
+    }
+    pattern.push(b'*');
+    Bytes::from(pattern)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pattern_escapes_what_glob_would_read() {
+        assert_eq!(&glob_prefix(b"a*b?[c]\\")[..], b"a\\*b\\?\\[c\\]\\\\*");
+        assert_eq!(&glob_prefix(&[0, 255, b'x'])[..], &[0, 255, b'x', b'*']);
+    }
+}
