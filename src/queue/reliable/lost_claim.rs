@@ -25,9 +25,10 @@ use crate::queue::reliable::Settings;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
-/// How long the delivery is looked for while Redis is out of reach. Past
-/// its visibility timeout the reaper has given it back anyway.
-const LOOK_FOR: Duration = Duration::from_secs(30);
+/// Longest the delivery is looked for while Redis is out of reach: its
+/// visibility timeout (past it the reaper has given it back anyway), at
+/// most this.
+const LOOK_FOR_AT_MOST: Duration = Duration::from_secs(3600);
 
 /// In-flight members a scan call looks at.
 const PAGE: i64 = 1000;
@@ -42,7 +43,8 @@ pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Sett
     let counted = core.settling().enter();
     let (core, keys) = (core.clone(), keys.clone());
     drop(runtime.spawn(async move {
-        match find(&core, &keys, &id, &value).await {
+        let look_for = settings.visibility.min(LOOK_FOR_AT_MOST);
+        match find(&core, &keys, &id, &value, look_for).await {
             Ok(Some(member)) => {
                 let mut handle = Handle::new(core, &keys, settings, member);
                 match handle.give_back(GiveBack::Unhandled).await {
@@ -70,9 +72,9 @@ pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Sett
 }
 
 /// The in-flight member with delivery id `id` and value `value`, if the
-/// claim ran; retried through connection failures for [`LOOK_FOR`].
-async fn find(core: &Core, keys: &QueueKeys, id: &[u8; 8], value: &[u8]) -> Result<Option<Bytes>> {
-    let deadline = Instant::now() + LOOK_FOR;
+/// claim ran; retried through connection failures for `look_for`.
+async fn find(core: &Core, keys: &QueueKeys, id: &[u8; 8], value: &[u8], look_for: Duration) -> Result<Option<Bytes>> {
+    let deadline = Instant::now() + look_for;
     let pattern = glob_prefix(id);
     let mut cursor = Value::from("0");
     loop {
@@ -96,6 +98,9 @@ async fn find(core: &Core, keys: &QueueKeys, id: &[u8; 8], value: &[u8]) -> Resu
             }
             Err(error) if error.is_transient() && Instant::now() < deadline => {
                 tracing::debug!(%error, "looking for a lost claim failed; retrying");
+                // From the start: a cursor means nothing to a restarted or
+                // promoted server.
+                cursor = Value::from("0");
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             Err(error) => return Err(error),

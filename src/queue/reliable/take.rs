@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::{outcome_unknown, Error, Result};
 use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
@@ -202,7 +202,15 @@ impl<T: 'static> ReliableQueue<T> {
         let give_back = {
             let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
             move |reply: std::result::Result<Value, fred::error::Error>| async move {
-                let Some(count) = reply.ok().and_then(|reply| Claim::parse(reply).ok()?.taken()) else {
+                let reply = match reply {
+                    Ok(reply) => reply,
+                    // Its reply lost too: looked for by its id (`lost_claim`).
+                    Err(error) if outcome_unknown(&error) => {
+                        return super::lost_claim::give_back_later(&core, &keys, settings, id, value);
+                    }
+                    Err(_) => return,
+                };
+                let Some(count) = Claim::parse(reply).ok().and_then(|claim| claim.taken()) else {
                     return;
                 };
                 let member = crate::queue::reliable::delivery::member(id, count, &value);
@@ -219,14 +227,15 @@ impl<T: 'static> ReliableQueue<T> {
         let claim = match claimed_reply {
             Ok(claim) => claim,
             Err(error) => {
+                // No answer from Redis (a connection lost, not an error
+                // reply): the claim may have run, and its delivery is looked
+                // for and given back uncounted (`lost_claim`). Not run, its
+                // value waits in the staging list for the reaper.
+                if outcome_unknown(&error) {
+                    super::lost_claim::give_back_later(&self.core, &self.keys, self.settings, id, value.clone());
+                }
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
                 if error.is_transient() {
-                    // Sent, so it may have run: its delivery is then looked
-                    // for and given back uncounted (`lost_claim`). Not run,
-                    // its value waits in the staging list for the reaper.
-                    if !error.never_sent() {
-                        super::lost_claim::give_back_later(&self.core, &self.keys, self.settings, id, value);
-                    }
                     tracing::warn!(queue = self.name(), %error, "claim failed; its value goes back to the queue");
                     return Ok(Ready::Nothing);
                 }
