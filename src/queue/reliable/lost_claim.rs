@@ -60,7 +60,8 @@ pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Sett
                     ),
                 }
             }
-            Ok(None) => {}
+            // The client closed meanwhile: nothing to say.
+            Ok(None) | Err(Error::Shutdown) => {}
             Err(error) => tracing::warn!(
                 queue = keys.destination(),
                 %error,
