@@ -226,18 +226,32 @@ async fn take_and_run<T: Send + 'static>(
 }
 
 /// Gives back a delivery taken as the worker was stopping, before a handler
-/// saw it: first in line again, its delivery count as it was before. Waited
-/// for a bounded time, as a stop waits for nothing longer: with Redis out of
-/// reach the give-back goes on trying in the background.
+/// saw it: first in line again, its delivery count as it was before.
 async fn give_back_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
     let (_, mut handle) = delivery.into_parts();
-    match tokio::time::timeout(SETTLE_TIMEOUT, handle.give_back(GiveBack::Unhandled)).await {
+    give_back_within(
+        context.queue.name(),
+        &mut handle,
+        GiveBack::Unhandled,
+        "a value taken as the worker stopped",
+    )
+    .await;
+}
+
+/// Gives `what` back, waiting [`SETTLE_TIMEOUT`] at most, as a stop waits
+/// for nothing longer: with Redis out of reach the give-back goes on trying
+/// in the background, and its visibility timeout is the last resort.
+async fn give_back_within(queue: &str, handle: &mut Handle, to: GiveBack, what: &str) {
+    match tokio::time::timeout(SETTLE_TIMEOUT, handle.give_back(to)).await {
         Ok(Ok(_)) => {}
         Ok(Err(error)) => {
-            tracing::warn!(queue = context.queue.name(), %error, "could not give back a value taken as the worker stopped; its visibility timeout will")
+            tracing::warn!(queue, %error, "could not give back {what}; its visibility timeout will")
         }
         Err(_) => {
-            tracing::warn!(queue = context.queue.name(), "Redis did not answer the give-back of a value taken as the worker stopped in time; its visibility timeout will")
+            tracing::warn!(
+                queue,
+                "Redis did not answer the give-back of {what} in time; its visibility timeout will"
+            )
         }
     }
 }
@@ -265,17 +279,9 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     let started = Instant::now();
     let Some(result) = run_handler(context, value, &handle).instrument(span.clone()).await else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
-        // Waited for a bounded time: with Redis out of reach the give-back
-        // goes on trying in the background, and the stop does not wait.
-        match tokio::time::timeout(SETTLE_TIMEOUT, handle.give_back(GiveBack::Head)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => {
-                tracing::warn!(parent: &span, %error, "could not give back a cancelled value; its visibility timeout will")
-            }
-            Err(_) => {
-                tracing::warn!(parent: &span, "Redis did not answer the give-back of a cancelled value in time; its visibility timeout will")
-            }
-        }
+        give_back_within(queue, &mut handle, GiveBack::Head, "a cancelled value")
+            .instrument(span)
+            .await;
         return None;
     };
     Some(Done {
