@@ -213,7 +213,8 @@ impl Handle {
 
     pub async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
-        let acked = with_retries(|| async {
+        let late = "Redis did not answer in time while settling a delivery";
+        let acked = retrying(SETTLE_RETRY_FOR, late, || async {
             let keys = vec![self.keys.inflight().into(), self.keys.acked().into()];
             let args = vec![
                 Value::Bytes(self.member.clone()),
@@ -265,23 +266,24 @@ impl Drop for Handle {
 /// How long an ack keeps retrying through connection failures.
 const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
 
-/// Retries an ack through connection failures: it only acts while the
-/// delivery is in flight, and an ack already applied reports success again.
-async fn with_retries<F, Fut>(mut attempt: F) -> Result<bool>
+/// Retries `attempt` through connection failures for `retry_for`; past it
+/// fails with a transient error saying `late`. For work that is safe to run
+/// again and to give up on: an ack (it only acts while the delivery is in
+/// flight, and one already applied reports success again), a search.
+pub(crate) async fn retrying<T, F, Fut>(retry_for: Duration, late: &'static str, mut attempt: F) -> Result<T>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool>>,
+    Fut: std::future::Future<Output = Result<T>>,
 {
-    let deadline = tokio::time::Instant::now() + SETTLE_RETRY_FOR;
+    let deadline = tokio::time::Instant::now() + retry_for;
     loop {
         // An attempt waits no longer than the retries do: while Redis is out
         // of reach it would wait in fred's queue for as long as that lasts
         // (and a worker's shutdown with it). Each attempt is a request or
         // acts once, so one given up on here and run later changes nothing.
-        let late = "Redis did not answer in time while settling a delivery";
         match crate::connection::by_deadline(deadline, late, attempt()).await {
             Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
-                tracing::debug!(%error, "settling a delivery failed; retrying");
+                tracing::debug!(%error, "failed through the connection; retrying");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             other => return other,

@@ -16,11 +16,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
-use tokio::time::Instant;
 
 use crate::connection::reply;
 use crate::error::{Error, Result};
-use crate::queue::reliable::delivery::{GiveBack, Handle, MEMBER_HEADER};
+use crate::queue::reliable::delivery::{retrying, GiveBack, Handle, MEMBER_HEADER};
 use crate::queue::reliable::Settings;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
@@ -73,40 +72,26 @@ pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Sett
 }
 
 /// The in-flight member with delivery id `id` and value `value`, if the
-/// claim ran; retried through connection failures for `look_for`.
+/// claim ran; retried through connection failures for `look_for`, each try
+/// from the start (a cursor means nothing to a restarted or promoted server).
 async fn find(core: &Core, keys: &QueueKeys, id: &[u8; 8], value: &[u8], look_for: Duration) -> Result<Option<Bytes>> {
-    let deadline = Instant::now() + look_for;
     let pattern = glob_prefix(id);
-    let mut cursor = Value::from("0");
-    loop {
-        let page = crate::connection::by_deadline(
-            deadline,
-            "Redis did not answer in time while looking for a lost claim",
-            scan(core, keys.inflight(), cursor.clone(), &pattern),
-        )
-        .await;
-        match page {
-            Ok((next, members)) => {
-                let ours =
-                    |m: &Bytes| m.len() == MEMBER_HEADER + value.len() && m.starts_with(id) && m.ends_with(value);
-                if let Some(member) = members.into_iter().find(ours) {
-                    return Ok(Some(member));
-                }
-                if next == b"0"[..] {
-                    return Ok(None);
-                }
-                cursor = Value::Bytes(next);
+    let ours = |m: &Bytes| m.len() == MEMBER_HEADER + value.len() && m.starts_with(id) && m.ends_with(value);
+    let late = "Redis did not answer in time while looking for a lost claim";
+    retrying(look_for, late, || async {
+        let mut cursor = Value::from("0");
+        loop {
+            let (next, members) = scan(core, keys.inflight(), cursor, &pattern).await?;
+            if let Some(member) = members.into_iter().find(ours) {
+                return Ok(Some(member));
             }
-            Err(error) if error.is_transient() && Instant::now() < deadline => {
-                tracing::debug!(%error, "looking for a lost claim failed; retrying");
-                // From the start: a cursor means nothing to a restarted or
-                // promoted server.
-                cursor = Value::from("0");
-                tokio::time::sleep(Duration::from_millis(200)).await;
+            if next == b"0"[..] {
+                return Ok(None);
             }
-            Err(error) => return Err(error),
+            cursor = Value::Bytes(next);
         }
-    }
+    })
+    .await
 }
 
 /// One `ZSCAN` page of `key`: the next cursor and the members matching.
