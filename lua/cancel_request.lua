@@ -24,8 +24,12 @@ if stored then
     delayq_call_chunked('lpush', KEYS[undo[2]], back)
     outcome = 1
   elseif undo and undo[1] == 'restore' then
+    -- undo[7], the id index, and the elements' ids (undo[8], else the
+    -- reply's fourth field) are absent from records of older clients.
     local elements, scores = undo[5] or reply[1], undo[6] or reply[2]
-    delayq_restore(KEYS[undo[2]], KEYS[undo[3]], KEYS[undo[4]], elements, scores)
+    local ids = undo[7] and KEYS[undo[7]]
+    local taken = ids and (undo[8] or reply[4])
+    delayq_give_back(KEYS[undo[2]], KEYS[undo[3]], KEYS[undo[4]], ids, elements, scores, taken)
     outcome = 1
   end
 end

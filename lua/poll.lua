@@ -1,15 +1,17 @@
 -- poll: remove and return the first pending elements in offer order,
 -- without transferring them (RDelayedQueue.poll / poll(limit)).
 -- KEYS: 1 pending list, 2 timeout set, 3 quarantine list, 4 channel,
---       5 request key (lib/request.lua)
+--       5 id index, 6 request key (lib/request.lua)
 -- ARGV: 1 limit (>= 1; the client bounds it). No more elements once about
 --       DELAYQ_BATCH_BYTES are taken (at least one always is).
--- Returns {elements, scores, quarantined}: the packed elements (so the
--- client can put them back, scores included, if it cannot decode them).
--- If the client never sees the reply, cancelling the request puts them back.
-local replayed = delayq_replayed(KEYS[5])
+-- Returns {elements, scores, quarantined, ids}: the packed elements, and
+-- the ids of those offered with one (false: none), so that the client can
+-- put them back, scores and ids included, if it cannot decode them
+-- (lua/restore.lua). If the client never sees the reply, cancelling the
+-- request puts them back the same way.
+local replayed = delayq_replayed(KEYS[6])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[5], 'hash')
 if bad then return bad end
 local limit, budget = tonumber(ARGV[1]), DELAYQ_BATCH_BYTES
 if not limit or limit < 1 then
@@ -42,6 +44,7 @@ while #elements < limit and bytes < budget and popped_count < limit + 1000 do
 end
 local undo
 if #elements > 0 then
-  undo = {'restore', 1, 2, 4}
+  undo = {'restore', 1, 2, 4, false, false, 5}
 end
-return delayq_answer(KEYS[5], {elements, scores, quarantined}, undo)
+local taken = delayq_ids_take(KEYS[5], elements)
+return delayq_answer(KEYS[6], {elements, scores, quarantined, taken}, undo)

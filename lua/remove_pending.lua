@@ -1,6 +1,6 @@
 -- remove_pending: remove up to a number of pending elements, first offered
 -- first, from both the pending list and the timeout set.
--- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key
+-- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 request key
 --       (lib/request.lua: a resend removes nothing twice, and a request the
 --       client gave up on puts its elements back)
 -- ARGV: 1 most elements to remove (>= 1). No more once about
@@ -10,9 +10,9 @@
 -- For emptying a large queue in steps that never block Redis for long (DEL
 -- of a list of millions does). Elements only in the timeout set (left by a
 -- failed writer) go once the pending list is empty.
-local replayed = delayq_replayed(KEYS[4])
+local replayed = delayq_replayed(KEYS[5])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[4], 'hash')
 if bad then return bad end
 local most, budget = tonumber(ARGV[1]), DELAYQ_BATCH_BYTES
 if not most or most < 1 then
@@ -44,6 +44,7 @@ if #elements < most and bytes < budget and redis.call('llen', KEYS[2]) == 0 then
 end
 local undo
 if #elements > 0 then
-  undo = {'restore', 2, 1, 3, elements, scores}
+  -- Their ids go with them: an undone purge gives them back indexed.
+  undo = {'restore', 2, 1, 3, elements, scores, 4, delayq_ids_take(KEYS[4], elements)}
 end
-return delayq_answer(KEYS[4], {#elements, redis.call('zcard', KEYS[1])}, undo)
+return delayq_answer(KEYS[5], {#elements, redis.call('zcard', KEYS[1])}, undo)

@@ -91,6 +91,69 @@ local function delayq_ids_forget(ids, elements)
   end
 end
 
+-- Takes the index entries of elements leaving the timeout set that may come
+-- back (a poll, a purge: lib/request.lua's give-backs): returns their ids in
+-- order (false: none), which travel with the elements so that a give-back
+-- indexes them again (delayq_ids_put_back). Without this, an entry would
+-- read as stale while its element is out, and the element would come back
+-- without its id.
+local function delayq_ids_take(ids, elements)
+  local taken = {}
+  local indexed = redis.call('exists', ids) == 1
+  for i = 1, #elements do
+    taken[i] = false
+    local field = indexed and delayq_element_id(elements[i])
+    local entry = field and redis.call('hget', ids, field)
+    if entry then
+      local element, id = delayq_id_element(entry)
+      if element == elements[i] then
+        taken[i] = id
+        redis.call('hdel', ids, field)
+      end
+    end
+  end
+  return taken
+end
+
+-- Indexes elements given back under the ids they left with (false or nil:
+-- none). The id is still free unless it was offered again while the element
+-- was out: then the newer element keeps it and the given-back one returns as
+-- a plain element (it is still delivered).
+local function delayq_ids_put_back(ids, timeout, elements, taken)
+  for i = 1, #elements do
+    local id = taken and taken[i]
+    if id then
+      local field = delayq_element_id(elements[i])
+      local entry = field and redis.call('hget', ids, field)
+      local holder = entry and delayq_id_element(entry)
+      if field and not (holder and holder ~= elements[i] and redis.call('zscore', timeout, holder)) then
+        redis.call('hset', ids, field, delayq_id_entry(id, elements[i]))
+      end
+    end
+  end
+end
+
+-- Gives elements back (lib/request.lua's delayq_restore) and indexes them
+-- again under the ids they left with. An element with an id that is pending
+-- already (offered again, same id and value, while it was out) is not given
+-- back a second time: one element per id while pending.
+local function delayq_give_back(pending, timeout, channel, ids, elements, scores, taken)
+  if ids and taken then
+    local e, s, t = {}, {}, {}
+    for i = 1, #elements do
+      if not (taken[i] and redis.call('zscore', timeout, elements[i])) then
+        e[#e + 1], s[#s + 1], t[#t + 1] = elements[i], scores[i], taken[i]
+      end
+    end
+    elements, scores, taken = e, s, t
+  end
+  local n = delayq_restore(pending, timeout, channel, elements, scores)
+  if ids and taken then
+    delayq_ids_put_back(ids, timeout, elements, taken)
+  end
+  return n
+end
+
 -- Drops the stale ones among index entries read as {field, entry, ...}
 -- (fields not 8 bytes long, as the sweep's 'cursor', are not entries).
 local function delayq_ids_drop_stale(ids, timeout, entries)

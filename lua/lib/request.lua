@@ -34,9 +34,11 @@ end
 -- lua/cancel_request.lua puts back what the request removed if its client
 -- never sees the reply, by KEY indices of the request:
 --   {'lpush', list}: the reply's values, back at the list's head in order;
---   {'restore', pending, timeout, channel[, elements, scores]}: packed
---     elements back at the pending list's head with their scores (the
---     reply's first two fields unless given).
+--   {'restore', pending, timeout, channel[, elements, scores[, ids,
+--     taken]]}: packed elements back at the pending list's head with their
+--     scores (the reply's first two fields unless given), and indexed again
+--     in the id index `ids` under the ids they left with (`taken`, else the
+--     reply's fourth field; lib/ids.lua: delayq_give_back).
 local function delayq_answer(key, reply, undo)
   local ttl = DELAYQ_REQUEST_TTL_MS
   if undo then

@@ -37,6 +37,18 @@ pub async fn behind_proxy() -> (RedisServer, crate::fault_proxy::FaultProxy, Cli
     (redis, proxy, client)
 }
 
+/// A client through the proxy that never resends: a lost reply is final.
+pub async fn without_resends(proxy: &crate::fault_proxy::FaultProxy) -> Client {
+    Client::builder()
+        .url(proxy.url())
+        .customize(|b| {
+            b.with_connection_config(|c| c.max_command_attempts = 1);
+        })
+        .build()
+        .await
+        .expect("connect through the proxy")
+}
+
 /// Values as the bytes fred sends.
 pub fn bytes(values: &[&str]) -> Vec<Bytes> {
     values.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect()

@@ -390,3 +390,190 @@ async fn two_ids_with_the_same_id_bytes_fail_rather_than_act_on_each_other() {
     })
     .await;
 }
+
+/// A string codec whose first decode signals it started, waits until the
+/// test releases it, then fails: the element is out of the queue for as
+/// long as the test likes, and then given back.
+struct HeldThenFailing {
+    entered: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    release: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl delayq::Codec<String> for HeldThenFailing {
+    fn name(&self) -> &'static str {
+        "held-then-failing"
+    }
+
+    fn encode(&self, value: &String) -> Result<bytes::Bytes, delayq::BoxError> {
+        Ok(bytes::Bytes::copy_from_slice(value.as_bytes()))
+    }
+
+    fn decode(&self, _raw: &[u8]) -> Result<String, delayq::BoxError> {
+        let release = self.release.lock().unwrap().take();
+        self.entered.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(release) = release {
+            // block_in_place: this worker's queued tasks move to another
+            // thread while the decode waits.
+            tokio::task::block_in_place(|| release.recv_timeout(Duration::from_secs(30))).ok();
+        }
+        Err("refused by the test codec".into())
+    }
+}
+
+/// Polls `held` (whose codec holds the removed element out until released),
+/// runs `meanwhile` while the element is out, then lets the decode fail so
+/// the element is given back; returns the poll's error.
+async fn out_and_back<F: std::future::Future<Output = ()>>(
+    held: delayq::DelayedQueue<String>,
+    entered: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    release: std::sync::mpsc::Sender<()>,
+    meanwhile: F,
+) -> delayq::Error {
+    let poll = tokio::spawn(async move { held.remove_first().await });
+    eventually(Duration::from_secs(20), "the element polled and held", || async {
+        entered.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+    meanwhile.await;
+    release.send(()).unwrap();
+    poll.await.unwrap().unwrap_err()
+}
+
+/// The codec, its "decode entered" flag and its release.
+fn held_then_failing() -> (
+    HeldThenFailing,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::sync::mpsc::Sender<()>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let entered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let codec = HeldThenFailing {
+        entered: entered.clone(),
+        release: std::sync::Mutex::new(Some(rx)),
+    };
+    (codec, entered, tx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_survives_a_decode_failures_give_back_while_other_id_calls_and_a_transfer_ran() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client.delayed_queue("held", StringCodec).unwrap().without_transfer();
+        assert!(q.offer_with_id("reminder", &s("call back"), HOUR).await.unwrap());
+        let (codec, entered, release) = held_then_failing();
+        let held = client.delayed_queue("held", codec).unwrap().without_transfer();
+        let error = out_and_back(held, entered, release, async {
+            // While the element is out, every call that checks index entries
+            // runs: a lookup, an id offer (it samples the index) and a
+            // transfer (it sweeps the index).
+            assert_eq!(q.get("reminder").await.unwrap(), None);
+            assert!(q.offer_with_id("other", &s("x"), HOUR).await.unwrap());
+            q.transfer_now().await.unwrap();
+        })
+        .await;
+        assert!(
+            matches!(error, delayq::Error::Decode(ref e) if e.restored()),
+            "{error:?}"
+        );
+        // Back under its id: found, rescheduled and cancelled by it.
+        assert_eq!(q.get("reminder").await.unwrap().unwrap().value, "call back");
+        assert!(q.reschedule("reminder", Duration::from_millis(1)).await.unwrap());
+        assert!(q.cancel("reminder").await.unwrap());
+        assert_eq!(q.read_all().await.unwrap(), [s("x")]);
+        // The cancelled reminder is not delivered.
+        q.transfer_now().await.unwrap();
+        assert_eq!(redis.raw().await.llen("held").await, 0);
+        assert_eq!(q.status().await.unwrap().ids, 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_offered_again_while_its_element_is_out_stays_with_the_newer_element() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        // "again-a": another value under the id; "again-b": the same value.
+        for (queue, again) in [("again-a", "new"), ("again-b", "old")] {
+            let q = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+            assert!(q.offer_with_id("a", &s("old"), HOUR).await.unwrap());
+            let (codec, entered, release) = held_then_failing();
+            let held = client.delayed_queue(queue, codec).unwrap().without_transfer();
+            out_and_back(held, entered, release, async {
+                // The id is free while its element is out.
+                assert!(q.offer_with_id("a", &s(again), HOUR).await.unwrap());
+            })
+            .await;
+            assert_eq!(q.get("a").await.unwrap().unwrap().value, again, "{queue}");
+            let mut all = q.read_all().await.unwrap();
+            all.sort();
+            let keys = QueueKeys::new(queue).unwrap();
+            if again == "new" {
+                // The newer element keeps the id; the old one is back as a
+                // plain element.
+                assert_eq!(all, [s("new"), s("old")]);
+                assert_eq!(raw.zcard(keys.timeout()).await, 2);
+                assert!(q.cancel("a").await.unwrap());
+                assert_eq!(q.read_all().await.unwrap(), [s("old")]);
+            } else {
+                // The same id and value: one element, not two.
+                assert_eq!(all, [s("old")]);
+                assert_eq!(raw.llen(keys.pending()).await, 1);
+                assert!(q.cancel("a").await.unwrap());
+                assert_eq!(q.len().await.unwrap(), 0);
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_survive_a_lost_reply_undone_after_an_outage_in_which_other_calls_ran() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let direct = redis.client().await;
+        let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
+        let cut_off = crate::harness::without_resends(&proxy).await;
+        // Scripts loaded first: a NOSCRIPT answer must not be what is lost.
+        let warm = cut_off.delayed_queue("warm", StringCodec).unwrap().without_transfer();
+        assert_eq!(warm.remove_first().await.unwrap(), None);
+        assert_eq!(warm.remove_pending(1).await.unwrap().removed, 0);
+        for queue in ["{undone-poll}", "{undone-purge}"] {
+            let q = direct.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+            for id in ["p1", "p2"] {
+                assert!(q.offer_with_id(id, &s(id), HOUR).await.unwrap());
+            }
+            let through = cut_off.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+            // The removal runs, its reply is lost and an outage follows: the
+            // cancel that gives p1 back waits for the outage to end.
+            proxy.arm(crate::fault_proxy::Fault::LoseReplyThenOutage, queue);
+            let error = if queue == "{undone-poll}" {
+                through.remove_first().await.map(|_| ()).unwrap_err()
+            } else {
+                through.remove_pending(1).await.map(|_| ()).unwrap_err()
+            };
+            assert!(error.is_transient(), "{error:?}");
+            assert_eq!(q.len().await.unwrap(), 1, "{queue}");
+            // Meanwhile, from another client: a lookup, an id offer and a transfer.
+            assert_eq!(q.get("p1").await.unwrap(), None);
+            assert!(q.offer_with_id("p3", &s("p3"), HOUR).await.unwrap());
+            q.transfer_now().await.unwrap();
+            proxy.set_outage(false);
+            eventually(Duration::from_secs(30), "p1 back", || async {
+                q.len().await.unwrap() == 3
+            })
+            .await;
+            for id in ["p1", "p2", "p3"] {
+                assert_eq!(q.get(id).await.unwrap().unwrap().value, id, "{queue} {id}");
+            }
+            assert!(q.cancel("p1").await.unwrap(), "{queue}");
+            let mut left = q.read_all().await.unwrap();
+            left.sort();
+            assert_eq!(left, [s("p2"), s("p3")], "{queue}");
+        }
+        cut_off.shutdown().await;
+    })
+    .await;
+}

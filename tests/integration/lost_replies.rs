@@ -8,25 +8,13 @@ use std::time::Duration;
 
 use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
-use delayq::{Client, LongCodec, StringCodec};
+use delayq::{LongCodec, StringCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{behind_proxy, bytes, deadline, eventually, RedisServer};
+use crate::harness::{behind_proxy, bytes, deadline, eventually, without_resends, RedisServer};
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
-}
-
-/// A client through the proxy that never resends: a lost reply is final.
-async fn without_resends(proxy: &FaultProxy) -> Client {
-    Client::builder()
-        .url(proxy.url())
-        .customize(|b| {
-            b.with_connection_config(|c| c.max_command_attempts = 1);
-        })
-        .build()
-        .await
-        .expect("connect through the proxy")
 }
 
 /// Waits until every reply stored for the queue tagged `tag` has been read

@@ -109,6 +109,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.timeout().into(),
             self.keys.quarantine().into(),
             self.keys.channel().into(),
+            self.keys.ids().into(),
         ];
         // Removed values go back, scores included, if the call is dropped
         // before it returns (and, through the request, if its reply is lost).
@@ -122,10 +123,10 @@ impl<T: 'static> DelayedQueue<T> {
                 self.core.settling().clone(),
             );
             move |reply: std::result::Result<Value, fred::error::Error>| async move {
-                let Ok(Ok([elements, scores, _])) = reply.map(reply::tuple::<3>) else {
+                let Ok(Ok([elements, scores, _, ids])) = reply.map(reply::tuple::<4>) else {
                     return;
                 };
-                let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores));
+                let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores, ids));
                 if let Ok(args) = args {
                     if !args.is_empty() {
                         let restored = Request::new(&name)
@@ -149,7 +150,7 @@ impl<T: 'static> DelayedQueue<T> {
             .reply()
             .await
             .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
-        let [elements, scores, quarantined] = reply::tuple::<3>(value)?;
+        let [elements, scores, quarantined, ids] = reply::tuple::<4>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
         let elements = reply::bytes_array(elements)?;
         let payloads = elements
@@ -160,7 +161,7 @@ impl<T: 'static> DelayedQueue<T> {
         match codec::decode_batch(&*self.codec, payloads) {
             Ok(values) => Ok(values),
             Err(error) => {
-                let args = restore_args(elements, scores)?;
+                let args = restore_args(elements, scores, ids)?;
                 let restored = Request::new(self.name())
                     .give_back(
                         self.conn()?,
@@ -182,6 +183,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.pending().into(),
             self.keys.timeout().into(),
             self.keys.channel().into(),
+            self.keys.ids().into(),
         ]
     }
 
@@ -233,6 +235,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.keys.timeout().into(),
             self.keys.pending().into(),
             self.keys.channel().into(),
+            self.keys.ids().into(),
         ];
         let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
         let script = &SCRIPTS.remove_pending;
@@ -263,17 +266,27 @@ impl<T: 'static> DelayedQueue<T> {
     }
 }
 
-/// Arguments of `lua/restore.lua` for elements a poll removed: score and
-/// element, pair by pair (an empty score for an element the set lacked).
-fn restore_args(elements: Vec<Bytes>, scores: Value) -> Result<Vec<Value>> {
-    let scores = reply::array(scores)?;
-    let mut args = Vec::with_capacity(elements.len() * 2);
-    for (element, score) in elements.into_iter().zip(scores) {
-        args.push(match reply::opt_bytes(score)? {
-            Some(score) => Value::Bytes(score),
+/// Arguments of `lua/restore.lua` for elements a poll removed: score,
+/// element and id, by threes (an empty score for an element the set lacked,
+/// an empty id for one offered without).
+fn restore_args(elements: Vec<Bytes>, scores: Value, ids: Value) -> Result<Vec<Value>> {
+    let (scores, ids) = (reply::array(scores)?, reply::array(ids)?);
+    if scores.len() != elements.len() || ids.len() != elements.len() {
+        return Err(Error::Protocol(
+            "poll returned scores or ids that do not match its elements".into(),
+        ));
+    }
+    let or_empty = |v: Value| -> Result<Value> {
+        Ok(match reply::opt_bytes(v)? {
+            Some(bytes) => Value::Bytes(bytes),
             None => Value::from(""),
-        });
+        })
+    };
+    let mut args = Vec::with_capacity(elements.len() * 3);
+    for ((element, score), id) in elements.into_iter().zip(scores).zip(ids) {
+        args.push(or_empty(score)?);
         args.push(Value::Bytes(element));
+        args.push(or_empty(id)?);
     }
     Ok(args)
 }
