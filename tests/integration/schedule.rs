@@ -463,3 +463,36 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
     })
     .await;
 }
+
+/// Due times are whole milliseconds: a period of 1.9 ms fires every 2 ms,
+/// never every 1 ms; below 1 ms, a period is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_asked() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let queue = client
+            .delayed_queue("fraction", StringCodec)
+            .unwrap()
+            .without_transfer();
+        let spec = every(Duration::from_micros(1900)).misfire(Misfire::FireAll);
+        let saved = client.schedule("fast", spec, &queue, &"f".to_string()).await.unwrap();
+        assert_eq!(saved.spec.to_string(), "every 2ms");
+        eventually(WITHIN, "10 occurrences", || async {
+            info(&client, "fraction", "fast").await.fired >= 10
+        })
+        .await;
+        assert!(client.schedules("fraction").unwrap().pause("fast").await.unwrap());
+        let info = info(&client, "fraction", "fast").await;
+        let scores = scores(&raw, "fraction").await;
+        assert_each_occurrence_once(&scores, ms(saved.next.unwrap()), 2, &info);
+
+        let result = client
+            .schedule("faster", every(Duration::from_micros(900)), &queue, &"f".to_string())
+            .await;
+        assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
+        client.shutdown().await;
+    })
+    .await;
+}
