@@ -198,6 +198,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     expire: lua!("expire", Safe),
     drain: lua!("drain", Safe),
     restore: lua!("restore", Safe),
+    // Keyed by a request: a resend returns the first run's counts.
     migrate: lua!("migrate", Safe),
     claim: lua!("claim", Once),
     ack: lua!("ack", Safe),

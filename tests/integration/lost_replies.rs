@@ -866,3 +866,37 @@ async fn a_resent_schedule_save_does_not_undo_a_save_made_meanwhile() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let legacy = client
+            .delayed_queue("migrate-lost", StringCodec)
+            .unwrap()
+            .without_transfer()
+            .with_format(delayq::Format::Legacy);
+        let values = strings(&["a", "b", "c", "d", "e"]);
+        for v in &values {
+            legacy.offer(v, Duration::from_secs(600)).await.unwrap();
+        }
+        // Warms the script: nothing to convert.
+        let warm = legacy.migrate(delayq::Format::Legacy, 100).await.unwrap();
+        assert_eq!((warm.converted, warm.already), (0, 5));
+        settled(&raw, "migrate-lost").await;
+        let sha =
+            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/migrate.lua")));
+        proxy.arm(Fault::LoseReply, sha);
+        let report = legacy.migrate(delayq::Format::Modern, 100).await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the chunk would find its elements modern already.
+        assert_eq!((report.converted, report.already), (5, 0), "{report:?}");
+        let pending = raw.lrange("redisson_delay_queue:{migrate-lost}").await;
+        assert!(pending
+            .iter()
+            .all(|e| delayq::format::unpack(e).unwrap().format() == delayq::Format::Modern));
+        assert_eq!(legacy.read_all().await.unwrap(), values);
+    })
+    .await;
+}
