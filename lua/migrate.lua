@@ -1,11 +1,15 @@
 -- migrate: rewrite a slice of the pending list in one element format, keeping
 -- every element's score and position (delayq's answer to Redisson #5595/#5040).
--- KEYS: 1 pending list, 2 timeout set, 3 id index
+-- KEYS: 1 pending list, 2 timeout set, 3 id index, 4 request key
+--       (lib/request.lua: a resend returns the first run's counts; run
+--       again, it would count what the first run converted as "already")
 -- ARGV: 1 target format ('modern' or 'legacy'), 2 start index, 3 count,
 --       4.. one fresh 8-byte id per element of the slice
 -- An element offered with an id keeps it: its id bytes in the target layout
 -- come from the id again (lib/ids.lua), and its index entry moves with it.
 -- Returns {next start index, converted, already in format, malformed, not in the timeout set}.
+local replayed = delayq_replayed(KEYS[4])
+if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash')
 if bad then return bad end
 local target = ARGV[1]
@@ -50,4 +54,4 @@ for i = 1, #elements do
     end
   end
 end
-return {start + #elements, converted, already, malformed, orphans}
+return delayq_answer(KEYS[4], {start + #elements, converted, already, malformed, orphans})

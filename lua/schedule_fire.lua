@@ -2,9 +2,10 @@
 -- however many processes run it (a compare-and-set on its next occurrence).
 -- KEYS: 1 schedules hash, 2 timeout set, 3 pending list, 4 channel
 -- ARGV: 1 name, 2 rev, 3 next_ms the caller read, 4 the next occurrence after
---       what it fires, 5 occurrences it skips (misfire policy), then due_1,
---       element_1, due_2, element_2, ... (elements packed by the client in the
---       queue's format; each due is an occurrence, ms since the epoch)
+--       what it fires, 5 occurrences it skips (misfire policy), 6 this call's
+--       token (random, from the client), then due_1, element_1, due_2,
+--       element_2, ... (elements packed by the client in the queue's format;
+--       each due is an occurrence, ms since the epoch)
 -- Returns {'fired', record} | {'stale', record} | {'gone'} | {'early', now_ms} | {'collision'}.
 --
 -- Only when the stored record still has the caller's rev and next_ms, is not
@@ -12,9 +13,16 @@
 -- RPUSH each element and PUBLISH the due time when one is the new head, as
 -- offer.lua (Redisson's offer) does, then store the next occurrence. Anyone
 -- else who computed the same occurrences finds next_ms moved and offers
--- nothing, and so does a resend of this very call. The client sends at most
--- 100 elements per call.
-if #ARGV > 5 + 2 * 100 then
+-- nothing. A rev is never given twice for a name (schedule_save.lua), so a
+-- record removed and added again fails the check too.
+--
+-- fred resends this call when its reply is lost, and the first run may have
+-- fired: the record keeps the tokens of its last FIRES_KEPT fires, and a
+-- resend that finds its own answers 'fired' (with the record as it is now)
+-- and offers nothing again, so the caller counts what it offered. The client
+-- sends at most 100 elements per call.
+local FIRES_KEPT = 8
+if #ARGV > 6 + 2 * 100 then
   return redis.error_reply('ERR delayq: schedule_fire offers at most 100 occurrences per call')
 end
 local bad = delayq_check_types(KEYS[1], 'hash', KEYS[2], 'zset', KEYS[3], 'list')
@@ -24,25 +32,31 @@ if not raw then
   return {'gone'}
 end
 local record = cjson.decode(raw)
+local token = ARGV[6]
 if record.rev ~= ARGV[2] or record.next_ms ~= ARGV[3] or record.paused then
+  for fired in string.gmatch(record.fires or '', '%S+') do
+    if fired == token then
+      return {'fired', raw}
+    end
+  end
   return {'stale', raw}
 end
 local now = delayq_server_ms()
 local latest = tonumber(ARGV[3])
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   latest = math.max(latest, tonumber(ARGV[i]))
 end
 if latest > now then
   return {'early', string.format('%d', now)}
 end
-for i = 7, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   if redis.call('zscore', KEYS[2], ARGV[i]) then
     return {'collision'}
   end
 end
 local pushed = {}
 local due_of = {}
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   redis.call('zadd', KEYS[2], ARGV[i], ARGV[i + 1])
   pushed[#pushed + 1] = ARGV[i + 1]
   due_of[ARGV[i + 1]] = ARGV[i]
@@ -58,6 +72,15 @@ end
 record.next_ms = ARGV[4]
 record.fired = (tonumber(record.fired) or 0) + #pushed
 record.missed = (tonumber(record.missed) or 0) + tonumber(ARGV[5])
+local fires = {}
+for fired in string.gmatch(record.fires or '', '%S+') do
+  fires[#fires + 1] = fired
+end
+fires[#fires + 1] = token
+while #fires > FIRES_KEPT do
+  table.remove(fires, 1)
+end
+record.fires = table.concat(fires, ' ')
 local encoded = cjson.encode(record)
 redis.call('hset', KEYS[1], ARGV[1], encoded)
 return {'fired', encoded}

@@ -1,5 +1,7 @@
 -- schedule_save: add a recurring schedule to a queue, or replace its definition.
--- KEYS: 1 schedules hash (delayq_schedules:{N})
+-- KEYS: 1 schedules hash (delayq_schedules:{N}), 2 the queue's last schedule
+--       revision (delayq_schedule_revs:{N}), 3 request key (lib/request.lua:
+--       a resend returns the first run's answer)
 -- ARGV: 1 name, 2 definition (JSON text made by the client), 3 first
 --       occurrence (ms, computed by the client from the server's clock),
 --       4 most schedules a queue may hold
@@ -7,27 +9,42 @@
 --
 -- The same definition again (every process of a fleet saves its schedules at
 -- start-up) keeps the stored record as it is: its next occurrence, its
--- paused state and its counts. Another definition replaces it and bumps
--- `rev`, so a process still firing the old one fails its compare-and-set
--- (schedule_fire.lua). Cost: one record.
-local bad = delayq_check_types(KEYS[1], 'hash')
+-- paused state and its counts. Another definition, or a new record, takes a
+-- new `rev`, so a process still firing the old one fails its compare-and-set
+-- (schedule_fire.lua). A rev is never given twice on a queue, so a schedule
+-- removed and added again under its name is never taken for the old one
+-- (ABA): one more than the queue's last rev, the old record's and the
+-- server's clock in ms (should the counter key be lost). Records written
+-- before the counter existed have small revs (1, 2, ...), below all of
+-- these. Cost: one record.
+local replayed = delayq_replayed(KEYS[3])
+if replayed then return replayed end
+local bad = delayq_check_types(KEYS[1], 'hash', KEYS[2], 'string')
 if bad then return bad end
+
+local function new_rev(old)
+  local rev = math.max((tonumber(redis.call('get', KEYS[2])) or 0) + 1, delayq_server_ms(), (tonumber(old) or 0) + 1)
+  local text = string.format('%d', rev)
+  redis.call('set', KEYS[2], text)
+  return text
+end
+
 local old = redis.call('hget', KEYS[1], ARGV[1])
 if old then
   local record = cjson.decode(old)
   if record.def == ARGV[2] then
-    return {0, old}
+    return delayq_answer(KEYS[3], {0, old})
   end
   record.def = ARGV[2]
-  record.rev = tostring(tonumber(record.rev) + 1)
+  record.rev = new_rev(record.rev)
   record.next_ms = ARGV[3]
   local encoded = cjson.encode(record)
   redis.call('hset', KEYS[1], ARGV[1], encoded)
-  return {1, encoded}
+  return delayq_answer(KEYS[3], {1, encoded})
 end
 if redis.call('hlen', KEYS[1]) >= tonumber(ARGV[4]) then
   return redis.error_reply('ERR delayq: ' .. KEYS[1] .. ' already holds ' .. ARGV[4] .. ' schedules, the most a queue may have')
 end
-local encoded = cjson.encode({def = ARGV[2], rev = '1', next_ms = ARGV[3], paused = false, fired = 0, missed = 0})
+local encoded = cjson.encode({def = ARGV[2], rev = new_rev(nil), next_ms = ARGV[3], paused = false, fired = 0, missed = 0})
 redis.call('hset', KEYS[1], ARGV[1], encoded)
-return {1, encoded}
+return delayq_answer(KEYS[3], {1, encoded})

@@ -198,6 +198,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     expire: lua!("expire", Safe),
     drain: lua!("drain", Safe),
     restore: lua!("restore", Safe),
+    // Keyed by a request: a resend returns the first run's counts.
     migrate: lua!("migrate", Safe),
     claim: lua!("claim", Once),
     ack: lua!("ack", Safe),
@@ -221,12 +222,14 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // Deletes: sent once (a resend would delete more).
     remove_dead_letters: lua!("remove_dead_letters", Once),
     dead_letter_page: lua!("dead_letter_page", Safe),
-    // Same definition again keeps the record: harmless to repeat.
+    // Keyed by a request: a resend returns the first answer and undoes no
+    // save made meanwhile.
     schedule_save: lua!("schedule_save", Safe),
     // A compare-and-set on the schedule's next occurrence: a resend finds it
-    // moved and offers nothing.
+    // moved and offers nothing, and answers 'fired' when it finds its own
+    // token among the record's last fires.
     schedule_fire: lua!("schedule_fire", Safe),
-    // Pause and remove are idempotent; resume is a compare-and-set.
+    // Keyed by a request: a resent remove still says it removed.
     schedule_set: lua!("schedule_set", Safe),
     schedule_list: lua!("schedule_list", Safe),
     // A resend could take a second permit: sent once (a lost reply only

@@ -180,6 +180,13 @@ impl Schedules {
     }
 
     /// Deletes the schedule; whether it existed. Values it already offered stay queued.
+    ///
+    /// Like [`pause`](Self::pause) and [`resume`](Self::resume), it answers
+    /// as its first run did when fred resends it after a lost reply (a resent
+    /// remove does not say "no such schedule"); a reply lost for good fails
+    /// with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown). A name
+    /// removed and added again is a new schedule: a process that still holds
+    /// the old one never fires its value or its spec.
     pub async fn remove(&self, name: &str) -> Result<bool> {
         store::check_name(name)?;
         let found = store::set(&self.core, &self.keys, "remove", name).await?;

@@ -120,14 +120,20 @@ impl Eq for ScheduleSpec {}
 /// added, then one every `period` (anchored: a late run does not shift the
 /// ones after it).
 ///
+/// Occurrences are whole milliseconds (as due times are), so a period with
+/// a fraction of a millisecond is rounded up, never down: `every(1.9 ms)`
+/// fires every 2 ms, never more often than asked. A period below 1 ms is
+/// refused with [`Error::InvalidArgument`] when the schedule is saved.
+///
 /// ```
 /// use std::time::Duration;
 /// let spec = delayq::every(Duration::from_secs(5));
 /// assert_eq!(spec.to_string(), "every 5s");
+/// assert_eq!(delayq::every(Duration::from_micros(1900)).to_string(), "every 2ms");
 /// ```
 pub fn every(period: Duration) -> ScheduleSpec {
     ScheduleSpec {
-        kind: Kind::Every(period),
+        kind: Kind::Every(whole_ms_up(period)),
         misfire: Misfire::default(),
         misfire_after: DEFAULT_MISFIRE_AFTER,
     }
@@ -367,6 +373,19 @@ fn format_period(d: Duration) -> String {
     }
 }
 
+/// `period` rounded up to whole milliseconds; below 1 ms it is kept as it
+/// is, for [`ScheduleSpec::validate`] to refuse.
+fn whole_ms_up(period: Duration) -> Duration {
+    const MS: Duration = Duration::from_millis(1);
+    let fraction = period.subsec_nanos() % 1_000_000;
+    if period < MS || fraction == 0 {
+        return period;
+    }
+    period
+        .checked_add(Duration::from_nanos(u64::from(1_000_000 - fraction)))
+        .unwrap_or(Duration::MAX)
+}
+
 fn parse_tz(zone: &str) -> Result<chrono_tz::Tz> {
     zone.parse::<chrono_tz::Tz>()
         .map_err(|_| Error::InvalidArgument(format!("{zone:?} is not an IANA time zone (like Europe/Paris)")))
@@ -535,6 +554,20 @@ mod tests {
         assert!(p.missed >= SCAN_CAP as u64);
         let once = plan(&spec.clone().misfire(Misfire::FireOnce), 1, 1_000_000_000);
         assert_eq!(once.fire.len(), 2, "{:?}", once.fire);
+    }
+
+    #[test]
+    fn a_fraction_of_a_millisecond_rounds_the_period_up() {
+        let spec = every(Duration::from_micros(1900));
+        assert_eq!(spec.to_string(), "every 2ms");
+        assert_eq!(spec.following(10), Some(12));
+        assert_eq!(spec.first(10).unwrap(), 12);
+        assert_eq!(spec.definition().every_ms, Some(2));
+        assert_eq!(every(Duration::from_nanos(1_000_001)).to_string(), "every 2ms");
+        assert_eq!(every(Duration::from_millis(7)).to_string(), "every 7ms");
+        assert!(every(Duration::from_micros(999)).validate().is_err());
+        assert!(every(Duration::from_micros(1000)).validate().is_ok());
+        assert!(every(Duration::MAX).validate().is_err());
     }
 
     #[test]

@@ -9,11 +9,12 @@ use fred::types::Value;
 use serde::Deserialize;
 
 use crate::connection::reply;
+use crate::connection::request::Request;
 use crate::connection::script::{Script, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::wire::format::{self, Format};
-use crate::wire::keys::QueueKeys;
+use crate::wire::keys::{QueueKeys, SCHEDULES_PREFIX};
 use crate::wire::time;
 
 use super::spec::{Definition, Plan, ScheduleSpec};
@@ -23,6 +24,19 @@ pub(crate) const MAX_SCHEDULES: usize = 1_000;
 
 /// Longest schedule name.
 const MAX_NAME: usize = 256;
+
+/// delayq's prefix for the last schedule revision given on a queue (STRING,
+/// never expires): a revision is never given twice on a queue, so a
+/// schedule removed and added again under its name never passes for the old
+/// one (see `lua/schedule_save.lua`).
+const REVISIONS_PREFIX: &str = "delayq_schedule_revs";
+
+/// The queue's revision counter: its schedules key with the other prefix
+/// (same hash tag, so the same cluster slot).
+fn revisions(keys: &QueueKeys) -> String {
+    let schedules = keys.schedules();
+    format!("{REVISIONS_PREFIX}{}", &schedules[SCHEDULES_PREFIX.len()..])
+}
 
 /// One schedule as stored: the record's JSON, as `lua/schedule_*.lua` write it.
 #[derive(Debug, Clone, Deserialize)]
@@ -134,7 +148,11 @@ pub struct ScheduleInfo {
     pub missed: u64,
     /// The last occurrence offered.
     pub last_fired: Option<SystemTime>,
-    /// Bumped each time the schedule is saved with another definition.
+    /// Changes each time the schedule is saved with another definition, and
+    /// when it is removed and added again: never the same number twice for
+    /// one name (it grows; from this version on, at least the Redis server's
+    /// clock in ms when it was given; schedules saved by older versions
+    /// start at 1).
     pub revision: u64,
 }
 
@@ -174,6 +192,30 @@ async fn run(
         .run(core.conn()?, k.into_iter().map(Into::into).collect(), args)
         .await
         .map_err(|e| Error::from_script(e, script.name, keys.destination()))
+}
+
+/// Runs a script that changes a schedule as a [`Request`]: fred's resend
+/// after a lost reply gets the first run's answer (a resent remove would
+/// find nothing; a resent save would undo a save made meanwhile), and a
+/// reply lost for good fails with [`Error::OutcomeUnknown`].
+async fn request(
+    core: &Core,
+    keys: &QueueKeys,
+    script: &'static Script,
+    k: Vec<String>,
+    args: Vec<Value>,
+) -> Result<Value> {
+    let queue = keys.destination();
+    Request::new(queue)
+        .apply(
+            core.conn()?,
+            core.settling(),
+            script,
+            k.into_iter().map(Into::into).collect(),
+            args,
+            queue,
+        )
+        .await
 }
 
 /// The server's clock (ms) and the named schedule, or all of them.
@@ -224,7 +266,8 @@ pub(crate) async fn save(
         Value::from(first.to_string()),
         Value::from(MAX_SCHEDULES as i64),
     ];
-    let saved = match run(core, keys, &SCRIPTS.schedule_save, vec![keys.schedules()], args).await {
+    let k = vec![keys.schedules(), revisions(keys)];
+    let saved = match request(core, keys, &SCRIPTS.schedule_save, k, args).await {
         Err(Error::Script { message, .. }) if message.contains("schedules, the most") => {
             return Err(Error::InvalidArgument(format!(
                 "queue {} already has {MAX_SCHEDULES} schedules, the most a queue may have",
@@ -246,12 +289,14 @@ pub(crate) async fn fire(
     stored: &Stored,
     plan: &Plan,
 ) -> Result<FireOutcome> {
-    let mut args = Vec::with_capacity(5 + plan.fire.len() * 2);
+    let mut args = Vec::with_capacity(6 + plan.fire.len() * 2);
     args.push(Value::from(name));
     args.push(Value::from(stored.record.rev.as_str()));
     args.push(Value::from(stored.record.next_ms.as_str()));
     args.push(Value::from(plan.next_ms.to_string()));
     args.push(Value::from(plan.missed as i64));
+    // A resend that finds this token in the record knows its first run fired.
+    args.push(Value::from(format!("{:016x}", fastrand::u64(..))));
     for due in &plan.fire {
         args.push(Value::from(due.to_string()));
         args.push(Value::Bytes(format::pack(stored.format, &stored.payload)));
@@ -277,6 +322,7 @@ pub(crate) async fn fire(
         Stored::parse(&reply::bytes(raw)?)
     };
     Ok(match tag.as_str() {
+        // Also a resend whose first run fired: the record as it is now.
         "fired" => FireOutcome::Fired(record()?),
         "stale" => FireOutcome::Stale(record()?),
         "gone" => FireOutcome::Gone,
@@ -292,7 +338,7 @@ pub(crate) async fn fire(
 /// Pauses or removes a schedule; whether it existed.
 pub(crate) async fn set(core: &Core, keys: &QueueKeys, op: &'static str, name: &str) -> Result<bool> {
     let args = vec![Value::from(op), Value::from(name)];
-    let reply = run(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
+    let reply = request(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
     Ok(reply::int(&reply)? > 0)
 }
 
@@ -314,9 +360,10 @@ pub(crate) async fn resume(core: &Core, keys: &QueueKeys, name: &str) -> Result<
             Value::from("resume"),
             Value::from(name),
             Value::from(stored.record.next_ms.as_str()),
+            Value::from(stored.record.rev.as_str()),
             Value::from(from.to_string()),
         ];
-        let reply = run(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
+        let reply = request(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
         if reply::int(&reply)? > 0 {
             return Ok(true);
         }

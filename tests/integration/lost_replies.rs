@@ -11,7 +11,7 @@ use delayq::fred::types::Value;
 use delayq::{LongCodec, StringCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{behind_proxy, bytes, deadline, eventually, without_resends, RedisServer};
+use crate::harness::{behind_proxy, bytes, deadline, eventually, wait_for, without_resends, RedisServer};
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
@@ -748,6 +748,143 @@ async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_v
         let largest = pops.iter().copied().max().unwrap();
         assert!((1..=16).contains(&lost), "{lost} lost, largest joined pop {largest}");
         assert_eq!(raw.llen("joined-pop-lost").await, 0);
+    })
+    .await;
+}
+
+/// A schedule that never fires during a test (next New Year's Day).
+const YEARLY: &str = "0 0 1 1 *";
+
+/// A bulk string of exactly `arg`, as it travels in a request: matches that
+/// argument and no key or value that merely contains it.
+fn arg(arg: &str) -> Vec<u8> {
+    format!("${}\r\n{arg}\r\n", arg.len()).into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedule_changes_answer_as_their_first_run_when_their_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let queue = client
+            .delayed_queue("sched-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        let schedules = client.schedules("sched-lost").unwrap();
+        for name in ["warm", "job", "cli-job"] {
+            client.schedule(name, YEARLY, &queue, &"v".to_string()).await.unwrap();
+        }
+        assert!(schedules.pause("warm").await.unwrap());
+        settled(&raw, "sched-lost").await;
+        for (op, fired) in [("pause", 1), ("resume", 2), ("remove", 3)] {
+            proxy.arm(Fault::LoseReply, arg(op));
+            let found = match op {
+                "pause" => schedules.pause("job").await,
+                "resume" => schedules.resume("job").await,
+                _ => schedules.remove("job").await,
+            };
+            assert_eq!(proxy.fired(), fired, "{op}: its reply was lost");
+            // Run again, the remove would find nothing and say so.
+            assert!(found.unwrap(), "{op} answers as its first run did");
+            settled(&raw, "sched-lost").await;
+        }
+        assert!(schedules.get("job").await.unwrap().is_none());
+
+        // The CLI's exit code follows the answer.
+        proxy.arm(Fault::LoseReply, arg("remove"));
+        let removed = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["schedule", "remove", "sched-lost", "cli-job"])
+            .env("REDIS_URL", proxy.url())
+            .output()
+            .expect("run delayq");
+        assert_eq!(proxy.fired(), 4);
+        assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
+        assert!(schedules.get("cli-job").await.unwrap().is_none());
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// A save whose reply is lost while Redis is out of reach; another process
+/// saves the schedule meanwhile. The resend must not put the first
+/// definition back over the later one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_schedule_save_does_not_undo_a_save_made_meanwhile() {
+    deadline(async {
+        use base64::Engine as _;
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let direct = redis.client().await;
+        let queue = client
+            .delayed_queue("save-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        client.schedule("warm", YEARLY, &queue, &"w".to_string()).await.unwrap();
+        settled(&raw, "save-lost").await;
+        // Only the save carries the value, base64 in its definition.
+        let encoded = base64::engine::general_purpose::STANDARD.encode("from-proxy");
+        proxy.arm(Fault::LoseReplyThenOutage, encoded.trim_end_matches('='));
+        let saving = {
+            let (client, queue) = (client.clone(), queue.clone());
+            tokio::spawn(async move { client.schedule("job", YEARLY, &queue, &"from-proxy".to_string()).await })
+        };
+        let schedules = direct.schedules("save-lost").unwrap();
+        wait_for(Duration::from_secs(20), "the first save ran", || async {
+            schedules.get("job").await.unwrap()
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1);
+        let direct_queue = direct
+            .delayed_queue("save-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        let later = direct
+            .schedule("job", YEARLY, &direct_queue, &"from-direct".to_string())
+            .await
+            .unwrap();
+        proxy.set_outage(false);
+        let saved = saving.await.unwrap().unwrap();
+        assert_eq!(&saved.payload[..], b"from-proxy", "its own first answer");
+        let stored = schedules.get("job").await.unwrap().unwrap();
+        assert_eq!(&stored.payload[..], b"from-direct", "the later save stands");
+        assert_eq!(stored.revision, later.revision);
+        assert!(later.revision > saved.revision);
+        client.shutdown().await;
+        direct.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let legacy = client
+            .delayed_queue("migrate-lost", StringCodec)
+            .unwrap()
+            .without_transfer()
+            .with_format(delayq::Format::Legacy);
+        let values = strings(&["a", "b", "c", "d", "e"]);
+        for v in &values {
+            legacy.offer(v, Duration::from_secs(600)).await.unwrap();
+        }
+        // Warms the script: nothing to convert.
+        let warm = legacy.migrate(delayq::Format::Legacy, 100).await.unwrap();
+        assert_eq!((warm.converted, warm.already), (0, 5));
+        settled(&raw, "migrate-lost").await;
+        let sha =
+            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/migrate.lua")));
+        proxy.arm(Fault::LoseReply, sha);
+        let report = legacy.migrate(delayq::Format::Modern, 100).await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the chunk would find its elements modern already.
+        assert_eq!((report.converted, report.already), (5, 0), "{report:?}");
+        let pending = raw.lrange("redisson_delay_queue:{migrate-lost}").await;
+        assert!(pending
+            .iter()
+            .all(|e| delayq::format::unpack(e).unwrap().format() == delayq::Format::Modern));
+        assert_eq!(legacy.read_all().await.unwrap(), values);
     })
     .await;
 }

@@ -224,3 +224,73 @@ async fn schedules_and_rate_limits_report_through_the_metrics_facade() {
     })
     .await;
 }
+
+/// A fire whose reply is lost: fred resends it, the resend offers nothing
+/// again (the first run did) and must still answer "fired", so that
+/// `delayq_schedule_fired_total` counts what this process offered, as the
+/// record does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_fire_whose_reply_is_lost_is_counted_once() {
+    deadline(async {
+        use crate::fault_proxy::Fault;
+        let _turn = SERIAL.lock().await;
+        let snapshotter = snapshotter();
+        let (_redis, proxy, client) = crate::harness::behind_proxy().await;
+        let queue = client
+            .delayed_queue("metered-lost-fire", StringCodec)
+            .unwrap()
+            .without_transfer();
+        let schedules = client.schedules("metered-lost-fire").unwrap();
+        let fired = |name: &'static str| {
+            let schedules = schedules.clone();
+            async move { schedules.get(name).await.unwrap().unwrap().fired }
+        };
+        // Warms the fire script, so the lost call is the script itself.
+        let every = || delayq::every(Duration::from_millis(300)).misfire(delayq::Misfire::FireAll);
+        client
+            .schedule("warm", every(), &queue, &"warm".to_string())
+            .await
+            .unwrap();
+        eventually(Duration::from_secs(60), "warm fired", || async {
+            fired("warm").await >= 1
+        })
+        .await;
+        assert!(schedules.pause("warm").await.unwrap());
+        // Only a fire carries the value itself.
+        proxy.arm(Fault::LoseReply, "lost-fire-value");
+        client
+            .schedule("job", every(), &queue, &"lost-fire-value".to_string())
+            .await
+            .unwrap();
+        eventually(Duration::from_secs(60), "a lost fire and two more", || async {
+            proxy.fired() == 1 && fired("job").await >= 3
+        })
+        .await;
+        assert!(schedules.pause("job").await.unwrap());
+        let offered = fired("job").await;
+        let mut counted = 0;
+        let started = std::time::Instant::now();
+        while counted < offered {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "counted {counted} of {offered} offered"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let recorded: Recorded = snapshotter
+                .snapshot()
+                .into_vec()
+                .into_iter()
+                .map(|(k, _, _, v)| (k, v))
+                .collect();
+            counted += counter_of(
+                &recorded,
+                "metered-lost-fire",
+                "delayq_schedule_fired_total",
+                Some(("schedule", "job")),
+            );
+        }
+        assert_eq!(counted, offered, "none counted twice");
+        client.shutdown().await;
+    })
+    .await;
+}

@@ -59,11 +59,16 @@ async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
         let spec = || every(Duration::from_millis(500)).misfire(Misfire::FireAll);
         let value = "tick".to_string();
         let mut first = None;
+        let mut revision = None;
         // Every process of a fleet saves the same schedule at start-up: one record.
         for client in &clients {
             let queue = client.delayed_queue("ticks", StringCodec).unwrap().without_transfer();
             let saved = client.schedule("tick", spec(), &queue, &value).await.unwrap();
-            assert_eq!(saved.revision, 1, "the same definition keeps the record");
+            assert_eq!(
+                *revision.get_or_insert(saved.revision),
+                saved.revision,
+                "the same definition keeps the record"
+            );
             let next = ms(saved.next.unwrap());
             assert_eq!(*first.get_or_insert(next), next);
         }
@@ -294,7 +299,7 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
             .schedule("nightly", nightly.clone(), &queue, &"digest".to_string())
             .await
             .unwrap();
-        client
+        let added = client
             .schedule("often", every(Duration::from_millis(300)), &queue, &"ping".to_string())
             .await
             .unwrap();
@@ -345,13 +350,13 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
             .schedule("often", every(Duration::from_millis(300)), &queue, &"ping".to_string())
             .await
             .unwrap();
-        assert_eq!(again.revision, 1);
+        assert_eq!(again.revision, added.revision);
         assert!(again.fired >= resumed.fired);
         let replaced = client
             .schedule("often", every(Duration::from_secs(3600)), &queue, &"pong".to_string())
             .await
             .unwrap();
-        assert_eq!(replaced.revision, 2);
+        assert!(replaced.revision > added.revision);
         assert_eq!(&replaced.payload[..], b"pong");
 
         assert!(schedules.remove("often").await.unwrap());
@@ -460,6 +465,200 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
         let bad = cli(&["schedule", "add", "reports", "x", "--cron", "99 * * * *", "v"]);
         assert_eq!(bad.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&bad.stderr).contains("does not parse"));
+    })
+    .await;
+}
+
+/// A schedule's stored record, as a runner reads it.
+async fn record(raw: &RawRedis, queue: &str, name: &str) -> serde_json::Value {
+    let key = delayq::QueueKeys::new(queue).unwrap().schedules();
+    let stored = raw.cmd("HGET", vec![key.as_str().into(), name.into()]).await;
+    serde_json::from_slice(stored.as_bytes().expect("the record exists")).unwrap()
+}
+
+/// Saves a schedule from a client that stops at once: nothing runs it.
+async fn save_only(redis: &RedisServer, queue: &str, name: &str, spec: &str, value: &str) -> ScheduleInfo {
+    let client = redis.client().await;
+    let handle = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+    let info = client.schedule(name, spec, &handle, &value.to_string()).await.unwrap();
+    client.shutdown().await;
+    info
+}
+
+/// Runs `lua/schedule_fire.lua` as a runner that read `held` does when its
+/// next occurrence is due: offers `value` then. Returns the reply's tag.
+async fn fire_as(raw: &RawRedis, queue: &str, name: &str, held: &serde_json::Value, value: &str) -> String {
+    let keys = delayq::QueueKeys::new(queue).unwrap();
+    let body = delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/schedule_fire.lua");
+    let next = held["next_ms"].as_str().unwrap();
+    let after = (next.parse::<i64>().unwrap() + 86_400_000).to_string();
+    let element = delayq::format::pack(Format::Modern, value.as_bytes());
+    let args: Vec<Value> = vec![
+        body.into(),
+        4.into(),
+        keys.schedules().into(),
+        keys.timeout().into(),
+        keys.pending().into(),
+        keys.channel().into(),
+        name.into(),
+        held["rev"].as_str().unwrap().into(),
+        next.into(),
+        after.into(),
+        0.into(),
+        "0123456789abcdef".into(),
+        next.into(),
+        Value::Bytes(element),
+    ];
+    let Value::Array(reply) = raw.cmd("EVAL", args).await else {
+        panic!("schedule_fire: not an array")
+    };
+    reply[0].as_string().unwrap()
+}
+
+/// The ABA of a compare-and-set: a schedule removed and added again under
+/// its name, with the same next occurrence (two schedules of one cron
+/// expression have the same ones), must not pass for the old one in a
+/// process that still holds the old record (runners read records every 2 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old_one() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let yearly = "0 0 1 1 *";
+        let old = save_only(&redis, "aba", "job", yearly, "old").await;
+        // Due a second ago, as the stale runner read it.
+        let due = ms(SystemTime::now()) - 1_000;
+        set_next(&raw, "aba", "job", due).await;
+        let held = record(&raw, "aba", "job").await;
+
+        let client = redis.client().await;
+        let schedules = client.schedules("aba").unwrap();
+        assert!(schedules.remove("job").await.unwrap());
+        let new = save_only(&redis, "aba", "job", yearly, "new").await;
+        assert_eq!(new.next, old.next, "the same occurrences");
+        assert!(new.revision > old.revision, "{} after {}", new.revision, old.revision);
+        set_next(&raw, "aba", "job", due).await;
+        assert_eq!(record(&raw, "aba", "job").await["next_ms"], held["next_ms"]);
+
+        // The stale runner's fire: the old value under the new schedule.
+        assert_eq!(fire_as(&raw, "aba", "job", &held, "old").await, "stale");
+        assert!(payloads(&raw, "aba").await.is_empty());
+        // A runner that reads the new record fires the new value at that occurrence.
+        client.run_schedules("aba").unwrap();
+        eventually(WITHIN, "the new schedule fired", || async {
+            info(&client, "aba", "job").await.fired >= 1
+        })
+        .await;
+        assert_eq!(payloads(&raw, "aba").await, ["new"]);
+        assert_eq!(scores(&raw, "aba").await, [due]);
+
+        // A resume that read the old record does not resume the new one (its
+        // next occurrence would come from the old spec).
+        assert!(schedules.pause("job").await.unwrap());
+        set_next(&raw, "aba", "job", due).await;
+        let body = delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/schedule_set.lua");
+        let keys = delayq::QueueKeys::new("aba").unwrap();
+        let resumed = raw
+            .cmd(
+                "EVAL",
+                vec![
+                    body.into(),
+                    2.into(),
+                    keys.schedules().into(),
+                    "delayq_request:{aba}:stale-resume".into(),
+                    "resume".into(),
+                    "job".into(),
+                    held["next_ms"].as_str().unwrap().into(),
+                    held["rev"].as_str().unwrap().into(),
+                    (due + 60_000).to_string().into(),
+                ],
+            )
+            .await;
+        assert_eq!(resumed.as_i64(), Some(0), "the old record's resume is refused");
+        let paused = record(&raw, "aba", "job").await;
+        assert_eq!(
+            (paused["paused"].as_bool(), &paused["next_ms"]),
+            (Some(true), &held["next_ms"])
+        );
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// Records as earlier versions wrote them (rev "1", "2", ..., no fire
+/// tokens) load and fire, keep their revision when saved again with the
+/// same definition, and take a new one, larger than any of theirs, when replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_written_by_earlier_versions_load_fire_and_are_replaced() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let yearly = "0 0 1 1 *";
+        save_only(&redis, "earlier", "job", yearly, "v").await;
+        let written = record(&raw, "earlier", "job").await;
+        let due = ms(SystemTime::now()) - 1_000;
+        let earlier = serde_json::json!({
+            "def": written["def"],
+            "rev": "1",
+            "next_ms": due.to_string(),
+            "paused": false,
+            "fired": 0,
+            "missed": 0,
+        });
+        let key = delayq::QueueKeys::new("earlier").unwrap().schedules();
+        raw.cmd(
+            "HSET",
+            vec![key.as_str().into(), "job".into(), earlier.to_string().into()],
+        )
+        .await;
+
+        let client = redis.client().await;
+        let queue = client.delayed_queue("earlier", StringCodec).unwrap().without_transfer();
+        let again = client.schedule("job", yearly, &queue, &"v".to_string()).await.unwrap();
+        assert_eq!(again.revision, 1, "the same definition keeps the record");
+        eventually(WITHIN, "the earlier record fired", || async {
+            info(&client, "earlier", "job").await.fired == 1
+        })
+        .await;
+        assert_eq!(payloads(&raw, "earlier").await, ["v"]);
+        assert_eq!(scores(&raw, "earlier").await, [due]);
+        let replaced = client.schedule("job", yearly, &queue, &"w".to_string()).await.unwrap();
+        assert!(replaced.revision > 1_000_000, "{}", replaced.revision);
+        assert_eq!((replaced.fired, &replaced.payload[..]), (1, &b"w"[..]));
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// Due times are whole milliseconds: a period of 1.9 ms fires every 2 ms,
+/// never every 1 ms; below 1 ms, a period is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_asked() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let queue = client
+            .delayed_queue("fraction", StringCodec)
+            .unwrap()
+            .without_transfer();
+        let spec = every(Duration::from_micros(1900)).misfire(Misfire::FireAll);
+        let saved = client.schedule("fast", spec, &queue, &"f".to_string()).await.unwrap();
+        assert_eq!(saved.spec.to_string(), "every 2ms");
+        eventually(WITHIN, "10 occurrences", || async {
+            info(&client, "fraction", "fast").await.fired >= 10
+        })
+        .await;
+        assert!(client.schedules("fraction").unwrap().pause("fast").await.unwrap());
+        let info = info(&client, "fraction", "fast").await;
+        let scores = scores(&raw, "fraction").await;
+        assert_each_occurrence_once(&scores, ms(saved.next.unwrap()), 2, &info);
+
+        let result = client
+            .schedule("faster", every(Duration::from_micros(900)), &queue, &"f".to_string())
+            .await;
+        assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
+        client.shutdown().await;
     })
     .await;
 }

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
+use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
 use crate::queue::status::QueueStatus;
@@ -123,7 +124,13 @@ impl<T: 'static> DelayedQueue<T> {
                     self.keys.timeout().into(),
                     self.keys.ids().into(),
                 ];
-                let value = self.run(&SCRIPTS.migrate, keys, args).await?;
+                // Keyed by a request: a resend after a lost reply returns
+                // the first run's counts (run again, the elements it
+                // converted would count as already in the format).
+                let value = Request::new(self.name())
+                    .remove(self.conn()?, self.core.settling(), &SCRIPTS.migrate, keys, args)
+                    .await
+                    .map_err(|e| self.script_error(&SCRIPTS.migrate, e))?;
                 let [next, converted, already, malformed, orphans] = reply::tuple::<5>(value)?;
                 pass.converted += reply::int(&converted)? as u64;
                 pass.already += reply::int(&already)? as u64;
