@@ -36,9 +36,12 @@ use args::{Cli, Command, DeadLetterCommand, ScheduleCommand};
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Log events carry queue names and Redis's error text: every line is
+    // escaped, so it has no colours of its own either.
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("DELAYQ_LOG"))
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(|| output::LogWriter)
         .init();
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(&cli, args).await,
@@ -67,7 +70,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("delayq: {error}");
+            eprintln!("delayq: {}", output::escape(&error.to_string()));
             if let Some(hint) = hint(&error) {
                 eprintln!("hint: {hint}");
             }
