@@ -891,3 +891,30 @@ async fn errors_and_log_lines_print_escaped() {
     })
     .await;
 }
+
+#[test]
+fn passwords_with_at_signs_are_never_printed() {
+    let run = |url: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["stats", "q", "--url", url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        stderr(&out)
+    };
+    // A URL that does not parse: the message shows it, redacted.
+    let text = run("redis://app:hunter@2secret@127.0.0.1:notaport/0");
+    assert!(text.contains("redis://app:***@127.0.0.1:notaport/0"), "{text}");
+    // Sentinels that cannot be reached: likewise, both passwords hidden.
+    let sentinel =
+        run("redis-sentinel://app:first@1pw@127.0.0.1:1/0?sentinelServiceName=m&sentinelPassword=second@2pw");
+    assert!(sentinel.contains("app:***@127.0.0.1:1/0"), "{sentinel}");
+    for (text, secrets) in [
+        (&text, &["hunter", "2secret"][..]),
+        (&sentinel, &["first", "1pw", "second", "2pw"]),
+    ] {
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} printed: {text}");
+        }
+    }
+}
