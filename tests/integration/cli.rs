@@ -868,6 +868,14 @@ async fn errors_and_log_lines_print_escaped() {
         assert_escaped(&out);
         assert!(stderr(&out).contains(r"q\u{1b}]0;pwned\u{7}"), "{out:?}");
 
+        // clap's own errors quote the arguments.
+        for args in [&["inspect", "q", "--limit", "1\r\u{9b}2J"][..], &["\r\u{9b}2J"]] {
+            let out = delayq(&redis, args);
+            assert_eq!(out.status.code(), Some(2), "{out:?}");
+            assert_escaped(&out);
+            assert!(stderr(&out).contains(r"\r\u{9b}2J"), "{out:?}");
+        }
+
         // Log events of the library and of the CLI carry the same text (the
         // pending list is a string too: reading its length fails).
         raw.cmd(

@@ -35,7 +35,16 @@ use args::{Cli, Command, DeadLetterCommand, ScheduleCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // clap's errors quote the arguments as they came: escaped, so
+        // without colours.
+        Err(error) if error.use_stderr() => {
+            eprint!("{}", output::escape_lines(&error.render().to_string()));
+            std::process::exit(error.exit_code());
+        }
+        Err(help) => help.exit(),
+    };
     // Log events carry queue names and Redis's error text: every line is
     // escaped, so it has no colours of its own either.
     tracing_subscriber::fmt()

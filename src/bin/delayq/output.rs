@@ -65,6 +65,11 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` of several lines, each [escaped](escape): its line ends kept.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
 /// `value` as one line of JSON for a terminal. The same JSON value, exact:
 /// serde_json escapes C0 controls already; DEL, C1 controls and
 /// bidirectional overrides, which it writes raw, become `\u` escapes (they
