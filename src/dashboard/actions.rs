@@ -19,8 +19,9 @@ use super::api::error;
 use super::sampler::view;
 use super::Shared;
 
-/// How long one action may keep going (batches of a big queue).
-const ACTION_TIME: Duration = Duration::from_secs(60);
+/// How long one action may keep going (batches of a big queue), unless
+/// [`Dashboard::action_time`](super::Dashboard::action_time) says otherwise.
+pub(crate) const ACTION_TIME: Duration = Duration::from_secs(60);
 /// Elements per step: each step is one short atomic script.
 const BATCH: usize = 1_000;
 
@@ -44,6 +45,14 @@ fn done(message: String, extra: serde_json::Value) -> Response {
     Json(body).into_response()
 }
 
+/// What an answer adds when the time ran out with `left` still to do.
+fn press_again(left: u64) -> String {
+    match left {
+        0 => String::new(),
+        n => format!("; {n} left, press again"),
+    }
+}
+
 fn failed(e: crate::Error) -> Response {
     let status = match e {
         crate::Error::InvalidQueueName { .. } | crate::Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
@@ -61,18 +70,22 @@ pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form
         let mut left = queue.dead_letter_len().await?;
         let mut moved = 0;
         let started = Instant::now();
-        while left > 0 && started.elapsed() < ACTION_TIME {
+        while left > 0 && started.elapsed() < shared.action_time {
             let n = queue.requeue_dead_letters(left.min(BATCH)).await?;
             if n == 0 {
+                left = 0;
                 break;
             }
             moved += n;
             left -= n.min(left);
         }
-        Ok::<_, crate::Error>(moved)
+        Ok::<_, crate::Error>((moved, left))
     };
     match run.await {
-        Ok(moved) => done(format!("requeued {moved} dead letters"), json!({"moved": moved})),
+        Ok((moved, left)) => done(
+            format!("requeued {moved} dead letters{}", press_again(left as u64)),
+            json!({"moved": moved, "complete": left == 0}),
+        ),
         Err(e) => failed(e),
     }
 }
@@ -84,18 +97,22 @@ pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(
         let mut left = queue.dead_letter_len().await?;
         let mut deleted = 0;
         let started = Instant::now();
-        while left > 0 && started.elapsed() < ACTION_TIME {
+        while left > 0 && started.elapsed() < shared.action_time {
             let n = queue.remove_dead_letters(left.min(BATCH)).await?;
             if n == 0 {
+                left = 0;
                 break;
             }
             deleted += n;
             left -= n.min(left);
         }
-        Ok::<_, crate::Error>(deleted)
+        Ok::<_, crate::Error>((deleted, left))
     };
     match run.await {
-        Ok(deleted) => done(format!("deleted {deleted} dead letters"), json!({"deleted": deleted})),
+        Ok((deleted, left)) => done(
+            format!("deleted {deleted} dead letters{}", press_again(left as u64)),
+            json!({"deleted": deleted, "complete": left == 0}),
+        ),
         Err(e) => failed(e),
     }
 }
@@ -112,7 +129,7 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
             moved += report.moved;
             quarantined += report.quarantined;
             let more_due = report.next_due.is_some_and(|due| due <= cutoff);
-            if !more_due || started.elapsed() >= ACTION_TIME {
+            if !more_due || started.elapsed() >= shared.action_time {
                 return Ok::<_, crate::Error>((moved, quarantined, more_due));
             }
         }
@@ -128,7 +145,7 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
                 },
                 if more { "; more are due, press again" } else { "" }
             ),
-            json!({"moved": moved, "quarantined": quarantined}),
+            json!({"moved": moved, "quarantined": quarantined, "complete": !more}),
         ),
         Err(e) => failed(e),
     }
@@ -150,28 +167,41 @@ pub(crate) async fn purge(State(shared): State<Arc<Shared>>, Form(form): Form<Ac
         loop {
             let step = queue.remove_pending(BATCH).await?;
             removed += step.removed;
-            if step.remaining == 0 || step.removed == 0 || started.elapsed() >= ACTION_TIME {
+            if step.remaining == 0 || step.removed == 0 || started.elapsed() >= shared.action_time {
                 return Ok::<_, crate::Error>((removed, step.remaining));
             }
         }
     };
     match run.await {
         Ok((removed, remaining)) => done(
-            format!("purged {removed} pending elements; {remaining} pending"),
-            json!({"removed": removed, "remaining": remaining}),
+            format!("purged {removed} pending elements{}", press_again(remaining)),
+            json!({"removed": removed, "remaining": remaining, "complete": remaining == 0}),
         ),
         Err(e) => failed(e),
     }
 }
 
-/// Rewrites the pending elements in one element format.
+/// Rewrites the pending elements in one element format, within the time
+/// every action has: stopped between two of its atomic batches, it keeps
+/// what they rewrote, and pressing again goes on (elements already in the
+/// format are left as they are).
 pub(crate) async fn migrate(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
     let format: Format = match form.to.parse() {
         Ok(format) => format,
         Err(_) => return error(StatusCode::BAD_REQUEST, "`to` must be modern or legacy".into()),
     };
     let run = async { view(&shared.client, &form.name)?.migrate(format, 500).await };
-    match run.await {
+    let Ok(outcome) = tokio::time::timeout(shared.action_time, run).await else {
+        return done(
+            format!(
+                "stopped after {:?}: the elements rewritten as {} so far stay so; press again to go on",
+                shared.action_time,
+                format.as_str()
+            ),
+            json!({"complete": false}),
+        );
+    };
+    match outcome {
         Ok(report) => done(
             format!(
                 "{} elements rewritten as {}, {} were already, {} malformed left as they are",
@@ -180,7 +210,8 @@ pub(crate) async fn migrate(State(shared): State<Arc<Shared>>, Form(form): Form<
                 report.already,
                 report.malformed
             ),
-            json!({"converted": report.converted, "already": report.already, "malformed": report.malformed}),
+            json!({"converted": report.converted, "already": report.already, "malformed": report.malformed,
+                   "complete": true}),
         ),
         Err(e) => failed(e),
     }

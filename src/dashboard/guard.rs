@@ -42,7 +42,7 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
                 return refuse(StatusCode::UNAUTHORIZED, "wrong token");
             }
             // Keep it in a cookie and take it out of the address bar.
-            let path = request.uri().path().to_owned();
+            let path = same_site_path(request.uri().path());
             let rest: Vec<&str> = request
                 .uri()
                 .query()
@@ -68,8 +68,11 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
             .and_then(|h| h.to_str().ok())
             .and_then(|h| h.strip_prefix("Bearer "))
             .map(str::to_owned);
-        let presented = bearer.or_else(|| cookie(&headers, TOKEN_COOKIE));
-        if !presented.is_some_and(|p| same(&p, token)) {
+        // Every cookie of the name: one planted by another site on this host
+        // does not shadow the right one.
+        let presented =
+            bearer.is_some_and(|p| same(&p, token)) || cookies(&headers, TOKEN_COOKIE).any(|p| same(&p, token));
+        if !presented {
             return refuse(
                 StatusCode::UNAUTHORIZED,
                 "this dashboard needs its token: open it once as /?token=TOKEN, or send Authorization: Bearer TOKEN",
@@ -78,13 +81,16 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
     }
 
     let safe = matches!(*request.method(), Method::GET | Method::HEAD);
-    let session = cookie(&headers, CSRF_COOKIE).filter(|c| c.len() >= 32);
+    // Any site on this host can plant cookies (cookies ignore ports), more
+    // than one of a name too: only values of the shape this guard mints
+    // count; the page gets a fresh one when none does.
+    let sessions: Vec<String> = cookies(&headers, CSRF_COOKIE).filter(|c| is_minted(c)).collect();
     if !safe {
         if let Some(why) = cross_site(&headers, host) {
             return refuse(StatusCode::FORBIDDEN, why);
         }
         let sent = headers.get(CSRF_HEADER).and_then(|h| h.to_str().ok()).unwrap_or("");
-        if !session.as_deref().is_some_and(|s| same(s, sent)) {
+        if !sessions.iter().any(|s| same(s, sent)) {
             return refuse(
                 StatusCode::FORBIDDEN,
                 "missing or wrong CSRF token: reload the dashboard page and try again",
@@ -92,7 +98,7 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
         }
     }
 
-    let (csrf, fresh) = match session {
+    let (csrf, fresh) = match sessions.into_iter().next() {
         Some(token) => (token, false),
         None => (new_token(), true),
     };
@@ -132,6 +138,17 @@ fn cross_site(headers: &HeaderMap, host: &str) -> Option<&'static str> {
     None
 }
 
+/// `path` as a path on this dashboard: a browser reads `//host/..` (and
+/// `/\host/..`) in a `Location` as another site.
+fn same_site_path(path: &str) -> String {
+    format!("/{}", path.trim_start_matches(['/', '\\']))
+}
+
+/// Whether `token` has the shape [`new_token`] gives: 32 lowercase hex digits.
+fn is_minted(token: &str) -> bool {
+    token.len() == 32 && token.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 fn is_loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         rest.split(']').next().unwrap_or("")
@@ -145,14 +162,14 @@ fn refuse(status: StatusCode, why: &'static str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], why).into_response()
 }
 
-/// A cookie's value.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+/// The values of every cookie named `name`, in the order sent.
+fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = String> + 'a {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|h| h.to_str().ok())
         .flat_map(|h| h.split(';'))
-        .find_map(|pair| {
+        .filter_map(move |pair| {
             let (key, value) = pair.trim().split_once('=')?;
             (key == name).then(|| value.to_owned())
         })
@@ -220,6 +237,27 @@ mod tests {
         }
         for host in ["evil.example:9090", "10.0.0.1:9090", "", "localhost.evil.example"] {
             assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn redirects_stay_on_this_site() {
+        assert_eq!(same_site_path("//evil.example/"), "/evil.example/");
+        assert_eq!(same_site_path("/\\evil.example/"), "/evil.example/");
+        assert_eq!(same_site_path("/queue"), "/queue");
+        assert_eq!(same_site_path(""), "/");
+    }
+
+    #[test]
+    fn only_minted_csrf_tokens_are_taken() {
+        assert!(is_minted(&new_token()));
+        for planted in [
+            "0123456789abcdef0123456789abcdef0",
+            "0123456789ABCDEF0123456789ABCDEF",
+            "\"><i/id=pwned>aaaaaaaaaaaaaaaaaaaaaaaa",
+            "",
+        ] {
+            assert!(!is_minted(planted), "{planted}");
         }
     }
 

@@ -77,6 +77,7 @@ pub fn metrics_router(client: Client) -> Router {
         token: None,
         loopback: false,
         sample_interval: std::time::Duration::from_secs(5),
+        action_time: super::actions::ACTION_TIME,
         queues: parking_lot::RwLock::new(super::sampler::Queues::default()),
         metrics,
     });

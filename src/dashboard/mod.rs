@@ -38,10 +38,22 @@
 //! Each is a `POST` that must carry the page's CSRF token (the same value as
 //! the `delayq_csrf` cookie, `SameSite=Strict`) and must not come from
 //! another site (`Origin`, `Sec-Fetch-Site`); no `GET` changes anything.
+//! Another site on the same host can plant cookies (cookies ignore ports),
+//! so only a cookie of the shape the dashboard mints (32 lowercase hex
+//! digits) counts as a token; the page gets a fresh one otherwise. Each
+//! action answers within [`action_time`](Dashboard::action_time), keeping
+//! the atomic steps it finished.
 //! With a [`token`](Dashboard::token) every request needs it (a bearer
-//! header, or `?token=` once, which sets a cookie); [`serve`](Dashboard::serve)
+//! header, or `?token=` once, which sets a cookie and redirects to the same
+//! path of this dashboard without it); [`serve`](Dashboard::serve)
 //! refuses to listen on a non-loopback address without one. On loopback
 //! without a token, requests must name a loopback host (no DNS rebinding).
+//!
+//! The server writes no data into markup: the pages are fixed templates
+//! (only the escaped CSRF token is filled in), and the script puts what the
+//! JSON API returns into the page as text, with control characters and
+//! bidirectional overrides shown as escapes (`\u{1b}`), as the CLI shows
+//! them.
 //!
 //! # Implementation
 //!
@@ -92,6 +104,7 @@ pub struct Dashboard {
     token: Option<String>,
     loopback: bool,
     sample_interval: Duration,
+    action_time: Duration,
 }
 
 impl std::fmt::Debug for Dashboard {
@@ -101,6 +114,7 @@ impl std::fmt::Debug for Dashboard {
             .field("read_only", &self.read_only)
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("sample_interval", &self.sample_interval)
+            .field("action_time", &self.action_time)
             .finish()
     }
 }
@@ -116,6 +130,7 @@ impl Dashboard {
             token: None,
             loopback: true,
             sample_interval: Duration::from_secs(5),
+            action_time: actions::ACTION_TIME,
         }
     }
 
@@ -145,6 +160,15 @@ impl Dashboard {
         self
     }
 
+    /// How long one action may go on before it answers (default 60 s).
+    /// Actions work in short atomic steps: one stopped by this limit keeps
+    /// the steps it finished and says that more is left; pressing again
+    /// goes on.
+    pub fn action_time(mut self, limit: Duration) -> Self {
+        self.action_time = limit;
+        self
+    }
+
     /// The routes, with the sampler started (it stops when the router and
     /// every clone of it are dropped). Call inside a Tokio runtime.
     ///
@@ -163,6 +187,7 @@ impl Dashboard {
             token: self.token,
             loopback: self.loopback,
             sample_interval: self.sample_interval,
+            action_time: self.action_time,
             queues: parking_lot::RwLock::new(sampler::Queues::default()),
             metrics,
         });
@@ -247,6 +272,8 @@ pub(crate) struct Shared {
     pub token: Option<String>,
     pub loopback: bool,
     pub sample_interval: Duration,
+    /// How long one action may go on.
+    pub action_time: Duration,
     pub queues: parking_lot::RwLock<sampler::Queues>,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }

@@ -1,6 +1,7 @@
 //! The dashboard in a real browser: Debian's headless Chromium driven
 //! through chromedriver (WebDriver). Loads each page, reads the numbers
-//! from the DOM, presses requeue and purge and checks Redis afterwards.
+//! from the DOM, presses requeue and purge and checks Redis afterwards;
+//! markup in queue data and a cookie planted by another port stay text.
 //! A screenshot of each page goes to `target/dashboard/` (path printed).
 
 use std::path::PathBuf;
@@ -281,6 +282,105 @@ async fn read_only_pages_have_no_buttons() {
     assert!(!actions.is_displayed().await.unwrap(), "the actions panel is hidden");
     assert_eq!(text(&browser, "#read-only").await, "read-only");
     screenshot(&browser, "queue-read-only").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+/// Another site on the same host (another port): it plants a `delayq_csrf`
+/// cookie, which the browser then sends to the dashboard too.
+async fn serve_planter(value: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || async move {
+            (
+                [(axum::http::header::SET_COOKIE, format!("delayq_csrf={value}; Path=/"))],
+                "planted",
+            )
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
+    const NAME: &str = r#"<img src=x id=pwn-name>"#;
+    const PLANTED: &str = r#"x"><i/id=pwn-cookie>aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"#;
+    let server = RedisServer::start().await;
+    seed::offer(&server, NAME, r#"<img src=x id=pwn-payload>"#, -5).await;
+    seed::offer(&server, NAME, "\u{1b}[31mred\u{202e}</td><b id=pwn-cell>", 600).await;
+    let redis = seed::raw(&server).await;
+    let _: () = delayq::fred::interfaces::ListInterface::rpush(
+        &redis,
+        format!("delayq_dead_letter:{{{NAME}}}"),
+        r#"<script id=pwn-dead>document.title='pwned'</script>"#,
+    )
+    .await
+    .unwrap();
+    let url = serve(&server).await;
+    let planter = serve_planter(PLANTED).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    browser.goto(&format!("{planter}/")).await.unwrap();
+    let planted = browser.get_named_cookie("delayq_csrf").await.unwrap();
+    assert_eq!(planted.value(), PLANTED, "the browser holds the planted cookie");
+
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, "#queues td.name a", NAME).await;
+    let injected =
+        |browser: Browser| async move { browser.find_all(Locator::Css(r#"[id^="pwn-"]"#)).await.unwrap().len() };
+    assert_eq!(injected(browser.clone()).await, 0, "no element made from data");
+    assert_ne!(
+        browser.get_named_cookie("delayq_csrf").await.unwrap().value(),
+        PLANTED,
+        "the dashboard replaced the planted cookie"
+    );
+
+    browser
+        .find(Locator::Css("#queues td.name a"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#queue-name", NAME).await;
+    wait_text(&browser, "#pending", "2").await;
+    assert_eq!(
+        text(&browser, "#pending-table tbody tr:first-child td.payload").await,
+        "<img src=x id=pwn-payload>"
+    );
+    // Control characters and bidirectional overrides show as the CLI shows them.
+    assert_eq!(
+        text(&browser, "#pending-table tbody tr:nth-child(2) td.payload").await,
+        r"\u{1b}[31mred\u{202e}</td><b id=pwn-cell>"
+    );
+    assert_eq!(
+        text(&browser, "#dead-table tbody tr:first-child td.payload").await,
+        "<script id=pwn-dead>document.title='pwned'</script>"
+    );
+    assert_eq!(injected(browser.clone()).await, 0, "no element made from data");
+    assert_eq!(browser.title().await.unwrap(), format!("delayq · {NAME}"));
+
+    // The page's token is one the dashboard minted: an action goes through.
+    browser
+        .find(Locator::Css("#move-due"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#pending", "1").await;
+    assert!(
+        text(&browser, "#flash").await.contains("moved 1"),
+        "{}",
+        text(&browser, "#flash").await
+    );
+    assert_eq!(seed::lrange(&server, NAME).await, ["<img src=x id=pwn-payload>"]);
+    screenshot(&browser, "queue-markup-in-data").await;
+
     browser.close().await.unwrap();
     driver.session = None;
 }

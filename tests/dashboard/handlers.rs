@@ -1,5 +1,6 @@
 //! The dashboard's HTTP surface without a browser: status codes, the CSRF,
-//! cross-site, token and Host refusals, GETs that cannot change anything,
+//! cross-site, token and Host refusals, planted CSRF cookies, the token
+//! login's redirect, GETs that cannot change anything,
 //! the JSON APIs, the actions' effect in Redis, and `/metrics`.
 
 use std::time::Duration;
@@ -457,4 +458,125 @@ async fn metrics_router_serves_an_embedding_service() {
         }
     })
     .await;
+}
+
+/// What any site on the same host can do: plant a `delayq_csrf` cookie
+/// (cookies ignore ports). The page never carries its text, and only a
+/// token the guard could have minted counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_csrf_cookie_never_reaches_the_page_nor_passes_an_action() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "orders", 0, 0, 3).await;
+    let app = dashboard(&server, |d| d).await;
+    let markup = format!(r#"x"><i/id=pwned>{}"#, "a".repeat(32));
+    for planted in [
+        markup.as_str(),
+        "0123456789abcdef0123456789abcdef0",
+        "0123456789ABCDEF0123456789ABCDEF",
+    ] {
+        for path in ["/", "/queue?name=orders"] {
+            let page = send(
+                &app,
+                Request::get(path)
+                    .header(header::HOST, HOST)
+                    .header(header::COOKIE, format!("delayq_csrf={planted}"))
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(page.status, StatusCode::OK);
+            assert!(!page.body.contains(planted), "{path} embeds the planted {planted:?}");
+            assert!(!page.body.contains("<i/id=pwned>"), "{path}: {}", page.body);
+            let fresh = page.headers[header::SET_COOKIE].to_str().unwrap();
+            let fresh = fresh.strip_prefix("delayq_csrf=").unwrap().split(';').next().unwrap();
+            assert_eq!(fresh.len(), 32);
+            assert!(page.body.contains(&format!(r#"content="{fresh}""#)), "{}", page.body);
+        }
+        // The planted value, echoed in the header, is no token either.
+        let refused = send(
+            &app,
+            action("/api/actions/requeue-dead-letters", planted, "name=orders"),
+        )
+        .await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{planted:?}: {}", refused.body);
+    }
+    assert_eq!(
+        seed::llen(&server, "delayq_dead_letter:{orders}").await,
+        3,
+        "nothing moved"
+    );
+
+    // A planted cookie of the right shape beside the session's does not
+    // shadow it: either value is one the browser really holds.
+    let token = csrf(&app).await;
+    let mut both = action("/api/actions/requeue-dead-letters", &token, "name=orders");
+    both.headers_mut().insert(
+        header::COOKIE,
+        format!("delayq_csrf={}; delayq_csrf={token}", "0".repeat(32))
+            .parse()
+            .unwrap(),
+    );
+    let done = send(&app, both).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(done.json()["moved"], 3);
+}
+
+/// `?token=` sends the browser on without the token: to a path of this
+/// dashboard, whatever the request's path looks like.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_login_redirect_stays_on_the_dashboard() {
+    let server = RedisServer::start().await;
+    let app = dashboard(&server, |d| d.token(Some("s3cret-token".into()))).await;
+    for (path, want) in [
+        ("//evil.example/?token=s3cret-token", "/evil.example/"),
+        ("///evil.example/x?token=s3cret-token&a=1", "/evil.example/x?a=1"),
+        ("/queue?name=orders&token=s3cret-token", "/queue?name=orders"),
+        ("/?token=s3cret-token", "/"),
+    ] {
+        let login = send(&app, get(path)).await;
+        assert_eq!(login.status, StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(login.headers[header::LOCATION], want, "{path}");
+    }
+}
+
+/// Migrate answers within the time every action has; stopped, it keeps the
+/// batches it finished, and pressing again goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_stops_at_the_action_time_limit_like_the_other_actions() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "orders", 1_200, 0, 3).await;
+    let legacy = |elements: Vec<bytes::Bytes>| {
+        elements
+            .iter()
+            .filter(|e| delayq::format::unpack(e).unwrap().format() == delayq::Format::Legacy)
+            .count()
+    };
+    let pending = "redisson_delay_queue:{orders}";
+
+    // No time at all: no more than the batch in flight when it stopped (500).
+    let app = dashboard(&server, |d| d.action_time(Duration::ZERO)).await;
+    let token = csrf(&app).await;
+    let stopped = send(&app, action("/api/actions/migrate", &token, "name=orders&to=legacy")).await;
+    assert_eq!(stopped.status, StatusCode::OK, "{}", stopped.body);
+    assert_eq!(stopped.json()["complete"], false, "{}", stopped.body);
+    assert!(stopped.json()["message"].as_str().unwrap().contains("press again"));
+    let rewritten = legacy(seed::lrange(&server, pending).await);
+    assert!(rewritten <= 500, "{rewritten} rewritten in no time");
+    let requeue = send(&app, action("/api/actions/requeue-dead-letters", &token, "name=orders")).await;
+    assert_eq!(requeue.json()["complete"], false, "{}", requeue.body);
+    assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 3);
+
+    // With the default limit, pressing again finishes it.
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    let finished = send(&app, action("/api/actions/migrate", &token, "name=orders&to=legacy")).await;
+    assert_eq!(finished.json()["complete"], true, "{}", finished.body);
+    // (The batch cut off above may still land in between: a copy of this one's work.)
+    let converted = finished.json()["converted"].as_u64().unwrap() as usize;
+    assert!(converted >= 1_200 - 500 - rewritten, "{}", finished.body);
+    assert_eq!(legacy(seed::lrange(&server, pending).await), 1_200);
+    assert_eq!(
+        seed::zcard(&server, "redisson_delay_queue_timeout:{orders}").await,
+        1_200
+    );
 }

@@ -719,3 +719,210 @@ async fn a_bad_line_is_named_and_nothing_of_a_bad_file_is_offered() {
     })
     .await;
 }
+
+/// Characters a terminal takes for instructions: controls (but the line
+/// ends that separate lines) and bidirectional overrides.
+fn unescaped(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+        .collect()
+}
+
+/// Asserts that `output` printed no raw control character anywhere.
+#[track_caller]
+fn assert_escaped(output: &Output) {
+    for (stream, text) in [("stdout", stdout(output)), ("stderr", stderr(output))] {
+        assert!(
+            unescaped(&text).is_empty(),
+            "raw {:?} in {stream}: {text:?}",
+            unescaped(&text)
+        );
+    }
+}
+
+/// A queue name, an id, a schedule name and values written by someone who
+/// wants to retitle the terminal, clear it, or reorder a line.
+const EVIL_QUEUE: &str = "q\u{1b}]0;pwned\u{7}";
+const EVIL_ID: &str = "id\u{1b}[2J\r";
+const EVIL_VALUE: &str = "v\u{1b}[31m\u{9b}1m\u{202e}x";
+const EVIL_SCHEDULE: &str = "s\u{1b}[5m";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_characters_in_names_ids_and_values_print_escaped_and_json_stays_exact() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let (queue, id, value) = (EVIL_QUEUE, EVIL_ID, EVIL_VALUE);
+        let shown_queue = r"q\u{1b}]0;pwned\u{7}";
+        let shown_id = r"id\u{1b}[2J\r";
+        let shown_value = r"v\u{1b}[31m\u{9b}1m\u{202e}x";
+
+        let out = delayq(&redis, &["offer", queue, "--delay", "1h", "--id", id, value]);
+        assert!(out.status.success(), "{out:?}");
+        assert_escaped(&out);
+        let out = delayq(
+            &redis,
+            &["schedule", "add", queue, EVIL_SCHEDULE, "--every", "5m", value],
+        );
+        assert!(out.status.success(), "{out:?}");
+        assert_escaped(&out);
+        raw.cmd(
+            "RPUSH",
+            vec![format!("delayq_dead_letter:{{{queue}}}").into(), value.into()],
+        )
+        .await;
+
+        // Tables and lines: escaped.
+        let out = delayq(&redis, &["inspect", queue]);
+        assert_escaped(&out);
+        let text = stdout(&out);
+        for shown in [
+            format!("queue         {shown_queue}"),
+            shown_id.to_owned(),
+            shown_value.to_owned(),
+            r"s\u{1b}[5m".to_owned(),
+        ] {
+            assert!(text.contains(&shown), "{shown} missing in:\n{text}");
+        }
+        let out = delayq(&redis, &["stats", queue]);
+        assert_escaped(&out);
+        assert!(stdout(&out).contains(shown_queue), "{out:?}");
+        let out = delayq(&redis, &["get", queue, id]);
+        assert_escaped(&out);
+        assert!(
+            stdout(&out).contains(shown_id) && stdout(&out).contains(shown_value),
+            "{out:?}"
+        );
+        let out = delayq(&redis, &["schedule", "list", queue]);
+        assert_escaped(&out);
+        assert!(
+            stdout(&out).contains(r"s\u{1b}[5m") && stdout(&out).contains(shown_value),
+            "{out:?}"
+        );
+        let out = delayq(&redis, &["dead-letter", "list", queue]);
+        assert_escaped(&out);
+        assert!(stdout(&out).contains(shown_value), "{out:?}");
+        for args in [
+            &["get", queue, "no\u{1b}[2Jsuch"][..],
+            &["pause", queue],
+            &["resume", queue],
+            &["purge", queue],
+            &["schedule", "pause", queue, "no\u{1b}[2Jsuch"],
+            &["inspect", "empty\u{1b}[2J"],
+        ] {
+            let out = delayq(&redis, args);
+            assert_escaped(&out);
+            assert!(stderr(&out).contains(r"\u{1b}"), "{args:?}: {out:?}");
+        }
+
+        // JSON: the exact strings, as JSON escapes.
+        let doc = json_of(&delayq(&redis, &["inspect", queue, "--format", "json"]));
+        assert_eq!(doc["queue"], queue);
+        assert_eq!(doc["elements"][0]["id"], id);
+        assert_eq!(doc["elements"][0]["payload"], value);
+        assert_eq!(doc["schedules"][0]["name"], EVIL_SCHEDULE);
+        let doc = json_of(&delayq(&redis, &["stats", queue, "--format", "json"]));
+        assert_eq!(doc["queues"][0]["queue"], queue);
+        let doc = json_of(&delayq(&redis, &["get", queue, id, "--format", "json"]));
+        assert_eq!((doc["id"].as_str(), doc["value"].as_str()), (Some(id), Some(value)));
+        let doc = json_of(&delayq(&redis, &["schedule", "list", queue, "--format", "json"]));
+        assert_eq!(doc["schedules"][0]["name"], EVIL_SCHEDULE);
+        assert_eq!(doc["schedules"][0]["value"], value);
+        let doc = json_of(&delayq(&redis, &["dead-letter", "list", queue, "--format", "json"]));
+        assert_eq!(doc["values"][0]["value"], value);
+        for args in [
+            &["inspect", queue, "--format", "json"][..],
+            &["get", queue, id, "--format", "json"],
+            &["schedule", "list", queue, "--format", "json"],
+            &["dead-letter", "list", queue, "--format", "json"],
+        ] {
+            assert_escaped(&delayq(&redis, args));
+        }
+
+        // take: one escaped line per value; JSON exact.
+        for format in ["table", "json"] {
+            assert!(delayq(&redis, &["offer", queue, "--delay", "0", value])
+                .status
+                .success());
+            let out = delayq_async(&redis, &["take", queue, "--timeout", "20s", "--format", format]).await;
+            assert!(out.status.success(), "{out:?}");
+            assert_escaped(&out);
+            match format {
+                "table" => assert_eq!(stdout(&out), format!("{shown_value}\n")),
+                _ => assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), value),
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_and_log_lines_print_escaped() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // The queue's ready list is a string: its error names the key.
+        raw.cmd("SET", vec![EVIL_QUEUE.into(), "x".into()]).await;
+        let out = delayq(&redis, &["inspect", EVIL_QUEUE]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert_escaped(&out);
+        assert!(stderr(&out).contains(r"q\u{1b}]0;pwned\u{7}"), "{out:?}");
+
+        // clap's own errors quote the arguments.
+        for args in [&["inspect", "q", "--limit", "1\r\u{9b}2J"][..], &["\r\u{9b}2J"]] {
+            let out = delayq(&redis, args);
+            assert_eq!(out.status.code(), Some(2), "{out:?}");
+            assert_escaped(&out);
+            assert!(stderr(&out).contains(r"\r\u{9b}2J"), "{out:?}");
+        }
+
+        // Log events of the library and of the CLI carry the same text (the
+        // pending list is a string too: reading its length fails).
+        raw.cmd(
+            "SET",
+            vec![format!("redisson_delay_queue:{{{EVIL_QUEUE}}}").into(), "x".into()],
+        )
+        .await;
+        let out = Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["transfer", EVIL_QUEUE, "--until-empty", "--timeout", "1s"])
+            .env("REDIS_URL", redis.url())
+            .env("DELAYQ_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            stderr(&out).contains("could not read the queue length"),
+            "a warning is logged: {out:?}"
+        );
+        assert!(!stderr(&out).contains(EVIL_QUEUE), "{out:?}");
+        assert_escaped(&out);
+    })
+    .await;
+}
+
+#[test]
+fn passwords_with_at_signs_are_never_printed() {
+    let run = |url: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["stats", "q", "--url", url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        stderr(&out)
+    };
+    // A URL that does not parse: the message shows it, redacted.
+    let text = run("redis://app:hunter@2secret@127.0.0.1:notaport/0");
+    assert!(text.contains("redis://app:***@127.0.0.1:notaport/0"), "{text}");
+    // Sentinels that cannot be reached: likewise, both passwords hidden.
+    let sentinel =
+        run("redis-sentinel://app:first@1pw@127.0.0.1:1/0?sentinelServiceName=m&sentinelPassword=second@2pw");
+    assert!(sentinel.contains("app:***@127.0.0.1:1/0"), "{sentinel}");
+    for (text, secrets) in [
+        (&text, &["hunter", "2secret"][..]),
+        (&sentinel, &["first", "1pw", "second", "2pw"]),
+    ] {
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} printed: {text}");
+        }
+    }
+}

@@ -37,7 +37,10 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
                     json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "reason": reason, "raw_hex": hex(raw)})
                 })
                 .collect();
-            println!("{}", json!({"queue": args.queue, "total": total, "values": values}));
+            println!(
+                "{}",
+                output::json(&json!({"queue": args.queue, "total": total, "values": values}))
+            );
         }
         OutputFormat::Table => {
             let rows: Vec<Vec<String>> = decoded
@@ -59,7 +62,7 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
             println!(
                 "({} of {total} dead-lettered value(s) of `{}` shown)",
                 rows.len(),
-                args.queue
+                output::escape(&args.queue)
             );
         }
     }
@@ -88,11 +91,11 @@ pub async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<
     match args.format {
         OutputFormat::Json => println!(
             "{}",
-            json!({"queue": args.queue, "requeued": moved, "left": total - moved})
+            output::json(&json!({"queue": args.queue, "requeued": moved, "left": total - moved}))
         ),
         OutputFormat::Table => println!(
             "requeued {moved} dead-lettered value(s) to `{}` ({} left in the dead-letter list)",
-            args.queue,
+            output::escape(&args.queue),
             total.saturating_sub(moved)
         ),
     }

@@ -35,7 +35,11 @@ pub async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
     let found = queue.get(&args.id).await;
     client.shutdown().await;
     let Some(element) = found? else {
-        eprintln!("no element with id {:?} is pending in {}", args.id, args.queue);
+        eprintln!(
+            "no element with id {} is pending in {}",
+            output::escape(&format!("{:?}", args.id)),
+            output::escape(&args.queue)
+        );
         return Ok(ExitCode::from(1));
     };
     let now = SystemTime::now();
@@ -64,7 +68,7 @@ pub async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
                 "due_in_ms": output::millis_from(element.due, now),
                 "value": element.value,
             });
-            let _ = writeln!(out, "{json}");
+            let _ = writeln!(out, "{}", output::json(&json));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -73,10 +77,18 @@ pub async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
 /// Exit status 0 and `done` when the id was pending, else 1 and why.
 fn found(yes: bool, done: &str, args: &IdArgs) -> ExitCode {
     if yes {
-        eprintln!("{} in {}: {done}", args.id, args.queue);
+        eprintln!(
+            "{} in {}: {done}",
+            output::escape(&args.id),
+            output::escape(&args.queue)
+        );
         ExitCode::SUCCESS
     } else {
-        eprintln!("no element with id {:?} is pending in {}", args.id, args.queue);
+        eprintln!(
+            "no element with id {} is pending in {}",
+            output::escape(&format!("{:?}", args.id)),
+            output::escape(&args.queue)
+        );
         ExitCode::from(1)
     }
 }

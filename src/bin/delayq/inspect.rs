@@ -31,7 +31,10 @@ pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
     client.shutdown().await;
     let now = SystemTime::now();
     match args.format {
-        OutputFormat::Json => println!("{}", to_json(&args.queue, &status, &rows, &schedules, now)),
+        OutputFormat::Json => println!(
+            "{}",
+            output::json(&to_json(&args.queue, &status, &rows, &schedules, now))
+        ),
         OutputFormat::Table => {
             print!("{}", to_table(&args.queue, &status, &rows, args.limit, now));
             print!("{}", schedules_table(&schedules, now));
@@ -41,7 +44,7 @@ pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
         eprintln!(
             "delayq: note: no key of queue `{}` exists in Redis. An empty queue looks the same; \
              otherwise check the name (the one Java passes to getBlockingQueue).",
-            args.queue
+            output::escape(&args.queue)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -83,6 +86,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
         None => "-".into(),
     };
     let lag = status.lag_at(now);
+    let name = output::escape(name);
     let mut out = format!(
         "queue         {name}\npending       {}\nready         {}\nin flight     {}\ndead letters  {}\nquarantined   {}\nnext due      {next}\nid index      {}\n",
         status.pending, status.ready, status.in_flight, status.dead_letters, status.quarantined, status.ids

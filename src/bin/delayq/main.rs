@@ -35,10 +35,22 @@ use args::{Cli, Command, DeadLetterCommand, ScheduleCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // clap's errors quote the arguments as they came: escaped, so
+        // without colours.
+        Err(error) if error.use_stderr() => {
+            eprint!("{}", output::escape_lines(&error.render().to_string()));
+            std::process::exit(error.exit_code());
+        }
+        Err(help) => help.exit(),
+    };
+    // Log events carry queue names and Redis's error text: every line is
+    // escaped, so it has no colours of its own either.
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("DELAYQ_LOG"))
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(|| output::LogWriter)
         .init();
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(&cli, args).await,
@@ -67,7 +79,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("delayq: {error}");
+            eprintln!("delayq: {}", output::escape(&error.to_string()));
             if let Some(hint) = hint(&error) {
                 eprintln!("hint: {hint}");
             }
@@ -123,33 +135,52 @@ fn tls(cli: &Cli) -> delayq::Result<Option<delayq::Tls>> {
     Ok(Some(tls))
 }
 
-/// The URL without its passwords (the server's and a sentinel's), for messages.
+/// The URL without its passwords (the server's and a sentinel's), for
+/// messages. A password typed as it is may hold `@`, `:`, `/` or `?`, so
+/// password parameters are hidden first (their values may hold `@` too),
+/// then everything up to the last `@` is credentials, of which only the
+/// user name before the first `:` is shown. (A name in the query with an
+/// `@` hides more than needed, never less.)
 fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
     };
-    let (rest, query) = match rest.split_once('?') {
-        Some((rest, query)) => (rest, Some(query)),
-        None => (rest, None),
-    };
-    let mut out = match rest.split_once('@') {
-        Some((credentials, host)) if credentials.contains(':') => {
-            let user = credentials.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => format!("{scheme}://{rest}"),
-    };
-    if let Some(query) = query {
-        let params: Vec<String> = query
-            .split('&')
-            .map(|param| match param.split_once('=') {
-                Some(("sentinelPassword", _)) => "sentinelPassword=***".to_owned(),
-                _ => param.to_owned(),
-            })
-            .collect();
-        out = format!("{out}?{}", params.join("&"));
+    let rest = without_password_params(rest);
+    match rest.rsplit_once('@') {
+        Some((credentials, host)) => match credentials.split_once(':') {
+            Some((user, _)) => format!("{scheme}{user}:***@{host}"),
+            None => format!("{scheme}***@{host}"),
+        },
+        None => format!("{scheme}{rest}"),
     }
-    out
+}
+
+/// `text` with the value of every `?NAME=` or `&NAME=` parameter whose name
+/// mentions a password (`sentinelPassword`) replaced by `***`, up to the
+/// next `&`.
+fn without_password_params(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut after_separator = false;
+    loop {
+        let mut end = rest.find(['?', '&']).unwrap_or(rest.len());
+        match rest[..end].split_once('=') {
+            Some((name, _)) if after_separator && name.to_ascii_lowercase().contains("password") => {
+                // The value runs to the next `&`: a `?` in it is its own.
+                end = rest.find('&').unwrap_or(rest.len());
+                out.push_str(name);
+                out.push_str("=***");
+            }
+            _ => out.push_str(&rest[..end]),
+        }
+        let Some(separator) = rest[end..].chars().next() else {
+            return out;
+        };
+        out.push(separator);
+        rest = &rest[end + 1..];
+        after_separator = true;
+    }
 }
 
 /// What to check when Redis cannot be reached.
@@ -196,5 +227,25 @@ mod tests {
             super::redacted("redis-sentinel://u:p@h:26379/0?sentinelServiceName=m&sentinelPassword=sp&node=h2:1"),
             "redis-sentinel://u:***@h:26379/0?sentinelServiceName=m&sentinelPassword=***&node=h2:1"
         );
+        // Passwords typed with the characters that end a URL's parts.
+        for (url, shown) in [
+            ("redis://app:p@ss@host:6379/0", "redis://app:***@host:6379/0"),
+            ("redis://app:p@ss:w@rd@host", "redis://app:***@host"),
+            ("redis://app:pa?ss@host", "redis://app:***@host"),
+            ("redis://app:pa/ss@host/0", "redis://app:***@host/0"),
+            ("redis://app:pa#ss@host", "redis://app:***@host"),
+            ("redis://s3@cret@host", "redis://***@host"),
+            ("app:p@ss@host", "app:***@host"),
+            (
+                "redis-sentinel://u:p@w@h:26379/0?sentinelServiceName=m&sentinelPassword=s@p&node=h2:1",
+                "redis-sentinel://u:***@h:26379/0?sentinelServiceName=m&sentinelPassword=***&node=h2:1",
+            ),
+            (
+                "redis-sentinel://h:26379?sentinelPassword=s@p?q&node=h2:1",
+                "redis-sentinel://h:26379?sentinelPassword=***&node=h2:1",
+            ),
+        ] {
+            assert_eq!(super::redacted(url), shown, "{url}");
+        }
     }
 }

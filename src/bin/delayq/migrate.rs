@@ -13,7 +13,7 @@ pub async fn run(cli: &Cli, args: &MigrateArgs) -> delayq::Result<ExitCode> {
     let report = result?;
     println!(
         "{}: {} element(s) rewritten as {}, {} already {}, {} malformed left alone, {} not in the timeout set left alone ({} pass(es))",
-        args.queue,
+        crate::output::escape(&args.queue),
         report.converted,
         args.to,
         report.already,

@@ -72,7 +72,7 @@ pub async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCode> {
                            "next_due": next.map(output::utc_time)})
                 })
                 .collect();
-            println!("{}", json!({ "queues": queues }));
+            println!("{}", output::json(&json!({ "queues": queues })));
         }
         OutputFormat::Table => {
             let rows: Vec<Vec<String>> = results

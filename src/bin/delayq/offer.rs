@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use crate::args::{Cli, OfferArgs};
+use crate::output::escape;
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
@@ -28,10 +29,11 @@ pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
             queue.offer_with_id(id, value, args.delay).await
         };
         client.shutdown().await;
+        let (id, queue) = (escape(&format!("{id:?}")).into_owned(), escape(&args.queue));
         match (new?, args.replace) {
-            (true, _) => eprintln!("offered id {id:?} to {} (due in {:?})", args.queue, args.delay),
-            (false, false) => eprintln!("id {id:?} is pending in {} already; nothing offered", args.queue),
-            (false, true) => eprintln!("replaced id {id:?} in {} (due in {:?})", args.queue, args.delay),
+            (true, _) => eprintln!("offered id {id} to {queue} (due in {:?})", args.delay),
+            (false, false) => eprintln!("id {id} is pending in {queue} already; nothing offered"),
+            (false, true) => eprintln!("replaced id {id} in {queue} (due in {:?})", args.delay),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -41,7 +43,7 @@ pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
     eprintln!(
         "offered {} value(s) to {} (due in {:?})",
         args.values.len(),
-        args.queue,
+        escape(&args.queue),
         args.delay
     );
     Ok(ExitCode::SUCCESS)

@@ -55,7 +55,7 @@ pub async fn run(cli: &Cli, args: &OfferArgs, codec: TextCodec, path: &Path) -> 
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "offered {offered} value(s) to {} (due in {:?}) in {seconds:.2} s ({:.0}/s)",
-        args.queue,
+        crate::output::escape(&args.queue),
         args.delay,
         offered as f64 / seconds.max(1e-9)
     );

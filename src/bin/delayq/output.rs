@@ -1,5 +1,11 @@
 //! Printing what the read commands found: aligned tables, times for people.
+//!
+//! Names, ids, values and error text come from Redis or from whoever wrote
+//! the queue: every one goes through [`escape`] (tables do it themselves)
+//! or, for `--format json`, [`json`], so that none can move the cursor,
+//! retitle the window or reorder a line.
 
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use delayq::QueueStatus;
@@ -24,10 +30,97 @@ pub fn status_json(name: &str, status: &QueueStatus, now: SystemTime) -> serde_j
     .collect()
 }
 
-/// Renders rows under headers, each column as wide as its widest cell.
+/// Whether a terminal could take `c` for an instruction rather than text:
+/// the C0 and C1 controls and DEL, the line and paragraph separators, and
+/// the bidirectional marks and overrides that reorder what follows them.
+fn unseen(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `c` as it is printed: itself, or an escape (`\n`, `\r`, `\t`, `\u{1b}`).
+fn escape_char(c: char, out: &mut String) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if unseen(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+/// `text` for a terminal: every control character (C0, DEL, C1) and
+/// bidirectional override as an escape (`\n`, `\u{1b}`), the rest as it is.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(unseen) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        escape_char(c, &mut out);
+    }
+    Cow::Owned(out)
+}
+
+/// `text` of several lines, each [escaped](escape): its line ends kept.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
+/// `value` as one line of JSON for a terminal. The same JSON value, exact:
+/// serde_json escapes C0 controls already; DEL, C1 controls and
+/// bidirectional overrides, which it writes raw, become `\u` escapes (they
+/// can only be inside strings).
+pub fn json(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    if !text.chars().any(unseen) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unseen(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Standard error for log lines: each event arrives in one write, and is
+/// [escaped](escape) but for the line end that closes it.
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let (line, end) = match text.strip_suffix('\n') {
+            Some(line) => (line, "\n"),
+            None => (&*text, ""),
+        };
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(escape(line).as_bytes())?;
+        stderr.write_all(end.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Renders rows under headers, each column as wide as its widest cell;
+/// every cell [escaped](escape).
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<Cow<'_, str>>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| escape(cell)).collect())
+        .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate() {
             widths[i] = widths[i].max(cell.chars().count());
         }
@@ -45,9 +138,9 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.trim_end().to_owned()
     };
     let mut out = line(headers.to_vec());
-    for row in rows {
+    for row in &rows {
         out.push('\n');
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
+        out.push_str(&line(row.iter().map(|cell| cell.as_ref()).collect()));
     }
     out
 }
@@ -97,14 +190,27 @@ pub fn compact(d: Duration) -> String {
         .collect()
 }
 
-/// At most `max` characters of `text` on one line, with an ellipsis when cut.
+/// At most `max` characters of `text` [escaped](escape) (so on one line),
+/// with an ellipsis when cut; an escape is never cut in two.
 pub fn preview(text: &str, max: usize) -> String {
-    let one_line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if one_line.chars().count() <= max {
-        return one_line;
+    let shown = escape(text);
+    if shown.chars().count() <= max {
+        return shown.into_owned();
     }
-    let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-    format!("{cut}…")
+    let mut out = String::new();
+    let mut width = 0;
+    let mut piece = String::new();
+    for c in text.chars() {
+        piece.clear();
+        escape_char(c, &mut piece);
+        width += piece.chars().count();
+        if width > max.saturating_sub(1) {
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out.push('…');
+    out
 }
 
 /// Bytes as lowercase hex.
@@ -134,7 +240,24 @@ mod tests {
     fn tables_align_and_previews_stay_on_one_line() {
         let rows = vec![vec!["a".into(), "long cell".into()], vec!["bbb".into(), "x".into()]];
         assert_eq!(table(&["K", "VALUE"], &rows), "K    VALUE\na    long cell\nbbb  x");
-        assert_eq!(preview("one\ntwo", 20), "one two");
+        assert_eq!(preview("one\ntwo", 20), "one\\ntwo");
         assert_eq!(preview("abcdefgh", 5), "abcd…");
+        assert_eq!(preview("ab\u{1b}[2J", 6), "ab…", "an escape is never cut");
+    }
+
+    #[test]
+    fn control_characters_print_as_escapes() {
+        assert_eq!(escape("plain ✓"), "plain ✓");
+        assert_eq!(
+            escape("a\u{1b}]0;t\u{7}b\rc\u{9b}31m\u{7f}\u{202e}d"),
+            "a\\u{1b}]0;t\\u{7}b\\rc\\u{9b}31m\\u{7f}\\u{202e}d"
+        );
+        let rows = vec![vec!["x\u{1b}[2Jy".into(), "z".into()]];
+        assert_eq!(table(&["K", "V"], &rows), "K            V\nx\\u{1b}[2Jy  z");
+        let value = serde_json::json!({"v": "\u{1b}\u{9b}\u{7f}\u{202e}é\\u{9b}"});
+        let line = json(&value);
+        assert_eq!(line, r#"{"v":"\u001b\u009b\u007f\u202eé\\u{9b}"}"#);
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, value, "the same JSON value");
     }
 }

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use crate::args::{Cli, QueueArg};
+use crate::output::escape;
 
 pub async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
@@ -13,7 +14,8 @@ pub async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     eprintln!(
         "{} paused: delayq's transfers and reliable consumers wait until `delayq resume {}` \
          (Java processes do not know the pause)",
-        args.queue, args.queue
+        escape(&args.queue),
+        escape(&args.queue)
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -24,9 +26,9 @@ pub async fn resume(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     let result = queue.resume().await;
     client.shutdown().await;
     if result? {
-        eprintln!("{} resumed", args.queue);
+        eprintln!("{} resumed", escape(&args.queue));
     } else {
-        eprintln!("{} was not paused", args.queue);
+        eprintln!("{} was not paused", escape(&args.queue));
     }
     Ok(ExitCode::SUCCESS)
 }

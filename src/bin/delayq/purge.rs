@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::args::{Cli, OutputFormat, PurgeArgs};
+use crate::output;
 use crate::progress;
 
 pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
@@ -22,7 +23,7 @@ pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
             } else {
                 String::new()
             },
-            args.queue
+            output::escape(&args.queue)
         );
         return Ok(ExitCode::from(1));
     }
@@ -60,11 +61,13 @@ pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
     match args.format {
         OutputFormat::Json => println!(
             "{}",
-            json!({"queue": args.queue, "pending_deleted": removed_pending, "ready_deleted": removed_ready})
+            output::json(
+                &json!({"queue": args.queue, "pending_deleted": removed_pending, "ready_deleted": removed_ready})
+            )
         ),
         OutputFormat::Table => println!(
             "deleted {removed_pending} pending element(s) and {removed_ready} ready value(s) of queue `{}`",
-            args.queue
+            output::escape(&args.queue)
         ),
     }
     Ok(ExitCode::SUCCESS)

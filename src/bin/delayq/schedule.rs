@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::args::{Cli, CodecKind, OutputFormat, ScheduleAddArgs, ScheduleListArgs, ScheduleNameArgs, ScheduleRunArgs};
-use crate::output::{self, hex, preview};
+use crate::output::{self, escape, hex, preview};
 use crate::text_codec::TextCodec;
 
 pub async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<ExitCode> {
@@ -38,9 +38,9 @@ pub async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<ExitCode> 
     let info = result?;
     eprintln!(
         "schedule {} of {}: {} (next {}{})",
-        info.name,
-        info.queue,
-        info.spec,
+        escape(&info.name),
+        escape(&info.queue),
+        escape(&info.spec.to_string()),
         info.next.map(output::local_time).unwrap_or_else(|| "never".into()),
         if info.paused { ", paused" } else { "" }
     );
@@ -83,7 +83,7 @@ pub async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode
                     })
                 })
                 .collect();
-            println!("{}", json!({"queue": args.queue, "schedules": items}));
+            println!("{}", output::json(&json!({"queue": args.queue, "schedules": items})));
         }
         OutputFormat::Table => {
             let rows: Vec<Vec<String>> = infos
@@ -107,7 +107,7 @@ pub async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode
                 })
                 .collect();
             if rows.is_empty() {
-                println!("no schedules on {}", args.queue);
+                println!("no schedules on {}", escape(&args.queue));
             } else {
                 println!(
                     "{}",
@@ -141,7 +141,7 @@ pub async fn set(cli: &Cli, args: &ScheduleNameArgs, op: Op) -> delayq::Result<E
     if result? {
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!("no schedule {} on {}", args.name, args.queue);
+        eprintln!("no schedule {} on {}", escape(&args.name), escape(&args.queue));
         Ok(ExitCode::FAILURE)
     }
 }
@@ -156,7 +156,7 @@ pub async fn run(cli: &Cli, args: &ScheduleRunArgs) -> delayq::Result<ExitCode> 
             transferring.push(client.delayed_queue(queue, TextCodec::new(CodecKind::Bytes))?);
         }
     }
-    eprintln!("running the schedules of {}", args.queues.join(", "));
+    eprintln!("running the schedules of {}", escape(&args.queues.join(", ")));
     let deadline = args.timeout.map(|t| Instant::now() + t);
     let wait = async {
         match deadline {

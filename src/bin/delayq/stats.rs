@@ -49,7 +49,7 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
         let now = SystemTime::now();
         let text = match args.format {
             OutputFormat::Table => format!("{}\n", table(&statuses, now)),
-            OutputFormat::Json => format!("{}\n", to_json(&statuses, now)),
+            OutputFormat::Json => format!("{}\n", output::json(&to_json(&statuses, now))),
         };
         let mut out = std::io::stdout().lock();
         if redraw {

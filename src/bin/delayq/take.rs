@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use tokio::time::Instant;
 
 use crate::args::{Cli, OutputFormat, TakeArgs};
+use crate::output;
 use crate::text_codec::TextCodec;
 
 pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
@@ -30,10 +31,10 @@ pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
                 let mut out = std::io::stdout().lock();
                 match args.format {
                     OutputFormat::Table => {
-                        let _ = writeln!(out, "{value}");
+                        let _ = writeln!(out, "{}", output::escape(&value));
                     }
                     OutputFormat::Json => {
-                        let _ = writeln!(out, "{}", serde_json::Value::String(value));
+                        let _ = writeln!(out, "{}", output::json(&serde_json::Value::String(value)));
                     }
                 }
                 let _ = out.flush();

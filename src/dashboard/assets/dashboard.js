@@ -25,6 +25,15 @@ function svg(tag, attrs, text) {
   return node;
 }
 
+// Data is only ever put in as text (textContent, setAttribute), never as
+// markup. Shown text has its control characters (C0, DEL, C1) and
+// bidirectional overrides as escapes, as the CLI shows them: what is there,
+// nothing hidden or reordered.
+const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const ESCAPES = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const visible = (text) =>
+  String(text).replace(UNSEEN, (c) => ESCAPES[c] || `\\u{${c.codePointAt(0).toString(16)}}`);
+
 const fmt = (n) => (n === undefined || n === null ? "–" : Number(n).toLocaleString("en-US"));
 
 // 192000 -> "3m12s"
@@ -70,7 +79,7 @@ async function post(action, params) {
 function live(ok, text) {
   const node = $("live");
   node.className = `live ${ok ? "ok" : "err"}`;
-  node.textContent = text;
+  node.textContent = visible(text);
 }
 
 function setCount(id, value, warn) {
@@ -193,7 +202,7 @@ function overviewPage() {
     const rows = data.queues.map((queue) => {
       const tr = el("tr", { "data-queue": queue.name });
       const name = el("td", { class: "name" });
-      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}` }, queue.name));
+      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}` }, visible(queue.name)));
       tr.appendChild(name);
       for (const [key, cls] of [["pending", "pending"], ["ready", "ready"], ["in_flight", "in-flight"],
         ["dead_letters", "dead-letters"], ["quarantined", "quarantined"]]) {
@@ -206,7 +215,7 @@ function overviewPage() {
       const chart = el("td", { class: "hour" });
       hourBars(chart, queue.due_next_hour, 130, 22);
       tr.appendChild(chart);
-      if (queue.error) tr.title = queue.error;
+      if (queue.error) tr.title = visible(queue.error);
       return tr;
     });
     document.querySelector("#queues tbody").replaceChildren(...rows);
@@ -216,7 +225,7 @@ function overviewPage() {
     $("next").disabled = last >= data.matching;
     const s = data.sampler;
     $("sampler-note").textContent = s.discovered
-      ? `${fmt(s.queues)} queues found by SCAN; every queue sampled every ${span(data.sample_interval_ms)} (last pass ${span(s.last_cycle_ms || 0)}).${s.error ? " " + s.error : ""}`
+      ? `${fmt(s.queues)} queues found by SCAN; every queue sampled every ${span(data.sample_interval_ms)} (last pass ${span(s.last_cycle_ms || 0)}).${s.error ? " " + visible(s.error) : ""}`
       : "discovering queues (SCAN)…";
   };
   const refresh = poll(load);
@@ -230,8 +239,8 @@ function overviewPage() {
 function queuePage() {
   const name = new URLSearchParams(location.search).get("name") || "";
   const state = { offset: 0, limit: 50, total: 0, dead: 0, acting: false };
-  $("queue-name").textContent = name;
-  document.title = `delayq · ${name}`;
+  $("queue-name").textContent = visible(name);
+  document.title = `delayq · ${visible(name)}`;
 
   const load = async () => {
     if (state.acting) return;
@@ -260,8 +269,8 @@ function queuePage() {
       tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
       tr.appendChild(el("td", { class: `when${e.due_ms < data.now_ms ? " late" : ""}` }, relative(e.due_ms - data.now_ms)));
       tr.appendChild(el("td", { class: "format" }, e.format));
-      const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, e.text);
-      if (!e.decoded) payload.title = `shown as hex: ${e.error || "does not decode"}`;
+      const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
+      if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
       tr.appendChild(payload);
       return tr;
     });
@@ -272,14 +281,14 @@ function queuePage() {
     $("prev").disabled = state.offset === 0;
     $("next").disabled = last >= s.pending;
 
-    const ready = data.ready_head.map((v) => el("li", { class: v.decoded ? "" : "hex" }, v.text));
+    const ready = data.ready_head.map((v) => el("li", { class: v.decoded ? "" : "hex" }, visible(v.text)));
     if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
     $("ready-list").replaceChildren(...ready);
 
     const dead = data.dead_letters.items.map((v) => {
       const tr = el("tr");
-      tr.appendChild(el("td", { class: `payload${v.decoded ? "" : " hex"}` }, v.text));
-      tr.appendChild(el("td", { class: "reason muted" }, v.reason || "not recorded"));
+      tr.appendChild(el("td", { class: `payload${v.decoded ? "" : " hex"}` }, visible(v.text)));
+      tr.appendChild(el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded"));
       return tr;
     });
     if (dead.length === 0) dead.push(el("tr")), dead[0].appendChild(el("td", { colspan: 2, class: "muted" }, "none"));
@@ -310,7 +319,7 @@ function queuePage() {
     const node = $("flash");
     node.hidden = false;
     node.className = ok ? "flash" : "flash error";
-    node.textContent = text;
+    node.textContent = visible(text);
   };
   const act = (button, action, params) => async () => {
     state.acting = true;
