@@ -151,8 +151,10 @@ async fn values_arriving_after_an_idle_spell_do_not_start_in_a_burst() {
             );
             clients.push(client);
         }
-        // Idle: a permit waits for a value in each process.
+        // Idle: no process holds a permit (each used to hold one, waiting
+        // for a value, and start it at once when values came).
         tokio::time::sleep(Duration::from_millis(1500)).await;
+        let pushed = Instant::now();
         let mut args: Vec<Value> = vec!["idle".into()];
         args.extend((0..3 * LIMIT as i64).map(Value::from));
         raw.cmd("RPUSH", args).await;
@@ -165,11 +167,106 @@ async fn values_arriving_after_an_idle_spell_do_not_start_in_a_burst() {
         }
         let mut times = started.lock().clone();
         times.sort_unstable();
-        let first_second = times.iter().filter(|t| **t - times[0] < Duration::from_secs(1)).count();
+        let first_second = times.iter().filter(|t| **t - pushed < Duration::from_secs(1)).count();
         println!("after an idle spell, {first_second} values started in the first second (limit {LIMIT}/s)");
-        // Permits held through the idle spell used to let up to a second's
-        // worth start at once: 2 x LIMIT in that second.
-        assert!(first_second <= LIMIT + 4, "{first_second} started in the first second");
+        // Every permit comes after the push, one per interval (burst 1), and
+        // each start after its permit: the 21st no sooner than a second on.
+        assert!(first_second <= LIMIT, "{first_second} started in the first second");
+        let early = early_starts(pushed, &times, LIMIT as u32, 1);
+        assert!(
+            early.is_empty(),
+            "starts (number, after the push) before the limit allows them: {early:?}"
+        );
+        for client in clients {
+            client.shutdown().await;
+        }
+    })
+    .await;
+}
+
+/// Starts, sorted, that came earlier than the limit allows when counted
+/// from `from`: start k (1-based) may come no sooner than `(k - burst)`
+/// intervals after it. Empty when the limit held.
+fn early_starts(from: Instant, starts: &[Instant], limit: u32, burst: u32) -> Vec<(usize, Duration)> {
+    let interval = Duration::from_secs(1) / limit;
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, at)| (i + 1, *at - from))
+        .filter(|(k, after)| *k > burst as usize && *after < interval * (*k as u32 - burst))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_idle_spell_six_processes_start_at_most_the_burst_in_the_first_interval() {
+    deadline(async {
+        // Small: 200 ms between permits, so that the bound is far from the
+        // machine's timer and scheduling noise.
+        const LIMIT: u32 = 5;
+        const BURST: u32 = 2;
+        const PROCESSES: usize = 6;
+        const VALUES: i64 = 14;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let started: Arc<Mutex<Vec<(i64, Instant)>>> = Arc::default();
+        let mut clients = Vec::new();
+        let mut workers = Vec::new();
+        for _ in 0..PROCESSES {
+            // A client each, as separate processes would have.
+            let client = redis.client().await;
+            let started = started.clone();
+            workers.push(
+                client
+                    .worker("fleet", LongCodec)
+                    .unwrap()
+                    .concurrency(4)
+                    .rate_limit(LIMIT, Duration::from_secs(1))
+                    .rate_limit_burst(BURST)
+                    .run(move |value: i64| {
+                        let started = started.clone();
+                        async move {
+                            started.lock().push((value, Instant::now()));
+                            Ok::<_, BoxError>(())
+                        }
+                    }),
+            );
+            clients.push(client);
+        }
+        // Idle far longer than the bucket takes to refill (2 intervals).
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Every permit is granted after this instant (the values were not
+        // there before), and each start comes after its permit: a slow
+        // machine makes starts later, never more of them before a bound.
+        let pushed = Instant::now();
+        let mut args: Vec<Value> = vec!["fleet".into()];
+        args.extend((0..VALUES).map(Value::from));
+        raw.cmd("RPUSH", args).await;
+        eventually(Duration::from_secs(60), "every value handled", || async {
+            started.lock().len() >= VALUES as usize
+        })
+        .await;
+        for worker in workers {
+            worker.shutdown().await;
+        }
+        let started = started.lock().clone();
+        let mut values: Vec<i64> = started.iter().map(|(v, _)| *v).collect();
+        values.sort_unstable();
+        assert_eq!(values, (0..VALUES).collect::<Vec<_>>(), "each value handled once");
+        let mut starts: Vec<Instant> = started.iter().map(|(_, at)| *at).collect();
+        starts.sort_unstable();
+        let interval = Duration::from_secs(1) / LIMIT;
+        let first_interval = starts.iter().filter(|at| **at - pushed < interval).count();
+        println!(
+            "{PROCESSES} processes at {LIMIT}/s, burst {BURST}, after an idle spell: {first_interval} started in the first {interval:?}; starts after the push: {:?}",
+            starts.iter().map(|at| (*at - pushed).as_millis()).collect::<Vec<_>>()
+        );
+        assert!(
+            first_interval <= BURST as usize,
+            "{first_interval} handlers started within {interval:?} of the values' arrival (burst {BURST})"
+        );
+        // Over longer windows from the arrival: within t, at most BURST + t x LIMIT.
+        let early = early_starts(pushed, &starts, LIMIT, BURST);
+        assert!(early.is_empty(), "starts (number, after the push) before the limit allows them: {early:?}");
         for client in clients {
             client.shutdown().await;
         }
