@@ -1,4 +1,4 @@
-//! Scenario 8: a worker rate limit shared by 4 clients × 8 handlers on one
+//! Scenario 9: a worker rate limit shared by 4 clients × 8 handlers on one
 //! queue of ready values: the achieved rate against the limit, the busiest
 //! one-second window, and each value handled once. Baseline: the same
 //! workers without a limit.

@@ -102,22 +102,13 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     context.queue.core().connections.settling.settled(SETTLE_TIMEOUT).await;
 }
 
-/// Takes the next value; with a rate limit, a permit first, and `None`
-/// (permit given back) when nothing came within the permit's hold.
+/// Takes the next value; with a rate limit, once one is ready, a permit
+/// first, and `None` (permit given back) when the value was gone by then.
 async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery<T>>, Error> {
-    let Some(limiter) = &context.limiter else {
-        return context.queue.take().await.map(Some);
-    };
-    let _turn = limiter.turn().await;
-    limiter.acquire().await?;
-    let held = Instant::now();
-    let taken = context.queue.take_timeout(super::rate_limit::HOLD).await;
-    match &taken {
-        Ok(None) => limiter.refund().await,
-        Ok(Some(_)) if limiter.is_stale(held.elapsed()) => limiter.restamp().await,
-        _ => {}
+    match &context.limiter {
+        Some(limiter) => limiter.take(&context.queue).await,
+        None => context.queue.take().await.map(Some),
     }
-    taken
 }
 
 fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeError) {

@@ -140,20 +140,23 @@ impl<T: Send + 'static> Worker<T> {
     /// the hosts' clocks do not matter), on top of this worker's
     /// [`concurrency`](Self::concurrency).
     ///
-    /// A handler slot waits for its permit *before* it takes a value, so a
-    /// rate-limited value stays in the queue (for any consumer) rather than
-    /// waiting out its visibility timeout here. The slots of one process
-    /// take turns (permit, then take), so a rate-limited worker takes one
-    /// value at a time (handlers still run `concurrency` at once), and a
-    /// permit whose take finds nothing within a second is given back.
-    /// Permits are evenly spaced (`per / limit` apart) unless
-    /// [`rate_limit_burst`](Self::rate_limit_burst) allows bursts; in any
-    /// window of length t at most `t × limit / per + burst + 1` permits are
-    /// granted. A permit that waited long for its value is charged again as
-    /// the value starts, so values arriving after a quiet spell do not
-    /// start in a burst. Every worker of the queue must use the same limit: the
-    /// limiter keeps one schedule, and each caller spaces it by its own
-    /// interval.
+    /// A handler slot asks for its permit once a value is ready, and takes
+    /// the value right after: a rate-limited value stays in the queue (for
+    /// any consumer) rather than waiting out its visibility timeout here,
+    /// and no permit is held while the queue is empty. The slots of one
+    /// process take turns (wait for a value, permit, take), so a
+    /// rate-limited worker takes one value at a time (handlers still run
+    /// `concurrency` at once); a permit whose value another consumer took
+    /// meanwhile is given back. Permits are evenly spaced (I = `per / limit`
+    /// apart) unless [`rate_limit_burst`](Self::rate_limit_burst) allows
+    /// bursts: in any window of length t at most `burst + ⌊(t + c) / I⌋`
+    /// are granted, c = min(10 ms, I), and after a quiet spell (no permit
+    /// for over `burst × I + c`) at most `burst + ⌊t / I⌋` in its first t.
+    /// A handler starts one take (a move and a claim) after its permit, so
+    /// when values arrive in an idle queue at most `burst` handlers of the
+    /// fleet start in the first I. Every worker of the queue must use the
+    /// same limit: the limiter keeps one schedule, and each caller spaces it
+    /// by its own interval.
     ///
     /// ```no_run
     /// use std::time::Duration;

@@ -2,14 +2,15 @@
 //! one GCRA limiter in Redis (`delayq_rate:{N}`, `lua/rate_limit.lua`) on the
 //! Redis server's clock.
 //!
-//! A handler slot takes a permit before it takes a value, so no delivery
-//! waits out its visibility timeout while rate limited. A permit whose take
-//! finds nothing within [`HOLD`] is refunded. Within one process the slots
-//! take their turn (a local lock held from asking for the permit until the
-//! take returns): waiting slots do not stampede Redis, and after an idle
-//! spell at most one permit per process was waiting for a value; that
-//! permit is charged again when its value starts (`restamp`), so values
-//! arriving after a quiet spell do not start in a burst.
+//! A permit is asked for only once a value is ready, and its value is taken
+//! at once: a handler starts one take (a move and a claim) after its permit.
+//! So no permit is held while the queue is empty (one held through an idle
+//! spell used to start its value with the others' when values came, over
+//! the limit), and no delivery waits out its visibility timeout while rate
+//! limited: a value waits in the queue, where any consumer may take it.
+//! Within one process the slots take their turn (a local lock held from the
+//! wait for a ready value until the take returns), so waiting slots neither
+//! stampede Redis nor lease a blocking connection each.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,18 +21,20 @@ use tokio::sync::Mutex;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
+use crate::queue::reliable::delivery::Delivery;
+use crate::queue::reliable::{Ready, ReliableQueue};
 use crate::queue::Core;
 use crate::telemetry;
+use crate::wire::keys::QueueKeys;
 
-/// How long a slot holding a permit waits for a value before it refunds
-/// the permit and asks again.
-pub(crate) const HOLD: Duration = Duration::from_secs(1);
-
-/// Time a late permit may catch up on (at most one interval): the waiting
-/// slot wakes a little after its turn (timer granularity, a round trip, a
-/// race with other processes), and without this slack every such delay
+/// Most time a late permit may catch up on (at most one interval): the
+/// waiting slot wakes a little after its turn (timer granularity, a round
+/// trip, a race with other processes), and without it every such delay
 /// would be lost for good and the achieved rate would sit below the limit.
-const SLACK_US: f64 = 10_000.0;
+const CATCH_UP_US: f64 = 10_000.0;
+
+/// How often a slot asks again while the queue is paused.
+const PAUSED_RECHECK: Duration = Duration::from_secs(1);
 
 /// The limit a worker was configured with: `limit` values per `per`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,14 +45,32 @@ pub(crate) struct RateLimit {
 }
 
 impl RateLimit {
-    /// µs between permits, and the burst tolerance in µs (the burst, plus
-    /// the slack for late askers). In any window of length t at most
-    /// `t / interval + burst + 1` permits are granted.
-    fn gcra(&self) -> (i64, i64) {
+    /// µs between permits, the burst tolerance and the catch-up (see
+    /// `lua/rate_limit.lua`): in any window of length t at most
+    /// `burst + ⌊(t + catch-up) / interval⌋` permits are granted.
+    fn gcra(&self) -> (i64, i64, i64) {
         let interval = (self.per.as_micros() as f64 / f64::from(self.limit.max(1))).max(1.0);
-        let tolerance = interval * f64::from(self.burst.max(1) - 1) + interval.min(SLACK_US);
-        (interval.round() as i64, tolerance.round() as i64)
+        let tolerance = interval * f64::from(self.burst.max(1) - 1);
+        (
+            interval.round() as i64,
+            tolerance.round() as i64,
+            interval.min(CATCH_UP_US).round() as i64,
+        )
     }
+}
+
+/// A permit granted: the limiter's state before and after it, so that a
+/// refund restores the state exactly (see `lua/rate_limit.lua`).
+pub(crate) struct Permit {
+    before: Value,
+    after: Value,
+}
+
+/// What the limiter answered a take.
+enum Answer {
+    Granted(Permit),
+    Wait(Duration),
+    Paused,
 }
 
 /// One worker's handle on its queue's limiter.
@@ -59,76 +80,131 @@ pub(crate) struct Limiter {
     key: String,
     interval_us: i64,
     tolerance_us: i64,
-    asking: Mutex<()>,
+    catch_up_us: i64,
+    /// This process's turn to wait for a value, a permit and the take; holds
+    /// whether its last take found a value (then the next one does not wait
+    /// for a ready value first: one is likely there).
+    turn: Mutex<bool>,
 }
 
 impl Limiter {
     pub fn new(core: Arc<Core>, queue: &str, key: String, limit: RateLimit) -> Limiter {
-        let (interval_us, tolerance_us) = limit.gcra();
+        let (interval_us, tolerance_us, catch_up_us) = limit.gcra();
         Limiter {
             core,
             queue: queue.to_owned(),
             key,
             interval_us,
             tolerance_us,
-            asking: Mutex::new(()),
+            catch_up_us,
+            turn: Mutex::new(false),
         }
     }
 
-    async fn call(&self, op: &'static str) -> Result<i64> {
+    /// A value taken with a permit, in this process's turn: waits for a
+    /// ready value, then for a permit, then takes without waiting. `None`
+    /// when the value was gone by then (another consumer took it) or the
+    /// queue was paused: the permit is given back.
+    ///
+    /// Cancel safe: the take gives back what it moved; a permit granted to
+    /// a take dropped before its value came is spent.
+    pub async fn take<T: Send + 'static>(&self, queue: &ReliableQueue<T>) -> Result<Option<Delivery<T>>> {
+        let mut found = self.turn.lock().await;
+        if !std::mem::take(&mut *found) {
+            self.ready(queue.keys()).await?;
+        }
+        let permit = self.acquire(queue.keys()).await?;
+        match queue.take_ready().await? {
+            Ready::Taken(delivery) => {
+                *found = true;
+                Ok(Some(delivery))
+            }
+            Ready::Nothing | Ready::Paused => {
+                self.refund(queue.keys(), permit).await;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits until the queue holds a value, taking none: `BLMOVE N N LEFT
+    /// LEFT` moves the head to the head (the list as it was, for every
+    /// consumer, Java included; a blocked consumer is still served).
+    async fn ready(&self, keys: &QueueKeys) -> Result<()> {
+        let dest = keys.destination();
+        let args = |secs: f64| {
+            let mut args: Vec<Value> = [dest, dest, "LEFT", "LEFT"].into_iter().map(Value::from).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        self.core
+            .connections
+            .blocking
+            .wait("BLMOVE", dest, None, args, None)
+            .await?;
+        Ok(())
+    }
+
+    async fn call(&self, keys: &QueueKeys, args: Vec<Value>) -> Result<Vec<Value>> {
         let script = &SCRIPTS.rate_limit;
-        let args = vec![
+        let mut argv = vec![
             Value::from(self.interval_us),
             Value::from(self.tolerance_us),
-            Value::from(op),
+            Value::from(self.catch_up_us),
         ];
+        argv.extend(args);
         let reply = script
-            .run(self.core.conn()?, vec![self.key.as_str().into()], args)
+            .run(
+                self.core.conn()?,
+                vec![self.key.as_str().into(), keys.paused().into()],
+                argv,
+            )
             .await
             .map_err(|e| Error::from_script(e, script.name, &self.queue))?;
-        reply::int(&reply)
+        reply::array(reply)
     }
 
-    /// This process's turn to take a permit and a value; hold it until the take returns.
-    pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.asking.lock().await
+    async fn ask(&self, keys: &QueueKeys) -> Result<Answer> {
+        let reply = self.call(keys, vec![Value::from("take")]).await?;
+        let mut reply = reply.into_iter();
+        let status = reply.next().map(|v| reply::int(&v)).transpose()?;
+        match (status, reply.next(), reply.next()) {
+            (Some(0), Some(before), Some(after)) => Ok(Answer::Granted(Permit { before, after })),
+            (Some(1), Some(wait), None) => Ok(Answer::Wait(Duration::from_micros(reply::int(&wait)?.max(1) as u64))),
+            (Some(2), None, None) => Ok(Answer::Paused),
+            _ => Err(Error::Protocol(format!(
+                "{} answered {status:?}",
+                SCRIPTS.rate_limit.name
+            ))),
+        }
     }
 
-    /// Waits for a permit (call during this process's [`turn`](Self::turn)).
-    pub async fn acquire(&self) -> Result<()> {
+    /// Waits for a permit (asking again while the queue is paused).
+    async fn acquire(&self, keys: &QueueKeys) -> Result<Permit> {
         let mut waited = Duration::ZERO;
         loop {
-            let wait_us = self.call("take").await?;
-            if wait_us <= 0 {
-                if !waited.is_zero() {
-                    telemetry::rate_limit_waited(&self.queue, waited);
+            match self.ask(keys).await? {
+                Answer::Granted(permit) => {
+                    if !waited.is_zero() {
+                        telemetry::rate_limit_waited(&self.queue, waited);
+                    }
+                    return Ok(permit);
                 }
-                return Ok(());
+                Answer::Wait(wait) => {
+                    tokio::time::sleep(wait).await;
+                    waited += wait;
+                }
+                Answer::Paused => tokio::time::sleep(PAUSED_RECHECK).await,
             }
-            let wait = Duration::from_micros(wait_us as u64);
-            tokio::time::sleep(wait).await;
-            waited += wait;
         }
     }
 
-    /// Gives back a permit that found nothing to take.
-    pub async fn refund(&self) {
-        if let Err(error) = self.call("refund").await {
+    /// Gives back a permit that found nothing to take. Sent once: a refund
+    /// applied twice could give back another's permit (a lost reply spends
+    /// the permit instead).
+    async fn refund(&self, keys: &QueueKeys, permit: Permit) {
+        let args = vec![Value::from("refund"), permit.before, permit.after];
+        if let Err(error) = self.call(keys, args).await {
             tracing::debug!(queue = self.queue, %error, "could not refund a rate-limit permit");
-        }
-    }
-
-    /// Whether a permit held for `held` waiting for a value is charged
-    /// again as its value starts: held over two intervals and 100 ms (a
-    /// quick take, even on a slow machine, keeps its permit as it is).
-    pub fn is_stale(&self, held: Duration) -> bool {
-        held.as_micros() as i64 > (2 * self.interval_us).max(100_000)
-    }
-
-    /// Charges a permit that waited long for its value again, now (see `lua/rate_limit.lua`).
-    pub async fn restamp(&self) {
-        if let Err(error) = self.call("restamp").await {
-            tracing::debug!(queue = self.queue, %error, "could not restamp a rate-limit permit");
         }
     }
 }
@@ -144,14 +220,14 @@ mod tests {
             per: Duration::from_secs(1),
             burst: 1,
         };
-        assert_eq!(fifty.gcra(), (20_000, 10_000));
+        assert_eq!(fifty.gcra(), (20_000, 0, 10_000));
         let bursty = RateLimit { burst: 10, ..fifty };
-        assert_eq!(bursty.gcra(), (20_000, 190_000));
+        assert_eq!(bursty.gcra(), (20_000, 180_000, 10_000));
         let fast = RateLimit {
             limit: 1000,
             per: Duration::from_secs(1),
             burst: 1,
         };
-        assert_eq!(fast.gcra(), (1_000, 1_000));
+        assert_eq!(fast.gcra(), (1_000, 0, 1_000));
     }
 }
