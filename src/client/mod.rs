@@ -102,17 +102,6 @@ impl Client {
         Ok(DelayedQueue::new(self.core.clone(), name, Arc::new(codec))?.transferring_once_used())
     }
 
-    /// A handle on the delayed queue `name` that never runs the transfer.
-    #[deprecated(since = "0.2.0", note = "use `delayed_queue(name, codec)?.without_transfer()`")]
-    pub fn delayed_queue_without_transfer<T, C>(&self, name: &str, codec: C) -> Result<DelayedQueue<T>>
-    where
-        C: Codec<T>,
-        T: 'static,
-    {
-        self.check_open()?;
-        DelayedQueue::new(self.core.clone(), name, Arc::new(codec))
-    }
-
     /// A handle on the destination list `name`, where due elements arrive; the
     /// Java equivalent is `redisson.getBlockingQueue(name, codec)`.
     ///

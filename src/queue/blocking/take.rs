@@ -360,25 +360,3 @@ impl<T: 'static> BlockingQueue<T> {
         push_back(conn, self.core.settling(), key, raw).await
     }
 }
-
-/// The names of 0.1, kept for one release: `poll` meant three things across
-/// the queue types (remove before due, wait up to a timeout, do not wait).
-impl<T: 'static> BlockingQueue<T> {
-    /// Renamed [`take_timeout`](Self::take_timeout).
-    #[deprecated(since = "0.2.0", note = "renamed `take_timeout`")]
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
-        self.take_timeout(timeout).await
-    }
-
-    /// Renamed [`try_take`](Self::try_take).
-    #[deprecated(since = "0.2.0", note = "renamed `try_take`")]
-    pub async fn poll_now(&self) -> Result<Option<T>> {
-        self.try_take().await
-    }
-
-    /// Renamed [`take_from_any`](Self::take_from_any).
-    #[deprecated(since = "0.2.0", note = "renamed `take_from_any`")]
-    pub async fn poll_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
-        self.take_from_any(timeout, others).await
-    }
-}

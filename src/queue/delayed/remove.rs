@@ -251,21 +251,6 @@ impl<T: 'static> DelayedQueue<T> {
     }
 }
 
-/// The names of 0.1, kept for one release.
-impl<T: 'static> DelayedQueue<T> {
-    /// Renamed [`remove_first`](Self::remove_first).
-    #[deprecated(since = "0.2.0", note = "renamed `remove_first`")]
-    pub async fn poll(&self) -> Result<Option<T>> {
-        self.remove_first().await
-    }
-
-    /// Renamed [`remove_first_n`](Self::remove_first_n).
-    #[deprecated(since = "0.2.0", note = "renamed `remove_first_n`")]
-    pub async fn poll_many(&self, limit: usize) -> Result<Vec<T>> {
-        self.remove_first_n(limit).await
-    }
-}
-
 /// Arguments of `lua/restore.lua` for elements a poll removed: score,
 /// element and id, by threes (an empty score for an element the set lacked,
 /// an empty id for one offered without).

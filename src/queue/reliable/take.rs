@@ -389,10 +389,4 @@ impl<T: 'static> ReliableQueue<T> {
             }
         }
     }
-
-    /// Renamed [`take_timeout`](Self::take_timeout).
-    #[deprecated(since = "0.2.0", note = "renamed `take_timeout`")]
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
-        self.take_timeout(timeout).await
-    }
 }
