@@ -1,12 +1,13 @@
 //! Redisson's default codec (Kryo5Codec) against a real queue: the 27
 //! captured values offered from Rust land in Redis as exactly the bytes Java
 //! wrote, Java-written elements are taken as Rust values, bad bytes stay in
-//! the queue, and the CLI reads and writes Kryo queues.
+//! the queue, hostile values are read exactly or refused and kept, and the
+//! CLI reads and writes Kryo queues.
 
 use std::process::{Command, Output};
 
 use bytes::Bytes;
-use delayq::codec::kryo::{JavaUuid, KryoSchema, KryoValue};
+use delayq::codec::kryo::{JavaUuid, KryoError, KryoErrorKind, KryoSchema, KryoValue};
 use delayq::format::{pack, unpack, Format};
 use delayq::{Error, KryoCodec};
 use serde::{Deserialize, Serialize};
@@ -339,6 +340,81 @@ async fn dead_letters_list_as_json_with_the_kryo_codec() {
             .map(|v| v["value"].as_str().unwrap())
             .collect();
         assert_eq!(values, ["\"123e4567-e89b-12d3-a456-426614174000\"", "\"CANCELLED\""]);
+    })
+    .await;
+}
+
+/// Decimal digits to little-endian 32-bit limbs, digit by digit: slow and
+/// plain, to check the library's conversion.
+fn decimal_to_limbs(digits: &str) -> Vec<u32> {
+    let mut limbs: Vec<u32> = Vec::new();
+    let digits = digits.as_bytes();
+    let first = digits.len() % 9;
+    let chunks = std::iter::once(&digits[..first]).chain(digits[first..].chunks(9));
+    for chunk in chunks.filter(|c| !c.is_empty()) {
+        let scale = 10u64.pow(chunk.len() as u32);
+        let mut carry: u64 = std::str::from_utf8(chunk).unwrap().parse().unwrap();
+        for limb in limbs.iter_mut() {
+            let v = u64::from(*limb) * scale + carry;
+            *limb = v as u32;
+            carry = v >> 32;
+        }
+        while carry > 0 {
+            limbs.push(carry as u32);
+            carry >>= 32;
+        }
+    }
+    limbs
+}
+
+/// A 32 KiB positive BigInteger (Java's toByteArray()).
+fn hostile_big_integer() -> Vec<u8> {
+    let mut bytes: Vec<u8> = (0..32 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    bytes[0] = 0x5a;
+    bytes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_16_kb_big_integer_is_taken_exactly_and_a_32_kb_one_refused_and_kept() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // As a Java producer offers them: 2^131072 - 1 (16 KiB of 0xff after
+        // the sign byte), then a 32 KiB BigInteger.
+        let largest = KryoValue::BigInteger([&[0x00][..], &[0xff; 16 * 1024]].concat())
+            .encode()
+            .unwrap();
+        let hostile = KryoValue::BigInteger(hostile_big_integer()).encode().unwrap();
+        let due = now_ms() - 1000;
+        raw.seed("big", &pack(Format::Modern, &largest), due).await;
+        raw.seed("big", &pack(Format::Modern, &hostile), due + 1).await;
+        let client = redis.client().await;
+        let q = client
+            .blocking_queue("big", KryoCodec::<String>::new())
+            .unwrap()
+            .with_transfer();
+        let digits = q.take().await.unwrap();
+        assert_eq!(digits.len(), 39_457);
+        assert_eq!(decimal_to_limbs(&digits), vec![u32::MAX; 4096], "2^131072 - 1 exactly");
+        match q.take().await {
+            Err(Error::Decode(e)) => {
+                assert_eq!(e.raw().as_ref(), &hostile[..]);
+                assert!(e.restored(), "the value is given back to the list");
+                let kind = std::error::Error::source(&e)
+                    .and_then(|s| s.downcast_ref::<KryoError>())
+                    .map(KryoError::kind);
+                assert_eq!(kind, Some(KryoErrorKind::TooLarge), "{e}");
+            }
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+        // Nothing lost: a KryoValue queue takes it, every byte.
+        let values = client.blocking_queue("big", KryoCodec::<KryoValue>::new()).unwrap();
+        let taken = values.take().await.unwrap();
+        assert_eq!(taken, KryoValue::BigInteger(hostile_big_integer()));
+        assert_eq!(taken.encode().unwrap(), hostile);
+        assert_eq!(raw.llen("big").await, 0);
     })
     .await;
 }

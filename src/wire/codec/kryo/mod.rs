@@ -58,6 +58,7 @@ use std::marker::PhantomData;
 use bytes::Bytes;
 use serde::{de::DeserializeOwned, Serialize};
 
+pub use self::decimal::MAX_DECIMAL_BITS;
 pub use self::error::{KryoError, KryoErrorKind};
 pub use self::java_type::JavaType;
 pub use self::schema::KryoSchema;

@@ -411,3 +411,87 @@ fn reference_tracking_bytes_are_refused_naming_the_java_setting() {
     // The bytes Java writes by default decode as before.
     assert!(KryoValue::decode(&order.raw, Some(&schema)).is_ok());
 }
+
+/// 2^131072 - 1 as Java's `toByteArray()`: a 0x00 sign byte, 16 KiB of 0xff.
+fn largest_in_limit() -> Vec<u8> {
+    [&[0x00][..], &[0xff; 16 * 1024]].concat()
+}
+
+#[test]
+fn big_numbers_decode_to_their_exact_digits_up_to_the_limit() {
+    let digits = decimal::tests::all_ones_in_decimal(131_072);
+    let positive = KryoValue::BigInteger(largest_in_limit());
+    // -(2^131072 - 1): 0xff, then 2^131072 - (2^131072 - 1) = 1 in 16 KiB.
+    let negative_bytes = [&[0xff][..], &[0x00; 16 * 1024 - 1], &[0x01]].concat();
+    let negative = KryoValue::BigInteger(negative_bytes.clone());
+    for (value, text) in [(&positive, digits.clone()), (&negative, format!("-{digits}"))] {
+        let raw = value.encode().unwrap();
+        assert_eq!(from_slice::<String>(&raw).unwrap(), text);
+        assert_eq!(
+            KryoValue::decode(&raw, None).unwrap().to_json(),
+            Value::String(text.clone())
+        );
+        assert_eq!(
+            from_slice::<Value>(&raw).unwrap(),
+            Value::String(text.clone()),
+            "any serde type"
+        );
+    }
+    // A BigDecimal: unscaled -(2^131072 - 1), scale 39,000.
+    let decimal_value = KryoValue::BigDecimal {
+        unscaled: negative_bytes,
+        scale: 39_000,
+    };
+    let raw = decimal_value.encode().unwrap();
+    let text = format!("-{}.{}", &digits[..457], &digits[457..]);
+    assert_eq!(from_slice::<JavaBigDecimal>(&raw).unwrap().as_str(), text);
+    let tree = KryoValue::decode(&raw, None).unwrap();
+    assert_eq!(tree.to_json_text(), text);
+    // And back: the digits encode to the bytes Java wrote.
+    let parsed = KryoValue::from_json(&Value::String(text), &JavaType::parse("BigDecimal").unwrap(), None).unwrap();
+    assert_eq!(parsed.encode().unwrap(), raw);
+    assert_eq!(to_vec(&from_slice::<JavaBigDecimal>(&raw).unwrap()).unwrap(), raw);
+}
+
+#[test]
+fn beyond_the_limit_big_numbers_are_a_typed_error_and_lose_nothing() {
+    // 2^131072: one bit past MAX_DECIMAL_BITS.
+    let bytes = [&[0x01][..], &[0x00; 16 * 1024]].concat();
+    let raw = KryoValue::BigInteger(bytes.clone()).encode().unwrap();
+    let err = from_slice::<String>(&raw).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::TooLarge, "{err}");
+    assert!(err.message().contains("131073 bits"), "{err}");
+    assert_eq!(from_slice::<Value>(&raw).unwrap_err().kind(), KryoErrorKind::TooLarge);
+    let kept = crate::wire::codec::decode(&KryoCodec::<String>::new(), bytes::Bytes::from(raw.clone())).unwrap_err();
+    assert_eq!(kept.raw().as_ref(), &raw[..], "the error keeps the bytes");
+
+    // As a KryoValue: exact bytes, hexadecimal JSON that reads back.
+    let tree = KryoValue::decode(&raw, None).unwrap();
+    assert_eq!(tree, KryoValue::BigInteger(bytes.clone()));
+    assert_eq!(tree.encode().unwrap(), raw);
+    let hex = format!("0x1{}", "0".repeat(32 * 1024));
+    assert_eq!(tree.to_json(), Value::String(hex.clone()));
+    assert_eq!(tree.to_json_text(), format!("\"{hex}\""));
+    let big_integer = JavaType::parse("BigInteger").unwrap();
+    assert_eq!(KryoValue::from_json(&tree.to_json(), &big_integer, None).unwrap(), tree);
+
+    // A BigDecimal of that unscaled value, negative, with a scale.
+    let negative = [&[0xff][..], &[0x00; 16 * 1024]].concat();
+    let value = KryoValue::BigDecimal {
+        unscaled: negative,
+        scale: -5,
+    };
+    let raw = value.encode().unwrap();
+    assert_eq!(
+        from_slice::<JavaBigDecimal>(&raw).unwrap_err().kind(),
+        KryoErrorKind::TooLarge
+    );
+    let tree = KryoValue::decode(&raw, None).unwrap();
+    let json = tree.to_json();
+    assert_eq!(json, Value::String(format!("-0x1{} scale -5", "0".repeat(32 * 1024))));
+    let back = KryoValue::from_json(&json, &JavaType::parse("BigDecimal").unwrap(), None).unwrap();
+    assert_eq!(back.encode().unwrap(), raw);
+    // Its text has as many digits as Java's would: encoding it says so.
+    let digits = "9".repeat(40_000);
+    assert!(KryoValue::big_decimal(&digits).unwrap_err().contains("digits"));
+}
