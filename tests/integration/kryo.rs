@@ -418,3 +418,52 @@ async fn a_16_kb_big_integer_is_taken_exactly_and_a_32_kb_one_refused_and_kept()
     })
     .await;
 }
+
+/// A map whose only key is a map whose only key is ... `depth` deep.
+fn maps_in_keys(depth: usize) -> KryoValue {
+    let mut v = KryoValue::String("a\"b".into());
+    for _ in 0..depth {
+        v = KryoValue::Map {
+            class: "java.util.HashMap".into(),
+            entries: vec![(v, KryoValue::Int(1))],
+        };
+    }
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let hostile = KryoValue::BigInteger(hostile_big_integer()).encode().unwrap();
+        let keys = maps_in_keys(14).encode().unwrap();
+        let due = now_ms() + 3_600_000;
+        raw.seed("hostile", &pack(Format::Modern, &hostile), due).await;
+        raw.seed("hostile", &pack(Format::Modern, &keys), due + 1).await;
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "hostile", "--codec", "kryo", "--format", "json"],
+        ));
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let payloads: Vec<&str> = shown["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["payload"].as_str().unwrap_or_else(|| panic!("{e}")))
+            .collect();
+        // Past 2^131072 a BigInteger prints in hexadecimal, every bit of it.
+        let hex: String = hostile_big_integer().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(payloads[0], format!("\"0x{hex}\""));
+        // Maps as keys of maps as keys...: two levels print as JSON text, the
+        // rest as their class, so the text stays proportional to the payload.
+        assert!(payloads[1].contains("<java.util.HashMap>"), "{}", payloads[1]);
+        assert!(
+            payloads[1].len() <= 8 * keys.len(),
+            "{} bytes of JSON from a {}-byte payload",
+            payloads[1].len(),
+            keys.len()
+        );
+    })
+    .await;
+}

@@ -15,7 +15,7 @@
 //! | `Instant` | ISO-8601 string as `Instant.toString()` (`"2026-11-23T02:13:20.123Z"`) |
 //! | enum | the constant's name (its ordinal, a number, without a schema) |
 //! | collection | array |
-//! | map | object (non-string keys as their JSON text) |
+//! | map | object (non-string keys as their JSON text; a collection, map or POJO key inside two such keys as its class in brackets, `"<java.util.HashMap>"`) |
 //! | POJO | object of its fields |
 //!
 //! The other way ([`KryoValue::from_json`]) needs the Java type: numbers
@@ -42,6 +42,12 @@ impl KryoValue {
     ///            serde_json::json!("123e4567-e89b-12d3-a456-426614174000"));
     /// ```
     pub fn to_json(&self) -> Value {
+        self.json(0)
+    }
+
+    /// `keys`: how many non-string map keys written as JSON text hold this
+    /// value (each such key escapes the text inside it once more).
+    fn json(&self, keys: usize) -> Value {
         match self {
             KryoValue::Null => Value::Null,
             KryoValue::Boolean(b) => Value::Bool(*b),
@@ -72,15 +78,15 @@ impl KryoValue {
                 Some(name) => Value::String(name.clone()),
                 None => Value::from(*ordinal),
             },
-            KryoValue::Collection { items, .. } => Value::Array(items.iter().map(KryoValue::to_json).collect()),
+            KryoValue::Collection { items, .. } => Value::Array(items.iter().map(|i| i.json(keys)).collect()),
             KryoValue::Map { entries, .. } => Value::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (key_text(k), v.to_json()))
+                    .map(|(k, v)| (key_text(k, keys), v.json(keys)))
                     .collect::<Map<_, _>>(),
             ),
             KryoValue::Object { fields, .. } => {
-                Value::Object(fields.iter().map(|f| (f.name.clone(), f.value.to_json())).collect())
+                Value::Object(fields.iter().map(|f| (f.name.clone(), f.value.json(keys))).collect())
             }
         }
     }
@@ -123,7 +129,7 @@ impl KryoValue {
                     if i > 0 {
                         out.push(',');
                     }
-                    out.push_str(&Value::String(key_text(k)).to_string());
+                    out.push_str(&Value::String(key_text(k, 0)).to_string());
                     out.push(':');
                     v.write_json(out);
                 }
@@ -186,8 +192,24 @@ fn integer_or_text(text: String) -> Value {
     }
 }
 
-fn key_text(key: &KryoValue) -> String {
-    match key.to_json() {
+/// How many collection, map or POJO keys may hold one another as JSON text.
+/// Each level escapes the text of the levels inside it once more (a `"`
+/// becomes `\"`, then `\\\"`...): without a bound, map keys nested k deep
+/// take 2^k times their own size.
+const KEY_TEXT_NESTING: usize = 2;
+
+/// A map key as a JSON object key: strings as they are, anything else as
+/// its JSON text; a collection, map or POJO key inside
+/// [`KEY_TEXT_NESTING`] such keys as its class in brackets.
+fn key_text(key: &KryoValue, keys: usize) -> String {
+    let composite = matches!(
+        key,
+        KryoValue::Collection { .. } | KryoValue::Map { .. } | KryoValue::Object { .. }
+    );
+    if composite && keys >= KEY_TEXT_NESTING {
+        return format!("<{}>", key.java_class().unwrap_or_default());
+    }
+    match key.json(keys + 1) {
         Value::String(s) => s,
         other => other.to_string(),
     }

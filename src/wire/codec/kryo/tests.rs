@@ -495,3 +495,42 @@ fn beyond_the_limit_big_numbers_are_a_typed_error_and_lose_nothing() {
     let digits = "9".repeat(40_000);
     assert!(KryoValue::big_decimal(&digits).unwrap_err().contains("digits"));
 }
+
+/// A map whose only key is a map whose only key is ... `depth` deep, the
+/// innermost key a string with a quote (escaped once more at every level).
+fn maps_in_keys(depth: usize) -> KryoValue {
+    let mut v = KryoValue::String("a\"b".into());
+    for _ in 0..depth {
+        v = KryoValue::Map {
+            class: "java.util.HashMap".into(),
+            entries: vec![(v, KryoValue::Int(1))],
+        };
+    }
+    v
+}
+
+#[test]
+fn map_keys_in_map_keys_print_in_size_linear_in_the_payload() {
+    // Two levels of maps as keys print exactly; a third shows its class.
+    assert_eq!(maps_in_keys(2).to_json_text(), r#"{"{\"a\\\"b\":1}":1}"#);
+    assert_eq!(
+        maps_in_keys(3).to_json_text(),
+        r#"{"{\"{\\\"a\\\\\\\"b\\\":1}\":1}":1}"#
+    );
+    assert_eq!(
+        maps_in_keys(4).to_json_text(),
+        r#"{"{\"{\\\"<java.util.HashMap>\\\":1}\":1}":1}"#
+    );
+    for depth in [14, MAX_DEPTH - 1] {
+        let raw = maps_in_keys(depth).encode().unwrap();
+        let tree = KryoValue::decode(&raw, None).unwrap();
+        let text = tree.to_json_text();
+        assert!(
+            text.len() <= 8 * raw.len(),
+            "{depth} deep: {} bytes of JSON from {}",
+            text.len(),
+            raw.len()
+        );
+        assert_eq!(tree.to_json().to_string().len(), text.len());
+    }
+}
