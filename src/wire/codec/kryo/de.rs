@@ -245,9 +245,9 @@ impl<'a, 'r> De<'a, 'r> {
         };
         // Elements take a byte or more each, except in an all-null collection.
         let len = match mode {
-            Some(Mode::AllNull) => tree::all_null_count(self.r, len)?,
+            Some(Mode::AllNull) => self.r.all_null_count(len)?,
             // A generic collection's first element may turn out all-null too.
-            None if flag && len as usize > self.r.remaining() => tree::all_null_count(self.r, len)?,
+            None if flag && len as usize > self.r.remaining() => self.r.all_null_count(len)?,
             _ => self.r.count(len, "a collection size")?,
         };
         self.r.enter()?;

@@ -44,7 +44,8 @@ pub enum KryoErrorKind {
     /// fewer fields than the Java class.
     TrailingBytes,
     /// A length prefix larger than the bytes left (nothing is allocated for
-    /// it), or a `BigInteger` or `BigDecimal` past
+    /// it); all-null collections past [`MAX_ALL_NULL`](super::MAX_ALL_NULL)
+    /// elements in one payload; or a `BigInteger` or `BigDecimal` past
     /// [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) read into a type that
     /// needs its decimal text (a [`KryoValue`](super::KryoValue) holds it exactly).
     TooLarge,

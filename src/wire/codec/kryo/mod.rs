@@ -72,6 +72,11 @@ use crate::error::BoxError;
 /// the stack.
 pub const MAX_DEPTH: usize = 100;
 
+/// How many elements the all-null collections of one payload may hold in
+/// all (Kryo writes such a collection as its size alone, so its elements
+/// take no bytes); past it, decoding fails with [`KryoErrorKind::TooLarge`].
+pub const MAX_ALL_NULL: u32 = 1 << 20;
+
 /// Whether `name` looks like a Java class name (`a.b.C`, `a.B$C`).
 pub(crate) fn is_java_class(name: &str) -> bool {
     let mut parts = 0;

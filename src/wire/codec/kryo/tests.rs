@@ -534,3 +534,28 @@ fn map_keys_in_map_keys_print_in_size_linear_in_the_payload() {
         assert_eq!(tree.to_json().to_string().len(), text.len());
     }
 }
+
+#[test]
+fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
+    let nulls = |n: usize| KryoValue::Collection {
+        class: "java.util.ArrayList".into(),
+        items: vec![KryoValue::Null; n],
+    };
+    let lists = |n: usize, each: usize| KryoValue::Collection {
+        class: "java.util.ArrayList".into(),
+        items: vec![nulls(each); n],
+    };
+    let half = MAX_ALL_NULL as usize / 2;
+    let at_limit = lists(2, half).encode().unwrap();
+    assert!(at_limit.len() < 64, "{} bytes", at_limit.len());
+    assert!(KryoValue::decode(&at_limit, None).is_ok());
+    assert!(from_slice::<Vec<Vec<Option<String>>>>(&at_limit).is_ok());
+    // Each list is within the limit, the three together are not.
+    let over = lists(3, half).encode().unwrap();
+    let err = KryoValue::decode(&over, None).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::TooLarge, "{err}");
+    assert_eq!(
+        from_slice::<Vec<Vec<Option<String>>>>(&over).unwrap_err().kind(),
+        KryoErrorKind::TooLarge
+    );
+}

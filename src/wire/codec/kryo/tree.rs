@@ -310,7 +310,7 @@ fn read_collection(
     let same_class = if final_element.is_none() && flag && len > 0 {
         match read_class(r)? {
             None => {
-                let len = all_null_count(r, len)?;
+                let len = r.all_null_count(len)?;
                 return Ok(KryoValue::Collection {
                     class: class.to_owned(),
                     items: vec![KryoValue::Null; len],
@@ -348,19 +348,6 @@ fn read_collection(
         class: class.to_owned(),
         items,
     })
-}
-
-/// Most elements an all-null collection may claim (they take no bytes).
-pub(crate) const MAX_ALL_NULL: u32 = 1 << 20;
-
-pub(crate) fn all_null_count(r: &Reader<'_>, len: u32) -> Result<usize> {
-    if len > MAX_ALL_NULL {
-        return Err(r.error(
-            KryoErrorKind::TooLarge,
-            format!("an all-null collection of {len} elements (more than {MAX_ALL_NULL})"),
-        ));
-    }
-    Ok(len as usize)
 }
 
 fn read_map(
