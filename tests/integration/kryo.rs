@@ -467,3 +467,50 @@ async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_kryo_shapes_are_refused_with_short_typed_errors_and_kept() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // Three all-null lists of 2^19 elements: 40-odd bytes that claim 1.5
+        // million elements (each list alone is within the limit).
+        let nulls = KryoValue::Collection {
+            class: "java.util.ArrayList".into(),
+            items: vec![KryoValue::Null; 1 << 19],
+        };
+        let lists = KryoValue::Collection {
+            class: "java.util.ArrayList".into(),
+            items: vec![nulls; 3],
+        }
+        .encode()
+        .unwrap();
+        // A class name of 100,000 characters.
+        let name = format!("com.{}", "x".repeat(100_000));
+        let long_name = [&[0x01, 0x00][..], &name.as_bytes()[..name.len() - 1], &[b'x' | 0x80]].concat();
+        let client = redis.client().await;
+        for (queue, payload, kind) in [
+            ("nulls", &lists, KryoErrorKind::TooLarge),
+            ("name", &long_name, KryoErrorKind::UnknownClass),
+        ] {
+            raw.seed(queue, &pack(Format::Modern, payload), now_ms() - 1000).await;
+            let q = client
+                .blocking_queue(queue, KryoCodec::<KryoValue>::new())
+                .unwrap()
+                .with_transfer();
+            match q.take().await {
+                Err(Error::Decode(e)) => {
+                    assert_eq!(e.raw().as_ref(), &payload[..], "{queue}");
+                    assert!(e.restored(), "{queue}: the value is given back to the list");
+                    let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<KryoError>());
+                    assert_eq!(source.map(KryoError::kind), Some(kind), "{queue}: {e}");
+                    let message = e.to_string();
+                    assert!(message.len() < 1_000, "{queue}: a {}-byte message", message.len());
+                }
+                other => panic!("{queue}: expected a decode error, got {other:?}"),
+            }
+            assert_eq!(raw.lrange(queue).await, vec![Bytes::from(payload.clone())], "{queue}");
+        }
+    })
+    .await;
+}

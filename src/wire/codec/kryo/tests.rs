@@ -559,3 +559,13 @@ fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
         KryoErrorKind::TooLarge
     );
 }
+
+#[test]
+fn a_huge_class_name_is_shortened_in_messages() {
+    let name = format!("com.{}", "x".repeat(100_000));
+    let raw = [&[0x01, 0x00][..], &name.as_bytes()[..name.len() - 1], &[b'x' | 0x80]].concat();
+    let err = KryoValue::decode(&raw, None).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::UnknownClass);
+    assert!(err.message().len() < 400, "{} bytes", err.message().len());
+    assert!(err.message().contains("(100004 bytes)"), "{}", err.message());
+}

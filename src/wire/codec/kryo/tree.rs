@@ -201,7 +201,10 @@ pub(crate) fn unknown_class(r: &Reader<'_>, class: &str, schema: Option<&KryoSch
     } else {
         "POJOs and enums need a Kryo schema (--kryo-schema FILE) or a Rust type"
     };
-    r.error(KryoErrorKind::UnknownClass, format!("unknown class {class}: {how}"))
+    r.error(
+        KryoErrorKind::UnknownClass,
+        format!("unknown class {}: {how}", class::shown(class)),
+    )
 }
 
 fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Result<KryoValue> {
@@ -285,7 +288,7 @@ fn read_with_class(
         match r.u8()? {
             0 => return Ok(KryoValue::Null),
             1 => {}
-            b => return Err(r.mismatch(format!("null marker {b:#04x} before a {class}"))),
+            b => return Err(r.mismatch(format!("null marker {b:#04x} before a {}", class::shown(class)))),
         }
     }
     read_body(r, schema, class, generics)
