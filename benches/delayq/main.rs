@@ -3,7 +3,8 @@
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
-//! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big; `large` runs
+//! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big,
+//! decoders; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
@@ -14,6 +15,7 @@ mod codecs;
 mod consumers;
 #[cfg(feature = "dashboard")]
 mod dashboard;
+mod decoders;
 mod lateness;
 mod lateness_parts;
 mod many_queues;
@@ -698,6 +700,47 @@ async fn run() {
                     .note("measured beside take()"),
                 );
             }
+        }
+    }
+
+    if wanted("decoders") {
+        eprintln!("13. decoders: hostile BigIntegers, BigDecimals and map keys...");
+        let ratio = |a: &decoders::Timed, b: &decoders::Timed| a.per_call.as_secs_f64() / b.per_call.as_secs_f64();
+        for kb in decoders::SIZES_KB {
+            let r = decoders::run_size(kb);
+            let scenario = format!("13. decoders, {} KB value", r.kb);
+            rows.push(
+                Row::new(&scenario, "BigInteger → decimal text (KryoCodec<String>): per decode")
+                    .values(
+                        r.big_integer_text.text(),
+                        format!("{} (a String)", r.string_text.text()),
+                    )
+                    .ratio(ratio(&r.big_integer_text, &r.string_text)),
+            );
+            rows.push(
+                Row::new(&scenario, "BigDecimal, scale 7 → KryoCodec<JavaBigDecimal>: per decode")
+                    .values(r.big_decimal.text(), format!("{} (a String)", r.string_text.text()))
+                    .ratio(ratio(&r.big_decimal, &r.string_text)),
+            );
+            rows.push(
+                Row::new(
+                    &scenario,
+                    "BigInteger → JSON text (KryoValue, the CLI's path): per decode",
+                )
+                .values(r.big_integer_json.text(), format!("{} (a byte[])", r.bytes_json.text()))
+                .ratio(ratio(&r.big_integer_json, &r.bytes_json)),
+            );
+        }
+        for depth in decoders::KEY_DEPTHS {
+            let r = decoders::run_keys(depth);
+            rows.push(
+                Row::new(
+                    &format!("13. decoders, maps {} deep ({} B)", r.depth, r.payload_bytes),
+                    "maps as map keys → JSON text (KryoValue): per decode",
+                )
+                .values(r.in_keys.text(), format!("{} (nested as values)", r.in_values.text()))
+                .ratio(ratio(&r.in_keys, &r.in_values)),
+            );
         }
     }
 

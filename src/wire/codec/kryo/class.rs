@@ -2,7 +2,22 @@
 //! with a built-in serializer, their registration ids, and the JDK names
 //! this module understands.
 
+use std::borrow::Cow;
+
 use super::java_type::Primitive;
+
+/// Longest class name an error message repeats in full: a payload's class
+/// name is as long as the payload says, and messages are copied at every
+/// POJO level they pass through.
+const SHOWN_NAME: usize = 200;
+
+/// A class name for an error message: its first [`SHOWN_NAME`] characters.
+pub(crate) fn shown(name: &str) -> Cow<'_, str> {
+    match name.char_indices().nth(SHOWN_NAME) {
+        Some((end, _)) => Cow::Owned(format!("{}… ({} bytes)", &name[..end], name.len())),
+        None => Cow::Borrowed(name),
+    }
+}
 
 /// A class with a serializer this module implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,5 +225,5 @@ pub(crate) fn refused(name: &str) -> Option<String> {
     } else {
         return None;
     };
-    Some(format!("{name} is {why}"))
+    Some(format!("{} is {why}", shown(name)))
 }

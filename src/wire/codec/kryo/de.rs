@@ -245,9 +245,9 @@ impl<'a, 'r> De<'a, 'r> {
         };
         // Elements take a byte or more each, except in an all-null collection.
         let len = match mode {
-            Some(Mode::AllNull) => tree::all_null_count(self.r, len)?,
+            Some(Mode::AllNull) => self.r.all_null_count(len)?,
             // A generic collection's first element may turn out all-null too.
-            None if flag && len as usize > self.r.remaining() => tree::all_null_count(self.r, len)?,
+            None if flag && len as usize > self.r.remaining() => self.r.all_null_count(len)?,
             _ => self.r.count(len, "a collection size")?,
         };
         self.r.enter()?;
@@ -267,7 +267,9 @@ impl<'a, 'r> De<'a, 'r> {
         let generics = self.generics_here();
         let class = self.required_class()?;
         if class::builtin(&class) != Some(Builtin::Map) {
-            return Err(self.r.mismatch(format!("a {class} where the Rust type is a map")));
+            return Err(self
+                .r
+                .mismatch(format!("a {} where the Rust type is a map", class::shown(&class))));
         }
         self.map_body(generics, v)
     }
@@ -542,7 +544,7 @@ impl<'a> de::Deserializer<'a> for De<'a, '_> {
                 if class::builtin(&class).is_some() || (named && *class != *name) {
                     return Err(self.r.error(
                         KryoErrorKind::UnknownClass,
-                        format!("a {class} where the Rust type expects {name}"),
+                        format!("a {} where the Rust type expects {name}", class::shown(&class)),
                     ));
                 }
                 self.fields(fields, v)
@@ -562,7 +564,7 @@ impl<'a> de::Deserializer<'a> for De<'a, '_> {
             if super::is_java_class(name) && *class != *name {
                 return Err(self.r.error(
                     KryoErrorKind::UnknownClass,
-                    format!("a {class} where the Rust type expects the enum {name}"),
+                    format!("a {} where the Rust type expects the enum {name}", class::shown(&class)),
                 ));
             }
         }
@@ -596,7 +598,7 @@ fn check_class(value: &KryoValue, want: &str, r: &Reader<'_>) -> Result<()> {
     match value.java_class() {
         Some(class) if class != want => Err(r.error(
             KryoErrorKind::UnknownClass,
-            format!("a {class} where the Rust type expects {want}"),
+            format!("a {} where the Rust type expects {want}", class::shown(class)),
         )),
         _ => Ok(()),
     }

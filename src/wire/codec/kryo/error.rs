@@ -43,7 +43,11 @@ pub enum KryoErrorKind {
     /// Bytes are left after the value: usually a schema or Rust type with
     /// fewer fields than the Java class.
     TrailingBytes,
-    /// A length prefix larger than the bytes left (nothing is allocated for it).
+    /// A length prefix larger than the bytes left (nothing is allocated for
+    /// it); all-null collections past [`MAX_ALL_NULL`](super::MAX_ALL_NULL)
+    /// elements in one payload; or a `BigInteger` or `BigDecimal` past
+    /// [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) read into a type that
+    /// needs its decimal text (a [`KryoValue`](super::KryoValue) holds it exactly).
     TooLarge,
     /// Nested deeper than [`MAX_DEPTH`](super::MAX_DEPTH).
     TooDeep,

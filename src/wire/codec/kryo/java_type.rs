@@ -148,7 +148,7 @@ impl JavaType {
         if text.trim() == "[B" {
             return Ok(JavaType::class("[B", Vec::new()));
         }
-        let mut p = Parser { text, pos: 0 };
+        let mut p = Parser { text, pos: 0, depth: 0 };
         let ty = p.ty()?;
         p.skip_ws();
         if p.pos != text.len() {
@@ -254,6 +254,8 @@ impl fmt::Display for JavaType {
 struct Parser<'a> {
     text: &'a str,
     pos: usize,
+    /// Type arguments open at `pos` (bounded: each level is a recursion).
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -296,12 +298,21 @@ impl Parser<'_> {
         }
         let mut args = Vec::new();
         if self.eat('<') {
+            self.depth += 1;
+            if self.depth > super::MAX_DEPTH {
+                return Err(format!(
+                    "{:?}: type arguments nested deeper than {} levels",
+                    self.text.chars().take(40).collect::<String>(),
+                    super::MAX_DEPTH
+                ));
+            }
             loop {
                 args.push(self.ty()?);
                 if self.eat(',') {
                     continue;
                 }
                 if self.eat('>') {
+                    self.depth -= 1;
                     break;
                 }
                 return Err(format!("{:?}: expected ',' or '>'", self.text));
@@ -347,5 +358,13 @@ mod tests {
         assert!(JavaType::parse("int[]").is_err());
         assert!(JavaType::parse("List<long>").is_ok());
         assert!(JavaType::parse("").is_err());
+    }
+
+    #[test]
+    fn deep_type_arguments_are_an_error_not_a_stack_overflow() {
+        let nested = |depth: usize| format!("{}Long{}", "List<".repeat(depth), ">".repeat(depth));
+        assert!(JavaType::parse(&nested(crate::codec::kryo::MAX_DEPTH)).is_ok());
+        let err = JavaType::parse(&nested(1_000_000)).unwrap_err();
+        assert!(err.contains("nested deeper than 100 levels"), "{err}");
     }
 }

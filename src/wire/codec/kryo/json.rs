@@ -7,6 +7,7 @@
 //! | `Byte`, `Short`, `Integer`, `Long`, `BigInteger` | number (a `BigInteger` beyond 64 bits: string) |
 //! | `Float`, `Double` | number (`"NaN"`, `"Infinity"`, `"-Infinity"` as strings) |
 //! | `BigDecimal` | number; [`KryoValue::to_json_text`] keeps its exact digits (`12.50`) |
+//! | `BigInteger`, `BigDecimal` beyond [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) | hexadecimal string: `"-0x1f…"`, `"0x4e2… scale 2"` (unscaled value and scale) |
 //! | `Character`, `String` | string |
 //! | `byte[]` | hex string (`"0102ff"`) |
 //! | `UUID` | string (`"123e4567-e89b-12d3-a456-426614174000"`) |
@@ -14,14 +15,15 @@
 //! | `Instant` | ISO-8601 string as `Instant.toString()` (`"2026-11-23T02:13:20.123Z"`) |
 //! | enum | the constant's name (its ordinal, a number, without a schema) |
 //! | collection | array |
-//! | map | object (non-string keys as their JSON text) |
+//! | map | object (non-string keys as their JSON text; a collection, map or POJO key inside two such keys as its class in brackets, `"<java.util.HashMap>"`) |
 //! | POJO | object of its fields |
 //!
 //! The other way ([`KryoValue::from_json`]) needs the Java type: numbers
 //! become the declared boxed type (`Long` where the type says `Object`),
 //! arrays `ArrayList`s and objects `HashMap`s unless the type or schema says
 //! otherwise; dates and `BigDecimal`s also accept strings (a string keeps a
-//! `BigDecimal`'s scale exactly: `"12.50"`).
+//! `BigDecimal`'s scale exactly: `"12.50"`), and `BigInteger`s and
+//! `BigDecimal`s the hexadecimal strings above.
 
 use serde_json::{Map, Number, Value};
 
@@ -40,6 +42,12 @@ impl KryoValue {
     ///            serde_json::json!("123e4567-e89b-12d3-a456-426614174000"));
     /// ```
     pub fn to_json(&self) -> Value {
+        self.json(0)
+    }
+
+    /// `keys`: how many non-string map keys written as JSON text hold this
+    /// value (each such key escapes the text inside it once more).
+    fn json(&self, keys: usize) -> Value {
         match self {
             KryoValue::Null => Value::Null,
             KryoValue::Boolean(b) => Value::Bool(*b),
@@ -55,27 +63,30 @@ impl KryoValue {
             KryoValue::Uuid(u) => Value::String(uuid_text(*u)),
             KryoValue::Date(ms) => Value::String(date_text(*ms)),
             KryoValue::Instant { seconds, nanos } => Value::String(instant_text(*seconds, *nanos)),
-            KryoValue::BigDecimal { unscaled, scale } => {
-                let text = decimal::format(unscaled, *scale);
-                match text.parse::<f64>().ok().and_then(Number::from_f64) {
+            KryoValue::BigDecimal { unscaled, scale } => match decimal::format(unscaled, *scale) {
+                Ok(text) => match text.parse::<f64>().ok().and_then(Number::from_f64) {
                     Some(n) if *scale > 0 => Value::Number(n),
                     _ => integer_or_text(text),
-                }
-            }
-            KryoValue::BigInteger(b) => integer_or_text(decimal::to_decimal_digits(b)),
+                },
+                Err(_) => Value::String(decimal::hex_form(unscaled, Some(*scale))),
+            },
+            KryoValue::BigInteger(b) => match decimal::to_decimal_digits(b) {
+                Ok(text) => integer_or_text(text),
+                Err(_) => Value::String(decimal::hex_form(b, None)),
+            },
             KryoValue::Enum { ordinal, name, .. } => match name {
                 Some(name) => Value::String(name.clone()),
                 None => Value::from(*ordinal),
             },
-            KryoValue::Collection { items, .. } => Value::Array(items.iter().map(KryoValue::to_json).collect()),
+            KryoValue::Collection { items, .. } => Value::Array(items.iter().map(|i| i.json(keys)).collect()),
             KryoValue::Map { entries, .. } => Value::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (key_text(k), v.to_json()))
+                    .map(|(k, v)| (key_text(k, keys), v.json(keys)))
                     .collect::<Map<_, _>>(),
             ),
             KryoValue::Object { fields, .. } => {
-                Value::Object(fields.iter().map(|f| (f.name.clone(), f.value.to_json())).collect())
+                Value::Object(fields.iter().map(|f| (f.name.clone(), f.value.json(keys))).collect())
             }
         }
     }
@@ -97,11 +108,11 @@ impl KryoValue {
 
     fn write_json(&self, out: &mut String) {
         match self {
-            KryoValue::BigDecimal { unscaled, scale } => {
-                let text = decimal::format(unscaled, *scale);
+            KryoValue::BigDecimal { unscaled, scale } => match decimal::format(unscaled, *scale) {
                 // JSON has no exponent sign '+': "1E+3" is written "1E3".
-                out.push_str(&text.replace("E+", "E"));
-            }
+                Ok(text) => out.push_str(&text.replace("E+", "E")),
+                Err(_) => out.push_str(&Value::String(decimal::hex_form(unscaled, Some(*scale))).to_string()),
+            },
             KryoValue::Collection { items, .. } => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -118,7 +129,7 @@ impl KryoValue {
                     if i > 0 {
                         out.push(',');
                     }
-                    out.push_str(&Value::String(key_text(k)).to_string());
+                    out.push_str(&Value::String(key_text(k, 0)).to_string());
                     out.push(':');
                     v.write_json(out);
                 }
@@ -181,15 +192,37 @@ fn integer_or_text(text: String) -> Value {
     }
 }
 
-fn key_text(key: &KryoValue) -> String {
-    match key.to_json() {
+/// How many collection, map or POJO keys may hold one another as JSON text.
+/// Each level escapes the text of the levels inside it once more (a `"`
+/// becomes `\"`, then `\\\"`...): without a bound, map keys nested k deep
+/// take 2^k times their own size.
+const KEY_TEXT_NESTING: usize = 2;
+
+/// A map key as a JSON object key: strings as they are, anything else as
+/// its JSON text; a collection, map or POJO key inside
+/// [`KEY_TEXT_NESTING`] such keys as its class in brackets.
+fn key_text(key: &KryoValue, keys: usize) -> String {
+    let composite = matches!(
+        key,
+        KryoValue::Collection { .. } | KryoValue::Map { .. } | KryoValue::Object { .. }
+    );
+    if composite && keys >= KEY_TEXT_NESTING {
+        return format!("<{}>", key.java_class().unwrap_or_default());
+    }
+    match key.json(keys + 1) {
         Value::String(s) => s,
         other => other.to_string(),
     }
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 fn from_hex(text: &str) -> Result<Vec<u8>, String> {
@@ -360,11 +393,24 @@ fn from_json(
             Ok(KryoValue::Instant { seconds, nanos })
         }
         Some(Builtin::BigDecimal) => match json {
-            Value::String(s) => KryoValue::big_decimal(s),
+            Value::String(s) => match decimal::parse_hex_form(s) {
+                Some(parsed) => parsed.map(|(unscaled, scale)| KryoValue::BigDecimal {
+                    unscaled: decimal::shortest(unscaled),
+                    scale,
+                }),
+                None => KryoValue::big_decimal(s),
+            },
             Value::Number(n) => KryoValue::big_decimal(&n.to_string()),
             _ => Err(mismatch()),
         },
         Some(Builtin::BigInteger) => {
+            if let Some(parsed) = json.as_str().and_then(decimal::parse_hex_form) {
+                let (bytes, scale) = parsed?;
+                if scale != 0 {
+                    return Err(mismatch());
+                }
+                return Ok(KryoValue::BigInteger(decimal::shortest(bytes)));
+            }
             let text = match json {
                 Value::String(s) => s.clone(),
                 Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),

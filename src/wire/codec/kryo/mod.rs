@@ -58,6 +58,7 @@ use std::marker::PhantomData;
 use bytes::Bytes;
 use serde::{de::DeserializeOwned, Serialize};
 
+pub use self::decimal::MAX_DECIMAL_BITS;
 pub use self::error::{KryoError, KryoErrorKind};
 pub use self::java_type::JavaType;
 pub use self::schema::KryoSchema;
@@ -70,6 +71,11 @@ use crate::error::BoxError;
 /// decoding gives up with [`KryoErrorKind::TooDeep`] instead of exhausting
 /// the stack.
 pub const MAX_DEPTH: usize = 100;
+
+/// How many elements the all-null collections of one payload may hold in
+/// all (Kryo writes such a collection as its size alone, so its elements
+/// take no bytes); past it, decoding fails with [`KryoErrorKind::TooLarge`].
+pub const MAX_ALL_NULL: u32 = 1 << 20;
 
 /// Whether `name` looks like a Java class name (`a.b.C`, `a.B$C`).
 pub(crate) fn is_java_class(name: &str) -> bool {

@@ -6,12 +6,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::error::{KryoError, KryoErrorKind, Result};
-use super::MAX_DEPTH;
+use super::{MAX_ALL_NULL, MAX_DEPTH};
 
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
     depth: usize,
+    /// Elements all-null collections may still claim in this payload (they
+    /// take no bytes, so their count is bounded per payload, not by its size).
+    nulls_left: u32,
     /// Class names by the name id Kryo gave them in this payload.
     names: HashMap<u32, Arc<str>>,
 }
@@ -22,6 +25,7 @@ impl<'a> Reader<'a> {
             buf,
             pos: 0,
             depth: 0,
+            nulls_left: MAX_ALL_NULL,
             names: HashMap::new(),
         }
     }
@@ -198,6 +202,19 @@ impl<'a> Reader<'a> {
             ));
         }
         Ok(n)
+    }
+
+    /// The size of an all-null collection, taken from what this payload may
+    /// still claim ([`MAX_ALL_NULL`] in all).
+    pub fn all_null_count(&mut self, len: u32) -> Result<usize> {
+        if len > self.nulls_left {
+            return Err(self.error(
+                KryoErrorKind::TooLarge,
+                format!("all-null collections of more than {MAX_ALL_NULL} elements in one payload"),
+            ));
+        }
+        self.nulls_left -= len;
+        Ok(len as usize)
     }
 
     /// `readString`: `None` for Java's null.

@@ -411,3 +411,161 @@ fn reference_tracking_bytes_are_refused_naming_the_java_setting() {
     // The bytes Java writes by default decode as before.
     assert!(KryoValue::decode(&order.raw, Some(&schema)).is_ok());
 }
+
+/// 2^131072 - 1 as Java's `toByteArray()`: a 0x00 sign byte, 16 KiB of 0xff.
+fn largest_in_limit() -> Vec<u8> {
+    [&[0x00][..], &[0xff; 16 * 1024]].concat()
+}
+
+#[test]
+fn big_numbers_decode_to_their_exact_digits_up_to_the_limit() {
+    let digits = decimal::tests::all_ones_in_decimal(131_072);
+    let positive = KryoValue::BigInteger(largest_in_limit());
+    // -(2^131072 - 1): 0xff, then 2^131072 - (2^131072 - 1) = 1 in 16 KiB.
+    let negative_bytes = [&[0xff][..], &[0x00; 16 * 1024 - 1], &[0x01]].concat();
+    let negative = KryoValue::BigInteger(negative_bytes.clone());
+    for (value, text) in [(&positive, digits.clone()), (&negative, format!("-{digits}"))] {
+        let raw = value.encode().unwrap();
+        assert_eq!(from_slice::<String>(&raw).unwrap(), text);
+        assert_eq!(
+            KryoValue::decode(&raw, None).unwrap().to_json(),
+            Value::String(text.clone())
+        );
+        assert_eq!(
+            from_slice::<Value>(&raw).unwrap(),
+            Value::String(text.clone()),
+            "any serde type"
+        );
+    }
+    // A BigDecimal: unscaled -(2^131072 - 1), scale 39,000.
+    let decimal_value = KryoValue::BigDecimal {
+        unscaled: negative_bytes,
+        scale: 39_000,
+    };
+    let raw = decimal_value.encode().unwrap();
+    let text = format!("-{}.{}", &digits[..457], &digits[457..]);
+    assert_eq!(from_slice::<JavaBigDecimal>(&raw).unwrap().as_str(), text);
+    let tree = KryoValue::decode(&raw, None).unwrap();
+    assert_eq!(tree.to_json_text(), text);
+    // And back: the digits encode to the bytes Java wrote.
+    let parsed = KryoValue::from_json(&Value::String(text), &JavaType::parse("BigDecimal").unwrap(), None).unwrap();
+    assert_eq!(parsed.encode().unwrap(), raw);
+    assert_eq!(to_vec(&from_slice::<JavaBigDecimal>(&raw).unwrap()).unwrap(), raw);
+}
+
+#[test]
+fn beyond_the_limit_big_numbers_are_a_typed_error_and_lose_nothing() {
+    // 2^131072: one bit past MAX_DECIMAL_BITS.
+    let bytes = [&[0x01][..], &[0x00; 16 * 1024]].concat();
+    let raw = KryoValue::BigInteger(bytes.clone()).encode().unwrap();
+    let err = from_slice::<String>(&raw).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::TooLarge, "{err}");
+    assert!(err.message().contains("131073 bits"), "{err}");
+    assert_eq!(from_slice::<Value>(&raw).unwrap_err().kind(), KryoErrorKind::TooLarge);
+    let kept = crate::wire::codec::decode(&KryoCodec::<String>::new(), bytes::Bytes::from(raw.clone())).unwrap_err();
+    assert_eq!(kept.raw().as_ref(), &raw[..], "the error keeps the bytes");
+
+    // As a KryoValue: exact bytes, hexadecimal JSON that reads back.
+    let tree = KryoValue::decode(&raw, None).unwrap();
+    assert_eq!(tree, KryoValue::BigInteger(bytes.clone()));
+    assert_eq!(tree.encode().unwrap(), raw);
+    let hex = format!("0x1{}", "0".repeat(32 * 1024));
+    assert_eq!(tree.to_json(), Value::String(hex.clone()));
+    assert_eq!(tree.to_json_text(), format!("\"{hex}\""));
+    let big_integer = JavaType::parse("BigInteger").unwrap();
+    assert_eq!(KryoValue::from_json(&tree.to_json(), &big_integer, None).unwrap(), tree);
+
+    // A BigDecimal of that unscaled value, negative, with a scale.
+    let negative = [&[0xff][..], &[0x00; 16 * 1024]].concat();
+    let value = KryoValue::BigDecimal {
+        unscaled: negative,
+        scale: -5,
+    };
+    let raw = value.encode().unwrap();
+    assert_eq!(
+        from_slice::<JavaBigDecimal>(&raw).unwrap_err().kind(),
+        KryoErrorKind::TooLarge
+    );
+    let tree = KryoValue::decode(&raw, None).unwrap();
+    let json = tree.to_json();
+    assert_eq!(json, Value::String(format!("-0x1{} scale -5", "0".repeat(32 * 1024))));
+    let back = KryoValue::from_json(&json, &JavaType::parse("BigDecimal").unwrap(), None).unwrap();
+    assert_eq!(back.encode().unwrap(), raw);
+    // Its text has as many digits as Java's would: encoding it says so.
+    let digits = "9".repeat(40_000);
+    assert!(KryoValue::big_decimal(&digits).unwrap_err().contains("digits"));
+}
+
+/// A map whose only key is a map whose only key is ... `depth` deep, the
+/// innermost key a string with a quote (escaped once more at every level).
+fn maps_in_keys(depth: usize) -> KryoValue {
+    let mut v = KryoValue::String("a\"b".into());
+    for _ in 0..depth {
+        v = KryoValue::Map {
+            class: "java.util.HashMap".into(),
+            entries: vec![(v, KryoValue::Int(1))],
+        };
+    }
+    v
+}
+
+#[test]
+fn map_keys_in_map_keys_print_in_size_linear_in_the_payload() {
+    // Two levels of maps as keys print exactly; a third shows its class.
+    assert_eq!(maps_in_keys(2).to_json_text(), r#"{"{\"a\\\"b\":1}":1}"#);
+    assert_eq!(
+        maps_in_keys(3).to_json_text(),
+        r#"{"{\"{\\\"a\\\\\\\"b\\\":1}\":1}":1}"#
+    );
+    assert_eq!(
+        maps_in_keys(4).to_json_text(),
+        r#"{"{\"{\\\"<java.util.HashMap>\\\":1}\":1}":1}"#
+    );
+    for depth in [14, MAX_DEPTH - 1] {
+        let raw = maps_in_keys(depth).encode().unwrap();
+        let tree = KryoValue::decode(&raw, None).unwrap();
+        let text = tree.to_json_text();
+        assert!(
+            text.len() <= 8 * raw.len(),
+            "{depth} deep: {} bytes of JSON from {}",
+            text.len(),
+            raw.len()
+        );
+        assert_eq!(tree.to_json().to_string().len(), text.len());
+    }
+}
+
+#[test]
+fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
+    let nulls = |n: usize| KryoValue::Collection {
+        class: "java.util.ArrayList".into(),
+        items: vec![KryoValue::Null; n],
+    };
+    let lists = |n: usize, each: usize| KryoValue::Collection {
+        class: "java.util.ArrayList".into(),
+        items: vec![nulls(each); n],
+    };
+    let half = MAX_ALL_NULL as usize / 2;
+    let at_limit = lists(2, half).encode().unwrap();
+    assert!(at_limit.len() < 64, "{} bytes", at_limit.len());
+    assert!(KryoValue::decode(&at_limit, None).is_ok());
+    assert!(from_slice::<Vec<Vec<Option<String>>>>(&at_limit).is_ok());
+    // Each list is within the limit, the three together are not.
+    let over = lists(3, half).encode().unwrap();
+    let err = KryoValue::decode(&over, None).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::TooLarge, "{err}");
+    assert_eq!(
+        from_slice::<Vec<Vec<Option<String>>>>(&over).unwrap_err().kind(),
+        KryoErrorKind::TooLarge
+    );
+}
+
+#[test]
+fn a_huge_class_name_is_shortened_in_messages() {
+    let name = format!("com.{}", "x".repeat(100_000));
+    let raw = [&[0x01, 0x00][..], &name.as_bytes()[..name.len() - 1], &[b'x' | 0x80]].concat();
+    let err = KryoValue::decode(&raw, None).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::UnknownClass);
+    assert!(err.message().len() < 400, "{} bytes", err.message().len());
+    assert!(err.message().contains("(100004 bytes)"), "{}", err.message());
+}

@@ -201,7 +201,10 @@ pub(crate) fn unknown_class(r: &Reader<'_>, class: &str, schema: Option<&KryoSch
     } else {
         "POJOs and enums need a Kryo schema (--kryo-schema FILE) or a Rust type"
     };
-    r.error(KryoErrorKind::UnknownClass, format!("unknown class {class}: {how}"))
+    r.error(
+        KryoErrorKind::UnknownClass,
+        format!("unknown class {}: {how}", class::shown(class)),
+    )
 }
 
 fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Result<KryoValue> {
@@ -285,7 +288,7 @@ fn read_with_class(
         match r.u8()? {
             0 => return Ok(KryoValue::Null),
             1 => {}
-            b => return Err(r.mismatch(format!("null marker {b:#04x} before a {class}"))),
+            b => return Err(r.mismatch(format!("null marker {b:#04x} before a {}", class::shown(class)))),
         }
     }
     read_body(r, schema, class, generics)
@@ -310,7 +313,7 @@ fn read_collection(
     let same_class = if final_element.is_none() && flag && len > 0 {
         match read_class(r)? {
             None => {
-                let len = all_null_count(r, len)?;
+                let len = r.all_null_count(len)?;
                 return Ok(KryoValue::Collection {
                     class: class.to_owned(),
                     items: vec![KryoValue::Null; len],
@@ -348,19 +351,6 @@ fn read_collection(
         class: class.to_owned(),
         items,
     })
-}
-
-/// Most elements an all-null collection may claim (they take no bytes).
-pub(crate) const MAX_ALL_NULL: u32 = 1 << 20;
-
-pub(crate) fn all_null_count(r: &Reader<'_>, len: u32) -> Result<usize> {
-    if len > MAX_ALL_NULL {
-        return Err(r.error(
-            KryoErrorKind::TooLarge,
-            format!("an all-null collection of {len} elements (more than {MAX_ALL_NULL})"),
-        ));
-    }
-    Ok(len as usize)
 }
 
 fn read_map(

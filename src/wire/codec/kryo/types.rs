@@ -139,6 +139,12 @@ impl<'de> Deserialize<'de> for JavaInstant {
 /// A `java.math.BigDecimal`, held as its decimal text so that the scale
 /// survives (`12.50` is not `12.5` to Java).
 ///
+/// Kryo carries the unscaled value in binary: one of more than
+/// [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) bits (39,457 digits) does
+/// not decode to a `JavaBigDecimal`
+/// ([`KryoErrorKind::TooLarge`](super::KryoErrorKind::TooLarge); a
+/// [`KryoValue`](super::KryoValue) holds it) and does not encode from one.
+///
 /// ```
 /// use delayq::codec::kryo::{from_slice, to_vec, JavaBigDecimal};
 /// let price = JavaBigDecimal::new("12.50").unwrap();
@@ -153,8 +159,7 @@ impl JavaBigDecimal {
     /// Checks and keeps the text (Java's `new BigDecimal(String)` syntax),
     /// as Java's `toString()` prints it.
     pub fn new(text: &str) -> Result<Self, String> {
-        let (unscaled, scale) = super::decimal::parse(text)?;
-        Ok(JavaBigDecimal(super::decimal::format(&unscaled, scale)))
+        super::decimal::normalize(text).map(JavaBigDecimal)
     }
 
     /// The decimal text.

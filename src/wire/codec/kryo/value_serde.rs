@@ -13,7 +13,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess
 use serde::ser::{Serialize, Serializer};
 use serde::Deserialize;
 
-use super::error::KryoError;
+use super::decimal::BeyondDecimal;
+use super::error::{KryoError, KryoErrorKind};
 use super::json::{instant_text, uuid_text};
 use super::types::{BIG_DECIMAL, BYTES, DATE, INSTANT, UUID};
 use super::value::KryoValue;
@@ -87,7 +88,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<KryoValue, E> {
         Ok(match i64::try_from(v) {
             Ok(v) => KryoValue::Long(v),
-            Err(_) => KryoValue::BigInteger(super::decimal::from_decimal_digits(&v.to_string(), false)),
+            Err(_) => KryoValue::BigInteger(super::decimal::integer_bytes(i128::from(v))),
         })
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<KryoValue, E> {
@@ -142,14 +143,16 @@ pub(crate) struct ValueDe(pub KryoValue);
 
 impl ValueDe {
     /// The plain form of a value wrapped in one of the Java newtypes.
-    fn inner_of(value: KryoValue) -> KryoValue {
-        match value {
+    fn inner_of(value: KryoValue) -> Result<KryoValue, KryoError> {
+        Ok(match value {
             KryoValue::Uuid(u) => KryoValue::String(uuid_text(u)),
             KryoValue::Date(ms) => KryoValue::Long(ms),
             KryoValue::Instant { seconds, nanos } => KryoValue::String(instant_text(seconds, nanos)),
-            KryoValue::BigDecimal { unscaled, scale } => KryoValue::String(super::decimal::format(&unscaled, scale)),
+            KryoValue::BigDecimal { unscaled, scale } => {
+                KryoValue::String(super::decimal::format(&unscaled, scale).map_err(too_large)?)
+            }
             other => other,
-        }
+        })
     }
 }
 
@@ -173,7 +176,7 @@ impl<'de> Deserializer<'de> for ValueDe {
             KryoValue::String(s) => v.visit_string(s),
             KryoValue::Bytes(b) => v.visit_byte_buf(b),
             KryoValue::BigInteger(b) => {
-                let text = super::decimal::to_decimal_digits(&b);
+                let text = super::decimal::to_decimal_digits(&b).map_err(too_large)?;
                 match text.parse::<i64>() {
                     Ok(n) => v.visit_i64(n),
                     Err(_) => v.visit_string(text),
@@ -197,7 +200,7 @@ impl<'de> Deserializer<'de> for ValueDe {
             other @ (KryoValue::Uuid(_)
             | KryoValue::Date(_)
             | KryoValue::Instant { .. }
-            | KryoValue::BigDecimal { .. }) => ValueDe(Self::inner_of(other)).deserialize_any(v),
+            | KryoValue::BigDecimal { .. }) => ValueDe(Self::inner_of(other)?).deserialize_any(v),
         }
     }
 
@@ -214,7 +217,7 @@ impl<'de> Deserializer<'de> for ValueDe {
                 carry(self.0);
                 v.visit_str(KRYO_VALUE)
             }
-            UUID | DATE | INSTANT | BIG_DECIMAL | BYTES => v.visit_newtype_struct(ValueDe(Self::inner_of(self.0))),
+            UUID | DATE | INSTANT | BIG_DECIMAL | BYTES => v.visit_newtype_struct(ValueDe(Self::inner_of(self.0)?)),
             _ => v.visit_newtype_struct(self),
         }
     }
@@ -249,6 +252,11 @@ impl<'de> Deserializer<'de> for ValueDe {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
+}
+
+/// A number Java sent that is too large to hand over as decimal text.
+fn too_large(e: BeyondDecimal) -> KryoError {
+    KryoError::new(KryoErrorKind::TooLarge, None, e.to_string())
 }
 
 impl<'de> IntoDeserializer<'de, KryoError> for ValueDe {
