@@ -366,7 +366,7 @@ impl std::fmt::Display for ScheduleSpec {
 
 fn format_period(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         format!("{ms}ms")
     } else {
         format!("{}s", ms / 1000)

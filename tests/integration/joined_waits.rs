@@ -78,7 +78,7 @@ async fn joined_waits_cut_short_lose_nothing_and_never_share_a_value() {
                     let mut tries = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         tries += 1;
-                        let patience = if t % 2 == 0 && tries % 2 == 0 {
+                        let patience = if t % 2 == 0 && tries.is_multiple_of(2) {
                             Duration::from_micros(fastrand::u64(0..3_000))
                         } else {
                             Duration::from_secs(10)

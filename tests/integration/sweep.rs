@@ -343,7 +343,7 @@ async fn few_due(size: usize, checked_in_lua: bool) {
     let raw = redis.raw().await;
     let producer = redis.client().await;
     let q = producer.delayed_queue("few", StringCodec).unwrap().without_transfer();
-    let due = |i: usize| i % 100 == 0;
+    let due = |i: usize| i.is_multiple_of(100);
     // Only the due elements take `size` bytes: the rest stay small.
     let value = |i: usize| payload(i, 0, if due(i) { size } else { 8 });
     let items: Vec<(String, Duration)> = (0..100_000)

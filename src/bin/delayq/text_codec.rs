@@ -183,7 +183,7 @@ impl Codec<String> for TextCodec {
 
 fn from_hex(text: &str) -> Result<Vec<u8>, BoxError> {
     let text = text.trim();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(format!("{text:?} is not hex: odd number of digits").into());
     }
     (0..text.len())

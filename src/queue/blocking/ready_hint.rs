@@ -26,7 +26,7 @@ impl ReadyHint {
             return true;
         }
         // One decision per take, so concurrent takes never step past a probe.
-        self.misses.fetch_add(1, Ordering::Relaxed) % PROBE_EVERY == 0
+        self.misses.fetch_add(1, Ordering::Relaxed).is_multiple_of(PROBE_EVERY)
     }
 
     /// What the `LPOP` found.

@@ -226,7 +226,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 fn from_hex(text: &str) -> Result<Vec<u8>, String> {
-    if text.len() % 2 != 0 || !text.is_ascii() {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return Err(format!("{text:?} is not hex"));
     }
     (0..text.len())
@@ -295,9 +295,9 @@ pub(crate) fn date_text(ms: i64) -> String {
 pub(crate) fn instant_text(seconds: i64, nanos: u32) -> String {
     let fraction = if nanos == 0 {
         String::new()
-    } else if nanos % 1_000_000 == 0 {
+    } else if nanos.is_multiple_of(1_000_000) {
         format!(".{:03}", nanos / 1_000_000)
-    } else if nanos % 1000 == 0 {
+    } else if nanos.is_multiple_of(1000) {
         format!(".{:06}", nanos / 1000)
     } else {
         format!(".{nanos:09}")
