@@ -2,7 +2,7 @@
 # Runs the benchmark (release build) and prints its table. Installs
 # redis-server and redis-benchmark (Debian's redis-server and redis-tools)
 # when missing; the benchmark starts its own servers on free loopback ports.
-# Pass --only offers,bulk,lateness,backlog,queues,takes,consumers,memory,reliable,codecs,ratelimit,dashboard,big
+# Pass --only offers,bulk,lateness,backlog,queues,takes,consumers,memory,reliable,codecs,decoders,ratelimit,dashboard,big
 # (or large) to run some scenarios.
 set -euo pipefail
 case "${1:-}" in
