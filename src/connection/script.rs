@@ -13,6 +13,9 @@
 //! [`Script::run`] is the one place that tells fred: scripts that remove or
 //! give back values are made harmless to repeat by a request key
 //! (`lua/lib/request.lua`, `src/connection/request.rs`), every other one is sent once.
+//! A resent script also answers as its first run did: by its request key, or,
+//! for the frequent runs whose counts the caller adds up (transfers, sweep
+//! windows, reaps), by its lane's record (`request::Lane`).
 
 use std::sync::LazyLock;
 
@@ -188,6 +191,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // Keyed by its call's request: a chunk adds only the call's elements not
     // added yet, so a resend adds nothing twice.
     offer_all: lua!("offer_all", Safe),
+    // Harmless to repeat; numbered along a lane (`request::Lane`), so a
+    // resend answers what the first run moved, quarantined and how late.
     transfer: lua!("transfer", Safe),
     read_all: lua!("read_all", Safe),
     peek: lua!("peek", Safe),
@@ -204,8 +209,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ack: lua!("ack", Safe),
     nack: lua!("nack", Safe),
     extend: lua!("extend", Safe),
+    // Numbered along a lane: a resend answers what the first run returned.
     reap: lua!("reap", Safe),
     requeue_dead_letters: lua!("requeue_dead_letters", Safe),
+    // Numbered along a lane: a resend answers what the first run moved.
     sweep_window: lua!("sweep_window", Safe),
     status: lua!("status", Safe),
     remove_pending: lua!("remove_pending", Safe),

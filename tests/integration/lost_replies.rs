@@ -888,3 +888,172 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
     })
     .await;
 }
+
+/// The SHA1 of the script whose own Lua is `own`, as delayq sends it.
+fn script_sha(own: &str) -> String {
+    delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + own))
+}
+
+/// Caches the script in the server without running it, so that its first
+/// call is an EVALSHA that runs (not one answered NOSCRIPT, whose loss would
+/// be no test); returns its SHA1, which only its EVALSHA requests carry.
+async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
+    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
+    script_sha(own)
+}
+
+/// Three good elements and one neither format unpacks, all overdue (no
+/// publish: nobody is told).
+async fn seed_overdue(raw: &crate::harness::RawRedis, queue: &str) -> i64 {
+    let due = crate::harness::now_ms() - 1_000;
+    for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
+        let element = delayq::format::pack(delayq::Format::Modern, v.as_bytes());
+        raw.seed(queue, &element, due + i as i64).await;
+    }
+    raw.seed(queue, b"not a packed element", due + 3).await;
+    due
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transfer_now_whose_reply_is_lost_reports_what_its_first_run_moved() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let q = client
+            .delayed_queue("now-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        seed_overdue(&raw, "now-lost").await;
+        let sha = load_script(&raw, include_str!("../../lua/transfer.lua")).await;
+        proxy.arm(Fault::LoseReply, sha);
+        let report = q.transfer_now().await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the transfer finds nothing due and reports nothing.
+        assert_eq!((report.moved, report.quarantined), (3, 1), "{report:?}");
+        assert_eq!(raw.lrange("now-lost").await, bytes(&["a", "b", "c"]));
+        assert_eq!(raw.llen(q.keys().quarantine()).await, 1);
+        assert_eq!(q.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+/// The scheduler's own run whose reply is lost: `ClientStats` counts what
+/// the first run moved and quarantined, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_transfer_whose_reply_is_lost_is_counted_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        // No resync: the publish below makes the only run after the fault is armed.
+        let client = delayq::Client::builder()
+            .url(proxy.url())
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let raw = redis.raw().await;
+        let sha = load_script(&raw, include_str!("../../lua/transfer.lua")).await;
+        let q = client.delayed_queue("sched-lost", StringCodec).unwrap();
+        // Its first run (registered, nothing due) is over.
+        eventually(Duration::from_secs(20), "the first run", || async {
+            client.stats().transfer_runs >= 1
+        })
+        .await;
+        let due = seed_overdue(&raw, "sched-lost").await;
+        proxy.arm(Fault::LoseReply, sha);
+        let _: i64 = raw.client.publish(q.keys().channel(), due.to_string()).await.unwrap();
+        eventually(Duration::from_secs(20), "moved", || async {
+            raw.llen("sched-lost").await == 3
+        })
+        .await;
+        eventually(Duration::from_secs(20), "counted", || async {
+            let stats = client.stats();
+            stats.transferred >= 3 && stats.quarantined >= 1
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1);
+        let stats = client.stats();
+        assert_eq!((stats.transferred, stats.quarantined), (3, 1), "{stats:?}");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// A sweep window whose reply is lost: the resend moves nothing again and
+/// answers what the window moved, so every element moved is counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_window_whose_reply_is_lost_is_counted_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // 30,000 pending; every tenth already due, spread through the list:
+        // deep enough for a sweep.
+        let producer = redis.client().await;
+        let q = producer
+            .delayed_queue("swept-lost", LongCodec)
+            .unwrap()
+            .without_transfer();
+        let delay = |i: i64| Duration::from_secs(if i % 10 == 0 { 0 } else { 3600 });
+        q.offer_all((0..30_000i64).map(|i| (i, delay(i)))).await.unwrap();
+        let sha = load_script(&raw, include_str!("../../lua/sweep_window.lua")).await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let client = delayq::Client::builder().url(proxy.url()).build().await.unwrap();
+        proxy.arm(Fault::LoseReply, sha);
+        let _transfer = client.delayed_queue("swept-lost", LongCodec).unwrap();
+        eventually(Duration::from_secs(60), "the due tenth arrives", || async {
+            raw.llen("swept-lost").await == 3_000
+        })
+        .await;
+        eventually(Duration::from_secs(20), "counted", || async {
+            client.stats().transferred >= 3_000
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1, "a sweep window's reply was lost");
+        let stats = client.stats();
+        assert!(stats.sweeps >= 1, "{stats:?}");
+        assert_eq!(stats.transferred, 3_000, "{stats:?}");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let sha = load_script(&raw, include_str!("../../lua/reap.lua")).await;
+        // Its reaper's first run is seconds away; nothing else reaps.
+        let q = client.reliable_queue("reap-lost", StringCodec).unwrap();
+        let keys = q.keys().clone();
+        // Three deliveries past their deadline (id, count, value), and two
+        // copies no claim took, watched since an hour ago.
+        let past = crate::harness::now_ms() - 1_000;
+        for (i, v) in ["t1", "t2", "t3"].into_iter().enumerate() {
+            let member = format!("id-{i:05}0000000001{v}");
+            let _: i64 = raw
+                .client
+                .zadd(keys.inflight(), None, None, false, false, (past as f64, member))
+                .await
+                .unwrap();
+        }
+        let _: i64 = raw.client.rpush(keys.staging(), bytes(&["u1", "u2"])).await.unwrap();
+        let since = crate::harness::now_ms() - 3_600_000;
+        let _: i64 = raw
+            .client
+            .hset(keys.staging_mark(), [("t", since.to_string()), ("k", "2".to_string())])
+            .await
+            .unwrap();
+        proxy.arm(Fault::LoseReply, sha);
+        let reaped = q.reap_now().await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the reap finds nothing left to return.
+        assert_eq!((reaped.timed_out, reaped.unclaimed), (3, 2), "{reaped:?}");
+        let mut back = raw.lrange("reap-lost").await;
+        back.sort();
+        assert_eq!(back, bytes(&["t1", "t2", "t3", "u1", "u2"]), "each once");
+        assert_eq!(q.in_flight().await.unwrap(), 0);
+    })
+    .await;
+}

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
-use crate::connection::request::Request;
+use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
 use crate::queue::status::QueueStatus;
@@ -164,7 +164,9 @@ impl<T: 'static> DelayedQueue<T> {
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
         let settings = &self.core.transfer;
-        let outcome = run_transfer(self.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
+        // A lane of its own: a resend answers what the first run moved.
+        let run = Lane::new().next(&self.keys);
+        let outcome = run_transfer(self.conn()?, &self.keys, &run, settings.clock, settings.batch, 0).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }
