@@ -200,6 +200,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     remove: lua!("remove", Safe),
     poll: lua!("poll", Safe),
     poll_last_and_offer_first_to: lua!("poll_last_and_offer_first_to", Safe),
+    // Keyed by a request: a resent PERSIST, or expiry in the past, answers
+    // as the first run did (run again, it would find nothing to change).
     expire: lua!("expire", Safe),
     drain: lua!("drain", Safe),
     restore: lua!("restore", Safe),

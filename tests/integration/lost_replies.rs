@@ -1057,3 +1057,34 @@ async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let q = client
+            .delayed_queue("expire-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        q.offer(&"a".to_string(), Duration::from_secs(600)).await.unwrap();
+        let sha = load_script(&raw, include_str!("../../lua/expire.lua")).await;
+        assert!(q.expire(Duration::from_secs(600)).await.unwrap());
+        settled(&raw, "expire-lost").await;
+        proxy.arm(Fault::LoseReply, &sha);
+        // Run again, the PERSIST finds no expiry left.
+        assert!(q.clear_expire().await.unwrap(), "clear_expire answers as its first run");
+        assert_eq!(proxy.fired(), 1);
+        let ttl = raw.cmd("PTTL", vec![q.keys().timeout().into()]).await;
+        assert_eq!(ttl.as_i64(), Some(-1), "no expiry left");
+        settled(&raw, "expire-lost").await;
+        proxy.arm(Fault::LoseReply, &sha);
+        // Run again, the expiry in the past finds the keys gone.
+        let past = std::time::SystemTime::now() - Duration::from_secs(1);
+        assert!(q.expire_at(past).await.unwrap(), "expire_at answers as its first run");
+        assert_eq!(proxy.fired(), 2);
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(raw.llen(q.keys().pending()).await, 0);
+    })
+    .await;
+}

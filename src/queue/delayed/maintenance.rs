@@ -78,13 +78,15 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// Sets the expiry to `at` (ms since the epoch), or removes it (`None`).
+    /// Keyed by a request: run again after a lost reply, a PERSIST would find
+    /// no expiry left and an expiry in the past no keys, and answer false.
     async fn run_expire(&self, at: Option<i64>) -> Result<bool> {
         let args = match at {
             Some(at) => vec![Value::from("at"), Value::from(at)],
             None => vec![Value::from("persist")],
         };
         let value = self
-            .run(
+            .request(
                 &SCRIPTS.expire,
                 vec![self.keys.pending().into(), self.keys.timeout().into()],
                 args,
