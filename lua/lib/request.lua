@@ -9,7 +9,9 @@
 -- (lua/cancel_request.lua) so that a late first run does nothing either.
 -- A record that can still put values back lives a day (an outage that
 -- long can still be undone); one that only answers resends, an hour. A
--- record whose reply was read becomes a 'consumed' mark (src/connection/request.rs).
+-- record whose reply was read becomes a 'consumed' mark (src/connection/request.rs);
+-- a cancelled one is {'cancelled', what the cancel found} (older clients
+-- wrote {'cancelled'}).
 local DELAYQ_REQUEST_TTL_MS = 3600000
 local DELAYQ_UNDO_TTL_MS = 86400000
 

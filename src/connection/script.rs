@@ -220,6 +220,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     remove_pending: lua!("remove_pending", Safe),
     undo_move: lua!("undo_move", Once),
     push_back: lua!("push_back", Safe),
+    // Its mark keeps what it found: a resend answers the same.
     cancel_request: lua!("cancel_request", Safe),
     list_remove: lua!("list_remove", Safe),
     offer_id: lua!("offer_id", Safe),

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use delayq::fred::prelude::*;
-use delayq::fred::types::Value;
+use delayq::fred::types::{ClusterHash, CustomCommand, Value};
 use delayq::{LongCodec, StringCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
@@ -1085,6 +1085,77 @@ async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run() {
         assert_eq!(proxy.fired(), 2);
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         assert_eq!(raw.llen(q.keys().pending()).await, 0);
+    })
+    .await;
+}
+
+/// A cancel whose reply is lost answers, resent, what it found (a log line
+/// says whether the values came back); a mark an older client left reads as
+/// cancelled still.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_cancel_answers_what_it_found() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let raw = redis.raw().await;
+        // A plain fred client through the proxy, resending as delayq's does.
+        let config = Config::from_url(&proxy.url()).unwrap();
+        let resending =
+            delayq::fred::clients::Client::new(config, None, None, Some(ReconnectPolicy::new_constant(0, 20)));
+        resending.init().await.unwrap();
+        let eval = |client: &delayq::fred::clients::Client, sha: &str, keys: &[&str], args: Vec<Value>| {
+            let mut all: Vec<Value> = vec![sha.into(), (keys.len() as i64).into()];
+            all.extend(keys.iter().map(|k| Value::from(*k)));
+            all.extend(args);
+            let client = client.clone();
+            async move {
+                let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::FirstKey, false);
+                client.custom::<Value, Value>(evalsha, all).await
+            }
+        };
+        // A drain that ran (its record: what it took, and how to put it back).
+        let request = "delayq_request:{cancel-lost}:lost-drain";
+        raw.cmd(
+            "EVAL",
+            vec![
+                "redis.call('set', KEYS[1], cmsgpack.pack({'done', {'a', 'b'}, {'lpush', 1}}), 'PX', 60000)".into(),
+                1.into(),
+                request.into(),
+            ],
+        )
+        .await;
+        let cancel = load_script(&raw, include_str!("../../lua/cancel_request.lua")).await;
+        proxy.arm(Fault::LoseReply, &cancel);
+        let found = eval(&resending, &cancel, &["cancel-lost", request], vec![])
+            .await
+            .unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the cancel finds the mark and would answer "not run".
+        assert_eq!(found.as_i64(), Some(1), "it had run and its values are back");
+        assert_eq!(raw.lrange("cancel-lost").await, bytes(&["a", "b"]));
+
+        // The mark of an older client: cancelled, nothing known.
+        let old = "delayq_request:{cancel-lost}:old-mark";
+        raw.cmd(
+            "EVAL",
+            vec![
+                "redis.call('set', KEYS[1], cmsgpack.pack({'cancelled'}), 'PX', 60000)".into(),
+                1.into(),
+                old.into(),
+            ],
+        )
+        .await;
+        let found = eval(&raw.client, &cancel, &["cancel-lost", old], vec![]).await.unwrap();
+        assert_eq!(found.as_i64(), Some(0));
+        // Either mark stops the request from running late.
+        let drain = load_script(&raw, include_str!("../../lua/drain.lua")).await;
+        for key in [request, old] {
+            let late = eval(&raw.client, &drain, &["cancel-lost", key], vec![5.into()]).await;
+            let error = late.expect_err("a cancelled request does not run");
+            assert!(error.details().contains("DELAYQ_CANCELLED"), "{error:?}");
+        }
+        assert_eq!(raw.lrange("cancel-lost").await, bytes(&["a", "b"]));
+        resending.quit().await.unwrap();
     })
     .await;
 }
