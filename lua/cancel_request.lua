@@ -5,12 +5,17 @@
 -- KEYS: the request's own KEYS, its request key last (the record names
 --       keys by their index there)
 -- Returns 0 when the request had not run, 1 when it had run and what it
--- removed is back, 2 when it had run and has nothing to undo.
+-- removed is back, 2 when it had run and has nothing to undo. The mark keeps
+-- the answer, so a resent cancel gives it again (a mark of an older client,
+-- without one, answers 0).
 local request = KEYS[#KEYS]
 local stored = redis.call('get', request)
 local outcome = 0
 if stored then
   local record = cmsgpack.unpack(stored)
+  if record[1] == 'cancelled' then
+    return record[2] or 0
+  end
   if record[1] ~= 'done' then
     return 0
   end
@@ -33,5 +38,5 @@ if stored then
     outcome = 1
   end
 end
-redis.call('set', request, cmsgpack.pack({'cancelled'}), 'PX', DELAYQ_REQUEST_TTL_MS)
+redis.call('set', request, cmsgpack.pack({'cancelled', outcome}), 'PX', DELAYQ_REQUEST_TTL_MS)
 return outcome

@@ -1,8 +1,12 @@
 -- expire: set or clear the time to live of a delayed queue's pending list and
 -- timeout set together (RDelayedQueue.expire / clearExpire).
--- KEYS: 1 pending list, 2 timeout set
+-- KEYS: 1 pending list, 2 timeout set, 3 request key (a resend answers as
+--       the first run did: run again, a PERSIST finds no time to live left,
+--       and an expiry in the past finds the keys gone)
 -- ARGV: 1 'at' (2 = unix time in ms) or 'persist'
 -- Returns 1 when at least one key was changed.
+local replayed = delayq_replayed(KEYS[3])
+if replayed then return replayed end
 local changed = 0
 for i = 1, 2 do
   local r
@@ -15,4 +19,4 @@ for i = 1, 2 do
     changed = 1
   end
 end
-return changed
+return delayq_answer(KEYS[3], changed)

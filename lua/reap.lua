@@ -1,12 +1,15 @@
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 inflight set, 3 destination list, 4 count records
---       (hash), 5 count record expiry (zset), 6 staging mark (hash)
+--       (hash), 5 count record expiry (zset), 6 staging mark (hash), 7 the
+--       run's lane record (lib/request.lua)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
---       call, 4 most payload bytes returned per call (at least one value)
+--       call, 4 most payload bytes returned per call (at least one value),
+--       5 the run's id in its lane
 -- Returns {deliveries timed out, unclaimed copies returned, 1 if there may
--- be more to do now (call again) else 0}.
+-- be more to do now (call again) else 0}. A resend of a call that returned
+-- anything answers what that call did (its lane record).
 --
 -- A delivery whose deadline passed goes back to the head of the destination
 -- (it was first in line) and its count is remembered (see claim.lua).
@@ -21,6 +24,8 @@
 -- Cost: O(log n) per value returned or record dropped, within the limits.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
 if bad then return bad end
+local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
+if replayed then return replayed end
 local now = delayq_server_ms()
 local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -105,4 +110,4 @@ if #stale > 0 then
     more = 1
   end
 end
-return {timed_out, returned, more}
+return delayq_run_answer(KEYS[7], ARGV[5], {timed_out, returned, more}, timed_out + returned > 0)

@@ -1,7 +1,8 @@
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 the queue's sweep lease, 6 due-time set and 7 its marker (lateness
---       tracking, see the library), 8 pause flag, 9 id index
+--       tracking, see the library), 8 pause flag, 9 id index, 10 the run's
+--       lane record (lib/request.lua)
 -- ARGV: 1 cursor (index where the window starts), 2 now_ms (or empty: use
 --       the Redis server's clock), 3 lease holder (the sweeping client's id),
 --       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
@@ -11,11 +12,13 @@
 --       9 time (µs) to keep for removing the marks (the last run's, returned),
 --       10 rest (ms): when the sweep ends, the lease is left to expire after
 --         this long instead of deleted, so that no client (this one
---         included) starts another sweep of the queue meanwhile
+--         included) starts another sweep of the queue meanwhile,
+--       11 the run's id in its lane
 -- Returns {next cursor, moved, quarantined, scanned, leased, lease ttl ms or
 -- bytes read, µs the removal of marks took, µs the run took}: scanned 0 at the end of the
 -- list; leased 0 when another client holds the lease, 2 while it rests after
--- a sweep (then nothing was read, and the sixth value is its ttl).
+-- a sweep (then nothing was read, and the sixth value is its ttl). A resend
+-- of a run that moved anything answers what that run did (its lane record).
 --
 -- A backlog of due elements scattered through a long pending list (offer
 -- order unlike due order) would cost Redisson one scan of the list per
@@ -48,6 +51,8 @@
 --   as 'resting' for ARGV[10] ms (no holder's name: every client waits).
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset', KEYS[9], 'hash')
 if bad then return bad end
+local replayed = delayq_run_replayed(KEYS[10], ARGV[11])
+if replayed then return replayed end
 if redis.call('exists', KEYS[8]) == 1 then
   -- Paused: the sweep ends; the resume's publish starts transfers again.
   redis.call('del', KEYS[5])
@@ -195,4 +200,6 @@ for k = 1, marked do
 end
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
 delayq_ids_forget(KEYS[9], elements)
-return {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing, elapsed_us()}
+return delayq_run_answer(KEYS[10], ARGV[11],
+  {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing, elapsed_us()},
+  pushed + quarantined > 0)

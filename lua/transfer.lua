@@ -1,19 +1,20 @@
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 due-time set and 6 its marker (lateness tracking, see the library),
---       7 pause flag, 8 id index
+--       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua)
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
 --         probe (0 in normal runs, which still scan the whole list for as
 --         many elements as DELAYQ_SCAN_BUDGET list elements allow, and for
---         more while they fit in DELAYQ_SCAN_US)
+--         more while they fit in DELAYQ_SCAN_US), 5 the run's id in its lane
 -- Returns {moved, quarantined, head_due_ms or nil, now_ms used, deep, due,
 -- first_moved_due_ms or nil, pending count, ready count}: deep = 1 when it
 -- stopped at a due element deep inside a long pending list (due = how many
 -- elements are due then), so the caller can sweep instead. While the queue
 -- is paused it moves nothing and returns no head: the caller waits for the
--- channel (lua/resume.lua publishes the head).
+-- channel (lua/resume.lua publishes the head). A resend of a run that moved
+-- anything answers what that run did (its lane record), and moves nothing.
 --
 -- Like Redisson's: elements move in due order; each one's payload goes to the
 -- destination and the element leaves the pending list and the timeout set.
@@ -25,6 +26,8 @@
 -- failing the script and stalling the queue.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash')
 if bad then return bad end
+local replayed = delayq_run_replayed(KEYS[9], ARGV[5])
+if replayed then return replayed end
 local now = ARGV[1]
 if now == '' then
   now = tostring(delayq_server_ms())
@@ -117,5 +120,5 @@ local due_count = 0
 if deep == 1 then
   due_count = redis.call('zcount', KEYS[2], '-inf', now)
 end
-return {pushed, quarantined, head[2] or false, now, deep, due_count, first_due,
-  redis.call('zcard', KEYS[2]), redis.call('llen', KEYS[1])}
+return delayq_run_answer(KEYS[9], ARGV[5], {pushed, quarantined, head[2] or false, now, deep, due_count,
+  first_due, redis.call('zcard', KEYS[2]), redis.call('llen', KEYS[1])}, pushed + quarantined > 0)

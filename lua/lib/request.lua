@@ -9,7 +9,9 @@
 -- (lua/cancel_request.lua) so that a late first run does nothing either.
 -- A record that can still put values back lives a day (an outage that
 -- long can still be undone); one that only answers resends, an hour. A
--- record whose reply was read becomes a 'consumed' mark (src/connection/request.rs).
+-- record whose reply was read becomes a 'consumed' mark (src/connection/request.rs);
+-- a cancelled one is {'cancelled', what the cancel found} (older clients
+-- wrote {'cancelled'}).
 local DELAYQ_REQUEST_TTL_MS = 3600000
 local DELAYQ_UNDO_TTL_MS = 86400000
 
@@ -78,3 +80,43 @@ local function delayq_restore(pending, timeout, channel, elements, scores)
   return #elements
 end
 
+-- Runs along a lane (src/connection/request.rs: Lane). A transfer, a sweep
+-- window or a reap is harmless to run twice, but a resend answers only what
+-- it did itself, and the counts of the first run are lost. They run far too
+-- often for a request key each, so a client numbers its runs along a lane,
+-- one run at a time per queue, and a run that changed something leaves its
+-- reply in the lane's record for the queue (delayq_runs:{N}:<lane>, one
+-- STRING, replaced by the lane's next such run; it expires after
+-- DELAYQ_RUN_TTL_MS). A resend finds its own run there and answers that;
+-- one whose first run changed nothing (or never ran) finds none and runs.
+local DELAYQ_RUN_TTL_MS = 60000
+
+-- The reply the run `id` of the lane whose record is `record` already got,
+-- or nil. A copy of a run older than the lane's last recorded one (its
+-- client has moved on and reads no reply) answers an error and does nothing.
+-- The record is the run's id, a space and the reply packed: only a resend
+-- unpacks it.
+local function delayq_run_replayed(record, id)
+  local stored = redis.call('get', record)
+  if not stored then
+    return nil
+  end
+  local space = string.find(stored, ' ', 1, true)
+  local last, mine = tonumber(string.sub(stored, 1, space - 1)), tonumber(id)
+  if last == mine then
+    return cmsgpack.unpack(string.sub(stored, space + 1))
+  end
+  if last > mine then
+    return redis.error_reply('DELAYQ_STALE a later run of this lane has run')
+  end
+  return nil
+end
+
+-- Returns the run's reply, kept in the lane's record when the run changed
+-- something (a run that changed nothing answers a resend by running again).
+local function delayq_run_answer(record, id, reply, changed)
+  if changed then
+    redis.call('set', record, id .. ' ' .. cmsgpack.pack(reply), 'PX', DELAYQ_RUN_TTL_MS)
+  end
+  return reply
+end

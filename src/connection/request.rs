@@ -17,7 +17,12 @@
 //!
 //! A [`Sequence`] is one request made of many runs (a bulk offer's chunks):
 //! every run carries its key, which records how far the whole call got.
+//!
+//! A [`Lane`] numbers runs of scripts that are harmless to repeat but run
+//! far too often for a request key each (transfers, sweep windows, reaps):
+//! a resend answers as its first run did when that run changed something.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,7 +32,7 @@ use fred::types::{Expiration, Key, Value};
 use crate::connection::script::{Resend, Script, SCRIPTS};
 use crate::connection::settling::Settling;
 use crate::error::{outcome_unknown, Error};
-use crate::wire::keys::request_key;
+use crate::wire::keys::{request_key, QueueKeys};
 
 /// How long a give-back keeps retrying through connection failures.
 const GIVE_BACK_RETRY_FOR: Duration = Duration::from_secs(30);
@@ -243,6 +248,68 @@ impl Drop for Sequence {
         if !self.finished {
             cancel_in_background(self.conn.clone(), vec![self.key()], &self.settling, false);
         }
+    }
+}
+
+/// Runs of one client, numbered, at most one at a time per queue (the
+/// transfer scheduler's, one reaper's, one `transfer_now` or `reap_now`
+/// call's), of scripts that are harmless to run twice but would answer
+/// only what the second run did: the first run's counts would be lost.
+///
+/// Each run takes its lane's record key on the queue (`delayq_runs:{N}:<lane>`)
+/// and its id; a run that changed something leaves its reply there in place
+/// of the lane's previous one (`lua/lib/request.lua`), for 60 s. So a lane
+/// costs one small key per queue it changed in the last minute, and a run
+/// that changes nothing writes nothing; a resend of it runs again and
+/// answers what it does then, which is right as well.
+pub(crate) struct Lane {
+    token: Arc<str>,
+    runs: AtomicU64,
+}
+
+impl Lane {
+    /// A new lane (a random 64-bit token).
+    pub fn new() -> Lane {
+        Lane {
+            token: Arc::from(format!("{:016x}", fastrand::u64(..))),
+            runs: AtomicU64::new(0),
+        }
+    }
+
+    /// The lane's next run on `keys`' queue.
+    pub fn next(&self, keys: &QueueKeys) -> LaneRun {
+        LaneRun {
+            record: keys.runs(&self.token),
+            id: self.runs.fetch_add(1, Ordering::Relaxed) + 1,
+            lane: self.token.clone(),
+        }
+    }
+}
+
+/// One run of a [`Lane`]: the record key and the run's id that its script
+/// takes (as its last KEY and ARGV).
+#[derive(Debug, Clone)]
+pub(crate) struct LaneRun {
+    record: String,
+    id: u64,
+    lane: Arc<str>,
+}
+
+impl LaneRun {
+    /// The lane's record key on the queue.
+    pub fn record(&self) -> Key {
+        Key::from(self.record.as_str())
+    }
+
+    /// The run's id, as the script's argument.
+    pub fn id(&self) -> Value {
+        Value::from(self.id as i64)
+    }
+
+    /// The token of its lane: names the client among others (the scheduler's
+    /// lane holds the queue's sweep lease under it).
+    pub fn lane(&self) -> &str {
+        &self.lane
     }
 }
 

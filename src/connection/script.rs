@@ -13,6 +13,9 @@
 //! [`Script::run`] is the one place that tells fred: scripts that remove or
 //! give back values are made harmless to repeat by a request key
 //! (`lua/lib/request.lua`, `src/connection/request.rs`), every other one is sent once.
+//! A resent script also answers as its first run did: by its request key, or,
+//! for the frequent runs whose counts the caller adds up (transfers, sweep
+//! windows, reaps), by its lane's record (`request::Lane`).
 
 use std::sync::LazyLock;
 
@@ -188,6 +191,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // Keyed by its call's request: a chunk adds only the call's elements not
     // added yet, so a resend adds nothing twice.
     offer_all: lua!("offer_all", Safe),
+    // Harmless to repeat; numbered along a lane (`request::Lane`), so a
+    // resend answers what the first run moved, quarantined and how late.
     transfer: lua!("transfer", Safe),
     read_all: lua!("read_all", Safe),
     peek: lua!("peek", Safe),
@@ -195,6 +200,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     remove: lua!("remove", Safe),
     poll: lua!("poll", Safe),
     poll_last_and_offer_first_to: lua!("poll_last_and_offer_first_to", Safe),
+    // Keyed by a request: a resent PERSIST, or expiry in the past, answers
+    // as the first run did (run again, it would find nothing to change).
     expire: lua!("expire", Safe),
     drain: lua!("drain", Safe),
     restore: lua!("restore", Safe),
@@ -204,13 +211,16 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ack: lua!("ack", Safe),
     nack: lua!("nack", Safe),
     extend: lua!("extend", Safe),
+    // Numbered along a lane: a resend answers what the first run returned.
     reap: lua!("reap", Safe),
     requeue_dead_letters: lua!("requeue_dead_letters", Safe),
+    // Numbered along a lane: a resend answers what the first run moved.
     sweep_window: lua!("sweep_window", Safe),
     status: lua!("status", Safe),
     remove_pending: lua!("remove_pending", Safe),
     undo_move: lua!("undo_move", Once),
     push_back: lua!("push_back", Safe),
+    // Its mark keeps what it found: a resend answers the same.
     cancel_request: lua!("cancel_request", Safe),
     list_remove: lua!("list_remove", Safe),
     offer_id: lua!("offer_id", Safe),

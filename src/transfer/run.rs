@@ -5,6 +5,7 @@ use fred::types::Value;
 
 use super::Clock;
 use crate::connection::reply;
+use crate::connection::request::LaneRun;
 use crate::connection::script::{Script, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::wire::keys::QueueKeys;
@@ -58,11 +59,13 @@ impl TransferOutcome {
     }
 }
 
-/// Runs the regular transfer once for `keys`; `full_scans` elements found
+/// Runs the regular transfer once for `keys`, as `run` of its lane (a
+/// resend answers what the first run did); `full_scans` elements found
 /// near neither end may be searched for through the whole pending list.
 pub(crate) async fn run_transfer(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
+    run: &LaneRun,
     clock: Clock,
     batch: usize,
     full_scans: u32,
@@ -76,14 +79,16 @@ pub(crate) async fn run_transfer(
         Value::from(batch as i64),
         Value::from(PROBE),
         Value::from(i64::from(full_scans)),
+        run.id(),
     ];
     let extra = vec![
         keys.due().into(),
         keys.due_tracking().into(),
         keys.paused().into(),
         keys.ids().into(),
+        run.record(),
     ];
-    let value = run(&SCRIPTS.transfer, conn, keys, extra, args).await?;
+    let value = run_script(&SCRIPTS.transfer, conn, keys, extra, args).await?;
     let [moved, quarantined, head, now, deep, due, first, pending, ready] = reply::tuple::<9>(value)?;
     let head_due_ms = reply::opt_score(head)?;
     let first_moved_due_ms = reply::opt_score(first)?;
@@ -127,13 +132,14 @@ pub(crate) struct WindowOutcome {
 }
 
 /// Reads the window at `cursor` and moves the elements in it that are due,
-/// under the queue's sweep lease held as `holder` (taken when free), keeping
-/// `reserve_us` of the time budget for removing the marks; when the sweep
-/// ends, the lease rests `rest_ms` before any client may sweep again.
+/// as `run` of its lane, under the queue's sweep lease held as the lane's
+/// token (taken when free), keeping `reserve_us` of the time budget for
+/// removing the marks; when the sweep ends, the lease rests `rest_ms`
+/// before any client may sweep again.
 pub(crate) async fn sweep_window(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
-    holder: &str,
+    run: &LaneRun,
     clock: Clock,
     cursor: i64,
     reserve_us: i64,
@@ -146,7 +152,7 @@ pub(crate) async fn sweep_window(
     let args = vec![
         Value::from(cursor),
         now_arg,
-        Value::from(holder),
+        Value::from(run.lane()),
         Value::from(SWEEP_LEASE_MS),
         Value::from(SWEEP_BYTES),
         Value::from(SWEEP_BUDGET_MS),
@@ -154,8 +160,9 @@ pub(crate) async fn sweep_window(
         Value::from(SWEEP_WINDOW),
         Value::from(reserve_us),
         Value::from(rest_ms),
+        run.id(),
     ];
-    let value = run(
+    let value = run_script(
         &SCRIPTS.sweep_window,
         conn,
         keys,
@@ -165,6 +172,7 @@ pub(crate) async fn sweep_window(
             keys.due_tracking().into(),
             keys.paused().into(),
             keys.ids().into(),
+            run.record(),
         ],
         args,
     )
@@ -188,7 +196,7 @@ pub(crate) async fn sweep_window(
 
 /// Runs a script on the queue's destination, timeout set, pending list and
 /// quarantine list, then `extra` keys.
-async fn run(
+async fn run_script(
     script: &Script,
     conn: &fred::clients::Client,
     keys: &QueueKeys,

@@ -5,6 +5,7 @@
 
 use super::run::{self as transfer, TransferOutcome, WindowOutcome};
 use super::Clock;
+use crate::connection::request::LaneRun;
 use crate::error::Result;
 use crate::wire::keys::QueueKeys;
 
@@ -81,21 +82,21 @@ pub(crate) async fn run(
     conn: &fred::clients::Client,
     keys: &QueueKeys,
     mode: &Mode,
-    holder: &str,
+    run: &LaneRun,
     clock: Clock,
     batch: usize,
 ) -> Result<Step> {
     Ok(match mode {
         Mode::Regular { full_scans } => {
-            Step::Regular(transfer::run_transfer(conn, keys, clock, batch, *full_scans).await?)
+            Step::Regular(transfer::run_transfer(conn, keys, run, clock, batch, *full_scans).await?)
         }
         Mode::Sweep {
             cursor,
             reserve_us,
             busy_us,
-        } => Step::Window(
-            transfer::sweep_window(conn, keys, holder, clock, *cursor, *reserve_us, rest_ms(*busy_us)).await?,
-        ),
+        } => {
+            Step::Window(transfer::sweep_window(conn, keys, run, clock, *cursor, *reserve_us, rest_ms(*busy_us)).await?)
+        }
     })
 }
 

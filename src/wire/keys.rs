@@ -56,6 +56,12 @@ pub const PAUSED_PREFIX: &str = "delayq_paused";
 /// read, else expires after an hour, or a day if it can still undo what it
 /// removed; see `lua/lib/request.lua`).
 pub const REQUEST_PREFIX: &str = "delayq_request";
+/// delayq's prefix for the last reply of a lane of runs on the queue (STRING:
+/// the run id, a space and the MessagePack reply of the lane's last transfer,
+/// sweep window or reap that changed something, so that fred's resend of it
+/// answers as it did; `delayq_runs:{N}:<lane>`, one per client lane, expires
+/// 60 s after its last write; see `lua/lib/request.lua`).
+pub const RUNS_PREFIX: &str = "delayq_runs";
 /// delayq's prefix for a queue's recurring schedules (HASH: schedule name →
 /// JSON record with its definition, payload, next occurrence and counts; see
 /// `lua/schedule_fire.lua`).
@@ -263,6 +269,13 @@ impl QueueKeys {
     pub fn rate(&self) -> String {
         key_for(RATE_PREFIX, &self.name)
     }
+
+    /// The record of the lane `lane` (a client's random token) on this
+    /// queue: the reply of its last run that changed something, for a
+    /// resend (see `src/connection/request.rs`, `Lane`).
+    pub(crate) fn runs(&self, lane: &str) -> String {
+        format!("{}:{lane}", key_for(RUNS_PREFIX, &self.name))
+    }
 }
 
 /// `prefix + ":" + name` when the name has a hash tag already, else `prefix + ":{" + name + "}"`.
@@ -324,6 +337,7 @@ mod tests {
             let sweep = keys.sweep();
             let schedules = keys.schedules();
             let rate = keys.rate();
+            let runs = keys.runs("0123456789abcdef");
             let ours = [
                 keys.quarantine(),
                 keys.staging(),
@@ -340,6 +354,7 @@ mod tests {
                 &sweep,
                 &schedules,
                 &rate,
+                &runs,
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]

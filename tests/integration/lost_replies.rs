@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use delayq::fred::prelude::*;
-use delayq::fred::types::Value;
+use delayq::fred::types::{ClusterHash, CustomCommand, Value};
 use delayq::{LongCodec, StringCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
@@ -885,6 +885,277 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
             .iter()
             .all(|e| delayq::format::unpack(e).unwrap().format() == delayq::Format::Modern));
         assert_eq!(legacy.read_all().await.unwrap(), values);
+    })
+    .await;
+}
+
+/// The SHA1 of the script whose own Lua is `own`, as delayq sends it.
+fn script_sha(own: &str) -> String {
+    delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + own))
+}
+
+/// Caches the script in the server without running it, so that its first
+/// call is an EVALSHA that runs (not one answered NOSCRIPT, whose loss would
+/// be no test); returns its SHA1, which only its EVALSHA requests carry.
+async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
+    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
+    script_sha(own)
+}
+
+/// Three good elements and one neither format unpacks, all overdue (no
+/// publish: nobody is told).
+async fn seed_overdue(raw: &crate::harness::RawRedis, queue: &str) -> i64 {
+    let due = crate::harness::now_ms() - 1_000;
+    for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
+        let element = delayq::format::pack(delayq::Format::Modern, v.as_bytes());
+        raw.seed(queue, &element, due + i as i64).await;
+    }
+    raw.seed(queue, b"not a packed element", due + 3).await;
+    due
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transfer_now_whose_reply_is_lost_reports_what_its_first_run_moved() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let q = client
+            .delayed_queue("now-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        seed_overdue(&raw, "now-lost").await;
+        let sha = load_script(&raw, include_str!("../../lua/transfer.lua")).await;
+        proxy.arm(Fault::LoseReply, sha);
+        let report = q.transfer_now().await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the transfer finds nothing due and reports nothing.
+        assert_eq!((report.moved, report.quarantined), (3, 1), "{report:?}");
+        assert_eq!(raw.lrange("now-lost").await, bytes(&["a", "b", "c"]));
+        assert_eq!(raw.llen(q.keys().quarantine()).await, 1);
+        assert_eq!(q.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+/// The scheduler's own run whose reply is lost: `ClientStats` counts what
+/// the first run moved and quarantined, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_transfer_whose_reply_is_lost_is_counted_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        // No resync: the publish below makes the only run after the fault is armed.
+        let client = delayq::Client::builder()
+            .url(proxy.url())
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let raw = redis.raw().await;
+        let sha = load_script(&raw, include_str!("../../lua/transfer.lua")).await;
+        let q = client.delayed_queue("sched-lost", StringCodec).unwrap();
+        // Its first run (registered, nothing due) is over.
+        eventually(Duration::from_secs(20), "the first run", || async {
+            client.stats().transfer_runs >= 1
+        })
+        .await;
+        let due = seed_overdue(&raw, "sched-lost").await;
+        proxy.arm(Fault::LoseReply, sha);
+        let _: i64 = raw.client.publish(q.keys().channel(), due.to_string()).await.unwrap();
+        eventually(Duration::from_secs(20), "moved", || async {
+            raw.llen("sched-lost").await == 3
+        })
+        .await;
+        eventually(Duration::from_secs(20), "counted", || async {
+            let stats = client.stats();
+            stats.transferred >= 3 && stats.quarantined >= 1
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1);
+        let stats = client.stats();
+        assert_eq!((stats.transferred, stats.quarantined), (3, 1), "{stats:?}");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// A sweep window whose reply is lost: the resend moves nothing again and
+/// answers what the window moved, so every element moved is counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_window_whose_reply_is_lost_is_counted_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        // 30,000 pending; every tenth already due, spread through the list:
+        // deep enough for a sweep.
+        let producer = redis.client().await;
+        let q = producer
+            .delayed_queue("swept-lost", LongCodec)
+            .unwrap()
+            .without_transfer();
+        let delay = |i: i64| Duration::from_secs(if i % 10 == 0 { 0 } else { 3600 });
+        q.offer_all((0..30_000i64).map(|i| (i, delay(i)))).await.unwrap();
+        let sha = load_script(&raw, include_str!("../../lua/sweep_window.lua")).await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let client = delayq::Client::builder().url(proxy.url()).build().await.unwrap();
+        proxy.arm(Fault::LoseReply, sha);
+        let _transfer = client.delayed_queue("swept-lost", LongCodec).unwrap();
+        eventually(Duration::from_secs(60), "the due tenth arrives", || async {
+            raw.llen("swept-lost").await == 3_000
+        })
+        .await;
+        eventually(Duration::from_secs(20), "counted", || async {
+            client.stats().transferred >= 3_000
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1, "a sweep window's reply was lost");
+        let stats = client.stats();
+        assert!(stats.sweeps >= 1, "{stats:?}");
+        assert_eq!(stats.transferred, 3_000, "{stats:?}");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let sha = load_script(&raw, include_str!("../../lua/reap.lua")).await;
+        // Its reaper's first run is seconds away; nothing else reaps.
+        let q = client.reliable_queue("reap-lost", StringCodec).unwrap();
+        let keys = q.keys().clone();
+        // Three deliveries past their deadline (id, count, value), and two
+        // copies no claim took, watched since an hour ago.
+        let past = crate::harness::now_ms() - 1_000;
+        for (i, v) in ["t1", "t2", "t3"].into_iter().enumerate() {
+            let member = format!("id-{i:05}0000000001{v}");
+            let _: i64 = raw
+                .client
+                .zadd(keys.inflight(), None, None, false, false, (past as f64, member))
+                .await
+                .unwrap();
+        }
+        let _: i64 = raw.client.rpush(keys.staging(), bytes(&["u1", "u2"])).await.unwrap();
+        let since = crate::harness::now_ms() - 3_600_000;
+        let _: i64 = raw
+            .client
+            .hset(keys.staging_mark(), [("t", since.to_string()), ("k", "2".to_string())])
+            .await
+            .unwrap();
+        proxy.arm(Fault::LoseReply, sha);
+        let reaped = q.reap_now().await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the reap finds nothing left to return.
+        assert_eq!((reaped.timed_out, reaped.unclaimed), (3, 2), "{reaped:?}");
+        let mut back = raw.lrange("reap-lost").await;
+        back.sort();
+        assert_eq!(back, bytes(&["t1", "t2", "t3", "u1", "u2"]), "each once");
+        assert_eq!(q.in_flight().await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let q = client
+            .delayed_queue("expire-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        q.offer(&"a".to_string(), Duration::from_secs(600)).await.unwrap();
+        let sha = load_script(&raw, include_str!("../../lua/expire.lua")).await;
+        assert!(q.expire(Duration::from_secs(600)).await.unwrap());
+        settled(&raw, "expire-lost").await;
+        proxy.arm(Fault::LoseReply, &sha);
+        // Run again, the PERSIST finds no expiry left.
+        assert!(q.clear_expire().await.unwrap(), "clear_expire answers as its first run");
+        assert_eq!(proxy.fired(), 1);
+        let ttl = raw.cmd("PTTL", vec![q.keys().timeout().into()]).await;
+        assert_eq!(ttl.as_i64(), Some(-1), "no expiry left");
+        settled(&raw, "expire-lost").await;
+        proxy.arm(Fault::LoseReply, &sha);
+        // Run again, the expiry in the past finds the keys gone.
+        let past = std::time::SystemTime::now() - Duration::from_secs(1);
+        assert!(q.expire_at(past).await.unwrap(), "expire_at answers as its first run");
+        assert_eq!(proxy.fired(), 2);
+        assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
+        assert_eq!(raw.llen(q.keys().pending()).await, 0);
+    })
+    .await;
+}
+
+/// A cancel whose reply is lost answers, resent, what it found (a log line
+/// says whether the values came back); a mark an older client left reads as
+/// cancelled still.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_cancel_answers_what_it_found() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        let raw = redis.raw().await;
+        // A plain fred client through the proxy, resending as delayq's does.
+        let config = Config::from_url(&proxy.url()).unwrap();
+        let resending =
+            delayq::fred::clients::Client::new(config, None, None, Some(ReconnectPolicy::new_constant(0, 20)));
+        resending.init().await.unwrap();
+        let eval = |client: &delayq::fred::clients::Client, sha: &str, keys: &[&str], args: Vec<Value>| {
+            let mut all: Vec<Value> = vec![sha.into(), (keys.len() as i64).into()];
+            all.extend(keys.iter().map(|k| Value::from(*k)));
+            all.extend(args);
+            let client = client.clone();
+            async move {
+                let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::FirstKey, false);
+                client.custom::<Value, Value>(evalsha, all).await
+            }
+        };
+        // A drain that ran (its record: what it took, and how to put it back).
+        let request = "delayq_request:{cancel-lost}:lost-drain";
+        raw.cmd(
+            "EVAL",
+            vec![
+                "redis.call('set', KEYS[1], cmsgpack.pack({'done', {'a', 'b'}, {'lpush', 1}}), 'PX', 60000)".into(),
+                1.into(),
+                request.into(),
+            ],
+        )
+        .await;
+        let cancel = load_script(&raw, include_str!("../../lua/cancel_request.lua")).await;
+        proxy.arm(Fault::LoseReply, &cancel);
+        let found = eval(&resending, &cancel, &["cancel-lost", request], vec![])
+            .await
+            .unwrap();
+        assert_eq!(proxy.fired(), 1);
+        // Run again, the cancel finds the mark and would answer "not run".
+        assert_eq!(found.as_i64(), Some(1), "it had run and its values are back");
+        assert_eq!(raw.lrange("cancel-lost").await, bytes(&["a", "b"]));
+
+        // The mark of an older client: cancelled, nothing known.
+        let old = "delayq_request:{cancel-lost}:old-mark";
+        raw.cmd(
+            "EVAL",
+            vec![
+                "redis.call('set', KEYS[1], cmsgpack.pack({'cancelled'}), 'PX', 60000)".into(),
+                1.into(),
+                old.into(),
+            ],
+        )
+        .await;
+        let found = eval(&raw.client, &cancel, &["cancel-lost", old], vec![]).await.unwrap();
+        assert_eq!(found.as_i64(), Some(0));
+        // Either mark stops the request from running late.
+        let drain = load_script(&raw, include_str!("../../lua/drain.lua")).await;
+        for key in [request, old] {
+            let late = eval(&raw.client, &drain, &["cancel-lost", key], vec![5.into()]).await;
+            let error = late.expect_err("a cancelled request does not run");
+            assert!(error.details().contains("DELAYQ_CANCELLED"), "{error:?}");
+        }
+        assert_eq!(raw.lrange("cancel-lost").await, bytes(&["a", "b"]));
+        resending.quit().await.unwrap();
     })
     .await;
 }

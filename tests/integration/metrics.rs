@@ -294,3 +294,76 @@ async fn a_schedule_fire_whose_reply_is_lost_is_counted_once() {
     })
     .await;
 }
+
+/// The scheduler's transfer whose reply is lost: fred resends it, the resend
+/// moves nothing again (the first run did) and must answer what the first
+/// run did, so that the metrics count what it moved and quarantined, and
+/// how late its first element was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_whose_reply_is_lost_is_counted_once() {
+    deadline(async {
+        use crate::fault_proxy::{Fault, FaultProxy};
+        use delayq::fred::interfaces::PubsubInterface;
+        let _turn = SERIAL.lock().await;
+        let snapshotter = snapshotter();
+        let redis = RedisServer::start().await;
+        let proxy = FaultProxy::start(redis.port()).await;
+        // No resync: the publish below makes the only run after the fault is armed.
+        let client = delayq::Client::builder()
+            .url(proxy.url())
+            .resync_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let raw = redis.raw().await;
+        // Cached, so that the lost reply is the script's, not a NOSCRIPT.
+        let body = delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/transfer.lua");
+        raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
+        let name = "metered-lost-transfer";
+        let q = client.delayed_queue(name, StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "the first run", || async {
+            client.stats().transfer_runs >= 1
+        })
+        .await;
+        // Three elements and one neither format unpacks, due a second ago.
+        let due = crate::harness::now_ms() - 1_000;
+        for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
+            let element = delayq::format::pack(delayq::Format::Modern, v.as_bytes());
+            raw.seed(name, &element, due + i as i64).await;
+        }
+        raw.seed(name, b"not a packed element", due + 3).await;
+        proxy.arm(Fault::LoseReply, delayq::fred::util::sha1_hash(&body));
+        let _: i64 = raw.client.publish(q.keys().channel(), due.to_string()).await.unwrap();
+        // ClientStats are added after the metrics.
+        eventually(Duration::from_secs(20), "counted", || async {
+            let stats = client.stats();
+            stats.transferred >= 3 && stats.quarantined >= 1
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1);
+        let recorded: Recorded = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(k, _, _, v)| (k, v))
+            .collect();
+        assert_eq!(counter_of(&recorded, name, "delayq_transferred_total", None), 3);
+        assert_eq!(counter_of(&recorded, name, "delayq_quarantined_total", None), 1);
+        let lateness: Vec<f64> = recorded
+            .iter()
+            .filter(|(key, ..)| {
+                key.key().name() == "delayq_transfer_lateness_seconds"
+                    && key.key().labels().any(|l| l.key() == "queue" && l.value() == name)
+            })
+            .flat_map(|(.., value)| match value {
+                DebugValue::Histogram(samples) => samples.iter().map(|s| s.into_inner()).collect::<Vec<_>>(),
+                other => panic!("lateness is not a histogram: {other:?}"),
+            })
+            .collect();
+        // One run moved them: one sample, from the first element's due time.
+        assert_eq!(lateness.len(), 1, "{lateness:?}");
+        assert!(lateness[0] >= 1.0, "{lateness:?}");
+        client.shutdown().await;
+    })
+    .await;
+}

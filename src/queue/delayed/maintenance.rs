@@ -6,7 +6,7 @@ use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
-use crate::connection::request::Request;
+use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
 use crate::queue::status::QueueStatus;
@@ -78,13 +78,15 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// Sets the expiry to `at` (ms since the epoch), or removes it (`None`).
+    /// Keyed by a request: run again after a lost reply, a PERSIST would find
+    /// no expiry left and an expiry in the past no keys, and answer false.
     async fn run_expire(&self, at: Option<i64>) -> Result<bool> {
         let args = match at {
             Some(at) => vec![Value::from("at"), Value::from(at)],
             None => vec![Value::from("persist")],
         };
         let value = self
-            .run(
+            .request(
                 &SCRIPTS.expire,
                 vec![self.keys.pending().into(), self.keys.timeout().into()],
                 args,
@@ -164,7 +166,9 @@ impl<T: 'static> DelayedQueue<T> {
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
         let settings = &self.core.transfer;
-        let outcome = run_transfer(self.conn()?, &self.keys, settings.clock, settings.batch, 0).await?;
+        // A lane of its own: a resend answers what the first run moved.
+        let run = Lane::new().next(&self.keys);
+        let outcome = run_transfer(self.conn()?, &self.keys, &run, settings.clock, settings.batch, 0).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }

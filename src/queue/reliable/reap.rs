@@ -6,6 +6,7 @@ use std::time::Duration;
 use fred::types::Value;
 
 use crate::connection::reply;
+use crate::connection::request::Lane;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::Core;
@@ -43,6 +44,7 @@ impl<T: 'static> ReliableQueue<T> {
         reap(
             &self.core,
             &self.keys,
+            &Lane::new(),
             self.settings.visibility,
             self.settings.count_memory,
         )
@@ -51,16 +53,20 @@ impl<T: 'static> ReliableQueue<T> {
 }
 
 /// Runs the reap script until a call leaves nothing to do now (at most
-/// [`REAP_CALLS`] calls: each is bounded, so Redis serves others in between).
+/// [`REAP_CALLS`] calls: each is bounded, so Redis serves others in between),
+/// each call a run of `lane` (one call at a time on the queue): fred's resend
+/// of a call answers what the call returned, and is counted.
 pub(crate) async fn reap(
     core: &Arc<Core>,
     keys: &QueueKeys,
+    lane: &Lane,
     grace: Duration,
     count_memory: Duration,
 ) -> Result<Reaped> {
     let script = &SCRIPTS.reap;
     let mut total = Reaped::default();
     for _ in 0..REAP_CALLS {
+        let run = lane.next(keys);
         let value = script
             .run(
                 core.conn()?,
@@ -71,12 +77,14 @@ pub(crate) async fn reap(
                     keys.counts().into(),
                     keys.counts_expiry().into(),
                     keys.staging_mark().into(),
+                    run.record(),
                 ],
                 vec![
                     Value::from(crate::wire::time::saturating_ms(grace)),
                     Value::from(crate::wire::time::saturating_ms(count_memory)),
                     Value::from(REAP_BATCH),
                     Value::from(REAP_BYTES),
+                    run.id(),
                 ],
             )
             .await

@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use crate::connection::request::Lane;
 use crate::error::Error;
 use crate::queue::per_queue::PerQueue;
 use crate::queue::Core;
@@ -97,6 +98,8 @@ impl Reapers {
 
 async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
     let mut last = tokio::time::Instant::now();
+    // Its calls run one at a time: one lane (a resent call answers what it returned).
+    let lane = Lane::new();
     loop {
         let Some((grace, memory)) = wanted.get() else {
             // No lease yet (the first is being added) or none left (the
@@ -114,7 +117,7 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             _ = core.connections.shutdown.cancelled() => return,
         }
         last = tokio::time::Instant::now();
-        match crate::queue::reliable::reap(&core, &keys, grace, memory).await {
+        match crate::queue::reliable::reap(&core, &keys, &lane, grace, memory).await {
             Ok(reaped) if reaped.timed_out > 0 || reaped.unclaimed > 0 => {
                 tracing::info!(
                     queue = keys.destination(),

@@ -14,6 +14,7 @@ use tokio::task::{Id, JoinSet};
 use tokio::time::Instant;
 use tokio_util::time::{delay_queue, DelayQueue};
 
+use crate::connection::request::Lane;
 use crate::error::Result;
 use crate::transfer::precise_timer::{Fired, PreciseTimer};
 use crate::transfer::stats::Stats;
@@ -114,8 +115,10 @@ pub(crate) struct SchedulerTask {
     sub_ops: Option<mpsc::UnboundedSender<SubOp>>,
     /// Server clock minus local clock (ms), learned from runs under [`Clock::Server`](crate::Clock::Server).
     clock_offset_ms: i64,
-    /// Names this client as the holder of a sweep lease (see `QueueKeys::sweep`).
-    client_id: String,
+    /// Numbers the runs, one at a time per queue, so that a resent run
+    /// answers what it did (`connection::request::Lane`); its token names
+    /// this client as the holder of a sweep lease (see `QueueKeys::sweep`).
+    lane: Lane,
 }
 
 impl SchedulerTask {
@@ -137,7 +140,7 @@ impl SchedulerTask {
             running_ids: HashMap::new(),
             sub_ops: None,
             clock_offset_ms: 0,
-            client_id: format!("{:016x}", fastrand::u64(..)),
+            lane: Lane::new(),
         }
     }
 

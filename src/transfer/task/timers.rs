@@ -100,10 +100,10 @@ impl SchedulerTask {
             let keys = queue.keys.clone();
             let (clock, batch) = (self.settings.clock, self.settings.batch);
             let mode = queue.mode.clone();
-            let holder = self.client_id.clone();
+            let run = self.lane.next(&keys);
             let task_name = name.clone();
             let handle = self.running.spawn(async move {
-                let outcome = step::run(&conn, &keys, &mode, &holder, clock, batch).await;
+                let outcome = step::run(&conn, &keys, &mode, &run, clock, batch).await;
                 (task_name, outcome)
             });
             self.running_ids.insert(handle.id(), name);
