@@ -15,4 +15,6 @@ esac
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_commands redis-server:redis-server redis-cli:redis-tools redis-benchmark:redis-tools
+# The CLI rows run the `delayq` binary of the same release build.
+cargo build --locked --release -p delayq-cli
 cargo bench --locked --bench delayq -- "$@"

@@ -10,7 +10,8 @@ dashboard=""
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
-cargo build --locked --bin delayq --example demo
+cargo build --locked -p delayq-cli --bin delayq
+cargo build --locked --example demo
 start_redis
 bin="${CARGO_TARGET_DIR:-target}/debug"
 log="$(mktemp)"

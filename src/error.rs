@@ -4,13 +4,13 @@
 
 use bytes::Bytes;
 
-/// A boxed error from a codec or another library.
+/// A boxed error from a codec or another library (the codec crate's own).
 ///
 /// ```
 /// let error: delayq::BoxError = "not a number".into();
 /// assert_eq!(error.to_string(), "not a number");
 /// ```
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use delayq_codec::BoxError;
 
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

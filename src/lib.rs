@@ -55,17 +55,21 @@
 //!
 //! # Features
 //!
-//! - `cli` (default): the `delayq` command-line tool.
 //! - `tls` (default): TLS through rustls (ring), no OpenSSL needed.
 //! - `metrics`: counters, gauges and histograms through the `metrics` facade.
-//! - `dashboard` (enabled by `cli`): the web dashboard and Prometheus
-//!   `/metrics` endpoint, [`dashboard`].
+//!
+//! # The other crates of the workspace
+//!
+//! - `delayq-codec`: Redisson's value formats (the codecs, re-exported here
+//!   as [`codec`]), with no Redis and no runtime.
+//! - `delayq-dashboard`: the web dashboard and Prometheus `/metrics`, on this
+//!   crate's public API.
+//! - `delayq-cli`: the `delayq` command-line tool.
 
 #![warn(missing_docs)]
 
 // Layers, each using only the ones below it (checked by `tests/layers.rs`;
 // see ARCHITECTURE.md):
-//   dashboard   the web dashboard and /metrics (feature `dashboard`)
 //   client      the facade a user holds
 //   worker      handler loops over reliable queues
 //   schedule    recurring schedules and their runner (beside worker)
@@ -77,8 +81,6 @@
 
 mod client;
 mod connection;
-#[cfg(feature = "dashboard")]
-pub mod dashboard;
 mod error;
 mod queue;
 mod schedule;

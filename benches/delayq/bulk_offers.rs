@@ -190,7 +190,7 @@ async fn large(redis: &RedisServer, name: &str, n: usize) -> f64 {
 /// `delayq offer bulk-cli --from-file` of ELEMENTS lines: values/s of the
 /// whole process (start, reading and checking the file, offering).
 async fn cli(redis: &RedisServer) -> Option<f64> {
-    let binary = option_env!("CARGO_BIN_EXE_delayq")?;
+    let binary = crate::cli_binary()?;
     let mut file = tempfile::NamedTempFile::new().unwrap();
     {
         let mut out = std::io::BufWriter::new(file.as_file_mut());

@@ -105,7 +105,7 @@ pub async fn run(redis: &RedisServer) -> DashboardRun {
 
     let client = delayq::Client::connect(&redis.url()).await.unwrap();
     let started = Instant::now();
-    let app = delayq::dashboard::Dashboard::new(client).router();
+    let app = delayq_dashboard::Dashboard::new(client).router();
     // The first pass: discovery by SCAN, then every queue's counts.
     let first_pass = loop {
         let (_, body) = get(&app, "/api/overview?limit=1").await;

@@ -13,7 +13,6 @@ mod big_queue;
 mod bulk_offers;
 mod codecs;
 mod consumers;
-#[cfg(feature = "dashboard")]
 mod dashboard;
 mod decoders;
 mod lateness;
@@ -579,7 +578,6 @@ async fn run() {
         );
     }
 
-    #[cfg(feature = "dashboard")]
     if wanted("dashboard") {
         eprintln!("10. dashboard: 10,000 queues and one of 1,000,000...");
         let redis = RedisServer::start().await;
@@ -748,4 +746,13 @@ async fn run() {
     println!();
     report::print(&rows);
     eprintln!("benchmark took {:.0} s", started.elapsed().as_secs_f64());
+}
+
+/// The `delayq` binary of the same build (`delayq-cli`, a member of this
+/// workspace): beside this benchmark's own directory in the target folder.
+/// `scripts/bench.sh` builds it first; without it the CLI rows are left out.
+fn cli_binary() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let binary = exe.parent()?.parent()?.join("delayq");
+    binary.is_file().then_some(binary)
 }

@@ -394,3 +394,25 @@ pub async fn assert_each_taken_once_or_left(
     assert_eq!(seen.len() as i64, n, "every value taken or still in the list");
     assert!(seen.values().all(|&times| times == 1), "no value twice");
 }
+
+/// Waits until every reply stored for the queue tagged `tag` has been read
+/// and marked consumed (`src/connection/request.rs`): that mark is written in the
+/// background, and it must not be the next request the proxy sees.
+pub async fn settled(raw: &RawRedis, tag: &str) {
+    let pattern = format!("delayq_request:{{{tag}}}*");
+    eventually(Duration::from_secs(20), "stored replies marked read", || async {
+        let Value::Array(keys) = raw.cmd("KEYS", vec![Value::from(pattern.as_str())]).await else {
+            return false;
+        };
+        for key in keys {
+            // cmsgpack: a 3-element array is a reply still stored ('done').
+            if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await {
+                if record.first() == Some(&0x93) {
+                    return false;
+                }
+            }
+        }
+        true
+    })
+    .await;
+}

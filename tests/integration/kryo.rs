@@ -4,8 +4,6 @@
 //! the queue, hostile values are read exactly or refused and kept, and the
 //! CLI reads and writes Kryo queues.
 
-use std::process::{Command, Output};
-
 use bytes::Bytes;
 use delayq::codec::kryo::{JavaUuid, KryoError, KryoErrorKind, KryoSchema, KryoValue};
 use delayq::format::{pack, unpack, Format};
@@ -13,38 +11,9 @@ use delayq::{Error, KryoCodec};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{deadline, now_ms, RedisServer};
+use crate::kryo_vectors::{hostile_big_integer, vector, vectors};
 
-const VECTORS: &str = include_str!("../../compat/fixtures/kryo5.json");
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/compat/kryo-schema.example.json");
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-/// (case name, Java class, value JSON text, Kryo bytes).
-fn vectors() -> Vec<(String, String, String, Vec<u8>)> {
-    let file: serde_json::Value = serde_json::from_str(VECTORS).unwrap();
-    file["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["case"].as_str().unwrap().to_owned(),
-                c["java_class"].as_str().unwrap().to_owned(),
-                c["value_json"].as_str().unwrap().to_owned(),
-                unhex(c["kryo_hex"].as_str().unwrap()),
-            )
-        })
-        .collect()
-}
-
-fn vector(name: &str) -> Vec<u8> {
-    vectors().into_iter().find(|v| v.0 == name).unwrap().3
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "compat.Order")]
@@ -155,195 +124,6 @@ async fn java_written_elements_are_taken_as_rust_values_and_bad_ones_stay() {
     .await;
 }
 
-fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .expect("run delayq")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-async fn payloads(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
-    let raw = redis.raw().await;
-    raw.lrange(&format!("redisson_delay_queue:{{{queue}}}"))
-        .await
-        .iter()
-        .map(|e| unpack(e).unwrap().payload.to_vec())
-        .collect()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_offers_java_bytes_and_prints_json() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let order = r#"{"id":"o-1","amount":1234,"tags":["a","b"]}"#;
-        let base = ["offer", "kq", "--delay", "1h", "--codec", "kryo"];
-        ok(&delayq(&redis, &[&base[..], &["--java-type", "Long", "42"]].concat()));
-        ok(&delayq(
-            &redis,
-            &[&base[..], &["--java-type", "String", "order-42"]].concat(),
-        ));
-        ok(&delayq(
-            &redis,
-            &[&base[..], &["--java-type", "BigDecimal", "12.50"]].concat(),
-        ));
-        ok(&delayq(&redis, &[&base[..], &[r#"["x","y","z"]"#]].concat()));
-        ok(&delayq(
-            &redis,
-            &[
-                &base[..],
-                &["--java-class", "compat.Order", "--kryo-schema", SCHEMA_FILE, order],
-            ]
-            .concat(),
-        ));
-        let want: Vec<Vec<u8>> = ["long", "string", "bigdecimal", "arraylist", "pojo_order"]
-            .iter()
-            .map(|c| vector(c))
-            .collect();
-        assert_eq!(
-            payloads(&redis, "kq").await,
-            want,
-            "exactly the bytes Java's Kryo5Codec wrote"
-        );
-
-        // inspect and take print JSON.
-        let shown = ok(&delayq(
-            &redis,
-            &[
-                "inspect",
-                "kq",
-                "--codec",
-                "kryo",
-                "--kryo-schema",
-                SCHEMA_FILE,
-                "--format",
-                "json",
-            ],
-        ));
-        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
-        let previews: Vec<&str> = shown["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["payload"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            previews,
-            [
-                "42",
-                "\"order-42\"",
-                "12.50",
-                r#"["x","y","z"]"#,
-                r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#
-            ]
-        );
-        // Another codec says what the bytes are and what to use.
-        let shown = ok(&delayq(
-            &redis,
-            &["inspect", "kq", "--codec", "long", "--format", "json"],
-        ));
-        assert!(shown.contains("use --codec kryo"), "{shown}");
-        // POJOs need the schema.
-        let shown = ok(&delayq(
-            &redis,
-            &["inspect", "kq", "--codec", "kryo", "--format", "json"],
-        ));
-        assert!(shown.contains("--kryo-schema"), "{shown}");
-
-        ok(&delayq(
-            &redis,
-            &[
-                "offer",
-                "ready",
-                "--delay",
-                "0",
-                "--codec",
-                "kryo",
-                "--java-class",
-                "compat.Order",
-                "--kryo-schema",
-                SCHEMA_FILE,
-                order,
-            ],
-        ));
-        let out = ok(&delayq(
-            &redis,
-            &[
-                "take",
-                "ready",
-                "--timeout",
-                "10s",
-                "--codec",
-                "kryo",
-                "--kryo-schema",
-                SCHEMA_FILE,
-            ],
-        ));
-        assert_eq!(out, "{\"amount\":1234,\"id\":\"o-1\",\"tags\":[\"a\",\"b\"]}\n");
-
-        // Mistakes are errors, not wrong bytes.
-        let out = delayq(&redis, &[&base[..], &["--java-class", "compat.Order", order]].concat());
-        assert!(!out.status.success());
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--kryo-schema"),
-            "{out:?}"
-        );
-        let out = delayq(&redis, &[&base[..], &["--java-type", "Integer", "x"]].concat());
-        assert!(!out.status.success(), "{out:?}");
-    })
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dead_letters_list_as_json_with_the_kryo_codec() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
-        let keys = client
-            .delayed_queue("dl", KryoCodec::<KryoValue>::new())
-            .unwrap()
-            .without_transfer()
-            .keys()
-            .clone();
-        let _: i64 = delayq::fred::interfaces::ListInterface::rpush(
-            &raw.client,
-            keys.dead_letter(),
-            vec![vector("uuid"), vector("enum")],
-        )
-        .await
-        .unwrap();
-        let out = ok(&delayq(
-            &redis,
-            &[
-                "dead-letter",
-                "list",
-                "dl",
-                "--codec",
-                "kryo",
-                "--kryo-schema",
-                SCHEMA_FILE,
-                "--format",
-                "json",
-            ],
-        ));
-        let out: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let values: Vec<&str> = out["values"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v["value"].as_str().unwrap())
-            .collect();
-        assert_eq!(values, ["\"123e4567-e89b-12d3-a456-426614174000\"", "\"CANCELLED\""]);
-    })
-    .await;
-}
-
 /// Decimal digits to little-endian 32-bit limbs, digit by digit: slow and
 /// plain, to check the library's conversion.
 fn decimal_to_limbs(digits: &str) -> Vec<u32> {
@@ -365,15 +145,6 @@ fn decimal_to_limbs(digits: &str) -> Vec<u32> {
         }
     }
     limbs
-}
-
-/// A 32 KiB positive BigInteger (Java's toByteArray()).
-fn hostile_big_integer() -> Vec<u8> {
-    let mut bytes: Vec<u8> = (0..32 * 1024u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
-    bytes[0] = 0x5a;
-    bytes
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -415,55 +186,6 @@ async fn a_16_kb_big_integer_is_taken_exactly_and_a_32_kb_one_refused_and_kept()
         assert_eq!(taken, KryoValue::BigInteger(hostile_big_integer()));
         assert_eq!(taken.encode().unwrap(), hostile);
         assert_eq!(raw.llen("big").await, 0);
-    })
-    .await;
-}
-
-/// A map whose only key is a map whose only key is ... `depth` deep.
-fn maps_in_keys(depth: usize) -> KryoValue {
-    let mut v = KryoValue::String("a\"b".into());
-    for _ in 0..depth {
-        v = KryoValue::Map {
-            class: "java.util.HashMap".into(),
-            entries: vec![(v, KryoValue::Int(1))],
-        };
-    }
-    v
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let hostile = KryoValue::BigInteger(hostile_big_integer()).encode().unwrap();
-        let keys = maps_in_keys(14).encode().unwrap();
-        let due = now_ms() + 3_600_000;
-        raw.seed("hostile", &pack(Format::Modern, &hostile), due).await;
-        raw.seed("hostile", &pack(Format::Modern, &keys), due + 1).await;
-        let shown = ok(&delayq(
-            &redis,
-            &["inspect", "hostile", "--codec", "kryo", "--format", "json"],
-        ));
-        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
-        let payloads: Vec<&str> = shown["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["payload"].as_str().unwrap_or_else(|| panic!("{e}")))
-            .collect();
-        // Past 2^131072 a BigInteger prints in hexadecimal, every bit of it.
-        let hex: String = hostile_big_integer().iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(payloads[0], format!("\"0x{hex}\""));
-        // Maps as keys of maps as keys...: two levels print as JSON text, the
-        // rest as their class, so the text stays proportional to the payload.
-        assert!(payloads[1].contains("<java.util.HashMap>"), "{}", payloads[1]);
-        assert!(
-            payloads[1].len() <= 8 * keys.len(),
-            "{} bytes of JSON from a {}-byte payload",
-            payloads[1].len(),
-            keys.len()
-        );
     })
     .await;
 }

@@ -11,32 +11,10 @@ use delayq::fred::types::{ClusterHash, CustomCommand, Value};
 use delayq::{LongCodec, StringCodec};
 
 use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{behind_proxy, bytes, deadline, eventually, wait_for, without_resends, RedisServer};
+use crate::harness::{behind_proxy, bytes, deadline, eventually, settled, wait_for, without_resends, RedisServer};
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
-}
-
-/// Waits until every reply stored for the queue tagged `tag` has been read
-/// and marked consumed (`src/connection/request.rs`): that mark is written in the
-/// background, and it must not be the next request the proxy sees.
-async fn settled(raw: &crate::harness::RawRedis, tag: &str) {
-    let pattern = format!("delayq_request:{{{tag}}}*");
-    eventually(Duration::from_secs(20), "stored replies marked read", || async {
-        let Value::Array(keys) = raw.cmd("KEYS", vec![Value::from(pattern.as_str())]).await else {
-            return false;
-        };
-        for key in keys {
-            // cmsgpack: a 3-element array is a reply still stored ('done').
-            if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await {
-                if record.first() == Some(&0x93) {
-                    return false;
-                }
-            }
-        }
-        true
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -754,56 +732,6 @@ async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_v
 
 /// A schedule that never fires during a test (next New Year's Day).
 const YEARLY: &str = "0 0 1 1 *";
-
-/// A bulk string of exactly `arg`, as it travels in a request: matches that
-/// argument and no key or value that merely contains it.
-fn arg(arg: &str) -> Vec<u8> {
-    format!("${}\r\n{arg}\r\n", arg.len()).into_bytes()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedule_changes_answer_as_their_first_run_when_their_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
-        let queue = client
-            .delayed_queue("sched-lost", StringCodec)
-            .unwrap()
-            .without_transfer();
-        let schedules = client.schedules("sched-lost").unwrap();
-        for name in ["warm", "job", "cli-job"] {
-            client.schedule(name, YEARLY, &queue, &"v".to_string()).await.unwrap();
-        }
-        assert!(schedules.pause("warm").await.unwrap());
-        settled(&raw, "sched-lost").await;
-        for (op, fired) in [("pause", 1), ("resume", 2), ("remove", 3)] {
-            proxy.arm(Fault::LoseReply, arg(op));
-            let found = match op {
-                "pause" => schedules.pause("job").await,
-                "resume" => schedules.resume("job").await,
-                _ => schedules.remove("job").await,
-            };
-            assert_eq!(proxy.fired(), fired, "{op}: its reply was lost");
-            // Run again, the remove would find nothing and say so.
-            assert!(found.unwrap(), "{op} answers as its first run did");
-            settled(&raw, "sched-lost").await;
-        }
-        assert!(schedules.get("job").await.unwrap().is_none());
-
-        // The CLI's exit code follows the answer.
-        proxy.arm(Fault::LoseReply, arg("remove"));
-        let removed = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-            .args(["schedule", "remove", "sched-lost", "cli-job"])
-            .env("REDIS_URL", proxy.url())
-            .output()
-            .expect("run delayq");
-        assert_eq!(proxy.fired(), 4);
-        assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
-        assert!(schedules.get("cli-job").await.unwrap().is_none());
-        client.shutdown().await;
-    })
-    .await;
-}
 
 /// A save whose reply is lost while Redis is out of reach; another process
 /// saves the schedule meanwhile. The resend must not put the first

@@ -5,11 +5,14 @@
 #[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
 mod fault_proxy;
 mod harness;
+#[path = "../support/kryo_vectors.rs"]
+mod kryo_vectors;
+#[path = "../support/schedules.rs"]
+mod schedule_helpers;
 
 mod auth;
 mod blocking_queue;
 mod bulk_offers;
-mod cli;
 mod codecs;
 mod compat_vectors;
 mod dead_letters;

@@ -2,53 +2,16 @@
 //! clients and processes run the schedule, misfire policies, pause / resume /
 //! remove / list, and fired values that are ordinary Redisson elements.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use delayq::fred::types::Value;
-use delayq::{every, Client, Error, Format, Misfire, ScheduleInfo, ScheduleSpec, StringCodec};
+use delayq::{every, Error, Format, Misfire, ScheduleInfo, ScheduleSpec, StringCodec};
 
 use crate::harness::{deadline, eventually, wait_for, RawRedis, RedisServer};
+use crate::schedule_helpers::{assert_each_occurrence_once, info, ms, scores};
 
 /// Generous: a loaded 2-core machine may be slow, never wrong.
 const WITHIN: Duration = Duration::from_secs(60);
-
-fn ms(at: SystemTime) -> i64 {
-    at.duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
-}
-
-async fn info(client: &Client, queue: &str, name: &str) -> ScheduleInfo {
-    client
-        .schedules(queue)
-        .unwrap()
-        .get(name)
-        .await
-        .unwrap()
-        .expect("schedule exists")
-}
-
-/// The due times of the pending elements (nothing transfers in these tests).
-async fn scores(raw: &RawRedis, queue: &str) -> Vec<i64> {
-    let keys = delayq::QueueKeys::new(queue).unwrap();
-    let mut scores: Vec<i64> = raw.zrange(keys.timeout()).await.into_iter().map(|(_, s)| s).collect();
-    scores.sort_unstable();
-    scores
-}
-
-/// Every occurrence from `first` to the last one fired, once each.
-fn assert_each_occurrence_once(scores: &[i64], first: i64, period_ms: i64, info: &ScheduleInfo) {
-    assert!(!scores.is_empty(), "something fired");
-    assert_eq!(scores[0], first, "the first occurrence fired");
-    for pair in scores.windows(2) {
-        assert_eq!(
-            pair[1] - pair[0],
-            period_ms,
-            "consecutive occurrences, none twice, none missed: {scores:?}"
-        );
-    }
-    assert_eq!(scores.len() as u64, info.fired, "the record counts what was offered");
-    assert_eq!(Some(*scores.last().unwrap()), info.last_fired.map(ms));
-    assert_eq!(info.missed, 0);
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
@@ -128,76 +91,6 @@ async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each() {
         for client in clients {
             client.shutdown().await;
         }
-    })
-    .await;
-}
-
-/// The key test: 4 `delayq schedule run` processes, one killed mid-way, then
-/// all of them, then one started again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_processes_one_killed_then_restarted_offer_each_occurrence_once_and_miss_none() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let observer = redis.client().await;
-        let cli = |args: &[&str]| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-                .args(args)
-                .env("REDIS_URL", redis.url())
-                .output()
-                .expect("run delayq")
-        };
-        let added = cli(&[
-            "schedule",
-            "add",
-            "jobs",
-            "tick",
-            "--every",
-            "1s",
-            "--misfire",
-            "fire_all",
-            "tick",
-        ]);
-        assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-        let first = ms(info(&observer, "jobs", "tick").await.next.unwrap());
-        let spawn = || {
-            tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-                .args(["schedule", "run", "jobs", "--no-transfer"])
-                .env("REDIS_URL", redis.url())
-                .stderr(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .spawn()
-                .expect("start delayq schedule run")
-        };
-        let fired = || async { info(&observer, "jobs", "tick").await.fired };
-
-        let mut runners: Vec<_> = (0..4).map(|_| spawn()).collect();
-        wait_for(WITHIN, "3 occurrences", || async { (fired().await >= 3).then_some(()) }).await;
-        runners[0].kill().await.unwrap(); // SIGKILL mid-way
-        let before = fired().await;
-        wait_for(WITHIN, "3 more with 3 processes", || async {
-            (fired().await >= before + 3).then_some(())
-        })
-        .await;
-        for runner in &mut runners[1..] {
-            runner.kill().await.unwrap();
-        }
-        tokio::time::sleep(Duration::from_millis(2500)).await; // occurrences pass with nobody running
-        let down = fired().await;
-        let mut restarted = spawn();
-        wait_for(WITHIN, "the restarted runner catches up and carries on", || async {
-            (fired().await >= down + 4).then_some(())
-        })
-        .await;
-        let paused = cli(&["schedule", "pause", "jobs", "tick"]);
-        assert!(paused.status.success());
-        restarted.kill().await.unwrap();
-
-        let info = info(&observer, "jobs", "tick").await;
-        let scores = scores(&raw, "jobs").await;
-        println!("4 processes: {} occurrences fired, each once", scores.len());
-        assert_each_occurrence_once(&scores, first, 1000, &info);
-        observer.shutdown().await;
     })
     .await;
 }
@@ -400,71 +293,6 @@ async fn bad_specs_and_names_are_invalid_arguments() {
             .await;
         assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
         client.shutdown().await;
-    })
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let cli = |args: &[&str]| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-                .args(args)
-                .env("REDIS_URL", redis.url())
-                .output()
-                .expect("run delayq")
-        };
-        let out = cli(&[
-            "schedule",
-            "add",
-            "reports",
-            "weekly",
-            "--cron",
-            "0 9 * * MON",
-            "--tz",
-            "America/New_York",
-            "--misfire",
-            "fire_once",
-            "--codec",
-            "json",
-            r#"{"kind":"weekly"}"#,
-        ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let list = |format: &str| cli(&["schedule", "list", "reports", "--codec", "json", "--format", format]);
-        let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
-        let weekly = &json["schedules"][0];
-        assert_eq!(weekly["name"], "weekly");
-        assert_eq!(weekly["spec"], "CRON_TZ=America/New_York 0 9 * * MON");
-        assert_eq!(weekly["misfire"], "fire_once");
-        assert_eq!(weekly["value"], r#"{"kind":"weekly"}"#);
-        assert_eq!(weekly["paused"], false);
-        assert!(weekly["next_ms"].as_i64().unwrap() > ms(SystemTime::now()));
-        let table = String::from_utf8(list("table").stdout).unwrap();
-        assert!(table.contains("weekly") && table.contains("0 9 * * MON"), "{table}");
-
-        assert!(cli(&["schedule", "pause", "reports", "weekly"]).status.success());
-        let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
-        assert_eq!(json["schedules"][0]["paused"], true);
-        // inspect and stats show the queue's schedules too.
-        let inspected: serde_json::Value =
-            serde_json::from_slice(&cli(&["inspect", "reports", "--format", "json"]).stdout).unwrap();
-        assert_eq!(inspected["schedules"][0]["name"], "weekly", "{inspected}");
-        assert_eq!(inspected["schedules"][0]["paused"], true, "{inspected}");
-        let stats: serde_json::Value =
-            serde_json::from_slice(&cli(&["stats", "reports", "--format", "json"]).stdout).unwrap();
-        assert_eq!(stats["queues"][0]["schedules"], 1, "{stats}");
-        let table = String::from_utf8_lossy(&cli(&["inspect", "reports"]).stdout).into_owned();
-        assert!(table.contains("schedules") && table.contains("weekly"), "{table}");
-        assert!(cli(&["schedule", "resume", "reports", "weekly"]).status.success());
-        assert!(cli(&["schedule", "remove", "reports", "weekly"]).status.success());
-        assert_eq!(cli(&["schedule", "remove", "reports", "weekly"]).status.code(), Some(1));
-        let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
-        assert_eq!(json["schedules"].as_array().unwrap().len(), 0);
-
-        let bad = cli(&["schedule", "add", "reports", "x", "--cron", "99 * * * *", "v"]);
-        assert_eq!(bad.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&bad.stderr).contains("does not parse"));
     })
     .await;
 }

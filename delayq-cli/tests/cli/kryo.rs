@@ -1,0 +1,238 @@
+//! `--codec kryo` in the CLI: Java's exact bytes in, JSON out, hostile payloads bounded.
+
+use std::process::{Command, Output};
+
+use delayq::codec::kryo::KryoValue;
+use delayq::format::{pack, unpack, Format};
+use delayq::KryoCodec;
+
+use crate::harness::{deadline, now_ms, RedisServer};
+use crate::kryo_vectors::{hostile_big_integer, maps_in_keys, vector};
+
+const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_offers_java_bytes_and_prints_json() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let order = r#"{"id":"o-1","amount":1234,"tags":["a","b"]}"#;
+        let base = ["offer", "kq", "--delay", "1h", "--codec", "kryo"];
+        ok(&delayq(&redis, &[&base[..], &["--java-type", "Long", "42"]].concat()));
+        ok(&delayq(
+            &redis,
+            &[&base[..], &["--java-type", "String", "order-42"]].concat(),
+        ));
+        ok(&delayq(
+            &redis,
+            &[&base[..], &["--java-type", "BigDecimal", "12.50"]].concat(),
+        ));
+        ok(&delayq(&redis, &[&base[..], &[r#"["x","y","z"]"#]].concat()));
+        ok(&delayq(
+            &redis,
+            &[
+                &base[..],
+                &["--java-class", "compat.Order", "--kryo-schema", SCHEMA_FILE, order],
+            ]
+            .concat(),
+        ));
+        let want: Vec<Vec<u8>> = ["long", "string", "bigdecimal", "arraylist", "pojo_order"]
+            .iter()
+            .map(|c| vector(c))
+            .collect();
+        assert_eq!(
+            payloads(&redis, "kq").await,
+            want,
+            "exactly the bytes Java's Kryo5Codec wrote"
+        );
+
+        // inspect and take print JSON.
+        let shown = ok(&delayq(
+            &redis,
+            &[
+                "inspect",
+                "kq",
+                "--codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+                "--format",
+                "json",
+            ],
+        ));
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let previews: Vec<&str> = shown["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["payload"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            previews,
+            [
+                "42",
+                "\"order-42\"",
+                "12.50",
+                r#"["x","y","z"]"#,
+                r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#
+            ]
+        );
+        // Another codec says what the bytes are and what to use.
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "kq", "--codec", "long", "--format", "json"],
+        ));
+        assert!(shown.contains("use --codec kryo"), "{shown}");
+        // POJOs need the schema.
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "kq", "--codec", "kryo", "--format", "json"],
+        ));
+        assert!(shown.contains("--kryo-schema"), "{shown}");
+
+        ok(&delayq(
+            &redis,
+            &[
+                "offer",
+                "ready",
+                "--delay",
+                "0",
+                "--codec",
+                "kryo",
+                "--java-class",
+                "compat.Order",
+                "--kryo-schema",
+                SCHEMA_FILE,
+                order,
+            ],
+        ));
+        let out = ok(&delayq(
+            &redis,
+            &[
+                "take",
+                "ready",
+                "--timeout",
+                "10s",
+                "--codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+            ],
+        ));
+        assert_eq!(out, "{\"amount\":1234,\"id\":\"o-1\",\"tags\":[\"a\",\"b\"]}\n");
+
+        // Mistakes are errors, not wrong bytes.
+        let out = delayq(&redis, &[&base[..], &["--java-class", "compat.Order", order]].concat());
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--kryo-schema"),
+            "{out:?}"
+        );
+        let out = delayq(&redis, &[&base[..], &["--java-type", "Integer", "x"]].concat());
+        assert!(!out.status.success(), "{out:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_list_as_json_with_the_kryo_codec() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let keys = client
+            .delayed_queue("dl", KryoCodec::<KryoValue>::new())
+            .unwrap()
+            .without_transfer()
+            .keys()
+            .clone();
+        let _: i64 = delayq::fred::interfaces::ListInterface::rpush(
+            &raw.client,
+            keys.dead_letter(),
+            vec![vector("uuid"), vector("enum")],
+        )
+        .await
+        .unwrap();
+        let out = ok(&delayq(
+            &redis,
+            &[
+                "dead-letter",
+                "list",
+                "dl",
+                "--codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+                "--format",
+                "json",
+            ],
+        ));
+        let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let values: Vec<&str> = out["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(values, ["\"123e4567-e89b-12d3-a456-426614174000\"", "\"CANCELLED\""]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let hostile = KryoValue::BigInteger(hostile_big_integer()).encode().unwrap();
+        let keys = maps_in_keys(14).encode().unwrap();
+        let due = now_ms() + 3_600_000;
+        raw.seed("hostile", &pack(Format::Modern, &hostile), due).await;
+        raw.seed("hostile", &pack(Format::Modern, &keys), due + 1).await;
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "hostile", "--codec", "kryo", "--format", "json"],
+        ));
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let payloads: Vec<&str> = shown["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["payload"].as_str().unwrap_or_else(|| panic!("{e}")))
+            .collect();
+        // Past 2^131072 a BigInteger prints in hexadecimal, every bit of it.
+        let hex: String = hostile_big_integer().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(payloads[0], format!("\"0x{hex}\""));
+        // Maps as keys of maps as keys...: two levels print as JSON text, the
+        // rest as their class, so the text stays proportional to the payload.
+        assert!(payloads[1].contains("<java.util.HashMap>"), "{}", payloads[1]);
+        assert!(
+            payloads[1].len() <= 8 * keys.len(),
+            "{} bytes of JSON from a {}-byte payload",
+            payloads[1].len(),
+            keys.len()
+        );
+    })
+    .await;
+}
+
+fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", redis.url())
+        .output()
+        .expect("run delayq")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+async fn payloads(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
+    let raw = redis.raw().await;
+    raw.lrange(&format!("redisson_delay_queue:{{{queue}}}"))
+        .await
+        .iter()
+        .map(|e| unpack(e).unwrap().payload.to_vec())
+        .collect()
+}

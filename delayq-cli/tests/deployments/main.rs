@@ -1,0 +1,48 @@
+//! delayq on real deployments beyond one plain Redis: Redis Cluster,
+//! Sentinel, TLS. Every server is started by the harness on free loopback
+//! ports. A separate test target so the fast suite stays fast;
+//! `./scripts/test.sh` (and so CI) runs it too.
+
+#[path = "../../../tests/support/redis_cluster.rs"]
+mod redis_cluster;
+#[path = "../../../tests/support/redis_sentinel.rs"]
+mod redis_sentinel;
+#[path = "../../../tests/support/redis_server.rs"]
+mod redis_server;
+
+mod cluster;
+mod load;
+mod sentinel;
+mod tls;
+
+use std::time::Duration;
+
+/// No test here may hang CI: each one ends within this.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Asserts the client's transfer moved exactly `expected` elements. The count
+/// is taken when a script's reply reaches the scheduler, which may be just
+/// after a consumer took the value: wait a little for it.
+async fn assert_transferred(client: &delayq::Client, expected: u64) {
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        while client.stats().transferred < expected {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert_eq!(client.stats().transferred, expected, "{:?}", client.stats());
+}
+
+/// Runs the `delayq` CLI with `REDIS_URL=url` and `args`.
+async fn cli<I, S>(url: &str, args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", url)
+        .output()
+        .await
+        .expect("run the delayq binary")
+}

@@ -1,0 +1,374 @@
+//! Redisson's `JsonJacksonCodec`: JSON with Jackson's default typing.
+//!
+//! Java's `JsonJacksonCodec` writes the class of every value whose declared
+//! type is not final: an `"@class"` property on objects, a
+//! `["java.class.Name", value]` wrapper on collections, `Long`s and values of
+//! declared type `Object`. Properties are sorted and nulls left out. For
+//! example, Java's `compat.Order {String id; long amount; List<String> tags}`:
+//!
+//! ```text
+//! {"@class":"compat.Order","amount":1234,"id":"o-1","tags":["java.util.ArrayList",["a","b"]]}
+//! ```
+//!
+//! [`JacksonCodec`] reads and writes that format from plain serde types. Each
+//! type's Java class is declared once, with serde's own container rename
+//! (`#[serde(rename = "compat.Order")]`), which does not change how other
+//! serde formats write the type. The rules that stand in for Java's declared
+//! types are in the table on `ser` (summarised in [`JacksonCodec`]'s docs).
+
+mod de;
+mod java_number;
+mod node;
+mod ser;
+
+use std::marker::PhantomData;
+
+use bytes::Bytes;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use self::node::Node;
+use self::ser::{Place, Ser};
+use super::Codec;
+use crate::BoxError;
+
+/// JSON as Redisson's `JsonJacksonCodec` writes it, with `"@class"` and
+/// `["class", value]` type information.
+///
+/// The Java class of each struct is its serde name: declare it with
+/// `#[serde(rename = "com.example.Order")]`, and name properties as Java does
+/// (usually `#[serde(rename_all = "camelCase")]`). Writing follows Jackson's
+/// default typing as Redisson configures it:
+///
+/// - the payload itself (declared `Object`) always carries its class: a
+///   struct without a Java name is an encoding error;
+/// - `Vec`s and other sequences are `java.util.ArrayList`s, maps
+///   `java.util.HashMap`s;
+/// - an `i64` is a primitive `long` in a struct field, and a boxed
+///   `java.lang.Long` at the root or inside a collection or map; wrap a field
+///   in [`JavaLong`] when the Java field is a boxed `Long`;
+/// - a newtype struct renamed to a Java class gives its value that class
+///   (`#[serde(rename = "java.util.LinkedList")] struct Linked<T>(Vec<T>)`);
+/// - a nested struct without a Java name is written without `"@class"`, as
+///   Jackson does for a `final` class;
+/// - `None` fields are left out, properties are sorted, and doubles print
+///   as Java prints them.
+///
+/// Reading takes the type information off again wherever the Rust type does
+/// not need it, so both Java-written and Rust-written payloads decode.
+///
+/// ```
+/// use delayq_codec::{Codec, JacksonCodec};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+/// #[serde(rename = "compat.Order")]
+/// struct Order { id: String, amount: i64, tags: Vec<String> }
+///
+/// let codec = JacksonCodec::<Order>::new();
+/// let java = br#"{"@class":"compat.Order","amount":1234,"id":"o-1","tags":["java.util.ArrayList",["a","b"]]}"#;
+/// let order = codec.decode(java).unwrap();
+/// assert_eq!(order, Order { id: "o-1".into(), amount: 1234, tags: vec!["a".into(), "b".into()] });
+/// assert_eq!(codec.encode(&order).unwrap().as_ref(), java);
+/// ```
+pub struct JacksonCodec<T>(PhantomData<fn() -> T>);
+
+impl<T> JacksonCodec<T> {
+    /// A Jackson codec for `T`.
+    pub fn new() -> Self {
+        JacksonCodec(PhantomData)
+    }
+}
+
+impl<T> Default for JacksonCodec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Clone for JacksonCodec<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for JacksonCodec<T> {}
+
+impl<T> std::fmt::Debug for JacksonCodec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JacksonCodec<{}>", std::any::type_name::<T>())
+    }
+}
+
+impl<T> Codec<T> for JacksonCodec<T>
+where
+    T: Serialize + DeserializeOwned + 'static,
+{
+    fn name(&self) -> &'static str {
+        "jackson"
+    }
+
+    fn encode(&self, value: &T) -> Result<Bytes, BoxError> {
+        Ok(Bytes::from(to_vec(value)?))
+    }
+
+    fn decode(&self, raw: &[u8]) -> Result<T, BoxError> {
+        let value: serde_json::Value = serde_json::from_slice(raw)?;
+        Ok(T::deserialize(de::Typed(value))?)
+    }
+
+    fn diagnose(&self, raw: &[u8]) -> Option<&'static str> {
+        super::diagnose_java_binary(raw)
+    }
+}
+
+/// Encodes a value as Redisson's `JsonJacksonCodec` would.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, BoxError> {
+    let node = value.serialize(Ser { place: Place::Root })?;
+    let mut out = Vec::new();
+    node.write(&mut out);
+    Ok(out)
+}
+
+/// Removes Jackson's type information from JSON: every `"@class"` property
+/// and every `["java.class.Name", value]` wrapper.
+///
+/// ```
+/// let java = br#"{"@class":"compat.Order","id":"o-1","tags":["java.util.ArrayList",["a"]]}"#;
+/// let plain = delayq_codec::jackson::to_plain_json(java).unwrap();
+/// assert_eq!(plain, serde_json::json!({"id": "o-1", "tags": ["a"]}));
+/// ```
+pub fn to_plain_json(raw: &[u8]) -> Result<serde_json::Value, BoxError> {
+    let value: serde_json::Value = serde_json::from_slice(raw)?;
+    Ok(de::strip(value))
+}
+
+/// Adds Jackson's type information to plain JSON, as `JsonJacksonCodec`
+/// would write the same data: the root object gets `"@class": root_class`,
+/// nested objects the class `classes` gives their path (`customer`,
+/// `items[]`, `items[].product`) or else `java.util.LinkedHashMap`, arrays
+/// become `java.util.ArrayList`s, and properties are sorted.
+///
+/// ```
+/// use serde_json::json;
+/// let plain = json!({"id": "o-1", "tags": ["a"], "customer": {"name": "Ann"}});
+/// let typed = delayq_codec::jackson::from_plain_json(&plain, "compat.Order", &[("customer", "compat.Customer")]).unwrap();
+/// assert_eq!(
+///     String::from_utf8(typed).unwrap(),
+///     r#"{"@class":"compat.Order","customer":{"@class":"compat.Customer","name":"Ann"},"id":"o-1","tags":["java.util.ArrayList",["a"]]}"#
+/// );
+/// ```
+pub fn from_plain_json(
+    plain: &serde_json::Value,
+    root_class: &str,
+    classes: &[(&str, &str)],
+) -> Result<Vec<u8>, BoxError> {
+    if !ser::is_java_class(root_class) {
+        return Err(format!("{root_class:?} is not a Java class name").into());
+    }
+    let node = typed_from_plain(plain, "", Some(root_class), classes)?;
+    let mut out = Vec::new();
+    node.write(&mut out);
+    Ok(out)
+}
+
+fn typed_from_plain(
+    value: &serde_json::Value,
+    path: &str,
+    class: Option<&str>,
+    classes: &[(&str, &str)],
+) -> Result<Node, BoxError> {
+    use serde_json::Value as V;
+    Ok(match value {
+        V::Null => Node::Null,
+        V::Bool(b) => Node::Bool(*b),
+        V::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Node::Int(i.into()),
+            (_, Some(u), _) => Node::Int(u.into()),
+            (_, _, Some(f)) => Node::Float {
+                value: f,
+                single: false,
+            },
+            _ => return Err(format!("unsupported number {n}").into()),
+        },
+        V::String(s) => Node::Str(s.clone()),
+        V::Array(items) => {
+            let item_path = format!("{path}[]");
+            let items = items
+                .iter()
+                .map(|item| typed_from_plain(item, &item_path, None, classes))
+                .collect::<Result<_, _>>()?;
+            Node::Typed(ser::ARRAY_LIST.to_owned(), Box::new(Node::Array(items)))
+        }
+        V::Object(map) => {
+            let class = class
+                .or_else(|| classes.iter().find(|(p, _)| *p == path).map(|(_, c)| *c))
+                .unwrap_or("java.util.LinkedHashMap");
+            let mut props = Vec::with_capacity(map.len());
+            for (name, value) in map {
+                if value.is_null() {
+                    continue;
+                }
+                let child = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
+                props.push((name.clone(), typed_from_plain(value, &child, None, classes)?));
+            }
+            props.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            Node::Typed(class.to_owned(), Box::new(Node::Object(props)))
+        }
+    })
+}
+
+/// A Java `java.lang.Long` (boxed), for struct fields declared `Long`: Jackson
+/// writes those as `["java.lang.Long", n]`, unlike primitive `long` fields.
+///
+/// ```
+/// use delayq_codec::jackson::{to_vec, JavaLong};
+///
+/// #[derive(serde::Serialize)]
+/// #[serde(rename = "shop.Item")]
+/// struct Item { count: i64, stock: JavaLong }
+///
+/// let json = to_vec(&Item { count: 1, stock: JavaLong(7) }).unwrap();
+/// assert_eq!(json, br#"{"@class":"shop.Item","count":1,"stock":["java.lang.Long",7]}"#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(rename = "java.lang.Long")]
+pub struct JavaLong(pub i64);
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+
+    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[serde(rename = "compat.Order")]
+    struct Order {
+        id: String,
+        amount: i64,
+        tags: Vec<String>,
+    }
+
+    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[serde(rename = "shop.Customer", rename_all = "camelCase")]
+    struct Customer {
+        first_name: String,
+        nickname: Option<String>,
+        orders: Vec<Order>,
+        attributes: BTreeMap<String, String>,
+        ids: Vec<i64>,
+        boxed: JavaLong,
+        score: f64,
+        address: Address,
+    }
+
+    /// A final class on the Java side: no "@class".
+    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    struct Address {
+        city: String,
+    }
+
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn the_captured_order_round_trips_byte_for_byte() {
+        for java in [
+            r#"{"@class":"compat.Order","amount":1234,"id":"o-1","tags":["java.util.ArrayList",["a","b"]]}"#,
+            r#"{"@class":"compat.Order","amount":-5,"id":"o-2","tags":["java.util.ArrayList",[]]}"#,
+        ] {
+            let order: Order = JacksonCodec::new().decode(java.as_bytes()).unwrap();
+            assert_eq!(text(to_vec(&order).unwrap()), java);
+        }
+    }
+
+    #[test]
+    fn nested_objects_collections_maps_and_boxed_longs_are_typed() {
+        let customer = Customer {
+            first_name: "Ann".into(),
+            nickname: None,
+            orders: vec![Order {
+                id: "o-1".into(),
+                amount: 5,
+                tags: vec![],
+            }],
+            attributes: BTreeMap::from([("tier".into(), "gold".into())]),
+            ids: vec![1, 2],
+            boxed: JavaLong(9),
+            score: 12345678.5,
+            address: Address { city: "Oslo".into() },
+        };
+        let json = text(to_vec(&customer).unwrap());
+        assert_eq!(
+            json,
+            concat!(
+                r#"{"@class":"shop.Customer","address":{"city":"Oslo"},"#,
+                r#""attributes":{"@class":"java.util.HashMap","tier":"gold"},"boxed":["java.lang.Long",9],"#,
+                r#""firstName":"Ann","ids":["java.util.ArrayList",[["java.lang.Long",1],["java.lang.Long",2]]],"#,
+                r#""orders":["java.util.ArrayList",[{"@class":"compat.Order","amount":5,"id":"o-1","#,
+                r#""tags":["java.util.ArrayList",[]]}]],"score":1.23456785E7}"#
+            )
+        );
+        let back: Customer = JacksonCodec::new().decode(json.as_bytes()).unwrap();
+        assert_eq!(back, customer);
+    }
+
+    #[test]
+    fn plain_json_also_decodes() {
+        let plain = br#"{"id":"o-1","amount":3,"tags":["x"]}"#;
+        let order: Order = JacksonCodec::new().decode(plain).unwrap();
+        assert_eq!(order.tags, vec!["x".to_string()]);
+    }
+
+    #[test]
+    fn root_values_carry_their_java_class() {
+        assert_eq!(text(to_vec(&42i64).unwrap()), r#"["java.lang.Long",42]"#);
+        assert_eq!(text(to_vec(&7i32).unwrap()), "7");
+        assert_eq!(text(to_vec("s").unwrap()), r#""s""#);
+        assert_eq!(text(to_vec(&vec!["a"]).unwrap()), r#"["java.util.ArrayList",["a"]]"#);
+        assert_eq!(
+            JacksonCodec::<i64>::new().decode(br#"["java.lang.Long",42]"#).unwrap(),
+            42
+        );
+    }
+
+    #[test]
+    fn a_root_struct_without_a_java_name_is_an_error_that_says_how_to_fix_it() {
+        let err = to_vec(&Address { city: "x".into() }).unwrap_err().to_string();
+        assert!(err.contains("#[serde(rename"), "{err}");
+    }
+
+    #[test]
+    fn nulls_are_left_out_and_properties_sorted() {
+        #[derive(Serialize)]
+        #[serde(rename = "a.B")]
+        struct B {
+            zeta: Option<i32>,
+            alpha: Option<i32>,
+            _mid: i32,
+        }
+        let json = text(
+            to_vec(&B {
+                zeta: Some(1),
+                alpha: None,
+                _mid: 2,
+            })
+            .unwrap(),
+        );
+        assert_eq!(json, r#"{"@class":"a.B","_mid":2,"zeta":1}"#);
+    }
+
+    #[test]
+    fn strip_removes_every_kind_of_type_information() {
+        let typed = br#"{"@class":"a.B","m":{"@class":"java.util.HashMap","k":["java.lang.Long",1]},"l":["java.util.ArrayList",[{"@class":"a.C","x":1}]]}"#;
+        assert_eq!(
+            to_plain_json(typed).unwrap(),
+            serde_json::json!({"m": {"k": 1}, "l": [{"x": 1}]})
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! Redisson's value formats in Rust: the bytes a Java service's Redisson
+//! codec writes into Redis, read and written without Redis and without an
+//! async runtime.
+//!
+//! Any program that reads or writes values a Redisson client shares — an
+//! `RBucket`, an `RMap`, an `RQueue`, or the payloads of an `RDelayedQueue`
+//! (what the [`delayq`](https://docs.rs/delayq) crate builds on) — can use it.
+//!
+//! | Rust codec | value type | Java side |
+//! | --- | --- | --- |
+//! | [`StringCodec`] | `String` | `StringCodec` (UTF-8) |
+//! | [`LongCodec`] | `i64` | `LongCodec` (ASCII decimal) |
+//! | [`BytesCodec`] | `Bytes` / `Vec<u8>` | `ByteArrayCodec` (raw bytes) |
+//! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
+//! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
+//! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
+//!
+//! Untyped Kryo payloads (without Rust types) are [`kryo::KryoValue`]s, with
+//! a [`kryo::KryoSchema`] for POJOs.
+//!
+//! ```
+//! use delayq_codec::{Codec, KryoCodec};
+//!
+//! // What Java's `bucket.set("hello")` writes with Redisson's default codec.
+//! let java_bytes = [0x03, b'h', b'e', b'l', b'l', b'o' | 0x80];
+//! let codec = KryoCodec::<String>::new();
+//! assert_eq!(codec.decode(&java_bytes).unwrap(), "hello");
+//! assert_eq!(codec.encode(&"hello".to_string()).unwrap(), &java_bytes[..]);
+//! ```
+//!
+//! Every decoder costs time in proportion to its input, or is capped (see
+//! [`kryo::MAX_DECIMAL_BITS`] and [`kryo::MAX_ALL_NULL`]): a small hostile
+//! payload cannot stall the program that reads it.
+
+#![warn(missing_docs)]
+
+mod bytes;
+pub mod jackson;
+mod json;
+pub mod kryo;
+mod long;
+mod string;
+
+pub use self::bytes::BytesCodec;
+pub use self::jackson::JacksonCodec;
+pub use self::json::JsonCodec;
+pub use self::kryo::KryoCodec;
+pub use self::long::LongCodec;
+pub use self::string::StringCodec;
+
+use ::bytes::Bytes;
+
+/// The error a codec returns: any error, boxed (a codec's own error type
+/// stays reachable through `downcast_ref`).
+///
+/// ```
+/// let error: delayq_codec::BoxError = "not a number".into();
+/// assert_eq!(error.to_string(), "not a number");
+/// ```
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Turns values of type `T` into payload bytes and back.
+///
+/// Implement it to share a queue with a Java codec this crate does not ship.
+/// Codecs are cheap to share: a queue holds its codec in an `Arc`.
+///
+/// ```
+/// use bytes::Bytes;
+/// use delayq_codec::{BoxError, Codec};
+///
+/// /// Upper-cases on the way in, as some legacy Java producer did.
+/// struct Shouting;
+///
+/// impl Codec<String> for Shouting {
+///     fn name(&self) -> &'static str { "shouting" }
+///     fn encode(&self, value: &String) -> Result<Bytes, BoxError> {
+///         Ok(Bytes::from(value.to_uppercase()))
+///     }
+///     fn decode(&self, raw: &[u8]) -> Result<String, BoxError> {
+///         Ok(std::str::from_utf8(raw)?.to_owned())
+///     }
+/// }
+///
+/// assert_eq!(Shouting.encode(&"hi".to_string()).unwrap(), "HI");
+/// ```
+pub trait Codec<T>: Send + Sync + 'static {
+    /// A short name for errors and the CLI (`string`, `long`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Encodes a value into payload bytes.
+    fn encode(&self, value: &T) -> Result<Bytes, BoxError>;
+
+    /// Decodes payload bytes; on failure the caller keeps the raw bytes.
+    fn decode(&self, raw: &[u8]) -> Result<T, BoxError>;
+
+    /// Recognises payloads written by a codec this one cannot read (for
+    /// example Redisson's Kryo default) so the error can say how to fix it.
+    fn diagnose(&self, raw: &[u8]) -> Option<&'static str> {
+        let _ = raw;
+        None
+    }
+}
+
+const JAVA_SERIALIZATION_HINT: &str = "Java serialization (SerializationCodec/MarshallingCodec): configure \
+    StringCodec, LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the \
+    matching delayq codec";
+
+const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec: read it with KryoCodec (on the command line: \
+    use --codec kryo), no Java change needed";
+
+/// Recognises payloads written by Java-only codecs, so that a decoding error
+/// can say which codec wrote them and what to configure instead (the text
+/// codecs' [`Codec::diagnose`] answer with it).
+///
+/// Kryo (Redisson's default `Kryo5Codec`: `writeClassAndObject`, references
+/// off, registration not required) starts with the class: `0x01` then a name
+/// id and the class name in Kryo's ASCII form (last character `| 0x80`) for
+/// classes not registered, or `registration id + 2` for Kryo's built-in ones
+/// (`0x03` String, `0x09` Long, `0x02` Integer, ...). Java serialization
+/// starts with `AC ED 00 05`.
+pub fn diagnose_java_binary(raw: &[u8]) -> Option<&'static str> {
+    if raw.starts_with(&[0xac, 0xed, 0x00, 0x05]) {
+        Some(JAVA_SERIALIZATION_HINT)
+    } else if looks_like_kryo(raw) {
+        Some(KRYO_HINT)
+    } else {
+        None
+    }
+}
+
+/// Kryo's ASCII string: 2 to 32 ASCII bytes, the last with its top bit set.
+fn kryo_ascii(bytes: &[u8], valid: impl Fn(u8) -> bool) -> bool {
+    match bytes.split_last() {
+        Some((&last, init)) if last >= 0x80 => valid(last & 0x7f) && init.iter().all(|&b| b < 0x80 && valid(b)),
+        _ => false,
+    }
+}
+
+/// Whether `bytes` is exactly one Kryo unsigned varint.
+fn kryo_varint(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && bytes.len() <= 10
+        && bytes[..bytes.len() - 1].iter().all(|b| b & 0x80 != 0)
+        && bytes[bytes.len() - 1] & 0x80 == 0
+}
+
+fn looks_like_kryo(raw: &[u8]) -> bool {
+    let class_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$' | b'[' | b';');
+    match raw {
+        // An unregistered class, written by name: 0x01, name id, class name.
+        [0x01, 0x00, rest @ ..] => {
+            let end = rest.iter().position(|&b| b >= 0x80).map(|i| i + 1).unwrap_or(0);
+            end >= 2 && kryo_ascii(&rest[..end], class_char) && rest[..end].contains(&b'.')
+        }
+        // java.lang.String: empty, 1 character, 2-32 ASCII, or a flagged length then UTF-8.
+        [0x03, 0x81] => true,
+        [0x03, rest @ ..] if !rest.is_empty() => {
+            kryo_ascii(rest, |b| (0x20..0x7f).contains(&b)) || (rest[0] & 0x80 != 0 && rest.len() >= 2)
+        }
+        // java.lang.Integer / java.lang.Long: one zig-zag varint.
+        [0x02 | 0x09, rest @ ..] => kryo_varint(rest),
+        // java.lang.Boolean.
+        [0x05, 0x00 | 0x01] => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kryo_payloads_are_recognised() {
+        // Byte layouts from Kryo 5's Output and DefaultClassResolver, as Kryo5Codec writes them.
+        let hello = [0x03, b'h', b'e', b'l', b'l', b'o' | 0x80];
+        let single_char = [0x03, 0x82, b'x'];
+        let empty = [0x03, 0x81];
+        let long_42 = [0x09, 0x54];
+        let long_big = [0x09, 0xfe, 0xff, 0xff, 0xff, 0x0f];
+        let mut pojo = vec![0x01, 0x00];
+        pojo.extend_from_slice(b"compat.Orde");
+        pojo.push(b'r' | 0x80);
+        pojo.extend_from_slice(&[0x02, 0x87]);
+        for raw in [&hello[..], &single_char, &empty, &long_42, &long_big, &pojo] {
+            let hint = diagnose_java_binary(raw).unwrap_or_else(|| panic!("{raw:02x?} not recognised"));
+            assert!(
+                hint.contains("KryoCodec") && hint.contains("use --codec kryo"),
+                "{hint}"
+            );
+        }
+        assert!(diagnose_java_binary(&[0xac, 0xed, 0x00, 0x05, 0x74])
+            .unwrap()
+            .contains("Java serialization"));
+    }
+
+    #[test]
+    fn text_json_and_numbers_are_not_mistaken_for_kryo() {
+        for raw in [&b"hello"[..], b"42", b"-7", br#"{"id":1}"#, b"", b"\x01"] {
+            assert_eq!(diagnose_java_binary(raw), None, "{raw:?}");
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! A web dashboard of every delayed queue on a server, and a Prometheus
+//! `/metrics` endpoint (the CLI's `delayq dashboard`), built on delayq's
+//! public API only.
+//!
+//! # Usage
+//!
+//! ```no_run
+//! use delayq_dashboard::Dashboard;
+//!
+//! # async fn demo() -> std::io::Result<()> {
+//! let client = delayq::Client::connect("redis://127.0.0.1:6379").await.map_err(std::io::Error::other)?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:9090").await?;
+//! Dashboard::new(client).read_only(true).serve(listener).await
+//! # }
+//! ```
+//!
+//! A service that embeds delayq and only wants `/metrics` calls
+//! [`serve_metrics`], or merges [`metrics_router`] into its own axum app.
+//!
+//! # What it shows
+//!
+//! - `/`: every queue on the server, found by `SCAN` (never `KEYS`) over
+//!   Redisson's timeout sets and delayq's dead-letter lists, with pending,
+//!   ready, in flight, dead letters, quarantined, next due, transfer lag and
+//!   what falls due over the next hour; refreshed by polling a JSON API.
+//! - `/queue?name=N`: pending elements in due order, a page at a time
+//!   (`ZRANGE` by index), decoded with the dashboard's codec (hex for what
+//!   does not decode); the ready list's head; dead letters; history charts.
+//! - `/metrics`: the `metrics` feature's series plus, for every discovered
+//!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
+//!   `delayq_dead_letters`, `delayq_quarantined` and
+//!   `delayq_transfer_lag_seconds` gauges labelled `queue`.
+//!
+//! # Actions and safety
+//!
+//! Unless [`read_only`](Dashboard::read_only), the queue page can requeue or
+//! delete dead letters, move due elements now, purge the pending elements
+//! (the operator types the queue's name) and migrate the element format.
+//! Each is a `POST` that must carry the page's CSRF token (the same value as
+//! the `delayq_csrf` cookie, `SameSite=Strict`) and must not come from
+//! another site (`Origin`, `Sec-Fetch-Site`); no `GET` changes anything.
+//! Another site on the same host can plant cookies (cookies ignore ports),
+//! so only a cookie of the shape the dashboard mints (32 lowercase hex
+//! digits) counts as a token; the page gets a fresh one otherwise. Each
+//! action answers within [`action_time`](Dashboard::action_time), keeping
+//! the atomic steps it finished.
+//! With a [`token`](Dashboard::token) every request needs it (a bearer
+//! header, or `?token=` once, which sets a cookie and redirects to the same
+//! path of this dashboard without it); [`serve`](Dashboard::serve)
+//! refuses to listen on a non-loopback address without one. On loopback
+//! without a token, requests must name a loopback host (no DNS rebinding).
+//!
+//! The server writes no data into markup: the pages are fixed templates
+//! (only the escaped CSRF token is filled in), and the script puts what the
+//! JSON API returns into the page as text, with control characters and
+//! bidirectional overrides shown as escapes (`\u{1b}`), as the CLI shows
+//! them.
+//!
+//! # Implementation
+//!
+//! One background task per dashboard samples every discovered queue
+//! (`DelayedQueue::status` and two `ZCOUNT`s, 32 queues at a time) every
+//! [`sample_interval`](Dashboard::sample_interval); the overview reads that
+//! cache, so it costs the same with ten thousand queues. The history charts
+//! are estimated from those samples (see the queue page's notes): they count
+//! what every process did, Java's included. The HTTP layer calls the
+//! library's public API like any user; it owns no Redis scripts.
+
+#![warn(missing_docs)]
+
+mod actions;
+mod api;
+mod assets;
+mod guard;
+mod metrics;
+mod sampler;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use delayq::{Client, Codec, StringCodec};
+
+pub use self::metrics::{install_recorder, metrics_router, serve_metrics};
+
+/// The dashboard of one Redis deployment: a builder, then an axum
+/// [`Router`] or a server.
+///
+/// ```no_run
+/// # async fn demo(client: delayq::Client) -> std::io::Result<()> {
+/// use delayq_dashboard::Dashboard;
+/// let app = Dashboard::new(client)
+///     .codec(delayq::StringCodec)
+///     .token(Some("s3cret".into()))
+///     .router();
+/// let listener = tokio::net::TcpListener::bind("0.0.0.0:9090").await?;
+/// axum::serve(listener, app).await
+/// # }
+/// ```
+pub struct Dashboard {
+    client: Client,
+    codec: Arc<dyn Codec<String>>,
+    read_only: bool,
+    token: Option<String>,
+    loopback: bool,
+    sample_interval: Duration,
+    action_time: Duration,
+}
+
+impl std::fmt::Debug for Dashboard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dashboard")
+            .field("codec", &self.codec.name())
+            .field("read_only", &self.read_only)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("sample_interval", &self.sample_interval)
+            .field("action_time", &self.action_time)
+            .finish()
+    }
+}
+
+impl Dashboard {
+    /// A dashboard of the deployment `client` is connected to, decoding
+    /// payloads as UTF-8 text ([`StringCodec`]), with actions, no token.
+    pub fn new(client: Client) -> Self {
+        Dashboard {
+            client,
+            codec: Arc::new(StringCodec),
+            read_only: false,
+            token: None,
+            loopback: true,
+            sample_interval: Duration::from_secs(5),
+            action_time: actions::ACTION_TIME,
+        }
+    }
+
+    /// How payloads are shown: the codec the Java side uses, as text.
+    /// Payloads it cannot decode are shown as hex.
+    pub fn codec(mut self, codec: impl Codec<String>) -> Self {
+        self.codec = Arc::new(codec);
+        self
+    }
+
+    /// Without actions: no button, and no route that changes anything.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// A token every request must carry (required off loopback).
+    pub fn token(mut self, token: Option<String>) -> Self {
+        self.token = token.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// How often every queue is sampled for the overview, the history
+    /// charts and the `/metrics` gauges (default 5 s, at least 100 ms).
+    pub fn sample_interval(mut self, interval: Duration) -> Self {
+        self.sample_interval = interval.max(Duration::from_millis(100));
+        self
+    }
+
+    /// How long one action may go on before it answers (default 60 s).
+    /// Actions work in short atomic steps: one stopped by this limit keeps
+    /// the steps it finished and says that more is left; pressing again
+    /// goes on.
+    pub fn action_time(mut self, limit: Duration) -> Self {
+        self.action_time = limit;
+        self
+    }
+
+    /// The routes, with the sampler started (it stops when the router and
+    /// every clone of it are dropped). Call inside a Tokio runtime.
+    ///
+    /// Requests are checked as for a loopback listener: the `Host` must be
+    /// a loopback name unless a token is set.
+    ///
+    /// Installs the Prometheus recorder as the process's `metrics` recorder
+    /// unless one is installed already ([`install_recorder`]); with another
+    /// recorder, `/metrics` says so and the rest works.
+    pub fn router(self) -> Router {
+        let metrics = install_recorder().ok();
+        let shared = Arc::new(Shared {
+            client: self.client,
+            codec: self.codec,
+            read_only: self.read_only,
+            token: self.token,
+            loopback: self.loopback,
+            sample_interval: self.sample_interval,
+            action_time: self.action_time,
+            queues: parking_lot::RwLock::new(sampler::Queues::default()),
+            metrics,
+        });
+        sampler::start(&shared);
+        let mut router = Router::new()
+            .route("/", get(assets::overview_page))
+            .route("/queue", get(assets::queue_page))
+            .route("/assets/dashboard.js", get(assets::script))
+            .route("/assets/dashboard.css", get(assets::style))
+            .route("/api/overview", get(api::overview))
+            .route("/api/queue", get(api::queue))
+            .route("/metrics", get(metrics::render));
+        if !shared.read_only {
+            router = router
+                .route("/api/actions/requeue-dead-letters", post(actions::requeue_dead_letters))
+                .route("/api/actions/delete-dead-letters", post(actions::delete_dead_letters))
+                .route("/api/actions/move-due", post(actions::move_due))
+                .route("/api/actions/purge", post(actions::purge))
+                .route("/api/actions/migrate", post(actions::migrate));
+        }
+        router
+            .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::check))
+            .with_state(shared)
+    }
+
+    /// Serves the dashboard on `listener` until the process ends. Refuses a
+    /// non-loopback address without a [`token`](Self::token).
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        self.serve_with_shutdown(listener, std::future::pending()).await
+    }
+
+    /// [`serve`](Self::serve) until `shutdown` completes.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let stop = async { let _ = tokio::signal::ctrl_c().await; };
+    /// delayq_dashboard::Dashboard::new(client).serve_with_shutdown(listener, stop).await
+    /// # }
+    /// ```
+    pub async fn serve_with_shutdown(
+        mut self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let addr = listener.local_addr()?;
+        check_listen(addr, self.token.is_some())?;
+        self.loopback = addr.ip().is_loopback();
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// Refuses to serve a non-loopback address without a token.
+///
+/// ```
+/// use delayq_dashboard::check_listen;
+/// assert!(check_listen("127.0.0.1:9090".parse().unwrap(), false).is_ok());
+/// assert!(check_listen("0.0.0.0:9090".parse().unwrap(), false).is_err());
+/// assert!(check_listen("0.0.0.0:9090".parse().unwrap(), true).is_ok());
+/// ```
+pub fn check_listen(addr: SocketAddr, has_token: bool) -> std::io::Result<()> {
+    if addr.ip().is_loopback() || has_token {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "refusing to serve the dashboard on {addr} without a token: anyone who can reach it could \
+                 purge queues. Set --token or DELAYQ_TOKEN, or listen on 127.0.0.1"
+            ),
+        ))
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct Shared {
+    pub client: Client,
+    pub codec: Arc<dyn Codec<String>>,
+    pub read_only: bool,
+    pub token: Option<String>,
+    pub loopback: bool,
+    pub sample_interval: Duration,
+    /// How long one action may go on.
+    pub action_time: Duration,
+    pub queues: parking_lot::RwLock<sampler::Queues>,
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+}
+
+/// Milliseconds since the Unix epoch, for JSON.
+pub(crate) fn epoch_ms(at: SystemTime) -> i64 {
+    match at.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    }
+}

@@ -1,0 +1,386 @@
+//! The dashboard in a real browser: Debian's headless Chromium driven
+//! through chromedriver (WebDriver). Loads each page, reads the numbers
+//! from the DOM, presses requeue and purge and checks Redis afterwards;
+//! markup in queue data and a cookie planted by another port stay text.
+//! A screenshot of each page goes to `target/dashboard/` (path printed).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use delayq_dashboard::Dashboard;
+use fantoccini::{Client as Browser, ClientBuilder, Locator};
+
+use crate::redis_server::{free_port, RedisServer};
+use crate::seed::{self, eventually};
+
+/// Generous: a loaded 2-core machine starts Chromium slowly.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// chromedriver on a free port. Dropped (also when an assertion fails), it
+/// ends the browser session, so Chromium exits, then kills chromedriver.
+struct Driver {
+    child: Child,
+    port: u16,
+    session: Option<String>,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(id) = self.session.take() {
+            // Plain HTTP: Drop cannot await the WebDriver client.
+            use std::io::{Read, Write};
+            if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                let request = format!("DELETE /session/{id} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+                if stream.write_all(request.as_bytes()).is_ok() {
+                    let _ = stream.read_to_end(&mut Vec::new());
+                }
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(var: &str, default: &str) -> String {
+    let path = std::env::var(var).unwrap_or_else(|_| default.to_owned());
+    assert!(
+        std::path::Path::new(&path).exists(),
+        "{path} not found: run ./scripts/test.sh, which installs Debian's chromium and chromium-driver, or set {var}"
+    );
+    path
+}
+
+async fn start_driver() -> Driver {
+    let chromedriver = command("CHROMEDRIVER", "/usr/bin/chromedriver");
+    let port = free_port();
+    let child = Command::new(chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let driver = Driver {
+        child,
+        port,
+        session: None,
+    };
+    eventually(WAIT, "chromedriver listening", || async move {
+        tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()
+    })
+    .await;
+    driver
+}
+
+async fn browser(driver: &mut Driver) -> Browser {
+    let chromium = command("CHROMIUM", "/usr/bin/chromium");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": chromium,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1400,1500", "--hide-scrollbars", "--lang=en-US"],
+        }),
+    );
+    let browser = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("a WebDriver session with headless Chromium");
+    driver.session = browser.session_id().await.ok().flatten();
+    browser
+}
+
+/// A served dashboard on a free loopback port.
+async fn serve(server: &RedisServer) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let client = seed::client(server).await;
+    tokio::spawn(
+        Dashboard::new(client)
+            .sample_interval(Duration::from_millis(300))
+            .serve(listener),
+    );
+    url
+}
+
+/// The text of the element `css`, once it is there ("" until then).
+async fn text(browser: &Browser, css: &str) -> String {
+    match browser.find(Locator::Css(css)).await {
+        Ok(element) => element.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Waits until the element `css` reads `want`.
+async fn wait_text(browser: &Browser, css: &str, want: &str) {
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while tokio::time::Instant::now() < deadline {
+        seen = text(browser, css).await;
+        if seen == want {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{css} reads {seen:?}, not {want:?}");
+}
+
+async fn screenshot(browser: &Browser, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target/tmp is in target/")
+        .join("dashboard");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, browser.screenshot().await.expect("screenshot")).unwrap();
+    println!("screenshot: {}", path.display());
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_browser() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "orders", 180, 4, 12).await;
+    seed::undecodable(&server, "orders", 300).await;
+    seed::queue(&server, "payments", 40, 0, 0).await;
+    seed::queue(&server, "{tenant-7}emails", 9, 25, 0).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    // Overview: every queue, with the server's counts.
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, r#"tr[data-queue="orders"] td.pending"#, "181").await;
+    wait_text(&browser, "#total-queues", "3").await;
+    wait_text(&browser, "#total-pending", "230").await;
+    assert_eq!(text(&browser, "#total-dead-letters").await, "12");
+    assert_eq!(
+        text(&browser, r#"tr[data-queue="{tenant-7}emails"] td.ready"#).await,
+        "25"
+    );
+    assert_eq!(text(&browser, r#"tr[data-queue="orders"] td.dead-letters"#).await, "12");
+    let bars = browser
+        .find_all(Locator::Css(r#"tr[data-queue="orders"] td.hour rect"#))
+        .await
+        .unwrap();
+    assert_eq!(bars.len(), 13, "overdue + twelve 5-minute buckets");
+    screenshot(&browser, "overview").await;
+
+    // Live refresh: an offer elsewhere shows up without a reload.
+    seed::offer(&server, "payments", "late-payment", 600).await;
+    wait_text(&browser, r#"tr[data-queue="payments"] td.pending"#, "41").await;
+
+    // Queue page, through the link.
+    browser
+        .find(Locator::Css(r#"tr[data-queue="orders"] td.name a"#))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#pending", "181").await;
+    wait_text(&browser, "#dead-letters", "12").await;
+    let rows = browser.find_all(Locator::Css("#pending-table tbody tr")).await.unwrap();
+    assert_eq!(rows.len(), 50, "one page");
+    assert_eq!(
+        text(&browser, "#pending-table tbody tr:first-child td.payload").await,
+        "order-0"
+    );
+    assert!(text(&browser, "#pending-table tbody tr:nth-child(3) td.when")
+        .await
+        .starts_with("in "));
+    assert_eq!(text(&browser, "#ready-list li:first-child").await, "ready-0");
+    assert_eq!(
+        browser
+            .find_all(Locator::Css("#dead-table tbody tr"))
+            .await
+            .unwrap()
+            .len(),
+        12
+    );
+    // Wait for a few history samples so the charts have points.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    screenshot(&browser, "queue").await;
+
+    // The last page holds the undecodable element (due in 5 hours), as hex.
+    for _ in 0..3 {
+        browser
+            .find(Locator::Css("#next"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    wait_text(
+        &browser,
+        "#pending-table tbody tr:last-child td.payload.hex",
+        "fffe0001",
+    )
+    .await;
+
+    // Requeue the dead letters.
+    browser
+        .find(Locator::Css("#requeue-dead"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#dead-letters", "0").await;
+    assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 0);
+    assert_eq!(seed::llen(&server, "orders").await, 16, "4 ready + 12 requeued");
+    assert!(text(&browser, "#flash").await.contains("requeued 12"));
+
+    // Purge: the button waits for the typed name.
+    let purge = browser.find(Locator::Css("#purge")).await.unwrap();
+    assert!(!purge.is_enabled().await.unwrap());
+    let confirm = browser.find(Locator::Css("#purge-confirm")).await.unwrap();
+    confirm.send_keys("order").await.unwrap();
+    assert!(!purge.is_enabled().await.unwrap());
+    confirm.send_keys("s").await.unwrap();
+    eventually(WAIT, "the purge button enabled", || {
+        let purge = purge.clone();
+        async move { purge.is_enabled().await.unwrap_or(false) }
+    })
+    .await;
+    purge.click().await.unwrap();
+    wait_text(&browser, "#pending", "0").await;
+    assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{orders}").await, 0);
+    assert_eq!(seed::llen(&server, "redisson_delay_queue:{orders}").await, 0);
+    assert_eq!(
+        seed::zcard(&server, "redisson_delay_queue_timeout:{payments}").await,
+        41,
+        "other queues untouched"
+    );
+    screenshot(&browser, "queue-after-requeue-and-purge").await;
+
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_pages_have_no_buttons() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "orders", 5, 0, 2).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(
+        Dashboard::new(seed::client(&server).await)
+            .read_only(true)
+            .serve(listener),
+    );
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_text(&browser, "#dead-letters", "2").await;
+    let actions = browser.find(Locator::Css("#actions")).await.unwrap();
+    assert!(!actions.is_displayed().await.unwrap(), "the actions panel is hidden");
+    assert_eq!(text(&browser, "#read-only").await, "read-only");
+    screenshot(&browser, "queue-read-only").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+/// Another site on the same host (another port): it plants a `delayq_csrf`
+/// cookie, which the browser then sends to the dashboard too.
+async fn serve_planter(value: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || async move {
+            (
+                [(axum::http::header::SET_COOKIE, format!("delayq_csrf={value}; Path=/"))],
+                "planted",
+            )
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
+    const NAME: &str = r#"<img src=x id=pwn-name>"#;
+    const PLANTED: &str = r#"x"><i/id=pwn-cookie>aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"#;
+    let server = RedisServer::start().await;
+    seed::offer(&server, NAME, r#"<img src=x id=pwn-payload>"#, -5).await;
+    seed::offer(&server, NAME, "\u{1b}[31mred\u{202e}</td><b id=pwn-cell>", 600).await;
+    let redis = seed::raw(&server).await;
+    let _: () = delayq::fred::interfaces::ListInterface::rpush(
+        &redis,
+        format!("delayq_dead_letter:{{{NAME}}}"),
+        r#"<script id=pwn-dead>document.title='pwned'</script>"#,
+    )
+    .await
+    .unwrap();
+    let url = serve(&server).await;
+    let planter = serve_planter(PLANTED).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    browser.goto(&format!("{planter}/")).await.unwrap();
+    let planted = browser.get_named_cookie("delayq_csrf").await.unwrap();
+    assert_eq!(planted.value(), PLANTED, "the browser holds the planted cookie");
+
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, "#queues td.name a", NAME).await;
+    let injected =
+        |browser: Browser| async move { browser.find_all(Locator::Css(r#"[id^="pwn-"]"#)).await.unwrap().len() };
+    assert_eq!(injected(browser.clone()).await, 0, "no element made from data");
+    assert_ne!(
+        browser.get_named_cookie("delayq_csrf").await.unwrap().value(),
+        PLANTED,
+        "the dashboard replaced the planted cookie"
+    );
+
+    browser
+        .find(Locator::Css("#queues td.name a"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#queue-name", NAME).await;
+    wait_text(&browser, "#pending", "2").await;
+    assert_eq!(
+        text(&browser, "#pending-table tbody tr:first-child td.payload").await,
+        "<img src=x id=pwn-payload>"
+    );
+    // Control characters and bidirectional overrides show as the CLI shows them.
+    assert_eq!(
+        text(&browser, "#pending-table tbody tr:nth-child(2) td.payload").await,
+        r"\u{1b}[31mred\u{202e}</td><b id=pwn-cell>"
+    );
+    assert_eq!(
+        text(&browser, "#dead-table tbody tr:first-child td.payload").await,
+        "<script id=pwn-dead>document.title='pwned'</script>"
+    );
+    assert_eq!(injected(browser.clone()).await, 0, "no element made from data");
+    assert_eq!(browser.title().await.unwrap(), format!("delayq · {NAME}"));
+
+    // The page's token is one the dashboard minted: an action goes through.
+    browser
+        .find(Locator::Css("#move-due"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#pending", "1").await;
+    assert!(
+        text(&browser, "#flash").await.contains("moved 1"),
+        "{}",
+        text(&browser, "#flash").await
+    );
+    assert_eq!(seed::lrange(&server, NAME).await, ["<img src=x id=pwn-payload>"]);
+    screenshot(&browser, "queue-markup-in-data").await;
+
+    browser.close().await.unwrap();
+    driver.session = None;
+}
