@@ -1,6 +1,6 @@
 //! The one error type of this crate: [`Error`], the [`DecodeError`] that keeps
 //! undecodable bytes, and [`RedisError`] around the Redis client's errors.
-//! The bottom layer: every module may use it, it uses none of them.
+//! The bottom layer: every module may use it. May use: nothing.
 
 use bytes::Bytes;
 

@@ -1,6 +1,7 @@
 //! Metrics through the [`metrics`](https://docs.rs/metrics) facade, with the
 //! `metrics` feature; without it every call here compiles to nothing. The
-//! bottom layer beside `error`: every module may report here, it uses none.
+//! bottom layer beside `error`: every module may report here. May use:
+//! nothing.
 //!
 //! Install any `metrics` recorder (e.g. `metrics-exporter-prometheus`) and
 //! delayq reports, each labelled with `queue`:

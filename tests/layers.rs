@@ -337,3 +337,62 @@ fn the_parser_sees_groups_reexports_and_skips_comments() {
     assert_eq!(map.get("c").map(String::as_str), Some("wire"));
     assert_eq!(map.get("Y"), None);
 }
+
+/// The layers a module's doc says it may use: the names in backquotes after
+/// "May use:" up to the next `;` or `.` (none: "May use: nothing."), or
+/// every lower layer for "May use every layer below".
+fn declared_uses(doc: &str, module: &str) -> Option<BTreeSet<String>> {
+    let text: String = doc
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let at = text.find("May use")?;
+    let rest = &text[at + "May use".len()..];
+    if rest.trim_start().starts_with("every layer below") {
+        let own = layer_of(module)?;
+        return Some(
+            LAYERS[..own]
+                .iter()
+                .flat_map(|l| l.iter().map(|m| m.to_string()))
+                .collect(),
+        );
+    }
+    let end = rest.find(|c| c == ';' || c == '.').unwrap_or(rest.len());
+    let sentence = &rest[..end];
+    Some(sentence.split('`').skip(1).step_by(2).map(str::to_owned).collect())
+}
+
+#[test]
+fn each_layer_says_what_it_may_use_and_uses_exactly_that() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut used: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for u in uses(&src).into_iter().filter(|u| u.from != u.to) {
+        used.entry(u.from).or_default().insert(u.to);
+    }
+    let mut wrong = Vec::new();
+    for layer in LAYERS.iter().flat_map(|l| l.iter()) {
+        let dir = src.join(layer).join("mod.rs");
+        let file = if dir.is_file() {
+            dir
+        } else {
+            src.join(format!("{layer}.rs"))
+        };
+        let doc = std::fs::read_to_string(&file).unwrap();
+        let actual = used.remove(*layer).unwrap_or_default();
+        let Some(declared) = declared_uses(&doc, layer) else {
+            wrong.push(format!("{}: no \"May use: `...`\" in its module doc", file.display()));
+            continue;
+        };
+        let every_below = doc.contains("May use every layer below");
+        let undeclared: Vec<_> = actual.difference(&declared).collect();
+        let unused: Vec<_> = declared.difference(&actual).collect();
+        if !undeclared.is_empty() || (!unused.is_empty() && !every_below) {
+            wrong.push(format!(
+                "{}: uses {undeclared:?} without saying so; says {unused:?} but does not use it",
+                file.display()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}

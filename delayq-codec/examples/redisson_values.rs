@@ -27,9 +27,7 @@ fn unhex(text: &str) -> Vec<u8> {
 
 fn main() {
     // new Order("o-1", 1234, List.of("a", "b")) in an ArrayList, as Kryo5Codec wrote it.
-    let java = unhex(
-        "0100636f6d7061742e4f726465f2a4136f2db101016a6176612e7574696c2e41727261794c6973f40382618262",
-    );
+    let java = unhex("0100636f6d7061742e4f726465f2a4136f2db101016a6176612e7574696c2e41727261794c6973f40382618262");
 
     // Typed: a serde struct named after the Java class.
     let kryo = KryoCodec::<Order>::new();

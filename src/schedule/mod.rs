@@ -13,6 +13,10 @@
 //! the caller computed, and moves it on in the same atomic step. The fired
 //! element is an ordinary pending element: any transfer, Java's included,
 //! moves it to the destination.
+//!
+//! Owns the specs (`spec`), the stored records (`store`) and
+//! the per-client runner (`runner`). May use: `queue`, `connection` (its own
+//! scripts), `wire`, `telemetry`, `error`; beside `worker`, never above it.
 
 mod runner;
 mod spec;

@@ -5,8 +5,9 @@
 //!
 //! Owns the consume loop ([`consume`]), retry policies ([`retry`]), failures
 //! and their kinds ([`failure`]) and the running worker's handle
-//! ([`handle`]). May use: `queue`, `wire`, `telemetry`, `error`; a worker is
-//! built on a [`ReliableQueue`] like any user's code.
+//! ([`handle`]). May use: `queue`, `connection` (the rate limiter's script),
+//! `wire`, `telemetry`, `error`; a worker is built on a [`ReliableQueue`] like
+//! any user's code.
 
 mod consume;
 mod failure;
