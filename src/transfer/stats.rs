@@ -1,4 +1,8 @@
-//! Counters of what a client's transfer scheduler did.
+//! Counters of what a client did: its transfer scheduler counts its runs,
+//! sweeps and registrations (`transfer/task/outcome.rs`, `transfer/mod.rs`),
+//! and the queues above it count what they quarantine or dead-letter
+//! (`queue/delayed`, `queue/reliable/take.rs`). They live here, in the
+//! lowest layer that counts, so that every counter is one atomic add.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -31,7 +35,15 @@ impl Stats {
     }
 }
 
-/// What a [`Client`](crate::Client)'s transfer scheduler has done since it started.
+/// What a [`Client`](crate::Client) has done since it started.
+///
+/// Who counts what: the client's transfer scheduler counts `transfer_runs`,
+/// `transfer_failures`, `transferred`, `sweeps` and `registrations`, and
+/// the part of `quarantined` its runs set aside; the queues count the rest of
+/// `quarantined` (elements a `remove_first`/`poll_last_and_offer_first_to`
+/// found malformed) and `dead_lettered` (values this client's reliable takes
+/// and workers dead-lettered). Other processes' work is not counted: see
+/// the dashboard or `QueueStatus` for a queue's totals.
 ///
 /// ```no_run
 /// # async fn demo(client: delayq::Client) {
@@ -48,7 +60,8 @@ pub struct ClientStats {
     pub transfer_failures: u64,
     /// Elements moved to destination lists.
     pub transferred: u64,
-    /// Malformed elements moved aside to quarantine lists.
+    /// Malformed elements moved aside to quarantine lists (by transfer runs
+    /// and by removals).
     pub quarantined: u64,
     /// Values moved to dead-letter lists by this client's reliable consumers.
     pub dead_lettered: u64,
