@@ -358,7 +358,7 @@ fn declared_uses(doc: &str, module: &str) -> Option<BTreeSet<String>> {
                 .collect(),
         );
     }
-    let end = rest.find(|c| c == ';' || c == '.').unwrap_or(rest.len());
+    let end = rest.find([';', '.']).unwrap_or(rest.len());
     let sentence = &rest[..end];
     Some(sentence.split('`').skip(1).step_by(2).map(str::to_owned).collect())
 }

@@ -451,7 +451,8 @@ async fn a_call_given_up_says_which_values_may_be_queued_and_no_more_land_later(
             };
             for key in keys {
                 if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await {
-                    if record.ends_with(b"cancelled") {
+                    // cmsgpack {'cancelled'[, outcome]}: array, str8 header, text.
+                    if record.get(2..11) == Some(&b"cancelled"[..]) {
                         return true;
                     }
                 }
