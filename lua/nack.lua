@@ -47,14 +47,11 @@ if delay < 0 then
   return delayq_answer(KEYS[10], 1)
 end
 local element = ARGV[3]
-if delay == 0 or redis.call('zadd', KEYS[3], 'NX', now + delay, element) == 0 then
+if delay == 0 or redis.call('zscore', KEYS[3], element) then
   redis.call('rpush', KEYS[2], value)
   return delayq_answer(KEYS[10], 1)
 end
--- Scheduled like an offer.
-redis.call('rpush', KEYS[4], element)
-local head = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')
-if head[1] == element then
-  redis.call('publish', KEYS[5], head[2])
-end
+-- Offered like any offer (lib/offer.lua). The due time goes as a number:
+-- ZADD and PUBLISH get the same text of it, the score as Redis writes it.
+delayq_offer(KEYS[3], KEYS[4], KEYS[5], {now + delay}, {element})
 return delayq_answer(KEYS[10], 1)

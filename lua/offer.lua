@@ -6,29 +6,26 @@
 -- bytes were already pending (a random-id collision); the client re-packs those.
 --
 -- Like Redisson: ZADD + RPUSH each element, then publish the due time on the
--- channel when the queue's head is one of the new elements.
+-- channel when the queue's head is one of the new elements (lib/offer.lua).
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
-local new_due = {}
-local pushed = {}
-local collisions = {}
-local server_now
+local dues, elements = {}, {}
 for i = 1, #ARGV, 2 do
-  local due, element = ARGV[i], ARGV[i + 1]
-  if string.sub(due, 1, 1) == '+' then
-    server_now = server_now or delayq_server_ms()
-    due = tostring(server_now + tonumber(string.sub(due, 2)))
-  end
-  if redis.call('zadd', KEYS[1], 'NX', due, element) == 1 then
-    pushed[#pushed + 1] = element
-    new_due[element] = due
-  else
-    collisions[#collisions + 1] = (i + 1) / 2
-  end
+  dues[#dues + 1] = delayq_due(ARGV[i])
+  elements[#elements + 1] = ARGV[i + 1]
 end
-delayq_call_chunked('rpush', KEYS[2], pushed)
-local head = redis.call('zrange', KEYS[1], 0, 0)[1]
-if head ~= nil and new_due[head] ~= nil then
-  redis.call('publish', KEYS[3], new_due[head])
+local collisions = delayq_collisions(KEYS[1], elements)
+if #collisions > 0 then
+  local kept_dues, kept = {}, {}
+  local next_collision = 1
+  for i = 1, #elements do
+    if collisions[next_collision] == i then
+      next_collision = next_collision + 1
+    else
+      kept_dues[#kept_dues + 1], kept[#kept + 1] = dues[i], elements[i]
+    end
+  end
+  dues, elements = kept_dues, kept
 end
+delayq_offer(KEYS[1], KEYS[2], KEYS[3], dues, elements)
 return collisions

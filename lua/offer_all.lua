@@ -27,49 +27,16 @@ end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
 local skip = done - first
-local elements = {}
+local dues, elements = {}, {}
 for j = skip + 1, count do
+  dues[#dues + 1] = delayq_due(ARGV[2 * j])
   elements[#elements + 1] = ARGV[2 * j + 1]
 end
--- One ZMSCORE per 4,000 (unpack's limit) finds collisions with pending
--- elements; `seen` (element -> its place), repeats inside the chunk. Those
--- before the first collision are added.
-local seen = {}
-local n = #elements
-for i = 1, #elements, 4000 do
-  local scores = redis.call('zmscore', KEYS[1], unpack(elements, i, math.min(i + 3999, #elements)))
-  for k = 1, #scores do
-    local e = elements[i + k - 1]
-    if scores[k] or seen[e] then
-      n = i + k - 2
-      break
-    end
-    seen[e] = i + k - 1
-  end
-  if n < #elements then break end
-end
+-- Those before the first collision with a pending element or a repeat
+-- inside the chunk are added.
+local n = (delayq_collisions(KEYS[1], elements)[1] or #elements + 1) - 1
 for k = #elements, n + 1, -1 do
-  elements[k] = nil
+  dues[k], elements[k] = nil, nil
 end
-local zadd = {}
-local server_now
-for k = 1, n do
-  local due = ARGV[2 * (skip + k)]
-  if string.sub(due, 1, 1) == '+' then
-    server_now = server_now or delayq_server_ms()
-    due = tostring(server_now + tonumber(string.sub(due, 2)))
-  end
-  zadd[2 * k - 1] = due
-  zadd[2 * k] = elements[k]
-end
--- None is a member (checked above), so a plain ZADD adds each, as ZADD NX would.
-delayq_call_chunked('zadd', KEYS[1], zadd)
-delayq_call_chunked('rpush', KEYS[2], elements)
-if n > 0 then
-  local head = redis.call('zrange', KEYS[1], 0, 0)[1]
-  local k = head and seen[head]
-  if k then
-    redis.call('publish', KEYS[3], zadd[2 * k - 1])
-  end
-end
+delayq_offer(KEYS[1], KEYS[2], KEYS[3], dues, elements)
 return delayq_answer(KEYS[4], done + n)

@@ -9,16 +9,13 @@
 -- and the new one offered in its place (new value, new due time, at the end
 -- of the pending list).
 --
--- The element is ZADD + RPUSH as any offer, with its id bytes taken from the
--- id (lib/ids.lua), and the due time is published when it is the new head.
+-- The element is offered as any offer (lib/offer.lua), with its id bytes
+-- taken from the id (lib/ids.lua).
 local replayed = delayq_replayed(KEYS[5])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[4], 'hash')
 if bad then return bad end
-local id, payload, format, due, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if string.sub(due, 1, 1) == '+' then
-  due = tostring(delayq_server_ms() + tonumber(string.sub(due, 2)))
-end
+local id, payload, format, due, mode = ARGV[1], ARGV[2], ARGV[3], delayq_due(ARGV[4]), ARGV[5]
 local field = delayq_id_bytes(format, id)
 local element = delayq_pack(format, field, payload)
 local old = delayq_id_find(KEYS[4], KEYS[1], id)
@@ -34,9 +31,7 @@ if old then
   delayq_pending_remove(KEYS[2], old)
   redis.call('hdel', KEYS[4], delayq_element_id(old))
 end
-redis.call('zadd', KEYS[1], due, element)
-redis.call('rpush', KEYS[2], element)
+delayq_offer(KEYS[1], KEYS[2], KEYS[3], {due}, {element})
 redis.call('hset', KEYS[4], field, delayq_id_entry(id, element))
 delayq_ids_sample(KEYS[4], KEYS[1])
-delayq_publish_if_head(KEYS[1], KEYS[3], due)
 return delayq_answer(KEYS[5], old and 0 or 1)

@@ -1,6 +1,7 @@
 -- reschedule_id: give the pending element with an id a new due time
 -- (DelayedQueue::reschedule). Its place in the pending list (offer order)
--- stays; the new due time is published when it makes the element the head.
+-- stays; the new due time is published when it makes the element the head,
+-- as an offer of it would be (lib/offer.lua).
 -- KEYS: 1 timeout set, 2 channel, 3 id index, 4 request key (a resend returns
 --       the first answer, and does not undo a reschedule made since)
 -- ARGV: 1 id, 2 due (ms since the epoch, or "+delay_ms" from the server's clock)
@@ -9,14 +10,11 @@ local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[3], 'hash')
 if bad then return bad end
-local due = ARGV[2]
-if string.sub(due, 1, 1) == '+' then
-  due = tostring(delayq_server_ms() + tonumber(string.sub(due, 2)))
-end
+local due = delayq_due(ARGV[2])
 local element = delayq_id_find(KEYS[3], KEYS[1], ARGV[1])
 if not element then
   return delayq_answer(KEYS[4], 0)
 end
 redis.call('zadd', KEYS[1], 'XX', due, element)
-delayq_publish_if_head(KEYS[1], KEYS[2], due)
+delayq_publish_new_head(KEYS[1], KEYS[2], {[element] = due})
 return delayq_answer(KEYS[4], 1)

@@ -7,9 +7,9 @@
 -- original order (an empty score: the element had none and goes back to the
 -- list only; an empty id: it had none). An element goes back under the id
 -- it left with (lib/ids.lua: delayq_give_back).
--- Returns how many elements went back. If the earliest restored due time is
--- now the queue's head, it is published as an offer would, so transfers
--- wake for it (it may be overdue already).
+-- Returns how many elements went back. If a restored element is now the
+-- queue's head, its due time is published as an offer of it would be
+-- (lib/offer.lua), so transfers wake for it (it may be overdue already).
 local replayed = delayq_replayed(KEYS[5])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[4], 'hash')

@@ -9,8 +9,5 @@ if replayed then return replayed end
 if redis.call('del', KEYS[1]) == 0 then
   return delayq_answer(KEYS[4], 0)
 end
-local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
-if head[2] then
-  redis.call('publish', KEYS[3], head[2])
-end
+delayq_publish_head(KEYS[2], KEYS[3])
 return delayq_answer(KEYS[4], 1)

@@ -9,12 +9,12 @@
 -- Returns {'fired', record} | {'stale', record} | {'gone'} | {'early', now_ms} | {'collision'}.
 --
 -- Only when the stored record still has the caller's rev and next_ms, is not
--- paused, and every occurrence is due on the Redis server's clock: ZADD +
--- RPUSH each element and PUBLISH the due time when one is the new head, as
--- offer.lua (Redisson's offer) does, then store the next occurrence. Anyone
--- else who computed the same occurrences finds next_ms moved and offers
--- nothing. A rev is never given twice for a name (schedule_save.lua), so a
--- record removed and added again fails the check too.
+-- paused, and every occurrence is due on the Redis server's clock: offer
+-- each element as offer.lua (Redisson's offer) does (lib/offer.lua), then
+-- store the next occurrence. Anyone else who computed the same occurrences
+-- finds next_ms moved and offers nothing. A rev is never given twice for a
+-- name (schedule_save.lua), so a record removed and added again fails the
+-- check too.
 --
 -- fred resends this call when its reply is lost, and the first run may have
 -- fired: the record keeps the tokens of its last FIRES_KEPT fires, and a
@@ -54,21 +54,12 @@ for i = 8, #ARGV, 2 do
     return {'collision'}
   end
 end
-local pushed = {}
-local due_of = {}
+local dues, pushed = {}, {}
 for i = 7, #ARGV, 2 do
-  redis.call('zadd', KEYS[2], ARGV[i], ARGV[i + 1])
-  pushed[#pushed + 1] = ARGV[i + 1]
-  due_of[ARGV[i + 1]] = ARGV[i]
+  dues[#dues + 1], pushed[#pushed + 1] = ARGV[i], ARGV[i + 1]
   record.last_ms = ARGV[i]
 end
-delayq_call_chunked('rpush', KEYS[3], pushed)
-if #pushed > 0 then
-  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
-  if head ~= nil and due_of[head] ~= nil then
-    redis.call('publish', KEYS[4], due_of[head])
-  end
-end
+delayq_offer(KEYS[2], KEYS[3], KEYS[4], dues, pushed)
 record.next_ms = ARGV[4]
 record.fired = (tonumber(record.fired) or 0) + #pushed
 record.missed = (tonumber(record.missed) or 0) + tonumber(ARGV[5])

@@ -50,33 +50,20 @@ local function delayq_answer(key, reply, undo)
   return reply
 end
 
--- Publishes `score` on the queue's channel when it is the timeout set's head
--- (the earliest due time), as an offer does, so transfers wake for it.
-local function delayq_publish_if_head(timeout, channel, score)
-  if not score then
-    return
-  end
-  local head = redis.call('zrange', timeout, 0, 0, 'WITHSCORES')
-  if head[2] and tonumber(head[2]) == tonumber(score) then
-    redis.call('publish', channel, head[2])
-  end
-end
-
 -- Puts packed elements back at the head of the pending list in their
 -- order, each with its score (false: none, the list only), and wakes
--- transfers if the earliest of them is now the head (it may be overdue).
+-- transfers if one of them is now the head (it may be overdue), as an offer
+-- of it would (lib/offer.lua).
 local function delayq_restore(pending, timeout, channel, elements, scores)
-  local earliest
+  local due_of = {}
   for i = #elements, 1, -1 do
     if scores[i] then
       redis.call('zadd', timeout, scores[i], elements[i])
-      if not earliest or tonumber(scores[i]) < tonumber(earliest) then
-        earliest = scores[i]
-      end
+      due_of[elements[i]] = scores[i]
     end
     redis.call('lpush', pending, elements[i])
   end
-  delayq_publish_if_head(timeout, channel, earliest)
+  delayq_publish_new_head(timeout, channel, due_of)
   return #elements
 end
 

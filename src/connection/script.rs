@@ -1,8 +1,12 @@
 //! The Lua scripts under `lua/`, and how they are run.
 //!
-//! Each script is `lua/lib/element.lua` (the shared unpacking and removal
-//! helpers) followed by the operation's own file, built at compile time with
-//! `include_str!`. Scripts run by `EVALSHA`; when the server does not know
+//! Each script is the shared Lua of `lua/lib/`, in this order (a Lua local
+//! is visible only after its definition): `element.lua` (packing,
+//! unpacking, removal and chunking helpers), `offer.lua` (Redisson's offer
+//! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
+//! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
+//! (delivery counts) and `ids.lua` (the id index), followed by the
+//! operation's own file, built at compile time with `include_str!`. Scripts run by `EVALSHA`; when the server does not know
 //! the script yet (`NOSCRIPT`: a restart, a failover, `SCRIPT FLUSH`), the same
 //! call is sent once more as `EVAL`, which also caches it. `NOSCRIPT` means
 //! the script did not run, so the fallback never applies an operation twice.
@@ -30,6 +34,7 @@ macro_rules! lua {
             $name,
             concat!(
                 include_str!("../../lua/lib/element.lua"),
+                include_str!("../../lua/lib/offer.lua"),
                 include_str!("../../lua/lib/request.lua"),
                 include_str!("../../lua/lib/counts.lua"),
                 include_str!("../../lua/lib/ids.lua"),
@@ -44,8 +49,9 @@ macro_rules! lua {
 /// these paths, as `concat!` needs literals; a test keeps them equal). Tests
 /// and benchmarks that run a script by hand build its body from these.
 #[doc(hidden)]
-pub const LIBS: [&str; 4] = [
+pub const LIBS: [&str; 5] = [
     include_str!("../../lua/lib/element.lua"),
+    include_str!("../../lua/lib/offer.lua"),
     include_str!("../../lua/lib/request.lua"),
     include_str!("../../lua/lib/counts.lua"),
     include_str!("../../lua/lib/ids.lua"),
@@ -264,5 +270,47 @@ mod tests {
             assert!(script.body.starts_with(&libs), "{}", script.name);
             assert_eq!(script.sha1, fred::util::sha1_hash(script.body));
         }
+    }
+
+    /// The Lua files under `dir` (relative to the crate), by path.
+    fn lua_files(dir: &str) -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "lua") {
+                let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+                files.push((name, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn every_lib_file_is_prepended() {
+        let libs = lua_files("lua/lib");
+        assert_eq!(libs.len(), LIBS.len(), "a file in lua/lib/ that LIBS leaves out");
+        for (name, text) in libs {
+            assert!(LIBS.contains(&text.as_str()), "{name} is not in LIBS");
+        }
+    }
+
+    /// Redisson's transfers wake on what the offer step publishes, so one
+    /// rule decides when: `lua/lib/offer.lua` is the only Lua that names
+    /// the PUBLISH command, however it is spelled or called.
+    #[test]
+    fn only_the_offer_step_publishes() {
+        let mut files = lua_files("lua");
+        files.extend(lua_files("lua/lib"));
+        assert!(files.len() > 30, "the scripts are found");
+        let mut publishing = Vec::new();
+        for (name, text) in &files {
+            let text = text.to_ascii_lowercase();
+            if text.contains("'publish'") || text.contains("\"publish\"") || text.contains("[[publish]]") {
+                publishing.push(name.as_str());
+            }
+        }
+        assert_eq!(publishing, ["lua/lib/offer.lua"]);
     }
 }

@@ -13,6 +13,7 @@
 //! its destination as a blocking queue; the core holds the reliable
 //! queues' registries): the layering rule is between folders.
 
+mod batch;
 pub(crate) mod blocking;
 mod by_value;
 mod core;

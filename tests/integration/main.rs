@@ -27,6 +27,7 @@ mod lifecycle;
 mod lost_replies;
 mod metrics;
 mod pause;
+mod publishes;
 mod rate_limit;
 mod reliability;
 mod reliability_bounds;

@@ -23,16 +23,11 @@ use crate::connection::reply;
 use crate::connection::request;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
+use crate::queue::batch::OfferRun;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
 use super::offer::Due;
-
-/// Most offers one joined run adds, and most packed bytes it carries (an
-/// element over that goes alone): the bounds of a bulk-offer chunk, so that
-/// a joined run holds Redis no longer than one of those (BENCHMARKS.md 1b).
-const MOST_OFFERS: usize = 250;
-const MOST_BYTES: usize = 256 * 1024;
 
 /// The offers of one queue (shared by a handle's clones).
 #[derive(Default)]
@@ -51,6 +46,8 @@ struct Room {
 struct Waiter {
     due: Due,
     element: Bytes,
+    /// Its payload's length: what it counts against a run's bounds.
+    payload: usize,
     /// Where its outcome goes: whether its element collided with a pending
     /// one (then it is re-packed and offered again), or the run's error.
     reply: oneshot::Sender<Result<bool>>,
@@ -108,9 +105,11 @@ impl Target {
 }
 
 impl JoinedOffers {
-    /// Offers packed `element`, due `due`: alone, or with others. Whether
-    /// it collided with a pending element (then re-pack it and offer again).
-    pub async fn offer(self: &Arc<Self>, target: Target, due: Due, element: Bytes) -> Result<bool> {
+    /// Offers packed `element` (of a `payload` bytes long payload), due
+    /// `due`: alone, or with others, as many as one offering run takes
+    /// (`queue/batch.rs`, as a bulk-offer chunk). Whether it collided with
+    /// a pending element (then re-pack it and offer again).
+    pub async fn offer(self: &Arc<Self>, target: Target, due: Due, element: Bytes, payload: usize) -> Result<bool> {
         let joined = {
             let mut room = self.room.lock();
             if !room.busy {
@@ -121,6 +120,7 @@ impl JoinedOffers {
                 room.waiting.push_back(Waiter {
                     due,
                     element: element.clone(),
+                    payload,
                     reply,
                 });
                 Some(joined)
@@ -148,16 +148,14 @@ impl JoinedOffers {
     fn next_batch(&self) -> Vec<Waiter> {
         let mut room = self.room.lock();
         let mut batch = Vec::new();
-        let mut bytes = 0;
+        let mut run = OfferRun::default();
         while let Some(next) = room.waiting.front() {
-            let size = next.element.len(); // packed already
-            if !batch.is_empty() && (batch.len() == MOST_OFFERS || bytes + size > MOST_BYTES) {
+            if next.reply.is_closed() {
+                room.waiting.pop_front();
+            } else if run.take(next.payload) {
+                batch.push(room.waiting.pop_front().expect("a front"));
+            } else {
                 break;
-            }
-            let waiter = room.waiting.pop_front().expect("a front");
-            if !waiter.reply.is_closed() {
-                bytes += size;
-                batch.push(waiter);
             }
         }
         if batch.is_empty() {
@@ -245,5 +243,61 @@ async fn send_joined(joined: &JoinedOffers, target: &Target, mut batch: Vec<Wait
             let _ = waiter.reply.send(outcome.map(|collided| collided.contains(&(i + 1))));
         }
         batch = joined.next_batch();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::format::{self, Format};
+
+    /// Joined runs and bulk-offer chunks split one sequence of payloads at
+    /// the same places, whatever layout the elements are packed in.
+    #[test]
+    fn joined_runs_split_where_bulk_chunks_do() {
+        // Sizes from tiny to over the byte bound, in a fixed pseudo-random order.
+        let mut seed = 7u64;
+        let sizes: Vec<usize> = (0..3_000)
+            .map(|i| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let n = (seed >> 33) as usize;
+                match i % 7 {
+                    0 => n % (300 * 1024),
+                    1 | 2 => n % (8 * 1024),
+                    _ => n % 64,
+                }
+            })
+            .collect();
+        let items: Vec<(Due, Bytes)> = sizes
+            .iter()
+            .map(|&n| (Due::At(0), Bytes::from(vec![b'x'; n])))
+            .collect();
+        for layout in [Format::Modern, Format::Legacy] {
+            let joined = JoinedOffers::default();
+            let mut replies = Vec::new();
+            for (due, payload) in &items {
+                let (reply, open) = oneshot::channel();
+                replies.push(open);
+                joined.room.lock().waiting.push_back(Waiter {
+                    due: *due,
+                    element: format::pack(layout, payload),
+                    payload: payload.len(),
+                    reply,
+                });
+            }
+            let (mut start, mut runs) = (0, 0);
+            loop {
+                let batch = joined.next_batch();
+                if batch.is_empty() {
+                    break;
+                }
+                let end = super::super::offer::chunk_end(&items, start);
+                assert_eq!(batch.len(), end - start, "{layout}: run {runs} from {start}");
+                start = end;
+                runs += 1;
+            }
+            assert_eq!(start, items.len());
+            assert!(runs > 20, "{runs} runs: the bounds were reached");
+        }
     }
 }

@@ -20,22 +20,13 @@ use crate::connection::reply;
 use crate::connection::request::Sequence;
 use crate::connection::script::SCRIPTS;
 use crate::error::{outcome_unknown, Error, Result};
+use crate::queue::batch::OfferRun;
 use crate::transfer::Clock;
-use crate::wire::format::{self, MODERN_HEADER_LEN};
+use crate::wire::format;
 use crate::wire::time;
 
 use super::DelayedQueue;
 
-/// Most elements one bulk-offer script adds. Its cost is mostly one
-/// skiplist insert per element: measured with SLOWLOG on a timeout set of
-/// 10,000,000 members on a loaded 2-core VM, 500 took 7 ms (median), 250
-/// under 5 ms, half the 10 ms budget (BENCHMARKS.md, scenario 1b); the
-/// per-script overhead stays a few percent of the elements' cost.
-const BULK_COUNT: usize = 250;
-/// Most packed bytes one bulk-offer script carries (a larger element goes
-/// alone): with 10 KB payloads copying and hashing bytes is what costs,
-/// ~2 ms for 256 KiB on the same set.
-const BULK_BYTES: usize = 256 * 1024;
 /// Bulk-offer scripts sent ahead of their replies: enough that Redis always
 /// has the next ones while the client reads a reply.
 const BULK_IN_FLIGHT: usize = 8;
@@ -179,7 +170,10 @@ impl<T: 'static> DelayedQueue<T> {
         for _ in 0..MAX_COLLISIONS {
             let element = format::pack(self.format, &payload);
             self.transferring.arm(&self.core, &self.keys); // the run itself fails after shutdown
-            let collided = self.joined.offer(self.offer_target(), due, element).await?;
+            let collided = self
+                .joined
+                .offer(self.offer_target(), due, element, payload.len())
+                .await?;
             if !collided {
                 return Ok(());
             }
@@ -368,19 +362,15 @@ impl<T: 'static> DelayedQueue<T> {
     }
 }
 
-/// Where the chunk starting at `start` ends: at most [`BULK_COUNT`]
-/// elements and [`BULK_BYTES`] packed bytes, at least one element.
-fn chunk_end(items: &[(Due, Bytes)], start: usize) -> usize {
-    let mut bytes = 0;
-    let mut end = start;
-    while end < items.len() && end - start < BULK_COUNT {
-        bytes += items[end].1.len() + MODERN_HEADER_LEN;
-        if bytes > BULK_BYTES && end > start {
-            break;
-        }
-        end += 1;
-    }
-    end
+/// Where the chunk starting at `start` ends: as many elements as one
+/// offering run takes (`queue/batch.rs`), at least one.
+pub(super) fn chunk_end(items: &[(Due, Bytes)], start: usize) -> usize {
+    let mut run = OfferRun::default();
+    start
+        + items[start..]
+            .iter()
+            .take_while(|(_, payload)| run.take(payload.len()))
+            .count()
 }
 
 #[cfg(test)]
@@ -399,9 +389,11 @@ mod tests {
         let small = items(&[10; 2_500]);
         assert_eq!(chunk_end(&small, 0), 250);
         assert_eq!(chunk_end(&small, 2_400), 2_500);
+        // 10 KiB payloads: 25 of them, counted with a modern header each,
+        // fill 256 KiB (as bulk offers always split).
         let large = items(&[10 * 1024; 300]);
-        let end = chunk_end(&large, 0);
-        assert_eq!(end, BULK_BYTES / (10 * 1024 + MODERN_HEADER_LEN));
+        assert_eq!(chunk_end(&large, 0), 25);
+        assert_eq!(chunk_end(&large, 275), 300);
         let huge = items(&[2 << 20, 1]);
         assert_eq!(chunk_end(&huge, 0), 1);
         assert_eq!(chunk_end(&huge, 1), 2);
