@@ -18,7 +18,7 @@ use delayq::Format;
     about,
     after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Redis URL: redis://[user:password@]host:port[/db] for one server,
     /// redis-cluster://host:port for a cluster (any node), or
     /// redis-sentinel://host:port/db?sentinelServiceName=NAME[&node=host:port] through
@@ -64,7 +64,7 @@ pub struct Cli {
 
 /// The clock the transfer uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ClockKind {
+pub(crate) enum ClockKind {
     /// This host's clock.
     Local,
     /// The Redis server's clock (TIME).
@@ -72,7 +72,7 @@ pub enum ClockKind {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Show a queue: pending, ready, in-flight and dead-letter counts, the
     /// next due time, and the pending elements in due order.
     Inspect(InspectArgs),
@@ -117,13 +117,13 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct QueueArg {
+pub(crate) struct QueueArg {
     /// Queue name.
     pub queue: String,
 }
 
 #[derive(Debug, Args)]
-pub struct IdArgs {
+pub(crate) struct IdArgs {
     /// Queue name.
     pub queue: String,
     /// The id the element was offered with (`delayq offer --id`).
@@ -131,7 +131,7 @@ pub struct IdArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RescheduleArgs {
+pub(crate) struct RescheduleArgs {
     /// Queue name.
     pub queue: String,
     /// The id the element was offered with.
@@ -142,7 +142,7 @@ pub struct RescheduleArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     /// Queue name.
     pub queue: String,
     /// The id the element was offered with.
@@ -160,7 +160,7 @@ pub struct GetArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ScheduleCommand {
+pub(crate) enum ScheduleCommand {
     /// Add a schedule, or replace its definition (the same definition again
     /// keeps its next occurrence, paused state and counts). Processes that
     /// run the queue's schedules (`delayq schedule run`, or a library
@@ -181,7 +181,7 @@ pub enum ScheduleCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ScheduleAddArgs {
+pub(crate) struct ScheduleAddArgs {
     /// Queue name.
     pub queue: String,
     /// Schedule name (unique within the queue).
@@ -217,7 +217,7 @@ pub struct ScheduleAddArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ScheduleListArgs {
+pub(crate) struct ScheduleListArgs {
     /// Queue name.
     pub queue: String,
     /// How values are decoded for display (must match the Java codec).
@@ -229,7 +229,7 @@ pub struct ScheduleListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ScheduleNameArgs {
+pub(crate) struct ScheduleNameArgs {
     /// Queue name.
     pub queue: String,
     /// Schedule name.
@@ -237,7 +237,7 @@ pub struct ScheduleNameArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ScheduleRunArgs {
+pub(crate) struct ScheduleRunArgs {
     /// Queue names.
     #[arg(required = true)]
     pub queues: Vec<String>,
@@ -251,7 +251,7 @@ pub struct ScheduleRunArgs {
 
 /// `--format` of the commands that print what they read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// Aligned columns for people.
     Table,
     /// JSON for scripts (one document; with stats --watch, one line per refresh).
@@ -259,7 +259,7 @@ pub enum OutputFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// Queue name.
     pub queue: String,
     /// Pending elements to list, earliest due first.
@@ -278,7 +278,7 @@ pub struct InspectArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// Queue names.
     #[arg(required = true)]
     pub queues: Vec<String>,
@@ -297,7 +297,7 @@ pub struct StatsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MoveDueArgs {
+pub(crate) struct MoveDueArgs {
     /// Queue names.
     #[arg(required = true)]
     pub queues: Vec<String>,
@@ -310,7 +310,7 @@ pub struct MoveDueArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct PurgeArgs {
+pub(crate) struct PurgeArgs {
     /// Queue name.
     pub queue: String,
     /// Also delete the values ready in the destination list.
@@ -328,7 +328,7 @@ pub struct PurgeArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum DeadLetterCommand {
+pub(crate) enum DeadLetterCommand {
     /// List dead-lettered values, oldest first, without removing them.
     List(DeadLetterListArgs),
     /// Move dead-lettered values back to the queue (its tail), with fresh delivery counts.
@@ -336,7 +336,7 @@ pub enum DeadLetterCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct DeadLetterListArgs {
+pub(crate) struct DeadLetterListArgs {
     /// Queue name.
     pub queue: String,
     /// Values to list.
@@ -355,7 +355,7 @@ pub struct DeadLetterListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DeadLetterRequeueArgs {
+pub(crate) struct DeadLetterRequeueArgs {
     /// Queue name.
     pub queue: String,
     /// Most values to requeue (default: all).
@@ -370,7 +370,7 @@ pub struct DeadLetterRequeueArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TransferArgs {
+pub(crate) struct TransferArgs {
     /// Queue names.
     #[arg(required = true)]
     pub queues: Vec<String>,
@@ -383,7 +383,7 @@ pub struct TransferArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DashboardArgs {
+pub(crate) struct DashboardArgs {
     /// Address to listen on. Anything but loopback needs --token.
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub listen: std::net::SocketAddr,
@@ -403,7 +403,7 @@ pub struct DashboardArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct OfferArgs {
+pub(crate) struct OfferArgs {
     /// Queue name (the destination list Java passes to getBlockingQueue).
     pub queue: String,
     /// Delay before the values are due: 1500ms, 5s, 2m, 1h30m, 0.
@@ -452,7 +452,7 @@ pub struct OfferArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MigrateArgs {
+pub(crate) struct MigrateArgs {
     /// Queue name.
     pub queue: String,
     /// The format to rewrite pending elements in.
@@ -464,7 +464,7 @@ pub struct MigrateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TakeArgs {
+pub(crate) struct TakeArgs {
     /// Queue name.
     pub queue: String,
     /// How many values to take before exiting.
@@ -488,7 +488,7 @@ pub struct TakeArgs {
 
 /// The codecs the CLI speaks; values are text on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CodecKind {
+pub(crate) enum CodecKind {
     /// UTF-8 text (Java StringCodec).
     String,
     /// Decimal 64-bit integer (Java LongCodec).
@@ -507,7 +507,7 @@ pub enum CodecKind {
 }
 
 /// Parses a duration like `1500ms` or `5s`; a negative one is an error.
-pub fn parse_delay(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_delay(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.starts_with('-') {
         return Err(format!("{text:?} is a negative delay; delays must be zero or more"));

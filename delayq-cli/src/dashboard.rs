@@ -7,7 +7,7 @@ use delayq_dashboard::{check_listen, Dashboard};
 use crate::args::{Cli, DashboardArgs};
 use crate::text_codec::TextCodec;
 
-pub async fn run(cli: &Cli, args: &DashboardArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &DashboardArgs) -> delayq::Result<ExitCode> {
     // Refuse before connecting: an open dashboard off loopback could purge queues.
     if let Err(refused) = check_listen(args.listen, args.token.as_deref().is_some_and(|t| !t.is_empty())) {
         return Err(delayq::Error::InvalidArgument(refused.to_string()));

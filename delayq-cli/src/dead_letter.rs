@@ -11,7 +11,7 @@ use crate::output::{self, hex, preview};
 use crate::progress;
 use crate::text_codec::TextCodec;
 
-pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     // Read-only: the status script (which types-checks the keys) counts them.
@@ -69,7 +69,7 @@ pub async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = client.reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?;
     let total = queue.dead_letter_len().await? as u64;

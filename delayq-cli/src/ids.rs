@@ -8,7 +8,7 @@ use crate::args::{Cli, GetArgs, IdArgs, OutputFormat, RescheduleArgs};
 use crate::output;
 use crate::text_codec::TextCodec;
 
-pub async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let cancelled = queue.cancel(&args.id).await;
@@ -16,7 +16,7 @@ pub async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
     Ok(found(cancelled?, "cancelled", args))
 }
 
-pub async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let moved = queue.reschedule(&args.id, args.delay).await;
@@ -28,7 +28,7 @@ pub async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<Exit
     Ok(found(moved?, &format!("rescheduled (due in {:?})", args.delay), &ids))
 }
 
-pub async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();

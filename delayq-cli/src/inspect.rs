@@ -20,7 +20,7 @@ struct Row {
     raw: Bytes,
 }
 
-pub async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     let name = codec.name();

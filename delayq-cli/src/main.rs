@@ -8,6 +8,8 @@
 //! delayq schedule add reports nightly --cron '0 2 * * *' --tz Europe/Paris build-report
 //! ```
 
+#![warn(unreachable_pub, missing_debug_implementations)]
+
 mod args;
 mod dashboard;
 mod dead_letter;

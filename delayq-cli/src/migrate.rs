@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::args::{Cli, MigrateArgs};
 
-pub async fn run(cli: &Cli, args: &MigrateArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &MigrateArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // Payloads are copied as they are: the codec is never used.
     let queue = crate::look(&client, &args.queue)?;

@@ -9,7 +9,7 @@ use crate::args::{Cli, CodecKind, MoveDueArgs, OutputFormat};
 use crate::output;
 use crate::text_codec::TextCodec;
 
-pub async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let mut results = Vec::new();
     for name in &args.queues {

@@ -6,7 +6,7 @@ use crate::args::{Cli, OfferArgs};
 use crate::output::escape;
 use crate::text_codec::TextCodec;
 
-pub async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::for_offer(args).map_err(delayq::Error::InvalidArgument)?;
     if let Some(path) = &args.from_file {
         return crate::offer_file::run(cli, args, codec, path).await;

@@ -24,7 +24,7 @@ const BLOCK_VALUES: usize = 50_000;
 /// sent, the next being read).
 const BLOCK_BYTES: usize = 16 * 1024 * 1024;
 
-pub async fn run(cli: &Cli, args: &OfferArgs, codec: TextCodec, path: &Path) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &OfferArgs, codec: TextCodec, path: &Path) -> delayq::Result<ExitCode> {
     let started = Instant::now();
     let codec = Arc::new(codec);
     // A file is read twice: every line is checked before any is sent.

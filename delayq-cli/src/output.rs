@@ -11,7 +11,11 @@ use std::time::{Duration, SystemTime};
 use delayq::QueueStatus;
 
 /// A queue's counts and lag as JSON fields, as `inspect` and `stats` print them.
-pub fn status_json(name: &str, status: &QueueStatus, now: SystemTime) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn status_json(
+    name: &str,
+    status: &QueueStatus,
+    now: SystemTime,
+) -> serde_json::Map<String, serde_json::Value> {
     use serde_json::json;
     [
         ("queue", json!(name)),
@@ -54,7 +58,7 @@ fn escape_char(c: char, out: &mut String) {
 
 /// `text` for a terminal: every control character (C0, DEL, C1) and
 /// bidirectional override as an escape (`\n`, `\u{1b}`), the rest as it is.
-pub fn escape(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     if !text.chars().any(unseen) {
         return Cow::Borrowed(text);
     }
@@ -66,7 +70,7 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 }
 
 /// `text` of several lines, each [escaped](escape): its line ends kept.
-pub fn escape_lines(text: &str) -> String {
+pub(crate) fn escape_lines(text: &str) -> String {
     text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
 }
 
@@ -74,7 +78,7 @@ pub fn escape_lines(text: &str) -> String {
 /// serde_json escapes C0 controls already; DEL, C1 controls and
 /// bidirectional overrides, which it writes raw, become `\u` escapes (they
 /// can only be inside strings).
-pub fn json(value: &serde_json::Value) -> String {
+pub(crate) fn json(value: &serde_json::Value) -> String {
     let text = value.to_string();
     if !text.chars().any(unseen) {
         return text;
@@ -92,7 +96,7 @@ pub fn json(value: &serde_json::Value) -> String {
 
 /// Standard error for log lines: each event arrives in one write, and is
 /// [escaped](escape) but for the line end that closes it.
-pub struct LogWriter;
+pub(crate) struct LogWriter;
 
 impl std::io::Write for LogWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -114,7 +118,7 @@ impl std::io::Write for LogWriter {
 
 /// Renders rows under headers, each column as wide as its widest cell;
 /// every cell [escaped](escape).
-pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<Cow<'_, str>>> = rows
         .iter()
         .map(|row| row.iter().map(|cell| escape(cell)).collect())
@@ -146,19 +150,19 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// A time as this machine's local time, to the millisecond.
-pub fn local_time(at: SystemTime) -> String {
+pub(crate) fn local_time(at: SystemTime) -> String {
     chrono::DateTime::<chrono::Local>::from(at)
         .format("%Y-%m-%d %H:%M:%S%.3f %:z")
         .to_string()
 }
 
 /// RFC 3339 in UTC, for JSON.
-pub fn utc_time(at: SystemTime) -> String {
+pub(crate) fn utc_time(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// "in 3m12s" or "3m12s ago".
-pub fn relative(at: SystemTime, now: SystemTime) -> String {
+pub(crate) fn relative(at: SystemTime, now: SystemTime) -> String {
     match at.duration_since(now) {
         Ok(ahead) => format!("in {}", compact(ahead)),
         Err(behind) => format!("{} ago", compact(behind.duration())),
@@ -166,7 +170,7 @@ pub fn relative(at: SystemTime, now: SystemTime) -> String {
 }
 
 /// Signed milliseconds from `now` to `at` (negative: in the past).
-pub fn millis_from(at: SystemTime, now: SystemTime) -> i64 {
+pub(crate) fn millis_from(at: SystemTime, now: SystemTime) -> i64 {
     match at.duration_since(now) {
         Ok(ahead) => ahead.as_millis() as i64,
         Err(behind) => -(behind.duration().as_millis() as i64),
@@ -174,7 +178,7 @@ pub fn millis_from(at: SystemTime, now: SystemTime) -> i64 {
 }
 
 /// A duration in its two largest units: 450ms, 12s, 3m12s, 1h30m, 2d4h.
-pub fn compact(d: Duration) -> String {
+pub(crate) fn compact(d: Duration) -> String {
     if d < Duration::from_secs(1) {
         return format!("{}ms", d.as_millis());
     }
@@ -192,7 +196,7 @@ pub fn compact(d: Duration) -> String {
 
 /// At most `max` characters of `text` [escaped](escape) (so on one line),
 /// with an ellipsis when cut; an escape is never cut in two.
-pub fn preview(text: &str, max: usize) -> String {
+pub(crate) fn preview(text: &str, max: usize) -> String {
     let shown = escape(text);
     if shown.chars().count() <= max {
         return shown.into_owned();
@@ -214,7 +218,7 @@ pub fn preview(text: &str, max: usize) -> String {
 }
 
 /// Bytes as lowercase hex.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use crate::args::{Cli, QueueArg};
 use crate::output::escape;
 
-pub async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
+pub(crate) async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let result = queue.pause().await;
@@ -20,7 +20,7 @@ pub async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn resume(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
+pub(crate) async fn resume(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let result = queue.resume().await;

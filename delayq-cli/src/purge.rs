@@ -8,7 +8,7 @@ use crate::args::{Cli, OutputFormat, PurgeArgs};
 use crate::output;
 use crate::progress;
 
-pub async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let status = queue.status().await?;

@@ -11,7 +11,7 @@ use crate::args::{Cli, CodecKind, OutputFormat, ScheduleAddArgs, ScheduleListArg
 use crate::output::{self, escape, hex, preview};
 use crate::text_codec::TextCodec;
 
-pub async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
     let misfire: Misfire = args.misfire.parse()?;
     let spec = match (&args.cron, args.every) {
@@ -47,7 +47,7 @@ pub async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let result = match client.schedules(&args.queue) {
         Ok(schedules) => schedules.list().await,
@@ -120,13 +120,13 @@ pub async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode
 }
 
 /// What `set` does.
-pub enum Op {
+pub(crate) enum Op {
     Pause,
     Resume,
     Remove,
 }
 
-pub async fn set(cli: &Cli, args: &ScheduleNameArgs, op: Op) -> delayq::Result<ExitCode> {
+pub(crate) async fn set(cli: &Cli, args: &ScheduleNameArgs, op: Op) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let result = async {
         let schedules = client.schedules(&args.queue)?;
@@ -146,7 +146,7 @@ pub async fn set(cli: &Cli, args: &ScheduleNameArgs, op: Op) -> delayq::Result<E
     }
 }
 
-pub async fn run(cli: &Cli, args: &ScheduleRunArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &ScheduleRunArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let mut transferring = Vec::new();
     for queue in &args.queues {

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::args::{Cli, OutputFormat, StatsArgs};
 use crate::output::{self, relative};
 
-pub async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // Read-only: no transfer, and payloads are never decoded.
     let queues = args

@@ -9,7 +9,7 @@ use crate::args::{Cli, OutputFormat, TakeArgs};
 use crate::output;
 use crate::text_codec::TextCodec;
 
-pub async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
     // Transfer while waiting, so values come due even with no other process running.

@@ -10,7 +10,7 @@ use delayq::{BoxError, Codec, LongCodec};
 use crate::args::{CodecKind, OfferArgs};
 
 /// A codec from command-line text to payload bytes and back.
-pub struct TextCodec {
+pub(crate) struct TextCodec {
     kind: CodecKind,
     /// Java class of the value, for `jackson`.
     root_class: Option<String>,
@@ -23,7 +23,7 @@ pub struct TextCodec {
 }
 
 impl TextCodec {
-    pub fn new(kind: CodecKind) -> Self {
+    pub(crate) fn new(kind: CodecKind) -> Self {
         TextCodec {
             kind,
             root_class: None,
@@ -34,7 +34,7 @@ impl TextCodec {
     }
 
     /// A codec for reading, with `--kryo-schema` for `kryo`.
-    pub fn reading(kind: CodecKind, kryo_schema: Option<&Path>) -> Result<Self, String> {
+    pub(crate) fn reading(kind: CodecKind, kryo_schema: Option<&Path>) -> Result<Self, String> {
         let mut codec = TextCodec::new(kind);
         if let Some(path) = kryo_schema {
             if kind != CodecKind::Kryo {
@@ -47,7 +47,7 @@ impl TextCodec {
     }
 
     /// The codec of `delayq offer`'s arguments.
-    pub fn for_offer(args: &OfferArgs) -> Result<Self, String> {
+    pub(crate) fn for_offer(args: &OfferArgs) -> Result<Self, String> {
         if args.codec != CodecKind::Kryo {
             if args.java_type.is_some() {
                 return Err("--java-type only applies to --codec kryo".into());
@@ -99,7 +99,7 @@ impl TextCodec {
     }
 
     /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for nested objects.
-    pub fn with_java_classes(kind: CodecKind, args: &[String]) -> Result<Self, String> {
+    pub(crate) fn with_java_classes(kind: CodecKind, args: &[String]) -> Result<Self, String> {
         let mut codec = TextCodec::new(kind);
         for arg in args {
             match arg.split_once('=') {

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use crate::args::{Cli, CodecKind, TransferArgs};
 use crate::text_codec::TextCodec;
 
-pub async fn run(cli: &Cli, args: &TransferArgs) -> delayq::Result<ExitCode> {
+pub(crate) async fn run(cli: &Cli, args: &TransferArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     // The transfer never decodes payloads; any codec will do.
     let queues = args

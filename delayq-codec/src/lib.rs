@@ -32,7 +32,7 @@
 //! [`kryo::MAX_DECIMAL_BITS`] and [`kryo::MAX_ALL_NULL`]): a small hostile
 //! payload cannot stall the program that reads it.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 mod bytes;
 pub mod jackson;

@@ -66,7 +66,7 @@
 //! what every process did, Java's included. The HTTP layer calls the
 //! library's public API like any user; it owns no Redis scripts.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 mod actions;
 mod api;

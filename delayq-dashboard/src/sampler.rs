@@ -74,7 +74,7 @@ pub(crate) struct Minute {
 
 impl Minute {
     /// The `q`-quantile of the lag samples (nearest rank), ms.
-    pub fn lag_quantile(&self, q: f64) -> Option<u64> {
+    pub(crate) fn lag_quantile(&self, q: f64) -> Option<u64> {
         if self.lag_ms.is_empty() {
             return None;
         }

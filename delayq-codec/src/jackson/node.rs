@@ -29,7 +29,7 @@ pub(crate) enum Node {
 pub(crate) const CLASS_PROPERTY: &str = "@class";
 
 impl Node {
-    pub fn write(&self, out: &mut Vec<u8>) {
+    pub(super) fn write(&self, out: &mut Vec<u8>) {
         match self {
             Node::Null => out.extend_from_slice(b"null"),
             Node::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),

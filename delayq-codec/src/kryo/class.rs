@@ -41,7 +41,7 @@ pub(crate) enum Builtin {
 impl Builtin {
     /// Whether the serializer writes null itself (so `writeObjectOrNull`
     /// adds no null marker).
-    pub fn accepts_null(self) -> bool {
+    pub(crate) fn accepts_null(self) -> bool {
         matches!(
             self,
             Builtin::String

@@ -25,7 +25,7 @@ pub(crate) enum Primitive {
 }
 
 impl Primitive {
-    pub fn from_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
         Some(match name {
             "boolean" => Primitive::Boolean,
             "byte" => Primitive::Byte,
@@ -39,7 +39,7 @@ impl Primitive {
         })
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Primitive::Boolean => "boolean",
             Primitive::Byte => "byte",
@@ -53,7 +53,7 @@ impl Primitive {
     }
 
     /// The wrapper class (`java.lang.Long` for `long`).
-    pub fn boxed(self) -> &'static str {
+    pub(crate) fn boxed(self) -> &'static str {
         match self {
             Primitive::Boolean => "java.lang.Boolean",
             Primitive::Byte => "java.lang.Byte",

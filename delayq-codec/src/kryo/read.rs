@@ -20,7 +20,7 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
+    pub(super) fn new(buf: &'a [u8]) -> Self {
         Reader {
             buf,
             pos: 0,
@@ -30,19 +30,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub fn pos(&self) -> usize {
+    pub(super) fn pos(&self) -> usize {
         self.pos
     }
 
-    pub fn remaining(&self) -> usize {
+    pub(super) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
-    pub fn error(&self, kind: KryoErrorKind, message: impl Into<String>) -> KryoError {
+    pub(super) fn error(&self, kind: KryoErrorKind, message: impl Into<String>) -> KryoError {
         KryoError::new(kind, Some(self.pos), message)
     }
 
-    pub fn mismatch(&self, message: impl Into<String>) -> KryoError {
+    pub(super) fn mismatch(&self, message: impl Into<String>) -> KryoError {
         self.error(KryoErrorKind::SchemaMismatch, message)
     }
 
@@ -51,7 +51,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Fails unless every byte was read.
-    pub fn finish(&self) -> Result<()> {
+    pub(super) fn finish(&self) -> Result<()> {
         if self.remaining() == 0 {
             Ok(())
         } else {
@@ -66,7 +66,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One more level of nesting; fails past [`MAX_DEPTH`].
-    pub fn enter(&mut self) -> Result<()> {
+    pub(super) fn enter(&mut self) -> Result<()> {
         if self.depth >= MAX_DEPTH {
             return Err(self.error(
                 KryoErrorKind::TooDeep,
@@ -77,21 +77,21 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    pub fn leave(&mut self) {
+    pub(super) fn leave(&mut self) {
         self.depth -= 1;
     }
 
-    pub fn peek(&self) -> Option<u8> {
+    pub(super) fn peek(&self) -> Option<u8> {
         self.buf.get(self.pos).copied()
     }
 
-    pub fn u8(&mut self) -> Result<u8> {
+    pub(super) fn u8(&mut self) -> Result<u8> {
         let b = self.peek().ok_or_else(|| self.truncated())?;
         self.pos += 1;
         Ok(b)
     }
 
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(self.truncated());
         }
@@ -106,7 +106,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    pub fn bool(&mut self) -> Result<bool> {
+    pub(super) fn bool(&mut self) -> Result<bool> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
@@ -114,28 +114,28 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub fn i16(&mut self) -> Result<i16> {
+    pub(super) fn i16(&mut self) -> Result<i16> {
         Ok(i16::from_le_bytes(self.array()?))
     }
 
-    pub fn u16(&mut self) -> Result<u16> {
+    pub(super) fn u16(&mut self) -> Result<u16> {
         Ok(u16::from_le_bytes(self.array()?))
     }
 
-    pub fn i64(&mut self) -> Result<i64> {
+    pub(super) fn i64(&mut self) -> Result<i64> {
         Ok(i64::from_le_bytes(self.array()?))
     }
 
-    pub fn f32(&mut self) -> Result<f32> {
+    pub(super) fn f32(&mut self) -> Result<f32> {
         Ok(f32::from_le_bytes(self.array()?))
     }
 
-    pub fn f64(&mut self) -> Result<f64> {
+    pub(super) fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_le_bytes(self.array()?))
     }
 
     /// `readVarInt(true)`: up to 5 bytes, 7 bits each.
-    pub fn var_u32(&mut self) -> Result<u32> {
+    pub(super) fn var_u32(&mut self) -> Result<u32> {
         let mut result: u32 = 0;
         for i in 0..5 {
             let b = self.u8()?;
@@ -148,13 +148,13 @@ impl<'a> Reader<'a> {
     }
 
     /// `readVarInt(false)`: zig-zag.
-    pub fn var_i32(&mut self) -> Result<i32> {
+    pub(super) fn var_i32(&mut self) -> Result<i32> {
         let v = self.var_u32()?;
         Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
     }
 
     /// `readVarLong(true)`: 8 bytes of 7 bits, then a 9th of 8 bits.
-    pub fn var_u64(&mut self) -> Result<u64> {
+    pub(super) fn var_u64(&mut self) -> Result<u64> {
         let mut result: u64 = 0;
         for i in 0..8 {
             let b = self.u8()?;
@@ -167,14 +167,14 @@ impl<'a> Reader<'a> {
     }
 
     /// `readVarLong(false)`: zig-zag.
-    pub fn var_i64(&mut self) -> Result<i64> {
+    pub(super) fn var_i64(&mut self) -> Result<i64> {
         let v = self.var_u64()?;
         Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
     /// `readVarIntFlag`: the top bit of the first byte is a flag, then a
     /// varint with 6 bits in the first byte.
-    pub fn var_flag(&mut self) -> Result<(bool, u32)> {
+    pub(super) fn var_flag(&mut self) -> Result<(bool, u32)> {
         let first = self.u8()?;
         let flag = first & 0x80 != 0;
         let mut result = u32::from(first & 0x3f);
@@ -193,7 +193,7 @@ impl<'a> Reader<'a> {
 
     /// A count of things that each take at least one byte: never more than
     /// what is left, so nothing is allocated for a forged length.
-    pub fn count(&mut self, n: u32, what: &str) -> Result<usize> {
+    pub(super) fn count(&mut self, n: u32, what: &str) -> Result<usize> {
         let n = n as usize;
         if n > self.remaining() {
             return Err(self.error(
@@ -206,7 +206,7 @@ impl<'a> Reader<'a> {
 
     /// The size of an all-null collection, taken from what this payload may
     /// still claim ([`MAX_ALL_NULL`] in all).
-    pub fn all_null_count(&mut self, len: u32) -> Result<usize> {
+    pub(super) fn all_null_count(&mut self, len: u32) -> Result<usize> {
         if len > self.nulls_left {
             return Err(self.error(
                 KryoErrorKind::TooLarge,
@@ -218,7 +218,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `readString`: `None` for Java's null.
-    pub fn string(&mut self) -> Result<Option<String>> {
+    pub(super) fn string(&mut self) -> Result<Option<String>> {
         let first = self.peek().ok_or_else(|| self.truncated())?;
         if first & 0x80 == 0 {
             return self.ascii().map(Some);
@@ -284,11 +284,11 @@ impl<'a> Reader<'a> {
     }
 
     /// Remembers the class name Kryo gave `id` in this payload.
-    pub fn remember_name(&mut self, id: u32, name: Arc<str>) {
+    pub(super) fn remember_name(&mut self, id: u32, name: Arc<str>) {
         self.names.insert(id, name);
     }
 
-    pub fn known_name(&self, id: u32) -> Option<Arc<str>> {
+    pub(super) fn known_name(&self, id: u32) -> Option<Arc<str>> {
         self.names.get(&id).cloned()
     }
 }

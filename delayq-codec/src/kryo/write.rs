@@ -10,47 +10,47 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Writer {
             out: Vec::with_capacity(64),
             names: HashMap::new(),
         }
     }
 
-    pub fn u8(&mut self, b: u8) {
+    pub(super) fn u8(&mut self, b: u8) {
         self.out.push(b);
     }
 
-    pub fn bytes(&mut self, b: &[u8]) {
+    pub(super) fn bytes(&mut self, b: &[u8]) {
         self.out.extend_from_slice(b);
     }
 
-    pub fn bool(&mut self, v: bool) {
+    pub(super) fn bool(&mut self, v: bool) {
         self.out.push(u8::from(v));
     }
 
-    pub fn i16(&mut self, v: i16) {
+    pub(super) fn i16(&mut self, v: i16) {
         self.bytes(&v.to_le_bytes());
     }
 
-    pub fn u16(&mut self, v: u16) {
+    pub(super) fn u16(&mut self, v: u16) {
         self.bytes(&v.to_le_bytes());
     }
 
-    pub fn i64(&mut self, v: i64) {
+    pub(super) fn i64(&mut self, v: i64) {
         self.bytes(&v.to_le_bytes());
     }
 
-    pub fn f32(&mut self, v: f32) {
+    pub(super) fn f32(&mut self, v: f32) {
         self.bytes(&v.to_le_bytes());
     }
 
-    pub fn f64(&mut self, v: f64) {
+    pub(super) fn f64(&mut self, v: f64) {
         self.bytes(&v.to_le_bytes());
     }
 
     /// `writeVarInt(v, true)`.
-    pub fn var_u32(&mut self, mut v: u32) {
+    pub(super) fn var_u32(&mut self, mut v: u32) {
         while v >= 0x80 {
             self.out.push((v as u8 & 0x7f) | 0x80);
             v >>= 7;
@@ -59,12 +59,12 @@ impl Writer {
     }
 
     /// `writeVarInt(v, false)`.
-    pub fn var_i32(&mut self, v: i32) {
+    pub(super) fn var_i32(&mut self, v: i32) {
         self.var_u32(((v << 1) ^ (v >> 31)) as u32);
     }
 
     /// `writeVarLong(v, true)`: the 9th byte, if any, keeps all 8 bits.
-    pub fn var_u64(&mut self, mut v: u64) {
+    pub(super) fn var_u64(&mut self, mut v: u64) {
         for _ in 0..8 {
             if v < 0x80 {
                 self.out.push(v as u8);
@@ -77,12 +77,12 @@ impl Writer {
     }
 
     /// `writeVarLong(v, false)`.
-    pub fn var_i64(&mut self, v: i64) {
+    pub(super) fn var_i64(&mut self, v: i64) {
         self.var_u64(((v << 1) ^ (v >> 63)) as u64);
     }
 
     /// `writeVarIntFlag(flag, v, true)`.
-    pub fn var_flag(&mut self, flag: bool, v: u32) {
+    pub(super) fn var_flag(&mut self, flag: bool, v: u32) {
         let first = (v & 0x3f) as u8 | if flag { 0x80 } else { 0 };
         let rest = v >> 6;
         if rest == 0 {
@@ -94,7 +94,7 @@ impl Writer {
     }
 
     /// A collection or string length as Kryo writes it (`length + 1`).
-    pub fn len_plus_one(len: usize) -> Result<u32, super::KryoError> {
+    pub(super) fn len_plus_one(len: usize) -> Result<u32, super::KryoError> {
         u32::try_from(len)
             .ok()
             .and_then(|n| n.checked_add(1))
@@ -103,7 +103,7 @@ impl Writer {
     }
 
     /// `writeString`: `None` is Java's null.
-    pub fn string(&mut self, value: Option<&str>) -> Result<(), super::KryoError> {
+    pub(super) fn string(&mut self, value: Option<&str>) -> Result<(), super::KryoError> {
         let Some(value) = value else {
             self.out.push(0x80);
             return Ok(());
@@ -138,7 +138,7 @@ impl Writer {
     }
 
     /// `writeAscii`, as class names are written.
-    pub fn ascii(&mut self, value: &str) {
+    pub(super) fn ascii(&mut self, value: &str) {
         match value.len() {
             0 => self.out.push(0x81),
             1 => {
@@ -154,7 +154,7 @@ impl Writer {
 
     /// `DefaultClassResolver.writeName`: `0x01`, the name id, and the name
     /// the first time this payload mentions the class.
-    pub fn class_name(&mut self, name: &str) -> Result<(), super::KryoError> {
+    pub(super) fn class_name(&mut self, name: &str) -> Result<(), super::KryoError> {
         self.out.push(0x01);
         if let Some(&id) = self.names.get(name) {
             self.var_u32(id);
