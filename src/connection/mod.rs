@@ -5,7 +5,7 @@
 //! dedicated connections for blocking reads, the shutdown signal), how a
 //! first connection is made ([`connect`]), the script table and how a script
 //! is sent ([`script`]), request-keyed scripts that may be resent
-//! ([`request`]), give-backs that run detached from a dropped future
+//! ([`request`]), takes undone when their caller drops the future
 //! ([`detached`], [`settling`]), following a Sentinel's failovers
 //! ([`sentinel_watch`]) and TLS ([`tls`]).
 //!

@@ -34,8 +34,8 @@ use crate::connection::settling::Settling;
 use crate::error::{outcome_unknown, Error};
 use crate::wire::keys::{request_key, QueueKeys};
 
-/// How long a give-back keeps retrying through connection failures.
-const GIVE_BACK_RETRY_FOR: Duration = Duration::from_secs(30);
+/// How long [`Request::apply_retrying`] retries through connection failures.
+const APPLY_RETRYING_FOR: Duration = Duration::from_secs(30);
 
 /// How long a cancel keeps trying to reach Redis. What a request removed
 /// stays in its record for a day, so it can still be put back after an
@@ -136,11 +136,12 @@ impl Request {
             .map_err(|e| script_error(script, queue, e))
     }
 
-    /// Runs `script`, which gives values back, with this request's key after
-    /// `keys`, retrying through connection failures for up to 30 s: the same
-    /// request applies once however often it is sent. Runs in a task of its
-    /// own, so a caller that stops waiting does not stop it.
-    pub async fn give_back(
+    /// Runs `script` (one that gives values back: a restore, a push back,
+    /// a nack) with this request's key after `keys`, retrying through
+    /// connection failures for up to 30 s: the same request applies once
+    /// however often it is sent. Runs in a task of its own, so a caller that
+    /// stops waiting does not stop it.
+    pub async fn apply_retrying(
         self,
         conn: &fred::clients::Client,
         settling: &Arc<Settling>,
@@ -151,8 +152,8 @@ impl Request {
         self.append_to(script, &mut keys);
         let conn = conn.clone();
         let counted = settling.enter();
-        let giving = tokio::spawn(async move {
-            let deadline = tokio::time::Instant::now() + GIVE_BACK_RETRY_FOR;
+        let applying = tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + APPLY_RETRYING_FOR;
             let result = loop {
                 // Each try ends by the deadline: while Redis is out of reach
                 // it would wait in fred's queue for as long as that lasts.
@@ -174,7 +175,7 @@ impl Request {
             drop(counted);
             result
         });
-        giving.await.unwrap_or_else(|join| {
+        applying.await.unwrap_or_else(|join| {
             Err(fred::error::Error::new(
                 fred::error::ErrorKind::Canceled,
                 format!("give-back task ended: {join}"),

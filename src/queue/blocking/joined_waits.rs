@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use crate::connection::reply;
 use crate::error::{Error, Result};
 
-use super::joined_pops::{self, give_back_later, InLine, Served, Slot, Source};
+use super::joined_pops::{self, push_back_later, InLine, Served, Slot, Source};
 use super::BlockingQueue;
 
 /// Waits of one queue blocked at once, each on a blocking connection of its
@@ -207,7 +207,7 @@ impl WaitBatch {
             }
         }
         unclaimed.extend(values);
-        give_back_later(source, unclaimed);
+        push_back_later(source, unclaimed);
         if let Some(slot) = self.slot.take() {
             slot.requeue(unserved);
         }

@@ -127,7 +127,7 @@ impl<T: 'static> BlockingQueue<T> {
         let max = max.min(MAX_BATCH) as i64;
         let conn = self.core.conn()?.clone();
         let key = self.name().to_owned();
-        let give_back = {
+        let undo = {
             let (conn, key, settling) = (conn.clone(), key.clone(), self.core.settling().clone());
             move |reply: FredResult<Value>| async move {
                 match reply.map(reply::bytes_array) {
@@ -148,7 +148,7 @@ impl<T: 'static> BlockingQueue<T> {
                 )
                 .await
         });
-        let value = detach(drain, give_back, self.core.settling())
+        let value = detach(drain, undo, self.core.settling())
             .reply()
             .await
             .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
@@ -298,7 +298,7 @@ impl<T: 'static> BlockingQueue<T> {
                 popped.map(Option::unwrap_or_default)
             })
         };
-        let give_back = {
+        let undo = {
             let (batch, source) = (batch.clone(), source.clone());
             move |reply: FredResult<Vec<Bytes>>| async move {
                 if let Some(batch) = batch.lock().take() {
@@ -306,10 +306,7 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             }
         };
-        let reply = detach(pop, give_back, self.core.settling())
-            .until_answered()
-            .reply()
-            .await;
+        let reply = detach(pop, undo, self.core.settling()).until_answered().reply().await;
         let batch = batch.lock().take().expect("a pop is served once");
         batch.serve(&source, reply, true).map_err(|e| self.command_error(e))
     }
@@ -330,12 +327,12 @@ impl<T: 'static> BlockingQueue<T> {
             })
         };
         let (conn, settling) = (conn.clone(), self.core.settling().clone());
-        let give_back = move |reply: FredResult<Option<Bytes>>| async move {
+        let undo = move |reply: FredResult<Option<Bytes>>| async move {
             if let Ok(Some(raw)) = reply {
                 push_back(&conn, &settling, &key.as_str_lossy(), vec![raw]).await;
             }
         };
-        detach(pop, give_back, self.core.settling())
+        detach(pop, undo, self.core.settling())
             .until_answered()
             .reply()
             .await

@@ -115,7 +115,7 @@ impl<T: 'static> DelayedQueue<T> {
         // before it returns (and, through the request, if its reply is lost).
         let conn = self.conn()?.clone();
         let restore_keys = self.restore_keys();
-        let give_back = {
+        let undo = {
             let (conn, keys, name, settling) = (
                 conn.clone(),
                 restore_keys.clone(),
@@ -130,7 +130,7 @@ impl<T: 'static> DelayedQueue<T> {
                 if let Ok(args) = args {
                     if !args.is_empty() {
                         let restored = Request::new(&name)
-                            .give_back(&conn, &settling, &SCRIPTS.restore, keys, args)
+                            .apply_retrying(&conn, &settling, &SCRIPTS.restore, keys, args)
                             .await;
                         if let Err(error) = restored {
                             tracing::error!(%error, "could not give back values polled for a dropped call");
@@ -146,7 +146,7 @@ impl<T: 'static> DelayedQueue<T> {
                 .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
                 .await
         });
-        let value = detach(poll, give_back, self.core.settling())
+        let value = detach(poll, undo, self.core.settling())
             .reply()
             .await
             .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
@@ -163,7 +163,7 @@ impl<T: 'static> DelayedQueue<T> {
             Err(error) => {
                 let args = restore_args(elements, scores, ids)?;
                 let restored = Request::new(self.name())
-                    .give_back(
+                    .apply_retrying(
                         self.conn()?,
                         self.core.settling(),
                         &SCRIPTS.restore,

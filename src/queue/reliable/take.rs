@@ -16,7 +16,7 @@ use crate::connection::detached::{detach, pop_options, undo_move, until, Command
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{outcome_unknown, Error, Result};
-use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
 use crate::wire::format::{ElementId, Format};
@@ -199,14 +199,14 @@ impl<T: 'static> ReliableQueue<T> {
             let conn = conn.clone();
             Box::pin(async move { SCRIPTS.claim.run(&conn, keys, args).await })
         };
-        let give_back = {
+        let undo = {
             let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
             move |reply: std::result::Result<Value, fred::error::Error>| async move {
                 let reply = match reply {
                     Ok(reply) => reply,
                     // Its reply lost too: looked for by its id (`lost_claim`).
                     Err(error) if outcome_unknown(&error) => {
-                        return super::lost_claim::give_back_later(&core, &keys, settings, id, value);
+                        return super::lost_claim::recover_later(&core, &keys, settings, id, value);
                     }
                     Err(_) => return,
                 };
@@ -214,13 +214,13 @@ impl<T: 'static> ReliableQueue<T> {
                     return;
                 };
                 let member = crate::queue::reliable::delivery::member(id, count, &value);
-                let mut handle = Handle::new(core, &keys, settings, member);
-                if let Err(error) = handle.give_back(GiveBack::Unhandled).await {
+                let mut lease = DeliveryLease::new(core, &keys, settings, member);
+                if let Err(error) = lease.release(Release::Unhandled).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
                 }
             }
         };
-        let claimed_reply = detach(command, give_back, self.core.settling())
+        let claimed_reply = detach(command, undo, self.core.settling())
             .until_answered()
             .reply()
             .await;
@@ -232,7 +232,7 @@ impl<T: 'static> ReliableQueue<T> {
                 // for and given back uncounted (`lost_claim`). Not run, its
                 // value waits in the staging list for the reaper.
                 if outcome_unknown(&error) {
-                    super::lost_claim::give_back_later(&self.core, &self.keys, self.settings, id, value.clone());
+                    super::lost_claim::recover_later(&self.core, &self.keys, self.settings, id, value.clone());
                 }
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
                 if error.is_transient() {
@@ -277,12 +277,12 @@ impl<T: 'static> ReliableQueue<T> {
                 // limit, or dead-lettered now if the consumer asked for that.
                 let to = if self.settings.dead_letter_undecodable {
                     crate::telemetry::dead_lettered(self.name(), DeadLettered::Undecodable);
-                    GiveBack::DeadLetter(format!("undecodable: {error}"))
+                    Release::DeadLetter(format!("undecodable: {error}"))
                 } else {
-                    GiveBack::Tail
+                    Release::Tail
                 };
-                let mut handle = Handle::new(self.core.clone(), &self.keys, self.settings, member);
-                let restored = handle.give_back(to).await.unwrap_or(false);
+                let mut lease = DeliveryLease::new(self.core.clone(), &self.keys, self.settings, member);
+                let restored = lease.release(to).await.unwrap_or(false);
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
@@ -338,7 +338,7 @@ impl<T: 'static> ReliableQueue<T> {
                     .await
             })
         };
-        let give_back = {
+        let undo = {
             let (conn, keys) = (conn.clone(), self.keys.clone());
             move |reply: std::result::Result<Option<Bytes>, fred::error::Error>| async move {
                 if let Ok(Some(value)) = reply {
@@ -346,7 +346,7 @@ impl<T: 'static> ReliableQueue<T> {
                 }
             }
         };
-        let moved = detach(command, give_back, self.core.settling())
+        let moved = detach(command, undo, self.core.settling())
             .until_answered()
             .reply()
             .await;
