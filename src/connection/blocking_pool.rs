@@ -22,7 +22,7 @@ use crate::connection::detached::{detach, push_back, Command, Detached};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::{Settling, SettlingGuard};
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
@@ -237,7 +237,7 @@ impl BlockingPool {
                         // The lease is dropped busy: unblocked and closed.
                         _ = epoch.changed() => continue,
                     };
-                    let outcome = sent.map_err(|e| Error::from_command(e, queue));
+                    let outcome = sent.on_key(queue);
                     if outcome.is_err() {
                         lease.discard();
                     }
@@ -425,7 +425,8 @@ async fn undo_read(client: &FredClient, settling: &Arc<Settling>, command: &str,
         "BLMOVE" if argv.len() >= 4 => {
             let keys = vec![key_of(&argv[0]), key_of(&argv[1])];
             let args = vec![reply, argv[2].clone(), argv[3].clone()];
-            match SCRIPTS.undo_move.run(client, keys, args).await {
+            let source = keys[0].as_str_lossy().into_owned();
+            match SCRIPTS.undo_move.run(client, &source, keys, args).await {
                 Ok(_) => true,
                 Err(error) => {
                     tracing::error!(command, %error, "could not give back a value popped for a cancelled read");

@@ -76,7 +76,7 @@ pub(crate) async fn undo_move(
 ) -> bool {
     let keys = vec![Key::from(source), Key::from(destination)];
     let args = vec![Value::Bytes(value), Value::from(from), Value::from(to)];
-    match SCRIPTS.undo_move.run(conn, keys, args).await {
+    match SCRIPTS.undo_move.run(conn, source, keys, args).await {
         Ok(_) => true,
         Err(error) => {
             tracing::error!(queue = source, %error, "could not give back a value moved for a cancelled take");

@@ -9,8 +9,8 @@ use fred::types::{Key, Value};
 use crate::connection::detached::{detach, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
-use crate::connection::script::{Resend, SCRIPTS};
-use crate::error::{Error, Result};
+use crate::connection::script::{Resend, ScriptError, SCRIPTS};
+use crate::error::{CommandResult, Error, Result};
 use crate::wire::codec;
 use crate::wire::format;
 
@@ -122,7 +122,7 @@ impl<T: 'static> DelayedQueue<T> {
                 self.name().to_owned(),
                 self.core.settling().clone(),
             );
-            move |reply: std::result::Result<Value, fred::error::Error>| async move {
+            move |reply: std::result::Result<Value, ScriptError>| async move {
                 let Ok(Ok([elements, scores, _, ids])) = reply.map(reply::tuple::<4>) else {
                     return;
                 };
@@ -146,10 +146,7 @@ impl<T: 'static> DelayedQueue<T> {
                 .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
                 .await
         });
-        let value = detach(poll, undo, self.core.settling())
-            .reply()
-            .await
-            .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
+        let value = detach(poll, undo, self.core.settling()).reply().await?;
         let [elements, scores, quarantined, ids] = reply::tuple::<4>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
         let elements = reply::bytes_array(elements)?;
@@ -217,7 +214,7 @@ impl<T: 'static> DelayedQueue<T> {
             .with_options(&Resend::Once.options())
             .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending(), self.keys.ids()])
             .await
-            .map_err(|e| self.command_error(e))?;
+            .on_key(self.name())?;
         Ok(n > 0)
     }
 
@@ -241,8 +238,7 @@ impl<T: 'static> DelayedQueue<T> {
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())
             .remove(self.conn()?, self.core.settling(), script, keys, args)
-            .await
-            .map_err(|e| self.script_error(script, e))?;
+            .await?;
         let [removed, left] = reply::tuple::<2>(value)?;
         Ok(Purged {
             removed: reply::int(&removed)? as u64,

@@ -9,7 +9,7 @@ use fred::types::Value;
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::queue::reliable::{ReliableQueue, Settings};
 use crate::queue::Core;
 use crate::wire::format;
@@ -208,10 +208,10 @@ impl DeliveryLease {
             Value::Bytes(self.member.clone()),
             Value::from(crate::wire::time::saturating_ms(timeout)),
         ];
+        let keys = vec![self.keys.inflight().into()];
         let value = script
-            .run(self.core.conn()?, vec![self.keys.inflight().into()], args)
-            .await
-            .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
+            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .await?;
         Ok(reply::int(&value)? == 1)
     }
 
@@ -226,9 +226,8 @@ impl DeliveryLease {
                 Value::from(ACK_MEMORY_CAP),
             ];
             let value = script
-                .run(self.core.conn()?, keys, args)
-                .await
-                .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
+                .run(self.core.conn()?, self.keys.destination(), keys, args)
+                .await?;
             Ok(reply::int(&value)? == 1)
         })
         .await;
@@ -340,7 +339,6 @@ pub(crate) async fn release(
     ];
     let value = Request::new(keys.destination())
         .apply_retrying(core.conn()?, &core.connections.settling, script, redis_keys, args)
-        .await
-        .map_err(|e| crate::connection::request::script_error(script, keys.destination(), e))?;
+        .await?;
     Ok(reply::int(&value)? == 1)
 }

@@ -18,7 +18,7 @@ use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
 
 use crate::connection::reply;
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 use crate::queue::reliable::delivery::{retrying, DeliveryLease, Release, MEMBER_HEADER};
 use crate::queue::reliable::Settings;
 use crate::queue::Core;
@@ -105,11 +105,7 @@ async fn scan(core: &Core, key: &str, cursor: Value, pattern: &Bytes) -> Result<
         Value::from("COUNT"),
         Value::from(PAGE),
     ];
-    let reply: Value = core
-        .conn()?
-        .custom(command, args)
-        .await
-        .map_err(|e| Error::from_command(e, key))?;
+    let reply: Value = core.conn()?.custom(command, args).await.on_key(key)?;
     let [next, found] = reply::tuple::<2>(reply)?;
     let next = reply::bytes(next)?;
     // Members and scores alternate.

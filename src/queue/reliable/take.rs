@@ -14,8 +14,8 @@ use tokio::time::Instant;
 
 use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
 use crate::connection::reply;
-use crate::connection::script::SCRIPTS;
-use crate::error::{outcome_unknown, Error, Result};
+use crate::connection::script::{ScriptError, SCRIPTS};
+use crate::error::{CommandResult, Error, Result};
 use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
@@ -197,15 +197,16 @@ impl<T: 'static> ReliableQueue<T> {
         let conn = self.core.conn()?.clone(); // sent once: the script is declared `Resend::Once`
         let command: Command<_> = {
             let conn = conn.clone();
-            Box::pin(async move { SCRIPTS.claim.run(&conn, keys, args).await })
+            let queue = self.keys.clone();
+            Box::pin(async move { SCRIPTS.claim.run(&conn, queue.destination(), keys, args).await })
         };
         let undo = {
             let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
-            move |reply: std::result::Result<Value, fred::error::Error>| async move {
+            move |reply: std::result::Result<Value, ScriptError>| async move {
                 let reply = match reply {
                     Ok(reply) => reply,
                     // Its reply lost too: looked for by its id (`lost_claim`).
-                    Err(error) if outcome_unknown(&error) => {
+                    Err(error) if error.may_have_run() => {
                         return super::lost_claim::recover_later(&core, &keys, settings, id, value);
                     }
                     Err(_) => return,
@@ -231,10 +232,10 @@ impl<T: 'static> ReliableQueue<T> {
                 // reply): the claim may have run, and its delivery is looked
                 // for and given back uncounted (`lost_claim`). Not run, its
                 // value waits in the staging list for the reaper.
-                if outcome_unknown(&error) {
+                if error.may_have_run() {
                     super::lost_claim::recover_later(&self.core, &self.keys, self.settings, id, value.clone());
                 }
-                let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
+                let error = Error::from(error);
                 if error.is_transient() {
                     tracing::warn!(queue = self.name(), %error, "claim failed; its value goes back to the queue");
                     return Ok(Ready::Nothing);
@@ -350,10 +351,9 @@ impl<T: 'static> ReliableQueue<T> {
             .until_answered()
             .reply()
             .await;
-        match moved {
+        match moved.on_key(dest) {
             Ok(moved) => Ok(moved),
             Err(error) => {
-                let error = Error::from_command(error, dest);
                 if !error.is_transient() {
                     return Err(error);
                 }
@@ -383,7 +383,7 @@ impl<T: 'static> ReliableQueue<T> {
                 .conn()?
                 .exists(self.keys.paused())
                 .await
-                .map_err(|e| Error::from_command(e, self.keys.paused()))?;
+                .on_key(self.keys.paused())?;
             if paused == 0 {
                 return Ok(());
             }
