@@ -6,9 +6,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::types::Value;
 
-use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
+use crate::connection::{reply, retrying};
 use crate::error::Result;
 use crate::queue::reliable::{ReliableQueue, Settings};
 use crate::queue::Core;
@@ -268,31 +268,6 @@ impl Drop for DeliveryLease {
 
 /// How long an ack keeps retrying through connection failures.
 const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
-
-/// Retries `attempt` through connection failures for `retry_for`; past it
-/// fails with a transient error saying `late`. For work that is safe to run
-/// again and to give up on: an ack (it only acts while the delivery is in
-/// flight, and one already applied reports success again), a search.
-pub(crate) async fn retrying<T, F, Fut>(retry_for: Duration, late: &'static str, mut attempt: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
-{
-    let deadline = tokio::time::Instant::now() + retry_for;
-    loop {
-        // An attempt waits no longer than the retries do: while Redis is out
-        // of reach it would wait in fred's queue for as long as that lasts
-        // (and a worker's shutdown with it). Each attempt is a request or
-        // acts once, so one given up on here and run later changes nothing.
-        match crate::connection::by_deadline(deadline, late, attempt()).await {
-            Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
-                tracing::debug!(%error, "failed through the connection; retrying");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            other => return other,
-        }
-    }
-}
 
 /// Releases the delivery `member` to `to`: runs the nack script, as one
 /// request (see `src/connection/request.rs`): retried through connection

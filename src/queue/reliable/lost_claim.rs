@@ -17,9 +17,9 @@ use bytes::Bytes;
 use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
 
-use crate::connection::reply;
+use crate::connection::{reply, retrying};
 use crate::error::{CommandResult, Error, Result};
-use crate::queue::reliable::delivery::{retrying, DeliveryLease, Release, MEMBER_HEADER};
+use crate::queue::reliable::delivery::{DeliveryLease, Release, MEMBER_HEADER};
 use crate::queue::reliable::Settings;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
