@@ -34,7 +34,7 @@ if stored then
     local elements, scores = undo[5] or reply[1], undo[6] or reply[2]
     local ids = undo[7] and KEYS[undo[7]]
     local taken = ids and (undo[8] or reply[4])
-    delayq_give_back(KEYS[undo[2]], KEYS[undo[3]], KEYS[undo[4]], ids, elements, scores, taken)
+    delayq_restore_indexed(KEYS[undo[2]], KEYS[undo[3]], KEYS[undo[4]], ids, elements, scores, taken)
     outcome = 1
   end
 end

@@ -6,7 +6,7 @@
 -- ARGV: score_1, element_1, id_1, score_2, element_2, id_2, ... in their
 -- original order (an empty score: the element had none and goes back to the
 -- list only; an empty id: it had none). An element goes back under the id
--- it left with (lib/ids.lua: delayq_give_back).
+-- it left with (lib/ids.lua: delayq_restore_indexed).
 -- Returns how many elements went back. If a restored element is now the
 -- queue's head, its due time is published as an offer of it would be
 -- (lib/offer.lua), so transfers wake for it (it may be overdue already).
@@ -20,4 +20,4 @@ for i = 1, #ARGV - 2, 3 do
   elements[#elements + 1] = ARGV[i + 1]
   taken[#taken + 1] = ARGV[i + 2] ~= '' and ARGV[i + 2]
 end
-return delayq_answer(KEYS[5], delayq_give_back(KEYS[1], KEYS[2], KEYS[3], KEYS[4], elements, scores, taken))
+return delayq_answer(KEYS[5], delayq_restore_indexed(KEYS[1], KEYS[2], KEYS[3], KEYS[4], elements, scores, taken))

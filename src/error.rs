@@ -217,7 +217,7 @@ impl Error {
     }
 
     /// Maps a failed command on `key` to the most precise variant.
-    pub(crate) fn from_command(error: fred::error::Error, key: &str) -> Error {
+    fn from_command(error: fred::error::Error, key: &str) -> Error {
         if error.details().contains("WRONGTYPE") {
             return Error::WrongType {
                 key: key.to_owned(),
@@ -239,6 +239,30 @@ impl Error {
             };
         }
         Error::from_command(error, key)
+    }
+}
+
+/// A plain command's result, as delayq's: the one mapping of a failed
+/// command (a script's failure is `connection::script::ScriptError`), for
+/// `?` where the command is sent.
+pub(crate) trait CommandResult<T> {
+    /// A failed command on `key`: `WRONGTYPE` is [`Error::WrongType`] naming
+    /// `key`, anything else [`Error::Redis`].
+    fn on_key(self, key: &str) -> Result<T>;
+
+    /// A failed command sent once (`Resend::Once`) as `operation` on
+    /// `queue`: a lost reply is [`Error::OutcomeUnknown`], anything else as
+    /// [`on_key`](Self::on_key).
+    fn sent_once(self, operation: &'static str, queue: &str) -> Result<T>;
+}
+
+impl<T> CommandResult<T> for std::result::Result<T, fred::error::Error> {
+    fn on_key(self, key: &str) -> Result<T> {
+        self.map_err(|e| Error::from_command(e, key))
+    }
+
+    fn sent_once(self, operation: &'static str, queue: &str) -> Result<T> {
+        self.map_err(|e| Error::from_unrepeatable(e, operation, queue, |e| Error::from_command(e, queue)))
     }
 }
 

@@ -133,11 +133,11 @@ local function delayq_ids_put_back(ids, timeout, elements, taken)
   end
 end
 
--- Gives elements back (lib/request.lua's delayq_restore) and indexes them
+-- Restores elements (lib/request.lua's delayq_restore) and indexes them
 -- again under the ids they left with. An element with an id that is pending
 -- already (offered again, same id and value, while it was out) is not given
 -- back a second time: one element per id while pending.
-local function delayq_give_back(pending, timeout, channel, ids, elements, scores, taken)
+local function delayq_restore_indexed(pending, timeout, channel, ids, elements, scores, taken)
   if ids and taken then
     local e, s, t = {}, {}, {}
     for i = 1, #elements do

@@ -40,7 +40,7 @@ end
 --     taken]]}: packed elements back at the pending list's head with their
 --     scores (the reply's first two fields unless given), and indexed again
 --     in the id index `ids` under the ids they left with (`taken`, else the
---     reply's fourth field; lib/ids.lua: delayq_give_back).
+--     reply's fourth field; lib/ids.lua: delayq_restore_indexed).
 local function delayq_answer(key, reply, undo)
   local ttl = DELAYQ_REQUEST_TTL_MS
   if undo then

@@ -22,7 +22,7 @@ use crate::connection::detached::{detach, push_back, Command, Detached};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::{Settling, SettlingGuard};
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
@@ -90,11 +90,11 @@ type Reply = std::result::Result<Value, fred::error::Error>;
 
 /// What gives back a value a blocking command popped for a caller that is
 /// gone (boxed: one type for every command).
-type GiveBackReply = Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send>;
+type UndoRead = Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send>;
 
 /// A blocking command under way; a value it pops for a caller that is gone
 /// is given back (see `detached`).
-type InFlight = Detached<Reply, GiveBackReply>;
+type InFlight = Detached<Reply, UndoRead>;
 
 impl BlockingPool {
     pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken, settling: Arc<Settling>) -> Self {
@@ -237,7 +237,7 @@ impl BlockingPool {
                         // The lease is dropped busy: unblocked and closed.
                         _ = epoch.changed() => continue,
                     };
-                    let outcome = sent.map_err(|e| Error::from_command(e, queue));
+                    let outcome = sent.on_key(queue);
                     if outcome.is_err() {
                         lease.discard();
                     }
@@ -320,16 +320,16 @@ impl Lease<'_> {
     pub async fn run(&mut self, command: &'static str, options: Options, argv: Vec<Value>) -> Reply {
         let client = self.client().clone();
         let (to, back, settling) = (client.clone(), argv.clone(), self.pool.settling.clone());
-        let give_back: GiveBackReply = Box::new(move |reply: Reply| {
+        let undo: UndoRead = Box::new(move |reply: Reply| {
             Box::pin(async move {
                 if let Ok(value) = reply {
-                    give_back(&to, &settling, command, &back, value).await;
+                    undo_read(&to, &settling, command, &back, value).await;
                 }
             })
         });
         let fred_timeout = options.timeout.unwrap_or_default();
         let command: Command<Reply> = Box::pin(async move { blocking_command(&client, command, options, argv).await });
-        let detached = detach(command, give_back, &self.pool.settling).within(fred_timeout);
+        let detached = detach(command, undo, &self.pool.settling).within(fred_timeout);
         let in_flight = self.in_flight.insert(detached);
         let out = in_flight.reply().await;
         self.in_flight = None;
@@ -403,7 +403,7 @@ fn close_in_background(client: FredClient, in_flight: Option<(InFlight, Settling
 /// the head of the list `BLPOP` or `BLMPOP` took them from, in order, or,
 /// for `BLMOVE`, out of the list it moved one to and back to the end of the
 /// list it came from.
-async fn give_back(client: &FredClient, settling: &Arc<Settling>, command: &str, argv: &[Value], reply: Value) {
+async fn undo_read(client: &FredClient, settling: &Arc<Settling>, command: &str, argv: &[Value], reply: Value) {
     if reply.is_null() {
         return;
     }
@@ -425,7 +425,8 @@ async fn give_back(client: &FredClient, settling: &Arc<Settling>, command: &str,
         "BLMOVE" if argv.len() >= 4 => {
             let keys = vec![key_of(&argv[0]), key_of(&argv[1])];
             let args = vec![reply, argv[2].clone(), argv[3].clone()];
-            match SCRIPTS.undo_move.run(client, keys, args).await {
+            let source = keys[0].as_str_lossy().into_owned();
+            match SCRIPTS.undo_move.run(client, &source, keys, args).await {
                 Ok(_) => true,
                 Err(error) => {
                     tracing::error!(command, %error, "could not give back a value popped for a cancelled read");

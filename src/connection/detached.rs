@@ -21,13 +21,12 @@ use crate::connection::script::SCRIPTS;
 use crate::connection::settling::Settling;
 
 /// What a [`Detached`] command does with a reply its caller stopped waiting
-/// for: puts the value it took back where it came from. A closure holding
-/// the connection and keys it needs, kept inline in the [`Detached`] (no
-/// allocation while the caller waits; its future is boxed only when it
-/// runs, after a caller stopped waiting). Not the reliable queue's
-/// `delivery::GiveBack`, which settles a delivery.
+/// for: undoes the take, putting what it took back where it came from. A
+/// closure holding the connection and keys it needs, kept inline in the
+/// [`Detached`] (no allocation while the caller waits; its future is boxed
+/// only when it runs, after a caller stopped waiting).
 pub(crate) trait OnAbandon<T>: Send + 'static {
-    fn give_back(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    fn undo(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 impl<T, F, Fut> OnAbandon<T> for F
@@ -35,7 +34,7 @@ where
     F: FnOnce(T) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    fn give_back(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn undo(self, reply: T) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         Box::pin(self(reply))
     }
 }
@@ -53,7 +52,7 @@ pub(crate) async fn push_back(
 ) -> bool {
     let args = raw.into_iter().map(Value::Bytes).collect();
     let pushed = Request::new(key)
-        .give_back(conn, settling, &SCRIPTS.push_back, vec![Key::from(key)], args)
+        .apply_retrying(conn, settling, &SCRIPTS.push_back, vec![Key::from(key)], args)
         .await;
     match pushed {
         Ok(_) => true,
@@ -77,7 +76,7 @@ pub(crate) async fn undo_move(
 ) -> bool {
     let keys = vec![Key::from(source), Key::from(destination)];
     let args = vec![Value::Bytes(value), Value::from(from), Value::from(to)];
-    match SCRIPTS.undo_move.run(conn, keys, args).await {
+    match SCRIPTS.undo_move.run(conn, source, keys, args).await {
         Ok(_) => true,
         Err(error) => {
             tracing::error!(queue = source, %error, "could not give back a value moved for a cancelled take");
@@ -134,12 +133,12 @@ pub(crate) async fn until<T>(
 /// this once per value).
 pub(crate) type Command<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// A command whose reply is read by its caller or given back.
+/// A command whose reply is read by its caller, or else undone.
 pub(crate) struct Detached<T: Send + 'static, G: OnAbandon<T>> {
     /// `None` once it has ended and its reply went somewhere. Boxed so that
     /// a dropped caller can hand it, already running, to a task.
     command: Option<Command<T>>,
-    give_back: Option<G>,
+    undo: Option<G>,
     settling: Arc<Settling>,
     /// How long it may run on once abandoned (see [`within`](Self::within)).
     within: Duration,
@@ -147,14 +146,14 @@ pub(crate) struct Detached<T: Send + 'static, G: OnAbandon<T>> {
 
 /// Wraps `command`, which must take its value in one step (one command or
 /// script) and be safe to finish in the background (counted by `settling`).
-pub(crate) fn detach<T, G>(command: Command<T>, give_back: G, settling: &Arc<Settling>) -> Detached<T, G>
+pub(crate) fn detach<T, G>(command: Command<T>, undo: G, settling: &Arc<Settling>) -> Detached<T, G>
 where
     T: Send + 'static,
     G: OnAbandon<T>,
 {
     Detached {
         command: Some(command),
-        give_back: Some(give_back),
+        undo: Some(undo),
         settling: settling.clone(),
         within: ABANDON_TIMEOUT,
     }
@@ -189,22 +188,22 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
         reply
     }
 
-    /// Stops waiting: finishes the command and gives back its reply (the
-    /// caller counts this in `settling`).
+    /// Stops waiting: finishes the command and undoes it (the caller counts
+    /// this in `settling`).
     pub async fn abandon(mut self) {
-        if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
-            finish(command, give_back, self.within).await;
+        if let (Some(command), Some(undo)) = (self.command.take(), self.undo.take()) {
+            finish(command, undo, self.within).await;
         }
     }
 }
 
 impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
     fn drop(&mut self) {
-        if let (Some(command), Some(give_back)) = (self.command.take(), self.give_back.take()) {
+        if let (Some(command), Some(undo)) = (self.command.take(), self.undo.take()) {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 let (counted, within) = (self.settling.enter(), self.within);
                 runtime.spawn(async move {
-                    finish(command, give_back, within).await;
+                    finish(command, undo, within).await;
                     drop(counted);
                 });
             }
@@ -212,13 +211,13 @@ impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
     }
 }
 
-/// Runs an abandoned command to its end and gives its reply back.
-async fn finish<T, G: OnAbandon<T>>(command: Command<T>, give_back: G, within: Duration) {
+/// Runs an abandoned command to its end and undoes it.
+async fn finish<T, G: OnAbandon<T>>(command: Command<T>, undo: G, within: Duration) {
     let reply = match within {
         Duration::MAX => Ok(command.await),
         within => tokio::time::timeout(within, command).await,
     };
     if let Ok(reply) = reply {
-        give_back.give_back(reply).await;
+        undo.undo(reply).await;
     }
 }

@@ -5,12 +5,14 @@
 //! dedicated connections for blocking reads, the shutdown signal), how a
 //! first connection is made ([`connect`]), the script table and how a script
 //! is sent ([`script`]), request-keyed scripts that may be resent
-//! ([`request`]), give-backs that run detached from a dropped future
-//! ([`detached`], [`settling`]), following a Sentinel's failovers
-//! ([`sentinel_watch`]) and TLS ([`tls`]).
+//! ([`request`]), takes undone when their caller drops the future
+//! ([`detached`], [`settling`]), retrying through connection failures
+//! ([`retrying`]), following a Sentinel's failovers ([`sentinel_watch`])
+//! and TLS ([`tls`]).
 //!
 //! May use: `wire`, `error`. Knows nothing of queues, the scheduler or
-//! `Client`: a script here is bytes and keys, not an operation on a queue.
+//! `Client`: a script here is bytes and keys (and a queue's name, to say in
+//! its errors), not an operation on a queue.
 
 pub(crate) mod blocking_pool;
 pub(crate) mod connect;
@@ -38,4 +40,34 @@ pub(crate) async fn by_deadline<T, E: From<fred::error::Error>>(
     tokio::time::timeout_at(deadline, work)
         .await
         .unwrap_or_else(|_| Err(fred::error::Error::new(fred::error::ErrorKind::Timeout, what).into()))
+}
+
+/// Retries `attempt` through connection failures (transient errors) for
+/// `retry_for`; past it fails with a transient error saying `late`. For
+/// work that is safe to run again and to give up on: an ack (it only acts
+/// while the delivery is in flight, and one already applied reports
+/// success again), a search.
+pub(crate) async fn retrying<T, F, Fut>(
+    retry_for: std::time::Duration,
+    late: &'static str,
+    mut attempt: F,
+) -> crate::error::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = crate::error::Result<T>>,
+{
+    let deadline = tokio::time::Instant::now() + retry_for;
+    loop {
+        // An attempt waits no longer than the retries do: while Redis is out
+        // of reach it would wait in fred's queue for as long as that lasts
+        // (and a worker's shutdown with it). Each attempt is a request or
+        // acts once, so one given up on here and run later changes nothing.
+        match by_deadline(deadline, late, attempt()).await {
+            Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
+                tracing::debug!(%error, "failed through the connection; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
 }

@@ -13,7 +13,7 @@
 //! run, what it removed goes back where it was — for the requests that say
 //! how (drain, remove_first, remove_pending). Those that cannot be undone exactly
 //! (a removal by value, a move to another list) report
-//! [`Error::OutcomeUnknown`] instead.
+//! [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown) instead.
 //!
 //! A [`Sequence`] is one request made of many runs (a bulk offer's chunks):
 //! every run carries its key, which records how far the whole call got.
@@ -29,13 +29,12 @@ use std::time::Duration;
 use fred::interfaces::KeysInterface;
 use fred::types::{Expiration, Key, Value};
 
-use crate::connection::script::{Resend, Script, SCRIPTS};
+use crate::connection::script::{Resend, Script, ScriptError, SCRIPTS};
 use crate::connection::settling::Settling;
-use crate::error::{outcome_unknown, Error};
 use crate::wire::keys::{request_key, QueueKeys};
 
-/// How long a give-back keeps retrying through connection failures.
-const GIVE_BACK_RETRY_FOR: Duration = Duration::from_secs(30);
+/// How long [`Request::apply_retrying`] retries through connection failures.
+const APPLY_RETRYING_FOR: Duration = Duration::from_secs(30);
 
 /// How long a cancel keeps trying to reach Redis. What a request removed
 /// stays in its record for a day, so it can still be put back after an
@@ -64,14 +63,16 @@ pub(crate) enum Cancelled {
 /// One call of a request-keyed script.
 pub(crate) struct Request {
     key: String,
+    /// The queue (or list) it runs on, for its errors.
+    queue: String,
 }
 
 impl Request {
     /// A new request on the queue (or list) `name` (a random 128-bit id).
     pub fn new(name: &str) -> Request {
-        let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
         Request {
-            key: request_key(name, &id),
+            key: new_key(name),
+            queue: name.to_owned(),
         }
     }
 
@@ -86,7 +87,7 @@ impl Request {
     /// arrives — on a connection failure, or when the caller drops this
     /// future — the request is cancelled in the background (counted in
     /// `settling`, so that shutdown waits for it), which puts back what it
-    /// removed.
+    /// removed: a lost reply is a transient error, not an unknown outcome.
     pub async fn remove(
         self,
         conn: &fred::clients::Client,
@@ -94,20 +95,21 @@ impl Request {
         script: &'static Script,
         mut keys: Vec<Key>,
         args: Vec<Value>,
-    ) -> Result<Value, fred::error::Error> {
+    ) -> Result<Value, ScriptError> {
         self.append_to(script, &mut keys);
+        let Request { key, queue } = self;
         let mut unanswered = CancelUnlessAnswered {
             conn: conn.clone(),
             keys: Some(keys.clone()),
             settling: settling.clone(),
         };
-        match script.run(conn, keys, args).await {
+        match script.run(conn, &queue, keys, args).await {
             Ok(reply) => {
                 unanswered.keys = None;
-                consumed(conn.clone(), self.key);
+                consumed(conn.clone(), key);
                 Ok(reply)
             }
-            Err(error) if !outcome_unknown(&error) => {
+            Err(error) if !error.may_have_run() => {
                 // Redis answered with an error: the script changed nothing.
                 unanswered.keys = None;
                 Err(error)
@@ -121,7 +123,7 @@ impl Request {
 
     /// Runs `script`, whose effect cannot be undone (a removal by value, a
     /// move to another list), like [`remove`](Self::remove); a call whose
-    /// reply never came fails with [`Error::OutcomeUnknown`].
+    /// reply never came fails with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
     pub async fn apply(
         self,
         conn: &fred::clients::Client,
@@ -129,64 +131,72 @@ impl Request {
         script: &'static Script,
         keys: Vec<Key>,
         args: Vec<Value>,
-        queue: &str,
-    ) -> crate::Result<Value> {
+    ) -> Result<Value, ScriptError> {
         self.remove(conn, settling, script, keys, args)
             .await
-            .map_err(|e| script_error(script, queue, e))
+            .map_err(ScriptError::unrepeatable)
     }
 
-    /// Runs `script`, which gives values back, with this request's key after
-    /// `keys`, retrying through connection failures for up to 30 s: the same
-    /// request applies once however often it is sent. Runs in a task of its
-    /// own, so a caller that stops waiting does not stop it.
-    pub async fn give_back(
+    /// Runs `script` (one that gives values back: a restore, a push back,
+    /// a nack) with this request's key after `keys`, retrying through
+    /// connection failures for up to 30 s: the same request applies once
+    /// however often it is sent. Runs in a task of its own, so a caller that
+    /// stops waiting does not stop it. A reply still lost after that fails
+    /// with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
+    pub async fn apply_retrying(
         self,
         conn: &fred::clients::Client,
         settling: &Arc<Settling>,
         script: &'static Script,
         mut keys: Vec<Key>,
         args: Vec<Value>,
-    ) -> Result<Value, fred::error::Error> {
+    ) -> Result<Value, ScriptError> {
         self.append_to(script, &mut keys);
         let conn = conn.clone();
         let counted = settling.enter();
-        let giving = tokio::spawn(async move {
-            let deadline = tokio::time::Instant::now() + GIVE_BACK_RETRY_FOR;
+        let Request { key, queue } = self;
+        let on = queue.clone();
+        let applying = tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + APPLY_RETRYING_FOR;
             let result = loop {
                 // Each try ends by the deadline: while Redis is out of reach
                 // it would wait in fred's queue for as long as that lasts.
                 // One given up on and run later applies once all the same.
-                let late = "Redis did not answer a give-back in time";
-                let tried = super::by_deadline(deadline, late, script.run(&conn, keys.clone(), args.clone()));
-                match tried.await {
+                let tried = tokio::time::timeout_at(deadline, script.run(&conn, &queue, keys.clone(), args.clone()));
+                let tried = tried.await.unwrap_or_else(|_| {
+                    let late = "Redis did not answer a give-back in time";
+                    let late = fred::error::Error::new(fred::error::ErrorKind::Timeout, late);
+                    Err(ScriptError::new(late, script, &queue))
+                });
+                match tried {
                     Ok(reply) => {
-                        consumed(conn.clone(), self.key);
+                        consumed(conn.clone(), key);
                         break Ok(reply);
                     }
-                    Err(error) if outcome_unknown(&error) && tokio::time::Instant::now() < deadline => {
+                    Err(error) if error.may_have_run() && tokio::time::Instant::now() < deadline => {
                         tracing::debug!(script = script.name, %error, "give-back failed; retrying");
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
-                    Err(error) => break Err(error),
+                    Err(error) => break Err(error.unrepeatable()),
                 }
             };
             drop(counted);
             result
         });
-        giving.await.unwrap_or_else(|join| {
-            Err(fred::error::Error::new(
+        applying.await.unwrap_or_else(|join| {
+            let ended = fred::error::Error::new(
                 fred::error::ErrorKind::Canceled,
                 format!("give-back task ended: {join}"),
-            ))
+            );
+            Err(ScriptError::new(ended, script, &on).unrepeatable())
         })
     }
 }
 
-/// The error of a failed script: [`Error::OutcomeUnknown`] when it may have
-/// run and cannot be undone (a request's effect, or a script sent once).
-pub(crate) fn script_error(script: &'static Script, queue: &str, error: fred::error::Error) -> Error {
-    Error::from_unrepeatable(error, script.name, queue, |e| Error::from_script(e, script.name, queue))
+/// A new request key on the queue (or list) `name`: a random 128-bit id.
+fn new_key(name: &str) -> String {
+    let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+    request_key(name, &id)
 }
 
 /// Cancels its request when dropped still armed: the caller never saw the
@@ -223,7 +233,7 @@ impl Sequence {
     /// A new sequence on the queue `name`, run on `conn`.
     pub fn new(name: &str, conn: &fred::clients::Client, settling: &Arc<Settling>) -> Sequence {
         Sequence {
-            key: Request::new(name).key,
+            key: new_key(name),
             conn: conn.clone(),
             settling: settling.clone(),
             finished: false,
@@ -364,8 +374,9 @@ fn cancel_in_background(conn: fred::clients::Client, keys: Vec<Key>, settling: &
 }
 
 /// Runs `lua/cancel_request.lua` once.
-async fn cancel(conn: &fred::clients::Client, keys: Vec<Key>) -> Result<Cancelled, fred::error::Error> {
-    match SCRIPTS.cancel_request.run(conn, keys, Vec::new()).await? {
+async fn cancel(conn: &fred::clients::Client, keys: Vec<Key>) -> Result<Cancelled, ScriptError> {
+    let request = keys.last().map(|k| k.as_str_lossy().into_owned()).unwrap_or_default();
+    match SCRIPTS.cancel_request.run(conn, &request, keys, Vec::new()).await? {
         Value::Integer(1) => Ok(Cancelled::Undone),
         Value::Integer(2) => Ok(Cancelled::Ran),
         _ => Ok(Cancelled::NotRun),

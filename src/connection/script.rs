@@ -17,6 +17,9 @@
 //! [`Script::run`] is the one place that tells fred: scripts that remove or
 //! give back values are made harmless to repeat by a request key
 //! (`lua/lib/request.lua`, `src/connection/request.rs`), every other one is sent once.
+//! A failed run is a [`ScriptError`], which names the script and its queue;
+//! `?` makes it delayq's [`Error`] by one rule (`From<ScriptError>`): the
+//! lost reply of a run sent once is [`Error::OutcomeUnknown`].
 //! A resent script also answers as its first run did: by its request key, or,
 //! for the frequent runs whose counts the caller adds up (transfers, sweep
 //! windows, reaps), by its lane's record (`request::Lane`).
@@ -27,6 +30,8 @@ use fred::interfaces::ClientLike;
 use fred::prelude::Options;
 use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use fred::util::redis_keyslot;
+
+use crate::error::{outcome_unknown, Error};
 
 macro_rules! lua {
     ($name:literal, $resend:ident) => {
@@ -103,8 +108,9 @@ impl Script {
         }
     }
 
-    /// Runs the script by EVALSHA, falling back to EVAL on `NOSCRIPT`, with
-    /// as many attempts as its [`Resend`] allows.
+    /// Runs the script on `queue` (named in its errors) by EVALSHA, falling
+    /// back to EVAL on `NOSCRIPT`, with as many attempts as its [`Resend`]
+    /// allows.
     ///
     /// Sent as fred custom commands rather than through `LuaInterface`: fred
     /// never pipelines its own EVALSHA, which would cap throughput at one
@@ -114,13 +120,20 @@ impl Script {
     pub async fn run(
         &self,
         conn: &fred::clients::Client,
+        queue: &str,
         keys: Vec<Key>,
         args: Vec<Value>,
-    ) -> Result<Value, fred::error::Error> {
-        match self.resend {
+    ) -> Result<Value, ScriptError> {
+        let sent = match self.resend {
             Resend::Safe => self.send(conn, keys, args).await,
             Resend::Once => self.send(&conn.with_options(&Resend::Once.options()), keys, args).await,
-        }
+        };
+        sent.map_err(|error| ScriptError {
+            error,
+            script: self.name,
+            queue: queue.to_owned(),
+            unrepeatable: self.resend == Resend::Once,
+        })
     }
 
     async fn send<C>(&self, conn: &C, keys: Vec<Key>, args: Vec<Value>) -> Result<Value, fred::error::Error>
@@ -145,6 +158,70 @@ impl Script {
                 .await
             }
             other => other,
+        }
+    }
+}
+
+/// A failed run of a script: fred's error, the script, the queue it ran on,
+/// and whether it may not be repeated (sent once, or a request whose
+/// effect cannot be undone). Clones, for runs whose failure several callers
+/// share (joined offers); displays as fred's error, for logs.
+#[derive(Debug, Clone)]
+pub(crate) struct ScriptError {
+    error: fred::error::Error,
+    script: &'static str,
+    queue: String,
+    unrepeatable: bool,
+}
+
+impl ScriptError {
+    /// A failure of `script` on `queue` that fred did not report: the task
+    /// running it ended first, or a deadline of delayq's passed.
+    pub fn new(error: fred::error::Error, script: &Script, queue: &str) -> ScriptError {
+        ScriptError {
+            error,
+            script: script.name,
+            queue: queue.to_owned(),
+            unrepeatable: script.resend == Resend::Once,
+        }
+    }
+
+    /// Whether the script may have run: the connection failed before its
+    /// reply, not Redis (an error reply means it changed nothing).
+    pub fn may_have_run(&self) -> bool {
+        outcome_unknown(&self.error)
+    }
+
+    /// The same failure, of a run whose effect can be neither undone nor
+    /// repeated: if it may have run, its outcome is unknown.
+    pub fn unrepeatable(mut self) -> ScriptError {
+        self.unrepeatable = true;
+        self
+    }
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// The one place a failed script becomes delayq's error: a run that may
+/// have applied and may not be repeated is [`Error::OutcomeUnknown`];
+/// anything else the most precise variant ([`Error::Script`],
+/// [`Error::WrongType`] naming the queue, else [`Error::Redis`]).
+impl From<ScriptError> for Error {
+    fn from(failed: ScriptError) -> Error {
+        let ScriptError {
+            error,
+            script,
+            queue,
+            unrepeatable,
+        } = failed;
+        if unrepeatable {
+            Error::from_unrepeatable(error, script, &queue, |e| Error::from_script(e, script, &queue))
+        } else {
+            Error::from_script(error, script, &queue)
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::connection::settling::Settling;
 use crate::connection::Connections;
 use crate::error::Result;
 use crate::queue::per_queue::PerQueue;
-use crate::queue::reliable::delivery::{give_back, GiveBack};
+use crate::queue::reliable::delivery::{release, Release};
 use crate::queue::reliable::lateness::Background;
 use crate::queue::reliable::outstanding::Outstanding;
 use crate::queue::reliable::reapers::Reapers;
@@ -96,12 +96,12 @@ impl Core {
                 "giving unsettled deliveries back to their queues"
             );
             // Together, and for a bounded time (see `CLOSE_WITHIN`).
-            let give_backs = unsettled.into_iter().map(|(keys, settings, member)| async move {
-                if let Err(error) = give_back(self, &keys, settings, &member, GiveBack::Head).await {
+            let releases = unsettled.into_iter().map(|(keys, settings, member)| async move {
+                if let Err(error) = release(self, &keys, settings, &member, Release::Head).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
                 }
             });
-            if tokio::time::timeout_at(close_by, futures_util::future::join_all(give_backs))
+            if tokio::time::timeout_at(close_by, futures_util::future::join_all(releases))
                 .await
                 .is_err()
             {

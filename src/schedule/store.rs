@@ -188,10 +188,8 @@ async fn run(
     k: Vec<String>,
     args: Vec<Value>,
 ) -> Result<Value> {
-    script
-        .run(core.conn()?, k.into_iter().map(Into::into).collect(), args)
-        .await
-        .map_err(|e| Error::from_script(e, script.name, keys.destination()))
+    let k = k.into_iter().map(Into::into).collect();
+    Ok(script.run(core.conn()?, keys.destination(), k, args).await?)
 }
 
 /// Runs a script that changes a schedule as a [`Request`]: fred's resend
@@ -205,17 +203,10 @@ async fn request(
     k: Vec<String>,
     args: Vec<Value>,
 ) -> Result<Value> {
-    let queue = keys.destination();
-    Request::new(queue)
-        .apply(
-            core.conn()?,
-            core.settling(),
-            script,
-            k.into_iter().map(Into::into).collect(),
-            args,
-            queue,
-        )
-        .await
+    let k = k.into_iter().map(Into::into).collect();
+    Ok(Request::new(keys.destination())
+        .apply(core.conn()?, core.settling(), script, k, args)
+        .await?)
 }
 
 /// The server's clock (ms) and the named schedule, or all of them.

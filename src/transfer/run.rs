@@ -210,8 +210,5 @@ async fn run_script(
         keys.quarantine().into(),
     ];
     all.extend(extra);
-    script
-        .run(conn, all, args)
-        .await
-        .map_err(|e| Error::from_script(e, script.name, keys.destination()))
+    Ok(script.run(conn, keys.destination(), all, args).await?)
 }

@@ -18,7 +18,7 @@ use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
 use super::{Handler, OnError, RetryPolicy};
 use crate::error::{BoxError, DecodeError, Error};
-use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::queue::reliable::{Ready, ReliableQueue};
 use crate::telemetry::{self, DeadLettered, Handled};
 
@@ -198,7 +198,7 @@ async fn take_and_run<T: Send + 'static>(
     };
     match taken {
         Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
-            give_back_unhandled(context, delivery).await;
+            release_unhandled(context, delivery).await;
             Ok(None)
         }
         Ok(Ready::Taken(delivery)) => Ok(run_one(context, delivery).await),
@@ -216,24 +216,24 @@ async fn take_and_run<T: Send + 'static>(
     }
 }
 
-/// Gives back a delivery taken as the worker was stopping, before a handler
+/// Releases a delivery taken as the worker was stopping, before a handler
 /// saw it: first in line again, its delivery count as it was before.
-async fn give_back_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
-    let (_, mut handle) = delivery.into_parts();
-    give_back_within(
+async fn release_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
+    let (_, mut lease) = delivery.into_parts();
+    release_within(
         context.queue.name(),
-        &mut handle,
-        GiveBack::Unhandled,
+        &mut lease,
+        Release::Unhandled,
         "a value taken as the worker stopped",
     )
     .await;
 }
 
-/// Gives `what` back, waiting [`SETTLE_TIMEOUT`] at most, as a stop waits
-/// for nothing longer: with Redis out of reach the give-back goes on trying
-/// in the background, and its visibility timeout is the last resort.
-async fn give_back_within(queue: &str, handle: &mut Handle, to: GiveBack, what: &str) {
-    match tokio::time::timeout(SETTLE_TIMEOUT, handle.give_back(to)).await {
+/// Releases `what` to `to`, waiting [`SETTLE_TIMEOUT`] at most, as a stop
+/// waits for nothing longer: with Redis out of reach the release goes on
+/// trying in the background, and its visibility timeout is the last resort.
+async fn release_within(queue: &str, lease: &mut DeliveryLease, to: Release, what: &str) {
+    match tokio::time::timeout(SETTLE_TIMEOUT, lease.release(to)).await {
         Ok(Ok(_)) => {}
         Ok(Err(error)) => {
             tracing::warn!(queue, %error, "could not give back {what}; its visibility timeout will")
@@ -249,7 +249,7 @@ async fn give_back_within(queue: &str, handle: &mut Handle, to: GiveBack, what: 
 
 /// A handler's run, to settle.
 struct Done {
-    handle: Handle,
+    lease: DeliveryLease,
     result: Result<(), BoxError>,
     attempt: u32,
     took: Duration,
@@ -265,18 +265,18 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     if let Some(lateness) = delivery.lateness() {
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
-    let (value, mut handle) = delivery.into_parts();
+    let (value, mut lease) = delivery.into_parts();
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(context, value, &handle).instrument(span.clone()).await else {
+    let Some(result) = run_handler(context, value, &lease).instrument(span.clone()).await else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
-        give_back_within(queue, &mut handle, GiveBack::Head, "a cancelled value")
+        release_within(queue, &mut lease, Release::Head, "a cancelled value")
             .instrument(span)
             .await;
         return None;
     };
     Some(Done {
-        handle,
+        lease,
         result,
         attempt,
         took: started.elapsed(),
@@ -288,14 +288,14 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
 /// a dead letter.
 async fn settle<T: 'static>(context: &Context<T>, done: Done) {
     let Done {
-        mut handle,
+        mut lease,
         result,
         attempt,
         took,
         span,
     } = done;
     match result {
-        Ok(()) => match handle.ack().await {
+        Ok(()) => match lease.ack().await {
             Ok(acked) => {
                 Counters::add(&context.counters.succeeded);
                 telemetry::handled(context.queue.name(), Handled::Ok, took);
@@ -309,7 +309,7 @@ async fn settle<T: 'static>(context: &Context<T>, done: Done) {
                 tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
             }
         },
-        Err(error) => settle_failure(context, &mut handle, attempt, error, took, &span).await,
+        Err(error) => settle_failure(context, &mut lease, attempt, error, took, &span).await,
     }
 }
 
@@ -318,7 +318,7 @@ async fn settle<T: 'static>(context: &Context<T>, done: Done) {
 async fn run_handler<T: Send + 'static>(
     context: &Context<T>,
     value: T,
-    handle: &Handle,
+    lease: &DeliveryLease,
 ) -> Option<Result<(), BoxError>> {
     let mut run = tokio::spawn((context.handler)(value).in_current_span());
     let visibility = context.queue.settings().visibility;
@@ -345,7 +345,7 @@ async fn run_handler<T: Send + 'static>(
                 }
             }),
             _ = extend.tick(), if extending.is_terminated() => {
-                extending.set(handle.extend(visibility).fuse());
+                extending.set(lease.extend(visibility).fuse());
             }
             extended = &mut extending => match extended {
                 Ok(true) => {}
@@ -388,7 +388,7 @@ async fn stop_handler(mut run: tokio::task::JoinHandle<Result<(), BoxError>>) {
 
 async fn settle_failure<T: 'static>(
     context: &Context<T>,
-    handle: &mut Handle,
+    lease: &mut DeliveryLease,
     attempt: u32,
     error: BoxError,
     took: Duration,
@@ -404,11 +404,11 @@ async fn settle_failure<T: 'static>(
         }
     };
     let to = match planned {
-        FailureAction::Retry { after } => GiveBack::After(after),
-        _ if permanent => GiveBack::DeadLetter(format!("permanent failure at attempt {attempt}: {error}")),
-        _ => GiveBack::DeadLetter(format!("failed {attempt} attempt(s), the last: {error}")),
+        FailureAction::Retry { after } => Release::After(after),
+        _ if permanent => Release::DeadLetter(format!("permanent failure at attempt {attempt}: {error}")),
+        _ => Release::DeadLetter(format!("failed {attempt} attempt(s), the last: {error}")),
     };
-    let action = match handle.give_back(to).await {
+    let action = match lease.release(to).await {
         Ok(_) => planned,
         Err(settle_error) => {
             tracing::warn!(parent: span, error = %settle_error, "could not settle a failed value; its visibility timeout will give it back");

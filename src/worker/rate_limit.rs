@@ -152,14 +152,8 @@ impl Limiter {
             Value::from(self.catch_up_us),
         ];
         argv.extend(args);
-        let reply = script
-            .run(
-                self.core.conn()?,
-                vec![self.key.as_str().into(), keys.paused().into()],
-                argv,
-            )
-            .await
-            .map_err(|e| Error::from_script(e, script.name, &self.queue))?;
+        let keys = vec![self.key.as_str().into(), keys.paused().into()];
+        let reply = script.run(self.core.conn()?, &self.queue, keys, argv).await?;
         reply::array(reply)
     }
 

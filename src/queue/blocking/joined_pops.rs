@@ -231,14 +231,14 @@ impl Batch {
             }
         }
         unclaimed.extend(values);
-        give_back_later(source, unclaimed);
+        push_back_later(source, unclaimed);
         Ok(own.filter(|_| caller_waits))
     }
 }
 
 /// Puts `values` back at the head of the list, in order, from a task
 /// counted by `settling` (shutdown waits for it).
-pub(super) fn give_back_later(source: &Source, values: Vec<Bytes>) {
+pub(super) fn push_back_later(source: &Source, values: Vec<Bytes>) {
     if values.is_empty() {
         return;
     }
@@ -292,7 +292,7 @@ impl Drop for Waiting {
         self.served.close();
         match self.served.try_recv() {
             Ok(Served::Lead) => self.pops.release(),
-            Ok(Served::Value(value)) => give_back_later(&self.source, vec![value]),
+            Ok(Served::Value(value)) => push_back_later(&self.source, vec![value]),
             _ => {}
         }
     }

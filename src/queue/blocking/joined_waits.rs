@@ -23,9 +23,9 @@ use fred::types::Value;
 use tokio::time::Instant;
 
 use crate::connection::reply;
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 
-use super::joined_pops::{self, give_back_later, InLine, Served, Slot, Source};
+use super::joined_pops::{self, push_back_later, InLine, Served, Slot, Source};
 use super::BlockingQueue;
 
 /// Waits of one queue blocked at once, each on a blocking connection of its
@@ -149,7 +149,7 @@ impl<T: 'static> BlockingQueue<T> {
             return match served {
                 (Served::Lead, slot) => Ok(Turn::Lead(slot.expect("a slot comes with the lead"))),
                 (Served::Value(raw), _) => Ok(Turn::Served(raw)),
-                (Served::Failed(error), _) => Err(self.command_error(error)),
+                (Served::Failed(error), _) => Err(error).on_key(self.name()),
                 // Not sent to waits; in line again.
                 (Served::Empty, _) => continue,
             };
@@ -207,7 +207,7 @@ impl WaitBatch {
             }
         }
         unclaimed.extend(values);
-        give_back_later(source, unclaimed);
+        push_back_later(source, unclaimed);
         if let Some(slot) = self.slot.take() {
             slot.requeue(unserved);
         }

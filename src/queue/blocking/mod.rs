@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use fred::interfaces::ListInterface;
 
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
@@ -184,18 +184,13 @@ impl<T: 'static> BlockingQueue<T> {
             .conn()?
             .lrange(self.name(), first, last)
             .await
-            .map_err(|e| self.command_error(e))?;
+            .on_key(self.name())?;
         Ok(codec::decode_all(&*self.codec, raw)?)
     }
 
     /// The value at the head, without removing it (Java's `peek()`).
     pub async fn peek(&self) -> Result<Option<T>> {
-        let raw: Option<Bytes> = self
-            .core
-            .conn()?
-            .lindex(self.name(), 0)
-            .await
-            .map_err(|e| self.command_error(e))?;
+        let raw: Option<Bytes> = self.core.conn()?.lindex(self.name(), 0).await.on_key(self.name())?;
         raw.map(|raw| codec::decode(&*self.codec, raw).map_err(Error::from))
             .transpose()
     }
@@ -209,33 +204,18 @@ impl<T: 'static> BlockingQueue<T> {
             .conn()?
             .lpos(self.name(), payload, None, None, None)
             .await
-            .map_err(|e| self.command_error(e))?;
+            .on_key(self.name())?;
         Ok(position.is_some())
     }
 
     /// Number of values ready in the list.
     pub async fn len(&self) -> Result<usize> {
-        let n: i64 = self
-            .core
-            .conn()?
-            .llen(self.name())
-            .await
-            .map_err(|e| self.command_error(e))?;
+        let n: i64 = self.core.conn()?.llen(self.name()).await.on_key(self.name())?;
         Ok(n as usize)
     }
 
     /// Whether no value is ready.
     pub async fn is_empty(&self) -> Result<bool> {
         Ok(self.len().await? == 0)
-    }
-
-    fn command_error(&self, error: fred::error::Error) -> Error {
-        Error::from_command(error, self.name())
-    }
-
-    /// The error of a command sent once: its outcome is unknown when the
-    /// connection, not Redis, failed.
-    fn sent_once_error(&self, operation: &'static str, error: fred::error::Error) -> Error {
-        Error::from_unrepeatable(error, operation, self.name(), |e| self.command_error(e))
     }
 }

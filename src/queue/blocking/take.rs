@@ -14,8 +14,8 @@ use tokio::time::Instant;
 use crate::connection::detached::{detach, pop_options, push_back, until, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
-use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::connection::script::{ScriptError, SCRIPTS};
+use crate::error::{CommandResult, Error, Result};
 use crate::queue::MAX_BATCH;
 use crate::wire::codec;
 
@@ -127,9 +127,9 @@ impl<T: 'static> BlockingQueue<T> {
         let max = max.min(MAX_BATCH) as i64;
         let conn = self.core.conn()?.clone();
         let key = self.name().to_owned();
-        let give_back = {
+        let undo = {
             let (conn, key, settling) = (conn.clone(), key.clone(), self.core.settling().clone());
-            move |reply: FredResult<Value>| async move {
+            move |reply: std::result::Result<Value, ScriptError>| async move {
                 match reply.map(reply::bytes_array) {
                     Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &settling, &key, raw).await),
                     _ => {}
@@ -148,10 +148,7 @@ impl<T: 'static> BlockingQueue<T> {
                 )
                 .await
         });
-        let value = detach(drain, give_back, self.core.settling())
-            .reply()
-            .await
-            .map_err(|e| Error::from_script(e, SCRIPTS.drain.name, self.name()))?;
+        let value = detach(drain, undo, self.core.settling()).reply().await?;
         let raw = reply::bytes_array(value)?;
         match codec::decode_batch(&*self.codec, raw.clone()) {
             Ok(values) => Ok(values),
@@ -270,7 +267,7 @@ impl<T: 'static> BlockingQueue<T> {
             Turn::Wait(waiting) => match waiting.served().await {
                 (Served::Value(raw), _) => return Ok(Some(raw)),
                 (Served::Empty, _) => return Ok(None),
-                (Served::Failed(error), _) => return Err(self.command_error(error)),
+                (Served::Failed(error), _) => return Err(error).on_key(self.name()),
                 (Served::Lead, slot) => slot.expect("a slot comes with the lead"),
             },
         };
@@ -298,7 +295,7 @@ impl<T: 'static> BlockingQueue<T> {
                 popped.map(Option::unwrap_or_default)
             })
         };
-        let give_back = {
+        let undo = {
             let (batch, source) = (batch.clone(), source.clone());
             move |reply: FredResult<Vec<Bytes>>| async move {
                 if let Some(batch) = batch.lock().take() {
@@ -306,12 +303,9 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             }
         };
-        let reply = detach(pop, give_back, self.core.settling())
-            .until_answered()
-            .reply()
-            .await;
+        let reply = detach(pop, undo, self.core.settling()).until_answered().reply().await;
         let batch = batch.lock().take().expect("a pop is served once");
-        batch.serve(&source, reply, true).map_err(|e| self.command_error(e))
+        batch.serve(&source, reply, true).on_key(self.name())
     }
 
     /// `LPOP`, sent once (a retried pop could pop twice) and safe to cancel:
@@ -330,16 +324,16 @@ impl<T: 'static> BlockingQueue<T> {
             })
         };
         let (conn, settling) = (conn.clone(), self.core.settling().clone());
-        let give_back = move |reply: FredResult<Option<Bytes>>| async move {
+        let undo = move |reply: FredResult<Option<Bytes>>| async move {
             if let Ok(Some(raw)) = reply {
                 push_back(&conn, &settling, &key.as_str_lossy(), vec![raw]).await;
             }
         };
-        detach(pop, give_back, self.core.settling())
+        detach(pop, undo, self.core.settling())
             .until_answered()
             .reply()
             .await
-            .map_err(|e| self.command_error(e))
+            .on_key(self.name())
     }
 
     /// Decodes a value popped from `key`; if it cannot be decoded, puts it

@@ -9,7 +9,7 @@ use fred::types::{Key, Value};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{Resend, SCRIPTS};
-use crate::error::Result;
+use crate::error::{CommandResult, Result};
 use crate::queue::by_value::ByValue;
 use crate::wire::codec;
 
@@ -31,7 +31,7 @@ impl<T: 'static> BlockingQueue<T> {
             .with_options(&Resend::Once.options())
             .rpush(self.name(), payload)
             .await
-            .map_err(|e| self.sent_once_error("offer", e))?;
+            .sent_once("offer", self.name())?;
         Ok(())
     }
 
@@ -58,7 +58,7 @@ impl<T: 'static> BlockingQueue<T> {
             .with_options(&Resend::Once.options())
             .rpush(self.name(), payloads)
             .await
-            .map_err(|e| self.sent_once_error("offer_all", e))?;
+            .sent_once("offer_all", self.name())?;
         Ok(())
     }
 
@@ -102,7 +102,6 @@ impl<T: 'static> BlockingQueue<T> {
                     &SCRIPTS.list_remove,
                     vec![Key::from(self.name())],
                     args,
-                    self.name(),
                 )
                 .await?;
             removed += reply::int(&value)? as usize;
@@ -120,7 +119,7 @@ impl<T: 'static> BlockingQueue<T> {
             .with_options(&Resend::Once.options())
             .del(self.name())
             .await
-            .map_err(|e| self.command_error(e))?;
+            .on_key(self.name())?;
         Ok(n > 0)
     }
 }

@@ -20,8 +20,7 @@ use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::connection::reply;
-use crate::connection::request;
-use crate::connection::script::SCRIPTS;
+use crate::connection::script::{ScriptError, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::queue::batch::OfferRun;
 use crate::queue::Core;
@@ -68,10 +67,10 @@ impl Target {
         self.collisions(self.run(elements).await)
     }
 
-    /// The run itself: its reply or fred's error, both of which clone, so
+    /// The run itself: its reply or its failure, both of which clone, so
     /// that every offer of a joined run gets the error its own run would
     /// have given (an unknown outcome stays [`Error::OutcomeUnknown`]).
-    async fn run(&self, elements: Vec<(Due, Bytes)>) -> Result<std::result::Result<Value, fred::error::Error>> {
+    async fn run(&self, elements: Vec<(Due, Bytes)>) -> Result<std::result::Result<Value, ScriptError>> {
         let keys: Vec<Key> = vec![
             self.keys.timeout().into(),
             self.keys.pending().into(),
@@ -82,7 +81,10 @@ impl Target {
             args.push(due.arg());
             args.push(Value::Bytes(element));
         }
-        Ok(SCRIPTS.offer.run(self.core.conn()?, keys, args).await)
+        Ok(SCRIPTS
+            .offer
+            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .await)
     }
 
     /// The error of an offer whose run's reply can never come.
@@ -91,12 +93,12 @@ impl Target {
             fred::error::ErrorKind::Canceled,
             "the task sending this offer with others ended before its reply came",
         );
-        request::script_error(&SCRIPTS.offer, self.keys.destination(), gone)
+        ScriptError::new(gone, &SCRIPTS.offer, self.keys.destination()).into()
     }
 
     /// What a run's reply means for the offers it carried.
-    fn collisions(&self, run: Result<std::result::Result<Value, fred::error::Error>>) -> Result<Vec<usize>> {
-        let value = run?.map_err(|e| request::script_error(&SCRIPTS.offer, self.keys.destination(), e))?;
+    fn collisions(&self, run: Result<std::result::Result<Value, ScriptError>>) -> Result<Vec<usize>> {
+        let value = run??;
         reply::array(value)?
             .iter()
             .map(|v| reply::int(v).map(|i| i as usize))

@@ -131,8 +131,7 @@ impl<T: 'static> DelayedQueue<T> {
                 // converted would count as already in the format).
                 let value = Request::new(self.name())
                     .remove(self.conn()?, self.core.settling(), &SCRIPTS.migrate, keys, args)
-                    .await
-                    .map_err(|e| self.script_error(&SCRIPTS.migrate, e))?;
+                    .await?;
                 let [next, converted, already, malformed, orphans] = reply::tuple::<5>(value)?;
                 pass.converted += reply::int(&converted)? as u64;
                 pass.already += reply::int(&already)? as u64;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use fred::types::{Key, Value};
 
-use crate::connection::request::{self, Request};
-use crate::connection::script::{Resend, Script};
-use crate::error::{Error, Result};
+use crate::connection::request::Request;
+use crate::connection::script::Script;
+use crate::error::Result;
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
@@ -54,7 +54,7 @@ pub use remove::Purged;
 ///   it is never queued twice. [`offer_all`](Self::offer_all)'s chunks may be
 ///   sent again (each carries the call's request key, which counts the values
 ///   added): none is queued twice, and a failure part way says how many are
-///   queued ([`Error::PartlyOffered`]). Operations that remove values
+///   queued ([`Error::PartlyOffered`](crate::Error::PartlyOffered)). Operations that remove values
 ///   (`remove_first`, `remove_first_n`, `remove`, ...) may be resent safely: a
 ///   resend returns the first run's reply, and if the reply is lost for good
 ///   the call fails and what it removed goes back.
@@ -230,30 +230,16 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
-        script
-            .run(self.conn()?, keys, args)
-            .await
-            .map_err(|e| self.script_error(script, e))
+        Ok(script.run(self.conn()?, self.name(), keys, args).await?)
     }
 
     /// Runs a script that removes values by value or moves them as a
     /// [`Request`]: fred's resend of it changes nothing, and a call whose
-    /// reply is lost for good fails with [`Error::OutcomeUnknown`].
+    /// reply is lost for good fails with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
     async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
-        Request::new(self.name())
-            .apply(self.conn()?, self.core.settling(), script, keys, args, self.name())
-            .await
-    }
-
-    fn script_error(&self, script: &'static Script, error: fred::error::Error) -> Error {
-        match script.resend {
-            Resend::Once => request::script_error(script, self.keys.destination(), error),
-            Resend::Safe => Error::from_script(error, script.name, self.keys.destination()),
-        }
-    }
-
-    fn command_error(&self, error: fred::error::Error) -> Error {
-        Error::from_command(error, self.keys.destination())
+        Ok(Request::new(self.name())
+            .apply(self.conn()?, self.core.settling(), script, keys, args)
+            .await?)
     }
 
     fn warn_malformed(&self, count: i64, operation: &str) {

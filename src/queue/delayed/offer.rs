@@ -19,7 +19,7 @@ use futures_util::stream::{FuturesOrdered, StreamExt};
 use crate::connection::reply;
 use crate::connection::request::Sequence;
 use crate::connection::script::SCRIPTS;
-use crate::error::{outcome_unknown, Error, Result};
+use crate::error::{Error, Result};
 use crate::queue::batch::OfferRun;
 use crate::transfer::Clock;
 use crate::wire::format;
@@ -338,9 +338,9 @@ impl<T: 'static> DelayedQueue<T> {
             args.push(due.arg());
             args.push(Value::Bytes(format::pack(self.format, payload)));
         }
-        let reply = script.run(conn, keys, args).await.map_err(|e| {
-            let unknown = outcome_unknown(&e);
-            (Error::from_script(e, script.name, self.name()), unknown)
+        let reply = script.run(conn, self.name(), keys, args).await.map_err(|e| {
+            let unknown = e.may_have_run();
+            (Error::from(e), unknown)
         })?;
         reply::int(&reply).map(|n| n as usize).map_err(|e| (e, false))
     }

@@ -5,7 +5,7 @@ use fred::types::{Expiration, Key, SetOptions};
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::Result;
+use crate::error::{CommandResult, Result};
 use crate::wire::time;
 
 use super::DelayedQueue;
@@ -42,7 +42,7 @@ impl<T: 'static> DelayedQueue<T> {
                 false,
             )
             .await
-            .map_err(|e| self.command_error(e))?;
+            .on_key(self.name())?;
         Ok(())
     }
 
@@ -61,11 +61,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Whether the queue is paused.
     pub async fn is_paused(&self) -> Result<bool> {
-        let n: i64 = self
-            .conn()?
-            .exists(self.keys.paused())
-            .await
-            .map_err(|e| self.command_error(e))?;
+        let n: i64 = self.conn()?.exists(self.keys.paused()).await.on_key(self.name())?;
         Ok(n == 1)
     }
 }

@@ -9,7 +9,7 @@ use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Result};
 use crate::wire::codec::{self};
 
 use crate::wire::time;
@@ -38,22 +38,15 @@ impl<T: 'static> DelayedQueue<T> {
             let _: () = pipeline
                 .zcount(self.keys.timeout(), f64::NEG_INFINITY, time::to_ms(*at) as f64)
                 .await
-                .map_err(|e| Error::from_command(e, self.keys.timeout()))?;
+                .on_key(self.keys.timeout())?;
         }
-        let counts: Vec<i64> = pipeline
-            .all()
-            .await
-            .map_err(|e| Error::from_command(e, self.keys.timeout()))?;
+        let counts: Vec<i64> = pipeline.all().await.on_key(self.keys.timeout())?;
         Ok(counts.into_iter().map(|n| n.max(0) as u64).collect())
     }
 
     /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
     pub async fn len(&self) -> Result<usize> {
-        let n: i64 = self
-            .conn()?
-            .llen(self.keys.pending())
-            .await
-            .map_err(|e| self.command_error(e))?;
+        let n: i64 = self.conn()?.llen(self.keys.pending()).await.on_key(self.name())?;
         Ok(n as usize)
     }
 

@@ -9,8 +9,8 @@ use fred::types::{Key, Value};
 use crate::connection::detached::{detach, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
-use crate::connection::script::{Resend, SCRIPTS};
-use crate::error::{Error, Result};
+use crate::connection::script::{Resend, ScriptError, SCRIPTS};
+use crate::error::{CommandResult, Error, Result};
 use crate::wire::codec;
 use crate::wire::format;
 
@@ -115,14 +115,14 @@ impl<T: 'static> DelayedQueue<T> {
         // before it returns (and, through the request, if its reply is lost).
         let conn = self.conn()?.clone();
         let restore_keys = self.restore_keys();
-        let give_back = {
+        let undo = {
             let (conn, keys, name, settling) = (
                 conn.clone(),
                 restore_keys.clone(),
                 self.name().to_owned(),
                 self.core.settling().clone(),
             );
-            move |reply: std::result::Result<Value, fred::error::Error>| async move {
+            move |reply: std::result::Result<Value, ScriptError>| async move {
                 let Ok(Ok([elements, scores, _, ids])) = reply.map(reply::tuple::<4>) else {
                     return;
                 };
@@ -130,7 +130,7 @@ impl<T: 'static> DelayedQueue<T> {
                 if let Ok(args) = args {
                     if !args.is_empty() {
                         let restored = Request::new(&name)
-                            .give_back(&conn, &settling, &SCRIPTS.restore, keys, args)
+                            .apply_retrying(&conn, &settling, &SCRIPTS.restore, keys, args)
                             .await;
                         if let Err(error) = restored {
                             tracing::error!(%error, "could not give back values polled for a dropped call");
@@ -146,10 +146,7 @@ impl<T: 'static> DelayedQueue<T> {
                 .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
                 .await
         });
-        let value = detach(poll, give_back, self.core.settling())
-            .reply()
-            .await
-            .map_err(|e| self.script_error(&SCRIPTS.poll, e))?;
+        let value = detach(poll, undo, self.core.settling()).reply().await?;
         let [elements, scores, quarantined, ids] = reply::tuple::<4>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
         let elements = reply::bytes_array(elements)?;
@@ -163,7 +160,7 @@ impl<T: 'static> DelayedQueue<T> {
             Err(error) => {
                 let args = restore_args(elements, scores, ids)?;
                 let restored = Request::new(self.name())
-                    .give_back(
+                    .apply_retrying(
                         self.conn()?,
                         self.core.settling(),
                         &SCRIPTS.restore,
@@ -217,7 +214,7 @@ impl<T: 'static> DelayedQueue<T> {
             .with_options(&Resend::Once.options())
             .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending(), self.keys.ids()])
             .await
-            .map_err(|e| self.command_error(e))?;
+            .on_key(self.name())?;
         Ok(n > 0)
     }
 
@@ -241,8 +238,7 @@ impl<T: 'static> DelayedQueue<T> {
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())
             .remove(self.conn()?, self.core.settling(), script, keys, args)
-            .await
-            .map_err(|e| self.script_error(script, e))?;
+            .await?;
         let [removed, left] = reply::tuple::<2>(value)?;
         Ok(Purged {
             removed: reply::int(&removed)? as u64,

@@ -6,7 +6,7 @@ use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 use crate::wire::codec;
 
 use super::ReliableQueue;
@@ -19,7 +19,7 @@ impl<T: 'static> ReliableQueue<T> {
             .conn()?
             .llen(self.keys.dead_letter())
             .await
-            .map_err(|e| Error::from_command(e, self.keys.dead_letter()))?;
+            .on_key(self.keys.dead_letter())?;
         Ok(n as usize)
     }
 
@@ -30,7 +30,7 @@ impl<T: 'static> ReliableQueue<T> {
             .conn()?
             .lrange(self.keys.dead_letter(), 0, -1)
             .await
-            .map_err(|e| Error::from_command(e, self.keys.dead_letter()))?;
+            .on_key(self.keys.dead_letter())?;
         Ok(codec::decode_all(&*self.codec, raw)?)
     }
 
@@ -53,7 +53,7 @@ impl<T: 'static> ReliableQueue<T> {
             .conn()?
             .lrange(self.keys.dead_letter(), first, last)
             .await
-            .map_err(|e| Error::from_command(e, self.keys.dead_letter()))?;
+            .on_key(self.keys.dead_letter())?;
         Ok(codec::decode_all(&*self.codec, raw)?)
     }
 
@@ -75,9 +75,8 @@ impl<T: 'static> ReliableQueue<T> {
         let script = &SCRIPTS.remove_dead_letters;
         let keys = vec![self.keys.dead_letter().into(), self.keys.dead_reasons().into()];
         let value = script
-            .run(self.core.conn()?, keys, vec![Value::from(max as i64)])
-            .await
-            .map_err(|e| crate::connection::request::script_error(script, self.name(), e))?;
+            .run(self.core.conn()?, self.name(), keys, vec![Value::from(max as i64)])
+            .await?;
         Ok(reply::int(&value)? as usize)
     }
 
@@ -102,7 +101,6 @@ impl<T: 'static> ReliableQueue<T> {
                 &SCRIPTS.requeue_dead_letters,
                 keys,
                 vec![Value::from(max)],
-                self.name(),
             )
             .await?;
         Ok(reply::int(&value)? as usize)
@@ -129,10 +127,7 @@ impl<T: 'static> ReliableQueue<T> {
         let keys = vec![self.keys.dead_letter().into(), self.keys.dead_reasons().into()];
         let args = vec![Value::from(start as i64), Value::from(count as i64)];
         let script = &SCRIPTS.dead_letter_page;
-        let value = script
-            .run(self.core.conn()?, keys, args)
-            .await
-            .map_err(|e| Error::from_script(e, script.name, self.name()))?;
+        let value = script.run(self.core.conn()?, self.name(), keys, args).await?;
         let flat = reply::array(value)?;
         let mut page = Vec::with_capacity(flat.len() / 2);
         for pair in flat.chunks(2) {

@@ -6,10 +6,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::types::Value;
 
-use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::connection::{reply, retrying};
+use crate::error::Result;
 use crate::queue::reliable::{ReliableQueue, Settings};
 use crate::queue::Core;
 use crate::wire::format;
@@ -34,9 +34,10 @@ pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
     Bytes::from(member)
 }
 
-/// Where a given-back value goes.
+/// Where a released delivery's value goes (`lua/nack.lua`): the lease
+/// ends without an ack.
 #[derive(Debug, Clone)]
-pub(crate) enum GiveBack {
+pub(crate) enum Release {
     /// The destination's head: first in line again (shutdown).
     Head,
     /// The destination's head, and not counted as a delivery: the value
@@ -75,13 +76,13 @@ pub struct Delivery<T> {
     value: T,
     count: u32,
     lateness: Option<Duration>,
-    handle: Handle,
+    lease: DeliveryLease,
 }
 
 impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Delivery")
-            .field("queue", &self.handle.keys.destination())
+            .field("queue", &self.lease.keys.destination())
             .field("value", &self.value)
             .field("delivery_count", &self.count)
             .field("lateness", &self.lateness)
@@ -101,13 +102,13 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
-            handle: Handle::new(queue.core().clone(), queue.queue_keys(), *queue.settings(), member),
+            lease: DeliveryLease::new(queue.core().clone(), queue.queue_keys(), *queue.settings(), member),
         }
     }
 
     /// The value and what settles it, apart (for a worker that hands the value on).
-    pub(crate) fn into_parts(self) -> (T, Handle) {
-        (self.value, self.handle)
+    pub(crate) fn into_parts(self) -> (T, DeliveryLease) {
+        (self.value, self.lease)
     }
 
     /// The delivered value.
@@ -134,7 +135,7 @@ impl<T: 'static> Delivery<T> {
 
     /// The value's raw payload bytes.
     pub fn raw(&self) -> &[u8] {
-        &self.handle.member[MEMBER_HEADER..]
+        &self.lease.member[MEMBER_HEADER..]
     }
 
     /// Settles the delivery: the value is done with for good. Returns `false`
@@ -142,7 +143,7 @@ impl<T: 'static> Delivery<T> {
     /// back, so it may be processed again). Safe to retry: an ack whose reply
     /// was lost reports `true` the second time.
     pub async fn ack(mut self) -> Result<bool> {
-        self.handle.ack().await
+        self.lease.ack().await
     }
 
     /// Gives the value back to be delivered again: at once (to the tail of the
@@ -152,15 +153,15 @@ impl<T: 'static> Delivery<T> {
     /// through connection failures as one request, so a nack whose first
     /// reply was lost still reports `true`.
     pub async fn nack(mut self, retry_after: Duration) -> Result<bool> {
-        self.handle.give_back(GiveBack::After(retry_after)).await
+        self.lease.release(Release::After(retry_after)).await
     }
 
     /// Moves the value to the dead-letter list at once (it cannot succeed,
     /// however often it is tried), clearing its delivery count. Returns
     /// `false` if the delivery was no longer in flight.
     pub async fn dead_letter(mut self) -> Result<bool> {
-        self.handle
-            .give_back(GiveBack::DeadLetter("dead_letter() by the consumer".into()))
+        self.lease
+            .release(Release::DeadLetter("dead_letter() by the consumer".into()))
             .await
     }
 
@@ -168,13 +169,16 @@ impl<T: 'static> Delivery<T> {
     /// (a huge `timeout` saturates: about 142,000 years).
     /// Returns `false` if the delivery was no longer in flight.
     pub async fn extend(&self, timeout: Duration) -> Result<bool> {
-        self.handle.extend(timeout).await
+        self.lease.extend(timeout).await
     }
 }
 
-/// The part of a delivery that settles it; also used without a decoded
-/// value, to give back one that failed to decode.
-pub(crate) struct Handle {
+/// A delivery's lease on its value (its member of the inflight set, until
+/// a visibility deadline): the part of a delivery that settles it, by an
+/// ack or a [`Release`]. Also held without a decoded value, to release one
+/// that failed to decode or that no handler saw. Dropped unsettled, it
+/// releases its value to the tail.
+pub(crate) struct DeliveryLease {
     core: Arc<Core>,
     keys: Arc<QueueKeys>,
     settings: Settings,
@@ -184,11 +188,11 @@ pub(crate) struct Handle {
     settled: bool,
 }
 
-impl Handle {
+impl DeliveryLease {
     pub fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
         let keys = Arc::new(keys.clone());
         let token = core.outstanding.add(keys.clone(), settings, member.clone());
-        Handle {
+        DeliveryLease {
             core,
             keys,
             settings,
@@ -204,10 +208,10 @@ impl Handle {
             Value::Bytes(self.member.clone()),
             Value::from(crate::wire::time::saturating_ms(timeout)),
         ];
+        let keys = vec![self.keys.inflight().into()];
         let value = script
-            .run(self.core.conn()?, vec![self.keys.inflight().into()], args)
-            .await
-            .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
+            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .await?;
         Ok(reply::int(&value)? == 1)
     }
 
@@ -222,9 +226,8 @@ impl Handle {
                 Value::from(ACK_MEMORY_CAP),
             ];
             let value = script
-                .run(self.core.conn()?, keys, args)
-                .await
-                .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
+                .run(self.core.conn()?, self.keys.destination(), keys, args)
+                .await?;
             Ok(reply::int(&value)? == 1)
         })
         .await;
@@ -232,12 +235,12 @@ impl Handle {
         acked
     }
 
-    pub async fn give_back(&mut self, to: GiveBack) -> Result<bool> {
-        // Settled first: the give-back runs in a task of its own (see
-        // `Request::give_back`) that a caller who stops waiting does not
+    pub async fn release(&mut self, to: Release) -> Result<bool> {
+        // Settled first: the release runs in a task of its own (see
+        // `Request::apply_retrying`) that a caller who stops waiting does not
         // stop, so `Drop` must not send a second one.
         self.settle();
-        give_back(&self.core, &self.keys, self.settings, &self.member, to).await
+        release(&self.core, &self.keys, self.settings, &self.member, to).await
     }
 
     fn settle(&mut self) {
@@ -246,7 +249,7 @@ impl Handle {
     }
 }
 
-impl Drop for Handle {
+impl Drop for DeliveryLease {
     fn drop(&mut self) {
         if self.settled {
             return;
@@ -255,7 +258,7 @@ impl Drop for Handle {
         let (core, keys, settings, member) = (self.core.clone(), self.keys.clone(), self.settings, self.member.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Err(error) = give_back(&core, &keys, settings, &member, GiveBack::Tail).await {
+                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
                 }
             });
@@ -266,53 +269,29 @@ impl Drop for Handle {
 /// How long an ack keeps retrying through connection failures.
 const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
 
-/// Retries `attempt` through connection failures for `retry_for`; past it
-/// fails with a transient error saying `late`. For work that is safe to run
-/// again and to give up on: an ack (it only acts while the delivery is in
-/// flight, and one already applied reports success again), a search.
-pub(crate) async fn retrying<T, F, Fut>(retry_for: Duration, late: &'static str, mut attempt: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
-{
-    let deadline = tokio::time::Instant::now() + retry_for;
-    loop {
-        // An attempt waits no longer than the retries do: while Redis is out
-        // of reach it would wait in fred's queue for as long as that lasts
-        // (and a worker's shutdown with it). Each attempt is a request or
-        // acts once, so one given up on here and run later changes nothing.
-        match crate::connection::by_deadline(deadline, late, attempt()).await {
-            Err(error) if error.is_transient() && tokio::time::Instant::now() < deadline => {
-                tracing::debug!(%error, "failed through the connection; retrying");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Runs the nack script for one delivery, as one request (see
-/// `src/connection/request.rs`): retried through connection failures, it applies once
-/// and a retry gets the first run's answer.
-pub(crate) async fn give_back(
+/// Releases the delivery `member` to `to`: runs the nack script, as one
+/// request (see `src/connection/request.rs`): retried through connection
+/// failures, it applies once and a retry gets the first run's answer.
+/// `false` when the delivery was no longer in flight.
+pub(crate) async fn release(
     core: &Core,
     keys: &QueueKeys,
     settings: Settings,
     member: &Bytes,
-    to: GiveBack,
+    to: Release,
 ) -> Result<bool> {
     let script = &SCRIPTS.nack;
     let mut reason = String::new();
     let delay_ms: i64 = match to {
-        GiveBack::Head => -1,
-        GiveBack::Unhandled => -3,
-        GiveBack::Tail => 0,
-        GiveBack::DeadLetter(why) => {
+        Release::Head => -1,
+        Release::Unhandled => -3,
+        Release::Tail => 0,
+        Release::DeadLetter(why) => {
             reason = why;
             -2
         }
-        GiveBack::After(delay) if delay.is_zero() => 0,
-        GiveBack::After(delay) => crate::wire::time::saturating_ms(delay).max(1),
+        Release::After(delay) if delay.is_zero() => 0,
+        Release::After(delay) => crate::wire::time::saturating_ms(delay).max(1),
     };
     let packed = format::pack(settings.format, &member[MEMBER_HEADER..]);
     let args = vec![
@@ -334,8 +313,7 @@ pub(crate) async fn give_back(
         keys.dead_reasons().into(),
     ];
     let value = Request::new(keys.destination())
-        .give_back(core.conn()?, &core.connections.settling, script, redis_keys, args)
-        .await
-        .map_err(|e| crate::connection::request::script_error(script, keys.destination(), e))?;
+        .apply_retrying(core.conn()?, &core.connections.settling, script, redis_keys, args)
+        .await?;
     Ok(reply::int(&value)? == 1)
 }

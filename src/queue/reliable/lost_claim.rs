@@ -17,9 +17,9 @@ use bytes::Bytes;
 use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
 
-use crate::connection::reply;
-use crate::error::{Error, Result};
-use crate::queue::reliable::delivery::{retrying, GiveBack, Handle, MEMBER_HEADER};
+use crate::connection::{reply, retrying};
+use crate::error::{CommandResult, Error, Result};
+use crate::queue::reliable::delivery::{DeliveryLease, Release, MEMBER_HEADER};
 use crate::queue::reliable::Settings;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
@@ -34,8 +34,8 @@ const PAGE: i64 = 1000;
 
 /// Looks, in a task counted by the client's settling (shutdown waits for
 /// it), for the delivery `id` of `value` that a claim whose reply was lost
-/// may have made, and gives it back uncounted if it is there.
-pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Settings, id: [u8; 8], value: Bytes) {
+/// may have made, and releases it uncounted, to the head, if it is there.
+pub(crate) fn recover_later(core: &Arc<Core>, keys: &QueueKeys, settings: Settings, id: [u8; 8], value: Bytes) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
@@ -45,8 +45,8 @@ pub(crate) fn give_back_later(core: &Arc<Core>, keys: &QueueKeys, settings: Sett
         let look_for = settings.visibility.min(LOOK_FOR_AT_MOST);
         match find(&core, &keys, &id, &value, look_for).await {
             Ok(Some(member)) => {
-                let mut handle = Handle::new(core, &keys, settings, member);
-                match handle.give_back(GiveBack::Unhandled).await {
+                let mut lease = DeliveryLease::new(core, &keys, settings, member);
+                match lease.release(Release::Unhandled).await {
                     Ok(true) => tracing::info!(
                         queue = keys.destination(),
                         "a delivery whose claim reply was lost went back to the head of the queue, uncounted"
@@ -105,11 +105,7 @@ async fn scan(core: &Core, key: &str, cursor: Value, pattern: &Bytes) -> Result<
         Value::from("COUNT"),
         Value::from(PAGE),
     ];
-    let reply: Value = core
-        .conn()?
-        .custom(command, args)
-        .await
-        .map_err(|e| Error::from_command(e, key))?;
+    let reply: Value = core.conn()?.custom(command, args).await.on_key(key)?;
     let [next, found] = reply::tuple::<2>(reply)?;
     let next = reply::bytes(next)?;
     // Members and scores alternate.

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use fred::interfaces::{ListInterface, SortedSetsInterface};
 
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Result};
 use crate::queue::reliable::reapers::ReaperLease;
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
@@ -276,12 +276,7 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Values ready in the destination list.
     pub async fn len(&self) -> Result<usize> {
-        let n: i64 = self
-            .core
-            .conn()?
-            .llen(self.name())
-            .await
-            .map_err(|e| Error::from_command(e, self.name()))?;
+        let n: i64 = self.core.conn()?.llen(self.name()).await.on_key(self.name())?;
         Ok(n as usize)
     }
 
@@ -297,7 +292,7 @@ impl<T: 'static> ReliableQueue<T> {
             .conn()?
             .zcard(self.keys.inflight())
             .await
-            .map_err(|e| Error::from_command(e, self.keys.inflight()))?;
+            .on_key(self.keys.inflight())?;
         Ok(n as usize)
     }
 

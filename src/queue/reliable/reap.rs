@@ -8,7 +8,7 @@ use fred::types::Value;
 use crate::connection::reply;
 use crate::connection::request::Lane;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
@@ -70,6 +70,7 @@ pub(crate) async fn reap(
         let value = script
             .run(
                 core.conn()?,
+                keys.destination(),
                 vec![
                     keys.staging().into(),
                     keys.inflight().into(),
@@ -87,8 +88,7 @@ pub(crate) async fn reap(
                     run.id(),
                 ],
             )
-            .await
-            .map_err(|e| Error::from_script(e, script.name, keys.destination()))?;
+            .await?;
         let [timed_out, unclaimed, more] = reply::tuple::<3>(value)?;
         total.timed_out += reply::int(&timed_out)? as u64;
         total.unclaimed += reply::int(&unclaimed)? as u64;

@@ -15,8 +15,8 @@ use tokio::time::Instant;
 use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{outcome_unknown, Error, Result};
-use crate::queue::reliable::delivery::{Delivery, GiveBack, Handle};
+use crate::error::{CommandResult, Error, Result};
+use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
 use crate::wire::format::{ElementId, Format};
@@ -39,7 +39,8 @@ pub(crate) enum Ready<T> {
     /// A delivery.
     Taken(Delivery<T>),
     /// Nothing to deliver: the queue was empty, or the claim lost its value
-    /// (the reaper had returned it) or dead-lettered it.
+    /// (the reaper had returned it), dead-lettered it, or failed through the
+    /// connection.
     Nothing,
     /// The queue is paused: the value moved went back to its head.
     Paused,
@@ -141,35 +142,58 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// One move and claim; with `wait`, waits for a value (until `deadline`)
-    /// when none is ready.
+    /// when none is ready. In three steps: `move_to_staging`, `claim` (what
+    /// its reply says is [`Claimed`]), and `deliver` when the claim took the
+    /// value.
     async fn move_and_claim(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
         if self.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
-        // A stalled connection cannot hold a take with a deadline past it.
-        let value = match until(deadline, self.move_ready()).await? {
-            Some(value) => value,
-            None if !wait => return Ok(Ready::Nothing),
-            None => {
-                let (dest, staging) = (self.keys.destination(), self.keys.staging());
-                let args = |secs: f64| {
-                    let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
-                    args.push(Value::from(secs));
-                    args
-                };
-                let Some(moved) = self
-                    .core
-                    .connections
-                    .blocking
-                    .wait("BLMOVE", dest, deadline, args, None)
-                    .await?
-                else {
-                    return Ok(Ready::Nothing);
-                };
-                reply::bytes(moved)?
-            }
+        let Some(value) = self.move_to_staging(deadline, wait).await? else {
+            return Ok(Ready::Nothing);
         };
         let id = ElementId::random(Format::Modern).to_bytes();
+        match self.claim(id, &value).await? {
+            Claimed::Taken { count, lateness } => self.deliver(id, count, lateness, value).await,
+            Claimed::Paused => Ok(Ready::Paused),
+            Claimed::Gone | Claimed::DeadLettered | Claimed::Failed => Ok(Ready::Nothing),
+        }
+    }
+
+    /// Step 1: a value moved to the staging list: one ready now (`LMOVE`),
+    /// else, with `wait`, the next one to come (`BLMOVE` on a dedicated
+    /// connection, until `deadline`). `None` when none came.
+    async fn move_to_staging(&self, deadline: Option<Instant>, wait: bool) -> Result<Option<Bytes>> {
+        // A stalled connection cannot hold a take with a deadline past it.
+        if let Some(value) = until(deadline, self.move_ready()).await? {
+            return Ok(Some(value));
+        }
+        if !wait {
+            return Ok(None);
+        }
+        let (dest, staging) = (self.keys.destination(), self.keys.staging());
+        let args = |secs: f64| {
+            let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        let moved = self
+            .core
+            .connections
+            .blocking
+            .wait("BLMOVE", dest, deadline, args, None)
+            .await?;
+        moved.map(reply::bytes).transpose()
+    }
+
+    /// Step 2: claims `value` as delivery `id` (`lua/claim.lua`).
+    ///
+    /// One attempt: a claim applied twice would leave a delivery nobody
+    /// holds. If the reply is lost, the delivery is found by its id and goes
+    /// back to the head, uncounted (`lost_claim`); so it does if the caller
+    /// stops waiting (a worker stopping): the claim ends in the background
+    /// and releases its delivery.
+    async fn claim(&self, id: [u8; 8], value: &Bytes) -> Result<Claimed> {
         let keys = vec![
             self.keys.staging().into(),
             self.keys.inflight().into(),
@@ -189,60 +213,54 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_SCAN),
         ];
-        // One attempt: a claim applied twice would leave a delivery nobody
-        // holds. If the reply is lost, the delivery is found by its id and
-        // goes back to the head, uncounted (`lost_claim`); so it does if the
-        // caller stops waiting (a worker stopping): the claim ends in the
-        // background and gives its delivery back.
-        let conn = self.core.conn()?.clone(); // sent once: the script is declared `Resend::Once`
-        let command: Command<_> = {
-            let conn = conn.clone();
-            Box::pin(async move { SCRIPTS.claim.run(&conn, keys, args).await })
+        let conn = self.core.conn()?.clone();
+        let command: Command<Result<Value>> = {
+            let (core, queue, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
+            Box::pin(async move {
+                // Sent once (`Resend::Once`): a lost reply is an unknown outcome.
+                let reply = SCRIPTS.claim.run(&conn, queue.destination(), keys, args).await;
+                let reply = reply.map_err(Error::from);
+                if let Err(Error::OutcomeUnknown { .. }) = reply {
+                    // The one hand-off of a lost claim, whether its caller
+                    // still waits or not: looked for by its id. (Not run,
+                    // its value waits in the staging list for the reaper.)
+                    super::lost_claim::recover_later(&core, &queue, settings, id, value);
+                }
+                reply
+            })
         };
-        let give_back = {
+        let undo = {
             let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
-            move |reply: std::result::Result<Value, fred::error::Error>| async move {
-                let reply = match reply {
-                    Ok(reply) => reply,
-                    // Its reply lost too: looked for by its id (`lost_claim`).
-                    Err(error) if outcome_unknown(&error) => {
-                        return super::lost_claim::give_back_later(&core, &keys, settings, id, value);
-                    }
-                    Err(_) => return,
-                };
-                let Some(count) = Claim::parse(reply).ok().and_then(|claim| claim.taken()) else {
+            move |reply: Result<Value>| async move {
+                let Some(count) = reply.and_then(Claim::parse).ok().and_then(|claim| claim.taken()) else {
                     return;
                 };
                 let member = crate::queue::reliable::delivery::member(id, count, &value);
-                let mut handle = Handle::new(core, &keys, settings, member);
-                if let Err(error) = handle.give_back(GiveBack::Unhandled).await {
+                let mut lease = DeliveryLease::new(core, &keys, settings, member);
+                if let Err(error) = lease.release(Release::Unhandled).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
                 }
             }
         };
-        let claimed_reply = detach(command, give_back, self.core.settling())
+        match detach(command, undo, self.core.settling())
             .until_answered()
             .reply()
-            .await;
-        let claim = match claimed_reply {
-            Ok(claim) => claim,
-            Err(error) => {
-                // No answer from Redis (a connection lost, not an error
-                // reply): the claim may have run, and its delivery is looked
-                // for and given back uncounted (`lost_claim`). Not run, its
-                // value waits in the staging list for the reaper.
-                if outcome_unknown(&error) {
-                    super::lost_claim::give_back_later(&self.core, &self.keys, self.settings, id, value.clone());
-                }
-                let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
-                if error.is_transient() {
-                    tracing::warn!(queue = self.name(), %error, "claim failed; its value goes back to the queue");
-                    return Ok(Ready::Nothing);
-                }
-                return Err(error);
+            .await
+        {
+            Ok(reply) => self.claimed(Claim::parse(reply)?),
+            // No answer from Redis, or not now: the value is not lost
+            // (see above), and the take goes on.
+            Err(error) if error.is_transient() => {
+                tracing::warn!(queue = self.name(), %error, "claim failed; its value goes back to the queue");
+                Ok(Claimed::Failed)
             }
-        };
-        let claim = Claim::parse(claim)?;
+            Err(error) => Err(error),
+        }
+    }
+
+    /// What the claim's reply says; counts how late a delivered value was
+    /// taken, and a value dead-lettered.
+    fn claimed(&self, claim: Claim) -> Result<Claimed> {
         let lateness = match (claim.due.as_deref().and_then(crate::wire::time::parse_score), claim.now) {
             (Some(due), Some(now)) => {
                 let ms = (now - due).max(0);
@@ -252,9 +270,12 @@ impl<T: 'static> ReliableQueue<T> {
             _ => None,
         };
         match claim.status.as_str() {
-            "ok" => {}
-            "gone" => return Ok(Ready::Nothing),
-            "paused" => return Ok(Ready::Paused),
+            "ok" => {
+                let count = claim.taken().expect("the status is \"ok\"");
+                Ok(Claimed::Taken { count, lateness })
+            }
+            "gone" => Ok(Claimed::Gone),
+            "paused" => Ok(Claimed::Paused),
             "dead" => {
                 crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
@@ -264,29 +285,50 @@ impl<T: 'static> ReliableQueue<T> {
                     dead_letter = self.keys.dead_letter(),
                     "value delivered too often without an ack; moved to the dead-letter list"
                 );
-                return Ok(Ready::Nothing);
+                Ok(Claimed::DeadLettered)
             }
-            other => return Err(Error::Protocol(format!("claim answered {other:?}"))),
+            other => Err(Error::Protocol(format!("claim answered {other:?}"))),
         }
-        let count = claim.taken().expect("the status is \"ok\"");
+    }
+
+    /// Step 3: the claimed delivery, its value decoded. A value that cannot
+    /// be decoded is released at once, where it counts towards the
+    /// dead-letter limit (or dead-lettered now if the consumer asked for
+    /// that), and reported as [`Error::Decode`].
+    async fn deliver(&self, id: [u8; 8], count: u32, lateness: Option<Duration>, value: Bytes) -> Result<Ready<T>> {
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.codec, value) {
             Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
-                // Given back at once, where it counts towards the dead-letter
-                // limit, or dead-lettered now if the consumer asked for that.
                 let to = if self.settings.dead_letter_undecodable {
                     crate::telemetry::dead_lettered(self.name(), DeadLettered::Undecodable);
-                    GiveBack::DeadLetter(format!("undecodable: {error}"))
+                    Release::DeadLetter(format!("undecodable: {error}"))
                 } else {
-                    GiveBack::Tail
+                    Release::Tail
                 };
-                let mut handle = Handle::new(self.core.clone(), &self.keys, self.settings, member);
-                let restored = handle.give_back(to).await.unwrap_or(false);
+                let mut lease = DeliveryLease::new(self.core.clone(), &self.keys, self.settings, member);
+                let restored = lease.release(to).await.unwrap_or(false);
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
     }
+}
+
+/// What a claim came to.
+enum Claimed {
+    /// A delivery: its count, and how late its value was taken when known.
+    Taken { count: u32, lateness: Option<Duration> },
+    /// No copy of the value left in the staging list: the reaper had
+    /// returned it to the queue.
+    Gone,
+    /// The queue is paused: the value went back to its head.
+    Paused,
+    /// Delivered too often without an ack: moved to the dead-letter list.
+    DeadLettered,
+    /// The claim failed through the connection (logged): if it ran, its
+    /// delivery goes back to the head (`lost_claim`), else its value waits
+    /// in the staging list for the reaper.
+    Failed,
 }
 
 /// The claim script's reply: `[status, delivery count, due score, now]`.
@@ -338,7 +380,7 @@ impl<T: 'static> ReliableQueue<T> {
                     .await
             })
         };
-        let give_back = {
+        let undo = {
             let (conn, keys) = (conn.clone(), self.keys.clone());
             move |reply: std::result::Result<Option<Bytes>, fred::error::Error>| async move {
                 if let Ok(Some(value)) = reply {
@@ -346,14 +388,13 @@ impl<T: 'static> ReliableQueue<T> {
                 }
             }
         };
-        let moved = detach(command, give_back, self.core.settling())
+        let moved = detach(command, undo, self.core.settling())
             .until_answered()
             .reply()
             .await;
-        match moved {
+        match moved.on_key(dest) {
             Ok(moved) => Ok(moved),
             Err(error) => {
-                let error = Error::from_command(error, dest);
                 if !error.is_transient() {
                     return Err(error);
                 }
@@ -383,7 +424,7 @@ impl<T: 'static> ReliableQueue<T> {
                 .conn()?
                 .exists(self.keys.paused())
                 .await
-                .map_err(|e| Error::from_command(e, self.keys.paused()))?;
+                .on_key(self.keys.paused())?;
             if paused == 0 {
                 return Ok(());
             }
