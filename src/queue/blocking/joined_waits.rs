@@ -62,7 +62,7 @@ impl<T: 'static> BlockingQueue<T> {
             // Each wait blocks for at most the pool's timeout, then gathers
             // the takes that came meanwhile; and no longer than any take it
             // serves waits, so that it pops nothing for a take that is gone.
-            let round = now + self.core.connections.blocking.timeout;
+            let round = now + self.core.blocking().timeout;
             let joined_until = joined.iter().filter_map(|take| take.until);
             let round = deadline.into_iter().chain(joined_until).fold(round, Instant::min);
             // Dropped with this future (the caller stopped waiting): the
@@ -84,8 +84,7 @@ impl<T: 'static> BlockingQueue<T> {
             };
             let waited = self
                 .core
-                .connections
-                .blocking
+                .blocking()
                 .wait("BLMPOP", name, Some(round), args, Some(&self.takes.failing))
                 .await;
             let time_up = deadline.is_some_and(|at| Instant::now() >= at);

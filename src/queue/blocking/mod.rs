@@ -6,6 +6,7 @@ use bytes::Bytes;
 use fred::interfaces::ListInterface;
 
 use crate::error::{Error, Result};
+use crate::queue::per_queue::PerQueue;
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
@@ -73,10 +74,19 @@ pub struct BlockingQueue<T> {
     takes: Arc<Takes>,
 }
 
+/// What the blocking queues of one client share, across their handles: kept
+/// in the client's [`Core`] ([`Core::blocking_queues`]), reached inside only
+/// from here.
+#[derive(Default)]
+pub(crate) struct Registries {
+    /// What the takes of each queue share.
+    takes: PerQueue<Takes>,
+}
+
 /// What the takes of one queue share across every handle of one client
-/// (see `Core::takes`): takes through `client.blocking_queue(..)` twice, or
+/// (see [`Registries`]): takes through `client.blocking_queue(..)` twice, or
 /// through a `destination()` each, join the same pops and waits.
-pub(crate) struct Takes {
+struct Takes {
     ready: ready_hint::ReadyHint,
     /// Concurrent `LPOP`s, joined into `LPOP key n`.
     pops: Arc<joined_pops::JoinedPops>,
@@ -128,7 +138,10 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     pub(crate) fn from_parts(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
-        let takes = core.takes.get_or_start(keys.destination(), Arc::default);
+        let takes = core
+            .blocking_queues()
+            .takes
+            .get_or_start(keys.destination(), Arc::default);
         BlockingQueue {
             core,
             keys,

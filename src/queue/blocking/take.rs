@@ -99,8 +99,7 @@ impl<T: 'static> BlockingQueue<T> {
         };
         let moved = self
             .core
-            .connections
-            .blocking
+            .blocking()
             .wait("BLMOVE", self.name(), None, args, None)
             .await?;
         // Without a deadline the wait only ends with a value or an error.
@@ -176,7 +175,7 @@ impl<T: 'static> BlockingQueue<T> {
             if backoff {
                 tokio::select! {
                     _ = tokio::time::sleep(ERROR_PAUSE) => {}
-                    _ = queue.core.connections.shutdown.cancelled() => return None,
+                    _ = queue.core.shutdown_begun() => return None,
                 }
             }
             match queue.take().await {
@@ -239,8 +238,7 @@ impl<T: 'static> BlockingQueue<T> {
         };
         match self
             .core
-            .connections
-            .blocking
+            .blocking()
             .wait("BLPOP", self.name(), deadline, args, Some(&self.takes.failing))
             .await?
         {

@@ -165,7 +165,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// Runs the transfer once, now, without waiting for the scheduler: moves
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
-        let settings = &self.core.transfer;
+        let settings = self.core.transfer_settings();
         // A lane of its own: a resend answers what the first run moved.
         let run = Lane::new().next(&self.keys);
         let outcome = run_transfer(self.conn()?, &self.keys, &run, settings.clock, settings.batch, 0).await?;

@@ -269,7 +269,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     fn note_quarantined(&self, count: i64, operation: &str) {
         if count > 0 {
-            crate::transfer::stats::Stats::add(&self.core.scheduler.stats.quarantined, count as u64);
+            self.core.count_quarantined(count as u64);
             tracing::warn!(
                 queue = self.name(),
                 count,

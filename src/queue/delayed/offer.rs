@@ -157,7 +157,7 @@ impl<T: 'static> DelayedQueue<T> {
     pub(super) fn due_after(&self, delay: Duration) -> Result<Due> {
         // Checked on this host's clock whatever the setting: it only guards the range.
         let local = time::due_after(time::now_ms(), delay)?;
-        Ok(match self.core.transfer.clock {
+        Ok(match self.core.transfer_settings().clock {
             Clock::Local => Due::At(local),
             Clock::Server => Due::After(delay.as_millis() as i64),
         })

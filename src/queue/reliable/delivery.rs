@@ -187,7 +187,10 @@ pub(crate) struct Handle {
 impl Handle {
     pub fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
         let keys = Arc::new(keys.clone());
-        let token = core.outstanding.add(keys.clone(), settings, member.clone());
+        let token = core
+            .reliable_queues()
+            .outstanding
+            .add(keys.clone(), settings, member.clone());
         Handle {
             core,
             keys,
@@ -242,7 +245,7 @@ impl Handle {
 
     fn settle(&mut self) {
         self.settled = true;
-        self.core.outstanding.remove(self.token);
+        self.core.reliable_queues().outstanding.remove(self.token);
     }
 }
 
@@ -251,7 +254,7 @@ impl Drop for Handle {
         if self.settled {
             return;
         }
-        self.core.outstanding.remove(self.token);
+        self.core.reliable_queues().outstanding.remove(self.token);
         let (core, keys, settings, member) = (self.core.clone(), self.keys.clone(), self.settings, self.member.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
@@ -334,7 +337,7 @@ pub(crate) async fn give_back(
         keys.dead_reasons().into(),
     ];
     let value = Request::new(keys.destination())
-        .give_back(core.conn()?, &core.connections.settling, script, redis_keys, args)
+        .give_back(core.conn()?, core.settling(), script, redis_keys, args)
         .await
         .map_err(|e| crate::connection::request::script_error(script, keys.destination(), e))?;
     Ok(reply::int(&value)? == 1)

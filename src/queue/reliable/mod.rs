@@ -3,11 +3,11 @@
 
 mod dead_letters;
 pub(crate) mod delivery;
-pub(crate) mod lateness;
+mod lateness;
 mod lost_claim;
-pub(crate) mod outstanding;
+mod outstanding;
 mod reap;
-pub(crate) mod reapers;
+mod reapers;
 mod take;
 
 pub use dead_letters::DeadLetter;
@@ -22,7 +22,9 @@ use std::time::Duration;
 use fred::interfaces::{ListInterface, SortedSetsInterface};
 
 use crate::error::{Error, Result};
-use crate::queue::reliable::reapers::ReaperLease;
+use crate::queue::per_queue::PerQueue;
+use crate::queue::reliable::outstanding::Outstanding;
+use crate::queue::reliable::reapers::{ReaperLease, Reapers};
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::Codec;
@@ -118,6 +120,32 @@ pub struct ReliableQueue<T> {
     transferring: Transferring,
 }
 
+/// What the reliable queues of one client share, across their handles: kept
+/// in the client's [`Core`] ([`Core::reliable_queues`]), reached inside only
+/// from here.
+#[derive(Default)]
+pub(crate) struct Registries {
+    /// Deliveries handed out and not settled yet.
+    outstanding: Outstanding,
+    /// One reaper per queue, shared by its handles.
+    reapers: Reapers,
+    /// One lateness-tracking marker refresher per queue, shared by its handles.
+    trackers: PerQueue<Background>,
+}
+
+impl Registries {
+    /// Waits until every delivery handed out is settled.
+    pub async fn settled(&self) {
+        self.outstanding.settled().await
+    }
+
+    /// Gives every delivery still unsettled back to the head of its queue,
+    /// until `close_by` at most (shutdown, after its grace).
+    pub async fn give_back_unsettled(&self, core: &Core, close_by: tokio::time::Instant) {
+        self.outstanding.give_back_all(core, close_by).await
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Settings {
     /// Visibility timeout of each delivery.
@@ -168,10 +196,12 @@ impl<T: 'static> ReliableQueue<T> {
             count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
         };
-        let reaper = Arc::new(
-            core.reapers
-                .lease(&core, &keys, settings.visibility, settings.count_memory),
-        );
+        let reaper = Arc::new(core.reliable_queues().reapers.lease(
+            &core,
+            &keys,
+            settings.visibility,
+            settings.count_memory,
+        ));
         Ok(ReliableQueue {
             core,
             keys,
@@ -206,7 +236,7 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Tells the queue's reaper this handle's settings (the previous lease drops).
     fn renew_lease(&mut self) {
-        let lease = self.core.reapers.lease(
+        let lease = self.core.reliable_queues().reapers.lease(
             &self.core,
             &self.keys,
             self.settings.visibility,
@@ -257,7 +287,8 @@ impl<T: 'static> ReliableQueue<T> {
         if self.tracker.is_none() {
             let (core, keys) = (&self.core, &self.keys);
             self.tracker = Some(
-                core.trackers
+                core.reliable_queues()
+                    .trackers
                     .get_or_start(keys.destination(), || start_tracker(core, keys)),
             );
         }

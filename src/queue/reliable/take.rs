@@ -90,7 +90,7 @@ impl<T: 'static> ReliableQueue<T> {
             if backoff {
                 tokio::select! {
                     _ = tokio::time::sleep(ERROR_PAUSE) => {}
-                    _ = queue.core.connections.shutdown.cancelled() => return None,
+                    _ = queue.core.shutdown_begun() => return None,
                 }
             }
             match queue.take().await {
@@ -157,13 +157,7 @@ impl<T: 'static> ReliableQueue<T> {
                     args.push(Value::from(secs));
                     args
                 };
-                let Some(moved) = self
-                    .core
-                    .connections
-                    .blocking
-                    .wait("BLMOVE", dest, deadline, args, None)
-                    .await?
-                else {
+                let Some(moved) = self.core.blocking().wait("BLMOVE", dest, deadline, args, None).await? else {
                     return Ok(Ready::Nothing);
                 };
                 reply::bytes(moved)?
@@ -256,7 +250,7 @@ impl<T: 'static> ReliableQueue<T> {
             "gone" => return Ok(Ready::Nothing),
             "paused" => return Ok(Ready::Paused),
             "dead" => {
-                crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
+                self.core.count_dead_lettered(1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
                 tracing::warn!(
                     queue = self.name(),
@@ -373,7 +367,7 @@ impl<T: 'static> ReliableQueue<T> {
             let until = deadline.map_or(until, |deadline| deadline.min(until));
             tokio::select! {
                 _ = tokio::time::sleep_until(until) => {}
-                _ = self.core.connections.shutdown.cancelled() => return Ok(()),
+                _ = self.core.shutdown_begun() => return Ok(()),
             }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Ok(());
