@@ -19,6 +19,7 @@ pub(crate) mod blocking;
 mod by_value;
 mod core;
 pub(crate) mod delayed;
+mod handle;
 pub(crate) mod per_queue;
 pub(crate) mod reliable;
 pub(crate) mod status;

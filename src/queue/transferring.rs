@@ -1,5 +1,6 @@
-//! Whether a queue handle runs the transfer: the one switch all three handle
-//! types share (`with_transfer`, `without_transfer`, `transfers`).
+//! Whether a queue handle runs the transfer: the switch behind
+//! `with_transfer`, `without_transfer` and `transfers`, held by the
+//! [`QueueHandle`](crate::queue::handle::QueueHandle) of each handle.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

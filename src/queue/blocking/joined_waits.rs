@@ -38,7 +38,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// `Ok(None)` when the time is up. Keeps waiting across reconnects.
     pub(super) async fn joined_wait(&self, name: &str, deadline: Option<Instant>) -> Result<Option<Bytes>> {
         // Where values served to a take that stopped waiting go back.
-        let source = Source::new(self.core.conn_for(name)?, self.core.settling(), name);
+        let source = Source::new(self.handle.core.conn_for(name)?, self.handle.core.settling(), name);
         let mut slot = match self.wait_turn(&source, deadline).await? {
             Turn::Lead(slot) => slot,
             Turn::Served(raw) => return Ok(Some(raw)),
@@ -62,7 +62,7 @@ impl<T: 'static> BlockingQueue<T> {
             // Each wait blocks for at most the pool's timeout, then gathers
             // the takes that came meanwhile; and no longer than any take it
             // serves waits, so that it pops nothing for a take that is gone.
-            let round = now + self.core.blocking().timeout;
+            let round = now + self.handle.core.blocking().timeout;
             let joined_until = joined.iter().filter_map(|take| take.until);
             let round = deadline.into_iter().chain(joined_until).fold(round, Instant::min);
             // Dropped with this future (the caller stopped waiting): the
@@ -83,6 +83,7 @@ impl<T: 'static> BlockingQueue<T> {
                 ]
             };
             let waited = self
+                .handle
                 .core
                 .blocking()
                 .wait("BLMPOP", name, Some(round), args, Some(&self.takes.failing))

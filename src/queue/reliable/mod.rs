@@ -22,10 +22,10 @@ use std::time::Duration;
 use fred::interfaces::{ListInterface, SortedSetsInterface};
 
 use crate::error::{Error, Result};
+use crate::queue::handle::QueueHandle;
 use crate::queue::per_queue::PerQueue;
 use crate::queue::reliable::outstanding::Outstanding;
 use crate::queue::reliable::reapers::{ReaperLease, Reapers};
-use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::Codec;
 use crate::wire::format::Format;
@@ -111,13 +111,10 @@ const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 /// # async fn handle(_: &String) -> Result<(), ()> { Ok(()) }
 /// ```
 pub struct ReliableQueue<T> {
-    core: Arc<Core>,
-    keys: Arc<QueueKeys>,
-    codec: Arc<dyn Codec<T>>,
+    handle: QueueHandle<T>,
     settings: Settings,
     reaper: Arc<ReaperLease>,
     tracker: Option<Arc<Background>>,
-    transferring: Transferring,
 }
 
 /// What the reliable queues of one client share, across their handles: kept
@@ -164,13 +161,10 @@ pub(crate) struct Settings {
 impl<T> Clone for ReliableQueue<T> {
     fn clone(&self) -> Self {
         ReliableQueue {
-            core: self.core.clone(),
-            keys: self.keys.clone(),
-            codec: self.codec.clone(),
+            handle: self.handle.clone(),
             settings: self.settings,
             reaper: self.reaper.clone(),
             tracker: self.tracker.clone(),
-            transferring: self.transferring.clone(),
         }
     }
 }
@@ -178,8 +172,8 @@ impl<T> Clone for ReliableQueue<T> {
 impl<T: 'static> std::fmt::Debug for ReliableQueue<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReliableQueue")
-            .field("name", &self.keys.destination())
-            .field("codec", &self.codec.name())
+            .field("name", &self.handle.keys.destination())
+            .field("codec", &self.handle.codec.name())
             .field("visibility_timeout", &self.settings.visibility)
             .field("max_deliveries", &self.settings.max_deliveries)
             .finish()
@@ -203,13 +197,10 @@ impl<T: 'static> ReliableQueue<T> {
             settings.count_memory,
         ));
         Ok(ReliableQueue {
-            core,
-            keys,
-            codec,
+            handle: QueueHandle::new(core, keys, codec),
             settings,
             reaper,
             tracker: None,
-            transferring: Transferring::default(),
         })
     }
 
@@ -236,9 +227,9 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Tells the queue's reaper this handle's settings (the previous lease drops).
     fn renew_lease(&mut self) {
-        let lease = self.core.reliable_queues().reapers.lease(
-            &self.core,
-            &self.keys,
+        let lease = self.handle.core.reliable_queues().reapers.lease(
+            &self.handle.core,
+            &self.handle.keys,
             self.settings.visibility,
             self.settings.count_memory,
         );
@@ -262,20 +253,20 @@ impl<T: 'static> ReliableQueue<T> {
     /// The same queue, also running the transfer for its delayed queue while
     /// this handle lives (see [`BlockingQueue::with_transfer`](crate::BlockingQueue::with_transfer)).
     pub fn with_transfer(mut self) -> Self {
-        self.transferring.on(&self.core, &self.keys);
+        self.handle.with_transfer();
         self
     }
 
     /// The same queue, not running the transfer from this handle (the
     /// default for handles from [`Client::reliable_queue`](crate::Client::reliable_queue)).
     pub fn without_transfer(mut self) -> Self {
-        self.transferring.off();
+        self.handle.without_transfer();
         self
     }
 
     /// Whether this handle runs the transfer.
     pub fn transfers(&self) -> bool {
-        self.transferring.is_on()
+        self.handle.transfers()
     }
 
     /// The same queue, asking transfers to record when each value was due
@@ -285,7 +276,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// transfers, not by Redisson's. [`Worker`](crate::Worker)s turn it on.
     pub fn with_lateness_tracking(mut self) -> Self {
         if self.tracker.is_none() {
-            let (core, keys) = (&self.core, &self.keys);
+            let (core, keys) = (&self.handle.core, &self.handle.keys);
             self.tracker = Some(
                 core.reliable_queues()
                     .trackers
@@ -297,17 +288,18 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// The queue's name.
     pub fn name(&self) -> &str {
-        self.keys.destination()
+        self.handle.keys.destination()
     }
 
     /// The Redis key names of this queue.
     pub fn keys(&self) -> &QueueKeys {
-        &self.keys
+        &self.handle.keys
     }
 
     /// Values ready in the destination list.
     pub async fn len(&self) -> Result<usize> {
         let n: i64 = self
+            .handle
             .core
             .conn()?
             .llen(self.name())
@@ -324,20 +316,21 @@ impl<T: 'static> ReliableQueue<T> {
     /// Deliveries not yet settled, across all consumers.
     pub async fn in_flight(&self) -> Result<usize> {
         let n: i64 = self
+            .handle
             .core
             .conn()?
-            .zcard(self.keys.inflight())
+            .zcard(self.handle.keys.inflight())
             .await
-            .map_err(|e| Error::from_command(e, self.keys.inflight()))?;
+            .map_err(|e| Error::from_command(e, self.handle.keys.inflight()))?;
         Ok(n as usize)
     }
 
     pub(crate) fn core(&self) -> &Arc<Core> {
-        &self.core
+        &self.handle.core
     }
 
     pub(crate) fn queue_keys(&self) -> &QueueKeys {
-        &self.keys
+        &self.handle.keys
     }
 
     pub(crate) fn settings(&self) -> &Settings {

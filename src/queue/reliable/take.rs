@@ -9,7 +9,7 @@ use bytes::Bytes;
 use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::types::lists::LMoveDirection;
 use fred::types::{Key, Value};
-use futures_util::stream::{self, Stream};
+use futures_util::stream::Stream;
 use tokio::time::Instant;
 
 use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
@@ -28,11 +28,6 @@ const CLAIM_SCAN: i64 = 1000;
 
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
-
-/// Pause of a stream after an error (a value it could not decode went back
-/// to the queue, where it counts towards the dead-letter limit), so that it
-/// does not spin.
-const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
 /// What one move and claim came to.
 pub(crate) enum Ready<T> {
@@ -86,20 +81,9 @@ impl<T: 'static> ReliableQueue<T> {
     where
         T: Send,
     {
-        stream::unfold((self.clone(), false), |(queue, backoff)| async move {
-            if backoff {
-                tokio::select! {
-                    _ = tokio::time::sleep(ERROR_PAUSE) => {}
-                    _ = queue.core.shutdown_begun() => return None,
-                }
-            }
-            match queue.take().await {
-                Err(Error::Shutdown) => None,
-                // Any other error (bad data, a key of the wrong type) pauses
-                // the stream before it reads again, so that it never spins.
-                Err(error) => Some((Err(error), (queue, true))),
-                Ok(item) => Some((Ok(item), (queue, false))),
-            }
+        self.handle.stream(self.clone(), |queue: Self| async move {
+            let taken = queue.take().await;
+            (queue, taken)
         })
     }
 
@@ -143,7 +127,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// One move and claim; with `wait`, waits for a value (until `deadline`)
     /// when none is ready.
     async fn move_and_claim(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
-        if self.core.is_shutting_down() {
+        if self.handle.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
         // A stalled connection cannot hold a take with a deadline past it.
@@ -151,13 +135,19 @@ impl<T: 'static> ReliableQueue<T> {
             Some(value) => value,
             None if !wait => return Ok(Ready::Nothing),
             None => {
-                let (dest, staging) = (self.keys.destination(), self.keys.staging());
+                let (dest, staging) = (self.handle.keys.destination(), self.handle.keys.staging());
                 let args = |secs: f64| {
                     let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
                     args.push(Value::from(secs));
                     args
                 };
-                let Some(moved) = self.core.blocking().wait("BLMOVE", dest, deadline, args, None).await? else {
+                let Some(moved) = self
+                    .handle
+                    .core
+                    .blocking()
+                    .wait("BLMOVE", dest, deadline, args, None)
+                    .await?
+                else {
                     return Ok(Ready::Nothing);
                 };
                 reply::bytes(moved)?
@@ -165,16 +155,16 @@ impl<T: 'static> ReliableQueue<T> {
         };
         let id = ElementId::random(Format::Modern).to_bytes();
         let keys = vec![
-            self.keys.staging().into(),
-            self.keys.inflight().into(),
-            self.keys.dead_letter().into(),
-            self.keys.due().into(),
-            self.keys.counts().into(),
-            self.keys.counts_expiry().into(),
-            self.keys.staging_mark().into(),
-            self.keys.destination().into(),
-            self.keys.paused().into(),
-            self.keys.dead_reasons().into(),
+            self.handle.keys.staging().into(),
+            self.handle.keys.inflight().into(),
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.due().into(),
+            self.handle.keys.counts().into(),
+            self.handle.keys.counts_expiry().into(),
+            self.handle.keys.staging_mark().into(),
+            self.handle.keys.destination().into(),
+            self.handle.keys.paused().into(),
+            self.handle.keys.dead_reasons().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),
@@ -188,13 +178,18 @@ impl<T: 'static> ReliableQueue<T> {
         // goes back to the head, uncounted (`lost_claim`); so it does if the
         // caller stops waiting (a worker stopping): the claim ends in the
         // background and gives its delivery back.
-        let conn = self.core.conn()?.clone(); // sent once: the script is declared `Resend::Once`
+        let conn = self.handle.core.conn()?.clone(); // sent once: the script is declared `Resend::Once`
         let command: Command<_> = {
             let conn = conn.clone();
             Box::pin(async move { SCRIPTS.claim.run(&conn, keys, args).await })
         };
         let give_back = {
-            let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
+            let (core, keys, settings, value) = (
+                self.handle.core.clone(),
+                self.handle.keys.clone(),
+                self.settings,
+                value.clone(),
+            );
             move |reply: std::result::Result<Value, fred::error::Error>| async move {
                 let reply = match reply {
                     Ok(reply) => reply,
@@ -214,7 +209,7 @@ impl<T: 'static> ReliableQueue<T> {
                 }
             }
         };
-        let claimed_reply = detach(command, give_back, self.core.settling())
+        let claimed_reply = detach(command, give_back, self.handle.core.settling())
             .until_answered()
             .reply()
             .await;
@@ -226,7 +221,13 @@ impl<T: 'static> ReliableQueue<T> {
                 // for and given back uncounted (`lost_claim`). Not run, its
                 // value waits in the staging list for the reaper.
                 if outcome_unknown(&error) {
-                    super::lost_claim::give_back_later(&self.core, &self.keys, self.settings, id, value.clone());
+                    super::lost_claim::give_back_later(
+                        &self.handle.core,
+                        &self.handle.keys,
+                        self.settings,
+                        id,
+                        value.clone(),
+                    );
                 }
                 let error = Error::from_script(error, SCRIPTS.claim.name, self.name());
                 if error.is_transient() {
@@ -250,12 +251,12 @@ impl<T: 'static> ReliableQueue<T> {
             "gone" => return Ok(Ready::Nothing),
             "paused" => return Ok(Ready::Paused),
             "dead" => {
-                self.core.count_dead_lettered(1);
+                self.handle.core.count_dead_lettered(1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
                 tracing::warn!(
                     queue = self.name(),
                     deliveries = claim.count,
-                    dead_letter = self.keys.dead_letter(),
+                    dead_letter = self.handle.keys.dead_letter(),
                     "value delivered too often without an ack; moved to the dead-letter list"
                 );
                 return Ok(Ready::Nothing);
@@ -264,7 +265,7 @@ impl<T: 'static> ReliableQueue<T> {
         }
         let count = claim.taken().expect("the status is \"ok\"");
         let member = crate::queue::reliable::delivery::member(id, count, &value);
-        match codec::decode(&*self.codec, value) {
+        match codec::decode(&*self.handle.codec, value) {
             Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
                 // Given back at once, where it counts towards the dead-letter
@@ -275,7 +276,7 @@ impl<T: 'static> ReliableQueue<T> {
                 } else {
                     GiveBack::Tail
                 };
-                let mut handle = Handle::new(self.core.clone(), &self.keys, self.settings, member);
+                let mut handle = Handle::new(self.handle.core.clone(), &self.handle.keys, self.settings, member);
                 let restored = handle.give_back(to).await.unwrap_or(false);
                 Err(Error::Decode(error.with_restored(restored)))
             }
@@ -322,8 +323,8 @@ impl<T: 'static> ReliableQueue<T> {
     /// `BLMOVE`). A lost reply may leave the value in the staging list, where
     /// the reaper finds it; the take then waits with the `BLMOVE`.
     async fn move_ready(&self) -> Result<Option<Bytes>> {
-        let (dest, staging) = (self.keys.destination(), self.keys.staging());
-        let conn = self.core.conn_for(dest)?;
+        let (dest, staging) = (self.handle.keys.destination(), self.handle.keys.staging());
+        let conn = self.handle.core.conn_for(dest)?;
         let command: Command<_> = {
             let (conn, from, to) = (conn.clone(), Key::from(dest), Key::from(staging));
             Box::pin(async move {
@@ -333,14 +334,14 @@ impl<T: 'static> ReliableQueue<T> {
             })
         };
         let give_back = {
-            let (conn, keys) = (conn.clone(), self.keys.clone());
+            let (conn, keys) = (conn.clone(), self.handle.keys.clone());
             move |reply: std::result::Result<Option<Bytes>, fred::error::Error>| async move {
                 if let Ok(Some(value)) = reply {
                     undo_move(&conn, keys.destination(), keys.staging(), value, "LEFT", "RIGHT").await;
                 }
             }
         };
-        let moved = detach(command, give_back, self.core.settling())
+        let moved = detach(command, give_back, self.handle.core.settling())
             .until_answered()
             .reply()
             .await;
@@ -367,17 +368,18 @@ impl<T: 'static> ReliableQueue<T> {
             let until = deadline.map_or(until, |deadline| deadline.min(until));
             tokio::select! {
                 _ = tokio::time::sleep_until(until) => {}
-                _ = self.core.shutdown_begun() => return Ok(()),
+                _ = self.handle.core.shutdown_begun() => return Ok(()),
             }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Ok(());
             }
             let paused: i64 = self
+                .handle
                 .core
                 .conn()?
-                .exists(self.keys.paused())
+                .exists(self.handle.keys.paused())
                 .await
-                .map_err(|e| Error::from_command(e, self.keys.paused()))?;
+                .map_err(|e| Error::from_command(e, self.handle.keys.paused()))?;
             if paused == 0 {
                 return Ok(());
             }
