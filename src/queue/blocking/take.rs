@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::queue::MAX_BATCH;
 use crate::wire::codec;
 
-use super::joined_pops::{Batch, Served, Source, Turn};
+use super::joined_pops::{Batch, Entry, Served, Source};
 use super::{BlockingQueue, FredResult};
 
 /// A wait shorter than this always tries `LPOP` first (see `ready_hint`).
@@ -252,8 +252,8 @@ impl<T: 'static> BlockingQueue<T> {
         // Made only for a take that waits or joins others, not on the lone path.
         let source = || Source::new(conn, self.handle.core.settling(), name);
         let slot = match self.takes.pops.enter(source, None) {
-            Turn::Pop(slot) => slot,
-            Turn::Wait(waiting) => match waiting.served().await {
+            Entry::Pop(slot) => slot,
+            Entry::Wait(waiting) => match waiting.served().await {
                 (Served::Value(raw), _) => return Ok(Some(raw)),
                 (Served::Empty, _) => return Ok(None),
                 (Served::Failed(error), _) => return Err(self.command_error(error)),

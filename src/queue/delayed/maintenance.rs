@@ -189,7 +189,7 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.timeout().into(),
             self.handle.keys.pending().into(),
             self.handle.keys.destination().into(),
-            self.handle.keys.inflight().into(),
+            self.handle.keys.leases().into(),
             self.handle.keys.dead_letter().into(),
             self.handle.keys.quarantine().into(),
             self.handle.keys.paused().into(),

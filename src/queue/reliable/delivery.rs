@@ -208,7 +208,7 @@ impl Handle {
             Value::from(crate::wire::time::saturating_ms(timeout)),
         ];
         let value = script
-            .run(self.core.conn()?, vec![self.keys.inflight().into()], args)
+            .run(self.core.conn()?, vec![self.keys.leases().into()], args)
             .await
             .map_err(|e| Error::from_script(e, script.name, self.keys.destination()))?;
         Ok(reply::int(&value)? == 1)
@@ -218,7 +218,7 @@ impl Handle {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let keys = vec![self.keys.inflight().into(), self.keys.acked().into()];
+            let keys = vec![self.keys.leases().into(), self.keys.acked().into()];
             let args = vec![
                 Value::Bytes(self.member.clone()),
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
@@ -326,7 +326,7 @@ pub(crate) async fn give_back(
         Value::from(reason),
     ];
     let redis_keys = vec![
-        keys.inflight().into(),
+        keys.leases().into(),
         keys.destination().into(),
         keys.timeout().into(),
         keys.pending().into(),

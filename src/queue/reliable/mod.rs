@@ -319,9 +319,9 @@ impl<T: 'static> ReliableQueue<T> {
             .handle
             .core
             .conn()?
-            .zcard(self.handle.keys.inflight())
+            .zcard(self.handle.keys.leases())
             .await
-            .map_err(|e| Error::from_command(e, self.handle.keys.inflight()))?;
+            .map_err(|e| Error::from_command(e, self.handle.keys.leases()))?;
         Ok(n as usize)
     }
 

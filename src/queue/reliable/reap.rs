@@ -72,7 +72,7 @@ pub(crate) async fn reap(
                 core.conn()?,
                 vec![
                     keys.staging().into(),
-                    keys.inflight().into(),
+                    keys.leases().into(),
                     keys.destination().into(),
                     keys.counts().into(),
                     keys.counts_expiry().into(),

@@ -156,7 +156,7 @@ impl<T: 'static> ReliableQueue<T> {
         let id = ElementId::random(Format::Modern).to_bytes();
         let keys = vec![
             self.handle.keys.staging().into(),
-            self.handle.keys.inflight().into(),
+            self.handle.keys.leases().into(),
             self.handle.keys.dead_letter().into(),
             self.handle.keys.due().into(),
             self.handle.keys.counts().into(),
