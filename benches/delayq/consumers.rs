@@ -217,7 +217,7 @@ async fn bare_reliable(redis: &RedisServer, admin: &Admin, name: &str, n: usize,
                 let k = |key: &str| key.as_bytes().to_vec();
                 let claim_keys = [
                     keys.staging(),
-                    keys.inflight(),
+                    keys.leases(),
                     keys.dead_letter(),
                     keys.due(),
                     keys.counts(),
@@ -247,7 +247,7 @@ async fn bare_reliable(redis: &RedisServer, admin: &Admin, name: &str, n: usize,
                     let mut member = id.to_vec();
                     member.extend_from_slice(format!("{count:010}").as_bytes());
                     member.extend_from_slice(&value);
-                    let (inflight, acked) = (keys.inflight().as_bytes(), keys.acked().as_bytes());
+                    let (inflight, acked) = (keys.leases().as_bytes(), keys.acked().as_bytes());
                     let acked = conn
                         .call(&[
                             b"EVALSHA",

@@ -114,7 +114,7 @@ pub async fn run(redis: &RedisServer) -> Reliable {
         let args = vec![
             SEED.into(),
             1.into(),
-            keys.inflight().into(),
+            keys.leases().into(),
             start.into(),
             10_000.into(),
             far.into(),
@@ -156,7 +156,7 @@ pub async fn run(redis: &RedisServer) -> Reliable {
         let args = vec![
             SEED.into(),
             1.into(),
-            keys.inflight().into(),
+            keys.leases().into(),
             start.into(),
             n.into(),
             1.into(),

@@ -200,12 +200,12 @@ impl Client {
 
     /// The underlying fred pool, for commands this crate does not wrap.
     pub fn redis(&self) -> &fred::clients::Pool {
-        &self.core.connections.pool
+        self.core.pool()
     }
 
     /// What this client's transfer scheduler has done so far.
     pub fn stats(&self) -> crate::transfer::ClientStats {
-        self.core.scheduler.stats.snapshot()
+        self.core.stats()
     }
 
     /// Whether [`shutdown`](Self::shutdown) was called.
@@ -217,7 +217,7 @@ impl Client {
     /// [`shutdown_grace`](ClientBuilder::shutdown_grace) for deliveries in
     /// flight (see [`shutdown_within`](Self::shutdown_within)).
     pub async fn shutdown(&self) {
-        self.shutdown_within(self.core.shutdown_grace).await;
+        self.core.shutdown().await;
     }
 
     /// Shuts down gracefully, losing nothing:
@@ -241,6 +241,6 @@ impl Client {
 
     /// [`Error::Shutdown`](crate::Error::Shutdown) once the client is shut down.
     fn check_open(&self) -> Result<()> {
-        self.core.connections.check_open()
+        self.core.check_open()
     }
 }

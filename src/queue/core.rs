@@ -1,36 +1,45 @@
-//! `Core`: what every queue handle of one client shares.
+//! `Core`: what every queue handle of one client shares, behind methods.
+//!
+//! A core holds the client's [`Connections`] and its transfer [`Scheduler`],
+//! and hands out only what a caller needs: a connection for a command, the
+//! dedicated connections blocking reads wait on, the shutdown signal to stop
+//! on, a registration with the scheduler, a counter to add to. Its fields
+//! are private, so each of those has one way in.
+//!
+//! The per-queue registries belong to the queue kind that uses them:
+//! [`reliable::Registries`] (deliveries handed out and not settled, one
+//! reaper and one lateness tracker per queue) and [`blocking::Registries`]
+//! (what the takes of each queue share). The core stores one of each, for
+//! the whole client, but only its own kind reaches inside (their fields are
+//! private to `reliable/` and `blocking/`); the core itself only asks the
+//! reliable one, at shutdown, to wait for its deliveries and give back the
+//! rest.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::sync::WaitForCancellationFuture;
+
+use crate::connection::blocking_pool::BlockingPool;
 use crate::connection::settling::Settling;
 use crate::connection::Connections;
 use crate::error::Result;
-use crate::queue::per_queue::PerQueue;
-use crate::queue::reliable::delivery::{release, Release};
-use crate::queue::reliable::lateness::Background;
-use crate::queue::reliable::outstanding::Outstanding;
-use crate::queue::reliable::reapers::Reapers;
-use crate::transfer::{Scheduler, TransferSettings};
+use crate::queue::{blocking, reliable};
+use crate::transfer::stats::Stats;
+use crate::transfer::{ClientStats, Registration, Scheduler, TransferSettings};
+use crate::wire::keys::QueueKeys;
 
-/// The shared state below a [`Client`](crate::Client): its connections, its
-/// transfer scheduler, and the per-client registries of reliable deliveries
-/// in flight and of reapers. Each queue handle holds it in an `Arc`; when the
-/// last holder is gone, the scheduler's channel closes and the connections
-/// close in the background (see `Connections`' `Drop`).
+/// The shared state below a [`Client`](crate::Client) (see the module
+/// doc). Each queue handle holds it in an `Arc`; when the last holder is
+/// gone, the scheduler's channel closes and the connections close in the
+/// background (see `Connections`' `Drop`).
 pub(crate) struct Core {
-    pub connections: Connections,
-    pub scheduler: Scheduler,
-    /// Reliable deliveries handed out and not settled yet.
-    pub outstanding: Outstanding,
-    /// One reaper per reliable queue, shared by its handles.
-    pub reapers: Reapers,
-    /// One lateness-tracking marker refresher per queue, shared by its handles.
-    pub trackers: PerQueue<Background>,
-    /// What the takes of a queue share, across its handles.
-    pub takes: PerQueue<crate::queue::blocking::Takes>,
-    pub transfer: TransferSettings,
-    pub shutdown_grace: Duration,
+    connections: Connections,
+    scheduler: Scheduler,
+    transfer: TransferSettings,
+    shutdown_grace: Duration,
+    reliable: reliable::Registries,
+    blocking: blocking::Registries,
 }
 
 /// How long shutdown may take after its grace: giving unsettled deliveries
@@ -44,12 +53,10 @@ impl Core {
         Core {
             connections,
             scheduler,
-            outstanding: Outstanding::default(),
-            reapers: Reapers::default(),
-            trackers: PerQueue::default(),
-            takes: PerQueue::default(),
             transfer,
             shutdown_grace: grace,
+            reliable: reliable::Registries::default(),
+            blocking: blocking::Registries::default(),
         }
     }
 
@@ -64,6 +71,17 @@ impl Core {
         self.connections.conn_for(key)
     }
 
+    /// The command pool itself, for `Client::redis`.
+    pub fn pool(&self) -> &fred::clients::Pool {
+        &self.connections.pool
+    }
+
+    /// The dedicated connections blocking commands wait on (`BLPOP`,
+    /// `BLMOVE`, ...), never shared with other commands.
+    pub fn blocking(&self) -> &BlockingPool {
+        &self.connections.blocking
+    }
+
     /// Fails with [`Error::PayloadTooLarge`](crate::Error::PayloadTooLarge) for a payload over the limit.
     pub fn check_payload(&self, payload: &[u8]) -> Result<()> {
         self.connections.check_payload(payload)
@@ -74,9 +92,61 @@ impl Core {
         &self.connections.settling
     }
 
+    /// [`Error::Shutdown`](crate::Error::Shutdown) once the connections are closed.
+    pub fn check_open(&self) -> Result<()> {
+        self.connections.check_open()
+    }
+
     /// Whether shutdown has begun.
     pub fn is_shutting_down(&self) -> bool {
         self.connections.is_shutting_down()
+    }
+
+    /// Ready once shutdown has begun (or the client is dropped): what
+    /// background tasks and waits stop on.
+    pub fn shutdown_begun(&self) -> WaitForCancellationFuture<'_> {
+        self.connections.shutdown.cancelled()
+    }
+
+    /// Schedules the transfer of `keys`' queue until every share of the
+    /// returned registration is dropped (see `Scheduler::register`).
+    pub fn register_transfer(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
+        self.scheduler.register(keys)
+    }
+
+    /// How this client transfers (its clock, its batch size).
+    pub fn transfer_settings(&self) -> &TransferSettings {
+        &self.transfer
+    }
+
+    /// What this client has counted so far.
+    pub fn stats(&self) -> ClientStats {
+        self.scheduler.stats.snapshot()
+    }
+
+    /// Counts malformed elements a queue operation moved to quarantine.
+    pub fn count_quarantined(&self, n: u64) {
+        Stats::add(&self.scheduler.stats.quarantined, n);
+    }
+
+    /// Counts values a reliable take moved to the dead-letter list.
+    pub fn count_dead_lettered(&self, n: u64) {
+        Stats::add(&self.scheduler.stats.dead_lettered, n);
+    }
+
+    /// What this client's reliable queues share (see [`reliable::Registries`]).
+    pub fn reliable_queues(&self) -> &reliable::Registries {
+        &self.reliable
+    }
+
+    /// What this client's blocking queues share (see [`blocking::Registries`]).
+    pub fn blocking_queues(&self) -> &blocking::Registries {
+        &self.blocking
+    }
+
+    /// [`shutdown_within`](Self::shutdown_within) the builder's grace.
+    pub async fn shutdown(&self) {
+        self.shutdown_within(self.shutdown_grace).await;
     }
 
     /// The graceful shutdown `Client::shutdown_within` documents: end blocked
@@ -87,28 +157,10 @@ impl Core {
             return;
         }
         self.connections.shutdown.cancel();
-        let settled = tokio::time::timeout(grace, self.outstanding.settled()).await;
+        let settled = tokio::time::timeout(grace, self.reliable.settled()).await;
         let close_by = tokio::time::Instant::now() + CLOSE_WITHIN;
         if settled.is_err() {
-            let unsettled = self.outstanding.drain();
-            tracing::info!(
-                count = unsettled.len(),
-                "giving unsettled deliveries back to their queues"
-            );
-            // Together, and for a bounded time (see `CLOSE_WITHIN`).
-            let releases = unsettled.into_iter().map(|(keys, settings, member)| async move {
-                if let Err(error) = release(self, &keys, settings, &member, Release::Head).await {
-                    tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
-                }
-            });
-            if tokio::time::timeout_at(close_by, futures_util::future::join_all(releases))
-                .await
-                .is_err()
-            {
-                tracing::warn!(
-                    "Redis did not answer the give-backs in time; the visibility timeout returns what is left"
-                );
-            }
+            self.reliable.release_unsettled(self, close_by).await;
         }
         // Blocked reads end now; values popped for them go back before the
         // connections close.

@@ -4,20 +4,22 @@
 //! [`BlockingQueue`](blocking::BlockingQueue) (the destination list, Java's
 //! `RBlockingQueue`), [`ReliableQueue`](reliable::ReliableQueue) with its
 //! deliveries and reapers, [`QueueStatus`](status::QueueStatus), and the
-//! [`Core`] they all share: the connections, the scheduler and the per-client
-//! registries of deliveries in flight and reapers.
+//! [`Core`] they all share: the connections and the scheduler behind narrow
+//! methods, and each queue kind's per-client registries (`core.rs` says
+//! who reaches what).
 //!
 //! May use: `transfer`, `connection`, `wire`, `telemetry`, `error`. Never
 //! `Client`: a queue handle holds the [`Core`], and `Client` hands it out.
 //! Inside the folder, files may use each other (a delayed queue hands out
-//! its destination as a blocking queue; the core holds the reliable
-//! queues' registries): the layering rule is between folders.
+//! its destination as a blocking queue; the core stores the reliable
+//! and blocking queues' registries): the layering rule is between folders.
 
 mod batch;
 pub(crate) mod blocking;
 mod by_value;
 mod core;
 pub(crate) mod delayed;
+mod handle;
 pub(crate) mod per_queue;
 pub(crate) mod reliable;
 pub(crate) mod status;

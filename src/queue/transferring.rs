@@ -1,5 +1,6 @@
-//! Whether a queue handle runs the transfer: the one switch all three handle
-//! types share (`with_transfer`, `without_transfer`, `transfers`).
+//! Whether a queue handle runs the transfer: the switch behind
+//! `with_transfer`, `without_transfer` and `transfers`, held by the
+//! [`QueueHandle`](crate::queue::handle::QueueHandle) of each handle.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -38,7 +39,7 @@ impl Transferring {
             runtime.spawn(async move {
                 tokio::time::sleep(UNUSED_GRACE).await;
                 if let (Some(slot), Some(core)) = (slot.upgrade(), core.upgrade()) {
-                    slot.get_or_init(|| core.scheduler.register(keys));
+                    slot.get_or_init(|| core.register_transfer(keys));
                 }
             });
         }
@@ -63,7 +64,7 @@ impl Transferring {
     /// Registers if wanted and not registered yet (at a handle's operations).
     pub fn arm(&self, core: &Core, keys: &Arc<QueueKeys>) {
         if self.wanted {
-            self.registration.get_or_init(|| core.scheduler.register(keys.clone()));
+            self.registration.get_or_init(|| core.register_transfer(keys.clone()));
         }
     }
 

@@ -108,7 +108,6 @@ impl Offset {
 }
 
 async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: CancellationToken) {
-    let shutdown = core.connections.shutdown.clone();
     let mut watched: HashMap<String, Watched> = HashMap::new();
     let mut offset = Offset::default();
     loop {
@@ -123,7 +122,7 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            _ = shutdown.cancelled() => break,
+            _ = core.shutdown_begun() => break,
             message = rx.recv() => match message {
                 None => break,
                 Some(Message { keys, watch }) => {

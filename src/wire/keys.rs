@@ -22,7 +22,7 @@ pub const STAGING_PREFIX: &str = "delayq_staging";
 pub const STAGING_MARK_PREFIX: &str = "delayq_staging_mark";
 /// delayq's prefix for reliable deliveries by deadline (ZSET: 8-byte id,
 /// 10-digit delivery count, value → deadline ms).
-pub const INFLIGHT_PREFIX: &str = "delayq_leases";
+pub const LEASES_PREFIX: &str = "delayq_leases";
 /// delayq's prefix for the delivery counts of given-back values, until their
 /// next claim (HASH: SHA1 hex of the value → counts separated by spaces).
 pub const COUNTS_PREFIX: &str = "delayq_counts";
@@ -93,7 +93,7 @@ pub struct QueueKeys {
     quarantine: String,
     staging: String,
     staging_mark: String,
-    inflight: String,
+    leases: String,
     counts: String,
     counts_expiry: String,
     acked: String,
@@ -122,7 +122,7 @@ impl QueueKeys {
             quarantine: key_for(QUARANTINE_PREFIX, name),
             staging: key_for(STAGING_PREFIX, name),
             staging_mark: key_for(STAGING_MARK_PREFIX, name),
-            inflight: key_for(INFLIGHT_PREFIX, name),
+            leases: key_for(LEASES_PREFIX, name),
             counts: key_for(COUNTS_PREFIX, name),
             counts_expiry: key_for(COUNTS_EXPIRY_PREFIX, name),
             acked: key_for(ACKED_PREFIX, name),
@@ -199,10 +199,10 @@ impl QueueKeys {
         &self.staging_mark
     }
 
-    /// Reliable consumption: each delivery in flight (id, count and value)
-    /// by visibility deadline.
-    pub fn inflight(&self) -> &str {
-        &self.inflight
+    /// Reliable consumption: the leases, one per delivery in flight (id,
+    /// count and value) by visibility deadline (`delayq_leases:{N}`).
+    pub fn leases(&self) -> &str {
+        &self.leases
     }
 
     /// Reliable consumption: the delivery counts of given-back values, by
@@ -342,7 +342,7 @@ mod tests {
                 keys.quarantine(),
                 keys.staging(),
                 keys.staging_mark(),
-                keys.inflight(),
+                keys.leases(),
                 keys.counts(),
                 keys.counts_expiry(),
                 keys.acked(),
@@ -364,6 +364,19 @@ mod tests {
                 assert_eq!(redis_keyslot(key.as_bytes()), slot, "{key} vs {name}");
             }
         }
+    }
+
+    /// Renaming an accessor renames no key: these are the names Redis holds.
+    #[test]
+    fn delayq_key_names_are_the_stored_ones() {
+        let keys = QueueKeys::new("orders").unwrap();
+        assert_eq!(keys.leases(), "delayq_leases:{orders}");
+        assert_eq!(keys.staging(), "delayq_staging:{orders}");
+        assert_eq!(keys.dead_letter(), "delayq_dead_letter:{orders}");
+        assert_eq!(
+            QueueKeys::new("{shop}orders").unwrap().leases(),
+            "delayq_leases:{shop}orders"
+        );
     }
 
     #[test]

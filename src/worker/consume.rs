@@ -99,7 +99,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     while running.join_next().await.is_some() {}
     // A take dropped by the stop gives back what it popped in the background:
     // let that land before the worker reports it has stopped.
-    context.queue.core().connections.settling.settled(SETTLE_TIMEOUT).await;
+    context.queue.core().settling().settled(SETTLE_TIMEOUT).await;
 }
 
 /// Takes the next value; with a rate limit, once one is ready, a permit

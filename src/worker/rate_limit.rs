@@ -136,11 +136,7 @@ impl Limiter {
             args.push(Value::from(secs));
             args
         };
-        self.core
-            .connections
-            .blocking
-            .wait("BLMOVE", dest, None, args, None)
-            .await?;
+        self.core.blocking().wait("BLMOVE", dest, None, args, None).await?;
         Ok(())
     }
 

@@ -962,7 +962,7 @@ async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
             let member = format!("id-{i:05}0000000001{v}");
             let _: i64 = raw
                 .client
-                .zadd(keys.inflight(), None, None, false, false, (past as f64, member))
+                .zadd(keys.leases(), None, None, false, false, (past as f64, member))
                 .await
                 .unwrap();
         }

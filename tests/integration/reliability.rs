@@ -335,7 +335,7 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
             if progress {
                 let dest = raw.llen("soak").await;
                 let staging = raw.llen(q.keys().staging()).await;
-                let inflight = raw.zcard(q.keys().inflight()).await;
+                let inflight = raw.zcard(q.keys().leases()).await;
                 eprintln!("acked {acked} dest {dest} staging {staging} inflight {inflight}");
             }
             acked == N
@@ -531,7 +531,7 @@ async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
             // in the queue, or leased if the take was dropped while claiming.
             eventually(Duration::from_secs(20), "the value back or leased", || async {
                 raw.llen(keys.staging()).await == 0
-                    && acked.len() + raw.llen("dropped-r").await + raw.zcard(keys.inflight()).await == values.len()
+                    && acked.len() + raw.llen("dropped-r").await + raw.zcard(keys.leases()).await == values.len()
             })
             .await;
         }
@@ -554,7 +554,7 @@ async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
             .count();
         assert!(undone > 0, "dropped moves were undone ({dropped} dropped)");
         assert_eq!(raw.llen(keys.staging()).await, 0);
-        assert_eq!(raw.zcard(keys.inflight()).await, 0);
+        assert_eq!(raw.zcard(keys.leases()).await, 0);
         let mut all = acked.clone();
         all.extend(
             raw.lrange("dropped-r")

@@ -104,9 +104,9 @@ async fn a_hundred_thousand_deliveries_in_flight_leave_claim_ack_and_reap_workin
             .reliable_queue("busy", StringCodec)
             .unwrap()
             .with_visibility_timeout(Duration::from_secs(60));
-        seed_in_flight(&raw, q.keys().inflight(), 0, 100_000, "busy:", now_ms() + 3_600_000).await;
+        seed_in_flight(&raw, q.keys().leases(), 0, 100_000, "busy:", now_ms() + 3_600_000).await;
         // 2,500 more whose deadline passed: more than one reap call returns.
-        seed_in_flight(&raw, q.keys().inflight(), 200_000, 2_500, "late:", 1).await;
+        seed_in_flight(&raw, q.keys().leases(), 200_000, 2_500, "late:", 1).await;
         assert_eq!(q.in_flight().await.unwrap(), 102_500);
 
         q.reap_now().await.unwrap();
@@ -205,7 +205,7 @@ return redis.call('zcard', KEYS[1])
         for i in 0..10 {
             let _: i64 = raw.client.rpush("jobs", format!("job:{i}")).await.unwrap();
             let d = q.take().await.unwrap();
-            let members = raw.zrange(q.keys().inflight()).await;
+            let members = raw.zrange(q.keys().leases()).await;
             assert_eq!(members.len(), 1);
             let member = members[0].0.clone();
             // The first ack runs, and its reply is lost...
@@ -215,7 +215,7 @@ return redis.call('zcard', KEYS[1])
                     vec![
                         ack.as_str().into(),
                         2.into(),
-                        q.keys().inflight().into(),
+                        q.keys().leases().into(),
                         acked.as_str().into(),
                         Value::Bytes(member),
                         300_000.into(),
@@ -304,7 +304,7 @@ async fn extend_by_duration_max_keeps_the_delivery() {
         assert!(d.extend(Duration::MAX).await.unwrap());
         let e = huge.take().await.unwrap();
         let deadlines: Vec<i64> = raw
-            .zrange(q.keys().inflight())
+            .zrange(q.keys().leases())
             .await
             .into_iter()
             .map(|(_, at)| at)
@@ -376,13 +376,13 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
         let q = client.reliable_queue("jobs", StringCodec).unwrap();
         let _: i64 = raw.client.rpush("jobs", "job").await.unwrap();
         let d = q.take().await.unwrap();
-        let member = raw.zrange(q.keys().inflight()).await[0].0.clone();
+        let member = raw.zrange(q.keys().leases()).await[0].0.clone();
         let nack = script(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
         let send = || {
             let keys = [
-                k.inflight(),
+                k.leases(),
                 k.destination(),
                 k.timeout(),
                 k.pending(),

@@ -730,7 +730,7 @@ async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged() {
                 || async {
                     let handled = seen.lock().len();
                     raw.llen("stopping").await + handled == N
-                        && raw.zcard(keys.inflight()).await == 0
+                        && raw.zcard(keys.leases()).await == 0
                         && raw.llen(keys.staging()).await == 0
                 },
             )

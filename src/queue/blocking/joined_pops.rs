@@ -34,13 +34,15 @@ const MOST_JOINED: usize = 100;
 
 /// The takes of one queue (shared by a handle's clones).
 pub(super) struct JoinedPops {
-    room: Mutex<Room>,
+    slots: Mutex<Slots>,
     /// Pops (or waits) in flight at once.
     at_once: usize,
 }
 
+/// The slots of one queue's pops: how many are held, and the takes in line
+/// for one.
 #[derive(Default)]
-struct Room {
+struct Slots {
     /// Pops in flight, or whose slot is on its way to a waiting take.
     popping: usize,
     waiting: VecDeque<InLine>,
@@ -65,8 +67,9 @@ pub(super) enum Served {
     Lead,
 }
 
-/// What a take does now.
-pub(super) enum Turn {
+/// What entering gave a take: a slot to pop with now, or a place in line
+/// (see `joined_waits::Waited` for how a wait in line ends).
+pub(super) enum Entry {
     /// Pop: alone, or with the takes waiting (see [`Slot::joined`]).
     Pop(Slot),
     Wait(Waiting),
@@ -95,7 +98,7 @@ impl JoinedPops {
     /// Takes that pop (or wait) with up to `at_once` commands in flight.
     pub fn new(at_once: usize) -> Arc<JoinedPops> {
         Arc::new(JoinedPops {
-            room: Mutex::default(),
+            slots: Mutex::default(),
             at_once,
         })
     }
@@ -103,15 +106,15 @@ impl JoinedPops {
     /// A slot to pop, or a place in the queue of waiting takes, for a take
     /// that waits `until` then (`source`, made only then, is where a value
     /// served too late goes back).
-    pub fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source, until: Option<Instant>) -> Turn {
-        let mut room = self.room.lock();
-        if room.popping < self.at_once {
-            room.popping += 1;
-            Turn::Pop(Slot { pops: self.clone() })
+    pub fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source, until: Option<Instant>) -> Entry {
+        let mut slots = self.slots.lock();
+        if slots.popping < self.at_once {
+            slots.popping += 1;
+            Entry::Pop(Slot { pops: self.clone() })
         } else {
             let (tx, rx) = oneshot::channel();
-            room.waiting.push_back(InLine { take: tx, until });
-            Turn::Wait(Waiting {
+            slots.waiting.push_back(InLine { take: tx, until });
+            Entry::Wait(Waiting {
                 served: rx,
                 pops: self.clone(),
                 source: source(),
@@ -121,13 +124,13 @@ impl JoinedPops {
 
     /// A pop ended: its slot goes to the first take still waiting, or is freed.
     fn release(&self) {
-        let mut room = self.room.lock();
-        while let Some(next) = room.waiting.pop_front() {
+        let mut slots = self.slots.lock();
+        while let Some(next) = slots.waiting.pop_front() {
             if next.take.send(Served::Lead).is_ok() {
                 return;
             }
         }
-        room.popping -= 1;
+        slots.popping -= 1;
     }
 }
 
@@ -140,10 +143,10 @@ impl Slot {
     /// The takes waiting now, to serve with this pop (they stop waiting
     /// for a slot of their own).
     pub fn joined(&self) -> Vec<InLine> {
-        let mut room = self.pops.room.lock();
+        let mut slots = self.pops.slots.lock();
         let mut joined = Vec::new();
         while joined.len() < MOST_JOINED {
-            let Some(take) = room.waiting.pop_front() else { break };
+            let Some(take) = slots.waiting.pop_front() else { break };
             // A take that stopped waiting gets nothing popped for it.
             if !take.take.is_closed() {
                 joined.push(take);
@@ -156,10 +159,10 @@ impl Slot {
     /// front of the line, in their order (a wait that ended with fewer
     /// values than takes; see `joined_waits`).
     pub fn requeue(&self, takes: Vec<InLine>) {
-        let mut room = self.pops.room.lock();
+        let mut slots = self.pops.slots.lock();
         for take in takes.into_iter().rev() {
             if !take.take.is_closed() {
-                room.waiting.push_front(take);
+                slots.waiting.push_front(take);
             }
         }
     }

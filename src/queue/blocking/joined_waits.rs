@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use crate::connection::reply;
 use crate::error::{CommandResult, Error, Result};
 
-use super::joined_pops::{self, push_back_later, InLine, Served, Slot, Source};
+use super::joined_pops::{push_back_later, Entry, InLine, Served, Slot, Source};
 use super::BlockingQueue;
 
 /// Waits of one queue blocked at once, each on a blocking connection of its
@@ -38,11 +38,11 @@ impl<T: 'static> BlockingQueue<T> {
     /// `Ok(None)` when the time is up. Keeps waiting across reconnects.
     pub(super) async fn joined_wait(&self, name: &str, deadline: Option<Instant>) -> Result<Option<Bytes>> {
         // Where values served to a take that stopped waiting go back.
-        let source = Source::new(self.core.conn_for(name)?, self.core.settling(), name);
-        let mut slot = match self.wait_turn(&source, deadline).await? {
-            Turn::Lead(slot) => slot,
-            Turn::Served(raw) => return Ok(Some(raw)),
-            Turn::TimeUp => return self.time_up_in_line(),
+        let source = Source::new(self.handle.core.conn_for(name)?, self.handle.core.settling(), name);
+        let mut slot = match self.wait_in_line(&source, deadline).await? {
+            Waited::Lead(slot) => slot,
+            Waited::Served(raw) => return Ok(Some(raw)),
+            Waited::TimeUp => return self.time_up_in_line(),
         };
         loop {
             if self.takes.no_blmpop.load(Ordering::Relaxed) {
@@ -62,7 +62,7 @@ impl<T: 'static> BlockingQueue<T> {
             // Each wait blocks for at most the pool's timeout, then gathers
             // the takes that came meanwhile; and no longer than any take it
             // serves waits, so that it pops nothing for a take that is gone.
-            let round = now + self.core.connections.blocking.timeout;
+            let round = now + self.handle.core.blocking().timeout;
             let joined_until = joined.iter().filter_map(|take| take.until);
             let round = deadline.into_iter().chain(joined_until).fold(round, Instant::min);
             // Dropped with this future (the caller stopped waiting): the
@@ -83,9 +83,9 @@ impl<T: 'static> BlockingQueue<T> {
                 ]
             };
             let waited = self
+                .handle
                 .core
-                .connections
-                .blocking
+                .blocking()
                 .wait("BLMPOP", name, Some(round), args, Some(&self.takes.failing))
                 .await;
             let time_up = deadline.is_some_and(|at| Instant::now() >= at);
@@ -132,23 +132,23 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// A slot to wait with, a value a wait served this take, or the time up
     /// while in line.
-    async fn wait_turn(&self, source: &Source, deadline: Option<Instant>) -> Result<Turn> {
+    async fn wait_in_line(&self, source: &Source, deadline: Option<Instant>) -> Result<Waited> {
         loop {
             let waiting = match self.takes.waits.enter(|| source.clone(), deadline) {
-                joined_pops::Turn::Pop(slot) => return Ok(Turn::Lead(slot)),
-                joined_pops::Turn::Wait(waiting) => waiting,
+                Entry::Pop(slot) => return Ok(Waited::Lead(slot)),
+                Entry::Wait(waiting) => waiting,
             };
             let served = match deadline {
                 None => waiting.served().await,
                 // A value sent just as the time is up goes back (see `Waiting`).
                 Some(at) => match tokio::time::timeout_at(at, waiting.served()).await {
                     Ok(served) => served,
-                    Err(_) => return Ok(Turn::TimeUp),
+                    Err(_) => return Ok(Waited::TimeUp),
                 },
             };
             return match served {
-                (Served::Lead, slot) => Ok(Turn::Lead(slot.expect("a slot comes with the lead"))),
-                (Served::Value(raw), _) => Ok(Turn::Served(raw)),
+                (Served::Lead, slot) => Ok(Waited::Lead(slot.expect("a slot comes with the lead"))),
+                (Served::Value(raw), _) => Ok(Waited::Served(raw)),
                 (Served::Failed(error), _) => Err(error).on_key(self.name()),
                 // Not sent to waits; in line again.
                 (Served::Empty, _) => continue,
@@ -157,8 +157,9 @@ impl<T: 'static> BlockingQueue<T> {
     }
 }
 
-/// Where a take stands after waiting in line.
-enum Turn {
+/// How a take's wait in line ended (entering gave it a place in line:
+/// `joined_pops::Entry::Wait`).
+enum Waited {
     /// Its turn to wait, for itself and the takes in line.
     Lead(Slot),
     /// A wait served it a value.

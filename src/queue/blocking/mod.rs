@@ -6,7 +6,8 @@ use bytes::Bytes;
 use fred::interfaces::ListInterface;
 
 use crate::error::{CommandResult, Error, Result};
-use crate::queue::transferring::Transferring;
+use crate::queue::handle::QueueHandle;
+use crate::queue::per_queue::PerQueue;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
 use crate::wire::keys::QueueKeys;
@@ -65,18 +66,24 @@ type FredResult<T> = std::result::Result<T, fred::error::Error>;
 /// # }
 /// ```
 pub struct BlockingQueue<T> {
-    core: Arc<Core>,
-    keys: Arc<QueueKeys>,
-    codec: Arc<dyn Codec<T>>,
-    transferring: Transferring,
+    handle: QueueHandle<T>,
     /// What the takes of this queue in this client share.
     takes: Arc<Takes>,
 }
 
+/// What the blocking queues of one client share, across their handles: kept
+/// in the client's [`Core`] ([`Core::blocking_queues`]), reached inside only
+/// from here.
+#[derive(Default)]
+pub(crate) struct Registries {
+    /// What the takes of each queue share.
+    takes: PerQueue<Takes>,
+}
+
 /// What the takes of one queue share across every handle of one client
-/// (see `Core::takes`): takes through `client.blocking_queue(..)` twice, or
+/// (see [`Registries`]): takes through `client.blocking_queue(..)` twice, or
 /// through a `destination()` each, join the same pops and waits.
-pub(crate) struct Takes {
+struct Takes {
     ready: ready_hint::ReadyHint,
     /// Concurrent `LPOP`s, joined into `LPOP key n`.
     pops: Arc<joined_pops::JoinedPops>,
@@ -103,10 +110,7 @@ impl Default for Takes {
 impl<T> Clone for BlockingQueue<T> {
     fn clone(&self) -> Self {
         BlockingQueue {
-            core: self.core.clone(),
-            keys: self.keys.clone(),
-            codec: self.codec.clone(),
-            transferring: self.transferring.clone(),
+            handle: self.handle.clone(),
             takes: self.takes.clone(),
         }
     }
@@ -115,9 +119,9 @@ impl<T> Clone for BlockingQueue<T> {
 impl<T: 'static> std::fmt::Debug for BlockingQueue<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockingQueue")
-            .field("name", &self.keys.destination())
-            .field("codec", &self.codec.name())
-            .field("transfers", &self.transferring.is_on())
+            .field("name", &self.handle.keys.destination())
+            .field("codec", &self.handle.codec.name())
+            .field("transfers", &self.handle.transfers())
             .finish()
     }
 }
@@ -128,12 +132,12 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     pub(crate) fn from_parts(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
-        let takes = core.takes.get_or_start(keys.destination(), Arc::default);
+        let takes = core
+            .blocking_queues()
+            .takes
+            .get_or_start(keys.destination(), Arc::default);
         BlockingQueue {
-            core,
-            keys,
-            codec,
-            transferring: Transferring::default(),
+            handle: QueueHandle::new(core, keys, codec),
             takes,
         }
     }
@@ -143,25 +147,25 @@ impl<T: 'static> BlockingQueue<T> {
     /// no producer is alive. Redisson only transfers in processes that hold an
     /// `RDelayedQueue`.
     pub fn with_transfer(mut self) -> Self {
-        self.transferring.on(&self.core, &self.keys);
+        self.handle.with_transfer();
         self
     }
 
     /// The same queue, not running the transfer from this handle (the
     /// default for handles from [`Client::blocking_queue`](crate::Client::blocking_queue)).
     pub fn without_transfer(mut self) -> Self {
-        self.transferring.off();
+        self.handle.without_transfer();
         self
     }
 
     /// Whether this handle runs the transfer.
     pub fn transfers(&self) -> bool {
-        self.transferring.is_on()
+        self.handle.transfers()
     }
 
     /// The queue's name (the destination list's key).
     pub fn name(&self) -> &str {
-        self.keys.destination()
+        self.handle.keys.destination()
     }
 
     /// Every ready value, head first, without removing any (Java's
@@ -180,26 +184,34 @@ impl<T: 'static> BlockingQueue<T> {
         let first = i64::try_from(start).unwrap_or(i64::MAX);
         let last = i64::try_from(start.saturating_add(count - 1)).unwrap_or(-1);
         let raw: Vec<Bytes> = self
+            .handle
             .core
             .conn()?
             .lrange(self.name(), first, last)
             .await
             .on_key(self.name())?;
-        Ok(codec::decode_all(&*self.codec, raw)?)
+        Ok(codec::decode_all(&*self.handle.codec, raw)?)
     }
 
     /// The value at the head, without removing it (Java's `peek()`).
     pub async fn peek(&self) -> Result<Option<T>> {
-        let raw: Option<Bytes> = self.core.conn()?.lindex(self.name(), 0).await.on_key(self.name())?;
-        raw.map(|raw| codec::decode(&*self.codec, raw).map_err(Error::from))
+        let raw: Option<Bytes> = self
+            .handle
+            .core
+            .conn()?
+            .lindex(self.name(), 0)
+            .await
+            .on_key(self.name())?;
+        raw.map(|raw| codec::decode(&*self.handle.codec, raw).map_err(Error::from))
             .transpose()
     }
 
     /// Whether a ready value equals `value` (compared as encoded payloads;
     /// Java's `contains(o)`). Scans the list, as Java does.
     pub async fn contains(&self, value: &T) -> Result<bool> {
-        let payload = codec::encode(&*self.codec, value)?;
+        let payload = codec::encode(&*self.handle.codec, value)?;
         let position: Option<i64> = self
+            .handle
             .core
             .conn()?
             .lpos(self.name(), payload, None, None, None)
@@ -210,7 +222,7 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Number of values ready in the list.
     pub async fn len(&self) -> Result<usize> {
-        let n: i64 = self.core.conn()?.llen(self.name()).await.on_key(self.name())?;
+        let n: i64 = self.handle.core.conn()?.llen(self.name()).await.on_key(self.name())?;
         Ok(n as usize)
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::interfaces::{ClientLike, ListInterface};
 use fred::types::{Key, Value};
-use futures_util::stream::{self, Stream};
+use futures_util::stream::Stream;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
@@ -19,14 +19,11 @@ use crate::error::{CommandResult, Error, Result};
 use crate::queue::MAX_BATCH;
 use crate::wire::codec;
 
-use super::joined_pops::{Batch, Served, Source, Turn};
+use super::joined_pops::{Batch, Entry, Served, Source};
 use super::{BlockingQueue, FredResult};
 
 /// A wait shorter than this always tries `LPOP` first (see `ready_hint`).
 const SHORT_WAIT: Duration = Duration::from_millis(50);
-
-/// Pause of [`BlockingQueue::stream`] after an error, so that it never spins.
-const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
 impl<T: 'static> BlockingQueue<T> {
     /// Waits for a value and removes it (Java's `take()`). Keeps waiting
@@ -98,9 +95,9 @@ impl<T: 'static> BlockingQueue<T> {
             args
         };
         let moved = self
+            .handle
             .core
-            .connections
-            .blocking
+            .blocking()
             .wait("BLMOVE", self.name(), None, args, None)
             .await?;
         // Without a deadline the wait only ends with a value or an error.
@@ -108,7 +105,7 @@ impl<T: 'static> BlockingQueue<T> {
             .map(reply::bytes)
             .transpose()?
             .ok_or_else(|| Error::Protocol("BLMOVE wait ended empty".into()))?;
-        Ok(codec::decode(&*self.codec, raw)?)
+        Ok(codec::decode(&*self.handle.codec, raw)?)
     }
 
     /// Removes and returns up to `max` ready values at once, atomically (Java's
@@ -125,10 +122,10 @@ impl<T: 'static> BlockingQueue<T> {
             return Ok(Vec::new());
         }
         let max = max.min(MAX_BATCH) as i64;
-        let conn = self.core.conn()?.clone();
+        let conn = self.handle.core.conn()?.clone();
         let key = self.name().to_owned();
         let undo = {
-            let (conn, key, settling) = (conn.clone(), key.clone(), self.core.settling().clone());
+            let (conn, key, settling) = (conn.clone(), key.clone(), self.handle.core.settling().clone());
             move |reply: std::result::Result<Value, ScriptError>| async move {
                 match reply.map(reply::bytes_array) {
                     Ok(Ok(raw)) if !raw.is_empty() => drop(push_back(&conn, &settling, &key, raw).await),
@@ -136,7 +133,7 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             }
         };
-        let settling = self.core.settling().clone();
+        let settling = self.handle.core.settling().clone();
         let drain: Command<_> = Box::pin(async move {
             Request::new(&key)
                 .remove(
@@ -148,9 +145,9 @@ impl<T: 'static> BlockingQueue<T> {
                 )
                 .await
         });
-        let value = detach(drain, undo, self.core.settling()).reply().await?;
+        let value = detach(drain, undo, self.handle.core.settling()).reply().await?;
         let raw = reply::bytes_array(value)?;
-        match codec::decode_batch(&*self.codec, raw.clone()) {
+        match codec::decode_batch(&*self.handle.codec, raw.clone()) {
             Ok(values) => Ok(values),
             Err(error) => {
                 let restored = self.restore(self.name(), raw).await;
@@ -169,20 +166,9 @@ impl<T: 'static> BlockingQueue<T> {
     where
         T: Send,
     {
-        stream::unfold((self.clone(), false), |(queue, backoff)| async move {
-            if backoff {
-                tokio::select! {
-                    _ = tokio::time::sleep(ERROR_PAUSE) => {}
-                    _ = queue.core.connections.shutdown.cancelled() => return None,
-                }
-            }
-            match queue.take().await {
-                Err(Error::Shutdown) => None,
-                // Any other error (bad data, a key of the wrong type) pauses
-                // the stream before it reads again, so that it never spins.
-                Err(error) => Some((Err(error), (queue, true))),
-                Ok(item) => Some((Ok(item), (queue, false))),
-            }
+        self.handle.stream(self.clone(), |queue: Self| async move {
+            let taken = queue.take().await;
+            (queue, taken)
         })
     }
 
@@ -235,9 +221,9 @@ impl<T: 'static> BlockingQueue<T> {
             args
         };
         match self
+            .handle
             .core
-            .connections
-            .blocking
+            .blocking()
             .wait("BLPOP", self.name(), deadline, args, Some(&self.takes.failing))
             .await?
         {
@@ -259,12 +245,12 @@ impl<T: 'static> BlockingQueue<T> {
     /// `LPOP` of a take, joined with the other takes of this queue in this
     /// process that wait meanwhile (see `joined_pops`).
     async fn joined_lpop(&self, name: &str) -> Result<Option<Bytes>> {
-        let conn = self.core.conn_for(name)?;
+        let conn = self.handle.core.conn_for(name)?;
         // Made only for a take that waits or joins others, not on the lone path.
-        let source = || Source::new(conn, self.core.settling(), name);
+        let source = || Source::new(conn, self.handle.core.settling(), name);
         let slot = match self.takes.pops.enter(source, None) {
-            Turn::Pop(slot) => slot,
-            Turn::Wait(waiting) => match waiting.served().await {
+            Entry::Pop(slot) => slot,
+            Entry::Wait(waiting) => match waiting.served().await {
                 (Served::Value(raw), _) => return Ok(Some(raw)),
                 (Served::Empty, _) => return Ok(None),
                 (Served::Failed(error), _) => return Err(error).on_key(self.name()),
@@ -303,7 +289,10 @@ impl<T: 'static> BlockingQueue<T> {
                 }
             }
         };
-        let reply = detach(pop, undo, self.core.settling()).until_answered().reply().await;
+        let reply = detach(pop, undo, self.handle.core.settling())
+            .until_answered()
+            .reply()
+            .await;
         let batch = batch.lock().take().expect("a pop is served once");
         batch.serve(&source, reply, true).on_key(self.name())
     }
@@ -313,7 +302,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// head of the list (see `detached`). The fast path of every take: what
     /// it needs to give a value back is kept inline, not allocated.
     pub(super) async fn lpop(&self, name: &str) -> Result<Option<Bytes>> {
-        let conn = self.core.conn_for(name)?;
+        let conn = self.handle.core.conn_for(name)?;
         let key = Key::from(name);
         let pop: Command<_> = {
             let (conn, key) = (conn.clone(), key.clone());
@@ -323,13 +312,13 @@ impl<T: 'static> BlockingQueue<T> {
                     .await
             })
         };
-        let (conn, settling) = (conn.clone(), self.core.settling().clone());
+        let (conn, settling) = (conn.clone(), self.handle.core.settling().clone());
         let undo = move |reply: FredResult<Option<Bytes>>| async move {
             if let Ok(Some(raw)) = reply {
                 push_back(&conn, &settling, &key.as_str_lossy(), vec![raw]).await;
             }
         };
-        detach(pop, undo, self.core.settling())
+        detach(pop, undo, self.handle.core.settling())
             .until_answered()
             .reply()
             .await
@@ -339,7 +328,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// Decodes a value popped from `key`; if it cannot be decoded, puts it
     /// back at the head of `key` (decoding never consumes) and fails.
     pub(super) async fn decode_or_restore(&self, key: &str, raw: Bytes) -> Result<T> {
-        match codec::decode(&*self.codec, raw.clone()) {
+        match codec::decode(&*self.handle.codec, raw.clone()) {
             Ok(value) => Ok(value),
             Err(error) => {
                 let restored = self.restore(key, vec![raw]).await;
@@ -350,7 +339,9 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Pushes values back at the head of `key`, in their original order.
     pub(super) async fn restore(&self, key: &str, raw: Vec<Bytes>) -> bool {
-        let Ok(conn) = self.core.conn() else { return false };
-        push_back(conn, self.core.settling(), key, raw).await
+        let Ok(conn) = self.handle.core.conn() else {
+            return false;
+        };
+        push_back(conn, self.handle.core.settling(), key, raw).await
     }
 }

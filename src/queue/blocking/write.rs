@@ -2,30 +2,25 @@
 
 use std::borrow::Borrow;
 
-use bytes::Bytes;
 use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
-use fred::types::{Key, Value};
+use fred::types::Value;
 
-use crate::connection::reply;
-use crate::connection::request::Request;
-use crate::connection::script::{Resend, SCRIPTS};
+use crate::connection::script::Resend;
 use crate::error::{CommandResult, Result};
-use crate::queue::by_value::ByValue;
+use crate::queue::by_value::Among;
 use crate::wire::codec;
 
 use super::BlockingQueue;
-
-/// Values one `remove_all` script looks for (each costs a scan of the list).
-const REMOVE_CHUNK: usize = 16;
 
 impl<T: 'static> BlockingQueue<T> {
     /// Appends a value now, with no delay (Java's `offer(e)`/`add(e)` on the
     /// blocking queue: `RPUSH`). Sent once: a connection failure before the
     /// reply is an error, never a duplicate.
     pub async fn offer(&self, value: &T) -> Result<()> {
-        let payload = codec::encode(&*self.codec, value)?;
-        self.core.check_payload(&payload)?;
+        let payload = codec::encode(&*self.handle.codec, value)?;
+        self.handle.core.check_payload(&payload)?;
         let _: i64 = self
+            .handle
             .core
             .conn()?
             .with_options(&Resend::Once.options())
@@ -44,8 +39,8 @@ impl<T: 'static> BlockingQueue<T> {
         let payloads: Vec<Value> = values
             .into_iter()
             .map(|v| {
-                let payload = codec::encode(&*self.codec, v.borrow())?;
-                self.core.check_payload(&payload)?;
+                let payload = codec::encode(&*self.handle.codec, v.borrow())?;
+                self.handle.core.check_payload(&payload)?;
                 Ok(Value::Bytes(payload))
             })
             .collect::<Result<_>>()?;
@@ -53,6 +48,7 @@ impl<T: 'static> BlockingQueue<T> {
             return Ok(());
         }
         let _: i64 = self
+            .handle
             .core
             .conn()?
             .with_options(&Resend::Once.options())
@@ -67,8 +63,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// are separate values: one call removes one, even if its reply is lost
     /// and the call resent.
     pub async fn remove(&self, value: &T) -> Result<bool> {
-        let payload = codec::encode(&*self.codec, value)?;
-        Ok(self.remove_by(ByValue::First, vec![payload]).await? == 1)
+        self.handle.remove(Among::Ready, value).await
     }
 
     /// Removes every ready value equal to one of `values` (Java's
@@ -78,35 +73,7 @@ impl<T: 'static> BlockingQueue<T> {
         I: IntoIterator<Item = B>,
         B: Borrow<T>,
     {
-        let payloads = values
-            .into_iter()
-            .map(|v| codec::encode(&*self.codec, v.borrow()))
-            .collect::<Result<Vec<_>>>()?;
-        if payloads.is_empty() {
-            return Ok(0);
-        }
-        self.remove_by(ByValue::All, payloads).await
-    }
-
-    pub(super) async fn remove_by(&self, mode: ByValue, payloads: Vec<Bytes>) -> Result<usize> {
-        // Each value costs a scan of the list: a bounded number per script.
-        let mut removed = 0;
-        for chunk in payloads.chunks(REMOVE_CHUNK) {
-            let mut args = Vec::with_capacity(chunk.len() + 1);
-            args.push(mode.arg());
-            args.extend(chunk.iter().cloned().map(Value::Bytes));
-            let value = Request::new(self.name())
-                .apply(
-                    self.core.conn()?,
-                    self.core.settling(),
-                    &SCRIPTS.list_remove,
-                    vec![Key::from(self.name())],
-                    args,
-                )
-                .await?;
-            removed += reply::int(&value)? as usize;
-        }
-        Ok(removed)
+        self.handle.remove_all(Among::Ready, values).await
     }
 
     /// Deletes every ready value (Java's `clear()`); returns whether there
@@ -114,6 +81,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// once: a resend could delete values offered after the first run.
     pub async fn clear(&self) -> Result<bool> {
         let n: i64 = self
+            .handle
             .core
             .conn()?
             .with_options(&Resend::Once.options())

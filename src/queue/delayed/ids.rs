@@ -116,11 +116,14 @@ impl<T: 'static> DelayedQueue<T> {
     pub async fn cancel(&self, id: &str) -> Result<bool> {
         check_id(id)?;
         let keys: Vec<Key> = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.ids().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.ids().into(),
         ];
-        let value = self.request(&SCRIPTS.cancel_id, keys, vec![Value::from(id)]).await?;
+        let value = self
+            .handle
+            .request(&SCRIPTS.cancel_id, keys, vec![Value::from(id)])
+            .await?;
         let cancelled = reply::int(&value)? == 1;
         if cancelled {
             crate::telemetry::cancelled(self.name());
@@ -152,7 +155,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// The pending element with `id`: its value and due time, or `None`.
     pub async fn get(&self, id: &str) -> Result<Option<Scheduled<T>>> {
         check_id(id)?;
-        let keys: Vec<Key> = vec![self.keys.timeout().into(), self.keys.ids().into()];
+        let keys: Vec<Key> = vec![self.handle.keys.timeout().into(), self.handle.keys.ids().into()];
         let value = self.run(&SCRIPTS.get_id, keys, vec![Value::from(id)]).await?;
         if matches!(value, Value::Null) || matches!(value, Value::Boolean(false)) {
             return Ok(None);
@@ -164,7 +167,7 @@ impl<T: 'static> DelayedQueue<T> {
         let unpacked = format::unpack(&element).map_err(|e| Error::Protocol(format!("id {id:?}: {e}")))?;
         let raw = Bytes::copy_from_slice(unpacked.payload);
         Ok(Some(Scheduled {
-            value: codec::decode(&*self.codec, raw)?,
+            value: codec::decode(&*self.handle.codec, raw)?,
             due: time::from_ms(due),
         }))
     }
@@ -173,10 +176,10 @@ impl<T: 'static> DelayedQueue<T> {
         check_id(id)?;
         let payload = self.encode(value)?;
         let keys: Vec<Key> = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.channel().into(),
-            self.keys.ids().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.channel().into(),
+            self.handle.keys.ids().into(),
         ];
         let args = vec![
             Value::from(id),
@@ -185,7 +188,7 @@ impl<T: 'static> DelayedQueue<T> {
             due.arg(),
             if_pending.arg(),
         ];
-        let value = self.request(&SCRIPTS.offer_id, keys, args).await?;
+        let value = self.handle.request(&SCRIPTS.offer_id, keys, args).await?;
         let new = reply::int(&value)? == 1;
         let outcome = match (new, if_pending) {
             (true, _) => IdOffer::New,
@@ -199,11 +202,12 @@ impl<T: 'static> DelayedQueue<T> {
     async fn reschedule_to(&self, id: &str, due: Due) -> Result<bool> {
         check_id(id)?;
         let keys: Vec<Key> = vec![
-            self.keys.timeout().into(),
-            self.keys.channel().into(),
-            self.keys.ids().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.channel().into(),
+            self.handle.keys.ids().into(),
         ];
         let value = self
+            .handle
             .request(&SCRIPTS.reschedule_id, keys, vec![Value::from(id), due.arg()])
             .await?;
         Ok(reply::int(&value)? == 1)

@@ -31,11 +31,13 @@ use super::offer::Due;
 /// The offers of one queue (shared by a handle's clones).
 #[derive(Default)]
 pub(super) struct JoinedOffers {
-    room: Mutex<Room>,
+    outbox: Mutex<Outbox>,
 }
 
+/// Whether a run of this queue's offers is in flight, and the offers
+/// waiting to go with the next one.
 #[derive(Default)]
-struct Room {
+struct Outbox {
     /// An offer is in flight, or joined ones are being sent: newcomers wait.
     busy: bool,
     waiting: VecDeque<Waiter>,
@@ -113,13 +115,13 @@ impl JoinedOffers {
     /// a pending element (then re-pack it and offer again).
     pub async fn offer(self: &Arc<Self>, target: Target, due: Due, element: Bytes, payload: usize) -> Result<bool> {
         let joined = {
-            let mut room = self.room.lock();
-            if !room.busy {
-                room.busy = true;
+            let mut outbox = self.outbox.lock();
+            if !outbox.busy {
+                outbox.busy = true;
                 None
             } else {
                 let (reply, joined) = oneshot::channel();
-                room.waiting.push_back(Waiter {
+                outbox.waiting.push_back(Waiter {
                     due,
                     element: element.clone(),
                     payload,
@@ -146,22 +148,22 @@ impl JoinedOffers {
 
     /// The next offers to send together, in arrival order (those whose
     /// callers stopped waiting are left out: they were never sent); none when
-    /// no one waits, and then the room is free.
+    /// no one waits, and then the outbox is idle.
     fn next_batch(&self) -> Vec<Waiter> {
-        let mut room = self.room.lock();
+        let mut outbox = self.outbox.lock();
         let mut batch = Vec::new();
         let mut run = OfferRun::default();
-        while let Some(next) = room.waiting.front() {
+        while let Some(next) = outbox.waiting.front() {
             if next.reply.is_closed() {
-                room.waiting.pop_front();
+                outbox.waiting.pop_front();
             } else if run.take(next.payload) {
-                batch.push(room.waiting.pop_front().expect("a front"));
+                batch.push(outbox.waiting.pop_front().expect("a front"));
             } else {
                 break;
             }
         }
         if batch.is_empty() {
-            room.busy = false;
+            outbox.busy = false;
         }
         batch
     }
@@ -183,7 +185,7 @@ impl Drop for Alone {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 // Made before the spawn: a task dropped before its first
-                // poll (its runtime shutting down) still frees the room.
+                // poll (its runtime shutting down) still idles the outbox.
                 let sending = Sending(Some(joined.clone()));
                 drop(runtime.spawn(async move {
                     send_joined(&joined, &target, batch).await;
@@ -201,10 +203,10 @@ impl Drop for Alone {
     }
 }
 
-/// Frees the room if the task sending joined offers ends before it is
+/// Idles the outbox if the task sending joined offers ends before it is
 /// done (a runtime shutting down drops it, a panic unwinds it): the offers
 /// still waiting then fail instead of waiting forever, and later offers
-/// find the room free. (Done, the task has freed it itself.)
+/// find the outbox idle. (Done, the task has idled it itself.)
 struct Sending(Option<Arc<JoinedOffers>>);
 
 impl Sending {
@@ -216,10 +218,10 @@ impl Sending {
 impl Drop for Sending {
     fn drop(&mut self) {
         if let Some(joined) = self.0.take() {
-            let mut room = joined.room.lock();
-            room.busy = false;
+            let mut outbox = joined.outbox.lock();
+            outbox.busy = false;
             // Never sent (those of a run cut short hear "outcome unknown").
-            for waiter in room.waiting.drain(..) {
+            for waiter in outbox.waiting.drain(..) {
                 let _ = waiter.reply.send(Err(Error::Shutdown));
             }
         }
@@ -280,7 +282,7 @@ mod tests {
             for (due, payload) in &items {
                 let (reply, open) = oneshot::channel();
                 replies.push(open);
-                joined.room.lock().waiting.push_back(Waiter {
+                joined.outbox.lock().waiting.push_back(Waiter {
                     due: *due,
                     element: format::pack(layout, payload),
                     payload: payload.len(),

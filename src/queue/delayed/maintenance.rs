@@ -86,9 +86,10 @@ impl<T: 'static> DelayedQueue<T> {
             None => vec![Value::from("persist")],
         };
         let value = self
+            .handle
             .request(
                 &SCRIPTS.expire,
-                vec![self.keys.pending().into(), self.keys.timeout().into()],
+                vec![self.handle.keys.pending().into(), self.handle.keys.timeout().into()],
                 args,
             )
             .await?;
@@ -122,15 +123,15 @@ impl<T: 'static> DelayedQueue<T> {
                     (0..batch).map(|_| Value::Bytes(Bytes::copy_from_slice(&ElementId::random(format).to_bytes()))),
                 );
                 let keys = vec![
-                    self.keys.pending().into(),
-                    self.keys.timeout().into(),
-                    self.keys.ids().into(),
+                    self.handle.keys.pending().into(),
+                    self.handle.keys.timeout().into(),
+                    self.handle.keys.ids().into(),
                 ];
                 // Keyed by a request: a resend after a lost reply returns
                 // the first run's counts (run again, the elements it
                 // converted would count as already in the format).
                 let value = Request::new(self.name())
-                    .remove(self.conn()?, self.core.settling(), &SCRIPTS.migrate, keys, args)
+                    .remove(self.conn()?, self.handle.core.settling(), &SCRIPTS.migrate, keys, args)
                     .await?;
                 let [next, converted, already, malformed, orphans] = reply::tuple::<5>(value)?;
                 pass.converted += reply::int(&converted)? as u64;
@@ -164,10 +165,10 @@ impl<T: 'static> DelayedQueue<T> {
     /// Runs the transfer once, now, without waiting for the scheduler: moves
     /// up to one batch of due elements to the destination.
     pub async fn transfer_now(&self) -> Result<TransferReport> {
-        let settings = &self.core.transfer;
+        let settings = self.handle.core.transfer_settings();
         // A lane of its own: a resend answers what the first run moved.
-        let run = Lane::new().next(&self.keys);
-        let outcome = run_transfer(self.conn()?, &self.keys, &run, settings.clock, settings.batch, 0).await?;
+        let run = Lane::new().next(&self.handle.keys);
+        let outcome = run_transfer(self.conn()?, &self.handle.keys, &run, settings.clock, settings.batch, 0).await?;
         if outcome.quarantined > 0 {
             self.note_quarantined(outcome.quarantined as i64, "transfer");
         }
@@ -184,14 +185,14 @@ impl<T: 'static> DelayedQueue<T> {
     /// holds something else than a queue's.
     pub async fn status(&self) -> Result<QueueStatus> {
         let keys = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.destination().into(),
-            self.keys.inflight().into(),
-            self.keys.dead_letter().into(),
-            self.keys.quarantine().into(),
-            self.keys.paused().into(),
-            self.keys.ids().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.destination().into(),
+            self.handle.keys.leases().into(),
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.quarantine().into(),
+            self.handle.keys.paused().into(),
+            self.handle.keys.ids().into(),
         ];
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
         let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids] = reply::tuple::<9>(value)?;

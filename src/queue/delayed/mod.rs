@@ -1,15 +1,13 @@
 //! `DelayedQueue<T>`: Redisson's `RDelayedQueue`, on the same keys and bytes.
 
-use std::borrow::Borrow;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
-use crate::connection::request::Request;
 use crate::connection::script::Script;
 use crate::error::Result;
-use crate::queue::transferring::Transferring;
+use crate::queue::handle::QueueHandle;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
 use crate::wire::format::Format;
@@ -85,11 +83,8 @@ pub use remove::Purged;
 /// # Ok(()) }
 /// ```
 pub struct DelayedQueue<T> {
-    core: Arc<Core>,
-    keys: Arc<QueueKeys>,
-    codec: Arc<dyn Codec<T>>,
+    handle: QueueHandle<T>,
     format: Format,
-    transferring: Transferring,
     /// Concurrent offers of this handle and its clones, sent together.
     joined: Arc<joined_offers::JoinedOffers>,
 }
@@ -97,11 +92,8 @@ pub struct DelayedQueue<T> {
 impl<T> Clone for DelayedQueue<T> {
     fn clone(&self) -> Self {
         DelayedQueue {
-            core: self.core.clone(),
-            keys: self.keys.clone(),
-            codec: self.codec.clone(),
+            handle: self.handle.clone(),
             format: self.format,
-            transferring: self.transferring.clone(),
             joined: self.joined.clone(),
         }
     }
@@ -110,8 +102,8 @@ impl<T> Clone for DelayedQueue<T> {
 impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DelayedQueue")
-            .field("name", &self.keys.destination())
-            .field("codec", &self.codec.name())
+            .field("name", &self.handle.keys.destination())
+            .field("codec", &self.handle.codec.name())
             .field("format", &self.format)
             .finish()
     }
@@ -120,11 +112,8 @@ impl<T: 'static> std::fmt::Debug for DelayedQueue<T> {
 impl<T: 'static> DelayedQueue<T> {
     pub(crate) fn new(core: Arc<Core>, name: &str, codec: Arc<dyn Codec<T>>) -> Result<Self> {
         Ok(DelayedQueue {
-            core,
-            keys: Arc::new(QueueKeys::new(name)?),
-            codec,
+            handle: QueueHandle::new(core, Arc::new(QueueKeys::new(name)?), codec),
             format: Format::default(),
-            transferring: Transferring::default(),
             joined: Arc::default(),
         })
     }
@@ -136,7 +125,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// should transfer before it does anything, or that only keeps the queue
     /// moving.
     pub fn with_transfer(mut self) -> Self {
-        self.transferring.on(&self.core, &self.keys);
+        self.handle.with_transfer();
         self
     }
 
@@ -153,34 +142,33 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub fn without_transfer(mut self) -> Self {
-        self.transferring.off();
+        self.handle.without_transfer();
         self
     }
 
     /// Whether this handle runs the transfer.
     pub fn transfers(&self) -> bool {
-        self.transferring.is_on()
+        self.handle.transfers()
     }
 
     /// Transferring from the handle's first operation, or 250 ms after it
     /// was made (`Client::delayed_queue`; see `queue/transferring.rs`).
     pub(crate) fn transferring_once_used(mut self) -> Self {
-        self.transferring = Transferring::wanted(&self.core, &self.keys);
+        self.handle.transfer_once_used();
         self
     }
 
     /// A connection for one command; the first one of a handle that
     /// transfers registers its queue with the scheduler.
     fn conn(&self) -> Result<&fred::clients::Client> {
-        self.transferring.arm(&self.core, &self.keys);
-        self.core.conn()
+        self.handle.conn()
     }
 
     /// Where this queue's offers go, for offers joined with others.
     fn offer_target(&self) -> joined_offers::Target {
         joined_offers::Target {
-            core: self.core.clone(),
-            keys: self.keys.clone(),
+            core: self.handle.core.clone(),
+            keys: self.handle.keys.clone(),
         }
     }
 
@@ -198,48 +186,29 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// The destination queue's name.
     pub fn name(&self) -> &str {
-        self.keys.destination()
+        self.handle.keys.destination()
     }
 
     /// The Redis key names of this queue.
     pub fn keys(&self) -> &QueueKeys {
-        &self.keys
+        &self.handle.keys
     }
 
     /// The destination list, as a [`BlockingQueue`] with this queue's codec.
     pub fn destination(&self) -> BlockingQueue<T> {
-        self.transferring.arm(&self.core, &self.keys);
-        BlockingQueue::from_parts(self.core.clone(), self.keys.clone(), self.codec.clone())
+        self.handle.arm();
+        let handle = &self.handle;
+        BlockingQueue::from_parts(handle.core.clone(), handle.keys.clone(), handle.codec.clone())
     }
 
     pub(crate) fn encode(&self, value: &T) -> Result<Bytes> {
-        let payload = codec::encode(&*self.codec, value)?;
-        self.core.check_payload(&payload)?;
+        let payload = codec::encode(&*self.handle.codec, value)?;
+        self.handle.core.check_payload(&payload)?;
         Ok(payload)
-    }
-
-    fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>
-    where
-        I: IntoIterator<Item = B>,
-        B: Borrow<T>,
-    {
-        values
-            .into_iter()
-            .map(|v| codec::encode(&*self.codec, v.borrow()))
-            .collect()
     }
 
     async fn run(&self, script: &'static Script, keys: Vec<fred::types::Key>, args: Vec<Value>) -> Result<Value> {
         Ok(script.run(self.conn()?, self.name(), keys, args).await?)
-    }
-
-    /// Runs a script that removes values by value or moves them as a
-    /// [`Request`]: fred's resend of it changes nothing, and a call whose
-    /// reply is lost for good fails with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
-    async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
-        Ok(Request::new(self.name())
-            .apply(self.conn()?, self.core.settling(), script, keys, args)
-            .await?)
     }
 
     fn warn_malformed(&self, count: i64, operation: &str) {
@@ -255,12 +224,12 @@ impl<T: 'static> DelayedQueue<T> {
 
     fn note_quarantined(&self, count: i64, operation: &str) {
         if count > 0 {
-            crate::transfer::stats::Stats::add(&self.core.scheduler.stats.quarantined, count as u64);
+            self.handle.core.count_quarantined(count as u64);
             tracing::warn!(
                 queue = self.name(),
                 count,
                 operation,
-                quarantine = self.keys.quarantine(),
+                quarantine = self.handle.keys.quarantine(),
                 "moved malformed elements (neither Bc0Lc0 nor dLc0) to quarantine"
             );
         }

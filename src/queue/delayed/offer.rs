@@ -157,7 +157,7 @@ impl<T: 'static> DelayedQueue<T> {
     pub(super) fn due_after(&self, delay: Duration) -> Result<Due> {
         // Checked on this host's clock whatever the setting: it only guards the range.
         let local = time::due_after(time::now_ms(), delay)?;
-        Ok(match self.core.transfer.clock {
+        Ok(match self.handle.core.transfer_settings().clock {
             Clock::Local => Due::At(local),
             Clock::Server => Due::After(delay.as_millis() as i64),
         })
@@ -169,7 +169,7 @@ impl<T: 'static> DelayedQueue<T> {
         // A collision of random ids is astronomically rare; re-pack and resend.
         for _ in 0..MAX_COLLISIONS {
             let element = format::pack(self.format, &payload);
-            self.transferring.arm(&self.core, &self.keys); // the run itself fails after shutdown
+            self.handle.arm(); // the run itself fails after shutdown
             let collided = self
                 .joined
                 .offer(self.offer_target(), due, element, payload.len())
@@ -192,11 +192,11 @@ impl<T: 'static> DelayedQueue<T> {
         // One connection for every chunk: Redis runs them in the order sent,
         // so early arrivals (which cost a resend) do not happen in practice.
         let conn = self.conn()?;
-        let sequence = Sequence::new(self.name(), conn, self.core.settling());
+        let sequence = Sequence::new(self.name(), conn, self.handle.core.settling());
         let keys: Vec<Key> = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.channel().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.channel().into(),
             sequence.key(),
         ];
         let mut added = 0;

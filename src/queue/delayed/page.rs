@@ -69,7 +69,7 @@ impl<T: 'static> DelayedQueue<T> {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let keys: Vec<Key> = vec![self.keys.timeout().into(), self.keys.ids().into()];
+        let keys: Vec<Key> = vec![self.handle.keys.timeout().into(), self.handle.keys.ids().into()];
         let args = vec![Value::from(start as i64), Value::from(count as i64)];
         let value = self.run(&SCRIPTS.pending_page, keys, args).await?;
         let flat = reply::array(value)?;
@@ -87,7 +87,7 @@ impl<T: 'static> DelayedQueue<T> {
                     let payload = Bytes::copy_from_slice(element.payload);
                     (
                         Some(element.format()),
-                        codec::decode(&*self.codec, payload).map_err(PendingError::from),
+                        codec::decode(&*self.handle.codec, payload).map_err(PendingError::from),
                     )
                 }
                 Err(malformed) => (None, Err(PendingError::from(malformed))),

@@ -35,7 +35,7 @@ impl<T: 'static> DelayedQueue<T> {
         let conn = self.conn()?;
         let _: Option<String> = conn
             .set(
-                self.keys.paused(),
+                self.handle.keys.paused(),
                 time::now_ms(),
                 None::<Expiration>,
                 Some(SetOptions::NX),
@@ -51,17 +51,21 @@ impl<T: 'static> DelayedQueue<T> {
     /// second. Returns whether the queue was paused.
     pub async fn resume(&self) -> Result<bool> {
         let keys: Vec<Key> = vec![
-            self.keys.paused().into(),
-            self.keys.timeout().into(),
-            self.keys.channel().into(),
+            self.handle.keys.paused().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.channel().into(),
         ];
-        let value = self.request(&SCRIPTS.resume, keys, vec![]).await?;
+        let value = self.handle.request(&SCRIPTS.resume, keys, vec![]).await?;
         Ok(reply::int(&value)? == 1)
     }
 
     /// Whether the queue is paused.
     pub async fn is_paused(&self) -> Result<bool> {
-        let n: i64 = self.conn()?.exists(self.keys.paused()).await.on_key(self.name())?;
+        let n: i64 = self
+            .conn()?
+            .exists(self.handle.keys.paused())
+            .await
+            .on_key(self.name())?;
         Ok(n == 1)
     }
 }

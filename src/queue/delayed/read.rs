@@ -33,20 +33,24 @@ impl<T: 'static> DelayedQueue<T> {
         if times.is_empty() {
             return Ok(Vec::new());
         }
-        let pipeline = self.core.conn()?.pipeline();
+        let pipeline = self.handle.core.conn()?.pipeline();
         for at in times {
             let _: () = pipeline
-                .zcount(self.keys.timeout(), f64::NEG_INFINITY, time::to_ms(*at) as f64)
+                .zcount(self.handle.keys.timeout(), f64::NEG_INFINITY, time::to_ms(*at) as f64)
                 .await
-                .on_key(self.keys.timeout())?;
+                .on_key(self.handle.keys.timeout())?;
         }
-        let counts: Vec<i64> = pipeline.all().await.on_key(self.keys.timeout())?;
+        let counts: Vec<i64> = pipeline.all().await.on_key(self.handle.keys.timeout())?;
         Ok(counts.into_iter().map(|n| n.max(0) as u64).collect())
     }
 
     /// Number of pending elements (`LLEN` of the pending list, as Java's `size()`).
     pub async fn len(&self) -> Result<usize> {
-        let n: i64 = self.conn()?.llen(self.keys.pending()).await.on_key(self.name())?;
+        let n: i64 = self
+            .conn()?
+            .llen(self.handle.keys.pending())
+            .await
+            .on_key(self.name())?;
         Ok(n as usize)
     }
 
@@ -57,7 +61,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Whether a pending element's payload equals `value` encoded.
     pub async fn contains(&self, value: &T) -> Result<bool> {
-        let payload = codec::encode(&*self.codec, value)?;
+        let payload = codec::encode(&*self.handle.codec, value)?;
         Ok(self.count_found(vec![payload]).await? == 1)
     }
 
@@ -67,7 +71,7 @@ impl<T: 'static> DelayedQueue<T> {
         I: IntoIterator<Item = B>,
         B: Borrow<T>,
     {
-        let mut payloads = self.encode_all(values)?;
+        let mut payloads = self.handle.encode_all(values)?;
         payloads.sort();
         payloads.dedup();
         if payloads.is_empty() {
@@ -81,7 +85,7 @@ impl<T: 'static> DelayedQueue<T> {
         let value = self
             .run(
                 &SCRIPTS.contains,
-                vec![self.keys.pending().into()],
+                vec![self.handle.keys.pending().into()],
                 payloads.into_iter().map(Value::Bytes).collect(),
             )
             .await?;
@@ -91,22 +95,22 @@ impl<T: 'static> DelayedQueue<T> {
     /// Every pending value, in offer order (Java's `readAll()`).
     pub async fn read_all(&self) -> Result<Vec<T>> {
         let value = self
-            .run(&SCRIPTS.read_all, vec![self.keys.pending().into()], vec![])
+            .run(&SCRIPTS.read_all, vec![self.handle.keys.pending().into()], vec![])
             .await?;
         let [payloads, malformed] = reply::tuple::<2>(value)?;
         self.warn_malformed(reply::int(&malformed)?, "read_all");
-        Ok(codec::decode_all(&*self.codec, reply::bytes_array(payloads)?)?)
+        Ok(codec::decode_all(&*self.handle.codec, reply::bytes_array(payloads)?)?)
     }
 
     /// The first pending value in offer order, without removing it (Java's `peek()`).
     pub async fn peek(&self) -> Result<Option<T>> {
         let value = self
-            .run(&SCRIPTS.peek, vec![self.keys.pending().into()], vec![])
+            .run(&SCRIPTS.peek, vec![self.handle.keys.pending().into()], vec![])
             .await?;
         let [payload, malformed] = reply::tuple::<2>(value)?;
         self.warn_malformed(reply::int(&malformed)?, "peek");
         match reply::opt_bytes(payload)? {
-            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            Some(raw) => Ok(Some(codec::decode(&*self.handle.codec, raw)?)),
             None => Ok(None),
         }
     }

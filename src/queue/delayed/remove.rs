@@ -15,7 +15,7 @@ use crate::wire::codec;
 use crate::wire::format;
 
 use super::DelayedQueue;
-use crate::queue::by_value::ByValue;
+use crate::queue::by_value::{Among, ByValue};
 use crate::queue::MAX_BATCH;
 
 /// What one [`DelayedQueue::remove_pending`] call did.
@@ -43,8 +43,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// Removes the first pending element (in offer order) whose payload equals
     /// `value`; returns whether one was removed. It will not be delivered.
     pub async fn remove(&self, value: &T) -> Result<bool> {
-        let payload = codec::encode(&*self.codec, value)?;
-        Ok(self.remove_by(ByValue::First, vec![payload]).await? == 1)
+        self.handle.remove(Among::Pending, value).await
     }
 
     /// Removes every pending element whose payload equals one of `values`;
@@ -54,11 +53,7 @@ impl<T: 'static> DelayedQueue<T> {
         I: IntoIterator<Item = B>,
         B: Borrow<T>,
     {
-        let payloads = self.encode_all(values)?;
-        if payloads.is_empty() {
-            return Ok(0);
-        }
-        self.remove_by(ByValue::All, payloads).await
+        self.handle.remove_all(Among::Pending, values).await
     }
 
     /// Removes every pending element whose payload is not one of `values`
@@ -68,22 +63,8 @@ impl<T: 'static> DelayedQueue<T> {
         I: IntoIterator<Item = B>,
         B: Borrow<T>,
     {
-        let payloads = self.encode_all(values)?;
-        self.remove_by(ByValue::AllBut, payloads).await
-    }
-
-    pub(super) async fn remove_by(&self, mode: ByValue, payloads: Vec<Bytes>) -> Result<usize> {
-        let mut args = Vec::with_capacity(payloads.len() + 1);
-        args.push(mode.arg());
-        args.extend(payloads.into_iter().map(Value::Bytes));
-        let value = self
-            .request(
-                &SCRIPTS.remove,
-                vec![self.keys.pending().into(), self.keys.timeout().into()],
-                args,
-            )
-            .await?;
-        Ok(reply::int(&value)? as usize)
+        let payloads = self.handle.encode_all(values)?;
+        self.handle.remove_by(Among::Pending, ByValue::AllBut, payloads).await
     }
 
     /// Removes and returns the first pending value in offer order, before it
@@ -105,11 +86,11 @@ impl<T: 'static> DelayedQueue<T> {
         // Bounded: one script moves at most this many (Redis is shared).
         let limit = limit.min(MAX_BATCH);
         let keys = vec![
-            self.keys.pending().into(),
-            self.keys.timeout().into(),
-            self.keys.quarantine().into(),
-            self.keys.channel().into(),
-            self.keys.ids().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.quarantine().into(),
+            self.handle.keys.channel().into(),
+            self.handle.keys.ids().into(),
         ];
         // Removed values go back, scores included, if the call is dropped
         // before it returns (and, through the request, if its reply is lost).
@@ -120,7 +101,7 @@ impl<T: 'static> DelayedQueue<T> {
                 conn.clone(),
                 restore_keys.clone(),
                 self.name().to_owned(),
-                self.core.settling().clone(),
+                self.handle.core.settling().clone(),
             );
             move |reply: std::result::Result<Value, ScriptError>| async move {
                 let Ok(Ok([elements, scores, _, ids])) = reply.map(reply::tuple::<4>) else {
@@ -140,13 +121,13 @@ impl<T: 'static> DelayedQueue<T> {
             }
         };
         let args = vec![Value::from(limit as i64)];
-        let (name, settling) = (self.name().to_owned(), self.core.settling().clone());
+        let (name, settling) = (self.name().to_owned(), self.handle.core.settling().clone());
         let poll: Command<_> = Box::pin(async move {
             Request::new(&name)
                 .remove(&conn, &settling, &SCRIPTS.poll, keys, args)
                 .await
         });
-        let value = detach(poll, undo, self.core.settling()).reply().await?;
+        let value = detach(poll, undo, self.handle.core.settling()).reply().await?;
         let [elements, scores, quarantined, ids] = reply::tuple::<4>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll");
         let elements = reply::bytes_array(elements)?;
@@ -155,14 +136,14 @@ impl<T: 'static> DelayedQueue<T> {
             .map(|e| format::unpack(e).map(|element| Bytes::copy_from_slice(element.payload)))
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|_| Error::Protocol("poll returned an element it could not unpack".into()))?;
-        match codec::decode_batch(&*self.codec, payloads) {
+        match codec::decode_batch(&*self.handle.codec, payloads) {
             Ok(values) => Ok(values),
             Err(error) => {
                 let args = restore_args(elements, scores, ids)?;
                 let restored = Request::new(self.name())
                     .apply_retrying(
                         self.conn()?,
-                        self.core.settling(),
+                        self.handle.core.settling(),
                         &SCRIPTS.restore,
                         self.restore_keys(),
                         args,
@@ -177,10 +158,10 @@ impl<T: 'static> DelayedQueue<T> {
     /// Keys of `lua/restore.lua` (without its request key).
     pub(super) fn restore_keys(&self) -> Vec<Key> {
         vec![
-            self.keys.pending().into(),
-            self.keys.timeout().into(),
-            self.keys.channel().into(),
-            self.keys.ids().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.channel().into(),
+            self.handle.keys.ids().into(),
         ]
     }
 
@@ -189,18 +170,19 @@ impl<T: 'static> DelayedQueue<T> {
     /// On Redis Cluster `target` must hash to the same slot as this queue.
     pub async fn poll_last_and_offer_first_to(&self, target: &str) -> Result<Option<T>> {
         let keys = vec![
-            self.keys.pending().into(),
-            self.keys.timeout().into(),
-            self.keys.quarantine().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.quarantine().into(),
             target.into(),
         ];
         let value = self
+            .handle
             .request(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![])
             .await?;
         let [payload, quarantined] = reply::tuple::<2>(value)?;
         self.note_quarantined(reply::int(&quarantined)?, "poll_last_and_offer_first_to");
         match reply::opt_bytes(payload)? {
-            Some(raw) => Ok(Some(codec::decode(&*self.codec, raw)?)),
+            Some(raw) => Ok(Some(codec::decode(&*self.handle.codec, raw)?)),
             None => Ok(None),
         }
     }
@@ -212,7 +194,11 @@ impl<T: 'static> DelayedQueue<T> {
         let n = self
             .conn()?
             .with_options(&Resend::Once.options())
-            .del::<i64, _>(vec![self.keys.timeout(), self.keys.pending(), self.keys.ids()])
+            .del::<i64, _>(vec![
+                self.handle.keys.timeout(),
+                self.handle.keys.pending(),
+                self.handle.keys.ids(),
+            ])
             .await
             .on_key(self.name())?;
         Ok(n > 0)
@@ -229,15 +215,15 @@ impl<T: 'static> DelayedQueue<T> {
             return Ok(Purged { removed: 0, remaining });
         }
         let keys = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.channel().into(),
-            self.keys.ids().into(),
+            self.handle.keys.timeout().into(),
+            self.handle.keys.pending().into(),
+            self.handle.keys.channel().into(),
+            self.handle.keys.ids().into(),
         ];
         let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())
-            .remove(self.conn()?, self.core.settling(), script, keys, args)
+            .remove(self.conn()?, self.handle.core.settling(), script, keys, args)
             .await?;
         let [removed, left] = reply::tuple::<2>(value)?;
         Ok(Purged {

@@ -15,23 +15,25 @@ impl<T: 'static> ReliableQueue<T> {
     /// Values in the dead-letter list.
     pub async fn dead_letter_len(&self) -> Result<usize> {
         let n: i64 = self
+            .handle
             .core
             .conn()?
-            .llen(self.keys.dead_letter())
+            .llen(self.handle.keys.dead_letter())
             .await
-            .on_key(self.keys.dead_letter())?;
+            .on_key(self.handle.keys.dead_letter())?;
         Ok(n as usize)
     }
 
     /// The dead-lettered values, oldest first, without removing them.
     pub async fn dead_letters(&self) -> Result<Vec<T>> {
         let raw: Vec<Bytes> = self
+            .handle
             .core
             .conn()?
-            .lrange(self.keys.dead_letter(), 0, -1)
+            .lrange(self.handle.keys.dead_letter(), 0, -1)
             .await
-            .on_key(self.keys.dead_letter())?;
-        Ok(codec::decode_all(&*self.codec, raw)?)
+            .on_key(self.handle.keys.dead_letter())?;
+        Ok(codec::decode_all(&*self.handle.codec, raw)?)
     }
 
     /// Up to `count` dead-lettered values from index `start` (0 is the
@@ -49,12 +51,13 @@ impl<T: 'static> ReliableQueue<T> {
         let first = i64::try_from(start).unwrap_or(i64::MAX);
         let last = first.saturating_add(i64::try_from(count - 1).unwrap_or(i64::MAX));
         let raw: Vec<Bytes> = self
+            .handle
             .core
             .conn()?
-            .lrange(self.keys.dead_letter(), first, last)
+            .lrange(self.handle.keys.dead_letter(), first, last)
             .await
-            .on_key(self.keys.dead_letter())?;
-        Ok(codec::decode_all(&*self.codec, raw)?)
+            .on_key(self.handle.keys.dead_letter())?;
+        Ok(codec::decode_all(&*self.handle.codec, raw)?)
     }
 
     /// Deletes up to `max` dead-lettered values, oldest first (one `LPOP`
@@ -73,9 +76,17 @@ impl<T: 'static> ReliableQueue<T> {
         }
         let max = max.min(crate::queue::MAX_BATCH);
         let script = &SCRIPTS.remove_dead_letters;
-        let keys = vec![self.keys.dead_letter().into(), self.keys.dead_reasons().into()];
+        let keys = vec![
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.dead_reasons().into(),
+        ];
         let value = script
-            .run(self.core.conn()?, self.name(), keys, vec![Value::from(max as i64)])
+            .run(
+                self.handle.core.conn()?,
+                self.name(),
+                keys,
+                vec![Value::from(max as i64)],
+            )
             .await?;
         Ok(reply::int(&value)? as usize)
     }
@@ -86,9 +97,9 @@ impl<T: 'static> ReliableQueue<T> {
     /// again for the rest); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
         let keys = vec![
-            self.keys.dead_letter().into(),
+            self.handle.keys.dead_letter().into(),
             self.name().into(),
-            self.keys.dead_reasons().into(),
+            self.handle.keys.dead_reasons().into(),
         ];
         if max == 0 {
             return Ok(0);
@@ -96,8 +107,8 @@ impl<T: 'static> ReliableQueue<T> {
         let max = max.min(crate::queue::MAX_BATCH) as i64;
         let value = crate::connection::request::Request::new(self.name())
             .apply(
-                self.core.conn()?,
-                self.core.settling(),
+                self.handle.core.conn()?,
+                self.handle.core.settling(),
                 &SCRIPTS.requeue_dead_letters,
                 keys,
                 vec![Value::from(max)],
@@ -124,10 +135,13 @@ impl<T: 'static> ReliableQueue<T> {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let keys = vec![self.keys.dead_letter().into(), self.keys.dead_reasons().into()];
+        let keys = vec![
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.dead_reasons().into(),
+        ];
         let args = vec![Value::from(start as i64), Value::from(count as i64)];
         let script = &SCRIPTS.dead_letter_page;
-        let value = script.run(self.core.conn()?, self.name(), keys, args).await?;
+        let value = script.run(self.handle.core.conn()?, self.name(), keys, args).await?;
         let flat = reply::array(value)?;
         let mut page = Vec::with_capacity(flat.len() / 2);
         for pair in flat.chunks(2) {
@@ -146,7 +160,7 @@ impl<T: 'static> ReliableQueue<T> {
                 None => (None, None),
             };
             page.push(DeadLetter {
-                value: codec::decode(&*self.codec, raw.clone()),
+                value: codec::decode(&*self.handle.codec, raw.clone()),
                 raw,
                 reason,
                 at,

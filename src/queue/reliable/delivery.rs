@@ -191,7 +191,10 @@ pub(crate) struct DeliveryLease {
 impl DeliveryLease {
     pub fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
         let keys = Arc::new(keys.clone());
-        let token = core.outstanding.add(keys.clone(), settings, member.clone());
+        let token = core
+            .reliable_queues()
+            .outstanding
+            .add(keys.clone(), settings, member.clone());
         DeliveryLease {
             core,
             keys,
@@ -208,7 +211,7 @@ impl DeliveryLease {
             Value::Bytes(self.member.clone()),
             Value::from(crate::wire::time::saturating_ms(timeout)),
         ];
-        let keys = vec![self.keys.inflight().into()];
+        let keys = vec![self.keys.leases().into()];
         let value = script
             .run(self.core.conn()?, self.keys.destination(), keys, args)
             .await?;
@@ -219,7 +222,7 @@ impl DeliveryLease {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let keys = vec![self.keys.inflight().into(), self.keys.acked().into()];
+            let keys = vec![self.keys.leases().into(), self.keys.acked().into()];
             let args = vec![
                 Value::Bytes(self.member.clone()),
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
@@ -245,7 +248,7 @@ impl DeliveryLease {
 
     fn settle(&mut self) {
         self.settled = true;
-        self.core.outstanding.remove(self.token);
+        self.core.reliable_queues().outstanding.remove(self.token);
     }
 }
 
@@ -254,7 +257,7 @@ impl Drop for DeliveryLease {
         if self.settled {
             return;
         }
-        self.core.outstanding.remove(self.token);
+        self.core.reliable_queues().outstanding.remove(self.token);
         let (core, keys, settings, member) = (self.core.clone(), self.keys.clone(), self.settings, self.member.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
@@ -302,7 +305,7 @@ pub(crate) async fn release(
         Value::from(reason),
     ];
     let redis_keys = vec![
-        keys.inflight().into(),
+        keys.leases().into(),
         keys.destination().into(),
         keys.timeout().into(),
         keys.pending().into(),
@@ -313,7 +316,7 @@ pub(crate) async fn release(
         keys.dead_reasons().into(),
     ];
     let value = Request::new(keys.destination())
-        .apply_retrying(core.conn()?, &core.connections.settling, script, redis_keys, args)
+        .apply_retrying(core.conn()?, core.settling(), script, redis_keys, args)
         .await?;
     Ok(reply::int(&value)? == 1)
 }

@@ -40,7 +40,7 @@ pub(super) fn start_tracker(core: &Arc<Core>, keys: &Arc<QueueKeys>) -> Arc<Back
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = core.connections.shutdown.cancelled() => return,
+                _ = core.shutdown_begun() => return,
             }
             let Ok(conn) = core.conn() else { return };
             let set: std::result::Result<(), _> = fred::interfaces::KeysInterface::set(

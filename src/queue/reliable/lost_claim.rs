@@ -81,7 +81,7 @@ async fn find(core: &Core, keys: &QueueKeys, id: &[u8; 8], value: &[u8], look_fo
     retrying(look_for, late, || async {
         let mut cursor = Value::from("0");
         loop {
-            let (next, members) = scan(core, keys.inflight(), cursor, &pattern).await?;
+            let (next, members) = scan(core, keys.leases(), cursor, &pattern).await?;
             if let Some(member) = members.into_iter().find(ours) {
                 return Ok(Some(member));
             }

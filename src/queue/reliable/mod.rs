@@ -3,11 +3,11 @@
 
 mod dead_letters;
 pub(crate) mod delivery;
-pub(crate) mod lateness;
+mod lateness;
 mod lost_claim;
-pub(crate) mod outstanding;
+mod outstanding;
 mod reap;
-pub(crate) mod reapers;
+mod reapers;
 mod take;
 
 pub use dead_letters::DeadLetter;
@@ -22,8 +22,10 @@ use std::time::Duration;
 use fred::interfaces::{ListInterface, SortedSetsInterface};
 
 use crate::error::{CommandResult, Result};
-use crate::queue::reliable::reapers::ReaperLease;
-use crate::queue::transferring::Transferring;
+use crate::queue::handle::QueueHandle;
+use crate::queue::per_queue::PerQueue;
+use crate::queue::reliable::outstanding::Outstanding;
+use crate::queue::reliable::reapers::{ReaperLease, Reapers};
 use crate::queue::Core;
 use crate::wire::codec::Codec;
 use crate::wire::format::Format;
@@ -109,13 +111,36 @@ const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 /// # async fn handle(_: &String) -> Result<(), ()> { Ok(()) }
 /// ```
 pub struct ReliableQueue<T> {
-    core: Arc<Core>,
-    keys: Arc<QueueKeys>,
-    codec: Arc<dyn Codec<T>>,
+    handle: QueueHandle<T>,
     settings: Settings,
     reaper: Arc<ReaperLease>,
     tracker: Option<Arc<Background>>,
-    transferring: Transferring,
+}
+
+/// What the reliable queues of one client share, across their handles: kept
+/// in the client's [`Core`] ([`Core::reliable_queues`]), reached inside only
+/// from here.
+#[derive(Default)]
+pub(crate) struct Registries {
+    /// Deliveries handed out and not settled yet.
+    outstanding: Outstanding,
+    /// One reaper per queue, shared by its handles.
+    reapers: Reapers,
+    /// One lateness-tracking marker refresher per queue, shared by its handles.
+    trackers: PerQueue<Background>,
+}
+
+impl Registries {
+    /// Waits until every delivery handed out is settled.
+    pub async fn settled(&self) {
+        self.outstanding.settled().await
+    }
+
+    /// Gives every delivery still unsettled back to the head of its queue,
+    /// until `close_by` at most (shutdown, after its grace).
+    pub async fn release_unsettled(&self, core: &Core, close_by: tokio::time::Instant) {
+        self.outstanding.release_all(core, close_by).await
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -136,13 +161,10 @@ pub(crate) struct Settings {
 impl<T> Clone for ReliableQueue<T> {
     fn clone(&self) -> Self {
         ReliableQueue {
-            core: self.core.clone(),
-            keys: self.keys.clone(),
-            codec: self.codec.clone(),
+            handle: self.handle.clone(),
             settings: self.settings,
             reaper: self.reaper.clone(),
             tracker: self.tracker.clone(),
-            transferring: self.transferring.clone(),
         }
     }
 }
@@ -150,8 +172,8 @@ impl<T> Clone for ReliableQueue<T> {
 impl<T: 'static> std::fmt::Debug for ReliableQueue<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReliableQueue")
-            .field("name", &self.keys.destination())
-            .field("codec", &self.codec.name())
+            .field("name", &self.handle.keys.destination())
+            .field("codec", &self.handle.codec.name())
             .field("visibility_timeout", &self.settings.visibility)
             .field("max_deliveries", &self.settings.max_deliveries)
             .finish()
@@ -168,18 +190,17 @@ impl<T: 'static> ReliableQueue<T> {
             count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
         };
-        let reaper = Arc::new(
-            core.reapers
-                .lease(&core, &keys, settings.visibility, settings.count_memory),
-        );
+        let reaper = Arc::new(core.reliable_queues().reapers.lease(
+            &core,
+            &keys,
+            settings.visibility,
+            settings.count_memory,
+        ));
         Ok(ReliableQueue {
-            core,
-            keys,
-            codec,
+            handle: QueueHandle::new(core, keys, codec),
             settings,
             reaper,
             tracker: None,
-            transferring: Transferring::default(),
         })
     }
 
@@ -206,9 +227,9 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Tells the queue's reaper this handle's settings (the previous lease drops).
     fn renew_lease(&mut self) {
-        let lease = self.core.reapers.lease(
-            &self.core,
-            &self.keys,
+        let lease = self.handle.core.reliable_queues().reapers.lease(
+            &self.handle.core,
+            &self.handle.keys,
             self.settings.visibility,
             self.settings.count_memory,
         );
@@ -232,20 +253,20 @@ impl<T: 'static> ReliableQueue<T> {
     /// The same queue, also running the transfer for its delayed queue while
     /// this handle lives (see [`BlockingQueue::with_transfer`](crate::BlockingQueue::with_transfer)).
     pub fn with_transfer(mut self) -> Self {
-        self.transferring.on(&self.core, &self.keys);
+        self.handle.with_transfer();
         self
     }
 
     /// The same queue, not running the transfer from this handle (the
     /// default for handles from [`Client::reliable_queue`](crate::Client::reliable_queue)).
     pub fn without_transfer(mut self) -> Self {
-        self.transferring.off();
+        self.handle.without_transfer();
         self
     }
 
     /// Whether this handle runs the transfer.
     pub fn transfers(&self) -> bool {
-        self.transferring.is_on()
+        self.handle.transfers()
     }
 
     /// The same queue, asking transfers to record when each value was due
@@ -255,9 +276,10 @@ impl<T: 'static> ReliableQueue<T> {
     /// transfers, not by Redisson's. [`Worker`](crate::Worker)s turn it on.
     pub fn with_lateness_tracking(mut self) -> Self {
         if self.tracker.is_none() {
-            let (core, keys) = (&self.core, &self.keys);
+            let (core, keys) = (&self.handle.core, &self.handle.keys);
             self.tracker = Some(
-                core.trackers
+                core.reliable_queues()
+                    .trackers
                     .get_or_start(keys.destination(), || start_tracker(core, keys)),
             );
         }
@@ -266,17 +288,17 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// The queue's name.
     pub fn name(&self) -> &str {
-        self.keys.destination()
+        self.handle.keys.destination()
     }
 
     /// The Redis key names of this queue.
     pub fn keys(&self) -> &QueueKeys {
-        &self.keys
+        &self.handle.keys
     }
 
     /// Values ready in the destination list.
     pub async fn len(&self) -> Result<usize> {
-        let n: i64 = self.core.conn()?.llen(self.name()).await.on_key(self.name())?;
+        let n: i64 = self.handle.core.conn()?.llen(self.name()).await.on_key(self.name())?;
         Ok(n as usize)
     }
 
@@ -288,20 +310,21 @@ impl<T: 'static> ReliableQueue<T> {
     /// Deliveries not yet settled, across all consumers.
     pub async fn in_flight(&self) -> Result<usize> {
         let n: i64 = self
+            .handle
             .core
             .conn()?
-            .zcard(self.keys.inflight())
+            .zcard(self.handle.keys.leases())
             .await
-            .on_key(self.keys.inflight())?;
+            .on_key(self.handle.keys.leases())?;
         Ok(n as usize)
     }
 
     pub(crate) fn core(&self) -> &Arc<Core> {
-        &self.core
+        &self.handle.core
     }
 
     pub(crate) fn queue_keys(&self) -> &QueueKeys {
-        &self.keys
+        &self.handle.keys
     }
 
     pub(crate) fn settings(&self) -> &Settings {

@@ -9,7 +9,9 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
+use crate::queue::reliable::delivery::{release, Release};
 use crate::queue::reliable::Settings;
+use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
 pub(crate) type Unsettled = (Arc<QueueKeys>, Settings, Bytes);
@@ -45,8 +47,24 @@ impl Outstanding {
         }
     }
 
-    /// Takes what is still unsettled.
-    pub fn drain(&self) -> Vec<Unsettled> {
-        self.deliveries.lock().drain().map(|(_, d)| d).collect()
+    /// Gives what is still unsettled back to the head of its queue, all
+    /// together, until `close_by` at most (shutdown, after its grace).
+    pub async fn release_all(&self, core: &Core, close_by: tokio::time::Instant) {
+        let unsettled: Vec<Unsettled> = self.deliveries.lock().drain().map(|(_, d)| d).collect();
+        tracing::info!(
+            count = unsettled.len(),
+            "giving unsettled deliveries back to their queues"
+        );
+        let releases = unsettled.into_iter().map(|(keys, settings, member)| async move {
+            if let Err(error) = release(core, &keys, settings, &member, Release::Head).await {
+                tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
+            }
+        });
+        if tokio::time::timeout_at(close_by, futures_util::future::join_all(releases))
+            .await
+            .is_err()
+        {
+            tracing::warn!("Redis did not answer the give-backs in time; the visibility timeout returns what is left");
+        }
     }
 }

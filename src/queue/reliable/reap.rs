@@ -42,8 +42,8 @@ impl<T: 'static> ReliableQueue<T> {
     /// Runs the reaper once now (it also runs on its own while a handle lives).
     pub async fn reap_now(&self) -> Result<Reaped> {
         reap(
-            &self.core,
-            &self.keys,
+            &self.handle.core,
+            &self.handle.keys,
             &Lane::new(),
             self.settings.visibility,
             self.settings.count_memory,
@@ -73,7 +73,7 @@ pub(crate) async fn reap(
                 keys.destination(),
                 vec![
                     keys.staging().into(),
-                    keys.inflight().into(),
+                    keys.leases().into(),
                     keys.destination().into(),
                     keys.counts().into(),
                     keys.counts_expiry().into(),

@@ -106,7 +106,7 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             // reaper is being dropped): wait for a change.
             tokio::select! {
                 _ = wanted.changed.notified() => continue,
-                _ = core.connections.shutdown.cancelled() => return,
+                _ = core.shutdown_begun() => return,
             }
         };
         let every = (grace / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
@@ -114,7 +114,7 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             _ = tokio::time::sleep_until(last + every) => {}
             // A lease came or went: its timeout may change the interval.
             _ = wanted.changed.notified() => continue,
-            _ = core.connections.shutdown.cancelled() => return,
+            _ = core.shutdown_begun() => return,
         }
         last = tokio::time::Instant::now();
         match crate::queue::reliable::reap(&core, &keys, &lane, grace, memory).await {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
 use fred::types::lists::LMoveDirection;
 use fred::types::{Key, Value};
-use futures_util::stream::{self, Stream};
+use futures_util::stream::Stream;
 use tokio::time::Instant;
 
 use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
@@ -28,11 +28,6 @@ const CLAIM_SCAN: i64 = 1000;
 
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
-
-/// Pause of a stream after an error (a value it could not decode went back
-/// to the queue, where it counts towards the dead-letter limit), so that it
-/// does not spin.
-const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
 /// What one move and claim came to.
 pub(crate) enum Ready<T> {
@@ -87,20 +82,9 @@ impl<T: 'static> ReliableQueue<T> {
     where
         T: Send,
     {
-        stream::unfold((self.clone(), false), |(queue, backoff)| async move {
-            if backoff {
-                tokio::select! {
-                    _ = tokio::time::sleep(ERROR_PAUSE) => {}
-                    _ = queue.core.connections.shutdown.cancelled() => return None,
-                }
-            }
-            match queue.take().await {
-                Err(Error::Shutdown) => None,
-                // Any other error (bad data, a key of the wrong type) pauses
-                // the stream before it reads again, so that it never spins.
-                Err(error) => Some((Err(error), (queue, true))),
-                Ok(item) => Some((Ok(item), (queue, false))),
-            }
+        self.handle.stream(self.clone(), |queue: Self| async move {
+            let taken = queue.take().await;
+            (queue, taken)
         })
     }
 
@@ -146,7 +130,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// its reply says is [`Claimed`]), and `deliver` when the claim took the
     /// value.
     async fn move_and_claim(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
-        if self.core.is_shutting_down() {
+        if self.handle.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
         let Some(value) = self.move_to_staging(deadline, wait).await? else {
@@ -171,16 +155,16 @@ impl<T: 'static> ReliableQueue<T> {
         if !wait {
             return Ok(None);
         }
-        let (dest, staging) = (self.keys.destination(), self.keys.staging());
+        let (dest, staging) = (self.handle.keys.destination(), self.handle.keys.staging());
         let args = |secs: f64| {
             let mut args: Vec<Value> = [dest, staging, "LEFT", "RIGHT"].into_iter().map(Value::from).collect();
             args.push(Value::from(secs));
             args
         };
         let moved = self
+            .handle
             .core
-            .connections
-            .blocking
+            .blocking()
             .wait("BLMOVE", dest, deadline, args, None)
             .await?;
         moved.map(reply::bytes).transpose()
@@ -195,16 +179,16 @@ impl<T: 'static> ReliableQueue<T> {
     /// and releases its delivery.
     async fn claim(&self, id: [u8; 8], value: &Bytes) -> Result<Claimed> {
         let keys = vec![
-            self.keys.staging().into(),
-            self.keys.inflight().into(),
-            self.keys.dead_letter().into(),
-            self.keys.due().into(),
-            self.keys.counts().into(),
-            self.keys.counts_expiry().into(),
-            self.keys.staging_mark().into(),
-            self.keys.destination().into(),
-            self.keys.paused().into(),
-            self.keys.dead_reasons().into(),
+            self.handle.keys.staging().into(),
+            self.handle.keys.leases().into(),
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.due().into(),
+            self.handle.keys.counts().into(),
+            self.handle.keys.counts_expiry().into(),
+            self.handle.keys.staging_mark().into(),
+            self.handle.keys.destination().into(),
+            self.handle.keys.paused().into(),
+            self.handle.keys.dead_reasons().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),
@@ -213,9 +197,14 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_SCAN),
         ];
-        let conn = self.core.conn()?.clone();
+        let conn = self.handle.core.conn()?.clone();
         let command: Command<Result<Value>> = {
-            let (core, queue, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
+            let (core, queue, settings, value) = (
+                self.handle.core.clone(),
+                self.handle.keys.clone(),
+                self.settings,
+                value.clone(),
+            );
             Box::pin(async move {
                 // Sent once (`Resend::Once`): a lost reply is an unknown outcome.
                 let reply = SCRIPTS.claim.run(&conn, queue.destination(), keys, args).await;
@@ -230,7 +219,12 @@ impl<T: 'static> ReliableQueue<T> {
             })
         };
         let undo = {
-            let (core, keys, settings, value) = (self.core.clone(), self.keys.clone(), self.settings, value.clone());
+            let (core, keys, settings, value) = (
+                self.handle.core.clone(),
+                self.handle.keys.clone(),
+                self.settings,
+                value.clone(),
+            );
             move |reply: Result<Value>| async move {
                 let Some(count) = reply.and_then(Claim::parse).ok().and_then(|claim| claim.taken()) else {
                     return;
@@ -242,7 +236,7 @@ impl<T: 'static> ReliableQueue<T> {
                 }
             }
         };
-        match detach(command, undo, self.core.settling())
+        match detach(command, undo, self.handle.core.settling())
             .until_answered()
             .reply()
             .await
@@ -277,12 +271,12 @@ impl<T: 'static> ReliableQueue<T> {
             "gone" => Ok(Claimed::Gone),
             "paused" => Ok(Claimed::Paused),
             "dead" => {
-                crate::transfer::stats::Stats::add(&self.core.scheduler.stats.dead_lettered, 1);
+                self.handle.core.count_dead_lettered(1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
                 tracing::warn!(
                     queue = self.name(),
                     deliveries = claim.count,
-                    dead_letter = self.keys.dead_letter(),
+                    dead_letter = self.handle.keys.dead_letter(),
                     "value delivered too often without an ack; moved to the dead-letter list"
                 );
                 Ok(Claimed::DeadLettered)
@@ -297,7 +291,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// that), and reported as [`Error::Decode`].
     async fn deliver(&self, id: [u8; 8], count: u32, lateness: Option<Duration>, value: Bytes) -> Result<Ready<T>> {
         let member = crate::queue::reliable::delivery::member(id, count, &value);
-        match codec::decode(&*self.codec, value) {
+        match codec::decode(&*self.handle.codec, value) {
             Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
             Err(error) => {
                 let to = if self.settings.dead_letter_undecodable {
@@ -306,7 +300,7 @@ impl<T: 'static> ReliableQueue<T> {
                 } else {
                     Release::Tail
                 };
-                let mut lease = DeliveryLease::new(self.core.clone(), &self.keys, self.settings, member);
+                let mut lease = DeliveryLease::new(self.handle.core.clone(), &self.handle.keys, self.settings, member);
                 let restored = lease.release(to).await.unwrap_or(false);
                 Err(Error::Decode(error.with_restored(restored)))
             }
@@ -370,8 +364,8 @@ impl<T: 'static> ReliableQueue<T> {
     /// `BLMOVE`). A lost reply may leave the value in the staging list, where
     /// the reaper finds it; the take then waits with the `BLMOVE`.
     async fn move_ready(&self) -> Result<Option<Bytes>> {
-        let (dest, staging) = (self.keys.destination(), self.keys.staging());
-        let conn = self.core.conn_for(dest)?;
+        let (dest, staging) = (self.handle.keys.destination(), self.handle.keys.staging());
+        let conn = self.handle.core.conn_for(dest)?;
         let command: Command<_> = {
             let (conn, from, to) = (conn.clone(), Key::from(dest), Key::from(staging));
             Box::pin(async move {
@@ -381,14 +375,14 @@ impl<T: 'static> ReliableQueue<T> {
             })
         };
         let undo = {
-            let (conn, keys) = (conn.clone(), self.keys.clone());
+            let (conn, keys) = (conn.clone(), self.handle.keys.clone());
             move |reply: std::result::Result<Option<Bytes>, fred::error::Error>| async move {
                 if let Ok(Some(value)) = reply {
                     undo_move(&conn, keys.destination(), keys.staging(), value, "LEFT", "RIGHT").await;
                 }
             }
         };
-        let moved = detach(command, undo, self.core.settling())
+        let moved = detach(command, undo, self.handle.core.settling())
             .until_answered()
             .reply()
             .await;
@@ -414,17 +408,18 @@ impl<T: 'static> ReliableQueue<T> {
             let until = deadline.map_or(until, |deadline| deadline.min(until));
             tokio::select! {
                 _ = tokio::time::sleep_until(until) => {}
-                _ = self.core.connections.shutdown.cancelled() => return Ok(()),
+                _ = self.handle.core.shutdown_begun() => return Ok(()),
             }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Ok(());
             }
             let paused: i64 = self
+                .handle
                 .core
                 .conn()?
-                .exists(self.keys.paused())
+                .exists(self.handle.keys.paused())
                 .await
-                .on_key(self.keys.paused())?;
+                .on_key(self.handle.keys.paused())?;
             if paused == 0 {
                 return Ok(());
             }

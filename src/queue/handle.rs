@@ -1,0 +1,156 @@
+//! `QueueHandle<T>`: the part every queue handle is made of, and what the
+//! three handle types do alike, written once.
+//!
+//! [`DelayedQueue`](crate::DelayedQueue), [`BlockingQueue`](crate::BlockingQueue)
+//! and [`ReliableQueue`](crate::ReliableQueue) each embed one: the client's
+//! core, the queue's keys, the codec, and whether the handle runs the
+//! transfer. Here are their transfer switches (`with_transfer`,
+//! `without_transfer`, `transfers`) and the stream of takes (`stream`);
+//! removal by value (`remove`, `remove_all`) is in `by_value.rs`. The public
+//! methods stay on each type, with its own docs, and call these.
+
+use std::borrow::Borrow;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use fred::types::{Key, Value};
+use futures_util::stream::{self, Stream};
+
+use crate::connection::request::Request;
+use crate::connection::script::Script;
+use crate::error::{Error, Result};
+use crate::queue::transferring::Transferring;
+use crate::queue::Core;
+use crate::wire::codec::{self, Codec};
+use crate::wire::keys::QueueKeys;
+
+/// Pause of a stream of takes after an error, so that it never spins (a
+/// value no one here can read stays at the head of a blocking queue; a
+/// reliable one goes back, where each delivery counts towards the
+/// dead-letter limit).
+const ERROR_PAUSE: Duration = Duration::from_secs(1);
+
+/// One handle's share of its queue: clones share everything, the
+/// transfer registration included.
+pub(crate) struct QueueHandle<T> {
+    pub core: Arc<Core>,
+    pub keys: Arc<QueueKeys>,
+    pub codec: Arc<dyn Codec<T>>,
+    transferring: Transferring,
+}
+
+impl<T> Clone for QueueHandle<T> {
+    fn clone(&self) -> Self {
+        QueueHandle {
+            core: self.core.clone(),
+            keys: self.keys.clone(),
+            codec: self.codec.clone(),
+            transferring: self.transferring.clone(),
+        }
+    }
+}
+
+impl<T: 'static> QueueHandle<T> {
+    /// A handle that does not transfer.
+    pub fn new(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
+        QueueHandle {
+            core,
+            keys,
+            codec,
+            transferring: Transferring::default(),
+        }
+    }
+
+    /// The destination queue's name.
+    pub fn name(&self) -> &str {
+        self.keys.destination()
+    }
+
+    /// Turns the transfer on for this handle, now (`with_transfer`).
+    pub fn with_transfer(&mut self) {
+        self.transferring.on(&self.core, &self.keys);
+    }
+
+    /// Turns it off for this handle (`without_transfer`); other handles of
+    /// the queue keep theirs.
+    pub fn without_transfer(&mut self) {
+        self.transferring.off();
+    }
+
+    /// Whether this handle runs the transfer (`transfers`).
+    pub fn transfers(&self) -> bool {
+        self.transferring.is_on()
+    }
+
+    /// Transferring from the handle's first operation, or 250 ms after it
+    /// was made (see `transferring.rs`).
+    pub fn transfer_once_used(&mut self) {
+        self.transferring = Transferring::wanted(&self.core, &self.keys);
+    }
+
+    /// Registers the queue with the scheduler if this handle transfers and
+    /// has not yet (at its operations).
+    pub fn arm(&self) {
+        self.transferring.arm(&self.core, &self.keys);
+    }
+
+    /// A connection for one command; the first one of a handle that
+    /// transfers registers its queue with the scheduler.
+    pub fn conn(&self) -> Result<&fred::clients::Client> {
+        self.arm();
+        self.core.conn()
+    }
+
+    /// Encodes `values` with the codec (no size check: for values looked
+    /// for, not written).
+    pub fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>
+    where
+        I: IntoIterator<Item = B>,
+        B: Borrow<T>,
+    {
+        values
+            .into_iter()
+            .map(|v| codec::encode(&*self.codec, v.borrow()))
+            .collect()
+    }
+
+    /// Runs a script that removes values by value or moves them as a
+    /// [`Request`]: fred's resend of it changes nothing, and a call whose
+    /// reply is lost for good fails with [`Error::OutcomeUnknown`].
+    pub async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
+        Ok(Request::new(self.name())
+            .apply(self.conn()?, self.core.settling(), script, keys, args)
+            .await?)
+    }
+
+    /// `queue`'s takes as an endless stream (`stream`): `take` takes one and
+    /// hands the queue back. It ends after the client shuts down; after any
+    /// other error (bad data, a key of the wrong type) it waits a second
+    /// before it takes again, so that it never spins.
+    pub fn stream<Q, V, F, Fut>(&self, queue: Q, take: F) -> impl Stream<Item = Result<V>> + Send + 'static
+    where
+        Q: Send + 'static,
+        V: Send + 'static,
+        F: Fn(Q) -> Fut + Copy + Send + 'static,
+        Fut: Future<Output = (Q, Result<V>)> + Send,
+    {
+        stream::unfold(
+            (queue, self.core.clone(), false),
+            move |(queue, core, backoff)| async move {
+                if backoff {
+                    tokio::select! {
+                        _ = tokio::time::sleep(ERROR_PAUSE) => {}
+                        _ = core.shutdown_begun() => return None,
+                    }
+                }
+                match take(queue).await {
+                    (_, Err(Error::Shutdown)) => None,
+                    (queue, Err(error)) => Some((Err(error), (queue, core, true))),
+                    (queue, Ok(item)) => Some((Ok(item), (queue, core, false))),
+                }
+            },
+        )
+    }
+}
