@@ -66,7 +66,7 @@
 //!   crate's public API.
 //! - `delayq-cli`: the `delayq` command-line tool.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 // Layers, each using only the ones below it (checked by `tests/layers.rs`;
 // see ARCHITECTURE.md):

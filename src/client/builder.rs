@@ -49,6 +49,22 @@ pub struct ClientBuilder {
     tls: Option<crate::Tls>,
 }
 
+/// Shows the settings, never the URL or the configuration: they may hold a
+/// password.
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("url", &self.url.as_ref().map(|_| "(set)"))
+            .field("pool_size", &self.pool_size)
+            .field("blocking_timeout", &self.blocking_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("unresponsive_timeout", &self.unresponsive_timeout)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("max_payload", &self.max_payload)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for ClientBuilder {
     fn default() -> Self {
         ClientBuilder {

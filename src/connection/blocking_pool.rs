@@ -55,7 +55,7 @@ pub(crate) struct BlockingPool {
 pub(crate) struct Failing(Mutex<Option<fred::error::Error>>);
 
 impl Failing {
-    pub fn error(&self) -> Option<Error> {
+    pub(crate) fn error(&self) -> Option<Error> {
         let failing = self.0.lock().clone();
         failing.map(|e| Error::Redis(crate::error::RedisError(e)))
     }
@@ -97,7 +97,12 @@ type UndoRead = Box<dyn FnOnce(Reply) -> BoxFuture<'static, ()> + Send>;
 type InFlight = Detached<Reply, UndoRead>;
 
 impl BlockingPool {
-    pub fn new(mut builder: Builder, timeout: Duration, shutdown: CancellationToken, settling: Arc<Settling>) -> Self {
+    pub(crate) fn new(
+        mut builder: Builder,
+        timeout: Duration,
+        shutdown: CancellationToken,
+        settling: Arc<Settling>,
+    ) -> Self {
         // Anything sent to a connection while it blocks first unblocks it
         // with CLIENT UNBLOCK, so a blocked pop ends rather than holding on.
         builder.with_config(|config| config.blocking = Blocking::Interrupt);
@@ -114,7 +119,7 @@ impl BlockingPool {
 
     /// An idle connection, or a new one; waits for a new one to connect until
     /// `deadline` (or forever).
-    pub async fn lease_until(&self, deadline: Option<Instant>) -> Result<Lease<'_>> {
+    pub(crate) async fn lease_until(&self, deadline: Option<Instant>) -> Result<Lease<'_>> {
         if self.shutdown.is_cancelled() {
             return Err(Error::Shutdown);
         }
@@ -174,7 +179,7 @@ impl BlockingPool {
     }
 
     /// The handle that makes every connection be opened anew.
-    pub fn epoch(&self) -> Arc<watch::Sender<u64>> {
+    pub(crate) fn epoch(&self) -> Arc<watch::Sender<u64>> {
         self.epoch.clone()
     }
 
@@ -182,7 +187,7 @@ impl BlockingPool {
     /// the server: one attempt (a retried pop could pop twice), failing at
     /// once on a connection that is down (the wait retries on another), and
     /// a client-side deadline a little later, so a dead connection is noticed.
-    pub fn command_options(&self, server_timeout: Duration) -> Options {
+    pub(crate) fn command_options(&self, server_timeout: Duration) -> Options {
         Options {
             max_attempts: Some(1),
             // Not queued on a connection that is reconnecting: written after
@@ -200,7 +205,7 @@ impl BlockingPool {
     /// retried on a new connection; if the deadline passes while they last,
     /// the last one is returned, so "nothing came" and "unreachable" differ;
     /// `failing`, if given, hears of each failure and recovery as it happens.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &self,
         command: &'static str,
         queue: &str,
@@ -274,13 +279,13 @@ impl BlockingPool {
 
     /// Waits (up to `within`) until every lease is back and every cancelled
     /// read has ended and given its value back.
-    pub async fn settled(&self, within: Duration) {
+    pub(crate) async fn settled(&self, within: Duration) {
         let started = Instant::now();
         self.leases.settled(within).await;
         self.settling.settled(within.saturating_sub(started.elapsed())).await;
     }
 
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let idle = std::mem::take(&mut *self.idle.lock());
         for (_, client) in idle {
             crate::connection::quit(&client).await;
@@ -310,14 +315,14 @@ fn client_timeout(server_timeout: Duration) -> Duration {
 }
 
 impl Lease<'_> {
-    pub fn client(&self) -> &FredClient {
+    pub(crate) fn client(&self) -> &FredClient {
         self.client.as_ref().expect("lease holds a client until dropped")
     }
 
     /// Runs one blocking command on this connection and waits for its
     /// reply; if this future is dropped first, the lease's `Drop` sees to the
     /// command (see the type's docs).
-    pub async fn run(&mut self, command: &'static str, options: Options, argv: Vec<Value>) -> Reply {
+    pub(crate) async fn run(&mut self, command: &'static str, options: Options, argv: Vec<Value>) -> Reply {
         let client = self.client().clone();
         let (to, back, settling) = (client.clone(), argv.clone(), self.pool.settling.clone());
         let undo: UndoRead = Box::new(move |reply: Reply| {
@@ -338,7 +343,7 @@ impl Lease<'_> {
 
     /// Drops the connection instead of returning it (after a timeout or an
     /// I/O error its state is unknown).
-    pub fn discard(mut self) {
+    pub(crate) fn discard(mut self) {
         if let Some(client) = self.client.take() {
             close_in_background(client, None);
         }

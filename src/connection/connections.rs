@@ -95,7 +95,7 @@ pub(crate) async fn open(builder: Builder, settings: Settings) -> Result<(Connec
 
 impl Connections {
     /// A connection for one ordinary command, or [`Error::Shutdown`].
-    pub fn conn(&self) -> Result<&fred::clients::Client> {
+    pub(crate) fn conn(&self) -> Result<&fred::clients::Client> {
         self.check_open()?;
         Ok(self.pool.next())
     }
@@ -103,7 +103,7 @@ impl Connections {
     /// The pool's connection for commands on `key`: always the same one, so
     /// that concurrent takes of one queue pipeline on one connection (fewer
     /// writes and reads per command, on both sides, than when they alternate).
-    pub fn conn_for(&self, key: &str) -> Result<&fred::clients::Client> {
+    pub(crate) fn conn_for(&self, key: &str) -> Result<&fred::clients::Client> {
         self.check_open()?;
         let clients = self.pool.clients();
         let slot = usize::from(fred::util::redis_keyslot(key.as_bytes()));
@@ -111,7 +111,7 @@ impl Connections {
     }
 
     /// [`Error::Shutdown`] once the connections are closed.
-    pub fn check_open(&self) -> Result<()> {
+    pub(crate) fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
             Err(Error::Shutdown)
         } else {
@@ -120,12 +120,12 @@ impl Connections {
     }
 
     /// Whether shutdown has begun (blocking waits end, nothing new is taken).
-    pub fn is_shutting_down(&self) -> bool {
+    pub(crate) fn is_shutting_down(&self) -> bool {
         self.shutdown.is_cancelled()
     }
 
     /// Fails with [`Error::PayloadTooLarge`] for a payload over the limit.
-    pub fn check_payload(&self, payload: &[u8]) -> Result<()> {
+    pub(crate) fn check_payload(&self, payload: &[u8]) -> Result<()> {
         if payload.len() > self.max_payload {
             return Err(Error::PayloadTooLarge {
                 size: payload.len(),
@@ -138,14 +138,14 @@ impl Connections {
     /// Waits (until `deadline` at most) for blocked reads to end and for
     /// values popped by dropped calls to be given back; call after
     /// cancelling `shutdown`.
-    pub async fn settle(&self, deadline: tokio::time::Instant) {
+    pub(crate) async fn settle(&self, deadline: tokio::time::Instant) {
         let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
         self.blocking.settled(left()).await;
         self.settling.settled(left()).await;
     }
 
     /// Closes every connection; later calls fail with [`Error::Shutdown`].
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         self.shutdown.cancel();
         self.blocking.close().await;
         self.closed.store(true, Ordering::SeqCst);

@@ -165,7 +165,7 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
     /// than that. Dropped sooner, fred would not know that no one waits: a
     /// command still queued (the connection reconnecting) would be written
     /// later and pop a value for no one.
-    pub fn within(mut self, fred_timeout: Duration) -> Self {
+    pub(crate) fn within(mut self, fred_timeout: Duration) -> Self {
         self.within = self.within.max(fred_timeout.saturating_add(Duration::from_secs(1)));
         self
     }
@@ -173,7 +173,7 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
     /// A command without a deadline of fred's (see [`pop_options`]): once
     /// abandoned it is awaited until fred answers or fails it (at the
     /// latest when the connection fails or the client quits).
-    pub fn until_answered(mut self) -> Self {
+    pub(crate) fn until_answered(mut self) -> Self {
         self.within = Duration::MAX;
         self
     }
@@ -181,7 +181,7 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
     /// Runs the command to its end and returns its reply. The reply goes
     /// straight to the caller in the poll that completes the command, so no
     /// cancellation can fall between the two.
-    pub async fn reply(&mut self) -> T {
+    pub(crate) async fn reply(&mut self) -> T {
         let command = self.command.as_mut().expect("a reply is read once");
         let reply = command.await;
         self.command = None;
@@ -190,7 +190,7 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
 
     /// Stops waiting: finishes the command and undoes it (the caller counts
     /// this in `settling`).
-    pub async fn abandon(mut self) {
+    pub(crate) async fn abandon(mut self) {
         if let (Some(command), Some(undo)) = (self.command.take(), self.undo.take()) {
             finish(command, undo, self.within).await;
         }

@@ -10,7 +10,7 @@ fn unexpected(what: &str, value: &Value) -> Error {
 }
 
 /// An integer reply (or an integer in a string).
-pub fn int(value: &Value) -> Result<i64, Error> {
+pub(crate) fn int(value: &Value) -> Result<i64, Error> {
     match value {
         Value::Integer(i) => Ok(*i),
         Value::String(s) => s.parse().map_err(|_| unexpected("an integer", value)),
@@ -23,7 +23,7 @@ pub fn int(value: &Value) -> Result<i64, Error> {
 }
 
 /// A bulk string reply, `None` for nil.
-pub fn opt_bytes(value: Value) -> Result<Option<Bytes>, Error> {
+pub(crate) fn opt_bytes(value: Value) -> Result<Option<Bytes>, Error> {
     match value {
         Value::Null => Ok(None),
         Value::Bytes(b) => Ok(Some(b)),
@@ -34,12 +34,12 @@ pub fn opt_bytes(value: Value) -> Result<Option<Bytes>, Error> {
 }
 
 /// A bulk string reply that must be present.
-pub fn bytes(value: Value) -> Result<Bytes, Error> {
+pub(crate) fn bytes(value: Value) -> Result<Bytes, Error> {
     opt_bytes(value)?.ok_or_else(|| Error::Protocol("expected a string, got nil".into()))
 }
 
 /// A text reply, `None` for nil.
-pub fn opt_text(value: Value) -> Result<Option<String>, Error> {
+pub(crate) fn opt_text(value: Value) -> Result<Option<String>, Error> {
     match opt_bytes(value)? {
         None => Ok(None),
         Some(b) => String::from_utf8(b.to_vec())
@@ -49,7 +49,7 @@ pub fn opt_text(value: Value) -> Result<Option<String>, Error> {
 }
 
 /// A score (ms, Redis's number text) reply, `None` for nil.
-pub fn opt_score(value: Value) -> Result<Option<i64>, Error> {
+pub(crate) fn opt_score(value: Value) -> Result<Option<i64>, Error> {
     match opt_text(value)? {
         None => Ok(None),
         Some(text) => crate::wire::time::parse_score(&text)
@@ -59,14 +59,14 @@ pub fn opt_score(value: Value) -> Result<Option<i64>, Error> {
 }
 
 /// A `BLPOP` reply that is not nil: `[key, value]`.
-pub fn blpop(value: Value) -> Result<(String, Bytes), Error> {
+pub(crate) fn blpop(value: Value) -> Result<(String, Bytes), Error> {
     let [key, value] = tuple::<2>(value)?;
     let key = opt_text(key)?.ok_or_else(|| Error::Protocol("BLPOP returned no key".into()))?;
     Ok((key, bytes(value)?))
 }
 
 /// A `BLMPOP`/`LMPOP` reply: the key and the values popped from it.
-pub fn blmpop(value: Value) -> Result<(String, Vec<Bytes>), Error> {
+pub(crate) fn blmpop(value: Value) -> Result<(String, Vec<Bytes>), Error> {
     let [key, values] = match value {
         // RESP3 may answer with a map of one key.
         Value::Map(map) if map.len() == 1 => {
@@ -80,7 +80,7 @@ pub fn blmpop(value: Value) -> Result<(String, Vec<Bytes>), Error> {
 }
 
 /// An array reply (nil counts as empty).
-pub fn array(value: Value) -> Result<Vec<Value>, Error> {
+pub(crate) fn array(value: Value) -> Result<Vec<Value>, Error> {
     match value {
         Value::Array(items) => Ok(items),
         Value::Null => Ok(Vec::new()),
@@ -89,7 +89,7 @@ pub fn array(value: Value) -> Result<Vec<Value>, Error> {
 }
 
 /// An array reply of exactly `N` items.
-pub fn tuple<const N: usize>(value: Value) -> Result<[Value; N], Error> {
+pub(crate) fn tuple<const N: usize>(value: Value) -> Result<[Value; N], Error> {
     let items = array(value)?;
     let len = items.len();
     items
@@ -98,6 +98,6 @@ pub fn tuple<const N: usize>(value: Value) -> Result<[Value; N], Error> {
 }
 
 /// An array of bulk strings.
-pub fn bytes_array(value: Value) -> Result<Vec<Bytes>, Error> {
+pub(crate) fn bytes_array(value: Value) -> Result<Vec<Bytes>, Error> {
     array(value)?.into_iter().map(bytes).collect()
 }

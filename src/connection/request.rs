@@ -69,7 +69,7 @@ pub(crate) struct Request {
 
 impl Request {
     /// A new request on the queue (or list) `name` (a random 128-bit id).
-    pub fn new(name: &str) -> Request {
+    pub(crate) fn new(name: &str) -> Request {
         Request {
             key: new_key(name),
             queue: name.to_owned(),
@@ -88,7 +88,7 @@ impl Request {
     /// future — the request is cancelled in the background (counted in
     /// `settling`, so that shutdown waits for it), which puts back what it
     /// removed: a lost reply is a transient error, not an unknown outcome.
-    pub async fn remove(
+    pub(crate) async fn remove(
         self,
         conn: &fred::clients::Client,
         settling: &Arc<Settling>,
@@ -124,7 +124,7 @@ impl Request {
     /// Runs `script`, whose effect cannot be undone (a removal by value, a
     /// move to another list), like [`remove`](Self::remove); a call whose
     /// reply never came fails with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
-    pub async fn apply(
+    pub(crate) async fn apply(
         self,
         conn: &fred::clients::Client,
         settling: &Arc<Settling>,
@@ -143,7 +143,7 @@ impl Request {
     /// however often it is sent. Runs in a task of its own, so a caller that
     /// stops waiting does not stop it. A reply still lost after that fails
     /// with [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
-    pub async fn apply_retrying(
+    pub(crate) async fn apply_retrying(
         self,
         conn: &fred::clients::Client,
         settling: &Arc<Settling>,
@@ -231,7 +231,7 @@ pub(crate) struct Sequence {
 
 impl Sequence {
     /// A new sequence on the queue `name`, run on `conn`.
-    pub fn new(name: &str, conn: &fred::clients::Client, settling: &Arc<Settling>) -> Sequence {
+    pub(crate) fn new(name: &str, conn: &fred::clients::Client, settling: &Arc<Settling>) -> Sequence {
         Sequence {
             key: new_key(name),
             conn: conn.clone(),
@@ -241,13 +241,13 @@ impl Sequence {
     }
 
     /// The key each run takes among its KEYS.
-    pub fn key(&self) -> Key {
+    pub(crate) fn key(&self) -> Key {
         Key::from(self.key.as_str())
     }
 
     /// Every run's reply was read: the record becomes the short-lived
     /// "consumed" mark, which a copy still in flight obeys.
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.finished = true;
         consumed(self.conn.clone(), std::mem::take(&mut self.key));
     }
@@ -279,7 +279,7 @@ pub(crate) struct Lane {
 
 impl Lane {
     /// A new lane (a random 64-bit token).
-    pub fn new() -> Lane {
+    pub(crate) fn new() -> Lane {
         Lane {
             token: Arc::from(format!("{:016x}", fastrand::u64(..))),
             runs: AtomicU64::new(0),
@@ -287,7 +287,7 @@ impl Lane {
     }
 
     /// The lane's next run on `keys`' queue.
-    pub fn next(&self, keys: &QueueKeys) -> LaneRun {
+    pub(crate) fn next(&self, keys: &QueueKeys) -> LaneRun {
         LaneRun {
             record: keys.runs(&self.token),
             id: self.runs.fetch_add(1, Ordering::Relaxed) + 1,
@@ -307,18 +307,18 @@ pub(crate) struct LaneRun {
 
 impl LaneRun {
     /// The lane's record key on the queue.
-    pub fn record(&self) -> Key {
+    pub(crate) fn record(&self) -> Key {
         Key::from(self.record.as_str())
     }
 
     /// The run's id, as the script's argument.
-    pub fn id(&self) -> Value {
+    pub(crate) fn id(&self) -> Value {
         Value::from(self.id as i64)
     }
 
     /// The token of its lane: names the client among others (the scheduler's
     /// lane holds the queue's sweep lease under it).
-    pub fn lane(&self) -> &str {
+    pub(crate) fn lane(&self) -> &str {
         &self.lane
     }
 }

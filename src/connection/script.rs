@@ -77,7 +77,7 @@ pub(crate) enum Resend {
 
 impl Resend {
     /// fred's options for a command sent this way.
-    pub fn options(self) -> Options {
+    pub(crate) fn options(self) -> Options {
         match self {
             Resend::Safe => Options::default(),
             Resend::Once => Options {
@@ -117,7 +117,7 @@ impl Script {
     /// script per round trip, and `WithOptions` (for single-attempt scripts)
     /// does not implement `LuaInterface`. The cluster slot is the first key's,
     /// which every key of a queue shares (see `keys.rs`).
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         conn: &fred::clients::Client,
         queue: &str,
@@ -177,7 +177,7 @@ pub(crate) struct ScriptError {
 impl ScriptError {
     /// A failure of `script` on `queue` that fred did not report: the task
     /// running it ended first, or a deadline of delayq's passed.
-    pub fn new(error: fred::error::Error, script: &Script, queue: &str) -> ScriptError {
+    pub(crate) fn new(error: fred::error::Error, script: &Script, queue: &str) -> ScriptError {
         ScriptError {
             error,
             script: script.name,
@@ -188,13 +188,13 @@ impl ScriptError {
 
     /// Whether the script may have run: the connection failed before its
     /// reply, not Redis (an error reply means it changed nothing).
-    pub fn may_have_run(&self) -> bool {
+    pub(crate) fn may_have_run(&self) -> bool {
         outcome_unknown(&self.error)
     }
 
     /// The same failure, of a run whose effect can be neither undone nor
     /// repeated: if it may have run, its outcome is unknown.
-    pub fn unrepeatable(mut self) -> ScriptError {
+    pub(crate) fn unrepeatable(mut self) -> ScriptError {
         self.unrepeatable = true;
         self
     }

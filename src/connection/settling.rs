@@ -21,13 +21,13 @@ pub(crate) struct Settling {
 pub(crate) struct SettlingGuard(Arc<Settling>);
 
 impl Settling {
-    pub fn enter(self: &Arc<Self>) -> SettlingGuard {
+    pub(crate) fn enter(self: &Arc<Self>) -> SettlingGuard {
         self.running.fetch_add(1, Ordering::SeqCst);
         SettlingGuard(self.clone())
     }
 
     /// Resolves when nothing counted is running (waits at most `within`).
-    pub async fn settled(&self, within: Duration) {
+    pub(crate) async fn settled(&self, within: Duration) {
         let wait = async {
             loop {
                 // Registered before the check: a wake-up in between is not missed.

@@ -36,7 +36,7 @@ impl OfferRun {
     /// Takes the next element, of `payload` bytes, if it fits: within
     /// [`MOST_OFFERS`] and [`MOST_OFFER_BYTES`], and the first always does.
     /// Once one does not fit, the run is full.
-    pub fn take(&mut self, payload: usize) -> bool {
+    pub(super) fn take(&mut self, payload: usize) -> bool {
         let bytes = self.bytes + payload + MODERN_HEADER_LEN;
         if self.elements > 0 && (self.elements == MOST_OFFERS || bytes > MOST_OFFER_BYTES) {
             return false;

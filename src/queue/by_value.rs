@@ -29,7 +29,7 @@ pub(crate) enum ByValue {
 
 impl ByValue {
     /// The scripts' spelling of the mode.
-    pub fn arg(self) -> Value {
+    pub(super) fn arg(self) -> Value {
         Value::from(match self {
             ByValue::First => "first",
             ByValue::All => "all",
@@ -50,14 +50,14 @@ pub(crate) enum Among {
 impl<T: 'static> QueueHandle<T> {
     /// Removes the first element `among` whose payload equals `value`'s;
     /// whether there was one.
-    pub async fn remove(&self, among: Among, value: &T) -> Result<bool> {
+    pub(super) async fn remove(&self, among: Among, value: &T) -> Result<bool> {
         let payload = codec::encode(&*self.codec, value)?;
         Ok(self.remove_by(among, ByValue::First, vec![payload]).await? == 1)
     }
 
     /// Removes every element `among` whose payload equals one of `values`';
     /// how many.
-    pub async fn remove_all<I, B>(&self, among: Among, values: I) -> Result<usize>
+    pub(super) async fn remove_all<I, B>(&self, among: Among, values: I) -> Result<usize>
     where
         I: IntoIterator<Item = B>,
         B: Borrow<T>,
@@ -73,7 +73,7 @@ impl<T: 'static> QueueHandle<T> {
     /// (see `QueueHandle::request`): one run of `lua/remove.lua` for pending
     /// elements, runs of [`LIST_REMOVE_CHUNK`] values of
     /// `lua/list_remove.lua` for ready ones.
-    pub async fn remove_by(&self, among: Among, mode: ByValue, payloads: Vec<Bytes>) -> Result<usize> {
+    pub(super) async fn remove_by(&self, among: Among, mode: ByValue, payloads: Vec<Bytes>) -> Result<usize> {
         let args = |payloads: &[Bytes]| {
             let mut args = Vec::with_capacity(payloads.len() + 1);
             args.push(mode.arg());

@@ -49,7 +49,12 @@ pub(crate) struct Core {
 const CLOSE_WITHIN: Duration = Duration::from_secs(5);
 
 impl Core {
-    pub fn new(connections: Connections, scheduler: Scheduler, transfer: TransferSettings, grace: Duration) -> Self {
+    pub(crate) fn new(
+        connections: Connections,
+        scheduler: Scheduler,
+        transfer: TransferSettings,
+        grace: Duration,
+    ) -> Self {
         Core {
             connections,
             scheduler,
@@ -61,98 +66,98 @@ impl Core {
     }
 
     /// A connection for one ordinary command, or [`Error::Shutdown`](crate::Error::Shutdown).
-    pub fn conn(&self) -> Result<&fred::clients::Client> {
+    pub(crate) fn conn(&self) -> Result<&fred::clients::Client> {
         self.connections.conn()
     }
 
     /// The connection for commands on `key`, always the same one (see
     /// `Connections::conn_for`), or [`Error::Shutdown`](crate::Error::Shutdown).
-    pub fn conn_for(&self, key: &str) -> Result<&fred::clients::Client> {
+    pub(crate) fn conn_for(&self, key: &str) -> Result<&fred::clients::Client> {
         self.connections.conn_for(key)
     }
 
     /// The command pool itself, for `Client::redis`.
-    pub fn pool(&self) -> &fred::clients::Pool {
+    pub(crate) fn pool(&self) -> &fred::clients::Pool {
         &self.connections.pool
     }
 
     /// The dedicated connections blocking commands wait on (`BLPOP`,
     /// `BLMOVE`, ...), never shared with other commands.
-    pub fn blocking(&self) -> &BlockingPool {
+    pub(crate) fn blocking(&self) -> &BlockingPool {
         &self.connections.blocking
     }
 
     /// Fails with [`Error::PayloadTooLarge`](crate::Error::PayloadTooLarge) for a payload over the limit.
-    pub fn check_payload(&self, payload: &[u8]) -> Result<()> {
+    pub(crate) fn check_payload(&self, payload: &[u8]) -> Result<()> {
         self.connections.check_payload(payload)
     }
 
     /// Give-backs running detached from dropped calls.
-    pub fn settling(&self) -> &Arc<Settling> {
+    pub(crate) fn settling(&self) -> &Arc<Settling> {
         &self.connections.settling
     }
 
     /// [`Error::Shutdown`](crate::Error::Shutdown) once the connections are closed.
-    pub fn check_open(&self) -> Result<()> {
+    pub(crate) fn check_open(&self) -> Result<()> {
         self.connections.check_open()
     }
 
     /// Whether shutdown has begun.
-    pub fn is_shutting_down(&self) -> bool {
+    pub(crate) fn is_shutting_down(&self) -> bool {
         self.connections.is_shutting_down()
     }
 
     /// Ready once shutdown has begun (or the client is dropped): what
     /// background tasks and waits stop on.
-    pub fn shutdown_begun(&self) -> WaitForCancellationFuture<'_> {
+    pub(crate) fn shutdown_begun(&self) -> WaitForCancellationFuture<'_> {
         self.connections.shutdown.cancelled()
     }
 
     /// Schedules the transfer of `keys`' queue until every share of the
     /// returned registration is dropped (see `Scheduler::register`).
-    pub fn register_transfer(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
+    pub(crate) fn register_transfer(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
         self.scheduler.register(keys)
     }
 
     /// How this client transfers (its clock, its batch size).
-    pub fn transfer_settings(&self) -> &TransferSettings {
+    pub(crate) fn transfer_settings(&self) -> &TransferSettings {
         &self.transfer
     }
 
     /// What this client has counted so far.
-    pub fn stats(&self) -> ClientStats {
+    pub(crate) fn stats(&self) -> ClientStats {
         self.scheduler.stats.snapshot()
     }
 
     /// Counts malformed elements a queue operation moved to quarantine.
-    pub fn count_quarantined(&self, n: u64) {
+    pub(crate) fn count_quarantined(&self, n: u64) {
         Stats::add(&self.scheduler.stats.quarantined, n);
     }
 
     /// Counts values a reliable take moved to the dead-letter list.
-    pub fn count_dead_lettered(&self, n: u64) {
+    pub(crate) fn count_dead_lettered(&self, n: u64) {
         Stats::add(&self.scheduler.stats.dead_lettered, n);
     }
 
     /// What this client's reliable queues share (see [`reliable::Registries`]).
-    pub fn reliable_queues(&self) -> &reliable::Registries {
+    pub(crate) fn reliable_queues(&self) -> &reliable::Registries {
         &self.reliable
     }
 
     /// What this client's blocking queues share (see [`blocking::Registries`]).
-    pub fn blocking_queues(&self) -> &blocking::Registries {
+    pub(crate) fn blocking_queues(&self) -> &blocking::Registries {
         &self.blocking
     }
 
     /// [`shutdown_within`](Self::shutdown_within) the builder's grace.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.shutdown_within(self.shutdown_grace).await;
     }
 
     /// The graceful shutdown `Client::shutdown_within` documents: end blocked
     /// reads, let deliveries in flight settle for up to `grace` and give back
     /// the rest, stop the scheduler after its runs in flight, close.
-    pub async fn shutdown_within(&self, grace: Duration) {
+    pub(crate) async fn shutdown_within(&self, grace: Duration) {
         if self.connections.is_shutting_down() {
             return;
         }

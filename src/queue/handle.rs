@@ -54,7 +54,7 @@ impl<T> Clone for QueueHandle<T> {
 
 impl<T: 'static> QueueHandle<T> {
     /// A handle that does not transfer.
-    pub fn new(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
+    pub(super) fn new(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
         QueueHandle {
             core,
             keys,
@@ -64,48 +64,48 @@ impl<T: 'static> QueueHandle<T> {
     }
 
     /// The destination queue's name.
-    pub fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         self.keys.destination()
     }
 
     /// Turns the transfer on for this handle, now (`with_transfer`).
-    pub fn with_transfer(&mut self) {
+    pub(super) fn with_transfer(&mut self) {
         self.transferring.on(&self.core, &self.keys);
     }
 
     /// Turns it off for this handle (`without_transfer`); other handles of
     /// the queue keep theirs.
-    pub fn without_transfer(&mut self) {
+    pub(super) fn without_transfer(&mut self) {
         self.transferring.off();
     }
 
     /// Whether this handle runs the transfer (`transfers`).
-    pub fn transfers(&self) -> bool {
+    pub(super) fn transfers(&self) -> bool {
         self.transferring.is_on()
     }
 
     /// Transferring from the handle's first operation, or 250 ms after it
     /// was made (see `transferring.rs`).
-    pub fn transfer_once_used(&mut self) {
+    pub(super) fn transfer_once_used(&mut self) {
         self.transferring = Transferring::wanted(&self.core, &self.keys);
     }
 
     /// Registers the queue with the scheduler if this handle transfers and
     /// has not yet (at its operations).
-    pub fn arm(&self) {
+    pub(super) fn arm(&self) {
         self.transferring.arm(&self.core, &self.keys);
     }
 
     /// A connection for one command; the first one of a handle that
     /// transfers registers its queue with the scheduler.
-    pub fn conn(&self) -> Result<&fred::clients::Client> {
+    pub(super) fn conn(&self) -> Result<&fred::clients::Client> {
         self.arm();
         self.core.conn()
     }
 
     /// Encodes `values` with the codec (no size check: for values looked
     /// for, not written).
-    pub fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>
+    pub(super) fn encode_all<I, B>(&self, values: I) -> Result<Vec<Bytes>>
     where
         I: IntoIterator<Item = B>,
         B: Borrow<T>,
@@ -119,7 +119,7 @@ impl<T: 'static> QueueHandle<T> {
     /// Runs a script that removes values by value or moves them as a
     /// [`Request`]: fred's resend of it changes nothing, and a call whose
     /// reply is lost for good fails with [`Error::OutcomeUnknown`].
-    pub async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
+    pub(super) async fn request(&self, script: &'static Script, keys: Vec<Key>, args: Vec<Value>) -> Result<Value> {
         Ok(Request::new(self.name())
             .apply(self.conn()?, self.core.settling(), script, keys, args)
             .await?)
@@ -129,7 +129,7 @@ impl<T: 'static> QueueHandle<T> {
     /// hands the queue back. It ends after the client shuts down; after any
     /// other error (bad data, a key of the wrong type) it waits a second
     /// before it takes again, so that it never spins.
-    pub fn stream<Q, V, F, Fut>(&self, queue: Q, take: F) -> impl Stream<Item = Result<V>> + Send + 'static
+    pub(super) fn stream<Q, V, F, Fut>(&self, queue: Q, take: F) -> impl Stream<Item = Result<V>> + Send + 'static
     where
         Q: Send + 'static,
         V: Send + 'static,

@@ -22,7 +22,7 @@ impl<T> Default for PerQueue<T> {
 
 impl<T> PerQueue<T> {
     /// The live `T` of `queue`, or a new one from `start`.
-    pub fn get_or_start(&self, queue: &str, start: impl FnOnce() -> Arc<T>) -> Arc<T> {
+    pub(crate) fn get_or_start(&self, queue: &str, start: impl FnOnce() -> Arc<T>) -> Arc<T> {
         let mut live = self.live.lock();
         if let Some(running) = live.get(queue).and_then(Weak::upgrade) {
             return running;

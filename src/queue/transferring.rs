@@ -32,7 +32,7 @@ pub(crate) struct Transferring {
 impl Transferring {
     /// Wanted, registering at the first [`arm`](Self::arm), or after
     /// [`UNUSED_GRACE`] if the slot is still held then.
-    pub fn wanted(core: &Arc<Core>, keys: &Arc<QueueKeys>) -> Self {
+    pub(super) fn wanted(core: &Arc<Core>, keys: &Arc<QueueKeys>) -> Self {
         let registration: Arc<OnceLock<Arc<Registration>>> = Arc::default();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (slot, core, keys) = (Arc::downgrade(&registration), Arc::downgrade(core), keys.clone());
@@ -50,25 +50,25 @@ impl Transferring {
     }
 
     /// Turns the transfer on for this handle, now.
-    pub fn on(&mut self, core: &Core, keys: &Arc<QueueKeys>) {
+    pub(super) fn on(&mut self, core: &Core, keys: &Arc<QueueKeys>) {
         self.wanted = true;
         self.arm(core, keys);
     }
 
     /// Turns it off for this handle; other handles of the queue keep theirs.
-    pub fn off(&mut self) {
+    pub(super) fn off(&mut self) {
         self.wanted = false;
         self.registration = Arc::default();
     }
 
     /// Registers if wanted and not registered yet (at a handle's operations).
-    pub fn arm(&self, core: &Core, keys: &Arc<QueueKeys>) {
+    pub(super) fn arm(&self, core: &Core, keys: &Arc<QueueKeys>) {
         if self.wanted {
             self.registration.get_or_init(|| core.register_transfer(keys.clone()));
         }
     }
 
-    pub fn is_on(&self) -> bool {
+    pub(super) fn is_on(&self) -> bool {
         self.wanted
     }
 }

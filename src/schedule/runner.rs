@@ -44,7 +44,7 @@ pub(crate) struct Runner {
 }
 
 impl Runner {
-    pub fn start(core: Arc<Core>) -> Runner {
+    pub(crate) fn start(core: Arc<Core>) -> Runner {
         let (tx, rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
         tokio::spawn(run(core, rx, stop.clone()));
@@ -55,12 +55,12 @@ impl Runner {
     }
 
     /// Fires the schedules of `keys`' queue from now on, and reads them again now.
-    pub fn watch(&self, keys: Arc<QueueKeys>) {
+    pub(crate) fn watch(&self, keys: Arc<QueueKeys>) {
         let _ = self.tx.send(Message { keys, watch: true });
     }
 
     /// A sender that tells the runner a queue's schedules changed.
-    pub fn notifier(&self) -> mpsc::UnboundedSender<Message> {
+    pub(crate) fn notifier(&self) -> mpsc::UnboundedSender<Message> {
         self.tx.clone()
     }
 }

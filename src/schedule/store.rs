@@ -59,7 +59,7 @@ impl Record {
         serde_json::from_slice(raw).map_err(|e| Error::Protocol(format!("bad stored schedule record: {e}")))
     }
 
-    pub fn next(&self) -> Result<i64> {
+    pub(super) fn next(&self) -> Result<i64> {
         self.next_ms
             .parse()
             .map_err(|_| Error::Protocol(format!("bad next_ms {:?} in a stored schedule", self.next_ms)))
@@ -76,7 +76,7 @@ pub(crate) struct Stored {
 }
 
 impl Stored {
-    pub fn parse(raw: &[u8]) -> Result<Stored> {
+    pub(super) fn parse(raw: &[u8]) -> Result<Stored> {
         let record = Record::parse(raw)?;
         let def: Definition = serde_json::from_str(&record.def)
             .map_err(|e| Error::Protocol(format!("bad stored schedule definition: {e}")))?;
@@ -93,7 +93,7 @@ impl Stored {
         })
     }
 
-    pub fn info(&self, queue: &str, name: &str) -> ScheduleInfo {
+    pub(super) fn info(&self, queue: &str, name: &str) -> ScheduleInfo {
         let next = self.record.next().ok().filter(|&ms| ms < i64::MAX);
         ScheduleInfo {
             name: name.to_owned(),

@@ -119,7 +119,7 @@ impl Drop for Registration {
 }
 
 impl Scheduler {
-    pub fn start(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings) -> Scheduler {
+    pub(crate) fn start(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings) -> Scheduler {
         let (tx, rx) = mpsc::unbounded_channel();
         let stats = Arc::new(Stats::default());
         let task = tokio::spawn(task::SchedulerTask::new(pool, subscriber, settings, stats.clone()).run(rx));
@@ -133,7 +133,7 @@ impl Scheduler {
 
     /// Schedules the queue until every share of the returned registration
     /// is dropped. A queue registered already gets the same registration.
-    pub fn register(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
+    pub(crate) fn register(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
         let mut registrations = self.registrations.lock();
         if let Some(live) = registrations.get(keys.destination()).and_then(Weak::upgrade) {
             return live;
@@ -152,7 +152,7 @@ impl Scheduler {
     }
 
     /// Stops the task after the runs in flight end, and closes the subscriber.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let (done_tx, done_rx) = oneshot::channel();
         if self.tx.send(Command::Shutdown(done_tx)).is_ok() {
             let _ = done_rx.await;

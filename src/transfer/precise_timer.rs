@@ -48,7 +48,7 @@ struct State {
 
 impl PreciseTimer {
     /// Starts the timer's thread; fired deadlines arrive on the receiver.
-    pub fn start() -> (PreciseTimer, mpsc::UnboundedReceiver<Fired>) {
+    pub(super) fn start() -> (PreciseTimer, mpsc::UnboundedReceiver<Fired>) {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
@@ -63,7 +63,7 @@ impl PreciseTimer {
     }
 
     /// Sends `(name, due)` back once `at` has passed.
-    pub fn insert(&self, at: Instant, name: Arc<str>, due: i64) {
+    pub(super) fn insert(&self, at: Instant, name: Arc<str>, due: i64) {
         let mut state = self.shared.state.lock();
         let earliest = state.deadlines.peek().is_none_or(|Reverse((first, ..))| at < *first);
         let seq = state.next_seq;

@@ -54,7 +54,7 @@ pub(crate) struct TransferOutcome {
 
 impl TransferOutcome {
     /// Whether due elements remain (a backlog larger than one batch).
-    pub fn backlog(&self) -> bool {
+    pub(crate) fn backlog(&self) -> bool {
         self.head_due_ms.is_some_and(|head| head <= self.now_ms)
     }
 }

@@ -18,11 +18,11 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    pub fn add(counter: &AtomicU64, n: u64) {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub fn snapshot(&self) -> ClientStats {
+    pub(crate) fn snapshot(&self) -> ClientStats {
         ClientStats {
             transfer_runs: self.transfer_runs.load(Ordering::Relaxed),
             transfer_failures: self.transfer_failures.load(Ordering::Relaxed),

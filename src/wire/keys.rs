@@ -7,69 +7,69 @@
 use crate::error::Error;
 
 /// Redisson's prefix for the timeout set (ZSET: element → due time in ms).
-pub const TIMEOUT_PREFIX: &str = "redisson_delay_queue_timeout";
+pub(crate) const TIMEOUT_PREFIX: &str = "redisson_delay_queue_timeout";
 /// Redisson's prefix for the pending list (LIST of elements in offer order).
-pub const PENDING_PREFIX: &str = "redisson_delay_queue";
+pub(crate) const PENDING_PREFIX: &str = "redisson_delay_queue";
 /// Redisson's prefix for the wake-up channel.
-pub const CHANNEL_PREFIX: &str = "redisson_delay_queue_channel";
+pub(crate) const CHANNEL_PREFIX: &str = "redisson_delay_queue_channel";
 /// delayq's prefix for elements the transfer could not unpack (LIST).
-pub const QUARANTINE_PREFIX: &str = "delayq_quarantine";
+pub(crate) const QUARANTINE_PREFIX: &str = "delayq_quarantine";
 /// delayq's prefix for values a reliable consumer moved (`BLMOVE`) and has
 /// not claimed yet (LIST of raw values; only strays of dead consumers stay).
-pub const STAGING_PREFIX: &str = "delayq_staging";
+pub(crate) const STAGING_PREFIX: &str = "delayq_staging";
 /// delayq's prefix for how much of the staging list the reaper watches (HASH:
 /// `t` → ms, `k` → the first k values were there at time t).
-pub const STAGING_MARK_PREFIX: &str = "delayq_staging_mark";
+pub(crate) const STAGING_MARK_PREFIX: &str = "delayq_staging_mark";
 /// delayq's prefix for reliable deliveries by deadline (ZSET: 8-byte id,
 /// 10-digit delivery count, value → deadline ms).
-pub const LEASES_PREFIX: &str = "delayq_leases";
+pub(crate) const LEASES_PREFIX: &str = "delayq_leases";
 /// delayq's prefix for the delivery counts of given-back values, until their
 /// next claim (HASH: SHA1 hex of the value → counts separated by spaces).
-pub const COUNTS_PREFIX: &str = "delayq_counts";
+pub(crate) const COUNTS_PREFIX: &str = "delayq_counts";
 /// delayq's prefix for when each count record expires (ZSET: SHA1 hex → ms).
-pub const COUNTS_EXPIRY_PREFIX: &str = "delayq_counts_expiry";
+pub(crate) const COUNTS_EXPIRY_PREFIX: &str = "delayq_counts_expiry";
 /// delayq's prefix for recently acknowledged delivery ids (ZSET: id → ms;
 /// bounded in time and size, expires when acks stop).
-pub const ACKED_PREFIX: &str = "delayq_acked";
+pub(crate) const ACKED_PREFIX: &str = "delayq_acked";
 /// delayq's prefix for values delivered too often (LIST).
-pub const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
+pub(crate) const DEAD_LETTER_PREFIX: &str = "delayq_dead_letter";
 /// delayq's prefix for why each dead letter is one (LIST kept aligned with the
 /// dead-letter list's tail: `<ms> <reason>` per value; older values may have none).
-pub const DEAD_REASONS_PREFIX: &str = "delayq_dead_reasons";
+pub(crate) const DEAD_REASONS_PREFIX: &str = "delayq_dead_reasons";
 /// delayq's prefix for when values moved to the destination were due, kept
 /// while a worker tracks lateness (ZSET: value → due ms).
-pub const DUE_PREFIX: &str = "delayq_due";
+pub(crate) const DUE_PREFIX: &str = "delayq_due";
 /// delayq's prefix for the marker that turns lateness tracking on (STRING, expires).
-pub const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
+pub(crate) const DUE_TRACKING_PREFIX: &str = "delayq_due_tracking";
 /// delayq's prefix for the lease of a queue's one sweep (STRING: the sweeping
 /// client's id, expires unless renewed; `resting` for a moment after a sweep,
 /// so that none starts again at once; see `lua/sweep_window.lua`).
-pub const SWEEP_PREFIX: &str = "delayq_sweep";
+pub(crate) const SWEEP_PREFIX: &str = "delayq_sweep";
 /// delayq's prefix for the id index (HASH: 8 id bytes of an element offered
 /// with an id → the element; see `DelayedQueue::offer_with_id`).
-pub const IDS_PREFIX: &str = "delayq_ids";
+pub(crate) const IDS_PREFIX: &str = "delayq_ids";
 /// delayq's prefix for the pause flag (STRING, ms since the epoch it was set:
 /// delayq's transfers and reliable consumers wait while it exists).
-pub const PAUSED_PREFIX: &str = "delayq_paused";
+pub(crate) const PAUSED_PREFIX: &str = "delayq_paused";
 /// delayq's prefix for the reply of one request that may be resent (STRING:
 /// a MessagePack record; replaced by a 60 s "consumed" mark once the reply is
 /// read, else expires after an hour, or a day if it can still undo what it
 /// removed; see `lua/lib/request.lua`).
-pub const REQUEST_PREFIX: &str = "delayq_request";
+pub(crate) const REQUEST_PREFIX: &str = "delayq_request";
 /// delayq's prefix for the last reply of a lane of runs on the queue (STRING:
 /// the run id, a space and the MessagePack reply of the lane's last transfer,
 /// sweep window or reap that changed something, so that fred's resend of it
 /// answers as it did; `delayq_runs:{N}:<lane>`, one per client lane, expires
 /// 60 s after its last write; see `lua/lib/request.lua`).
-pub const RUNS_PREFIX: &str = "delayq_runs";
+pub(crate) const RUNS_PREFIX: &str = "delayq_runs";
 /// delayq's prefix for a queue's recurring schedules (HASH: schedule name →
 /// JSON record with its definition, payload, next occurrence and counts; see
 /// `lua/schedule_fire.lua`).
-pub const SCHEDULES_PREFIX: &str = "delayq_schedules";
+pub(crate) const SCHEDULES_PREFIX: &str = "delayq_schedules";
 /// delayq's prefix for the state of a queue's shared worker rate limit
 /// (STRING: the GCRA "theoretical arrival time" in µs on the Redis server's
 /// clock; expires when idle; see `lua/rate_limit.lua`).
-pub const RATE_PREFIX: &str = "delayq_rate";
+pub(crate) const RATE_PREFIX: &str = "delayq_rate";
 
 /// All key names of one queue.
 ///

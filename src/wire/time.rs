@@ -6,10 +6,10 @@ use crate::error::Error;
 
 /// The largest due time a Redis score (a double) holds exactly: 2^53 - 1 ms,
 /// about 285,000 years after 1970.
-pub const MAX_DUE_MS: i64 = (1 << 53) - 1;
+pub(crate) const MAX_DUE_MS: i64 = (1 << 53) - 1;
 
 /// Milliseconds since the Unix epoch of `t` (negative before 1970).
-pub fn to_ms(t: SystemTime) -> i64 {
+pub(crate) fn to_ms(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
@@ -18,7 +18,7 @@ pub fn to_ms(t: SystemTime) -> i64 {
 
 /// The `SystemTime` of a due time in ms; saturates at the platform's range
 /// instead of panicking (`SystemTime` is narrower than `i64` ms on some).
-pub fn from_ms(ms: i64) -> SystemTime {
+pub(crate) fn from_ms(ms: i64) -> SystemTime {
     let offset = Duration::from_millis(ms.unsigned_abs());
     let t = if ms >= 0 {
         UNIX_EPOCH.checked_add(offset)
@@ -36,12 +36,12 @@ fn far_future() -> SystemTime {
 }
 
 /// This host's clock, in ms since the epoch.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     to_ms(SystemTime::now())
 }
 
 /// This host's clock, in µs since the epoch.
-pub fn now_us() -> i64 {
+pub(crate) fn now_us() -> i64 {
     match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_micros()).unwrap_or(i64::MAX),
@@ -53,13 +53,13 @@ pub fn now_us() -> i64 {
 const MAX_SCRIPT_MS: u128 = 1 << 52;
 
 /// A duration in ms for a script, saturating instead of wrapping.
-pub fn saturating_ms(d: Duration) -> i64 {
+pub(crate) fn saturating_ms(d: Duration) -> i64 {
     d.as_millis().min(MAX_SCRIPT_MS) as i64
 }
 
 /// The due time `delay` after `now_ms`, or [`Error::InvalidDelay`] if it
 /// cannot be stored exactly.
-pub fn due_after(now_ms: i64, delay: Duration) -> Result<i64, Error> {
+pub(crate) fn due_after(now_ms: i64, delay: Duration) -> Result<i64, Error> {
     let delay_ms = i64::try_from(delay.as_millis()).ok();
     match delay_ms.and_then(|d| now_ms.checked_add(d)) {
         Some(due) if due <= MAX_DUE_MS => Ok(due),
@@ -71,7 +71,7 @@ pub fn due_after(now_ms: i64, delay: Duration) -> Result<i64, Error> {
 
 /// The due time of an element offered at `at`, checked against `now_ms`: a
 /// time in the past is a negative delay, which Redisson also rejects.
-pub fn due_at(now_ms: i64, at: SystemTime) -> Result<i64, Error> {
+pub(crate) fn due_at(now_ms: i64, at: SystemTime) -> Result<i64, Error> {
     let due = to_ms(at);
     if due < now_ms {
         return Err(Error::InvalidDelay(format!(
@@ -88,7 +88,7 @@ pub fn due_at(now_ms: i64, at: SystemTime) -> Result<i64, Error> {
 }
 
 /// Parses a score as Redis returns it ("1795293729652", or "1.7e+12" forms).
-pub fn parse_score(text: &str) -> Option<i64> {
+pub(crate) fn parse_score(text: &str) -> Option<i64> {
     text.parse::<i64>()
         .ok()
         .or_else(|| text.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| f as i64))

@@ -70,7 +70,7 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    pub fn add(counter: &AtomicU64) {
+    pub(crate) fn add(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -88,7 +88,7 @@ pub(crate) struct Limiter {
 }
 
 impl Limiter {
-    pub fn new(core: Arc<Core>, queue: &str, key: String, limit: RateLimit) -> Limiter {
+    pub(super) fn new(core: Arc<Core>, queue: &str, key: String, limit: RateLimit) -> Limiter {
         let (interval_us, tolerance_us, catch_up_us) = limit.gcra();
         Limiter {
             core,
@@ -108,7 +108,7 @@ impl Limiter {
     ///
     /// Cancel safe: the take gives back what it moved; a permit granted to
     /// a take dropped before its value came is spent.
-    pub async fn take<T: Send + 'static>(&self, queue: &ReliableQueue<T>) -> Result<Option<Delivery<T>>> {
+    pub(super) async fn take<T: Send + 'static>(&self, queue: &ReliableQueue<T>) -> Result<Option<Delivery<T>>> {
         let mut found = self.turn.lock().await;
         if !std::mem::take(&mut *found) {
             self.ready(queue.keys()).await?;

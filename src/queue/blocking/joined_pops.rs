@@ -85,7 +85,7 @@ pub(super) struct Source {
 
 impl Source {
     /// Values of `key` given back through `conn`, counted by `settling`.
-    pub fn new(conn: &fred::clients::Client, settling: &Arc<Settling>, key: &str) -> Source {
+    pub(super) fn new(conn: &fred::clients::Client, settling: &Arc<Settling>, key: &str) -> Source {
         Source {
             conn: conn.clone(),
             settling: settling.clone(),
@@ -96,7 +96,7 @@ impl Source {
 
 impl JoinedPops {
     /// Takes that pop (or wait) with up to `at_once` commands in flight.
-    pub fn new(at_once: usize) -> Arc<JoinedPops> {
+    pub(super) fn new(at_once: usize) -> Arc<JoinedPops> {
         Arc::new(JoinedPops {
             slots: Mutex::default(),
             at_once,
@@ -106,7 +106,7 @@ impl JoinedPops {
     /// A slot to pop, or a place in the queue of waiting takes, for a take
     /// that waits `until` then (`source`, made only then, is where a value
     /// served too late goes back).
-    pub fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source, until: Option<Instant>) -> Entry {
+    pub(super) fn enter(self: &Arc<Self>, source: impl FnOnce() -> Source, until: Option<Instant>) -> Entry {
         let mut slots = self.slots.lock();
         if slots.popping < self.at_once {
             slots.popping += 1;
@@ -142,7 +142,7 @@ pub(super) struct Slot {
 impl Slot {
     /// The takes waiting now, to serve with this pop (they stop waiting
     /// for a slot of their own).
-    pub fn joined(&self) -> Vec<InLine> {
+    pub(super) fn joined(&self) -> Vec<InLine> {
         let mut slots = self.pops.slots.lock();
         let mut joined = Vec::new();
         while joined.len() < MOST_JOINED {
@@ -158,7 +158,7 @@ impl Slot {
     /// Puts takes this slot's holder joined but could not serve back at the
     /// front of the line, in their order (a wait that ended with fewer
     /// values than takes; see `joined_waits`).
-    pub fn requeue(&self, takes: Vec<InLine>) {
+    pub(super) fn requeue(&self, takes: Vec<InLine>) {
         let mut slots = self.pops.slots.lock();
         for take in takes.into_iter().rev() {
             if !take.take.is_closed() {
@@ -204,7 +204,7 @@ impl Batch {
     /// with no take to receive them go back to the head of the list, from a
     /// task of their own (so that a caller that stops waiting now loses
     /// nothing).
-    pub fn serve(
+    pub(super) fn serve(
         mut self,
         source: &Source,
         popped: Result<Vec<Bytes>, fred::error::Error>,
@@ -273,7 +273,7 @@ pub(super) struct Waiting {
 impl Waiting {
     /// What it was served; [`Served::Lead`] comes with the slot it names
     /// (held by the returned [`Slot`]).
-    pub async fn served(mut self) -> (Served, Option<Slot>) {
+    pub(super) async fn served(mut self) -> (Served, Option<Slot>) {
         match (&mut self.served).await {
             Ok(Served::Lead) => (
                 Served::Lead,

@@ -21,7 +21,7 @@ pub(super) struct ReadyHint {
 
 impl ReadyHint {
     /// Whether this take should try `LPOP` first (and counts it if not).
-    pub fn probe(&self) -> bool {
+    pub(super) fn probe(&self) -> bool {
         if self.misses.load(Ordering::Relaxed) == 0 {
             return true;
         }
@@ -30,7 +30,7 @@ impl ReadyHint {
     }
 
     /// What the `LPOP` found.
-    pub fn found(&self, value: bool) {
+    pub(super) fn found(&self, value: bool) {
         if value {
             self.misses.store(0, Ordering::Relaxed);
         } else {

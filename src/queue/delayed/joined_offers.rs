@@ -65,7 +65,7 @@ impl Target {
     /// One run of `lua/offer.lua` adding `elements` in order (sent once: a
     /// resent offer could add its elements twice). The 1-based positions of
     /// those that collided with pending ones.
-    pub async fn offer(&self, elements: Vec<(Due, Bytes)>) -> Result<Vec<usize>> {
+    pub(super) async fn offer(&self, elements: Vec<(Due, Bytes)>) -> Result<Vec<usize>> {
         self.collisions(self.run(elements).await)
     }
 
@@ -113,7 +113,13 @@ impl JoinedOffers {
     /// `due`: alone, or with others, as many as one offering run takes
     /// (`queue/batch.rs`, as a bulk-offer chunk). Whether it collided with
     /// a pending element (then re-pack it and offer again).
-    pub async fn offer(self: &Arc<Self>, target: Target, due: Due, element: Bytes, payload: usize) -> Result<bool> {
+    pub(super) async fn offer(
+        self: &Arc<Self>,
+        target: Target,
+        due: Due,
+        element: Bytes,
+        payload: usize,
+    ) -> Result<bool> {
         let joined = {
             let mut outbox = self.outbox.lock();
             if !outbox.busy {

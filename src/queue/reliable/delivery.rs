@@ -189,7 +189,7 @@ pub(crate) struct DeliveryLease {
 }
 
 impl DeliveryLease {
-    pub fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
+    pub(crate) fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
         let keys = Arc::new(keys.clone());
         let token = core
             .reliable_queues()
@@ -205,7 +205,7 @@ impl DeliveryLease {
         }
     }
 
-    pub async fn extend(&self, timeout: Duration) -> Result<bool> {
+    pub(crate) async fn extend(&self, timeout: Duration) -> Result<bool> {
         let script = &SCRIPTS.extend;
         let args = vec![
             Value::Bytes(self.member.clone()),
@@ -218,7 +218,7 @@ impl DeliveryLease {
         Ok(reply::int(&value)? == 1)
     }
 
-    pub async fn ack(&mut self) -> Result<bool> {
+    pub(crate) async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
@@ -238,7 +238,7 @@ impl DeliveryLease {
         acked
     }
 
-    pub async fn release(&mut self, to: Release) -> Result<bool> {
+    pub(crate) async fn release(&mut self, to: Release) -> Result<bool> {
         // Settled first: the release runs in a task of its own (see
         // `Request::apply_retrying`) that a caller who stops waiting does not
         // stop, so `Drop` must not send a second one.

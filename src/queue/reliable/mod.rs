@@ -132,13 +132,13 @@ pub(crate) struct Registries {
 
 impl Registries {
     /// Waits until every delivery handed out is settled.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         self.outstanding.settled().await
     }
 
     /// Gives every delivery still unsettled back to the head of its queue,
     /// until `close_by` at most (shutdown, after its grace).
-    pub async fn release_unsettled(&self, core: &Core, close_by: tokio::time::Instant) {
+    pub(crate) async fn release_unsettled(&self, core: &Core, close_by: tokio::time::Instant) {
         self.outstanding.release_all(core, close_by).await
     }
 }

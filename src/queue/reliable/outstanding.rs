@@ -24,20 +24,20 @@ pub(crate) struct Outstanding {
 }
 
 impl Outstanding {
-    pub fn add(&self, keys: Arc<QueueKeys>, settings: Settings, member: Bytes) -> u64 {
+    pub(super) fn add(&self, keys: Arc<QueueKeys>, settings: Settings, member: Bytes) -> u64 {
         let token = self.next.fetch_add(1, Ordering::Relaxed);
         self.deliveries.lock().insert(token, (keys, settings, member));
         token
     }
 
-    pub fn remove(&self, token: u64) {
+    pub(super) fn remove(&self, token: u64) {
         if self.deliveries.lock().remove(&token).is_some() {
             self.changed.notify_waiters();
         }
     }
 
     /// Waits until every delivery is settled.
-    pub async fn settled(&self) {
+    pub(super) async fn settled(&self) {
         loop {
             let changed = self.changed.notified();
             if self.deliveries.lock().is_empty() {
@@ -49,7 +49,7 @@ impl Outstanding {
 
     /// Gives what is still unsettled back to the head of its queue, all
     /// together, until `close_by` at most (shutdown, after its grace).
-    pub async fn release_all(&self, core: &Core, close_by: tokio::time::Instant) {
+    pub(super) async fn release_all(&self, core: &Core, close_by: tokio::time::Instant) {
         let unsettled: Vec<Unsettled> = self.deliveries.lock().drain().map(|(_, d)| d).collect();
         tracing::info!(
             count = unsettled.len(),

@@ -77,7 +77,7 @@ impl Drop for ReaperLease {
 
 impl Reapers {
     /// A lease on the reaper of `keys`' queue, started if none runs.
-    pub fn lease(
+    pub(super) fn lease(
         &self,
         core: &Arc<Core>,
         keys: &Arc<QueueKeys>,

@@ -122,7 +122,7 @@ pub(crate) struct SchedulerTask {
 }
 
 impl SchedulerTask {
-    pub fn new(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings, stats: Arc<Stats>) -> Self {
+    pub(super) fn new(pool: Pool, subscriber: SubscriberClient, settings: TransferSettings, stats: Arc<Stats>) -> Self {
         let (precise, fired) = PreciseTimer::start();
         SchedulerTask {
             pool,
@@ -144,7 +144,7 @@ impl SchedulerTask {
         }
     }
 
-    pub async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+    pub(super) async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
         let subscriber = self.subscriber.take().expect("run is called once");
         let mut messages = subscriber.message_rx();
         let mut messages_open = true;
