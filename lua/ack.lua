@@ -1,5 +1,5 @@
 -- ack: settle a delivery for good.
--- KEYS: 1 inflight set, 2 acked set
+-- KEYS: 1 lease set (delayq_leases), 2 acked set
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is

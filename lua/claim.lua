@@ -1,7 +1,7 @@
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.
--- KEYS: 1 staging list, 2 inflight set, 3 dead-letter list, 4 due-time set
+-- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 dead-letter list, 4 due-time set
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list)
@@ -19,7 +19,7 @@
 -- give-back (nack, timeout, drop) and holds the counts of the copies given
 -- back (lib/counts.lua); the next claim of the value takes the highest one
 -- that is ready.
--- The delivery goes into the inflight set as id .. count (10 digits) .. value.
+-- The delivery goes into the lease set as id .. count (10 digits) .. value.
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end

@@ -1,5 +1,5 @@
 -- nack: give a delivery back, to be delivered again now or after a delay.
--- KEYS: 1 inflight set, 2 destination list, 3 timeout set, 4 pending list,
+-- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
 --       record expiry (zset), 9 dead-letter reasons (list), 10 request key
 --       (lib/request.lua: a resend gets the first run's reply and changes

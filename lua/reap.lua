@@ -1,6 +1,6 @@
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
--- KEYS: 1 staging list, 2 inflight set, 3 destination list, 4 count records
+-- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
 --       (hash), 5 count record expiry (zset), 6 staging mark (hash), 7 the
 --       run's lane record (lib/request.lua)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count

@@ -78,7 +78,8 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Deletes every ready value (Java's `clear()`); returns whether there
     /// was any. Pending values of the delayed queue are not touched. Sent
-    /// once: a resend could delete values offered after the first run.
+    /// once: a resend could delete values offered after the first run, so
+    /// a lost reply is [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
     pub async fn clear(&self) -> Result<bool> {
         let n: i64 = self
             .handle
@@ -87,7 +88,7 @@ impl<T: 'static> BlockingQueue<T> {
             .with_options(&Resend::Once.options())
             .del(self.name())
             .await
-            .on_key(self.name())?;
+            .sent_once("clear", self.name())?;
         Ok(n > 0)
     }
 }

@@ -200,7 +200,7 @@ impl<T: 'static> DelayedQueue<T> {
                 self.handle.keys.ids(),
             ])
             .await
-            .on_key(self.name())?;
+            .sent_once("clear", self.name())?;
         Ok(n > 0)
     }
 

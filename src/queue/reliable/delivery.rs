@@ -15,7 +15,7 @@ use crate::queue::Core;
 use crate::wire::format;
 use crate::wire::keys::QueueKeys;
 
-/// Bytes before the value in a delivery's member of the inflight set: the
+/// Bytes before the value in a delivery's member of the lease set (`delayq_leases`): the
 /// 8-byte delivery id, then the delivery count as 10 decimal digits.
 pub(crate) const MEMBER_HEADER: usize = 18;
 
@@ -25,7 +25,7 @@ const ACK_MEMORY: Duration = Duration::from_secs(300);
 /// Most acked ids remembered per queue (about 10 MB).
 const ACK_MEMORY_CAP: i64 = 100_000;
 
-/// A delivery's member of the inflight set: id, count, value.
+/// A delivery's member of the lease set (`delayq_leases`): id, count, value.
 pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
     let mut member = Vec::with_capacity(MEMBER_HEADER + value.len());
     member.extend_from_slice(&id);
@@ -173,7 +173,7 @@ impl<T: 'static> Delivery<T> {
     }
 }
 
-/// A delivery's lease on its value (its member of the inflight set, until
+/// A delivery's lease on its value (its member of the lease set (`delayq_leases`), until
 /// a visibility deadline): the part of a delivery that settles it, by an
 /// ack or a [`Release`]. Also held without a decoded value, to release one
 /// that failed to decode or that no handler saw. Dropped unsettled, it
@@ -182,7 +182,7 @@ pub(crate) struct DeliveryLease {
     core: Arc<Core>,
     keys: Arc<QueueKeys>,
     settings: Settings,
-    /// The delivery's member of the inflight set (see [`member`]).
+    /// The delivery's member of the lease set (`delayq_leases`) (see [`member`]).
     member: Bytes,
     token: u64,
     settled: bool,

@@ -7,7 +7,7 @@
 //! value no handler saw (with `max_deliveries(1)`, a dead letter). The take
 //! chose the delivery's id, so once the connection is back it looks for the
 //! delivery by that id and gives it back uncounted, first in line. Lost
-//! replies are rare, so a scan of the in-flight set (`ZSCAN ... MATCH`, a
+//! replies are rare, so a scan of the lease set (`ZSCAN ... MATCH`, a
 //! bounded page a call) is an acceptable price.
 
 use std::sync::Arc;
