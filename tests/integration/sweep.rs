@@ -254,7 +254,7 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
         assert_eq!(owner.as_deref(), Some("dead-client"), "a live lease is never taken");
         assert_eq!(client.stats().sweeps, 0);
         eventually(
-            Duration::from_secs(30),
+            Duration::from_secs(60),
             "the sweep taken over drains the backlog",
             || async { raw.llen("big").await == 10_000 },
         )
@@ -294,7 +294,7 @@ async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
             .iter()
             .map(|c| c.delayed_queue("rests", StringCodec).unwrap())
             .collect();
-        eventually(Duration::from_secs(30), "the backlog swept", || async {
+        eventually(Duration::from_secs(60), "the backlog swept", || async {
             raw.llen("rests").await == 10_000
         })
         .await;
