@@ -18,10 +18,16 @@ use super::java_type::JavaType;
 ///   "classes": {
 ///     "compat.Order": {"fields": {"id": "String", "amount": "long", "tags": "List<String>"}},
 ///     "compat.Event$Status": {"enum": ["NEW", "PAID", "CANCELLED"]},
-///     "com.shop.Address": {"final": true, "fields": {"city": "String"}}
+///     "com.shop.Address": {"final": true, "fields": {"city": "String"}},
+///     "com.shop.Invoice": {"serialVersionUID": 1, "fields": {"total": "BigDecimal"}}
 ///   }
 /// }
 /// ```
+///
+/// One schema serves every Java codec: Kryo reads `fields` and `final`;
+/// Java serialization and JBoss Marshalling also write `serialVersionUID`
+/// (default 0 when absent) into their class descriptors. Fields are those
+/// of the class itself: superclasses other than `Object` are not described.
 ///
 /// List every field Kryo writes: all non-`static`, non-`transient` fields
 /// of the class and its superclasses (their order in the file does not
@@ -56,6 +62,9 @@ pub(crate) enum ClassDef {
     Pojo {
         fields: Vec<(String, JavaType)>,
         is_final: bool,
+        /// Java's `serialVersionUID`, which Java serialization and JBoss
+        /// Marshalling write in a class descriptor (Kryo ignores it).
+        serial_version_uid: Option<i64>,
     },
     /// Constant names by ordinal.
     Enum { constants: Vec<String> },
@@ -76,6 +85,8 @@ struct FileClass {
     constants: Option<Vec<String>>,
     #[serde(default, rename = "final")]
     is_final: bool,
+    #[serde(default, rename = "serialVersionUID")]
+    serial_version_uid: Option<i64>,
 }
 
 /// Kryo's field order: by name, comparing UTF-16 code units as Java's
@@ -114,6 +125,7 @@ impl KryoSchema {
                     ClassDef::Pojo {
                         fields: parsed,
                         is_final: class.is_final,
+                        serial_version_uid: class.serial_version_uid,
                     }
                 }
                 (None, Some(constants)) => ClassDef::Enum { constants },
@@ -149,6 +161,7 @@ impl KryoSchema {
             ClassDef::Pojo {
                 fields: parsed,
                 is_final: false,
+                serial_version_uid: None,
             },
         );
         self.resolve();
