@@ -74,9 +74,10 @@ impl KryoValue {
                 Ok(text) => integer_or_text(text),
                 Err(_) => Value::String(decimal::hex_form(b, None)),
             },
-            KryoValue::Enum { ordinal, name, .. } => match name {
-                Some(name) => Value::String(name.clone()),
-                None => Value::from(*ordinal),
+            KryoValue::Enum { ordinal, name, .. } => match (name, ordinal) {
+                (Some(name), _) => Value::String(name.clone()),
+                (None, Some(ordinal)) => Value::from(*ordinal),
+                (None, None) => Value::Null,
             },
             KryoValue::Collection { items, .. } => Value::Array(items.iter().map(|i| i.json(keys)).collect()),
             KryoValue::Map { entries, .. } => Value::Object(
@@ -511,7 +512,7 @@ fn user(json: &Value, class: &str, schema: Option<&KryoSchema>, depth: usize) ->
             };
             Ok(KryoValue::Enum {
                 class: class.to_owned(),
-                ordinal: ordinal as u32,
+                ordinal: Some(ordinal as u32),
                 name: Some(constants[ordinal].clone()),
             })
         }

@@ -181,7 +181,7 @@ impl ser::Serializer for Ser {
         out(
             KryoValue::Enum {
                 class: name.to_owned(),
-                ordinal: index,
+                ordinal: Some(index),
                 name: Some(variant.to_owned()),
             },
             Decl::Type(JavaType::final_class(name)),

@@ -228,7 +228,7 @@ fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Re
                     })?;
                     Ok(KryoValue::Enum {
                         class: class.to_owned(),
-                        ordinal,
+                        ordinal: Some(ordinal),
                         name: Some(name),
                     })
                 }
@@ -450,15 +450,25 @@ fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) 
             w.var_u32(Writer::len_plus_one(bytes.len())?);
             w.bytes(&bytes);
         }
-        KryoValue::Enum { ordinal, .. } => w.var_u32(
+        KryoValue::Enum { class, ordinal, name } => w.var_u32(
             ordinal
+                .ok_or_else(|| {
+                    KryoError::encode(format!(
+                        "{class}.{}: Kryo writes an enum constant's ordinal, which this value lacks (describe the enum in a schema)",
+                        name.as_deref().unwrap_or("?")
+                    ))
+                })?
                 .checked_add(1)
                 .ok_or_else(|| KryoError::encode("enum ordinal too large"))?,
         ),
         KryoValue::Collection { items, .. } => write_collection(w, items, generics)?,
         KryoValue::Map { entries, .. } => write_map(w, entries, generics)?,
         KryoValue::Object { class, fields } => {
-            for field in fields {
+            // Kryo's order (by name), whatever order the value came in: a
+            // POJO read from Java serialization lists its primitives first.
+            let mut in_order: Vec<&KryoField> = fields.iter().collect();
+            in_order.sort_by(|a, b| a.name.encode_utf16().cmp(b.name.encode_utf16()));
+            for field in in_order {
                 write_field(w, &field.declared, &field.value)
                     .map_err(|e| KryoError::encode(format!("{class}.{}: {}", field.name, e.message())))?;
             }

@@ -71,13 +71,15 @@ pub enum KryoValue {
     },
     /// `java.math.BigInteger`, two's complement, big-endian, shortest form.
     BigInteger(Vec<u8>),
-    /// A Java enum constant: Kryo writes its ordinal only.
+    /// A Java enum constant. Kryo writes its ordinal only; Java
+    /// serialization and JBoss Marshalling write its name only. The other
+    /// one is known when a schema or a Rust type gave it.
     Enum {
         /// The enum class.
         class: String,
         /// The constant's ordinal.
-        ordinal: u32,
-        /// The constant's name, when a schema or Rust type gave it.
+        ordinal: Option<u32>,
+        /// The constant's name.
         name: Option<String>,
     },
     /// A collection (`ArrayList`, `HashSet`, `LinkedList`...), in order.

@@ -182,9 +182,10 @@ impl<'de> Deserializer<'de> for ValueDe {
                     Err(_) => v.visit_string(text),
                 }
             }
-            KryoValue::Enum { ordinal, name, .. } => match name {
-                Some(name) => v.visit_string(name),
-                None => v.visit_u32(ordinal),
+            KryoValue::Enum { ordinal, name, .. } => match (name, ordinal) {
+                (Some(name), _) => v.visit_string(name),
+                (None, Some(ordinal)) => v.visit_u32(ordinal),
+                (None, None) => Err(de::Error::custom("an enum constant with neither name nor ordinal")),
             },
             KryoValue::Collection { items, .. } => {
                 v.visit_seq(de::value::SeqDeserializer::new(items.into_iter().map(ValueDe)))
@@ -229,7 +230,16 @@ impl<'de> Deserializer<'de> for ValueDe {
         v: V,
     ) -> Result<V::Value, KryoError> {
         let index = match &self.0 {
-            KryoValue::Enum { ordinal, .. } => *ordinal,
+            // By name when the payload named it (Java serialization,
+            // River) and the Rust enum has it; else by ordinal (Kryo).
+            KryoValue::Enum { ordinal, name, .. } => match (
+                name.as_deref().and_then(|n| variants.iter().position(|x| *x == n)),
+                ordinal,
+            ) {
+                (Some(i), _) => i as u32,
+                (None, Some(ordinal)) => *ordinal,
+                (None, None) => return Err(de::Error::unknown_variant(name.as_deref().unwrap_or("?"), variants)),
+            },
             KryoValue::String(s) => variants
                 .iter()
                 .position(|x| x == s)
