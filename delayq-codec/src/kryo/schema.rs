@@ -168,6 +168,34 @@ impl KryoSchema {
         Ok(self)
     }
 
+    /// Sets the `serialVersionUID` of a POJO class already added, which
+    /// Java serialization and JBoss Marshalling write (Kryo does not).
+    ///
+    /// ```
+    /// use delayq_codec::kryo::KryoSchema;
+    /// let schema = KryoSchema::new()
+    ///     .with_class("compat.Order", &[("id", "String")]).unwrap()
+    ///     .with_serial_version_uid("compat.Order", 1).unwrap();
+    /// assert_eq!(schema.serial_version_uid("compat.Order"), Some(1));
+    /// ```
+    pub fn with_serial_version_uid(mut self, name: &str, uid: i64) -> Result<Self, String> {
+        match self.classes.get_mut(name) {
+            Some(ClassDef::Pojo { serial_version_uid, .. }) => {
+                *serial_version_uid = Some(uid);
+                Ok(self)
+            }
+            _ => Err(format!("{name} is not a POJO class of this schema")),
+        }
+    }
+
+    /// The `serialVersionUID` the schema gives a POJO class, if any.
+    pub fn serial_version_uid(&self, name: &str) -> Option<i64> {
+        match self.classes.get(name) {
+            Some(ClassDef::Pojo { serial_version_uid, .. }) => *serial_version_uid,
+            _ => None,
+        }
+    }
+
     /// Adds an enum with its constants in ordinal order.
     ///
     /// ```
