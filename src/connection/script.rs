@@ -241,6 +241,7 @@ pub(crate) struct Scripts {
     pub drain: Script,
     pub restore: Script,
     pub migrate: Script,
+    pub recode: Script,
     pub claim: Script,
     pub ack: Script,
     pub nack: Script,
@@ -290,6 +291,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     restore: lua!("restore", Safe),
     // Keyed by a request: a resend returns the first run's counts.
     migrate: lua!("migrate", Safe),
+    // Keyed by a request: a resend returns the first run's counts (run
+    // again, it would find the elements it rewrote changed and count them
+    // as moved).
+    recode: lua!("recode", Safe),
     claim: lua!("claim", Once),
     ack: lua!("ack", Safe),
     nack: lua!("nack", Safe),

@@ -29,6 +29,7 @@ mod metrics;
 mod pause;
 mod publishes;
 mod rate_limit;
+mod recode;
 mod reliability;
 mod reliability_bounds;
 mod schedule;

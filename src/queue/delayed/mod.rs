@@ -21,11 +21,13 @@ mod offer;
 mod page;
 mod pause;
 mod read;
+mod recode;
 mod remove;
 
 pub use ids::Scheduled;
 pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};
+pub use recode::RecodeReport;
 pub use remove::Purged;
 
 /// A queue of values that each become available at their due time, shared with
