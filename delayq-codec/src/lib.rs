@@ -99,6 +99,15 @@ pub trait Codec<T>: Send + Sync + 'static {
         let _ = raw;
         None
     }
+
+    /// For a codec that reads several formats (auto-detection, as the
+    /// CLI's and dashboard's `--codec auto`): the name of the codec that
+    /// wrote `raw` (`lz4/kryo`, `serialization`...). `None` for a codec of
+    /// one format.
+    fn detected_codec(&self, raw: &[u8]) -> Option<String> {
+        let _ = raw;
+        None
+    }
 }
 
 const JAVA_SERIALIZATION_HINT: &str = "Java serialization (SerializationCodec/MarshallingCodec): configure \
