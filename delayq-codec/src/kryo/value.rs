@@ -2,7 +2,7 @@
 
 use super::error::KryoError;
 use super::java_type::JavaType;
-use super::schema::KryoSchema;
+use super::schema::{ClassDef, KryoSchema};
 use super::{decimal, tree};
 
 /// A Java value as Kryo writes it, with its Java class.
@@ -201,6 +201,51 @@ impl KryoValue {
     pub fn big_decimal(text: &str) -> Result<KryoValue, String> {
         let (unscaled, scale) = decimal::parse(text)?;
         Ok(KryoValue::BigDecimal { unscaled, scale })
+    }
+
+    /// Takes, from `schema`, the declared field types of the POJOs it
+    /// describes and the ordinals of enum constants known by name only,
+    /// throughout the value. Kryo writes a field by its declared type (a
+    /// `List<String>` field's elements go without their class), so a POJO
+    /// read with Java serialization or River, whose descriptors carry
+    /// erased types (`java.util.List`), needs this before Kryo writes it as
+    /// Java's `Kryo5Codec` would.
+    ///
+    /// ```
+    /// use delayq_codec::kryo::{KryoSchema, KryoValue};
+    /// let schema = KryoSchema::new().with_enum("shop.Status", &["NEW", "PAID"]);
+    /// let mut paid = KryoValue::Enum { class: "shop.Status".into(), ordinal: None, name: Some("PAID".into()) };
+    /// paid.adopt_schema(&schema);
+    /// assert_eq!(paid.encode().unwrap()[..], [0x01, 0x00, b's', b'h', b'o', b'p', b'.', b'S', b't', b'a', b't', b'u', b's' | 0x80, 0x02]);
+    /// ```
+    pub fn adopt_schema(&mut self, schema: &KryoSchema) {
+        match self {
+            KryoValue::Object { class, fields } => {
+                if let Some(ClassDef::Pojo { fields: declared, .. }) = schema.get(class) {
+                    for field in fields.iter_mut() {
+                        if let Some((_, ty)) = declared.iter().find(|(name, _)| *name == field.name) {
+                            field.declared = ty.clone();
+                        }
+                    }
+                }
+                fields.iter_mut().for_each(|f| f.value.adopt_schema(schema));
+            }
+            KryoValue::Enum {
+                class,
+                ordinal: ordinal @ None,
+                name: Some(name),
+            } => {
+                if let Some(ClassDef::Enum { constants }) = schema.get(class) {
+                    *ordinal = constants.iter().position(|c| c == name).map(|i| i as u32);
+                }
+            }
+            KryoValue::Collection { items, .. } => items.iter_mut().for_each(|v| v.adopt_schema(schema)),
+            KryoValue::Map { entries, .. } => entries.iter_mut().for_each(|(k, v)| {
+                k.adopt_schema(schema);
+                v.adopt_schema(schema);
+            }),
+            _ => {}
+        }
     }
 
     /// A field of an object by name.
