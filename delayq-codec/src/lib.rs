@@ -153,7 +153,7 @@ fn kryo_varint(bytes: &[u8]) -> bool {
         && bytes[bytes.len() - 1] & 0x80 == 0
 }
 
-fn looks_like_kryo(raw: &[u8]) -> bool {
+pub(crate) fn looks_like_kryo(raw: &[u8]) -> bool {
     let class_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$' | b'[' | b';');
     match raw {
         // An unregistered class, written by name: 0x01, name id, class name.
