@@ -46,6 +46,8 @@ mod snappy;
 mod zstd;
 
 #[cfg(test)]
+mod interop_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
