@@ -427,6 +427,9 @@ fn garbage_and_other_wrappers_bytes_are_typed_errors() {
         kind(Compression::Zstd, &dictionary, 1024),
         CompressErrorKind::Unsupported
     );
+    let mut reserved = good.clone();
+    reserved[8] |= 0b1000;
+    assert_eq!(kind(Compression::Zstd, &reserved, 1024), CompressErrorKind::Malformed);
     let mut trailing = good.clone();
     trailing.extend_from_slice(b"junk");
     assert_eq!(kind(Compression::Zstd, &trailing, 1024), CompressErrorKind::Malformed);

@@ -54,12 +54,20 @@ pub(super) fn decompress(raw: &[u8], max_size: usize) -> Result<Vec<u8>, Compres
         }
         Some(_) => {}
     }
-    // Frame header descriptor: the low 2 bits flag a dictionary id.
+    // Frame header descriptor: the low 2 bits flag a dictionary id; bit 3
+    // is reserved, a frame with it set must not be read (libzstd refuses it).
     if data.get(4).is_some_and(|fhd| fhd & 0b11 != 0) {
         return Err(error(
             CompressErrorKind::Unsupported,
             PREFIX + 4,
             "a frame compressed with a dictionary (ZStdCodec never uses one)",
+        ));
+    }
+    if data.get(4).is_some_and(|fhd| fhd & 0b1000 != 0) {
+        return Err(error(
+            CompressErrorKind::Malformed,
+            PREFIX + 4,
+            "the zstd frame header's reserved bit is set",
         ));
     }
 
