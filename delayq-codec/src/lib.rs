@@ -14,6 +14,7 @@
 //! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
 //! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
 //! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
+//! | [`Lz4Codec<T, C>`], [`Lz4V2Codec`], [`SnappyCodec`], [`ZstdCodec`] | `C`'s (Kryo by default) | `LZ4Codec`, `LZ4CodecV2`, `SnappyCodecV2`, `ZStdCodec` around `C`'s Java codec ([`compress`]) |
 //!
 //! Untyped Kryo payloads (without Rust types) are [`kryo::KryoValue`]s, with
 //! a [`kryo::KryoSchema`] for POJOs.
@@ -35,6 +36,7 @@
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 mod bytes;
+pub mod compress;
 pub mod jackson;
 mod json;
 pub mod kryo;
@@ -42,6 +44,7 @@ mod long;
 mod string;
 
 pub use self::bytes::BytesCodec;
+pub use self::compress::{Lz4Codec, Lz4V2Codec, SnappyCodec, ZstdCodec};
 pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
 pub use self::kryo::KryoCodec;
