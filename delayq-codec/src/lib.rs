@@ -14,6 +14,7 @@
 //! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
 //! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
 //! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
+//! | [`MarshallingCodec<T>`] | `serde` types named after their Java class | `MarshallingCodec` (JBoss Marshalling River; the default of 3.13.0-3.18.x) |
 //!
 //! Untyped Kryo payloads (without Rust types) are [`kryo::KryoValue`]s, with
 //! a [`kryo::KryoSchema`] for POJOs.
@@ -39,6 +40,7 @@ pub mod jackson;
 mod json;
 pub mod kryo;
 mod long;
+pub mod marshalling;
 mod string;
 
 pub use self::bytes::BytesCodec;
@@ -46,6 +48,7 @@ pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
 pub use self::kryo::KryoCodec;
 pub use self::long::LongCodec;
+pub use self::marshalling::MarshallingCodec;
 pub use self::string::StringCodec;
 
 use ::bytes::Bytes;
