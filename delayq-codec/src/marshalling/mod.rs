@@ -163,3 +163,6 @@ pub fn looks_like(raw: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod hostile;

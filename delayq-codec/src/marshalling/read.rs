@@ -327,9 +327,11 @@ impl Reader<'_> {
         } else {
             match ids::predefined_class(id) {
                 Some(name) => Err(self.unsupported(at, name)),
-                None => Err(self
-                    .input
-                    .error(Kind::UnknownId, format!("byte {id:#04x} is not a collection id"))),
+                None => Err(Input::error_at(
+                    self.input.pos() - 1,
+                    Kind::UnknownId,
+                    format!("byte {id:#04x} is not a collection id"),
+                )),
             }
         }
     }
