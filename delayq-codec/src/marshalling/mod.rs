@@ -166,3 +166,6 @@ mod tests;
 
 #[cfg(test)]
 mod hostile;
+
+#[cfg(test)]
+mod proptests;
