@@ -66,6 +66,19 @@ use crate::kryo::{KryoSchema, KryoValue};
 /// bytes stand for a large tree (a list holding the previous list twice,
 /// thirty times over, is 2^30 values), and decoding refuses it with
 /// [`MarshallingErrorKind::TooLarge`] before building it.
+///
+/// ```
+/// use delayq_codec::marshalling::{self, MarshallingErrorKind};
+///
+/// // A list of "x" then 30 lists each holding the one inside it twice,
+/// // the second time by back-reference: 2^30 strings from 190 bytes.
+/// let mut raw = vec![0x04];
+/// raw.extend([0x53, 0x02, 0x5a].repeat(30));
+/// raw.extend([0x53, 0x01, 0x5a, 0x3e, 0x01, b'x']);
+/// raw.extend((1..=30u8).flat_map(|k| [0x39, 0xff - k]));
+/// let error = marshalling::decode(&raw).unwrap_err();
+/// assert_eq!(error.kind(), MarshallingErrorKind::TooLarge);
+/// ```
 pub const MAX_EXPANSION: usize = 64;
 
 /// See [`MAX_EXPANSION`].

@@ -367,6 +367,7 @@ fn javas_back_references_read_and_write_as_java_wrote_them() {
         let name = case["case"].as_str().unwrap();
         let raw = unhex(case["hex"].as_str().unwrap());
         let value = decode(&raw).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(looks_like(&raw), "{name}");
         let mut expected = raw.clone();
         if let Some(json) = case.get("value_json") {
             assert_eq!(&value.to_json(), json, "{name}");
