@@ -15,6 +15,7 @@
 //! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
 //! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
 //! | [`Lz4Codec<T, C>`], [`Lz4V2Codec`], [`SnappyCodec`], [`ZstdCodec`] | `C`'s (Kryo by default) | `LZ4Codec`, `LZ4CodecV2`, `SnappyCodecV2`, `ZStdCodec` around `C`'s Java codec ([`compress`]) |
+//! | [`MarshallingCodec<T>`] | `serde` types named after their Java class | `MarshallingCodec` (JBoss Marshalling River; the default of 3.13.0-3.18.x) |
 //!
 //! Untyped Kryo payloads (without Rust types) are [`kryo::KryoValue`]s, with
 //! a [`kryo::KryoSchema`] for POJOs.
@@ -41,6 +42,7 @@ pub mod jackson;
 mod json;
 pub mod kryo;
 mod long;
+pub mod marshalling;
 mod string;
 
 pub use self::bytes::BytesCodec;
@@ -49,6 +51,7 @@ pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
 pub use self::kryo::KryoCodec;
 pub use self::long::LongCodec;
+pub use self::marshalling::MarshallingCodec;
 pub use self::string::StringCodec;
 
 use ::bytes::Bytes;

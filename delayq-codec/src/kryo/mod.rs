@@ -40,17 +40,17 @@
 
 mod class;
 mod de;
-mod decimal;
+pub(crate) mod decimal;
 mod error;
-mod java_type;
+pub(crate) mod java_type;
 mod json;
 mod read;
-mod schema;
-mod ser;
+pub(crate) mod schema;
+pub(crate) mod ser;
 mod tree;
 mod types;
 mod value;
-mod value_serde;
+pub(crate) mod value_serde;
 mod write;
 
 use std::marker::PhantomData;

@@ -1,0 +1,75 @@
+//! Whether bytes look like what Redisson's `MarshallingCodec` writes,
+//! without decoding them: the version byte 4, then a plausible first object
+//! whose size agrees with the payload's where River's form fixes it.
+
+use super::ids;
+
+pub(super) fn looks_like(raw: &[u8]) -> bool {
+    let [ids::VERSION, lead, rest @ ..] = raw else {
+        return false;
+    };
+    let be16 = |b: &[u8]| b.get(..2).map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+    let be32 = |b: &[u8]| {
+        b.get(..4)
+            .and_then(|b| usize::try_from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])).ok())
+    };
+    // n characters of modified UTF-8 take n to 3n bytes.
+    let chars_fit = |n: usize, bytes: usize| n <= bytes && bytes <= n * 3;
+    match *lead {
+        ids::NULL | ids::STRING_EMPTY | ids::BOOLEAN_OBJECT_TRUE | ids::BOOLEAN_OBJECT_FALSE => rest.is_empty(),
+        ids::EMPTY_LIST_OBJECT | ids::EMPTY_SET_OBJECT | ids::EMPTY_MAP_OBJECT => rest.is_empty(),
+        ids::BYTE_OBJECT => rest.len() == 1,
+        ids::SHORT_OBJECT | ids::CHARACTER_OBJECT => rest.len() == 2,
+        ids::INTEGER_OBJECT | ids::FLOAT_OBJECT => rest.len() == 4,
+        ids::LONG_OBJECT | ids::DOUBLE_OBJECT => rest.len() == 8,
+        ids::STRING_SMALL => match rest.split_first() {
+            Some((&n, chars)) => chars_fit(if n == 0 { 0x100 } else { usize::from(n) }, chars.len()),
+            None => false,
+        },
+        ids::STRING_MEDIUM => be16(rest).is_some_and(|n| chars_fit(if n == 0 { 0x10000 } else { n }, rest.len() - 2)),
+        ids::STRING_LARGE => be32(rest).is_some_and(|n| n > 0 && chars_fit(n, rest.len() - 4)),
+        ids::ARRAY_EMPTY => rest == [ids::PRIM_BYTE],
+        ids::ARRAY_SMALL => match rest {
+            [n, ids::PRIM_BYTE, bytes @ ..] => bytes.len() == if *n == 0 { 0x100 } else { usize::from(*n) },
+            _ => false,
+        },
+        ids::ARRAY_MEDIUM => be16(rest).is_some_and(|n| {
+            rest.get(2) == Some(&ids::PRIM_BYTE) && rest.len() - 3 == if n == 0 { 0x10000 } else { n }
+        }),
+        ids::COLLECTION_EMPTY => matches!(rest, [id] if is_collection_id(*id)),
+        ids::COLLECTION_SMALL => {
+            matches!(rest, [n, id, items @ ..] if is_collection_id(*id) && items.len() >= if *n == 0 { 0x100 } else { usize::from(*n) })
+        }
+        ids::COLLECTION_MEDIUM => be16(rest).is_some_and(|n| {
+            rest.get(2).is_some_and(|id| is_collection_id(*id)) && rest.len() - 3 >= if n == 0 { 0x10000 } else { n }
+        }),
+        ids::SINGLETON_LIST_OBJECT | ids::SINGLETON_SET_OBJECT | ids::SINGLETON_MAP_OBJECT => !rest.is_empty(),
+        ids::NEW_OBJECT => match rest {
+            // A serializable class: its name as a String object, a
+            // serialVersionUID, a field count, at least a superclass byte.
+            [ids::SERIALIZABLE_CLASS | ids::WRITE_OBJECT_CLASS, ids::STRING_SMALL, n, tail @ ..] => {
+                let n = usize::from(*n);
+                tail.len() > n + 8 + 4 && is_class_name(&tail[..n])
+            }
+            // An enum or externalizable class: an int length, then the name.
+            [ids::ENUM_TYPE_CLASS | ids::EXTERNALIZABLE_CLASS, tail @ ..] => {
+                be32(tail).is_some_and(|n| n < 0x10000 && tail.len() > 4 + n && is_class_name(&tail[4..4 + n]))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn is_collection_id(id: u8) -> bool {
+    ids::cc_collection(id).is_some() || ids::cc_map(id).is_some()
+}
+
+/// `a.b.C` / `a.B$C`, ASCII.
+fn is_class_name(name: &[u8]) -> bool {
+    name.len() >= 3
+        && name.contains(&b'.')
+        && name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$'))
+}

@@ -1,0 +1,207 @@
+//! Property tests: any value River writes decodes back to itself, and no
+//! input makes decoding panic.
+
+use std::collections::BTreeMap;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::tests::{cases, schema, Event, Order, Status};
+use super::*;
+use crate::kryo::{decimal, JavaType, JavaUuid, KryoField};
+use crate::Codec;
+
+fn scalar() -> impl Strategy<Value = KryoValue> {
+    prop_oneof![
+        Just(KryoValue::Null),
+        any::<bool>().prop_map(KryoValue::Boolean),
+        any::<i8>().prop_map(KryoValue::Byte),
+        any::<u16>().prop_map(KryoValue::Char),
+        any::<i16>().prop_map(KryoValue::Short),
+        any::<i32>().prop_map(KryoValue::Int),
+        any::<i64>().prop_map(KryoValue::Long),
+        any::<f32>()
+            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
+            .prop_map(KryoValue::Float),
+        any::<f64>()
+            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
+            .prop_map(KryoValue::Double),
+        any::<String>().prop_map(KryoValue::String),
+        "[a-c]{0,3}".prop_map(KryoValue::String),
+        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes),
+        vec(any::<u8>(), 250..300).prop_map(KryoValue::Bytes),
+        any::<u128>().prop_map(KryoValue::Uuid),
+        any::<i64>().prop_map(KryoValue::Date),
+        (-31_557_014_167_219_200i64..=31_556_889_864_403_199, 0u32..1_000_000_000)
+            .prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos }),
+        (any::<i128>(), any::<i32>()).prop_map(|(u, scale)| KryoValue::BigDecimal {
+            unscaled: decimal::shortest(u.to_be_bytes().to_vec()),
+            scale,
+        }),
+        any::<i128>().prop_map(|u| KryoValue::BigInteger(decimal::shortest(u.to_be_bytes().to_vec()))),
+        (
+            prop_oneof![Just("p.Color"), Just("p.Size")],
+            prop_oneof![Just("RED"), Just("BIG")]
+        )
+            .prop_map(|(class, name)| KryoValue::Enum {
+                class: class.into(),
+                ordinal: None,
+                name: Some(name.into()),
+            }),
+    ]
+}
+
+const SCHEMA: &str = r#"{"classes": {
+    "p.A": {"serialVersionUID": 7, "fields": {"a": "long", "b": "Object"}},
+    "p.B": {"serialVersionUID": -1, "fields": {"b": "Object", "c": "int", "d": "boolean"}}
+}}"#;
+
+/// POJOs of two classes that share a field name (River writes it once).
+fn pojo(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strategy<Value = KryoValue> {
+    let object = JavaType::object;
+    prop_oneof![
+        (any::<i64>(), inner.clone()).prop_map(move |(a, b)| KryoValue::Object {
+            class: "p.A".into(),
+            fields: vec![
+                KryoField::new("a", JavaType::parse("long").unwrap(), KryoValue::Long(a)),
+                KryoField::new("b", object(), b),
+            ],
+        }),
+        (inner, any::<i32>(), any::<bool>()).prop_map(move |(b, c, d)| KryoValue::Object {
+            class: "p.B".into(),
+            fields: vec![
+                KryoField::new("b", object(), b),
+                KryoField::new("c", JavaType::parse("int").unwrap(), KryoValue::Int(c)),
+                KryoField::new("d", JavaType::parse("boolean").unwrap(), KryoValue::Boolean(d)),
+            ],
+        }),
+    ]
+}
+
+fn tree() -> impl Strategy<Value = KryoValue> {
+    scalar().prop_recursive(4, 64, 8, |inner| {
+        prop_oneof![
+            (
+                prop_oneof![
+                    Just("java.util.ArrayList"),
+                    Just("java.util.LinkedList"),
+                    Just("java.util.ArrayDeque"),
+                    Just("java.util.Vector"),
+                    Just("java.util.HashSet"),
+                    Just("java.util.LinkedHashSet"),
+                ],
+                vec(inner.clone(), 0..8)
+            )
+                .prop_map(|(class, items)| KryoValue::Collection {
+                    class: class.into(),
+                    items
+                }),
+            (
+                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
+                vec((inner.clone(), inner.clone()), 0..6)
+            )
+                .prop_map(|(class, entries)| KryoValue::Map {
+                    class: class.into(),
+                    entries
+                }),
+            inner.clone().prop_map(|item| KryoValue::Collection {
+                class: "java.util.Collections$SingletonList".into(),
+                items: vec![item],
+            }),
+            Just(KryoValue::Map {
+                class: "java.util.Collections$EmptyMap".into(),
+                entries: vec![],
+            }),
+            pojo(inner),
+        ]
+    })
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    (
+        prop::option::of(any::<String>()),
+        prop::option::of((
+            prop::option::of(any::<String>()),
+            any::<i64>(),
+            vec(any::<String>(), 0..4),
+        )),
+        prop::option::of(prop_oneof![
+            Just(Status::New),
+            Just(Status::Paid),
+            Just(Status::Cancelled)
+        ]),
+        prop::option::of(any::<u128>().prop_map(JavaUuid)),
+        any::<i64>(),
+        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
+        prop::option::of(any::<i32>()),
+        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
+                kind,
+                order: order.map(|(id, amount, tags)| Order { id, amount, tags }),
+                status,
+                uuid,
+                created_at,
+                attrs,
+                retries,
+                ratio,
+                urgent,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn values_round_trip(value in tree()) {
+        let schema = KryoSchema::from_json(SCHEMA).unwrap();
+        let raw = encode(&value, Some(&schema)).unwrap();
+        prop_assert!(looks_like(&raw));
+        prop_assert_eq!(decode(&raw).unwrap(), value);
+    }
+
+    #[test]
+    fn typed_values_round_trip(event in event()) {
+        let codec = MarshallingCodec::<Event>::new().with_schema(schema());
+        let raw = codec.encode(&event).unwrap();
+        prop_assert_eq!(codec.decode(&raw).unwrap(), event.clone());
+        // And through the value model into Kryo and back.
+        let kryo = decode_with_schema(&raw, &schema()).unwrap().encode().unwrap();
+        prop_assert_eq!(crate::kryo::from_slice::<Event>(&kryo).unwrap(), event);
+    }
+
+    #[test]
+    fn any_bytes_decode_or_fail_without_panicking(mut raw in vec(any::<u8>(), 0..96), river in any::<bool>()) {
+        if river {
+            raw.insert(0, 0x04);
+        }
+        let _ = decode(&raw);
+        let _ = decode_with_schema(&raw, &schema());
+        let _ = MarshallingCodec::<Event>::new().decode(&raw);
+        let _ = MarshallingCodec::<BTreeMap<String, i64>>::new().decode(&raw);
+        let _ = looks_like(&raw);
+    }
+
+    #[test]
+    fn mutated_vectors_decode_or_fail_without_panicking(
+        case in 0usize..27,
+        edits in vec((any::<usize>(), any::<u8>(), 0u8..3), 1..4),
+    ) {
+        let mut raw = cases().swap_remove(case).river;
+        for (at, byte, op) in edits {
+            let at = at % (raw.len() + 1);
+            match op {
+                0 if at < raw.len() => raw[at] = byte,
+                1 => raw.insert(at, byte),
+                _ if at < raw.len() => { raw.remove(at); }
+                _ => raw.push(byte),
+            }
+        }
+        let _ = decode(&raw);
+        let _ = MarshallingCodec::<Event>::new().decode(&raw);
+        let _ = looks_like(&raw);
+    }
+}
