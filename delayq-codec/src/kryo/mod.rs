@@ -45,12 +45,12 @@ mod error;
 mod java_type;
 mod json;
 mod read;
-mod schema;
-mod ser;
+pub(crate) mod schema;
+pub(crate) mod ser;
 mod tree;
 mod types;
 mod value;
-mod value_serde;
+pub(crate) mod value_serde;
 mod write;
 
 use std::marker::PhantomData;
