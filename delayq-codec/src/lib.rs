@@ -14,6 +14,7 @@
 //! | [`JsonCodec<T>`] | any `serde` type | `TypedJsonJacksonCodec(T.class)` (plain JSON) |
 //! | [`JacksonCodec<T>`] | `serde` types named after their Java class | `JsonJacksonCodec` (JSON with `@class`) |
 //! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
+//! | [`SerializationCodec<T>`] | `serde` types named after their Java class | `SerializationCodec` (Java's `ObjectOutputStream`) |
 //!
 //! Untyped Kryo payloads (without Rust types) are [`kryo::KryoValue`]s, with
 //! a [`kryo::KryoSchema`] for POJOs.
@@ -39,6 +40,7 @@ pub mod jackson;
 mod json;
 pub mod kryo;
 mod long;
+pub mod serialization;
 mod string;
 
 pub use self::bytes::BytesCodec;
@@ -46,6 +48,7 @@ pub use self::jackson::JacksonCodec;
 pub use self::json::JsonCodec;
 pub use self::kryo::KryoCodec;
 pub use self::long::LongCodec;
+pub use self::serialization::SerializationCodec;
 pub use self::string::StringCodec;
 
 use ::bytes::Bytes;
