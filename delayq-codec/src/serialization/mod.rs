@@ -201,3 +201,8 @@ fn encode_with(value: &KryoValue, classes: Classes<'_>) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+mod hostile;
+
+#[cfg(test)]
+mod proptests;
