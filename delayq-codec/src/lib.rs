@@ -16,6 +16,7 @@
 //! | [`KryoCodec<T>`] | `serde` types named after their Java class | `Kryo5Codec` (Redisson's default) |
 //! | [`Lz4Codec<T, C>`], [`Lz4V2Codec`], [`SnappyCodec`], [`ZstdCodec`] | `C`'s (Kryo by default) | `LZ4Codec`, `LZ4CodecV2`, `SnappyCodecV2`, `ZStdCodec` around `C`'s Java codec ([`compress`]) |
 //! | [`MarshallingCodec<T>`] | `serde` types named after their Java class | `MarshallingCodec` (JBoss Marshalling River; the default of 3.13.0-3.18.x) |
+//! | [`SerializationCodec<T>`] | `serde` types named after their Java class | `SerializationCodec` (Java's `ObjectOutputStream`) |
 //!
 //! Untyped Kryo payloads (without Rust types) are [`kryo::KryoValue`]s, with
 //! a [`kryo::KryoSchema`] for POJOs.
@@ -38,11 +39,13 @@
 
 mod bytes;
 pub mod compress;
+pub mod detect;
 pub mod jackson;
 mod json;
 pub mod kryo;
 mod long;
 pub mod marshalling;
+pub mod serialization;
 mod string;
 
 pub use self::bytes::BytesCodec;
@@ -52,6 +55,7 @@ pub use self::json::JsonCodec;
 pub use self::kryo::KryoCodec;
 pub use self::long::LongCodec;
 pub use self::marshalling::MarshallingCodec;
+pub use self::serialization::SerializationCodec;
 pub use self::string::StringCodec;
 
 use ::bytes::Bytes;
