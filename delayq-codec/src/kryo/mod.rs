@@ -226,7 +226,7 @@ pub(crate) fn diagnose(raw: &[u8]) -> Option<&'static str> {
 const REGISTERED_HINT: &str = "a class id Redisson's default Kryo5Codec() never writes: the Java side \
     registers classes (Kryo5Codec(allowedClasses, useReferences)), which delayq does not read";
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 #[cfg(test)]
 mod proptests;

@@ -1,0 +1,182 @@
+//! Which Redisson codec wrote a payload: auto-detection for tools that read
+//! queues whose codec they were not told, or whose values came from several
+//! (a fleet half way through a codec migration).
+//!
+//! Printable UTF-8 text goes straight to steps 4, 6 and 7. Otherwise each
+//! payload is tried in this order, and the first reading that takes the
+//! whole payload wins:
+//!
+//! 1. Java serialization: its stream magic `AC ED 00 05`;
+//! 2. JBoss Marshalling (River): its version byte and a plausible first id;
+//! 3. a compression wrapper (`lz4`, `lz4v2`, `snappy`, `zstd`): the framing
+//!    is checked, then the payload is decompressed (within the size cap)
+//!    and what is inside is detected with the steps below;
+//! 4. Jackson with type information: JSON holding `@class` or a
+//!    `["java.…", …]` wrapper;
+//! 5. Kryo: a class id or name first, and a decoding that takes every byte;
+//! 6. plain JSON (an object or an array);
+//! 7. UTF-8 text; anything else is raw bytes.
+//!
+//! Where it can be wrong (these are ambiguous bytes, not bugs):
+//!
+//! - LZ4Codec and LZ4CodecV2 frame a block the same way: both read as `lz4`
+//!   (a reader of one reads the other's bytes).
+//! - A Snappy block has no magic number: one whose bytes are all printable
+//!   (a block of 32 to 127 bytes of text can be) reads as text, and bytes
+//!   that happen to form a valid block read as Snappy.
+//! - Text that is a Kryo payload by accident (it starts with a control
+//!   character `\x01`–`\x0a` and decodes whole as Kryo, like `"\tT"`, which
+//!   is Kryo's Long 42) reads as Kryo; a `LongCodec` value (`"42"`) reads as
+//!   text, and a JSON string written by `StringCodec` as JSON.
+//! - An empty payload reads as the empty string.
+//! - `ByteArrayCodec` bytes that happen to be valid UTF-8 read as text.
+
+use crate::compress::Compression;
+use crate::kryo::{KryoSchema, KryoValue};
+use crate::{jackson, marshalling, serialization};
+
+/// A payload's codec and its value, as [`detect`] found them.
+///
+/// ```
+/// use delayq_codec::detect::{detect, Untyped};
+/// let found = detect(b"hello", None, delayq_codec::compress::DEFAULT_MAX_DECOMPRESSED);
+/// assert_eq!(found.codec, "string");
+/// assert_eq!(found.value, Untyped::Text("hello".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detected {
+    /// The codec, named as the CLI's `--codec` names it (`lz4/jackson`,
+    /// `lz4` for LZ4 around Kryo, `serialization`...).
+    pub codec: String,
+    /// The value.
+    pub value: Untyped,
+}
+
+/// A value read without knowing its type.
+///
+/// ```
+/// use delayq_codec::detect::Untyped;
+/// assert_eq!(Untyped::Bytes(vec![0xff]).to_json_text(), "\"ff\"");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Untyped {
+    /// A Java object (Kryo, Java serialization, River).
+    Java(KryoValue),
+    /// JSON: Jackson's (typing removed) or plain.
+    Json(serde_json::Value),
+    /// Text.
+    Text(String),
+    /// Bytes no codec reads.
+    Bytes(Vec<u8>),
+}
+
+impl Untyped {
+    /// The value as JSON text (bytes as hex), as the CLI prints values.
+    pub fn to_json_text(&self) -> String {
+        match self {
+            Untyped::Java(value) => value.to_json_text(),
+            Untyped::Json(json) => json.to_string(),
+            Untyped::Text(text) => serde_json::Value::String(text.clone()).to_string(),
+            Untyped::Bytes(bytes) => {
+                let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                serde_json::Value::String(hex).to_string()
+            }
+        }
+    }
+
+    /// The value as a tool shows it: text as it is, anything else as JSON.
+    pub fn to_display_text(&self) -> String {
+        match self {
+            Untyped::Text(text) => text.clone(),
+            other => other.to_json_text(),
+        }
+    }
+}
+
+/// Detects the codec of `raw` and reads it. POJOs and enums of Kryo
+/// payloads need `schema`; decompression stops at `max_size` bytes. Never
+/// fails: bytes nothing reads are [`Untyped::Bytes`].
+pub fn detect(raw: &[u8], schema: Option<&KryoSchema>, max_size: usize) -> Detected {
+    // Printable text is text (or JSON): every binary format here starts with
+    // a control or non-ASCII byte (a length, a magic number, a class id),
+    // except a Snappy block of 32 to 127 bytes of text, which would read as
+    // its own bytes.
+    if is_printable(raw) {
+        return detect_plain(raw, schema);
+    }
+    if raw.starts_with(&serialization::MAGIC) {
+        if let Ok(value) = serialization::decode(raw) {
+            return found("serialization", Untyped::Java(value));
+        }
+    }
+    if marshalling::looks_like(raw) {
+        if let Ok(value) = marshalling::decode(raw) {
+            return found("marshalling", Untyped::Java(value));
+        }
+    }
+    for wrap in Compression::ALL {
+        if !wrap.looks_like(raw) {
+            continue;
+        }
+        if let Ok(inner) = wrap.decompress(raw, max_size) {
+            let inside = detect_plain(&inner, schema);
+            let codec = match inside.codec.as_str() {
+                "kryo" => wrap.name().to_owned(),
+                other => format!("{}/{other}", wrap.name()),
+            };
+            return Detected { codec, ..inside };
+        }
+    }
+    detect_plain(raw, schema)
+}
+
+/// Steps 4 to 7: the codecs a compression wrapper may hold.
+fn detect_plain(raw: &[u8], schema: Option<&KryoSchema>) -> Detected {
+    let first = raw.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'{' | b'[')) && looks_typed(raw) {
+        if let Ok(json) = jackson::to_plain_json(raw) {
+            return found("jackson", Untyped::Json(json));
+        }
+    }
+    if matches!(raw.first(), Some(0x01..=0x0a)) {
+        match KryoValue::decode(raw, schema) {
+            Ok(value) => return found("kryo", Untyped::Java(value)),
+            // A POJO or enum the schema does not describe: Kryo still, as bytes.
+            Err(_) if crate::looks_like_kryo(raw) => return found("kryo", Untyped::Bytes(raw.to_vec())),
+            Err(_) => {}
+        }
+    }
+    if matches!(first, Some(b'{' | b'[')) {
+        if let Ok(json) = serde_json::from_slice::<serde_json::Value>(raw) {
+            return found("json", Untyped::Json(json));
+        }
+    }
+    match std::str::from_utf8(raw) {
+        Ok(text) => found("string", Untyped::Text(text.to_owned())),
+        Err(_) => found("bytes", Untyped::Bytes(raw.to_vec())),
+    }
+}
+
+/// UTF-8 without control characters other than tab, CR and LF.
+fn is_printable(raw: &[u8]) -> bool {
+    std::str::from_utf8(raw).is_ok_and(|text| text.chars().all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r')))
+}
+
+/// Jackson's default typing: `"@class"` in an object, or an array whose
+/// first element names a Java class.
+fn looks_typed(raw: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&raw[..raw.len().min(4096)]);
+    text.contains("\"@class\"") || text.trim_start().starts_with("[\"java.")
+}
+
+fn found(codec: &str, value: Untyped) -> Detected {
+    Detected {
+        codec: codec.to_owned(),
+        value,
+    }
+}
+
+#[cfg(test)]
+#[path = "detect_tests.rs"]
+mod tests;
