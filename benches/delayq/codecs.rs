@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "compat.Order")]
-struct Order {
+pub struct Order {
     id: Option<String>,
     amount: i64,
     tags: Vec<String>,
@@ -21,7 +21,7 @@ struct Order {
 /// Jackson types differently): the same fields both codecs can carry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "compat.Event", rename_all = "camelCase")]
-struct Event {
+pub struct Event {
     #[serde(rename = "type")]
     kind: Option<String>,
     order: Option<Order>,
@@ -43,7 +43,7 @@ pub struct Rates {
     pub jackson_bytes: usize,
 }
 
-fn event() -> Event {
+pub fn event() -> Event {
     Event {
         kind: Some("charge".into()),
         order: Some(Order {
@@ -60,7 +60,7 @@ fn event() -> Event {
 }
 
 /// Operations per second, median of 3 runs of `ITERATIONS`.
-fn per_second(mut op: impl FnMut()) -> f64 {
+pub fn per_second(mut op: impl FnMut()) -> f64 {
     let mut rates: Vec<f64> = (0..3)
         .map(|_| {
             let started = Instant::now();

@@ -4,7 +4,7 @@
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
 //! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big,
-//! decoders; `large` runs
+//! decoders, java-codecs; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads).
 
 mod admin;
@@ -15,6 +15,7 @@ mod codecs;
 mod consumers;
 mod dashboard;
 mod decoders;
+mod java_codecs;
 mod lateness;
 mod lateness_parts;
 mod many_queues;
@@ -543,6 +544,55 @@ async fn run() {
                 )
                 .ratio(r.kryo_bytes as f64 / r.jackson_bytes as f64),
         );
+    }
+    if wanted("java-codecs") {
+        eprintln!("14. Java codecs: LZ4, LZ4 v2, Snappy, Zstd, serialization, marshalling against Kryo...");
+        let r = java_codecs::run();
+        let scenario = "14. Java codecs, one POJO (compat.Event)";
+        for c in &r.others {
+            rows.push(
+                Row::new(scenario, &format!("{} encodes/s (vs KryoCodec)", c.codec))
+                    .values(rate(c.encode), format!("{} (kryo)", rate(r.kryo.encode)))
+                    .ratio(c.encode / r.kryo.encode),
+            );
+            rows.push(
+                Row::new(scenario, &format!("{} decodes/s (vs KryoCodec)", c.codec))
+                    .values(rate(c.decode), format!("{} (kryo)", rate(r.kryo.decode)))
+                    .ratio(c.decode / r.kryo.decode),
+            );
+            rows.push(
+                Row::new(scenario, &format!("{} payload bytes", c.codec))
+                    .values(format!("{} B", c.bytes), format!("{} B (kryo)", r.kryo.bytes))
+                    .ratio(c.bytes as f64 / r.kryo.bytes as f64),
+            );
+        }
+        let scenario = "14. Java codecs, the 27 captured values";
+        for (codec, ours, kryo) in &r.vector_sizes {
+            rows.push(
+                Row::new(scenario, &format!("{codec}: bytes of all 27 (as Java wrote them)"))
+                    .values(format!("{ours} B"), format!("{kryo} B (kryo)"))
+                    .ratio(*ours as f64 / *kryo as f64),
+            );
+        }
+        let scenario = format!(
+            "14. Java codecs, a {} KB JSON document",
+            java_codecs::DOCUMENT_BYTES / 1024
+        );
+        for d in &r.documents {
+            rows.push(
+                Row::new(&scenario, &format!("{} encode / decode MB/s", d.codec))
+                    .values(
+                        format!("{:.0} / {:.0} MB/s", d.encode, d.decode),
+                        format!("{:.0} / {:.0} MB/s (string)", r.plain.encode, r.plain.decode),
+                    )
+                    .ratio(d.decode / r.plain.decode),
+            );
+            rows.push(
+                Row::new(&scenario, &format!("{} stored bytes", d.codec))
+                    .values(format!("{} B", d.bytes), format!("{} B (string)", r.plain.bytes))
+                    .ratio(d.bytes as f64 / r.plain.bytes as f64),
+            );
+        }
     }
     if wanted("ratelimit") {
         use rate_limit::{CLIENTS, HANDLERS, LIMIT, VALUES};

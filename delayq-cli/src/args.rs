@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use delayq::codec::compress::Compression;
 use delayq::Format;
 
 /// Offer to, take from and look inside Redisson-compatible delayed queues.
@@ -148,11 +149,12 @@ pub(crate) struct GetArgs {
     /// The id the element was offered with.
     pub id: String,
     /// How the value is decoded (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
-    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With kryo, serialization, marshalling (alone, in a compression, or
+    /// detected by auto): the Java classes of POJOs and enums (JSON schema
     /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", visible_alias = "schema")]
     pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -203,8 +205,8 @@ pub(crate) struct ScheduleAddArgs {
     #[arg(long, value_parser = parse_delay, default_value = "60s")]
     pub misfire_after: Duration,
     /// How the value is encoded (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
+    #[arg(long, value_parser = parse_write_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
     /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<= 3.21.0).
     #[arg(long, default_value = "modern")]
     pub format: Format,
@@ -221,8 +223,8 @@ pub(crate) struct ScheduleListArgs {
     /// Queue name.
     pub queue: String,
     /// How values are decoded for display (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
@@ -266,11 +268,12 @@ pub(crate) struct InspectArgs {
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
     /// How payloads are decoded for the preview (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
-    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With kryo, serialization, marshalling (alone, in a compression, or
+    /// detected by auto): the Java classes of POJOs and enums (JSON schema
     /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", visible_alias = "schema")]
     pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -343,11 +346,12 @@ pub(crate) struct DeadLetterListArgs {
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
     /// How values are decoded (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
-    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With kryo, serialization, marshalling (alone, in a compression, or
+    /// detected by auto): the Java classes of POJOs and enums (JSON schema
     /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", visible_alias = "schema")]
     pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -388,8 +392,8 @@ pub(crate) struct DashboardArgs {
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub listen: std::net::SocketAddr,
     /// How payloads are shown (must match the Java codec); hex when they do not decode.
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
     /// No actions: nothing on the dashboard can change a queue.
     #[arg(long)]
     pub read_only: bool,
@@ -410,25 +414,26 @@ pub(crate) struct OfferArgs {
     #[arg(long, short, value_parser = parse_delay, allow_hyphen_values = true)]
     pub delay: Duration,
     /// How values are encoded (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
+    #[arg(long, value_parser = parse_write_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
     /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<= 3.21.0).
     #[arg(long, default_value = "modern")]
     pub format: Format,
     /// With --codec jackson: the Java class of the value (`compat.Order`), and
     /// of nested objects by path (`customer=shop.Customer`, `lines[]=shop.Line`).
-    /// With --codec kryo: the class of the value, a POJO or enum of --kryo-schema.
+    /// With kryo, serialization or marshalling: the class of the value, a POJO or enum of --kryo-schema.
     #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
     pub java_class: Vec<String>,
-    /// With --codec kryo: the Java type of the value (`Long`, `String`,
+    /// With kryo, serialization or marshalling: the Java type of the value (`Long`, `String`,
     /// `Integer`, `UUID`, `BigDecimal`, `Instant`, `List<Integer>`...). Without
     /// it or --java-class: a JSON number is a Long, an array an ArrayList, an
     /// object a HashMap, other text a String.
     #[arg(long = "java-type", value_name = "TYPE", conflicts_with = "java_class")]
     pub java_type: Option<String>,
-    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    /// With kryo, serialization, marshalling (alone, in a compression, or
+    /// detected by auto): the Java classes of POJOs and enums (JSON schema
     /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", visible_alias = "schema")]
     pub kryo_schema: Option<PathBuf>,
     /// Offer the value under this id: not offered again while an element with
     /// the id is pending (exit status 0 either way; stderr says which). One value.
@@ -455,9 +460,26 @@ pub(crate) struct OfferArgs {
 pub(crate) struct MigrateArgs {
     /// Queue name.
     pub queue: String,
-    /// The format to rewrite pending elements in.
-    #[arg(long)]
-    pub to: Format,
+    /// The packed element format to rewrite pending elements in.
+    #[arg(long, required_unless_present = "to_codec", conflicts_with = "to_codec")]
+    pub to: Option<Format>,
+    /// The codec pending values are in now (auto: detect each). With
+    /// --to-codec: re-encode every pending value in place.
+    #[arg(long, value_parser = parse_read_codec, requires = "to_codec", value_name = "CODEC")]
+    pub from_codec: Option<CodecArg>,
+    /// The codec to re-encode pending values in (any pair: a POJO read with
+    /// one Java codec is written with another; to jackson needs --java-class).
+    #[arg(long, value_parser = parse_write_codec, requires = "from_codec", value_name = "CODEC")]
+    pub to_codec: Option<CodecArg>,
+    /// With --to-codec jackson: the Java class of the values, and of nested
+    /// objects by path (as `delayq offer`).
+    #[arg(long = "java-class", value_name = "[PATH=]CLASS", requires = "to_codec")]
+    pub java_class: Vec<String>,
+    /// The Java classes of POJOs and enums (JSON schema file, see
+    /// compat/README.md): their fields for Kryo, their serialVersionUID for
+    /// serialization and marshalling.
+    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    pub kryo_schema: Option<PathBuf>,
     /// Elements rewritten per atomic script.
     #[arg(long, default_value_t = 500)]
     pub batch: usize,
@@ -474,11 +496,12 @@ pub(crate) struct TakeArgs {
     #[arg(long, value_parser = parse_delay)]
     pub timeout: Option<Duration>,
     /// How values are decoded (must match the Java codec).
-    #[arg(long, value_enum, default_value_t = CodecKind::String)]
-    pub codec: CodecKind,
-    /// With --codec kryo: the Java classes of POJOs and enums (JSON schema
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With kryo, serialization, marshalling (alone, in a compression, or
+    /// detected by auto): the Java classes of POJOs and enums (JSON schema
     /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", visible_alias = "schema")]
     pub kryo_schema: Option<PathBuf>,
     /// Output format: table prints one value per line as it arrives, json
     /// prints one JSON string per line.
@@ -486,7 +509,88 @@ pub(crate) struct TakeArgs {
     pub format: OutputFormat,
 }
 
-/// The codecs the CLI speaks; values are text on the command line.
+/// A `--codec`: a Redisson codec named as the Java peers name it.
+///
+/// `string`, `long`, `bytes`, `json`, `jackson`, `kryo`, `serialization`,
+/// `marshalling`; a compression wrapper `lz4`, `lz4v2`, `snappy` or `zstd`
+/// (Kryo inside, as Redisson's no-argument constructors) or `WRAP/INNER`
+/// (`lz4/jackson`, `snappy/string`...); `auto` (reading only) detects the
+/// codec of each value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CodecArg {
+    /// The compression around the codec, if any.
+    pub wrap: Option<Compression>,
+    /// The codec (inside the compression).
+    pub kind: CodecKind,
+}
+
+impl CodecArg {
+    /// A codec without compression.
+    pub(crate) fn plain(kind: CodecKind) -> Self {
+        CodecArg { wrap: None, kind }
+    }
+
+    /// Whether values read through it are Java objects (Kryo, Java
+    /// serialization, River): the schema and Java-type flags apply.
+    pub(crate) fn is_java_binary(self) -> bool {
+        matches!(
+            self.kind,
+            CodecKind::Kryo | CodecKind::Serialization | CodecKind::Marshalling
+        )
+    }
+}
+
+impl std::fmt::Display for CodecArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = self
+            .kind
+            .to_possible_value()
+            .map(|v| v.get_name().to_owned())
+            .unwrap_or_default();
+        match self.wrap {
+            None => f.write_str(&kind),
+            Some(wrap) if self.kind == CodecKind::Kryo => f.write_str(wrap.name()),
+            Some(wrap) => write!(f, "{}/{kind}", wrap.name()),
+        }
+    }
+}
+
+const CODEC_NAMES: &str = "string, long, bytes, json, jackson, kryo, serialization, marshalling, \
+    lz4, lz4v2, snappy, zstd (Kryo inside), WRAP/INNER (e.g. lz4/jackson, snappy/string), auto (reading only)";
+
+/// Parses a `--codec` for reading: any codec, or `auto`.
+pub(crate) fn parse_read_codec(text: &str) -> Result<CodecArg, String> {
+    let text = text.trim().to_ascii_lowercase();
+    let (wrap, inner) = match text.split_once('/') {
+        Some((wrap, inner)) => (Some(wrap), inner),
+        None if Compression::from_name(&text).is_some() => (Some(text.as_str()), "kryo"),
+        None => (None, text.as_str()),
+    };
+    let wrap = match wrap {
+        Some(name) => Some(Compression::from_name(name).ok_or_else(|| {
+            format!("{name:?} is not a compression codec (lz4, lz4v2, snappy, zstd); codecs: {CODEC_NAMES}")
+        })?),
+        None => None,
+    };
+    let kind =
+        CodecKind::from_str(inner, true).map_err(|_| format!("{inner:?} is not a codec; codecs: {CODEC_NAMES}"))?;
+    if kind == CodecKind::Auto && wrap.is_some() {
+        return Err("auto detects compression too: give --codec auto alone".into());
+    }
+    Ok(CodecArg { wrap, kind })
+}
+
+/// Parses a `--codec` for writing: `auto` cannot say how to encode.
+pub(crate) fn parse_write_codec(text: &str) -> Result<CodecArg, String> {
+    let codec = parse_read_codec(text)?;
+    if codec.kind == CodecKind::Auto {
+        return Err("auto is for reading: name the codec the Java side uses to encode".into());
+    }
+    Ok(codec)
+}
+
+/// The codecs the CLI speaks (inside any compression); values are text on
+/// the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum CodecKind {
     /// UTF-8 text (Java StringCodec).
@@ -504,6 +608,14 @@ pub(crate) enum CodecKind {
     /// offered from JSON with --java-type or --java-class; POJOs and enums
     /// need --kryo-schema.
     Kryo,
+    /// Java serialization (Java SerializationCodec): printed as JSON; offered
+    /// like kryo, POJOs with their serialVersionUID in --kryo-schema.
+    Serialization,
+    /// JBoss Marshalling, River protocol (Java MarshallingCodec, Redisson's
+    /// default from 3.13.0 to 3.18.x): printed and offered like serialization.
+    Marshalling,
+    /// Detects each value's codec (reading only).
+    Auto,
 }
 
 /// Parses a duration like `1500ms` or `5s`; a negative one is an error.

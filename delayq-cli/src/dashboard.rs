@@ -30,7 +30,7 @@ pub(crate) async fn run(cli: &Cli, args: &DashboardArgs) -> delayq::Result<ExitC
         if args.read_only { ", read-only" } else { "" }
     );
     let dashboard = Dashboard::new(client.clone())
-        .codec(TextCodec::new(args.codec))
+        .codec(TextCodec::of(args.codec))
         .read_only(args.read_only)
         .token(args.token.clone())
         .sample_interval(args.sample_interval);

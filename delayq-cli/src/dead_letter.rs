@@ -27,14 +27,17 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
     let raw: Vec<Bytes> = page.iter().map(|dead| dead.raw.clone()).collect();
     let reasons: Vec<Option<String>> = page.iter().map(|dead| dead.reason.clone()).collect();
     let decoded: Vec<Result<String, String>> = raw.iter().map(|v| codec.decode(v).map_err(|e| e.to_string())).collect();
+    // With --codec auto: the codec detected for each value.
+    let codecs: Vec<Option<String>> = raw.iter().map(|v| codec.detected_codec(v)).collect();
     match args.format {
         OutputFormat::Json => {
             let values: Vec<_> = raw
                 .iter()
                 .zip(&decoded)
                 .zip(&reasons)
-                .map(|((raw, value), reason)| {
-                    json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "reason": reason, "raw_hex": hex(raw)})
+                .zip(&codecs)
+                .map(|(((raw, value), reason), codec)| {
+                    json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "codec": codec, "reason": reason, "raw_hex": hex(raw)})
                 })
                 .collect();
             println!(
@@ -53,11 +56,19 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
                         Err(_) => format!("<{}>", preview(&hex(raw), 60)),
                     };
                     let reason = reasons[i].as_deref().map_or("-".into(), |r| preview(r, 80));
-                    vec![(i + 1).to_string(), shown, reason]
+                    match &codecs[i] {
+                        Some(codec) => vec![(i + 1).to_string(), codec.clone(), shown, reason],
+                        None => vec![(i + 1).to_string(), shown, reason],
+                    }
                 })
                 .collect();
             if !rows.is_empty() {
-                println!("{}", output::table(&["#", "VALUE", "REASON"], &rows));
+                let headers: &[&str] = if codecs.iter().any(Option::is_some) {
+                    &["#", "CODEC", "VALUE", "REASON"]
+                } else {
+                    &["#", "VALUE", "REASON"]
+                };
+                println!("{}", output::table(headers, &rows));
             }
             println!(
                 "({} of {total} dead-lettered value(s) of `{}` shown)",

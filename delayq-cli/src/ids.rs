@@ -4,6 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+use delayq::{BytesCodec, Codec};
+
 use crate::args::{Cli, GetArgs, IdArgs, OutputFormat, RescheduleArgs};
 use crate::output;
 use crate::text_codec::TextCodec;
@@ -31,7 +33,8 @@ pub(crate) async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Resu
 pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
-    let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();
+    // Raw bytes: the codec reads them here, so that `auto` can name its pick.
+    let queue: delayq::DelayedQueue<bytes::Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let found = queue.get(&args.id).await;
     client.shutdown().await;
     let Some(element) = found? else {
@@ -42,6 +45,9 @@ pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
         );
         return Ok(ExitCode::from(1));
     };
+    // A value the codec cannot read fails with its payload's bytes and a hint.
+    let value = delayq::codec::decode(&codec, element.value.clone()).map_err(delayq::Error::Decode)?;
+    let detected = codec.detected_codec(&element.value);
     let now = SystemTime::now();
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -49,15 +55,27 @@ pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
             let _ = writeln!(
                 out,
                 "{}",
-                output::table(
-                    &["ID", "DUE", "IN", "VALUE"],
-                    &[vec![
-                        args.id.clone(),
-                        output::local_time(element.due),
-                        output::relative(element.due, now),
-                        element.value,
-                    ]],
-                )
+                match &detected {
+                    None => output::table(
+                        &["ID", "DUE", "IN", "VALUE"],
+                        &[vec![
+                            args.id.clone(),
+                            output::local_time(element.due),
+                            output::relative(element.due, now),
+                            value,
+                        ]],
+                    ),
+                    Some(codec) => output::table(
+                        &["ID", "DUE", "IN", "CODEC", "VALUE"],
+                        &[vec![
+                            args.id.clone(),
+                            output::local_time(element.due),
+                            output::relative(element.due, now),
+                            codec.clone(),
+                            value,
+                        ]],
+                    ),
+                }
             );
         }
         OutputFormat::Json => {
@@ -66,7 +84,8 @@ pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
                 "id": args.id,
                 "due": output::utc_time(element.due),
                 "due_in_ms": output::millis_from(element.due, now),
-                "value": element.value,
+                "value": value,
+                "codec": detected,
             });
             let _ = writeln!(out, "{}", output::json(&json));
         }

@@ -17,16 +17,21 @@ struct Row {
     format: &'static str,
     id: Option<String>,
     payload: Result<String, String>,
+    /// With `--codec auto`: the codec that wrote the payload.
+    codec: Option<String>,
     raw: Bytes,
 }
 
 pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
-    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
+    let reading =
+        || TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument);
+    let codec = reading()?;
+    let labels = reading()?;
     let client = crate::connect(cli).await?;
     let name = codec.name();
     let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();
     let status = queue.status().await?;
-    let rows = pending(&queue, args.limit, name).await?;
+    let rows = pending(&queue, args.limit, name, &labels).await?;
     let schedules = client.schedules(&args.queue)?.list().await?;
     client.shutdown().await;
     let now = SystemTime::now();
@@ -51,7 +56,12 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
 }
 
 /// The first `limit` pending elements by due time, a page at a time.
-async fn pending(queue: &DelayedQueue<String>, limit: usize, codec: &str) -> delayq::Result<Vec<Row>> {
+async fn pending(
+    queue: &DelayedQueue<String>,
+    limit: usize,
+    codec: &str,
+    labels: &TextCodec,
+) -> delayq::Result<Vec<Row>> {
     let mut rows = Vec::new();
     while rows.len() < limit {
         let page = queue
@@ -65,11 +75,15 @@ async fn pending(queue: &DelayedQueue<String>, limit: usize, codec: &str) -> del
                 PendingError::Decode(e) => format!("undecodable with --codec {codec}: {e}"),
                 PendingError::Malformed(m) => m.to_string(),
             });
+            let label = delayq::format::unpack(&element.raw)
+                .ok()
+                .and_then(|e| labels.detected_codec(e.payload));
             rows.push(Row {
                 due: element.due,
                 format: element.format.map_or("malformed", |f| f.as_str()),
                 id: element.id,
                 payload,
+                codec: label,
                 raw: element.raw,
             });
         }
@@ -113,6 +127,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
                 relative(row.due, now),
                 row.id.clone().unwrap_or_else(|| "-".into()),
                 row.format.to_owned(),
+                row.codec.clone().unwrap_or_default(),
                 match &row.payload {
                     Ok(text) => preview(text, 60),
                     Err(_) => format!("<{}>", preview(&hex(&row.raw), 40)),
@@ -121,7 +136,14 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
         })
         .collect();
     out.push('\n');
-    out.push_str(&output::table(&["DUE", "WHEN", "ID", "FORMAT", "PAYLOAD"], &cells));
+    let mut cells = cells;
+    let mut headers = vec!["DUE", "WHEN", "ID", "FORMAT", "CODEC", "PAYLOAD"];
+    if rows.iter().all(|row| row.codec.is_none()) {
+        // Only `--codec auto` names each payload's codec.
+        headers.remove(4);
+        cells.iter_mut().for_each(|row| drop(row.remove(4)));
+    }
+    out.push_str(&output::table(&headers, &cells));
     out.push('\n');
     if (rows.len() as u64) < status.pending {
         out.push_str(&format!(
@@ -151,6 +173,7 @@ fn to_json(
                 "due": utc_time(row.due),
                 "due_in_ms": millis_from(row.due, now),
                 "format": row.format,
+                "codec": row.codec,
                 "id": row.id,
                 "payload": row.payload.as_ref().ok(),
                 "error": row.payload.as_ref().err(),

@@ -208,9 +208,10 @@ fn hint(error: &delayq::Error) -> Option<&'static str> {
         // Error::Connect's own message ends with Error::CONNECT_HINT; this adds where to set the URL.
         delayq::Error::Connect { .. } => Some(CONNECT_HINT),
         delayq::Error::Redis(e) if e.message().contains("cannot connect") => Some(CONNECT_HINT),
-        delayq::Error::Decode(_) => {
-            Some("is --codec the codec the Java side uses? (string, long, bytes, json, jackson, kryo)")
-        }
+        delayq::Error::Decode(_) => Some(
+            "is --codec the codec the Java side uses? (string, long, bytes, json, jackson, kryo, serialization, \
+                 marshalling, lz4, lz4v2, snappy, zstd, WRAP/INNER; --codec auto detects it)",
+        ),
         _ => None,
     }
 }

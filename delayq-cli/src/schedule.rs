@@ -55,7 +55,7 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
     };
     client.shutdown().await;
     let infos = result?;
-    let codec = TextCodec::new(args.codec);
+    let codec = TextCodec::of(args.codec);
     let now = SystemTime::now();
     let value = |payload: &[u8]| match codec.decode(&bytes::Bytes::copy_from_slice(payload)) {
         Ok(text) => text,

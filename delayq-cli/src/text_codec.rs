@@ -3,15 +3,19 @@
 use std::path::Path;
 
 use bytes::Bytes;
-use delayq::codec::jackson;
+use delayq::codec::compress::DEFAULT_MAX_DECOMPRESSED;
+use delayq::codec::detect::{self, Untyped};
 use delayq::codec::kryo::{JavaType, KryoSchema, KryoValue};
+use delayq::codec::{jackson, marshalling, serialization};
 use delayq::{BoxError, Codec, LongCodec};
 
-use crate::args::{CodecKind, OfferArgs};
+use crate::args::{CodecArg, CodecKind, OfferArgs};
 
 /// A codec from command-line text to payload bytes and back.
 pub(crate) struct TextCodec {
-    kind: CodecKind,
+    codec: CodecArg,
+    /// Its name, as `--codec` spells it.
+    name: &'static str,
     /// Java class of the value, for `jackson`.
     root_class: Option<String>,
     /// Java classes of nested objects by path, for `jackson`.
@@ -24,8 +28,14 @@ pub(crate) struct TextCodec {
 
 impl TextCodec {
     pub(crate) fn new(kind: CodecKind) -> Self {
+        TextCodec::of(CodecArg::plain(kind))
+    }
+
+    pub(crate) fn of(codec: CodecArg) -> Self {
         TextCodec {
-            kind,
+            codec,
+            // One name per codec a command uses: `Codec::name` is `&'static str`.
+            name: Box::leak(codec.to_string().into_boxed_str()),
             root_class: None,
             classes: Vec::new(),
             kryo_schema: None,
@@ -33,28 +43,35 @@ impl TextCodec {
         }
     }
 
-    /// A codec for reading, with `--kryo-schema` for `kryo`.
-    pub(crate) fn reading(kind: CodecKind, kryo_schema: Option<&Path>) -> Result<Self, String> {
-        let mut codec = TextCodec::new(kind);
+    /// A codec for reading, with `--kryo-schema` for the Java object codecs.
+    pub(crate) fn reading(arg: CodecArg, kryo_schema: Option<&Path>) -> Result<Self, String> {
+        let mut codec = TextCodec::of(arg);
         if let Some(path) = kryo_schema {
-            if kind != CodecKind::Kryo {
-                return Err("--kryo-schema only applies to --codec kryo".into());
+            if !arg.is_java_binary() && arg.kind != CodecKind::Auto {
+                return Err("--kryo-schema only applies to kryo, serialization, marshalling and auto".into());
             }
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            codec.kryo_schema = Some(KryoSchema::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?);
+            codec.kryo_schema = Some(load_schema(path)?);
         }
         Ok(codec)
     }
 
+    /// The same codec, with the Java classes of a schema file.
+    pub(crate) fn with_schema_of(mut self, path: Option<&Path>) -> Result<Self, String> {
+        if let Some(path) = path {
+            self.kryo_schema = Some(load_schema(path)?);
+        }
+        Ok(self)
+    }
+
     /// The codec of `delayq offer`'s arguments.
     pub(crate) fn for_offer(args: &OfferArgs) -> Result<Self, String> {
-        if args.codec != CodecKind::Kryo {
+        if !args.codec.is_java_binary() {
             if args.java_type.is_some() {
-                return Err("--java-type only applies to --codec kryo".into());
+                return Err("--java-type only applies to kryo, serialization and marshalling".into());
             }
             let mut codec = TextCodec::with_java_classes(args.codec, &args.java_class)?;
             if args.kryo_schema.is_some() {
-                return Err("--kryo-schema only applies to --codec kryo".into());
+                return Err("--kryo-schema only applies to kryo, serialization and marshalling".into());
             }
             codec.kryo_schema = None;
             return Ok(codec);
@@ -66,13 +83,19 @@ impl TextCodec {
             ([class], None) if !class.contains('=') => {
                 if codec.kryo_schema.is_none() {
                     return Err(format!(
-                        "--java-class {class} with --codec kryo needs --kryo-schema FILE describing it"
+                        "--java-class {class} with --codec {} needs --kryo-schema FILE describing it",
+                        args.codec
                     ));
                 }
                 Some(class.clone())
             }
             ([], Some(java_type)) => Some(java_type.clone()),
-            _ => return Err("--codec kryo takes one --java-class CLASS (no PATH=CLASS) or --java-type TYPE".into()),
+            _ => {
+                return Err(format!(
+                    "--codec {} takes one --java-class CLASS (no PATH=CLASS) or --java-type TYPE",
+                    args.codec
+                ))
+            }
         };
         if let Some(text) = text {
             codec.java_type = Some(
@@ -84,8 +107,9 @@ impl TextCodec {
         Ok(codec)
     }
 
-    /// A command-line value as Kryo bytes.
-    fn kryo_encode(&self, value: &str) -> Result<Bytes, BoxError> {
+    /// A command-line value as a Java object (for Kryo, Java serialization
+    /// and River).
+    fn java_value(&self, value: &str) -> Result<KryoValue, BoxError> {
         let declared = self.java_type.clone().unwrap_or_else(JavaType::object);
         let json = match declared.class_name() {
             // Text as given (and a BigDecimal's scale exactly as written).
@@ -94,13 +118,82 @@ impl TextCodec {
             }
             _ => serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned())),
         };
-        let kryo = KryoValue::from_json(&json, &declared, self.kryo_schema.as_ref())?;
-        Ok(Bytes::from(kryo.encode()?))
+        Ok(KryoValue::from_json(&json, &declared, self.kryo_schema.as_ref())?)
+    }
+
+    /// A value read with another codec, written with this one (`migrate
+    /// --from-codec A --to-codec B`): a Java object goes from one Java codec
+    /// to another as it is; anything else through its text.
+    pub(crate) fn encode_read(&self, read: &Detected) -> Result<Bytes, BoxError> {
+        if let Untyped::Java(value) = &read.value {
+            let schema = self.kryo_schema.as_ref();
+            // Each Java codec writes fields by their declared types, which
+            // only the schema knows exactly (River declares every object
+            // field `Object`, serialization erases generics).
+            let mut value = value.clone();
+            if let Some(schema) = schema {
+                value.adopt_schema(schema);
+            }
+            let inner = match self.codec.kind {
+                CodecKind::Kryo => Some(value.encode()?),
+                CodecKind::Serialization => Some(serialization::encode(&value, schema)?),
+                CodecKind::Marshalling => Some(marshalling::encode(&value, schema)?),
+                _ => None,
+            };
+            if let Some(inner) = inner {
+                return self.wrap(inner);
+            }
+        }
+        let text = match &read.value {
+            Untyped::Java(KryoValue::String(text)) | Untyped::Text(text) => text.clone(),
+            _ => read.text(),
+        };
+        self.encode(&text)
+    }
+
+    /// Compresses encoded bytes when the codec is a compression wrapper.
+    fn wrap(&self, inner: Vec<u8>) -> Result<Bytes, BoxError> {
+        Ok(Bytes::from(match self.codec.wrap {
+            Some(wrap) => wrap.compress(&inner)?,
+            None => inner,
+        }))
+    }
+
+    /// Reads a payload without deciding how to print it: a Java object
+    /// stays one (so `migrate` can write it with another Java codec).
+    pub(crate) fn read(&self, raw: &[u8]) -> Result<Detected, BoxError> {
+        let inner;
+        let bytes = match self.codec.wrap {
+            Some(wrap) => {
+                inner = wrap.decompress(raw, DEFAULT_MAX_DECOMPRESSED)?;
+                &inner[..]
+            }
+            None => raw,
+        };
+        let schema = self.kryo_schema.as_ref();
+        let value = match self.codec.kind {
+            CodecKind::Auto => return Ok(detect::detect(raw, schema, DEFAULT_MAX_DECOMPRESSED).into()),
+            CodecKind::Kryo => Untyped::Java(KryoValue::decode(bytes, schema)?),
+            CodecKind::Serialization => Untyped::Java(serialization::decode(bytes)?),
+            CodecKind::Marshalling => Untyped::Java(marshalling::decode(bytes)?),
+            CodecKind::Jackson => Untyped::Json(jackson::to_plain_json(bytes)?),
+            CodecKind::String => Untyped::Text(std::str::from_utf8(bytes)?.to_owned()),
+            CodecKind::Long => Untyped::Text(LongCodec.decode(bytes)?.to_string()),
+            CodecKind::Bytes => Untyped::Bytes(bytes.to_vec()),
+            CodecKind::Json => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(bytes)?;
+                Untyped::Text(std::str::from_utf8(bytes)?.to_owned())
+            }
+        };
+        Ok(Detected {
+            codec: self.name.to_owned(),
+            value,
+        })
     }
 
     /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for nested objects.
-    pub(crate) fn with_java_classes(kind: CodecKind, args: &[String]) -> Result<Self, String> {
-        let mut codec = TextCodec::new(kind);
+    pub(crate) fn with_java_classes(arg: CodecArg, args: &[String]) -> Result<Self, String> {
+        let mut codec = TextCodec::of(arg);
         for arg in args {
             match arg.split_once('=') {
                 Some((path, class)) => codec.classes.push((path.to_owned(), class.to_owned())),
@@ -108,77 +201,106 @@ impl TextCodec {
                 None => return Err(format!("--java-class {arg}: the value's class was already given")),
             }
         }
-        if kind == CodecKind::Jackson && codec.root_class.is_none() {
-            return Err(
-                "--codec jackson needs --java-class with the Java class of the value (e.g. compat.Order)".into(),
-            );
+        if arg.kind == CodecKind::Jackson && codec.root_class.is_none() {
+            return Err(format!(
+                "--codec {arg} needs --java-class with the Java class of the value (e.g. compat.Order)"
+            ));
         }
-        if kind != CodecKind::Jackson && !args.is_empty() {
-            return Err("--java-class only applies to --codec jackson".into());
+        if arg.kind != CodecKind::Jackson && !args.is_empty() {
+            return Err("--java-class only applies to jackson here".into());
         }
         Ok(codec)
     }
-}
 
-impl Codec<String> for TextCodec {
-    fn name(&self) -> &'static str {
-        match self.kind {
-            CodecKind::String => "string",
-            CodecKind::Long => "long",
-            CodecKind::Bytes => "bytes",
-            CodecKind::Json => "json",
-            CodecKind::Jackson => "jackson",
-            CodecKind::Kryo => "kryo",
-        }
-    }
-
-    fn encode(&self, value: &String) -> Result<Bytes, BoxError> {
-        match self.kind {
-            CodecKind::String => Ok(Bytes::copy_from_slice(value.as_bytes())),
+    /// The inner codec's bytes of a command-line value.
+    fn encode_inner(&self, value: &str) -> Result<Vec<u8>, BoxError> {
+        Ok(match self.codec.kind {
+            CodecKind::String => value.as_bytes().to_vec(),
             CodecKind::Long => {
                 let n: i64 = value
                     .trim()
                     .parse()
                     .map_err(|_| format!("{value:?} is not a 64-bit integer"))?;
-                LongCodec.encode(&n)
+                LongCodec.encode(&n)?.to_vec()
             }
-            CodecKind::Bytes => from_hex(value).map(Bytes::from),
+            CodecKind::Bytes => from_hex(value)?,
             CodecKind::Json => {
                 // Checked, then stored as written: same bytes, same property order.
                 serde_json::from_str::<serde::de::IgnoredAny>(value)?;
-                Ok(Bytes::copy_from_slice(value.trim().as_bytes()))
+                value.trim().as_bytes().to_vec()
             }
             CodecKind::Jackson => {
                 let plain: serde_json::Value = serde_json::from_str(value)?;
                 let root = self.root_class.as_deref().ok_or("--codec jackson needs --java-class")?;
                 let classes: Vec<(&str, &str)> = self.classes.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
-                Ok(Bytes::from(jackson::from_plain_json(&plain, root, &classes)?))
+                jackson::from_plain_json(&plain, root, &classes)?
             }
-            CodecKind::Kryo => self.kryo_encode(value),
+            CodecKind::Kryo => self.java_value(value)?.encode()?,
+            CodecKind::Serialization => serialization::encode(&self.java_value(value)?, self.kryo_schema.as_ref())?,
+            CodecKind::Marshalling => marshalling::encode(&self.java_value(value)?, self.kryo_schema.as_ref())?,
+            CodecKind::Auto => return Err("--codec auto only reads: name the codec to write with".into()),
+        })
+    }
+}
+
+/// A payload as read: the codec that read it and its value.
+pub(crate) struct Detected {
+    /// The codec, as `--codec` spells it.
+    pub(crate) codec: String,
+    /// The value.
+    pub(crate) value: Untyped,
+}
+
+impl From<detect::Detected> for Detected {
+    fn from(found: detect::Detected) -> Self {
+        Detected {
+            codec: found.codec,
+            value: found.value,
         }
+    }
+}
+
+impl Detected {
+    /// The value as the CLI prints it: text as it is, bytes as hex, the rest as JSON.
+    pub(crate) fn text(&self) -> String {
+        match &self.value {
+            Untyped::Text(text) => text.clone(),
+            Untyped::Bytes(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            other => other.to_json_text(),
+        }
+    }
+}
+
+impl Codec<String> for TextCodec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn encode(&self, value: &String) -> Result<Bytes, BoxError> {
+        let inner = self.encode_inner(value)?;
+        self.wrap(inner)
     }
 
     fn decode(&self, raw: &[u8]) -> Result<String, BoxError> {
-        match self.kind {
-            CodecKind::String => Ok(std::str::from_utf8(raw)?.to_owned()),
-            CodecKind::Long => Ok(LongCodec.decode(raw)?.to_string()),
-            CodecKind::Bytes => Ok(raw.iter().map(|b| format!("{b:02x}")).collect()),
-            CodecKind::Json => {
-                serde_json::from_slice::<serde::de::IgnoredAny>(raw)?;
-                Ok(std::str::from_utf8(raw)?.to_owned())
-            }
-            CodecKind::Jackson => Ok(serde_json::to_string(&jackson::to_plain_json(raw)?)?),
-            CodecKind::Kryo => Ok(KryoValue::decode(raw, self.kryo_schema.as_ref())?.to_json_text()),
-        }
+        Ok(self.read(raw)?.text())
     }
 
     fn diagnose(&self, raw: &[u8]) -> Option<&'static str> {
-        if self.kind == CodecKind::Kryo {
+        if self.codec.is_java_binary() || self.codec.kind == CodecKind::Auto || self.codec.wrap.is_some() {
             return None;
         }
         // The library's own codecs know what Java-only payloads look like.
         Codec::<String>::diagnose(&delayq::StringCodec, raw)
     }
+
+    fn detected_codec(&self, raw: &[u8]) -> Option<String> {
+        (self.codec.kind == CodecKind::Auto).then(|| self.read(raw).map(|d| d.codec).unwrap_or_default())
+    }
+}
+
+fn load_schema(path: &Path) -> Result<KryoSchema, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    KryoSchema::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn from_hex(text: &str) -> Result<Vec<u8>, BoxError> {

@@ -266,12 +266,14 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
 }
 
 /// A payload decoded with the dashboard's codec, or as hex.
+/// With a codec that detects (`--codec auto`), `codec` names the one found.
 fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
+    let detected = codec.detected_codec(payload);
     match codec.decode(payload) {
-        Ok(text) => json!({"text": preview(&text), "decoded": true}),
+        Ok(text) => json!({"text": preview(&text), "decoded": true, "codec": detected}),
         Err(e) => {
             let hint = codec.diagnose(payload);
-            json!({"text": hex(&payload[..payload.len().min(PREVIEW / 2)]), "decoded": false,
+            json!({"text": hex(&payload[..payload.len().min(PREVIEW / 2)]), "decoded": false, "codec": detected,
                    "error": hint.map_or_else(|| e.to_string(), str::to_owned)})
         }
     }

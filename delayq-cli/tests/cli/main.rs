@@ -3,6 +3,8 @@
 //! library clients (ACL users, several processes on one queue, lost replies)
 //! and `--codec kryo` on Java's bytes.
 
+#[path = "../../../tests/support/codec_vectors.rs"]
+mod codec_vectors;
 #[path = "../../../tests/support/fault_proxy.rs"]
 #[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
 mod fault_proxy;
@@ -16,6 +18,7 @@ mod schedule_helpers;
 
 mod acl;
 mod cli;
+mod codecs;
 mod dashboard;
 mod kryo;
 mod lost_replies;

@@ -18,6 +18,12 @@ function el(tag, attrs, text) {
   return node;
 }
 
+// A payload cell's content: the detected codec (with --codec auto) as a tag, then the value.
+function withCodec(node, v) {
+  if (v.codec) node.prepend(el("span", { class: "codec-tag" }, v.codec));
+  return node;
+}
+
 function svg(tag, attrs, text) {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -271,7 +277,7 @@ function queuePage() {
       tr.appendChild(el("td", { class: "format" }, e.format));
       const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
       if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
-      tr.appendChild(payload);
+      tr.appendChild(withCodec(payload, e));
       return tr;
     });
     if (rows.length === 0) rows.push(el("tr", {}, "")), rows[0].appendChild(el("td", { colspan: 4, class: "muted" }, "nothing pending"));
@@ -281,13 +287,13 @@ function queuePage() {
     $("prev").disabled = state.offset === 0;
     $("next").disabled = last >= s.pending;
 
-    const ready = data.ready_head.map((v) => el("li", { class: v.decoded ? "" : "hex" }, visible(v.text)));
+    const ready = data.ready_head.map((v) => withCodec(el("li", { class: v.decoded ? "" : "hex" }, visible(v.text)), v));
     if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
     $("ready-list").replaceChildren(...ready);
 
     const dead = data.dead_letters.items.map((v) => {
       const tr = el("tr");
-      tr.appendChild(el("td", { class: `payload${v.decoded ? "" : " hex"}` }, visible(v.text)));
+      tr.appendChild(withCodec(el("td", { class: `payload${v.decoded ? "" : " hex"}` }, visible(v.text)), v));
       tr.appendChild(el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded"));
       return tr;
     });
