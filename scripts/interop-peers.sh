@@ -21,7 +21,13 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 DIR=$(mktemp -d)
 redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes >/dev/null
 trap 'redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
-export DELAYQ_URL=redis://127.0.0.1:$PORT
+export REDIS_URL=redis://127.0.0.1:$PORT
+# Java 17 runs MarshallingCodec only with these (as a real service must).
+opens=""
+for p in java.util java.util.concurrent java.lang java.math java.time java.io; do
+  opens="$opens --add-opens java.base/$p=ALL-UNNAMED"
+done
+export PEER_JAVA_OPTS="${PEER_JAVA_OPTS:-$opens}"
 
 pass=0 fail=0
 check() { # name expected actual
@@ -43,10 +49,10 @@ for version in 3.21.0 3.52.0 4.7.0; do
   for codec in $codecs; do
     q="interop-$version-${codec//\//-}"
     # Rust offers, Java takes.
-    "$DELAYQ" offer "$q" --delay 0 --codec "$codec" --format "$format" --java-type String hello >/dev/null
-    "$DELAYQ" offer "$q" --delay 0 --codec "$codec" --format "$format" --java-type Long 42 >/dev/null
+    "$DELAYQ" offer "$q" --delay 0 --codec "$codec" --format "$format" --java-type String hello 2>/dev/null
+    "$DELAYQ" offer "$q" --delay 0 --codec "$codec" --format "$format" --java-type Long 42 2>/dev/null
     "$DELAYQ" offer "$q" --delay 0 --codec "$codec" --format "$format" --kryo-schema "$SCHEMA" \
-      --java-class compat.Order "$ORDER" >/dev/null
+      --java-class compat.Order "$ORDER" 2>/dev/null
     got=$("$peer" take-transfer "$PORT" "$q" "$codec" 3 20 2>/dev/null | tr '\n' '|')
     check "$version $codec: Rust offers, Java takes" "hello|42|$JAVA_ORDER|" "$got"
     # Java offers, Rust takes (named codec, then auto-detected).
@@ -61,6 +67,25 @@ for version in 3.21.0 3.52.0 4.7.0; do
       fi
       check "$version $codec: Java offers, Rust takes (--codec $read_as)" "$expected" "$got"
     done
+  done
+  # Other codecs inside a compression wrapper: Jackson (an Order) and strings.
+  wraps="lz4 snappy"
+  [ "$version" != 3.21.0 ] && wraps="$wraps zstd"
+  for wrap in $wraps; do
+    q="interop-$version-$wrap-jackson"
+    "$DELAYQ" offer "$q" --delay 0 --codec "$wrap/jackson" --format "$format" --java-class compat.Order "$ORDER" 2>/dev/null
+    got=$("$peer" take-transfer "$PORT" "$q" "$wrap/jackson" 1 20 2>/dev/null)
+    check "$version $wrap/jackson: Rust offers, Java takes" "$JAVA_ORDER" "$got"
+    "$peer" offer "$PORT" "$q" "$wrap/jackson" 0 "order:$ORDER" >/dev/null 2>&1
+    got=$("$DELAYQ" take "$q" --timeout 20s --codec auto | tr '\t' ' ')
+    check "$version $wrap/jackson: Java offers, Rust takes (--codec auto)" "$wrap/jackson $RUST_ORDER" "$got"
+    q="interop-$version-$wrap-string"
+    "$DELAYQ" offer "$q" --delay 0 --codec "$wrap/string" --format "$format" "zażółć 🚀" 2>/dev/null
+    got=$("$peer" take-transfer "$PORT" "$q" "$wrap/string" 1 20 2>/dev/null)
+    check "$version $wrap/string: Rust offers, Java takes" "zażółć 🚀" "$got"
+    "$peer" offer "$PORT" "$q" "$wrap/string" 0 "zażółć 🚀" >/dev/null 2>&1
+    got=$("$DELAYQ" take "$q" --timeout 20s --codec "$wrap/string")
+    check "$version $wrap/string: Java offers, Rust takes" "zażółć 🚀" "$got"
   done
 done
 echo "$pass passed, $fail failed"
