@@ -263,11 +263,7 @@ impl From<detect::Detected> for Detected {
 impl Detected {
     /// The value as the CLI prints it: text as it is, bytes as hex, the rest as JSON.
     pub(crate) fn text(&self) -> String {
-        match &self.value {
-            Untyped::Text(text) => text.clone(),
-            Untyped::Bytes(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
-            other => other.to_json_text(),
-        }
+        self.value.to_display_text()
     }
 }
 

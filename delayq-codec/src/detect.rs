@@ -85,10 +85,12 @@ impl Untyped {
         }
     }
 
-    /// The value as a tool shows it: text as it is, anything else as JSON.
+    /// The value as a tool shows it: text as it is, bytes as hex, anything
+    /// else as JSON text.
     pub fn to_display_text(&self) -> String {
         match self {
             Untyped::Text(text) => text.clone(),
+            Untyped::Bytes(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
             other => other.to_json_text(),
         }
     }
@@ -168,6 +170,78 @@ fn is_printable(raw: &[u8]) -> bool {
 fn looks_typed(raw: &[u8]) -> bool {
     let text = String::from_utf8_lossy(&raw[..raw.len().min(4096)]);
     text.contains("\"@class\"") || text.trim_start().starts_with("[\"java.")
+}
+
+/// A codec that reads any payload [`detect`] reads, as text, and names the
+/// codec it found ([`Codec::detected_codec`]): for tools that show queues of
+/// unknown or mixed codecs (the dashboard's `--codec auto`). It writes
+/// nothing: encoding is an error.
+///
+/// ```
+/// use delayq_codec::{detect::AutoCodec, Codec};
+/// let auto = AutoCodec::new();
+/// let kryo_hello = [0x03, b'h', b'e', b'l', b'l', b'o' | 0x80];
+/// assert_eq!(auto.decode(&kryo_hello).unwrap(), "\"hello\"");
+/// assert_eq!(auto.detected_codec(&kryo_hello).as_deref(), Some("kryo"));
+/// assert!(auto.encode(&"x".to_string()).is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct AutoCodec {
+    schema: Option<KryoSchema>,
+    max_size: usize,
+}
+
+impl Default for AutoCodec {
+    fn default() -> Self {
+        AutoCodec::new()
+    }
+}
+
+impl AutoCodec {
+    /// Detection without a schema, decompressing up to
+    /// [`DEFAULT_MAX_DECOMPRESSED`](crate::compress::DEFAULT_MAX_DECOMPRESSED).
+    pub fn new() -> Self {
+        AutoCodec {
+            schema: None,
+            max_size: crate::compress::DEFAULT_MAX_DECOMPRESSED,
+        }
+    }
+
+    /// With the Java classes of Kryo POJOs and enums.
+    pub fn with_schema(mut self, schema: KryoSchema) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// With another cap on decompressed sizes.
+    pub fn with_max_size(mut self, max_size: usize) -> Self {
+        self.max_size = max_size;
+        self
+    }
+
+    /// Detects and reads `raw`.
+    pub fn detect(&self, raw: &[u8]) -> Detected {
+        detect(raw, self.schema.as_ref(), self.max_size)
+    }
+}
+
+impl crate::Codec<String> for AutoCodec {
+    fn name(&self) -> &'static str {
+        "auto"
+    }
+
+    fn encode(&self, _value: &String) -> Result<bytes::Bytes, crate::BoxError> {
+        Err("auto-detection only reads: name the codec to write with".into())
+    }
+
+    /// Text as it is, bytes as hex, anything else as JSON text.
+    fn decode(&self, raw: &[u8]) -> Result<String, crate::BoxError> {
+        Ok(self.detect(raw).value.to_display_text())
+    }
+
+    fn detected_codec(&self, raw: &[u8]) -> Option<String> {
+        Some(self.detect(raw).codec)
+    }
 }
 
 fn found(codec: &str, value: Untyped) -> Detected {

@@ -384,3 +384,57 @@ async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// The bytes Java's codec `codec` wrote for `case` (compat/fixtures/codecs.json).
+fn java_bytes(codec: &str, case: &str) -> Vec<u8> {
+    let file: serde_json::Value = serde_json::from_str(include_str!("../../../compat/fixtures/codecs.json")).unwrap();
+    let hex = file["codecs"][codec]["cases"][case]["hex"].as_str().unwrap();
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_detection_names_each_payloads_codec_on_the_page() {
+    let server = RedisServer::start().await;
+    // A queue half way through codec migrations.
+    seed::offer_bytes(&server, "mixed", &java_bytes("marshalling", "pojo_order"), 600).await;
+    seed::offer_bytes(&server, "mixed", &java_bytes("lz4/json", "pojo_order"), 1200).await;
+    seed::offer_bytes(&server, "mixed", &java_bytes("serialization", "uuid"), 1800).await;
+    seed::offer_bytes(&server, "mixed", &java_bytes("zstd/string", "string_unicode"), 2400).await;
+    seed::offer(&server, "mixed", "plain <b>text</b>", 3000).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(
+        Dashboard::new(seed::client(&server).await)
+            .codec(delayq::codec::detect::AutoCodec::new())
+            .serve(listener),
+    );
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=mixed")).await.unwrap();
+    wait_text(&browser, "#pending", "5").await;
+    let row = |n: usize, part: &str| format!("#pending-table tbody tr:nth-child({n}) td.payload{part}");
+    wait_text(&browser, &row(1, " span.codec-tag"), "marshalling").await;
+    let expected = [
+        ("marshalling", r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#),
+        ("lz4/jackson", r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#),
+        ("serialization", r#""123e4567-e89b-12d3-a456-426614174000""#),
+        ("zstd/string", "zażółć 🚀"),
+        ("string", "plain <b>text</b>"),
+    ];
+    for (i, (codec, value)) in expected.iter().enumerate() {
+        assert_eq!(
+            text(&browser, &row(i + 1, " span.codec-tag")).await,
+            *codec,
+            "row {}",
+            i + 1
+        );
+        let cell = text(&browser, &row(i + 1, "")).await;
+        assert!(cell.ends_with(value), "row {}: {cell:?}", i + 1);
+    }
+    screenshot(&browser, "queue-auto-codecs").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}

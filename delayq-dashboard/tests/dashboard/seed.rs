@@ -62,9 +62,14 @@ pub async fn queue(server: &RedisServer, name: &str, pending: usize, ready: usiz
 /// queue, and a registration runs the transfer, even for a handle turned
 /// `without_transfer()` at once: it moved due elements in 15 of 20 tries.)
 pub async fn offer(server: &RedisServer, name: &str, text: &str, seconds: i64) {
+    offer_bytes(server, name, text.as_bytes(), seconds).await
+}
+
+/// One pending element with this payload, due in `seconds` (as [`offer`]).
+pub async fn offer_bytes(server: &RedisServer, name: &str, payload: &[u8], seconds: i64) {
     let redis = raw(server).await;
     let keys = delayq::QueueKeys::new(name).unwrap();
-    let element = delayq::format::pack(Format::Modern, text.as_bytes());
+    let element = delayq::format::pack(Format::Modern, payload);
     let due = now_ms() + seconds * 1_000;
     let _: () = redis
         .zadd(keys.timeout(), None, None, false, false, (due as f64, element.clone()))
