@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use delayq::codec::compress::{Compression, Lz4Codec, Lz4V2Codec, SnappyCodec, ZstdCodec};
-use delayq::codec::{Codec, KryoCodec, StringCodec};
+use delayq::codec::{Codec, KryoCodec, MarshallingCodec, SerializationCodec, StringCodec};
 
 use crate::codecs::{event, per_second, Event};
 
@@ -148,6 +148,18 @@ pub fn run() -> Results {
         per_value(Compression::Lz4V2.name(), &Lz4V2Codec::<Event>::new()),
         per_value(Compression::Snappy.name(), &SnappyCodec::<Event>::new()),
         per_value(Compression::Zstd.name(), &ZstdCodec::<Event>::new()),
+        per_value(
+            "serialization",
+            &SerializationCodec::<Event>::new()
+                .with_serial_version_uid("compat.Event", 1)
+                .with_serial_version_uid("compat.Order", 1),
+        ),
+        per_value(
+            "marshalling",
+            &MarshallingCodec::<Event>::new()
+                .with_serial_version_uid("compat.Event", 1)
+                .with_serial_version_uid("compat.Order", 1),
+        ),
     ];
     let text = json_document(DOCUMENT_BYTES);
     let plain = document("string", &StringCodec, &text);
