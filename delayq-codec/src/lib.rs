@@ -120,30 +120,47 @@ pub trait Codec<T>: Send + Sync + 'static {
     }
 }
 
-const JAVA_SERIALIZATION_HINT: &str = "Java serialization (SerializationCodec/MarshallingCodec): configure \
-    StringCodec, LongCodec, ByteArrayCodec, TypedJsonJacksonCodec or JsonJacksonCodec on the Java side, with the \
-    matching delayq codec";
+const JAVA_SERIALIZATION_HINT: &str = "Java serialization, Redisson's SerializationCodec: read it with \
+    SerializationCodec (on the command line: --codec serialization)";
+
+const MARSHALLING_HINT: &str = "JBoss Marshalling, Redisson's MarshallingCodec (the default of 3.13.0 to \
+    3.18.x): read it with MarshallingCodec (on the command line: --codec marshalling)";
 
 const KRYO_HINT: &str = "Kryo, Redisson's default Kryo5Codec: read it with KryoCodec (on the command line: \
     use --codec kryo), no Java change needed";
 
 /// Recognises payloads written by Java-only codecs, so that a decoding error
-/// can say which codec wrote them and what to configure instead (the text
-/// codecs' [`Codec::diagnose`] answer with it).
+/// can say which codec wrote them and what to read them with (the text
+/// codecs' [`Codec::diagnose`] answer with it; `--codec auto` in the CLI
+/// needs no hint).
 ///
 /// Kryo (Redisson's default `Kryo5Codec`: `writeClassAndObject`, references
 /// off, registration not required) starts with the class: `0x01` then a name
 /// id and the class name in Kryo's ASCII form (last character `| 0x80`) for
 /// classes not registered, or `registration id + 2` for Kryo's built-in ones
 /// (`0x03` String, `0x09` Long, `0x02` Integer, ...). Java serialization
-/// starts with `AC ED 00 05`.
+/// starts with `AC ED 00 05`; JBoss Marshalling with River's version byte
+/// ([`marshalling::looks_like`]). A compressed payload names its wrapper.
 pub fn diagnose_java_binary(raw: &[u8]) -> Option<&'static str> {
-    if raw.starts_with(&[0xac, 0xed, 0x00, 0x05]) {
+    if raw.starts_with(&serialization::MAGIC) {
         Some(JAVA_SERIALIZATION_HINT)
     } else if looks_like_kryo(raw) {
         Some(KRYO_HINT)
+    } else if marshalling::looks_like(raw) {
+        Some(MARSHALLING_HINT)
     } else {
-        None
+        compress::Compression::ALL
+            .into_iter()
+            .find(|wrap| wrap.looks_like(raw))
+            .map(|wrap| match wrap {
+                compress::Compression::Lz4 | compress::Compression::Lz4V2 => {
+                    "compressed by Redisson's LZ4Codec or LZ4CodecV2: read it with Lz4Codec (--codec lz4, or lz4/INNER)"
+                }
+                compress::Compression::Snappy => {
+                    "compressed by Redisson's SnappyCodecV2: read it with SnappyCodec (--codec snappy, or snappy/INNER)"
+                }
+                _ => "compressed by Redisson's ZStdCodec: read it with ZstdCodec (--codec zstd, or zstd/INNER)",
+            })
     }
 }
 
@@ -209,7 +226,12 @@ mod tests {
         }
         assert!(diagnose_java_binary(&[0xac, 0xed, 0x00, 0x05, 0x74])
             .unwrap()
-            .contains("Java serialization"));
+            .contains("--codec serialization"));
+        // River's String "hi" (version 4, ID_STRING_SMALL, length 2).
+        let river = marshalling::encode(&kryo::KryoValue::String("hi".into()), None).unwrap();
+        assert!(diagnose_java_binary(&river).unwrap().contains("--codec marshalling"));
+        let lz4 = compress::Compression::Lz4.compress(&[0x03, b'h', b'i' | 0x80]).unwrap();
+        assert!(diagnose_java_binary(&lz4).unwrap().contains("--codec lz4"));
     }
 
     #[test]
