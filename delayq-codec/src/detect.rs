@@ -173,7 +173,7 @@ fn looks_typed(raw: &[u8]) -> bool {
 }
 
 /// A codec that reads any payload [`detect`] reads, as text, and names the
-/// codec it found ([`Codec::detected_codec`]): for tools that show queues of
+/// codec it found ([`Codec::detected_codec`](crate::Codec::detected_codec)): for tools that show queues of
 /// unknown or mixed codecs (the dashboard's `--codec auto`). It writes
 /// nothing: encoding is an error.
 ///

@@ -7,7 +7,7 @@
 //! Each node knows the size and height of the tree it stands for, so the
 //! tree is refused before it is built when it would be too large
 //! ([`MAX_EXPANSION`](super::MAX_EXPANSION)) or too deep
-//! ([`MAX_DEPTH`](crate::kryo::MAX_DEPTH)).
+//! ([`MAX_DEPTH`]).
 
 use std::rc::Rc;
 
