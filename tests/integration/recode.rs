@@ -224,3 +224,59 @@ async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_cappe
     })
     .await;
 }
+
+/// Review of issue 30: a transfer that removes an element BEFORE the next
+/// slice's LRANGE (here: while a slice whose values are all "already" in
+/// the target codec is read, so no script runs for it) shifts the list left;
+/// the next slice starts past an element that was never read. Nothing
+/// counts it as moved, so the migration ends after one pass, reports
+/// success, and leaves that element in the old codec.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review30_recode_reaches_elements_that_shift_left_between_slices() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let q = client
+            .delayed_queue("recode-shift", StringCodec)
+            .unwrap()
+            .without_transfer();
+        for v in ["A", "B", "c", "d", "e"] {
+            q.offer(&v.to_string(), HOUR).await.unwrap();
+        }
+        let first = redis.raw().await.lrange("redisson_delay_queue:{recode-shift}").await[0].clone();
+        let port = redis.port().to_string();
+        let mut calls = 0;
+        let report = q
+            .recode(
+                |payload| {
+                    calls += 1;
+                    if calls == 1 {
+                        // "Java" transfers the first (due) element: LREM + ZREM.
+                        for args in [
+                            vec!["LREM", "redisson_delay_queue:{recode-shift}", "1"],
+                            vec!["ZREM", "redisson_delay_queue_timeout:{recode-shift}"],
+                        ] {
+                            let mut child = std::process::Command::new("redis-cli")
+                                .args(["-h", "127.0.0.1", "-p", &port, "-x"])
+                                .args(args)
+                                .stdin(std::process::Stdio::piped())
+                                .stdout(std::process::Stdio::piped())
+                                .spawn()
+                                .unwrap();
+                            child.stdin.take().unwrap().write_all(&first).unwrap();
+                            let out = child.wait_with_output().unwrap();
+                            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+                        }
+                    }
+                    upper(payload)
+                },
+                2,
+            )
+            .await
+            .unwrap();
+        let mut left = q.read_all().await.unwrap();
+        left.sort();
+        assert_eq!(left, ["B", "C", "D", "E"], "{report:?}");
+    })
+    .await;
+}
