@@ -343,3 +343,76 @@ async fn payloads_of(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
         .map(|e| unpack(e).unwrap().payload.to_vec())
         .collect()
 }
+
+/// Review of issue 30: with `--from-codec auto`, a payload detection cannot
+/// read (a Kryo POJO without a schema, ByteArrayCodec bytes) comes back as
+/// `Untyped::Bytes`, and `encode_read` writes its HEX TEXT as the new value:
+/// the POJO and the bytes become Java Strings, exit 0, "0 undecodable".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review30_migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let payloads = vec![vector("pojo_order"), vec![0xde, 0xad, 0xbe, 0xef, 0x00]];
+        seed(&redis, "auto-unreadable", &payloads).await;
+        let out = delayq(
+            &redis,
+            &["migrate", "auto-unreadable", "--from-codec", "auto", "--to-codec", "serialization"],
+        );
+        assert_eq!(payloads_of(&redis, "auto-unreadable").await, payloads, "{out:?}");
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+    })
+    .await;
+}
+
+/// Review of issue 30: a StringCodec queue migrated `--from-codec auto
+/// --to-codec string` must keep its text as it is; today JSON text is
+/// reparsed and rewritten (keys sorted, big numbers rounded, a `@class`
+/// property removed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review30_migrate_from_auto_to_string_keeps_text_byte_for_byte() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let payloads = vec![
+            br#"{"b": 1, "a": 12345678901234567890123}"#.to_vec(),
+            br#"{"@class":"compat.Order","id":"o-1"}"#.to_vec(),
+        ];
+        seed(&redis, "auto-text", &payloads).await;
+        let out = delayq(&redis, &["migrate", "auto-text", "--from-codec", "auto", "--to-codec", "string"]);
+        assert_eq!(payloads_of(&redis, "auto-text").await, payloads, "{out:?}");
+    })
+    .await;
+}
+
+/// Review of issue 30: `migrate --from-codec jackson --to-codec kryo` drops
+/// the Java classes: Jackson's compat.Order becomes a java.util.HashMap in
+/// Kryo (a Java consumer's cast fails), exit 0; and --kryo-schema, which
+/// the Kryo writer needs for POJOs, is refused with --from-codec jackson.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review30_migrate_from_jackson_keeps_the_java_class_or_leaves_the_value() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let jackson = codec_vector("jackson", "pojo_order");
+        seed(&redis, "from-jackson", std::slice::from_ref(&jackson)).await;
+        let out = delayq(&redis, &["migrate", "from-jackson", "--from-codec", "jackson", "--to-codec", "kryo"]);
+        let after = &payloads_of(&redis, "from-jackson").await[0];
+        assert!(
+            *after == jackson || after.windows(12).any(|w| w == b"compat.Order"),
+            "rewritten without its class: {after:02x?} {out:?}"
+        );
+        let with_schema = delayq(
+            &redis,
+            &[
+                "migrate",
+                "from-jackson",
+                "--from-codec",
+                "jackson",
+                "--to-codec",
+                "kryo",
+                "--kryo-schema",
+                SCHEMA_FILE,
+            ],
+        );
+        assert_ne!(with_schema.status.code(), Some(2), "{with_schema:?}");
+    })
+    .await;
+}
