@@ -5,6 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use bytes::Bytes;
+use delayq::fred::types::Value;
 
 use delayq::format::{unpack, Format};
 use delayq::{BytesCodec, StringCodec};
@@ -277,6 +278,49 @@ async fn review30_recode_reaches_elements_that_shift_left_between_slices() {
         let mut left = q.read_all().await.unwrap();
         left.sort();
         assert_eq!(left, ["B", "C", "D", "E"], "{report:?}");
+    })
+    .await;
+}
+
+/// Review of issue 30: the client reads `batch` elements per LRANGE but one
+/// script takes only 1 MiB of them; the rest are read AGAIN by the next
+/// LRANGE. With large payloads the reads grow with n²/k: 100 elements of
+/// 100 KB (a 10 MB queue) make Redis send ~80 MB (3 GB for 300 x 200 KB).
+/// Each element should cross the wire about once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review30_recode_reads_each_large_element_about_once() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let raw = redis.raw().await;
+        let q = client
+            .delayed_queue("recode-fat", BytesCodec)
+            .unwrap()
+            .without_transfer();
+        let payload = Bytes::from(vec![b'a'; 100_000]);
+        for _ in 0..100 {
+            q.offer(&payload, HOUR).await.unwrap();
+        }
+        let sent = |info: Value| -> u64 {
+            info.as_string()
+                .unwrap()
+                .lines()
+                .find_map(|l| l.strip_prefix("total_net_output_bytes:"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let before = sent(raw.cmd("INFO", vec!["stats".into()]).await);
+        let report = q.recode(upper, 1_000).await.unwrap();
+        let after = sent(raw.cmd("INFO", vec!["stats".into()]).await);
+        assert_eq!(report.converted, 100, "{report:?}");
+        let queue_bytes = 100 * 100_000;
+        assert!(
+            after - before < 3 * queue_bytes,
+            "Redis sent {} bytes to recode a {queue_bytes}-byte queue",
+            after - before
+        );
     })
     .await;
 }

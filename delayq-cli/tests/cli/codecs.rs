@@ -356,7 +356,14 @@ async fn review30_migrate_from_auto_never_turns_unreadable_payloads_into_hex_str
         seed(&redis, "auto-unreadable", &payloads).await;
         let out = delayq(
             &redis,
-            &["migrate", "auto-unreadable", "--from-codec", "auto", "--to-codec", "serialization"],
+            &[
+                "migrate",
+                "auto-unreadable",
+                "--from-codec",
+                "auto",
+                "--to-codec",
+                "serialization",
+            ],
         );
         assert_eq!(payloads_of(&redis, "auto-unreadable").await, payloads, "{out:?}");
         assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -377,7 +384,10 @@ async fn review30_migrate_from_auto_to_string_keeps_text_byte_for_byte() {
             br#"{"@class":"compat.Order","id":"o-1"}"#.to_vec(),
         ];
         seed(&redis, "auto-text", &payloads).await;
-        let out = delayq(&redis, &["migrate", "auto-text", "--from-codec", "auto", "--to-codec", "string"]);
+        let out = delayq(
+            &redis,
+            &["migrate", "auto-text", "--from-codec", "auto", "--to-codec", "string"],
+        );
         assert_eq!(payloads_of(&redis, "auto-text").await, payloads, "{out:?}");
     })
     .await;
@@ -393,7 +403,17 @@ async fn review30_migrate_from_jackson_keeps_the_java_class_or_leaves_the_value(
         let redis = RedisServer::start().await;
         let jackson = codec_vector("jackson", "pojo_order");
         seed(&redis, "from-jackson", std::slice::from_ref(&jackson)).await;
-        let out = delayq(&redis, &["migrate", "from-jackson", "--from-codec", "jackson", "--to-codec", "kryo"]);
+        let out = delayq(
+            &redis,
+            &[
+                "migrate",
+                "from-jackson",
+                "--from-codec",
+                "jackson",
+                "--to-codec",
+                "kryo",
+            ],
+        );
         let after = &payloads_of(&redis, "from-jackson").await[0];
         assert!(
             *after == jackson || after.windows(12).any(|w| w == b"compat.Order"),
