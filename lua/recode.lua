@@ -4,21 +4,29 @@
 -- an id offered with it still finds it; only the payload changes. Java sees
 -- the old element or the new one, never both or neither.
 -- KEYS: 1 pending list, 2 timeout set, 3 id index, 4 request key
---       (lib/request.lua: a resend returns the first run's counts)
--- ARGV: 1 start index of the slice the client read, 2 its length, then
---       triples: offset in the slice (0-based), the element read there, its
---       new payload. The client caps the slice (count and bytes), so a call
---       costs O(start / node size + slice), whatever the queue's size.
--- Returns {converted, changed meanwhile (left for the next pass),
---          not in the timeout set}.
+--       (lib/request.lua: a resend returns the first run's answer)
+-- ARGV: 1 start index of the slice the client read, 2 its length, 3 its
+--       last element (the anchor), then triples: offset in the slice
+--       (0-based), the element read there, its new payload.
+-- Cost: an LRANGE of the slice (and at most one more of the slice before
+-- it) and one LSET per rewritten element; each walks the list from its
+-- nearer end, so a call costs O(slice × distance from that end / node
+-- size). The client keeps slices to 128 elements and 1 MiB.
+-- Returns {converted, changed meanwhile (left for the next pass), not in the
+-- timeout set, the index after the anchor (where the next slice starts)}.
+-- Transfers (Java's included) remove elements anywhere in the list, so the
+-- next slice starts after the anchor wherever it is now, not at start +
+-- length: no element slides past unread.
 local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'hash')
 if bad then return bad end
 local start = tonumber(ARGV[1])
-local current = redis.call('lrange', KEYS[1], start, start + tonumber(ARGV[2]) - 1)
+local length = tonumber(ARGV[2])
+local anchor = ARGV[3]
+local current = redis.call('lrange', KEYS[1], start, start + length - 1)
 local converted, moved, orphans = 0, 0, 0
-for i = 3, #ARGV, 3 do
+for i = 4, #ARGV, 3 do
   local offset = tonumber(ARGV[i])
   local element = ARGV[i + 1]
   local _, format = delayq_payload(element)
@@ -53,4 +61,30 @@ for i = 3, #ARGV, 3 do
     end
   end
 end
-return delayq_answer(KEYS[4], {converted, moved, orphans})
+-- Where the anchor is now: in the slice read here (elements before it were
+-- removed), or in the slice before it (it slid that far). Rewrites replaced
+-- elements in place, so `current` still gives their indices.
+local next_start = nil
+for i = #current, 1, -1 do
+  if current[i] == anchor then
+    next_start = start + i
+    break
+  end
+end
+if not next_start and start > 0 then
+  local from = math.max(0, start - length)
+  local before = redis.call('lrange', KEYS[1], from, start - 1)
+  for i = #before, 1, -1 do
+    if before[i] == anchor then
+      next_start = from + i
+      break
+    end
+  end
+end
+if not next_start then
+  -- The anchor left the list: read again from a slice earlier (what was
+  -- rewritten reads as done), and count a pass that must be run again.
+  next_start = math.max(0, start - length)
+  moved = moved + 1
+end
+return delayq_answer(KEYS[4], {converted, moved, orphans, next_start})

@@ -11,8 +11,10 @@ use crate::wire::format::unpack;
 
 use super::DelayedQueue;
 
-/// Elements one recode script rewrites at most.
-const MAX_BATCH: usize = 1_000;
+/// Elements one recode script rewrites at most: each LSET walks the list
+/// from its nearer end, so a slice deep inside a list of millions costs
+/// about a millisecond at this size.
+const MAX_BATCH: usize = 128;
 
 /// Bytes (old elements and new payloads) one recode script carries at most,
 /// so that a call stays short whatever the payloads' size.
@@ -21,6 +23,11 @@ const MAX_BATCH_BYTES: usize = 1 << 20;
 /// Passes over the pending list at most: elements moved along the list by
 /// transfers between a read and its script need another pass.
 const MAX_PASSES: u32 = 10;
+
+/// Slices of one pass whose anchor left the list (each makes the next slice
+/// start one slice earlier) before the pass gives up and lets the next one
+/// start over: a bound on a pass under a transfer that never stops.
+const MAX_STEPS_BACK: u32 = 1_000;
 
 /// What [`DelayedQueue::recode`] did.
 ///
@@ -65,15 +72,20 @@ impl<T: 'static> DelayedQueue<T> {
     /// `rewrite` answers `Ok(Some(bytes))` for a new payload, `Ok(None)` to
     /// leave the element (already in the target codec), or an error for a
     /// payload it cannot read: that element is left as it is and counted,
-    /// never dropped.
+    /// never dropped. It may see an element it rewrote again (when a
+    /// transfer shifts the list, a slice is read again), so it must answer
+    /// `Ok(None)` for a payload already in the target codec.
     ///
     /// Safe beside Java clients and transfers: the client reads a slice of
-    /// the pending list (at most `batch` elements, at most 1 MiB), then one
-    /// atomic script swaps each element that is still where it was read;
-    /// an element that moved meanwhile is left for the next pass. Java sees
+    /// the pending list (at most `batch` elements, at most 128, about 1 MiB),
+    /// then one atomic script swaps each element that is still where it was
+    /// read and finds where the slice's last element is now, so the next
+    /// slice starts right after it: elements removed by a transfer anywhere
+    /// in the list let none slide past unread. An element that moved
+    /// between the read and the script is left for the next pass. Java sees
     /// the old element or the new one, never both or neither. Ready values
     /// (already in the destination list) are not touched. A lost reply is
-    /// answered by the first run's counts when resent.
+    /// answered by the first run's answer when resent.
     pub async fn recode<F>(&self, mut rewrite: F, batch: usize) -> Result<RecodeReport>
     where
         F: FnMut(&[u8]) -> std::result::Result<Option<Bytes>, BoxError>,
@@ -109,16 +121,23 @@ impl<T: 'static> DelayedQueue<T> {
         let mut pass = RecodeReport::default();
         let pending = self.handle.keys.pending();
         let mut start = 0i64;
+        // Elements per LRANGE: `batch`, fewer once elements are seen to be
+        // large, so that a read stays near MAX_BATCH_BYTES.
+        let mut read_count = batch;
+        let mut steps_back = 0;
+        // The furthest index read so far: a slice read again after a step
+        // back counts nothing twice.
+        let mut reached = 0i64;
         loop {
             let slice: Vec<Bytes> = self
                 .conn()?
-                .lrange(pending, start, start + batch as i64 - 1)
+                .lrange(pending, start, start + read_count as i64 - 1)
                 .await
                 .on_key(pending)?;
-            if slice.is_empty() {
+            let Some(_) = slice.last() else {
                 return Ok(pass);
-            }
-            let mut args = vec![Value::from(start), Value::Null];
+            };
+            let mut args = vec![Value::from(start), Value::Null, Value::Null];
             let mut bytes = 0usize;
             let mut read = 0usize;
             for (offset, element) in slice.iter().enumerate() {
@@ -126,18 +145,21 @@ impl<T: 'static> DelayedQueue<T> {
                     break;
                 }
                 read = offset + 1;
+                bytes += element.len();
+                let first_time = start + offset as i64 >= reached;
                 let Ok(unpacked) = unpack(element) else {
-                    pass.malformed += 1;
+                    pass.malformed += u64::from(first_time);
                     continue;
                 };
                 match rewrite(unpacked.payload) {
                     Ok(Some(new)) if new[..] != *unpacked.payload => {
-                        bytes += element.len() + new.len();
+                        bytes += new.len();
                         args.push(Value::from(offset as i64));
                         args.push(Value::Bytes(element.clone()));
                         args.push(Value::Bytes(new));
                     }
-                    Ok(_) => pass.already += 1,
+                    Ok(_) => pass.already += u64::from(first_time),
+                    Err(_) if !first_time => {}
                     Err(error) => {
                         pass.undecodable += 1;
                         if pass.first_error.is_none() {
@@ -146,20 +168,31 @@ impl<T: 'static> DelayedQueue<T> {
                     }
                 }
             }
+            reached = reached.max(start + read as i64);
+            let average = (bytes / read).max(1);
+            read_count = (MAX_BATCH_BYTES / average).clamp(1, batch);
             args[1] = Value::from(read as i64);
-            if args.len() > 2 {
-                let keys = vec![
-                    pending.into(),
-                    self.handle.keys.timeout().into(),
-                    self.handle.keys.ids().into(),
-                ];
-                let value = self.handle.request(&SCRIPTS.recode, keys, args).await?;
-                let [converted, moved, orphans] = reply::tuple::<3>(value)?;
-                pass.converted += reply::int(&converted)? as u64;
-                pass.moved += reply::int(&moved)? as u64;
-                pass.not_scheduled += reply::int(&orphans)? as u64;
+            args[2] = Value::Bytes(slice[read - 1].clone());
+            let keys = vec![
+                pending.into(),
+                self.handle.keys.timeout().into(),
+                self.handle.keys.ids().into(),
+            ];
+            // Runs even when nothing in the slice changes: it says where
+            // the next slice starts.
+            let value = self.handle.request(&SCRIPTS.recode, keys, args).await?;
+            let [converted, moved, orphans, next] = reply::tuple::<4>(value)?;
+            pass.converted += reply::int(&converted)? as u64;
+            pass.moved += reply::int(&moved)? as u64;
+            pass.not_scheduled += reply::int(&orphans)? as u64;
+            let next = reply::int(&next)?;
+            if next <= start {
+                steps_back += 1;
+                if steps_back > MAX_STEPS_BACK {
+                    return Ok(pass);
+                }
             }
-            start += read as i64;
+            start = next;
         }
     }
 }
