@@ -26,7 +26,11 @@ pub(crate) struct Cli {
     /// sentinels. rediss://, rediss-cluster://, rediss-sentinel:// for TLS.
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
     pub url: String,
-
+    /// The largest payload a compressed value may decompress to when read
+    /// (bytes, or with a unit: 64MiB, 512KiB); bigger ones show as
+    /// undecodable instead of being expanded.
+    #[arg(long, global = true, value_parser = parse_size, default_value = "64MiB", value_name = "SIZE")]
+    pub max_decompressed: usize,
     /// TLS: trust the CA certificate(s) in this PEM file instead of the
     /// system's roots (a private CA, or a self-signed server certificate).
     /// Implies TLS.
@@ -616,6 +620,28 @@ pub(crate) enum CodecKind {
     Marshalling,
     /// Detects each value's codec (reading only).
     Auto,
+}
+
+/// Parses a size: bytes, or a number with KiB, MiB or GiB.
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let scale: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" | "k" => 1 << 10,
+        "mib" | "m" => 1 << 20,
+        "gib" | "g" => 1 << 30,
+        other => return Err(format!("{other:?} is not a unit: use bytes, KiB, MiB or GiB")),
+    };
+    number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{text:?} is not a size like 64MiB"))
 }
 
 /// Parses a duration like `1500ms` or `5s`; a negative one is an error.

@@ -54,6 +54,7 @@ async fn main() -> ExitCode {
         .with_ansi(false)
         .with_writer(|| output::LogWriter)
         .init();
+    text_codec::set_max_decompressed(cli.max_decompressed);
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(&cli, args).await,
         Command::Stats(args) => stats::run(&cli, args).await,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use delayq::Codec;
 
-use crate::args::{Cli, CodecArg, MigrateArgs};
+use crate::args::{Cli, CodecArg, CodecKind, MigrateArgs};
 use crate::output::escape;
 use crate::text_codec::TextCodec;
 
@@ -41,6 +41,13 @@ pub(crate) async fn run(cli: &Cli, args: &MigrateArgs) -> delayq::Result<ExitCod
 /// Re-encodes every pending value from one codec to another, in place.
 async fn recode(cli: &Cli, args: &MigrateArgs, from: CodecArg, to: CodecArg) -> delayq::Result<ExitCode> {
     let invalid = delayq::Error::InvalidArgument;
+    let jackson = |c: CodecArg| c.kind == CodecKind::Jackson;
+    if (jackson(from) && to.is_java_binary()) || (from.is_java_binary() && jackson(to)) {
+        return Err(invalid(format!(
+            "migrating between {from} and {to} is not supported: Jackson's @class typing and the Java codecs' \
+             classes do not map one to one (nested classes, UUIDs, dates would change type)"
+        )));
+    }
     let reader = TextCodec::reading(from, args.kryo_schema.as_deref()).map_err(invalid)?;
     let mut writer = TextCodec::with_java_classes(to, &args.java_class).map_err(invalid)?;
     if to.is_java_binary() {
@@ -51,13 +58,14 @@ async fn recode(cli: &Cli, args: &MigrateArgs, from: CodecArg, to: CodecArg) -> 
     let queue = crate::look(&client, &args.queue)?;
     let result = queue
         .recode(
-            |payload| {
-                let read = reader.read(payload)?;
+            |payload| match reader.read(payload) {
                 // With --from-codec auto, values already in the target stay.
-                if read.codec == target {
-                    return Ok(None);
-                }
-                writer.encode_read(&read).map(Some)
+                Ok(read) if read.codec == target => Ok(None),
+                Ok(read) => writer.encode_read(&read).map(Some),
+                // Rewritten already (a slice is read again when a transfer
+                // shifts the list), or never readable: left either way.
+                Err(_) if writer.read(payload).is_ok() => Ok(None),
+                Err(error) => Err(error),
             },
             args.batch,
         )

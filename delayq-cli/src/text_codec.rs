@@ -1,6 +1,7 @@
 //! Values as text on the command line, encoded like the Java codec chosen.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use delayq::codec::compress::DEFAULT_MAX_DECOMPRESSED;
@@ -24,6 +25,16 @@ pub(crate) struct TextCodec {
     kryo_schema: Option<KryoSchema>,
     /// The declared Java type of offered values, for `kryo` (else `Object`).
     java_type: Option<JavaType>,
+    /// The largest decompressed payload read (`--max-decompressed`).
+    max_size: usize,
+}
+
+/// `--max-decompressed`, for every codec of the process.
+static MAX_DECOMPRESSED: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_DECOMPRESSED);
+
+/// Sets the largest decompressed payload any codec made afterwards reads.
+pub(crate) fn set_max_decompressed(bytes: usize) {
+    MAX_DECOMPRESSED.store(bytes, Ordering::Relaxed);
 }
 
 impl TextCodec {
@@ -40,6 +51,7 @@ impl TextCodec {
             classes: Vec::new(),
             kryo_schema: None,
             java_type: None,
+            max_size: MAX_DECOMPRESSED.load(Ordering::Relaxed),
         }
     }
 
@@ -122,33 +134,82 @@ impl TextCodec {
     }
 
     /// A value read with another codec, written with this one (`migrate
-    /// --from-codec A --to-codec B`): a Java object goes from one Java codec
-    /// to another as it is; anything else through its text.
+    /// --from-codec A --to-codec B`). What cannot be carried over exactly is
+    /// an error, so the element is left as it is and counted:
+    ///
+    /// - the same inner codec (only the compression changes): its bytes, as
+    ///   they are;
+    /// - one Java object codec to another (Kryo, serialization, River): the
+    ///   object, with the schema's declared types, checked by reading the
+    ///   new bytes back;
+    /// - a Java `String` or number to `string`, `long` or `json`, any Java
+    ///   object to plain `json`, Jackson to plain `json`;
+    /// - text (`string`, `long`, `json`) to text, or to a Java codec as
+    ///   `delayq offer` writes it;
+    /// - never: Jackson to or from a Java object codec (Jackson's `@class`
+    ///   typing and the Java codecs' classes do not map one to one), bytes
+    ///   no codec read, a Kryo POJO the schema does not describe.
     pub(crate) fn encode_read(&self, read: &Detected) -> Result<Bytes, BoxError> {
-        if let Untyped::Java(value) = &read.value {
-            let schema = self.kryo_schema.as_ref();
-            // Each Java codec writes fields by their declared types, which
-            // only the schema knows exactly (River declares every object
-            // field `Object`, serialization erases generics).
-            let mut value = value.clone();
-            if let Some(schema) = schema {
-                value.adopt_schema(schema);
-            }
-            let inner = match self.codec.kind {
-                CodecKind::Kryo => Some(value.encode()?),
-                CodecKind::Serialization => Some(serialization::encode(&value, schema)?),
-                CodecKind::Marshalling => Some(marshalling::encode(&value, schema)?),
-                _ => None,
-            };
-            if let Some(inner) = inner {
-                return self.wrap(inner);
-            }
+        use CodecKind::*;
+        let target = self.codec.kind;
+        if read.kind == target {
+            return self.wrap(read.inner.clone());
         }
-        let text = match &read.value {
-            Untyped::Java(KryoValue::String(text)) | Untyped::Text(text) => text.clone(),
-            _ => read.text(),
-        };
-        self.encode(&text)
+        if target == Bytes {
+            return self.wrap(read.inner.clone());
+        }
+        match (&read.value, target) {
+            (Untyped::Java(value), Kryo | Serialization | Marshalling) => {
+                let schema = self.kryo_schema.as_ref();
+                // Each Java codec writes fields by their declared types,
+                // which only the schema knows exactly (River declares every
+                // object field `Object`, serialization erases generics).
+                let mut value = value.clone();
+                if let Some(schema) = schema {
+                    value.adopt_schema(schema);
+                }
+                let inner = match target {
+                    Kryo => value.encode()?,
+                    Serialization => serialization::encode(&value, schema)?,
+                    _ => marshalling::encode(&value, schema)?,
+                };
+                let written = self.wrap(inner)?;
+                match self.read(&written)?.value {
+                    Untyped::Java(back) if back.to_json() == value.to_json() => Ok(written),
+                    _ => Err(format!(
+                        "re-encoded as {} it would read back as another value: left as it is",
+                        self.name
+                    )
+                    .into()),
+                }
+            }
+            (Untyped::Java(KryoValue::String(text)), String | Json | Long) => self.encode(text),
+            (Untyped::Java(value), String | Long) => match value {
+                KryoValue::Long(_) | KryoValue::Int(_) | KryoValue::Short(_) | KryoValue::Byte(_) => {
+                    self.encode(&value.to_json_text())
+                }
+                other => Err(format!(
+                    "a {} is not {}: left as it is",
+                    other.java_class().unwrap_or("null"),
+                    self.name
+                )
+                .into()),
+            },
+            (Untyped::Java(value), Json) => self.encode(&value.to_json_text()),
+            (Untyped::Json(json), Json) => self.encode(&json.to_string()),
+            (Untyped::Text(text), String | Json | Long | Kryo | Serialization | Marshalling) => self.encode(text),
+            (Untyped::Bytes(_), _) => Err(format!(
+                "the payload does not read as {}: left as it is (a Kryo POJO needs --kryo-schema)",
+                read.codec
+            )
+            .into()),
+            _ => Err(format!(
+                "{} values are not converted to {}: Jackson's typing and the Java codecs' classes do not map one \
+                 to one; left as it is",
+                read.codec, self.name
+            )
+            .into()),
+        }
     }
 
     /// Compresses encoded bytes when the codec is a compression wrapper.
@@ -162,17 +223,29 @@ impl TextCodec {
     /// Reads a payload without deciding how to print it: a Java object
     /// stays one (so `migrate` can write it with another Java codec).
     pub(crate) fn read(&self, raw: &[u8]) -> Result<Detected, BoxError> {
-        let inner;
-        let bytes = match self.codec.wrap {
-            Some(wrap) => {
-                inner = wrap.decompress(raw, DEFAULT_MAX_DECOMPRESSED)?;
-                &inner[..]
-            }
-            None => raw,
-        };
         let schema = self.kryo_schema.as_ref();
+        if self.codec.kind == CodecKind::Auto {
+            let found = detect::detect(raw, schema, self.max_size);
+            // The detected name is a `--codec` name: it says the inner codec.
+            let arg = crate::args::parse_read_codec(&found.codec)?;
+            let inner = match arg.wrap {
+                Some(wrap) => wrap.decompress(raw, self.max_size)?,
+                None => raw.to_vec(),
+            };
+            return Ok(Detected {
+                codec: found.codec,
+                kind: arg.kind,
+                inner,
+                value: found.value,
+            });
+        }
+        let inner = match self.codec.wrap {
+            Some(wrap) => wrap.decompress(raw, self.max_size)?,
+            None => raw.to_vec(),
+        };
+        let bytes = &inner[..];
         let value = match self.codec.kind {
-            CodecKind::Auto => return Ok(detect::detect(raw, schema, DEFAULT_MAX_DECOMPRESSED).into()),
+            CodecKind::Auto => unreachable!("handled above"),
             CodecKind::Kryo => Untyped::Java(KryoValue::decode(bytes, schema)?),
             CodecKind::Serialization => Untyped::Java(serialization::decode(bytes)?),
             CodecKind::Marshalling => Untyped::Java(marshalling::decode(bytes)?),
@@ -187,6 +260,8 @@ impl TextCodec {
         };
         Ok(Detected {
             codec: self.name.to_owned(),
+            kind: self.codec.kind,
+            inner,
             value,
         })
     }
@@ -247,17 +322,12 @@ impl TextCodec {
 pub(crate) struct Detected {
     /// The codec, as `--codec` spells it.
     pub(crate) codec: String,
+    /// The codec inside any compression.
+    pub(crate) kind: CodecKind,
+    /// The payload's bytes inside any compression.
+    pub(crate) inner: Vec<u8>,
     /// The value.
     pub(crate) value: Untyped,
-}
-
-impl From<detect::Detected> for Detected {
-    fn from(found: detect::Detected) -> Self {
-        Detected {
-            codec: found.codec,
-            value: found.value,
-        }
-    }
 }
 
 impl Detected {

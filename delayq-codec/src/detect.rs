@@ -10,7 +10,8 @@
 //! 2. JBoss Marshalling (River): its version byte and a plausible first id;
 //! 3. a compression wrapper (`lz4`, `lz4v2`, `snappy`, `zstd`): the framing
 //!    is checked, then the payload is decompressed (within the size cap)
-//!    and what is inside is detected with the steps below;
+//!    and what is inside is detected with steps 1 and 2 and the steps
+//!    below;
 //! 4. Jackson with type information: JSON holding `@class` or a
 //!    `["java.…", …]` wrapper;
 //! 5. Kryo: a class id or name first, and a decoding that takes every byte;
@@ -26,7 +27,8 @@
 //!   that happen to form a valid block read as Snappy.
 //! - Text that is a Kryo payload by accident (it starts with a control
 //!   character `\x01`–`\x0a` and decodes whole as Kryo, like `"\tT"`, which
-//!   is Kryo's Long 42) reads as Kryo; a `LongCodec` value (`"42"`) reads as
+//!   is Kryo's Long 42, or `"\n"` and 8 more characters, a Double) reads as
+//!   Kryo; a `LongCodec` value (`"42"`) reads as
 //!   text, and a JSON string written by `StringCodec` as JSON.
 //! - An empty payload reads as the empty string.
 //! - `ByteArrayCodec` bytes that happen to be valid UTF-8 read as text.
@@ -107,22 +109,15 @@ pub fn detect(raw: &[u8], schema: Option<&KryoSchema>, max_size: usize) -> Detec
     if is_printable(raw) {
         return detect_plain(raw, schema);
     }
-    if raw.starts_with(&serialization::MAGIC) {
-        if let Ok(value) = serialization::decode(raw) {
-            return found("serialization", Untyped::Java(value));
-        }
-    }
-    if marshalling::looks_like(raw) {
-        if let Ok(value) = marshalling::decode(raw) {
-            return found("marshalling", Untyped::Java(value));
-        }
+    if let Some(java) = detect_java(raw) {
+        return java;
     }
     for wrap in Compression::ALL {
         if !wrap.looks_like(raw) {
             continue;
         }
         if let Ok(inner) = wrap.decompress(raw, max_size) {
-            let inside = detect_plain(&inner, schema);
+            let inside = detect_java(&inner).unwrap_or_else(|| detect_plain(&inner, schema));
             let codec = match inside.codec.as_str() {
                 "kryo" => wrap.name().to_owned(),
                 other => format!("{}/{other}", wrap.name()),
@@ -133,7 +128,22 @@ pub fn detect(raw: &[u8], schema: Option<&KryoSchema>, max_size: usize) -> Detec
     detect_plain(raw, schema)
 }
 
-/// Steps 4 to 7: the codecs a compression wrapper may hold.
+/// Steps 1 and 2: Java serialization and River.
+fn detect_java(raw: &[u8]) -> Option<Detected> {
+    if raw.starts_with(&serialization::MAGIC) {
+        if let Ok(value) = serialization::decode(raw) {
+            return Some(found("serialization", Untyped::Java(value)));
+        }
+    }
+    if marshalling::looks_like(raw) {
+        if let Ok(value) = marshalling::decode(raw) {
+            return Some(found("marshalling", Untyped::Java(value)));
+        }
+    }
+    None
+}
+
+/// Steps 4 to 7.
 fn detect_plain(raw: &[u8], schema: Option<&KryoSchema>) -> Detected {
     let first = raw.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'{' | b'[')) && looks_typed(raw) {
@@ -149,9 +159,10 @@ fn detect_plain(raw: &[u8], schema: Option<&KryoSchema>) -> Detected {
             Err(_) => {}
         }
     }
-    if matches!(first, Some(b'{' | b'[')) {
-        if let Ok(json) = serde_json::from_slice::<serde_json::Value>(raw) {
-            return found("json", Untyped::Json(json));
+    if matches!(first, Some(b'{' | b'[')) && serde_json::from_slice::<serde::de::IgnoredAny>(raw).is_ok() {
+        // Plain JSON stays the text it is (key order, number forms).
+        if let Ok(text) = std::str::from_utf8(raw) {
+            return found("json", Untyped::Text(text.to_owned()));
         }
     }
     match std::str::from_utf8(raw) {

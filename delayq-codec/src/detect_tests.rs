@@ -110,7 +110,7 @@ fn jackson_with_type_information_plain_json_and_text() {
     let plain = detect(br#"{"id": 1}"#, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(
         (plain.codec.as_str(), plain.value),
-        ("json", Untyped::Json(serde_json::json!({"id": 1})))
+        ("json", Untyped::Text(r#"{"id": 1}"#.into()))
     );
     assert_eq!(detect("zażółć 🚀".as_bytes(), None, 1).codec, "string");
     assert_eq!(detect(b"", None, 1).value, Untyped::Text(String::new()));
@@ -119,6 +119,20 @@ fn jackson_with_type_information_plain_json_and_text() {
         (binary.codec.as_str(), binary.value),
         ("bytes", Untyped::Bytes(vec![0xff, 0xfe, 0x00]))
     );
+}
+
+#[test]
+fn java_codecs_inside_a_wrapper_are_detected() {
+    let file: Value = serde_json::from_str(CODECS).unwrap();
+    let java = unhex(
+        file["codecs"]["serialization"]["cases"]["uuid"]["hex"]
+            .as_str()
+            .unwrap(),
+    );
+    let raw = crate::compress::Compression::Zstd.compress(&java).unwrap();
+    let found = detect(&raw, None, DEFAULT_MAX_DECOMPRESSED);
+    assert_eq!(found.codec, "zstd/serialization");
+    assert_eq!(found.value.to_json_text(), "\"123e4567-e89b-12d3-a456-426614174000\"");
 }
 
 #[test]

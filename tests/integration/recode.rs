@@ -226,14 +226,14 @@ async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_cappe
     .await;
 }
 
-/// Review of issue 30: a transfer that removes an element BEFORE the next
+/// a transfer that removes an element BEFORE the next
 /// slice's LRANGE (here: while a slice whose values are all "already" in
 /// the target codec is read, so no script runs for it) shifts the list left;
 /// the next slice starts past an element that was never read. Nothing
 /// counts it as moved, so the migration ends after one pass, reports
 /// success, and leaves that element in the old codec.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn review30_recode_reaches_elements_that_shift_left_between_slices() {
+async fn recode_reaches_elements_that_shift_left_between_slices() {
     deadline(async {
         let redis = RedisServer::start().await;
         let client = redis.client().await;
@@ -282,13 +282,13 @@ async fn review30_recode_reaches_elements_that_shift_left_between_slices() {
     .await;
 }
 
-/// Review of issue 30: the client reads `batch` elements per LRANGE but one
+/// the client reads `batch` elements per LRANGE but one
 /// script takes only 1 MiB of them; the rest are read AGAIN by the next
 /// LRANGE. With large payloads the reads grow with n²/k: 100 elements of
 /// 100 KB (a 10 MB queue) make Redis send ~80 MB (3 GB for 300 x 200 KB).
 /// Each element should cross the wire about once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn review30_recode_reads_each_large_element_about_once() {
+async fn recode_reads_each_large_element_about_once() {
     deadline(async {
         let redis = RedisServer::start().await;
         let client = redis.client().await;
