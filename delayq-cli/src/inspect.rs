@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use delayq::{Codec, DelayedQueue, PendingError, QueueStatus, ScheduleInfo};
+use delayq::{BytesCodec, Codec, DecodeError, DelayedQueue, PendingError, QueueStatus, ScheduleInfo};
 use serde_json::json;
 
 use crate::args::{Cli, InspectArgs, OutputFormat};
@@ -23,15 +23,12 @@ struct Row {
 }
 
 pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCode> {
-    let reading =
-        || TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument);
-    let codec = reading()?;
-    let labels = reading()?;
+    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
-    let name = codec.name();
-    let queue = client.delayed_queue(&args.queue, codec)?.without_transfer();
+    // Raw bytes: each payload is decoded here once, with its detected codec.
+    let queue: DelayedQueue<Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let status = queue.status().await?;
-    let rows = pending(&queue, args.limit, name, &labels).await?;
+    let rows = pending(&queue, args.limit, &codec).await?;
     let schedules = client.schedules(&args.queue)?.list().await?;
     client.shutdown().await;
     let now = SystemTime::now();
@@ -56,28 +53,33 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
 }
 
 /// The first `limit` pending elements by due time, a page at a time.
-async fn pending(
-    queue: &DelayedQueue<String>,
-    limit: usize,
-    codec: &str,
-    labels: &TextCodec,
-) -> delayq::Result<Vec<Row>> {
+async fn pending(queue: &DelayedQueue<Bytes>, limit: usize, codec: &TextCodec) -> delayq::Result<Vec<Row>> {
     let mut rows = Vec::new();
     while rows.len() < limit {
         let page = queue
-            .pending_page(rows.len(), (limit - rows.len()).min(DelayedQueue::<String>::MAX_PAGE))
+            .pending_page(rows.len(), (limit - rows.len()).min(DelayedQueue::<Bytes>::MAX_PAGE))
             .await?;
-        let last = page.len() < DelayedQueue::<String>::MAX_PAGE;
+        let last = page.len() < DelayedQueue::<Bytes>::MAX_PAGE;
         for element in page {
             // A decode error says what wrote the bytes when another codec did
             // (Kryo: "use --codec kryo").
-            let payload = element.value.map_err(|error| match error {
-                PendingError::Decode(e) => format!("undecodable with --codec {codec}: {e}"),
-                PendingError::Malformed(m) => m.to_string(),
-            });
-            let label = delayq::format::unpack(&element.raw)
-                .ok()
-                .and_then(|e| labels.detected_codec(e.payload));
+            let (payload, label) = match element.value {
+                Ok(payload) => {
+                    let (decoded, label) = codec.decode_detected(&payload);
+                    let decoded = decoded.map_err(|source| {
+                        let hint = codec.diagnose(&payload);
+                        let error = DecodeError::new(codec.name(), payload, source);
+                        let error = match hint {
+                            Some(hint) => error.with_hint(hint),
+                            None => error,
+                        };
+                        format!("undecodable with --codec {}: {error}", codec.name())
+                    });
+                    (decoded, label)
+                }
+                Err(PendingError::Decode(e)) => (Err(e.to_string()), None),
+                Err(PendingError::Malformed(m)) => (Err(m.to_string()), None),
+            };
             rows.push(Row {
                 due: element.due,
                 format: element.format.map_or("malformed", |f| f.as_str()),

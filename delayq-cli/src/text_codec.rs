@@ -359,6 +359,16 @@ impl Codec<String> for TextCodec {
         Codec::<String>::diagnose(&delayq::StringCodec, raw)
     }
 
+    fn decode_detected(&self, raw: &[u8]) -> (Result<String, BoxError>, Option<String>) {
+        if self.codec.kind != CodecKind::Auto {
+            return (self.decode(raw), None);
+        }
+        match self.read(raw) {
+            Ok(read) => (Ok(read.text()), Some(read.codec)),
+            Err(error) => (Err(error), None),
+        }
+    }
+
     fn detected_codec(&self, raw: &[u8]) -> Option<String> {
         (self.codec.kind == CodecKind::Auto).then(|| self.read(raw).map(|d| d.codec).unwrap_or_default())
     }

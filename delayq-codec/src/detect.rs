@@ -253,6 +253,11 @@ impl crate::Codec<String> for AutoCodec {
     fn detected_codec(&self, raw: &[u8]) -> Option<String> {
         Some(self.detect(raw).codec)
     }
+
+    fn decode_detected(&self, raw: &[u8]) -> (Result<String, crate::BoxError>, Option<String>) {
+        let found = self.detect(raw);
+        (Ok(found.value.to_display_text()), Some(found.codec))
+    }
 }
 
 fn found(codec: &str, value: Untyped) -> Detected {

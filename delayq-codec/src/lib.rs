@@ -118,6 +118,13 @@ pub trait Codec<T>: Send + Sync + 'static {
         let _ = raw;
         None
     }
+
+    /// [`decode`](Self::decode) and [`detected_codec`](Self::detected_codec)
+    /// together: a codec that detects reads the payload once (a page of
+    /// large compressed values is not decompressed twice).
+    fn decode_detected(&self, raw: &[u8]) -> (Result<T, BoxError>, Option<String>) {
+        (self.decode(raw), self.detected_codec(raw))
+    }
 }
 
 const JAVA_SERIALIZATION_HINT: &str = "Java serialization, Redisson's SerializationCodec: read it with \

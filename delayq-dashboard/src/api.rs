@@ -268,8 +268,8 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
 /// A payload decoded with the dashboard's codec, or as hex.
 /// With a codec that detects (`--codec auto`), `codec` names the one found.
 fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
-    let detected = codec.detected_codec(payload);
-    match codec.decode(payload) {
+    let (decoded, detected) = codec.decode_detected(payload);
+    match decoded {
         Ok(text) => json!({"text": preview(&text), "decoded": true, "codec": detected}),
         Err(e) => {
             let hint = codec.diagnose(payload);
