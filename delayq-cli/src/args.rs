@@ -395,8 +395,10 @@ pub(crate) struct DashboardArgs {
     /// Address to listen on. Anything but loopback needs --token.
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub listen: std::net::SocketAddr,
-    /// How payloads are shown (must match the Java codec); hex when they do not decode.
-    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    /// How payloads are shown: auto (the default) detects each value's
+    /// codec, so queues of different codecs all read; or the Java codec
+    /// of every queue. Hex when a value does not decode.
+    #[arg(long, value_parser = parse_read_codec, default_value = "auto", value_name = "CODEC")]
     pub codec: CodecArg,
     /// No actions: nothing on the dashboard can change a queue.
     #[arg(long)]

@@ -96,6 +96,11 @@ async fn pending(queue: &DelayedQueue<Bytes>, limit: usize, codec: &TextCodec) -
     Ok(rows)
 }
 
+/// The payload of a packed element, or the element when it does not unpack.
+fn payload_of(raw: &[u8]) -> &[u8] {
+    delayq::format::unpack(raw).map_or(raw, |e| e.payload)
+}
+
 fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: SystemTime) -> String {
     let next = match status.next_due {
         Some(due) => format!("{} ({})", local_time(due), relative(due, now)),
@@ -132,7 +137,9 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
                 row.codec.clone().unwrap_or_default(),
                 match &row.payload {
                     Ok(text) => preview(text, 60),
-                    Err(_) => format!("<{}>", preview(&hex(&row.raw), 40)),
+                    // The payload's bytes (inside the packed element), or
+                    // the element's when it does not unpack.
+                    Err(_) => format!("<{}>", preview(&hex(payload_of(&row.raw)), 40)),
                 },
             ]
         })
@@ -179,6 +186,7 @@ fn to_json(
                 "id": row.id,
                 "payload": row.payload.as_ref().ok(),
                 "error": row.payload.as_ref().err(),
+                "payload_hex": hex(payload_of(&row.raw)),
                 "raw_hex": hex(&row.raw),
             })
         })

@@ -82,6 +82,11 @@ async fn the_cli_offers_java_bytes_and_prints_json() {
             &["inspect", "kq", "--codec", "long", "--format", "json"],
         ));
         assert!(shown.contains("use --codec kryo"), "{shown}");
+        // The table shows the payload's bytes (Kryo's Long 42: 09 54), not the packed element's.
+        let table = ok(&delayq(&redis, &["inspect", "kq", "--codec", "long"]));
+        assert!(table.contains("<0954>"), "{table}");
+        let json: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(json["elements"][0]["payload_hex"], "0954", "{shown}");
         // POJOs need the schema.
         let shown = ok(&delayq(
             &redis,
