@@ -1,7 +1,7 @@
 //! Command-line arguments.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use delayq::codec::compress::Compression;
@@ -142,8 +142,12 @@ pub(crate) struct RescheduleArgs {
     /// The id the element was offered with.
     pub id: String,
     /// New delay from now: 1500ms, 5s, 2m, 1h30m, 0.
-    #[arg(long, short, value_parser = parse_delay, allow_hyphen_values = true)]
-    pub delay: Duration,
+    #[arg(long, short, value_parser = parse_delay, allow_hyphen_values = true, required_unless_present = "at", conflicts_with = "at")]
+    pub delay: Option<Duration>,
+    /// New due time instead, in RFC 3339: 2026-12-01T10:00:00Z,
+    /// 2026-12-01T11:00:00+01:00.
+    #[arg(long, value_parser = parse_time)]
+    pub at: Option<SystemTime>,
 }
 
 #[derive(Debug, Args)]
@@ -622,6 +626,16 @@ pub(crate) enum CodecKind {
     Marshalling,
     /// Detects each value's codec (reading only).
     Auto,
+}
+
+/// Parses an RFC 3339 time (`2026-12-01T10:00:00Z`).
+pub(crate) fn parse_time(text: &str) -> Result<SystemTime, String> {
+    let time = chrono::DateTime::parse_from_rfc3339(text.trim())
+        .map_err(|e| format!("{text:?} is not an RFC 3339 time like 2026-12-01T10:00:00Z: {e}"))?;
+    let ms = time.timestamp_millis();
+    u64::try_from(ms)
+        .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
+        .map_err(|_| format!("{text:?} is before 1970"))
 }
 
 /// Parses a size: bytes, or a number with KiB, MiB or GiB.

@@ -21,13 +21,22 @@ pub(crate) async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode>
 pub(crate) async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
-    let moved = queue.reschedule(&args.id, args.delay).await;
+    let (moved, when) = match (args.at, args.delay) {
+        (Some(at), _) => (queue.reschedule_at(&args.id, at).await, output::utc_time(at)),
+        (None, delay) => {
+            let delay = delay.unwrap_or_default();
+            (
+                queue.reschedule(&args.id, delay).await,
+                format!("in {}", output::compact(delay)),
+            )
+        }
+    };
     client.shutdown().await;
     let ids = IdArgs {
         queue: args.queue.clone(),
         id: args.id.clone(),
     };
-    Ok(found(moved?, &format!("rescheduled (due in {:?})", args.delay), &ids))
+    Ok(found(moved?, &format!("rescheduled (due {when})"), &ids))
 }
 
 pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {

@@ -454,7 +454,7 @@ fn help_covers_every_command_and_option() {
         ),
         (&["move-due", "--help"], &["--timeout"]),
         (&["offer", "--help"], &["--id", "--replace", "--from-file"]),
-        (&["reschedule", "--help"], &["--delay"]),
+        (&["reschedule", "--help"], &["--delay", "--at"]),
         (&["get", "--help"], &["--codec", "--format"]),
     ];
     for (args, options) in expectations {
@@ -521,6 +521,26 @@ async fn ids_and_pause_from_the_command_line_across_processes() {
         let got = json_of(&delayq(&redis, &["get", "reminders", "order-42", "--format", "json"]));
         assert_eq!(got["value"], "new");
         assert!(got["due_in_ms"].as_i64().unwrap() <= 600_000, "{got}");
+        // To an absolute time (RFC 3339, any offset).
+        let out = delayq(
+            &redis,
+            &[
+                "reschedule",
+                "reminders",
+                "order-42",
+                "--at",
+                "2099-12-01T11:00:00+01:00",
+            ],
+        );
+        assert!(
+            out.status.success() && stderr(&out).contains("2099-12-01T10:00:00"),
+            "{out:?}"
+        );
+        let got = json_of(&delayq(&redis, &["get", "reminders", "order-42", "--format", "json"]));
+        assert!(got["due"].as_str().unwrap().starts_with("2099-12-01T10:00:00"), "{got}");
+        let out = delayq(&redis, &["reschedule", "reminders", "order-42", "--at", "tomorrow"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(stderr(&out).contains("RFC 3339"), "{out:?}");
         // inspect names the id of each pending element.
         let inspected = json_of(&delayq(&redis, &["inspect", "reminders", "--format", "json"]));
         assert_eq!(inspected["elements"][0]["id"], "order-42", "{inspected}");
