@@ -16,6 +16,7 @@ use bytes::Bytes;
 use delayq::{BytesCodec, Format, ReliableQueue};
 
 use super::api::error;
+use super::health::{guarded, unavailable};
 use super::sampler::view;
 use super::Shared;
 
@@ -53,6 +54,15 @@ fn press_again(left: u64) -> String {
     }
 }
 
+/// An action's answer, or 503 at once if Redis is unreachable or goes
+/// away while it runs (the atomic steps it finished stay done).
+async fn act(shared: &Shared, work: impl std::future::Future<Output = Response>) -> Response {
+    match guarded(shared, None, work).await {
+        Ok(answer) => answer,
+        Err(why) => unavailable(shared, why),
+    }
+}
+
 fn failed(e: delayq::Error) -> Response {
     let status = match e {
         delayq::Error::InvalidQueueName { .. } | delayq::Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
@@ -63,6 +73,10 @@ fn failed(e: delayq::Error) -> Response {
 
 /// Moves the dead letters back to the queue's tail (fresh delivery counts).
 pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, requeue_dead_letters_now(&shared, form)).await
+}
+
+async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
         // At most what was there when asked: values that come back dead
@@ -92,6 +106,10 @@ pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form
 
 /// Deletes the dead letters.
 pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, delete_dead_letters_now(&shared, form)).await
+}
+
+async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
         let mut left = queue.dead_letter_len().await?;
@@ -119,6 +137,10 @@ pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(
 
 /// Runs the transfer now until nothing due at the press is left.
 pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, move_due_now(&shared, form)).await
+}
+
+async fn move_due_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue = view(&shared.client, &form.name)?;
         let cutoff = SystemTime::now();
@@ -154,6 +176,10 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
 /// Deletes every pending element, in short atomic batches, once the
 /// operator has typed the queue's name.
 pub(crate) async fn purge(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, purge_now(&shared, form)).await
+}
+
+async fn purge_now(shared: &Shared, form: ActionForm) -> Response {
     if form.confirm != form.name {
         return error(
             StatusCode::BAD_REQUEST,
@@ -186,6 +212,10 @@ pub(crate) async fn purge(State(shared): State<Arc<Shared>>, Form(form): Form<Ac
 /// what they rewrote, and pressing again goes on (elements already in the
 /// format are left as they are).
 pub(crate) async fn migrate(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, migrate_now(&shared, form)).await
+}
+
+async fn migrate_now(shared: &Shared, form: ActionForm) -> Response {
     let format: Format = match form.to.parse() {
         Ok(format) => format,
         Err(_) => return error(StatusCode::BAD_REQUEST, "`to` must be modern or legacy".into()),

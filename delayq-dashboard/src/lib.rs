@@ -29,7 +29,19 @@
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
 //!   `delayq_dead_letters`, `delayq_quarantined` and
-//!   `delayq_transfer_lag_seconds` gauges labelled `queue`.
+//!   `delayq_transfer_lag_seconds` gauges labelled `queue`, and the
+//!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
+//!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
+//!
+//! # When Redis is down
+//!
+//! A probe `PING`s Redis every second (3 s deadline). While it gets no
+//! answer, every API and action answers at once with HTTP 503 and a JSON
+//! error saying Redis is unreachable and since when; the pages keep their
+//! last numbers, greyed, under a banner saying how old they are; the
+//! sampler asks nothing of Redis; the log says when Redis went away and
+//! when it came back. A read that gets no reply within 3 s answers 503
+//! too.
 //!
 //! # Actions and safety
 //!
@@ -72,6 +84,7 @@ mod actions;
 mod api;
 mod assets;
 mod guard;
+mod health;
 mod metrics;
 mod sampler;
 
@@ -182,19 +195,15 @@ impl Dashboard {
     /// unless one is installed already ([`install_recorder`]); with another
     /// recorder, `/metrics` says so and the rest works.
     pub fn router(self) -> Router {
-        let metrics = install_recorder().ok();
-        let shared = Arc::new(Shared {
-            client: self.client,
+        let shared = Shared::start(Shared {
             codec: self.codec,
             read_only: self.read_only,
             token: self.token,
             loopback: self.loopback,
             sample_interval: self.sample_interval,
             action_time: self.action_time,
-            queues: parking_lot::RwLock::new(sampler::Queues::default()),
-            metrics,
+            ..Shared::new(self.client)
         });
-        sampler::start(&shared);
         let mut router = Router::new()
             .route("/", get(assets::overview_page))
             .route("/queue", get(assets::queue_page))
@@ -279,6 +288,37 @@ pub(crate) struct Shared {
     pub action_time: Duration,
     pub queues: parking_lot::RwLock<sampler::Queues>,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// What the Redis probe found last.
+    pub health: tokio::sync::watch::Sender<health::Health>,
+    /// When the dashboard started.
+    pub started: SystemTime,
+}
+
+impl Shared {
+    /// Read-only defaults, with the recorder installed if it can be.
+    fn new(client: Client) -> Shared {
+        Shared {
+            client,
+            codec: Arc::new(StringCodec),
+            read_only: true,
+            token: None,
+            loopback: false,
+            sample_interval: Duration::from_secs(5),
+            action_time: actions::ACTION_TIME,
+            queues: parking_lot::RwLock::new(sampler::Queues::default()),
+            metrics: install_recorder().ok(),
+            health: health::channel(),
+            started: SystemTime::now(),
+        }
+    }
+
+    /// Shared, with the Redis probe and the sampler running.
+    fn start(self) -> Arc<Shared> {
+        let shared = Arc::new(self);
+        health::start(&shared);
+        sampler::start(&shared);
+        shared
+    }
 }
 
 /// Milliseconds since the Unix epoch, for JSON.

@@ -69,19 +69,7 @@ pub fn install_recorder() -> std::io::Result<PrometheusHandle> {
 /// # }
 /// ```
 pub fn metrics_router(client: Client) -> Router {
-    let metrics = install_recorder().ok();
-    let shared = Arc::new(Shared {
-        client,
-        codec: Arc::new(delayq::StringCodec),
-        read_only: true,
-        token: None,
-        loopback: false,
-        sample_interval: std::time::Duration::from_secs(5),
-        action_time: super::actions::ACTION_TIME,
-        queues: parking_lot::RwLock::new(super::sampler::Queues::default()),
-        metrics,
-    });
-    super::sampler::start(&shared);
+    let shared = Shared::start(Shared::new(client));
     Router::new().route("/metrics", get(render)).with_state(shared)
 }
 
@@ -101,10 +89,13 @@ pub async fn serve_metrics(addr: SocketAddr, client: Client) -> std::io::Result<
 
 /// The Prometheus text.
 pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    let body = match &shared.metrics {
+    let mut body = match &shared.metrics {
         Some(handle) => handle.render(),
         None => "# another metrics recorder is installed in this process; delayq cannot render it\n".to_owned(),
     };
+    // The dashboard's own lines, rendered here rather than through the
+    // process-wide recorder: each dashboard of a process has its own.
+    body.push_str(&super::health::metrics_text(&shared));
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,

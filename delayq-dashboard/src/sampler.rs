@@ -33,6 +33,8 @@ pub(crate) struct Queues {
     pub last_cycle: Option<Duration>,
     /// The last error of a cycle, if the last cycle failed.
     pub error: Option<String>,
+    /// When the last full cycle began: how old the numbers are.
+    pub sampled_at: Option<SystemTime>,
 }
 
 /// One queue's latest sample and history.
@@ -98,7 +100,14 @@ pub(crate) fn start(shared: &Arc<Shared>) {
             if shared.client.is_shut_down() {
                 return;
             }
-            cycle(&shared).await;
+            // Nothing is asked of a Redis the probe finds down (fred would
+            // queue it), and a cycle stops when Redis goes away under it.
+            if let Err(super::health::Unavailable::Down(health)) =
+                super::health::guarded(&shared, None, cycle(&shared)).await
+            {
+                shared.queues.write().error =
+                    Some(format!("Redis is unreachable: {}", health.error.unwrap_or_default()));
+            }
             drop(shared);
             if Weak::strong_count(&weak) == 0 {
                 return;
@@ -110,6 +119,7 @@ pub(crate) fn start(shared: &Arc<Shared>) {
 /// One full pass: discovery, then every queue's counts.
 async fn cycle(shared: &Shared) {
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let found = match discover(&shared.client).await {
         Ok(found) => found,
         Err(error) => {
@@ -152,6 +162,7 @@ async fn cycle(shared: &Shared) {
     queues.discovered = true;
     queues.cycles += 1;
     queues.last_cycle = Some(started.elapsed());
+    queues.sampled_at = Some(started_at);
     queues.error = None;
 }
 

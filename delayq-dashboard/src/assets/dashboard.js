@@ -66,8 +66,15 @@ const localTime = (ms) => {
 async function getJson(url) {
   const response = await fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error || `${response.status} ${response.statusText}`);
+  if (!response.ok) throw failure(body, `${response.status} ${response.statusText}`);
   return body;
+}
+
+// An error carrying the answer's body (a 503 says how long Redis has been away).
+function failure(body, fallback) {
+  const error = new Error(body.error || fallback);
+  error.body = body;
+  return error;
 }
 
 async function post(action, params) {
@@ -78,7 +85,7 @@ async function post(action, params) {
     body: new URLSearchParams(params),
   });
   const body = await response.json().catch(async () => ({ error: await response.text() }));
-  if (!response.ok || !body.ok) throw new Error(body.error || `${response.status}`);
+  if (!response.ok || !body.ok) throw failure(body, `${response.status}`);
   return body;
 }
 
@@ -173,16 +180,42 @@ function groupedBars(target, history, series) {
   target.replaceChildren(box);
 }
 
+// While Redis is unreachable: a banner saying since when, and how old the
+// numbers still on the page are (they stay, greyed).
+function outage(error, lastOk) {
+  const redis = (error.body && error.body.redis) || {};
+  const node = $("outage");
+  const down = redis.up === false;
+  node.querySelector("strong").textContent = down ? "Redis is unreachable" : "Redis is slow";
+  node.querySelector(".what").textContent = down
+    ? `since ${localTime(redis.since_ms)} (${span(redis.now_ms - redis.since_ms)} ago): ${visible(redis.error || "no reply")}.`
+    : `${visible(error.message)}.`;
+  node.querySelector(".age").textContent = lastOk
+    ? `The numbers below are from ${localTime(lastOk)}, ${span(Date.now() - lastOk)} old.`
+    : "No numbers yet: they appear once Redis answers.";
+  node.hidden = false;
+  document.body.classList.add("stale");
+  live(false, down ? "Redis unreachable" : "Redis slow");
+}
+
 function poll(load) {
   let busy = false;
+  let lastOk = null;
   const run = async () => {
     if (busy) return;
     busy = true;
     try {
       await load();
+      lastOk = Date.now();
+      $("outage").hidden = true;
+      // An action's answer that was the outage is over too.
+      const flash = $("flash");
+      if (flash && flash.dataset.outage) { flash.hidden = true; delete flash.dataset.outage; }
+      document.body.classList.remove("stale");
       live(true, `live · ${new Date().toLocaleTimeString()}`);
     } catch (error) {
-      live(false, `error: ${error.message}`);
+      if (error.body && error.body.redis) outage(error, lastOk);
+      else live(false, `error: ${error.message}`);
     } finally {
       busy = false;
     }
@@ -325,6 +358,7 @@ function queuePage() {
     const node = $("flash");
     node.hidden = false;
     node.className = ok ? "flash" : "flash error";
+    delete node.dataset.outage;
     node.textContent = visible(text);
   };
   const act = (button, action, params) => async () => {
@@ -335,6 +369,7 @@ function queuePage() {
       flash(true, result.message);
     } catch (error) {
       flash(false, error.message);
+      if (error.body && error.body.redis) $("flash").dataset.outage = "1";
     } finally {
       state.acting = false;
       button.disabled = false;

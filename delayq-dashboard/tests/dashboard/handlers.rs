@@ -546,3 +546,50 @@ async fn off_loopback_the_dashboard_refuses_to_start_without_a_token() {
     let refused = Dashboard::new(client.clone()).serve(listener).await.unwrap_err();
     assert!(refused.to_string().contains("without a token"), "{refused}");
 }
+
+/// Redis stops under a running dashboard: every API, the actions included,
+/// answers 503 with a JSON error naming the outage (a generous guard turns
+/// a hang into a failure), and `/metrics` says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_api_answers_503_while_redis_is_down() {
+    let mut server = RedisServer::start().await;
+    seed::queue(&server, "outage-orders", 5, 1, 1).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    until(&app, "/api/overview", |r| r.json()["sampler"]["queues"] == 1).await;
+    server.kill();
+    let metrics = until(&app, "/metrics", |r| r.body.contains("delayq_dashboard_redis_up 0")).await;
+    assert!(
+        metrics.body.contains("delayq_dashboard_sample_age_seconds "),
+        "{}",
+        metrics.body
+    );
+    let guard = |request| {
+        let app = app.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(30), send(&app, request))
+                .await
+                .expect("an answer while Redis is down, not a hang")
+        }
+    };
+    for request in [
+        get("/api/overview"),
+        get("/api/queue?name=outage-orders"),
+        action("/api/actions/move-due", &token, "name=outage-orders"),
+        action("/api/actions/requeue-dead-letters", &token, "name=outage-orders"),
+    ] {
+        let path = request.uri().to_string();
+        let reply = guard(request).await;
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {}", reply.body);
+        let body = reply.json();
+        assert!(
+            body["error"].as_str().unwrap().starts_with("Redis is unreachable"),
+            "{body}"
+        );
+        assert_eq!(body["redis"]["up"], false);
+        assert!(body["redis"]["since_ms"].is_i64(), "{body}");
+    }
+    server.restart().await;
+    until(&app, "/api/overview", |r| r.status == StatusCode::OK).await;
+    until(&app, "/metrics", |r| r.body.contains("delayq_dashboard_redis_up 1")).await;
+}
