@@ -93,11 +93,20 @@ async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response
             moved += n;
             left -= n.min(left);
         }
-        Ok::<_, delayq::Error>((moved, left))
+        let paused = view(&shared.client, &form.name)?.is_paused().await?;
+        Ok::<_, delayq::Error>((moved, left, paused))
     };
     match run.await {
-        Ok((moved, left)) => done(
-            format!("requeued {moved} dead letters{}", press_again(left as u64)),
+        Ok((moved, left, paused)) => done(
+            format!(
+                "requeued {moved} dead letters{}{}",
+                press_again(left as u64),
+                if paused {
+                    "; the queue is paused: consumers take them once it is resumed"
+                } else {
+                    ""
+                }
+            ),
             json!({"moved": moved, "complete": left == 0}),
         ),
         Err(e) => failed(e),
@@ -143,6 +152,9 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
 async fn move_due_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue = view(&shared.client, &form.name)?;
+        if queue.is_paused().await? {
+            return Err(Refused::Paused);
+        }
         let cutoff = SystemTime::now();
         let started = Instant::now();
         let (mut moved, mut quarantined) = (0, 0);
@@ -152,7 +164,7 @@ async fn move_due_now(shared: &Shared, form: ActionForm) -> Response {
             quarantined += report.quarantined;
             let more_due = report.next_due.is_some_and(|due| due <= cutoff);
             if !more_due || started.elapsed() >= shared.action_time {
-                return Ok::<_, delayq::Error>((moved, quarantined, more_due));
+                return Ok::<_, Refused>((moved, quarantined, more_due));
             }
         }
     };
@@ -169,6 +181,66 @@ async fn move_due_now(shared: &Shared, form: ActionForm) -> Response {
             ),
             json!({"moved": moved, "quarantined": quarantined, "complete": !more}),
         ),
+        Err(Refused::Paused) => error(StatusCode::CONFLICT, paused(&form.name)),
+        Err(Refused::Failed(e)) => failed(e),
+    }
+}
+
+/// Why an action did nothing.
+enum Refused {
+    /// The queue is paused: nothing is moved on purpose.
+    Paused,
+    Failed(delayq::Error),
+}
+
+impl From<delayq::Error> for Refused {
+    fn from(e: delayq::Error) -> Self {
+        Refused::Failed(e)
+    }
+}
+
+fn paused(name: &str) -> String {
+    format!("{name} is paused: nothing moves until it is resumed (Resume, or `delayq resume`)")
+}
+
+/// Pauses the queue for every delayq process (Java's do not know pauses).
+pub(crate) async fn pause(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, pause_now(&shared, form)).await
+}
+
+async fn pause_now(shared: &Shared, form: ActionForm) -> Response {
+    let run = async {
+        let queue = view(&shared.client, &form.name)?;
+        // A pause of a name with no key would create the queue's only key.
+        if !queue.status().await?.exists {
+            return Ok(None);
+        }
+        queue.pause().await?;
+        Ok::<_, delayq::Error>(Some(()))
+    };
+    match run.await {
+        Ok(Some(())) => done(
+            format!(
+                "{} paused: delayq's transfers and reliable consumers wait until it is resumed \
+                 (Java processes do not know the pause)",
+                form.name
+            ),
+            json!({"paused": true}),
+        ),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no queue {}", form.name)),
+        Err(e) => failed(e),
+    }
+}
+
+/// Ends a pause: what fell due meanwhile moves now.
+pub(crate) async fn resume(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, resume_now(&shared, form)).await
+}
+
+async fn resume_now(shared: &Shared, form: ActionForm) -> Response {
+    match async { view(&shared.client, &form.name)?.resume().await }.await {
+        Ok(true) => done(format!("{} resumed", form.name), json!({"paused": false})),
+        Ok(false) => done(format!("{} was not paused", form.name), json!({"paused": false})),
         Err(e) => failed(e),
     }
 }

@@ -282,6 +282,7 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
             "quarantined": s.quarantined,
             "next_due_ms": s.next_due.map(epoch_ms),
             "lag_ms": s.lag_at(now).as_millis() as u64,
+            "paused": s.paused,
         }),
         None => json!({}),
     }

@@ -29,7 +29,9 @@
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
 //!   `delayq_dead_letters`, `delayq_quarantined` and
-//!   `delayq_transfer_lag_seconds` gauges labelled `queue`, and the
+//!   `delayq_transfer_lag_seconds` gauges labelled `queue`,
+//!   `delayq_paused` (1 while the queue is paused; its lag then reads 0,
+//!   so a deliberate pause fires no lag alert), and the
 //!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
 //!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
 //!
@@ -46,7 +48,7 @@
 //! # Actions and safety
 //!
 //! Unless [`read_only`](Dashboard::read_only), the queue page can requeue or
-//! delete dead letters, move due elements now, purge the pending elements
+//! delete dead letters, move due elements now, pause and resume the queue, purge the pending elements
 //! (the operator types the queue's name) and migrate the element format.
 //! Each is a `POST` that must carry the page's CSRF token (the same value as
 //! the `delayq_csrf` cookie, `SameSite=Strict`) and must not come from
@@ -217,6 +219,8 @@ impl Dashboard {
                 .route("/api/actions/requeue-dead-letters", post(actions::requeue_dead_letters))
                 .route("/api/actions/delete-dead-letters", post(actions::delete_dead_letters))
                 .route("/api/actions/move-due", post(actions::move_due))
+                .route("/api/actions/pause", post(actions::pause))
+                .route("/api/actions/resume", post(actions::resume))
                 .route("/api/actions/purge", post(actions::purge))
                 .route("/api/actions/migrate", post(actions::migrate));
         }

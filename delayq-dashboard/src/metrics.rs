@@ -102,7 +102,8 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
     )
 }
 
-/// The server-side counts of one queue as gauges labelled `queue`.
+/// The server-side counts of one queue as gauges labelled `queue`;
+/// `delayq_paused` is 1 while it is paused, and its lag reads 0 meanwhile.
 pub(crate) fn set_queue_gauges(name: &str, status: &QueueStatus, at: SystemTime) {
     let q = name.to_owned();
     metrics::gauge!("delayq_pending", "queue" => q.clone()).set(status.pending as f64);
@@ -110,5 +111,13 @@ pub(crate) fn set_queue_gauges(name: &str, status: &QueueStatus, at: SystemTime)
     metrics::gauge!("delayq_in_flight", "queue" => q.clone()).set(status.in_flight as f64);
     metrics::gauge!("delayq_dead_letters", "queue" => q.clone()).set(status.dead_letters as f64);
     metrics::gauge!("delayq_quarantined", "queue" => q.clone()).set(status.quarantined as f64);
-    metrics::gauge!("delayq_transfer_lag_seconds", "queue" => q).set(status.lag_at(at).as_secs_f64());
+    metrics::gauge!("delayq_paused", "queue" => q.clone()).set(if status.paused { 1.0 } else { 0.0 });
+    // A deliberate pause is no transfer failure: no lag to alert on while
+    // it lasts (delayq_pending shows what accumulates).
+    let lag = if status.paused {
+        0.0
+    } else {
+        status.lag_at(at).as_secs_f64()
+    };
+    metrics::gauge!("delayq_transfer_lag_seconds", "queue" => q).set(lag);
 }

@@ -544,6 +544,10 @@ async fn ids_and_pause_from_the_command_line_across_processes() {
             .success());
         let out = delayq(&redis, &["take", "reminders", "--timeout", "1500ms"]);
         assert_eq!(out.status.code(), Some(1), "nothing moves while paused: {out:?}");
+        assert!(
+            stderr(&out).contains("only 0 of 1 value(s) arrived in time: reminders is paused"),
+            "take says why: {out:?}"
+        );
         let out = delayq(&redis, &["resume", "reminders"]);
         assert!(out.status.success() && stderr(&out).contains("resumed"), "{out:?}");
         let out = delayq(&redis, &["take", "reminders", "--timeout", "20s"]);

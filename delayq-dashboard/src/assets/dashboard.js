@@ -242,6 +242,7 @@ function overviewPage() {
       const tr = el("tr", { "data-queue": queue.name });
       const name = el("td", { class: "name" });
       name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}` }, visible(queue.name)));
+      if (queue.paused) name.appendChild(el("span", { class: "badge paused" }, "paused"));
       tr.appendChild(name);
       for (const [key, cls] of [["pending", "pending"], ["ready", "ready"], ["in_flight", "in-flight"],
         ["dead_letters", "dead-letters"], ["quarantined", "quarantined"]]) {
@@ -249,7 +250,9 @@ function overviewPage() {
         tr.appendChild(el("td", { class: `num ${cls}${hot ? " hot" : ""}`, "data-value": queue[key] ?? "" }, fmt(queue[key])));
       }
       tr.appendChild(el("td", { class: "next-due" }, queue.next_due_ms ? relative(queue.next_due_ms - data.now_ms) : "–"));
-      tr.appendChild(el("td", { class: `lag${queue.lag_ms > 5000 ? " late" : ""}`, "data-value": queue.lag_ms ?? "" },
+      // A paused queue's lag is deliberate: shown, never as an alarm.
+      const lagClass = queue.paused ? " paused" : queue.lag_ms > 5000 ? " late" : "";
+      tr.appendChild(el("td", { class: `lag${lagClass}`, "data-value": queue.lag_ms ?? "" },
         queue.lag_ms ? span(queue.lag_ms) : "–"));
       const chart = el("td", { class: "hour" });
       hourBars(chart, queue.due_next_hour, 130, 22);
@@ -300,13 +303,16 @@ function queuePage() {
     setCount("quarantined", s.quarantined, true);
     $("next-due").textContent = s.next_due_ms ? `${relative(s.next_due_ms - data.now_ms)}` : "–";
     $("next-due").title = s.next_due_ms ? localTime(s.next_due_ms) : "";
-    $("lag").textContent = s.lag_ms ? span(s.lag_ms) : "none";
+    $("lag").textContent = s.paused ? `paused${s.lag_ms ? ` (head ${span(s.lag_ms)} overdue)` : ""}` : s.lag_ms ? span(s.lag_ms) : "none";
     $("lag").dataset.value = s.lag_ms;
+    $("paused-badge").hidden = !s.paused;
+    $("pause").hidden = s.paused;
+    $("resume").hidden = !s.paused;
 
     const rows = data.pending.elements.map((e) => {
       const tr = el("tr");
       tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
-      tr.appendChild(el("td", { class: `when${e.due_ms < data.now_ms ? " late" : ""}` }, relative(e.due_ms - data.now_ms)));
+      tr.appendChild(el("td", { class: `when${e.due_ms < data.now_ms && !s.paused ? " late" : ""}` }, relative(e.due_ms - data.now_ms)));
       tr.appendChild(el("td", { class: "format" }, e.format));
       const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
       if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
@@ -377,6 +383,8 @@ function queuePage() {
     }
   };
   $("move-due").addEventListener("click", act($("move-due"), "move-due", () => ({})));
+  $("pause").addEventListener("click", act($("pause"), "pause", () => ({})));
+  $("resume").addEventListener("click", act($("resume"), "resume", () => ({})));
   $("requeue-dead").addEventListener("click", act($("requeue-dead"), "requeue-dead-letters", () => ({})));
   const deleteDead = act($("delete-dead"), "delete-dead-letters", () => ({}));
   $("delete-dead").addEventListener("click", () => {

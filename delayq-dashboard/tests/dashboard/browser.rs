@@ -281,6 +281,19 @@ async fn read_only_pages_have_no_buttons() {
     let actions = browser.find(Locator::Css("#actions")).await.unwrap();
     assert!(!actions.is_displayed().await.unwrap(), "the actions panel is hidden");
     assert_eq!(text(&browser, "#read-only").await, "read-only");
+    // No pause toggle either (the queue is not paused: the page would show Pause).
+    for button in ["#pause", "#resume"] {
+        assert!(
+            !browser
+                .find(Locator::Css(button))
+                .await
+                .unwrap()
+                .is_displayed()
+                .await
+                .unwrap(),
+            "{button}"
+        );
+    }
     screenshot(&browser, "queue-read-only").await;
     browser.close().await.unwrap();
     driver.session = None;
@@ -566,6 +579,98 @@ async fn redis_going_down_under_a_running_dashboard_shows_everywhere_at_once() {
     })
     .await;
     screenshot(&browser, "queue-redis-back").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "billing", 6, 0, 0).await;
+    seed::queue(&server, "late", 3, 0, 0).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    // Paused with the page's button.
+    browser.goto(&format!("{url}/queue?name=billing")).await.unwrap();
+    wait_text(&browser, "#pending", "6").await;
+    wait_shown(&browser, "#pause", true).await;
+    browser
+        .find(Locator::Css("#pause"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&browser, "#paused-badge", true).await;
+    wait_shown(&browser, "#resume", true).await;
+    assert!(!browser
+        .find(Locator::Css("#pause"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
+    assert_eq!(seed::exists(&server, "delayq_paused:{billing}").await, 1);
+    assert!(
+        text(&browser, "#lag").await.starts_with("paused"),
+        "{}",
+        text(&browser, "#lag").await
+    );
+    assert!(
+        browser
+            .find_all(Locator::Css("#pending-table td.when.late"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "no red for a deliberate pause"
+    );
+    // Move due now says the queue is paused, and moves nothing.
+    browser
+        .find(Locator::Css("#move-due"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually(WAIT, "the paused answer", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#flash").await.contains("billing is paused") }
+    })
+    .await;
+    assert_eq!(seed::llen(&server, "billing").await, 0);
+    screenshot(&browser, "queue-paused").await;
+
+    // The overview: a badge, and the lag grey, while the other overdue queue's is red.
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, r#"tr[data-queue="billing"] td.name .badge.paused"#, "paused").await;
+    let lag = browser
+        .find(Locator::Css(r#"tr[data-queue="billing"] td.lag"#))
+        .await
+        .unwrap();
+    assert_eq!(lag.attr("class").await.unwrap().as_deref(), Some("lag paused"));
+    wait_text(&browser, r#"tr[data-queue="late"] td.name"#, "late").await;
+    let late = browser
+        .find(Locator::Css(r#"tr[data-queue="late"] td.lag"#))
+        .await
+        .unwrap();
+    assert_eq!(late.attr("class").await.unwrap().as_deref(), Some("lag late"));
+    screenshot(&browser, "overview-paused").await;
+
+    // Resumed with the button: the badge goes, the due elements move.
+    browser.goto(&format!("{url}/queue?name=billing")).await.unwrap();
+    wait_shown(&browser, "#resume", true).await;
+    browser
+        .find(Locator::Css("#resume"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&browser, "#paused-badge", false).await;
+    wait_shown(&browser, "#pause", true).await;
+    assert_eq!(seed::exists(&server, "delayq_paused:{billing}").await, 0);
     browser.close().await.unwrap();
     driver.session = None;
 }

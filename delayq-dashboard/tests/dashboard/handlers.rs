@@ -301,12 +301,18 @@ async fn read_only_has_no_action_routes() {
     let page = send(&app, get("/queue?name=orders")).await;
     assert!(page.body.contains(r#"name="delayq-read-only" content="true""#));
     let token = csrf(&app).await;
-    for path in ["/api/actions/requeue-dead-letters", "/api/actions/purge"] {
+    for path in [
+        "/api/actions/requeue-dead-letters",
+        "/api/actions/purge",
+        "/api/actions/pause",
+        "/api/actions/resume",
+    ] {
         let refused = send(&app, action(path, &token, "name=orders&confirm=orders")).await;
         assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
     }
     assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{orders}").await, 5);
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 2);
+    assert_eq!(seed::exists(&server, "delayq_paused:{orders}").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -592,4 +598,71 @@ async fn every_api_answers_503_while_redis_is_down() {
     server.restart().await;
     until(&app, "/api/overview", |r| r.status == StatusCode::OK).await;
     until(&app, "/metrics", |r| r.body.contains("delayq_dashboard_redis_up 1")).await;
+}
+
+/// A paused queue: the APIs and `/metrics` say so (no lag to alert on),
+/// "Move due now" refuses, pause and resume are CSRF-guarded POSTs, and a
+/// name with no key is not paused into existence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_queue_looks_paused_and_is_paused_and_resumed_by_actions() {
+    let server = RedisServer::start().await;
+    // Two elements overdue: a lag, had the pause not been deliberate.
+    seed::queue(&server, "paused-orders", 3, 0, 0).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    let flag = "delayq_paused:{paused-orders}";
+
+    let mut refused = action("/api/actions/pause", &token, "name=paused-orders");
+    refused.headers_mut().remove("x-csrf-token");
+    assert_eq!(send(&app, refused).await.status, StatusCode::FORBIDDEN);
+    let paused = send(&app, action("/api/actions/pause", &token, "name=paused-orders")).await;
+    assert_eq!(paused.status, StatusCode::OK, "{}", paused.body);
+    assert_eq!(seed::exists(&server, flag).await, 1);
+
+    let overview = until(&app, "/api/overview", |r| r.json()["queues"][0]["paused"] == true).await;
+    assert!(overview.json()["queues"][0]["lag_ms"].as_u64().unwrap() > 0);
+    let queue = send(&app, get("/api/queue?name=paused-orders")).await.json();
+    assert_eq!(queue["status"]["paused"], true, "{queue}");
+    let metrics = until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_paused{queue="paused-orders"} 1"#)
+    })
+    .await;
+    assert!(
+        metrics
+            .body
+            .contains(r#"delayq_transfer_lag_seconds{queue="paused-orders"} 0"#),
+        "no lag alert for a deliberate pause:\n{}",
+        metrics.body
+    );
+
+    let moved = send(&app, action("/api/actions/move-due", &token, "name=paused-orders")).await;
+    assert_eq!(moved.status, StatusCode::CONFLICT, "{}", moved.body);
+    assert!(
+        moved.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("paused-orders is paused"),
+        "{}",
+        moved.body
+    );
+    assert_eq!(seed::llen(&server, "paused-orders").await, 0, "nothing moved");
+
+    let resumed = send(&app, action("/api/actions/resume", &token, "name=paused-orders")).await;
+    assert_eq!(resumed.json()["message"], "paused-orders resumed", "{}", resumed.body);
+    assert_eq!(seed::exists(&server, flag).await, 0);
+    until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_paused{queue="paused-orders"} 0"#)
+    })
+    .await;
+    let moved = send(&app, action("/api/actions/move-due", &token, "name=paused-orders")).await;
+    assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
+    assert_eq!(seed::lrange(&server, "paused-orders").await, ["order-0", "order-1"]);
+
+    let missing = send(&app, action("/api/actions/pause", &token, "name=paused-ordrs")).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    assert_eq!(
+        seed::exists(&server, "delayq_paused:{paused-ordrs}").await,
+        0,
+        "no stray key"
+    );
 }
