@@ -20,7 +20,10 @@
 //! # What it shows
 //!
 //! - `/`: every queue on the server, found by `SCAN` (never `KEYS`) over
-//!   Redisson's timeout sets and delayq's dead-letter lists, with pending,
+//!   Redisson's timeout sets and delayq's dead-letter lists, and in
+//!   delayq's registry of queues (`delayq_queues`: queues holding only
+//!   ready values have neither key; names whose keys are all gone are
+//!   dropped from it as discovery finds them), with pending,
 //!   ready, in flight, dead letters, quarantined, next due, transfer lag and
 //!   what falls due over the next hour; refreshed by polling a JSON API.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
@@ -256,6 +259,23 @@ impl Dashboard {
             .with_graceful_shutdown(shutdown)
             .await
     }
+}
+
+/// Every delayed queue on the server: names with a timeout set or a
+/// dead-letter list (`SCAN`, every master of a cluster, never `KEYS`), and
+/// the names in delayq's registry of queues it has offered to, consumed
+/// from or transferred ([`Client::registered_queues`]), which finds queues
+/// holding only ready values. Sorted.
+///
+/// ```no_run
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// for name in delayq_dashboard::discover_queues(&client).await? {
+///     println!("{name}");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn discover_queues(client: &Client) -> delayq::Result<std::collections::BTreeSet<String>> {
+    sampler::discover(client).await
 }
 
 /// Refuses to serve a non-loopback address without a token.

@@ -151,12 +151,23 @@ async fn cycle(shared: &Shared) {
             (name, sample)
         })
         .buffer_unordered(CONCURRENCY);
+    let mut gone = Vec::new();
     while let Some((name, sample)) = samples.next().await {
+        if sample.as_ref().is_ok_and(|s| !s.status.exists) {
+            gone.push(name.clone());
+        }
         let mut queues = shared.queues.write();
         let Some(entry) = queues.entries.get_mut(&name) else {
             continue;
         };
         record(entry, &name, sample);
+    }
+    drop(samples);
+    // Keeps the registry bounded as queues come and go.
+    for name in gone {
+        if let Err(error) = shared.client.forget_queue_if_gone(&name).await {
+            tracing::debug!(queue = %name, %error, "could not drop a gone queue from the registry");
+        }
     }
     let mut queues = shared.queues.write();
     queues.discovered = true;
@@ -167,9 +178,11 @@ async fn cycle(shared: &Shared) {
 }
 
 /// Every queue name with a timeout set or a dead-letter list, by `SCAN`
-/// (every master of a cluster), a page at a time.
+/// (every master of a cluster), a page at a time, and every name in
+/// delayq's registry of queues (queues holding only ready values have
+/// neither key for `SCAN` to find).
 pub(crate) async fn discover(client: &Client) -> delayq::Result<BTreeSet<String>> {
-    let mut names = BTreeSet::new();
+    let mut names: BTreeSet<String> = client.registered_queues().await?.into_iter().collect();
     for pattern in ["redisson_delay_queue_timeout:*", "delayq_dead_letter:*"] {
         let kind = if pattern.starts_with("redisson") {
             ScanType::ZSet

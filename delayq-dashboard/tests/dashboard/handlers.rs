@@ -666,3 +666,121 @@ async fn a_paused_queue_looks_paused_and_is_paused_and_resumed_by_actions() {
         "no stray key"
     );
 }
+
+/// A queue holding only ready values (transferred, consumers down) has no
+/// key `SCAN` looks for: the registry keeps it on the page and in
+/// `/metrics` after a dashboard restart. Names whose keys are all gone, and
+/// that nobody registered lately, are dropped as discovery finds them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
+    use delayq::fred::interfaces::{ListInterface, SortedSetsInterface};
+    let server = RedisServer::start().await;
+    // A producer process offers and transfers, then stops.
+    let producer = seed::client(&server).await;
+    let queue = producer
+        .delayed_queue("only-ready", delayq::StringCodec)
+        .unwrap()
+        .with_transfer();
+    for i in 0..4 {
+        queue.offer(&format!("job-{i}"), Duration::ZERO).await.unwrap();
+    }
+    eventually(Duration::from_secs(30), "the values transferred", || async {
+        seed::llen(&server, "only-ready").await == 4
+    })
+    .await;
+    drop(queue);
+    producer.shutdown().await;
+    assert_eq!(
+        seed::zcard(&server, "redisson_delay_queue_timeout:{only-ready}").await,
+        0
+    );
+
+    // The producer registered the queue it offered to; a consumer of a
+    // list Java fills registers it too.
+    let redis = seed::raw(&server).await;
+    let consumer = seed::client(&server).await;
+    let _: () = redis.rpush("java-filled", "from-java").await.unwrap();
+    let taken: Option<String> = consumer
+        .blocking_queue("java-filled", delayq::StringCodec)
+        .unwrap()
+        .take_timeout(Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(taken.as_deref(), Some("from-java"));
+    consumer.shutdown().await;
+    for name in ["only-ready", "java-filled"] {
+        eventually(Duration::from_secs(30), name, || {
+            let redis = redis.clone();
+            async move {
+                let score: Option<f64> = redis.zscore("delayq_queues", name).await.unwrap();
+                score.is_some()
+            }
+        })
+        .await;
+    }
+
+    // Registered names: one gone long ago, one gone but registered lately.
+    let long_ago = (seed::now_ms() - 3_600_000) as f64;
+    let _: () = redis
+        .zadd("delayq_queues", None, None, false, false, (long_ago, "long-gone"))
+        .await
+        .unwrap();
+    let _: () = redis
+        .zadd(
+            "delayq_queues",
+            None,
+            None,
+            false,
+            false,
+            (seed::now_ms() as f64, "just-emptied"),
+        )
+        .await
+        .unwrap();
+    // Also old, but its keys hold values: it stays.
+    let _: () = redis
+        .zadd("delayq_queues", None, None, false, false, (long_ago, "only-ready"))
+        .await
+        .unwrap();
+
+    // A dashboard started now.
+    let app = dashboard(&server, |d| d).await;
+    let overview = until(&app, "/api/overview", |r| {
+        r.json()["queues"]
+            .as_array()
+            .is_some_and(|q| q.iter().any(|q| q["name"] == "only-ready"))
+    })
+    .await
+    .json();
+    let row = overview["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "only-ready")
+        .unwrap();
+    assert_eq!(row["ready"], 4, "{row}");
+    until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_ready{queue="only-ready"} 4"#)
+    })
+    .await;
+
+    eventually(Duration::from_secs(30), "the long-gone name dropped", || {
+        let redis = redis.clone();
+        async move {
+            let score: Option<f64> = redis.zscore("delayq_queues", "long-gone").await.unwrap();
+            score.is_none()
+        }
+    })
+    .await;
+    // Another full pass, then the two others are still there.
+    let cycles = send(&app, get("/api/overview")).await.json()["sampler"]["cycles"]
+        .as_u64()
+        .unwrap();
+    until(&app, "/api/overview", |r| {
+        r.json()["sampler"]["cycles"].as_u64().unwrap() > cycles + 1
+    })
+    .await;
+    for name in ["just-emptied", "only-ready"] {
+        let score: Option<f64> = redis.zscore("delayq_queues", name).await.unwrap();
+        assert!(score.is_some(), "{name} stays registered");
+    }
+}
