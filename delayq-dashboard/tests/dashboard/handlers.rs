@@ -114,9 +114,13 @@ async fn overview_and_queue_json_show_counts_pages_and_undecodable_hex() {
     assert_eq!(send(&app, get("/assets/dashboard.js")).await.status, StatusCode::OK);
     assert_eq!(send(&app, get("/assets/dashboard.css")).await.status, StatusCode::OK);
 
-    // Discovery runs in the background; the overview fills in.
+    // Discovery runs in the background; the overview fills in (a queue
+    // is listed as discovery finds it, its counts once it is sampled).
     let overview = until(&app, "/api/overview", |r| {
-        r.json()["queues"].as_array().is_some_and(|q| q.len() == 2)
+        let json = r.json();
+        json["queues"]
+            .as_array()
+            .is_some_and(|q| q.len() == 2 && q.iter().all(|q| q["pending"].is_u64()))
     })
     .await
     .json();
