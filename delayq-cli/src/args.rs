@@ -83,6 +83,9 @@ pub(crate) enum Command {
     Inspect(InspectArgs),
     /// Counts and transfer lag of one or more queues, once or live (--watch).
     Stats(StatsArgs),
+    /// Every queue on the server with its counts (found by SCAN and by
+    /// delayq's registry of the queues it has offered to, consumed or transferred).
+    List(ListArgs),
     /// Offer values to a delayed queue, due after --delay.
     Offer(OfferArgs),
     /// Take values from a queue's destination list as they come due (runs the
@@ -109,7 +112,7 @@ pub(crate) enum Command {
     /// Show the pending element with an id: value and due time (exit status 1 if none).
     Get(GetArgs),
     /// Pause a queue: delayq's transfers and reliable consumers wait (Java's do not know).
-    Pause(QueueArg),
+    Pause(PauseArgs),
     /// Resume a paused queue: what fell due meanwhile moves now.
     Resume(QueueArg),
     /// Recurring schedules: offer a value to a queue at each occurrence of a
@@ -125,6 +128,23 @@ pub(crate) enum Command {
 pub(crate) struct QueueArg {
     /// Queue name.
     pub queue: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PauseArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Pause it even if the queue does not exist yet (without it, a name
+    /// no queue has is refused: a typo would leave a stray pause).
+    #[arg(long)]
+    pub create: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]
@@ -291,8 +311,11 @@ pub(crate) struct InspectArgs {
 #[derive(Debug, Args)]
 pub(crate) struct StatsArgs {
     /// Queue names.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "all")]
     pub queues: Vec<String>,
+    /// Every queue on the server (as `delayq list`).
+    #[arg(long, conflicts_with = "queues")]
+    pub all: bool,
     /// Refresh until interrupted (Ctrl-C).
     #[arg(long, short)]
     pub watch: bool,

@@ -15,6 +15,7 @@ mod dashboard;
 mod dead_letter;
 mod ids;
 mod inspect;
+mod list;
 mod migrate;
 mod move_due;
 mod offer;
@@ -55,8 +56,18 @@ async fn main() -> ExitCode {
         .with_writer(|| output::LogWriter)
         .init();
     text_codec::set_max_decompressed(cli.max_decompressed);
+    // A misspelt queue name is refused before anything reads or writes it.
+    match list::refusal(&cli).await {
+        Ok(None) => {}
+        Ok(Some(refused)) => {
+            eprintln!("delayq: {refused}");
+            return ExitCode::from(1);
+        }
+        Err(error) => return failed(&error),
+    }
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(&cli, args).await,
+        Command::List(args) => list::run(&cli, args).await,
         Command::Stats(args) => stats::run(&cli, args).await,
         Command::MoveDue(args) => move_due::run(&cli, args).await,
         Command::Purge(args) => purge::run(&cli, args).await,
@@ -81,14 +92,17 @@ async fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("delayq: {}", output::escape(&error.to_string()));
-            if let Some(hint) = hint(&error) {
-                eprintln!("hint: {hint}");
-            }
-            ExitCode::from(2)
-        }
+        Err(error) => failed(&error),
     }
+}
+
+/// Prints an error and its hint; exit status 2.
+fn failed(error: &delayq::Error) -> ExitCode {
+    eprintln!("delayq: {}", output::escape(&error.to_string()));
+    if let Some(hint) = hint(error) {
+        eprintln!("hint: {hint}");
+    }
+    ExitCode::from(2)
 }
 
 /// A handle on `queue` for commands that only look or act once: it never

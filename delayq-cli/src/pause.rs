@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use crate::args::{Cli, QueueArg};
+use crate::args::{Cli, PauseArgs, QueueArg};
 use crate::output::escape;
 
-pub(crate) async fn pause(cli: &Cli, args: &QueueArg) -> delayq::Result<ExitCode> {
+pub(crate) async fn pause(cli: &Cli, args: &PauseArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let result = queue.pause().await;

@@ -12,14 +12,34 @@ use crate::output::{self, relative};
 
 pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
+    let names = if args.all {
+        match crate::list::all_queues(&client).await {
+            Ok(names) => names,
+            Err(error) => {
+                client.shutdown().await;
+                return Err(error);
+            }
+        }
+    } else {
+        args.queues.clone()
+    };
+    if names.is_empty() {
+        client.shutdown().await;
+        if args.format == OutputFormat::Json {
+            println!(
+                "{}",
+                output::json(&json!({"at": output::utc_time(SystemTime::now()), "queues": []}))
+            );
+        }
+        eprintln!("delayq: {}", crate::list::NO_QUEUES);
+        return Ok(ExitCode::SUCCESS);
+    }
     // Read-only: no transfer, and payloads are never decoded.
-    let queues = args
-        .queues
+    let queues = names
         .iter()
         .map(|name| crate::look(&client, name))
         .collect::<delayq::Result<Vec<_>>>()?;
-    let schedules = args
-        .queues
+    let schedules = names
         .iter()
         .map(|name| client.schedules(name))
         .collect::<delayq::Result<Vec<_>>>()?;

@@ -14,6 +14,17 @@ use crate::text_codec::TextCodec;
 pub(crate) async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let client = crate::connect(cli).await?;
+    // A paused queue's transfer moves nothing: only values already ready can come.
+    let paused = match crate::look(&client, &args.queue)?.is_paused().await {
+        Ok(paused) => paused,
+        Err(error) => {
+            client.shutdown().await;
+            return Err(error);
+        }
+    };
+    if paused {
+        eprintln!("delayq: {}", paused_note(&args.queue));
+    }
     let outcome = if args.codec.kind == CodecKind::Auto {
         // Raw bytes, so that each value shows the codec detected for it.
         let queue = client.blocking_queue(&args.queue, BytesCodec)?.with_transfer();
@@ -29,10 +40,23 @@ pub(crate) async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> 
     client.shutdown().await;
     let taken = outcome?;
     if taken < args.count {
-        eprintln!("delayq: only {taken} of {} value(s) arrived in time", args.count);
+        eprintln!(
+            "delayq: only {taken} of {} value(s) arrived in time{}",
+            args.count,
+            if paused {
+                format!(": {}", paused_note(&args.queue))
+            } else {
+                String::new()
+            }
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn paused_note(queue: &str) -> String {
+    let queue = output::escape(queue);
+    format!("{queue} is paused: nothing due moves to it until `delayq resume {queue}` (values already ready can still be taken)")
 }
 
 /// Takes up to `--count` values (transferring while it waits, so that values

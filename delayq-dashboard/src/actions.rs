@@ -16,6 +16,7 @@ use bytes::Bytes;
 use delayq::{BytesCodec, Format, ReliableQueue};
 
 use super::api::error;
+use super::health::{guarded, unavailable};
 use super::sampler::view;
 use super::Shared;
 
@@ -53,6 +54,15 @@ fn press_again(left: u64) -> String {
     }
 }
 
+/// An action's answer, or 503 at once if Redis is unreachable or goes
+/// away while it runs (the atomic steps it finished stay done).
+async fn act(shared: &Shared, work: impl std::future::Future<Output = Response>) -> Response {
+    match guarded(shared, None, work).await {
+        Ok(answer) => answer,
+        Err(why) => unavailable(shared, why),
+    }
+}
+
 fn failed(e: delayq::Error) -> Response {
     let status = match e {
         delayq::Error::InvalidQueueName { .. } | delayq::Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
@@ -63,6 +73,10 @@ fn failed(e: delayq::Error) -> Response {
 
 /// Moves the dead letters back to the queue's tail (fresh delivery counts).
 pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, requeue_dead_letters_now(&shared, form)).await
+}
+
+async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
         // At most what was there when asked: values that come back dead
@@ -79,11 +93,20 @@ pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form
             moved += n;
             left -= n.min(left);
         }
-        Ok::<_, delayq::Error>((moved, left))
+        let paused = view(&shared.client, &form.name)?.is_paused().await?;
+        Ok::<_, delayq::Error>((moved, left, paused))
     };
     match run.await {
-        Ok((moved, left)) => done(
-            format!("requeued {moved} dead letters{}", press_again(left as u64)),
+        Ok((moved, left, paused)) => done(
+            format!(
+                "requeued {moved} dead letters{}{}",
+                press_again(left as u64),
+                if paused {
+                    "; the queue is paused: consumers take them once it is resumed"
+                } else {
+                    ""
+                }
+            ),
             json!({"moved": moved, "complete": left == 0}),
         ),
         Err(e) => failed(e),
@@ -92,6 +115,10 @@ pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form
 
 /// Deletes the dead letters.
 pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, delete_dead_letters_now(&shared, form)).await
+}
+
+async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
         let mut left = queue.dead_letter_len().await?;
@@ -119,8 +146,15 @@ pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(
 
 /// Runs the transfer now until nothing due at the press is left.
 pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, move_due_now(&shared, form)).await
+}
+
+async fn move_due_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue = view(&shared.client, &form.name)?;
+        if queue.is_paused().await? {
+            return Err(Refused::Paused);
+        }
         let cutoff = SystemTime::now();
         let started = Instant::now();
         let (mut moved, mut quarantined) = (0, 0);
@@ -130,7 +164,7 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
             quarantined += report.quarantined;
             let more_due = report.next_due.is_some_and(|due| due <= cutoff);
             if !more_due || started.elapsed() >= shared.action_time {
-                return Ok::<_, delayq::Error>((moved, quarantined, more_due));
+                return Ok::<_, Refused>((moved, quarantined, more_due));
             }
         }
     };
@@ -147,6 +181,66 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
             ),
             json!({"moved": moved, "quarantined": quarantined, "complete": !more}),
         ),
+        Err(Refused::Paused) => error(StatusCode::CONFLICT, paused(&form.name)),
+        Err(Refused::Failed(e)) => failed(e),
+    }
+}
+
+/// Why an action did nothing.
+enum Refused {
+    /// The queue is paused: nothing is moved on purpose.
+    Paused,
+    Failed(delayq::Error),
+}
+
+impl From<delayq::Error> for Refused {
+    fn from(e: delayq::Error) -> Self {
+        Refused::Failed(e)
+    }
+}
+
+fn paused(name: &str) -> String {
+    format!("{name} is paused: nothing moves until it is resumed (Resume, or `delayq resume`)")
+}
+
+/// Pauses the queue for every delayq process (Java's do not know pauses).
+pub(crate) async fn pause(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, pause_now(&shared, form)).await
+}
+
+async fn pause_now(shared: &Shared, form: ActionForm) -> Response {
+    let run = async {
+        let queue = view(&shared.client, &form.name)?;
+        // A pause of a name with no key would create the queue's only key.
+        if !queue.status().await?.exists {
+            return Ok(None);
+        }
+        queue.pause().await?;
+        Ok::<_, delayq::Error>(Some(()))
+    };
+    match run.await {
+        Ok(Some(())) => done(
+            format!(
+                "{} paused: delayq's transfers and reliable consumers wait until it is resumed \
+                 (Java processes do not know the pause)",
+                form.name
+            ),
+            json!({"paused": true}),
+        ),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no queue {}", form.name)),
+        Err(e) => failed(e),
+    }
+}
+
+/// Ends a pause: what fell due meanwhile moves now.
+pub(crate) async fn resume(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, resume_now(&shared, form)).await
+}
+
+async fn resume_now(shared: &Shared, form: ActionForm) -> Response {
+    match async { view(&shared.client, &form.name)?.resume().await }.await {
+        Ok(true) => done(format!("{} resumed", form.name), json!({"paused": false})),
+        Ok(false) => done(format!("{} was not paused", form.name), json!({"paused": false})),
         Err(e) => failed(e),
     }
 }
@@ -154,6 +248,10 @@ pub(crate) async fn move_due(State(shared): State<Arc<Shared>>, Form(form): Form
 /// Deletes every pending element, in short atomic batches, once the
 /// operator has typed the queue's name.
 pub(crate) async fn purge(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, purge_now(&shared, form)).await
+}
+
+async fn purge_now(shared: &Shared, form: ActionForm) -> Response {
     if form.confirm != form.name {
         return error(
             StatusCode::BAD_REQUEST,
@@ -186,6 +284,10 @@ pub(crate) async fn purge(State(shared): State<Arc<Shared>>, Form(form): Form<Ac
 /// what they rewrote, and pressing again goes on (elements already in the
 /// format are left as they are).
 pub(crate) async fn migrate(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, migrate_now(&shared, form)).await
+}
+
+async fn migrate_now(shared: &Shared, form: ActionForm) -> Response {
     let format: Format = match form.to.parse() {
         Ok(format) => format,
         Err(_) => return error(StatusCode::BAD_REQUEST, "`to` must be modern or legacy".into()),

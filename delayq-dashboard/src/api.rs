@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use delayq::{BytesCodec, Codec, QueueStatus};
 
+use super::health::{self, guarded, unavailable, REDIS_WAIT};
 use super::sampler::{view, Entry};
 use super::{epoch_ms, Shared};
 
@@ -35,8 +36,16 @@ pub(crate) struct OverviewQuery {
     sort: String,
 }
 
-/// Every known queue's latest sample, a page of them with their next hour.
+/// Every known queue's latest sample, a page of them with their next hour;
+/// 503 while Redis is unreachable.
 pub(crate) async fn overview(State(shared): State<Arc<Shared>>, Query(query): Query<OverviewQuery>) -> Response {
+    match guarded(&shared, Some(REDIS_WAIT), read_overview(&shared, &query)).await {
+        Ok(answer) => answer,
+        Err(why) => unavailable(&shared, why),
+    }
+}
+
+async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response {
     let now = SystemTime::now();
     let limit = query.limit.unwrap_or(50).min(MAX_ROWS);
     let (totals, matching, rows, meta) = {
@@ -110,6 +119,7 @@ pub(crate) async fn overview(State(shared): State<Arc<Shared>>, Query(query): Qu
     Json(json!({
         "now_ms": epoch_ms(now),
         "read_only": shared.read_only,
+        "redis": health::json(shared),
         "sample_interval_ms": shared.sample_interval.as_millis() as u64,
         "sampler": meta,
         "totals": status_json(Some(&totals), now),
@@ -133,12 +143,24 @@ pub(crate) struct QueueQuery {
 /// One queue, read now: counts, a page of pending elements, the ready
 /// list's head, dead letters, the next hour and the sampled history.
 pub(crate) async fn queue(State(shared): State<Arc<Shared>>, Query(query): Query<QueueQuery>) -> Response {
-    match read_queue(&shared, &query).await {
-        Ok(value) => Json(value).into_response(),
+    let read = match guarded(&shared, Some(REDIS_WAIT), read_queue(&shared, &query)).await {
+        Ok(read) => read,
+        Err(why) => return unavailable(&shared, why),
+    };
+    match read {
+        Ok(mut value) => {
+            value["redis"] = health::json(&shared);
+            Json(value).into_response()
+        }
         Err(delayq::Error::InvalidQueueName { name, reason }) => error(
             StatusCode::BAD_REQUEST,
             format!("invalid queue name {name:?}: {reason}"),
         ),
+        // A command that failed as Redis went away: the outage, not a 500.
+        Err(_) if !shared.health.borrow().up => {
+            let health = shared.health.borrow().clone();
+            unavailable(&shared, health::Unavailable::Down(health))
+        }
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
@@ -260,6 +282,7 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
             "quarantined": s.quarantined,
             "next_due_ms": s.next_due.map(epoch_ms),
             "lag_ms": s.lag_at(now).as_millis() as u64,
+            "paused": s.paused,
         }),
         None => json!({}),
     }

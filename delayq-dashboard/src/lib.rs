@@ -20,7 +20,10 @@
 //! # What it shows
 //!
 //! - `/`: every queue on the server, found by `SCAN` (never `KEYS`) over
-//!   Redisson's timeout sets and delayq's dead-letter lists, with pending,
+//!   Redisson's timeout sets and delayq's dead-letter lists, and in
+//!   delayq's registry of queues (`delayq_queues`: queues holding only
+//!   ready values have neither key; names whose keys are all gone are
+//!   dropped from it as discovery finds them), with pending,
 //!   ready, in flight, dead letters, quarantined, next due, transfer lag and
 //!   what falls due over the next hour; refreshed by polling a JSON API.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
@@ -29,12 +32,26 @@
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
 //!   `delayq_dead_letters`, `delayq_quarantined` and
-//!   `delayq_transfer_lag_seconds` gauges labelled `queue`.
+//!   `delayq_transfer_lag_seconds` gauges labelled `queue`,
+//!   `delayq_paused` (1 while the queue is paused; its lag then reads 0,
+//!   so a deliberate pause fires no lag alert), and the
+//!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
+//!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
+//!
+//! # When Redis is down
+//!
+//! A probe `PING`s Redis every second (3 s deadline). While it gets no
+//! answer, every API and action answers at once with HTTP 503 and a JSON
+//! error saying Redis is unreachable and since when; the pages keep their
+//! last numbers, greyed, under a banner saying how old they are; the
+//! sampler asks nothing of Redis; the log says when Redis went away and
+//! when it came back. A read that gets no reply within 3 s answers 503
+//! too.
 //!
 //! # Actions and safety
 //!
 //! Unless [`read_only`](Dashboard::read_only), the queue page can requeue or
-//! delete dead letters, move due elements now, purge the pending elements
+//! delete dead letters, move due elements now, pause and resume the queue, purge the pending elements
 //! (the operator types the queue's name) and migrate the element format.
 //! Each is a `POST` that must carry the page's CSRF token (the same value as
 //! the `delayq_csrf` cookie, `SameSite=Strict`) and must not come from
@@ -72,6 +89,7 @@ mod actions;
 mod api;
 mod assets;
 mod guard;
+mod health;
 mod metrics;
 mod sampler;
 
@@ -182,19 +200,15 @@ impl Dashboard {
     /// unless one is installed already ([`install_recorder`]); with another
     /// recorder, `/metrics` says so and the rest works.
     pub fn router(self) -> Router {
-        let metrics = install_recorder().ok();
-        let shared = Arc::new(Shared {
-            client: self.client,
+        let shared = Shared::start(Shared {
             codec: self.codec,
             read_only: self.read_only,
             token: self.token,
             loopback: self.loopback,
             sample_interval: self.sample_interval,
             action_time: self.action_time,
-            queues: parking_lot::RwLock::new(sampler::Queues::default()),
-            metrics,
+            ..Shared::new(self.client)
         });
-        sampler::start(&shared);
         let mut router = Router::new()
             .route("/", get(assets::overview_page))
             .route("/queue", get(assets::queue_page))
@@ -208,6 +222,8 @@ impl Dashboard {
                 .route("/api/actions/requeue-dead-letters", post(actions::requeue_dead_letters))
                 .route("/api/actions/delete-dead-letters", post(actions::delete_dead_letters))
                 .route("/api/actions/move-due", post(actions::move_due))
+                .route("/api/actions/pause", post(actions::pause))
+                .route("/api/actions/resume", post(actions::resume))
                 .route("/api/actions/purge", post(actions::purge))
                 .route("/api/actions/migrate", post(actions::migrate));
         }
@@ -245,6 +261,23 @@ impl Dashboard {
     }
 }
 
+/// Every delayed queue on the server: names with a timeout set or a
+/// dead-letter list (`SCAN`, every master of a cluster, never `KEYS`), and
+/// the names in delayq's registry of queues it has offered to, consumed
+/// from or transferred ([`Client::registered_queues`]), which finds queues
+/// holding only ready values. Sorted.
+///
+/// ```no_run
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// for name in delayq_dashboard::discover_queues(&client).await? {
+///     println!("{name}");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn discover_queues(client: &Client) -> delayq::Result<std::collections::BTreeSet<String>> {
+    sampler::discover(client).await
+}
+
 /// Refuses to serve a non-loopback address without a token.
 ///
 /// ```
@@ -279,6 +312,37 @@ pub(crate) struct Shared {
     pub action_time: Duration,
     pub queues: parking_lot::RwLock<sampler::Queues>,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// What the Redis probe found last.
+    pub health: tokio::sync::watch::Sender<health::Health>,
+    /// When the dashboard started.
+    pub started: SystemTime,
+}
+
+impl Shared {
+    /// Read-only defaults, with the recorder installed if it can be.
+    fn new(client: Client) -> Shared {
+        Shared {
+            client,
+            codec: Arc::new(StringCodec),
+            read_only: true,
+            token: None,
+            loopback: false,
+            sample_interval: Duration::from_secs(5),
+            action_time: actions::ACTION_TIME,
+            queues: parking_lot::RwLock::new(sampler::Queues::default()),
+            metrics: install_recorder().ok(),
+            health: health::channel(),
+            started: SystemTime::now(),
+        }
+    }
+
+    /// Shared, with the Redis probe and the sampler running.
+    fn start(self) -> Arc<Shared> {
+        let shared = Arc::new(self);
+        health::start(&shared);
+        sampler::start(&shared);
+        shared
+    }
 }
 
 /// Milliseconds since the Unix epoch, for JSON.

@@ -69,19 +69,7 @@ pub fn install_recorder() -> std::io::Result<PrometheusHandle> {
 /// # }
 /// ```
 pub fn metrics_router(client: Client) -> Router {
-    let metrics = install_recorder().ok();
-    let shared = Arc::new(Shared {
-        client,
-        codec: Arc::new(delayq::StringCodec),
-        read_only: true,
-        token: None,
-        loopback: false,
-        sample_interval: std::time::Duration::from_secs(5),
-        action_time: super::actions::ACTION_TIME,
-        queues: parking_lot::RwLock::new(super::sampler::Queues::default()),
-        metrics,
-    });
-    super::sampler::start(&shared);
+    let shared = Shared::start(Shared::new(client));
     Router::new().route("/metrics", get(render)).with_state(shared)
 }
 
@@ -101,17 +89,21 @@ pub async fn serve_metrics(addr: SocketAddr, client: Client) -> std::io::Result<
 
 /// The Prometheus text.
 pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    let body = match &shared.metrics {
+    let mut body = match &shared.metrics {
         Some(handle) => handle.render(),
         None => "# another metrics recorder is installed in this process; delayq cannot render it\n".to_owned(),
     };
+    // The dashboard's own lines, rendered here rather than through the
+    // process-wide recorder: each dashboard of a process has its own.
+    body.push_str(&super::health::metrics_text(&shared));
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,
     )
 }
 
-/// The server-side counts of one queue as gauges labelled `queue`.
+/// The server-side counts of one queue as gauges labelled `queue`;
+/// `delayq_paused` is 1 while it is paused, and its lag reads 0 meanwhile.
 pub(crate) fn set_queue_gauges(name: &str, status: &QueueStatus, at: SystemTime) {
     let q = name.to_owned();
     metrics::gauge!("delayq_pending", "queue" => q.clone()).set(status.pending as f64);
@@ -119,5 +111,13 @@ pub(crate) fn set_queue_gauges(name: &str, status: &QueueStatus, at: SystemTime)
     metrics::gauge!("delayq_in_flight", "queue" => q.clone()).set(status.in_flight as f64);
     metrics::gauge!("delayq_dead_letters", "queue" => q.clone()).set(status.dead_letters as f64);
     metrics::gauge!("delayq_quarantined", "queue" => q.clone()).set(status.quarantined as f64);
-    metrics::gauge!("delayq_transfer_lag_seconds", "queue" => q).set(status.lag_at(at).as_secs_f64());
+    metrics::gauge!("delayq_paused", "queue" => q.clone()).set(if status.paused { 1.0 } else { 0.0 });
+    // A deliberate pause is no transfer failure: no lag to alert on while
+    // it lasts (delayq_pending shows what accumulates).
+    let lag = if status.paused {
+        0.0
+    } else {
+        status.lag_at(at).as_secs_f64()
+    };
+    metrics::gauge!("delayq_transfer_lag_seconds", "queue" => q).set(lag);
 }

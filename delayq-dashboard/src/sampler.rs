@@ -33,6 +33,8 @@ pub(crate) struct Queues {
     pub last_cycle: Option<Duration>,
     /// The last error of a cycle, if the last cycle failed.
     pub error: Option<String>,
+    /// When the last full cycle began: how old the numbers are.
+    pub sampled_at: Option<SystemTime>,
 }
 
 /// One queue's latest sample and history.
@@ -98,7 +100,14 @@ pub(crate) fn start(shared: &Arc<Shared>) {
             if shared.client.is_shut_down() {
                 return;
             }
-            cycle(&shared).await;
+            // Nothing is asked of a Redis the probe finds down (fred would
+            // queue it), and a cycle stops when Redis goes away under it.
+            if let Err(super::health::Unavailable::Down(health)) =
+                super::health::guarded(&shared, None, cycle(&shared)).await
+            {
+                shared.queues.write().error =
+                    Some(format!("Redis is unreachable: {}", health.error.unwrap_or_default()));
+            }
             drop(shared);
             if Weak::strong_count(&weak) == 0 {
                 return;
@@ -110,6 +119,7 @@ pub(crate) fn start(shared: &Arc<Shared>) {
 /// One full pass: discovery, then every queue's counts.
 async fn cycle(shared: &Shared) {
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let found = match discover(&shared.client).await {
         Ok(found) => found,
         Err(error) => {
@@ -141,24 +151,38 @@ async fn cycle(shared: &Shared) {
             (name, sample)
         })
         .buffer_unordered(CONCURRENCY);
+    let mut gone = Vec::new();
     while let Some((name, sample)) = samples.next().await {
+        if sample.as_ref().is_ok_and(|s| !s.status.exists) {
+            gone.push(name.clone());
+        }
         let mut queues = shared.queues.write();
         let Some(entry) = queues.entries.get_mut(&name) else {
             continue;
         };
         record(entry, &name, sample);
     }
+    drop(samples);
+    // Keeps the registry bounded as queues come and go.
+    for name in gone {
+        if let Err(error) = shared.client.forget_queue_if_gone(&name).await {
+            tracing::debug!(queue = %name, %error, "could not drop a gone queue from the registry");
+        }
+    }
     let mut queues = shared.queues.write();
     queues.discovered = true;
     queues.cycles += 1;
     queues.last_cycle = Some(started.elapsed());
+    queues.sampled_at = Some(started_at);
     queues.error = None;
 }
 
 /// Every queue name with a timeout set or a dead-letter list, by `SCAN`
-/// (every master of a cluster), a page at a time.
+/// (every master of a cluster), a page at a time, and every name in
+/// delayq's registry of queues (queues holding only ready values have
+/// neither key for `SCAN` to find).
 pub(crate) async fn discover(client: &Client) -> delayq::Result<BTreeSet<String>> {
-    let mut names = BTreeSet::new();
+    let mut names: BTreeSet<String> = client.registered_queues().await?.into_iter().collect();
     for pattern in ["redisson_delay_queue_timeout:*", "delayq_dead_letter:*"] {
         let kind = if pattern.starts_with("redisson") {
             ScanType::ZSet

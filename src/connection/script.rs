@@ -268,6 +268,7 @@ pub(crate) struct Scripts {
     pub schedule_set: Script,
     pub schedule_list: Script,
     pub rate_limit: Script,
+    pub registry_forget: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -333,6 +334,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // A resend could take a second permit: sent once (a lost reply only
     // costs the worker one permit).
     rate_limit: lua!("rate_limit", Once),
+    registry_forget: lua!("registry_forget", Safe),
 });
 
 #[cfg(test)]

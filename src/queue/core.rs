@@ -24,7 +24,7 @@ use crate::connection::blocking_pool::BlockingPool;
 use crate::connection::settling::Settling;
 use crate::connection::Connections;
 use crate::error::Result;
-use crate::queue::{blocking, reliable};
+use crate::queue::{blocking, registry, reliable};
 use crate::transfer::stats::Stats;
 use crate::transfer::{ClientStats, Registration, Scheduler, TransferSettings};
 use crate::wire::keys::QueueKeys;
@@ -40,6 +40,7 @@ pub(crate) struct Core {
     shutdown_grace: Duration,
     reliable: reliable::Registries,
     blocking: blocking::Registries,
+    registry: registry::Registry,
 }
 
 /// How long shutdown may take after its grace: giving unsettled deliveries
@@ -62,6 +63,7 @@ impl Core {
             shutdown_grace: grace,
             reliable: reliable::Registries::default(),
             blocking: blocking::Registries::default(),
+            registry: registry::Registry::default(),
         }
     }
 
@@ -116,7 +118,14 @@ impl Core {
     /// Schedules the transfer of `keys`' queue until every share of the
     /// returned registration is dropped (see `Scheduler::register`).
     pub(crate) fn register_transfer(&self, keys: Arc<QueueKeys>) -> Arc<Registration> {
+        self.seen(&keys);
         self.scheduler.register(keys)
+    }
+
+    /// Registers the queue in delayq's registry of queues, in the
+    /// background, unless this client did lately (see `registry.rs`).
+    pub(crate) fn seen(&self, keys: &QueueKeys) {
+        self.registry.seen(self.pool(), keys);
     }
 
     /// How this client transfers (its clock, its batch size).

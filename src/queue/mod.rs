@@ -21,6 +21,7 @@ mod core;
 pub(crate) mod delayed;
 mod handle;
 pub(crate) mod per_queue;
+pub(crate) mod registry;
 pub(crate) mod reliable;
 pub(crate) mod status;
 mod transferring;

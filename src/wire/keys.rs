@@ -71,6 +71,11 @@ pub(crate) const SCHEDULES_PREFIX: &str = "delayq_schedules";
 /// clock; expires when idle; see `lua/rate_limit.lua`).
 pub(crate) const RATE_PREFIX: &str = "delayq_rate";
 
+/// delayq's registry of the queues it has seen (ZSET: queue name → ms of
+/// its last registration; one key for the whole server, see
+/// `queue/registry.rs`).
+pub(crate) const REGISTRY_KEY: &str = "delayq_queues";
+
 /// All key names of one queue.
 ///
 /// ```

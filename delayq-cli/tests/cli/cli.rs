@@ -293,10 +293,10 @@ async fn inspect_shows_counts_the_next_due_time_and_the_pending_elements() {
         let in_ms = elements[0]["due_in_ms"].as_i64().unwrap();
         assert!(in_ms > 0 && in_ms <= 180_000, "{in_ms}");
 
-        // A name with no keys: said so, not an error.
+        // A name no queue has: refused (exit 1), not shown as zeros.
         let out = delayq(&redis, &["inspect", "orderz"]);
-        assert!(out.status.success());
-        assert!(stderr(&out).contains("no key of queue `orderz` exists"), "{out:?}");
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("no queue `orderz`"), "{out:?}");
         // A name used by another kind of key: a clear error.
         raw.cmd("SET", vec!["profile".into(), "x".into()]).await;
         let out = delayq(&redis, &["inspect", "profile"]);
@@ -327,6 +327,8 @@ async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
         assert!(out.status.success());
 
         let out = delayq(&redis, &["stats", "jobs", "other", "--format", "json"]);
+        assert_eq!(out.status.code(), Some(1), "`other` is no queue: {out:?}");
+        let out = delayq(&redis, &["stats", "jobs", "--format", "json"]);
         let doc = json_of(&out);
         let jobs = &doc["queues"][0];
         assert_eq!(
@@ -334,7 +336,6 @@ async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
             (Some("jobs"), Some(7))
         );
         assert!(jobs["lag_ms"].as_u64().unwrap() > 1_000_000, "long overdue: {jobs}");
-        assert_eq!(doc["queues"][1]["pending"], 0);
         let out = delayq(
             &redis,
             &["stats", "jobs", "--watch", "--count", "3", "--interval", "50ms"],
@@ -564,6 +565,10 @@ async fn ids_and_pause_from_the_command_line_across_processes() {
             .success());
         let out = delayq(&redis, &["take", "reminders", "--timeout", "1500ms"]);
         assert_eq!(out.status.code(), Some(1), "nothing moves while paused: {out:?}");
+        assert!(
+            stderr(&out).contains("only 0 of 1 value(s) arrived in time: reminders is paused"),
+            "take says why: {out:?}"
+        );
         let out = delayq(&redis, &["resume", "reminders"]);
         assert!(out.status.success() && stderr(&out).contains("resumed"), "{out:?}");
         let out = delayq(&redis, &["take", "reminders", "--timeout", "20s"]);
@@ -945,4 +950,118 @@ fn passwords_with_at_signs_are_never_printed() {
             assert!(!text.contains(secret), "{secret} printed: {text}");
         }
     }
+}
+
+/// `delayq list` and `stats --all` show every queue; a misspelt name is
+/// refused with the closest queue there is, by every command that reads a
+/// queue; `pause` of a name no queue has leaves no stray key unless
+/// `--create`; an empty database says it holds no delayq queues.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_every_queue_and_a_misspelt_name_is_refused_with_the_closest() {
+    use delayq::fred::interfaces::{KeysInterface, ListInterface};
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+
+        // An empty database.
+        let out = delayq(&redis, &["list"]);
+        assert!(out.status.success(), "{out:?}");
+        assert!(stderr(&out).contains("the database holds no delayq queues"), "{out:?}");
+        assert_eq!(
+            json_of(&delayq(&redis, &["list", "--format", "json"]))["queues"],
+            serde_json::json!([])
+        );
+        let out = delayq(&redis, &["stats", "orders"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(
+            stderr(&out).contains("no queue `orders`: the database holds no delayq queues"),
+            "{out:?}"
+        );
+
+        // Three queues: pending elements, dead letters only (Java's producer,
+        // a delayq worker gave up), ready values only (offered and moved by delayq).
+        assert!(delayq(&redis, &["offer", "orders", "--delay", "1h", "a", "b"])
+            .status
+            .success());
+        let _: () = raw.client.rpush("delayq_dead_letter:{t}mail", "bounced").await.unwrap();
+        assert!(delayq(&redis, &["offer", "ready-only", "--delay", "0", "r"])
+            .status
+            .success());
+        assert!(delayq(&redis, &["move-due", "ready-only"]).status.success());
+        assert_eq!(raw.llen("ready-only").await, 1);
+
+        let listed = json_of(&delayq(&redis, &["list", "--format", "json"]));
+        let names: Vec<&str> = listed["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["queue"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["orders", "ready-only", "{t}mail"], "{listed}");
+        assert_eq!(listed["queues"][0]["pending"], 2);
+        assert_eq!(listed["queues"][1]["ready"], 1);
+        assert_eq!(listed["queues"][2]["dead_letters"], 1);
+        let all = json_of(&delayq(&redis, &["stats", "--all", "--format", "json"]));
+        let counts = |doc: &serde_json::Value| -> Vec<(String, u64, u64, u64)> {
+            doc["queues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|q| {
+                    let n = |k: &str| q[k].as_u64().unwrap();
+                    (
+                        q["queue"].as_str().unwrap().to_owned(),
+                        n("pending"),
+                        n("ready"),
+                        n("dead_letters"),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(counts(&all), counts(&listed));
+        let table = stdout(&delayq(&redis, &["list"]));
+        assert!(table.starts_with("QUEUE"), "{table}");
+        assert_eq!(table.lines().count(), 4, "{table}");
+
+        // Every command that reads a queue refuses a typo, exit 1, naming the queue meant.
+        for args in [
+            &["stats", "ordrs"][..],
+            &["inspect", "ordrs"],
+            &["dead-letter", "list", "ordrs"],
+            &["take", "ordrs", "--timeout", "1s"],
+            &["move-due", "ordrs"],
+            &["purge", "ordrs"],
+            &["get", "ordrs", "some-id"],
+            &["resume", "ordrs"],
+        ] {
+            let out = delayq(&redis, args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+            assert_eq!(
+                stderr(&out),
+                "delayq: no queue `ordrs`; did you mean `orders`?\n",
+                "{args:?}"
+            );
+        }
+        // Writing state for a name no queue has: refused, no stray key, unless --create.
+        let out = delayq(&redis, &["pause", "ordrs"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(
+            stderr(&out).contains("did you mean `orders`? (--create pauses it anyway)"),
+            "{out:?}"
+        );
+        let stray: i64 = raw.client.exists("delayq_paused:{ordrs}").await.unwrap();
+        assert_eq!(stray, 0, "no stray key");
+        assert!(delayq(&redis, &["pause", "ordrs", "--create"]).status.success());
+        let created: i64 = raw.client.exists("delayq_paused:{ordrs}").await.unwrap();
+        assert_eq!(created, 1);
+        // Now it is a (paused) queue: reading it works.
+        assert!(delayq(&redis, &["resume", "ordrs"]).status.success());
+
+        // A name with control characters is shown escaped.
+        let out = delayq(&redis, &["stats", "o\u{1b}[31mrders"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(!stderr(&out).contains('\u{1b}'), "{out:?}");
+        assert!(stderr(&out).contains(r"no queue `o\u{1b}[31mrders`"), "{out:?}");
+    })
+    .await;
 }

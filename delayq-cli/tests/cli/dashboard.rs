@@ -39,3 +39,64 @@ async fn off_loopback_the_dashboard_command_refuses_to_start_without_a_token() {
         );
     }
 }
+
+/// The dashboard's log says when Redis went away and when it came back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_logs_when_redis_goes_away_and_comes_back() {
+    use std::io::BufRead;
+    let mut server = RedisServer::start().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args([
+            "dashboard",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--url",
+            &server.url(),
+        ])
+        .env("DELAYQ_LOG", "delayq_dashboard=info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed on every way out of the test, failing ones included.
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stderr = child.stderr.take().unwrap();
+    let _child = Kill(child);
+    let (lines, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let wait_line = |want: &str| {
+        let mut log = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match seen.recv_timeout(left) {
+                Ok(line) if line.contains(want) => return line,
+                Ok(line) => log.push(line),
+                Err(_) => break,
+            }
+        }
+        panic!("no log line with {want:?}:\n{}", log.join("\n"));
+    };
+    wait_line("delayq dashboard on http://");
+    server.kill();
+    let down = wait_line("Redis is unreachable");
+    assert!(down.contains("WARN"), "{down}");
+    server.restart().await;
+    let back = wait_line("Redis is reachable again");
+    assert!(back.contains("down_for"), "{back}");
+}

@@ -66,8 +66,15 @@ const localTime = (ms) => {
 async function getJson(url) {
   const response = await fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error || `${response.status} ${response.statusText}`);
+  if (!response.ok) throw failure(body, `${response.status} ${response.statusText}`);
   return body;
+}
+
+// An error carrying the answer's body (a 503 says how long Redis has been away).
+function failure(body, fallback) {
+  const error = new Error(body.error || fallback);
+  error.body = body;
+  return error;
 }
 
 async function post(action, params) {
@@ -78,7 +85,7 @@ async function post(action, params) {
     body: new URLSearchParams(params),
   });
   const body = await response.json().catch(async () => ({ error: await response.text() }));
-  if (!response.ok || !body.ok) throw new Error(body.error || `${response.status}`);
+  if (!response.ok || !body.ok) throw failure(body, `${response.status}`);
   return body;
 }
 
@@ -173,16 +180,42 @@ function groupedBars(target, history, series) {
   target.replaceChildren(box);
 }
 
+// While Redis is unreachable: a banner saying since when, and how old the
+// numbers still on the page are (they stay, greyed).
+function outage(error, lastOk) {
+  const redis = (error.body && error.body.redis) || {};
+  const node = $("outage");
+  const down = redis.up === false;
+  node.querySelector("strong").textContent = down ? "Redis is unreachable" : "Redis is slow";
+  node.querySelector(".what").textContent = down
+    ? `since ${localTime(redis.since_ms)} (${span(redis.now_ms - redis.since_ms)} ago): ${visible(redis.error || "no reply")}.`
+    : `${visible(error.message)}.`;
+  node.querySelector(".age").textContent = lastOk
+    ? `The numbers below are from ${localTime(lastOk)}, ${span(Date.now() - lastOk)} old.`
+    : "No numbers yet: they appear once Redis answers.";
+  node.hidden = false;
+  document.body.classList.add("stale");
+  live(false, down ? "Redis unreachable" : "Redis slow");
+}
+
 function poll(load) {
   let busy = false;
+  let lastOk = null;
   const run = async () => {
     if (busy) return;
     busy = true;
     try {
       await load();
+      lastOk = Date.now();
+      $("outage").hidden = true;
+      // An action's answer that was the outage is over too.
+      const flash = $("flash");
+      if (flash && flash.dataset.outage) { flash.hidden = true; delete flash.dataset.outage; }
+      document.body.classList.remove("stale");
       live(true, `live · ${new Date().toLocaleTimeString()}`);
     } catch (error) {
-      live(false, `error: ${error.message}`);
+      if (error.body && error.body.redis) outage(error, lastOk);
+      else live(false, `error: ${error.message}`);
     } finally {
       busy = false;
     }
@@ -209,6 +242,7 @@ function overviewPage() {
       const tr = el("tr", { "data-queue": queue.name });
       const name = el("td", { class: "name" });
       name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}` }, visible(queue.name)));
+      if (queue.paused) name.appendChild(el("span", { class: "badge paused" }, "paused"));
       tr.appendChild(name);
       for (const [key, cls] of [["pending", "pending"], ["ready", "ready"], ["in_flight", "in-flight"],
         ["dead_letters", "dead-letters"], ["quarantined", "quarantined"]]) {
@@ -216,7 +250,9 @@ function overviewPage() {
         tr.appendChild(el("td", { class: `num ${cls}${hot ? " hot" : ""}`, "data-value": queue[key] ?? "" }, fmt(queue[key])));
       }
       tr.appendChild(el("td", { class: "next-due" }, queue.next_due_ms ? relative(queue.next_due_ms - data.now_ms) : "–"));
-      tr.appendChild(el("td", { class: `lag${queue.lag_ms > 5000 ? " late" : ""}`, "data-value": queue.lag_ms ?? "" },
+      // A paused queue's lag is deliberate: shown, never as an alarm.
+      const lagClass = queue.paused ? " paused" : queue.lag_ms > 5000 ? " late" : "";
+      tr.appendChild(el("td", { class: `lag${lagClass}`, "data-value": queue.lag_ms ?? "" },
         queue.lag_ms ? span(queue.lag_ms) : "–"));
       const chart = el("td", { class: "hour" });
       hourBars(chart, queue.due_next_hour, 130, 22);
@@ -267,13 +303,16 @@ function queuePage() {
     setCount("quarantined", s.quarantined, true);
     $("next-due").textContent = s.next_due_ms ? `${relative(s.next_due_ms - data.now_ms)}` : "–";
     $("next-due").title = s.next_due_ms ? localTime(s.next_due_ms) : "";
-    $("lag").textContent = s.lag_ms ? span(s.lag_ms) : "none";
+    $("lag").textContent = s.paused ? `paused${s.lag_ms ? ` (head ${span(s.lag_ms)} overdue)` : ""}` : s.lag_ms ? span(s.lag_ms) : "none";
     $("lag").dataset.value = s.lag_ms;
+    $("paused-badge").hidden = !s.paused;
+    $("pause").hidden = s.paused;
+    $("resume").hidden = !s.paused;
 
     const rows = data.pending.elements.map((e) => {
       const tr = el("tr");
       tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
-      tr.appendChild(el("td", { class: `when${e.due_ms < data.now_ms ? " late" : ""}` }, relative(e.due_ms - data.now_ms)));
+      tr.appendChild(el("td", { class: `when${e.due_ms < data.now_ms && !s.paused ? " late" : ""}` }, relative(e.due_ms - data.now_ms)));
       tr.appendChild(el("td", { class: "format" }, e.format));
       const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
       if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
@@ -325,6 +364,7 @@ function queuePage() {
     const node = $("flash");
     node.hidden = false;
     node.className = ok ? "flash" : "flash error";
+    delete node.dataset.outage;
     node.textContent = visible(text);
   };
   const act = (button, action, params) => async () => {
@@ -335,6 +375,7 @@ function queuePage() {
       flash(true, result.message);
     } catch (error) {
       flash(false, error.message);
+      if (error.body && error.body.redis) $("flash").dataset.outage = "1";
     } finally {
       state.acting = false;
       button.disabled = false;
@@ -342,6 +383,8 @@ function queuePage() {
     }
   };
   $("move-due").addEventListener("click", act($("move-due"), "move-due", () => ({})));
+  $("pause").addEventListener("click", act($("pause"), "pause", () => ({})));
+  $("resume").addEventListener("click", act($("resume"), "resume", () => ({})));
   $("requeue-dead").addEventListener("click", act($("requeue-dead"), "requeue-dead-letters", () => ({})));
   const deleteDead = act($("delete-dead"), "delete-dead-letters", () => ({}));
   $("delete-dead").addEventListener("click", () => {

@@ -281,6 +281,19 @@ async fn read_only_pages_have_no_buttons() {
     let actions = browser.find(Locator::Css("#actions")).await.unwrap();
     assert!(!actions.is_displayed().await.unwrap(), "the actions panel is hidden");
     assert_eq!(text(&browser, "#read-only").await, "read-only");
+    // No pause toggle either (the queue is not paused: the page would show Pause).
+    for button in ["#pause", "#resume"] {
+        assert!(
+            !browser
+                .find(Locator::Css(button))
+                .await
+                .unwrap()
+                .is_displayed()
+                .await
+                .unwrap(),
+            "{button}"
+        );
+    }
     screenshot(&browser, "queue-read-only").await;
     browser.close().await.unwrap();
     driver.session = None;
@@ -435,6 +448,229 @@ async fn auto_detection_names_each_payloads_codec_on_the_page() {
         assert!(cell.ends_with(value), "row {}: {cell:?}", i + 1);
     }
     screenshot(&browser, "queue-auto-codecs").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+/// One HTTP/1.1 request to the served dashboard, by hand (Drop-free, no
+/// client library): its status and body. A generous guard turns a hang
+/// into a failure.
+async fn http(url: &str, method: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = url.trim_start_matches("http://").to_owned();
+    let request = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(&host).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).await.unwrap();
+        String::from_utf8_lossy(&reply).into_owned()
+    };
+    let reply = tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .unwrap_or_else(|_| panic!("{method} {path} hangs while Redis is down"));
+    let status = reply[9..12].parse().unwrap();
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// The value of an unlabelled line of `/metrics`.
+async fn gauge(url: &str, name: &str) -> Option<f64> {
+    let (_, text) = http(url, "GET", "/metrics").await;
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Waits until the element `css` is shown (or hidden).
+async fn wait_shown(browser: &Browser, css: &str, shown: bool) {
+    eventually(WAIT, &format!("{css} shown: {shown}"), || {
+        let browser = browser.clone();
+        async move {
+            match browser.find(Locator::Css(css)).await {
+                Ok(element) => element.is_displayed().await.unwrap_or(false) == shown,
+                Err(_) => false,
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_going_down_under_a_running_dashboard_shows_everywhere_at_once() {
+    let mut server = RedisServer::start().await;
+    seed::queue(&server, "orders", 30, 2, 1).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, "#total-pending", "30").await;
+    assert_eq!(gauge(&url, "delayq_dashboard_redis_up").await, Some(1.0));
+
+    server.kill();
+    let killed = tokio::time::Instant::now();
+    // The open page: a banner, a red badge, and its last numbers, greyed, with their age.
+    wait_shown(&browser, "#outage", true).await;
+    wait_text(&browser, "#live", "Redis unreachable").await;
+    assert_eq!(text(&browser, "#total-pending").await, "30", "the last numbers stay");
+    let banner = text(&browser, "#outage").await;
+    assert!(banner.starts_with("Redis is unreachable since "), "{banner}");
+    assert!(banner.contains("The numbers below are from "), "{banner}");
+    screenshot(&browser, "overview-redis-down").await;
+
+    // Every API answers, 503 with a JSON error naming the outage.
+    for path in ["/api/overview", "/api/queue?name=orders"] {
+        let (status, body) = http(&url, "GET", path).await;
+        assert_eq!(status, 503, "{path}: {body}");
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            body["error"].as_str().unwrap().starts_with("Redis is unreachable"),
+            "{body}"
+        );
+        assert_eq!(body["redis"]["up"], false, "{body}");
+    }
+    assert_eq!(gauge(&url, "delayq_dashboard_redis_up").await, Some(0.0));
+    let age = gauge(&url, "delayq_dashboard_sample_age_seconds").await.unwrap();
+    assert!(
+        age >= killed.elapsed().as_secs_f64() - 0.5,
+        "the gauges are at least as old as the outage: {age}"
+    );
+
+    // A page opened during the outage says so instead of "connecting…";
+    // an action pressed on it answers with the outage too.
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_shown(&browser, "#outage", true).await;
+    assert!(
+        text(&browser, "#outage")
+            .await
+            .ends_with("No numbers yet: they appear once Redis answers."),
+        "{}",
+        text(&browser, "#outage").await
+    );
+    browser
+        .find(Locator::Css("#move-due"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually(WAIT, "the action's answer", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#flash").await.starts_with("Redis is unreachable") }
+    })
+    .await;
+    screenshot(&browser, "queue-redis-down").await;
+
+    // Redis is back on the same port: the page, the APIs and /metrics follow.
+    server.restart().await;
+    seed::queue(&server, "orders", 3, 0, 0).await;
+    wait_shown(&browser, "#outage", false).await;
+    wait_text(&browser, "#pending", "3").await;
+    assert!(text(&browser, "#live").await.starts_with("live"));
+    wait_shown(&browser, "#flash", false).await;
+    let (status, _) = http(&url, "GET", "/api/overview").await;
+    assert_eq!(status, 200);
+    eventually(WAIT, "redis_up 1", || {
+        let url = url.clone();
+        async move { gauge(&url, "delayq_dashboard_redis_up").await == Some(1.0) }
+    })
+    .await;
+    screenshot(&browser, "queue-redis-back").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "billing", 6, 0, 0).await;
+    seed::queue(&server, "late", 3, 0, 0).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    // Paused with the page's button.
+    browser.goto(&format!("{url}/queue?name=billing")).await.unwrap();
+    wait_text(&browser, "#pending", "6").await;
+    wait_shown(&browser, "#pause", true).await;
+    browser
+        .find(Locator::Css("#pause"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&browser, "#paused-badge", true).await;
+    wait_shown(&browser, "#resume", true).await;
+    assert!(!browser
+        .find(Locator::Css("#pause"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
+    assert_eq!(seed::exists(&server, "delayq_paused:{billing}").await, 1);
+    assert!(
+        text(&browser, "#lag").await.starts_with("paused"),
+        "{}",
+        text(&browser, "#lag").await
+    );
+    assert!(
+        browser
+            .find_all(Locator::Css("#pending-table td.when.late"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "no red for a deliberate pause"
+    );
+    // Move due now says the queue is paused, and moves nothing.
+    browser
+        .find(Locator::Css("#move-due"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    eventually(WAIT, "the paused answer", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#flash").await.contains("billing is paused") }
+    })
+    .await;
+    assert_eq!(seed::llen(&server, "billing").await, 0);
+    screenshot(&browser, "queue-paused").await;
+
+    // The overview: a badge, and the lag grey, while the other overdue queue's is red.
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, r#"tr[data-queue="billing"] td.name .badge.paused"#, "paused").await;
+    let lag = browser
+        .find(Locator::Css(r#"tr[data-queue="billing"] td.lag"#))
+        .await
+        .unwrap();
+    assert_eq!(lag.attr("class").await.unwrap().as_deref(), Some("lag paused"));
+    wait_text(&browser, r#"tr[data-queue="late"] td.name"#, "late").await;
+    let late = browser
+        .find(Locator::Css(r#"tr[data-queue="late"] td.lag"#))
+        .await
+        .unwrap();
+    assert_eq!(late.attr("class").await.unwrap().as_deref(), Some("lag late"));
+    screenshot(&browser, "overview-paused").await;
+
+    // Resumed with the button: the badge goes, the due elements move.
+    browser.goto(&format!("{url}/queue?name=billing")).await.unwrap();
+    wait_shown(&browser, "#resume", true).await;
+    browser
+        .find(Locator::Css("#resume"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&browser, "#paused-badge", false).await;
+    wait_shown(&browser, "#pause", true).await;
+    assert_eq!(seed::exists(&server, "delayq_paused:{billing}").await, 0);
     browser.close().await.unwrap();
     driver.session = None;
 }

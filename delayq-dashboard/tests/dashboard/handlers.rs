@@ -114,9 +114,13 @@ async fn overview_and_queue_json_show_counts_pages_and_undecodable_hex() {
     assert_eq!(send(&app, get("/assets/dashboard.js")).await.status, StatusCode::OK);
     assert_eq!(send(&app, get("/assets/dashboard.css")).await.status, StatusCode::OK);
 
-    // Discovery runs in the background; the overview fills in.
+    // Discovery runs in the background; the overview fills in (a queue
+    // is listed as discovery finds it, its counts once it is sampled).
     let overview = until(&app, "/api/overview", |r| {
-        r.json()["queues"].as_array().is_some_and(|q| q.len() == 2)
+        let json = r.json();
+        json["queues"]
+            .as_array()
+            .is_some_and(|q| q.len() == 2 && q.iter().all(|q| q["pending"].is_u64()))
     })
     .await
     .json();
@@ -301,12 +305,18 @@ async fn read_only_has_no_action_routes() {
     let page = send(&app, get("/queue?name=orders")).await;
     assert!(page.body.contains(r#"name="delayq-read-only" content="true""#));
     let token = csrf(&app).await;
-    for path in ["/api/actions/requeue-dead-letters", "/api/actions/purge"] {
+    for path in [
+        "/api/actions/requeue-dead-letters",
+        "/api/actions/purge",
+        "/api/actions/pause",
+        "/api/actions/resume",
+    ] {
         let refused = send(&app, action(path, &token, "name=orders&confirm=orders")).await;
         assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
     }
     assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{orders}").await, 5);
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 2);
+    assert_eq!(seed::exists(&server, "delayq_paused:{orders}").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -545,4 +555,236 @@ async fn off_loopback_the_dashboard_refuses_to_start_without_a_token() {
     let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
     let refused = Dashboard::new(client.clone()).serve(listener).await.unwrap_err();
     assert!(refused.to_string().contains("without a token"), "{refused}");
+}
+
+/// Redis stops under a running dashboard: every API, the actions included,
+/// answers 503 with a JSON error naming the outage (a generous guard turns
+/// a hang into a failure), and `/metrics` says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_api_answers_503_while_redis_is_down() {
+    let mut server = RedisServer::start().await;
+    seed::queue(&server, "outage-orders", 5, 1, 1).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    until(&app, "/api/overview", |r| r.json()["sampler"]["queues"] == 1).await;
+    server.kill();
+    let metrics = until(&app, "/metrics", |r| r.body.contains("delayq_dashboard_redis_up 0")).await;
+    assert!(
+        metrics.body.contains("delayq_dashboard_sample_age_seconds "),
+        "{}",
+        metrics.body
+    );
+    let guard = |request| {
+        let app = app.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(30), send(&app, request))
+                .await
+                .expect("an answer while Redis is down, not a hang")
+        }
+    };
+    for request in [
+        get("/api/overview"),
+        get("/api/queue?name=outage-orders"),
+        action("/api/actions/move-due", &token, "name=outage-orders"),
+        action("/api/actions/requeue-dead-letters", &token, "name=outage-orders"),
+    ] {
+        let path = request.uri().to_string();
+        let reply = guard(request).await;
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {}", reply.body);
+        let body = reply.json();
+        assert!(
+            body["error"].as_str().unwrap().starts_with("Redis is unreachable"),
+            "{body}"
+        );
+        assert_eq!(body["redis"]["up"], false);
+        assert!(body["redis"]["since_ms"].is_i64(), "{body}");
+    }
+    server.restart().await;
+    until(&app, "/api/overview", |r| r.status == StatusCode::OK).await;
+    until(&app, "/metrics", |r| r.body.contains("delayq_dashboard_redis_up 1")).await;
+}
+
+/// A paused queue: the APIs and `/metrics` say so (no lag to alert on),
+/// "Move due now" refuses, pause and resume are CSRF-guarded POSTs, and a
+/// name with no key is not paused into existence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_queue_looks_paused_and_is_paused_and_resumed_by_actions() {
+    let server = RedisServer::start().await;
+    // Two elements overdue: a lag, had the pause not been deliberate.
+    seed::queue(&server, "paused-orders", 3, 0, 0).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    let flag = "delayq_paused:{paused-orders}";
+
+    let mut refused = action("/api/actions/pause", &token, "name=paused-orders");
+    refused.headers_mut().remove("x-csrf-token");
+    assert_eq!(send(&app, refused).await.status, StatusCode::FORBIDDEN);
+    let paused = send(&app, action("/api/actions/pause", &token, "name=paused-orders")).await;
+    assert_eq!(paused.status, StatusCode::OK, "{}", paused.body);
+    assert_eq!(seed::exists(&server, flag).await, 1);
+
+    let overview = until(&app, "/api/overview", |r| r.json()["queues"][0]["paused"] == true).await;
+    assert!(overview.json()["queues"][0]["lag_ms"].as_u64().unwrap() > 0);
+    let queue = send(&app, get("/api/queue?name=paused-orders")).await.json();
+    assert_eq!(queue["status"]["paused"], true, "{queue}");
+    let metrics = until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_paused{queue="paused-orders"} 1"#)
+    })
+    .await;
+    assert!(
+        metrics
+            .body
+            .contains(r#"delayq_transfer_lag_seconds{queue="paused-orders"} 0"#),
+        "no lag alert for a deliberate pause:\n{}",
+        metrics.body
+    );
+
+    let moved = send(&app, action("/api/actions/move-due", &token, "name=paused-orders")).await;
+    assert_eq!(moved.status, StatusCode::CONFLICT, "{}", moved.body);
+    assert!(
+        moved.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("paused-orders is paused"),
+        "{}",
+        moved.body
+    );
+    assert_eq!(seed::llen(&server, "paused-orders").await, 0, "nothing moved");
+
+    let resumed = send(&app, action("/api/actions/resume", &token, "name=paused-orders")).await;
+    assert_eq!(resumed.json()["message"], "paused-orders resumed", "{}", resumed.body);
+    assert_eq!(seed::exists(&server, flag).await, 0);
+    until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_paused{queue="paused-orders"} 0"#)
+    })
+    .await;
+    let moved = send(&app, action("/api/actions/move-due", &token, "name=paused-orders")).await;
+    assert_eq!(moved.status, StatusCode::OK, "{}", moved.body);
+    assert_eq!(seed::lrange(&server, "paused-orders").await, ["order-0", "order-1"]);
+
+    let missing = send(&app, action("/api/actions/pause", &token, "name=paused-ordrs")).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    assert_eq!(
+        seed::exists(&server, "delayq_paused:{paused-ordrs}").await,
+        0,
+        "no stray key"
+    );
+}
+
+/// A queue holding only ready values (transferred, consumers down) has no
+/// key `SCAN` looks for: the registry keeps it on the page and in
+/// `/metrics` after a dashboard restart. Names whose keys are all gone, and
+/// that nobody registered lately, are dropped as discovery finds them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
+    use delayq::fred::interfaces::{ListInterface, SortedSetsInterface};
+    let server = RedisServer::start().await;
+    // A producer process offers and transfers, then stops.
+    let producer = seed::client(&server).await;
+    let queue = producer
+        .delayed_queue("only-ready", delayq::StringCodec)
+        .unwrap()
+        .with_transfer();
+    for i in 0..4 {
+        queue.offer(&format!("job-{i}"), Duration::ZERO).await.unwrap();
+    }
+    eventually(Duration::from_secs(30), "the values transferred", || async {
+        seed::llen(&server, "only-ready").await == 4
+    })
+    .await;
+    drop(queue);
+    producer.shutdown().await;
+    assert_eq!(
+        seed::zcard(&server, "redisson_delay_queue_timeout:{only-ready}").await,
+        0
+    );
+
+    // The producer registered the queue it offered to; a consumer of a
+    // list Java fills registers it too.
+    let redis = seed::raw(&server).await;
+    let consumer = seed::client(&server).await;
+    let _: () = redis.rpush("java-filled", "from-java").await.unwrap();
+    let taken: Option<String> = consumer
+        .blocking_queue("java-filled", delayq::StringCodec)
+        .unwrap()
+        .take_timeout(Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(taken.as_deref(), Some("from-java"));
+    consumer.shutdown().await;
+    for name in ["only-ready", "java-filled"] {
+        eventually(Duration::from_secs(30), name, || {
+            let redis = redis.clone();
+            async move {
+                let score: Option<f64> = redis.zscore("delayq_queues", name).await.unwrap();
+                score.is_some()
+            }
+        })
+        .await;
+    }
+
+    // Registered names: one gone long ago, one gone but registered lately.
+    let long_ago = (seed::now_ms() - 3_600_000) as f64;
+    let _: () = redis
+        .zadd("delayq_queues", None, None, false, false, (long_ago, "long-gone"))
+        .await
+        .unwrap();
+    let _: () = redis
+        .zadd(
+            "delayq_queues",
+            None,
+            None,
+            false,
+            false,
+            (seed::now_ms() as f64, "just-emptied"),
+        )
+        .await
+        .unwrap();
+    // Also old, but its keys hold values: it stays.
+    let _: () = redis
+        .zadd("delayq_queues", None, None, false, false, (long_ago, "only-ready"))
+        .await
+        .unwrap();
+
+    // A dashboard started now.
+    let app = dashboard(&server, |d| d).await;
+    let overview = until(&app, "/api/overview", |r| {
+        r.json()["queues"]
+            .as_array()
+            .is_some_and(|q| q.iter().any(|q| q["name"] == "only-ready"))
+    })
+    .await
+    .json();
+    let row = overview["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "only-ready")
+        .unwrap();
+    assert_eq!(row["ready"], 4, "{row}");
+    until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_ready{queue="only-ready"} 4"#)
+    })
+    .await;
+
+    eventually(Duration::from_secs(30), "the long-gone name dropped", || {
+        let redis = redis.clone();
+        async move {
+            let score: Option<f64> = redis.zscore("delayq_queues", "long-gone").await.unwrap();
+            score.is_none()
+        }
+    })
+    .await;
+    // Another full pass, then the two others are still there.
+    let cycles = send(&app, get("/api/overview")).await.json()["sampler"]["cycles"]
+        .as_u64()
+        .unwrap();
+    until(&app, "/api/overview", |r| {
+        r.json()["sampler"]["cycles"].as_u64().unwrap() > cycles + 1
+    })
+    .await;
+    for name in ["just-emptied", "only-ready"] {
+        let score: Option<f64> = redis.zscore("delayq_queues", name).await.unwrap();
+        assert!(score.is_some(), "{name} stays registered");
+    }
 }

@@ -102,3 +102,7 @@ pub async fn llen(server: &RedisServer, key: &str) -> i64 {
 pub async fn lrange(server: &RedisServer, key: &str) -> Vec<Bytes> {
     raw(server).await.lrange(key, 0, -1).await.unwrap()
 }
+
+pub async fn exists(server: &RedisServer, key: &str) -> i64 {
+    raw(server).await.exists(key).await.unwrap()
+}

@@ -176,6 +176,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// `deadline` (or forever), across reconnects; the value and which of
     /// `names` it came from.
     pub(super) async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(usize, Bytes)>> {
+        self.handle.core.seen(&self.handle.keys);
         // When a value is ready, an LPOP on the shared, pipelined connections
         // is as good as a BLPOP and costs no dedicated connection. Sent once:
         // a retried pop could pop twice. Skipped mostly while the list is

@@ -174,6 +174,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     async fn offer_id(&self, id: &str, value: &T, due: Due, if_pending: IfPending) -> Result<bool> {
         check_id(id)?;
+        self.handle.core.seen(&self.handle.keys);
         let payload = self.encode(value)?;
         let keys: Vec<Key> = vec![
             self.handle.keys.timeout().into(),

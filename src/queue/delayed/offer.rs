@@ -166,6 +166,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// Offers one encoded payload with `lua/offer.lua`: alone, or joined
     /// with offers made meanwhile (see `joined_offers`).
     async fn offer_one(&self, due: Due, payload: Bytes) -> Result<()> {
+        self.handle.core.seen(&self.handle.keys);
         // A collision of random ids is astronomically rare; re-pack and resend.
         for _ in 0..MAX_COLLISIONS {
             let element = format::pack(self.format, &payload);
@@ -189,6 +190,7 @@ impl<T: 'static> DelayedQueue<T> {
         if items.is_empty() {
             return Ok(());
         }
+        self.handle.core.seen(&self.handle.keys);
         // One connection for every chunk: Redis runs them in the order sent,
         // so early arrivals (which cost a resend) do not happen in practice.
         let conn = self.conn()?;

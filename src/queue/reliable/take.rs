@@ -133,6 +133,7 @@ impl<T: 'static> ReliableQueue<T> {
         if self.handle.core.is_shutting_down() {
             return Err(Error::Shutdown);
         }
+        self.handle.core.seen(&self.handle.keys);
         let Some(value) = self.move_to_staging(deadline, wait).await? else {
             return Ok(Ready::Nothing);
         };

@@ -1,0 +1,83 @@
+//! The registry of queues delayq has seen (`delayq_queues`, written by
+//! `queue/registry.rs`): reading it, and keeping it bounded.
+
+use fred::interfaces::SortedSetsInterface;
+use fred::types::scan::Scanner;
+use fred::types::{Key, Value};
+use futures_util::StreamExt;
+
+use super::Client;
+use crate::connection::script::SCRIPTS;
+use crate::error::{Error, Result};
+use crate::queue::registry::FORGET_AFTER;
+use crate::wire::keys::REGISTRY_KEY;
+use crate::wire::time;
+use crate::BytesCodec;
+
+/// Names asked for per `ZSCAN` call.
+const SCAN_COUNT: u32 = 1_000;
+
+impl Client {
+    /// Every name in the registry of queues delayq processes have offered
+    /// to, consumed from or transferred (the key `delayq_queues`), read a
+    /// page at a time (`ZSCAN`). It lists queues that `SCAN` for timeout
+    /// sets cannot find: ones holding only ready values. Names whose queues
+    /// are gone stay until [`forget_queue_if_gone`](Self::forget_queue_if_gone)
+    /// drops them.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// for name in client.registered_queues().await? {
+    ///     println!("{name}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn registered_queues(&self) -> Result<Vec<String>> {
+        let conn = self.core.conn()?;
+        let mut names = Vec::new();
+        let mut pages = std::pin::pin!(conn.zscan(REGISTRY_KEY, "*", Some(SCAN_COUNT)));
+        while let Some(page) = pages.next().await {
+            let mut page = page.map_err(Error::from)?;
+            for (member, _) in page.take_results().unwrap_or_default() {
+                if let Some(name) = member.as_str() {
+                    names.push(name.into_owned());
+                }
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        Ok(names)
+    }
+
+    /// Drops `name` from the registry if no key of the queue exists and no
+    /// process registered it for 30 minutes; returns whether it was
+    /// dropped. What keeps the registry from growing as queues come and go:
+    /// the dashboard calls it for registered names it finds empty.
+    pub async fn forget_queue_if_gone(&self, name: &str) -> Result<bool> {
+        let conn = self.core.conn()?;
+        let score: Option<f64> = conn.zscore(REGISTRY_KEY, name).await.map_err(Error::from)?;
+        let Some(score) = score else {
+            return Ok(false);
+        };
+        if (score as i64) > time::now_ms() - FORGET_AFTER.as_millis() as i64 {
+            return Ok(false);
+        }
+        let status = self
+            .delayed_queue::<bytes::Bytes, _>(name, BytesCodec)?
+            .without_transfer()
+            .status()
+            .await?;
+        if status.exists {
+            return Ok(false);
+        }
+        let keys: Vec<Key> = vec![REGISTRY_KEY.into()];
+        let args = vec![Value::from(name), Value::from(score)];
+        SCRIPTS
+            .registry_forget
+            .run(conn, name, keys, args)
+            .await
+            .map_err(Error::from)?;
+        let left: Option<f64> = conn.zscore(REGISTRY_KEY, name).await.map_err(Error::from)?;
+        Ok(left.is_none())
+    }
+}
