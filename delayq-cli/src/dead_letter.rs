@@ -57,8 +57,8 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
                     };
                     let reason = reasons[i].as_deref().map_or("-".into(), |r| preview(r, 80));
                     match &codecs[i] {
-                        Some(codec) => vec![(i + 1).to_string(), codec.clone(), shown, reason],
-                        None => vec![(i + 1).to_string(), shown, reason],
+                        Some(codec) => vec![output::count(i as u64 + 1), codec.clone(), shown, reason],
+                        None => vec![output::count(i as u64 + 1), shown, reason],
                     }
                 })
                 .collect();
@@ -68,11 +68,12 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
                 } else {
                     &["#", "VALUE", "REASON"]
                 };
-                println!("{}", output::table(headers, &rows));
+                println!("{}", output::table_aligned(headers, &["#"], &rows));
             }
             println!(
-                "({} of {total} dead-lettered value(s) of `{}` shown)",
-                rows.len(),
+                "({} of {} dead-lettered value(s) of `{}` shown)",
+                output::count(rows.len() as u64),
+                output::count(total),
                 output::escape(&args.queue)
             );
         }

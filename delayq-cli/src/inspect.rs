@@ -108,9 +108,20 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
     };
     let lag = status.lag_at(now);
     let name = output::escape(name);
+    // Counts right-aligned among themselves, with thousands separators.
+    let counts = [
+        status.pending,
+        status.ready,
+        status.in_flight,
+        status.dead_letters,
+        status.quarantined,
+        status.ids,
+    ]
+    .map(output::count);
+    let w = counts.iter().map(|c| c.len()).max().unwrap_or(0);
+    let [pending, ready, in_flight, dead, quarantined, ids] = counts;
     let mut out = format!(
-        "queue         {name}\npending       {}\nready         {}\nin flight     {}\ndead letters  {}\nquarantined   {}\nnext due      {next}\nid index      {}\n",
-        status.pending, status.ready, status.in_flight, status.dead_letters, status.quarantined, status.ids
+        "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight:>w$}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
     );
     if status.paused {
         out.push_str("paused        yes (delayq transfers and reliable consumers wait: `delayq resume`)\n");
@@ -157,8 +168,8 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
     if (rows.len() as u64) < status.pending {
         out.push_str(&format!(
             "({} of {} pending shown; --limit {} shows more)\n",
-            rows.len(),
-            status.pending,
+            output::count(rows.len() as u64),
+            output::count(status.pending),
             limit.saturating_mul(2).max(1)
         ));
     }
@@ -222,12 +233,12 @@ fn schedules_table(schedules: &[ScheduleInfo], now: SystemTime) -> String {
                 s.spec.to_string(),
                 s.next.map_or("-".into(), |next| relative(next, now)),
                 if s.paused { "paused".into() } else { "-".into() },
-                s.fired.to_string(),
+                output::count(s.fired),
             ]
         })
         .collect();
     format!(
         "\nschedules\n{}\n",
-        output::table(&["NAME", "SPEC", "NEXT", "STATE", "FIRED"], &cells)
+        output::table_aligned(&["NAME", "SPEC", "NEXT", "STATE", "FIRED"], &["FIRED"], &cells)
     )
 }

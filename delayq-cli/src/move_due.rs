@@ -80,15 +80,19 @@ pub(crate) async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCod
                 .map(|(name, moved, quarantined, next)| {
                     vec![
                         (*name).to_owned(),
-                        moved.to_string(),
-                        quarantined.to_string(),
+                        output::count(*moved),
+                        output::count(*quarantined),
                         next.map_or("-".into(), |d| output::relative(d, now)),
                     ]
                 })
                 .collect();
             println!(
                 "{}",
-                output::table(&["QUEUE", "MOVED", "QUARANTINED", "NEXT DUE"], &rows)
+                output::table_aligned(
+                    &["QUEUE", "MOVED", "QUARANTINED", "NEXT DUE"],
+                    &["MOVED", "QUARANTINED"],
+                    &rows
+                )
             );
         }
     }

@@ -116,27 +116,46 @@ impl std::io::Write for LogWriter {
     }
 }
 
+/// How many terminal cells `text` takes: CJK ideographs and most emoji two,
+/// combining marks none (`chars().count()` would misalign every column
+/// after a name like `订单`).
+pub(crate) fn width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
 /// Renders rows under headers, each column as wide as its widest cell;
 /// every cell [escaped](escape).
 pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    table_aligned(headers, &[], rows)
+}
+
+/// [`table`], with the columns headed by a name in `right` aligned to the
+/// right, so that counts line up by their last digit.
+pub(crate) fn table_aligned(headers: &[&str], right: &[&str], rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<Cow<'_, str>>> = rows
         .iter()
         .map(|row| row.iter().map(|cell| escape(cell)).collect())
         .collect();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| width(h)).collect();
     for row in &rows {
         for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(width(cell));
         }
     }
+    let to_right: Vec<bool> = headers.iter().map(|h| right.contains(h)).collect();
     let line = |cells: Vec<&str>| {
         let mut out = String::new();
         for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
+            let pad = " ".repeat(widths[i] - width(cell));
+            if i > 0 {
+                out.push_str("  ");
+            }
+            if to_right[i] {
+                out.push_str(&pad);
                 out.push_str(cell);
             } else {
                 out.push_str(cell);
-                out.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+                out.push_str(&pad);
             }
         }
         out.trim_end().to_owned()
@@ -145,6 +164,19 @@ pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     for row in &rows {
         out.push('\n');
         out.push_str(&line(row.iter().map(|cell| cell.as_ref()).collect()));
+    }
+    out
+}
+
+/// A count for people: thousands separated by commas (`200,000`).
+pub(crate) fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
     }
     out
 }
@@ -194,21 +226,22 @@ pub(crate) fn compact(d: Duration) -> String {
         .collect()
 }
 
-/// At most `max` characters of `text` [escaped](escape) (so on one line),
-/// with an ellipsis when cut; an escape is never cut in two.
+/// At most `max` terminal cells of `text` [escaped](escape) (so on one
+/// line), with an ellipsis when cut; an escape or a wide character is never
+/// cut in two.
 pub(crate) fn preview(text: &str, max: usize) -> String {
     let shown = escape(text);
-    if shown.chars().count() <= max {
+    if width(&shown) <= max {
         return shown.into_owned();
     }
     let mut out = String::new();
-    let mut width = 0;
+    let mut used = 0;
     let mut piece = String::new();
     for c in text.chars() {
         piece.clear();
         escape_char(c, &mut piece);
-        width += piece.chars().count();
-        if width > max.saturating_sub(1) {
+        used += width(&piece);
+        if used > max.saturating_sub(1) {
             break;
         }
         out.push_str(&piece);
@@ -247,6 +280,27 @@ mod tests {
         assert_eq!(preview("one\ntwo", 20), "one\\ntwo");
         assert_eq!(preview("abcdefgh", 5), "abcd…");
         assert_eq!(preview("ab\u{1b}[2J", 6), "ab…", "an escape is never cut");
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns_and_counts_align_right() {
+        // `订单` and `📦` are two cells each: the next column starts where
+        // it does after four ASCII letters.
+        let rows = vec![
+            vec!["订单".into(), "1".into()],
+            vec!["📦x".into(), "200000".into()],
+            vec!["abcd".into(), "12".into()],
+        ];
+        assert_eq!(
+            table_aligned(&["QUEUE", "N"], &["N"], &rows),
+            "QUEUE       N\n订单        1\n📦x    200000\nabcd       12"
+        );
+        assert_eq!(preview("订单订单", 5), "订单…", "a wide character is never cut");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(count(200_000), "200,000");
+        assert_eq!(count(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -99,8 +99,8 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                             }
                             (false, None) => "never".into(),
                         },
-                        info.fired.to_string(),
-                        info.missed.to_string(),
+                        output::count(info.fired),
+                        output::count(info.missed),
                         info.spec.misfire_policy().as_str().into(),
                         preview(&value(&info.payload), 60),
                     ]
@@ -111,7 +111,11 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
             } else {
                 println!(
                     "{}",
-                    output::table(&["NAME", "SPEC", "NEXT", "FIRED", "MISSED", "MISFIRE", "VALUE"], &rows)
+                    output::table_aligned(
+                        &["NAME", "SPEC", "NEXT", "FIRED", "MISSED", "MISFIRE", "VALUE"],
+                        &["FIRED", "MISSED"],
+                        &rows
+                    )
                 );
             }
         }

@@ -95,19 +95,19 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
         .map(|(name, s, schedules)| {
             vec![
                 (*name).to_owned(),
-                s.pending.to_string(),
-                s.ready.to_string(),
-                s.in_flight.to_string(),
-                s.dead_letters.to_string(),
-                s.quarantined.to_string(),
+                output::count(s.pending),
+                output::count(s.ready),
+                output::count(s.in_flight),
+                output::count(s.dead_letters),
+                output::count(s.quarantined),
                 s.next_due.map_or("-".into(), |d| relative(d, now)),
                 output::compact(s.lag_at(now)),
                 if s.paused { "paused".into() } else { "-".into() },
-                schedules.to_string(),
+                output::count(*schedules as u64),
             ]
         })
         .collect();
-    output::table(
+    output::table_aligned(
         &[
             "QUEUE",
             "PENDING",
@@ -120,6 +120,7 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
             "STATE",
             "SCHEDULES",
         ],
+        &["PENDING", "READY", "IN-FLIGHT", "DEAD", "QUARANTINED", "SCHEDULES"],
         &rows,
     )
 }

@@ -23,4 +23,5 @@ mod dashboard;
 mod kryo;
 mod lost_replies;
 mod processes;
+mod rough_edges;
 mod schedules;
