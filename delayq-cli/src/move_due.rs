@@ -44,8 +44,8 @@ pub(crate) async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCod
             if tokio::time::Instant::now() >= deadline {
                 client.shutdown().await;
                 return Err(delayq::Error::InvalidArgument(format!(
-                    "{name}: elements were still due after {:?}; is Redis failing? (DELAYQ_LOG=debug shows the transfer's errors)",
-                    args.timeout
+                    "{name}: elements were still due after {}; is Redis failing? (DELAYQ_LOG=debug shows the transfer's errors)",
+                    output::compact(args.timeout)
                 )));
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;

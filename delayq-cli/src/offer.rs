@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::args::{Cli, OfferArgs};
-use crate::output::escape;
+use crate::output::{due_after, escape};
 use crate::text_codec::TextCodec;
 
 pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
@@ -31,9 +31,9 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         client.shutdown().await;
         let (id, queue) = (escape(&format!("{id:?}")).into_owned(), escape(&args.queue));
         match (new?, args.replace) {
-            (true, _) => eprintln!("offered id {id} to {queue} (due in {:?})", args.delay),
+            (true, _) => eprintln!("offered id {id} to {queue} ({})", due_after(args.delay)),
             (false, false) => eprintln!("id {id} is pending in {queue} already; nothing offered"),
-            (false, true) => eprintln!("replaced id {id} in {queue} (due in {:?})", args.delay),
+            (false, true) => eprintln!("replaced id {id} in {queue} ({})", due_after(args.delay)),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -41,10 +41,10 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
     client.shutdown().await;
     result?;
     eprintln!(
-        "offered {} value(s) to {} (due in {:?})",
+        "offered {} value(s) to {} ({})",
         args.values.len(),
         escape(&args.queue),
-        args.delay
+        due_after(args.delay)
     );
     Ok(ExitCode::SUCCESS)
 }

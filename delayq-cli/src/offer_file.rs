@@ -54,9 +54,9 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs, codec: TextCodec, path: &Pa
     let offered = result?;
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
-        "offered {offered} value(s) to {} (due in {:?}) in {seconds:.2} s ({:.0}/s)",
+        "offered {offered} value(s) to {} ({}) in {seconds:.2} s ({:.0}/s)",
         crate::output::escape(&args.queue),
-        args.delay,
+        crate::output::due_after(args.delay),
         offered as f64 / seconds.max(1e-9)
     );
     Ok(ExitCode::SUCCESS)

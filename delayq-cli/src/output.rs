@@ -209,8 +209,21 @@ pub(crate) fn millis_from(at: SystemTime, now: SystemTime) -> i64 {
     }
 }
 
-/// A duration in its two largest units: 450ms, 12s, 3m12s, 1h30m, 2d4h.
+/// When a value offered with `delay` is due: "due now", "due in 3d".
+pub(crate) fn due_after(delay: Duration) -> String {
+    if delay.is_zero() {
+        "due now".into()
+    } else {
+        format!("due in {}", compact(delay))
+    }
+}
+
+/// A duration in its two largest units: 450ms, 12s, 3m12s, 1h30m, 2d4h
+/// (never Debug's `259200s` or `0ns`).
 pub(crate) fn compact(d: Duration) -> String {
+    if !d.is_zero() && d < Duration::from_millis(1) {
+        return "<1ms".into();
+    }
     if d < Duration::from_secs(1) {
         return format!("{}ms", d.as_millis());
     }
@@ -267,6 +280,11 @@ mod tests {
         assert_eq!(compact(Duration::from_secs(5_400)), "1h30m");
         assert_eq!(compact(Duration::from_secs(3_600)), "1h");
         assert_eq!(compact(Duration::from_secs(2 * 86_400 + 4 * 3_600 + 59)), "2d4h");
+        assert_eq!(compact(Duration::from_secs(259_200)), "3d");
+        assert_eq!(compact(Duration::from_micros(300)), "<1ms");
+        assert_eq!(compact(Duration::ZERO), "0ms");
+        assert_eq!(due_after(Duration::ZERO), "due now");
+        assert_eq!(due_after(Duration::from_secs(259_200)), "due in 3d");
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
         assert_eq!(relative(now + Duration::from_secs(192), now), "in 3m12s");
         assert_eq!(relative(now - Duration::from_secs(5), now), "5s ago");

@@ -17,15 +17,17 @@ pub(crate) async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode>
         client.shutdown().await;
         eprintln!(
             "delayq: would delete {} pending element(s){} of queue `{}`; run again with --yes to delete",
-            status.pending,
+            output::count(status.pending),
             if args.ready {
-                format!(" and {ready} ready value(s)")
+                format!(" and {} ready value(s)", output::count(ready))
             } else {
                 String::new()
             },
             output::escape(&args.queue)
         );
-        return Ok(ExitCode::from(1));
+        // A dry run that says what it would do has succeeded: scripts and
+        // `set -e` shells must not take it for a failure.
+        return Ok(ExitCode::SUCCESS);
     }
     let bar = progress::bar(status.pending + ready, "purging");
     let batch = args.batch.max(1);

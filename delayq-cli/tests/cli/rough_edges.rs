@@ -24,6 +24,10 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 fn ok(output: Output) -> Output {
     assert!(output.status.success(), "{output:?}");
     output
@@ -70,6 +74,45 @@ async fn tables_align_wide_names_by_terminal_cells_and_counts_by_their_last_digi
         let out = ok(delayq(&redis, &["stats", "📦x", "--format", "json"]));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["queues"][0]["pending"], 1_234, "{json}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offers_say_when_values_are_due_as_people_write_it() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let out = ok(delayq(&redis, &["offer", "q", "--delay", "3d", "x"]));
+        assert!(stderr(&out).contains("(due in 3d)"), "not 259200s: {out:?}");
+        let out = ok(delayq(&redis, &["offer", "q", "--delay", "0", "y"]));
+        assert!(stderr(&out).contains("(due now)"), "not 0ns: {out:?}");
+        let out = ok(delayq(&redis, &["offer", "q", "--delay", "90m", "--id", "a", "z"]));
+        assert!(stderr(&out).contains("(due in 1h30m)"), "{out:?}");
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), "one\ntwo\n").unwrap();
+        let path = file.path().to_str().unwrap();
+        let out = ok(delayq(&redis, &["offer", "q", "--delay", "2h", "--from-file", path]));
+        assert!(stderr(&out).contains("(due in 2h)"), "{out:?}");
+        let text = stderr(&out) + &stderr(&ok(delayq(&redis, &["offer", "q", "--delay", "0", "w"])));
+        assert!(!text.contains("ns)") && !text.contains("00s"), "{text}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_dry_run_succeeds_and_deletes_nothing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        ok(delayq(&redis, &["offer", "jobs", "--delay", "1h", "a", "b"]));
+        let out = delayq(&redis, &["purge", "jobs"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(stderr(&out).contains("would delete 2 pending element(s)"), "{out:?}");
+        let raw = redis.raw().await;
+        assert_eq!(
+            raw.zcard("redisson_delay_queue_timeout:{jobs}").await,
+            2,
+            "nothing deleted"
+        );
     })
     .await;
 }
