@@ -16,25 +16,46 @@ use delayq::Format;
 #[command(
     name = "delayq",
     version,
+    // `delayq stats --version` answers too, rather than "unexpected argument".
+    propagate_version = true,
     about,
+    // Every command takes --url; without it, REDIS_URL or the default.
+    override_usage = "delayq [--url URL] [OPTIONS] <COMMAND>",
     after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
 )]
 pub(crate) struct Cli {
-    /// Redis URL: redis://[user:password@]host:port[/db] for one server,
+    /// Optional, before or after the command: the Redis to use (else
+    /// REDIS_URL, else redis://127.0.0.1:6379).
+    ///
+    /// redis://[user:password@]host:port[/db] for one server,
     /// redis-cluster://host:port for a cluster (any node), or
     /// redis-sentinel://host:port/db?sentinelServiceName=NAME[&node=host:port] through
-    /// sentinels. rediss://, rediss-cluster://, rediss-sentinel:// for TLS.
-    #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379", global = true)]
+    /// sentinels; rediss://, rediss-cluster://, rediss-sentinel:// for TLS.
+    /// host:port alone means redis://host:port.
+    #[arg(
+        long,
+        env = "REDIS_URL",
+        default_value = "redis://127.0.0.1:6379",
+        global = true,
+        help_heading = GLOBAL
+    )]
     pub url: String,
     /// The largest payload a compressed value may decompress to when read
     /// (bytes, or with a unit: 64MiB, 512KiB); bigger ones show as
     /// undecodable instead of being expanded.
-    #[arg(long, global = true, value_parser = parse_size, default_value = "64MiB", value_name = "SIZE")]
+    #[arg(
+        long,
+        global = true,
+        value_parser = parse_size,
+        default_value = "64MiB",
+        value_name = "SIZE",
+        help_heading = GLOBAL
+    )]
     pub max_decompressed: usize,
     /// TLS: trust the CA certificate(s) in this PEM file instead of the
     /// system's roots (a private CA, or a self-signed server certificate).
     /// Implies TLS.
-    #[arg(long, env = "REDIS_TLS_CA_CERT", value_name = "FILE", global = true)]
+    #[arg(long, env = "REDIS_TLS_CA_CERT", value_name = "FILE", global = true, help_heading = GLOBAL)]
     pub tls_ca_cert: Option<PathBuf>,
 
     /// TLS: client certificate (PEM) to show when Redis asks for one
@@ -44,7 +65,8 @@ pub(crate) struct Cli {
         env = "REDIS_TLS_CERT",
         value_name = "FILE",
         requires = "tls_key",
-        global = true
+        global = true,
+        help_heading = GLOBAL
     )]
     pub tls_cert: Option<PathBuf>,
 
@@ -54,17 +76,48 @@ pub(crate) struct Cli {
         env = "REDIS_TLS_KEY",
         value_name = "FILE",
         requires = "tls_cert",
-        global = true
+        global = true,
+        help_heading = GLOBAL
     )]
     pub tls_key: Option<PathBuf>,
 
     /// Whose clock decides what is due when this process transfers: this
     /// host's (like Java) or the Redis server's (immune to this host's skew).
-    #[arg(long, value_enum, default_value_t = ClockKind::Local, global = true)]
+    #[arg(long, value_enum, default_value_t = ClockKind::Local, global = true, help_heading = GLOBAL)]
     pub clock: ClockKind,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The help heading of the options every command takes, so that a
+/// command's own options stand apart and --url reads as optional.
+const GLOBAL: &str = "Global options (any command, all optional)";
+
+/// The URL schemes `--url` takes (what the library's builder connects to).
+pub(crate) const URL_SCHEMES: [&str; 6] = [
+    "redis",
+    "rediss",
+    "redis-cluster",
+    "rediss-cluster",
+    "redis-sentinel",
+    "rediss-sentinel",
+];
+
+/// `--url` as the library takes it: `host:port` (no scheme) is
+/// `redis://host:port`; another scheme than [`URL_SCHEMES`] is refused with
+/// their list, naming only the scheme (the URL may hold a password).
+pub(crate) fn normalize_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    match url.split_once("://") {
+        Some((scheme, _)) if URL_SCHEMES.contains(&scheme) => Ok(url.to_owned()),
+        Some((scheme, _)) => Err(format!(
+            "--url: `{scheme}://` is not a Redis URL; use {}",
+            URL_SCHEMES.map(|s| format!("{s}://")).join(", ")
+        )),
+        None if url.is_empty() => Err("--url is empty: give redis://host:port (or host:port)".into()),
+        None => Ok(format!("redis://{url}")),
+    }
 }
 
 /// The clock the transfer uses.
@@ -693,4 +746,22 @@ pub(crate) fn parse_delay(text: &str) -> Result<Duration, String> {
         return Ok(Duration::ZERO);
     }
     humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration like 1500ms, 5s or 2m: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn urls_without_a_scheme_are_redis_and_other_schemes_are_refused() {
+        use super::normalize_url;
+        assert_eq!(normalize_url("localhost:6380").unwrap(), "redis://localhost:6380");
+        assert_eq!(normalize_url(" u:p@h:1/2 ").unwrap(), "redis://u:p@h:1/2");
+        assert_eq!(normalize_url("rediss-cluster://h:1").unwrap(), "rediss-cluster://h:1");
+        let refused = normalize_url("http://u:secret@h:1").unwrap_err();
+        assert!(
+            refused.contains("`http://`") && refused.contains("rediss-sentinel://"),
+            "{refused}"
+        );
+        assert!(!refused.contains("secret"), "{refused}");
+        assert!(normalize_url("").is_err());
+    }
 }

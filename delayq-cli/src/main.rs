@@ -32,13 +32,13 @@ mod transfer;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command, DeadLetterCommand, ScheduleCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut cli = match parse() {
         Ok(cli) => cli,
         // clap's errors quote the arguments as they came: escaped, so
         // without colours.
@@ -48,6 +48,14 @@ async fn main() -> ExitCode {
         }
         Err(help) => help.exit(),
     };
+    // Before anything connects: `http://` is refused, `host:port` is redis://.
+    match args::normalize_url(&cli.url) {
+        Ok(url) => cli.url = url,
+        Err(refused) => {
+            eprintln!("delayq: {}", output::escape(&refused));
+            return ExitCode::from(2);
+        }
+    }
     // Log events carry queue names and Redis's error text: every line is
     // escaped, so it has no colours of its own either.
     tracing_subscriber::fmt()
@@ -63,7 +71,7 @@ async fn main() -> ExitCode {
             eprintln!("delayq: {refused}");
             return ExitCode::from(1);
         }
-        Err(error) => return failed(&error),
+        Err(error) => return failed(&error, &cli.url),
     }
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(&cli, args).await,
@@ -92,17 +100,88 @@ async fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) => failed(&error),
+        Err(error) => failed(&error, &cli.url),
     }
 }
 
-/// Prints an error and its hint; exit status 2.
-fn failed(error: &delayq::Error) -> ExitCode {
-    eprintln!("delayq: {}", output::escape(&error.to_string()));
-    if let Some(hint) = hint(error) {
+/// The command line, parsed. `--version` is answered by every command
+/// (`delayq stats --version`), always as `delayq VERSION`: clap would name
+/// a subcommand's `delayq-stats`.
+fn parse() -> Result<Cli, clap::Error> {
+    fn named(command: clap::Command) -> clap::Command {
+        command.mut_subcommands(|sub| named(sub.display_name("delayq")))
+    }
+    let mut command = named(Cli::command());
+    let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+}
+
+/// Prints an error and the hint that fits it; exit status 2.
+fn failed(error: &delayq::Error, url: &str) -> ExitCode {
+    eprintln!("delayq: {}", output::escape(&message(error)));
+    if let Some(hint) = hint(error, url) {
         eprintln!("hint: {hint}");
     }
     ExitCode::from(2)
+}
+
+/// `error` for an operator. The Redis client writes I/O errors with Rust's
+/// Debug (`Os { code: 111, kind: ConnectionRefused, message: "Connection
+/// refused" }`) and names its own error kinds (`Config Error:`): only what
+/// failed is kept, and the hint line says what to do.
+fn message(error: &delayq::Error) -> String {
+    match error {
+        delayq::Error::Connect { address, source } => {
+            format!("cannot connect to Redis at {address}: {}", plain(source.message()))
+        }
+        delayq::Error::Redis(e) => format!("redis: {}", plain(e.message())),
+        other => other.to_string(),
+    }
+}
+
+/// `text` with each Debug-printed `std::io::Error` (`Os { .. message: "M" }`,
+/// `Custom { .. error: "M" }`, `Kind(TimedOut)`) replaced by its message.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["Os {", "Custom {", "Kind("]
+        .iter()
+        .filter_map(|open| rest.find(open))
+        .min()
+    {
+        out.push_str(&rest[..at]);
+        let debug = &rest[at..];
+        let Some(end) = debug.find([')', '}']).map(|end| end + 1) else {
+            out.push_str(debug);
+            return out;
+        };
+        let inner = &debug[..end];
+        let said = ["message: \"", "error: \""]
+            .iter()
+            .find_map(|field| inner.split_once(field))
+            .and_then(|(_, quoted)| quoted.split_once('"'))
+            .map(|(said, _)| said.to_owned());
+        match said {
+            Some(said) => out.push_str(&said),
+            // `Kind(TimedOut)`: the kind, as words.
+            None => out.push_str(&words(inner.trim_start_matches("Kind(").trim_end_matches(')'))),
+        }
+        rest = &debug[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `TimedOut` as `timed out`.
+fn words(camel: &str) -> String {
+    let mut out = String::new();
+    for c in camel.chars() {
+        if c.is_uppercase() && !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
 }
 
 /// A handle on `queue` for commands that only look or act once: it never
@@ -203,8 +282,54 @@ fn without_password_params(text: &str) -> String {
 /// What to check when Redis cannot be reached.
 const CONNECT_HINT: &str = "is Redis running there? Set the address with --url or REDIS_URL (redis://host:port/db).";
 
-/// What to do about the errors operators meet most.
-fn hint(error: &delayq::Error) -> Option<&'static str> {
+/// What to do about the errors operators meet most: by what Redis or the
+/// connection said first (TLS, cluster mode, database index, credentials),
+/// then by kind.
+fn hint(error: &delayq::Error, url: &str) -> Option<&'static str> {
+    let said = match error {
+        delayq::Error::Redis(e) | delayq::Error::Connect { source: e, .. } => e.message(),
+        _ => "",
+    };
+    let tls = url.starts_with("rediss");
+    if said.contains("DB index is out of range") {
+        return Some(
+            "the database number after host:port (/N) is more than the server has: its `databases` \
+             setting, 16 by default (/0 to /15); a cluster has only /0.",
+        );
+    }
+    if said.contains("Invalid integer") || said.contains("Invalid database") {
+        return Some("the path after host:port is a database number: redis://host:port/0");
+    }
+    if said.contains("cluster support disabled") {
+        return Some(
+            "this server is not a Redis Cluster: give redis://host:port (rediss:// with TLS); \
+             redis-cluster:// is for cluster nodes.",
+        );
+    }
+    if said.contains("MOVED") || said.contains("CROSSSLOT") || said.contains("ASK ") {
+        return Some("this server is a Redis Cluster node: give redis-cluster://host:port (any node).");
+    }
+    if said.contains("unknown command 'SENTINEL'") {
+        return Some(
+            "that address is a Redis server, not a sentinel: redis-sentinel:// takes the sentinels' \
+             addresses (usually port 26379); give redis://host:port for the server itself.",
+        );
+    }
+    if tls && matches!(error, delayq::Error::Connect { .. }) && !said.contains("refused") {
+        return Some(
+            "rediss:// speaks TLS: does the server listen for TLS on that port (Redis's tls-port)? \
+             A server without TLS needs redis://.",
+        );
+    }
+    if !tls
+        && matches!(error, delayq::Error::Connect { .. })
+        && (said.contains("reset") || said.contains("closed") || said.contains("Protocol"))
+    {
+        return Some(
+            "the server closed the connection: if it speaks TLS (tls-port), give rediss://host:port \
+             (and --tls-ca-cert for a private CA).",
+        );
+    }
     match error {
         delayq::Error::WrongType { .. } => Some(
             "that name is not a delayed queue: one of its keys holds another type. A queue QUEUE uses \

@@ -116,3 +116,106 @@ async fn a_purge_dry_run_succeeds_and_deletes_nothing() {
     })
     .await;
 }
+
+#[test]
+fn help_shows_url_as_an_optional_global_flag() {
+    let help = |args: &[&str]| {
+        let out = ok(Command::new(env!("CARGO_BIN_EXE_delayq")).args(args).output().unwrap());
+        stdout(&out)
+    };
+    let top = help(&["--help"]);
+    assert!(top.contains("Usage: delayq [--url URL]"), "{top}");
+    for args in [
+        &["stats", "--help"][..],
+        &["offer", "--help"],
+        &["schedule", "list", "--help"],
+    ] {
+        let text = help(args);
+        let global = text
+            .find("Global options (any command, all optional):")
+            .unwrap_or_else(|| panic!("{args:?}: no global heading:\n{text}"));
+        let url = text.find("--url <URL>").expect("--url listed");
+        assert!(
+            url > global,
+            "{args:?}: --url is among the command's own options:\n{text}"
+        );
+        assert!(text.contains("host:port alone means redis://host:port"), "{text}");
+    }
+}
+
+#[test]
+fn every_command_answers_version_with_the_crates_version() {
+    let expected = format!("delayq {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [
+        &["--version"][..],
+        &["-V"],
+        &["stats", "--version"],
+        &["schedule", "list", "--version"],
+    ] {
+        let out = ok(Command::new(env!("CARGO_BIN_EXE_delayq")).args(args).output().unwrap());
+        assert_eq!(stdout(&out), expected, "{args:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_of_another_scheme_is_refused_and_host_port_alone_is_redis() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        ok(delayq(&redis, &["offer", "q", "--delay", "1h", "x"]));
+        let port = redis.port();
+        let out = delayq_at(&format!("http://app:s3cret@127.0.0.1:{port}"), &["stats", "q"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let text = stderr(&out);
+        for scheme in [
+            "`http://`",
+            "redis://",
+            "rediss://",
+            "redis-cluster://",
+            "redis-sentinel://",
+        ] {
+            assert!(text.contains(scheme), "{scheme} missing: {text}");
+        }
+        assert!(!text.contains("s3cret"), "{text}");
+        // Without a scheme: the same server, from --url and from REDIS_URL.
+        let bare = format!("127.0.0.1:{port}");
+        let out = ok(delayq_at(
+            "redis://127.0.0.1:1",
+            &["--url", &bare, "stats", "q", "--format", "json"],
+        ));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["queues"][0]["pending"], 1, "{json}");
+        ok(delayq_at(&bare, &["inspect", "q"]));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_errors_carry_a_hint_that_fits_and_no_rust_debug_text() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let port = redis.port();
+        let cases = [
+            (format!("redis://127.0.0.1:{port}/99"), "`databases` setting"),
+            (format!("redis://127.0.0.1:{port}/abc"), "is a database number"),
+            (format!("redis-cluster://127.0.0.1:{port}"), "not a Redis Cluster"),
+            (
+                format!("redis-sentinel://127.0.0.1:{port}/0?sentinelServiceName=m"),
+                "not a sentinel",
+            ),
+            (format!("rediss://127.0.0.1:{port}"), "rediss:// speaks TLS"),
+            ("redis://127.0.0.1:1".to_owned(), "is Redis running there?"),
+        ];
+        for (url, hint) in cases {
+            let out = delayq_at(&url, &["stats", "q"]);
+            assert_eq!(out.status.code(), Some(2), "{url}: {out:?}");
+            let text = stderr(&out);
+            let hints: Vec<&str> = text.lines().filter(|l| l.starts_with("hint: ")).collect();
+            assert_eq!(hints.len(), 1, "{url}: {text}");
+            assert!(hints[0].contains(hint), "{url}: wants {hint:?}: {text}");
+            for debug in ["Os {", "kind:", "Custom {", "Error:"] {
+                assert!(!text.contains(debug), "{url}: Rust debug text {debug:?}: {text}");
+            }
+        }
+    })
+    .await;
+}
