@@ -134,7 +134,12 @@ fn offered_before(queue: &str, before: u64, error: Error) -> Error {
 
 /// Checks every line of a file; returns how many there are.
 fn check_all(codec: &TextCodec, path: &Path) -> Result<u64, String> {
-    let mut lines = Lines::open(path).map_err(|e| e.to_string())?;
+    // Its own words only: the caller wraps them in Error::InvalidArgument
+    // again ("invalid argument: invalid argument: ...").
+    let mut lines = Lines::open(path).map_err(|e| match e {
+        Error::InvalidArgument(said) => said,
+        other => other.to_string(),
+    })?;
     while let Some((number, line)) = lines.next()? {
         encode(codec, number, line)?;
     }

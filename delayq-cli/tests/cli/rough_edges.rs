@@ -219,3 +219,19 @@ async fn connection_errors_carry_a_hint_that_fits_and_no_rust_debug_text() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_file_is_named_once_without_a_doubled_prefix() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.txt");
+        let missing = missing.to_str().unwrap();
+        let out = delayq(&redis, &["offer", "q", "--delay", "1s", "--from-file", missing]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let text = stderr(&out);
+        assert!(text.contains(missing) && text.contains("nothing was offered"), "{text}");
+        assert_eq!(text.matches("invalid argument").count(), 1, "{text}");
+    })
+    .await;
+}
