@@ -140,7 +140,10 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
                     if let Some(queue) = watched.get_mut(&name) {
                         queue.poll_at = Instant::now();
                     } else if watch {
-                        watched.insert(name, Watched { keys, schedules: HashMap::new(), poll_at: Instant::now(), beat_at: Instant::now() });
+                        // The first beat after a poll period: a command that saves a
+                        // schedule and exits (`delayq schedule add`) never shows as a runner.
+                        let beat_at = Instant::now() + POLL;
+                        watched.insert(name, Watched { keys, schedules: HashMap::new(), poll_at: Instant::now(), beat_at });
                     }
                 }
             },
