@@ -104,7 +104,9 @@ pub use queue::delayed::{
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{DeadLetter, Reaped, ReliableQueue};
 pub use queue::status::QueueStatus;
-pub use schedule::{every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER};
+pub use schedule::{
+    every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleRunner, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER,
+};
 pub use transfer::{ClientStats, Clock};
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::format::Format;

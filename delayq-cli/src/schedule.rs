@@ -49,12 +49,13 @@ pub(crate) async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<Exi
 
 pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let result = match client.schedules(&args.queue) {
-        Ok(schedules) => schedules.list().await,
-        Err(error) => Err(error),
-    };
+    let result = async {
+        let schedules = client.schedules(&args.queue)?;
+        Ok::<_, delayq::Error>((schedules.list().await?, schedules.runners().await?))
+    }
+    .await;
     client.shutdown().await;
-    let infos = result?;
+    let (infos, runners) = result?;
     let codec = TextCodec::of(args.codec);
     let now = SystemTime::now();
     let value = |payload: &[u8]| match codec.decode(&bytes::Bytes::copy_from_slice(payload)) {
@@ -77,13 +78,21 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                         "fired": info.fired,
                         "missed": info.missed,
                         "last_fired_ms": ms(info.last_fired),
+                        "last_fired": info.last_fired.map(output::utc_time),
                         "value": value(&info.payload),
                         "element_format": info.format.as_str(),
                         "revision": info.revision,
                     })
                 })
                 .collect();
-            println!("{}", output::json(&json!({"queue": args.queue, "schedules": items})));
+            let runners: Vec<_> = runners
+                .iter()
+                .map(|r| json!({"id": r.id, "last_beat_ms": ms(Some(r.last_beat)), "last_beat": output::utc_time(r.last_beat)}))
+                .collect();
+            println!(
+                "{}",
+                output::json(&json!({"queue": args.queue, "schedules": items, "runners": runners}))
+            );
         }
         OutputFormat::Table => {
             let rows: Vec<Vec<String>> = infos
@@ -99,6 +108,10 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                             }
                             (false, None) => "never".into(),
                         },
+                        match info.last_fired {
+                            Some(at) => format!("{} ({})", output::local_time(at), output::relative(at, now)),
+                            None => "never".into(),
+                        },
                         output::count(info.fired),
                         output::count(info.missed),
                         info.spec.misfire_policy().as_str().into(),
@@ -112,15 +125,42 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                 println!(
                     "{}",
                     output::table_aligned(
-                        &["NAME", "SPEC", "NEXT", "FIRED", "MISSED", "MISFIRE", "VALUE"],
+                        &[
+                            "NAME",
+                            "SPEC",
+                            "NEXT",
+                            "LAST FIRED",
+                            "FIRED",
+                            "MISSED",
+                            "MISFIRE",
+                            "VALUE"
+                        ],
                         &["FIRED", "MISSED"],
                         &rows
                     )
                 );
+                println!("{}", runners_line(&runners, now));
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether any process runs the queue's schedules, from their heartbeats.
+fn runners_line(runners: &[delayq::ScheduleRunner], now: SystemTime) -> String {
+    match runners.first() {
+        None => "runners: none alive (no process beat within 30s): these schedules do not fire".into(),
+        Some(latest) => {
+            // The beat is on the server's clock: a few ms ahead of this one is "just now".
+            let age = now.duration_since(latest.last_beat).unwrap_or_default();
+            let when = if age < Duration::from_secs(1) {
+                "just now".into()
+            } else {
+                format!("{} ago", output::compact(age))
+            };
+            format!("runners: {} alive (last beat {when})", runners.len())
+        }
+    }
 }
 
 /// What `set` does.

@@ -259,6 +259,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         "due_next_hour": hour,
         "history": history,
         "sampled": sampled,
+        "schedules": super::schedules::json(shared, name).await?,
         "sample_interval_ms": shared.sample_interval.as_millis() as u64,
     }))
 }
@@ -290,7 +291,7 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
 
 /// A payload decoded with the dashboard's codec, or as hex.
 /// With a codec that detects (`--codec auto`), `codec` names the one found.
-fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
+pub(crate) fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
     let (decoded, detected) = codec.decode_detected(payload);
     match decoded {
         Ok(text) => json!({"text": preview(&text), "decoded": true, "codec": detected}),

@@ -92,6 +92,7 @@ mod guard;
 mod health;
 mod metrics;
 mod sampler;
+mod schedules;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -267,6 +267,8 @@ pub(crate) struct Scripts {
     pub schedule_fire: Script,
     pub schedule_set: Script,
     pub schedule_list: Script,
+    pub schedule_beat: Script,
+    pub schedule_runners: Script,
     pub rate_limit: Script,
     pub registry_forget: Script,
 }
@@ -331,6 +333,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // Keyed by a request: a resent remove still says it removed.
     schedule_set: lua!("schedule_set", Safe),
     schedule_list: lua!("schedule_list", Safe),
+    // A heartbeat: a resend beats or leaves again, as harmless as the first.
+    schedule_beat: lua!("schedule_beat", Safe),
+    schedule_runners: lua!("schedule_runners", Safe),
     // A resend could take a second permit: sent once (a lost reply only
     // costs the worker one permit).
     rate_limit: lua!("rate_limit", Once),

@@ -27,7 +27,7 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc;
 
 pub use spec::{every, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
-pub use store::ScheduleInfo;
+pub use store::{ScheduleInfo, ScheduleRunner};
 
 use crate::error::Result;
 use crate::queue::delayed::DelayedQueue;
@@ -162,6 +162,15 @@ impl Schedules {
         store::check_name(name)?;
         let (_, items) = store::list(&self.core, &self.keys, Some(name)).await?;
         Ok(items.first().map(|(name, stored)| stored.info(self.queue(), name)))
+    }
+
+    /// The processes running the queue's schedules that are alive: those
+    /// whose runner beat within the last 30 s (a runner beats every few
+    /// seconds while it runs, and takes its beat back as it stops), latest
+    /// first. Empty: nothing fires the queue's schedules (runners of delayq
+    /// versions before heartbeats do not show).
+    pub async fn runners(&self) -> Result<Vec<ScheduleRunner>> {
+        store::runners(&self.core, &self.keys).await
     }
 
     /// Stops firing the schedule until [`resume`](Self::resume); whether it exists.

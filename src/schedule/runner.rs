@@ -10,6 +10,11 @@
 //! resumed or replaced elsewhere), and at once after a change made through
 //! its own client. One connection from the pool; it never spins: between
 //! occurrences it waits on one timer.
+//!
+//! It says it is alive: at most every [`store::BEAT`], with a read of a
+//! queue's schedules, it beats in the queue's `delayq_schedule_runners:{N}`
+//! (`lua/schedule_beat.lua`), and it takes its beats back as it stops, so
+//! a dashboard can tell schedules that fire from schedules nobody runs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +36,9 @@ pub(crate) const POLL: Duration = Duration::from_secs(2);
 
 /// Pause after a failed read or fire.
 const RETRY: Duration = Duration::from_secs(1);
+
+/// Longest wait for the beats to be taken back as the runner stops.
+const LEAVE_WITHIN: Duration = Duration::from_secs(1);
 
 /// Longest single sleep (the poll wakes it sooner anyway).
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
@@ -77,6 +85,7 @@ struct Watched {
     keys: Arc<QueueKeys>,
     schedules: HashMap<String, Entry>,
     poll_at: Instant,
+    beat_at: Instant,
 }
 
 struct Entry {
@@ -109,6 +118,7 @@ impl Offset {
 
 async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: CancellationToken) {
     let mut watched: HashMap<String, Watched> = HashMap::new();
+    let id = format!("{}-{:08x}", std::process::id(), fastrand::u32(..));
     let mut offset = Offset::default();
     loop {
         let wake = watched
@@ -130,7 +140,10 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
                     if let Some(queue) = watched.get_mut(&name) {
                         queue.poll_at = Instant::now();
                     } else if watch {
-                        watched.insert(name, Watched { keys, schedules: HashMap::new(), poll_at: Instant::now() });
+                        // The first beat after a poll period: a command that saves a
+                        // schedule and exits (`delayq schedule add`) never shows as a runner.
+                        let beat_at = Instant::now() + POLL;
+                        watched.insert(name, Watched { keys, schedules: HashMap::new(), poll_at: Instant::now(), beat_at });
                     }
                 }
             },
@@ -139,6 +152,9 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
         for queue in watched.values_mut() {
             if queue.poll_at <= Instant::now() {
                 reload(&core, queue, &mut offset).await;
+                if queue.beat_at <= Instant::now() {
+                    beat(&core, queue, &id).await;
+                }
             }
             let due: Vec<String> = queue
                 .schedules
@@ -151,7 +167,27 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
             }
         }
     }
+    leave(&core, &watched, &id).await;
     tracing::debug!("schedule runner stopped");
+}
+
+/// Says in Redis that this runner runs the queue's schedules.
+async fn beat(core: &Core, queue: &mut Watched, id: &str) {
+    queue.beat_at = Instant::now() + store::BEAT;
+    let beat = async { store::beat(core.conn()?, &queue.keys, id, false).await };
+    if let Err(error) = beat.await {
+        tracing::debug!(queue = queue.keys.destination(), %error, "could not write the schedule runner's heartbeat");
+    }
+}
+
+/// Takes this runner's beats back, so that it shows as gone at once rather
+/// than after [`store::STALE_AFTER`]. Best effort, within a second: the
+/// client may be shutting down (its pool answers until it closes), and a
+/// beat left behind only goes stale.
+async fn leave(core: &Core, watched: &HashMap<String, Watched>, id: &str) {
+    let conn = core.pool().next();
+    let all = futures_util::future::join_all(watched.values().map(|queue| store::beat(conn, &queue.keys, id, true)));
+    let _ = tokio::time::timeout(LEAVE_WITHIN, all).await;
 }
 
 /// Reads a queue's schedules again.

@@ -1,7 +1,7 @@
 //! The stored schedules of a queue (`delayq_schedules:{N}`) and the scripts
 //! that read and change them.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use bytes::Bytes;
@@ -36,6 +36,28 @@ const REVISIONS_PREFIX: &str = "delayq_schedule_revs";
 fn revisions(keys: &QueueKeys) -> String {
     let schedules = keys.schedules();
     format!("{REVISIONS_PREFIX}{}", &schedules[SCHEDULES_PREFIX.len()..])
+}
+
+/// delayq's prefix for the heartbeats of a queue's schedule runners (ZSET:
+/// runner id → its last beat, ms on the server's clock; bounded, expiring;
+/// see `lua/schedule_beat.lua`).
+const RUNNERS_PREFIX: &str = "delayq_schedule_runners";
+
+/// A runner beats at most this often per queue it runs.
+pub(crate) const BEAT: Duration = Duration::from_secs(5);
+
+/// A runner whose last beat is older is taken for dead (several beats
+/// missed: a loaded process is late, not dead).
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(30);
+
+/// Most runners a queue's heartbeat key keeps (the oldest beat goes first).
+const MAX_RUNNERS: usize = 1_000;
+
+/// The queue's runner heartbeats: its schedules key with the other prefix
+/// (same hash tag, so the same cluster slot).
+fn runners_key(keys: &QueueKeys) -> String {
+    let schedules = keys.schedules();
+    format!("{RUNNERS_PREFIX}{}", &schedules[SCHEDULES_PREFIX.len()..])
 }
 
 /// One schedule as stored: the record's JSON, as `lua/schedule_*.lua` write it.
@@ -362,4 +384,48 @@ pub(crate) async fn resume(core: &Core, keys: &QueueKeys, name: &str) -> Result<
     Err(Error::Protocol(format!(
         "schedule {name:?} kept changing while it was resumed"
     )))
+}
+
+/// A process running a queue's schedules, as its heartbeat shows: from
+/// [`Schedules::runners`](crate::Schedules::runners).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScheduleRunner {
+    /// The runner's id: its process id and a random part, new for each client.
+    pub id: String,
+    /// Its last beat, on the Redis server's clock.
+    pub last_beat: SystemTime,
+}
+
+/// Says that runner `id` runs the queue's schedules (`leave`: no longer).
+pub(crate) async fn beat(conn: &fred::clients::Client, keys: &QueueKeys, id: &str, leave: bool) -> Result<()> {
+    let args = vec![
+        Value::from(id),
+        Value::from(if leave { "leave" } else { "beat" }),
+        Value::from(STALE_AFTER.as_millis() as i64),
+        Value::from(MAX_RUNNERS as i64),
+    ];
+    SCRIPTS
+        .schedule_beat
+        .run(conn, keys.destination(), vec![runners_key(keys).into()], args)
+        .await?;
+    Ok(())
+}
+
+/// The runners of the queue's schedules that beat within [`STALE_AFTER`], latest first.
+pub(crate) async fn runners(core: &Core, keys: &QueueKeys) -> Result<Vec<ScheduleRunner>> {
+    let args = vec![
+        Value::from(STALE_AFTER.as_millis() as i64),
+        Value::from(MAX_RUNNERS as i64),
+    ];
+    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_runners, vec![runners_key(keys)], args).await?)?;
+    let mut items = reply.into_iter().skip(1);
+    let mut out = Vec::new();
+    while let (Some(id), Some(ms)) = (items.next(), items.next()) {
+        out.push(ScheduleRunner {
+            id: reply::opt_text(id)?.unwrap_or_default(),
+            last_beat: time::from_ms(reply::int(&ms)?),
+        });
+    }
+    Ok(out)
 }

@@ -490,3 +490,65 @@ async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_a
     })
     .await;
 }
+
+/// Each process running a queue's schedules beats in
+/// `delayq_schedule_runners:{N}` (a bounded, expiring sorted set), so a
+/// dashboard can tell schedules that fire from schedules nobody runs: a
+/// runner shows while it runs, per queue, a dead one's old beat does not
+/// count and is dropped, and a runner that stops takes its beat back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedule_runners_beat_while_they_run_and_are_gone_once_they_stop() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let observer = redis.client().await;
+        let runners = |queue: &'static str| {
+            let schedules = observer.schedules(queue).unwrap();
+            async move { schedules.runners().await.unwrap() }
+        };
+        assert_eq!(runners("beats").await, []);
+
+        let first = redis.client().await;
+        let queue = first.delayed_queue("beats", StringCodec).unwrap().without_transfer();
+        let hourly = every(Duration::from_secs(3600));
+        first
+            .schedule("hourly", hourly, &queue, &"h".to_string())
+            .await
+            .unwrap();
+        eventually(WITHIN, "the first runner beats", || async {
+            runners("beats").await.len() == 1
+        })
+        .await;
+        let seen = runners("beats").await;
+        assert!(seen[0].id.starts_with(&format!("{}-", std::process::id())), "{seen:?}");
+        // Beats are per queue: another queue's schedules have no runner.
+        assert_eq!(runners("others").await, []);
+
+        let second = redis.client().await;
+        second.run_schedules("beats").unwrap();
+        eventually(WITHIN, "two runners", || async { runners("beats").await.len() == 2 }).await;
+
+        // A killed process's beat, long stale: never counted, and dropped by the next beat.
+        let key = "delayq_schedule_runners:{beats}";
+        let old = ms(SystemTime::now()) - 10 * 60_000;
+        raw.cmd("ZADD", vec![key.into(), old.into(), "dead-1".into()]).await;
+        assert_eq!(runners("beats").await.len(), 2);
+        eventually(WITHIN, "the stale beat dropped", || async {
+            raw.cmd("ZSCORE", vec![key.into(), "dead-1".into()]).await.is_null()
+        })
+        .await;
+        let ttl = raw.cmd("PTTL", vec![key.into()]).await.as_i64().unwrap();
+        assert!(ttl > 0, "the heartbeat key expires: {ttl}");
+
+        first.shutdown().await;
+        eventually(WITHIN, "the stopped runner gone", || async {
+            let left = runners("beats").await;
+            left.len() == 1 && left[0].id != seen[0].id
+        })
+        .await;
+        second.shutdown().await;
+        eventually(WITHIN, "no runner", || async { runners("beats").await.is_empty() }).await;
+        observer.shutdown().await;
+    })
+    .await;
+}

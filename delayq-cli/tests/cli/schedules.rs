@@ -68,3 +68,70 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
     })
     .await;
 }
+
+/// `schedule list` says when each schedule last fired ("never" before its
+/// first fire) and whether any process runs the queue's schedules, from
+/// the runners' heartbeats: a command that only adds a schedule is no runner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedule_list_shows_the_last_fire_and_whether_a_runner_is_alive() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let cli = |args: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .output()
+                .expect("run delayq")
+        };
+        let list = |format: &str| {
+            let out = cli(&["schedule", "list", "ticks", "--format", format]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let json = || serde_json::from_str::<serde_json::Value>(&list("json")).unwrap();
+        let add = cli(&["schedule", "add", "ticks", "tick", "--every", "1s", "t"]);
+        assert!(add.status.success(), "{}", String::from_utf8_lossy(&add.stderr));
+        let table = list("table");
+        let header = table.lines().next().unwrap();
+        assert!(header.contains("LAST FIRED"), "{table}");
+        assert!(table.lines().nth(1).unwrap().contains("never"), "{table}");
+        assert!(table.contains("runners: none alive"), "{table}");
+        assert_eq!(json()["runners"], serde_json::json!([]));
+
+        let mut runner = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["schedule", "run", "ticks", "--no-transfer", "--timeout", "120s"])
+            .env("REDIS_URL", redis.url())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start delayq schedule run");
+        let fired = wait_until(|| {
+            let doc = json();
+            (doc["schedules"][0]["fired"].as_u64().unwrap() >= 1 && doc["runners"].as_array().unwrap().len() == 1)
+                .then_some(doc)
+        })
+        .await;
+        runner.kill().unwrap();
+        runner.wait().unwrap();
+        let last = fired["schedules"][0]["last_fired_ms"].as_i64().unwrap();
+        assert!(last <= ms(SystemTime::now()), "{fired}");
+        assert!(
+            fired["schedules"][0]["last_fired"].as_str().unwrap().ends_with('Z'),
+            "{fired}"
+        );
+        let table = list("table");
+        let row = table.lines().nth(1).unwrap();
+        assert!(!row.contains("never") && row.contains(" ago)"), "{table}");
+    })
+    .await;
+}
+
+/// Polls `check` until it gives a value (generous: a loaded machine is slow, never wrong).
+async fn wait_until<T>(mut check: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..600 {
+        if let Some(found) = check() {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the schedule never fired with a live runner");
+}

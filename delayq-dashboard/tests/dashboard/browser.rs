@@ -674,3 +674,92 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// The queue page's schedules: spec, next and last fire, counts and state,
+/// and a badge that says whether any process runs them (their heartbeats).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "plain", 2, 0, 0).await;
+    // A runner: this client runs the schedules of "reports".
+    let runner = seed::client(&server).await;
+    let reports = runner.delayed_queue("reports", delayq::StringCodec).unwrap();
+    let tick = delayq::every(Duration::from_secs(2));
+    runner
+        .schedule("tick", tick, &reports, &"build".to_string())
+        .await
+        .unwrap();
+    runner
+        .schedule("weekly", "0 9 * * MON", &reports, &"summary".to_string())
+        .await
+        .unwrap();
+    assert!(runner.schedules("reports").unwrap().pause("weekly").await.unwrap());
+    // Saved by a process that then stopped: nothing runs the schedules of "archive".
+    let saver = seed::client(&server).await;
+    let archive = saver.delayed_queue("archive", delayq::StringCodec).unwrap();
+    saver
+        .schedule("<b>nightly</b>", "0 3 * * *", &archive, &"compact".to_string())
+        .await
+        .unwrap();
+    drop(archive);
+    saver.shutdown().await;
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    browser.goto(&format!("{url}/queue?name=reports")).await.unwrap();
+    wait_shown(&browser, "#schedules", true).await;
+    eventually(WAIT, "a live runner and a fired tick", || {
+        let browser = browser.clone();
+        async move {
+            text(&browser, "#schedule-runners").await.starts_with("1 runner alive")
+                && text(&browser, r#"tr[data-schedule="tick"] td.last"#)
+                    .await
+                    .ends_with(" ago")
+        }
+    })
+    .await;
+    assert_eq!(text(&browser, r#"tr[data-schedule="tick"] td.spec"#).await, "every 2s");
+    assert_eq!(text(&browser, r#"tr[data-schedule="tick"] td.state"#).await, "running");
+    assert!(text(&browser, r#"tr[data-schedule="tick"] td.next"#)
+        .await
+        .starts_with("in "));
+    assert_eq!(text(&browser, r#"tr[data-schedule="weekly"] td.state"#).await, "paused");
+    assert_eq!(text(&browser, r#"tr[data-schedule="weekly"] td.last"#).await, "never");
+    assert_eq!(
+        text(&browser, r#"tr[data-schedule="weekly"] td.spec"#).await,
+        "0 9 * * MON"
+    );
+    screenshot(&browser, "queue-schedules-running").await;
+
+    browser.goto(&format!("{url}/queue?name=archive")).await.unwrap();
+    wait_text(&browser, "#schedule-runners", "no runner alive").await;
+    // The name is text, not markup.
+    wait_text(&browser, "#schedules-table td.name", "<b>nightly</b>").await;
+    assert_eq!(text(&browser, "#schedules-table td.state").await, "no runner");
+    assert_eq!(text(&browser, "#schedules-table td.last").await, "never");
+    assert!(browser
+        .find_all(Locator::Css("#schedules-table b"))
+        .await
+        .unwrap()
+        .is_empty());
+    screenshot(&browser, "queue-schedules-no-runner").await;
+
+    // A queue without schedules has no section.
+    browser.goto(&format!("{url}/queue?name=plain")).await.unwrap();
+    wait_text(&browser, "#pending", "2").await;
+    wait_shown(&browser, "#schedules", false).await;
+
+    // The runner stops: the page says nothing runs the schedules any more.
+    drop(reports);
+    runner.shutdown().await;
+    browser.goto(&format!("{url}/queue?name=reports")).await.unwrap();
+    wait_text(&browser, "#schedule-runners", "no runner alive").await;
+    assert_eq!(
+        text(&browser, r#"tr[data-schedule="tick"] td.state"#).await,
+        "no runner"
+    );
+    browser.close().await.unwrap();
+    driver.session = None;
+}
