@@ -164,6 +164,9 @@ impl Ledger {
                 v.ids_kept += 1;
                 wrong(&mut v.examples, "a new id was found pending");
             }
+            if has(flag::UNKNOWN) && calls > 0 {
+                v.unknown_delivered += 1;
+            }
             let settled = oks >= 1 || (kind::permanent(n) && has(flag::DEAD_LETTER));
             let maybe_gone = has(flag::UNKNOWN) || has(flag::CANCELLED) || has(flag::CANCEL_UNKNOWN);
             if has(flag::OFFERED) && !settled && !maybe_gone {
@@ -196,6 +199,8 @@ pub struct Verdict {
     pub strangers: u64,
     pub offers_failed: u64,
     pub offers_unknown: u64,
+    /// Offers whose outcome was unknown and whose value was delivered (they had run).
+    pub unknown_delivered: u64,
     pub cuts: u64,
     pub pauses: u64,
     /// Schedule occurrences handled, and fired according to the schedule's record.

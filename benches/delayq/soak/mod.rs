@@ -94,6 +94,8 @@ struct Point {
     rss: u64,
     heap: u64,
     allocations: u64,
+    /// Free memory glibc's arenas keep (0 elsewhere).
+    arenas_free: u64,
     redis: u64,
     keys: u64,
 }
@@ -480,6 +482,7 @@ fn print_row(started: Instant, ledger: &Ledger, s: &Sample) -> Point {
         rss: s.rss,
         heap: s.heap,
         allocations: s.allocations,
+        arenas_free: s.arenas.map_or(0, |(_, free)| free),
         redis: s.redis_memory,
         keys: s.key_total(),
     }
@@ -509,7 +512,8 @@ async fn print_leftovers(admin: &Admin) {
 fn print_verdict(v: &Verdict) {
     println!(
         "soak verdict: {} — lost {}, duplicated {}, cancelled yet delivered {}, failed offers delivered {} \
-         ({} failed, {} unknown), ids found pending {}, unknown values handled {}, schedule handled {} of {} fired{}",
+         ({} failed; {} unknown, {} of them delivered), ids found pending {}, values never offered handled {}, \
+         schedule handled {} of {} fired{}",
         if v.ok() { "OK" } else { "VIOLATION" },
         v.lost,
         v.duplicated,
@@ -517,6 +521,7 @@ fn print_verdict(v: &Verdict) {
         v.failed_delivered,
         v.offers_failed,
         v.offers_unknown,
+        v.unknown_delivered,
         v.ids_kept,
         v.strangers,
         v.schedule.0,
@@ -583,6 +588,9 @@ fn summary(config: &Config, points: &[Point], verdict: &Verdict, dashboard: Opti
     curve_row("heap in use", |p| mb(p.heap), "MB");
     curve_row("live allocations (thousands)", |p| p.allocations as f64 / 1000.0, "k");
     curve_row("process RSS", |p| mb(p.rss), "MB");
+    if curve.iter().any(|p| p.arenas_free > 0) {
+        curve_row("free memory glibc's arenas keep", |p| mb(p.arenas_free), "MB");
+    }
     curve_row("Redis used_memory", |p| mb(p.redis), "MB");
     curve_row("Redis keys", |p| p.keys as f64, "keys");
     if let Some(rows_of_child) = dashboard {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use delayq::fred::types::Value;
 use delayq::QueueKeys;
 
+use super::dashboard::mb;
 use crate::admin::Admin;
 
 /// Keys a sample looks at, at most (a SCAN with COUNT 1,000 a call).
@@ -16,6 +17,8 @@ pub struct Sample {
     pub rss: u64,
     pub heap: u64,
     pub allocations: u64,
+    /// glibc's arenas: bytes held, and free within them (see [`malloc_arenas`]).
+    pub arenas: Option<(u64, u64)>,
     pub redis_memory: u64,
     /// Redis's `connected_clients` and `number_of_cached_scripts`.
     pub redis_clients: u64,
@@ -47,13 +50,50 @@ impl Sample {
 
     pub fn collections_text(&self) -> String {
         let text: Vec<String> = self.collections.iter().map(|(w, n)| format!("{w} {n}")).collect();
+        let arenas = match self.arenas {
+            Some((held, free)) => format!("; malloc arenas {:.1} MB, {:.1} MB of it free", mb(held), mb(free)),
+            None => String::new(),
+        };
         format!(
-            "{}; Redis: {} clients, {} cached scripts",
+            "{}; Redis: {} clients, {} cached scripts{arenas}",
             text.join(", "),
             self.redis_clients,
             self.redis_scripts
         )
     }
+}
+
+/// What glibc's allocator holds: bytes taken from the system for its arenas
+/// (not counting big blocks it maps one by one), and how much of that is
+/// free — freed by the program, kept by the allocator. RSS creeps with the
+/// second while the heap in use stays flat.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn malloc_arenas() -> Option<(u64, u64)> {
+    /// glibc's `struct mallinfo2` (2.33 and later): ten `size_t` fields.
+    #[repr(C)]
+    struct MallInfo2 {
+        arena: usize,
+        ordblks: usize,
+        smblks: usize,
+        hblks: usize,
+        hblkhd: usize,
+        usmblks: usize,
+        fsmblks: usize,
+        uordblks: usize,
+        fordblks: usize,
+        keepcost: usize,
+    }
+    extern "C" {
+        fn mallinfo2() -> MallInfo2;
+    }
+    // SAFETY: mallinfo2 takes nothing and returns a struct by value.
+    let info = unsafe { mallinfo2() };
+    Some((info.arena as u64, info.fordblks as u64))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn malloc_arenas() -> Option<(u64, u64)> {
+    None
 }
 
 /// This process's resident memory, from `/proc/self/statm` (pages of 4 KiB).
@@ -82,6 +122,7 @@ pub async fn sample(admin: &Admin, keys: &QueueKeys) -> Sample {
         rss,
         heap,
         allocations,
+        arenas: malloc_arenas(),
         redis_memory: field("used_memory"),
         redis_clients: field("connected_clients"),
         redis_scripts: field("number_of_cached_scripts"),
