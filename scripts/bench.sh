@@ -3,7 +3,7 @@
 # redis-server and redis-benchmark (Debian's redis-server and redis-tools)
 # when missing; the benchmark starts its own servers on free loopback ports.
 # Pass --only offers,bulk,lateness,backlog,queues,takes,consumers,memory,reliable,codecs,decoders,ratelimit,dashboard,big
-# (or large) to run some scenarios.
+# (or large) to run some scenarios; --only soak --soak-minutes 30 --soak-rate 1000 [--soak-dashboard]: the soak.
 set -euo pipefail
 case "${1:-}" in
   -h|--help)

@@ -5,7 +5,9 @@
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
 //! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big,
 //! decoders, java-codecs; `large` runs
-//! only the backlog drains with 1 KB and 10 KB payloads).
+//! only the backlog drains with 1 KB and 10 KB payloads). The soak runs only
+//! when named: `--only soak --soak-minutes 30 --soak-rate 1000
+//! [--soak-dashboard]` (see `soak/mod.rs`).
 
 mod admin;
 mod backlog;
@@ -15,6 +17,7 @@ mod codecs;
 mod consumers;
 mod dashboard;
 mod decoders;
+mod heap;
 mod java_codecs;
 mod lateness;
 mod lateness_parts;
@@ -28,10 +31,17 @@ mod redisson;
 mod reliable;
 mod report;
 mod resp;
+mod soak;
 mod takes;
 
+#[path = "../../tests/support/fault_proxy.rs"]
+mod fault_proxy;
 #[path = "../../tests/support/redis_server.rs"]
 mod redis_server;
+
+/// Counts the heap in use, for the soak (a few uncontended atomics per allocation).
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 use std::time::Instant;
 
@@ -119,6 +129,12 @@ fn wanted(name: &str) -> bool {
     }
 }
 
+/// Scenarios that run only when `--only` names them.
+fn named(name: &str) -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--only") && wanted(name)
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench targets too, without `--bench`:
     // the multi-minute benchmark only runs under `cargo bench`.
@@ -136,11 +152,20 @@ fn main() {
             .build(),
     }
     .unwrap();
-    runtime.block_on(run());
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == soak::DASHBOARD_CHILD_FLAG) {
+        let port = args[i + 2].parse().expect("the dashboard's port");
+        return runtime.block_on(soak::dashboard_child(&args[i + 1], port));
+    }
+    if !runtime.block_on(run()) {
+        std::process::exit(1);
+    }
 }
 
-async fn run() {
+/// Runs the scenarios asked for; false when the soak saw a violation.
+async fn run() -> bool {
     let started = Instant::now();
+    let mut violation = false;
     eprintln!("delayq benchmark on {}", machine());
     let mut rows = Vec::new();
 
@@ -792,10 +817,19 @@ async fn run() {
         }
     }
 
+    if named("soak") {
+        let config = soak::Config::from_args();
+        eprintln!("14. soak: {}/s for {} min...", config.rate, config.minutes);
+        let soak = soak::run(&config).await;
+        violation |= !soak.verdict.ok();
+        rows.extend(soak.rows);
+    }
+
     println!("Machine: {}", machine());
     println!();
     report::print(&rows);
     eprintln!("benchmark took {:.0} s", started.elapsed().as_secs_f64());
+    !violation
 }
 
 /// The `delayq` binary of the same build (`delayq-cli`, a member of this
