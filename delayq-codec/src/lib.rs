@@ -41,6 +41,7 @@ mod bytes;
 pub mod compress;
 pub mod detect;
 pub mod jackson;
+mod java_hash;
 mod json;
 pub mod kryo;
 mod long;

@@ -7,6 +7,7 @@ use num_bigint::{BigInt, Sign};
 
 use super::error::{MarshallingError, Result};
 use super::ids::{self, jdk};
+use crate::java_hash::hash_capacity;
 use crate::kryo::java_type::Primitive;
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{decimal, KryoSchema, KryoValue, MAX_DEPTH};
@@ -132,25 +133,6 @@ fn jdk_class(name: &str) -> Option<JdkClass> {
         fields,
         superclass,
     })
-}
-
-/// `HashMap`'s table size and resize threshold after `size` puts into a
-/// `new HashMap()` (what Jackson and most code build): 16 buckets, doubled
-/// while more than 3/4 full; an empty map has no table yet (threshold 0).
-fn hash_capacity(size: usize) -> (i32, i32) {
-    if size == 0 {
-        return (16, 0);
-    }
-    let mut capacity: i64 = 16;
-    while (size as i64) > capacity * 3 / 4 && capacity < 1 << 30 {
-        capacity *= 2;
-    }
-    let threshold = if capacity >= 1 << 30 {
-        i32::MAX as i64
-    } else {
-        capacity * 3 / 4
-    };
-    (capacity as i32, threshold as i32)
 }
 
 fn prim_id(p: Primitive) -> u8 {

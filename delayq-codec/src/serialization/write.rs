@@ -22,6 +22,7 @@ use super::desc::signature;
 use super::error::{shown, Result, SerializationError};
 use super::jdk::sign_magnitude;
 use super::stream::*;
+use crate::java_hash::hash_capacity;
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{JavaType, KryoField, KryoSchema, KryoValue, MAX_DEPTH};
 
@@ -480,7 +481,7 @@ impl<'s> Writer<'s> {
                 } else {
                     self.object(&desc(class, 0xd86c_d75a_95dd_2a1e, SER, &[], Some(hash_set())))?;
                 }
-                let (_, capacity) = hash_capacity(items.len());
+                let (capacity, _) = hash_capacity(items.len());
                 self.data(&capacity.to_be_bytes());
                 self.data(&LOAD_FACTOR.to_bits().to_be_bytes());
                 self.data(&size.to_be_bytes());
@@ -505,7 +506,7 @@ impl<'s> Writer<'s> {
             _ => return Err(unwritable(class)),
         };
         // HashMap's part: fields, then capacity, size and the entries.
-        let (threshold, capacity) = hash_capacity(entries.len());
+        let (capacity, threshold) = hash_capacity(entries.len());
         self.out.extend_from_slice(&LOAD_FACTOR.to_bits().to_be_bytes());
         self.out.extend_from_slice(&threshold.to_be_bytes());
         self.data(&capacity.to_be_bytes());
@@ -649,22 +650,4 @@ fn primitive_bytes(code: u8, value: &KryoValue) -> Option<Result<Vec<u8>, ()>> {
         },
         _ => return None,
     })
-}
-
-/// A `HashMap` filled one entry at a time: `(threshold, capacity)`; an
-/// empty `new HashMap<>()` has no table yet (threshold 0, capacity 16).
-fn hash_capacity(size: usize) -> (i32, i32) {
-    if size == 0 {
-        return (0, 16);
-    }
-    let mut capacity: i64 = 16;
-    while (size as i64) > capacity * 3 / 4 && capacity < 1 << 30 {
-        capacity *= 2;
-    }
-    let threshold = if capacity >= 1 << 30 {
-        i32::MAX as i64
-    } else {
-        capacity * 3 / 4
-    };
-    (threshold as i32, capacity as i32)
 }
