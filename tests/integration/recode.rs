@@ -110,29 +110,13 @@ async fn recode_leaves_an_element_that_moved_after_the_read_and_catches_the_rest
         let first = redis.raw().await.lrange("redisson_delay_queue:{recode-moved}").await[0].clone();
         let port = redis.port().to_string();
         let mut calls = 0;
-        // Between the read and the script, "Java" transfers the first element
-        // (as Redisson's transfer does: LREM from the list, ZREM from the set).
+        // Between the read and the script, "Java" transfers the first element.
         let report = q
             .recode(
                 |payload| {
                     calls += 1;
                     if calls == 2 {
-                        for args in [
-                            vec!["LREM", "redisson_delay_queue:{recode-moved}", "1"],
-                            vec!["ZREM", "redisson_delay_queue_timeout:{recode-moved}"],
-                        ] {
-                            // `-x`: the element (binary) as the last argument, from stdin.
-                            let mut child = std::process::Command::new("redis-cli")
-                                .args(["-h", "127.0.0.1", "-p", &port, "-x"])
-                                .args(args)
-                                .stdin(std::process::Stdio::piped())
-                                .stdout(std::process::Stdio::piped())
-                                .spawn()
-                                .unwrap();
-                            child.stdin.take().unwrap().write_all(&first).unwrap();
-                            let out = child.wait_with_output().unwrap();
-                            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
-                        }
+                        java_transfers(&port, "recode-moved", &first);
                     }
                     upper(payload)
                 },
@@ -252,22 +236,7 @@ async fn recode_reaches_elements_that_shift_left_between_slices() {
                 |payload| {
                     calls += 1;
                     if calls == 1 {
-                        // "Java" transfers the first (due) element: LREM + ZREM.
-                        for args in [
-                            vec!["LREM", "redisson_delay_queue:{recode-shift}", "1"],
-                            vec!["ZREM", "redisson_delay_queue_timeout:{recode-shift}"],
-                        ] {
-                            let mut child = std::process::Command::new("redis-cli")
-                                .args(["-h", "127.0.0.1", "-p", &port, "-x"])
-                                .args(args)
-                                .stdin(std::process::Stdio::piped())
-                                .stdout(std::process::Stdio::piped())
-                                .spawn()
-                                .unwrap();
-                            child.stdin.take().unwrap().write_all(&first).unwrap();
-                            let out = child.wait_with_output().unwrap();
-                            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
-                        }
+                        java_transfers(&port, "recode-shift", &first);
                     }
                     upper(payload)
                 },
@@ -323,4 +292,29 @@ async fn recode_reads_each_large_element_about_once() {
         );
     })
     .await;
+}
+
+/// What Redisson's transfer does to one element, from another connection
+/// while `recode` holds its own: LREM from the pending list, ZREM from the
+/// timeout set (`redis-cli -x`: the binary element from stdin).
+fn java_transfers(port: &str, queue: &str, element: &[u8]) {
+    for args in [
+        vec![
+            "LREM".to_owned(),
+            format!("redisson_delay_queue:{{{queue}}}"),
+            "1".to_owned(),
+        ],
+        vec!["ZREM".to_owned(), format!("redisson_delay_queue_timeout:{{{queue}}}")],
+    ] {
+        let mut child = std::process::Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", port, "-x"])
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(element).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+    }
 }
