@@ -1,5 +1,7 @@
 //! The pages and their script and style, embedded in the binary (no CDN,
-//! no build step).
+//! no build step). Each is written as parts, one per part of the pages
+//! (`assets/js/*.js`, `assets/queue/*.html`, `assets/css/*.css`), joined
+//! at compile time into one page, one script and one style sheet.
 
 use axum::extract::State;
 use axum::http::header;
@@ -11,9 +13,27 @@ use super::guard::Csrf;
 use super::Shared;
 
 const OVERVIEW: &str = include_str!("assets/overview.html");
-const QUEUE: &str = include_str!("assets/queue.html");
-const SCRIPT: &str = include_str!("assets/dashboard.js");
-const STYLE: &str = include_str!("assets/dashboard.css");
+const QUEUE: &str = concat!(
+    include_str!("assets/queue/head.html"),
+    include_str!("assets/queue/dead_letters.html"),
+    include_str!("assets/queue/pending.html"),
+    include_str!("assets/queue/tail.html"),
+);
+const SCRIPT: &str = concat!(
+    include_str!("assets/js/common.js"),
+    include_str!("assets/js/charts.js"),
+    include_str!("assets/js/overview.js"),
+    include_str!("assets/js/schedules.js"),
+    include_str!("assets/js/pending.js"),
+    include_str!("assets/js/dead_letters.js"),
+    include_str!("assets/js/queue.js"),
+    include_str!("assets/js/boot.js"),
+);
+const STYLE: &str = concat!(
+    include_str!("assets/css/dashboard.css"),
+    include_str!("assets/css/dead_letters.css"),
+    include_str!("assets/css/pending.css"),
+);
 
 /// A page with the session's CSRF token and the read-only flag filled in:
 /// the only text the server writes into markup, escaped though the guard

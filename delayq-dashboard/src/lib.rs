@@ -85,20 +85,18 @@
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
-mod actions;
 mod api;
 mod assets;
 mod guard;
 mod health;
 mod metrics;
 mod sampler;
-mod schedules;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::Router;
 
 use delayq::{Client, Codec, StringCodec};
@@ -152,7 +150,7 @@ impl Dashboard {
             token: None,
             loopback: true,
             sample_interval: Duration::from_secs(5),
-            action_time: actions::ACTION_TIME,
+            action_time: api::action::ACTION_TIME,
         }
     }
 
@@ -210,24 +208,13 @@ impl Dashboard {
             action_time: self.action_time,
             ..Shared::new(self.client)
         });
-        let mut router = Router::new()
+        let router = Router::new()
             .route("/", get(assets::overview_page))
             .route("/queue", get(assets::queue_page))
             .route("/assets/dashboard.js", get(assets::script))
             .route("/assets/dashboard.css", get(assets::style))
-            .route("/api/overview", get(api::overview))
-            .route("/api/queue", get(api::queue))
-            .route("/metrics", get(metrics::render));
-        if !shared.read_only {
-            router = router
-                .route("/api/actions/requeue-dead-letters", post(actions::requeue_dead_letters))
-                .route("/api/actions/delete-dead-letters", post(actions::delete_dead_letters))
-                .route("/api/actions/move-due", post(actions::move_due))
-                .route("/api/actions/pause", post(actions::pause))
-                .route("/api/actions/resume", post(actions::resume))
-                .route("/api/actions/purge", post(actions::purge))
-                .route("/api/actions/migrate", post(actions::migrate));
-        }
+            .route("/metrics", get(metrics::render))
+            .merge(api::routes(shared.read_only));
         router
             .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::check))
             .with_state(shared)
@@ -329,7 +316,7 @@ impl Shared {
             token: None,
             loopback: false,
             sample_interval: Duration::from_secs(5),
-            action_time: actions::ACTION_TIME,
+            action_time: api::action::ACTION_TIME,
             queues: parking_lot::RwLock::new(sampler::Queues::default()),
             metrics: install_recorder().ok(),
             health: health::channel(),

@@ -788,3 +788,8 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
         assert!(score.is_some(), "{name} stays registered");
     }
 }
+
+// One file per part of the pages, each using the helpers above.
+mod dead_letters;
+mod elements;
+mod overview;

@@ -1,32 +1,41 @@
-//! The actions: every one a `POST` (the guard has checked the token, the
-//! site and the CSRF token), each calling one of the library's operations.
+//! `GET /api/queue`: one queue read now (counts, the ready list's head,
+//! the next hour, the sampled history, with the pending and dead-letter
+//! sections of their own files); and the actions on the whole queue:
+//! move due now, pause, resume, purge, migrate.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::{Form, Json};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use bytes::Bytes;
+use delayq::{BytesCodec, Format};
 
-use delayq::{BytesCodec, Format, ReliableQueue};
+use super::action::{act, done, failed, paused, press_again, Refused, BATCH};
+use super::{dead_letters, error, next_hour, pending, show, status_json};
+use crate::health::{self, guarded, unavailable, REDIS_WAIT};
+use crate::sampler::view;
+use crate::{epoch_ms, Shared};
 
-use super::api::error;
-use super::health::{guarded, unavailable};
-use super::sampler::view;
-use super::Shared;
+pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
+    let router = Router::new().route("/api/queue", get(queue));
+    if read_only {
+        return router;
+    }
+    router
+        .route("/api/actions/move-due", post(move_due))
+        .route("/api/actions/pause", post(pause))
+        .route("/api/actions/resume", post(resume))
+        .route("/api/actions/purge", post(purge))
+        .route("/api/actions/migrate", post(migrate))
+}
 
-/// How long one action may keep going (batches of a big queue), unless
-/// [`Dashboard::action_time`](super::Dashboard::action_time) says otherwise.
-pub(crate) const ACTION_TIME: Duration = Duration::from_secs(60);
-/// Elements per step: each step is one short atomic script.
-const BATCH: usize = 1_000;
-
-/// The form every action posts.
+/// The form the whole-queue actions post.
 #[derive(Debug, Deserialize)]
 pub(crate) struct ActionForm {
     name: String,
@@ -38,110 +47,100 @@ pub(crate) struct ActionForm {
     to: String,
 }
 
-fn done(message: String, extra: serde_json::Value) -> Response {
-    let mut body = json!({"ok": true, "message": message});
-    if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-        body.extend(extra.clone());
-    }
-    Json(body).into_response()
+/// `GET /api/queue` parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct QueueQuery {
+    name: String,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
 }
 
-/// What an answer adds when the time ran out with `left` still to do.
-fn press_again(left: u64) -> String {
-    match left {
-        0 => String::new(),
-        n => format!("; {n} left, press again"),
-    }
-}
-
-/// An action's answer, or 503 at once if Redis is unreachable or goes
-/// away while it runs (the atomic steps it finished stay done).
-async fn act(shared: &Shared, work: impl std::future::Future<Output = Response>) -> Response {
-    match guarded(shared, None, work).await {
-        Ok(answer) => answer,
-        Err(why) => unavailable(shared, why),
-    }
-}
-
-fn failed(e: delayq::Error) -> Response {
-    let status = match e {
-        delayq::Error::InvalidQueueName { .. } | delayq::Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+/// One queue, read now: counts, a page of pending elements, the ready
+/// list's head, dead letters, the next hour and the sampled history.
+pub(crate) async fn queue(State(shared): State<Arc<Shared>>, Query(query): Query<QueueQuery>) -> Response {
+    let read = match guarded(&shared, Some(REDIS_WAIT), read_queue(&shared, &query)).await {
+        Ok(read) => read,
+        Err(why) => return unavailable(&shared, why),
     };
-    error(status, e.to_string())
-}
-
-/// Moves the dead letters back to the queue's tail (fresh delivery counts).
-pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
-    act(&shared, requeue_dead_letters_now(&shared, form)).await
-}
-
-async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
-    let run = async {
-        let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
-        // At most what was there when asked: values that come back dead
-        // while this runs wait for the next press.
-        let mut left = queue.dead_letter_len().await?;
-        let mut moved = 0;
-        let started = Instant::now();
-        while left > 0 && started.elapsed() < shared.action_time {
-            let n = queue.requeue_dead_letters(left.min(BATCH)).await?;
-            if n == 0 {
-                left = 0;
-                break;
-            }
-            moved += n;
-            left -= n.min(left);
+    match read {
+        Ok(mut value) => {
+            value["redis"] = health::json(&shared);
+            Json(value).into_response()
         }
-        let paused = view(&shared.client, &form.name)?.is_paused().await?;
-        Ok::<_, delayq::Error>((moved, left, paused))
+        Err(delayq::Error::InvalidQueueName { name, reason }) => error(
+            StatusCode::BAD_REQUEST,
+            format!("invalid queue name {name:?}: {reason}"),
+        ),
+        // A command that failed as Redis went away: the outage, not a 500.
+        Err(_) if !shared.health.borrow().up => {
+            let health = shared.health.borrow().clone();
+            unavailable(&shared, health::Unavailable::Down(health))
+        }
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value> {
+    let now = SystemTime::now();
+    let limit = query.limit.unwrap_or(50).clamp(1, pending::MAX_PAGE);
+    let name = query.name.as_str();
+    let delayed = view(&shared.client, name)?;
+    let status = delayed.status().await?;
+    let ready: Vec<Value> = shared
+        .client
+        .blocking_queue(name, BytesCodec)?
+        .read_range(0, 10)
+        .await?
+        .iter()
+        .map(|raw: &bytes::Bytes| show(&*shared.codec, raw))
+        .collect();
+    let pending = pending::page(shared, name, query.offset, limit, &status).await?;
+    let dead = dead_letters::section(shared, name, &status).await?;
+    let hour = if status.pending > 0 {
+        next_hour(shared, name, now).await?
+    } else {
+        Value::Null
     };
-    match run.await {
-        Ok((moved, left, paused)) => done(
-            format!(
-                "requeued {moved} dead letters{}{}",
-                press_again(left as u64),
-                if paused {
-                    "; the queue is paused: consumers take them once it is resumed"
-                } else {
-                    ""
-                }
+    let (history, sampled) = {
+        let queues = shared.queues.read();
+        match queues.entries.get(name) {
+            Some(entry) => (
+                entry
+                    .history
+                    .iter()
+                    .map(|m| {
+                        json!({
+                            "minute_ms": m.minute * 60_000,
+                            "transferred": m.transferred,
+                            "delivered": m.delivered,
+                            "dead_lettered": m.dead_lettered,
+                            "lag_p50_ms": m.lag_quantile(0.5),
+                            "lag_p99_ms": m.lag_quantile(0.99),
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+                true,
             ),
-            json!({"moved": moved, "complete": left == 0}),
-        ),
-        Err(e) => failed(e),
-    }
-}
-
-/// Deletes the dead letters.
-pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
-    act(&shared, delete_dead_letters_now(&shared, form)).await
-}
-
-async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
-    let run = async {
-        let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
-        let mut left = queue.dead_letter_len().await?;
-        let mut deleted = 0;
-        let started = Instant::now();
-        while left > 0 && started.elapsed() < shared.action_time {
-            let n = queue.remove_dead_letters(left.min(BATCH)).await?;
-            if n == 0 {
-                left = 0;
-                break;
-            }
-            deleted += n;
-            left -= n.min(left);
+            None => (Vec::new(), false),
         }
-        Ok::<_, delayq::Error>((deleted, left))
     };
-    match run.await {
-        Ok((deleted, left)) => done(
-            format!("deleted {deleted} dead letters{}", press_again(left as u64)),
-            json!({"deleted": deleted, "complete": left == 0}),
-        ),
-        Err(e) => failed(e),
-    }
+    Ok(json!({
+        "name": name,
+        "now_ms": epoch_ms(now),
+        "read_only": shared.read_only,
+        "codec": shared.codec.name(),
+        "status": status_json(Some(&status), now),
+        "exists": status.exists,
+        "pending": pending,
+        "ready_head": ready,
+        "dead_letters": dead,
+        "due_next_hour": hour,
+        "history": history,
+        "sampled": sampled,
+        "schedules": super::schedules::json(shared, name).await?,
+        "sample_interval_ms": shared.sample_interval.as_millis() as u64,
+    }))
 }
 
 /// Runs the transfer now until nothing due at the press is left.
@@ -184,23 +183,6 @@ async fn move_due_now(shared: &Shared, form: ActionForm) -> Response {
         Err(Refused::Paused) => error(StatusCode::CONFLICT, paused(&form.name)),
         Err(Refused::Failed(e)) => failed(e),
     }
-}
-
-/// Why an action did nothing.
-enum Refused {
-    /// The queue is paused: nothing is moved on purpose.
-    Paused,
-    Failed(delayq::Error),
-}
-
-impl From<delayq::Error> for Refused {
-    fn from(e: delayq::Error) -> Self {
-        Refused::Failed(e)
-    }
-}
-
-fn paused(name: &str) -> String {
-    format!("{name} is paused: nothing moves until it is resumed (Resume, or `delayq resume`)")
 }
 
 /// Pauses the queue for every delayq process (Java's do not know pauses).

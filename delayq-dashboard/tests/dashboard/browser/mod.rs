@@ -400,7 +400,8 @@ async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
 
 /// The bytes Java's codec `codec` wrote for `case` (compat/fixtures/codecs.json).
 fn java_bytes(codec: &str, case: &str) -> Vec<u8> {
-    let file: serde_json::Value = serde_json::from_str(include_str!("../../../compat/fixtures/codecs.json")).unwrap();
+    let file: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../compat/fixtures/codecs.json")).unwrap();
     let hex = file["codecs"][codec]["cases"][case]["hex"].as_str().unwrap();
     (0..hex.len())
         .step_by(2)
@@ -763,3 +764,8 @@ async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+// One file per part of the pages, each using the helpers above.
+mod dead_letters;
+mod elements;
+mod overview;

@@ -6,8 +6,8 @@ use std::time::SystemTime;
 
 use serde_json::{json, Value};
 
-use super::api::show;
-use super::{epoch_ms, Shared};
+use super::show;
+use crate::{epoch_ms, Shared};
 
 /// The `schedules` field of `GET /api/queue`: `items` (by name), `runners`
 /// (alive, latest beat first) and `alive` (whether any is). The runners are

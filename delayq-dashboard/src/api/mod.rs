@@ -1,0 +1,90 @@
+//! The JSON API the pages poll and the actions they post, one file per
+//! part of the pages: the overview, a queue's header and actions, its
+//! pending elements, its dead letters and its schedules. Each part routes
+//! its own paths ([`routes`]); this file holds what they share.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use delayq::{Codec, QueueStatus};
+
+use super::sampler::view;
+use crate::{epoch_ms, Shared};
+
+pub(crate) mod action;
+mod dead_letters;
+mod overview;
+mod pending;
+mod queue;
+mod schedules;
+
+/// Characters of a payload shown.
+pub(crate) const PREVIEW: usize = 2_000;
+
+/// Every API path and, unless the dashboard is read-only, every action.
+pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
+    Router::new()
+        .merge(overview::routes(read_only))
+        .merge(queue::routes(read_only))
+        .merge(pending::routes(read_only))
+        .merge(dead_letters::routes(read_only))
+}
+
+/// Overdue now, then twelve five-minute buckets of the next hour.
+pub(crate) async fn next_hour(shared: &Shared, name: &str, now: SystemTime) -> delayq::Result<Value> {
+    let edges: Vec<SystemTime> = (0..=12).map(|i| now + Duration::from_secs(300 * i)).collect();
+    let by = view(&shared.client, name)?.count_due_by(&edges).await?;
+    let buckets: Vec<u64> = by.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
+    Ok(json!({"overdue": by[0], "bucket_ms": 300_000, "buckets": buckets}))
+}
+
+/// Counts and times of a status as JSON.
+pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Value {
+    match status {
+        Some(s) => json!({
+            "pending": s.pending,
+            "ready": s.ready,
+            "in_flight": s.in_flight,
+            "dead_letters": s.dead_letters,
+            "quarantined": s.quarantined,
+            "next_due_ms": s.next_due.map(epoch_ms),
+            "lag_ms": s.lag_at(now).as_millis() as u64,
+            "paused": s.paused,
+        }),
+        None => json!({}),
+    }
+}
+
+/// A payload decoded with the dashboard's codec, or as hex.
+/// With a codec that detects (`--codec auto`), `codec` names the one found.
+pub(crate) fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
+    let (decoded, detected) = codec.decode_detected(payload);
+    match decoded {
+        Ok(text) => json!({"text": preview(&text), "decoded": true, "codec": detected}),
+        Err(e) => {
+            let hint = codec.diagnose(payload);
+            json!({"text": hex(&payload[..payload.len().min(PREVIEW / 2)]), "decoded": false, "codec": detected,
+                   "error": hint.map_or_else(|| e.to_string(), str::to_owned)})
+        }
+    }
+}
+
+pub(crate) fn preview(text: &str) -> String {
+    match text.char_indices().nth(PREVIEW) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(crate) fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(json!({"ok": false, "error": message}))).into_response()
+}

@@ -1,0 +1,134 @@
+//! `GET /api/overview`: every known queue's latest sample, filtered,
+//! sorted and paged.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use delayq::QueueStatus;
+
+use super::{next_hour, status_json};
+use crate::health::{self, guarded, unavailable, REDIS_WAIT};
+use crate::sampler::Entry;
+use crate::{epoch_ms, Shared};
+
+/// Rows of the overview per page, most.
+const MAX_ROWS: usize = 500;
+
+pub(crate) fn routes(_read_only: bool) -> Router<Arc<Shared>> {
+    Router::new().route("/api/overview", get(overview))
+}
+
+/// `GET /api/overview` parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct OverviewQuery {
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+    #[serde(default)]
+    filter: String,
+    #[serde(default)]
+    sort: String,
+}
+
+/// Every known queue's latest sample, a page of them with their next hour;
+/// 503 while Redis is unreachable.
+pub(crate) async fn overview(State(shared): State<Arc<Shared>>, Query(query): Query<OverviewQuery>) -> Response {
+    match guarded(&shared, Some(REDIS_WAIT), read_overview(&shared, &query)).await {
+        Ok(answer) => answer,
+        Err(why) => unavailable(&shared, why),
+    }
+}
+
+async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response {
+    let now = SystemTime::now();
+    let limit = query.limit.unwrap_or(50).min(MAX_ROWS);
+    let (totals, matching, rows, meta) = {
+        let queues = shared.queues.read();
+        let mut totals = QueueStatus::default();
+        let mut matching: Vec<(&String, &Entry)> = Vec::new();
+        for (name, entry) in &queues.entries {
+            if let Some(s) = &entry.status {
+                totals.pending += s.pending;
+                totals.ready += s.ready;
+                totals.in_flight += s.in_flight;
+                totals.dead_letters += s.dead_letters;
+                totals.quarantined += s.quarantined;
+            }
+            if query.filter.is_empty() || name.contains(&query.filter) {
+                matching.push((name, entry));
+            }
+        }
+        let key = |e: &Entry, f: fn(&QueueStatus) -> u64| e.status.as_ref().map_or(0, f);
+        match query.sort.as_str() {
+            "pending" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.pending))),
+            "dead" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.dead_letters))),
+            "lag" => matching
+                .sort_by_key(|(_, e)| std::cmp::Reverse(e.status.as_ref().map_or(Duration::ZERO, |s| s.lag_at(now)))),
+            _ => {}
+        }
+        let rows: Vec<(String, Option<QueueStatus>, Option<String>)> = matching
+            .iter()
+            .skip(query.offset)
+            .take(limit)
+            .map(|(name, entry)| ((*name).clone(), entry.status, entry.error.clone()))
+            .collect();
+        let meta = json!({
+            "discovered": queues.discovered,
+            "cycles": queues.cycles,
+            "last_cycle_ms": queues.last_cycle.map(|d| d.as_millis() as u64),
+            "error": queues.error,
+            "queues": queues.entries.len(),
+        });
+        (totals, matching.len(), rows, meta)
+    };
+    let wanted: Vec<(String, bool)> = rows
+        .iter()
+        .map(|(name, status, _)| (name.clone(), status.is_some_and(|s| s.pending > 0)))
+        .collect();
+    let hours: Vec<Option<Value>> = futures_util::stream::iter(wanted)
+        .map(|(name, pending)| {
+            let shared = shared.clone();
+            async move {
+                if pending {
+                    next_hour(&shared, &name, now).await.ok()
+                } else {
+                    None
+                }
+            }
+        })
+        .buffered(16)
+        .collect()
+        .await;
+    let queues: Vec<Value> = rows
+        .iter()
+        .zip(hours)
+        .map(|((name, status, error), hour)| {
+            let mut row = status_json(status.as_ref(), now);
+            row["name"] = json!(name);
+            row["error"] = json!(error);
+            row["due_next_hour"] = hour.unwrap_or(Value::Null);
+            row
+        })
+        .collect();
+    Json(json!({
+        "now_ms": epoch_ms(now),
+        "read_only": shared.read_only,
+        "redis": health::json(shared),
+        "sample_interval_ms": shared.sample_interval.as_millis() as u64,
+        "sampler": meta,
+        "totals": status_json(Some(&totals), now),
+        "matching": matching,
+        "offset": query.offset,
+        "limit": limit,
+        "queues": queues,
+    }))
+    .into_response()
+}

@@ -1,0 +1,149 @@
+// delayq dashboard: polls the JSON API and draws the pages. No framework,
+// no build step; embedded in the binary.
+"use strict";
+
+const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+const CSRF = meta("delayq-csrf");
+const READ_ONLY = meta("delayq-read-only") === "true";
+const REFRESH_MS = 2000;
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+
+function el(tag, attrs, text) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v; else node.setAttribute(k, v);
+  }
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+// A payload cell's content: the detected codec (with --codec auto) as a tag, then the value.
+function withCodec(node, v) {
+  if (v.codec) node.prepend(el("span", { class: "codec-tag" }, v.codec));
+  return node;
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// Data is only ever put in as text (textContent, setAttribute), never as
+// markup. Shown text has its control characters (C0, DEL, C1) and
+// bidirectional overrides as escapes, as the CLI shows them: what is there,
+// nothing hidden or reordered.
+const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const ESCAPES = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const visible = (text) =>
+  String(text).replace(UNSEEN, (c) => ESCAPES[c] || `\\u{${c.codePointAt(0).toString(16)}}`);
+
+const fmt = (n) => (n === undefined || n === null ? "–" : Number(n).toLocaleString("en-US"));
+
+// 192000 -> "3m12s"
+function span(ms) {
+  let s = Math.round(Math.abs(ms) / 1000);
+  if (s === 0) return Math.abs(ms) < 1000 ? `${Math.round(Math.abs(ms))}ms` : "0s";
+  const d = Math.floor(s / 86400); s %= 86400;
+  const h = Math.floor(s / 3600); s %= 3600;
+  const m = Math.floor(s / 60); s %= 60;
+  const parts = [];
+  if (d) parts.push(`${d}d`);
+  if (h) parts.push(`${h}h`);
+  if (m && !d) parts.push(`${m}m`);
+  if (s && !d && !h) parts.push(`${s}s`);
+  return parts.join("");
+}
+const relative = (ms) => (ms >= 0 ? `in ${span(ms)}` : `${span(ms)} ago`);
+const localTime = (ms) => {
+  const d = new Date(ms);
+  const pad = (n, w = 2) => String(n).padStart(w, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+};
+
+async function getJson(url) {
+  const response = await fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw failure(body, `${response.status} ${response.statusText}`);
+  return body;
+}
+
+// An error carrying the answer's body (a 503 says how long Redis has been away).
+function failure(body, fallback) {
+  const error = new Error(body.error || fallback);
+  error.body = body;
+  return error;
+}
+
+async function post(action, params) {
+  const response = await fetch(`/api/actions/${action}`, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/x-www-form-urlencoded", "x-csrf-token": CSRF },
+    body: new URLSearchParams(params),
+  });
+  const body = await response.json().catch(async () => ({ error: await response.text() }));
+  if (!response.ok || !body.ok) throw failure(body, `${response.status}`);
+  return body;
+}
+
+function live(ok, text) {
+  const node = $("live");
+  node.className = `live ${ok ? "ok" : "err"}`;
+  node.textContent = visible(text);
+}
+
+function setCount(id, value, warn) {
+  const node = $(id);
+  node.textContent = fmt(value);
+  node.dataset.value = value === undefined ? "" : String(value);
+  if (warn) node.classList.toggle("nonzero", Number(value) > 0);
+}
+
+// While Redis is unreachable: a banner saying since when, and how old the
+// numbers still on the page are (they stay, greyed).
+function outage(error, lastOk) {
+  const redis = (error.body && error.body.redis) || {};
+  const node = $("outage");
+  const down = redis.up === false;
+  node.querySelector("strong").textContent = down ? "Redis is unreachable" : "Redis is slow";
+  node.querySelector(".what").textContent = down
+    ? `since ${localTime(redis.since_ms)} (${span(redis.now_ms - redis.since_ms)} ago): ${visible(redis.error || "no reply")}.`
+    : `${visible(error.message)}.`;
+  node.querySelector(".age").textContent = lastOk
+    ? `The numbers below are from ${localTime(lastOk)}, ${span(Date.now() - lastOk)} old.`
+    : "No numbers yet: they appear once Redis answers.";
+  node.hidden = false;
+  document.body.classList.add("stale");
+  live(false, down ? "Redis unreachable" : "Redis slow");
+}
+
+function poll(load) {
+  let busy = false;
+  let lastOk = null;
+  const run = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      await load();
+      lastOk = Date.now();
+      $("outage").hidden = true;
+      // An action's answer that was the outage is over too.
+      const flash = $("flash");
+      if (flash && flash.dataset.outage) { flash.hidden = true; delete flash.dataset.outage; }
+      document.body.classList.remove("stale");
+      live(true, `live · ${new Date().toLocaleTimeString()}`);
+    } catch (error) {
+      if (error.body && error.body.redis) outage(error, lastOk);
+      else live(false, `error: ${error.message}`);
+    } finally {
+      busy = false;
+    }
+  };
+  run();
+  setInterval(run, REFRESH_MS);
+  return run;
+}
+

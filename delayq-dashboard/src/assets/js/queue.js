@@ -1,0 +1,92 @@
+// The queue page: its counts, charts, schedules and whole-queue actions.
+// The pending and dead-letter sections (pending.js, dead_letters.js) draw
+// from the same poll: each has init(ctx) once, query() for the poll's
+// parameters and render(data, ctx) for each answer. ctx carries the queue's
+// name, refresh(), flash(ok, text) and act(button, action, params).
+const SECTIONS = () => [pendingSection, deadLettersSection];
+
+function queuePage() {
+  const name = new URLSearchParams(location.search).get("name") || "";
+  const ctx = { name, acting: false };
+  $("queue-name").textContent = visible(name);
+  document.title = `delayq · ${visible(name)}`;
+
+  const load = async () => {
+    if (ctx.acting) return;
+    const q = new URLSearchParams({ name });
+    for (const section of SECTIONS()) {
+      for (const [k, v] of Object.entries(section.query(ctx))) q.set(k, v);
+    }
+    const data = await getJson(`/api/queue?${q}`);
+    // A section whose page went away under it (the queue shrank) asks again.
+    if (SECTIONS().some((section) => section.stale && section.stale(data, ctx))) return load();
+    const s = data.status;
+    setCount("pending", s.pending);
+    setCount("ready", s.ready);
+    setCount("in-flight", s.in_flight);
+    setCount("dead-letters", s.dead_letters, true);
+    setCount("quarantined", s.quarantined, true);
+    $("next-due").textContent = s.next_due_ms ? `${relative(s.next_due_ms - data.now_ms)}` : "–";
+    $("next-due").title = s.next_due_ms ? localTime(s.next_due_ms) : "";
+    $("lag").textContent = s.paused ? `paused${s.lag_ms ? ` (head ${span(s.lag_ms)} overdue)` : ""}` : s.lag_ms ? span(s.lag_ms) : "none";
+    $("lag").dataset.value = s.lag_ms;
+    $("paused-badge").hidden = !s.paused;
+    $("pause").hidden = s.paused;
+    $("resume").hidden = !s.paused;
+
+    const ready = data.ready_head.map((v) => withCodec(el("li", { class: v.decoded ? "" : "hex" }, visible(v.text)), v));
+    if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
+    $("ready-list").replaceChildren(...ready);
+
+    for (const section of SECTIONS()) section.render(data, ctx);
+
+    hourBars($("chart-hour"), data.due_next_hour || { overdue: 0, buckets: new Array(12).fill(0) }, 400, 110);
+    groupedBars($("chart-flow"), data.history, [
+      { key: "transferred", color: "#2f6fde" }, { key: "delivered", color: "#16a34a" }, { key: "dead_lettered", color: "#d92d20" },
+    ]);
+    lines($("chart-lag"), data.history, [{ key: "lag_p50_ms", color: "#2f6fde" }, { key: "lag_p99_ms", color: "#c2410c" }], "ms");
+    $("history-note").dataset.sampled = data.sampled;
+    schedulesSection(data.schedules, data.now_ms);
+    $("purge").disabled = $("purge-confirm").value !== name;
+  };
+  ctx.refresh = poll(load);
+  ctx.flash = (ok, text) => {
+    const node = $("flash");
+    node.hidden = false;
+    node.className = ok ? "flash" : "flash error";
+    delete node.dataset.outage;
+    node.textContent = visible(text);
+  };
+  // A click handler that posts an action, says what it answered and redraws.
+  ctx.act = (button, action, params) => async () => {
+    ctx.acting = true;
+    button.disabled = true;
+    try {
+      const result = await post(action, { name, ...params() });
+      ctx.flash(true, result.message);
+    } catch (error) {
+      ctx.flash(false, error.message);
+      if (error.body && error.body.redis) $("flash").dataset.outage = "1";
+    } finally {
+      ctx.acting = false;
+      button.disabled = false;
+      await ctx.refresh();
+    }
+  };
+  for (const section of SECTIONS()) section.init(ctx);
+
+  if (READ_ONLY) return;
+  const act = ctx.act;
+  $("actions").hidden = false;
+  $("move-due").addEventListener("click", act($("move-due"), "move-due", () => ({})));
+  $("pause").addEventListener("click", act($("pause"), "pause", () => ({})));
+  $("resume").addEventListener("click", act($("resume"), "resume", () => ({})));
+  $("migrate").addEventListener("click", act($("migrate"), "migrate", () => ({ to: $("migrate-to").value })));
+  const confirm = $("purge-confirm");
+  confirm.addEventListener("input", () => { $("purge").disabled = confirm.value !== name; });
+  $("purge").addEventListener("click", act($("purge"), "purge", () => {
+    const typed = confirm.value;
+    confirm.value = "";
+    return { confirm: typed };
+  }));
+}
