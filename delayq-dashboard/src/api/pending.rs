@@ -89,7 +89,8 @@ fn element_json(shared: &Shared, element: &PendingElement<Bytes>, rank: usize) -
 }
 
 /// `GET /api/pending/search` parameters: `id` (exact, through the id index)
-/// or `text` (a substring of the decoded payload or of the id, from rank `from`).
+/// or `text` (a substring of the decoded payload or of the id, in any case,
+/// from rank `from`).
 #[derive(Debug, Deserialize)]
 pub(crate) struct SearchQuery {
     name: String,
@@ -130,7 +131,8 @@ async fn search_id(shared: &Shared, query: &SearchQuery) -> delayq::Result<Value
 async fn search_text(shared: &Shared, query: &SearchQuery) -> delayq::Result<Value> {
     let queue = view(&shared.client, &query.name)?;
     let total = queue.len().await?;
-    let needle = query.text.as_str();
+    // Case-insensitive: an operator types "ord-42" for "ORD-42".
+    let needle = query.text.to_lowercase();
     let (started, mut at, mut matches) = (Instant::now(), query.from, Vec::new());
     while at < total && at - query.from < SCAN && matches.len() < MATCHES && started.elapsed() < SCAN_TIME {
         let step = SCAN_STEP.min(SCAN - (at - query.from));
@@ -147,7 +149,8 @@ async fn search_text(shared: &Shared, query: &SearchQuery) -> delayq::Result<Val
                 Err(_) => hex(&element.raw),
             };
             at += 1;
-            if text.contains(needle) || element.id.as_deref().is_some_and(|id| id.contains(needle)) {
+            let id = element.id.as_deref().unwrap_or_default();
+            if text.to_lowercase().contains(&needle) || id.to_lowercase().contains(&needle) {
                 matches.push(element_json(shared, element, at - 1));
             }
         }

@@ -78,7 +78,7 @@ async fn text_search_looks_at_ten_thousand_elements_a_press_and_says_how_far_and
         "big",
         12_000,
         base,
-        &[(6, "the needle"), (10_500, "another needle")],
+        &[(6, "the needle"), (10_500, "another NEEDLE")],
     )
     .await;
     let app = dashboard(&server, |d| d).await;
@@ -113,7 +113,7 @@ async fn text_search_looks_at_ten_thousand_elements_a_press_and_says_how_far_and
     }
     assert_eq!(
         found,
-        [(5, "the needle".to_owned()), (10_499, "another needle".to_owned())]
+        [(5, "the needle".to_owned()), (10_499, "another NEEDLE".to_owned())]
     );
     let first = send(&app, get("/api/pending/search?name=big&text=needle")).await.json();
     assert!(
