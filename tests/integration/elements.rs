@@ -90,6 +90,19 @@ async fn an_element_is_deleted_run_and_rescheduled_by_its_bytes_and_a_gone_one_c
             q.delete_element(b"").await,
             Err(delayq::Error::InvalidArgument(_))
         ));
+
+        // Taken by a transfer between the page and the action: left alone.
+        let overdue = delayq::format::pack(delayq::Format::Modern, b"due");
+        raw_redis.seed("one", &overdue, now_ms() - 1_000).await;
+        assert_eq!(q.pending_page(0, 1).await.unwrap()[0].raw, overdue);
+        assert_eq!(q.transfer_now().await.unwrap().moved, 1);
+        assert_eq!(q.run_element_now(&overdue).await.unwrap(), ElementOutcome::Gone);
+        assert_eq!(q.delete_element(&overdue).await.unwrap(), ElementOutcome::Gone);
+        assert_eq!(
+            raw_redis.lrange(keys.destination()).await,
+            [Bytes::from("c"), Bytes::from("due")]
+        );
+        assert_eq!(q.read_all().await.unwrap(), [s("a"), s("d")]);
     })
     .await;
 }
