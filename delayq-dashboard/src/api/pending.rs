@@ -8,6 +8,7 @@
 //! one at a time). An action on an element a transfer took meanwhile
 //! answers 409 and changes nothing.
 
+use std::hash::Hasher;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -35,6 +36,13 @@ pub(crate) const MAX_PAGE: usize = 500;
 pub(crate) const SCAN: usize = 10_000;
 /// Matches one text search returns, most.
 pub(crate) const MATCHES: usize = 50;
+/// Packed elements up to this size go to the page whole (hex), to name them
+/// for an action; a larger one is named by a digest of its bytes and its due
+/// time, and found again among the elements due at that ms, so that a page
+/// of large values does not travel twice.
+const RAW_INLINE: usize = 8 * 1024;
+/// Elements due at the same ms an action looks through for a digest, most.
+const TIES: usize = 1_000;
 /// Elements read per script run of a text search.
 const SCAN_STEP: usize = 1_000;
 /// A text search stops after this long (and says how far it looked), well
@@ -83,7 +91,7 @@ fn element_json(shared: &Shared, element: &PendingElement<Bytes>, rank: usize) -
     shown["id"] = json!(element.id);
     shown["format"] = json!(element.format.map_or("malformed", |f| f.as_str()));
     shown["size"] = json!(element.raw.len());
-    shown["raw"] = json!(hex(&element.raw));
+    shown["raw"] = json!(handle(&element.raw, epoch_ms(element.due)));
     shown["rank"] = json!(rank);
     shown
 }
@@ -258,10 +266,10 @@ enum Action {
 }
 
 async fn element_action(shared: &Shared, form: ElementForm, action: Action) -> Response {
-    let Some(raw) = unhex(&form.element) else {
+    let Some(named) = Named::parse(&form.element) else {
         return error(
             StatusCode::BAD_REQUEST,
-            "`element` must be the element's bytes as hex, as the page shows them".into(),
+            "`element` must name an element as the page does (its bytes as hex)".into(),
         );
     };
     let when = match action {
@@ -282,6 +290,9 @@ async fn element_action(shared: &Shared, form: ElementForm, action: Action) -> R
     };
     let run = async {
         let queue = view(&shared.client, &form.name)?;
+        let Some(raw) = named.resolve(&queue).await? else {
+            return Ok(ElementOutcome::Gone);
+        };
         match (action, when) {
             (Action::Delete, _) => queue.delete_element(&raw).await,
             (Action::Run, _) => queue.run_element_now(&raw).await,
@@ -330,6 +341,77 @@ async fn element_action(shared: &Shared, form: ElementForm, action: Action) -> R
         ),
         Ok(_) => gone(),
         Err(e) => failed(e),
+    }
+}
+
+/// How the page names an element: its packed bytes, or for a large one a
+/// digest of them and its due time ([`handle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Named {
+    Bytes(Vec<u8>),
+    Digest { digest: u64, due_ms: i64 },
+}
+
+/// The name the page gets for an element: its bytes as hex, or
+/// `~<digest>@<due ms>` when they are longer than [`RAW_INLINE`].
+fn handle(raw: &[u8], due_ms: i64) -> String {
+    if raw.len() <= RAW_INLINE {
+        hex(raw)
+    } else {
+        format!("~{:016x}@{due_ms}", digest(raw))
+    }
+}
+
+/// The dashboard names and finds an element in the same process: the std
+/// hasher with its fixed keys is enough (the action itself then goes by
+/// the exact bytes found).
+fn digest(raw: &[u8]) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write(raw);
+    hasher.finish()
+}
+
+impl Named {
+    fn parse(text: &str) -> Option<Named> {
+        match text.strip_prefix('~') {
+            Some(rest) => {
+                let (digest, due) = rest.split_once('@')?;
+                Some(Named::Digest {
+                    digest: u64::from_str_radix(digest, 16).ok()?,
+                    due_ms: due.parse().ok()?,
+                })
+            }
+            None => unhex(text).map(Named::Bytes),
+        }
+    }
+
+    /// The element's packed bytes: as named, or the element due at its ms
+    /// whose digest matches (`None`: not pending at that due time now, or
+    /// not among the first [`TIES`] due then).
+    async fn resolve(self, queue: &DelayedQueue<Bytes>) -> delayq::Result<Option<Vec<u8>>> {
+        let (digest_of, due_ms) = match self {
+            Named::Bytes(raw) => return Ok(Some(raw)),
+            Named::Digest { digest, due_ms } => (digest, due_ms),
+        };
+        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(due_ms.max(0) as u64);
+        let mut rank = due_before(queue, at).await?;
+        let mut looked = 0;
+        while looked < TIES {
+            let page = queue.pending_page(rank, 100).await?;
+            for element in &page {
+                if epoch_ms(element.due) != due_ms {
+                    return Ok(None);
+                }
+                if digest(&element.raw) == digest_of {
+                    return Ok(Some(element.raw.to_vec()));
+                }
+            }
+            if page.len() < 100 {
+                break;
+            }
+            (rank, looked) = (rank + page.len(), looked + page.len());
+        }
+        Ok(None)
     }
 }
 
@@ -426,6 +508,20 @@ mod tests {
             assert_eq!(unhex(bad), None, "{bad:?}");
         }
         assert_eq!(thousands(200_000), "200,000");
+        let big = vec![7u8; RAW_INLINE + 1];
+        let named = handle(&big, 1_700_000_000_123);
+        assert!(named.starts_with('~') && named.ends_with("@1700000000123"), "{named}");
+        assert_eq!(
+            Named::parse(&named),
+            Some(Named::Digest {
+                digest: digest(&big),
+                due_ms: 1_700_000_000_123
+            })
+        );
+        assert_eq!(Named::parse(&handle(b"ab", 1)), Some(Named::Bytes(b"ab".to_vec())));
+        for bad in ["~", "~zz@1", "~12@", "~12@x", "~12"] {
+            assert_eq!(Named::parse(bad), None, "{bad:?}");
+        }
         assert_eq!(thousands(999), "999");
     }
 }

@@ -420,3 +420,93 @@ async fn element_actions_need_the_csrf_token_and_read_only_has_none_but_searches
     assert_eq!(seed::zcard(&server, TIMEOUT).await, 1);
     assert_eq!(seed::lrange(&server, "jobs").await, Vec::<bytes::Bytes>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_element_is_named_by_a_digest_and_found_among_elements_due_at_the_same_ms() {
+    let server = RedisServer::start().await;
+    let redis = seed::raw(&server).await;
+    let due = seed::now_ms() + 600_000;
+    // Two large elements with equal payloads due at the same ms, and a small one.
+    let payload = "x".repeat(20_000);
+    let big: Vec<_> = (0..2)
+        .map(|_| delayq::format::pack(delayq::Format::Modern, payload.as_bytes()))
+        .collect();
+    for element in &big {
+        let _: () = redis
+            .zadd(TIMEOUT, None, None, false, false, (due as f64, element.clone()))
+            .await
+            .unwrap();
+        let _: () = redis.rpush(PENDING, element.clone()).await.unwrap();
+    }
+    seed::offer(&server, "jobs", "small", 60).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+
+    let page = send(&app, get("/api/queue?name=jobs")).await;
+    assert!(
+        page.body.len() < 30_000,
+        "the large values travel once: {} bytes",
+        page.body.len()
+    );
+    let page = page.json();
+    let elements = page["pending"]["elements"].as_array().unwrap();
+    assert!(
+        elements[0]["raw"].as_str().unwrap().len() > 30,
+        "the small one goes whole, as hex"
+    );
+    let names: Vec<String> = elements[1..]
+        .iter()
+        .map(|e| e["raw"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with('~') && n.ends_with(&format!("@{due}"))),
+        "{names:?}"
+    );
+    assert_ne!(names[0], names[1]);
+
+    // Run the second now: exactly it, found among those due at that ms.
+    let second = elements[2]["raw"].as_str().unwrap();
+    let ran = send(
+        &app,
+        action(
+            "/api/actions/element-run",
+            &token,
+            &format!("name=jobs&element={second}"),
+        ),
+    )
+    .await;
+    assert_eq!(ran.status, StatusCode::OK, "{}", ran.body);
+    assert_eq!(seed::lrange(&server, "jobs").await, [payload.clone()]);
+    let left = send(&app, get("/api/queue?name=jobs")).await.json();
+    assert_eq!(
+        left["pending"]["elements"][1]["raw"].as_str(),
+        Some(names[0].as_str()),
+        "the other one stays"
+    );
+    let again = send(
+        &app,
+        action(
+            "/api/actions/element-run",
+            &token,
+            &format!("name=jobs&element={second}"),
+        ),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    // A digest at another due time names nothing.
+    let (digest, _) = names[0].split_once('@').unwrap();
+    let moved = format!("{digest}@{}", due + 1);
+    let none = send(
+        &app,
+        action(
+            "/api/actions/element-delete",
+            &token,
+            &format!("name=jobs&element={moved}"),
+        ),
+    )
+    .await;
+    assert_eq!(none.status, StatusCode::CONFLICT, "{}", none.body);
+    assert_eq!(seed::zcard(&server, TIMEOUT).await, 2);
+}
