@@ -478,7 +478,7 @@ async fn a_large_element_is_named_by_a_digest_and_found_among_elements_due_at_th
     )
     .await;
     assert_eq!(ran.status, StatusCode::OK, "{}", ran.body);
-    assert_eq!(seed::lrange(&server, "jobs").await, [payload.clone()]);
+    assert_eq!(seed::lrange(&server, "jobs").await, [payload]);
     let left = send(&app, get("/api/queue?name=jobs")).await.json();
     assert_eq!(
         left["pending"]["elements"][1]["raw"].as_str(),
