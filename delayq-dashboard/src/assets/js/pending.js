@@ -102,7 +102,14 @@ const pendingSection = {
   // One element's row; `ranked` adds its place in due order (search results).
   row(e, now, paused, ranked) {
     const tr = el("tr", { "data-raw": e.raw });
-    if (ranked) tr.appendChild(el("td", { class: "num rank" }, fmt(e.rank + 1)));
+    if (ranked) {
+      // Its place in due order, a link to the page that starts there.
+      const cell = el("td", { class: "num rank" });
+      const show = el("button", { type: "button", class: "link", title: "show it in the list" }, `#${fmt(e.rank + 1)}`);
+      show.addEventListener("click", () => { this.offset = e.rank; this.ctx.refresh(); });
+      cell.appendChild(show);
+      tr.appendChild(cell);
+    }
     tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
     tr.appendChild(el("td", { class: "when" }));
     this.when(tr, e, now, paused);

@@ -142,8 +142,16 @@ async fn an_operator_finds_jumps_to_and_works_on_single_elements() {
         text(&browser, "#search-table tbody tr:first-child td.payload").await,
         "the needle"
     );
-    assert_eq!(text(&browser, "#search-table tbody tr:first-child td.rank").await, "8");
+    assert_eq!(text(&browser, "#search-table tbody tr:first-child td.rank").await, "#8");
     screenshot(&browser, "elements-search").await;
+    // A match's place in due order shows its page.
+    click(&browser, "#search-table tbody tr:nth-child(2) td.rank button").await;
+    wait_text(&browser, &format!("{ROW}:first-child td.payload"), "another needle").await;
+    assert!(text(&browser, "#page-info").await.starts_with("2,501–2,550 of 3,001"));
+    page.clear().await.unwrap();
+    page.send_keys("1").await.unwrap();
+    click(&browser, "#page-go").await;
+    wait_text(&browser, &format!("{ROW}:first-child td.id"), "order-42").await;
 
     // By id.
     search.clear().await.unwrap();
