@@ -26,10 +26,13 @@ const pendingSection = {
   order: "",
   armed: null,
   search: null,
+  typed: false,
 
   init(ctx) {
     this.ctx = ctx;
-    const go = (offset) => { this.offset = Math.max(0, offset); ctx.refresh(); };
+    const go = (offset) => { this.offset = Math.max(0, offset); this.typed = false; ctx.refresh(); };
+    // A page number typed (and not gone to yet) is not overwritten by a refresh.
+    for (const event of ["input", "change"]) $("page-no").addEventListener(event, () => { this.typed = true; });
     $("prev").addEventListener("click", () => go(this.offset - this.limit));
     $("next").addEventListener("click", () => go(this.offset + this.limit));
     $("page-go").addEventListener("click", () => {
@@ -211,7 +214,7 @@ const pendingSection = {
     $("page-info").textContent = s.pending ? `${fmt(this.offset + 1)}–${fmt(last)} of ${fmt(s.pending)}, in due order` : "";
     const pages = Math.max(1, Math.ceil(s.pending / this.limit));
     $("page-count").textContent = fmt(pages);
-    if (document.activeElement !== $("page-no")) $("page-no").value = Math.floor(this.offset / this.limit) + 1;
+    if (!this.typed) $("page-no").value = Math.floor(this.offset / this.limit) + 1;
     $("page-no").max = pages;
     $("prev").disabled = this.offset === 0;
     $("next").disabled = last >= s.pending;
