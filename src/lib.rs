@@ -99,7 +99,8 @@ pub use connection::tls::Tls;
 pub use error::{BoxError, DecodeError, Error, RedisError, RedisErrorKind, Result};
 pub use queue::blocking::BlockingQueue;
 pub use queue::delayed::{
-    DelayedQueue, MigrationReport, PendingElement, PendingError, Purged, RecodeReport, Scheduled, TransferReport,
+    DelayedQueue, ElementOutcome, MigrationReport, PendingElement, PendingError, Purged, RecodeReport, Scheduled,
+    TransferReport,
 };
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{DeadLetter, Reaped, ReliableQueue};

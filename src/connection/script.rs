@@ -261,6 +261,7 @@ pub(crate) struct Scripts {
     pub get_id: Script,
     pub resume: Script,
     pub pending_page: Script,
+    pub pending_element: Script,
     pub remove_dead_letters: Script,
     pub dead_letter_page: Script,
     pub schedule_save: Script,
@@ -320,6 +321,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     get_id: lua!("get_id", Safe),
     resume: lua!("resume", Safe),
     pending_page: lua!("pending_page", Safe),
+    // Keyed by a request: a resend answers as the first run did.
+    pending_element: lua!("pending_element", Safe),
     // Deletes: sent once (a resend would delete more).
     remove_dead_letters: lua!("remove_dead_letters", Once),
     dead_letter_page: lua!("dead_letter_page", Safe),

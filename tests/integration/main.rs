@@ -17,6 +17,7 @@ mod codecs;
 mod compat_vectors;
 mod dead_letters;
 mod delayed_queue;
+mod elements;
 mod formats;
 mod handles;
 mod ids;

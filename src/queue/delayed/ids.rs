@@ -216,7 +216,7 @@ impl<T: 'static> DelayedQueue<T> {
 }
 
 /// An id is 1 to [`MAX_ID_LEN`] bytes.
-fn check_id(id: &str) -> Result<()> {
+pub(super) fn check_id(id: &str) -> Result<()> {
     if id.is_empty() || id.len() > MAX_ID_LEN {
         return Err(Error::InvalidArgument(format!(
             "an id is 1 to {MAX_ID_LEN} bytes, not {}",

@@ -14,6 +14,7 @@ use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
 use crate::BlockingQueue;
 
+mod element;
 mod ids;
 mod joined_offers;
 mod maintenance;
@@ -24,6 +25,7 @@ mod read;
 mod recode;
 mod remove;
 
+pub use element::ElementOutcome;
 pub use ids::Scheduled;
 pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};

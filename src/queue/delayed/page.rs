@@ -81,25 +81,51 @@ impl<T: 'static> DelayedQueue<T> {
             let raw = reply::bytes(element.clone())?;
             let due = reply::opt_score(score.clone())?
                 .ok_or_else(|| Error::Protocol("pending_page returned an element without a due time".into()))?;
-            let id = reply::opt_text(id.clone())?;
-            let (format, value) = match format::unpack(&raw) {
-                Ok(element) => {
-                    let payload = Bytes::copy_from_slice(element.payload);
-                    (
-                        Some(element.format()),
-                        codec::decode(&*self.handle.codec, payload).map_err(PendingError::from),
-                    )
-                }
-                Err(malformed) => (None, Err(PendingError::from(malformed))),
-            };
-            page.push(PendingElement {
-                due: time::from_ms(due),
-                format,
-                id,
-                raw,
-                value,
-            });
+            page.push(self.pending_element(raw, due, reply::opt_text(id.clone())?));
         }
         Ok(page)
+    }
+
+    /// The pending element offered under `id`
+    /// ([`offer_with_id`](Self::offer_with_id)), as [`pending_page`](Self::pending_page)
+    /// shows it (its raw bytes name it for
+    /// [`delete_element`](Self::delete_element) and the like), or `None`.
+    /// Two lookups, whatever the queue's size.
+    pub async fn pending_by_id(&self, id: &str) -> Result<Option<PendingElement<T>>> {
+        super::ids::check_id(id)?;
+        let keys: Vec<Key> = vec![self.handle.keys.timeout().into(), self.handle.keys.ids().into()];
+        let value = self.run(&SCRIPTS.get_id, keys, vec![Value::from(id)]).await?;
+        if matches!(value, Value::Null | Value::Boolean(false)) {
+            return Ok(None);
+        }
+        let [element, score] = reply::tuple::<2>(value)?;
+        let due = reply::opt_score(score)?
+            .ok_or_else(|| Error::Protocol("get_id returned an element without a due time".into()))?;
+        Ok(Some(self.pending_element(
+            reply::bytes(element)?,
+            due,
+            Some(id.to_owned()),
+        )))
+    }
+
+    /// One pending element read: its layout and value, or why not.
+    fn pending_element(&self, raw: Bytes, due_ms: i64, id: Option<String>) -> PendingElement<T> {
+        let (format, value) = match format::unpack(&raw) {
+            Ok(element) => {
+                let payload = Bytes::copy_from_slice(element.payload);
+                (
+                    Some(element.format()),
+                    codec::decode(&*self.handle.codec, payload).map_err(PendingError::from),
+                )
+            }
+            Err(malformed) => (None, Err(PendingError::from(malformed))),
+        };
+        PendingElement {
+            due: time::from_ms(due_ms),
+            format,
+            id,
+            raw,
+            value,
+        }
     }
 }

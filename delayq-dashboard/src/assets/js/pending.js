@@ -1,12 +1,91 @@
-// The queue page's pending elements: a page of them in due order.
+// The queue page's pending elements: a page of them in due order, a jump to
+// a page or a due time, search by id or text, and actions on one element.
+// Each element carries its packed bytes (raw, hex): the actions name it by
+// them, so an element a transfer took meanwhile is never mistaken for another.
+
+// "10m", "1h30m", "90s": a delay the server reads as one.
+const DELAY = /^\s*(\d+\s*(ms|s|m|h|d)\s*)+$/;
+
+// This browser's zone, as the due-time inputs read it: "Europe/Paris, UTC+01:00".
+function zoneLabel() {
+  const minutes = -new Date().getTimezoneOffset();
+  const sign = minutes >= 0 ? "+" : "-";
+  const pad = (n) => String(Math.floor(Math.abs(n))).padStart(2, "0");
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "local time";
+  return `${zone}, UTC${sign}${pad(minutes / 60)}:${pad(minutes % 60)}`;
+}
+
 const pendingSection = {
   offset: 0,
   limit: 50,
   total: 0,
+  // Rows of the page by element (raw bytes, due time, id): kept across
+  // polls so that a row being worked on (an armed delete, an open
+  // reschedule) stays as it is while the page refreshes.
+  rows: new Map(),
+  order: "",
+  armed: null,
+  search: null,
+  typed: false,
 
   init(ctx) {
-    $("prev").addEventListener("click", () => { this.offset = Math.max(0, this.offset - this.limit); ctx.refresh(); });
-    $("next").addEventListener("click", () => { this.offset += this.limit; ctx.refresh(); });
+    this.ctx = ctx;
+    const go = (offset) => { this.offset = Math.max(0, offset); this.typed = false; ctx.refresh(); };
+    // A page number typed (and not gone to yet) is not overwritten by a refresh.
+    for (const event of ["input", "change"]) $("page-no").addEventListener(event, () => { this.typed = true; });
+    $("prev").addEventListener("click", () => go(this.offset - this.limit));
+    $("next").addEventListener("click", () => go(this.offset + this.limit));
+    $("page-go").addEventListener("click", () => {
+      const page = Math.floor(Number($("page-no").value));
+      if (!(page >= 1)) return ctx.flash(false, "a page number is 1 or more");
+      go(Math.min((page - 1) * this.limit, Math.max(0, this.total - 1)));
+    });
+    $("page-no").addEventListener("keydown", (event) => { if (event.key === "Enter") $("page-go").click(); });
+    $("jump-zone").textContent = zoneLabel();
+    $("jump-form").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const at = new Date($("jump-at").value).getTime();
+      if (Number.isNaN(at)) return ctx.flash(false, "pick a date and time to jump to");
+      try {
+        const found = await getJson(`/api/pending/jump?${new URLSearchParams({ name: ctx.name, at_ms: at })}`);
+        ctx.flash(true, found.offset >= found.total
+          ? `nothing is due at ${localTime(at)} or later; showing the last page`
+          : `first element due at ${localTime(at)} or later: #${fmt(found.offset + 1)} of ${fmt(found.total)}`);
+        go(found.offset);
+      } catch (error) {
+        ctx.flash(false, error.message);
+      }
+    });
+    $("search-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.find({ id: $("search-q").value });
+    });
+    $("search-text").addEventListener("click", () => this.find({ text: $("search-q").value, from: 0 }));
+    $("search-more").addEventListener("click", () => this.search && this.find({ ...this.search, from: this.searched.to }));
+    $("search-close").addEventListener("click", () => { this.search = null; $("search-results").hidden = true; });
+  },
+
+  // Runs a search (and again after an action on one of its rows).
+  async find(params) {
+    const ctx = this.ctx;
+    const what = params.id !== undefined ? params.id : params.text;
+    if (!what) return ctx.flash(false, "type an id or a text to search for");
+    this.search = params;
+    try {
+      const found = await getJson(`/api/pending/search?${new URLSearchParams({ name: ctx.name, ...params })}`);
+      this.searched = found;
+      const rows = found.matches.map((e) => this.row(e, Date.now(), false, true));
+      if (rows.length === 0) {
+        rows.push(el("tr"));
+        rows[0].appendChild(el("td", { colspan: 7, class: "muted" }, "no match"));
+      }
+      document.querySelector("#search-table tbody").replaceChildren(...rows);
+      $("search-info").textContent = visible(found.message);
+      $("search-more").hidden = found.complete !== false;
+      $("search-results").hidden = false;
+    } catch (error) {
+      ctx.flash(false, error.message);
+    }
   },
 
   query() {
@@ -23,23 +102,120 @@ const pendingSection = {
     return false;
   },
 
+  // One element's row; `ranked` adds its place in due order (search results).
+  row(e, now, paused, ranked) {
+    const tr = el("tr", { "data-raw": e.raw });
+    if (ranked) {
+      // Its place in due order, a link to the page that starts there.
+      const cell = el("td", { class: "num rank" });
+      const show = el("button", { type: "button", class: "link", title: "show it in the list" }, `#${fmt(e.rank + 1)}`);
+      show.addEventListener("click", () => { this.offset = e.rank; this.ctx.refresh(); });
+      cell.appendChild(show);
+      tr.appendChild(cell);
+    }
+    tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
+    tr.appendChild(el("td", { class: "when" }));
+    this.when(tr, e, now, paused);
+    tr.appendChild(el("td", { class: "id" }, e.id === null || e.id === undefined ? "–" : visible(e.id)));
+    tr.appendChild(el("td", { class: "format" }, e.format));
+    const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
+    if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
+    tr.appendChild(withCodec(payload, e));
+    const cell = el("td", { class: "act" });
+    if (!READ_ONLY) this.actions(cell, e, ranked);
+    tr.appendChild(cell);
+    return tr;
+  },
+
+  when(tr, e, now, paused) {
+    const cell = tr.querySelector("td.when");
+    cell.textContent = relative(e.due_ms - now);
+    cell.className = `when${e.due_ms < now && !paused ? " late" : ""}`;
+  },
+
+  // Cancel / Delete (press twice), Run now, Reschedule (a delay or a date).
+  actions(cell, e, inSearch) {
+    const ctx = this.ctx;
+    const element = { element: e.raw };
+    const after = (handler) => async () => {
+      await handler();
+      if (inSearch && this.search) await this.find(this.search);
+    };
+    const label = e.id === null || e.id === undefined ? "Delete" : "Cancel";
+    const remove = el("button", { type: "button", class: "danger del" }, label);
+    const post = after(ctx.act(remove, "element-delete", () => element));
+    remove.addEventListener("click", () => {
+      if (this.armed === remove) {
+        this.armed = null;
+        remove.textContent = label;
+        post();
+      } else {
+        if (this.armed) this.armed.textContent = this.armed.dataset.label;
+        this.armed = remove;
+        remove.dataset.label = label;
+        remove.textContent = `${label}? Press again`;
+      }
+    });
+    const run = el("button", { type: "button", class: "run" }, "Run now");
+    run.addEventListener("click", after(ctx.act(run, "element-run", () => element)));
+    const open = el("button", { type: "button", class: "resched" }, "Reschedule");
+    const input = el("input", { type: "text", class: "resched-to", placeholder: "10m or 2026-01-31 09:00", "aria-label": "new due time" });
+    const ok = el("button", { type: "button", class: "resched-ok" }, "OK");
+    const cancel = el("button", { type: "button", class: "resched-cancel", title: "keep the due time" }, "×");
+    const editor = [input, ok, cancel];
+    const show = (editing) => {
+      for (const node of editor) node.hidden = !editing;
+      for (const node of [remove, run, open]) node.hidden = editing;
+      if (editing) input.focus();
+    };
+    show(false);
+    open.addEventListener("click", () => show(true));
+    cancel.addEventListener("click", () => show(false));
+    const send = after(ctx.act(ok, "element-reschedule", () => {
+      const typed = input.value.trim();
+      if (DELAY.test(typed)) return { ...element, delay: typed };
+      const at = new Date(typed.replace(" ", "T")).getTime();
+      return { ...element, at_ms: Number.isNaN(at) ? "" : at };
+    }));
+    ok.addEventListener("click", async () => {
+      const typed = input.value.trim();
+      if (!DELAY.test(typed) && Number.isNaN(new Date(typed.replace(" ", "T")).getTime())) {
+        return ctx.flash(false, `${visible(typed) || "nothing"} is neither a delay (10m, 1h30m) nor a date and time`);
+      }
+      await send();
+      show(false);
+    });
+    input.addEventListener("keydown", (event) => { if (event.key === "Enter") ok.click(); });
+    cell.append(remove, run, open, ...editor);
+  },
+
   render(data) {
     const s = data.status;
     this.total = s.pending;
+    const keyOf = (e) => `${e.raw}:${e.due_ms}:${e.id}`;
     const rows = data.pending.elements.map((e) => {
-      const tr = el("tr");
-      tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
-      tr.appendChild(el("td", { class: `when${e.due_ms < data.now_ms && !s.paused ? " late" : ""}` }, relative(e.due_ms - data.now_ms)));
-      tr.appendChild(el("td", { class: "format" }, e.format));
-      const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
-      if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
-      tr.appendChild(withCodec(payload, e));
-      return tr;
+      const key = keyOf(e);
+      let tr = this.rows.get(key);
+      if (tr) this.when(tr, e, data.now_ms, s.paused);
+      else tr = this.row(e, data.now_ms, s.paused, false);
+      return [key, tr];
     });
-    if (rows.length === 0) rows.push(el("tr", {}, "")), rows[0].appendChild(el("td", { colspan: 4, class: "muted" }, "nothing pending"));
-    document.querySelector("#pending-table tbody").replaceChildren(...rows);
+    this.rows = new Map(rows);
+    const order = rows.map(([key]) => key).join(",");
+    if (rows.length === 0) {
+      const empty = el("tr");
+      empty.appendChild(el("td", { colspan: 6, class: "muted" }, "nothing pending"));
+      document.querySelector("#pending-table tbody").replaceChildren(empty);
+    } else if (order !== this.order) {
+      document.querySelector("#pending-table tbody").replaceChildren(...rows.map(([, tr]) => tr));
+    }
+    this.order = order;
     const last = Math.min(this.offset + this.limit, s.pending);
     $("page-info").textContent = s.pending ? `${fmt(this.offset + 1)}–${fmt(last)} of ${fmt(s.pending)}, in due order` : "";
+    const pages = Math.max(1, Math.ceil(s.pending / this.limit));
+    $("page-count").textContent = fmt(pages);
+    if (!this.typed) $("page-no").value = Math.floor(this.offset / this.limit) + 1;
+    $("page-no").max = pages;
     $("prev").disabled = this.offset === 0;
     $("next").disabled = last >= s.pending;
   },
