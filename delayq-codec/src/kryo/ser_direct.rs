@@ -18,6 +18,8 @@
 //! bytes mention them, which a rearrangement changes, so until then a
 //! class name is a reference beside the bytes.
 
+use std::cell::Cell;
+
 use serde::ser::{self, Impossible, Serialize};
 
 use super::class::{self, Builtin};
@@ -32,13 +34,28 @@ use super::write::Writer;
 /// Encodes `value` as [`to_vec`](super::to_vec) does, or fails where this
 /// writer does not follow the tree path (the caller then takes it).
 pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
-    let mut enc = Enc::new();
-    value.serialize(S {
+    // The working buffers of the last call on this thread, if no call is
+    // under way (a `Serialize` may encode another value inside its own).
+    let mut enc = SPARE.with(Cell::take).unwrap_or_else(|| Box::new(Enc::new()));
+    enc.clear();
+    let result = value.serialize(S {
         enc: &mut enc,
         at: At::Root,
-    })?;
-    Ok(enc.finish())
+    });
+    let out = result.map(|_| enc.finish());
+    if enc.capacity() <= SPARE_BYTES {
+        SPARE.with(|spare| spare.set(Some(enc)));
+    }
+    out
 }
+
+thread_local! {
+    static SPARE: Cell<Option<Box<Enc>>> = const { Cell::new(None) };
+}
+
+/// Working buffers past this size are dropped after the call rather than
+/// kept for the next one.
+const SPARE_BYTES: usize = 64 * 1024;
 
 fn give_up(what: &str) -> KryoError {
     KryoError::encode(format!("{what}: left to the tree path"))
@@ -113,6 +130,8 @@ struct Enc {
     tail_refs: Vec<(usize, &'static str)>,
     tail_from: Mark,
     order: Vec<usize>,
+    /// The class names written so far, by name id.
+    known: Vec<&'static str>,
 }
 
 impl Enc {
@@ -126,7 +145,24 @@ impl Enc {
             tail_refs: Vec::new(),
             tail_from: Mark { at: 0, refs: 0 },
             order: Vec::new(),
+            known: Vec::new(),
         }
+    }
+
+    fn clear(&mut self) {
+        self.w.out.clear();
+        self.refs.clear();
+        self.items.clear();
+        self.fields.clear();
+    }
+
+    /// Roughly the bytes held.
+    fn capacity(&self) -> usize {
+        self.w.out.capacity()
+            + self.tail.capacity()
+            + 32 * (self.refs.capacity() + self.tail_refs.capacity())
+            + 48 * (self.items.capacity() + self.fields.capacity())
+            + 8 * self.order.capacity()
     }
 
     fn mark(&self) -> Mark {
@@ -169,17 +205,14 @@ impl Enc {
     }
 
     /// The bytes with the class names written in, numbered in order.
-    fn finish(self) -> Vec<u8> {
-        let Enc { w: body, refs, .. } = self;
-        if refs.is_empty() {
-            return body.out;
-        }
-        let mut w = Writer::new();
-        w.out = Vec::with_capacity(body.out.len() + 16 * refs.len());
-        let mut known: Vec<&str> = Vec::new();
+    fn finish(&mut self) -> Vec<u8> {
+        let body = &self.w.out;
+        let mut w = Writer::with_capacity(body.len() + self.refs.iter().map(|(_, name)| name.len() + 2).sum::<usize>());
+        let known = &mut self.known;
+        known.clear();
         let mut done = 0;
-        for (at, name) in refs {
-            w.bytes(&body.out[done..at]);
+        for &(at, name) in &self.refs {
+            w.bytes(&body[done..at]);
             done = at;
             w.u8(0x01);
             if let Some(id) = known.iter().position(|k| *k == name) {
@@ -194,7 +227,7 @@ impl Enc {
                 w.string(Some(name)).expect("a class name fits");
             }
         }
-        w.bytes(&body.out[done..]);
+        w.bytes(&body[done..]);
         w.out
     }
 }
