@@ -22,6 +22,29 @@ struct Inner {
 #[derive(Debug, Clone, Serialize)]
 struct Id(String);
 
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename = "java.util.HashSet")]
+struct Tags(Vec<String>);
+
+/// The outermost name is the class.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename = "java.util.LinkedList")]
+struct Linked(Tags);
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename = "java.util.LinkedHashMap")]
+struct Ordered(BTreeMap<String, Option<i64>>);
+
+/// A collection's name on a map: the map keeps its class.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename = "java.util.HashSet")]
+struct Odd(BTreeMap<String, i64>);
+
+/// A JDK class that is not a collection: left to the tree path.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename = "java.lang.Long")]
+struct Boxed(i64);
+
 /// Every field kind the writer handles, declared out of Kryo's order, with
 /// names whose UTF-8 and UTF-16 orders differ.
 #[derive(Debug, Clone, Serialize)]
@@ -65,6 +88,11 @@ struct Wide {
     instant: Option<JavaInstant>,
     price: Option<JavaBigDecimal>,
     raw: Option<JavaBytes>,
+    tags: Tags,
+    maybe_tags: Option<Tags>,
+    linked: Linked,
+    ordered: Ordered,
+    odd: Odd,
 }
 
 fn text() -> impl Strategy<Value = String> {
@@ -112,11 +140,17 @@ prop_compose! {
             of((any::<i64>(), 0u32..20).prop_map(|(u, s)| JavaBigDecimal::new(&format!("{u}E-{s}")).unwrap())),
             of(vec(any::<u8>(), 0..8).prop_map(JavaBytes)),
         ),
+        (tags, maybe_tags, linked, ordered, odd) in (
+            vec(text(), 0..3).prop_map(Tags), of(vec(text(), 0..3).prop_map(Tags)),
+            vec(text(), 0..3).prop_map(|t| Linked(Tags(t))),
+            btree_map(text(), of(any::<i64>()), 0..3).prop_map(Ordered),
+            btree_map(text(), any::<i64>(), 0..3).prop_map(Odd),
+        ),
     ) -> Wide {
         Wide {
             zeta, alpha, b, c, d, e, f, g, h, boxed_long, boxed_int, boxed_char, names, maybe_names, longs,
             statuses, orders, inner, inners, counts, by_id, status, unit: (), pair, id, maybe_id, fullwidth, emoji,
-            ete, uuid, uuids, date, instant, price, raw,
+            ete, uuid, uuids, date, instant, price, raw, tags, maybe_tags, linked, ordered, odd,
         }
     }
 }
@@ -142,6 +176,10 @@ proptest! {
         same_bytes(&order, true)?;
         same_bytes(&Some(order.clone()), true)?;
         same_bytes(&vec![wide.clone()], true)?;
+        same_bytes(&wide.tags, true)?;
+        same_bytes(&wide.linked, true)?;
+        same_bytes(&wide.ordered, true)?;
+        same_bytes(&wide.odd, true)?;
     }
 
     #[test]
@@ -175,6 +213,7 @@ proptest! {
         nested in vec(vec(any::<i32>(), 0..3), 0..3),
         by_key in btree_map(text(), vec(any::<i32>(), 0..3), 0..3),
         wide in any::<u32>(),
+        long in any::<i64>(),
         any_value in of(any::<i64>()).prop_map(|v| v.map_or(KryoValue::Null, KryoValue::Long)),
     ) {
         same_bytes(&event, true)?;
@@ -183,6 +222,8 @@ proptest! {
         // Out of Java's int range past 2^31: both refuse.
         same_bytes(&wide, false)?;
         same_bytes(&any_value, false)?;
+        same_bytes(&Boxed(long), false)?;
+        same_bytes(&vec![Tags(vec!["a".into()])], false)?;
     }
 }
 

@@ -6,8 +6,8 @@
 //! have (primitives, options, strings, `byte[]`, unit enums, structs,
 //! `JavaUuid`/`JavaDate`/`JavaInstant`/`JavaBigDecimal`/`JavaBytes`,
 //! sequences and maps of those) and gives up, with an error, on anything
-//! else: `KryoValue` fields, newtypes named after a JDK collection or
-//! map class, collections inside collections or maps, and every case the tree path refuses. `to_vec` then takes the
+//! else: `KryoValue` fields, newtypes named after a JDK class other
+//! than a collection's or a map's, collections inside collections or maps, and every case the tree path refuses. `to_vec` then takes the
 //! tree path, so the bytes (or the error) are the tree's in every case.
 //!
 //! Two things Kryo decides only once a container is complete: the order
@@ -41,6 +41,7 @@ pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     let result = value.serialize(S {
         enc: &mut enc,
         at: At::Root,
+        named: None,
     });
     let out = result.map(|_| enc.finish());
     if enc.capacity() <= SPARE_BYTES {
@@ -252,6 +253,9 @@ fn f64_bits(v: f64) -> f64 {
 struct S<'e> {
     enc: &'e mut Enc,
     at: At,
+    /// The outermost newtype named after a JDK collection or map class
+    /// around this value: a collection or map takes that class.
+    named: Option<&'static str>,
 }
 
 impl<'e> S<'e> {
@@ -303,6 +307,14 @@ impl<'e> S<'e> {
             At::Item => {}
         }
         Ok(NULL)
+    }
+
+    /// The class a newtype around this collection or map names, if it
+    /// names one of `kind`.
+    fn named_as(&self, kind: Builtin) -> Option<&'static str> {
+        self.named
+            .filter(|name| class::builtin(name) == Some(kind))
+            .map(class::concrete)
     }
 
     /// A collection or a map at the root or in a field: its class, then its
@@ -390,7 +402,11 @@ impl<'e> ser::Serializer for S<'e> {
             At::Field { type_name, .. } => At::Field { type_name, boxed: true },
             other => other,
         };
-        value.serialize(S { enc: self.enc, at })
+        value.serialize(S {
+            enc: self.enc,
+            at,
+            named: self.named,
+        })
     }
     fn serialize_unit(self) -> Result<Meta> {
         self.null()
@@ -422,8 +438,14 @@ impl<'e> ser::Serializer for S<'e> {
         match name {
             UUID | DATE | INSTANT | BIG_DECIMAL | BYTES => self.jdk(name, value),
             KRYO_VALUE => Err(give_up(name)),
-            _ if class::builtin(name).is_some() => Err(give_up(name)),
-            _ => value.serialize(self),
+            _ => match class::builtin(name) {
+                Some(Builtin::Collection | Builtin::Map) => value.serialize(S {
+                    named: self.named.or(Some(name)),
+                    ..self
+                }),
+                Some(_) => Err(give_up(name)),
+                None => value.serialize(self),
+            },
         }
     }
     fn serialize_newtype_variant<T: ?Sized + Serialize>(
@@ -436,7 +458,8 @@ impl<'e> ser::Serializer for S<'e> {
         Err(give_up(name))
     }
     fn serialize_seq(self, _len: Option<usize>) -> Result<SeqS<'e>> {
-        let (enc, own) = self.container("java.util.ArrayList")?;
+        let class = self.named_as(Builtin::Collection).unwrap_or("java.util.ArrayList");
+        let (enc, own) = self.container(class)?;
         Ok(SeqS {
             start: enc.mark(),
             base: enc.items.len(),
@@ -461,7 +484,8 @@ impl<'e> ser::Serializer for S<'e> {
         Err(give_up(name))
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<MapS<'e>> {
-        let (enc, own) = self.container("java.util.HashMap")?;
+        let class = self.named_as(Builtin::Map).unwrap_or("java.util.HashMap");
+        let (enc, own) = self.container(class)?;
         Ok(MapS {
             start: enc.mark(),
             base: enc.items.len(),
@@ -571,6 +595,7 @@ impl SeqS<'_> {
         let meta = value.serialize(S {
             enc: self.enc,
             at: At::Item,
+            named: None,
         })?;
         self.enc.items.push(Item { mark, meta });
         Ok(())
@@ -692,6 +717,7 @@ impl MapS<'_> {
         let meta = value.serialize(S {
             enc: self.enc,
             at: At::Item,
+            named: None,
         })?;
         self.enc.items.push(Item { mark, meta });
         Ok(())
@@ -772,6 +798,7 @@ impl ser::SerializeStruct for StructS<'_> {
                 type_name: std::any::type_name::<T>(),
                 boxed: false,
             },
+            named: None,
         })?;
         Ok(())
     }
