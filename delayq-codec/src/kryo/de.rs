@@ -3,7 +3,8 @@
 //! Rust type says what Java declared (rules on
 //! [`KryoCodec`](super::KryoCodec)).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer as _, IntoDeserializer, Visitor};
 
@@ -11,7 +12,7 @@ use super::class::{self, Builtin};
 use super::error::{KryoError, KryoErrorKind, Result};
 use super::java_type::Primitive;
 use super::read::Reader;
-use super::schema::sort_fields;
+use super::schema::field_order;
 use super::tree;
 use super::types::{BIG_DECIMAL, BYTES, DATE, INSTANT, UUID};
 use super::value::KryoValue;
@@ -290,16 +291,38 @@ impl<'a, 'r> De<'a, 'r> {
     }
 
     fn fields<V: Visitor<'a>>(self, fields: &'static [&'static str], v: V) -> Result<V::Value> {
-        let mut order: Vec<(String, &'static str)> = fields.iter().map(|f| (f.to_string(), *f)).collect();
-        sort_fields(&mut order);
         self.r.enter()?;
         let value = v.visit_map(Fields {
             r: &mut *self.r,
-            names: order.into_iter().map(|(_, f)| f).collect::<Vec<_>>().into_iter(),
+            names: kryo_order(fields).iter(),
         });
         self.r.leave();
         value
     }
+}
+
+/// A struct's fields in Kryo's order (by name), worked out once per
+/// struct: `fields` is a `static` serde makes per type, so the sorted
+/// copies kept are as many as the program has struct types.
+fn kryo_order(fields: &'static [&'static str]) -> &'static [&'static str] {
+    type Orders = RwLock<HashMap<(usize, usize), &'static [&'static str]>>;
+    static ORDERS: OnceLock<Orders> = OnceLock::new();
+    if fields.windows(2).all(|f| field_order(f[0], f[1]).is_le()) {
+        return fields;
+    }
+    let key = (fields.as_ptr() as usize, fields.len());
+    let orders = ORDERS.get_or_init(Orders::default);
+    if let Some(order) = orders.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+        return order;
+    }
+    let mut order = fields.to_vec();
+    order.sort_by(|a, b| field_order(a, b));
+    let order: &'static [&'static str] = Vec::leak(order);
+    orders
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(key)
+        .or_insert(order)
 }
 
 fn slot_of(mode: &Mode) -> Slot {
@@ -682,7 +705,7 @@ impl<'a> de::MapAccess<'a> for Entries<'a, '_> {
 
 struct Fields<'a, 'r> {
     r: &'r mut Reader<'a>,
-    names: std::vec::IntoIter<&'static str>,
+    names: std::slice::Iter<'static, &'static str>,
 }
 
 impl<'a> de::MapAccess<'a> for Fields<'a, '_> {

@@ -47,6 +47,7 @@ mod json;
 mod read;
 pub(crate) mod schema;
 pub(crate) mod ser;
+mod ser_direct;
 mod tree;
 mod types;
 mod value;
@@ -201,6 +202,13 @@ where
 /// assert_eq!(delayq_codec::kryo::to_vec("hi").unwrap(), [0x03, b'h', b'i' | 0x80]);
 /// ```
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, KryoError> {
+    // The one-pass writer covers the usual shapes; the tree path defines
+    // the bytes and takes every value the writer leaves (and every error).
+    ser_direct::to_vec(value).or_else(|_| tree_to_vec(value))
+}
+
+/// [`to_vec`] through a [`KryoValue`] tree.
+pub(crate) fn tree_to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, KryoError> {
     ser::to_value(value)?.encode()
 }
 
@@ -230,3 +238,6 @@ pub(crate) mod tests;
 
 #[cfg(test)]
 mod proptests;
+
+#[cfg(test)]
+mod direct_proptests;

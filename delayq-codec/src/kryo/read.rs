@@ -15,8 +15,11 @@ pub(crate) struct Reader<'a> {
     /// Elements all-null collections may still claim in this payload (they
     /// take no bytes, so their count is bounded per payload, not by its size).
     nulls_left: u32,
-    /// Class names by the name id Kryo gave them in this payload.
-    names: HashMap<u32, Arc<str>>,
+    /// Class names by the name id Kryo gave them in this payload: ids
+    /// 0, 1, 2... as Kryo numbers them, then any other (ids are the
+    /// payload's to choose).
+    names: Vec<Arc<str>>,
+    other_names: HashMap<u32, Arc<str>>,
 }
 
 impl<'a> Reader<'a> {
@@ -26,7 +29,8 @@ impl<'a> Reader<'a> {
             pos: 0,
             depth: 0,
             nulls_left: MAX_ALL_NULL,
-            names: HashMap::new(),
+            names: Vec::new(),
+            other_names: HashMap::new(),
         }
     }
 
@@ -241,18 +245,26 @@ impl<'a> Reader<'a> {
             .iter()
             .position(|b| b & 0x80 != 0)
             .ok_or_else(|| self.error(KryoErrorKind::Truncated, "an ASCII string without its last byte"))?;
-        let mut text: String = self.buf[start..=start + end]
-            .iter()
-            .map(|&b| char::from(b & 0x7f))
-            .collect();
-        text.shrink_to_fit();
+        let mut text = self.buf[start..=start + end].to_vec();
+        if let Some(last) = text.last_mut() {
+            *last &= 0x7f;
+        }
         self.pos = start + end + 1;
-        Ok(text)
+        // Every byte is below 0x80 now: ASCII, so UTF-8.
+        Ok(String::from_utf8(text).expect("ASCII"))
     }
 
     /// `chars` UTF-16 code units, each written as 1 to 3 bytes (surrogates
     /// one by one, as Java's `String.charAt` gives them).
     fn utf8_chars(&mut self, chars: usize) -> Result<String> {
+        // One byte per character when all are ASCII (Kryo writes strings
+        // of one character, or over 32, this way).
+        if let Some(bytes) = self.buf.get(self.pos..self.pos + chars) {
+            if bytes.is_ascii() {
+                self.pos += chars;
+                return Ok(String::from_utf8(bytes.to_vec()).expect("ASCII"));
+            }
+        }
         let mut units: Vec<u16> = Vec::with_capacity(chars);
         for _ in 0..chars {
             let b = self.u8()?;
@@ -284,12 +296,20 @@ impl<'a> Reader<'a> {
     }
 
     /// Remembers the class name Kryo gave `id` in this payload.
+    /// (Only for an id not [`known_name`](Self::known_name) yet.)
     pub(super) fn remember_name(&mut self, id: u32, name: Arc<str>) {
-        self.names.insert(id, name);
+        if id as usize == self.names.len() {
+            self.names.push(name);
+        } else {
+            self.other_names.insert(id, name);
+        }
     }
 
     pub(super) fn known_name(&self, id: u32) -> Option<Arc<str>> {
-        self.names.get(&id).cloned()
+        match self.names.get(id as usize) {
+            Some(name) => Some(name.clone()),
+            None => self.other_names.get(&id).cloned(),
+        }
     }
 }
 
@@ -316,6 +336,21 @@ mod tests {
         assert_eq!(Reader::new(&[0x82, b'x']).string().unwrap().unwrap(), "x");
         let rocket = [0x83, 0xed, 0xa0, 0xbd, 0xed, 0xba, 0x80];
         assert_eq!(Reader::new(&rocket).string().unwrap().unwrap(), "🚀");
+    }
+
+    #[test]
+    fn class_name_ids_in_any_order() {
+        // Kryo numbers names 0, 1, 2...; a payload may use any ids.
+        let mut r = Reader::new(&[]);
+        for (id, name) in [(3, "a"), (0, "b"), (1, "c")] {
+            assert_eq!(r.known_name(id), None);
+            r.remember_name(id, name.into());
+        }
+        assert_eq!(r.known_name(2), None);
+        r.remember_name(2, "d".into());
+        let names: Vec<_> = (0..5).map(|id| r.known_name(id)).collect();
+        let want = [Some("b"), Some("c"), Some("d"), Some("a"), None];
+        assert_eq!(names, want.map(|n| n.map(Arc::from)));
     }
 
     #[test]

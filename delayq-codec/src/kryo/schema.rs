@@ -95,6 +95,16 @@ pub(crate) fn sort_fields<T>(fields: &mut [(String, T)]) {
     fields.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
 }
 
+/// The order [`sort_fields`] gives two names (ASCII names compare as bytes,
+/// the same order, without going through UTF-16).
+pub(crate) fn field_order(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.cmp(b)
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
 impl KryoSchema {
     /// A schema that describes no class.
     ///

@@ -16,6 +16,13 @@ pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<KryoValue> {
     Ok(value.serialize(Ser)?.value)
 }
 
+/// The value of a newtype named after a JDK class (`JavaUuid`...), as this
+/// path makes it.
+pub(super) fn jdk_newtype<T: Serialize + ?Sized>(name: &'static str, value: &T) -> Result<KryoValue> {
+    use serde::Serializer as _;
+    Ok(Ser.serialize_newtype_struct(name, value)?.value)
+}
+
 /// What a Rust value says about the Java type it was declared with.
 #[derive(Debug, Clone)]
 pub(crate) enum Decl {
@@ -38,7 +45,7 @@ fn out(value: KryoValue, decl: Decl) -> Result<Out> {
 
 /// Whether a Rust type name is an optional string (Java's null `String` is
 /// written differently from every other null).
-fn is_optional_string(type_name: &str) -> bool {
+pub(super) fn is_optional_string(type_name: &str) -> bool {
     let inner = type_name
         .strip_prefix("core::option::Option<")
         .and_then(|s| s.strip_suffix('>'));

@@ -413,7 +413,7 @@ pub(crate) fn write_classed(w: &mut Writer, value: &KryoValue, generics: Option<
     write_body(w, value, generics)
 }
 
-fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Result<()> {
+pub(super) fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Result<()> {
     match value {
         KryoValue::Null => w.u8(0),
         KryoValue::Boolean(v) => w.bool(*v),

@@ -11,8 +11,12 @@ pub(crate) struct Writer {
 
 impl Writer {
     pub(super) fn new() -> Self {
+        Self::with_capacity(64)
+    }
+
+    pub(super) fn with_capacity(bytes: usize) -> Self {
         Writer {
-            out: Vec::with_capacity(64),
+            out: Vec::with_capacity(bytes),
             names: HashMap::new(),
         }
     }
