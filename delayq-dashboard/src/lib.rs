@@ -89,8 +89,10 @@ mod api;
 mod assets;
 mod guard;
 mod health;
+mod history;
 mod metrics;
 mod sampler;
+mod server_info;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -304,13 +306,14 @@ pub(crate) struct Shared {
     pub health: tokio::sync::watch::Sender<health::Health>,
     /// When the dashboard started.
     pub started: SystemTime,
+    /// Which Redis this is, for the pages' header.
+    pub server: parking_lot::RwLock<server_info::ServerInfo>,
 }
 
 impl Shared {
     /// Read-only defaults, with the recorder installed if it can be.
     fn new(client: Client) -> Shared {
         Shared {
-            client,
             codec: Arc::new(StringCodec),
             read_only: true,
             token: None,
@@ -321,6 +324,8 @@ impl Shared {
             metrics: install_recorder().ok(),
             health: health::channel(),
             started: SystemTime::now(),
+            server: parking_lot::RwLock::new(server_info::configured(&client)),
+            client,
         }
     }
 
@@ -328,6 +333,7 @@ impl Shared {
     fn start(self) -> Arc<Shared> {
         let shared = Arc::new(self);
         health::start(&shared);
+        server_info::start(&shared);
         sampler::start(&shared);
         shared
     }
