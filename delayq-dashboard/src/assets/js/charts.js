@@ -86,7 +86,9 @@ function lines(target, history, series, unit) {
   const width = 400, height = 120, left = 46, bottom = 14, top = 12;
   const box = svg("svg", { viewBox: `0 0 ${width} ${height}` });
   const values = history.flatMap((m) => series.map((s) => m[s.key] || 0));
-  const max = Math.max(1, ...values);
+  // Times top at a round number of seconds (1 s at least: lag under a
+  // second is no lag worth a chart's height).
+  const max = unit === "ms" ? niceMax(Math.max(0, ...values) / 1000) * 1000 : niceMax(Math.max(0, ...values));
   const y = (v) => height - bottom - (v / max) * (height - bottom - top);
   yAxis(box, max, left, width, y, (v) => (v === 0 ? "0" : unit === "ms" ? span(v) : fmt(v)), unit !== "ms");
   if (history.length === 0) {

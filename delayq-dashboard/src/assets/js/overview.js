@@ -36,7 +36,7 @@ function overviewPage() {
     const rows = data.queues.map((queue) => {
       const tr = el("tr", { "data-queue": queue.name });
       const name = el("td", { class: "name" });
-      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}` }, visible(queue.name)));
+      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}`, title: visible(queue.name) }, visible(queue.name)));
       if (queue.paused) name.appendChild(el("span", { class: "badge paused" }, "paused"));
       // Schedules nothing fires: no runner beat within 30 s.
       if (queue.schedules && !queue.schedules.alive) {

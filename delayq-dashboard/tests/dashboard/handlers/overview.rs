@@ -183,16 +183,20 @@ async fn history_survives_a_dashboard_restart() {
     // Three dead letters during a minute the first dashboard samples.
     push(&server, delayq::QueueKeys::new(name).unwrap().dead_letter(), 3).await;
     // A minute ends (at most a minute and a bit): both append it.
-    let stored = crate::redis_server::wait_for(Duration::from_secs(150), "a minute with 3 dead-lettered kept", || async {
-        let raw = seed::lrange(&server, key).await;
-        let minutes: Vec<Value> = raw.iter().map(|b| serde_json::from_slice(b).unwrap()).collect();
-        minutes
-            .iter()
-            .find(|m| m["dead_lettered"] == 3)
-            .map(|m| (m["minute"].as_i64().unwrap(), minutes.len()))
+    let redis = seed::raw(&server).await;
+    let stored = crate::redis_server::wait_for(Duration::from_secs(150), "a minute with 3 dead-lettered kept", || {
+        let redis = redis.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let raw: Vec<String> = redis.lrange(key, 0, -1).await.unwrap();
+            raw.iter()
+                .map(|text| serde_json::from_str::<Value>(text).unwrap())
+                .find(|m| m["dead_lettered"] == 3)
+                .map(|m| m["minute"].as_i64().unwrap())
+        }
     })
     .await;
-    let ttl: i64 = seed::raw(&server).await.ttl(key).await.unwrap();
+    let ttl: i64 = redis.ttl(key).await.unwrap();
     assert!(ttl > 0 && ttl <= 2 * 3_600, "the history expires: TTL {ttl}");
     drop(first);
     drop(second);
@@ -202,12 +206,12 @@ async fn history_survives_a_dashboard_restart() {
     let queue = until(&restarted, "/api/queue?name=kept", |r| {
         r.json()["history"]
             .as_array()
-            .is_some_and(|h| h.iter().any(|m| m["minute_ms"] == stored.0 * 60_000))
+            .is_some_and(|h| h.iter().any(|m| m["minute_ms"] == stored * 60_000))
     })
     .await
     .json();
     let history = queue["history"].as_array().unwrap();
-    let same: Vec<&Value> = history.iter().filter(|m| m["minute_ms"] == stored.0 * 60_000).collect();
+    let same: Vec<&Value> = history.iter().filter(|m| m["minute_ms"] == stored * 60_000).collect();
     assert_eq!(same.len(), 1, "one entry per minute: {history:?}");
     assert_eq!(same[0]["dead_lettered"], 3, "not counted twice: {history:?}");
     let total: u64 = history.iter().map(|m| m["dead_lettered"].as_u64().unwrap()).sum();
