@@ -111,11 +111,17 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
 const FAMILIES: [(&str, &str); 7] = [
     ("delayq_pending", "Pending elements (timeout set) of the queue."),
     ("delayq_ready", "Values in the queue's ready list."),
-    ("delayq_in_flight", "Values taken by reliable consumers and not yet acknowledged."),
+    (
+        "delayq_in_flight",
+        "Values taken by reliable consumers and not yet acknowledged.",
+    ),
     ("delayq_dead_letters", "Values in the queue's dead-letter list."),
     ("delayq_quarantined", "Malformed elements set aside by transfers."),
     ("delayq_paused", "1 while the queue is paused for delayq's processes."),
-    ("delayq_transfer_lag_seconds", "How overdue the queue's head is (0 while paused)."),
+    (
+        "delayq_transfer_lag_seconds",
+        "How overdue the queue's head is (0 while paused).",
+    ),
 ];
 
 /// The recorder's text without the families the dashboard renders itself.
@@ -173,8 +179,5 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
 
 /// A Prometheus label value: backslash, quote and newline escaped.
 fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }

@@ -23,7 +23,10 @@ async fn many(server: &RedisServer, name: &str, count: usize, minutes: i64) {
             .map(|i| delayq::format::pack(Format::Modern, format!("bulk-{i}").as_bytes()))
             .collect();
         let scored: Vec<(f64, Bytes)> = elements.iter().map(|e| (due, e.clone())).collect();
-        let _: () = redis.zadd(keys.timeout(), None, None, false, false, scored).await.unwrap();
+        let _: () = redis
+            .zadd(keys.timeout(), None, None, false, false, scored)
+            .await
+            .unwrap();
         let _: () = redis.rpush(keys.pending(), elements).await.unwrap();
     }
 }
@@ -104,8 +107,16 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
         .await
         .unwrap();
     assert_eq!(text(&browser, r#"tr[data-queue="big"] td.hour .peak"#).await, "200k");
-    assert!(peak.attr("title").await.unwrap().unwrap().contains("the tallest bar is 200,000"));
-    assert_eq!(text(&browser, r#"tr[data-queue="one-element"] td.hour .peak"#).await, "1");
+    assert!(peak
+        .attr("title")
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("the tallest bar is 200,000"));
+    assert_eq!(
+        text(&browser, r#"tr[data-queue="one-element"] td.hour .peak"#).await,
+        "1"
+    );
     // No cell of the table wraps: each lays out as one line box.
     let lines = run(
         &browser,
@@ -145,7 +156,11 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
         async move { rows(&browser).await == ["Lagging-Payments"] }
     })
     .await;
-    let restored = run(&browser, "return [document.querySelector('#sort').value, document.querySelector('#filter').value];").await;
+    let restored = run(
+        &browser,
+        "return [document.querySelector('#sort').value, document.querySelector('#filter').value];",
+    )
+    .await;
     assert_eq!(restored, serde_json::json!(["name", "PAYMENTS"]));
     screenshot(&browser, "overview-url-restored").await;
 
@@ -172,7 +187,10 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     .await;
     assert_eq!(svg_texts(&browser, "#chart-hour text.count").await, ["200k", "1"]);
     let titles = svg_texts(&browser, "#chart-hour rect title").await;
-    assert!(titles.iter().any(|t| t.starts_with("200,000 due in 20–25 min")), "{titles:?}");
+    assert!(
+        titles.iter().any(|t| t.starts_with("200,000 due in 20–25 min")),
+        "{titles:?}"
+    );
     assert!(titles.iter().any(|t| t.starts_with("1 due in 45–50 min")), "{titles:?}");
     let heights = run(
         &browser,
@@ -181,7 +199,10 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     .await;
     let heights: Vec<f64> = serde_json::from_value(heights).unwrap();
     assert_eq!(heights.len(), 2, "{heights:?}");
-    assert!(heights[1] * 20.0 < heights[0], "the lone element's bar is a sliver: {heights:?}");
+    assert!(
+        heights[1] * 20.0 < heights[0],
+        "the lone element's bar is a sliver: {heights:?}"
+    );
     tokio::time::sleep(Duration::from_secs(2)).await;
     screenshot(&browser, "queue-big").await;
     browser.close().await.unwrap();

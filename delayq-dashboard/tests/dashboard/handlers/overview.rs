@@ -46,7 +46,15 @@ async fn orphan_schedule(server: &RedisServer, name: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_opens_with_what_needs_attention_first() {
     let server = RedisServer::start().await;
-    for name in ["a-calm", "b-calm", "few-dead", "many-dead", "quarantined", "unrun", "z-lagging"] {
+    for name in [
+        "a-calm",
+        "b-calm",
+        "few-dead",
+        "many-dead",
+        "quarantined",
+        "unrun",
+        "z-lagging",
+    ] {
         seed::offer(&server, name, "later", 3_600).await;
     }
     let keys = |name: &str| delayq::QueueKeys::new(name).unwrap();
@@ -89,7 +97,9 @@ async fn the_overview_opens_with_what_needs_attention_first() {
     let mut sorted = want.map(str::to_owned).to_vec();
     sorted.sort();
     assert_eq!(names(&by_name), sorted);
-    let page = send(&app, get("/api/overview?sort=attention&offset=2&limit=2")).await.json();
+    let page = send(&app, get("/api/overview?sort=attention&offset=2&limit=2"))
+        .await
+        .json();
     assert_eq!(names(&page), ["z-lagging", "quarantined"]);
     assert_eq!(page["matching"], want.len());
 }
@@ -102,7 +112,10 @@ async fn the_filter_ignores_case_unicode_included() {
         seed::offer(&server, name, "x", 600).await;
     }
     let app = dashboard(&server, |d| d).await;
-    until(&app, "/api/overview", |r| r.json()["queues"].as_array().is_some_and(|q| q.len() == 3)).await;
+    until(&app, "/api/overview", |r| {
+        r.json()["queues"].as_array().is_some_and(|q| q.len() == 3)
+    })
+    .await;
     for (filter, want) in [
         ("zürich", "Zürich-Orders"),
         ("ZÜRICH", "Zürich-Orders"),
@@ -143,19 +156,31 @@ async fn both_apis_name_the_redis_and_never_its_password() {
     .await;
     // db 0 holds the queue; the header says which db the dashboard reads.
     let url = format!("redis://:{PASSWORD}@127.0.0.1:{}/0", server.port());
-    let client = delayq::Client::builder().url(url).build().await.expect("connect with the password");
-    let app = Dashboard::new(client).sample_interval(Duration::from_millis(200)).router();
+    let client = delayq::Client::builder()
+        .url(url)
+        .build()
+        .await
+        .expect("connect with the password");
+    let app = Dashboard::new(client)
+        .sample_interval(Duration::from_millis(200))
+        .router();
 
     let overview = until(&app, "/api/overview", |r| {
         r.json()["redis"]["server"]["version"].is_string() && r.json()["queues"][0]["name"] == "billing"
     })
     .await;
     let server_json = &overview.json()["redis"]["server"];
-    assert_eq!(server_json["addresses"], serde_json::json!([format!("127.0.0.1:{}", server.port())]));
+    assert_eq!(
+        server_json["addresses"],
+        serde_json::json!([format!("127.0.0.1:{}", server.port())])
+    );
     assert_eq!(server_json["db"], 0);
     assert_eq!(server_json["mode"], "standalone");
     assert_eq!(server_json["role"], "master");
-    assert!(server_json["version"].as_str().unwrap().starts_with(|c: char| c.is_ascii_digit()));
+    assert!(server_json["version"]
+        .as_str()
+        .unwrap()
+        .starts_with(|c: char| c.is_ascii_digit()));
     assert!(server_json["used_memory_human"].is_string(), "{server_json}");
     assert!(server_json["maxmemory"].is_u64(), "{server_json}");
     assert!(server_json["uptime_seconds"].is_u64(), "{server_json}");
@@ -163,7 +188,10 @@ async fn both_apis_name_the_redis_and_never_its_password() {
     let queue = send(&app, get("/api/queue?name=billing")).await;
     assert_eq!(queue.json()["redis"]["server"]["addresses"], server_json["addresses"]);
     for path in ["/", "/queue?name=billing", "/assets/dashboard.js", "/metrics"] {
-        assert!(!send(&app, get(path)).await.body.contains(PASSWORD), "{path} shows the password");
+        assert!(
+            !send(&app, get(path)).await.body.contains(PASSWORD),
+            "{path} shows the password"
+        );
     }
     assert!(!overview.body.contains(PASSWORD) && !queue.body.contains(PASSWORD));
 }
@@ -225,7 +253,10 @@ async fn a_vanished_queues_gauges_leave_metrics() {
     seed::offer(&server, "short-lived", "x", 600).await;
     seed::offer(&server, "staying", "x", 600).await;
     let app = dashboard(&server, |d| d).await;
-    until(&app, "/metrics", |r| r.body.contains(r#"delayq_pending{queue="short-lived"} 1"#)).await;
+    until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_pending{queue="short-lived"} 1"#)
+    })
+    .await;
 
     let keys = delayq::QueueKeys::new("short-lived").unwrap();
     let _: i64 = seed::raw(&server)
@@ -234,5 +265,9 @@ async fn a_vanished_queues_gauges_leave_metrics() {
         .await
         .unwrap();
     let metrics = until(&app, "/metrics", |r| !r.body.contains(r#"queue="short-lived""#)).await;
-    assert!(metrics.body.contains(r#"delayq_pending{queue="staying"} 1"#), "{}", metrics.body);
+    assert!(
+        metrics.body.contains(r#"delayq_pending{queue="staying"} 1"#),
+        "{}",
+        metrics.body
+    );
 }
