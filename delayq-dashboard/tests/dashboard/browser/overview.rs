@@ -31,6 +31,8 @@ async fn many(server: &RedisServer, name: &str, count: usize, minutes: i64) {
     }
 }
 
+const LONG: &str = "tenant-42-eu-west-1-invoice-reminders-after-a-failed-card-payment-second-attempt";
+
 /// What `script` returns in the page.
 async fn run(browser: &Browser, script: &str) -> Value {
     browser.execute(script, vec![]).await.expect("script runs")
@@ -59,6 +61,8 @@ async fn svg_texts(browser: &Browser, css: &str) -> Vec<String> {
 async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     let server = RedisServer::start().await;
     seed::offer(&server, "one-element", "only", 600).await;
+    // A name longer than its column: cut, never wrapped.
+    seed::offer(&server, LONG, "x", 600).await;
     many(&server, "big", 200_000, 22).await;
     seed::offer(&server, "big", "lonely", 50 * 60).await;
     seed::queue(&server, "dead-pile", 0, 0, 3).await;
@@ -80,7 +84,14 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     // Attention first: dead letters, lag, schedules nothing runs; then by name.
     browser.goto(&format!("{url}/")).await.unwrap();
     wait_text(&browser, r#"tr[data-queue="big"] td.pending"#, "200,001").await;
-    let want = ["dead-pile", "Lagging-Payments", "nightly-unrun", "big", "one-element"];
+    let want = [
+        "dead-pile",
+        "Lagging-Payments",
+        "nightly-unrun",
+        "big",
+        "one-element",
+        LONG,
+    ];
     eventually(WAIT, "the attention order", || {
         let browser = browser.clone();
         async move { rows(&browser).await == want }
