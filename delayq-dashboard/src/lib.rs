@@ -80,8 +80,12 @@
 //! [`sample_interval`](Dashboard::sample_interval); the overview reads that
 //! cache, so it costs the same with ten thousand queues. The history charts
 //! are estimated from those samples (see the queue page's notes): they count
-//! what every process did, Java's included. The HTTP layer calls the
-//! library's public API like any user; it owns no Redis scripts.
+//! what every process did, Java's included; each finished minute is kept
+//! in Redis (`delayq_dashboard_history:{queue}`, the last 120 entries,
+//! expiring 2 h after the last write), so a restarted dashboard shows the
+//! last hour. The header names the Redis (`INFO` every 5 s, cached; the
+//! address without its password). The HTTP layer calls the library's
+//! public API like any user; it owns no Redis scripts.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 

@@ -142,7 +142,10 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
         "sampler": meta,
         "totals": status_json(Some(&totals), now),
         "matching": matching,
-        "sort": if query.sort.is_empty() { "attention" } else { query.sort.as_str() },
+        "sort": match query.sort.as_str() {
+            known @ ("name" | "pending" | "dead" | "lag") => known,
+            _ => "attention",
+        },
         "offset": query.offset,
         "limit": limit,
         "queues": queues,

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use axum::http::StatusCode;
 use delayq::fred::prelude::*;
 use delayq_dashboard::Dashboard;
 use serde_json::Value;
@@ -146,7 +147,7 @@ fn encode(text: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_apis_name_the_redis_and_never_its_password() {
     const PASSWORD: &str = "Hunter2-sEcReT-pw";
-    let server = RedisServer::start().await;
+    let mut server = RedisServer::start().await;
     seed::offer(&server, "billing", "x", 600).await;
     crate::redis_server::node_command(
         server.port(),
@@ -194,6 +195,15 @@ async fn both_apis_name_the_redis_and_never_its_password() {
         );
     }
     assert!(!overview.body.contains(PASSWORD) && !queue.body.contains(PASSWORD));
+
+    // While Redis is down the answers (503) still say which Redis it is.
+    server.kill();
+    let down = until(&app, "/api/overview", |r| {
+        r.status == StatusCode::SERVICE_UNAVAILABLE && r.json()["redis"]["up"] == false
+    })
+    .await;
+    assert_eq!(down.json()["redis"]["server"]["addresses"], server_json["addresses"]);
+    assert!(!down.body.contains(PASSWORD));
 }
 
 /// The minutes one dashboard sampled are kept in Redis: a dashboard started
