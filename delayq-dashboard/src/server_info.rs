@@ -27,6 +27,9 @@ pub(crate) struct ServerInfo {
     pub mode: &'static str,
     /// The Sentinel master's name.
     pub master: Option<String>,
+    /// The nodes the client is connected to now (through Sentinel: the
+    /// master it found; in a cluster: every master).
+    pub connected: Vec<String>,
     pub db: u8,
     /// `INFO`'s fields we show, once one answered.
     pub info: Option<Info>,
@@ -52,13 +55,6 @@ pub(crate) struct Info {
 /// The configured part, known before Redis answers.
 pub(crate) fn configured(client: &delayq::Client) -> ServerInfo {
     let config = client.redis().next().client_config();
-    let address = |s: &Server| {
-        if s.host.contains(':') {
-            format!("[{}]:{}", s.host, s.port)
-        } else {
-            format!("{}:{}", s.host, s.port)
-        }
-    };
     let (mode, addresses, master) = match &config.server {
         ServerConfig::Centralized { server } => ("standalone", vec![address(server)], None),
         ServerConfig::Clustered { hosts, .. } => ("cluster", hosts.iter().map(address).collect(), None),
@@ -76,6 +72,15 @@ pub(crate) fn configured(client: &delayq::Client) -> ServerInfo {
         master,
         db: config.database.unwrap_or(0),
         ..ServerInfo::default()
+    }
+}
+
+/// `host:port` (`[v6]:port`).
+fn address(server: &Server) -> String {
+    if server.host.contains(':') {
+        format!("[{}]:{}", server.host, server.port)
+    } else {
+        format!("{}:{}", server.host, server.port)
     }
 }
 
@@ -102,8 +107,11 @@ pub(crate) fn start(shared: &Arc<Shared>) {
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(_) => Err(format!("no reply to INFO within {REDIS_WAIT:?}")),
             };
+            let mut connected: Vec<String> = redis.active_connections().iter().map(address).collect();
+            connected.sort();
             let Some(shared) = weak.upgrade() else { return };
             let mut server = shared.server.write();
+            server.connected = connected;
             match read {
                 Ok(info) => {
                     server.info = Some(info);
@@ -154,6 +162,7 @@ pub(crate) fn json(shared: &Shared) -> Value {
         "addresses": server.addresses,
         "mode": mode,
         "master": server.master,
+        "connected": server.connected,
         "db": server.db,
         "version": info.version,
         "role": info.role,

@@ -87,7 +87,9 @@ function serverHeader(redis) {
   const node = $("server");
   if (!node || !redis || !redis.server) return;
   const s = redis.server;
-  const mode = s.mode === "sentinel" ? `Sentinel (master ${visible(s.master || "?")})` : s.mode === "cluster" ? "Cluster" : "standalone";
+  const at = s.connected.length ? ` at ${s.connected.map(visible).join(", ")}` : "";
+  const mode = s.mode === "sentinel" ? `Sentinel (master ${visible(s.master || "?")}${at})`
+    : s.mode === "cluster" ? `Cluster (${fmt(s.connected.length)} masters)` : "standalone";
   const parts = [`${s.addresses.map(visible).join(", ")} · db ${s.db}`, mode];
   if (s.version) parts.push(`Redis ${visible(s.version)}`);
   if (s.used_memory_human) {

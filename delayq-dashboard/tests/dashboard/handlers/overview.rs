@@ -177,6 +177,7 @@ async fn both_apis_name_the_redis_and_never_its_password() {
     );
     assert_eq!(server_json["db"], 0);
     assert_eq!(server_json["mode"], "standalone");
+    assert_eq!(server_json["connected"], server_json["addresses"]);
     assert_eq!(server_json["role"], "master");
     assert!(server_json["version"]
         .as_str()
@@ -280,4 +281,43 @@ async fn a_vanished_queues_gauges_leave_metrics() {
         "{}",
         metrics.body
     );
+}
+
+#[path = "../../../../tests/support/redis_sentinel.rs"]
+mod redis_sentinel;
+// What the Sentinel harness reaches as `super::redis_server`.
+use crate::redis_server;
+
+/// Through Sentinel the header names it, with the master's name, and the
+/// sentinels' addresses; `INFO` comes from the master.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_sentinel_the_header_says_sentinel_and_the_master() {
+    let sentinel = redis_sentinel::RedisSentinel::start().await;
+    let client = delayq::Client::builder()
+        .url(sentinel.url())
+        .build()
+        .await
+        .expect("connect through Sentinel");
+    let app = Dashboard::new(client)
+        .sample_interval(Duration::from_millis(200))
+        .router();
+    let overview = until(&app, "/api/overview", |r| {
+        r.json()["redis"]["server"]["version"].is_string()
+    })
+    .await;
+    let server = &overview.json()["redis"]["server"];
+    assert_eq!(server["mode"], "sentinel", "{server}");
+    assert_eq!(server["master"], redis_sentinel::SERVICE);
+    assert_eq!(server["role"], "master");
+    let mut want: Vec<String> = sentinel
+        .sentinel_ports()
+        .iter()
+        .map(|port| format!("127.0.0.1:{port}"))
+        .collect();
+    want.sort();
+    let mut addresses: Vec<String> = serde_json::from_value(server["addresses"].clone()).unwrap();
+    addresses.sort();
+    assert_eq!(addresses, want, "the sentinels");
+    let master = format!("127.0.0.1:{}", sentinel.master_port().await);
+    assert_eq!(server["connected"], serde_json::json!([master]), "the master found");
 }
