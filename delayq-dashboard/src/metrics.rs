@@ -181,3 +181,26 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
 fn label(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_recorders_queue_gauges_give_way_to_the_dashboards() {
+        let recorded = "# TYPE delayq_pending gauge\n\
+                        delayq_pending{queue=\"gone\"} 3\n\
+                        # HELP delayq_ready Ready values.\n\
+                        delayq_ready{queue=\"gone\"} 1\n\
+                        # TYPE delayq_pending_total counter\n\
+                        delayq_pending_total{queue=\"q\"} 2\n\
+                        # TYPE delayq_transferred_total counter\n\
+                        delayq_transferred_total{queue=\"q\"} 9\n";
+        assert_eq!(
+            super::without_queue_gauges(recorded),
+            "# TYPE delayq_pending_total counter\n\
+             delayq_pending_total{queue=\"q\"} 2\n\
+             # TYPE delayq_transferred_total counter\n\
+             delayq_transferred_total{queue=\"q\"} 9\n"
+        );
+        assert_eq!(super::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}
