@@ -90,7 +90,8 @@ function lines(target, history, series, unit) {
   // second is no lag worth a chart's height).
   const max = unit === "ms" ? niceMax(Math.max(0, ...values) / 1000) * 1000 : niceMax(Math.max(0, ...values));
   const y = (v) => height - bottom - (v / max) * (height - bottom - top);
-  yAxis(box, max, left, width, y, (v) => (v === 0 ? "0" : unit === "ms" ? span(v) : fmt(v)), unit !== "ms");
+  const label = (v) => (v === 0 ? "0" : unit !== "ms" ? fmt(v) : v < 1000 ? `${Math.round(v)}ms` : span(v));
+  yAxis(box, max, left, width, y, label, unit !== "ms");
   if (history.length === 0) {
     box.appendChild(svg("text", { x: left + 8, y: height / 2 }, "collecting… (one point per minute)"));
   }

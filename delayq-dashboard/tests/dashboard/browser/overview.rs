@@ -214,6 +214,9 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
         heights[1] * 20.0 < heights[0],
         "the lone element's bar is a sliver: {heights:?}"
     );
+    // Nothing moved and no lag: the history axes top at 1 and 1 s.
+    assert_eq!(svg_texts(&browser, "#chart-flow text.tick").await, ["0", "1"]);
+    assert_eq!(svg_texts(&browser, "#chart-lag text.tick").await, ["0", "500ms", "1s"]);
     tokio::time::sleep(Duration::from_secs(2)).await;
     screenshot(&browser, "queue-big").await;
     browser.close().await.unwrap();
