@@ -13,7 +13,10 @@
 //! holds a minute twice, and a reader keeps one entry per minute (the last
 //! written), so nothing is counted twice; with n dashboards the list spans
 //! `KEPT / n` minutes. A resent `RPUSH` (fred resends after a lost reply)
-//! is a duplicate of the same kind.
+//! is a duplicate of the same kind. Two dashboards' estimates of a minute
+//! can differ by what moved within one sample interval of its edges (each
+//! puts it in the minute its own sample fell in); the one kept is then the
+//! last written.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

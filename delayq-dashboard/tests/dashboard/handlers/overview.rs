@@ -219,7 +219,13 @@ async fn history_survives_a_dashboard_restart() {
     let first = dashboard(&server, |d| d).await;
     let second = dashboard(&server, |d| d).await;
     until(&first, "/api/queue?name=kept", |r| r.json()["sampled"] == true).await;
-    // Three dead letters during a minute the first dashboard samples.
+    // Three dead letters well inside a minute, so that both dashboards'
+    // samples see them in the same one (at a minute's edge each could put
+    // them in another: their estimates differ by one sample interval).
+    let into_minute = seed::now_ms() % 60_000;
+    if into_minute > 40_000 {
+        tokio::time::sleep(Duration::from_millis((61_000 - into_minute) as u64)).await;
+    }
     push(&server, delayq::QueueKeys::new(name).unwrap().dead_letter(), 3).await;
     // A minute ends (at most a minute and a bit): both append it.
     let redis = seed::raw(&server).await;
@@ -232,6 +238,20 @@ async fn history_survives_a_dashboard_restart() {
                 .map(|text| serde_json::from_str::<Value>(text).unwrap())
                 .find(|m| m["dead_lettered"] == 3)
                 .map(|m| m["minute"].as_i64().unwrap())
+        }
+    })
+    .await;
+    // Both dashboards kept that minute: the list holds it twice.
+    crate::redis_server::wait_for(Duration::from_secs(30), "the minute from both dashboards", || {
+        let redis = redis.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let raw: Vec<String> = redis.lrange(key, 0, -1).await.unwrap();
+            let copies = raw
+                .iter()
+                .filter(|text| serde_json::from_str::<Value>(text).unwrap()["minute"] == stored)
+                .count();
+            (copies == 2).then_some(())
         }
     })
     .await;
