@@ -185,6 +185,15 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     .await;
     assert_eq!(svg_texts(&browser, "#chart-hour text.count").await, ["1"]);
     assert!(text(&browser, "#server").await.contains("· db 0 ·"));
+    // An absolute time says its zone.
+    let due = browser.find(Locator::Css("#next-due")).await.unwrap();
+    let title = due.attr("title").await.unwrap().unwrap_or_default();
+    let zone = title.rsplit(' ').next().unwrap_or_default().to_owned();
+    assert!(
+        zone.len() == 9 && (zone.starts_with("UTC+") || zone.starts_with("UTC-")),
+        "{title:?}"
+    );
+    assert_eq!(text(&browser, "#zone").await, format!("times in {zone}"));
     screenshot(&browser, "queue-one-element").await;
 
     // 200,000 in one bucket and 1 in another: the axis reads 200,000, the
