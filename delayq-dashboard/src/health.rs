@@ -149,7 +149,7 @@ fn down(health: &Health) -> Option<Health> {
     (!health.up).then(|| health.clone())
 }
 
-/// The health as JSON, for every API answer.
+/// The health as JSON, for every API answer, with which Redis this is.
 pub(crate) fn json(shared: &Shared) -> Value {
     let health = shared.health.borrow().clone();
     let sampled = shared.queues.read().sampled_at;
@@ -159,6 +159,7 @@ pub(crate) fn json(shared: &Shared) -> Value {
         "since_ms": epoch_ms(health.since),
         "error": health.error,
         "sampled_at_ms": sampled.map(epoch_ms),
+        "server": super::server_info::json(shared),
     })
 }
 

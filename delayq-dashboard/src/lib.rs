@@ -80,8 +80,12 @@
 //! [`sample_interval`](Dashboard::sample_interval); the overview reads that
 //! cache, so it costs the same with ten thousand queues. The history charts
 //! are estimated from those samples (see the queue page's notes): they count
-//! what every process did, Java's included. The HTTP layer calls the
-//! library's public API like any user; it owns no Redis scripts.
+//! what every process did, Java's included; each finished minute is kept
+//! in Redis (`delayq_dashboard_history:{queue}`, the last 120 entries,
+//! expiring 2 h after the last write), so a restarted dashboard shows the
+//! last hour. The header names the Redis (`INFO` every 5 s, cached; the
+//! address without its password). The HTTP layer calls the library's
+//! public API like any user; it owns no Redis scripts.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
@@ -89,8 +93,10 @@ mod api;
 mod assets;
 mod guard;
 mod health;
+mod history;
 mod metrics;
 mod sampler;
+mod server_info;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -304,13 +310,14 @@ pub(crate) struct Shared {
     pub health: tokio::sync::watch::Sender<health::Health>,
     /// When the dashboard started.
     pub started: SystemTime,
+    /// Which Redis this is, for the pages' header.
+    pub server: parking_lot::RwLock<server_info::ServerInfo>,
 }
 
 impl Shared {
     /// Read-only defaults, with the recorder installed if it can be.
     fn new(client: Client) -> Shared {
         Shared {
-            client,
             codec: Arc::new(StringCodec),
             read_only: true,
             token: None,
@@ -321,6 +328,8 @@ impl Shared {
             metrics: install_recorder().ok(),
             health: health::channel(),
             started: SystemTime::now(),
+            server: parking_lot::RwLock::new(server_info::configured(&client)),
+            client,
         }
     }
 
@@ -328,6 +337,7 @@ impl Shared {
     fn start(self) -> Arc<Shared> {
         let shared = Arc::new(self);
         health::start(&shared);
+        server_info::start(&shared);
         sampler::start(&shared);
         shared
     }

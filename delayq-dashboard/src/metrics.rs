@@ -1,6 +1,7 @@
 //! `GET /metrics`: Prometheus text of the `metrics` facade's series, with
 //! per-queue gauges of every discovered queue.
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
@@ -90,11 +91,12 @@ pub async fn serve_metrics(addr: SocketAddr, client: Client) -> std::io::Result<
 /// The Prometheus text.
 pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     let mut body = match &shared.metrics {
-        Some(handle) => handle.render(),
+        Some(handle) => without_queue_gauges(&handle.render()),
         None => "# another metrics recorder is installed in this process; delayq cannot render it\n".to_owned(),
     };
     // The dashboard's own lines, rendered here rather than through the
     // process-wide recorder: each dashboard of a process has its own.
+    body.push_str(&queue_gauges_text(&shared));
     body.push_str(&super::health::metrics_text(&shared));
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
@@ -102,22 +104,103 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
     )
 }
 
-/// The server-side counts of one queue as gauges labelled `queue`;
-/// `delayq_paused` is 1 while it is paused, and its lag reads 0 meanwhile.
-pub(crate) fn set_queue_gauges(name: &str, status: &QueueStatus, at: SystemTime) {
-    let q = name.to_owned();
-    metrics::gauge!("delayq_pending", "queue" => q.clone()).set(status.pending as f64);
-    metrics::gauge!("delayq_ready", "queue" => q.clone()).set(status.ready as f64);
-    metrics::gauge!("delayq_in_flight", "queue" => q.clone()).set(status.in_flight as f64);
-    metrics::gauge!("delayq_dead_letters", "queue" => q.clone()).set(status.dead_letters as f64);
-    metrics::gauge!("delayq_quarantined", "queue" => q.clone()).set(status.quarantined as f64);
-    metrics::gauge!("delayq_paused", "queue" => q.clone()).set(if status.paused { 1.0 } else { 0.0 });
-    // A deliberate pause is no transfer failure: no lag to alert on while
-    // it lasts (delayq_pending shows what accumulates).
-    let lag = if status.paused {
-        0.0
-    } else {
-        status.lag_at(at).as_secs_f64()
-    };
-    metrics::gauge!("delayq_transfer_lag_seconds", "queue" => q).set(lag);
+/// The per-queue gauge families, each rendered from the dashboard's own
+/// samples: a queue gone from discovery has no line (the process-wide
+/// recorder could not forget it; the library also sets `delayq_pending`
+/// and `delayq_ready` there, which these replace).
+const FAMILIES: [(&str, &str); 7] = [
+    ("delayq_pending", "Pending elements (timeout set) of the queue."),
+    ("delayq_ready", "Values in the queue's ready list."),
+    (
+        "delayq_in_flight",
+        "Values taken by reliable consumers and not yet acknowledged.",
+    ),
+    ("delayq_dead_letters", "Values in the queue's dead-letter list."),
+    ("delayq_quarantined", "Malformed elements set aside by transfers."),
+    ("delayq_paused", "1 while the queue is paused for delayq's processes."),
+    (
+        "delayq_transfer_lag_seconds",
+        "How overdue the queue's head is (0 while paused).",
+    ),
+];
+
+/// The recorder's text without the families the dashboard renders itself.
+fn without_queue_gauges(text: &str) -> String {
+    let ours = |name: &str| FAMILIES.iter().any(|(family, _)| *family == name);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let name = match line.strip_prefix("# ") {
+            Some(comment) => comment.split_whitespace().nth(1).unwrap_or(""),
+            None => line.split(['{', ' ']).next().unwrap_or(""),
+        };
+        if !ours(name) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The server-side counts of every queue this dashboard samples, as gauges
+/// labelled `queue`; `delayq_paused` is 1 while it is paused, and its lag
+/// reads 0 meanwhile.
+pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
+    let queues = shared.queues.read();
+    let sampled: Vec<(&String, &QueueStatus, SystemTime)> = queues
+        .entries
+        .iter()
+        .filter_map(|(name, e)| Some((name, e.status.as_ref()?, e.sampled_at?)))
+        .collect();
+    let mut out = String::new();
+    for (family, help) in FAMILIES {
+        if sampled.is_empty() {
+            break;
+        }
+        let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} gauge");
+        for (name, status, at) in &sampled {
+            let value = match family {
+                "delayq_pending" => status.pending as f64,
+                "delayq_ready" => status.ready as f64,
+                "delayq_in_flight" => status.in_flight as f64,
+                "delayq_dead_letters" => status.dead_letters as f64,
+                "delayq_quarantined" => status.quarantined as f64,
+                "delayq_paused" => f64::from(u8::from(status.paused)),
+                // A deliberate pause is no transfer failure: no lag to
+                // alert on while it lasts (delayq_pending shows what
+                // accumulates).
+                _ if status.paused => 0.0,
+                _ => status.lag_at(*at).as_secs_f64(),
+            };
+            let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(name));
+        }
+    }
+    out
+}
+
+/// A Prometheus label value: backslash, quote and newline escaped.
+fn label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_recorders_queue_gauges_give_way_to_the_dashboards() {
+        let recorded = "# TYPE delayq_pending gauge\n\
+                        delayq_pending{queue=\"gone\"} 3\n\
+                        # HELP delayq_ready Ready values.\n\
+                        delayq_ready{queue=\"gone\"} 1\n\
+                        # TYPE delayq_pending_total counter\n\
+                        delayq_pending_total{queue=\"q\"} 2\n\
+                        # TYPE delayq_transferred_total counter\n\
+                        delayq_transferred_total{queue=\"q\"} 9\n";
+        assert_eq!(
+            super::without_queue_gauges(recorded),
+            "# TYPE delayq_pending_total counter\n\
+             delayq_pending_total{queue=\"q\"} 2\n\
+             # TYPE delayq_transferred_total counter\n\
+             delayq_transferred_total{queue=\"q\"} 9\n"
+        );
+        assert_eq!(super::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
 }

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
-use delayq::fred::interfaces::ClientLike;
+use delayq::fred::interfaces::{ClientLike, KeysInterface};
 use delayq::fred::types::scan::{ScanType, Scanner};
 use delayq::{BytesCodec, Client, DelayedQueue, QueueKeys, QueueStatus};
 
-use super::Shared;
+use super::{history, Shared};
 
 /// Minutes of history kept per queue.
 const HISTORY_MINUTES: usize = 60;
@@ -45,6 +45,11 @@ pub(crate) struct Entry {
     pub sampled_at: Option<SystemTime>,
     previous: Option<Previous>,
     pub history: VecDeque<Minute>,
+    /// Whether the history kept in Redis was read into `history`.
+    loaded: bool,
+    /// `None` while the queue has no schedule; else how many processes
+    /// running its schedules are alive (their heartbeats).
+    pub runners: Option<usize>,
 }
 
 /// What the estimates of the next sample start from.
@@ -59,7 +64,7 @@ struct Previous {
 }
 
 /// One minute of a queue's history, estimated from samples.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Minute {
     /// Minutes since the Unix epoch.
     pub minute: i64,
@@ -70,11 +75,39 @@ pub(crate) struct Minute {
     /// Values added to the dead-letter list.
     pub dead_lettered: u64,
     /// Transfer lag samples, ms (how overdue the head was).
-    #[serde(skip)]
     pub lag_ms: Vec<u64>,
+    /// p50 and p99 of a minute read back from Redis (its samples are not kept).
+    stored_lag: Option<[Option<u64>; 2]>,
 }
 
 impl Minute {
+    /// The median transfer lag of the minute, ms.
+    pub(crate) fn lag_p50(&self) -> Option<u64> {
+        match self.stored_lag {
+            Some([p50, _]) => p50,
+            None => self.lag_quantile(0.5),
+        }
+    }
+
+    /// The 99th percentile of the minute's transfer lag, ms.
+    pub(crate) fn lag_p99(&self) -> Option<u64> {
+        match self.stored_lag {
+            Some([_, p99]) => p99,
+            None => self.lag_quantile(0.99),
+        }
+    }
+
+    fn from_stored(stored: history::Stored) -> Minute {
+        Minute {
+            minute: stored.minute,
+            transferred: stored.transferred,
+            delivered: stored.delivered,
+            dead_lettered: stored.dead_lettered,
+            lag_ms: Vec::new(),
+            stored_lag: Some([stored.lag_p50_ms, stored.lag_p99_ms]),
+        }
+    }
+
     /// The `q`-quantile of the lag samples (nearest rank), ms.
     pub(crate) fn lag_quantile(&self, q: f64) -> Option<u64> {
         if self.lag_ms.is_empty() {
@@ -130,7 +163,7 @@ async fn cycle(shared: &Shared) {
     // Queues found now, and known ones that still have any key (a queue
     // whose pending set emptied has no timeout set, but may have ready
     // values or dead letters).
-    let names: Vec<(String, Option<SystemTime>)> = {
+    let names: Vec<(String, Option<SystemTime>, bool)> = {
         let mut queues = shared.queues.write();
         for name in &found {
             queues.entries.entry(name.clone()).or_default();
@@ -141,17 +174,18 @@ async fn cycle(shared: &Shared) {
         queues
             .entries
             .iter()
-            .map(|(name, entry)| (name.clone(), entry.previous.map(|p| p.bound)))
+            .map(|(name, entry)| (name.clone(), entry.previous.map(|p| p.bound), !entry.loaded))
             .collect()
     };
     let interval = shared.sample_interval;
     let mut samples = futures_util::stream::iter(names)
-        .map(|(name, bound)| async move {
-            let sample = sample(&shared.client, &name, bound, interval).await;
+        .map(|(name, bound, load)| async move {
+            let sample = sample(&shared.client, &name, bound, interval, load).await;
             (name, sample)
         })
         .buffer_unordered(CONCURRENCY);
     let mut gone = Vec::new();
+    let mut finished = Vec::new();
     while let Some((name, sample)) = samples.next().await {
         if sample.as_ref().is_ok_and(|s| !s.status.exists) {
             gone.push(name.clone());
@@ -160,9 +194,21 @@ async fn cycle(shared: &Shared) {
         let Some(entry) = queues.entries.get_mut(&name) else {
             continue;
         };
-        record(entry, &name, sample);
+        if let Some(minute) = record(entry, sample) {
+            finished.push((name, minute));
+        }
     }
     drop(samples);
+    // Each finished minute once into Redis, for a dashboard started later.
+    let mut stores = futures_util::stream::iter(finished)
+        .map(|(name, minute)| async move {
+            if let Err(error) = history::store(&shared.client, &name, &minute).await {
+                tracing::debug!(queue = %name, %error, "could not keep a minute of history in Redis");
+            }
+        })
+        .buffer_unordered(CONCURRENCY);
+    while stores.next().await.is_some() {}
+    drop(stores);
     // Keeps the registry bounded as queues come and go.
     for name in gone {
         if let Err(error) = shared.client.forget_queue_if_gone(&name).await {
@@ -220,34 +266,87 @@ struct Sample {
     status: QueueStatus,
     /// `(previous bound, due by it now)` and `(next bound, due by it now)`.
     due_by: Option<[(SystemTime, u64); 2]>,
+    /// Runners alive, if the queue has schedules.
+    runners: Option<usize>,
+    /// The minutes kept in Redis, on the queue's first sample.
+    loaded: Option<Vec<history::Stored>>,
 }
 
-async fn sample(client: &Client, name: &str, bound: Option<SystemTime>, interval: Duration) -> delayq::Result<Sample> {
+async fn sample(
+    client: &Client,
+    name: &str,
+    bound: Option<SystemTime>,
+    interval: Duration,
+    load: bool,
+) -> delayq::Result<Sample> {
     let queue = view(client, name)?;
     let at = SystemTime::now();
     let status = queue.status().await?;
     let previous = bound.unwrap_or(at);
     let next = at + interval;
     let counts = queue.count_due_by(&[previous, next]).await?;
+    // The schedules' key first (one EXISTS): runners are read only for a
+    // queue that has schedules.
+    let keys = QueueKeys::new(name)?;
+    let has_schedules: bool = client.redis().next().exists(keys.schedules()).await?;
+    let runners = if has_schedules {
+        Some(client.schedules(name)?.runners().await?.len())
+    } else {
+        None
+    };
+    let loaded = if load {
+        let this_minute = super::epoch_ms(at).div_euclid(60_000);
+        // Without it the charts start empty, as before a restart: no reason
+        // to fail the sample.
+        let loaded = history::load(client, name, this_minute, HISTORY_MINUTES).await;
+        Some(loaded.unwrap_or_else(|error| {
+            tracing::debug!(queue = %name, %error, "could not read the history kept in Redis");
+            Vec::new()
+        }))
+    } else {
+        None
+    };
     Ok(Sample {
         at,
         status,
         due_by: Some([(previous, counts[0]), (next, counts[1])]),
+        runners,
+        loaded,
     })
 }
 
-/// Folds a sample into the entry: latest status, estimates, gauges.
-fn record(entry: &mut Entry, name: &str, sample: delayq::Result<Sample>) {
+/// Folds a sample into the entry: latest status, estimates. Returns the
+/// minute the sample ended, to keep in Redis.
+fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::Stored> {
     let sample = match sample {
         Ok(sample) => sample,
         Err(error) => {
             entry.error = Some(error.to_string());
-            return;
+            return None;
         }
     };
+    if let Some(loaded) = sample.loaded {
+        entry.loaded = true;
+        // Read before this dashboard's first minute: older than any it has.
+        let first = entry.history.front().map_or(i64::MAX, |m| m.minute);
+        for stored in loaded.into_iter().rev().filter(|s| s.minute < first) {
+            entry.history.push_front(Minute::from_stored(stored));
+        }
+        while entry.history.len() > HISTORY_MINUTES {
+            entry.history.pop_front();
+        }
+    }
+    entry.runners = sample.runners;
     let status = sample.status;
     let minute = super::epoch_ms(sample.at).div_euclid(60_000);
+    let mut finished = None;
     if entry.history.back().is_none_or(|m| m.minute != minute) {
+        // The minute that just ended, unless it was read from Redis.
+        finished = entry
+            .history
+            .back()
+            .filter(|m| m.stored_lag.is_none())
+            .map(history::Stored::of);
         entry.history.push_back(Minute {
             minute,
             ..Minute::default()
@@ -283,5 +382,5 @@ fn record(entry: &mut Entry, name: &str, sample: delayq::Result<Sample>) {
     entry.status = Some(status);
     entry.error = None;
     entry.sampled_at = Some(sample.at);
-    super::metrics::set_queue_gauges(name, &status, sample.at);
+    finished
 }

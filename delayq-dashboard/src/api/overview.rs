@@ -1,5 +1,6 @@
-//! `GET /api/overview`: every known queue's latest sample, filtered,
-//! sorted and paged.
+//! `GET /api/overview`: every known queue's latest sample, filtered (by
+//! name, ignoring case), sorted (by default: what needs attention first)
+//! and paged.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -21,6 +22,8 @@ use crate::{epoch_ms, Shared};
 
 /// Rows of the overview per page, most.
 const MAX_ROWS: usize = 500;
+/// Transfer lag above this needs attention (the pages show it in red).
+const LATE: Duration = Duration::from_secs(5);
 
 pub(crate) fn routes(_read_only: bool) -> Router<Arc<Shared>> {
     Router::new().route("/api/overview", get(overview))
@@ -53,6 +56,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
     let (totals, matching, rows, meta) = {
         let queues = shared.queues.read();
         let mut totals = QueueStatus::default();
+        let filter = query.filter.to_lowercase();
         let mut matching: Vec<(&String, &Entry)> = Vec::new();
         for (name, entry) in &queues.entries {
             if let Some(s) = &entry.status {
@@ -62,7 +66,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 totals.dead_letters += s.dead_letters;
                 totals.quarantined += s.quarantined;
             }
-            if query.filter.is_empty() || name.contains(&query.filter) {
+            if filter.is_empty() || name.to_lowercase().contains(&filter) {
                 matching.push((name, entry));
             }
         }
@@ -72,13 +76,20 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
             "dead" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.dead_letters))),
             "lag" => matching
                 .sort_by_key(|(_, e)| std::cmp::Reverse(e.status.as_ref().map_or(Duration::ZERO, |s| s.lag_at(now)))),
-            _ => {}
+            "name" => {}
+            // The entries are by name already: ties stay in name order.
+            _ => matching.sort_by_key(|(_, e)| std::cmp::Reverse(attention(e, now))),
         }
-        let rows: Vec<(String, Option<QueueStatus>, Option<String>)> = matching
+        let rows: Vec<Row> = matching
             .iter()
             .skip(query.offset)
             .take(limit)
-            .map(|(name, entry)| ((*name).clone(), entry.status, entry.error.clone()))
+            .map(|(name, entry)| Row {
+                name: (*name).clone(),
+                status: entry.status,
+                error: entry.error.clone(),
+                runners: entry.runners,
+            })
             .collect();
         let meta = json!({
             "discovered": queues.discovered,
@@ -91,7 +102,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
     };
     let wanted: Vec<(String, bool)> = rows
         .iter()
-        .map(|(name, status, _)| (name.clone(), status.is_some_and(|s| s.pending > 0)))
+        .map(|row| (row.name.clone(), row.status.is_some_and(|s| s.pending > 0)))
         .collect();
     let hours: Vec<Option<Value>> = futures_util::stream::iter(wanted)
         .map(|(name, pending)| {
@@ -110,11 +121,16 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
     let queues: Vec<Value> = rows
         .iter()
         .zip(hours)
-        .map(|((name, status, error), hour)| {
-            let mut row = status_json(status.as_ref(), now);
-            row["name"] = json!(name);
-            row["error"] = json!(error);
+        .map(|(queue, hour)| {
+            let mut row = status_json(queue.status.as_ref(), now);
+            row["name"] = json!(queue.name);
+            row["error"] = json!(queue.error);
             row["due_next_hour"] = hour.unwrap_or(Value::Null);
+            // null: no schedule; else {"runners": n, "alive": n > 0}.
+            row["schedules"] = match queue.runners {
+                Some(n) => json!({"runners": n, "alive": n > 0}),
+                None => Value::Null,
+            };
             row
         })
         .collect();
@@ -126,9 +142,34 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
         "sampler": meta,
         "totals": status_json(Some(&totals), now),
         "matching": matching,
+        "sort": match query.sort.as_str() {
+            known @ ("name" | "pending" | "dead" | "lag") => known,
+            _ => "attention",
+        },
         "offset": query.offset,
         "limit": limit,
         "queues": queues,
     }))
     .into_response()
+}
+
+/// One row of the page, copied out of the sampler's map.
+struct Row {
+    name: String,
+    status: Option<QueueStatus>,
+    error: Option<String>,
+    runners: Option<usize>,
+}
+
+/// How much a queue needs attention, compared in this order: dead letters,
+/// then transfer lag beyond [`LATE`] (a paused queue's is deliberate and
+/// does not count), then quarantined elements, then schedules that no
+/// runner fires.
+fn attention(entry: &Entry, now: SystemTime) -> (u64, Duration, u64, bool) {
+    let Some(s) = &entry.status else {
+        return (0, Duration::ZERO, 0, false);
+    };
+    let lag = s.lag_at(now);
+    let late = if s.paused || lag <= LATE { Duration::ZERO } else { lag };
+    (s.dead_letters, late, s.quarantined, entry.runners == Some(0))
 }

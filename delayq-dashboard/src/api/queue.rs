@@ -115,8 +115,8 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
                             "transferred": m.transferred,
                             "delivered": m.delivered,
                             "dead_lettered": m.dead_lettered,
-                            "lag_p50_ms": m.lag_quantile(0.5),
-                            "lag_p99_ms": m.lag_quantile(0.99),
+                            "lag_p50_ms": m.lag_p50(),
+                            "lag_p99_ms": m.lag_p99(),
                         })
                     })
                     .collect::<Vec<_>>(),

@@ -41,6 +41,14 @@ const visible = (text) =>
   String(text).replace(UNSEEN, (c) => ESCAPES[c] || `\\u{${c.codePointAt(0).toString(16)}}`);
 
 const fmt = (n) => (n === undefined || n === null ? "–" : Number(n).toLocaleString("en-US"));
+// 200000 -> "200k", 1500000 -> "1.5M": for labels where room is short (the exact count is in the title).
+function compact(n) {
+  const v = Number(n);
+  for (const [unit, size] of [["G", 1e9], ["M", 1e6], ["k", 1e3]]) {
+    if (Math.abs(v) >= size) return `${Number((v / size).toFixed(v / size < 10 ? 1 : 0))}${unit}`;
+  }
+  return String(v);
+}
 
 // 192000 -> "3m12s"
 function span(ms) {
@@ -57,15 +65,49 @@ function span(ms) {
   return parts.join("");
 }
 const relative = (ms) => (ms >= 0 ? `in ${span(ms)}` : `${span(ms)} ago`);
+const pad = (n, w = 2) => String(n).padStart(w, "0");
+// The browser's zone at `ms` as an offset: "UTC+01:00" (a zone's offset
+// changes with daylight saving, so it is worked out per time).
+function zone(ms) {
+  const off = -new Date(ms === undefined ? Date.now() : ms).getTimezoneOffset();
+  return `UTC${off < 0 ? "-" : "+"}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+}
+// Every absolute time says its zone: "2026-11-26 21:05:26.123 UTC+01:00".
 const localTime = (ms) => {
   const d = new Date(ms);
-  const pad = (n, w = 2) => String(n).padStart(w, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)} ${zone(ms)}`;
 };
+// "21:05", for chart axes; the header and the axis's last label name the zone.
+const clock = (ms) => { const d = new Date(ms); return `${pad(d.getHours())}:${pad(d.getMinutes())}`; };
+
+// The header's account of which Redis this is: address (never a password:
+// the server leaves it out), db, mode, version, memory, uptime; or that it
+// is unreachable.
+function serverHeader(redis) {
+  const node = $("server");
+  if (!node || !redis || !redis.server) return;
+  const s = redis.server;
+  const at = s.connected.length ? ` at ${s.connected.map(visible).join(", ")}` : "";
+  const mode = s.mode === "sentinel" ? `Sentinel (master ${visible(s.master || "?")}${at})`
+    : s.mode === "cluster" ? `Cluster (${fmt(s.connected.length)} masters)` : "standalone";
+  const parts = [`${s.addresses.map(visible).join(", ")} · db ${s.db}`, mode];
+  if (s.version) parts.push(`Redis ${visible(s.version)}`);
+  if (s.used_memory_human) {
+    const max = s.maxmemory ? visible(s.maxmemory_human) : "no maxmemory";
+    parts.push(`${visible(s.used_memory_human)} / ${max}`);
+  }
+  if (s.uptime_seconds !== null && s.uptime_seconds !== undefined) parts.push(`up ${span(s.uptime_seconds * 1000)}`);
+  if (redis.up === false) parts.push("unreachable");
+  node.textContent = parts.join(" · ");
+  node.classList.toggle("down", redis.up === false);
+  node.title = s.error ? `INFO failed: ${visible(s.error)}` : s.read_at_ms ? `INFO read ${localTime(s.read_at_ms)}` : "";
+  $("zone").textContent = `times in ${zone()}`;
+}
 
 async function getJson(url) {
   const response = await fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
+  serverHeader(body.redis);
   if (!response.ok) throw failure(body, `${response.status} ${response.statusText}`);
   return body;
 }
@@ -134,7 +176,7 @@ function poll(load) {
       const flash = $("flash");
       if (flash && flash.dataset.outage) { flash.hidden = true; delete flash.dataset.outage; }
       document.body.classList.remove("stale");
-      live(true, `live · ${new Date().toLocaleTimeString()}`);
+      live(true, `live · ${clock(Date.now())}:${pad(new Date().getSeconds())}`);
     } catch (error) {
       if (error.body && error.body.redis) outage(error, lastOk);
       else live(false, `error: ${error.message}`);

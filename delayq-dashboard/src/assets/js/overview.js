@@ -1,6 +1,28 @@
-// The overview: every queue, filtered, sorted and paged.
+// The overview: every queue, filtered, sorted (what needs attention first,
+// by default) and paged. Sort, filter and page live in the URL, so a link
+// or a reload shows the same view.
+const SORTS = ["attention", "name", "pending", "dead", "lag"];
+
 function overviewPage() {
-  const state = { offset: 0, limit: 50, filter: "", sort: "name", matching: 0 };
+  const url = new URLSearchParams(location.search);
+  const state = {
+    offset: Math.max(0, parseInt(url.get("offset"), 10) || 0),
+    limit: 50,
+    filter: url.get("filter") || "",
+    sort: SORTS.includes(url.get("sort")) ? url.get("sort") : "attention",
+    matching: 0,
+  };
+  $("filter").value = state.filter;
+  $("sort").value = state.sort;
+  // The view in the address bar, without a history entry per keystroke.
+  const remember = () => {
+    const q = new URLSearchParams();
+    if (state.sort !== "attention") q.set("sort", state.sort);
+    if (state.filter) q.set("filter", state.filter);
+    if (state.offset) q.set("offset", state.offset);
+    const search = q.toString();
+    history.replaceState(null, "", search ? `?${search}` : location.pathname);
+  };
   const load = async () => {
     const q = new URLSearchParams({ offset: state.offset, limit: state.limit, filter: state.filter, sort: state.sort });
     const data = await getJson(`/api/overview?${q}`);
@@ -14,8 +36,12 @@ function overviewPage() {
     const rows = data.queues.map((queue) => {
       const tr = el("tr", { "data-queue": queue.name });
       const name = el("td", { class: "name" });
-      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}` }, visible(queue.name)));
+      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}`, title: visible(queue.name) }, visible(queue.name)));
       if (queue.paused) name.appendChild(el("span", { class: "badge paused" }, "paused"));
+      // Schedules nothing fires: no runner beat within 30 s.
+      if (queue.schedules && !queue.schedules.alive) {
+        name.appendChild(el("span", { class: "badge runners none", title: "this queue has schedules and no process running them beat within 30 s: they do not fire" }, "no schedule runner"));
+      }
       tr.appendChild(name);
       for (const [key, cls] of [["pending", "pending"], ["ready", "ready"], ["in_flight", "in-flight"],
         ["dead_letters", "dead-letters"], ["quarantined", "quarantined"]]) {
@@ -28,7 +54,15 @@ function overviewPage() {
       tr.appendChild(el("td", { class: `lag${lagClass}`, "data-value": queue.lag_ms ?? "" },
         queue.lag_ms ? span(queue.lag_ms) : "–"));
       const chart = el("td", { class: "hour" });
-      hourBars(chart, queue.due_next_hour, 130, 22);
+      const hour = queue.due_next_hour;
+      hourBars(chart, hour, 130, 22, true);
+      // The tallest bar's count beside the bars: one element never looks like many.
+      if (hour) {
+        const peak = Math.max(hour.overdue, ...hour.buckets);
+        const total = hour.overdue + hour.buckets.reduce((a, b) => a + b, 0);
+        chart.appendChild(el("span", { class: "peak", "data-value": peak }, peak ? compact(peak) : "0"));
+        chart.title = `next hour: ${fmt(total)} due (${fmt(hour.overdue)} overdue now); the tallest bar is ${fmt(peak)}`;
+      }
       tr.appendChild(chart);
       if (queue.error) tr.title = visible(queue.error);
       return tr;
@@ -44,9 +78,10 @@ function overviewPage() {
       : "discovering queues (SCAN)…";
   };
   const refresh = poll(load);
-  $("prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - state.limit); refresh(); });
-  $("next").addEventListener("click", () => { state.offset += state.limit; refresh(); });
-  $("filter").addEventListener("input", (e) => { state.filter = e.target.value; state.offset = 0; refresh(); });
-  $("sort").addEventListener("change", (e) => { state.sort = e.target.value; state.offset = 0; refresh(); });
+  const change = (update) => () => { update(); remember(); refresh(); };
+  $("prev").addEventListener("click", change(() => { state.offset = Math.max(0, state.offset - state.limit); }));
+  $("next").addEventListener("click", change(() => { state.offset += state.limit; }));
+  $("filter").addEventListener("input", change(() => { state.filter = $("filter").value; state.offset = 0; }));
+  $("sort").addEventListener("change", change(() => { state.sort = $("sort").value; state.offset = 0; }));
 }
 

@@ -40,7 +40,7 @@ function queuePage() {
 
     for (const section of SECTIONS()) section.render(data, ctx);
 
-    hourBars($("chart-hour"), data.due_next_hour || { overdue: 0, buckets: new Array(12).fill(0) }, 400, 110);
+    hourBars($("chart-hour"), data.due_next_hour || { overdue: 0, buckets: new Array(12).fill(0) }, 400, 120);
     groupedBars($("chart-flow"), data.history, [
       { key: "transferred", color: "#2f6fde" }, { key: "delivered", color: "#16a34a" }, { key: "dead_lettered", color: "#d92d20" },
     ]);

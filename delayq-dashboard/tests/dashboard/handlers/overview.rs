@@ -1,1 +1,343 @@
 //! The overview and the queue page's header and charts through the router, without a browser (issue 33 items 7, 9, 10).
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use delayq::fred::prelude::*;
+use delayq_dashboard::Dashboard;
+use serde_json::Value;
+
+use super::{dashboard, get, send, until};
+use crate::redis_server::RedisServer;
+use crate::seed;
+
+/// The names of the overview's rows, in order.
+fn names(overview: &Value) -> Vec<String> {
+    overview["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `n` values pushed onto `key`'s list.
+async fn push(server: &RedisServer, key: &str, n: usize) {
+    let redis = seed::raw(server).await;
+    for i in 0..n {
+        let _: () = redis.rpush(key, format!("v-{i}")).await.unwrap();
+    }
+}
+
+/// A queue whose schedules nothing runs: saved by a process that then stopped.
+async fn orphan_schedule(server: &RedisServer, name: &str) {
+    let saver = seed::client(server).await;
+    let queue = saver.delayed_queue(name, delayq::StringCodec).unwrap();
+    saver
+        .schedule("nightly", "0 3 * * *", &queue, &"compact".to_string())
+        .await
+        .unwrap();
+    drop(queue);
+    saver.shutdown().await;
+}
+
+/// Dead letters first (most first), then transfer lag, then quarantined,
+/// then schedules no runner fires; the calm ones after, by name. Every
+/// queue has a pending element so discovery finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_opens_with_what_needs_attention_first() {
+    let server = RedisServer::start().await;
+    for name in [
+        "a-calm",
+        "b-calm",
+        "few-dead",
+        "many-dead",
+        "quarantined",
+        "unrun",
+        "z-lagging",
+    ] {
+        seed::offer(&server, name, "later", 3_600).await;
+    }
+    let keys = |name: &str| delayq::QueueKeys::new(name).unwrap();
+    push(&server, keys("few-dead").dead_letter(), 1).await;
+    push(&server, keys("many-dead").dead_letter(), 4).await;
+    push(&server, keys("quarantined").quarantine(), 2).await;
+    // Its head a minute overdue, and nothing transfers it.
+    seed::offer(&server, "z-lagging", "late", -60).await;
+    orphan_schedule(&server, "unrun").await;
+    let app = dashboard(&server, |d| d).await;
+
+    let want = [
+        "many-dead",
+        "few-dead",
+        "z-lagging",
+        "quarantined",
+        "unrun",
+        "a-calm",
+        "b-calm",
+    ];
+    let overview = until(&app, "/api/overview", |r| {
+        let json = r.json();
+        json["queues"].as_array().is_some_and(|q| {
+            q.len() == want.len()
+                && q.iter().all(|q| q["pending"].is_u64())
+                && q.iter().any(|q| q["schedules"].is_object())
+        })
+    })
+    .await
+    .json();
+    assert_eq!(names(&overview), want, "{overview}");
+    assert_eq!(overview["sort"], "attention");
+    let unrun = &overview["queues"][4];
+    assert_eq!(unrun["schedules"]["alive"], false, "{unrun}");
+    assert_eq!(unrun["schedules"]["runners"], 0);
+    assert_eq!(overview["queues"][5]["schedules"], Value::Null, "no schedules: null");
+
+    // Explicit sorts still work; paging follows the order.
+    let by_name = send(&app, get("/api/overview?sort=name")).await.json();
+    let mut sorted = want.map(str::to_owned).to_vec();
+    sorted.sort();
+    assert_eq!(names(&by_name), sorted);
+    let page = send(&app, get("/api/overview?sort=attention&offset=2&limit=2"))
+        .await
+        .json();
+    assert_eq!(names(&page), ["z-lagging", "quarantined"]);
+    assert_eq!(page["matching"], want.len());
+}
+
+/// The filter matches names whatever their case, Unicode's included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filter_ignores_case_unicode_included() {
+    let server = RedisServer::start().await;
+    for name in ["Zürich-Orders", "ÉTÉ-emails", "other"] {
+        seed::offer(&server, name, "x", 600).await;
+    }
+    let app = dashboard(&server, |d| d).await;
+    until(&app, "/api/overview", |r| {
+        r.json()["queues"].as_array().is_some_and(|q| q.len() == 3)
+    })
+    .await;
+    for (filter, want) in [
+        ("zürich", "Zürich-Orders"),
+        ("ZÜRICH", "Zürich-Orders"),
+        ("orders", "Zürich-Orders"),
+        ("été", "ÉTÉ-emails"),
+        ("Été-E", "ÉTÉ-emails"),
+    ] {
+        let path = format!("/api/overview?filter={}", encode(filter));
+        let found = send(&app, get(&path)).await.json();
+        assert_eq!(names(&found), [want], "filter {filter:?}");
+    }
+    let none = send(&app, get("/api/overview?filter=zurich")).await.json();
+    assert_eq!(names(&none), Vec::<String>::new(), "ü is not u");
+}
+
+/// Percent-encodes every byte outside the unreserved set.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Both APIs name the Redis: address, db, mode, version, memory; the
+/// password in the dashboard's URL reaches no page and no JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_apis_name_the_redis_and_never_its_password() {
+    const PASSWORD: &str = "Hunter2-sEcReT-pw";
+    let mut server = RedisServer::start().await;
+    seed::offer(&server, "billing", "x", 600).await;
+    crate::redis_server::node_command(
+        server.port(),
+        "CONFIG",
+        vec!["SET".into(), "requirepass".into(), PASSWORD.into()],
+    )
+    .await;
+    // db 0 holds the queue; the header says which db the dashboard reads.
+    let url = format!("redis://:{PASSWORD}@127.0.0.1:{}/0", server.port());
+    let client = delayq::Client::builder()
+        .url(url)
+        .build()
+        .await
+        .expect("connect with the password");
+    let app = Dashboard::new(client)
+        .sample_interval(Duration::from_millis(200))
+        .router();
+
+    let overview = until(&app, "/api/overview", |r| {
+        r.json()["redis"]["server"]["version"].is_string() && r.json()["queues"][0]["name"] == "billing"
+    })
+    .await;
+    let server_json = &overview.json()["redis"]["server"];
+    assert_eq!(
+        server_json["addresses"],
+        serde_json::json!([format!("127.0.0.1:{}", server.port())])
+    );
+    assert_eq!(server_json["db"], 0);
+    assert_eq!(server_json["mode"], "standalone");
+    assert_eq!(server_json["connected"], server_json["addresses"]);
+    assert_eq!(server_json["role"], "master");
+    assert!(server_json["version"]
+        .as_str()
+        .unwrap()
+        .starts_with(|c: char| c.is_ascii_digit()));
+    assert!(server_json["used_memory_human"].is_string(), "{server_json}");
+    assert!(server_json["maxmemory"].is_u64(), "{server_json}");
+    assert!(server_json["uptime_seconds"].is_u64(), "{server_json}");
+
+    let queue = send(&app, get("/api/queue?name=billing")).await;
+    assert_eq!(queue.json()["redis"]["server"]["addresses"], server_json["addresses"]);
+    for path in ["/", "/queue?name=billing", "/assets/dashboard.js", "/metrics"] {
+        assert!(
+            !send(&app, get(path)).await.body.contains(PASSWORD),
+            "{path} shows the password"
+        );
+    }
+    assert!(!overview.body.contains(PASSWORD) && !queue.body.contains(PASSWORD));
+
+    // While Redis is down the answers (503) still say which Redis it is.
+    server.kill();
+    let down = until(&app, "/api/overview", |r| {
+        r.status == StatusCode::SERVICE_UNAVAILABLE && r.json()["redis"]["up"] == false
+    })
+    .await;
+    assert_eq!(down.json()["redis"]["server"]["addresses"], server_json["addresses"]);
+    assert!(!down.body.contains(PASSWORD));
+}
+
+/// The minutes one dashboard sampled are kept in Redis: a dashboard started
+/// later on the same Redis shows them. Two dashboards at once write a
+/// minute each; a reader keeps one per minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_survives_a_dashboard_restart() {
+    let server = RedisServer::start().await;
+    let name = "kept";
+    seed::offer(&server, name, "x", 3_600).await;
+    let key = "delayq_dashboard_history:{kept}";
+    let first = dashboard(&server, |d| d).await;
+    let second = dashboard(&server, |d| d).await;
+    until(&first, "/api/queue?name=kept", |r| r.json()["sampled"] == true).await;
+    // Three dead letters well inside a minute, so that both dashboards'
+    // samples see them in the same one (at a minute's edge each could put
+    // them in another: their estimates differ by one sample interval).
+    let into_minute = seed::now_ms() % 60_000;
+    if into_minute > 40_000 {
+        tokio::time::sleep(Duration::from_millis((61_000 - into_minute) as u64)).await;
+    }
+    push(&server, delayq::QueueKeys::new(name).unwrap().dead_letter(), 3).await;
+    // A minute ends (at most a minute and a bit): both append it.
+    let redis = seed::raw(&server).await;
+    let stored = crate::redis_server::wait_for(Duration::from_secs(150), "a minute with 3 dead-lettered kept", || {
+        let redis = redis.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let raw: Vec<String> = redis.lrange(key, 0, -1).await.unwrap();
+            raw.iter()
+                .map(|text| serde_json::from_str::<Value>(text).unwrap())
+                .find(|m| m["dead_lettered"] == 3)
+                .map(|m| m["minute"].as_i64().unwrap())
+        }
+    })
+    .await;
+    // Both dashboards kept that minute: the list holds it twice.
+    crate::redis_server::wait_for(Duration::from_secs(30), "the minute from both dashboards", || {
+        let redis = redis.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let raw: Vec<String> = redis.lrange(key, 0, -1).await.unwrap();
+            let copies = raw
+                .iter()
+                .filter(|text| serde_json::from_str::<Value>(text).unwrap()["minute"] == stored)
+                .count();
+            (copies == 2).then_some(())
+        }
+    })
+    .await;
+    let ttl: i64 = redis.ttl(key).await.unwrap();
+    assert!(ttl > 0 && ttl <= 2 * 3_600, "the history expires: TTL {ttl}");
+    drop(first);
+    drop(second);
+
+    // A new dashboard reads it back: the minute, once.
+    let restarted = dashboard(&server, |d| d).await;
+    let queue = until(&restarted, "/api/queue?name=kept", |r| {
+        r.json()["history"]
+            .as_array()
+            .is_some_and(|h| h.iter().any(|m| m["minute_ms"] == stored * 60_000))
+    })
+    .await
+    .json();
+    let history = queue["history"].as_array().unwrap();
+    let same: Vec<&Value> = history.iter().filter(|m| m["minute_ms"] == stored * 60_000).collect();
+    assert_eq!(same.len(), 1, "one entry per minute: {history:?}");
+    assert_eq!(same[0]["dead_lettered"], 3, "not counted twice: {history:?}");
+    let total: u64 = history.iter().map(|m| m["dead_lettered"].as_u64().unwrap()).sum();
+    assert_eq!(total, 3, "{history:?}");
+}
+
+/// A queue gone from discovery leaves `/metrics`: its gauges go with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_queues_gauges_leave_metrics() {
+    let server = RedisServer::start().await;
+    seed::offer(&server, "short-lived", "x", 600).await;
+    seed::offer(&server, "staying", "x", 600).await;
+    let app = dashboard(&server, |d| d).await;
+    until(&app, "/metrics", |r| {
+        r.body.contains(r#"delayq_pending{queue="short-lived"} 1"#)
+    })
+    .await;
+
+    let keys = delayq::QueueKeys::new("short-lived").unwrap();
+    let _: i64 = seed::raw(&server)
+        .await
+        .del(vec![keys.timeout(), keys.pending()])
+        .await
+        .unwrap();
+    let metrics = until(&app, "/metrics", |r| !r.body.contains(r#"queue="short-lived""#)).await;
+    assert!(
+        metrics.body.contains(r#"delayq_pending{queue="staying"} 1"#),
+        "{}",
+        metrics.body
+    );
+}
+
+#[path = "../../../../tests/support/redis_sentinel.rs"]
+mod redis_sentinel;
+// What the Sentinel harness reaches as `super::redis_server`.
+use crate::redis_server;
+
+/// Through Sentinel the header names it, with the master's name, and the
+/// sentinels' addresses; `INFO` comes from the master.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_sentinel_the_header_says_sentinel_and_the_master() {
+    let sentinel = redis_sentinel::RedisSentinel::start().await;
+    let client = delayq::Client::builder()
+        .url(sentinel.url())
+        .build()
+        .await
+        .expect("connect through Sentinel");
+    let app = Dashboard::new(client)
+        .sample_interval(Duration::from_millis(200))
+        .router();
+    let overview = until(&app, "/api/overview", |r| {
+        r.json()["redis"]["server"]["version"].is_string()
+    })
+    .await;
+    let server = &overview.json()["redis"]["server"];
+    assert_eq!(server["mode"], "sentinel", "{server}");
+    assert_eq!(server["master"], redis_sentinel::SERVICE);
+    assert_eq!(server["role"], "master");
+    let mut want: Vec<String> = sentinel
+        .sentinel_ports()
+        .iter()
+        .map(|port| format!("127.0.0.1:{port}"))
+        .collect();
+    want.sort();
+    let mut addresses: Vec<String> = serde_json::from_value(server["addresses"].clone()).unwrap();
+    addresses.sort();
+    assert_eq!(addresses, want, "the sentinels");
+    let master = format!("127.0.0.1:{}", sentinel.master_port().await);
+    assert_eq!(server["connected"], serde_json::json!([master]), "the master found");
+}

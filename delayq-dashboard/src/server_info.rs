@@ -1,0 +1,195 @@
+//! Which Redis the dashboard looks at, for the pages' header: the address
+//! (never the password), the db, the mode, and from `INFO` the version,
+//! memory and uptime. Read every few seconds in the background and cached,
+//! so no page waits for it.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use delayq::fred::interfaces::ClientLike;
+use delayq::fred::types::config::{Server, ServerConfig};
+
+use super::health::REDIS_WAIT;
+use super::{epoch_ms, Shared};
+
+/// Time between two `INFO`s.
+const REFRESH_EVERY: Duration = Duration::from_secs(5);
+
+/// What the header shows: the configured address, and what `INFO` said last.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServerInfo {
+    /// From the client's configuration: `host:port` of each node given
+    /// (user name and password left out).
+    pub addresses: Vec<String>,
+    /// `standalone`, `cluster` or `sentinel`, as configured.
+    pub mode: &'static str,
+    /// The Sentinel master's name.
+    pub master: Option<String>,
+    /// The nodes the client is connected to now (through Sentinel: the
+    /// master it found; in a cluster: every master).
+    pub connected: Vec<String>,
+    pub db: u8,
+    /// `INFO`'s fields we show, once one answered.
+    pub info: Option<Info>,
+    /// When `info` was read.
+    pub read_at: Option<SystemTime>,
+    /// Why the last `INFO` failed.
+    pub error: Option<String>,
+}
+
+/// Fields of one `INFO` answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Info {
+    pub version: Option<String>,
+    pub redis_mode: Option<String>,
+    pub role: Option<String>,
+    pub used_memory: Option<u64>,
+    pub used_memory_human: Option<String>,
+    pub maxmemory: Option<u64>,
+    pub maxmemory_human: Option<String>,
+    pub uptime_seconds: Option<u64>,
+}
+
+/// The configured part, known before Redis answers.
+pub(crate) fn configured(client: &delayq::Client) -> ServerInfo {
+    let config = client.redis().next().client_config();
+    let (mode, addresses, master) = match &config.server {
+        ServerConfig::Centralized { server } => ("standalone", vec![address(server)], None),
+        ServerConfig::Clustered { hosts, .. } => ("cluster", hosts.iter().map(address).collect(), None),
+        ServerConfig::Sentinel {
+            hosts, service_name, ..
+        } => (
+            "sentinel",
+            hosts.iter().map(address).collect(),
+            Some(service_name.clone()),
+        ),
+    };
+    ServerInfo {
+        addresses,
+        mode,
+        master,
+        db: config.database.unwrap_or(0),
+        ..ServerInfo::default()
+    }
+}
+
+/// `host:port` (`[v6]:port`).
+fn address(server: &Server) -> String {
+    if server.host.contains(':') {
+        format!("[{}]:{}", server.host, server.port)
+    } else {
+        format!("{}:{}", server.host, server.port)
+    }
+}
+
+/// Reads `INFO` now and then while the dashboard lives, unless the probe
+/// finds Redis down (fred would queue the command).
+pub(crate) fn start(shared: &Arc<Shared>) {
+    let weak: Weak<Shared> = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(REFRESH_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(shared) = weak.upgrade() else { return };
+            if shared.client.is_shut_down() {
+                return;
+            }
+            if !shared.health.borrow().up {
+                continue;
+            }
+            let redis = shared.client.redis().next().clone();
+            drop(shared);
+            let read = match tokio::time::timeout(REDIS_WAIT, redis.info::<String>(None)).await {
+                Ok(Ok(text)) => Ok(parse(&text)),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!("no reply to INFO within {REDIS_WAIT:?}")),
+            };
+            let mut connected: Vec<String> = redis.active_connections().iter().map(address).collect();
+            connected.sort();
+            let Some(shared) = weak.upgrade() else { return };
+            let mut server = shared.server.write();
+            server.connected = connected;
+            match read {
+                Ok(info) => {
+                    server.info = Some(info);
+                    server.read_at = Some(SystemTime::now());
+                    server.error = None;
+                }
+                Err(error) => server.error = Some(error),
+            }
+        }
+    });
+}
+
+/// The fields we show from `INFO`'s `key:value` lines.
+pub(crate) fn parse(text: &str) -> Info {
+    let mut info = Info::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.trim_end().split_once(':') else {
+            continue;
+        };
+        let text = || Some(value.to_owned());
+        let number = || value.parse().ok();
+        match key {
+            "redis_version" => info.version = text(),
+            "redis_mode" => info.redis_mode = text(),
+            "role" => info.role = text(),
+            "used_memory" => info.used_memory = number(),
+            "used_memory_human" => info.used_memory_human = text(),
+            "maxmemory" => info.maxmemory = number(),
+            "maxmemory_human" => info.maxmemory_human = text(),
+            "uptime_in_seconds" => info.uptime_seconds = number(),
+            _ => {}
+        }
+    }
+    info
+}
+
+/// The `server` field of every API answer.
+pub(crate) fn json(shared: &Shared) -> Value {
+    let server = shared.server.read().clone();
+    let info = server.info.unwrap_or_default();
+    // INFO's redis_mode says cluster or sentinel from the node itself; a
+    // Sentinel-managed master says standalone, so the configuration wins.
+    let mode = match (server.mode, info.redis_mode.as_deref()) {
+        ("standalone", Some("cluster")) => "cluster",
+        (mode, _) => mode,
+    };
+    json!({
+        "addresses": server.addresses,
+        "mode": mode,
+        "master": server.master,
+        "connected": server.connected,
+        "db": server.db,
+        "version": info.version,
+        "role": info.role,
+        "used_memory": info.used_memory,
+        "used_memory_human": info.used_memory_human,
+        "maxmemory": info.maxmemory,
+        "maxmemory_human": info.maxmemory_human,
+        "uptime_seconds": info.uptime_seconds,
+        "read_at_ms": server.read_at.map(epoch_ms),
+        "error": server.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn info_lines_are_read() {
+        let info = super::parse(
+            "# Server\r\nredis_version:7.2.4\r\nredis_mode:standalone\r\nuptime_in_seconds:93\r\n\
+             # Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n\
+             # Replication\r\nrole:master\r\n",
+        );
+        assert_eq!(info.version.as_deref(), Some("7.2.4"));
+        assert_eq!(info.used_memory, Some(1_048_576));
+        assert_eq!(info.used_memory_human.as_deref(), Some("1.00M"));
+        assert_eq!(info.maxmemory, Some(0));
+        assert_eq!(info.uptime_seconds, Some(93));
+        assert_eq!(info.role.as_deref(), Some("master"));
+    }
+}
