@@ -26,17 +26,19 @@ if done < first or done >= first + count then
 end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
-local skip = done - first
-local dues, elements = {}, {}
-for j = skip + 1, count do
-  dues[#dues + 1] = delayq_due(ARGV[2 * j])
-  elements[#elements + 1] = ARGV[2 * j + 1]
+-- The chunk's elements from the first not added yet; their due times are
+-- resolved in place, so that ARGV from there on is ZADD's argument list.
+local from = 2 * (done - first) + 2
+local elements, m = {}, 0
+for i = from, #ARGV, 2 do
+  if string.byte(ARGV[i], 1) == 43 then -- '+delay_ms'
+    ARGV[i] = delayq_due(ARGV[i])
+  end
+  m = m + 1
+  elements[m] = ARGV[i + 1]
 end
 -- Those before the first collision with a pending element or a repeat
 -- inside the chunk are added.
-local n = (delayq_collisions(KEYS[1], elements)[1] or #elements + 1) - 1
-for k = #elements, n + 1, -1 do
-  dues[k], elements[k] = nil, nil
-end
-delayq_offer(KEYS[1], KEYS[2], KEYS[3], dues, elements)
+local n, position = delayq_clear_prefix(KEYS[1], elements)
+delayq_offer_pairs(KEYS[1], KEYS[2], KEYS[3], ARGV, from, elements, n, position)
 return delayq_answer(KEYS[4], done + n)

@@ -14,7 +14,7 @@
 -- whole number, as Java's LongCodec writes a due time.
 local delayq_due_now
 local function delayq_due(arg)
-  if string.sub(arg, 1, 1) ~= '+' then
+  if string.byte(arg, 1) ~= 43 then -- '+'
     return arg
   end
   delayq_due_now = delayq_due_now or delayq_server_ms()
@@ -38,6 +38,25 @@ local function delayq_collisions(timeout, elements)
     end
   end
   return found
+end
+
+-- How many of the elements come before the first that is pending already
+-- or repeats an earlier one (a random-id collision), and each of those
+-- elements' position. One ZMSCORE per 4,000, none past the collision.
+local function delayq_clear_prefix(timeout, elements)
+  local position = {}
+  for i = 1, #elements, 4000 do
+    local scores = redis.call('zmscore', timeout, unpack(elements, i, math.min(i + 3999, #elements)))
+    for k = 1, #scores do
+      local at = i + k - 1
+      local e = elements[at]
+      if scores[k] or position[e] then
+        return at - 1, position
+      end
+      position[e] = at
+    end
+  end
+  return #elements, position
 end
 
 -- Publishes due_of[head] when the timeout set's head is one of the elements
@@ -74,5 +93,28 @@ local function delayq_publish_head(timeout, channel)
   local head = redis.call('zrange', timeout, 0, 0, 'WITHSCORES')
   if head[2] then
     redis.call('publish', channel, head[2])
+  end
+end
+
+-- delayq_offer for arguments that already alternate due time (as ZADD
+-- takes it) and element, as offer_all gets them: the first n pairs from
+-- args[from], elements[k] being the k-th pair's element and position (from
+-- delayq_clear_prefix) each one's k. ZADD and RPUSH take slices of the
+-- arguments as they are: no table is built per element.
+local function delayq_offer_pairs(timeout, pending, channel, args, from, elements, n, position)
+  if n == 0 then
+    return
+  end
+  local last = from + 2 * n - 1
+  for i = from, last, 4000 do
+    redis.call('zadd', timeout, unpack(args, i, math.min(i + 3999, last)))
+  end
+  for i = 1, n, 4000 do
+    redis.call('rpush', pending, unpack(elements, i, math.min(i + 3999, n)))
+  end
+  local head = redis.call('zrange', timeout, 0, 0)[1]
+  local at = head and position[head]
+  if at and at <= n then
+    redis.call('publish', channel, args[from + 2 * (at - 1)])
   end
 end
