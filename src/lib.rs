@@ -102,7 +102,7 @@ pub use queue::delayed::{
     DelayedQueue, MigrationReport, PendingElement, PendingError, Purged, RecodeReport, Scheduled, TransferReport,
 };
 pub use queue::reliable::delivery::Delivery;
-pub use queue::reliable::{DeadLetter, Reaped, ReliableQueue};
+pub use queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, Reaped, ReasonGroup, ReliableQueue};
 pub use queue::status::QueueStatus;
 pub use schedule::{
     every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleRunner, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER,
