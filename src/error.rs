@@ -152,11 +152,11 @@ pub enum Error {
     /// are no longer where they were read, nor near (requeued, deleted, or
     /// moved too far by values leaving the list's head). Nothing was changed:
     /// read the list again.
-    #[error("dead letter(s) #{} of `{queue}` changed since they were read (requeued, deleted, or moved): nothing was done, read the list again", indices.iter().map(usize::to_string).collect::<Vec<_>>().join(", #"))]
+    #[error("dead letter(s) at index {} of `{queue}` changed since they were read (requeued, deleted, or moved): nothing was done, read the list again", indices.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))]
     DeadLetterChanged {
         /// The queue.
         queue: String,
-        /// The indices the missing ones were read at.
+        /// The indices (0 is the oldest) the missing ones were read at.
         indices: Vec<usize>,
     },
     /// The codec could not encode a value.
