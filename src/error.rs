@@ -152,7 +152,7 @@ pub enum Error {
     /// are no longer where they were read, nor near (requeued, deleted, or
     /// moved too far by values leaving the list's head). Nothing was changed:
     /// read the list again.
-    #[error("dead letter(s) at index {} of `{queue}` changed since they were read (requeued, deleted, or moved): nothing was done, read the list again", indices.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))]
+    #[error("dead letter(s) #{} of `{queue}` (1 is the oldest) changed since they were read (requeued, deleted, or moved): nothing was done, read the list again", indices.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", #"))]
     DeadLetterChanged {
         /// The queue.
         queue: String,
