@@ -301,7 +301,7 @@ impl<T: 'static> ReliableQueue<T> {
                 last_at: None,
             });
         }
-        groups.sort_by(|a, b| b.count.cmp(&a.count));
+        groups.sort_by_key(|g| std::cmp::Reverse(g.count));
         Ok(DeadLetterReasons { total, looked, groups })
     }
 }
