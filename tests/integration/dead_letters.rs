@@ -198,7 +198,10 @@ async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_ali
 
         // Two leave the head: "c" is now at index 1.
         assert_eq!(jobs.requeue_dead_letters(2).await.unwrap(), 2);
-        assert_eq!(jobs.delete_dead_letters_exact(std::slice::from_ref(&c)).await.unwrap(), vec![1]);
+        assert_eq!(
+            jobs.delete_dead_letters_exact(std::slice::from_ref(&c)).await.unwrap(),
+            vec![1]
+        );
         assert_eq!(dead_pairs(&jobs).await, pairs(&[("b", Some("rb")), ("d", Some("rd"))]));
 
         // Gone now: refused, and nothing else is touched.
