@@ -360,3 +360,47 @@ async fn dead_letters_are_counted_by_reason_over_the_most_recent() {
     })
     .await;
 }
+
+/// A single dead letter is removed by an LREM walking from the nearer end of
+/// the list: near either end of a long list it goes, and deep in the middle
+/// it is refused (each call stays bounded) with nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_dead_letters_are_removed_near_either_end_and_refused_deep_in_a_long_list() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("long-dead", StringCodec).unwrap();
+        let n = 200_010;
+        for chunk in (0..n).collect::<Vec<usize>>().chunks(10_000) {
+            let values: Vec<String> = chunk.iter().map(|i| format!("v{i}")).collect();
+            let _: i64 = raw
+                .client
+                .rpush("delayq_dead_letter:{long-dead}", values)
+                .await
+                .unwrap();
+        }
+        let key_at = |i: usize| {
+            let jobs = &jobs;
+            async move { jobs.dead_letter_page(i, 1).await.unwrap().remove(0).key }
+        };
+        let (middle, near_tail, near_head) = (key_at(n / 2).await, key_at(n - 3).await, key_at(2).await);
+        match jobs.delete_dead_letters_exact(&[middle]).await {
+            Err(delayq::Error::InvalidArgument(why)) => assert!(why.contains("from both ends"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), n);
+        let found = jobs.delete_dead_letters_exact(&[near_tail, near_head]).await.unwrap();
+        assert_eq!(found, vec![n - 3, 2]);
+        let head: Vec<String> = raw.client.lrange("delayq_dead_letter:{long-dead}", 0, 3).await.unwrap();
+        assert_eq!(head, ["v0", "v1", "v3", "v4"]);
+        let tail: Vec<String> = raw
+            .client
+            .lrange("delayq_dead_letter:{long-dead}", -3, -1)
+            .await
+            .unwrap();
+        let last = |i: usize| format!("v{i}");
+        assert_eq!(tail, [last(n - 4), last(n - 2), last(n - 1)]);
+    })
+    .await;
+}
