@@ -263,21 +263,28 @@ async fn keyed(shared: &Shared, form: KeysForm, requeue: bool) -> Response {
     let run = async {
         let queue = dead_queue(shared, &form.name)?;
         if requeue {
-            queue.requeue_dead_letters_exact(&keys).await
+            let found = queue.requeue_dead_letters_exact(&keys).await?;
+            let paused = view(&shared.client, &form.name)?.is_paused().await?;
+            Ok::<_, delayq::Error>((found, paused))
         } else {
-            queue.delete_dead_letters_exact(&keys).await
+            Ok((queue.delete_dead_letters_exact(&keys).await?, false))
         }
     };
     match run.await {
-        Ok(found) => {
+        Ok((found, paused)) => {
             let at: Vec<String> = keys.iter().map(|k| format!("#{}", k.index() + 1)).collect();
             done(
                 format!(
-                    "{} {} dead letter{} ({})",
+                    "{} {} dead letter{} ({}){}",
                     if requeue { "requeued" } else { "deleted" },
                     keys.len(),
                     if keys.len() == 1 { "" } else { "s" },
-                    at.join(", ")
+                    at.join(", "),
+                    if paused {
+                        "; the queue is paused: consumers take them once it is resumed"
+                    } else {
+                        ""
+                    }
                 ),
                 json!({"found_at": found, "complete": true}),
             )

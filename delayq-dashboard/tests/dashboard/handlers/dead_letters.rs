@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use delayq::fred::prelude::*;
 
-use super::{action, csrf, dashboard, get, send};
+use super::{action, csrf, dashboard, get, send, until};
 use crate::redis_server::RedisServer;
 use crate::seed;
 
@@ -210,4 +210,41 @@ async fn read_only_dead_letters_read_but_have_no_action_routes() {
         assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
     }
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 3);
+}
+
+/// While Redis is away the dead-letter pages, counts and per-value actions
+/// answer 503 at once, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letter_reads_and_actions_answer_503_while_redis_is_down() {
+    let mut server = RedisServer::start().await;
+    dead_letters(&server, "orders", 3, &["why"], 1_700_000_000_000).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    let key = send(&app, get("/api/dead-letters?name=orders")).await.json()["items"][0]["key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    server.kill();
+    until(&app, "/metrics", |r| r.body.contains("delayq_dashboard_redis_up 0")).await;
+    for request in [
+        get("/api/dead-letters?name=orders"),
+        get("/api/dead-letters/reasons?name=orders"),
+        action(
+            "/api/actions/delete-dead-letter-keys",
+            &token,
+            &format!("name=orders&keys={key}"),
+        ),
+    ] {
+        let path = request.uri().to_string();
+        let reply = send(&app, request).await;
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {}", reply.body);
+        assert!(
+            reply.json()["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Redis is unreachable"),
+            "{}",
+            reply.body
+        );
+    }
 }
