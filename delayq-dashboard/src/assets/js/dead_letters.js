@@ -9,14 +9,15 @@ const deadLettersSection = {
   offset: 0,
   limit: 50,
   view: "list",
-  // Ticked values: key -> key, kept across polls (see keep()).
+  // Ticked values of this page: key as ticked -> key as last read (see keep()).
   selected: new Map(),
   loading: false,
 
   init(ctx) {
     this.ctx = ctx;
     const reload = () => this.load(ctx);
-    const page = (offset) => { this.offset = Math.max(0, offset); reload(); };
+    // Ticks are per page: another page starts with none.
+    const page = (offset) => { this.offset = Math.max(0, offset); this.selected.clear(); reload(); };
     $("dead-view-list").addEventListener("click", () => this.show("list", ctx));
     $("dead-view-reasons").addEventListener("click", () => this.show("reasons", ctx));
     $("dead-prev").addEventListener("click", () => page(this.offset - this.limit));
@@ -131,6 +132,9 @@ const deadLettersSection = {
       if (row) {
         ticked.add(row.key);
         this.selected.set(was, row.key);
+      } else {
+        // Gone (requeued or deleted by its row's button, or by someone else).
+        this.selected.delete(was);
       }
     }
     return ticked;

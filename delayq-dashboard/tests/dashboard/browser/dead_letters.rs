@@ -201,3 +201,35 @@ async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_a
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_dead_letters_show_when_they_died_but_no_buttons_or_ticks() {
+    let server = RedisServer::start().await;
+    seed_dead(&server, "orders", 3).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(
+        delayq_dashboard::Dashboard::new(seed::client(&server).await)
+            .read_only(true)
+            .serve(listener),
+    );
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_text(&browser, "#dead-info", "1–3 of 3").await;
+    assert!(text(&browser, "#dead-table tbody tr:first-child td.died")
+        .await
+        .ends_with(" ago"));
+    for absent in ["#dead-table td.pick input", "#dead-table button"] {
+        assert!(
+            browser.find_all(Locator::Css(absent)).await.unwrap().is_empty(),
+            "{absent}"
+        );
+    }
+    for hidden in ["#dead-actions", "#dead-all"] {
+        let node = browser.find(Locator::Css(hidden)).await.unwrap();
+        assert!(!node.is_displayed().await.unwrap(), "{hidden}");
+    }
+    browser.close().await.unwrap();
+    driver.session = None;
+}
