@@ -14,8 +14,9 @@
 -- Returns {'done', index found, ...} in the order named; {'missing', index
 -- as named, ...}: those not found, nothing changed; {'far', index,
 -- distance}: one too deep in the list to remove in a bounded run.
--- Cost: per value one LRANGE of at most ARGV[2] + 1 values, then two LREMs
--- of the dead-letter list, each stopping within ARGV[3] of its end.
+-- Cost: per value at most two LRANGEs, of ARGV[2] + 1 values in all (and
+-- their reasons), then an LSET; then two LREMs on each list, each stopping
+-- within ARGV[3] of its end. Every seek starts at the nearer end.
 local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list')
@@ -33,6 +34,24 @@ end
 local n = redis.call('llen', KEYS[1])
 local offset = n - redis.call('llen', KEYS[2])
 
+-- An index as Redis is given it: counted from the tail (negative) in the
+-- list's second half, so that every seek starts at the nearer end.
+local function near(j)
+  if j >= n / 2 then
+    return j - n
+  end
+  return j
+end
+
+-- The same for index r of the reasons list, which ends where the values
+-- list does (its value is at r + offset; from the tail, both are the same).
+local function rnear(r)
+  if r + offset >= n / 2 then
+    return r + offset - n
+  end
+  return r
+end
+
 -- The reason of the dead letter at j, given the reasons read from index
 -- rfrom of the reasons list.
 local function reason_at(reasons, rfrom, j)
@@ -49,11 +68,11 @@ local function look(lo, hi, len, digest)
   if hi < lo then
     return nil
   end
-  local values = redis.call('lrange', KEYS[1], lo, hi)
+  local values = redis.call('lrange', KEYS[1], near(lo), near(hi))
   local rfrom = math.max(lo - offset, 0)
   local reasons = {}
   if hi - offset >= 0 then
-    reasons = redis.call('lrange', KEYS[2], rfrom, hi - offset)
+    reasons = redis.call('lrange', KEYS[2], rnear(rfrom), rnear(hi - offset))
   end
   for j = hi, lo, -1 do
     local value = values[j - lo + 1]
@@ -107,11 +126,11 @@ for _, at in ipairs(found) do
   if mode == 'requeue' then
     redis.call('rpush', KEYS[3], at[2])
   end
-  redis.call('lset', KEYS[1], j, mark)
+  redis.call('lset', KEYS[1], near(j), mark)
   local near_head = j < n / 2
   if near_head then head = head + 1 else tail = tail + 1 end
   if j - offset >= 0 then
-    redis.call('lset', KEYS[2], j - offset, mark)
+    redis.call('lset', KEYS[2], rnear(j - offset), mark)
     if near_head then rhead = rhead + 1 else rtail = rtail + 1 end
   end
 end
