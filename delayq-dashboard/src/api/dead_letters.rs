@@ -49,7 +49,13 @@ pub(crate) struct PageQuery {
     #[serde(default)]
     offset: usize,
     limit: Option<usize>,
+    /// Only those with exactly this reason, looked for from `offset` on over
+    /// at most 10,000 dead letters; `next_offset` says where to go on.
+    reason: Option<String>,
 }
+
+/// Most dead letters one filtered page looks through.
+const MAX_SCAN: usize = 10_000;
 
 /// A page of dead letters, oldest first: each with its index, key (what the
 /// per-value actions post back), reason and when it died.
@@ -58,16 +64,43 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
     let read = async {
         let queue = dead_queue(&shared, &query.name)?;
         let total = queue.dead_letter_len().await?;
-        let items: Vec<Value> = queue
-            .dead_letter_page(query.offset, limit)
-            .await?
-            .iter()
-            .map(|dead| item(&shared, dead))
-            .collect();
-        Ok::<_, delayq::Error>(json!({
+        let mut page = json!({
             "name": query.name, "total": total, "offset": query.offset, "limit": limit,
-            "now_ms": epoch_ms(SystemTime::now()), "items": items,
-        }))
+            "now_ms": epoch_ms(SystemTime::now()),
+        });
+        let Some(reason) = &query.reason else {
+            let items: Vec<Value> = queue
+                .dead_letter_page(query.offset, limit)
+                .await?
+                .iter()
+                .map(|dead| item(&shared, dead))
+                .collect();
+            page["items"] = json!(items);
+            return Ok::<_, delayq::Error>(page);
+        };
+        // Filtered: read on in steps until the page is full or 10,000 were looked at.
+        let (mut items, mut at) = (Vec::new(), query.offset);
+        let stop = query.offset.saturating_add(MAX_SCAN);
+        'reading: while items.len() < limit && at < stop {
+            let read = queue.dead_letter_page(at, (stop - at).min(BATCH)).await?;
+            if read.is_empty() {
+                break;
+            }
+            at += read.len();
+            for dead in &read {
+                if dead.reason.as_deref() == Some(reason.as_str()) {
+                    items.push(item(&shared, dead));
+                    if items.len() == limit {
+                        at = dead.key.index() + 1;
+                        break 'reading;
+                    }
+                }
+            }
+        }
+        page["items"] = json!(items);
+        page["reason"] = json!(reason);
+        page["next_offset"] = json!(at);
+        Ok(page)
     };
     answer(&shared, read).await
 }

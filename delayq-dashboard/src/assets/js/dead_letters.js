@@ -9,6 +9,10 @@ const deadLettersSection = {
   offset: 0,
   limit: 50,
   view: "list",
+  // Only this reason (from the by-reason view), and the offsets of the
+  // pages before this one (a filtered page ends where its last match is).
+  reason: null,
+  trail: [],
   // Ticked values of this page: key as ticked -> key as last read (see keep()).
   selected: new Map(),
   loading: false,
@@ -20,8 +24,15 @@ const deadLettersSection = {
     const page = (offset) => { this.offset = Math.max(0, offset); this.selected.clear(); reload(); };
     $("dead-view-list").addEventListener("click", () => this.show("list", ctx));
     $("dead-view-reasons").addEventListener("click", () => this.show("reasons", ctx));
-    $("dead-prev").addEventListener("click", () => page(this.offset - this.limit));
-    $("dead-next").addEventListener("click", () => page(this.offset + this.limit));
+    $("dead-prev").addEventListener("click", () => {
+      if (this.reason === null) page(this.offset - this.limit); else page(this.trail.pop() || 0);
+    });
+    $("dead-next").addEventListener("click", () => {
+      if (this.reason === null) return page(this.offset + this.limit);
+      this.trail.push(this.offset);
+      page(this.page.next_offset);
+    });
+    $("dead-filter-clear").addEventListener("click", () => this.filter(null, ctx));
     $("dead-page").addEventListener("change", () => {
       const wanted = Math.max(1, Math.floor(Number($("dead-page").value) || 1));
       page((wanted - 1) * this.limit);
@@ -74,6 +85,15 @@ const deadLettersSection = {
     return [...this.selected.values()].join(",");
   },
 
+  // Lists only the dead letters with `reason` (null: all), from the oldest.
+  filter(reason, ctx) {
+    this.reason = reason;
+    this.offset = 0;
+    this.trail = [];
+    this.selected.clear();
+    this.show("list", ctx);
+  },
+
   show(view, ctx) {
     this.view = view;
     $("dead-view-list").classList.toggle("on", view === "list");
@@ -100,10 +120,12 @@ const deadLettersSection = {
       } else {
         q.set("offset", this.offset);
         q.set("limit", this.limit);
+        if (this.reason !== null) q.set("reason", this.reason);
         let page = await getJson(`/api/dead-letters?${q}`);
-        // The list shrank under this page: show its last page.
+        // The list shrank under this page: show its last page (the first, filtered).
         if (this.offset > 0 && this.offset >= page.total) {
-          this.offset = Math.max(0, Math.floor((page.total - 1) / this.limit) * this.limit);
+          this.offset = this.reason === null ? Math.max(0, Math.floor((page.total - 1) / this.limit) * this.limit) : 0;
+          this.trail = [];
           q.set("offset", this.offset);
           page = await getJson(`/api/dead-letters?${q}`);
         }
@@ -146,6 +168,9 @@ const deadLettersSection = {
     $("dead-paging").hidden = !list;
     $("dead-reasons").hidden = list;
     $("dead-reasons-note").hidden = list;
+    $("dead-filter").hidden = !list || this.reason === null;
+    $("dead-filter-text").textContent = this.reason === null ? "" : visible(this.reason);
+    $("dead-jump").hidden = this.reason !== null;
     if (list && this.page) this.drawList(this.page);
     if (!list && this.reasons) this.drawReasons(this.reasons);
     const none = this.total === 0;
@@ -199,6 +224,13 @@ const deadLettersSection = {
     if (document.activeElement !== $("dead-page")) $("dead-page").value = at;
     $("dead-page").max = pages;
     $("dead-pages").textContent = fmt(pages);
+    if (this.reason !== null) {
+      const looked = page.next_offset > page.offset ? `#${fmt(page.offset + 1)}–#${fmt(page.next_offset)}` : "none";
+      $("dead-info").textContent = `${fmt(page.items.length)} found among ${looked} of ${fmt(page.total)}`;
+      $("dead-prev").disabled = this.trail.length === 0;
+      $("dead-next").disabled = page.next_offset >= page.total;
+      return;
+    }
     const last = Math.min(page.offset + page.items.length, page.total);
     $("dead-info").textContent = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)}` : "";
     $("dead-prev").disabled = page.offset === 0;
@@ -208,7 +240,13 @@ const deadLettersSection = {
   drawReasons(counted) {
     const rows = counted.groups.map((g) => {
       const tr = el("tr");
-      tr.appendChild(el("td", { class: `reason${g.reason === null ? " muted" : ""}` }, g.reason === null ? "not recorded" : visible(g.reason)));
+      const reason = el("td", { class: `reason${g.reason === null ? " muted" : ""}` }, g.reason === null ? "not recorded" : "");
+      if (g.reason !== null) {
+        const show = el("a", { class: "reason-filter", title: "List the dead letters with this reason" }, visible(g.reason));
+        show.addEventListener("click", () => this.filter(g.reason, this.ctx));
+        reason.appendChild(show);
+      }
+      tr.appendChild(reason);
       tr.appendChild(el("td", { class: "num" }, fmt(g.count)));
       tr.appendChild(this.died(g.last_at_ms, counted.now_ms));
       return tr;

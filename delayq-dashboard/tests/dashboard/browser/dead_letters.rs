@@ -64,6 +64,22 @@ async fn scroll_to_dead_letters(browser: &fantoccini::Client) {
         .unwrap();
 }
 
+/// Waits until every listed row has `reason`.
+async fn eventually_rows_have_reason(browser: &fantoccini::Client, reason: &str) {
+    seed::eventually(std::time::Duration::from_secs(60), "rows of one reason", || async {
+        let rows = browser
+            .find_all(Locator::Css("#dead-table tbody td.reason"))
+            .await
+            .unwrap();
+        let mut all = !rows.is_empty();
+        for row in rows {
+            all &= row.text().await.unwrap_or_default() == reason;
+        }
+        all
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_and_ticked() {
     let server = RedisServer::start().await;
@@ -198,6 +214,20 @@ async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_a
         .ends_with(" ago"));
     scroll_to_dead_letters(&browser).await;
     screenshot(&browser, "dead-letters-by-reason").await;
+
+    // One reason's dead letters, from its group.
+    click(&browser, "#dead-reasons a.reason-filter").await;
+    wait_shown(&browser, "#dead-filter", true).await;
+    wait_shown(&browser, "#dead-table", true).await;
+    let chosen = text(&browser, "#dead-filter-text").await;
+    eventually_rows_have_reason(&browser, &chosen).await;
+    assert!(text(&browser, "#dead-info")
+        .await
+        .contains("found among #1–#125 of 125"));
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-one-reason").await;
+    click(&browser, "#dead-filter-clear").await;
+    wait_text(&browser, "#dead-info", "1–50 of 125").await;
     browser.close().await.unwrap();
     driver.session = None;
 }

@@ -88,6 +88,28 @@ async fn dead_letters_are_grouped_by_reason_with_counts() {
     assert_eq!(recent["looked"], 3);
     assert_eq!(recent["total"], 9);
     assert_eq!(recent["groups"][0]["count"], 2);
+
+    // One reason's dead letters, a page at a time: each page ends at its last match.
+    let first = send(&app, get("/api/dead-letters?name=orders&reason=bad%20input&limit=2"))
+        .await
+        .json();
+    let indices: Vec<u64> = first["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, [2, 5]);
+    assert_eq!(first["next_offset"], 6);
+    let rest = send(
+        &app,
+        get("/api/dead-letters?name=orders&reason=bad%20input&limit=2&offset=6"),
+    )
+    .await
+    .json();
+    assert_eq!(rest["items"][0]["index"], 8);
+    assert_eq!(rest["items"].as_array().unwrap().len(), 1);
+    assert_eq!(rest["next_offset"], 9);
 }
 
 /// Per-value and bulk requeue and delete act on the values named, even
