@@ -53,9 +53,10 @@ const deadLettersSection = {
     this.pressAgain($("delete-selected"), "Delete selected", () => `Really delete ${fmt(this.selected.size)}? Press again`,
       () => this.clearing(deleteSelected));
     $("dead-all").addEventListener("change", () => {
-      for (const box of document.querySelectorAll("#dead-table td.pick input")) {
-        if (box.checked !== $("dead-all").checked) box.click();
+      for (const v of (this.page && this.page.items) || []) {
+        if ($("dead-all").checked) this.selected.set(v.key, v.key); else this.untick(v.key);
       }
+      this.draw();
     });
   },
 
@@ -79,6 +80,10 @@ const deadLettersSection = {
     await action();
     this.selected.clear();
     this.draw();
+  },
+
+  untick(key) {
+    for (const [was, now] of this.selected) if (now === key) this.selected.delete(was);
   },
 
   keys() {
@@ -173,6 +178,11 @@ const deadLettersSection = {
     $("dead-jump").hidden = this.reason !== null;
     if (list && this.page) this.drawList(this.page);
     if (!list && this.reasons) this.drawReasons(this.reasons);
+    this.controls();
+  },
+
+  // The buttons and the count that follow the ticks.
+  controls() {
     const none = this.total === 0;
     $("delete-dead").disabled = none;
     $("requeue-dead").disabled = none;
@@ -191,9 +201,11 @@ const deadLettersSection = {
         box.checked = ticked.has(v.key);
         tr.classList.toggle("selected", box.checked);
         box.addEventListener("change", () => {
-          if (box.checked) this.selected.set(v.key, v.key);
-          else for (const [was, key] of this.selected) if (key === v.key) this.selected.delete(was);
-          this.draw();
+          if (box.checked) this.selected.set(v.key, v.key); else this.untick(v.key);
+          tr.classList.toggle("selected", box.checked);
+          const boxes = [...document.querySelectorAll("#dead-table td.pick input")];
+          $("dead-all").checked = boxes.every((b) => b.checked);
+          this.controls();
         });
         pick.appendChild(box);
       }

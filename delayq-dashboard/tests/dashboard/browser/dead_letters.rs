@@ -50,8 +50,21 @@ async fn dead_list(server: &RedisServer, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Clicks `css`, finding it again if the 2-second redraw replaced it
+/// between the find and the click.
 async fn click(browser: &fantoccini::Client, css: &str) {
-    browser.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+    let mut last = None;
+    for _ in 0..50 {
+        match browser.find(Locator::Css(css)).await {
+            Ok(element) => match element.click().await {
+                Ok(_) => return,
+                Err(e) => last = Some(e),
+            },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("cannot click {css}: {last:?}");
 }
 
 async fn scroll_to_dead_letters(browser: &fantoccini::Client) {
@@ -150,6 +163,12 @@ async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_a
     click(&browser, "#dead-table tbody tr:nth-child(2) button.requeue-one").await;
     wait_text(&browser, "#dead-info", "101–129 of 129").await;
     assert_eq!(seed::lrange(&server, "orders").await, [values[101].as_str()]);
+
+    // The page ticked at once, and unticked.
+    click(&browser, "#dead-all").await;
+    wait_text(&browser, "#dead-selected", "29 selected").await;
+    click(&browser, "#dead-all").await;
+    wait_text(&browser, "#dead-selected", "").await;
 
     // Meanwhile someone else deletes the two oldest: the ticked values are
     // still the ones deleted.
