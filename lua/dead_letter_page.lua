@@ -1,8 +1,18 @@
 -- dead_letter_page: dead letters from an index, oldest first, each with the
--- reason recorded for it (ReliableQueue::dead_letter_page).
+-- reason recorded for it and a digest naming it exactly
+-- (ReliableQueue::dead_letter_page; lua/dead_letter_act.lua finds a value
+-- again by this digest).
 -- KEYS: 1 dead-letter list, 2 dead-letter reasons (aligned with its tail)
 -- ARGV: 1 start index, 2 count
--- Returns {value, reason or false, value, ...}; reads only, O(start + count).
+-- Returns {value, reason or false, digest, value, ...}; reads only,
+-- O(start + count).
+-- The digest that names a dead letter: its bytes and its reason record (which
+-- holds the ms it died), so equal payloads dead-lettered apart differ.
+-- lua/dead_letter_act.lua computes it the same way.
+local function dead_digest(value, reason)
+  return redis.sha1hex(value .. '\n' .. (reason or ''))
+end
+
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list')
 if bad then return bad end
 local start, count = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -17,11 +27,12 @@ end
 local out = {}
 for i = 1, #values do
   local at = first + i - 1
-  out[#out + 1] = values[i]
+  local reason = false
   if at >= 0 then
-    out[#out + 1] = reasons[at - math.max(first, 0) + 1] or false
-  else
-    out[#out + 1] = false
+    reason = reasons[at - math.max(first, 0) + 1] or false
   end
+  out[#out + 1] = values[i]
+  out[#out + 1] = reason
+  out[#out + 1] = dead_digest(values[i], reason)
 end
 return out

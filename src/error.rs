@@ -148,6 +148,17 @@ pub enum Error {
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// Dead letters named by [`DeadLetterKey`](crate::DeadLetterKey) that
+    /// are no longer where they were read, nor near (requeued, deleted, or
+    /// moved too far by values leaving the list's head). Nothing was changed:
+    /// read the list again.
+    #[error("dead letter(s) #{} of `{queue}` (1 is the oldest) changed since they were read (requeued, deleted, or moved): nothing was done, read the list again", indices.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", #"))]
+    DeadLetterChanged {
+        /// The queue.
+        queue: String,
+        /// The indices (0 is the oldest) the missing ones were read at.
+        indices: Vec<usize>,
+    },
     /// The codec could not encode a value.
     #[error("codec `{codec}` could not encode the value: {source}")]
     Encode {

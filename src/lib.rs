@@ -103,7 +103,7 @@ pub use queue::delayed::{
     TransferReport,
 };
 pub use queue::reliable::delivery::Delivery;
-pub use queue::reliable::{DeadLetter, Reaped, ReliableQueue};
+pub use queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, Reaped, ReasonGroup, ReliableQueue};
 pub use queue::status::QueueStatus;
 pub use schedule::{
     every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleRunner, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER,

@@ -416,10 +416,21 @@ pub(crate) struct PurgeArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum DeadLetterCommand {
-    /// List dead-lettered values, oldest first, without removing them.
+    /// List dead-lettered values, oldest first, with when and why each died,
+    /// without removing them.
+    #[command(
+        after_help = "Examples:\n  delayq dead-letter list orders --offset 100 --limit 50\n  delayq dead-letter list orders --reason 'smtp'\n  delayq dead-letter list orders --group-by-reason"
+    )]
     List(DeadLetterListArgs),
-    /// Move dead-lettered values back to the queue (its tail), with fresh delivery counts.
+    /// Move dead-lettered values back to the queue (its tail), with fresh
+    /// delivery counts; says which values moved.
     Requeue(DeadLetterRequeueArgs),
+    /// Delete dead-lettered values: those at the given positions (as `list`
+    /// numbers them), or all.
+    #[command(
+        after_help = "Examples:\n  delayq dead-letter delete orders --index 3 --index 7 --dry-run\n  delayq dead-letter delete orders --all"
+    )]
+    Delete(DeadLetterDeleteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -429,6 +440,16 @@ pub(crate) struct DeadLetterListArgs {
     /// Values to list.
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
+    /// Dead letters to skip first (0: start at the oldest).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Only those whose reason contains TEXT (case-insensitive), looking from
+    /// --offset on until --limit are found.
+    #[arg(long, value_name = "TEXT", conflicts_with = "group_by_reason")]
+    pub reason: Option<String>,
+    /// Counts by reason instead of values (over the 100,000 most recent).
+    #[arg(long)]
+    pub group_by_reason: bool,
     /// How values are decoded (must match the Java codec).
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
@@ -447,11 +468,40 @@ pub(crate) struct DeadLetterRequeueArgs {
     /// Queue name.
     pub queue: String,
     /// Most values to requeue (default: all).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "index")]
     pub max: Option<usize>,
-    /// Values moved per atomic step.
-    #[arg(long, default_value_t = 1_000)]
+    /// Only the values at these positions (the # of `dead-letter list`; 1 is
+    /// the oldest), each taken exactly: if one moved away, none is requeued.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub index: Vec<u64>,
+    /// Values moved per atomic step (at most 100).
+    #[arg(long, default_value_t = 100)]
     pub batch: usize,
+    /// How values are shown (must match the Java codec).
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DeadLetterDeleteArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The values at these positions (the # of `dead-letter list`; 1 is the
+    /// oldest), each taken exactly: if one moved away, none is deleted.
+    #[arg(long, value_name = "N", required_unless_present = "all", conflicts_with = "all", value_parser = clap::value_parser!(u64).range(1..))]
+    pub index: Vec<u64>,
+    /// Every dead letter there when the command starts.
+    #[arg(long)]
+    pub all: bool,
+    /// Show what would be deleted; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How values are shown (must match the Java codec).
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,

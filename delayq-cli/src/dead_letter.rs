@@ -1,115 +1,450 @@
-//! `delayq dead-letter list|requeue`.
+//! `delayq dead-letter list|requeue|delete`.
 
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use bytes::Bytes;
-use delayq::Codec;
-use serde_json::json;
+use delayq::{Codec, DeadLetter, DeadLetterKey, ReliableQueue};
+use serde_json::{json, Value};
 
-use crate::args::{Cli, CodecKind, DeadLetterListArgs, DeadLetterRequeueArgs, OutputFormat};
+use crate::args::{
+    Cli, CodecArg, CodecKind, DeadLetterDeleteArgs, DeadLetterListArgs, DeadLetterRequeueArgs, OutputFormat,
+};
 use crate::output::{self, hex, preview};
 use crate::progress;
 use crate::text_codec::TextCodec;
 
+/// Dead letters read per call while listing.
+const READ_STEP: usize = 1_000;
+/// Most dead letters one exact requeue or delete names (the library's limit).
+const EXACT_STEP: usize = 100;
+/// Most reasons counted by `--group-by-reason`.
+const GROUPED: usize = 100_000;
+
+/// One dead letter as the CLI shows it.
+struct Shown {
+    /// Its position, 1 the oldest (`list`'s #, `--index`).
+    number: u64,
+    value: Result<String, String>,
+    raw: Bytes,
+    codec: Option<String>,
+    reason: Option<String>,
+    at: Option<SystemTime>,
+    key: DeadLetterKey,
+}
+
+impl Shown {
+    fn of(codec: &TextCodec, dead: DeadLetter<String>) -> Shown {
+        Shown {
+            number: dead.key.index() as u64 + 1,
+            value: codec.decode(&dead.raw).map_err(|e| e.to_string()),
+            codec: codec.detected_codec(&dead.raw),
+            raw: dead.raw,
+            reason: dead.reason,
+            at: dead.at,
+            key: dead.key,
+        }
+    }
+
+    fn preview(&self, max: usize) -> String {
+        match &self.value {
+            Ok(text) => preview(text, max),
+            Err(_) => format!("<{}>", preview(&hex(&self.raw), max.saturating_sub(40).max(20))),
+        }
+    }
+
+    fn died(&self, now: SystemTime) -> String {
+        self.at.map_or("-".into(), |at| output::relative(at, now))
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "number": self.number, "value": self.value.as_ref().ok(), "error": self.value.as_ref().err(),
+            "codec": self.codec, "reason": self.reason, "died_at": self.at.map(output::utc_time),
+            "raw_hex": hex(&self.raw), "key": self.key.to_string(),
+        })
+    }
+}
+
+fn queue_of(client: &delayq::Client, name: &str) -> delayq::Result<ReliableQueue<String>> {
+    Ok(client
+        .reliable_queue(name, TextCodec::new(CodecKind::Bytes))?
+        .without_transfer())
+}
+
+fn codec_of(codec: CodecArg, schema: Option<&std::path::Path>) -> delayq::Result<TextCodec> {
+    TextCodec::reading(codec, schema).map_err(delayq::Error::InvalidArgument)
+}
+
 pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result<ExitCode> {
-    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
+    let codec = codec_of(args.codec, args.kryo_schema.as_deref())?;
     let client = crate::connect(cli).await?;
     // Read-only: the status script (which types-checks the keys) counts them.
-    let queue = crate::look(&client, &args.queue)?;
-    let total = queue.status().await?.dead_letters;
-    let page = client
-        .reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
-        .dead_letter_page(0, args.limit)
-        .await;
-    drop(queue);
+    let look = crate::look(&client, &args.queue)?;
+    let read = async {
+        let total = look.status().await?.dead_letters;
+        let queue = queue_of(&client, &args.queue)?;
+        if args.group_by_reason {
+            return Ok(Listed::Grouped(queue.dead_letter_reasons(GROUPED).await?));
+        }
+        let needle = args.reason.as_deref().map(str::to_lowercase);
+        let (mut found, mut at) = (Vec::new(), args.offset);
+        while found.len() < args.limit {
+            let want = match needle {
+                Some(_) => READ_STEP,
+                None => (args.limit - found.len()).min(READ_STEP),
+            };
+            let page = queue.dead_letter_page(at, want).await?;
+            let read = page.len();
+            at += read;
+            found.extend(page.into_iter().filter(|dead| {
+                match &needle {
+                    Some(needle) => dead
+                        .reason
+                        .as_deref()
+                        .is_some_and(|r| r.to_lowercase().contains(needle)),
+                    None => true,
+                }
+            }));
+            if read < want {
+                break;
+            }
+        }
+        found.truncate(args.limit);
+        Ok::<_, delayq::Error>(Listed::Values {
+            total,
+            looked: at - args.offset,
+            values: found.into_iter().map(|dead| Shown::of(&codec, dead)).collect(),
+        })
+    };
+    let listed = read.await;
+    drop(look);
     client.shutdown().await;
-    let page = page?;
-    let raw: Vec<Bytes> = page.iter().map(|dead| dead.raw.clone()).collect();
-    let reasons: Vec<Option<String>> = page.iter().map(|dead| dead.reason.clone()).collect();
-    let decoded: Vec<Result<String, String>> = raw.iter().map(|v| codec.decode(v).map_err(|e| e.to_string())).collect();
-    // With --codec auto: the codec detected for each value.
-    let codecs: Vec<Option<String>> = raw.iter().map(|v| codec.detected_codec(v)).collect();
+    let now = SystemTime::now();
+    match listed? {
+        Listed::Grouped(counted) => print_groups(args, &counted, now),
+        Listed::Values { total, looked, values } => print_values(args, total, looked, &values, now),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+enum Listed {
+    Grouped(delayq::DeadLetterReasons),
+    Values {
+        total: u64,
+        looked: usize,
+        values: Vec<Shown>,
+    },
+}
+
+fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[Shown], now: SystemTime) {
     match args.format {
         OutputFormat::Json => {
-            let values: Vec<_> = raw
-                .iter()
-                .zip(&decoded)
-                .zip(&reasons)
-                .zip(&codecs)
-                .map(|(((raw, value), reason), codec)| {
-                    json!({"value": value.as_ref().ok(), "error": value.as_ref().err(), "codec": codec, "reason": reason, "raw_hex": hex(raw)})
-                })
-                .collect();
-            println!(
-                "{}",
-                output::json(&json!({"queue": args.queue, "total": total, "values": values}))
-            );
+            let shown: Vec<Value> = values.iter().map(Shown::json).collect();
+            let mut doc = json!({"queue": args.queue, "total": total, "offset": args.offset, "values": shown});
+            if let Some(reason) = &args.reason {
+                doc["reason"] = json!(reason);
+                doc["looked"] = json!(looked);
+            }
+            println!("{}", output::json(&doc));
         }
         OutputFormat::Table => {
-            let rows: Vec<Vec<String>> = decoded
+            let with_codec = values.iter().any(|v| v.codec.is_some());
+            let rows: Vec<Vec<String>> = values
                 .iter()
-                .zip(&raw)
-                .enumerate()
-                .map(|(i, (value, raw))| {
-                    let shown = match value {
-                        Ok(text) => preview(text, 100),
-                        Err(_) => format!("<{}>", preview(&hex(raw), 60)),
-                    };
-                    let reason = reasons[i].as_deref().map_or("-".into(), |r| preview(r, 80));
-                    match &codecs[i] {
-                        Some(codec) => vec![output::count(i as u64 + 1), codec.clone(), shown, reason],
-                        None => vec![output::count(i as u64 + 1), shown, reason],
+                .map(|v| {
+                    let reason = v.reason.as_deref().map_or("-".into(), |r| preview(r, 80));
+                    let mut row = vec![output::count(v.number)];
+                    if with_codec {
+                        row.push(v.codec.clone().unwrap_or_default());
                     }
+                    row.extend([v.preview(100), v.died(now), reason]);
+                    row
                 })
                 .collect();
             if !rows.is_empty() {
-                let headers: &[&str] = if codecs.iter().any(Option::is_some) {
-                    &["#", "CODEC", "VALUE", "REASON"]
+                let headers: &[&str] = if with_codec {
+                    &["#", "CODEC", "VALUE", "DIED", "REASON"]
                 } else {
-                    &["#", "VALUE", "REASON"]
+                    &["#", "VALUE", "DIED", "REASON"]
                 };
                 println!("{}", output::table_aligned(headers, &["#"], &rows));
             }
+            let name = output::escape(&args.queue);
+            match &args.reason {
+                Some(reason) => println!(
+                    "({} whose reason contains \"{}\", of {} looked at from #{}; {} dead-lettered value(s) of `{name}` in all)",
+                    output::count(rows.len() as u64),
+                    output::escape(reason),
+                    output::count(looked as u64),
+                    output::count(args.offset as u64 + 1),
+                    output::count(total),
+                ),
+                None => {
+                    let next = args.offset as u64 + rows.len() as u64;
+                    println!(
+                        "({} of {} dead-lettered value(s) of `{name}` shown{})",
+                        output::count(rows.len() as u64),
+                        output::count(total),
+                        if next < total && !rows.is_empty() {
+                            format!(", #{}–#{}; --offset {next} for more", args.offset + 1, next)
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn print_groups(args: &DeadLetterListArgs, counted: &delayq::DeadLetterReasons, now: SystemTime) {
+    match args.format {
+        OutputFormat::Json => {
+            let groups: Vec<Value> = counted
+                .groups
+                .iter()
+                .map(|g| json!({"reason": g.reason, "count": g.count, "last_died_at": g.last_at.map(output::utc_time)}))
+                .collect();
             println!(
-                "({} of {} dead-lettered value(s) of `{}` shown)",
-                output::count(rows.len() as u64),
-                output::count(total),
-                output::escape(&args.queue)
+                "{}",
+                output::json(
+                    &json!({"queue": args.queue, "total": counted.total, "looked": counted.looked, "groups": groups})
+                )
+            );
+        }
+        OutputFormat::Table => {
+            let rows: Vec<Vec<String>> = counted
+                .groups
+                .iter()
+                .map(|g| {
+                    vec![
+                        output::count(g.count as u64),
+                        g.reason.as_deref().map_or("(not recorded)".into(), |r| preview(r, 100)),
+                        g.last_at.map_or("-".into(), |at| output::relative(at, now)),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                println!(
+                    "{}",
+                    output::table_aligned(&["COUNT", "REASON", "LAST DIED"], &["COUNT"], &rows)
+                );
+            }
+            let name = output::escape(&args.queue);
+            if counted.looked < counted.total {
+                println!(
+                    "(counted over the {} most recent of {} dead-lettered value(s) of `{name}`)",
+                    output::count(counted.looked as u64),
+                    output::count(counted.total as u64)
+                );
+            } else {
+                println!(
+                    "(all {} dead-lettered value(s) of `{name}` counted)",
+                    output::count(counted.total as u64)
+                );
+            }
+        }
+    }
+}
+
+/// The dead letters at the 1-based `numbers`, read now (each exactly once).
+async fn at_numbers(queue: &ReliableQueue<String>, codec: &TextCodec, numbers: &[u64]) -> delayq::Result<Vec<Shown>> {
+    let mut numbers = numbers.to_vec();
+    numbers.sort_unstable();
+    numbers.dedup();
+    if numbers.len() > EXACT_STEP {
+        return Err(delayq::Error::InvalidArgument(format!(
+            "{} positions given; at most {EXACT_STEP} at a time",
+            numbers.len()
+        )));
+    }
+    let mut shown = Vec::with_capacity(numbers.len());
+    for number in numbers {
+        let index = usize::try_from(number - 1).unwrap_or(usize::MAX);
+        match queue.dead_letter_page(index, 1).await?.pop() {
+            Some(dead) => shown.push(Shown::of(codec, dead)),
+            None => {
+                let total = queue.dead_letter_len().await?;
+                return Err(delayq::Error::InvalidArgument(format!(
+                    "no dead letter #{number}: `{}` has {total}",
+                    output::escape(queue.name())
+                )));
+            }
+        }
+    }
+    Ok(shown)
+}
+
+/// Prints what an action did (or would do) to `values`.
+fn report(format: OutputFormat, queue: &str, verb: &str, values: &[Shown], extra: Value, headline: String) {
+    match format {
+        OutputFormat::Json => {
+            let shown: Vec<Value> = values.iter().map(Shown::json).collect();
+            let mut doc = json!({"queue": queue, verb: values.len(), "values": shown});
+            if let (Some(doc), Some(extra)) = (doc.as_object_mut(), extra.as_object()) {
+                doc.extend(extra.clone());
+            }
+            println!("{}", output::json(&doc));
+        }
+        OutputFormat::Table => {
+            println!("{headline}");
+            const SHOWN: usize = 1_000;
+            for v in values.iter().take(SHOWN) {
+                let reason = v
+                    .reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!("  ({})", preview(r, 60)));
+                println!("  #{}  {}{reason}", v.number, v.preview(100));
+            }
+            if values.len() > SHOWN {
+                println!("  … and {} more (--format json lists all)", values.len() - SHOWN);
+            }
+        }
+    }
+}
+
+pub(crate) async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
+    let codec = codec_of(args.codec, None)?;
+    let client = crate::connect(cli).await?;
+    let queue = queue_of(&client, &args.queue)?;
+    let moved = if args.index.is_empty() {
+        requeue_head(&queue, &codec, args).await
+    } else {
+        async {
+            let chosen = at_numbers(&queue, &codec, &args.index).await?;
+            let keys: Vec<DeadLetterKey> = chosen.iter().map(|v| v.key.clone()).collect();
+            queue.requeue_dead_letters_exact(&keys).await?;
+            Ok(chosen)
+        }
+        .await
+    };
+    let left = queue.dead_letter_len().await;
+    drop(queue);
+    client.shutdown().await;
+    let (moved, left) = (moved?, left? as u64);
+    let name = output::escape(&args.queue);
+    let headline = format!(
+        "requeued {} dead-lettered value(s) to `{name}` ({left} left in the dead-letter list){}",
+        moved.len(),
+        if moved.is_empty() { "" } else { ":" }
+    );
+    report(
+        args.format,
+        &args.queue,
+        "requeued",
+        &moved,
+        json!({"left": left}),
+        headline,
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Requeues from the head, each step naming the values it read so that
+/// what is reported is what moved: a step whose values another client took
+/// first reads again.
+async fn requeue_head(
+    queue: &ReliableQueue<String>,
+    codec: &TextCodec,
+    args: &DeadLetterRequeueArgs,
+) -> delayq::Result<Vec<Shown>> {
+    let total = queue.dead_letter_len().await? as u64;
+    let goal = args.max.map_or(total, |max| total.min(max as u64));
+    let bar = progress::bar(goal, "requeueing");
+    let step = args.batch.clamp(1, EXACT_STEP);
+    let mut moved: Vec<Shown> = Vec::new();
+    let mut raced = 0;
+    while (moved.len() as u64) < goal {
+        let want = (goal - moved.len() as u64).min(step as u64) as usize;
+        let page = queue.dead_letter_page(0, want).await?;
+        if page.is_empty() {
+            break;
+        }
+        let keys: Vec<DeadLetterKey> = page.iter().map(|dead| dead.key.clone()).collect();
+        match queue.requeue_dead_letters_exact(&keys).await {
+            Ok(_) => {
+                raced = 0;
+                bar.inc(page.len() as u64);
+                moved.extend(page.into_iter().map(|dead| Shown::of(codec, dead)));
+            }
+            // Another client requeued or deleted some of them first.
+            Err(delayq::Error::DeadLetterChanged { .. }) if raced < 100 => raced += 1,
+            Err(e) => return Err(e),
+        }
+    }
+    bar.finish_and_clear();
+    Ok(moved)
+}
+
+pub(crate) async fn delete(cli: &Cli, args: &DeadLetterDeleteArgs) -> delayq::Result<ExitCode> {
+    let codec = codec_of(args.codec, None)?;
+    let client = crate::connect(cli).await?;
+    let queue = queue_of(&client, &args.queue)?;
+    let name = output::escape(&args.queue).into_owned();
+    let done = async {
+        if args.all {
+            let total = queue.dead_letter_len().await?;
+            let mut deleted = 0;
+            if !args.dry_run {
+                // At most what was there at the start: values dead-lettered
+                // meanwhile stay.
+                while deleted < total {
+                    let n = queue.remove_dead_letters((total - deleted).min(READ_STEP)).await?;
+                    if n == 0 {
+                        break;
+                    }
+                    deleted += n;
+                }
+            }
+            return Ok::<_, delayq::Error>(Deleted::All { total, deleted });
+        }
+        let chosen = at_numbers(&queue, &codec, &args.index).await?;
+        if !args.dry_run {
+            let keys: Vec<DeadLetterKey> = chosen.iter().map(|v| v.key.clone()).collect();
+            queue.delete_dead_letters_exact(&keys).await?;
+        }
+        Ok(Deleted::Chosen(chosen))
+    }
+    .await;
+    drop(queue);
+    client.shutdown().await;
+    match done? {
+        Deleted::All { total, deleted } => match args.format {
+            OutputFormat::Json => println!(
+                "{}",
+                output::json(
+                    &json!({"queue": args.queue, "dry_run": args.dry_run, "deleted": deleted, "would_delete": args.dry_run.then_some(total)})
+                )
+            ),
+            OutputFormat::Table if args.dry_run => {
+                println!("would delete {total} dead-lettered value(s) of `{name}` (dry run: nothing deleted)")
+            }
+            OutputFormat::Table => println!("deleted {deleted} dead-lettered value(s) of `{name}`"),
+        },
+        Deleted::Chosen(chosen) => {
+            let headline = if args.dry_run {
+                format!(
+                    "would delete {} dead-lettered value(s) of `{name}` (dry run: nothing deleted):",
+                    chosen.len()
+                )
+            } else {
+                format!("deleted {} dead-lettered value(s) of `{name}`:", chosen.len())
+            };
+            let verb = if args.dry_run { "would_delete" } else { "deleted" };
+            report(
+                args.format,
+                &args.queue,
+                verb,
+                &chosen,
+                json!({"dry_run": args.dry_run}),
+                headline,
             );
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
-    let client = crate::connect(cli).await?;
-    let queue = client.reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?;
-    let total = queue.dead_letter_len().await? as u64;
-    let goal = args.max.map_or(total, |max| total.min(max as u64));
-    let bar = progress::bar(goal, "requeueing");
-    let mut moved = 0u64;
-    while moved < goal {
-        let step = (goal - moved).min(args.batch.max(1) as u64) as usize;
-        let n = queue.requeue_dead_letters(step).await? as u64;
-        if n == 0 {
-            break;
-        }
-        moved += n;
-        bar.inc(n);
-    }
-    bar.finish_and_clear();
-    drop(queue);
-    client.shutdown().await;
-    match args.format {
-        OutputFormat::Json => println!(
-            "{}",
-            output::json(&json!({"queue": args.queue, "requeued": moved, "left": total - moved}))
-        ),
-        OutputFormat::Table => println!(
-            "requeued {moved} dead-lettered value(s) to `{}` ({} left in the dead-letter list)",
-            output::escape(&args.queue),
-            total.saturating_sub(moved)
-        ),
-    }
-    Ok(ExitCode::SUCCESS)
+enum Deleted {
+    All { total: usize, deleted: usize },
+    Chosen(Vec<Shown>),
 }

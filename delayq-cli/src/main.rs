@@ -81,6 +81,7 @@ async fn main() -> ExitCode {
         Command::Purge(args) => purge::run(&cli, args).await,
         Command::DeadLetter(DeadLetterCommand::List(args)) => dead_letter::list(&cli, args).await,
         Command::DeadLetter(DeadLetterCommand::Requeue(args)) => dead_letter::requeue(&cli, args).await,
+        Command::DeadLetter(DeadLetterCommand::Delete(args)) => dead_letter::delete(&cli, args).await,
         Command::Offer(args) => offer::run(&cli, args).await,
         Command::Take(args) => take::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,

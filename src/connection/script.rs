@@ -264,6 +264,8 @@ pub(crate) struct Scripts {
     pub pending_element: Script,
     pub remove_dead_letters: Script,
     pub dead_letter_page: Script,
+    pub dead_letter_act: Script,
+    pub dead_letter_reasons: Script,
     pub schedule_save: Script,
     pub schedule_fire: Script,
     pub schedule_set: Script,
@@ -326,6 +328,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // Deletes: sent once (a resend would delete more).
     remove_dead_letters: lua!("remove_dead_letters", Once),
     dead_letter_page: lua!("dead_letter_page", Safe),
+    // Keyed by a request: a resend answers as the first run did and acts on
+    // no second copy of an equal value.
+    dead_letter_act: lua!("dead_letter_act", Safe),
+    dead_letter_reasons: lua!("dead_letter_reasons", Safe),
     // Keyed by a request: a resend returns the first answer and undoes no
     // save made meanwhile.
     schedule_save: lua!("schedule_save", Safe),

@@ -137,3 +137,270 @@ async fn large_dead_letters_move_about_a_mebibyte_a_call_and_all_in_order() {
     })
     .await;
 }
+
+/// Seeds `queue`'s dead letters as delayq records them: each value with a
+/// reason record `<ms> <reason>` aligned with the list's tail; values given
+/// no reason go first, as if dead-lettered before reasons were recorded.
+async fn seed_dead(raw: &crate::harness::RawRedis, queue: &str, older: &[&str], recorded: &[(&str, i64, &str)]) {
+    let dead = format!("delayq_dead_letter:{{{queue}}}");
+    let reasons = format!("delayq_dead_reasons:{{{queue}}}");
+    for value in older {
+        let _: i64 = raw.client.rpush(&dead, *value).await.unwrap();
+    }
+    for (value, ms, why) in recorded {
+        let _: i64 = raw.client.rpush(&dead, *value).await.unwrap();
+        let _: i64 = raw.client.rpush(&reasons, format!("{ms} {why}")).await.unwrap();
+    }
+}
+
+/// What the dead-letter list holds, each value with its reason.
+async fn dead_pairs(jobs: &delayq::ReliableQueue<String>) -> Vec<(String, Option<String>)> {
+    jobs.dead_letter_page(0, 1_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.value.unwrap(), d.reason))
+        .collect()
+}
+
+fn pairs(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    list.iter().map(|(v, r)| (s(v), r.map(s))).collect()
+}
+
+/// A value named by its key is found again after values left the head
+/// (another operator's requeue), deleted alone, and the reasons stay
+/// aligned with the values left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_aligned() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("exact", StringCodec).unwrap();
+        seed_dead(
+            &raw,
+            "exact",
+            &["old"],
+            &[
+                ("a", 1_000, "ra"),
+                ("b", 2_000, "rb"),
+                ("c", 3_000, "rc"),
+                ("d", 4_000, "rd"),
+            ],
+        )
+        .await;
+        let page = jobs.dead_letter_page(0, 10).await.unwrap();
+        assert_eq!(page[3].value.as_ref().unwrap(), "c");
+        assert_eq!(page[3].at, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(3)));
+        let c = page[3].key.clone();
+        assert_eq!(c.index(), 3);
+        assert_eq!(c.to_string().parse::<delayq::DeadLetterKey>().unwrap(), c);
+
+        // Two leave the head: "c" is now at index 1.
+        assert_eq!(jobs.requeue_dead_letters(2).await.unwrap(), 2);
+        assert_eq!(
+            jobs.delete_dead_letters_exact(std::slice::from_ref(&c)).await.unwrap(),
+            vec![1]
+        );
+        assert_eq!(dead_pairs(&jobs).await, pairs(&[("b", Some("rb")), ("d", Some("rd"))]));
+
+        // Gone now: refused, and nothing else is touched.
+        match jobs.delete_dead_letters_exact(&[c]).await {
+            Err(delayq::Error::DeadLetterChanged { indices, .. }) => assert_eq!(indices, vec![3]),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(dead_pairs(&jobs).await, pairs(&[("b", Some("rb")), ("d", Some("rd"))]));
+        assert!(matches!(
+            "nonsense".parse::<delayq::DeadLetterKey>(),
+            Err(delayq::Error::InvalidArgument(_))
+        ));
+    })
+    .await;
+}
+
+/// Equal payloads dead-lettered at different times: each key acts on
+/// exactly the one it was read as (its reason and time), and of equal values
+/// with no reason at all, two keys take two and one key takes one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_equal_dead_letters_each_key_acts_on_exactly_one() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("twins", StringCodec).unwrap();
+        seed_dead(
+            &raw,
+            "twins",
+            &["same", "same", "same"],
+            &[("same", 1_000, "first"), ("x", 2_000, "rx"), ("same", 3_000, "second")],
+        )
+        .await;
+        let page = jobs.dead_letter_page(0, 10).await.unwrap();
+        // The one that died second, requeued: the other keeps its reason.
+        let moved = jobs.requeue_dead_letters_exact(&[page[5].key.clone()]).await.unwrap();
+        assert_eq!(moved, vec![5]);
+        assert_eq!(raw.lrange("twins").await, crate::harness::bytes(&["same"]));
+        assert_eq!(
+            dead_pairs(&jobs).await,
+            pairs(&[
+                ("same", None),
+                ("same", None),
+                ("same", None),
+                ("same", Some("first")),
+                ("x", Some("rx"))
+            ])
+        );
+        // Two of the three without a reason: two go, one stays.
+        let found = jobs
+            .delete_dead_letters_exact(&[page[0].key.clone(), page[2].key.clone()])
+            .await
+            .unwrap();
+        assert_eq!(found, vec![0, 2]);
+        assert_eq!(
+            dead_pairs(&jobs).await,
+            pairs(&[("same", None), ("same", Some("first")), ("x", Some("rx"))])
+        );
+        // All or none: one key of a value that is gone refuses the whole call.
+        let stale = page[5].key.clone();
+        assert!(matches!(
+            jobs.delete_dead_letters_exact(&[page[4].key.clone(), stale]).await,
+            Err(delayq::Error::DeadLetterChanged { .. })
+        ));
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), 3);
+
+        // After the head moved, the twin that died later sits where the key's
+        // value was read: the key still takes the one it was read as.
+        let later = client.reliable_queue("twins-later", StringCodec).unwrap();
+        seed_dead(
+            &raw,
+            "twins-later",
+            &[],
+            &[("a", 1_000, "ra"), ("same", 2_000, "r1"), ("same", 3_000, "r2")],
+        )
+        .await;
+        let key = later.dead_letter_page(1, 1).await.unwrap().remove(0).key;
+        assert_eq!(later.remove_dead_letters(1).await.unwrap(), 1);
+        assert_eq!(later.delete_dead_letters_exact(&[key]).await.unwrap(), vec![0]);
+        assert_eq!(dead_pairs(&later).await, pairs(&[("same", Some("r2"))]));
+    })
+    .await;
+}
+
+/// While another client removes dead letters from the head one by one,
+/// exact deletes of values further down each remove their own value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_deletes_hold_while_the_head_is_removed_concurrently() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("busy", StringCodec).unwrap();
+        let names: Vec<String> = (0..200).map(|i| format!("v{i:03}")).collect();
+        let recorded: Vec<(&str, i64, &str)> = names.iter().map(|n| (n.as_str(), 5_000, "why")).collect();
+        seed_dead(&raw, "busy", &[], &recorded).await;
+        let page = jobs.dead_letter_page(100, 100).await.unwrap();
+        let other = redis.client().await;
+        let remover = tokio::spawn(async move {
+            let head = other.reliable_queue("busy", StringCodec).unwrap();
+            for _ in 0..50 {
+                assert_eq!(head.remove_dead_letters(1).await.unwrap(), 1);
+            }
+        });
+        for dead in page.iter().filter(|d| d.key.index() % 2 == 1) {
+            jobs.delete_dead_letters_exact(std::slice::from_ref(&dead.key))
+                .await
+                .unwrap();
+        }
+        remover.await.unwrap();
+        let left = dead_pairs(&jobs).await;
+        let expected: Vec<(String, Option<String>)> = (50..200)
+            .filter(|i| *i < 100 || i % 2 == 0)
+            .map(|i| (format!("v{i:03}"), Some(s("why"))))
+            .collect();
+        assert_eq!(left, expected);
+    })
+    .await;
+}
+
+/// Counting by reason reads the recent reasons only, says how far it looked,
+/// and counts values with no reason recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_are_counted_by_reason_over_the_most_recent() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("grouped", StringCodec).unwrap();
+        seed_dead(
+            &raw,
+            "grouped",
+            &["o1", "o2"],
+            &[
+                ("a", 1_000, "smtp down"),
+                ("b", 2_000, "bad input"),
+                ("c", 3_000, "smtp down"),
+            ],
+        )
+        .await;
+        let all = jobs.dead_letter_reasons(100).await.unwrap();
+        assert_eq!((all.total, all.looked), (5, 5));
+        let seen: Vec<(Option<String>, usize)> = all.groups.iter().map(|g| (g.reason.clone(), g.count)).collect();
+        assert_eq!(
+            seen,
+            vec![(Some(s("smtp down")), 2), (None, 2), (Some(s("bad input")), 1)]
+        );
+        assert_eq!(
+            all.groups[0].last_at,
+            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(3))
+        );
+        let recent = jobs.dead_letter_reasons(2).await.unwrap();
+        assert_eq!((recent.total, recent.looked), (5, 2));
+        let seen: Vec<(Option<String>, usize)> = recent.groups.iter().map(|g| (g.reason.clone(), g.count)).collect();
+        assert_eq!(seen, vec![(Some(s("bad input")), 1), (Some(s("smtp down")), 1)]);
+    })
+    .await;
+}
+
+/// A single dead letter is removed by an LREM walking from the nearer end of
+/// the list: near either end of a long list it goes, and deep in the middle
+/// it is refused (each call stays bounded) with nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_dead_letters_are_removed_near_either_end_and_refused_deep_in_a_long_list() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("long-dead", StringCodec).unwrap();
+        let n = 200_010;
+        for chunk in (0..n).collect::<Vec<usize>>().chunks(10_000) {
+            let values: Vec<String> = chunk.iter().map(|i| format!("v{i}")).collect();
+            let _: i64 = raw
+                .client
+                .rpush("delayq_dead_letter:{long-dead}", values)
+                .await
+                .unwrap();
+        }
+        let key_at = |i: usize| {
+            let jobs = &jobs;
+            async move { jobs.dead_letter_page(i, 1).await.unwrap().remove(0).key }
+        };
+        let (middle, near_tail, near_head) = (key_at(n / 2).await, key_at(n - 3).await, key_at(2).await);
+        match jobs.delete_dead_letters_exact(&[middle]).await {
+            Err(delayq::Error::InvalidArgument(why)) => assert!(why.contains("from both ends"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), n);
+        let found = jobs.delete_dead_letters_exact(&[near_tail, near_head]).await.unwrap();
+        assert_eq!(found, vec![n - 3, 2]);
+        let head: Vec<String> = raw.client.lrange("delayq_dead_letter:{long-dead}", 0, 3).await.unwrap();
+        assert_eq!(head, ["v0", "v1", "v3", "v4"]);
+        let tail: Vec<String> = raw
+            .client
+            .lrange("delayq_dead_letter:{long-dead}", -3, -1)
+            .await
+            .unwrap();
+        let last = |i: usize| format!("v{i}");
+        assert_eq!(tail, [last(n - 4), last(n - 2), last(n - 1)]);
+    })
+    .await;
+}

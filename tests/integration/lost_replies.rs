@@ -1088,3 +1088,62 @@ async fn a_resent_cancel_answers_what_it_found() {
     })
     .await;
 }
+
+/// An exact delete of one of two equal dead letters whose reply is lost:
+/// fred resends it, the request key answers as the first run did, and the
+/// other copy stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_dead_letter_delete_removes_one_of_equal_values_when_its_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let reliable = client.reliable_queue("dead-exact", StringCodec).unwrap();
+        let dead = reliable.keys().dead_letter().to_owned();
+        let _: i64 = raw.client.rpush(&dead, bytes(&["same", "same"])).await.unwrap();
+        let page = reliable.dead_letter_page(0, 10).await.unwrap();
+        // The script cached first (a NOSCRIPT answer is no lost reply):
+        // a key of nothing there is refused.
+        let nothing: delayq::DeadLetterKey = format!("0:4:{}", "0".repeat(40)).parse().unwrap();
+        assert!(matches!(
+            reliable.delete_dead_letters_exact(&[nothing]).await,
+            Err(delayq::Error::DeadLetterChanged { .. })
+        ));
+        settled(&raw, "dead-exact").await;
+        proxy.arm(Fault::LoseReply, "delayq_dead_letter:{dead-exact}");
+        let found = reliable
+            .delete_dead_letters_exact(&[page[1].key.clone()])
+            .await
+            .unwrap();
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(found, vec![1]);
+        assert_eq!(raw.lrange(&dead).await, bytes(&["same"]));
+    })
+    .await;
+}
+
+/// An exact requeue whose reply is lost: the value reaches the queue once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_dead_letter_requeue_pushes_once_when_its_reply_is_lost() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let reliable = client.reliable_queue("requeue-exact", StringCodec).unwrap();
+        let dead = reliable.keys().dead_letter().to_owned();
+        let _: i64 = raw.client.rpush(&dead, bytes(&["x", "y", "x"])).await.unwrap();
+        let page = reliable.dead_letter_page(0, 10).await.unwrap();
+        // The script cached first (a NOSCRIPT answer is no lost reply).
+        let nothing: delayq::DeadLetterKey = format!("0:1:{}", "0".repeat(40)).parse().unwrap();
+        assert!(reliable.requeue_dead_letters_exact(&[nothing]).await.is_err());
+        settled(&raw, "requeue-exact").await;
+        proxy.arm(Fault::LoseReply, "delayq_dead_letter:{requeue-exact}");
+        let found = reliable
+            .requeue_dead_letters_exact(&[page[2].key.clone(), page[1].key.clone()])
+            .await
+            .unwrap();
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(found, vec![2, 1]);
+        assert_eq!(raw.lrange("requeue-exact").await, bytes(&["y", "x"]));
+        assert_eq!(raw.lrange(&dead).await, bytes(&["x"]));
+    })
+    .await;
+}

@@ -20,6 +20,7 @@ mod acl;
 mod cli;
 mod codecs;
 mod dashboard;
+mod dead_letters;
 mod kryo;
 mod lost_replies;
 mod processes;

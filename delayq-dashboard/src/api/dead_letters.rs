@@ -1,32 +1,167 @@
-//! The queue page's dead letters: the section of `GET /api/queue`, and
-//! the actions that requeue or delete them.
+//! The queue page's dead letters: the section of `GET /api/queue`, their
+//! pages (`GET /api/dead-letters`) and counts by reason
+//! (`GET /api/dead-letters/reasons`), and the actions that requeue or delete
+//! all of them, or the ones named by their keys.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
-use axum::extract::State;
-use axum::response::Response;
-use axum::routing::post;
-use axum::{Form, Router};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use delayq::{BytesCodec, QueueStatus, ReliableQueue};
+use delayq::{BytesCodec, DeadLetter, DeadLetterKey, QueueStatus, ReliableQueue};
 
 use super::action::{act, done, failed, press_again, BATCH};
-use super::show;
+use super::{error, show};
+use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::sampler::view;
 use crate::{epoch_ms, Shared};
 
+/// Most dead letters on one page, and named by one action.
+const MAX_PAGE: usize = 100;
+/// Most recent dead letters counted by reason.
+const MAX_GROUPED: usize = 10_000;
+
 pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
-    let router = Router::new();
+    let router = Router::new()
+        .route("/api/dead-letters", get(page))
+        .route("/api/dead-letters/reasons", get(reasons));
     if read_only {
         return router;
     }
     router
         .route("/api/actions/requeue-dead-letters", post(requeue_dead_letters))
         .route("/api/actions/delete-dead-letters", post(delete_dead_letters))
+        .route("/api/actions/requeue-dead-letter-keys", post(requeue_keys))
+        .route("/api/actions/delete-dead-letter-keys", post(delete_keys))
+}
+
+/// `GET /api/dead-letters` parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct PageQuery {
+    name: String,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+    /// Only those with exactly this reason, looked for from `offset` on over
+    /// at most 10,000 dead letters; `next_offset` says where to go on.
+    reason: Option<String>,
+}
+
+/// Most dead letters one filtered page looks through.
+const MAX_SCAN: usize = 10_000;
+
+/// A page of dead letters, oldest first: each with its index, key (what the
+/// per-value actions post back), reason and when it died.
+pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<PageQuery>) -> Response {
+    let limit = query.limit.unwrap_or(50).clamp(1, MAX_PAGE);
+    let read = async {
+        let queue = dead_queue(&shared, &query.name)?;
+        let total = queue.dead_letter_len().await?;
+        let mut page = json!({
+            "name": query.name, "total": total, "offset": query.offset, "limit": limit,
+            "now_ms": epoch_ms(SystemTime::now()),
+        });
+        let Some(reason) = &query.reason else {
+            let items: Vec<Value> = queue
+                .dead_letter_page(query.offset, limit)
+                .await?
+                .iter()
+                .map(|dead| item(&shared, dead))
+                .collect();
+            page["items"] = json!(items);
+            return Ok::<_, delayq::Error>(page);
+        };
+        // Filtered: read on in steps until the page is full or 10,000 were looked at.
+        let (mut items, mut at) = (Vec::new(), query.offset);
+        let stop = query.offset.saturating_add(MAX_SCAN);
+        'reading: while items.len() < limit && at < stop {
+            let read = queue.dead_letter_page(at, (stop - at).min(BATCH)).await?;
+            if read.is_empty() {
+                break;
+            }
+            at += read.len();
+            for dead in &read {
+                if dead.reason.as_deref() == Some(reason.as_str()) {
+                    items.push(item(&shared, dead));
+                    if items.len() == limit {
+                        at = dead.key.index() + 1;
+                        break 'reading;
+                    }
+                }
+            }
+        }
+        page["items"] = json!(items);
+        page["reason"] = json!(reason);
+        page["next_offset"] = json!(at);
+        Ok(page)
+    };
+    answer(&shared, read).await
+}
+
+/// `GET /api/dead-letters/reasons` parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ReasonsQuery {
+    name: String,
+    most: Option<usize>,
+}
+
+/// The dead letters counted by reason, over at most the 10,000 most recent
+/// (`looked` says how many were).
+pub(crate) async fn reasons(State(shared): State<Arc<Shared>>, Query(query): Query<ReasonsQuery>) -> Response {
+    let most = query.most.unwrap_or(MAX_GROUPED).clamp(1, MAX_GROUPED);
+    let read = async {
+        let counted = dead_queue(&shared, &query.name)?.dead_letter_reasons(most).await?;
+        let groups: Vec<Value> = counted
+            .groups
+            .iter()
+            .map(|g| json!({"reason": g.reason, "count": g.count, "last_at_ms": g.last_at.map(epoch_ms)}))
+            .collect();
+        Ok::<_, delayq::Error>(json!({
+            "name": query.name, "total": counted.total, "looked": counted.looked, "most": most,
+            "now_ms": epoch_ms(SystemTime::now()), "groups": groups,
+        }))
+    };
+    answer(&shared, read).await
+}
+
+/// A read's JSON, 400 for a bad name, 503 while Redis is away.
+async fn answer(shared: &Shared, read: impl std::future::Future<Output = delayq::Result<Value>>) -> Response {
+    match guarded(shared, Some(REDIS_WAIT), read).await {
+        Ok(Ok(mut value)) => {
+            value["redis"] = health::json(shared);
+            Json(value).into_response()
+        }
+        Ok(Err(e @ delayq::Error::InvalidQueueName { .. })) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(why) => unavailable(shared, why),
+    }
+}
+
+fn dead_queue(shared: &Shared, name: &str) -> delayq::Result<ReliableQueue<Bytes>> {
+    Ok(shared.client.reliable_queue(name, BytesCodec)?.without_transfer())
+}
+
+/// One dead letter as the page shows it.
+fn item(shared: &Shared, dead: &DeadLetter<Bytes>) -> Value {
+    let mut shown = show(&*shared.codec, &dead.raw);
+    // The reason recorded when it was dead-lettered; for older values, what
+    // can be told from the value.
+    shown["reason"] = match &dead.reason {
+        Some(reason) => json!(reason),
+        None => json!((shown["decoded"] == json!(false))
+            .then(|| format!("does not decode with the {} codec", shared.codec.name()))),
+    };
+    shown["at_ms"] = json!(dead.at.map(epoch_ms));
+    shown["index"] = json!(dead.key.index());
+    shown["key"] = json!(dead.key.to_string());
+    shown
 }
 
 /// The form the dead-letter actions post.
@@ -46,18 +181,7 @@ pub(crate) async fn section(shared: &Shared, name: &str, status: &QueueStatus) -
             .dead_letter_page(0, 50)
             .await?
             .iter()
-            .map(|dead| {
-                let mut shown = show(&*shared.codec, &dead.raw);
-                // The reason recorded when it was dead-lettered; for older
-                // values, what can be told from the value.
-                shown["reason"] = match &dead.reason {
-                    Some(reason) => json!(reason),
-                    None => json!((shown["decoded"] == json!(false))
-                        .then(|| format!("does not decode with the {} codec", shared.codec.name()))),
-                };
-                shown["at_ms"] = json!(dead.at.map(epoch_ms));
-                shown
-            })
+            .map(|dead| item(shared, dead))
             .collect()
     } else {
         Vec::new()
@@ -134,6 +258,80 @@ async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response 
             format!("deleted {deleted} dead letters{}", press_again(left as u64)),
             json!({"deleted": deleted, "complete": left == 0}),
         ),
+        Err(e) => failed(e),
+    }
+}
+
+/// The form the per-value actions post: the keys of the values, as the page
+/// read them, separated by commas.
+#[derive(Debug, Deserialize)]
+pub(crate) struct KeysForm {
+    name: String,
+    keys: String,
+}
+
+/// Moves the named dead letters back to the queue's tail, all or none.
+pub(crate) async fn requeue_keys(State(shared): State<Arc<Shared>>, Form(form): Form<KeysForm>) -> Response {
+    act(&shared, keyed(&shared, form, true)).await
+}
+
+/// Deletes the named dead letters, all or none.
+pub(crate) async fn delete_keys(State(shared): State<Arc<Shared>>, Form(form): Form<KeysForm>) -> Response {
+    act(&shared, keyed(&shared, form, false)).await
+}
+
+async fn keyed(shared: &Shared, form: KeysForm, requeue: bool) -> Response {
+    let keys: Result<Vec<DeadLetterKey>, _> = form.keys.split(',').filter(|k| !k.is_empty()).map(str::parse).collect();
+    let keys = match keys {
+        Ok(keys) if keys.is_empty() => return error(StatusCode::BAD_REQUEST, "no dead letters named".into()),
+        Ok(keys) if keys.len() > MAX_PAGE => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("{} dead letters named; at most {MAX_PAGE} at a time", keys.len()),
+            )
+        }
+        Ok(keys) => keys,
+        Err(e) => return failed(e),
+    };
+    let run = async {
+        let queue = dead_queue(shared, &form.name)?;
+        if requeue {
+            let found = queue.requeue_dead_letters_exact(&keys).await?;
+            let paused = view(&shared.client, &form.name)?.is_paused().await?;
+            Ok::<_, delayq::Error>((found, paused))
+        } else {
+            Ok((queue.delete_dead_letters_exact(&keys).await?, false))
+        }
+    };
+    match run.await {
+        Ok((found, paused)) => {
+            let at: Vec<String> = keys.iter().map(|k| format!("#{}", k.index() + 1)).collect();
+            done(
+                format!(
+                    "{} {} dead letter{} ({}){}",
+                    if requeue { "requeued" } else { "deleted" },
+                    keys.len(),
+                    if keys.len() == 1 { "" } else { "s" },
+                    at.join(", "),
+                    if paused {
+                        "; the queue is paused: consumers take them once it is resumed"
+                    } else {
+                        ""
+                    }
+                ),
+                json!({"found_at": found, "complete": true}),
+            )
+        }
+        Err(delayq::Error::DeadLetterChanged { indices, .. }) => {
+            let at: Vec<String> = indices.iter().map(|i| format!("#{}", i + 1)).collect();
+            error(
+                StatusCode::CONFLICT,
+                format!(
+                    "{} changed since the page was read (requeued, deleted or moved by someone else): nothing was done; the list is read again",
+                    at.join(", ")
+                ),
+            )
+        }
         Err(e) => failed(e),
     }
 }

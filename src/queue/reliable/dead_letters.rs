@@ -143,30 +143,190 @@ impl<T: 'static> ReliableQueue<T> {
         let script = &SCRIPTS.dead_letter_page;
         let value = script.run(self.handle.core.conn()?, self.name(), keys, args).await?;
         let flat = reply::array(value)?;
-        let mut page = Vec::with_capacity(flat.len() / 2);
-        for pair in flat.chunks(2) {
-            let [raw, reason] = pair else {
+        let mut page = Vec::with_capacity(flat.len() / 3);
+        for (i, entry) in flat.chunks(3).enumerate() {
+            let [raw, reason, digest] = entry else {
                 return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
             };
             let raw = reply::bytes(raw.clone())?;
-            let (at, reason) = match reply::opt_text(reason.clone())? {
-                Some(text) => match text.split_once(' ') {
-                    Some((ms, why)) => (
-                        ms.parse::<i64>().ok().map(crate::wire::time::from_ms),
-                        Some(why.to_owned()),
-                    ),
-                    None => (None, Some(text)),
-                },
-                None => (None, None),
+            let (at, reason) = parse_record(reply::opt_text(reason.clone())?);
+            let key = DeadLetterKey {
+                index: start + i,
+                len: raw.len(),
+                digest: reply::opt_text(digest.clone())?.unwrap_or_default(),
             };
             page.push(DeadLetter {
                 value: codec::decode(&*self.handle.codec, raw.clone()),
                 raw,
                 reason,
                 at,
+                key,
             });
         }
         Ok(page)
+    }
+
+    /// Moves the dead letters named by `keys` (read by
+    /// [`dead_letter_page`](Self::dead_letter_page)) back to the queue's
+    /// tail, in list order, all or none, and returns the index each was found
+    /// at, in the order given. A value is looked for where it was read and up
+    /// to 100 places nearer the head (values left the head meanwhile); of
+    /// equal values each key takes exactly one. Fails with
+    /// [`Error::DeadLetterChanged`] naming those not found (nothing moves),
+    /// and with [`Error::InvalidArgument`] for more than 100 keys or a value
+    /// more than 100,000 places from both ends (each call is one bounded
+    /// script run). A lost reply is resent harmlessly: the request is keyed.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let page = queue.dead_letter_page(0, 10).await?;
+    /// let keys: Vec<_> = page.iter().map(|dead| dead.key.clone()).collect();
+    /// queue.requeue_dead_letters_exact(&keys).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn requeue_dead_letters_exact(&self, keys: &[DeadLetterKey]) -> Result<Vec<usize>> {
+        self.act_on_dead_letters("requeue", keys).await
+    }
+
+    /// Deletes the dead letters named by `keys`, all or none, as
+    /// [`requeue_dead_letters_exact`](Self::requeue_dead_letters_exact)
+    /// moves them; returns the index each was found at.
+    pub async fn delete_dead_letters_exact(&self, keys: &[DeadLetterKey]) -> Result<Vec<usize>> {
+        self.act_on_dead_letters("delete", keys).await
+    }
+
+    async fn act_on_dead_letters(&self, mode: &str, keys: &[DeadLetterKey]) -> Result<Vec<usize>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        if keys.len() > MAX_NAMED {
+            return Err(Error::InvalidArgument(format!(
+                "{} dead letters named; at most {MAX_NAMED} per call",
+                keys.len()
+            )));
+        }
+        let mut args = vec![Value::from(mode), Value::from(WINDOW as i64), Value::from(REACH as i64)];
+        for key in keys {
+            args.push(Value::from(key.index as i64));
+            args.push(Value::from(key.len as i64));
+            args.push(Value::from(key.digest.as_str()));
+        }
+        let script_keys = vec![
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.dead_reasons().into(),
+            self.name().into(),
+        ];
+        let value = crate::connection::request::Request::new(self.name())
+            .apply(
+                self.handle.core.conn()?,
+                self.handle.core.settling(),
+                &SCRIPTS.dead_letter_act,
+                script_keys,
+                args,
+            )
+            .await?;
+        let mut answer = reply::array(value)?.into_iter();
+        let tag = answer.next().map(reply::opt_text).transpose()?.flatten();
+        let numbers = answer
+            .map(|v| reply::int(&v).map(|n| n as usize))
+            .collect::<Result<Vec<_>>>()?;
+        match tag.as_deref() {
+            Some("done") => Ok(numbers),
+            Some("missing") => Err(Error::DeadLetterChanged {
+                queue: self.name().to_owned(),
+                indices: numbers,
+            }),
+            Some("far") => Err(Error::InvalidArgument(format!(
+                "dead letter #{} is {} places from both ends of the list; single dead letters are requeued or deleted within {REACH} of an end (requeue or delete from the head instead)",
+                numbers.first().copied().unwrap_or_default(),
+                numbers.get(1).copied().unwrap_or_default(),
+            ))),
+            _ => Err(Error::Protocol("dead_letter_act answered an unknown shape".into())),
+        }
+    }
+
+    /// The dead letters counted by reason, over at most the `most` recent
+    /// (at most 100,000): one read of their reasons, never their values.
+    /// Groups are sorted by count, largest first.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let reasons = queue.dead_letter_reasons(10_000).await?;
+    /// for group in &reasons.groups {
+    ///     println!("{} × {}", group.count, group.reason.as_deref().unwrap_or("not recorded"));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn dead_letter_reasons(&self, most: usize) -> Result<DeadLetterReasons> {
+        let most = most.min(MAX_REASONS);
+        let keys = vec![
+            self.handle.keys.dead_letter().into(),
+            self.handle.keys.dead_reasons().into(),
+        ];
+        let value = SCRIPTS
+            .dead_letter_reasons
+            .run(
+                self.handle.core.conn()?,
+                self.name(),
+                keys,
+                vec![Value::from(most as i64)],
+            )
+            .await?;
+        let mut flat = reply::array(value)?.into_iter();
+        let (Some(total), Some(looked)) = (flat.next(), flat.next()) else {
+            return Err(Error::Protocol("dead_letter_reasons returned a short reply".into()));
+        };
+        let (total, looked) = (reply::int(&total)? as usize, reply::int(&looked)? as usize);
+        let mut groups: Vec<ReasonGroup> = Vec::new();
+        let mut recorded = 0;
+        for record in flat {
+            recorded += 1;
+            let (at, reason) = parse_record(reply::opt_text(record)?);
+            match groups.iter_mut().find(|g| g.reason == reason) {
+                Some(group) => {
+                    group.count += 1;
+                    group.last_at = at.or(group.last_at);
+                }
+                None => groups.push(ReasonGroup {
+                    reason,
+                    count: 1,
+                    last_at: at,
+                }),
+            }
+        }
+        if looked > recorded {
+            groups.push(ReasonGroup {
+                reason: None,
+                count: looked - recorded,
+                last_at: None,
+            });
+        }
+        groups.sort_by_key(|g| std::cmp::Reverse(g.count));
+        Ok(DeadLetterReasons { total, looked, groups })
+    }
+}
+
+/// Most dead letters one exact requeue or delete names.
+const MAX_NAMED: usize = 100;
+/// How far nearer the head than where it was read a named value is looked for.
+const WINDOW: usize = 100;
+/// How far from the nearer end of the list a single dead letter may be
+/// removed (each removal is an `LREM` that walks from that end).
+const REACH: usize = 100_000;
+/// Most reasons [`ReliableQueue::dead_letter_reasons`] reads.
+const MAX_REASONS: usize = 100_000;
+
+/// A reason record, `<ms> <reason>`: when and why.
+fn parse_record(record: Option<String>) -> (Option<std::time::SystemTime>, Option<String>) {
+    match record {
+        Some(text) => match text.split_once(' ') {
+            Some((ms, why)) => match ms.parse::<i64>() {
+                Ok(ms) => (Some(crate::wire::time::from_ms(ms)), Some(why.to_owned())),
+                Err(_) => (None, Some(text)),
+            },
+            None => (None, Some(text)),
+        },
+        None => (None, None),
     }
 }
 
@@ -191,4 +351,87 @@ pub struct DeadLetter<T> {
     pub reason: Option<String>,
     /// When it was dead-lettered (the Redis server's clock), when recorded.
     pub at: Option<std::time::SystemTime>,
+    /// What names exactly this dead letter for
+    /// [`ReliableQueue::requeue_dead_letters_exact`] and
+    /// [`ReliableQueue::delete_dead_letters_exact`].
+    pub key: DeadLetterKey,
+}
+
+/// Names one dead letter exactly: the index it was read at, and a digest of
+/// its bytes and its reason record (which holds when it died), so that of
+/// equal values dead-lettered apart each is told from the others. Written
+/// and parsed as `index:length:digest` (for a web form or a command line).
+///
+/// ```
+/// let key: delayq::DeadLetterKey = "3:5:0123456789abcdef0123456789abcdef01234567".parse().unwrap();
+/// assert_eq!(key.index(), 3);
+/// assert_eq!(key.to_string().parse::<delayq::DeadLetterKey>().unwrap(), key);
+/// assert!("3:x".parse::<delayq::DeadLetterKey>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DeadLetterKey {
+    index: usize,
+    len: usize,
+    digest: String,
+}
+
+impl DeadLetterKey {
+    /// The index (0 is the oldest) the dead letter was read at.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl std::fmt::Display for DeadLetterKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.index, self.len, self.digest)
+    }
+}
+
+impl std::str::FromStr for DeadLetterKey {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let bad = || Error::InvalidArgument(format!("not a dead-letter key (index:length:digest): {text:?}"));
+        let mut parts = text.split(':');
+        let (Some(index), Some(len), Some(digest), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let digest_ok = digest.len() == 40 && digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        match (index.parse(), len.parse(), digest_ok) {
+            (Ok(index), Ok(len), true) => Ok(DeadLetterKey {
+                index,
+                len,
+                digest: digest.to_owned(),
+            }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// The dead letters counted by reason, as
+/// [`ReliableQueue::dead_letter_reasons`] reads them.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DeadLetterReasons {
+    /// Dead letters in all.
+    pub total: usize,
+    /// How many of the most recent were counted (less than `total` when capped).
+    pub looked: usize,
+    /// One per reason, largest count first; `reason: None` counts values
+    /// without a recorded reason.
+    pub groups: Vec<ReasonGroup>,
+}
+
+/// Dead letters that share a reason.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ReasonGroup {
+    /// The reason, or `None`: not recorded.
+    pub reason: Option<String>,
+    /// How many of those counted have it.
+    pub count: usize,
+    /// When the latest of them died, when recorded.
+    pub last_at: Option<std::time::SystemTime>,
 }

@@ -10,7 +10,7 @@ mod reap;
 mod reapers;
 mod take;
 
-pub use dead_letters::DeadLetter;
+pub use dead_letters::{DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;

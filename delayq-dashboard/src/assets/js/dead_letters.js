@@ -1,46 +1,294 @@
-// The queue page's dead letters: the oldest, with their reasons, and the
-// actions that requeue or delete them.
+// The queue page's dead letters: a page of them (or their counts by
+// reason), each with when it died and why, and the actions that requeue or
+// delete all of them, one, or those ticked. The section reads its own
+// endpoints (/api/dead-letters, /api/dead-letters/reasons) on each poll.
+// A value is named to the server by its key (index as read, length and a
+// digest of its bytes and reason), so an action takes that value only.
 const deadLettersSection = {
   total: 0,
+  offset: 0,
+  limit: 50,
+  view: "list",
+  // Only this reason (from the by-reason view), and the offsets of the
+  // pages before this one (a filtered page ends where its last match is).
+  reason: null,
+  trail: [],
+  // Ticked values of this page: key as ticked -> key as last read (see keep()).
+  selected: new Map(),
+  loading: false,
 
   init(ctx) {
+    this.ctx = ctx;
+    const reload = () => this.load(ctx);
+    // Ticks are per page: another page starts with none.
+    const page = (offset) => { this.offset = Math.max(0, offset); this.selected.clear(); reload(); };
+    $("dead-view-list").addEventListener("click", () => this.show("list", ctx));
+    $("dead-view-reasons").addEventListener("click", () => this.show("reasons", ctx));
+    $("dead-prev").addEventListener("click", () => {
+      if (this.reason === null) page(this.offset - this.limit); else page(this.trail.pop() || 0);
+    });
+    $("dead-next").addEventListener("click", () => {
+      if (this.reason === null) return page(this.offset + this.limit);
+      this.trail.push(this.offset);
+      page(this.page.next_offset);
+    });
+    $("dead-filter-clear").addEventListener("click", () => this.filter(null, ctx));
+    $("dead-page").addEventListener("change", () => {
+      const wanted = Math.max(1, Math.floor(Number($("dead-page").value) || 1));
+      page((wanted - 1) * this.limit);
+    });
+    $("dead-limit").addEventListener("change", () => {
+      this.limit = Number($("dead-limit").value);
+      page(Math.floor(this.offset / this.limit) * this.limit);
+    });
     if (READ_ONLY) return;
     $("dead-actions").hidden = false;
+    $("dead-all").hidden = false;
     $("requeue-dead").addEventListener("click", ctx.act($("requeue-dead"), "requeue-dead-letters", () => ({})));
-    const deleteDead = ctx.act($("delete-dead"), "delete-dead-letters", () => ({}));
-    $("delete-dead").addEventListener("click", () => {
-      const button = $("delete-dead");
+    this.pressAgain($("delete-dead"), "Delete all", () => `Really delete all ${fmt(this.total)}? Press again`,
+      ctx.act($("delete-dead"), "delete-dead-letters", () => ({})));
+    const requeueSelected = ctx.act($("requeue-selected"), "requeue-dead-letter-keys", () => ({ keys: this.keys() }));
+    $("requeue-selected").addEventListener("click", () => this.clearing(requeueSelected));
+    const deleteSelected = ctx.act($("delete-selected"), "delete-dead-letter-keys", () => ({ keys: this.keys() }));
+    this.pressAgain($("delete-selected"), "Delete selected", () => `Really delete ${fmt(this.selected.size)}? Press again`,
+      () => this.clearing(deleteSelected));
+    $("dead-all").addEventListener("change", () => {
+      for (const v of (this.page && this.page.items) || []) {
+        if ($("dead-all").checked) this.selected.set(v.key, v.key); else this.untick(v.key);
+      }
+      this.draw();
+    });
+  },
+
+  // A dangerous button: the first press arms it, the second acts.
+  pressAgain(button, label, armed, run) {
+    button.addEventListener("click", () => {
       if (button.dataset.armed === "1") {
         button.dataset.armed = "";
-        button.textContent = "Delete dead letters";
-        deleteDead();
+        button.textContent = label;
+        run();
       } else {
         button.dataset.armed = "1";
-        button.textContent = `Really delete ${fmt(this.total)}? Press again`;
+        button.textContent = armed();
       }
     });
+  },
+
+  // Runs an action on the ticked values; they are unticked after it,
+  // whatever it answered (the list is read again).
+  async clearing(action) {
+    await action();
+    this.selected.clear();
+    this.draw();
+  },
+
+  untick(key) {
+    for (const [was, now] of this.selected) if (now === key) this.selected.delete(was);
+  },
+
+  keys() {
+    return [...this.selected.values()].join(",");
+  },
+
+  // Lists only the dead letters with `reason` (null: all), from the oldest.
+  filter(reason, ctx) {
+    this.reason = reason;
+    this.offset = 0;
+    this.trail = [];
+    this.selected.clear();
+    this.show("list", ctx);
+  },
+
+  show(view, ctx) {
+    this.view = view;
+    $("dead-view-list").classList.toggle("on", view === "list");
+    $("dead-view-reasons").classList.toggle("on", view === "reasons");
+    this.load(ctx);
   },
 
   query() {
     return {};
   },
 
-  render(data) {
+  render(data, ctx) {
     this.total = data.status.dead_letters;
-    const dead = data.dead_letters.items.map((v) => {
-      const tr = el("tr");
-      tr.appendChild(withCodec(el("td", { class: `payload${v.decoded ? "" : " hex"}` }, visible(v.text)), v));
+    this.load(ctx);
+  },
+
+  async load(ctx) {
+    if (this.loading) return;
+    this.loading = true;
+    try {
+      const q = new URLSearchParams({ name: ctx.name });
+      if (this.view === "reasons") {
+        this.reasons = await getJson(`/api/dead-letters/reasons?${q}`);
+      } else {
+        q.set("offset", this.offset);
+        q.set("limit", this.limit);
+        if (this.reason !== null) q.set("reason", this.reason);
+        let page = await getJson(`/api/dead-letters?${q}`);
+        // The list shrank under this page: show its last page (the first, filtered).
+        if (this.offset > 0 && this.offset >= page.total) {
+          this.offset = this.reason === null ? Math.max(0, Math.floor((page.total - 1) / this.limit) * this.limit) : 0;
+          this.trail = [];
+          q.set("offset", this.offset);
+          page = await getJson(`/api/dead-letters?${q}`);
+        }
+        this.page = page;
+        this.total = page.total;
+      }
+      this.draw();
+    } catch (error) {
+      $("dead-info").textContent = `(${visible(error.message)})`;
+    } finally {
+      this.loading = false;
+    }
+  },
+
+  // Keeps ticks on the values ticked though their index moved: each ticked
+  // key goes to the row with the same length and digest at or nearest below
+  // its index (as the server looks for it), and takes that row's key.
+  keep(items) {
+    const ticked = new Set();
+    for (const [was, key] of [...this.selected.entries()]) {
+      const [index, ...rest] = key.split(":");
+      const same = rest.join(":");
+      const row = items
+        .filter((v) => !ticked.has(v.key) && v.key.slice(v.key.indexOf(":") + 1) === same && v.index <= Number(index))
+        .sort((a, b) => b.index - a.index)[0];
+      if (row) {
+        ticked.add(row.key);
+        this.selected.set(was, row.key);
+      } else {
+        // Gone (requeued or deleted by its row's button, or by someone else).
+        this.selected.delete(was);
+      }
+    }
+    return ticked;
+  },
+
+  draw() {
+    const list = this.view === "list";
+    $("dead-table").hidden = !list;
+    $("dead-paging").hidden = !list;
+    $("dead-reasons").hidden = list;
+    $("dead-reasons-note").hidden = list;
+    $("dead-filter").hidden = !list || this.reason === null;
+    $("dead-filter-text").textContent = this.reason === null ? "" : visible(this.reason);
+    $("dead-jump").hidden = this.reason !== null;
+    if (list && this.page) this.drawList(this.page);
+    if (!list && this.reasons) this.drawReasons(this.reasons);
+    this.controls();
+  },
+
+  // The buttons and the count that follow the ticks.
+  controls() {
+    const none = this.total === 0;
+    $("delete-dead").disabled = none;
+    $("requeue-dead").disabled = none;
+    $("requeue-selected").disabled = this.selected.size === 0;
+    $("delete-selected").disabled = this.selected.size === 0;
+    $("dead-selected").textContent = this.selected.size ? `${fmt(this.selected.size)} selected` : "";
+  },
+
+  drawList(page) {
+    const ticked = this.keep(page.items);
+    const rows = page.items.map((v) => {
+      const tr = el("tr", { "data-index": v.index });
+      const pick = el("td", { class: "pick" });
+      if (!READ_ONLY) {
+        const box = el("input", { type: "checkbox", title: `Select #${v.index + 1}` });
+        box.checked = ticked.has(v.key);
+        tr.classList.toggle("selected", box.checked);
+        box.addEventListener("change", () => {
+          if (box.checked) this.selected.set(v.key, v.key); else this.untick(v.key);
+          tr.classList.toggle("selected", box.checked);
+          const boxes = [...document.querySelectorAll("#dead-table td.pick input")];
+          $("dead-all").checked = boxes.every((b) => b.checked);
+          this.controls();
+        });
+        pick.appendChild(box);
+      }
+      tr.appendChild(pick);
+      tr.appendChild(el("td", { class: "num" }, fmt(v.index + 1)));
+      tr.appendChild(this.died(v.at_ms, page.now_ms));
+      const payload = el("td", { class: `payload${v.decoded ? "" : " hex"}` }, visible(v.text));
+      if (!v.decoded) payload.title = `shown as hex: ${visible(v.error || "does not decode")}`;
+      tr.appendChild(withCodec(payload, v));
       tr.appendChild(el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded"));
+      const actions = el("td", { class: "row-actions" });
+      if (!READ_ONLY) {
+        const requeue = el("button", { type: "button", class: "requeue-one", title: "Back to the queue's tail" }, "Requeue");
+        requeue.addEventListener("click", this.ctxAct(requeue, "requeue-dead-letter-keys", v.key));
+        const del = el("button", { type: "button", class: "danger delete-one" }, "Delete");
+        del.addEventListener("click", this.ctxAct(del, "delete-dead-letter-keys", v.key));
+        actions.append(requeue, del);
+      }
+      tr.appendChild(actions);
       return tr;
     });
-    if (dead.length === 0) dead.push(el("tr")), dead[0].appendChild(el("td", { colspan: 2, class: "muted" }, "none"));
-    if (data.dead_letters.total > data.dead_letters.items.length) {
-      const more = el("tr");
-      more.appendChild(el("td", { colspan: 2, class: "muted" }, `… ${fmt(data.dead_letters.total - data.dead_letters.items.length)} more`));
-      dead.push(more);
+    if (rows.length === 0) rows.push(el("tr")), rows[0].appendChild(el("td", { colspan: 6, class: "muted" }, "none"));
+    document.querySelector("#dead-table tbody").replaceChildren(...rows);
+    const boxes = [...document.querySelectorAll("#dead-table td.pick input")];
+    $("dead-all").checked = boxes.length > 0 && boxes.every((b) => b.checked);
+    const pages = Math.max(1, Math.ceil(page.total / this.limit));
+    const at = Math.floor(page.offset / this.limit) + 1;
+    if (document.activeElement !== $("dead-page")) $("dead-page").value = at;
+    $("dead-page").max = pages;
+    $("dead-pages").textContent = fmt(pages);
+    if (this.reason !== null) {
+      const looked = page.next_offset > page.offset ? `#${fmt(page.offset + 1)}–#${fmt(page.next_offset)}` : "none";
+      $("dead-info").textContent = `${fmt(page.items.length)} found among ${looked} of ${fmt(page.total)}`;
+      $("dead-prev").disabled = this.trail.length === 0;
+      $("dead-next").disabled = page.next_offset >= page.total;
+      return;
     }
-    document.querySelector("#dead-table tbody").replaceChildren(...dead);
-    $("delete-dead").disabled = this.total === 0;
-    $("requeue-dead").disabled = this.total === 0;
+    const last = Math.min(page.offset + page.items.length, page.total);
+    $("dead-info").textContent = page.total ? `${fmt(page.offset + 1)}–${fmt(last)} of ${fmt(page.total)}` : "";
+    $("dead-prev").disabled = page.offset === 0;
+    $("dead-next").disabled = last >= page.total;
+  },
+
+  drawReasons(counted) {
+    const rows = counted.groups.map((g) => {
+      const tr = el("tr");
+      const reason = el("td", { class: `reason${g.reason === null ? " muted" : ""}` }, g.reason === null ? "not recorded" : "");
+      if (g.reason !== null) {
+        const show = el("a", { class: "reason-filter", title: "List the dead letters with this reason" }, visible(g.reason));
+        show.addEventListener("click", () => this.filter(g.reason, this.ctx));
+        reason.appendChild(show);
+      }
+      tr.appendChild(reason);
+      tr.appendChild(el("td", { class: "num" }, fmt(g.count)));
+      tr.appendChild(this.died(g.last_at_ms, counted.now_ms));
+      return tr;
+    });
+    if (rows.length === 0) rows.push(el("tr")), rows[0].appendChild(el("td", { colspan: 3, class: "muted" }, "none"));
+    document.querySelector("#dead-reasons tbody").replaceChildren(...rows);
+    $("dead-info").textContent = counted.total ? `${fmt(counted.groups.length)} reason(s)` : "";
+    $("dead-reasons-note").textContent = counted.looked < counted.total
+      ? `Counted over the ${fmt(counted.looked)} most recent of ${fmt(counted.total)} dead letters (at most ${fmt(counted.most)} are read).`
+      : `All ${fmt(counted.total)} dead letters counted.`;
+  },
+
+  // When it died: the local time with its zone, and how long ago below
+  // (the UTC time as the title).
+  died(ms, now) {
+    const td = el("td", { class: "died" });
+    if (ms === null || ms === undefined) {
+      td.classList.add("muted");
+      td.textContent = "not recorded";
+      return td;
+    }
+    const zone = new Intl.DateTimeFormat("en-US", { timeZoneName: "short" })
+      .formatToParts(new Date(ms)).find((p) => p.type === "timeZoneName");
+    td.textContent = `${localTime(ms).slice(0, 19)} ${zone ? zone.value : ""}`.trim();
+    td.appendChild(el("span", { class: "ago" }, relative(ms - now)));
+    td.title = new Date(ms).toISOString();
+    return td;
+  },
+
+  ctxAct(button, action, key) {
+    return this.ctx.act(button, action, () => ({ keys: key }));
   },
 };

@@ -1,1 +1,284 @@
 //! The queue page's dead letters in headless Chromium (issue 33 item 5).
+
+use delayq::fred::prelude::*;
+use fantoccini::Locator;
+
+use super::{browser, screenshot, serve, start_driver, text, wait_shown, wait_text};
+use crate::redis_server::RedisServer;
+use crate::seed;
+
+/// `count` dead letters as delayq records them, the i-th dying `count - i`
+/// minutes ago: every seventh a long sentence, every eleventh one long
+/// unbroken token (a URL), the others short; reasons taking turns.
+async fn seed_dead(server: &RedisServer, name: &str, count: usize) -> Vec<String> {
+    let redis = seed::raw(server).await;
+    let now = seed::now_ms();
+    let reasons = [
+        "failed 5 attempt(s): smtp down: connection refused by mx.example.com",
+        "delivered 3 times without an ack (max_deliveries 3)",
+        "permanent: no such account",
+    ];
+    let mut values = Vec::new();
+    for i in 0..count {
+        let value = if i % 11 == 0 {
+            format!("https://example.com/callback/{i}/{}", "a1b2c3d4e5".repeat(30))
+        } else if i % 7 == 0 {
+            format!("order {i} for customer Johanna Strawinski, shipping to Rue de la République 12, Lyon, with gift wrapping and a note that says happy birthday")
+        } else {
+            format!("order-{i}")
+        };
+        let _: i64 = redis
+            .rpush(format!("delayq_dead_letter:{{{name}}}"), value.as_str())
+            .await
+            .unwrap();
+        let at = now - 60_000 * (count - i) as i64;
+        let record = format!("{at} {}", reasons[i % 3]);
+        let _: i64 = redis
+            .rpush(format!("delayq_dead_reasons:{{{name}}}"), record)
+            .await
+            .unwrap();
+        values.push(value);
+    }
+    values
+}
+
+async fn dead_list(server: &RedisServer, name: &str) -> Vec<String> {
+    seed::lrange(server, &format!("delayq_dead_letter:{{{name}}}"))
+        .await
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect()
+}
+
+/// Clicks `css`, finding it again if the 2-second redraw replaced it
+/// between the find and the click.
+async fn click(browser: &fantoccini::Client, css: &str) {
+    let mut last = None;
+    for _ in 0..50 {
+        match browser.find(Locator::Css(css)).await {
+            Ok(element) => match element.click().await {
+                Ok(_) => return,
+                Err(e) => last = Some(e),
+            },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("cannot click {css}: {last:?}");
+}
+
+async fn scroll_to_dead_letters(browser: &fantoccini::Client) {
+    browser
+        .execute(
+            "document.getElementById('dead-letters-section').scrollIntoView()",
+            vec![],
+        )
+        .await
+        .unwrap();
+}
+
+/// Waits until every listed row has `reason`.
+async fn eventually_rows_have_reason(browser: &fantoccini::Client, reason: &str) {
+    seed::eventually(std::time::Duration::from_secs(60), "rows of one reason", || async {
+        let rows = browser
+            .find_all(Locator::Css("#dead-table tbody td.reason"))
+            .await
+            .unwrap();
+        let mut all = !rows.is_empty();
+        for row in rows {
+            all &= row.text().await.unwrap_or_default() == reason;
+        }
+        all
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_and_ticked() {
+    let server = RedisServer::start().await;
+    let values = seed_dead(&server, "orders", 130).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+
+    // Page 1: when each died, with its zone and how long ago.
+    wait_text(&browser, "#dead-info", "1–50 of 130").await;
+    wait_text(&browser, "#dead-pages", "3").await;
+    let died = text(&browser, "#dead-table tbody tr:nth-child(2) td.died").await;
+    // Seeded 2h9m ago (later hours for a slow run).
+    assert!(died.contains("\n2h") && died.ends_with(" ago"), "{died:?}");
+    assert!(died.contains("UTC") || died.contains("GMT"), "a zone: {died:?}");
+    assert_eq!(text(&browser, "#dead-table tbody tr:nth-child(3) td.num").await, "3");
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-page-1").await;
+
+    // No value breaks mid-word unless the word is longer than its cell: a
+    // cell of short words is as wide as its longest word or wider.
+    let narrowest_word_fits: bool = browser
+        .execute(
+            "const cell = document.querySelector('#dead-table tbody tr:nth-child(8) td.payload');\
+             const range = document.createRange(); range.selectNodeContents(cell);\
+             return cell.getClientRects().length > 0 && [...range.getClientRects()].every((r) => r.width > 20);",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap();
+    assert!(narrowest_word_fits, "the sentence wraps between words");
+    let css: String = browser
+        .execute(
+            "return getComputedStyle(document.querySelector('#dead-table td.payload')).overflowWrap + ' ' + \
+             getComputedStyle(document.querySelector('#dead-table td.payload')).wordBreak;",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(css, "anywhere normal");
+
+    // Page 2, then page 3 by its number.
+    click(&browser, "#dead-next").await;
+    wait_text(&browser, "#dead-info", "51–100 of 130").await;
+    wait_text(&browser, "#dead-table tbody tr:first-child td.num", "51").await;
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-page-2").await;
+    let jump = browser.find(Locator::Css("#dead-page")).await.unwrap();
+    jump.clear().await.unwrap();
+    jump.send_keys("3\n").await.unwrap();
+    browser
+        .execute(
+            "document.getElementById('dead-page').dispatchEvent(new Event('change'))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    wait_text(&browser, "#dead-info", "101–130 of 130").await;
+
+    // One requeued by its row's button: #102 (order-101) goes to the queue.
+    wait_text(&browser, "#dead-table tbody tr:nth-child(2) td.num", "102").await;
+    click(&browser, "#dead-table tbody tr:nth-child(2) button.requeue-one").await;
+    wait_text(&browser, "#dead-info", "101–129 of 129").await;
+    assert_eq!(seed::lrange(&server, "orders").await, [values[101].as_str()]);
+
+    // The page ticked at once, and unticked.
+    click(&browser, "#dead-all").await;
+    wait_text(&browser, "#dead-selected", "29 selected").await;
+    click(&browser, "#dead-all").await;
+    wait_text(&browser, "#dead-selected", "").await;
+
+    // Meanwhile someone else deletes the two oldest: the ticked values are
+    // still the ones deleted.
+    wait_text(&browser, "#dead-table tbody tr:nth-child(4) td.num", "104").await;
+    click(&browser, "#dead-table tbody tr:nth-child(4) td.pick input").await;
+    click(&browser, "#dead-table tbody tr:nth-child(6) td.pick input").await;
+    wait_text(&browser, "#dead-selected", "2 selected").await;
+    let ticked = [values[104].clone(), values[106].clone()];
+    let redis = seed::raw(&server).await;
+    let _: () = redis.ltrim("delayq_dead_letter:{orders}", 2, -1).await.unwrap();
+    let _: () = redis.ltrim("delayq_dead_reasons:{orders}", 2, -1).await.unwrap();
+    click(&browser, "#delete-selected").await;
+    wait_text(&browser, "#delete-selected", "Really delete 2? Press again").await;
+    assert_eq!(
+        dead_list(&server, "orders").await.len(),
+        127,
+        "nothing deleted on the first press"
+    );
+    click(&browser, "#delete-selected").await;
+    wait_text(&browser, "#dead-letters", "125").await;
+    let left = dead_list(&server, "orders").await;
+    assert!(
+        !left.contains(&ticked[0]) && !left.contains(&ticked[1]),
+        "the ticked ones went"
+    );
+    assert!(
+        left.contains(&values[105]) && left.contains(&values[103]),
+        "their neighbours stayed"
+    );
+    assert!(text(&browser, "#flash").await.contains("deleted 2 dead letters"));
+    wait_text(&browser, "#dead-selected", "").await;
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-after-bulk-delete").await;
+
+    // By reason: three reasons with their counts.
+    click(&browser, "#dead-view-reasons").await;
+    wait_shown(&browser, "#dead-reasons", true).await;
+    wait_text(&browser, "#dead-reasons-note", "All 125 dead letters counted.").await;
+    let counts: Vec<String> = {
+        let mut counts = Vec::new();
+        for row in 1..=3 {
+            counts.push(text(&browser, &format!("#dead-reasons tbody tr:nth-child({row}) td.num")).await);
+        }
+        counts
+    };
+    let total: u32 = counts.iter().map(|c| c.parse::<u32>().unwrap()).sum();
+    assert_eq!(total, 125, "{counts:?}");
+    for list_only in ["#dead-table", "#dead-paging"] {
+        assert!(
+            !browser
+                .find(Locator::Css(list_only))
+                .await
+                .unwrap()
+                .is_displayed()
+                .await
+                .unwrap(),
+            "{list_only} hidden"
+        );
+    }
+    assert!(text(&browser, "#dead-reasons tbody tr:first-child td.died")
+        .await
+        .ends_with(" ago"));
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-by-reason").await;
+
+    // One reason's dead letters, from its group.
+    click(&browser, "#dead-reasons a.reason-filter").await;
+    wait_shown(&browser, "#dead-filter", true).await;
+    wait_shown(&browser, "#dead-table", true).await;
+    let chosen = text(&browser, "#dead-filter-text").await;
+    eventually_rows_have_reason(&browser, &chosen).await;
+    assert!(text(&browser, "#dead-info")
+        .await
+        .contains("found among #1–#125 of 125"));
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-one-reason").await;
+    click(&browser, "#dead-filter-clear").await;
+    wait_text(&browser, "#dead-info", "1–50 of 125").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_dead_letters_show_when_they_died_but_no_buttons_or_ticks() {
+    let server = RedisServer::start().await;
+    seed_dead(&server, "orders", 3).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(
+        delayq_dashboard::Dashboard::new(seed::client(&server).await)
+            .read_only(true)
+            .serve(listener),
+    );
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_text(&browser, "#dead-info", "1–3 of 3").await;
+    assert!(text(&browser, "#dead-table tbody tr:first-child td.died")
+        .await
+        .ends_with(" ago"));
+    for absent in ["#dead-table td.pick input", "#dead-table button"] {
+        assert!(
+            browser.find_all(Locator::Css(absent)).await.unwrap().is_empty(),
+            "{absent}"
+        );
+    }
+    for hidden in ["#dead-actions", "#dead-all"] {
+        let node = browser.find(Locator::Css(hidden)).await.unwrap();
+        assert!(!node.is_displayed().await.unwrap(), "{hidden}");
+    }
+    browser.close().await.unwrap();
+    driver.session = None;
+}

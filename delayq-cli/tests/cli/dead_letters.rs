@@ -1,0 +1,238 @@
+//! `delayq dead-letter list|requeue|delete` (issue 33 item 5): when each
+//! value died, paging, reasons, and values named by their position.
+
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use delayq::fred::prelude::*;
+
+use crate::harness::{deadline, RawRedis, RedisServer};
+
+fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", redis.url())
+        .output()
+        .expect("run delayq")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn json_of(output: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| panic!("not JSON ({e}): {output:?}"))
+}
+
+/// Dead letters as delayq records them, each with `<ms> <reason>`; `ago`
+/// minutes before now.
+async fn seed(raw: &RawRedis, queue: &str, entries: &[(&str, u64, &str)]) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+    for (value, ago, reason) in entries {
+        let _: i64 = raw
+            .client
+            .rpush(format!("delayq_dead_letter:{{{queue}}}"), *value)
+            .await
+            .unwrap();
+        let record = format!("{} {reason}", now - ago * 60_000);
+        let _: i64 = raw
+            .client
+            .rpush(format!("delayq_dead_reasons:{{{queue}}}"), record)
+            .await
+            .unwrap();
+    }
+}
+
+async fn dead(raw: &RawRedis, queue: &str) -> Vec<String> {
+    raw.lrange(&format!("delayq_dead_letter:{{{queue}}}"))
+        .await
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect()
+}
+
+const ENTRIES: [(&str, u64, &str); 5] = [
+    ("a", 50, "smtp down"),
+    ("b", 40, "bad input"),
+    ("c", 30, "smtp down"),
+    ("d", 20, "SMTP down again"),
+    ("e", 3, "bad input"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_when_each_died_pages_filters_and_groups_by_reason() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+
+        let text = stdout(&delayq(&redis, &["dead-letter", "list", "jobs"]));
+        assert!(text.contains("DIED"), "{text}");
+        let e = text
+            .lines()
+            .find(|l| l.starts_with("5 "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            e.contains("  e  ") && e.contains("3m") && e.contains("ago") && e.contains("bad input"),
+            "{e}"
+        );
+
+        // Paging: the second and third, numbered as in the whole list.
+        let text = stdout(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--offset", "1", "--limit", "2"],
+        ));
+        let rows: Vec<&str> = text.lines().skip(1).take(2).collect();
+        assert!(rows[0].starts_with("2  b") && rows[1].starts_with("3  c"), "{text}");
+        assert!(
+            text.contains("(2 of 5") && text.contains("--offset 3 for more"),
+            "{text}"
+        );
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--offset", "4", "--format", "json"],
+        ));
+        assert_eq!(doc["values"][0]["value"], "e");
+        assert_eq!(doc["values"][0]["number"], 5);
+        let died = doc["values"][0]["died_at"].as_str().unwrap();
+        let died = humantime::parse_rfc3339(died).unwrap();
+        let ago = SystemTime::now().duration_since(died).unwrap();
+        assert!(ago >= Duration::from_secs(170), "RFC 3339, 3 minutes ago: {died:?}");
+
+        // By reason, case-insensitively.
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--reason", "smtp", "--format", "json"],
+        ));
+        let values: Vec<&str> = doc["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(values, ["a", "c", "d"]);
+        let text = stdout(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--reason", "bad", "--limit", "1"],
+        ));
+        assert!(text.contains("2  b") && !text.contains("  e  "), "{text}");
+
+        // Grouped: counts by reason.
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--group-by-reason", "--format", "json"],
+        ));
+        assert_eq!(doc["looked"], 5);
+        let groups: Vec<(String, u64)> = doc["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| (g["reason"].as_str().unwrap().to_owned(), g["count"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(groups[0].1 + groups[1].1 + groups[2].1, 5, "{groups:?}");
+        assert!(groups.contains(&("smtp down".into(), 2)) && groups.contains(&("bad input".into(), 2)));
+        let text = stdout(&delayq(&redis, &["dead-letter", "list", "jobs", "--group-by-reason"]));
+        assert!(text.contains("COUNT") && text.contains("all 5 dead-lettered"), "{text}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_takes_the_values_at_the_given_positions_or_all() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+
+        // Neither --index nor --all: refused.
+        let out = delayq(&redis, &["dead-letter", "delete", "jobs"]);
+        assert!(!out.status.success());
+
+        let text = stdout(&delayq(
+            &redis,
+            &[
+                "dead-letter",
+                "delete",
+                "jobs",
+                "--index",
+                "2",
+                "--index",
+                "4",
+                "--dry-run",
+            ],
+        ));
+        assert!(
+            text.contains("would delete 2") && text.contains("#2  b") && text.contains("#4  d"),
+            "{text}"
+        );
+        assert_eq!(
+            dead(&raw, "jobs").await,
+            ["a", "b", "c", "d", "e"],
+            "a dry run deletes nothing"
+        );
+
+        let text = stdout(&delayq(
+            &redis,
+            &["dead-letter", "delete", "jobs", "--index", "2", "--index", "4"],
+        ));
+        assert!(text.contains("deleted 2") && text.contains("#2  b"), "{text}");
+        assert_eq!(dead(&raw, "jobs").await, ["a", "c", "e"]);
+        // The reasons stay with their values.
+        let doc = json_of(&delayq(&redis, &["dead-letter", "list", "jobs", "--format", "json"]));
+        assert_eq!(doc["values"][2]["reason"], "bad input");
+        assert_eq!(doc["values"][1]["reason"], "smtp down");
+
+        let out = delayq(&redis, &["dead-letter", "delete", "jobs", "--index", "9"]);
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no dead letter #9"),
+            "{out:?}"
+        );
+
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "delete", "jobs", "--all", "--format", "json"],
+        ));
+        assert_eq!(doc["deleted"], 3);
+        assert!(dead(&raw, "jobs").await.is_empty());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeue_says_which_values_moved() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+
+        let text = stdout(&delayq(&redis, &["dead-letter", "requeue", "jobs", "--max", "2"]));
+        assert!(text.contains("requeued 2") && text.contains("3 left"), "{text}");
+        assert!(
+            text.contains("#1  a  (smtp down)") && text.contains("#2  b  (bad input)"),
+            "{text}"
+        );
+        assert_eq!(raw.lrange("jobs").await, ["a", "b"]);
+
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "requeue", "jobs", "--index", "3", "--format", "json"],
+        ));
+        assert_eq!(doc["requeued"], 1);
+        assert_eq!(doc["values"][0]["value"], "e");
+        assert_eq!(doc["left"], 2);
+        assert_eq!(raw.lrange("jobs").await, ["a", "b", "e"]);
+
+        let doc = json_of(&delayq(&redis, &["dead-letter", "requeue", "jobs", "--format", "json"]));
+        let moved: Vec<&str> = doc["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(moved, ["c", "d"]);
+        assert_eq!(doc["left"], 0);
+    })
+    .await;
+}
