@@ -412,6 +412,16 @@ impl std::str::FromStr for DeadLetterKey {
 
 /// The dead letters counted by reason, as
 /// [`ReliableQueue::dead_letter_reasons`] reads them.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let reasons = queue.dead_letter_reasons(10_000).await?;
+/// println!("{} dead letters, the {} most recent counted:", reasons.total, reasons.looked);
+/// for group in &reasons.groups {
+///     println!("{:>6}  {}", group.count, group.reason.as_deref().unwrap_or("(not recorded)"));
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DeadLetterReasons {
@@ -424,7 +434,17 @@ pub struct DeadLetterReasons {
     pub groups: Vec<ReasonGroup>,
 }
 
-/// Dead letters that share a reason.
+/// Dead letters that share a reason, one of [`DeadLetterReasons::groups`].
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let reasons = queue.dead_letter_reasons(10_000).await?;
+/// println!("{} dead letters, the {} most recent counted:", reasons.total, reasons.looked);
+/// for group in &reasons.groups {
+///     println!("{:>6}  {}", group.count, group.reason.as_deref().unwrap_or("(not recorded)"));
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ReasonGroup {
