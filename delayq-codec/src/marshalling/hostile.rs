@@ -2,9 +2,10 @@
 //! exponential, unknown. Each gives a typed error with its offset; none
 //! panics, none allocates for a length the payload cannot hold.
 
-use super::tests::{cases, unhex};
+use super::tests::cases;
 use super::*;
 use crate::kryo::MAX_DEPTH;
+use crate::test_support::fixtures::unhex;
 
 fn kind(raw: &[u8]) -> MarshallingErrorKind {
     decode(raw).unwrap_err().kind()

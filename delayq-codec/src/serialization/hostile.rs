@@ -2,8 +2,9 @@
 //! exponential sharing, unknown codes. Each is a typed error with an
 //! offset, never a panic, in time linear in the input.
 
-use super::tests::{cases, extra, unhex};
+use super::tests::{cases, extra};
 use super::*;
+use crate::test_support::fixtures::unhex;
 
 use SerializationErrorKind as K;
 

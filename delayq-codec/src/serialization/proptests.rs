@@ -6,56 +6,28 @@ use std::collections::BTreeMap;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::tests::{cases, extra, schema, Event, Order, Status};
+use super::tests::{cases, extra};
 use super::*;
-use crate::kryo::{JavaType, JavaUuid, KryoField};
+use crate::kryo::{JavaType, KryoField};
+use crate::test_support::pojos::{schema_with_uids as schema, Event};
+use crate::test_support::strategies::{self, event};
 use crate::Codec;
 
-/// Two's complement, shortest form.
-fn shortest(v: i128) -> Vec<u8> {
-    let bytes = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15
-        && ((bytes[start] == 0 && bytes[start + 1] & 0x80 == 0)
-            || (bytes[start] == 0xff && bytes[start + 1] & 0x80 != 0))
-    {
-        start += 1;
-    }
-    bytes[start..].to_vec()
-}
-
+/// The shared scalars, and what JDK serialization writes another way:
+/// cached `Long`s, small `BigDecimal`s, enums.
 fn scalar() -> impl Strategy<Value = KryoValue> {
-    prop_oneof![
-        Just(KryoValue::Null),
-        any::<bool>().prop_map(KryoValue::Boolean),
-        any::<i8>().prop_map(KryoValue::Byte),
-        any::<u16>().prop_map(KryoValue::Char),
-        any::<i16>().prop_map(KryoValue::Short),
-        any::<i32>().prop_map(KryoValue::Int),
-        any::<i64>().prop_map(KryoValue::Long),
-        (-130i64..130).prop_map(KryoValue::Long),
-        any::<f32>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Float),
-        any::<f64>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Double),
-        any::<String>().prop_map(KryoValue::String),
-        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes),
-        any::<u128>().prop_map(KryoValue::Uuid),
-        any::<i64>().prop_map(KryoValue::Date),
-        (any::<i64>(), 0u32..1_000_000_000).prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos }),
-        (prop_oneof![any::<i128>(), -20i128..20], any::<i32>()).prop_map(|(u, scale)| KryoValue::BigDecimal {
-            unscaled: shortest(u),
-            scale,
-        }),
-        any::<i128>().prop_map(|u| KryoValue::BigInteger(shortest(u))),
-        prop_oneof![Just("RED"), Just("GREEN")].prop_map(|name| KryoValue::Enum {
-            class: "p.Color".into(),
-            ordinal: None,
-            name: Some(name.into()),
-        }),
-    ]
+    strategies::scalar(vec![
+        (-130i64..130).prop_map(KryoValue::Long).boxed(),
+        strategies::instant(any::<i64>()),
+        strategies::big_decimal(prop_oneof![any::<i128>(), -20i128..20]),
+        prop_oneof![Just("RED"), Just("GREEN")]
+            .prop_map(|name| KryoValue::Enum {
+                class: "p.Color".into(),
+                ordinal: None,
+                name: Some(name.into()),
+            })
+            .boxed(),
+    ])
 }
 
 /// A POJO of class `p.A` (always these fields, as one class has one
@@ -102,46 +74,6 @@ fn tree() -> impl Strategy<Value = KryoValue> {
             pojo(inner),
         ]
     })
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    (
-        prop::option::of(any::<String>()),
-        any::<i64>(),
-        vec(any::<String>(), 0..5),
-    )
-        .prop_map(|(id, amount, tags)| Order { id, amount, tags })
-}
-
-fn event() -> impl Strategy<Value = Event> {
-    (
-        prop::option::of(any::<String>()),
-        prop::option::of(order()),
-        prop::option::of(prop_oneof![
-            Just(Status::New),
-            Just(Status::Paid),
-            Just(Status::Cancelled)
-        ]),
-        prop::option::of(any::<u128>().prop_map(JavaUuid)),
-        any::<i64>(),
-        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
-        prop::option::of(any::<i32>()),
-        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
-                kind,
-                order,
-                status,
-                uuid,
-                created_at,
-                attrs,
-                retries,
-                ratio,
-                urgent,
-            },
-        )
 }
 
 /// Every payload the tests know: the 27 vectors and the extra ones.

@@ -1,0 +1,103 @@
+//! Proptest strategies the codecs' property tests share: Java scalars and
+//! the captured POJOs. Each test adds the shapes its format needs.
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::strategy::{BoxedStrategy, Union};
+
+use super::pojos::{Event, Order, Status};
+use crate::kryo::decimal::integer_bytes;
+use crate::kryo::{JavaUuid, KryoValue};
+
+/// Any value of these, each as likely: the scalars every codec writes
+/// (see [`scalars`]) and `extra`.
+pub(crate) fn scalar(extra: Vec<BoxedStrategy<KryoValue>>) -> impl Strategy<Value = KryoValue> {
+    Union::new(scalars().into_iter().chain(extra))
+}
+
+/// The scalars every codec writes, one strategy each: `Null`, the
+/// primitives (floats without NaN, which is not equal to itself), any
+/// string, short byte arrays, UUIDs, dates and `BigInteger`s.
+fn scalars() -> Vec<BoxedStrategy<KryoValue>> {
+    vec![
+        Just(KryoValue::Null).boxed(),
+        any::<bool>().prop_map(KryoValue::Boolean).boxed(),
+        any::<i8>().prop_map(KryoValue::Byte).boxed(),
+        any::<u16>().prop_map(KryoValue::Char).boxed(),
+        any::<i16>().prop_map(KryoValue::Short).boxed(),
+        any::<i32>().prop_map(KryoValue::Int).boxed(),
+        any::<i64>().prop_map(KryoValue::Long).boxed(),
+        any::<f32>()
+            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
+            .prop_map(KryoValue::Float)
+            .boxed(),
+        any::<f64>()
+            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
+            .prop_map(KryoValue::Double)
+            .boxed(),
+        any::<String>().prop_map(KryoValue::String).boxed(),
+        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes).boxed(),
+        any::<u128>().prop_map(KryoValue::Uuid).boxed(),
+        any::<i64>().prop_map(KryoValue::Date).boxed(),
+        any::<i128>()
+            .prop_map(|u| KryoValue::BigInteger(integer_bytes(u)))
+            .boxed(),
+    ]
+}
+
+/// An `Instant` of these seconds (and any nanoseconds).
+pub(crate) fn instant(seconds: impl Strategy<Value = i64> + 'static) -> BoxedStrategy<KryoValue> {
+    (seconds, 0u32..1_000_000_000)
+        .prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos })
+        .boxed()
+}
+
+/// A `BigDecimal` of this unscaled value (and any scale).
+pub(crate) fn big_decimal(unscaled: impl Strategy<Value = i128> + 'static) -> BoxedStrategy<KryoValue> {
+    (unscaled, any::<i32>())
+        .prop_map(|(u, scale)| KryoValue::BigDecimal {
+            unscaled: integer_bytes(u),
+            scale,
+        })
+        .boxed()
+}
+
+pub(crate) fn order() -> impl Strategy<Value = Order> {
+    (
+        prop::option::of(any::<String>()),
+        any::<i64>(),
+        vec(any::<String>(), 0..5),
+    )
+        .prop_map(|(id, amount, tags)| Order { id, amount, tags })
+}
+
+pub(crate) fn event() -> impl Strategy<Value = Event> {
+    (
+        prop::option::of(any::<String>()),
+        prop::option::of(order()),
+        prop::option::of(prop_oneof![
+            Just(Status::New),
+            Just(Status::Paid),
+            Just(Status::Cancelled)
+        ]),
+        prop::option::of(any::<u128>().prop_map(JavaUuid)),
+        any::<i64>(),
+        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
+        prop::option::of(any::<i32>()),
+        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
+                kind,
+                order,
+                status,
+                uuid,
+                created_at,
+                attrs,
+                retries,
+                ratio,
+                urgent,
+            },
+        )
+}
