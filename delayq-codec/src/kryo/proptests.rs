@@ -22,18 +22,10 @@ fn scalar() -> impl Strategy<Value = KryoValue> {
 fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (
-                prop_oneof![
-                    Just("java.util.ArrayList"),
-                    Just("java.util.HashSet"),
-                    Just("java.util.LinkedList")
-                ],
-                vec(inner.clone(), 0..8)
-            )
-                .prop_map(|(class, items)| KryoValue::Collection {
-                    class: class.into(),
-                    items
-                }),
+            strategies::collection(
+                &["java.util.ArrayList", "java.util.HashSet", "java.util.LinkedList"],
+                inner.clone()
+            ),
             // Lists of one class (Kryo's same-class shortcut), with nulls.
             (vec(prop::option::of(any::<i64>()), 0..8)).prop_map(|items| KryoValue::Collection {
                 class: "java.util.ArrayList".into(),
@@ -42,14 +34,7 @@ fn tree() -> impl Strategy<Value = KryoValue> {
                     .map(|i| i.map_or(KryoValue::Null, KryoValue::Long))
                     .collect(),
             }),
-            (
-                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
-                vec((inner.clone(), inner), 0..6)
-            )
-                .prop_map(|(class, entries)| KryoValue::Map {
-                    class: class.into(),
-                    entries
-                }),
+            strategies::map(inner),
         ]
     })
 }

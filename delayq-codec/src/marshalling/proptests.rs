@@ -64,29 +64,18 @@ fn pojo(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strategy<Value 
 fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (
-                prop_oneof![
-                    Just("java.util.ArrayList"),
-                    Just("java.util.LinkedList"),
-                    Just("java.util.ArrayDeque"),
-                    Just("java.util.Vector"),
-                    Just("java.util.HashSet"),
-                    Just("java.util.LinkedHashSet"),
+            strategies::collection(
+                &[
+                    "java.util.ArrayList",
+                    "java.util.LinkedList",
+                    "java.util.ArrayDeque",
+                    "java.util.Vector",
+                    "java.util.HashSet",
+                    "java.util.LinkedHashSet"
                 ],
-                vec(inner.clone(), 0..8)
-            )
-                .prop_map(|(class, items)| KryoValue::Collection {
-                    class: class.into(),
-                    items
-                }),
-            (
-                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
-                vec((inner.clone(), inner.clone()), 0..6)
-            )
-                .prop_map(|(class, entries)| KryoValue::Map {
-                    class: class.into(),
-                    entries
-                }),
+                inner.clone()
+            ),
+            strategies::map(inner.clone()),
             inner.clone().prop_map(|item| KryoValue::Collection {
                 class: "java.util.Collections$SingletonList".into(),
                 items: vec![item],

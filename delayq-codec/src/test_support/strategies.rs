@@ -62,6 +62,26 @@ pub(crate) fn big_decimal(unscaled: impl Strategy<Value = i128> + 'static) -> Bo
         .boxed()
 }
 
+/// A collection of one of these classes, of up to 7 items.
+pub(crate) fn collection(
+    classes: &'static [&'static str],
+    item: impl Strategy<Value = KryoValue>,
+) -> impl Strategy<Value = KryoValue> {
+    (prop::sample::select(classes), vec(item, 0..8)).prop_map(|(class, items)| KryoValue::Collection {
+        class: class.into(),
+        items,
+    })
+}
+
+/// A `HashMap` or `LinkedHashMap` of up to 5 entries.
+pub(crate) fn map(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strategy<Value = KryoValue> {
+    let classes: &[&str] = &["java.util.HashMap", "java.util.LinkedHashMap"];
+    (prop::sample::select(classes), vec((inner.clone(), inner), 0..6)).prop_map(|(class, entries)| KryoValue::Map {
+        class: class.into(),
+        entries,
+    })
+}
+
 pub(crate) fn order() -> impl Strategy<Value = Order> {
     (
         prop::option::of(any::<String>()),
