@@ -7,8 +7,9 @@ use serde_json::Value;
 use super::*;
 use crate::compress::DEFAULT_MAX_DECOMPRESSED;
 
-use crate::test_support::fixtures::{codecs, kryo_case, kryo_cases, unhex, KryoCase};
+use crate::test_support::fixtures::{codec_case, codecs, kryo_case, kryo_cases, unhex, KryoCase};
 use crate::test_support::pojos::schema;
+use crate::test_support::sweeps::Edit;
 
 fn kryo_value(case: &str) -> Value {
     let raw = kryo_case(case).raw;
@@ -66,19 +67,14 @@ fn every_java_codec_vector_is_detected_with_its_codec_and_value() {
 
 #[test]
 fn jackson_with_type_information_plain_json_and_text() {
-    let file = codecs();
-    let order = unhex(
-        file["codecs"]["jackson"]["cases"]["pojo_order"]["hex"]
-            .as_str()
-            .unwrap(),
-    );
+    let order = codec_case("jackson", "pojo_order");
     let found = detect(&order, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(found.codec, "jackson");
     assert_eq!(
         found.value,
         Untyped::Json(serde_json::json!({"amount": 1234, "id": "o-1", "tags": ["a", "b"]}))
     );
-    let list = unhex(file["codecs"]["jackson"]["cases"]["arraylist"]["hex"].as_str().unwrap());
+    let list = codec_case("jackson", "arraylist");
     assert_eq!(detect(&list, None, DEFAULT_MAX_DECOMPRESSED).codec, "jackson");
     let plain = detect(br#"{"id": 1}"#, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(
@@ -96,12 +92,7 @@ fn jackson_with_type_information_plain_json_and_text() {
 
 #[test]
 fn java_codecs_inside_a_wrapper_are_detected() {
-    let file = codecs();
-    let java = unhex(
-        file["codecs"]["serialization"]["cases"]["uuid"]["hex"]
-            .as_str()
-            .unwrap(),
-    );
+    let java = codec_case("serialization", "uuid");
     let raw = crate::compress::Compression::Zstd.compress(&java).unwrap();
     let found = detect(&raw, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(found.codec, "zstd/serialization");
@@ -152,7 +143,7 @@ proptest! {
             let mut raw = unhex(cases.values().nth(case).unwrap()["hex"].as_str().unwrap());
             if !raw.is_empty() {
                 let i = at % raw.len();
-                raw[i] = byte;
+                Edit::Set(byte).apply(&mut raw, i);
             }
             let found = detect(&raw, Some(&schema()), 1 << 16);
             prop_assert!(!found.codec.is_empty());

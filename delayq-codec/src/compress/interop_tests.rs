@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::tests::KRYO_WRAPPERS;
+use super::tests::{wrapped, KRYO_WRAPPERS};
 use super::*;
 use crate::test_support::fixtures::{hex, kryo_case, kryo_cases, unhex};
 use crate::test_support::pojos::Order;
@@ -72,25 +72,14 @@ fn rust_payloads(large: bool) -> Vec<(String, String, Vec<u8>)> {
         }
         for case in ["pojo_order", "pojo_order_null_id"] {
             let order: Order = serde_json::from_value(kryo_case(case).json).unwrap();
-            let jackson = JacksonCodec::<Order>::new();
-            let raw = match compression {
-                Compression::Lz4 => Lz4Codec::wrap(jackson).encode(&order),
-                Compression::Lz4V2 => Lz4V2Codec::wrap(jackson).encode(&order),
-                Compression::Snappy => SnappyCodec::wrap(jackson).encode(&order),
-                _ => ZstdCodec::wrap(jackson).encode(&order),
-            };
+            let raw = wrapped(compression, JacksonCodec::<Order>::new()).encode(&order);
             out.push((format!("{name}/json"), case.to_owned(), raw.unwrap().to_vec()));
         }
         for case in ["string", "string_unicode", "string_empty"] {
             let Value::String(text) = kryo_case(case).json else {
                 panic!("{case}")
             };
-            let raw = match compression {
-                Compression::Lz4 => Lz4Codec::wrap(StringCodec).encode(&text),
-                Compression::Lz4V2 => Lz4V2Codec::wrap(StringCodec).encode(&text),
-                Compression::Snappy => SnappyCodec::wrap(StringCodec).encode(&text),
-                _ => ZstdCodec::wrap(StringCodec).encode(&text),
-            };
+            let raw = wrapped(compression, StringCodec).encode(&text);
             out.push((format!("{name}/string"), case.to_owned(), raw.unwrap().to_vec()));
         }
     }

@@ -8,6 +8,7 @@ use super::*;
 use crate::kryo::KryoValue;
 use crate::test_support::fixtures::{codecs, kryo_case, unhex, KryoCase};
 use crate::test_support::pojos::{schema, Event, Order};
+use crate::test_support::sweeps::truncations;
 use crate::{Codec, JacksonCodec, StringCodec};
 
 /// One captured payload of a wrapper (`name` as in codecs.json).
@@ -41,6 +42,16 @@ pub(super) fn vectors(codec: &'static str) -> Vec<Vector> {
     }
     assert!(!out.is_empty(), "{codec}");
     out
+}
+
+/// `inner` in the typed wrapper of `compression`.
+pub(super) fn wrapped<T: 'static, C: Codec<T>>(compression: Compression, inner: C) -> Box<dyn Codec<T>> {
+    match compression {
+        Compression::Lz4 => Box::new(Lz4Codec::wrap(inner)),
+        Compression::Lz4V2 => Box::new(Lz4V2Codec::wrap(inner)),
+        Compression::Snappy => Box::new(SnappyCodec::wrap(inner)),
+        Compression::Zstd => Box::new(ZstdCodec::wrap(inner)),
+    }
 }
 
 pub(super) const KRYO_WRAPPERS: [(&str, Compression); 4] = [
@@ -107,10 +118,7 @@ fn typed_wrappers_read_java_s_jackson_and_string_payloads() {
         for v in vectors(name) {
             let json = kryo_case(&v.case).json;
             let order: Order = serde_json::from_value(json).unwrap();
-            let decoded = match compression {
-                Compression::Lz4 => Lz4Codec::wrap(JacksonCodec::<Order>::new()).decode(&v.raw),
-                _ => SnappyCodec::wrap(JacksonCodec::<Order>::new()).decode(&v.raw),
-            };
+            let decoded = wrapped(compression, JacksonCodec::<Order>::new()).decode(&v.raw);
             assert_eq!(decoded.unwrap_or_else(|e| panic!("{name} {}: {e}", v.case)), order);
             count += 1;
         }
@@ -288,8 +296,7 @@ fn snappy_header(raw: &[u8]) -> (usize, usize) {
 fn every_truncation_of_every_vector_is_an_error() {
     for (name, compression) in KRYO_WRAPPERS {
         for v in vectors(name) {
-            for len in 0..v.raw.len() {
-                let cut = &v.raw[..len];
+            for (len, cut) in truncations(&v.raw) {
                 let error = compression
                     .decompress(cut, DEFAULT_MAX_DECOMPRESSED)
                     .map(|out| format!("{} bytes", out.len()))

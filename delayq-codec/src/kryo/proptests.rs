@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::test_support::pojos::{Event, Status, SCHEMA};
 use crate::test_support::strategies::{self, event};
+use crate::test_support::sweeps::Edit;
 
 /// The shared scalars, and ASCII strings (Kryo writes those another way).
 fn scalar() -> impl Strategy<Value = KryoValue> {
@@ -88,7 +89,7 @@ proptest! {
             ratio: 0.5, urgent: true,
         }).unwrap();
         let at = at % raw.len();
-        raw[at] = byte;
+        Edit::Set(byte).apply(&mut raw, at);
         let schema = KryoSchema::from_json(SCHEMA).unwrap();
         let _ = KryoValue::decode(&raw, Some(&schema));
         let _ = from_slice::<Event>(&raw);

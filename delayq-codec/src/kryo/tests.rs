@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::*;
 use crate::test_support::fixtures::{kryo_case, kryo_cases, KryoCase as Case};
 use crate::test_support::pojos::{schema, Event, Order, Status, SCHEMA};
+use crate::test_support::sweeps::truncations;
 use crate::Codec;
 
 #[test]
@@ -169,12 +170,12 @@ fn event_raw() -> Vec<u8> {
 fn every_truncation_is_a_typed_error() {
     let schema = schema();
     let raw = event_raw();
-    for cut in 0..raw.len() {
+    for (cut, prefix) in truncations(&raw) {
         // Cut bytes, or a length prefix longer than what is left.
         let cut_kinds = [KryoErrorKind::Truncated, KryoErrorKind::TooLarge];
-        let err = KryoValue::decode(&raw[..cut], Some(&schema)).unwrap_err();
+        let err = KryoValue::decode(prefix, Some(&schema)).unwrap_err();
         assert!(cut_kinds.contains(&err.kind()), "cut at {cut}: {err}");
-        let err = from_slice::<Event>(&raw[..cut]).unwrap_err();
+        let err = from_slice::<Event>(prefix).unwrap_err();
         assert!(cut_kinds.contains(&err.kind()), "typed, cut at {cut}: {err}");
     }
 }

@@ -10,7 +10,8 @@ use super::tests::{cases, extra};
 use super::*;
 use crate::kryo::{JavaType, KryoField};
 use crate::test_support::pojos::{schema_with_uids as schema, Event};
-use crate::test_support::strategies::{self, event};
+use crate::test_support::strategies::{self, event, round_trip};
+use crate::test_support::sweeps::Edit;
 use crate::Codec;
 
 /// The shared scalars, and what JDK serialization writes another way:
@@ -100,9 +101,7 @@ proptest! {
 
     #[test]
     fn pojos_round_trip_typed(event in event()) {
-        let codec = SerializationCodec::<Event>::new().with_schema(schema());
-        let raw = codec.encode(&event).unwrap();
-        prop_assert_eq!(codec.decode(&raw).unwrap(), event.clone());
+        let raw = round_trip(&SerializationCodec::<Event>::new().with_schema(schema()), &event)?;
         // Through the value model and Kryo and back.
         let value = decode_with_schema(&raw, &schema()).unwrap();
         let kryo = KryoValue::decode(&value.encode().unwrap(), Some(&schema())).unwrap();
@@ -126,12 +125,13 @@ proptest! {
         for (at, byte, how) in edits {
             let at = at.index(raw.len());
             match how {
-                0 => raw[at] = byte,
-                1 => raw.insert(at, byte),
-                2 => { raw.remove(at); }
+                0 => Edit::Set(byte),
+                1 => Edit::Insert(byte),
+                2 => Edit::Remove,
                 // A handle nearby: back-references to anything.
-                _ => raw.splice(at..at, [0x71, 0x00, 0x7e, 0x00, byte % 16]).for_each(drop),
+                _ => Edit::Splice(vec![0x71, 0x00, 0x7e, 0x00, byte % 16]),
             }
+            .apply(&mut raw, at);
             if raw.is_empty() {
                 break;
             }

@@ -24,6 +24,11 @@ pub(crate) fn codecs() -> Value {
     serde_json::from_str(CODECS).unwrap()
 }
 
+/// codecs.json's bytes of one codec's case.
+pub(crate) fn codec_case(codec: &str, case: &str) -> Vec<u8> {
+    unhex(codecs()["codecs"][codec]["cases"][case]["hex"].as_str().unwrap())
+}
+
 /// One case of kryo5.json.
 pub(crate) struct KryoCase {
     pub(crate) name: String,

@@ -4,3 +4,4 @@
 pub(crate) mod fixtures;
 pub(crate) mod pojos;
 pub(crate) mod strategies;
+pub(crate) mod sweeps;

@@ -5,9 +5,12 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, Union};
 
+use ::bytes::Bytes;
+
 use super::pojos::{Event, Order, Status};
 use crate::kryo::decimal::integer_bytes;
 use crate::kryo::{JavaUuid, KryoValue};
+use crate::Codec;
 
 /// Any value of these, each as likely: the scalars every codec writes
 /// (see [`scalars`]) and `extra`.
@@ -80,6 +83,18 @@ pub(crate) fn map(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strat
         class: class.into(),
         entries,
     })
+}
+
+/// Encodes `value` with `codec`, checks that it decodes back to the same,
+/// and gives the bytes.
+pub(crate) fn round_trip<T, C>(codec: &C, value: &T) -> Result<Bytes, TestCaseError>
+where
+    T: PartialEq + std::fmt::Debug,
+    C: Codec<T>,
+{
+    let raw = codec.encode(value).unwrap();
+    prop_assert_eq!(&codec.decode(&raw).unwrap(), value);
+    Ok(raw)
 }
 
 pub(crate) fn order() -> impl Strategy<Value = Order> {
