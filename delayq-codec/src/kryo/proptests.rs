@@ -24,7 +24,7 @@ fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
             strategies::collection(
-                &["java.util.ArrayList", "java.util.HashSet", "java.util.LinkedList"],
+                vec!["java.util.ArrayList", "java.util.HashSet", "java.util.LinkedList"],
                 inner.clone()
             ),
             // Lists of one class (Kryo's same-class shortcut), with nulls.

@@ -10,7 +10,7 @@ use super::tests::cases;
 use super::*;
 use crate::kryo::{JavaType, KryoField};
 use crate::test_support::pojos::{schema_with_uids as schema, Event};
-use crate::test_support::strategies::{self, event, round_trip};
+use crate::test_support::strategies::{self, event, round_trip, LISTS_AND_SETS};
 use crate::test_support::sweeps::Edit;
 use crate::Codec;
 
@@ -66,14 +66,7 @@ fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
             strategies::collection(
-                &[
-                    "java.util.ArrayList",
-                    "java.util.LinkedList",
-                    "java.util.ArrayDeque",
-                    "java.util.Vector",
-                    "java.util.HashSet",
-                    "java.util.LinkedHashSet"
-                ],
+                [&LISTS_AND_SETS[..], &["java.util.ArrayDeque", "java.util.Vector"]].concat(),
                 inner.clone()
             ),
             strategies::map(inner.clone()),

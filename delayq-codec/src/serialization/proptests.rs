@@ -10,7 +10,7 @@ use super::tests::{cases, extra};
 use super::*;
 use crate::kryo::{JavaType, KryoField};
 use crate::test_support::pojos::{schema_with_uids as schema, Event};
-use crate::test_support::strategies::{self, event, round_trip};
+use crate::test_support::strategies::{self, event, round_trip, LISTS_AND_SETS};
 use crate::test_support::sweeps::Edit;
 use crate::Codec;
 
@@ -51,15 +51,7 @@ fn pojo(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strategy<Value 
 fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            strategies::collection(
-                &[
-                    "java.util.ArrayList",
-                    "java.util.LinkedList",
-                    "java.util.HashSet",
-                    "java.util.LinkedHashSet"
-                ],
-                inner.clone()
-            ),
+            strategies::collection(LISTS_AND_SETS.to_vec(), inner.clone()),
             strategies::map(inner.clone()),
             pojo(inner),
         ]

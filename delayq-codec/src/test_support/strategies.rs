@@ -65,9 +65,17 @@ pub(crate) fn big_decimal(unscaled: impl Strategy<Value = i128> + 'static) -> Bo
         .boxed()
 }
 
-/// A collection of one of these classes, of up to 7 items.
+/// The list and set classes every Java stream format writes alike.
+pub(crate) const LISTS_AND_SETS: [&str; 4] = [
+    "java.util.ArrayList",
+    "java.util.LinkedList",
+    "java.util.HashSet",
+    "java.util.LinkedHashSet",
+];
+
+/// A collection of one of these classes (each as likely), of up to 7 items.
 pub(crate) fn collection(
-    classes: &'static [&'static str],
+    classes: Vec<&'static str>,
     item: impl Strategy<Value = KryoValue>,
 ) -> impl Strategy<Value = KryoValue> {
     (prop::sample::select(classes), vec(item, 0..8)).prop_map(|(class, items)| KryoValue::Collection {
