@@ -7,44 +7,18 @@ use serde_json::Value;
 use super::*;
 use crate::compress::DEFAULT_MAX_DECOMPRESSED;
 
-const CODECS: &str = include_str!("../../compat/fixtures/codecs.json");
-const KRYO: &str = include_str!("../../compat/fixtures/kryo5.json");
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn schema() -> KryoSchema {
-    KryoSchema::from_json(crate::kryo::tests::SCHEMA).unwrap()
-}
-
-/// Kryo's bytes of each captured case.
-fn kryo_cases() -> Vec<(String, Vec<u8>)> {
-    let file: Value = serde_json::from_str(KRYO).unwrap();
-    file["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["case"].as_str().unwrap().to_owned(),
-                unhex(c["kryo_hex"].as_str().unwrap()),
-            )
-        })
-        .collect()
-}
+use crate::test_support::fixtures::{codec_case, codecs, kryo_case, kryo_cases, unhex, KryoCase};
+use crate::test_support::pojos::schema;
+use crate::test_support::sweeps::Edit;
 
 fn kryo_value(case: &str) -> Value {
-    let raw = kryo_cases().into_iter().find(|c| c.0 == case).unwrap().1;
+    let raw = kryo_case(case).raw;
     KryoValue::decode(&raw, Some(&schema())).unwrap().to_json()
 }
 
 #[test]
 fn every_kryo_vector_is_detected_as_kryo() {
-    for (case, raw) in kryo_cases() {
+    for KryoCase { name: case, raw, .. } in kryo_cases() {
         let found = detect(&raw, Some(&schema()), DEFAULT_MAX_DECOMPRESSED);
         assert_eq!(found.codec, "kryo", "{case}");
         assert_eq!(
@@ -57,7 +31,7 @@ fn every_kryo_vector_is_detected_as_kryo() {
 
 #[test]
 fn every_java_codec_vector_is_detected_with_its_codec_and_value() {
-    let file: Value = serde_json::from_str(CODECS).unwrap();
+    let file = codecs();
     let mut checked = 0;
     for (name, expected) in [
         ("lz4", "lz4"),
@@ -93,19 +67,14 @@ fn every_java_codec_vector_is_detected_with_its_codec_and_value() {
 
 #[test]
 fn jackson_with_type_information_plain_json_and_text() {
-    let file: Value = serde_json::from_str(CODECS).unwrap();
-    let order = unhex(
-        file["codecs"]["jackson"]["cases"]["pojo_order"]["hex"]
-            .as_str()
-            .unwrap(),
-    );
+    let order = codec_case("jackson", "pojo_order");
     let found = detect(&order, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(found.codec, "jackson");
     assert_eq!(
         found.value,
         Untyped::Json(serde_json::json!({"amount": 1234, "id": "o-1", "tags": ["a", "b"]}))
     );
-    let list = unhex(file["codecs"]["jackson"]["cases"]["arraylist"]["hex"].as_str().unwrap());
+    let list = codec_case("jackson", "arraylist");
     assert_eq!(detect(&list, None, DEFAULT_MAX_DECOMPRESSED).codec, "jackson");
     let plain = detect(br#"{"id": 1}"#, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(
@@ -123,12 +92,7 @@ fn jackson_with_type_information_plain_json_and_text() {
 
 #[test]
 fn java_codecs_inside_a_wrapper_are_detected() {
-    let file: Value = serde_json::from_str(CODECS).unwrap();
-    let java = unhex(
-        file["codecs"]["serialization"]["cases"]["uuid"]["hex"]
-            .as_str()
-            .unwrap(),
-    );
+    let java = codec_case("serialization", "uuid");
     let raw = crate::compress::Compression::Zstd.compress(&java).unwrap();
     let found = detect(&raw, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!(found.codec, "zstd/serialization");
@@ -137,7 +101,7 @@ fn java_codecs_inside_a_wrapper_are_detected() {
 
 #[test]
 fn a_kryo_pojo_the_schema_does_not_describe_is_still_named_kryo() {
-    let raw = kryo_cases().into_iter().find(|c| c.0 == "pojo_order").unwrap().1;
+    let raw = kryo_case("pojo_order").raw;
     let found = detect(&raw, None, DEFAULT_MAX_DECOMPRESSED);
     assert_eq!((found.codec.as_str(), found.value), ("kryo", Untyped::Bytes(raw)));
 }
@@ -173,13 +137,13 @@ proptest! {
 
     #[test]
     fn mutated_java_payloads_never_panic(case in 0usize..27, at in 0usize..64, byte in any::<u8>()) {
-        let file: Value = serde_json::from_str(CODECS).unwrap();
+        let file = codecs();
         for name in ["lz4", "snappy", "zstd", "serialization", "marshalling"] {
             let cases = file["codecs"][name]["cases"].as_object().unwrap();
             let mut raw = unhex(cases.values().nth(case).unwrap()["hex"].as_str().unwrap());
             if !raw.is_empty() {
                 let i = at % raw.len();
-                raw[i] = byte;
+                Edit::Set(byte).apply(&mut raw, i);
             }
             let found = detect(&raw, Some(&schema()), 1 << 16);
             prop_assert!(!found.codec.is_empty());

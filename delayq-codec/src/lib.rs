@@ -48,6 +48,8 @@ mod long;
 pub mod marshalling;
 pub mod serialization;
 mod string;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use self::bytes::BytesCodec;
 pub use self::compress::{Lz4Codec, Lz4V2Codec, SnappyCodec, ZstdCodec};

@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::tests::{kryo5, unhex, Order, KRYO_WRAPPERS};
+use super::tests::{wrapped, KRYO_WRAPPERS};
 use super::*;
+use crate::test_support::fixtures::{hex, kryo_case, kryo_cases, unhex};
+use crate::test_support::pojos::Order;
 use crate::{Codec, JacksonCodec, StringCodec};
 
 /// A JSON-ish document of about `size` bytes: orders with varied ids,
@@ -42,13 +44,11 @@ fn json_document(size: usize) -> String {
 /// to Java: the 27 Kryo values (and `large` strings) in each wrapper, and
 /// Jackson and String inner codecs.
 fn rust_payloads(large: bool) -> Vec<(String, String, Vec<u8>)> {
-    let file: Value = serde_json::from_str(super::tests::KRYO5).unwrap();
     let mut out = Vec::new();
     for (name, compression) in KRYO_WRAPPERS {
-        for c in file["cases"].as_array().unwrap() {
-            let kryo = unhex(c["kryo_hex"].as_str().unwrap());
-            let raw = compression.compress(&kryo).unwrap();
-            out.push((name.to_owned(), c["case"].as_str().unwrap().to_owned(), raw));
+        for c in kryo_cases() {
+            let raw = compression.compress(&c.raw).unwrap();
+            out.push((name.to_owned(), c.name, raw));
         }
         // Kryo strings: 60 KB of JSON text (hex under the 128 KiB a
         // command-line argument may be), and 300 KB of a repeated line
@@ -71,34 +71,19 @@ fn rust_payloads(large: bool) -> Vec<(String, String, Vec<u8>)> {
             out.push((name.to_owned(), case.to_owned(), raw.unwrap().to_vec()));
         }
         for case in ["pojo_order", "pojo_order_null_id"] {
-            let order: Order = serde_json::from_value(kryo5(case).1).unwrap();
-            let jackson = JacksonCodec::<Order>::new();
-            let raw = match compression {
-                Compression::Lz4 => Lz4Codec::wrap(jackson).encode(&order),
-                Compression::Lz4V2 => Lz4V2Codec::wrap(jackson).encode(&order),
-                Compression::Snappy => SnappyCodec::wrap(jackson).encode(&order),
-                _ => ZstdCodec::wrap(jackson).encode(&order),
-            };
+            let order: Order = serde_json::from_value(kryo_case(case).json).unwrap();
+            let raw = wrapped(compression, JacksonCodec::<Order>::new()).encode(&order);
             out.push((format!("{name}/json"), case.to_owned(), raw.unwrap().to_vec()));
         }
         for case in ["string", "string_unicode", "string_empty"] {
-            let Value::String(text) = kryo5(case).1 else {
+            let Value::String(text) = kryo_case(case).json else {
                 panic!("{case}")
             };
-            let raw = match compression {
-                Compression::Lz4 => Lz4Codec::wrap(StringCodec).encode(&text),
-                Compression::Lz4V2 => Lz4V2Codec::wrap(StringCodec).encode(&text),
-                Compression::Snappy => SnappyCodec::wrap(StringCodec).encode(&text),
-                _ => ZstdCodec::wrap(StringCodec).encode(&text),
-            };
+            let raw = wrapped(compression, StringCodec).encode(&text);
             out.push((format!("{name}/string"), case.to_owned(), raw.unwrap().to_vec()));
         }
     }
     out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Prints `CODEC CASE HEX` lines for the peers:

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 use super::tests::{vectors, KRYO_WRAPPERS};
 use super::*;
+use crate::test_support::sweeps::Edit;
 
 /// Decompresses (also with a small cap) and checks what holds for any input.
 fn check_any(compression: Compression, raw: &[u8]) -> Result<(), TestCaseError> {
@@ -54,13 +55,12 @@ fn mutated() -> impl Strategy<Value = (Compression, Vec<u8>)> {
         let (compression, mut raw) = all[i].clone();
         let at = at % raw.len();
         match how {
-            0 => raw[at] ^= byte | 1,
-            1 => raw.insert(at, byte),
-            2 => {
-                raw.remove(at);
-            }
-            _ => raw.truncate(at),
+            0 => Edit::Flip(byte),
+            1 => Edit::Insert(byte),
+            2 => Edit::Remove,
+            _ => Edit::Truncate,
         }
+        .apply(&mut raw, at);
         (compression, raw)
     })
 }

@@ -2,66 +2,14 @@
 //! `ZStdCodec` wrote (`compat/fixtures/codecs.json`), decoded to the values
 //! of `kryo5.json`; then hostile bytes.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::*;
-use crate::kryo::{JavaUuid, KryoSchema, KryoValue};
+use crate::kryo::KryoValue;
+use crate::test_support::fixtures::{codecs, kryo_case, unhex, KryoCase};
+use crate::test_support::pojos::{schema, Event, Order};
+use crate::test_support::sweeps::truncations;
 use crate::{Codec, JacksonCodec, StringCodec};
-
-const CODECS: &str = include_str!("../../../compat/fixtures/codecs.json");
-pub(super) const KRYO5: &str = include_str!("../../../compat/fixtures/kryo5.json");
-
-const SCHEMA: &str = r#"{"classes": {
-    "compat.Order": {"fields": {"id": "String", "amount": "long", "tags": "List<String>"}},
-    "compat.Event": {"fields": {"type": "String", "order": "compat.Order", "status": "compat.Event$Status",
-        "uuid": "UUID", "createdAt": "long", "attrs": "Map<String,String>", "retries": "Integer",
-        "ratio": "double", "urgent": "boolean"}},
-    "compat.Event$Status": {"enum": ["NEW", "PAID", "CANCELLED"]}
-}}"#;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Order")]
-pub(super) struct Order {
-    id: Option<String>,
-    amount: i64,
-    tags: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event$Status")]
-enum Status {
-    #[serde(rename = "NEW")]
-    New,
-    #[serde(rename = "PAID")]
-    Paid,
-    #[serde(rename = "CANCELLED")]
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event", rename_all = "camelCase")]
-struct Event {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    order: Option<Order>,
-    status: Option<Status>,
-    uuid: Option<JavaUuid>,
-    created_at: i64,
-    attrs: Option<BTreeMap<String, String>>,
-    retries: Option<i32>,
-    ratio: f64,
-    urgent: bool,
-}
-
-pub(super) fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 /// One captured payload of a wrapper (`name` as in codecs.json).
 pub(super) struct Vector {
@@ -73,7 +21,7 @@ pub(super) struct Vector {
 /// Every payload of the wrappers' codecs, and of every version that wrote
 /// other bytes.
 pub(super) fn vectors(codec: &'static str) -> Vec<Vector> {
-    let file: Value = serde_json::from_str(CODECS).unwrap();
+    let file = codecs();
     let cases = file["codecs"][codec]["cases"].as_object().unwrap();
     let mut out = Vec::new();
     for (case, c) in cases {
@@ -96,19 +44,14 @@ pub(super) fn vectors(codec: &'static str) -> Vec<Vector> {
     out
 }
 
-/// kryo5.json's case: (Kryo bytes, value JSON).
-pub(super) fn kryo5(case: &str) -> (Vec<u8>, Value) {
-    let file: Value = serde_json::from_str(KRYO5).unwrap();
-    let c = file["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["case"] == case)
-        .unwrap();
-    let text = c["value_json"].as_str().unwrap();
-    // byte[] is given as bare hex, not JSON.
-    let json = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()));
-    (unhex(c["kryo_hex"].as_str().unwrap()), json)
+/// `inner` in the typed wrapper of `compression`.
+pub(super) fn wrapped<T: 'static, C: Codec<T>>(compression: Compression, inner: C) -> Box<dyn Codec<T>> {
+    match compression {
+        Compression::Lz4 => Box::new(Lz4Codec::wrap(inner)),
+        Compression::Lz4V2 => Box::new(Lz4V2Codec::wrap(inner)),
+        Compression::Snappy => Box::new(SnappyCodec::wrap(inner)),
+        Compression::Zstd => Box::new(ZstdCodec::wrap(inner)),
+    }
 }
 
 pub(super) const KRYO_WRAPPERS: [(&str, Compression); 4] = [
@@ -120,7 +63,7 @@ pub(super) const KRYO_WRAPPERS: [(&str, Compression); 4] = [
 
 #[test]
 fn every_kryo_vector_decompresses_to_java_s_kryo_bytes_and_value() {
-    let schema = KryoSchema::from_json(SCHEMA).unwrap();
+    let schema = schema();
     let mut count = 0;
     for (name, compression) in KRYO_WRAPPERS {
         for v in vectors(name) {
@@ -128,7 +71,7 @@ fn every_kryo_vector_decompresses_to_java_s_kryo_bytes_and_value() {
             let inner = compression
                 .decompress(&v.raw, DEFAULT_MAX_DECOMPRESSED)
                 .unwrap_or_else(|e| panic!("{name} {}: {e}", v.case));
-            let (kryo, json) = kryo5(&v.case);
+            let KryoCase { raw: kryo, json, .. } = kryo_case(&v.case);
             // codecs.json's linkedhashmap_nested holds Longs in an ArrayList,
             // kryo5.json's Integers in Arrays$ArrayList (same JSON).
             if v.case != "linkedhashmap_nested" {
@@ -150,7 +93,7 @@ fn typed_wrappers_read_java_s_kryo_payloads() {
         C: Codec<T>,
     {
         let v = vectors(name).into_iter().find(|v| v.case == case).unwrap();
-        let (_, json) = kryo5(case);
+        let json = kryo_case(case).json;
         let decoded = codec.decode(&v.raw).unwrap_or_else(|e| panic!("{name} {case}: {e}"));
         assert_eq!(decoded, serde_json::from_value::<T>(json).unwrap(), "{name} {case}");
         // And what we write reads back.
@@ -173,19 +116,16 @@ fn typed_wrappers_read_java_s_jackson_and_string_payloads() {
     let mut count = 0;
     for (name, compression) in [("lz4/json", Compression::Lz4), ("snappy/json", Compression::Snappy)] {
         for v in vectors(name) {
-            let (_, json) = kryo5(&v.case);
+            let json = kryo_case(&v.case).json;
             let order: Order = serde_json::from_value(json).unwrap();
-            let decoded = match compression {
-                Compression::Lz4 => Lz4Codec::wrap(JacksonCodec::<Order>::new()).decode(&v.raw),
-                _ => SnappyCodec::wrap(JacksonCodec::<Order>::new()).decode(&v.raw),
-            };
+            let decoded = wrapped(compression, JacksonCodec::<Order>::new()).decode(&v.raw);
             assert_eq!(decoded.unwrap_or_else(|e| panic!("{name} {}: {e}", v.case)), order);
             count += 1;
         }
     }
     let codec = ZstdCodec::wrap(StringCodec);
     for v in vectors("zstd/string") {
-        let (_, json) = kryo5(&v.case);
+        let json = kryo_case(&v.case).json;
         assert_eq!(Value::String(codec.decode(&v.raw).unwrap()), json, "{}", v.case);
         count += 1;
     }
@@ -356,8 +296,7 @@ fn snappy_header(raw: &[u8]) -> (usize, usize) {
 fn every_truncation_of_every_vector_is_an_error() {
     for (name, compression) in KRYO_WRAPPERS {
         for v in vectors(name) {
-            for len in 0..v.raw.len() {
-                let cut = &v.raw[..len];
+            for (len, cut) in truncations(&v.raw) {
                 let error = compression
                     .decompress(cut, DEFAULT_MAX_DECOMPRESSED)
                     .map(|out| format!("{} bytes", out.len()))

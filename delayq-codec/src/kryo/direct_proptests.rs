@@ -9,8 +9,8 @@ use proptest::option::of;
 use proptest::prelude::*;
 use serde::Serialize;
 
-use super::tests::{Event, Order, Status};
 use super::*;
+use crate::test_support::pojos::{Event, Order, Status};
 
 /// A final class (no Java name): written without its class, after a marker.
 #[derive(Debug, Clone, Serialize)]

@@ -6,53 +6,27 @@ use std::collections::BTreeMap;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::tests::{Event, Order, Status, SCHEMA};
 use super::*;
+use crate::test_support::pojos::{Event, Status, SCHEMA};
+use crate::test_support::strategies::{self, event};
+use crate::test_support::sweeps::Edit;
 
+/// The shared scalars, and ASCII strings (Kryo writes those another way).
 fn scalar() -> impl Strategy<Value = KryoValue> {
-    prop_oneof![
-        Just(KryoValue::Null),
-        any::<bool>().prop_map(KryoValue::Boolean),
-        any::<i8>().prop_map(KryoValue::Byte),
-        any::<u16>().prop_map(KryoValue::Char),
-        any::<i16>().prop_map(KryoValue::Short),
-        any::<i32>().prop_map(KryoValue::Int),
-        any::<i64>().prop_map(KryoValue::Long),
-        any::<f32>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Float),
-        any::<f64>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Double),
-        any::<String>().prop_map(KryoValue::String),
-        "[a-z]{0,40}".prop_map(KryoValue::String),
-        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes),
-        any::<u128>().prop_map(KryoValue::Uuid),
-        any::<i64>().prop_map(KryoValue::Date),
-        (any::<i64>(), 0u32..1_000_000_000).prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos }),
-        (any::<i128>(), any::<i32>()).prop_map(|(u, scale)| KryoValue::BigDecimal {
-            unscaled: decimal::shortest(u.to_be_bytes().to_vec()),
-            scale,
-        }),
-        any::<i128>().prop_map(|u| KryoValue::BigInteger(decimal::shortest(u.to_be_bytes().to_vec()))),
-    ]
+    strategies::scalar(vec![
+        "[a-z]{0,40}".prop_map(KryoValue::String).boxed(),
+        strategies::instant(any::<i64>()),
+        strategies::big_decimal(any::<i128>()),
+    ])
 }
 
 fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (
-                prop_oneof![
-                    Just("java.util.ArrayList"),
-                    Just("java.util.HashSet"),
-                    Just("java.util.LinkedList")
-                ],
-                vec(inner.clone(), 0..8)
-            )
-                .prop_map(|(class, items)| KryoValue::Collection {
-                    class: class.into(),
-                    items
-                }),
+            strategies::collection(
+                vec!["java.util.ArrayList", "java.util.HashSet", "java.util.LinkedList"],
+                inner.clone()
+            ),
             // Lists of one class (Kryo's same-class shortcut), with nulls.
             (vec(prop::option::of(any::<i64>()), 0..8)).prop_map(|items| KryoValue::Collection {
                 class: "java.util.ArrayList".into(),
@@ -61,56 +35,9 @@ fn tree() -> impl Strategy<Value = KryoValue> {
                     .map(|i| i.map_or(KryoValue::Null, KryoValue::Long))
                     .collect(),
             }),
-            (
-                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
-                vec((inner.clone(), inner), 0..6)
-            )
-                .prop_map(|(class, entries)| KryoValue::Map {
-                    class: class.into(),
-                    entries
-                }),
+            strategies::map(inner),
         ]
     })
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    (
-        prop::option::of(any::<String>()),
-        any::<i64>(),
-        vec(any::<String>(), 0..5),
-    )
-        .prop_map(|(id, amount, tags)| Order { id, amount, tags })
-}
-
-fn event() -> impl Strategy<Value = Event> {
-    (
-        prop::option::of(any::<String>()),
-        prop::option::of(order()),
-        prop::option::of(prop_oneof![
-            Just(Status::New),
-            Just(Status::Paid),
-            Just(Status::Cancelled)
-        ]),
-        prop::option::of(any::<u128>().prop_map(JavaUuid)),
-        any::<i64>(),
-        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
-        prop::option::of(any::<i32>()),
-        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
-                kind,
-                order,
-                status,
-                uuid,
-                created_at,
-                attrs,
-                retries,
-                ratio,
-                urgent,
-            },
-        )
 }
 
 proptest! {
@@ -162,7 +89,7 @@ proptest! {
             ratio: 0.5, urgent: true,
         }).unwrap();
         let at = at % raw.len();
-        raw[at] = byte;
+        Edit::Set(byte).apply(&mut raw, at);
         let schema = KryoSchema::from_json(SCHEMA).unwrap();
         let _ = KryoValue::decode(&raw, Some(&schema));
         let _ = from_slice::<Event>(&raw);

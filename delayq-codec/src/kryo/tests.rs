@@ -7,61 +7,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::*;
+use crate::test_support::fixtures::{kryo_case, kryo_cases, KryoCase as Case};
+use crate::test_support::pojos::{schema, Event, Order, Status, SCHEMA};
+use crate::test_support::sweeps::truncations;
 use crate::Codec;
-
-const VECTORS: &str = include_str!("../../../compat/fixtures/kryo5.json");
-
-pub(crate) const SCHEMA: &str = r#"{"classes": {
-    "compat.Order": {"fields": {"id": "String", "amount": "long", "tags": "List<String>"}},
-    "compat.Event": {"fields": {"type": "String", "order": "compat.Order", "status": "compat.Event$Status",
-        "uuid": "UUID", "createdAt": "long", "attrs": "Map<String,String>", "retries": "Integer",
-        "ratio": "double", "urgent": "boolean"}},
-    "compat.Event$Status": {"enum": ["NEW", "PAID", "CANCELLED"]}
-}}"#;
-
-struct Case {
-    name: String,
-    class: String,
-    json: Value,
-    json_text: String,
-    raw: Vec<u8>,
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn cases() -> Vec<Case> {
-    let file: Value = serde_json::from_str(VECTORS).unwrap();
-    let cases: Vec<Case> = file["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| Case {
-            name: c["case"].as_str().unwrap().to_owned(),
-            class: c["java_class"].as_str().unwrap().to_owned(),
-            json_text: c["value_json"].as_str().unwrap().to_owned(),
-            // byte[] is given as bare hex, not JSON.
-            json: serde_json::from_str(c["value_json"].as_str().unwrap())
-                .unwrap_or_else(|_| Value::String(c["value_json"].as_str().unwrap().to_owned())),
-            raw: unhex(c["kryo_hex"].as_str().unwrap()),
-        })
-        .collect();
-    assert_eq!(cases.len(), 27);
-    cases
-}
-
-fn schema() -> KryoSchema {
-    KryoSchema::from_json(SCHEMA).unwrap()
-}
 
 #[test]
 fn every_captured_value_decodes_to_its_json_and_encodes_back_to_the_same_bytes() {
     let schema = schema();
-    for case in cases() {
+    for case in kryo_cases() {
         let value = KryoValue::decode(&case.raw, Some(&schema)).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert_eq!(value.java_class(), Some(case.class.as_str()), "{}", case.name);
         assert_eq!(value.to_json(), case.json, "{}", case.name);
@@ -87,46 +41,11 @@ fn every_captured_value_decodes_to_its_json_and_encodes_back_to_the_same_bytes()
 
 #[test]
 fn big_decimal_json_text_keeps_the_scale() {
-    let case = cases().into_iter().find(|c| c.name == "bigdecimal").unwrap();
+    let case = kryo_case("bigdecimal");
     assert_eq!(
         KryoValue::decode(&case.raw, None).unwrap().to_json_text(),
         case.json_text
     );
-}
-
-// The captured POJOs as Rust types (shared with the property tests).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Order")]
-pub(super) struct Order {
-    pub id: Option<String>,
-    pub amount: i64,
-    pub tags: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event$Status")]
-pub(super) enum Status {
-    #[serde(rename = "NEW")]
-    New,
-    #[serde(rename = "PAID")]
-    Paid,
-    #[serde(rename = "CANCELLED")]
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event", rename_all = "camelCase")]
-pub(super) struct Event {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub order: Option<Order>,
-    pub status: Option<Status>,
-    pub uuid: Option<JavaUuid>,
-    pub created_at: i64,
-    pub attrs: Option<BTreeMap<String, String>>,
-    pub retries: Option<i32>,
-    pub ratio: f64,
-    pub urgent: bool,
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -169,7 +88,7 @@ where
 #[test]
 fn every_captured_value_round_trips_through_rust_types() {
     let mut left_to_the_tree = Vec::new();
-    for case in cases() {
+    for case in kryo_cases() {
         let direct = match case.name.as_str() {
             "string" | "string_unicode" | "string_empty" => typed::<String>(&case),
             "long" | "long_negative" | "long_max" => typed::<i64>(&case),
@@ -237,26 +156,26 @@ fn a_rust_value_encodes_as_java_would_write_it() {
         ratio: 0.25,
         urgent: true,
     };
-    let case = cases().into_iter().find(|c| c.name == "pojo_event_nested").unwrap();
+    let case = kryo_case("pojo_event_nested");
     assert_eq!(to_vec(&event).unwrap(), case.raw);
 }
 
 // ------------------------------------------------------------ bad input
 
 fn event_raw() -> Vec<u8> {
-    cases().into_iter().find(|c| c.name == "pojo_event_nested").unwrap().raw
+    kryo_case("pojo_event_nested").raw
 }
 
 #[test]
 fn every_truncation_is_a_typed_error() {
     let schema = schema();
     let raw = event_raw();
-    for cut in 0..raw.len() {
+    for (cut, prefix) in truncations(&raw) {
         // Cut bytes, or a length prefix longer than what is left.
         let cut_kinds = [KryoErrorKind::Truncated, KryoErrorKind::TooLarge];
-        let err = KryoValue::decode(&raw[..cut], Some(&schema)).unwrap_err();
+        let err = KryoValue::decode(prefix, Some(&schema)).unwrap_err();
         assert!(cut_kinds.contains(&err.kind()), "cut at {cut}: {err}");
-        let err = from_slice::<Event>(&raw[..cut]).unwrap_err();
+        let err = from_slice::<Event>(prefix).unwrap_err();
         assert!(cut_kinds.contains(&err.kind()), "typed, cut at {cut}: {err}");
     }
 }
@@ -414,7 +333,7 @@ fn all_null_collections_take_one_byte_and_cannot_claim_billions() {
 #[test]
 fn reference_tracking_bytes_are_refused_naming_the_java_setting() {
     let schema = schema();
-    let order = cases()
+    let order = kryo_cases()
         .into_iter()
         .find(|c| c.class == "compat.Order")
         .expect("an Order vector");

@@ -2,9 +2,11 @@
 //! exponential, unknown. Each gives a typed error with its offset; none
 //! panics, none allocates for a length the payload cannot hold.
 
-use super::tests::{cases, unhex};
+use super::tests::cases;
 use super::*;
 use crate::kryo::MAX_DEPTH;
+use crate::test_support::fixtures::unhex;
+use crate::test_support::sweeps::{truncations, Edit};
 
 fn kind(raw: &[u8]) -> MarshallingErrorKind {
     decode(raw).unwrap_err().kind()
@@ -29,8 +31,8 @@ fn small(s: &str) -> Vec<u8> {
 #[test]
 fn every_truncation_of_every_vector_is_a_typed_error() {
     for case in cases() {
-        for len in 0..case.river.len() {
-            let err = decode(&case.river[..len]).unwrap_err();
+        for (len, prefix) in truncations(&case.river) {
+            let err = decode(prefix).unwrap_err();
             assert!(
                 matches!(
                     err.kind(),
@@ -362,7 +364,7 @@ fn mutated_and_truncated_vectors_never_panic() {
         for at in 0..raw.len() {
             for byte in [0x00, 0x01, 0x02, 0x35, 0x39, 0x3b, 0x55, 0x7f, 0x80, 0xff] {
                 let mut bad = raw.clone();
-                bad[at] = byte;
+                Edit::Set(byte).apply(&mut bad, at);
                 let _ = decode(&bad);
                 let _ = looks_like(&bad);
             }

@@ -6,49 +6,33 @@ use std::collections::BTreeMap;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::tests::{cases, schema, Event, Order, Status};
+use super::tests::cases;
 use super::*;
-use crate::kryo::{decimal, JavaType, JavaUuid, KryoField};
+use crate::kryo::{JavaType, KryoField};
+use crate::test_support::pojos::{schema_with_uids as schema, Event};
+use crate::test_support::strategies::{self, event, round_trip, LISTS_AND_SETS};
+use crate::test_support::sweeps::Edit;
 use crate::Codec;
 
+/// The shared scalars, and what River writes another way: strings it may
+/// share, long byte arrays, enums of two classes; `Instant`s in Java's range.
 fn scalar() -> impl Strategy<Value = KryoValue> {
-    prop_oneof![
-        Just(KryoValue::Null),
-        any::<bool>().prop_map(KryoValue::Boolean),
-        any::<i8>().prop_map(KryoValue::Byte),
-        any::<u16>().prop_map(KryoValue::Char),
-        any::<i16>().prop_map(KryoValue::Short),
-        any::<i32>().prop_map(KryoValue::Int),
-        any::<i64>().prop_map(KryoValue::Long),
-        any::<f32>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Float),
-        any::<f64>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Double),
-        any::<String>().prop_map(KryoValue::String),
-        "[a-c]{0,3}".prop_map(KryoValue::String),
-        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes),
-        vec(any::<u8>(), 250..300).prop_map(KryoValue::Bytes),
-        any::<u128>().prop_map(KryoValue::Uuid),
-        any::<i64>().prop_map(KryoValue::Date),
-        (-31_557_014_167_219_200i64..=31_556_889_864_403_199, 0u32..1_000_000_000)
-            .prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos }),
-        (any::<i128>(), any::<i32>()).prop_map(|(u, scale)| KryoValue::BigDecimal {
-            unscaled: decimal::shortest(u.to_be_bytes().to_vec()),
-            scale,
-        }),
-        any::<i128>().prop_map(|u| KryoValue::BigInteger(decimal::shortest(u.to_be_bytes().to_vec()))),
+    strategies::scalar(vec![
+        "[a-c]{0,3}".prop_map(KryoValue::String).boxed(),
+        vec(any::<u8>(), 250..300).prop_map(KryoValue::Bytes).boxed(),
+        strategies::instant(-31_557_014_167_219_200i64..=31_556_889_864_403_199),
+        strategies::big_decimal(any::<i128>()),
         (
             prop_oneof![Just("p.Color"), Just("p.Size")],
-            prop_oneof![Just("RED"), Just("BIG")]
+            prop_oneof![Just("RED"), Just("BIG")],
         )
             .prop_map(|(class, name)| KryoValue::Enum {
                 class: class.into(),
                 ordinal: None,
                 name: Some(name.into()),
-            }),
-    ]
+            })
+            .boxed(),
+    ])
 }
 
 const SCHEMA: &str = r#"{"classes": {
@@ -81,29 +65,11 @@ fn pojo(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strategy<Value 
 fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (
-                prop_oneof![
-                    Just("java.util.ArrayList"),
-                    Just("java.util.LinkedList"),
-                    Just("java.util.ArrayDeque"),
-                    Just("java.util.Vector"),
-                    Just("java.util.HashSet"),
-                    Just("java.util.LinkedHashSet"),
-                ],
-                vec(inner.clone(), 0..8)
-            )
-                .prop_map(|(class, items)| KryoValue::Collection {
-                    class: class.into(),
-                    items
-                }),
-            (
-                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
-                vec((inner.clone(), inner.clone()), 0..6)
-            )
-                .prop_map(|(class, entries)| KryoValue::Map {
-                    class: class.into(),
-                    entries
-                }),
+            strategies::collection(
+                [&LISTS_AND_SETS[..], &["java.util.ArrayDeque", "java.util.Vector"]].concat(),
+                inner.clone()
+            ),
+            strategies::map(inner.clone()),
             inner.clone().prop_map(|item| KryoValue::Collection {
                 class: "java.util.Collections$SingletonList".into(),
                 items: vec![item],
@@ -115,41 +81,6 @@ fn tree() -> impl Strategy<Value = KryoValue> {
             pojo(inner),
         ]
     })
-}
-
-fn event() -> impl Strategy<Value = Event> {
-    (
-        prop::option::of(any::<String>()),
-        prop::option::of((
-            prop::option::of(any::<String>()),
-            any::<i64>(),
-            vec(any::<String>(), 0..4),
-        )),
-        prop::option::of(prop_oneof![
-            Just(Status::New),
-            Just(Status::Paid),
-            Just(Status::Cancelled)
-        ]),
-        prop::option::of(any::<u128>().prop_map(JavaUuid)),
-        any::<i64>(),
-        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
-        prop::option::of(any::<i32>()),
-        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
-                kind,
-                order: order.map(|(id, amount, tags)| Order { id, amount, tags }),
-                status,
-                uuid,
-                created_at,
-                attrs,
-                retries,
-                ratio,
-                urgent,
-            },
-        )
 }
 
 proptest! {
@@ -165,9 +96,7 @@ proptest! {
 
     #[test]
     fn typed_values_round_trip(event in event()) {
-        let codec = MarshallingCodec::<Event>::new().with_schema(schema());
-        let raw = codec.encode(&event).unwrap();
-        prop_assert_eq!(codec.decode(&raw).unwrap(), event.clone());
+        let raw = round_trip(&MarshallingCodec::<Event>::new().with_schema(schema()), &event)?;
         // And through the value model into Kryo and back.
         let kryo = decode_with_schema(&raw, &schema()).unwrap().encode().unwrap();
         prop_assert_eq!(crate::kryo::from_slice::<Event>(&kryo).unwrap(), event);
@@ -194,11 +123,12 @@ proptest! {
         for (at, byte, op) in edits {
             let at = at % (raw.len() + 1);
             match op {
-                0 if at < raw.len() => raw[at] = byte,
-                1 => raw.insert(at, byte),
-                _ if at < raw.len() => { raw.remove(at); }
-                _ => raw.push(byte),
+                0 if at < raw.len() => Edit::Set(byte),
+                1 => Edit::Insert(byte),
+                _ if at < raw.len() => Edit::Remove,
+                _ => Edit::Push(byte),
             }
+            .apply(&mut raw, at);
         }
         let _ = decode(&raw);
         let _ = MarshallingCodec::<Event>::new().decode(&raw);

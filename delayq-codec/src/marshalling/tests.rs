@@ -4,29 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::*;
 use crate::kryo::{JavaType, JavaUuid, KryoField};
+use crate::test_support::fixtures::{codecs, kryo_cases, unhex};
+use crate::test_support::pojos::{schema_with_uids as schema, Event, Order, Status};
 use crate::Codec;
-
-const CODECS: &str = include_str!("../../../compat/fixtures/codecs.json");
-const KRYO: &str = include_str!("../../../compat/fixtures/kryo5.json");
-
-/// The vectors' classes, with the `serialVersionUID` their Java classes
-/// declare (1).
-pub(super) const SCHEMA: &str = r#"{"classes": {
-    "compat.Order": {"serialVersionUID": 1, "fields": {"id": "String", "amount": "long", "tags": "List<String>"}},
-    "compat.Event": {"serialVersionUID": 1, "fields": {"type": "String", "order": "compat.Order",
-        "status": "compat.Event$Status", "uuid": "UUID", "createdAt": "long", "attrs": "Map<String,String>",
-        "retries": "Integer", "ratio": "double", "urgent": "boolean"}},
-    "compat.Event$Status": {"enum": ["NEW", "PAID", "CANCELLED"]}
-}}"#;
-
-pub(super) fn schema() -> KryoSchema {
-    KryoSchema::from_json(SCHEMA).unwrap()
-}
 
 pub(super) struct Case {
     pub(super) name: String,
@@ -36,40 +20,25 @@ pub(super) struct Case {
     pub(super) kryo: Vec<u8>,
 }
 
-pub(super) fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 pub(super) fn cases() -> Vec<Case> {
-    let codecs: Value = serde_json::from_str(CODECS).unwrap();
+    let codecs = codecs();
     let marshalling = &codecs["codecs"]["marshalling"];
     assert_eq!(marshalling["versions"], serde_json::json!(["3.21.0", "3.52.0"]));
-    let kryo: Value = serde_json::from_str(KRYO).unwrap();
-    let cases: Vec<Case> = kryo["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
+    kryo_cases()
+        .into_iter()
         .map(|k| {
-            let name = k["case"].as_str().unwrap().to_owned();
-            let m = &marshalling["cases"][&name];
+            let m = &marshalling["cases"][&k.name];
             // Both versions wrote the same bytes (no `differs_in`), Java read them back.
-            assert!(m.get("differs_in").is_none() && m.get("error").is_none(), "{name}");
-            let text = k["value_json"].as_str().unwrap();
+            assert!(m.get("differs_in").is_none() && m.get("error").is_none(), "{}", k.name);
             Case {
-                class: k["java_class"].as_str().unwrap().to_owned(),
-                // byte[] is given as bare hex, not JSON.
-                json: serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned())),
+                class: k.class,
+                json: k.json,
                 river: unhex(m["hex"].as_str().unwrap()),
-                kryo: unhex(k["kryo_hex"].as_str().unwrap()),
-                name,
+                kryo: k.raw,
+                name: k.name,
             }
         })
-        .collect();
-    assert_eq!(cases.len(), 27);
-    cases
+        .collect()
 }
 
 /// `pojo_event_nested`'s `attrs` is a `HashMap` Java built with its copy
@@ -208,40 +177,6 @@ fn kryo_payloads_text_and_json_do_not_look_like_river() {
     ] {
         assert!(!looks_like(raw), "{raw:?}");
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Order")]
-pub(super) struct Order {
-    pub(super) id: Option<String>,
-    pub(super) amount: i64,
-    pub(super) tags: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event$Status")]
-pub(super) enum Status {
-    #[serde(rename = "NEW")]
-    New,
-    #[serde(rename = "PAID")]
-    Paid,
-    #[serde(rename = "CANCELLED")]
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event", rename_all = "camelCase")]
-pub(super) struct Event {
-    #[serde(rename = "type")]
-    pub(super) kind: Option<String>,
-    pub(super) order: Option<Order>,
-    pub(super) status: Option<Status>,
-    pub(super) uuid: Option<JavaUuid>,
-    pub(super) created_at: i64,
-    pub(super) attrs: Option<BTreeMap<String, String>>,
-    pub(super) retries: Option<i32>,
-    pub(super) ratio: f64,
-    pub(super) urgent: bool,
 }
 
 fn case(name: &str) -> Case {

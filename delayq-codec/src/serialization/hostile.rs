@@ -2,8 +2,10 @@
 //! exponential sharing, unknown codes. Each is a typed error with an
 //! offset, never a panic, in time linear in the input.
 
-use super::tests::{cases, extra, unhex};
+use super::tests::{cases, extra};
 use super::*;
+use crate::test_support::fixtures::unhex;
+use crate::test_support::sweeps::truncations;
 
 use SerializationErrorKind as K;
 
@@ -48,8 +50,8 @@ fn every_truncation_of_every_vector_is_an_error_at_or_before_the_cut() {
         .map(|c| c.raw)
         .chain(extras.iter().map(|n| extra(n)));
     for raw in vectors {
-        for cut in 0..raw.len() {
-            let e = error_of(&raw[..cut]);
+        for (cut, prefix) in truncations(&raw) {
+            let e = error_of(prefix);
             // A cut string or array leaves a length larger than the bytes left.
             assert!(matches!(e.kind(), K::Truncated | K::TooLarge), "cut at {cut}: {e}");
             assert!(e.offset().is_some_and(|at| at <= cut), "cut at {cut}: {e}");

@@ -6,56 +6,29 @@ use std::collections::BTreeMap;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::tests::{cases, extra, schema, Event, Order, Status};
+use super::tests::{cases, extra};
 use super::*;
-use crate::kryo::{JavaType, JavaUuid, KryoField};
+use crate::kryo::{JavaType, KryoField};
+use crate::test_support::pojos::{schema_with_uids as schema, Event};
+use crate::test_support::strategies::{self, event, round_trip, LISTS_AND_SETS};
+use crate::test_support::sweeps::Edit;
 use crate::Codec;
 
-/// Two's complement, shortest form.
-fn shortest(v: i128) -> Vec<u8> {
-    let bytes = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15
-        && ((bytes[start] == 0 && bytes[start + 1] & 0x80 == 0)
-            || (bytes[start] == 0xff && bytes[start + 1] & 0x80 != 0))
-    {
-        start += 1;
-    }
-    bytes[start..].to_vec()
-}
-
+/// The shared scalars, and what JDK serialization writes another way:
+/// cached `Long`s, small `BigDecimal`s, enums.
 fn scalar() -> impl Strategy<Value = KryoValue> {
-    prop_oneof![
-        Just(KryoValue::Null),
-        any::<bool>().prop_map(KryoValue::Boolean),
-        any::<i8>().prop_map(KryoValue::Byte),
-        any::<u16>().prop_map(KryoValue::Char),
-        any::<i16>().prop_map(KryoValue::Short),
-        any::<i32>().prop_map(KryoValue::Int),
-        any::<i64>().prop_map(KryoValue::Long),
-        (-130i64..130).prop_map(KryoValue::Long),
-        any::<f32>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Float),
-        any::<f64>()
-            .prop_filter("NaN is not equal to itself", |f| !f.is_nan())
-            .prop_map(KryoValue::Double),
-        any::<String>().prop_map(KryoValue::String),
-        vec(any::<u8>(), 0..40).prop_map(KryoValue::Bytes),
-        any::<u128>().prop_map(KryoValue::Uuid),
-        any::<i64>().prop_map(KryoValue::Date),
-        (any::<i64>(), 0u32..1_000_000_000).prop_map(|(seconds, nanos)| KryoValue::Instant { seconds, nanos }),
-        (prop_oneof![any::<i128>(), -20i128..20], any::<i32>()).prop_map(|(u, scale)| KryoValue::BigDecimal {
-            unscaled: shortest(u),
-            scale,
-        }),
-        any::<i128>().prop_map(|u| KryoValue::BigInteger(shortest(u))),
-        prop_oneof![Just("RED"), Just("GREEN")].prop_map(|name| KryoValue::Enum {
-            class: "p.Color".into(),
-            ordinal: None,
-            name: Some(name.into()),
-        }),
-    ]
+    strategies::scalar(vec![
+        (-130i64..130).prop_map(KryoValue::Long).boxed(),
+        strategies::instant(any::<i64>()),
+        strategies::big_decimal(prop_oneof![any::<i128>(), -20i128..20]),
+        prop_oneof![Just("RED"), Just("GREEN")]
+            .prop_map(|name| KryoValue::Enum {
+                class: "p.Color".into(),
+                ordinal: None,
+                name: Some(name.into()),
+            })
+            .boxed(),
+    ])
 }
 
 /// A POJO of class `p.A` (always these fields, as one class has one
@@ -78,70 +51,11 @@ fn pojo(inner: impl Strategy<Value = KryoValue> + Clone) -> impl Strategy<Value 
 fn tree() -> impl Strategy<Value = KryoValue> {
     scalar().prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
-            (
-                prop_oneof![
-                    Just("java.util.ArrayList"),
-                    Just("java.util.LinkedList"),
-                    Just("java.util.HashSet"),
-                    Just("java.util.LinkedHashSet")
-                ],
-                vec(inner.clone(), 0..8)
-            )
-                .prop_map(|(class, items)| KryoValue::Collection {
-                    class: class.into(),
-                    items
-                }),
-            (
-                prop_oneof![Just("java.util.HashMap"), Just("java.util.LinkedHashMap")],
-                vec((inner.clone(), inner.clone()), 0..6)
-            )
-                .prop_map(|(class, entries)| KryoValue::Map {
-                    class: class.into(),
-                    entries
-                }),
+            strategies::collection(LISTS_AND_SETS.to_vec(), inner.clone()),
+            strategies::map(inner.clone()),
             pojo(inner),
         ]
     })
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    (
-        prop::option::of(any::<String>()),
-        any::<i64>(),
-        vec(any::<String>(), 0..5),
-    )
-        .prop_map(|(id, amount, tags)| Order { id, amount, tags })
-}
-
-fn event() -> impl Strategy<Value = Event> {
-    (
-        prop::option::of(any::<String>()),
-        prop::option::of(order()),
-        prop::option::of(prop_oneof![
-            Just(Status::New),
-            Just(Status::Paid),
-            Just(Status::Cancelled)
-        ]),
-        prop::option::of(any::<u128>().prop_map(JavaUuid)),
-        any::<i64>(),
-        prop::option::of(prop::collection::btree_map(any::<String>(), any::<String>(), 0..4)),
-        prop::option::of(any::<i32>()),
-        any::<f64>().prop_filter("NaN is not equal to itself", |f| !f.is_nan()),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(kind, order, status, uuid, created_at, attrs, retries, ratio, urgent)| Event {
-                kind,
-                order,
-                status,
-                uuid,
-                created_at,
-                attrs,
-                retries,
-                ratio,
-                urgent,
-            },
-        )
 }
 
 /// Every payload the tests know: the 27 vectors and the extra ones.
@@ -179,9 +93,7 @@ proptest! {
 
     #[test]
     fn pojos_round_trip_typed(event in event()) {
-        let codec = SerializationCodec::<Event>::new().with_schema(schema());
-        let raw = codec.encode(&event).unwrap();
-        prop_assert_eq!(codec.decode(&raw).unwrap(), event.clone());
+        let raw = round_trip(&SerializationCodec::<Event>::new().with_schema(schema()), &event)?;
         // Through the value model and Kryo and back.
         let value = decode_with_schema(&raw, &schema()).unwrap();
         let kryo = KryoValue::decode(&value.encode().unwrap(), Some(&schema())).unwrap();
@@ -205,12 +117,13 @@ proptest! {
         for (at, byte, how) in edits {
             let at = at.index(raw.len());
             match how {
-                0 => raw[at] = byte,
-                1 => raw.insert(at, byte),
-                2 => { raw.remove(at); }
+                0 => Edit::Set(byte),
+                1 => Edit::Insert(byte),
+                2 => Edit::Remove,
                 // A handle nearby: back-references to anything.
-                _ => raw.splice(at..at, [0x71, 0x00, 0x7e, 0x00, byte % 16]).for_each(drop),
+                _ => Edit::Splice(vec![0x71, 0x00, 0x7e, 0x00, byte % 16]),
             }
+            .apply(&mut raw, at);
             if raw.is_empty() {
                 break;
             }

@@ -9,36 +9,12 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::kryo::{JavaType, JavaUuid};
+use crate::test_support::fixtures::{codecs, hex, kryo_cases, unhex};
+use crate::test_support::pojos::{schema_with_uids as schema, Event, Order, Status};
 use crate::Codec;
 
-const CODECS: &str = include_str!("../../../compat/fixtures/codecs.json");
-const KRYO5: &str = include_str!("../../../compat/fixtures/kryo5.json");
 const EXTRA: &str = include_str!("../../../compat/fixtures/serialization-extra.json");
 const JAVA_READS_OURS: &str = include_str!("../../../compat/fixtures/serialization-rust.json");
-
-/// The peers' classes: the Kryo tests' schema plus `serialVersionUID`s.
-pub(super) const SCHEMA: &str = r#"{"classes": {
-    "compat.Order": {"serialVersionUID": 1, "fields": {"id": "String", "amount": "long", "tags": "List<String>"}},
-    "compat.Event": {"serialVersionUID": 1, "fields": {"type": "String", "order": "compat.Order",
-        "status": "compat.Event$Status", "uuid": "UUID", "createdAt": "long", "attrs": "Map<String,String>",
-        "retries": "Integer", "ratio": "double", "urgent": "boolean"}},
-    "compat.Event$Status": {"enum": ["NEW", "PAID", "CANCELLED"]}
-}}"#;
-
-pub(super) fn schema() -> KryoSchema {
-    KryoSchema::from_json(SCHEMA).unwrap()
-}
-
-pub(super) fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 pub(super) struct Case {
     pub(super) name: String,
@@ -51,27 +27,18 @@ pub(super) struct Case {
 }
 
 pub(super) fn cases() -> Vec<Case> {
-    let codecs: Value = serde_json::from_str(CODECS).unwrap();
-    let kryo: Value = serde_json::from_str(KRYO5).unwrap();
+    let codecs = codecs();
     let ser = &codecs["codecs"]["serialization"]["cases"];
-    let cases: Vec<Case> = kryo["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let name = c["case"].as_str().unwrap().to_owned();
-            let text = c["value_json"].as_str().unwrap();
-            Case {
-                raw: unhex(ser[&name]["hex"].as_str().unwrap()),
-                java_decoded: ser[&name]["java_decoded"].as_str().unwrap().to_owned(),
-                kryo: unhex(c["kryo_hex"].as_str().unwrap()),
-                json: serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned())),
-                name,
-            }
+    kryo_cases()
+        .into_iter()
+        .map(|c| Case {
+            raw: unhex(ser[&c.name]["hex"].as_str().unwrap()),
+            java_decoded: ser[&c.name]["java_decoded"].as_str().unwrap().to_owned(),
+            kryo: c.raw,
+            json: c.json,
+            name: c.name,
         })
-        .collect();
-    assert_eq!(cases.len(), 27);
-    cases
+        .collect()
 }
 
 /// The value Java serialized, as Kryo decoding gives it; for
@@ -227,40 +194,6 @@ fn pojos_move_between_java_serialization_and_kryo_both_ways() {
 }
 
 // The peers' POJOs as Rust types.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Order")]
-pub(super) struct Order {
-    pub(super) id: Option<String>,
-    pub(super) amount: i64,
-    pub(super) tags: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event$Status")]
-pub(super) enum Status {
-    #[serde(rename = "NEW")]
-    New,
-    #[serde(rename = "PAID")]
-    Paid,
-    #[serde(rename = "CANCELLED")]
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "compat.Event", rename_all = "camelCase")]
-pub(super) struct Event {
-    #[serde(rename = "type")]
-    pub(super) kind: Option<String>,
-    pub(super) order: Option<Order>,
-    pub(super) status: Option<Status>,
-    pub(super) uuid: Option<JavaUuid>,
-    pub(super) created_at: i64,
-    pub(super) attrs: Option<BTreeMap<String, String>>,
-    pub(super) retries: Option<i32>,
-    pub(super) ratio: f64,
-    pub(super) urgent: bool,
-}
-
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "java.util.HashSet")]
 struct Set(Vec<String>);
