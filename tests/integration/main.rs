@@ -38,3 +38,4 @@ mod sweep;
 mod take_faults;
 mod transfer;
 mod worker;
+mod worker_batches;
