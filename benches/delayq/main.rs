@@ -795,7 +795,7 @@ async fn run() -> bool {
             Row::new(
                 "12. consumers, Worker",
                 &format!(
-                    "Redis bytes per in-flight delivery ({} claimed, not acked, 8-byte values)",
+                    "Redis bytes per in-flight delivery ({} claimed, not acked, values of 1–5 bytes)",
                     thousands(consumers::IN_FLIGHT as u64)
                 ),
             )
