@@ -45,7 +45,7 @@ fn due_now(i: usize) -> bool {
     i * 7919 % PENDING < PENDING / 10
 }
 
-async fn used_memory(admin: &Admin) -> f64 {
+pub async fn used_memory(admin: &Admin) -> f64 {
     let info = admin.cmd("INFO", vec!["memory".into()]).await;
     let text = info.as_string().unwrap_or_default();
     text.lines()

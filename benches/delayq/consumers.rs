@@ -58,45 +58,54 @@ impl Consumer {
         }
     }
 
-    pub fn baseline(self, n: usize) -> String {
+    /// The baselines measured beside it, by name: for the `Worker`, the
+    /// plain pop first (its target), then the bare reliable round trips.
+    pub fn baselines(self, n: usize) -> Vec<String> {
+        let lpop = format!("redis-benchmark LPOP -c {n}");
+        let bare = format!("BLMOVE + claim.lua + ack.lua from {n} bare socket(s)");
         match self {
-            Consumer::BlockingStream => format!("redis-benchmark LPOP -c {n}"),
-            _ => format!("BLMOVE + claim.lua + ack.lua from {n} bare socket(s)"),
+            Consumer::BlockingStream => vec![lpop],
+            Consumer::ReliableStream => vec![bare],
+            Consumer::Worker => vec![lpop, bare],
         }
     }
 
     pub fn values(self) -> u64 {
         match self {
-            Consumer::BlockingStream => 50_000,
-            _ => 10_000,
+            Consumer::ReliableStream => 10_000,
+            _ => 50_000,
         }
     }
 }
 
-/// (delayq's values handled per second, the baseline's), medians.
-pub async fn run(redis: &RedisServer, consumer: Consumer, n: usize) -> (f64, f64) {
+/// (delayq's values handled per second, each baseline's as in
+/// [`Consumer::baselines`]), medians of runs alternating between them.
+pub async fn run(redis: &RedisServer, consumer: Consumer, n: usize) -> (f64, Vec<f64>) {
     let admin = Admin::connect(&redis.url()).await;
     let values = consumer.values();
-    let (mut ours, mut baseline) = (Vec::new(), Vec::new());
+    let names = consumer.baselines(n);
+    let (mut ours, mut baselines) = (Vec::new(), vec![Vec::new(); names.len()]);
     for run in 0..RUNS {
         // A fresh queue per run: nothing left over from the one before.
         let name = format!("consumers-{consumer:?}-{n}-{run}");
         fill(&admin, &name, values).await;
         ours.push(ours_once(redis, consumer, &name, n, values).await);
-        let name = format!("{name}-baseline");
-        fill(&admin, &name, values).await;
-        baseline.push(match consumer {
-            Consumer::BlockingStream => {
+        for (i, baseline) in names.iter().enumerate() {
+            let name = format!("{name}-baseline-{i}");
+            fill(&admin, &name, values).await;
+            baselines[i].push(if baseline.starts_with("redis-benchmark") {
                 let (clients, total) = (n.to_string(), values.to_string());
                 crate::redis_benchmark::requests_per_second(
                     redis.port(),
                     &["-c", &clients, "-n", &total, "LPOP", &name],
                 )
-            }
-            _ => bare_reliable(redis, &admin, &name, n, values).await,
-        });
+            } else {
+                bare_reliable(redis, &admin, &name, n, values).await
+            });
+        }
     }
-    (crate::measure::median(ours), crate::measure::median(baseline))
+    let baselines = baselines.into_iter().map(crate::measure::median).collect();
+    (crate::measure::median(ours), baselines)
 }
 
 async fn fill(admin: &Admin, name: &str, values: u64) {
@@ -271,4 +280,47 @@ async fn bare_reliable(redis: &RedisServer, admin: &Admin, name: &str, n: usize,
         task.abort();
     }
     rate
+}
+
+/// Deliveries held in flight for the memory row.
+pub const IN_FLIGHT: usize = 100_000;
+
+/// Redis bytes per delivery in flight: `used_memory` with [`IN_FLIGHT`]
+/// values claimed by a `Worker` whose handlers wait, less `used_memory`
+/// with the same values ready in the list, per delivery.
+pub async fn bytes_per_delivery(redis: &RedisServer) -> f64 {
+    let admin = Admin::connect(&redis.url()).await;
+    let name = "consumers-in-flight";
+    fill(&admin, name, IN_FLIGHT as u64).await;
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let queue = client.reliable_queue(name, LongCodec).unwrap();
+    let ready = crate::big_queue::used_memory(&admin).await;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let worker = {
+        let gate = gate.clone();
+        client
+            .worker(name, LongCodec)
+            .unwrap()
+            .concurrency(IN_FLIGHT)
+            .visibility_timeout(Duration::from_secs(600))
+            .run(move |_: i64| {
+                let gate = gate.clone();
+                async move {
+                    // Closed once measured: every handler then ends.
+                    let _ = gate.acquire().await;
+                    Ok::<(), std::convert::Infallible>(())
+                }
+            })
+    };
+    let deadline = Instant::now() + RUN_LIMIT;
+    while queue.in_flight().await.unwrap() < IN_FLIGHT {
+        assert!(Instant::now() < deadline, "every value claimed in time");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let in_flight = crate::big_queue::used_memory(&admin).await;
+    gate.close();
+    let report = worker.shutdown().await;
+    assert_eq!(report.succeeded, IN_FLIGHT as u64, "{report:?}");
+    client.shutdown().await;
+    (in_flight - ready) / IN_FLIGHT as f64
 }

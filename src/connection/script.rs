@@ -243,6 +243,8 @@ pub(crate) struct Scripts {
     pub migrate: Script,
     pub recode: Script,
     pub claim: Script,
+    pub claim_batch: Script,
+    pub ack_batch: Script,
     pub ack: Script,
     pub nack: Script,
     pub extend: Script,
@@ -302,6 +304,11 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // as moved).
     recode: lua!("recode", Safe),
     claim: lua!("claim", Once),
+    // Sent once like claim: a resend would claim more values (a lost reply
+    // is found by its batch id, `lost_claim`).
+    claim_batch: lua!("claim_batch", Once),
+    // A resend finds the ids the first run acked in the acked set.
+    ack_batch: lua!("ack_batch", Safe),
     ack: lua!("ack", Safe),
     nack: lua!("nack", Safe),
     extend: lua!("extend", Safe),

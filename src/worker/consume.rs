@@ -1,11 +1,13 @@
-//! The worker's loop: take when a slot is free, run the handler in a task of
-//! its own, settle the delivery by what it returned; while values are ready,
-//! the slot's task takes the next one itself.
+//! The worker's loop: take when slots are free (as many ready values as
+//! free slots in one script while values are ready, else one blocking
+//! take), run the handler in a task of its own, settle the delivery by what
+//! it returned (a success through the ack buffer, `acks`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use futures_util::future::{FusedFuture, FutureExt};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -14,12 +16,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::acks;
 use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
 use super::{Handler, OnError, RetryPolicy};
 use crate::error::{BoxError, DecodeError, Error};
 use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
-use crate::queue::reliable::{Ready, ReliableQueue};
+use crate::queue::reliable::{Batch, ReliableQueue, CLAIM_BATCH};
 use crate::telemetry::{self, DeadLettered, Handled};
 
 pub(crate) struct Context<T> {
@@ -50,11 +53,60 @@ const TAKE_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration
 pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) {
     let queue = context.queue.name().to_owned();
     let slots = Arc::new(Semaphore::new(concurrency));
+    let (acks, acker) = acks::start(queue.clone(), context.counters.clone());
     let mut running = JoinSet::new();
+    // Batch takes on their way (see `take_batch`).
+    let mut claims = FuturesUnordered::new();
+    // Whether the last batch take found nothing ready: the next take waits.
+    let mut wait = false;
     let mut pause = TAKE_BACKOFF.0;
     tracing::debug!(queue, concurrency, "worker started");
     loop {
         while running.try_join_next().is_some() {}
+        // While values are ready, every slot that frees joins the next batch
+        // take, up to CLAIMS_AT_ONCE of them on their way; only an empty (or
+        // paused, or rate-limited) queue is waited on, with one blocking take.
+        let batching = context.limiter.is_none() && !context.paused.load(Ordering::Relaxed) && !wait;
+        if batching || !claims.is_empty() {
+            tokio::select! {
+                biased;
+                _ = stop.cancelled() => break,
+                Some((taken, held)) = claims.next(), if !claims.is_empty() => {
+                    match taken {
+                        Ok(Batch::Taken(deliveries)) => {
+                            pause = TAKE_BACKOFF.0;
+                            spawn_batch(&context, deliveries, held, &mut running, &acks, &stop).await;
+                        }
+                        Ok(Batch::Nothing) => wait = true,
+                        Ok(Batch::Paused) => context.paused.store(true, Ordering::Relaxed),
+                        Err(Error::Shutdown) => break,
+                        Err(error) => {
+                            tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
+                            tokio::select! {
+                                _ = stop.cancelled() => break,
+                                _ = tokio::time::sleep(pause) => {}
+                            }
+                            pause = (pause * 2).min(TAKE_BACKOFF.1);
+                        }
+                    }
+                }
+                slot = Arc::clone(&slots).acquire_owned(), if batching && claims.len() < CLAIMS_AT_ONCE => {
+                    let mut held = vec![slot.expect("the semaphore is never closed")];
+                    while held.len() < CLAIM_BATCH {
+                        match Arc::clone(&slots).try_acquire_owned() {
+                            Ok(slot) => held.push(slot),
+                            Err(_) => break,
+                        }
+                    }
+                    let context = Arc::clone(&context);
+                    claims.push(Box::pin(async move {
+                        (context.queue.take_ready_batch(held.len()).await, held)
+                    }));
+                }
+            }
+            continue;
+        }
+        wait = false;
         let slot = tokio::select! {
             biased;
             _ = stop.cancelled() => break,
@@ -72,12 +124,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             Ok(Some(delivery)) => {
                 pause = TAKE_BACKOFF.0;
                 context.paused.store(false, Ordering::Relaxed);
-                running.spawn(handle_then_take_ready(
-                    Arc::clone(&context),
-                    delivery,
-                    slot,
-                    stop.clone(),
-                ));
+                running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
             }
             Err(Error::Shutdown) => break,
             Err(Error::Decode(error)) => undecodable(&context, error),
@@ -96,10 +143,43 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
         in_flight = running.len(),
         "worker stopping; letting handlers finish"
     );
+    // Batch takes still on their way are dropped: what they claimed goes
+    // back to the head, uncounted (they are cancel safe).
+    drop(claims);
     while running.join_next().await.is_some() {}
+    // The last acks: sent before the worker reports it has stopped.
+    drop(acks);
+    let _ = acker.await;
     // A take dropped by the stop gives back what it popped in the background:
     // let that land before the worker reports it has stopped.
     context.queue.core().settling().settled(SETTLE_TIMEOUT).await;
+}
+
+/// Batch takes on their way at once: a slot that frees while one is on its
+/// way joins the next, so round trips overlap and batches stay large.
+const CLAIMS_AT_ONCE: usize = 4;
+
+/// Starts a handler, in a slot of `held`, for each delivery of a batch
+/// take; an undecodable value is reported, and a value taken once the
+/// worker is stopping goes back first in line. Unused slots free.
+async fn spawn_batch<T: Send + 'static>(
+    context: &Arc<Context<T>>,
+    deliveries: Vec<Result<Delivery<T>, DecodeError>>,
+    mut held: Vec<OwnedSemaphorePermit>,
+    running: &mut JoinSet<()>,
+    acks: &acks::Acks,
+    stop: &CancellationToken,
+) {
+    for delivery in deliveries {
+        match delivery {
+            Ok(delivery) if stop.is_cancelled() => release_unhandled(context, delivery).await,
+            Ok(delivery) => {
+                let slot = held.pop().expect("a slot per value taken");
+                running.spawn(handle_in_slot(Arc::clone(context), delivery, slot, acks.clone()));
+            }
+            Err(error) => undecodable(context, error),
+        }
+    }
 }
 
 /// Takes the next value; with a rate limit, once one is ready, a permit
@@ -123,96 +203,31 @@ fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeErro
     report(context, 0, Box::new(error), action);
 }
 
-/// Handles a delivery in its slot, then, while values are ready and the
-/// worker is not stopping, takes and handles the next ones in the same slot
-/// (`LMOVE` and claim on the shared connections, never a blocking move): a
-/// busy queue is taken from by every slot at once, while an idle worker
-/// waits with the consume loop's one blocking take, as does a worker of a
-/// paused queue. Rate-limited slots take turns through the loop instead.
-async fn handle_then_take_ready<T: Send + 'static>(
+/// Handles a delivery in its slot; a success goes to the ack buffer, a
+/// failure is settled in the slot, so that a retry due at once is back in
+/// the queue before the slot takes again.
+async fn handle_in_slot<T: Send + 'static>(
     context: Arc<Context<T>>,
     delivery: Delivery<T>,
     _slot: OwnedSemaphorePermit,
-    stop: CancellationToken,
+    acks: acks::Acks,
 ) {
-    let mut handled = run_one(&context, delivery).await;
-    // `None`: the slot is done (see `take_and_run`).
-    while let Some(done) = handled.take() {
-        // Checked before each take, not raced with it: a take of a ready
-        // value does not wait for one (`LMOVE`, then claim.lua); only a
-        // shutdown whose grace is over cuts one short (see `take_and_run`).
-        let stopping = || stop.is_cancelled() || context.paused.load(Ordering::Relaxed);
-        if context.limiter.is_some() || stopping() {
-            settle(&context, done).await;
-            return;
-        }
-        if done.result.is_err() {
-            // A failed value is settled first, so that a retry due at once
-            // is back in the queue before this slot takes again.
-            settle(&context, done).await;
-            if stopping() {
-                return;
-            }
-            handled = reported(&context, take_and_run(&context, &stop).await);
-            continue;
-        }
-        // The ack and the next move go out together, pipelined on the shared
-        // connections: a round trip less per value. The next handler starts
-        // as soon as its value is claimed, while a slow ack (retrying through
-        // an outage) goes on beside it, so the new lease never waits on it.
-        // One handler at a time: the slot holds both.
-        let ((), next) = tokio::join!(settle(&context, done), take_and_run(&context, &stop));
-        // Reported once the ack has ended: a hook of the user's that panics
-        // cannot drop an ack under way (its delivery would go back unacked).
-        handled = reported(&context, next);
-    }
-}
-
-/// A slot's next handled value; an undecodable one is reported (the
-/// `on_error` hook runs) and ends the slot.
-fn reported<T: 'static>(context: &Context<T>, next: Result<Option<Done>, DecodeError>) -> Option<Done> {
-    next.unwrap_or_else(|error| {
-        undecodable(context, error);
-        None
-    })
-}
-
-/// Takes a ready value and runs the handler on it. `Ok(None)`: the slot is
-/// done (nothing was ready, the queue is paused, the take failed and the
-/// consume loop takes over, the handler was cancelled, or the worker is
-/// stopping and a value taken then went back). `Err`: a value that could
-/// not be decoded went back (or to the dead letters), for the caller to
-/// report; the slot stops and the consume loop takes next, one take at a
-/// time while undecodable values keep coming.
-async fn take_and_run<T: Send + 'static>(
-    context: &Context<T>,
-    stop: &CancellationToken,
-) -> Result<Option<Done>, DecodeError> {
-    // Cut short once a shutdown's grace is over: a claim queued in fred
-    // through an outage would hold the stop until Redis is back. A take
-    // dropped then gives back what it took (it is cancel safe).
-    let taken = tokio::select! {
-        biased;
-        _ = context.abort.cancelled() => return Ok(None),
-        taken = context.queue.take_ready() => taken,
+    let Some(done) = run_one(&context, delivery).await else {
+        return;
     };
-    match taken {
-        Ok(Ready::Taken(delivery)) if stop.is_cancelled() => {
-            release_unhandled(context, delivery).await;
-            Ok(None)
+    match done.result {
+        Ok(()) => {
+            let Done { lease, took, span, .. } = done;
+            // The buffer outlives every sender; had it ended (a panic), the
+            // lease dropped here gives the value back.
+            if acks.send(acks::Succeeded { lease, took, span }).is_err() {
+                tracing::warn!(
+                    queue = context.queue.name(),
+                    "the ack buffer is gone; a handled value goes back to the queue"
+                );
+            }
         }
-        Ok(Ready::Taken(delivery)) => Ok(run_one(context, delivery).await),
-        Ok(Ready::Nothing) => Ok(None),
-        Ok(Ready::Paused) => {
-            context.paused.store(true, Ordering::Relaxed);
-            Ok(None)
-        }
-        Err(Error::Decode(error)) => Err(error),
-        // The consume loop's take meets it too, and backs off.
-        Err(error) => {
-            tracing::debug!(queue = context.queue.name(), %error, "a slot's take failed; the consume loop takes over");
-            Ok(None)
-        }
+        Err(_) => settle(&context, done).await,
     }
 }
 

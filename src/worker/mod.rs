@@ -9,6 +9,7 @@
 //! `wire`, `telemetry`, `error`; a worker is built on a [`ReliableQueue`] like
 //! any user's code.
 
+mod acks;
 mod consume;
 mod failure;
 mod handle;
@@ -125,11 +126,12 @@ impl<T: Send + 'static> Worker<T> {
 
     /// Handlers run at once at most (default 1). The worker takes a value
     /// only when a slot is free, so values it cannot start stay in the queue
-    /// for other consumers. While values are ready, every slot that finishes
-    /// takes the next one itself (on the shared connections; after a
-    /// success, together with that value's ack), so takes run as concurrently
-    /// as handlers; an idle worker waits for values with one blocking read,
-    /// on one dedicated connection, whatever its concurrency.
+    /// for other consumers. While values are ready, one script pops and
+    /// claims as many as there are free slots (at most 64, on the shared
+    /// connections; a few such takes on their way at once), and the acks of
+    /// handled values go many to a script; an idle worker waits for values
+    /// with one blocking read, on one dedicated connection, whatever its
+    /// concurrency.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
         self

@@ -39,3 +39,4 @@ mod sweep;
 mod take_faults;
 mod transfer;
 mod worker;
+mod worker_batches;

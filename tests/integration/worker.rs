@@ -632,10 +632,10 @@ async fn identical_payloads_handled_at_once_are_each_a_first_attempt() {
     .await;
 }
 
-/// While values are ready, each slot that finishes takes the next value
-/// itself (`LMOVE` and claim on the shared connections), so takes run as
-/// concurrently as handlers; once the queue is empty the worker waits with
-/// one blocking read, whatever its concurrency. Every value is handled once.
+/// While values are ready, the worker takes as many as it has free slots
+/// with one script (`claim_batch.lua`, on the shared connections), without
+/// waiting; once the queue is empty it waits with one blocking read,
+/// whatever its concurrency. Every value is handled once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection() {
     deadline(async {
@@ -665,12 +665,21 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         assert_eq!(raw.info_field("clients", "blocked_clients").await, "1");
         let entries = monitor.entries().await;
         let sent = |name: &str| entries.iter().filter(|c| !c.from_lua && c.name() == name).count();
-        // Every value was ready when the worker started: each was moved by
-        // an LMOVE (the last ones of each slot found the queue empty).
-        let (moves, blocking_moves) = (sent("lmove"), sent("blmove"));
+        // Every value was ready when the worker started: each was popped by
+        // a batch claim (the last pop of a batch may find the queue empty),
+        // in fewer scripts than values; only the idle worker waits.
+        let pops = entries.iter().filter(|c| c.from_lua && c.name() == "lpop").count();
+        let sha = delayq::fred::util::sha1_hash(
+            &(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/claim_batch.lua")),
+        );
+        let claims = entries
+            .iter()
+            .filter(|c| c.name() == "evalsha" && c.args.get(1).is_some_and(|a| a == sha.as_bytes()))
+            .count();
+        let blocking_moves = sent("blmove");
         assert!(
-            moves >= 300,
-            "ready values are moved without waiting ({moves} LMOVEs, {blocking_moves} BLMOVEs)"
+            pops >= 300 && claims < 300 && blocking_moves <= 1,
+            "ready values are taken in batches without waiting ({pops} pops in {claims} batch claims, {blocking_moves} BLMOVEs)"
         );
         let report = worker.shutdown().await;
         let mut values = seen.lock().clone();

@@ -102,7 +102,12 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
-            lease: DeliveryLease::new(queue.core().clone(), queue.queue_keys(), *queue.settings(), member),
+            lease: DeliveryLease::shared(
+                queue.core().clone(),
+                queue.shared_keys().clone(),
+                *queue.settings(),
+                member,
+            ),
         }
     }
 
@@ -190,7 +195,12 @@ pub(crate) struct DeliveryLease {
 
 impl DeliveryLease {
     pub(crate) fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
-        let keys = Arc::new(keys.clone());
+        Self::shared(core, Arc::new(keys.clone()), settings, member)
+    }
+
+    /// As [`new`](Self::new), with the queue's keys shared, not copied (a
+    /// copy is a dozen strings: too many for each delivery of a busy queue).
+    pub(crate) fn shared(core: Arc<Core>, keys: Arc<QueueKeys>, settings: Settings, member: Bytes) -> Self {
         let token = core
             .reliable_queues()
             .outstanding
@@ -235,6 +245,43 @@ impl DeliveryLease {
         })
         .await;
         self.settle();
+        acked
+    }
+
+    /// Acks many deliveries of one queue in one script (`lua/ack_batch.lua`),
+    /// retried through connection failures as [`ack`](Self::ack) is; each
+    /// `true` when acked, `false` when too late. Every lease is settled.
+    pub(crate) async fn ack_all(leases: &mut [DeliveryLease]) -> Result<Vec<bool>> {
+        let Some(first) = leases.first() else {
+            return Ok(Vec::new());
+        };
+        let (core, keys) = (first.core.clone(), first.keys.clone());
+        let late = "Redis did not answer in time while settling a delivery";
+        let acked = retrying(SETTLE_RETRY_FOR, late, || async {
+            let redis_keys = vec![keys.leases().into(), keys.acked().into()];
+            let mut args = Vec::with_capacity(2 + leases.len());
+            args.push(Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)));
+            args.push(Value::from(ACK_MEMORY_CAP));
+            args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
+            let value = SCRIPTS
+                .ack_batch
+                .run(core.conn_for(keys.destination())?, keys.destination(), redis_keys, args)
+                .await?;
+            let acked = reply::array(value)?
+                .iter()
+                .map(|v| reply::int(v).map(|n| n == 1))
+                .collect::<Result<Vec<_>>>()?;
+            if acked.len() != leases.len() {
+                return Err(crate::error::Error::Protocol(
+                    "ack_batch answered for other deliveries".into(),
+                ));
+            }
+            Ok(acked)
+        })
+        .await;
+        for lease in leases.iter_mut() {
+            lease.settle();
+        }
         acked
     }
 

@@ -71,6 +71,66 @@ pub(crate) fn recover_later(core: &Arc<Core>, keys: &QueueKeys, settings: Settin
     }));
 }
 
+/// As [`recover_later`], for a batch claim (`claim_batch.lua`) whose reply
+/// was lost: every delivery of batch `batch` (ids starting with it) goes
+/// back uncounted to the head, in the order the batch took them.
+pub(crate) fn recover_batch_later(core: &Arc<Core>, keys: &QueueKeys, settings: Settings, batch: [u8; 6]) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let counted = core.settling().enter();
+    let (core, keys) = (core.clone(), keys.clone());
+    drop(runtime.spawn(async move {
+        let look_for = settings.visibility.min(LOOK_FOR_AT_MOST);
+        match find_batch(&core, &keys, &batch, look_for).await {
+            Ok(mut members) => {
+                // Last first: each goes to the head.
+                members.sort_by(|a, b| b[6..8].cmp(&a[6..8]));
+                let found = members.len();
+                for member in members {
+                    let mut lease = DeliveryLease::new(core.clone(), &keys, settings, member);
+                    if let Err(error) = lease.release(Release::Unhandled).await {
+                        tracing::warn!(queue = keys.destination(), %error, "could not give back a delivery whose claim reply was lost; its visibility timeout will");
+                    }
+                }
+                if found > 0 {
+                    tracing::info!(
+                        queue = keys.destination(),
+                        found,
+                        "deliveries whose batch claim reply was lost went back to the head of the queue, uncounted"
+                    );
+                }
+            }
+            Err(Error::Shutdown) => {}
+            Err(error) => tracing::warn!(
+                queue = keys.destination(),
+                %error,
+                "could not look for the deliveries of a batch claim whose reply was lost; if it ran, their visibility timeout gives them back"
+            ),
+        }
+        drop(counted);
+    }));
+}
+
+/// Every in-flight member of batch `batch`, retried as [`find`] is.
+async fn find_batch(core: &Core, keys: &QueueKeys, batch: &[u8; 6], look_for: Duration) -> Result<Vec<Bytes>> {
+    let pattern = glob_prefix(batch);
+    let ours = |m: &Bytes| m.len() >= MEMBER_HEADER && m.starts_with(batch);
+    let late = "Redis did not answer in time while looking for a lost claim";
+    retrying(look_for, late, || async {
+        let (mut cursor, mut found) = (Value::from("0"), Vec::new());
+        loop {
+            let (next, members) = scan(core, keys.leases(), cursor, &pattern).await?;
+            found.extend(members.into_iter().filter(ours));
+            if next == b"0"[..] {
+                return Ok(found);
+            }
+            cursor = Value::Bytes(next);
+        }
+    })
+    .await
+}
+
 /// The in-flight member with delivery id `id` and value `value`, if the
 /// claim ran; retried through connection failures for `look_for`, each try
 /// from the start (a cursor means nothing to a restarted or promoted server).

@@ -1,6 +1,7 @@
 //! `ReliableQueue<T>`: at-least-once consumption of a destination list, with
 //! acknowledgements, a visibility timeout, delivery counts and a dead-letter list.
 
+mod claim_batch;
 mod dead_letters;
 pub(crate) mod delivery;
 mod lateness;
@@ -10,6 +11,7 @@ mod reap;
 mod reapers;
 mod take;
 
+pub(crate) use claim_batch::{Batch, CLAIM_BATCH};
 pub use dead_letters::{DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
@@ -323,7 +325,7 @@ impl<T: 'static> ReliableQueue<T> {
         &self.handle.core
     }
 
-    pub(crate) fn queue_keys(&self) -> &QueueKeys {
+    pub(crate) fn shared_keys(&self) -> &Arc<QueueKeys> {
         &self.handle.keys
     }
 

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use crate::connection::detached::{detach, pop_options, undo_move, until, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{CommandResult, Error, Result};
+use crate::error::{CommandResult, DecodeError, Error, Result};
 use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
@@ -294,18 +294,22 @@ impl<T: 'static> ReliableQueue<T> {
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.handle.codec, value) {
             Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
-            Err(error) => {
-                let to = if self.settings.dead_letter_undecodable {
-                    crate::telemetry::dead_lettered(self.name(), DeadLettered::Undecodable);
-                    Release::DeadLetter(format!("undecodable: {error}"))
-                } else {
-                    Release::Tail
-                };
-                let mut lease = DeliveryLease::new(self.handle.core.clone(), &self.handle.keys, self.settings, member);
-                let restored = lease.release(to).await.unwrap_or(false);
-                Err(Error::Decode(error.with_restored(restored)))
-            }
+            Err(error) => Err(Error::Decode(self.give_back_undecodable(member, error).await)),
         }
+    }
+
+    /// Releases the delivery `member` whose value could not be decoded: to
+    /// the dead letters if the consumer asked for that, else to the tail.
+    pub(super) async fn give_back_undecodable(&self, member: Bytes, error: DecodeError) -> DecodeError {
+        let to = if self.settings.dead_letter_undecodable {
+            crate::telemetry::dead_lettered(self.name(), DeadLettered::Undecodable);
+            Release::DeadLetter(format!("undecodable: {error}"))
+        } else {
+            Release::Tail
+        };
+        let mut lease = DeliveryLease::new(self.handle.core.clone(), &self.handle.keys, self.settings, member);
+        let restored = lease.release(to).await.unwrap_or(false);
+        error.with_restored(restored)
     }
 }
 

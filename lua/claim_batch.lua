@@ -1,0 +1,59 @@
+-- claim_batch: pop up to n ready values from the destination's head and
+-- claim each as a delivery (what a move plus claim.lua does for one value,
+-- in one round trip and without the staging list), or dead-letter it.
+-- KEYS: 1 destination list, 2 lease set (delayq_leases), 3 dead-letter list,
+--       4 due-time set (lateness tracking), 5 count records (hash), 6 count
+--       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list)
+-- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
+--       4 max deliveries (0: no limit), 5 most payload bytes
+-- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
+-- in list order: value, delivery count (negative: dead-lettered after that
+-- many deliveries), due ms or false}. The i-th value (from 1) is delivery
+-- id batch id .. 2-byte big-endian i.
+--
+-- Sent once (a second run would claim more values): if its reply is lost,
+-- the client finds the batch's deliveries by the batch id and gives them
+-- back uncounted (src/queue/reliable/lost_claim.rs). Counts as in claim.lua:
+-- each delivery on its own, starting from a given-back copy's count.
+-- Cost: O(n log m) in the deliveries in flight m, and at most n values or
+-- the byte budget (one value past it) per call.
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+if bad then return bad end
+if redis.call('exists', KEYS[7]) == 1 then
+  return {'paused'}
+end
+local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 64), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local now = delayq_server_ms()
+-- No records, no count to look up: spares a SHA1 per value.
+local counted = redis.call('exists', KEYS[5]) == 1
+local tracked = redis.call('exists', KEYS[4]) == 1
+local reply = {'ok', now}
+local bytes = 0
+for i = 1, n do
+  if bytes >= budget then break end
+  local value = redis.call('lpop', KEYS[1])
+  if not value then break end
+  bytes = bytes + #value
+  local deliveries = 1
+  if counted then
+    deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
+  end
+  local due = false
+  if tracked then
+    due = redis.call('zscore', KEYS[4], value) or false
+    if due then
+      redis.call('zrem', KEYS[4], value)
+    end
+  end
+  if max > 0 and deliveries > max then
+    delayq_dead_letter(KEYS[3], KEYS[8], value, 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')')
+    deliveries = 1 - deliveries
+  else
+    local id = batch .. string.char(math.floor(i / 256), i % 256)
+    redis.call('zadd', KEYS[2], now + visibility, id .. string.format('%010d', deliveries) .. value)
+  end
+  reply[#reply + 1] = value
+  reply[#reply + 1] = deliveries
+  reply[#reply + 1] = due
+end
+return reply

@@ -1,0 +1,220 @@
+//! Taking many ready values at once: one script pops up to
+//! [`CLAIM_BATCH`] values from the destination's head and claims each as a
+//! delivery (`lua/claim_batch.lua`), one round trip for the lot, where a
+//! single take costs a move and a claim per value. Never waits: an empty
+//! queue answers at once (a consumer then waits with a blocking take).
+
+use bytes::Bytes;
+use fred::types::Value;
+
+use crate::connection::detached::{detach, Command};
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::{DecodeError, Error, Result};
+use crate::queue::reliable::delivery::{member, Delivery, DeliveryLease, Release};
+use crate::telemetry::DeadLettered;
+use crate::wire::codec;
+
+use super::ReliableQueue;
+
+/// Most values one claim script takes: keeps each call well under a
+/// millisecond with any number of deliveries in flight.
+pub(crate) const CLAIM_BATCH: usize = 64;
+
+/// Most payload bytes one claim script takes (past the first value).
+const CLAIM_BATCH_BYTES: i64 = 1 << 20;
+
+/// What a batch claim came to.
+pub(crate) enum Batch<T> {
+    /// Deliveries in list order; a value that could not be decoded is given
+    /// back (or dead-lettered, as the consumer chose) and is its error here.
+    /// Empty when every value popped went to the dead letters.
+    Taken(Vec<std::result::Result<Delivery<T>, DecodeError>>),
+    /// No value was ready, or the claim failed through the connection
+    /// (logged; what it claimed goes back, see `lost_claim`).
+    Nothing,
+    /// The queue is paused: nothing was taken.
+    Paused,
+}
+
+/// One value of a batch claim's reply.
+struct Claimed {
+    value: Bytes,
+    /// Delivery count; negative when dead-lettered after that many.
+    count: i64,
+    due: Option<String>,
+}
+
+/// A batch claim's reply: `None` when paused, else the server's time and
+/// the values.
+fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
+    let mut reply = reply::array(reply)?.into_iter();
+    let status = reply
+        .next()
+        .map(reply::opt_text)
+        .transpose()?
+        .flatten()
+        .unwrap_or_default();
+    match status.as_str() {
+        "paused" => return Ok(None),
+        "ok" => {}
+        other => return Err(Error::Protocol(format!("claim_batch answered {other:?}"))),
+    }
+    let now = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+    let mut claimed = Vec::with_capacity(reply.len() / 3);
+    while let Some(value) = reply.next() {
+        let (Some(count), Some(due)) = (reply.next(), reply.next()) else {
+            return Err(Error::Protocol("claim_batch answered a short entry".into()));
+        };
+        claimed.push(Claimed {
+            value: reply::bytes(value)?,
+            count: reply::int(&count)?,
+            due: reply::opt_text(due)?,
+        });
+    }
+    Ok(Some((now, claimed)))
+}
+
+/// The delivery id of the `index`-th value (from 1) of batch `batch`.
+pub(crate) fn batch_id(batch: [u8; 6], index: usize) -> [u8; 8] {
+    let mut id = [0; 8];
+    id[..6].copy_from_slice(&batch);
+    id[6..].copy_from_slice(&(index as u16).to_be_bytes());
+    id
+}
+
+/// The lease set members of a parsed reply's deliveries, in list order.
+fn members(batch: [u8; 6], claimed: &[Claimed]) -> Vec<Bytes> {
+    (claimed.iter().enumerate())
+        .filter(|(_, c)| c.count > 0)
+        .map(|(i, c)| member(batch_id(batch, i + 1), c.count as u32, &c.value))
+        .collect()
+}
+
+impl<T: 'static> ReliableQueue<T> {
+    /// Takes up to `n` (at most [`CLAIM_BATCH`]) ready values in one
+    /// script, without waiting. Cancel safe: a batch claimed for a caller
+    /// that stopped waiting goes back to the head, uncounted.
+    pub(crate) async fn take_ready_batch(&self, n: usize) -> Result<Batch<T>> {
+        if self.handle.core.is_shutting_down() {
+            return Err(Error::Shutdown);
+        }
+        self.handle.core.seen(&self.handle.keys);
+        let batch: [u8; 6] = fastrand::u64(..).to_le_bytes()[..6].try_into().expect("6 bytes");
+        let keys = &self.handle.keys;
+        let redis_keys = vec![
+            keys.destination().into(),
+            keys.leases().into(),
+            keys.dead_letter().into(),
+            keys.due().into(),
+            keys.counts().into(),
+            keys.counts_expiry().into(),
+            keys.paused().into(),
+            keys.dead_reasons().into(),
+        ];
+        let args = vec![
+            Value::Bytes(Bytes::copy_from_slice(&batch)),
+            Value::from(n.clamp(1, CLAIM_BATCH) as i64),
+            Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
+            Value::from(i64::from(self.settings.max_deliveries)),
+            Value::from(CLAIM_BATCH_BYTES),
+        ];
+        let conn = self.handle.core.conn_for(keys.destination())?.clone();
+        let command: Command<Result<Value>> = {
+            let (core, queue, settings) = (self.handle.core.clone(), keys.clone(), self.settings);
+            Box::pin(async move {
+                // Sent once (`Resend::Once`): a lost reply is an unknown outcome.
+                let reply = SCRIPTS
+                    .claim_batch
+                    .run(&conn, queue.destination(), redis_keys, args)
+                    .await;
+                let reply = reply.map_err(Error::from);
+                if let Err(Error::OutcomeUnknown { .. }) = reply {
+                    // Whether its caller still waits or not: the batch's
+                    // deliveries, if it ran, are found by the batch id.
+                    super::lost_claim::recover_batch_later(&core, &queue, settings, batch);
+                }
+                reply
+            })
+        };
+        let undo = {
+            let (core, keys, settings) = (self.handle.core.clone(), keys.clone(), self.settings);
+            move |reply: Result<Value>| async move {
+                let Ok(Some((_, claimed))) = reply.and_then(parse) else {
+                    return;
+                };
+                // Last first, so that the head is in list order again.
+                for member in members(batch, &claimed).into_iter().rev() {
+                    let mut lease = DeliveryLease::new(core.clone(), &keys, settings, member);
+                    if let Err(error) = lease.release(Release::Unhandled).await {
+                        tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
+                    }
+                }
+            }
+        };
+        let reply = detach(command, undo, self.handle.core.settling())
+            .until_answered()
+            .reply()
+            .await;
+        match reply {
+            Ok(reply) => match parse(reply)? {
+                None => Ok(Batch::Paused),
+                Some((_, claimed)) if claimed.is_empty() => Ok(Batch::Nothing),
+                Some((now, claimed)) => Ok(Batch::Taken(self.deliver_batch(batch, now, claimed).await)),
+            },
+            Err(error) if error.is_transient() => {
+                tracing::warn!(queue = self.name(), %error, "batch claim failed; what it took goes back to the queue");
+                Ok(Batch::Nothing)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The deliveries of a batch claim's values, decoded; counts lateness
+    /// and dead letters as single claims do.
+    async fn deliver_batch(
+        &self,
+        batch: [u8; 6],
+        now: i64,
+        claimed: Vec<Claimed>,
+    ) -> Vec<std::result::Result<Delivery<T>, DecodeError>> {
+        let mut delivered = Vec::with_capacity(claimed.len());
+        for (i, Claimed { value, count, due }) in claimed.into_iter().enumerate() {
+            if count <= 0 {
+                self.handle.core.count_dead_lettered(1);
+                crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
+                tracing::warn!(
+                    queue = self.name(),
+                    deliveries = -count,
+                    dead_letter = self.handle.keys.dead_letter(),
+                    "value delivered too often without an ack; moved to the dead-letter list"
+                );
+                continue;
+            }
+            let lateness = due.as_deref().and_then(crate::wire::time::parse_score).map(|due| {
+                let ms = (now - due).max(0);
+                crate::telemetry::delivered(self.name(), ms);
+                std::time::Duration::from_millis(ms as u64)
+            });
+            let count = u32::try_from(count).unwrap_or(u32::MAX);
+            let member = member(batch_id(batch, i + 1), count, &value);
+            delivered.push(match codec::decode(&*self.handle.codec, value) {
+                Ok(decoded) => Ok(Delivery::new(self, member, count, lateness, decoded)),
+                Err(error) => Err(self.give_back_undecodable(member, error).await),
+            });
+        }
+        delivered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_ids_share_the_batch_and_differ_by_index() {
+        let batch = [1, 2, 3, 4, 5, 6];
+        assert_eq!(batch_id(batch, 1), [1, 2, 3, 4, 5, 6, 0, 1]);
+        assert_eq!(batch_id(batch, 300), [1, 2, 3, 4, 5, 6, 1, 44]);
+    }
+}

@@ -1,0 +1,454 @@
+//! Workers that take and ack in batches (issue 31): one script pops and
+//! claims up to 64 ready values (`claim_batch.lua`), acks of many
+//! deliveries go in one script (`ack_batch.lua`). Every guarantee of a
+//! single take holds for each value of a batch.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::types::Value;
+use delayq::{BoxError, LongCodec, StringCodec};
+use parking_lot::Mutex;
+use tokio::sync::Semaphore;
+
+use crate::fault_proxy::Fault;
+use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
+
+/// The SHA1 of the script whose own Lua is `own`, cached in the server
+/// without running it: its first call is an EVALSHA that runs (not one
+/// answered NOSCRIPT, whose loss would be no test), and only its EVALSHA
+/// requests carry this SHA1.
+async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
+    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
+    delayq::fred::util::sha1_hash(&body)
+}
+
+const CLAIM_BATCH: &str = include_str!("../../lua/claim_batch.lua");
+const ACK_BATCH: &str = include_str!("../../lua/ack_batch.lua");
+
+/// A handler that records each value it runs on.
+fn recorder(seen: Arc<Mutex<Vec<i64>>>) -> impl Fn(i64) -> std::future::Ready<Result<(), BoxError>> + Send + Sync {
+    move |value| {
+        seen.lock().push(value);
+        std::future::ready(Ok(()))
+    }
+}
+
+/// Values 0..n, each once, in any order.
+fn each_once(seen: &[i64], n: i64) {
+    let mut values = seen.to_vec();
+    values.sort();
+    assert_eq!(values, (0..n).collect::<Vec<_>>(), "each value handled exactly once");
+}
+
+/// A batch claim that ran and whose reply was lost is not sent again (a
+/// resend would claim more values): its deliveries are found by the batch
+/// id and go back to the head uncounted, in order, long before their
+/// visibility timeout. Each value is then handled once, as a first attempt
+/// (with `max_attempts(1)` a counted redelivery would be a dead letter).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_claim_whose_reply_is_lost_gives_its_values_back_uncounted() {
+    deadline(async {
+        const N: i64 = 20;
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let sha = load_script(&raw, CLAIM_BATCH).await;
+        client
+            .blocking_queue("lost-batch", LongCodec)
+            .unwrap()
+            .offer_all(0..N)
+            .await
+            .unwrap();
+        proxy.arm(Fault::LoseReply, &sha);
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client
+            .worker("lost-batch", LongCodec)
+            .unwrap()
+            .concurrency(64)
+            .visibility_timeout(Duration::from_secs(600))
+            .retry(delayq::RetryPolicy::default().max_attempts(1))
+            .run(recorder(seen.clone()));
+        eventually(Duration::from_secs(30), "all handled and acked", || async {
+            worker.report().succeeded == N as u64
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(proxy.fired(), 1, "a batch claim ran and its reply was lost");
+        each_once(&seen.lock(), N);
+        assert_eq!((report.handled, report.dead_lettered), (N as u64, 0), "{report:?}");
+        let queue = client.reliable_queue("lost-batch", LongCodec).unwrap();
+        assert_eq!(queue.dead_letter_len().await.unwrap(), 0, "no lost claim counted");
+        assert_eq!(queue.in_flight().await.unwrap(), 0);
+        assert_eq!(queue.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+/// An ack batch whose reply is lost (or whose request is lost) is resent
+/// by fred: the resend answers as the first run did, each delivery is acked
+/// once, and none comes back after its visibility timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ack_batch_whose_reply_or_request_is_lost_acks_each_value_once() {
+    deadline(async {
+        for (round, fault) in [Fault::LoseReply, Fault::LoseRequest].into_iter().enumerate() {
+            const N: i64 = 20;
+            let (redis, proxy, client) = behind_proxy().await;
+            let raw = redis.raw().await;
+            let sha = load_script(&raw, ACK_BATCH).await;
+            let name = format!("lost-ack-{round}");
+            client
+                .blocking_queue(&name, LongCodec)
+                .unwrap()
+                .offer_all(0..N)
+                .await
+                .unwrap();
+            proxy.arm(fault, &sha);
+            let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+            let worker = client
+                .worker(&name, LongCodec)
+                .unwrap()
+                .concurrency(64)
+                .visibility_timeout(Duration::from_secs(2))
+                .run(recorder(seen.clone()));
+            let queue = client.reliable_queue(&name, LongCodec).unwrap();
+            eventually(Duration::from_secs(30), "all handled and acked", || async {
+                worker.report().succeeded == N as u64 && queue.in_flight().await.unwrap() == 0
+            })
+            .await;
+            assert_eq!(proxy.fired(), 1, "{fault:?}: an ack batch was hit");
+            // Past the visibility timeout: an unacked value would be back.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            let report = worker.shutdown().await;
+            each_once(&seen.lock(), N);
+            assert_eq!(
+                (report.handled, report.succeeded),
+                (N as u64, N as u64),
+                "{fault:?}: {report:?}"
+            );
+            assert_eq!(queue.len().await.unwrap(), 0, "{fault:?}: nothing given back");
+            assert_eq!(queue.in_flight().await.unwrap(), 0);
+            let acked = raw.zcard(queue.keys().acked()).await;
+            assert_eq!(acked, N as usize, "{fault:?}: each delivery acked once");
+        }
+    })
+    .await;
+}
+
+/// Equal payloads of different jobs taken in one batch are separate
+/// deliveries: each in flight on its own (its own id), each a first
+/// attempt, each acked once; none comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_payloads_in_one_batch_are_separate_first_deliveries() {
+    deadline(async {
+        const N: usize = 16;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs: Vec<String> = (0..N)
+            .map(|i| {
+                if i % 4 == 0 {
+                    format!("other:{i}")
+                } else {
+                    "same".into()
+                }
+            })
+            .collect();
+        client
+            .blocking_queue("equal", StringCodec)
+            .unwrap()
+            .offer_all(jobs.clone())
+            .await
+            .unwrap();
+        let gate = Arc::new(Semaphore::new(0));
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let worker = client
+            .worker("equal", StringCodec)
+            .unwrap()
+            .concurrency(64)
+            .visibility_timeout(Duration::from_secs(2))
+            .on_error(|f| panic!("no failure expected: {}", f.error()))
+            .run({
+                let (gate, seen) = (gate.clone(), seen.clone());
+                move |value: String| {
+                    let (gate, seen) = (gate.clone(), seen.clone());
+                    async move {
+                        let _ = gate.acquire().await;
+                        seen.lock().push(value);
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        let queue = client.reliable_queue("equal", StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "all in flight", || async {
+            queue.in_flight().await.unwrap() == N
+        })
+        .await;
+        // Every lease: a count of 1, ids all different.
+        let leases = raw.zrange(queue.keys().leases()).await;
+        let ids: std::collections::HashSet<_> = leases.iter().map(|(m, _)| m[..8].to_vec()).collect();
+        assert_eq!(ids.len(), N, "one id per delivery");
+        assert!(
+            leases.iter().all(|(m, _)| &m[8..18] == b"0000000001"),
+            "each a first attempt"
+        );
+        gate.close();
+        eventually(Duration::from_secs(20), "all acked", || async {
+            worker.report().succeeded == N as u64 && queue.in_flight().await.unwrap() == 0
+        })
+        .await;
+        // Past the visibility timeout: an unacked copy would be back.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let report = worker.shutdown().await;
+        assert_eq!((report.handled, report.succeeded), (N as u64, N as u64), "{report:?}");
+        let mut handled = seen.lock().clone();
+        let mut expected = jobs;
+        handled.sort();
+        expected.sort();
+        assert_eq!(handled, expected);
+        assert_eq!(queue.len().await.unwrap(), 0, "nothing given back");
+    })
+    .await;
+}
+
+/// With 100,000 deliveries in flight, batch claims keep taking (another
+/// worker's values are handled), and one script call takes at most 64
+/// values, however many it is asked for, and stops at its byte budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight() {
+    deadline(async {
+        const IN_FLIGHT: usize = 100_000;
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let ready = client.blocking_queue("big", LongCodec).unwrap();
+        for chunk in (0..IN_FLIGHT as i64).collect::<Vec<_>>().chunks(10_000) {
+            ready.offer_all(chunk.iter().copied()).await.unwrap();
+        }
+        let gate = Arc::new(Semaphore::new(0));
+        let holding = client
+            .worker("big", LongCodec)
+            .unwrap()
+            .concurrency(IN_FLIGHT)
+            .visibility_timeout(Duration::from_secs(600))
+            .run({
+                let gate = gate.clone();
+                move |_: i64| {
+                    let gate = gate.clone();
+                    async move {
+                        let _ = gate.acquire().await;
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        let queue = client.reliable_queue("big", LongCodec).unwrap();
+        eventually(Duration::from_secs(80), "100,000 in flight", || async {
+            queue.in_flight().await.unwrap() == IN_FLIGHT
+        })
+        .await;
+        // The script by hand, asked for 1,000 values: it takes 64.
+        ready.offer_all(0..1_000i64).await.unwrap();
+        let sha = load_script(&raw, CLAIM_BATCH).await;
+        let keys = queue.keys();
+        let claim = |n: i64, budget: i64| {
+            let mut args: Vec<Value> = vec![sha.as_str().into(), 8.into()];
+            for key in [
+                keys.destination(),
+                keys.leases(),
+                keys.dead_letter(),
+                keys.due(),
+                keys.counts(),
+                keys.counts_expiry(),
+                keys.paused(),
+                keys.dead_reasons(),
+            ] {
+                args.push(key.into());
+            }
+            args.extend([Value::from("batch1"), n.into(), 600_000.into(), 0.into(), budget.into()]);
+            args
+        };
+        let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
+            panic!("claim_batch answers an array")
+        };
+        assert_eq!(reply.len(), 2 + 3 * 64, "64 values taken");
+        assert_eq!(queue.in_flight().await.unwrap(), IN_FLIGHT + 64);
+        // Large payloads: the byte budget ends the batch (one value past it).
+        let large = vec![b'x'; 100_000];
+        let mut push: Vec<Value> = vec![keys.destination().into()];
+        push.extend((0..20).map(|_| Value::Bytes(large.clone().into())));
+        raw.cmd("LPUSH", push).await;
+        let Value::Array(reply) = raw.cmd("EVALSHA", claim(64, 1 << 20)).await else {
+            panic!("claim_batch answers an array")
+        };
+        assert_eq!(reply.len(), 2 + 3 * 11, "a mebibyte and one value past it");
+        // A second worker still takes what is ready, in batches.
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        raw.cmd("LPOP", vec![keys.destination().into(), 9.into()]).await;
+        let left = queue.len().await.unwrap();
+        let second = client
+            .worker("big", LongCodec)
+            .unwrap()
+            .concurrency(64)
+            .run(recorder(seen.clone()));
+        eventually(Duration::from_secs(30), "the rest handled", || async {
+            seen.lock().len() == left
+        })
+        .await;
+        second.shutdown().await;
+        gate.close();
+        let report = holding.shutdown().await;
+        assert_eq!(report.succeeded, IN_FLIGHT as u64, "{report:?}");
+    })
+    .await;
+}
+
+/// A worker that dies holding a batch (its connection goes silent for good,
+/// as a killed process's would; nothing is given back) loses nothing: every
+/// value of the batch comes back after the visibility timeout and is
+/// handled by another worker, at delivery count 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_holding_a_batch_loses_none_of_it() {
+    deadline(async {
+        const N: i64 = 30;
+        let (redis, proxy, doomed) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client
+            .blocking_queue("killed", LongCodec)
+            .unwrap()
+            .offer_all(0..N)
+            .await
+            .unwrap();
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let dead = doomed
+            .worker("killed", LongCodec)
+            .unwrap()
+            .concurrency(64)
+            .visibility_timeout(Duration::from_secs(2))
+            .run({
+                let started = started.clone();
+                move |_: i64| {
+                    started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    std::future::pending::<Result<(), BoxError>>()
+                }
+            });
+        let queue = client.reliable_queue("killed", LongCodec).unwrap();
+        eventually(Duration::from_secs(20), "the batch in flight", || async {
+            queue.in_flight().await.unwrap() == N as usize
+        })
+        .await;
+        assert_eq!(queue.len().await.unwrap(), 0);
+        // The process dies: nothing it sends arrives any more.
+        proxy.black_hole();
+        std::mem::forget(dead);
+        std::mem::forget(doomed);
+        let gate = Arc::new(Semaphore::new(0));
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let survivor = client
+            .worker("killed", LongCodec)
+            .unwrap()
+            .concurrency(64)
+            .retry(delayq::RetryPolicy::default().max_attempts(3))
+            .run({
+                let (gate, seen) = (gate.clone(), seen.clone());
+                move |value: i64| {
+                    let (gate, seen) = (gate.clone(), seen.clone());
+                    async move {
+                        let _ = gate.acquire().await;
+                        seen.lock().push(value);
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        // Every lease now the survivor's: N second deliveries.
+        eventually(Duration::from_secs(40), "every value back and taken again", || async {
+            let leases = raw.zrange(queue.keys().leases()).await;
+            leases.len() == N as usize && leases.iter().all(|(m, _)| &m[8..18] == b"0000000002")
+        })
+        .await;
+        gate.close();
+        eventually(Duration::from_secs(20), "all handled", || async {
+            seen.lock().len() >= N as usize && queue.in_flight().await.unwrap() == 0
+        })
+        .await;
+        let report = survivor.shutdown().await;
+        assert_eq!(report.succeeded, N as u64, "{report:?}");
+        each_once(&seen.lock(), N);
+        assert_eq!(started.load(std::sync::atomic::Ordering::SeqCst), N as usize);
+        assert_eq!(queue.in_flight().await.unwrap(), 0);
+        assert_eq!(queue.len().await.unwrap(), 0);
+    })
+    .await;
+}
+
+/// A value delivered `max_deliveries` times without an ack goes to the
+/// dead letters when a batch claims it again: no handler sees it, and the
+/// other values of the batch are handled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_claim_dead_letters_a_value_delivered_too_often() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let queue = client
+            .reliable_queue("too-often", StringCodec)
+            .unwrap()
+            .with_max_deliveries(3);
+        client
+            .blocking_queue("too-often", StringCodec)
+            .unwrap()
+            .offer_all(["poison".to_owned()])
+            .await
+            .unwrap();
+        // Three deliveries, each dropped unsettled (back to the tail, counted).
+        for _ in 0..3 {
+            let delivery = queue.take().await.unwrap();
+            assert_eq!(delivery.value(), "poison");
+            drop(delivery);
+            eventually(Duration::from_secs(10), "given back", || async {
+                queue.len().await.unwrap() == 1
+            })
+            .await;
+        }
+        let others: Vec<String> = (0..10).map(|i| format!("ok:{i}")).collect();
+        client
+            .blocking_queue("too-often", StringCodec)
+            .unwrap()
+            .offer_all(others.clone())
+            .await
+            .unwrap();
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let worker = client
+            .worker("too-often", StringCodec)
+            .unwrap()
+            .concurrency(64)
+            .retry(delayq::RetryPolicy::default().max_attempts(3))
+            .run({
+                let seen = seen.clone();
+                move |value: String| {
+                    seen.lock().push(value);
+                    std::future::ready(Ok::<_, BoxError>(()))
+                }
+            });
+        eventually(Duration::from_secs(20), "the others handled", || async {
+            worker.report().succeeded == 10
+        })
+        .await;
+        worker.shutdown().await;
+        let mut handled = seen.lock().clone();
+        handled.sort();
+        assert_eq!(handled, others, "the poison value reached no handler");
+        assert_eq!(
+            raw.lrange(queue.keys().dead_letter()).await,
+            vec![bytes::Bytes::from("poison")]
+        );
+        let reasons = raw.lrange(queue.keys().dead_reasons()).await;
+        assert_eq!(reasons.len(), 1);
+        assert!(
+            String::from_utf8_lossy(&reasons[0]).contains("delivered 3 times"),
+            "{reasons:?}"
+        );
+        assert_eq!(queue.in_flight().await.unwrap(), 0);
+    })
+    .await;
+}
