@@ -42,7 +42,15 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
             print!("{}", schedules_table(&schedules, now));
         }
     }
-    if !status.exists {
+    if !status.exists && !schedules.is_empty() {
+        // Its schedules hash is the only key (nothing offered yet).
+        eprintln!(
+            "delayq: note: queue `{}` holds no pending, ready or dead values yet; it has {} schedule{}.",
+            output::escape(&args.queue),
+            output::count(schedules.len() as u64),
+            if schedules.len() == 1 { "" } else { "s" }
+        );
+    } else if !status.exists {
         eprintln!(
             "delayq: note: no key of queue `{}` exists in Redis. An empty queue looks the same; \
              otherwise check the name (the one Java passes to getBlockingQueue).",

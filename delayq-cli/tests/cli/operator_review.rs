@@ -39,7 +39,8 @@ fn listed(redis: &RedisServer) -> Vec<String> {
 }
 
 /// A queue that has only schedules (no runner, nothing offered yet) is a
-/// queue: `list` shows it, and a misspelling of it is refused with its name.
+/// queue: `list` shows it, `inspect` reads it without calling it missing,
+/// and a misspelling of it is refused with its name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one() {
     deadline(async {
@@ -59,6 +60,12 @@ async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one() {
             &["schedule", "add", "{t}tagged", "often", "--every", "1h", "y"],
         ));
         assert_eq!(listed(&redis), ["sched-idle", "{t}tagged"]);
+
+        let out = ok(delayq(&redis, &["inspect", "sched-idle"]));
+        assert!(stdout(&out).contains("nightly"), "{out:?}");
+        let said = stderr(&out);
+        assert!(!said.contains("no key of queue"), "{said}");
+        assert!(said.contains("3 schedules"), "{said}");
 
         let out = delayq(&redis, &["stats", "sched-idl"]);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
