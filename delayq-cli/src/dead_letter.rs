@@ -53,8 +53,11 @@ impl Shown {
         }
     }
 
+    /// When it died, with the zone, and how long ago (as `inspect` shows due times).
     fn died(&self, now: SystemTime) -> String {
-        self.at.map_or("-".into(), |at| output::relative(at, now))
+        self.at.map_or("-".into(), |at| {
+            format!("{} ({})", output::local_time(at), output::relative(at, now))
+        })
     }
 
     fn json(&self) -> Value {

@@ -236,3 +236,34 @@ async fn requeue_says_which_values_moved() {
     })
     .await;
 }
+
+/// The table's DIED gives the time with its zone, then how long ago (as
+/// `inspect` shows due times); JSON keeps `died_at` in RFC 3339.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_when_each_died_as_a_time_with_its_zone() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+        let in_utc = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .env("TZ", "UTC")
+                .output()
+                .expect("run delayq")
+        };
+        let doc = json_of(&in_utc(&["dead-letter", "list", "jobs", "--format", "json"]));
+        let died = doc["values"][0]["died_at"].as_str().unwrap();
+        assert!(died.ends_with('Z'), "{died}");
+        // 2026-11-26T19:52:01.123Z as 2026-11-26 19:52:01.123 +00:00.
+        let shown = format!("{} +00:00 (", died.trim_end_matches('Z').replace('T', " "));
+        let text = stdout(&in_utc(&["dead-letter", "list", "jobs"]));
+        let a = text
+            .lines()
+            .find(|l| l.starts_with("1 "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(a.contains(&shown) && a.contains("ago)"), "{shown:?} in {a}");
+    })
+    .await;
+}
