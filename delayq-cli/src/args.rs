@@ -428,7 +428,7 @@ pub(crate) enum DeadLetterCommand {
     /// Delete dead-lettered values: those at the given positions (as `list`
     /// numbers them), or all.
     #[command(
-        after_help = "Examples:\n  delayq dead-letter delete orders --index 3 --index 7 --dry-run\n  delayq dead-letter delete orders --all"
+        after_help = "Examples:\n  delayq dead-letter delete orders --index 3,7 --dry-run\n  delayq dead-letter delete orders --all"
     )]
     Delete(DeadLetterDeleteArgs),
 }
@@ -471,8 +471,9 @@ pub(crate) struct DeadLetterRequeueArgs {
     #[arg(long, conflicts_with = "index")]
     pub max: Option<usize>,
     /// Only the values at these positions (the # of `dead-letter list`; 1 is
-    /// the oldest), each taken exactly: if one moved away, none is requeued.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// the oldest; repeated or comma-separated: 3,7), each taken exactly: if
+    /// one moved away, none is requeued.
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub index: Vec<u64>,
     /// Values moved per atomic step (at most 100).
     #[arg(long, default_value_t = 100)]
@@ -486,12 +487,15 @@ pub(crate) struct DeadLetterRequeueArgs {
 }
 
 #[derive(Debug, Args)]
+// One of --index and --all, so that a refusal names both.
+#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "all"])))]
 pub(crate) struct DeadLetterDeleteArgs {
     /// Queue name.
     pub queue: String,
     /// The values at these positions (the # of `dead-letter list`; 1 is the
-    /// oldest), each taken exactly: if one moved away, none is deleted.
-    #[arg(long, value_name = "N", required_unless_present = "all", conflicts_with = "all", value_parser = clap::value_parser!(u64).range(1..))]
+    /// oldest; repeated or comma-separated: 3,7), each taken exactly: if one
+    /// moved away, none is deleted.
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub index: Vec<u64>,
     /// Every dead letter there when the command starts.
     #[arg(long)]

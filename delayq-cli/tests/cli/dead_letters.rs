@@ -267,3 +267,26 @@ async fn list_shows_when_each_died_as_a_time_with_its_zone() {
     })
     .await;
 }
+
+/// Without --index or --all, the error names both; --index takes a list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_names_both_ways_to_choose_and_takes_a_list_of_positions() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+
+        let out = delayq(&redis, &["dead-letter", "delete", "jobs"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("--index") && said.contains("--all"), "{said}");
+        let out = delayq(&redis, &["dead-letter", "delete", "jobs", "--index", "1", "--all"]);
+        assert_eq!(out.status.code(), Some(2), "both at once: {out:?}");
+        assert_eq!(dead(&raw, "jobs").await.len(), 5, "refusals delete nothing");
+
+        let text = stdout(&delayq(&redis, &["dead-letter", "delete", "jobs", "--index", "1,3"]));
+        assert!(text.contains("deleted 2"), "{text}");
+        assert_eq!(dead(&raw, "jobs").await, ["b", "d", "e"]);
+    })
+    .await;
+}
