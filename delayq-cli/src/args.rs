@@ -348,6 +348,9 @@ pub(crate) struct InspectArgs {
     /// Pending elements to list, earliest due first.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Pending elements to skip first, earliest due first (0: from the first).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
     /// How payloads are decoded for the preview (must match the Java codec).
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,

@@ -73,3 +73,47 @@ async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one() {
     })
     .await;
 }
+
+/// `inspect --limit N` says how to see the next N, and `--offset` shows them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_pages_with_offset_and_says_how_to_see_the_next_ones() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        // Due one hour apart, so the due order is the offer order.
+        for i in 0..8 {
+            let delay = format!("{}h", i + 1);
+            ok(delayq(&redis, &["offer", "big", "--delay", &delay, &format!("v{i}")]));
+        }
+        let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--limit", "3"])));
+        assert!(
+            text.contains("(3 of 8 pending shown, #1–#3; --offset 3 shows the next 3)"),
+            "{text}"
+        );
+        let text = stdout(&ok(delayq(
+            &redis,
+            &["inspect", "big", "--limit", "3", "--offset", "3"],
+        )));
+        for shown in ["v3", "v4", "v5"] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
+        for hidden in ["v2", "v6"] {
+            assert!(!text.contains(hidden), "{hidden} in {text}");
+        }
+        assert!(text.contains("--offset 6 shows the next 2"), "{text}");
+        let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--offset", "6"])));
+        assert!(
+            text.contains("v6") && text.contains("v7") && !text.contains("v5"),
+            "{text}"
+        );
+        assert!(text.contains("#7–#8") && !text.contains("shows the next"), "{text}");
+        let doc: serde_json::Value = serde_json::from_slice(
+            &ok(delayq(&redis, &["inspect", "big", "--offset", "7", "--format", "json"])).stdout,
+        )
+        .unwrap();
+        assert_eq!(doc["elements"].as_array().unwrap().len(), 1, "{doc}");
+        assert_eq!(doc["elements"][0]["payload"], "v7", "{doc}");
+        let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--offset", "20"])));
+        assert!(text.contains("no pending element after the first 20"), "{text}");
+    })
+    .await;
+}
