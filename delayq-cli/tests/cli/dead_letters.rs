@@ -290,3 +290,28 @@ async fn delete_names_both_ways_to_choose_and_takes_a_list_of_positions() {
     })
     .await;
 }
+
+/// The last page of a long list says which numbers it shows, as other pages do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_page_names_the_numbers_it_shows() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let entries: Vec<(String, u64, &str)> = (0..132).map(|i| (format!("v{i}"), 1, "x")).collect();
+        let entries: Vec<(&str, u64, &str)> = entries.iter().map(|(v, a, r)| (v.as_str(), *a, *r)).collect();
+        seed(&raw, "jobs", &entries).await;
+
+        let text = stdout(&delayq(&redis, &["dead-letter", "list", "jobs", "--offset", "130"]));
+        assert!(text.contains("(2 of 132") && text.contains("#131–#132"), "{text}");
+        assert!(!text.contains("for more"), "nothing after the last page: {text}");
+        let text = stdout(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--offset", "10", "--limit", "5"],
+        ));
+        assert!(
+            text.contains("#11–#15") && text.contains("--offset 15 for more"),
+            "{text}"
+        );
+    })
+    .await;
+}
