@@ -807,6 +807,18 @@ pub(crate) fn parse_delay(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests {
+    /// What a schedule table shows after `every ` is what `--every` takes.
+    #[test]
+    fn shown_periods_parse_back_as_every() {
+        use std::time::Duration;
+        for ms in [1, 500, 1_500, 5_000, 60_000, 3_600_000, 5_400_000, 90_061_001] {
+            let period = Duration::from_millis(ms);
+            let shown = delayq::every(period).to_string();
+            let text = shown.strip_prefix("every ").expect(&shown);
+            assert_eq!(super::parse_delay(text), Ok(period), "{shown}");
+        }
+    }
+
     #[test]
     fn urls_without_a_scheme_are_redis_and_other_schemes_are_refused() {
         use super::normalize_url;

@@ -264,7 +264,7 @@ fn schedules_table(schedules: &[ScheduleInfo], now: SystemTime) -> String {
         .map(|s| {
             vec![
                 s.name.clone(),
-                s.spec.to_string(),
+                output::schedule_spec(&s.spec),
                 s.next.map_or("-".into(), |next| relative(next, now)),
                 if s.paused { "paused".into() } else { "-".into() },
                 output::count(s.fired),

@@ -117,3 +117,37 @@ async fn inspect_pages_with_offset_and_says_how_to_see_the_next_ones() {
     })
     .await;
 }
+
+/// Schedules show their period as people write it, and a cron spec
+/// without a zone says it is UTC; JSON keeps the spec that parses back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedule_specs_show_humanised_periods_and_the_zone_of_cron() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        for (name, every) in [("a-hourly", "1h"), ("b-ninety", "90m"), ("c-fast", "500ms")] {
+            ok(delayq(
+                &redis,
+                &["schedule", "add", "specs", name, "--every", every, "x"],
+            ));
+        }
+        ok(delayq(
+            &redis,
+            &["schedule", "add", "specs", "d-cron", "--cron", "0 3 * * *", "x"],
+        ));
+        let text = stdout(&ok(delayq(&redis, &["schedule", "list", "specs"])));
+        for shown in ["every 1h ", "every 1h30m ", "every 500ms ", "0 3 * * * (UTC)"] {
+            assert!(text.contains(shown), "{shown:?} in {text}");
+        }
+        assert!(!text.contains("3600s"), "{text}");
+        let text = stdout(&ok(delayq(&redis, &["inspect", "specs"])));
+        assert!(
+            text.contains("every 1h30m") && text.contains("0 3 * * * (UTC)"),
+            "{text}"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_slice(&ok(delayq(&redis, &["schedule", "list", "specs", "--format", "json"])).stdout)
+                .unwrap();
+        assert_eq!(doc["schedules"][3]["spec"], "0 3 * * *", "{doc}");
+    })
+    .await;
+}
