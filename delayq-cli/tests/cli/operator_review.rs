@@ -151,3 +151,41 @@ async fn schedule_specs_show_humanised_periods_and_the_zone_of_cron() {
     })
     .await;
 }
+
+/// `schedule list` of a misspelt queue is refused like other reads;
+/// `move-due` on a paused queue says so plainly (exit 1, as `take` does);
+/// LAG says "-" where there is none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_refusals_say_plainly_what_is_wrong() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        ok(delayq(
+            &redis,
+            &["schedule", "add", "reports", "nightly", "--cron", "0 3 * * *", "x"],
+        ));
+        let out = delayq(&redis, &["schedule", "list", "reprts"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("did you mean `reports`?"), "{out:?}");
+        let out = delayq(&redis, &["schedule", "list", "nosuch"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+        ok(delayq(&redis, &["offer", "jobs", "--delay", "1h", "a"]));
+        ok(delayq(&redis, &["pause", "jobs"]));
+        let out = delayq(&redis, &["move-due", "jobs"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let said = stderr(&out);
+        assert!(
+            said.contains("jobs is paused") && !said.contains("invalid argument"),
+            "{said}"
+        );
+        ok(delayq(&redis, &["resume", "jobs"]));
+
+        let text = stdout(&ok(delayq(&redis, &["stats", "jobs"])));
+        let header = text.lines().next().unwrap();
+        let row = text.lines().nth(1).unwrap();
+        let lag_at = header.find("LAG").unwrap();
+        let lag: String = row[lag_at..].split_whitespace().next().unwrap().into();
+        assert_eq!(lag, "-", "{text}");
+    })
+    .await;
+}
