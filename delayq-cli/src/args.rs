@@ -348,6 +348,9 @@ pub(crate) struct InspectArgs {
     /// Pending elements to list, earliest due first.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Pending elements to skip first, earliest due first (0: from the first).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
     /// How payloads are decoded for the preview (must match the Java codec).
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
@@ -428,7 +431,7 @@ pub(crate) enum DeadLetterCommand {
     /// Delete dead-lettered values: those at the given positions (as `list`
     /// numbers them), or all.
     #[command(
-        after_help = "Examples:\n  delayq dead-letter delete orders --index 3 --index 7 --dry-run\n  delayq dead-letter delete orders --all"
+        after_help = "Examples:\n  delayq dead-letter delete orders --index 3,7 --dry-run\n  delayq dead-letter delete orders --all"
     )]
     Delete(DeadLetterDeleteArgs),
 }
@@ -471,8 +474,9 @@ pub(crate) struct DeadLetterRequeueArgs {
     #[arg(long, conflicts_with = "index")]
     pub max: Option<usize>,
     /// Only the values at these positions (the # of `dead-letter list`; 1 is
-    /// the oldest), each taken exactly: if one moved away, none is requeued.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// the oldest; repeated or comma-separated: 3,7), each taken exactly: if
+    /// one moved away, none is requeued.
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub index: Vec<u64>,
     /// Values moved per atomic step (at most 100).
     #[arg(long, default_value_t = 100)]
@@ -486,12 +490,15 @@ pub(crate) struct DeadLetterRequeueArgs {
 }
 
 #[derive(Debug, Args)]
+// One of --index and --all, so that a refusal names both.
+#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "all"])))]
 pub(crate) struct DeadLetterDeleteArgs {
     /// Queue name.
     pub queue: String,
     /// The values at these positions (the # of `dead-letter list`; 1 is the
-    /// oldest), each taken exactly: if one moved away, none is deleted.
-    #[arg(long, value_name = "N", required_unless_present = "all", conflicts_with = "all", value_parser = clap::value_parser!(u64).range(1..))]
+    /// oldest; repeated or comma-separated: 3,7), each taken exactly: if one
+    /// moved away, none is deleted.
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub index: Vec<u64>,
     /// Every dead letter there when the command starts.
     #[arg(long)]
@@ -800,6 +807,18 @@ pub(crate) fn parse_delay(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests {
+    /// What a schedule table shows after `every ` is what `--every` takes.
+    #[test]
+    fn shown_periods_parse_back_as_every() {
+        use std::time::Duration;
+        for ms in [1, 500, 1_500, 5_000, 60_000, 3_600_000, 5_400_000, 90_061_001] {
+            let period = Duration::from_millis(ms);
+            let shown = delayq::every(period).to_string();
+            let text = shown.strip_prefix("every ").expect(&shown);
+            assert_eq!(super::parse_delay(text), Ok(period), "{shown}");
+        }
+    }
+
     #[test]
     fn urls_without_a_scheme_are_redis_and_other_schemes_are_refused() {
         use super::normalize_url;

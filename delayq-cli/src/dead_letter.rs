@@ -53,8 +53,11 @@ impl Shown {
         }
     }
 
+    /// When it died, with the zone, and how long ago (as `inspect` shows due times).
     fn died(&self, now: SystemTime) -> String {
-        self.at.map_or("-".into(), |at| output::relative(at, now))
+        self.at.map_or("-".into(), |at| {
+            format!("{} ({})", output::local_time(at), output::relative(at, now))
+        })
     }
 
     fn json(&self) -> Value {
@@ -181,16 +184,19 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
                     output::count(total),
                 ),
                 None => {
+                    // Which numbers, whenever not all are shown (the last page too).
                     let next = args.offset as u64 + rows.len() as u64;
+                    let which = if rows.is_empty() || rows.len() as u64 == total {
+                        String::new()
+                    } else if next < total {
+                        format!(", #{}–#{}; --offset {next} for more", args.offset + 1, next)
+                    } else {
+                        format!(", #{}–#{}", args.offset + 1, next)
+                    };
                     println!(
-                        "({} of {} dead-lettered value(s) of `{name}` shown{})",
+                        "({} of {} dead-lettered value(s) of `{name}` shown{which})",
                         output::count(rows.len() as u64),
                         output::count(total),
-                        if next < total && !rows.is_empty() {
-                            format!(", #{}–#{}; --offset {next} for more", args.offset + 1, next)
-                        } else {
-                            String::new()
-                        }
                     );
                 }
             }

@@ -28,21 +28,29 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     // Raw bytes: each payload is decoded here once, with its detected codec.
     let queue: DelayedQueue<Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let status = queue.status().await?;
-    let rows = pending(&queue, args.limit, &codec).await?;
+    let rows = pending(&queue, args.offset, args.limit, &codec).await?;
     let schedules = client.schedules(&args.queue)?.list().await?;
     client.shutdown().await;
     let now = SystemTime::now();
     match args.format {
         OutputFormat::Json => println!(
             "{}",
-            output::json(&to_json(&args.queue, &status, &rows, &schedules, now))
+            output::json(&to_json(&args.queue, &status, args.offset, &rows, &schedules, now))
         ),
         OutputFormat::Table => {
-            print!("{}", to_table(&args.queue, &status, &rows, args.limit, now));
+            print!("{}", to_table(&args.queue, &status, &rows, args.offset, now));
             print!("{}", schedules_table(&schedules, now));
         }
     }
-    if !status.exists {
+    if !status.exists && !schedules.is_empty() {
+        // Its schedules hash is the only key (nothing offered yet).
+        eprintln!(
+            "delayq: note: queue `{}` holds no pending, ready or dead values yet; it has {} schedule{}.",
+            output::escape(&args.queue),
+            output::count(schedules.len() as u64),
+            if schedules.len() == 1 { "" } else { "s" }
+        );
+    } else if !status.exists {
         eprintln!(
             "delayq: note: no key of queue `{}` exists in Redis. An empty queue looks the same; \
              otherwise check the name (the one Java passes to getBlockingQueue).",
@@ -52,12 +60,20 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// The first `limit` pending elements by due time, a page at a time.
-async fn pending(queue: &DelayedQueue<Bytes>, limit: usize, codec: &TextCodec) -> delayq::Result<Vec<Row>> {
+/// `limit` pending elements by due time after the first `offset`, a page at a time.
+async fn pending(
+    queue: &DelayedQueue<Bytes>,
+    offset: usize,
+    limit: usize,
+    codec: &TextCodec,
+) -> delayq::Result<Vec<Row>> {
     let mut rows = Vec::new();
     while rows.len() < limit {
         let page = queue
-            .pending_page(rows.len(), (limit - rows.len()).min(DelayedQueue::<Bytes>::MAX_PAGE))
+            .pending_page(
+                offset.saturating_add(rows.len()),
+                (limit - rows.len()).min(DelayedQueue::<Bytes>::MAX_PAGE),
+            )
             .await?;
         let last = page.len() < DelayedQueue::<Bytes>::MAX_PAGE;
         for element in page {
@@ -101,7 +117,7 @@ fn payload_of(raw: &[u8]) -> &[u8] {
     delayq::format::unpack(raw).map_or(raw, |e| e.payload)
 }
 
-fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: SystemTime) -> String {
+fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: SystemTime) -> String {
     let next = match status.next_due {
         Some(due) => format!("{} ({})", local_time(due), relative(due, now)),
         None => "-".into(),
@@ -135,6 +151,13 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
         out.push_str(&format!("transfer lag  {} ({why})\n", output::compact(lag)));
     }
     if rows.is_empty() {
+        if offset > 0 && status.pending > 0 {
+            out.push_str(&format!(
+                "\n(no pending element after the first {}; {} pending in all)\n",
+                output::count(offset as u64),
+                output::count(status.pending)
+            ));
+        }
         return out;
     }
     let cells: Vec<Vec<String>> = rows
@@ -165,12 +188,21 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
     }
     out.push_str(&output::table(&headers, &cells));
     out.push('\n');
+    // Which ones these are, and how to see the next ones (as many again).
+    let next = offset as u64 + rows.len() as u64;
     if (rows.len() as u64) < status.pending {
+        let more = if next < status.pending {
+            let again = (rows.len() as u64).min(status.pending - next);
+            format!("; --offset {next} shows the next {}", output::count(again))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "({} of {} pending shown; --limit {} shows more)\n",
+            "({} of {} pending shown, #{}–#{}{more})\n",
             output::count(rows.len() as u64),
             output::count(status.pending),
-            limit.saturating_mul(2).max(1)
+            output::count(offset as u64 + 1),
+            output::count(next),
         ));
     }
     out
@@ -179,6 +211,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], limit: usize, now: S
 fn to_json(
     name: &str,
     status: &QueueStatus,
+    offset: usize,
     rows: &[Row],
     schedules: &[ScheduleInfo],
     now: SystemTime,
@@ -202,6 +235,7 @@ fn to_json(
             })
         })
         .collect();
+    fields.insert("offset".into(), json!(offset));
     fields.insert("elements".into(), json!(elements));
     let schedules: Vec<_> = schedules
         .iter()
@@ -230,7 +264,7 @@ fn schedules_table(schedules: &[ScheduleInfo], now: SystemTime) -> String {
         .map(|s| {
             vec![
                 s.name.clone(),
-                s.spec.to_string(),
+                output::schedule_spec(&s.spec),
                 s.next.map_or("-".into(), |next| relative(next, now)),
                 if s.paused { "paused".into() } else { "-".into() },
                 output::count(s.fired),

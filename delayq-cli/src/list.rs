@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::args::{Cli, Command, DeadLetterCommand, ListArgs, StatsArgs};
+use crate::args::{Cli, Command, DeadLetterCommand, ListArgs, ScheduleCommand, StatsArgs};
 use crate::output::escape;
 
 /// What a command on a database without queues is told.
@@ -24,8 +24,8 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
     crate::stats::run(cli, &stats).await
 }
 
-/// Every queue on the server: `SCAN` for timeout sets and dead-letter
-/// lists, and delayq's registry (as the dashboard finds them), sorted.
+/// Every queue on the server: `SCAN` for timeout sets, dead-letter lists
+/// and schedules, and delayq's registry (as the dashboard finds them), sorted.
 pub(crate) async fn all_queues(client: &delayq::Client) -> delayq::Result<Vec<String>> {
     Ok(delayq_dashboard::discover_queues(client).await?.into_iter().collect())
 }
@@ -33,7 +33,9 @@ pub(crate) async fn all_queues(client: &delayq::Client) -> delayq::Result<Vec<St
 /// The queues `command` reads or writes, each with whether it may create
 /// it (`pause --create`). Commands that make queues (offer, schedule add)
 /// and processes that wait for them (transfer, schedule run) name none;
-/// the schedule commands already say when a queue has no such schedule.
+/// the schedule commands that name a schedule already say when a queue has
+/// no such schedule, but `schedule list` of a misspelt queue would say only
+/// "no schedules".
 fn named(command: &Command) -> Vec<(&str, bool)> {
     fn one(queue: &str) -> Vec<(&str, bool)> {
         vec![(queue, false)]
@@ -52,6 +54,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Get(a) => one(&a.queue),
         Command::Pause(a) => vec![(a.queue.as_str(), a.create)],
         Command::Resume(a) => one(&a.queue),
+        Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
         _ => Vec::new(),
     }
 }

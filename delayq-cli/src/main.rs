@@ -57,9 +57,19 @@ async fn main() -> ExitCode {
         }
     }
     // Log events carry queue names and Redis's error text: every line is
-    // escaped, so it has no colours of its own either.
+    // escaped, so it has no colours of its own either. The dashboard runs
+    // for long: by default its log says when Redis goes away and comes back
+    // (INFO); a one-shot command says only errors. DELAYQ_LOG overrides both.
+    let default = match cli.command {
+        Command::Dashboard(_) => tracing::level_filters::LevelFilter::INFO,
+        _ => tracing::level_filters::LevelFilter::ERROR,
+    };
+    let filter = tracing_subscriber::EnvFilter::builder()
+        .with_default_directive(default.into())
+        .with_env_var("DELAYQ_LOG")
+        .from_env_lossy();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("DELAYQ_LOG"))
+        .with_env_filter(filter)
         .with_ansi(false)
         .with_writer(|| output::LogWriter)
         .init();

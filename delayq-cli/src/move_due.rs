@@ -33,10 +33,11 @@ pub(crate) async fn run(cli: &Cli, args: &MoveDueArgs) -> delayq::Result<ExitCod
         let next_due = loop {
             let status = queue.status().await?;
             if status.paused {
+                // A refusal, not a bad argument: said plainly, exit 1 (as `take`).
                 client.shutdown().await;
-                return Err(delayq::Error::InvalidArgument(format!(
-                    "{name} is paused: nothing moves until `delayq resume {name}`"
-                )));
+                let name = output::escape(name);
+                eprintln!("delayq: {name} is paused: nothing moves until `delayq resume {name}`");
+                return Ok(ExitCode::FAILURE);
             }
             if status.next_due.is_none_or(|due| due > cutoff) {
                 break status.next_due;

@@ -181,6 +181,15 @@ pub(crate) fn count(n: u64) -> String {
     out
 }
 
+/// A schedule's spec for a table: a cron spec without a zone says it is
+/// UTC (`0 3 * * * (UTC)`); JSON keeps the spec's own text, which parses back.
+pub(crate) fn schedule_spec(spec: &delayq::ScheduleSpec) -> String {
+    match spec.time_zone() {
+        Some("UTC") => format!("{spec} (UTC)"),
+        _ => spec.to_string(),
+    }
+}
+
 /// A time as this machine's local time, to the millisecond.
 pub(crate) fn local_time(at: SystemTime) -> String {
     chrono::DateTime::<chrono::Local>::from(at)

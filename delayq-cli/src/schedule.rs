@@ -100,7 +100,7 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                 .map(|info| {
                     vec![
                         info.name.clone(),
-                        info.spec.to_string(),
+                        output::schedule_spec(&info.spec),
                         match (info.paused, info.next) {
                             (true, _) => "paused".into(),
                             (false, Some(next)) => {

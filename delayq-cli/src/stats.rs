@@ -101,7 +101,11 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
                 output::count(s.dead_letters),
                 output::count(s.quarantined),
                 s.next_due.map_or("-".into(), |d| relative(d, now)),
-                output::compact(s.lag_at(now)),
+                // No lag is "-", like the other empty cells (the dashboard shows "–"), not "0ms".
+                match s.lag_at(now) {
+                    lag if lag.is_zero() => "-".into(),
+                    lag => output::compact(lag),
+                },
                 if s.paused { "paused".into() } else { "-".into() },
                 output::count(*schedules as u64),
             ]

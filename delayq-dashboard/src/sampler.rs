@@ -223,18 +223,19 @@ async fn cycle(shared: &Shared) {
     queues.error = None;
 }
 
-/// Every queue name with a timeout set or a dead-letter list, by `SCAN`
-/// (every master of a cluster), a page at a time, and every name in
+/// Every queue name with a timeout set, a dead-letter list or schedules, by
+/// `SCAN` (every master of a cluster), a page at a time, and every name in
 /// delayq's registry of queues (queues holding only ready values have
 /// neither key for `SCAN` to find).
 pub(crate) async fn discover(client: &Client) -> delayq::Result<BTreeSet<String>> {
     let mut names: BTreeSet<String> = client.registered_queues().await?.into_iter().collect();
-    for pattern in ["redisson_delay_queue_timeout:*", "delayq_dead_letter:*"] {
-        let kind = if pattern.starts_with("redisson") {
-            ScanType::ZSet
-        } else {
-            ScanType::List
-        };
+    // A queue that has only schedules (nothing offered yet) has only its
+    // schedules hash.
+    for (pattern, kind) in [
+        ("redisson_delay_queue_timeout:*", ScanType::ZSet),
+        ("delayq_dead_letter:*", ScanType::List),
+        ("delayq_schedules:*", ScanType::Hash),
+    ] {
         let redis = client.redis().next();
         let mut pages = if redis.is_clustered() {
             redis.scan_cluster(pattern, Some(SCAN_COUNT), Some(kind)).boxed()

@@ -199,6 +199,24 @@ impl ScheduleSpec {
         self.misfire
     }
 
+    /// The IANA time zone of a cron spec (`"UTC"` unless one was given);
+    /// `None` for [`every`].
+    ///
+    /// ```
+    /// # fn main() -> delayq::Result<()> {
+    /// use delayq::ScheduleSpec;
+    /// assert_eq!(ScheduleSpec::cron("0 3 * * *")?.time_zone(), Some("UTC"));
+    /// assert_eq!(ScheduleSpec::cron("CRON_TZ=Europe/Paris 0 3 * * *")?.time_zone(), Some("Europe/Paris"));
+    /// assert_eq!(delayq::every(std::time::Duration::from_secs(1)).time_zone(), None);
+    /// # Ok(()) }
+    /// ```
+    pub fn time_zone(&self) -> Option<&'static str> {
+        match &self.kind {
+            Kind::Cron { tz, .. } => Some(tz.name()),
+            Kind::Every(_) => None,
+        }
+    }
+
     /// Checks what the stored record cannot hold.
     pub(crate) fn validate(&self) -> Result<()> {
         if let Kind::Every(period) = self.kind {
@@ -364,12 +382,26 @@ impl std::fmt::Display for ScheduleSpec {
     }
 }
 
+/// `d` as people write it: `1h30m`, `500ms`, `1d2h`, `1s500ms` (every
+/// unit that is not zero, largest first; what `--every` takes).
 fn format_period(d: Duration) -> String {
     let ms = d.as_millis();
-    if !ms.is_multiple_of(1000) {
-        format!("{ms}ms")
+    let units = [
+        (ms / 86_400_000, "d"),
+        (ms / 3_600_000 % 24, "h"),
+        (ms / 60_000 % 60, "m"),
+        (ms / 1_000 % 60, "s"),
+        (ms % 1_000, "ms"),
+    ];
+    let text: String = units
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    if text.is_empty() {
+        "0ms".into()
     } else {
-        format!("{}s", ms / 1000)
+        text
     }
 }
 
@@ -568,6 +600,23 @@ mod tests {
         assert!(every(Duration::from_micros(999)).validate().is_err());
         assert!(every(Duration::from_micros(1000)).validate().is_ok());
         assert!(every(Duration::MAX).validate().is_err());
+    }
+
+    /// Periods read as people write them (and as `--every` takes them),
+    /// not as a count of seconds.
+    #[test]
+    fn periods_display_in_the_largest_units() {
+        for (ms, shown) in [
+            (3_600_000, "every 1h"),
+            (5_400_000, "every 1h30m"),
+            (500, "every 500ms"),
+            (1_500, "every 1s500ms"),
+            (5_000, "every 5s"),
+            (90_061_001, "every 1d1h1m1s1ms"),
+            (172_800_000, "every 2d"),
+        ] {
+            assert_eq!(every(Duration::from_millis(ms)).to_string(), shown, "{ms} ms");
+        }
     }
 
     #[test]

@@ -141,8 +141,9 @@ impl QueueKeys {
     }
 
     /// The queue a key of it belongs to, from the key's name: the timeout
-    /// set, the pending list, the dead-letter or quarantine list (what a
-    /// `SCAN` finds of a queue). `None` for any other key. A name in braces
+    /// set, the pending list, the dead-letter or quarantine list, or the
+    /// schedules hash (what a `SCAN` finds of a queue: a queue that has only
+    /// schedules has no other key yet). `None` for any other key. A name in braces
     /// with no other brace (`…:{orders}`) is the queue `orders`, as Redisson
     /// names it; a name that keeps its own hash tag comes back whole.
     ///
@@ -152,20 +153,28 @@ impl QueueKeys {
     /// assert_eq!(keys.destination(), "orders");
     /// let tagged = QueueKeys::from_key("delayq_dead_letter:{shop}orders").unwrap();
     /// assert_eq!(tagged.destination(), "{shop}orders");
+    /// let scheduled = QueueKeys::from_key("delayq_schedules:{reports}").unwrap();
+    /// assert_eq!(scheduled.destination(), "reports");
     /// assert!(QueueKeys::from_key("orders").is_none());
     /// ```
     pub fn from_key(key: &str) -> Option<Self> {
-        let rest = [TIMEOUT_PREFIX, PENDING_PREFIX, DEAD_LETTER_PREFIX, QUARANTINE_PREFIX]
-            .iter()
-            .find_map(|prefix| key.strip_prefix(prefix)?.strip_prefix(':'))?;
+        let rest = [
+            TIMEOUT_PREFIX,
+            PENDING_PREFIX,
+            DEAD_LETTER_PREFIX,
+            QUARANTINE_PREFIX,
+            SCHEDULES_PREFIX,
+        ]
+        .iter()
+        .find_map(|prefix| key.strip_prefix(prefix)?.strip_prefix(':'))?;
         let name = match rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
             Some(inner) if !inner.contains(['{', '}']) => inner,
             _ => rest,
         };
         let keys = QueueKeys::new(name).ok()?;
-        [keys.timeout(), keys.pending(), keys.dead_letter(), keys.quarantine()]
-            .contains(&key)
-            .then_some(keys)
+        let found = [keys.timeout(), keys.pending(), keys.dead_letter(), keys.quarantine()].contains(&key)
+            || keys.schedules() == key;
+        found.then_some(keys)
     }
 
     /// The destination list consumers take from (`N`).
@@ -382,6 +391,29 @@ mod tests {
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"
         );
+    }
+
+    /// Every key `SCAN` looks for maps back to its queue, the schedules
+    /// hash included (a queue may have nothing else), and the keys delayq
+    /// names after the schedules (revisions, runners) map to none.
+    #[test]
+    fn scanned_keys_map_back_to_their_queue() {
+        for name in ["orders", "{shop}orders", "q:with:colons"] {
+            let keys = QueueKeys::new(name).unwrap();
+            for key in [
+                keys.timeout().to_owned(),
+                keys.pending().to_owned(),
+                keys.dead_letter().to_owned(),
+                keys.quarantine().to_owned(),
+                keys.schedules(),
+            ] {
+                let found = QueueKeys::from_key(&key).unwrap_or_else(|| panic!("{key} maps to no queue"));
+                assert_eq!(found.destination(), name, "{key}");
+            }
+        }
+        assert!(QueueKeys::from_key("delayq_schedule_runners:{orders}").is_none());
+        assert!(QueueKeys::from_key("delayq_schedule_revs:{orders}").is_none());
+        assert!(QueueKeys::from_key("delayq_schedules:").is_none());
     }
 
     #[test]

@@ -43,6 +43,19 @@ async fn off_loopback_the_dashboard_command_refuses_to_start_without_a_token() {
 /// The dashboard's log says when Redis went away and when it came back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_logs_when_redis_goes_away_and_comes_back() {
+    logs_when_redis_goes_away_and_comes_back(Some("delayq_dashboard=info")).await;
+}
+
+/// It does so without DELAYQ_LOG too: a long-running command logs at INFO
+/// by default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_delayq_log_the_dashboard_still_logs_redis_going_away_and_back() {
+    logs_when_redis_goes_away_and_comes_back(None).await;
+}
+
+/// Runs `delayq dashboard` (with `DELAYQ_LOG` set to `log`, or unset),
+/// stops Redis and starts it again, and waits for the WARN and INFO lines.
+async fn logs_when_redis_goes_away_and_comes_back(log: Option<&str>) {
     use std::io::BufRead;
     let mut server = RedisServer::start().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -50,7 +63,12 @@ async fn the_dashboard_logs_when_redis_goes_away_and_comes_back() {
         .local_addr()
         .unwrap()
         .port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"));
+    match log {
+        Some(filter) => command.env("DELAYQ_LOG", filter),
+        None => command.env_remove("DELAYQ_LOG"),
+    };
+    let mut child = command
         .args([
             "dashboard",
             "--listen",
@@ -58,7 +76,6 @@ async fn the_dashboard_logs_when_redis_goes_away_and_comes_back() {
             "--url",
             &server.url(),
         ])
-        .env("DELAYQ_LOG", "delayq_dashboard=info")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -98,5 +115,5 @@ async fn the_dashboard_logs_when_redis_goes_away_and_comes_back() {
     assert!(down.contains("WARN"), "{down}");
     server.restart().await;
     let back = wait_line("Redis is reachable again");
-    assert!(back.contains("down_for"), "{back}");
+    assert!(back.contains("INFO") && back.contains("down_for"), "{back}");
 }

@@ -236,3 +236,82 @@ async fn requeue_says_which_values_moved() {
     })
     .await;
 }
+
+/// The table's DIED gives the time with its zone, then how long ago (as
+/// `inspect` shows due times); JSON keeps `died_at` in RFC 3339.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_when_each_died_as_a_time_with_its_zone() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+        let in_utc = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .env("TZ", "UTC")
+                .output()
+                .expect("run delayq")
+        };
+        let doc = json_of(&in_utc(&["dead-letter", "list", "jobs", "--format", "json"]));
+        let died = doc["values"][0]["died_at"].as_str().unwrap();
+        assert!(died.ends_with('Z'), "{died}");
+        // 2026-11-26T19:52:01.123Z as 2026-11-26 19:52:01.123 +00:00.
+        let shown = format!("{} +00:00 (", died.trim_end_matches('Z').replace('T', " "));
+        let text = stdout(&in_utc(&["dead-letter", "list", "jobs"]));
+        let a = text
+            .lines()
+            .find(|l| l.starts_with("1 "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(a.contains(&shown) && a.contains("ago)"), "{shown:?} in {a}");
+    })
+    .await;
+}
+
+/// Without --index or --all, the error names both; --index takes a list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_names_both_ways_to_choose_and_takes_a_list_of_positions() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(&raw, "jobs", &ENTRIES).await;
+
+        let out = delayq(&redis, &["dead-letter", "delete", "jobs"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("--index") && said.contains("--all"), "{said}");
+        let out = delayq(&redis, &["dead-letter", "delete", "jobs", "--index", "1", "--all"]);
+        assert_eq!(out.status.code(), Some(2), "both at once: {out:?}");
+        assert_eq!(dead(&raw, "jobs").await.len(), 5, "refusals delete nothing");
+
+        let text = stdout(&delayq(&redis, &["dead-letter", "delete", "jobs", "--index", "1,3"]));
+        assert!(text.contains("deleted 2"), "{text}");
+        assert_eq!(dead(&raw, "jobs").await, ["b", "d", "e"]);
+    })
+    .await;
+}
+
+/// The last page of a long list says which numbers it shows, as other pages do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_page_names_the_numbers_it_shows() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let entries: Vec<(String, u64, &str)> = (0..132).map(|i| (format!("v{i}"), 1, "x")).collect();
+        let entries: Vec<(&str, u64, &str)> = entries.iter().map(|(v, a, r)| (v.as_str(), *a, *r)).collect();
+        seed(&raw, "jobs", &entries).await;
+
+        let text = stdout(&delayq(&redis, &["dead-letter", "list", "jobs", "--offset", "130"]));
+        assert!(text.contains("(2 of 132") && text.contains("#131–#132"), "{text}");
+        assert!(!text.contains("for more"), "nothing after the last page: {text}");
+        let text = stdout(&delayq(
+            &redis,
+            &["dead-letter", "list", "jobs", "--offset", "10", "--limit", "5"],
+        ));
+        assert!(
+            text.contains("#11–#15") && text.contains("--offset 15 for more"),
+            "{text}"
+        );
+    })
+    .await;
+}

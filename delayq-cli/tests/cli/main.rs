@@ -23,6 +23,7 @@ mod dashboard;
 mod dead_letters;
 mod kryo;
 mod lost_replies;
+mod operator_review;
 mod processes;
 mod rough_edges;
 mod schedules;

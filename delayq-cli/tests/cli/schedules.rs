@@ -59,6 +59,15 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
         assert!(cli(&["schedule", "resume", "reports", "weekly"]).status.success());
         assert!(cli(&["schedule", "remove", "reports", "weekly"]).status.success());
         assert_eq!(cli(&["schedule", "remove", "reports", "weekly"]).status.code(), Some(1));
+        // Its last schedule gone, the queue has no key left: listing it is
+        // refused as for any name no queue has; a queue that exists lists none.
+        let gone = list("json");
+        assert_eq!(gone.status.code(), Some(1), "{gone:?}");
+        assert!(
+            String::from_utf8_lossy(&gone.stderr).contains("no queue `reports`"),
+            "{gone:?}"
+        );
+        assert!(cli(&["offer", "reports", "--delay", "1h", "v"]).status.success());
         let json: serde_json::Value = serde_json::from_slice(&list("json").stdout).unwrap();
         assert_eq!(json["schedules"].as_array().unwrap().len(), 0);
 

@@ -1,0 +1,191 @@
+//! What a new operator found running the CLI on realistic data: queues
+//! with only schedules, hints that point the wrong way, specs and times
+//! shown for people, and refusals that say plainly why.
+
+use std::process::{Command, Output};
+
+use crate::harness::{deadline, RedisServer};
+
+fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", redis.url())
+        .output()
+        .expect("run delayq")
+}
+
+fn ok(output: Output) -> Output {
+    assert!(output.status.success(), "{output:?}");
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn listed(redis: &RedisServer) -> Vec<String> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(&ok(delayq(redis, &["list", "--format", "json"])).stdout).unwrap();
+    doc["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["queue"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A queue that has only schedules (no runner, nothing offered yet) is a
+/// queue: `list` shows it, `inspect` reads it without calling it missing,
+/// and a misspelling of it is refused with its name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        for (name, when) in [
+            ("nightly", "0 3 * * *"),
+            ("hourly", "0 * * * *"),
+            ("weekly", "0 9 * * MON"),
+        ] {
+            ok(delayq(
+                &redis,
+                &["schedule", "add", "sched-idle", name, "--cron", when, "x"],
+            ));
+        }
+        ok(delayq(
+            &redis,
+            &["schedule", "add", "{t}tagged", "often", "--every", "1h", "y"],
+        ));
+        assert_eq!(listed(&redis), ["sched-idle", "{t}tagged"]);
+
+        let out = ok(delayq(&redis, &["inspect", "sched-idle"]));
+        assert!(stdout(&out).contains("nightly"), "{out:?}");
+        let said = stderr(&out);
+        assert!(!said.contains("no key of queue"), "{said}");
+        assert!(said.contains("3 schedules"), "{said}");
+
+        let out = delayq(&redis, &["stats", "sched-idl"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("did you mean `sched-idle`?"), "{out:?}");
+    })
+    .await;
+}
+
+/// `inspect --limit N` says how to see the next N, and `--offset` shows them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_pages_with_offset_and_says_how_to_see_the_next_ones() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        // Due one hour apart, so the due order is the offer order.
+        for i in 0..8 {
+            let delay = format!("{}h", i + 1);
+            ok(delayq(&redis, &["offer", "big", "--delay", &delay, &format!("v{i}")]));
+        }
+        let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--limit", "3"])));
+        assert!(
+            text.contains("(3 of 8 pending shown, #1–#3; --offset 3 shows the next 3)"),
+            "{text}"
+        );
+        let text = stdout(&ok(delayq(
+            &redis,
+            &["inspect", "big", "--limit", "3", "--offset", "3"],
+        )));
+        for shown in ["v3", "v4", "v5"] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
+        for hidden in ["v2", "v6"] {
+            assert!(!text.contains(hidden), "{hidden} in {text}");
+        }
+        assert!(text.contains("--offset 6 shows the next 2"), "{text}");
+        let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--offset", "6"])));
+        assert!(
+            text.contains("v6") && text.contains("v7") && !text.contains("v5"),
+            "{text}"
+        );
+        assert!(text.contains("#7–#8") && !text.contains("shows the next"), "{text}");
+        let doc: serde_json::Value = serde_json::from_slice(
+            &ok(delayq(&redis, &["inspect", "big", "--offset", "7", "--format", "json"])).stdout,
+        )
+        .unwrap();
+        assert_eq!(doc["elements"].as_array().unwrap().len(), 1, "{doc}");
+        assert_eq!(doc["elements"][0]["payload"], "v7", "{doc}");
+        let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--offset", "20"])));
+        assert!(text.contains("no pending element after the first 20"), "{text}");
+    })
+    .await;
+}
+
+/// Schedules show their period as people write it, and a cron spec
+/// without a zone says it is UTC; JSON keeps the spec that parses back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedule_specs_show_humanised_periods_and_the_zone_of_cron() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        for (name, every) in [("a-hourly", "1h"), ("b-ninety", "90m"), ("c-fast", "500ms")] {
+            ok(delayq(
+                &redis,
+                &["schedule", "add", "specs", name, "--every", every, "x"],
+            ));
+        }
+        ok(delayq(
+            &redis,
+            &["schedule", "add", "specs", "d-cron", "--cron", "0 3 * * *", "x"],
+        ));
+        let text = stdout(&ok(delayq(&redis, &["schedule", "list", "specs"])));
+        for shown in ["every 1h ", "every 1h30m ", "every 500ms ", "0 3 * * * (UTC)"] {
+            assert!(text.contains(shown), "{shown:?} in {text}");
+        }
+        assert!(!text.contains("3600s"), "{text}");
+        let text = stdout(&ok(delayq(&redis, &["inspect", "specs"])));
+        assert!(
+            text.contains("every 1h30m") && text.contains("0 3 * * * (UTC)"),
+            "{text}"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_slice(&ok(delayq(&redis, &["schedule", "list", "specs", "--format", "json"])).stdout)
+                .unwrap();
+        assert_eq!(doc["schedules"][3]["spec"], "0 3 * * *", "{doc}");
+    })
+    .await;
+}
+
+/// `schedule list` of a misspelt queue is refused like other reads;
+/// `move-due` on a paused queue says so plainly (exit 1, as `take` does);
+/// LAG says "-" where there is none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_refusals_say_plainly_what_is_wrong() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        ok(delayq(
+            &redis,
+            &["schedule", "add", "reports", "nightly", "--cron", "0 3 * * *", "x"],
+        ));
+        let out = delayq(&redis, &["schedule", "list", "reprts"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("did you mean `reports`?"), "{out:?}");
+        let out = delayq(&redis, &["schedule", "list", "nosuch"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+        ok(delayq(&redis, &["offer", "jobs", "--delay", "1h", "a"]));
+        ok(delayq(&redis, &["pause", "jobs"]));
+        let out = delayq(&redis, &["move-due", "jobs"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let said = stderr(&out);
+        assert!(
+            said.contains("jobs is paused") && !said.contains("invalid argument"),
+            "{said}"
+        );
+        ok(delayq(&redis, &["resume", "jobs"]));
+
+        let text = stdout(&ok(delayq(&redis, &["stats", "jobs"])));
+        let header = text.lines().next().unwrap();
+        let row = text.lines().nth(1).unwrap();
+        let lag_at = header.find("LAG").unwrap();
+        let lag: String = row[lag_at..].split_whitespace().next().unwrap().into();
+        assert_eq!(lag, "-", "{text}");
+    })
+    .await;
+}
