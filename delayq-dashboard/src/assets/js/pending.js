@@ -61,31 +61,70 @@ const pendingSection = {
       this.find({ id: $("search-q").value });
     });
     $("search-text").addEventListener("click", () => this.find({ text: $("search-q").value, from: 0 }));
-    $("search-more").addEventListener("click", () => this.search && this.find({ ...this.search, from: this.searched.to }));
+    $("search-more").addEventListener("click", () => this.search && this.find(this.search, { more: true }));
     $("search-close").addEventListener("click", () => { this.search = null; $("search-results").hidden = true; });
   },
 
-  // Runs a search (and again after an action on one of its rows).
-  async find(params) {
+  // Runs a search (and again after an action on one of its rows). A text
+  // search keeps its matches across presses of Continue: each press looks
+  // further and adds what it finds. One press goes on by itself for a few
+  // requests while they are quick (each request is capped by the server).
+  async find(params, { more = false, until = 0 } = {}) {
     const ctx = this.ctx;
     const what = params.id !== undefined ? params.id : params.text;
     if (!what) return ctx.flash(false, "type an id or a text to search for");
     this.search = params;
+    const body = document.querySelector("#search-table tbody");
+    const started = Date.now();
+    let from = more ? this.searched.to : 0;
+    if (!more) {
+      this.matches = 0;
+      body.replaceChildren();
+    }
+    $("search-more").disabled = true;
     try {
-      const found = await getJson(`/api/pending/search?${new URLSearchParams({ name: ctx.name, ...params })}`);
-      this.searched = found;
-      const rows = found.matches.map((e) => this.row(e, Date.now(), false, true));
-      if (rows.length === 0) {
-        rows.push(el("tr"));
-        rows[0].appendChild(el("td", { colspan: 7, class: "muted" }, "no match"));
+      for (;;) {
+        const query = params.id !== undefined ? params : { text: params.text, from };
+        const found = await getJson(`/api/pending/search?${new URLSearchParams({ name: ctx.name, ...query })}`);
+        const now = Date.now();
+        body.querySelectorAll("tr.none").forEach((tr) => tr.remove());
+        body.append(...found.matches.map((e) => this.row(e, now, false, true)));
+        this.matches += found.matches.length;
+        this.searched = found;
+        if (params.id !== undefined) {
+          $("search-info").textContent = visible(found.message);
+        } else {
+          this.searchInfo(found);
+        }
+        $("search-results").hidden = false;
+        const done = found.complete !== false || found.to <= from;
+        $("search-more").hidden = done;
+        // Quick answers go on by themselves (up to 3 s a press); a re-run
+        // after an action goes back as far as the search had looked.
+        if (done || !(found.to < until || Date.now() - started < 3000)) break;
+        from = found.to;
       }
-      document.querySelector("#search-table tbody").replaceChildren(...rows);
-      $("search-info").textContent = visible(found.message);
-      $("search-more").hidden = found.complete !== false;
-      $("search-results").hidden = false;
+      if (this.matches === 0) {
+        const tr = el("tr", { class: "none" });
+        tr.appendChild(el("td", { colspan: 7, class: "muted" }, "no match"));
+        body.appendChild(tr);
+      }
     } catch (error) {
       ctx.flash(false, error.message);
+    } finally {
+      $("search-more").disabled = false;
     }
+  },
+
+  // "3 matches so far; looked at elements 1–60,000 of 200,000; continue from there".
+  searchInfo(found) {
+    const n = this.matches;
+    const count = n === 0 ? "no match" : n === 1 ? "1 match" : `${fmt(n)} matches`;
+    const complete = found.complete !== false;
+    const looked = found.to > 0
+      ? `looked at elements 1–${fmt(found.to)} of ${fmt(found.total)}`
+      : `nothing to look at of ${fmt(found.total)}`;
+    $("search-info").textContent = `${count}${complete || n === 0 ? "" : " so far"}; ${looked}${complete ? "" : "; continue from there"}`;
   },
 
   query() {
@@ -139,7 +178,7 @@ const pendingSection = {
     const element = { element: e.raw };
     const after = (handler) => async () => {
       await handler();
-      if (inSearch && this.search) await this.find(this.search);
+      if (inSearch && this.search) await this.find(this.search, { until: this.searched.to });
     };
     const label = e.id === null || e.id === undefined ? "Delete" : "Cancel";
     const remove = el("button", { type: "button", class: "danger del" }, label);

@@ -769,3 +769,4 @@ async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
 mod dead_letters;
 mod elements;
 mod overview;
+mod review;
