@@ -29,10 +29,10 @@ pub(crate) async fn known(shared: &Shared, name: &str, status: &QueueStatus) -> 
 }
 
 /// The known queue names closest to `name` (case-insensitive edit
-/// distance), closest first: a typo or two away, at most a quarter of it.
+/// distance), closest first: a typo or two away, at most a third of it.
 pub(crate) fn did_you_mean(shared: &Shared, name: &str) -> Vec<String> {
     let typed: Vec<char> = name.to_lowercase().chars().collect();
-    let most = 2.max(typed.len() / 4);
+    let most = 2.max(typed.len() / 3);
     let queues = shared.queues.read();
     let mut close: Vec<(usize, &String)> = queues
         .entries

@@ -20,6 +20,7 @@ function queuePage() {
     const data = await getJson(`/api/queue?${q}`);
     // A section whose page went away under it (the queue shrank) asks again.
     if (SECTIONS().some((section) => section.stale && section.stale(data, ctx))) return load();
+    unknownQueue(name, data);
     const s = data.status;
     setCount("pending", s.pending);
     setCount("ready", s.ready);
@@ -89,4 +90,24 @@ function queuePage() {
     confirm.value = "";
     return { confirm: typed };
   }));
+}
+
+// A name delayq does not know (no key, schedule nor registration; most
+// likely mistyped): a banner naming the closest known queues, and no
+// actions, rather than what looks like a healthy empty queue.
+function unknownQueue(name, data) {
+  const unknown = data.known === false;
+  document.body.classList.toggle("unknown-queue", unknown);
+  const node = $("unknown");
+  node.hidden = !unknown;
+  if (!unknown) return;
+  const parts = [el("strong", {}, `no queue \`${visible(name)}\``),
+    document.createTextNode(": delayq knows no key, schedule or registration of that name.")];
+  const close = data.did_you_mean || [];
+  close.forEach((other, i) => {
+    parts.push(document.createTextNode(i === 0 ? " Did you mean " : i === close.length - 1 ? " or " : ", "));
+    parts.push(el("a", { href: `/queue?${new URLSearchParams({ name: other })}` }, `\`${visible(other)}\``));
+  });
+  if (close.length) parts.push(document.createTextNode("?"));
+  node.replaceChildren(...parts);
 }

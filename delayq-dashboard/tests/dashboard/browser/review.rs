@@ -75,3 +75,41 @@ async fn text_search_keeps_its_matches_across_continue() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// Whether `css` is there and shown.
+async fn shown(browser: &Browser, css: &str) -> bool {
+    match browser.find(Locator::Css(css)).await {
+        Ok(node) => node.is_displayed().await.unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mistyped_queue_name_says_so_offers_the_known_one_and_has_no_actions() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "svc-orders-1", 3, 0, 2).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    // Markup in the typed name stays text.
+    browser
+        .goto(&format!("{url}/queue?name=svc-ordrs-1%3Cb%3E"))
+        .await
+        .unwrap();
+    let banner = super::elements::wait_contains(&browser, "#unknown", "Did you mean").await;
+    assert_eq!(
+        banner,
+        "no queue `svc-ordrs-1<b>`: delayq knows no key, schedule or registration of that name. \
+         Did you mean `svc-orders-1`?"
+    );
+    for css in ["#pause", "#move-due", "#purge", "#requeue-dead", "#delete-dead"] {
+        assert!(!shown(&browser, css).await, "{css} is not offered for an unknown queue");
+    }
+    screenshot(&browser, "review-unknown-queue").await;
+    click(&browser, "#unknown a").await;
+    super::wait_text(&browser, "#pending", "3").await;
+    assert!(!shown(&browser, "#unknown").await, "the known queue has no banner");
+    assert!(shown(&browser, "#pause").await, "and its actions");
+    browser.close().await.unwrap();
+    driver.session = None;
+}
