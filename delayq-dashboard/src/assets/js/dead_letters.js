@@ -15,6 +15,8 @@ const deadLettersSection = {
   trail: [],
   // Ticked values of this page: key as ticked -> key as last read (see keep()).
   selected: new Map(),
+  // The key of the row whose Delete was pressed once.
+  armed: null,
   loading: false,
 
   init(ctx) {
@@ -220,8 +222,22 @@ const deadLettersSection = {
       if (!READ_ONLY) {
         const requeue = el("button", { type: "button", class: "requeue-one", title: "Back to the queue's tail" }, "Requeue");
         requeue.addEventListener("click", this.ctxAct(requeue, "requeue-dead-letter-keys", v.key));
-        const del = el("button", { type: "button", class: "danger delete-one" }, "Delete");
-        del.addEventListener("click", this.ctxAct(del, "delete-dead-letter-keys", v.key));
+        // Two presses, as every delete: the first arms it (kept across the
+        // redraw of each poll), the second deletes.
+        const armed = "Delete? Press again";
+        const del = el("button", { type: "button", class: "danger delete-one" }, this.armed === v.key ? armed : "Delete");
+        const remove = this.ctxAct(del, "delete-dead-letter-keys", v.key);
+        del.addEventListener("click", () => {
+          if (this.armed === v.key) {
+            this.armed = null;
+            del.textContent = "Delete";
+            remove();
+          } else {
+            this.armed = v.key;
+            for (const other of document.querySelectorAll("#dead-table button.delete-one")) other.textContent = "Delete";
+            del.textContent = armed;
+          }
+        });
         actions.append(requeue, del);
       }
       tr.appendChild(actions);

@@ -113,3 +113,31 @@ async fn a_mistyped_queue_name_says_so_offers_the_known_one_and_has_no_actions()
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_letter_rows_delete_asks_to_be_pressed_again() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "orders", 0, 0, 2).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    let first = "#dead-table tbody tr:first-child button.delete-one";
+    super::wait_text(&browser, first, "Delete").await;
+    click(&browser, first).await;
+    super::wait_text(&browser, first, "Delete? Press again").await;
+    assert_eq!(
+        seed::llen(&server, "delayq_dead_letter:{orders}").await,
+        2,
+        "one press deletes nothing"
+    );
+    screenshot(&browser, "review-dead-letter-delete-armed").await;
+    click(&browser, first).await;
+    super::elements::wait_contains(&browser, "#flash", "deleted").await;
+    seed::eventually(WAIT, "one dead letter deleted", || async {
+        seed::llen(&server, "delayq_dead_letter:{orders}").await == 1
+    })
+    .await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
