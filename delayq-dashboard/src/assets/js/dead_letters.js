@@ -288,7 +288,7 @@ const deadLettersSection = {
   },
 
   // When it died: the local time with its zone, and how long ago below
-  // (the UTC time as the title).
+  // (the time in UTC as the title).
   died(ms, now) {
     const td = el("td", { class: "died" });
     if (ms === null || ms === undefined) {
@@ -296,11 +296,10 @@ const deadLettersSection = {
       td.textContent = "not recorded";
       return td;
     }
-    const zone = new Intl.DateTimeFormat("en-US", { timeZoneName: "short" })
-      .formatToParts(new Date(ms)).find((p) => p.type === "timeZoneName");
-    td.textContent = `${localTime(ms).slice(0, 19)} ${zone ? zone.value : ""}`.trim();
+    // The zone as every time on the page writes it ("UTC+05:30").
+    td.textContent = `${localTime(ms).slice(0, 19)} ${zone(ms)}`;
     td.appendChild(el("span", { class: "ago" }, relative(ms - now)));
-    td.title = new Date(ms).toISOString();
+    td.title = `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
     return td;
   },
 

@@ -6,13 +6,11 @@
 // "10m", "1h30m", "90s": a delay the server reads as one.
 const DELAY = /^\s*(\d+\s*(ms|s|m|h|d)\s*)+$/;
 
-// This browser's zone, as the due-time inputs read it: "Europe/Paris, UTC+01:00".
+// This browser's zone, as the due-time inputs read it: the offset as every
+// time on the page writes it, and the zone's name once: "UTC+05:30 (Asia/Kolkata)".
 function zoneLabel() {
-  const minutes = -new Date().getTimezoneOffset();
-  const sign = minutes >= 0 ? "+" : "-";
-  const pad = (n) => String(Math.floor(Math.abs(n))).padStart(2, "0");
-  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "local time";
-  return `${zone}, UTC${sign}${pad(minutes / 60)}:${pad(minutes % 60)}`;
+  const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return name && !/^(Etc\/)?(UTC|GMT)$/.test(name) ? `${zone()} (${name})` : zone();
 }
 
 const pendingSection = {
@@ -215,7 +213,7 @@ const pendingSection = {
       if (DELAY.test(typed)) return { ...element, delay: typed };
       const at = new Date(typed.replace(" ", "T")).getTime();
       return { ...element, at_ms: Number.isNaN(at) ? "" : at };
-    }));
+    }, (done) => `rescheduled the element: due ${localTime(done.due_ms)} (${relative(done.due_ms - Date.now())})`));
     ok.addEventListener("click", async () => {
       const typed = input.value.trim();
       if (!DELAY.test(typed) && Number.isNaN(new Date(typed.replace(" ", "T")).getTime())) {

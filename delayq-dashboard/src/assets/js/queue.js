@@ -58,13 +58,14 @@ function queuePage() {
     delete node.dataset.outage;
     node.textContent = visible(text);
   };
-  // A click handler that posts an action, says what it answered and redraws.
-  ctx.act = (button, action, params) => async () => {
+  // A click handler that posts an action, says what it answered (`say`
+  // words an answer from its fields, e.g. a time in the page's zone) and redraws.
+  ctx.act = (button, action, params, say) => async () => {
     ctx.acting = true;
     button.disabled = true;
     try {
       const result = await post(action, { name, ...params() });
-      ctx.flash(true, result.message);
+      ctx.flash(true, say ? say(result) : result.message);
     } catch (error) {
       ctx.flash(false, error.message);
       if (error.body && error.body.redis) $("flash").dataset.outage = "1";

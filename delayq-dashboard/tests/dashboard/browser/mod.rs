@@ -53,9 +53,18 @@ fn command(var: &str, default: &str) -> String {
 }
 
 async fn start_driver() -> Driver {
+    start_driver_in(None).await
+}
+
+/// chromedriver whose Chromium runs in the time zone `zone` (`TZ`), if given.
+async fn start_driver_in(zone: Option<&str>) -> Driver {
     let chromedriver = command("CHROMEDRIVER", "/usr/bin/chromedriver");
     let port = free_port();
-    let child = Command::new(chromedriver)
+    let mut command = Command::new(chromedriver);
+    if let Some(zone) = zone {
+        command.env("TZ", zone);
+    }
+    let child = command
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -141,3 +141,67 @@ async fn a_dead_letter_rows_delete_asks_to_be_pressed_again() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// A dead letter of `name` recorded as dying at `at_ms`.
+async fn dead_at(server: &RedisServer, name: &str, value: &str, at_ms: i64) {
+    use delayq::fred::interfaces::ListInterface;
+    let redis = seed::raw(server).await;
+    let _: i64 = redis
+        .rpush(format!("delayq_dead_letter:{{{name}}}"), value)
+        .await
+        .unwrap();
+    let _: i64 = redis
+        .rpush(
+            format!("delayq_dead_reasons:{{{name}}}"),
+            format!("{at_ms} permanent: no such account"),
+        )
+        .await
+        .unwrap();
+}
+
+/// Every time on the queue page writes its zone one way, the header's
+/// (`UTC+05:30` in Kolkata): the dead letters' DIED, the jump box (with the
+/// zone's name once) and a reschedule's answer; no `GMT+5:30`, no `Z`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_time_on_the_queue_page_writes_its_zone_one_way() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let q = client
+        .delayed_queue("tz", delayq::StringCodec)
+        .unwrap()
+        .without_transfer();
+    assert!(q
+        .offer_with_id("order-7", &"remind".to_owned(), Duration::from_secs(3_600))
+        .await
+        .unwrap());
+    dead_at(&server, "tz", "dead-0", seed::now_ms() - 120_000).await;
+    let url = serve(&server).await;
+    let mut driver = super::start_driver_in(Some("Asia/Kolkata")).await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=tz")).await.unwrap();
+    super::wait_text(&browser, "#zone", "times in UTC+05:30").await;
+
+    let died = super::elements::wait_contains(&browser, "#dead-table td.died", "UTC+05:30").await;
+    assert!(!died.contains("GMT"), "{died:?}");
+    let jump = text(&browser, "#jump-zone").await;
+    assert!(jump.starts_with("UTC+05:30 ("), "{jump:?}");
+    assert_eq!(jump.matches("UTC").count(), 1, "the offset once: {jump:?}");
+
+    let row = "#pending-table tbody tr:first-child";
+    super::wait_text(&browser, &format!("{row} td.id"), "order-7").await;
+    click(&browser, &format!("{row} button.resched")).await;
+    let input = browser
+        .find(Locator::Css(&format!("{row} input.resched-to")))
+        .await
+        .unwrap();
+    input.send_keys("2036-12-01 09:00").await.unwrap();
+    click(&browser, &format!("{row} button.resched-ok")).await;
+    let flash = super::elements::wait_contains(&browser, "#flash", "rescheduled").await;
+    assert!(
+        flash.starts_with("rescheduled the element: due 2036-12-01 09:00:00.000 UTC+05:30 (in "),
+        "{flash:?}"
+    );
+    screenshot(&browser, "review-one-zone").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
