@@ -205,3 +205,52 @@ async fn every_time_on_the_queue_page_writes_its_zone_one_way() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// A schedule's next fire says when, not only how soon, on one line at
+/// 1,400 px: "in 3d9h · 2026-11-30 03:00 UTC+05:30".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedules_next_fire_shows_its_time_and_zone_on_one_line() {
+    let server = RedisServer::start().await;
+    let saver = seed::client(&server).await;
+    let reports = saver.delayed_queue("reports", delayq::StringCodec).unwrap();
+    saver
+        .schedule(
+            "nightly",
+            "0 3 * * *",
+            &reports,
+            &"compact the archive of last month's orders".to_string(),
+        )
+        .await
+        .unwrap();
+    drop(reports);
+    saver.shutdown().await;
+    let url = serve(&server).await;
+    let mut driver = super::start_driver_in(Some("Asia/Kolkata")).await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=reports")).await.unwrap();
+    let cell = r#"tr[data-schedule="nightly"] td.next"#;
+    let next = super::elements::wait_contains(&browser, cell, " · ").await;
+    let title = browser
+        .find(Locator::Css(cell))
+        .await
+        .unwrap()
+        .attr("title")
+        .await
+        .unwrap()
+        .unwrap();
+    let (soon, at) = next.split_once(" · ").unwrap();
+    assert!(soon.starts_with("in "), "{next:?}");
+    assert_eq!(at, format!("{} UTC+05:30", &title[..16]), "{next:?} ({title:?})");
+    let lines = browser
+        .execute(
+            "const r = document.createRange(); r.selectNodeContents(document.querySelector(arguments[0]));
+             return r.getClientRects().length;",
+            vec![serde_json::json!(cell)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(lines, serde_json::json!(1), "one line at 1,400 px");
+    screenshot(&browser, "review-schedule-next-fire").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
