@@ -89,7 +89,7 @@ function serverHeader(redis) {
   const s = redis.server;
   const at = s.connected.length ? ` at ${s.connected.map(visible).join(", ")}` : "";
   const mode = s.mode === "sentinel" ? `Sentinel (master ${visible(s.master || "?")}${at})`
-    : s.mode === "cluster" ? `Cluster (${fmt(s.connected.length)} masters)` : "standalone";
+    : s.mode === "cluster" ? `Cluster (${s.reconnecting ? "reconnecting" : `${fmt(s.connected.length)} masters`})` : "standalone";
   const parts = [`${s.addresses.map(visible).join(", ")} · db ${s.db}`, mode];
   if (s.version) parts.push(`Redis ${visible(s.version)}`);
   if (s.used_memory_human) {

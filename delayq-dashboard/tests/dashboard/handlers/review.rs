@@ -82,3 +82,34 @@ async fn a_mistyped_queue_name_is_unknown_with_suggestions() {
     assert_eq!(right["known"], true, "{right}");
     assert_eq!(right["did_you_mean"], serde_json::json!([]), "{right}");
 }
+
+/// While Redis is down the payload does not claim a connection the client
+/// has not got: `connected` is empty and `reconnecting` says why; once Redis
+/// is back, the connection shows again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_lists_no_connected_server() {
+    let mut server = RedisServer::start().await;
+    seed::queue(&server, "q", 1, 0, 0).await;
+    let app = dashboard(&server, |d| d).await;
+    until(&app, "/api/overview", |r| {
+        r.json()["redis"]["server"]["connected"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    })
+    .await;
+    server.kill();
+    let down = until(&app, "/api/overview", |r| r.json()["redis"]["up"] == false)
+        .await
+        .json();
+    assert_eq!(down["redis"]["server"]["connected"], serde_json::json!([]), "{down}");
+    assert_eq!(down["redis"]["server"]["reconnecting"], true, "{down}");
+    server.restart().await;
+    let back = until(&app, "/api/overview", |r| {
+        r.json()["redis"]["server"]["connected"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    })
+    .await
+    .json();
+    assert_eq!(back["redis"]["server"]["reconnecting"], false, "{back}");
+}
