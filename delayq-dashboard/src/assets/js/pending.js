@@ -28,6 +28,11 @@ const pendingSection = {
 
   init(ctx) {
     this.ctx = ctx;
+    // Read-only: no actions column, and no word on actions there are not.
+    if (READ_ONLY) {
+      document.querySelectorAll("#pending-section th.act").forEach((th) => th.remove());
+      $("pending-actions-note").hidden = true;
+    }
     const go = (offset) => { this.offset = Math.max(0, offset); this.typed = false; ctx.refresh(); };
     // A page number typed (and not gone to yet) is not overwritten by a refresh.
     for (const event of ["input", "change"]) $("page-no").addEventListener(event, () => { this.typed = true; });
@@ -158,9 +163,11 @@ const pendingSection = {
     const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
     if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
     tr.appendChild(withCodec(payload, e));
-    const cell = el("td", { class: "act" });
-    if (!READ_ONLY) this.actions(cell, e, ranked);
-    tr.appendChild(cell);
+    if (!READ_ONLY) {
+      const cell = el("td", { class: "act" });
+      this.actions(cell, e, ranked);
+      tr.appendChild(cell);
+    }
     return tr;
   },
 

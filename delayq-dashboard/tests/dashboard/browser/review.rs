@@ -254,3 +254,46 @@ async fn a_schedules_next_fire_shows_its_time_and_zone_on_one_line() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// Read-only, the pending tables have no ACTIONS column and no note on
+/// actions that are not there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_pending_tables_have_no_actions_column_nor_note() {
+    let server = RedisServer::start().await;
+    seed::offer(&server, "jobs", "only", 600).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(
+        delayq_dashboard::Dashboard::new(seed::client(&server).await)
+            .read_only(true)
+            .serve(listener),
+    );
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=jobs")).await.unwrap();
+    super::wait_text(&browser, "#pending-table tbody tr:first-child td.payload", "only").await;
+    browser
+        .find(Locator::Css("#search-q"))
+        .await
+        .unwrap()
+        .send_keys("onl")
+        .await
+        .unwrap();
+    click(&browser, "#search-text").await;
+    super::elements::wait_contains(&browser, "#search-info", "1 match").await;
+    for css in [
+        "#pending-table th.act",
+        "#pending-table td.act",
+        "#search-table th.act",
+        "#search-table td.act",
+    ] {
+        assert!(
+            browser.find_all(Locator::Css(css)).await.unwrap().is_empty(),
+            "no {css} when read-only"
+        );
+    }
+    assert!(!shown(&browser, "#pending-actions-note").await, "no note on actions");
+    screenshot(&browser, "review-read-only-pending").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
