@@ -18,6 +18,9 @@ function queuePage() {
       for (const [k, v] of Object.entries(section.query(ctx))) q.set(k, v);
     }
     const data = await getJson(`/api/queue?${q}`);
+    // Redis answers: the actions work again (before the sections redraw,
+    // which set the states they need).
+    lockActions(false);
     // A section whose page went away under it (the queue shrank) asks again.
     if (SECTIONS().some((section) => section.stale && section.stale(data, ctx))) return load();
     unknownQueue(name, data);

@@ -297,3 +297,46 @@ async fn read_only_pending_tables_have_no_actions_column_nor_note() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// Whether `css` can be pressed (is there and not disabled).
+async fn enabled(browser: &Browser, css: &str) -> bool {
+    browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap()
+        .is_enabled()
+        .await
+        .unwrap()
+}
+
+/// A queue page opened while Redis is down offers no action (each could
+/// only fail); once Redis is back, they work again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_are_disabled_while_the_outage_banner_shows() {
+    let mut server = RedisServer::start().await;
+    seed::queue(&server, "orders", 2, 0, 2).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    server.kill();
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    super::wait_shown(&browser, "#outage", true).await;
+    for css in ["#requeue-dead", "#delete-dead", "#move-due", "#pause", "#migrate"] {
+        assert!(!enabled(&browser, css).await, "{css} is disabled while Redis is down");
+    }
+    screenshot(&browser, "review-outage-no-actions").await;
+    server.restart().await;
+    seed::queue(&server, "orders", 2, 0, 2).await;
+    super::wait_shown(&browser, "#outage", false).await;
+    super::wait_text(&browser, "#dead-letters", "2").await;
+    seed::eventually(WAIT, "the actions back", || async {
+        enabled(&browser, "#requeue-dead").await && enabled(&browser, "#pause").await
+    })
+    .await;
+    assert!(
+        !enabled(&browser, "#purge").await,
+        "purge still waits for the typed name"
+    );
+    browser.close().await.unwrap();
+    driver.session = None;
+}
