@@ -340,3 +340,35 @@ async fn actions_are_disabled_while_the_outage_banner_shows() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// The overview's footer credits both ways queues are found: a queue only
+/// in delayq's registry is listed too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_footer_says_queues_come_from_scan_and_the_registry() {
+    use delayq::fred::interfaces::SortedSetsInterface;
+    let server = RedisServer::start().await;
+    seed::queue(&server, "scanned", 1, 0, 0).await;
+    let _: () = seed::raw(&server)
+        .await
+        .zadd(
+            "delayq_queues",
+            None,
+            None,
+            false,
+            false,
+            (seed::now_ms() as f64, "registered"),
+        )
+        .await
+        .unwrap();
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/")).await.unwrap();
+    let note = super::elements::wait_contains(&browser, "#sampler-note", "2 queues").await;
+    assert!(
+        note.starts_with("2 queues found by SCAN and delayq's registry; "),
+        "{note:?}"
+    );
+    browser.close().await.unwrap();
+    driver.session = None;
+}
