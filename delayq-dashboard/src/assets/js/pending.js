@@ -65,7 +65,7 @@ const pendingSection = {
     });
     $("search-text").addEventListener("click", () => this.find({ text: $("search-q").value, from: 0 }));
     $("search-more").addEventListener("click", () => this.search && this.find(this.search, { more: true }));
-    $("search-close").addEventListener("click", () => { this.search = null; $("search-results").hidden = true; });
+    $("search-close").addEventListener("click", () => { this.search = null; this.runs = (this.runs || 0) + 1; $("search-results").hidden = true; });
   },
 
   // Runs a search (and again after an action on one of its rows). A text
@@ -77,6 +77,8 @@ const pendingSection = {
     const what = params.id !== undefined ? params.id : params.text;
     if (!what) return ctx.flash(false, "type an id or a text to search for");
     this.search = params;
+    // A newer search (or press) takes over from one still going on by itself.
+    const run = (this.runs = (this.runs || 0) + 1);
     const body = document.querySelector("#search-table tbody");
     const started = Date.now();
     let from = more ? this.searched.to : 0;
@@ -89,6 +91,7 @@ const pendingSection = {
       for (;;) {
         const query = params.id !== undefined ? params : { text: params.text, from };
         const found = await getJson(`/api/pending/search?${new URLSearchParams({ name: ctx.name, ...query })}`);
+        if (run !== this.runs) return;
         const now = Date.now();
         body.querySelectorAll("tr.none").forEach((tr) => tr.remove());
         body.append(...found.matches.map((e) => this.row(e, now, false, true)));
@@ -115,7 +118,7 @@ const pendingSection = {
     } catch (error) {
       ctx.flash(false, error.message);
     } finally {
-      $("search-more").disabled = false;
+      if (run === this.runs) $("search-more").disabled = false;
     }
   },
 
