@@ -28,7 +28,8 @@ pub(crate) struct ServerInfo {
     /// The Sentinel master's name.
     pub master: Option<String>,
     /// The nodes the client is connected to now (through Sentinel: the
-    /// master it found; in a cluster: every master).
+    /// master it found; in a cluster: every master), as the last `INFO`
+    /// round saw them; the API leaves them out while Redis is down.
     pub connected: Vec<String>,
     pub db: u8,
     /// `INFO`'s fields we show, once one answered.
@@ -152,6 +153,10 @@ pub(crate) fn parse(text: &str) -> Info {
 pub(crate) fn json(shared: &Shared) -> Value {
     let server = shared.server.read().clone();
     let info = server.info.unwrap_or_default();
+    // While the probe finds Redis down, the client is connected to nothing,
+    // whatever the last INFO round saw.
+    let up = shared.health.borrow().up;
+    let connected = if up { server.connected } else { Vec::new() };
     // INFO's redis_mode says cluster or sentinel from the node itself; a
     // Sentinel-managed master says standalone, so the configuration wins.
     let mode = match (server.mode, info.redis_mode.as_deref()) {
@@ -162,7 +167,8 @@ pub(crate) fn json(shared: &Shared) -> Value {
         "addresses": server.addresses,
         "mode": mode,
         "master": server.master,
-        "connected": server.connected,
+        "connected": connected,
+        "reconnecting": !up,
         "db": server.db,
         "version": info.version,
         "role": info.role,

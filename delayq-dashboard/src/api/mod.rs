@@ -18,6 +18,7 @@ use crate::{epoch_ms, Shared};
 
 pub(crate) mod action;
 mod dead_letters;
+mod known;
 mod overview;
 mod pending;
 mod queue;

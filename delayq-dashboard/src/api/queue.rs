@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use delayq::{BytesCodec, Format};
 
 use super::action::{act, done, failed, paused, press_again, Refused, BATCH};
+use super::known::{did_you_mean, known};
 use super::{dead_letters, error, next_hour, pending, show, status_json};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::sampler::view;
@@ -125,8 +126,12 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
             None => (Vec::new(), false),
         }
     };
+    let known = known(shared, name, &status).await?;
+    let suggestions = if known { Vec::new() } else { did_you_mean(shared, name) };
     Ok(json!({
         "name": name,
+        "known": known,
+        "did_you_mean": suggestions,
         "now_ms": epoch_ms(now),
         "read_only": shared.read_only,
         "codec": shared.codec.name(),
@@ -193,8 +198,9 @@ pub(crate) async fn pause(State(shared): State<Arc<Shared>>, Form(form): Form<Ac
 async fn pause_now(shared: &Shared, form: ActionForm) -> Response {
     let run = async {
         let queue = view(&shared.client, &form.name)?;
-        // A pause of a name with no key would create the queue's only key.
-        if !queue.status().await?.exists {
+        // A pause of a name delayq does not know would create its only
+        // key; a registered queue, or one with only schedules, is paused.
+        if !known(shared, &form.name, &queue.status().await?).await? {
             return Ok(None);
         }
         queue.pause().await?;

@@ -89,7 +89,7 @@ function serverHeader(redis) {
   const s = redis.server;
   const at = s.connected.length ? ` at ${s.connected.map(visible).join(", ")}` : "";
   const mode = s.mode === "sentinel" ? `Sentinel (master ${visible(s.master || "?")}${at})`
-    : s.mode === "cluster" ? `Cluster (${fmt(s.connected.length)} masters)` : "standalone";
+    : s.mode === "cluster" ? `Cluster (${s.reconnecting ? "reconnecting" : `${fmt(s.connected.length)} masters`})` : "standalone";
   const parts = [`${s.addresses.map(visible).join(", ")} · db ${s.db}`, mode];
   if (s.version) parts.push(`Redis ${visible(s.version)}`);
   if (s.used_memory_human) {
@@ -144,8 +144,25 @@ function setCount(id, value, warn) {
   if (warn) node.classList.toggle("nonzero", Number(value) > 0);
 }
 
+// The buttons (and the purge's input) that change a queue: disabled while
+// Redis is unreachable, as they could only fail. Unlocked, a button gets
+// back the state it had (a section then sets its own, e.g. "none selected").
+const ACTION_CONTROLS = "#actions button, #actions input, #actions select, #dead-actions button, td.act button, td.act input, td.row-actions button";
+function lockActions(locked) {
+  document.body.classList.toggle("actions-locked", locked);
+  for (const node of document.querySelectorAll(ACTION_CONTROLS)) {
+    if (locked && !node.disabled) {
+      node.disabled = true;
+      node.dataset.locked = "1";
+    } else if (!locked && node.dataset.locked) {
+      node.disabled = false;
+      delete node.dataset.locked;
+    }
+  }
+}
+
 // While Redis is unreachable: a banner saying since when, and how old the
-// numbers still on the page are (they stay, greyed).
+// numbers still on the page are (they stay, greyed), and no actions.
 function outage(error, lastOk) {
   const redis = (error.body && error.body.redis) || {};
   const node = $("outage");
@@ -159,6 +176,7 @@ function outage(error, lastOk) {
     : "No numbers yet: they appear once Redis answers.";
   node.hidden = false;
   document.body.classList.add("stale");
+  lockActions(true);
   live(false, down ? "Redis unreachable" : "Redis slow");
 }
 

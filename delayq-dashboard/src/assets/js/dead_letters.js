@@ -15,6 +15,8 @@ const deadLettersSection = {
   trail: [],
   // Ticked values of this page: key as ticked -> key as last read (see keep()).
   selected: new Map(),
+  // The key of the row whose Delete was pressed once.
+  armed: null,
   loading: false,
 
   init(ctx) {
@@ -220,8 +222,22 @@ const deadLettersSection = {
       if (!READ_ONLY) {
         const requeue = el("button", { type: "button", class: "requeue-one", title: "Back to the queue's tail" }, "Requeue");
         requeue.addEventListener("click", this.ctxAct(requeue, "requeue-dead-letter-keys", v.key));
-        const del = el("button", { type: "button", class: "danger delete-one" }, "Delete");
-        del.addEventListener("click", this.ctxAct(del, "delete-dead-letter-keys", v.key));
+        // Two presses, as every delete: the first arms it (kept across the
+        // redraw of each poll), the second deletes.
+        const armed = "Delete? Press again";
+        const del = el("button", { type: "button", class: "danger delete-one" }, this.armed === v.key ? armed : "Delete");
+        const remove = this.ctxAct(del, "delete-dead-letter-keys", v.key);
+        del.addEventListener("click", () => {
+          if (this.armed === v.key) {
+            this.armed = null;
+            del.textContent = "Delete";
+            remove();
+          } else {
+            this.armed = v.key;
+            for (const other of document.querySelectorAll("#dead-table button.delete-one")) other.textContent = "Delete";
+            del.textContent = armed;
+          }
+        });
         actions.append(requeue, del);
       }
       tr.appendChild(actions);
@@ -272,7 +288,7 @@ const deadLettersSection = {
   },
 
   // When it died: the local time with its zone, and how long ago below
-  // (the UTC time as the title).
+  // (the time in UTC as the title).
   died(ms, now) {
     const td = el("td", { class: "died" });
     if (ms === null || ms === undefined) {
@@ -280,11 +296,10 @@ const deadLettersSection = {
       td.textContent = "not recorded";
       return td;
     }
-    const zone = new Intl.DateTimeFormat("en-US", { timeZoneName: "short" })
-      .formatToParts(new Date(ms)).find((p) => p.type === "timeZoneName");
-    td.textContent = `${localTime(ms).slice(0, 19)} ${zone ? zone.value : ""}`.trim();
+    // The zone as every time on the page writes it ("UTC+05:30").
+    td.textContent = `${localTime(ms).slice(0, 19)} ${zone(ms)}`;
     td.appendChild(el("span", { class: "ago" }, relative(ms - now)));
-    td.title = new Date(ms).toISOString();
+    td.title = `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
     return td;
   },
 

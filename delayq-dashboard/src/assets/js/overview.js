@@ -74,8 +74,8 @@ function overviewPage() {
     $("next").disabled = last >= data.matching;
     const s = data.sampler;
     $("sampler-note").textContent = s.discovered
-      ? `${fmt(s.queues)} queues found by SCAN; every queue sampled every ${span(data.sample_interval_ms)} (last pass ${span(s.last_cycle_ms || 0)}).${s.error ? " " + visible(s.error) : ""}`
-      : "discovering queues (SCAN)…";
+      ? `${fmt(s.queues)} ${s.queues === 1 ? "queue" : "queues"} found by SCAN and delayq's registry; every queue sampled every ${span(data.sample_interval_ms)} (last pass ${span(s.last_cycle_ms || 0)}).${s.error ? " " + visible(s.error) : ""}`
+      : "discovering queues (SCAN and delayq's registry)…";
   };
   const refresh = poll(load);
   const change = (update) => () => { update(); remember(); refresh(); };

@@ -6,13 +6,11 @@
 // "10m", "1h30m", "90s": a delay the server reads as one.
 const DELAY = /^\s*(\d+\s*(ms|s|m|h|d)\s*)+$/;
 
-// This browser's zone, as the due-time inputs read it: "Europe/Paris, UTC+01:00".
+// This browser's zone, as the due-time inputs read it: the offset as every
+// time on the page writes it, and the zone's name once: "UTC+05:30 (Asia/Kolkata)".
 function zoneLabel() {
-  const minutes = -new Date().getTimezoneOffset();
-  const sign = minutes >= 0 ? "+" : "-";
-  const pad = (n) => String(Math.floor(Math.abs(n))).padStart(2, "0");
-  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "local time";
-  return `${zone}, UTC${sign}${pad(minutes / 60)}:${pad(minutes % 60)}`;
+  const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return name && !/^(Etc\/)?(UTC|GMT)$/.test(name) ? `${zone()} (${name})` : zone();
 }
 
 const pendingSection = {
@@ -30,6 +28,11 @@ const pendingSection = {
 
   init(ctx) {
     this.ctx = ctx;
+    // Read-only: no actions column, and no word on actions there are not.
+    if (READ_ONLY) {
+      document.querySelectorAll("#pending-section th.act").forEach((th) => th.remove());
+      $("pending-actions-note").hidden = true;
+    }
     const go = (offset) => { this.offset = Math.max(0, offset); this.typed = false; ctx.refresh(); };
     // A page number typed (and not gone to yet) is not overwritten by a refresh.
     for (const event of ["input", "change"]) $("page-no").addEventListener(event, () => { this.typed = true; });
@@ -61,31 +64,73 @@ const pendingSection = {
       this.find({ id: $("search-q").value });
     });
     $("search-text").addEventListener("click", () => this.find({ text: $("search-q").value, from: 0 }));
-    $("search-more").addEventListener("click", () => this.search && this.find({ ...this.search, from: this.searched.to }));
-    $("search-close").addEventListener("click", () => { this.search = null; $("search-results").hidden = true; });
+    $("search-more").addEventListener("click", () => this.search && this.find(this.search, { more: true }));
+    $("search-close").addEventListener("click", () => { this.search = null; this.runs = (this.runs || 0) + 1; $("search-results").hidden = true; });
   },
 
-  // Runs a search (and again after an action on one of its rows).
-  async find(params) {
+  // Runs a search (and again after an action on one of its rows). A text
+  // search keeps its matches across presses of Continue: each press looks
+  // further and adds what it finds. One press goes on by itself for a few
+  // requests while they are quick (each request is capped by the server).
+  async find(params, { more = false, until = 0 } = {}) {
     const ctx = this.ctx;
     const what = params.id !== undefined ? params.id : params.text;
     if (!what) return ctx.flash(false, "type an id or a text to search for");
     this.search = params;
+    // A newer search (or press) takes over from one still going on by itself.
+    const run = (this.runs = (this.runs || 0) + 1);
+    const body = document.querySelector("#search-table tbody");
+    const started = Date.now();
+    let from = more ? this.searched.to : 0;
+    if (!more) {
+      this.matches = 0;
+      body.replaceChildren();
+    }
+    $("search-more").disabled = true;
     try {
-      const found = await getJson(`/api/pending/search?${new URLSearchParams({ name: ctx.name, ...params })}`);
-      this.searched = found;
-      const rows = found.matches.map((e) => this.row(e, Date.now(), false, true));
-      if (rows.length === 0) {
-        rows.push(el("tr"));
-        rows[0].appendChild(el("td", { colspan: 7, class: "muted" }, "no match"));
+      for (;;) {
+        const query = params.id !== undefined ? params : { text: params.text, from };
+        const found = await getJson(`/api/pending/search?${new URLSearchParams({ name: ctx.name, ...query })}`);
+        if (run !== this.runs) return;
+        const now = Date.now();
+        body.querySelectorAll("tr.none").forEach((tr) => tr.remove());
+        body.append(...found.matches.map((e) => this.row(e, now, false, true)));
+        this.matches += found.matches.length;
+        this.searched = found;
+        if (params.id !== undefined) {
+          $("search-info").textContent = visible(found.message);
+        } else {
+          this.searchInfo(found);
+        }
+        $("search-results").hidden = false;
+        const done = found.complete !== false || found.to <= from;
+        $("search-more").hidden = done;
+        // Quick answers go on by themselves (up to 3 s a press); a re-run
+        // after an action goes back as far as the search had looked.
+        if (done || !(found.to < until || Date.now() - started < 3000)) break;
+        from = found.to;
       }
-      document.querySelector("#search-table tbody").replaceChildren(...rows);
-      $("search-info").textContent = visible(found.message);
-      $("search-more").hidden = found.complete !== false;
-      $("search-results").hidden = false;
+      if (this.matches === 0) {
+        const tr = el("tr", { class: "none" });
+        tr.appendChild(el("td", { colspan: 7, class: "muted" }, "no match"));
+        body.appendChild(tr);
+      }
     } catch (error) {
       ctx.flash(false, error.message);
+    } finally {
+      if (run === this.runs) $("search-more").disabled = false;
     }
+  },
+
+  // "3 matches so far; looked at elements 1–60,000 of 200,000; continue from there".
+  searchInfo(found) {
+    const n = this.matches;
+    const count = n === 0 ? "no match" : n === 1 ? "1 match" : `${fmt(n)} matches`;
+    const complete = found.complete !== false;
+    const looked = found.to > 0
+      ? `looked at elements 1–${fmt(found.to)} of ${fmt(found.total)}`
+      : `nothing to look at of ${fmt(found.total)}`;
+    $("search-info").textContent = `${count}${complete || n === 0 ? "" : " so far"}; ${looked}${complete ? "" : "; continue from there"}`;
   },
 
   query() {
@@ -121,9 +166,11 @@ const pendingSection = {
     const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
     if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
     tr.appendChild(withCodec(payload, e));
-    const cell = el("td", { class: "act" });
-    if (!READ_ONLY) this.actions(cell, e, ranked);
-    tr.appendChild(cell);
+    if (!READ_ONLY) {
+      const cell = el("td", { class: "act" });
+      this.actions(cell, e, ranked);
+      tr.appendChild(cell);
+    }
     return tr;
   },
 
@@ -139,7 +186,7 @@ const pendingSection = {
     const element = { element: e.raw };
     const after = (handler) => async () => {
       await handler();
-      if (inSearch && this.search) await this.find(this.search);
+      if (inSearch && this.search) await this.find(this.search, { until: this.searched.to });
     };
     const label = e.id === null || e.id === undefined ? "Delete" : "Cancel";
     const remove = el("button", { type: "button", class: "danger del" }, label);
@@ -176,7 +223,7 @@ const pendingSection = {
       if (DELAY.test(typed)) return { ...element, delay: typed };
       const at = new Date(typed.replace(" ", "T")).getTime();
       return { ...element, at_ms: Number.isNaN(at) ? "" : at };
-    }));
+    }, (done) => `rescheduled the element: due ${localTime(done.due_ms)} (${relative(done.due_ms - Date.now())})`));
     ok.addEventListener("click", async () => {
       const typed = input.value.trim();
       if (!DELAY.test(typed) && Number.isNaN(new Date(typed.replace(" ", "T")).getTime())) {

@@ -18,8 +18,12 @@ function queuePage() {
       for (const [k, v] of Object.entries(section.query(ctx))) q.set(k, v);
     }
     const data = await getJson(`/api/queue?${q}`);
+    // Redis answers: the actions work again (before the sections redraw,
+    // which set the states they need).
+    lockActions(false);
     // A section whose page went away under it (the queue shrank) asks again.
     if (SECTIONS().some((section) => section.stale && section.stale(data, ctx))) return load();
+    unknownQueue(name, data);
     const s = data.status;
     setCount("pending", s.pending);
     setCount("ready", s.ready);
@@ -57,13 +61,14 @@ function queuePage() {
     delete node.dataset.outage;
     node.textContent = visible(text);
   };
-  // A click handler that posts an action, says what it answered and redraws.
-  ctx.act = (button, action, params) => async () => {
+  // A click handler that posts an action, says what it answered (`say`
+  // words an answer from its fields, e.g. a time in the page's zone) and redraws.
+  ctx.act = (button, action, params, say) => async () => {
     ctx.acting = true;
     button.disabled = true;
     try {
       const result = await post(action, { name, ...params() });
-      ctx.flash(true, result.message);
+      ctx.flash(true, say ? say(result) : result.message);
     } catch (error) {
       ctx.flash(false, error.message);
       if (error.body && error.body.redis) $("flash").dataset.outage = "1";
@@ -89,4 +94,24 @@ function queuePage() {
     confirm.value = "";
     return { confirm: typed };
   }));
+}
+
+// A name delayq does not know (no key, schedule nor registration; most
+// likely mistyped): a banner naming the closest known queues, and no
+// actions, rather than what looks like a healthy empty queue.
+function unknownQueue(name, data) {
+  const unknown = data.known === false;
+  document.body.classList.toggle("unknown-queue", unknown);
+  const node = $("unknown");
+  node.hidden = !unknown;
+  if (!unknown) return;
+  const parts = [el("strong", {}, `no queue \`${visible(name)}\``),
+    document.createTextNode(": delayq knows no key, schedule or registration of that name.")];
+  const close = data.did_you_mean || [];
+  close.forEach((other, i) => {
+    parts.push(document.createTextNode(i === 0 ? " Did you mean " : i === close.length - 1 ? " or " : ", "));
+    parts.push(el("a", { href: `/queue?${new URLSearchParams({ name: other })}` }, `\`${visible(other)}\``));
+  });
+  if (close.length) parts.push(document.createTextNode("?"));
+  node.replaceChildren(...parts);
 }

@@ -14,8 +14,10 @@ function schedulesSection(schedules, now) {
     const tr = el("tr", { "data-schedule": s.name });
     tr.appendChild(el("td", { class: "name" }, visible(s.name)));
     tr.appendChild(el("td", { class: "spec", title: `misfire: ${s.misfire}` }, visible(s.spec)));
+    // How soon, and when: "in 3d9h · 2026-11-30 03:00 UTC+05:30".
+    const at = (ms) => `${relative(ms - now)} · ${localTime(ms).slice(0, 16)} ${zone(ms)}`;
     const next = el("td", { class: `next${!s.paused && s.next_ms && s.next_ms < now - 30000 ? " late" : ""}` },
-      s.paused ? "–" : s.next_ms ? relative(s.next_ms - now) : "never");
+      s.paused ? "–" : s.next_ms ? at(s.next_ms) : "never");
     if (s.next_ms) next.title = localTime(s.next_ms);
     tr.appendChild(next);
     const last = el("td", { class: "last" }, s.last_fired_ms ? relative(s.last_fired_ms - now) : "never");

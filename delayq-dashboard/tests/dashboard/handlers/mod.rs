@@ -793,3 +793,4 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
 mod dead_letters;
 mod elements;
 mod overview;
+mod review;
