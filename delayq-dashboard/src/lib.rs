@@ -255,8 +255,8 @@ impl Dashboard {
     }
 }
 
-/// Every delayed queue on the server: names with a timeout set or a
-/// dead-letter list (`SCAN`, every master of a cluster, never `KEYS`), and
+/// Every delayed queue on the server: names with a timeout set, a
+/// dead-letter list or schedules (`SCAN`, every master of a cluster, never `KEYS`), and
 /// the names in delayq's registry of queues it has offered to, consumed
 /// from or transferred ([`Client::registered_queues`]), which finds queues
 /// holding only ready values. Sorted.
