@@ -1,4 +1,4 @@
-//! serde → Kryo bytes in one pass, without building a [`KryoValue`]
+//! serde → Kryo bytes in one pass, without building a [`KryoValue`](super::KryoValue)
 //! tree first: what [`to_vec`](super::to_vec) tries before the tree.
 //!
 //! The tree path ([`ser`](super::ser) then [`tree`](super::tree)) stays the
