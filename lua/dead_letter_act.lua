@@ -13,10 +13,13 @@
 --       digest per value (at most 100)
 -- Returns {'done', index found, ...} in the order named; {'missing', index
 -- as named, ...}: those not found, nothing changed; {'far', index,
--- distance}: one too deep in the list to remove in a bounded run.
--- Cost: per value at most two LRANGEs, of ARGV[2] + 1 values in all (and
--- their reasons), then an LSET; then two LREMs on each list, each stopping
--- within ARGV[3] of its end. Every seek starts at the nearer end.
+-- distance}: one too deep in the list to remove in a bounded run;
+-- {'budget', bytes}: the values looked at passed that many bytes, nothing
+-- changed.
+-- Cost: each index of the names' windows is read (LRANGE, with its reason)
+-- and hashed at most once, at most 2 MiB of values in all (the client names
+-- at most 1 MiB); then an LSET per value; then two LREMs on each list, each stopping within ARGV[3] of its
+-- end. Every seek starts at the nearer end.
 local replayed = delayq_replayed(KEYS[4])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list')
@@ -61,24 +64,60 @@ local function reason_at(reasons, rfrom, j)
   return reasons[j - offset - rfrom + 1] or false
 end
 
--- Looks for one value among indices lo..hi, from hi down; returns its
--- index and bytes.
-local taken = {}
-local function look(lo, hi, len, digest)
-  if hi < lo then
-    return nil
-  end
+-- Values, reasons and digests read so far, by index: each index is read
+-- and hashed once per call, however many names' windows hold it, and the
+-- bytes read are capped (BUDGET): past it the call changes nothing and
+-- answers 'budget' (name fewer values at once).
+local BUDGET = 2 * 1024 * 1024
+local read_bytes = 0
+local values_at, reasons_at, digests_at = {}, {}, {}
+
+-- Reads indices lo..hi (none read yet) into the cache.
+local function fill(lo, hi)
   local values = redis.call('lrange', KEYS[1], near(lo), near(hi))
   local rfrom = math.max(lo - offset, 0)
   local reasons = {}
   if hi - offset >= 0 then
     reasons = redis.call('lrange', KEYS[2], rnear(rfrom), rnear(hi - offset))
   end
-  for j = hi, lo, -1 do
-    local value = values[j - lo + 1]
-    if value and not taken[j] and #value == len and dead_digest(value, reason_at(reasons, rfrom, j)) == digest then
-      return j, value
+  for j = lo, hi do
+    local value = values[j - lo + 1] or false
+    values_at[j] = value
+    if value then
+      read_bytes = read_bytes + #value
+      reasons_at[j] = reason_at(reasons, rfrom, j)
     end
+  end
+end
+
+-- Looks for one value among indices lo..hi, from hi down; returns its
+-- index and bytes, or nil and 'budget' once the cap is passed.
+local taken = {}
+local function look(lo, hi, len, digest)
+  local j = hi
+  while j >= lo do
+    if values_at[j] == nil then
+      local k = j
+      while k > lo and values_at[k - 1] == nil do
+        k = k - 1
+      end
+      fill(k, j)
+      if read_bytes > BUDGET then
+        return nil, 'budget'
+      end
+    end
+    local value = values_at[j]
+    if value and not taken[j] and #value == len then
+      local d = digests_at[j]
+      if not d then
+        d = dead_digest(value, reasons_at[j])
+        digests_at[j] = d
+      end
+      if d == digest then
+        return j, value
+      end
+    end
+    j = j - 1
   end
   return nil
 end
@@ -89,8 +128,11 @@ for i = 1, named do
   local hi = math.min(index, n - 1)
   -- Where it was seen first (the usual case: nothing moved), then below.
   local j, value = look(hi, hi, len, digest)
-  if not j then
+  if not j and value ~= 'budget' then
     j, value = look(math.max(index - window, 0), hi - 1, len, digest)
+  end
+  if value == 'budget' then
+    return delayq_answer(KEYS[4], {'budget', BUDGET})
   end
   if j then
     taken[j] = true

@@ -88,6 +88,13 @@ impl Resend {
     }
 }
 
+/// fred's error for a command it found no connection to send on.
+const NOT_ROUTED: &str = "Failed to route command";
+/// How long a script not routed is tried again, and the waits between.
+const ROUTE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(3);
+const ROUTE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(20);
+const ROUTE_RETRY_MAX: std::time::Duration = std::time::Duration::from_millis(400);
+
 /// One Lua script: its name (file name under `lua/`), source, SHA1, and
 /// whether it may be resent.
 #[derive(Debug)]
@@ -124,9 +131,29 @@ impl Script {
         keys: Vec<Key>,
         args: Vec<Value>,
     ) -> Result<Value, ScriptError> {
-        let sent = match self.resend {
-            Resend::Safe => self.send(conn, keys, args).await,
-            Resend::Once => self.send(&conn.with_options(&Resend::Once.options()), keys, args).await,
+        // fred refuses a command it has no connection to send on (one being
+        // replaced): "Failed to route command". Nothing was sent, so any
+        // script may be tried again; for a short while, as the new
+        // connection comes up, rather than failing a call that a moment's
+        // wait would have served.
+        let mut wait = ROUTE_RETRY_FIRST;
+        let mut waited = std::time::Duration::ZERO;
+        let sent = loop {
+            let sent = match self.resend {
+                Resend::Safe => self.send(conn, keys.clone(), args.clone()).await,
+                Resend::Once => {
+                    self.send(&conn.with_options(&Resend::Once.options()), keys.clone(), args.clone())
+                        .await
+                }
+            };
+            match sent {
+                Err(error) if error.details().starts_with(NOT_ROUTED) && waited < ROUTE_RETRY_FOR => {
+                    tokio::time::sleep(wait).await;
+                    waited += wait;
+                    wait = (wait * 2).min(ROUTE_RETRY_MAX);
+                }
+                other => break other,
+            }
         };
         sent.map_err(|error| ScriptError {
             error,

@@ -404,3 +404,69 @@ async fn single_dead_letters_are_removed_near_either_end_and_refused_deep_in_a_l
     })
     .await;
 }
+
+/// Large dead letters: a call naming more than 1 MiB of values is refused
+/// before it runs, and one whose search (the head moved) would read more
+/// than the script's 2 MiB answers "read them again" and changes nothing;
+/// read again, the same values go. Each index is read and hashed once per
+/// call however many names look through it (it used to be once per name:
+/// seconds of Redis time for 100 names of 64 KB).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_actions_on_large_dead_letters_stay_within_their_byte_budget() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let jobs = client.reliable_queue("big-dead", StringCodec).unwrap();
+        // 300 values of 20 KB, equal lengths, distinct reasons.
+        let values: Vec<String> = (0..300).map(|i| format!("{i:05}{}", "x".repeat(20_000 - 5))).collect();
+        let records: Vec<(&str, i64, &str)> = values.iter().map(|v| (v.as_str(), 1_700_000_000_000, "boom")).collect();
+        seed_dead(&raw, "big-dead", &[], &records).await;
+        let page = jobs.dead_letter_page(100, 100).await.unwrap();
+        let keys: Vec<delayq::DeadLetterKey> = page.iter().map(|d| d.key.clone()).collect();
+
+        // 100 × 20 KB = 2 MB named: refused before the script runs.
+        match jobs.requeue_dead_letters_exact(&keys).await {
+            Err(delayq::Error::InvalidArgument(why)) => assert!(why.contains("name fewer"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // 40 named (800 KB), then 60 values leave the head: finding them
+        // means reading 40 + 60 more (2 MB): over the budget, nothing moves.
+        let forty = &keys[..40];
+        let _: Vec<String> = raw
+            .client
+            .lpop("delayq_dead_letter:{big-dead}", Some(60))
+            .await
+            .unwrap();
+        let _: Vec<String> = raw
+            .client
+            .lpop("delayq_dead_reasons:{big-dead}", Some(60))
+            .await
+            .unwrap();
+        match jobs.delete_dead_letters_exact(forty).await {
+            Err(delayq::Error::InvalidArgument(why)) => assert!(why.contains("read them again"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), 240, "nothing deleted");
+        // Read again: the same 40 values, now at 40..80, go.
+        let again: Vec<delayq::DeadLetterKey> = jobs
+            .dead_letter_page(40, 40)
+            .await
+            .unwrap()
+            .iter()
+            .map(|d| d.key.clone())
+            .collect();
+        assert_eq!(
+            jobs.delete_dead_letters_exact(&again).await.unwrap(),
+            (40..80).collect::<Vec<_>>()
+        );
+        let left: Vec<String> = raw.client.lrange("delayq_dead_letter:{big-dead}", 0, -1).await.unwrap();
+        assert_eq!(left.len(), 200);
+        assert!(left
+            .iter()
+            .all(|v| !(100..140).contains(&v[..5].parse::<usize>().unwrap())));
+        let reasons: i64 = raw.client.llen("delayq_dead_reasons:{big-dead}").await.unwrap();
+        assert_eq!(reasons, 200, "reasons stay aligned");
+    })
+    .await;
+}

@@ -53,14 +53,20 @@ impl Channel {
             .subscribe(vec![channel.clone(), marks.clone()])
             .await
             .unwrap();
-        Channel {
+        let mut watching = Channel {
             subscriber,
             messages,
             channel,
             marks,
             sent: 0,
             raw: redis.raw().await,
-        }
+        };
+        // A first mark seen back: the subscription is live on the server
+        // before the test publishes anything (a loaded machine showed a
+        // first publish missed).
+        let before = watching.published().await;
+        assert!(before.is_empty(), "{before:?}");
+        watching
     }
 
     /// The messages published on the queue's channel since the last call,

@@ -171,14 +171,18 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// The deliveries of a batch claim's values, decoded; counts lateness
-    /// and dead letters as single claims do.
+    /// and dead letters as single claims do. Every decoded value is a
+    /// `Delivery` (which gives its value back when dropped) before the first
+    /// await, so a caller that stops waiting meanwhile loses none of them.
     async fn deliver_batch(
         &self,
         batch: [u8; 6],
         now: i64,
         claimed: Vec<Claimed>,
     ) -> Vec<std::result::Result<Delivery<T>, DecodeError>> {
-        let mut delivered = Vec::with_capacity(claimed.len());
+        let mut delivered: Vec<Option<std::result::Result<Delivery<T>, DecodeError>>> =
+            Vec::with_capacity(claimed.len());
+        let mut undecodable = Vec::new();
         for (i, Claimed { value, count, due }) in claimed.into_iter().enumerate() {
             if count <= 0 {
                 self.handle.core.count_dead_lettered(1);
@@ -198,12 +202,18 @@ impl<T: 'static> ReliableQueue<T> {
             });
             let count = u32::try_from(count).unwrap_or(u32::MAX);
             let member = member(batch_id(batch, i + 1), count, &value);
-            delivered.push(match codec::decode(&*self.handle.codec, value) {
-                Ok(decoded) => Ok(Delivery::new(self, member, count, lateness, decoded)),
-                Err(error) => Err(self.give_back_undecodable(member, error).await),
-            });
+            match codec::decode(&*self.handle.codec, value) {
+                Ok(decoded) => delivered.push(Some(Ok(Delivery::new(self, member, count, lateness, decoded)))),
+                Err(error) => {
+                    undecodable.push((delivered.len(), member, error));
+                    delivered.push(None);
+                }
+            }
         }
-        delivered
+        for (at, member, error) in undecodable {
+            delivered[at] = Some(Err(self.give_back_undecodable(member, error).await));
+        }
+        delivered.into_iter().flatten().collect()
     }
 }
 

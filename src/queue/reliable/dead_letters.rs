@@ -205,6 +205,15 @@ impl<T: 'static> ReliableQueue<T> {
                 keys.len()
             )));
         }
+        // The script reads at most 2 MiB of values (named ones and those
+        // around them): the named ones may hold half of that.
+        let named: usize = keys.iter().map(|key| key.len).sum();
+        if named > MAX_NAMED_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "the {} dead letters named hold {named} bytes; one call names at most {MAX_NAMED_BYTES}: name fewer at once",
+                keys.len()
+            )));
+        }
         let mut args = vec![Value::from(mode), Value::from(WINDOW as i64), Value::from(REACH as i64)];
         for key in keys {
             args.push(Value::from(key.index as i64));
@@ -240,6 +249,11 @@ impl<T: 'static> ReliableQueue<T> {
                 "dead letter #{} is {} places from both ends of the list; single dead letters are requeued or deleted within {REACH} of an end (requeue or delete from the head instead)",
                 numbers.first().copied().unwrap_or_default(),
                 numbers.get(1).copied().unwrap_or_default(),
+            ))),
+            Some("budget") => Err(Error::InvalidArgument(format!(
+                "the named dead letters and those around them pass {} bytes, more than one bounded call reads; \
+                 nothing changed: read them again (they may have moved) or name fewer at once",
+                numbers.first().copied().unwrap_or_default(),
             ))),
             _ => Err(Error::Protocol("dead_letter_act answered an unknown shape".into())),
         }
@@ -277,21 +291,28 @@ impl<T: 'static> ReliableQueue<T> {
             return Err(Error::Protocol("dead_letter_reasons returned a short reply".into()));
         };
         let (total, looked) = (reply::int(&total)? as usize, reply::int(&looked)? as usize);
+        // By reason through a map: reasons often carry ids (a handler's
+        // error text), so 100,000 records may hold as many groups.
         let mut groups: Vec<ReasonGroup> = Vec::new();
+        let mut group_of: std::collections::HashMap<Option<String>, usize> = std::collections::HashMap::new();
         let mut recorded = 0;
         for record in flat {
             recorded += 1;
             let (at, reason) = parse_record(reply::opt_text(record)?);
-            match groups.iter_mut().find(|g| g.reason == reason) {
-                Some(group) => {
+            match group_of.get(&reason) {
+                Some(&i) => {
+                    let group = &mut groups[i];
                     group.count += 1;
                     group.last_at = at.or(group.last_at);
                 }
-                None => groups.push(ReasonGroup {
-                    reason,
-                    count: 1,
-                    last_at: at,
-                }),
+                None => {
+                    group_of.insert(reason.clone(), groups.len());
+                    groups.push(ReasonGroup {
+                        reason,
+                        count: 1,
+                        last_at: at,
+                    });
+                }
             }
         }
         if looked > recorded {
@@ -308,6 +329,9 @@ impl<T: 'static> ReliableQueue<T> {
 
 /// Most dead letters one exact requeue or delete names.
 const MAX_NAMED: usize = 100;
+/// Bytes of the values one exact requeue or delete may name (the script
+/// reads at most twice that, searching).
+const MAX_NAMED_BYTES: usize = 1024 * 1024;
 /// How far nearer the head than where it was read a named value is looked for.
 const WINDOW: usize = 100;
 /// How far from the nearer end of the list a single dead letter may be
