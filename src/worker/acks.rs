@@ -29,12 +29,15 @@ pub(super) struct Succeeded {
 }
 
 /// Where handled deliveries go to be acked; the buffer ends (after its last
-/// acks) once every sender is dropped.
-pub(super) type Acks = mpsc::UnboundedSender<Succeeded>;
+/// acks) once every sender is dropped. It holds at most [`ACK_BATCH`]: past
+/// that (acks held up by a slow Redis) a handled delivery keeps its slot
+/// until there is room, so the worker stops taking new values instead of
+/// piling up leases whose acks may come too late.
+pub(super) type Acks = mpsc::Sender<Succeeded>;
 
 /// Starts the ack buffer of a worker of `queue`.
 pub(super) fn start(queue: String, counters: Arc<Counters>) -> (Acks, JoinHandle<()>) {
-    let (sender, mut handled) = mpsc::unbounded_channel::<Succeeded>();
+    let (sender, mut handled) = mpsc::channel::<Succeeded>(ACK_BATCH);
     let task = tokio::spawn(async move {
         let queue: Arc<str> = queue.into();
         let mut lanes = JoinSet::new();

@@ -218,9 +218,10 @@ async fn handle_in_slot<T: Send + 'static>(
     match done.result {
         Ok(()) => {
             let Done { lease, took, span, .. } = done;
-            // The buffer outlives every sender; had it ended (a panic), the
-            // lease dropped here gives the value back.
-            if acks.send(acks::Succeeded { lease, took, span }).is_err() {
+            // Waits, holding the slot, while the buffer is full. The buffer
+            // outlives every sender; had it ended (a panic), the lease
+            // dropped here gives the value back.
+            if acks.send(acks::Succeeded { lease, took, span }).await.is_err() {
                 tracing::warn!(
                     queue = context.queue.name(),
                     "the ack buffer is gone; a handled value goes back to the queue"
