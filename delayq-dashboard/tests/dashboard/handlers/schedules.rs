@@ -57,7 +57,11 @@ async fn schedule_actions_pause_resume_and_remove_one_schedule() {
     let removed = send(&app, action("/api/actions/schedule-remove", &token, form)).await;
     assert_eq!(removed.status, StatusCode::OK, "{}", removed.body);
     assert_eq!(paused(&server, "reports", "nightly").await, None, "gone");
-    assert_eq!(paused(&server, "reports", "weekly").await, Some(false), "the other stays");
+    assert_eq!(
+        paused(&server, "reports", "weekly").await,
+        Some(false),
+        "the other stays"
+    );
 
     // An unknown schedule (the removed one, one never saved, one on another
     // queue): 404 naming it, and nothing is created for it.
@@ -68,7 +72,11 @@ async fn schedule_actions_pause_resume_and_remove_one_schedule() {
     ] {
         let unknown = send(&app, action(path, &token, form)).await;
         assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{path} {form}: {}", unknown.body);
-        assert!(unknown.json()["error"].as_str().unwrap().contains("no schedule"), "{}", unknown.body);
+        assert!(
+            unknown.json()["error"].as_str().unwrap().contains("no schedule"),
+            "{}",
+            unknown.body
+        );
     }
     assert_eq!(paused(&server, "reports", "nightly").await, None);
     assert_eq!(paused(&server, "reports", "hourly").await, None);
@@ -76,7 +84,11 @@ async fn schedule_actions_pause_resume_and_remove_one_schedule() {
     assert_eq!(paused(&server, "reports", "weekly").await, Some(false));
 
     // A bad schedule name: 400.
-    let empty = send(&app, action("/api/actions/schedule-pause", &token, "name=reports&schedule=")).await;
+    let empty = send(
+        &app,
+        action("/api/actions/schedule-pause", &token, "name=reports&schedule="),
+    )
+    .await;
     assert_eq!(empty.status, StatusCode::BAD_REQUEST, "{}", empty.body);
 }
 
@@ -94,5 +106,9 @@ async fn read_only_has_no_schedule_actions() {
         let refused = send(&app, action(path, &token, "name=reports&schedule=nightly")).await;
         assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
     }
-    assert_eq!(paused(&server, "reports", "nightly").await, Some(false), "still there, not paused");
+    assert_eq!(
+        paused(&server, "reports", "nightly").await,
+        Some(false),
+        "still there, not paused"
+    );
 }
