@@ -34,6 +34,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(queue::routes(read_only))
         .merge(pending::routes(read_only))
         .merge(dead_letters::routes(read_only))
+        .merge(schedules::routes(read_only))
 }
 
 /// Overdue now, then twelve five-minute buckets of the next hour.

@@ -1,6 +1,10 @@
 // The queue's schedules: spec, next and last fire, counts, state, value;
-// a badge says whether any process runs them (their heartbeats).
+// a badge says whether any process runs them (their heartbeats); unless
+// read-only, a row's Pause or Resume and Remove (pressed twice).
+const scheduleRows = { armed: null, last: null };
+
 function schedulesSection(schedules, now) {
+  scheduleRows.last = { schedules, now };
   $("schedules").hidden = schedules.items.length === 0;
   const badge = $("schedule-runners");
   const latest = schedules.runners[0];
@@ -28,8 +32,68 @@ function schedulesSection(schedules, now) {
     const [state, cls] = s.paused ? ["paused", "paused"] : schedules.alive ? ["running", "running"] : ["no runner", "idle"];
     tr.appendChild(el("td", { class: `state ${cls}` }, state));
     tr.appendChild(withCodec(el("td", { class: `payload${s.value.decoded ? "" : " hex"}` }, visible(s.value.text)), s.value));
+    if (!READ_ONLY) tr.appendChild(scheduleActions(s));
     return tr;
   });
+  const head = document.querySelector("#schedules-table thead tr");
+  if (!READ_ONLY && !head.querySelector("th.row-actions")) {
+    const th = el("th", { class: "row-actions" }, "actions");
+    th.style.textAlign = "right";
+    head.appendChild(th);
+  }
   document.querySelector("#schedules-table tbody").replaceChildren(...rows);
+}
+
+// Pause or Resume by its state, and Remove: the first press arms it (kept
+// across each poll's redraw), the second removes.
+function scheduleActions(s) {
+  const td = el("td", { class: "row-actions" });
+  // Set through the CSSOM (the CSP refuses style attributes): one line, at the right.
+  Object.assign(td.style, { whiteSpace: "nowrap", textAlign: "right" });
+  const toggle = s.paused
+    ? el("button", { type: "button", class: "schedule-resume", title: "Fire again from its next occurrence" }, "Resume")
+    : el("button", { type: "button", class: "schedule-pause", title: "Stop firing until resumed" }, "Pause");
+  toggle.addEventListener("click", () => scheduleAct(toggle, s.paused ? "schedule-resume" : "schedule-pause", s));
+  const armed = "Remove? Press again";
+  const remove = el("button", { type: "button", class: "danger schedule-remove" }, scheduleRows.armed === s.name ? armed : "Remove");
+  remove.addEventListener("click", () => {
+    if (scheduleRows.armed === s.name) {
+      scheduleRows.armed = null;
+      remove.textContent = "Remove";
+      scheduleAct(remove, "schedule-remove", s);
+    } else {
+      scheduleRows.armed = s.name;
+      for (const other of document.querySelectorAll("#schedules-table button.schedule-remove")) other.textContent = "Remove";
+      remove.textContent = armed;
+    }
+  });
+  td.append(toggle, remove);
+  return td;
+}
+
+// Posts one schedule action, flashes its answer and redraws the section
+// as it now is (the next poll confirms it).
+async function scheduleAct(button, action, s) {
+  const name = new URLSearchParams(location.search).get("name") || "";
+  const flash = $("flash");
+  button.disabled = true;
+  try {
+    const result = await post(action, { name, schedule: s.name });
+    flash.className = "flash";
+    delete flash.dataset.outage;
+    flash.textContent = visible(result.message);
+    const last = scheduleRows.last;
+    const items = action === "schedule-remove"
+      ? last.schedules.items.filter((other) => other.name !== s.name)
+      : last.schedules.items.map((other) => (other.name === s.name ? { ...other, paused: action === "schedule-pause" } : other));
+    schedulesSection({ ...last.schedules, items }, last.now);
+  } catch (error) {
+    flash.className = "flash error";
+    flash.textContent = visible(error.message);
+    if (error.body && error.body.redis) flash.dataset.outage = "1";
+  } finally {
+    flash.hidden = false;
+    button.disabled = false;
+  }
 }
 

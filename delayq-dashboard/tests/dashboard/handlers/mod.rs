@@ -794,3 +794,4 @@ mod dead_letters;
 mod elements;
 mod overview;
 mod review;
+mod schedules;
