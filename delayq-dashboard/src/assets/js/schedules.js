@@ -37,9 +37,7 @@ function schedulesSection(schedules, now) {
   });
   const head = document.querySelector("#schedules-table thead tr");
   if (!READ_ONLY && !head.querySelector("th.row-actions")) {
-    const th = el("th", { class: "row-actions" }, "actions");
-    th.style.textAlign = "right";
-    head.appendChild(th);
+    head.appendChild(el("th", { class: "row-actions" }, "actions"));
   }
   document.querySelector("#schedules-table tbody").replaceChildren(...rows);
 }
@@ -48,8 +46,6 @@ function schedulesSection(schedules, now) {
 // across each poll's redraw), the second removes.
 function scheduleActions(s) {
   const td = el("td", { class: "row-actions" });
-  // Set through the CSSOM (the CSP refuses style attributes): one line, at the right.
-  Object.assign(td.style, { whiteSpace: "nowrap", textAlign: "right" });
   const toggle = s.paused
     ? el("button", { type: "button", class: "schedule-resume", title: "Fire again from its next occurrence" }, "Resume")
     : el("button", { type: "button", class: "schedule-pause", title: "Stop firing until resumed" }, "Pause");
