@@ -81,12 +81,9 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                         Ok(Batch::Paused) => context.paused.store(true, Ordering::Relaxed),
                         Err(Error::Shutdown) => break,
                         Err(error) => {
-                            tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
-                            tokio::select! {
-                                _ = stop.cancelled() => break,
-                                _ = tokio::time::sleep(pause) => {}
+                            if !back_off(&queue, &error, &mut pause, &stop).await {
+                                break;
                             }
-                            pause = (pause * 2).min(TAKE_BACKOFF.1);
                         }
                     }
                 }
@@ -129,12 +126,9 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             Err(Error::Shutdown) => break,
             Err(Error::Decode(error)) => undecodable(&context, error),
             Err(error) => {
-                tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(pause) => {}
+                if !back_off(&queue, &error, &mut pause, &stop).await {
+                    break;
                 }
-                pause = (pause * 2).min(TAKE_BACKOFF.1);
             }
         }
     }
@@ -201,6 +195,18 @@ fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeErro
     };
     tracing::warn!(queue = context.queue.name(), %error, ?action, "a value could not be decoded");
     report(context, 0, Box::new(error), action);
+}
+
+/// Waits out a failed take (batched or single), doubling the next wait up
+/// to its cap; false if the worker was stopped meanwhile.
+async fn back_off(queue: &str, error: &Error, pause: &mut Duration, stop: &CancellationToken) -> bool {
+    tracing::warn!(queue, %error, retry_in = ?*pause, "taking from the queue failed");
+    tokio::select! {
+        _ = stop.cancelled() => return false,
+        _ = tokio::time::sleep(*pause) => {}
+    }
+    *pause = (*pause * 2).min(TAKE_BACKOFF.1);
+    true
 }
 
 /// Handles a delivery in its slot; a success goes to the ack buffer, a
