@@ -7,7 +7,7 @@
 //! came back.
 
 use std::future::Future;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use axum::http::StatusCode;
@@ -47,24 +47,16 @@ pub(crate) fn channel() -> watch::Sender<Health> {
 
 /// Starts the probe; it ends when the dashboard is dropped.
 pub(crate) fn start(shared: &Arc<Shared>) {
-    let weak: Weak<Shared> = Arc::downgrade(shared);
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(PROBE_EVERY);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            let Some(shared) = weak.upgrade() else { return };
-            if shared.client.is_shut_down() {
-                return;
-            }
-            let redis = shared.client.redis().next().clone();
-            drop(shared);
-            let found = match tokio::time::timeout(REDIS_WAIT, redis.ping::<String>(None)).await {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!("no reply to PING within {REDIS_WAIT:?}")),
-            };
-            let Some(shared) = weak.upgrade() else { return };
+    super::periodic::every(shared, PROBE_EVERY, |shared, weak| async move {
+        // The state is let go while PING waits.
+        let redis = shared.client.redis().next().clone();
+        drop(shared);
+        let found = match tokio::time::timeout(REDIS_WAIT, redis.ping::<String>(None)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no reply to PING within {REDIS_WAIT:?}")),
+        };
+        if let Some(shared) = weak.upgrade() {
             set(&shared, found);
         }
     });

@@ -95,6 +95,7 @@ mod guard;
 mod health;
 mod history;
 mod metrics;
+mod periodic;
 mod sampler;
 mod server_info;
 

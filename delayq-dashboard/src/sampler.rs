@@ -2,7 +2,7 @@
 //! every interval: the overview's cache, the history charts, the gauges.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
@@ -122,29 +122,13 @@ impl Minute {
 
 /// Starts the sampling task; it ends when the dashboard is dropped.
 pub(crate) fn start(shared: &Arc<Shared>) {
-    let weak = Arc::downgrade(shared);
-    let interval = shared.sample_interval;
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(interval);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            let Some(shared) = weak.upgrade() else { return };
-            if shared.client.is_shut_down() {
-                return;
-            }
-            // Nothing is asked of a Redis the probe finds down (fred would
-            // queue it), and a cycle stops when Redis goes away under it.
-            if let Err(super::health::Unavailable::Down(health)) =
-                super::health::guarded(&shared, None, cycle(&shared)).await
-            {
-                shared.queues.write().error =
-                    Some(format!("Redis is unreachable: {}", health.error.unwrap_or_default()));
-            }
-            drop(shared);
-            if Weak::strong_count(&weak) == 0 {
-                return;
-            }
+    super::periodic::every(shared, shared.sample_interval, |shared, _| async move {
+        // Nothing is asked of a Redis the probe finds down (fred would
+        // queue it), and a cycle stops when Redis goes away under it.
+        if let Err(super::health::Unavailable::Down(health)) =
+            super::health::guarded(&shared, None, cycle(&shared)).await
+        {
+            shared.queues.write().error = Some(format!("Redis is unreachable: {}", health.error.unwrap_or_default()));
         }
     });
 }

@@ -3,7 +3,7 @@
 //! memory and uptime. Read every few seconds in the background and cached,
 //! so no page waits for it.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
@@ -88,39 +88,29 @@ fn address(server: &Server) -> String {
 /// Reads `INFO` now and then while the dashboard lives, unless the probe
 /// finds Redis down (fred would queue the command).
 pub(crate) fn start(shared: &Arc<Shared>) {
-    let weak: Weak<Shared> = Arc::downgrade(shared);
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(REFRESH_EVERY);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            let Some(shared) = weak.upgrade() else { return };
-            if shared.client.is_shut_down() {
-                return;
+    super::periodic::every(shared, REFRESH_EVERY, |shared, weak| async move {
+        if !shared.health.borrow().up {
+            return;
+        }
+        let redis = shared.client.redis().next().clone();
+        drop(shared);
+        let read = match tokio::time::timeout(REDIS_WAIT, redis.info::<String>(None)).await {
+            Ok(Ok(text)) => Ok(parse(&text)),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no reply to INFO within {REDIS_WAIT:?}")),
+        };
+        let mut connected: Vec<String> = redis.active_connections().iter().map(address).collect();
+        connected.sort();
+        let Some(shared) = weak.upgrade() else { return };
+        let mut server = shared.server.write();
+        server.connected = connected;
+        match read {
+            Ok(info) => {
+                server.info = Some(info);
+                server.read_at = Some(SystemTime::now());
+                server.error = None;
             }
-            if !shared.health.borrow().up {
-                continue;
-            }
-            let redis = shared.client.redis().next().clone();
-            drop(shared);
-            let read = match tokio::time::timeout(REDIS_WAIT, redis.info::<String>(None)).await {
-                Ok(Ok(text)) => Ok(parse(&text)),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!("no reply to INFO within {REDIS_WAIT:?}")),
-            };
-            let mut connected: Vec<String> = redis.active_connections().iter().map(address).collect();
-            connected.sort();
-            let Some(shared) = weak.upgrade() else { return };
-            let mut server = shared.server.write();
-            server.connected = connected;
-            match read {
-                Ok(info) => {
-                    server.info = Some(info);
-                    server.read_at = Some(SystemTime::now());
-                    server.error = None;
-                }
-                Err(error) => server.error = Some(error),
-            }
+            Err(error) => server.error = Some(error),
         }
     });
 }
