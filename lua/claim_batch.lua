@@ -28,6 +28,10 @@ local now = delayq_server_ms()
 local counted = redis.call('exists', KEYS[5]) == 1
 local tracked = redis.call('exists', KEYS[4]) == 1
 local reply = {'ok', now}
+local deadline = now + visibility
+-- Every lease in one ZADD at the end: a call per value cost a third of the
+-- script.
+local leases = {}
 local bytes = 0
 for i = 1, n do
   if bytes >= budget then break end
@@ -49,11 +53,15 @@ for i = 1, n do
     delayq_dead_letter(KEYS[3], KEYS[8], value, 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')')
     deliveries = 1 - deliveries
   else
-    local id = batch .. string.char(math.floor(i / 256), i % 256)
-    redis.call('zadd', KEYS[2], now + visibility, id .. string.format('%010d', deliveries) .. value)
+    local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)
+    leases[#leases + 1] = deadline
+    leases[#leases + 1] = batch .. string.char(math.floor(i / 256), i % 256) .. count .. value
   end
   reply[#reply + 1] = value
   reply[#reply + 1] = deliveries
   reply[#reply + 1] = due
+end
+if #leases > 0 then
+  redis.call('zadd', KEYS[2], unpack(leases))
 end
 return reply

@@ -183,6 +183,7 @@ async fn ours_once(redis: &RedisServer, consumer: Consumer, name: &str, n: usize
             counter.rate(started).await
         }
         Consumer::Worker => {
+            let cpu = Cpu::now(redis).await;
             // Counted as each handler runs: the acks of the last `n` values
             // are still on their way when the clock stops.
             let handler_counter = counter.clone();
@@ -197,6 +198,7 @@ async fn ours_once(redis: &RedisServer, consumer: Consumer, name: &str, n: usize
             let rate = counter.rate(started).await;
             let report = worker.shutdown().await;
             assert_eq!(report.succeeded, values, "every value acked once: {report:?}");
+            cpu.per_value(redis, values, n).await;
             rate
         }
     };
@@ -323,4 +325,47 @@ pub async fn bytes_per_delivery(redis: &RedisServer) -> f64 {
     assert_eq!(report.succeeded, IN_FLIGHT as u64, "{report:?}");
     client.shutdown().await;
     (in_flight - ready) / IN_FLIGHT as f64
+}
+
+/// CPU time of this process and of the Redis server, to say per value where
+/// a consumer's time goes.
+struct Cpu {
+    own: f64,
+    redis: f64,
+}
+
+impl Cpu {
+    async fn now(redis: &RedisServer) -> Cpu {
+        let admin = Admin::connect(&redis.url()).await;
+        let text = match admin.cmd("INFO", vec!["cpu".into()]).await {
+            Value::String(s) => s.to_string(),
+            Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("INFO: {other:?}"),
+        };
+        let field = |name: &str| -> f64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0.0)
+        };
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        // Fields after the command's closing parenthesis: utime, stime are the 12th and 13th.
+        let rest: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        let ticks = |i: usize| rest.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+        Cpu {
+            own: ticks(11) + ticks(12),
+            redis: field("used_cpu_user") + field("used_cpu_sys"),
+        }
+    }
+
+    /// Prints (stderr) the CPU µs each value cost this process and Redis.
+    async fn per_value(self, redis: &RedisServer, values: u64, n: usize) {
+        let now = Cpu::now(redis).await;
+        let per = |a: f64, b: f64| (b - a) * 1e6 / values as f64;
+        eprintln!(
+            "    Worker concurrency({n}): CPU per value: this process {:.1} µs, Redis {:.1} µs",
+            per(self.own, now.own),
+            per(self.redis, now.redis)
+        );
+    }
 }

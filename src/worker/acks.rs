@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::handle::Counters;
+use crate::connection::request::Lane;
 use crate::queue::reliable::delivery::DeliveryLease;
 use crate::queue::reliable::CLAIM_BATCH;
 use crate::telemetry::{self, Handled};
@@ -41,17 +42,25 @@ pub(super) fn start(queue: String, counters: Arc<Counters>) -> (Acks, JoinHandle
     let task = tokio::spawn(async move {
         let queue: Arc<str> = queue.into();
         let mut lanes = JoinSet::new();
+        // A lane per ack on its way: each lane runs one ack at a time, so a
+        // resend of one finds that ack's reply (`lua/ack_batch.lua`).
+        let mut free: Vec<Lane> = (0..LANES).map(|_| Lane::new()).collect();
         let mut batch = Vec::with_capacity(ACK_BATCH);
         loop {
-            if lanes.len() >= LANES {
-                lanes.join_next().await;
+            let Some(lane) = free.pop() else {
+                if let Some(Ok(lane)) = lanes.join_next().await {
+                    free.push(lane);
+                } else {
+                    // A panicked ack task took its lane along: a new one.
+                    free.push(Lane::new());
+                }
                 continue;
-            }
+            };
             match handled.recv_many(&mut batch, ACK_BATCH).await {
                 0 => break,
                 _ => {
                     let batch = std::mem::replace(&mut batch, Vec::with_capacity(ACK_BATCH));
-                    lanes.spawn(ack(queue.clone(), counters.clone(), batch));
+                    lanes.spawn(ack(queue.clone(), counters.clone(), batch, lane));
                 }
             }
         }
@@ -61,9 +70,9 @@ pub(super) fn start(queue: String, counters: Arc<Counters>) -> (Acks, JoinHandle
 }
 
 /// Acks one batch, then counts and logs each delivery as `settle` does.
-async fn ack(queue: Arc<str>, counters: Arc<Counters>, batch: Vec<Succeeded>) {
+async fn ack(queue: Arc<str>, counters: Arc<Counters>, batch: Vec<Succeeded>, lane: Lane) -> Lane {
     let (mut leases, rest): (Vec<_>, Vec<_>) = batch.into_iter().map(|h| (h.lease, (h.took, h.span))).unzip();
-    match DeliveryLease::ack_all(&mut leases).await {
+    match DeliveryLease::ack_all(&mut leases, &lane).await {
         Ok(acked) => {
             for (acked, (took, span)) in acked.into_iter().zip(rest) {
                 Counters::add(&counters.succeeded);
@@ -81,4 +90,5 @@ async fn ack(queue: Arc<str>, counters: Arc<Counters>, batch: Vec<Succeeded>) {
             }
         }
     }
+    lane
 }

@@ -19,8 +19,8 @@ use tracing::Instrument;
 use super::acks;
 use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
-use super::{Handler, OnError, RetryPolicy};
-use crate::error::{BoxError, DecodeError, Error};
+use super::{prefetch, Handler, OnError, RetryPolicy};
+use crate::error::{BoxError, Error};
 use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::queue::reliable::{Batch, ReliableQueue, CLAIM_BATCH};
 use crate::telemetry::{self, DeadLettered, Handled};
@@ -41,6 +41,8 @@ pub(crate) struct Context<T> {
     /// once come back in claim order, not move order) and the consume loop's
     /// one take waits for the resume. Cleared when that take delivers.
     pub paused: AtomicBool,
+    /// How many deliveries to claim ahead of free slots.
+    pub pace: prefetch::Pace,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
@@ -55,30 +57,77 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     let slots = Arc::new(Semaphore::new(concurrency));
     let (acks, acker) = acks::start(queue.clone(), context.counters.clone());
     let mut running = JoinSet::new();
-    // Batch takes on their way (see `take_batch`).
+    // Batch takes on their way (see `take_ready_batch`), each with how many
+    // values it asked for; `claiming` is their sum.
     let mut claims = FuturesUnordered::new();
+    let mut claiming = 0;
+    // Deliveries claimed, waiting for a slot (see `prefetch`).
+    let mut buffer = prefetch::Buffer::new(context.queue.settings().visibility);
     // Whether the last batch take found nothing ready: the next take waits.
     let mut wait = false;
     let mut pause = TAKE_BACKOFF.0;
     tracing::debug!(queue, concurrency, "worker started");
     loop {
         while running.try_join_next().is_some() {}
-        // While values are ready, every slot that frees joins the next batch
-        // take, up to CLAIMS_AT_ONCE of them on their way; only an empty (or
-        // paused, or rate-limited) queue is waited on, with one blocking take.
+        // Buffered deliveries to free slots, oldest first; one that waited
+        // too long goes back first in line instead.
+        while !buffer.is_empty() {
+            let stale = buffer.stale();
+            if !stale.is_empty() {
+                context.pace.stalled();
+                give_back(&context, stale, &mut running);
+                continue;
+            }
+            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                break;
+            };
+            let delivery = buffer.pop().expect("a delivery that is not stale");
+            running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
+        }
+        // While values are ready, claims keep as many deliveries claimed as
+        // there are free slots plus what the handlers' pace allows ahead,
+        // in batches, up to CLAIMS_AT_ONCE of them on their way; only an
+        // empty (or paused, or rate-limited) queue is waited on, with one
+        // blocking take.
         let batching = context.limiter.is_none() && !context.paused.load(Ordering::Relaxed) && !wait;
-        if batching || !claims.is_empty() {
+        if batching && claims.len() < CLAIMS_AT_ONCE {
+            let target = slots.available_permits() + context.pace.ahead();
+            let batch = target.min(CLAIM_BATCH);
+            let held = buffer.len() + claiming;
+            if batch > 0 && held + batch <= target {
+                claiming += batch;
+                let context = Arc::clone(&context);
+                claims.push(Box::pin(
+                    async move { (batch, context.queue.take_ready_batch(batch).await) },
+                ));
+                continue;
+            }
+        }
+        if batching || !claims.is_empty() || !buffer.is_empty() {
+            let stale_at = buffer.next_stale();
             tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
-                Some((taken, held)) = claims.next(), if !claims.is_empty() => {
+                Some((asked, taken)) = claims.next(), if !claims.is_empty() => {
+                    claiming -= asked;
                     match taken {
                         Ok(Batch::Taken(deliveries)) => {
                             pause = TAKE_BACKOFF.0;
-                            spawn_batch(&context, deliveries, held, &mut running, &acks, &stop).await;
+                            let at = Instant::now();
+                            for delivery in deliveries {
+                                match delivery {
+                                    Ok(delivery) if stop.is_cancelled() => release_unhandled(&context, delivery).await,
+                                    Ok(delivery) => buffer.push(at, delivery),
+                                    Err(error) => undecodable(&context, error),
+                                }
+                            }
                         }
                         Ok(Batch::Nothing) => wait = true,
-                        Ok(Batch::Paused) => context.paused.store(true, Ordering::Relaxed),
+                        Ok(Batch::Paused) => {
+                            context.paused.store(true, Ordering::Relaxed);
+                            // Taken before the pause, not started: first in line again.
+                            give_back(&context, buffer.drain(), &mut running);
+                        }
                         Err(Error::Shutdown) => break,
                         Err(error) => {
                             if !back_off(&queue, &error, &mut pause, &stop).await {
@@ -87,19 +136,15 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                         }
                     }
                 }
-                slot = Arc::clone(&slots).acquire_owned(), if batching && claims.len() < CLAIMS_AT_ONCE => {
-                    let mut held = vec![slot.expect("the semaphore is never closed")];
-                    while held.len() < CLAIM_BATCH {
-                        match Arc::clone(&slots).try_acquire_owned() {
-                            Ok(slot) => held.push(slot),
-                            Err(_) => break,
-                        }
+                slot = Arc::clone(&slots).acquire_owned(), if !buffer.is_empty() => {
+                    let slot = slot.expect("the semaphore is never closed");
+                    if let Some(delivery) = buffer.pop() {
+                        running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
                     }
-                    let context = Arc::clone(&context);
-                    claims.push(Box::pin(async move {
-                        (context.queue.take_ready_batch(held.len()).await, held)
-                    }));
                 }
+                // A handler ended: its slot may take a claim.
+                Some(_) = running.join_next(), if buffer.is_empty() && !running.is_empty() => {}
+                _ = sleep_until(stale_at), if stale_at.is_some() => {}
             }
             continue;
         }
@@ -135,11 +180,14 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     tracing::debug!(
         queue,
         in_flight = running.len(),
+        buffered = buffer.len(),
         "worker stopping; letting handlers finish"
     );
     // Batch takes still on their way are dropped: what they claimed goes
-    // back to the head, uncounted (they are cancel safe).
+    // back to the head, uncounted (they are cancel safe). So do the
+    // deliveries no handler started.
     drop(claims);
+    give_back(&context, buffer.drain(), &mut running);
     while running.join_next().await.is_some() {}
     // The last acks: sent before the worker reports it has stopped.
     drop(acks);
@@ -149,30 +197,34 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     context.queue.core().settling().settled(SETTLE_TIMEOUT).await;
 }
 
-/// Batch takes on their way at once: a slot that frees while one is on its
-/// way joins the next, so round trips overlap and batches stay large.
+/// Batch takes on their way at once: round trips overlap, so handlers
+/// never wait for one.
 const CLAIMS_AT_ONCE: usize = 4;
 
-/// Starts a handler, in a slot of `held`, for each delivery of a batch
-/// take; an undecodable value is reported, and a value taken once the
-/// worker is stopping goes back first in line. Unused slots free.
-async fn spawn_batch<T: Send + 'static>(
-    context: &Arc<Context<T>>,
-    deliveries: Vec<Result<Delivery<T>, DecodeError>>,
-    mut held: Vec<OwnedSemaphorePermit>,
-    running: &mut JoinSet<()>,
-    acks: &acks::Acks,
-    stop: &CancellationToken,
-) {
-    for delivery in deliveries {
-        match delivery {
-            Ok(delivery) if stop.is_cancelled() => release_unhandled(context, delivery).await,
-            Ok(delivery) => {
-                let slot = held.pop().expect("a slot per value taken");
-                running.spawn(handle_in_slot(Arc::clone(context), delivery, slot, acks.clone()));
-            }
-            Err(error) => undecodable(context, error),
+/// Gives deliveries no handler started back to the queue's head, uncounted,
+/// in their order (the last first), in a task of the worker's.
+fn give_back<T: Send + 'static>(context: &Arc<Context<T>>, deliveries: Vec<Delivery<T>>, running: &mut JoinSet<()>) {
+    if deliveries.is_empty() {
+        return;
+    }
+    tracing::debug!(
+        queue = context.queue.name(),
+        values = deliveries.len(),
+        "giving back values claimed ahead that no handler started"
+    );
+    let context = Arc::clone(context);
+    running.spawn(async move {
+        for delivery in deliveries.into_iter().rev() {
+            release_unhandled(&context, delivery).await;
         }
+    });
+}
+
+/// Sleeps until `at` (never when `None`; the caller does not poll it then).
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -221,6 +273,7 @@ async fn handle_in_slot<T: Send + 'static>(
     let Some(done) = run_one(&context, delivery).await else {
         return;
     };
+    context.pace.ran(done.took);
     match done.result {
         Ok(()) => {
             let Done { lease, took, span, .. } = done;

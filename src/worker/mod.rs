@@ -13,6 +13,7 @@ mod acks;
 mod consume;
 mod failure;
 mod handle;
+mod prefetch;
 mod rate_limit;
 mod retry;
 
@@ -85,6 +86,7 @@ type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 pub struct Worker<T> {
     queue: ReliableQueue<T>,
     concurrency: usize,
+    prefetch: usize,
     retry: RetryPolicy,
     handler_timeout: Option<Duration>,
     on_error: Option<OnError>,
@@ -100,6 +102,7 @@ where
         f.debug_struct("Worker")
             .field("queue", &self.queue)
             .field("concurrency", &self.concurrency)
+            .field("prefetch", &self.prefetch)
             .field("retry", &self.retry)
             .field("handler_timeout", &self.handler_timeout)
             .field("rate_limit", &self.rate_limit)
@@ -116,6 +119,7 @@ impl<T: Send + 'static> Worker<T> {
         Worker {
             queue,
             concurrency: 1,
+            prefetch: prefetch::MOST,
             retry,
             handler_timeout: None,
             on_error: None,
@@ -134,6 +138,33 @@ impl<T: Send + 'static> Worker<T> {
     /// concurrency.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
+        self
+    }
+
+    /// Values claimed ahead of free slots at most (default 128; 0: claim
+    /// only for free slots), as a prefetch count in RabbitMQ or SQS: while
+    /// handlers finish quickly, the next batch is claimed while the last is
+    /// handled, so no slot waits a round trip for its value. How many it
+    /// actually holds follows the handlers' pace: as many as start within a
+    /// quarter of the [visibility timeout](Self::visibility_timeout) (none
+    /// until a handler has run, and none while handlers are slow). A value
+    /// claimed ahead is taken from other consumers, counted as a delivery,
+    /// and given back first in line, uncounted, if it waits a quarter of
+    /// its visibility timeout for a slot, when the queue is paused, and when
+    /// the worker stops.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// // Long jobs, shared fairly with other workers: nothing held ahead.
+    /// let worker = client
+    ///     .worker("reports", delayq::JsonCodec::<String>::new())?
+    ///     .concurrency(4)
+    ///     .prefetch(0)
+    ///     .run(|name: String| async move { Ok::<_, std::io::Error>(println!("{name}")) });
+    /// # Ok(()) }
+    /// ```
+    pub fn prefetch(mut self, n: usize) -> Self {
+        self.prefetch = n;
         self
     }
 
@@ -280,6 +311,7 @@ impl<T: Send + 'static> Worker<T> {
         let limiter = self.rate_limit.map(|limit| {
             rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, self.queue.keys().rate(), limit)
         });
+        let pace = prefetch::Pace::new(self.concurrency, self.queue.settings().visibility, self.prefetch);
         let context = Arc::new(consume::Context {
             queue: self.queue,
             handler,
@@ -290,6 +322,7 @@ impl<T: Send + 'static> Worker<T> {
             abort: abort.clone(),
             limiter,
             paused: Default::default(),
+            pace,
         });
         let task = tokio::spawn(consume::consume(context, self.concurrency, stop.clone()));
         WorkerHandle {

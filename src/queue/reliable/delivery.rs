@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::types::Value;
 
-use crate::connection::request::Request;
+use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::connection::{reply, retrying};
 use crate::error::Result;
@@ -249,19 +249,21 @@ impl DeliveryLease {
     }
 
     /// Acks many deliveries of one queue in one script (`lua/ack_batch.lua`),
-    /// retried through connection failures as [`ack`](Self::ack) is; each
-    /// `true` when acked, `false` when too late. Every lease is settled.
-    pub(crate) async fn ack_all(leases: &mut [DeliveryLease]) -> Result<Vec<bool>> {
+    /// a run of `lane` (one ack at a time per lane), retried through
+    /// connection failures as [`ack`](Self::ack) is; each `true` when
+    /// acked, `false` when too late. Every lease is settled.
+    pub(crate) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
         let Some(first) = leases.first() else {
             return Ok(Vec::new());
         };
         let (core, keys) = (first.core.clone(), first.keys.clone());
+        // One run for every send: a resend finds the first run's reply.
+        let run = lane.next(&keys);
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let redis_keys = vec![keys.leases().into(), keys.acked().into()];
-            let mut args = Vec::with_capacity(2 + leases.len());
-            args.push(Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)));
-            args.push(Value::from(ACK_MEMORY_CAP));
+            let redis_keys = vec![keys.leases().into(), run.record()];
+            let mut args = Vec::with_capacity(1 + leases.len());
+            args.push(run.id());
             args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
             let value = SCRIPTS
                 .ack_batch

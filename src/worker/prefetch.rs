@@ -1,0 +1,189 @@
+//! Deliveries claimed ahead of free handler slots: a worker whose handlers
+//! finish quickly claims the next batch while the last one is handled, so
+//! its slots never wait a round trip for a value; one whose handlers are
+//! slow claims only for free slots, as a value waiting here is one no other
+//! consumer can take.
+//!
+//! A buffered delivery's visibility timeout runs from its claim: one that
+//! waits here longer than [`STALE`] of it goes back to the queue's head,
+//! uncounted, before its lease could lapse (then it would be handed to two
+//! consumers).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::queue::reliable::delivery::Delivery;
+use crate::queue::reliable::CLAIM_BATCH;
+
+/// Most deliveries buffered beyond free slots (two claim batches: one
+/// handled while the next is on its way).
+pub(crate) const MOST: usize = 2 * CLAIM_BATCH;
+
+/// The share of the visibility timeout a delivery may wait here, and the
+/// share the buffer's expected wait may reach.
+const STALE: u32 = 4;
+
+/// How many deliveries to claim beyond free slots, from how long handlers
+/// take: as many as the worker starts within a quarter of the visibility
+/// timeout, at most the worker's limit.
+pub(crate) struct Pace {
+    /// Handler run time, moving average (ns); 0 until a handler has run.
+    average_ns: AtomicU64,
+    concurrency: usize,
+    visibility: Duration,
+    limit: usize,
+}
+
+impl Pace {
+    pub(crate) fn new(concurrency: usize, visibility: Duration, limit: usize) -> Pace {
+        Pace {
+            average_ns: AtomicU64::new(0),
+            concurrency: concurrency.max(1),
+            visibility,
+            limit,
+        }
+    }
+
+    /// Records a handler's run time (an average over about the last eight).
+    pub(crate) fn ran(&self, took: Duration) {
+        let took = took.as_nanos().min(u64::MAX as u128) as u64;
+        let old = self.average_ns.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            took.max(1)
+        } else {
+            (old - old / 8).saturating_add(took / 8).max(1)
+        };
+        self.average_ns.store(new, Ordering::Relaxed);
+    }
+
+    /// Claimed values waited too long for a slot: the pace was wrong (a
+    /// handler is stuck), so nothing more is claimed ahead until a handler
+    /// finishes again (then that run's time sets the pace).
+    pub(crate) fn stalled(&self) {
+        self.average_ns.store(0, Ordering::Relaxed);
+    }
+
+    /// Deliveries to hold beyond free slots now: none before a handler has
+    /// run (its pace is unknown).
+    pub(crate) fn ahead(&self) -> usize {
+        let average = self.average_ns.load(Ordering::Relaxed);
+        if average == 0 || self.limit == 0 {
+            return 0;
+        }
+        let window = (self.visibility / STALE).as_nanos();
+        let startable = window.saturating_mul(self.concurrency as u128) / u128::from(average);
+        startable.min(self.limit as u128) as usize
+    }
+}
+
+/// Claimed deliveries waiting for a slot, oldest first.
+pub(crate) struct Buffer<T> {
+    waiting: VecDeque<(Instant, Delivery<T>)>,
+    /// How long one may wait: a quarter of the visibility timeout.
+    patience: Duration,
+}
+
+impl<T: 'static> Buffer<T> {
+    pub(crate) fn new(visibility: Duration) -> Buffer<T> {
+        Buffer {
+            waiting: VecDeque::new(),
+            patience: visibility / STALE,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// Adds a delivery claimed at `at`.
+    pub(crate) fn push(&mut self, at: Instant, delivery: Delivery<T>) {
+        self.waiting.push_back((at, delivery));
+    }
+
+    /// The oldest delivery that has not waited too long.
+    pub(crate) fn pop(&mut self) -> Option<Delivery<T>> {
+        let (at, _) = self.waiting.front()?;
+        if at.elapsed() >= self.patience {
+            return None;
+        }
+        self.waiting.pop_front().map(|(_, delivery)| delivery)
+    }
+
+    /// The deliveries that waited too long, in claim order.
+    pub(crate) fn stale(&mut self) -> Vec<Delivery<T>> {
+        let now = Instant::now();
+        let mut stale = Vec::new();
+        while let Some((at, _)) = self.waiting.front() {
+            if now.duration_since(*at) < self.patience {
+                break;
+            }
+            stale.extend(self.waiting.pop_front().map(|(_, delivery)| delivery));
+        }
+        stale
+    }
+
+    /// When the oldest becomes stale, if any waits.
+    pub(crate) fn next_stale(&self) -> Option<Instant> {
+        self.waiting.front().map(|(at, _)| *at + self.patience)
+    }
+
+    /// Every delivery, in claim order.
+    pub(crate) fn drain(&mut self) -> Vec<Delivery<T>> {
+        self.waiting.drain(..).map(|(_, delivery)| delivery).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_ahead_before_a_handler_ran() {
+        let pace = Pace::new(8, Duration::from_secs(30), MOST);
+        assert_eq!(pace.ahead(), 0);
+    }
+
+    #[test]
+    fn fast_handlers_claim_ahead_up_to_the_limit() {
+        let pace = Pace::new(8, Duration::from_secs(30), MOST);
+        pace.ran(Duration::from_micros(50));
+        assert_eq!(pace.ahead(), MOST);
+    }
+
+    #[test]
+    fn slow_handlers_claim_only_what_starts_within_a_quarter_of_the_visibility_timeout() {
+        // 8 slots, 10 s a run: 16 start in 20 s, 4 in a quarter of 20 s.
+        let pace = Pace::new(8, Duration::from_secs(20), MOST);
+        pace.ran(Duration::from_secs(10));
+        assert_eq!(pace.ahead(), 4);
+        // 60 s a run (on average, after a while): none ahead.
+        for _ in 0..64 {
+            pace.ran(Duration::from_secs(60));
+        }
+        assert_eq!(pace.ahead(), 0);
+    }
+
+    #[test]
+    fn a_stall_stops_claiming_ahead_until_a_handler_finishes() {
+        let pace = Pace::new(8, Duration::from_secs(30), MOST);
+        pace.ran(Duration::from_micros(50));
+        pace.stalled();
+        assert_eq!(pace.ahead(), 0);
+        pace.ran(Duration::from_secs(5));
+        assert_eq!(pace.ahead(), 12);
+    }
+
+    #[test]
+    fn a_limit_of_zero_claims_only_for_free_slots() {
+        let pace = Pace::new(8, Duration::from_secs(30), 0);
+        pace.ran(Duration::from_micros(50));
+        assert_eq!(pace.ahead(), 0);
+    }
+}
