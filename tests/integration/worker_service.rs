@@ -448,3 +448,47 @@ async fn the_worker_handler_timeout_cuts_off_a_layered_call_and_a_wait_for_readi
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_cuts_off_a_service_call_gives_its_value_back_and_frees_the_layers_permit() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let calls: Log<(String, u32)> = Arc::default();
+        // One permit, shared by the clones of both workers below.
+        let service = ServiceBuilder::new().concurrency_limit(1).service_fn({
+            let calls = calls.clone();
+            move |job: Job<String>| {
+                calls.lock().push((job.value().clone(), job.attempt()));
+                async move {
+                    if job.attempt() == 1 {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok::<_, BoxError>(())
+                }
+            }
+        });
+        let first = client.worker("cut", StringCodec).unwrap().run_service(service.clone());
+        offer_all(&client, "cut", &["a"]).await;
+        eventually(Duration::from_secs(20), "the call started", || async {
+            calls.lock().len() == 1
+        })
+        .await;
+        let report = first.shutdown_within(Duration::from_millis(200)).await;
+        assert_eq!((report.handled, report.succeeded), (1, 0));
+        let reliable = client.reliable_queue("cut", StringCodec).unwrap();
+        assert_eq!(reliable.in_flight().await.unwrap(), 0, "given back");
+
+        // Ready only if the cut-off call gave its permit back.
+        let second = client.worker("cut", StringCodec).unwrap().run_service(service);
+        eventually(Duration::from_secs(20), "handled by the second worker", || async {
+            second.report().succeeded == 1
+        })
+        .await;
+        second.shutdown().await;
+        assert_eq!(*calls.lock(), [("a".to_owned(), 1), ("a".to_owned(), 2)]);
+        assert_eq!(reliable.in_flight().await.unwrap(), 0);
+        assert_eq!(reliable.len().await.unwrap(), 0);
+    })
+    .await;
+}
