@@ -112,6 +112,8 @@ pub use transfer::{ClientStats, Clock};
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::format::Format;
 pub use wire::keys::QueueKeys;
+#[cfg(feature = "tower")]
+pub use worker::Job;
 pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};
 
 /// Re-export of the Redis client this crate is built on, for its

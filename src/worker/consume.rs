@@ -395,7 +395,7 @@ async fn run_handler<T: Send + 'static>(
     value: T,
     lease: &DeliveryLease,
 ) -> Option<Result<(), BoxError>> {
-    let mut run = tokio::spawn((context.handler)(value).in_current_span());
+    let mut run = tokio::spawn((context.handler)(value, lease.delivery_count()).in_current_span());
     let visibility = context.queue.settings().visibility;
     let every = visibility / 3;
     let mut extend = tokio::time::interval_at(Instant::now() + every, every);

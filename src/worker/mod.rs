@@ -16,6 +16,8 @@ mod handle;
 mod prefetch;
 mod rate_limit;
 mod retry;
+#[cfg(feature = "tower")]
+mod service;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,12 +29,15 @@ use tokio_util::sync::CancellationToken;
 pub use failure::{Failure, FailureAction, Permanent};
 pub use handle::{WorkerHandle, WorkerReport};
 pub use retry::RetryPolicy;
+#[cfg(feature = "tower")]
+pub use service::Job;
 
 use crate::error::BoxError;
 use crate::queue::reliable::ReliableQueue;
 use crate::wire::format::Format;
 
-type Handler<T> = Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>> + Send + Sync>;
+/// Called with a value and its attempt (the delivery count).
+type Handler<T> = Arc<dyn Fn(T, u32) -> Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>> + Send + Sync>;
 type OnError = Arc<dyn Fn(&Failure) + Send + Sync>;
 type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -291,10 +296,90 @@ impl<T: Send + 'static> Worker<T> {
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError> + 'static,
     {
-        let handler: Handler<T> = Arc::new(move |value| {
+        let handler: Handler<T> = Arc::new(move |value, _| {
             let run = handler(value);
             Box::pin(async move { run.await.map_err(Into::into) })
         });
+        self.start(handler)
+    }
+
+    /// Starts the worker, as [`run`](Self::run), with a [`tower::Service`]
+    /// as the handler, so that tower layers wrap it: a concurrency limit, a
+    /// timeout, load shedding, metrics, your own. (Feature `tower`.)
+    ///
+    /// The service is called with a [`Job`] (the value, its queue and its
+    /// attempt) and answers `()`; each value gets a clone of the service,
+    /// awaited ready ([`ServiceExt::ready`](tower::ServiceExt::ready)), then
+    /// called. Everything of [`run`](Self::run) holds around it:
+    ///
+    /// - An error from `poll_ready` or from the call (a tower timeout's
+    ///   `Elapsed`, load shedding's `Overloaded`, yours) is a failed attempt:
+    ///   the value is retried by the [`RetryPolicy`], or dead-lettered; a
+    ///   [`Permanent`] anywhere in its source chain dead-letters it at once.
+    ///   A refused value is never lost.
+    /// - The layers run inside the worker's own
+    ///   [`handler_timeout`](Self::handler_timeout) (waiting for readiness
+    ///   included), its panic catching, its lease extension and its
+    ///   `delayq.handle` span; [`concurrency`](Self::concurrency) still
+    ///   bounds how many values are taken at once, and a shutdown's abort
+    ///   cancels the service's future like a closure's.
+    ///
+    /// Layers whose state is shared by clones (tower's `ConcurrencyLimit`:
+    /// one semaphore) act across values, and across workers given clones of
+    /// one service; one whose state is per instance (tower's `RateLimit`)
+    /// sees a single call per clone, so limits nothing here: use
+    /// [`rate_limit`](Self::rate_limit). A value waiting for a limit's
+    /// permit is taken and leased by this worker meanwhile.
+    ///
+    /// Two queues feeding one payment provider, at most 4 calls at once
+    /// between them, each call cut off after 10 s (a failed attempt,
+    /// retried):
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::{Client, Job, JsonCodec};
+    /// use tower::ServiceBuilder;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// struct Order { id: String, amount: i64 }
+    ///
+    /// # async fn demo() -> delayq::Result<()> {
+    /// let client = Client::connect("redis://127.0.0.1:6379").await?;
+    /// let charge = ServiceBuilder::new()
+    ///     .concurrency_limit(4)
+    ///     .timeout(Duration::from_secs(10))
+    ///     .service_fn(|job: Job<Order>| async move {
+    ///         let order = job.into_value();
+    ///         charge(&order.id, order.amount).await
+    ///     });
+    /// let mut workers = Vec::new();
+    /// for queue in ["orders", "orders-express"] {
+    ///     let worker = client
+    ///         .worker(queue, JsonCodec::<Order>::new())?
+    ///         .concurrency(4)
+    ///         .handler_timeout(Duration::from_secs(60)) // around the layers, the wait for a permit included
+    ///         .run_service(charge.clone());
+    ///     workers.push(worker);
+    /// }
+    /// # Ok(()) }
+    /// # async fn charge(_: &str, _: i64) -> Result<(), std::io::Error> { Ok(()) }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    #[cfg(feature = "tower")]
+    pub fn run_service<S>(self, service: S) -> WorkerHandle
+    where
+        S: tower::Service<Job<T>, Response = ()> + Clone + Send + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        let handler = service::handler(self.queue.name(), service);
+        self.start(handler)
+    }
+
+    fn start(self, handler: Handler<T>) -> WorkerHandle {
         let stop = CancellationToken::new();
         for signal in self.signals {
             let stop = stop.clone();

@@ -40,3 +40,5 @@ mod take_faults;
 mod transfer;
 mod worker;
 mod worker_batches;
+#[cfg(feature = "tower")]
+mod worker_service;
