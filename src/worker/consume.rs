@@ -287,7 +287,7 @@ async fn handle_in_slot<T: Send + 'static>(
                 );
             }
         }
-        Err(_) => settle(&context, done).await,
+        Err(_) => Box::pin(settle(&context, done)).await,
     }
 }
 
@@ -345,9 +345,7 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     let started = Instant::now();
     let Some(result) = run_handler(context, value, &lease).instrument(span.clone()).await else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
-        release_within(queue, &mut lease, Release::Head, "a cancelled value")
-            .instrument(span)
-            .await;
+        Box::pin(release_within(queue, &mut lease, Release::Head, "a cancelled value").instrument(span)).await;
         return None;
     };
     Some(Done {
@@ -420,7 +418,9 @@ async fn run_handler<T: Send + 'static>(
                 }
             }),
             _ = extend.tick(), if extending.is_terminated() => {
-                extending.set(lease.extend(visibility).fuse());
+                // Boxed, as are the other rare paths' futures: inline, their
+                // Redis calls made every handler task 16 KB to spawn.
+                extending.set(Box::pin(lease.extend(visibility)).fuse());
             }
             extended = &mut extending => match extended {
                 Ok(true) => {}

@@ -146,7 +146,7 @@ impl<T: Send + 'static> Worker<T> {
         self
     }
 
-    /// Values claimed ahead of free slots at most (default 128; 0: claim
+    /// Values claimed ahead of free slots at most (default 256; 0: claim
     /// only for free slots), as a prefetch count in RabbitMQ or SQS: while
     /// handlers finish quickly, the next batch is claimed while the last is
     /// handled, so no slot waits a round trip for its value. How many it

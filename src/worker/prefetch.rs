@@ -18,9 +18,10 @@ use tokio::time::Instant;
 use crate::queue::reliable::delivery::Delivery;
 use crate::queue::reliable::CLAIM_BATCH;
 
-/// Most deliveries buffered beyond free slots (two claim batches: one
-/// handled while the next is on its way).
-pub(crate) const MOST: usize = 2 * CLAIM_BATCH;
+/// Most deliveries buffered beyond free slots by default: four claim
+/// batches, as many as are on their way at once (a round trip on a loaded
+/// host can take as long as handling two batches).
+pub(crate) const MOST: usize = 4 * CLAIM_BATCH;
 
 /// The share of the visibility timeout a delivery may wait here, and the
 /// share the buffer's expected wait may reach.
