@@ -133,14 +133,13 @@ impl<T: Send + 'static> Worker<T> {
         }
     }
 
-    /// Handlers run at once at most (default 1). The worker takes a value
-    /// only when a slot is free, so values it cannot start stay in the queue
-    /// for other consumers. While values are ready, one script pops and
-    /// claims as many as there are free slots (at most 64, on the shared
-    /// connections; a few such takes on their way at once), and the acks of
-    /// handled values go many to a script; an idle worker waits for values
-    /// with one blocking read, on one dedicated connection, whatever its
-    /// concurrency.
+    /// Handlers run at once at most (default 1). While values are ready,
+    /// one script pops and claims up to 64 (on the shared connections; up to
+    /// four such claims on their way at once) for free slots and, while
+    /// handlers finish quickly, ahead of them (see
+    /// [`prefetch`](Self::prefetch)); the acks of handled values go many to
+    /// a script. An idle worker waits for values with one blocking read, on
+    /// one dedicated connection, whatever its concurrency.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
         self
