@@ -1,5 +1,6 @@
 //! Scenario 7: the reliable queue's scripts with 100,000 deliveries in
-//! flight (claim, ack, nack, extend 1,000 times each; reap of 2,000 timed
+//! flight (claim, ack, nack, extend 1,000 times each; a `Worker`'s batch
+//! claims and acks of 20,000 values; reap of 2,000 timed
 //! out deliveries of 10 KB, 5,000 of 100 bytes and 2,000 stray copies). Every script run is timed by the server (SLOWLOG, every command
 //! logged) and grouped by SHA; the baseline is a trivial script
 //! (`return 1`) by EVALSHA against the same server in the same run.
@@ -22,6 +23,8 @@ const TIMED_OUT_SMALL: i64 = 5_000;
 const STRAYS: i64 = 2_000;
 /// Runs of each measured operation.
 const OPS: usize = 1_000;
+/// Values a `Worker` takes in batches beside the deliveries in flight.
+const WORKER_VALUES: i64 = 20_000;
 
 /// Longest and mean server time of one script, in µs, and its runs.
 pub struct Timing {
@@ -150,6 +153,26 @@ pub async fn run(redis: &RedisServer) -> Reliable {
         }
     }
     merge(&mut runs, script_runs(&admin).await);
+    // A Worker's batch claims and acks: WORKER_VALUES values, no-op handler.
+    for chunk in (0..WORKER_VALUES).collect::<Vec<_>>().chunks(10_000) {
+        let mut args: Vec<Value> = vec!["reliable".into()];
+        args.extend(chunk.iter().map(|i| Value::from(format!("batch:{i}"))));
+        admin.cmd("RPUSH", args).await;
+    }
+    let handled = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let worker = client.worker("reliable", StringCodec).unwrap().concurrency(64).run({
+        let handled = handled.clone();
+        move |_: String| {
+            handled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async { Ok::<(), std::convert::Infallible>(()) }
+        }
+    });
+    while handled.load(std::sync::atomic::Ordering::Relaxed) < WORKER_VALUES as u64 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let report = worker.shutdown().await;
+    assert_eq!(report.succeeded, WORKER_VALUES as u64, "{report:?}");
+    merge(&mut runs, script_runs(&admin).await);
     // Reap: timed out deliveries of 10 KB and of 100 bytes, and strays,
     // with a handle whose grace (its visibility timeout) is 100 ms.
     for (start, n, size) in [(1_000_000, TIMED_OUT_BIG, BIG), (2_000_000, TIMED_OUT_SMALL, 100)] {
@@ -182,6 +205,8 @@ pub async fn run(redis: &RedisServer) -> Reliable {
         ("ack", include_str!("../../lua/ack.lua")),
         ("nack", include_str!("../../lua/nack.lua")),
         ("extend", include_str!("../../lua/extend.lua")),
+        ("claim_batch", include_str!("../../lua/claim_batch.lua")),
+        ("ack_batch", include_str!("../../lua/ack_batch.lua")),
         ("reap", include_str!("../../lua/reap.lua")),
     ]
     .into_iter()
