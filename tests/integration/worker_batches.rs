@@ -459,6 +459,30 @@ async fn a_batch_claim_dead_letters_a_value_delivered_too_often() {
     .await;
 }
 
+/// A handler that records each value and, on the value after the first
+/// `quick`, waits until `gate` opens (or closes): a worker whose handlers
+/// were quick, then one is stuck.
+fn stuck_after(
+    quick: usize,
+    gate: Arc<Semaphore>,
+    seen: Arc<Mutex<Vec<i64>>>,
+) -> impl Fn(i64) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), BoxError>> + Send>> + Send + Sync {
+    move |value| {
+        let (gate, seen) = (gate.clone(), seen.clone());
+        Box::pin(async move {
+            let stuck = {
+                let mut seen = seen.lock();
+                seen.push(value);
+                seen.len() == quick + 1
+            };
+            if stuck {
+                let _ = gate.acquire().await;
+            }
+            Ok(())
+        })
+    }
+}
+
 /// An ack batch run again under the same lane run (fred's resend after a
 /// lost reply) answers what its first run did, and changes nothing more;
 /// a new run on the same deliveries finds them acked already: too late.
@@ -564,23 +588,7 @@ async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long() {
             .concurrency(1)
             .visibility_timeout(Duration::from_secs(4))
             .retry(delayq::RetryPolicy::default().max_attempts(1))
-            .run({
-                let (gate, seen) = (gate.clone(), seen.clone());
-                move |value: i64| {
-                    let (gate, seen) = (gate.clone(), seen.clone());
-                    async move {
-                        let stuck = {
-                            let mut seen = seen.lock();
-                            seen.push(value);
-                            seen.len() == QUICK + 1
-                        };
-                        if stuck {
-                            let _ = gate.acquire().await;
-                        }
-                        Ok::<_, BoxError>(())
-                    }
-                }
-            });
+            .run(stuck_after(QUICK, gate.clone(), seen.clone()));
         let queue = client.reliable_queue("ahead", LongCodec).unwrap();
         eventually(
             Duration::from_secs(20),
@@ -629,23 +637,7 @@ async fn a_stopping_worker_gives_back_values_claimed_ahead() {
             .unwrap()
             .concurrency(1)
             .visibility_timeout(Duration::from_secs(600))
-            .run({
-                let (gate, seen) = (gate.clone(), seen.clone());
-                move |value: i64| {
-                    let (gate, seen) = (gate.clone(), seen.clone());
-                    async move {
-                        let stuck = {
-                            let mut seen = seen.lock();
-                            seen.push(value);
-                            seen.len() == QUICK + 1
-                        };
-                        if stuck {
-                            let _ = gate.acquire().await;
-                        }
-                        Ok::<_, BoxError>(())
-                    }
-                }
-            });
+            .run(stuck_after(QUICK, gate.clone(), seen.clone()));
         let queue = client.reliable_queue("ahead-stop", LongCodec).unwrap();
         eventually(
             Duration::from_secs(20),
@@ -717,23 +709,7 @@ async fn a_worker_without_prefetch_holds_only_what_its_slots_run() {
             .unwrap()
             .concurrency(1)
             .prefetch(0)
-            .run({
-                let (gate, seen) = (gate.clone(), seen.clone());
-                move |value: i64| {
-                    let (gate, seen) = (gate.clone(), seen.clone());
-                    async move {
-                        let stuck = {
-                            let mut seen = seen.lock();
-                            seen.push(value);
-                            seen.len() == QUICK + 1
-                        };
-                        if stuck {
-                            let _ = gate.acquire().await;
-                        }
-                        Ok::<_, BoxError>(())
-                    }
-                }
-            });
+            .run(stuck_after(QUICK, gate.clone(), seen.clone()));
         let queue = client.reliable_queue("no-ahead", LongCodec).unwrap();
         eventually(Duration::from_secs(20), "the handler stuck", || async {
             seen.lock().len() == QUICK + 1
