@@ -1,5 +1,7 @@
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
--- KEYS: 1 lease set (delayq_leases), 2 acked set
+-- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
+--       stream (lib/events.lua: one 'acked' event per call that settles any,
+--       with the count it settled: a resend writes none)
 -- ARGV: 1 how long acked ids are remembered (ms), 2 most acked ids
 --       remembered, 3.. the deliveries (8-byte id, 10-digit count, value)
 -- Returns one integer per delivery, in order: 1 when it is (or already was)
@@ -12,6 +14,8 @@
 -- stop. Cost: O(k log m) for k deliveries and m in flight.
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
+if events_bad then return events_bad end
 local window, cap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local reply, acked = {}, {}
 for i = 3, #ARGV do
@@ -50,5 +54,6 @@ if k > 0 then
   end
   redis.call('zadd', KEYS[2], unpack(args))
   redis.call('pexpire', KEYS[2], window)
+  delayq_event(events, KEYS[4], 'acked', 'count', k, 'deliveries', delayq_event_ids(acked))
 end
 return reply
