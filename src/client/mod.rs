@@ -257,6 +257,16 @@ impl Client {
         Ok(crate::Events::new(self.core.clone(), crate::QueueKeys::new(queue)?))
     }
 
+    /// Up to `count` of the events `queue`'s stream keeps, oldest first,
+    /// from `from` ([`EventsFrom::Oldest`](crate::EventsFrom::Oldest), or
+    /// [`After`](crate::EventsFrom::After) the last one read to page on),
+    /// without waiting for more (`XRANGE`). For a live view, read the last
+    /// page and go on with [`events`](Self::events) from its last id.
+    pub async fn kept_events(&self, queue: &str, from: crate::EventsFrom, count: usize) -> Result<Vec<crate::Event>> {
+        self.check_open()?;
+        crate::queue::events::kept(&self.core, &crate::QueueKeys::new(queue)?, &from, count).await
+    }
+
     /// The underlying fred pool, for commands this crate does not wrap.
     pub fn redis(&self) -> &fred::clients::Pool {
         self.core.pool()

@@ -96,6 +96,38 @@ pub(crate) async fn max_len(core: &Core, keys: &QueueKeys) -> Result<Option<u64>
         .transpose()
 }
 
+/// Up to `count` kept events from `from`, oldest first, without waiting
+/// (`XRANGE`; [`EventsFrom::Now`] reads none).
+pub(crate) async fn kept(core: &Core, keys: &QueueKeys, from: &EventsFrom, count: usize) -> Result<Vec<Event>> {
+    let start = match from {
+        EventsFrom::Now => return Ok(Vec::new()),
+        EventsFrom::Oldest => "-".to_owned(),
+        EventsFrom::After(id) => format!("({id}"),
+    };
+    let stream = keys.events();
+    let reply: Value = core
+        .conn()?
+        .custom(
+            CustomCommand::new_static("XRANGE", ClusterHash::FirstKey, false),
+            vec![
+                Value::from(stream.as_str()),
+                start.into(),
+                "+".into(),
+                "COUNT".into(),
+                (count as i64).into(),
+            ],
+        )
+        .await
+        .on_key(&stream)?;
+    crate::connection::reply::array(reply)?
+        .into_iter()
+        .map(|entry| {
+            let (id, fields) = entry_of(entry)?;
+            Ok(Event::decode(keys.destination(), &id, fields))
+        })
+        .collect()
+}
+
 /// A queue's events, as a [`Stream`] (from [`Client::events`](crate::Client::events)).
 ///
 /// It waits with `XREAD BLOCK` on a connection of the client's blocking
