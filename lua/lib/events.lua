@@ -49,7 +49,7 @@ end
 
 -- A delivery id (8 bytes) as 16 hex digits, as DeliveryId displays it.
 local function delayq_hex(bytes)
-  return (string.gsub(bytes, '.', function(c) return string.format('%02x', string.byte(c)) end))
+  return string.format('%02x%02x%02x%02x%02x%02x%02x%02x', string.byte(bytes, 1, 8))
 end
 
 -- Up to DELAYQ_EVENT_IDS delivery ids in hex, joined by spaces (a batch

@@ -175,6 +175,8 @@ pub(crate) async fn sweep_window(
             keys.paused().into(),
             keys.ids().into(),
             run.record(),
+            keys.events_config().into(),
+            keys.events().into(),
         ],
         args,
     )

@@ -58,6 +58,8 @@ async fn every_operation(client: &Client, name: &str) {
     q.offer_with_id("job-1", &"with id".into(), Duration::from_secs(3600)).await.unwrap();
     assert!(q.reschedule("job-1", Duration::from_secs(7200)).await.unwrap());
     assert!(q.cancel("job-1").await.unwrap());
+    q.offer(&"gone".into(), Duration::from_secs(3600)).await.unwrap();
+    assert!(q.remove(&"gone".into()).await.unwrap());
     q.offer_all([("a".to_string(), Duration::ZERO), ("b".to_string(), Duration::ZERO)])
         .await
         .unwrap();
@@ -101,6 +103,12 @@ async fn each_operation_writes_its_event() {
         assert_eq!(
             next_of(&mut events, "cancelled").await.kind,
             EventKind::Cancelled { count: 1, id: Some("job-1".into()) }
+        );
+        assert_eq!(next_of(&mut events, "offered").await.kind, EventKind::Offered { count: 1, id: None });
+        assert_eq!(
+            next_of(&mut events, "cancelled").await.kind,
+            EventKind::Cancelled { count: 1, id: None },
+            "a removal by value"
         );
         assert_eq!(next_of(&mut events, "offered").await.kind, EventKind::Offered { count: 2, id: None });
         next_of(&mut events, "paused").await;

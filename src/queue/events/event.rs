@@ -70,7 +70,8 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
-    /// A transfer run moved due elements to the destination list.
+    /// A transfer run (or a run of a backlog sweep) moved due elements to
+    /// the destination list.
     Transferred {
         /// Elements moved to the destination.
         count: u64,
@@ -113,11 +114,14 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         delivery: Option<String>,
     },
-    /// A pending element was removed before it was due ([`cancel`](crate::DelayedQueue::cancel)).
+    /// Pending elements were removed before they were due: by
+    /// [`cancel`](crate::DelayedQueue::cancel) (one, with its id) or by value
+    /// ([`remove`](crate::DelayedQueue::remove), `remove_all`: one event per
+    /// call, with the count).
     Cancelled {
         /// How many.
         count: u64,
-        /// Its id.
+        /// The id, for a cancel.
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
