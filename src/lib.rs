@@ -102,9 +102,9 @@ pub use queue::delayed::{
     DelayedQueue, ElementOutcome, MigrationReport, PendingElement, PendingError, Purged, RecodeReport, Scheduled,
     TransferReport,
 };
+pub use queue::events::{Event, EventKind, Events, EventsFrom, DEFAULT_EVENTS_MAX_LEN};
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, Reaped, ReasonGroup, ReliableQueue};
-pub use queue::events::{Event, EventKind, Events, EventsFrom, DEFAULT_EVENTS_MAX_LEN};
 pub use queue::status::QueueStatus;
 pub use schedule::{
     every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleRunner, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER,

@@ -40,7 +40,10 @@ pub async fn offers(redis: &RedisServer) -> (f64, f64, f64) {
 async fn offers_once(redis: &RedisServer, name: &str, events: bool) -> f64 {
     let client = Client::builder().url(redis.url()).pool_size(4).build().await.unwrap();
     if events {
-        client.enable_events(name, delayq::DEFAULT_EVENTS_MAX_LEN).await.unwrap();
+        client
+            .enable_events(name, delayq::DEFAULT_EVENTS_MAX_LEN)
+            .await
+            .unwrap();
     }
     let queue = client.delayed_queue(name, LongCodec).unwrap().without_transfer();
     queue.offer(&0, Duration::from_secs(3600)).await.unwrap();
@@ -80,7 +83,10 @@ async fn worker_once(redis: &RedisServer, admin: &Admin, name: &str, events: boo
     }
     let client = Client::builder().url(redis.url()).build().await.unwrap();
     if events {
-        client.enable_events(name, delayq::DEFAULT_EVENTS_MAX_LEN).await.unwrap();
+        client
+            .enable_events(name, delayq::DEFAULT_EVENTS_MAX_LEN)
+            .await
+            .unwrap();
     }
     let handled = Arc::new(AtomicU64::new(0));
     let done = Arc::new(Notify::new());

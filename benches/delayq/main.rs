@@ -811,10 +811,13 @@ async fn run() -> bool {
         let (on, off, per_1000) = events::offers(&redis).await;
         let ratio = on / off;
         rows.push(
-            Row::new("14. lifecycle events", &format!("offers/s, {} in flight, events on", 512))
-                .values(rate(on), format!("{} (events off)", rate(off)))
-                .ratio(ratio)
-                .target("≥ 0.90× events off", ratio >= 0.9),
+            Row::new(
+                "14. lifecycle events",
+                &format!("offers/s, {} in flight, events on", 512),
+            )
+            .values(rate(on), format!("{} (events off)", rate(off)))
+            .ratio(ratio)
+            .target("≥ 0.90× events off", ratio >= 0.9),
         );
         rows.push(
             Row::new("14. lifecycle events", "events written per 1,000 offers (joined runs)")
@@ -837,9 +840,12 @@ async fn run() -> bool {
             .target("≥ 0.90× events off", ratio >= 0.9),
         );
         rows.push(
-            Row::new("14. lifecycle events", "events written per 1,000 values a Worker handles")
-                .values(format!("{worker_per_1000:.1}"), "—".into())
-                .note("one XADD per claim_batch and per ack_batch run"),
+            Row::new(
+                "14. lifecycle events",
+                "events written per 1,000 values a Worker handles",
+            )
+            .values(format!("{worker_per_1000:.1}"), "—".into())
+            .note("one XADD per claim_batch and per ack_batch run"),
         );
     }
 

@@ -34,7 +34,10 @@ pub(crate) async fn run(cli: &Cli, args: &EventsArgs) -> delayq::Result<ExitCode
 
 /// Prints the kept events (after --after), then with --follow those that come.
 async fn print(client: &delayq::Client, args: &EventsArgs) -> delayq::Result<()> {
-    let queue = args.queue.as_deref().expect("clap requires a queue without a subcommand");
+    let queue = args
+        .queue
+        .as_deref()
+        .expect("clap requires a queue without a subcommand");
     if client.events_max_len(queue).await?.is_none() {
         eprintln!(
             "(events of {} are off: `delayq events enable {}` turns them on)",
@@ -80,7 +83,12 @@ fn line(event: &Event, format: EventsFormat) -> String {
         return json(&serde_json::to_value(event).expect("an event is JSON"));
     }
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(event.time_ms);
-    let mut out = format!("{}  {}  {}", local_time(at), escape(&event.stream_id), escape(event.kind.name()));
+    let mut out = format!(
+        "{}  {}  {}",
+        local_time(at),
+        escape(&event.stream_id),
+        escape(event.kind.name())
+    );
     for (key, value) in fields(&event.kind) {
         out.push_str(&format!("  {key}={}", escape(&value)));
     }
@@ -90,7 +98,10 @@ fn line(event: &Event, format: EventsFormat) -> String {
 /// The kind's fields, as its JSON has them.
 fn fields(kind: &EventKind) -> Vec<(String, String)> {
     if let EventKind::Unknown { fields, .. } = kind {
-        return fields.iter().map(|(k, v)| (escape(k).into_owned(), v.clone())).collect();
+        return fields
+            .iter()
+            .map(|(k, v)| (escape(k).into_owned(), v.clone()))
+            .collect();
     }
     let serde_json::Value::Object(map) = serde_json::to_value(kind).expect("a kind is JSON") else {
         return Vec::new();

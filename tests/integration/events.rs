@@ -36,12 +36,18 @@ async fn kinds(raw: &RawRedis, queue: &str) -> Vec<String> {
             vec![format!("delayq_events:{{{queue}}}").into(), "-".into(), "+".into()],
         )
         .await;
-    let Value::Array(entries) = entries else { return Vec::new() };
+    let Value::Array(entries) = entries else {
+        return Vec::new();
+    };
     entries
         .into_iter()
         .map(|entry| {
-            let Value::Array(mut pair) = entry else { panic!("an entry") };
-            let Value::Array(fields) = pair.remove(1) else { panic!("fields") };
+            let Value::Array(mut pair) = entry else {
+                panic!("an entry")
+            };
+            let Value::Array(fields) = pair.remove(1) else {
+                panic!("fields")
+            };
             fields[1].as_string().unwrap()
         })
         .collect()
@@ -55,7 +61,9 @@ async fn exists(raw: &RawRedis, key: &str) -> bool {
 async fn every_operation(client: &Client, name: &str) {
     let q = client.delayed_queue(name, StringCodec).unwrap();
     q.offer(&"plain".into(), Duration::ZERO).await.unwrap();
-    q.offer_with_id("job-1", &"with id".into(), Duration::from_secs(3600)).await.unwrap();
+    q.offer_with_id("job-1", &"with id".into(), Duration::from_secs(3600))
+        .await
+        .unwrap();
     assert!(q.reschedule("job-1", Duration::from_secs(7200)).await.unwrap());
     assert!(q.cancel("job-1").await.unwrap());
     q.offer(&"gone".into(), Duration::from_secs(3600)).await.unwrap();
@@ -65,10 +73,7 @@ async fn every_operation(client: &Client, name: &str) {
         .unwrap();
     q.pause().await.unwrap();
     assert!(q.resume().await.unwrap());
-    let reliable = client
-        .reliable_queue(name, StringCodec)
-        .unwrap()
-        .with_max_deliveries(1);
+    let reliable = client.reliable_queue(name, StringCodec).unwrap().with_max_deliveries(1);
     let first = reliable.take().await.unwrap();
     assert!(first.ack().await.unwrap());
     let second = reliable.take().await.unwrap(); // "a"
@@ -97,24 +102,44 @@ async fn each_operation_writes_its_event() {
         assert_eq!(offered.kind, EventKind::Offered { count: 1, id: None });
         assert_eq!(offered.queue, "ev");
         let with_id = next_of(&mut events, "offered").await;
-        assert_eq!(with_id.kind, EventKind::Offered { count: 1, id: Some("job-1".into()) });
+        assert_eq!(
+            with_id.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("job-1".into())
+            }
+        );
         assert!(matches!(next_of(&mut events, "rescheduled").await.kind,
             EventKind::Rescheduled { id, due_ms } if id == "job-1" && due_ms > with_id.time_ms + 3_600_000));
         assert_eq!(
             next_of(&mut events, "cancelled").await.kind,
-            EventKind::Cancelled { count: 1, id: Some("job-1".into()) }
+            EventKind::Cancelled {
+                count: 1,
+                id: Some("job-1".into())
+            }
         );
-        assert_eq!(next_of(&mut events, "offered").await.kind, EventKind::Offered { count: 1, id: None });
+        assert_eq!(
+            next_of(&mut events, "offered").await.kind,
+            EventKind::Offered { count: 1, id: None }
+        );
         assert_eq!(
             next_of(&mut events, "cancelled").await.kind,
             EventKind::Cancelled { count: 1, id: None },
             "a removal by value"
         );
-        assert_eq!(next_of(&mut events, "offered").await.kind, EventKind::Offered { count: 2, id: None });
+        assert_eq!(
+            next_of(&mut events, "offered").await.kind,
+            EventKind::Offered { count: 2, id: None }
+        );
         next_of(&mut events, "paused").await;
         next_of(&mut events, "resumed").await;
         let claimed = next_of(&mut events, "claimed").await;
-        let EventKind::Claimed { count: 1, deliveries, attempt: Some(1) } = claimed.kind else {
+        let EventKind::Claimed {
+            count: 1,
+            deliveries,
+            attempt: Some(1),
+        } = claimed.kind
+        else {
             panic!("{claimed:?}")
         };
         assert_eq!(deliveries.len(), 1);
@@ -123,15 +148,24 @@ async fn each_operation_writes_its_event() {
             next_of(&mut events, "acked").await.kind,
             EventKind::Acked { count: 1, deliveries }
         );
-        assert!(matches!(next_of(&mut events, "retried").await.kind,
-            EventKind::Retried { attempt: 1, delay_ms: 0, .. }));
+        assert!(matches!(
+            next_of(&mut events, "retried").await.kind,
+            EventKind::Retried {
+                attempt: 1,
+                delay_ms: 0,
+                ..
+            }
+        ));
         assert!(matches!(next_of(&mut events, "dead_lettered").await.kind,
             EventKind::DeadLettered { count: 1, reason, delivery: Some(_) } if reason.contains("dead_letter()")));
         assert!(matches!(next_of(&mut events, "dead_lettered").await.kind,
             EventKind::DeadLettered { count: 1, reason, delivery: None } if reason.contains("max_deliveries 1")));
         assert_eq!(
             next_of(&mut events, "schedule_fired").await.kind,
-            EventKind::ScheduleFired { schedule: "tick".into(), count: 1 }
+            EventKind::ScheduleFired {
+                schedule: "tick".into(),
+                count: 1
+            }
         );
         // Transfers run on their own, between the others: read again.
         let mut again = client.events("ev").unwrap().from(EventsFrom::Oldest);
@@ -155,7 +189,11 @@ async fn with_events_off_no_operation_writes_the_stream() {
         assert_eq!(client.events_max_len("quiet").await.unwrap(), None);
         every_operation(&client, "quiet").await;
         tokio::time::sleep(Duration::from_millis(500)).await; // a schedule fire or two
-        assert!(!exists(&raw, "delayq_events:{quiet}").await, "{:?}", kinds(&raw, "quiet").await);
+        assert!(
+            !exists(&raw, "delayq_events:{quiet}").await,
+            "{:?}",
+            kinds(&raw, "quiet").await
+        );
         client.shutdown().await;
     })
     .await;
@@ -214,7 +252,12 @@ async fn a_resent_ack_writes_one_event() {
         client.enable_events("lost-ack", 1000).await.unwrap();
         let q = client.delayed_queue("lost-ack", StringCodec).unwrap();
         q.destination().offer(&"v".to_string()).await.unwrap();
-        let delivery = client.reliable_queue("lost-ack", StringCodec).unwrap().take().await.unwrap();
+        let delivery = client
+            .reliable_queue("lost-ack", StringCodec)
+            .unwrap()
+            .take()
+            .await
+            .unwrap();
         proxy.arm(Fault::LoseReply, "delayq_acked:{lost-ack}");
         assert!(delivery.ack().await.unwrap());
         assert_eq!(proxy.fired(), 1, "the reply was lost");
@@ -233,13 +276,17 @@ async fn offer_all_writes_one_event_per_chunk() {
         let client = redis.client().await;
         client.enable_events("bulk", 100_000).await.unwrap();
         let q = client.delayed_queue("bulk", LongCodec).unwrap();
-        q.offer_all((0..10_000i64).map(|i| (i, Duration::from_secs(3600)))).await.unwrap();
+        q.offer_all((0..10_000i64).map(|i| (i, Duration::from_secs(3600))))
+            .await
+            .unwrap();
         let mut events = client.events("bulk").unwrap().from(EventsFrom::Oldest);
         let mut total = 0;
         let mut n = 0;
         while total < 10_000 {
             let event = events.next().await.unwrap().unwrap();
-            let EventKind::Offered { count, id: None } = event.kind else { panic!("{event:?}") };
+            let EventKind::Offered { count, id: None } = event.kind else {
+                panic!("{event:?}")
+            };
             total += count;
             n += 1;
         }
@@ -259,15 +306,33 @@ async fn maxlen_keeps_the_stream_bounded() {
         client.enable_events("trimmed", 10).await.unwrap();
         let q = client.delayed_queue("trimmed", LongCodec).unwrap();
         for i in 0..600i64 {
-            q.offer_with_id(&i.to_string(), &i, Duration::from_secs(3600)).await.unwrap();
+            q.offer_with_id(&i.to_string(), &i, Duration::from_secs(3600))
+                .await
+                .unwrap();
         }
         // `MAXLEN ~` trims whole nodes of the stream (100 entries each).
-        let len = raw.cmd("XLEN", vec!["delayq_events:{trimmed}".into()]).await.as_i64().unwrap();
+        let len = raw
+            .cmd("XLEN", vec!["delayq_events:{trimmed}".into()])
+            .await
+            .as_i64()
+            .unwrap();
         assert!((10..=110).contains(&len), "{len} entries kept");
         // The newest are kept.
         let newest = client.events("trimmed").unwrap().from(EventsFrom::Oldest);
-        let last = newest.take(len as usize).collect::<Vec<_>>().await.pop().unwrap().unwrap();
-        assert_eq!(last.kind, EventKind::Offered { count: 1, id: Some("599".into()) });
+        let last = newest
+            .take(len as usize)
+            .collect::<Vec<_>>()
+            .await
+            .pop()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            last.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("599".into())
+            }
+        );
     })
     .await;
 }
@@ -293,7 +358,9 @@ async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
         // The reader waits: the offer comes after it started.
         let mut first = None;
         for i in 0.. {
-            q.offer_with_id(&format!("before-{i}"), &i, Duration::from_secs(3600)).await.unwrap();
+            q.offer_with_id(&format!("before-{i}"), &i, Duration::from_secs(3600))
+                .await
+                .unwrap();
             if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(300), rx.recv()).await {
                 first = Some(event);
                 break;
@@ -302,7 +369,9 @@ async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
         let first = first.unwrap();
         proxy.set_outage(true);
         for i in 0..3 {
-            q.offer_with_id(&format!("during-{i}"), &i, Duration::from_secs(3600)).await.unwrap();
+            q.offer_with_id(&format!("during-{i}"), &i, Duration::from_secs(3600))
+                .await
+                .unwrap();
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
         proxy.set_outage(false);
@@ -323,7 +392,10 @@ async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
         let during: Vec<_> = ids.iter().filter(|id| id.starts_with("during")).collect();
         assert!(during.is_empty() || during[0] == "during-0", "{ids:?}");
         let mut all = after;
-        while !all.iter().any(|e| matches!(&e.kind, EventKind::Offered { id: Some(id), .. } if id == "during-2")) {
+        while !all
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Offered { id: Some(id), .. } if id == "during-2"))
+        {
             all.push(rx.recv().await.unwrap());
         }
         let during: Vec<_> = all
@@ -348,20 +420,37 @@ async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() 
         let raw = redis.raw().await;
         let client = redis.client().await;
         client.enable_events("wrong", 100).await.unwrap();
-        raw.cmd("HSET", vec!["delayq_events:{wrong}".into(), "f".into(), "v".into()]).await;
+        raw.cmd("HSET", vec!["delayq_events:{wrong}".into(), "f".into(), "v".into()])
+            .await;
         let q = client.delayed_queue("wrong", StringCodec).unwrap();
         let failed = q.offer(&"kept".into(), Duration::from_secs(60)).await.unwrap_err();
-        assert!(matches!(&failed, Error::WrongType { message, .. } if message.contains("delayq_events:{wrong}")), "{failed:?}");
-        let failed = q.offer_with_id("x", &"kept".into(), Duration::from_secs(60)).await.unwrap_err();
+        assert!(
+            matches!(&failed, Error::WrongType { message, .. } if message.contains("delayq_events:{wrong}")),
+            "{failed:?}"
+        );
+        let failed = q
+            .offer_with_id("x", &"kept".into(), Duration::from_secs(60))
+            .await
+            .unwrap_err();
         assert!(matches!(&failed, Error::WrongType { .. }), "{failed:?}");
-        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{wrong}").await, 0, "nothing offered");
-        assert!(matches!(client.enable_events("wrong", 100).await, Err(Error::WrongType { .. })));
+        assert_eq!(
+            raw.zcard("redisson_delay_queue_timeout:{wrong}").await,
+            0,
+            "nothing offered"
+        );
+        assert!(matches!(
+            client.enable_events("wrong", 100).await,
+            Err(Error::WrongType { .. })
+        ));
         let mut events = client.events("wrong").unwrap().from(EventsFrom::Oldest);
         assert!(matches!(events.next().await, Some(Err(Error::WrongType { .. }))));
         // Fixed by hand: the reader goes on, the operations work.
         raw.cmd("DEL", vec!["delayq_events:{wrong}".into()]).await;
         q.offer(&"now".into(), Duration::from_secs(60)).await.unwrap();
-        assert_eq!(next_of(&mut events, "offered").await.kind, EventKind::Offered { count: 1, id: None });
+        assert_eq!(
+            next_of(&mut events, "offered").await.kind,
+            EventKind::Offered { count: 1, id: None }
+        );
     })
     .await;
 }
@@ -374,13 +463,24 @@ async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        raw.cmd("SET", vec!["delayq_events_config:{badcfg}".into(), "lots".into()]).await;
+        raw.cmd("SET", vec!["delayq_events_config:{badcfg}".into(), "lots".into()])
+            .await;
         let q = client.delayed_queue("badcfg", StringCodec).unwrap();
         let failed = q.offer(&"v".into(), Duration::from_secs(60)).await.unwrap_err();
-        assert!(matches!(&failed, Error::EventsConfig { key, message }
-            if key == "delayq_events_config:{badcfg}" && message.contains("lots")), "{failed:?}");
-        assert!(matches!(client.events_max_len("badcfg").await, Err(Error::EventsConfig { .. })));
-        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{badcfg}").await, 0, "nothing offered");
+        assert!(
+            matches!(&failed, Error::EventsConfig { key, message }
+            if key == "delayq_events_config:{badcfg}" && message.contains("lots")),
+            "{failed:?}"
+        );
+        assert!(matches!(
+            client.events_max_len("badcfg").await,
+            Err(Error::EventsConfig { .. })
+        ));
+        assert_eq!(
+            raw.zcard("redisson_delay_queue_timeout:{badcfg}").await,
+            0,
+            "nothing offered"
+        );
         client.enable_events("badcfg", 5).await.unwrap();
         q.offer(&"v".into(), Duration::from_secs(60)).await.unwrap();
         assert_eq!(kinds(&raw, "badcfg").await, ["offered"]);
@@ -398,7 +498,9 @@ async fn a_reader_goes_on_after_the_stream_is_deleted() {
         let client = redis.client().await;
         client.enable_events("deleted", 100).await.unwrap();
         let q = client.delayed_queue("deleted", StringCodec).unwrap();
-        q.offer_with_id("one", &"v".into(), Duration::from_secs(60)).await.unwrap();
+        q.offer_with_id("one", &"v".into(), Duration::from_secs(60))
+            .await
+            .unwrap();
         let mut events = client.events("deleted").unwrap().from(EventsFrom::Oldest);
         next_of(&mut events, "offered").await;
         let waiting = tokio::spawn(async move {
@@ -411,11 +513,27 @@ async fn a_reader_goes_on_after_the_stream_is_deleted() {
             !exists(&raw, "delayq_events:{deleted}").await
         })
         .await;
-        q.offer_with_id("two", &"v".into(), Duration::from_secs(60)).await.unwrap();
-        q.offer_with_id("three", &"v".into(), Duration::from_secs(60)).await.unwrap();
+        q.offer_with_id("two", &"v".into(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        q.offer_with_id("three", &"v".into(), Duration::from_secs(60))
+            .await
+            .unwrap();
         let (two, three) = waiting.await.unwrap();
-        assert_eq!(two.kind, EventKind::Offered { count: 1, id: Some("two".into()) });
-        assert_eq!(three.kind, EventKind::Offered { count: 1, id: Some("three".into()) });
+        assert_eq!(
+            two.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("two".into())
+            }
+        );
+        assert_eq!(
+            three.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("three".into())
+            }
+        );
     })
     .await;
 }

@@ -33,7 +33,10 @@ async fn the_cli_enables_prints_follows_and_disables_events() {
         let text = String::from_utf8(cli(&["events", "watched"]).stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
-        assert!(lines[0].contains("offered") && lines[0].contains("id=red\\u{1b}[31m"), "{text}");
+        assert!(
+            lines[0].contains("offered") && lines[0].contains("id=red\\u{1b}[31m"),
+            "{text}"
+        );
         assert!(lines[1].contains("cancelled"), "{text}");
         assert!(!text.contains('\u{1b}'), "escaped: {text:?}");
 

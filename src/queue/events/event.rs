@@ -272,7 +272,12 @@ mod tests {
     #[test]
     fn fields_decode_by_name() {
         assert_eq!(
-            decode(&[("kind", "retried"), ("delivery", "00ff"), ("attempt", "2"), ("delay_ms", "500")]),
+            decode(&[
+                ("kind", "retried"),
+                ("delivery", "00ff"),
+                ("attempt", "2"),
+                ("delay_ms", "500")
+            ]),
             EventKind::Retried {
                 delivery: "00ff".into(),
                 attempt: 2,

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::stream::{self, BoxStream, Stream, StreamExt};
 use fred::interfaces::{ClientLike, KeysInterface};
 use fred::types::{ClusterHash, CustomCommand, Value};
+use futures_util::stream::{self, BoxStream, Stream, StreamExt};
 
 pub use event::{Event, EventKind};
 
@@ -49,13 +49,18 @@ pub enum EventsFrom {
 /// it writes an event to its stream, kept to about `max_len` entries.
 pub(crate) async fn enable(core: &Core, keys: &QueueKeys, max_len: u64) -> Result<()> {
     if max_len == 0 {
-        return Err(Error::InvalidArgument("the events' max length must be at least 1".into()));
+        return Err(Error::InvalidArgument(
+            "the events' max length must be at least 1".into(),
+        ));
     }
     let conn = core.conn()?;
     let stream = keys.events();
     // Refused at once rather than by each operation later.
     let found: String = conn
-        .custom(CustomCommand::new_static("TYPE", ClusterHash::FirstKey, false), vec![stream.as_str()])
+        .custom(
+            CustomCommand::new_static("TYPE", ClusterHash::FirstKey, false),
+            vec![stream.as_str()],
+        )
         .await
         .on_key(&stream)?;
     if found != "none" && found != "stream" {
@@ -88,10 +93,13 @@ pub(crate) async fn max_len(core: &Core, keys: &QueueKeys) -> Result<Option<u64>
     let value: Option<String> = core.conn()?.get(&config).await.on_key(&config)?;
     value
         .map(|v| {
-            v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| Error::EventsConfig {
-                key: config.clone(),
-                message: format!("{config} holds {v:?}, not a max length"),
-            })
+            v.parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| Error::EventsConfig {
+                    key: config.clone(),
+                    message: format!("{config} holds {v:?}, not a max length"),
+                })
         })
         .transpose()
 }
@@ -286,9 +294,12 @@ impl Reader {
     }
 }
 
+/// A stream entry: its id and its fields, in order.
+type Entry = (String, Vec<(String, String)>);
+
 /// The entries of an `XREAD` reply for one stream (RESP2: `[[key,
 /// entries]]`; RESP3: `{key: entries}`).
-fn entries(reply: Value) -> Result<Vec<(String, Vec<(String, String)>)>> {
+fn entries(reply: Value) -> Result<Vec<Entry>> {
     let per_stream = match reply {
         Value::Map(map) => map.inner().into_iter().next().map(|(_, entries)| entries),
         Value::Array(streams) => match streams.into_iter().next() {
@@ -298,7 +309,9 @@ fn entries(reply: Value) -> Result<Vec<(String, Vec<(String, String)>)>> {
         Value::Null => return Ok(Vec::new()),
         other => return Err(Error::Protocol(format!("XREAD answered {other:?}"))),
     };
-    let Some(entries) = per_stream else { return Ok(Vec::new()) };
+    let Some(entries) = per_stream else {
+        return Ok(Vec::new());
+    };
     crate::connection::reply::array(entries)?
         .into_iter()
         .map(entry_of)
@@ -306,7 +319,7 @@ fn entries(reply: Value) -> Result<Vec<(String, Vec<(String, String)>)>> {
 }
 
 /// One stream entry: `[id, [field, value, ...]]`.
-fn entry_of(entry: Value) -> Result<(String, Vec<(String, String)>)> {
+fn entry_of(entry: Value) -> Result<Entry> {
     let [id, fields] = crate::connection::reply::tuple::<2>(entry)?;
     let id = text(id)?;
     let flat = match fields {
