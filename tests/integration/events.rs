@@ -110,7 +110,7 @@ async fn each_operation_writes_its_event() {
             }
         );
         assert!(matches!(next_of(&mut events, "rescheduled").await.kind,
-            EventKind::Rescheduled { id, due_ms } if id == "job-1" && due_ms > with_id.time_ms + 3_600_000));
+            EventKind::Rescheduled { id: Some(id), due_ms } if id == "job-1" && due_ms > with_id.time_ms + 3_600_000));
         assert_eq!(
             next_of(&mut events, "cancelled").await.kind,
             EventKind::Cancelled {
@@ -548,6 +548,61 @@ async fn a_reader_goes_on_after_the_stream_is_deleted() {
                 id: Some("three".into())
             }
         );
+    })
+    .await;
+}
+
+/// The actions on one element by its bytes (the dashboard's): a delete is a
+/// cancel, a run now a transfer of one, a reschedule a reschedule (no id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_on_one_element_write_their_events() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .delayed_queue("elements", StringCodec)
+            .unwrap()
+            .without_transfer();
+        for v in ["a", "b", "c"] {
+            q.offer(&v.into(), Duration::from_secs(3600)).await.unwrap();
+        }
+        client.enable_events("elements", 100).await.unwrap();
+        let page = q.pending_page(0, 10).await.unwrap();
+        let bytes = |v: &str| {
+            page.iter()
+                .find(|e| e.value.as_deref().ok() == Some(v))
+                .unwrap()
+                .raw
+                .clone()
+        };
+        q.delete_element(&bytes("a")).await.unwrap();
+        q.run_element_now(&bytes("b")).await.unwrap();
+        q.reschedule_element(&bytes("c"), Duration::from_secs(60))
+            .await
+            .unwrap();
+        // Gone now: nothing done, no event.
+        q.delete_element(&bytes("a")).await.unwrap();
+        assert_eq!(
+            kinds(&raw, "elements").await,
+            ["cancelled", "transferred", "rescheduled"]
+        );
+        let mut events = client.events("elements").unwrap().from(EventsFrom::Oldest);
+        assert_eq!(
+            next_of(&mut events, "cancelled").await.kind,
+            EventKind::Cancelled { count: 1, id: None }
+        );
+        assert_eq!(
+            next_of(&mut events, "transferred").await.kind,
+            EventKind::Transferred {
+                count: 1,
+                quarantined: 0
+            }
+        );
+        assert!(matches!(
+            next_of(&mut events, "rescheduled").await.kind,
+            EventKind::Rescheduled { id: None, due_ms } if due_ms > 0
+        ));
     })
     .await;
 }

@@ -71,7 +71,7 @@ pub enum EventKind {
         id: Option<String>,
     },
     /// A transfer run (or a run of a backlog sweep) moved due elements to
-    /// the destination list.
+    /// the destination list; also one element run now (`run_element_now`).
     Transferred {
         /// Elements moved to the destination.
         count: u64,
@@ -95,7 +95,10 @@ pub enum EventKind {
         /// The delivery ids of the first 32.
         deliveries: Vec<String>,
     },
-    /// A delivery was given back to be delivered again (nack or release).
+    /// A delivery was given back to be delivered again: a nack, a worker's
+    /// retry, a release, or a delivery dropped unsettled (given back to the
+    /// tail). Deliveries whose visibility timeout ran out, given back by the
+    /// reaper, write no event.
     Retried {
         /// The delivery id.
         delivery: String,
@@ -117,7 +120,8 @@ pub enum EventKind {
     /// Pending elements were removed before they were due: by
     /// [`cancel`](crate::DelayedQueue::cancel) (one, with its id) or by value
     /// ([`remove`](crate::DelayedQueue::remove), `remove_all`: one event per
-    /// call, with the count).
+    /// call, with the count), or one element deleted by its bytes
+    /// (`delete_element`).
     Cancelled {
         /// How many.
         count: u64,
@@ -125,10 +129,12 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
-    /// A pending element got a new due time ([`reschedule`](crate::DelayedQueue::reschedule)).
+    /// A pending element got a new due time ([`reschedule`](crate::DelayedQueue::reschedule),
+    /// or `reschedule_element`: no id).
     Rescheduled {
-        /// Its id.
-        id: String,
+        /// Its id, for a reschedule by id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
         /// Its new due time (ms since the Unix epoch).
         due_ms: u64,
     },
@@ -217,7 +223,7 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             id: text("id"),
         },
         "rescheduled" => EventKind::Rescheduled {
-            id: text("id")?,
+            id: text("id"),
             due_ms: num("due_ms")?,
         },
         "schedule_fired" => EventKind::ScheduleFired {
