@@ -606,3 +606,34 @@ async fn actions_on_one_element_write_their_events() {
     })
     .await;
 }
+
+/// A delivery left unsettled past its visibility timeout: the reaper gives
+/// it back and writes `timed_out`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reaped_delivery_writes_timed_out() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("reaped", 100).await.unwrap();
+        let q = client
+            .reliable_queue("reaped", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_millis(100));
+        let delayed = client.delayed_queue("reaped", StringCodec).unwrap();
+        delayed.destination().offer(&"v".to_string()).await.unwrap();
+        let delivery = q.take().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // This call or the client's own reaper gives it back: one event.
+        q.reap_now().await.unwrap();
+        let mut events = client.events("reaped").unwrap().from(EventsFrom::Oldest);
+        assert_eq!(
+            next_of(&mut events, "timed_out").await.kind,
+            EventKind::TimedOut { count: 1 }
+        );
+        // Settling it now finds no lease: nothing more is written.
+        assert!(!delivery.ack().await.unwrap());
+        assert_eq!(kinds(&raw, "reaped").await, ["claimed", "timed_out"]);
+    })
+    .await;
+}

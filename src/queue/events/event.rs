@@ -52,7 +52,6 @@ pub struct Event {
 /// values, a transfer moves up to its batch, a [`Worker`](crate::Worker)
 /// claims up to 64 values and acks up to 128 per run: each such run writes
 /// one event with its `count` and, for deliveries, the ids of the first 32.
-/// Values given back by a timed-out lease (the reaper) write no event.
 ///
 /// Java Redisson's own operations on the queue (its offers, its transfers,
 /// its takes) write no events: they do not run delayq's scripts.
@@ -97,8 +96,8 @@ pub enum EventKind {
     },
     /// A delivery was given back to be delivered again: a nack, a worker's
     /// retry, a release, or a delivery dropped unsettled (given back to the
-    /// tail). Deliveries whose visibility timeout ran out, given back by the
-    /// reaper, write no event.
+    /// tail). Deliveries whose visibility timeout ran out are
+    /// [`TimedOut`](EventKind::TimedOut).
     Retried {
         /// The delivery id.
         delivery: String,
@@ -106,6 +105,12 @@ pub enum EventKind {
         attempt: u32,
         /// When it is delivered again, from now (0: at once).
         delay_ms: u64,
+    },
+    /// Deliveries whose visibility timeout ran out unsettled were given back
+    /// to the head of the queue by a reaper (one event per reaper run).
+    TimedOut {
+        /// How many.
+        count: u64,
     },
     /// Values went to the dead-letter list.
     DeadLettered {
@@ -213,6 +218,7 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             attempt: u32::try_from(num("attempt")?).ok()?,
             delay_ms: num("delay_ms")?,
         },
+        "timed_out" => EventKind::TimedOut { count: num("count")? },
         "dead_lettered" => EventKind::DeadLettered {
             count: num("count")?,
             reason: text("reason").unwrap_or_default(),
@@ -246,6 +252,7 @@ impl EventKind {
             EventKind::Claimed { .. } => "claimed",
             EventKind::Acked { .. } => "acked",
             EventKind::Retried { .. } => "retried",
+            EventKind::TimedOut { .. } => "timed_out",
             EventKind::DeadLettered { .. } => "dead_lettered",
             EventKind::Cancelled { .. } => "cancelled",
             EventKind::Rescheduled { .. } => "rescheduled",
