@@ -1,5 +1,7 @@
 -- ack: settle a delivery for good.
--- KEYS: 1 lease set (delayq_leases), 2 acked set
+-- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
+--       stream (lib/events.lua: 'acked' when this run settles it, so a
+--       resent ack writes none)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
@@ -12,6 +14,8 @@
 -- Cost: O(log n).
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
+if events_bad then return events_bad end
 local member = ARGV[1]
 local id = string.sub(member, 1, 8)
 if redis.call('zrem', KEYS[1], member) == 1 then
@@ -29,6 +33,7 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   end
   redis.call('zadd', KEYS[2], now, id)
   redis.call('pexpire', KEYS[2], window)
+  delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
   return 1
 end
 -- A retried ack (its first reply was lost) is still a success.

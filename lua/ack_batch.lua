@@ -1,5 +1,8 @@
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
--- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua)
+-- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
+--       3 events config, 4 events stream (lib/events.lua: one 'acked' event
+--       per call that settles any, with the count it settled: a resend
+--       writes none)
 -- ARGV: 1 the run's id in its lane, 2.. the deliveries (8-byte id, 10-digit
 --       count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
@@ -17,13 +20,18 @@ local bad = delayq_check_types(KEYS[1], 'zset')
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
 if replayed then return replayed end
-local reply, changed = {}, false
+local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
+if events_bad then return events_bad end
+local reply, acked = {}, {}
 for i = 2, #ARGV do
   if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then
     reply[i - 1] = 1
-    changed = true
+    acked[#acked + 1] = string.sub(ARGV[i], 1, 8)
   else
     reply[i - 1] = 0
   end
 end
-return delayq_run_answer(KEYS[2], ARGV[1], reply, changed)
+if #acked > 0 then
+  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
+end
+return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0)

@@ -4,7 +4,8 @@
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 dead-letter list, 4 due-time set
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
---       10 dead-letter reasons (list)
+--       10 dead-letter reasons (list), 11 events config, 12 events stream
+--       (lib/events.lua: 'claimed' or 'dead_lettered')
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value
@@ -23,6 +24,8 @@
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
+if events_bad then return events_bad end
 local value, id = ARGV[1], ARGV[2]
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
 if not at then
@@ -43,10 +46,13 @@ local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
 if max > 0 and deliveries > max then
-  delayq_dead_letter(KEYS[3], KEYS[10], value, 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')')
+  local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
+  delayq_dead_letter(KEYS[3], KEYS[10], value, reason)
+  delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
+delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)
 local due = redis.call('zscore', KEYS[4], value)
 if due then
   redis.call('zrem', KEYS[4], value)

@@ -3,7 +3,9 @@
 -- in one round trip and without the staging list), or dead-letter it.
 -- KEYS: 1 destination list, 2 lease set (delayq_leases), 3 dead-letter list,
 --       4 due-time set (lateness tracking), 5 count records (hash), 6 count
---       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list)
+--       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list), 9 events
+--       config, 10 events stream (lib/events.lua: one 'claimed' event per
+--       call that claims any, one 'dead_lettered' per call that dead-letters any)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
@@ -19,6 +21,8 @@
 -- the byte budget (one value past it) per call.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
+if events_bad then return events_bad end
 if redis.call('exists', KEYS[7]) == 1 then
   return {'paused'}
 end
@@ -32,6 +36,7 @@ local deadline = now + visibility
 -- Every lease in one ZADD at the end: a call per value cost a third of the
 -- script.
 local leases = {}
+local claimed, dead = {}, {}
 local bytes = 0
 for i = 1, n do
   if bytes >= budget then break end
@@ -51,11 +56,14 @@ for i = 1, n do
   end
   if max > 0 and deliveries > max then
     delayq_dead_letter(KEYS[3], KEYS[8], value, 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')')
+    if events then dead[#dead + 1] = deliveries - 1 end
     deliveries = 1 - deliveries
   else
+    local id = batch .. string.char(math.floor(i / 256), i % 256)
     local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)
     leases[#leases + 1] = deadline
-    leases[#leases + 1] = batch .. string.char(math.floor(i / 256), i % 256) .. count .. value
+    leases[#leases + 1] = id .. count .. value
+    if events then claimed[#claimed + 1] = id end
   end
   reply[#reply + 1] = value
   reply[#reply + 1] = deliveries
@@ -64,4 +72,6 @@ end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))
 end
+if #claimed > 0 then delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed)) end
+if #dead > 0 then delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', 'delivered ' .. dead[1] .. ' times without an ack (max_deliveries ' .. max .. ')') end
 return reply

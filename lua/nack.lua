@@ -1,9 +1,10 @@
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
---       record expiry (zset), 9 dead-letter reasons (list), 10 request key
---       (lib/request.lua: a resend gets the first run's reply and changes
---       nothing)
+--       record expiry (zset), 9 dead-letter reasons (list), 10 events config,
+--       11 events stream (lib/events.lua: 'retried' with the attempt and
+--       delay, or 'dead_lettered'), 12 request key (lib/request.lua: a
+--       resend gets the first run's reply and changes nothing)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept; -3: to its head,
@@ -17,20 +18,24 @@
 -- its next delivery counts on; the record expires once the value should
 -- long have been taken again (a Java consumer or a plain take may take it,
 -- and never consume the record). Cost: O(log n).
-local replayed = delayq_replayed(KEYS[10])
+local replayed = delayq_replayed(KEYS[12])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
+if events_bad then return events_bad end
 local member = ARGV[1]
 local count, value = string.sub(member, 9, 18), string.sub(member, 19)
 if redis.call('zrem', KEYS[1], member) == 0 then
-  return delayq_answer(KEYS[10], 0)
+  return delayq_answer(KEYS[12], 0)
 end
 local delay = tonumber(ARGV[2])
 if delay == -2 then
   delayq_dead_letter(KEYS[6], KEYS[9], value, ARGV[5])
-  return delayq_answer(KEYS[10], 1)
+  delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5])
+  return delayq_answer(KEYS[12], 1)
 end
+delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0))
 local now = delayq_server_ms()
 local back = now + math.max(delay, 0)
 local kept = tonumber(count)
@@ -44,14 +49,14 @@ if kept > 0 then
 end
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
-  return delayq_answer(KEYS[10], 1)
+  return delayq_answer(KEYS[12], 1)
 end
 local element = ARGV[3]
 if delay == 0 or redis.call('zscore', KEYS[3], element) then
   redis.call('rpush', KEYS[2], value)
-  return delayq_answer(KEYS[10], 1)
+  return delayq_answer(KEYS[12], 1)
 end
 -- Offered like any offer (lib/offer.lua). The due time goes as a number:
 -- ZADD and PUBLISH get the same text of it, the score as Redis writes it.
 delayq_offer(KEYS[3], KEYS[4], KEYS[5], {now + delay}, {element})
-return delayq_answer(KEYS[10], 1)
+return delayq_answer(KEYS[12], 1)

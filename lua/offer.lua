@@ -1,5 +1,6 @@
 -- offer: add packed elements to a delayed queue (Redisson's RDelayedQueue.offer).
--- KEYS: 1 timeout set, 2 pending list, 3 channel
+-- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 events config, 5 events
+--       stream (lib/events.lua: one 'offered' event per run, with its count)
 -- ARGV: due_1, element_1, due_2, element_2, ... (packed by the client); a due
 --       time is ms since the epoch, or "+delay_ms" from the Redis server's clock
 -- Returns the 1-based positions of elements not added because the same packed
@@ -9,6 +10,8 @@
 -- channel when the queue's head is one of the new elements (lib/offer.lua).
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[4], KEYS[5])
+if events_bad then return events_bad end
 local dues, elements = {}, {}
 for i = 1, #ARGV, 2 do
   dues[#dues + 1] = delayq_due(ARGV[i])
@@ -28,4 +31,5 @@ if #collisions > 0 then
   dues, elements = kept_dues, kept
 end
 delayq_offer(KEYS[1], KEYS[2], KEYS[3], dues, elements)
+if #elements > 0 then delayq_event(events, KEYS[5], 'offered', 'count', #elements) end
 return collisions

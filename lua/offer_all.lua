@@ -3,7 +3,9 @@
 -- the same members and scores, the same pending-list order; it publishes at
 -- most once, when the timeout set's head is now one of its elements.
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key of the whole
---       offer_all call (lib/request.lua): it counts the call's elements added
+--       offer_all call (lib/request.lua): it counts the call's elements added,
+--       5 events config, 6 events stream (lib/events.lua: one 'offered'
+--       event per run that adds any, with the count it added)
 -- ARGV: 1 index (0-based, in the call) of the chunk's first element, then
 --       due_1, element_1, due_2, element_2, ... as offer.lua takes them (a due
 --       time is ms since the epoch, or "+delay_ms" from the server's clock)
@@ -26,6 +28,8 @@ if done < first or done >= first + count then
 end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
+if events_bad then return events_bad end
 -- The chunk's elements from the first not added yet; their due times are
 -- resolved in place, so that ARGV from there on is ZADD's argument list.
 local from = 2 * (done - first) + 2
@@ -41,4 +45,5 @@ end
 -- inside the chunk are added.
 local n, position = delayq_clear_prefix(KEYS[1], elements)
 delayq_offer_pairs(KEYS[1], KEYS[2], KEYS[3], ARGV, from, elements, n, position)
+if n > 0 then delayq_event(events, KEYS[6], 'offered', 'count', n) end
 return delayq_answer(KEYS[4], done + n)

@@ -5,8 +5,10 @@
 -- set is gone (a transfer took it, or it was removed), and nothing changes:
 -- another element is never acted on.
 -- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 channel,
---       5 id index, 6 pause flag, 7 request key (lib/request.lua: a resend
---       answers as the first run did and acts on nothing twice)
+--       5 id index, 6 pause flag, 7 events config, 8 events stream
+--       (lib/events.lua: 'cancelled', 'transferred' or 'rescheduled' when
+--       done), 9 request key (lib/request.lua: a resend answers as the first
+--       run did and acts on nothing twice)
 -- ARGV: 1 action: 'delete' (as Redisson's remove does to both keys), 'run'
 --       (to the destination now, as a transfer moves it) or 'reschedule',
 --       2 the packed element, 3 reschedule: the due time (ms since the
@@ -23,17 +25,19 @@
 -- and due time, equal bytes): for those, one more LPOS counts up to two
 -- copies. Delete and run then take one copy and leave the timeout set's
 -- member to the other, so exactly one element is acted on.
-local replayed = delayq_replayed(KEYS[7])
+local replayed = delayq_replayed(KEYS[9])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'list', KEYS[5], 'hash')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[7], KEYS[8])
+if events_bad then return events_bad end
 local action, element = ARGV[1], ARGV[2]
 if action ~= 'delete' and action ~= 'run' and action ~= 'reschedule' then
   return redis.error_reply('ERR pending_element: unknown action ' .. action)
 end
 local score = redis.call('zscore', KEYS[1], element)
 if not score then
-  return delayq_answer(KEYS[7], {'gone'})
+  return delayq_answer(KEYS[9], {'gone'})
 end
 local payload, format = delayq_payload(element)
 local copies = 1
@@ -42,19 +46,20 @@ if format ~= 'modern' then
 end
 if action == 'reschedule' then
   if copies > 1 then
-    return delayq_answer(KEYS[7], {'copies', copies})
+    return delayq_answer(KEYS[9], {'copies', copies})
   end
   local due = delayq_due(ARGV[3])
   redis.call('zadd', KEYS[1], 'XX', due, element)
   delayq_publish_new_head(KEYS[1], KEYS[4], {[element] = due})
-  return delayq_answer(KEYS[7], {'done', due})
+  delayq_event(events, KEYS[8], 'rescheduled', 'due_ms', due)
+  return delayq_answer(KEYS[9], {'done', due})
 end
 if action == 'run' then
   if redis.call('exists', KEYS[6]) == 1 then
-    return delayq_answer(KEYS[7], {'paused'})
+    return delayq_answer(KEYS[9], {'paused'})
   end
   if not payload then
-    return delayq_answer(KEYS[7], {'malformed'})
+    return delayq_answer(KEYS[9], {'malformed'})
   end
   redis.call('rpush', KEYS[3], payload)
 end
@@ -65,4 +70,9 @@ if copies < 2 then
   redis.call('zrem', KEYS[1], element)
   delayq_ids_forget(KEYS[5], {element})
 end
-return delayq_answer(KEYS[7], {'done', score})
+if action == 'run' then
+  delayq_event(events, KEYS[8], 'transferred', 'count', 1, 'quarantined', 0)
+else
+  delayq_event(events, KEYS[8], 'cancelled', 'count', 1)
+end
+return delayq_answer(KEYS[9], {'done', score})

@@ -2,7 +2,8 @@
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
 --       (hash), 5 count record expiry (zset), 6 staging mark (hash), 7 the
---       run's lane record (lib/request.lua)
+--       run's lane record (lib/request.lua), 8 events config, 9 events stream
+--       (lib/events.lua: one 'timed_out' event per call that gives back any)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -26,6 +27,8 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end
+local events, events_bad = delayq_events_open(KEYS[8], KEYS[9])
+if events_bad then return events_bad end
 local now = delayq_server_ms()
 local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -109,5 +112,8 @@ if #stale > 0 then
   if #stale == 100 then
     more = 1
   end
+end
+if timed_out > 0 then
+  delayq_event(events, KEYS[9], 'timed_out', 'count', timed_out)
 end
 return delayq_run_answer(KEYS[7], ARGV[5], {timed_out, returned, more}, timed_out + returned > 0)

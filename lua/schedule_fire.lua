@@ -1,6 +1,8 @@
 -- schedule_fire: offer the due occurrences of one schedule, exactly once
 -- however many processes run it (a compare-and-set on its next occurrence).
--- KEYS: 1 schedules hash, 2 timeout set, 3 pending list, 4 channel
+-- KEYS: 1 schedules hash, 2 timeout set, 3 pending list, 4 channel, 5 events
+--       config, 6 events stream (lib/events.lua: one 'schedule_fired' event
+--       per call that offers, with the schedule and the count)
 -- ARGV: 1 name, 2 rev, 3 next_ms the caller read, 4 the next occurrence after
 --       what it fires, 5 occurrences it skips (misfire policy), 6 this call's
 --       token (random, from the client), then due_1, element_1, due_2,
@@ -27,6 +29,8 @@ if #ARGV > 6 + 2 * 100 then
 end
 local bad = delayq_check_types(KEYS[1], 'hash', KEYS[2], 'zset', KEYS[3], 'list')
 if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
+if events_bad then return events_bad end
 local raw = redis.call('hget', KEYS[1], ARGV[1])
 if not raw then
   return {'gone'}
@@ -74,4 +78,5 @@ end
 record.fires = table.concat(fires, ' ')
 local encoded = cjson.encode(record)
 redis.call('hset', KEYS[1], ARGV[1], encoded)
+delayq_event(events, KEYS[6], 'schedule_fired', 'schedule', ARGV[1], 'count', #pushed)
 return {'fired', encoded}

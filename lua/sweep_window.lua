@@ -2,7 +2,8 @@
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 the queue's sweep lease, 6 due-time set and 7 its marker (lateness
 --       tracking, see the library), 8 pause flag, 9 id index, 10 the run's
---       lane record (lib/request.lua)
+--       lane record (lib/request.lua), 11 events config, 12 events stream
+--       (lib/events.lua: one 'transferred' event per run that moves any)
 -- ARGV: 1 cursor (index where the window starts), 2 now_ms (or empty: use
 --       the Redis server's clock), 3 lease holder (the sweeping client's id),
 --       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
@@ -53,6 +54,8 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[10], ARGV[11])
 if replayed then return replayed end
+local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
+if events_bad then return events_bad end
 if redis.call('exists', KEYS[8]) == 1 then
   -- Paused: the sweep ends; the resume's publish starts transfers again.
   redis.call('del', KEYS[5])
@@ -200,6 +203,9 @@ for k = 1, marked do
 end
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
 delayq_ids_forget(KEYS[9], elements)
+if pushed + quarantined > 0 then
+  delayq_event(events, KEYS[12], 'transferred', 'count', pushed, 'quarantined', quarantined)
+end
 return delayq_run_answer(KEYS[10], ARGV[11],
   {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing, elapsed_us()},
   pushed + quarantined > 0)

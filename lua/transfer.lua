@@ -1,7 +1,9 @@
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 due-time set and 6 its marker (lateness tracking, see the library),
---       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua)
+--       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua),
+--       10 events config, 11 events stream (lib/events.lua: one
+--       'transferred' event per run that moves anything, with its counts)
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
@@ -28,6 +30,8 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[9], ARGV[5])
 if replayed then return replayed end
+local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
+if events_bad then return events_bad end
 local now = ARGV[1]
 if now == '' then
   now = tostring(delayq_server_ms())
@@ -115,6 +119,9 @@ local first_due = #moved > 0 and redis.call('zscore', KEYS[2], moved[1])
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], moved)
 delayq_ids_forget(KEYS[8], moved)
 delayq_ids_sweep(KEYS[8], KEYS[2])
+if pushed + quarantined > 0 then
+  delayq_event(events, KEYS[11], 'transferred', 'count', pushed, 'quarantined', quarantined)
+end
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0
 if deep == 1 then

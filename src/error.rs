@@ -181,6 +181,18 @@ pub enum Error {
     /// Redis answered with a shape this crate does not expect.
     #[error("unexpected reply: {0}")]
     Protocol(String),
+    /// The queue's events switch (`delayq_events_config:{name}`) holds
+    /// something other than a max length (or is not a string): the
+    /// operation that read it changed nothing. Set it again with
+    /// [`Client::enable_events`](crate::Client::enable_events) (or
+    /// `delayq events enable`), or remove it with `disable_events`.
+    #[error("the events switch `{key}` of the queue is broken ({message}): nothing was changed; enable or disable the queue's events again")]
+    EventsConfig {
+        /// The config key.
+        key: String,
+        /// What it holds.
+        message: String,
+    },
     /// The [`Client`](crate::Client) was shut down.
     #[error("the client has been shut down")]
     Shutdown,
@@ -243,6 +255,12 @@ impl Error {
         use fred::error::ErrorKind;
         let from_server =
             matches!(error.kind(), ErrorKind::Unknown | ErrorKind::InvalidArgument) && !is_transient(&error);
+        if from_server && error.details().starts_with(EVENTS_CONFIG_ERROR) {
+            // lua/lib/events.lua: "DELAYQ_EVENTS_CONFIG <key> holds ..."
+            let message = error.details()[EVENTS_CONFIG_ERROR.len()..].trim_start().to_owned();
+            let key = message.split(' ').next().unwrap_or_default().to_owned();
+            return Error::EventsConfig { key, message };
+        }
         if from_server && !error.details().contains("WRONGTYPE") {
             return Error::Script {
                 script,
@@ -252,6 +270,9 @@ impl Error {
         Error::from_command(error, key)
     }
 }
+
+/// The code of the error reply `lua/lib/events.lua` gives for a broken events switch.
+const EVENTS_CONFIG_ERROR: &str = "DELAYQ_EVENTS_CONFIG";
 
 /// A plain command's result, as delayq's: the one mapping of a failed
 /// command (a script's failure is `connection::script::ScriptError`), for

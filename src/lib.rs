@@ -102,6 +102,7 @@ pub use queue::delayed::{
     DelayedQueue, ElementOutcome, MigrationReport, PendingElement, PendingError, Purged, RecodeReport, Scheduled,
     TransferReport,
 };
+pub use queue::events::{Event, EventKind, Events, EventsFrom, DEFAULT_EVENTS_MAX_LEN};
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, Reaped, ReasonGroup, ReliableQueue};
 pub use queue::status::QueueStatus;

@@ -4,7 +4,7 @@
 //! Run with `./scripts/bench.sh` (installs what it needs) or
 //! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
 //! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big,
-//! decoders, java-codecs; `large` runs
+//! decoders, java-codecs, events; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads). The soak runs only
 //! when named: `--only soak --soak-minutes 30 --soak-rate 1000
 //! [--soak-dashboard]` (see `soak/mod.rs`).
@@ -17,6 +17,7 @@ mod codecs;
 mod consumers;
 mod dashboard;
 mod decoders;
+mod events;
 mod heap;
 mod java_codecs;
 mod lateness;
@@ -809,6 +810,50 @@ async fn run() -> bool {
             )
             .values(format!("{per_delivery:.0} B"), "—".into())
             .note("used_memory over the same values ready in the list"),
+        );
+    }
+
+    if wanted("events") {
+        eprintln!("14. lifecycle events: offers and a Worker with events on and off...");
+        let redis = RedisServer::start().await;
+        let (on, off, per_1000) = events::offers(&redis).await;
+        let ratio = on / off;
+        rows.push(
+            Row::new(
+                "14. lifecycle events",
+                &format!("offers/s, {} in flight, events on", 512),
+            )
+            .values(rate(on), format!("{} (events off)", rate(off)))
+            .ratio(ratio)
+            .target("≥ 0.90× events off", ratio >= 0.9),
+        );
+        rows.push(
+            Row::new("14. lifecycle events", "events written per 1,000 offers (joined runs)")
+                .values(format!("{per_1000:.1}"), "—".into())
+                .note("one XADD per run of offer.lua"),
+        );
+        let (on, off, worker_per_1000) = events::worker(&redis).await;
+        let ratio = on / off;
+        rows.push(
+            Row::new(
+                "14. lifecycle events",
+                &format!(
+                    "values/s, Worker concurrency({}), {} ready, events on",
+                    events::CONCURRENCY,
+                    thousands(events::VALUES)
+                ),
+            )
+            .values(rate(on), format!("{} (events off)", rate(off)))
+            .ratio(ratio)
+            .target("≥ 0.90× events off", ratio >= 0.9),
+        );
+        rows.push(
+            Row::new(
+                "14. lifecycle events",
+                "events written per 1,000 values a Worker handles",
+            )
+            .values(format!("{worker_per_1000:.1}"), "—".into())
+            .note("one XADD per claim_batch and per ack_batch run"),
         );
     }
 

@@ -172,9 +172,60 @@ pub(crate) enum Command {
     /// cron expression or a period, once per occurrence across every process.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// A queue's lifecycle events (offered, transferred, claimed, acked,
+    /// retried, dead-lettered, ...): print the kept ones, and with --follow
+    /// those that come; `events enable QUEUE` / `events disable QUEUE` turn
+    /// them on and off for every delayq process (Java's own operations write
+    /// none).
+    Events(EventsArgs),
     /// Serve a web dashboard of every queue on the server, and Prometheus
     /// /metrics (loopback only unless a token is set).
     Dashboard(DashboardArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub(crate) struct EventsArgs {
+    #[command(subcommand)]
+    pub command: Option<EventsCommand>,
+    /// Queue name.
+    #[arg(required = true)]
+    pub queue: Option<String>,
+    /// Keep printing events as they come, until interrupted.
+    #[arg(long)]
+    pub follow: bool,
+    /// Only events after this stream id (as printed), instead of every kept one.
+    #[arg(long, value_name = "STREAM_ID")]
+    pub after: Option<String>,
+    /// Output format: text lines, or one JSON object a line.
+    #[arg(long, value_enum, default_value_t = EventsFormat::Text)]
+    pub format: EventsFormat,
+}
+
+/// How `delayq events` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EventsFormat {
+    /// One line per event for people.
+    Text,
+    /// One JSON object per line (the library's `Event` as JSON).
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum EventsCommand {
+    /// Turn a queue's events on (or change their max length).
+    Enable(EventsEnableArgs),
+    /// Turn a queue's events off (the stream and its history stay).
+    Disable(QueueArg),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EventsEnableArgs {
+    /// Queue name.
+    pub queue: String,
+    /// How many events the stream keeps, about (XADD MAXLEN ~).
+    #[arg(long, default_value_t = delayq::DEFAULT_EVENTS_MAX_LEN, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_len: u64,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@
 mod args;
 mod dashboard;
 mod dead_letter;
+mod events;
 mod ids;
 mod inspect;
 mod list;
@@ -107,6 +108,7 @@ async fn main() -> ExitCode {
         Command::Schedule(ScheduleCommand::Resume(args)) => schedule::set(&cli, args, schedule::Op::Resume).await,
         Command::Schedule(ScheduleCommand::Remove(args)) => schedule::set(&cli, args, schedule::Op::Remove).await,
         Command::Schedule(ScheduleCommand::Run(args)) => schedule::run(&cli, args).await,
+        Command::Events(args) => events::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };
     match result {

@@ -199,6 +199,74 @@ impl Client {
         crate::Schedules::new(self.core.clone(), &self.schedules, queue)
     }
 
+    /// Turns on the lifecycle events of `queue` for every delayq process:
+    /// from now on each delayq operation that changes the queue writes an
+    /// event ([`EventKind`](crate::EventKind)) to its stream
+    /// `delayq_events:{queue}`, in the same script as the change (atomic, no
+    /// extra round trip), trimmed to about `max_len` entries (`XADD …
+    /// MAXLEN ~`; [`DEFAULT_EVENTS_MAX_LEN`](crate::DEFAULT_EVENTS_MAX_LEN)
+    /// is 10,000). Calling it again changes the max length.
+    ///
+    /// The switch is the key `delayq_events_config:{queue}` (holding the max
+    /// length); each instrumented script reads it (one `GET` while events are
+    /// off). Java Redisson's own operations write no events. Fails with
+    /// [`Error::WrongType`](crate::Error::WrongType) when the stream key
+    /// holds something else, and [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// for a max length of 0.
+    ///
+    /// ```no_run
+    /// use futures_util::StreamExt;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// client.enable_events("orders", delayq::DEFAULT_EVENTS_MAX_LEN).await?;
+    /// let mut events = client.events("orders")?;
+    /// while let Some(event) = events.next().await {
+    ///     let event = event?;
+    ///     println!("{} {}", event.time_ms, event.kind.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn enable_events(&self, queue: &str, max_len: u64) -> Result<()> {
+        self.check_open()?;
+        crate::queue::events::enable(&self.core, &crate::QueueKeys::new(queue)?, max_len).await
+    }
+
+    /// Turns off the lifecycle events of `queue` (the stream and its
+    /// history stay); returns whether they were on.
+    pub async fn disable_events(&self, queue: &str) -> Result<bool> {
+        self.check_open()?;
+        crate::queue::events::disable(&self.core, &crate::QueueKeys::new(queue)?).await
+    }
+
+    /// The max length of `queue`'s event stream while its events are on,
+    /// `None` while they are off; [`Error::EventsConfig`](crate::Error::EventsConfig)
+    /// when its switch does not parse.
+    pub async fn events_max_len(&self, queue: &str) -> Result<Option<u64>> {
+        self.check_open()?;
+        crate::queue::events::max_len(&self.core, &crate::QueueKeys::new(queue)?).await
+    }
+
+    /// The lifecycle events of `queue` as a [`Stream`](futures_util::Stream)
+    /// of typed [`Event`](crate::Event)s, from the first written after the
+    /// first poll unless [`Events::from`](crate::Events::from) says
+    /// otherwise. It waits with `XREAD BLOCK` on a connection of its own
+    /// and reads on from its last event after a reconnect (see
+    /// [`Events`](crate::Events)). Reading does not need the events to be
+    /// on: it waits until some come.
+    pub fn events(&self, queue: &str) -> Result<crate::Events> {
+        self.check_open()?;
+        Ok(crate::Events::new(self.core.clone(), crate::QueueKeys::new(queue)?))
+    }
+
+    /// Up to `count` of the events `queue`'s stream keeps, oldest first,
+    /// from `from` ([`EventsFrom::Oldest`](crate::EventsFrom::Oldest), or
+    /// [`After`](crate::EventsFrom::After) the last one read to page on),
+    /// without waiting for more (`XRANGE`). For a live view, read the last
+    /// page and go on with [`events`](Self::events) from its last id.
+    pub async fn kept_events(&self, queue: &str, from: crate::EventsFrom, count: usize) -> Result<Vec<crate::Event>> {
+        self.check_open()?;
+        crate::queue::events::kept(&self.core, &crate::QueueKeys::new(queue)?, &from, count).await
+    }
+
     /// The underlying fred pool, for commands this crate does not wrap.
     pub fn redis(&self) -> &fred::clients::Pool {
         self.core.pool()

@@ -439,6 +439,8 @@ async fn undo_read(client: &FredClient, settling: &Arc<Settling>, command: &str,
                 }
             }
         }
+        // A read of a stream takes nothing away.
+        "XREAD" => return,
         _ => {
             tracing::error!(
                 command,

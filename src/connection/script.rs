@@ -5,7 +5,8 @@
 //! unpacking, removal and chunking helpers), `offer.lua` (Redisson's offer
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
-//! (delivery counts) and `ids.lua` (the id index), followed by the
+//! (delivery counts), `ids.lua` (the id index) and `events.lua` (lifecycle
+//! events), followed by the
 //! operation's own file, built at compile time with `include_str!`. Scripts run by `EVALSHA`; when the server does not know
 //! the script yet (`NOSCRIPT`: a restart, a failover, `SCRIPT FLUSH`), the same
 //! call is sent once more as `EVAL`, which also caches it. `NOSCRIPT` means
@@ -43,6 +44,7 @@ macro_rules! lua {
                 include_str!("../../lua/lib/request.lua"),
                 include_str!("../../lua/lib/counts.lua"),
                 include_str!("../../lua/lib/ids.lua"),
+                include_str!("../../lua/lib/events.lua"),
                 include_str!(concat!("../../lua/", $name, ".lua"))
             ),
             Resend::$resend,
@@ -54,12 +56,13 @@ macro_rules! lua {
 /// these paths, as `concat!` needs literals; a test keeps them equal). Tests
 /// and benchmarks that run a script by hand build its body from these.
 #[doc(hidden)]
-pub const LIBS: [&str; 5] = [
+pub const LIBS: [&str; 6] = [
     include_str!("../../lua/lib/element.lua"),
     include_str!("../../lua/lib/offer.lua"),
     include_str!("../../lua/lib/request.lua"),
     include_str!("../../lua/lib/counts.lua"),
     include_str!("../../lua/lib/ids.lua"),
+    include_str!("../../lua/lib/events.lua"),
 ];
 
 /// Whether fred may send a script again after its connection dropped with
@@ -288,6 +291,7 @@ pub(crate) struct Scripts {
     pub cancel_id: Script,
     pub reschedule_id: Script,
     pub get_id: Script,
+    pub pause: Script,
     pub resume: Script,
     pub pending_page: Script,
     pub pending_element: Script,
@@ -355,6 +359,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     cancel_id: lua!("cancel_id", Safe),
     reschedule_id: lua!("reschedule_id", Safe),
     get_id: lua!("get_id", Safe),
+    // SET NX: a resend finds the flag set and writes no second event.
+    pause: lua!("pause", Safe),
     resume: lua!("resume", Safe),
     pending_page: lua!("pending_page", Safe),
     // Keyed by a request: a resend answers as the first run did.

@@ -82,7 +82,12 @@ impl<T: 'static> QueueHandle<T> {
         };
         match among {
             Among::Pending => {
-                let keys = vec![self.keys.pending().into(), self.keys.timeout().into()];
+                let keys = vec![
+                    self.keys.pending().into(),
+                    self.keys.timeout().into(),
+                    self.keys.events_config().into(),
+                    self.keys.events().into(),
+                ];
                 let value = self.request(&SCRIPTS.remove, keys, args(&payloads)).await?;
                 Ok(reply::int(&value)? as usize)
             }

@@ -19,6 +19,7 @@ pub(crate) mod blocking;
 mod by_value;
 mod core;
 pub(crate) mod delayed;
+pub(crate) mod events;
 mod handle;
 pub(crate) mod per_queue;
 pub(crate) mod registry;

@@ -319,6 +319,8 @@ pub(crate) async fn fire(
         keys.timeout().to_owned(),
         keys.pending().to_owned(),
         keys.channel().to_owned(),
+        keys.events_config(),
+        keys.events(),
     ];
     let reply = reply::array(run(core, keys, &SCRIPTS.schedule_fire, k, args).await?)?;
     let mut items = reply.into_iter();

@@ -87,6 +87,8 @@ pub(crate) async fn run_transfer(
         keys.paused().into(),
         keys.ids().into(),
         run.record(),
+        keys.events_config().into(),
+        keys.events().into(),
     ];
     let value = run_script(&SCRIPTS.transfer, conn, keys, extra, args).await?;
     let [moved, quarantined, head, now, deep, due, first, pending, ready] = reply::tuple::<9>(value)?;
@@ -173,6 +175,8 @@ pub(crate) async fn sweep_window(
             keys.paused().into(),
             keys.ids().into(),
             run.record(),
+            keys.events_config().into(),
+            keys.events().into(),
         ],
         args,
     )

@@ -70,6 +70,12 @@ pub(crate) const SCHEDULES_PREFIX: &str = "delayq_schedules";
 /// (STRING: the GCRA "theoretical arrival time" in µs on the Redis server's
 /// clock; expires when idle; see `lua/rate_limit.lua`).
 pub(crate) const RATE_PREFIX: &str = "delayq_rate";
+/// delayq's prefix for a queue's lifecycle events (STREAM, trimmed with
+/// `MAXLEN ~`; see `src/queue/events/`).
+pub(crate) const EVENTS_PREFIX: &str = "delayq_events";
+/// delayq's prefix for the switch of a queue's lifecycle events (STRING: the
+/// stream's max length; absent: no events are written).
+pub(crate) const EVENTS_CONFIG_PREFIX: &str = "delayq_events_config";
 
 /// delayq's registry of the queues it has seen (ZSET: queue name → ms of
 /// its last registration; one key for the whole server, see
@@ -284,6 +290,19 @@ impl QueueKeys {
         key_for(RATE_PREFIX, &self.name)
     }
 
+    /// The queue's lifecycle events: a Redis Stream (see
+    /// [`Client::events`](crate::Client::events)).
+    pub fn events(&self) -> String {
+        key_for(EVENTS_PREFIX, &self.name)
+    }
+
+    /// The switch of the queue's lifecycle events: while it exists, it holds
+    /// the stream's max length and delayq's scripts write events (see
+    /// [`Client::enable_events`](crate::Client::enable_events)).
+    pub fn events_config(&self) -> String {
+        key_for(EVENTS_CONFIG_PREFIX, &self.name)
+    }
+
     /// The record of the lane `lane` (a client's random token) on this
     /// queue: the reply of its last run that changed something, for a
     /// resend (see `src/connection/request.rs`, `Lane`).
@@ -351,6 +370,8 @@ mod tests {
             let sweep = keys.sweep();
             let schedules = keys.schedules();
             let rate = keys.rate();
+            let events = keys.events();
+            let events_config = keys.events_config();
             let runs = keys.runs("0123456789abcdef");
             let ours = [
                 keys.quarantine(),
@@ -369,6 +390,8 @@ mod tests {
                 &schedules,
                 &rate,
                 &runs,
+                &events,
+                &events_config,
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]

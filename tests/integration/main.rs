@@ -18,6 +18,7 @@ mod compat_vectors;
 mod dead_letters;
 mod delayed_queue;
 mod elements;
+mod events;
 mod formats;
 mod handles;
 mod ids;

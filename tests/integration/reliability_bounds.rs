@@ -380,6 +380,7 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
         let nack = script(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
+        let (events_config, events) = (k.events_config(), k.events());
         let send = || {
             let keys = [
                 k.leases(),
@@ -391,6 +392,8 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
                 k.counts(),
                 k.counts_expiry(),
                 k.dead_reasons(),
+                &events_config,
+                &events,
                 request,
             ];
             let mut args: Vec<Value> = vec![nack.as_str().into(), (keys.len() as i64).into()];

@@ -21,6 +21,7 @@ mod cli;
 mod codecs;
 mod dashboard;
 mod dead_letters;
+mod events;
 mod kryo;
 mod lost_replies;
 mod operator_review;

@@ -102,6 +102,8 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.channel().into(),
             self.handle.keys.ids().into(),
             self.handle.keys.paused().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let args = vec![
             Value::from(action),

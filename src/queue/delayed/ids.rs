@@ -119,6 +119,8 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.timeout().into(),
             self.handle.keys.pending().into(),
             self.handle.keys.ids().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let value = self
             .handle
@@ -181,6 +183,8 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.pending().into(),
             self.handle.keys.channel().into(),
             self.handle.keys.ids().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let args = vec![
             Value::from(id),
@@ -206,6 +210,8 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.timeout().into(),
             self.handle.keys.channel().into(),
             self.handle.keys.ids().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let value = self
             .handle

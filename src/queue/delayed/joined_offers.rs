@@ -77,6 +77,8 @@ impl Target {
             self.keys.timeout().into(),
             self.keys.pending().into(),
             self.keys.channel().into(),
+            self.keys.events_config().into(),
+            self.keys.events().into(),
         ];
         let mut args = Vec::with_capacity(2 * elements.len());
         for (due, element) in elements {

@@ -200,6 +200,8 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.pending().into(),
             self.handle.keys.channel().into(),
             sequence.key(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let mut added = 0;
         // Chunks of any round whose outcome is unknown may still land (until

@@ -1,7 +1,7 @@
 //! Pausing a queue: delayq's transfers and reliable consumers wait.
 
 use fred::interfaces::KeysInterface;
-use fred::types::{Expiration, Key, SetOptions};
+use fred::types::{Key, Value};
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -32,17 +32,14 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn pause(&self) -> Result<()> {
-        let conn = self.conn()?;
-        let _: Option<String> = conn
-            .set(
-                self.handle.keys.paused(),
-                time::now_ms(),
-                None::<Expiration>,
-                Some(SetOptions::NX),
-                false,
-            )
-            .await
-            .on_key(self.name())?;
+        // A script (SET NX), so that the pause and its event are one step.
+        let keys: Vec<Key> = vec![
+            self.handle.keys.paused().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
+        ];
+        self.run(&SCRIPTS.pause, keys, vec![Value::from(time::now_ms())])
+            .await?;
         Ok(())
     }
 
@@ -54,6 +51,8 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.paused().into(),
             self.handle.keys.timeout().into(),
             self.handle.keys.channel().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let value = self.handle.request(&SCRIPTS.resume, keys, vec![]).await?;
         Ok(reply::int(&value)? == 1)

@@ -111,6 +111,8 @@ impl<T: 'static> ReliableQueue<T> {
             keys.counts_expiry().into(),
             keys.paused().into(),
             keys.dead_reasons().into(),
+            keys.events_config().into(),
+            keys.events().into(),
         ];
         let args = vec![
             Value::Bytes(Bytes::copy_from_slice(&batch)),

@@ -242,7 +242,12 @@ impl DeliveryLease {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let keys = vec![self.keys.leases().into(), self.keys.acked().into()];
+            let keys = vec![
+                self.keys.leases().into(),
+                self.keys.acked().into(),
+                self.keys.events_config().into(),
+                self.keys.events().into(),
+            ];
             let args = vec![
                 Value::Bytes(self.member.clone()),
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
@@ -271,7 +276,12 @@ impl DeliveryLease {
         let run = lane.next(&keys);
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let redis_keys = vec![keys.leases().into(), run.record()];
+            let redis_keys = vec![
+                keys.leases().into(),
+                run.record(),
+                keys.events_config().into(),
+                keys.events().into(),
+            ];
             let mut args = Vec::with_capacity(1 + leases.len());
             args.push(run.id());
             args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
@@ -373,6 +383,8 @@ pub(crate) async fn release(
         keys.counts().into(),
         keys.counts_expiry().into(),
         keys.dead_reasons().into(),
+        keys.events_config().into(),
+        keys.events().into(),
     ];
     let value = Request::new(keys.destination())
         .apply_retrying(core.conn()?, core.settling(), script, redis_keys, args)

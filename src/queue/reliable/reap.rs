@@ -79,6 +79,8 @@ pub(crate) async fn reap(
                     keys.counts_expiry().into(),
                     keys.staging_mark().into(),
                     run.record(),
+                    keys.events_config().into(),
+                    keys.events().into(),
                 ],
                 vec![
                     Value::from(crate::wire::time::saturating_ms(grace)),

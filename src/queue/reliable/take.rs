@@ -190,6 +190,8 @@ impl<T: 'static> ReliableQueue<T> {
             self.handle.keys.destination().into(),
             self.handle.keys.paused().into(),
             self.handle.keys.dead_reasons().into(),
+            self.handle.keys.events_config().into(),
+            self.handle.keys.events().into(),
         ];
         let args = vec![
             Value::Bytes(value.clone()),

@@ -1,0 +1,310 @@
+//! One lifecycle event as the scripts write it (`lua/lib/events.lua`) and
+//! as Rust code, the CLI and the dashboard read it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// One entry of a queue's event stream (see [`Client::events`](crate::Client::events)).
+///
+/// Its JSON form (`serde_json::to_string(&event)`, what `delayq events
+/// --format json` prints, one object a line) is flat: `queue`, `stream_id`,
+/// `time_ms` and `kind`, then the kind's own fields, named as in Redis:
+///
+/// ```
+/// use delayq::{Event, EventKind};
+/// let event = Event::decode("orders", "1700000000000-0", vec![
+///     ("kind".into(), "offered".into()),
+///     ("count".into(), "1".into()),
+///     ("id".into(), "order-42".into()),
+/// ]);
+/// assert_eq!(event.kind, EventKind::Offered { count: 1, id: Some("order-42".into()) });
+/// assert_eq!(event.time_ms, 1_700_000_000_000);
+/// assert_eq!(
+///     serde_json::to_string(&event).unwrap(),
+///     r#"{"queue":"orders","stream_id":"1700000000000-0","time_ms":1700000000000,"kind":"offered","count":1,"id":"order-42"}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    /// The queue.
+    pub queue: String,
+    /// The entry's id in the stream (`<ms>-<seq>`); read on from it with
+    /// [`EventsFrom::After`](crate::EventsFrom::After).
+    pub stream_id: String,
+    /// When it was written: the ms part of the stream id (the Redis
+    /// server's clock, ms since the Unix epoch).
+    pub time_ms: u64,
+    /// What happened, with its fields.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What happened to a queue: one variant per kind, with the kind's fields
+/// (the Redis stream entry has the field `kind`, holding the snake_case name
+/// of the variant, and these fields by the same names).
+///
+/// Granularity: a script writes at most one event of a kind per run, never
+/// one per value. A single offer, [`offer_with_id`](crate::DelayedQueue::offer_with_id),
+/// `cancel`, `reschedule`, `ack`, `nack` or reliable `take` is one run; offers
+/// that wait for each other are joined into one run of up to 250 values,
+/// [`offer_all`](crate::DelayedQueue::offer_all) sends chunks of up to 250
+/// values, a transfer moves up to its batch, a [`Worker`](crate::Worker)
+/// claims up to 64 values and acks up to 128 per run: each such run writes
+/// one event with its `count` and, for deliveries, the ids of the first 32.
+///
+/// Java Redisson's own operations on the queue (its offers, its transfers,
+/// its takes) write no events: they do not run delayq's scripts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EventKind {
+    /// Values were offered: `count` of them in one run; `id` for an offer
+    /// with an id (also when it replaced the pending element with that id).
+    Offered {
+        /// How many values the run added.
+        count: u64,
+        /// The id, for [`offer_with_id`](crate::DelayedQueue::offer_with_id) and
+        /// [`replace_with_id`](crate::DelayedQueue::replace_with_id).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// A transfer run (or a run of a backlog sweep) moved due elements to
+    /// the destination list; also one element run now (`run_element_now`).
+    Transferred {
+        /// Elements moved to the destination.
+        count: u64,
+        /// Elements moved to the quarantine list (no format unpacks them).
+        quarantined: u64,
+    },
+    /// Reliable deliveries began (a reliable `take`, or a worker's batch).
+    Claimed {
+        /// How many values the run claimed.
+        count: u64,
+        /// The delivery ids (16 hex digits) of the first 32.
+        deliveries: Vec<String>,
+        /// The delivery count of a single claim (1 for a first delivery).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+    },
+    /// Deliveries were acknowledged (a resent ack writes no second event).
+    Acked {
+        /// How many the run acknowledged.
+        count: u64,
+        /// The delivery ids of the first 32.
+        deliveries: Vec<String>,
+    },
+    /// A delivery was given back to be delivered again: a nack, a worker's
+    /// retry, a release, or a delivery dropped unsettled (given back to the
+    /// tail). Deliveries whose visibility timeout ran out are
+    /// [`TimedOut`](EventKind::TimedOut).
+    Retried {
+        /// The delivery id.
+        delivery: String,
+        /// Its delivery count (1: the first delivery failed).
+        attempt: u32,
+        /// When it is delivered again, from now (0: at once).
+        delay_ms: u64,
+    },
+    /// Deliveries whose visibility timeout ran out unsettled were given back
+    /// to the head of the queue by a reaper (one event per reaper run).
+    TimedOut {
+        /// How many.
+        count: u64,
+    },
+    /// Values went to the dead-letter list.
+    DeadLettered {
+        /// How many the run dead-lettered.
+        count: u64,
+        /// Why (the first one's reason, for a batch).
+        reason: String,
+        /// The delivery id, when one delivery was released there.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delivery: Option<String>,
+    },
+    /// Pending elements were removed before they were due: by
+    /// [`cancel`](crate::DelayedQueue::cancel) (one, with its id) or by value
+    /// ([`remove`](crate::DelayedQueue::remove), `remove_all`: one event per
+    /// call, with the count), or one element deleted by its bytes
+    /// (`delete_element`).
+    Cancelled {
+        /// How many.
+        count: u64,
+        /// The id, for a cancel.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// A pending element got a new due time ([`reschedule`](crate::DelayedQueue::reschedule),
+    /// or `reschedule_element`: no id).
+    Rescheduled {
+        /// Its id, for a reschedule by id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// Its new due time (ms since the Unix epoch).
+        due_ms: u64,
+    },
+    /// A recurring schedule offered its due occurrences.
+    ScheduleFired {
+        /// The schedule's name.
+        schedule: String,
+        /// How many occurrences it offered.
+        count: u64,
+    },
+    /// The queue was paused (by this call: pausing a paused queue writes none).
+    Paused,
+    /// The queue was resumed (by this call).
+    Resumed,
+    /// A kind this version does not know (written by a newer one), or a known
+    /// kind whose fields do not parse: kept as read, never an error.
+    Unknown {
+        /// The entry's `kind` field (empty when it has none).
+        name: String,
+        /// Its other fields.
+        fields: BTreeMap<String, String>,
+    },
+}
+
+impl Event {
+    /// Decodes a stream entry: its id and fields. Never fails: an entry it
+    /// cannot read as a known kind is [`EventKind::Unknown`].
+    pub fn decode(queue: &str, stream_id: &str, fields: Vec<(String, String)>) -> Event {
+        let time_ms = stream_id
+            .split_once('-')
+            .map_or(stream_id, |(ms, _)| ms)
+            .parse()
+            .unwrap_or(0);
+        let mut map: BTreeMap<String, String> = fields.into_iter().collect();
+        let name = map.remove("kind").unwrap_or_default();
+        let kind = known(&name, &map).unwrap_or(EventKind::Unknown { name, fields: map });
+        Event {
+            queue: queue.to_owned(),
+            stream_id: stream_id.to_owned(),
+            time_ms,
+            kind,
+        }
+    }
+}
+
+/// The known kind `name` from its fields, or `None` when either is not as
+/// this version writes them.
+fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
+    let num = |key: &str| f.get(key)?.parse::<u64>().ok();
+    let text = |key: &str| f.get(key).cloned();
+    let ids = |key: &str| -> Vec<String> {
+        f.get(key)
+            .map(|s| s.split_ascii_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    Some(match name {
+        "offered" => EventKind::Offered {
+            count: num("count")?,
+            id: text("id"),
+        },
+        "transferred" => EventKind::Transferred {
+            count: num("count")?,
+            quarantined: num("quarantined").unwrap_or(0),
+        },
+        "claimed" => EventKind::Claimed {
+            count: num("count")?,
+            deliveries: ids("deliveries"),
+            attempt: num("attempt").and_then(|n| u32::try_from(n).ok()),
+        },
+        "acked" => EventKind::Acked {
+            count: num("count")?,
+            deliveries: ids("deliveries"),
+        },
+        "retried" => EventKind::Retried {
+            delivery: text("delivery")?,
+            attempt: u32::try_from(num("attempt")?).ok()?,
+            delay_ms: num("delay_ms")?,
+        },
+        "timed_out" => EventKind::TimedOut { count: num("count")? },
+        "dead_lettered" => EventKind::DeadLettered {
+            count: num("count")?,
+            reason: text("reason").unwrap_or_default(),
+            delivery: text("delivery"),
+        },
+        "cancelled" => EventKind::Cancelled {
+            count: num("count")?,
+            id: text("id"),
+        },
+        "rescheduled" => EventKind::Rescheduled {
+            id: text("id"),
+            due_ms: num("due_ms")?,
+        },
+        "schedule_fired" => EventKind::ScheduleFired {
+            schedule: text("schedule")?,
+            count: num("count")?,
+        },
+        "paused" => EventKind::Paused,
+        "resumed" => EventKind::Resumed,
+        _ => return None,
+    })
+}
+
+impl EventKind {
+    /// The kind's name as stored in the `kind` field (`offered`, ...; for
+    /// [`Unknown`](EventKind::Unknown), the name read).
+    pub fn name(&self) -> &str {
+        match self {
+            EventKind::Offered { .. } => "offered",
+            EventKind::Transferred { .. } => "transferred",
+            EventKind::Claimed { .. } => "claimed",
+            EventKind::Acked { .. } => "acked",
+            EventKind::Retried { .. } => "retried",
+            EventKind::TimedOut { .. } => "timed_out",
+            EventKind::DeadLettered { .. } => "dead_lettered",
+            EventKind::Cancelled { .. } => "cancelled",
+            EventKind::Rescheduled { .. } => "rescheduled",
+            EventKind::ScheduleFired { .. } => "schedule_fired",
+            EventKind::Paused => "paused",
+            EventKind::Resumed => "resumed",
+            EventKind::Unknown { name, .. } => name,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(fields: &[(&str, &str)]) -> EventKind {
+        let fields = fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Event::decode("q", "5-1", fields).kind
+    }
+
+    #[test]
+    fn unknown_kinds_and_bad_fields_decode_to_unknown() {
+        assert!(matches!(decode(&[("kind", "teleported"), ("to", "mars")]),
+            EventKind::Unknown { name, fields } if name == "teleported" && fields["to"] == "mars"));
+        assert!(matches!(decode(&[("kind", "offered"), ("count", "many")]),
+            EventKind::Unknown { name, .. } if name == "offered"));
+        assert!(matches!(decode(&[]), EventKind::Unknown { name, .. } if name.is_empty()));
+    }
+
+    #[test]
+    fn fields_decode_by_name() {
+        assert_eq!(
+            decode(&[
+                ("kind", "retried"),
+                ("delivery", "00ff"),
+                ("attempt", "2"),
+                ("delay_ms", "500")
+            ]),
+            EventKind::Retried {
+                delivery: "00ff".into(),
+                attempt: 2,
+                delay_ms: 500
+            }
+        );
+        assert_eq!(
+            decode(&[("kind", "acked"), ("count", "2"), ("deliveries", "aa bb")]),
+            EventKind::Acked {
+                count: 2,
+                deliveries: vec!["aa".into(), "bb".into()]
+            }
+        );
+        let json = serde_json::to_string(&Event::decode("q", "5-1", vec![("kind".into(), "paused".into())])).unwrap();
+        assert_eq!(json, r#"{"queue":"q","stream_id":"5-1","time_ms":5,"kind":"paused"}"#);
+    }
+}

@@ -1,0 +1,639 @@
+//! Lifecycle events (`Client::enable_events`, `Client::events`,
+//! `lua/lib/events.lua`): each operation writes its event in its own script,
+//! nothing is written while they are off, a resent script writes one, batch
+//! runs write one each, the stream stays bounded, and a reader survives
+//! reconnects, a deleted stream and bad keys.
+
+use std::time::Duration;
+
+use delayq::fred::types::Value;
+use delayq::{every, Client, Error, Event, EventKind, Events, EventsFrom, LongCodec, StringCodec};
+use futures_util::StreamExt;
+
+use crate::fault_proxy::Fault;
+use crate::harness::{deadline, eventually, RawRedis, RedisServer};
+
+/// Reads events until one of `kind`; returns it (others, such as the
+/// transfers that run on their own, are skipped).
+async fn next_of(events: &mut Events, kind: &str) -> Event {
+    let found = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let event = events.next().await.expect("the stream goes on").expect("an event");
+            if event.kind.name() == kind {
+                return event;
+            }
+        }
+    })
+    .await;
+    found.unwrap_or_else(|_| panic!("no `{kind}` event came"))
+}
+
+/// The `kind` field of every entry of the stream, oldest first.
+async fn kinds(raw: &RawRedis, queue: &str) -> Vec<String> {
+    let entries = raw
+        .cmd(
+            "XRANGE",
+            vec![format!("delayq_events:{{{queue}}}").into(), "-".into(), "+".into()],
+        )
+        .await;
+    let Value::Array(entries) = entries else {
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .map(|entry| {
+            let Value::Array(mut pair) = entry else {
+                panic!("an entry")
+            };
+            let Value::Array(fields) = pair.remove(1) else {
+                panic!("fields")
+            };
+            fields[1].as_string().unwrap()
+        })
+        .collect()
+}
+
+async fn exists(raw: &RawRedis, key: &str) -> bool {
+    raw.cmd("EXISTS", vec![key.into()]).await.as_i64() == Some(1)
+}
+
+/// Every operation that changes a queue, once (each of the event kinds).
+async fn every_operation(client: &Client, name: &str) {
+    let q = client.delayed_queue(name, StringCodec).unwrap();
+    q.offer(&"plain".into(), Duration::ZERO).await.unwrap();
+    q.offer_with_id("job-1", &"with id".into(), Duration::from_secs(3600))
+        .await
+        .unwrap();
+    assert!(q.reschedule("job-1", Duration::from_secs(7200)).await.unwrap());
+    assert!(q.cancel("job-1").await.unwrap());
+    q.offer(&"gone".into(), Duration::from_secs(3600)).await.unwrap();
+    assert!(q.remove(&"gone".into()).await.unwrap());
+    q.offer_all([("a".to_string(), Duration::ZERO), ("b".to_string(), Duration::ZERO)])
+        .await
+        .unwrap();
+    q.pause().await.unwrap();
+    assert!(q.resume().await.unwrap());
+    let reliable = client.reliable_queue(name, StringCodec).unwrap().with_max_deliveries(1);
+    let first = reliable.take().await.unwrap();
+    assert!(first.ack().await.unwrap());
+    let second = reliable.take().await.unwrap(); // "a"
+    assert!(second.nack(Duration::ZERO).await.unwrap());
+    let third = reliable.take().await.unwrap(); // "b"
+    assert!(third.dead_letter().await.unwrap());
+    // The second delivery of "a" is one too many: dead-lettered by the claim.
+    let _ = reliable.take_timeout(Duration::from_millis(500)).await.unwrap();
+    client
+        .schedule("tick", every(Duration::from_millis(200)), &q, &"tick".into())
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_operation_writes_its_event() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        client.enable_events("ev", 1000).await.unwrap();
+        assert_eq!(client.events_max_len("ev").await.unwrap(), Some(1000));
+        let mut events = client.events("ev").unwrap().from(EventsFrom::Oldest);
+        every_operation(&client, "ev").await;
+
+        let offered = next_of(&mut events, "offered").await;
+        assert_eq!(offered.kind, EventKind::Offered { count: 1, id: None });
+        assert_eq!(offered.queue, "ev");
+        let with_id = next_of(&mut events, "offered").await;
+        assert_eq!(
+            with_id.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("job-1".into())
+            }
+        );
+        assert!(matches!(next_of(&mut events, "rescheduled").await.kind,
+            EventKind::Rescheduled { id: Some(id), due_ms } if id == "job-1" && due_ms > with_id.time_ms + 3_600_000));
+        assert_eq!(
+            next_of(&mut events, "cancelled").await.kind,
+            EventKind::Cancelled {
+                count: 1,
+                id: Some("job-1".into())
+            }
+        );
+        assert_eq!(
+            next_of(&mut events, "offered").await.kind,
+            EventKind::Offered { count: 1, id: None }
+        );
+        assert_eq!(
+            next_of(&mut events, "cancelled").await.kind,
+            EventKind::Cancelled { count: 1, id: None },
+            "a removal by value"
+        );
+        assert_eq!(
+            next_of(&mut events, "offered").await.kind,
+            EventKind::Offered { count: 2, id: None }
+        );
+        next_of(&mut events, "paused").await;
+        next_of(&mut events, "resumed").await;
+        let claimed = next_of(&mut events, "claimed").await;
+        let EventKind::Claimed {
+            count: 1,
+            deliveries,
+            attempt: Some(1),
+        } = claimed.kind
+        else {
+            panic!("{claimed:?}")
+        };
+        assert_eq!(deliveries.len(), 1);
+        assert_eq!(deliveries[0].len(), 16, "8 bytes in hex");
+        assert_eq!(
+            next_of(&mut events, "acked").await.kind,
+            EventKind::Acked { count: 1, deliveries }
+        );
+        assert!(matches!(
+            next_of(&mut events, "retried").await.kind,
+            EventKind::Retried {
+                attempt: 1,
+                delay_ms: 0,
+                ..
+            }
+        ));
+        assert!(matches!(next_of(&mut events, "dead_lettered").await.kind,
+            EventKind::DeadLettered { count: 1, reason, delivery: Some(_) } if reason.contains("dead_letter()")));
+        assert!(matches!(next_of(&mut events, "dead_lettered").await.kind,
+            EventKind::DeadLettered { count: 1, reason, delivery: None } if reason.contains("max_deliveries 1")));
+        assert_eq!(
+            next_of(&mut events, "schedule_fired").await.kind,
+            EventKind::ScheduleFired {
+                schedule: "tick".into(),
+                count: 1
+            }
+        );
+        // Transfers run on their own, between the others: read again.
+        let mut again = client.events("ev").unwrap().from(EventsFrom::Oldest);
+        assert!(matches!(next_of(&mut again, "transferred").await.kind,
+            EventKind::Transferred { count, quarantined: 0 } if count >= 1));
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_events_off_no_operation_writes_the_stream() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        every_operation(&client, "quiet").await;
+        // Turned on and off again: off is off.
+        client.enable_events("quiet", 10).await.unwrap();
+        assert!(client.disable_events("quiet").await.unwrap());
+        assert_eq!(client.events_max_len("quiet").await.unwrap(), None);
+        every_operation(&client, "quiet").await;
+        tokio::time::sleep(Duration::from_millis(500)).await; // a schedule fire or two
+        assert!(
+            !exists(&raw, "delayq_events:{quiet}").await,
+            "{:?}",
+            kinds(&raw, "quiet").await
+        );
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// The Worker claims and acks in batches: one event per batch, counts adding up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_writes_one_event_per_batch() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        client.enable_events("batches", 1000).await.unwrap();
+        let mut events = client.events("batches").unwrap().from(EventsFrom::Oldest);
+        let q = client.delayed_queue("batches", LongCodec).unwrap();
+        q.destination().offer_all(0..200i64).await.unwrap();
+        let worker = client
+            .worker("batches", LongCodec)
+            .unwrap()
+            .concurrency(64)
+            .run(|_: i64| async { Ok::<(), std::io::Error>(()) });
+        let (mut claimed, mut acked, mut claims, mut acks) = (0, 0, 0, 0);
+        while claimed < 200 || acked < 200 {
+            let event = tokio::time::timeout(Duration::from_secs(20), events.next())
+                .await
+                .expect("events come")
+                .unwrap()
+                .unwrap();
+            match event.kind {
+                EventKind::Claimed { count, deliveries, .. } => {
+                    assert_eq!(deliveries.len() as u64, count.min(32));
+                    claimed += count;
+                    claims += 1;
+                }
+                EventKind::Acked { count, .. } => {
+                    acked += count;
+                    acks += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!((claimed, acked), (200, 200));
+        // 200 ready for 64 handlers: the first claim takes 64 at once.
+        assert!(
+            claims < 200 && acks < 200,
+            "one event per batch, not per value: {claims} claims, {acks} acks"
+        );
+        worker.shutdown().await;
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// fred resends an ack whose reply was lost; the ack settles once, and so
+/// writes one event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_ack_writes_one_event() {
+    deadline(async {
+        let (redis, proxy, client) = crate::harness::behind_proxy().await;
+        let raw = redis.raw().await;
+        client.enable_events("lost-ack", 1000).await.unwrap();
+        let q = client.delayed_queue("lost-ack", StringCodec).unwrap();
+        q.destination().offer(&"v".to_string()).await.unwrap();
+        q.destination().offer(&"w".to_string()).await.unwrap();
+        let reliable = client.reliable_queue("lost-ack", StringCodec).unwrap();
+        // The first ack loads the script: the lost one runs by EVALSHA (a
+        // NOSCRIPT answer would mean it never ran, and nothing is resent).
+        assert!(reliable.take().await.unwrap().ack().await.unwrap());
+        let delivery = reliable.take().await.unwrap();
+        let runs = raw.command_calls("evalsha").await;
+        proxy.arm(Fault::LoseReply, "delayq_acked:{lost-ack}");
+        assert!(delivery.ack().await.unwrap());
+        assert_eq!(proxy.fired(), 1, "the reply was lost");
+        assert!(raw.command_calls("evalsha").await >= runs + 2, "the ack ran again");
+        assert_eq!(kinds(&raw, "lost-ack").await, ["claimed", "acked", "claimed", "acked"]);
+    })
+    .await;
+}
+
+/// 10,000 values offered at once write one event per chunk, with counts
+/// adding up to 10,000.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offer_all_writes_one_event_per_chunk() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("bulk", 100_000).await.unwrap();
+        let q = client.delayed_queue("bulk", LongCodec).unwrap();
+        q.offer_all((0..10_000i64).map(|i| (i, Duration::from_secs(3600))))
+            .await
+            .unwrap();
+        let mut events = client.events("bulk").unwrap().from(EventsFrom::Oldest);
+        let mut total = 0;
+        let mut n = 0;
+        while total < 10_000 {
+            let event = events.next().await.unwrap().unwrap();
+            let EventKind::Offered { count, id: None } = event.kind else {
+                panic!("{event:?}")
+            };
+            total += count;
+            n += 1;
+        }
+        assert_eq!(total, 10_000);
+        assert!(n <= 10_000 / 250 + 1, "{n} events");
+        assert_eq!(kinds(&raw, "bulk").await.len(), n);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maxlen_keeps_the_stream_bounded() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("trimmed", 10).await.unwrap();
+        let q = client.delayed_queue("trimmed", LongCodec).unwrap();
+        for i in 0..600i64 {
+            q.offer_with_id(&i.to_string(), &i, Duration::from_secs(3600))
+                .await
+                .unwrap();
+        }
+        // `MAXLEN ~` trims whole nodes of the stream (100 entries each).
+        let len = raw
+            .cmd("XLEN", vec!["delayq_events:{trimmed}".into()])
+            .await
+            .as_i64()
+            .unwrap();
+        assert!((10..=110).contains(&len), "{len} entries kept");
+        // The newest are kept.
+        let newest = client.events("trimmed").unwrap().from(EventsFrom::Oldest);
+        let last = newest
+            .take(len as usize)
+            .collect::<Vec<_>>()
+            .await
+            .pop()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            last.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("599".into())
+            }
+        );
+    })
+    .await;
+}
+
+/// The next event a reading task sent.
+async fn recv(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Event {
+    tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .expect("the events written while the reader was cut off come")
+        .unwrap()
+}
+
+/// A reader cut off from Redis reads on from its last event when it is back:
+/// what was written meanwhile is neither lost nor repeated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
+    deadline(async {
+        let (redis, proxy, reader) = crate::harness::behind_proxy().await;
+        let writer = redis.client().await; // not through the proxy
+        writer.enable_events("resumed", 1000).await.unwrap();
+        let q = writer.delayed_queue("resumed", LongCodec).unwrap();
+        let mut events = reader.events("resumed").unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let reading = tokio::spawn(async move {
+            while let Some(event) = events.next().await {
+                if let Ok(event) = event {
+                    let _ = tx.send(event);
+                }
+            }
+        });
+        // The reader waits: the offer comes after it started.
+        let mut first = None;
+        for i in 0.. {
+            q.offer_with_id(&format!("before-{i}"), &i, Duration::from_secs(3600))
+                .await
+                .unwrap();
+            if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(300), rx.recv()).await {
+                first = Some(event);
+                break;
+            }
+        }
+        let first = first.unwrap();
+        proxy.set_outage(true);
+        for i in 0..3 {
+            q.offer_with_id(&format!("during-{i}"), &i, Duration::from_secs(3600))
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        proxy.set_outage(false);
+        let mut after = Vec::new();
+        while after.len() < 3 {
+            after.push(recv(&mut rx).await);
+        }
+        assert!(after.iter().all(|e| e.stream_id > first.stream_id), "nothing repeated");
+        let ids: Vec<_> = after
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Offered { id, .. } => id.clone().unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // Events of offers made before the reader got the first may follow
+        // it; the three made while it was cut off come, in order.
+        let during: Vec<_> = ids.iter().filter(|id| id.starts_with("during")).collect();
+        assert!(during.is_empty() || during[0] == "during-0", "{ids:?}");
+        let mut all = after;
+        while !all
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Offered { id: Some(id), .. } if id == "during-2"))
+        {
+            all.push(recv(&mut rx).await);
+        }
+        let during: Vec<_> = all
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Offered { id: Some(id), .. } if id.starts_with("during") => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(during, ["during-0", "during-1", "during-2"]);
+        reading.abort();
+    })
+    .await;
+}
+
+/// A stream key of another type: every instrumented operation fails before
+/// it changes anything, and a reader yields the error and goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("wrong", 100).await.unwrap();
+        raw.cmd("HSET", vec!["delayq_events:{wrong}".into(), "f".into(), "v".into()])
+            .await;
+        let q = client.delayed_queue("wrong", StringCodec).unwrap();
+        let failed = q.offer(&"kept".into(), Duration::from_secs(60)).await.unwrap_err();
+        assert!(
+            matches!(&failed, Error::WrongType { message, .. } if message.contains("delayq_events:{wrong}")),
+            "{failed:?}"
+        );
+        let failed = q
+            .offer_with_id("x", &"kept".into(), Duration::from_secs(60))
+            .await
+            .unwrap_err();
+        assert!(matches!(&failed, Error::WrongType { .. }), "{failed:?}");
+        assert_eq!(
+            raw.zcard("redisson_delay_queue_timeout:{wrong}").await,
+            0,
+            "nothing offered"
+        );
+        assert!(matches!(
+            client.enable_events("wrong", 100).await,
+            Err(Error::WrongType { .. })
+        ));
+        let mut events = client.events("wrong").unwrap().from(EventsFrom::Oldest);
+        assert!(matches!(events.next().await, Some(Err(Error::WrongType { .. }))));
+        // Fixed by hand: the reader goes on, the operations work.
+        raw.cmd("DEL", vec!["delayq_events:{wrong}".into()]).await;
+        q.offer(&"now".into(), Duration::from_secs(60)).await.unwrap();
+        assert_eq!(
+            next_of(&mut events, "offered").await.kind,
+            EventKind::Offered { count: 1, id: None }
+        );
+    })
+    .await;
+}
+
+/// A switch that holds no max length: the operation fails with
+/// `Error::EventsConfig` and changes nothing; enabling again fixes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        raw.cmd("SET", vec!["delayq_events_config:{badcfg}".into(), "lots".into()])
+            .await;
+        let q = client.delayed_queue("badcfg", StringCodec).unwrap();
+        let failed = q.offer(&"v".into(), Duration::from_secs(60)).await.unwrap_err();
+        assert!(
+            matches!(&failed, Error::EventsConfig { key, message }
+            if key == "delayq_events_config:{badcfg}" && message.contains("lots")),
+            "{failed:?}"
+        );
+        assert!(matches!(
+            client.events_max_len("badcfg").await,
+            Err(Error::EventsConfig { .. })
+        ));
+        assert_eq!(
+            raw.zcard("redisson_delay_queue_timeout:{badcfg}").await,
+            0,
+            "nothing offered"
+        );
+        client.enable_events("badcfg", 5).await.unwrap();
+        q.offer(&"v".into(), Duration::from_secs(60)).await.unwrap();
+        assert_eq!(kinds(&raw, "badcfg").await, ["offered"]);
+    })
+    .await;
+}
+
+/// The stream deleted by hand while a reader follows it: the reader keeps
+/// waiting and sees the events written after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_goes_on_after_the_stream_is_deleted() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("deleted", 100).await.unwrap();
+        let q = client.delayed_queue("deleted", StringCodec).unwrap();
+        q.offer_with_id("one", &"v".into(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        let mut events = client.events("deleted").unwrap().from(EventsFrom::Oldest);
+        next_of(&mut events, "offered").await;
+        let waiting = tokio::spawn(async move {
+            let event = next_of(&mut events, "offered").await;
+            (event, events.next().await.unwrap().unwrap())
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await; // it waits in XREAD
+        raw.cmd("DEL", vec!["delayq_events:{deleted}".into()]).await;
+        eventually(Duration::from_secs(5), "deleted", || async {
+            !exists(&raw, "delayq_events:{deleted}").await
+        })
+        .await;
+        q.offer_with_id("two", &"v".into(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        q.offer_with_id("three", &"v".into(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        let (two, three) = waiting.await.unwrap();
+        assert_eq!(
+            two.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("two".into())
+            }
+        );
+        assert_eq!(
+            three.kind,
+            EventKind::Offered {
+                count: 1,
+                id: Some("three".into())
+            }
+        );
+    })
+    .await;
+}
+
+/// The actions on one element by its bytes (the dashboard's): a delete is a
+/// cancel, a run now a transfer of one, a reschedule a reschedule (no id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_on_one_element_write_their_events() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let q = client
+            .delayed_queue("elements", StringCodec)
+            .unwrap()
+            .without_transfer();
+        for v in ["a", "b", "c"] {
+            q.offer(&v.into(), Duration::from_secs(3600)).await.unwrap();
+        }
+        client.enable_events("elements", 100).await.unwrap();
+        let page = q.pending_page(0, 10).await.unwrap();
+        let bytes = |v: &str| {
+            page.iter()
+                .find(|e| e.value.as_deref().ok() == Some(v))
+                .unwrap()
+                .raw
+                .clone()
+        };
+        q.delete_element(&bytes("a")).await.unwrap();
+        q.run_element_now(&bytes("b")).await.unwrap();
+        q.reschedule_element(&bytes("c"), Duration::from_secs(60))
+            .await
+            .unwrap();
+        // Gone now: nothing done, no event.
+        q.delete_element(&bytes("a")).await.unwrap();
+        assert_eq!(
+            kinds(&raw, "elements").await,
+            ["cancelled", "transferred", "rescheduled"]
+        );
+        let mut events = client.events("elements").unwrap().from(EventsFrom::Oldest);
+        assert_eq!(
+            next_of(&mut events, "cancelled").await.kind,
+            EventKind::Cancelled { count: 1, id: None }
+        );
+        assert_eq!(
+            next_of(&mut events, "transferred").await.kind,
+            EventKind::Transferred {
+                count: 1,
+                quarantined: 0
+            }
+        );
+        assert!(matches!(
+            next_of(&mut events, "rescheduled").await.kind,
+            EventKind::Rescheduled { id: None, due_ms } if due_ms > 0
+        ));
+    })
+    .await;
+}
+
+/// A delivery left unsettled past its visibility timeout: the reaper gives
+/// it back and writes `timed_out`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reaped_delivery_writes_timed_out() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("reaped", 100).await.unwrap();
+        let q = client
+            .reliable_queue("reaped", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(Duration::from_millis(100));
+        let delayed = client.delayed_queue("reaped", StringCodec).unwrap();
+        delayed.destination().offer(&"v".to_string()).await.unwrap();
+        let delivery = q.take().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // This call or the client's own reaper gives it back: one event.
+        q.reap_now().await.unwrap();
+        let mut events = client.events("reaped").unwrap().from(EventsFrom::Oldest);
+        assert_eq!(
+            next_of(&mut events, "timed_out").await.kind,
+            EventKind::TimedOut { count: 1 }
+        );
+        // Settling it now finds no lease: nothing more is written.
+        assert!(!delivery.ack().await.unwrap());
+        assert_eq!(kinds(&raw, "reaped").await, ["claimed", "timed_out"]);
+    })
+    .await;
+}
