@@ -814,13 +814,13 @@ async fn run() -> bool {
     }
 
     if wanted("events") {
-        eprintln!("14. lifecycle events: offers and a Worker with events on and off...");
+        eprintln!("16. lifecycle events: offers and a Worker with events on and off...");
         let redis = RedisServer::start().await;
         let (on, off, per_1000) = events::offers(&redis).await;
         let ratio = on / off;
         rows.push(
             Row::new(
-                "14. lifecycle events",
+                "16. lifecycle events",
                 &format!("offers/s, {} in flight, events on", 512),
             )
             .values(rate(on), format!("{} (events off)", rate(off)))
@@ -828,7 +828,7 @@ async fn run() -> bool {
             .target("≥ 0.90× events off", ratio >= 0.9),
         );
         rows.push(
-            Row::new("14. lifecycle events", "events written per 1,000 offers (joined runs)")
+            Row::new("16. lifecycle events", "events written per 1,000 offers (joined runs)")
                 .values(format!("{per_1000:.1}"), "—".into())
                 .note("one XADD per run of offer.lua"),
         );
@@ -836,7 +836,7 @@ async fn run() -> bool {
         let ratio = on / off;
         rows.push(
             Row::new(
-                "14. lifecycle events",
+                "16. lifecycle events",
                 &format!(
                     "values/s, Worker concurrency({}), {} ready, events on",
                     events::CONCURRENCY,
@@ -849,7 +849,7 @@ async fn run() -> bool {
         );
         rows.push(
             Row::new(
-                "14. lifecycle events",
+                "16. lifecycle events",
                 "events written per 1,000 values a Worker handles",
             )
             .values(format!("{worker_per_1000:.1}"), "—".into())
