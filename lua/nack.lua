@@ -3,7 +3,8 @@
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
 --       record expiry (zset), 9 dead-letter reasons (list), 10 events config,
 --       11 events stream (lib/events.lua: 'retried' with the attempt and
---       delay, or 'dead_lettered'), 12 request key (lib/request.lua: a
+--       delay, 'released' for a value that reached no consumer (-3), or
+--       'dead_lettered'), 12 request key (lib/request.lua: a
 --       resend gets the first run's reply and changes nothing)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
@@ -35,7 +36,11 @@ if delay == -2 then
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5])
   return delayq_answer(KEYS[12], 1)
 end
-delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0))
+if delay == -3 then
+  delayq_event(events, KEYS[11], 'released', 'delivery', delayq_hex(string.sub(member, 1, 8)))
+else
+  delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0))
+end
 local now = delayq_server_ms()
 local back = now + math.max(delay, 0)
 local kept = tonumber(count)

@@ -637,3 +637,58 @@ async fn a_reaped_delivery_writes_timed_out() {
     })
     .await;
 }
+
+/// Values a worker claimed ahead of its slots and gives back as it stops
+/// reached no handler: `released` events (their counts unchanged), not
+/// `retried` ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_a_stopping_worker_held_ahead_are_released_not_retried() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        client.enable_events("ahead", 10_000).await.unwrap();
+        client
+            .blocking_queue("ahead", LongCodec)
+            .unwrap()
+            .offer_all(0..300i64)
+            .await
+            .unwrap();
+        let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+        let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let worker = client.worker("ahead", LongCodec).unwrap().concurrency(1).run({
+            let (gate, runs) = (gate.clone(), runs.clone());
+            move |_: i64| {
+                let (gate, runs) = (gate.clone(), runs.clone());
+                async move {
+                    // Ten quick runs set a quick pace; the eleventh is stuck.
+                    if runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 10 {
+                        let _ = gate.acquire().await;
+                    }
+                    Ok::<_, delayq::BoxError>(())
+                }
+            }
+        });
+        let queue = client.reliable_queue("ahead", LongCodec).unwrap();
+        eventually(
+            Duration::from_secs(20),
+            "values claimed ahead of the stuck handler",
+            || async { runs.load(std::sync::atomic::Ordering::SeqCst) == 11 && queue.in_flight().await.unwrap() > 1 },
+        )
+        .await;
+        worker.stop();
+        eventually(
+            Duration::from_secs(20),
+            "all but the running one given back",
+            || async { queue.in_flight().await.unwrap() == 1 },
+        )
+        .await;
+        gate.close();
+        worker.join().await;
+        let kinds = kinds(&raw, "ahead").await;
+        let count = |kind: &str| kinds.iter().filter(|k| *k == kind).count();
+        assert!(count("released") > 0, "released: {}", count("released"));
+        assert_eq!(count("retried"), 0, "retried");
+    })
+    .await;
+}

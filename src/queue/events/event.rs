@@ -106,6 +106,14 @@ pub enum EventKind {
         /// When it is delivered again, from now (0: at once).
         delay_ms: u64,
     },
+    /// A delivery no handler saw went back to the head of the queue, its
+    /// count as it was before (not a retry): a worker's value claimed ahead
+    /// of its slots that waited too long, or that it held as the queue
+    /// paused or as it stopped; one taken for a call that stopped waiting.
+    Released {
+        /// The delivery id.
+        delivery: String,
+    },
     /// Deliveries whose visibility timeout ran out unsettled were given back
     /// to the head of the queue by a reaper (one event per reaper run).
     TimedOut {
@@ -218,6 +226,9 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             attempt: u32::try_from(num("attempt")?).ok()?,
             delay_ms: num("delay_ms")?,
         },
+        "released" => EventKind::Released {
+            delivery: text("delivery")?,
+        },
         "timed_out" => EventKind::TimedOut { count: num("count")? },
         "dead_lettered" => EventKind::DeadLettered {
             count: num("count")?,
@@ -252,6 +263,7 @@ impl EventKind {
             EventKind::Claimed { .. } => "claimed",
             EventKind::Acked { .. } => "acked",
             EventKind::Retried { .. } => "retried",
+            EventKind::Released { .. } => "released",
             EventKind::TimedOut { .. } => "timed_out",
             EventKind::DeadLettered { .. } => "dead_lettered",
             EventKind::Cancelled { .. } => "cancelled",
