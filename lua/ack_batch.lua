@@ -11,15 +11,20 @@
 -- Harmless to resend: a run that acked anything leaves its reply in its
 -- lane's record (one small key per lane and queue, replaced by the lane's
 -- next such run, gone after a minute), and a resend answers that; a run
--- that acked nothing answers 0s again when run again. A worker keeps one
--- lane per ack on its way (src/worker/acks.rs). Where single acks remember
+-- that acked nothing answers 0s again when run again. A late copy of a run
+-- older than the lane's last (its client gave up on it) acks what is still
+-- in flight and leaves the record alone. A worker keeps one lane per ack on
+-- its way (src/worker/acks.rs). Where single acks remember
 -- each acked id (ack.lua's acked set), a batch remembers one record: that
 -- bookkeeping was two thirds of a batch ack's cost.
 -- Cost: O(k log m) for k deliveries and m in flight.
 local bad = delayq_check_types(KEYS[1], 'zset')
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
-if replayed then return replayed end
+-- A late copy of a run older than the lane's last (its client gave up on
+-- it) still acks what it can, harmlessly, but leaves the record alone.
+local late = type(replayed) == 'table' and replayed.err ~= nil
+if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
 local reply, acked = {}, {}
@@ -34,4 +39,4 @@ end
 if #acked > 0 then
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
 end
-return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0)
+return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0 and not late)

@@ -3,6 +3,8 @@
 //! take), run the handler in a task of its own, settle the delivery by what
 //! it returned (a success through the ack buffer, `acks`).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -66,8 +68,18 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     // Whether the last batch take found nothing ready: the next take waits.
     let mut wait = false;
     let mut pause = TAKE_BACKOFF.0;
+    // After a failed claim, no claim before this (the buffer is still served).
+    let mut claims_from = Instant::now();
+    // While values are held ahead and no claim is on its way (one would
+    // say), whether the queue was paused meanwhile: `EXISTS` on its flag,
+    // every PAUSE_PROBE at most.
+    let mut probing: Option<Probe> = None;
+    let mut probe_from = Instant::now();
     tracing::debug!(queue, concurrency, "worker started");
     loop {
+        if stop.is_cancelled() {
+            break;
+        }
         while running.try_join_next().is_some() {}
         // Buffered deliveries to free slots, oldest first; one that waited
         // too long goes back first in line instead.
@@ -81,43 +93,62 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
                 break;
             };
-            let delivery = buffer.pop().expect("a delivery that is not stale");
+            // None if it went stale since `stale()`: given back next round.
+            let Some(delivery) = buffer.pop() else {
+                continue;
+            };
             running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
+        }
+        if probing.is_none() && claims.is_empty() && !buffer.is_empty() && Instant::now() >= probe_from {
+            let context = Arc::clone(&context);
+            probing = Some(Box::pin(async move { context.queue.is_paused_now().await }));
         }
         // While values are ready, claims keep as many deliveries claimed as
         // there are free slots plus what the handlers' pace allows ahead,
         // in batches, up to CLAIMS_AT_ONCE of them on their way; only an
         // empty (or paused, or rate-limited) queue is waited on, with one
         // blocking take.
+        let backing_off = Instant::now() < claims_from;
         let batching = context.limiter.is_none() && !context.paused.load(Ordering::Relaxed) && !wait;
-        if batching && claims.len() < CLAIMS_AT_ONCE {
+        if batching && !backing_off && claims.len() < CLAIMS_AT_ONCE {
             let target = slots.available_permits() + context.pace.ahead();
-            let batch = target.min(CLAIM_BATCH);
             let held = buffer.len() + claiming;
-            if batch > 0 && held + batch <= target {
+            // Claims of a batch, or of what is left to fill when that is at
+            // least half one: never a claim per freed slot while values are
+            // held ahead.
+            let batch = target.saturating_sub(held).min(CLAIM_BATCH);
+            if batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) {
                 claiming += batch;
                 let context = Arc::clone(&context);
-                claims.push(Box::pin(
-                    async move { (batch, context.queue.take_ready_batch(batch).await) },
-                ));
+                claims.push(Box::pin(async move {
+                    // Its values' wait for a slot counts from here.
+                    let sent = Instant::now();
+                    (batch, sent, context.queue.take_ready_batch(batch).await)
+                }));
                 continue;
             }
         }
-        if batching || !claims.is_empty() || !buffer.is_empty() {
-            let stale_at = buffer.next_stale();
+        if (batching && !backing_off) || !claims.is_empty() || !buffer.is_empty() {
+            let wake_at = [
+                buffer.next_stale(),
+                (probing.is_none() && !buffer.is_empty()).then_some(probe_from),
+                (batching && backing_off).then_some(claims_from),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
-                Some((asked, taken)) = claims.next(), if !claims.is_empty() => {
+                Some((asked, sent, taken)) = claims.next(), if !claims.is_empty() => {
                     claiming -= asked;
                     match taken {
                         Ok(Batch::Taken(deliveries)) => {
                             pause = TAKE_BACKOFF.0;
-                            let at = Instant::now();
                             for delivery in deliveries {
                                 match delivery {
-                                    Ok(delivery) if stop.is_cancelled() => release_unhandled(&context, delivery).await,
-                                    Ok(delivery) => buffer.push(at, delivery),
+                                    // Given back with the rest as the worker stops.
+                                    Ok(delivery) => buffer.push(sent, delivery),
                                     Err(error) => undecodable(&context, error),
                                 }
                             }
@@ -130,10 +161,23 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                         }
                         Err(Error::Shutdown) => break,
                         Err(error) => {
-                            if !back_off(&queue, &error, &mut pause, &stop).await {
-                                break;
-                            }
+                            // Waited out beside the buffer, which is still served.
+                            tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
+                            claims_from = Instant::now() + pause;
+                            pause = (pause * 2).min(TAKE_BACKOFF.1);
                         }
+                    }
+                }
+                probed = async { probing.as_mut().expect("a probe on its way").await }, if probing.is_some() => {
+                    probing = None;
+                    probe_from = Instant::now() + PAUSE_PROBE;
+                    match probed {
+                        Ok(true) => {
+                            context.paused.store(true, Ordering::Relaxed);
+                            give_back(&context, buffer.drain(), &mut running);
+                        }
+                        Ok(false) => {}
+                        Err(error) => tracing::debug!(queue, %error, "could not ask whether the queue is paused"),
                     }
                 }
                 slot = Arc::clone(&slots).acquire_owned(), if !buffer.is_empty() => {
@@ -144,7 +188,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                 }
                 // A handler ended: its slot may take a claim.
                 Some(_) = running.join_next(), if buffer.is_empty() && !running.is_empty() => {}
-                _ = sleep_until(stale_at), if stale_at.is_some() => {}
+                _ = sleep_until(wake_at), if wake_at.is_some() => {}
             }
             continue;
         }
@@ -201,6 +245,14 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
 /// never wait for one.
 const CLAIMS_AT_ONCE: usize = 4;
 
+/// A pause probe on its way: whether the queue is paused.
+type Probe = Pin<Box<dyn Future<Output = Result<bool, Error>> + Send>>;
+
+/// How often a worker holding values ahead, with no claim on its way, asks
+/// whether its queue was paused: held values go back within about this
+/// long of a pause.
+const PAUSE_PROBE: Duration = Duration::from_millis(100);
+
 /// Gives deliveries no handler started back to the queue's head, uncounted,
 /// in their order (the last first), in a task of the worker's.
 fn give_back<T: Send + 'static>(context: &Arc<Context<T>>, deliveries: Vec<Delivery<T>>, running: &mut JoinSet<()>) {
@@ -212,10 +264,29 @@ fn give_back<T: Send + 'static>(context: &Arc<Context<T>>, deliveries: Vec<Deliv
         values = deliveries.len(),
         "giving back values claimed ahead that no handler started"
     );
-    let context = Arc::clone(context);
+    let queue = context.queue.name().to_owned();
     running.spawn(async move {
-        for delivery in deliveries.into_iter().rev() {
-            release_unhandled(&context, delivery).await;
+        // Last first, so that the head is in claim order again; one
+        // deadline for all (with Redis out of reach, one release would wait
+        // it out on its own), then the visibility timeout gives back the rest.
+        let mut left = deliveries;
+        let giving = async {
+            while let Some(delivery) = left.pop() {
+                let (_, mut lease) = delivery.into_parts();
+                if let Err(error) = lease.release(Release::Unhandled).await {
+                    tracing::warn!(queue, %error, "could not give back a value held ahead; its visibility timeout will");
+                }
+            }
+        };
+        if tokio::time::timeout(SETTLE_TIMEOUT, giving).await.is_err() {
+            tracing::warn!(
+                queue,
+                values = left.len(),
+                "Redis did not take back the values held ahead in time; their visibility timeout will"
+            );
+            for delivery in left {
+                delivery.into_parts().1.abandon();
+            }
         }
     });
 }
@@ -289,19 +360,6 @@ async fn handle_in_slot<T: Send + 'static>(
         }
         Err(_) => Box::pin(settle(&context, done)).await,
     }
-}
-
-/// Releases a delivery taken as the worker was stopping, before a handler
-/// saw it: first in line again, its delivery count as it was before.
-async fn release_unhandled<T: 'static>(context: &Context<T>, delivery: Delivery<T>) {
-    let (_, mut lease) = delivery.into_parts();
-    release_within(
-        context.queue.name(),
-        &mut lease,
-        Release::Unhandled,
-        "a value taken as the worker stopped",
-    )
-    .await;
 }
 
 /// Releases `what` to `to`, waiting [`SETTLE_TIMEOUT`] at most, as a stop

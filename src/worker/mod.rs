@@ -152,10 +152,14 @@ impl<T: Send + 'static> Worker<T> {
     /// actually holds follows the handlers' pace: as many as start within a
     /// quarter of the [visibility timeout](Self::visibility_timeout) (none
     /// until a handler has run, and none while handlers are slow). A value
-    /// claimed ahead is taken from other consumers, counted as a delivery,
-    /// and given back first in line, uncounted, if it waits a quarter of
-    /// its visibility timeout for a slot, when the queue is paused, and when
-    /// the worker stops.
+    /// claimed ahead is taken from other consumers and counted as a
+    /// delivery; it goes back first in line, uncounted, if it waits a
+    /// quarter of its visibility timeout for a slot, when the queue is
+    /// paused (a worker holding values ahead checks every 100 ms), and when
+    /// the worker stops. A worker that dies holding values ahead gets them
+    /// back after their visibility timeout, counted, as any value it took:
+    /// with `max_attempts(1)`, use `prefetch(0)` if a killed process must
+    /// not spend the only delivery of values no handler saw.
     ///
     /// ```no_run
     /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {

@@ -727,3 +727,95 @@ async fn a_worker_without_prefetch_holds_only_what_its_slots_run() {
     })
     .await;
 }
+
+/// A worker holding values ahead when its queue is paused gives them back
+/// (its pause probe finds the flag while no claim is on its way) and starts
+/// no handler on them: only the one running at the pause finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_held_ahead_go_back_when_the_queue_is_paused() {
+    deadline(async {
+        const N: i64 = 400;
+        const QUICK: usize = 20;
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let delayed = client
+            .delayed_queue("ahead-pause", LongCodec)
+            .unwrap()
+            .without_transfer();
+        client
+            .blocking_queue("ahead-pause", LongCodec)
+            .unwrap()
+            .offer_all(0..N)
+            .await
+            .unwrap();
+        let gate = Arc::new(Semaphore::new(0));
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client
+            .worker("ahead-pause", LongCodec)
+            .unwrap()
+            .concurrency(1)
+            .visibility_timeout(Duration::from_secs(600))
+            .run(stuck_after(QUICK, gate.clone(), seen.clone()));
+        let queue = client.reliable_queue("ahead-pause", LongCodec).unwrap();
+        eventually(Duration::from_secs(20), "values held ahead", || async {
+            seen.lock().len() == QUICK + 1 && queue.in_flight().await.unwrap() > 1
+        })
+        .await;
+        delayed.pause().await.unwrap();
+        eventually(Duration::from_secs(20), "held values given back", || async {
+            queue.in_flight().await.unwrap() == 1
+        })
+        .await;
+        gate.close();
+        eventually(Duration::from_secs(20), "the running one acked", || async {
+            worker.report().succeeded == QUICK as u64 + 1
+        })
+        .await;
+        assert_eq!(queue.len().await.unwrap(), N as usize - QUICK - 1);
+        let report = worker.shutdown().await;
+        assert_eq!(seen.lock().len(), QUICK + 1, "no handler after the pause: {report:?}");
+    })
+    .await;
+}
+
+/// A stopping worker holding values ahead while Redis is out of reach
+/// ends after its grace and one settle timeout, as one without prefetch
+/// does: its give-backs share one deadline (each alone would wait 5 s,
+/// one after the other), then the visibility timeout takes over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead() {
+    deadline(async {
+        const N: i64 = 200;
+        const QUICK: usize = 10;
+        let (redis, proxy, client) = behind_proxy().await;
+        redis
+            .client()
+            .await
+            .blocking_queue("ahead-down", LongCodec)
+            .unwrap()
+            .offer_all(0..N)
+            .await
+            .unwrap();
+        let gate = Arc::new(Semaphore::new(0));
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client
+            .worker("ahead-down", LongCodec)
+            .unwrap()
+            .concurrency(1)
+            .prefetch(64)
+            .visibility_timeout(Duration::from_secs(600))
+            .run(stuck_after(QUICK, gate.clone(), seen.clone()));
+        let queue = redis.client().await.reliable_queue("ahead-down", LongCodec).unwrap();
+        eventually(Duration::from_secs(20), "values held ahead", || async {
+            seen.lock().len() == QUICK + 1 && queue.in_flight().await.unwrap() > 32
+        })
+        .await;
+        proxy.set_outage(true);
+        // Over 32 held × 5 s each before; a grace of 1 s plus 5 s now.
+        tokio::time::timeout(Duration::from_secs(60), worker.shutdown_within(Duration::from_secs(1)))
+            .await
+            .expect("the stop ends while Redis is down");
+        gate.close();
+    })
+    .await;
+}

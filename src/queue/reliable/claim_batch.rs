@@ -5,6 +5,7 @@
 //! queue answers at once (a consumer then waits with a blocking take).
 
 use bytes::Bytes;
+use fred::interfaces::KeysInterface;
 use fred::types::Value;
 
 use crate::connection::detached::{detach, Command};
@@ -170,6 +171,15 @@ impl<T: 'static> ReliableQueue<T> {
             }
             Err(error) => Err(error),
         }
+    }
+
+    /// Whether the queue is paused now (`EXISTS` on its flag): a worker
+    /// holding values ahead asks, as its claims would tell it.
+    pub(crate) async fn is_paused_now(&self) -> Result<bool> {
+        let keys = &self.handle.keys;
+        let conn = self.handle.core.conn_for(keys.destination())?;
+        let n: i64 = conn.exists(keys.paused()).await.map_err(Error::from)?;
+        Ok(n == 1)
     }
 
     /// The deliveries of a batch claim's values, decoded; counts lateness

@@ -315,6 +315,13 @@ impl DeliveryLease {
         release(&self.core, &self.keys, self.settings, &self.member, to).await
     }
 
+    /// Lets the lease go unsettled without a give-back: its visibility
+    /// timeout returns the value (for a caller whose give-back ran out of
+    /// time: a drop would only start another).
+    pub(crate) fn abandon(mut self) {
+        self.settle();
+    }
+
     fn settle(&mut self) {
         self.settled = true;
         self.core.reliable_queues().outstanding.remove(self.token);
