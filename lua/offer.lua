@@ -1,13 +1,19 @@
 -- offer: add packed elements to a delayed queue (Redisson's RDelayedQueue.offer).
--- KEYS: 1 timeout set, 2 pending list, 3 channel
+-- KEYS: 1 timeout set, 2 pending list, 3 channel; only with a trace context
+--       (feature `opentelemetry`): 4 trace records, 5 their expiry
 -- ARGV: due_1, element_1, due_2, element_2, ... (packed by the client); a due
---       time is ms since the epoch, or "+delay_ms" from the Redis server's clock
+--       time is ms since the epoch, or "+delay_ms" from the Redis server's
+--       clock; then, only with KEYS 4 and 5, the W3C trace context of the
+--       offer, stored for each element added (lib/traces.lua)
 -- Returns the 1-based positions of elements not added because the same packed
 -- bytes were already pending (a random-id collision); the client re-packs those.
 --
 -- Like Redisson: ZADD + RPUSH each element, then publish the due time on the
 -- channel when the queue's head is one of the new elements (lib/offer.lua).
+local trace = KEYS[5] and table.remove(ARGV)
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
+if bad then return bad end
+bad = trace and delayq_check_types(KEYS[4], 'hash', KEYS[5], 'zset')
 if bad then return bad end
 local dues, elements = {}, {}
 for i = 1, #ARGV, 2 do
@@ -28,4 +34,7 @@ if #collisions > 0 then
   dues, elements = kept_dues, kept
 end
 delayq_offer(KEYS[1], KEYS[2], KEYS[3], dues, elements)
+if trace then
+  delayq_traces_put_elements(KEYS[4], KEYS[5], trace, elements, dues)
+end
 return collisions

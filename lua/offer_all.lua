@@ -3,10 +3,14 @@
 -- the same members and scores, the same pending-list order; it publishes at
 -- most once, when the timeout set's head is now one of its elements.
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key of the whole
---       offer_all call (lib/request.lua): it counts the call's elements added
+--       offer_all call (lib/request.lua): it counts the call's elements added;
+--       only with a trace context (feature `opentelemetry`): 5 trace
+--       records, 6 their expiry
 -- ARGV: 1 index (0-based, in the call) of the chunk's first element, then
 --       due_1, element_1, due_2, element_2, ... as offer.lua takes them (a due
---       time is ms since the epoch, or "+delay_ms" from the server's clock)
+--       time is ms since the epoch, or "+delay_ms" from the server's clock);
+--       then, only with KEYS 5 and 6, the call's W3C trace context, stored
+--       for each element this run adds (a resend adds none, so stores none)
 -- Returns how many of the call's elements are added after this run.
 --
 -- A chunk adds its elements from that count on, and only once the count has
@@ -16,6 +20,7 @@
 -- bytes are pending already or repeat one of the chunk's (a random-id
 -- collision, as offer.lua reports), it stops: the count is then that
 -- element's index, and the client re-packs it and sends the rest again.
+local trace = KEYS[6] and table.remove(ARGV)
 local done = delayq_replayed(KEYS[4])
 if type(done) == 'table' then return done end -- the client gave the call up
 done = tonumber(done or 0)
@@ -25,6 +30,8 @@ if done < first or done >= first + count then
   return done
 end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
+if bad then return bad end
+bad = trace and delayq_check_types(KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
 -- The chunk's elements from the first not added yet; their due times are
 -- resolved in place, so that ARGV from there on is ZADD's argument list.
@@ -41,4 +48,11 @@ end
 -- inside the chunk are added.
 local n, position = delayq_clear_prefix(KEYS[1], elements)
 delayq_offer_pairs(KEYS[1], KEYS[2], KEYS[3], ARGV, from, elements, n, position)
+if trace and n > 0 then
+  local added, dues = {}, {}
+  for k = 1, n do
+    added[k], dues[k] = elements[k], ARGV[from + 2 * (k - 1)]
+  end
+  delayq_traces_put_elements(KEYS[5], KEYS[6], trace, added, dues)
+end
 return delayq_answer(KEYS[4], done + n)
