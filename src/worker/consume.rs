@@ -288,6 +288,8 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
     let (value, mut lease) = delivery.into_parts();
+    #[cfg(feature = "opentelemetry")]
+    lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
     let started = Instant::now();
     let Some(result) = run_handler(context, value, &lease).instrument(span.clone()).await else {
