@@ -448,7 +448,17 @@ async fn a_lost_reply_of_a_traced_offer_leaves_one_element_and_one_context() {
         let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let queue = client.delayed_queue("lost-traced", StringCodec).unwrap().without_transfer();
+        // Every script cached first: a lost reply of NOSCRIPT would only
+        // lead to one EVAL, and test nothing.
         queue.offer(&"warm".to_string(), Duration::from_secs(600)).await.unwrap();
+        queue
+            .offer_all([("warm-bulk".to_string(), Duration::from_secs(600))])
+            .await
+            .unwrap();
+        queue
+            .offer_with_id("warm-id", &"warm-id".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
         // offer_all and offer_with_id are resent by fred: the resend adds
         // nothing, so stores no second context.
         proxy.arm(Fault::LoseReply, "lost-bulk");
@@ -477,7 +487,7 @@ async fn a_lost_reply_of_a_traced_offer_leaves_one_element_and_one_context() {
         assert_eq!(contexts_of(&raw, "lost-traced", "lost-one").await.len(), 1);
         let mut all = queue.read_all().await.unwrap();
         all.sort();
-        assert_eq!(all, ["lost-bulk", "lost-id", "lost-one", "warm"]);
+        assert_eq!(all, ["lost-bulk", "lost-id", "lost-one", "warm", "warm-bulk", "warm-id"]);
     })
     .await;
 }
