@@ -62,7 +62,10 @@ async fn in_span<F: std::future::Future>(name: &'static str, work: F) -> (F::Out
     use tracing_opentelemetry::OpenTelemetrySpanExt;
     let span = tracing::info_span!("producer", otel.name = name);
     let context = span.context();
-    let ids = (context.span().span_context().trace_id(), context.span().span_context().span_id());
+    let ids = (
+        context.span().span_context().trace_id(),
+        context.span().span_context().span_id(),
+    );
     assert_ne!(ids.0, TraceId::INVALID, "the recorder is installed");
     let out = work.instrument(span).await;
     (out, ids.0, ids.1)
@@ -93,7 +96,9 @@ async fn hlen(raw: &RawRedis, key: &str) -> i64 {
 
 /// Contexts not stored for the caps.
 async fn skipped(raw: &RawRedis, keys: &QueueKeys) -> i64 {
-    let n = raw.cmd("HGET", vec![Value::from(keys.traces()), Value::from("skipped")]).await;
+    let n = raw
+        .cmd("HGET", vec![Value::from(keys.traces()), Value::from("skipped")])
+        .await;
     n.as_i64().unwrap_or(0)
 }
 
@@ -159,8 +164,15 @@ async fn a_worker_handler_continues_the_trace_of_the_offer() {
         values.sort();
         assert_eq!(values, ["job-1", "job-2"]);
         let traces: HashSet<TraceId> = handled.iter().map(|s| s.span_context.trace_id()).collect();
-        assert_eq!(traces, HashSet::from([trace, id_trace]), "each handler span is in its offer's trace");
-        assert!(handled.iter().any(|s| continues(s, trace, parent)), "child of and linked to the offer's span");
+        assert_eq!(
+            traces,
+            HashSet::from([trace, id_trace]),
+            "each handler span is in its offer's trace"
+        );
+        assert!(
+            handled.iter().any(|s| continues(s, trace, parent)),
+            "child of and linked to the offer's span"
+        );
         assert!(handled.iter().any(|s| continues(s, id_trace, id_parent)));
         for span in &handled {
             assert_eq!(attribute(span, "messaging.system").as_deref(), Some("delayq"));
@@ -208,7 +220,11 @@ async fn a_retried_value_stays_in_the_trace_of_its_offer() {
         worker.shutdown().await;
         assert_eq!(attempts.load(Ordering::SeqCst), 2);
         for span in &handled {
-            assert!(continues(span, trace, parent), "attempt {:?}", attribute(span, "attempt"));
+            assert!(
+                continues(span, trace, parent),
+                "attempt {:?}",
+                attribute(span, "attempt")
+            );
         }
         assert!(!exists(&raw, &QueueKeys::new("retried").unwrap().traces()).await);
     })
@@ -333,7 +349,11 @@ async fn equal_payloads_of_different_offers_each_get_their_own_context() {
         let handled = recorder.wait_for(2, "delayq.handle").await;
         worker.shutdown().await;
         let traces: HashSet<TraceId> = handled.iter().map(|s| s.span_context.trace_id()).collect();
-        assert_eq!(traces, HashSet::from([trace_a, trace_b]), "one context each, none twice");
+        assert_eq!(
+            traces,
+            HashSet::from([trace_a, trace_b]),
+            "one context each, none twice"
+        );
         assert!(!exists(&raw, &QueueKeys::new("twins").unwrap().traces()).await);
     })
     .await;
@@ -388,7 +408,10 @@ async fn offers_outside_a_span_write_nothing_beside_the_element() {
         let raw = redis.raw().await;
         let client = redis.client().await;
         let keys = QueueKeys::new("untraced").unwrap();
-        let queue = client.delayed_queue("untraced", StringCodec).unwrap().without_transfer();
+        let queue = client
+            .delayed_queue("untraced", StringCodec)
+            .unwrap()
+            .without_transfer();
         queue.offer(&"a".to_string(), Duration::from_secs(600)).await.unwrap();
         queue
             .offer_all([("b".to_string(), Duration::from_secs(600))])
@@ -421,7 +444,11 @@ async fn expired_records_are_reaped_and_the_keys_expire_with_their_last_context(
         // A record whose value was taken by a plain take (or Java): expired.
         raw.cmd(
             "HSET",
-            vec![Value::from(keys.traces()), Value::from("stale"), Value::from("1 2 00-x")],
+            vec![
+                Value::from(keys.traces()),
+                Value::from("stale"),
+                Value::from("1 2 00-x"),
+            ],
         )
         .await;
         raw.cmd(
@@ -435,7 +462,11 @@ async fn expired_records_are_reaped_and_the_keys_expire_with_their_last_context(
         let fields: Vec<String> = fields.into_array().into_iter().filter_map(|v| v.as_string()).collect();
         assert_eq!(fields.len(), 1, "{fields:?}");
         assert_ne!(fields[0], "stale");
-        let ttl = raw.cmd("PTTL", vec![Value::from(keys.traces())]).await.as_i64().unwrap();
+        let ttl = raw
+            .cmd("PTTL", vec![Value::from(keys.traces())])
+            .await
+            .as_i64()
+            .unwrap();
         assert!(ttl > 600_000, "expires after the due time and a day: {ttl}");
     })
     .await;
@@ -447,10 +478,16 @@ async fn a_lost_reply_of_a_traced_offer_leaves_one_element_and_one_context() {
         let _recorder = record();
         let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
-        let queue = client.delayed_queue("lost-traced", StringCodec).unwrap().without_transfer();
+        let queue = client
+            .delayed_queue("lost-traced", StringCodec)
+            .unwrap()
+            .without_transfer();
         // Every script cached first: a lost reply of NOSCRIPT would only
         // lead to one EVAL, and test nothing.
-        queue.offer(&"warm".to_string(), Duration::from_secs(600)).await.unwrap();
+        queue
+            .offer(&"warm".to_string(), Duration::from_secs(600))
+            .await
+            .unwrap();
         queue
             .offer_all([("warm-bulk".to_string(), Duration::from_secs(600))])
             .await
@@ -487,7 +524,10 @@ async fn a_lost_reply_of_a_traced_offer_leaves_one_element_and_one_context() {
         assert_eq!(contexts_of(&raw, "lost-traced", "lost-one").await.len(), 1);
         let mut all = queue.read_all().await.unwrap();
         all.sort();
-        assert_eq!(all, ["lost-bulk", "lost-id", "lost-one", "warm", "warm-bulk", "warm-id"]);
+        assert_eq!(
+            all,
+            ["lost-bulk", "lost-id", "lost-one", "warm", "warm-bulk", "warm-id"]
+        );
     })
     .await;
 }
