@@ -35,7 +35,7 @@ impl OfferTrace {
     }
 
     /// Appends the trace keys to a script's KEYS, when there is a context.
-    #[cfg_attr(not(feature = "opentelemetry"), allow(unused_variables))]
+    #[cfg_attr(not(feature = "opentelemetry"), allow(unused_variables, clippy::ptr_arg))]
     pub(crate) fn append_keys(&self, queue: &QueueKeys, keys: &mut Vec<Key>) {
         #[cfg(feature = "opentelemetry")]
         if self.context.is_some() {
@@ -45,7 +45,7 @@ impl OfferTrace {
     }
 
     /// Appends the context to a script's ARGV, when there is one.
-    #[cfg_attr(not(feature = "opentelemetry"), allow(unused_variables))]
+    #[cfg_attr(not(feature = "opentelemetry"), allow(unused_variables, clippy::ptr_arg))]
     pub(crate) fn append_arg(&self, args: &mut Vec<Value>) {
         #[cfg(feature = "opentelemetry")]
         if let Some(context) = &self.context {
