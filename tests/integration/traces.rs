@@ -561,3 +561,60 @@ async fn an_offer_inside_a_plain_opentelemetry_context_is_carried_too() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_take_dropped_while_its_context_is_read_gives_the_value_back_first_in_line_uncounted() {
+    deadline(async {
+        let _recorder = record();
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let keys = QueueKeys::new("held-trace").unwrap();
+        let delayed = client.delayed_queue("held-trace", StringCodec).unwrap();
+        let reliable = client.reliable_queue("held-trace", StringCodec).unwrap();
+        let (offered, _, _) = in_span("offer", delayed.offer(&"held".to_string(), Duration::ZERO)).await;
+        offered.unwrap();
+        delayed.offer(&"second".to_string(), Duration::ZERO).await.unwrap();
+        eventually(Duration::from_secs(20), "both ready", || async {
+            raw.llen(keys.destination()).await == 2
+        })
+        .await;
+        // Only the read of the contexts names the payload's SHA1.
+        let digest = raw
+            .cmd(
+                "EVAL",
+                vec![
+                    Value::from("return redis.sha1hex(ARGV[1])"),
+                    Value::from(0),
+                    Value::from("held"),
+                ],
+            )
+            .await
+            .as_string()
+            .unwrap();
+        proxy.arm(Fault::HoldRequest, digest);
+        let taking = {
+            let reliable = reliable.clone();
+            tokio::spawn(async move { reliable.take().await })
+        };
+        eventually(Duration::from_secs(20), "the context read is held", || async {
+            proxy.fired() == 1
+        })
+        .await;
+        taking.abort();
+        assert!(taking.await.unwrap_err().is_cancelled());
+        eventually(Duration::from_secs(20), "given back", || async {
+            raw.llen(keys.destination()).await == 2 && raw.zcard(keys.leases()).await == 0
+        })
+        .await;
+        assert_eq!(
+            &raw.lrange(keys.destination()).await[0][..],
+            b"held",
+            "first in line again"
+        );
+        let again = reliable.take().await.unwrap();
+        assert_eq!(again.value(), "held");
+        assert_eq!(again.delivery_count(), 1, "not counted");
+        again.ack().await.unwrap();
+    })
+    .await;
+}

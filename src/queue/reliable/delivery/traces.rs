@@ -49,7 +49,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Gives each delivery of a batch the context offered with its value.
     pub(crate) async fn adopt_traces(
         &self,
-        mut deliveries: Vec<std::result::Result<Delivery<T>, DecodeError>>,
+        deliveries: Vec<std::result::Result<Delivery<T>, DecodeError>>,
     ) -> Vec<std::result::Result<Delivery<T>, DecodeError>> {
         let fields: Vec<Value> = (deliveries.iter().flatten())
             .map(|d| Value::from(field(d.raw())))
@@ -57,7 +57,14 @@ impl<T: 'static> ReliableQueue<T> {
         if fields.is_empty() {
             return deliveries;
         }
-        match take(&self.handle.core, &self.handle.keys, fields).await {
+        // A take is cancel safe: values claimed for a caller that stops
+        // waiting go back first in line, uncounted. So they do while their
+        // contexts are read (a dropped `Delivery` would go to the tail,
+        // counted).
+        let mut waiting = Unhandled(Some(deliveries));
+        let taken = take(&self.handle.core, &self.handle.keys, fields).await;
+        let mut deliveries = waiting.0.take().expect("taken back once");
+        match taken {
             Ok(contexts) => {
                 for (delivery, context) in deliveries.iter_mut().flatten().zip(contexts) {
                     delivery.lease.trace = context.map(Arc::from);
@@ -76,6 +83,40 @@ impl<T: 'static> ReliableQueue<T> {
         match one.pop() {
             Some(Ok(delivery)) => delivery,
             _ => unreachable!("one delivery in, one out"),
+        }
+    }
+}
+
+/// Deliveries whose contexts are being read; dropped with them (the caller
+/// stopped waiting), it gives their values back to the destination's head,
+/// not counted as deliveries, as a take cancelled during its claim does.
+struct Unhandled<T: 'static>(Option<Vec<std::result::Result<Delivery<T>, DecodeError>>>);
+
+impl<T: 'static> Drop for Unhandled<T> {
+    fn drop(&mut self) {
+        let Some(deliveries) = self.0.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // the leases' own drop has no runtime either: the visibility timeout will
+        };
+        // Last first, so that the head is in list order again.
+        for delivery in deliveries.into_iter().flatten().rev() {
+            let (_, mut lease) = delivery.into_parts();
+            lease.settle();
+            let (core, keys, settings, member) = (
+                lease.core.clone(),
+                lease.keys.clone(),
+                lease.settings,
+                lease.member.clone(),
+            );
+            let counted = core.settling().enter();
+            runtime.spawn(async move {
+                if let Err(error) = super::release(&core, &keys, settings, &member, Release::Unhandled).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give back a value taken for a caller that stopped waiting; its visibility timeout will");
+                }
+                drop(counted);
+            });
         }
     }
 }
