@@ -2,10 +2,14 @@
 -- replace_with_id).
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 events
 --       config, 6 events stream (lib/events.lua: 'offered' with the id when
---       it offers), 7 request key (lib/request.lua: a resend returns the
---       first run's answer)
+--       it offers); only with a trace context (feature `opentelemetry`):
+--       7 trace records, 8 their expiry; last, the request key
+--       (lib/request.lua: a resend returns the first run's answer; 7, or 9
+--       with the trace keys, as src/connection/request.rs appends it)
 -- ARGV: 1 id, 2 payload, 3 format ('modern' | 'legacy'), 4 due (ms since the
---       epoch, or "+delay_ms" from the Redis server's clock), 5 'keep' | 'replace'
+--       epoch, or "+delay_ms" from the Redis server's clock), 5 'keep' | 'replace',
+--       6 only with the trace keys: the W3C trace context, stored for the
+--       element when one is offered (lib/traces.lua)
 -- Returns 1 when no element with this id was pending (it is offered), else 0:
 -- with 'keep' nothing changes; with 'replace' the pending element is removed
 -- and the new one offered in its place (new value, new due time, at the end
@@ -13,12 +17,16 @@
 --
 -- The element is offered as any offer (lib/offer.lua), with its id bytes
 -- taken from the id (lib/ids.lua).
-local replayed = delayq_replayed(KEYS[7])
+local request = KEYS[#KEYS]
+local trace = KEYS[9] and ARGV[6]
+local replayed = delayq_replayed(request)
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[4], 'hash')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
 if events_bad then return events_bad end
+bad = trace and delayq_check_types(KEYS[7], 'hash', KEYS[8], 'zset')
+if bad then return bad end
 local id, payload, format, due, mode = ARGV[1], ARGV[2], ARGV[3], delayq_due(ARGV[4]), ARGV[5]
 local field = delayq_id_bytes(format, id)
 local element = delayq_pack(format, field, payload)
@@ -29,7 +37,7 @@ end
 if old then
   if mode == 'keep' then
     redis.call('hset', KEYS[4], delayq_element_id(old), delayq_id_entry(id, old))
-    return delayq_answer(KEYS[7], 0)
+    return delayq_answer(request, 0)
   end
   redis.call('zrem', KEYS[1], old)
   delayq_pending_remove(KEYS[2], old)
@@ -39,4 +47,7 @@ delayq_offer(KEYS[1], KEYS[2], KEYS[3], {due}, {element})
 redis.call('hset', KEYS[4], field, delayq_id_entry(id, element))
 delayq_ids_sample(KEYS[4], KEYS[1])
 delayq_event(events, KEYS[6], 'offered', 'count', 1, 'id', id)
-return delayq_answer(KEYS[7], old and 0 or 1)
+if trace then
+  delayq_traces_put(KEYS[7], KEYS[8], trace, {payload}, {due})
+end
+return delayq_answer(request, old and 0 or 1)

@@ -27,6 +27,12 @@
 //!
 //! The same figures, without labels, are in [`ClientStats`](crate::ClientStats)
 //! and a worker's [`WorkerReport`](crate::WorkerReport).
+//!
+//! With the `opentelemetry` feature, traces go from an offer to the handler
+//! of its value: see the `trace_context` module.
+
+#[cfg(feature = "opentelemetry")]
+pub mod trace_context;
 
 use std::time::Duration;
 

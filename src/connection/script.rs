@@ -5,8 +5,9 @@
 //! unpacking, removal and chunking helpers), `offer.lua` (Redisson's offer
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
-//! (delivery counts), `ids.lua` (the id index) and `events.lua` (lifecycle
-//! events), followed by the
+//! (delivery counts), `ids.lua` (the id index), `events.lua` (lifecycle
+//! events) and `traces.lua` (trace contexts, feature `opentelemetry`),
+//! followed by the
 //! operation's own file, built at compile time with `include_str!`. Scripts run by `EVALSHA`; when the server does not know
 //! the script yet (`NOSCRIPT`: a restart, a failover, `SCRIPT FLUSH`), the same
 //! call is sent once more as `EVAL`, which also caches it. `NOSCRIPT` means
@@ -45,6 +46,7 @@ macro_rules! lua {
                 include_str!("../../lua/lib/counts.lua"),
                 include_str!("../../lua/lib/ids.lua"),
                 include_str!("../../lua/lib/events.lua"),
+                include_str!("../../lua/lib/traces.lua"),
                 include_str!(concat!("../../lua/", $name, ".lua"))
             ),
             Resend::$resend,
@@ -56,13 +58,14 @@ macro_rules! lua {
 /// these paths, as `concat!` needs literals; a test keeps them equal). Tests
 /// and benchmarks that run a script by hand build its body from these.
 #[doc(hidden)]
-pub const LIBS: [&str; 6] = [
+pub const LIBS: [&str; 7] = [
     include_str!("../../lua/lib/element.lua"),
     include_str!("../../lua/lib/offer.lua"),
     include_str!("../../lua/lib/request.lua"),
     include_str!("../../lua/lib/counts.lua"),
     include_str!("../../lua/lib/ids.lua"),
     include_str!("../../lua/lib/events.lua"),
+    include_str!("../../lua/lib/traces.lua"),
 ];
 
 /// Whether fred may send a script again after its connection dropped with
@@ -307,6 +310,10 @@ pub(crate) struct Scripts {
     pub schedule_runners: Script,
     pub rate_limit: Script,
     pub registry_forget: Script,
+    #[cfg(feature = "opentelemetry")]
+    pub trace_take: Script,
+    #[cfg(feature = "opentelemetry")]
+    pub trace_put: Script,
 }
 
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -389,6 +396,13 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // costs the worker one permit).
     rate_limit: lua!("rate_limit", Once),
     registry_forget: lua!("registry_forget", Safe),
+    // Takes contexts: a resend would take the next equal payload's (sent
+    // once; a lost reply costs those deliveries their parent, nothing else).
+    #[cfg(feature = "opentelemetry")]
+    trace_take: lua!("trace_take", Once),
+    // A resend could store a context twice: sent once.
+    #[cfg(feature = "opentelemetry")]
+    trace_put: lua!("trace_put", Once),
 });
 
 #[cfg(test)]

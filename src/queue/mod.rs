@@ -25,6 +25,7 @@ pub(crate) mod per_queue;
 pub(crate) mod registry;
 pub(crate) mod reliable;
 pub(crate) mod status;
+pub(crate) mod traces;
 mod transferring;
 
 pub(crate) use self::core::Core;

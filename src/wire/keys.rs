@@ -76,6 +76,13 @@ pub(crate) const EVENTS_PREFIX: &str = "delayq_events";
 /// delayq's prefix for the switch of a queue's lifecycle events (STRING: the
 /// stream's max length; absent: no events are written).
 pub(crate) const EVENTS_CONFIG_PREFIX: &str = "delayq_events_config";
+/// delayq's prefix for the trace contexts of offers made inside a span
+/// (HASH: SHA1 hex of the payload → "due expires context" lines; the field
+/// `skipped` counts contexts not stored for the bounds; see
+/// `lua/lib/traces.lua`, feature `opentelemetry`).
+pub(crate) const TRACES_PREFIX: &str = "delayq_traces";
+/// delayq's prefix for when each trace record expires (ZSET: SHA1 hex → ms).
+pub(crate) const TRACES_EXPIRY_PREFIX: &str = "delayq_traces_expiry";
 
 /// delayq's registry of the queues it has seen (ZSET: queue name → ms of
 /// its last registration; one key for the whole server, see
@@ -282,6 +289,17 @@ impl QueueKeys {
     /// The queue's recurring schedules (see [`Client::schedule`](crate::Client::schedule)).
     pub fn schedules(&self) -> String {
         key_for(SCHEDULES_PREFIX, &self.name)
+    }
+
+    /// The trace contexts of offers made inside a span, by the SHA1 of the
+    /// payload (feature `opentelemetry`; see `lua/lib/traces.lua`).
+    pub fn traces(&self) -> String {
+        key_for(TRACES_PREFIX, &self.name)
+    }
+
+    /// When each trace record expires.
+    pub fn traces_expiry(&self) -> String {
+        key_for(TRACES_EXPIRY_PREFIX, &self.name)
     }
 
     /// The state of the rate limit its workers share (see

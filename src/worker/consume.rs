@@ -119,11 +119,12 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             let batch = target.saturating_sub(held).min(CLAIM_BATCH);
             if batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) {
                 claiming += batch;
+                let claim = buffer.claim_sent();
                 let context = Arc::clone(&context);
                 claims.push(Box::pin(async move {
                     // Its values' wait for a slot counts from here.
                     let sent = Instant::now();
-                    (batch, sent, context.queue.take_ready_batch(batch).await)
+                    (claim, batch, sent, context.queue.take_ready_batch(batch).await)
                 }));
                 continue;
             }
@@ -140,25 +141,22 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
-                Some((asked, sent, taken)) = claims.next(), if !claims.is_empty() => {
+                Some((claim, asked, sent, taken)) = claims.next(), if !claims.is_empty() => {
                     claiming -= asked;
+                    let mut taken_in = Vec::new();
                     match taken {
                         Ok(Batch::Taken(deliveries)) => {
                             pause = TAKE_BACKOFF.0;
                             for delivery in deliveries {
                                 match delivery {
                                     // Given back with the rest as the worker stops.
-                                    Ok(delivery) => buffer.push(sent, delivery),
+                                    Ok(delivery) => taken_in.push(delivery),
                                     Err(error) => undecodable(&context, error),
                                 }
                             }
                         }
                         Ok(Batch::Nothing) => wait = true,
-                        Ok(Batch::Paused) => {
-                            context.paused.store(true, Ordering::Relaxed);
-                            // Taken before the pause, not started: first in line again.
-                            give_back(&context, buffer.drain(), &mut running);
-                        }
+                        Ok(Batch::Paused) => context.paused.store(true, Ordering::Relaxed),
                         Err(Error::Shutdown) => break,
                         Err(error) => {
                             // Waited out beside the buffer, which is still served.
@@ -166,6 +164,11 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                             claims_from = Instant::now() + pause;
                             pause = (pause * 2).min(TAKE_BACKOFF.1);
                         }
+                    }
+                    buffer.answered(claim, sent, taken_in);
+                    if context.paused.load(Ordering::Relaxed) {
+                        // Taken before the pause, not started: first in line again.
+                        give_back(&context, buffer.drain(), &mut running);
                     }
                 }
                 probed = async { probing.as_mut().expect("a probe on its way").await }, if probing.is_some() => {
@@ -399,6 +402,8 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
     let (value, mut lease) = delivery.into_parts();
+    #[cfg(feature = "opentelemetry")]
+    lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
     let started = Instant::now();
     let Some(result) = run_handler(context, value, &lease).instrument(span.clone()).await else {

@@ -9,7 +9,7 @@
 //! uncounted, before its lease could lapse (then it would be handed to two
 //! consumers).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -80,9 +80,18 @@ impl Pace {
     }
 }
 
-/// Claimed deliveries waiting for a slot, oldest first.
+/// Claimed deliveries waiting for a slot, oldest first. Claims on their
+/// way at once may answer out of order (one may wait on more than its
+/// script), so each claim is numbered as it is sent and its values wait
+/// here until every claim sent before it has answered: values start in the
+/// queue's order.
 pub(crate) struct Buffer<T> {
     waiting: VecDeque<(Instant, Delivery<T>)>,
+    /// Answers of claims that came before an earlier claim's, by number.
+    early: BTreeMap<u64, (Instant, Vec<Delivery<T>>)>,
+    /// The number of the next claim sent, and of the next to be taken in.
+    sent: u64,
+    next: u64,
     /// How long one may wait: a quarter of the visibility timeout.
     patience: Duration,
 }
@@ -91,21 +100,37 @@ impl<T: 'static> Buffer<T> {
     pub(crate) fn new(visibility: Duration) -> Buffer<T> {
         Buffer {
             waiting: VecDeque::new(),
+            early: BTreeMap::new(),
+            sent: 0,
+            next: 0,
             patience: visibility / STALE,
         }
     }
 
+    /// Deliveries held: waiting for a slot, or for an earlier claim.
     pub(crate) fn len(&self) -> usize {
-        self.waiting.len()
+        self.waiting.len() + self.early.values().map(|(_, d)| d.len()).sum::<usize>()
     }
 
+    /// Whether no delivery waits for a slot.
     pub(crate) fn is_empty(&self) -> bool {
         self.waiting.is_empty()
     }
 
-    /// Adds a delivery claimed at `at`.
-    pub(crate) fn push(&mut self, at: Instant, delivery: Delivery<T>) {
-        self.waiting.push_back((at, delivery));
+    /// The number of a claim being sent.
+    pub(crate) fn claim_sent(&mut self) -> u64 {
+        self.sent += 1;
+        self.sent - 1
+    }
+
+    /// The answer of claim `claim`, sent at `at` (no deliveries when it
+    /// took none or failed): taken in once every earlier claim answered.
+    pub(crate) fn answered(&mut self, claim: u64, at: Instant, deliveries: Vec<Delivery<T>>) {
+        self.early.insert(claim, (at, deliveries));
+        while let Some((at, deliveries)) = self.early.remove(&self.next) {
+            self.waiting.extend(deliveries.into_iter().map(|d| (at, d)));
+            self.next += 1;
+        }
     }
 
     /// The oldest delivery that has not waited too long.
@@ -117,7 +142,8 @@ impl<T: 'static> Buffer<T> {
         self.waiting.pop_front().map(|(_, delivery)| delivery)
     }
 
-    /// The deliveries that waited too long, in claim order.
+    /// The deliveries that waited too long, in claim order (those behind an
+    /// earlier claim included).
     pub(crate) fn stale(&mut self) -> Vec<Delivery<T>> {
         let now = Instant::now();
         let mut stale = Vec::new();
@@ -127,17 +153,40 @@ impl<T: 'static> Buffer<T> {
             }
             stale.extend(self.waiting.pop_front().map(|(_, delivery)| delivery));
         }
+        let late: Vec<u64> = (self.early.iter())
+            .filter(|(_, (at, _))| now.duration_since(*at) >= self.patience)
+            .map(|(claim, _)| *claim)
+            .collect();
+        for claim in late {
+            if let Some((_, deliveries)) = self.early.remove(&claim) {
+                stale.extend(deliveries);
+            }
+            // Still to be taken in (empty) when its turn comes.
+            self.early.insert(claim, (now, Vec::new()));
+        }
         stale
     }
 
-    /// When the oldest becomes stale, if any waits.
+    /// When the oldest becomes stale, if any is held.
     pub(crate) fn next_stale(&self) -> Option<Instant> {
-        self.waiting.front().map(|(at, _)| *at + self.patience)
+        let early = self.early.values().filter(|(_, d)| !d.is_empty()).map(|(at, _)| *at);
+        self.waiting
+            .front()
+            .map(|(at, _)| *at)
+            .into_iter()
+            .chain(early)
+            .min()
+            .map(|at| at + self.patience)
     }
 
-    /// Every delivery, in claim order.
+    /// Every delivery held, in claim order. Claims still on their way are
+    /// taken in as they answer.
     pub(crate) fn drain(&mut self) -> Vec<Delivery<T>> {
-        self.waiting.drain(..).map(|(_, delivery)| delivery).collect()
+        let mut all: Vec<Delivery<T>> = self.waiting.drain(..).map(|(_, delivery)| delivery).collect();
+        for (_, deliveries) in self.early.values_mut() {
+            all.append(deliveries);
+        }
+        all
     }
 }
 

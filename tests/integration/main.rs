@@ -38,6 +38,8 @@ mod schedule;
 mod subscriber;
 mod sweep;
 mod take_faults;
+#[cfg(feature = "opentelemetry")]
+mod traces;
 mod transfer;
 mod worker;
 mod worker_batches;

@@ -344,8 +344,11 @@ async fn a_worker_killed_holding_a_batch_loses_none_of_it() {
         })
         .await;
         assert_eq!(queue.len().await.unwrap(), 0);
-        // The process dies: nothing it sends arrives any more.
+        // The process dies: nothing it sends arrives any more, on the
+        // connections it had (silent, as a vanished host's) or on any it
+        // would open (its task still runs here, and would reconnect).
         proxy.black_hole();
+        proxy.set_outage(true);
         std::mem::forget(dead);
         std::mem::forget(doomed);
         let gate = Arc::new(Semaphore::new(0));

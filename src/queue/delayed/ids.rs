@@ -8,6 +8,7 @@ use fred::types::{Key, Value};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
+use crate::queue::traces::OfferTrace;
 use crate::telemetry::IdOffer;
 use crate::wire::codec;
 use crate::wire::format;
@@ -178,7 +179,7 @@ impl<T: 'static> DelayedQueue<T> {
         check_id(id)?;
         self.handle.core.seen(&self.handle.keys);
         let payload = self.encode(value)?;
-        let keys: Vec<Key> = vec![
+        let mut keys: Vec<Key> = vec![
             self.handle.keys.timeout().into(),
             self.handle.keys.pending().into(),
             self.handle.keys.channel().into(),
@@ -186,13 +187,17 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.events_config().into(),
             self.handle.keys.events().into(),
         ];
-        let args = vec![
+        let mut args = vec![
             Value::from(id),
             Value::Bytes(payload),
             Value::from(self.format.as_str()),
             due.arg(),
             if_pending.arg(),
         ];
+        // Inside a span (feature `opentelemetry`): the context goes with it.
+        let trace = OfferTrace::current();
+        trace.append_keys(&self.handle.keys, &mut keys);
+        trace.append_arg(&mut args);
         let value = self.handle.request(&SCRIPTS.offer_id, keys, args).await?;
         let new = reply::int(&value)? == 1;
         let outcome = match (new, if_pending) {

@@ -24,6 +24,7 @@ mod pause;
 mod read;
 mod recode;
 mod remove;
+mod traced;
 
 pub use element::ElementOutcome;
 pub use ids::Scheduled;

@@ -21,6 +21,7 @@ use crate::connection::request::Sequence;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::batch::OfferRun;
+use crate::queue::traces::OfferTrace;
 use crate::transfer::Clock;
 use crate::wire::format;
 use crate::wire::time;
@@ -167,14 +168,19 @@ impl<T: 'static> DelayedQueue<T> {
     /// with offers made meanwhile (see `joined_offers`).
     async fn offer_one(&self, due: Due, payload: Bytes) -> Result<()> {
         self.handle.core.seen(&self.handle.keys);
+        // Inside a span (feature `opentelemetry`): alone, with its context (`traced`).
+        let trace = OfferTrace::current();
         // A collision of random ids is astronomically rare; re-pack and resend.
         for _ in 0..MAX_COLLISIONS {
             let element = format::pack(self.format, &payload);
             self.handle.arm(); // the run itself fails after shutdown
-            let collided = self
-                .joined
-                .offer(self.offer_target(), due, element, payload.len())
-                .await?;
+            let collided = if trace.is_some() {
+                self.offer_target().offer_traced(due, element, &trace).await?
+            } else {
+                self.joined
+                    .offer(self.offer_target(), due, element, payload.len())
+                    .await?
+            };
             if !collided {
                 return Ok(());
             }
@@ -195,7 +201,7 @@ impl<T: 'static> DelayedQueue<T> {
         // so early arrivals (which cost a resend) do not happen in practice.
         let conn = self.conn()?;
         let sequence = Sequence::new(self.name(), conn, self.handle.core.settling());
-        let keys: Vec<Key> = vec![
+        let mut keys: Vec<Key> = vec![
             self.handle.keys.timeout().into(),
             self.handle.keys.pending().into(),
             self.handle.keys.channel().into(),
@@ -203,6 +209,9 @@ impl<T: 'static> DelayedQueue<T> {
             self.handle.keys.events_config().into(),
             self.handle.keys.events().into(),
         ];
+        // Inside a span (feature `opentelemetry`): one context for the call.
+        let trace = OfferTrace::current();
+        trace.append_keys(&self.handle.keys, &mut keys);
         let mut added = 0;
         // Chunks of any round whose outcome is unknown may still land (until
         // the sequence is cancelled): how far they reach.
@@ -212,7 +221,7 @@ impl<T: 'static> DelayedQueue<T> {
         let mut failing_since = None;
         let mut pause = Duration::from_millis(50);
         loop {
-            let round = self.bulk_round(conn, &keys, items, added).await;
+            let round = self.bulk_round(conn, &keys, items, added, &trace).await;
             let progress = round.added > added;
             added = round.added;
             unknown_until = unknown_until.max(round.unknown_until);
@@ -274,6 +283,7 @@ impl<T: 'static> DelayedQueue<T> {
         keys: &[Key],
         items: &[(Due, Bytes)],
         from: usize,
+        trace: &OfferTrace,
     ) -> Round {
         let mut in_flight = FuturesOrdered::new();
         let mut next = from;
@@ -290,7 +300,7 @@ impl<T: 'static> DelayedQueue<T> {
                 // cannot be less (replies of chunks that ran out of order,
                 // such as after NOSCRIPT, can be less than later ones).
                 let known = round.added;
-                let chunk = self.send_chunk(conn, keys.to_vec(), items, start, end);
+                let chunk = self.send_chunk(conn, keys.to_vec(), items, start, end, trace);
                 in_flight.push_back(async move { (start, end, known, chunk.await) });
                 next = end;
             }
@@ -334,6 +344,7 @@ impl<T: 'static> DelayedQueue<T> {
         items: &[(Due, Bytes)],
         start: usize,
         end: usize,
+        trace: &OfferTrace,
     ) -> std::result::Result<usize, (Error, bool)> {
         let script = &SCRIPTS.offer_all;
         let mut args = Vec::with_capacity(1 + 2 * (end - start));
@@ -342,6 +353,7 @@ impl<T: 'static> DelayedQueue<T> {
             args.push(due.arg());
             args.push(Value::Bytes(format::pack(self.format, payload)));
         }
+        trace.append_arg(&mut args);
         let reply = script.run(conn, self.name(), keys, args).await.map_err(|e| {
             let unknown = e.may_have_run();
             (Error::from(e), unknown)

@@ -163,7 +163,13 @@ impl<T: 'static> ReliableQueue<T> {
             Ok(reply) => match parse(reply)? {
                 None => Ok(Batch::Paused),
                 Some((_, claimed)) if claimed.is_empty() => Ok(Batch::Nothing),
-                Some((now, claimed)) => Ok(Batch::Taken(self.deliver_batch(batch, now, claimed).await)),
+                Some((now, claimed)) => {
+                    let taken = self.deliver_batch(batch, now, claimed).await;
+                    // Feature `opentelemetry`: the contexts offered with the values.
+                    #[cfg(feature = "opentelemetry")]
+                    let taken = self.adopt_traces(taken).await;
+                    Ok(Batch::Taken(taken))
+                }
             },
             Err(error) if error.is_transient() => {
                 tracing::warn!(queue = self.name(), %error, "batch claim failed; what it took goes back to the queue");

@@ -15,6 +15,9 @@ use crate::queue::Core;
 use crate::wire::format;
 use crate::wire::keys::QueueKeys;
 
+#[cfg(feature = "opentelemetry")]
+mod traces;
+
 /// Bytes before the value in a delivery's member of the lease set (`delayq_leases`): the
 /// 8-byte delivery id, then the delivery count as 10 decimal digits.
 pub(crate) const MEMBER_HEADER: usize = 18;
@@ -191,6 +194,9 @@ pub(crate) struct DeliveryLease {
     member: Bytes,
     token: u64,
     settled: bool,
+    /// The trace context offered with the value (`traces`).
+    #[cfg(feature = "opentelemetry")]
+    trace: Option<Arc<str>>,
 }
 
 impl DeliveryLease {
@@ -212,6 +218,8 @@ impl DeliveryLease {
             member,
             token,
             settled: false,
+            #[cfg(feature = "opentelemetry")]
+            trace: None,
         }
     }
 
@@ -312,6 +320,8 @@ impl DeliveryLease {
         // `Request::apply_retrying`) that a caller who stops waiting does not
         // stop, so `Drop` must not send a second one.
         self.settle();
+        #[cfg(feature = "opentelemetry")]
+        traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
         release(&self.core, &self.keys, self.settings, &self.member, to).await
     }
 
@@ -335,8 +345,12 @@ impl Drop for DeliveryLease {
         }
         self.core.reliable_queues().outstanding.remove(self.token);
         let (core, keys, settings, member) = (self.core.clone(), self.keys.clone(), self.settings, self.member.clone());
+        #[cfg(feature = "opentelemetry")]
+        let trace = self.trace.take();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
+                #[cfg(feature = "opentelemetry")]
+                traces::put_back(&core, &keys, &member, trace, &Release::Tail).await;
                 if let Err(error) = release(&core, &keys, settings, &member, Release::Tail).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
                 }

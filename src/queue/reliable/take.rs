@@ -295,7 +295,13 @@ impl<T: 'static> ReliableQueue<T> {
     async fn deliver(&self, id: [u8; 8], count: u32, lateness: Option<Duration>, value: Bytes) -> Result<Ready<T>> {
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.handle.codec, value) {
-            Ok(decoded) => Ok(Ready::Taken(Delivery::new(self, member, count, lateness, decoded))),
+            Ok(decoded) => {
+                let delivery = Delivery::new(self, member, count, lateness, decoded);
+                // Feature `opentelemetry`: the context offered with the value.
+                #[cfg(feature = "opentelemetry")]
+                let delivery = self.adopt_trace(delivery).await;
+                Ok(Ready::Taken(delivery))
+            }
             Err(error) => Err(Error::Decode(self.give_back_undecodable(member, error).await)),
         }
     }
