@@ -254,7 +254,12 @@ impl Live {
 
     /// Reads the events switch again; false if Redis did not say.
     async fn reread(&mut self) -> bool {
-        let read = guarded(&self.shared, Some(REDIS_WAIT), self.shared.client.events_max_len(&self.name)).await;
+        let read = guarded(
+            &self.shared,
+            Some(REDIS_WAIT),
+            self.shared.client.events_max_len(&self.name),
+        )
+        .await;
         match read {
             Ok(Ok(max_len)) => {
                 self.max_len = max_len;
@@ -281,7 +286,9 @@ impl Live {
 
 /// An `error` message.
 fn failed(message: String) -> sse::Event {
-    sse::Event::default().event("error").data(json!({ "error": message }).to_string())
+    sse::Event::default()
+        .event("error")
+        .data(json!({ "error": message }).to_string())
 }
 
 #[cfg(test)]

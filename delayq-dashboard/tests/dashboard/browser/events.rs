@@ -43,7 +43,10 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
     // The page opens with what the stream keeps.
     newest_details(&browser, "count 1 · id first").await;
     let state = text(&browser, "#events-state").await;
-    assert!(state.starts_with("events on: the counts refresh on each event"), "{state}");
+    assert!(
+        state.starts_with("events on: the counts refresh on each event"),
+        "{state}"
+    );
     wait_text(&browser, "#pending", "1").await;
 
     // New events appear at the top as they happen; markup in an id stays text.
@@ -60,7 +63,12 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
     wait_text(&browser, "#events-table tbody tr.event:first-child td.kind", "acked").await;
     assert!(q.cancel(id).await.unwrap());
     newest_details(&browser, &format!("count 1 · id {id}")).await;
-    wait_text(&browser, "#events-table tbody tr.event:first-child td.kind", "cancelled").await;
+    wait_text(
+        &browser,
+        "#events-table tbody tr.event:first-child td.kind",
+        "cancelled",
+    )
+    .await;
     wait_text(&browser, "#pending", "1").await;
     let kinds = column(&browser, "kind").await;
     let shown: Vec<&str> = kinds
@@ -68,7 +76,10 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
         .map(String::as_str)
         .filter(|k| *k != "transferred")
         .collect();
-    assert_eq!(shown, ["cancelled", "acked", "claimed", "offered", "offered", "offered"]);
+    assert_eq!(
+        shown,
+        ["cancelled", "acked", "claimed", "offered", "offered", "offered"]
+    );
     let times = column(&browser, "time").await;
     assert!(
         times.iter().all(|t| t.contains(" UTC+") || t.contains(" UTC-")),

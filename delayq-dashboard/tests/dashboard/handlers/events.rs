@@ -114,11 +114,7 @@ async fn open(app: &Router, query: &str, last_id: Option<&str>) -> (StatusCode, 
     if let Some(id) = last_id {
         request = request.header("last-event-id", id);
     }
-    let response = app
-        .clone()
-        .oneshot(request.body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+    let response = app.clone().oneshot(request.body(Body::empty()).unwrap()).await.unwrap();
     let status = response.status();
     let headers = response.headers().clone();
     let streaming = headers
@@ -168,7 +164,10 @@ async fn live_events_come_as_one_json_data_line_each_in_order() {
 
     let (status, headers, live) = open(&app, "queue=orders", None).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(headers[header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
     let mut live = live.unwrap();
     let state = live.next().await;
     assert_eq!(state.event.as_deref(), Some("enabled"), "{state:?}");
@@ -195,11 +194,19 @@ async fn live_events_come_as_one_json_data_line_each_in_order() {
         .filter_map(Message::kind)
         .filter(|k| k != "transferred")
         .collect();
-    assert_eq!(kinds, ["offered", "offered", "claimed", "acked", "cancelled"], "{seen:?}");
+    assert_eq!(
+        kinds,
+        ["offered", "offered", "claimed", "acked", "cancelled"],
+        "{seen:?}"
+    );
     for message in &seen {
         let json = message.json();
         assert_eq!(json["queue"], "orders");
-        assert_eq!(message.id.as_deref(), json["stream_id"].as_str(), "the id line is the stream id");
+        assert_eq!(
+            message.id.as_deref(),
+            json["stream_id"].as_str(),
+            "the id line is the stream id"
+        );
         assert!(json["time_ms"].as_u64().unwrap() > 0);
     }
     assert_eq!(seen[0].json()["id"], "job-1");
@@ -209,7 +216,10 @@ async fn live_events_come_as_one_json_data_line_each_in_order() {
         let (ms, seq) = id.split_once('-').unwrap();
         (ms.parse().unwrap(), seq.parse().unwrap())
     };
-    assert!(ids.windows(2).all(|w| ms_seq(&w[0]) < ms_seq(&w[1])), "in stream order: {ids:?}");
+    assert!(
+        ids.windows(2).all(|w| ms_seq(&w[0]) < ms_seq(&w[1])),
+        "in stream order: {ids:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -218,7 +228,9 @@ async fn last_event_id_resumes_after_the_given_event() {
     let client = with_events(&server, "orders").await;
     let q = client.delayed_queue("orders", StringCodec).unwrap();
     for id in ["a", "b", "c"] {
-        q.offer_with_id(id, &id.into(), Duration::from_secs(3600)).await.unwrap();
+        q.offer_with_id(id, &id.into(), Duration::from_secs(3600))
+            .await
+            .unwrap();
     }
     let app = dashboard(&server, |d| d).await;
     // The opening history: the four offers, oldest first.
@@ -247,7 +259,9 @@ async fn last_event_id_resumes_after_the_given_event() {
     assert_eq!(resumed.next().await.json()["id"], "b");
     assert_eq!(resumed.next().await.json()["id"], "c");
     // What comes next is new, not the history again.
-    q.offer_with_id("d", &"d".into(), Duration::from_secs(3600)).await.unwrap();
+    q.offer_with_id("d", &"d".into(), Duration::from_secs(3600))
+        .await
+        .unwrap();
     assert_eq!(resumed.until_kind("offered").await.last().unwrap().json()["id"], "d");
 
     // `?after=` for a client that opens a new connection itself; the header wins.
@@ -299,7 +313,10 @@ async fn events_off_are_said_and_turning_them_on_is_seen_unknown_queues_are_404(
     q.offer_with_id("after-on", &"y".into(), Duration::from_secs(3600))
         .await
         .unwrap();
-    assert_eq!(live.until_kind("offered").await.last().unwrap().json()["id"], "after-on");
+    assert_eq!(
+        live.until_kind("offered").await.last().unwrap().json()["id"],
+        "after-on"
+    );
 
     let (status, _, body) = open(&app, "queue=nope", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
@@ -345,7 +362,9 @@ async fn markup_quotes_newlines_and_unicode_stay_inside_one_json_line() {
     let client = with_events(&server, name).await;
     let q = client.delayed_queue(name, StringCodec).unwrap();
     let id = "</script>\n<img src=x onerror=alert(1)>\u{202e}\"é";
-    q.offer_with_id(id, &"v".into(), Duration::from_secs(3600)).await.unwrap();
+    q.offer_with_id(id, &"v".into(), Duration::from_secs(3600))
+        .await
+        .unwrap();
     let app = dashboard(&server, |d| d).await;
 
     let query = format!("queue={}", url_encode(name));
@@ -388,7 +407,10 @@ async fn redis_going_away_is_an_error_message_and_the_view_reads_on_after() {
     server.kill();
     let error = live.until_event("error").await;
     assert!(
-        error.json()["error"].as_str().unwrap().starts_with("Redis is unreachable"),
+        error.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Redis is unreachable"),
         "{error:?}"
     );
     server.restart().await;
