@@ -52,6 +52,8 @@ struct Live {
 impl Live {
     /// The next message with data (comments and the `retry:` hint skipped).
     async fn next(&mut self) -> Message {
+        // One deadline for the message: keep-alive comments do not extend it.
+        let deadline = tokio::time::Instant::now() + MESSAGE_WAIT;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -74,7 +76,7 @@ impl Live {
                 }
                 continue;
             }
-            let chunk = tokio::time::timeout(MESSAGE_WAIT, self.body.next())
+            let chunk = tokio::time::timeout_at(deadline, self.body.next())
                 .await
                 .unwrap_or_else(|_| panic!("no message within {MESSAGE_WAIT:?}; so far: {:?}", self.buffer))
                 .expect("the stream goes on")
