@@ -122,7 +122,11 @@ const eventsSection = {
     const body = $("events-table").tBodies[0];
     const empty = body.querySelector("tr.empty");
     if (empty) empty.remove();
-    for (const event of events) body.prepend(this.row(event));
+    for (const event of events) {
+      // A reconnect that started over (no id to resume from) sends the kept events again.
+      if (body.querySelector(`tr[data-id="${CSS.escape(String(event.stream_id))}"]`)) continue;
+      body.prepend(this.row(event));
+    }
     while (body.rows.length > EVENTS_KEEP) body.lastElementChild.remove();
     this.info();
   },
