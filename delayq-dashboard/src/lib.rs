@@ -132,6 +132,8 @@ pub struct Dashboard {
     loopback: bool,
     sample_interval: Duration,
     action_time: Duration,
+    /// Set when the server shuts down: ends the open live event views.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Dashboard {
@@ -158,6 +160,7 @@ impl Dashboard {
             loopback: true,
             sample_interval: Duration::from_secs(5),
             action_time: api::action::ACTION_TIME,
+            closing: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -213,6 +216,7 @@ impl Dashboard {
             loopback: self.loopback,
             sample_interval: self.sample_interval,
             action_time: self.action_time,
+            closing: self.closing,
             ..Shared::new(self.client)
         });
         let router = Router::new()
@@ -250,6 +254,13 @@ impl Dashboard {
         let addr = listener.local_addr()?;
         check_listen(addr, self.token.is_some())?;
         self.loopback = addr.ip().is_loopback();
+        // A graceful shutdown waits for every response to end: the live
+        // event views (Server-Sent Events) end when told.
+        let closing = self.closing.clone();
+        let shutdown = async move {
+            shutdown.await;
+            closing.send_replace(true);
+        };
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await
@@ -313,6 +324,8 @@ pub(crate) struct Shared {
     pub started: SystemTime,
     /// Which Redis this is, for the pages' header.
     pub server: parking_lot::RwLock<server_info::ServerInfo>,
+    /// True once the server shuts down (the live event views end).
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Shared {
@@ -330,6 +343,7 @@ impl Shared {
             health: health::channel(),
             started: SystemTime::now(),
             server: parking_lot::RwLock::new(server_info::configured(&client)),
+            closing: tokio::sync::watch::channel(false).0,
             client,
         }
     }

@@ -133,6 +133,7 @@ async fn events(
     };
     let mut live = Live {
         health: shared.health.subscribe(),
+        closing: shared.closing.subscribe(),
         shared,
         name,
         events,
@@ -198,6 +199,8 @@ struct Live {
     name: String,
     events: Events,
     health: watch::Receiver<Health>,
+    /// True once the server shuts down: the view ends.
+    closing: watch::Receiver<bool>,
     /// The events switch as last sent.
     max_len: Option<u64>,
     ready: VecDeque<sse::Event>,
@@ -221,8 +224,12 @@ impl Live {
             if let Some(ready) = self.ready.pop_front() {
                 return Some(ready);
             }
+            if *self.closing.borrow() {
+                return None;
+            }
             tokio::select! {
                 biased;
+                _ = self.closing.changed() => {}
                 item = self.events.next() => match item? {
                     Ok(event) => if let Some(message) = message(&event) {
                         return Some(message);

@@ -436,3 +436,46 @@ async fn redis_going_away_is_an_error_message_and_the_view_reads_on_after() {
         "after-restart"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_the_server_down_ends_open_live_views() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let server = RedisServer::start().await;
+    let _client = with_events(&server, "orders").await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let dashboard = delayq_dashboard::Dashboard::new(seed::client(&server).await);
+    let served = tokio::spawn(dashboard.serve_with_shutdown(listener, async {
+        let _ = stopped.await;
+    }));
+
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET /api/events?queue=orders HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("event: enabled") {
+        let n = tokio::time::timeout(MESSAGE_WAIT, socket.read(&mut chunk))
+            .await
+            .expect("the view opens")
+            .unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&chunk[..n]);
+    }
+
+    // Ctrl-C in `delayq dashboard`: the server stops though a page is open
+    // (a graceful shutdown waits for every response to end).
+    stop.send(()).unwrap();
+    tokio::time::timeout(MESSAGE_WAIT, served)
+        .await
+        .expect("the server stopped, not waited for the live view forever")
+        .unwrap()
+        .unwrap();
+    let mut rest = Vec::new();
+    tokio::time::timeout(MESSAGE_WAIT, socket.read_to_end(&mut rest))
+        .await
+        .expect("the view's connection ends")
+        .unwrap();
+}
