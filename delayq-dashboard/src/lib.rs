@@ -28,7 +28,10 @@
 //!   what falls due over the next hour; refreshed by polling a JSON API.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
 //!   (`ZRANGE` by index), decoded with the dashboard's codec (hex for what
-//!   does not decode); the ready list's head; dead letters; history charts.
+//!   does not decode); the ready list's head; dead letters; history charts;
+//!   the queue's lifecycle events live (`GET /api/events?queue=N`,
+//!   Server-Sent Events, at most 32 views at once): while they are on, the
+//!   page refreshes its counts on each event, and every 15 s otherwise.
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
 //!   `delayq_dead_letters`, `delayq_quarantined` and
