@@ -15,6 +15,7 @@ use super::Shared;
 const OVERVIEW: &str = include_str!("assets/overview.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
+    include_str!("assets/queue/events.html"),
     include_str!("assets/queue/dead_letters.html"),
     include_str!("assets/queue/pending.html"),
     include_str!("assets/queue/tail.html"),
@@ -26,6 +27,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/schedules.js"),
     include_str!("assets/js/pending.js"),
     include_str!("assets/js/dead_letters.js"),
+    include_str!("assets/js/events.js"),
     include_str!("assets/js/queue.js"),
     include_str!("assets/js/boot.js"),
 );
@@ -33,6 +35,7 @@ const STYLE: &str = concat!(
     include_str!("assets/css/dashboard.css"),
     include_str!("assets/css/dead_letters.css"),
     include_str!("assets/css/pending.css"),
+    include_str!("assets/css/events.css"),
 );
 
 /// A page with the session's CSRF token and the read-only flag filled in:

@@ -28,7 +28,10 @@
 //!   what falls due over the next hour; refreshed by polling a JSON API.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
 //!   (`ZRANGE` by index), decoded with the dashboard's codec (hex for what
-//!   does not decode); the ready list's head; dead letters; history charts.
+//!   does not decode); the ready list's head; dead letters; history charts;
+//!   the queue's lifecycle events live (`GET /api/events?queue=N`,
+//!   Server-Sent Events, at most 32 views at once): while they are on, the
+//!   page refreshes its counts on each event, and every 15 s otherwise.
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
 //!   `delayq_dead_letters`, `delayq_quarantined` and
@@ -132,6 +135,8 @@ pub struct Dashboard {
     loopback: bool,
     sample_interval: Duration,
     action_time: Duration,
+    /// Set when the server shuts down: ends the open live event views.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Dashboard {
@@ -158,6 +163,7 @@ impl Dashboard {
             loopback: true,
             sample_interval: Duration::from_secs(5),
             action_time: api::action::ACTION_TIME,
+            closing: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -213,6 +219,7 @@ impl Dashboard {
             loopback: self.loopback,
             sample_interval: self.sample_interval,
             action_time: self.action_time,
+            closing: self.closing,
             ..Shared::new(self.client)
         });
         let router = Router::new()
@@ -250,6 +257,13 @@ impl Dashboard {
         let addr = listener.local_addr()?;
         check_listen(addr, self.token.is_some())?;
         self.loopback = addr.ip().is_loopback();
+        // A graceful shutdown waits for every response to end: the live
+        // event views (Server-Sent Events) end when told.
+        let closing = self.closing.clone();
+        let shutdown = async move {
+            shutdown.await;
+            closing.send_replace(true);
+        };
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await
@@ -313,6 +327,8 @@ pub(crate) struct Shared {
     pub started: SystemTime,
     /// Which Redis this is, for the pages' header.
     pub server: parking_lot::RwLock<server_info::ServerInfo>,
+    /// True once the server shuts down (the live event views end).
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Shared {
@@ -330,6 +346,7 @@ impl Shared {
             health: health::channel(),
             started: SystemTime::now(),
             server: parking_lot::RwLock::new(server_info::configured(&client)),
+            closing: tokio::sync::watch::channel(false).0,
             client,
         }
     }

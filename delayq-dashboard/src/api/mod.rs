@@ -18,6 +18,7 @@ use crate::{epoch_ms, Shared};
 
 pub(crate) mod action;
 mod dead_letters;
+mod events;
 mod known;
 mod overview;
 mod pending;
@@ -35,6 +36,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(pending::routes(read_only))
         .merge(dead_letters::routes(read_only))
         .merge(schedules::routes(read_only))
+        .merge(events::routes(read_only))
 }
 
 /// Overdue now, then twelve five-minute buckets of the next hour.

@@ -3,7 +3,7 @@
 // from the same poll: each has init(ctx) once, query() for the poll's
 // parameters and render(data, ctx) for each answer. ctx carries the queue's
 // name, refresh(), flash(ok, text) and act(button, action, params).
-const SECTIONS = () => [pendingSection, deadLettersSection];
+const SECTIONS = () => [pendingSection, deadLettersSection, eventsSection];
 
 function queuePage() {
   const name = new URLSearchParams(location.search).get("name") || "";
@@ -53,7 +53,23 @@ function queuePage() {
     schedulesSection(data.schedules, data.now_ms);
     $("purge").disabled = $("purge-confirm").value !== name;
   };
-  ctx.refresh = poll(load);
+  // While live events cover the counts (events.js), the 2-second tick
+  // loads only every EVENTS_FALLBACK_MS; an event (ctx.changed) or an
+  // action (ctx.refresh) loads at once.
+  let lastLoad = 0;
+  let forced = false;
+  const tick = poll(async () => {
+    if (!forced && eventsSection.covers() && Date.now() - lastLoad < EVENTS_FALLBACK_MS) return;
+    forced = false;
+    lastLoad = Date.now();
+    await load();
+  });
+  ctx.refresh = () => { forced = true; return tick(); };
+  let soon = null;
+  ctx.changed = () => {
+    if (soon) return;
+    soon = setTimeout(() => { soon = null; ctx.refresh(); }, 250);
+  };
   ctx.flash = (ok, text) => {
     const node = $("flash");
     node.hidden = false;

@@ -792,6 +792,7 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
 // One file per part of the pages, each using the helpers above.
 mod dead_letters;
 mod elements;
+mod events;
 mod overview;
 mod review;
 mod schedules;

@@ -1,0 +1,173 @@
+// The queue page's live events: GET /api/events (Server-Sent Events) shows
+// the last EVENTS_KEEP events, newest first, and tells the page when the
+// queue changed, so its counts refresh on events instead of every 2 s while
+// the queue's events are on (covers()); queue.js then polls only every
+// EVENTS_FALLBACK_MS, for what writes no event (Java's operations, the
+// reaper). Everything shown is put in as text (el, visible).
+const EVENTS_KEEP = 100;
+const EVENTS_FALLBACK_MS = 15000;
+
+const eventsSection = {
+  source: null,
+  open: false,      // the stream answers (its state event came, no error since)
+  enabled: false,   // the queue's events are on
+  paused: false,    // the list is paused (events are held, not dropped)
+  held: [],
+  lastId: "",       // to read on after a reconnect we open ourselves
+  retryMs: 5000,
+
+  init(ctx) {
+    this.ctx = ctx;
+    $("events-pause").addEventListener("click", () => this.pause(!this.paused));
+    this.empty();
+    this.connect();
+  },
+  query() { return {}; },
+  render() {},
+
+  // Whether events stand for the counts' 2-second poll now.
+  covers() { return this.open && this.enabled; },
+
+  connect() {
+    const q = new URLSearchParams({ queue: this.ctx.name });
+    if (this.lastId) q.set("after", this.lastId);
+    const source = new EventSource(`/api/events?${q}`);
+    this.source = source;
+    source.addEventListener("enabled", (e) => {
+      const d = JSON.parse(e.data);
+      this.setOpen(true, true);
+      this.retryMs = 5000;
+      this.state("on", [`events on: the counts refresh on each event, and every ${EVENTS_FALLBACK_MS / 1000} s for Java's operations, which write none (the stream keeps about ${fmt(d.max_len)})`]);
+    });
+    source.addEventListener("disabled", () => {
+      this.setOpen(true, false);
+      this.retryMs = 5000;
+      this.state("off", ["events are off for this queue — ", el("code", {}, `delayq events enable ${visible(this.ctx.name)}`),
+        " turns them on; the counts refresh every 2 s"]);
+    });
+    source.addEventListener("error", (e) => {
+      this.setOpen(false, this.enabled);
+      if (e.data) { // the server's: Redis went away, or a read failed; the stream goes on
+        let why = "";
+        try { why = JSON.parse(e.data).error; } catch (_) { why = e.data; }
+        this.state("err", [`live events: ${visible(why)}; retrying (the counts refresh every 2 s meanwhile)`]);
+        return;
+      }
+      // The connection's: the browser reconnects by itself (with
+      // Last-Event-ID) unless the answer was not a stream (404, 503).
+      if (source.readyState === EventSource.CLOSED) {
+        this.state("err", [`live events unavailable; trying again in ${span(this.retryMs)}`]);
+        setTimeout(() => { if (this.source === source) this.connect(); }, this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, 60000);
+      } else {
+        this.state("err", ["live events: connection lost; reconnecting…"]);
+      }
+    });
+    source.onmessage = (e) => {
+      let event;
+      try { event = JSON.parse(e.data); } catch (_) { return; }
+      this.lastId = e.lastEventId || event.stream_id;
+      if (this.paused) {
+        this.held.push(event);
+        if (this.held.length > EVENTS_KEEP) this.held.shift();
+        this.info();
+      } else {
+        this.add([event]);
+      }
+      this.ctx.changed();
+    };
+  },
+
+  setOpen(open, enabled) {
+    const covered = this.covers();
+    this.open = open;
+    this.enabled = enabled;
+    // No longer covered: poll at once (and every 2 s again).
+    if (covered && !this.covers()) this.ctx.refresh();
+  },
+
+  state(cls, parts) {
+    const node = $("events-state");
+    node.className = `events-state ${cls}`;
+    node.replaceChildren(...parts.map((p) => (typeof p === "string" ? document.createTextNode(p) : p)));
+  },
+
+  pause(paused) {
+    this.paused = paused;
+    const button = $("events-pause");
+    button.setAttribute("aria-pressed", String(paused));
+    button.textContent = paused ? "Resume list" : "Pause list";
+    if (!paused && this.held.length) {
+      const held = this.held;
+      this.held = [];
+      this.add(held);
+    }
+    this.info();
+  },
+
+  info() {
+    const shown = $("events-table").tBodies[0].querySelectorAll("tr.event").length;
+    const held = this.held.length ? ` · ${fmt(this.held.length)} new while paused` : "";
+    $("events-info").textContent = this.paused ? `paused${held}` : shown ? `${fmt(shown)} shown` : "";
+  },
+
+  empty() {
+    const row = el("tr", { class: "empty" });
+    row.append(el("td", { colspan: "4" }, "no events yet: they appear here as they happen"));
+    $("events-table").tBodies[0].replaceChildren(row);
+  },
+
+  // Oldest first in, newest first shown; at most EVENTS_KEEP rows.
+  add(events) {
+    const body = $("events-table").tBodies[0];
+    const empty = body.querySelector("tr.empty");
+    if (empty) empty.remove();
+    for (const event of events) {
+      // A reconnect that started over (no id to resume from) sends the kept events again.
+      if (body.querySelector(`tr[data-id="${CSS.escape(String(event.stream_id))}"]`)) continue;
+      body.prepend(this.row(event));
+    }
+    while (body.rows.length > EVENTS_KEEP) body.lastElementChild.remove();
+    this.info();
+  },
+
+  row(event) {
+    const row = el("tr", { class: "event" });
+    row.dataset.id = event.stream_id;
+    row.append(
+      el("td", { class: "time" }, localTime(event.time_ms)),
+      el("td", { class: `kind ${String(event.kind).replace(/[^a-z_]/g, "")}` }, visible(event.kind)),
+      el("td", { class: "sid" }, visible(event.stream_id)),
+      eventDetails(event),
+    );
+    return row;
+  },
+};
+
+// An event's own fields as "count 2 · id order-42": deliveries cut to the
+// first three (all in the title), times in the page's zone.
+function eventDetails(event) {
+  const cell = el("td", { class: "details" });
+  const parts = [];
+  let title = "";
+  for (const [key, value] of Object.entries(event)) {
+    if (["queue", "stream_id", "time_ms", "kind"].includes(key)) continue;
+    if (key === "quarantined" && !value) continue; // a transfer's usual case
+    if (Array.isArray(value)) {
+      const more = value.length > 3 ? ` +${fmt(value.length - 3)} more` : "";
+      parts.push(`${key} ${value.slice(0, 3).map(visible).join(" ")}${more}`);
+      title = `${key}: ${value.map(visible).join(" ")}`;
+    } else if (value && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) parts.push(`${visible(k)} ${visible(v)}`);
+    } else if (key === "due_ms") {
+      parts.push(`due ${localTime(value)}`);
+    } else if (key === "delay_ms") {
+      parts.push(`delay ${span(value)}`);
+    } else {
+      parts.push(`${key} ${typeof value === "number" ? fmt(value) : visible(value)}`);
+    }
+  }
+  cell.textContent = parts.join(" · ");
+  if (title) cell.title = title;
+  return cell;
+}
