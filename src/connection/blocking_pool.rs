@@ -462,6 +462,20 @@ fn key_of(value: &Value) -> fred::types::Key {
     }
 }
 
+/// Which key a blocking command is routed by in a Cluster. fred takes a
+/// custom command's first text argument: the key for BLMOVE and BLMPOP
+/// (their numbers are not text), but `COUNT` for XREAD, whose key follows
+/// `STREAMS`.
+fn route(name: &str, args: &[Value]) -> ClusterHash {
+    let streams = (name == "XREAD")
+        .then(|| args.iter().position(|a| matches!(a, Value::String(s) if &**s == "STREAMS")))
+        .flatten();
+    match streams {
+        Some(at) => ClusterHash::Offset(at + 1),
+        None => ClusterHash::FirstKey,
+    }
+}
+
 /// Sends a blocking command as a fred custom command: fred's own BLPOP/BLMOVE
 /// turn the server's "timed out" nil into the same error as a client-side
 /// timeout, and a wait that ended empty must not look like a dead connection.
@@ -471,13 +485,32 @@ async fn blocking_command(
     options: Options,
     args: Vec<Value>,
 ) -> std::result::Result<Value, fred::error::Error> {
-    let command = CustomCommand::new_static(name, ClusterHash::FirstKey, true);
+    let command = CustomCommand::new_static(name, route(name, &args), true);
     conn.with_options(&options).custom(command, args).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xread_is_routed_by_its_stream_key_not_its_first_word() {
+        let key = "delayq_events:{orders}";
+        let args = vec![
+            Value::from("COUNT"),
+            Value::from(100),
+            Value::from("BLOCK"),
+            Value::from(1000),
+            Value::from("STREAMS"),
+            Value::from(key),
+            Value::from("0-0"),
+        ];
+        let slot = Some(fred::util::redis_keyslot(key.as_bytes()));
+        assert_eq!(route("XREAD", &args).hash(&args), slot);
+        assert_ne!(ClusterHash::FirstKey.hash(&args), slot, "COUNT hashes elsewhere");
+        let blmove = vec![Value::from("delayq_x:{orders}"), Value::from("{orders}"), Value::from("LEFT")];
+        assert_eq!(route("BLMOVE", &blmove).hash(&blmove), slot);
+    }
 
     #[test]
     fn the_client_side_deadline_is_later_and_saturates() {
