@@ -468,7 +468,10 @@ fn key_of(value: &Value) -> fred::types::Key {
 /// `STREAMS`.
 fn route(name: &str, args: &[Value]) -> ClusterHash {
     let streams = (name == "XREAD")
-        .then(|| args.iter().position(|a| matches!(a, Value::String(s) if &**s == "STREAMS")))
+        .then(|| {
+            args.iter()
+                .position(|a| matches!(a, Value::String(s) if &**s == "STREAMS"))
+        })
         .flatten();
     match streams {
         Some(at) => ClusterHash::Offset(at + 1),
@@ -508,7 +511,11 @@ mod tests {
         let slot = Some(fred::util::redis_keyslot(key.as_bytes()));
         assert_eq!(route("XREAD", &args).hash(&args), slot);
         assert_ne!(ClusterHash::FirstKey.hash(&args), slot, "COUNT hashes elsewhere");
-        let blmove = vec![Value::from("delayq_x:{orders}"), Value::from("{orders}"), Value::from("LEFT")];
+        let blmove = vec![
+            Value::from("delayq_x:{orders}"),
+            Value::from("{orders}"),
+            Value::from("LEFT"),
+        ];
         assert_eq!(route("BLMOVE", &blmove).hash(&blmove), slot);
     }
 

@@ -43,5 +43,6 @@ mod traces;
 mod transfer;
 mod worker;
 mod worker_batches;
+mod worker_prefetch;
 #[cfg(feature = "tower")]
 mod worker_service;
