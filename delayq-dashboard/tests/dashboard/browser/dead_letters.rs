@@ -207,14 +207,20 @@ async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_a
     click(&browser, "#dead-view-reasons").await;
     wait_shown(&browser, "#dead-reasons", true).await;
     wait_text(&browser, "#dead-reasons-note", "All 125 dead letters counted.").await;
-    let counts: Vec<String> = {
-        let mut counts = Vec::new();
+    // Read again until each count reads as a number: the table is redrawn
+    // on every poll, and a cell found just before a redraw reads "" (stale).
+    let mut counts: Vec<String> = Vec::new();
+    for _ in 0..50 {
+        counts.clear();
         for row in 1..=3 {
             counts.push(text(&browser, &format!("#dead-reasons tbody tr:nth-child({row}) td.num")).await);
         }
-        counts
-    };
-    let total: u32 = counts.iter().map(|c| c.parse::<u32>().unwrap()).sum();
+        if counts.iter().all(|c| c.parse::<u32>().is_ok()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let total: u32 = counts.iter().map(|c| c.parse::<u32>().expect("a count")).sum();
     assert_eq!(total, 125, "{counts:?}");
     for list_only in ["#dead-table", "#dead-paging"] {
         assert!(

@@ -115,12 +115,19 @@ async fn serve(server: &RedisServer) -> String {
     url
 }
 
-/// The text of the element `css`, once it is there ("" until then).
+/// The text of the element `css`, once it is there ("" until then). An
+/// element the page redrew between its find and its read (stale) is found
+/// again: the pages redraw on every poll.
 async fn text(browser: &Browser, css: &str) -> String {
-    match browser.find(Locator::Css(css)).await {
-        Ok(element) => element.text().await.unwrap_or_default(),
-        Err(_) => String::new(),
+    for _ in 0..3 {
+        let Ok(element) = browser.find(Locator::Css(css)).await else {
+            return String::new();
+        };
+        if let Ok(text) = element.text().await {
+            return text;
+        }
     }
+    String::new()
 }
 
 /// Waits until the element `css` reads `want`.
