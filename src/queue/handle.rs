@@ -15,12 +15,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use fred::interfaces::KeysInterface;
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 
 use crate::connection::request::Request;
 use crate::connection::script::Script;
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
@@ -101,6 +102,12 @@ impl<T: 'static> QueueHandle<T> {
     pub(super) fn conn(&self) -> Result<&fred::clients::Client> {
         self.arm();
         self.core.conn()
+    }
+
+    /// Whether the queue is paused (`EXISTS` on its flag).
+    pub(super) async fn is_paused(&self) -> Result<bool> {
+        let n: i64 = self.conn()?.exists(self.keys.paused()).await.on_key(self.name())?;
+        Ok(n == 1)
     }
 
     /// Encodes `values` with the codec (no size check: for values looked

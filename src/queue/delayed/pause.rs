@@ -1,11 +1,10 @@
 //! Pausing a queue: delayq's transfers and reliable consumers wait.
 
-use fred::interfaces::KeysInterface;
 use fred::types::{Key, Value};
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{CommandResult, Result};
+use crate::error::Result;
 use crate::wire::time;
 
 use super::DelayedQueue;
@@ -60,11 +59,6 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Whether the queue is paused.
     pub async fn is_paused(&self) -> Result<bool> {
-        let n: i64 = self
-            .conn()?
-            .exists(self.handle.keys.paused())
-            .await
-            .on_key(self.name())?;
-        Ok(n == 1)
+        self.handle.is_paused().await
     }
 }

@@ -5,7 +5,6 @@
 //! queue answers at once (a consumer then waits with a blocking take).
 
 use bytes::Bytes;
-use fred::interfaces::KeysInterface;
 use fred::types::Value;
 
 use crate::connection::detached::{detach, Command};
@@ -182,10 +181,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Whether the queue is paused now (`EXISTS` on its flag): a worker
     /// holding values ahead asks, as its claims would tell it.
     pub(crate) async fn is_paused_now(&self) -> Result<bool> {
-        let keys = &self.handle.keys;
-        let conn = self.handle.core.conn_for(keys.destination())?;
-        let n: i64 = conn.exists(keys.paused()).await.map_err(Error::from)?;
-        Ok(n == 1)
+        self.handle.is_paused().await
     }
 
     /// The deliveries of a batch claim's values, decoded; counts lateness
