@@ -160,9 +160,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                         Err(Error::Shutdown) => break,
                         Err(error) => {
                             // Waited out beside the buffer, which is still served.
-                            tracing::warn!(queue, %error, retry_in = ?pause, "taking from the queue failed");
-                            claims_from = Instant::now() + pause;
-                            pause = (pause * 2).min(TAKE_BACKOFF.1);
+                            claims_from = Instant::now() + failed_take(&queue, &error, &mut pause);
                         }
                     }
                     buffer.answered(claim, sent, taken_in);
@@ -323,16 +321,22 @@ fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeErro
     report(context, 0, Box::new(error), action);
 }
 
-/// Waits out a failed take (batched or single), doubling the next wait up
-/// to its cap; false if the worker was stopped meanwhile.
-async fn back_off(queue: &str, error: &Error, pause: &mut Duration, stop: &CancellationToken) -> bool {
+/// Logs a failed take (batched or single) and returns how long to wait
+/// before the next, doubling the wait after it up to its cap.
+fn failed_take(queue: &str, error: &Error, pause: &mut Duration) -> Duration {
     tracing::warn!(queue, %error, retry_in = ?*pause, "taking from the queue failed");
-    tokio::select! {
-        _ = stop.cancelled() => return false,
-        _ = tokio::time::sleep(*pause) => {}
-    }
+    let wait = *pause;
     *pause = (*pause * 2).min(TAKE_BACKOFF.1);
-    true
+    wait
+}
+
+/// Waits out a failed single take; false if the worker was stopped meanwhile.
+async fn back_off(queue: &str, error: &Error, pause: &mut Duration, stop: &CancellationToken) -> bool {
+    let wait = failed_take(queue, error, pause);
+    tokio::select! {
+        _ = stop.cancelled() => false,
+        _ = tokio::time::sleep(wait) => true,
+    }
 }
 
 /// Handles a delivery in its slot; a success goes to the ack buffer, a
@@ -406,7 +410,10 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(context, value, &lease).instrument(span.clone()).await else {
+    let Some(result) = run_handler(context, value, attempt, &lease)
+        .instrument(span.clone())
+        .await
+    else {
         // Cancelled by a shutdown whose grace ran out: first in line again.
         Box::pin(release_within(queue, &mut lease, Release::Head, "a cancelled value").instrument(span)).await;
         return None;
@@ -449,14 +456,16 @@ async fn settle<T: 'static>(context: &Context<T>, done: Done) {
     }
 }
 
-/// The handler's result, or `None` when a shutdown cancelled it. Keeps the
-/// delivery's visibility deadline ahead while it runs.
+/// The handler's result (it gets the value and its attempt), or `None`
+/// when a shutdown cancelled it. Keeps the delivery's visibility deadline
+/// ahead while it runs.
 async fn run_handler<T: Send + 'static>(
     context: &Context<T>,
     value: T,
+    attempt: u32,
     lease: &DeliveryLease,
 ) -> Option<Result<(), BoxError>> {
-    let mut run = tokio::spawn((context.handler)(value, lease.delivery_count()).in_current_span());
+    let mut run = tokio::spawn((context.handler)(value, attempt).in_current_span());
     let visibility = context.queue.settings().visibility;
     let every = visibility / 3;
     let mut extend = tokio::time::interval_at(Instant::now() + every, every);

@@ -223,16 +223,6 @@ impl DeliveryLease {
         }
     }
 
-    /// The delivery count in the member's header (see [`member`]), for a
-    /// worker that hands it on with the value.
-    pub(crate) fn delivery_count(&self) -> u32 {
-        let digits = self
-            .member
-            .get(8..MEMBER_HEADER)
-            .and_then(|d| std::str::from_utf8(d).ok());
-        digits.and_then(|d| d.parse().ok()).unwrap_or(1)
-    }
-
     pub(crate) async fn extend(&self, timeout: Duration) -> Result<bool> {
         let script = &SCRIPTS.extend;
         let args = vec![
