@@ -27,6 +27,27 @@ async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
 const CLAIM_BATCH: &str = include_str!("../../lua/claim_batch.lua");
 const ACK_BATCH: &str = include_str!("../../lua/ack_batch.lua");
 
+/// EVALSHA arguments of `claim_batch.lua` (loaded as `sha`) on `keys`'
+/// queue by hand: batch id "batch1", `n` values at most, a visibility
+/// timeout of 10 minutes, no delivery limit, `budget` payload bytes.
+fn claim_batch_args(sha: &str, keys: &delayq::QueueKeys, n: i64, budget: i64) -> Vec<Value> {
+    let mut args: Vec<Value> = vec![sha.into(), 8.into()];
+    for key in [
+        keys.destination(),
+        keys.leases(),
+        keys.dead_letter(),
+        keys.due(),
+        keys.counts(),
+        keys.counts_expiry(),
+        keys.paused(),
+        keys.dead_reasons(),
+    ] {
+        args.push(key.into());
+    }
+    args.extend([Value::from("batch1"), n.into(), 600_000.into(), 0.into(), budget.into()]);
+    args
+}
+
 /// A handler that records each value it runs on.
 fn recorder(seen: Arc<Mutex<Vec<i64>>>) -> impl Fn(i64) -> std::future::Ready<Result<(), BoxError>> + Send + Sync {
     move |value| {
@@ -256,23 +277,7 @@ async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight() {
         ready.offer_all(0..1_000i64).await.unwrap();
         let sha = load_script(&raw, CLAIM_BATCH).await;
         let keys = queue.keys();
-        let claim = |n: i64, budget: i64| {
-            let mut args: Vec<Value> = vec![sha.as_str().into(), 8.into()];
-            for key in [
-                keys.destination(),
-                keys.leases(),
-                keys.dead_letter(),
-                keys.due(),
-                keys.counts(),
-                keys.counts_expiry(),
-                keys.paused(),
-                keys.dead_reasons(),
-            ] {
-                args.push(key.into());
-            }
-            args.extend([Value::from("batch1"), n.into(), 600_000.into(), 0.into(), budget.into()]);
-            args
-        };
+        let claim = |n: i64, budget: i64| claim_batch_args(&sha, keys, n, budget);
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
@@ -480,26 +485,7 @@ async fn an_ack_batch_sent_again_answers_as_its_first_run_did() {
             .unwrap();
         let keys = queue.keys();
         let claim_sha = load_script(&raw, CLAIM_BATCH).await;
-        let mut args: Vec<Value> = vec![claim_sha.as_str().into(), 8.into()];
-        for key in [
-            keys.destination(),
-            keys.leases(),
-            keys.dead_letter(),
-            keys.due(),
-            keys.counts(),
-            keys.counts_expiry(),
-            keys.paused(),
-            keys.dead_reasons(),
-        ] {
-            args.push(key.into());
-        }
-        args.extend([
-            Value::from("batch1"),
-            64.into(),
-            600_000.into(),
-            0.into(),
-            (1 << 20).into(),
-        ]);
+        let args = claim_batch_args(&claim_sha, keys, 64, 1 << 20);
         raw.cmd("EVALSHA", args).await;
         let members: Vec<Value> = raw
             .zrange(keys.leases())
