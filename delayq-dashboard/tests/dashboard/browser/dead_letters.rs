@@ -261,13 +261,7 @@ async fn an_operator_pages_groups_requeues_and_deletes_dead_letters_one_by_one_a
 async fn read_only_dead_letters_show_when_they_died_but_no_buttons_or_ticks() {
     let server = RedisServer::start().await;
     seed_dead(&server, "orders", 3).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(
-        delayq_dashboard::Dashboard::new(seed::client(&server).await)
-            .read_only(true)
-            .serve(listener),
-    );
+    let url = super::serve_read_only(&server).await;
     let mut driver = start_driver().await;
     let browser = browser(&mut driver).await;
     browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();

@@ -215,13 +215,7 @@ async fn an_operator_finds_jumps_to_and_works_on_single_elements() {
 async fn read_only_rows_have_no_element_buttons_but_search_works() {
     let server = RedisServer::start().await;
     seed::offer(&server, "jobs", "only", 600).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(
-        delayq_dashboard::Dashboard::new(seed::client(&server).await)
-            .read_only(true)
-            .serve(listener),
-    );
+    let url = super::serve_read_only(&server).await;
     let mut driver = start_driver().await;
     let browser = browser(&mut driver).await;
     browser.goto(&format!("{url}/queue?name=jobs")).await.unwrap();

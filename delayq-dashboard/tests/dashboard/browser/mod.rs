@@ -102,6 +102,18 @@ async fn browser(driver: &mut Driver) -> Browser {
     browser
 }
 
+/// A served read-only dashboard on a free loopback port.
+async fn serve_read_only(server: &RedisServer) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(
+        Dashboard::new(seed::client(server).await)
+            .read_only(true)
+            .serve(listener),
+    );
+    url
+}
+
 /// A served dashboard on a free loopback port.
 async fn serve(server: &RedisServer) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -283,13 +295,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
 async fn read_only_pages_have_no_buttons() {
     let server = RedisServer::start().await;
     seed::queue(&server, "orders", 5, 0, 2).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(
-        Dashboard::new(seed::client(&server).await)
-            .read_only(true)
-            .serve(listener),
-    );
+    let url = serve_read_only(&server).await;
     let mut driver = start_driver().await;
     let browser = browser(&mut driver).await;
     browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();

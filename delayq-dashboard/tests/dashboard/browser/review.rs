@@ -261,13 +261,7 @@ async fn a_schedules_next_fire_shows_its_time_and_zone_on_one_line() {
 async fn read_only_pending_tables_have_no_actions_column_nor_note() {
     let server = RedisServer::start().await;
     seed::offer(&server, "jobs", "only", 600).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(
-        delayq_dashboard::Dashboard::new(seed::client(&server).await)
-            .read_only(true)
-            .serve(listener),
-    );
+    let url = super::serve_read_only(&server).await;
     let mut driver = start_driver().await;
     let browser = browser(&mut driver).await;
     browser.goto(&format!("{url}/queue?name=jobs")).await.unwrap();

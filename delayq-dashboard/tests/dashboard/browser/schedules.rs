@@ -1,6 +1,5 @@
 //! The schedules' Pause, Resume and Remove buttons in headless Chromium.
 
-use delayq_dashboard::Dashboard;
 use fantoccini::Locator;
 
 use super::{browser, screenshot, serve, start_driver, text, wait_shown, wait_text, Browser, WAIT};
@@ -91,13 +90,7 @@ async fn schedule_rows_pause_resume_and_remove_with_a_second_press() {
     screenshot(&browser, "queue-schedules-removed").await;
 
     // Read-only: no actions column, no buttons.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let read_only = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(
-        Dashboard::new(seed::client(&server).await)
-            .read_only(true)
-            .serve(listener),
-    );
+    let read_only = super::serve_read_only(&server).await;
     browser.goto(&format!("{read_only}/queue?name=reports")).await.unwrap();
     wait_text(&browser, r#"tr[data-schedule="weekly"] td.state"#, "no runner").await;
     assert_eq!(count(&browser, "#schedules-table button").await, 0);
