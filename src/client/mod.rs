@@ -267,6 +267,22 @@ impl Client {
         crate::queue::events::kept(&self.core, &crate::QueueKeys::new(queue)?, &from, count).await
     }
 
+    /// The newest `count` events `queue`'s stream keeps, oldest first (one
+    /// `XREVRANGE`): what a live view opens with before it follows
+    /// [`events`](Self::events) from the last of them.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// for event in client.newest_events("orders", 100).await? {
+    ///     println!("{} {}", event.stream_id, event.kind.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn newest_events(&self, queue: &str, count: usize) -> Result<Vec<crate::Event>> {
+        self.check_open()?;
+        crate::queue::events::newest(&self.core, &crate::QueueKeys::new(queue)?, count).await
+    }
+
     /// The underlying fred pool, for commands this crate does not wrap.
     pub fn redis(&self) -> &fred::clients::Pool {
         self.core.pool()

@@ -692,3 +692,37 @@ async fn values_a_stopping_worker_held_ahead_are_released_not_retried() {
     })
     .await;
 }
+
+/// `newest_events` reads the newest events the stream keeps, oldest first:
+/// what a live view opens with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_events_come_oldest_first() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        assert!(
+            client.newest_events("newest", 2).await.unwrap().is_empty(),
+            "no stream yet"
+        );
+        client.enable_events("newest", 1000).await.unwrap();
+        let queue = client.delayed_queue("newest", StringCodec).unwrap().without_transfer();
+        for id in ["a", "b", "c"] {
+            queue
+                .offer_with_id(id, &id.to_owned(), Duration::from_secs(3600))
+                .await
+                .unwrap();
+        }
+        let all = client.kept_events("newest", EventsFrom::Oldest, 10).await.unwrap();
+        let newest = client.newest_events("newest", 2).await.unwrap();
+        assert_eq!(newest, all[all.len() - 2..].to_vec());
+        let ids: Vec<_> = newest
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Offered { id, .. } => id.clone(),
+                other => panic!("an offer: {other:?}"),
+            })
+            .collect();
+        assert_eq!(ids, [Some("b".to_owned()), Some("c".to_owned())]);
+    })
+    .await;
+}

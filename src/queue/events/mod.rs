@@ -112,15 +112,33 @@ pub(crate) async fn kept(core: &Core, keys: &QueueKeys, from: &EventsFrom, count
         EventsFrom::Oldest => "-".to_owned(),
         EventsFrom::After(id) => format!("({id}"),
     };
+    range(core, keys, "XRANGE", [start.as_str(), "+"], count).await
+}
+
+/// The newest `count` events `keys`' stream keeps, oldest first.
+pub(crate) async fn newest(core: &Core, keys: &QueueKeys, count: usize) -> Result<Vec<Event>> {
+    let mut events = range(core, keys, "XREVRANGE", ["+", "-"], count).await?;
+    events.reverse();
+    Ok(events)
+}
+
+/// One `XRANGE` or `XREVRANGE` read of `keys`' stream, in its order.
+async fn range(
+    core: &Core,
+    keys: &QueueKeys,
+    command: &'static str,
+    [from, to]: [&str; 2],
+    count: usize,
+) -> Result<Vec<Event>> {
     let stream = keys.events();
     let reply: Value = core
         .conn()?
         .custom(
-            CustomCommand::new_static("XRANGE", ClusterHash::FirstKey, false),
+            CustomCommand::new_static(command, ClusterHash::FirstKey, false),
             vec![
                 Value::from(stream.as_str()),
-                start.into(),
-                "+".into(),
+                from.into(),
+                to.into(),
                 "COUNT".into(),
                 (count as i64).into(),
             ],
