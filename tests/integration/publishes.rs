@@ -73,19 +73,36 @@ impl Channel {
     /// in order. Waits for no time: a mark published on the watcher's own
     /// channel comes after them (Redis sends a subscriber its messages in
     /// the order they were published).
+    ///
+    /// Never waits on a mark the server did not hand to the subscriber:
+    /// PUBLISH says how many subscribers got it, and a mark that reached
+    /// none (the subscription not live, or the connection being made
+    /// again) is published again; so is one not seen back within a second.
     async fn published(&mut self) -> Vec<String> {
         self.sent += 1;
         let mark = self.sent.to_string();
-        let _: i64 = self.raw.client.publish(&self.marks, mark.as_str()).await.unwrap();
         let mut seen = Vec::new();
         loop {
-            let message = self.messages.recv().await.unwrap();
-            let text = message.value.as_string().unwrap();
-            if *message.channel == *self.marks && text == mark {
-                return seen;
+            let receivers: i64 = self.raw.client.publish(&self.marks, mark.as_str()).await.unwrap();
+            if receivers == 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
             }
-            if *message.channel == *self.channel {
-                seen.push(text);
+            let waited = tokio::time::timeout(Duration::from_secs(1), async {
+                loop {
+                    let message = self.messages.recv().await.unwrap();
+                    let text = message.value.as_string().unwrap();
+                    if *message.channel == *self.marks && text == mark {
+                        return;
+                    }
+                    if *message.channel == *self.channel {
+                        seen.push(text);
+                    }
+                }
+            })
+            .await;
+            if waited.is_ok() {
+                return seen;
             }
         }
     }
