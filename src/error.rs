@@ -72,6 +72,20 @@ pub enum Error {
         /// What failed.
         source: RedisError,
     },
+    /// The server reached cannot run Lua scripts, which every queue
+    /// operation is (as Redisson's are): an engine built without Lua
+    /// (Valkey 9.1 and later can leave its Lua module out), scripting
+    /// renamed away (`rename-command EVAL ""`), or an ACL user without
+    /// `+@scripting`. [`ClientBuilder::build`](crate::ClientBuilder::build)
+    /// says so at connect, before any operation; `message` is the server's
+    /// answer to a one-line script.
+    #[error("the Redis server at {address} cannot run Lua scripts, which every delayq operation needs ({message}): use an engine with Lua scripting (Redis, or Valkey with its Lua module), and an ACL user allowed +@scripting")]
+    ScriptingUnavailable {
+        /// Where it connected (never a password).
+        address: String,
+        /// The server's error reply to `EVAL "return 1" 0`.
+        message: String,
+    },
     /// A key of the queue holds a value of another type (`WRONGTYPE`): the name
     /// is used by something that is not a Redisson queue.
     #[error("key `{key}` holds the wrong type for a delayed queue ({message})")]
