@@ -465,4 +465,88 @@ mod tests {
         }
         assert_eq!(publishing, ["lua/lib/offer.lua"]);
     }
+
+    /// A script that refuses after it changed something leaves half a step
+    /// behind (an error the caller takes for "nothing happened"): every
+    /// script runs its checks, the key types (`delayq_check_types`) and the
+    /// events keys (`delayq_events_open`), before its first write. Lines in
+    /// a `local function` block are skipped (defined there, run later).
+    #[test]
+    fn every_script_checks_before_its_first_write() {
+        const WRITES: [&str; 33] = [
+            "lpush",
+            "rpush",
+            "zadd",
+            "zrem",
+            "lrem",
+            "del",
+            "set",
+            "hset",
+            "hdel",
+            "hincrby",
+            "incr",
+            "incrby",
+            "expire",
+            "pexpire",
+            "pexpireat",
+            "lpop",
+            "rpop",
+            "lmove",
+            "xadd",
+            "ltrim",
+            "lset",
+            "linsert",
+            "publish",
+            "zremrangebyscore",
+            "zremrangebyrank",
+            "hsetnx",
+            "unlink",
+            "zincrby",
+            "sadd",
+            "srem",
+            "getdel",
+            "rpoplpush",
+            "zpopmin",
+        ];
+        const WRITING_LIBS: [&str; 6] = [
+            "delayq_offer(",
+            "delayq_dead_letter(",
+            "delayq_event(",
+            "delayq_counts_put(",
+            "delayq_counts_take(",
+            "delayq_answer(",
+        ];
+        let writes = |line: &str| {
+            let line = line.to_ascii_lowercase();
+            WRITES
+                .iter()
+                .any(|w| line.contains(&format!("redis.call('{w}'")) || line.contains(&format!("redis.call(\"{w}\"")))
+                || WRITING_LIBS.iter().any(|f| line.contains(f))
+        };
+        let files = lua_files("lua");
+        assert!(files.len() > 30, "the scripts are found");
+        let mut checked = 0;
+        for (name, text) in &files {
+            let mut in_function = false;
+            let mut first_write = None;
+            for (at, line) in text.lines().enumerate() {
+                let code = line.split("--").next().unwrap_or_default();
+                if code.starts_with("local function") || code.starts_with("function") {
+                    in_function = true;
+                } else if in_function && code.trim_end() == "end" {
+                    in_function = false;
+                } else if !in_function && first_write.is_none() && writes(code) {
+                    first_write = Some(at);
+                }
+                let is_check = code.contains("delayq_check_types(") || code.contains("delayq_events_open(");
+                if is_check && !in_function {
+                    if let Some(write) = first_write {
+                        panic!("{name}:{}: a check after the first write (line {})", at + 1, write + 1);
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 30, "the checks are found ({checked})");
+    }
 }

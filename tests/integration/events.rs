@@ -469,6 +469,72 @@ async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() 
     .await;
 }
 
+/// A reliable take moves its value to the staging list before the claim
+/// script checks the events keys: a claim refused by a broken stream key
+/// (or switch) gives the value back to the head, so failed takes, however
+/// many, leave the queue as it was for every consumer (Java's included).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_takes_refused_by_a_broken_events_key_leave_every_value_in_the_queue() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let values: Vec<Value> = ["v1", "v2", "v3"].into_iter().map(Value::from).collect();
+        let mut args = vec![Value::from("broken")];
+        args.extend(values.iter().cloned());
+        raw.cmd("RPUSH", args).await;
+        client.enable_events("broken", 100).await.unwrap();
+        raw.cmd("SET", vec!["delayq_events:{broken}".into(), "not a stream".into()])
+            .await;
+        let q = client.reliable_queue("broken", StringCodec).unwrap();
+        // More takes than values: each would have moved one away.
+        for _ in 0..5 {
+            let failed = q.take_timeout(Duration::from_millis(200)).await.unwrap_err();
+            assert!(matches!(&failed, Error::WrongType { .. }), "{failed:?}");
+        }
+        let left: Vec<String> = raw
+            .lrange("broken")
+            .await
+            .into_iter()
+            .map(|b| String::from_utf8(b.to_vec()).unwrap())
+            .collect();
+        assert_eq!(left, ["v1", "v2", "v3"], "the queue as it was, in order");
+        assert_eq!(raw.llen("delayq_staging:{broken}").await, 0, "nothing held in staging");
+
+        // A switch that does not parse: the same.
+        raw.cmd("DEL", vec!["delayq_events:{broken}".into()]).await;
+        raw.cmd("SET", vec!["delayq_events_config:{broken}".into(), "many".into()])
+            .await;
+        let failed = q.take_timeout(Duration::from_millis(200)).await.unwrap_err();
+        assert!(matches!(&failed, Error::EventsConfig { .. }), "{failed:?}");
+        assert_eq!(raw.llen("broken").await, 3);
+        assert_eq!(raw.llen("delayq_staging:{broken}").await, 0);
+
+        // A take that waited for its value (BLMOVE on an empty queue) too.
+        raw.cmd("DEL", vec!["broken".into()]).await;
+        let waiting = tokio::spawn({
+            let q = q.clone();
+            async move { q.take_timeout(Duration::from_secs(30)).await }
+        });
+        eventually(Duration::from_secs(20), "the take waits in BLMOVE", || async {
+            let clients = raw.cmd("CLIENT", vec!["LIST".into()]).await;
+            clients.as_string().is_some_and(|s| s.contains("cmd=blmove"))
+        })
+        .await;
+        raw.cmd("RPUSH", vec!["broken".into(), "w".into()]).await;
+        let failed = waiting.await.unwrap().unwrap_err();
+        assert!(matches!(&failed, Error::EventsConfig { .. }), "{failed:?}");
+        assert_eq!(raw.lrange("broken").await, [bytes::Bytes::from_static(b"w")]);
+        assert_eq!(raw.llen("delayq_staging:{broken}").await, 0);
+
+        // Fixed: the values are taken in order.
+        client.enable_events("broken", 100).await.unwrap();
+        let first = q.take_timeout(Duration::from_secs(5)).await.unwrap().expect("a value");
+        assert_eq!(first.value(), "w");
+    })
+    .await;
+}
+
 /// A switch that holds no max length: the operation fails with
 /// `Error::EventsConfig` and changes nothing; enabling again fixes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
