@@ -5,6 +5,7 @@
 //! below uses it (see ARCHITECTURE.md).
 
 mod builder;
+mod discovery;
 mod registry;
 
 use std::sync::Arc;
