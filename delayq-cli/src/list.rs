@@ -104,7 +104,13 @@ async fn first_unknown<'a>(
             known = Some(all_queues(client).await?);
         }
         let queues = known.as_ref().expect("read above");
-        if queues.iter().any(|q| q == name) || !client.schedules(name)?.list().await?.is_empty() {
+        if queues.iter().any(|q| q == name)
+            || !client
+                .schedules(&delayq::QueueKeys::new(name)?)?
+                .list()
+                .await?
+                .is_empty()
+        {
             continue;
         }
         return Ok(Some((name, known.unwrap_or_default())));

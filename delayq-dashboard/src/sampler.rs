@@ -230,7 +230,7 @@ async fn sample(
     let keys = QueueKeys::new(name)?;
     let has_schedules: bool = client.redis().next().exists(keys.schedules()).await?;
     let runners = if has_schedules {
-        Some(client.schedules(name)?.runners().await?.len())
+        Some(client.schedules(&delayq::QueueKeys::new(name)?)?.runners().await?.len())
     } else {
         None
     };

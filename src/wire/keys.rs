@@ -368,6 +368,15 @@ pub(crate) fn request_key(name: &str, id: &str) -> String {
     format!("{}:{id}", key_for(REQUEST_PREFIX, name))
 }
 
+/// A queue's keys stand for the queue where the client takes a queue
+/// handle ([`Client::events`](crate::Client::events), ...), for a tool that
+/// has only the name.
+impl AsRef<QueueKeys> for QueueKeys {
+    fn as_ref(&self) -> &QueueKeys {
+        self
+    }
+}
+
 fn key_for(prefix: &str, name: &str) -> String {
     if name.contains('{') {
         format!("{prefix}:{name}")

@@ -10,10 +10,11 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use delayq::format::Format;
 use delayq::fred::clients::SubscriberClient;
 use delayq::fred::prelude::*;
 use delayq::fred::types::{Builder, Message, Value};
-use delayq::{Clock, Format, LongCodec, QueueKeys, StringCodec};
+use delayq::{Clock, LongCodec, QueueKeys, StringCodec};
 use tokio::sync::broadcast;
 
 use crate::harness::{deadline, now_ms, RawRedis, RedisServer};

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use delayq::error::BoxError;
 use delayq::fred::types::Value;
-use delayq::{BoxError, LongCodec, QueueKeys};
+use delayq::{LongCodec, QueueKeys};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 

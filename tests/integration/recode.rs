@@ -17,7 +17,7 @@ const HOUR: Duration = Duration::from_secs(3600);
 
 /// Upper-cases an ASCII payload; refuses payloads starting with `!`; leaves
 /// upper-case ones (the "target codec").
-fn upper(payload: &[u8]) -> Result<Option<Bytes>, delayq::BoxError> {
+fn upper(payload: &[u8]) -> Result<Option<Bytes>, delayq::error::BoxError> {
     if payload.first() == Some(&b'!') {
         return Err("not in the old codec".into());
     }

@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use delayq::error::BoxError;
 use delayq::fred::types::Value;
-use delayq::{BoxError, FailureAction, LongCodec, Permanent, RetryPolicy, StringCodec};
+use delayq::worker::{FailureAction, Permanent, RetryPolicy};
+use delayq::{LongCodec, StringCodec};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -336,7 +338,7 @@ async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once() 
             .on_error({
                 let failures = failures.clone();
                 move |f| {
-                    let is_decode = f.error().downcast_ref::<delayq::DecodeError>().is_some();
+                    let is_decode = f.error().downcast_ref::<delayq::error::DecodeError>().is_some();
                     failures.lock().push((f.attempt(), f.action(), is_decode));
                 }
             })

@@ -21,7 +21,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use delayq::{every, Client, DelayedQueue, Error, FailureAction, LongCodec, Permanent, ReliableQueue, RetryPolicy};
+use delayq::schedule::every;
+use delayq::worker::{FailureAction, Permanent, RetryPolicy};
+use delayq::{Client, DelayedQueue, Error, LongCodec, ReliableQueue};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -194,7 +196,7 @@ pub async fn run(config: &Config) -> Soak {
     producer.await.unwrap();
     cutter.await.unwrap();
     pauser.await.unwrap();
-    let schedules = producing.schedules(QUEUE).unwrap();
+    let schedules = producing.schedules(&delayq::QueueKeys::new(QUEUE).unwrap()).unwrap();
     let fired = stop_schedule(&schedules).await;
     println!("soak: offers stopped; waiting for the queue to drain");
     let drained = drain(&ctx, &admin, &keys).await;
@@ -223,7 +225,7 @@ pub async fn run(config: &Config) -> Soak {
     Soak { verdict, rows }
 }
 
-fn start_worker(client: &Client, ctx: &Arc<Ctx>) -> delayq::WorkerHandle {
+fn start_worker(client: &Client, ctx: &Arc<Ctx>) -> delayq::worker::WorkerHandle {
     let hooks = ctx.clone();
     let handling = ctx.clone();
     client
@@ -256,7 +258,7 @@ fn start_worker(client: &Client, ctx: &Arc<Ctx>) -> delayq::WorkerHandle {
                     return Err(Permanent::new("soak: fails for good").into());
                 }
                 if kind::retried(value) && run == 1 {
-                    return Err::<(), delayq::BoxError>("soak: the first attempt fails".into());
+                    return Err::<(), delayq::error::BoxError>("soak: the first attempt fails".into());
                 }
                 ledger.succeeded(n);
                 Ok(())
@@ -433,7 +435,7 @@ async fn drain_dead_letters(ctx: &Ctx) {
 }
 
 /// Pauses the schedule; the occurrences it fired (from its record).
-async fn stop_schedule(schedules: &delayq::Schedules) -> Option<u64> {
+async fn stop_schedule(schedules: &delayq::schedule::Schedules) -> Option<u64> {
     for _ in 0..50 {
         match schedules.pause("tick").await {
             Ok(_) => match schedules.get("tick").await {

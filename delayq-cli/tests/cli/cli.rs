@@ -207,7 +207,7 @@ async fn migrate_rewrites_a_queue_from_the_command_line() {
         for element in raw.lrange("redisson_delay_queue:{q}").await {
             assert_eq!(
                 delayq::format::unpack(&element).unwrap().format(),
-                delayq::Format::Modern
+                delayq::format::Format::Modern
             );
         }
     })
@@ -318,7 +318,7 @@ async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
         for i in 0..5 {
             raw.seed(
                 "jobs",
-                &delayq::format::pack(delayq::Format::Modern, format!("due-{i}").as_bytes()),
+                &delayq::format::pack(delayq::format::Format::Modern, format!("due-{i}").as_bytes()),
                 1_000,
             )
             .await;
@@ -662,7 +662,10 @@ async fn offer_from_a_file_or_standard_input_keeps_the_lines_order() {
         assert_eq!(pending_payloads(&raw, "from-stdin").await, values);
         let keys = delayq::QueueKeys::new("from-stdin").unwrap();
         let first = &raw.lrange(keys.pending()).await[0];
-        assert_eq!(delayq::format::unpack(first).unwrap().format(), delayq::Format::Legacy);
+        assert_eq!(
+            delayq::format::unpack(first).unwrap().format(),
+            delayq::format::Format::Legacy
+        );
 
         // Every line is a value, an empty one too; CRLF ends a line as LF does.
         let out = delayq_with_stdin(
