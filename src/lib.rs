@@ -123,7 +123,7 @@ mod wire;
 pub mod worker;
 
 #[doc(hidden)]
-pub use connection::script::LIBS as __SCRIPT_LIBS;
+pub use connection::script::script_body as __script_body;
 pub use wire::{codec, format};
 
 // The names most programs need; the rest are in the modules below, grouped

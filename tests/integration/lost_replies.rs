@@ -802,8 +802,7 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
         let warm = legacy.migrate(delayq::format::Format::Legacy, 100).await.unwrap();
         assert_eq!((warm.converted, warm.already), (0, 5));
         settled(&raw, "migrate-lost").await;
-        let sha =
-            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/migrate.lua")));
+        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/migrate.lua"))));
         proxy.arm(Fault::LoseReply, sha);
         let report = legacy.migrate(delayq::format::Format::Modern, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);
@@ -820,14 +819,14 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
 
 /// The SHA1 of the script whose own Lua is `own`, as delayq sends it.
 fn script_sha(own: &str) -> String {
-    delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + own))
+    delayq::fred::util::sha1_hash(&(delayq::__script_body(own)))
 }
 
 /// Caches the script in the server without running it, so that its first
 /// call is an EVALSHA that runs (not one answered NOSCRIPT, whose loss would
 /// be no test); returns its SHA1, which only its EVALSHA requests carry.
 async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
-    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    let body = delayq::__script_body(own);
     raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
     script_sha(own)
 }

@@ -20,7 +20,7 @@ use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
 /// answered NOSCRIPT, whose loss would be no test), and only its EVALSHA
 /// requests carry this SHA1.
 async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
-    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    let body = delayq::__script_body(own);
     raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
     delayq::fred::util::sha1_hash(&body)
 }
