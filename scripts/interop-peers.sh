@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Interop with real Java, both ways, for every codec of issue 30: Rust offers
+# Interop with real Java, both ways, for the compression wrappers, Java
+# serialization and JBoss Marshalling: Rust offers
 # with `delayq offer --codec C` and a real Redisson client takes; a real
 # Redisson client offers and `delayq take --codec C` (and `--codec auto`)
 # takes. Needs the peers of ../shared/peers (real Redisson 3.21.0, 3.52.0 and

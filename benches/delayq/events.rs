@@ -1,4 +1,4 @@
-//! Scenario 16: what lifecycle events cost (issue 32): offers and a
+//! Scenario 16: what lifecycle events cost: offers and a
 //! `Worker` with a queue's events on against the same with them off, runs
 //! alternated on one server. Goal: ≤ 10% slower.
 

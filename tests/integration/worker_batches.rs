@@ -1,4 +1,4 @@
-//! Workers that take and ack in batches (issue 31): one script pops and
+//! Workers that take and ack in batches: one script pops and
 //! claims up to 64 ready values (`claim_batch.lua`), acks of many
 //! deliveries go in one script (`ack_batch.lua`). Every guarantee of a
 //! single take holds for each value of a batch.

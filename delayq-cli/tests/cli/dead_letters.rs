@@ -1,4 +1,4 @@
-//! `delayq dead-letter list|requeue|delete` (issue 33 item 5): when each
+//! `delayq dead-letter list|requeue|delete`: when each
 //! value died, paging, reasons, and values named by their position.
 
 use std::process::{Command, Output};

@@ -1,4 +1,4 @@
-//! Issue 33 item 11: what the `delayq` binary prints for people (tables by
+//! What the `delayq` binary prints for people (tables by
 //! terminal cells, counts, durations, URLs, errors and their hints, exit
 //! statuses, --help and --version), run against a real Redis.
 

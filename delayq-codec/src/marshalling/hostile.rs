@@ -1,4 +1,4 @@
-//! Hostile bytes (issue 30 item 6): truncated, forged, too deep, cyclic,
+//! Hostile bytes: truncated, forged, too deep, cyclic,
 //! exponential, unknown. Each gives a typed error with its offset; none
 //! panics, none allocates for a length the payload cannot hold.
 

@@ -107,7 +107,7 @@ fn values_kryo_read_encode_to_the_bytes_java_wrote_with_river() {
     }
 }
 
-/// Issue 30 item 4: one value model, so a POJO moves between codecs.
+/// Kryo and River share one value model, so a POJO moves between codecs.
 #[test]
 fn pojos_read_with_river_write_with_kryo_and_the_reverse() {
     let schema = schema();

@@ -1,4 +1,4 @@
-//! The queue page's dead letters in headless Chromium (issue 33 item 5).
+//! The queue page's dead letters in headless Chromium: pages, reasons, exact requeue and delete.
 
 use delayq::fred::prelude::*;
 use fantoccini::Locator;

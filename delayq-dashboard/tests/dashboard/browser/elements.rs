@@ -1,4 +1,4 @@
-//! Work on single pending elements in headless Chromium (issue 33 item 6).
+//! Work on single pending elements in headless Chromium: delete, run now, reschedule.
 
 use std::time::Duration;
 

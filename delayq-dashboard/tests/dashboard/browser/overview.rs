@@ -1,4 +1,6 @@
-//! The overview and the queue page's header and charts in headless Chromium (issue 33 items 7, 9, 10).
+//! The overview and the queue page's header and charts in headless
+//! Chromium: which Redis and which zone, attention order, and charts that
+//! print their numbers.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The queue page's dead letters through the router, without a browser (issue 33 item 5).
+//! The queue page's dead letters through the router, without a browser: pages, reasons, exact requeue and delete.
 
 use axum::http::StatusCode;
 use delayq::fred::prelude::*;

@@ -1,4 +1,4 @@
-//! Work on single pending elements through the router, without a browser (issue 33 item 6).
+//! Work on single pending elements through the router, without a browser: delete, run now, reschedule.
 
 use std::time::Duration;
 

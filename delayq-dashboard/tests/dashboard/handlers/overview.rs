@@ -1,4 +1,6 @@
-//! The overview and the queue page's header and charts through the router, without a browser (issue 33 items 7, 9, 10).
+//! The overview and the queue page's header and charts through the router,
+//! without a browser: attention order, filter, which Redis (never its
+//! password), history kept across restarts, gauges of vanished queues.
 
 use std::time::Duration;
 
