@@ -235,6 +235,48 @@ pub mod prelude {
     };
 }
 
+/// The guide: one page per topic, the files of the repository's `docs/`
+/// folder, so that every example in them is compiled with the crate's
+/// doctests. Documentation only: nothing here is code.
+#[cfg(any(doc, doctest))]
+pub mod guide {
+    #![doc = include_str!("../docs/README.md")]
+
+    #[doc = include_str!("../docs/guarantees.md")]
+    pub mod guarantees {}
+    #[doc = include_str!("../docs/java-interop.md")]
+    pub mod java_interop {}
+    #[doc = include_str!("../docs/delayed-queue.md")]
+    pub mod delayed_queue {}
+    #[doc = include_str!("../docs/reliable-queue.md")]
+    pub mod reliable_queue {}
+    #[doc = include_str!("../docs/worker.md")]
+    pub mod worker {}
+    #[doc = include_str!("../docs/tower.md")]
+    #[cfg(feature = "tower")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+    pub mod tower {}
+    #[doc = include_str!("../docs/schedules.md")]
+    pub mod schedules {}
+    #[doc = include_str!("../docs/events-and-traces.md")]
+    pub mod events_and_traces {}
+    #[doc = include_str!("../docs/operations.md")]
+    pub mod operations {}
+    #[doc = include_str!("../docs/deployments.md")]
+    // Its TLS example needs `Tls`: without the feature, the page's examples are not compiled.
+    #[cfg_attr(doctest, cfg(feature = "tls"))]
+    pub mod deployments {}
+    #[doc = include_str!("../docs/performance.md")]
+    pub mod performance {}
+    #[doc = include_str!("../compat/README.md")]
+    pub mod compat {}
+}
+
+/// The README's examples, compiled with the doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// Re-export of the Redis client this crate is built on (fred 10), for its
 /// configuration types (`fred::types::config::Config`, `ReconnectPolicy`,
 /// ...) and for commands of your own on [`Client::redis`].

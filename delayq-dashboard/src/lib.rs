@@ -113,6 +113,11 @@ use delayq::{Client, Codec, StringCodec};
 
 pub use self::metrics::{install_recorder, metrics_router, serve_metrics};
 
+/// The README's examples, compiled with the doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The dashboard of one Redis deployment: a builder, then an axum
 /// [`Router`] or a server.
 ///

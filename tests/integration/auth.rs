@@ -9,7 +9,7 @@ use delayq::{Client, StringCodec};
 use crate::fault_proxy::FaultProxy;
 use crate::harness::{deadline, RedisServer};
 
-/// The ACL that compat/DEPLOYMENTS.md recommends for a service that owns one
+/// The ACL that docs/deployments.md recommends for a service that owns one
 /// queue: every command, but only that queue's keys and channel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
