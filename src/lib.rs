@@ -26,6 +26,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The [`guide`] has a page per topic: guarantees, Java interop and codecs,
+//! delayed, reliable and worker consumption, schedules, events and traces,
+//! operations, deployments, performance.
+//!
 //! # Implementation
 //!
 //! A delayed queue named `N` is three Redis keys and a channel (see
