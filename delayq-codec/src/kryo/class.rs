@@ -157,6 +157,10 @@ pub(crate) fn concrete(name: &str) -> &str {
 /// Whether the JDK declares the class `final` (Kryo then writes a value of
 /// that declared type without its class).
 pub(crate) fn is_final_jdk_class(name: &str) -> bool {
+    // Kryo takes an array final when its element class is.
+    if let Some(element) = super::java_type::array_element(name) {
+        return super::java_type::Primitive::from_name(element).is_some() || is_final_jdk_class(element);
+    }
     matches!(
         name,
         "java.lang.String"
@@ -170,6 +174,13 @@ pub(crate) fn is_final_jdk_class(name: &str) -> bool {
             | "java.lang.Double"
             | "[B"
             | "java.util.UUID"
+            | "java.util.Optional"
+            | "java.util.Currency"
+            | "java.util.Locale"
+            | "java.net.URI"
+            | "java.net.URL"
+            | "java.lang.StringBuilder"
+            | "java.lang.StringBuffer"
     ) || (name.starts_with("java.time.") && !name.contains("chrono") && name != "java.time.ZoneId")
 }
 

@@ -89,6 +89,19 @@ impl KryoValue {
             KryoValue::Object { fields, .. } => {
                 Value::Object(fields.iter().map(|f| (f.name.clone(), f.value.json(keys))).collect())
             }
+            KryoValue::Time(t) => Value::String(t.to_string()),
+            KryoValue::Wrapped { class, value } => match bit_set_words(class, value) {
+                Some(words) => Value::Array(set_bits(words).map(Value::from).collect()),
+                None => value.json(keys),
+            },
+            KryoValue::EnumSet { items, .. } => Value::Array(items.iter().map(|i| i.json(keys)).collect()),
+            KryoValue::Throwable { class, message, cause } => {
+                let mut object = Map::new();
+                object.insert("class".into(), Value::String(class.clone()));
+                object.insert("message".into(), message.clone().map_or(Value::Null, Value::String));
+                object.insert("cause".into(), cause.as_ref().map_or(Value::Null, |c| c.json(keys)));
+                Value::Object(object)
+            }
         }
     }
 
@@ -109,6 +122,34 @@ impl KryoValue {
 
     fn write_json(&self, out: &mut String) {
         match self {
+            // Every digit, as a JSON number (to_json gives a string past 64 bits).
+            KryoValue::BigInteger(b) => match decimal::to_decimal_digits(b) {
+                Ok(text) => out.push_str(&text),
+                Err(_) => out.push_str(&Value::String(decimal::hex_form(b, None)).to_string()),
+            },
+            KryoValue::Wrapped { class, value } if bit_set_words(class, value).is_none() => value.write_json(out),
+            KryoValue::EnumSet { items, .. } => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write_json(out);
+                }
+                out.push(']');
+            }
+            KryoValue::Throwable { class, message, cause } => {
+                out.push_str("{\"class\":");
+                out.push_str(&Value::String(class.clone()).to_string());
+                out.push_str(",\"message\":");
+                out.push_str(&message.clone().map_or(Value::Null, Value::String).to_string());
+                out.push_str(",\"cause\":");
+                match cause {
+                    Some(cause) => cause.write_json(out),
+                    None => out.push_str("null"),
+                }
+                out.push('}');
+            }
             KryoValue::BigDecimal { unscaled, scale } => match decimal::format(unscaled, *scale) {
                 // JSON has no exponent sign '+': "1E+3" is written "1E3".
                 Ok(text) => out.push_str(&text.replace("E+", "E")),
@@ -164,6 +205,27 @@ impl KryoValue {
     pub fn from_json(json: &Value, declared: &JavaType, schema: Option<&KryoSchema>) -> Result<KryoValue, String> {
         from_json(json, declared, schema, 0)
     }
+}
+
+/// A `BitSet`'s words (`long[]`), if this wrapped value is one.
+fn bit_set_words<'a>(class: &str, value: &'a KryoValue) -> Option<&'a [KryoValue]> {
+    match value {
+        KryoValue::Collection { items, .. } if class == "java.util.BitSet" => Some(items),
+        _ => None,
+    }
+}
+
+/// The indexes of a `BitSet`'s set bits, as `toString()` lists them.
+fn set_bits(words: &[KryoValue]) -> impl Iterator<Item = u64> + '_ {
+    words.iter().enumerate().flat_map(|(i, word)| {
+        let bits = match word {
+            KryoValue::Long(w) => *w as u64,
+            _ => 0,
+        };
+        (0..64u64)
+            .filter(move |b| bits & (1 << b) != 0)
+            .map(move |b| i as u64 * 64 + b)
+    })
 }
 
 fn float(v: f64, text: String) -> Value {

@@ -38,16 +38,18 @@
 //! `EnumMap`, unmodifiable and immutable collections, exceptions), arrays
 //! other than `byte[]`, and Java records.
 
-mod class;
+pub(crate) mod class;
 mod de;
 pub(crate) mod decimal;
 mod error;
 pub(crate) mod java_type;
+mod jdk;
 mod json;
 mod read;
 pub(crate) mod schema;
 pub(crate) mod ser;
 mod ser_direct;
+mod time;
 mod tree;
 mod types;
 mod value;
@@ -63,6 +65,7 @@ pub use self::decimal::MAX_DECIMAL_BITS;
 pub use self::error::{KryoError, KryoErrorKind};
 pub use self::java_type::JavaType;
 pub use self::schema::KryoSchema;
+pub use self::time::{JavaTime, LocalDate, LocalDateTime, LocalTime, ZoneId, ZoneOffset};
 pub use self::types::{JavaBigDecimal, JavaBytes, JavaDate, JavaInstant, JavaUuid};
 pub use self::value::{KryoField, KryoValue};
 use super::Codec;

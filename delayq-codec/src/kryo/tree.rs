@@ -16,8 +16,11 @@ use super::value::{KryoField, KryoValue};
 use super::write::Writer;
 
 pub(crate) fn decode(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValue> {
-    let mut r = Reader::new(raw);
-    let decoded = read_classed(&mut r, schema, None).and_then(|value| r.finish().map(|()| value));
+    let decoded = read_payload(Reader::new(raw), schema).and_then(|(value, mut r)| match r.java_objects()? {
+        // Java objects inside: read again with their values.
+        Some(values) => read_payload(Reader::new(raw).with_java_values(values), schema).map(|(v, _)| v),
+        None => Ok(value),
+    });
     decoded.map_err(|error| match error.kind() {
         KryoErrorKind::Unsupported | KryoErrorKind::TooDeep => error,
         _ if reference_marker_after_class(raw) => error.with_note(
@@ -26,6 +29,12 @@ pub(crate) fn decode(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValu
         ),
         _ => error,
     })
+}
+
+fn read_payload<'a>(mut r: Reader<'a>, schema: Option<&KryoSchema>) -> Result<(KryoValue, Reader<'a>)> {
+    let value = read_classed(&mut r, schema, None)?;
+    r.finish()?;
+    Ok((value, r))
 }
 
 /// Whether the byte after the top-level class is Kryo's "new object"
@@ -182,10 +191,13 @@ pub(crate) fn read_body(
 ) -> Result<KryoValue> {
     r.enter()?;
     let value = match class::builtin(class) {
-        Some(Builtin::Collection) => read_collection(r, schema, class, generics),
-        Some(Builtin::Map) => read_map(r, schema, class, generics),
+        Some(Builtin::Collection) => read_collection(r, schema, class, generics, true, false),
+        Some(Builtin::Map) => read_map(r, schema, class, generics, true, false),
         Some(b) => read_builtin(r, b),
-        None => read_user(r, schema, class),
+        None => match super::jdk::special(class) {
+            Some(kind) => super::jdk::read(r, schema, class, kind, generics),
+            None => read_user(r, schema, class),
+        },
     };
     r.leave();
     value
@@ -193,8 +205,11 @@ pub(crate) fn read_body(
 
 /// Why a class cannot be read, as an error.
 pub(crate) fn unknown_class(r: &Reader<'_>, class: &str, schema: Option<&KryoSchema>) -> KryoError {
-    if let Some(why) = class::refused(class) {
-        return r.error(KryoErrorKind::Unsupported, format!("cannot read {why}"));
+    if crate::jdk::is_jdk_class(class) {
+        return r.error(
+            KryoErrorKind::Unsupported,
+            format!("{} is a JDK class delayq does not read from Kryo", class::shown(class)),
+        );
     }
     let how = if schema.is_some() {
         "it is not in the Kryo schema: add it"
@@ -209,6 +224,8 @@ pub(crate) fn unknown_class(r: &Reader<'_>, class: &str, schema: Option<&KryoSch
 
 fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Result<KryoValue> {
     match schema.and_then(|s| s.get(class)) {
+        // Redisson writes throwables (and any class Kryo cannot) with Java serialization.
+        None if r.at_java_object(class) => r.java_serialized(class),
         None => Err(unknown_class(r, class, schema)),
         Some(ClassDef::Enum { constants }) => {
             let at = r.pos();
@@ -262,7 +279,10 @@ pub(crate) fn read_field(r: &mut Reader<'_>, schema: Option<&KryoSchema>, declar
 fn accepts_null(schema: Option<&KryoSchema>, class: &str) -> bool {
     match class::builtin(class) {
         Some(b) => b.accepts_null(),
-        None => matches!(schema.and_then(|s| s.get(class)), Some(ClassDef::Enum { .. })),
+        None => match super::jdk::special(class) {
+            Some(kind) => kind.accepts_null(),
+            None => matches!(schema.and_then(|s| s.get(class)), Some(ClassDef::Enum { .. })),
+        },
     }
 }
 
@@ -277,7 +297,7 @@ fn read_known(
     read_with_class(r, schema, declared.class_name(), declared.generic_args(), or_null)
 }
 
-fn read_with_class(
+pub(crate) fn read_with_class(
     r: &mut Reader<'_>,
     schema: Option<&KryoSchema>,
     class: &str,
@@ -294,20 +314,32 @@ fn read_with_class(
     read_body(r, schema, class, generics)
 }
 
-fn read_collection(
+/// `CollectionSerializer`: `can_be_null` is false for the immutable
+/// collections (no null markers), `comparator` says a sorted collection's
+/// comparator follows the size.
+pub(crate) fn read_collection(
     r: &mut Reader<'_>,
     schema: Option<&KryoSchema>,
     class: &str,
     generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
 ) -> Result<KryoValue> {
     let element = generics.and_then(|g| g.first());
-    let (flag, len) = r.var_flag()?;
+    let nested = element.and_then(JavaType::generic_args);
+    let final_element = element.filter(|e| e.is_final());
+    let (flag, len) = if final_element.is_some() && !can_be_null {
+        (false, r.var_u32()?)
+    } else {
+        r.var_flag()?
+    };
     if len == 0 {
         return Ok(KryoValue::Null);
     }
     let len = len - 1;
-    let nested = element.and_then(JavaType::generic_args);
-    let final_element = element.filter(|e| e.is_final());
+    if comparator {
+        super::jdk::no_comparator(r, class)?;
+    }
     // An all-null collection is one byte for all its elements; every other
     // element takes at least one byte, so a size is checked against what is left.
     let same_class = if final_element.is_none() && flag && len > 0 {
@@ -319,7 +351,7 @@ fn read_collection(
                     items: vec![KryoValue::Null; len],
                 });
             }
-            Some(c) => Some((c, r.bool()?)),
+            Some(c) => Some((c, can_be_null && r.bool()?)),
         }
     } else {
         None
@@ -353,24 +385,32 @@ fn read_collection(
     })
 }
 
-fn read_map(
+/// `MapSerializer`: `can_be_null` is false for the immutable maps (no null
+/// markers), `comparator` says a sorted map's comparator follows the size.
+pub(crate) fn read_map(
     r: &mut Reader<'_>,
     schema: Option<&KryoSchema>,
     class: &str,
     generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
 ) -> Result<KryoValue> {
     let len = match r.var_u32()? {
         0 => return Ok(KryoValue::Null),
-        n => r.count(n - 1, "a map size")?,
+        n => n - 1,
     };
+    if comparator {
+        super::jdk::no_comparator(r, class)?;
+    }
+    let len = r.count(len, "a map size")?;
     let (key, value) = match generics {
         Some([k, v]) => (Some(k), Some(v)),
         _ => (None, None),
     };
     let mut entries = Vec::with_capacity(len);
     for _ in 0..len {
-        let k = read_entry_part(r, schema, key)?;
-        let v = read_entry_part(r, schema, value)?;
+        let k = read_entry_part(r, schema, key, can_be_null)?;
+        let v = read_entry_part(r, schema, value, can_be_null)?;
         entries.push((k, v));
     }
     Ok(KryoValue::Map {
@@ -379,9 +419,14 @@ fn read_map(
     })
 }
 
-fn read_entry_part(r: &mut Reader<'_>, schema: Option<&KryoSchema>, declared: Option<&JavaType>) -> Result<KryoValue> {
+fn read_entry_part(
+    r: &mut Reader<'_>,
+    schema: Option<&KryoSchema>,
+    declared: Option<&JavaType>,
+    can_be_null: bool,
+) -> Result<KryoValue> {
     match declared {
-        Some(d) if d.is_final() => read_known(r, schema, d, true),
+        Some(d) if d.is_final() => read_known(r, schema, d, can_be_null),
         Some(d) => read_classed(r, schema, d.generic_args()),
         None => read_classed(r, schema, None),
     }
@@ -415,6 +460,9 @@ pub(crate) fn write_classed(w: &mut Writer, value: &KryoValue, generics: Option<
 
 pub(super) fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Result<()> {
     match value {
+        KryoValue::Time(_) | KryoValue::Wrapped { .. } | KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
+            return Err(KryoError::encode(format!("TODO {value:?}")))
+        }
         KryoValue::Null => w.u8(0),
         KryoValue::Boolean(v) => w.bool(*v),
         KryoValue::Byte(v) => w.u8(*v as u8),

@@ -367,6 +367,10 @@ impl Writer<'_> {
 
     fn value_inner(&mut self, value: &KryoValue) -> Result<()> {
         match value {
+            KryoValue::Time(_)
+            | KryoValue::Wrapped { .. }
+            | KryoValue::EnumSet { .. }
+            | KryoValue::Throwable { .. } => return Err(MarshallingError::encode(format!("TODO {value:?}"))),
             KryoValue::Null => self.u8(ids::NULL),
             KryoValue::Boolean(b) => self.u8(if *b {
                 ids::BOOLEAN_OBJECT_TRUE

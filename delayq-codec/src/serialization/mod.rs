@@ -58,11 +58,12 @@
 
 mod codec;
 mod desc;
+pub(crate) mod embedded;
 mod error;
 mod jdk;
 mod read;
 mod schema;
-mod stream;
+pub(crate) mod stream;
 mod tree;
 mod write;
 
@@ -135,7 +136,8 @@ pub fn decode(raw: &[u8]) -> Result<KryoValue, SerializationError> {
         ));
     }
     let budget = raw.len().saturating_mul(MAX_NODES_PER_BYTE).saturating_add(4096);
-    reader.arena.build(root, budget)
+    let value = reader.arena.build(root, budget)?;
+    crate::jdk::finish(value).map_err(jdk::fault)
 }
 
 fn not_java_serialization() -> SerializationError {

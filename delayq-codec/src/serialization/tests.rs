@@ -479,7 +479,6 @@ fn what_delayq_does_not_read_is_a_typed_error_naming_the_class() {
             SerializationErrorKind::Unsupported,
             &["fixture.Gen$Custom", "custom data"][..],
         ),
-        ("duration", SerializationErrorKind::Unsupported, &["java.time.Duration"]),
         ("list_contains_itself", SerializationErrorKind::Cyclic, &["cycle"]),
     ] {
         let error = decode(&extra(name)).unwrap_err();
@@ -489,6 +488,15 @@ fn what_delayq_does_not_read_is_a_typed_error_naming_the_class() {
             assert!(error.message().contains(needle), "{name}: {error}");
         }
     }
+}
+
+#[test]
+fn java_time_values_read_as_their_fields() {
+    // extra's Duration.ofSeconds(5), which this reader refused before java.time.Ser was read whole.
+    assert_eq!(
+        decode(&extra("duration")).unwrap(),
+        KryoValue::Time(crate::kryo::JavaTime::Duration { seconds: 5, nanos: 0 })
+    );
 }
 
 #[test]

@@ -326,6 +326,10 @@ impl<'s> Writer<'s> {
             return Err(err(format!("values nested deeper than {MAX_DEPTH} levels")));
         }
         match value {
+            KryoValue::Time(_)
+            | KryoValue::Wrapped { .. }
+            | KryoValue::EnumSet { .. }
+            | KryoValue::Throwable { .. } => return Err(err(format!("TODO {value:?}"))),
             KryoValue::Null => self.out.push(TC_NULL),
             KryoValue::Boolean(b) => self.boxed("java.lang.Boolean", b'Z', &[u8::from(*b)], Some(i64::from(*b)))?,
             KryoValue::Byte(v) => self.boxed("java.lang.Byte", b'B', &v.to_be_bytes(), Some(i64::from(*v)))?,
