@@ -13,6 +13,7 @@ use super::schema::{ClassDef, KryoSchema};
 use super::time::{JavaTime, LocalDate, LocalDateTime, LocalTime, ZoneId, ZoneOffset};
 use super::tree;
 use super::value::KryoValue;
+use super::write::Writer;
 
 /// A JDK class with a serializer of its own here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,4 +470,284 @@ pub(crate) fn no_comparator(r: &mut Reader<'_>, class: &str) -> Result<()> {
             ),
         )),
     }
+}
+
+fn write_date(w: &mut Writer, d: &LocalDate) {
+    w.var_u32(d.year as u32);
+    w.u8(d.month);
+    w.u8(d.day);
+}
+
+fn write_time(w: &mut Writer, t: &LocalTime) {
+    if t.nano == 0 {
+        if t.second == 0 {
+            if t.minute == 0 {
+                w.u8(!t.hour);
+            } else {
+                w.u8(t.hour);
+                w.u8(!t.minute);
+            }
+        } else {
+            w.u8(t.hour);
+            w.u8(t.minute);
+            w.u8(!t.second);
+        }
+    } else {
+        w.u8(t.hour);
+        w.u8(t.minute);
+        w.u8(t.second);
+        w.var_u32(t.nano);
+    }
+}
+
+fn write_offset(w: &mut Writer, o: ZoneOffset) {
+    if o.0 % 900 == 0 {
+        w.u8((o.0 / 900) as i8 as u8);
+    } else {
+        w.u8(127);
+        w.bytes(&o.0.to_le_bytes());
+    }
+}
+
+fn write_time_value(w: &mut Writer, time: &JavaTime) -> Result<()> {
+    time.check().map_err(KryoError::encode)?;
+    match time {
+        JavaTime::Duration { seconds, nanos } => {
+            w.i64(*seconds);
+            w.var_u32(*nanos);
+        }
+        JavaTime::LocalDate(d) => write_date(w, d),
+        JavaTime::LocalTime(t) => write_time(w, t),
+        JavaTime::LocalDateTime(dt) => {
+            write_date(w, &dt.date);
+            write_time(w, &dt.time);
+        }
+        JavaTime::ZoneOffset(o) => write_offset(w, *o),
+        JavaTime::ZoneRegion(id) => w.string(Some(id))?,
+        JavaTime::OffsetTime(t, o) => {
+            write_time(w, t);
+            write_offset(w, *o);
+        }
+        JavaTime::OffsetDateTime(dt, o) => {
+            write_date(w, &dt.date);
+            write_time(w, &dt.time);
+            write_offset(w, *o);
+        }
+        JavaTime::ZonedDateTime(dt, _, zone) => {
+            write_date(w, &dt.date);
+            write_time(w, &dt.time);
+            w.string(Some(&zone.to_string()))?;
+        }
+        JavaTime::Year(y) => w.var_u32(*y as u32),
+        JavaTime::YearMonth { year, month } => {
+            w.var_u32(*year as u32);
+            w.u8(*month);
+        }
+        JavaTime::MonthDay { month, day } => {
+            w.u8(*month);
+            w.u8(*day);
+        }
+        JavaTime::Period { years, months, days } => {
+            w.var_u32(*years as u32);
+            w.var_u32(*months as u32);
+            w.var_u32(*days as u32);
+        }
+        JavaTime::SqlDate(ms) | JavaTime::SqlTime(ms) => w.var_u64(*ms as u64),
+        JavaTime::SqlTimestamp { seconds, nanos } => {
+            // Kryo's DateSerializer keeps milliseconds (as Java's Kryo does).
+            let ms = seconds
+                .checked_mul(1000)
+                .and_then(|ms| ms.checked_add(i64::from(nanos / 1_000_000)))
+                .ok_or_else(|| KryoError::encode("a Timestamp out of range"))?;
+            w.var_u64(ms as u64);
+        }
+    }
+    Ok(())
+}
+
+/// `Locale.toString()` back to language, country and variant (Kryo keeps
+/// no script or extensions).
+fn locale_parts(text: &str) -> Result<(&str, &str, &str)> {
+    if text.contains('#') {
+        return Err(KryoError::encode(format!(
+            "Locale {text}: Kryo writes language, country and variant only"
+        )));
+    }
+    let mut parts = text.splitn(3, '_');
+    Ok((
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    ))
+}
+
+/// Writes a value whose class has a [`Special`] serializer; `None` for
+/// any other value.
+pub(crate) fn write(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Option<Result<()>> {
+    let class = value.java_class()?;
+    let kind = special(class)?;
+    Some(write_special(w, value, class, kind, generics))
+}
+
+fn write_special(
+    w: &mut Writer,
+    value: &KryoValue,
+    class: &str,
+    kind: Special,
+    generics: Option<&[JavaType]>,
+) -> Result<()> {
+    let mismatch = || KryoError::encode(format!("{value:?} is not a {class} Kryo can write"));
+    match (kind, value) {
+        (Special::Time(_) | Special::SqlDate, KryoValue::Time(t)) => write_time_value(w, t)?,
+        (Special::JdkEnum, KryoValue::Enum { ordinal, name, .. }) => {
+            let ordinal = ordinal
+                .or_else(|| name.as_deref().and_then(|n| crate::jdk::enums::ordinal(class, n)))
+                .ok_or_else(mismatch)?;
+            w.var_u32(ordinal + 1);
+        }
+        (Special::Array, KryoValue::Collection { items, .. }) => write_array(w, class, items)?,
+        (Special::Immutable { .. }, KryoValue::Collection { items, .. }) => {
+            tree::write_collection(w, items, generics, false, false)?
+        }
+        (Special::Immutable { .. }, KryoValue::Map { entries, .. }) => {
+            tree::write_map(w, entries, generics, false, false)?
+        }
+        (Special::Sorted { .. }, KryoValue::Collection { items, .. }) => {
+            tree::write_collection(w, items, generics, true, true)?
+        }
+        (Special::Sorted { .. }, KryoValue::Map { entries, .. }) => tree::write_map(w, entries, generics, true, true)?,
+        (Special::Empty { .. }, KryoValue::Collection { items, .. }) if items.is_empty() => {}
+        (Special::Empty { .. }, KryoValue::Map { entries, .. }) if entries.is_empty() => {}
+        (Special::Singleton { .. }, KryoValue::Collection { items, .. }) if items.len() == 1 => {
+            tree::write_classed(w, &items[0], None)?
+        }
+        (Special::Singleton { .. }, KryoValue::Map { entries, .. }) if entries.len() == 1 => {
+            tree::write_classed(w, &entries[0].0, None)?;
+            tree::write_classed(w, &entries[0].1, None)?;
+        }
+        (Special::EnumSet, KryoValue::EnumSet { element, items, .. }) => {
+            tree::write_class(w, element)?;
+            w.var_u32(u32::try_from(items.len()).map_err(|_| mismatch())?);
+            for item in items {
+                match item {
+                    KryoValue::Enum { ordinal, name, .. } => {
+                        let ordinal = ordinal
+                            .or_else(|| name.as_deref().and_then(|n| crate::jdk::enums::ordinal(element, n)))
+                            .ok_or_else(|| {
+                                KryoError::encode(format!(
+                                    "{element}.{}: Kryo writes an enum constant's ordinal, which this value lacks \
+                                     (describe the enum in a schema)",
+                                    name.as_deref().unwrap_or("?")
+                                ))
+                            })?;
+                        w.var_u32(ordinal + 1);
+                    }
+                    _ => return Err(mismatch()),
+                }
+            }
+        }
+        (Special::Optional | Special::AtomicReference, KryoValue::Wrapped { value, .. }) => {
+            tree::write_classed(w, value, None)?
+        }
+        (Special::AtomicInteger, KryoValue::Wrapped { value, .. }) => match **value {
+            KryoValue::Int(v) => w.bytes(&v.to_le_bytes()),
+            _ => return Err(mismatch()),
+        },
+        (Special::AtomicLong, KryoValue::Wrapped { value, .. }) => match **value {
+            KryoValue::Long(v) => w.i64(v),
+            _ => return Err(mismatch()),
+        },
+        (Special::AtomicBoolean, KryoValue::Wrapped { value, .. }) => match **value {
+            KryoValue::Boolean(v) => w.bool(v),
+            _ => return Err(mismatch()),
+        },
+        (Special::Text | Special::Link, KryoValue::Wrapped { value, .. }) => match &**value {
+            KryoValue::String(s) => w.string(Some(s))?,
+            _ => return Err(mismatch()),
+        },
+        (Special::Locale, KryoValue::Wrapped { value, .. }) => match &**value {
+            KryoValue::String(s) => {
+                let (language, country, variant) = locale_parts(s)?;
+                w.string(Some(language))?;
+                w.string(Some(country))?;
+                w.string(Some(variant))?;
+            }
+            _ => return Err(mismatch()),
+        },
+        (Special::BitSet, KryoValue::Wrapped { value, .. }) => match &**value {
+            KryoValue::Collection { items, .. } => {
+                // BitSet.toLongArray(): no trailing zero words.
+                let words: Vec<i64> = items
+                    .iter()
+                    .map(|i| match i {
+                        KryoValue::Long(v) => Ok(*v),
+                        _ => Err(mismatch()),
+                    })
+                    .collect::<Result<_>>()?;
+                let used = words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+                w.var_u32(used as u32);
+                for word in &words[..used] {
+                    w.i64(*word);
+                }
+            }
+            _ => return Err(mismatch()),
+        },
+        (Special::JavaSerialized, _) => {
+            return Err(KryoError::encode(format!(
+                "{class} is written by Kryo's JavaSerializer (Java serialization inside Kryo), which delayq reads \
+                 but does not write"
+            )))
+        }
+        _ => return Err(mismatch()),
+    }
+    Ok(())
+}
+
+fn write_array(w: &mut Writer, class: &str, items: &[KryoValue]) -> Result<()> {
+    let element = array_element(class).ok_or_else(|| KryoError::encode(format!("{class} is no array class")))?;
+    w.var_u32(Writer::len_plus_one(items.len())?);
+    let bad = |item: &KryoValue| {
+        KryoValue::java_class(item).map_or_else(
+            || KryoError::encode(format!("a null in a {element}[]")),
+            |c| KryoError::encode(format!("a {c} in a {element}[]")),
+        )
+    };
+    match Primitive::from_name(element) {
+        Some(p) => {
+            for item in items {
+                match (p, item) {
+                    (Primitive::Boolean, KryoValue::Boolean(v)) => w.bool(*v),
+                    (Primitive::Byte, KryoValue::Byte(v)) => w.u8(*v as u8),
+                    (Primitive::Char, KryoValue::Char(v)) => w.u16(*v),
+                    (Primitive::Short, KryoValue::Short(v)) => w.i16(*v),
+                    (Primitive::Int, KryoValue::Int(v)) => w.var_i32(*v),
+                    (Primitive::Long, KryoValue::Long(v)) => w.var_i64(*v),
+                    (Primitive::Float, KryoValue::Float(v)) => w.f32(*v),
+                    (Primitive::Double, KryoValue::Double(v)) => w.f64(*v),
+                    _ => return Err(bad(item)),
+                }
+            }
+        }
+        None if element == "java.lang.String" => {
+            for item in items {
+                match item {
+                    KryoValue::String(s) => w.string(Some(s))?,
+                    KryoValue::Null => w.string(None)?,
+                    _ => return Err(bad(item)),
+                }
+            }
+        }
+        None if class::is_final_jdk_class(element) || element.starts_with('[') => {
+            let declared = JavaType::class(element, Vec::new());
+            for item in items {
+                tree::write_known(w, &declared, item, true)?;
+            }
+        }
+        None => {
+            for item in items {
+                tree::write_classed(w, item, None)?;
+            }
+        }
+    }
+    Ok(())
 }

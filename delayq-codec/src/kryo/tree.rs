@@ -434,13 +434,13 @@ fn read_entry_part(
 
 // ---------------------------------------------------------------- writing
 
-fn write_class(w: &mut Writer, class: &str) -> Result<()> {
+pub(crate) fn write_class(w: &mut Writer, class: &str) -> Result<()> {
     match class::registered_id(class) {
         Some(id) => {
             w.var_u32(id);
             Ok(())
         }
-        None if super::is_java_class(class) || class == "[B" => w.class_name(class),
+        None if super::is_java_class(class) || super::java_type::array_element(class).is_some() => w.class_name(class),
         None => Err(KryoError::encode(format!(
             "`{class}` is not a Java class name, and Kryo writes the class here: name the Rust type after its \
              Java class (#[serde(rename = \"com.example.{class}\")])"
@@ -459,9 +459,15 @@ pub(crate) fn write_classed(w: &mut Writer, value: &KryoValue, generics: Option<
 }
 
 pub(super) fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Result<()> {
+    if let Some(written) = super::jdk::write(w, value, generics) {
+        return written;
+    }
     match value {
         KryoValue::Time(_) | KryoValue::Wrapped { .. } | KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
-            return Err(KryoError::encode(format!("TODO {value:?}")))
+            return Err(KryoError::encode(format!(
+                "{} is written by Kryo's JavaSerializer (Java serialization inside Kryo), which delayq does not write",
+                value.java_class().unwrap_or_default()
+            )))
         }
         KryoValue::Null => w.u8(0),
         KryoValue::Boolean(v) => w.bool(*v),
@@ -509,8 +515,8 @@ pub(super) fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[J
                 .checked_add(1)
                 .ok_or_else(|| KryoError::encode("enum ordinal too large"))?,
         ),
-        KryoValue::Collection { items, .. } => write_collection(w, items, generics)?,
-        KryoValue::Map { entries, .. } => write_map(w, entries, generics)?,
+        KryoValue::Collection { items, .. } => write_collection(w, items, generics, true, false)?,
+        KryoValue::Map { entries, .. } => write_map(w, entries, generics, true, false)?,
         KryoValue::Object { class, fields } => {
             // Kryo's order (by name), whatever order the value came in: a
             // POJO read from Java serialization lists its primitives first.
@@ -557,7 +563,7 @@ fn null_form(declared: &JavaType) -> u8 {
 
 /// `writeObjectOrNull` (`or_null`) or `writeObject` with the serializer of
 /// a final declared type.
-fn write_known(w: &mut Writer, declared: &JavaType, value: &KryoValue, or_null: bool) -> Result<()> {
+pub(crate) fn write_known(w: &mut Writer, declared: &JavaType, value: &KryoValue, or_null: bool) -> Result<()> {
     check_known(declared, value)?;
     if matches!(value, KryoValue::Null) {
         if !or_null {
@@ -570,7 +576,10 @@ fn write_known(w: &mut Writer, declared: &JavaType, value: &KryoValue, or_null: 
     }
     let accepts = match class::builtin(declared.class_name()) {
         Some(b) => b.accepts_null(),
-        None => matches!(value, KryoValue::Enum { .. }),
+        None => match super::jdk::special(declared.class_name()) {
+            Some(kind) => kind.accepts_null(),
+            None => matches!(value, KryoValue::Enum { .. }),
+        },
     };
     if or_null && !accepts {
         w.u8(1);
@@ -603,17 +612,41 @@ fn write_field(w: &mut Writer, declared: &JavaType, value: &KryoValue) -> Result
     }
 }
 
-fn write_collection(w: &mut Writer, items: &[KryoValue], generics: Option<&[JavaType]>) -> Result<()> {
+/// `CollectionSerializer` (see [`read_collection`] for the options).
+pub(crate) fn write_collection(
+    w: &mut Writer,
+    items: &[KryoValue],
+    generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
+) -> Result<()> {
+    // A sorted collection's comparator: null, natural order.
+    let header = |w: &mut Writer| {
+        if comparator {
+            w.u8(0);
+        }
+    };
     if items.is_empty() {
         w.u8(1);
+        header(w);
         return Ok(());
+    }
+    let has_null = items.iter().any(|v| matches!(v, KryoValue::Null));
+    if has_null && !can_be_null {
+        return Err(KryoError::encode(
+            "a null in a collection that holds none (List.of, Set.of)",
+        ));
     }
     let len = Writer::len_plus_one(items.len())?;
     let element = generics.and_then(|g| g.first());
     let nested = element.and_then(JavaType::generic_args);
     if let Some(element) = element.filter(|e| e.is_final()) {
-        let has_null = items.iter().any(|v| matches!(v, KryoValue::Null));
-        w.var_flag(has_null, len);
+        if can_be_null {
+            w.var_flag(has_null, len);
+        } else {
+            w.var_u32(len);
+        }
+        header(w);
         for item in items {
             write_known(w, element, item, has_null)?;
         }
@@ -635,20 +668,25 @@ fn write_collection(w: &mut Writer, items: &[KryoValue], generics: Option<&[Java
     }
     if mixed {
         w.var_flag(false, len);
+        header(w);
         for item in items {
             write_classed(w, item, nested)?;
         }
         return Ok(());
     }
     w.var_flag(true, len);
+    header(w);
     let Some(class) = common else {
         // All null.
         w.u8(0);
         return Ok(());
     };
     write_class(w, class)?;
-    w.bool(has_null);
+    if can_be_null {
+        w.bool(has_null);
+    }
     let accepts = class::builtin(class).is_some_and(Builtin::accepts_null)
+        || super::jdk::special(class).is_some_and(super::jdk::Special::accepts_null)
         || items.iter().any(|v| matches!(v, KryoValue::Enum { .. }));
     for item in items {
         if matches!(item, KryoValue::Null) {
@@ -663,22 +701,32 @@ fn write_collection(w: &mut Writer, items: &[KryoValue], generics: Option<&[Java
     Ok(())
 }
 
-fn write_map(w: &mut Writer, entries: &[(KryoValue, KryoValue)], generics: Option<&[JavaType]>) -> Result<()> {
+/// `MapSerializer` (see [`read_map`] for the options).
+pub(crate) fn write_map(
+    w: &mut Writer,
+    entries: &[(KryoValue, KryoValue)],
+    generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
+) -> Result<()> {
     w.var_u32(Writer::len_plus_one(entries.len())?);
+    if comparator {
+        w.u8(0);
+    }
     let (key, value) = match generics {
         Some([k, v]) => (Some(k), Some(v)),
         _ => (None, None),
     };
     for (k, v) in entries {
-        write_entry_part(w, key, k)?;
-        write_entry_part(w, value, v)?;
+        write_entry_part(w, key, k, can_be_null)?;
+        write_entry_part(w, value, v, can_be_null)?;
     }
     Ok(())
 }
 
-fn write_entry_part(w: &mut Writer, declared: Option<&JavaType>, value: &KryoValue) -> Result<()> {
+fn write_entry_part(w: &mut Writer, declared: Option<&JavaType>, value: &KryoValue, can_be_null: bool) -> Result<()> {
     match declared {
-        Some(d) if d.is_final() => write_known(w, d, value, true),
+        Some(d) if d.is_final() => write_known(w, d, value, can_be_null),
         Some(d) => write_classed(w, value, d.generic_args()),
         None => write_classed(w, value, None),
     }
