@@ -397,3 +397,33 @@ fn java_reads_back_equal_what_delayq_writes() {
     println!("not written (typed encode errors): {not_written}");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// `detect` names the codec that wrote every corpus payload: never a codec
+/// that reads only part of it, or another meaning of its bytes (a River
+/// `boolean[]` as a Kryo `Float`, River arrays or a default-package River
+/// enum as text).
+#[test]
+fn detect_names_the_codec_of_every_jdk_type() {
+    use delayq_codec::detect::{detect, Untyped};
+    let doc = fixture();
+    let schema = schema();
+    let mut wrong = Vec::new();
+    for codec in BINARY {
+        for (case, rec) in doc["codecs"][codec].as_object().unwrap() {
+            let Some(hex_text) = rec["hex"].as_str() else { continue };
+            let found = detect(&hex(hex_text), Some(&schema), DEFAULT_MAX_DECOMPRESSED);
+            // LZ4Codec and LZ4CodecV2 frame a block alike (see detect's docs).
+            let want = if *codec == "lz4v2" { "lz4" } else { codec };
+            // Bytes only where delayq refuses the payload (named for its codec still).
+            let refused = read(codec, &hex(hex_text), &schema).is_err();
+            let read_whole = !matches!(found.value, Untyped::Bytes(_)) || refused;
+            if found.codec != want || !read_whole {
+                wrong.push(format!(
+                    "{codec} {case}: detected as {} ({:?})",
+                    found.codec, found.value
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
