@@ -239,7 +239,10 @@ fn every_jdk_type_reads_as_java_reads_it_or_is_refused_by_name() {
         match outcome {
             Outcome::Right => c.0 += 1,
             Outcome::RightWithoutOffset => c.3 += 1,
-            Outcome::Refused(_) => c.1 += 1,
+            Outcome::Refused(why) => {
+                c.1 += 1;
+                println!("refused: {codec} {case}: {why}");
+            }
             Outcome::Wrong(why) => {
                 c.2 += 1;
                 wrong.push(format!("{codec} {case}: {why}"));

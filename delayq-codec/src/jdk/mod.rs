@@ -12,10 +12,10 @@
 //! fields): [`finish`] refuses it, naming the class.
 
 pub(crate) mod enums;
-mod objects;
+pub(crate) mod objects;
 pub(crate) mod time_ser;
 
-pub(crate) use self::objects::{interpret, locale_text, twos_complement, Custom, Graph, Level, Shape};
+pub(crate) use self::objects::{interpret, locale_text, Custom, Graph, Level, Shape};
 
 use crate::kryo::KryoValue;
 

@@ -581,12 +581,12 @@ pub(crate) fn interpret<G: Graph>(g: &mut G, class: &str, levels: &[Level<'_, G:
         | "java.util.concurrent.atomic.AtomicLong"
         | "java.util.concurrent.atomic.AtomicReference" => {
             let inner = o.field("value")?;
-            let fits = match (class, o.g.leaf(inner)) {
+            let fits = matches!(
+                (class, o.g.leaf(inner)),
                 ("java.util.concurrent.atomic.AtomicInteger", Some(KryoValue::Int(_)))
-                | ("java.util.concurrent.atomic.AtomicLong", Some(KryoValue::Long(_))) => true,
-                ("java.util.concurrent.atomic.AtomicReference", _) => true,
-                _ => false,
-            };
+                    | ("java.util.concurrent.atomic.AtomicLong", Some(KryoValue::Long(_)))
+                    | ("java.util.concurrent.atomic.AtomicReference", _)
+            );
             if !fits {
                 return Err(o.bad("value"));
             }

@@ -401,9 +401,9 @@ impl fmt::Display for LocalDate {
 fn write_nanos(f: &mut fmt::Formatter<'_>, nano: u32) -> fmt::Result {
     if nano == 0 {
         Ok(())
-    } else if nano % 1_000_000 == 0 {
+    } else if nano.is_multiple_of(1_000_000) {
         write!(f, ".{:03}", nano / 1_000_000)
-    } else if nano % 1000 == 0 {
+    } else if nano.is_multiple_of(1000) {
         write!(f, ".{:06}", nano / 1000)
     } else {
         write!(f, ".{nano:09}")
@@ -435,7 +435,7 @@ impl fmt::Display for ZoneOffset {
         let abs = self.0.unsigned_abs();
         let sign = if self.0 < 0 { '-' } else { '+' };
         write!(f, "{sign}{:02}:{:02}", abs / 3600, abs / 60 % 60)?;
-        if abs % 60 != 0 {
+        if !abs.is_multiple_of(60) {
             write!(f, ":{:02}", abs % 60)?;
         }
         Ok(())

@@ -227,8 +227,6 @@ pub(super) mod jdk {
     pub(in crate::marshalling) const HASH_SET_UID: i64 = -5024744406713321676;
     pub(in crate::marshalling) const LINKED_HASH_SET: &str = "java.util.LinkedHashSet";
     pub(in crate::marshalling) const LINKED_HASH_SET_UID: i64 = -2851667679971038690;
-    pub(in crate::marshalling) const TREE_MAP: &str = "java.util.TreeMap";
-    pub(in crate::marshalling) const TREE_SET: &str = "java.util.TreeSet";
     pub(in crate::marshalling) const DATE: &str = "java.util.Date";
     pub(in crate::marshalling) const DATE_UID: i64 = 7523967970034938905;
     pub(in crate::marshalling) const UUID: &str = "java.util.UUID";

@@ -190,22 +190,11 @@ pub(crate) fn sign_magnitude(twos: &[u8]) -> (i32, Vec<u8>) {
     (signum, magnitude)
 }
 
-/// Drops redundant sign bytes (Java's `BigInteger.toByteArray()` form).
-pub(crate) fn shortest(bytes: Vec<u8>) -> Vec<u8> {
-    let redundant = bytes
-        .windows(2)
-        .take_while(|w| (w[0] == 0 && w[1] & 0x80 == 0) || (w[0] == 0xff && w[1] & 0x80 != 0))
-        .count();
-    if bytes.is_empty() {
-        return vec![0];
-    }
-    bytes[redundant..].to_vec()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdk::twos_complement;
+    use crate::jdk::objects::twos_complement;
+    use crate::kryo::decimal::shortest;
 
     #[test]
     fn sign_magnitude_both_ways() {
