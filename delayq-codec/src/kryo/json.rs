@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | `null` | `null` |
 //! | `Boolean` | `true` / `false` |
-//! | `Byte`, `Short`, `Integer`, `Long`, `BigInteger` | number (a `BigInteger` beyond 64 bits: string) |
+//! | `Byte`, `Short`, `Integer`, `Long`, `BigInteger` | number (a `BigInteger` beyond 64 bits: string in `to_json`, every digit as a number in [`KryoValue::to_json_text`]) |
 //! | `Float`, `Double` | number (`"NaN"`, `"Infinity"`, `"-Infinity"` as strings) |
 //! | `BigDecimal` | number; [`KryoValue::to_json_text`] keeps its exact digits (`12.50`) |
 //! | `BigInteger`, `BigDecimal` beyond [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) | hexadecimal string: `"-0x1f…"`, `"0x4e2… scale 2"` (unscaled value and scale) |
@@ -13,6 +13,11 @@
 //! | `UUID` | string (`"123e4567-e89b-12d3-a456-426614174000"`) |
 //! | `Date` | string as Jackson writes it (`"2026-11-23T02:13:20.000+00:00"`) |
 //! | `Instant` | ISO-8601 string as `Instant.toString()` (`"2026-11-23T02:13:20.123Z"`) |
+//! | other `java.time` values, `java.sql` dates ([`JavaTime`](super::JavaTime)) | string, Java's `toString()` (`"2026-11-23T02:13:20.123456789"`, `"PT1H30M"`, `"Europe/Paris"`) |
+//! | `Optional`, atomics, `Currency`, `Locale`, `URI`, `URL`, `StringBuilder`, `Collections` views | the value they hold (`Optional.empty()`: `null`) |
+//! | `BitSet` | array of its set bits (`[1, 3, 64]`) |
+//! | `EnumSet` | array of constant names |
+//! | throwable | `{"class": …, "message": …, "cause": …}` |
 //! | enum | the constant's name (its ordinal, a number, without a schema) |
 //! | collection | array |
 //! | map | object (non-string keys as their JSON text; a collection, map or POJO key inside two such keys as its class in brackets, `"<java.util.HashMap>"`) |

@@ -31,12 +31,19 @@
 //!   described in a JSON schema file (format on [`KryoSchema`], and in
 //!   `compat/README.md`).
 //!
+//! The JDK types POJOs carry have Kryo serializers of their own, read and
+//! written here: `java.time` and `java.sql` dates, arrays, `List.of` and
+//! the `Collections` singletons and empties, natural-order sorted
+//! collections, `EnumSet`, `Optional`, atomics, `BitSet`, `Currency`,
+//! `Locale`, `URI`, `URL`, `StringBuilder`, JDK enums. What Redisson hands
+//! to Kryo's `JavaSerializer` (the `Collections` views, `EnumMap`,
+//! throwables) is Java serialization inside the payload: read, not written.
+//!
 //! Not supported, refused with a [`KryoError`] that says so: references
 //! (`Kryo5Codec(..., useReferences = true)`), registered classes
-//! (`Kryo5Codec(allowedClasses, ...)` with classes), classes Redisson writes
-//! with Java serialization or Kryo's special serializers (`TreeMap`,
-//! `EnumMap`, unmodifiable and immutable collections, exceptions), arrays
-//! other than `byte[]`, and Java records.
+//! (`Kryo5Codec(allowedClasses, ...)` with classes), sorted collections
+//! with a `Comparator`, other JDK classes with serializers of their own,
+//! and Java records.
 
 pub(crate) mod class;
 mod de;
