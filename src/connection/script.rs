@@ -280,6 +280,7 @@ pub(crate) struct Scripts {
     pub ack_batch: Script,
     pub ack: Script,
     pub nack: Script,
+    pub release_unhandled: Script,
     pub extend: Script,
     pub reap: Script,
     pub requeue_dead_letters: Script,
@@ -349,6 +350,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ack_batch: lua!("ack_batch", Safe),
     ack: lua!("ack", Safe),
     nack: lua!("nack", Safe),
+    // Numbered along a lane: a resend answers what the first run gave back
+    // and moves nothing twice (a delivery leaves the lease set once).
+    release_unhandled: lua!("release_unhandled", Safe),
     extend: lua!("extend", Safe),
     // Numbered along a lane: a resend answers what the first run returned.
     reap: lua!("reap", Safe),

@@ -59,6 +59,8 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
     let slots = Arc::new(Semaphore::new(concurrency));
     let (acks, acker) = acks::start(queue.clone(), context.counters.clone());
     let mut running = JoinSet::new();
+    // Give-backs of values held ahead on their way.
+    let mut releases = JoinSet::new();
     // Batch takes on their way (see `take_ready_batch`), each with how many
     // values it asked for; `claiming` is their sum.
     let mut claims = FuturesUnordered::new();
@@ -81,13 +83,21 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             break;
         }
         while running.try_join_next().is_some() {}
+        while releases.try_join_next().is_some() {}
+        // Paused: what is held goes back once every claim on its way has
+        // answered, all in one release, so that the head is in claim order
+        // again (a claim answering later would put its values in front).
+        let paused = context.paused.load(Ordering::Relaxed);
+        if paused && claims.is_empty() {
+            give_back(&context, buffer.drain(), SETTLE_TIMEOUT, &mut releases);
+        }
         // Buffered deliveries to free slots, oldest first; one that waited
         // too long goes back first in line instead.
-        while !buffer.is_empty() {
+        while !paused && !buffer.is_empty() {
             let stale = buffer.stale();
             if !stale.is_empty() {
                 context.pace.stalled();
-                give_back(&context, stale, &mut running);
+                give_back(&context, stale, SETTLE_TIMEOUT, &mut releases);
                 continue;
             }
             let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
@@ -99,7 +109,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
             };
             running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
         }
-        if probing.is_none() && claims.is_empty() && !buffer.is_empty() && Instant::now() >= probe_from {
+        if !paused && probing.is_none() && claims.is_empty() && !buffer.is_empty() && Instant::now() >= probe_from {
             let context = Arc::clone(&context);
             probing = Some(Box::pin(async move { context.queue.is_paused_now().await }));
         }
@@ -109,7 +119,7 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
         // empty (or paused, or rate-limited) queue is waited on, with one
         // blocking take.
         let backing_off = Instant::now() < claims_from;
-        let batching = context.limiter.is_none() && !context.paused.load(Ordering::Relaxed) && !wait;
+        let batching = context.limiter.is_none() && !paused && !wait;
         if batching && !backing_off && claims.len() < CLAIMS_AT_ONCE {
             let target = slots.available_permits() + context.pace.ahead();
             let held = buffer.len() + claiming;
@@ -163,25 +173,20 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                             claims_from = Instant::now() + failed_take(&queue, &error, &mut pause);
                         }
                     }
+                    // Taken before a pause, not started: given back with
+                    // the rest once no claim is on its way.
                     buffer.answered(claim, sent, taken_in);
-                    if context.paused.load(Ordering::Relaxed) {
-                        // Taken before the pause, not started: first in line again.
-                        give_back(&context, buffer.drain(), &mut running);
-                    }
                 }
                 probed = async { probing.as_mut().expect("a probe on its way").await }, if probing.is_some() => {
                     probing = None;
                     probe_from = Instant::now() + PAUSE_PROBE;
                     match probed {
-                        Ok(true) => {
-                            context.paused.store(true, Ordering::Relaxed);
-                            give_back(&context, buffer.drain(), &mut running);
-                        }
+                        Ok(true) => context.paused.store(true, Ordering::Relaxed),
                         Ok(false) => {}
                         Err(error) => tracing::debug!(queue, %error, "could not ask whether the queue is paused"),
                     }
                 }
-                slot = Arc::clone(&slots).acquire_owned(), if !buffer.is_empty() => {
+                slot = Arc::clone(&slots).acquire_owned(), if !paused && !buffer.is_empty() => {
                     let slot = slot.expect("the semaphore is never closed");
                     if let Some(delivery) = buffer.pop() {
                         running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
@@ -190,6 +195,17 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
                 // A handler ended: its slot may take a claim.
                 Some(_) = running.join_next(), if buffer.is_empty() && !running.is_empty() => {}
                 _ = sleep_until(wake_at), if wake_at.is_some() => {}
+            }
+            continue;
+        }
+        // A take moves a value, then claims it (a paused queue's claim puts
+        // it back at the head): a give-back landing between the two would
+        // go behind that value. It waits for the give-backs on their way.
+        if !releases.is_empty() {
+            tokio::select! {
+                biased;
+                _ = stop.cancelled() => break,
+                _ = releases.join_next() => {}
             }
             continue;
         }
@@ -228,11 +244,27 @@ pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurr
         buffered = buffer.len(),
         "worker stopping; letting handlers finish"
     );
-    // Batch takes still on their way are dropped: what they claimed goes
-    // back to the head, uncounted (they are cancel safe). So do the
-    // deliveries no handler started.
+    // What no handler started goes back to the head, uncounted, in one
+    // release: the buffer's and what the claims on their way bring (awaited
+    // within the same deadline; past it they are dropped, and what they
+    // claimed goes back on its own: they are cancel safe).
+    let deadline = Instant::now() + SETTLE_TIMEOUT;
+    while let Ok(Some((claim, _, sent, taken))) = tokio::time::timeout_at(deadline, claims.next()).await {
+        let mut taken_in = Vec::new();
+        if let Ok(Batch::Taken(deliveries)) = taken {
+            for delivery in deliveries {
+                match delivery {
+                    Ok(delivery) => taken_in.push(delivery),
+                    Err(error) => undecodable(&context, error),
+                }
+            }
+        }
+        buffer.answered(claim, sent, taken_in);
+    }
     drop(claims);
-    give_back(&context, buffer.drain(), &mut running);
+    let left = deadline.saturating_duration_since(Instant::now());
+    give_back(&context, buffer.drain(), left, &mut releases);
+    while releases.join_next().await.is_some() {}
     while running.join_next().await.is_some() {}
     // The last acks: sent before the worker reports it has stopped.
     drop(acks);
@@ -255,39 +287,29 @@ type Probe = Pin<Box<dyn Future<Output = Result<bool, Error>> + Send>>;
 const PAUSE_PROBE: Duration = Duration::from_millis(100);
 
 /// Gives deliveries no handler started back to the queue's head, uncounted,
-/// in their order (the last first), in a task of the worker's.
-fn give_back<T: Send + 'static>(context: &Arc<Context<T>>, deliveries: Vec<Delivery<T>>, running: &mut JoinSet<()>) {
+/// in one ordered release (`DeliveryLease::release_unhandled`), in a task
+/// of the worker's, within `within` (then their visibility timeout gives
+/// back what is left).
+fn give_back<T: Send + 'static>(
+    context: &Arc<Context<T>>,
+    deliveries: Vec<Delivery<T>>,
+    within: Duration,
+    releases: &mut JoinSet<()>,
+) {
     if deliveries.is_empty() {
         return;
     }
+    let queue = context.queue.name().to_owned();
     tracing::debug!(
-        queue = context.queue.name(),
+        queue,
         values = deliveries.len(),
         "giving back values claimed ahead that no handler started"
     );
-    let queue = context.queue.name().to_owned();
-    running.spawn(async move {
-        // Last first, so that the head is in claim order again; one
-        // deadline for all (with Redis out of reach, one release would wait
-        // it out on its own), then the visibility timeout gives back the rest.
-        let mut left = deliveries;
-        let giving = async {
-            while let Some(delivery) = left.pop() {
-                let (_, mut lease) = delivery.into_parts();
-                if let Err(error) = lease.release(Release::Unhandled).await {
-                    tracing::warn!(queue, %error, "could not give back a value held ahead; its visibility timeout will");
-                }
-            }
-        };
-        if tokio::time::timeout(SETTLE_TIMEOUT, giving).await.is_err() {
-            tracing::warn!(
-                queue,
-                values = left.len(),
-                "Redis did not take back the values held ahead in time; their visibility timeout will"
-            );
-            for delivery in left {
-                delivery.into_parts().1.abandon();
-            }
+    let leases: Vec<DeliveryLease> = deliveries.into_iter().map(|d| d.into_parts().1).collect();
+    releases.spawn(async move {
+        let values = leases.len();
+        if let Err(error) = DeliveryLease::release_unhandled(leases, within).await {
+            tracing::warn!(queue, values, %error, "could not give back the values held ahead; their visibility timeout will");
         }
     });
 }

@@ -11,7 +11,7 @@ use crate::connection::detached::{detach, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{DecodeError, Error, Result};
-use crate::queue::reliable::delivery::{member, Delivery, DeliveryLease, Release};
+use crate::queue::reliable::delivery::{member, Delivery, DeliveryLease, IN_BACKGROUND};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
 
@@ -145,12 +145,12 @@ impl<T: 'static> ReliableQueue<T> {
                 let Ok(Some((_, claimed))) = reply.and_then(parse) else {
                     return;
                 };
-                // Last first, so that the head is in list order again.
-                for member in members(batch, &claimed).into_iter().rev() {
-                    let mut lease = DeliveryLease::new(core.clone(), &keys, settings, member);
-                    if let Err(error) = lease.release(Release::Unhandled).await {
-                        tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
-                    }
+                // In one release, so that the head is in list order again.
+                let leases = (members(batch, &claimed).into_iter())
+                    .map(|member| DeliveryLease::new(core.clone(), &keys, settings, member))
+                    .collect();
+                if let Err(error) = DeliveryLease::release_unhandled(leases, IN_BACKGROUND).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give back values claimed for a take that stopped waiting; their visibility timeout will");
                 }
             }
         };

@@ -15,6 +15,8 @@ use crate::queue::Core;
 use crate::wire::format;
 use crate::wire::keys::QueueKeys;
 
+mod release_unhandled;
+pub(crate) use release_unhandled::IN_BACKGROUND;
 #[cfg(feature = "opentelemetry")]
 mod traces;
 
@@ -313,13 +315,6 @@ impl DeliveryLease {
         #[cfg(feature = "opentelemetry")]
         traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
         release(&self.core, &self.keys, self.settings, &self.member, to).await
-    }
-
-    /// Lets the lease go unsettled without a give-back: its visibility
-    /// timeout returns the value (for a caller whose give-back ran out of
-    /// time: a drop would only start another).
-    pub(crate) fn abandon(mut self) {
-        self.settle();
     }
 
     fn settle(&mut self) {

@@ -100,24 +100,20 @@ impl<T: 'static> Drop for Unhandled<T> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return; // the leases' own drop has no runtime either: the visibility timeout will
         };
-        // Last first, so that the head is in list order again.
-        for delivery in deliveries.into_iter().flatten().rev() {
-            let (_, mut lease) = delivery.into_parts();
-            lease.settle();
-            let (core, keys, settings, member) = (
-                lease.core.clone(),
-                lease.keys.clone(),
-                lease.settings,
-                lease.member.clone(),
-            );
-            let counted = core.settling().enter();
-            runtime.spawn(async move {
-                if let Err(error) = super::release(&core, &keys, settings, &member, Release::Unhandled).await {
-                    tracing::warn!(queue = keys.destination(), %error, "could not give back a value taken for a caller that stopped waiting; its visibility timeout will");
-                }
-                drop(counted);
-            });
-        }
+        // In one release, so that the head is in list order again.
+        let leases: Vec<DeliveryLease> = (deliveries.into_iter().flatten())
+            .map(|delivery| delivery.into_parts().1)
+            .collect();
+        let Some(first) = leases.first() else {
+            return;
+        };
+        let (counted, queue) = (first.core.settling().enter(), first.keys.destination().to_owned());
+        runtime.spawn(async move {
+            if let Err(error) = DeliveryLease::release_unhandled(leases, super::IN_BACKGROUND).await {
+                tracing::warn!(queue, %error, "could not give back values taken for a caller that stopped waiting; their visibility timeout will");
+            }
+            drop(counted);
+        });
     }
 }
 
