@@ -178,12 +178,6 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
-    /// Whether the queue is paused now (`EXISTS` on its flag): a worker
-    /// holding values ahead asks, as its claims would tell it.
-    pub(crate) async fn is_paused_now(&self) -> Result<bool> {
-        self.handle.is_paused().await
-    }
-
     /// The deliveries of a batch claim's values, decoded; counts lateness
     /// and dead letters as single claims do. Every decoded value is a
     /// `Delivery` (which gives its value back when dropped) before the first

@@ -16,7 +16,7 @@ use crate::wire::format;
 use crate::wire::keys::QueueKeys;
 
 mod release_unhandled;
-pub(crate) use release_unhandled::IN_BACKGROUND;
+pub(in crate::queue::reliable) use release_unhandled::IN_BACKGROUND;
 #[cfg(feature = "opentelemetry")]
 mod traces;
 
@@ -42,7 +42,7 @@ pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
 /// Where a released delivery's value goes (`lua/nack.lua`): the lease
 /// ends without an ack.
 #[derive(Debug, Clone)]
-pub(crate) enum Release {
+pub(in crate::queue::reliable) enum Release {
     /// The destination's head: first in line again (shutdown).
     Head,
     /// The destination's head, and not counted as a delivery: the value
@@ -202,13 +202,23 @@ pub(crate) struct DeliveryLease {
 }
 
 impl DeliveryLease {
-    pub(crate) fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
+    pub(in crate::queue::reliable) fn new(
+        core: Arc<Core>,
+        keys: &QueueKeys,
+        settings: Settings,
+        member: Bytes,
+    ) -> Self {
         Self::shared(core, Arc::new(keys.clone()), settings, member)
     }
 
     /// As [`new`](Self::new), with the queue's keys shared, not copied (a
     /// copy is a dozen strings: too many for each delivery of a busy queue).
-    pub(crate) fn shared(core: Arc<Core>, keys: Arc<QueueKeys>, settings: Settings, member: Bytes) -> Self {
+    pub(in crate::queue::reliable) fn shared(
+        core: Arc<Core>,
+        keys: Arc<QueueKeys>,
+        settings: Settings,
+        member: Bytes,
+    ) -> Self {
         let token = core
             .reliable_queues()
             .outstanding
@@ -238,7 +248,7 @@ impl DeliveryLease {
         Ok(reply::int(&value)? == 1)
     }
 
-    pub(crate) async fn ack(&mut self) -> Result<bool> {
+    pub(in crate::queue::reliable) async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
@@ -267,7 +277,7 @@ impl DeliveryLease {
     /// a run of `lane` (one ack at a time per lane), retried through
     /// connection failures as [`ack`](Self::ack) is; each `true` when
     /// acked, `false` when too late. Every lease is settled.
-    pub(crate) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
+    pub(in crate::queue::reliable) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
         let Some(first) = leases.first() else {
             return Ok(Vec::new());
         };
@@ -307,7 +317,25 @@ impl DeliveryLease {
         acked
     }
 
-    pub(crate) async fn release(&mut self, to: Release) -> Result<bool> {
+    /// Gives the value back to be delivered again after `delay`: through
+    /// the delayed queue, or at once to the tail for a zero delay (a
+    /// worker's retry). `false` when it was no longer in flight.
+    pub(crate) async fn retry_after(&mut self, delay: Duration) -> Result<bool> {
+        self.release(Release::After(delay)).await
+    }
+
+    /// Moves the value to the dead-letter list, `why` recorded beside it.
+    pub(crate) async fn dead_letter(&mut self, why: String) -> Result<bool> {
+        self.release(Release::DeadLetter(why)).await
+    }
+
+    /// Gives the value back first in line, counted (its handler was
+    /// cancelled by a shutdown).
+    pub(crate) async fn give_back_first(&mut self) -> Result<bool> {
+        self.release(Release::Head).await
+    }
+
+    pub(in crate::queue::reliable) async fn release(&mut self, to: Release) -> Result<bool> {
         // Settled first: the release runs in a task of its own (see
         // `Request::apply_retrying`) that a caller who stops waiting does not
         // stop, so `Drop` must not send a second one.
@@ -351,7 +379,7 @@ const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
 /// request (see `src/connection/request.rs`): retried through connection
 /// failures, it applies once and a retry gets the first run's answer.
 /// `false` when the delivery was no longer in flight.
-pub(crate) async fn release(
+pub(in crate::queue::reliable) async fn release(
     core: &Core,
     keys: &QueueKeys,
     settings: Settings,
