@@ -104,7 +104,7 @@ impl RawRedis {
     /// test), and only its EVALSHA requests carry this SHA1 (a fault
     /// proxy's pattern).
     pub async fn load_script(&self, own: &str) -> String {
-        let body = delayq::__SCRIPT_LIBS.concat() + own;
+        let body = delayq::__script_body(own);
         self.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
         delayq::fred::util::sha1_hash(&body)
     }
