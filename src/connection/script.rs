@@ -395,6 +395,7 @@ pub(crate) struct Scripts {
     pub ack_batch: Script,
     pub ack: Script,
     pub nack: Script,
+    pub release_unhandled: Script,
     pub extend: Script,
     pub reap: Script,
     pub requeue_dead_letters: Script,
@@ -611,6 +612,13 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Events,
             Request
         ]
+    ),
+    // Numbered along a lane: a resend answers what the first run gave back
+    // and moves nothing twice (a delivery leaves the lease set once).
+    release_unhandled: lua!(
+        "release_unhandled",
+        Safe,
+        [Leases, Destination, Counts, CountsExpiry, Traces, TracesExpiry, Lane, EventsConfig, Events]
     ),
     extend: lua!("extend", Safe, [Leases]),
     // Numbered along a lane: a resend answers what the first run returned.
