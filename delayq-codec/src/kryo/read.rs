@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::error::{KryoError, KryoErrorKind, Result};
 use super::{MAX_ALL_NULL, MAX_DEPTH};
+use crate::bounds::{self, max_value_bytes};
 
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
@@ -15,6 +16,8 @@ pub(crate) struct Reader<'a> {
     /// Elements all-null collections may still claim in this payload (they
     /// take no bytes, so their count is bounded per payload, not by its size).
     nulls_left: u32,
+    /// Bytes the decoded value may still take ([`max_value_bytes`]).
+    value_left: usize,
     /// Class names by the name id Kryo gave them in this payload: ids
     /// 0, 1, 2... as Kryo numbers them, then any other (ids are the
     /// payload's to choose).
@@ -29,6 +32,7 @@ impl<'a> Reader<'a> {
             pos: 0,
             depth: 0,
             nulls_left: MAX_ALL_NULL,
+            value_left: max_value_bytes(buf.len()),
             names: Vec::new(),
             other_names: HashMap::new(),
         }
@@ -209,7 +213,8 @@ impl<'a> Reader<'a> {
     }
 
     /// The size of an all-null collection, taken from what this payload may
-    /// still claim ([`MAX_ALL_NULL`] in all).
+    /// still claim ([`MAX_ALL_NULL`] in all), its elements counted against
+    /// the value's bytes before they are made.
     pub(super) fn all_null_count(&mut self, len: u32) -> Result<usize> {
         if len > self.nulls_left {
             return Err(self.error(
@@ -217,8 +222,27 @@ impl<'a> Reader<'a> {
                 format!("all-null collections of more than {MAX_ALL_NULL} elements in one payload"),
             ));
         }
+        self.charge((len as usize).saturating_mul(bounds::VALUE))?;
         self.nulls_left -= len;
         Ok(len as usize)
+    }
+
+    /// Counts `bytes` of the decoded value against [`max_value_bytes`],
+    /// before they are allocated.
+    pub(super) fn charge(&mut self, bytes: usize) -> Result<()> {
+        match self.value_left.checked_sub(bytes) {
+            Some(left) => {
+                self.value_left = left;
+                Ok(())
+            }
+            None => Err(self.error(
+                KryoErrorKind::TooLarge,
+                format!(
+                    "the value would take more than {} bytes (256 per payload byte, plus 1 MiB)",
+                    max_value_bytes(self.buf.len())
+                ),
+            )),
+        }
     }
 
     /// `readString`: `None` for Java's null.

@@ -479,8 +479,11 @@ fn map_keys_in_map_keys_print_in_size_linear_in_the_payload() {
     }
 }
 
+/// An all-null collection is its size alone: its elements count against
+/// the bytes the value may take ([`max_value_bytes`](crate::bounds::max_value_bytes)),
+/// 64 each, between all the collections of a payload.
 #[test]
-fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
+fn all_null_collections_cannot_claim_more_than_the_value_bound_between_them() {
     let nulls = |n: usize| KryoValue::Collection {
         class: "java.util.ArrayList".into(),
         items: vec![KryoValue::Null; n],
@@ -489,13 +492,13 @@ fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
         class: "java.util.ArrayList".into(),
         items: vec![nulls(each); n],
     };
-    let half = MAX_ALL_NULL as usize / 2;
-    let at_limit = lists(2, half).encode().unwrap();
-    assert!(at_limit.len() < 64, "{} bytes", at_limit.len());
-    assert!(KryoValue::decode(&at_limit, None).is_ok());
-    assert!(from_slice::<Vec<Vec<Option<String>>>>(&at_limit).is_ok());
-    // Each list is within the limit, the three together are not.
-    let over = lists(3, half).encode().unwrap();
+    // 1 MiB (the bound's floor) holds 16,384 nulls, less the lists themselves.
+    let within = lists(2, 8_000).encode().unwrap();
+    assert!(within.len() < 64, "{} bytes", within.len());
+    assert!(KryoValue::decode(&within, None).is_ok());
+    assert!(from_slice::<Vec<Vec<Option<String>>>>(&within).is_ok());
+    // Each list is within the bound, the three together are not.
+    let over = lists(3, 8_000).encode().unwrap();
     let err = KryoValue::decode(&over, None).unwrap_err();
     assert_eq!(err.kind(), KryoErrorKind::TooLarge, "{err}");
     assert_eq!(
