@@ -516,3 +516,72 @@ fn a_huge_class_name_is_shortened_in_messages() {
     assert!(err.message().len() < 400, "{} bytes", err.message().len());
     assert!(err.message().contains("(100004 bytes)"), "{}", err.message());
 }
+
+/// Kryo 5's `FieldSerializer` writes a subclass's fields and its
+/// superclasses' together, sorted by name (`CachedFields.rebuild`: the
+/// declared fields of each class up to `Object`, then a stable sort), so a
+/// field the subclass redeclares comes first of the two.
+#[test]
+fn a_subclass_reads_its_superclasses_fields_in_kryo_order() {
+    let schema = KryoSchema::from_json(
+        r#"{"classes": {
+            "shop.Base": {"fields": {"id": "String", "zone": "int"}},
+            "shop.Order": {"extends": "shop.Base", "fields": {"amount": "long", "note": "String"}},
+            "shop.Rush": {"extends": "shop.Order", "fields": {"by": "long", "zone": "long"}}
+        }}"#,
+    )
+    .unwrap();
+    let mut raw = vec![0x01, 0x00];
+    raw.extend_from_slice(b"shop.Rus");
+    raw.push(b'h' | 0x80);
+    // amount 5, by 7, id "o-1", note null, zone (Rush's long) 9, zone (Base's int) 3.
+    raw.extend_from_slice(&[0x0a, 0x0e, b'o', b'-', b'1' | 0x80, 0x80, 0x12, 0x06]);
+    let rush = KryoValue::decode(&raw, Some(&schema)).unwrap();
+    let KryoValue::Object { fields, .. } = &rush else {
+        panic!("{rush:?}")
+    };
+    let names: Vec<_> = fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.declared.to_string()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("amount", "long".to_owned()),
+            ("by", "long".to_owned()),
+            ("id", "java.lang.String".to_owned()),
+            ("note", "java.lang.String".to_owned()),
+            ("zone", "long".to_owned()),
+            ("zone", "int".to_owned()),
+        ]
+    );
+    assert_eq!(rush.encode().unwrap(), raw);
+    assert_eq!(schema.superclass("shop.Rush"), Some("shop.Order"));
+}
+
+#[test]
+fn a_superclass_the_schema_lacks_or_a_cycle_is_an_error() {
+    for (json, why) in [
+        (r#"{"classes": {"a.B": {"extends": "a.A", "fields": {}}}}"#, "a.A"),
+        (
+            r#"{"classes": {"a.A": {"extends": "a.B", "fields": {}}, "a.B": {"extends": "a.A", "fields": {}}}}"#,
+            "cycle",
+        ),
+        (r#"{"classes": {"a.E": {"extends": "a.A", "enum": ["X"]}}}"#, "enum"),
+    ] {
+        let err = KryoSchema::from_json(json).unwrap_err();
+        assert!(err.contains(why), "{err}");
+    }
+    // A superclass replaced by an enum leaves its subclass unreadable, not short of fields.
+    let schema = KryoSchema::new()
+        .with_class("a.A", &[("x", "int")])
+        .unwrap()
+        .with_class("a.B", &[])
+        .unwrap()
+        .with_superclass("a.B", "a.A")
+        .unwrap()
+        .with_enum("a.A", &["X"]);
+    let raw = [0x01, 0x00, b'a', b'.', b'B' | 0x80];
+    let err = KryoValue::decode(&raw, Some(&schema)).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::SchemaMismatch, "{err}");
+}

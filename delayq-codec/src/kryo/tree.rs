@@ -253,7 +253,10 @@ fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Re
                 }
             }
         }
-        Some(ClassDef::Pojo { fields, .. }) => {
+        Some(def @ ClassDef::Pojo { fields, .. }) => {
+            if let Some(why) = def.unresolved() {
+                return Err(r.mismatch(format!("{class} in the schema: {why}")));
+            }
             r.charge(
                 fields
                     .iter()
