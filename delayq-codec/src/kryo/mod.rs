@@ -39,6 +39,8 @@
 //! other than `byte[]`, and Java records.
 
 mod class;
+#[cfg(feature = "class-files")]
+mod class_files;
 mod de;
 pub(crate) mod decimal;
 mod error;

@@ -59,6 +59,9 @@ pub struct KryoSchema {
     classes: HashMap<String, ClassDef>,
 }
 
+/// A class's fields, with their declared types.
+type Fields = Vec<(String, JavaType)>;
+
 /// One described class.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ClassDef {
@@ -72,6 +75,10 @@ pub(crate) enum ClassDef {
         /// Why the superclasses' fields are missing (a superclass the
         /// schema does not describe, or a cycle): the class is not read.
         unresolved: Option<String>,
+        /// Why Kryo's bytes for the class cannot be described (a field of a
+        /// type delayq does not read, found in its class file): the class,
+        /// and any class extending it, is not read.
+        refused: Option<String>,
         is_final: bool,
         /// Java's `serialVersionUID`, which Java serialization and JBoss
         /// Marshalling write in a class descriptor (Kryo ignores it).
@@ -119,7 +126,7 @@ pub(crate) fn field_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 impl ClassDef {
-    fn pojo(
+    pub(crate) fn pojo(
         mut own: Vec<(String, JavaType)>,
         superclass: Option<String>,
         is_final: bool,
@@ -131,6 +138,7 @@ impl ClassDef {
             own,
             superclass,
             unresolved: None,
+            refused: None,
             is_final,
             serial_version_uid,
         }
@@ -312,14 +320,14 @@ impl KryoSchema {
         self
     }
 
-    fn insert(&mut self, name: String, def: ClassDef) {
+    pub(crate) fn insert(&mut self, name: String, def: ClassDef) {
         self.classes.insert(name, def);
     }
 
     /// Gives each POJO class its superclasses' fields, then marks field
     /// types naming a final class or an enum of this schema as final.
-    fn resolve(&mut self) {
-        let chains: Vec<(String, Result<Vec<(String, JavaType)>, String>)> = self
+    pub(crate) fn resolve(&mut self) {
+        let chains: Vec<(String, Result<Fields, String>)> = self
             .classes
             .keys()
             .map(|name| (name.clone(), self.all_fields(name)))
@@ -372,16 +380,27 @@ impl KryoSchema {
     /// `CachedFields` collects the class's declared fields, then each
     /// superclass's up to `Object`, and sorts them all by name with a
     /// stable sort (a redeclared name: the subclass's first).
-    fn all_fields(&self, name: &str) -> Result<Vec<(String, JavaType)>, String> {
+    fn all_fields(&self, name: &str) -> Result<Fields, String> {
         let mut all = Vec::new();
         let mut seen = vec![name];
         let mut class = name;
         loop {
-            let Some(ClassDef::Pojo { own, superclass, .. }) = self.classes.get(class) else {
+            let Some(ClassDef::Pojo {
+                own,
+                superclass,
+                refused,
+                ..
+            }) = self.classes.get(class)
+            else {
                 return Err(format!(
                     "it extends {class}, which the schema does not describe as a POJO class"
                 ));
             };
+            match refused {
+                Some(why) if class == name => return Err(why.clone()),
+                Some(why) => return Err(format!("its superclass {class}: {why}")),
+                None => {}
+            }
             all.extend(own.iter().cloned());
             match superclass.as_deref() {
                 None => break,
