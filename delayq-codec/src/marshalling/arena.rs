@@ -92,21 +92,23 @@ pub(super) struct Arena {
     meta: Vec<Meta>,
 }
 
-impl Default for Arena {
-    fn default() -> Self {
-        Arena {
-            nodes: vec![Node::Value(KryoValue::Null)],
-            // Never taken: copied at each use (a null copies nothing).
-            meta: vec![Meta {
-                bytes: bounds::VALUE,
-                height: 1,
-                uses: u32::MAX / 2,
-            }],
-        }
-    }
-}
-
 impl Arena {
+    /// An arena for a payload of `len` bytes, with room for a node per 4
+    /// bytes (up to 4096: past it, growing costs little by comparison).
+    pub(super) fn for_payload(len: usize) -> Self {
+        let room = (len / 4).clamp(1, 4096);
+        let mut nodes = Vec::with_capacity(room);
+        let mut meta = Vec::with_capacity(room);
+        nodes.push(Node::Value(KryoValue::Null));
+        // Never taken: copied at each use (a null copies nothing).
+        meta.push(Meta {
+            bytes: bounds::VALUE,
+            height: 1,
+            uses: u32::MAX / 2,
+        });
+        Arena { nodes, meta }
+    }
+
     /// Adds a node whose children are already in the arena; `at` is where
     /// it starts in the payload, for errors.
     pub(super) fn push(&mut self, node: Node, at: usize) -> Result<NodeId> {

@@ -18,7 +18,7 @@ pub(super) fn decode(raw: &[u8]) -> Result<KryoValue> {
         input: Input::new(raw),
         classes: Classes::default(),
         instances: Instances::default(),
-        arena: Arena::default(),
+        arena: Arena::for_payload(raw.len()),
         depth: 0,
     };
     let version = r.input.u8()?;

@@ -78,16 +78,20 @@ struct Meta {
 }
 
 impl Arena {
-    pub(crate) fn new() -> Self {
-        Arena {
-            nodes: vec![Node::Leaf(KryoValue::Null)],
-            meta: vec![Meta {
-                uses: u32::MAX,
-                height: 1,
-                bytes: bounds::VALUE,
-                offset: 0,
-            }],
-        }
+    /// An arena for a payload of `len` bytes, with room for a node per 32
+    /// bytes (up to 4096: past it, growing costs little by comparison).
+    pub(crate) fn for_payload(len: usize) -> Self {
+        let room = (len / 32).clamp(1, 4096);
+        let mut nodes = Vec::with_capacity(room);
+        let mut meta = Vec::with_capacity(room);
+        nodes.push(Node::Leaf(KryoValue::Null));
+        meta.push(Meta {
+            uses: u32::MAX,
+            height: 1,
+            bytes: bounds::VALUE,
+            offset: 0,
+        });
+        Arena { nodes, meta }
     }
 
     /// A node read from `offset`, placed once.
