@@ -13,8 +13,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use delayq::error::BoxError;
 use delayq::fred::interfaces::KeysInterface;
-use delayq::{BoxError, Client, JsonCodec, Permanent, RetryPolicy};
+use delayq::worker::{Permanent, RetryPolicy};
+use delayq::{Client, JsonCodec};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Serialize, Deserialize)]

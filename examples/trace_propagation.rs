@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         async move {
             tracing::info!(%value, "handled");
             let _ = done.send(value);
-            Ok::<(), delayq::BoxError>(())
+            Ok::<(), delayq::error::BoxError>(())
         }
     });
     let value = tokio::time::timeout(Duration::from_secs(30), handled.recv())

@@ -1,3 +1,4 @@
+-- LIBS: element events
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a

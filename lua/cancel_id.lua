@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids events
 -- cancel_id: remove the pending element with an id (DelayedQueue::cancel).
 -- KEYS: 1 timeout set, 2 pending list, 3 id index, 4 events config, 5 events
 --       stream (lib/events.lua: 'cancelled' with the id when it removes),

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- cancel_request: the client gave up on a request whose reply it never saw
 -- (the connection stayed down, or the caller stopped waiting). If the
 -- request ran, what it removed goes back as its record says; either way it

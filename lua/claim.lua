@@ -1,3 +1,4 @@
+-- LIBS: element counts events
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.

@@ -1,3 +1,4 @@
+-- LIBS: element counts events
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.

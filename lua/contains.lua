@@ -1,3 +1,4 @@
+-- LIBS: element
 -- contains: how many of the given payloads are pending (RDelayedQueue.contains/containsAll).
 -- KEYS: 1 pending list
 -- ARGV: payloads (distinct)

@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- dead_letter_act: requeue or delete single dead letters, each named by the
 -- index it was seen at and its digest (lua/dead_letter_page.lua), all or
 -- none (ReliableQueue::requeue_dead_letters_exact, delete_dead_letters_exact).

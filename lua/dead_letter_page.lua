@@ -1,3 +1,4 @@
+-- LIBS: element
 -- dead_letter_page: dead letters from an index, oldest first, each with the
 -- reason recorded for it and a digest naming it exactly
 -- (ReliableQueue::dead_letter_page; lua/dead_letter_act.lua finds a value

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- dead_letter_reasons: the reasons of the most recent dead letters, for
 -- counting them by reason (ReliableQueue::dead_letter_reasons).
 -- KEYS: 1 dead-letter list, 2 dead-letter reasons (aligned with its tail)

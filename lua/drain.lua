@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- drain: remove and return up to `max` values from the head of a list
 -- (RBlockingQueue.drainTo), atomically.
 -- KEYS: 1 list, 2 request key (lib/request.lua)

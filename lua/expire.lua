@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- expire: set or clear the time to live of a delayed queue's pending list and
 -- timeout set together (RDelayedQueue.expire / clearExpire).
 -- KEYS: 1 pending list, 2 timeout set, 3 request key (a resend answers as

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- extend: push a delivery's visibility deadline to now + timeout.
 -- KEYS: 1 lease set (delayq_leases)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 timeout ms

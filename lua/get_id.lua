@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- get_id: the pending element with an id and its due time (DelayedQueue::get).
 -- KEYS: 1 timeout set, 2 id index
 -- ARGV: 1 id

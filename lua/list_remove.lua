@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- list_remove: delete values from a plain list by payload
 -- (RBlockingQueue.remove(o) / removeAll(c)).
 -- KEYS: 1 list, 2 request key (lib/request.lua: a resend removes nothing twice)

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- migrate: rewrite a slice of the pending list in one element format, keeping
 -- every element's score and position (delayq's answer to Redisson #5595/#5040).
 -- KEYS: 1 pending list, 2 timeout set, 3 id index, 4 request key

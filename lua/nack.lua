@@ -1,3 +1,4 @@
+-- LIBS: element offer request counts events
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count

@@ -1,3 +1,4 @@
+-- LIBS: element offer events traces
 -- offer: add packed elements to a delayed queue (Redisson's RDelayedQueue.offer).
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 events config, 5 events
 --       stream (lib/events.lua: one 'offered' event per run, with its count);

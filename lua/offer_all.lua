@@ -1,3 +1,4 @@
+-- LIBS: element offer request events traces
 -- offer_all: one chunk of a bulk offer (DelayedQueue::offer_all), leaving
 -- what offer.lua leaves when its elements are offered one by one, in order:
 -- the same members and scores, the same pending-list order; it publishes at

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids events traces
 -- offer_id: offer one element under an id (DelayedQueue::offer_with_id,
 -- replace_with_id).
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 events

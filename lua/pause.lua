@@ -1,3 +1,4 @@
+-- LIBS: events
 -- pause: pause a queue (DelayedQueue::pause): set its pause flag, unless set.
 -- KEYS: 1 pause flag, 2 events config, 3 events stream (lib/events.lua:
 --       'paused' when this run sets the flag, so a resend writes none)

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- peek: payload of the first pending element in offer order (RDelayedQueue.peek).
 -- KEYS: 1 pending list
 -- Returns {payload or nil, malformed elements skipped before it}.

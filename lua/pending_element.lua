@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids events
 -- pending_element: act on one exact pending element, named by its packed
 -- bytes (DelayedQueue::delete_element, run_element_now, reschedule_element;
 -- the dashboard's per-element actions). Elements offered without a delayq id

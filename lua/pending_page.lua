@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- pending_page: one page of the pending elements in due order, each with the
 -- id it was offered under (DelayedQueue::pending_page; the CLI's inspect).
 -- KEYS: 1 timeout set, 2 id index

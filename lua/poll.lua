@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- poll: remove and return the first pending elements in offer order,
 -- without transferring them (RDelayedQueue.poll / poll(limit)).
 -- KEYS: 1 pending list, 2 timeout set, 3 quarantine list, 4 channel,

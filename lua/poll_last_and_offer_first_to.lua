@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- poll_last_and_offer_first_to: move the last pending element's payload to the
 -- head of another list (RDelayedQueue.pollLastAndOfferFirstTo).
 -- KEYS: 1 pending list, 2 timeout set, 3 quarantine list, 4 target list,

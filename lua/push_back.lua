@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- push_back: put values back at the head of a list in their original order
 -- (values popped for a caller that is gone, or that did not decode).
 -- KEYS: 1 list, 2 request key (lib/request.lua: a resend pushes nothing twice)

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- rate_limit: one permit of a queue's shared worker rate limit (GCRA).
 -- KEYS: 1 the limiter (delayq_rate:{N}: the theoretical arrival time, µs),
 --       2 the queue's pause flag (delayq_paused:{N})

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- read_all: payloads of all pending elements in offer order (RDelayedQueue.readAll).
 -- KEYS: 1 pending list
 -- Returns {payloads, malformed_count}; malformed elements are skipped, not touched.

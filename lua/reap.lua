@@ -1,3 +1,4 @@
+-- LIBS: element offer request counts events
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- recode: replace the payloads of pending elements, in place (delayq's codec
 -- migration: `delayq migrate --from-codec A --to-codec B`). Each element keeps
 -- its score, its place in the pending list, its layout and its 8 id bytes, so

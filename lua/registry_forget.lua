@@ -1,3 +1,4 @@
+-- LIBS: (none)
 -- registry_forget: drop a queue's name from delayq's registry of queues
 -- (Client::forget_queue_if_gone), unless it was registered again since the
 -- caller read its score.

@@ -1,3 +1,4 @@
+-- LIBS: element offer request events
 -- remove: delete pending elements by payload (RDelayedQueue.remove/removeAll/retainAll).
 -- KEYS: 1 pending list, 2 timeout set, 3 events config, 4 events stream
 --       (lib/events.lua: one 'cancelled' event with the count, when it

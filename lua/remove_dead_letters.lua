@@ -1,3 +1,4 @@
+-- LIBS: element
 -- remove_dead_letters: delete the oldest dead letters and their reasons
 -- (ReliableQueue::remove_dead_letters; the dashboard's delete).
 -- KEYS: 1 dead-letter list, 2 dead-letter reasons

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- remove_pending: remove up to a number of pending elements, first offered
 -- first, from both the pending list and the timeout set.
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 request key

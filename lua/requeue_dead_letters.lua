@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- requeue_dead_letters: move dead-lettered values back to the destination's
 -- tail. They start over at delivery count 1: a dead-lettered delivery leaves
 -- no count record (see claim.lua).

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids events
 -- reschedule_id: give the pending element with an id a new due time
 -- (DelayedQueue::reschedule). Its place in the pending list (offer order)
 -- stays; the new due time is published when it makes the element the head,

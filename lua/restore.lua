@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids
 -- restore: put polled elements back at the head of the pending list with
 -- their scores, when the client could not decode them or the caller that
 -- polled them is gone (nothing is lost).

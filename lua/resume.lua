@@ -1,3 +1,4 @@
+-- LIBS: element offer request events
 -- resume: end a pause (DelayedQueue::resume).
 -- KEYS: 1 pause flag, 2 timeout set, 3 channel, 4 events config, 5 events
 --       stream (lib/events.lua: 'resumed' when it ends a pause), 6 request

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- schedule_beat: a schedule runner says it is alive, or, as it stops, that
 -- it is gone.
 -- KEYS: 1 the queue's runners (delayq_schedule_runners:{N}, a sorted set:

@@ -1,3 +1,4 @@
+-- LIBS: element offer events
 -- schedule_fire: offer the due occurrences of one schedule, exactly once
 -- however many processes run it (a compare-and-set on its next occurrence).
 -- KEYS: 1 schedules hash, 2 timeout set, 3 pending list, 4 channel, 5 events

@@ -1,3 +1,4 @@
+-- LIBS: element
 -- schedule_list: the Redis server's clock and a queue's schedules.
 -- KEYS: 1 schedules hash
 -- ARGV: 1 a schedule's name, or nothing for all of them

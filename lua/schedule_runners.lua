@@ -1,3 +1,4 @@
+-- LIBS: element
 -- schedule_runners: the Redis server's clock and the runners of a queue's
 -- schedules that beat lately (schedule_beat.lua), latest first.
 -- KEYS: 1 the queue's runners (delayq_schedule_runners:{N})

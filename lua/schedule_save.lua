@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- schedule_save: add a recurring schedule to a queue, or replace its definition.
 -- KEYS: 1 schedules hash (delayq_schedules:{N}), 2 the queue's last schedule
 --       revision (delayq_schedule_revs:{N}), 3 request key (lib/request.lua:

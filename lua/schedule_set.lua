@@ -1,3 +1,4 @@
+-- LIBS: element offer request
 -- schedule_set: pause, resume or remove one schedule.
 -- KEYS: 1 schedules hash, 2 request key (lib/request.lua: a resend returns
 --       the first run's answer; a resent remove would find nothing)

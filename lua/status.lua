@@ -1,3 +1,4 @@
+-- LIBS: element
 -- status: how many elements a queue holds where, read in one atomic step.
 -- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 lease set (delayq_leases),
 --       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index

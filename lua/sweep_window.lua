@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids events
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 the queue's sweep lease, 6 due-time set and 7 its marker (lateness

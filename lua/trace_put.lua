@@ -1,3 +1,4 @@
+-- LIBS: element traces
 -- trace_put: stores a delivery's trace context again as its value goes
 -- back for another delivery (a Worker's retry, a nack, a give-back), so
 -- that the next handler continues the same trace (feature `opentelemetry`,

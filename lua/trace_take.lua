@@ -1,3 +1,4 @@
+-- LIBS: element traces
 -- trace_take: the trace contexts of delivered values (feature
 -- `opentelemetry`, src/queue/reliable/traces.rs; lib/traces.lua).
 -- KEYS: 1 trace records (delayq_traces), 2 their expiry (delayq_traces_expiry)

@@ -1,3 +1,4 @@
+-- LIBS: element offer request ids events
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 due-time set and 6 its marker (lateness tracking, see the library),

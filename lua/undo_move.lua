@@ -1,3 +1,4 @@
+-- LIBS: (none)
 -- Undoes a move (LMOVE, BLMOVE) whose taker stopped waiting before it saw
 -- the reply: the value leaves the list it was moved to and goes back to the
 -- end of the list it came from, so a cancelled take leaves both lists as

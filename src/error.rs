@@ -1,13 +1,23 @@
-//! The one error type of this crate: [`Error`], the [`DecodeError`] that keeps
-//! undecodable bytes, and [`RedisError`] around the Redis client's errors.
-//! The bottom layer: every module may use it. May use: nothing.
+//! The one error type of this crate: [`Error`] (also at the crate root), the
+//! [`DecodeError`] that keeps undecodable bytes, and [`RedisError`] around
+//! the Redis client's errors, with its [`RedisErrorKind`].
+//!
+//! ```
+//! use delayq::error::{Error, RedisErrorKind};
+//! fn worth_paging(error: &Error) -> bool {
+//!     matches!(error, Error::Redis(e) if e.kind() == RedisErrorKind::Auth)
+//! }
+//! # let _ = worth_paging;
+//! ```
+
+// The bottom layer: every module may use it. May use: nothing.
 
 use bytes::Bytes;
 
 /// A boxed error from a codec or another library (the codec crate's own).
 ///
 /// ```
-/// let error: delayq::BoxError = "not a number".into();
+/// let error: delayq::error::BoxError = "not a number".into();
 /// assert_eq!(error.to_string(), "not a number");
 /// ```
 pub use delayq_codec::BoxError;
@@ -71,6 +81,20 @@ pub enum Error {
         address: String,
         /// What failed.
         source: RedisError,
+    },
+    /// The server reached cannot run Lua scripts, which every queue
+    /// operation is (as Redisson's are): an engine built without Lua
+    /// (Valkey 9.1 and later can leave its Lua module out), scripting
+    /// renamed away (`rename-command EVAL ""`), or an ACL user without
+    /// `+@scripting`. [`ClientBuilder::build`](crate::ClientBuilder::build)
+    /// says so at connect, before any operation; `message` is the server's
+    /// answer to a one-line script.
+    #[error("the Redis server at {address} cannot run Lua scripts, which every delayq operation needs ({message}): use an engine with Lua scripting (Redis, or Valkey with its Lua module), and an ACL user allowed +@scripting")]
+    ScriptingUnavailable {
+        /// Where it connected (never a password).
+        address: String,
+        /// The server's error reply to `EVAL "return 1" 0`.
+        message: String,
     },
     /// A key of the queue holds a value of another type (`WRONGTYPE`): the name
     /// is used by something that is not a Redisson queue.
@@ -148,7 +172,7 @@ pub enum Error {
     /// An argument the operation cannot accept (empty input where one is needed, a zero limit...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// Dead letters named by [`DeadLetterKey`](crate::DeadLetterKey) that
+    /// Dead letters named by [`DeadLetterKey`](crate::dead_letter::DeadLetterKey) that
     /// are no longer where they were read, nor near (requeued, deleted, or
     /// moved too far by values leaving the list's head). Nothing was changed:
     /// read the list again.
@@ -398,14 +422,16 @@ const CLIENT_SIDE_TRANSIENT: [&str; 4] = [
 /// A failure of the connection to Redis, or an error reply, as delayq reports
 /// it inside [`Error::Redis`], [`Error::Connect`] and [`Error::OutcomeUnknown`].
 ///
-/// It wraps the error of the Redis client delayq is built on (fred) without
-/// naming it, so that a new release of that client is not a breaking change
-/// of delayq. Its message is the client's (`IO Error: Connection refused`).
+/// It wraps the error of fred, the Redis client delayq is built on (fred is
+/// part of delayq's API: see [`fred`]); [`kind`](Self::kind)
+/// and [`message`](Self::message) say what callers need without matching
+/// fred's own kinds. Its message is fred's (`IO Error: Connection refused`).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// use delayq::{Error, RedisErrorKind};
+/// use delayq::Error;
+/// use delayq::error::RedisErrorKind;
 /// let error = delayq::Client::builder()
 ///     .url("redis://127.0.0.1:1")
 ///     .connect_timeout(std::time::Duration::from_secs(2))
@@ -422,7 +448,8 @@ pub struct RedisError(pub(crate) fred::error::Error);
 /// What kind of failure a [`RedisError`] is.
 ///
 /// ```
-/// use delayq::{Error, RedisErrorKind};
+/// use delayq::Error;
+/// use delayq::error::RedisErrorKind;
 /// fn worth_paging(error: &Error) -> bool {
 ///     matches!(error, Error::Redis(e) if e.kind() == RedisErrorKind::Auth)
 /// }

@@ -55,8 +55,40 @@
 //!
 //! # Features
 //!
-//! - `tls` (default): TLS through rustls (ring), no OpenSSL needed.
-//! - `metrics`: counters, gauges and histograms through the `metrics` facade.
+//! - `tls` (default): `rediss://` URLs and [`Tls`] through rustls (ring),
+//!   no OpenSSL needed.
+//! - `metrics`: counters, gauges and histograms through the `metrics`
+//!   facade ([`telemetry`]).
+//! - `tower`: [`Worker::run_service`], a `tower::Service` as the handler,
+//!   so tower layers (timeout, concurrency limit, load shedding) wrap it.
+//! - `opentelemetry`: W3C trace contexts carried from an offer made inside
+//!   a span to the handler of its value (`telemetry::trace_context`).
+//!
+//! # The API's shape
+//!
+//! The root holds what most programs name: [`Client`] and its builder, the
+//! three queue handles ([`DelayedQueue`], [`BlockingQueue`],
+//! [`ReliableQueue`] with its [`Delivery`]), [`Worker`], the codecs,
+//! [`QueueKeys`], [`QueueStatus`], [`Error`] and [`Result`]; `use
+//! delayq::prelude::*` brings the common ones. The rest is grouped by what
+//! a program is doing: [`worker`], [`schedule`], [`events`],
+//! [`dead_letter`], [`pending`] (a delayed queue's elements one at a time),
+//! [`report`] (what maintenance calls return), [`error`], [`codec`],
+//! [`format`](mod@format), [`telemetry`].
+//!
+//! Settings follow one rule. A builder, used once and consumed
+//! ([`ClientBuilder`], [`Worker`], [`worker::RetryPolicy`],
+//! [`schedule::ScheduleSpec`]), takes bare names (`.concurrency(8)`) and
+//! ends with `build` or `run`. A queue handle is a value, not a builder:
+//! its `with_*` methods return a copy with one setting changed (as
+//! `Path::with_extension` does), and the handle it came from keeps its
+//! own. Calls that act on a queue as a whole (events, schedules) take any
+//! handle of it, or its [`QueueKeys`] for a tool that has only the name.
+//!
+//! delayq is built on [`fred`], and fred is part of its API: the builder
+//! takes fred's configuration, [`Client::redis`] gives fred's pool for
+//! commands of your own, and [`Error`] converts from fred's errors. A new
+//! major version of fred is a new major version of delayq.
 //!
 //! # The other crates of the workspace
 //!
@@ -67,6 +99,7 @@
 //! - `delayq-cli`: the `delayq` command-line tool.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Layers, each using only the ones below it (checked by `tests/layers.rs`;
 // see ARCHITECTURE.md):
@@ -81,42 +114,133 @@
 
 mod client;
 mod connection;
-mod error;
+pub mod error;
 mod queue;
-mod schedule;
+pub mod schedule;
 pub mod telemetry;
 mod transfer;
 mod wire;
-mod worker;
+pub mod worker;
 
 #[doc(hidden)]
-pub use connection::script::LIBS as __SCRIPT_LIBS;
+pub use connection::script::script_body as __script_body;
 pub use wire::{codec, format};
 
+// The names most programs need; the rest are in the modules below, grouped
+// by what a user is doing (as fred's and sqlx's roots are).
 pub use client::{Client, ClientBuilder};
 #[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use connection::tls::Tls;
-pub use error::{BoxError, DecodeError, Error, RedisError, RedisErrorKind, Result};
+pub use error::{Error, Result};
 pub use queue::blocking::BlockingQueue;
-pub use queue::delayed::{
-    DelayedQueue, ElementOutcome, MigrationReport, PendingElement, PendingError, Purged, RecodeReport, Scheduled,
-    TransferReport,
-};
-pub use queue::events::{Event, EventKind, Events, EventsFrom, DEFAULT_EVENTS_MAX_LEN};
+pub use queue::delayed::DelayedQueue;
 pub use queue::reliable::delivery::Delivery;
-pub use queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, Reaped, ReasonGroup, ReliableQueue};
+pub use queue::reliable::ReliableQueue;
 pub use queue::status::QueueStatus;
-pub use schedule::{
-    every, IntoScheduleSpec, Misfire, ScheduleInfo, ScheduleRunner, ScheduleSpec, Schedules, DEFAULT_MISFIRE_AFTER,
-};
-pub use transfer::{ClientStats, Clock};
+pub use transfer::Clock;
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
-pub use wire::format::Format;
 pub use wire::keys::QueueKeys;
-#[cfg(feature = "tower")]
-pub use worker::Job;
-pub use worker::{Failure, FailureAction, Permanent, RetryPolicy, Worker, WorkerHandle, WorkerReport};
+pub use worker::Worker;
 
-/// Re-export of the Redis client this crate is built on, for its
-/// configuration types (`fred::types::config::Config`, `ReconnectPolicy`, ...).
+/// The pending elements of a delayed queue, one at a time: what a page of
+/// them holds ([`DelayedQueue::pending_page`]), what an action on one came
+/// to, and the due time of an element offered with an id.
+///
+/// ```no_run
+/// use delayq::pending::ElementOutcome;
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let page = queue.pending_page(0, 50).await?;
+/// if let Some(first) = page.first() {
+///     match queue.delete_element(&first.raw).await? {
+///         ElementOutcome::Done { due } => println!("deleted (it was due {due:?})"),
+///         other => println!("not deleted: {other:?}"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub mod pending {
+    pub use crate::queue::delayed::{ElementOutcome, PendingElement, PendingError, Scheduled};
+}
+
+/// What long-running and maintenance operations report: a migration, a
+/// recode, a one-off transfer, a purge, a reaper's pass, a client's
+/// transfer statistics.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let report: delayq::report::TransferReport = queue.transfer_now().await?;
+/// println!("{report:?}");
+/// # Ok(()) }
+/// ```
+pub mod report {
+    pub use crate::queue::delayed::{MigrationReport, Purged, RecodeReport, TransferReport};
+    pub use crate::queue::reliable::Reaped;
+    pub use crate::transfer::ClientStats;
+}
+
+/// Lifecycle events: each change of a queue (offered, transferred, claimed,
+/// acked, retried, dead-lettered, ...) as an entry of a bounded stream in
+/// the queue's slot, written by the script that made the change, while the
+/// queue's events are on ([`Client::enable_events`]).
+///
+/// ```no_run
+/// use futures_util::StreamExt;
+/// use delayq::events::EventsFrom;
+/// # async fn demo(client: delayq::Client, queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// client.enable_events(&queue, delayq::events::DEFAULT_EVENTS_MAX_LEN).await?;
+/// let mut events = client.events(&queue)?.from(EventsFrom::Now);
+/// while let Some(event) = events.next().await {
+///     println!("{:?}", event?.kind);
+/// }
+/// # Ok(()) }
+/// ```
+pub mod events {
+    pub use crate::queue::events::{Event, EventKind, Events, EventsFrom, DEFAULT_EVENTS_MAX_LEN};
+}
+
+/// A reliable queue's dead letters: the values given up on, with why and
+/// when, read a page at a time and requeued or deleted exactly.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// for letter in queue.dead_letter_page(0, 20).await? {
+///     let letter: delayq::dead_letter::DeadLetter<String> = letter;
+///     println!("{:?}: {:?}", letter.reason, letter.value);
+/// }
+/// # Ok(()) }
+/// ```
+pub mod dead_letter {
+    pub use crate::queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
+}
+
+/// The names most programs use, for a glob import.
+///
+/// ```no_run
+/// use delayq::prelude::*;
+/// use std::time::Duration;
+///
+/// # async fn demo() -> Result<()> {
+/// let client = Client::connect("redis://127.0.0.1:6379").await?;
+/// let orders: DelayedQueue<String> = client.delayed_queue("orders", StringCodec)?;
+/// orders.offer(&"order-1".into(), Duration::from_secs(60)).await?;
+/// # Ok(()) }
+/// ```
+pub mod prelude {
+    pub use crate::schedule::every;
+    pub use crate::worker::{Permanent, RetryPolicy};
+    pub use crate::{
+        BlockingQueue, BytesCodec, Client, Codec, DelayedQueue, Delivery, Error, JacksonCodec, JsonCodec, KryoCodec,
+        LongCodec, ReliableQueue, Result, StringCodec, Worker,
+    };
+}
+
+/// Re-export of the Redis client this crate is built on (fred 10), for its
+/// configuration types (`fred::types::config::Config`, `ReconnectPolicy`,
+/// ...) and for commands of your own on [`Client::redis`].
+///
+/// fred is part of delayq's API: [`ClientBuilder::config`],
+/// [`ClientBuilder::customize`] and [`Client::redis`] take or give its types,
+/// and [`Error`] converts from its errors. A new major version of fred is a
+/// new major version of delayq.
 pub use fred;

@@ -25,13 +25,14 @@
 //! | `delayq_rate_limit_waits_total` | counter | times a worker handler slot waited for the queue's shared rate limit |
 //! | `delayq_rate_limit_wait_seconds` | histogram | how long each of those waits was |
 //!
-//! The same figures, without labels, are in [`ClientStats`](crate::ClientStats)
-//! and a worker's [`WorkerReport`](crate::WorkerReport).
+//! The same figures, without labels, are in [`ClientStats`](crate::report::ClientStats)
+//! and a worker's [`WorkerReport`](crate::worker::WorkerReport).
 //!
 //! With the `opentelemetry` feature, traces go from an offer to the handler
 //! of its value: see the `trace_context` module.
 
 #[cfg(feature = "opentelemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opentelemetry")))]
 pub mod trace_context;
 
 use std::time::Duration;

@@ -71,7 +71,7 @@ fn magnitude(n: usize) -> Vec<u8> {
     bytes
 }
 
-fn outcome<T>(result: Result<T, delayq::BoxError>, len: impl Fn(&T) -> usize) -> String {
+fn outcome<T>(result: Result<T, delayq::error::BoxError>, len: impl Fn(&T) -> usize) -> String {
     match result {
         Ok(value) => format!("{} chars", len(&value)),
         Err(e) => {

@@ -41,7 +41,10 @@ async fn offers_once(redis: &RedisServer, name: &str, events: bool) -> f64 {
     let client = Client::builder().url(redis.url()).pool_size(4).build().await.unwrap();
     if events {
         client
-            .enable_events(name, delayq::DEFAULT_EVENTS_MAX_LEN)
+            .enable_events(
+                &delayq::QueueKeys::new(name).unwrap(),
+                delayq::events::DEFAULT_EVENTS_MAX_LEN,
+            )
             .await
             .unwrap();
     }
@@ -84,7 +87,10 @@ async fn worker_once(redis: &RedisServer, admin: &Admin, name: &str, events: boo
     let client = Client::builder().url(redis.url()).build().await.unwrap();
     if events {
         client
-            .enable_events(name, delayq::DEFAULT_EVENTS_MAX_LEN)
+            .enable_events(
+                &delayq::QueueKeys::new(name).unwrap(),
+                delayq::events::DEFAULT_EVENTS_MAX_LEN,
+            )
             .await
             .unwrap();
     }

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use delayq::error::BoxError;
 use delayq::fred::types::Value;
-use delayq::{BoxError, Client, LongCodec};
+use delayq::{Client, LongCodec};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 

@@ -41,7 +41,7 @@ pub struct Reliable {
 
 /// The body delayq sends for `lua/<name>.lua` (as `src/connection/script.rs` builds it).
 fn sha(own: &str) -> String {
-    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    let body = delayq::__script_body(own);
     delayq::fred::util::sha1_hash(&body)
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use delayq::codec::compress::Compression;
-use delayq::Format;
+use delayq::format::Format;
 
 /// Offer to, take from and look inside Redisson-compatible delayed queues.
 ///
@@ -224,7 +224,7 @@ pub(crate) struct EventsEnableArgs {
     /// Queue name.
     pub queue: String,
     /// How many events the stream keeps, about (XADD MAXLEN ~).
-    #[arg(long, default_value_t = delayq::DEFAULT_EVENTS_MAX_LEN, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = delayq::events::DEFAULT_EVENTS_MAX_LEN, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_len: u64,
 }
 
@@ -870,7 +870,7 @@ mod tests {
         use std::time::Duration;
         for ms in [1, 500, 1_500, 5_000, 60_000, 3_600_000, 5_400_000, 90_061_001] {
             let period = Duration::from_millis(ms);
-            let shown = delayq::every(period).to_string();
+            let shown = delayq::schedule::every(period).to_string();
             let text = shown.strip_prefix("every ").expect(&shown);
             assert_eq!(super::parse_delay(text), Ok(period), "{shown}");
         }

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use delayq::{Codec, DeadLetter, DeadLetterKey, ReliableQueue};
+use delayq::dead_letter::{DeadLetter, DeadLetterKey};
+use delayq::{Codec, ReliableQueue};
 use serde_json::{json, Value};
 
 use crate::args::{
@@ -132,7 +133,7 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
 }
 
 enum Listed {
-    Grouped(delayq::DeadLetterReasons),
+    Grouped(delayq::dead_letter::DeadLetterReasons),
     Values {
         total: u64,
         looked: usize,
@@ -204,7 +205,7 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
     }
 }
 
-fn print_groups(args: &DeadLetterListArgs, counted: &delayq::DeadLetterReasons, now: SystemTime) {
+fn print_groups(args: &DeadLetterListArgs, counted: &delayq::dead_letter::DeadLetterReasons, now: SystemTime) {
     match args.format {
         OutputFormat::Json => {
             let groups: Vec<Value> = counted

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use delayq::{Event, EventKind, EventsFrom};
+use delayq::events::{Event, EventKind, EventsFrom};
 use futures_util::StreamExt;
 
 use crate::args::{Cli, EventsArgs, EventsCommand, EventsFormat};
@@ -14,17 +14,23 @@ const PAGE: usize = 1000;
 pub(crate) async fn run(cli: &Cli, args: &EventsArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let result = match &args.command {
-        Some(EventsCommand::Enable(a)) => client.enable_events(&a.queue, a.max_len).await.map(|()| {
-            eprintln!(
+        Some(EventsCommand::Enable(a)) => client
+            .enable_events(&delayq::QueueKeys::new(&a.queue)?, a.max_len)
+            .await
+            .map(|()| {
+                eprintln!(
                 "events of {} on: every delayq process writes them (about {} kept; Java's own operations write none)",
                 escape(&a.queue),
                 a.max_len
             );
-        }),
-        Some(EventsCommand::Disable(a)) => client.disable_events(&a.queue).await.map(|was| {
-            let state = if was { "off" } else { "were not on" };
-            eprintln!("events of {} {state}", escape(&a.queue));
-        }),
+            }),
+        Some(EventsCommand::Disable(a)) => client
+            .disable_events(&delayq::QueueKeys::new(&a.queue)?)
+            .await
+            .map(|was| {
+                let state = if was { "off" } else { "were not on" };
+                eprintln!("events of {} {state}", escape(&a.queue));
+            }),
         None => print(&client, args).await,
     };
     client.shutdown().await;
@@ -38,7 +44,7 @@ async fn print(client: &delayq::Client, args: &EventsArgs) -> delayq::Result<()>
         .queue
         .as_deref()
         .expect("clap requires a queue without a subcommand");
-    if client.events_max_len(queue).await?.is_none() {
+    if client.events_max_len(&delayq::QueueKeys::new(queue)?).await?.is_none() {
         eprintln!(
             "(events of {} are off: `delayq events enable {}` turns them on)",
             escape(queue),
@@ -47,7 +53,9 @@ async fn print(client: &delayq::Client, args: &EventsArgs) -> delayq::Result<()>
     }
     let mut from = args.after.clone().map_or(EventsFrom::Oldest, EventsFrom::After);
     loop {
-        let page = client.kept_events(queue, from.clone(), PAGE).await?;
+        let page = client
+            .kept_events(&delayq::QueueKeys::new(queue)?, from.clone(), PAGE)
+            .await?;
         for event in &page {
             println!("{}", line(event, args.format));
         }
@@ -63,7 +71,7 @@ async fn print(client: &delayq::Client, args: &EventsArgs) -> delayq::Result<()>
     if !args.follow {
         return Ok(());
     }
-    let mut events = client.events(queue)?.from(from);
+    let mut events = client.events(&delayq::QueueKeys::new(queue)?)?.from(from);
     loop {
         tokio::select! {
             event = events.next() => match event {

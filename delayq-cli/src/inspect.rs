@@ -4,7 +4,10 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use delayq::{BytesCodec, Codec, DecodeError, DelayedQueue, PendingError, QueueStatus, ScheduleInfo};
+use delayq::error::DecodeError;
+use delayq::pending::PendingError;
+use delayq::schedule::ScheduleInfo;
+use delayq::{BytesCodec, Codec, DelayedQueue, QueueStatus};
 use serde_json::json;
 
 use crate::args::{Cli, InspectArgs, OutputFormat};
@@ -29,7 +32,7 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     let queue: DelayedQueue<Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let status = queue.status().await?;
     let rows = pending(&queue, args.offset, args.limit, &codec).await?;
-    let schedules = client.schedules(&args.queue)?.list().await?;
+    let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?.list().await?;
     client.shutdown().await;
     let now = SystemTime::now();
     match args.format {

@@ -24,10 +24,9 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
     crate::stats::run(cli, &stats).await
 }
 
-/// Every queue on the server: `SCAN` for timeout sets, dead-letter lists
-/// and schedules, and delayq's registry (as the dashboard finds them), sorted.
+/// Every queue on the server ([`delayq::Client::queues`]), sorted.
 pub(crate) async fn all_queues(client: &delayq::Client) -> delayq::Result<Vec<String>> {
-    Ok(delayq_dashboard::discover_queues(client).await?.into_iter().collect())
+    client.queues().await
 }
 
 /// The queues `command` reads or writes, each with whether it may create
@@ -105,7 +104,13 @@ async fn first_unknown<'a>(
             known = Some(all_queues(client).await?);
         }
         let queues = known.as_ref().expect("read above");
-        if queues.iter().any(|q| q == name) || !client.schedules(name)?.list().await?.is_empty() {
+        if queues.iter().any(|q| q == name)
+            || !client
+                .schedules(&delayq::QueueKeys::new(name)?)?
+                .list()
+                .await?
+                .is_empty()
+        {
             continue;
         }
         return Ok(Some((name, known.unwrap_or_default())));

@@ -183,7 +183,7 @@ pub(crate) fn count(n: u64) -> String {
 
 /// A schedule's spec for a table: a cron spec without a zone says it is
 /// UTC (`0 3 * * * (UTC)`); JSON keeps the spec's own text, which parses back.
-pub(crate) fn schedule_spec(spec: &delayq::ScheduleSpec) -> String {
+pub(crate) fn schedule_spec(spec: &delayq::schedule::ScheduleSpec) -> String {
     match spec.time_zone() {
         Some("UTC") => format!("{spec} (UTC)"),
         _ => spec.to_string(),

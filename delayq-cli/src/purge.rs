@@ -33,7 +33,7 @@ pub(crate) async fn run(cli: &Cli, args: &PurgeArgs) -> delayq::Result<ExitCode>
     let batch = args.batch.max(1);
     let mut removed_pending = 0;
     loop {
-        let delayq::Purged {
+        let delayq::report::Purged {
             removed,
             remaining: left,
             ..

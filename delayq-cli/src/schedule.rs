@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use delayq::{Codec, Misfire, ScheduleSpec};
+use delayq::schedule::{Misfire, ScheduleSpec};
+use delayq::Codec;
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -22,7 +23,7 @@ pub(crate) async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<Exi
                 None => spec,
             }
         }
-        (None, Some(period)) => delayq::every(period),
+        (None, Some(period)) => delayq::schedule::every(period),
         (None, None) => return Err(delayq::Error::InvalidArgument("give --cron or --every".into())),
     }
     .misfire(misfire)
@@ -50,7 +51,7 @@ pub(crate) async fn add(cli: &Cli, args: &ScheduleAddArgs) -> delayq::Result<Exi
 pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let result = async {
-        let schedules = client.schedules(&args.queue)?;
+        let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?;
         Ok::<_, delayq::Error>((schedules.list().await?, schedules.runners().await?))
     }
     .await;
@@ -147,7 +148,7 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
 }
 
 /// Whether any process runs the queue's schedules, from their heartbeats.
-fn runners_line(runners: &[delayq::ScheduleRunner], now: SystemTime) -> String {
+fn runners_line(runners: &[delayq::schedule::ScheduleRunner], now: SystemTime) -> String {
     match runners.first() {
         None => "runners: none alive (no process beat within 30s): these schedules do not fire".into(),
         Some(latest) => {
@@ -173,7 +174,7 @@ pub(crate) enum Op {
 pub(crate) async fn set(cli: &Cli, args: &ScheduleNameArgs, op: Op) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let result = async {
-        let schedules = client.schedules(&args.queue)?;
+        let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?;
         match op {
             Op::Pause => schedules.pause(&args.name).await,
             Op::Resume => schedules.resume(&args.name).await,
@@ -194,7 +195,7 @@ pub(crate) async fn run(cli: &Cli, args: &ScheduleRunArgs) -> delayq::Result<Exi
     let client = crate::connect(cli).await?;
     let mut transferring = Vec::new();
     for queue in &args.queues {
-        client.run_schedules(queue)?;
+        client.run_schedules(&delayq::QueueKeys::new(queue)?)?;
         if !args.no_transfer {
             // The transfer never decodes payloads; any codec will do.
             transferring.push(client.delayed_queue(queue, TextCodec::new(CodecKind::Bytes))?);

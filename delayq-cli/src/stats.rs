@@ -41,7 +41,7 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
         .collect::<delayq::Result<Vec<_>>>()?;
     let schedules = names
         .iter()
-        .map(|name| client.schedules(name))
+        .map(|name| client.schedules(&delayq::QueueKeys::new(name)?))
         .collect::<delayq::Result<Vec<_>>>()?;
     let redraw = args.watch && args.format == OutputFormat::Table && std::io::stdout().is_terminal();
     let mut tick = tokio::time::interval(args.interval);

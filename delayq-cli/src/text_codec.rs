@@ -8,7 +8,8 @@ use delayq::codec::compress::DEFAULT_MAX_DECOMPRESSED;
 use delayq::codec::detect::{self, Untyped};
 use delayq::codec::kryo::{JavaType, KryoSchema, KryoValue};
 use delayq::codec::{jackson, marshalling, serialization};
-use delayq::{BoxError, Codec, LongCodec};
+use delayq::error::BoxError;
+use delayq::{Codec, LongCodec};
 
 use crate::args::{CodecArg, CodecKind, OfferArgs};
 

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use delayq::fred::interfaces::{KeysInterface, ListInterface};
 use delayq::fred::types::Value;
-use delayq::Client;
+use delayq::{Client, QueueKeys};
 
 use super::sampler::Minute;
 
@@ -34,14 +34,10 @@ pub(crate) const KEPT: i64 = 120;
 /// A queue's history goes this long after its last minute was written.
 pub(crate) const EXPIRY: Duration = Duration::from_secs(2 * 60 * 60);
 
-/// The history key of `queue`, in the queue's cluster slot (the name's own
-/// hash tag if it has one, as delayq's other keys).
-pub(crate) fn key(queue: &str) -> String {
-    if queue.contains('{') {
-        format!("delayq_dashboard_history:{queue}")
-    } else {
-        format!("delayq_dashboard_history:{{{queue}}}")
-    }
+/// The history key of `queue`: `delayq_dashboard_history:{queue}`, in the
+/// queue's cluster slot ([`QueueKeys::companion`]).
+pub(crate) fn key(queue: &str) -> delayq::Result<String> {
+    Ok(QueueKeys::new(queue)?.companion("dashboard_history"))
 }
 
 /// One finished minute as stored.
@@ -71,7 +67,7 @@ impl Stored {
 
 /// Appends a finished minute of `queue`.
 pub(crate) async fn store(client: &Client, queue: &str, minute: &Stored) -> delayq::Result<()> {
-    let key = key(queue);
+    let key = key(queue)?;
     let json = serde_json::to_string(minute).expect("plain numbers serialize");
     let pipeline = client.redis().next().pipeline();
     let _: () = pipeline.rpush(&key, json).await?;
@@ -85,7 +81,7 @@ pub(crate) async fn store(client: &Client, queue: &str, minute: &Stored) -> dela
 /// The stored minutes of `queue` before `before` (minutes since the
 /// epoch), one per minute, oldest first, at most `most`.
 pub(crate) async fn load(client: &Client, queue: &str, before: i64, most: usize) -> delayq::Result<Vec<Stored>> {
-    let raw: Vec<String> = client.redis().next().lrange(key(queue), 0, -1).await?;
+    let raw: Vec<String> = client.redis().next().lrange(key(queue)?, 0, -1).await?;
     let mut minutes = BTreeMap::new();
     for text in raw {
         // Not ours, or from a later version: skipped, the rest still shows.

@@ -270,23 +270,6 @@ impl Dashboard {
     }
 }
 
-/// Every delayed queue on the server: names with a timeout set, a
-/// dead-letter list or schedules (`SCAN`, every master of a cluster, never `KEYS`), and
-/// the names in delayq's registry of queues it has offered to, consumed
-/// from or transferred ([`Client::registered_queues`]), which finds queues
-/// holding only ready values. Sorted.
-///
-/// ```no_run
-/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
-/// for name in delayq_dashboard::discover_queues(&client).await? {
-///     println!("{name}");
-/// }
-/// # Ok(()) }
-/// ```
-pub async fn discover_queues(client: &Client) -> delayq::Result<std::collections::BTreeSet<String>> {
-    sampler::discover(client).await
-}
-
 /// Refuses to serve a non-loopback address without a token.
 ///
 /// ```

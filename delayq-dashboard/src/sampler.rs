@@ -7,8 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
-use delayq::fred::interfaces::{ClientLike, KeysInterface};
-use delayq::fred::types::scan::{ScanType, Scanner};
+use delayq::fred::interfaces::KeysInterface;
 use delayq::{BytesCodec, Client, DelayedQueue, QueueKeys, QueueStatus};
 
 use super::{history, Shared};
@@ -17,8 +16,6 @@ use super::{history, Shared};
 const HISTORY_MINUTES: usize = 60;
 /// Queues sampled at once.
 const CONCURRENCY: usize = 32;
-/// Keys asked for per `SCAN` call.
-const SCAN_COUNT: u32 = 1_000;
 
 /// The sampler's picture of the server.
 #[derive(Default)]
@@ -137,8 +134,8 @@ pub(crate) fn start(shared: &Arc<Shared>) {
 async fn cycle(shared: &Shared) {
     let started = Instant::now();
     let started_at = SystemTime::now();
-    let found = match discover(&shared.client).await {
-        Ok(found) => found,
+    let found: BTreeSet<String> = match shared.client.queues().await {
+        Ok(found) => found.into_iter().collect(),
         Err(error) => {
             shared.queues.write().error = Some(format!("discovery failed: {error}"));
             return;
@@ -168,12 +165,8 @@ async fn cycle(shared: &Shared) {
             (name, sample)
         })
         .buffer_unordered(CONCURRENCY);
-    let mut gone = Vec::new();
     let mut finished = Vec::new();
     while let Some((name, sample)) = samples.next().await {
-        if sample.as_ref().is_ok_and(|s| !s.status.exists) {
-            gone.push(name.clone());
-        }
         let mut queues = shared.queues.write();
         let Some(entry) = queues.entries.get_mut(&name) else {
             continue;
@@ -193,50 +186,12 @@ async fn cycle(shared: &Shared) {
         .buffer_unordered(CONCURRENCY);
     while stores.next().await.is_some() {}
     drop(stores);
-    // Keeps the registry bounded as queues come and go.
-    for name in gone {
-        if let Err(error) = shared.client.forget_queue_if_gone(&name).await {
-            tracing::debug!(queue = %name, %error, "could not drop a gone queue from the registry");
-        }
-    }
     let mut queues = shared.queues.write();
     queues.discovered = true;
     queues.cycles += 1;
     queues.last_cycle = Some(started.elapsed());
     queues.sampled_at = Some(started_at);
     queues.error = None;
-}
-
-/// Every queue name with a timeout set, a dead-letter list or schedules, by
-/// `SCAN` (every master of a cluster), a page at a time, and every name in
-/// delayq's registry of queues (queues holding only ready values have
-/// neither key for `SCAN` to find).
-pub(crate) async fn discover(client: &Client) -> delayq::Result<BTreeSet<String>> {
-    let mut names: BTreeSet<String> = client.registered_queues().await?.into_iter().collect();
-    // A queue that has only schedules (nothing offered yet) has only its
-    // schedules hash.
-    for (pattern, kind) in [
-        ("redisson_delay_queue_timeout:*", ScanType::ZSet),
-        ("delayq_dead_letter:*", ScanType::List),
-        ("delayq_schedules:*", ScanType::Hash),
-    ] {
-        let redis = client.redis().next();
-        let mut pages = if redis.is_clustered() {
-            redis.scan_cluster(pattern, Some(SCAN_COUNT), Some(kind)).boxed()
-        } else {
-            redis.scan(pattern, Some(SCAN_COUNT), Some(kind)).boxed()
-        };
-        while let Some(page) = pages.next().await {
-            let mut page = page.map_err(delayq::Error::from)?;
-            for key in page.take_results().unwrap_or_default() {
-                if let Some(keys) = key.as_str().and_then(QueueKeys::from_key) {
-                    names.insert(keys.destination().to_owned());
-                }
-            }
-            // Dropping the page asks for the next one.
-        }
-    }
-    Ok(names)
 }
 
 /// A read-only handle: turned off as it is made, it never registers the
@@ -275,7 +230,7 @@ async fn sample(
     let keys = QueueKeys::new(name)?;
     let has_schedules: bool = client.redis().next().exists(keys.schedules()).await?;
     let runners = if has_schedules {
-        Some(client.schedules(name)?.runners().await?.len())
+        Some(client.schedules(&delayq::QueueKeys::new(name)?)?.runners().await?.len())
     } else {
         None
     };

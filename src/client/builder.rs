@@ -242,6 +242,7 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(mut self, tls: crate::Tls) -> Self {
         self.tls = Some(tls);
         self

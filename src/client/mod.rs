@@ -5,6 +5,7 @@
 //! below uses it (see ARCHITECTURE.md).
 
 mod builder;
+mod discovery;
 mod registry;
 
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use crate::queue::delayed::DelayedQueue;
 use crate::queue::reliable::ReliableQueue;
 use crate::queue::Core;
 use crate::wire::codec::Codec;
+use crate::wire::keys::QueueKeys;
 use crate::worker::Worker;
 
 /// A connection to Redis shared by every queue handle made from it.
@@ -141,7 +143,7 @@ impl Client {
     /// occurrence of `spec` — and runs the queue's schedules in this client
     /// from now on (see [`run_schedules`](Self::run_schedules)).
     ///
-    /// `spec` is a [`ScheduleSpec`](crate::ScheduleSpec), [`every(period)`](crate::every)
+    /// `spec` is a [`ScheduleSpec`](crate::schedule::ScheduleSpec), [`every(period)`](crate::schedule::every)
     /// or cron text (`"*/5 * * * *"`, `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`).
     /// The value is encoded with the queue's codec and packed in its
     /// format. Saving the same definition again (each process of a fleet at
@@ -157,7 +159,8 @@ impl Client {
     ///
     /// ```no_run
     /// use std::time::Duration;
-    /// use delayq::{every, Client, Misfire, ScheduleSpec, StringCodec};
+    /// use delayq::{Client, StringCodec};
+    /// use delayq::schedule::{every, Misfire, ScheduleSpec};
     ///
     /// # async fn demo() -> delayq::Result<()> {
     /// let client = Client::connect("redis://127.0.0.1:6379").await?;
@@ -174,10 +177,10 @@ impl Client {
     pub async fn schedule<T: 'static>(
         &self,
         name: &str,
-        spec: impl crate::IntoScheduleSpec,
+        spec: impl crate::schedule::IntoScheduleSpec,
         queue: &DelayedQueue<T>,
         value: &T,
-    ) -> Result<crate::ScheduleInfo> {
+    ) -> Result<crate::schedule::ScheduleInfo> {
         self.check_open()?;
         crate::schedule::schedule(&self.core, &self.schedules, name, spec.into_spec()?, queue, value).await
     }
@@ -187,24 +190,24 @@ impl Client {
     /// offers it unless another process did first. For processes that run
     /// schedules saved elsewhere (after a restart, or a fleet where one
     /// service defines them).
-    pub fn run_schedules(&self, queue: &str) -> Result<()> {
+    pub fn run_schedules(&self, queue: &impl AsRef<QueueKeys>) -> Result<()> {
         self.check_open()?;
-        crate::schedule::run(&self.core, &self.schedules, queue)
+        crate::schedule::run(&self.core, &self.schedules, queue.as_ref().destination())
     }
 
     /// The recurring schedules of `queue`, to list, pause, resume or remove
-    /// (see [`Schedules`](crate::Schedules)).
-    pub fn schedules(&self, queue: &str) -> Result<crate::Schedules> {
+    /// (see [`Schedules`](crate::schedule::Schedules)).
+    pub fn schedules(&self, queue: &impl AsRef<QueueKeys>) -> Result<crate::schedule::Schedules> {
         self.check_open()?;
-        crate::Schedules::new(self.core.clone(), &self.schedules, queue)
+        crate::schedule::Schedules::new(self.core.clone(), &self.schedules, queue.as_ref().destination())
     }
 
     /// Turns on the lifecycle events of `queue` for every delayq process:
     /// from now on each delayq operation that changes the queue writes an
-    /// event ([`EventKind`](crate::EventKind)) to its stream
+    /// event ([`EventKind`](crate::events::EventKind)) to its stream
     /// `delayq_events:{queue}`, in the same script as the change (atomic, no
     /// extra round trip), trimmed to about `max_len` entries (`XADD …
-    /// MAXLEN ~`; [`DEFAULT_EVENTS_MAX_LEN`](crate::DEFAULT_EVENTS_MAX_LEN)
+    /// MAXLEN ~`; [`DEFAULT_EVENTS_MAX_LEN`](crate::events::DEFAULT_EVENTS_MAX_LEN)
     /// is 10,000). Calling it again changes the max length.
     ///
     /// The switch is the key `delayq_events_config:{queue}` (holding the max
@@ -217,54 +220,60 @@ impl Client {
     /// ```no_run
     /// use futures_util::StreamExt;
     /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
-    /// client.enable_events("orders", delayq::DEFAULT_EVENTS_MAX_LEN).await?;
-    /// let mut events = client.events("orders")?;
+    /// let orders = client.delayed_queue("orders", delayq::StringCodec)?;
+    /// client.enable_events(&orders, delayq::events::DEFAULT_EVENTS_MAX_LEN).await?;
+    /// let mut events = client.events(&orders)?;
     /// while let Some(event) = events.next().await {
     ///     let event = event?;
     ///     println!("{} {}", event.time_ms, event.kind.name());
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn enable_events(&self, queue: &str, max_len: u64) -> Result<()> {
+    pub async fn enable_events(&self, queue: &impl AsRef<QueueKeys>, max_len: u64) -> Result<()> {
         self.check_open()?;
-        crate::queue::events::enable(&self.core, &crate::QueueKeys::new(queue)?, max_len).await
+        crate::queue::events::enable(&self.core, queue.as_ref(), max_len).await
     }
 
     /// Turns off the lifecycle events of `queue` (the stream and its
     /// history stay); returns whether they were on.
-    pub async fn disable_events(&self, queue: &str) -> Result<bool> {
+    pub async fn disable_events(&self, queue: &impl AsRef<QueueKeys>) -> Result<bool> {
         self.check_open()?;
-        crate::queue::events::disable(&self.core, &crate::QueueKeys::new(queue)?).await
+        crate::queue::events::disable(&self.core, queue.as_ref()).await
     }
 
     /// The max length of `queue`'s event stream while its events are on,
     /// `None` while they are off; [`Error::EventsConfig`](crate::Error::EventsConfig)
     /// when its switch does not parse.
-    pub async fn events_max_len(&self, queue: &str) -> Result<Option<u64>> {
+    pub async fn events_max_len(&self, queue: &impl AsRef<QueueKeys>) -> Result<Option<u64>> {
         self.check_open()?;
-        crate::queue::events::max_len(&self.core, &crate::QueueKeys::new(queue)?).await
+        crate::queue::events::max_len(&self.core, queue.as_ref()).await
     }
 
     /// The lifecycle events of `queue` as a [`Stream`](futures_util::Stream)
-    /// of typed [`Event`](crate::Event)s, from the first written after the
-    /// first poll unless [`Events::from`](crate::Events::from) says
+    /// of typed [`Event`](crate::events::Event)s, from the first written after the
+    /// first poll unless [`Events::from`](crate::events::Events::from) says
     /// otherwise. It waits with `XREAD BLOCK` on a connection of its own
     /// and reads on from its last event after a reconnect (see
-    /// [`Events`](crate::Events)). Reading does not need the events to be
+    /// [`Events`](crate::events::Events)). Reading does not need the events to be
     /// on: it waits until some come.
-    pub fn events(&self, queue: &str) -> Result<crate::Events> {
+    pub fn events(&self, queue: &impl AsRef<QueueKeys>) -> Result<crate::events::Events> {
         self.check_open()?;
-        Ok(crate::Events::new(self.core.clone(), crate::QueueKeys::new(queue)?))
+        Ok(crate::events::Events::new(self.core.clone(), queue.as_ref().clone()))
     }
 
     /// Up to `count` of the events `queue`'s stream keeps, oldest first,
-    /// from `from` ([`EventsFrom::Oldest`](crate::EventsFrom::Oldest), or
-    /// [`After`](crate::EventsFrom::After) the last one read to page on),
+    /// from `from` ([`EventsFrom::Oldest`](crate::events::EventsFrom::Oldest), or
+    /// [`After`](crate::events::EventsFrom::After) the last one read to page on),
     /// without waiting for more (`XRANGE`). For a live view, read the last
     /// page and go on with [`events`](Self::events) from its last id.
-    pub async fn kept_events(&self, queue: &str, from: crate::EventsFrom, count: usize) -> Result<Vec<crate::Event>> {
+    pub async fn kept_events(
+        &self,
+        queue: &impl AsRef<QueueKeys>,
+        from: crate::events::EventsFrom,
+        count: usize,
+    ) -> Result<Vec<crate::events::Event>> {
         self.check_open()?;
-        crate::queue::events::kept(&self.core, &crate::QueueKeys::new(queue)?, &from, count).await
+        crate::queue::events::kept(&self.core, queue.as_ref(), &from, count).await
     }
 
     /// The newest `count` events `queue`'s stream keeps, oldest first (one
@@ -273,14 +282,20 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
-    /// for event in client.newest_events("orders", 100).await? {
+    /// // A tool that has only the queue's name passes its keys.
+    /// let orders = delayq::QueueKeys::new("orders")?;
+    /// for event in client.newest_events(&orders, 100).await? {
     ///     println!("{} {}", event.stream_id, event.kind.name());
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn newest_events(&self, queue: &str, count: usize) -> Result<Vec<crate::Event>> {
+    pub async fn newest_events(
+        &self,
+        queue: &impl AsRef<QueueKeys>,
+        count: usize,
+    ) -> Result<Vec<crate::events::Event>> {
         self.check_open()?;
-        crate::queue::events::newest(&self.core, &crate::QueueKeys::new(queue)?, count).await
+        crate::queue::events::newest(&self.core, queue.as_ref(), count).await
     }
 
     /// The underlying fred pool, for commands this crate does not wrap.

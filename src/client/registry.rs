@@ -2,9 +2,7 @@
 //! `queue/registry.rs`): reading it, and keeping it bounded.
 
 use fred::interfaces::SortedSetsInterface;
-use fred::types::scan::Scanner;
 use fred::types::{Key, Value};
-use futures_util::StreamExt;
 
 use super::Client;
 use crate::connection::script::SCRIPTS;
@@ -14,16 +12,13 @@ use crate::wire::keys::REGISTRY_KEY;
 use crate::wire::time;
 use crate::BytesCodec;
 
-/// Names asked for per `ZSCAN` call.
-const SCAN_COUNT: u32 = 1_000;
-
 impl Client {
     /// Every name in the registry of queues delayq processes have offered
     /// to, consumed from or transferred (the key `delayq_queues`), read a
     /// page at a time (`ZSCAN`). It lists queues that `SCAN` for timeout
     /// sets cannot find: ones holding only ready values. Names whose queues
-    /// are gone stay until [`forget_queue_if_gone`](Self::forget_queue_if_gone)
-    /// drops them.
+    /// are gone stay until [`queues`](Self::queues) or
+    /// [`forget_queue_if_gone`](Self::forget_queue_if_gone) drops them.
     ///
     /// ```no_run
     /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
@@ -33,32 +28,26 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn registered_queues(&self) -> Result<Vec<String>> {
-        let conn = self.core.conn()?;
-        let mut names = Vec::new();
-        let mut pages = std::pin::pin!(conn.zscan(REGISTRY_KEY, "*", Some(SCAN_COUNT)));
-        while let Some(page) = pages.next().await {
-            let mut page = page.map_err(Error::from)?;
-            for (member, _) in page.take_results().unwrap_or_default() {
-                if let Some(name) = member.as_str() {
-                    names.push(name.into_owned());
-                }
-            }
-        }
-        names.sort_unstable();
-        names.dedup();
-        Ok(names)
+        Ok(self.registry_scores().await?.into_keys().collect())
     }
 
     /// Drops `name` from the registry if no key of the queue exists and no
     /// process registered it for 30 minutes; returns whether it was
-    /// dropped. What keeps the registry from growing as queues come and go:
-    /// the dashboard calls it for registered names it finds empty.
+    /// dropped. [`queues`](Self::queues) does it for every such name it
+    /// comes across; this is the same for one name.
     pub async fn forget_queue_if_gone(&self, name: &str) -> Result<bool> {
         let conn = self.core.conn()?;
         let score: Option<f64> = conn.zscore(REGISTRY_KEY, name).await.map_err(Error::from)?;
-        let Some(score) = score else {
-            return Ok(false);
-        };
+        match score {
+            Some(score) => self.forget_if_gone(name, score).await,
+            None => Ok(false),
+        }
+    }
+
+    /// [`forget_queue_if_gone`](Self::forget_queue_if_gone) of a name read
+    /// with `score`: the script drops it only if the score is still that
+    /// (a registration in between keeps it).
+    pub(super) async fn forget_if_gone(&self, name: &str, score: f64) -> Result<bool> {
         if (score as i64) > time::now_ms() - FORGET_AFTER.as_millis() as i64 {
             return Ok(false);
         }
@@ -70,6 +59,7 @@ impl Client {
         if status.exists {
             return Ok(false);
         }
+        let conn = self.core.conn()?;
         let keys: Vec<Key> = vec![REGISTRY_KEY.into()];
         let args = vec![Value::from(name), Value::from(score)];
         SCRIPTS

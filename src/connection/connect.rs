@@ -52,6 +52,51 @@ pub(crate) async fn connect<C: ClientLike>(client: &C, timeout: Duration, addres
     }
 }
 
+/// Fails with [`Error::ScriptingUnavailable`] when the server answers a
+/// one-line script with an error that says it cannot run scripts at all:
+/// every queue operation is a script, and a server without Lua should be
+/// told at connect, not by the first offer deep in a service. Anything else
+/// (no answer in time, `BUSY` with another script, `LOADING`) lets the
+/// connect go on: the operations report it themselves.
+pub(crate) async fn check_scripting(client: &fred::clients::Client, timeout: Duration, address: &str) -> Result<()> {
+    use fred::interfaces::LuaInterface;
+    let options = Options {
+        timeout: Some(timeout),
+        max_attempts: Some(1),
+        ..Options::default()
+    };
+    let reply = client
+        .with_options(&options)
+        .eval::<fred::types::Value, _, _, _>("return 1", Vec::<String>::new(), Vec::<String>::new())
+        .await;
+    match reply {
+        Err(error) if cannot_script(&error) => Err(Error::ScriptingUnavailable {
+            address: address.to_owned(),
+            message: error.details().to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a script's error reply says the server runs no scripts: the
+/// command unknown (no Lua engine, or renamed away), refused by the ACL,
+/// or scripting switched off.
+fn cannot_script(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    if matches!(error.kind(), ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled) {
+        return false;
+    }
+    let details = error.details().to_ascii_lowercase();
+    if details.starts_with("busy") || details.starts_with("loading") {
+        return false;
+    }
+    details.contains("unknown command")
+        || details.starts_with("noperm")
+        || details.contains("no permissions")
+        || details.contains("scripting")
+        || details.contains("lua")
+}
+
 /// Whether a failed first connection means the server was not reached:
 /// refused, unreachable, unresolved, or no answer in time. fred reports TLS
 /// handshake failures as I/O errors too; they are not "unreachable" (the CLI

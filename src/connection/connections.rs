@@ -10,7 +10,7 @@ use fred::types::Builder;
 use tokio_util::sync::CancellationToken;
 
 use super::blocking_pool::BlockingPool;
-use super::connect::{address, connect, quit_pool};
+use super::connect::{address, check_scripting, connect, quit_pool};
 use super::sentinel_watch;
 use super::settling::Settling;
 use crate::error::{Error, Result};
@@ -54,6 +54,10 @@ pub(crate) async fn open(builder: Builder, settings: Settings) -> Result<(Connec
     let address = address(builder.get_config().map(|c| &c.server));
     let pool = builder.build_pool(settings.pool_size)?;
     connect(&pool, settings.connect_timeout, &address).await?;
+    if let Err(e) = check_scripting(pool.next(), settings.connect_timeout, &address).await {
+        quit_pool(&pool).await;
+        return Err(e);
+    }
     // Wake-ups arrive in bursts (an offer_all of many queues, a backlog's
     // heads): fred's default of 32 buffered messages overflows, and a lost
     // message makes the transfer check every queue of the client. A size

@@ -1,14 +1,16 @@
 //! The Lua scripts under `lua/`, and how they are run.
 //!
-//! Each script is the shared Lua of `lua/lib/`, in this order (a Lua local
+//! Each script is the shared Lua of `lua/lib/` it names on its first line
+//! (`-- LIBS: element offer events`), in the order of [`LIBS`] (a Lua local
 //! is visible only after its definition): `element.lua` (packing,
 //! unpacking, removal and chunking helpers), `offer.lua` (Redisson's offer
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
 //! (delivery counts), `ids.lua` (the id index), `events.lua` (lifecycle
 //! events) and `traces.lua` (trace contexts, feature `opentelemetry`),
-//! followed by the
-//! operation's own file, built at compile time with `include_str!`. Scripts run by `EVALSHA`; when the server does not know
+//! followed by the operation's own file; a unit test holds each script to
+//! naming every lib it calls into, and none it does not. Scripts run by
+//! `EVALSHA`; when the server does not know
 //! the script yet (`NOSCRIPT`: a restart, a failover, `SCRIPT FLUSH`), the same
 //! call is sent once more as `EVAL`, which also caches it. `NOSCRIPT` means
 //! the script did not run, so the fallback never applies an operation twice.
@@ -35,38 +37,64 @@ use fred::util::redis_keyslot;
 
 use crate::error::{outcome_unknown, Error};
 
+/// A script of `lua/`, by its file name, with its resend rule.
 macro_rules! lua {
     ($name:literal, $resend:ident) => {
         Script::new(
             $name,
-            concat!(
-                include_str!("../../lua/lib/element.lua"),
-                include_str!("../../lua/lib/offer.lua"),
-                include_str!("../../lua/lib/request.lua"),
-                include_str!("../../lua/lib/counts.lua"),
-                include_str!("../../lua/lib/ids.lua"),
-                include_str!("../../lua/lib/events.lua"),
-                include_str!("../../lua/lib/traces.lua"),
-                include_str!(concat!("../../lua/", $name, ".lua"))
-            ),
+            include_str!(concat!("../../lua/", $name, ".lua")),
             Resend::$resend,
         )
     };
 }
 
-/// The shared Lua prepended to every script (the `lua!` table below repeats
-/// these paths, as `concat!` needs literals; a test keeps them equal). Tests
-/// and benchmarks that run a script by hand build its body from these.
-#[doc(hidden)]
-pub const LIBS: [&str; 7] = [
-    include_str!("../../lua/lib/element.lua"),
-    include_str!("../../lua/lib/offer.lua"),
-    include_str!("../../lua/lib/request.lua"),
-    include_str!("../../lua/lib/counts.lua"),
-    include_str!("../../lua/lib/ids.lua"),
-    include_str!("../../lua/lib/events.lua"),
-    include_str!("../../lua/lib/traces.lua"),
+/// The shared Lua of `lua/lib/`, by name, in the one order a script may
+/// load them (a Lua local is visible only after its definition: `offer`
+/// uses `element`, `request` uses `offer`, ...). Each script names the ones
+/// it needs on its first line, `-- LIBS: element offer events`, in this
+/// order; its body is those files, then its own (see [`body`]).
+pub(crate) const LIBS: [(&str, &str); 7] = [
+    ("element", include_str!("../../lua/lib/element.lua")),
+    ("offer", include_str!("../../lua/lib/offer.lua")),
+    ("request", include_str!("../../lua/lib/request.lua")),
+    ("counts", include_str!("../../lua/lib/counts.lua")),
+    ("ids", include_str!("../../lua/lib/ids.lua")),
+    ("events", include_str!("../../lua/lib/events.lua")),
+    ("traces", include_str!("../../lua/lib/traces.lua")),
 ];
+
+/// The libs a script's first line names (`-- LIBS: a b`, or `(none)`).
+fn declared_libs(source: &str) -> Vec<&str> {
+    let first = source.lines().next().unwrap_or_default();
+    let names = first.strip_prefix("-- LIBS:").unwrap_or_default();
+    names.split_whitespace().filter(|n| *n != "(none)").collect()
+}
+
+/// What is sent for a script: the libs its first line names, in their
+/// order, then the script. `traces` is left out without the
+/// `opentelemetry` feature: a script calls it only for a trace context,
+/// which no caller sends then (Lua looks a function up only when it runs).
+///
+/// A script that names a lib `LIBS` does not hold, or names them out of
+/// order, fails the unit tests below: every script is built by them.
+pub(crate) fn body(source: &str) -> String {
+    let declared = declared_libs(source);
+    let mut body = String::new();
+    for (name, text) in LIBS {
+        if declared.contains(&name) && (name != "traces" || cfg!(feature = "opentelemetry")) {
+            body.push_str(text);
+        }
+    }
+    body.push_str(source);
+    body
+}
+
+/// The body of the script whose source is `source`, as [`body`] makes it,
+/// for tests and benchmarks that run a script by hand.
+#[doc(hidden)]
+pub fn script_body(source: &str) -> String {
+    body(source)
+}
 
 /// Whether fred may send a script again after its connection dropped with
 /// the reply outstanding (the script may have run).
@@ -106,17 +134,18 @@ const ROUTE_RETRY_MAX: std::time::Duration = std::time::Duration::from_millis(40
 #[derive(Debug)]
 pub(crate) struct Script {
     pub name: &'static str,
-    pub body: &'static str,
+    pub body: String,
     pub sha1: String,
     pub resend: Resend,
 }
 
 impl Script {
-    fn new(name: &'static str, body: &'static str, resend: Resend) -> Self {
+    fn new(name: &'static str, source: &'static str, resend: Resend) -> Self {
+        let body = body(source);
         Script {
             name,
+            sha1: fred::util::sha1_hash(&body),
             body,
-            sha1: fred::util::sha1_hash(body),
             resend,
         }
     }
@@ -183,7 +212,7 @@ impl Script {
         match conn.custom::<Value, Value>(evalsha, argv.clone()).await {
             Err(error) if error.details().starts_with("NOSCRIPT") => {
                 tracing::debug!(script = self.name, "script not cached on the server, sending EVAL");
-                argv[0] = Value::from(self.body);
+                argv[0] = Value::from(self.body.as_str());
                 conn.custom(
                     CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false),
                     argv,
@@ -410,18 +439,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_script_starts_with_the_shared_lua() {
-        let libs = LIBS.concat();
+    fn every_script_is_its_libs_then_its_own_lua() {
         for script in [
             &SCRIPTS.offer,
             &SCRIPTS.offer_all,
             &SCRIPTS.claim,
             &SCRIPTS.drain,
             &SCRIPTS.cancel_request,
+            &SCRIPTS.pause,
+            &SCRIPTS.undo_move,
         ] {
-            assert!(script.body.starts_with(&libs), "{}", script.name);
-            assert_eq!(script.sha1, fred::util::sha1_hash(script.body));
+            let source = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("lua/{}.lua", script.name)),
+            )
+            .unwrap();
+            let libs: String = declared_libs(&source)
+                .into_iter()
+                .filter(|name| *name != "traces" || cfg!(feature = "opentelemetry"))
+                .map(|name| LIBS.iter().find(|(n, _)| *n == name).unwrap().1)
+                .collect();
+            assert_eq!(script.body, libs + &source, "{}", script.name);
+            assert_eq!(script.sha1, fred::util::sha1_hash(&script.body));
         }
+        // Only what it calls: `undo_move` needs no lib, `pause` only events.
+        assert!(!SCRIPTS.undo_move.body.contains("local function"));
+        assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
     }
 
     /// The Lua files under `dir` (relative to the crate), by path.
@@ -440,11 +482,88 @@ mod tests {
     }
 
     #[test]
-    fn every_lib_file_is_prepended() {
+    fn every_lib_file_is_in_libs() {
         let libs = lua_files("lua/lib");
         assert_eq!(libs.len(), LIBS.len(), "a file in lua/lib/ that LIBS leaves out");
         for (name, text) in libs {
-            assert!(LIBS.contains(&text.as_str()), "{name} is not in LIBS");
+            let stem = name.trim_start_matches("lua/lib/").trim_end_matches(".lua");
+            assert!(
+                LIBS.contains(&(stem, text.as_str())),
+                "{name} is not in LIBS under its name"
+            );
+        }
+    }
+
+    /// The `delayq_*` functions defined (`local function`) and called in
+    /// Lua text, comments left out.
+    fn functions(text: &str) -> (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>) {
+        let (mut defined, mut called) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for line in text.lines() {
+            let code = line.split("--").next().unwrap_or_default();
+            let mut rest = code;
+            while let Some(at) = rest.find("delayq_") {
+                let word: String = rest[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let after = rest[at + word.len()..].trim_start();
+                let before = rest[..at].trim_end();
+                if before.ends_with("local function") {
+                    defined.insert(word.clone());
+                } else if after.starts_with('(') {
+                    called.insert(word.clone());
+                }
+                rest = &rest[at + word.len()..];
+            }
+        }
+        (defined, called)
+    }
+
+    /// A script names, in load order, exactly the libs whose functions it
+    /// calls (directly or through another lib): one it needs and misses
+    /// would fail at run time, on the path that calls it; one it does not
+    /// need is sent for nothing on every `EVAL`.
+    #[test]
+    fn every_script_names_the_libs_it_calls_and_no_other() {
+        let owner_of = |function: &str| {
+            LIBS.iter()
+                .find(|(_, text)| functions(text).0.contains(function))
+                .map(|(name, _)| *name)
+        };
+        let files = lua_files("lua");
+        assert!(files.len() > 30, "the scripts are found");
+        for (file, source) in &files {
+            let declared = declared_libs(source);
+            assert!(
+                source.starts_with("-- LIBS:"),
+                "{file}: its first line names its libs (`-- LIBS: ...` or `-- LIBS: (none)`)"
+            );
+            let order: Vec<usize> = declared
+                .iter()
+                .map(|name| {
+                    LIBS.iter()
+                        .position(|(n, _)| n == name)
+                        .unwrap_or_else(|| panic!("{file}: no lib {name}"))
+                })
+                .collect();
+            assert!(
+                order.windows(2).all(|w| w[0] < w[1]),
+                "{file}: libs out of order: {declared:?}"
+            );
+            let (own, mut wanted) = functions(source);
+            let mut needed = std::collections::BTreeSet::new();
+            while let Some(function) = wanted.pop_first() {
+                if own.contains(&function) {
+                    continue;
+                }
+                let lib = owner_of(&function).unwrap_or_else(|| panic!("{file}: {function} is defined nowhere"));
+                if needed.insert(lib) {
+                    let text = LIBS.iter().find(|(n, _)| *n == lib).unwrap().1;
+                    wanted.extend(functions(text).1);
+                }
+            }
+            let needed: Vec<&str> = LIBS.iter().map(|(n, _)| *n).filter(|n| needed.contains(n)).collect();
+            assert_eq!(declared, needed, "{file}");
         }
     }
 
@@ -464,5 +583,89 @@ mod tests {
             }
         }
         assert_eq!(publishing, ["lua/lib/offer.lua"]);
+    }
+
+    /// A script that refuses after it changed something leaves half a step
+    /// behind (an error the caller takes for "nothing happened"): every
+    /// script runs its checks, the key types (`delayq_check_types`) and the
+    /// events keys (`delayq_events_open`), before its first write. Lines in
+    /// a `local function` block are skipped (defined there, run later).
+    #[test]
+    fn every_script_checks_before_its_first_write() {
+        const WRITES: [&str; 33] = [
+            "lpush",
+            "rpush",
+            "zadd",
+            "zrem",
+            "lrem",
+            "del",
+            "set",
+            "hset",
+            "hdel",
+            "hincrby",
+            "incr",
+            "incrby",
+            "expire",
+            "pexpire",
+            "pexpireat",
+            "lpop",
+            "rpop",
+            "lmove",
+            "xadd",
+            "ltrim",
+            "lset",
+            "linsert",
+            "publish",
+            "zremrangebyscore",
+            "zremrangebyrank",
+            "hsetnx",
+            "unlink",
+            "zincrby",
+            "sadd",
+            "srem",
+            "getdel",
+            "rpoplpush",
+            "zpopmin",
+        ];
+        const WRITING_LIBS: [&str; 6] = [
+            "delayq_offer(",
+            "delayq_dead_letter(",
+            "delayq_event(",
+            "delayq_counts_put(",
+            "delayq_counts_take(",
+            "delayq_answer(",
+        ];
+        let writes = |line: &str| {
+            let line = line.to_ascii_lowercase();
+            WRITES
+                .iter()
+                .any(|w| line.contains(&format!("redis.call('{w}'")) || line.contains(&format!("redis.call(\"{w}\"")))
+                || WRITING_LIBS.iter().any(|f| line.contains(f))
+        };
+        let files = lua_files("lua");
+        assert!(files.len() > 30, "the scripts are found");
+        let mut checked = 0;
+        for (name, text) in &files {
+            let mut in_function = false;
+            let mut first_write = None;
+            for (at, line) in text.lines().enumerate() {
+                let code = line.split("--").next().unwrap_or_default();
+                if code.starts_with("local function") || code.starts_with("function") {
+                    in_function = true;
+                } else if in_function && code.trim_end() == "end" {
+                    in_function = false;
+                } else if !in_function && first_write.is_none() && writes(code) {
+                    first_write = Some(at);
+                }
+                let is_check = code.contains("delayq_check_types(") || code.contains("delayq_events_open(");
+                if is_check && !in_function {
+                    if let Some(write) = first_write {
+                        panic!("{name}:{}: a check after the first write (line {})", at + 1, write + 1);
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 30, "the checks are found ({checked})");
     }
 }

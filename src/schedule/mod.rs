@@ -14,9 +14,24 @@
 //! element is an ordinary pending element: any transfer, Java's included,
 //! moves it to the destination.
 //!
-//! Owns the specs (`spec`), the stored records (`store`) and
-//! the per-client runner (`runner`). May use: `queue`, `connection` (its own
-//! scripts), `wire`, `telemetry`, `error`; beside `worker`, never above it.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use delayq::schedule::{every, Misfire};
+//! # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+//! let jobs = client.delayed_queue("jobs", delayq::StringCodec)?;
+//! client
+//!     .schedule("heartbeat", every(Duration::from_secs(30)).misfire(Misfire::FireOnce), &jobs, &"ping".to_string())
+//!     .await?;
+//! for schedule in client.schedules(&jobs)?.list().await? {
+//!     println!("{schedule:?}");
+//! }
+//! # Ok(()) }
+//! ```
+
+// Owns the specs (`spec`), the stored records (`store`) and the per-client
+// runner (`runner`). May use: `queue`, `connection` (its own scripts),
+// `wire`, `telemetry`, `error`; beside `worker`, never above it.
 
 mod runner;
 mod spec;
@@ -40,7 +55,7 @@ pub(crate) use runner::Runner;
 /// [`ScheduleSpec`], or cron text (`"*/5 * * * *"`, `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`).
 ///
 /// ```
-/// use delayq::IntoScheduleSpec;
+/// use delayq::schedule::IntoScheduleSpec;
 /// let spec = "0 9 * * MON-FRI".into_spec()?;
 /// assert_eq!(spec.to_string(), "0 9 * * MON-FRI");
 /// # Ok::<(), delayq::Error>(())
@@ -103,14 +118,15 @@ pub(crate) fn run(core: &Arc<Core>, slot: &RunnerSlot, queue: &str) -> Result<()
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use delayq::{every, Client, StringCodec};
+/// use delayq::{Client, StringCodec};
+/// use delayq::schedule::every;
 ///
 /// # async fn demo() -> delayq::Result<()> {
 /// let client = Client::connect("redis://127.0.0.1:6379").await?;
 /// let reports = client.delayed_queue("reports", StringCodec)?;
 /// client.schedule("hourly", every(Duration::from_secs(3600)), &reports, &"build-report".to_string()).await?;
 ///
-/// let schedules = client.schedules("reports")?;
+/// let schedules = client.schedules(&reports)?;
 /// schedules.pause("hourly").await?;
 /// for info in schedules.list().await? {
 ///     println!("{}: {} paused={}", info.name, info.spec, info.paused);

@@ -28,7 +28,7 @@ const SCAN_CAP: usize = 10_000;
 ///
 /// ```
 /// use std::time::Duration;
-/// use delayq::{every, Misfire};
+/// use delayq::schedule::{every, Misfire};
 /// let spec = every(Duration::from_secs(60)).misfire(Misfire::FireOnce);
 /// assert_eq!(spec.misfire_policy(), Misfire::FireOnce);
 /// ```
@@ -82,7 +82,7 @@ impl FromStr for Misfire {
 ///
 /// ```
 /// use std::time::Duration;
-/// use delayq::{every, Misfire, ScheduleSpec};
+/// use delayq::schedule::{every, Misfire, ScheduleSpec};
 ///
 /// let nightly = ScheduleSpec::cron("30 2 * * *")?.in_time_zone("Europe/Paris")?;
 /// let same = ScheduleSpec::cron("CRON_TZ=Europe/Paris 30 2 * * *")?;
@@ -127,9 +127,9 @@ impl Eq for ScheduleSpec {}
 ///
 /// ```
 /// use std::time::Duration;
-/// let spec = delayq::every(Duration::from_secs(5));
+/// let spec = delayq::schedule::every(Duration::from_secs(5));
 /// assert_eq!(spec.to_string(), "every 5s");
-/// assert_eq!(delayq::every(Duration::from_micros(1900)).to_string(), "every 2ms");
+/// assert_eq!(delayq::schedule::every(Duration::from_micros(1900)).to_string(), "every 2ms");
 /// ```
 pub fn every(period: Duration) -> ScheduleSpec {
     ScheduleSpec {
@@ -204,10 +204,10 @@ impl ScheduleSpec {
     ///
     /// ```
     /// # fn main() -> delayq::Result<()> {
-    /// use delayq::ScheduleSpec;
+    /// use delayq::schedule::ScheduleSpec;
     /// assert_eq!(ScheduleSpec::cron("0 3 * * *")?.time_zone(), Some("UTC"));
     /// assert_eq!(ScheduleSpec::cron("CRON_TZ=Europe/Paris 0 3 * * *")?.time_zone(), Some("Europe/Paris"));
-    /// assert_eq!(delayq::every(std::time::Duration::from_secs(1)).time_zone(), None);
+    /// assert_eq!(delayq::schedule::every(std::time::Duration::from_secs(1)).time_zone(), None);
     /// # Ok(()) }
     /// ```
     pub fn time_zone(&self) -> Option<&'static str> {

@@ -138,11 +138,12 @@ impl Stored {
     }
 }
 
-/// What is stored about one recurring schedule, as [`Schedules::list`](crate::Schedules::list) reads it.
+/// What is stored about one recurring schedule, as [`Schedules::list`](crate::schedule::Schedules::list) reads it.
 ///
 /// ```no_run
 /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
-/// for info in client.schedules("reports")?.list().await? {
+/// let reports = delayq::QueueKeys::new("reports")?;
+/// for info in client.schedules(&reports)?.list().await? {
 ///     println!("{} ({}): next {:?}, fired {}, missed {}", info.name, info.spec, info.next, info.fired, info.missed);
 /// }
 /// # Ok(()) }
@@ -389,7 +390,7 @@ pub(crate) async fn resume(core: &Core, keys: &QueueKeys, name: &str) -> Result<
 }
 
 /// A process running a queue's schedules, as its heartbeat shows: from
-/// [`Schedules::runners`](crate::Schedules::runners).
+/// [`Schedules::runners`](crate::schedule::Schedules::runners).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScheduleRunner {

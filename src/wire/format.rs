@@ -32,7 +32,7 @@ pub const LEGACY_HEADER_LEN: usize = 8 + 8;
 /// sharing the queue reads: Java clients of one format cannot read the other.
 ///
 /// ```
-/// use delayq::Format;
+/// use delayq::format::Format;
 /// assert_eq!(Format::default(), Format::Modern);
 /// assert_eq!("legacy".parse::<Format>().unwrap(), Format::Legacy);
 /// ```

@@ -190,6 +190,37 @@ impl QueueKeys {
         found.then_some(keys)
     }
 
+    /// The key patterns that find queues by `SCAN`, each with the type its
+    /// keys hold: the timeout set (any queue with pending elements, Java's
+    /// too), the dead-letter list and the schedules hash (a queue with only
+    /// those). A queue holding only ready values has none of them: the
+    /// registry of queues names it. [`from_key`](Self::from_key) turns what
+    /// they find back into the queue.
+    pub(crate) fn discovery_patterns() -> [(String, &'static str); 3] {
+        [
+            (format!("{TIMEOUT_PREFIX}:*"), "zset"),
+            (format!("{DEAD_LETTER_PREFIX}:*"), "list"),
+            (format!("{SCHEDULES_PREFIX}:*"), "hash"),
+        ]
+    }
+
+    /// A key of a tool's own beside the queue: `delayq_<what>:{N}`, in the
+    /// queue's cluster slot (the name's own hash tag if it has one), as
+    /// every key delayq adds. For state Java does not know, kept by a tool
+    /// built on delayq (the dashboard keeps its per-minute history in
+    /// `companion("dashboard_history")`).
+    ///
+    /// ```
+    /// use delayq::QueueKeys;
+    /// let keys = QueueKeys::new("orders").unwrap();
+    /// assert_eq!(keys.companion("dashboard_history"), "delayq_dashboard_history:{orders}");
+    /// let tagged = QueueKeys::new("{shop}orders").unwrap();
+    /// assert_eq!(tagged.companion("dashboard_history"), "delayq_dashboard_history:{shop}orders");
+    /// ```
+    pub fn companion(&self, what: &str) -> String {
+        key_for(&format!("delayq_{what}"), &self.name)
+    }
+
     /// The destination list consumers take from (`N`).
     pub fn destination(&self) -> &str {
         &self.name
@@ -335,6 +366,15 @@ impl QueueKeys {
 /// `lua/lib/request.lua`); in the queue's cluster slot.
 pub(crate) fn request_key(name: &str, id: &str) -> String {
     format!("{}:{id}", key_for(REQUEST_PREFIX, name))
+}
+
+/// A queue's keys stand for the queue where the client takes a queue
+/// handle ([`Client::events`](crate::Client::events), ...), for a tool that
+/// has only the name.
+impl AsRef<QueueKeys> for QueueKeys {
+    fn as_ref(&self) -> &QueueKeys {
+        self
+    }
 }
 
 fn key_for(prefix: &str, name: &str) -> String {

@@ -10,7 +10,7 @@ use crate::error::BoxError;
 /// [`on_error`](crate::Worker::on_error) hook.
 ///
 /// ```
-/// use delayq::{Failure, FailureAction};
+/// use delayq::worker::{Failure, FailureAction};
 ///
 /// fn alert(failure: &Failure) {
 ///     if failure.action() == FailureAction::DeadLettered {
@@ -31,7 +31,7 @@ pub struct Failure {
 ///
 /// ```
 /// use std::time::Duration;
-/// use delayq::FailureAction;
+/// use delayq::worker::FailureAction;
 ///
 /// let action = FailureAction::Retry { after: Duration::from_secs(2) };
 /// assert_ne!(action, FailureAction::DeadLettered);
@@ -78,9 +78,9 @@ impl Failure {
 /// to the dead-letter list at once.
 ///
 /// ```
-/// use delayq::Permanent;
+/// use delayq::worker::Permanent;
 ///
-/// async fn handle(order: String) -> Result<(), delayq::BoxError> {
+/// async fn handle(order: String) -> Result<(), delayq::error::BoxError> {
 ///     if order.is_empty() {
 ///         return Err(Permanent::new("an empty order can never be processed").into());
 ///     }

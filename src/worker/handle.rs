@@ -33,7 +33,7 @@ pub struct WorkerHandle {
 /// What a worker did.
 ///
 /// ```no_run
-/// # async fn demo(worker: delayq::WorkerHandle) {
+/// # async fn demo(worker: delayq::worker::WorkerHandle) {
 /// let report = worker.report();
 /// assert!(report.succeeded + report.retried + report.dead_lettered <= report.handled + report.undecodable);
 /// # }

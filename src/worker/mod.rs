@@ -1,13 +1,41 @@
-//! `Worker<T>`: runs an async handler over a queue, with a concurrency limit,
-//! retries through the delayed queue, a dead-letter list, an error hook,
-//! tracing spans and graceful shutdown — what Java teams get from a
-//! `@RedisDelayListener`-style listener.
+//! Workers: an async handler run over a reliable queue, with a concurrency
+//! limit, prefetch, rate limits, retries through the delayed queue, a
+//! dead-letter list, an error hook, tracing spans and graceful shutdown —
+//! what Java teams get from a `@RedisDelayListener`-style listener.
 //!
-//! Owns the consume loop ([`consume`]), retry policies ([`retry`]), failures
-//! and their kinds ([`failure`]) and the running worker's handle
-//! ([`handle`]). May use: `queue`, `connection` (the rate limiter's script),
-//! `wire`, `telemetry`, `error`; a worker is built on a [`ReliableQueue`] like
-//! any user's code.
+//! [`Worker`] (also at the crate root) is the builder, made by
+//! [`Client::worker`](crate::Client::worker); [`WorkerHandle`] stops a
+//! running one and gives its [`WorkerReport`]; a [`RetryPolicy`] says when a
+//! failed value is tried again; a handler's error can be [`Permanent`]; the
+//! error hook gets a [`Failure`] and what was done with it
+//! ([`FailureAction`]).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use delayq::worker::{Permanent, RetryPolicy};
+//! use delayq::StringCodec;
+//!
+//! # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+//! let handle = client
+//!     .worker("emails", StringCodec)?
+//!     .concurrency(8)
+//!     .retry(RetryPolicy::exponential(Duration::from_secs(1), Duration::from_secs(60)).max_attempts(5))
+//!     .run(|address: String| async move {
+//!         if address.is_empty() {
+//!             return Err(Permanent::new("no address").into());
+//!         }
+//!         Ok::<(), delayq::error::BoxError>(())
+//!     });
+//! let report = handle.shutdown().await;
+//! println!("{report:?}");
+//! # Ok(()) }
+//! ```
+
+// Owns the consume loop (`consume`), prefetch, acks, retry policies
+// (`retry`), failures and their kinds (`failure`), the rate limiter and the
+// running worker's handle (`handle`). May use: `queue`, `connection` (the
+// rate limiter's script), `wire`, `telemetry`, `error`; a worker is built on
+// a `ReliableQueue` like any user's code.
 
 mod acks;
 mod consume;
@@ -30,6 +58,7 @@ pub use failure::{Failure, FailureAction, Permanent};
 pub use handle::{WorkerHandle, WorkerReport};
 pub use retry::RetryPolicy;
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use service::Job;
 
 use crate::error::BoxError;
@@ -66,7 +95,8 @@ type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use delayq::{Client, JsonCodec, RetryPolicy};
+/// use delayq::{Client, JsonCodec};
+/// use delayq::worker::RetryPolicy;
 ///
 /// #[derive(serde::Serialize, serde::Deserialize)]
 /// struct Order { id: String, amount: i64 }
@@ -340,7 +370,8 @@ impl<T: Send + 'static> Worker<T> {
     ///
     /// ```no_run
     /// use std::time::Duration;
-    /// use delayq::{Client, Job, JsonCodec};
+    /// use delayq::{Client, JsonCodec};
+    /// use delayq::worker::Job;
     /// use tower::ServiceBuilder;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize)]
@@ -372,6 +403,7 @@ impl<T: Send + 'static> Worker<T> {
     ///
     /// Outside a tokio runtime.
     #[cfg(feature = "tower")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub fn run_service<S>(self, service: S) -> WorkerHandle
     where
         S: tower::Service<Job<T>, Response = ()> + Clone + Send + 'static,

@@ -13,7 +13,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use delayq::RetryPolicy;
+/// use delayq::worker::RetryPolicy;
 ///
 /// let policy = RetryPolicy::exponential(Duration::from_secs(1), Duration::from_secs(60))
 ///     .factor(3.0)

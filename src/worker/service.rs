@@ -23,7 +23,7 @@ use crate::error::BoxError;
 /// tracing layers carry both too.
 ///
 /// ```
-/// use delayq::Job;
+/// use delayq::worker::Job;
 ///
 /// let job = Job::new("orders", 2, "order-17".to_owned());
 /// assert_eq!((job.queue(), job.attempt(), job.value().as_str()), ("orders", 2, "order-17"));

@@ -177,3 +177,50 @@ async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one
     })
     .await;
 }
+
+/// A server that cannot run scripts (an engine without Lua answers EVAL as
+/// an unknown command, as a server with EVAL renamed away does): the
+/// client says so at connect, naming the server, instead of the first
+/// offer failing deep inside a service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_scripting_is_refused_at_connect_with_a_clear_error() {
+    deadline(async {
+        let redis = RedisServer::start_with(&["--rename-command", "EVAL", "", "--rename-command", "EVALSHA", ""]).await;
+        let error = Client::builder()
+            .url(redis.url())
+            .build()
+            .await
+            .expect_err("a server without Lua is refused");
+        match &error {
+            delayq::Error::ScriptingUnavailable { address, message } => {
+                assert_eq!(address, &format!("127.0.0.1:{}", redis.port()));
+                assert!(message.contains("unknown command"), "{message}");
+            }
+            other => panic!("expected ScriptingUnavailable, got {other:?}"),
+        }
+        assert!(error.to_string().contains("cannot run Lua scripts"), "{error}");
+    })
+    .await;
+}
+
+/// An ACL user without `+@scripting` is told the same at connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_the_acl_denies_scripts_is_refused_at_connect() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let setuser = ["SETUSER", "no-lua", "on", ">pw", "~*", "&*", "+@all", "-@scripting"];
+        raw.cmd("ACL", setuser.iter().map(|a| Value::from(*a)).collect()).await;
+        let error = Client::builder()
+            .url(format!("redis://no-lua:pw@127.0.0.1:{}", redis.port()))
+            .build()
+            .await
+            .expect_err("a user without scripting is refused");
+        assert!(
+            matches!(&error, delayq::Error::ScriptingUnavailable { message, .. } if message.contains("NOPERM")),
+            "{error:?}"
+        );
+        assert!(!error.to_string().contains("pw@"), "{error}");
+    })
+    .await;
+}

@@ -617,7 +617,7 @@ async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
 }
 
 /// A purge as (removed, remaining).
-fn pair(purged: delayq::Purged) -> (u64, u64) {
+fn pair(purged: delayq::report::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
 

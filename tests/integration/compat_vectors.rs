@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use delayq::codec::{self, Codec};
+use delayq::error::BoxError;
 use delayq::format::{unpack, Format};
 use delayq::fred::prelude::*;
-use delayq::{BoxError, BytesCodec, JacksonCodec, LongCodec, StringCodec};
+use delayq::{BytesCodec, JacksonCodec, LongCodec, StringCodec};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{deadline, hex, now_ms, RawRedis, RedisServer};

@@ -4,7 +4,8 @@
 use std::time::{Duration, SystemTime};
 
 use delayq::fred::prelude::*;
-use delayq::{Permanent, RetryPolicy, StringCodec};
+use delayq::worker::{Permanent, RetryPolicy};
+use delayq::StringCodec;
 
 use crate::harness::{deadline, eventually, RedisServer};
 
@@ -43,11 +44,11 @@ async fn every_way_into_the_dead_letter_list_records_why() {
             .retry(RetryPolicy::fixed(Duration::from_millis(50)).max_attempts(2))
             .run(|value: String| async move {
                 if value == "permanent" {
-                    Err(delayq::BoxError::from(Permanent::new(std::io::Error::other(
+                    Err(delayq::error::BoxError::from(Permanent::new(std::io::Error::other(
                         "no such account",
                     ))))
                 } else {
-                    Err(delayq::BoxError::from(std::io::Error::other("smtp down")))
+                    Err(delayq::error::BoxError::from(std::io::Error::other("smtp down")))
                 }
             });
         ready.offer_all([s("permanent"), s("retried")]).await.unwrap();
@@ -194,7 +195,7 @@ async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_ali
         assert_eq!(page[3].at, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(3)));
         let c = page[3].key.clone();
         assert_eq!(c.index(), 3);
-        assert_eq!(c.to_string().parse::<delayq::DeadLetterKey>().unwrap(), c);
+        assert_eq!(c.to_string().parse::<delayq::dead_letter::DeadLetterKey>().unwrap(), c);
 
         // Two leave the head: "c" is now at index 1.
         assert_eq!(jobs.requeue_dead_letters(2).await.unwrap(), 2);
@@ -211,7 +212,7 @@ async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_ali
         }
         assert_eq!(dead_pairs(&jobs).await, pairs(&[("b", Some("rb")), ("d", Some("rd"))]));
         assert!(matches!(
-            "nonsense".parse::<delayq::DeadLetterKey>(),
+            "nonsense".parse::<delayq::dead_letter::DeadLetterKey>(),
             Err(delayq::Error::InvalidArgument(_))
         ));
     })
@@ -423,7 +424,7 @@ async fn exact_actions_on_large_dead_letters_stay_within_their_byte_budget() {
         let records: Vec<(&str, i64, &str)> = values.iter().map(|v| (v.as_str(), 1_700_000_000_000, "boom")).collect();
         seed_dead(&raw, "big-dead", &[], &records).await;
         let page = jobs.dead_letter_page(100, 100).await.unwrap();
-        let keys: Vec<delayq::DeadLetterKey> = page.iter().map(|d| d.key.clone()).collect();
+        let keys: Vec<delayq::dead_letter::DeadLetterKey> = page.iter().map(|d| d.key.clone()).collect();
 
         // 100 × 20 KB = 2 MB named: refused before the script runs.
         match jobs.requeue_dead_letters_exact(&keys).await {
@@ -449,7 +450,7 @@ async fn exact_actions_on_large_dead_letters_stay_within_their_byte_budget() {
         }
         assert_eq!(jobs.dead_letter_len().await.unwrap(), 240, "nothing deleted");
         // Read again: the same 40 values, now at 40..80, go.
-        let again: Vec<delayq::DeadLetterKey> = jobs
+        let again: Vec<delayq::dead_letter::DeadLetterKey> = jobs
             .dead_letter_page(40, 40)
             .await
             .unwrap()

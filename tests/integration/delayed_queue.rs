@@ -2,8 +2,9 @@
 
 use std::time::{Duration, SystemTime};
 
+use delayq::format::Format;
 use delayq::fred::prelude::*;
-use delayq::{Error, Format, LongCodec, StringCodec};
+use delayq::{Error, LongCodec, StringCodec};
 
 use crate::harness::{deadline, now_ms, RedisServer};
 
@@ -439,6 +440,6 @@ async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
 }
 
 /// A purge as (removed, remaining).
-fn pair(purged: delayq::Purged) -> (u64, u64) {
+fn pair(purged: delayq::report::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }

@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 
-use delayq::{ElementOutcome, QueueKeys, StringCodec};
+use delayq::pending::ElementOutcome;
+use delayq::{QueueKeys, StringCodec};
 
 use crate::harness::{deadline, now_ms, RedisServer};
 
@@ -92,7 +93,7 @@ async fn an_element_is_deleted_run_and_rescheduled_by_its_bytes_and_a_gone_one_c
         ));
 
         // Taken by a transfer between the page and the action: left alone.
-        let overdue = delayq::format::pack(delayq::Format::Modern, b"due");
+        let overdue = delayq::format::pack(delayq::format::Format::Modern, b"due");
         raw_redis.seed("one", &overdue, now_ms() - 1_000).await;
         assert_eq!(q.pending_page(0, 1).await.unwrap()[0].raw, overdue);
         assert_eq!(q.transfer_now().await.unwrap().moved, 1);

@@ -6,8 +6,10 @@
 
 use std::time::Duration;
 
+use delayq::events::{Event, EventKind, Events, EventsFrom};
 use delayq::fred::types::Value;
-use delayq::{every, Client, Error, Event, EventKind, Events, EventsFrom, LongCodec, StringCodec};
+use delayq::schedule::every;
+use delayq::{Client, Error, LongCodec, StringCodec};
 use futures_util::StreamExt;
 
 use crate::fault_proxy::Fault;
@@ -93,9 +95,21 @@ async fn each_operation_writes_its_event() {
     deadline(async {
         let redis = RedisServer::start().await;
         let client = redis.client().await;
-        client.enable_events("ev", 1000).await.unwrap();
-        assert_eq!(client.events_max_len("ev").await.unwrap(), Some(1000));
-        let mut events = client.events("ev").unwrap().from(EventsFrom::Oldest);
+        client
+            .enable_events(&delayq::QueueKeys::new("ev").unwrap(), 1000)
+            .await
+            .unwrap();
+        assert_eq!(
+            client
+                .events_max_len(&delayq::QueueKeys::new("ev").unwrap())
+                .await
+                .unwrap(),
+            Some(1000)
+        );
+        let mut events = client
+            .events(&delayq::QueueKeys::new("ev").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         every_operation(&client, "ev").await;
 
         let offered = next_of(&mut events, "offered").await;
@@ -168,7 +182,10 @@ async fn each_operation_writes_its_event() {
             }
         );
         // Transfers run on their own, between the others: read again.
-        let mut again = client.events("ev").unwrap().from(EventsFrom::Oldest);
+        let mut again = client
+            .events(&delayq::QueueKeys::new("ev").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         assert!(matches!(next_of(&mut again, "transferred").await.kind,
             EventKind::Transferred { count, quarantined: 0 } if count >= 1));
         client.shutdown().await;
@@ -184,9 +201,21 @@ async fn with_events_off_no_operation_writes_the_stream() {
         let client = redis.client().await;
         every_operation(&client, "quiet").await;
         // Turned on and off again: off is off.
-        client.enable_events("quiet", 10).await.unwrap();
-        assert!(client.disable_events("quiet").await.unwrap());
-        assert_eq!(client.events_max_len("quiet").await.unwrap(), None);
+        client
+            .enable_events(&delayq::QueueKeys::new("quiet").unwrap(), 10)
+            .await
+            .unwrap();
+        assert!(client
+            .disable_events(&delayq::QueueKeys::new("quiet").unwrap())
+            .await
+            .unwrap());
+        assert_eq!(
+            client
+                .events_max_len(&delayq::QueueKeys::new("quiet").unwrap())
+                .await
+                .unwrap(),
+            None
+        );
         every_operation(&client, "quiet").await;
         tokio::time::sleep(Duration::from_millis(500)).await; // a schedule fire or two
         assert!(
@@ -205,8 +234,14 @@ async fn a_worker_writes_one_event_per_batch() {
     deadline(async {
         let redis = RedisServer::start().await;
         let client = redis.client().await;
-        client.enable_events("batches", 1000).await.unwrap();
-        let mut events = client.events("batches").unwrap().from(EventsFrom::Oldest);
+        client
+            .enable_events(&delayq::QueueKeys::new("batches").unwrap(), 1000)
+            .await
+            .unwrap();
+        let mut events = client
+            .events(&delayq::QueueKeys::new("batches").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         let q = client.delayed_queue("batches", LongCodec).unwrap();
         q.destination().offer_all(0..200i64).await.unwrap();
         let worker = client
@@ -253,7 +288,10 @@ async fn a_resent_ack_writes_one_event() {
     deadline(async {
         let (redis, proxy, client) = crate::harness::behind_proxy().await;
         let raw = redis.raw().await;
-        client.enable_events("lost-ack", 1000).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("lost-ack").unwrap(), 1000)
+            .await
+            .unwrap();
         let q = client.delayed_queue("lost-ack", StringCodec).unwrap();
         q.destination().offer(&"v".to_string()).await.unwrap();
         q.destination().offer(&"w".to_string()).await.unwrap();
@@ -280,12 +318,18 @@ async fn offer_all_writes_one_event_per_chunk() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        client.enable_events("bulk", 100_000).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("bulk").unwrap(), 100_000)
+            .await
+            .unwrap();
         let q = client.delayed_queue("bulk", LongCodec).unwrap();
         q.offer_all((0..10_000i64).map(|i| (i, Duration::from_secs(3600))))
             .await
             .unwrap();
-        let mut events = client.events("bulk").unwrap().from(EventsFrom::Oldest);
+        let mut events = client
+            .events(&delayq::QueueKeys::new("bulk").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         let mut total = 0;
         let mut n = 0;
         while total < 10_000 {
@@ -309,7 +353,10 @@ async fn maxlen_keeps_the_stream_bounded() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        client.enable_events("trimmed", 10).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("trimmed").unwrap(), 10)
+            .await
+            .unwrap();
         let q = client.delayed_queue("trimmed", LongCodec).unwrap();
         for i in 0..600i64 {
             q.offer_with_id(&i.to_string(), &i, Duration::from_secs(3600))
@@ -324,7 +371,10 @@ async fn maxlen_keeps_the_stream_bounded() {
             .unwrap();
         assert!((10..=110).contains(&len), "{len} entries kept");
         // The newest are kept.
-        let newest = client.events("trimmed").unwrap().from(EventsFrom::Oldest);
+        let newest = client
+            .events(&delayq::QueueKeys::new("trimmed").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         let last = newest
             .take(len as usize)
             .collect::<Vec<_>>()
@@ -358,9 +408,12 @@ async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
     deadline(async {
         let (redis, proxy, reader) = crate::harness::behind_proxy().await;
         let writer = redis.client().await; // not through the proxy
-        writer.enable_events("resumed", 1000).await.unwrap();
+        writer
+            .enable_events(&delayq::QueueKeys::new("resumed").unwrap(), 1000)
+            .await
+            .unwrap();
         let q = writer.delayed_queue("resumed", LongCodec).unwrap();
-        let mut events = reader.events("resumed").unwrap();
+        let mut events = reader.events(&delayq::QueueKeys::new("resumed").unwrap()).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let reading = tokio::spawn(async move {
             while let Some(event) = events.next().await {
@@ -433,7 +486,10 @@ async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() 
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        client.enable_events("wrong", 100).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("wrong").unwrap(), 100)
+            .await
+            .unwrap();
         raw.cmd("HSET", vec!["delayq_events:{wrong}".into(), "f".into(), "v".into()])
             .await;
         let q = client.delayed_queue("wrong", StringCodec).unwrap();
@@ -453,10 +509,15 @@ async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() 
             "nothing offered"
         );
         assert!(matches!(
-            client.enable_events("wrong", 100).await,
+            client
+                .enable_events(&delayq::QueueKeys::new("wrong").unwrap(), 100)
+                .await,
             Err(Error::WrongType { .. })
         ));
-        let mut events = client.events("wrong").unwrap().from(EventsFrom::Oldest);
+        let mut events = client
+            .events(&delayq::QueueKeys::new("wrong").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         assert!(matches!(events.next().await, Some(Err(Error::WrongType { .. }))));
         // Fixed by hand: the reader goes on, the operations work.
         raw.cmd("DEL", vec!["delayq_events:{wrong}".into()]).await;
@@ -465,6 +526,78 @@ async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() 
             next_of(&mut events, "offered").await.kind,
             EventKind::Offered { count: 1, id: None }
         );
+    })
+    .await;
+}
+
+/// A reliable take moves its value to the staging list before the claim
+/// script checks the events keys: a claim refused by a broken stream key
+/// (or switch) gives the value back to the head, so failed takes, however
+/// many, leave the queue as it was for every consumer (Java's included).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_takes_refused_by_a_broken_events_key_leave_every_value_in_the_queue() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let values: Vec<Value> = ["v1", "v2", "v3"].into_iter().map(Value::from).collect();
+        let mut args = vec![Value::from("broken")];
+        args.extend(values.iter().cloned());
+        raw.cmd("RPUSH", args).await;
+        client
+            .enable_events(&delayq::QueueKeys::new("broken").unwrap(), 100)
+            .await
+            .unwrap();
+        raw.cmd("SET", vec!["delayq_events:{broken}".into(), "not a stream".into()])
+            .await;
+        let q = client.reliable_queue("broken", StringCodec).unwrap();
+        // More takes than values: each would have moved one away.
+        for _ in 0..5 {
+            let failed = q.take_timeout(Duration::from_millis(200)).await.unwrap_err();
+            assert!(matches!(&failed, Error::WrongType { .. }), "{failed:?}");
+        }
+        let left: Vec<String> = raw
+            .lrange("broken")
+            .await
+            .into_iter()
+            .map(|b| String::from_utf8(b.to_vec()).unwrap())
+            .collect();
+        assert_eq!(left, ["v1", "v2", "v3"], "the queue as it was, in order");
+        assert_eq!(raw.llen("delayq_staging:{broken}").await, 0, "nothing held in staging");
+
+        // A switch that does not parse: the same.
+        raw.cmd("DEL", vec!["delayq_events:{broken}".into()]).await;
+        raw.cmd("SET", vec!["delayq_events_config:{broken}".into(), "many".into()])
+            .await;
+        let failed = q.take_timeout(Duration::from_millis(200)).await.unwrap_err();
+        assert!(matches!(&failed, Error::EventsConfig { .. }), "{failed:?}");
+        assert_eq!(raw.llen("broken").await, 3);
+        assert_eq!(raw.llen("delayq_staging:{broken}").await, 0);
+
+        // A take that waited for its value (BLMOVE on an empty queue) too.
+        raw.cmd("DEL", vec!["broken".into()]).await;
+        let waiting = tokio::spawn({
+            let q = q.clone();
+            async move { q.take_timeout(Duration::from_secs(30)).await }
+        });
+        eventually(Duration::from_secs(20), "the take waits in BLMOVE", || async {
+            let clients = raw.cmd("CLIENT", vec!["LIST".into()]).await;
+            clients.as_string().is_some_and(|s| s.contains("cmd=blmove"))
+        })
+        .await;
+        raw.cmd("RPUSH", vec!["broken".into(), "w".into()]).await;
+        let failed = waiting.await.unwrap().unwrap_err();
+        assert!(matches!(&failed, Error::EventsConfig { .. }), "{failed:?}");
+        assert_eq!(raw.lrange("broken").await, [bytes::Bytes::from_static(b"w")]);
+        assert_eq!(raw.llen("delayq_staging:{broken}").await, 0);
+
+        // Fixed: the values are taken in order.
+        client
+            .enable_events(&delayq::QueueKeys::new("broken").unwrap(), 100)
+            .await
+            .unwrap();
+        let first = q.take_timeout(Duration::from_secs(5)).await.unwrap().expect("a value");
+        assert_eq!(first.value(), "w");
     })
     .await;
 }
@@ -487,7 +620,7 @@ async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing() {
             "{failed:?}"
         );
         assert!(matches!(
-            client.events_max_len("badcfg").await,
+            client.events_max_len(&delayq::QueueKeys::new("badcfg").unwrap()).await,
             Err(Error::EventsConfig { .. })
         ));
         assert_eq!(
@@ -495,7 +628,10 @@ async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing() {
             0,
             "nothing offered"
         );
-        client.enable_events("badcfg", 5).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("badcfg").unwrap(), 5)
+            .await
+            .unwrap();
         q.offer(&"v".into(), Duration::from_secs(60)).await.unwrap();
         assert_eq!(kinds(&raw, "badcfg").await, ["offered"]);
     })
@@ -510,12 +646,18 @@ async fn a_reader_goes_on_after_the_stream_is_deleted() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        client.enable_events("deleted", 100).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("deleted").unwrap(), 100)
+            .await
+            .unwrap();
         let q = client.delayed_queue("deleted", StringCodec).unwrap();
         q.offer_with_id("one", &"v".into(), Duration::from_secs(60))
             .await
             .unwrap();
-        let mut events = client.events("deleted").unwrap().from(EventsFrom::Oldest);
+        let mut events = client
+            .events(&delayq::QueueKeys::new("deleted").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         next_of(&mut events, "offered").await;
         let waiting = tokio::spawn(async move {
             let event = next_of(&mut events, "offered").await;
@@ -567,7 +709,10 @@ async fn actions_on_one_element_write_their_events() {
         for v in ["a", "b", "c"] {
             q.offer(&v.into(), Duration::from_secs(3600)).await.unwrap();
         }
-        client.enable_events("elements", 100).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("elements").unwrap(), 100)
+            .await
+            .unwrap();
         let page = q.pending_page(0, 10).await.unwrap();
         let bytes = |v: &str| {
             page.iter()
@@ -587,7 +732,10 @@ async fn actions_on_one_element_write_their_events() {
             kinds(&raw, "elements").await,
             ["cancelled", "transferred", "rescheduled"]
         );
-        let mut events = client.events("elements").unwrap().from(EventsFrom::Oldest);
+        let mut events = client
+            .events(&delayq::QueueKeys::new("elements").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         assert_eq!(
             next_of(&mut events, "cancelled").await.kind,
             EventKind::Cancelled { count: 1, id: None }
@@ -615,7 +763,10 @@ async fn a_reaped_delivery_writes_timed_out() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        client.enable_events("reaped", 100).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("reaped").unwrap(), 100)
+            .await
+            .unwrap();
         let q = client
             .reliable_queue("reaped", StringCodec)
             .unwrap()
@@ -626,7 +777,10 @@ async fn a_reaped_delivery_writes_timed_out() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         // This call or the client's own reaper gives it back: one event.
         q.reap_now().await.unwrap();
-        let mut events = client.events("reaped").unwrap().from(EventsFrom::Oldest);
+        let mut events = client
+            .events(&delayq::QueueKeys::new("reaped").unwrap())
+            .unwrap()
+            .from(EventsFrom::Oldest);
         assert_eq!(
             next_of(&mut events, "timed_out").await.kind,
             EventKind::TimedOut { count: 1 }
@@ -647,7 +801,10 @@ async fn values_a_stopping_worker_held_ahead_are_released_not_retried() {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
         let client = redis.client().await;
-        client.enable_events("ahead", 10_000).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("ahead").unwrap(), 10_000)
+            .await
+            .unwrap();
         client
             .blocking_queue("ahead", LongCodec)
             .unwrap()
@@ -665,7 +822,7 @@ async fn values_a_stopping_worker_held_ahead_are_released_not_retried() {
                     if runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 10 {
                         let _ = gate.acquire().await;
                     }
-                    Ok::<_, delayq::BoxError>(())
+                    Ok::<_, delayq::error::BoxError>(())
                 }
             }
         });
@@ -701,10 +858,17 @@ async fn the_newest_events_come_oldest_first() {
         let redis = RedisServer::start().await;
         let client = redis.client().await;
         assert!(
-            client.newest_events("newest", 2).await.unwrap().is_empty(),
+            client
+                .newest_events(&delayq::QueueKeys::new("newest").unwrap(), 2)
+                .await
+                .unwrap()
+                .is_empty(),
             "no stream yet"
         );
-        client.enable_events("newest", 1000).await.unwrap();
+        client
+            .enable_events(&delayq::QueueKeys::new("newest").unwrap(), 1000)
+            .await
+            .unwrap();
         let queue = client.delayed_queue("newest", StringCodec).unwrap().without_transfer();
         for id in ["a", "b", "c"] {
             queue
@@ -712,8 +876,14 @@ async fn the_newest_events_come_oldest_first() {
                 .await
                 .unwrap();
         }
-        let all = client.kept_events("newest", EventsFrom::Oldest, 10).await.unwrap();
-        let newest = client.newest_events("newest", 2).await.unwrap();
+        let all = client
+            .kept_events(&delayq::QueueKeys::new("newest").unwrap(), EventsFrom::Oldest, 10)
+            .await
+            .unwrap();
+        let newest = client
+            .newest_events(&delayq::QueueKeys::new("newest").unwrap(), 2)
+            .await
+            .unwrap();
         assert_eq!(newest, all[all.len() - 2..].to_vec());
         let ids: Vec<_> = newest
             .iter()

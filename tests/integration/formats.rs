@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use delayq::format::Format as F;
 use delayq::format::{pack, Format};
 use delayq::fred::prelude::*;
-use delayq::{Format as F, StringCodec};
+use delayq::StringCodec;
 
 use crate::harness::{deadline, hex, now_ms, RedisServer};
 

@@ -404,11 +404,11 @@ impl delayq::Codec<String> for HeldThenFailing {
         "held-then-failing"
     }
 
-    fn encode(&self, value: &String) -> Result<bytes::Bytes, delayq::BoxError> {
+    fn encode(&self, value: &String) -> Result<bytes::Bytes, delayq::error::BoxError> {
         Ok(bytes::Bytes::copy_from_slice(value.as_bytes()))
     }
 
-    fn decode(&self, _raw: &[u8]) -> Result<String, delayq::BoxError> {
+    fn decode(&self, _raw: &[u8]) -> Result<String, delayq::error::BoxError> {
         let release = self.release.lock().unwrap().take();
         self.entered.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(release) = release {

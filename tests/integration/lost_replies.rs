@@ -453,7 +453,7 @@ async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
             .unwrap()
             .with_transfer();
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let element = delayq::format::pack(delayq::Format::Modern, b"not-a-number");
+        let element = delayq::format::pack(delayq::format::Format::Modern, b"not-a-number");
         raw.seed("restored-late", &element, crate::harness::now_ms() - 1_000)
             .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -509,7 +509,7 @@ async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
             .unwrap();
         let polled = delayed.remove_first_n(10_000).await.unwrap();
         assert!(polled.len() > 50 && polled.len() < 120, "{}", polled.len());
-        let delayq::Purged {
+        let delayq::report::Purged {
             removed,
             remaining: left,
             ..
@@ -521,7 +521,7 @@ async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
 }
 
 /// A purge as (removed, remaining).
-fn pair(purged: delayq::Purged) -> (u64, u64) {
+fn pair(purged: delayq::report::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
 
@@ -757,7 +757,7 @@ async fn a_resent_schedule_save_does_not_undo_a_save_made_meanwhile() {
             let (client, queue) = (client.clone(), queue.clone());
             tokio::spawn(async move { client.schedule("job", YEARLY, &queue, &"from-proxy".to_string()).await })
         };
-        let schedules = direct.schedules("save-lost").unwrap();
+        let schedules = direct.schedules(&delayq::QueueKeys::new("save-lost").unwrap()).unwrap();
         wait_for(Duration::from_secs(20), "the first save ran", || async {
             schedules.get("job").await.unwrap()
         })
@@ -793,26 +793,25 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
             .delayed_queue("migrate-lost", StringCodec)
             .unwrap()
             .without_transfer()
-            .with_format(delayq::Format::Legacy);
+            .with_format(delayq::format::Format::Legacy);
         let values = strings(&["a", "b", "c", "d", "e"]);
         for v in &values {
             legacy.offer(v, Duration::from_secs(600)).await.unwrap();
         }
         // Warms the script: nothing to convert.
-        let warm = legacy.migrate(delayq::Format::Legacy, 100).await.unwrap();
+        let warm = legacy.migrate(delayq::format::Format::Legacy, 100).await.unwrap();
         assert_eq!((warm.converted, warm.already), (0, 5));
         settled(&raw, "migrate-lost").await;
-        let sha =
-            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/migrate.lua")));
+        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/migrate.lua"))));
         proxy.arm(Fault::LoseReply, sha);
-        let report = legacy.migrate(delayq::Format::Modern, 100).await.unwrap();
+        let report = legacy.migrate(delayq::format::Format::Modern, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);
         // Run again, the chunk would find its elements modern already.
         assert_eq!((report.converted, report.already), (5, 0), "{report:?}");
         let pending = raw.lrange("redisson_delay_queue:{migrate-lost}").await;
         assert!(pending
             .iter()
-            .all(|e| delayq::format::unpack(e).unwrap().format() == delayq::Format::Modern));
+            .all(|e| delayq::format::unpack(e).unwrap().format() == delayq::format::Format::Modern));
         assert_eq!(legacy.read_all().await.unwrap(), values);
     })
     .await;
@@ -820,14 +819,14 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
 
 /// The SHA1 of the script whose own Lua is `own`, as delayq sends it.
 fn script_sha(own: &str) -> String {
-    delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + own))
+    delayq::fred::util::sha1_hash(&(delayq::__script_body(own)))
 }
 
 /// Caches the script in the server without running it, so that its first
 /// call is an EVALSHA that runs (not one answered NOSCRIPT, whose loss would
 /// be no test); returns its SHA1, which only its EVALSHA requests carry.
 async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
-    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    let body = delayq::__script_body(own);
     raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
     script_sha(own)
 }
@@ -837,7 +836,7 @@ async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
 async fn seed_overdue(raw: &crate::harness::RawRedis, queue: &str) -> i64 {
     let due = crate::harness::now_ms() - 1_000;
     for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
-        let element = delayq::format::pack(delayq::Format::Modern, v.as_bytes());
+        let element = delayq::format::pack(delayq::format::Format::Modern, v.as_bytes());
         raw.seed(queue, &element, due + i as i64).await;
     }
     raw.seed(queue, b"not a packed element", due + 3).await;
@@ -1103,7 +1102,7 @@ async fn exact_dead_letter_delete_removes_one_of_equal_values_when_its_reply_is_
         let page = reliable.dead_letter_page(0, 10).await.unwrap();
         // The script cached first (a NOSCRIPT answer is no lost reply):
         // a key of nothing there is refused.
-        let nothing: delayq::DeadLetterKey = format!("0:4:{}", "0".repeat(40)).parse().unwrap();
+        let nothing: delayq::dead_letter::DeadLetterKey = format!("0:4:{}", "0".repeat(40)).parse().unwrap();
         assert!(matches!(
             reliable.delete_dead_letters_exact(&[nothing]).await,
             Err(delayq::Error::DeadLetterChanged { .. })
@@ -1132,7 +1131,7 @@ async fn exact_dead_letter_requeue_pushes_once_when_its_reply_is_lost() {
         let _: i64 = raw.client.rpush(&dead, bytes(&["x", "y", "x"])).await.unwrap();
         let page = reliable.dead_letter_page(0, 10).await.unwrap();
         // The script cached first (a NOSCRIPT answer is no lost reply).
-        let nothing: delayq::DeadLetterKey = format!("0:1:{}", "0".repeat(40)).parse().unwrap();
+        let nothing: delayq::dead_letter::DeadLetterKey = format!("0:1:{}", "0".repeat(40)).parse().unwrap();
         assert!(reliable.requeue_dead_letters_exact(&[nothing]).await.is_err());
         settled(&raw, "requeue-exact").await;
         proxy.arm(Fault::LoseReply, "delayq_dead_letter:{requeue-exact}");

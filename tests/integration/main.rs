@@ -5,6 +5,7 @@
 #[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
 mod fault_proxy;
 mod harness;
+mod harness_own;
 #[path = "../support/kryo_vectors.rs"]
 mod kryo_vectors;
 #[path = "../support/schedules.rs"]

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use delayq::{BoxError, RetryPolicy, StringCodec};
+use delayq::error::BoxError;
+use delayq::worker::RetryPolicy;
+use delayq::StringCodec;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
 
@@ -184,7 +186,7 @@ async fn schedules_and_rate_limits_report_through_the_metrics_facade() {
         client
             .schedule(
                 "tick",
-                delayq::every(Duration::from_millis(200)),
+                delayq::schedule::every(Duration::from_millis(200)),
                 &queue,
                 &"t".to_string(),
             )
@@ -240,13 +242,15 @@ async fn a_schedule_fire_whose_reply_is_lost_is_counted_once() {
             .delayed_queue("metered-lost-fire", StringCodec)
             .unwrap()
             .without_transfer();
-        let schedules = client.schedules("metered-lost-fire").unwrap();
+        let schedules = client
+            .schedules(&delayq::QueueKeys::new("metered-lost-fire").unwrap())
+            .unwrap();
         let fired = |name: &'static str| {
             let schedules = schedules.clone();
             async move { schedules.get(name).await.unwrap().unwrap().fired }
         };
         // Warms the fire script, so the lost call is the script itself.
-        let every = || delayq::every(Duration::from_millis(300)).misfire(delayq::Misfire::FireAll);
+        let every = || delayq::schedule::every(Duration::from_millis(300)).misfire(delayq::schedule::Misfire::FireAll);
         client
             .schedule("warm", every(), &queue, &"warm".to_string())
             .await
@@ -317,7 +321,7 @@ async fn a_transfer_whose_reply_is_lost_is_counted_once() {
             .unwrap();
         let raw = redis.raw().await;
         // Cached, so that the lost reply is the script's, not a NOSCRIPT.
-        let body = delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/transfer.lua");
+        let body = delayq::__script_body(include_str!("../../lua/transfer.lua"));
         raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
         let name = "metered-lost-transfer";
         let q = client.delayed_queue(name, StringCodec).unwrap();
@@ -328,7 +332,7 @@ async fn a_transfer_whose_reply_is_lost_is_counted_once() {
         // Three elements and one neither format unpacks, due a second ago.
         let due = crate::harness::now_ms() - 1_000;
         for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
-            let element = delayq::format::pack(delayq::Format::Modern, v.as_bytes());
+            let element = delayq::format::pack(delayq::format::Format::Modern, v.as_bytes());
             raw.seed(name, &element, due + i as i64).await;
         }
         raw.seed(name, b"not a packed element", due + 3).await;

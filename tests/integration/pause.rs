@@ -150,7 +150,7 @@ async fn several_consumers_of_a_paused_queue_lose_nothing_and_take_each_value_on
 async fn a_paused_worker_keeps_the_order_of_the_queue() {
     use std::sync::Arc;
 
-    use delayq::BoxError;
+    use delayq::error::BoxError;
     use parking_lot::Mutex;
     use tokio::sync::Semaphore;
 

@@ -17,7 +17,7 @@ const HOUR: Duration = Duration::from_secs(3600);
 
 /// Upper-cases an ASCII payload; refuses payloads starting with `!`; leaves
 /// upper-case ones (the "target codec").
-fn upper(payload: &[u8]) -> Result<Option<Bytes>, delayq::BoxError> {
+fn upper(payload: &[u8]) -> Result<Option<Bytes>, delayq::error::BoxError> {
     if payload.first() == Some(&b'!') {
         return Err("not in the old codec".into());
     }
@@ -158,8 +158,7 @@ async fn recode_whose_reply_is_lost_reports_its_first_run() {
         other.offer(&"x".to_string(), HOUR).await.unwrap();
         other.recode(upper, 100).await.unwrap();
         settled(&raw, "recode-lost").await;
-        let sha =
-            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/recode.lua")));
+        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/recode.lua"))));
         proxy.arm(Fault::LoseReply, sha);
         let report = q.recode(upper, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);

@@ -547,7 +547,7 @@ async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
         // A value moved for a dropped take is moved back by the take itself
         // (undo_move.lua); the reaper alone would also bring it back, later.
         let undo_move =
-            delayq::fred::util::sha1_hash(&(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/undo_move.lua")));
+            delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/undo_move.lua"))));
         let undone = entries
             .iter()
             .filter(|c| !c.from_lua && c.name() == "evalsha" && c.args[1] == undo_move.as_bytes())

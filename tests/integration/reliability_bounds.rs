@@ -18,7 +18,7 @@ fn s(v: &str) -> String {
 
 /// A script of the crate, composed as `src/connection/script.rs` composes it.
 fn script(own: &str) -> String {
-    delayq::__SCRIPT_LIBS.concat() + own
+    delayq::__script_body(own)
 }
 
 /// Seeds `n` deliveries straight into the inflight set, as if claimed:

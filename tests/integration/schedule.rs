@@ -4,8 +4,10 @@
 
 use std::time::{Duration, SystemTime};
 
+use delayq::format::Format;
 use delayq::fred::types::Value;
-use delayq::{every, Error, Format, Misfire, ScheduleInfo, ScheduleSpec, StringCodec};
+use delayq::schedule::{every, Misfire, ScheduleInfo, ScheduleSpec};
+use delayq::{Error, StringCodec};
 
 use crate::harness::{deadline, eventually, wait_for, RawRedis, RedisServer};
 use crate::schedule_helpers::{assert_each_occurrence_once, info, ms, scores};
@@ -39,7 +41,12 @@ async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
             info(&clients[0], "ticks", "tick").await.fired >= 8
         })
         .await;
-        assert!(clients[1].schedules("ticks").unwrap().pause("tick").await.unwrap());
+        assert!(clients[1]
+            .schedules(&delayq::QueueKeys::new("ticks").unwrap())
+            .unwrap()
+            .pause("tick")
+            .await
+            .unwrap());
         // A fire in flight when the pause landed is either before it or sees it.
         let info = info(&clients[0], "ticks", "tick").await;
         assert!(info.paused);
@@ -79,7 +86,7 @@ async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each() {
         })
         .await;
         clients[0]
-            .schedules("cron")
+            .schedules(&delayq::QueueKeys::new("cron").unwrap())
             .unwrap()
             .pause("every-second")
             .await
@@ -134,13 +141,18 @@ async fn missed_occurrences_follow_the_misfire_policy_after_a_restart() {
             set_next(&raw, queue, "job", old).await;
 
             let client = redis.client().await;
-            client.run_schedules(queue).unwrap();
+            client.run_schedules(&delayq::QueueKeys::new(queue).unwrap()).unwrap();
             wait_for(WITHIN, "caught up", || async {
                 let info = info(&client, queue, "job").await;
                 (info.next.map(ms) == Some(old + 70_000)).then_some(())
             })
             .await;
-            client.schedules(queue).unwrap().pause("job").await.unwrap();
+            client
+                .schedules(&delayq::QueueKeys::new(queue).unwrap())
+                .unwrap()
+                .pause("job")
+                .await
+                .unwrap();
             let info = self::info(&client, queue, "job").await;
             let scores = scores(&raw, queue).await;
             let offsets: Vec<i64> = scores.iter().map(|s| (s - old) / 1000).collect();
@@ -196,7 +208,7 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
             .schedule("often", every(Duration::from_millis(300)), &queue, &"ping".to_string())
             .await
             .unwrap();
-        let schedules = client.schedules("mail").unwrap();
+        let schedules = client.schedules(&delayq::QueueKeys::new("mail").unwrap()).unwrap();
         let list = schedules.list().await.unwrap();
         let names: Vec<_> = list.iter().map(|i| i.name.as_str()).collect();
         assert_eq!(names, ["nightly", "often"]);
@@ -277,7 +289,13 @@ async fn bad_specs_and_names_are_invalid_arguments() {
         assert!(matches!(result, Err(Error::InvalidArgument(_))));
         let result = client.schedule("x", every(Duration::ZERO), &queue, &value).await;
         assert!(matches!(result, Err(Error::InvalidArgument(_))));
-        assert!(client.schedules("q").unwrap().list().await.unwrap().is_empty());
+        assert!(client
+            .schedules(&delayq::QueueKeys::new("q").unwrap())
+            .unwrap()
+            .list()
+            .await
+            .unwrap()
+            .is_empty());
 
         // At most 1,000 schedules per queue, so every schedule script stays bounded.
         let raw = redis.raw().await;
@@ -317,7 +335,7 @@ async fn save_only(redis: &RedisServer, queue: &str, name: &str, spec: &str, val
 /// next occurrence is due: offers `value` then. Returns the reply's tag.
 async fn fire_as(raw: &RawRedis, queue: &str, name: &str, held: &serde_json::Value, value: &str) -> String {
     let keys = delayq::QueueKeys::new(queue).unwrap();
-    let body = delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/schedule_fire.lua");
+    let body = delayq::__script_body(include_str!("../../lua/schedule_fire.lua"));
     let next = held["next_ms"].as_str().unwrap();
     let after = (next.parse::<i64>().unwrap() + 86_400_000).to_string();
     let element = delayq::format::pack(Format::Modern, value.as_bytes());
@@ -360,7 +378,7 @@ async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old
         let held = record(&raw, "aba", "job").await;
 
         let client = redis.client().await;
-        let schedules = client.schedules("aba").unwrap();
+        let schedules = client.schedules(&delayq::QueueKeys::new("aba").unwrap()).unwrap();
         assert!(schedules.remove("job").await.unwrap());
         let new = save_only(&redis, "aba", "job", yearly, "new").await;
         assert_eq!(new.next, old.next, "the same occurrences");
@@ -372,7 +390,7 @@ async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old
         assert_eq!(fire_as(&raw, "aba", "job", &held, "old").await, "stale");
         assert!(payloads(&raw, "aba").await.is_empty());
         // A runner that reads the new record fires the new value at that occurrence.
-        client.run_schedules("aba").unwrap();
+        client.run_schedules(&delayq::QueueKeys::new("aba").unwrap()).unwrap();
         eventually(WITHIN, "the new schedule fired", || async {
             info(&client, "aba", "job").await.fired >= 1
         })
@@ -384,7 +402,7 @@ async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old
         // next occurrence would come from the old spec).
         assert!(schedules.pause("job").await.unwrap());
         set_next(&raw, "aba", "job", due).await;
-        let body = delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/schedule_set.lua");
+        let body = delayq::__script_body(include_str!("../../lua/schedule_set.lua"));
         let keys = delayq::QueueKeys::new("aba").unwrap();
         let resumed = raw
             .cmd(
@@ -477,7 +495,12 @@ async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_a
             info(&client, "fraction", "fast").await.fired >= 10
         })
         .await;
-        assert!(client.schedules("fraction").unwrap().pause("fast").await.unwrap());
+        assert!(client
+            .schedules(&delayq::QueueKeys::new("fraction").unwrap())
+            .unwrap()
+            .pause("fast")
+            .await
+            .unwrap());
         let info = info(&client, "fraction", "fast").await;
         let scores = scores(&raw, "fraction").await;
         assert_each_occurrence_once(&scores, ms(saved.next.unwrap()), 2, &info);
@@ -503,7 +526,7 @@ async fn schedule_runners_beat_while_they_run_and_are_gone_once_they_stop() {
         let raw = redis.raw().await;
         let observer = redis.client().await;
         let runners = |queue: &'static str| {
-            let schedules = observer.schedules(queue).unwrap();
+            let schedules = observer.schedules(&delayq::QueueKeys::new(queue).unwrap()).unwrap();
             async move { schedules.runners().await.unwrap() }
         };
         assert_eq!(runners("beats").await, []);
@@ -525,7 +548,7 @@ async fn schedule_runners_beat_while_they_run_and_are_gone_once_they_stop() {
         assert_eq!(runners("others").await, []);
 
         let second = redis.client().await;
-        second.run_schedules("beats").unwrap();
+        second.run_schedules(&delayq::QueueKeys::new("beats").unwrap()).unwrap();
         eventually(WITHIN, "two runners", || async { runners("beats").await.len() == 2 }).await;
 
         // A killed process's beat, long stale: never counted, and dropped by the next beat.

@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use delayq::error::BoxError;
 use delayq::fred::types::Value;
-use delayq::{BoxError, QueueKeys, RetryPolicy, StringCodec};
+use delayq::worker::RetryPolicy;
+use delayq::{QueueKeys, StringCodec};
 use opentelemetry::trace::{SpanId, TraceContextExt, TraceId, Tracer, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use parking_lot::Mutex;
@@ -135,7 +137,7 @@ fn recording(seen: &Arc<Mutex<Vec<String>>>) -> impl Fn(String) -> delayq_handle
 }
 
 mod delayq_handler {
-    pub type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), delayq::BoxError>> + Send>>;
+    pub type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), delayq::error::BoxError>> + Send>>;
 }
 
 #[tokio::test]

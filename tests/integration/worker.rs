@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use delayq::error::BoxError;
 use delayq::fred::types::Value;
-use delayq::{BoxError, FailureAction, LongCodec, Permanent, RetryPolicy, StringCodec};
+use delayq::worker::{FailureAction, Permanent, RetryPolicy};
+use delayq::{LongCodec, StringCodec};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -336,7 +338,7 @@ async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once() 
             .on_error({
                 let failures = failures.clone();
                 move |f| {
-                    let is_decode = f.error().downcast_ref::<delayq::DecodeError>().is_some();
+                    let is_decode = f.error().downcast_ref::<delayq::error::DecodeError>().is_some();
                     failures.lock().push((f.attempt(), f.action(), is_decode));
                 }
             })
@@ -670,7 +672,7 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         // in fewer scripts than values; only the idle worker waits.
         let pops = entries.iter().filter(|c| c.from_lua && c.name() == "lpop").count();
         let sha = delayq::fred::util::sha1_hash(
-            &(delayq::__SCRIPT_LIBS.concat() + include_str!("../../lua/claim_batch.lua")),
+            &(delayq::__script_body(include_str!("../../lua/claim_batch.lua"))),
         );
         let claims = entries
             .iter()

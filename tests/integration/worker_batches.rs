@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use delayq::error::BoxError;
 use delayq::fred::types::Value;
-use delayq::{BoxError, LongCodec, StringCodec};
+use delayq::{LongCodec, StringCodec};
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 
@@ -19,7 +20,7 @@ use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
 /// answered NOSCRIPT, whose loss would be no test), and only its EVALSHA
 /// requests carry this SHA1.
 async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
-    let body = delayq::__SCRIPT_LIBS.concat() + own;
+    let body = delayq::__script_body(own);
     raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
     delayq::fred::util::sha1_hash(&body)
 }
@@ -88,7 +89,7 @@ async fn a_batch_claim_whose_reply_is_lost_gives_its_values_back_uncounted() {
             .unwrap()
             .concurrency(64)
             .visibility_timeout(Duration::from_secs(600))
-            .retry(delayq::RetryPolicy::default().max_attempts(1))
+            .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
             .run(recorder(seen.clone()));
         eventually(Duration::from_secs(30), "all handled and acked", || async {
             worker.report().succeeded == N as u64
@@ -362,7 +363,7 @@ async fn a_worker_killed_holding_a_batch_loses_none_of_it() {
             .worker("killed", LongCodec)
             .unwrap()
             .concurrency(64)
-            .retry(delayq::RetryPolicy::default().max_attempts(3))
+            .retry(delayq::worker::RetryPolicy::default().max_attempts(3))
             .run({
                 let (gate, seen) = (gate.clone(), seen.clone());
                 move |value: i64| {
@@ -436,7 +437,7 @@ async fn a_batch_claim_dead_letters_a_value_delivered_too_often() {
             .worker("too-often", StringCodec)
             .unwrap()
             .concurrency(64)
-            .retry(delayq::RetryPolicy::default().max_attempts(3))
+            .retry(delayq::worker::RetryPolicy::default().max_attempts(3))
             .run({
                 let seen = seen.clone();
                 move |value: String| {

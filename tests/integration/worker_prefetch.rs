@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use delayq::{BoxError, Client, LongCodec, ReliableQueue, Worker, WorkerHandle};
+use delayq::error::BoxError;
+use delayq::worker::WorkerHandle;
+use delayq::{Client, LongCodec, ReliableQueue, Worker};
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 
@@ -122,7 +124,7 @@ async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long() {
         let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead", N, 20, |w| {
             w.visibility_timeout(Duration::from_secs(4))
-                .retry(delayq::RetryPolicy::default().max_attempts(1))
+                .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
         })
         .await;
         stuck.holding_more_than(1).await;
@@ -176,7 +178,7 @@ async fn a_stopping_worker_gives_back_values_claimed_ahead() {
             .worker("ahead-stop", LongCodec)
             .unwrap()
             .concurrency(8)
-            .retry(delayq::RetryPolicy::default().max_attempts(1))
+            .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
             .run({
                 let rest = rest.clone();
                 move |value: i64| {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use delayq::{BoxError, FailureAction, Job, Permanent, RetryPolicy, StringCodec};
+use delayq::error::BoxError;
+use delayq::worker::{FailureAction, Job, Permanent, RetryPolicy};
+use delayq::StringCodec;
 use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +21,7 @@ type Log<T> = Arc<Mutex<Vec<T>>>;
 /// What the worker's `on_error` hook saw: (value's error text, attempt, action).
 type Failures = Log<(String, u32, FailureAction)>;
 
-fn record(failures: &Failures) -> impl Fn(&delayq::Failure) + Send + Sync + 'static {
+fn record(failures: &Failures) -> impl Fn(&delayq::worker::Failure) + Send + Sync + 'static {
     let failures = failures.clone();
     move |f| failures.lock().push((f.error().to_string(), f.attempt(), f.action()))
 }

@@ -226,8 +226,15 @@ async fn start_sentinel(master_port: &str, password: Option<&str>) -> Sentinel {
             if let Ok(Some(_)) = sentinel.child.try_wait() {
                 break; // exited: probably the port was taken
             }
-            if node_command_as(port, password, "PING", vec![]).await == "PONG" {
+            // Its own process answering, not another test's server that
+            // got the port first (see `RedisServer::try_start_on`).
+            let info = node_command_as(port, password, "INFO", vec!["server".into()]).await;
+            let pid = info.lines().find_map(|l| l.strip_prefix("process_id:")).map(str::trim);
+            if pid == Some(sentinel.child.id().to_string().as_str()) {
                 return sentinel;
+            }
+            if pid.is_some() {
+                break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

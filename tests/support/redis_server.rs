@@ -50,24 +50,35 @@ impl RedisServer {
 
     /// A server with extra `redis-server` arguments (e.g. `["--appendonly", "yes"]`).
     pub async fn start_with(extra: &[&str]) -> RedisServer {
+        // Another process may take the port between probing and binding: try a few.
+        let mut log = String::new();
+        for _ in 0..5 {
+            match Self::try_start_on(free_port(), extra).await {
+                Ok(server) => return server,
+                Err(failed) => log = failed,
+            }
+        }
+        panic!("redis-server did not start; its log:\n{log}");
+    }
+
+    /// A server of our own on `port`, or the log of the one that did not
+    /// start there (the port taken, by another test's server maybe).
+    pub async fn try_start_on(port: u16, extra: &[&str]) -> Result<RedisServer, String> {
         let dir = tempfile::Builder::new()
             .prefix("delayq-redis-")
             .tempdir()
             .expect("temp dir");
         let mut server = RedisServer {
-            port: 0,
+            port,
             dir,
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
             child: None,
         };
-        // Another process may take the port between probing and binding: try a few.
-        for _ in 0..5 {
-            server.port = free_port();
-            if server.spawn_and_wait().await {
-                return server;
-            }
+        if server.spawn_and_wait().await {
+            Ok(server)
+        } else {
+            Err(std::fs::read_to_string(server.log_path()).unwrap_or_default())
         }
-        panic!("redis-server did not start; see {}", server.log_path().display());
     }
 
     fn log_path(&self) -> PathBuf {
@@ -109,8 +120,20 @@ impl RedisServer {
                     return false; // exited: probably the port was taken
                 }
             }
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() && self.ping().await {
-                return true;
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
+                match self.server_pid().await {
+                    // Ours: up.
+                    Some(pid) if Some(pid) == self.pid() => return true,
+                    // Another test's server got the port first (both probed
+                    // it free): ours cannot bind it and exits. Taking the
+                    // other server for ours would share it, and hang this
+                    // test's clients once its owner kills it.
+                    Some(_) => {
+                        self.kill();
+                        return false;
+                    }
+                    None => {}
+                }
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -118,17 +141,20 @@ impl RedisServer {
         false
     }
 
-    async fn ping(&self) -> bool {
+    /// The process id of the server answering on the port (`INFO server`),
+    /// or `None` while none answers.
+    async fn server_pid(&self) -> Option<u32> {
         let client = delayq::fred::clients::Client::new(Config::from_url(&self.url()).unwrap(), None, None, None);
-        let ok = tokio::time::timeout(Duration::from_secs(1), async {
+        let info = tokio::time::timeout(Duration::from_secs(1), async {
             client.init().await?;
-            client.ping::<String>(None).await
+            client.info::<String>(Some(delayq::fred::types::InfoKind::Server)).await
         })
-        .await
-        .map(|r| r.is_ok())
-        .unwrap_or(false);
+        .await;
         let _ = client.quit().await;
-        ok
+        let info = info.ok()?.ok()?;
+        info.lines()
+            .find_map(|line| line.strip_prefix("process_id:"))
+            .and_then(|pid| pid.trim().parse().ok())
     }
 
     /// The loopback port it listens on.

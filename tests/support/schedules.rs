@@ -4,7 +4,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use delayq::{Client, ScheduleInfo};
+use delayq::schedule::ScheduleInfo;
+use delayq::Client;
 
 use crate::harness::RawRedis;
 
@@ -14,7 +15,7 @@ pub fn ms(at: SystemTime) -> i64 {
 
 pub async fn info(client: &Client, queue: &str, name: &str) -> ScheduleInfo {
     client
-        .schedules(queue)
+        .schedules(&delayq::QueueKeys::new(queue).unwrap())
         .unwrap()
         .get(name)
         .await

@@ -21,7 +21,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use delayq::{every, Client, DelayedQueue, Error, FailureAction, LongCodec, Permanent, ReliableQueue, RetryPolicy};
+use delayq::schedule::every;
+use delayq::worker::{FailureAction, Permanent, RetryPolicy};
+use delayq::{Client, DelayedQueue, Error, LongCodec, ReliableQueue};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -54,12 +56,15 @@ pub struct Config {
     pub cut_every: Duration,
     /// The queue is paused for [`PAUSE_FOR`] this often.
     pub pause_every: Duration,
+    /// Where each row also goes as CSV, for plotting the curve.
+    pub csv: Option<std::path::PathBuf>,
 }
 
 impl Config {
     /// `--soak-minutes M` (default 3), `--soak-rate R` per second (default
     /// 1,000), `--soak-dashboard`, `--soak-cut-every S` seconds (default
-    /// 120), `--soak-pause-every S` seconds (default 180).
+    /// 120), `--soak-pause-every S` seconds (default 180), `--soak-csv
+    /// PATH` (every row as CSV too).
     pub fn from_args() -> Config {
         let args: Vec<String> = std::env::args().collect();
         let value = |name: &str| {
@@ -74,6 +79,11 @@ impl Config {
             dashboard: args.iter().any(|a| a == "--soak-dashboard"),
             cut_every: Duration::from_secs_f64(value("--soak-cut-every").unwrap_or(120.0_f64).max(1.0)),
             pause_every: Duration::from_secs_f64(value("--soak-pause-every").unwrap_or(180.0_f64).max(10.0)),
+            csv: args
+                .iter()
+                .position(|a| a == "--soak-csv")
+                .and_then(|i| args.get(i + 1))
+                .map(std::path::PathBuf::from),
         }
     }
 
@@ -175,6 +185,9 @@ pub async fn run(config: &Config) -> Soak {
             drain_dead_letters(&ctx).await;
             let sample = probe::sample(&admin, &keys).await;
             points.push(print_row(started, &ctx.ledger, &sample));
+            if let Some(path) = &config.csv {
+                write_csv(path, &points);
+            }
         }
     }
 
@@ -183,7 +196,7 @@ pub async fn run(config: &Config) -> Soak {
     producer.await.unwrap();
     cutter.await.unwrap();
     pauser.await.unwrap();
-    let schedules = producing.schedules(QUEUE).unwrap();
+    let schedules = producing.schedules(&delayq::QueueKeys::new(QUEUE).unwrap()).unwrap();
     let fired = stop_schedule(&schedules).await;
     println!("soak: offers stopped; waiting for the queue to drain");
     let drained = drain(&ctx, &admin, &keys).await;
@@ -212,7 +225,7 @@ pub async fn run(config: &Config) -> Soak {
     Soak { verdict, rows }
 }
 
-fn start_worker(client: &Client, ctx: &Arc<Ctx>) -> delayq::WorkerHandle {
+fn start_worker(client: &Client, ctx: &Arc<Ctx>) -> delayq::worker::WorkerHandle {
     let hooks = ctx.clone();
     let handling = ctx.clone();
     client
@@ -245,7 +258,7 @@ fn start_worker(client: &Client, ctx: &Arc<Ctx>) -> delayq::WorkerHandle {
                     return Err(Permanent::new("soak: fails for good").into());
                 }
                 if kind::retried(value) && run == 1 {
-                    return Err::<(), delayq::BoxError>("soak: the first attempt fails".into());
+                    return Err::<(), delayq::error::BoxError>("soak: the first attempt fails".into());
                 }
                 ledger.succeeded(n);
                 Ok(())
@@ -422,7 +435,7 @@ async fn drain_dead_letters(ctx: &Ctx) {
 }
 
 /// Pauses the schedule; the occurrences it fired (from its record).
-async fn stop_schedule(schedules: &delayq::Schedules) -> Option<u64> {
+async fn stop_schedule(schedules: &delayq::schedule::Schedules) -> Option<u64> {
     for _ in 0..50 {
         match schedules.pause("tick").await {
             Ok(_) => match schedules.get("tick").await {
@@ -485,6 +498,20 @@ fn print_row(started: Instant, ledger: &Ledger, s: &Sample) -> Point {
         arenas_free: s.arenas.map_or(0, |(_, free)| free),
         redis: s.redis_memory,
         keys: s.key_total(),
+    }
+}
+
+/// Every row so far as CSV (rewritten whole: a few hundred rows at most).
+fn write_csv(path: &std::path::Path, points: &[Point]) {
+    let mut text = String::from("seconds,rss_bytes,heap_bytes,allocations,arenas_free_bytes,redis_bytes,keys\n");
+    for p in points {
+        text.push_str(&format!(
+            "{:.0},{},{},{},{},{},{}\n",
+            p.seconds, p.rss, p.heap, p.allocations, p.arenas_free, p.redis, p.keys
+        ));
+    }
+    if let Err(error) = std::fs::write(path, text) {
+        eprintln!("soak: could not write {}: {error}", path.display());
     }
 }
 

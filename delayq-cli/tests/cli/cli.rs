@@ -207,7 +207,7 @@ async fn migrate_rewrites_a_queue_from_the_command_line() {
         for element in raw.lrange("redisson_delay_queue:{q}").await {
             assert_eq!(
                 delayq::format::unpack(&element).unwrap().format(),
-                delayq::Format::Modern
+                delayq::format::Format::Modern
             );
         }
     })
@@ -318,7 +318,7 @@ async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
         for i in 0..5 {
             raw.seed(
                 "jobs",
-                &delayq::format::pack(delayq::Format::Modern, format!("due-{i}").as_bytes()),
+                &delayq::format::pack(delayq::format::Format::Modern, format!("due-{i}").as_bytes()),
                 1_000,
             )
             .await;
@@ -662,7 +662,10 @@ async fn offer_from_a_file_or_standard_input_keeps_the_lines_order() {
         assert_eq!(pending_payloads(&raw, "from-stdin").await, values);
         let keys = delayq::QueueKeys::new("from-stdin").unwrap();
         let first = &raw.lrange(keys.pending()).await[0];
-        assert_eq!(delayq::format::unpack(first).unwrap().format(), delayq::Format::Legacy);
+        assert_eq!(
+            delayq::format::unpack(first).unwrap().format(),
+            delayq::format::Format::Legacy
+        );
 
         // Every line is a value, an empty one too; CRLF ends a line as LF does.
         let out = delayq_with_stdin(
@@ -1062,6 +1065,55 @@ async fn list_shows_every_queue_and_a_misspelt_name_is_refused_with_the_closest(
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         assert!(!stderr(&out).contains('\u{1b}'), "{out:?}");
         assert!(stderr(&out).contains(r"no queue `o\u{1b}[31mrders`"), "{out:?}");
+    })
+    .await;
+}
+
+/// A registered name whose keys are all gone and that nobody registered
+/// for 30 minutes is dropped as `list` finds it, with no dashboard
+/// running: it is not listed, the typo check no longer takes it for a
+/// queue, and the registry forgets it. A name registered a moment ago is
+/// still listed (a process offering to it may be about to).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_forgets_a_registered_queue_whose_keys_are_long_gone() {
+    use delayq::fred::interfaces::SortedSetsInterface;
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as f64;
+        let long_ago = now_ms - 31.0 * 60_000.0;
+        let _: () = raw
+            .client
+            .zadd(
+                "delayq_queues",
+                None,
+                None,
+                false,
+                false,
+                vec![(long_ago, "gone"), (now_ms, "fresh")],
+            )
+            .await
+            .unwrap();
+        assert!(delayq(&redis, &["offer", "kept", "--delay", "1h", "a"])
+            .status
+            .success());
+
+        let listed = json_of(&delayq(&redis, &["list", "--format", "json"]));
+        let names: Vec<&str> = listed["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["queue"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["fresh", "kept"], "{listed}");
+        let score: Option<f64> = raw.client.zscore("delayq_queues", "gone").await.unwrap();
+        assert_eq!(score, None, "the registry forgot it");
+        let out = delayq(&redis, &["stats", "gone"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("no queue `gone`"), "{out:?}");
     })
     .await;
 }

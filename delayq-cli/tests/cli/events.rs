@@ -22,7 +22,13 @@ async fn the_cli_enables_prints_follows_and_disables_events() {
         let out = cli(&["events", "enable", "watched", "--max-len", "50"]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let client = redis.client().await;
-        assert_eq!(client.events_max_len("watched").await.unwrap(), Some(50));
+        assert_eq!(
+            client
+                .events_max_len(&delayq::QueueKeys::new("watched").unwrap())
+                .await
+                .unwrap(),
+            Some(50)
+        );
         let q = client.delayed_queue("watched", StringCodec).unwrap();
         // An id that would colour the terminal if printed raw.
         q.offer_with_id("red\u{1b}[31m", &"v".into(), Duration::from_secs(3600))
@@ -78,7 +84,13 @@ async fn the_cli_enables_prints_follows_and_disables_events() {
 
         let out = cli(&["events", "disable", "watched"]);
         assert!(out.status.success());
-        assert_eq!(client.events_max_len("watched").await.unwrap(), None);
+        assert_eq!(
+            client
+                .events_max_len(&delayq::QueueKeys::new("watched").unwrap())
+                .await
+                .unwrap(),
+            None
+        );
         let out = cli(&["events", "enable", "watched", "--max-len", "0"]);
         assert_eq!(out.status.code(), Some(2), "a max length of 0 is refused");
     })

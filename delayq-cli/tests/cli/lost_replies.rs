@@ -15,7 +15,9 @@ async fn schedule_changes_answer_as_their_first_run_when_their_reply_is_lost() {
             .delayed_queue("sched-lost", StringCodec)
             .unwrap()
             .without_transfer();
-        let schedules = client.schedules("sched-lost").unwrap();
+        let schedules = client
+            .schedules(&delayq::QueueKeys::new("sched-lost").unwrap())
+            .unwrap();
         for name in ["warm", "job", "cli-job"] {
             client.schedule(name, YEARLY, &queue, &"v".to_string()).await.unwrap();
         }

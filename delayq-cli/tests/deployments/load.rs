@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use delayq::{Client, StringCodec, WorkerHandle};
+use delayq::worker::WorkerHandle;
+use delayq::{Client, StringCodec};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
@@ -78,7 +79,7 @@ impl Load {
                 let deliveries = deliveries.clone();
                 move |value: String| {
                     deliveries.lock().push((value, Instant::now()));
-                    async { Ok::<_, delayq::BoxError>(()) }
+                    async { Ok::<_, delayq::error::BoxError>(()) }
                 }
             });
         Load {

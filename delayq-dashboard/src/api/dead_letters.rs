@@ -15,7 +15,8 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use delayq::{BytesCodec, DeadLetter, DeadLetterKey, QueueStatus, ReliableQueue};
+use delayq::dead_letter::{DeadLetter, DeadLetterKey};
+use delayq::{BytesCodec, QueueStatus, ReliableQueue};
 
 use super::action::{act, done, failed, press_again, BATCH};
 use super::{error, show};

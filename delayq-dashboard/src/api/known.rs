@@ -17,7 +17,13 @@ pub(crate) async fn known(shared: &Shared, name: &str, status: &QueueStatus) -> 
     if status.exists || shared.queues.read().entries.contains_key(name) {
         return Ok(true);
     }
-    if !shared.client.schedules(name)?.list().await?.is_empty() {
+    if !shared
+        .client
+        .schedules(&delayq::QueueKeys::new(name)?)?
+        .list()
+        .await?
+        .is_empty()
+    {
         return Ok(true);
     }
     Ok(shared

@@ -14,7 +14,8 @@ use axum::{Form, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use delayq::{BytesCodec, Format};
+use delayq::format::Format;
+use delayq::BytesCodec;
 
 use super::action::{act, done, failed, paused, press_again, Refused, BATCH};
 use super::known::{did_you_mean, known};

@@ -61,7 +61,7 @@ pub(crate) async fn remove(State(shared): State<Arc<Shared>>, Form(form): Form<S
 /// created for it).
 async fn change(shared: &Shared, form: ScheduleForm, op: Op) -> Response {
     let run = async {
-        let schedules = shared.client.schedules(&form.name)?;
+        let schedules = shared.client.schedules(&delayq::QueueKeys::new(&form.name)?)?;
         match op {
             Op::Pause => schedules.pause(&form.schedule).await,
             Op::Resume => schedules.resume(&form.schedule).await,
@@ -87,7 +87,7 @@ async fn change(shared: &Shared, form: ScheduleForm, op: Op) -> Response {
 /// (alive, latest beat first) and `alive` (whether any is). The runners are
 /// read only for a queue that has schedules.
 pub(crate) async fn json(shared: &Shared, queue: &str) -> delayq::Result<Value> {
-    let schedules = shared.client.schedules(queue)?;
+    let schedules = shared.client.schedules(&delayq::QueueKeys::new(queue)?)?;
     let infos = schedules.list().await?;
     let runners = if infos.is_empty() {
         Vec::new()

@@ -3,8 +3,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use delayq::format::Format;
 use delayq::fred::prelude::*;
-use delayq::{Client, Format};
+use delayq::Client;
 
 pub use crate::redis_server::eventually;
 use crate::redis_server::RedisServer;

@@ -231,3 +231,11 @@ impl<T: 'static> BlockingQueue<T> {
         Ok(self.len().await? == 0)
     }
 }
+
+/// What the client's per-queue calls take ([`Client::events`](crate::Client::events),
+/// [`Client::schedules`](crate::Client::schedules), ...): the handle stands for its queue.
+impl<T> AsRef<QueueKeys> for BlockingQueue<T> {
+    fn as_ref(&self) -> &QueueKeys {
+        &self.handle.keys
+    }
+}

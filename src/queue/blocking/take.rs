@@ -159,7 +159,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// The values as they arrive: an endless stream of [`take`](Self::take)s
     /// that ends after the client shuts down. A value that cannot be decoded
     /// is yielded as an error and stays at the head of the list (see
-    /// [`DecodeError`](crate::DecodeError)). After any error the stream
+    /// [`DecodeError`](crate::error::DecodeError)). After any error the stream
     /// waits a second before reading on, so that a value no one here can
     /// read, or a key of the wrong type, does not make it spin.
     pub fn stream(&self) -> impl Stream<Item = Result<T>> + Send + 'static

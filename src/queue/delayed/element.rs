@@ -23,8 +23,8 @@ use super::DelayedQueue;
 /// let page = queue.pending_page(0, 1).await?;
 /// if let Some(first) = page.first() {
 ///     match queue.delete_element(&first.raw).await? {
-///         delayq::ElementOutcome::Done { .. } => println!("deleted"),
-///         delayq::ElementOutcome::Gone => println!("already taken by a transfer"),
+///         delayq::pending::ElementOutcome::Done { .. } => println!("deleted"),
+///         delayq::pending::ElementOutcome::Gone => println!("already taken by a transfer"),
 ///         other => println!("not deleted: {other:?}"),
 ///     }
 /// }

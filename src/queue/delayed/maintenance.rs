@@ -20,7 +20,7 @@ use super::DelayedQueue;
 ///
 /// ```no_run
 /// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
-/// let report = queue.migrate(delayq::Format::Modern, 500).await?;
+/// let report = queue.migrate(delayq::format::Format::Modern, 500).await?;
 /// println!("{} rewritten, {} were modern already", report.converted, report.already);
 /// # Ok(()) }
 /// ```

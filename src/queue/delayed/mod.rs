@@ -240,3 +240,11 @@ impl<T: 'static> DelayedQueue<T> {
         }
     }
 }
+
+/// What the client's per-queue calls take ([`Client::events`](crate::Client::events),
+/// [`Client::schedules`](crate::Client::schedules), ...): the handle stands for its queue.
+impl<T> AsRef<QueueKeys> for DelayedQueue<T> {
+    fn as_ref(&self) -> &QueueKeys {
+        &self.handle.keys
+    }
+}

@@ -12,7 +12,7 @@ use serde::Serialize;
 /// `time_ms` and `kind`, then the kind's own fields, named as in Redis:
 ///
 /// ```
-/// use delayq::{Event, EventKind};
+/// use delayq::events::{Event, EventKind};
 /// let event = Event::decode("orders", "1700000000000-0", vec![
 ///     ("kind".into(), "offered".into()),
 ///     ("count".into(), "1".into()),
@@ -30,7 +30,7 @@ pub struct Event {
     /// The queue.
     pub queue: String,
     /// The entry's id in the stream (`<ms>-<seq>`); read on from it with
-    /// [`EventsFrom::After`](crate::EventsFrom::After).
+    /// [`EventsFrom::After`](crate::events::EventsFrom::After).
     pub stream_id: String,
     /// When it was written: the ms part of the stream id (the Redis
     /// server's clock, ms since the Unix epoch).

@@ -387,10 +387,10 @@ pub struct DeadLetter<T> {
 /// and parsed as `index:length:digest` (for a web form or a command line).
 ///
 /// ```
-/// let key: delayq::DeadLetterKey = "3:5:0123456789abcdef0123456789abcdef01234567".parse().unwrap();
+/// let key: delayq::dead_letter::DeadLetterKey = "3:5:0123456789abcdef0123456789abcdef01234567".parse().unwrap();
 /// assert_eq!(key.index(), 3);
-/// assert_eq!(key.to_string().parse::<delayq::DeadLetterKey>().unwrap(), key);
-/// assert!("3:x".parse::<delayq::DeadLetterKey>().is_err());
+/// assert_eq!(key.to_string().parse::<delayq::dead_letter::DeadLetterKey>().unwrap(), key);
+/// assert!("3:x".parse::<delayq::dead_letter::DeadLetterKey>().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DeadLetterKey {

@@ -337,3 +337,11 @@ impl<T: 'static> ReliableQueue<T> {
         &mut self.settings
     }
 }
+
+/// What the client's per-queue calls take ([`Client::events`](crate::Client::events),
+/// [`Client::schedules`](crate::Client::schedules), ...): the handle stands for its queue.
+impl<T> AsRef<QueueKeys> for ReliableQueue<T> {
+    fn as_ref(&self) -> &QueueKeys {
+        &self.handle.keys
+    }
+}

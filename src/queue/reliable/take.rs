@@ -251,8 +251,28 @@ impl<T: 'static> ReliableQueue<T> {
                 tracing::warn!(queue = self.name(), %error, "claim failed; its value goes back to the queue");
                 Ok(Claimed::Failed)
             }
-            Err(error) => Err(error),
+            Err(error) => {
+                // Refused (a key of the wrong type, a broken events switch):
+                // the script checks all that before its first write, so the
+                // value is still in the staging list. It goes back to the
+                // head before the error is told, or every failed take
+                // (a worker retrying) would move one more value out of the
+                // queue, out of every consumer's sight, Java's too.
+                self.give_back_moved(value).await;
+                Err(error)
+            }
         }
+    }
+
+    /// Puts a value moved to the staging list back at the head of the
+    /// queue (`undo_move.lua`: the list as it was). If that fails too, the
+    /// value waits in the staging list, where the reaper finds it.
+    async fn give_back_moved(&self, value: &Bytes) {
+        let (dest, staging) = (self.handle.keys.destination(), self.handle.keys.staging());
+        let Ok(conn) = self.handle.core.conn_for(dest) else {
+            return;
+        };
+        undo_move(conn, dest, staging, value.clone(), "LEFT", "RIGHT").await;
     }
 
     /// What the claim's reply says; counts how late a delivered value was

@@ -41,7 +41,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 
-use delayq::{Event, Events, EventsFrom};
+use delayq::events::{Event, Events, EventsFrom};
 
 use super::error;
 use super::known::known;
@@ -127,7 +127,7 @@ async fn events(
         }
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
-    let events = match shared.client.events(&name) {
+    let events = match delayq::QueueKeys::new(&name).and_then(|keys| shared.client.events(&keys)) {
         Ok(events) => events.from(EventsFrom::After(after)),
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
@@ -163,7 +163,7 @@ async fn check(shared: &Shared, name: &str, after: Option<String>) -> delayq::Re
     if !known(shared, name, &status).await? {
         return Ok(None);
     }
-    let max_len = shared.client.events_max_len(name).await?;
+    let max_len = shared.client.events_max_len(&delayq::QueueKeys::new(name)?).await?;
     Ok(Some(match after {
         Some(after) => (max_len, Vec::new(), after),
         None => {
@@ -261,12 +261,10 @@ impl Live {
 
     /// Reads the events switch again; false if Redis did not say.
     async fn reread(&mut self) -> bool {
-        let read = guarded(
-            &self.shared,
-            Some(REDIS_WAIT),
-            self.shared.client.events_max_len(&self.name),
-        )
-        .await;
+        let Ok(keys) = delayq::QueueKeys::new(&self.name) else {
+            return false;
+        };
+        let read = guarded(&self.shared, Some(REDIS_WAIT), self.shared.client.events_max_len(&keys)).await;
         match read {
             Ok(Ok(max_len)) => {
                 self.max_len = max_len;

@@ -11,7 +11,7 @@ use axum::Form;
 use serde::Deserialize;
 use serde_json::json;
 
-use delayq::ElementOutcome;
+use delayq::pending::ElementOutcome;
 
 use super::super::action::{act, done, failed, paused};
 use super::super::error;

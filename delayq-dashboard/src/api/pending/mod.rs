@@ -18,7 +18,8 @@ use axum::Router;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use delayq::{DelayedQueue, PendingElement, QueueStatus};
+use delayq::pending::PendingElement;
+use delayq::{DelayedQueue, QueueStatus};
 
 use self::naming::handle;
 use super::{hex, show};

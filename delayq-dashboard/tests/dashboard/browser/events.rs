@@ -30,7 +30,10 @@ async fn newest_details(browser: &Browser, want: &str) {
 async fn live_events_appear_on_the_queue_page_without_a_reload() {
     let server = RedisServer::start().await;
     let client = seed::client(&server).await;
-    client.enable_events("orders", 1000).await.unwrap();
+    client
+        .enable_events(&delayq::QueueKeys::new("orders").unwrap(), 1000)
+        .await
+        .unwrap();
     let q = client.delayed_queue("orders", StringCodec).unwrap();
     q.offer_with_id("first", &"first".into(), Duration::from_secs(3600))
         .await
@@ -143,7 +146,10 @@ async fn a_queue_with_events_off_says_how_to_turn_them_on_and_then_shows_them() 
     // Turned on from elsewhere: the page notices (the switch is read every
     // 15 s) and shows what comes.
     let client = seed::client(&server).await;
-    client.enable_events("plain", 1000).await.unwrap();
+    client
+        .enable_events(&delayq::QueueKeys::new("plain").unwrap(), 1000)
+        .await
+        .unwrap();
     eventually(WAIT, "the page sees events turned on", || {
         let browser = browser.clone();
         async move { text(&browser, "#events-state").await.starts_with("events on") }

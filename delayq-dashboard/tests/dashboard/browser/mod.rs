@@ -697,7 +697,7 @@ async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
     // A runner: this client runs the schedules of "reports".
     let runner = seed::client(&server).await;
     let reports = runner.delayed_queue("reports", delayq::StringCodec).unwrap();
-    let tick = delayq::every(Duration::from_secs(2));
+    let tick = delayq::schedule::every(Duration::from_secs(2));
     runner
         .schedule("tick", tick, &reports, &"build".to_string())
         .await
@@ -706,7 +706,12 @@ async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
         .schedule("weekly", "0 9 * * MON", &reports, &"summary".to_string())
         .await
         .unwrap();
-    assert!(runner.schedules("reports").unwrap().pause("weekly").await.unwrap());
+    assert!(runner
+        .schedules(&delayq::QueueKeys::new("reports").unwrap())
+        .unwrap()
+        .pause("weekly")
+        .await
+        .unwrap());
     // Saved by a process that then stopped: nothing runs the schedules of "archive".
     let saver = seed::client(&server).await;
     let archive = saver.delayed_queue("archive", delayq::StringCodec).unwrap();

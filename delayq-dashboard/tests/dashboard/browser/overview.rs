@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use delayq::format::Format;
 use delayq::fred::prelude::*;
-use delayq::Format;
 use fantoccini::{Client as Browser, Locator};
 use serde_json::Value;
 

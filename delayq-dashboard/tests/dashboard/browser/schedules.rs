@@ -56,7 +56,7 @@ async fn schedule_rows_pause_resume_and_remove_with_a_second_press() {
     assert!(text(&browser, "#flash").await.contains("paused schedule"));
     wait_text(&browser, &format!("{row} button.schedule-resume"), "Resume").await;
     let library = seed::client(&server).await;
-    let schedules = library.schedules("reports").unwrap();
+    let schedules = library.schedules(&delayq::QueueKeys::new("reports").unwrap()).unwrap();
     assert!(schedules.get("nightly").await.unwrap().unwrap().paused);
     assert!(!schedules.get("weekly").await.unwrap().unwrap().paused, "only that row");
     screenshot(&browser, "queue-schedules-actions").await;

@@ -429,7 +429,7 @@ async fn a_large_element_is_named_by_a_digest_and_found_among_elements_due_at_th
     // Two large elements with equal payloads due at the same ms, and a small one.
     let payload = "x".repeat(20_000);
     let big: Vec<_> = (0..2)
-        .map(|_| delayq::format::pack(delayq::Format::Modern, payload.as_bytes()))
+        .map(|_| delayq::format::pack(delayq::format::Format::Modern, payload.as_bytes()))
         .collect();
     for element in &big {
         let _: () = redis

@@ -138,7 +138,10 @@ async fn open(app: &Router, query: &str, last_id: Option<&str>) -> (StatusCode, 
 /// A client with `queue`'s events on, and one offer so the queue exists.
 async fn with_events(server: &RedisServer, queue: &str) -> Client {
     let client = seed::client(server).await;
-    client.enable_events(queue, 1000).await.unwrap();
+    client
+        .enable_events(&delayq::QueueKeys::new(queue).unwrap(), 1000)
+        .await
+        .unwrap();
     let q = client.delayed_queue(queue, StringCodec).unwrap();
     q.offer_with_id("first", &"first".into(), Duration::from_secs(3600))
         .await
@@ -308,7 +311,10 @@ async fn events_off_are_said_and_turning_them_on_is_seen_unknown_queues_are_404(
     // Turned on while the view is open: it says so (the switch is read
     // every 15 s) and the events follow.
     let client = seed::client(&server).await;
-    client.enable_events("plain", 50).await.unwrap();
+    client
+        .enable_events(&delayq::QueueKeys::new("plain").unwrap(), 50)
+        .await
+        .unwrap();
     let on = live.until_event("enabled").await;
     assert_eq!(on.json()["max_len"], 50);
     let q = client.delayed_queue("plain", StringCodec).unwrap();
@@ -381,7 +387,10 @@ async fn markup_quotes_newlines_and_unicode_stay_inside_one_json_line() {
     assert_eq!(last.json()["id"], id);
     assert_eq!(last.json()["queue"], name);
 
-    client.disable_events(name).await.unwrap();
+    client
+        .disable_events(&delayq::QueueKeys::new(name).unwrap())
+        .await
+        .unwrap();
     let mut off = open(&app, &query, None).await.2.unwrap();
     let off = off.next().await;
     assert_eq!(off.event.as_deref(), Some("disabled"));
@@ -426,7 +435,10 @@ async fn redis_going_away_is_an_error_message_and_the_view_reads_on_after() {
     };
     assert_eq!(state.event.as_deref(), Some("disabled"), "{state:?}");
     let client = seed::client(&server).await;
-    client.enable_events("orders", 1000).await.unwrap();
+    client
+        .enable_events(&delayq::QueueKeys::new("orders").unwrap(), 1000)
+        .await
+        .unwrap();
     let q = client.delayed_queue("orders", StringCodec).unwrap();
     q.offer_with_id("after-restart", &"v".into(), Duration::from_secs(3600))
         .await

@@ -515,7 +515,7 @@ async fn migrate_stops_at_the_action_time_limit_like_the_other_actions() {
     let legacy = |elements: Vec<bytes::Bytes>| {
         elements
             .iter()
-            .filter(|e| delayq::format::unpack(e).unwrap().format() == delayq::Format::Legacy)
+            .filter(|e| delayq::format::unpack(e).unwrap().format() == delayq::format::Format::Legacy)
             .count()
     };
     let pending = "redisson_delay_queue:{orders}";

@@ -23,7 +23,12 @@ pub(crate) async fn saved_schedule(server: &RedisServer, queue: &str, name: &str
 /// Whether the library reports `name` of `queue` paused; `None`: no such schedule.
 async fn paused(server: &RedisServer, queue: &str, name: &str) -> Option<bool> {
     let client = seed::client(server).await;
-    let info = client.schedules(queue).unwrap().get(name).await.unwrap();
+    let info = client
+        .schedules(&delayq::QueueKeys::new(queue).unwrap())
+        .unwrap()
+        .get(name)
+        .await
+        .unwrap();
     client.shutdown().await;
     info.map(|info| info.paused)
 }

@@ -139,6 +139,7 @@ impl<T: 'static> Delivery<T> {
     /// delivery.ack().instrument(span).await?;
     /// # Ok(()) }
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "opentelemetry")))]
     pub fn process_span(&self) -> tracing::Span {
         let span = tracing::info_span!(
             "delayq.process",
