@@ -580,7 +580,7 @@ async fn run() -> bool {
         );
     }
     if wanted("java-codecs") {
-        eprintln!("14. Java codecs: LZ4, LZ4 v2, Snappy, Zstd, serialization, marshalling against Kryo...");
+        eprintln!("14. Java codecs: LZ4, LZ4 v2, Snappy, Zstd, serialization, marshalling, jackson (and in LZ4) against Kryo...");
         let r = java_codecs::run();
         let scenario = "14. Java codecs, one POJO (compat.Event)";
         for c in &r.others {

@@ -98,6 +98,17 @@ impl RawRedis {
             .unwrap_or_else(|e| panic!("{name} failed: {e}"))
     }
 
+    /// Caches the script whose own Lua is `own` (after the shared libs)
+    /// without running it, and returns its SHA1: its first call is then an
+    /// EVALSHA that runs (not one answered NOSCRIPT, whose loss would be no
+    /// test), and only its EVALSHA requests carry this SHA1 (a fault
+    /// proxy's pattern).
+    pub async fn load_script(&self, own: &str) -> String {
+        let body = delayq::__script_body(own);
+        self.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
+        delayq::fred::util::sha1_hash(&body)
+    }
+
     /// Calls of `command` (lowercase) the server counted (`INFO commandstats`).
     pub async fn command_calls(&self, command: &str) -> i64 {
         let stats = self
