@@ -65,6 +65,11 @@ pub use self::marshalling::MarshallingCodec;
 pub use self::serialization::SerializationCodec;
 pub use self::string::StringCodec;
 
+/// The README's examples, compiled with the doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 use ::bytes::Bytes;
 
 /// The error a codec returns: any error, boxed (a codec's own error type
