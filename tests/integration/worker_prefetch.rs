@@ -502,7 +502,10 @@ async fn a_release_whose_reply_is_lost_gives_each_value_back_once_in_order() {
         let raw = redis.raw().await;
         let direct = redis.client().await;
         let sha = raw.load_script(include_str!("../../lua/release_unhandled.lua")).await;
-        direct.enable_events(&delayq::QueueKeys::new("lost-release").unwrap(), 10_000).await.unwrap();
+        direct
+            .enable_events(&delayq::QueueKeys::new("lost-release").unwrap(), 10_000)
+            .await
+            .unwrap();
         let stuck = Stuck::start(&direct, &client, "lost-release", N, 20, |w| {
             w.visibility_timeout(Duration::from_secs(600))
                 .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
@@ -520,10 +523,14 @@ async fn a_release_whose_reply_is_lost_gives_each_value_back_once_in_order() {
         let expected = not_handled(&stuck.handled(), N);
         let list = direct.blocking_queue("lost-release", LongCodec).unwrap();
         assert_eq!(list.read_all().await.unwrap(), expected, "each once, in claim order");
-        let released: Vec<EventKind> = (direct.newest_events(&delayq::QueueKeys::new("lost-release").unwrap(), 10_000).await.unwrap().into_iter())
-            .map(|event| event.kind)
-            .filter(|kind| kind.name() == "released")
-            .collect();
+        let released: Vec<EventKind> = (direct
+            .newest_events(&delayq::QueueKeys::new("lost-release").unwrap(), 10_000)
+            .await
+            .unwrap()
+            .into_iter())
+        .map(|event| event.kind)
+        .filter(|kind| kind.name() == "released")
+        .collect();
         assert!(
             matches!(released[..], [EventKind::Released { count, .. }] if count == expected.len() as u64),
             "one release, one event (the resend wrote none): {released:?}"
