@@ -189,7 +189,7 @@ impl Ledger {
     }
 }
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct Verdict {
     pub lost: u64,
     pub duplicated: u64,
@@ -207,10 +207,28 @@ pub struct Verdict {
     pub schedule: (u64, Option<u64>),
     /// Whether the queue drained at the end (nothing pending, ready or in flight).
     pub drained: bool,
+    /// Values still in the queue when the drain gave up (delayed, ready,
+    /// staged or in flight): a worker that fell behind, not a loss. Of the
+    /// `lost` count (offered, never handled), at most `lost - still_queued`
+    /// are gone.
+    pub still_queued: u64,
     pub examples: Vec<String>,
 }
 
 impl Verdict {
+    /// Whether the only fault is a drain that gave up while values were
+    /// still queued, no more of them never handled than are queued.
+    pub fn only_behind(&self) -> bool {
+        !self.drained
+            && self.lost <= self.still_queued
+            && Verdict {
+                drained: true,
+                lost: 0,
+                ..self.clone()
+            }
+            .ok()
+    }
+
     pub fn ok(&self) -> bool {
         self.drained
             && self.lost == 0

@@ -200,6 +200,7 @@ pub async fn run(config: &Config) -> Soak {
     let fired = stop_schedule(&schedules).await;
     println!("soak: offers stopped; waiting for the queue to drain");
     let drained = drain(&ctx, &admin, &keys).await;
+    let still_queued = if drained { 0 } else { queued(&admin, &keys).await };
     drain_dead_letters(&ctx).await;
     let last = probe::sample(&admin, &keys).await;
     points.push(print_row(started, &ctx.ledger, &last));
@@ -219,6 +220,7 @@ pub async fn run(config: &Config) -> Soak {
 
     let mut verdict = ctx.ledger.verdict(fired);
     verdict.drained = drained;
+    verdict.still_queued = still_queued;
     print_verdict(&verdict);
     let rows = summary(config, &points, &verdict, dashboard_rows.as_deref());
     drop(proxy);
@@ -472,6 +474,31 @@ async fn drain(ctx: &Ctx, admin: &Admin, keys: &delayq::QueueKeys) -> bool {
     false
 }
 
+/// Values still in the queue: delayed, ready, staged or in flight.
+async fn queued(admin: &Admin, keys: &delayq::QueueKeys) -> u64 {
+    probe::collections(admin, keys)
+        .await
+        .into_iter()
+        .filter(|(what, _)| matches!(*what, "timeout" | "ready" | "staging" | "leases"))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// The "lost" figure: after a drain that gave up, the values never handled
+/// include those still queued, which are only late.
+fn lost_text(v: &Verdict) -> String {
+    if v.drained {
+        v.lost.to_string()
+    } else {
+        format!(
+            "{} never handled, {} of them still queued (the worker fell behind), so at most {}",
+            v.lost,
+            v.still_queued,
+            v.lost.saturating_sub(v.still_queued)
+        )
+    }
+}
+
 fn print_row(started: Instant, ledger: &Ledger, s: &Sample) -> Point {
     let seconds = started.elapsed().as_secs_f64();
     println!(
@@ -541,8 +568,14 @@ fn print_verdict(v: &Verdict) {
         "soak verdict: {} — lost {}, duplicated {}, cancelled yet delivered {}, failed offers delivered {} \
          ({} failed; {} unknown, {} of them delivered), ids found pending {}, values never offered handled {}, \
          schedule handled {} of {} fired{}",
-        if v.ok() { "OK" } else { "VIOLATION" },
-        v.lost,
+        if v.ok() {
+            "OK"
+        } else if v.only_behind() {
+            "UNFINISHED (nothing wrong; values still queued)"
+        } else {
+            "VIOLATION"
+        },
+        lost_text(v),
         v.duplicated,
         v.cancelled_delivered,
         v.failed_delivered,
@@ -655,7 +688,7 @@ fn summary(config: &Config, points: &[Point], verdict: &Verdict, dashboard: Opti
         .values(
             format!(
                 "{} / {} / {} / {} of {} ({} offers failed, {} unknown; {} cuts, {} pauses)",
-                verdict.lost,
+                lost_text(verdict),
                 verdict.duplicated,
                 verdict.cancelled_delivered,
                 verdict.schedule.0,
