@@ -188,15 +188,13 @@ pub(crate) struct ActionForm {
     reason: Option<String>,
 }
 
-/// The count a bulk action was confirmed for, or the 400 that says it is missing.
-fn confirmed(form: &ActionForm) -> Result<usize, Response> {
-    form.count.ok_or_else(|| {
-        error(
-            StatusCode::BAD_REQUEST,
-            "say how many the page showed (count=N): a bulk action acts only on what was confirmed; nothing was done"
-                .into(),
-        )
-    })
+/// The 400 for a bulk action that says no count: nothing was confirmed.
+fn unconfirmed() -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "say how many the page showed (count=N): a bulk action acts only on what was confirmed; nothing was done"
+            .into(),
+    )
 }
 
 /// A filtered bulk action: exactly the dead letters with the reason among
@@ -263,9 +261,8 @@ pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form
 }
 
 async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
-    let count = match confirmed(&form) {
-        Ok(count) => count,
-        Err(refused) => return refused,
+    let Some(count) = form.count else {
+        return unconfirmed();
     };
     if let Some(reason) = &form.reason {
         return filtered(shared, &form, reason, count, true).await;
@@ -308,9 +305,8 @@ pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(
 }
 
 async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
-    let count = match confirmed(&form) {
-        Ok(count) => count,
-        Err(refused) => return refused,
+    let Some(count) = form.count else {
+        return unconfirmed();
     };
     if let Some(reason) = &form.reason {
         return filtered(shared, &form, reason, count, false).await;
