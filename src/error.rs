@@ -183,6 +183,18 @@ pub enum Error {
         /// The indices (0 is the oldest) the missing ones were read at.
         indices: Vec<usize>,
     },
+    /// A bulk requeue or delete of dead letters refused: the dead letters
+    /// its filter picks are no longer as many as the operator confirmed (more
+    /// arrived, or some left). Nothing was done: count again and confirm.
+    #[error("{matching} dead letter(s) of `{queue}` match now, not the {confirmed} confirmed (more arrived, or some left): nothing was done; look again and confirm the new count")]
+    DeadLetterCountChanged {
+        /// The queue.
+        queue: String,
+        /// How many the operator saw and confirmed.
+        confirmed: usize,
+        /// How many match now.
+        matching: usize,
+    },
     /// The codec could not encode a value.
     #[error("codec `{codec}` could not encode the value: {source}")]
     Encode {

@@ -215,7 +215,7 @@ pub mod events {
 /// # Ok(()) }
 /// ```
 pub mod dead_letter {
-    pub use crate::queue::reliable::{DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
+    pub use crate::queue::reliable::{BulkOutcome, DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
 }
 
 /// The names most programs use, for a glob import.

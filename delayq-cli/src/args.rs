@@ -484,7 +484,7 @@ pub(crate) enum DeadLetterCommand {
     /// Delete dead-lettered values: those at the given positions (as `list`
     /// numbers them), or all.
     #[command(
-        after_help = "Examples:\n  delayq dead-letter delete orders --index 3,7 --dry-run\n  delayq dead-letter delete orders --all"
+        after_help = "Examples:\n  delayq dead-letter delete orders --index 3,7 --dry-run\n  delayq dead-letter delete orders --all\n  delayq dead-letter delete orders --reason 'bad input'   (says how many)\n  delayq dead-letter delete orders --reason 'bad input' --expect 12"
     )]
     Delete(DeadLetterDeleteArgs),
 }
@@ -532,6 +532,15 @@ pub(crate) struct DeadLetterRequeueArgs {
     /// one moved away, none is requeued.
     #[arg(long, value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub index: Vec<u64>,
+    /// Only those whose reason contains TEXT (case-insensitive), as
+    /// `list --reason` shows them, among the 100,000 most recent. Without
+    /// --expect: says how many match and requeues nothing.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["index", "max"])]
+    pub reason: Option<String>,
+    /// With --reason: how many the first run said match; requeues exactly
+    /// those, or nothing if that many no longer match.
+    #[arg(long, value_name = "N", requires = "reason")]
+    pub expect: Option<usize>,
     /// Values moved per atomic step (at most 100).
     #[arg(long, default_value_t = 100)]
     pub batch: usize,
@@ -544,8 +553,8 @@ pub(crate) struct DeadLetterRequeueArgs {
 }
 
 #[derive(Debug, Args)]
-// One of --index and --all, so that a refusal names both.
-#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "all"])))]
+// One of --index, --all and --reason, so that a refusal names them all.
+#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "all", "reason"])))]
 pub(crate) struct DeadLetterDeleteArgs {
     /// Queue name.
     pub queue: String,
@@ -557,6 +566,15 @@ pub(crate) struct DeadLetterDeleteArgs {
     /// Every dead letter there when the command starts.
     #[arg(long)]
     pub all: bool,
+    /// Those whose reason contains TEXT (case-insensitive), as `list
+    /// --reason` shows them, among the 100,000 most recent. Without
+    /// --expect: says how many match and deletes nothing.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// With --reason: how many the first run said match; deletes exactly
+    /// those, or nothing if that many no longer match.
+    #[arg(long, value_name = "N", requires = "reason")]
+    pub expect: Option<usize>,
     /// Show what would be deleted; delete nothing.
     #[arg(long)]
     pub dry_run: bool,

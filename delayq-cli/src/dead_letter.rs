@@ -312,6 +312,9 @@ fn report(format: OutputFormat, queue: &str, verb: &str, values: &[Shown], extra
 }
 
 pub(crate) async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
+    if let Some(reason) = &args.reason {
+        return by_reason(cli, &args.queue, reason, args.expect, Verb::Requeue, args.format, false).await;
+    }
     let codec = codec_of(args.codec, None)?;
     let client = crate::connect(cli).await?;
     let queue = queue_of(&client, &args.queue)?;
@@ -384,6 +387,19 @@ async fn requeue_head(
 }
 
 pub(crate) async fn delete(cli: &Cli, args: &DeadLetterDeleteArgs) -> delayq::Result<ExitCode> {
+    if let Some(reason) = &args.reason {
+        let expect = if args.dry_run { None } else { args.expect };
+        return by_reason(
+            cli,
+            &args.queue,
+            reason,
+            expect,
+            Verb::Delete,
+            args.format,
+            args.dry_run,
+        )
+        .await;
+    }
     let codec = codec_of(args.codec, None)?;
     let client = crate::connect(cli).await?;
     let queue = queue_of(&client, &args.queue)?;
@@ -454,4 +470,88 @@ pub(crate) async fn delete(cli: &Cli, args: &DeadLetterDeleteArgs) -> delayq::Re
 enum Deleted {
     All { total: usize, deleted: usize },
     Chosen(Vec<Shown>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Requeue,
+    Delete,
+}
+
+/// `requeue --reason` and `delete --reason`: what `list --reason` shows
+/// (among the most recent), counted first. Without `expect` it says how many
+/// match and does nothing (exit 1: nothing was done, unless it was a dry
+/// run); with it, exactly those, or nothing (an error) if that many no
+/// longer match.
+#[allow(clippy::too_many_arguments)] // each says what the command line gave
+async fn by_reason(
+    cli: &Cli,
+    name: &str,
+    reason: &str,
+    expect: Option<usize>,
+    verb: Verb,
+    format: OutputFormat,
+    dry_run: bool,
+) -> delayq::Result<ExitCode> {
+    let needle = reason.to_lowercase();
+    let matches = |r: Option<&str>| r.is_some_and(|r| r.to_lowercase().contains(&needle));
+    let client = crate::connect(cli).await?;
+    let queue = queue_of(&client, name)?;
+    let done = async {
+        match expect {
+            None => Ok(Err(queue.dead_letter_keys_where(GROUPED, matches).await?.len())),
+            Some(n) if verb == Verb::Requeue => {
+                Ok(Ok(queue.requeue_dead_letters_confirmed(GROUPED, n, matches).await?))
+            }
+            Some(n) => Ok::<_, delayq::Error>(Ok(queue.delete_dead_letters_confirmed(GROUPED, n, matches).await?)),
+        }
+    }
+    .await;
+    drop(queue);
+    client.shutdown().await;
+    let (queue_name, text) = (output::escape(name), output::escape(reason));
+    let (word, field) = match verb {
+        Verb::Requeue => ("requeue", "requeued"),
+        Verb::Delete => ("delete", "deleted"),
+    };
+    match done? {
+        Err(matching) => {
+            match format {
+                OutputFormat::Json => println!(
+                    "{}",
+                    output::json(&json!({"queue": name, "reason": reason, "matching": matching, field: 0}))
+                ),
+                OutputFormat::Table => println!(
+                    "{} dead-lettered value(s) of `{queue_name}` have a reason containing \"{text}\" \
+                     (among the {} most recent); nothing was done: run again with --expect {matching} to {word} them",
+                    output::count(matching as u64),
+                    output::count(GROUPED as u64),
+                ),
+            }
+            Ok(if dry_run { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Ok(outcome) => {
+            match format {
+                OutputFormat::Json => println!(
+                    "{}",
+                    output::json(
+                        &json!({"queue": name, "reason": reason, field: outcome.done, "changed": outcome.changed})
+                    )
+                ),
+                OutputFormat::Table => {
+                    println!(
+                        "{field} {} dead-lettered value(s) of `{queue_name}` whose reason contains \"{text}\"",
+                        outcome.done
+                    );
+                    if outcome.changed > 0 {
+                        println!(
+                            "{} changed meanwhile (requeued or deleted by someone else) and were left: list them again",
+                            outcome.changed
+                        );
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use delayq::QueueStatus;
 use serde_json::json;
@@ -46,38 +46,56 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
     let redraw = args.watch && args.format == OutputFormat::Table && std::io::stdout().is_terminal();
     let mut tick = tokio::time::interval(args.interval);
     let mut shown = 0u64;
+    // While watching: since when Redis has not answered.
+    let mut down: Option<SystemTime> = None;
     let outcome = loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = tokio::signal::ctrl_c() => break Ok(()),
         }
-        let mut statuses = Vec::with_capacity(queues.len());
-        let mut failed = None;
-        for (queue, schedules) in queues.iter().zip(&schedules) {
-            let read = async { Ok::<_, delayq::Error>((queue.status().await?, schedules.list().await?.len())) };
-            match read.await {
-                Ok((status, count)) => statuses.push((queue.name(), status, count)),
-                Err(error) => {
-                    failed = Some(error);
-                    break;
+        let read = async {
+            let mut statuses = Vec::with_capacity(queues.len());
+            for (queue, schedules) in queues.iter().zip(&schedules) {
+                statuses.push((queue.name(), queue.status().await?, schedules.list().await?.len()));
+            }
+            Ok::<_, delayq::Error>(statuses)
+        };
+        // Watching, a frame waits at most READ_WAIT: the client queues
+        // commands while it reconnects, which would stall the watch silently.
+        let read = if args.watch {
+            match tokio::time::timeout(READ_WAIT, read).await {
+                Ok(Err(e)) if e.is_transient() => Err(Unread::Down(e.to_string())),
+                Ok(read) => read.map_err(Unread::Failed),
+                Err(_) => Err(Unread::Down(format!("no reply within {}", output::compact(READ_WAIT)))),
+            }
+        } else {
+            read.await.map_err(Unread::Failed)
+        };
+        let now = SystemTime::now();
+        let text = match read {
+            Ok(statuses) => {
+                down = None;
+                match args.format {
+                    OutputFormat::Table => format!("{}\n", table(&statuses, now)),
+                    OutputFormat::Json => format!("{}\n", output::json(&to_json(&statuses, now))),
                 }
             }
-        }
-        if let Some(error) = failed {
-            break Err(error);
-        }
-        let now = SystemTime::now();
-        let text = match args.format {
-            OutputFormat::Table => format!("{}\n", table(&statuses, now)),
-            OutputFormat::Json => format!("{}\n", output::json(&to_json(&statuses, now))),
+            Err(Unread::Down(why)) => {
+                let since = down.get_or_insert(now).to_owned();
+                unreachable_frame(args, since, &why, now)
+            }
+            Err(Unread::Failed(error)) => break Err(error),
         };
         let mut out = std::io::stdout().lock();
         if redraw {
-            // Clear the screen and home the cursor, then the refreshed table.
-            let _ = write!(out, "\x1b[2J\x1b[H{}\n{text}", output::local_time(now));
-        } else {
-            let _ = out.write_all(text.as_bytes());
+            // Clear the screen and home the cursor, then the refreshed frame.
+            let _ = write!(out, "\x1b[2J\x1b[H");
         }
+        // Every table frame says when it was read (JSON has its "at").
+        if args.format == OutputFormat::Table && (args.watch || redraw) {
+            let _ = writeln!(out, "at {}", output::local_time(now));
+        }
+        let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
         shown += 1;
         if !args.watch || args.count.is_some_and(|n| shown >= n) {
@@ -87,6 +105,38 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
     drop(queues);
     client.shutdown().await;
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// How long one `--watch` frame waits for Redis before it says Redis is
+/// unreachable (and the next frame tries again).
+const READ_WAIT: Duration = Duration::from_secs(3);
+
+/// Why a frame has no counts.
+enum Unread {
+    /// Redis does not answer (or not in time): the watch says so and goes on.
+    Down(String),
+    /// Anything else ends the command, as without --watch.
+    Failed(delayq::Error),
+}
+
+/// A `--watch` frame while Redis does not answer: since when, and why.
+fn unreachable_frame(args: &StatsArgs, since: SystemTime, why: &str, now: SystemTime) -> String {
+    match args.format {
+        OutputFormat::Table => format!(
+            "Redis unreachable since {} ({}): {}; trying again every {}\n",
+            output::local_time(since),
+            relative(since, now),
+            output::escape(why),
+            output::compact(args.interval),
+        ),
+        OutputFormat::Json => format!(
+            "{}\n",
+            output::json(&json!({
+                "at": output::utc_time(now), "redis": "unreachable",
+                "since": output::utc_time(since), "error": why,
+            }))
+        ),
+    }
 }
 
 fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {

@@ -16,6 +16,9 @@ use super::{epoch_ms, Shared};
 
 /// Time between two `INFO`s.
 const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// How soon an `INFO` follows Redis coming back (what the last one said
+/// was another server's, a restarted one's uptime in particular).
+const CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// What the header shows: the configured address, and what `INFO` said last.
 #[derive(Debug, Clone, Default)]
@@ -85,11 +88,17 @@ fn address(server: &Server) -> String {
     }
 }
 
-/// Reads `INFO` now and then while the dashboard lives, unless the probe
-/// finds Redis down (fred would queue the command).
+/// Reads `INFO` every few seconds while the dashboard lives, and at once
+/// when Redis comes back, unless the probe finds Redis down (fred would
+/// queue the command).
 pub(crate) fn start(shared: &Arc<Shared>) {
-    super::periodic::every(shared, REFRESH_EVERY, |shared, weak| async move {
-        if !shared.health.borrow().up {
+    super::periodic::every(shared, CHECK_EVERY, |shared, weak| async move {
+        let health = shared.health.borrow().clone();
+        let read_at = shared.server.read().read_at;
+        let fresh = read_at.is_some_and(|at| {
+            at >= health.since && SystemTime::now().duration_since(at).unwrap_or_default() < REFRESH_EVERY
+        });
+        if !health.up || fresh {
             return;
         }
         let redis = shared.client.redis().next().clone();
@@ -142,10 +151,15 @@ pub(crate) fn parse(text: &str) -> Info {
 /// The `server` field of every API answer.
 pub(crate) fn json(shared: &Shared) -> Value {
     let server = shared.server.read().clone();
-    let info = server.info.unwrap_or_default();
+    let health = shared.health.borrow().clone();
+    let up = health.up;
+    // What INFO said is shown only while Redis is up and if it was read
+    // since it came back: before, it described a server that may be gone
+    // (a restarted one's uptime starts again).
+    let current = up && server.read_at.is_some_and(|at| at >= health.since);
+    let info = server.info.filter(|_| current).unwrap_or_default();
     // While the probe finds Redis down, the client is connected to nothing,
     // whatever the last INFO round saw.
-    let up = shared.health.borrow().up;
     let connected = if up { server.connected } else { Vec::new() };
     // INFO's redis_mode says cluster or sentinel from the node itself; a
     // Sentinel-managed master says standalone, so the configuration wins.
@@ -167,7 +181,7 @@ pub(crate) fn json(shared: &Shared) -> Value {
         "maxmemory": info.maxmemory,
         "maxmemory_human": info.maxmemory_human,
         "uptime_seconds": info.uptime_seconds,
-        "read_at_ms": server.read_at.map(epoch_ms),
+        "read_at_ms": server.read_at.filter(|_| current).map(epoch_ms),
         "error": server.error,
     })
 }

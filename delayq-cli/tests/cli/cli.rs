@@ -1117,3 +1117,86 @@ async fn list_forgets_a_registered_queue_whose_keys_are_long_gone() {
     })
     .await;
 }
+
+/// The next line `stats --watch --format json` writes, as JSON.
+async fn next_frame(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) -> serde_json::Value {
+    let line = lines.next_line().await.unwrap().expect("stats --watch ended");
+    serde_json::from_str(&line).unwrap()
+}
+
+/// `stats --watch` while Redis goes away and comes back: each frame says
+/// when it was read; while Redis is down a frame says so, and since when,
+/// instead of the command hanging silently; once Redis is back the counts
+/// come again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_watch_says_redis_is_down_and_resumes_when_it_is_back() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    deadline(async {
+        let mut redis = RedisServer::start().await;
+        assert!(delayq(&redis, &["offer", "jobs", "--delay", "1h", "a", "b"])
+            .status
+            .success());
+
+        // Tables: each frame starts with the time it was read.
+        let out = delayq(
+            &redis,
+            &["stats", "jobs", "--watch", "--count", "2", "--interval", "50ms"],
+        );
+        assert!(out.status.success(), "{out:?}");
+        let text = stdout(&out);
+        let frames: Vec<&str> = text.split("QUEUE").collect();
+        assert_eq!(frames.len(), 3, "two frames:\n{text}");
+        for frame in &frames[..2] {
+            let stamp = frame.trim_end().lines().last().unwrap_or_default();
+            assert!(
+                stamp.starts_with("at 20") && stamp.matches(':').count() >= 3,
+                "a frame's time: {stamp:?}\n{text}"
+            );
+        }
+
+        let mut watch = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["stats", "jobs", "--watch", "--interval", "200ms", "--format", "json"])
+            .env("REDIS_URL", redis.url())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start delayq stats --watch");
+        let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+        let frame = next_frame(&mut lines).await;
+        assert_eq!(frame["queues"][0]["pending"], 2, "{frame}");
+        assert!(frame["at"].is_string(), "{frame}");
+
+        redis.kill();
+        let down = loop {
+            let frame = next_frame(&mut lines).await;
+            if frame["redis"] == "unreachable" {
+                break frame;
+            }
+        };
+        assert!(down["at"].is_string() && down["since"].is_string(), "{down}");
+        assert!(down["error"].as_str().is_some_and(|e| !e.is_empty()), "{down}");
+        assert!(down.get("queues").is_none(), "no counts while down: {down}");
+        let since = down["since"].clone();
+        // The next frame while still down keeps the same start of the outage.
+        let again = next_frame(&mut lines).await;
+        if again["redis"] == "unreachable" {
+            assert_eq!(again["since"], since, "{again}");
+        }
+
+        redis.restart().await;
+        assert!(delayq(&redis, &["offer", "jobs", "--delay", "1h", "c"])
+            .status
+            .success());
+        loop {
+            let frame = next_frame(&mut lines).await;
+            if frame["queues"][0]["pending"] == 1 {
+                assert!(frame.get("redis").is_none(), "{frame}");
+                break;
+            }
+        }
+        watch.kill().await.unwrap();
+    })
+    .await;
+}

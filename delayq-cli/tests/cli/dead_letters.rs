@@ -315,3 +315,87 @@ async fn the_last_page_names_the_numbers_it_shows() {
     })
     .await;
 }
+
+/// `requeue --reason` and `delete --reason` act on what `list --reason`
+/// shows: the first run only says how many match and does nothing; with
+/// `--expect N` they act on exactly those (an equal payload that died of
+/// something else stays), and refuse, doing nothing, if N no longer match.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeue_and_delete_by_reason_say_how_many_first_and_act_only_on_the_confirmed_count() {
+    deadline(async {
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        seed(
+            &raw,
+            "jobs",
+            &[
+                ("same", 50, "smtp down"),
+                ("same", 40, "bad input"),
+                ("c", 30, "smtp down"),
+                ("d", 20, "SMTP down again"),
+                ("e", 3, "bad input"),
+            ],
+        )
+        .await;
+
+        // First: how many, and nothing done.
+        let asked = delayq(&redis, &["dead-letter", "requeue", "jobs", "--reason", "smtp"]);
+        assert_eq!(asked.status.code(), Some(1), "{asked:?}");
+        let said = String::from_utf8_lossy(&asked.stdout).into_owned();
+        assert!(
+            said.contains("3 dead-lettered value(s)") && said.contains("--expect 3"),
+            "{said}"
+        );
+        assert_eq!(dead(&raw, "jobs").await.len(), 5);
+        assert!(raw.lrange("jobs").await.is_empty());
+
+        // A count that no longer matches: refused, nothing done.
+        let stale = delayq(
+            &redis,
+            &["dead-letter", "requeue", "jobs", "--reason", "smtp", "--expect", "2"],
+        );
+        assert!(!stale.status.success(), "{stale:?}");
+        assert!(
+            String::from_utf8_lossy(&stale.stderr).contains("not the 2 confirmed"),
+            "{stale:?}"
+        );
+        assert_eq!(dead(&raw, "jobs").await.len(), 5);
+
+        // Confirmed: those three, and the equal payload that died of bad input stays.
+        let done = json_of(&delayq(
+            &redis,
+            &[
+                "dead-letter",
+                "requeue",
+                "jobs",
+                "--reason",
+                "smtp",
+                "--expect",
+                "3",
+                "--format",
+                "json",
+            ],
+        ));
+        assert_eq!(done["requeued"], 3, "{done}");
+        let requeued: Vec<String> = raw
+            .lrange("jobs")
+            .await
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        assert_eq!(requeued, ["same", "c", "d"]);
+        assert_eq!(dead(&raw, "jobs").await, ["same", "e"]);
+
+        // Delete too: first how many, then exactly those.
+        let asked = delayq(&redis, &["dead-letter", "delete", "jobs", "--reason", "bad"]);
+        assert_eq!(asked.status.code(), Some(1), "{asked:?}");
+        assert_eq!(dead(&raw, "jobs").await.len(), 2);
+        let done = delayq(
+            &redis,
+            &["dead-letter", "delete", "jobs", "--reason", "bad", "--expect", "2"],
+        );
+        assert!(stdout(&done).contains("deleted 2"), "{done:?}");
+        assert!(dead(&raw, "jobs").await.is_empty());
+    })
+    .await;
+}

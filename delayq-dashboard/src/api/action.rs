@@ -47,6 +47,7 @@ pub(crate) async fn act(shared: &Shared, work: impl std::future::Future<Output =
 pub(crate) fn failed(e: delayq::Error) -> Response {
     let status = match e {
         delayq::Error::InvalidQueueName { .. } | delayq::Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
+        delayq::Error::DeadLetterCountChanged { .. } | delayq::Error::DeadLetterChanged { .. } => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, e.to_string())

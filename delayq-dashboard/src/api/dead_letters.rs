@@ -101,6 +101,16 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
         page["items"] = json!(items);
         page["reason"] = json!(reason);
         page["next_offset"] = json!(at);
+        // How many of the 10,000 most recent have it: what the bulk
+        // actions say, and act on, under this filter.
+        let counted = queue.dead_letter_reasons(MAX_GROUPED).await?;
+        let matching = counted
+            .groups
+            .iter()
+            .find(|g| g.reason.as_deref() == Some(reason.as_str()))
+            .map_or(0, |g| g.count);
+        page["matching"] = json!(matching);
+        page["matching_among"] = json!(counted.looked);
         Ok(page)
     };
     answer(&shared, read).await
@@ -165,11 +175,66 @@ fn item(shared: &Shared, dead: &DeadLetter<Bytes>) -> Value {
     shown
 }
 
-/// The form the dead-letter actions post.
+/// The form the bulk dead-letter actions post: what the operator saw and
+/// confirmed (the second press).
 #[derive(Debug, Deserialize)]
 pub(crate) struct ActionForm {
     name: String,
+    /// How many the page said the action would take.
+    count: Option<usize>,
+    /// The page's filter: only dead letters with exactly this reason, among
+    /// the 10,000 most recent (as the page counts them).
+    #[serde(default)]
+    reason: Option<String>,
 }
+
+/// The 400 for a bulk action that says no count: nothing was confirmed.
+fn unconfirmed() -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "say how many the page showed (count=N): a bulk action acts only on what was confirmed; nothing was done"
+            .into(),
+    )
+}
+
+/// A filtered bulk action: exactly the dead letters with the reason among
+/// the 10,000 most recent, if they are still the confirmed count.
+async fn filtered(shared: &Shared, form: &ActionForm, reason: &str, count: usize, requeue: bool) -> Response {
+    let run = async {
+        let queue = dead_queue(shared, &form.name)?;
+        let matches = |r: Option<&str>| r == Some(reason);
+        let outcome = if requeue {
+            queue
+                .requeue_dead_letters_confirmed(MAX_GROUPED, count, matches)
+                .await?
+        } else {
+            queue.delete_dead_letters_confirmed(MAX_GROUPED, count, matches).await?
+        };
+        let paused = requeue && view(&shared.client, &form.name)?.is_paused().await?;
+        Ok::<_, delayq::Error>((outcome, paused))
+    };
+    match run.await {
+        Ok((outcome, paused)) => {
+            let verb = if requeue { "requeued" } else { "deleted" };
+            let changed = match outcome.changed {
+                0 => String::new(),
+                n => format!("; {n} changed meanwhile (requeued or deleted by someone else) and were left: the list is read again"),
+            };
+            let field = if requeue { "moved" } else { "deleted" };
+            done(
+                format!(
+                    "{verb} {} dead letters with reason \"{reason}\"{changed}{}",
+                    outcome.done,
+                    if paused { PAUSED_NOTE } else { "" }
+                ),
+                json!({field: outcome.done, "changed": outcome.changed, "complete": outcome.changed == 0}),
+            )
+        }
+        Err(e) => failed(e),
+    }
+}
+
+const PAUSED_NOTE: &str = "; the queue is paused: consumers take them once it is resumed";
 
 /// The `dead_letters` field of `GET /api/queue`: the total and the first
 /// values, oldest first, each with its reason and when it died.
@@ -196,11 +261,17 @@ pub(crate) async fn requeue_dead_letters(State(shared): State<Arc<Shared>>, Form
 }
 
 async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
+    let Some(count) = form.count else {
+        return unconfirmed();
+    };
+    if let Some(reason) = &form.reason {
+        return filtered(shared, &form, reason, count, true).await;
+    }
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
-        // At most what was there when asked: values that come back dead
-        // while this runs wait for the next press.
-        let mut left = queue.dead_letter_len().await?;
+        // At most the oldest `count` (those confirmed): values that die
+        // meanwhile join the tail and wait for the next press.
+        let mut left = unfiltered(&queue, &form.name, count).await?;
         let mut moved = 0;
         let started = Instant::now();
         while left > 0 && started.elapsed() < shared.action_time {
@@ -220,11 +291,7 @@ async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response
             format!(
                 "requeued {moved} dead letters{}{}",
                 press_again(left as u64),
-                if paused {
-                    "; the queue is paused: consumers take them once it is resumed"
-                } else {
-                    ""
-                }
+                if paused { PAUSED_NOTE } else { "" }
             ),
             json!({"moved": moved, "complete": left == 0}),
         ),
@@ -238,9 +305,15 @@ pub(crate) async fn delete_dead_letters(State(shared): State<Arc<Shared>>, Form(
 }
 
 async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response {
+    let Some(count) = form.count else {
+        return unconfirmed();
+    };
+    if let Some(reason) = &form.reason {
+        return filtered(shared, &form, reason, count, false).await;
+    }
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
-        let mut left = queue.dead_letter_len().await?;
+        let mut left = unfiltered(&queue, &form.name, count).await?;
         let mut deleted = 0;
         let started = Instant::now();
         while left > 0 && started.elapsed() < shared.action_time {
@@ -261,6 +334,22 @@ async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response 
         ),
         Err(e) => failed(e),
     }
+}
+
+/// How many an unfiltered bulk action takes from the head: the `count`
+/// confirmed, the oldest, which are those the operator was shown as long as
+/// none left meanwhile (values die onto the tail); fewer than that left
+/// means the list is no longer what was confirmed, and nothing is done.
+async fn unfiltered(queue: &ReliableQueue<Bytes>, name: &str, count: usize) -> delayq::Result<usize> {
+    let there = queue.dead_letter_len().await?;
+    if there < count {
+        return Err(delayq::Error::DeadLetterCountChanged {
+            queue: name.to_owned(),
+            confirmed: count,
+            matching: there,
+        });
+    }
+    Ok(count)
 }
 
 /// The form the per-value actions post: the keys of the values, as the page

@@ -245,6 +245,135 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
+    /// The keys of the dead letters among the `most_recent` (at most
+    /// 100,000) whose recorded reason `filter` accepts (`None`: none
+    /// recorded), oldest first: read in pages of at most 1,000, each one
+    /// bounded script run, and never removed.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let smtp = queue.dead_letter_keys_where(10_000, |reason| reason == Some("smtp timeout")).await?;
+    /// println!("{} dead letters died of smtp timeouts", smtp.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn dead_letter_keys_where(
+        &self,
+        most_recent: usize,
+        filter: impl Fn(Option<&str>) -> bool,
+    ) -> Result<Vec<DeadLetterKey>> {
+        let total = self.dead_letter_len().await?;
+        let mut at = total.saturating_sub(most_recent.min(MAX_REASONS));
+        let mut keys = Vec::new();
+        while at < total {
+            let page = self.dead_letter_page(at, (total - at).min(SCAN_STEP)).await?;
+            if page.is_empty() {
+                break;
+            }
+            at += page.len();
+            keys.extend(
+                page.into_iter()
+                    .filter(|dead| filter(dead.reason.as_deref()))
+                    .map(|dead| dead.key),
+            );
+        }
+        Ok(keys)
+    }
+
+    /// Requeues exactly the dead letters that `filter` picks by their
+    /// recorded reason among the `most_recent` (at most 100,000), if they
+    /// are still the `confirmed` many the operator was shown; otherwise
+    /// fails with [`Error::DeadLetterCountChanged`] and does nothing. What
+    /// dies meanwhile, or an equal payload with another reason, is never
+    /// touched: each value is named by its key (bytes and reason record)
+    /// and moved in list order, at most 100 per bounded script run. Values
+    /// that change between two runs (requeued or deleted by someone else)
+    /// stop it: [`BulkOutcome::changed`] says how many were left.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let smtp = |reason: Option<&str>| reason == Some("smtp timeout");
+    /// let seen = queue.dead_letter_keys_where(10_000, smtp).await?.len();
+    /// // ... the operator confirms `seen` ...
+    /// let outcome = queue.requeue_dead_letters_confirmed(10_000, seen, smtp).await?;
+    /// println!("requeued {}", outcome.done);
+    /// # Ok(()) }
+    /// ```
+    pub async fn requeue_dead_letters_confirmed(
+        &self,
+        most_recent: usize,
+        confirmed: usize,
+        filter: impl Fn(Option<&str>) -> bool,
+    ) -> Result<BulkOutcome> {
+        let keys = self.confirmed_keys(most_recent, confirmed, filter).await?;
+        self.act_on_all_named("requeue", keys).await
+    }
+
+    /// Deletes exactly the dead letters that `filter` picks, as
+    /// [`requeue_dead_letters_confirmed`](Self::requeue_dead_letters_confirmed)
+    /// requeues them.
+    pub async fn delete_dead_letters_confirmed(
+        &self,
+        most_recent: usize,
+        confirmed: usize,
+        filter: impl Fn(Option<&str>) -> bool,
+    ) -> Result<BulkOutcome> {
+        let keys = self.confirmed_keys(most_recent, confirmed, filter).await?;
+        self.act_on_all_named("delete", keys).await
+    }
+
+    async fn confirmed_keys(
+        &self,
+        most_recent: usize,
+        confirmed: usize,
+        filter: impl Fn(Option<&str>) -> bool,
+    ) -> Result<Vec<DeadLetterKey>> {
+        let keys = self.dead_letter_keys_where(most_recent, filter).await?;
+        if keys.len() != confirmed {
+            return Err(Error::DeadLetterCountChanged {
+                queue: self.name().to_owned(),
+                confirmed,
+                matching: keys.len(),
+            });
+        }
+        Ok(keys)
+    }
+
+    /// Acts on any number of named dead letters in runs of at most 100
+    /// (each all or none), in list order: each run removes values below the
+    /// rest, so the rest are looked for that many places nearer the head.
+    async fn act_on_all_named(&self, mode: &str, mut keys: Vec<DeadLetterKey>) -> Result<BulkOutcome> {
+        keys.sort_by_key(|key| key.index);
+        let (mut done, mut rest) = (0, &keys[..]);
+        while !rest.is_empty() {
+            let (mut n, mut bytes) = (0, 0);
+            while n < rest.len() && n < MAX_NAMED && (n == 0 || bytes + rest[n].len <= MAX_NAMED_BYTES) {
+                bytes += rest[n].len;
+                n += 1;
+            }
+            let run: Vec<DeadLetterKey> = rest[..n]
+                .iter()
+                .map(|key| DeadLetterKey {
+                    index: key.index.saturating_sub(done),
+                    ..key.clone()
+                })
+                .collect();
+            match self.act_on_dead_letters(mode, &run).await {
+                Ok(_) => {
+                    done += n;
+                    rest = &rest[n..];
+                }
+                Err(Error::DeadLetterChanged { .. }) => {
+                    return Ok(BulkOutcome {
+                        done,
+                        changed: rest.len(),
+                    })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(BulkOutcome { done, changed: 0 })
+    }
+
     /// The dead letters counted by reason, over at most the `most` recent
     /// (at most 100,000): one read of their reasons, never their values.
     /// Groups are sorted by count, largest first.
@@ -320,6 +449,8 @@ const WINDOW: usize = 100;
 /// How far from the nearer end of the list a single dead letter may be
 /// removed (each removal is an `LREM` that walks from that end).
 const REACH: usize = 100_000;
+/// Dead letters read per page by [`ReliableQueue::dead_letter_keys_where`].
+const SCAN_STEP: usize = 1_000;
 /// Most reasons [`ReliableQueue::dead_letter_reasons`] reads.
 const MAX_REASONS: usize = 100_000;
 
@@ -335,6 +466,28 @@ fn parse_record(record: Option<String>) -> (Option<std::time::SystemTime>, Optio
         },
         None => (None, None),
     }
+}
+
+/// What a confirmed bulk requeue or delete did
+/// ([`ReliableQueue::requeue_dead_letters_confirmed`]).
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let outcome = queue.delete_dead_letters_confirmed(10_000, 3, |reason| reason == Some("bad input")).await?;
+/// if outcome.changed > 0 {
+///     println!("deleted {}; {} changed meanwhile and were left", outcome.done, outcome.changed);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BulkOutcome {
+    /// How many were requeued or deleted.
+    pub done: usize,
+    /// How many of the confirmed were left because values among them
+    /// changed meanwhile (requeued, deleted or moved by someone else); 0
+    /// when all were done.
+    pub changed: usize,
 }
 
 /// One dead letter as [`ReliableQueue::dead_letter_page`] reads it.

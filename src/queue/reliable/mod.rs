@@ -24,7 +24,7 @@ mod take;
 
 pub(crate) use ack_sink::AckSink;
 pub(crate) use claims::{Answer, Claim, Claims, CLAIMS_AT_ONCE, CLAIM_BATCH};
-pub use dead_letters::{DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
+pub use dead_letters::{BulkOutcome, DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
 pub(crate) use delivery::{Delivery, DeliveryLease};
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;

@@ -46,9 +46,8 @@ const deadLettersSection = {
     if (READ_ONLY) return;
     $("dead-actions").hidden = false;
     $("dead-all").hidden = false;
-    $("requeue-dead").addEventListener("click", ctx.act($("requeue-dead"), "requeue-dead-letters", () => ({})));
-    this.pressAgain($("delete-dead"), "Delete all", () => `Really delete all ${fmt(this.total)}? Press again`,
-      ctx.act($("delete-dead"), "delete-dead-letters", () => ({})));
+    this.bulk($("requeue-dead"), "requeue", "requeue-dead-letters");
+    this.bulk($("delete-dead"), "delete", "delete-dead-letters");
     const requeueSelected = ctx.act($("requeue-selected"), "requeue-dead-letter-keys", () => ({ keys: this.keys() }));
     $("requeue-selected").addEventListener("click", () => this.clearing(requeueSelected));
     const deleteSelected = ctx.act($("delete-selected"), "delete-dead-letter-keys", () => ({ keys: this.keys() }));
@@ -76,6 +75,45 @@ const deadLettersSection = {
     });
   },
 
+  // What Requeue all and Delete all act on now: what the list shows (with
+  // a reason picked, only the dead letters with it, among the most recent
+  // the server counts) and how many that is (null: not counted yet).
+  bulkTarget() {
+    if (this.reason === null) return { reason: null, count: this.total };
+    const page = this.page;
+    return { reason: this.reason, count: page && page.reason === this.reason ? page.matching : null };
+  },
+
+  // A bulk button: its label says how many it would take; the first press
+  // arms it with that count and filter, the second posts them, and the
+  // server acts on exactly those (or refuses if they changed meanwhile).
+  bulk(button, verb, action) {
+    let confirmed = null;
+    const run = this.ctx.act(button, action, () =>
+      confirmed.reason === null ? { count: confirmed.count } : { count: confirmed.count, reason: confirmed.reason });
+    button.addEventListener("click", () => {
+      if (button.dataset.armed === "1") {
+        confirmed = button.target;
+        this.disarm(button);
+        run();
+        return;
+      }
+      const target = this.bulkTarget();
+      if (!target.count) return;
+      button.target = target;
+      button.dataset.armed = "1";
+      button.textContent = target.reason === null
+        ? `Really ${verb} all ${fmt(target.count)}? Press again`
+        : `Really ${verb} the ${fmt(target.count)} with this reason? Press again`;
+    });
+    button.dataset.verb = verb;
+  },
+
+  disarm(button) {
+    button.dataset.armed = "";
+    button.target = null;
+  },
+
   // Runs an action on the ticked values; they are unticked after it,
   // whatever it answered (the list is read again).
   async clearing(action) {
@@ -95,6 +133,8 @@ const deadLettersSection = {
   // Lists only the dead letters with `reason` (null: all), from the oldest.
   filter(reason, ctx) {
     this.reason = reason;
+    // An armed bulk button was armed for another filter.
+    for (const button of [$("requeue-dead"), $("delete-dead")]) this.disarm(button);
     this.offset = 0;
     this.trail = [];
     this.selected.clear();
@@ -185,9 +225,17 @@ const deadLettersSection = {
 
   // The buttons and the count that follow the ticks.
   controls() {
-    const none = this.total === 0;
-    $("delete-dead").disabled = none;
-    $("requeue-dead").disabled = none;
+    const target = this.bulkTarget();
+    for (const button of [$("requeue-dead"), $("delete-dead")]) {
+      button.disabled = !target.count;
+      if (button.dataset.armed === "1") continue;
+      const verb = button.dataset.verb === "delete" ? "Delete" : "Requeue";
+      button.textContent = target.reason === null ? `${verb} all ${fmt(target.count)}`
+        : target.count === null ? `${verb} those with this reason`
+        : `${verb} ${fmt(target.count)} with this reason`;
+      button.title = target.reason === null ? ""
+        : `The dead letters whose reason is this one, among the ${fmt((this.page && this.page.matching_among) || 0)} most recent`;
+    }
     $("requeue-selected").disabled = this.selected.size === 0;
     $("delete-selected").disabled = this.selected.size === 0;
     $("dead-selected").textContent = this.selected.size ? `${fmt(this.selected.size)} selected` : "";

@@ -55,14 +55,20 @@ function queuePage() {
   };
   // While live events cover the counts (events.js), the 2-second tick
   // loads only every EVENTS_FALLBACK_MS; an event (ctx.changed) or an
-  // action (ctx.refresh) loads at once.
+  // action (ctx.refresh) loads at once. After a load that failed (Redis
+  // away) every tick loads until one succeeds: the events stream may be
+  // back before the page's reads are, and must not hold an outage (or
+  // the numbers from before it) on the page for the fallback's 15 s.
   let lastLoad = 0;
   let forced = false;
+  let failed = false;
   const tick = poll(async () => {
-    if (!forced && eventsSection.covers() && Date.now() - lastLoad < EVENTS_FALLBACK_MS) return;
+    if (!forced && !failed && eventsSection.covers() && Date.now() - lastLoad < EVENTS_FALLBACK_MS) return;
     forced = false;
     lastLoad = Date.now();
+    failed = true;
     await load();
+    failed = false;
   });
   ctx.refresh = () => { forced = true; return tick(); };
   let soon = null;

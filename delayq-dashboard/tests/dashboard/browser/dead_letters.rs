@@ -282,3 +282,82 @@ async fn read_only_dead_letters_show_when_they_died_but_no_buttons_or_ticks() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// Filtered to one reason ("3 found" of 12), Requeue all says it takes
+/// those 3, needs a second press, and requeues only them; unfiltered,
+/// Delete all says how many too. (The operator review's first finding:
+/// Requeue all requeued all 12, at one press.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeue_all_under_a_reason_filter_takes_only_what_the_filter_shows_after_a_second_press() {
+    let server = RedisServer::start().await;
+    let values = seed_dead(&server, "orders", 12).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_text(&browser, "#dead-info", "1–12 of 12").await;
+    wait_text(&browser, "#requeue-dead", "Requeue all 12").await;
+
+    // "permanent: no such account" is every third: #3, #6, #9, #12.
+    let reason = "permanent: no such account";
+    click(&browser, "#dead-view-reasons").await;
+    wait_shown(&browser, "#dead-reasons", true).await;
+    // Each reason has 4: ties keep the order they first died in.
+    let link = "#dead-reasons tbody tr:nth-child(3) a.reason-filter";
+    seed::eventually(std::time::Duration::from_secs(60), "the reason's row", || async {
+        text(&browser, link).await == reason
+    })
+    .await;
+    click(&browser, link).await;
+    eventually_rows_have_reason(&browser, reason).await;
+    wait_text(&browser, "#requeue-dead", "Requeue 4 with this reason").await;
+    wait_text(&browser, "#delete-dead", "Delete 4 with this reason").await;
+
+    // The first press only says what the second would do.
+    click(&browser, "#requeue-dead").await;
+    wait_text(
+        &browser,
+        "#requeue-dead",
+        "Really requeue the 4 with this reason? Press again",
+    )
+    .await;
+    assert_eq!(dead_list(&server, "orders").await.len(), 12, "nothing moved yet");
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-requeue-filtered-armed").await;
+    click(&browser, "#requeue-dead").await;
+    wait_shown(&browser, "#flash", true).await;
+    let answer = text(&browser, "#flash").await;
+    assert!(answer.starts_with("requeued 4 dead letters"), "{answer}");
+    let requeued: Vec<String> = seed::lrange(&server, "orders")
+        .await
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    let want: Vec<String> = [2, 5, 8, 11].iter().map(|&i| values[i].clone()).collect();
+    assert_eq!(requeued, want, "only the filtered ones, in list order");
+    let left = dead_list(&server, "orders").await;
+    assert_eq!(left.len(), 8);
+    assert!(want.iter().all(|v| !left.contains(v)));
+    wait_text(&browser, "#requeue-dead", "Requeue 0 with this reason").await;
+    assert!(!browser
+        .find(Locator::Css("#requeue-dead"))
+        .await
+        .unwrap()
+        .is_enabled()
+        .await
+        .unwrap());
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-requeue-filtered-done").await;
+
+    // Unfiltered: Delete all says how many, and also waits for a second press.
+    click(&browser, "#dead-filter-clear").await;
+    wait_text(&browser, "#delete-dead", "Delete all 8").await;
+    click(&browser, "#delete-dead").await;
+    wait_text(&browser, "#delete-dead", "Really delete all 8? Press again").await;
+    assert_eq!(dead_list(&server, "orders").await.len(), 8);
+    click(&browser, "#delete-dead").await;
+    wait_text(&browser, "#dead-letters", "0").await;
+    assert_eq!(seed::lrange(&server, "orders").await.len(), 4, "the requeued stay");
+    browser.close().await.unwrap();
+    driver.session = None;
+}

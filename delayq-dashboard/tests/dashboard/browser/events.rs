@@ -7,7 +7,7 @@ use std::time::Duration;
 use delayq::StringCodec;
 use fantoccini::Locator;
 
-use super::{browser, screenshot, serve, start_driver, text, wait_text, Browser, WAIT};
+use super::{browser, http, screenshot, serve, start_driver, text, wait_shown, wait_text, Browser, WAIT};
 use crate::redis_server::RedisServer;
 use crate::seed::{self, eventually};
 
@@ -160,4 +160,105 @@ async fn a_queue_with_events_off_says_how_to_turn_them_on_and_then_shows_them() 
         .await
         .unwrap();
     newest_details(&browser, "count 1 · id after-on").await;
+}
+
+/// A queue page with events on, Redis restarted under it: once Redis
+/// answers again the page reads it at once (the events' 15-second fallback
+/// does not hold a page that shows an outage), and no header or answer
+/// carries the old server's uptime, neither during the outage nor after.
+///
+/// The page's clock is frozen so the fallback can never fall due, and its
+/// queue reads answer the outage's 503 until the events stream is back:
+/// without a frozen clock or that order the check would depend on timing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_with_events_on_comes_back_with_redis_and_shows_the_new_servers_uptime() {
+    let mut server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let keys = delayq::QueueKeys::new("orders").unwrap();
+    client.enable_events(&keys, 1000).await.unwrap();
+    seed::offer(&server, "orders", "x", 3600).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_text(&browser, "#pending", "1").await;
+    let on = || {
+        let browser = browser.clone();
+        async move { text(&browser, "#events-state").await.starts_with("events on") }
+    };
+    eventually(WAIT, "events on", on).await;
+    eventually(WAIT, "the header shows the uptime", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#server").await.contains(" · up ") }
+    })
+    .await;
+    browser
+        .execute(
+            r#"const frozen = Date.now();
+               Date.now = () => frozen;
+               const fetch = window.fetch;
+               window.heldQueueReads = false;
+               window.fetch = async (url, options) => {
+                 if (String(url).startsWith("/api/queue?") && window.heldQueueReads) {
+                   return new Response(window.outageBody, { status: 503, headers: { "content-type": "application/json" } });
+                 }
+                 const response = await fetch(url, options);
+                 if (String(url).startsWith("/api/queue?") && response.status === 503) {
+                   window.outageBody = await response.clone().text();
+                 }
+                 return response;
+               };"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+
+    server.kill();
+    wait_shown(&browser, "#outage", true).await;
+    // The outage's answers and header: no uptime of a server that is gone.
+    let (status, body) = http(&url, "GET", "/api/queue?name=orders").await;
+    assert_eq!(status, 503, "{body}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        body["redis"]["server"]["uptime_seconds"],
+        serde_json::Value::Null,
+        "{body}"
+    );
+    eventually(WAIT, "the page's own 503 recorded", || {
+        let browser = browser.clone();
+        async move {
+            browser
+                .execute("return typeof window.outageBody === 'string';", vec![])
+                .await
+                .unwrap()
+                == serde_json::json!(true)
+        }
+    })
+    .await;
+    let header = text(&browser, "#server").await;
+    assert!(!header.contains(" · up "), "{header}");
+    browser.execute("window.heldQueueReads = true;", vec![]).await.unwrap();
+
+    server.restart().await;
+    // The restarted server kept nothing: events are turned on again.
+    seed::client(&server).await.enable_events(&keys, 1000).await.unwrap();
+    seed::offer(&server, "orders", "y", 3600).await;
+    seed::offer(&server, "orders", "z", 3600).await;
+    eventually(WAIT, "events on again", on).await;
+    assert!(!text(&browser, "#outage").await.is_empty(), "still the outage");
+    browser.execute("window.heldQueueReads = false;", vec![]).await.unwrap();
+    wait_shown(&browser, "#outage", false).await;
+    wait_text(&browser, "#pending", "2").await;
+    // Whatever INFO the page shows now was read from the new server.
+    let (status, body) = http(&url, "GET", "/api/queue?name=orders").await;
+    assert_eq!(status, 200, "{body}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let server_json = &body["redis"]["server"];
+    if !server_json["uptime_seconds"].is_null() {
+        assert!(
+            server_json["read_at_ms"].as_i64() >= body["redis"]["since_ms"].as_i64(),
+            "INFO read after Redis came back: {body}"
+        );
+    }
+    screenshot(&browser, "events-redis-back").await;
 }

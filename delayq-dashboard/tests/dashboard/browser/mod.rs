@@ -251,14 +251,17 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     )
     .await;
 
-    // Requeue the dead letters.
-    browser
-        .find(Locator::Css("#requeue-dead"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    // Requeue the dead letters: the button says how many, and takes a second press.
+    wait_text(&browser, "#requeue-dead", "Requeue all 12").await;
+    for _ in 0..2 {
+        browser
+            .find(Locator::Css("#requeue-dead"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
     wait_text(&browser, "#dead-letters", "0").await;
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 0);
     assert_eq!(seed::llen(&server, "orders").await, 16, "4 ready + 12 requeued");

@@ -270,3 +270,93 @@ async fn dead_letter_reads_and_actions_answer_503_while_redis_is_down() {
         );
     }
 }
+
+/// Requeue all and delete all act on what the view shows: filtered by a
+/// reason, only the dead letters with it (an equal payload that died of
+/// something else stays), and only while they are as many as the operator
+/// confirmed; a request that says no count does nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_dead_letter_actions_act_on_the_filter_and_the_confirmed_count_only() {
+    let server = RedisServer::start().await;
+    let redis = seed::raw(&server).await;
+    let (dead, why) = ("delayq_dead_letter:{orders}", "delayq_dead_reasons:{orders}");
+    // Twelve dead letters; "smtp down" at #1, #5, #9 and "bad input" at the
+    // others; every other payload is the same bytes ("same") from another job.
+    let push = |i: i64, reason: &'static str| {
+        let redis = redis.clone();
+        async move {
+            let value = if i % 2 == 0 {
+                "same".to_owned()
+            } else {
+                format!("dead-{i}")
+            };
+            let _: i64 = redis.rpush(dead, value).await.unwrap();
+            let _: i64 = redis
+                .rpush(why, format!("{} {reason}", 1_700_000_000_000 + 1_000 * i))
+                .await
+                .unwrap();
+        }
+    };
+    for i in 0..12 {
+        push(i, if i % 4 == 0 { "smtp down" } else { "bad input" }).await;
+    }
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    let page = send(&app, get("/api/dead-letters?name=orders&reason=smtp%20down"))
+        .await
+        .json();
+    assert_eq!(page["items"].as_array().unwrap().len(), 3, "{page}");
+    assert_eq!(page["matching"], 3, "the count the buttons say: {page}");
+    let requeue = |form: &str| action("/api/actions/requeue-dead-letters", &token, form);
+
+    // No count confirmed: nothing done.
+    let unconfirmed = send(&app, requeue("name=orders&reason=smtp%20down")).await;
+    assert_eq!(unconfirmed.status, StatusCode::BAD_REQUEST, "{}", unconfirmed.body);
+    assert_eq!(seed::llen(&server, dead).await, 12);
+    // A count that no longer matches: 409, nothing done.
+    let stale = send(&app, requeue("name=orders&reason=smtp%20down&count=2")).await;
+    assert_eq!(stale.status, StatusCode::CONFLICT, "{}", stale.body);
+    assert!(
+        stale.json()["error"].as_str().unwrap().contains("3 dead letter(s)"),
+        "{}",
+        stale.body
+    );
+    assert_eq!(seed::llen(&server, dead).await, 12);
+    assert_eq!(seed::llen(&server, "orders").await, 0);
+
+    // The three, and only them, whatever else has the same bytes.
+    let done = send(&app, requeue("name=orders&reason=smtp%20down&count=3")).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(done.json()["moved"], 3, "{}", done.body);
+    assert_eq!(seed::lrange(&server, "orders").await, ["same", "same", "same"]);
+    let left: Vec<String> = redis.lrange(why, 0, -1).await.unwrap();
+    assert_eq!(left.len(), 9);
+    assert!(left.iter().all(|r| r.ends_with(" bad input")), "{left:?}");
+    let values: Vec<String> = redis.lrange(dead, 0, -1).await.unwrap();
+    assert_eq!(values.iter().filter(|v| *v == "same").count(), 3, "{values:?}");
+
+    // Two more die of smtp: a delete confirmed for one does nothing, for two deletes them.
+    push(20, "smtp down").await;
+    push(22, "smtp down").await;
+    let delete = |form: &str| action("/api/actions/delete-dead-letters", &token, form);
+    let stale = send(&app, delete("name=orders&reason=smtp%20down&count=1")).await;
+    assert_eq!(stale.status, StatusCode::CONFLICT, "{}", stale.body);
+    assert_eq!(seed::llen(&server, dead).await, 11);
+    let done = send(&app, delete("name=orders&reason=smtp%20down&count=2")).await;
+    assert_eq!(done.json()["deleted"], 2, "{}", done.body);
+    let left: Vec<String> = redis.lrange(why, 0, -1).await.unwrap();
+    assert_eq!(left.len(), 9);
+    assert!(left.iter().all(|r| r.ends_with(" bad input")), "{left:?}");
+
+    // Unfiltered: the count confirmed is the most it does (the oldest, as
+    // shown); more than there are is refused.
+    let refused = send(&app, requeue("name=orders&count=10")).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert_eq!(seed::llen(&server, dead).await, 9);
+    let done = send(&app, requeue("name=orders&count=4")).await;
+    assert_eq!(done.json()["moved"], 4, "{}", done.body);
+    assert_eq!(seed::llen(&server, dead).await, 5);
+    let unconfirmed = send(&app, delete("name=orders")).await;
+    assert_eq!(unconfirmed.status, StatusCode::BAD_REQUEST, "{}", unconfirmed.body);
+    assert_eq!(seed::llen(&server, dead).await, 5);
+}

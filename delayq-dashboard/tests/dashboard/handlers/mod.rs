@@ -219,7 +219,7 @@ async fn actions_refuse_cross_site_requests_and_missing_csrf_tokens() {
     let app = dashboard(&server, |d| d).await;
     let token = csrf(&app).await;
     let path = "/api/actions/requeue-dead-letters";
-    let form = "name=orders";
+    let form = "name=orders&count=3";
 
     let mut no_token = action(path, &token, form);
     no_token.headers_mut().remove("x-csrf-token");
@@ -279,7 +279,11 @@ async fn purge_needs_the_typed_name_and_other_actions_do_what_they_say() {
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
 
     // Delete dead letters.
-    let deleted = send(&app, action("/api/actions/delete-dead-letters", &token, "name=orders")).await;
+    let deleted = send(
+        &app,
+        action("/api/actions/delete-dead-letters", &token, "name=orders&count=4"),
+    )
+    .await;
     assert_eq!(deleted.json()["deleted"], 4);
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 0);
 
@@ -476,7 +480,7 @@ async fn a_planted_csrf_cookie_never_reaches_the_page_nor_passes_an_action() {
     // A planted cookie of the right shape beside the session's does not
     // shadow it: either value is one the browser really holds.
     let token = csrf(&app).await;
-    let mut both = action("/api/actions/requeue-dead-letters", &token, "name=orders");
+    let mut both = action("/api/actions/requeue-dead-letters", &token, "name=orders&count=3");
     both.headers_mut().insert(
         header::COOKIE,
         format!("delayq_csrf={}; delayq_csrf={token}", "0".repeat(32))
@@ -529,7 +533,11 @@ async fn migrate_stops_at_the_action_time_limit_like_the_other_actions() {
     assert!(stopped.json()["message"].as_str().unwrap().contains("press again"));
     let rewritten = legacy(seed::lrange(&server, pending).await);
     assert!(rewritten <= 500, "{rewritten} rewritten in no time");
-    let requeue = send(&app, action("/api/actions/requeue-dead-letters", &token, "name=orders")).await;
+    let requeue = send(
+        &app,
+        action("/api/actions/requeue-dead-letters", &token, "name=orders&count=3"),
+    )
+    .await;
     assert_eq!(requeue.json()["complete"], false, "{}", requeue.body);
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 3);
 
