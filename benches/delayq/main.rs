@@ -35,10 +35,7 @@ mod resp;
 mod soak;
 mod takes;
 
-#[path = "../../tests/support/fault_proxy.rs"]
-mod fault_proxy;
-#[path = "../../tests/support/redis_server.rs"]
-mod redis_server;
+use delayq_test_support::{fault_proxy, redis_server};
 
 /// Counts the heap in use, for the soak (a few uncontended atomics per allocation).
 #[global_allocator]

@@ -39,12 +39,6 @@ pub struct Reliable {
     pub baseline: Timing,
 }
 
-/// The body delayq sends for `lua/<name>.lua` (as `src/connection/script.rs` builds it).
-fn sha(own: &str) -> String {
-    let body = delayq::__script_body(own);
-    delayq::fred::util::sha1_hash(&body)
-}
-
 const SEED: &str = r#"
 local start, n, deadline, size = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local pad = string.rep('x', size)
@@ -210,7 +204,7 @@ pub async fn run(redis: &RedisServer) -> Reliable {
         ("reap", include_str!("../../lua/reap.lua")),
     ]
     .into_iter()
-    .map(|(name, own)| (name, timing(runs.get(&sha(own)))))
+    .map(|(name, own)| (name, timing(runs.get(&delayq_test_support::script_sha1(own)))))
     .collect();
     let baseline = timing(runs.get(&trivial));
     drop((q, quick));

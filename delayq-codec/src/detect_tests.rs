@@ -7,9 +7,9 @@ use serde_json::Value;
 use super::*;
 use crate::compress::DEFAULT_MAX_DECOMPRESSED;
 
-use crate::test_support::fixtures::{codec_case, codecs, kryo_case, kryo_cases, unhex, KryoCase};
 use crate::test_support::pojos::schema;
 use crate::test_support::sweeps::Edit;
+use delayq_test_support::vectors::{codec_case, codecs, kryo_case, kryo_cases, unhex, KryoCase};
 
 fn kryo_value(case: &str) -> Value {
     let raw = kryo_case(case).raw;

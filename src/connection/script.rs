@@ -89,13 +89,6 @@ pub(crate) fn body(source: &str) -> String {
     body
 }
 
-/// The body of the script whose source is `source`, as [`body`] makes it,
-/// for tests and benchmarks that run a script by hand.
-#[doc(hidden)]
-pub fn script_body(source: &str) -> String {
-    body(source)
-}
-
 /// Whether fred may send a script again after its connection dropped with
 /// the reply outstanding (the script may have run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -464,6 +457,94 @@ mod tests {
         // Only what it calls: `undo_move` needs no lib, `pause` only events.
         assert!(!SCRIPTS.undo_move.body.contains("local function"));
         assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
+    }
+
+    /// Every script of [`SCRIPTS`].
+    fn every_script() -> Vec<&'static Script> {
+        vec![
+            &SCRIPTS.offer,
+            &SCRIPTS.offer_all,
+            &SCRIPTS.transfer,
+            &SCRIPTS.read_all,
+            &SCRIPTS.peek,
+            &SCRIPTS.contains,
+            &SCRIPTS.remove,
+            &SCRIPTS.poll,
+            &SCRIPTS.poll_last_and_offer_first_to,
+            &SCRIPTS.expire,
+            &SCRIPTS.drain,
+            &SCRIPTS.restore,
+            &SCRIPTS.migrate,
+            &SCRIPTS.recode,
+            &SCRIPTS.claim,
+            &SCRIPTS.claim_batch,
+            &SCRIPTS.ack_batch,
+            &SCRIPTS.ack,
+            &SCRIPTS.nack,
+            &SCRIPTS.extend,
+            &SCRIPTS.reap,
+            &SCRIPTS.requeue_dead_letters,
+            &SCRIPTS.sweep_window,
+            &SCRIPTS.status,
+            &SCRIPTS.remove_pending,
+            &SCRIPTS.undo_move,
+            &SCRIPTS.push_back,
+            &SCRIPTS.cancel_request,
+            &SCRIPTS.list_remove,
+            &SCRIPTS.offer_id,
+            &SCRIPTS.cancel_id,
+            &SCRIPTS.reschedule_id,
+            &SCRIPTS.get_id,
+            &SCRIPTS.pause,
+            &SCRIPTS.resume,
+            &SCRIPTS.pending_page,
+            &SCRIPTS.pending_element,
+            &SCRIPTS.remove_dead_letters,
+            &SCRIPTS.dead_letter_page,
+            &SCRIPTS.dead_letter_act,
+            &SCRIPTS.dead_letter_reasons,
+            &SCRIPTS.schedule_save,
+            &SCRIPTS.schedule_fire,
+            &SCRIPTS.schedule_set,
+            &SCRIPTS.schedule_list,
+            &SCRIPTS.schedule_beat,
+            &SCRIPTS.schedule_runners,
+            &SCRIPTS.rate_limit,
+            &SCRIPTS.registry_forget,
+            #[cfg(feature = "opentelemetry")]
+            &SCRIPTS.trace_take,
+            #[cfg(feature = "opentelemetry")]
+            &SCRIPTS.trace_put,
+        ]
+    }
+
+    /// Tests and benchmarks run scripts by hand with the bodies
+    /// `delayq-test-support` builds from the same files by the same rule:
+    /// the two agree on every script, byte for byte.
+    #[test]
+    fn the_test_supports_bodies_are_the_scripts_sent() {
+        let scripts = every_script();
+        let sent_with_the_features_on = lua_files("lua")
+            .into_iter()
+            .filter(|(name, _)| cfg!(feature = "opentelemetry") || !name.starts_with("lua/trace_"))
+            .count();
+        assert_eq!(
+            scripts.len(),
+            sent_with_the_features_on,
+            "a script every_script() leaves out"
+        );
+        for script in scripts {
+            let source = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("lua/{}.lua", script.name)),
+            )
+            .unwrap();
+            assert_eq!(
+                delayq_test_support::script_sha1(&source),
+                script.sha1,
+                "{}: the test support builds another body",
+                script.name
+            );
+        }
     }
 
     /// The Lua files under `dir` (relative to the crate), by path.

@@ -189,7 +189,7 @@ async fn each_chunk_publishes_once_and_only_when_it_holds_the_new_head() {
 /// Runs `lua/offer_all.lua` by hand: (start, [(due, element)]) -> its reply.
 async fn run_chunk(raw: &RawRedis, queue: &str, request: &str, start: i64, chunk: &[(&str, &[u8])]) -> Value {
     let keys = QueueKeys::new(queue).unwrap();
-    let body = delayq::__script_body(include_str!("../../lua/offer_all.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/offer_all.lua"));
     let mut args: Vec<Value> = vec![
         body.into(),
         4.into(),

@@ -11,7 +11,7 @@ use delayq::{Error, KryoCodec};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{deadline, now_ms, RedisServer};
-use crate::kryo_vectors::{hostile_big_integer, vector, vectors};
+use delayq_test_support::vectors::{hostile_big_integer, kryo_case, kryo_cases};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/compat/kryo-schema.example.json");
 
@@ -63,17 +63,23 @@ async fn every_captured_value_offered_from_rust_is_in_redis_as_java_wrote_it() {
                 .unwrap()
                 .without_transfer()
                 .with_format(format);
-            let cases = vectors();
-            for (case, _, _, bytes) in &cases {
-                let value = KryoValue::decode(bytes, Some(&schema)).unwrap_or_else(|e| panic!("{case}: {e}"));
+            let cases = kryo_cases();
+            for case in &cases {
+                let value =
+                    KryoValue::decode(&case.raw, Some(&schema)).unwrap_or_else(|e| panic!("{}: {e}", case.name));
                 q.offer(&value, std::time::Duration::from_secs(3600)).await.unwrap();
             }
             let pending = raw.lrange(&format!("redisson_delay_queue:{{{name}}}")).await;
             assert_eq!(pending.len(), cases.len());
-            for (element, (case, _, _, bytes)) in pending.iter().zip(&cases) {
+            for (element, case) in pending.iter().zip(&cases) {
                 let element = unpack(element).unwrap();
-                assert_eq!(element.format(), format, "{case}");
-                assert_eq!(element.payload, &bytes[..], "{case}: payload inside the packed element");
+                assert_eq!(element.format(), format, "{}", case.name);
+                assert_eq!(
+                    element.payload,
+                    &case.raw[..],
+                    "{}: payload inside the packed element",
+                    case.name
+                );
             }
         }
     })
@@ -85,7 +91,7 @@ async fn java_written_elements_are_taken_as_rust_values_and_bad_ones_stay() {
     deadline(async {
         let redis = RedisServer::start().await;
         let raw = redis.raw().await;
-        let good = vector("pojo_event_nested");
+        let good = kryo_case("pojo_event_nested").raw;
         let truncated = good[..good.len() - 3].to_vec();
         // As a Java producer offers them: a good event, a cut one, a good one.
         let due = now_ms() - 1000;

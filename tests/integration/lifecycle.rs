@@ -9,13 +9,7 @@ use delayq::{Client, ClientBuilder, Error, StringCodec};
 
 use crate::harness::{deadline, eventually, RawRedis, RedisServer};
 
-// The Sentinel deployment of tests/deployments, with the server support it
-// builds on (the harness's copy of that module is private to it).
-#[path = "../support/redis_sentinel.rs"]
-mod redis_sentinel;
-#[allow(clippy::duplicate_mod)]
-#[path = "../support/redis_server.rs"]
-mod redis_server;
+use delayq_test_support::redis_sentinel;
 
 /// Connections the server has open right now (`INFO clients`), the inspector's own included.
 async fn connected(raw: &RawRedis) -> usize {

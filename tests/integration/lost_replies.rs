@@ -802,7 +802,7 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
         let warm = legacy.migrate(delayq::format::Format::Legacy, 100).await.unwrap();
         assert_eq!((warm.converted, warm.already), (0, 5));
         settled(&raw, "migrate-lost").await;
-        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/migrate.lua"))));
+        let sha = delayq_test_support::script_sha1(include_str!("../../lua/migrate.lua"));
         proxy.arm(Fault::LoseReply, sha);
         let report = legacy.migrate(delayq::format::Format::Modern, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);
@@ -815,20 +815,6 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
         assert_eq!(legacy.read_all().await.unwrap(), values);
     })
     .await;
-}
-
-/// The SHA1 of the script whose own Lua is `own`, as delayq sends it.
-fn script_sha(own: &str) -> String {
-    delayq::fred::util::sha1_hash(&(delayq::__script_body(own)))
-}
-
-/// Caches the script in the server without running it, so that its first
-/// call is an EVALSHA that runs (not one answered NOSCRIPT, whose loss would
-/// be no test); returns its SHA1, which only its EVALSHA requests carry.
-async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
-    let body = delayq::__script_body(own);
-    raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
-    script_sha(own)
 }
 
 /// Three good elements and one neither format unpacks, all overdue (no
@@ -853,7 +839,7 @@ async fn transfer_now_whose_reply_is_lost_reports_what_its_first_run_moved() {
             .unwrap()
             .without_transfer();
         seed_overdue(&raw, "now-lost").await;
-        let sha = load_script(&raw, include_str!("../../lua/transfer.lua")).await;
+        let sha = raw.load_script(include_str!("../../lua/transfer.lua")).await;
         proxy.arm(Fault::LoseReply, sha);
         let report = q.transfer_now().await.unwrap();
         assert_eq!(proxy.fired(), 1);
@@ -881,7 +867,7 @@ async fn a_scheduled_transfer_whose_reply_is_lost_is_counted_once() {
             .await
             .unwrap();
         let raw = redis.raw().await;
-        let sha = load_script(&raw, include_str!("../../lua/transfer.lua")).await;
+        let sha = raw.load_script(include_str!("../../lua/transfer.lua")).await;
         let q = client.delayed_queue("sched-lost", StringCodec).unwrap();
         // Its first run (registered, nothing due) is over.
         eventually(Duration::from_secs(20), "the first run", || async {
@@ -924,7 +910,7 @@ async fn a_sweep_window_whose_reply_is_lost_is_counted_once() {
             .without_transfer();
         let delay = |i: i64| Duration::from_secs(if i % 10 == 0 { 0 } else { 3600 });
         q.offer_all((0..30_000i64).map(|i| (i, delay(i)))).await.unwrap();
-        let sha = load_script(&raw, include_str!("../../lua/sweep_window.lua")).await;
+        let sha = raw.load_script(include_str!("../../lua/sweep_window.lua")).await;
         let proxy = FaultProxy::start(redis.port()).await;
         let client = delayq::Client::builder().url(proxy.url()).build().await.unwrap();
         proxy.arm(Fault::LoseReply, sha);
@@ -951,7 +937,7 @@ async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
     deadline(async {
         let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
-        let sha = load_script(&raw, include_str!("../../lua/reap.lua")).await;
+        let sha = raw.load_script(include_str!("../../lua/reap.lua")).await;
         // Its reaper's first run is seconds away; nothing else reaps.
         let q = client.reliable_queue("reap-lost", StringCodec).unwrap();
         let keys = q.keys().clone();
@@ -996,7 +982,7 @@ async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run() {
             .unwrap()
             .without_transfer();
         q.offer(&"a".to_string(), Duration::from_secs(600)).await.unwrap();
-        let sha = load_script(&raw, include_str!("../../lua/expire.lua")).await;
+        let sha = raw.load_script(include_str!("../../lua/expire.lua")).await;
         assert!(q.expire(Duration::from_secs(600)).await.unwrap());
         settled(&raw, "expire-lost").await;
         proxy.arm(Fault::LoseReply, &sha);
@@ -1052,7 +1038,7 @@ async fn a_resent_cancel_answers_what_it_found() {
             ],
         )
         .await;
-        let cancel = load_script(&raw, include_str!("../../lua/cancel_request.lua")).await;
+        let cancel = raw.load_script(include_str!("../../lua/cancel_request.lua")).await;
         proxy.arm(Fault::LoseReply, &cancel);
         let found = eval(&resending, &cancel, &["cancel-lost", request], vec![])
             .await
@@ -1076,7 +1062,7 @@ async fn a_resent_cancel_answers_what_it_found() {
         let found = eval(&raw.client, &cancel, &["cancel-lost", old], vec![]).await.unwrap();
         assert_eq!(found.as_i64(), Some(0));
         // Either mark stops the request from running late.
-        let drain = load_script(&raw, include_str!("../../lua/drain.lua")).await;
+        let drain = raw.load_script(include_str!("../../lua/drain.lua")).await;
         for key in [request, old] {
             let late = eval(&raw.client, &drain, &["cancel-lost", key], vec![5.into()]).await;
             let error = late.expect_err("a cancelled request does not run");

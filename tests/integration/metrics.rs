@@ -321,7 +321,7 @@ async fn a_transfer_whose_reply_is_lost_is_counted_once() {
             .unwrap();
         let raw = redis.raw().await;
         // Cached, so that the lost reply is the script's, not a NOSCRIPT.
-        let body = delayq::__script_body(include_str!("../../lua/transfer.lua"));
+        let body = delayq_test_support::script_body(include_str!("../../lua/transfer.lua"));
         raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
         let name = "metered-lost-transfer";
         let q = client.delayed_queue(name, StringCodec).unwrap();

@@ -259,7 +259,7 @@ async fn a_schedule_fire_publishes_its_occurrence_when_it_is_the_new_head() {
         // Fired as a runner does when the occurrence is due (no client runs
         // the schedule: each fire is this test's).
         let fire = |next: i64, then: i64, token: &'static str, value: &'static str| {
-            let body = delayq::__script_body(include_str!("../../lua/schedule_fire.lua"));
+            let body = delayq_test_support::script_body(include_str!("../../lua/schedule_fire.lua"));
             let args: Vec<Value> = vec![
                 body.into(),
                 4.into(),

@@ -291,7 +291,7 @@ async fn server_us(raw: &RawRedis) -> i64 {
 /// Runs `lua/rate_limit.lua` by hand with an interval of an hour, a burst
 /// of 2 and a catch-up of half an hour: `op` and its arguments -> its reply.
 async fn limiter(raw: &RawRedis, keys: &QueueKeys, op: &str, args: &[Value]) -> Vec<Value> {
-    let body = delayq::__script_body(include_str!("../../lua/rate_limit.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/rate_limit.lua"));
     let mut argv: Vec<Value> = vec![
         body.into(),
         2.into(),
@@ -378,7 +378,7 @@ async fn the_limiter_spaces_permits_on_the_server_clock_and_a_refund_restores_on
 /// The limiter's script, loaded so that each call is one `EVALSHA` (not a
 /// `NOSCRIPT` answer and an `EVAL`) for [`limiter_calls`] to count.
 async fn load_limiter(raw: &RawRedis) {
-    let body = delayq::__script_body(include_str!("../../lua/rate_limit.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/rate_limit.lua"));
     raw.cmd("SCRIPT", vec!["LOAD".into(), body.into()]).await;
 }
 

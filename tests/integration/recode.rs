@@ -158,7 +158,7 @@ async fn recode_whose_reply_is_lost_reports_its_first_run() {
         other.offer(&"x".to_string(), HOUR).await.unwrap();
         other.recode(upper, 100).await.unwrap();
         settled(&raw, "recode-lost").await;
-        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/recode.lua"))));
+        let sha = delayq_test_support::script_sha1(include_str!("../../lua/recode.lua"));
         proxy.arm(Fault::LoseReply, sha);
         let report = q.recode(upper, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);

@@ -546,8 +546,7 @@ async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
         assert_eq!(sent("blmove"), 0, "and never wait on a connection of their own");
         // A value moved for a dropped take is moved back by the take itself
         // (undo_move.lua); the reaper alone would also bring it back, later.
-        let undo_move =
-            delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/undo_move.lua"))));
+        let undo_move = delayq_test_support::script_sha1(include_str!("../../lua/undo_move.lua"));
         let undone = entries
             .iter()
             .filter(|c| !c.from_lua && c.name() == "evalsha" && c.args[1] == undo_move.as_bytes())

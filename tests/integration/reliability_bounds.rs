@@ -16,11 +16,6 @@ fn s(v: &str) -> String {
     v.to_owned()
 }
 
-/// A script of the crate, composed as `src/connection/script.rs` composes it.
-fn script(own: &str) -> String {
-    delayq::__script_body(own)
-}
-
 /// Seeds `n` deliveries straight into the inflight set, as if claimed:
 /// ids `start..start + n`, count 1, value `prefix` + i, all due at `deadline_ms`.
 async fn seed_in_flight(raw: &RawRedis, inflight: &str, start: i64, n: i64, prefix: &str, deadline_ms: i64) {
@@ -201,7 +196,7 @@ return redis.call('zcard', KEYS[1])
         .await;
         assert_eq!(raw.zcard(&acked).await, 100_010);
 
-        let ack = script(include_str!("../../lua/ack.lua"));
+        let ack = delayq_test_support::script_body(include_str!("../../lua/ack.lua"));
         for i in 0..10 {
             let _: i64 = raw.client.rpush("jobs", format!("job:{i}")).await.unwrap();
             let d = q.take().await.unwrap();
@@ -377,7 +372,7 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
         let _: i64 = raw.client.rpush("jobs", "job").await.unwrap();
         let d = q.take().await.unwrap();
         let member = raw.zrange(q.keys().leases()).await[0].0.clone();
-        let nack = script(include_str!("../../lua/nack.lua"));
+        let nack = delayq_test_support::script_body(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
         let (events_config, events) = (k.events_config(), k.events());

@@ -335,7 +335,7 @@ async fn save_only(redis: &RedisServer, queue: &str, name: &str, spec: &str, val
 /// next occurrence is due: offers `value` then. Returns the reply's tag.
 async fn fire_as(raw: &RawRedis, queue: &str, name: &str, held: &serde_json::Value, value: &str) -> String {
     let keys = delayq::QueueKeys::new(queue).unwrap();
-    let body = delayq::__script_body(include_str!("../../lua/schedule_fire.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/schedule_fire.lua"));
     let next = held["next_ms"].as_str().unwrap();
     let after = (next.parse::<i64>().unwrap() + 86_400_000).to_string();
     let element = delayq::format::pack(Format::Modern, value.as_bytes());
@@ -402,7 +402,7 @@ async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old
         // next occurrence would come from the old spec).
         assert!(schedules.pause("job").await.unwrap());
         set_next(&raw, "aba", "job", due).await;
-        let body = delayq::__script_body(include_str!("../../lua/schedule_set.lua"));
+        let body = delayq_test_support::script_body(include_str!("../../lua/schedule_set.lua"));
         let keys = delayq::QueueKeys::new("aba").unwrap();
         let resumed = raw
             .cmd(

@@ -40,7 +40,7 @@ fn parse(payload: &str) -> (usize, i64) {
 /// Every run of `lua/sweep_window.lua` in `SLOWLOG` (which logs every
 /// command here): each one's duration (µs), for the report.
 async fn sweep_windows(raw: &crate::harness::RawRedis) -> Vec<i64> {
-    let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/sweep_window.lua"))));
+    let sha = delayq_test_support::script_sha1(include_str!("../../lua/sweep_window.lua"));
     let Value::Array(entries) = raw.cmd("SLOWLOG", vec!["GET".into(), "-1".into()]).await else {
         panic!("SLOWLOG GET");
     };

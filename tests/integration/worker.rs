@@ -672,7 +672,7 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         // in fewer scripts than values; only the idle worker waits.
         let pops = entries.iter().filter(|c| c.from_lua && c.name() == "lpop").count();
         let sha = delayq::fred::util::sha1_hash(
-            &(delayq::__script_body(include_str!("../../lua/claim_batch.lua"))),
+            &(delayq_test_support::script_body(include_str!("../../lua/claim_batch.lua"))),
         );
         let claims = entries
             .iter()

@@ -15,16 +15,6 @@ use tokio::sync::Semaphore;
 use crate::fault_proxy::Fault;
 use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
 
-/// The SHA1 of the script whose own Lua is `own`, cached in the server
-/// without running it: its first call is an EVALSHA that runs (not one
-/// answered NOSCRIPT, whose loss would be no test), and only its EVALSHA
-/// requests carry this SHA1.
-async fn load_script(raw: &crate::harness::RawRedis, own: &str) -> String {
-    let body = delayq::__script_body(own);
-    raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
-    delayq::fred::util::sha1_hash(&body)
-}
-
 const CLAIM_BATCH: &str = include_str!("../../lua/claim_batch.lua");
 const ACK_BATCH: &str = include_str!("../../lua/ack_batch.lua");
 
@@ -75,7 +65,7 @@ async fn a_batch_claim_whose_reply_is_lost_gives_its_values_back_uncounted() {
         const N: i64 = 20;
         let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
-        let sha = load_script(&raw, CLAIM_BATCH).await;
+        let sha = raw.load_script(CLAIM_BATCH).await;
         client
             .blocking_queue("lost-batch", LongCodec)
             .unwrap()
@@ -117,7 +107,7 @@ async fn an_ack_batch_whose_reply_or_request_is_lost_acks_each_value_once() {
             const N: i64 = 20;
             let (redis, proxy, client) = behind_proxy().await;
             let raw = redis.raw().await;
-            let sha = load_script(&raw, ACK_BATCH).await;
+            let sha = raw.load_script(ACK_BATCH).await;
             let name = format!("lost-ack-{round}");
             client
                 .blocking_queue(&name, LongCodec)
@@ -276,7 +266,7 @@ async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight() {
         .await;
         // The script by hand, asked for 1,000 values: it takes 64.
         ready.offer_all(0..1_000i64).await.unwrap();
-        let sha = load_script(&raw, CLAIM_BATCH).await;
+        let sha = raw.load_script(CLAIM_BATCH).await;
         let keys = queue.keys();
         let claim = |n: i64, budget: i64| claim_batch_args(&sha, keys, n, budget);
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
@@ -485,7 +475,7 @@ async fn an_ack_batch_sent_again_answers_as_its_first_run_did() {
             .await
             .unwrap();
         let keys = queue.keys();
-        let claim_sha = load_script(&raw, CLAIM_BATCH).await;
+        let claim_sha = raw.load_script(CLAIM_BATCH).await;
         let args = claim_batch_args(&claim_sha, keys, 64, 1 << 20);
         raw.cmd("EVALSHA", args).await;
         let members: Vec<Value> = raw
@@ -495,7 +485,7 @@ async fn an_ack_batch_sent_again_answers_as_its_first_run_did() {
             .map(|(m, _)| Value::Bytes(m))
             .collect();
         assert_eq!(members.len(), 3);
-        let ack_sha = load_script(&raw, ACK_BATCH).await;
+        let ack_sha = raw.load_script(ACK_BATCH).await;
         let record = "delayq_runs:{resent-ack}:lane1";
         let ack = |run: i64| {
             let mut args: Vec<Value> = vec![

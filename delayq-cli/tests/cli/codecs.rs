@@ -6,9 +6,8 @@ use std::process::{Command, Output};
 
 use delayq::format::{pack, unpack, Format};
 
-use crate::codec_vectors::codec_vector;
 use crate::harness::{deadline, now_ms, RedisServer};
-use crate::kryo_vectors::vector;
+use delayq_test_support::vectors::{codec_case, kryo_case};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
 const ORDER_JSON: &str = r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#;
@@ -30,16 +29,16 @@ async fn auto_reads_a_queue_of_mixed_codecs_naming_each() {
         // A fleet half way through migrations: one Order in every codec, and
         // plain values.
         let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-            ("kryo", vector("pojo_order"), ORDER_JSON),
-            ("serialization", codec_vector("serialization", "pojo_order"), ORDER_JSON),
-            ("marshalling", codec_vector("marshalling", "pojo_order"), ORDER_JSON),
-            ("lz4", codec_vector("lz4", "pojo_order"), ORDER_JSON),
-            ("snappy", codec_vector("snappy", "pojo_order"), ORDER_JSON),
-            ("zstd", codec_vector("zstd", "pojo_order"), ORDER_JSON),
-            ("lz4/jackson", codec_vector("lz4/json", "pojo_order"), ORDER_JSON),
-            ("zstd/string", codec_vector("zstd/string", "string"), "order-42"),
-            ("serialization", codec_vector("serialization", "string"), "\"order-42\""),
-            ("jackson", codec_vector("jackson", "pojo_order"), ORDER_JSON),
+            ("kryo", kryo_case("pojo_order").raw, ORDER_JSON),
+            ("serialization", codec_case("serialization", "pojo_order"), ORDER_JSON),
+            ("marshalling", codec_case("marshalling", "pojo_order"), ORDER_JSON),
+            ("lz4", codec_case("lz4", "pojo_order"), ORDER_JSON),
+            ("snappy", codec_case("snappy", "pojo_order"), ORDER_JSON),
+            ("zstd", codec_case("zstd", "pojo_order"), ORDER_JSON),
+            ("lz4/jackson", codec_case("lz4/json", "pojo_order"), ORDER_JSON),
+            ("zstd/string", codec_case("zstd/string", "string"), "order-42"),
+            ("serialization", codec_case("serialization", "string"), "\"order-42\""),
+            ("jackson", codec_case("jackson", "pojo_order"), ORDER_JSON),
             ("string", b"hello world".to_vec(), "hello world"),
             ("json", br#"{"plain":true}"#.to_vec(), r#"{"plain":true}"#),
         ];
@@ -99,7 +98,7 @@ async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
             seed(
                 &redis,
                 &queue,
-                &[codec_vector(codec, "pojo_order"), codec_vector(codec, "long")],
+                &[codec_case(codec, "pojo_order"), codec_case(codec, "long")],
             )
             .await;
             let shown = ok(&delayq(
@@ -141,16 +140,12 @@ async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
             let mine = &payloads_of(&redis, &written).await[0];
             match codec {
                 "serialization" | "marshalling" => {
-                    assert_eq!(
-                        mine,
-                        &codec_vector(codec, "pojo_order"),
-                        "{codec}: Java's bytes exactly"
-                    )
+                    assert_eq!(mine, &codec_case(codec, "pojo_order"), "{codec}: Java's bytes exactly")
                 }
                 _ => {
                     let wrap = delayq::codec::compress::Compression::from_name(codec).unwrap();
                     let inner = wrap.decompress(mine, 1 << 20).unwrap();
-                    assert_eq!(inner, vector("pojo_order"), "{codec}: Java's Kryo bytes inside");
+                    assert_eq!(inner, kryo_case("pojo_order").raw, "{codec}: Java's Kryo bytes inside");
                 }
             }
         }
@@ -184,7 +179,7 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
             "uuid",
             "bigdecimal",
         ];
-        let river: Vec<Vec<u8>> = cases.iter().map(|c| codec_vector("marshalling", c)).collect();
+        let river: Vec<Vec<u8>> = cases.iter().map(|c| codec_case("marshalling", c)).collect();
         seed(&redis, "legacy-codec", &river).await;
         // A ready value waits for consumers: not the migration's business.
         redis
@@ -215,7 +210,7 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
             out.contains(&format!("{} value(s) re-encoded from marshalling to kryo", cases.len())),
             "{out}"
         );
-        let kryo: Vec<Vec<u8>> = cases.iter().map(|c| vector(c)).collect();
+        let kryo: Vec<Vec<u8>> = cases.iter().map(|c| kryo_case(c).raw).collect();
         assert_eq!(
             payloads_of(&redis, "legacy-codec").await,
             kryo,
@@ -279,7 +274,7 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
         }
         assert_eq!(
             payloads_of(&redis, "legacy-codec").await[2],
-            codec_vector("serialization", "pojo_order"),
+            codec_case("serialization", "pojo_order"),
             "Java's own SerializationCodec bytes"
         );
     })
@@ -294,9 +289,9 @@ async fn migrate_leaves_values_it_cannot_read_and_says_so() {
             &redis,
             "half",
             &[
-                codec_vector("marshalling", "string"),
+                codec_case("marshalling", "string"),
                 b"plain text".to_vec(),
-                codec_vector("marshalling", "long"),
+                codec_case("marshalling", "long"),
             ],
         )
         .await;
@@ -352,7 +347,7 @@ async fn payloads_of(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
 async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings() {
     deadline(async {
         let redis = RedisServer::start().await;
-        let payloads = vec![vector("pojo_order"), vec![0xde, 0xad, 0xbe, 0xef, 0x00]];
+        let payloads = vec![kryo_case("pojo_order").raw, vec![0xde, 0xad, 0xbe, 0xef, 0x00]];
         seed(&redis, "auto-unreadable", &payloads).await;
         let out = delayq(
             &redis,
@@ -399,7 +394,7 @@ async fn migrate_between_jackson_and_java_codecs_is_refused_and_changes_nothing(
     // one: a POJO rewritten without its class would reach Java as a HashMap.
     deadline(async {
         let redis = RedisServer::start().await;
-        let jackson = codec_vector("jackson", "pojo_order");
+        let jackson = codec_case("jackson", "pojo_order");
         seed(&redis, "from-jackson", std::slice::from_ref(&jackson)).await;
         for (from, to) in [("jackson", "kryo"), ("jackson", "serialization"), ("kryo", "jackson")] {
             let out = delayq(

@@ -7,7 +7,7 @@ use delayq::format::{pack, unpack, Format};
 use delayq::KryoCodec;
 
 use crate::harness::{deadline, now_ms, RedisServer};
-use crate::kryo_vectors::{hostile_big_integer, maps_in_keys, vector};
+use delayq_test_support::vectors::{hostile_big_integer, kryo_case, maps_in_keys};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
 
@@ -37,7 +37,7 @@ async fn the_cli_offers_java_bytes_and_prints_json() {
         ));
         let want: Vec<Vec<u8>> = ["long", "string", "bigdecimal", "arraylist", "pojo_order"]
             .iter()
-            .map(|c| vector(c))
+            .map(|c| kryo_case(c).raw)
             .collect();
         assert_eq!(
             payloads(&redis, "kq").await,
@@ -153,7 +153,7 @@ async fn dead_letters_list_as_json_with_the_kryo_codec() {
         let _: i64 = delayq::fred::interfaces::ListInterface::rpush(
             &raw.client,
             keys.dead_letter(),
-            vec![vector("uuid"), vector("enum")],
+            vec![kryo_case("uuid").raw, kryo_case("enum").raw],
         )
         .await
         .unwrap();

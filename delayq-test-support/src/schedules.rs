@@ -1,13 +1,11 @@
 //! Helpers of the schedule tests, shared by the library's and the CLI's.
 
-#![allow(dead_code)]
-
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use delayq::schedule::ScheduleInfo;
 use delayq::Client;
 
-use crate::harness::RawRedis;
+use crate::RawRedis;
 
 pub fn ms(at: SystemTime) -> i64 {
     at.duration_since(UNIX_EPOCH).unwrap().as_millis() as i64

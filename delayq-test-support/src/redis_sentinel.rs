@@ -2,8 +2,6 @@
 //! sentinels (`redis-server sentinel.conf --sentinel`) watching it as
 //! `mymaster` with quorum 2, on free ports. Killed when dropped.
 
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,7 +9,7 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use tokio::time::Instant;
 
-use super::redis_server::{
+use crate::redis_server::{
     eventually, free_port, node_command, node_command_as, wait_for, wait_replicated, RedisServer,
 };
 
@@ -28,7 +26,8 @@ pub struct RedisSentinel {
 
 struct Sentinel {
     port: u16,
-    dir: tempfile::TempDir,
+    /// Its rewritten config and log; removed when dropped.
+    _dir: tempfile::TempDir,
     child: Child,
 }
 
@@ -220,7 +219,7 @@ async fn start_sentinel(master_port: &str, password: Option<&str>) -> Sentinel {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server --sentinel");
-        let mut sentinel = Sentinel { port, dir, child };
+        let mut sentinel = Sentinel { port, _dir: dir, child };
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(10) {
             if let Ok(Some(_)) = sentinel.child.try_wait() {

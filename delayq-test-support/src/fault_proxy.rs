@@ -11,8 +11,6 @@
 //! retry logic (fred resends commands whose reply it did not get) decides
 //! what happens next.
 
-#![allow(dead_code)]
-
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +19,10 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
+
+use delayq::Client;
+
+use crate::RedisServer;
 
 /// What to do to the request that matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,4 +285,30 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A server, a fault proxy in front of it, and a delayq client through the
+/// proxy (test-friendly settings, as [`RedisServer::client`]).
+pub async fn behind_proxy() -> (RedisServer, FaultProxy, Client) {
+    let redis = RedisServer::start().await;
+    let proxy = FaultProxy::start(redis.port()).await;
+    let client = Client::builder()
+        .url(proxy.url())
+        .blocking_timeout(Duration::from_secs(1))
+        .build()
+        .await
+        .expect("connect through the proxy");
+    (redis, proxy, client)
+}
+
+/// A client through the proxy that never resends: a lost reply is final.
+pub async fn without_resends(proxy: &FaultProxy) -> Client {
+    Client::builder()
+        .url(proxy.url())
+        .customize(|b| {
+            b.with_connection_config(|c| c.max_command_attempts = 1);
+        })
+        .build()
+        .await
+        .expect("connect through the proxy")
 }

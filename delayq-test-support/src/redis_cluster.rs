@@ -2,11 +2,9 @@
 //! `redis-server --cluster-enabled yes` on free ports, joined with
 //! `redis-cli --cluster create`. Killed when dropped.
 
-#![allow(dead_code)]
-
 use std::time::Duration;
 
-use super::redis_server::{eventually, free_port, node_command, RedisServer};
+use crate::redis_server::{eventually, free_port, node_command, RedisServer};
 
 pub struct RedisCluster {
     pub nodes: Vec<RedisServer>,

@@ -1,9 +1,6 @@
 //! A real `redis-server` on a free loopback port, owned by a test or the
-//! benchmark: started, killed (like a crash) and restarted on demand. Shared
-//! by `tests/integration` and `benches/delayq` (included with `#[path]`);
-//! each uses a part of it.
-
-#![allow(dead_code)]
+//! benchmark: started, killed (like a crash) and restarted on demand; and
+//! the polls tests wait with.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -12,6 +9,7 @@ use std::time::Duration;
 
 use delayq::fred::prelude::*;
 use delayq::fred::types::{CustomCommand, Value};
+use delayq::{Client, ClientBuilder};
 use tokio::time::Instant;
 
 fn redis_server_binary() -> String {
@@ -170,6 +168,19 @@ impl RedisServer {
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A builder for a delayq client of this server, with test-friendly
+    /// settings (blocking commands time out after a second).
+    pub fn client_builder(&self) -> ClientBuilder {
+        Client::builder()
+            .url(self.url())
+            .blocking_timeout(Duration::from_secs(1))
+    }
+
+    /// A delayq client of this server.
+    pub async fn client(&self) -> Client {
+        self.client_builder().build().await.expect("connect delayq client")
     }
 
     /// Kills the server at once (SIGKILL), like a crash.
