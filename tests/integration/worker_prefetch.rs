@@ -14,7 +14,7 @@ use delayq::{Client, LongCodec, ReliableQueue, Worker};
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 
-use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
+use delayq_test_support::{eventually, redis_test};
 
 /// A one-slot worker on a queue of values `0..n`: its first `quick`
 /// handlers return at once, the next waits until `gate` opens (or closes).
@@ -112,16 +112,13 @@ fn each_once(seen: &[i64], n: i64) {
     assert_eq!(values, (0..n).collect::<Vec<_>>(), "each value handled exactly once");
 }
 
-/// Values claimed ahead that then wait a quarter of the visibility timeout
-/// (the one handler is stuck) go back to the head, uncounted, and are
-/// handled later as first attempts (with `max_attempts(1)` a counted one
-/// would be a dead letter).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long() {
-    deadline(async {
+redis_test! {
+    /// Values claimed ahead that then wait a quarter of the visibility timeout
+    /// (the one handler is stuck) go back to the head, uncounted, and are
+    /// handled later as first attempts (with `max_attempts(1)` a counted one
+    /// would be a dead letter).
+    async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long(client) {
         const N: i64 = 300;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead", N, 20, |w| {
             w.visibility_timeout(Duration::from_secs(4))
                 .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
@@ -140,18 +137,14 @@ async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long() {
         assert_eq!(report.dead_lettered, 0, "{report:?}");
         assert_eq!(stuck.queue.dead_letter_len().await.unwrap(), 0);
         assert_eq!(stuck.queue.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// A stopping worker gives the values it claimed ahead back to the head,
-/// uncounted, while its running handler finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopping_worker_gives_back_values_claimed_ahead() {
-    deadline(async {
+redis_test! {
+    /// A stopping worker gives the values it claimed ahead back to the head,
+    /// uncounted, while its running handler finishes.
+    async fn a_stopping_worker_gives_back_values_claimed_ahead(client) {
         const N: i64 = 300;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead-stop", N, 10, |w| {
             w.visibility_timeout(Duration::from_secs(600))
         })
@@ -195,18 +188,14 @@ async fn a_stopping_worker_gives_back_values_claimed_ahead() {
         let mut rest = rest.lock().clone();
         rest.sort();
         assert_eq!(rest, expected);
-    })
-    .await;
+    }
 }
 
-/// `prefetch(0)`: a worker claims only for free slots, so with its one
-/// slot busy it holds one value, and the rest stay ready for others.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_without_prefetch_holds_only_what_its_slots_run() {
-    deadline(async {
+redis_test! {
+    /// `prefetch(0)`: a worker claims only for free slots, so with its one
+    /// slot busy it holds one value, and the rest stay ready for others.
+    async fn a_worker_without_prefetch_holds_only_what_its_slots_run(client) {
         const N: i64 = 100;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "no-ahead", N, 20, |w| w.prefetch(0)).await;
         eventually(Duration::from_secs(20), "the handler stuck", || async {
             stuck.handled().len() == 21
@@ -221,19 +210,15 @@ async fn a_worker_without_prefetch_holds_only_what_its_slots_run() {
         .await;
         stuck.worker.shutdown().await;
         each_once(&handled(&stuck.seen), N);
-    })
-    .await;
+    }
 }
 
-/// A worker holding values ahead when its queue is paused gives them back
-/// (its pause probe finds the flag while no claim is on its way) and starts
-/// no handler on them: only the one running at the pause finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_held_ahead_go_back_when_the_queue_is_paused() {
-    deadline(async {
+redis_test! {
+    /// A worker holding values ahead when its queue is paused gives them back
+    /// (its pause probe finds the flag while no claim is on its way) and starts
+    /// no handler on them: only the one running at the pause finishes.
+    async fn values_held_ahead_go_back_when_the_queue_is_paused(client) {
         const N: i64 = 400;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead-pause", N, 20, |w| {
             w.visibility_timeout(Duration::from_secs(600))
         })
@@ -253,18 +238,15 @@ async fn values_held_ahead_go_back_when_the_queue_is_paused() {
         assert_eq!(stuck.queue.len().await.unwrap(), N as usize - 21);
         let report = stuck.worker.shutdown().await;
         assert_eq!(handled(&stuck.seen).len(), 21, "no handler after the pause: {report:?}");
-    })
-    .await;
+    }
 }
 
-/// A stopping worker holding values ahead while Redis is out of reach
-/// ends after its grace and one settle timeout, as one without prefetch
-/// does: its give-backs share one deadline (each alone would wait 5 s,
-/// one after the other), then the visibility timeout takes over.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
+redis_test! {
+    /// A stopping worker holding values ahead while Redis is out of reach
+    /// ends after its grace and one settle timeout, as one without prefetch
+    /// does: its give-backs share one deadline (each alone would wait 5 s,
+    /// one after the other), then the visibility timeout takes over.
+    async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead(redis, proxy, client) {
         let direct = redis.client().await;
         let stuck = Stuck::start(&direct, &client, "ahead-down", 200, 10, |w| {
             w.prefetch(64).visibility_timeout(Duration::from_secs(600))
@@ -280,6 +262,5 @@ async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead() {
         .await
         .expect("the stop ends while Redis is down");
         stuck.gate.close();
-    })
-    .await;
+    }
 }
