@@ -6,7 +6,6 @@
 //! was included here file by file.
 
 mod harness;
-mod harness_own;
 #[allow(unused_imports)]
 use delayq_test_support::{fault_proxy, schedules as schedule_helpers};
 

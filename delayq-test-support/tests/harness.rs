@@ -1,6 +1,6 @@
 //! The harness's own promises, on which every other test rests.
 
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::{deadline, RedisServer};
 
 /// Two tests that probe the same free port: the second's server cannot
 /// bind it, and the harness must not take the first's server for its own
