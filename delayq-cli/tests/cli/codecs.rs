@@ -6,8 +6,8 @@ use std::process::{Command, Output};
 
 use delayq::format::{pack, unpack, Format};
 
-use crate::harness::{deadline, now_ms, RedisServer};
 use delayq_test_support::vectors::{codec_case, kryo_case};
+use delayq_test_support::{deadline, now_ms, redis_test, RedisServer};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
 const ORDER_JSON: &str = r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#;
@@ -22,10 +22,8 @@ async fn seed(redis: &RedisServer, queue: &str, payloads: &[Vec<u8>]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_reads_a_queue_of_mixed_codecs_naming_each() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn auto_reads_a_queue_of_mixed_codecs_naming_each(redis) {
         // A fleet half way through migrations: one Order in every codec, and
         // plain values.
         let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -85,14 +83,11 @@ async fn auto_reads_a_queue_of_mixed_codecs_naming_each() {
         assert!(table.contains("lz4/jackson"), "{table}");
         // Nothing was removed by reading.
         assert_eq!(payloads_of(&redis, "mixed").await, payloads);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn named_codecs_read_java_bytes_and_write_what_java_reads(redis) {
         for codec in ["lz4", "lz4v2", "snappy", "zstd", "serialization", "marshalling"] {
             let queue = format!("named-{codec}");
             seed(
@@ -161,14 +156,11 @@ async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
             String::from_utf8_lossy(&out.stderr).contains("lz4, lz4v2, snappy, zstd"),
             "{out:?}"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_serialization() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_serialization(redis) {
         let cases = [
             "string",
             "long",
@@ -277,14 +269,11 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
             codec_case("serialization", "pojo_order"),
             "Java's own SerializationCodec bytes"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_leaves_values_it_cannot_read_and_says_so() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn migrate_leaves_values_it_cannot_read_and_says_so(redis) {
         seed(
             &redis,
             "half",
@@ -310,8 +299,7 @@ async fn migrate_leaves_values_it_cannot_read_and_says_so() {
             "{out:?}"
         );
         assert_eq!(payloads_of(&redis, "half").await[1], b"plain text", "left as it was");
-    })
-    .await;
+    }
 }
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
@@ -339,14 +327,12 @@ async fn payloads_of(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// with `--from-codec auto`, a payload detection cannot
-/// read (a Kryo POJO without a schema, ByteArrayCodec bytes) comes back as
-/// `Untyped::Bytes`, and `encode_read` writes its HEX TEXT as the new value:
-/// the POJO and the bytes become Java Strings, exit 0, "0 undecodable".
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// with `--from-codec auto`, a payload detection cannot
+    /// read (a Kryo POJO without a schema, ByteArrayCodec bytes) comes back as
+    /// `Untyped::Bytes`, and `encode_read` writes its HEX TEXT as the new value:
+    /// the POJO and the bytes become Java Strings, exit 0, "0 undecodable".
+    async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings(redis) {
         let payloads = vec![kryo_case("pojo_order").raw, vec![0xde, 0xad, 0xbe, 0xef, 0x00]];
         seed(&redis, "auto-unreadable", &payloads).await;
         let out = delayq(
@@ -362,18 +348,15 @@ async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings() {
         );
         assert_eq!(payloads_of(&redis, "auto-unreadable").await, payloads, "{out:?}");
         assert_eq!(out.status.code(), Some(1), "{out:?}");
-    })
-    .await;
+    }
 }
 
-/// a StringCodec queue migrated `--from-codec auto
-/// --to-codec string` must keep its text as it is; today JSON text is
-/// reparsed and rewritten (keys sorted, big numbers rounded, a `@class`
-/// property removed).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_from_auto_to_string_keeps_text_byte_for_byte() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// a StringCodec queue migrated `--from-codec auto
+    /// --to-codec string` must keep its text as it is; today JSON text is
+    /// reparsed and rewritten (keys sorted, big numbers rounded, a `@class`
+    /// property removed).
+    async fn migrate_from_auto_to_string_keeps_text_byte_for_byte(redis) {
         let payloads = vec![
             br#"{"b": 1, "a": 12345678901234567890123}"#.to_vec(),
             br#"{"@class":"compat.Order","id":"o-1"}"#.to_vec(),
@@ -384,8 +367,7 @@ async fn migrate_from_auto_to_string_keeps_text_byte_for_byte() {
             &["migrate", "auto-text", "--from-codec", "auto", "--to-codec", "string"],
         );
         assert_eq!(payloads_of(&redis, "auto-text").await, payloads, "{out:?}");
-    })
-    .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,15 +6,13 @@ use delayq::codec::kryo::KryoValue;
 use delayq::format::{pack, unpack, Format};
 use delayq::KryoCodec;
 
-use crate::harness::{deadline, now_ms, RedisServer};
 use delayq_test_support::vectors::{hostile_big_integer, kryo_case, maps_in_keys};
+use delayq_test_support::{now_ms, redis_test, RedisServer};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_offers_java_bytes_and_prints_json() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn the_cli_offers_java_bytes_and_prints_json(redis) {
         let order = r#"{"id":"o-1","amount":1234,"tags":["a","b"]}"#;
         let base = ["offer", "kq", "--delay", "1h", "--codec", "kryo"];
         ok(&delayq(&redis, &[&base[..], &["--java-type", "Long", "42"]].concat()));
@@ -134,16 +132,11 @@ async fn the_cli_offers_java_bytes_and_prints_json() {
         );
         let out = delayq(&redis, &[&base[..], &["--java-type", "Integer", "x"]].concat());
         assert!(!out.status.success(), "{out:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dead_letters_list_as_json_with_the_kryo_codec() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn dead_letters_list_as_json_with_the_kryo_codec(redis, raw, client) {
         let keys = client
             .delayed_queue("dl", KryoCodec::<KryoValue>::new())
             .unwrap()
@@ -179,15 +172,11 @@ async fn dead_letters_list_as_json_with_the_kryo_codec() {
             .map(|v| v["value"].as_str().unwrap())
             .collect();
         assert_eq!(values, ["\"123e4567-e89b-12d3-a456-426614174000\"", "\"CANCELLED\""]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded(redis, raw) {
         let hostile = KryoValue::BigInteger(hostile_big_integer()).encode().unwrap();
         let keys = maps_in_keys(14).encode().unwrap();
         let due = now_ms() + 3_600_000;
@@ -216,8 +205,7 @@ async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
             payloads[1].len(),
             keys.len()
         );
-    })
-    .await;
+    }
 }
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
