@@ -15,7 +15,7 @@ const OFFERS: usize = 300_000;
 pub const IN_FLIGHT: usize = 512;
 /// delayq's offer script, as the crate sends it.
 pub fn offer_script() -> String {
-    delayq_test_support::script_body(include_str!("../../lua/offer.lua"))
+    delayq_test_support::script_body(include_str!("../../../lua/offer.lua"))
 }
 
 /// Runs of each side; the medians are compared.

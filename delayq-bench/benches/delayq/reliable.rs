@@ -195,13 +195,13 @@ pub async fn run(redis: &RedisServer) -> Reliable {
 
     merge(&mut runs, script_runs(&admin).await);
     let scripts = [
-        ("claim", include_str!("../../lua/claim.lua")),
-        ("ack", include_str!("../../lua/ack.lua")),
-        ("nack", include_str!("../../lua/nack.lua")),
-        ("extend", include_str!("../../lua/extend.lua")),
-        ("claim_batch", include_str!("../../lua/claim_batch.lua")),
-        ("ack_batch", include_str!("../../lua/ack_batch.lua")),
-        ("reap", include_str!("../../lua/reap.lua")),
+        ("claim", include_str!("../../../lua/claim.lua")),
+        ("ack", include_str!("../../../lua/ack.lua")),
+        ("nack", include_str!("../../../lua/nack.lua")),
+        ("extend", include_str!("../../../lua/extend.lua")),
+        ("claim_batch", include_str!("../../../lua/claim_batch.lua")),
+        ("ack_batch", include_str!("../../../lua/ack_batch.lua")),
+        ("reap", include_str!("../../../lua/reap.lua")),
     ]
     .into_iter()
     .map(|(name, own)| (name, timing(runs.get(&delayq_test_support::script_sha1(own)))))

@@ -2,7 +2,7 @@
 //! loopback `redis-server`, each with a baseline measured in the same run.
 //!
 //! Run with `./scripts/bench.sh` (installs what it needs) or
-//! `cargo bench --bench delayq`; `--only NAME[,NAME]` runs some scenarios
+//! `cargo bench -p delayq-bench`; `--only NAME[,NAME]` runs some scenarios
 //! (offers, bulk, lateness, backlog, queues, takes, consumers, memory, reliable, codecs, ratelimit, dashboard, big,
 //! decoders, java-codecs, events; `large` runs
 //! only the backlog drains with 1 KB and 10 KB payloads). The soak runs only
@@ -137,7 +137,7 @@ fn main() {
     // `cargo test --all-targets` runs bench targets too, without `--bench`:
     // the multi-minute benchmark only runs under `cargo bench`.
     if !std::env::args().any(|a| a == "--bench") {
-        eprintln!("the delayq benchmark runs with `cargo bench --bench delayq` (or ./scripts/bench.sh)");
+        eprintln!("the delayq benchmark runs with `cargo bench -p delayq-bench` (or ./scripts/bench.sh)");
         return;
     }
     // DELAYQ_BENCH_WORKERS: the runtime's worker threads (2), 0 for a

@@ -211,8 +211,8 @@ async fn ours_once(redis: &RedisServer, consumer: Consumer, name: &str, n: usize
 /// delayq's claim and ack scripts, each on the consumer's own socket.
 async fn bare_reliable(redis: &RedisServer, admin: &Admin, name: &str, n: usize, values: u64) -> f64 {
     let body = delayq_test_support::script_body;
-    let claim = admin.script_load(&body(include_str!("../../lua/claim.lua"))).await;
-    let ack = admin.script_load(&body(include_str!("../../lua/ack.lua"))).await;
+    let claim = admin.script_load(&body(include_str!("../../../lua/claim.lua"))).await;
+    let ack = admin.script_load(&body(include_str!("../../../lua/ack.lua"))).await;
     let keys = Arc::new(QueueKeys::new(name).unwrap());
     let mut conns = Vec::new();
     for _ in 0..n {

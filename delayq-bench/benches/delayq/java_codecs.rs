@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use delayq::codec::compress::{Compression, Lz4Codec, Lz4V2Codec, SnappyCodec, ZstdCodec};
 use delayq::codec::{Codec, KryoCodec, MarshallingCodec, SerializationCodec, StringCodec};
+use delayq_test_support::vectors;
 
 use crate::codecs::{event, per_second, Event};
 
@@ -114,18 +115,9 @@ fn json_document(size: usize) -> String {
 /// Total bytes per codec of the values real Redisson wrote
 /// (`compat/fixtures/codecs.json`), with Kryo's total for the same cases.
 fn vector_sizes() -> Vec<(String, usize, usize)> {
-    let codecs: serde_json::Value =
-        serde_json::from_str(include_str!("../../compat/fixtures/codecs.json")).expect("codecs.json");
-    let kryo: serde_json::Value =
-        serde_json::from_str(include_str!("../../compat/fixtures/kryo5.json")).expect("kryo5.json");
-    let kryo_bytes = |case: &str| {
-        kryo["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["case"] == case)
-            .map_or(0, |c| c["kryo_hex"].as_str().unwrap().len() / 2)
-    };
+    let codecs = vectors::codecs();
+    let kryo = vectors::kryo_cases();
+    let kryo_bytes = |case: &str| kryo.iter().find(|c| c.name == case).map_or(0, |c| c.raw.len());
     let mut out = Vec::new();
     for name in ["lz4", "lz4v2", "snappy", "zstd", "serialization", "marshalling"] {
         let cases = codecs["codecs"][name]["cases"].as_object().expect(name);
