@@ -123,6 +123,23 @@ fn reexports(lib: &str) -> BTreeMap<String, String> {
             .strip_prefix("self::")
             .or_else(|| path.strip_prefix("crate::"))
             .unwrap_or(path);
+        // `pub use crate::{a::B, C}`: each item names its own module.
+        if let Some(group) = path.strip_prefix('{') {
+            for item in group.trim_end_matches('}').split(',') {
+                let item = item.trim();
+                let name = item.split(" as ").last().unwrap().trim();
+                let name = name.rsplit("::").next().unwrap();
+                let module = if item.contains("::") {
+                    Some(ident(item).to_owned())
+                } else {
+                    names.get(name).cloned()
+                };
+                if let (false, Some(module)) = (name.is_empty(), module) {
+                    names.insert(name.to_owned(), module);
+                }
+            }
+            continue;
+        }
         let module = ident(path).to_owned();
         let items = match path.find('{') {
             Some(open) => path[open + 1..].trim_end_matches('}').to_owned(),
@@ -344,7 +361,13 @@ fn the_parser_sees_groups_reexports_and_skips_comments() {
 fn declared_uses(doc: &str, module: &str) -> Option<BTreeSet<String>> {
     let text: String = doc
         .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("//!"))
+        .filter_map(|l| {
+            let l = l.trim_start();
+            // The module doc, or a plain comment for a public module whose
+            // doc is for users.
+            l.strip_prefix("//!")
+                .or_else(|| l.strip_prefix("//").filter(|r| !r.starts_with('/')))
+        })
         .collect::<Vec<_>>()
         .join(" ");
     let at = text.find("May use")?;

@@ -129,15 +129,26 @@ pub fn detect(raw: &[u8], schema: Option<&KryoSchema>, max_size: usize) -> Detec
 }
 
 /// Steps 1 and 2: Java serialization and River.
+/// A payload of either that holds something delayq does not read (a
+/// comparator, a class it does not know) is still named for its codec,
+/// as bytes: no other codec's reading of it is right.
 fn detect_java(raw: &[u8]) -> Option<Detected> {
     if raw.starts_with(&serialization::MAGIC) {
-        if let Ok(value) = serialization::decode(raw) {
-            return Some(found("serialization", Untyped::Java(value)));
+        match serialization::decode(raw) {
+            Ok(value) => return Some(found("serialization", Untyped::Java(value))),
+            Err(e) if e.kind() == serialization::SerializationErrorKind::Unsupported => {
+                return Some(found("serialization", Untyped::Bytes(raw.to_vec())))
+            }
+            Err(_) => {}
         }
     }
     if marshalling::looks_like(raw) {
-        if let Ok(value) = marshalling::decode(raw) {
-            return Some(found("marshalling", Untyped::Java(value)));
+        match marshalling::decode(raw) {
+            Ok(value) => return Some(found("marshalling", Untyped::Java(value))),
+            Err(e) if e.kind() == marshalling::MarshallingErrorKind::Unsupported => {
+                return Some(found("marshalling", Untyped::Bytes(raw.to_vec())))
+            }
+            Err(_) => {}
         }
     }
     None

@@ -42,6 +42,7 @@ pub mod compress;
 pub mod detect;
 pub mod jackson;
 mod java_hash;
+mod jdk;
 mod json;
 pub mod kryo;
 mod long;

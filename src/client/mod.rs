@@ -15,6 +15,7 @@ pub use builder::ClientBuilder;
 
 use crate::error::Result;
 use crate::queue::blocking::BlockingQueue;
+use crate::queue::events::{Event, Events, EventsFrom};
 use crate::queue::delayed::DelayedQueue;
 use crate::queue::reliable::ReliableQueue;
 use crate::queue::Core;
@@ -256,9 +257,9 @@ impl Client {
     /// and reads on from its last event after a reconnect (see
     /// [`Events`](crate::events::Events)). Reading does not need the events to be
     /// on: it waits until some come.
-    pub fn events(&self, queue: &impl AsRef<QueueKeys>) -> Result<crate::events::Events> {
+    pub fn events(&self, queue: &impl AsRef<QueueKeys>) -> Result<Events> {
         self.check_open()?;
-        Ok(crate::events::Events::new(self.core.clone(), queue.as_ref().clone()))
+        Ok(Events::new(self.core.clone(), queue.as_ref().clone()))
     }
 
     /// Up to `count` of the events `queue`'s stream keeps, oldest first,
@@ -269,9 +270,9 @@ impl Client {
     pub async fn kept_events(
         &self,
         queue: &impl AsRef<QueueKeys>,
-        from: crate::events::EventsFrom,
+        from: EventsFrom,
         count: usize,
-    ) -> Result<Vec<crate::events::Event>> {
+    ) -> Result<Vec<Event>> {
         self.check_open()?;
         crate::queue::events::kept(&self.core, queue.as_ref(), &from, count).await
     }
@@ -293,7 +294,7 @@ impl Client {
         &self,
         queue: &impl AsRef<QueueKeys>,
         count: usize,
-    ) -> Result<Vec<crate::events::Event>> {
+    ) -> Result<Vec<Event>> {
         self.check_open()?;
         crate::queue::events::newest(&self.core, queue.as_ref(), count).await
     }

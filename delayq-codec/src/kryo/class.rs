@@ -102,6 +102,7 @@ const COLLECTIONS: &[&str] = &[
     "java.util.concurrent.ConcurrentLinkedDeque",
     "java.util.concurrent.LinkedBlockingQueue",
     "java.util.concurrent.LinkedBlockingDeque",
+    "java.util.concurrent.ConcurrentSkipListSet",
     // Declared types only (never a runtime class).
     "java.util.Collection",
     "java.util.List",
@@ -157,6 +158,10 @@ pub(crate) fn concrete(name: &str) -> &str {
 /// Whether the JDK declares the class `final` (Kryo then writes a value of
 /// that declared type without its class).
 pub(crate) fn is_final_jdk_class(name: &str) -> bool {
+    // Kryo takes an array final when its element class is.
+    if let Some(element) = super::java_type::array_element(name) {
+        return super::java_type::Primitive::from_name(element).is_some() || is_final_jdk_class(element);
+    }
     matches!(
         name,
         "java.lang.String"
@@ -170,6 +175,13 @@ pub(crate) fn is_final_jdk_class(name: &str) -> bool {
             | "java.lang.Double"
             | "[B"
             | "java.util.UUID"
+            | "java.util.Optional"
+            | "java.util.Currency"
+            | "java.util.Locale"
+            | "java.net.URI"
+            | "java.net.URL"
+            | "java.lang.StringBuilder"
+            | "java.lang.StringBuffer"
     ) || (name.starts_with("java.time.") && !name.contains("chrono") && name != "java.time.ZoneId")
 }
 
@@ -207,23 +219,4 @@ pub(crate) fn full_name(simple: &str) -> &str {
         "BigInteger" => "java.math.BigInteger",
         other => other,
     }
-}
-
-/// Why a class Java can send is refused, for classes Redisson's Kryo5Codec
-/// hands to serializers this module does not implement.
-pub(crate) fn refused(name: &str) -> Option<String> {
-    let why = if name.starts_with("java.util.Collections$") || name.starts_with("java.util.ImmutableCollections$") {
-        "an unmodifiable, synchronized, singleton or immutable collection (Redisson writes those with Java \
-         serialization or Kryo's immutable-collection serializers); send an ArrayList/HashMap/HashSet instead"
-    } else if matches!(
-        name,
-        "java.util.TreeMap" | "java.util.TreeSet" | "java.util.EnumMap" | "java.util.PriorityQueue"
-    ) || name.starts_with("java.util.EnumSet")
-        || name.starts_with("java.util.RegularEnumSet")
-    {
-        "a sorted, enum-keyed or priority collection, which Kryo writes with its own serializer"
-    } else {
-        return None;
-    };
-    Some(format!("{} is {why}", shown(name)))
 }

@@ -52,6 +52,34 @@ impl Primitive {
         }
     }
 
+    /// The JVM type code (`I` for `int`).
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Primitive::Boolean => b'Z',
+            Primitive::Byte => b'B',
+            Primitive::Char => b'C',
+            Primitive::Short => b'S',
+            Primitive::Int => b'I',
+            Primitive::Long => b'J',
+            Primitive::Float => b'F',
+            Primitive::Double => b'D',
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            b'Z' => Primitive::Boolean,
+            b'B' => Primitive::Byte,
+            b'C' => Primitive::Char,
+            b'S' => Primitive::Short,
+            b'I' => Primitive::Int,
+            b'J' => Primitive::Long,
+            b'F' => Primitive::Float,
+            b'D' => Primitive::Double,
+            _ => return None,
+        })
+    }
+
     /// The wrapper class (`java.lang.Long` for `long`).
     pub(crate) fn boxed(self) -> &'static str {
         match self {
@@ -226,13 +254,42 @@ impl JavaType {
     }
 }
 
+/// The JVM name of an array of `element` (`[I`, `[Ljava.lang.String;`, `[[I`).
+pub(crate) fn array_of(element: &JavaType) -> String {
+    match &element.0 {
+        Repr::Primitive(p) => format!("[{}", p.code() as char),
+        Repr::Class { name, .. } if name.starts_with('[') => format!("[{name}"),
+        Repr::Class { name, .. } => format!("[L{name};"),
+    }
+}
+
+/// The element type's name of an array class (`[I` → `int`,
+/// `[Ljava.lang.String;` → `java.lang.String`, `[[I` → `[I`).
+pub(crate) fn array_element(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix('[')?;
+    if rest.starts_with('[') {
+        return Some(rest);
+    }
+    if let Some(class) = rest.strip_prefix('L').and_then(|r| r.strip_suffix(';')) {
+        return (!class.is_empty()).then_some(class);
+    }
+    let mut chars = rest.chars();
+    let p = Primitive::from_code(chars.next()? as u8)?;
+    chars.next().is_none().then_some(p.name())
+}
+
 impl fmt::Display for JavaType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Repr::Primitive(p) => f.write_str(p.name()),
             Repr::Class { name, args, .. } => {
-                if name == "[B" {
-                    return f.write_str("byte[]");
+                if let Some(element) = array_element(name) {
+                    let element = if element.starts_with('[') {
+                        JavaType::class(element, Vec::new()).to_string()
+                    } else {
+                        element.to_owned()
+                    };
+                    return write!(f, "{element}[]");
                 }
                 f.write_str(name)?;
                 if !args.is_empty() {
@@ -326,11 +383,11 @@ impl Parser<'_> {
         } else {
             JavaType::class(class::full_name(&name), args)
         };
-        if self.eat('[') {
-            if !self.eat(']') || ty.as_primitive() != Some(Primitive::Byte) {
-                return Err(format!("{:?}: byte[] is the only array type supported", self.text));
+        while self.eat('[') {
+            if !self.eat(']') {
+                return Err(format!("{:?}: expected ']'", self.text));
             }
-            ty = JavaType::class("[B", Vec::new());
+            ty = JavaType::class(&array_of(&ty), Vec::new());
         }
         if explicit_final {
             ty.set_final(true);
@@ -355,7 +412,18 @@ mod tests {
         assert!(JavaType::parse("java.util.UUID").unwrap().is_final());
         assert!(!JavaType::parse("BigDecimal").unwrap().is_final());
         assert!(!JavaType::parse("com.shop.Order").unwrap().is_final());
-        assert!(JavaType::parse("int[]").is_err());
+        assert_eq!(JavaType::parse("int[]").unwrap().class_name(), "[I");
+        assert_eq!(
+            JavaType::parse("String[][]").unwrap().class_name(),
+            "[[Ljava.lang.String;"
+        );
+        assert_eq!(
+            JavaType::parse("List<long[]>").unwrap().to_string(),
+            "java.util.List<long[]>"
+        );
+        assert!(JavaType::parse("int[]").unwrap().is_final());
+        assert!(!JavaType::parse("Object[]").unwrap().is_final());
+        assert!(JavaType::parse("int[").is_err());
         assert!(JavaType::parse("List<long>").is_ok());
         assert!(JavaType::parse("").is_err());
     }

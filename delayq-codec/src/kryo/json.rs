@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | `null` | `null` |
 //! | `Boolean` | `true` / `false` |
-//! | `Byte`, `Short`, `Integer`, `Long`, `BigInteger` | number (a `BigInteger` beyond 64 bits: string) |
+//! | `Byte`, `Short`, `Integer`, `Long`, `BigInteger` | number (a `BigInteger` beyond 64 bits: string in `to_json`, every digit as a number in [`KryoValue::to_json_text`]) |
 //! | `Float`, `Double` | number (`"NaN"`, `"Infinity"`, `"-Infinity"` as strings) |
 //! | `BigDecimal` | number; [`KryoValue::to_json_text`] keeps its exact digits (`12.50`) |
 //! | `BigInteger`, `BigDecimal` beyond [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) | hexadecimal string: `"-0x1f…"`, `"0x4e2… scale 2"` (unscaled value and scale) |
@@ -13,6 +13,11 @@
 //! | `UUID` | string (`"123e4567-e89b-12d3-a456-426614174000"`) |
 //! | `Date` | string as Jackson writes it (`"2026-11-23T02:13:20.000+00:00"`) |
 //! | `Instant` | ISO-8601 string as `Instant.toString()` (`"2026-11-23T02:13:20.123Z"`) |
+//! | other `java.time` values, `java.sql` dates ([`JavaTime`](super::JavaTime)) | string, Java's `toString()` (`"2026-11-23T02:13:20.123456789"`, `"PT1H30M"`, `"Europe/Paris"`) |
+//! | `Optional`, atomics, `Currency`, `Locale`, `URI`, `URL`, `StringBuilder`, `Collections` views | the value they hold (`Optional.empty()`: `null`) |
+//! | `BitSet` | array of its set bits (`[1, 3, 64]`) |
+//! | `EnumSet` | array of constant names |
+//! | throwable | `{"class": …, "message": …, "cause": …}` |
 //! | enum | the constant's name (its ordinal, a number, without a schema) |
 //! | collection | array |
 //! | map | object (non-string keys as their JSON text; a collection, map or POJO key inside two such keys as its class in brackets, `"<java.util.HashMap>"`) |
@@ -89,6 +94,19 @@ impl KryoValue {
             KryoValue::Object { fields, .. } => {
                 Value::Object(fields.iter().map(|f| (f.name.clone(), f.value.json(keys))).collect())
             }
+            KryoValue::Time(t) => Value::String(t.to_string()),
+            KryoValue::Wrapped { class, value } => match bit_set_words(class, value) {
+                Some(words) => Value::Array(set_bits(words).map(Value::from).collect()),
+                None => value.json(keys),
+            },
+            KryoValue::EnumSet { items, .. } => Value::Array(items.iter().map(|i| i.json(keys)).collect()),
+            KryoValue::Throwable { class, message, cause } => {
+                let mut object = Map::new();
+                object.insert("class".into(), Value::String(class.clone()));
+                object.insert("message".into(), message.clone().map_or(Value::Null, Value::String));
+                object.insert("cause".into(), cause.as_ref().map_or(Value::Null, |c| c.json(keys)));
+                Value::Object(object)
+            }
         }
     }
 
@@ -109,6 +127,34 @@ impl KryoValue {
 
     fn write_json(&self, out: &mut String) {
         match self {
+            // Every digit, as a JSON number (to_json gives a string past 64 bits).
+            KryoValue::BigInteger(b) => match decimal::to_decimal_digits(b) {
+                Ok(text) => out.push_str(&text),
+                Err(_) => out.push_str(&Value::String(decimal::hex_form(b, None)).to_string()),
+            },
+            KryoValue::Wrapped { class, value } if bit_set_words(class, value).is_none() => value.write_json(out),
+            KryoValue::EnumSet { items, .. } => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write_json(out);
+                }
+                out.push(']');
+            }
+            KryoValue::Throwable { class, message, cause } => {
+                out.push_str("{\"class\":");
+                out.push_str(&Value::String(class.clone()).to_string());
+                out.push_str(",\"message\":");
+                out.push_str(&message.clone().map_or(Value::Null, Value::String).to_string());
+                out.push_str(",\"cause\":");
+                match cause {
+                    Some(cause) => cause.write_json(out),
+                    None => out.push_str("null"),
+                }
+                out.push('}');
+            }
             KryoValue::BigDecimal { unscaled, scale } => match decimal::format(unscaled, *scale) {
                 // JSON has no exponent sign '+': "1E+3" is written "1E3".
                 Ok(text) => out.push_str(&text.replace("E+", "E")),
@@ -164,6 +210,27 @@ impl KryoValue {
     pub fn from_json(json: &Value, declared: &JavaType, schema: Option<&KryoSchema>) -> Result<KryoValue, String> {
         from_json(json, declared, schema, 0)
     }
+}
+
+/// A `BitSet`'s words (`long[]`), if this wrapped value is one.
+fn bit_set_words<'a>(class: &str, value: &'a KryoValue) -> Option<&'a [KryoValue]> {
+    match value {
+        KryoValue::Collection { items, .. } if class == "java.util.BitSet" => Some(items),
+        _ => None,
+    }
+}
+
+/// The indexes of a `BitSet`'s set bits, as `toString()` lists them.
+fn set_bits(words: &[KryoValue]) -> impl Iterator<Item = u64> + '_ {
+    words.iter().enumerate().flat_map(|(i, word)| {
+        let bits = match word {
+            KryoValue::Long(w) => *w as u64,
+            _ => 0,
+        };
+        (0..64u64)
+            .filter(move |b| bits & (1 << b) != 0)
+            .map(move |b| i as u64 * 64 + b)
+    })
 }
 
 fn float(v: f64, text: String) -> Value {

@@ -31,23 +31,32 @@
 //!   described in a JSON schema file (format on [`KryoSchema`], and in
 //!   `compat/README.md`).
 //!
+//! The JDK types POJOs carry have Kryo serializers of their own, read and
+//! written here: `java.time` and `java.sql` dates, arrays, `List.of` and
+//! the `Collections` singletons and empties, natural-order sorted
+//! collections, `EnumSet`, `Optional`, atomics, `BitSet`, `Currency`,
+//! `Locale`, `URI`, `URL`, `StringBuilder`, JDK enums. What Redisson hands
+//! to Kryo's `JavaSerializer` (the `Collections` views, `EnumMap`,
+//! throwables) is Java serialization inside the payload: read, not written.
+//!
 //! Not supported, refused with a [`KryoError`] that says so: references
 //! (`Kryo5Codec(..., useReferences = true)`), registered classes
-//! (`Kryo5Codec(allowedClasses, ...)` with classes), classes Redisson writes
-//! with Java serialization or Kryo's special serializers (`TreeMap`,
-//! `EnumMap`, unmodifiable and immutable collections, exceptions), arrays
-//! other than `byte[]`, and Java records.
+//! (`Kryo5Codec(allowedClasses, ...)` with classes), sorted collections
+//! with a `Comparator`, other JDK classes with serializers of their own,
+//! and Java records.
 
-mod class;
+pub(crate) mod class;
 mod de;
 pub(crate) mod decimal;
 mod error;
 pub(crate) mod java_type;
+mod jdk;
 mod json;
 mod read;
 pub(crate) mod schema;
 pub(crate) mod ser;
 mod ser_direct;
+mod time;
 mod tree;
 mod types;
 mod value;
@@ -63,6 +72,7 @@ pub use self::decimal::MAX_DECIMAL_BITS;
 pub use self::error::{KryoError, KryoErrorKind};
 pub use self::java_type::JavaType;
 pub use self::schema::KryoSchema;
+pub use self::time::{JavaTime, LocalDate, LocalDateTime, LocalTime, ZoneId, ZoneOffset};
 pub use self::types::{JavaBigDecimal, JavaBytes, JavaDate, JavaInstant, JavaUuid};
 pub use self::value::{KryoField, KryoValue};
 use super::Codec;

@@ -2,10 +2,14 @@
 //! byte slice that is never trusted (every length is checked against what
 //! is left; nesting is counted).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use crate::serialization::embedded::Embedded;
+use crate::serialization::{SerializationError, SerializationErrorKind};
+
 use super::error::{KryoError, KryoErrorKind, Result};
+use super::value::KryoValue;
 use super::{MAX_ALL_NULL, MAX_DEPTH};
 
 pub(crate) struct Reader<'a> {
@@ -20,6 +24,14 @@ pub(crate) struct Reader<'a> {
     /// payload's to choose).
     names: Vec<Arc<str>>,
     other_names: HashMap<u32, Arc<str>>,
+    /// The payload's Java serialization streams (one per `JavaSerializer`
+    /// instance Redisson registers: each `Collections` view class, `EnumMap`,
+    /// throwables), and each object read from them: its stream and end.
+    java: Vec<(String, Embedded<'a>)>,
+    java_ends: Vec<(usize, usize)>,
+    /// The second reading of a payload with Java objects: their values, in
+    /// order, with where each ends.
+    java_values: VecDeque<(usize, KryoValue)>,
 }
 
 impl<'a> Reader<'a> {
@@ -31,7 +43,68 @@ impl<'a> Reader<'a> {
             nulls_left: MAX_ALL_NULL,
             names: Vec::new(),
             other_names: HashMap::new(),
+            java: Vec::new(),
+            java_ends: Vec::new(),
+            java_values: VecDeque::new(),
         }
+    }
+
+    /// Whether the bytes here are Kryo `JavaSerializer` data: the payload's
+    /// Java stream starts here, or has started already.
+    pub(super) fn at_java_object(&self, class: &str) -> bool {
+        let key = java_stream(class);
+        self.java.iter().any(|(k, _)| k == key)
+            || !self.java_values.is_empty()
+            || self.buf[self.pos..].starts_with(&crate::serialization::MAGIC)
+    }
+
+    /// An object written by Kryo's `JavaSerializer`: its value on the
+    /// second reading; `Null` in its place on the first, which only reads
+    /// it into the payload's Java stream.
+    pub(super) fn java_serialized(&mut self, class: &str) -> Result<KryoValue> {
+        if let Some((end, value)) = self.java_values.pop_front() {
+            self.pos = end;
+            return Ok(value);
+        }
+        let key = java_stream(class);
+        let stream = match self.java.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.java.push((key.to_owned(), Embedded::new(self.buf)));
+                self.java.len() - 1
+            }
+        };
+        let end = self.java[stream].1.read(self.pos).map_err(|e| from_java(e, class))?;
+        self.pos = end;
+        self.java_ends.push((stream, end));
+        Ok(KryoValue::Null)
+    }
+
+    /// The Java objects read on a first reading, as values with where each
+    /// ends, in payload order.
+    pub(super) fn java_objects(&mut self) -> Result<Option<VecDeque<(usize, KryoValue)>>> {
+        if self.java.is_empty() {
+            return Ok(None);
+        }
+        let mut streams = Vec::with_capacity(self.java.len());
+        for (_, java) in self.java.drain(..) {
+            let values = java.finish().map_err(|e| from_java(e, "a JavaSerializer object"))?;
+            streams.push(values.into_iter());
+        }
+        let mut out = VecDeque::with_capacity(self.java_ends.len());
+        for (stream, end) in self.java_ends.drain(..) {
+            let value = streams[stream].next().ok_or_else(|| {
+                KryoError::new(KryoErrorKind::Malformed, Some(end), "a Java object without its value")
+            })?;
+            out.push_back((end, value));
+        }
+        Ok(Some(out))
+    }
+
+    /// Starts a second reading with the values of the Java objects.
+    pub(super) fn with_java_values(mut self, values: VecDeque<(usize, KryoValue)>) -> Self {
+        self.java_values = values;
+        self
     }
 
     pub(super) fn pos(&self) -> usize {
@@ -124,6 +197,10 @@ impl<'a> Reader<'a> {
 
     pub(super) fn u16(&mut self) -> Result<u16> {
         Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    pub(super) fn i32(&mut self) -> Result<i32> {
+        Ok(i32::from_le_bytes(self.array()?))
     }
 
     pub(super) fn i64(&mut self) -> Result<i64> {
@@ -311,6 +388,38 @@ impl<'a> Reader<'a> {
             None => self.other_names.get(&id).cloned(),
         }
     }
+}
+
+/// Which of Redisson's `JavaSerializer` instances writes a class: each
+/// `Collections` view class has its own, `EnumMap` one, throwables (and
+/// any other class Kryo hands to Java serialization) one.
+fn java_stream(class: &str) -> &str {
+    if class.starts_with("java.util.Collections$") || class == "java.util.EnumMap" {
+        class
+    } else {
+        "java.lang.Throwable"
+    }
+}
+
+/// An error of the Java serialization inside a Kryo payload, as Kryo's.
+fn from_java(e: SerializationError, class: &str) -> KryoError {
+    use SerializationErrorKind as S;
+    let kind = match e.kind() {
+        S::Truncated => KryoErrorKind::Truncated,
+        S::TooLarge => KryoErrorKind::TooLarge,
+        S::TooDeep => KryoErrorKind::TooDeep,
+        S::Unsupported | S::Cyclic => KryoErrorKind::Unsupported,
+        _ => KryoErrorKind::Malformed,
+    };
+    KryoError::new(
+        kind,
+        e.offset(),
+        format!(
+            "{} (Java serialization, Kryo's JavaSerializer): {}",
+            super::class::shown(class),
+            e.message()
+        ),
+    )
 }
 
 #[cfg(test)]

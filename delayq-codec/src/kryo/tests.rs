@@ -290,11 +290,17 @@ fn registered_classes_are_refused_by_name_of_the_java_setting() {
         assert!(err.to_string().contains("Kryo5Codec(allowedClasses"), "{err}");
         assert!(diagnose(raw).unwrap().contains("allowedClasses"));
     }
-    let tree = [&b"\x01\x00java.util.TreeMa"[..], &[b'p' | 0x80, 0x00, 0x01]].concat();
-    assert_eq!(
-        KryoValue::decode(&tree, None).unwrap_err().kind(),
-        KryoErrorKind::Unsupported
-    );
+    // A TreeMap ordered by a Comparator (an empty one: size 0, then the comparator's class).
+    let tree = [
+        &b"\x01\x00java.util.TreeMa"[..],
+        &[b'p' | 0x80, 0x01, 0x01, 0x01],
+        b"x.Cm",
+        &[b'p' | 0x80],
+    ]
+    .concat();
+    let err = KryoValue::decode(&tree, None).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::Unsupported);
+    assert!(err.to_string().contains("x.Cmp"), "{err}");
 }
 
 #[test]

@@ -16,8 +16,11 @@ use super::value::{KryoField, KryoValue};
 use super::write::Writer;
 
 pub(crate) fn decode(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValue> {
-    let mut r = Reader::new(raw);
-    let decoded = read_classed(&mut r, schema, None).and_then(|value| r.finish().map(|()| value));
+    let decoded = read_payload(Reader::new(raw), schema).and_then(|(value, mut r)| match r.java_objects()? {
+        // Java objects inside: read again with their values.
+        Some(values) => read_payload(Reader::new(raw).with_java_values(values), schema).map(|(v, _)| v),
+        None => Ok(value),
+    });
     decoded.map_err(|error| match error.kind() {
         KryoErrorKind::Unsupported | KryoErrorKind::TooDeep => error,
         _ if reference_marker_after_class(raw) => error.with_note(
@@ -26,6 +29,12 @@ pub(crate) fn decode(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValu
         ),
         _ => error,
     })
+}
+
+fn read_payload<'a>(mut r: Reader<'a>, schema: Option<&KryoSchema>) -> Result<(KryoValue, Reader<'a>)> {
+    let value = read_classed(&mut r, schema, None)?;
+    r.finish()?;
+    Ok((value, r))
 }
 
 /// Whether the byte after the top-level class is Kryo's "new object"
@@ -182,10 +191,13 @@ pub(crate) fn read_body(
 ) -> Result<KryoValue> {
     r.enter()?;
     let value = match class::builtin(class) {
-        Some(Builtin::Collection) => read_collection(r, schema, class, generics),
-        Some(Builtin::Map) => read_map(r, schema, class, generics),
+        Some(Builtin::Collection) => read_collection(r, schema, class, generics, true, false),
+        Some(Builtin::Map) => read_map(r, schema, class, generics, true, false),
         Some(b) => read_builtin(r, b),
-        None => read_user(r, schema, class),
+        None => match super::jdk::special(class) {
+            Some(kind) => super::jdk::read(r, schema, class, kind, generics),
+            None => read_user(r, schema, class),
+        },
     };
     r.leave();
     value
@@ -193,8 +205,11 @@ pub(crate) fn read_body(
 
 /// Why a class cannot be read, as an error.
 pub(crate) fn unknown_class(r: &Reader<'_>, class: &str, schema: Option<&KryoSchema>) -> KryoError {
-    if let Some(why) = class::refused(class) {
-        return r.error(KryoErrorKind::Unsupported, format!("cannot read {why}"));
+    if crate::jdk::is_jdk_class(class) {
+        return r.error(
+            KryoErrorKind::Unsupported,
+            format!("{} is a JDK class delayq does not read from Kryo", class::shown(class)),
+        );
     }
     let how = if schema.is_some() {
         "it is not in the Kryo schema: add it"
@@ -209,6 +224,8 @@ pub(crate) fn unknown_class(r: &Reader<'_>, class: &str, schema: Option<&KryoSch
 
 fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Result<KryoValue> {
     match schema.and_then(|s| s.get(class)) {
+        // Redisson writes throwables (and any class Kryo cannot) with Java serialization.
+        None if r.at_java_object(class) => r.java_serialized(class),
         None => Err(unknown_class(r, class, schema)),
         Some(ClassDef::Enum { constants }) => {
             let at = r.pos();
@@ -262,7 +279,10 @@ pub(crate) fn read_field(r: &mut Reader<'_>, schema: Option<&KryoSchema>, declar
 fn accepts_null(schema: Option<&KryoSchema>, class: &str) -> bool {
     match class::builtin(class) {
         Some(b) => b.accepts_null(),
-        None => matches!(schema.and_then(|s| s.get(class)), Some(ClassDef::Enum { .. })),
+        None => match super::jdk::special(class) {
+            Some(kind) => kind.accepts_null(),
+            None => matches!(schema.and_then(|s| s.get(class)), Some(ClassDef::Enum { .. })),
+        },
     }
 }
 
@@ -277,7 +297,7 @@ fn read_known(
     read_with_class(r, schema, declared.class_name(), declared.generic_args(), or_null)
 }
 
-fn read_with_class(
+pub(crate) fn read_with_class(
     r: &mut Reader<'_>,
     schema: Option<&KryoSchema>,
     class: &str,
@@ -294,20 +314,32 @@ fn read_with_class(
     read_body(r, schema, class, generics)
 }
 
-fn read_collection(
+/// `CollectionSerializer`: `can_be_null` is false for the immutable
+/// collections (no null markers), `comparator` says a sorted collection's
+/// comparator follows the size.
+pub(crate) fn read_collection(
     r: &mut Reader<'_>,
     schema: Option<&KryoSchema>,
     class: &str,
     generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
 ) -> Result<KryoValue> {
     let element = generics.and_then(|g| g.first());
-    let (flag, len) = r.var_flag()?;
+    let nested = element.and_then(JavaType::generic_args);
+    let final_element = element.filter(|e| e.is_final());
+    let (flag, len) = if final_element.is_some() && !can_be_null {
+        (false, r.var_u32()?)
+    } else {
+        r.var_flag()?
+    };
     if len == 0 {
         return Ok(KryoValue::Null);
     }
     let len = len - 1;
-    let nested = element.and_then(JavaType::generic_args);
-    let final_element = element.filter(|e| e.is_final());
+    if comparator {
+        super::jdk::no_comparator(r, class)?;
+    }
     // An all-null collection is one byte for all its elements; every other
     // element takes at least one byte, so a size is checked against what is left.
     let same_class = if final_element.is_none() && flag && len > 0 {
@@ -319,7 +351,7 @@ fn read_collection(
                     items: vec![KryoValue::Null; len],
                 });
             }
-            Some(c) => Some((c, r.bool()?)),
+            Some(c) => Some((c, can_be_null && r.bool()?)),
         }
     } else {
         None
@@ -353,24 +385,32 @@ fn read_collection(
     })
 }
 
-fn read_map(
+/// `MapSerializer`: `can_be_null` is false for the immutable maps (no null
+/// markers), `comparator` says a sorted map's comparator follows the size.
+pub(crate) fn read_map(
     r: &mut Reader<'_>,
     schema: Option<&KryoSchema>,
     class: &str,
     generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
 ) -> Result<KryoValue> {
     let len = match r.var_u32()? {
         0 => return Ok(KryoValue::Null),
-        n => r.count(n - 1, "a map size")?,
+        n => n - 1,
     };
+    if comparator {
+        super::jdk::no_comparator(r, class)?;
+    }
+    let len = r.count(len, "a map size")?;
     let (key, value) = match generics {
         Some([k, v]) => (Some(k), Some(v)),
         _ => (None, None),
     };
     let mut entries = Vec::with_capacity(len);
     for _ in 0..len {
-        let k = read_entry_part(r, schema, key)?;
-        let v = read_entry_part(r, schema, value)?;
+        let k = read_entry_part(r, schema, key, can_be_null)?;
+        let v = read_entry_part(r, schema, value, can_be_null)?;
         entries.push((k, v));
     }
     Ok(KryoValue::Map {
@@ -379,9 +419,14 @@ fn read_map(
     })
 }
 
-fn read_entry_part(r: &mut Reader<'_>, schema: Option<&KryoSchema>, declared: Option<&JavaType>) -> Result<KryoValue> {
+fn read_entry_part(
+    r: &mut Reader<'_>,
+    schema: Option<&KryoSchema>,
+    declared: Option<&JavaType>,
+    can_be_null: bool,
+) -> Result<KryoValue> {
     match declared {
-        Some(d) if d.is_final() => read_known(r, schema, d, true),
+        Some(d) if d.is_final() => read_known(r, schema, d, can_be_null),
         Some(d) => read_classed(r, schema, d.generic_args()),
         None => read_classed(r, schema, None),
     }
@@ -389,13 +434,13 @@ fn read_entry_part(r: &mut Reader<'_>, schema: Option<&KryoSchema>, declared: Op
 
 // ---------------------------------------------------------------- writing
 
-fn write_class(w: &mut Writer, class: &str) -> Result<()> {
+pub(crate) fn write_class(w: &mut Writer, class: &str) -> Result<()> {
     match class::registered_id(class) {
         Some(id) => {
             w.var_u32(id);
             Ok(())
         }
-        None if super::is_java_class(class) || class == "[B" => w.class_name(class),
+        None if super::is_java_class(class) || super::java_type::array_element(class).is_some() => w.class_name(class),
         None => Err(KryoError::encode(format!(
             "`{class}` is not a Java class name, and Kryo writes the class here: name the Rust type after its \
              Java class (#[serde(rename = \"com.example.{class}\")])"
@@ -414,7 +459,16 @@ pub(crate) fn write_classed(w: &mut Writer, value: &KryoValue, generics: Option<
 }
 
 pub(super) fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Result<()> {
+    if let Some(written) = super::jdk::write(w, value, generics) {
+        return written;
+    }
     match value {
+        KryoValue::Time(_) | KryoValue::Wrapped { .. } | KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
+            return Err(KryoError::encode(format!(
+                "{} is written by Kryo's JavaSerializer (Java serialization inside Kryo), which delayq does not write",
+                value.java_class().unwrap_or_default()
+            )))
+        }
         KryoValue::Null => w.u8(0),
         KryoValue::Boolean(v) => w.bool(*v),
         KryoValue::Byte(v) => w.u8(*v as u8),
@@ -461,8 +515,8 @@ pub(super) fn write_body(w: &mut Writer, value: &KryoValue, generics: Option<&[J
                 .checked_add(1)
                 .ok_or_else(|| KryoError::encode("enum ordinal too large"))?,
         ),
-        KryoValue::Collection { items, .. } => write_collection(w, items, generics)?,
-        KryoValue::Map { entries, .. } => write_map(w, entries, generics)?,
+        KryoValue::Collection { items, .. } => write_collection(w, items, generics, true, false)?,
+        KryoValue::Map { entries, .. } => write_map(w, entries, generics, true, false)?,
         KryoValue::Object { class, fields } => {
             // Kryo's order (by name), whatever order the value came in: a
             // POJO read from Java serialization lists its primitives first.
@@ -509,7 +563,7 @@ fn null_form(declared: &JavaType) -> u8 {
 
 /// `writeObjectOrNull` (`or_null`) or `writeObject` with the serializer of
 /// a final declared type.
-fn write_known(w: &mut Writer, declared: &JavaType, value: &KryoValue, or_null: bool) -> Result<()> {
+pub(crate) fn write_known(w: &mut Writer, declared: &JavaType, value: &KryoValue, or_null: bool) -> Result<()> {
     check_known(declared, value)?;
     if matches!(value, KryoValue::Null) {
         if !or_null {
@@ -522,7 +576,10 @@ fn write_known(w: &mut Writer, declared: &JavaType, value: &KryoValue, or_null: 
     }
     let accepts = match class::builtin(declared.class_name()) {
         Some(b) => b.accepts_null(),
-        None => matches!(value, KryoValue::Enum { .. }),
+        None => match super::jdk::special(declared.class_name()) {
+            Some(kind) => kind.accepts_null(),
+            None => matches!(value, KryoValue::Enum { .. }),
+        },
     };
     if or_null && !accepts {
         w.u8(1);
@@ -555,17 +612,41 @@ fn write_field(w: &mut Writer, declared: &JavaType, value: &KryoValue) -> Result
     }
 }
 
-fn write_collection(w: &mut Writer, items: &[KryoValue], generics: Option<&[JavaType]>) -> Result<()> {
+/// `CollectionSerializer` (see [`read_collection`] for the options).
+pub(crate) fn write_collection(
+    w: &mut Writer,
+    items: &[KryoValue],
+    generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
+) -> Result<()> {
+    // A sorted collection's comparator: null, natural order.
+    let header = |w: &mut Writer| {
+        if comparator {
+            w.u8(0);
+        }
+    };
     if items.is_empty() {
         w.u8(1);
+        header(w);
         return Ok(());
+    }
+    let has_null = items.iter().any(|v| matches!(v, KryoValue::Null));
+    if has_null && !can_be_null {
+        return Err(KryoError::encode(
+            "a null in a collection that holds none (List.of, Set.of)",
+        ));
     }
     let len = Writer::len_plus_one(items.len())?;
     let element = generics.and_then(|g| g.first());
     let nested = element.and_then(JavaType::generic_args);
     if let Some(element) = element.filter(|e| e.is_final()) {
-        let has_null = items.iter().any(|v| matches!(v, KryoValue::Null));
-        w.var_flag(has_null, len);
+        if can_be_null {
+            w.var_flag(has_null, len);
+        } else {
+            w.var_u32(len);
+        }
+        header(w);
         for item in items {
             write_known(w, element, item, has_null)?;
         }
@@ -587,20 +668,25 @@ fn write_collection(w: &mut Writer, items: &[KryoValue], generics: Option<&[Java
     }
     if mixed {
         w.var_flag(false, len);
+        header(w);
         for item in items {
             write_classed(w, item, nested)?;
         }
         return Ok(());
     }
     w.var_flag(true, len);
+    header(w);
     let Some(class) = common else {
         // All null.
         w.u8(0);
         return Ok(());
     };
     write_class(w, class)?;
-    w.bool(has_null);
+    if can_be_null {
+        w.bool(has_null);
+    }
     let accepts = class::builtin(class).is_some_and(Builtin::accepts_null)
+        || super::jdk::special(class).is_some_and(super::jdk::Special::accepts_null)
         || items.iter().any(|v| matches!(v, KryoValue::Enum { .. }));
     for item in items {
         if matches!(item, KryoValue::Null) {
@@ -615,22 +701,32 @@ fn write_collection(w: &mut Writer, items: &[KryoValue], generics: Option<&[Java
     Ok(())
 }
 
-fn write_map(w: &mut Writer, entries: &[(KryoValue, KryoValue)], generics: Option<&[JavaType]>) -> Result<()> {
+/// `MapSerializer` (see [`read_map`] for the options).
+pub(crate) fn write_map(
+    w: &mut Writer,
+    entries: &[(KryoValue, KryoValue)],
+    generics: Option<&[JavaType]>,
+    can_be_null: bool,
+    comparator: bool,
+) -> Result<()> {
     w.var_u32(Writer::len_plus_one(entries.len())?);
+    if comparator {
+        w.u8(0);
+    }
     let (key, value) = match generics {
         Some([k, v]) => (Some(k), Some(v)),
         _ => (None, None),
     };
     for (k, v) in entries {
-        write_entry_part(w, key, k)?;
-        write_entry_part(w, value, v)?;
+        write_entry_part(w, key, k, can_be_null)?;
+        write_entry_part(w, value, v, can_be_null)?;
     }
     Ok(())
 }
 
-fn write_entry_part(w: &mut Writer, declared: Option<&JavaType>, value: &KryoValue) -> Result<()> {
+fn write_entry_part(w: &mut Writer, declared: Option<&JavaType>, value: &KryoValue, can_be_null: bool) -> Result<()> {
     match declared {
-        Some(d) if d.is_final() => write_known(w, d, value, true),
+        Some(d) if d.is_final() => write_known(w, d, value, can_be_null),
         Some(d) => write_classed(w, value, d.generic_args()),
         None => write_classed(w, value, None),
     }

@@ -3,6 +3,7 @@
 use super::error::KryoError;
 use super::java_type::JavaType;
 use super::schema::{ClassDef, KryoSchema};
+use super::time::JavaTime;
 use super::{decimal, tree};
 
 /// A Java value as Kryo writes it, with its Java class.
@@ -104,6 +105,43 @@ pub enum KryoValue {
         /// Its fields.
         fields: Vec<KryoField>,
     },
+    /// A `java.time` value, or a `java.sql` date (`Timestamp`, `Date`,
+    /// `Time`).
+    Time(JavaTime),
+    /// A JDK object that stands for one value: `Optional` (its value, or
+    /// `Null` when empty), `AtomicInteger`/`AtomicLong`/`AtomicBoolean`/
+    /// `AtomicReference`, `StringBuilder`/`StringBuffer`, `Currency` (its
+    /// code), `Locale` (its `toString()`, `en_US`), `URI`, `URL`, `BitSet`
+    /// (its words, a `long[]`), and the `Collections.unmodifiable*`,
+    /// `synchronized*` and `checked*` views (the collection or map they
+    /// wrap).
+    Wrapped {
+        /// Its class (`java.util.Optional`,
+        /// `java.util.Collections$UnmodifiableRandomAccessList`).
+        class: String,
+        /// The value it holds.
+        value: Box<KryoValue>,
+    },
+    /// A `java.util.EnumSet`: its elements' enum class is kept, which an
+    /// empty set needs to be written again.
+    EnumSet {
+        /// Its class (`java.util.RegularEnumSet`, `java.util.JumboEnumSet`).
+        class: String,
+        /// The enum class of its elements.
+        element: String,
+        /// Its constants ([`KryoValue::Enum`]s), in ordinal order.
+        items: Vec<KryoValue>,
+    },
+    /// A `java.lang.Throwable`: its class, message and cause (its stack
+    /// trace is not part of the value).
+    Throwable {
+        /// Its class (`java.lang.IllegalStateException`).
+        class: String,
+        /// `getMessage()`.
+        message: Option<String>,
+        /// `getCause()`.
+        cause: Option<Box<KryoValue>>,
+    },
 }
 
 /// A field of a [`KryoValue::Object`]: its name, its declared Java type
@@ -182,10 +220,14 @@ impl KryoValue {
             KryoValue::Instant { .. } => "java.time.Instant",
             KryoValue::BigDecimal { .. } => "java.math.BigDecimal",
             KryoValue::BigInteger(_) => "java.math.BigInteger",
+            KryoValue::Time(t) => t.java_class(),
             KryoValue::Enum { class, .. }
             | KryoValue::Collection { class, .. }
             | KryoValue::Map { class, .. }
-            | KryoValue::Object { class, .. } => class,
+            | KryoValue::Object { class, .. }
+            | KryoValue::Wrapped { class, .. }
+            | KryoValue::EnumSet { class, .. }
+            | KryoValue::Throwable { class, .. } => class,
         })
     }
 
@@ -239,11 +281,15 @@ impl KryoValue {
                     *ordinal = constants.iter().position(|c| c == name).map(|i| i as u32);
                 }
             }
-            KryoValue::Collection { items, .. } => items.iter_mut().for_each(|v| v.adopt_schema(schema)),
+            KryoValue::Collection { items, .. } | KryoValue::EnumSet { items, .. } => {
+                items.iter_mut().for_each(|v| v.adopt_schema(schema))
+            }
             KryoValue::Map { entries, .. } => entries.iter_mut().for_each(|(k, v)| {
                 k.adopt_schema(schema);
                 v.adopt_schema(schema);
             }),
+            KryoValue::Wrapped { value, .. } => value.adopt_schema(schema),
+            KryoValue::Throwable { cause: Some(cause), .. } => cause.adopt_schema(schema),
             _ => {}
         }
     }

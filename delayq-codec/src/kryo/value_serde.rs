@@ -198,6 +198,23 @@ impl<'de> Deserializer<'de> for ValueDe {
                     .into_iter()
                     .map(|f| (ValueDe(KryoValue::String(f.name)), ValueDe(f.value))),
             )),
+            KryoValue::Time(t) => v.visit_string(t.to_string()),
+            KryoValue::Wrapped { value, .. } => ValueDe(*value).deserialize_any(v),
+            KryoValue::EnumSet { items, .. } => {
+                v.visit_seq(de::value::SeqDeserializer::new(items.into_iter().map(ValueDe)))
+            }
+            KryoValue::Throwable { class, message, cause } => {
+                let entries = [
+                    ("class", KryoValue::String(class)),
+                    ("message", message.map_or(KryoValue::Null, KryoValue::String)),
+                    ("cause", cause.map_or(KryoValue::Null, |c| *c)),
+                ];
+                v.visit_map(de::value::MapDeserializer::new(
+                    entries
+                        .into_iter()
+                        .map(|(k, val)| (ValueDe(KryoValue::String(k.into())), ValueDe(val))),
+                ))
+            }
             other @ (KryoValue::Uuid(_)
             | KryoValue::Date(_)
             | KryoValue::Instant { .. }

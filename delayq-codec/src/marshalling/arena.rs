@@ -105,6 +105,11 @@ impl Arena {
         Ok(self.nodes.len() - 1)
     }
 
+    /// A node (the JDK classes read their parts' nodes).
+    pub(super) fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+
     /// The value of a node without children (`None` for a collection, map
     /// or POJO).
     pub(super) fn value(&self, id: NodeId) -> Option<&KryoValue> {

@@ -28,15 +28,20 @@ pub(super) fn looks_like(raw: &[u8]) -> bool {
         },
         ids::STRING_MEDIUM => be16(rest).is_some_and(|n| chars_fit(if n == 0 { 0x10000 } else { n }, rest.len() - 2)),
         ids::STRING_LARGE => be32(rest).is_some_and(|n| n > 0 && chars_fit(n, rest.len() - 4)),
-        ids::ARRAY_EMPTY => rest == [ids::PRIM_BYTE],
-        ids::ARRAY_SMALL => match rest {
-            [n, ids::PRIM_BYTE, bytes @ ..] => bytes.len() == if *n == 0 { 0x100 } else { usize::from(*n) },
-            _ => false,
+        ids::ARRAY_EMPTY => {
+            matches!(rest, [c] if is_component(*c)) || matches!(rest, [ids::OBJECT_ARRAY_TYPE_CLASS, _, ..])
+        }
+        ids::ARRAY_SMALL => match rest.split_first() {
+            Some((&n, rest)) => array_fits(if n == 0 { 0x100 } else { usize::from(n) }, rest),
+            None => false,
         },
-        ids::ARRAY_MEDIUM => be16(rest).is_some_and(|n| {
-            rest.get(2) == Some(&ids::PRIM_BYTE) && rest.len() - 3 == if n == 0 { 0x10000 } else { n }
-        }),
-        ids::COLLECTION_EMPTY => matches!(rest, [id] if is_collection_id(*id)),
+        ids::ARRAY_MEDIUM => be16(rest).is_some_and(|n| array_fits(if n == 0 { 0x10000 } else { n }, &rest[2..])),
+        ids::UNMODIFIABLE_COLLECTION..=ids::UNMODIFIABLE_SORTED_MAP => !rest.is_empty(),
+        ids::COLLECTION_EMPTY => {
+            matches!(rest, [id] if is_collection_id(*id))
+                // An EnumSet or EnumMap names its enum class after its id.
+                || matches!(rest, [ids::CC_ENUM_SET_PROXY | ids::CC_ENUM_MAP, _, ..])
+        }
         ids::COLLECTION_SMALL => {
             matches!(rest, [n, id, items @ ..] if is_collection_id(*id) && items.len() >= if *n == 0 { 0x100 } else { usize::from(*n) })
         }
@@ -51,10 +56,13 @@ pub(super) fn looks_like(raw: &[u8]) -> bool {
                 let n = usize::from(*n);
                 tail.len() > n + 8 + 4 && is_class_name(&tail[..n])
             }
-            // An enum or externalizable class: an int length, then the name.
-            [ids::ENUM_TYPE_CLASS | ids::EXTERNALIZABLE_CLASS, tail @ ..] => {
-                be32(tail).is_some_and(|n| n < 0x10000 && tail.len() > 4 + n && is_class_name(&tail[4..4 + n]))
-            }
+            // An enum or externalizable class: an int length, then the name
+            // (an enum of the default package has no dot in it).
+            [ids::ENUM_TYPE_CLASS | ids::EXTERNALIZABLE_CLASS, tail @ ..] => be32(tail).is_some_and(|n| {
+                n < 0x10000 && tail.len() > 4 + n && (is_class_name(&tail[4..4 + n]) || is_simple_name(&tail[4..4 + n]))
+            }),
+            // Serializable JDK classes River names by id.
+            [ids::CC_COPY_ON_WRITE_ARRAY_LIST | ids::CC_COPY_ON_WRITE_ARRAY_SET, _, ..] => true,
             _ => false,
         },
         _ => false,
@@ -62,7 +70,44 @@ pub(super) fn looks_like(raw: &[u8]) -> bool {
 }
 
 fn is_collection_id(id: u8) -> bool {
-    ids::cc_collection(id).is_some() || ids::cc_map(id).is_some()
+    ids::cc_collection(id).is_some()
+        || ids::cc_map(id).is_some()
+        || matches!(id, ids::CC_ENUM_SET_PROXY | ids::CC_ENUM_MAP)
+}
+
+/// A class id an array's component can be: a primitive, `String`,
+/// `Object`, a boxed class, an array class.
+fn is_component(id: u8) -> bool {
+    (ids::STRING_CLASS..=0x31).contains(&id)
+}
+
+/// Whether `n` elements of the component first in `rest` fit the bytes
+/// after it: exactly, for primitives (booleans eight to a byte); at least
+/// a byte each, for objects.
+fn array_fits(n: usize, rest: &[u8]) -> bool {
+    let Some((&component, elements)) = rest.split_first() else {
+        return false;
+    };
+    let size = match component {
+        ids::PRIM_BOOLEAN => return elements.len() == n.div_ceil(8),
+        ids::PRIM_BYTE => 1,
+        ids::PRIM_SHORT | ids::PRIM_CHAR => 2,
+        ids::PRIM_INT | ids::PRIM_FLOAT => 4,
+        ids::PRIM_LONG | ids::PRIM_DOUBLE => 8,
+        ids::OBJECT_ARRAY_TYPE_CLASS => return elements.len() > n,
+        c if is_component(c) => return elements.len() >= n,
+        _ => return false,
+    };
+    elements.len() == n * size
+}
+
+/// A class name without a package (`Shade`): a Java identifier.
+fn is_simple_name(name: &[u8]) -> bool {
+    name.first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_' || *b == b'$')
+        && name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
 }
 
 /// `a.b.C` / `a.B$C`, ASCII.

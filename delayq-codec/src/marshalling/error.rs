@@ -34,8 +34,8 @@ pub struct MarshallingError {
 ///
 /// ```
 /// use delayq_codec::marshalling::{self, MarshallingErrorKind};
-/// // 0x7f: an unmodifiable set, which delayq does not read.
-/// let error = marshalling::decode(&[0x04, 0x7f, 0x01]).unwrap_err();
+/// // 0x7b: Collections.nCopies(2, null), which delayq does not read.
+/// let error = marshalling::decode(&[0x04, 0x53, 0x02, 0x7b, 0x01]).unwrap_err();
 /// assert_eq!(error.kind(), MarshallingErrorKind::Unsupported);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,9 +62,9 @@ pub enum MarshallingErrorKind {
     /// Bytes no River writer produces (bad UTF-8, a negative length, a
     /// class name that is not a string, a JDK class with the wrong data...).
     Malformed,
-    /// A Java class or River feature delayq does not read: arrays other
-    /// than `byte[]`, `Class` objects, proxies, externalizers, class or
-    /// object tables, custom `writeObject` data of non-JDK classes...
+    /// A Java class or River feature delayq does not read: `Class`
+    /// objects, proxies, externalizers, class or object tables, custom
+    /// `writeObject` data of non-JDK classes, JDK classes it does not know...
     Unsupported,
     /// The value does not fit the Rust type it is read into.
     SchemaMismatch,

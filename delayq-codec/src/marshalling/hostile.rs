@@ -309,8 +309,15 @@ fn what_delayq_does_not_read_is_named() {
         assert_eq!(err.kind(), MarshallingErrorKind::Unsupported, "{what}: {err}");
         assert!(err.message().contains(what), "{what}: {err}");
     };
-    unsupported(&[0x04, 0x7f, 0x01], "java.util.Collections$UnmodifiableSet");
-    unsupported(&[0x04, 0x42, 0x01, 0x23, 0, 0, 0, 1], "an array of int");
+    unsupported(&[0x04, 0x53, 0x02, 0x7b, 0x01], "java.util.Collections$CopiesList");
+    // Read now: an int[] and a LocalDate, which this reader refused before.
+    assert_eq!(
+        decode(&[0x04, 0x42, 0x01, 0x23, 0, 0, 0, 1]).unwrap(),
+        KryoValue::Collection {
+            class: "[I".into(),
+            items: vec![KryoValue::Int(1)]
+        }
+    );
     unsupported(&[0x04, 0x5a], "java.lang.Class object (java.util.ArrayList)");
     unsupported(&[0x04, 0x04, 0x08, 0, 0, 0, 0], "a proxy class");
     unsupported(&[0x04, 0x03], "a predefined object");
@@ -321,7 +328,7 @@ fn what_delayq_does_not_read_is_named() {
         &[0; 8],
         &[0x32, 0x07, 3, 0, 0, 0x07, 0xea, 1, 1, 0x35],
     ]);
-    unsupported(&local_date, "java.time.LocalDate");
+    assert_eq!(decode(&local_date).unwrap().to_json(), serde_json::json!("2026-01-01"));
     // A TreeMap sorted by a comparator (here a string, standing for one).
     unsupported(
         &[0x04, 0x52, 0x67, 0x3e, 0x01, b'c'],

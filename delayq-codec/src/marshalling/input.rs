@@ -31,6 +31,11 @@ impl<'a> Input<'a> {
         MarshallingError::new(kind, Some(at), message)
     }
 
+    /// The bytes not read yet.
+    pub(super) fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
     pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(self.error(

@@ -31,13 +31,15 @@
 //! needs, and enum ordinals). Writing a POJO needs its `serialVersionUID`
 //! (`"serialVersionUID"` in the schema).
 //!
-//! Not supported, refused with a [`MarshallingError`] of kind
+//! The JDK types POJOs carry read as Java serialization's do (the same
+//! values: `java.time`, arrays, `List.of`, the `Collections` views,
+//! `EnumSet`/`EnumMap`, atomics, `Locale`... see `crate::jdk`'s list in the
+//! README). Not supported, refused with a [`MarshallingError`] of kind
 //! [`Unsupported`](MarshallingErrorKind::Unsupported) that names it:
-//! arrays other than `byte[]`, `Class` objects, proxies, externalizers,
-//! `Externalizable` classes other than `java.time`'s `Instant`, sorted
-//! collections with a comparator, unmodifiable wrappers, `EnumSet`/`EnumMap`,
-//! and custom `writeObject` data of classes other than the JDK's
-//! collections, maps, `Date`, `BigDecimal` and `BigInteger`.
+//! `Class` objects, proxies, externalizers, other `Externalizable`
+//! classes, sorted collections with a comparator, `Collections.nCopies`,
+//! JDK classes it does not know, and custom `writeObject` data of
+//! application classes.
 //!
 //! Hostile bytes: every length is checked against the bytes left before
 //! anything is allocated, nesting is capped at

@@ -37,7 +37,8 @@ pub(super) fn decode(raw: &[u8]) -> Result<KryoValue> {
     let root = r.object(false)?;
     r.input.finish()?;
     let limit = raw.len().saturating_mul(MAX_EXPANSION).saturating_add(EXPANSION_FLOOR);
-    r.arena.build(root, limit)
+    let value = r.arena.build(root, limit)?;
+    crate::jdk::finish(value).map_err(|f| super::jdk::fault(f, None))
 }
 
 pub(super) struct Reader<'a> {
@@ -192,10 +193,45 @@ impl Reader<'_> {
                 };
                 boxed(self, value)
             }
+            ids::UNMODIFIABLE_COLLECTION..=ids::UNMODIFIABLE_SORTED_MAP => {
+                let slot = self.instances.reserve();
+                let inner = self.object(false)?;
+                let name = ids::predefined_class(lead).unwrap_or_default();
+                if matches!(self.arena.value(inner), Some(KryoValue::Null)) {
+                    return Err(Input::error_at(at, Kind::Malformed, format!("{name} of null")));
+                }
+                // Collections.unmodifiableList of a RandomAccess list is its RandomAccess kind.
+                let random_access = lead == ids::UNMODIFIABLE_LIST
+                    && matches!(self.arena.node(inner), Node::Collection { class, .. }
+                        if matches!(&**class, "java.util.ArrayList" | "java.util.Vector" | "java.util.Stack"
+                            | "java.util.concurrent.CopyOnWriteArrayList" | "java.util.Arrays$ArrayList")
+                            || class.starts_with("java.util.ImmutableCollections$List")
+                            || class.ends_with("RandomAccessList"));
+                let class = if random_access {
+                    "java.util.Collections$UnmodifiableRandomAccessList"
+                } else {
+                    name
+                };
+                let node = self.arena.push(
+                    Node::Collection {
+                        class: crate::jdk::wrapped_mark(class).into(),
+                        items: vec![inner],
+                    },
+                    at,
+                )?;
+                self.instances.set(slot, node, unshared);
+                Ok(node)
+            }
             0x77 | 0x79..=0x82 => Err(self.unsupported(at, ids::predefined_class(lead).unwrap_or("?"))),
             _ => match ids::predefined_class(lead) {
                 // Java reads a class id here as the Class object itself.
-                Some(name) => Err(self.unsupported(at, format!("a java.lang.Class object ({name})"))),
+                Some(name) => self.arena.push(
+                    Node::Collection {
+                        class: crate::jdk::class_mark(name).into(),
+                        items: Vec::new(),
+                    },
+                    at,
+                ),
                 None => Err(Input::error_at(
                     at,
                     Kind::UnknownId,
@@ -267,13 +303,81 @@ impl Reader<'_> {
             },
         };
         let component = self.input.u8()?;
-        if component != ids::PRIM_BYTE {
-            let class = self.class(component)?;
-            return Err(self.unsupported(at, format!("an array of {} (arrays other than byte[])", class.name())));
+        if component == ids::PRIM_BYTE {
+            let bytes = self.input.take(len)?.to_vec();
+            let node = self.push(KryoValue::Bytes(bytes), at)?;
+            self.instances.push(node, unshared);
+            return Ok(node);
         }
-        let bytes = self.input.take(len)?.to_vec();
-        let node = self.push(KryoValue::Bytes(bytes), at)?;
-        self.instances.push(node, unshared);
+        let primitive = ids::predefined_class(component).and_then(Primitive::from_name);
+        if let Some(p) = primitive {
+            // Booleans eight to a byte; the others their size each, big-endian.
+            let size = match p {
+                Primitive::Boolean => 0,
+                Primitive::Char | Primitive::Short => 2,
+                Primitive::Int | Primitive::Float => 4,
+                _ => 8,
+            };
+            let bytes = if size == 0 {
+                len.div_ceil(8)
+            } else {
+                len.saturating_mul(size)
+            };
+            if bytes > self.input.remaining() {
+                return Err(self.input.error(
+                    Kind::TooLarge,
+                    format!(
+                        "an array of {len} elements is more than the {} bytes left",
+                        self.input.remaining()
+                    ),
+                ));
+            }
+            let mut items = Vec::with_capacity(len);
+            if p == Primitive::Boolean {
+                let packed = self.input.take(len.div_ceil(8))?;
+                for i in 0..len {
+                    let v = KryoValue::Boolean(packed[i / 8] & (1 << (i % 8)) != 0);
+                    items.push(self.push(v, at)?);
+                }
+            } else {
+                for _ in 0..len {
+                    let v = self.primitive(p)?;
+                    items.push(self.push(v, at)?);
+                }
+            }
+            let class = format!("[{}", p.code() as char);
+            let node = self.arena.push(
+                Node::Collection {
+                    class: class.into(),
+                    items,
+                },
+                at,
+            )?;
+            // A primitive array is numbered once read.
+            self.instances.push(node, unshared);
+            return Ok(node);
+        }
+        let element = self.class(component)?;
+        let element = element.name();
+        let class = if element.starts_with('[') {
+            format!("[{element}")
+        } else {
+            format!("[L{element};")
+        };
+        self.input.check_count(len, 1, "an array")?;
+        let slot = self.instances.reserve();
+        let mut items = Vec::with_capacity(len);
+        for _ in 0..len {
+            items.push(self.object(false)?);
+        }
+        let node = self.arena.push(
+            Node::Collection {
+                class: class.into(),
+                items,
+            },
+            at,
+        )?;
+        self.instances.set(slot, node, unshared);
         Ok(node)
     }
 
@@ -285,6 +389,45 @@ impl Reader<'_> {
             _ => self.input.length("collection size")?,
         };
         let id = self.input.u8()?;
+        if id == ids::CC_ENUM_SET_PROXY {
+            let descriptor = self.input.u8()?;
+            let element = self.class(descriptor)?.name();
+            self.input.check_count(len, 1, "an EnumSet")?;
+            let slot = self.instances.reserve();
+            let mut items = Vec::with_capacity(len);
+            for _ in 0..len {
+                items.push(self.object(false)?);
+            }
+            let node = self.arena.push(
+                Node::Collection {
+                    class: crate::jdk::enum_set_mark("java.util.RegularEnumSet", &element).into(),
+                    items,
+                },
+                at,
+            )?;
+            self.instances.set(slot, node, unshared);
+            return Ok(node);
+        }
+        if id == ids::CC_ENUM_MAP {
+            self.input.check_count(len, 2, "an EnumMap")?;
+            let slot = self.instances.reserve();
+            let descriptor = self.input.u8()?;
+            self.class(descriptor)?;
+            let mut entries = Vec::with_capacity(len);
+            for _ in 0..len {
+                let key = self.object(false)?;
+                entries.push((key, self.object(false)?));
+            }
+            let node = self.arena.push(
+                Node::Map {
+                    class: "java.util.EnumMap".into(),
+                    entries,
+                },
+                at,
+            )?;
+            self.instances.set(slot, node, unshared);
+            return Ok(node);
+        }
         if let Some(class) = ids::cc_collection(id) {
             self.input.check_count(len, 1, class)?;
             let slot = self.instances.reserve();
@@ -396,7 +539,13 @@ impl Reader<'_> {
             ids::OBJECT_ARRAY_TYPE_CLASS => {
                 let component = self.input.u8()?;
                 let component = self.class(component)?;
-                let class = Class::Other(format!("{}[]", component.name()).into());
+                let name = component.name();
+                let jvm = match Primitive::from_name(&name) {
+                    Some(p) => format!("[{}", p.code() as char),
+                    None if name.starts_with('[') => format!("[{name}"),
+                    None => format!("[L{name};"),
+                };
+                let class = Class::Other(jvm.into());
                 self.classes.push(class.clone());
                 Ok(class)
             }
@@ -499,6 +648,27 @@ impl Reader<'_> {
                 Ok(node)
             }
             Class::Externalizable(name) => Err(self.unsupported(at, format!("{name} (an Externalizable class)"))),
+            // Serializable JDK classes River names by id: their descriptors are implied.
+            Class::Predefined(id @ (ids::CC_COPY_ON_WRITE_ARRAY_LIST | ids::CC_COPY_ON_WRITE_ARRAY_SET)) => {
+                let list = id == ids::CC_COPY_ON_WRITE_ARRAY_LIST;
+                let fields = if list {
+                    Vec::new()
+                } else {
+                    vec![Rc::new(FieldDesc {
+                        name: "al".into(),
+                        primitive: None,
+                        declared: JavaType::object(),
+                        unshared: false,
+                    })]
+                };
+                let serial = Rc::new(Serial {
+                    name: ids::predefined_class(id).unwrap_or_default().into(),
+                    write_object: list,
+                    fields,
+                    data_super: None,
+                });
+                self.serial_object(&serial, unshared, at)
+            }
             Class::Enum(class) => {
                 let name = self.counted_string("an enum constant name")?;
                 let node = self.push(
@@ -541,6 +711,16 @@ impl Reader<'_> {
         for level in chain {
             let mut values = Vec::with_capacity(level.fields.len());
             for field in &level.fields {
+                // A throwable without a cause is its own cause; a
+                // synchronized view its own lock: null in a value.
+                if crate::jdk::self_field_is_null(&level.name, &field.name) {
+                    if let Some(len) = self.refers_to(slot) {
+                        self.input.take(len)?;
+                        let null = self.push(KryoValue::Null, self.input.pos())?;
+                        values.push(null);
+                        continue;
+                    }
+                }
                 let value = match field.primitive {
                     Some(p) => {
                         let field_at = self.input.pos();
@@ -565,6 +745,29 @@ impl Reader<'_> {
         let node = super::jdk::instance(&mut self.arena, class, levels, at)?;
         self.instances.set(slot, node, unshared);
         Ok(node)
+    }
+
+    /// The length of a back-reference to instance `slot` if one is next.
+    fn refers_to(&self, slot: usize) -> Option<usize> {
+        let rest = self.input.rest();
+        let (index, len) = match *rest.first()? {
+            ids::REPEAT_OBJECT_NEAR => (relative(self.instances.len(), 0x100 - u32::from(*rest.get(1)?)), 2),
+            ids::REPEAT_OBJECT_NEARISH => {
+                let s = u16::from_be_bytes([*rest.get(1)?, *rest.get(2)?]);
+                (relative(self.instances.len(), 0x10000 - u32::from(s)), 3)
+            }
+            ids::REPEAT_OBJECT_FAR => (
+                i64::from(i32::from_be_bytes([
+                    *rest.get(1)?,
+                    *rest.get(2)?,
+                    *rest.get(3)?,
+                    *rest.get(4)?,
+                ])),
+                5,
+            ),
+            _ => return None,
+        };
+        (index == slot as i64).then_some(len)
     }
 
     /// `writeObject`/`writeExternal` data: blocks of bytes and objects, up

@@ -367,6 +367,24 @@ impl Writer<'_> {
 
     fn value_inner(&mut self, value: &KryoValue) -> Result<()> {
         match value {
+            KryoValue::Time(_) => {
+                let data = crate::jdk::time_ser::write(value, true)
+                    .ok_or_else(|| {
+                        MarshallingError::encode(format!(
+                            "{}: River writes its Serializable form, which delayq does not write",
+                            value.java_class().unwrap_or_default()
+                        ))
+                    })?
+                    .map_err(MarshallingError::encode)?;
+                self.time_ser(&data)?;
+            }
+            KryoValue::Collection { class, items } if class.starts_with('[') => self.array(class, items)?,
+            KryoValue::Wrapped { .. } | KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
+                return Err(MarshallingError::encode(format!(
+                    "{}: delayq reads it from River but does not write it",
+                    value.java_class().unwrap_or_default()
+                )))
+            }
             KryoValue::Null => self.u8(ids::NULL),
             KryoValue::Boolean(b) => self.u8(if *b {
                 ids::BOOLEAN_OBJECT_TRUE
@@ -454,6 +472,101 @@ impl Writer<'_> {
         }
         self.u8(ids::PRIM_BYTE);
         self.out.extend_from_slice(b);
+        Ok(())
+    }
+
+    /// A `java.time` value's `writeReplace` form: the externalizable
+    /// `java.time.Ser` with its data.
+    fn time_ser(&mut self, data: &[u8]) -> Result<()> {
+        self.u8(ids::NEW_OBJECT);
+        if !self.known_class(jdk::TIME_SER, Described::Externalizable)? {
+            self.u8(ids::EXTERNALIZABLE_CLASS);
+            self.counted_string(jdk::TIME_SER)?;
+            self.i64(jdk::TIME_SER_UID);
+            self.classes
+                .insert(jdk::TIME_SER.to_owned(), (self.class_seq, Described::Externalizable));
+            self.class_seq += 1;
+        }
+        self.instance_seq += 1;
+        self.block(data);
+        self.u8(ids::END_BLOCK_DATA);
+        Ok(())
+    }
+
+    /// An array other than `byte[]`: its length form, its component class,
+    /// its elements (booleans eight to a byte).
+    fn array(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
+        let component = match class {
+            "[Z" => ids::PRIM_BOOLEAN,
+            "[S" => ids::PRIM_SHORT,
+            "[I" => ids::PRIM_INT,
+            "[J" => ids::PRIM_LONG,
+            "[C" => ids::PRIM_CHAR,
+            "[F" => ids::PRIM_FLOAT,
+            "[D" => ids::PRIM_DOUBLE,
+            "[Ljava.lang.String;" => ids::STRING_CLASS,
+            "[Ljava.lang.Object;" => ids::OBJECT_CLASS,
+            "[Ljava.lang.Boolean;" => ids::BOOLEAN_CLASS,
+            "[Ljava.lang.Byte;" => 0x2a,
+            "[Ljava.lang.Short;" => 0x2b,
+            "[Ljava.lang.Integer;" => 0x2c,
+            "[Ljava.lang.Long;" => 0x2d,
+            "[Ljava.lang.Character;" => 0x2e,
+            "[Ljava.lang.Float;" => 0x2f,
+            "[Ljava.lang.Double;" => ids::DOUBLE_CLASS,
+            "[[I" => 0x1b,
+            _ => {
+                return Err(MarshallingError::encode(format!(
+                    "{class}: delayq writes arrays of primitives, strings, boxed numbers, Object and int[] to River"
+                )))
+            }
+        };
+        match items.len() {
+            0 => self.u8(ids::ARRAY_EMPTY),
+            n @ 1..=0x100 => {
+                self.u8(ids::ARRAY_SMALL);
+                self.u8(n as u8);
+            }
+            n @ 0x101..=0x10000 => {
+                self.u8(ids::ARRAY_MEDIUM);
+                self.u16(n as u16);
+            }
+            n => {
+                let n =
+                    i32::try_from(n).map_err(|_| MarshallingError::encode("an array longer than Java's 2^31 - 1"))?;
+                self.u8(ids::ARRAY_LARGE);
+                self.i32(n);
+            }
+        }
+        self.u8(component);
+        let primitive = crate::kryo::java_type::array_element(class).and_then(Primitive::from_name);
+        match primitive {
+            Some(Primitive::Boolean) => {
+                let mut packed = vec![0u8; items.len().div_ceil(8)];
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        KryoValue::Boolean(true) => packed[i / 8] |= 1 << (i % 8),
+                        KryoValue::Boolean(false) => {}
+                        other => return Err(MarshallingError::encode(format!("{other:?} in a boolean[]"))),
+                    }
+                }
+                self.out.extend_from_slice(&packed);
+                // A primitive array is numbered once written.
+                self.instance_seq += 1;
+            }
+            Some(p) => {
+                for item in items {
+                    self.primitive(p, item)?;
+                }
+                self.instance_seq += 1;
+            }
+            None => {
+                self.instance_seq += 1;
+                for item in items {
+                    self.value(item)?;
+                }
+            }
+        }
         Ok(())
     }
 

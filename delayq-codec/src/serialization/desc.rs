@@ -152,7 +152,7 @@ mod tests {
             (b'L', "Ljava/util/List;", "java.util.List"),
             (b'L', "Lcompat/Event$Status;", "compat.Event$Status"),
             (b'[', "[B", "byte[]"),
-            (b'[', "[Ljava/lang/String;", "[Ljava.lang.String;"),
+            (b'[', "[Ljava/lang/String;", "java.lang.String[]"),
         ] {
             let t = declared_type(code, sig).unwrap();
             assert_eq!(t.to_string(), shown);

@@ -75,6 +75,10 @@ impl SerializationError {
         }
     }
 
+    pub(crate) fn set_offset(&mut self, offset: usize) {
+        self.offset = Some(offset);
+    }
+
     pub(crate) fn at(kind: SerializationErrorKind, offset: usize, message: impl Into<String>) -> Self {
         Self::new(kind, Some(offset), message)
     }

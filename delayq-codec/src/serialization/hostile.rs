@@ -250,7 +250,7 @@ fn unknown_and_unread_type_codes_are_typed_errors_with_offsets() {
         assert_eq!((e.kind(), e.offset()), (K::Malformed, Some(4)), "{code:#x}: {e}");
     }
     for (hex, kind) in [
-        ("76 70", K::Unsupported),                // TC_CLASS
+        ("76 70", K::Malformed),                  // TC_CLASS without its class
         ("7d 00000000 78 70", K::Unsupported),    // TC_PROXYCLASSDESC as a value
         ("73 7d 00000000 78 70", K::Unsupported), // an object of a proxy class
         ("7b 70", K::Unsupported),                // TC_EXCEPTION

@@ -18,6 +18,10 @@
 //! | `String`, boxed numbers, `Boolean`, `Character` | `String`, `Long`, `Int`, ..., `Char` |
 //! | `byte[]` | `Bytes`; other arrays: `Collection` of class `[I`, `[Ljava.lang.String;`... |
 //! | `UUID`, `Date`, `Instant`, `BigInteger`, `BigDecimal` | `Uuid`, `Date`, `Instant`, `BigInteger`, `BigDecimal` |
+//! | other `java.time` values, `java.sql` dates | `Time` |
+//! | `List.of`, `Set.of`, `Map.of`, `Collections` singletons and empties, other JDK collections | `Collection`, `Map` with Java's runtime class |
+//! | `Collections` views, `Optional`, atomics, `Currency`, `Locale`, `URI`, `URL`, `BitSet`, `StringBuilder` | `Wrapped` |
+//! | `EnumSet`, throwables | `EnumSet`, `Throwable` |
 //! | `ArrayList`, `LinkedList`, `ArrayDeque`, `Vector`, `HashSet`, `LinkedHashSet`, `TreeSet` | `Collection` with that class |
 //! | `HashMap`, `LinkedHashMap`, `Hashtable`, `TreeMap` | `Map` with that class |
 //! | enum constant | `Enum` with its name (ordinal `None`; a schema gives it) |
@@ -25,9 +29,10 @@
 //!
 //! Not read, with a [`SerializationErrorKind::Unsupported`] error naming
 //! the class: custom `writeObject`/`writeExternal` data of other classes
-//! (only their Java code knows it; skipping it would lose it), `TreeMap`
-//! and `TreeSet` with a `Comparator`, `java.time` types other than
-//! `Instant`, `Class` objects, dynamic proxies. An object graph with a
+//! (only their Java code knows it; skipping it would lose it), sorted
+//! collections with a `Comparator`, JDK classes not listed above (never
+//! read as a POJO of their private fields), `Class` objects, dynamic
+//! proxies. An object graph with a
 //! cycle (a list that contains itself) is a
 //! [`SerializationErrorKind::Cyclic`] error: a value tree cannot hold it.
 //!
@@ -58,11 +63,12 @@
 
 mod codec;
 mod desc;
+pub(crate) mod embedded;
 mod error;
 mod jdk;
 mod read;
 mod schema;
-mod stream;
+pub(crate) mod stream;
 mod tree;
 mod write;
 
@@ -135,7 +141,8 @@ pub fn decode(raw: &[u8]) -> Result<KryoValue, SerializationError> {
         ));
     }
     let budget = raw.len().saturating_mul(MAX_NODES_PER_BYTE).saturating_add(4096);
-    reader.arena.build(root, budget)
+    let value = reader.arena.build(root, budget)?;
+    crate::jdk::finish(value).map_err(jdk::fault)
 }
 
 fn not_java_serialization() -> SerializationError {

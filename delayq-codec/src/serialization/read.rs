@@ -90,7 +90,7 @@ impl<'a> Reader<'a> {
                 self.depth -= 1;
                 Ok(id)
             }
-            TC_CLASS => Err(err(Kind::Unsupported, at, "a java.lang.Class object (TC_CLASS)")),
+            TC_CLASS => self.class_object(at),
             TC_CLASSDESC | TC_PROXYCLASSDESC => Err(err(
                 Kind::Unsupported,
                 at,
@@ -360,6 +360,7 @@ impl<'a> Reader<'a> {
             ));
         }
         let id = self.arena.reserve(at);
+        let handle = self.handles.len();
         self.handles.push(Handle::Node(id));
         let chain = desc.chain();
         let mut data = Vec::with_capacity(chain.len());
@@ -381,6 +382,13 @@ impl<'a> Reader<'a> {
             } else if class.is_serializable() {
                 values.reserve(class.fields.len());
                 for field in &class.fields {
+                    // A throwable without a cause holds itself as its cause
+                    // (getCause() says null): not a cycle to refuse.
+                    if crate::jdk::self_field_is_null(&class.name, &field.name) && self.refers_to(handle) {
+                        self.s.take(5, "a reference")?;
+                        values.push(NULL);
+                        continue;
+                    }
                     values.push(self.field_value(field.code)?);
                 }
                 if class.has_write_method() {
@@ -395,6 +403,31 @@ impl<'a> Reader<'a> {
         }
         let node = jdk::interpret(&mut self.arena, &desc, &data, at)?;
         self.arena.set(id, node);
+        Ok(id)
+    }
+
+    /// Whether the next content is a back-reference to handle `handle`.
+    fn refers_to(&self, handle: usize) -> bool {
+        let rest = &self.s.rest();
+        rest.first() == Some(&TC_REFERENCE)
+            && rest.get(1..5).is_some_and(|h| {
+                u32::from_be_bytes([h[0], h[1], h[2], h[3]]).wrapping_sub(BASE_HANDLE) as usize == handle
+            })
+    }
+
+    /// `TC_CLASS`: a `java.lang.Class` object, held as a marked node
+    /// ([`crate::jdk::class_mark`]) that `EnumSet`s and `EnumMap`s read
+    /// their enum class from (a value refuses it).
+    fn class_object(&mut self, at: usize) -> Result<NodeId> {
+        let desc = self.class_desc("a class object")?;
+        let id = self.arena.add(
+            Node::Collection {
+                class: crate::jdk::class_mark(&desc.name).into(),
+                items: Vec::new(),
+            },
+            at,
+        );
+        self.handles.push(Handle::Node(id));
         Ok(id)
     }
 

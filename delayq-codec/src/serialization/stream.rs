@@ -49,6 +49,16 @@ impl<'a> Stream<'a> {
         self.bytes.len() - self.pos
     }
 
+    /// Goes on reading from `pos` (Java serialization inside a Kryo payload).
+    pub(crate) fn seek(&mut self, pos: usize) {
+        self.pos = pos.min(self.bytes.len());
+    }
+
+    /// The bytes not read yet.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
+    }
+
     pub(crate) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }

@@ -24,7 +24,7 @@ use super::jdk::sign_magnitude;
 use super::stream::*;
 use crate::java_hash::hash_capacity;
 use crate::kryo::schema::ClassDef;
-use crate::kryo::{JavaType, KryoField, KryoSchema, KryoValue, MAX_DEPTH};
+use crate::kryo::{JavaTime, JavaType, KryoField, KryoSchema, KryoValue, MAX_DEPTH};
 
 /// Where POJO classes' `serialVersionUID`s, declared field types and enum
 /// constant names come from.
@@ -326,6 +326,11 @@ impl<'s> Writer<'s> {
             return Err(err(format!("values nested deeper than {MAX_DEPTH} levels")));
         }
         match value {
+            KryoValue::Time(t) => self.time(value, t)?,
+            KryoValue::Wrapped { class, value } => self.wrapped(class, value)?,
+            KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
+                return Err(unwritable(value.java_class().unwrap_or_default()))
+            }
             KryoValue::Null => self.out.push(TC_NULL),
             KryoValue::Boolean(b) => self.boxed("java.lang.Boolean", b'Z', &[u8::from(*b)], Some(i64::from(*b)))?,
             KryoValue::Byte(v) => self.boxed("java.lang.Byte", b'B', &v.to_be_bytes(), Some(i64::from(*v)))?,
@@ -462,8 +467,183 @@ impl<'s> Writer<'s> {
         Ok(())
     }
 
+    /// `java.time` values (through `java.time.Ser`) and `java.sql` dates.
+    fn time(&mut self, value: &KryoValue, time: &JavaTime) -> Result<()> {
+        let date = || desc("java.util.Date", 0x686a_8101_4b59_7419, SER_WRITE, &[], None);
+        let (class, uid, ms, nanos) = match time {
+            JavaTime::SqlDate(ms) => ("java.sql.Date", 0x14fa_4668_3f35_6697, *ms, None),
+            JavaTime::SqlTime(ms) => ("java.sql.Time", 0x7489_4a0d_d932_c471, *ms, None),
+            JavaTime::SqlTimestamp { seconds, nanos } => {
+                let ms = seconds
+                    .checked_mul(1000)
+                    .ok_or_else(|| err("a Timestamp out of range"))?;
+                ("java.sql.Timestamp", 0x2618_d5c8_0153_bf65, ms, Some(*nanos))
+            }
+            _ => {
+                let data = crate::jdk::time_ser::write(value, false)
+                    .unwrap_or_else(|| Err(format!("{time:?} has no java.time.Ser form")))
+                    .map_err(err)?;
+                self.object(&desc(
+                    crate::jdk::time_ser::CLASS,
+                    crate::jdk::time_ser::UID as u64,
+                    SC_EXTERNALIZABLE | SC_BLOCK_DATA,
+                    &[],
+                    None,
+                ))?;
+                self.data(&data);
+                self.end_custom();
+                return Ok(());
+            }
+        };
+        let fields: &[(u8, &str, &str)] = if nanos.is_some() { &[(b'I', "nanos", "")] } else { &[] };
+        self.object(&desc(class, uid, SER, fields, Some(date())))?;
+        self.data(&ms.to_be_bytes());
+        self.end_custom();
+        if let Some(nanos) = nanos {
+            self.out.extend_from_slice(&(nanos as i32).to_be_bytes());
+        }
+        Ok(())
+    }
+
+    /// The JDK objects that stand for one value.
+    fn wrapped(&mut self, class: &str, inner: &KryoValue) -> Result<()> {
+        let one = |code: u8, name: &'static str, sig: &'static str| [(code, name, sig)];
+        match (class, inner) {
+            ("java.util.concurrent.atomic.AtomicInteger", KryoValue::Int(v)) => {
+                self.object(&desc(
+                    class,
+                    0x563f_5ecc_8c6c_168a,
+                    SER,
+                    &one(b'I', "value", ""),
+                    Some(number()),
+                ))?;
+                self.out.extend_from_slice(&v.to_be_bytes());
+            }
+            ("java.util.concurrent.atomic.AtomicLong", KryoValue::Long(v)) => {
+                self.object(&desc(
+                    class,
+                    0x1ac0_fab4_7700_1718,
+                    SER,
+                    &one(b'J', "value", ""),
+                    Some(number()),
+                ))?;
+                self.out.extend_from_slice(&v.to_be_bytes());
+            }
+            ("java.util.concurrent.atomic.AtomicBoolean", KryoValue::Boolean(v)) => {
+                self.object(&desc(class, 0x4098_b70a_4f3f_fc33, SER, &one(b'I', "value", ""), None))?;
+                self.out.extend_from_slice(&i32::from(*v).to_be_bytes());
+            }
+            ("java.util.concurrent.atomic.AtomicReference", v) => {
+                let field = one(b'L', "value", "Ljava/lang/Object;");
+                self.object(&desc(class, 0xe657_71d4_5578_54c6, SER, &field, None))?;
+                self.value(v)?;
+            }
+            ("java.util.Currency", KryoValue::String(code)) => {
+                let field = one(b'L', "currencyCode", "Ljava/lang/String;");
+                self.object(&desc(class, 0xfdcd_934a_5911_a91f, SER, &field, None))?;
+                self.string(code);
+            }
+            ("java.net.URI", KryoValue::String(text)) => {
+                let field = one(b'L', "string", "Ljava/lang/String;");
+                self.object(&desc(class, 0xac01_782e_439e_49ab, SER_WRITE, &field, None))?;
+                self.string(text);
+                self.end_custom();
+            }
+            ("java.util.BitSet", KryoValue::Collection { class: words, .. }) if words == "[J" => {
+                let field = one(b'[', "bits", "[J");
+                self.object(&desc(class, 0x6efd_887e_3934_ab21, SER_WRITE, &field, None))?;
+                self.value(inner)?;
+                self.end_custom();
+            }
+            _ => return Err(unwritable(class)),
+        }
+        Ok(())
+    }
+
+    /// An array: `TC_ARRAY`, its class, its length, its elements.
+    fn array(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
+        let uid: u64 = match class {
+            "[Z" => 0x578f_2039_14b8_5de2,
+            "[C" => 0xb026_66b0_e25d_84ac,
+            "[S" => 0xef83_2e06_e55d_b0fa,
+            "[I" => 0x4dba_6026_76ea_b2a5,
+            "[J" => 0x7820_04b5_12b1_7593,
+            "[F" => 0x0b9c_8189_22e0_0c42,
+            "[D" => 0x3ea6_8c14_ab63_5a1e,
+            "[Ljava.lang.String;" => 0xadd2_56e7_e91d_7b47,
+            "[Ljava.lang.Object;" => 0x90ce_589f_1073_296c,
+            "[Ljava.lang.Integer;" => 0xfe97_ada0_0183_e21b,
+            "[[I" => 0x17f7_e44f_198f_893c,
+            "[[Ljava.lang.String;" => 0x324d_09ad_8432_e457,
+            _ => {
+                return Err(err(format!(
+                    "{}: the serialVersionUID Java computes for this array class is not known here",
+                    shown(class)
+                )))
+            }
+        };
+        self.out.push(TC_ARRAY);
+        self.class_desc(&desc(class, uid, SER, &[], None))?;
+        self.handle();
+        let len = i32::try_from(items.len()).map_err(|_| err("an array larger than Java's int"))?;
+        self.out.extend_from_slice(&len.to_be_bytes());
+        let code = class.as_bytes()[1];
+        for item in items {
+            match primitive_bytes(code, item) {
+                Some(Ok(bytes)) => self.out.extend_from_slice(&bytes),
+                Some(Err(())) => return Err(err(format!("{item:?} in a {}", shown(class)))),
+                None => self.value(item)?,
+            }
+        }
+        Ok(())
+    }
+
     fn collection(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
+        if class.starts_with('[') {
+            return self.array(class, items);
+        }
         let size = i32::try_from(items.len()).map_err(|_| err("a collection larger than Java's int"))?;
+        let tag = match class {
+            c if c.starts_with("java.util.ImmutableCollections$List") => Some(1),
+            c if c.starts_with("java.util.ImmutableCollections$Set") => Some(2),
+            _ => None,
+        };
+        if let Some(tag) = tag {
+            return self.coll_ser(tag, size, items.iter());
+        }
+        match class {
+            "java.util.Collections$SingletonList" | "java.util.Collections$SingletonSet" if items.len() == 1 => {
+                let uid = if class.ends_with("List") {
+                    0x2aef_2910_3ca7_9b97
+                } else {
+                    0x2c52_4198_29c0_b1bf
+                };
+                let field = [(b'L', "element", "Ljava/lang/Object;")];
+                self.object(&desc(class, uid, SER, &field, None))?;
+                return self.value(&items[0]);
+            }
+            "java.util.Collections$EmptyList" | "java.util.Collections$EmptySet" if items.is_empty() => {
+                let uid = if class.ends_with("List") {
+                    0x7ab8_17b4_3ca7_9ede
+                } else {
+                    0x15f5_721d_b403_cb28
+                };
+                self.object(&desc(class, uid, SER, &[], None))?;
+                return Ok(());
+            }
+            "java.util.TreeSet" => {
+                self.object(&desc(class, 0xdd98_5093_95ed_875b, SER_WRITE, &[], None))?;
+                // The comparator: natural order.
+                self.out.push(TC_NULL);
+                self.data(&size.to_be_bytes());
+                for item in items {
+                    self.value(item)?;
+                }
+                self.end_custom();
+                return Ok(());
+            }
+            _ => {}
+        }
         match class {
             "java.util.ArrayList" => {
                 let fields = [(b'I', "size", "")];
@@ -495,8 +675,58 @@ impl<'s> Writer<'s> {
         Ok(())
     }
 
+    /// `List.of`, `Set.of`, `Map.of`: `java.util.CollSer` with their tag
+    /// (1 list, 2 set, 3 map) and their elements (a map's keys and values
+    /// in turn).
+    fn coll_ser<'v>(&mut self, tag: i32, len: i32, items: impl Iterator<Item = &'v KryoValue>) -> Result<()> {
+        let field = [(b'I', "tag", "")];
+        self.object(&desc(
+            "java.util.CollSer",
+            0x578e_abb6_3a1b_a811,
+            SER_WRITE,
+            &field,
+            None,
+        ))?;
+        self.out.extend_from_slice(&tag.to_be_bytes());
+        self.data(&len.to_be_bytes());
+        for item in items {
+            self.value(item)?;
+        }
+        self.end_custom();
+        Ok(())
+    }
+
     fn map(&mut self, class: &str, entries: &[(KryoValue, KryoValue)]) -> Result<()> {
         let size = i32::try_from(entries.len()).map_err(|_| err("a map larger than Java's int"))?;
+        if class.starts_with("java.util.ImmutableCollections$Map") {
+            let len = size.checked_mul(2).ok_or_else(|| err("a map larger than Java's int"))?;
+            return self.coll_ser(3, len, entries.iter().flat_map(|(k, v)| [k, v]));
+        }
+        match class {
+            "java.util.Collections$SingletonMap" if entries.len() == 1 => {
+                let fields = [(b'L', "k", "Ljava/lang/Object;"), (b'L', "v", "Ljava/lang/Object;")];
+                self.object(&desc(class, 0x9f23_0991_717f_6b91, SER, &fields, None))?;
+                self.value(&entries[0].0)?;
+                return self.value(&entries[0].1);
+            }
+            "java.util.Collections$EmptyMap" if entries.is_empty() => {
+                self.object(&desc(class, 0x5936_1485_5adc_e7d0, SER, &[], None))?;
+                return Ok(());
+            }
+            "java.util.TreeMap" => {
+                let field = [(b'L', "comparator", "Ljava/util/Comparator;")];
+                self.object(&desc(class, 0x0cc1_f63e_2d25_6ae6, SER_WRITE, &field, None))?;
+                self.out.push(TC_NULL);
+                self.data(&size.to_be_bytes());
+                for (k, v) in entries {
+                    self.value(k)?;
+                    self.value(v)?;
+                }
+                self.end_custom();
+                return Ok(());
+            }
+            _ => {}
+        }
         match class {
             "java.util.HashMap" => self.object(&hash_map())?,
             "java.util.LinkedHashMap" => {
