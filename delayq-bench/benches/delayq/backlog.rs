@@ -10,6 +10,8 @@ use delayq::{Client, QueueKeys, StringCodec};
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, thousands, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 pub const PENDING: i64 = 1_000_000;
@@ -317,5 +319,134 @@ pub async fn run_large(redis: &RedisServer, size: i64, pending: i64, clients: us
         extra_memory_bytes: stats[3].load(Ordering::Relaxed) as i64 - loaded_memory,
         reader_checks: stats[0].load(Ordering::Relaxed),
         reader_violations: stats[1].load(Ordering::Relaxed),
+    }
+}
+
+/// 3. Backlog drain: 100,000 due of 1,000,000 pending, against Redisson's transfer.
+pub struct BacklogDrain;
+
+impl Scenario for BacklogDrain {
+    fn name(&self) -> &'static str {
+        "backlog"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("3. backlog drain (100,000 due of 1,000,000 pending)...");
+            let redis = RedisServer::start().await;
+            let b = run(&redis).await;
+            let ratio = b.rate / b.baseline_rate;
+            rows.push(
+                Row::new("3. backlog drain", "elements/s (100,000 due of 1,000,000)")
+                    .values(
+                        format!("{} ({:.1} s, median of 3)", rate(b.rate), b.seconds),
+                        format!(
+                            "{} ({} in 60 s, Redisson's transfer)",
+                            rate(b.baseline_rate),
+                            thousands(b.baseline_moved as u64)
+                        ),
+                    )
+                    .ratio(ratio)
+                    .target("≥ 50,000/s and ≥ 100×", b.rate >= 50_000.0 && ratio >= 100.0),
+            );
+            rows.push(
+                Row::new("3. backlog drain", "longest single script")
+                    .values(
+                        format!("{:.1} ms", b.longest_script_us as f64 / 1000.0),
+                        format!("{:.1} ms", b.baseline_longest_script_us as f64 / 1000.0),
+                    )
+                    .target("≤ 50 ms", b.longest_script_us <= 50_000),
+            );
+            rows.push(
+                Row::new(
+                    "3. backlog drain",
+                    "reader checks between scripts (pending = timeout set, nothing lost)",
+                )
+                .values(
+                    format!("{} checks, {} wrong", thousands(b.reader_checks), b.reader_violations),
+                    "—".into(),
+                )
+                .target("0 wrong", b.reader_violations == 0),
+            );
+            rows
+        })
+    }
+}
+
+/// 3. Backlog drains of 1 KB and 10 KB payloads (`--only large`, or with `backlog`).
+pub struct LargePayloadDrains;
+
+impl Scenario for LargePayloadDrains {
+    fn name(&self) -> &'static str {
+        "large"
+    }
+
+    fn selected_by(&self, name: &str) -> bool {
+        name == "large" || name == "backlog"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            for (size, pending) in LARGE {
+                let kb = size / 1024;
+                eprintln!(
+                    "3. backlog drain, {kb} KB payloads ({} due of {pending} pending, 3 clients)...",
+                    pending / 10
+                );
+                let redis = RedisServer::start().await;
+                let b = run_large(&redis, size, pending, 3).await;
+                let scenario = format!("3. backlog drain, {kb} KB payloads");
+                rows.push(
+                    Row::new(
+                        &scenario,
+                        &format!(
+                            "elements/s ({} due of {}, {} clients)",
+                            thousands(b.due as u64),
+                            thousands(b.pending as u64),
+                            b.clients
+                        ),
+                    )
+                    .values(
+                        format!(
+                            "{} ({} in {:.1} s, {} scripts)",
+                            rate(b.moved as f64 / b.seconds),
+                            thousands(b.moved as u64),
+                            b.seconds,
+                            thousands(b.scripts)
+                        ),
+                        "—".into(),
+                    )
+                    .target("all due moved", b.moved >= b.due),
+                );
+                rows.push(
+                    Row::new(&scenario, "longest single script")
+                        .values(format!("{:.1} ms", b.longest_script_us as f64 / 1000.0), "—".into())
+                        .target("≤ 50 ms", b.longest_script_us <= 50_000),
+                );
+                rows.push(
+                    Row::new(&scenario, "sweep keys at once / memory over the data at peak")
+                        .values(
+                            format!(
+                                "{} / {:.1} MB",
+                                b.sweep_keys_most,
+                                b.extra_memory_bytes as f64 / 1_000_000.0
+                            ),
+                            "—".into(),
+                        )
+                        .target("≤ 1 sweep key", b.sweep_keys_most <= 1),
+                );
+                rows.push(
+                    Row::new(&scenario, "reader checks between scripts")
+                        .values(
+                            format!("{} checks, {} wrong", thousands(b.reader_checks), b.reader_violations),
+                            "—".into(),
+                        )
+                        .target("0 wrong", b.reader_violations == 0),
+                );
+            }
+            rows
+        })
     }
 }

@@ -12,6 +12,8 @@ use delayq::{BytesCodec, Client, LongCodec, QueueKeys};
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, thousands, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 /// Elements per measured `offer_all` call.
@@ -220,4 +222,86 @@ async fn drop_queue(admin: &Admin, name: &str) {
             vec![keys.timeout().into(), keys.pending().into(), keys.destination().into()],
         )
         .await;
+}
+
+/// 1b. Bulk offers: `offer_all` of 1,000,000 against the single-offer ceiling, script times, and
+/// the CLI's `--from-file`.
+pub struct BulkOffers;
+
+impl Scenario for BulkOffers {
+    fn name(&self) -> &'static str {
+        "bulk"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!(
+                "1b. bulk offers ({} per offer_all, against the single-offer ceiling)...",
+                thousands(ELEMENTS as u64)
+            );
+            let redis = RedisServer::start().await;
+            let b = run(&redis).await;
+            let scenario = "1b. bulk offers";
+            let ratio = b.rate / b.ceiling;
+            rows.push(
+                Row::new(
+                    scenario,
+                    &format!("elements/s, offer_all of {}", thousands(ELEMENTS as u64)),
+                )
+                .values(
+                    format!("{} (median of 3)", rate(b.rate)),
+                    format!(
+                        "{} (single-offer ceiling: redis-benchmark EVALSHA, pipelined)",
+                        rate(b.ceiling)
+                    ),
+                )
+                .ratio(ratio)
+                .target("≥ 3× ceiling", ratio >= 3.0),
+            );
+            rows.push(
+                Row::new(scenario, "elements/s, offer_all of 20,000 × 10 KB")
+                    .values(rate(b.large_rate), "—".into())
+                    .ratio(b.large_rate / b.ceiling),
+            );
+            let ms = |us: u64| format!("{:.2} ms", us as f64 / 1000.0);
+            let big = thousands(BIG_SET as u64);
+            for (what, scripts) in [
+                ("small values".to_owned(), b.small),
+                ("10 KB values".to_owned(), b.large),
+                (format!("both, on a timeout set of {big}"), b.big_set),
+            ] {
+                rows.push(
+                    Row::new(scenario, &format!("script time, {what}: median / p99 / longest"))
+                        .values(
+                            format!(
+                                "{} / {} / {}",
+                                ms(scripts.median_us),
+                                ms(scripts.p99_us),
+                                ms(scripts.longest_us)
+                            ),
+                            "—".into(),
+                        )
+                        .target(
+                            "longest script ≤ 10 ms",
+                            scripts.longest_us > 0 && scripts.longest_us <= 10_000,
+                        ),
+                );
+            }
+            if let Some(cli) = b.cli_rate {
+                rows.push(
+                    Row::new(
+                        scenario,
+                        &format!(
+                            "delayq offer --from-file, {} lines (whole process)",
+                            thousands(ELEMENTS as u64)
+                        ),
+                    )
+                    .values(rate(cli), "—".into())
+                    .ratio(cli / b.ceiling),
+                );
+            }
+            rows
+        })
+    }
 }

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
+use crate::report::{rate, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use delayq::{Codec, JacksonCodec, KryoCodec};
 use serde::{Deserialize, Serialize};
 
@@ -102,5 +104,42 @@ pub fn run() -> Rates {
         jackson_decode,
         kryo_bytes,
         jackson_bytes,
+    }
+}
+
+/// 8. Kryo against Jackson on one POJO, in this process.
+pub struct Codecs;
+
+impl Scenario for Codecs {
+    fn name(&self) -> &'static str {
+        "codecs"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("8. codecs: one POJO, {} encodes and decodes each...", ITERATIONS);
+            let r = run();
+            let scenario = "8. codecs, one POJO (compat.Event)";
+            for (metric, kryo, jackson) in [
+                ("encodes/s (KryoCodec vs JacksonCodec)", r.kryo_encode, r.jackson_encode),
+                ("decodes/s (KryoCodec vs JacksonCodec)", r.kryo_decode, r.jackson_decode),
+            ] {
+                rows.push(
+                    Row::new(scenario, metric)
+                        .values(rate(kryo), format!("{} (JacksonCodec)", rate(jackson)))
+                        .ratio(kryo / jackson),
+                );
+            }
+            rows.push(
+                Row::new(scenario, "payload bytes")
+                    .values(
+                        format!("{} B", r.kryo_bytes),
+                        format!("{} B (JacksonCodec)", r.jackson_bytes),
+                    )
+                    .ratio(r.kryo_bytes as f64 / r.jackson_bytes as f64),
+            );
+            rows
+        })
     }
 }

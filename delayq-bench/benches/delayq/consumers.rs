@@ -21,7 +21,9 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, thousands, Row};
 use crate::resp::{Conn, Reply};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 pub const CONCURRENCY: [usize; 3] = [1, 8, 64];
@@ -367,5 +369,71 @@ impl Cpu {
             per(self.own, now.own),
             per(self.redis, now.redis)
         );
+    }
+}
+
+/// 12. Streams and workers at 1, 8 and 64 at once.
+pub struct Consumers;
+
+impl Scenario for Consumers {
+    fn name(&self) -> &'static str {
+        "consumers"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("12. consumers: streams and workers at 1, 8, 64 at once...");
+            let redis = RedisServer::start().await;
+            // DELAYQ_BENCH_CONSUMERS=worker,reliablestream: only these consumers.
+            let only = std::env::var("DELAYQ_BENCH_CONSUMERS")
+                .unwrap_or_default()
+                .to_lowercase();
+            let wanted_consumer =
+                |c: &Consumer| only.is_empty() || only.split(',').any(|o| o == format!("{c:?}").to_lowercase());
+            for consumer in Consumer::ALL.into_iter().filter(wanted_consumer) {
+                for n in CONCURRENCY {
+                    let (ours, baselines) = run(&redis, consumer, n).await;
+                    for (baseline, name) in baselines.into_iter().zip(consumer.baselines(n)) {
+                        let ratio = ours / baseline;
+                        let row = Row::new(
+                            &format!("12. consumers, {}", consumer.label()),
+                            &format!(
+                                "values/s, {}, {} ready",
+                                consumer.at_once(n),
+                                thousands(consumer.values())
+                            ),
+                        )
+                        .values(rate(ours), format!("{} ({name})", rate(baseline)))
+                        .ratio(ratio);
+                        // Issue 31: a worker pops and claims in batches, as fast as a plain pop.
+                        let row = match (consumer, n) {
+                            (Consumer::Worker, 64) if name.starts_with("redis-benchmark") => {
+                                row.target("≥ 1.0× LPOP -c 64", ratio >= 1.0)
+                            }
+                            (Consumer::Worker, 8) if name.starts_with("redis-benchmark") => {
+                                row.target("≥ 0.9× LPOP -c 8", ratio >= 0.9)
+                            }
+                            // Issue 16 asks these to be measured; its targets are take()'s (scenario 5).
+                            _ => row.note("measured beside take()"),
+                        };
+                        rows.push(row);
+                    }
+                }
+            }
+            let per_delivery = bytes_per_delivery(&redis).await;
+            rows.push(
+                Row::new(
+                    "12. consumers, Worker",
+                    &format!(
+                        "Redis bytes per in-flight delivery ({} claimed, not acked, values of 1–5 bytes)",
+                        thousands(IN_FLIGHT as u64)
+                    ),
+                )
+                .values(format!("{per_delivery:.0} B"), "—".into())
+                .note("used_memory over the same values ready in the list"),
+            );
+            rows
+        })
     }
 }

@@ -9,6 +9,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use crate::report::Row;
+use crate::scenario::{Context, Rows, Scenario};
 use delayq::codec::kryo::{JavaBigDecimal, KryoValue};
 use delayq::{Codec, KryoCodec};
 
@@ -152,5 +154,59 @@ pub fn run_keys(depth: usize) -> KeyRows {
         payload_bytes: in_keys.len(),
         in_keys: timed(|| json(&in_keys)),
         in_values: timed(|| json(&in_values)),
+    }
+}
+
+/// 13. Decoders on hostile BigIntegers, BigDecimals and map keys.
+pub struct HostileDecoders;
+
+impl Scenario for HostileDecoders {
+    fn name(&self) -> &'static str {
+        "decoders"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("13. decoders: hostile BigIntegers, BigDecimals and map keys...");
+            let ratio = |a: &Timed, b: &Timed| a.per_call.as_secs_f64() / b.per_call.as_secs_f64();
+            for kb in SIZES_KB {
+                let r = run_size(kb);
+                let scenario = format!("13. decoders, {} KB value", r.kb);
+                rows.push(
+                    Row::new(&scenario, "BigInteger → decimal text (KryoCodec<String>): per decode")
+                        .values(
+                            r.big_integer_text.text(),
+                            format!("{} (a String)", r.string_text.text()),
+                        )
+                        .ratio(ratio(&r.big_integer_text, &r.string_text)),
+                );
+                rows.push(
+                    Row::new(&scenario, "BigDecimal, scale 7 → KryoCodec<JavaBigDecimal>: per decode")
+                        .values(r.big_decimal.text(), format!("{} (a String)", r.string_text.text()))
+                        .ratio(ratio(&r.big_decimal, &r.string_text)),
+                );
+                rows.push(
+                    Row::new(
+                        &scenario,
+                        "BigInteger → JSON text (KryoValue, the CLI's path): per decode",
+                    )
+                    .values(r.big_integer_json.text(), format!("{} (a byte[])", r.bytes_json.text()))
+                    .ratio(ratio(&r.big_integer_json, &r.bytes_json)),
+                );
+            }
+            for depth in KEY_DEPTHS {
+                let r = run_keys(depth);
+                rows.push(
+                    Row::new(
+                        &format!("13. decoders, maps {} deep ({} B)", r.depth, r.payload_bytes),
+                        "maps as map keys → JSON text (KryoValue): per decode",
+                    )
+                    .values(r.in_keys.text(), format!("{} (nested as values)", r.in_values.text()))
+                    .ratio(ratio(&r.in_keys, &r.in_values)),
+                );
+            }
+            rows
+        })
     }
 }

@@ -13,6 +13,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, thousands, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 const OFFERS: usize = 100_000;
@@ -125,4 +127,61 @@ async fn xadd_calls(admin: &Admin) -> u64 {
         .find_map(|line| line.strip_prefix("cmdstat_xadd:calls="))
         .and_then(|rest| rest.split(',').next()?.parse().ok())
         .unwrap_or(0)
+}
+
+/// 16. Offers and a Worker with lifecycle events on and off.
+pub struct LifecycleEvents;
+
+impl Scenario for LifecycleEvents {
+    fn name(&self) -> &'static str {
+        "events"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("16. lifecycle events: offers and a Worker with events on and off...");
+            let redis = RedisServer::start().await;
+            let (on, off, per_1000) = offers(&redis).await;
+            let ratio = on / off;
+            rows.push(
+                Row::new(
+                    "16. lifecycle events",
+                    &format!("offers/s, {} in flight, events on", 512),
+                )
+                .values(rate(on), format!("{} (events off)", rate(off)))
+                .ratio(ratio)
+                .target("≥ 0.90× events off", ratio >= 0.9),
+            );
+            rows.push(
+                Row::new("16. lifecycle events", "events written per 1,000 offers (joined runs)")
+                    .values(format!("{per_1000:.1}"), "—".into())
+                    .note("one XADD per run of offer.lua"),
+            );
+            let (on, off, worker_per_1000) = worker(&redis).await;
+            let ratio = on / off;
+            rows.push(
+                Row::new(
+                    "16. lifecycle events",
+                    &format!(
+                        "values/s, Worker concurrency({}), {} ready, events on",
+                        CONCURRENCY,
+                        thousands(VALUES)
+                    ),
+                )
+                .values(rate(on), format!("{} (events off)", rate(off)))
+                .ratio(ratio)
+                .target("≥ 0.90× events off", ratio >= 0.9),
+            );
+            rows.push(
+                Row::new(
+                    "16. lifecycle events",
+                    "events written per 1,000 values a Worker handles",
+                )
+                .values(format!("{worker_per_1000:.1}"), "—".into())
+                .note("one XADD per claim_batch and per ack_batch run"),
+            );
+            rows
+        })
+    }
 }

@@ -12,6 +12,8 @@ use delayq::codec::{Codec, KryoCodec, MarshallingCodec, SerializationCodec, Stri
 use delayq_test_support::vectors;
 
 use crate::codecs::{event, per_second, Event};
+use crate::report::{rate, Row};
+use crate::scenario::{Context, Rows, Scenario};
 
 /// One codec's rates on the POJO.
 pub struct PerValue {
@@ -167,5 +169,65 @@ pub fn run() -> Results {
         plain,
         documents,
         vector_sizes: vector_sizes(),
+    }
+}
+
+/// 14. Redisson's other codecs against Kryo, in this process.
+pub struct JavaCodecs;
+
+impl Scenario for JavaCodecs {
+    fn name(&self) -> &'static str {
+        "java-codecs"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("14. Java codecs: LZ4, LZ4 v2, Snappy, Zstd, serialization, marshalling against Kryo...");
+            let r = run();
+            let scenario = "14. Java codecs, one POJO (compat.Event)";
+            for c in &r.others {
+                rows.push(
+                    Row::new(scenario, &format!("{} encodes/s (vs KryoCodec)", c.codec))
+                        .values(rate(c.encode), format!("{} (kryo)", rate(r.kryo.encode)))
+                        .ratio(c.encode / r.kryo.encode),
+                );
+                rows.push(
+                    Row::new(scenario, &format!("{} decodes/s (vs KryoCodec)", c.codec))
+                        .values(rate(c.decode), format!("{} (kryo)", rate(r.kryo.decode)))
+                        .ratio(c.decode / r.kryo.decode),
+                );
+                rows.push(
+                    Row::new(scenario, &format!("{} payload bytes", c.codec))
+                        .values(format!("{} B", c.bytes), format!("{} B (kryo)", r.kryo.bytes))
+                        .ratio(c.bytes as f64 / r.kryo.bytes as f64),
+                );
+            }
+            let scenario = "14. Java codecs, the 27 captured values";
+            for (codec, ours, kryo) in &r.vector_sizes {
+                rows.push(
+                    Row::new(scenario, &format!("{codec}: bytes of all 27 (as Java wrote them)"))
+                        .values(format!("{ours} B"), format!("{kryo} B (kryo)"))
+                        .ratio(*ours as f64 / *kryo as f64),
+                );
+            }
+            let scenario = format!("14. Java codecs, a {} KB JSON document", DOCUMENT_BYTES / 1024);
+            for d in &r.documents {
+                rows.push(
+                    Row::new(&scenario, &format!("{} encode / decode MB/s", d.codec))
+                        .values(
+                            format!("{:.0} / {:.0} MB/s", d.encode, d.decode),
+                            format!("{:.0} / {:.0} MB/s (string)", r.plain.encode, r.plain.decode),
+                        )
+                        .ratio(d.decode / r.plain.decode),
+                );
+                rows.push(
+                    Row::new(&scenario, &format!("{} stored bytes", d.codec))
+                        .values(format!("{} B", d.bytes), format!("{} B (string)", r.plain.bytes))
+                        .ratio(d.bytes as f64 / r.plain.bytes as f64),
+                );
+            }
+            rows
+        })
     }
 }

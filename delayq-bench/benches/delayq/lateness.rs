@@ -11,6 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admin::Admin;
 use crate::measure::{now_ms_f64, percentiles, CpuWindow};
+use crate::report::{thousands, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 /// Offers per second of each run (500, 2,000 and 10,000, or the list in
@@ -171,4 +173,121 @@ pub async fn run(redis: &RedisServer, transfer: Transfer, rate: usize) -> Latene
         in_scripts,
         elements,
     }
+}
+
+/// 2. Delivery lateness at each rate, delayq against Redisson's scheduling, and where the lateness
+/// goes.
+pub struct DeliveryLateness;
+
+impl Scenario for DeliveryLateness {
+    fn name(&self) -> &'static str {
+        "lateness"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            for rate in rates() {
+                eprintln!(
+                    "2. delivery lateness at {}/s for 10 s, delayq then Redisson's scheduling...",
+                    thousands(rate as u64)
+                );
+                let redis = RedisServer::start().await;
+                let ours = run(&redis, Transfer::Delayq, rate).await;
+                let redis = RedisServer::start().await;
+                let theirs = run(&redis, Transfer::Redisson, rate).await;
+                rows.extend(rows_at(rate, &ours, &theirs));
+            }
+            eprintln!("2. where the lateness goes: timers, a transfer script, a push reaching a take...");
+            let redis = RedisServer::start().await;
+            let parts = crate::lateness_parts::run(&redis).await;
+            let ms = |(p50, p99): (f64, f64)| format!("{p50:.2} / {p99:.2} ms");
+            for (metric, value, note) in [
+                (
+                    "timer wake-up after its instant: precise timer (condvar, own thread)",
+                    parts.precise_sleep,
+                    "what delayq uses for the last 3 ms",
+                ),
+                (
+                    "timer wake-up after its instant: tokio sleep",
+                    parts.tokio_sleep,
+                    "the wheel alone, before",
+                ),
+                (
+                    "one transfer script moving one element, round trip",
+                    parts.transfer_script,
+                    "transfer_now()",
+                ),
+                (
+                    "a pushed value reaching a waiting take()",
+                    parts.push_to_take,
+                    "RPUSH from another client",
+                ),
+            ] {
+                rows.push(
+                    Row::new("2. lateness, its parts (p50 / p99)", metric)
+                        .values(ms(value), "—".into())
+                        .note(note),
+                );
+            }
+            rows
+        })
+    }
+}
+
+/// Scenario 2's rows for one rate; the targets hold at 2,000/s.
+fn rows_at(rate: usize, ours: &Lateness, theirs: &Lateness) -> Vec<Row> {
+    let scenario = format!("2. lateness, {}/s", thousands(rate as u64));
+    let ms = |l: &Lateness| format!("{:.1} / {:.1} / {:.1} ms", l.p50, l.p99, l.max);
+    let targeted = rate == 2_000;
+    let per_element = |l: &Lateness| l.script_runs as f64 / l.elements as f64;
+    let mut latency = Row::new(&scenario, "lateness p50 / p99 / max")
+        .values(ms(ours), format!("{} (Redisson's scheduling, emulated)", ms(theirs)))
+        .ratio(ours.p99 / theirs.p99);
+    let mut scripts = Row::new(&scenario, "transfer scripts per delivered element")
+        .values(
+            format!(
+                "{:.2} ({}; {} sweeps)",
+                per_element(ours),
+                thousands(ours.script_runs),
+                ours.sweeps
+            ),
+            format!("{:.2} ({})", per_element(theirs), thousands(theirs.script_runs)),
+        )
+        .ratio(per_element(ours) / per_element(theirs));
+    let mut cpu = Row::new(&scenario, "CPU: bench process (delayq) / redis-server")
+        .values(
+            format!("{:.0}% / {:.0}%", ours.cpu_ours, ours.cpu_redis),
+            format!("{:.0}% / {:.0}%", theirs.cpu_ours, theirs.cpu_redis),
+        )
+        .note("% of one core, whole run");
+    if targeted {
+        latency = latency.target("p99 ≤ 1.5 ms, max ≤ 5 ms", ours.p99 <= 1.5 && ours.max <= 5.0);
+        scripts = scripts.target("≤ 0.6", per_element(ours) <= 0.6);
+        cpu = cpu.target("process ≤ 20%", ours.cpu_ours <= 20.0);
+    }
+    let per_1000 = Row::new(&scenario, "CPU per 1,000 delivered (process + Redis)")
+        .values(
+            format!("{:.0} ms", ours.cpu_ms_per_1000),
+            format!("{:.0} ms", theirs.cpu_ms_per_1000),
+        )
+        .ratio(ours.cpu_ms_per_1000 / theirs.cpu_ms_per_1000);
+    let redis_time = Row::new(&scenario, "Redis time in scripts per 1,000 delivered")
+        .values(
+            format!("{:.0} ms", ours.script_ms_per_1000),
+            format!("{:.0} ms", theirs.script_ms_per_1000),
+        )
+        .ratio(ours.script_ms_per_1000 / theirs.script_ms_per_1000)
+        .note("offers and transfers, INFO commandstats");
+    let list = |l: &Lateness| {
+        l.in_scripts
+            .iter()
+            .map(|(command, ms)| format!("{command} {ms:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let by_command = Row::new(&scenario, "of which, per 1,000 delivered (ms)")
+        .values(list(ours), list(theirs))
+        .note("the costliest commands scripts call");
+    vec![latency, scripts, cpu, per_1000, redis_time, by_command]
 }

@@ -15,6 +15,8 @@ use tokio::time::Instant;
 
 use crate::admin::Admin;
 use crate::measure::{now_ms_f64, percentiles, rss_bytes, CpuWindow};
+use crate::report::{thousands, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 pub const QUEUES: usize = 100_000;
@@ -235,5 +237,73 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
         cpu_run,
         cpu_idle,
         single_p99,
+    }
+}
+
+/// 4. 100,000 queues in one client: lateness, subscriber connections, memory and CPU.
+pub struct QueuesInOneClient;
+
+impl Scenario for QueuesInOneClient {
+    fn name(&self) -> &'static str {
+        "queues"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("4. 100,000 queues in one client...");
+            let redis = RedisServer::start().await;
+            let m = run(&redis).await;
+            rows.push(
+                Row::new(
+                    "4. many queues",
+                    "lateness p99 (100,000 queues; 20,000 get one element, 2,000/s)",
+                )
+                .values(
+                    format!("{:.1} ms (max {:.1})", m.p99, m.max),
+                    format!("{:.1} ms (same load, one queue)", m.single_p99),
+                )
+                .ratio(m.p99 / m.single_p99)
+                .target("p99 ≤ 5 ms", m.p99 <= 5.0),
+            );
+            rows.push(
+                Row::new("4. many queues", "subscriber connections (channels)")
+                    .values(
+                        format!(
+                            "{} ({})",
+                            m.subscriber_connections,
+                            thousands(m.subscribed_channels as u64)
+                        ),
+                        "—".into(),
+                    )
+                    .target("1", m.subscriber_connections == 1),
+            );
+            rows.push(
+                Row::new(
+                    "4. many queues",
+                    "100,000 registered: every channel subscribed / every check run done",
+                )
+                .values(format!("{:.1} s / {:.1} s", m.subscribed_s, m.checked_s), "—".into())
+                .note("the offers start after both"),
+            );
+            rows.push(
+                Row::new(
+                    "4. many queues",
+                    "client RSS / per registered queue / CPU during run / CPU idle",
+                )
+                .values(
+                    format!(
+                        "{:.0} MiB / {:.1} KiB / {:.1}% / {:.2}%",
+                        m.rss_mb,
+                        m.bytes_per_queue / 1024.0,
+                        m.cpu_run,
+                        m.cpu_idle
+                    ),
+                    "—".into(),
+                )
+                .note("% of one core"),
+            );
+            rows
+        })
     }
 }

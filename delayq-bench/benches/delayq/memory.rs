@@ -7,6 +7,8 @@ use delayq::fred::types::Value;
 use delayq::{BytesCodec, Client};
 
 use crate::admin::Admin;
+use crate::report::Row;
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 pub const ELEMENTS: usize = 100_000;
@@ -39,4 +41,29 @@ pub async fn run(redis: &RedisServer) -> f64 {
     }
     client.shutdown().await;
     total as f64 / ELEMENTS as f64
+}
+
+/// 6. Redis memory per pending element.
+pub struct MemoryPerElement;
+
+impl Scenario for MemoryPerElement {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("6. memory per pending element...");
+            let redis = RedisServer::start().await;
+            let per_element = run(&redis).await;
+            rows.push(
+                Row::new("6. memory", "Redis bytes per pending element, 100-byte payload")
+                    .values(format!("{per_element:.0} B"), format!("{} B (the payload)", PAYLOAD))
+                    .ratio(per_element / PAYLOAD as f64)
+                    .note("timeout set + pending list"),
+            );
+            rows
+        })
+    }
 }

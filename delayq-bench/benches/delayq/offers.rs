@@ -8,6 +8,8 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 const OFFERS: usize = 300_000;
@@ -81,4 +83,37 @@ pub fn ceiling_once(redis: &RedisServer, sha: &str, name: &str) -> f64 {
             crate::redis_benchmark::requests_per_second(redis.port(), &args)
         })
         .fold(0.0, f64::max)
+}
+
+/// 1. Offer throughput: offers with 512 in flight against redis-benchmark's pipelined `EVALSHA` of
+/// the same script.
+pub struct Offers;
+
+impl Scenario for Offers {
+    fn name(&self) -> &'static str {
+        "offers"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("1. offer throughput...");
+            let redis = RedisServer::start().await;
+            let (ours, ceiling) = run(&redis).await;
+            let ratio = ours / ceiling;
+            rows.push(
+                Row::new("1. offer throughput", &format!("offers/s, {} in flight", IN_FLIGHT))
+                    .values(
+                        rate(ours),
+                        format!(
+                            "{} (redis-benchmark EVALSHA, pipelined, best of 3 depths)",
+                            rate(ceiling)
+                        ),
+                    )
+                    .ratio(ratio)
+                    .target("≥ 0.80× ceiling", ratio >= 0.8),
+            );
+            rows
+        })
+    }
 }

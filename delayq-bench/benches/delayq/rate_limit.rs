@@ -13,6 +13,8 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, Row};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 pub const CLIENTS: usize = 4;
@@ -87,5 +89,51 @@ pub async fn run(redis: &RedisServer, limit: Option<u32>) -> Outcome {
         busiest_second,
         duplicates: total - values.len(),
         lost: VALUES as usize - values.len(),
+    }
+}
+
+/// 9. A rate limit shared by several clients' workers.
+pub struct RateLimit;
+
+impl Scenario for RateLimit {
+    fn name(&self) -> &'static str {
+        "ratelimit"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("9. rate limit {LIMIT}/s shared by {CLIENTS} clients x {HANDLERS} handlers, {VALUES} values...");
+            let redis = RedisServer::start().await;
+            let limited = run(&redis, Some(LIMIT)).await;
+            let unlimited = run(&redis, None).await;
+            let scenario = format!("9. rate limit, {CLIENTS} clients × {HANDLERS} handlers");
+            let off = (limited.rate / f64::from(LIMIT) - 1.0) * 100.0;
+            rows.push(
+                Row::new(&scenario, &format!("values/s, limit {LIMIT}/s, {VALUES} ready"))
+                    .values(
+                        format!("{:.1} /s ({off:+.1}%)", limited.rate),
+                        format!("{} (no limit)", rate(unlimited.rate)),
+                    )
+                    .target("within ±5%", off.abs() <= 5.0),
+            );
+            rows.push(
+                Row::new(&scenario, "most values started in any 1 s window")
+                    .values(limited.busiest_second.to_string(), unlimited.busiest_second.to_string())
+                    .target(
+                        &format!("≤ {} (limit +5%)", LIMIT as usize * 105 / 100),
+                        limited.busiest_second <= LIMIT as usize * 105 / 100,
+                    ),
+            );
+            rows.push(
+                Row::new(&scenario, "values handled twice / never")
+                    .values(
+                        format!("{} / {}", limited.duplicates, limited.lost),
+                        format!("{} / {}", unlimited.duplicates, unlimited.lost),
+                    )
+                    .target("0 / 0", limited.duplicates == 0 && limited.lost == 0),
+            );
+            rows
+        })
     }
 }

@@ -14,7 +14,9 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::admin::Admin;
+use crate::report::{rate, Row};
 use crate::resp::{Conn, Reply};
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
 
 pub const VALUES: u64 = 100_000;
@@ -142,4 +144,53 @@ async fn drain(redis: &RedisServer, admin: &Admin, workers: usize, taker: Taker)
     }
     client.shutdown().await;
     VALUES as f64 / seconds
+}
+
+/// 5. Take throughput at 1, 4, 16 and 64 workers against `redis-benchmark LPOP`, and its layers.
+pub struct TakeThroughput;
+
+impl Scenario for TakeThroughput {
+    fn name(&self) -> &'static str {
+        "takes"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("5. take throughput (1, 4, 16, 64 workers; fred and a bare socket at 1 and 4)...");
+            let redis = RedisServer::start().await;
+            // DELAYQ_BENCH_TAKERS: the worker counts to run (1, 4, 16 and 64).
+            let counts: Vec<usize> = std::env::var("DELAYQ_BENCH_TAKERS")
+                .ok()
+                .map(|list| list.split(',').filter_map(|w| w.trim().parse().ok()).collect())
+                .unwrap_or_else(|| vec![1, 4, 16, 64]);
+            for workers in counts {
+                let t = run(&redis, workers, workers <= 4).await;
+                let ratio = t.delayq / t.lpop;
+                let target = if workers == 1 { 0.95 } else { 0.90 };
+                let baseline = format!("{} (redis-benchmark LPOP -c {workers})", rate(t.lpop));
+                rows.push(
+                    Row::new("5. take throughput", &format!("{workers} worker(s), 100,000 ready"))
+                        .values(rate(t.delayq), baseline.clone())
+                        .ratio(ratio)
+                        .target(&format!("≥ {target:.2}×"), ratio >= target),
+                );
+                let layers = [
+                    ("fred LPOP, pool of 2, no delayq", t.fred),
+                    ("LPOP from bare sockets, no client library", t.bare),
+                ];
+                for (layer, measured) in layers {
+                    if let Some(measured) = measured {
+                        rows.push(
+                            Row::new("5. take throughput, layers", &format!("{workers} worker(s): {layer}"))
+                                .values(rate(measured), baseline.clone())
+                                .ratio(measured / t.lpop)
+                                .note("where the time goes"),
+                        );
+                    }
+                }
+            }
+            rows
+        })
+    }
 }

@@ -3,10 +3,15 @@
 //! library clients (ACL users, several processes on one queue, lost replies)
 //! and `--codec kryo` on Java's bytes.
 
-// The harness (the `delayq-test-support` package) under the paths these
-// tests used when they included its files one by one.
+// The harness is the `delayq-test-support` package; `harness`,
+// `fault_proxy` and `schedule_helpers` keep the paths these tests used when
+// they included its files one by one.
 #[allow(unused_imports)]
-use delayq_test_support::{self as harness, fault_proxy, schedules as schedule_helpers};
+use delayq_test_support::{fault_proxy, schedules as schedule_helpers};
+mod harness {
+    #[allow(unused_imports)]
+    pub use delayq_test_support::{unhex as hex, *};
+}
 
 mod acl;
 mod cli;

@@ -62,7 +62,7 @@ pub struct Beside {
 
 impl Beside {
     pub async fn start(redis_url: &str, queue: &str) -> Beside {
-        let port = crate::redis_server::free_port();
+        let port = delayq_test_support::redis_server::free_port();
         let mut child = Command::new(std::env::current_exe().expect("this binary"))
             .args(["--bench", CHILD_FLAG, redis_url, &port.to_string()])
             .stdout(Stdio::piped())

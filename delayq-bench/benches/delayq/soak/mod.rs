@@ -33,9 +33,10 @@ use ledger::{flag, kind, Ledger, Verdict};
 use probe::Sample;
 
 use crate::admin::Admin;
-use crate::fault_proxy::FaultProxy;
 use crate::report::Row;
+use crate::scenario::{Context, Rows, Scenario};
 use crate::RedisServer;
+use delayq_test_support::fault_proxy::FaultProxy;
 
 const QUEUE: &str = "soak";
 /// The schedule's value (values offered are numbered from 0).
@@ -670,4 +671,27 @@ fn summary(config: &Config, points: &[Point], verdict: &Verdict, dashboard: Opti
         .target("0 / 0 / 0 / all fired", verdict.ok()),
     );
     rows
+}
+
+/// The soak (only when `--only` names it): see the `soak` module.
+pub struct SoakRun;
+
+impl Scenario for SoakRun {
+    fn name(&self) -> &'static str {
+        "soak"
+    }
+
+    fn by_default(&self) -> bool {
+        false
+    }
+
+    fn run<'a>(&'a self, ctx: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let config = Config::from_args();
+            eprintln!("14. soak: {}/s for {} min...", config.rate, config.minutes);
+            let soak = run(&config).await;
+            ctx.violation |= !soak.verdict.ok();
+            soak.rows
+        })
+    }
 }
