@@ -15,7 +15,7 @@
 -- that acked nothing answers 0s again when run again. A late copy of a run
 -- older than the lane's last (its client gave up on it) acks what is still
 -- in flight and leaves the record alone. A worker keeps one lane per ack on
--- its way (src/worker/acks.rs). Where single acks remember
+-- its way (src/queue/reliable/ack_sink.rs). Where single acks remember
 -- each acked id (ack.lua's acked set), a batch remembers one record: that
 -- bookkeeping was two thirds of a batch ack's cost.
 -- Cost: O(k log m) for k deliveries and m in flight.

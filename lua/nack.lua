@@ -38,7 +38,7 @@ if delay == -2 then
   return delayq_answer(KEYS[12], 1)
 end
 if delay == -3 then
-  delayq_event(events, KEYS[11], 'released', 'delivery', delayq_hex(string.sub(member, 1, 8)))
+  delayq_event(events, KEYS[11], 'released', 'count', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)))
 else
   delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0))
 end

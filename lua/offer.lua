@@ -3,7 +3,7 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 events config, 5 events
 --       stream (lib/events.lua: one 'offered' event per run, with its count);
 --       only with a trace context (feature `opentelemetry`): 6 trace
---       records, 7 their expiry
+--       records, 7 trace expiry
 -- ARGV: due_1, element_1, due_2, element_2, ... (packed by the client); a due
 --       time is ms since the epoch, or "+delay_ms" from the Redis server's
 --       clock; then, only with KEYS 6 and 7, the W3C trace context of the

@@ -7,7 +7,7 @@
 --       offer_all call (lib/request.lua): it counts the call's elements added,
 --       5 events config, 6 events stream (lib/events.lua: one 'offered'
 --       event per run that adds any, with the count it added); only with a
---       trace context (feature `opentelemetry`): 7 trace records, 8 their
+--       trace context (feature `opentelemetry`): 7 trace records, 8 trace
 --       expiry
 -- ARGV: 1 index (0-based, in the call) of the chunk's first element, then
 --       due_1, element_1, due_2, element_2, ... as offer.lua takes them (a due

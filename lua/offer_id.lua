@@ -4,9 +4,9 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 events
 --       config, 6 events stream (lib/events.lua: 'offered' with the id when
 --       it offers); only with a trace context (feature `opentelemetry`):
---       7 trace records, 8 their expiry; last, the request key
---       (lib/request.lua: a resend returns the first run's answer; 7, or 9
---       with the trace keys, as src/connection/request.rs appends it)
+--       7 trace records, 8 trace expiry; last, 9 request key (KEYS[7]
+--       without the trace keys; lib/request.lua: a resend returns the first
+--       run's answer; src/connection/request.rs appends it)
 -- ARGV: 1 id, 2 payload, 3 format ('modern' | 'legacy'), 4 due (ms since the
 --       epoch, or "+delay_ms" from the Redis server's clock), 5 'keep' | 'replace',
 --       6 only with the trace keys: the W3C trace context, stored for the

@@ -1,6 +1,6 @@
 -- LIBS: element
 -- rate_limit: one permit of a queue's shared worker rate limit (GCRA).
--- KEYS: 1 the limiter (delayq_rate:{N}: the theoretical arrival time, µs),
+-- KEYS: 1 rate limiter (delayq_rate:{N}: the theoretical arrival time, µs),
 --       2 the queue's pause flag (delayq_paused:{N})
 -- ARGV: 1 emission interval (µs: period / limit), 2 burst tolerance (µs:
 --       interval * (burst - 1)), 3 catch-up (µs, at most one interval),

@@ -1,7 +1,7 @@
 -- LIBS: element
 -- schedule_beat: a schedule runner says it is alive, or, as it stops, that
 -- it is gone.
--- KEYS: 1 the queue's runners (delayq_schedule_runners:{N}, a sorted set:
+-- KEYS: 1 schedule runners of the queue (delayq_schedule_runners:{N}, a sorted set:
 --       runner id -> its last beat, ms on the Redis server's clock)
 -- ARGV: 1 runner id, 2 'beat' | 'leave', 3 a beat older than this (ms) is a
 --       dead runner's, 4 most runners kept

@@ -1,7 +1,7 @@
 -- LIBS: element
 -- schedule_runners: the Redis server's clock and the runners of a queue's
 -- schedules that beat lately (schedule_beat.lua), latest first.
--- KEYS: 1 the queue's runners (delayq_schedule_runners:{N})
+-- KEYS: 1 schedule runners of the queue (delayq_schedule_runners:{N})
 -- ARGV: 1 a beat older than this (ms) is a dead runner's, 2 most returned
 -- Returns {now_ms, id_1, beat_ms_1, ...}. Reads only. Cost: at most ARGV[2]
 -- entries.

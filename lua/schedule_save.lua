@@ -1,7 +1,7 @@
 -- LIBS: element offer request
 -- schedule_save: add a recurring schedule to a queue, or replace its definition.
--- KEYS: 1 schedules hash (delayq_schedules:{N}), 2 the queue's last schedule
---       revision (delayq_schedule_revs:{N}), 3 request key (lib/request.lua:
+-- KEYS: 1 schedules hash (delayq_schedules:{N}), 2 schedule revision (the queue's last
+--       one given: delayq_schedule_revs:{N}), 3 request key (lib/request.lua:
 --       a resend returns the first run's answer)
 -- ARGV: 1 name, 2 definition (JSON text made by the client), 3 first
 --       occurrence (ms, computed by the client from the server's clock),

@@ -1,7 +1,7 @@
 -- LIBS: element offer request ids events
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
---       5 the queue's sweep lease, 6 due-time set and 7 its marker (lateness
+--       5 the queue's sweep lease, 6 due-time set and 7 due-time marker (lateness
 --       tracking, see the library), 8 pause flag, 9 id index, 10 the run's
 --       lane record (lib/request.lua), 11 events config, 12 events stream
 --       (lib/events.lua: one 'transferred' event per run that moves any)

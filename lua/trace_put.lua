@@ -3,7 +3,7 @@
 -- back for another delivery (a Worker's retry, a nack, a give-back), so
 -- that the next handler continues the same trace (feature `opentelemetry`,
 -- src/queue/reliable/traces.rs; lib/traces.lua).
--- KEYS: 1 trace records (delayq_traces), 2 their expiry (delayq_traces_expiry)
+-- KEYS: 1 trace records (delayq_traces), 2 trace expiry (delayq_traces_expiry)
 -- ARGV: 1 context, 2 delay ms from the server's clock, 3 payload
 -- Sent once: a resend could store the context twice (a lost reply only
 -- costs the next delivery its parent).

@@ -1,7 +1,7 @@
 -- LIBS: element traces
 -- trace_take: the trace contexts of delivered values (feature
 -- `opentelemetry`, src/queue/reliable/traces.rs; lib/traces.lua).
--- KEYS: 1 trace records (delayq_traces), 2 their expiry (delayq_traces_expiry)
+-- KEYS: 1 trace records (delayq_traces), 2 trace expiry (delayq_traces_expiry)
 -- ARGV: the SHA1 (hex) of each delivered payload
 -- Returns, for each, the context taken (the oldest due), or false.
 -- Cost: O(1) per value (a record holds at most 16 entries).

@@ -1,7 +1,7 @@
 -- LIBS: element offer request ids events
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
---       5 due-time set and 6 its marker (lateness tracking, see the library),
+--       5 due-time set and 6 due-time marker (lateness tracking, see the library),
 --       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua),
 --       10 events config, 11 events stream (lib/events.lua: one
 --       'transferred' event per run that moves anything, with its counts)

@@ -3,7 +3,7 @@
 -- the reply: the value leaves the list it was moved to and goes back to the
 -- end of the list it came from, so a cancelled take leaves both lists as
 -- they were.
--- KEYS[1] the source list, KEYS[2] the list the value was moved to.
+-- KEYS: 1 source list (the value came from), 2 target list (it was moved to)
 -- ARGV[1] the value, ARGV[2] the source's end it was taken from (LEFT|RIGHT),
 -- ARGV[3] the end of KEYS[2] it was put on. Returns 1, or 0 if it was gone.
 local count = 1

@@ -284,9 +284,10 @@ pub(crate) struct GetArgs {
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
     /// With kryo, serialization, marshalling (alone, in a compression, or
-    /// detected by auto): the Java classes of POJOs and enums (JSON schema
-    /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    /// detected by auto): the Java classes of POJOs and enums: a JSON schema
+    /// file (see compat/README.md), or the Java service's jar or folder of
+    /// compiled classes, read for them.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -406,9 +407,10 @@ pub(crate) struct InspectArgs {
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
     /// With kryo, serialization, marshalling (alone, in a compression, or
-    /// detected by auto): the Java classes of POJOs and enums (JSON schema
-    /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    /// detected by auto): the Java classes of POJOs and enums: a JSON schema
+    /// file (see compat/README.md), or the Java service's jar or folder of
+    /// compiled classes, read for them.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -508,9 +510,10 @@ pub(crate) struct DeadLetterListArgs {
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
     /// With kryo, serialization, marshalling (alone, in a compression, or
-    /// detected by auto): the Java classes of POJOs and enums (JSON schema
-    /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    /// detected by auto): the Java classes of POJOs and enums: a JSON schema
+    /// file (see compat/README.md), or the Java service's jar or folder of
+    /// compiled classes, read for them.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -625,9 +628,10 @@ pub(crate) struct OfferArgs {
     #[arg(long = "java-type", value_name = "TYPE", conflicts_with = "java_class")]
     pub java_type: Option<String>,
     /// With kryo, serialization, marshalling (alone, in a compression, or
-    /// detected by auto): the Java classes of POJOs and enums (JSON schema
-    /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    /// detected by auto): the Java classes of POJOs and enums: a JSON schema
+    /// file (see compat/README.md), or the Java service's jar or folder of
+    /// compiled classes, read for them.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
     /// Offer the value under this id: not offered again while an element with
     /// the id is pending (exit status 0 either way; stderr says which). One value.
@@ -669,10 +673,11 @@ pub(crate) struct MigrateArgs {
     /// objects by path (as `delayq offer`).
     #[arg(long = "java-class", value_name = "[PATH=]CLASS", requires = "to_codec")]
     pub java_class: Vec<String>,
-    /// The Java classes of POJOs and enums (JSON schema file, see
-    /// compat/README.md): their fields for Kryo, their serialVersionUID for
+    /// The Java classes of POJOs and enums (a JSON schema file, see
+    /// compat/README.md, or the Java service's jar or folder of compiled
+    /// classes): their fields for Kryo, their serialVersionUID for
     /// serialization and marshalling.
-    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
     /// Elements rewritten per atomic script.
     #[arg(long, default_value_t = 500)]
@@ -693,9 +698,10 @@ pub(crate) struct TakeArgs {
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
     /// With kryo, serialization, marshalling (alone, in a compression, or
-    /// detected by auto): the Java classes of POJOs and enums (JSON schema
-    /// file, see compat/README.md).
-    #[arg(long, value_name = "FILE", visible_alias = "schema")]
+    /// detected by auto): the Java classes of POJOs and enums: a JSON schema
+    /// file (see compat/README.md), or the Java service's jar or folder of
+    /// compiled classes, read for them.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
     /// Output format: table prints one value per line as it arrives, json
     /// prints one JSON string per line.

@@ -375,9 +375,21 @@ impl Codec<String> for TextCodec {
     }
 }
 
+/// A schema file (JSON), or the Java service's jar or classes folder
+/// (`--kryo-schema-from app.jar`): a folder, or a file that is a zip.
 fn load_schema(path: &Path) -> Result<KryoSchema, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    KryoSchema::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    use std::io::Read;
+    let shown = path.display();
+    let mut magic = [0; 4];
+    let is_zip = std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == *b"PK\x03\x04";
+    if path.is_dir() || is_zip {
+        return KryoSchema::from_class_files(path);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    KryoSchema::from_json(&text).map_err(|e| format!("{shown}: {e}"))
 }
 
 fn from_hex(text: &str) -> Result<Vec<u8>, BoxError> {

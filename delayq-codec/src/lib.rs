@@ -32,11 +32,14 @@
 //! ```
 //!
 //! Every decoder costs time in proportion to its input, or is capped (see
-//! [`kryo::MAX_DECIMAL_BITS`] and [`kryo::MAX_ALL_NULL`]): a small hostile
-//! payload cannot stall the program that reads it.
+//! [`kryo::MAX_DECIMAL_BITS`] and [`kryo::MAX_ALL_NULL`]), and memory in
+//! proportion to it ([`bounds`]: a decoded value takes at most 256 bytes per
+//! payload byte, plus 1 MiB, checked before it is built): a small hostile
+//! payload cannot stall or exhaust the program that reads it.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
+pub mod bounds;
 mod bytes;
 pub mod compress;
 pub mod detect;

@@ -2,13 +2,13 @@
 //! `queue/registry.rs`): reading it, and keeping it bounded.
 
 use fred::interfaces::SortedSetsInterface;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use super::Client;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::registry::FORGET_AFTER;
-use crate::wire::keys::REGISTRY_KEY;
+use crate::wire::keys::{KeyRole, REGISTRY_KEY};
 use crate::wire::time;
 use crate::BytesCodec;
 
@@ -60,7 +60,11 @@ impl Client {
             return Ok(false);
         }
         let conn = self.core.conn()?;
-        let keys: Vec<Key> = vec![REGISTRY_KEY.into()];
+        let keys = SCRIPTS
+            .registry_forget
+            .given_keys()
+            .with(KeyRole::Registry, REGISTRY_KEY)
+            .build();
         let args = vec![Value::from(name), Value::from(score)];
         SCRIPTS
             .registry_forget

@@ -23,6 +23,7 @@ use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::{Settling, SettlingGuard};
 use crate::error::{CommandResult, Error, Result};
+use crate::wire::keys::KeyRole;
 
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
@@ -428,9 +429,14 @@ async fn undo_read(client: &FredClient, settling: &Arc<Settling>, command: &str,
             }
         }
         "BLMOVE" if argv.len() >= 4 => {
-            let keys = vec![key_of(&argv[0]), key_of(&argv[1])];
+            let source = key_of(&argv[0]).as_str_lossy().into_owned();
+            let keys = SCRIPTS
+                .undo_move
+                .given_keys()
+                .with(KeyRole::Source, key_of(&argv[0]))
+                .with(KeyRole::Target, key_of(&argv[1]))
+                .build();
             let args = vec![reply, argv[2].clone(), argv[3].clone()];
-            let source = keys[0].as_str_lossy().into_owned();
             match SCRIPTS.undo_move.run(client, &source, keys, args).await {
                 Ok(_) => true,
                 Err(error) => {

@@ -14,11 +14,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use fred::prelude::Options;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
 use crate::connection::settling::Settling;
+use crate::wire::keys::KeyRole;
 
 /// What a [`Detached`] command does with a reply its caller stopped waiting
 /// for: undoes the take, putting what it took back where it came from. A
@@ -52,7 +53,13 @@ pub(crate) async fn push_back(
 ) -> bool {
     let args = raw.into_iter().map(Value::Bytes).collect();
     let pushed = Request::new(key)
-        .apply_retrying(conn, settling, &SCRIPTS.push_back, vec![Key::from(key)], args)
+        .apply_retrying(
+            conn,
+            settling,
+            &SCRIPTS.push_back,
+            SCRIPTS.push_back.given_keys().with(KeyRole::List, key).build(),
+            args,
+        )
         .await;
     match pushed {
         Ok(_) => true,
@@ -74,7 +81,12 @@ pub(crate) async fn undo_move(
     from: &'static str,
     to: &'static str,
 ) -> bool {
-    let keys = vec![Key::from(source), Key::from(destination)];
+    let keys = SCRIPTS
+        .undo_move
+        .given_keys()
+        .with(KeyRole::Source, source)
+        .with(KeyRole::Target, destination)
+        .build();
     let args = vec![Value::Bytes(value), Value::from(from), Value::from(to)];
     match SCRIPTS.undo_move.run(conn, source, keys, args).await {
         Ok(_) => true,

@@ -36,14 +36,17 @@ use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use fred::util::redis_keyslot;
 
 use crate::error::{outcome_unknown, Error};
+use crate::wire::keys::{KeyRole, QueueKeys};
 
-/// A script of `lua/`, by its file name, with its resend rule.
+/// A script of `lua/`, by its file name, with its resend rule and its KEYS
+/// (each a [`KeyRole`], in order, as its `-- KEYS:` header names them).
 macro_rules! lua {
-    ($name:literal, $resend:ident) => {
+    ($name:literal, $resend:ident, [$($role:ident),* $(,)?] $(,)?) => {
         Script::new(
             $name,
             include_str!(concat!("../../lua/", $name, ".lua")),
             Resend::$resend,
+            &[$(KeyRole::$role),*],
         )
     };
 }
@@ -115,6 +118,62 @@ impl Resend {
     }
 }
 
+/// A script's KEYS being put together (see [`Script::keys`]).
+pub(crate) struct ScriptKeys<'a> {
+    script: &'a Script,
+    queue: Option<&'a QueueKeys>,
+    given: Vec<(KeyRole, Key)>,
+    traced: bool,
+}
+
+impl ScriptKeys<'_> {
+    /// The key the call gives for `role` (a request key, a lane record,
+    /// another list).
+    pub(crate) fn with(mut self, role: KeyRole, key: impl Into<Key>) -> Self {
+        self.given.push((role, key.into()));
+        self
+    }
+
+    /// Whether the run carries a trace context: the trace keys are sent
+    /// only then.
+    pub(crate) fn traced(mut self, traced: bool) -> Self {
+        self.traced = traced;
+        self
+    }
+
+    /// The KEYS, in the script's order. A request key or lane record the
+    /// call did not give must come last: the request or lane that runs
+    /// the script appends it (`request.rs`). Any other role missing is a
+    /// bug in delayq, caught by the unit tests that build every script's
+    /// keys.
+    pub(crate) fn build(self) -> Vec<Key> {
+        let roles = self.script.roles;
+        let mut keys = Vec::with_capacity(roles.len());
+        for (at, role) in roles.iter().enumerate() {
+            if role.traced_only() && !self.traced {
+                continue;
+            }
+            if let Some(key) = self.queue.and_then(|queue| role.of(queue)) {
+                keys.push(Key::from(key));
+            } else if let Some((_, key)) = self.given.iter().find(|(given, _)| given == role) {
+                keys.push(key.clone());
+            } else {
+                let appended_later = roles[at..]
+                    .iter()
+                    .all(|r| matches!(r, KeyRole::Request | KeyRole::Lane));
+                assert!(
+                    appended_later,
+                    "script {}: no key given for {role:?} (KEYS[{}])",
+                    self.script.name,
+                    at + 1
+                );
+                break;
+            }
+        }
+        keys
+    }
+}
+
 /// fred's error for a command it found no connection to send on.
 const NOT_ROUTED: &str = "Failed to route command";
 /// How long a script not routed is tried again, and the waits between.
@@ -130,16 +189,43 @@ pub(crate) struct Script {
     pub body: String,
     pub sha1: String,
     pub resend: Resend,
+    /// Its KEYS, in order (see [`keys`](Self::keys)).
+    pub roles: &'static [KeyRole],
 }
 
 impl Script {
-    fn new(name: &'static str, source: &'static str, resend: Resend) -> Self {
+    fn new(name: &'static str, source: &'static str, resend: Resend, roles: &'static [KeyRole]) -> Self {
         let body = body(source);
         Script {
             name,
             sha1: fred::util::sha1_hash(&body),
             body,
             resend,
+            roles,
+        }
+    }
+
+    /// The script's KEYS on `queue`'s queue, built from its declared roles:
+    /// the queue's own keys from `queue`, the others as the call gives them
+    /// ([`ScriptKeys::with`]). The one place a script's KEYS are made.
+    pub(crate) fn keys<'a>(&'a self, queue: &'a QueueKeys) -> ScriptKeys<'a> {
+        ScriptKeys {
+            script: self,
+            queue: Some(queue),
+            given: Vec::new(),
+            traced: false,
+        }
+    }
+
+    /// The KEYS of a script whose keys the call gives, every one
+    /// ([`ScriptKeys::with`]): one that works on lists, not on a queue
+    /// (`push_back`, `undo_move`, the registry).
+    pub(crate) fn given_keys(&self) -> ScriptKeys<'_> {
+        ScriptKeys {
+            script: self,
+            queue: None,
+            given: Vec::new(),
+            traced: false,
         }
     }
 
@@ -302,6 +388,7 @@ pub(crate) struct Scripts {
     pub ack_batch: Script,
     pub ack: Script,
     pub nack: Script,
+    pub release_unhandled: Script,
     pub extend: Script,
     pub reap: Script,
     pub requeue_dead_letters: Script,
@@ -338,93 +425,340 @@ pub(crate) struct Scripts {
     pub trace_put: Script,
 }
 
+impl Scripts {
+    /// Every script, for the tests that hold each to its Lua file.
+    #[cfg(test)]
+    fn all(&self) -> Vec<&Script> {
+        vec![
+            &self.offer,
+            &self.offer_all,
+            &self.transfer,
+            &self.read_all,
+            &self.peek,
+            &self.contains,
+            &self.remove,
+            &self.poll,
+            &self.poll_last_and_offer_first_to,
+            &self.expire,
+            &self.drain,
+            &self.restore,
+            &self.migrate,
+            &self.recode,
+            &self.claim,
+            &self.claim_batch,
+            &self.ack_batch,
+            &self.ack,
+            &self.nack,
+            &self.extend,
+            &self.reap,
+            &self.requeue_dead_letters,
+            &self.sweep_window,
+            &self.status,
+            &self.remove_pending,
+            &self.undo_move,
+            &self.push_back,
+            &self.cancel_request,
+            &self.list_remove,
+            &self.offer_id,
+            &self.cancel_id,
+            &self.reschedule_id,
+            &self.get_id,
+            &self.pause,
+            &self.resume,
+            &self.pending_page,
+            &self.pending_element,
+            &self.remove_dead_letters,
+            &self.dead_letter_page,
+            &self.dead_letter_act,
+            &self.dead_letter_reasons,
+            &self.schedule_save,
+            &self.schedule_fire,
+            &self.schedule_set,
+            &self.schedule_list,
+            &self.schedule_beat,
+            &self.schedule_runners,
+            &self.rate_limit,
+            &self.registry_forget,
+            #[cfg(feature = "opentelemetry")]
+            &self.trace_take,
+            #[cfg(feature = "opentelemetry")]
+            &self.trace_put,
+        ]
+    }
+}
+
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
-    offer: lua!("offer", Once),
+    offer: lua!(
+        "offer",
+        Once,
+        [Timeout, Pending, Channel, EventsConfig, Events, Traces, TracesExpiry]
+    ),
     // Keyed by its call's request: a chunk adds only the call's elements not
     // added yet, so a resend adds nothing twice.
-    offer_all: lua!("offer_all", Safe),
+    offer_all: lua!(
+        "offer_all",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Channel,
+            Request,
+            EventsConfig,
+            Events,
+            Traces,
+            TracesExpiry
+        ]
+    ),
     // Harmless to repeat; numbered along a lane (`request::Lane`), so a
     // resend answers what the first run moved, quarantined and how late.
-    transfer: lua!("transfer", Safe),
-    read_all: lua!("read_all", Safe),
-    peek: lua!("peek", Safe),
-    contains: lua!("contains", Safe),
-    remove: lua!("remove", Safe),
-    poll: lua!("poll", Safe),
-    poll_last_and_offer_first_to: lua!("poll_last_and_offer_first_to", Safe),
+    transfer: lua!(
+        "transfer",
+        Safe,
+        [
+            Destination,
+            Timeout,
+            Pending,
+            Quarantine,
+            Due,
+            DueTracking,
+            Paused,
+            Ids,
+            Lane,
+            EventsConfig,
+            Events
+        ]
+    ),
+    read_all: lua!("read_all", Safe, [Pending]),
+    peek: lua!("peek", Safe, [Pending]),
+    contains: lua!("contains", Safe, [Pending]),
+    remove: lua!("remove", Safe, [Pending, Timeout, EventsConfig, Events, Request]),
+    poll: lua!("poll", Safe, [Pending, Timeout, Quarantine, Channel, Ids, Request]),
+    poll_last_and_offer_first_to: lua!(
+        "poll_last_and_offer_first_to",
+        Safe,
+        [Pending, Timeout, Quarantine, Target, Request]
+    ),
     // Keyed by a request: a resent PERSIST, or expiry in the past, answers
     // as the first run did (run again, it would find nothing to change).
-    expire: lua!("expire", Safe),
-    drain: lua!("drain", Safe),
-    restore: lua!("restore", Safe),
+    expire: lua!("expire", Safe, [Pending, Timeout, Request]),
+    drain: lua!("drain", Safe, [List, Request]),
+    restore: lua!("restore", Safe, [Pending, Timeout, Channel, Ids, Request]),
     // Keyed by a request: a resend returns the first run's counts.
-    migrate: lua!("migrate", Safe),
+    migrate: lua!("migrate", Safe, [Pending, Timeout, Ids, Request]),
     // Keyed by a request: a resend returns the first run's counts (run
     // again, it would find the elements it rewrote changed and count them
     // as moved).
-    recode: lua!("recode", Safe),
-    claim: lua!("claim", Once),
+    recode: lua!("recode", Safe, [Pending, Timeout, Ids, Request]),
+    claim: lua!(
+        "claim",
+        Once,
+        [
+            Staging,
+            Leases,
+            DeadLetter,
+            Due,
+            Counts,
+            CountsExpiry,
+            StagingMark,
+            Destination,
+            Paused,
+            DeadReasons,
+            EventsConfig,
+            Events
+        ]
+    ),
     // Sent once like claim: a resend would claim more values (a lost reply
     // is found by its batch id, `lost_claim`).
-    claim_batch: lua!("claim_batch", Once),
+    claim_batch: lua!(
+        "claim_batch",
+        Once,
+        [
+            Destination,
+            Leases,
+            DeadLetter,
+            Due,
+            Counts,
+            CountsExpiry,
+            Paused,
+            DeadReasons,
+            EventsConfig,
+            Events
+        ]
+    ),
     // A resend finds the ids the first run acked in the acked set.
-    ack_batch: lua!("ack_batch", Safe),
-    ack: lua!("ack", Safe),
-    nack: lua!("nack", Safe),
-    extend: lua!("extend", Safe),
+    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events]),
+    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events]),
+    nack: lua!(
+        "nack",
+        Safe,
+        [
+            Leases,
+            Destination,
+            Timeout,
+            Pending,
+            Channel,
+            DeadLetter,
+            Counts,
+            CountsExpiry,
+            DeadReasons,
+            EventsConfig,
+            Events,
+            Request
+        ]
+    ),
+    // Numbered along a lane: a resend answers what the first run gave back
+    // and moves nothing twice (a delivery leaves the lease set once).
+    release_unhandled: lua!(
+        "release_unhandled",
+        Safe,
+        [Leases, Destination, Counts, CountsExpiry, Traces, TracesExpiry, Lane, EventsConfig, Events]
+    ),
+    extend: lua!("extend", Safe, [Leases]),
     // Numbered along a lane: a resend answers what the first run returned.
-    reap: lua!("reap", Safe),
-    requeue_dead_letters: lua!("requeue_dead_letters", Safe),
+    reap: lua!(
+        "reap",
+        Safe,
+        [
+            Staging,
+            Leases,
+            Destination,
+            Counts,
+            CountsExpiry,
+            StagingMark,
+            Lane,
+            EventsConfig,
+            Events
+        ]
+    ),
+    requeue_dead_letters: lua!(
+        "requeue_dead_letters",
+        Safe,
+        [DeadLetter, Destination, DeadReasons, Request]
+    ),
     // Numbered along a lane: a resend answers what the first run moved.
-    sweep_window: lua!("sweep_window", Safe),
-    status: lua!("status", Safe),
-    remove_pending: lua!("remove_pending", Safe),
-    undo_move: lua!("undo_move", Once),
-    push_back: lua!("push_back", Safe),
+    sweep_window: lua!(
+        "sweep_window",
+        Safe,
+        [
+            Destination,
+            Timeout,
+            Pending,
+            Quarantine,
+            Sweep,
+            Due,
+            DueTracking,
+            Paused,
+            Ids,
+            Lane,
+            EventsConfig,
+            Events
+        ]
+    ),
+    status: lua!(
+        "status",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Destination,
+            Leases,
+            DeadLetter,
+            Quarantine,
+            Paused,
+            Ids
+        ]
+    ),
+    remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),
+    undo_move: lua!("undo_move", Once, [Source, Target]),
+    push_back: lua!("push_back", Safe, [List, Request]),
     // Its mark keeps what it found: a resend answers the same.
-    cancel_request: lua!("cancel_request", Safe),
-    list_remove: lua!("list_remove", Safe),
-    offer_id: lua!("offer_id", Safe),
-    cancel_id: lua!("cancel_id", Safe),
-    reschedule_id: lua!("reschedule_id", Safe),
-    get_id: lua!("get_id", Safe),
+    cancel_request: lua!("cancel_request", Safe, []),
+    list_remove: lua!("list_remove", Safe, [List, Request]),
+    offer_id: lua!(
+        "offer_id",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Channel,
+            Ids,
+            EventsConfig,
+            Events,
+            Traces,
+            TracesExpiry,
+            Request
+        ]
+    ),
+    cancel_id: lua!(
+        "cancel_id",
+        Safe,
+        [Timeout, Pending, Ids, EventsConfig, Events, Request]
+    ),
+    reschedule_id: lua!(
+        "reschedule_id",
+        Safe,
+        [Timeout, Channel, Ids, EventsConfig, Events, Request]
+    ),
+    get_id: lua!("get_id", Safe, [Timeout, Ids]),
     // SET NX: a resend finds the flag set and writes no second event.
-    pause: lua!("pause", Safe),
-    resume: lua!("resume", Safe),
-    pending_page: lua!("pending_page", Safe),
+    pause: lua!("pause", Safe, [Paused, EventsConfig, Events]),
+    resume: lua!(
+        "resume",
+        Safe,
+        [Paused, Timeout, Channel, EventsConfig, Events, Request]
+    ),
+    pending_page: lua!("pending_page", Safe, [Timeout, Ids]),
     // Keyed by a request: a resend answers as the first run did.
-    pending_element: lua!("pending_element", Safe),
+    pending_element: lua!(
+        "pending_element",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Destination,
+            Channel,
+            Ids,
+            Paused,
+            EventsConfig,
+            Events,
+            Request
+        ]
+    ),
     // Deletes: sent once (a resend would delete more).
-    remove_dead_letters: lua!("remove_dead_letters", Once),
-    dead_letter_page: lua!("dead_letter_page", Safe),
+    remove_dead_letters: lua!("remove_dead_letters", Once, [DeadLetter, DeadReasons]),
+    dead_letter_page: lua!("dead_letter_page", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend answers as the first run did and acts on
     // no second copy of an equal value.
-    dead_letter_act: lua!("dead_letter_act", Safe),
-    dead_letter_reasons: lua!("dead_letter_reasons", Safe),
+    dead_letter_act: lua!("dead_letter_act", Safe, [DeadLetter, DeadReasons, Destination, Request]),
+    dead_letter_reasons: lua!("dead_letter_reasons", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend returns the first answer and undoes no
     // save made meanwhile.
-    schedule_save: lua!("schedule_save", Safe),
+    schedule_save: lua!("schedule_save", Safe, [Schedules, ScheduleRevisions, Request]),
     // A compare-and-set on the schedule's next occurrence: a resend finds it
     // moved and offers nothing, and answers 'fired' when it finds its own
     // token among the record's last fires.
-    schedule_fire: lua!("schedule_fire", Safe),
+    schedule_fire: lua!(
+        "schedule_fire",
+        Safe,
+        [Schedules, Timeout, Pending, Channel, EventsConfig, Events]
+    ),
     // Keyed by a request: a resent remove still says it removed.
-    schedule_set: lua!("schedule_set", Safe),
-    schedule_list: lua!("schedule_list", Safe),
+    schedule_set: lua!("schedule_set", Safe, [Schedules, Request]),
+    schedule_list: lua!("schedule_list", Safe, [Schedules]),
     // A heartbeat: a resend beats or leaves again, as harmless as the first.
-    schedule_beat: lua!("schedule_beat", Safe),
-    schedule_runners: lua!("schedule_runners", Safe),
+    schedule_beat: lua!("schedule_beat", Safe, [ScheduleRunners]),
+    schedule_runners: lua!("schedule_runners", Safe, [ScheduleRunners]),
     // A resend could take a second permit: sent once (a lost reply only
     // costs the worker one permit).
-    rate_limit: lua!("rate_limit", Once),
-    registry_forget: lua!("registry_forget", Safe),
+    rate_limit: lua!("rate_limit", Once, [Rate, Paused]),
+    registry_forget: lua!("registry_forget", Safe, [Registry]),
     // Takes contexts: a resend would take the next equal payload's (sent
     // once; a lost reply costs those deliveries their parent, nothing else).
     #[cfg(feature = "opentelemetry")]
-    trace_take: lua!("trace_take", Once),
+    trace_take: lua!("trace_take", Once, [Traces, TracesExpiry]),
     // A resend could store a context twice: sent once.
     #[cfg(feature = "opentelemetry")]
-    trace_put: lua!("trace_put", Once),
+    trace_put: lua!("trace_put", Once, [Traces, TracesExpiry]),
 });
 
 #[cfg(test)]
@@ -645,6 +979,122 @@ mod tests {
             }
             let needed: Vec<&str> = LIBS.iter().map(|(n, _)| *n).filter(|n| needed.contains(n)).collect();
             assert_eq!(declared, needed, "{file}");
+        }
+    }
+
+    /// The numbered entries of a script's `-- KEYS:` header: `(n, text)`.
+    fn header_keys(source: &str) -> Vec<(usize, String)> {
+        let mut text = String::new();
+        let mut inside = false;
+        for line in source.lines() {
+            if line.starts_with("-- KEYS") {
+                inside = true;
+            } else if inside
+                && (line.starts_with("-- ARGV")
+                    || line.starts_with("-- Returns")
+                    || !line.starts_with("--")
+                    || line.trim() == "--")
+            {
+                break;
+            }
+            if inside {
+                text.push(' ');
+                text.push_str(line.trim_start_matches("--").trim());
+            }
+        }
+        let text = text.trim().trim_start_matches("KEYS:").to_owned();
+        // An entry: a number after a comma, colon, paren, `and` or `last,`.
+        let mut entries: Vec<(usize, String)> = Vec::new();
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for (at, word) in words.iter().enumerate() {
+            let starts_entry =
+                at == 0 || words[at - 1].ends_with([',', ';', ':', '(']) || ["and", "last,"].contains(&words[at - 1]);
+            match word.parse::<usize>() {
+                Ok(n) if starts_entry => entries.push((n, String::new())),
+                _ => {
+                    if let Some((_, phrase)) = entries.last_mut() {
+                        phrase.push_str(word);
+                        phrase.push(' ');
+                    }
+                }
+            }
+        }
+        entries
+    }
+
+    /// Each script's declared KEYS are the ones its `-- KEYS:` header
+    /// lists, in order: the Rust side builds them from the declaration
+    /// (`Script::keys`), so the two cannot drift apart silently.
+    #[test]
+    fn every_scripts_keys_are_the_ones_its_header_names() {
+        let files = lua_files("lua");
+        let scripts = SCRIPTS.all();
+        for (file, source) in &files {
+            let name = file.trim_start_matches("lua/").trim_end_matches(".lua");
+            let script = scripts
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap_or_else(|| panic!("{file} is no script of SCRIPTS"));
+            if name == "cancel_request" {
+                // Its KEYS are the cancelled request's own.
+                assert!(script.roles.is_empty());
+                continue;
+            }
+            let entries = header_keys(source);
+            let numbers: Vec<usize> = entries.iter().map(|(n, _)| *n).collect();
+            let expected: Vec<usize> = (1..=script.roles.len()).collect();
+            assert_eq!(
+                numbers, expected,
+                "{file}: the header's KEYS, declared {:?}",
+                script.roles
+            );
+            for ((n, text), role) in entries.iter().zip(script.roles) {
+                let text = text.to_lowercase();
+                let text = ["the queue's ", "the run's ", "the "]
+                    .iter()
+                    .find_map(|article| text.strip_prefix(article))
+                    .unwrap_or(&text);
+                assert!(
+                    text.starts_with(role.phrase()),
+                    "{file}: KEYS[{n}] is \"{text}\" in the header, {role:?} (\"{}\") in the declaration",
+                    role.phrase()
+                );
+            }
+        }
+        #[cfg(feature = "opentelemetry")]
+        assert_eq!(files.len(), scripts.len(), "a script of SCRIPTS with no file");
+    }
+
+    /// Every script's KEYS can be built, all in the queue's slot: the roles
+    /// a queue does not give are given by the call, or come last (a
+    /// request key, a lane record, appended by the request or lane).
+    #[test]
+    fn every_scripts_keys_build_from_a_queue() {
+        let queue = QueueKeys::new("orders").unwrap();
+        let slot = redis_keyslot(b"{orders}");
+        for script in SCRIPTS.all() {
+            let tail = script
+                .roles
+                .iter()
+                .rev()
+                .take_while(|r| matches!(r, KeyRole::Request | KeyRole::Lane))
+                .count();
+            let mut keys = script.keys(&queue).traced(true);
+            for role in &script.roles[..script.roles.len() - tail] {
+                if role.of(&queue).is_none() {
+                    keys = keys.with(*role, "given");
+                }
+            }
+            let built = keys.build();
+            assert_eq!(built.len(), script.roles.len() - tail, "{}", script.name);
+            for key in built.iter().filter(|k| k.as_bytes() != b"given") {
+                assert_eq!(
+                    redis_keyslot(key.as_bytes()),
+                    slot,
+                    "{}: {key:?} in another slot",
+                    script.name
+                );
+            }
         }
     }
 

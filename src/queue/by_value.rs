@@ -5,13 +5,14 @@
 use std::borrow::Borrow;
 
 use bytes::Bytes;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
 use crate::queue::handle::QueueHandle;
 use crate::wire::codec;
+use crate::wire::keys::KeyRole;
 
 /// Values one `lua/list_remove.lua` run looks for (each costs a scan of the list).
 const LIST_REMOVE_CHUNK: usize = 16;
@@ -82,12 +83,7 @@ impl<T: 'static> QueueHandle<T> {
         };
         match among {
             Among::Pending => {
-                let keys = vec![
-                    self.keys.pending().into(),
-                    self.keys.timeout().into(),
-                    self.keys.events_config().into(),
-                    self.keys.events().into(),
-                ];
+                let keys = SCRIPTS.remove.keys(&self.keys).build();
                 let value = self.request(&SCRIPTS.remove, keys, args(&payloads)).await?;
                 Ok(reply::int(&value)? as usize)
             }
@@ -95,7 +91,11 @@ impl<T: 'static> QueueHandle<T> {
                 // Each value costs a scan of the list: a bounded number per script.
                 let mut removed = 0;
                 for chunk in payloads.chunks(LIST_REMOVE_CHUNK) {
-                    let keys = vec![Key::from(self.name())];
+                    let keys = SCRIPTS
+                        .list_remove
+                        .keys(&self.keys)
+                        .with(KeyRole::List, self.name())
+                        .build();
                     let value = self.request(&SCRIPTS.list_remove, keys, args(chunk)).await?;
                     removed += reply::int(&value)? as usize;
                 }

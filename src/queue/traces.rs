@@ -5,9 +5,7 @@
 //! offer. Without the feature, or outside a span, [`OfferTrace`] is empty
 //! and the scripts get exactly the keys and arguments they always did.
 
-use fred::types::{Key, Value};
-
-use crate::wire::keys::QueueKeys;
+use fred::types::Value;
 
 /// The trace context an offer carries, if any: taken once per call (a bulk
 /// offer stores one context for all its elements).
@@ -32,16 +30,6 @@ impl OfferTrace {
         return self.context.is_some();
         #[cfg(not(feature = "opentelemetry"))]
         false
-    }
-
-    /// Appends the trace keys to a script's KEYS, when there is a context.
-    #[cfg_attr(not(feature = "opentelemetry"), allow(unused_variables, clippy::ptr_arg))]
-    pub(crate) fn append_keys(&self, queue: &QueueKeys, keys: &mut Vec<Key>) {
-        #[cfg(feature = "opentelemetry")]
-        if self.context.is_some() {
-            keys.push(queue.traces().into());
-            keys.push(queue.traces_expiry().into());
-        }
     }
 
     /// Appends the context to a script's ARGV, when there is one.

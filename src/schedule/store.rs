@@ -14,7 +14,7 @@ use crate::connection::script::{Script, SCRIPTS};
 use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::wire::format::{self, Format};
-use crate::wire::keys::{QueueKeys, SCHEDULES_PREFIX};
+use crate::wire::keys::QueueKeys;
 use crate::wire::time;
 
 use super::spec::{Definition, Plan, ScheduleSpec};
@@ -25,24 +25,6 @@ pub(crate) const MAX_SCHEDULES: usize = 1_000;
 /// Longest schedule name.
 const MAX_NAME: usize = 256;
 
-/// delayq's prefix for the last schedule revision given on a queue (STRING,
-/// never expires): a revision is never given twice on a queue, so a
-/// schedule removed and added again under its name never passes for the old
-/// one (see `lua/schedule_save.lua`).
-const REVISIONS_PREFIX: &str = "delayq_schedule_revs";
-
-/// The queue's revision counter: its schedules key with the other prefix
-/// (same hash tag, so the same cluster slot).
-fn revisions(keys: &QueueKeys) -> String {
-    let schedules = keys.schedules();
-    format!("{REVISIONS_PREFIX}{}", &schedules[SCHEDULES_PREFIX.len()..])
-}
-
-/// delayq's prefix for the heartbeats of a queue's schedule runners (ZSET:
-/// runner id → its last beat, ms on the server's clock; bounded, expiring;
-/// see `lua/schedule_beat.lua`).
-const RUNNERS_PREFIX: &str = "delayq_schedule_runners";
-
 /// A runner beats at most this often per queue it runs.
 pub(crate) const BEAT: Duration = Duration::from_secs(5);
 
@@ -52,13 +34,6 @@ pub(crate) const STALE_AFTER: Duration = Duration::from_secs(30);
 
 /// Most runners a queue's heartbeat key keeps (the oldest beat goes first).
 const MAX_RUNNERS: usize = 1_000;
-
-/// The queue's runner heartbeats: its schedules key with the other prefix
-/// (same hash tag, so the same cluster slot).
-fn runners_key(keys: &QueueKeys) -> String {
-    let schedules = keys.schedules();
-    format!("{RUNNERS_PREFIX}{}", &schedules[SCHEDULES_PREFIX.len()..])
-}
 
 /// One schedule as stored: the record's JSON, as `lua/schedule_*.lua` write it.
 #[derive(Debug, Clone, Deserialize)]
@@ -204,14 +179,10 @@ pub(crate) fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-async fn run(
-    core: &Core,
-    keys: &QueueKeys,
-    script: &'static Script,
-    k: Vec<String>,
-    args: Vec<Value>,
-) -> Result<Value> {
-    let k = k.into_iter().map(Into::into).collect();
+/// Runs `script` on the queue's schedule keys (the script's KEYS, built
+/// from its declaration).
+async fn run(core: &Core, keys: &QueueKeys, script: &'static Script, args: Vec<Value>) -> Result<Value> {
+    let k = script.keys(keys).build();
     Ok(script.run(core.conn()?, keys.destination(), k, args).await?)
 }
 
@@ -219,14 +190,8 @@ async fn run(
 /// after a lost reply gets the first run's answer (a resent remove would
 /// find nothing; a resent save would undo a save made meanwhile), and a
 /// reply lost for good fails with [`Error::OutcomeUnknown`].
-async fn request(
-    core: &Core,
-    keys: &QueueKeys,
-    script: &'static Script,
-    k: Vec<String>,
-    args: Vec<Value>,
-) -> Result<Value> {
-    let k = k.into_iter().map(Into::into).collect();
+async fn request(core: &Core, keys: &QueueKeys, script: &'static Script, args: Vec<Value>) -> Result<Value> {
+    let k = script.keys(keys).build();
     Ok(Request::new(keys.destination())
         .apply(core.conn()?, core.settling(), script, k, args)
         .await?)
@@ -235,7 +200,7 @@ async fn request(
 /// The server's clock (ms) and the named schedule, or all of them.
 pub(crate) async fn list(core: &Core, keys: &QueueKeys, name: Option<&str>) -> Result<(i64, Vec<(String, Stored)>)> {
     let args = name.map(|n| vec![Value::from(n)]).unwrap_or_default();
-    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_list, vec![keys.schedules()], args).await?)?;
+    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_list, args).await?)?;
     let mut items = reply.into_iter();
     let now = items
         .next()
@@ -280,8 +245,7 @@ pub(crate) async fn save(
         Value::from(first.to_string()),
         Value::from(MAX_SCHEDULES as i64),
     ];
-    let k = vec![keys.schedules(), revisions(keys)];
-    let saved = match request(core, keys, &SCRIPTS.schedule_save, k, args).await {
+    let saved = match request(core, keys, &SCRIPTS.schedule_save, args).await {
         Err(Error::Script { message, .. }) if message.contains("schedules, the most") => {
             return Err(Error::InvalidArgument(format!(
                 "queue {} already has {MAX_SCHEDULES} schedules, the most a queue may have",
@@ -315,15 +279,7 @@ pub(crate) async fn fire(
         args.push(Value::from(due.to_string()));
         args.push(Value::Bytes(format::pack(stored.format, &stored.payload)));
     }
-    let k = vec![
-        keys.schedules(),
-        keys.timeout().to_owned(),
-        keys.pending().to_owned(),
-        keys.channel().to_owned(),
-        keys.events_config(),
-        keys.events(),
-    ];
-    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_fire, k, args).await?)?;
+    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_fire, args).await?)?;
     let mut items = reply.into_iter();
     let tag = items
         .next()
@@ -354,7 +310,7 @@ pub(crate) async fn fire(
 /// Pauses or removes a schedule; whether it existed.
 pub(crate) async fn set(core: &Core, keys: &QueueKeys, op: &'static str, name: &str) -> Result<bool> {
     let args = vec![Value::from(op), Value::from(name)];
-    let reply = request(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
+    let reply = request(core, keys, &SCRIPTS.schedule_set, args).await?;
     Ok(reply::int(&reply)? > 0)
 }
 
@@ -379,7 +335,7 @@ pub(crate) async fn resume(core: &Core, keys: &QueueKeys, name: &str) -> Result<
             Value::from(stored.record.rev.as_str()),
             Value::from(from.to_string()),
         ];
-        let reply = request(core, keys, &SCRIPTS.schedule_set, vec![keys.schedules()], args).await?;
+        let reply = request(core, keys, &SCRIPTS.schedule_set, args).await?;
         if reply::int(&reply)? > 0 {
             return Ok(true);
         }
@@ -410,7 +366,7 @@ pub(crate) async fn beat(conn: &fred::clients::Client, keys: &QueueKeys, id: &st
     ];
     SCRIPTS
         .schedule_beat
-        .run(conn, keys.destination(), vec![runners_key(keys).into()], args)
+        .run(conn, keys.destination(), SCRIPTS.schedule_beat.keys(keys).build(), args)
         .await?;
     Ok(())
 }
@@ -421,7 +377,7 @@ pub(crate) async fn runners(core: &Core, keys: &QueueKeys) -> Result<Vec<Schedul
         Value::from(STALE_AFTER.as_millis() as i64),
         Value::from(MAX_RUNNERS as i64),
     ];
-    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_runners, vec![runners_key(keys)], args).await?)?;
+    let reply = reply::array(run(core, keys, &SCRIPTS.schedule_runners, args).await?)?;
     let mut items = reply.into_iter().skip(1);
     let mut out = Vec::new();
     while let (Some(id), Some(ms)) = (items.next(), items.next()) {

@@ -8,7 +8,7 @@ use crate::connection::reply;
 use crate::connection::request::LaneRun;
 use crate::connection::script::{Script, SCRIPTS};
 use crate::error::{Error, Result};
-use crate::wire::keys::QueueKeys;
+use crate::wire::keys::{KeyRole, QueueKeys};
 use crate::wire::time;
 
 /// How far from either end of the pending list the regular transfer looks
@@ -81,16 +81,7 @@ pub(crate) async fn run_transfer(
         Value::from(i64::from(full_scans)),
         run.id(),
     ];
-    let extra = vec![
-        keys.due().into(),
-        keys.due_tracking().into(),
-        keys.paused().into(),
-        keys.ids().into(),
-        run.record(),
-        keys.events_config().into(),
-        keys.events().into(),
-    ];
-    let value = run_script(&SCRIPTS.transfer, conn, keys, extra, args).await?;
+    let value = run_script(&SCRIPTS.transfer, conn, keys, run, args).await?;
     let [moved, quarantined, head, now, deep, due, first, pending, ready] = reply::tuple::<9>(value)?;
     let head_due_ms = reply::opt_score(head)?;
     let first_moved_due_ms = reply::opt_score(first)?;
@@ -164,23 +155,7 @@ pub(crate) async fn sweep_window(
         Value::from(rest_ms),
         run.id(),
     ];
-    let value = run_script(
-        &SCRIPTS.sweep_window,
-        conn,
-        keys,
-        vec![
-            keys.sweep().into(),
-            keys.due().into(),
-            keys.due_tracking().into(),
-            keys.paused().into(),
-            keys.ids().into(),
-            run.record(),
-            keys.events_config().into(),
-            keys.events().into(),
-        ],
-        args,
-    )
-    .await?;
+    let value = run_script(&SCRIPTS.sweep_window, conn, keys, run, args).await?;
     let [next, moved, quarantined, scanned, leased, last, remove_us, took_us] = reply::tuple::<8>(value)?;
     let last = reply::int(&last)?;
     let leased = reply::int(&leased)?;
@@ -200,19 +175,15 @@ pub(crate) async fn sweep_window(
 
 /// Runs a script on the queue's destination, timeout set, pending list and
 /// quarantine list, then `extra` keys.
+/// Runs a transfer script on `keys`' queue as `run` of its lane (its
+/// record is the script's lane key).
 async fn run_script(
     script: &Script,
     conn: &fred::clients::Client,
     keys: &QueueKeys,
-    extra: Vec<fred::types::Key>,
+    run: &LaneRun,
     args: Vec<Value>,
 ) -> Result<Value> {
-    let mut all = vec![
-        keys.destination().into(),
-        keys.timeout().into(),
-        keys.pending().into(),
-        keys.quarantine().into(),
-    ];
-    all.extend(extra);
+    let all = script.keys(keys).with(KeyRole::Lane, run.record()).build();
     Ok(script.run(conn, keys.destination(), all, args).await?)
 }

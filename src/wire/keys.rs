@@ -69,6 +69,12 @@ pub(crate) const SCHEDULES_PREFIX: &str = "delayq_schedules";
 /// delayq's prefix for the state of a queue's shared worker rate limit
 /// (STRING: the GCRA "theoretical arrival time" in µs on the Redis server's
 /// clock; expires when idle; see `lua/rate_limit.lua`).
+/// delayq's prefix for the last schedule revision given on a queue (STRING,
+/// never expires).
+pub(crate) const SCHEDULE_REVISIONS_PREFIX: &str = "delayq_schedule_revs";
+/// delayq's prefix for the heartbeats of a queue's schedule runners (ZSET:
+/// runner id → its last beat).
+pub(crate) const SCHEDULE_RUNNERS_PREFIX: &str = "delayq_schedule_runners";
 pub(crate) const RATE_PREFIX: &str = "delayq_rate";
 /// delayq's prefix for a queue's lifecycle events (STREAM, trimmed with
 /// `MAXLEN ~`; see `src/queue/events/`).
@@ -322,6 +328,18 @@ impl QueueKeys {
         key_for(SCHEDULES_PREFIX, &self.name)
     }
 
+    /// The last schedule revision given on the queue (never given twice;
+    /// see `lua/schedule_save.lua`).
+    pub(crate) fn schedule_revisions(&self) -> String {
+        key_for(SCHEDULE_REVISIONS_PREFIX, &self.name)
+    }
+
+    /// The heartbeats of the queue's schedule runners (see
+    /// `lua/schedule_beat.lua`).
+    pub(crate) fn schedule_runners(&self) -> String {
+        key_for(SCHEDULE_RUNNERS_PREFIX, &self.name)
+    }
+
     /// The trace contexts of offers made inside a span, by the SHA1 of the
     /// payload (feature `opentelemetry`; see `lua/lib/traces.lua`).
     pub fn traces(&self) -> String {
@@ -374,6 +392,143 @@ pub(crate) fn request_key(name: &str, id: &str) -> String {
 impl AsRef<QueueKeys> for QueueKeys {
     fn as_ref(&self) -> &QueueKeys {
         self
+    }
+}
+
+/// What one of a script's KEYS is. Each script declares its KEYS as a list
+/// of these, beside its resend rule (`connection/script.rs`); a key of the
+/// queue is built from its [`QueueKeys`] in one place ([`KeyRole::of`]),
+/// the others are given by the call (a request key, a lane record, another
+/// list). A unit test holds each declaration to the script's own `-- KEYS:`
+/// header, where each key is named by its [`phrase`](KeyRole::phrase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyRole {
+    Destination,
+    Timeout,
+    Pending,
+    Channel,
+    Quarantine,
+    Staging,
+    StagingMark,
+    Leases,
+    Counts,
+    CountsExpiry,
+    Acked,
+    DeadLetter,
+    DeadReasons,
+    Due,
+    DueTracking,
+    Ids,
+    Paused,
+    Sweep,
+    Schedules,
+    ScheduleRevisions,
+    ScheduleRunners,
+    Rate,
+    EventsConfig,
+    Events,
+    /// Only with a trace context (feature `opentelemetry`).
+    Traces,
+    /// Only with a trace context (feature `opentelemetry`).
+    TracesExpiry,
+    /// Given by the call: its request key (`lua/lib/request.lua`).
+    Request,
+    /// Given by the call: its lane's record (`request::Lane`).
+    Lane,
+    /// Given by the call: delayq's registry of queues.
+    Registry,
+    /// Given by the call: the list acted on (a queue's, or any list).
+    List,
+    /// Given by the call: the list a value was moved from.
+    Source,
+    /// Given by the call: the list a value goes to.
+    Target,
+}
+
+impl KeyRole {
+    /// How a script's `-- KEYS:` header names the key: each entry is its
+    /// number, then this phrase (then any words of explanation). Read by
+    /// the unit test that holds headers and declarations together.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn phrase(self) -> &'static str {
+        match self {
+            KeyRole::Destination => "destination list",
+            KeyRole::Timeout => "timeout set",
+            KeyRole::Pending => "pending list",
+            KeyRole::Channel => "channel",
+            KeyRole::Quarantine => "quarantine list",
+            KeyRole::Staging => "staging list",
+            KeyRole::StagingMark => "staging mark",
+            KeyRole::Leases => "lease set",
+            KeyRole::Counts => "count records",
+            KeyRole::CountsExpiry => "count record expiry",
+            KeyRole::Acked => "acked set",
+            KeyRole::DeadLetter => "dead-letter list",
+            KeyRole::DeadReasons => "dead-letter reasons",
+            KeyRole::Due => "due-time set",
+            KeyRole::DueTracking => "due-time marker",
+            KeyRole::Ids => "id index",
+            KeyRole::Paused => "pause flag",
+            KeyRole::Sweep => "sweep lease",
+            KeyRole::Schedules => "schedules hash",
+            KeyRole::ScheduleRevisions => "schedule revision",
+            KeyRole::ScheduleRunners => "schedule runners",
+            KeyRole::Rate => "rate limiter",
+            KeyRole::EventsConfig => "events config",
+            KeyRole::Events => "events stream",
+            KeyRole::Traces => "trace records",
+            KeyRole::TracesExpiry => "trace expiry",
+            KeyRole::Request => "request key",
+            KeyRole::Lane => "lane record",
+            KeyRole::Registry => "registry",
+            KeyRole::List => "list",
+            KeyRole::Source => "source list",
+            KeyRole::Target => "target list",
+        }
+    }
+
+    /// The key of `keys`' queue in this role; `None` for a key the call
+    /// gives.
+    pub(crate) fn of(self, keys: &QueueKeys) -> Option<String> {
+        Some(match self {
+            KeyRole::Destination => keys.destination().to_owned(),
+            KeyRole::Timeout => keys.timeout().to_owned(),
+            KeyRole::Pending => keys.pending().to_owned(),
+            KeyRole::Channel => keys.channel().to_owned(),
+            KeyRole::Quarantine => keys.quarantine().to_owned(),
+            KeyRole::Staging => keys.staging().to_owned(),
+            KeyRole::StagingMark => keys.staging_mark().to_owned(),
+            KeyRole::Leases => keys.leases().to_owned(),
+            KeyRole::Counts => keys.counts().to_owned(),
+            KeyRole::CountsExpiry => keys.counts_expiry().to_owned(),
+            KeyRole::Acked => keys.acked().to_owned(),
+            KeyRole::DeadLetter => keys.dead_letter().to_owned(),
+            KeyRole::DeadReasons => keys.dead_reasons().to_owned(),
+            KeyRole::Due => keys.due().to_owned(),
+            KeyRole::DueTracking => keys.due_tracking().to_owned(),
+            KeyRole::Ids => keys.ids().to_owned(),
+            KeyRole::Paused => keys.paused().to_owned(),
+            KeyRole::Sweep => keys.sweep(),
+            KeyRole::Schedules => keys.schedules(),
+            KeyRole::ScheduleRevisions => keys.schedule_revisions(),
+            KeyRole::ScheduleRunners => keys.schedule_runners(),
+            KeyRole::Rate => keys.rate(),
+            KeyRole::EventsConfig => keys.events_config(),
+            KeyRole::Events => keys.events(),
+            KeyRole::Traces => keys.traces(),
+            KeyRole::TracesExpiry => keys.traces_expiry(),
+            KeyRole::Request
+            | KeyRole::Lane
+            | KeyRole::Registry
+            | KeyRole::List
+            | KeyRole::Source
+            | KeyRole::Target => return None,
+        })
+    }
+
+    /// Whether the script gets the key only with a trace context.
+    pub(crate) fn traced_only(self) -> bool {
+        matches!(self, KeyRole::Traces | KeyRole::TracesExpiry)
     }
 }
 

@@ -1,32 +1,44 @@
-//! The worker's loop: take when slots are free (as many ready values as
-//! free slots in one script while values are ready, else one blocking
-//! take), run the handler in a task of its own, settle the delivery by what
-//! it returned (a success through the ack buffer, `acks`).
+//! The worker's loop, a [`Consumer`] that keeps its handler slots busy from
+//! its queue's claim stream, in named steps:
+//!
+//! - [`serve_buffer`](Consumer::serve_buffer): deliveries claimed ahead go to
+//!   free slots, oldest first; those that waited too long go back instead;
+//! - [`probe`](Consumer::probe): while values are held ahead and no claim is
+//!   on its way (one would say), asks now and then whether the queue was
+//!   paused;
+//! - [`claim`](Consumer::claim): while values are ready, keeps as many
+//!   claimed as there are free slots plus what the handlers' pace allows
+//!   ahead (`prefetch`);
+//! - [`wait_for_news`](Consumer::wait_for_news): a claim's answer, a probe's,
+//!   a free slot, a handler's end, a deadline;
+//! - [`take_one`](Consumer::take_one): an empty, paused or rate-limited queue
+//!   is waited on with one take at a time;
+//! - [`finish`](Consumer::finish): at the stop, handlers end and what no
+//!   handler started goes back.
+//!
+//! On a pause and at the stop, what is held goes back to the head in one
+//! ordered release once the claims on their way have answered. Each
+//! delivery runs in a task of its own (`handling`).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-use futures_util::future::{FusedFuture, FutureExt};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinSet;
+use futures_util::stream::StreamExt;
+use tokio::sync::Semaphore;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
-use super::acks;
-use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
+use super::handling::{self, Succeeded};
 use super::{prefetch, Handler, OnError, RetryPolicy};
-use crate::error::{BoxError, Error};
-use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
-use crate::queue::reliable::{Batch, ReliableQueue, CLAIM_BATCH};
-use crate::telemetry::{self, DeadLettered, Handled};
+use crate::error::Error;
+use crate::queue::reliable::{AckSink, Answer, Claim, Claims, Delivery, ReliableQueue, CLAIM_BATCH};
 
+/// What a running worker's loop and its handler tasks share.
 pub(crate) struct Context<T> {
     pub queue: ReliableQueue<T>,
     pub handler: Handler<T>,
@@ -38,258 +50,400 @@ pub(crate) struct Context<T> {
     pub abort: CancellationToken,
     /// The queue's shared rate limit, if set.
     pub limiter: Option<super::rate_limit::Limiter>,
-    /// Set when a slot's take found the queue paused: slots take nothing
-    /// more (each take would move a value out and back, and values moved at
-    /// once come back in claim order, not move order) and the consume loop's
-    /// one take waits for the resume. Cleared when that take delivers.
+    /// Set when a claim, a probe or a take found the queue paused: nothing
+    /// more is claimed or started (each take would move a value out and
+    /// back), what is held goes back, and the loop's one take waits for the
+    /// resume. Cleared when that take delivers.
     pub paused: AtomicBool,
     /// How many deliveries to claim ahead of free slots.
     pub pace: prefetch::Pace,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
-/// cancelled handler's, or one taken as the worker stops.
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// cancelled handler's, or one held ahead as the worker stops.
+pub(super) const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Pauses after a failed take, doubling up to the last.
 const TAKE_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
-
-pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) {
-    let queue = context.queue.name().to_owned();
-    let slots = Arc::new(Semaphore::new(concurrency));
-    let (acks, acker) = acks::start(queue.clone(), context.counters.clone());
-    let mut running = JoinSet::new();
-    // Batch takes on their way (see `take_ready_batch`), each with how many
-    // values it asked for; `claiming` is their sum.
-    let mut claims = FuturesUnordered::new();
-    let mut claiming = 0;
-    // Deliveries claimed, waiting for a slot (see `prefetch`).
-    let mut buffer = prefetch::Buffer::new(context.queue.settings().visibility);
-    // Whether the last batch take found nothing ready: the next take waits.
-    let mut wait = false;
-    let mut pause = TAKE_BACKOFF.0;
-    // After a failed claim, no claim before this (the buffer is still served).
-    let mut claims_from = Instant::now();
-    // While values are held ahead and no claim is on its way (one would
-    // say), whether the queue was paused meanwhile: `EXISTS` on its flag,
-    // every PAUSE_PROBE at most.
-    let mut probing: Option<Probe> = None;
-    let mut probe_from = Instant::now();
-    tracing::debug!(queue, concurrency, "worker started");
-    loop {
-        if stop.is_cancelled() {
-            break;
-        }
-        while running.try_join_next().is_some() {}
-        // Buffered deliveries to free slots, oldest first; one that waited
-        // too long goes back first in line instead.
-        while !buffer.is_empty() {
-            let stale = buffer.stale();
-            if !stale.is_empty() {
-                context.pace.stalled();
-                give_back(&context, stale, &mut running);
-                continue;
-            }
-            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-                break;
-            };
-            // None if it went stale since `stale()`: given back next round.
-            let Some(delivery) = buffer.pop() else {
-                continue;
-            };
-            running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
-        }
-        if probing.is_none() && claims.is_empty() && !buffer.is_empty() && Instant::now() >= probe_from {
-            let context = Arc::clone(&context);
-            probing = Some(Box::pin(async move { context.queue.is_paused_now().await }));
-        }
-        // While values are ready, claims keep as many deliveries claimed as
-        // there are free slots plus what the handlers' pace allows ahead,
-        // in batches, up to CLAIMS_AT_ONCE of them on their way; only an
-        // empty (or paused, or rate-limited) queue is waited on, with one
-        // blocking take.
-        let backing_off = Instant::now() < claims_from;
-        let batching = context.limiter.is_none() && !context.paused.load(Ordering::Relaxed) && !wait;
-        if batching && !backing_off && claims.len() < CLAIMS_AT_ONCE {
-            let target = slots.available_permits() + context.pace.ahead();
-            let held = buffer.len() + claiming;
-            // Claims of a batch, or of what is left to fill when that is at
-            // least half one: never a claim per freed slot while values are
-            // held ahead.
-            let batch = target.saturating_sub(held).min(CLAIM_BATCH);
-            if batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) {
-                claiming += batch;
-                let claim = buffer.claim_sent();
-                let context = Arc::clone(&context);
-                claims.push(Box::pin(async move {
-                    // Its values' wait for a slot counts from here.
-                    let sent = Instant::now();
-                    (claim, batch, sent, context.queue.take_ready_batch(batch).await)
-                }));
-                continue;
-            }
-        }
-        if (batching && !backing_off) || !claims.is_empty() || !buffer.is_empty() {
-            let wake_at = [
-                buffer.next_stale(),
-                (probing.is_none() && !buffer.is_empty()).then_some(probe_from),
-                (batching && backing_off).then_some(claims_from),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            tokio::select! {
-                biased;
-                _ = stop.cancelled() => break,
-                Some((claim, asked, sent, taken)) = claims.next(), if !claims.is_empty() => {
-                    claiming -= asked;
-                    let mut taken_in = Vec::new();
-                    match taken {
-                        Ok(Batch::Taken(deliveries)) => {
-                            pause = TAKE_BACKOFF.0;
-                            for delivery in deliveries {
-                                match delivery {
-                                    // Given back with the rest as the worker stops.
-                                    Ok(delivery) => taken_in.push(delivery),
-                                    Err(error) => undecodable(&context, error),
-                                }
-                            }
-                        }
-                        Ok(Batch::Nothing) => wait = true,
-                        Ok(Batch::Paused) => context.paused.store(true, Ordering::Relaxed),
-                        Err(Error::Shutdown) => break,
-                        Err(error) => {
-                            // Waited out beside the buffer, which is still served.
-                            claims_from = Instant::now() + failed_take(&queue, &error, &mut pause);
-                        }
-                    }
-                    buffer.answered(claim, sent, taken_in);
-                    if context.paused.load(Ordering::Relaxed) {
-                        // Taken before the pause, not started: first in line again.
-                        give_back(&context, buffer.drain(), &mut running);
-                    }
-                }
-                probed = async { probing.as_mut().expect("a probe on its way").await }, if probing.is_some() => {
-                    probing = None;
-                    probe_from = Instant::now() + PAUSE_PROBE;
-                    match probed {
-                        Ok(true) => {
-                            context.paused.store(true, Ordering::Relaxed);
-                            give_back(&context, buffer.drain(), &mut running);
-                        }
-                        Ok(false) => {}
-                        Err(error) => tracing::debug!(queue, %error, "could not ask whether the queue is paused"),
-                    }
-                }
-                slot = Arc::clone(&slots).acquire_owned(), if !buffer.is_empty() => {
-                    let slot = slot.expect("the semaphore is never closed");
-                    if let Some(delivery) = buffer.pop() {
-                        running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
-                    }
-                }
-                // A handler ended: its slot may take a claim.
-                Some(_) = running.join_next(), if buffer.is_empty() && !running.is_empty() => {}
-                _ = sleep_until(wake_at), if wake_at.is_some() => {}
-            }
-            continue;
-        }
-        wait = false;
-        let slot = tokio::select! {
-            biased;
-            _ = stop.cancelled() => break,
-            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
-        };
-        // A take cancelled here gives back a value the server moved for it,
-        // also while it was being claimed (to the head, uncounted).
-        let taken = tokio::select! {
-            biased;
-            _ = stop.cancelled() => break,
-            taken = take(&context) => taken,
-        };
-        match taken {
-            Ok(None) => {}
-            Ok(Some(delivery)) => {
-                pause = TAKE_BACKOFF.0;
-                context.paused.store(false, Ordering::Relaxed);
-                running.spawn(handle_in_slot(Arc::clone(&context), delivery, slot, acks.clone()));
-            }
-            Err(Error::Shutdown) => break,
-            Err(Error::Decode(error)) => undecodable(&context, error),
-            Err(error) => {
-                if !back_off(&queue, &error, &mut pause, &stop).await {
-                    break;
-                }
-            }
-        }
-    }
-    tracing::debug!(
-        queue,
-        in_flight = running.len(),
-        buffered = buffer.len(),
-        "worker stopping; letting handlers finish"
-    );
-    // Batch takes still on their way are dropped: what they claimed goes
-    // back to the head, uncounted (they are cancel safe). So do the
-    // deliveries no handler started.
-    drop(claims);
-    give_back(&context, buffer.drain(), &mut running);
-    while running.join_next().await.is_some() {}
-    // The last acks: sent before the worker reports it has stopped.
-    drop(acks);
-    let _ = acker.await;
-    // A take dropped by the stop gives back what it popped in the background:
-    // let that land before the worker reports it has stopped.
-    context.queue.core().settling().settled(SETTLE_TIMEOUT).await;
-}
-
-/// Batch takes on their way at once: round trips overlap, so handlers
-/// never wait for one.
-const CLAIMS_AT_ONCE: usize = 4;
-
-/// A pause probe on its way: whether the queue is paused.
-type Probe = Pin<Box<dyn Future<Output = Result<bool, Error>> + Send>>;
 
 /// How often a worker holding values ahead, with no claim on its way, asks
 /// whether its queue was paused: held values go back within about this
 /// long of a pause.
 const PAUSE_PROBE: Duration = Duration::from_millis(100);
 
-/// Gives deliveries no handler started back to the queue's head, uncounted,
-/// in their order (the last first), in a task of the worker's.
-fn give_back<T: Send + 'static>(context: &Arc<Context<T>>, deliveries: Vec<Delivery<T>>, running: &mut JoinSet<()>) {
-    if deliveries.is_empty() {
-        return;
+/// Runs a worker's loop until `stop`, then lets its handlers finish.
+pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) {
+    Consumer::new(context, concurrency, stop).run().await
+}
+
+/// A worker's loop and what it holds (see the module docs).
+struct Consumer<T: Send + 'static> {
+    context: Arc<Context<T>>,
+    stop: CancellationToken,
+    /// A permit per handler that may run.
+    slots: Arc<Semaphore>,
+    /// The handler tasks.
+    running: JoinSet<()>,
+    /// Give-backs of values held ahead, on their way.
+    releases: JoinSet<()>,
+    /// The queue's claim stream: batch claims on their way.
+    claims: Claims<T>,
+    /// Deliveries claimed, waiting for a slot.
+    buffer: prefetch::Buffer<T>,
+    /// Where handlers send what succeeded, and the sink's task.
+    acks: AckSink<Succeeded>,
+    acker: JoinHandle<()>,
+    probe: Probe,
+    backoff: Backoff,
+    /// Whether the last claim found nothing ready: the next take waits.
+    idle: bool,
+}
+
+/// Whether the queue was paused, asked while values are held ahead and no
+/// claim is on its way: `EXISTS` on its flag, every [`PAUSE_PROBE`] at most.
+struct Probe {
+    on_way: Option<Probing>,
+    next: Instant,
+}
+
+/// A pause probe on its way: whether the queue is paused.
+type Probing = Pin<Box<dyn Future<Output = Result<bool, Error>> + Send>>;
+
+/// The wait after failed takes: claims wait it out beside the buffer (which
+/// is still served), a single take in place.
+struct Backoff {
+    pause: Duration,
+    claims_from: Instant,
+}
+
+impl Backoff {
+    /// Logs a failed take and returns how long to wait before the next,
+    /// doubling the wait after it up to its cap.
+    fn failed(&mut self, queue: &str, error: &Error) -> Duration {
+        tracing::warn!(queue, %error, retry_in = ?self.pause, "taking from the queue failed");
+        let wait = self.pause;
+        self.pause = (self.pause * 2).min(TAKE_BACKOFF.1);
+        wait
     }
-    tracing::debug!(
-        queue = context.queue.name(),
-        values = deliveries.len(),
-        "giving back values claimed ahead that no handler started"
-    );
-    let queue = context.queue.name().to_owned();
-    running.spawn(async move {
-        // Last first, so that the head is in claim order again; one
-        // deadline for all (with Redis out of reach, one release would wait
-        // it out on its own), then the visibility timeout gives back the rest.
-        let mut left = deliveries;
-        let giving = async {
-            while let Some(delivery) = left.pop() {
-                let (_, mut lease) = delivery.into_parts();
-                if let Err(error) = lease.release(Release::Unhandled).await {
-                    tracing::warn!(queue, %error, "could not give back a value held ahead; its visibility timeout will");
+
+    /// A take delivered: the next failure waits the shortest pause again.
+    fn reset(&mut self) {
+        self.pause = TAKE_BACKOFF.0;
+    }
+}
+
+impl<T: Send + 'static> Consumer<T> {
+    fn new(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) -> Self {
+        let (acks, acker) = context.queue.ack_sink(handling::acked(&context));
+        Consumer {
+            slots: Arc::new(Semaphore::new(concurrency)),
+            running: JoinSet::new(),
+            releases: JoinSet::new(),
+            claims: context.queue.claims(),
+            buffer: prefetch::Buffer::new(context.queue.visibility_timeout()),
+            acks,
+            acker,
+            probe: Probe {
+                on_way: None,
+                next: Instant::now(),
+            },
+            backoff: Backoff {
+                pause: TAKE_BACKOFF.0,
+                claims_from: Instant::now(),
+            },
+            idle: false,
+            context,
+            stop,
+        }
+    }
+
+    async fn run(mut self) {
+        tracing::debug!(
+            queue = self.name(),
+            concurrency = self.slots.available_permits(),
+            "worker started"
+        );
+        loop {
+            if self.stop.is_cancelled() {
+                break;
+            }
+            while self.running.try_join_next().is_some() {}
+            while self.releases.try_join_next().is_some() {}
+            if self.paused() {
+                self.give_back_held();
+            } else {
+                self.serve_buffer();
+                self.probe();
+                if self.claim() {
+                    continue;
                 }
             }
-        };
-        if tokio::time::timeout(SETTLE_TIMEOUT, giving).await.is_err() {
-            tracing::warn!(
-                queue,
-                values = left.len(),
-                "Redis did not take back the values held ahead in time; their visibility timeout will"
-            );
-            for delivery in left {
-                delivery.into_parts().1.abandon();
+            let go_on = if self.claiming() || !self.claims.is_idle() || !self.buffer.is_empty() {
+                self.wait_for_news().await
+            } else {
+                self.take_one().await
+            };
+            if !go_on {
+                break;
             }
         }
-    });
+        self.finish().await
+    }
+
+    fn name(&self) -> &str {
+        self.context.queue.name()
+    }
+
+    fn paused(&self) -> bool {
+        self.context.paused.load(Ordering::Relaxed)
+    }
+
+    /// Whether values are claimed in batches now: not while rate limited,
+    /// paused, after a claim found nothing, or backing off a failure.
+    fn claiming(&self) -> bool {
+        self.context.limiter.is_none() && !self.paused() && !self.idle && Instant::now() >= self.backoff.claims_from
+    }
+
+    /// Paused: what is held goes back once every claim on its way has
+    /// answered, all in one release, so that the head is in claim order
+    /// again (a claim answering later would put its values in front).
+    fn give_back_held(&mut self) {
+        if self.claims.is_idle() {
+            let held = self.buffer.drain();
+            self.give_back(held, SETTLE_TIMEOUT);
+        }
+    }
+
+    /// Step `buffer`: buffered deliveries to free slots, oldest first; those
+    /// that waited too long go back, first in line, instead (and nothing
+    /// more is claimed ahead until a handler finishes: the pace was wrong).
+    fn serve_buffer(&mut self) {
+        while !self.buffer.is_empty() {
+            let stale = self.buffer.stale();
+            if !stale.is_empty() {
+                self.context.pace.stalled();
+                self.give_back(stale, SETTLE_TIMEOUT);
+                continue;
+            }
+            let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+                break;
+            };
+            // None if it went stale since `stale()`: given back next round.
+            if let Some(delivery) = self.buffer.pop() {
+                self.start(delivery, slot);
+            }
+        }
+    }
+
+    /// Step `probe`: sends a pause probe when values are held ahead, no
+    /// claim is on its way, and the last probe is [`PAUSE_PROBE`] old.
+    fn probe(&mut self) {
+        if self.probe.on_way.is_none()
+            && self.claims.is_idle()
+            && !self.buffer.is_empty()
+            && Instant::now() >= self.probe.next
+        {
+            let context = Arc::clone(&self.context);
+            self.probe.on_way = Some(Box::pin(async move { context.queue.is_paused_now().await }));
+        }
+    }
+
+    /// Step `claims`: while values are ready, keeps as many deliveries
+    /// claimed as there are free slots plus what the handlers' pace allows
+    /// ahead, in batches of the claim stream. Claims a batch, or what is
+    /// left to fill when that is at least half one: never a claim per
+    /// freed slot while values are held ahead. Whether it sent a claim.
+    fn claim(&mut self) -> bool {
+        if !self.claiming() || !self.claims.has_room() {
+            return false;
+        }
+        let target = self.slots.available_permits() + self.context.pace.ahead();
+        let held = self.buffer.len() + self.claims.asked();
+        let batch = target.saturating_sub(held).min(CLAIM_BATCH);
+        batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) && self.claims.ask(batch)
+    }
+
+    /// Step `wait_for_news`: waits for a claim's answer, a probe's, a free
+    /// slot for a buffered delivery, a handler's end (its slot may claim),
+    /// or the next deadline (a buffered delivery going stale, the next
+    /// probe, the end of a back-off). False once the worker stops.
+    async fn wait_for_news(&mut self) -> bool {
+        let paused = self.paused();
+        let backing_off =
+            !paused && self.context.limiter.is_none() && !self.idle && Instant::now() < self.backoff.claims_from;
+        let wake_at = [
+            self.buffer.next_stale(),
+            (self.probe.on_way.is_none() && !self.buffer.is_empty()).then_some(self.probe.next),
+            backing_off.then_some(self.backoff.claims_from),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        tokio::select! {
+            biased;
+            _ = self.stop.cancelled() => return false,
+            Some(claim) = self.claims.next(), if !self.claims.is_idle() => return self.taken_in(claim),
+            probed = async { self.probe.on_way.as_mut().expect("a probe on its way").await }, if self.probe.on_way.is_some() => {
+                self.probe.on_way = None;
+                self.probe.next = Instant::now() + PAUSE_PROBE;
+                match probed {
+                    Ok(true) => self.context.paused.store(true, Ordering::Relaxed),
+                    Ok(false) => {}
+                    Err(error) => tracing::debug!(queue = self.name(), %error, "could not ask whether the queue is paused"),
+                }
+            }
+            slot = Arc::clone(&self.slots).acquire_owned(), if !paused && !self.buffer.is_empty() => {
+                let slot = slot.expect("the semaphore is never closed");
+                if let Some(delivery) = self.buffer.pop() {
+                    self.start(delivery, slot);
+                }
+            }
+            Some(_) = self.running.join_next(), if self.buffer.is_empty() && !self.running.is_empty() => {}
+            _ = sleep_until(wake_at), if wake_at.is_some() => {}
+        }
+        true
+    }
+
+    /// A claim's answer into the buffer (in claim order; taken before a
+    /// pause and not started, it goes back with the rest once no claim is
+    /// on its way). False when the client has shut down.
+    fn taken_in(&mut self, Claim { number, sent, answer }: Claim<T>) -> bool {
+        let mut taken = Vec::new();
+        match answer {
+            Answer::Taken(deliveries, undecodable) => {
+                self.backoff.reset();
+                taken = deliveries;
+                for error in undecodable {
+                    handling::undecodable(&self.context, error);
+                }
+            }
+            Answer::Nothing => self.idle = true,
+            Answer::Paused => self.context.paused.store(true, Ordering::Relaxed),
+            Answer::Failed(Error::Shutdown) => return false,
+            // Waited out beside the buffer, which is still served.
+            Answer::Failed(error) => {
+                self.backoff.claims_from = Instant::now() + self.backoff.failed(self.context.queue.name(), &error)
+            }
+        }
+        self.buffer.answered(number, sent, taken);
+        true
+    }
+
+    /// Step `take_one`: one take, with a free slot, for a queue that is
+    /// empty (it waits for a value), paused (it waits for the resume) or
+    /// rate limited (it waits for a permit). False once the worker stops.
+    async fn take_one(&mut self) -> bool {
+        // A take moves a value, then claims it (a paused queue's claim puts
+        // it back at the head): a give-back landing between the two would
+        // go behind that value. It waits for the give-backs on their way.
+        if !self.releases.is_empty() {
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return false,
+                _ = self.releases.join_next() => return true,
+            }
+        }
+        self.idle = false;
+        let slot = tokio::select! {
+            biased;
+            _ = self.stop.cancelled() => return false,
+            slot = Arc::clone(&self.slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+        };
+        // A take cancelled here gives back a value the server moved for it,
+        // also while it was being claimed (to the head, uncounted).
+        let taken = tokio::select! {
+            biased;
+            _ = self.stop.cancelled() => return false,
+            taken = take(&self.context) => taken,
+        };
+        match taken {
+            Ok(None) => {}
+            Ok(Some(delivery)) => {
+                self.backoff.reset();
+                self.context.paused.store(false, Ordering::Relaxed);
+                self.start(delivery, slot);
+            }
+            Err(Error::Shutdown) => return false,
+            Err(Error::Decode(error)) => handling::undecodable(&self.context, error),
+            Err(error) => {
+                let wait = self.backoff.failed(self.context.queue.name(), &error);
+                tokio::select! {
+                    _ = self.stop.cancelled() => return false,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs `delivery`'s handler in `slot`, in a task of its own.
+    fn start(&mut self, delivery: Delivery<T>, slot: tokio::sync::OwnedSemaphorePermit) {
+        let handling = handling::handle_in_slot(Arc::clone(&self.context), delivery, slot, self.acks.clone());
+        self.running.spawn(handling);
+    }
+
+    /// Gives deliveries no handler started back to the queue's head,
+    /// uncounted, in one ordered release, in a task of the worker's, within
+    /// `within` (then their visibility timeout gives back what is left).
+    fn give_back(&mut self, deliveries: Vec<Delivery<T>>, within: Duration) {
+        if deliveries.is_empty() {
+            return;
+        }
+        let (queue, values) = (self.context.queue.clone(), deliveries.len());
+        tracing::debug!(
+            queue = queue.name(),
+            values,
+            "giving back values claimed ahead that no handler started"
+        );
+        self.releases.spawn(async move {
+            if let Err(error) = queue.release_unhandled(deliveries, within).await {
+                tracing::warn!(queue = queue.name(), values, %error, "could not give back the values held ahead; their visibility timeout will");
+            }
+        });
+    }
+
+    /// Step `finish`: what no handler started goes back to the head,
+    /// uncounted, in one release (the buffer's and what the claims on their
+    /// way bring, awaited within the same deadline; past it they are
+    /// dropped, and what they claimed goes back on its own: they are cancel
+    /// safe); the handlers finish and their last acks are sent before the
+    /// worker reports it has stopped.
+    async fn finish(mut self) {
+        tracing::debug!(
+            queue = self.name(),
+            in_flight = self.running.len(),
+            buffered = self.buffer.len(),
+            "worker stopping; letting handlers finish"
+        );
+        let deadline = Instant::now() + SETTLE_TIMEOUT;
+        while !self.claims.is_idle() {
+            let Ok(Some(Claim { number, sent, answer })) = tokio::time::timeout_at(deadline, self.claims.next()).await
+            else {
+                break;
+            };
+            let mut taken = Vec::new();
+            if let Answer::Taken(deliveries, undecodable) = answer {
+                taken = deliveries;
+                for error in undecodable {
+                    handling::undecodable(&self.context, error);
+                }
+            }
+            self.buffer.answered(number, sent, taken);
+        }
+        self.claims.abandon();
+        let held = self.buffer.drain();
+        self.give_back(held, deadline.saturating_duration_since(Instant::now()));
+        while self.releases.join_next().await.is_some() {}
+        while self.running.join_next().await.is_some() {}
+        let Consumer {
+            context, acks, acker, ..
+        } = self;
+        drop(acks);
+        let _ = acker.await;
+        // A take dropped by the stop gives back what it popped in the
+        // background: let that land before the worker reports it has stopped.
+        context.queue.settled(SETTLE_TIMEOUT).await;
+    }
 }
 
 /// Sleeps until `at` (never when `None`; the caller does not poll it then).
@@ -306,305 +460,5 @@ async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery
     match &context.limiter {
         Some(limiter) => limiter.take(&context.queue).await,
         None => context.queue.take().await.map(Some),
-    }
-}
-
-fn undecodable<T: 'static>(context: &Context<T>, error: crate::error::DecodeError) {
-    Counters::add(&context.counters.undecodable);
-    let action = if error.restored() {
-        Counters::add(&context.counters.dead_lettered);
-        FailureAction::DeadLettered
-    } else {
-        FailureAction::Unsettled
-    };
-    tracing::warn!(queue = context.queue.name(), %error, ?action, "a value could not be decoded");
-    report(context, 0, Box::new(error), action);
-}
-
-/// Logs a failed take (batched or single) and returns how long to wait
-/// before the next, doubling the wait after it up to its cap.
-fn failed_take(queue: &str, error: &Error, pause: &mut Duration) -> Duration {
-    tracing::warn!(queue, %error, retry_in = ?*pause, "taking from the queue failed");
-    let wait = *pause;
-    *pause = (*pause * 2).min(TAKE_BACKOFF.1);
-    wait
-}
-
-/// Waits out a failed single take; false if the worker was stopped meanwhile.
-async fn back_off(queue: &str, error: &Error, pause: &mut Duration, stop: &CancellationToken) -> bool {
-    let wait = failed_take(queue, error, pause);
-    tokio::select! {
-        _ = stop.cancelled() => false,
-        _ = tokio::time::sleep(wait) => true,
-    }
-}
-
-/// Handles a delivery in its slot; a success goes to the ack buffer, a
-/// failure is settled in the slot, so that a retry due at once is back in
-/// the queue before the slot takes again.
-async fn handle_in_slot<T: Send + 'static>(
-    context: Arc<Context<T>>,
-    delivery: Delivery<T>,
-    _slot: OwnedSemaphorePermit,
-    acks: acks::Acks,
-) {
-    let Some(done) = run_one(&context, delivery).await else {
-        return;
-    };
-    context.pace.ran(done.took);
-    match done.result {
-        Ok(()) => {
-            let Done { lease, took, span, .. } = done;
-            // Waits, holding the slot, while the buffer is full. The buffer
-            // outlives every sender; had it ended (a panic), the lease
-            // dropped here gives the value back.
-            if acks.send(acks::Succeeded { lease, took, span }).await.is_err() {
-                tracing::warn!(
-                    queue = context.queue.name(),
-                    "the ack buffer is gone; a handled value goes back to the queue"
-                );
-            }
-        }
-        Err(_) => Box::pin(settle(&context, done)).await,
-    }
-}
-
-/// Releases `what` to `to`, waiting [`SETTLE_TIMEOUT`] at most, as a stop
-/// waits for nothing longer: with Redis out of reach the release goes on
-/// trying in the background, and its visibility timeout is the last resort.
-async fn release_within(queue: &str, lease: &mut DeliveryLease, to: Release, what: &str) {
-    match tokio::time::timeout(SETTLE_TIMEOUT, lease.release(to)).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(error)) => {
-            tracing::warn!(queue, %error, "could not give back {what}; its visibility timeout will")
-        }
-        Err(_) => {
-            tracing::warn!(
-                queue,
-                "Redis did not answer the give-back of {what} in time; its visibility timeout will"
-            )
-        }
-    }
-}
-
-/// A handler's run, to settle.
-struct Done {
-    lease: DeliveryLease,
-    result: Result<(), BoxError>,
-    attempt: u32,
-    took: Duration,
-    span: tracing::Span,
-}
-
-/// Runs the handler for one delivery; `None` when a shutdown cancelled it
-/// (its value is given back then).
-async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) -> Option<Done> {
-    let queue = context.queue.name();
-    let attempt = delivery.delivery_count();
-    let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
-    if let Some(lateness) = delivery.lateness() {
-        span.record("lateness_ms", lateness.as_millis() as u64);
-    }
-    let (value, mut lease) = delivery.into_parts();
-    #[cfg(feature = "opentelemetry")]
-    lease.adopt_trace(&span); // the offer's span as parent and link
-    Counters::add(&context.counters.handled);
-    let started = Instant::now();
-    let Some(result) = run_handler(context, value, attempt, &lease)
-        .instrument(span.clone())
-        .await
-    else {
-        // Cancelled by a shutdown whose grace ran out: first in line again.
-        Box::pin(release_within(queue, &mut lease, Release::Head, "a cancelled value").instrument(span)).await;
-        return None;
-    };
-    Some(Done {
-        lease,
-        result,
-        attempt,
-        took: started.elapsed(),
-        span,
-    })
-}
-
-/// Settles a handled delivery by its handler's result: an ack, a retry or
-/// a dead letter.
-async fn settle<T: 'static>(context: &Context<T>, done: Done) {
-    let Done {
-        mut lease,
-        result,
-        attempt,
-        took,
-        span,
-    } = done;
-    match result {
-        Ok(()) => match lease.ack().await {
-            Ok(acked) => {
-                Counters::add(&context.counters.succeeded);
-                telemetry::handled(context.queue.name(), Handled::Ok, took);
-                if acked {
-                    tracing::debug!(parent: &span, ?took, "handled");
-                } else {
-                    tracing::warn!(parent: &span, ?took, "handled, but too late: the visibility timeout had given the value back");
-                }
-            }
-            Err(error) => {
-                tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
-            }
-        },
-        Err(error) => settle_failure(context, &mut lease, attempt, error, took, &span).await,
-    }
-}
-
-/// The handler's result (it gets the value and its attempt), or `None`
-/// when a shutdown cancelled it. Keeps the delivery's visibility deadline
-/// ahead while it runs.
-async fn run_handler<T: Send + 'static>(
-    context: &Context<T>,
-    value: T,
-    attempt: u32,
-    lease: &DeliveryLease,
-) -> Option<Result<(), BoxError>> {
-    let mut run = tokio::spawn((context.handler)(value, attempt).in_current_span());
-    let visibility = context.queue.settings().visibility;
-    let every = visibility / 3;
-    let mut extend = tokio::time::interval_at(Instant::now() + every, every);
-    // An extension under way, polled beside the handler: awaited inline it
-    // held up the handler's timeout and a shutdown's abort for as long as
-    // Redis took to answer (an outage: as long as that lasted).
-    let mut extending = std::pin::pin!(futures_util::future::Fuse::terminated());
-    let timeout = async {
-        match context.handler_timeout {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(timeout);
-    loop {
-        tokio::select! {
-            joined = &mut run => return Some(match joined {
-                Ok(result) => result,
-                Err(error) => {
-                    Counters::add(&context.counters.panicked);
-                    Err(Box::new(Abnormal::Panicked(panic_message(error))))
-                }
-            }),
-            _ = extend.tick(), if extending.is_terminated() => {
-                // Boxed, as are the other rare paths' futures: inline, their
-                // Redis calls made every handler task 16 KB to spawn.
-                extending.set(Box::pin(lease.extend(visibility)).fuse());
-            }
-            extended = &mut extending => match extended {
-                Ok(true) => {}
-                // Given back by the reaper: another consumer may be handling
-                // the value now (its ack, not ours, will count).
-                Ok(false) => tracing::warn!("the delivery's visibility timeout lapsed while its handler ran; the value may be handled twice"),
-                Err(error) => tracing::debug!(%error, "could not extend the visibility timeout"),
-            },
-            _ = &mut timeout => {
-                stop_handler(run).await;
-                Counters::add(&context.counters.timed_out);
-                let limit = context.handler_timeout.unwrap_or_default();
-                return Some(Err(Box::new(Abnormal::TimedOut(limit))));
-            }
-            _ = context.abort.cancelled() => {
-                stop_handler(run).await;
-                return None;
-            }
-        }
-    }
-}
-
-/// How long a cancelled handler may take to stop before its value is
-/// settled anyway.
-const HANDLER_STOP_WAIT: Duration = Duration::from_secs(5);
-
-/// Cancels a handler and waits until it has stopped (a handler stops at its
-/// next `.await`): settled before, its value could be taken and handled
-/// again while it still runs, past the worker's concurrency. A handler that
-/// blocks its thread cannot be stopped; after [`HANDLER_STOP_WAIT`] it is
-/// left to finish alone, and said so.
-async fn stop_handler(mut run: tokio::task::JoinHandle<Result<(), BoxError>>) {
-    run.abort();
-    if tokio::time::timeout(HANDLER_STOP_WAIT, &mut run).await.is_err() {
-        tracing::warn!(
-            "a cancelled handler has not stopped (does it block its thread?); its value is settled while it runs on"
-        );
-    }
-}
-
-async fn settle_failure<T: 'static>(
-    context: &Context<T>,
-    lease: &mut DeliveryLease,
-    attempt: u32,
-    error: BoxError,
-    took: Duration,
-    span: &tracing::Span,
-) {
-    let queue = context.queue.name();
-    let permanent = Permanent::is_in(&*error);
-    let planned = if permanent || !context.retry.retries_after(attempt) {
-        FailureAction::DeadLettered
-    } else {
-        FailureAction::Retry {
-            after: context.retry.next_delay(attempt),
-        }
-    };
-    let to = match planned {
-        FailureAction::Retry { after } => Release::After(after),
-        _ if permanent => Release::DeadLetter(format!("permanent failure at attempt {attempt}: {error}")),
-        _ => Release::DeadLetter(format!("failed {attempt} attempt(s), the last: {error}")),
-    };
-    let action = match lease.release(to).await {
-        Ok(_) => planned,
-        Err(settle_error) => {
-            tracing::warn!(parent: span, error = %settle_error, "could not settle a failed value; its visibility timeout will give it back");
-            FailureAction::Unsettled
-        }
-    };
-    match action {
-        FailureAction::Retry { .. } => {
-            Counters::add(&context.counters.retried);
-            telemetry::retried(queue);
-            telemetry::handled(queue, Handled::Retry, took);
-        }
-        FailureAction::DeadLettered => {
-            Counters::add(&context.counters.dead_lettered);
-            let reason = if permanent {
-                DeadLettered::Permanent
-            } else {
-                DeadLettered::Attempts
-            };
-            telemetry::dead_lettered(queue, reason);
-            telemetry::handled(queue, Handled::DeadLetter, took);
-        }
-        _ => telemetry::handled(queue, Handled::Unsettled, took),
-    }
-    tracing::warn!(parent: span, error = %error, ?action, "handler failed");
-    report(context, attempt, error, action);
-}
-
-fn report<T: 'static>(context: &Context<T>, attempt: u32, error: BoxError, action: FailureAction) {
-    if let Some(hook) = &context.on_error {
-        hook(&Failure {
-            queue: context.queue.name().to_owned(),
-            attempt,
-            error,
-            action,
-        });
-    }
-}
-
-fn panic_message(error: tokio::task::JoinError) -> String {
-    if !error.is_panic() {
-        return error.to_string();
-    }
-    let payload = error.into_panic();
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "(no message)".to_owned()
     }
 }

@@ -31,16 +31,27 @@
 //! # Ok(()) }
 //! ```
 
-// Owns the consume loop (`consume`), prefetch, acks, retry policies
-// (`retry`), failures and their kinds (`failure`), the rate limiter and the
-// running worker's handle (`handle`). May use: `queue`, `connection` (the
-// rate limiter's script), `wire`, `telemetry`, `error`; a worker is built on
-// a `ReliableQueue` like any user's code.
+// Owns the consume loop (`consume`), one delivery's run in its handler
+// slot (`handling`), what it claims ahead (`prefetch`), retry policies
+// (`retry`), failures and their kinds (`failure`), the rate limit
+// (`rate_limit`) and the running worker's handle (`handle`). May use:
+// `queue`, `connection` (the rate limiter's script), `wire`, `telemetry`,
+// `error`.
+//
+// A worker is built on a `ReliableQueue`, through its public API (a
+// single `take` when the queue is empty) and the seam the queue keeps for
+// consumers that run many deliveries at once (`queue::reliable`): its claim
+// stream (batch claims asked for, polled for their answers), its ack sink
+// (acks many to a script), the settle half of each delivery (extend,
+// retry, dead letter, give back first in line) and one ordered give-back
+// of what no handler saw. How a claim, an ack or a give-back is written to
+// Redis is the queue's; when to claim, how much to hold and what to do with
+// a result is the worker's.
 
-mod acks;
 mod consume;
 mod failure;
 mod handle;
+mod handling;
 mod prefetch;
 mod rate_limit;
 mod retry;
@@ -147,10 +158,10 @@ where
 
 impl<T: Send + 'static> Worker<T> {
     pub(crate) fn new(queue: ReliableQueue<T>) -> Self {
-        let mut queue = queue.with_transfer().with_lateness_tracking();
-        queue.settings_mut().dead_letter_undecodable = true;
         let retry = RetryPolicy::default();
-        queue.settings_mut().max_deliveries = retry.max_attempts_value();
+        let queue = (queue.with_transfer().with_lateness_tracking())
+            .with_undecodable_dead_lettered()
+            .with_max_deliveries(retry.max_attempts_value());
         Worker {
             queue,
             concurrency: 1,
@@ -268,7 +279,7 @@ impl<T: Send + 'static> Worker<T> {
     /// Attempts per value and the delay between them (default
     /// [`RetryPolicy::default`]).
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.queue.settings_mut().max_deliveries = policy.max_attempts_value();
+        self.queue = self.queue.with_max_deliveries(policy.max_attempts_value());
         self.retry = policy;
         self
     }
@@ -429,9 +440,9 @@ impl<T: Send + 'static> Worker<T> {
         let counters = Arc::default();
         let abort = CancellationToken::new();
         let limiter = self.rate_limit.map(|limit| {
-            rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, self.queue.keys().rate(), limit)
+            rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, limit)
         });
-        let pace = prefetch::Pace::new(self.concurrency, self.queue.settings().visibility, self.prefetch);
+        let pace = prefetch::Pace::new(self.concurrency, self.queue.visibility_timeout(), self.prefetch);
         let context = Arc::new(consume::Context {
             queue: self.queue,
             handler,

@@ -15,13 +15,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::queue::reliable::delivery::Delivery;
-use crate::queue::reliable::CLAIM_BATCH;
+use crate::queue::reliable::{Delivery, CLAIMS_AT_ONCE, CLAIM_BATCH};
 
 /// Most deliveries buffered beyond free slots by default: four claim
 /// batches, as many as are on their way at once (a round trip on a loaded
 /// host can take as long as handling two batches).
-pub(crate) const MOST: usize = 4 * CLAIM_BATCH;
+pub(crate) const MOST: usize = CLAIMS_AT_ONCE * CLAIM_BATCH;
 
 /// The share of the visibility timeout a delivery may wait here, and the
 /// share the buffer's expected wait may reach.
@@ -82,15 +81,14 @@ impl Pace {
 
 /// Claimed deliveries waiting for a slot, oldest first. Claims on their
 /// way at once may answer out of order (one may wait on more than its
-/// script), so each claim is numbered as it is sent and its values wait
-/// here until every claim sent before it has answered: values start in the
-/// queue's order.
+/// script), so the values of a claim (numbered from 0 by the claim stream,
+/// in the order sent) wait here until every claim sent before it has
+/// answered: values start in the queue's order.
 pub(crate) struct Buffer<T> {
     waiting: VecDeque<(Instant, Delivery<T>)>,
     /// Answers of claims that came before an earlier claim's, by number.
     early: BTreeMap<u64, (Instant, Vec<Delivery<T>>)>,
-    /// The number of the next claim sent, and of the next to be taken in.
-    sent: u64,
+    /// The number of the next claim to be taken in.
     next: u64,
     /// How long one may wait: a quarter of the visibility timeout.
     patience: Duration,
@@ -101,7 +99,6 @@ impl<T: 'static> Buffer<T> {
         Buffer {
             waiting: VecDeque::new(),
             early: BTreeMap::new(),
-            sent: 0,
             next: 0,
             patience: visibility / STALE,
         }
@@ -115,12 +112,6 @@ impl<T: 'static> Buffer<T> {
     /// Whether no delivery waits for a slot.
     pub(crate) fn is_empty(&self) -> bool {
         self.waiting.is_empty()
-    }
-
-    /// The number of a claim being sent.
-    pub(crate) fn claim_sent(&mut self) -> u64 {
-        self.sent += 1;
-        self.sent - 1
     }
 
     /// The answer of claim `claim`, sent at `at` (no deliveries when it

@@ -21,8 +21,7 @@ use tokio::sync::Mutex;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
-use crate::queue::reliable::delivery::Delivery;
-use crate::queue::reliable::{Ready, ReliableQueue};
+use crate::queue::reliable::{Delivery, Ready, ReliableQueue};
 use crate::queue::Core;
 use crate::telemetry;
 use crate::wire::keys::QueueKeys;
@@ -77,7 +76,6 @@ enum Answer {
 pub(crate) struct Limiter {
     core: Arc<Core>,
     queue: String,
-    key: String,
     interval_us: i64,
     tolerance_us: i64,
     catch_up_us: i64,
@@ -88,12 +86,11 @@ pub(crate) struct Limiter {
 }
 
 impl Limiter {
-    pub(super) fn new(core: Arc<Core>, queue: &str, key: String, limit: RateLimit) -> Limiter {
+    pub(super) fn new(core: Arc<Core>, queue: &str, limit: RateLimit) -> Limiter {
         let (interval_us, tolerance_us, catch_up_us) = limit.gcra();
         Limiter {
             core,
             queue: queue.to_owned(),
-            key,
             interval_us,
             tolerance_us,
             catch_up_us,
@@ -148,7 +145,7 @@ impl Limiter {
             Value::from(self.catch_up_us),
         ];
         argv.extend(args);
-        let keys = vec![self.key.as_str().into(), keys.paused().into()];
+        let keys = script.keys(keys).build();
         let reply = script.run(self.core.conn()?, &self.queue, keys, argv).await?;
         reply::array(reply)
     }

@@ -9,11 +9,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use delayq::error::BoxError;
+use delayq::events::EventKind;
+use delayq::fred::interfaces::ClientLike;
+use delayq::fred::types::Value;
 use delayq::worker::WorkerHandle;
-use delayq::{Client, LongCodec, ReliableQueue, Worker};
+use delayq::{BlockingQueue, Client, LongCodec, ReliableQueue, Worker};
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 
+use delayq_test_support::fault_proxy::Fault;
 use delayq_test_support::{eventually, redis_test};
 
 /// A one-slot worker on a queue of values `0..n`: its first `quick`
@@ -235,7 +239,12 @@ redis_test! {
             stuck.worker.report().succeeded == 21
         })
         .await;
-        assert_eq!(stuck.queue.len().await.unwrap(), N as usize - 21);
+        // The worker's next take moves a value out and, finding the queue
+        // paused, back: the count is whole again once that is done.
+        eventually(Duration::from_secs(20), "every other value ready", || async {
+            stuck.queue.len().await.unwrap() == N as usize - 21
+        })
+        .await;
         let report = stuck.worker.shutdown().await;
         assert_eq!(handled(&stuck.seen).len(), 21, "no handler after the pause: {report:?}");
     }
@@ -262,5 +271,320 @@ redis_test! {
         .await
         .expect("the stop ends while Redis is down");
         stuck.gate.close();
+    }
+}
+
+/// A one-slot worker holding up to 64 values ahead, whose handlers take
+/// 15 ms each, on a queue of values `0..n`: it claims again every few
+/// handlers, so claims are on their way whenever the queue is paused or
+/// the worker stops.
+struct Busy {
+    seen: Arc<Mutex<Vec<i64>>>,
+    worker: WorkerHandle,
+    /// The queue, seen from a client straight to Redis.
+    queue: ReliableQueue<i64>,
+    list: BlockingQueue<i64>,
+}
+
+impl Busy {
+    async fn start(direct: &Client, client: &Client, name: &str, n: i64) -> Busy {
+        direct
+            .blocking_queue(name, LongCodec)
+            .unwrap()
+            .offer_all(0..n)
+            .await
+            .unwrap();
+        let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client
+            .worker(name, LongCodec)
+            .unwrap()
+            .concurrency(1)
+            .prefetch(64)
+            .visibility_timeout(Duration::from_secs(600))
+            .run({
+                let seen = seen.clone();
+                move |value: i64| {
+                    seen.lock().push(value);
+                    async {
+                        tokio::time::sleep(Duration::from_millis(15)).await;
+                        Ok::<_, BoxError>(())
+                    }
+                }
+            });
+        let queue = direct.reliable_queue(name, LongCodec).unwrap();
+        let list = direct.blocking_queue(name, LongCodec).unwrap();
+        Busy {
+            seen,
+            worker,
+            queue,
+            list,
+        }
+    }
+
+    async fn handled_at_least(&self, n: usize) {
+        eventually(Duration::from_secs(20), "values handled", || async {
+            self.seen.lock().len() >= n
+        })
+        .await;
+    }
+
+    /// Waits until nothing is held (everything handled or given back) and
+    /// returns the queue's values, head first, beside what the handlers saw.
+    async fn settled(&self, n: i64) -> (Vec<i64>, Vec<i64>) {
+        eventually(Duration::from_secs(20), "nothing held", || async {
+            self.queue.in_flight().await.unwrap() == 0
+                && self.queue.len().await.unwrap() + self.seen.lock().len() == n as usize
+        })
+        .await;
+        let left = self.list.read_all().await.unwrap();
+        (left, handled(&self.seen))
+    }
+}
+
+/// The values `0..n` no handler saw, in their order.
+fn not_handled(handled: &[i64], n: i64) -> Vec<i64> {
+    (0..n).filter(|v| !handled.contains(v)).collect()
+}
+
+redis_test! {
+    /// A pause seen while claims are on their way: every value held ahead,
+    /// those the late claims bring included, goes back to the head in one
+    /// release, so the queue reads in its old order again.
+    async fn values_held_ahead_go_back_in_claim_order_when_the_queue_is_paused(client) {
+        const N: i64 = 100;
+        for round in 0..3 {
+            let name = format!("ordered-pause-{round}");
+            let busy = Busy::start(&client, &client, &name, N).await;
+            busy.handled_at_least(20).await;
+            let delayed = client.delayed_queue(&name, LongCodec).unwrap().without_transfer();
+            delayed.pause().await.unwrap();
+            let (left, handled) = busy.settled(N).await;
+            assert_eq!(
+                left,
+                not_handled(&handled, N),
+                "round {round}: the head is in claim order"
+            );
+            busy.worker.shutdown().await;
+        }
+    }
+}
+
+redis_test! {
+    /// As for a pause, a worker that stops while claims are on their way gives
+    /// every value it holds ahead back in one release, in claim order.
+    async fn values_held_ahead_go_back_in_claim_order_when_the_worker_stops(client) {
+        const N: i64 = 100;
+        for round in 0..3 {
+            let name = format!("ordered-stop-{round}");
+            let busy = Busy::start(&client, &client, &name, N).await;
+            busy.handled_at_least(20).await;
+            busy.worker.stop();
+            let (left, handled) = busy.settled(N).await;
+            assert_eq!(
+                left,
+                not_handled(&handled, N),
+                "round {round}: the head is in claim order"
+            );
+            busy.worker.join().await;
+        }
+    }
+}
+
+/// What makes a worker give back the values it holds ahead.
+#[derive(Debug, Clone, Copy)]
+enum GiveBack {
+    Pause,
+    Stop,
+    /// They wait a quarter of the visibility timeout (here 5 s).
+    Stale,
+}
+
+redis_test! {
+    /// Values held ahead go back in one release, in claim order, so that a
+    /// consumer taking at the same time takes them in that order: here a plain
+    /// consumer (as a Java one, it takes from a paused queue too) blocked on the
+    /// emptied queue gets the first value claimed, not the last, and the rest
+    /// read in order behind it.
+    async fn a_consumer_taking_meanwhile_gets_values_given_back_in_claim_order(raw, client) {
+        const N: i64 = 100;
+        const QUICK: usize = 20;
+        for why in [GiveBack::Pause, GiveBack::Stop, GiveBack::Stale] {
+            let name = format!("taken-meanwhile-{why:?}");
+            let visibility = match why {
+                GiveBack::Stale => Duration::from_secs(20),
+                _ => Duration::from_secs(600),
+            };
+            let stuck = Stuck::start(&client, &client, &name, N, QUICK, |w| w.visibility_timeout(visibility)).await;
+            stuck.holding_more_than(1).await;
+            eventually(Duration::from_secs(20), "every value held", || async {
+                stuck.queue.len().await.unwrap() == 0
+            })
+            .await;
+            let blocked = || async {
+                raw.info_field("clients", "blocked_clients")
+                    .await
+                    .parse::<i64>()
+                    .unwrap()
+            };
+            let before = blocked().await;
+            let consumer = client.blocking_queue(&name, LongCodec).unwrap();
+            let taker = tokio::spawn({
+                let consumer = consumer.clone();
+                async move { consumer.take().await.unwrap() }
+            });
+            eventually(Duration::from_secs(20), "the consumer waits", || async {
+                blocked().await > before
+            })
+            .await;
+            match why {
+                GiveBack::Pause => client.delayed_queue(&name, LongCodec).unwrap().pause().await.unwrap(),
+                GiveBack::Stop => stuck.worker.stop(),
+                GiveBack::Stale => {}
+            }
+            let first = taker.await.unwrap();
+            stuck.holding_only_the_running_one().await;
+            let handled = stuck.handled();
+            let expected = not_handled(&handled, N);
+            assert_eq!(first, expected[0], "{why:?}: the first value claimed is taken first");
+            assert_eq!(
+                consumer.read_all().await.unwrap(),
+                expected[1..],
+                "{why:?}: the rest in order"
+            );
+            stuck.gate.close();
+            stuck.worker.shutdown().await;
+        }
+    }
+}
+
+redis_test! {
+    /// The release of values held ahead is resent when its reply is lost: the
+    /// resend answers as its first run (from its lane's record) and moves
+    /// nothing twice, so each value is in the queue once, in claim order,
+    /// uncounted (with `max_attempts(1)` a counted one would be a dead letter),
+    /// and one `released` event says so.
+    async fn a_release_whose_reply_is_lost_gives_each_value_back_once_in_order(redis, proxy, client, raw) {
+        const N: i64 = 100;
+        let direct = redis.client().await;
+        let sha = raw.load_script(include_str!("../../lua/release_unhandled.lua")).await;
+        direct.enable_events(&delayq::QueueKeys::new("lost-release").unwrap(), 10_000).await.unwrap();
+        let stuck = Stuck::start(&direct, &client, "lost-release", N, 20, |w| {
+            w.visibility_timeout(Duration::from_secs(600))
+                .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
+        })
+        .await;
+        stuck.holding_more_than(1).await;
+        proxy.arm(Fault::LoseReply, &sha);
+        let delayed = direct
+            .delayed_queue("lost-release", LongCodec)
+            .unwrap()
+            .without_transfer();
+        delayed.pause().await.unwrap();
+        stuck.holding_only_the_running_one().await;
+        assert_eq!(proxy.fired(), 1, "a release ran and its reply was lost");
+        let expected = not_handled(&stuck.handled(), N);
+        let list = direct.blocking_queue("lost-release", LongCodec).unwrap();
+        assert_eq!(list.read_all().await.unwrap(), expected, "each once, in claim order");
+        let released: Vec<EventKind> = (direct.newest_events(&delayq::QueueKeys::new("lost-release").unwrap(), 10_000).await.unwrap().into_iter())
+            .map(|event| event.kind)
+            .filter(|kind| kind.name() == "released")
+            .collect();
+        assert!(
+            matches!(released[..], [EventKind::Released { count, .. }] if count == expected.len() as u64),
+            "one release, one event (the resend wrote none): {released:?}"
+        );
+        stuck.gate.close();
+        delayed.resume().await.unwrap();
+        eventually(Duration::from_secs(30), "all handled", || async {
+            stuck.worker.report().succeeded == N as u64
+        })
+        .await;
+        let report = stuck.worker.shutdown().await;
+        each_once(&handled(&stuck.seen), N);
+        assert_eq!(report.dead_lettered, 0, "uncounted: {report:?}");
+    }
+}
+
+redis_test! {
+    /// `release_unhandled.lua` run by hand: it gives deliveries back to the head
+    /// in the order given; run again under the same lane run (fred's resend
+    /// after a lost reply) it answers as its first run and pushes nothing
+    /// twice; a new run finds them gone. A call over its bound is refused
+    /// before anything changes.
+    async fn a_release_run_again_answers_as_its_first_run_and_moves_nothing_twice(raw, client) {
+        let list = client.blocking_queue("resent-release", LongCodec).unwrap();
+        list.offer_all(0..4i64).await.unwrap();
+        let queue = client.reliable_queue("resent-release", LongCodec).unwrap();
+        // Held to the end (a delivery dropped gives its value back).
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(queue.take().await.unwrap());
+        }
+        // Members in the order taken: 0, 1, 2.
+        let leases = raw.zrange(queue.keys().leases()).await;
+        let members: Vec<Value> = (held.iter())
+            .map(|d| {
+                let (member, _) = (leases.iter()).find(|(m, _)| m.ends_with(d.raw())).expect("its member");
+                Value::Bytes(member.clone())
+            })
+            .collect();
+        let sha = raw.load_script(include_str!("../../lua/release_unhandled.lua")).await;
+        let keys = queue.keys();
+        let release = |run: i64, members: &[Value]| {
+            let mut args: Vec<Value> = vec![sha.as_str().into(), 9.into()];
+            for key in [
+                keys.leases().to_owned(),
+                keys.destination().to_owned(),
+                keys.counts().to_owned(),
+                keys.counts_expiry().to_owned(),
+                keys.traces(),
+                keys.traces_expiry(),
+                "delayq_runs:{resent-release}:lane1".to_owned(),
+                keys.events_config(),
+                keys.events(),
+            ] {
+                args.push(key.into());
+            }
+            args.extend([run.into(), 3_600_000.into()]);
+            for member in members {
+                args.extend([member.clone(), "".into()]);
+            }
+            args
+        };
+        let ints = |reply: Value| match reply {
+            Value::Array(values) => values.into_iter().map(|v| v.as_i64().unwrap()).collect::<Vec<_>>(),
+            other => panic!("release_unhandled answers an array: {other:?}"),
+        };
+        let too_many: Vec<Value> = std::iter::repeat_n(members[0].clone(), 257).collect();
+        let refused = raw
+            .client
+            .custom::<Value, Value>(
+                delayq::fred::types::CustomCommand::new_static(
+                    "EVALSHA",
+                    delayq::fred::types::ClusterHash::Random,
+                    false,
+                ),
+                release(1, &too_many),
+            )
+            .await;
+        assert!(refused.is_err(), "over the bound: {refused:?}");
+        assert_eq!(raw.zcard(keys.leases()).await, 3, "nothing changed");
+        assert_eq!(ints(raw.cmd("EVALSHA", release(1, &members)).await), [1, 1, 1]);
+        assert_eq!(
+            list.read_all().await.unwrap(),
+            [0, 1, 2, 3],
+            "in the order given, at the head"
+        );
+        assert_eq!(
+            ints(raw.cmd("EVALSHA", release(1, &members)).await),
+            [1, 1, 1],
+            "a resend answers as the first run"
+        );
+        assert_eq!(
+            ints(raw.cmd("EVALSHA", release(2, &members)).await),
+            [0, 0, 0],
+            "a new run finds them gone"
+        );
+        assert_eq!(list.read_all().await.unwrap(), [0, 1, 2, 3], "nothing pushed twice");
     }
 }

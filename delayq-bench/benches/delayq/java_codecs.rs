@@ -1,14 +1,15 @@
 //! Scenario 14: Redisson's other codecs (LZ4, LZ4 v2, Snappy and Zstd
-//! around Kryo; Java serialization; JBoss Marshalling) against Kryo alone,
-//! in this process, no Redis: the per-value rates of scenario 8's POJO, the
-//! stored size of the 27 captured values, and a 100 KB document through
+//! around Kryo; Java serialization, JBoss Marshalling and Jackson, each
+//! also inside LZ4) against Kryo alone, in this process, no Redis: the
+//! per-value rates of scenario 8's POJO (`compat.Event`, an `Order` inside),
+//! the stored size of the 27 captured values, and a 100 KB document through
 //! each compression wrapper.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use delayq::codec::compress::{Compression, Lz4Codec, Lz4V2Codec, SnappyCodec, ZstdCodec};
-use delayq::codec::{Codec, KryoCodec, MarshallingCodec, SerializationCodec, StringCodec};
+use delayq::codec::{Codec, JacksonCodec, KryoCodec, MarshallingCodec, SerializationCodec, StringCodec};
 use delayq_test_support::vectors;
 
 use crate::codecs::{event, per_second, Event};
@@ -135,6 +136,18 @@ fn vector_sizes() -> Vec<(String, usize, usize)> {
     out
 }
 
+fn serialization() -> SerializationCodec<Event> {
+    SerializationCodec::new()
+        .with_serial_version_uid("compat.Event", 1)
+        .with_serial_version_uid("compat.Order", 1)
+}
+
+fn marshalling() -> MarshallingCodec<Event> {
+    MarshallingCodec::new()
+        .with_serial_version_uid("compat.Event", 1)
+        .with_serial_version_uid("compat.Order", 1)
+}
+
 pub fn run() -> Results {
     let kryo = per_value("kryo", &KryoCodec::<Event>::new());
     let others = vec![
@@ -142,18 +155,12 @@ pub fn run() -> Results {
         per_value(Compression::Lz4V2.name(), &Lz4V2Codec::<Event>::new()),
         per_value(Compression::Snappy.name(), &SnappyCodec::<Event>::new()),
         per_value(Compression::Zstd.name(), &ZstdCodec::<Event>::new()),
-        per_value(
-            "serialization",
-            &SerializationCodec::<Event>::new()
-                .with_serial_version_uid("compat.Event", 1)
-                .with_serial_version_uid("compat.Order", 1),
-        ),
-        per_value(
-            "marshalling",
-            &MarshallingCodec::<Event>::new()
-                .with_serial_version_uid("compat.Event", 1)
-                .with_serial_version_uid("compat.Order", 1),
-        ),
+        per_value("serialization", &serialization()),
+        per_value("lz4/serialization", &Lz4Codec::wrap(serialization())),
+        per_value("marshalling", &marshalling()),
+        per_value("lz4/marshalling", &Lz4Codec::wrap(marshalling())),
+        per_value("jackson", &JacksonCodec::<Event>::new()),
+        per_value("lz4/jackson", &Lz4Codec::wrap(JacksonCodec::<Event>::new())),
     ];
     let text = json_document(DOCUMENT_BYTES);
     let plain = document("string", &StringCodec, &text);
@@ -183,7 +190,7 @@ impl Scenario for JavaCodecs {
     fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
         Box::pin(async move {
             let mut rows = Vec::new();
-            eprintln!("14. Java codecs: LZ4, LZ4 v2, Snappy, Zstd, serialization, marshalling against Kryo...");
+            eprintln!("14. Java codecs: LZ4, LZ4 v2, Snappy, Zstd, serialization, marshalling, jackson (and in LZ4) against Kryo...");
             let r = run();
             let scenario = "14. Java codecs, one POJO (compat.Event)";
             for c in &r.others {

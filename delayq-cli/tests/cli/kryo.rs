@@ -208,6 +208,35 @@ redis_test! {
     }
 }
 
+redis_test! {
+    /// `--kryo-schema-from` the Java service's jar (or its classes folder):
+    /// the POJO is written as Java's `Kryo5Codec` wrote it, and read back.
+    async fn the_cli_takes_its_kryo_schema_from_the_java_services_jar(redis) {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/java/class-files");
+        let jar = format!("{data}/shop.jar");
+        let classes = format!("{data}/classes");
+        let order = r#"{"address":{"city":"Oslo","zip":150},"amount":1234,"attrs":{"k":5},"id":"o-1","retries":3,"status":"PAID","tags":["a","b"]}"#;
+        ok(&delayq(
+            &redis,
+            &[
+                "offer", "jq", "--delay", "1h", "--codec", "kryo", "--java-class", "shop.Order",
+                "--kryo-schema-from", &jar, order,
+            ],
+        ));
+        let payloads_json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(format!("{data}/payloads.json")).unwrap()).unwrap();
+        let hex = payloads_json["cases"]["order"].as_str().unwrap();
+        let java: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+        assert_eq!(payloads(&redis, "jq").await, [java], "the bytes Java's Kryo5Codec wrote");
+        let shown = ok(&delayq(
+            &redis,
+            &["inspect", "jq", "--codec", "kryo", "--kryo-schema-from", &classes, "--format", "json"],
+        ));
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(shown["elements"][0]["payload"], order);
+    }
+}
+
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))
         .args(args)

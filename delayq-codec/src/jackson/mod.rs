@@ -17,6 +17,7 @@
 //! types are in the table on `ser` (summarised in [`JacksonCodec`]'s docs).
 
 mod de;
+mod depth;
 mod java_number;
 mod node;
 mod ser;
@@ -111,7 +112,7 @@ where
     }
 
     fn decode(&self, raw: &[u8]) -> Result<T, BoxError> {
-        let value: serde_json::Value = serde_json::from_slice(raw)?;
+        let value = depth::parse(raw)?;
         Ok(T::deserialize(de::Typed(value))?)
     }
 
@@ -137,7 +138,7 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, BoxError> {
 /// assert_eq!(plain, serde_json::json!({"id": "o-1", "tags": ["a"]}));
 /// ```
 pub fn to_plain_json(raw: &[u8]) -> Result<serde_json::Value, BoxError> {
-    let value: serde_json::Value = serde_json::from_slice(raw)?;
+    let value = depth::parse(raw)?;
     Ok(de::strip(value))
 }
 
@@ -370,5 +371,47 @@ mod tests {
             to_plain_json(typed).unwrap(),
             serde_json::json!({"m": {"k": 1}, "l": [{"x": 1}]})
         );
+    }
+
+    /// `levels` ArrayLists, each the only element of the one around it, as
+    /// Jackson writes them (each list is two JSON levels: the type wrapper
+    /// and the array).
+    fn nested_lists(levels: usize) -> String {
+        format!(
+            "{}{}",
+            r#"["java.util.ArrayList",["#.repeat(levels),
+            "]]".repeat(levels)
+        )
+    }
+
+    #[test]
+    fn values_nest_as_deep_as_the_other_codecs_allow_and_no_deeper() {
+        let depth = |mut v: &serde_json::Value| {
+            let mut n = 0;
+            while let Some(inner) = v.as_array() {
+                n += 1;
+                match inner.first() {
+                    Some(next) => v = next,
+                    None => break,
+                }
+            }
+            n
+        };
+        let deepest = nested_lists(crate::kryo::MAX_DEPTH);
+        let plain = to_plain_json(deepest.as_bytes()).unwrap();
+        assert_eq!(depth(&plain), crate::kryo::MAX_DEPTH);
+        let typed: serde_json::Value = JacksonCodec::new().decode(deepest.as_bytes()).unwrap();
+        assert_eq!(depth(&typed), crate::kryo::MAX_DEPTH);
+        // One level more, or a million, is an error (not a stack overflow).
+        for levels in [crate::kryo::MAX_DEPTH + 1, 1_000_000] {
+            let raw = nested_lists(levels);
+            let err = to_plain_json(raw.as_bytes()).unwrap_err().to_string();
+            assert!(err.contains("nested deeper than"), "{levels}: {err}");
+            let err = JacksonCodec::<serde_json::Value>::new()
+                .decode(raw.as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("nested deeper than"), "{levels}: {err}");
+        }
     }
 }

@@ -150,7 +150,7 @@ fn unmark(marked: &str, mut items: Vec<KryoValue>) -> Result<KryoValue, Fault> {
         "E" => {
             let (class, element) = class.split_once(MARK).ok_or_else(bad)?;
             KryoValue::EnumSet {
-                class: class.to_owned(),
+                jumbo: class == "java.util.JumboEnumSet",
                 element: element.to_owned(),
                 items,
             }

@@ -45,7 +45,8 @@ pub enum KryoErrorKind {
     TrailingBytes,
     /// A length prefix larger than the bytes left (nothing is allocated for
     /// it); all-null collections past [`MAX_ALL_NULL`](super::MAX_ALL_NULL)
-    /// elements in one payload; or a `BigInteger` or `BigDecimal` past
+    /// elements in one payload; a value that would take more than
+    /// [`max_value_bytes`](crate::bounds::max_value_bytes); or a `BigInteger` or `BigDecimal` past
     /// [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) read into a type that
     /// needs its decimal text (a [`KryoValue`](super::KryoValue) holds it exactly).
     TooLarge,

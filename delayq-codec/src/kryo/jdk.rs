@@ -372,7 +372,7 @@ pub(crate) fn read(
                 items.push(item);
             }
             KryoValue::EnumSet {
-                class: class.to_owned(),
+                jumbo: class == "java.util.JumboEnumSet",
                 element: element.to_string(),
                 items,
             }

@@ -46,6 +46,8 @@
 //! and Java records.
 
 pub(crate) mod class;
+#[cfg(feature = "class-files")]
+mod class_files;
 mod de;
 pub(crate) mod decimal;
 mod error;
@@ -85,7 +87,9 @@ pub const MAX_DEPTH: usize = 100;
 
 /// How many elements the all-null collections of one payload may hold in
 /// all (Kryo writes such a collection as its size alone, so its elements
-/// take no bytes); past it, decoding fails with [`KryoErrorKind::TooLarge`].
+/// take no bytes); past it, or past what the value may take
+/// ([`max_value_bytes`](crate::bounds::max_value_bytes), 64 bytes a null),
+/// decoding fails with [`KryoErrorKind::TooLarge`].
 pub const MAX_ALL_NULL: u32 = 1 << 20;
 
 /// Whether `name` looks like a Java class name (`a.b.C`, `a.B$C`).

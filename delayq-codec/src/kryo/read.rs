@@ -11,6 +11,7 @@ use crate::serialization::{SerializationError, SerializationErrorKind};
 use super::error::{KryoError, KryoErrorKind, Result};
 use super::value::KryoValue;
 use super::{MAX_ALL_NULL, MAX_DEPTH};
+use crate::bounds::{self, max_value_bytes};
 
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
@@ -19,6 +20,8 @@ pub(crate) struct Reader<'a> {
     /// Elements all-null collections may still claim in this payload (they
     /// take no bytes, so their count is bounded per payload, not by its size).
     nulls_left: u32,
+    /// Bytes the decoded value may still take ([`max_value_bytes`]).
+    value_left: usize,
     /// Class names by the name id Kryo gave them in this payload: ids
     /// 0, 1, 2... as Kryo numbers them, then any other (ids are the
     /// payload's to choose).
@@ -41,6 +44,7 @@ impl<'a> Reader<'a> {
             pos: 0,
             depth: 0,
             nulls_left: MAX_ALL_NULL,
+            value_left: max_value_bytes(buf.len()),
             names: Vec::new(),
             other_names: HashMap::new(),
             java: Vec::new(),
@@ -64,6 +68,7 @@ impl<'a> Reader<'a> {
     pub(super) fn java_serialized(&mut self, class: &str) -> Result<KryoValue> {
         if let Some((end, value)) = self.java_values.pop_front() {
             self.pos = end;
+            self.charge(bounds::footprint(&value))?;
             return Ok(value);
         }
         let key = java_stream(class);
@@ -80,15 +85,35 @@ impl<'a> Reader<'a> {
         Ok(KryoValue::Null)
     }
 
+    /// Whether the first reading met Java objects.
+    pub(super) fn has_java_objects(&self) -> bool {
+        !self.java.is_empty()
+    }
+
     /// The Java objects read on a first reading, as values with where each
-    /// ends, in payload order.
-    pub(super) fn java_objects(&mut self) -> Result<Option<VecDeque<(usize, KryoValue)>>> {
-        if self.java.is_empty() {
-            return Ok(None);
+    /// ends, in payload order; between them they take at most the
+    /// payload's [`max_value_bytes`].
+    pub(super) fn java_objects(&mut self) -> Result<VecDeque<(usize, KryoValue)>> {
+        let mut left = max_value_bytes(self.buf.len());
+        // Refused before any of them is built when all of them would not fit.
+        let total = self
+            .java
+            .iter()
+            .fold(0usize, |sum, (_, java)| sum.saturating_add(java.value_bytes()));
+        if total > left {
+            return Err(self.error(
+                KryoErrorKind::TooLarge,
+                format!(
+                    "the Java objects inside (Kryo's JavaSerializer) would take {total} bytes, more than the {left} \
+                     a payload of {} bytes may (256 per byte, plus 1 MiB)",
+                    self.buf.len()
+                ),
+            ));
         }
         let mut streams = Vec::with_capacity(self.java.len());
         for (_, java) in self.java.drain(..) {
-            let values = java.finish().map_err(|e| from_java(e, "a JavaSerializer object"))?;
+            let values = java.finish(left).map_err(|e| from_java(e, "a JavaSerializer object"))?;
+            left = left.saturating_sub(values.iter().map(bounds::footprint).sum());
             streams.push(values.into_iter());
         }
         let mut out = VecDeque::with_capacity(self.java_ends.len());
@@ -98,7 +123,7 @@ impl<'a> Reader<'a> {
             })?;
             out.push_back((end, value));
         }
-        Ok(Some(out))
+        Ok(out)
     }
 
     /// Starts a second reading with the values of the Java objects.
@@ -286,7 +311,8 @@ impl<'a> Reader<'a> {
     }
 
     /// The size of an all-null collection, taken from what this payload may
-    /// still claim ([`MAX_ALL_NULL`] in all).
+    /// still claim ([`MAX_ALL_NULL`] in all), its elements counted against
+    /// the value's bytes before they are made.
     pub(super) fn all_null_count(&mut self, len: u32) -> Result<usize> {
         if len > self.nulls_left {
             return Err(self.error(
@@ -294,8 +320,27 @@ impl<'a> Reader<'a> {
                 format!("all-null collections of more than {MAX_ALL_NULL} elements in one payload"),
             ));
         }
+        self.charge((len as usize).saturating_mul(bounds::VALUE))?;
         self.nulls_left -= len;
         Ok(len as usize)
+    }
+
+    /// Counts `bytes` of the decoded value against [`max_value_bytes`],
+    /// before they are allocated.
+    pub(super) fn charge(&mut self, bytes: usize) -> Result<()> {
+        match self.value_left.checked_sub(bytes) {
+            Some(left) => {
+                self.value_left = left;
+                Ok(())
+            }
+            None => Err(self.error(
+                KryoErrorKind::TooLarge,
+                format!(
+                    "the value would take more than {} bytes (256 per payload byte, plus 1 MiB)",
+                    max_value_bytes(self.buf.len())
+                ),
+            )),
+        }
     }
 
     /// `readString`: `None` for Java's null.

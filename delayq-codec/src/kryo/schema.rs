@@ -26,15 +26,19 @@ use super::java_type::JavaType;
 ///
 /// One schema serves every Java codec: Kryo reads `fields` and `final`;
 /// Java serialization and JBoss Marshalling also write `serialVersionUID`
-/// (default 0 when absent) into their class descriptors. Fields are those
-/// of the class itself: superclasses other than `Object` are not described.
+/// (default 0 when absent) into their class descriptors.
 ///
 /// List every field Kryo writes: all non-`static`, non-`transient` fields
-/// of the class and its superclasses (their order in the file does not
-/// matter: Kryo sorts them by name). Types use Java syntax (see
-/// [`JavaType::parse`]); a class of yours that is declared `final` in Java
-/// needs `"final": true`, because Kryo then writes fields of that type
-/// without the class name.
+/// of the class (their order in the file does not matter: Kryo sorts them
+/// by name). A superclass other than `Object` is a class of the schema too,
+/// named by `"extends"` (`{"extends": "com.shop.Order", "fields": {...}}`):
+/// its fields, and its superclass's, are the subclass's as well, all sorted
+/// together by name as Kryo 5's `FieldSerializer` sorts them (a field a
+/// subclass redeclares comes before the one it hides). Types use Java
+/// syntax (see [`JavaType::parse`]); a class of yours that is declared
+/// `final` in Java needs `"final": true`, because Kryo then writes fields
+/// of that type without the class name. [`KryoSchema::from_class_files`]
+/// (feature `class-files`) builds all of it from the compiled classes.
 ///
 /// ```
 /// use delayq_codec::kryo::{KryoSchema, KryoValue};
@@ -55,12 +59,26 @@ pub struct KryoSchema {
     classes: HashMap<String, ClassDef>,
 }
 
+/// A class's fields, with their declared types.
+type Fields = Vec<(String, JavaType)>;
+
 /// One described class.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ClassDef {
-    /// Fields in Kryo's order.
+    /// Fields in Kryo's order, the superclasses' included.
     Pojo {
         fields: Vec<(String, JavaType)>,
+        /// The fields the class declares itself, sorted by name.
+        own: Vec<(String, JavaType)>,
+        /// The superclass, when it is not `Object`.
+        superclass: Option<String>,
+        /// Why the superclasses' fields are missing (a superclass the
+        /// schema does not describe, or a cycle): the class is not read.
+        unresolved: Option<String>,
+        /// Why Kryo's bytes for the class cannot be described (a field of a
+        /// type delayq does not read, found in its class file): the class,
+        /// and any class extending it, is not read.
+        refused: Option<String>,
         is_final: bool,
         /// Java's `serialVersionUID`, which Java serialization and JBoss
         /// Marshalling write in a class descriptor (Kryo ignores it).
@@ -87,6 +105,8 @@ struct FileClass {
     is_final: bool,
     #[serde(default, rename = "serialVersionUID")]
     serial_version_uid: Option<i64>,
+    #[serde(default)]
+    extends: Option<String>,
 }
 
 /// Kryo's field order: by name, comparing UTF-16 code units as Java's
@@ -102,6 +122,34 @@ pub(crate) fn field_order(a: &str, b: &str) -> std::cmp::Ordering {
         a.cmp(b)
     } else {
         a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+impl ClassDef {
+    pub(crate) fn pojo(
+        mut own: Vec<(String, JavaType)>,
+        superclass: Option<String>,
+        is_final: bool,
+        serial_version_uid: Option<i64>,
+    ) -> Self {
+        sort_fields(&mut own);
+        ClassDef::Pojo {
+            fields: own.clone(),
+            own,
+            superclass,
+            unresolved: None,
+            refused: None,
+            is_final,
+            serial_version_uid,
+        }
+    }
+
+    /// Why a POJO class cannot be read, if its superclasses are not all known.
+    pub(crate) fn unresolved(&self) -> Option<&str> {
+        match self {
+            ClassDef::Pojo { unresolved, .. } => unresolved.as_deref(),
+            ClassDef::Enum { .. } => None,
+        }
     }
 }
 
@@ -132,13 +180,10 @@ impl KryoSchema {
                         let ty = JavaType::parse(&ty).map_err(|e| format!("Kryo schema: {name}.{field}: {e}"))?;
                         parsed.push((field, ty));
                     }
-                    ClassDef::Pojo {
-                        fields: parsed,
-                        is_final: class.is_final,
-                        serial_version_uid: class.serial_version_uid,
-                    }
+                    ClassDef::pojo(parsed, class.extends, class.is_final, class.serial_version_uid)
                 }
-                (None, Some(constants)) => ClassDef::Enum { constants },
+                (None, Some(constants)) if class.extends.is_none() => ClassDef::Enum { constants },
+                (None, Some(_)) => return Err(format!("Kryo schema: {name}: an enum extends no class")),
                 _ => {
                     return Err(format!(
                         "Kryo schema: {name} needs exactly one of \"fields\" and \"enum\""
@@ -148,7 +193,14 @@ impl KryoSchema {
             schema.insert(name, def);
         }
         schema.resolve();
-        Ok(schema)
+        match schema
+            .classes
+            .iter()
+            .find_map(|(name, def)| def.unresolved().map(|why| (name, why)))
+        {
+            Some((name, why)) => Err(format!("Kryo schema: {name}: {why}")),
+            None => Ok(schema),
+        }
     }
 
     /// Adds a POJO class: its fields (any order) with Java types.
@@ -166,16 +218,60 @@ impl KryoSchema {
                 JavaType::parse(ty).map_err(|e| format!("{name}.{field}: {e}"))?,
             ));
         }
-        self.insert(
-            name.to_owned(),
-            ClassDef::Pojo {
-                fields: parsed,
-                is_final: false,
-                serial_version_uid: None,
-            },
-        );
+        self.insert(name.to_owned(), ClassDef::pojo(parsed, None, false, None));
         self.resolve();
         Ok(self)
+    }
+
+    /// Makes a POJO class already added extend another of the schema: the
+    /// superclass's fields (and its superclasses') become the class's too,
+    /// in Kryo's order.
+    ///
+    /// ```
+    /// use delayq_codec::kryo::{KryoSchema, KryoValue};
+    ///
+    /// let schema = KryoSchema::new()
+    ///     .with_class("shop.Order", &[("id", "String"), ("amount", "long")]).unwrap()
+    ///     .with_class("shop.RushOrder", &[("deadline", "long")]).unwrap()
+    ///     .with_superclass("shop.RushOrder", "shop.Order").unwrap();
+    /// // Kryo writes amount, deadline, id: all fields sorted by name.
+    /// let mut raw = vec![0x01, 0x00];
+    /// raw.extend_from_slice(b"shop.RushOrde");
+    /// raw.extend_from_slice(&[b'r' | 0x80, 0x0a, 0x14, b'o', b'-', b'1' | 0x80]);
+    /// let rush = KryoValue::decode(&raw, Some(&schema)).unwrap();
+    /// assert_eq!(rush.to_json(), serde_json::json!({"amount": 5, "deadline": 10, "id": "o-1"}));
+    /// assert!(KryoSchema::new().with_class("a.B", &[]).unwrap().with_superclass("a.B", "a.A").is_err());
+    /// ```
+    pub fn with_superclass(mut self, name: &str, superclass: &str) -> Result<Self, String> {
+        if !matches!(self.classes.get(superclass), Some(ClassDef::Pojo { .. })) {
+            return Err(format!("{superclass} is not a POJO class of this schema"));
+        }
+        match self.classes.get_mut(name) {
+            Some(ClassDef::Pojo { superclass: s, .. }) => *s = Some(superclass.to_owned()),
+            _ => return Err(format!("{name} is not a POJO class of this schema")),
+        }
+        self.resolve();
+        match self.classes[name].unresolved() {
+            Some(why) => Err(format!("{name}: {why}")),
+            None => Ok(self),
+        }
+    }
+
+    /// The superclass the schema gives a POJO class, if any (Java
+    /// serialization and River describe each class of the chain).
+    ///
+    /// ```
+    /// use delayq_codec::kryo::KryoSchema;
+    /// let schema = KryoSchema::from_json(r#"{"classes": {"a.Base": {"fields": {"id": "long"}},
+    ///     "a.Sub": {"extends": "a.Base", "fields": {}}}}"#).unwrap();
+    /// assert_eq!(schema.superclass("a.Sub"), Some("a.Base"));
+    /// assert_eq!(schema.superclass("a.Base"), None);
+    /// ```
+    pub fn superclass(&self, name: &str) -> Option<&str> {
+        match self.classes.get(name) {
+            Some(ClassDef::Pojo { superclass, .. }) => superclass.as_deref(),
+            _ => None,
+        }
     }
 
     /// Sets the `serialVersionUID` of a POJO class already added, which
@@ -224,15 +320,38 @@ impl KryoSchema {
         self
     }
 
-    fn insert(&mut self, name: String, mut def: ClassDef) {
-        if let ClassDef::Pojo { fields, .. } = &mut def {
-            sort_fields(fields);
-        }
+    pub(crate) fn insert(&mut self, name: String, def: ClassDef) {
         self.classes.insert(name, def);
     }
 
-    /// Marks field types naming a final class or an enum of this schema as final.
-    fn resolve(&mut self) {
+    /// Gives each POJO class its superclasses' fields, then marks field
+    /// types naming a final class or an enum of this schema as final.
+    pub(crate) fn resolve(&mut self) {
+        let chains: Vec<(String, Result<Fields, String>)> = self
+            .classes
+            .keys()
+            .map(|name| (name.clone(), self.all_fields(name)))
+            .collect();
+        for (name, chain) in chains {
+            if let Some(ClassDef::Pojo {
+                fields,
+                unresolved,
+                own,
+                ..
+            }) = self.classes.get_mut(&name)
+            {
+                match chain {
+                    Ok(all) => {
+                        *fields = all;
+                        *unresolved = None;
+                    }
+                    Err(why) => {
+                        *fields = own.clone();
+                        *unresolved = Some(why);
+                    }
+                }
+            }
+        }
         let finals: HashMap<String, bool> = self
             .classes
             .iter()
@@ -255,6 +374,47 @@ impl KryoSchema {
 
     pub(crate) fn get(&self, class: &str) -> Option<&ClassDef> {
         self.classes.get(class)
+    }
+
+    /// A POJO class's fields and its superclasses', in Kryo 5's order:
+    /// `CachedFields` collects the class's declared fields, then each
+    /// superclass's up to `Object`, and sorts them all by name with a
+    /// stable sort (a redeclared name: the subclass's first).
+    fn all_fields(&self, name: &str) -> Result<Fields, String> {
+        let mut all = Vec::new();
+        let mut seen = vec![name];
+        let mut class = name;
+        loop {
+            let Some(ClassDef::Pojo {
+                own,
+                superclass,
+                refused,
+                ..
+            }) = self.classes.get(class)
+            else {
+                return Err(format!(
+                    "it extends {class}, which the schema does not describe as a POJO class"
+                ));
+            };
+            match refused {
+                Some(why) if class == name => return Err(why.clone()),
+                Some(why) => return Err(format!("its superclass {class}: {why}")),
+                None => {}
+            }
+            all.extend(own.iter().cloned());
+            match superclass.as_deref() {
+                None => break,
+                Some(next) if seen.contains(&next) || seen.len() > super::MAX_DEPTH => {
+                    return Err(format!("its superclasses go round in a cycle through {next}"))
+                }
+                Some(next) => {
+                    seen.push(next);
+                    class = next;
+                }
+            }
+        }
+        sort_fields(&mut all);
+        Ok(all)
     }
 
     /// Parses a Java type ([`JavaType::parse`]), taking this schema's final

@@ -485,8 +485,11 @@ fn map_keys_in_map_keys_print_in_size_linear_in_the_payload() {
     }
 }
 
+/// An all-null collection is its size alone: its elements count against
+/// the bytes the value may take ([`max_value_bytes`](crate::bounds::max_value_bytes)),
+/// 64 each, between all the collections of a payload.
 #[test]
-fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
+fn all_null_collections_cannot_claim_more_than_the_value_bound_between_them() {
     let nulls = |n: usize| KryoValue::Collection {
         class: "java.util.ArrayList".into(),
         items: vec![KryoValue::Null; n],
@@ -495,13 +498,13 @@ fn all_null_collections_cannot_claim_more_than_the_limit_between_them() {
         class: "java.util.ArrayList".into(),
         items: vec![nulls(each); n],
     };
-    let half = MAX_ALL_NULL as usize / 2;
-    let at_limit = lists(2, half).encode().unwrap();
-    assert!(at_limit.len() < 64, "{} bytes", at_limit.len());
-    assert!(KryoValue::decode(&at_limit, None).is_ok());
-    assert!(from_slice::<Vec<Vec<Option<String>>>>(&at_limit).is_ok());
-    // Each list is within the limit, the three together are not.
-    let over = lists(3, half).encode().unwrap();
+    // 1 MiB (the bound's floor) holds 16,384 nulls, less the lists themselves.
+    let within = lists(2, 8_000).encode().unwrap();
+    assert!(within.len() < 64, "{} bytes", within.len());
+    assert!(KryoValue::decode(&within, None).is_ok());
+    assert!(from_slice::<Vec<Vec<Option<String>>>>(&within).is_ok());
+    // Each list is within the bound, the three together are not.
+    let over = lists(3, 8_000).encode().unwrap();
     let err = KryoValue::decode(&over, None).unwrap_err();
     assert_eq!(err.kind(), KryoErrorKind::TooLarge, "{err}");
     assert_eq!(
@@ -518,4 +521,73 @@ fn a_huge_class_name_is_shortened_in_messages() {
     assert_eq!(err.kind(), KryoErrorKind::UnknownClass);
     assert!(err.message().len() < 400, "{} bytes", err.message().len());
     assert!(err.message().contains("(100004 bytes)"), "{}", err.message());
+}
+
+/// Kryo 5's `FieldSerializer` writes a subclass's fields and its
+/// superclasses' together, sorted by name (`CachedFields.rebuild`: the
+/// declared fields of each class up to `Object`, then a stable sort), so a
+/// field the subclass redeclares comes first of the two.
+#[test]
+fn a_subclass_reads_its_superclasses_fields_in_kryo_order() {
+    let schema = KryoSchema::from_json(
+        r#"{"classes": {
+            "shop.Base": {"fields": {"id": "String", "zone": "int"}},
+            "shop.Order": {"extends": "shop.Base", "fields": {"amount": "long", "note": "String"}},
+            "shop.Rush": {"extends": "shop.Order", "fields": {"by": "long", "zone": "long"}}
+        }}"#,
+    )
+    .unwrap();
+    let mut raw = vec![0x01, 0x00];
+    raw.extend_from_slice(b"shop.Rus");
+    raw.push(b'h' | 0x80);
+    // amount 5, by 7, id "o-1", note null, zone (Rush's long) 9, zone (Base's int) 3.
+    raw.extend_from_slice(&[0x0a, 0x0e, b'o', b'-', b'1' | 0x80, 0x80, 0x12, 0x06]);
+    let rush = KryoValue::decode(&raw, Some(&schema)).unwrap();
+    let KryoValue::Object { fields, .. } = &rush else {
+        panic!("{rush:?}")
+    };
+    let names: Vec<_> = fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.declared.to_string()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("amount", "long".to_owned()),
+            ("by", "long".to_owned()),
+            ("id", "java.lang.String".to_owned()),
+            ("note", "java.lang.String".to_owned()),
+            ("zone", "long".to_owned()),
+            ("zone", "int".to_owned()),
+        ]
+    );
+    assert_eq!(rush.encode().unwrap(), raw);
+    assert_eq!(schema.superclass("shop.Rush"), Some("shop.Order"));
+}
+
+#[test]
+fn a_superclass_the_schema_lacks_or_a_cycle_is_an_error() {
+    for (json, why) in [
+        (r#"{"classes": {"a.B": {"extends": "a.A", "fields": {}}}}"#, "a.A"),
+        (
+            r#"{"classes": {"a.A": {"extends": "a.B", "fields": {}}, "a.B": {"extends": "a.A", "fields": {}}}}"#,
+            "cycle",
+        ),
+        (r#"{"classes": {"a.E": {"extends": "a.A", "enum": ["X"]}}}"#, "enum"),
+    ] {
+        let err = KryoSchema::from_json(json).unwrap_err();
+        assert!(err.contains(why), "{err}");
+    }
+    // A superclass replaced by an enum leaves its subclass unreadable, not short of fields.
+    let schema = KryoSchema::new()
+        .with_class("a.A", &[("x", "int")])
+        .unwrap()
+        .with_class("a.B", &[])
+        .unwrap()
+        .with_superclass("a.B", "a.A")
+        .unwrap()
+        .with_enum("a.A", &["X"]);
+    let raw = [0x01, 0x00, b'a', b'.', b'B' | 0x80];
+    let err = KryoValue::decode(&raw, Some(&schema)).unwrap_err();
+    assert_eq!(err.kind(), KryoErrorKind::SchemaMismatch, "{err}");
 }

@@ -14,12 +14,18 @@ use super::read::Reader;
 use super::schema::{ClassDef, KryoSchema};
 use super::value::{KryoField, KryoValue};
 use super::write::Writer;
+use crate::bounds;
 
 pub(crate) fn decode(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValue> {
-    let decoded = read_payload(Reader::new(raw), schema).and_then(|(value, mut r)| match r.java_objects()? {
-        // Java objects inside: read again with their values.
-        Some(values) => read_payload(Reader::new(raw).with_java_values(values), schema).map(|(v, _)| v),
-        None => Ok(value),
+    let decoded = read_payload(Reader::new(raw), schema).and_then(|(value, mut r)| {
+        if !r.has_java_objects() {
+            return Ok(value);
+        }
+        // Java objects inside: read again with their values (the first
+        // reading's value is dropped first: one value at a time is bounded).
+        drop(value);
+        let values = r.java_objects()?;
+        read_payload(Reader::new(raw).with_java_values(values), schema).map(|(v, _)| v)
     });
     decoded.map_err(|error| match error.kind() {
         KryoErrorKind::Unsupported | KryoErrorKind::TooDeep => error,
@@ -111,7 +117,10 @@ pub(crate) fn read_classed(
     generics: Option<&[JavaType]>,
 ) -> Result<KryoValue> {
     match read_class(r)? {
-        None => Ok(KryoValue::Null),
+        None => {
+            r.charge(bounds::VALUE)?;
+            Ok(KryoValue::Null)
+        }
         Some(class) => read_body(r, schema, &class, generics),
     }
 }
@@ -135,6 +144,7 @@ fn read_sized_bytes(r: &mut Reader<'_>) -> Result<Option<Vec<u8>>> {
         0 => Ok(None),
         n => {
             let n = r.count(n - 1, "a byte length")?;
+            r.charge(n)?;
             Ok(Some(r.take(n)?.to_vec()))
         }
     }
@@ -145,7 +155,14 @@ fn read_sized_bytes(r: &mut Reader<'_>) -> Result<Option<Vec<u8>>> {
 pub(crate) fn read_builtin(r: &mut Reader<'_>, b: Builtin) -> Result<KryoValue> {
     Ok(match b {
         Builtin::Boxed(p) => read_primitive(r, p)?,
-        Builtin::String => r.string()?.map_or(KryoValue::Null, KryoValue::String),
+        Builtin::String => match r.string()? {
+            // Its bytes were in the payload: it takes no more than they did.
+            Some(s) => {
+                r.charge(s.len())?;
+                KryoValue::String(s)
+            }
+            None => KryoValue::Null,
+        },
         Builtin::Bytes => read_sized_bytes(r)?.map_or(KryoValue::Null, KryoValue::Bytes),
         Builtin::Uuid => {
             let most = r.i64()? as u64;
@@ -190,7 +207,13 @@ pub(crate) fn read_body(
     generics: Option<&[JavaType]>,
 ) -> Result<KryoValue> {
     r.enter()?;
-    let value = match class::builtin(class) {
+    let builtin = class::builtin(class);
+    // The value, and the class name a container or POJO keeps.
+    r.charge(match builtin {
+        Some(Builtin::Collection | Builtin::Map) | None => bounds::VALUE + class.len(),
+        Some(_) => bounds::VALUE,
+    })?;
+    let value = match builtin {
         Some(Builtin::Collection) => read_collection(r, schema, class, generics, true, false),
         Some(Builtin::Map) => read_map(r, schema, class, generics, true, false),
         Some(b) => read_builtin(r, b),
@@ -233,6 +256,7 @@ fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Re
                 0 => Ok(KryoValue::Null),
                 n => {
                     let ordinal = n - 1;
+                    r.charge(constants.get(ordinal as usize).map_or(0, String::len))?;
                     let name = constants.get(ordinal as usize).cloned().ok_or_else(|| {
                         KryoError::new(
                             KryoErrorKind::SchemaMismatch,
@@ -251,7 +275,16 @@ fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Re
                 }
             }
         }
-        Some(ClassDef::Pojo { fields, .. }) => {
+        Some(def @ ClassDef::Pojo { fields, .. }) => {
+            if let Some(why) = def.unresolved() {
+                return Err(r.mismatch(format!("{class} in the schema: {why}")));
+            }
+            r.charge(
+                fields
+                    .iter()
+                    .map(|(name, declared)| bounds::field(name, declared))
+                    .sum::<usize>(),
+            )?;
             let mut out = Vec::with_capacity(fields.len());
             for (name, declared) in fields {
                 let value = read_field(r, schema, declared)
@@ -269,7 +302,10 @@ fn read_user(r: &mut Reader<'_>, schema: Option<&KryoSchema>, class: &str) -> Re
 /// A POJO field of a declared type.
 pub(crate) fn read_field(r: &mut Reader<'_>, schema: Option<&KryoSchema>, declared: &JavaType) -> Result<KryoValue> {
     match declared.as_primitive() {
-        Some(p) => read_primitive(r, p),
+        Some(p) => {
+            r.charge(bounds::VALUE)?;
+            read_primitive(r, p)
+        }
         None if declared.is_final() => read_known(r, schema, declared, true),
         None => read_classed(r, schema, declared.generic_args()),
     }
@@ -306,7 +342,10 @@ pub(crate) fn read_with_class(
 ) -> Result<KryoValue> {
     if or_null && !accepts_null(schema, class) {
         match r.u8()? {
-            0 => return Ok(KryoValue::Null),
+            0 => {
+                r.charge(bounds::VALUE)?;
+                return Ok(KryoValue::Null);
+            }
             1 => {}
             b => return Err(r.mismatch(format!("null marker {b:#04x} before a {}", class::shown(class)))),
         }

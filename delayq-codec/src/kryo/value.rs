@@ -125,8 +125,11 @@ pub enum KryoValue {
     /// A `java.util.EnumSet`: its elements' enum class is kept, which an
     /// empty set needs to be written again.
     EnumSet {
-        /// Its class (`java.util.RegularEnumSet`, `java.util.JumboEnumSet`).
-        class: String,
+        /// Whether Java holds it as a `java.util.JumboEnumSet` (its enum has
+        /// more than 64 constants), not a `java.util.RegularEnumSet`: the
+        /// class Kryo writes. (A flag, not a class name, keeps every
+        /// [`KryoValue`] at 64 bytes.)
+        jumbo: bool,
         /// The enum class of its elements.
         element: String,
         /// Its constants ([`KryoValue::Enum`]s), in ordinal order.
@@ -221,12 +224,13 @@ impl KryoValue {
             KryoValue::BigDecimal { .. } => "java.math.BigDecimal",
             KryoValue::BigInteger(_) => "java.math.BigInteger",
             KryoValue::Time(t) => t.java_class(),
+            KryoValue::EnumSet { jumbo: true, .. } => "java.util.JumboEnumSet",
+            KryoValue::EnumSet { jumbo: false, .. } => "java.util.RegularEnumSet",
             KryoValue::Enum { class, .. }
             | KryoValue::Collection { class, .. }
             | KryoValue::Map { class, .. }
             | KryoValue::Object { class, .. }
             | KryoValue::Wrapped { class, .. }
-            | KryoValue::EnumSet { class, .. }
             | KryoValue::Throwable { class, .. } => class,
         })
     }

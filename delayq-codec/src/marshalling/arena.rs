@@ -4,18 +4,23 @@
 //!
 //! A back-reference makes a node a child of several parents, so the
 //! stream is a DAG: a few bytes can stand for a tree exponentially larger.
-//! Each node knows the size and height of the tree it stands for, so the
-//! tree is refused before it is built when it would be too large
-//! ([`MAX_EXPANSION`](super::MAX_EXPANSION)) or too deep
-//! ([`MAX_DEPTH`]).
+//! Each node knows how many bytes and how many levels the tree it stands
+//! for takes, so the tree is refused before anything is copied out of the
+//! arena when it would take more than [`max_value_bytes`] or nest deeper
+//! than [`MAX_DEPTH`].
 
 use std::rc::Rc;
 
 use super::class::FieldDesc;
 use super::error::{MarshallingError, MarshallingErrorKind, Result};
+use crate::bounds::{self, max_value_bytes};
 use crate::kryo::{KryoField, KryoValue, MAX_DEPTH};
 
 pub(super) type NodeId = usize;
+
+/// The one `null` node: every null of a stream is a child of it, so a
+/// stream of nulls costs the arena a child slot each, not a node.
+const NULL: NodeId = 0;
 
 #[derive(Debug)]
 pub(super) enum Node {
@@ -38,60 +43,88 @@ pub(super) enum Node {
 }
 
 impl Node {
-    fn children(&self) -> Vec<NodeId> {
+    fn for_each_child(&self, mut f: impl FnMut(NodeId)) {
         match self {
-            Node::Value(_) | Node::Taken => Vec::new(),
-            Node::Collection { items, .. } => items.clone(),
-            Node::Map { entries, .. } => entries.iter().flat_map(|&(k, v)| [k, v]).collect(),
-            Node::Object { fields, .. } => fields.iter().map(|&(_, v)| v).collect(),
+            Node::Value(_) | Node::Taken => {}
+            Node::Collection { items, .. } => items.iter().copied().for_each(f),
+            Node::Map { entries, .. } => entries.iter().for_each(|&(k, v)| {
+                f(k);
+                f(v);
+            }),
+            Node::Object { fields, .. } => fields.iter().for_each(|(_, v)| f(*v)),
         }
     }
 
-    /// What building the node itself costs: one unit, plus one per byte of
-    /// text it owns (class names, field names, strings, byte arrays).
-    fn own_size(&self) -> usize {
-        1 + match self {
-            Node::Value(v) => text_size(v),
-            Node::Collection { class, .. } | Node::Map { class, .. } => class.len(),
-            Node::Object { class, fields } => class.len() + fields.iter().map(|(f, _)| f.name.len() + 1).sum::<usize>(),
+    /// The bytes building the node itself takes in the value: its
+    /// [`KryoValue`], its class name, its fields (names and declared
+    /// types), its text; children apart.
+    fn own_bytes(&self) -> usize {
+        match self {
+            Node::Value(v) => bounds::footprint(v),
+            Node::Collection { class, .. } | Node::Map { class, .. } => bounds::VALUE + class.len(),
+            Node::Object { class, fields } => {
+                bounds::VALUE
+                    + class.len()
+                    + fields
+                        .iter()
+                        .map(|(f, _)| bounds::field(&f.name, &f.declared))
+                        .sum::<usize>()
+            }
             Node::Taken => 0,
         }
     }
 }
 
-fn text_size(v: &KryoValue) -> usize {
-    match v {
-        KryoValue::String(s) => s.len(),
-        KryoValue::Bytes(b) | KryoValue::BigInteger(b) | KryoValue::BigDecimal { unscaled: b, .. } => b.len(),
-        KryoValue::Enum { class, name, .. } => class.len() + name.as_ref().map_or(0, String::len),
-        _ => 0,
-    }
+/// What the arena knows of a node's tree.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    /// Bytes of the tree it stands for, back-references expanded.
+    bytes: usize,
+    /// Height of that tree (a leaf is 1).
+    height: u32,
+    /// How many parents (and the root) hold the node.
+    uses: u32,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Arena {
     nodes: Vec<Node>,
-    /// Units of the tree each node stands for, back-references expanded.
-    sizes: Vec<usize>,
-    /// Height of that tree (a leaf is 1).
-    heights: Vec<usize>,
-    /// How many parents (and the root) hold the node.
-    uses: Vec<u32>,
+    meta: Vec<Meta>,
 }
 
 impl Arena {
+    /// An arena for a payload of `len` bytes, with room for a node per 4
+    /// bytes (up to 4096: past it, growing costs little by comparison).
+    pub(super) fn for_payload(len: usize) -> Self {
+        let room = (len / 4).clamp(1, 4096);
+        let mut nodes = Vec::with_capacity(room);
+        let mut meta = Vec::with_capacity(room);
+        nodes.push(Node::Value(KryoValue::Null));
+        // Never taken: copied at each use (a null copies nothing).
+        meta.push(Meta {
+            bytes: bounds::VALUE,
+            height: 1,
+            uses: u32::MAX / 2,
+        });
+        Arena { nodes, meta }
+    }
+
     /// Adds a node whose children are already in the arena; `at` is where
     /// it starts in the payload, for errors.
     pub(super) fn push(&mut self, node: Node, at: usize) -> Result<NodeId> {
-        let mut size = node.own_size();
-        let mut height = 0;
-        for child in node.children() {
-            size = size.saturating_add(self.sizes[child]);
-            height = height.max(self.heights[child]);
-            self.uses[child] = self.uses[child].saturating_add(1);
+        if matches!(node, Node::Value(KryoValue::Null)) {
+            return Ok(NULL);
         }
+        let mut bytes = node.own_bytes();
+        let mut height = 0;
+        node.for_each_child(|child| {
+            let meta = &mut self.meta[child];
+            bytes = bytes.saturating_add(meta.bytes);
+            height = height.max(meta.height);
+            meta.uses = meta.uses.saturating_add(1);
+        });
         let height = height + 1;
-        if height > MAX_DEPTH {
+        if height as usize > MAX_DEPTH {
             return Err(MarshallingError::new(
                 MarshallingErrorKind::TooDeep,
                 Some(at),
@@ -99,9 +132,7 @@ impl Arena {
             ));
         }
         self.nodes.push(node);
-        self.sizes.push(size);
-        self.heights.push(height);
-        self.uses.push(0);
+        self.meta.push(Meta { bytes, height, uses: 0 });
         Ok(self.nodes.len() - 1)
     }
 
@@ -119,27 +150,32 @@ impl Arena {
         }
     }
 
-    /// Builds the tree `root` stands for, if it is at most `limit` units.
-    pub(super) fn build(mut self, root: NodeId, limit: usize) -> Result<KryoValue> {
-        let size = self.sizes[root];
-        if size > limit {
+    /// Builds the tree `root` stands for, if it takes at most
+    /// [`max_value_bytes`] of the `payload_len` bytes it was read from:
+    /// checked here, before anything is copied.
+    pub(super) fn build(mut self, root: NodeId, payload_len: usize) -> Result<KryoValue> {
+        let bytes = self.meta[root].bytes;
+        let limit = max_value_bytes(payload_len);
+        if bytes > limit {
             return Err(MarshallingError::new(
                 MarshallingErrorKind::TooLarge,
                 None,
                 format!(
-                    "back-references would make the value {size} units large (at most {limit} for this payload; a \
-                     unit is a value or a byte of its text)"
+                    "back-references would make the value {bytes} bytes large (at most {limit} for a payload of \
+                     {payload_len} bytes: 256 per byte, plus 1 MiB)"
                 ),
             ));
         }
-        self.uses[root] = self.uses[root].saturating_add(1);
+        let meta = &mut self.meta[root];
+        meta.uses = meta.uses.saturating_add(1);
         Ok(self.take(root))
     }
 
     /// The node's value: moved out at its last use, copied before.
     fn take(&mut self, id: NodeId) -> KryoValue {
-        self.uses[id] -= 1;
-        if self.uses[id] > 0 {
+        let meta = &mut self.meta[id];
+        meta.uses -= 1;
+        if meta.uses > 0 {
             return self.copy(id);
         }
         match std::mem::replace(&mut self.nodes[id], Node::Taken) {

@@ -46,8 +46,9 @@ pub enum MarshallingErrorKind {
     /// Bytes are left after the value.
     TrailingBytes,
     /// A count or length larger than the bytes left (nothing is allocated
-    /// for it), or back-references that would materialise more than
-    /// [`MAX_EXPANSION`](super::MAX_EXPANSION) times the payload.
+    /// for it), or a value that would take more than
+    /// [`max_value_bytes`](crate::bounds::max_value_bytes) (back-references
+    /// expanded), refused before it is built.
     TooLarge,
     /// Values or class descriptors nested deeper than
     /// [`MAX_DEPTH`](crate::kryo::MAX_DEPTH).

@@ -44,8 +44,24 @@
 //! Hostile bytes: every length is checked against the bytes left before
 //! anything is allocated, nesting is capped at
 //! [`MAX_DEPTH`](crate::kryo::MAX_DEPTH), a back-reference to an instance
-//! still being read (a cycle) is refused, and back-references may expand a
-//! payload at most [`MAX_EXPANSION`] times.
+//! still being read (a cycle) is refused, and the value may take at most
+//! [`max_value_bytes`](crate::bounds::max_value_bytes) (256 bytes per
+//! payload byte, plus 1 MiB), back-references expanded: a payload past it
+//! is refused with [`MarshallingErrorKind::TooLarge`] before the value is
+//! built ([`bounds`](crate::bounds)).
+//!
+//! ```
+//! use delayq_codec::marshalling::{self, MarshallingErrorKind};
+//!
+//! // A list of "x" then 30 lists each holding the one inside it twice,
+//! // the second time by back-reference: 2^30 strings from 190 bytes.
+//! let mut raw = vec![0x04];
+//! raw.extend([0x53, 0x02, 0x5a].repeat(30));
+//! raw.extend([0x53, 0x01, 0x5a, 0x3e, 0x01, b'x']);
+//! raw.extend((1..=30u8).flat_map(|k| [0x39, 0xff - k]));
+//! let error = marshalling::decode(&raw).unwrap_err();
+//! assert_eq!(error.kind(), MarshallingErrorKind::TooLarge);
+//! ```
 
 mod arena;
 mod class;
@@ -62,29 +78,6 @@ mod write;
 pub use self::error::{MarshallingError, MarshallingErrorKind};
 pub use self::typed::MarshallingCodec;
 use crate::kryo::{KryoSchema, KryoValue};
-
-/// How many units (a value, or a byte of its text) a decoded value may take
-/// per byte of payload, beyond a floor of 65536: back-references let a few
-/// bytes stand for a large tree (a list holding the previous list twice,
-/// thirty times over, is 2^30 values), and decoding refuses it with
-/// [`MarshallingErrorKind::TooLarge`] before building it.
-///
-/// ```
-/// use delayq_codec::marshalling::{self, MarshallingErrorKind};
-///
-/// // A list of "x" then 30 lists each holding the one inside it twice,
-/// // the second time by back-reference: 2^30 strings from 190 bytes.
-/// let mut raw = vec![0x04];
-/// raw.extend([0x53, 0x02, 0x5a].repeat(30));
-/// raw.extend([0x53, 0x01, 0x5a, 0x3e, 0x01, b'x']);
-/// raw.extend((1..=30u8).flat_map(|k| [0x39, 0xff - k]));
-/// let error = marshalling::decode(&raw).unwrap_err();
-/// assert_eq!(error.kind(), MarshallingErrorKind::TooLarge);
-/// ```
-pub const MAX_EXPANSION: usize = 64;
-
-/// See [`MAX_EXPANSION`].
-const EXPANSION_FLOOR: usize = 1 << 16;
 
 /// Decodes what Redisson's `MarshallingCodec` wrote, without a schema.
 ///

@@ -9,7 +9,6 @@ use super::error::{MarshallingErrorKind as Kind, Result};
 use super::ids::{self, jdk};
 use super::input::Input;
 use super::jdk::{Custom, Level};
-use super::{EXPANSION_FLOOR, MAX_EXPANSION};
 use crate::kryo::java_type::Primitive;
 use crate::kryo::{JavaType, KryoValue, MAX_DEPTH};
 
@@ -19,7 +18,7 @@ pub(super) fn decode(raw: &[u8]) -> Result<KryoValue> {
         input: Input::new(raw),
         classes: Classes::default(),
         instances: Instances::default(),
-        arena: Arena::default(),
+        arena: Arena::for_payload(raw.len()),
         depth: 0,
     };
     let version = r.input.u8()?;
@@ -36,8 +35,7 @@ pub(super) fn decode(raw: &[u8]) -> Result<KryoValue> {
     }
     let root = r.object(false)?;
     r.input.finish()?;
-    let limit = raw.len().saturating_mul(MAX_EXPANSION).saturating_add(EXPANSION_FLOOR);
-    let value = r.arena.build(root, limit)?;
+    let value = r.arena.build(root, raw.len())?;
     crate::jdk::finish(value).map_err(|f| super::jdk::fault(f, None))
 }
 

@@ -9,7 +9,7 @@ use super::error::{Result, SerializationError, SerializationErrorKind as Kind};
 use super::read::Reader;
 use super::stream::Stream;
 use super::tree::{Node, NodeId};
-use super::{jdk, MAGIC, MAX_NODES_PER_BYTE};
+use super::{jdk, MAGIC};
 use crate::kryo::KryoValue;
 
 /// The one Java stream of a Kryo payload.
@@ -48,9 +48,16 @@ impl<'a> Embedded<'a> {
         Ok(self.reader.s.pos())
     }
 
-    /// The objects read, in order.
-    pub(crate) fn finish(mut self) -> Result<Vec<KryoValue>> {
-        let budget = self.payload.saturating_mul(MAX_NODES_PER_BYTE).saturating_add(4096);
+    /// The bytes the objects read will take, known before they are built.
+    pub(crate) fn value_bytes(&self) -> usize {
+        self.roots
+            .iter()
+            .fold(0, |sum, &id| sum.saturating_add(self.reader.arena.tree_bytes(id)))
+    }
+
+    /// The objects read, in order, taking at most `limit` bytes (what the
+    /// payload's bound leaves them).
+    pub(crate) fn finish(mut self, limit: usize) -> Result<Vec<KryoValue>> {
         let all = self.reader.arena.add(
             Node::Collection {
                 class: "".into(),
@@ -58,7 +65,7 @@ impl<'a> Embedded<'a> {
             },
             0,
         );
-        match self.reader.arena.build(all, budget)? {
+        match self.reader.arena.build_within(all, limit, self.payload)? {
             KryoValue::Collection { items, .. } => items
                 .into_iter()
                 .map(|v| crate::jdk::finish(v).map_err(jdk::fault))

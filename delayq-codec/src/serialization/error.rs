@@ -41,9 +41,10 @@ pub enum SerializationErrorKind {
     /// Bytes are left after the value.
     TrailingBytes,
     /// A length (string, array, block data, collection size) larger than the
-    /// bytes left, checked before anything is allocated; or back-references
-    /// that would copy shared objects past
-    /// [`MAX_NODES_PER_BYTE`](super::MAX_NODES_PER_BYTE).
+    /// bytes left, checked before anything is allocated; or a value that
+    /// would take more than
+    /// [`max_value_bytes`](crate::bounds::max_value_bytes), shared objects
+    /// copied, refused before it is built.
     TooLarge,
     /// Nested deeper than [`MAX_DEPTH`](crate::kryo::MAX_DEPTH) (values, or
     /// a chain of superclasses).

@@ -47,9 +47,11 @@
 //!
 //! Hostile bytes cost time and memory in proportion to their length: every
 //! length is checked against the bytes left before anything is allocated,
-//! nesting is capped at [`MAX_DEPTH`](crate::kryo::MAX_DEPTH), and objects
-//! shared through back-references are copied into the tree from a budget of
-//! [`MAX_NODES_PER_BYTE`] per input byte.
+//! nesting is capped at [`MAX_DEPTH`](crate::kryo::MAX_DEPTH), and the value,
+//! objects shared through back-references copied, may take at most
+//! [`max_value_bytes`](crate::bounds::max_value_bytes) (256 bytes per payload
+//! byte, plus 1 MiB): past it, [`SerializationErrorKind::TooLarge`] before
+//! anything is copied ([`bounds`](crate::bounds)).
 //!
 //! ```
 //! use delayq_codec::kryo::KryoValue;
@@ -88,16 +90,6 @@ use crate::kryo::{KryoSchema, KryoValue};
 /// assert_eq!(delayq_codec::serialization::MAGIC, [0xac, 0xed, 0x00, 0x05]);
 /// ```
 pub const MAGIC: [u8; 4] = [0xac, 0xed, 0x00, 0x05];
-
-/// How many value nodes (a node, or 64 bytes of its text) decoding may
-/// build per input byte, plus 4096: Java shares objects by reference, a
-/// value tree copies them, and references to references would otherwise
-/// expand exponentially. Past it, [`SerializationErrorKind::TooLarge`].
-///
-/// ```
-/// assert_eq!(delayq_codec::serialization::MAX_NODES_PER_BYTE, 4);
-/// ```
-pub const MAX_NODES_PER_BYTE: usize = 4;
 
 /// Decodes what Redisson's `SerializationCodec` wrote, without a schema.
 ///
@@ -140,8 +132,7 @@ pub fn decode(raw: &[u8]) -> Result<KryoValue, SerializationError> {
             format!("{} bytes after the object", reader.s.remaining()),
         ));
     }
-    let budget = raw.len().saturating_mul(MAX_NODES_PER_BYTE).saturating_add(4096);
-    let value = reader.arena.build(root, budget)?;
+    let value = reader.arena.build(root, raw.len())?;
     crate::jdk::finish(value).map_err(jdk::fault)
 }
 

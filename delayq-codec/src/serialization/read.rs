@@ -13,6 +13,7 @@ use super::error::{shown, Result, SerializationError, SerializationErrorKind as 
 use super::jdk;
 use super::stream::*;
 use super::tree::{Arena, Node, NodeId, NULL};
+use crate::kryo::java_type::Primitive;
 use crate::kryo::{JavaType, KryoValue, MAX_DEPTH};
 
 /// The custom data of one class of an object (`writeObject` after the
@@ -51,8 +52,8 @@ impl<'a> Reader<'a> {
     /// After the stream header.
     pub(crate) fn new(s: Stream<'a>) -> Self {
         Reader {
+            arena: Arena::for_payload(s.remaining()),
             s,
-            arena: Arena::new(),
             handles: Vec::new(),
             depth: 0,
             desc_depth: 0,
@@ -156,9 +157,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The text of a string node (a field's type, an enum constant's name).
-    fn text_of(&self, id: NodeId, at: usize, what: &str) -> Result<String> {
+    fn text_of(&self, id: NodeId, at: usize, what: &str) -> Result<&str> {
         match self.arena.get(id) {
-            Node::Leaf(KryoValue::String(s)) => Ok(s.clone()),
+            Node::Leaf(KryoValue::String(s)) => Ok(s),
             _ => Err(err(Kind::Malformed, at, format!("{what} is not a string"))),
         }
     }
@@ -257,16 +258,17 @@ impl<'a> Reader<'a> {
         let at = self.s.pos();
         let code = self.s.u8("a field type code")?;
         let name: Rc<str> = self.s.utf("a field name")?.into();
-        let declared = match primitive_name(code) {
-            Some(primitive) => JavaType::parse(primitive).map_err(|e| err(Kind::Malformed, at, e))?,
+        let declared = match primitive_name(code).and_then(Primitive::from_name) {
+            Some(primitive) => JavaType::primitive(primitive),
             None if code == b'L' || code == b'[' => {
                 let sig_at = self.s.pos();
                 let sig = self.type_string(sig_at)?;
-                declared_type(code, &sig).ok_or_else(|| {
+                let sig = self.text_of(sig, sig_at, "a field type")?;
+                declared_type(code, sig).ok_or_else(|| {
                     err(
                         Kind::Malformed,
                         sig_at,
-                        format!("field {}: bad type signature {:?}", shown(&name), shown(&sig)),
+                        format!("field {}: bad type signature {:?}", shown(&name), shown(sig)),
                     )
                 })?
             }
@@ -286,7 +288,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A field's JVM signature: a string, or a reference to one.
-    fn type_string(&mut self, at: usize) -> Result<String> {
+    fn type_string(&mut self, at: usize) -> Result<NodeId> {
         let id = match self.s.u8("a field type")? {
             tc @ (TC_STRING | TC_LONGSTRING) => self.string(tc, at)?,
             TC_REFERENCE => match *self.handle(at)? {
@@ -301,7 +303,7 @@ impl<'a> Reader<'a> {
                 ))
             }
         };
-        self.text_of(id, at, "a field type")
+        Ok(id)
     }
 
     /// Custom data up to `TC_ENDBLOCKDATA`.
@@ -500,7 +502,7 @@ impl<'a> Reader<'a> {
         let name = match self.s.u8("an enum constant's name")? {
             tc @ (TC_STRING | TC_LONGSTRING) => {
                 let name = self.string(tc, name_at)?;
-                self.text_of(name, name_at, "an enum constant's name")?
+                self.text_of(name, name_at, "an enum constant's name")?.to_owned()
             }
             other => {
                 return Err(err(

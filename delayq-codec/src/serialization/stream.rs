@@ -145,8 +145,11 @@ impl<'a> Stream<'a> {
 /// 3-byte surrogates. Lone surrogates have no Rust form: an error.
 pub(crate) fn modified_utf8(bytes: &[u8], start: usize) -> Result<String> {
     if bytes.is_ascii() {
-        // Every byte below 0x80 is one code unit (a raw 0 byte included, as Java reads it).
-        return Ok(bytes.iter().map(|&b| b as char).collect());
+        // Every byte below 0x80 is one code unit (a raw 0 byte included, as
+        // Java reads it), the same in UTF-8: copied whole.
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return Ok(text.to_owned());
+        }
     }
     let bad =
         |i: usize, why: &str| SerializationError::at(Kind::Malformed, start + i, format!("modified UTF-8: {why}"));

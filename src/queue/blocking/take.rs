@@ -18,6 +18,7 @@ use crate::connection::script::{ScriptError, SCRIPTS};
 use crate::error::{CommandResult, Error, Result};
 use crate::queue::MAX_BATCH;
 use crate::wire::codec;
+use crate::wire::keys::KeyRole;
 
 use super::joined_pops::{Batch, Entry, Served, Source};
 use super::{BlockingQueue, FredResult};
@@ -124,6 +125,11 @@ impl<T: 'static> BlockingQueue<T> {
         let max = max.min(MAX_BATCH) as i64;
         let conn = self.handle.core.conn()?.clone();
         let key = self.name().to_owned();
+        let keys = SCRIPTS
+            .drain
+            .keys(&self.handle.keys)
+            .with(KeyRole::List, key.as_str())
+            .build();
         let undo = {
             let (conn, key, settling) = (conn.clone(), key.clone(), self.handle.core.settling().clone());
             move |reply: std::result::Result<Value, ScriptError>| async move {
@@ -136,13 +142,7 @@ impl<T: 'static> BlockingQueue<T> {
         let settling = self.handle.core.settling().clone();
         let drain: Command<_> = Box::pin(async move {
             Request::new(&key)
-                .remove(
-                    &conn,
-                    &settling,
-                    &SCRIPTS.drain,
-                    vec![Key::from(key.as_str())],
-                    vec![Value::from(max)],
-                )
+                .remove(&conn, &settling, &SCRIPTS.drain, keys, vec![Value::from(max)])
                 .await
         });
         let value = detach(drain, undo, self.handle.core.settling()).reply().await?;

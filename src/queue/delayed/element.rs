@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -95,16 +95,7 @@ impl<T: 'static> DelayedQueue<T> {
         if raw.is_empty() {
             return Err(Error::InvalidArgument("an element's bytes are empty".into()));
         }
-        let keys: Vec<Key> = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.pending().into(),
-            self.handle.keys.destination().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.ids().into(),
-            self.handle.keys.paused().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+        let keys = SCRIPTS.pending_element.keys(&self.handle.keys).build();
         let args = vec![
             Value::from(action),
             Value::Bytes(bytes::Bytes::copy_from_slice(raw)),

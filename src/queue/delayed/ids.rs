@@ -3,7 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -116,13 +116,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// ```
     pub async fn cancel(&self, id: &str) -> Result<bool> {
         check_id(id)?;
-        let keys: Vec<Key> = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.pending().into(),
-            self.handle.keys.ids().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+        let keys = SCRIPTS.cancel_id.keys(&self.handle.keys).build();
         let value = self
             .handle
             .request(&SCRIPTS.cancel_id, keys, vec![Value::from(id)])
@@ -158,7 +152,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// The pending element with `id`: its value and due time, or `None`.
     pub async fn get(&self, id: &str) -> Result<Option<Scheduled<T>>> {
         check_id(id)?;
-        let keys: Vec<Key> = vec![self.handle.keys.timeout().into(), self.handle.keys.ids().into()];
+        let keys = SCRIPTS.get_id.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.get_id, keys, vec![Value::from(id)]).await?;
         if matches!(value, Value::Null) || matches!(value, Value::Boolean(false)) {
             return Ok(None);
@@ -179,14 +173,7 @@ impl<T: 'static> DelayedQueue<T> {
         check_id(id)?;
         self.handle.core.seen(&self.handle.keys);
         let payload = self.encode(value)?;
-        let mut keys: Vec<Key> = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.pending().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.ids().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+
         let mut args = vec![
             Value::from(id),
             Value::Bytes(payload),
@@ -196,7 +183,7 @@ impl<T: 'static> DelayedQueue<T> {
         ];
         // Inside a span (feature `opentelemetry`): the context goes with it.
         let trace = OfferTrace::current();
-        trace.append_keys(&self.handle.keys, &mut keys);
+        let keys = SCRIPTS.offer_id.keys(&self.handle.keys).traced(trace.is_some()).build();
         trace.append_arg(&mut args);
         let value = self.handle.request(&SCRIPTS.offer_id, keys, args).await?;
         let new = reply::int(&value)? == 1;
@@ -211,13 +198,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     async fn reschedule_to(&self, id: &str, due: Due) -> Result<bool> {
         check_id(id)?;
-        let keys: Vec<Key> = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.ids().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+        let keys = SCRIPTS.reschedule_id.keys(&self.handle.keys).build();
         let value = self
             .handle
             .request(&SCRIPTS.reschedule_id, keys, vec![Value::from(id), due.arg()])

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use fred::types::{Key, Value};
+use fred::types::Value;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
@@ -73,13 +73,7 @@ impl Target {
     /// that every offer of a joined run gets the error its own run would
     /// have given (an unknown outcome stays [`Error::OutcomeUnknown`]).
     async fn run(&self, elements: Vec<(Due, Bytes)>) -> Result<std::result::Result<Value, ScriptError>> {
-        let keys: Vec<Key> = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.channel().into(),
-            self.keys.events_config().into(),
-            self.keys.events().into(),
-        ];
+        let keys = SCRIPTS.offer.keys(&self.keys).build();
         let mut args = Vec::with_capacity(2 * elements.len());
         for (due, element) in elements {
             args.push(due.arg());

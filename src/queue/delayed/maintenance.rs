@@ -87,11 +87,7 @@ impl<T: 'static> DelayedQueue<T> {
         };
         let value = self
             .handle
-            .request(
-                &SCRIPTS.expire,
-                vec![self.handle.keys.pending().into(), self.handle.keys.timeout().into()],
-                args,
-            )
+            .request(&SCRIPTS.expire, SCRIPTS.expire.keys(&self.handle.keys).build(), args)
             .await?;
         Ok(reply::int(&value)? == 1)
     }
@@ -122,11 +118,7 @@ impl<T: 'static> DelayedQueue<T> {
                 args.extend(
                     (0..batch).map(|_| Value::Bytes(Bytes::copy_from_slice(&ElementId::random(format).to_bytes()))),
                 );
-                let keys = vec![
-                    self.handle.keys.pending().into(),
-                    self.handle.keys.timeout().into(),
-                    self.handle.keys.ids().into(),
-                ];
+                let keys = SCRIPTS.migrate.keys(&self.handle.keys).build();
                 // Keyed by a request: a resend after a lost reply returns
                 // the first run's counts (run again, the elements it
                 // converted would count as already in the format).
@@ -184,16 +176,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// atomic read. Fails with [`Error::WrongType`](crate::Error::WrongType) when a key of the name
     /// holds something else than a queue's.
     pub async fn status(&self) -> Result<QueueStatus> {
-        let keys = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.pending().into(),
-            self.handle.keys.destination().into(),
-            self.handle.keys.leases().into(),
-            self.handle.keys.dead_letter().into(),
-            self.handle.keys.quarantine().into(),
-            self.handle.keys.paused().into(),
-            self.handle.keys.ids().into(),
-        ];
+        let keys = SCRIPTS.status.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
         let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids] = reply::tuple::<9>(value)?;
         let next_due = reply::opt_score(head)?.map(time::from_ms);

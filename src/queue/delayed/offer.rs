@@ -24,6 +24,7 @@ use crate::queue::batch::OfferRun;
 use crate::queue::traces::OfferTrace;
 use crate::transfer::Clock;
 use crate::wire::format;
+use crate::wire::keys::KeyRole;
 use crate::wire::time;
 
 use super::DelayedQueue;
@@ -201,17 +202,14 @@ impl<T: 'static> DelayedQueue<T> {
         // so early arrivals (which cost a resend) do not happen in practice.
         let conn = self.conn()?;
         let sequence = Sequence::new(self.name(), conn, self.handle.core.settling());
-        let mut keys: Vec<Key> = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.pending().into(),
-            self.handle.keys.channel().into(),
-            sequence.key(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
         // Inside a span (feature `opentelemetry`): one context for the call.
         let trace = OfferTrace::current();
-        trace.append_keys(&self.handle.keys, &mut keys);
+        let keys = SCRIPTS
+            .offer_all
+            .keys(&self.handle.keys)
+            .with(KeyRole::Request, sequence.key())
+            .traced(trace.is_some())
+            .build();
         let mut added = 0;
         // Chunks of any round whose outcome is unknown may still land (until
         // the sequence is cancelled): how far they reach.

@@ -3,7 +3,7 @@
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -69,7 +69,7 @@ impl<T: 'static> DelayedQueue<T> {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let keys: Vec<Key> = vec![self.handle.keys.timeout().into(), self.handle.keys.ids().into()];
+        let keys = SCRIPTS.pending_page.keys(&self.handle.keys).build();
         let args = vec![Value::from(start as i64), Value::from(count as i64)];
         let value = self.run(&SCRIPTS.pending_page, keys, args).await?;
         let flat = reply::array(value)?;
@@ -93,7 +93,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// Two lookups, whatever the queue's size.
     pub async fn pending_by_id(&self, id: &str) -> Result<Option<PendingElement<T>>> {
         super::ids::check_id(id)?;
-        let keys: Vec<Key> = vec![self.handle.keys.timeout().into(), self.handle.keys.ids().into()];
+        let keys = SCRIPTS.get_id.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.get_id, keys, vec![Value::from(id)]).await?;
         if matches!(value, Value::Null | Value::Boolean(false)) {
             return Ok(None);

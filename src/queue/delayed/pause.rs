@@ -1,6 +1,6 @@
 //! Pausing a queue: delayq's transfers and reliable consumers wait.
 
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -32,11 +32,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// ```
     pub async fn pause(&self) -> Result<()> {
         // A script (SET NX), so that the pause and its event are one step.
-        let keys: Vec<Key> = vec![
-            self.handle.keys.paused().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+        let keys = SCRIPTS.pause.keys(&self.handle.keys).build();
         self.run(&SCRIPTS.pause, keys, vec![Value::from(time::now_ms())])
             .await?;
         Ok(())
@@ -46,13 +42,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// fell due meanwhile (in due order, as any backlog); consumers take again within a
     /// second. Returns whether the queue was paused.
     pub async fn resume(&self) -> Result<bool> {
-        let keys: Vec<Key> = vec![
-            self.handle.keys.paused().into(),
-            self.handle.keys.timeout().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+        let keys = SCRIPTS.resume.keys(&self.handle.keys).build();
         let value = self.handle.request(&SCRIPTS.resume, keys, vec![]).await?;
         Ok(reply::int(&value)? == 1)
     }

@@ -85,7 +85,7 @@ impl<T: 'static> DelayedQueue<T> {
         let value = self
             .run(
                 &SCRIPTS.contains,
-                vec![self.handle.keys.pending().into()],
+                SCRIPTS.contains.keys(&self.handle.keys).build(),
                 payloads.into_iter().map(Value::Bytes).collect(),
             )
             .await?;
@@ -95,7 +95,11 @@ impl<T: 'static> DelayedQueue<T> {
     /// Every pending value, in offer order (Java's `readAll()`).
     pub async fn read_all(&self) -> Result<Vec<T>> {
         let value = self
-            .run(&SCRIPTS.read_all, vec![self.handle.keys.pending().into()], vec![])
+            .run(
+                &SCRIPTS.read_all,
+                SCRIPTS.read_all.keys(&self.handle.keys).build(),
+                vec![],
+            )
             .await?;
         let [payloads, malformed] = reply::tuple::<2>(value)?;
         self.warn_malformed(reply::int(&malformed)?, "read_all");
@@ -105,7 +109,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// The first pending value in offer order, without removing it (Java's `peek()`).
     pub async fn peek(&self) -> Result<Option<T>> {
         let value = self
-            .run(&SCRIPTS.peek, vec![self.handle.keys.pending().into()], vec![])
+            .run(&SCRIPTS.peek, SCRIPTS.peek.keys(&self.handle.keys).build(), vec![])
             .await?;
         let [payload, malformed] = reply::tuple::<2>(value)?;
         self.warn_malformed(reply::int(&malformed)?, "peek");

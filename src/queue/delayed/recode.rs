@@ -173,11 +173,7 @@ impl<T: 'static> DelayedQueue<T> {
             read_count = (MAX_BATCH_BYTES / average).clamp(1, batch);
             args[1] = Value::from(read as i64);
             args[2] = Value::Bytes(slice[read - 1].clone());
-            let keys = vec![
-                pending.into(),
-                self.handle.keys.timeout().into(),
-                self.handle.keys.ids().into(),
-            ];
+            let keys = SCRIPTS.recode.keys(&self.handle.keys).build();
             // Runs even when nothing in the slice changes: it says where
             // the next slice starts.
             let value = self.handle.request(&SCRIPTS.recode, keys, args).await?;

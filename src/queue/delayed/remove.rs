@@ -13,6 +13,7 @@ use crate::connection::script::{Resend, ScriptError, SCRIPTS};
 use crate::error::{CommandResult, Error, Result};
 use crate::wire::codec;
 use crate::wire::format;
+use crate::wire::keys::KeyRole;
 
 use super::DelayedQueue;
 use crate::queue::by_value::{Among, ByValue};
@@ -85,13 +86,7 @@ impl<T: 'static> DelayedQueue<T> {
         }
         // Bounded: one script moves at most this many (Redis is shared).
         let limit = limit.min(MAX_BATCH);
-        let keys = vec![
-            self.handle.keys.pending().into(),
-            self.handle.keys.timeout().into(),
-            self.handle.keys.quarantine().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.ids().into(),
-        ];
+        let keys = SCRIPTS.poll.keys(&self.handle.keys).build();
         // Removed values go back, scores included, if the call is dropped
         // before it returns (and, through the request, if its reply is lost).
         let conn = self.conn()?.clone();
@@ -157,24 +152,18 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Keys of `lua/restore.lua` (without its request key).
     pub(super) fn restore_keys(&self) -> Vec<Key> {
-        vec![
-            self.handle.keys.pending().into(),
-            self.handle.keys.timeout().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.ids().into(),
-        ]
+        SCRIPTS.restore.keys(&self.handle.keys).build()
     }
 
     /// Removes the last pending value (in offer order) and pushes it to the
     /// head of the list `target`, atomically (Java's `pollLastAndOfferFirstTo`).
     /// On Redis Cluster `target` must hash to the same slot as this queue.
     pub async fn poll_last_and_offer_first_to(&self, target: &str) -> Result<Option<T>> {
-        let keys = vec![
-            self.handle.keys.pending().into(),
-            self.handle.keys.timeout().into(),
-            self.handle.keys.quarantine().into(),
-            target.into(),
-        ];
+        let keys = SCRIPTS
+            .poll_last_and_offer_first_to
+            .keys(&self.handle.keys)
+            .with(KeyRole::Target, target)
+            .build();
         let value = self
             .handle
             .request(&SCRIPTS.poll_last_and_offer_first_to, keys, vec![])
@@ -214,12 +203,7 @@ impl<T: 'static> DelayedQueue<T> {
             let remaining = self.len().await? as u64;
             return Ok(Purged { removed: 0, remaining });
         }
-        let keys = vec![
-            self.handle.keys.timeout().into(),
-            self.handle.keys.pending().into(),
-            self.handle.keys.channel().into(),
-            self.handle.keys.ids().into(),
-        ];
+        let keys = SCRIPTS.remove_pending.keys(&self.handle.keys).build();
         let args = vec![Value::from(max.min(MAX_BATCH) as i64)];
         let script = &SCRIPTS.remove_pending;
         let value = Request::new(self.name())

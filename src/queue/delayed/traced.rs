@@ -10,7 +10,7 @@
 //! span join as before and send nothing more.
 
 use bytes::Bytes;
-use fred::types::{Key, Value};
+use fred::types::Value;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -25,14 +25,7 @@ impl Target {
     /// once, as every offer run). Whether the element collided with a
     /// pending one (then re-pack it and offer again).
     pub(super) async fn offer_traced(&self, due: Due, element: Bytes, trace: &OfferTrace) -> Result<bool> {
-        let mut keys: Vec<Key> = vec![
-            self.keys.timeout().into(),
-            self.keys.pending().into(),
-            self.keys.channel().into(),
-            self.keys.events_config().into(),
-            self.keys.events().into(),
-        ];
-        trace.append_keys(&self.keys, &mut keys);
+        let keys = SCRIPTS.offer.keys(&self.keys).traced(trace.is_some()).build();
         let mut args = vec![due.arg(), Value::Bytes(element)];
         trace.append_arg(&mut args);
         let reply = SCRIPTS

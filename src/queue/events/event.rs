@@ -106,13 +106,17 @@ pub enum EventKind {
         /// When it is delivered again, from now (0: at once).
         delay_ms: u64,
     },
-    /// A delivery no handler saw went back to the head of the queue, its
-    /// count as it was before (not a retry): a worker's value claimed ahead
-    /// of its slots that waited too long, or that it held as the queue
-    /// paused or as it stopped; one taken for a call that stopped waiting.
+    /// Deliveries no handler saw went back to the head of the queue, in
+    /// the order they were claimed, their counts as they were before (not
+    /// retries): a worker's values claimed ahead of its slots that waited
+    /// too long, or that it held as the queue paused or as it stopped
+    /// (one event for them all); values taken for a call that stopped
+    /// waiting.
     Released {
-        /// The delivery id.
-        delivery: String,
+        /// How many the run gave back.
+        count: u64,
+        /// The delivery ids of the first 32.
+        deliveries: Vec<String>,
     },
     /// Deliveries whose visibility timeout ran out unsettled were given back
     /// to the head of the queue by a reaper (one event per reaper run).
@@ -227,7 +231,8 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             delay_ms: num("delay_ms")?,
         },
         "released" => EventKind::Released {
-            delivery: text("delivery")?,
+            count: num("count")?,
+            deliveries: ids("deliveries"),
         },
         "timed_out" => EventKind::TimedOut { count: num("count")? },
         "dead_lettered" => EventKind::DeadLettered {

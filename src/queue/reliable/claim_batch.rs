@@ -11,7 +11,7 @@ use crate::connection::detached::{detach, Command};
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{DecodeError, Error, Result};
-use crate::queue::reliable::delivery::{member, Delivery, DeliveryLease, Release};
+use crate::queue::reliable::delivery::{member, Delivery, DeliveryLease, IN_BACKGROUND};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
 
@@ -102,18 +102,7 @@ impl<T: 'static> ReliableQueue<T> {
         self.handle.core.seen(&self.handle.keys);
         let batch: [u8; 6] = fastrand::u64(..).to_le_bytes()[..6].try_into().expect("6 bytes");
         let keys = &self.handle.keys;
-        let redis_keys = vec![
-            keys.destination().into(),
-            keys.leases().into(),
-            keys.dead_letter().into(),
-            keys.due().into(),
-            keys.counts().into(),
-            keys.counts_expiry().into(),
-            keys.paused().into(),
-            keys.dead_reasons().into(),
-            keys.events_config().into(),
-            keys.events().into(),
-        ];
+        let redis_keys = SCRIPTS.claim_batch.keys(keys).build();
         let args = vec![
             Value::Bytes(Bytes::copy_from_slice(&batch)),
             Value::from(n.clamp(1, CLAIM_BATCH) as i64),
@@ -145,12 +134,12 @@ impl<T: 'static> ReliableQueue<T> {
                 let Ok(Some((_, claimed))) = reply.and_then(parse) else {
                     return;
                 };
-                // Last first, so that the head is in list order again.
-                for member in members(batch, &claimed).into_iter().rev() {
-                    let mut lease = DeliveryLease::new(core.clone(), &keys, settings, member);
-                    if let Err(error) = lease.release(Release::Unhandled).await {
-                        tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
-                    }
+                // In one release, so that the head is in list order again.
+                let leases = (members(batch, &claimed).into_iter())
+                    .map(|member| DeliveryLease::new(core.clone(), &keys, settings, member))
+                    .collect();
+                if let Err(error) = DeliveryLease::release_unhandled(leases, IN_BACKGROUND).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give back values claimed for a take that stopped waiting; their visibility timeout will");
                 }
             }
         };
@@ -176,12 +165,6 @@ impl<T: 'static> ReliableQueue<T> {
             }
             Err(error) => Err(error),
         }
-    }
-
-    /// Whether the queue is paused now (`EXISTS` on its flag): a worker
-    /// holding values ahead asks, as its claims would tell it.
-    pub(crate) async fn is_paused_now(&self) -> Result<bool> {
-        self.handle.is_paused().await
     }
 
     /// The deliveries of a batch claim's values, decoded; counts lateness

@@ -76,10 +76,7 @@ impl<T: 'static> ReliableQueue<T> {
         }
         let max = max.min(crate::queue::MAX_BATCH);
         let script = &SCRIPTS.remove_dead_letters;
-        let keys = vec![
-            self.handle.keys.dead_letter().into(),
-            self.handle.keys.dead_reasons().into(),
-        ];
+        let keys = script.keys(&self.handle.keys).build();
         let value = script
             .run(
                 self.handle.core.conn()?,
@@ -96,11 +93,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// and about 1 MiB of payload per call (one script run, kept short: call
     /// again for the rest); `0` moves nothing.
     pub async fn requeue_dead_letters(&self, max: usize) -> Result<usize> {
-        let keys = vec![
-            self.handle.keys.dead_letter().into(),
-            self.name().into(),
-            self.handle.keys.dead_reasons().into(),
-        ];
+        let keys = SCRIPTS.requeue_dead_letters.keys(&self.handle.keys).build();
         if max == 0 {
             return Ok(0);
         }
@@ -135,10 +128,7 @@ impl<T: 'static> ReliableQueue<T> {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let keys = vec![
-            self.handle.keys.dead_letter().into(),
-            self.handle.keys.dead_reasons().into(),
-        ];
+        let keys = SCRIPTS.dead_letter_page.keys(&self.handle.keys).build();
         let args = vec![Value::from(start as i64), Value::from(count as i64)];
         let script = &SCRIPTS.dead_letter_page;
         let value = script.run(self.handle.core.conn()?, self.name(), keys, args).await?;
@@ -220,11 +210,7 @@ impl<T: 'static> ReliableQueue<T> {
             args.push(Value::from(key.len as i64));
             args.push(Value::from(key.digest.as_str()));
         }
-        let script_keys = vec![
-            self.handle.keys.dead_letter().into(),
-            self.handle.keys.dead_reasons().into(),
-            self.name().into(),
-        ];
+        let script_keys = SCRIPTS.dead_letter_act.keys(&self.handle.keys).build();
         let value = crate::connection::request::Request::new(self.name())
             .apply(
                 self.handle.core.conn()?,
@@ -273,10 +259,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// ```
     pub async fn dead_letter_reasons(&self, most: usize) -> Result<DeadLetterReasons> {
         let most = most.min(MAX_REASONS);
-        let keys = vec![
-            self.handle.keys.dead_letter().into(),
-            self.handle.keys.dead_reasons().into(),
-        ];
+        let keys = SCRIPTS.dead_letter_reasons.keys(&self.handle.keys).build();
         let value = SCRIPTS
             .dead_letter_reasons
             .run(

@@ -13,8 +13,10 @@ use crate::error::Result;
 use crate::queue::reliable::{ReliableQueue, Settings};
 use crate::queue::Core;
 use crate::wire::format;
-use crate::wire::keys::QueueKeys;
+use crate::wire::keys::{KeyRole, QueueKeys};
 
+mod release_unhandled;
+pub(in crate::queue::reliable) use release_unhandled::IN_BACKGROUND;
 #[cfg(feature = "opentelemetry")]
 mod traces;
 
@@ -40,7 +42,7 @@ pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
 /// Where a released delivery's value goes (`lua/nack.lua`): the lease
 /// ends without an ack.
 #[derive(Debug, Clone)]
-pub(crate) enum Release {
+pub(in crate::queue::reliable) enum Release {
     /// The destination's head: first in line again (shutdown).
     Head,
     /// The destination's head, and not counted as a delivery: the value
@@ -200,13 +202,23 @@ pub(crate) struct DeliveryLease {
 }
 
 impl DeliveryLease {
-    pub(crate) fn new(core: Arc<Core>, keys: &QueueKeys, settings: Settings, member: Bytes) -> Self {
+    pub(in crate::queue::reliable) fn new(
+        core: Arc<Core>,
+        keys: &QueueKeys,
+        settings: Settings,
+        member: Bytes,
+    ) -> Self {
         Self::shared(core, Arc::new(keys.clone()), settings, member)
     }
 
     /// As [`new`](Self::new), with the queue's keys shared, not copied (a
     /// copy is a dozen strings: too many for each delivery of a busy queue).
-    pub(crate) fn shared(core: Arc<Core>, keys: Arc<QueueKeys>, settings: Settings, member: Bytes) -> Self {
+    pub(in crate::queue::reliable) fn shared(
+        core: Arc<Core>,
+        keys: Arc<QueueKeys>,
+        settings: Settings,
+        member: Bytes,
+    ) -> Self {
         let token = core
             .reliable_queues()
             .outstanding
@@ -229,23 +241,18 @@ impl DeliveryLease {
             Value::Bytes(self.member.clone()),
             Value::from(crate::wire::time::saturating_ms(timeout)),
         ];
-        let keys = vec![self.keys.leases().into()];
+        let keys = SCRIPTS.extend.keys(&self.keys).build();
         let value = script
             .run(self.core.conn()?, self.keys.destination(), keys, args)
             .await?;
         Ok(reply::int(&value)? == 1)
     }
 
-    pub(crate) async fn ack(&mut self) -> Result<bool> {
+    pub(in crate::queue::reliable) async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let keys = vec![
-                self.keys.leases().into(),
-                self.keys.acked().into(),
-                self.keys.events_config().into(),
-                self.keys.events().into(),
-            ];
+            let keys = SCRIPTS.ack.keys(&self.keys).build();
             let args = vec![
                 Value::Bytes(self.member.clone()),
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
@@ -265,7 +272,7 @@ impl DeliveryLease {
     /// a run of `lane` (one ack at a time per lane), retried through
     /// connection failures as [`ack`](Self::ack) is; each `true` when
     /// acked, `false` when too late. Every lease is settled.
-    pub(crate) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
+    pub(in crate::queue::reliable) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
         let Some(first) = leases.first() else {
             return Ok(Vec::new());
         };
@@ -274,12 +281,7 @@ impl DeliveryLease {
         let run = lane.next(&keys);
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
-            let redis_keys = vec![
-                keys.leases().into(),
-                run.record(),
-                keys.events_config().into(),
-                keys.events().into(),
-            ];
+            let redis_keys = SCRIPTS.ack_batch.keys(&keys).with(KeyRole::Lane, run.record()).build();
             let mut args = Vec::with_capacity(1 + leases.len());
             args.push(run.id());
             args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
@@ -305,7 +307,25 @@ impl DeliveryLease {
         acked
     }
 
-    pub(crate) async fn release(&mut self, to: Release) -> Result<bool> {
+    /// Gives the value back to be delivered again after `delay`: through
+    /// the delayed queue, or at once to the tail for a zero delay (a
+    /// worker's retry). `false` when it was no longer in flight.
+    pub(crate) async fn retry_after(&mut self, delay: Duration) -> Result<bool> {
+        self.release(Release::After(delay)).await
+    }
+
+    /// Moves the value to the dead-letter list, `why` recorded beside it.
+    pub(crate) async fn dead_letter(&mut self, why: String) -> Result<bool> {
+        self.release(Release::DeadLetter(why)).await
+    }
+
+    /// Gives the value back first in line, counted (its handler was
+    /// cancelled by a shutdown).
+    pub(crate) async fn give_back_first(&mut self) -> Result<bool> {
+        self.release(Release::Head).await
+    }
+
+    pub(in crate::queue::reliable) async fn release(&mut self, to: Release) -> Result<bool> {
         // Settled first: the release runs in a task of its own (see
         // `Request::apply_retrying`) that a caller who stops waiting does not
         // stop, so `Drop` must not send a second one.
@@ -313,13 +333,6 @@ impl DeliveryLease {
         #[cfg(feature = "opentelemetry")]
         traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
         release(&self.core, &self.keys, self.settings, &self.member, to).await
-    }
-
-    /// Lets the lease go unsettled without a give-back: its visibility
-    /// timeout returns the value (for a caller whose give-back ran out of
-    /// time: a drop would only start another).
-    pub(crate) fn abandon(mut self) {
-        self.settle();
     }
 
     fn settle(&mut self) {
@@ -356,7 +369,7 @@ const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
 /// request (see `src/connection/request.rs`): retried through connection
 /// failures, it applies once and a retry gets the first run's answer.
 /// `false` when the delivery was no longer in flight.
-pub(crate) async fn release(
+pub(in crate::queue::reliable) async fn release(
     core: &Core,
     keys: &QueueKeys,
     settings: Settings,
@@ -384,19 +397,7 @@ pub(crate) async fn release(
         Value::from(crate::wire::time::saturating_ms(settings.count_memory)),
         Value::from(reason),
     ];
-    let redis_keys = vec![
-        keys.leases().into(),
-        keys.destination().into(),
-        keys.timeout().into(),
-        keys.pending().into(),
-        keys.channel().into(),
-        keys.dead_letter().into(),
-        keys.counts().into(),
-        keys.counts_expiry().into(),
-        keys.dead_reasons().into(),
-        keys.events_config().into(),
-        keys.events().into(),
-    ];
+    let redis_keys = SCRIPTS.nack.keys(keys).build();
     let value = Request::new(keys.destination())
         .apply_retrying(core.conn()?, core.settling(), script, redis_keys, args)
         .await?;

@@ -19,7 +19,7 @@ use fred::types::{ClusterHash, CustomCommand, Value};
 
 use crate::connection::{reply, retrying};
 use crate::error::{CommandResult, Error, Result};
-use crate::queue::reliable::delivery::{DeliveryLease, Release, MEMBER_HEADER};
+use crate::queue::reliable::delivery::{DeliveryLease, Release, IN_BACKGROUND, MEMBER_HEADER};
 use crate::queue::reliable::Settings;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
@@ -84,14 +84,14 @@ pub(crate) fn recover_batch_later(core: &Arc<Core>, keys: &QueueKeys, settings: 
         let look_for = settings.visibility.min(LOOK_FOR_AT_MOST);
         match find_batch(&core, &keys, &batch, look_for).await {
             Ok(mut members) => {
-                // Last first: each goes to the head.
-                members.sort_by(|a, b| b[6..8].cmp(&a[6..8]));
+                // In the order the batch took them, in one release.
+                members.sort_by(|a, b| a[6..8].cmp(&b[6..8]));
                 let found = members.len();
-                for member in members {
-                    let mut lease = DeliveryLease::new(core.clone(), &keys, settings, member);
-                    if let Err(error) = lease.release(Release::Unhandled).await {
-                        tracing::warn!(queue = keys.destination(), %error, "could not give back a delivery whose claim reply was lost; its visibility timeout will");
-                    }
+                let leases = (members.into_iter())
+                    .map(|member| DeliveryLease::new(core.clone(), &keys, settings, member))
+                    .collect();
+                if let Err(error) = DeliveryLease::release_unhandled(leases, IN_BACKGROUND).await {
+                    tracing::warn!(queue = keys.destination(), %error, "could not give back the deliveries whose claim reply was lost; their visibility timeout will");
                 }
                 if found > 0 {
                     tracing::info!(

@@ -1,7 +1,18 @@
 //! `ReliableQueue<T>`: at-least-once consumption of a destination list, with
 //! acknowledgements, a visibility timeout, delivery counts and a dead-letter list.
+//!
+//! Besides its public API, a reliable queue offers a consumer that runs
+//! many deliveries at once (the [`Worker`](crate::Worker)) one crate-internal
+//! seam: a claim stream ([`Claims`]: batch claims asked for, polled as a
+//! stream of their answers), an ack sink ([`AckSink`]: acks of many
+//! deliveries to a script), the settle half of each delivery
+//! ([`Delivery::into_parts`] gives a [`DeliveryLease`]: extend, retry, dead
+//! letter, give back), and one ordered give-back of what no handler saw
+//! ([`ReliableQueue::release_unhandled`]).
 
+mod ack_sink;
 mod claim_batch;
+mod claims;
 mod dead_letters;
 pub(crate) mod delivery;
 mod lateness;
@@ -11,8 +22,10 @@ mod reap;
 mod reapers;
 mod take;
 
-pub(crate) use claim_batch::{Batch, CLAIM_BATCH};
+pub(crate) use ack_sink::AckSink;
+pub(crate) use claims::{Answer, Claim, Claims, CLAIMS_AT_ONCE, CLAIM_BATCH};
 pub use dead_letters::{DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
+pub(crate) use delivery::{Delivery, DeliveryLease};
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;
@@ -43,7 +56,7 @@ const DEFAULT_COUNT_MEMORY: Duration = Duration::from_secs(3600);
 /// Reliable consumption of a queue's destination list: each value taken is
 /// moved atomically (`LMOVE`, or `BLMOVE` to wait for one) to a staging
 /// list, claimed as a delivery, and handed out as a
-/// [`Delivery`](crate::Delivery) that must be [`ack`](crate::Delivery::ack)ed.
+/// [`Delivery`] that must be [`ack`](Delivery::ack)ed.
 ///
 /// # Guarantees
 ///
@@ -333,8 +346,34 @@ impl<T: 'static> ReliableQueue<T> {
         &self.settings
     }
 
-    pub(crate) fn settings_mut(&mut self) -> &mut Settings {
-        &mut self.settings
+    /// How long a delivery may stay unsettled (see
+    /// [`with_visibility_timeout`](Self::with_visibility_timeout)).
+    pub(crate) fn visibility_timeout(&self) -> Duration {
+        self.settings.visibility
+    }
+
+    /// The same queue, sending a value that cannot be decoded to the
+    /// dead-letter list at once instead of back to the queue (a worker's
+    /// choice: no handler can ever run on it).
+    pub(crate) fn with_undecodable_dead_lettered(mut self) -> Self {
+        self.settings.dead_letter_undecodable = true;
+        self
+    }
+
+    /// Gives `deliveries` (taken from this queue, in the order they were
+    /// claimed) back to its head, uncounted, in one ordered release (see
+    /// [`DeliveryLease::release_unhandled`]): values no handler saw.
+    /// Returns how many went back; past `within` (Redis out of reach) the
+    /// visibility timeout returns the rest.
+    pub(crate) async fn release_unhandled(&self, deliveries: Vec<Delivery<T>>, within: Duration) -> Result<usize> {
+        let leases = deliveries.into_iter().map(|d| d.into_parts().1).collect();
+        DeliveryLease::release_unhandled(leases, within).await
+    }
+
+    /// Waits, `within` at most, for the give-backs of takes dropped on
+    /// their way (they finish in the background) to land.
+    pub(crate) async fn settled(&self, within: Duration) {
+        self.handle.core.settling().settled(within).await
     }
 }
 

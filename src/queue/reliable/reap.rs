@@ -10,7 +10,7 @@ use crate::connection::request::Lane;
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
 use crate::queue::Core;
-use crate::wire::keys::QueueKeys;
+use crate::wire::keys::{KeyRole, QueueKeys};
 
 use super::ReliableQueue;
 
@@ -71,17 +71,7 @@ pub(crate) async fn reap(
             .run(
                 core.conn()?,
                 keys.destination(),
-                vec![
-                    keys.staging().into(),
-                    keys.leases().into(),
-                    keys.destination().into(),
-                    keys.counts().into(),
-                    keys.counts_expiry().into(),
-                    keys.staging_mark().into(),
-                    run.record(),
-                    keys.events_config().into(),
-                    keys.events().into(),
-                ],
+                SCRIPTS.reap.keys(keys).with(KeyRole::Lane, run.record()).build(),
                 vec![
                     Value::from(crate::wire::time::saturating_ms(grace)),
                     Value::from(crate::wire::time::saturating_ms(count_memory)),

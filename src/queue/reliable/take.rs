@@ -179,20 +179,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// stops waiting (a worker stopping): the claim ends in the background
     /// and releases its delivery.
     async fn claim(&self, id: [u8; 8], value: &Bytes) -> Result<Claimed> {
-        let keys = vec![
-            self.handle.keys.staging().into(),
-            self.handle.keys.leases().into(),
-            self.handle.keys.dead_letter().into(),
-            self.handle.keys.due().into(),
-            self.handle.keys.counts().into(),
-            self.handle.keys.counts_expiry().into(),
-            self.handle.keys.staging_mark().into(),
-            self.handle.keys.destination().into(),
-            self.handle.keys.paused().into(),
-            self.handle.keys.dead_reasons().into(),
-            self.handle.keys.events_config().into(),
-            self.handle.keys.events().into(),
-        ];
+        let keys = SCRIPTS.claim.keys(&self.handle.keys).build();
         let args = vec![
             Value::Bytes(value.clone()),
             Value::Bytes(Bytes::copy_from_slice(&id)),

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use fred::types::{Key, Value};
+use fred::types::Value;
 use sha1::{Digest, Sha1};
 
 use crate::connection::reply;
@@ -37,7 +37,7 @@ fn field(payload: &[u8]) -> String {
 
 /// Takes the contexts of these payloads' records (`None`: none was due).
 async fn take(core: &Core, keys: &QueueKeys, fields: Vec<Value>) -> Result<Vec<Option<String>>> {
-    let redis_keys: Vec<Key> = vec![keys.traces().into(), keys.traces_expiry().into()];
+    let redis_keys = SCRIPTS.trace_take.keys(keys).traced(true).build();
     let reply = SCRIPTS
         .trace_take
         .run(core.conn()?, keys.destination(), redis_keys, fields)
@@ -100,24 +100,20 @@ impl<T: 'static> Drop for Unhandled<T> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return; // the leases' own drop has no runtime either: the visibility timeout will
         };
-        // Last first, so that the head is in list order again.
-        for delivery in deliveries.into_iter().flatten().rev() {
-            let (_, mut lease) = delivery.into_parts();
-            lease.settle();
-            let (core, keys, settings, member) = (
-                lease.core.clone(),
-                lease.keys.clone(),
-                lease.settings,
-                lease.member.clone(),
-            );
-            let counted = core.settling().enter();
-            runtime.spawn(async move {
-                if let Err(error) = super::release(&core, &keys, settings, &member, Release::Unhandled).await {
-                    tracing::warn!(queue = keys.destination(), %error, "could not give back a value taken for a caller that stopped waiting; its visibility timeout will");
-                }
-                drop(counted);
-            });
-        }
+        // In one release, so that the head is in list order again.
+        let leases: Vec<DeliveryLease> = (deliveries.into_iter().flatten())
+            .map(|delivery| delivery.into_parts().1)
+            .collect();
+        let Some(first) = leases.first() else {
+            return;
+        };
+        let (counted, queue) = (first.core.settling().enter(), first.keys.destination().to_owned());
+        runtime.spawn(async move {
+            if let Err(error) = DeliveryLease::release_unhandled(leases, super::IN_BACKGROUND).await {
+                tracing::warn!(queue, %error, "could not give back values taken for a caller that stopped waiting; their visibility timeout will");
+            }
+            drop(counted);
+        });
     }
 }
 
@@ -172,7 +168,7 @@ pub(super) async fn put_back(core: &Core, keys: &QueueKeys, member: &[u8], trace
         Release::Head | Release::Unhandled | Release::Tail => 0,
         Release::After(delay) => crate::wire::time::saturating_ms(*delay),
     };
-    let redis_keys: Vec<Key> = vec![keys.traces().into(), keys.traces_expiry().into()];
+    let redis_keys = SCRIPTS.trace_put.keys(keys).traced(true).build();
     let args = vec![
         Value::from(&*context),
         Value::from(delay_ms),

@@ -1,0 +1,6 @@
+package shop;
+
+/** An interface: no values of its own, left out of the schema. */
+public interface Shape {
+    double area();
+}

@@ -1,0 +1,81 @@
+-- LIBS: element request counts events traces
+-- release_unhandled: give deliveries no handler saw back to the head of the
+-- destination, uncounted (nack.lua's -3 for each), in one call and in their
+-- order: the first delivery given ends first in line, the rest behind it in
+-- the order given, all in front of what the list held. A worker gives back
+-- what it claimed ahead of its handlers this way as the queue pauses, as it
+-- stops, and when values wait too long; in one run, so that no claim (this
+-- worker's, another's) lands between two of them.
+-- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 count records
+--       (hash), 4 count record expiry (zset), 5 trace records
+--       (delayq_traces, lib/traces.lua), 6 trace expiry, 7 the run's lane
+--       record (lib/request.lua), 8 events config, 9 events stream
+--       (lib/events.lua: one 'released' event per call that gives back
+--       any, with the count it gave back: a resend writes none)
+-- ARGV: 1 the run's id in its lane, 2 how long a count record outlives the
+--       value's return to the destination (ms), then per delivery, in claim
+--       order: the delivery (8-byte id, 10-digit count, value) and its trace
+--       context ('' for none; feature opentelemetry)
+-- Returns one integer per delivery, in order: 1 when it went back, 0 when
+-- it was no longer in flight (the reaper had given it back).
+--
+-- Harmless to resend, as ack_batch.lua: a run that gave back anything
+-- leaves its reply in its lane's record (delayq_runs:{N}:<lane>, replaced by
+-- the lane's next run, gone after a minute), and a resend answers that and
+-- moves nothing; a run that gave back nothing answers 0s again when run
+-- again. A late copy of a run older than the lane's last gives back what
+-- is still in flight (a delivery leaves the lease set once, so nothing is
+-- pushed twice) and leaves the record alone.
+-- Cost: O(k log m) for k deliveries, at most DELAYQ_RELEASE_MAX a call
+-- (more is refused before anything changes), and m in flight.
+local DELAYQ_RELEASE_MAX = 256
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+if bad then return bad end
+if (#ARGV - 2) % 2 ~= 0 then
+  return redis.error_reply('DELAYQ_ARGS release_unhandled takes a delivery and a context per value')
+end
+if (#ARGV - 2) / 2 > DELAYQ_RELEASE_MAX then
+  return redis.error_reply('DELAYQ_ARGS release_unhandled gives back at most ' .. DELAYQ_RELEASE_MAX .. ' deliveries a call')
+end
+local replayed = delayq_run_replayed(KEYS[7], ARGV[1])
+local late = type(replayed) == 'table' and replayed.err ~= nil
+if replayed and not late then return replayed end
+local events, events_bad = delayq_events_open(KEYS[8], KEYS[9])
+if events_bad then return events_bad end
+local now = delayq_server_ms()
+local memory = tonumber(ARGV[2])
+local reply, released, values = {}, {}, {}
+local counted = false
+for i = 3, #ARGV, 2 do
+  local member, context = ARGV[i], ARGV[i + 1]
+  if redis.call('zrem', KEYS[1], member) == 1 then
+    reply[#reply + 1] = 1
+    local value = string.sub(member, 19)
+    -- Its next delivery counts on from the one before this.
+    local kept = tonumber(string.sub(member, 9, 18)) - 1
+    if kept > 0 then
+      delayq_counts_add(KEYS[3], KEYS[4], redis.sha1hex(value), kept, now, now + memory)
+      counted = true
+    end
+    if context ~= '' then
+      delayq_traces_put(KEYS[5], KEYS[6], context, {value}, {now})
+    end
+    released[#released + 1] = string.sub(member, 1, 8)
+    values[#values + 1] = value
+  else
+    reply[#reply + 1] = 0
+  end
+end
+if counted then
+  delayq_counts_expire(KEYS[3], KEYS[4], now + memory)
+end
+if #values > 0 then
+  -- LPUSH puts its last argument first: the values go last first.
+  local reversed = {}
+  for i = #values, 1, -1 do
+    reversed[#reversed + 1] = values[i]
+  end
+  redis.call('lpush', KEYS[2], unpack(reversed))
+  delayq_event(events, KEYS[9], 'released', 'count', #released, 'deliveries', delayq_event_ids(released))
+end
+return delayq_run_answer(KEYS[7], ARGV[1], reply, #released > 0 and not late)

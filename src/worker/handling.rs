@@ -1,0 +1,317 @@
+//! One delivery in a worker's handler slot: the handler runs in a task of
+//! its own, its visibility deadline kept ahead meanwhile, within the
+//! handler timeout and the shutdown's grace; then the delivery is settled
+//! by what it returned: a success through the queue's ack sink, a failure
+//! by a retry or a dead letter (`RetryPolicy`, `Permanent`), reported to
+//! the error hook.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::{FusedFuture, FutureExt};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::consume::{Context, SETTLE_TIMEOUT};
+use super::failure::{Abnormal, Failure, FailureAction, Permanent};
+use super::handle::Counters;
+use crate::error::{BoxError, DecodeError, Error};
+use crate::queue::reliable::{AckSink, Delivery, DeliveryLease};
+use crate::telemetry::{self, DeadLettered, Handled};
+
+/// A delivery whose handler succeeded, on its way through the ack sink.
+pub(super) struct Succeeded {
+    took: Duration,
+    span: tracing::Span,
+}
+
+/// The ack sink's report of a worker's ack: counted and logged as the
+/// handler's success.
+pub(super) fn acked<T: 'static>(context: &Context<T>) -> impl Fn(Succeeded, Result<bool, &Error>) + Send + Sync {
+    let (queue, counters) = (context.queue.name().to_owned(), Arc::clone(&context.counters));
+    move |Succeeded { took, span }, outcome| match outcome {
+        Ok(acked) => {
+            Counters::add(&counters.succeeded);
+            telemetry::handled(&queue, Handled::Ok, took);
+            if acked {
+                tracing::debug!(parent: &span, ?took, "handled");
+            } else {
+                tracing::warn!(parent: &span, ?took, "handled, but too late: the visibility timeout had given the value back");
+            }
+        }
+        Err(error) => {
+            tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
+        }
+    }
+}
+
+/// Counts and reports a value that could not be decoded (given back, or
+/// dead-lettered as a worker's queue is set up, by the take).
+pub(super) fn undecodable<T: 'static>(context: &Context<T>, error: DecodeError) {
+    Counters::add(&context.counters.undecodable);
+    let action = if error.restored() {
+        Counters::add(&context.counters.dead_lettered);
+        FailureAction::DeadLettered
+    } else {
+        FailureAction::Unsettled
+    };
+    tracing::warn!(queue = context.queue.name(), %error, ?action, "a value could not be decoded");
+    report(context, 0, Box::new(error), action);
+}
+
+/// Handles a delivery in its slot; a success goes to the ack sink, a
+/// failure is settled in the slot, so that a retry due at once is back in
+/// the queue before the slot takes again.
+pub(super) async fn handle_in_slot<T: Send + 'static>(
+    context: Arc<Context<T>>,
+    delivery: Delivery<T>,
+    _slot: OwnedSemaphorePermit,
+    acks: AckSink<Succeeded>,
+) {
+    let Some(done) = run_one(&context, delivery).await else {
+        return;
+    };
+    context.pace.ran(done.took);
+    match done.result {
+        Ok(()) => {
+            let Done { lease, took, span, .. } = done;
+            // Waits, holding the slot, while the sink is full. The sink
+            // outlives every sender; had it ended (a panic), the lease
+            // dropped here gives the value back.
+            if acks.send(lease, Succeeded { took, span }).await.is_err() {
+                tracing::warn!(
+                    queue = context.queue.name(),
+                    "the ack sink is gone; a handled value goes back to the queue"
+                );
+            }
+        }
+        Err(error) => {
+            let Done {
+                mut lease,
+                attempt,
+                took,
+                span,
+                ..
+            } = done;
+            Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await
+        }
+    }
+}
+
+/// Gives a cancelled handler's value back first in line, waiting
+/// [`SETTLE_TIMEOUT`] at most, as a stop waits for nothing longer: with
+/// Redis out of reach the release goes on trying in the background, and its
+/// visibility timeout is the last resort.
+async fn give_back_first(queue: &str, lease: &mut DeliveryLease) {
+    match tokio::time::timeout(SETTLE_TIMEOUT, lease.give_back_first()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(queue, %error, "could not give back a cancelled value; its visibility timeout will")
+        }
+        Err(_) => tracing::warn!(
+            queue,
+            "Redis did not answer the give-back of a cancelled value in time; its visibility timeout will"
+        ),
+    }
+}
+
+/// A handler's run, to settle.
+struct Done {
+    lease: DeliveryLease,
+    result: Result<(), BoxError>,
+    attempt: u32,
+    took: Duration,
+    span: tracing::Span,
+}
+
+/// Runs the handler for one delivery; `None` when a shutdown cancelled it
+/// (its value is given back then).
+async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) -> Option<Done> {
+    let queue = context.queue.name();
+    let attempt = delivery.delivery_count();
+    let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
+    if let Some(lateness) = delivery.lateness() {
+        span.record("lateness_ms", lateness.as_millis() as u64);
+    }
+    let (value, mut lease) = delivery.into_parts();
+    #[cfg(feature = "opentelemetry")]
+    lease.adopt_trace(&span); // the offer's span as parent and link
+    Counters::add(&context.counters.handled);
+    let started = Instant::now();
+    let Some(result) = run_handler(context, value, attempt, &lease)
+        .instrument(span.clone())
+        .await
+    else {
+        // Cancelled by a shutdown whose grace ran out: first in line again.
+        Box::pin(give_back_first(queue, &mut lease).instrument(span)).await;
+        return None;
+    };
+    Some(Done {
+        lease,
+        result,
+        attempt,
+        took: started.elapsed(),
+        span,
+    })
+}
+
+/// The handler's result (it gets the value and its attempt), or `None`
+/// when a shutdown cancelled it. Keeps the delivery's visibility deadline
+/// ahead while it runs.
+async fn run_handler<T: Send + 'static>(
+    context: &Context<T>,
+    value: T,
+    attempt: u32,
+    lease: &DeliveryLease,
+) -> Option<Result<(), BoxError>> {
+    let mut run = tokio::spawn((context.handler)(value, attempt).in_current_span());
+    let visibility = context.queue.visibility_timeout();
+    let every = visibility / 3;
+    let mut extend = tokio::time::interval_at(Instant::now() + every, every);
+    // An extension under way, polled beside the handler: awaited inline it
+    // held up the handler's timeout and a shutdown's abort for as long as
+    // Redis took to answer (an outage: as long as that lasted).
+    let mut extending = std::pin::pin!(futures_util::future::Fuse::terminated());
+    let timeout = async {
+        match context.handler_timeout {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timeout);
+    loop {
+        tokio::select! {
+            joined = &mut run => return Some(match joined {
+                Ok(result) => result,
+                Err(error) => {
+                    Counters::add(&context.counters.panicked);
+                    Err(Box::new(Abnormal::Panicked(panic_message(error))))
+                }
+            }),
+            _ = extend.tick(), if extending.is_terminated() => {
+                // Boxed, as are the other rare paths' futures: inline, their
+                // Redis calls made every handler task 16 KB to spawn.
+                extending.set(Box::pin(lease.extend(visibility)).fuse());
+            }
+            extended = &mut extending => match extended {
+                Ok(true) => {}
+                // Given back by the reaper: another consumer may be handling
+                // the value now (its ack, not ours, will count).
+                Ok(false) => tracing::warn!("the delivery's visibility timeout lapsed while its handler ran; the value may be handled twice"),
+                Err(error) => tracing::debug!(%error, "could not extend the visibility timeout"),
+            },
+            _ = &mut timeout => {
+                stop_handler(run).await;
+                Counters::add(&context.counters.timed_out);
+                let limit = context.handler_timeout.unwrap_or_default();
+                return Some(Err(Box::new(Abnormal::TimedOut(limit))));
+            }
+            _ = context.abort.cancelled() => {
+                stop_handler(run).await;
+                return None;
+            }
+        }
+    }
+}
+
+/// How long a cancelled handler may take to stop before its value is
+/// settled anyway.
+const HANDLER_STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// Cancels a handler and waits until it has stopped (a handler stops at its
+/// next `.await`): settled before, its value could be taken and handled
+/// again while it still runs, past the worker's concurrency. A handler that
+/// blocks its thread cannot be stopped; after [`HANDLER_STOP_WAIT`] it is
+/// left to finish alone, and said so.
+async fn stop_handler(mut run: tokio::task::JoinHandle<Result<(), BoxError>>) {
+    run.abort();
+    if tokio::time::timeout(HANDLER_STOP_WAIT, &mut run).await.is_err() {
+        tracing::warn!(
+            "a cancelled handler has not stopped (does it block its thread?); its value is settled while it runs on"
+        );
+    }
+}
+
+/// Settles a failed run: a retry through the delayed queue, or a dead
+/// letter (the last attempt, or a [`Permanent`] error).
+async fn settle_failure<T: 'static>(
+    context: &Context<T>,
+    lease: &mut DeliveryLease,
+    attempt: u32,
+    error: BoxError,
+    took: Duration,
+    span: &tracing::Span,
+) {
+    let queue = context.queue.name();
+    let permanent = Permanent::is_in(&*error);
+    let planned = if permanent || !context.retry.retries_after(attempt) {
+        FailureAction::DeadLettered
+    } else {
+        FailureAction::Retry {
+            after: context.retry.next_delay(attempt),
+        }
+    };
+    let released = match planned {
+        FailureAction::Retry { after } => lease.retry_after(after).await,
+        _ if permanent => (lease.dead_letter(format!("permanent failure at attempt {attempt}: {error}"))).await,
+        _ => {
+            lease
+                .dead_letter(format!("failed {attempt} attempt(s), the last: {error}"))
+                .await
+        }
+    };
+    let action = match released {
+        Ok(_) => planned,
+        Err(settle_error) => {
+            tracing::warn!(parent: span, error = %settle_error, "could not settle a failed value; its visibility timeout will give it back");
+            FailureAction::Unsettled
+        }
+    };
+    match action {
+        FailureAction::Retry { .. } => {
+            Counters::add(&context.counters.retried);
+            telemetry::retried(queue);
+            telemetry::handled(queue, Handled::Retry, took);
+        }
+        FailureAction::DeadLettered => {
+            Counters::add(&context.counters.dead_lettered);
+            let reason = if permanent {
+                DeadLettered::Permanent
+            } else {
+                DeadLettered::Attempts
+            };
+            telemetry::dead_lettered(queue, reason);
+            telemetry::handled(queue, Handled::DeadLetter, took);
+        }
+        _ => telemetry::handled(queue, Handled::Unsettled, took),
+    }
+    tracing::warn!(parent: span, error = %error, ?action, "handler failed");
+    report(context, attempt, error, action);
+}
+
+/// Tells the error hook, if any.
+pub(super) fn report<T: 'static>(context: &Context<T>, attempt: u32, error: BoxError, action: FailureAction) {
+    if let Some(hook) = &context.on_error {
+        hook(&Failure {
+            queue: context.queue.name().to_owned(),
+            attempt,
+            error,
+            action,
+        });
+    }
+}
+
+fn panic_message(error: tokio::task::JoinError) -> String {
+    if !error.is_panic() {
+        return error.to_string();
+    }
+    let payload = error.into_panic();
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".to_owned()
+    }
+}
