@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use delayq_codec::kryo::{KryoErrorKind, KryoSchema, KryoValue};
+use delayq_codec::kryo::{KryoSchema, KryoValue};
 use serde_json::{json, Value};
 
 fn data() -> PathBuf {
