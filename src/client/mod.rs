@@ -15,8 +15,8 @@ pub use builder::ClientBuilder;
 
 use crate::error::Result;
 use crate::queue::blocking::BlockingQueue;
-use crate::queue::events::{Event, Events, EventsFrom};
 use crate::queue::delayed::DelayedQueue;
+use crate::queue::events::{Event, Events, EventsFrom};
 use crate::queue::reliable::ReliableQueue;
 use crate::queue::Core;
 use crate::wire::codec::Codec;
@@ -290,11 +290,7 @@ impl Client {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn newest_events(
-        &self,
-        queue: &impl AsRef<QueueKeys>,
-        count: usize,
-    ) -> Result<Vec<Event>> {
+    pub async fn newest_events(&self, queue: &impl AsRef<QueueKeys>, count: usize) -> Result<Vec<Event>> {
         self.check_open()?;
         crate::queue::events::newest(&self.core, queue.as_ref(), count).await
     }

@@ -611,7 +611,17 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     release_unhandled: lua!(
         "release_unhandled",
         Safe,
-        [Leases, Destination, Counts, CountsExpiry, Traces, TracesExpiry, Lane, EventsConfig, Events]
+        [
+            Leases,
+            Destination,
+            Counts,
+            CountsExpiry,
+            Traces,
+            TracesExpiry,
+            Lane,
+            EventsConfig,
+            Events
+        ]
     ),
     extend: lua!("extend", Safe, [Leases]),
     // Numbered along a lane: a resend answers what the first run returned.

@@ -439,9 +439,9 @@ impl<T: Send + 'static> Worker<T> {
         let queue_name = self.queue.name().to_owned();
         let counters = Arc::default();
         let abort = CancellationToken::new();
-        let limiter = self.rate_limit.map(|limit| {
-            rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, limit)
-        });
+        let limiter = self
+            .rate_limit
+            .map(|limit| rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, limit));
         let pace = prefetch::Pace::new(self.concurrency, self.queue.visibility_timeout(), self.prefetch);
         let context = Arc::new(consume::Context {
             queue: self.queue,
