@@ -322,7 +322,7 @@ pub async fn run_large(redis: &RedisServer, size: i64, pending: i64, clients: us
     }
 }
 
-/// 3. Backlog drain: 100,000 due of 1,000,000 pending, against Redisson's transfer.
+/// Scenario 3. Backlog drain: 100,000 due of 1,000,000 pending, against Redisson's transfer.
 pub struct BacklogDrain;
 
 impl Scenario for BacklogDrain {
@@ -374,7 +374,7 @@ impl Scenario for BacklogDrain {
     }
 }
 
-/// 3. Backlog drains of 1 KB and 10 KB payloads (`--only large`, or with `backlog`).
+/// Scenario 3. Backlog drains of 1 KB and 10 KB payloads (`--only large`, or with `backlog`).
 pub struct LargePayloadDrains;
 
 impl Scenario for LargePayloadDrains {

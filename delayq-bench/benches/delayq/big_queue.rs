@@ -149,7 +149,7 @@ pub async fn run(redis: &RedisServer) -> BigQueue {
     }
 }
 
-/// 11. One queue of 10,000,000 pending elements.
+/// Scenario 11. One queue of 10,000,000 pending elements.
 pub struct TenMillionElements;
 
 impl Scenario for TenMillionElements {

@@ -224,7 +224,7 @@ async fn drop_queue(admin: &Admin, name: &str) {
         .await;
 }
 
-/// 1b. Bulk offers: `offer_all` of 1,000,000 against the single-offer ceiling, script times, and
+/// Scenario 1b. Bulk offers: `offer_all` of 1,000,000 against the single-offer ceiling, script times, and
 /// the CLI's `--from-file`.
 pub struct BulkOffers;
 

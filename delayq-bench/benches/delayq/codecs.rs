@@ -107,7 +107,7 @@ pub fn run() -> Rates {
     }
 }
 
-/// 8. Kryo against Jackson on one POJO, in this process.
+/// Scenario 8. Kryo against Jackson on one POJO, in this process.
 pub struct Codecs;
 
 impl Scenario for Codecs {

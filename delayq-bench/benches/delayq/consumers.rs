@@ -372,7 +372,7 @@ impl Cpu {
     }
 }
 
-/// 12. Streams and workers at 1, 8 and 64 at once.
+/// Scenario 12. Streams and workers at 1, 8 and 64 at once.
 pub struct Consumers;
 
 impl Scenario for Consumers {

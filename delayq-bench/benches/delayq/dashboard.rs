@@ -177,7 +177,7 @@ pub async fn run(redis: &RedisServer) -> DashboardRun {
     }
 }
 
-/// 10. The dashboard over 10,000 queues and one of 1,000,000.
+/// Scenario 10. The dashboard over 10,000 queues and one of 1,000,000.
 pub struct DashboardAtScale;
 
 impl Scenario for DashboardAtScale {

@@ -157,7 +157,7 @@ pub fn run_keys(depth: usize) -> KeyRows {
     }
 }
 
-/// 13. Decoders on hostile BigIntegers, BigDecimals and map keys.
+/// Scenario 13. Decoders on hostile BigIntegers, BigDecimals and map keys.
 pub struct HostileDecoders;
 
 impl Scenario for HostileDecoders {

@@ -129,7 +129,7 @@ async fn xadd_calls(admin: &Admin) -> u64 {
         .unwrap_or(0)
 }
 
-/// 16. Offers and a Worker with lifecycle events on and off.
+/// Scenario 16. Offers and a Worker with lifecycle events on and off.
 pub struct LifecycleEvents;
 
 impl Scenario for LifecycleEvents {

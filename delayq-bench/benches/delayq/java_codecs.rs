@@ -179,7 +179,7 @@ pub fn run() -> Results {
     }
 }
 
-/// 14. Redisson's other codecs against Kryo, in this process.
+/// Scenario 14. Redisson's other codecs against Kryo, in this process.
 pub struct JavaCodecs;
 
 impl Scenario for JavaCodecs {

@@ -175,7 +175,7 @@ pub async fn run(redis: &RedisServer, transfer: Transfer, rate: usize) -> Latene
     }
 }
 
-/// 2. Delivery lateness at each rate, delayq against Redisson's scheduling, and where the lateness
+/// Scenario 2. Delivery lateness at each rate, delayq against Redisson's scheduling, and where the lateness
 /// goes.
 pub struct DeliveryLateness;
 

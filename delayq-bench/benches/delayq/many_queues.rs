@@ -240,7 +240,7 @@ pub async fn run(redis: &RedisServer) -> ManyQueues {
     }
 }
 
-/// 4. 100,000 queues in one client: lateness, subscriber connections, memory and CPU.
+/// Scenario 4. 100,000 queues in one client: lateness, subscriber connections, memory and CPU.
 pub struct QueuesInOneClient;
 
 impl Scenario for QueuesInOneClient {

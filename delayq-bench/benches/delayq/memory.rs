@@ -43,7 +43,7 @@ pub async fn run(redis: &RedisServer) -> f64 {
     total as f64 / ELEMENTS as f64
 }
 
-/// 6. Redis memory per pending element.
+/// Scenario 6. Redis memory per pending element.
 pub struct MemoryPerElement;
 
 impl Scenario for MemoryPerElement {

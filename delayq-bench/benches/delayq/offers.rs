@@ -85,7 +85,7 @@ pub fn ceiling_once(redis: &RedisServer, sha: &str, name: &str) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// 1. Offer throughput: offers with 512 in flight against redis-benchmark's pipelined `EVALSHA` of
+/// Scenario 1. Offer throughput: offers with 512 in flight against redis-benchmark's pipelined `EVALSHA` of
 /// the same script.
 pub struct Offers;
 

@@ -92,7 +92,7 @@ pub async fn run(redis: &RedisServer, limit: Option<u32>) -> Outcome {
     }
 }
 
-/// 9. A rate limit shared by several clients' workers.
+/// Scenario 9. A rate limit shared by several clients' workers.
 pub struct RateLimit;
 
 impl Scenario for RateLimit {

@@ -221,7 +221,7 @@ fn delayq_now_ms() -> i64 {
         .as_millis() as i64
 }
 
-/// 7. The reliable queue's scripts beside 100,000 deliveries in flight.
+/// Scenario 7. The reliable queue's scripts beside 100,000 deliveries in flight.
 pub struct ReliableScripts;
 
 impl Scenario for ReliableScripts {

@@ -146,7 +146,7 @@ async fn drain(redis: &RedisServer, admin: &Admin, workers: usize, taker: Taker)
     VALUES as f64 / seconds
 }
 
-/// 5. Take throughput at 1, 4, 16 and 64 workers against `redis-benchmark LPOP`, and its layers.
+/// Scenario 5. Take throughput at 1, 4, 16 and 64 workers against `redis-benchmark LPOP`, and its layers.
 pub struct TakeThroughput;
 
 impl Scenario for TakeThroughput {
