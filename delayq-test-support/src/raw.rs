@@ -130,7 +130,7 @@ impl RawRedis {
             .to_owned()
     }
 
-    /// CLIENT KILL TYPE <kind> (normal, pubsub...); returns how many were killed.
+    /// `CLIENT KILL TYPE <kind>` (normal, pubsub...); returns how many were killed.
     pub async fn kill_clients(&self, kind: &str) -> i64 {
         self.cmd(
             "CLIENT",
