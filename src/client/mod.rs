@@ -251,11 +251,11 @@ impl Client {
     }
 
     /// The lifecycle events of `queue` as a [`Stream`](futures_util::Stream)
-    /// of typed [`Event`](crate::events::Event)s, from the first written after the
+    /// of typed [`Event`]s, from the first written after the
     /// first poll unless [`Events::from`](crate::events::Events::from) says
     /// otherwise. It waits with `XREAD BLOCK` on a connection of its own
     /// and reads on from its last event after a reconnect (see
-    /// [`Events`](crate::events::Events)). Reading does not need the events to be
+    /// [`Events`]). Reading does not need the events to be
     /// on: it waits until some come.
     pub fn events(&self, queue: &impl AsRef<QueueKeys>) -> Result<Events> {
         self.check_open()?;
@@ -263,7 +263,7 @@ impl Client {
     }
 
     /// Up to `count` of the events `queue`'s stream keeps, oldest first,
-    /// from `from` ([`EventsFrom::Oldest`](crate::events::EventsFrom::Oldest), or
+    /// from `from` ([`EventsFrom::Oldest`], or
     /// [`After`](crate::events::EventsFrom::After) the last one read to page on),
     /// without waiting for more (`XRANGE`). For a live view, read the last
     /// page and go on with [`events`](Self::events) from its last id.

@@ -7,7 +7,7 @@
 //! reference, and references to references double at each level, so each
 //! node knows, when it is added, how many bytes and levels the tree it
 //! stands for takes: a tree past
-//! [`max_value_bytes`](crate::bounds::max_value_bytes) or
+//! [`max_value_bytes`] or
 //! [`MAX_DEPTH`] is refused before anything is copied. Cycles never reach
 //! here: the reader refuses a reference to an object still being read.
 
