@@ -479,6 +479,7 @@ impl Scripts {
             &self.schedule_runners,
             &self.rate_limit,
             &self.registry_forget,
+            &self.release_unhandled,
             #[cfg(feature = "opentelemetry")]
             &self.trace_take,
             #[cfg(feature = "opentelemetry")]
