@@ -804,71 +804,12 @@ mod tests {
         assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
     }
 
-    /// Every script of [`SCRIPTS`].
-    fn every_script() -> Vec<&'static Script> {
-        vec![
-            &SCRIPTS.offer,
-            &SCRIPTS.offer_all,
-            &SCRIPTS.transfer,
-            &SCRIPTS.read_all,
-            &SCRIPTS.peek,
-            &SCRIPTS.contains,
-            &SCRIPTS.remove,
-            &SCRIPTS.poll,
-            &SCRIPTS.poll_last_and_offer_first_to,
-            &SCRIPTS.expire,
-            &SCRIPTS.drain,
-            &SCRIPTS.restore,
-            &SCRIPTS.migrate,
-            &SCRIPTS.recode,
-            &SCRIPTS.claim,
-            &SCRIPTS.claim_batch,
-            &SCRIPTS.ack_batch,
-            &SCRIPTS.ack,
-            &SCRIPTS.nack,
-            &SCRIPTS.extend,
-            &SCRIPTS.reap,
-            &SCRIPTS.requeue_dead_letters,
-            &SCRIPTS.sweep_window,
-            &SCRIPTS.status,
-            &SCRIPTS.remove_pending,
-            &SCRIPTS.undo_move,
-            &SCRIPTS.push_back,
-            &SCRIPTS.cancel_request,
-            &SCRIPTS.list_remove,
-            &SCRIPTS.offer_id,
-            &SCRIPTS.cancel_id,
-            &SCRIPTS.reschedule_id,
-            &SCRIPTS.get_id,
-            &SCRIPTS.pause,
-            &SCRIPTS.resume,
-            &SCRIPTS.pending_page,
-            &SCRIPTS.pending_element,
-            &SCRIPTS.remove_dead_letters,
-            &SCRIPTS.dead_letter_page,
-            &SCRIPTS.dead_letter_act,
-            &SCRIPTS.dead_letter_reasons,
-            &SCRIPTS.schedule_save,
-            &SCRIPTS.schedule_fire,
-            &SCRIPTS.schedule_set,
-            &SCRIPTS.schedule_list,
-            &SCRIPTS.schedule_beat,
-            &SCRIPTS.schedule_runners,
-            &SCRIPTS.rate_limit,
-            &SCRIPTS.registry_forget,
-            #[cfg(feature = "opentelemetry")]
-            &SCRIPTS.trace_take,
-            #[cfg(feature = "opentelemetry")]
-            &SCRIPTS.trace_put,
-        ]
-    }
-
     /// Tests and benchmarks run scripts by hand with the bodies
     /// `delayq-test-support` builds from the same files by the same rule:
     /// the two agree on every script, byte for byte.
     #[test]
     fn the_test_supports_bodies_are_the_scripts_sent() {
-        let scripts = every_script();
+        let scripts = SCRIPTS.all();
         let sent_with_the_features_on = lua_files("lua")
             .into_iter()
             .filter(|(name, _)| cfg!(feature = "opentelemetry") || !name.starts_with("lua/trace_"))
@@ -876,7 +817,7 @@ mod tests {
         assert_eq!(
             scripts.len(),
             sent_with_the_features_on,
-            "a script every_script() leaves out"
+            "a script SCRIPTS.all() leaves out"
         );
         for script in scripts {
             let source = std::fs::read_to_string(
