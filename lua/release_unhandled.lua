@@ -1,4 +1,4 @@
--- LIBS: element request counts events traces
+-- LIBS: element offer request counts events traces
 -- release_unhandled: give deliveries no handler saw back to the head of the
 -- destination, uncounted (nack.lua's -3 for each), in one call and in their
 -- order: the first delivery given ends first in line, the rest behind it in

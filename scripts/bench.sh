@@ -17,4 +17,4 @@ cd "$(dirname "$0")/.."
 ensure_commands redis-server:redis-server redis-cli:redis-tools redis-benchmark:redis-tools
 # The CLI rows run the `delayq` binary of the same release build.
 cargo build --locked --release -p delayq-cli
-cargo bench --locked --bench delayq -- "$@"
+cargo bench --locked -p delayq-bench -- "$@"

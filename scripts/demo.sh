@@ -10,8 +10,10 @@ dashboard=""
 cd "$(dirname "$0")/.."
 . scripts/redis.sh
 ensure_redis_server
-cargo build --locked -p delayq-cli --bin delayq
-cargo build --locked --example demo
+# One cargo run for both: the CLI and the example select different features
+# of the dependencies they share, and two runs would build about 50 of them
+# twice on a fresh clone.
+cargo build --locked -p delayq-cli --bin delayq -p delayq --example demo
 start_redis
 bin="${CARGO_TARGET_DIR:-target}/debug"
 log="$(mktemp)"

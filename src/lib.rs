@@ -126,8 +126,6 @@ mod transfer;
 mod wire;
 pub mod worker;
 
-#[doc(hidden)]
-pub use connection::script::script_body as __script_body;
 pub use wire::{codec, format};
 
 // The names most programs need; the rest are in the modules below, grouped

@@ -279,5 +279,4 @@ fn found(codec: &str, value: Untyped) -> Detected {
 }
 
 #[cfg(test)]
-#[path = "detect_tests.rs"]
 mod tests;

@@ -92,13 +92,6 @@ pub(crate) fn body(source: &str) -> String {
     body
 }
 
-/// The body of the script whose source is `source`, as [`body`] makes it,
-/// for tests and benchmarks that run a script by hand.
-#[doc(hidden)]
-pub fn script_body(source: &str) -> String {
-    body(source)
-}
-
 /// Whether fred may send a script again after its connection dropped with
 /// the reply outstanding (the script may have run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -486,6 +479,7 @@ impl Scripts {
             &self.schedule_runners,
             &self.rate_limit,
             &self.registry_forget,
+            &self.release_unhandled,
             #[cfg(feature = "opentelemetry")]
             &self.trace_take,
             #[cfg(feature = "opentelemetry")]
@@ -808,6 +802,35 @@ mod tests {
         // Only what it calls: `undo_move` needs no lib, `pause` only events.
         assert!(!SCRIPTS.undo_move.body.contains("local function"));
         assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
+    }
+
+    /// Tests and benchmarks run scripts by hand with the bodies
+    /// `delayq-test-support` builds from the same files by the same rule:
+    /// the two agree on every script, byte for byte.
+    #[test]
+    fn the_test_supports_bodies_are_the_scripts_sent() {
+        let scripts = SCRIPTS.all();
+        let sent_with_the_features_on = lua_files("lua")
+            .into_iter()
+            .filter(|(name, _)| cfg!(feature = "opentelemetry") || !name.starts_with("lua/trace_"))
+            .count();
+        assert_eq!(
+            scripts.len(),
+            sent_with_the_features_on,
+            "a script SCRIPTS.all() leaves out"
+        );
+        for script in scripts {
+            let source = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("lua/{}.lua", script.name)),
+            )
+            .unwrap();
+            assert_eq!(
+                delayq_test_support::script_sha1(&source),
+                script.sha1,
+                "{}: the test support builds another body",
+                script.name
+            );
+        }
     }
 
     /// The Lua files under `dir` (relative to the crate), by path.

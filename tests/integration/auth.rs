@@ -6,16 +6,13 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use delayq::{Client, StringCodec};
 
-use crate::fault_proxy::FaultProxy;
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::fault_proxy::FaultProxy;
+use delayq_test_support::{deadline, redis_test, RedisServer};
 
-/// The ACL that docs/deployments.md recommends for a service that owns one
-/// queue: every command, but only that queue's keys and channel.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// The ACL that docs/deployments.md recommends for a service that owns one
+    /// queue: every command, but only that queue's keys and channel.
+    async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else(redis, raw) {
         let setuser = [
             "SETUSER",
             "orders-only",
@@ -62,19 +59,15 @@ async fn a_user_scoped_to_one_queue_works_on_it_and_nowhere_else() {
             .expect_err("no access to another queue");
         assert!(error.to_string().contains("NOPERM"), "{error}");
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// A user whose ACL refuses one queue's channel: that queue gets no
-/// wake-ups (only checks and the resync), but every other queue of the
-/// client is subscribed and woken as usual — the refusal must not hold up
-/// the subscriptions queued behind it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_channel_the_acl_refuses_does_not_hold_up_the_other_queues() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A user whose ACL refuses one queue's channel: that queue gets no
+    /// wake-ups (only checks and the resync), but every other queue of the
+    /// client is subscribed and woken as usual — the refusal must not hold up
+    /// the subscriptions queued behind it.
+    async fn a_channel_the_acl_refuses_does_not_hold_up_the_other_queues(redis, raw) {
         let setuser = [
             "SETUSER",
             "narrow",
@@ -94,7 +87,7 @@ async fn a_channel_the_acl_refuses_does_not_hold_up_the_other_queues() {
             .unwrap();
         let refused = client.delayed_queue::<String, _>("refused", StringCodec).unwrap();
         let allowed = client.delayed_queue::<String, _>("allowed", StringCodec).unwrap();
-        crate::harness::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
+        delayq_test_support::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
             raw.numsub(allowed.keys().channel()).await == 1
         })
         .await;
@@ -119,20 +112,16 @@ async fn a_channel_the_acl_refuses_does_not_hold_up_the_other_queues() {
         );
         client.shutdown().await;
         producer.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// The same, when the replies behind a refused `SUBSCRIBE`'s error come late
-/// (a loaded machine): the `PONG` meant for the check after it must not be
-/// read as the answer to the next `SUBSCRIBE`, or a refused channel looks
-/// subscribed and the allowed one after it refused (seen as a flake of the
-/// test above under a full suite).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// The same, when the replies behind a refused `SUBSCRIBE`'s error come late
+    /// (a loaded machine): the `PONG` meant for the check after it must not be
+    /// read as the answer to the next `SUBSCRIBE`, or a refused channel looks
+    /// subscribed and the allowed one after it refused (seen as a flake of the
+    /// test above under a full suite).
+    async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one(redis, raw) {
         let setuser = [
             "SETUSER",
             "narrow",
@@ -154,7 +143,7 @@ async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one
             .unwrap();
         let refused = client.delayed_queue::<String, _>("refused", StringCodec).unwrap();
         let allowed = client.delayed_queue::<String, _>("allowed", StringCodec).unwrap();
-        crate::harness::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
+        delayq_test_support::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
             raw.numsub(allowed.keys().channel()).await == 1
         })
         .await;
@@ -166,7 +155,7 @@ async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one
         assert_eq!(raw.numsub(allowed.keys().channel()).await, 1);
         assert!(raw.kill_clients("pubsub").await >= 1);
         tokio::time::sleep(Duration::from_millis(500)).await;
-        crate::harness::eventually(
+        delayq_test_support::eventually(
             Duration::from_secs(20),
             "the allowed channel subscribed again",
             || async { raw.numsub(allowed.keys().channel()).await == 1 },
@@ -174,8 +163,7 @@ async fn a_refused_channel_whose_replies_come_late_does_not_cost_the_allowed_one
         .await;
         assert_eq!(raw.numsub(refused.keys().channel()).await, 0);
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
 /// A server that cannot run scripts (an engine without Lua answers EVAL as
@@ -203,12 +191,9 @@ async fn a_server_without_scripting_is_refused_at_connect_with_a_clear_error() {
     .await;
 }
 
-/// An ACL user without `+@scripting` is told the same at connect.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_user_the_acl_denies_scripts_is_refused_at_connect() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// An ACL user without `+@scripting` is told the same at connect.
+    async fn a_user_the_acl_denies_scripts_is_refused_at_connect(redis, raw) {
         let setuser = ["SETUSER", "no-lua", "on", ">pw", "~*", "&*", "+@all", "-@scripting"];
         raw.cmd("ACL", setuser.iter().map(|a| Value::from(*a)).collect()).await;
         let error = Client::builder()
@@ -221,6 +206,5 @@ async fn a_user_the_acl_denies_scripts_is_refused_at_connect() {
             "{error:?}"
         );
         assert!(!error.to_string().contains("pw@"), "{error}");
-    })
-    .await;
+    }
 }

@@ -7,18 +7,14 @@ use delayq::fred::prelude::*;
 use delayq::{BytesCodec, Error, LongCodec, StringCodec};
 use futures_util::StreamExt;
 
-use crate::harness::{assert_each_taken_once_or_left, deadline, eventually, RedisServer};
+use delayq_test_support::{assert_each_taken_once_or_left, eventually, redis_test};
 
 fn s(v: &str) -> String {
     v.to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn take_waits_for_a_value_pushed_later() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn take_waits_for_a_value_pushed_later(raw, client) {
         let q = client.blocking_queue("q", StringCodec).unwrap();
         let taker = tokio::spawn({
             let q = q.clone();
@@ -29,14 +25,11 @@ async fn take_waits_for_a_value_pushed_later() {
         assert!(!taker.is_finished());
         let _: i64 = raw.client.rpush("q", "hello").await.unwrap();
         assert_eq!(taker.await.unwrap().unwrap(), s("hello"));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_blocked_take_never_blocks_other_commands() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_blocked_take_never_blocks_other_commands(redis) {
         let client = redis.client_builder().pool_size(1).build().await.unwrap();
         let q = client.blocking_queue("q", StringCodec).unwrap();
         let delayed = client.delayed_queue("other", StringCodec).unwrap();
@@ -70,15 +63,11 @@ async fn a_blocked_take_never_blocks_other_commands() {
         }
         got.sort();
         assert_eq!(got, vec![s("v0"), s("v1"), s("v2"), s("v3")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_returns_none_after_its_timeout() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn poll_returns_none_after_its_timeout(client) {
         let q = client.blocking_queue("q", StringCodec).unwrap();
         let started = Instant::now();
         assert_eq!(q.take_timeout(Duration::from_millis(300)).await.unwrap(), None);
@@ -86,17 +75,13 @@ async fn poll_returns_none_after_its_timeout() {
         assert_eq!(q.try_take().await.unwrap(), None);
         q.offer(&s("now")).await.unwrap();
         assert_eq!(q.try_take().await.unwrap(), Some(s("now")));
-    })
-    .await;
+    }
 }
 
-/// Takes skip the `LPOP` before a wait while the list was found empty; a
-/// wait with no time left (`take_timeout(ZERO)`) must still look.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_take_with_no_time_to_wait_still_finds_a_ready_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Takes skip the `LPOP` before a wait while the list was found empty; a
+    /// wait with no time left (`take_timeout(ZERO)`) must still look.
+    async fn a_take_with_no_time_to_wait_still_finds_a_ready_value(client) {
         let q = client.blocking_queue("q", StringCodec).unwrap();
         assert_eq!(q.take_timeout(Duration::ZERO).await.unwrap(), None);
         for i in 0..8 {
@@ -108,15 +93,11 @@ async fn a_take_with_no_time_to_wait_still_finds_a_ready_value() {
             );
             assert_eq!(q.take_timeout(Duration::ZERO).await.unwrap(), None);
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_from_any_reports_which_queue_had_the_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn poll_from_any_reports_which_queue_had_the_value(client) {
         let a = client.blocking_queue("{g}a", LongCodec).unwrap();
         let b = client.blocking_queue("{g}b", LongCodec).unwrap();
         b.offer(&7).await.unwrap();
@@ -125,16 +106,11 @@ async fn poll_from_any_reports_which_queue_had_the_value() {
             Some((s("{g}b"), 7))
         );
         assert_eq!(a.take_from_any(Duration::from_millis(200), &[&b]).await.unwrap(), None);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn take_last_and_offer_first_to_moves_atomically() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn take_last_and_offer_first_to_moves_atomically(raw, client) {
         let q = client.blocking_queue("{g}src", StringCodec).unwrap();
         q.offer_all([s("first"), s("last")]).await.unwrap();
         let _: i64 = raw.client.rpush("{g}dst", "old").await.unwrap();
@@ -144,15 +120,11 @@ async fn take_last_and_offer_first_to_moves_atomically() {
             vec![Bytes::from("last"), Bytes::from("old")]
         );
         assert_eq!(raw.lrange("{g}src").await, vec![Bytes::from("first")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn drain_removes_up_to_max_in_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn drain_removes_up_to_max_in_order(client) {
         let q = client.blocking_queue("q", LongCodec).unwrap();
         q.offer_all(1..=5i64).await.unwrap();
         assert_eq!(q.len().await.unwrap(), 5);
@@ -160,16 +132,11 @@ async fn drain_removes_up_to_max_in_order() {
         assert_eq!(q.drain(usize::MAX).await.unwrap(), vec![3, 4, 5]);
         assert_eq!(q.drain(10).await.unwrap(), Vec::<i64>::new());
         assert!(q.is_empty().await.unwrap());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn undecodable_values_are_errors_with_their_bytes_and_stay_in_the_queue() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn undecodable_values_are_errors_with_their_bytes_and_stay_in_the_queue(raw, client) {
         let q = client.blocking_queue("q", LongCodec).unwrap();
         let _: i64 = raw.client.rpush("q", vec!["12", "not-a-number", "13"]).await.unwrap();
         match q.drain(10).await {
@@ -207,15 +174,11 @@ async fn undecodable_values_are_errors_with_their_bytes_and_stay_in_the_queue() 
             raw.lrange("q").await,
             vec![Bytes::from("not-a-number"), Bytes::from("13")]
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stream_yields_values_as_they_arrive_and_ends_at_shutdown() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn stream_yields_values_as_they_arrive_and_ends_at_shutdown(client) {
         let q = client.blocking_queue("q", BytesCodec).unwrap();
         let mut stream = Box::pin(q.stream());
         let producer = {
@@ -248,29 +211,24 @@ async fn stream_yields_values_as_they_arrive_and_ends_at_shutdown() {
             client.delayed_queue::<Bytes, _>("x", BytesCodec),
             Err(Error::Shutdown)
         ));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_take_survives_its_connection_being_killed() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_take_survives_its_connection_being_killed(raw, client) {
         let q = client.blocking_queue("q", StringCodec).unwrap();
         let taker = tokio::spawn({
             let q = q.clone();
             async move { q.take().await }
         });
-        crate::harness::eventually(Duration::from_secs(20), "take is blocked", || async {
+        delayq_test_support::eventually(Duration::from_secs(20), "take is blocked", || async {
             raw.info_field("clients", "blocked_clients").await == "1"
         })
         .await;
         // Cut every ordinary connection (the blocked one included) twice.
         for _ in 0..2 {
             assert!(raw.kill_clients("normal").await >= 1);
-            crate::harness::eventually(Duration::from_secs(10), "take waits again", || async {
+            delayq_test_support::eventually(Duration::from_secs(10), "take waits again", || async {
                 raw.info_field("clients", "blocked_clients").await == "1"
             })
             .await;
@@ -278,14 +236,11 @@ async fn a_take_survives_its_connection_being_killed() {
         assert!(!taker.is_finished());
         let _: i64 = raw.client.rpush("q", "after the cuts").await.unwrap();
         assert_eq!(taker.await.unwrap().unwrap(), s("after the cuts"));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value(redis) {
         // A long server-side wait: a pop left blocked would outlive the test.
         let client = redis
             .client_builder()
@@ -304,7 +259,7 @@ async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value(
                 .await
                 .is_err());
         }
-        crate::harness::eventually(Duration::from_secs(20), "no client left blocked", || async {
+        delayq_test_support::eventually(Duration::from_secs(20), "no client left blocked", || async {
             raw.info_field("clients", "blocked_clients").await == "0"
         })
         .await;
@@ -315,20 +270,15 @@ async fn a_cancelled_take_leaves_no_blocked_pop_behind_to_swallow_a_later_value(
             "the value waits for the next take"
         );
         assert_eq!(q.take().await.unwrap(), "later");
-    })
-    .await;
+    }
 }
 
-/// `tokio::time::timeout(take())` and `select!` cancel takes all the time; a
-/// value popped just as its take was cancelled must not vanish with the
-/// dropped reply. Values arrive every millisecond while takes are cancelled
-/// after random short waits: every value is taken once or still in the list.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_popped_as_their_take_is_cancelled_are_not_lost() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// `tokio::time::timeout(take())` and `select!` cancel takes all the time; a
+    /// value popped just as its take was cancelled must not vanish with the
+    /// dropped reply. Values arrive every millisecond while takes are cancelled
+    /// after random short waits: every value is taken once or still in the list.
+    async fn values_popped_as_their_take_is_cancelled_are_not_lost(redis, raw, client) {
         let q = client.blocking_queue("racy", StringCodec).unwrap();
         const N: usize = 1_000;
         let producer = tokio::spawn({
@@ -352,7 +302,7 @@ async fn values_popped_as_their_take_is_cancelled_are_not_lost() {
         producer.await.unwrap();
         // Values popped for cancelled takes go back in the background.
         let taken_count = taken.len();
-        crate::harness::eventually(
+        delayq_test_support::eventually(
             Duration::from_secs(20),
             "every value taken or back in the list",
             || async { taken_count + raw.llen("racy").await >= N },
@@ -372,19 +322,14 @@ async fn values_popped_as_their_take_is_cancelled_are_not_lost() {
         assert!(cancelled > 100, "the run must cancel takes ({cancelled})");
         assert_eq!(before, all.len(), "a value came twice");
         assert_eq!(all.len(), N, "values lost");
-    })
-    .await;
+    }
 }
 
-/// The same with reliable takes: a value moved for a take that was cancelled
-/// goes back to the list at once (or, cancelled while being claimed, after
-/// its visibility timeout); every value is acked, none twice.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reliable_takes_cancelled_as_values_arrive_lose_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// The same with reliable takes: a value moved for a take that was cancelled
+    /// goes back to the list at once (or, cancelled while being claimed, after
+    /// its visibility timeout); every value is acked, none twice.
+    async fn reliable_takes_cancelled_as_values_arrive_lose_nothing(redis, raw, client) {
         let q = client
             .reliable_queue("racy-r", StringCodec)
             .unwrap()
@@ -431,19 +376,14 @@ async fn reliable_takes_cancelled_as_values_arrive_lose_nothing() {
         let twice: Vec<_> = acked.iter().filter(|(_, n)| **n > 1).collect();
         assert!(twice.is_empty(), "acked twice: {twice:?}");
         assert_eq!(raw.llen("racy-r").await, 0);
-    })
-    .await;
+    }
 }
 
-/// A take or drain dropped right after sending its command puts back what
-/// the command popped.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_and_drains_dropped_in_flight_put_everything_back() {
-    use crate::harness::drop_in_flight;
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A take or drain dropped right after sending its command puts back what
+    /// the command popped.
+    async fn takes_and_drains_dropped_in_flight_put_everything_back(raw, client) {
+        use delayq_test_support::drop_in_flight;
         let q = client.blocking_queue("dropped", StringCodec).unwrap();
         let values: Vec<String> = (0..100).map(|i| format!("v-{i}")).collect();
         q.offer_all(values.iter().cloned()).await.unwrap();
@@ -458,7 +398,7 @@ async fn takes_and_drains_dropped_in_flight_put_everything_back() {
                 Some(values) => received.extend(values),
                 None => dropped += 1,
             }
-            crate::harness::eventually(Duration::from_secs(20), "the values back", || async {
+            delayq_test_support::eventually(Duration::from_secs(20), "the values back", || async {
                 received.len() + raw.llen("dropped").await == values.len()
             })
             .await;
@@ -475,20 +415,15 @@ async fn takes_and_drains_dropped_in_flight_put_everything_back() {
         let mut expected = values.clone();
         expected.sort();
         assert_eq!(received, expected);
-    })
-    .await;
+    }
 }
 
-/// Values popped for takes dropped just before a shutdown are back in the
-/// list when `shutdown()` returns: it waits for the give-backs before it
-/// closes the connections they use.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_waits_for_the_values_of_dropped_takes_to_be_back() {
-    use crate::harness::drop_in_flight;
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Values popped for takes dropped just before a shutdown are back in the
+    /// list when `shutdown()` returns: it waits for the give-backs before it
+    /// closes the connections they use.
+    async fn shutdown_waits_for_the_values_of_dropped_takes_to_be_back(raw, client) {
+        use delayq_test_support::drop_in_flight;
         let q = client.blocking_queue("dropped-at-shutdown", StringCodec).unwrap();
         let values: Vec<String> = (0..50).map(|i| format!("v-{i}")).collect();
         q.offer_all(values.iter().cloned()).await.unwrap();
@@ -507,16 +442,11 @@ async fn shutdown_waits_for_the_values_of_dropped_takes_to_be_back() {
             values.len(),
             "{dropped} dropped"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn java_read_and_remove_operations_work_on_the_ready_list() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn java_read_and_remove_operations_work_on_the_ready_list(raw, client) {
         let q = client.blocking_queue("readable", StringCodec).unwrap();
         assert_eq!(q.peek().await.unwrap(), None);
         assert!(q.read_all().await.unwrap().is_empty());
@@ -549,16 +479,11 @@ async fn java_read_and_remove_operations_work_on_the_ready_list() {
         assert!(q.clear().await.unwrap());
         assert!(!q.clear().await.unwrap());
         assert!(q.is_empty().await.unwrap());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped(raw, client) {
         let q = client.blocking_queue("bounded", StringCodec).unwrap();
         q.offer_all(["a", "b", "c", "d", "e", "f"].map(s)).await.unwrap();
         // drain(0) used to become "-1" in the script and empty the list.
@@ -594,15 +519,11 @@ async fn counts_are_bounded_zero_removes_nothing_and_huge_counts_are_capped() {
         let _: i64 = raw.client.rpush(reliable.keys().dead_letter(), "x").await.unwrap();
         assert_eq!(reliable.requeue_dead_letters(0).await.unwrap(), 0);
         assert_eq!(reliable.requeue_dead_letters(usize::MAX).await.unwrap(), 1);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_poll_with_the_longest_timeout_waits_like_a_take(client) {
         let q = client.blocking_queue("forever", StringCodec).unwrap();
         let other = client.blocking_queue("forever-other", StringCodec).unwrap();
         q.offer(&s("now")).await.unwrap();
@@ -612,8 +533,7 @@ async fn a_poll_with_the_longest_timeout_waits_like_a_take() {
             q.take_from_any(Duration::MAX, &[&other]).await.unwrap(),
             Some((s("forever-other"), s("there")))
         );
-    })
-    .await;
+    }
 }
 
 /// A purge as (removed, remaining).
@@ -621,16 +541,12 @@ fn pair(purged: delayq::report::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
 
-/// Concurrent takes of a queue in one process share `LPOP`s (eight pop at a
-/// time; those that wait meanwhile are served by one `LPOP key n`). Takes dropped
-/// at any point of that lose nothing and duplicate nothing, and every take
-/// that waits gets its own value.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Concurrent takes of a queue in one process share `LPOP`s (eight pop at a
+    /// time; those that wait meanwhile are served by one `LPOP key n`). Takes dropped
+    /// at any point of that lose nothing and duplicate nothing, and every take
+    /// that waits gets its own value.
+    async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing(raw, client) {
         let q = client.blocking_queue("q", LongCodec).unwrap();
         const N: i64 = 3_000;
         for chunk in (0..N).collect::<Vec<_>>().chunks(500) {
@@ -678,20 +594,15 @@ async fn concurrent_takes_share_pops_and_cancelled_ones_lose_nothing() {
             lpops > 0 && lpops < N / 2,
             "takes shared their LPOPs: {lpops} for {N} values"
         );
-    })
-    .await;
+    }
 }
 
-/// Takes cut short at any moment of their wait, including while the
-/// connection they wait on is still being opened, leave no connection
-/// behind: each one cut short in the middle of opening used to stay open
-/// for good (fred's connection task outlived the dropped call).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_cut_short_while_their_connection_opens_leave_no_connection_behind() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Takes cut short at any moment of their wait, including while the
+    /// connection they wait on is still being opened, leave no connection
+    /// behind: each one cut short in the middle of opening used to stay open
+    /// for good (fred's connection task outlived the dropped call).
+    async fn takes_cut_short_while_their_connection_opens_leave_no_connection_behind(raw, client) {
         let q = client.blocking_queue("cut-short", LongCodec).unwrap();
         let clients = || async {
             raw.info_field("clients", "connected_clients")
@@ -705,10 +616,9 @@ async fn takes_cut_short_while_their_connection_opens_leave_no_connection_behind
             let _ = tokio::time::timeout(patience, q.take_timeout(Duration::from_secs(5))).await;
         }
         // Closes happen in the background; a few idle connections may stay pooled.
-        crate::harness::eventually(Duration::from_secs(20), "cut-short connections closed", || async {
+        delayq_test_support::eventually(Duration::from_secs(20), "cut-short connections closed", || async {
             clients().await <= before + 4
         })
         .await;
-    })
-    .await;
+    }
 }

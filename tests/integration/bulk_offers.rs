@@ -12,8 +12,8 @@ use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
 use delayq::{Clock, Error, LongCodec, QueueKeys, StringCodec};
 
-use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{deadline, eventually, now_ms, Monitored, RawRedis, RedisServer};
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
+use delayq_test_support::{deadline, eventually, now_ms, redis_test, Monitored, RawRedis, RedisServer};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -75,12 +75,8 @@ fn published(seen: &[Monitored], queue: &str) -> Vec<i64> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offer_all_leaves_what_offers_one_by_one_leave_in_both_formats() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn offer_all_leaves_what_offers_one_by_one_leave_in_both_formats(raw, client) {
         // Equal payloads, an empty one, non-ASCII, equal and distinct delays.
         let items: Vec<(String, Duration)> = (0..300)
             .map(|i| {
@@ -139,16 +135,11 @@ async fn offer_all_leaves_what_offers_one_by_one_leave_in_both_formats() {
             let values: Vec<String> = items.iter().map(|(v, _)| v.clone()).collect();
             assert_eq!(bulk.read_all().await.unwrap(), values);
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_chunk_publishes_once_and_only_when_it_holds_the_new_head() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn each_chunk_publishes_once_and_only_when_it_holds_the_new_head(redis, raw, client) {
         let q = client.delayed_queue("pub", LongCodec).unwrap().without_transfer();
         warm(&client).await;
         let monitor = redis.monitor().await;
@@ -182,14 +173,13 @@ async fn each_chunk_publishes_once_and_only_when_it_holds_the_new_head() {
         let head = raw.zrange(q.keys().timeout()).await[0].1;
         assert_eq!(*messages.last().unwrap(), head);
         assert_eq!(q.len().await.unwrap(), 2 * n as usize + 3);
-    })
-    .await;
+    }
 }
 
 /// Runs `lua/offer_all.lua` by hand: (start, [(due, element)]) -> its reply.
 async fn run_chunk(raw: &RawRedis, queue: &str, request: &str, start: i64, chunk: &[(&str, &[u8])]) -> Value {
     let keys = QueueKeys::new(queue).unwrap();
-    let body = delayq::__script_body(include_str!("../../lua/offer_all.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/offer_all.lua"));
     let mut args: Vec<Value> = vec![
         body.into(),
         4.into(),
@@ -212,11 +202,8 @@ async fn run_chunk(raw: &RawRedis, queue: &str, request: &str, start: i64, chunk
         .unwrap_or_else(|e| Value::String(format!("error: {e}").into()))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_script_stops_at_collisions_and_adds_nothing_twice() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn the_script_stops_at_collisions_and_adds_nothing_twice(redis, raw) {
         let q = "by-hand";
         let request = "delayq_request:{by-hand}:test";
         let e = |i: u8| pack_with_id(ElementId::Modern([i; 8]), format!("v{i}").as_bytes());
@@ -280,8 +267,7 @@ async fn the_script_stops_at_collisions_and_adds_nothing_twice() {
         let reply = run_chunk(&raw, "typed", "delayq_request:{typed}:t", 0, &[("1", &e(1)[..])]).await;
         assert!(format!("{reply:?}").contains("WRONGTYPE"), "{reply:?}");
         assert_eq!(raw.zcard(keys.timeout()).await, 0);
-    })
-    .await;
+    }
 }
 
 /// offer_all of a, b, c where b's first packing collides with a pending
@@ -474,12 +460,8 @@ async fn a_call_given_up_says_which_values_may_be_queued_and_no_more_land_later(
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chunks_that_run_out_of_order_after_a_script_flush_land_in_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn chunks_that_run_out_of_order_after_a_script_flush_land_in_order(raw, client) {
         let q = client.delayed_queue("flushed", LongCodec).unwrap().without_transfer();
         // Each flush makes the chunks in flight fail with NOSCRIPT and each
         // falls back to EVAL on its own: they may run in any order.
@@ -493,16 +475,11 @@ async fn chunks_that_run_out_of_order_after_a_script_flush_land_in_order() {
         q.offer_all((0..n).map(|i| (i, HOUR))).await.unwrap();
         flushing.abort();
         assert_eq!(q.read_all().await.unwrap(), (0..n).collect::<Vec<_>>());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn large_payloads_go_in_chunks_bounded_by_bytes() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn large_payloads_go_in_chunks_bounded_by_bytes(redis, raw, client) {
         let q = client.delayed_queue("large", StringCodec).unwrap().without_transfer();
         let values: Vec<String> = (0..300)
             .map(|i| format!("{i:03}{}", "x".repeat(10 * 1024 + (i * 37) % 10_000)))
@@ -519,16 +496,11 @@ async fn large_payloads_go_in_chunks_bounded_by_bytes() {
         }
         let expected: Vec<Bytes> = values.iter().map(|v| b(v)).collect();
         assert_eq!(payloads(&java_view(&raw, "large").await), expected);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_thousand_values_in_one_call_are_each_there_once_and_delivered_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_hundred_thousand_values_in_one_call_are_each_there_once_and_delivered_once(raw, client) {
         let n = 100_000i64;
         let pending = client.delayed_queue("many", LongCodec).unwrap().without_transfer();
         pending.offer_all((0..n).map(|i| (i, HOUR))).await.unwrap();
@@ -551,16 +523,11 @@ async fn a_hundred_thousand_values_in_one_call_are_each_there_once_and_delivered
         delivered.sort();
         assert_eq!(delivered, (0..n).collect::<Vec<_>>());
         assert_eq!(due.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_key_of_the_wrong_type_fails_the_call_with_nothing_written() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_key_of_the_wrong_type_fails_the_call_with_nothing_written(raw, client) {
         for (name, broken) in [("typed-list", 0), ("typed-set", 1)] {
             let q = client.delayed_queue(name, StringCodec).unwrap().without_transfer();
             let key = [q.keys().pending(), q.keys().timeout()][broken].to_owned();
@@ -574,16 +541,11 @@ async fn a_key_of_the_wrong_type_fails_the_call_with_nothing_written() {
             let exists: i64 = raw.client.exists(other).await.unwrap();
             assert_eq!(exists, 0, "{name}: nothing written");
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failure_part_way_says_exactly_how_many_values_are_queued() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_failure_part_way_says_exactly_how_many_values_are_queued(raw, client) {
         let q = client.delayed_queue("oom", StringCodec).unwrap().without_transfer();
         // Room for a few chunks of 10 KB values, not for all of them.
         let used: i64 = raw.info_field("memory", "used_memory").await.parse().unwrap();
@@ -613,15 +575,11 @@ async fn a_failure_part_way_says_exactly_how_many_values_are_queued() {
         assert!(offered > 0 && offered < values.len(), "{offered}");
         let expected: Vec<Bytes> = values[..offered].iter().map(|v| b(v)).collect();
         assert_eq!(payloads(&java_view(&raw, "oom").await), expected);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_the_server_clock_due_times_come_from_redis() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn on_the_server_clock_due_times_come_from_redis(redis, raw) {
         let client = redis.client_builder().clock(Clock::Server).build().await.unwrap();
         let q = client
             .delayed_queue("server-clock", LongCodec)
@@ -638,6 +596,5 @@ async fn on_the_server_clock_due_times_come_from_redis() {
             let delay = (600 + i as i64) * 1000;
             assert!((before + delay..=after + delay).contains(score), "{i}: {score}");
         }
-    })
-    .await;
+    }
 }

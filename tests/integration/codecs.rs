@@ -9,7 +9,7 @@ use delayq::fred::prelude::*;
 use delayq::{Error, JacksonCodec, LongCodec};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::{deadline, now_ms, RedisServer};
+use delayq_test_support::{now_ms, redis_test};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "shop.Order", rename_all = "camelCase")]
@@ -32,12 +32,8 @@ struct Customer {
     name: String,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn jackson_typed_values_travel_through_a_queue() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn jackson_typed_values_travel_through_a_queue(raw, client) {
         let q = client.delayed_queue("orders", JacksonCodec::<Order>::new()).unwrap();
         let order = Order {
             order_id: "o-9".into(),
@@ -56,8 +52,7 @@ async fn jackson_typed_values_travel_through_a_queue() {
                 br#"{"@class":"shop.Order","lines":["java.util.ArrayList",[{"@class":"shop.Line","quantity":2,"sku":"a"}]],"orderId":"o-9"}"#
             )]
         );
-    })
-    .await;
+    }
 }
 
 /// Payloads as Redisson's default Kryo5Codec writes them (Kryo 5: class id
@@ -70,11 +65,8 @@ fn kryo_payloads() -> Vec<Vec<u8>> {
     vec![vec![0x03, b'h', b'e', b'l', b'l', b'o' | 0x80], vec![0x09, 0x54], order]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_queue_written_with_kryo_is_reported_as_such_and_nothing_is_removed() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_queue_written_with_kryo_is_reported_as_such_and_nothing_is_removed(redis, raw) {
         let later = now_ms() + 3_600_000;
         for (i, payload) in kryo_payloads().iter().enumerate() {
             raw.seed("kryo", &pack(Format::Modern, payload), later + i as i64).await;
@@ -132,6 +124,5 @@ async fn a_queue_written_with_kryo_is_reported_as_such_and_nothing_is_removed() 
         let mut expected = kryo_payloads();
         expected.sort();
         assert_eq!(left, expected, "every Kryo value is still in the destination list");
-    })
-    .await;
+    }
 }

@@ -18,7 +18,7 @@ use delayq::fred::prelude::*;
 use delayq::{BytesCodec, JacksonCodec, LongCodec, StringCodec};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::{deadline, hex, now_ms, RawRedis, RedisServer};
+use delayq_test_support::{deadline, now_ms, unhex, RawRedis, RedisServer};
 
 #[derive(Debug, Deserialize)]
 struct Vector {
@@ -143,7 +143,7 @@ impl Codec<String> for PrintCodec {
         match self.0 {
             "string" => StringCodec.encode(input),
             "long" => LongCodec.encode(&input.parse()?),
-            "bytes" => Codec::<Bytes>::encode(&BytesCodec, &Bytes::from(hex(input))),
+            "bytes" => Codec::<Bytes>::encode(&BytesCodec, &Bytes::from(unhex(input))),
             _ => JacksonCodec::<Order>::new().encode(&serde_json::from_str::<Order>(input)?),
         }
     }
@@ -193,7 +193,7 @@ async fn seed_java_state(raw: &RawRedis, v: &Vector) {
                 None,
                 false,
                 false,
-                (score, hex(&entry.member_hex)),
+                (score, unhex(&entry.member_hex)),
             )
             .await
             .unwrap();
@@ -201,7 +201,7 @@ async fn seed_java_state(raw: &RawRedis, v: &Vector) {
     for entry in &v.list {
         let _: i64 = raw
             .client
-            .rpush(&v.keys.delayed_list, hex(&entry.element_hex))
+            .rpush(&v.keys.delayed_list, unhex(&entry.element_hex))
             .await
             .unwrap();
     }
@@ -264,7 +264,7 @@ async fn java_to_rust(version: &str, case: &str) {
                 None,
                 false,
                 false,
-                (1.0, hex(&entry.member_hex)),
+                (1.0, unhex(&entry.member_hex)),
             )
             .await
             .unwrap();
@@ -275,7 +275,7 @@ async fn java_to_rust(version: &str, case: &str) {
         .transfer
         .destination_list_after_hex
         .iter()
-        .map(|h| Bytes::from(hex(h)))
+        .map(|h| Bytes::from(unhex(h)))
         .collect();
     assert_eq!(
         raw.lrange(name).await,
@@ -356,7 +356,7 @@ async fn rust_to_java(version: &str, case: &str) {
         Format::Legacy => 8,
     };
     for (i, (element, java)) in ours.iter().zip(&v.list).enumerate() {
-        let java = hex(&java.element_hex);
+        let java = unhex(&java.element_hex);
         assert_eq!(element.len(), java.len(), "{ctx}: element {i} length");
         assert_eq!(
             element[id_len..],
@@ -417,7 +417,7 @@ async fn rust_to_java(version: &str, case: &str) {
             // Same key (first argument) for every write.
             assert_eq!(
                 our_args[0],
-                hex(&java_call.args[0].hex),
+                unhex(&java_call.args[0].hex),
                 "{ctx}: key of {} in offer {i}",
                 java_call.cmd
             );
@@ -436,7 +436,7 @@ async fn rust_to_java(version: &str, case: &str) {
             let java_zadd = java_writes.iter().find(|c| c.cmd == "zadd").unwrap();
             assert_eq!(
                 java.message.text.as_bytes(),
-                hex(&java_zadd.args[1].hex),
+                unhex(&java_zadd.args[1].hex),
                 "{ctx}: Java's rule, for reference"
             );
         }
@@ -471,7 +471,7 @@ fn every_vector_file_is_present_and_well_formed() {
             // Every captured element is of the format its version writes.
             for entry in &v.list {
                 assert_eq!(
-                    unpack(&hex(&entry.element_hex)).unwrap().format(),
+                    unpack(&unhex(&entry.element_hex)).unwrap().format(),
                     format_of(version),
                     "{version}/{case}"
                 );
@@ -479,7 +479,7 @@ fn every_vector_file_is_present_and_well_formed() {
             // Re-encoding every captured Java payload from its decoded value gives Java's bytes.
             let codec = PrintCodec::for_case(case);
             for entry in &v.list {
-                let java = Bytes::copy_from_slice(unpack(&hex(&entry.element_hex)).unwrap().payload);
+                let java = Bytes::copy_from_slice(unpack(&unhex(&entry.element_hex)).unwrap().payload);
                 if case == "json" {
                     let order: Order = codec::decode(&JacksonCodec::new(), java.clone()).unwrap();
                     assert_eq!(

@@ -7,18 +7,14 @@ use delayq::fred::prelude::*;
 use delayq::worker::{Permanent, RetryPolicy};
 use delayq::StringCodec;
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{eventually, redis_test};
 
 fn s(v: &str) -> String {
     v.to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_way_into_the_dead_letter_list_records_why() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn every_way_into_the_dead_letter_list_records_why(client, raw) {
         let ready = client.blocking_queue("jobs", StringCodec).unwrap();
         // A value dead-lettered before reasons were recorded (or by another writer).
         let _: i64 = raw.client.rpush("delayq_dead_letter:{jobs}", "old").await.unwrap();
@@ -96,19 +92,14 @@ async fn every_way_into_the_dead_letter_list_records_why() {
             raw.client.exists::<i64, _>("delayq_dead_reasons:{jobs}").await.unwrap(),
             0
         );
-    })
-    .await;
+    }
 }
 
-/// Dead letters of 64 KB: a requeue moves about 1 MiB of them per call (its
-/// script stays short; calling again moves the rest, in order), and a
-/// removal copies none of them into its script.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn large_dead_letters_move_about_a_mebibyte_a_call_and_all_in_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Dead letters of 64 KB: a requeue moves about 1 MiB of them per call (its
+    /// script stays short; calling again moves the rest, in order), and a
+    /// removal copies none of them into its script.
+    async fn large_dead_letters_move_about_a_mebibyte_a_call_and_all_in_order(raw, client) {
         let jobs = client.reliable_queue("big-dead", StringCodec).unwrap();
         let value = |i: usize| format!("{i:04}{}", "x".repeat(64 * 1024));
         let values: Vec<String> = (0..100).map(value).collect();
@@ -135,14 +126,13 @@ async fn large_dead_letters_move_about_a_mebibyte_a_call_and_all_in_order() {
         assert_eq!(jobs.remove_dead_letters(10_000).await.unwrap(), 40);
         assert_eq!(jobs.dead_letter_len().await.unwrap(), 0);
         assert_eq!(jobs.remove_dead_letters(10).await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
 /// Seeds `queue`'s dead letters as delayq records them: each value with a
 /// reason record `<ms> <reason>` aligned with the list's tail; values given
 /// no reason go first, as if dead-lettered before reasons were recorded.
-async fn seed_dead(raw: &crate::harness::RawRedis, queue: &str, older: &[&str], recorded: &[(&str, i64, &str)]) {
+async fn seed_dead(raw: &delayq_test_support::RawRedis, queue: &str, older: &[&str], recorded: &[(&str, i64, &str)]) {
     let dead = format!("delayq_dead_letter:{{{queue}}}");
     let reasons = format!("delayq_dead_reasons:{{{queue}}}");
     for value in older {
@@ -168,15 +158,11 @@ fn pairs(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
     list.iter().map(|(v, r)| (s(v), r.map(s))).collect()
 }
 
-/// A value named by its key is found again after values left the head
-/// (another operator's requeue), deleted alone, and the reasons stay
-/// aligned with the values left.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_aligned() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A value named by its key is found again after values left the head
+    /// (another operator's requeue), deleted alone, and the reasons stay
+    /// aligned with the values left.
+    async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_aligned(raw, client) {
         let jobs = client.reliable_queue("exact", StringCodec).unwrap();
         seed_dead(
             &raw,
@@ -215,19 +201,14 @@ async fn exact_delete_finds_its_value_after_the_head_moved_and_keeps_reasons_ali
             "nonsense".parse::<delayq::dead_letter::DeadLetterKey>(),
             Err(delayq::Error::InvalidArgument(_))
         ));
-    })
-    .await;
+    }
 }
 
-/// Equal payloads dead-lettered at different times: each key acts on
-/// exactly the one it was read as (its reason and time), and of equal values
-/// with no reason at all, two keys take two and one key takes one.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn of_equal_dead_letters_each_key_acts_on_exactly_one() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Equal payloads dead-lettered at different times: each key acts on
+    /// exactly the one it was read as (its reason and time), and of equal values
+    /// with no reason at all, two keys take two and one key takes one.
+    async fn of_equal_dead_letters_each_key_acts_on_exactly_one(raw, client) {
         let jobs = client.reliable_queue("twins", StringCodec).unwrap();
         seed_dead(
             &raw,
@@ -240,7 +221,7 @@ async fn of_equal_dead_letters_each_key_acts_on_exactly_one() {
         // The one that died second, requeued: the other keeps its reason.
         let moved = jobs.requeue_dead_letters_exact(&[page[5].key.clone()]).await.unwrap();
         assert_eq!(moved, vec![5]);
-        assert_eq!(raw.lrange("twins").await, crate::harness::bytes(&["same"]));
+        assert_eq!(raw.lrange("twins").await, delayq_test_support::bytes(&["same"]));
         assert_eq!(
             dead_pairs(&jobs).await,
             pairs(&[
@@ -283,18 +264,13 @@ async fn of_equal_dead_letters_each_key_acts_on_exactly_one() {
         assert_eq!(later.remove_dead_letters(1).await.unwrap(), 1);
         assert_eq!(later.delete_dead_letters_exact(&[key]).await.unwrap(), vec![0]);
         assert_eq!(dead_pairs(&later).await, pairs(&[("same", Some("r2"))]));
-    })
-    .await;
+    }
 }
 
-/// While another client removes dead letters from the head one by one,
-/// exact deletes of values further down each remove their own value.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exact_deletes_hold_while_the_head_is_removed_concurrently() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// While another client removes dead letters from the head one by one,
+    /// exact deletes of values further down each remove their own value.
+    async fn exact_deletes_hold_while_the_head_is_removed_concurrently(redis, raw, client) {
         let jobs = client.reliable_queue("busy", StringCodec).unwrap();
         let names: Vec<String> = (0..200).map(|i| format!("v{i:03}")).collect();
         let recorded: Vec<(&str, i64, &str)> = names.iter().map(|n| (n.as_str(), 5_000, "why")).collect();
@@ -319,18 +295,13 @@ async fn exact_deletes_hold_while_the_head_is_removed_concurrently() {
             .map(|i| (format!("v{i:03}"), Some(s("why"))))
             .collect();
         assert_eq!(left, expected);
-    })
-    .await;
+    }
 }
 
-/// Counting by reason reads the recent reasons only, says how far it looked,
-/// and counts values with no reason recorded.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dead_letters_are_counted_by_reason_over_the_most_recent() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Counting by reason reads the recent reasons only, says how far it looked,
+    /// and counts values with no reason recorded.
+    async fn dead_letters_are_counted_by_reason_over_the_most_recent(raw, client) {
         let jobs = client.reliable_queue("grouped", StringCodec).unwrap();
         seed_dead(
             &raw,
@@ -358,19 +329,14 @@ async fn dead_letters_are_counted_by_reason_over_the_most_recent() {
         assert_eq!((recent.total, recent.looked), (5, 2));
         let seen: Vec<(Option<String>, usize)> = recent.groups.iter().map(|g| (g.reason.clone(), g.count)).collect();
         assert_eq!(seen, vec![(Some(s("bad input")), 1), (Some(s("smtp down")), 1)]);
-    })
-    .await;
+    }
 }
 
-/// A single dead letter is removed by an LREM walking from the nearer end of
-/// the list: near either end of a long list it goes, and deep in the middle
-/// it is refused (each call stays bounded) with nothing changed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn single_dead_letters_are_removed_near_either_end_and_refused_deep_in_a_long_list() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A single dead letter is removed by an LREM walking from the nearer end of
+    /// the list: near either end of a long list it goes, and deep in the middle
+    /// it is refused (each call stays bounded) with nothing changed.
+    async fn single_dead_letters_are_removed_near_either_end_and_refused_deep_in_a_long_list(raw, client) {
         let jobs = client.reliable_queue("long-dead", StringCodec).unwrap();
         let n = 200_010;
         for chunk in (0..n).collect::<Vec<usize>>().chunks(10_000) {
@@ -402,22 +368,17 @@ async fn single_dead_letters_are_removed_near_either_end_and_refused_deep_in_a_l
             .unwrap();
         let last = |i: usize| format!("v{i}");
         assert_eq!(tail, [last(n - 4), last(n - 2), last(n - 1)]);
-    })
-    .await;
+    }
 }
 
-/// Large dead letters: a call naming more than 1 MiB of values is refused
-/// before it runs, and one whose search (the head moved) would read more
-/// than the script's 2 MiB answers "read them again" and changes nothing;
-/// read again, the same values go. Each index is read and hashed once per
-/// call however many names look through it (it used to be once per name:
-/// seconds of Redis time for 100 names of 64 KB).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exact_actions_on_large_dead_letters_stay_within_their_byte_budget() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Large dead letters: a call naming more than 1 MiB of values is refused
+    /// before it runs, and one whose search (the head moved) would read more
+    /// than the script's 2 MiB answers "read them again" and changes nothing;
+    /// read again, the same values go. Each index is read and hashed once per
+    /// call however many names look through it (it used to be once per name:
+    /// seconds of Redis time for 100 names of 64 KB).
+    async fn exact_actions_on_large_dead_letters_stay_within_their_byte_budget(raw, client) {
         let jobs = client.reliable_queue("big-dead", StringCodec).unwrap();
         // 300 values of 20 KB, equal lengths, distinct reasons.
         let values: Vec<String> = (0..300).map(|i| format!("{i:05}{}", "x".repeat(20_000 - 5))).collect();
@@ -468,6 +429,5 @@ async fn exact_actions_on_large_dead_letters_stay_within_their_byte_budget() {
             .all(|v| !(100..140).contains(&v[..5].parse::<usize>().unwrap())));
         let reasons: i64 = raw.client.llen("delayq_dead_reasons:{big-dead}").await.unwrap();
         assert_eq!(reasons, 200, "reasons stay aligned");
-    })
-    .await;
+    }
 }

@@ -6,7 +6,7 @@ use delayq::format::Format;
 use delayq::fred::prelude::*;
 use delayq::{Error, LongCodec, StringCodec};
 
-use crate::harness::{deadline, now_ms, RedisServer};
+use delayq_test_support::{now_ms, redis_test};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -14,12 +14,8 @@ fn s(v: &str) -> String {
     v.to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offer_writes_redisson_keys_scores_and_publishes_only_new_heads() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn offer_writes_redisson_keys_scores_and_publishes_only_new_heads(raw, client) {
         let q = client.delayed_queue("orders", StringCodec).unwrap();
         let keys = q.keys().clone();
 
@@ -46,15 +42,11 @@ async fn offer_writes_redisson_keys_scores_and_publishes_only_new_heads() {
         }
         // The destination list is untouched until elements are due.
         assert_eq!(raw.llen("orders").await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn len_contains_read_all_and_peek_see_pending_values() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn len_contains_read_all_and_peek_see_pending_values(client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         assert!(q.is_empty().await.unwrap());
         assert_eq!(q.peek().await.unwrap(), None);
@@ -74,16 +66,11 @@ async fn len_contains_read_all_and_peek_see_pending_values() {
         assert!(q.contains_all(Vec::<String>::new()).await.unwrap());
         // Reading changed nothing.
         assert_eq!(q.len().await.unwrap(), 3);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn remove_remove_all_and_retain_all_delete_from_both_keys() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn remove_remove_all_and_retain_all_delete_from_both_keys(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let items = ["a", "b", "a", "c", "d", "b"].map(|v| (s(v), HOUR));
         q.offer_all(items).await.unwrap();
@@ -108,16 +95,11 @@ async fn remove_remove_all_and_retain_all_delete_from_both_keys() {
         assert_eq!(q.retain_all(Vec::<String>::new()).await.unwrap(), 1);
         assert!(q.is_empty().await.unwrap());
         assert_eq!(raw.zcard(keys.timeout()).await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_and_poll_many_remove_in_offer_order_without_delivering() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn poll_and_poll_many_remove_in_offer_order_without_delivering(raw, client) {
         let q = client.delayed_queue("q", LongCodec).unwrap();
         q.offer_all((1..=5).map(|i| (i, Duration::from_secs(100 - i as u64))))
             .await
@@ -130,16 +112,11 @@ async fn poll_and_poll_many_remove_in_offer_order_without_delivering() {
         assert_eq!(q.remove_first_n(0).await.unwrap(), Vec::<i64>::new());
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         assert_eq!(raw.llen("q").await, 0, "polled values are not delivered");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_last_and_offer_first_to_moves_the_newest_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn poll_last_and_offer_first_to_moves_the_newest_value(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let _: i64 = raw.client.rpush("{q}other", "existing").await.unwrap();
         q.offer_all([(s("first"), HOUR), (s("last"), HOUR)]).await.unwrap();
@@ -156,16 +133,11 @@ async fn poll_last_and_offer_first_to_moves_the_newest_value() {
         assert_eq!(raw.zcard(q.keys().timeout()).await, 1);
         q.clear().await.unwrap();
         assert_eq!(q.poll_last_and_offer_first_to("{q}other").await.unwrap(), None);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn clear_deletes_pending_but_not_the_destination() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn clear_deletes_pending_but_not_the_destination(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         q.destination().offer(&s("ready")).await.unwrap();
         q.offer(&s("pending"), HOUR).await.unwrap();
@@ -174,16 +146,11 @@ async fn clear_deletes_pending_but_not_the_destination() {
         assert_eq!(q.len().await.unwrap(), 0);
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         assert_eq!(raw.lrange("q").await, vec![bytes::Bytes::from("ready")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expire_and_clear_expire_act_on_both_keys() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn expire_and_clear_expire_act_on_both_keys(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         assert!(!q.expire(HOUR).await.unwrap(), "nothing to expire yet");
         q.offer(&s("x"), HOUR).await.unwrap();
@@ -202,20 +169,15 @@ async fn expire_and_clear_expire_act_on_both_keys() {
             .expire_at(SystemTime::now() + Duration::from_millis(300))
             .await
             .unwrap());
-        crate::harness::eventually(Duration::from_secs(20), "keys expire", || async {
+        delayq_test_support::eventually(Duration::from_secs(20), "keys expire", || async {
             raw.zcard(q.keys().timeout()).await == 0 && raw.llen(q.keys().pending()).await == 0
         })
         .await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_delays_and_names_are_typed_errors_that_write_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn bad_delays_and_names_are_typed_errors_that_write_nothing(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
 
         let past = SystemTime::now() - Duration::from_secs(5);
@@ -243,16 +205,11 @@ async fn bad_delays_and_names_are_typed_errors_that_write_nothing() {
 
         q.offer_at(&s("future"), SystemTime::now() + HOUR).await.unwrap();
         assert_eq!(q.len().await.unwrap(), 1);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_key_of_the_wrong_type_is_a_typed_error() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_key_of_the_wrong_type_is_a_typed_error(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let _: () = raw
             .client
@@ -269,16 +226,11 @@ async fn a_key_of_the_wrong_type_is_a_typed_error() {
             "{:?}",
             q.read_all().await
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn legacy_format_queue_writes_dlc0_elements() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn legacy_format_queue_writes_dlc0_elements(raw, client) {
         let q = client
             .delayed_queue("q", StringCodec)
             .unwrap()
@@ -290,15 +242,11 @@ async fn legacy_format_queue_writes_dlc0_elements() {
         assert_eq!(element.format(), Format::Legacy);
         assert_eq!(element.payload, b"old");
         assert_eq!(q.read_all().await.unwrap(), vec![s("old")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offer_all_sends_large_batches() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn offer_all_sends_large_batches(client) {
         let q = client.delayed_queue("big", LongCodec).unwrap();
         q.offer_all((0..2_500i64).map(|i| (i, HOUR + Duration::from_millis(i as u64))))
             .await
@@ -306,16 +254,11 @@ async fn offer_all_sends_large_batches() {
         assert_eq!(q.len().await.unwrap(), 2_500);
         let all = q.read_all().await.unwrap();
         assert_eq!(all, (0..2_500).collect::<Vec<i64>>());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps(client, raw) {
         let q = client.delayed_queue("st", StringCodec).unwrap().without_transfer();
         let empty = q.status().await.unwrap();
         assert!(!empty.exists);
@@ -368,19 +311,14 @@ async fn status_says_where_the_elements_are_and_remove_pending_empties_in_steps(
             .await;
         let wrong = client.delayed_queue("text", StringCodec).unwrap().without_transfer();
         assert!(matches!(wrong.status().await, Err(Error::WrongType { .. })));
-    })
-    .await;
+    }
 }
 
-/// A poll dropped right after sending its script puts the pending values
-/// back where they were, with the same due times.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
-    use crate::harness::drop_in_flight;
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A poll dropped right after sending its script puts the pending values
+    /// back where they were, with the same due times.
+    async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores(raw, client) {
+        use delayq_test_support::drop_in_flight;
         let q = client
             .delayed_queue("dropped-polls", StringCodec)
             .unwrap()
@@ -409,7 +347,7 @@ async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
                 Some(values) => received.extend(values),
                 None => dropped += 1,
             }
-            crate::harness::eventually(Duration::from_secs(20), "the values back", || async {
+            delayq_test_support::eventually(Duration::from_secs(20), "the values back", || async {
                 let pending = q.len().await.unwrap();
                 received.len() + pending == values.len() && raw.zcard(&timeout_key).await == pending
             })
@@ -435,8 +373,7 @@ async fn polls_dropped_in_flight_put_pending_values_back_with_their_scores() {
             .filter(|(element, _)| !received.contains(&payload(element)))
             .collect();
         assert_eq!(after, still_pending, "same elements, same due times");
-    })
-    .await;
+    }
 }
 
 /// A purge as (removed, remaining).

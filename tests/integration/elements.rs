@@ -10,7 +10,7 @@ use bytes::Bytes;
 use delayq::pending::ElementOutcome;
 use delayq::{QueueKeys, StringCodec};
 
-use crate::harness::{deadline, now_ms, RedisServer};
+use delayq_test_support::{deadline, now_ms, redis_test, RedisServer};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -27,11 +27,8 @@ fn legacy_identical(payload: &str, due_ms: i64) -> Vec<u8> {
     e
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_element_is_deleted_run_and_rescheduled_by_its_bytes_and_a_gone_one_changes_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn an_element_is_deleted_run_and_rescheduled_by_its_bytes_and_a_gone_one_changes_nothing(redis, client) {
         let q = client.delayed_queue("one", StringCodec).unwrap().without_transfer();
         for (i, v) in ["a", "b", "c", "d"].iter().enumerate() {
             q.offer(&s(v), HOUR + Duration::from_secs(i as u64)).await.unwrap();
@@ -104,15 +101,11 @@ async fn an_element_is_deleted_run_and_rescheduled_by_its_bytes_and_a_gone_one_c
             [Bytes::from("c"), Bytes::from("due")]
         );
         assert_eq!(q.read_all().await.unwrap(), [s("a"), s("d")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn of_equal_payloads_only_the_named_element_is_acted_on() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn of_equal_payloads_only_the_named_element_is_acted_on(client) {
         let q = client.delayed_queue("equal", StringCodec).unwrap().without_transfer();
         for i in 0..3 {
             q.offer(&s("same"), HOUR + Duration::from_secs(i)).await.unwrap();
@@ -127,8 +120,7 @@ async fn of_equal_payloads_only_the_named_element_is_acted_on() {
         assert_eq!(raws, [page[0].raw.clone(), page[2].raw.clone()]);
         assert_eq!(q.delete_element(&page[1].raw).await.unwrap(), ElementOutcome::Gone);
         assert_eq!(q.len().await.unwrap(), 2, "a gone element takes no equal one with it");
-    })
-    .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,11 +185,8 @@ async fn byte_identical_legacy_copies_are_taken_one_at_a_time_and_not_reschedule
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_element_with_an_id_keeps_the_index_consistent() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn an_element_with_an_id_keeps_the_index_consistent(client) {
         let q = client.delayed_queue("indexed", StringCodec).unwrap().without_transfer();
         for id in ["r1", "d1", "x1"] {
             assert!(q.offer_with_id(id, &s(id), HOUR).await.unwrap());
@@ -234,8 +223,7 @@ async fn an_element_with_an_id_keeps_the_index_consistent() {
             "the id is free"
         );
         assert_eq!(q.status().await.unwrap().ids, 2);
-    })
-    .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,7 +255,7 @@ async fn run_now_waits_for_a_pause_and_refuses_a_malformed_element() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resent_action_after_a_lost_reply_answers_as_the_first_and_takes_no_second_copy() {
     deadline(async {
-        let (server, proxy, client) = crate::harness::behind_proxy().await;
+        let (server, proxy, client) = delayq_test_support::behind_proxy().await;
         let redis = server.raw().await;
         let keys = QueueKeys::new("{resent}").unwrap();
         let due = now_ms() + 3_600_000;
@@ -282,7 +270,7 @@ async fn a_resent_action_after_a_lost_reply_answers_as_the_first_and_takes_no_se
         // Script cached first: the lost reply must be the script's own.
         assert_eq!(q.delete_element(b"warm").await.unwrap(), ElementOutcome::Gone);
         for action in ["delete", "run"] {
-            proxy.arm(crate::fault_proxy::Fault::LoseReply, "{resent}");
+            proxy.arm(delayq_test_support::fault_proxy::Fault::LoseReply, "{resent}");
             let fired = proxy.fired();
             let outcome = match action {
                 "delete" => q.delete_element(&twin).await.unwrap(),

@@ -12,8 +12,8 @@ use delayq::schedule::every;
 use delayq::{Client, Error, LongCodec, StringCodec};
 use futures_util::StreamExt;
 
-use crate::fault_proxy::Fault;
-use crate::harness::{deadline, eventually, RawRedis, RedisServer};
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{deadline, eventually, redis_test, RawRedis};
 
 /// Reads events until one of `kind`; returns it (others, such as the
 /// transfers that run on their own, are skipped).
@@ -118,11 +118,8 @@ async fn every_operation(client: &Client, name: &str) {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_operation_writes_its_event() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn each_operation_writes_its_event(client) {
         client
             .enable_events(&delayq::QueueKeys::new("ev").unwrap(), 1000)
             .await
@@ -217,16 +214,11 @@ async fn each_operation_writes_its_event() {
         assert!(matches!(next_of(&mut again, "transferred").await.kind,
             EventKind::Transferred { count, quarantined: 0 } if count >= 1));
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_events_off_no_operation_writes_the_stream() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn with_events_off_no_operation_writes_the_stream(raw, client) {
         every_operation(&client, "quiet").await;
         // Turned on and off again: off is off.
         client
@@ -252,16 +244,12 @@ async fn with_events_off_no_operation_writes_the_stream() {
             kinds(&raw, "quiet").await
         );
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// The Worker claims and acks in batches: one event per batch, counts adding up.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_writes_one_event_per_batch() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    /// The Worker claims and acks in batches: one event per batch, counts adding up.
+    async fn a_worker_writes_one_event_per_batch(client) {
         client
             .enable_events(&delayq::QueueKeys::new("batches").unwrap(), 1000)
             .await
@@ -305,17 +293,13 @@ async fn a_worker_writes_one_event_per_batch() {
         );
         worker.shutdown().await;
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// fred resends an ack whose reply was lost; the ack settles once, and so
-/// writes one event.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resent_ack_writes_one_event() {
-    deadline(async {
-        let (redis, proxy, client) = crate::harness::behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// fred resends an ack whose reply was lost; the ack settles once, and so
+    /// writes one event.
+    async fn a_resent_ack_writes_one_event(proxy, client, raw) {
         client
             .enable_events(&delayq::QueueKeys::new("lost-ack").unwrap(), 1000)
             .await
@@ -334,18 +318,13 @@ async fn a_resent_ack_writes_one_event() {
         assert_eq!(proxy.fired(), 1, "the reply was lost");
         assert!(raw.command_calls("evalsha").await >= runs + 2, "the ack ran again");
         assert_eq!(kinds(&raw, "lost-ack").await, ["claimed", "acked", "claimed", "acked"]);
-    })
-    .await;
+    }
 }
 
-/// 10,000 values offered at once write one event per chunk, with counts
-/// adding up to 10,000.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offer_all_writes_one_event_per_chunk() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// 10,000 values offered at once write one event per chunk, with counts
+    /// adding up to 10,000.
+    async fn offer_all_writes_one_event_per_chunk(raw, client) {
         client
             .enable_events(&delayq::QueueKeys::new("bulk").unwrap(), 100_000)
             .await
@@ -371,16 +350,11 @@ async fn offer_all_writes_one_event_per_chunk() {
         assert_eq!(total, 10_000);
         assert!(n <= 10_000 / 250 + 1, "{n} events");
         assert_eq!(kinds(&raw, "bulk").await.len(), n);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn maxlen_keeps_the_stream_bounded() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn maxlen_keeps_the_stream_bounded(raw, client) {
         client
             .enable_events(&delayq::QueueKeys::new("trimmed").unwrap(), 10)
             .await
@@ -417,8 +391,7 @@ async fn maxlen_keeps_the_stream_bounded() {
                 id: Some("599".into())
             }
         );
-    })
-    .await;
+    }
 }
 
 /// The next event a reading task sent.
@@ -434,7 +407,7 @@ async fn recv(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Event {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
     deadline(async {
-        let (redis, proxy, reader) = crate::harness::behind_proxy().await;
+        let (redis, proxy, reader) = delayq_test_support::behind_proxy().await;
         let writer = redis.client().await; // not through the proxy
         writer
             .enable_events(&delayq::QueueKeys::new("resumed").unwrap(), 1000)
@@ -506,14 +479,10 @@ async fn a_reader_resumes_from_its_last_event_after_a_reconnect() {
     .await;
 }
 
-/// A stream key of another type: every instrumented operation fails before
-/// it changes anything, and a reader yields the error and goes on.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A stream key of another type: every instrumented operation fails before
+    /// it changes anything, and a reader yields the error and goes on.
+    async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing(raw, client) {
         client
             .enable_events(&delayq::QueueKeys::new("wrong").unwrap(), 100)
             .await
@@ -554,20 +523,15 @@ async fn a_stream_key_of_the_wrong_type_fails_the_operation_and_loses_nothing() 
             next_of(&mut events, "offered").await.kind,
             EventKind::Offered { count: 1, id: None }
         );
-    })
-    .await;
+    }
 }
 
-/// A reliable take moves its value to the staging list before the claim
-/// script checks the events keys: a claim refused by a broken stream key
-/// (or switch) gives the value back to the head, so failed takes, however
-/// many, leave the queue as it was for every consumer (Java's included).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reliable_takes_refused_by_a_broken_events_key_leave_every_value_in_the_queue() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A reliable take moves its value to the staging list before the claim
+    /// script checks the events keys: a claim refused by a broken stream key
+    /// (or switch) gives the value back to the head, so failed takes, however
+    /// many, leave the queue as it was for every consumer (Java's included).
+    async fn reliable_takes_refused_by_a_broken_events_key_leave_every_value_in_the_queue(raw, client) {
         let values: Vec<Value> = ["v1", "v2", "v3"].into_iter().map(Value::from).collect();
         let mut args = vec![Value::from("broken")];
         args.extend(values.iter().cloned());
@@ -626,18 +590,13 @@ async fn reliable_takes_refused_by_a_broken_events_key_leave_every_value_in_the_
             .unwrap();
         let first = q.take_timeout(Duration::from_secs(5)).await.unwrap().expect("a value");
         assert_eq!(first.value(), "w");
-    })
-    .await;
+    }
 }
 
-/// A switch that holds no max length: the operation fails with
-/// `Error::EventsConfig` and changes nothing; enabling again fixes it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A switch that holds no max length: the operation fails with
+    /// `Error::EventsConfig` and changes nothing; enabling again fixes it.
+    async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing(raw, client) {
         raw.cmd("SET", vec!["delayq_events_config:{badcfg}".into(), "lots".into()])
             .await;
         let q = client.delayed_queue("badcfg", StringCodec).unwrap();
@@ -662,18 +621,13 @@ async fn a_config_that_does_not_parse_fails_the_operation_and_loses_nothing() {
             .unwrap();
         q.offer(&"v".into(), Duration::from_secs(60)).await.unwrap();
         assert_eq!(kinds(&raw, "badcfg").await, ["offered"]);
-    })
-    .await;
+    }
 }
 
-/// The stream deleted by hand while a reader follows it: the reader keeps
-/// waiting and sees the events written after.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reader_goes_on_after_the_stream_is_deleted() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// The stream deleted by hand while a reader follows it: the reader keeps
+    /// waiting and sees the events written after.
+    async fn a_reader_goes_on_after_the_stream_is_deleted(raw, client) {
         client
             .enable_events(&delayq::QueueKeys::new("deleted").unwrap(), 100)
             .await
@@ -718,18 +672,13 @@ async fn a_reader_goes_on_after_the_stream_is_deleted() {
                 id: Some("three".into())
             }
         );
-    })
-    .await;
+    }
 }
 
-/// The actions on one element by its bytes (the dashboard's): a delete is a
-/// cancel, a run now a transfer of one, a reschedule a reschedule (no id).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn actions_on_one_element_write_their_events() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// The actions on one element by its bytes (the dashboard's): a delete is a
+    /// cancel, a run now a transfer of one, a reschedule a reschedule (no id).
+    async fn actions_on_one_element_write_their_events(raw, client) {
         let q = client
             .delayed_queue("elements", StringCodec)
             .unwrap()
@@ -779,18 +728,13 @@ async fn actions_on_one_element_write_their_events() {
             next_of(&mut events, "rescheduled").await.kind,
             EventKind::Rescheduled { id: None, due_ms } if due_ms > 0
         ));
-    })
-    .await;
+    }
 }
 
-/// A delivery left unsettled past its visibility timeout: the reaper gives
-/// it back and writes `timed_out`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reaped_delivery_writes_timed_out() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A delivery left unsettled past its visibility timeout: the reaper gives
+    /// it back and writes `timed_out`.
+    async fn a_reaped_delivery_writes_timed_out(raw, client) {
         client
             .enable_events(&delayq::QueueKeys::new("reaped").unwrap(), 100)
             .await
@@ -816,19 +760,14 @@ async fn a_reaped_delivery_writes_timed_out() {
         // Settling it now finds no lease: nothing more is written.
         assert!(!delivery.ack().await.unwrap());
         assert_eq!(kinds(&raw, "reaped").await, ["claimed", "timed_out"]);
-    })
-    .await;
+    }
 }
 
-/// Values a worker claimed ahead of its slots and gives back as it stops
-/// reached no handler: one `released` event for them all (one release,
-/// their counts unchanged), no `retried` one.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_a_stopping_worker_held_ahead_are_released_not_retried() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Values a worker claimed ahead of its slots and gives back as it stops
+    /// reached no handler: one `released` event for them all (one release,
+    /// their counts unchanged), no `retried` one.
+    async fn values_a_stopping_worker_held_ahead_are_released_not_retried(raw, client) {
         client
             .enable_events(&delayq::QueueKeys::new("ahead").unwrap(), 10_000)
             .await
@@ -889,17 +828,13 @@ async fn values_a_stopping_worker_held_ahead_are_released_not_retried() {
         // Eleven ran; every other value claimed went back.
         assert_eq!(released, [claimed - 11], "one release of all the others");
         assert!(!events.iter().any(|e| e.name() == "retried"), "retried: {events:?}");
-    })
-    .await;
+    }
 }
 
-/// `newest_events` reads the newest events the stream keeps, oldest first:
-/// what a live view opens with.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_newest_events_come_oldest_first() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    /// `newest_events` reads the newest events the stream keeps, oldest first:
+    /// what a live view opens with.
+    async fn the_newest_events_come_oldest_first(client) {
         assert!(
             client
                 .newest_events(&delayq::QueueKeys::new("newest").unwrap(), 2)
@@ -936,6 +871,5 @@ async fn the_newest_events_come_oldest_first() {
             })
             .collect();
         assert_eq!(ids, [Some("b".to_owned()), Some("c".to_owned())]);
-    })
-    .await;
+    }
 }

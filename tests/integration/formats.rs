@@ -9,7 +9,7 @@ use delayq::format::{pack, Format};
 use delayq::fred::prelude::*;
 use delayq::StringCodec;
 
-use crate::harness::{deadline, hex, now_ms, RedisServer};
+use delayq_test_support::{deadline, now_ms, redis_test, unhex, RedisServer};
 
 fn s(v: &str) -> String {
     v.to_owned()
@@ -27,10 +27,8 @@ async fn seed_mixed(redis: &RedisServer, queue: &str, values: &[&str], due: i64)
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mixed_formats_read_remove_and_poll_in_one_queue() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn mixed_formats_read_remove_and_poll_in_one_queue(redis) {
         seed_mixed(
             &redis,
             "mixed",
@@ -65,14 +63,11 @@ async fn mixed_formats_read_remove_and_poll_in_one_queue() {
         );
         assert_eq!(q.retain_all([s("l2"), s("new-l")]).await.unwrap(), 3);
         assert_eq!(q.read_all().await.unwrap(), ["l2", "new-l"].map(s).to_vec());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mixed_formats_transfer_in_due_order_without_stalling() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn mixed_formats_transfer_in_due_order_without_stalling(redis) {
         let values = ["a", "b", "c", "d", "e", "f", "g", "h"];
         seed_mixed(&redis, "mixed", &values, now_ms() - 1000).await;
         let client = redis.client().await;
@@ -82,15 +77,11 @@ async fn mixed_formats_transfer_in_due_order_without_stalling() {
             assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
         }
         assert_eq!(q.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing(redis, raw) {
         let due = now_ms() + HOUR_MS;
         let good = pack(Format::Modern, b"good-1");
         let mut truncated = pack(Format::Modern, b"truncated").to_vec();
@@ -147,20 +138,16 @@ async fn malformed_elements_are_quarantined_and_good_ones_keep_flowing() {
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         // Counted when the scheduler reads the run's reply, which can come
         // after a take already has the value the run moved (a loaded machine).
-        crate::harness::eventually(Duration::from_secs(10), "3 quarantined in the stats", || async {
+        delayq_test_support::eventually(Duration::from_secs(10), "3 quarantined in the stats", || async {
             client.stats().quarantined == 3
         })
         .await;
         assert_eq!(client.stats().quarantined, 3);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_quarantines_a_malformed_head_and_returns_the_next_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn poll_quarantines_a_malformed_head_and_returns_the_next_value(redis, raw) {
         let later = now_ms() + HOUR_MS;
         raw.seed("q", b"garbage", later).await;
         raw.seed("q", &pack(Format::Modern, b"value"), later).await;
@@ -173,20 +160,16 @@ async fn poll_quarantines_a_malformed_head_and_returns_the_next_value() {
             vec![Bytes::from_static(b"garbage")]
         );
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn captured_redisson_elements_of_both_formats_transfer_to_their_payloads() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn captured_redisson_elements_of_both_formats_transfer_to_their_payloads(redis, raw) {
         let due = now_ms() - 10;
         // Redisson 4.7.0 (modern) "hello" and 3.21.0 (legacy) LongCodec "42", as captured.
-        raw.seed("q", &hex("0850552cd6413e20b4050000000000000068656c6c6f"), due)
+        raw.seed("q", &unhex("0850552cd6413e20b4050000000000000068656c6c6f"), due)
             .await;
-        raw.seed("q", &hex("715e4a1a55f6c4c302000000000000003432"), due + 1)
+        raw.seed("q", &unhex("715e4a1a55f6c4c302000000000000003432"), due + 1)
             .await;
         let client = redis.client().await;
         let _q = client.delayed_queue("q", StringCodec).unwrap();
@@ -196,8 +179,7 @@ async fn captured_redisson_elements_of_both_formats_transfer_to_their_payloads()
             Some(s("hello"))
         );
         assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s("42")));
-    })
-    .await;
+    }
 }
 
 /// Captured elements: Redisson 3.21.0 (legacy) and 4.7.0 (modern), LongCodec / StringCodec.
@@ -208,14 +190,11 @@ const CAPTURED: [(&str, &str); 4] = [
     ("081507a029284643f30a0000000000000068c3a96c6c6f20e29c93", "héllo ✓"),
 ];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_rewrites_pending_elements_to_one_format_keeping_scores_and_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn migrate_rewrites_pending_elements_to_one_format_keeping_scores_and_order(redis, raw) {
         let base = now_ms() + HOUR_MS;
         for (i, (element, _)) in CAPTURED.iter().enumerate() {
-            raw.seed("q", &hex(element), base + 1000 - i as i64 * 10).await;
+            raw.seed("q", &unhex(element), base + 1000 - i as i64 * 10).await;
         }
         raw.seed("q", b"garbage", base).await;
         for i in 0..20 {
@@ -270,8 +249,7 @@ async fn migrate_rewrites_pending_elements_to_one_format_keeping_scores_and_orde
             .filter_map(|e| delayq::format::unpack(e).ok())
             .all(|e| e.format() == Format::Legacy));
         assert_eq!(q.read_all().await.unwrap(), before_values);
-    })
-    .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,7 +261,7 @@ async fn a_queue_mixing_captured_legacy_and_modern_elements_transfers_without_st
         let raw = redis.raw().await;
         let due = now_ms() - 100;
         for (i, (element, _)) in CAPTURED.iter().enumerate() {
-            raw.seed("mixed", &hex(element), due + i as i64).await;
+            raw.seed("mixed", &unhex(element), due + i as i64).await;
         }
         let client = redis.client().await;
         let _q = client.delayed_queue("mixed", StringCodec).unwrap();

@@ -8,18 +8,14 @@ use futures_util::StreamExt;
 
 use delayq::{QueueKeys, StringCodec};
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{deadline, eventually, redis_test, RedisServer};
 
 fn s(v: &str) -> String {
     v.to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_switch_turns_the_transfer_on_and_off_on_every_handle() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn one_switch_turns_the_transfer_on_and_off_on_every_handle(client, raw) {
         let looking = client.delayed_queue("a", StringCodec).unwrap().without_transfer();
         assert!(!looking.transfers());
         looking.offer(&s("x"), Duration::from_millis(50)).await.unwrap();
@@ -46,16 +42,11 @@ async fn one_switch_turns_the_transfer_on_and_off_on_every_handle() {
             client.delayed_queue("d", StringCodec).unwrap().transfers(),
             "delayed queues transfer by default"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn handles_of_one_queue_share_one_registration_until_the_last_is_gone() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn handles_of_one_queue_share_one_registration_until_the_last_is_gone(client, raw) {
         let channel = QueueKeys::new("q").unwrap().channel().to_owned();
         let first = client.delayed_queue("q", StringCodec).unwrap();
         let second = client.delayed_queue("q", StringCodec).unwrap();
@@ -93,15 +84,11 @@ async fn handles_of_one_queue_share_one_registration_until_the_last_is_gone() {
             destination.take_timeout(Duration::from_secs(10)).await.unwrap(),
             Some(s("z"))
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reliable_stream_delivers_each_value_once_and_ends_at_shutdown() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_reliable_stream_delivers_each_value_once_and_ends_at_shutdown(client) {
         let ready = client.blocking_queue("jobs", StringCodec).unwrap();
         ready.offer_all([s("a"), s("b"), s("a")]).await.unwrap();
         let jobs = client.reliable_queue("jobs", StringCodec).unwrap();
@@ -126,8 +113,7 @@ async fn a_reliable_stream_delivers_each_value_once_and_ends_at_shutdown() {
             deliveries.next().await.is_none(),
             "the stream ends when the client shuts down"
         );
-    })
-    .await;
+    }
 }
 
 /// On a current-thread runtime the scheduler hears of a registration only

@@ -10,7 +10,7 @@ use delayq::format::{unpack, Format};
 use delayq::fred::prelude::*;
 use delayq::{QueueKeys, StringCodec};
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{eventually, redis_test};
 
 fn s(v: &str) -> String {
     v.to_owned()
@@ -18,11 +18,8 @@ fn s(v: &str) -> String {
 
 const HOUR: Duration = Duration::from_secs(3600);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_id_is_offered_once_while_pending_and_found_cancelled_and_replaced_by_it() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn an_id_is_offered_once_while_pending_and_found_cancelled_and_replaced_by_it(client) {
         let q = client.delayed_queue("reminders", StringCodec).unwrap();
         assert!(q.offer_with_id("order-42", &s("first"), HOUR).await.unwrap());
         assert!(!q.offer_with_id("order-42", &s("second"), HOUR).await.unwrap());
@@ -53,15 +50,11 @@ async fn an_id_is_offered_once_while_pending_and_found_cancelled_and_replaced_by
             q.offer_with_id(&long, &s("v"), HOUR).await,
             Err(delayq::Error::InvalidArgument(_))
         ));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn equal_payloads_under_different_ids_are_different_elements() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn equal_payloads_under_different_ids_are_different_elements(client) {
         let q = client.delayed_queue("same", StringCodec).unwrap();
         for id in ["a", "b", "c"] {
             assert!(q.offer_with_id(id, &s("payload"), HOUR).await.unwrap());
@@ -72,16 +65,11 @@ async fn equal_payloads_under_different_ids_are_different_elements() {
         assert_eq!(q.len().await.unwrap(), 3);
         assert!(q.get("a").await.unwrap().is_some() && q.get("c").await.unwrap().is_some());
         assert!(q.get("b").await.unwrap().is_none());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_element_with_an_id_is_an_ordinary_redisson_element_in_either_format() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn an_element_with_an_id_is_an_ordinary_redisson_element_in_either_format(client, raw) {
         let keys = QueueKeys::new("fmt").unwrap();
         for (format, id) in [(Format::Modern, "m"), (Format::Legacy, "l")] {
             let q = client
@@ -109,15 +97,11 @@ async fn an_element_with_an_id_is_an_ordinary_redisson_element_in_either_format(
         let mut all = q.read_all().await.unwrap();
         all.sort();
         assert_eq!(all, [s("l"), s("m")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rescheduled_element_moves_at_its_new_time() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_rescheduled_element_moves_at_its_new_time(client) {
         let q = client.delayed_queue("later", StringCodec).unwrap();
         assert!(q.offer_with_id("r", &s("soon"), HOUR).await.unwrap());
         assert!(!q.reschedule("missing", Duration::ZERO).await.unwrap());
@@ -132,14 +116,11 @@ async fn a_rescheduled_element_moves_at_its_new_time() {
         let due = q.get("r").await.unwrap().unwrap().due;
         let off = due.duration_since(at).unwrap_or_else(|e| e.duration());
         assert!(off < Duration::from_millis(2), "{off:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_clients_offering_one_id_at_once_offer_it_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn two_clients_offering_one_id_at_once_offer_it_once(redis) {
         let (a, b) = (redis.client().await, redis.client().await);
         let qa = a.delayed_queue("race", StringCodec).unwrap();
         let qb = b.delayed_queue("race", StringCodec).unwrap();
@@ -170,16 +151,11 @@ async fn two_clients_offering_one_id_at_once_offer_it_once() {
                 "round {round}: moved {moved}, cancelled {cancelled}"
             );
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_thousand_ids_leave_no_index_behind_once_transferred() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_hundred_thousand_ids_leave_no_index_behind_once_transferred(client, raw) {
         let keys = QueueKeys::new("many").unwrap();
         let q = client.delayed_queue("many", StringCodec).unwrap().without_transfer();
         let n = 100_000;
@@ -205,16 +181,11 @@ async fn a_hundred_thousand_ids_leave_no_index_behind_once_transferred() {
         drop(mover);
         let hlen: i64 = raw.client.hlen(keys.ids()).await.unwrap();
         assert_eq!(hlen, 0, "index entries left after every element moved");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_of_elements_java_removed_are_cleaned_up_as_new_ids_come() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn ids_of_elements_java_removed_are_cleaned_up_as_new_ids_come(client, raw) {
         let keys = QueueKeys::new("javaside").unwrap();
         let q = client
             .delayed_queue("javaside", StringCodec)
@@ -241,16 +212,11 @@ async fn ids_of_elements_java_removed_are_cleaned_up_as_new_ids_come() {
             assert_eq!(q.get(&format!("old-{i}")).await.unwrap(), None);
         }
         assert_eq!(raw.client.hlen::<i64, _>(keys.ids()).await.unwrap(), 1_001);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_java_remove_of_an_element_with_an_id_frees_the_id() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_java_remove_of_an_element_with_an_id_frees_the_id(client, raw) {
         let keys = QueueKeys::new("jr").unwrap();
         let q = client.delayed_queue("jr", StringCodec).unwrap().without_transfer();
         assert!(q.offer_with_id("a", &s("x"), HOUR).await.unwrap());
@@ -275,15 +241,11 @@ async fn a_java_remove_of_an_element_with_an_id_frees_the_id() {
         values.sort();
         assert_eq!(values, [s("again"), s("x")]);
         assert_eq!(raw.client.hlen::<i64, _>(keys.ids()).await.unwrap(), 2);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_survive_a_format_migration_and_one_id_stays_one_element_across_formats() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn ids_survive_a_format_migration_and_one_id_stays_one_element_across_formats(client) {
         let legacy = client
             .delayed_queue("mig", StringCodec)
             .unwrap()
@@ -311,16 +273,11 @@ async fn ids_survive_a_format_migration_and_one_id_stays_one_element_across_form
             .collect();
         assert!(formats.contains(&(Some(Format::Modern), Some(s("a")))), "{formats:?}");
         assert!(formats.contains(&(Some(Format::Modern), None)), "{formats:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_thousand_ids_java_removed_are_cleaned_by_transfers_without_new_offers() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_hundred_thousand_ids_java_removed_are_cleaned_by_transfers_without_new_offers(client, raw) {
         let keys = QueueKeys::new("gone").unwrap();
         let q = client.delayed_queue("gone", StringCodec).unwrap().without_transfer();
         let n = 100_000;
@@ -350,16 +307,11 @@ async fn a_hundred_thousand_ids_java_removed_are_cleaned_by_transfers_without_ne
             );
         }
         println!("{n} stale index entries gone after {runs} transfer runs");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_ids_with_the_same_id_bytes_fail_rather_than_act_on_each_other() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn two_ids_with_the_same_id_bytes_fail_rather_than_act_on_each_other(client, raw) {
         let keys = QueueKeys::new("clash").unwrap();
         let q = client.delayed_queue("clash", StringCodec).unwrap().without_transfer();
         assert!(q.offer_with_id("mine", &s("v"), HOUR).await.unwrap());
@@ -387,8 +339,7 @@ async fn two_ids_with_the_same_id_bytes_fail_rather_than_act_on_each_other() {
             assert!(error.to_string().contains("DELAYQ_ID_COLLISION"), "{error}");
         }
         assert_eq!(q.read_all().await.unwrap(), [s("v")], "nothing changed");
-    })
-    .await;
+    }
 }
 
 /// A string codec whose first decode signals it started, waits until the
@@ -454,11 +405,8 @@ fn held_then_failing() -> (
     (codec, entered, tx)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_id_survives_a_decode_failures_give_back_while_other_id_calls_and_a_transfer_ran() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn an_id_survives_a_decode_failures_give_back_while_other_id_calls_and_a_transfer_ran(redis, client) {
         let q = client.delayed_queue("held", StringCodec).unwrap().without_transfer();
         assert!(q.offer_with_id("reminder", &s("call back"), HOUR).await.unwrap());
         let (codec, entered, release) = held_then_failing();
@@ -485,16 +433,11 @@ async fn an_id_survives_a_decode_failures_give_back_while_other_id_calls_and_a_t
         q.transfer_now().await.unwrap();
         assert_eq!(redis.raw().await.llen("held").await, 0);
         assert_eq!(q.status().await.unwrap().ids, 1);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_id_offered_again_while_its_element_is_out_stays_with_the_newer_element() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn an_id_offered_again_while_its_element_is_out_stays_with_the_newer_element(client, raw) {
         // "again-a": another value under the id; "again-b": the same value.
         for (queue, again) in [("again-a", "new"), ("again-b", "old")] {
             let q = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
@@ -525,17 +468,14 @@ async fn an_id_offered_again_while_its_element_is_out_stays_with_the_newer_eleme
                 assert_eq!(q.len().await.unwrap(), 0);
             }
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_survive_a_lost_reply_undone_after_an_outage_in_which_other_calls_ran() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn ids_survive_a_lost_reply_undone_after_an_outage_in_which_other_calls_ran(redis) {
         let direct = redis.client().await;
-        let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
-        let cut_off = crate::harness::without_resends(&proxy).await;
+        let proxy = delayq_test_support::fault_proxy::FaultProxy::start(redis.port()).await;
+        let cut_off = delayq_test_support::without_resends(&proxy).await;
         // Scripts loaded first: a NOSCRIPT answer must not be what is lost.
         let warm = cut_off.delayed_queue("warm", StringCodec).unwrap().without_transfer();
         assert_eq!(warm.remove_first().await.unwrap(), None);
@@ -548,7 +488,7 @@ async fn ids_survive_a_lost_reply_undone_after_an_outage_in_which_other_calls_ra
             let through = cut_off.delayed_queue(queue, StringCodec).unwrap().without_transfer();
             // The removal runs, its reply is lost and an outage follows: the
             // cancel that gives p1 back waits for the outage to end.
-            proxy.arm(crate::fault_proxy::Fault::LoseReplyThenOutage, queue);
+            proxy.arm(delayq_test_support::fault_proxy::Fault::LoseReplyThenOutage, queue);
             let error = if queue == "{undone-poll}" {
                 through.remove_first().await.map(|_| ()).unwrap_err()
             } else {
@@ -574,6 +514,5 @@ async fn ids_survive_a_lost_reply_undone_after_an_outage_in_which_other_calls_ra
             assert_eq!(left, [s("p2"), s("p3")], "{queue}");
         }
         cut_off.shutdown().await;
-    })
-    .await;
+    }
 }

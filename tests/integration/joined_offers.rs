@@ -8,8 +8,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use delayq::{LongCodec, StringCodec};
 use futures_util::future::join_all;
 
-use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{deadline, now_ms, Monitored, RawRedis, RedisServer};
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
+use delayq_test_support::{now_ms, redis_test, Monitored, RawRedis};
 
 /// Script runs sent by clients (not commands scripts ran) on `key`.
 fn script_runs(entries: &[Monitored], key: &str) -> usize {
@@ -28,12 +28,8 @@ async fn hold_writes(raw: &RawRedis, ms: i64) {
     assert_eq!(reply.as_str().as_deref(), Some("OK"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_offers_share_script_runs_and_leave_what_offers_one_by_one_leave() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn concurrent_offers_share_script_runs_and_leave_what_offers_one_by_one_leave(redis, raw, client) {
         let q = client.delayed_queue("joined", LongCodec).unwrap().without_transfer();
         let keys = q.keys().clone();
         q.offer(&-1, Duration::from_secs(7200)).await.unwrap(); // scripts loaded, connected
@@ -76,15 +72,11 @@ async fn concurrent_offers_share_script_runs_and_leave_what_offers_one_by_one_le
         assert_eq!(zset.len(), 1_001);
         // The head of the timeout set is the last one offered (due first).
         assert_eq!(delayq::format::unpack(&zset[0].0).unwrap().payload, b"999");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn equal_and_large_payloads_offered_at_once_each_arrive_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn equal_and_large_payloads_offered_at_once_each_arrive_once(client) {
         // Equal payloads from different jobs: each is its own element.
         let q = client.delayed_queue("joined-equal", StringCodec).unwrap();
         let same = "same".to_string();
@@ -115,16 +107,11 @@ async fn equal_and_large_payloads_offered_at_once_each_arrive_once() {
         }
         let expected: Vec<String> = (0..40).map(payload).collect();
         assert_eq!(big.read_all().await.unwrap(), expected);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_joined_offer_whose_caller_stops_waiting_before_it_is_sent_is_not_added() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_joined_offer_whose_caller_stops_waiting_before_it_is_sent_is_not_added(raw, client) {
         let q = client
             .delayed_queue("joined-cancel", StringCodec)
             .unwrap()
@@ -155,15 +142,11 @@ async fn a_joined_offer_whose_caller_stops_waiting_before_it_is_sent_is_not_adde
         let mut all = q.read_all().await.unwrap();
         all.sort();
         assert_eq!(all, vec!["first", "kept", "warm"]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_joined_run_whose_reply_is_lost_fails_each_of_its_offers_and_adds_each_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_joined_run_whose_reply_is_lost_fails_each_of_its_offers_and_adds_each_once(redis, raw) {
         let proxy = FaultProxy::start(redis.port()).await;
         let client = delayq::Client::builder().url(proxy.url()).build().await.unwrap();
         let q = client
@@ -197,6 +180,5 @@ async fn a_joined_run_whose_reply_is_lost_fails_each_of_its_offers_and_adds_each
         expected.extend((0..5).map(|_| "joined-payload".to_string()));
         expected.sort();
         assert_eq!(all, expected);
-    })
-    .await;
+    }
 }

@@ -11,24 +11,20 @@ use std::time::Duration;
 use delayq::fred::prelude::*;
 use delayq::{Client, LongCodec};
 
-use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{assert_each_taken_once_or_left, deadline, eventually, RawRedis, RedisServer};
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
+use delayq_test_support::{assert_each_taken_once_or_left, deadline, eventually, redis_test, RawRedis, RedisServer};
 
 async fn push(raw: &RawRedis, key: &str, values: impl IntoIterator<Item = i64>) {
     let values: Vec<String> = values.into_iter().map(|v| v.to_string()).collect();
     let _: i64 = raw.client.rpush(key, values).await.unwrap();
 }
 
-/// Eight takes through eight handles of one queue wait on an empty list:
-/// two waits block on the server and the other takes wait in line; eight
-/// values pushed at once reach the eight takes, one each, with fewer
-/// `BLMPOP`s than takes and no `BLPOP`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_waiting_on_one_queue_are_served_together() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Eight takes through eight handles of one queue wait on an empty list:
+    /// two waits block on the server and the other takes wait in line; eight
+    /// values pushed at once reach the eight takes, one each, with fewer
+    /// `BLMPOP`s than takes and no `BLPOP`.
+    async fn takes_waiting_on_one_queue_are_served_together(raw, client) {
         let takers: Vec<_> = (0..8)
             .map(|_| {
                 // A handle each: takes of a queue share their waits across handles.
@@ -54,19 +50,14 @@ async fn takes_waiting_on_one_queue_are_served_together() {
         assert!((2..8).contains(&blmpops), "{blmpops} BLMPOPs for 8 waiting takes");
         assert_eq!(blpops, 0);
         assert_eq!(raw.llen("waits").await, 0);
-    })
-    .await;
+    }
 }
 
-/// Values trickle in while sixteen takers wait with short timeouts, half of
-/// them also cut short at any moment: every value is taken exactly once or
-/// is still in the list.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn joined_waits_cut_short_lose_nothing_and_never_share_a_value() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Values trickle in while sixteen takers wait with short timeouts, half of
+    /// them also cut short at any moment: every value is taken exactly once or
+    /// is still in the list.
+    async fn joined_waits_cut_short_lose_nothing_and_never_share_a_value(raw, client) {
         const N: i64 = 2_000;
         let stop = Arc::new(AtomicBool::new(false));
         let takers: Vec<_> = (0..16)
@@ -113,17 +104,14 @@ async fn joined_waits_cut_short_lose_nothing_and_never_share_a_value() {
         let blmpops = raw.command_calls("blmpop").await;
         eprintln!("{blmpops} BLMPOPs for {N} values");
         assert!(blmpops > 0);
-    })
-    .await;
+    }
 }
 
-/// A joined wait whose reply is lost: the values it popped are gone (plain
-/// takes are at most once, as with a lost `BLPOP`), its other takes go on
-/// waiting, and no value reaches two takes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_joined_wait_whose_reply_is_lost_loses_only_its_values() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// A joined wait whose reply is lost: the values it popped are gone (plain
+    /// takes are at most once, as with a lost `BLPOP`), its other takes go on
+    /// waiting, and no value reaches two takes.
+    async fn a_joined_wait_whose_reply_is_lost_loses_only_its_values(redis) {
         let proxy = FaultProxy::start(redis.port()).await;
         let client = Client::builder()
             .url(proxy.url())
@@ -182,8 +170,7 @@ async fn a_joined_wait_whose_reply_is_lost_loses_only_its_values() {
             "{lost} lost, largest BLMPOP count {largest}, {failures} takes told"
         );
         assert_eq!(raw.llen("wait-lost").await, 0);
-    })
-    .await;
+    }
 }
 
 /// Redis before 7.0 has no `BLMPOP` (here: renamed away): the first refusal
@@ -216,14 +203,11 @@ async fn without_blmpop_each_take_waits_with_blpop() {
     .await;
 }
 
-/// A wait that serves takes in line lasts no longer than the first of them
-/// waits: nothing is popped for a take whose time is up (it would be popped
-/// and pushed back to the head, behind other consumers' backs).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_joined_wait_ends_when_the_first_take_it_serves_stops_waiting() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A wait that serves takes in line lasts no longer than the first of them
+    /// waits: nothing is popped for a take whose time is up (it would be popped
+    /// and pushed back to the head, behind other consumers' backs).
+    async fn a_joined_wait_ends_when_the_first_take_it_serves_stops_waiting(redis, raw) {
         let client = redis
             .client_builder()
             .blocking_timeout(Duration::from_secs(2))
@@ -269,6 +253,5 @@ async fn a_joined_wait_ends_when_the_first_take_it_serves_stops_waiting() {
         assert_eq!(raw.command_calls("evalsha").await, scripts_before);
         let left: Vec<i64> = raw.client.lrange("short", 0, -1).await.unwrap();
         assert_eq!(left, vec![2, 3, 4]);
-    })
-    .await;
+    }
 }

@@ -10,8 +10,8 @@ use delayq::format::{pack, unpack, Format};
 use delayq::{Error, KryoCodec};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::{deadline, now_ms, RedisServer};
-use crate::kryo_vectors::{hostile_big_integer, vector, vectors};
+use delayq_test_support::vectors::{hostile_big_integer, kryo_case, kryo_cases};
+use delayq_test_support::{now_ms, redis_test};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/compat/kryo-schema.example.json");
 
@@ -49,12 +49,8 @@ struct Event {
     urgent: bool,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_captured_value_offered_from_rust_is_in_redis_as_java_wrote_it() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn every_captured_value_offered_from_rust_is_in_redis_as_java_wrote_it(raw, client) {
         let schema = KryoSchema::from_json(&std::fs::read_to_string(SCHEMA_FILE).unwrap()).unwrap();
         for format in [Format::Modern, Format::Legacy] {
             let name = format!("kq-{}", format.as_str());
@@ -63,29 +59,31 @@ async fn every_captured_value_offered_from_rust_is_in_redis_as_java_wrote_it() {
                 .unwrap()
                 .without_transfer()
                 .with_format(format);
-            let cases = vectors();
-            for (case, _, _, bytes) in &cases {
-                let value = KryoValue::decode(bytes, Some(&schema)).unwrap_or_else(|e| panic!("{case}: {e}"));
+            let cases = kryo_cases();
+            for case in &cases {
+                let value =
+                    KryoValue::decode(&case.raw, Some(&schema)).unwrap_or_else(|e| panic!("{}: {e}", case.name));
                 q.offer(&value, std::time::Duration::from_secs(3600)).await.unwrap();
             }
             let pending = raw.lrange(&format!("redisson_delay_queue:{{{name}}}")).await;
             assert_eq!(pending.len(), cases.len());
-            for (element, (case, _, _, bytes)) in pending.iter().zip(&cases) {
+            for (element, case) in pending.iter().zip(&cases) {
                 let element = unpack(element).unwrap();
-                assert_eq!(element.format(), format, "{case}");
-                assert_eq!(element.payload, &bytes[..], "{case}: payload inside the packed element");
+                assert_eq!(element.format(), format, "{}", case.name);
+                assert_eq!(
+                    element.payload,
+                    &case.raw[..],
+                    "{}: payload inside the packed element",
+                    case.name
+                );
             }
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn java_written_elements_are_taken_as_rust_values_and_bad_ones_stay() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let good = vector("pojo_event_nested");
+redis_test! {
+    async fn java_written_elements_are_taken_as_rust_values_and_bad_ones_stay(redis, raw) {
+        let good = kryo_case("pojo_event_nested").raw;
         let truncated = good[..good.len() - 3].to_vec();
         // As a Java producer offers them: a good event, a cut one, a good one.
         let due = now_ms() - 1000;
@@ -120,8 +118,7 @@ async fn java_written_elements_are_taken_as_rust_values_and_bad_ones_stay() {
             left.contains(&Bytes::from(truncated.clone())),
             "the cut element is still in the queue"
         );
-    })
-    .await;
+    }
 }
 
 /// Decimal digits to little-endian 32-bit limbs, digit by digit: slow and
@@ -147,11 +144,8 @@ fn decimal_to_limbs(digits: &str) -> Vec<u32> {
     limbs
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_16_kb_big_integer_is_taken_exactly_and_a_32_kb_one_refused_and_kept() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_16_kb_big_integer_is_taken_exactly_and_a_32_kb_one_refused_and_kept(redis, raw) {
         // As a Java producer offers them: 2^131072 - 1 (16 KiB of 0xff after
         // the sign byte), then a 32 KiB BigInteger.
         let largest = KryoValue::BigInteger([&[0x00][..], &[0xff; 16 * 1024]].concat())
@@ -186,15 +180,11 @@ async fn a_16_kb_big_integer_is_taken_exactly_and_a_32_kb_one_refused_and_kept()
         assert_eq!(taken, KryoValue::BigInteger(hostile_big_integer()));
         assert_eq!(taken.encode().unwrap(), hostile);
         assert_eq!(raw.llen("big").await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hostile_kryo_shapes_are_refused_with_short_typed_errors_and_kept() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn hostile_kryo_shapes_are_refused_with_short_typed_errors_and_kept(redis, raw) {
         // Three all-null lists of 2^19 elements: 40-odd bytes that claim 1.5
         // million elements (each list alone is within the limit).
         let nulls = KryoValue::Collection {
@@ -233,6 +223,5 @@ async fn hostile_kryo_shapes_are_refused_with_short_typed_errors_and_kept() {
             }
             assert_eq!(raw.lrange(queue).await, vec![Bytes::from(payload.clone())], "{queue}");
         }
-    })
-    .await;
+    }
 }

@@ -7,15 +7,9 @@ use std::time::Duration;
 use delayq::fred::prelude::*;
 use delayq::{Client, ClientBuilder, Error, StringCodec};
 
-use crate::harness::{deadline, eventually, RawRedis, RedisServer};
+use delayq_test_support::{deadline, eventually, redis_test, RawRedis};
 
-// The Sentinel deployment of tests/deployments, with the server support it
-// builds on (the harness's copy of that module is private to it).
-#[path = "../support/redis_sentinel.rs"]
-mod redis_sentinel;
-#[allow(clippy::duplicate_mod)]
-#[path = "../support/redis_server.rs"]
-mod redis_server;
+use delayq_test_support::redis_sentinel;
 
 /// Connections the server has open right now (`INFO clients`), the inspector's own included.
 async fn connected(raw: &RawRedis) -> usize {
@@ -38,17 +32,14 @@ async fn settles_to(raw: &RawRedis, baseline: usize, within: Duration) -> Result
     }
 }
 
-/// Dropping every clone of a client and everything made from it, without
-/// `shutdown()`, closes every connection it opened: the command pool, the
-/// scheduler's subscriber, the blocking reads' connections; the reaper stops.
-/// Without the fix: 1 connection before, 6 with the client, still 5 after
-/// 30 s (the pool and the idle blocking connection stayed open forever).
-/// A reliable delivery dropped unsettled with it is not lost.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lifecycle_dropping_a_client_without_shutdown_closes_its_connections() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Dropping every clone of a client and everything made from it, without
+    /// `shutdown()`, closes every connection it opened: the command pool, the
+    /// scheduler's subscriber, the blocking reads' connections; the reaper stops.
+    /// Without the fix: 1 connection before, 6 with the client, still 5 after
+    /// 30 s (the pool and the idle blocking connection stayed open forever).
+    /// A reliable delivery dropped unsettled with it is not lost.
+    async fn lifecycle_dropping_a_client_without_shutdown_closes_its_connections(redis, raw) {
         let before = connected(&raw).await;
 
         let client = redis.client_builder().pool_size(3).build().await.unwrap();
@@ -102,17 +93,13 @@ async fn lifecycle_dropping_a_client_without_shutdown_closes_its_connections() {
             connected(&raw).await == before
         })
         .await;
-    })
-    .await;
+    }
 }
 
-/// A client dropped after `shutdown()` does not try to close anything again,
-/// and one dropped with a read blocked in a task ends that read.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lifecycle_a_blocked_take_holds_the_client_until_it_ends() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A client dropped after `shutdown()` does not try to close anything again,
+    /// and one dropped with a read blocked in a task ends that read.
+    async fn lifecycle_a_blocked_take_holds_the_client_until_it_ends(redis, raw) {
         let before = connected(&raw).await;
 
         let client = redis.client().await;
@@ -141,8 +128,7 @@ async fn lifecycle_a_blocked_take_holds_the_client_until_it_ends() {
             connected(&raw).await == before
         })
         .await;
-    })
-    .await;
+    }
 }
 
 /// Subscribed connections on the sentinels: only delayq's `+switch-master`
@@ -179,12 +165,10 @@ async fn lifecycle_dropping_a_sentinel_client_stops_its_sentinel_listeners() {
     .await;
 }
 
-/// `Duration::MAX` in every duration setting is clamped, never an overflow
-/// panic, and the client works.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lifecycle_duration_max_settings_do_not_panic() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// `Duration::MAX` in every duration setting is clamped, never an overflow
+    /// panic, and the client works.
+    async fn lifecycle_duration_max_settings_do_not_panic(redis) {
         let client = Client::builder()
             .url(redis.url())
             .blocking_timeout(Duration::MAX)
@@ -214,8 +198,7 @@ async fn lifecycle_duration_max_settings_do_not_panic() {
         tokio::time::timeout(Duration::from_secs(30), client.shutdown())
             .await
             .expect("shutdown ends");
-    })
-    .await;
+    }
 }
 
 /// Connecting where no Redis listens fails within the connect timeout with
@@ -283,13 +266,10 @@ fn lifecycle_readme_quickstart_is_the_compiled_example() {
     let _: fn() -> ClientBuilder = Client::builder;
 }
 
-/// Shutdown must not wait for a Redis that is gone: the subscriber may be
-/// retrying its subscriptions, every command failing.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lifecycle_shutdown_ends_while_redis_is_down() {
-    deadline(async {
-        let mut redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Shutdown must not wait for a Redis that is gone: the subscriber may be
+    /// retrying its subscriptions, every command failing.
+    async fn lifecycle_shutdown_ends_while_redis_is_down(redis, client) {
         let q = client.delayed_queue::<String, _>("q", delayq::StringCodec).unwrap();
         q.offer(&"x".to_owned(), Duration::from_secs(60)).await.unwrap();
         redis.kill();
@@ -300,15 +280,11 @@ async fn lifecycle_shutdown_ends_while_redis_is_down() {
             .await
             .expect("shutdown ends without Redis");
         eprintln!("shutdown took {:.1} s", started.elapsed().as_secs_f64());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_with_a_delivery_in_flight_ends_while_redis_is_down() {
-    deadline(async {
-        let mut redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn shutdown_with_a_delivery_in_flight_ends_while_redis_is_down(redis, raw) {
         let _: i64 = raw.client.rpush("held", vec!["x"]).await.unwrap();
         let client = redis.client().await;
         let q = client.reliable_queue("held", delayq::StringCodec).unwrap();
@@ -322,6 +298,5 @@ async fn shutdown_with_a_delivery_in_flight_ends_while_redis_is_down() {
             .expect("shutdown ends without Redis, a delivery in flight or not");
         eprintln!("shutdown took {:.1} s", started.elapsed().as_secs_f64());
         drop(held);
-    })
-    .await;
+    }
 }

@@ -10,18 +10,15 @@ use delayq::fred::prelude::*;
 use delayq::fred::types::{ClusterHash, CustomCommand, Value};
 use delayq::{LongCodec, StringCodec};
 
-use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{behind_proxy, bytes, deadline, eventually, settled, wait_for, without_resends, RedisServer};
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
+use delayq_test_support::{behind_proxy, bytes, deadline, eventually, redis_test, settled, wait_for, without_resends};
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost(proxy, client, raw) {
         for (fault, queue) in [(Fault::LoseReply, "drain-reply"), (Fault::LoseRequest, "drain-request")] {
             let _: i64 = raw
                 .client
@@ -42,15 +39,11 @@ async fn drain_returns_what_it_removed_when_its_reply_or_request_is_lost() {
         for queue in ["drain-reply", "drain-request"] {
             settled(&raw, queue).await;
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn poll_many_returns_what_it_removed_when_its_reply_is_lost(proxy, client, raw) {
         let delayed = client
             .delayed_queue("poll-lost", StringCodec)
             .unwrap()
@@ -66,15 +59,11 @@ async fn poll_many_returns_what_it_removed_when_its_reply_is_lost() {
         assert_eq!(raw.llen("redisson_delay_queue:{poll-lost}").await, 4);
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{poll-lost}").await, 4);
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["d", "e", "f", "g"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost(proxy, client, raw) {
         let delayed = client
             .delayed_queue("remove-lost", StringCodec)
             .unwrap()
@@ -95,15 +84,11 @@ async fn remove_of_one_of_equal_values_removes_one_when_its_reply_is_lost() {
         assert_eq!(pair(delayed.remove_pending(2).await.unwrap()), (2, 1));
         assert_eq!(proxy.fired(), 2);
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["y"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost(proxy, client, raw) {
         let delayed = client
             .delayed_queue("{plo}src", StringCodec)
             .unwrap()
@@ -124,15 +109,11 @@ async fn poll_last_and_offer_first_to_moves_one_value_when_its_reply_is_lost() {
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.lrange("{plo}dst").await, bytes(&["c", "d"]));
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["a", "b"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost(proxy, client, raw) {
         let reliable = client.reliable_queue("dead-lost", StringCodec).unwrap();
         let dead = reliable.keys().dead_letter().to_owned();
         let _: i64 = raw
@@ -147,15 +128,11 @@ async fn requeue_dead_letters_moves_each_value_once_when_its_reply_is_lost() {
         assert_eq!(proxy.fired(), 1);
         assert_eq!(raw.lrange(&dead).await, bytes(&["d", "e"]));
         assert_eq!(raw.lrange("dead-lost").await, bytes(&["a", "b", "c"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_is_lost(proxy, client, raw) {
         // The destination list: drain removes, fails to decode, pushes back.
         let _: i64 = raw
             .client
@@ -200,14 +177,11 @@ async fn give_backs_of_undecodable_values_push_each_value_once_when_their_reply_
             raw.zrange("redisson_delay_queue_timeout:{restore-lost}").await,
             scores_before
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back(redis) {
         let proxy = FaultProxy::start(redis.port()).await;
         // No resends at all: the lost reply is final, the call cannot learn
         // its outcome.
@@ -250,15 +224,11 @@ async fn a_drain_whose_reply_is_lost_for_good_fails_and_its_values_go_back() {
         .await;
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["a", "b"]));
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice(proxy, client, raw) {
         let delayed = client
             .delayed_queue("offer-lost", StringCodec)
             .unwrap()
@@ -287,14 +257,11 @@ async fn an_offer_whose_reply_is_lost_fails_and_is_never_applied_twice() {
             .await
             .is_err());
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{offer-lost}").await, 2);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_put_back_after_their_due_time_are_published_and_delivered() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn values_put_back_after_their_due_time_are_published_and_delivered(redis) {
         let proxy = FaultProxy::start(redis.port()).await;
         // The transferring client: direct, no periodic resync, so only the
         // channel can tell it about an element that comes back overdue.
@@ -334,15 +301,11 @@ async fn values_put_back_after_their_due_time_are_published_and_delivered() {
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{late-back}").await, 0);
         poller.shutdown().await;
         transferring.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_drain_dropped_by_its_caller_during_a_long_outage_gives_its_values_back() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_drain_dropped_by_its_caller_during_a_long_outage_gives_its_values_back(proxy, client, raw) {
         let _: i64 = raw.client.rpush("dropped", bytes(&["a", "b", "c", "d"])).await.unwrap();
         let q = client.blocking_queue("dropped", StringCodec).unwrap();
         assert_eq!(q.drain(1).await.unwrap(), strings(&["a"]));
@@ -362,15 +325,11 @@ async fn a_drain_dropped_by_its_caller_during_a_long_outage_gives_its_values_bac
         .await;
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert_eq!(raw.lrange("dropped").await, bytes(&["b", "c", "d"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn clear_is_sent_once_so_values_offered_after_it_survive() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn clear_is_sent_once_so_values_offered_after_it_survive(proxy, client, raw) {
         let _: i64 = raw.client.rpush("cleared", bytes(&["a", "b"])).await.unwrap();
         let q = client.blocking_queue("cleared", StringCodec).unwrap();
         proxy.arm(Fault::LoseReply, "cleared");
@@ -384,14 +343,11 @@ async fn clear_is_sent_once_so_values_offered_after_it_survive() {
         let error = clearing.await.unwrap().unwrap_err();
         assert!(matches!(error, delayq::Error::OutcomeUnknown { .. }), "{error:?}");
         assert_eq!(raw.lrange("cleared").await, bytes(&["offered-after"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn removals_lost_for_good_say_the_outcome_is_unknown_or_give_back() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn removals_lost_for_good_say_the_outcome_is_unknown_or_give_back(redis) {
         let proxy = FaultProxy::start(redis.port()).await;
         let client = without_resends(&proxy).await;
         let raw = redis.raw().await;
@@ -435,15 +391,11 @@ async fn removals_lost_for_good_say_the_outcome_is_unknown_or_give_back() {
         .await;
         assert_eq!(delayed.read_all().await.unwrap(), strings(&["x", "y"]));
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it(redis, raw) {
         // A transferring client that never resyncs, settled on an empty
         // queue; then an overdue element nobody is told about (written
         // without a publish): it stays where it is.
@@ -454,7 +406,7 @@ async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
             .with_transfer();
         tokio::time::sleep(Duration::from_millis(500)).await;
         let element = delayq::format::pack(delayq::format::Format::Modern, b"not-a-number");
-        raw.seed("restored-late", &element, crate::harness::now_ms() - 1_000)
+        raw.seed("restored-late", &element, delayq_test_support::now_ms() - 1_000)
             .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(raw.llen("restored-late").await, 0);
@@ -473,16 +425,11 @@ async fn a_restored_overdue_element_is_published_so_transfers_wake_for_it() {
             raw.lrange("restored-late").await == bytes(&["not-a-number"])
         })
         .await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn one_call_removes_at_most_a_mebibyte_of_large_payloads(raw, client) {
         let big = "v".repeat(10 * 1024);
         let values: Vec<String> = (0..300).map(|i| format!("{i:03}{big}")).collect();
         let q = client.blocking_queue("large", StringCodec).unwrap();
@@ -516,8 +463,7 @@ async fn one_call_removes_at_most_a_mebibyte_of_large_payloads() {
         } = delayed.remove_pending(10_000).await.unwrap();
         assert!(removed > 50 && removed < 120, "{removed}");
         assert_eq!(left as usize, 300 - polled.len() - removed as usize);
-    })
-    .await;
+    }
 }
 
 /// A purge as (removed, remaining).
@@ -525,11 +471,8 @@ fn pair(purged: delayq::report::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost(proxy, client, raw) {
         let delayed = client
             .delayed_queue("ids-lost", StringCodec)
             .unwrap()
@@ -564,20 +507,16 @@ async fn id_operations_answer_as_their_first_run_when_their_reply_is_lost() {
         assert!(delayed.resume().await.unwrap());
         assert_eq!(proxy.fired(), 4);
         assert!(!delayed.is_paused().await.unwrap());
-    })
-    .await;
+    }
 }
 
-/// A reliable take's fast path: the `LMOVE` of a ready value runs and its
-/// reply is lost. The move is not sent again (that would move a second
-/// value nobody claims); the value it moved waits in the staging list until
-/// the reaper returns it, and in the end every value is delivered exactly
-/// once, none of them counted twice.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A reliable take's fast path: the `LMOVE` of a ready value runs and its
+    /// reply is lost. The move is not sent again (that would move a second
+    /// value nobody claims); the value it moved waits in the staging list until
+    /// the reaper returns it, and in the end every value is delivered exactly
+    /// once, none of them counted twice.
+    async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once(redis, proxy, client, raw) {
         let monitor = redis.monitor().await;
         let q = client
             .reliable_queue("lost-move", StringCodec)
@@ -628,21 +567,17 @@ async fn a_reliable_take_whose_move_reply_is_lost_loses_nothing_and_moves_once()
         assert_eq!(raw.llen("lost-move").await, 0);
         assert_eq!(raw.llen(keys.staging()).await, 0);
         assert_eq!(q.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// A reliable take whose claim runs and whose reply is lost: the claim is
-/// not sent again (it would claim a second value); the delivery it made is
-/// found by its id once the connection is back and given back uncounted.
-/// The value comes again as a first attempt, even with `max_deliveries(1)`,
-/// long before its visibility timeout would have returned it (counted, and
-/// so to the dead letters).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reliable_take_whose_claim_reply_is_lost_gives_its_delivery_back_uncounted() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A reliable take whose claim runs and whose reply is lost: the claim is
+    /// not sent again (it would claim a second value); the delivery it made is
+    /// found by its id once the connection is back and given back uncounted.
+    /// The value comes again as a first attempt, even with `max_deliveries(1)`,
+    /// long before its visibility timeout would have returned it (counted, and
+    /// so to the dead letters).
+    async fn a_reliable_take_whose_claim_reply_is_lost_gives_its_delivery_back_uncounted(proxy, client, raw) {
         let q = client
             .reliable_queue("lost-claim", StringCodec)
             .unwrap()
@@ -672,19 +607,15 @@ async fn a_reliable_take_whose_claim_reply_is_lost_gives_its_delivery_back_uncou
         assert_eq!(q.dead_letter_len().await.unwrap(), 0);
         assert_eq!(raw.llen("lost-claim").await, 0);
         assert_eq!(raw.llen(keys.staging()).await, 0);
-    })
-    .await;
+    }
 }
 
-/// Takes joined into one `LPOP key n` whose reply is lost: the pop is not
-/// sent again (a resend would pop n more), each of its takes goes on to wait
-/// for another value, and no value reaches two takes. The values the lost
-/// pop took are gone, as with a plain take's lost `LPOP` (at most once).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_value() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Takes joined into one `LPOP key n` whose reply is lost: the pop is not
+    /// sent again (a resend would pop n more), each of its takes goes on to wait
+    /// for another value, and no value reaches two takes. The values the lost
+    /// pop took are gone, as with a plain take's lost `LPOP` (at most once).
+    async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_value(redis, proxy, client, raw) {
         let monitor = redis.monitor().await;
         let q = client.blocking_queue("joined-pop-lost", LongCodec).unwrap();
         let values: Vec<String> = (0..400).map(|v| v.to_string()).collect();
@@ -727,8 +658,7 @@ async fn takes_joined_into_one_pop_whose_reply_is_lost_go_on_and_never_share_a_v
         let largest = pops.iter().copied().max().unwrap();
         assert!((1..=16).contains(&lost), "{lost} lost, largest joined pop {largest}");
         assert_eq!(raw.llen("joined-pop-lost").await, 0);
-    })
-    .await;
+    }
 }
 
 /// A schedule that never fires during a test (next New Year's Day).
@@ -784,11 +714,8 @@ async fn a_resent_schedule_save_does_not_undo_a_save_made_meanwhile() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_migration_whose_reply_is_lost_reports_what_it_converted(proxy, client, raw) {
         let legacy = client
             .delayed_queue("migrate-lost", StringCodec)
             .unwrap()
@@ -802,7 +729,7 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
         let warm = legacy.migrate(delayq::format::Format::Legacy, 100).await.unwrap();
         assert_eq!((warm.converted, warm.already), (0, 5));
         settled(&raw, "migrate-lost").await;
-        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/migrate.lua"))));
+        let sha = delayq_test_support::script_sha1(include_str!("../../lua/migrate.lua"));
         proxy.arm(Fault::LoseReply, sha);
         let report = legacy.migrate(delayq::format::Format::Modern, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);
@@ -813,14 +740,13 @@ async fn a_migration_whose_reply_is_lost_reports_what_it_converted() {
             .iter()
             .all(|e| delayq::format::unpack(e).unwrap().format() == delayq::format::Format::Modern));
         assert_eq!(legacy.read_all().await.unwrap(), values);
-    })
-    .await;
+    }
 }
 
 /// Three good elements and one neither format unpacks, all overdue (no
 /// publish: nobody is told).
-async fn seed_overdue(raw: &crate::harness::RawRedis, queue: &str) -> i64 {
-    let due = crate::harness::now_ms() - 1_000;
+async fn seed_overdue(raw: &delayq_test_support::RawRedis, queue: &str) -> i64 {
+    let due = delayq_test_support::now_ms() - 1_000;
     for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
         let element = delayq::format::pack(delayq::format::Format::Modern, v.as_bytes());
         raw.seed(queue, &element, due + i as i64).await;
@@ -829,11 +755,8 @@ async fn seed_overdue(raw: &crate::harness::RawRedis, queue: &str) -> i64 {
     due
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn transfer_now_whose_reply_is_lost_reports_what_its_first_run_moved() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn transfer_now_whose_reply_is_lost_reports_what_its_first_run_moved(proxy, client, raw) {
         let q = client
             .delayed_queue("now-lost", StringCodec)
             .unwrap()
@@ -848,16 +771,13 @@ async fn transfer_now_whose_reply_is_lost_reports_what_its_first_run_moved() {
         assert_eq!(raw.lrange("now-lost").await, bytes(&["a", "b", "c"]));
         assert_eq!(raw.llen(q.keys().quarantine()).await, 1);
         assert_eq!(q.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// The scheduler's own run whose reply is lost: `ClientStats` counts what
-/// the first run moved and quarantined, once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scheduled_transfer_whose_reply_is_lost_is_counted_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// The scheduler's own run whose reply is lost: `ClientStats` counts what
+    /// the first run moved and quarantined, once.
+    async fn a_scheduled_transfer_whose_reply_is_lost_is_counted_once(redis) {
         let proxy = FaultProxy::start(redis.port()).await;
         // No resync: the publish below makes the only run after the fault is armed.
         let client = delayq::Client::builder()
@@ -890,17 +810,13 @@ async fn a_scheduled_transfer_whose_reply_is_lost_is_counted_once() {
         let stats = client.stats();
         assert_eq!((stats.transferred, stats.quarantined), (3, 1), "{stats:?}");
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// A sweep window whose reply is lost: the resend moves nothing again and
-/// answers what the window moved, so every element moved is counted once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sweep_window_whose_reply_is_lost_is_counted_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A sweep window whose reply is lost: the resend moves nothing again and
+    /// answers what the window moved, so every element moved is counted once.
+    async fn a_sweep_window_whose_reply_is_lost_is_counted_once(redis, raw) {
         // 30,000 pending; every tenth already due, spread through the list:
         // deep enough for a sweep.
         let producer = redis.client().await;
@@ -928,22 +844,18 @@ async fn a_sweep_window_whose_reply_is_lost_is_counted_once() {
         assert!(stats.sweeps >= 1, "{stats:?}");
         assert_eq!(stats.transferred, 3_000, "{stats:?}");
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned(proxy, client, raw) {
         let sha = raw.load_script(include_str!("../../lua/reap.lua")).await;
         // Its reaper's first run is seconds away; nothing else reaps.
         let q = client.reliable_queue("reap-lost", StringCodec).unwrap();
         let keys = q.keys().clone();
         // Three deliveries past their deadline (id, count, value), and two
         // copies no claim took, watched since an hour ago.
-        let past = crate::harness::now_ms() - 1_000;
+        let past = delayq_test_support::now_ms() - 1_000;
         for (i, v) in ["t1", "t2", "t3"].into_iter().enumerate() {
             let member = format!("id-{i:05}0000000001{v}");
             let _: i64 = raw
@@ -953,7 +865,7 @@ async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
                 .unwrap();
         }
         let _: i64 = raw.client.rpush(keys.staging(), bytes(&["u1", "u2"])).await.unwrap();
-        let since = crate::harness::now_ms() - 3_600_000;
+        let since = delayq_test_support::now_ms() - 3_600_000;
         let _: i64 = raw
             .client
             .hset(keys.staging_mark(), [("t", since.to_string()), ("k", "2".to_string())])
@@ -968,15 +880,11 @@ async fn reap_now_whose_reply_is_lost_reports_what_its_first_run_returned() {
         back.sort();
         assert_eq!(back, bytes(&["t1", "t2", "t3", "u1", "u2"]), "each once");
         assert_eq!(q.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run(proxy, client, raw) {
         let q = client
             .delayed_queue("expire-lost", StringCodec)
             .unwrap()
@@ -999,17 +907,14 @@ async fn expiry_changes_whose_reply_is_lost_answer_as_their_first_run() {
         assert_eq!(proxy.fired(), 2);
         assert_eq!(raw.zcard(q.keys().timeout()).await, 0);
         assert_eq!(raw.llen(q.keys().pending()).await, 0);
-    })
-    .await;
+    }
 }
 
-/// A cancel whose reply is lost answers, resent, what it found (a log line
-/// says whether the values came back); a mark an older client left reads as
-/// cancelled still.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resent_cancel_answers_what_it_found() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// A cancel whose reply is lost answers, resent, what it found (a log line
+    /// says whether the values came back); a mark an older client left reads as
+    /// cancelled still.
+    async fn a_resent_cancel_answers_what_it_found(redis) {
         let proxy = FaultProxy::start(redis.port()).await;
         let raw = redis.raw().await;
         // A plain fred client through the proxy, resending as delayq's does.
@@ -1070,18 +975,14 @@ async fn a_resent_cancel_answers_what_it_found() {
         }
         assert_eq!(raw.lrange("cancel-lost").await, bytes(&["a", "b"]));
         resending.quit().await.unwrap();
-    })
-    .await;
+    }
 }
 
-/// An exact delete of one of two equal dead letters whose reply is lost:
-/// fred resends it, the request key answers as the first run did, and the
-/// other copy stays.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exact_dead_letter_delete_removes_one_of_equal_values_when_its_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// An exact delete of one of two equal dead letters whose reply is lost:
+    /// fred resends it, the request key answers as the first run did, and the
+    /// other copy stays.
+    async fn exact_dead_letter_delete_removes_one_of_equal_values_when_its_reply_is_lost(proxy, client, raw) {
         let reliable = client.reliable_queue("dead-exact", StringCodec).unwrap();
         let dead = reliable.keys().dead_letter().to_owned();
         let _: i64 = raw.client.rpush(&dead, bytes(&["same", "same"])).await.unwrap();
@@ -1102,16 +1003,12 @@ async fn exact_dead_letter_delete_removes_one_of_equal_values_when_its_reply_is_
         assert_eq!(proxy.fired(), 1);
         assert_eq!(found, vec![1]);
         assert_eq!(raw.lrange(&dead).await, bytes(&["same"]));
-    })
-    .await;
+    }
 }
 
-/// An exact requeue whose reply is lost: the value reaches the queue once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exact_dead_letter_requeue_pushes_once_when_its_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// An exact requeue whose reply is lost: the value reaches the queue once.
+    async fn exact_dead_letter_requeue_pushes_once_when_its_reply_is_lost(proxy, client, raw) {
         let reliable = client.reliable_queue("requeue-exact", StringCodec).unwrap();
         let dead = reliable.keys().dead_letter().to_owned();
         let _: i64 = raw.client.rpush(&dead, bytes(&["x", "y", "x"])).await.unwrap();
@@ -1129,6 +1026,5 @@ async fn exact_dead_letter_requeue_pushes_once_when_its_reply_is_lost() {
         assert_eq!(found, vec![2, 1]);
         assert_eq!(raw.lrange("requeue-exact").await, bytes(&["y", "x"]));
         assert_eq!(raw.lrange(&dead).await, bytes(&["x"]));
-    })
-    .await;
+    }
 }

@@ -1,15 +1,13 @@
 //! Integration tests: every test talks to a real `redis-server` that the
 //! harness starts on a free loopback port.
+//!
+//! The harness is the `delayq-test-support` package; `harness`,
+//! `fault_proxy` and `schedule_helpers` keep the paths tests used when it
+//! was included here file by file.
 
-#[path = "../support/fault_proxy.rs"]
-#[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
-mod fault_proxy;
 mod harness;
-mod harness_own;
-#[path = "../support/kryo_vectors.rs"]
-mod kryo_vectors;
-#[path = "../support/schedules.rs"]
-mod schedule_helpers;
+#[allow(unused_imports)]
+use delayq_test_support::{fault_proxy, schedules as schedule_helpers};
 
 mod auth;
 mod blocking_queue;

@@ -10,7 +10,7 @@ use delayq::StringCodec;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{deadline, eventually, RedisServer};
 
 /// The one recorder of this test binary (a global can be set only once).
 fn snapshotter() -> Snapshotter {
@@ -234,10 +234,10 @@ async fn schedules_and_rate_limits_report_through_the_metrics_facade() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_schedule_fire_whose_reply_is_lost_is_counted_once() {
     deadline(async {
-        use crate::fault_proxy::Fault;
+        use delayq_test_support::fault_proxy::Fault;
         let _turn = SERIAL.lock().await;
         let snapshotter = snapshotter();
-        let (_redis, proxy, client) = crate::harness::behind_proxy().await;
+        let (_redis, proxy, client) = delayq_test_support::behind_proxy().await;
         let queue = client
             .delayed_queue("metered-lost-fire", StringCodec)
             .unwrap()
@@ -306,8 +306,8 @@ async fn a_schedule_fire_whose_reply_is_lost_is_counted_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transfer_whose_reply_is_lost_is_counted_once() {
     deadline(async {
-        use crate::fault_proxy::{Fault, FaultProxy};
         use delayq::fred::interfaces::PubsubInterface;
+        use delayq_test_support::fault_proxy::{Fault, FaultProxy};
         let _turn = SERIAL.lock().await;
         let snapshotter = snapshotter();
         let redis = RedisServer::start().await;
@@ -321,7 +321,7 @@ async fn a_transfer_whose_reply_is_lost_is_counted_once() {
             .unwrap();
         let raw = redis.raw().await;
         // Cached, so that the lost reply is the script's, not a NOSCRIPT.
-        let body = delayq::__script_body(include_str!("../../lua/transfer.lua"));
+        let body = delayq_test_support::script_body(include_str!("../../lua/transfer.lua"));
         raw.cmd("SCRIPT", vec!["LOAD".into(), body.as_str().into()]).await;
         let name = "metered-lost-transfer";
         let q = client.delayed_queue(name, StringCodec).unwrap();
@@ -330,7 +330,7 @@ async fn a_transfer_whose_reply_is_lost_is_counted_once() {
         })
         .await;
         // Three elements and one neither format unpacks, due a second ago.
-        let due = crate::harness::now_ms() - 1_000;
+        let due = delayq_test_support::now_ms() - 1_000;
         for (i, v) in ["a", "b", "c"].into_iter().enumerate() {
             let element = delayq::format::pack(delayq::format::Format::Modern, v.as_bytes());
             raw.seed(name, &element, due + i as i64).await;

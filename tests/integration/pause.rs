@@ -5,16 +5,14 @@ use std::time::Duration;
 
 use delayq::{LongCodec, StringCodec};
 
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::{deadline, redis_test, RedisServer};
 
 fn s(v: &str) -> String {
     v.to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_paused_queue_accumulates_due_elements_and_moves_them_in_due_order_on_resume() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_paused_queue_accumulates_due_elements_and_moves_them_in_due_order_on_resume(redis) {
         let (a, b) = (redis.client().await, redis.client().await);
         let raw = redis.raw().await;
         // Two processes transfer the queue; the pause holds for both.
@@ -60,16 +58,11 @@ async fn a_paused_queue_accumulates_due_elements_and_moves_them_in_due_order_on_
         }
         assert_eq!(got, [1, 2, 3]);
         assert!(!q.status().await.unwrap().paused);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reliable_consumers_take_nothing_while_paused_and_lose_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn reliable_consumers_take_nothing_while_paused_and_lose_nothing(client, raw) {
         let delayed = client.delayed_queue("jobs", StringCodec).unwrap().without_transfer();
         let ready = client.blocking_queue("jobs", StringCodec).unwrap();
         let jobs = client.reliable_queue("jobs", StringCodec).unwrap();
@@ -92,14 +85,11 @@ async fn reliable_consumers_take_nothing_while_paused_and_lose_nothing() {
         let second = jobs.take_timeout(Duration::from_secs(20)).await.unwrap().unwrap();
         assert_eq!(second.value(), "b");
         second.ack().await.unwrap();
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn several_consumers_of_a_paused_queue_lose_nothing_and_take_each_value_once_after() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn several_consumers_of_a_paused_queue_lose_nothing_and_take_each_value_once_after(redis) {
         let (a, b) = (redis.client().await, redis.client().await);
         let raw = redis.raw().await;
         let delayed = a.delayed_queue("many", LongCodec).unwrap().without_transfer();
@@ -136,8 +126,7 @@ async fn several_consumers_of_a_paused_queue_lose_nothing_and_take_each_value_on
         }
         taken.sort();
         assert_eq!(taken, (0..20).collect::<Vec<_>>());
-    })
-    .await;
+    }
 }
 
 /// A worker whose queue is paused while its handlers run takes nothing more
@@ -154,7 +143,7 @@ async fn a_paused_worker_keeps_the_order_of_the_queue() {
     use parking_lot::Mutex;
     use tokio::sync::Semaphore;
 
-    use crate::harness::eventually;
+    use delayq_test_support::eventually;
 
     deadline(async {
         const N: i64 = 40;

@@ -17,7 +17,7 @@ use delayq::fred::types::{Builder, Message, Value};
 use delayq::{Clock, LongCodec, QueueKeys, StringCodec};
 use tokio::sync::broadcast;
 
-use crate::harness::{deadline, now_ms, RawRedis, RedisServer};
+use delayq_test_support::{now_ms, redis_test, RawRedis, RedisServer};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -155,12 +155,8 @@ fn base() -> i64 {
     (now_ms() / 1000 + 3600) * 1000
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offers_and_bulk_offers_publish_the_due_time_of_each_new_head() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn offers_and_bulk_offers_publish_the_due_time_of_each_new_head(redis, raw, client) {
         let q = client.delayed_queue("offers", StringCodec).unwrap().without_transfer();
         let mut channel = Channel::watch(&redis, "offers").await;
         let t = base();
@@ -193,16 +189,11 @@ async fn offers_and_bulk_offers_publish_the_due_time_of_each_new_head() {
         assert_eq!(channel.published().await, [score]);
         q.offer_all([(s("h"), HOUR * 5), (s("i"), HOUR * 4)]).await.unwrap();
         assert_eq!(channel.published().await, Vec::<String>::new());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offers_and_reschedules_by_id_publish_only_a_new_head_and_never_on_a_tie_they_lose() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn offers_and_reschedules_by_id_publish_only_a_new_head_and_never_on_a_tie_they_lose(redis, raw, client) {
         let q = client.delayed_queue("ids", StringCodec).unwrap().without_transfer();
         let mut channel = Channel::watch(&redis, "ids").await;
         let t = base();
@@ -245,21 +236,17 @@ async fn offers_and_reschedules_by_id_publish_only_a_new_head_and_never_on_a_tie
         let (member, score) = head(&raw, "ids").await;
         assert_eq!(payload(&member), "k2");
         assert_eq!(channel.published().await, [score]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_schedule_fire_publishes_its_occurrence_when_it_is_the_new_head() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_schedule_fire_publishes_its_occurrence_when_it_is_the_new_head(redis, raw) {
         let mut channel = Channel::watch(&redis, "fired").await;
         let keys = QueueKeys::new("fired").unwrap();
         // Fired as a runner does when the occurrence is due (no client runs
         // the schedule: each fire is this test's).
         let fire = |next: i64, then: i64, token: &'static str, value: &'static str| {
-            let body = delayq::__script_body(include_str!("../../lua/schedule_fire.lua"));
+            let body = delayq_test_support::script_body(include_str!("../../lua/schedule_fire.lua"));
             let args: Vec<Value> = vec![
                 body.into(),
                 4.into(),
@@ -294,16 +281,11 @@ async fn a_schedule_fire_publishes_its_occurrence_when_it_is_the_new_head() {
         assert_eq!(reply[0].as_string().unwrap(), "fired");
         assert_eq!(channel.published().await, Vec::<String>::new(), "not the head");
         assert_eq!(raw.zcard(keys.timeout()).await, 3);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_nack_with_a_delay_publishes_when_the_value_is_the_new_head() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_nack_with_a_delay_publishes_when_the_value_is_the_new_head(redis, raw, client) {
         let mut channel = Channel::watch(&redis, "jobs").await;
         let q = client.reliable_queue("jobs", StringCodec).unwrap();
         client
@@ -330,16 +312,11 @@ async fn a_nack_with_a_delay_publishes_when_the_value_is_the_new_head() {
         let (member, score) = head(&raw, "jobs").await;
         assert_eq!(payload(&member), "c");
         assert_eq!(channel.published().await, [score]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restore_publishes_when_a_restored_element_is_the_new_head_and_never_on_a_tie_it_loses() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_restore_publishes_when_a_restored_element_is_the_new_head_and_never_on_a_tie_it_loses(redis, raw, client) {
         let strings = client
             .delayed_queue("restored", StringCodec)
             .unwrap()
@@ -371,16 +348,11 @@ async fn a_restore_publishes_when_a_restored_element_is_the_new_head_and_never_o
         restored().await;
         assert_eq!(channel.published().await, Vec::<String>::new(), "not the head");
         assert_eq!(strings.read_all().await.unwrap(), [s("x"), s("0"), s("1")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_publishes_the_head_when_it_ends_a_pause() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn resume_publishes_the_head_when_it_ends_a_pause(redis, raw, client) {
         let q = client.delayed_queue("paused", StringCodec).unwrap().without_transfer();
         let mut channel = Channel::watch(&redis, "paused").await;
         let t = base();
@@ -400,19 +372,15 @@ async fn resume_publishes_the_head_when_it_ends_a_pause() {
         // Not paused: nothing.
         assert!(!q.resume().await.unwrap());
         assert_eq!(channel.published().await, Vec::<String>::new());
-    })
-    .await;
+    }
 }
 
-/// Under the server's clock a due time is worked out in Lua: past the year
-/// 5138 (10^14 ms) it must still be a whole number of ms, stored exactly
-/// and published as Java's `LongCodec` writes it (Redisson's transfer
-/// parses it as a `Long`), as the producer's clock gives it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn due_times_on_the_server_clock_stay_whole_numbers_far_ahead() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Under the server's clock a due time is worked out in Lua: past the year
+    /// 5138 (10^14 ms) it must still be a whole number of ms, stored exactly
+    /// and published as Java's `LongCodec` writes it (Redisson's transfer
+    /// parses it as a `Long`), as the producer's clock gives it.
+    async fn due_times_on_the_server_clock_stay_whole_numbers_far_ahead(redis, raw) {
         let client = redis.client_builder().clock(Clock::Server).build().await.unwrap();
         let q = client.delayed_queue("far", StringCodec).unwrap().without_transfer();
         let mut channel = Channel::watch(&redis, "far").await;
@@ -436,6 +404,5 @@ async fn due_times_on_the_server_clock_stay_whole_numbers_far_ahead() {
         let published = channel.published().await;
         assert_eq!(published, [c.to_string()]);
         assert_eq!(published[0].parse::<i64>().unwrap(), c);
-    })
-    .await;
+    }
 }

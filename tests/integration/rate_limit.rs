@@ -9,16 +9,13 @@ use delayq::{LongCodec, QueueKeys};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::harness::{deadline, eventually, Monitor, RawRedis, RedisServer};
+use delayq_test_support::{deadline, eventually, redis_test, Monitor, RawRedis, RedisServer};
 
 const VALUES: i64 = 150;
 const LIMIT: u32 = 50;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_clients_with_eight_handlers_share_one_rate_limit_and_handle_each_value_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn four_clients_with_eight_handlers_share_one_rate_limit_and_handle_each_value_once(redis, raw) {
         let mut args: Vec<Value> = vec!["paid".into()];
         args.extend((0..VALUES).map(Value::from));
         raw.cmd("RPUSH", args).await; // all ready at once: only the limit holds them back
@@ -87,15 +84,11 @@ async fn four_clients_with_eight_handlers_share_one_rate_limit_and_handle_each_v
         for client in clients {
             client.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rate_limited_worker_leaves_values_it_cannot_start_in_the_queue() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_rate_limited_worker_leaves_values_it_cannot_start_in_the_queue(redis, raw) {
         let mut args: Vec<Value> = vec!["slow".into()];
         args.extend((0..20i64).map(Value::from));
         raw.cmd("RPUSH", args).await;
@@ -120,16 +113,12 @@ async fn a_rate_limited_worker_leaves_values_it_cannot_start_in_the_queue() {
             "the rest stays in the queue for any consumer"
         );
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_arriving_after_an_idle_spell_do_not_start_in_a_burst() {
-    deadline(async {
+redis_test! {
+    async fn values_arriving_after_an_idle_spell_do_not_start_in_a_burst(redis, raw) {
         const LIMIT: usize = 20;
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
         let started: Arc<Mutex<Vec<Instant>>> = Arc::default();
         let mut clients = Vec::new();
         let mut workers = Vec::new();
@@ -181,8 +170,7 @@ async fn values_arriving_after_an_idle_spell_do_not_start_in_a_burst() {
         for client in clients {
             client.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
 /// Starts, sorted, that came earlier than the limit allows when counted
@@ -291,7 +279,7 @@ async fn server_us(raw: &RawRedis) -> i64 {
 /// Runs `lua/rate_limit.lua` by hand with an interval of an hour, a burst
 /// of 2 and a catch-up of half an hour: `op` and its arguments -> its reply.
 async fn limiter(raw: &RawRedis, keys: &QueueKeys, op: &str, args: &[Value]) -> Vec<Value> {
-    let body = delayq::__script_body(include_str!("../../lua/rate_limit.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/rate_limit.lua"));
     let mut argv: Vec<Value> = vec![
         body.into(),
         2.into(),
@@ -313,11 +301,8 @@ fn us(value: &Value) -> i64 {
     value.as_str().unwrap().parse().unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_limiter_spaces_permits_on_the_server_clock_and_a_refund_restores_only_the_last_permit() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn the_limiter_spaces_permits_on_the_server_clock_and_a_refund_restores_only_the_last_permit(raw) {
         let keys = QueueKeys::new("spaced").unwrap();
         let stored = || async { raw.cmd("GET", vec![keys.rate().into()]).await };
 
@@ -371,14 +356,13 @@ async fn the_limiter_spaces_permits_on_the_server_clock_and_a_refund_restores_on
         raw.cmd("SET", vec![keys.paused().into(), "1".into()]).await;
         assert_eq!(limiter(&raw, &keys, "take", &[]).await, vec![Value::Integer(2)]);
         assert_eq!(stored().await, state);
-    })
-    .await;
+    }
 }
 
 /// The limiter's script, loaded so that each call is one `EVALSHA` (not a
 /// `NOSCRIPT` answer and an `EVAL`) for [`limiter_calls`] to count.
 async fn load_limiter(raw: &RawRedis) {
-    let body = delayq::__script_body(include_str!("../../lua/rate_limit.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/rate_limit.lua"));
     raw.cmd("SCRIPT", vec!["LOAD".into(), body.into()]).await;
 }
 
@@ -394,11 +378,8 @@ async fn limiter_calls(monitor: &Monitor, queue: &str, op: &str) -> usize {
         .count()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_permit_whose_value_another_consumer_took_is_given_back() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_permit_whose_value_another_consumer_took_is_given_back(redis, raw) {
         let other = redis.raw().await;
         load_limiter(&raw).await;
         let monitor = redis.monitor().await;
@@ -462,15 +443,11 @@ async fn a_permit_whose_value_another_consumer_took_is_given_back() {
         assert_eq!(*handled.lock(), ["mine"]);
         worker.shutdown().await;
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rate_limited_workers_of_a_paused_queue_move_nothing_until_the_resume() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn rate_limited_workers_of_a_paused_queue_move_nothing_until_the_resume(redis, raw) {
         load_limiter(&raw).await;
         let monitor = redis.monitor().await;
         let admin = redis.client().await;
@@ -533,6 +510,5 @@ async fn rate_limited_workers_of_a_paused_queue_move_nothing_until_the_resume() 
             client.shutdown().await;
         }
         admin.shutdown().await;
-    })
-    .await;
+    }
 }

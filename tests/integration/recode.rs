@@ -10,8 +10,8 @@ use delayq::fred::types::Value;
 use delayq::format::{unpack, Format};
 use delayq::{BytesCodec, StringCodec};
 
-use crate::fault_proxy::Fault;
-use crate::harness::{behind_proxy, deadline, now_ms, settled, RedisServer};
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{now_ms, redis_test, settled};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -27,12 +27,8 @@ fn upper(payload: &[u8]) -> Result<Option<Bytes>, delayq::error::BoxError> {
     Ok(Some(Bytes::from(payload.to_ascii_uppercase())))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recode_rewrites_payloads_in_place_keeping_scores_places_layouts_and_ids() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn recode_rewrites_payloads_in_place_keeping_scores_places_layouts_and_ids(client, raw) {
         let q = client.delayed_queue("recode", StringCodec).unwrap().without_transfer();
         let legacy = q.clone().with_format(Format::Legacy);
         q.offer(&"a".to_string(), HOUR).await.unwrap();
@@ -91,15 +87,11 @@ async fn recode_rewrites_payloads_in_place_keeping_scores_places_layouts_and_ids
         assert!(q.cancel("job-2").await.unwrap());
         assert_eq!(q.len().await.unwrap(), 6);
         assert_eq!(q.destination().peek().await.unwrap().as_deref(), Some("ready"));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recode_leaves_an_element_that_moved_after_the_read_and_catches_the_rest_next_pass() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn recode_leaves_an_element_that_moved_after_the_read_and_catches_the_rest_next_pass(redis, client) {
         let q = client
             .delayed_queue("recode-moved", StringCodec)
             .unwrap()
@@ -129,15 +121,11 @@ async fn recode_leaves_an_element_that_moved_after_the_read_and_catches_the_rest
         let mut left = q.read_all().await.unwrap();
         left.sort();
         assert_eq!(left, ["B", "C", "D"]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recode_whose_reply_is_lost_reports_its_first_run() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn recode_whose_reply_is_lost_reports_its_first_run(proxy, client, raw) {
         let q = client
             .delayed_queue("recode-lost", StringCodec)
             .unwrap()
@@ -158,23 +146,18 @@ async fn recode_whose_reply_is_lost_reports_its_first_run() {
         other.offer(&"x".to_string(), HOUR).await.unwrap();
         other.recode(upper, 100).await.unwrap();
         settled(&raw, "recode-lost").await;
-        let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/recode.lua"))));
+        let sha = delayq_test_support::script_sha1(include_str!("../../lua/recode.lua"));
         proxy.arm(Fault::LoseReply, sha);
         let report = q.recode(upper, 100).await.unwrap();
         assert_eq!(proxy.fired(), 1);
         // Run again, the script would find its elements changed: "moved".
         assert_eq!((report.converted, report.moved), (3, 0), "{report:?}");
         assert_eq!(q.read_all().await.unwrap(), ["A", "B", "C"]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_capped_scripts() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_capped_scripts(client, raw) {
         let q: delayq::DelayedQueue<Bytes> = client
             .delayed_queue("recode-big", BytesCodec)
             .unwrap()
@@ -205,21 +188,17 @@ async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_cappe
             .iter()
             .all(|b| b.is_ascii_uppercase()));
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{recode-big}").await, 100_040);
-    })
-    .await;
+    }
 }
 
-/// a transfer that removes an element BEFORE the next
-/// slice's LRANGE (here: while a slice whose values are all "already" in
-/// the target codec is read, so no script runs for it) shifts the list left;
-/// the next slice starts past an element that was never read. Nothing
-/// counts it as moved, so the migration ends after one pass, reports
-/// success, and leaves that element in the old codec.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recode_reaches_elements_that_shift_left_between_slices() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    /// a transfer that removes an element BEFORE the next
+    /// slice's LRANGE (here: while a slice whose values are all "already" in
+    /// the target codec is read, so no script runs for it) shifts the list left;
+    /// the next slice starts past an element that was never read. Nothing
+    /// counts it as moved, so the migration ends after one pass, reports
+    /// success, and leaves that element in the old codec.
+    async fn recode_reaches_elements_that_shift_left_between_slices(redis, client) {
         let q = client
             .delayed_queue("recode-shift", StringCodec)
             .unwrap()
@@ -246,21 +225,16 @@ async fn recode_reaches_elements_that_shift_left_between_slices() {
         let mut left = q.read_all().await.unwrap();
         left.sort();
         assert_eq!(left, ["B", "C", "D", "E"], "{report:?}");
-    })
-    .await;
+    }
 }
 
-/// the client reads `batch` elements per LRANGE but one
-/// script takes only 1 MiB of them; the rest are read AGAIN by the next
-/// LRANGE. With large payloads the reads grow with n²/k: 100 elements of
-/// 100 KB (a 10 MB queue) make Redis send ~80 MB (3 GB for 300 x 200 KB).
-/// Each element should cross the wire about once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recode_reads_each_large_element_about_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// the client reads `batch` elements per LRANGE but one
+    /// script takes only 1 MiB of them; the rest are read AGAIN by the next
+    /// LRANGE. With large payloads the reads grow with n²/k: 100 elements of
+    /// 100 KB (a 10 MB queue) make Redis send ~80 MB (3 GB for 300 x 200 KB).
+    /// Each element should cross the wire about once.
+    async fn recode_reads_each_large_element_about_once(client, raw) {
         let q = client
             .delayed_queue("recode-fat", BytesCodec)
             .unwrap()
@@ -289,8 +263,7 @@ async fn recode_reads_each_large_element_about_once() {
             "Redis sent {} bytes to recode a {queue_bytes}-byte queue",
             after - before
         );
-    })
-    .await;
+    }
 }
 
 /// What Redisson's transfer does to one element, from another connection

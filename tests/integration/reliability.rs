@@ -12,7 +12,7 @@ use delayq::{Error, LongCodec, StringCodec};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::harness::{deadline, eventually, now_ms, RedisServer};
+use delayq_test_support::{deadline, eventually, now_ms, redis_test, RedisServer};
 
 fn s(v: &str) -> String {
     v.to_owned()
@@ -95,12 +95,8 @@ async fn every_element_survives_a_redis_restart_and_those_due_meanwhile_arrive_w
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ack_nack_and_delivery_counts() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn ack_nack_and_delivery_counts(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -138,16 +134,11 @@ async fn ack_nack_and_delivery_counts() {
         assert!(c.ack().await.unwrap());
         // A Java consumer beside us still sees a plain list.
         assert_eq!(raw.llen("jobs").await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unacked_delivery_returns_after_its_visibility_timeout_and_a_late_ack_says_so() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn an_unacked_delivery_returns_after_its_visibility_timeout_and_a_late_ack_says_so(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -176,16 +167,11 @@ async fn an_unacked_delivery_returns_after_its_visibility_timeout_and_a_late_ack
         }
         assert!(q.take_timeout(Duration::from_millis(100)).await.unwrap().is_none());
         assert!(long.ack().await.unwrap());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_delivered_too_often_goes_to_the_dead_letter_list() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_value_delivered_too_often_goes_to_the_dead_letter_list(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -207,16 +193,11 @@ async fn a_value_delivered_too_often_goes_to_the_dead_letter_list() {
         let again = q.take().await.unwrap();
         assert_eq!((again.value().as_str(), again.delivery_count()), ("poison", 1));
         assert!(again.ack().await.unwrap());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_moved_but_never_claimed_returns_after_the_grace_period() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_value_moved_but_never_claimed_returns_after_the_grace_period(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -232,16 +213,11 @@ async fn a_value_moved_but_never_claimed_returns_after_the_grace_period() {
         assert_eq!(got.value(), "orphan");
         assert!(got.ack().await.unwrap());
         assert_eq!(raw.llen(q.keys().staging()).await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reliable_value_that_does_not_decode_is_given_back_and_dead_lettered_in_the_end() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_reliable_value_that_does_not_decode_is_given_back_and_dead_lettered_in_the_end(raw, client) {
         let q = client.reliable_queue("jobs", LongCodec).unwrap().with_max_deliveries(2);
         let _: i64 = raw.client.rpush("jobs", "not a number").await.unwrap();
         for _ in 0..2 {
@@ -258,12 +234,11 @@ async fn a_reliable_value_that_does_not_decode_is_given_back_and_dead_lettered_i
             raw.lrange(q.keys().dead_letter()).await,
             vec![Bytes::from("not a number")]
         );
-    })
-    .await;
+    }
 }
 
 /// Pushes values straight to a destination list, as a Java producer's RPUSH.
-async fn push(raw: &crate::harness::RawRedis, queue: &str, values: &[&str]) {
+async fn push(raw: &delayq_test_support::RawRedis, queue: &str, values: &[&str]) {
     let values: Vec<String> = values.iter().map(|v| (*v).to_owned()).collect();
     let _: i64 = raw.client.rpush(queue, values).await.unwrap();
 }
@@ -276,12 +251,8 @@ struct Soak {
     acked: HashMap<i64, usize>,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections_are_cut() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections_are_cut(redis, raw, client) {
         const N: i64 = 10_000;
         let q = client
             .reliable_queue("soak", LongCodec)
@@ -371,16 +342,11 @@ async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections
         assert!(soak.cuts >= 3, "the run must actually cut connections");
         assert!(twice.is_empty(), "acked twice: {twice:?}");
         assert_eq!(soak.acked.len() as i64, N, "lost values");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn plain_take_under_connection_cuts_is_at_most_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn plain_take_under_connection_cuts_is_at_most_once(raw, client) {
         const N: i64 = 10_000;
         let producer = client.blocking_queue("plain", LongCodec).unwrap();
         for chunk in (0..N).collect::<Vec<_>>().chunks(1000) {
@@ -415,14 +381,11 @@ async fn plain_take_under_connection_cuts_is_at_most_once() {
             received.len()
         );
         assert_eq!(duplicated, 0, "BLPOP never delivers twice");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_lets_handlers_finish_gives_back_the_rest_and_another_client_carries_on() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn shutdown_lets_handlers_finish_gives_back_the_rest_and_another_client_carries_on(redis) {
         let first = redis.client().await;
         let q = first.reliable_queue("jobs", LongCodec).unwrap();
         let values: Vec<String> = (0..20).map(|v| v.to_string()).collect();
@@ -458,15 +421,11 @@ async fn shutdown_lets_handlers_finish_gives_back_the_rest_and_another_client_ca
         assert_eq!(seen.first(), Some(&stuck_value), "given back to the head of the queue");
         seen.sort();
         assert_eq!(seen, (1..20).collect::<Vec<i64>>());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oversized_payloads_are_rejected_before_anything_is_written() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn oversized_payloads_are_rejected_before_anything_is_written(redis, raw) {
         let client = redis.client_builder().max_payload_size(1024).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let big = "x".repeat(2048);
@@ -491,21 +450,16 @@ async fn oversized_payloads_are_rejected_before_anything_is_written() {
         // Empty payloads are valid: Redisson writes them (see the captured vectors).
         q.offer(&s(""), Duration::from_secs(60)).await.unwrap();
         assert_eq!(q.read_all().await.unwrap(), vec![s("")]);
-    })
-    .await;
+    }
 }
 
-/// Reliable takes of ready values move them with `LMOVE` on the shared
-/// connections, leasing no dedicated connection; a take dropped right after
-/// sending its move puts the value back at the head of the queue: nothing
-/// lost, nothing twice, nothing left in the staging list.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
-    use crate::harness::drop_in_flight;
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Reliable takes of ready values move them with `LMOVE` on the shared
+    /// connections, leasing no dedicated connection; a take dropped right after
+    /// sending its move puts the value back at the head of the queue: nothing
+    /// lost, nothing twice, nothing left in the staging list.
+    async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back(redis, raw, client) {
+        use delayq_test_support::drop_in_flight;
         let monitor = redis.monitor().await;
         // A take dropped while claiming leaves its value leased; the reaper
         // returns it after this, once, at the end.
@@ -546,8 +500,7 @@ async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
         assert_eq!(sent("blmove"), 0, "and never wait on a connection of their own");
         // A value moved for a dropped take is moved back by the take itself
         // (undo_move.lua); the reaper alone would also bring it back, later.
-        let undo_move =
-            delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/undo_move.lua"))));
+        let undo_move = delayq_test_support::script_sha1(include_str!("../../lua/undo_move.lua"));
         let undone = entries
             .iter()
             .filter(|c| !c.from_lua && c.name() == "evalsha" && c.args[1] == undo_move.as_bytes())
@@ -566,6 +519,5 @@ async fn reliable_takes_of_ready_values_dropped_in_flight_put_them_back() {
         let mut expected = values.clone();
         expected.sort();
         assert_eq!(all, expected, "{} acked, {dropped} dropped", acked.len());
-    })
-    .await;
+    }
 }

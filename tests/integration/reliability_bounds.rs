@@ -9,16 +9,11 @@ use delayq::fred::prelude::*;
 use delayq::fred::types::Value;
 use delayq::StringCodec;
 
-use crate::fault_proxy::{Fault, FaultProxy};
-use crate::harness::{deadline, eventually, now_ms, RawRedis, RedisServer};
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
+use delayq_test_support::{eventually, now_ms, redis_test, RawRedis};
 
 fn s(v: &str) -> String {
     v.to_owned()
-}
-
-/// A script of the crate, composed as `src/connection/script.rs` composes it.
-fn script(own: &str) -> String {
-    delayq::__script_body(own)
 }
 
 /// Seeds `n` deliveries straight into the inflight set, as if claimed:
@@ -56,12 +51,8 @@ async fn hlen(raw: &RawRedis, key: &str) -> usize {
     raw.client.hlen::<i64, _>(key).await.unwrap() as usize
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn identical_payloads_taken_at_once_are_each_delivery_one() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn identical_payloads_taken_at_once_are_each_delivery_one(raw, client) {
         let q = client.reliable_queue("jobs", StringCodec).unwrap();
         let same: Vec<String> = (0..12).map(|_| s("refresh:42")).collect();
         let _: i64 = raw.client.rpush("jobs", same).await.unwrap();
@@ -90,16 +81,11 @@ async fn identical_payloads_taken_at_once_are_each_delivery_one() {
         assert_eq!(raw.llen("jobs").await, 0);
         assert_eq!(raw.llen(q.keys().staging()).await, 0);
         assert_eq!(hlen(&raw, q.keys().counts()).await, 0, "no count record left");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_thousand_deliveries_in_flight_leave_claim_ack_and_reap_working() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_hundred_thousand_deliveries_in_flight_leave_claim_ack_and_reap_working(raw, client) {
         let q = client
             .reliable_queue("busy", StringCodec)
             .unwrap()
@@ -128,16 +114,11 @@ async fn a_hundred_thousand_deliveries_in_flight_leave_claim_ack_and_reap_workin
         assert_eq!(q.in_flight().await.unwrap(), 100_000);
         assert_eq!(raw.llen("busy").await, 2_500);
         assert_eq!(raw.llen(q.keys().staging()).await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stray_copies_return_in_bounded_batches_and_claims_still_find_theirs() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn stray_copies_return_in_bounded_batches_and_claims_still_find_theirs(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -166,16 +147,11 @@ async fn stray_copies_return_in_bounded_batches_and_claims_still_find_theirs() {
         }
         assert_eq!(raw.llen(q.keys().staging()).await, 0);
         assert_eq!(q.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acked_ids_stay_bounded_and_a_retried_ack_still_succeeds() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn acked_ids_stay_bounded_and_a_retried_ack_still_succeeds(raw, client) {
         let q = client.reliable_queue("jobs", StringCodec).unwrap();
         let acked = q.keys().acked().to_owned();
         // The set at its cap (100,000 ids acked just now), plus 10 acked an hour ago.
@@ -201,7 +177,7 @@ return redis.call('zcard', KEYS[1])
         .await;
         assert_eq!(raw.zcard(&acked).await, 100_010);
 
-        let ack = script(include_str!("../../lua/ack.lua"));
+        let ack = delayq_test_support::script_body(include_str!("../../lua/ack.lua"));
         for i in 0..10 {
             let _: i64 = raw.client.rpush("jobs", format!("job:{i}")).await.unwrap();
             let d = q.take().await.unwrap();
@@ -239,16 +215,11 @@ return redis.call('zcard', KEYS[1])
         );
         let ttl: i64 = raw.client.pttl(&acked).await.unwrap();
         assert!(ttl > 0 && ttl <= 300_000, "the set expires when acks stop ({ttl} ms)");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_count_record_is_consumed_by_the_next_claim_or_expires_after_its_window() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_count_record_is_consumed_by_the_next_claim_or_expires_after_its_window(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -280,16 +251,11 @@ async fn a_count_record_is_consumed_by_the_next_claim_or_expires_after_its_windo
         let d = q.take().await.unwrap();
         assert_eq!(d.delivery_count(), 1);
         assert!(d.ack().await.unwrap());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn extend_by_duration_max_keeps_the_delivery() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn extend_by_duration_max_keeps_the_delivery(raw, client) {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -316,15 +282,11 @@ async fn extend_by_duration_max_keeps_the_delivery() {
         assert!(q.take_timeout(Duration::from_millis(100)).await.unwrap().is_none());
         assert!(e.nack(Duration::MAX).await.unwrap(), "a huge nack delay saturates too");
         assert!(d.ack().await.unwrap());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_reaper_per_queue_however_many_handles() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn one_reaper_per_queue_however_many_handles(redis, client) {
         let monitor = redis.monitor().await;
         let base = client
             .reliable_queue("jobs", StringCodec)
@@ -337,7 +299,7 @@ async fn one_reaper_per_queue_however_many_handles() {
             handles.push(base.clone());
             handles.push(base.clone().with_visibility_timeout(Duration::from_millis(300)));
         }
-        let reaps = |entries: Vec<crate::harness::Monitored>| {
+        let reaps = |entries: Vec<delayq_test_support::Monitored>| {
             entries
                 .iter()
                 .filter(|e| e.from_lua && e.name() == "hmget" && e.args.get(1).is_some_and(|k| k == mark.as_bytes()))
@@ -363,21 +325,16 @@ async fn one_reaper_per_queue_however_many_handles() {
             stopped,
             "no reaper once the last handle is gone"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_back_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_back_once(raw, client) {
         let q = client.reliable_queue("jobs", StringCodec).unwrap();
         let _: i64 = raw.client.rpush("jobs", "job").await.unwrap();
         let d = q.take().await.unwrap();
         let member = raw.zrange(q.keys().leases()).await[0].0.clone();
-        let nack = script(include_str!("../../lua/nack.lua"));
+        let nack = delayq_test_support::script_body(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
         let (events_config, events) = (k.events_config(), k.events());
@@ -417,8 +374,7 @@ async fn a_nack_resent_after_its_reply_was_lost_gets_the_first_answer_and_gives_
         let again = q.take().await.unwrap();
         assert_eq!(again.delivery_count(), 2);
         assert!(again.ack().await.unwrap());
-    })
-    .await;
+    }
 }
 
 /// A delayq client through the proxy; `resend: false` makes fred send each
@@ -437,11 +393,8 @@ async fn through(proxy: &FaultProxy, resend: bool) -> delayq::Client {
         .expect("connect through the proxy")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ack_and_nack_whose_reply_is_lost_still_report_true() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn ack_and_nack_whose_reply_is_lost_still_report_true(redis, raw) {
         let proxy = FaultProxy::start(redis.port()).await;
         for resend in [true, false] {
             let name = format!("lost-{resend}");
@@ -472,16 +425,11 @@ async fn ack_and_nack_whose_reply_is_lost_still_report_true() {
             assert_eq!(q.in_flight().await.unwrap(), 0);
             client.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_equal_job_does_not_inherit_the_count_of_one_waiting_out_its_retry() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_new_equal_job_does_not_inherit_the_count_of_one_waiting_out_its_retry(raw, client) {
         let q = client
             .reliable_queue("equal-jobs", StringCodec)
             .unwrap()
@@ -509,16 +457,11 @@ async fn a_new_equal_job_does_not_inherit_the_count_of_one_waiting_out_its_retry
         let counts: std::collections::HashMap<String, String> = raw.client.hgetall(q.keys().counts()).await.unwrap();
         assert_eq!(counts.len(), 1, "{counts:?}");
         assert!(counts.values().next().unwrap().starts_with("2:1:"), "{counts:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counts_of_many_equal_copies_stay_one_small_record() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn counts_of_many_equal_copies_stay_one_small_record(raw, client) {
         let q = client
             .reliable_queue("many-equal", StringCodec)
             .unwrap()
@@ -545,6 +488,5 @@ async fn counts_of_many_equal_copies_stay_one_small_record() {
         }
         let counts: std::collections::HashMap<String, String> = raw.client.hgetall(q.keys().counts()).await.unwrap();
         assert!(counts.is_empty(), "{counts:?}");
-    })
-    .await;
+    }
 }

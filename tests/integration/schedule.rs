@@ -9,17 +9,14 @@ use delayq::fred::types::Value;
 use delayq::schedule::{every, Misfire, ScheduleInfo, ScheduleSpec};
 use delayq::{Error, StringCodec};
 
-use crate::harness::{deadline, eventually, wait_for, RawRedis, RedisServer};
-use crate::schedule_helpers::{assert_each_occurrence_once, info, ms, scores};
+use delayq_test_support::schedules::{assert_each_occurrence_once, info, ms, scores};
+use delayq_test_support::{eventually, redis_test, wait_for, RawRedis, RedisServer};
 
 /// Generous: a loaded 2-core machine may be slow, never wrong.
 const WITHIN: Duration = Duration::from_secs(60);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn several_clients_running_one_schedule_offer_each_occurrence_once(redis, raw) {
         let clients = [redis.client().await, redis.client().await, redis.client().await];
         let spec = || every(Duration::from_millis(500)).misfire(Misfire::FireAll);
         let value = "tick".to_string();
@@ -64,15 +61,11 @@ async fn several_clients_running_one_schedule_offer_each_occurrence_once() {
         for client in clients {
             client.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each(redis, raw) {
         let clients = [redis.client().await, redis.client().await];
         for client in &clients {
             let queue = client.delayed_queue("cron", StringCodec).unwrap().without_transfer();
@@ -98,8 +91,7 @@ async fn a_cron_schedule_with_seconds_fires_on_whole_seconds_once_each() {
         for client in clients {
             client.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
 /// Moves a stored schedule's next occurrence into the past, as if no
@@ -116,11 +108,8 @@ async fn set_next(raw: &RawRedis, queue: &str, name: &str, next_ms: i64) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn missed_occurrences_follow_the_misfire_policy_after_a_restart() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn missed_occurrences_follow_the_misfire_policy_after_a_restart(redis, raw) {
         for (policy, queue) in [
             (Misfire::Skip, "skip"),
             (Misfire::FireOnce, "once"),
@@ -171,8 +160,7 @@ async fn missed_occurrences_follow_the_misfire_policy_after_a_restart() {
             assert!(payloads(&raw, queue).await.iter().all(|v| v == "run"));
             client.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
 /// The payloads of the pending elements, unpacked as Java's readAll() does.
@@ -185,12 +173,8 @@ async fn payloads(raw: &RawRedis, queue: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn schedules_are_listed_paused_resumed_replaced_and_removed(raw, client) {
         let queue = client
             .delayed_queue("mail", StringCodec)
             .unwrap()
@@ -270,15 +254,11 @@ async fn schedules_are_listed_paused_resumed_replaced_and_removed() {
         assert!(!schedules.remove("often").await.unwrap());
         assert_eq!(schedules.list().await.unwrap().len(), 1);
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_specs_and_names_are_invalid_arguments() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn bad_specs_and_names_are_invalid_arguments(redis, client) {
         let queue = client.delayed_queue("q", StringCodec).unwrap();
         let value = "v".to_string();
         for spec in ["61 * * * *", "not cron", "CRON_TZ=Nowhere/Else * * * * *"] {
@@ -311,8 +291,7 @@ async fn bad_specs_and_names_are_invalid_arguments() {
             .await;
         assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
 /// A schedule's stored record, as a runner reads it.
@@ -335,7 +314,7 @@ async fn save_only(redis: &RedisServer, queue: &str, name: &str, spec: &str, val
 /// next occurrence is due: offers `value` then. Returns the reply's tag.
 async fn fire_as(raw: &RawRedis, queue: &str, name: &str, held: &serde_json::Value, value: &str) -> String {
     let keys = delayq::QueueKeys::new(queue).unwrap();
-    let body = delayq::__script_body(include_str!("../../lua/schedule_fire.lua"));
+    let body = delayq_test_support::script_body(include_str!("../../lua/schedule_fire.lua"));
     let next = held["next_ms"].as_str().unwrap();
     let after = (next.parse::<i64>().unwrap() + 86_400_000).to_string();
     let element = delayq::format::pack(Format::Modern, value.as_bytes());
@@ -361,15 +340,12 @@ async fn fire_as(raw: &RawRedis, queue: &str, name: &str, held: &serde_json::Val
     reply[0].as_string().unwrap()
 }
 
-/// The ABA of a compare-and-set: a schedule removed and added again under
-/// its name, with the same next occurrence (two schedules of one cron
-/// expression have the same ones), must not pass for the old one in a
-/// process that still holds the old record (runners read records every 2 s).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old_one() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// The ABA of a compare-and-set: a schedule removed and added again under
+    /// its name, with the same next occurrence (two schedules of one cron
+    /// expression have the same ones), must not pass for the old one in a
+    /// process that still holds the old record (runners read records every 2 s).
+    async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old_one(redis, raw) {
         let yearly = "0 0 1 1 *";
         let old = save_only(&redis, "aba", "job", yearly, "old").await;
         // Due a second ago, as the stale runner read it.
@@ -402,7 +378,7 @@ async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old
         // next occurrence would come from the old spec).
         assert!(schedules.pause("job").await.unwrap());
         set_next(&raw, "aba", "job", due).await;
-        let body = delayq::__script_body(include_str!("../../lua/schedule_set.lua"));
+        let body = delayq_test_support::script_body(include_str!("../../lua/schedule_set.lua"));
         let keys = delayq::QueueKeys::new("aba").unwrap();
         let resumed = raw
             .cmd(
@@ -427,18 +403,14 @@ async fn a_schedule_removed_and_added_again_is_never_fired_or_resumed_as_the_old
             (Some(true), &held["next_ms"])
         );
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// Records as earlier versions wrote them (rev "1", "2", ..., no fire
-/// tokens) load and fire, keep their revision when saved again with the
-/// same definition, and take a new one, larger than any of theirs, when replaced.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn records_written_by_earlier_versions_load_fire_and_are_replaced() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Records as earlier versions wrote them (rev "1", "2", ..., no fire
+    /// tokens) load and fire, keep their revision when saved again with the
+    /// same definition, and take a new one, larger than any of theirs, when replaced.
+    async fn records_written_by_earlier_versions_load_fire_and_are_replaced(redis, raw) {
         let yearly = "0 0 1 1 *";
         save_only(&redis, "earlier", "job", yearly, "v").await;
         let written = record(&raw, "earlier", "job").await;
@@ -472,18 +444,13 @@ async fn records_written_by_earlier_versions_load_fire_and_are_replaced() {
         assert!(replaced.revision > 1_000_000, "{}", replaced.revision);
         assert_eq!((replaced.fired, &replaced.payload[..]), (1, &b"w"[..]));
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// Due times are whole milliseconds: a period of 1.9 ms fires every 2 ms,
-/// never every 1 ms; below 1 ms, a period is refused.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_asked() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// Due times are whole milliseconds: a period of 1.9 ms fires every 2 ms,
+    /// never every 1 ms; below 1 ms, a period is refused.
+    async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_asked(raw, client) {
         let queue = client
             .delayed_queue("fraction", StringCodec)
             .unwrap()
@@ -510,20 +477,16 @@ async fn a_period_with_a_fraction_of_a_millisecond_never_fires_more_often_than_a
             .await;
         assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// Each process running a queue's schedules beats in
-/// `delayq_schedule_runners:{N}` (a bounded, expiring sorted set), so a
-/// dashboard can tell schedules that fire from schedules nobody runs: a
-/// runner shows while it runs, per queue, a dead one's old beat does not
-/// count and is dropped, and a runner that stops takes its beat back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedule_runners_beat_while_they_run_and_are_gone_once_they_stop() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Each process running a queue's schedules beats in
+    /// `delayq_schedule_runners:{N}` (a bounded, expiring sorted set), so a
+    /// dashboard can tell schedules that fire from schedules nobody runs: a
+    /// runner shows while it runs, per queue, a dead one's old beat does not
+    /// count and is dropped, and a runner that stops takes its beat back.
+    async fn schedule_runners_beat_while_they_run_and_are_gone_once_they_stop(redis, raw) {
         let observer = redis.client().await;
         let runners = |queue: &'static str| {
             let schedules = observer.schedules(&delayq::QueueKeys::new(queue).unwrap()).unwrap();
@@ -572,6 +535,5 @@ async fn schedule_runners_beat_while_they_run_and_are_gone_once_they_stop() {
         second.shutdown().await;
         eventually(WITHIN, "no runner", || async { runners("beats").await.is_empty() }).await;
         observer.shutdown().await;
-    })
-    .await;
+    }
 }

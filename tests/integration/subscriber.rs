@@ -10,7 +10,7 @@ use delayq::StringCodec;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{eventually, redis_test, RedisServer};
 
 /// A TCP proxy in front of Redis that can black-hole the connections that
 /// subscribed so far: their bytes are read and dropped both ways, and their
@@ -129,11 +129,8 @@ impl Blackhole {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_delivered() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_delivered(redis, raw) {
         let proxy = Blackhole::start(redis.port()).await;
         // No resync: only the subscriber's own health check can notice.
         let client = proxy.client_without_resync(&redis).await;
@@ -170,19 +167,15 @@ async fn an_offer_made_after_the_subscriber_connection_went_silently_dead_is_del
         .await;
         client.shutdown().await;
         producer.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// fred answers a `SUBSCRIBE` once it is written, before Redis runs it. The
-/// run that follows a subscription must wait for Redis: were it to find the
-/// queue empty first, an offer published before the `SUBSCRIBE` took effect
-/// would wake nobody until the resync.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_offer_published_while_the_subscribe_is_on_its_way_is_delivered() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// fred answers a `SUBSCRIBE` once it is written, before Redis runs it. The
+    /// run that follows a subscription must wait for Redis: were it to find the
+    /// queue empty first, an offer published before the `SUBSCRIBE` took effect
+    /// would wake nobody until the resync.
+    async fn an_offer_published_while_the_subscribe_is_on_its_way_is_delivered(redis, raw) {
         let proxy = Blackhole::start(redis.port()).await;
         proxy.delay_subscribes(Duration::from_millis(1500));
         let client = proxy.client_without_resync(&redis).await;
@@ -210,24 +203,19 @@ async fn an_offer_published_while_the_subscribe_is_on_its_way_is_delivered() {
         );
         client.shutdown().await;
         producer.shutdown().await;
-    })
-    .await;
+    }
 }
 
 fn s(v: &str) -> String {
     v.to_owned()
 }
 
-/// A burst of wake-ups (an `offer_all` over many queues, a restart's heads)
-/// is taken whole: fred buffers 32 pub/sub messages by default, and a lost
-/// message makes the transfer check every queue of the client — 100,000
-/// check runs for a client with 100,000 queues.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_of_wake_ups_does_not_make_the_transfer_check_every_queue() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A burst of wake-ups (an `offer_all` over many queues, a restart's heads)
+    /// is taken whole: fred buffers 32 pub/sub messages by default, and a lost
+    /// message makes the transfer check every queue of the client — 100,000
+    /// check runs for a client with 100,000 queues.
+    async fn a_burst_of_wake_ups_does_not_make_the_transfer_check_every_queue(raw, client) {
         let queues: Vec<_> = (0..2_000)
             .map(|i| {
                 client
@@ -271,6 +259,5 @@ async fn a_burst_of_wake_ups_does_not_make_the_transfer_check_every_queue() {
             "{runs} transfer runs after a burst of wake-ups (2,000 means every queue was checked)"
         );
         client.shutdown().await;
-    })
-    .await;
+    }
 }

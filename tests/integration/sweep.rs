@@ -15,7 +15,7 @@ use delayq::fred::types::Value;
 use delayq::StringCodec;
 use parking_lot::Mutex;
 
-use crate::harness::{deadline, eventually, now_ms, RedisServer};
+use delayq_test_support::{deadline, eventually, now_ms, redis_test, RedisServer};
 
 /// The bytes of the list one sweep window may read (`transfer/run.rs`
 /// `SWEEP_BYTES`). A pass over the list takes at least its bytes / this many
@@ -39,8 +39,8 @@ fn parse(payload: &str) -> (usize, i64) {
 
 /// Every run of `lua/sweep_window.lua` in `SLOWLOG` (which logs every
 /// command here): each one's duration (µs), for the report.
-async fn sweep_windows(raw: &crate::harness::RawRedis) -> Vec<i64> {
-    let sha = delayq::fred::util::sha1_hash(&(delayq::__script_body(include_str!("../../lua/sweep_window.lua"))));
+async fn sweep_windows(raw: &delayq_test_support::RawRedis) -> Vec<i64> {
+    let sha = delayq_test_support::script_sha1(include_str!("../../lua/sweep_window.lua"));
     let Value::Array(entries) = raw.cmd("SLOWLOG", vec!["GET".into(), "-1".into()]).await else {
         panic!("SLOWLOG GET");
     };
@@ -229,11 +229,8 @@ async fn offer_every_tenth_due(q: &delayq::DelayedQueue<String>, total: usize) {
     q.offer_all(items).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires(redis, raw) {
         let producer = redis.client().await;
         let q = producer.delayed_queue("big", StringCodec).unwrap().without_transfer();
         // Long enough that regular runs cannot search it (only probe its ends):
@@ -271,18 +268,14 @@ async fn a_sweep_lease_left_by_a_dead_client_is_taken_over_when_it_expires() {
             raw.client.exists::<i64, _>(lease.as_str()).await.unwrap() == 0
         })
         .await;
-    })
-    .await;
+    }
 }
 
-/// A sweep that ends leaves its lease behind as `resting` for three times
-/// what its scripts took, at most a second, so that no client (the sweeper
-/// included) starts another sweep of the queue at once; then the lease goes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A sweep that ends leaves its lease behind as `resting` for three times
+    /// what its scripts took, at most a second, so that no client (the sweeper
+    /// included) starts another sweep of the queue at once; then the lease goes.
+    async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment(redis, raw) {
         let producer = redis.client().await;
         let q = producer.delayed_queue("rests", StringCodec).unwrap().without_transfer();
         offer_every_tenth_due(&q, 100_000).await;
@@ -324,8 +317,7 @@ async fn a_finished_sweep_leaves_its_lease_resting_for_a_moment() {
         assert!(resting.iter().all(|&ms| ms > 0 && ms <= 1_000), "{resting:?}");
         let sweeps: u64 = clients.iter().map(|c| c.stats().sweeps).sum();
         assert!(sweeps >= 1, "the backlog was swept");
-    })
-    .await;
+    }
 }
 
 /// A sweep of a long list with few due elements moves just what the timeout

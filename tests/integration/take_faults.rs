@@ -10,14 +10,11 @@ use delayq::fred::prelude::*;
 use delayq::StringCodec;
 use futures_util::future::join_all;
 
-use crate::fault_proxy::Fault;
-use crate::harness::{behind_proxy, bytes, deadline, eventually};
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{bytes, eventually, redis_test};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_dropped_during_a_long_outage_pop_nothing_when_redis_is_back() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn takes_dropped_during_a_long_outage_pop_nothing_when_redis_is_back(redis, proxy, client, raw) {
         let _: i64 = raw
             .client
             .rpush("outage", bytes(&["a", "b", "c", "d", "e", "f"]))
@@ -51,15 +48,11 @@ async fn takes_dropped_during_a_long_outage_pop_nothing_when_redis_is_back() {
             q.take_timeout(Duration::from_secs(5)).await.unwrap().as_deref(),
             Some("c")
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing(proxy, client, raw) {
         let _: i64 = raw.client.rpush("stalled", bytes(&["a", "b", "c"])).await.unwrap();
         let q = client.blocking_queue("stalled", StringCodec).unwrap();
         assert_eq!(q.take().await.unwrap(), "a");
@@ -80,15 +73,11 @@ async fn a_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_lose
         .await;
         assert_eq!(q.take().await.unwrap(), "b");
         assert_eq!(q.take().await.unwrap(), "c");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue(redis, proxy, client, raw) {
         let q = client.blocking_queue("in-line", StringCodec).unwrap();
         // Found empty: the takes go (mostly) straight to waiting, and two
         // wait at a time: the others wait in line behind them.
@@ -123,19 +112,15 @@ async fn takes_that_wait_in_line_during_an_outage_report_it_not_an_empty_queue()
             q.take_timeout(Duration::from_secs(5)).await.unwrap().as_deref(),
             Some("x")
         );
-    })
-    .await;
+    }
 }
 
-/// Every connection goes silent for good (a NAT or load balancer forgot the
-/// flows; nothing is closed, so TCP never notices): an offer made then does
-/// not hang, the client replaces its connections, and offers, transfers and
-/// takes work again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_that_go_silent_are_replaced_and_deliveries_resume() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Every connection goes silent for good (a NAT or load balancer forgot the
+    /// flows; nothing is closed, so TCP never notices): an offer made then does
+    /// not hang, the client replaces its connections, and offers, transfers and
+    /// takes work again.
+    async fn connections_that_go_silent_are_replaced_and_deliveries_resume(proxy, client, raw) {
         let delayed = client.delayed_queue("silent", StringCodec).unwrap();
         let q = client.blocking_queue("silent", StringCodec).unwrap();
         delayed
@@ -166,18 +151,15 @@ async fn connections_that_go_silent_are_replaced_and_deliveries_resume() {
         );
         assert_eq!(raw.llen("silent").await, 0);
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{silent}").await, 0);
-    })
-    .await;
+    }
 }
 
-/// fred fails a `fail_fast` command sent while the connection is down with
-/// this exact error, and nowhere else: `Error::never_sent` (src/error.rs)
-/// relies on it to keep "a value may be lost" warnings for pops that were
-/// sent. Checked here so that a fred upgrade that rewords it is noticed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent() {
-    deadline(async {
-        let (_redis, proxy, client) = behind_proxy().await;
+redis_test! {
+    /// fred fails a `fail_fast` command sent while the connection is down with
+    /// this exact error, and nowhere else: `Error::never_sent` (src/error.rs)
+    /// relies on it to keep "a value may be lost" warnings for pops that were
+    /// sent. Checked here so that a fred upgrade that rewords it is noticed.
+    async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent(proxy, client) {
         proxy.set_outage(true);
         let conn = client.redis().next().clone();
         eventually(Duration::from_secs(20), "fred saw the connection drop", || async {
@@ -196,15 +178,11 @@ async fn a_fail_fast_command_on_a_connection_that_is_down_fails_as_never_sent() 
             .expect_err("the connection is down");
         assert_eq!(*error.kind(), delayq::fred::error::ErrorKind::Canceled);
         assert_eq!(error.details(), "Connection closed unexpectedly.");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline_and_loses_nothing(proxy, client, raw) {
         let _: i64 = raw.client.rpush("rstalled", bytes(&["a", "b", "c"])).await.unwrap();
         let q = client.reliable_queue("rstalled", StringCodec).unwrap();
         let first = q.take().await.unwrap();
@@ -229,19 +207,15 @@ async fn a_reliable_take_timeout_on_a_stalled_connection_fails_near_its_deadline
             assert_eq!(delivery.value(), expected);
             assert!(delivery.ack().await.unwrap());
         }
-    })
-    .await;
+    }
 }
 
-/// A reliable take dropped while its claim is on its way (a worker that
-/// stops, a `select!` that moved on): the claim ends in the background and
-/// its value goes back to the head at once, its delivery count unchanged,
-/// not after the visibility timeout with an attempt spent.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reliable_take_dropped_while_claiming_gives_the_value_back_uncounted() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A reliable take dropped while its claim is on its way (a worker that
+    /// stops, a `select!` that moved on): the claim ends in the background and
+    /// its value goes back to the head at once, its delivery count unchanged,
+    /// not after the visibility timeout with an attempt spent.
+    async fn a_reliable_take_dropped_while_claiming_gives_the_value_back_uncounted(proxy, client, raw) {
         // An odd visibility timeout: its digits mark the claim's request.
         let q = client
             .reliable_queue("claimed", StringCodec)
@@ -265,6 +239,5 @@ async fn a_reliable_take_dropped_while_claiming_gives_the_value_back_uncounted()
         assert_eq!(again.delivery_count(), 1, "the claim nobody saw is not counted");
         assert!(again.ack().await.unwrap());
         assert_eq!(q.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }

@@ -20,8 +20,8 @@ use parking_lot::Mutex;
 use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt;
 
-use crate::fault_proxy::Fault;
-use crate::harness::{behind_proxy, deadline, eventually, RawRedis, RedisServer};
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{behind_proxy, deadline, eventually, RawRedis, RedisServer};
 
 /// Finished spans, recorded while it lives (on this thread).
 struct Recorder {

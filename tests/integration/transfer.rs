@@ -10,17 +10,14 @@ use delayq::format::{pack, Format};
 use delayq::fred::prelude::*;
 use delayq::{LongCodec, StringCodec};
 
-use crate::harness::{deadline, eventually, now_ms, RedisServer};
+use delayq_test_support::{eventually, now_ms, redis_test};
 
 fn s(v: &str) -> String {
     v.to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_element_is_not_takeable_before_its_due_time_and_is_soon_after() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn an_element_is_not_takeable_before_its_due_time_and_is_soon_after(client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = q.destination();
         let delay = Duration::from_millis(1_000);
@@ -44,15 +41,11 @@ async fn an_element_is_not_takeable_before_its_due_time_and_is_soon_after() {
             "arrived after {arrived:?}, before the {delay:?} delay"
         );
         assert_eq!(q.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn elements_come_out_in_due_time_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn elements_come_out_in_due_time_order(client) {
         let q = client.delayed_queue("q", LongCodec).unwrap();
         // Offered in an order unrelated to their due times.
         let delays_ms = [900u64, 300, 700, 100, 500, 800, 200, 600, 400, 1000];
@@ -72,14 +65,11 @@ async fn elements_come_out_in_due_time_order() {
         let mut sorted: Vec<i64> = delays_ms.iter().map(|&d| d as i64).collect();
         sorted.sort();
         assert_eq!(got, sorted);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once(redis) {
         let producer = redis.client().await;
         let consumer = redis.client().await;
         let mut queues = Vec::new();
@@ -115,14 +105,11 @@ async fn a_thousand_elements_over_ten_queues_are_each_delivered_exactly_once() {
         for q in &queues {
             assert_eq!(q.len().await.unwrap(), 0);
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_consumer_only_process_moves_due_elements_when_it_opts_in() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_consumer_only_process_moves_due_elements_when_it_opts_in(redis) {
         {
             // A producer offers and goes away, like a Java service that stopped.
             let producer = redis.client().await;
@@ -148,15 +135,11 @@ async fn a_consumer_only_process_moves_due_elements_when_it_opts_in() {
             transferring.take_timeout(Duration::from_secs(5)).await.unwrap(),
             Some(s("b"))
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn elements_already_due_when_the_queue_is_registered_move_at_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn elements_already_due_when_the_queue_is_registered_move_at_once(redis, raw) {
         // State a Java producer left behind, with no publish to wake anyone.
         for (i, v) in ["x", "y", "z"].iter().enumerate() {
             raw.seed("q", &pack(Format::Modern, v.as_bytes()), now_ms() - 1000 + i as i64)
@@ -168,15 +151,11 @@ async fn elements_already_due_when_the_queue_is_registered_move_at_once() {
         for v in ["x", "y", "z"] {
             assert_eq!(dest.take_timeout(Duration::from_secs(5)).await.unwrap(), Some(s(v)));
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_published_due_time_already_past_runs_the_transfer_at_once(redis, raw) {
         let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         eventually(Duration::from_secs(20), "subscribed", || async {
@@ -190,15 +169,11 @@ async fn a_published_due_time_already_past_runs_the_transfer_at_once() {
             q.destination().take_timeout(Duration::from_secs(5)).await.unwrap(),
             Some(s("late"))
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_backlog_larger_than_one_batch_drains_batch_after_batch() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_backlog_larger_than_one_batch_drains_batch_after_batch(redis, raw) {
         let due = now_ms() - 10_000;
         for i in 0..1_000i64 {
             raw.seed("q", &pack(Format::Modern, i.to_string().as_bytes()), due + i)
@@ -220,15 +195,11 @@ async fn a_backlog_larger_than_one_batch_drains_batch_after_batch() {
             client.stats().transfer_runs >= 20
         })
         .await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn after_the_subscriber_reconnects_every_queue_is_transferred(redis, raw) {
         let client = redis.client_builder().resync_interval(None).build().await.unwrap();
         let q = client.delayed_queue("q", StringCodec).unwrap();
         eventually(Duration::from_secs(20), "subscribed", || async {
@@ -246,15 +217,11 @@ async fn after_the_subscriber_reconnects_every_queue_is_transferred() {
             raw.numsub(q.keys().channel()).await == 1
         })
         .await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failing_transfer_is_retried_with_backoff_until_it_succeeds() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_failing_transfer_is_retried_with_backoff_until_it_succeeds(redis, raw) {
         let client = redis
             .client_builder()
             .transfer_backoff(Duration::from_millis(20), Duration::from_millis(200))
@@ -275,16 +242,11 @@ async fn a_failing_transfer_is_retried_with_backoff_until_it_succeeds() {
             q.destination().take_timeout(Duration::from_secs(5)).await.unwrap(),
             Some(s("v"))
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped(raw, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let channel = q.keys().channel().to_owned();
         let second = client.delayed_queue("q", StringCodec).unwrap();
@@ -308,15 +270,11 @@ async fn the_queue_leaves_the_schedule_when_its_last_handle_is_dropped() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(client.stats().transfer_runs, runs, "no run for a dropped queue");
         assert_eq!(raw.llen("q").await, 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lost_pubsub_messages_make_every_queue_transfer() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn lost_pubsub_messages_make_every_queue_transfer(redis, raw) {
         let client = redis
             .client_builder()
             .resync_interval(None)
@@ -349,15 +307,11 @@ async fn lost_pubsub_messages_make_every_queue_transfer() {
             }
         }
         assert_eq!(arrived, Some(s("found")));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn several_clients_transferring_one_queue_deliver_each_element_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn several_clients_transferring_one_queue_deliver_each_element_once(redis, raw) {
         let mut clients = Vec::new();
         let mut handles = Vec::new();
         for _ in 0..3 {
@@ -383,15 +337,11 @@ async fn several_clients_transferring_one_queue_deliver_each_element_once() {
         assert_eq!(all.len(), 600);
         all.sort();
         assert_eq!(all, (0..600).collect::<Vec<_>>());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_redis_restarts_offers_and_transfers_resume() {
-    deadline(async {
-        let mut redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn after_redis_restarts_offers_and_transfers_resume(redis, client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         let dest = q.destination();
         q.offer(&s("before"), Duration::ZERO).await.unwrap();
@@ -414,15 +364,11 @@ async fn after_redis_restarts_offers_and_transfers_resume() {
             dest.take_timeout(Duration::from_secs(10)).await.unwrap(),
             Some(s("after"))
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_head_due_years_from_now_does_not_upset_the_scheduler() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_head_due_years_from_now_does_not_upset_the_scheduler(client) {
         let q = client.delayed_queue("q", StringCodec).unwrap();
         // Further out than the timing wheel can hold (about two years).
         q.offer(&s("far"), Duration::from_secs(10 * 365 * 24 * 3600))
@@ -437,15 +383,11 @@ async fn a_head_due_years_from_now_does_not_upset_the_scheduler() {
             Some(s("near"))
         );
         assert_eq!(q.read_all().await.unwrap(), vec![s("far")]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently(redis, raw) {
         // 30,000 pending in offer order; every tenth is already due, the rest
         // due in an hour: the due ones are spread through the whole list.
         let producer = redis.client().await;
@@ -508,16 +450,11 @@ async fn a_backlog_scattered_through_a_long_pending_list_is_swept_consistently()
         .await;
         assert!(client.stats().transferred >= 3_000);
         assert!(client.stats().sweeps >= 1, "{:?}", client.stats());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_transfer_run_moves_about_a_mebibyte_of_large_payloads() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn one_transfer_run_moves_about_a_mebibyte_of_large_payloads(raw, client) {
         let q = client.delayed_queue("big-due", StringCodec).unwrap().without_transfer();
         let big = "p".repeat(10 * 1024);
         let values: Vec<String> = (0..300).map(|i| format!("{i:03}{big}")).collect();
@@ -547,20 +484,16 @@ async fn one_transfer_run_moves_about_a_mebibyte_of_large_payloads() {
         let expected: Vec<String> = (0..300).map(|i| format!("{i:03}")).collect();
         assert_eq!(delivered, expected);
         assert_eq!(q.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// Due elements deep inside a short pending list (3,000 others, the due
-/// ones in its middle, past both probes, and one at its very tail), due one
-/// after another: each run finds and removes its element (`LREM` from the
-/// head), and Java's lists are left as removing each element alone would
-/// leave them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deep_due_elements_of_a_short_pending_list_move_in_due_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Due elements deep inside a short pending list (3,000 others, the due
+    /// ones in its middle, past both probes, and one at its very tail), due one
+    /// after another: each run finds and removes its element (`LREM` from the
+    /// head), and Java's lists are left as removing each element alone would
+    /// leave them.
+    async fn deep_due_elements_of_a_short_pending_list_move_in_due_order(redis, raw) {
         let keys = delayq::QueueKeys::new("deep").unwrap();
         let later = now_ms() + 3_600_000;
         let soon = now_ms() + 3_000;
@@ -593,20 +526,16 @@ async fn deep_due_elements_of_a_short_pending_list_move_in_due_order() {
         assert_eq!(raw.lrange(keys.pending()).await, others);
         assert_eq!(raw.zcard(keys.timeout()).await, 3_000);
         assert_eq!(raw.llen("deep").await, 0);
-    })
-    .await;
+    }
 }
 
-/// Due elements near the head, deep in the middle and near the tail of one
-/// pending list, all due at once and in an order unlike the list's: a run
-/// removes some by `LREM` from the head and marks others found by a probe,
-/// and whichever way each goes, they arrive in due order and Java's lists are
-/// left as removing each element alone would leave them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Due elements near the head, deep in the middle and near the tail of one
+    /// pending list, all due at once and in an order unlike the list's: a run
+    /// removes some by `LREM` from the head and marks others found by a probe,
+    /// and whichever way each goes, they arrive in due order and Java's lists are
+    /// left as removing each element alone would leave them.
+    async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order(redis, raw) {
         let keys = delayq::QueueKeys::new("spread").unwrap();
         let later = now_ms() + 3_600_000;
         let due_at = now_ms() - 60_000;
@@ -642,6 +571,5 @@ async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order() {
         assert_eq!(raw.lrange(keys.pending()).await, others);
         assert_eq!(raw.zcard(keys.timeout()).await, 5_000);
         assert_eq!(raw.llen("spread").await, 0);
-    })
-    .await;
+    }
 }

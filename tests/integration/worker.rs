@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{deadline, eventually, redis_test, RedisServer};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
@@ -51,10 +51,8 @@ impl ConcurrencyProbe {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_worker_handles_each_value_once_within_its_concurrency_limit(redis) {
         let producer = redis.client().await;
         let consumer = redis.client().await;
         let queue = producer.delayed_queue("jobs", LongCodec).unwrap();
@@ -86,19 +84,15 @@ async fn a_worker_handles_each_value_once_within_its_concurrency_limit() {
         assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
         assert_eq!(reliable.len().await.unwrap(), 0);
         assert_eq!(queue.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// A worker of one slot sends each ack together with the next move (one
-/// round trip less per value): still one handler at a time, the values in
-/// the queue's order, each handled and acked once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_single_slot_handles_ready_values_in_order_acking_each_once() {
-    deadline(async {
+redis_test! {
+    /// A worker of one slot sends each ack together with the next move (one
+    /// round trip less per value): still one handler at a time, the values in
+    /// the queue's order, each handled and acked once.
+    async fn a_single_slot_handles_ready_values_in_order_acking_each_once(client) {
         const N: i64 = 300;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let ready = client.blocking_queue("in-order", LongCodec).unwrap();
         ready.offer_all(0..N).await.unwrap();
         let probe = ConcurrencyProbe::default();
@@ -118,15 +112,11 @@ async fn a_single_slot_handles_ready_values_in_order_acking_each_once() {
         assert_eq!((report.handled, report.succeeded), (N as u64, N as u64));
         let reliable = client.reliable_queue("in-order", LongCodec).unwrap();
         assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_that_keeps_failing_is_retried_with_backoff_then_dead_lettered() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_value_that_keeps_failing_is_retried_with_backoff_then_dead_lettered(client) {
         let failures: Log<(u32, FailureAction)> = Arc::default();
         let calls: Log<(String, Instant)> = Arc::default();
         let worker = client
@@ -195,15 +185,11 @@ async fn a_value_that_keeps_failing_is_retried_with_backoff_then_dead_lettered()
         let delivery = reliable.take().await.unwrap();
         assert_eq!((delivery.value().as_str(), delivery.delivery_count()), ("bad", 1));
         delivery.ack().await.unwrap();
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_that_succeeds_on_a_later_attempt_is_acked_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_value_that_succeeds_on_a_later_attempt_is_acked_once(client) {
         let attempts = Arc::new(AtomicUsize::new(0));
         let worker = client
             .worker("flaky", StringCodec)
@@ -246,15 +232,11 @@ async fn a_value_that_succeeds_on_a_later_attempt_is_acked_once() {
             .unwrap();
         assert_eq!(delivery.delivery_count(), 1);
         delivery.ack().await.unwrap();
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn permanent_errors_panics_and_timeouts_are_failures_of_their_own_kind() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn permanent_errors_panics_and_timeouts_are_failures_of_their_own_kind(client) {
         let failures: Log<(String, u32, FailureAction)> = Arc::default();
         let worker = client
             .worker("kinds", StringCodec)
@@ -321,15 +303,11 @@ async fn permanent_errors_panics_and_timeouts_are_failures_of_their_own_kind() {
         let mut dead = reliable.dead_letters().await.unwrap();
         dead.sort();
         assert_eq!(dead, ["panic", "permanent", "slow"]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once(redis, client) {
         let failures: Log<(u32, FailureAction, bool)> = Arc::default();
         let handled: Log<i64> = Arc::default();
         let worker = client
@@ -365,15 +343,11 @@ async fn a_value_the_codec_cannot_decode_goes_to_the_dead_letter_list_at_once() 
         assert_eq!(*failures.lock(), [(0, FailureAction::DeadLettered, true)]);
         assert_eq!(raw.lrange("delayq_dead_letter:{numbers}").await, ["not a number"]);
         assert_eq!((report.undecodable, report.dead_lettered, report.succeeded), (1, 1, 2));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_lets_handlers_in_flight_finish_and_takes_nothing_new() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn shutdown_lets_handlers_in_flight_finish_and_takes_nothing_new(client) {
         let release = Arc::new(Notify::new());
         let started = Arc::new(AtomicUsize::new(0));
         let token = CancellationToken::new();
@@ -415,15 +389,11 @@ async fn shutdown_lets_handlers_in_flight_finish_and_takes_nothing_new() {
         assert_eq!(started.load(Ordering::SeqCst), 2, "nothing new taken");
         assert_eq!(dest.len().await.unwrap(), 3, "the rest left for other consumers");
         assert_eq!(reliable.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shutdown_whose_grace_runs_out_gives_the_values_back() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_shutdown_whose_grace_runs_out_gives_the_values_back(client) {
         let started = Arc::new(AtomicUsize::new(0));
         let worker = client.worker("stuck", StringCodec).unwrap().run({
             let started = started.clone();
@@ -447,15 +417,11 @@ async fn a_shutdown_whose_grace_runs_out_gives_the_values_back() {
         let delivery = reliable.take().await.unwrap();
         assert_eq!((delivery.value().as_str(), delivery.delivery_count()), ("a", 2));
         delivery.ack().await.unwrap();
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness(redis, client) {
         let seen: Log<(&'static str, String)> = Arc::default();
         let workers: Vec<_> = ["alpha", "beta", "gamma"]
             .into_iter()
@@ -511,8 +477,7 @@ async fn one_process_runs_workers_on_several_queues_and_knows_their_lateness() {
             0,
             "a claim consumes its record"
         );
-    })
-    .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -578,11 +543,8 @@ async fn sigterm_stops_a_worker_after_its_handler_finishes() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn identical_payloads_handled_at_once_are_each_a_first_attempt() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn identical_payloads_handled_at_once_are_each_a_first_attempt(client) {
         const N: usize = 24;
         let same: Vec<String> = (0..N).map(|_| "refresh:42".to_owned()).collect();
         client
@@ -630,20 +592,15 @@ async fn identical_payloads_handled_at_once_are_each_a_first_attempt() {
         assert_eq!(reliable.dead_letter_len().await.unwrap(), 0, "none dead-lettered");
         assert_eq!(reliable.in_flight().await.unwrap(), 0, "each acked");
         assert_eq!(reliable.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// While values are ready, the worker takes as many as it has free slots
-/// with one script (`claim_batch.lua`, on the shared connections), without
-/// waiting; once the queue is empty it waits with one blocking read,
-/// whatever its concurrency. Every value is handled once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// While values are ready, the worker takes as many as it has free slots
+    /// with one script (`claim_batch.lua`, on the shared connections), without
+    /// waiting; once the queue is empty it waits with one blocking read,
+    /// whatever its concurrency. Every value is handled once.
+    async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection(redis, raw, client) {
         let monitor = redis.monitor().await;
         let dest = client.blocking_queue("slots", LongCodec).unwrap();
         dest.offer_all(0..300i64).await.unwrap();
@@ -672,7 +629,7 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         // in fewer scripts than values; only the idle worker waits.
         let pops = entries.iter().filter(|c| c.from_lua && c.name() == "lpop").count();
         let sha = delayq::fred::util::sha1_hash(
-            &(delayq::__script_body(include_str!("../../lua/claim_batch.lua"))),
+            &(delayq_test_support::script_body(include_str!("../../lua/claim_batch.lua"))),
         );
         let claims = entries
             .iter()
@@ -694,23 +651,18 @@ async fn a_worker_takes_ready_values_without_waiting_and_idles_on_one_connection
         let reliable = client.reliable_queue("slots", LongCodec).unwrap();
         assert_eq!(reliable.in_flight().await.unwrap(), 0, "every delivery acked");
         assert_eq!(dest.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// A worker stopped while its slots take ready values leaves none of them
-/// leased or staged: a slot's take is not cut short by the stop (one
-/// dropped while claiming would leave its value leased until its 30 s
-/// visibility timeout), and a value taken as the stop came goes straight
-/// back to the queue, not counted as a delivery. Three stops, on a queue
-/// with values to spare each time.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged() {
-    deadline(async {
+redis_test! {
+    /// A worker stopped while its slots take ready values leaves none of them
+    /// leased or staged: a slot's take is not cut short by the stop (one
+    /// dropped while claiming would leave its value leased until its 30 s
+    /// visibility timeout), and a value taken as the stop came goes straight
+    /// back to the queue, not counted as a delivery. Three stops, on a queue
+    /// with values to spare each time.
+    async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged(raw, client) {
         const N: usize = 3_000;
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
         let dest = client.blocking_queue("stopping", LongCodec).unwrap();
         dest.offer_all(0..N as i64).await.unwrap();
         let reliable = client.reliable_queue("stopping", LongCodec).unwrap();
@@ -765,15 +717,11 @@ async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged() {
             (0..N as i64).collect::<Vec<_>>(),
             "each value handled exactly once"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shutdown_ends_while_redis_is_down_and_a_handler_runs() {
-    deadline(async {
-        let mut redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_shutdown_ends_while_redis_is_down_and_a_handler_runs(redis, client) {
         let started = Arc::new(AtomicUsize::new(0));
         let worker = client.worker("down", StringCodec).unwrap().run({
             let started = started.clone();
@@ -805,18 +753,15 @@ async fn a_shutdown_ends_while_redis_is_down_and_a_handler_runs() {
         )
         .await
         .expect("the client stops without Redis");
-    })
-    .await;
+    }
 }
 
-/// A slot whose next take hangs (the connection stalls, and the client is
-/// told never to give up on it) does not hold up the worker's stop: once the
-/// grace is over, the take is cut short and what it took goes back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_cuts_short_a_slot_take_that_hangs() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
+redis_test! {
+    /// A slot whose next take hangs (the connection stalls, and the client is
+    /// told never to give up on it) does not hold up the worker's stop: once the
+    /// grace is over, the take is cut short and what it took goes back.
+    async fn a_stop_cuts_short_a_slot_take_that_hangs(redis) {
+        let proxy = delayq_test_support::fault_proxy::FaultProxy::start(redis.port()).await;
         let client = delayq::Client::builder()
             .url(proxy.url())
             .blocking_timeout(Duration::from_secs(1))
@@ -866,18 +811,15 @@ async fn a_stop_cuts_short_a_slot_take_that_hangs() {
         })
         .await;
         client.shutdown_within(Duration::from_millis(200)).await;
-    })
-    .await;
+    }
 }
 
-/// A handler's lease is extended beside it, not in its way: an extension
-/// that hangs (the connection stalled) does not hold up the handler's
-/// timeout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hanging_lease_extension_does_not_hold_up_the_handler_timeout() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let proxy = crate::fault_proxy::FaultProxy::start(redis.port()).await;
+redis_test! {
+    /// A handler's lease is extended beside it, not in its way: an extension
+    /// that hangs (the connection stalled) does not hold up the handler's
+    /// timeout.
+    async fn a_hanging_lease_extension_does_not_hold_up_the_handler_timeout(redis) {
+        let proxy = delayq_test_support::fault_proxy::FaultProxy::start(redis.port()).await;
         let client = delayq::Client::builder()
             .url(proxy.url())
             .blocking_timeout(Duration::from_secs(1))
@@ -915,18 +857,14 @@ async fn a_hanging_lease_extension_does_not_hold_up_the_handler_timeout() {
         assert_eq!(report.timed_out, 1);
         client.shutdown().await;
         producer.shutdown().await;
-    })
-    .await;
+    }
 }
 
-/// A handler cancelled by its timeout is stopped before its value is
-/// settled: one that blocks its thread (it cannot be stopped at an
-/// `.await`) is waited for, so the value's next attempt never runs beside it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_timed_out_handler_has_stopped_before_its_value_is_tried_again() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A handler cancelled by its timeout is stopped before its value is
+    /// settled: one that blocks its thread (it cannot be stopped at an
+    /// `.await`) is waited for, so the value's next attempt never runs beside it.
+    async fn a_timed_out_handler_has_stopped_before_its_value_is_tried_again(client) {
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
         let attempts = Arc::new(AtomicUsize::new(0));
@@ -968,6 +906,5 @@ async fn a_timed_out_handler_has_stopped_before_its_value_is_tried_again() {
         assert!(attempts.load(Ordering::SeqCst) >= 2);
         assert_eq!(most.load(Ordering::SeqCst), 1, "attempts of one value ran side by side");
         worker.shutdown_within(Duration::from_secs(1)).await;
-    })
-    .await;
+    }
 }

@@ -12,8 +12,8 @@ use delayq::{LongCodec, StringCodec};
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 
-use crate::fault_proxy::Fault;
-use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{behind_proxy, deadline, eventually, redis_test};
 
 const CLAIM_BATCH: &str = include_str!("../../lua/claim_batch.lua");
 const ACK_BATCH: &str = include_str!("../../lua/ack_batch.lua");
@@ -54,17 +54,14 @@ fn each_once(seen: &[i64], n: i64) {
     assert_eq!(values, (0..n).collect::<Vec<_>>(), "each value handled exactly once");
 }
 
-/// A batch claim that ran and whose reply was lost is not sent again (a
-/// resend would claim more values): its deliveries are found by the batch
-/// id and go back to the head uncounted, in order, long before their
-/// visibility timeout. Each value is then handled once, as a first attempt
-/// (with `max_attempts(1)` a counted redelivery would be a dead letter).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_claim_whose_reply_is_lost_gives_its_values_back_uncounted() {
-    deadline(async {
+redis_test! {
+    /// A batch claim that ran and whose reply was lost is not sent again (a
+    /// resend would claim more values): its deliveries are found by the batch
+    /// id and go back to the head uncounted, in order, long before their
+    /// visibility timeout. Each value is then handled once, as a first attempt
+    /// (with `max_attempts(1)` a counted redelivery would be a dead letter).
+    async fn a_batch_claim_whose_reply_is_lost_gives_its_values_back_uncounted(proxy, client, raw) {
         const N: i64 = 20;
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
         let sha = raw.load_script(CLAIM_BATCH).await;
         client
             .blocking_queue("lost-batch", LongCodec)
@@ -93,8 +90,7 @@ async fn a_batch_claim_whose_reply_is_lost_gives_its_values_back_uncounted() {
         assert_eq!(queue.dead_letter_len().await.unwrap(), 0, "no lost claim counted");
         assert_eq!(queue.in_flight().await.unwrap(), 0);
         assert_eq!(queue.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
 /// An ack batch whose reply is lost (or whose request is lost) is resent
@@ -153,16 +149,12 @@ async fn an_ack_batch_whose_reply_or_request_is_lost_acks_each_value_once() {
     .await;
 }
 
-/// Equal payloads of different jobs taken in one batch are separate
-/// deliveries: each in flight on its own (its own id), each a first
-/// attempt, each acked once; none comes back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn identical_payloads_in_one_batch_are_separate_first_deliveries() {
-    deadline(async {
+redis_test! {
+    /// Equal payloads of different jobs taken in one batch are separate
+    /// deliveries: each in flight on its own (its own id), each a first
+    /// attempt, each acked once; none comes back.
+    async fn identical_payloads_in_one_batch_are_separate_first_deliveries(raw, client) {
         const N: usize = 16;
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
         let jobs: Vec<String> = (0..N)
             .map(|i| {
                 if i % 4 == 0 {
@@ -225,20 +217,15 @@ async fn identical_payloads_in_one_batch_are_separate_first_deliveries() {
         expected.sort();
         assert_eq!(handled, expected);
         assert_eq!(queue.len().await.unwrap(), 0, "nothing given back");
-    })
-    .await;
+    }
 }
 
-/// With 100,000 deliveries in flight, batch claims keep taking (another
-/// worker's values are handled), and one script call takes at most 64
-/// values, however many it is asked for, and stops at its byte budget.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight() {
-    deadline(async {
+redis_test! {
+    /// With 100,000 deliveries in flight, batch claims keep taking (another
+    /// worker's values are handled), and one script call takes at most 64
+    /// values, however many it is asked for, and stops at its byte budget.
+    async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight(raw, client) {
         const IN_FLIGHT: usize = 100_000;
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
         let ready = client.blocking_queue("big", LongCodec).unwrap();
         for chunk in (0..IN_FLIGHT as i64).collect::<Vec<_>>().chunks(10_000) {
             ready.offer_all(chunk.iter().copied()).await.unwrap();
@@ -300,8 +287,7 @@ async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight() {
         gate.close();
         let report = holding.shutdown().await;
         assert_eq!(report.succeeded, IN_FLIGHT as u64, "{report:?}");
-    })
-    .await;
+    }
 }
 
 /// A worker that dies holding a batch (its connection goes silent for good,
@@ -386,15 +372,11 @@ async fn a_worker_killed_holding_a_batch_loses_none_of_it() {
     .await;
 }
 
-/// A value delivered `max_deliveries` times without an ack goes to the
-/// dead letters when a batch claims it again: no handler sees it, and the
-/// other values of the batch are handled.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_claim_dead_letters_a_value_delivered_too_often() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// A value delivered `max_deliveries` times without an ack goes to the
+    /// dead letters when a batch claims it again: no handler sees it, and the
+    /// other values of the batch are handled.
+    async fn a_batch_claim_dead_letters_a_value_delivered_too_often(raw, client) {
         let queue = client
             .reliable_queue("too-often", StringCodec)
             .unwrap()
@@ -454,19 +436,14 @@ async fn a_batch_claim_dead_letters_a_value_delivered_too_often() {
             "{reasons:?}"
         );
         assert_eq!(queue.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// An ack batch run again under the same lane run (fred's resend after a
-/// lost reply) answers what its first run did, and changes nothing more;
-/// a new run on the same deliveries finds them acked already: too late.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_ack_batch_sent_again_answers_as_its_first_run_did() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// An ack batch run again under the same lane run (fred's resend after a
+    /// lost reply) answers what its first run did, and changes nothing more;
+    /// a new run on the same deliveries finds them acked already: too late.
+    async fn an_ack_batch_sent_again_answers_as_its_first_run_did(raw, client) {
         let queue = client.reliable_queue("resent-ack", LongCodec).unwrap();
         client
             .blocking_queue("resent-ack", LongCodec)
@@ -514,6 +491,5 @@ async fn an_ack_batch_sent_again_answers_as_its_first_run_did() {
             [0, 0, 0],
             "a new run finds them gone"
         );
-    })
-    .await;
+    }
 }

@@ -17,8 +17,8 @@ use delayq::{BlockingQueue, Client, LongCodec, ReliableQueue, Worker};
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 
-use crate::fault_proxy::Fault;
-use crate::harness::{behind_proxy, deadline, eventually, RedisServer};
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{eventually, redis_test};
 
 /// A one-slot worker on a queue of values `0..n`: its first `quick`
 /// handlers return at once, the next waits until `gate` opens (or closes).
@@ -116,16 +116,13 @@ fn each_once(seen: &[i64], n: i64) {
     assert_eq!(values, (0..n).collect::<Vec<_>>(), "each value handled exactly once");
 }
 
-/// Values claimed ahead that then wait a quarter of the visibility timeout
-/// (the one handler is stuck) go back to the head, uncounted, and are
-/// handled later as first attempts (with `max_attempts(1)` a counted one
-/// would be a dead letter).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long() {
-    deadline(async {
+redis_test! {
+    /// Values claimed ahead that then wait a quarter of the visibility timeout
+    /// (the one handler is stuck) go back to the head, uncounted, and are
+    /// handled later as first attempts (with `max_attempts(1)` a counted one
+    /// would be a dead letter).
+    async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long(client) {
         const N: i64 = 300;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead", N, 20, |w| {
             w.visibility_timeout(Duration::from_secs(4))
                 .retry(delayq::worker::RetryPolicy::default().max_attempts(1))
@@ -144,18 +141,14 @@ async fn values_claimed_ahead_go_back_uncounted_when_they_wait_too_long() {
         assert_eq!(report.dead_lettered, 0, "{report:?}");
         assert_eq!(stuck.queue.dead_letter_len().await.unwrap(), 0);
         assert_eq!(stuck.queue.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-/// A stopping worker gives the values it claimed ahead back to the head,
-/// uncounted, while its running handler finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopping_worker_gives_back_values_claimed_ahead() {
-    deadline(async {
+redis_test! {
+    /// A stopping worker gives the values it claimed ahead back to the head,
+    /// uncounted, while its running handler finishes.
+    async fn a_stopping_worker_gives_back_values_claimed_ahead(client) {
         const N: i64 = 300;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead-stop", N, 10, |w| {
             w.visibility_timeout(Duration::from_secs(600))
         })
@@ -199,18 +192,14 @@ async fn a_stopping_worker_gives_back_values_claimed_ahead() {
         let mut rest = rest.lock().clone();
         rest.sort();
         assert_eq!(rest, expected);
-    })
-    .await;
+    }
 }
 
-/// `prefetch(0)`: a worker claims only for free slots, so with its one
-/// slot busy it holds one value, and the rest stay ready for others.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_without_prefetch_holds_only_what_its_slots_run() {
-    deadline(async {
+redis_test! {
+    /// `prefetch(0)`: a worker claims only for free slots, so with its one
+    /// slot busy it holds one value, and the rest stay ready for others.
+    async fn a_worker_without_prefetch_holds_only_what_its_slots_run(client) {
         const N: i64 = 100;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "no-ahead", N, 20, |w| w.prefetch(0)).await;
         eventually(Duration::from_secs(20), "the handler stuck", || async {
             stuck.handled().len() == 21
@@ -225,19 +214,15 @@ async fn a_worker_without_prefetch_holds_only_what_its_slots_run() {
         .await;
         stuck.worker.shutdown().await;
         each_once(&handled(&stuck.seen), N);
-    })
-    .await;
+    }
 }
 
-/// A worker holding values ahead when its queue is paused gives them back
-/// (its pause probe finds the flag while no claim is on its way) and starts
-/// no handler on them: only the one running at the pause finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_held_ahead_go_back_when_the_queue_is_paused() {
-    deadline(async {
+redis_test! {
+    /// A worker holding values ahead when its queue is paused gives them back
+    /// (its pause probe finds the flag while no claim is on its way) and starts
+    /// no handler on them: only the one running at the pause finishes.
+    async fn values_held_ahead_go_back_when_the_queue_is_paused(client) {
         const N: i64 = 400;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         let stuck = Stuck::start(&client, &client, "ahead-pause", N, 20, |w| {
             w.visibility_timeout(Duration::from_secs(600))
         })
@@ -262,18 +247,15 @@ async fn values_held_ahead_go_back_when_the_queue_is_paused() {
         .await;
         let report = stuck.worker.shutdown().await;
         assert_eq!(handled(&stuck.seen).len(), 21, "no handler after the pause: {report:?}");
-    })
-    .await;
+    }
 }
 
-/// A stopping worker holding values ahead while Redis is out of reach
-/// ends after its grace and one settle timeout, as one without prefetch
-/// does: its give-backs share one deadline (each alone would wait 5 s,
-/// one after the other), then the visibility timeout takes over.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
+redis_test! {
+    /// A stopping worker holding values ahead while Redis is out of reach
+    /// ends after its grace and one settle timeout, as one without prefetch
+    /// does: its give-backs share one deadline (each alone would wait 5 s,
+    /// one after the other), then the visibility timeout takes over.
+    async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead(redis, proxy, client) {
         let direct = redis.client().await;
         let stuck = Stuck::start(&direct, &client, "ahead-down", 200, 10, |w| {
             w.prefetch(64).visibility_timeout(Duration::from_secs(600))
@@ -289,8 +271,7 @@ async fn a_stop_with_redis_down_does_not_wait_for_each_value_held_ahead() {
         .await
         .expect("the stop ends while Redis is down");
         stuck.gate.close();
-    })
-    .await;
+    }
 }
 
 /// A one-slot worker holding up to 64 values ahead, whose handlers take
@@ -365,15 +346,12 @@ fn not_handled(handled: &[i64], n: i64) -> Vec<i64> {
     (0..n).filter(|v| !handled.contains(v)).collect()
 }
 
-/// A pause seen while claims are on their way: every value held ahead,
-/// those the late claims bring included, goes back to the head in one
-/// release, so the queue reads in its old order again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_held_ahead_go_back_in_claim_order_when_the_queue_is_paused() {
-    deadline(async {
+redis_test! {
+    /// A pause seen while claims are on their way: every value held ahead,
+    /// those the late claims bring included, goes back to the head in one
+    /// release, so the queue reads in its old order again.
+    async fn values_held_ahead_go_back_in_claim_order_when_the_queue_is_paused(client) {
         const N: i64 = 100;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         for round in 0..3 {
             let name = format!("ordered-pause-{round}");
             let busy = Busy::start(&client, &client, &name, N).await;
@@ -388,18 +366,14 @@ async fn values_held_ahead_go_back_in_claim_order_when_the_queue_is_paused() {
             );
             busy.worker.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
-/// As for a pause, a worker that stops while claims are on their way gives
-/// every value it holds ahead back in one release, in claim order.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn values_held_ahead_go_back_in_claim_order_when_the_worker_stops() {
-    deadline(async {
+redis_test! {
+    /// As for a pause, a worker that stops while claims are on their way gives
+    /// every value it holds ahead back in one release, in claim order.
+    async fn values_held_ahead_go_back_in_claim_order_when_the_worker_stops(client) {
         const N: i64 = 100;
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
         for round in 0..3 {
             let name = format!("ordered-stop-{round}");
             let busy = Busy::start(&client, &client, &name, N).await;
@@ -413,8 +387,7 @@ async fn values_held_ahead_go_back_in_claim_order_when_the_worker_stops() {
             );
             busy.worker.join().await;
         }
-    })
-    .await;
+    }
 }
 
 /// What makes a worker give back the values it holds ahead.
@@ -426,19 +399,15 @@ enum GiveBack {
     Stale,
 }
 
-/// Values held ahead go back in one release, in claim order, so that a
-/// consumer taking at the same time takes them in that order: here a plain
-/// consumer (as a Java one, it takes from a paused queue too) blocked on the
-/// emptied queue gets the first value claimed, not the last, and the rest
-/// read in order behind it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_consumer_taking_meanwhile_gets_values_given_back_in_claim_order() {
-    deadline(async {
+redis_test! {
+    /// Values held ahead go back in one release, in claim order, so that a
+    /// consumer taking at the same time takes them in that order: here a plain
+    /// consumer (as a Java one, it takes from a paused queue too) blocked on the
+    /// emptied queue gets the first value claimed, not the last, and the rest
+    /// read in order behind it.
+    async fn a_consumer_taking_meanwhile_gets_values_given_back_in_claim_order(raw, client) {
         const N: i64 = 100;
         const QUICK: usize = 20;
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
         for why in [GiveBack::Pause, GiveBack::Stop, GiveBack::Stale] {
             let name = format!("taken-meanwhile-{why:?}");
             let visibility = match why {
@@ -485,21 +454,17 @@ async fn a_consumer_taking_meanwhile_gets_values_given_back_in_claim_order() {
             stuck.gate.close();
             stuck.worker.shutdown().await;
         }
-    })
-    .await;
+    }
 }
 
-/// The release of values held ahead is resent when its reply is lost: the
-/// resend answers as its first run (from its lane's record) and moves
-/// nothing twice, so each value is in the queue once, in claim order,
-/// uncounted (with `max_attempts(1)` a counted one would be a dead letter),
-/// and one `released` event says so.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_release_whose_reply_is_lost_gives_each_value_back_once_in_order() {
-    deadline(async {
+redis_test! {
+    /// The release of values held ahead is resent when its reply is lost: the
+    /// resend answers as its first run (from its lane's record) and moves
+    /// nothing twice, so each value is in the queue once, in claim order,
+    /// uncounted (with `max_attempts(1)` a counted one would be a dead letter),
+    /// and one `released` event says so.
+    async fn a_release_whose_reply_is_lost_gives_each_value_back_once_in_order(redis, proxy, client, raw) {
         const N: i64 = 100;
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
         let direct = redis.client().await;
         let sha = raw.load_script(include_str!("../../lua/release_unhandled.lua")).await;
         direct
@@ -544,21 +509,16 @@ async fn a_release_whose_reply_is_lost_gives_each_value_back_once_in_order() {
         let report = stuck.worker.shutdown().await;
         each_once(&handled(&stuck.seen), N);
         assert_eq!(report.dead_lettered, 0, "uncounted: {report:?}");
-    })
-    .await;
+    }
 }
 
-/// `release_unhandled.lua` run by hand: it gives deliveries back to the head
-/// in the order given; run again under the same lane run (fred's resend
-/// after a lost reply) it answers as its first run and pushes nothing
-/// twice; a new run finds them gone. A call over its bound is refused
-/// before anything changes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_release_run_again_answers_as_its_first_run_and_moves_nothing_twice() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    /// `release_unhandled.lua` run by hand: it gives deliveries back to the head
+    /// in the order given; run again under the same lane run (fred's resend
+    /// after a lost reply) it answers as its first run and pushes nothing
+    /// twice; a new run finds them gone. A call over its bound is refused
+    /// before anything changes.
+    async fn a_release_run_again_answers_as_its_first_run_and_moves_nothing_twice(raw, client) {
         let list = client.blocking_queue("resent-release", LongCodec).unwrap();
         list.offer_all(0..4i64).await.unwrap();
         let queue = client.reliable_queue("resent-release", LongCodec).unwrap();
@@ -633,6 +593,5 @@ async fn a_release_run_again_answers_as_its_first_run_and_moves_nothing_twice() 
             "a new run finds them gone"
         );
         assert_eq!(list.read_all().await.unwrap(), [0, 1, 2, 3], "nothing pushed twice");
-    })
-    .await;
+    }
 }

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use tower::{service_fn, Service, ServiceBuilder};
 
-use crate::harness::{deadline, eventually, RedisServer};
+use delayq_test_support::{eventually, redis_test};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
@@ -33,11 +33,8 @@ async fn offer_all(client: &delayq::Client, queue: &str, values: &[&str]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_service_in_two_layers_handles_each_value_once_and_acks_it() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_service_in_two_layers_handles_each_value_once_and_acks_it(client) {
         let seen: Log<(String, String, u32)> = Arc::default();
         let service = ServiceBuilder::new()
             .concurrency_limit(2)
@@ -82,15 +79,11 @@ async fn a_service_in_two_layers_handles_each_value_once_and_acks_it() {
         assert_eq!(reliable.len().await.unwrap(), 0, "nothing given back");
         assert_eq!(delayed.len().await.unwrap(), 0, "no retry scheduled");
         assert_eq!(reliable.dead_letter_len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tower_timeout_fails_the_attempt_which_the_retry_policy_retries_or_dead_letters() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_tower_timeout_fails_the_attempt_which_the_retry_policy_retries_or_dead_letters(client) {
         let failures = Failures::default();
         let attempts: Log<(String, u32)> = Arc::default();
         let service = ServiceBuilder::new().timeout(Duration::from_millis(200)).service_fn({
@@ -168,15 +161,11 @@ async fn a_tower_timeout_fails_the_attempt_which_the_retry_policy_retries_or_dea
         dead.sort();
         assert_eq!(dead, ["always-slow", "invalid"]);
         assert_eq!(reliable.in_flight().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_load_shed_while_the_inner_service_is_busy_is_retried_not_lost() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_value_load_shed_while_the_inner_service_is_busy_is_retried_not_lost(client) {
         let failures = Failures::default();
         let handled: Log<String> = Arc::default();
         // Closed until a value has been shed: the first call holds the one
@@ -233,8 +222,7 @@ async fn a_value_load_shed_while_the_inner_service_is_busy_is_retried_not_lost()
             client.delayed_queue("shed", StringCodec).unwrap().len().await.unwrap(),
             0
         );
-    })
-    .await;
+    }
 }
 
 /// A service whose `poll_ready` fails a given number of times (across its
@@ -268,11 +256,8 @@ impl<S: Service<Job<String>, Error = BoxError>> Service<Job<String>> for Failing
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_service_whose_poll_ready_fails_costs_an_attempt_and_the_value_is_retried() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_service_whose_poll_ready_fails_costs_an_attempt_and_the_value_is_retried(client) {
         let failures = Failures::default();
         let calls: Log<(String, u32)> = Arc::default();
         let service = FailingReady {
@@ -316,15 +301,11 @@ async fn a_service_whose_poll_ready_fails_costs_an_attempt_and_the_value_is_retr
         let reliable = client.reliable_queue("unready", StringCodec).unwrap();
         assert_eq!(reliable.in_flight().await.unwrap(), 0);
         assert_eq!(reliable.dead_letter_len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_concurrency_limit_layer_bounds_the_calls_running_at_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_concurrency_limit_layer_bounds_the_calls_running_at_once(client) {
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
         let service = ServiceBuilder::new().concurrency_limit(2).service_fn({
@@ -358,8 +339,7 @@ async fn a_concurrency_limit_layer_bounds_the_calls_running_at_once() {
         let most = most.load(Ordering::SeqCst);
         assert!((1..=2).contains(&most), "at most 2 calls at once, saw {most}");
         assert_eq!((report.handled, report.succeeded, report.retried), (40, 40, 0));
-    })
-    .await;
+    }
 }
 
 /// A service that is never ready.
@@ -380,11 +360,8 @@ impl Service<Job<String>> for NeverReady {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_worker_handler_timeout_cuts_off_a_layered_call_and_a_wait_for_readiness() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn the_worker_handler_timeout_cuts_off_a_layered_call_and_a_wait_for_readiness(client) {
         let failures = Failures::default();
         // A call the layers would let run for a minute.
         let slow = ServiceBuilder::new()
@@ -447,15 +424,11 @@ async fn the_worker_handler_timeout_cuts_off_a_layered_call_and_a_wait_for_readi
         assert_eq!((unready_report.timed_out, unready_report.dead_lettered), (2, 1));
         assert_eq!(slow_calls.dead_letters().await.unwrap(), ["s"]);
         assert_eq!(never_ready.dead_letters().await.unwrap(), ["n"]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shutdown_cuts_off_a_service_call_gives_its_value_back_and_frees_the_layers_permit() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn a_shutdown_cuts_off_a_service_call_gives_its_value_back_and_frees_the_layers_permit(client) {
         let calls: Log<(String, u32)> = Arc::default();
         // One permit, shared by the clones of both workers below.
         let service = ServiceBuilder::new().concurrency_limit(1).service_fn({
@@ -491,6 +464,5 @@ async fn a_shutdown_cuts_off_a_service_call_gives_its_value_back_and_frees_the_l
         assert_eq!(*calls.lock(), [("a".to_owned(), 1), ("a".to_owned(), 2)]);
         assert_eq!(reliable.in_flight().await.unwrap(), 0);
         assert_eq!(reliable.len().await.unwrap(), 0);
-    })
-    .await;
+    }
 }

@@ -1,15 +1,12 @@
 //! ACL users through the CLI and the library together.
 
-use crate::harness::{deadline, RedisServer};
 use delayq::fred::types::Value;
 use delayq::{Client, StringCodec};
+use delayq_test_support::redis_test;
 use std::time::Duration;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_acl_user_works_and_a_wrong_password_is_a_clear_error() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn an_acl_user_works_and_a_wrong_password_is_a_clear_error(redis, raw) {
         let setuser = ["SETUSER", "orders-svc", "on", ">s3cret", "~*", "&*", "+@all"];
         raw.cmd("ACL", setuser.iter().map(|a| Value::from(*a)).collect()).await;
         let port = redis.port();
@@ -56,6 +53,5 @@ async fn an_acl_user_works_and_a_wrong_password_is_a_clear_error() {
             !stderr.contains("wrong@") && stderr.contains("orders-svc:***@"),
             "no password in messages: {stderr}"
         );
-    })
-    .await;
+    }
 }

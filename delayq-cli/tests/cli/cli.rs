@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::{redis_test, RedisServer};
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))
@@ -27,10 +27,8 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offer_then_take_round_trips_through_two_processes() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn offer_then_take_round_trips_through_two_processes(redis) {
         let offered = Instant::now();
         let out = delayq(&redis, &["offer", "jobs", "--delay", "800ms", "first", "second"]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -41,27 +39,20 @@ async fn offer_then_take_round_trips_through_two_processes() {
         got.sort();
         assert_eq!(got, vec!["first", "second"]);
         assert!(offered.elapsed() >= Duration::from_millis(800));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn take_exits_non_zero_when_too_few_values_arrive() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn take_exits_non_zero_when_too_few_values_arrive(redis) {
         assert!(delayq(&redis, &["offer", "q", "--delay", "0", "only"]).status.success());
         let out = delayq_async(&redis, &["take", "q", "-n", "2", "--timeout", "1s"]).await;
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(stdout(&out), "only\n");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn codecs_and_formats_round_trip_on_the_command_line() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn codecs_and_formats_round_trip_on_the_command_line(redis, raw) {
         let cases: [(&str, &str, &[&str]); 4] = [
             ("long", "legacy", &["42", "-7"]),
             ("bytes", "modern", &["deadbeef", "00ff0a22"]),
@@ -106,14 +97,11 @@ async fn codecs_and_formats_round_trip_on_the_command_line() {
             expected.sort();
             assert_eq!(got, expected, "{codec}");
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn bad_input_is_a_clear_error_with_a_non_zero_exit(redis) {
         let out = delayq(&redis, &["offer", "q", "--delay", "-5s", "x"]);
         assert!(!out.status.success());
         assert!(
@@ -140,15 +128,11 @@ async fn bad_input_is_a_clear_error_with_a_non_zero_exit() {
             out
         );
         assert!(stderr(&out).contains("hint: is Redis running there?"), "{out:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn jackson_values_are_typed_on_offer_and_plain_on_take() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn jackson_values_are_typed_on_offer_and_plain_on_take(redis, raw) {
         let order = r#"{"id":"o-1","amount":1234,"tags":["a","b"]}"#;
         let out = delayq(
             &redis,
@@ -182,15 +166,11 @@ async fn jackson_values_are_typed_on_offer_and_plain_on_take() {
         let out = delayq(&redis, &["offer", "q", "--delay", "0", "--codec", "jackson", "{}"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("--java-class"), "{out:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_rewrites_a_queue_from_the_command_line() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn migrate_rewrites_a_queue_from_the_command_line(redis, raw) {
         assert!(
             delayq(&redis, &["offer", "q", "--delay", "1h", "--format", "legacy", "a", "b"])
                 .status
@@ -210,8 +190,7 @@ async fn migrate_rewrites_a_queue_from_the_command_line() {
                 delayq::format::Format::Modern
             );
         }
-    })
-    .await;
+    }
 }
 
 fn stderr(output: &Output) -> String {
@@ -223,11 +202,8 @@ fn json_of(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(output)))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn inspect_shows_counts_the_next_due_time_and_the_pending_elements() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn inspect_shows_counts_the_next_due_time_and_the_pending_elements(redis, raw) {
         let offer = |delay: &str, format: &str, value: &str| {
             let out = delayq(
                 &redis,
@@ -240,7 +216,7 @@ async fn inspect_shows_counts_the_next_due_time_and_the_pending_elements() {
         offer("3m", "modern", r#"{"id":"A-1","amount":1200}"#);
         offer("1h", "legacy", r#"{"id":"A-2","amount":7}"#);
         raw.cmd("RPUSH", vec!["orders".into(), r#"{"id":"A-0"}"#.into()]).await;
-        raw.seed("orders", b"\x01not an element", crate::harness::now_ms() + 7_200_000)
+        raw.seed("orders", b"\x01not an element", delayq_test_support::now_ms() + 7_200_000)
             .await;
 
         let out = delayq(&redis, &["inspect", "orders", "--codec", "json"]);
@@ -305,15 +281,11 @@ async fn inspect_shows_counts_the_next_due_time_and_the_pending_elements() {
             stderr(&out).contains("wrong type") && stderr(&out).contains("not a delayed queue"),
             "{out:?}"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn stats_move_due_purge_and_dead_letters_work_end_to_end(redis, raw) {
         // Due already (a past score, as if no transfer had run for a while), and later.
         for i in 0..5 {
             raw.seed(
@@ -411,8 +383,7 @@ async fn stats_move_due_purge_and_dead_letters_work_end_to_end() {
         let doc = json_of(&delayq(&redis, &["dead-letter", "list", "jobs", "--format", "json"]));
         assert_eq!(doc["values"][0]["value"], "c");
         assert_eq!(doc["total"], 1);
-    })
-    .await;
+    }
 }
 
 #[test]
@@ -470,10 +441,8 @@ fn help_covers_every_command_and_option() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_and_pause_from_the_command_line_across_processes() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn ids_and_pause_from_the_command_line_across_processes(redis) {
         // Four processes offer one id at once: exactly one offers it.
         let outputs = futures_util::future::join_all((0..4).map(|i| {
             let value = format!("from-{i}");
@@ -574,8 +543,7 @@ async fn ids_and_pause_from_the_command_line_across_processes() {
         let out = delayq(&redis, &["take", "reminders", "--timeout", "20s"]);
         assert!(out.status.success(), "{out:?}");
         assert_eq!(stdout(&out).trim(), "due");
-    })
-    .await;
+    }
 }
 
 /// `delayq offer QUEUE --delay 1h ARGS...` with `input` on standard input.
@@ -600,7 +568,7 @@ fn delayq_with_stdin(redis: &RedisServer, args: &[&str], input: Vec<u8>) -> Outp
 }
 
 /// The payloads of a queue's pending list, in order, as text.
-async fn pending_payloads(raw: &crate::harness::RawRedis, queue: &str) -> Vec<String> {
+async fn pending_payloads(raw: &delayq_test_support::RawRedis, queue: &str) -> Vec<String> {
     let keys = delayq::QueueKeys::new(queue).unwrap();
     raw.lrange(keys.pending())
         .await
@@ -613,11 +581,8 @@ fn lines_of(values: &[String]) -> Vec<u8> {
     values.iter().flat_map(|v| format!("{v}\n").into_bytes()).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offer_from_a_file_or_standard_input_keeps_the_lines_order() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn offer_from_a_file_or_standard_input_keeps_the_lines_order(redis, raw) {
         // More lines than one block of the command (50,000).
         let values: Vec<String> = (0..120_000i64).map(|i| (i * 7 - 3).to_string()).collect();
         let file = tempfile::NamedTempFile::new().unwrap();
@@ -678,15 +643,11 @@ async fn offer_from_a_file_or_standard_input_keeps_the_lines_order() {
 
         let out = delayq(&redis, &["offer", "q", "--delay", "1h", "--from-file", path, "value"]);
         assert_eq!(out.status.code(), Some(2), "VALUE and --from-file: {}", stderr(&out));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_line_is_named_and_nothing_of_a_bad_file_is_offered() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn a_bad_line_is_named_and_nothing_of_a_bad_file_is_offered(redis, raw) {
         let mut values: Vec<String> = (0..80_000).map(|i| i.to_string()).collect();
         values[70_000] = "seventy thousand".into();
         let file = tempfile::NamedTempFile::new().unwrap();
@@ -744,8 +705,7 @@ async fn a_bad_line_is_named_and_nothing_of_a_bad_file_is_offered() {
         );
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains("/nonexistent/values"), "{}", stderr(&out));
-    })
-    .await;
+    }
 }
 
 /// Characters a terminal takes for instructions: controls (but the line
@@ -775,11 +735,8 @@ const EVIL_ID: &str = "id\u{1b}[2J\r";
 const EVIL_VALUE: &str = "v\u{1b}[31m\u{9b}1m\u{202e}x";
 const EVIL_SCHEDULE: &str = "s\u{1b}[5m";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn control_characters_in_names_ids_and_values_print_escaped_and_json_stays_exact() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn control_characters_in_names_ids_and_values_print_escaped_and_json_stays_exact(redis, raw) {
         let (queue, id, value) = (EVIL_QUEUE, EVIL_ID, EVIL_VALUE);
         let shown_queue = r"q\u{1b}]0;pwned\u{7}";
         let shown_id = r"id\u{1b}[2J\r";
@@ -880,15 +837,11 @@ async fn control_characters_in_names_ids_and_values_print_escaped_and_json_stays
                 _ => assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), value),
             }
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn errors_and_log_lines_print_escaped() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn errors_and_log_lines_print_escaped(redis, raw) {
         // The queue's ready list is a string: its error names the key.
         raw.cmd("SET", vec![EVIL_QUEUE.into(), "x".into()]).await;
         let out = delayq(&redis, &["inspect", EVIL_QUEUE]);
@@ -924,8 +877,7 @@ async fn errors_and_log_lines_print_escaped() {
         );
         assert!(!stderr(&out).contains(EVIL_QUEUE), "{out:?}");
         assert_escaped(&out);
-    })
-    .await;
+    }
 }
 
 #[test]
@@ -955,17 +907,13 @@ fn passwords_with_at_signs_are_never_printed() {
     }
 }
 
-/// `delayq list` and `stats --all` show every queue; a misspelt name is
-/// refused with the closest queue there is, by every command that reads a
-/// queue; `pause` of a name no queue has leaves no stray key unless
-/// `--create`; an empty database says it holds no delayq queues.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_shows_every_queue_and_a_misspelt_name_is_refused_with_the_closest() {
-    use delayq::fred::interfaces::{KeysInterface, ListInterface};
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-
+redis_test! {
+    /// `delayq list` and `stats --all` show every queue; a misspelt name is
+    /// refused with the closest queue there is, by every command that reads a
+    /// queue; `pause` of a name no queue has leaves no stray key unless
+    /// `--create`; an empty database says it holds no delayq queues.
+    async fn list_shows_every_queue_and_a_misspelt_name_is_refused_with_the_closest(redis, raw) {
+        use delayq::fred::interfaces::{KeysInterface, ListInterface};
         // An empty database.
         let out = delayq(&redis, &["list"]);
         assert!(out.status.success(), "{out:?}");
@@ -1065,21 +1013,17 @@ async fn list_shows_every_queue_and_a_misspelt_name_is_refused_with_the_closest(
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         assert!(!stderr(&out).contains('\u{1b}'), "{out:?}");
         assert!(stderr(&out).contains(r"no queue `o\u{1b}[31mrders`"), "{out:?}");
-    })
-    .await;
+    }
 }
 
-/// A registered name whose keys are all gone and that nobody registered
-/// for 30 minutes is dropped as `list` finds it, with no dashboard
-/// running: it is not listed, the typo check no longer takes it for a
-/// queue, and the registry forgets it. A name registered a moment ago is
-/// still listed (a process offering to it may be about to).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_forgets_a_registered_queue_whose_keys_are_long_gone() {
-    use delayq::fred::interfaces::SortedSetsInterface;
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// A registered name whose keys are all gone and that nobody registered
+    /// for 30 minutes is dropped as `list` finds it, with no dashboard
+    /// running: it is not listed, the typo check no longer takes it for a
+    /// queue, and the registry forgets it. A name registered a moment ago is
+    /// still listed (a process offering to it may be about to).
+    async fn list_forgets_a_registered_queue_whose_keys_are_long_gone(redis, raw) {
+        use delayq::fred::interfaces::SortedSetsInterface;
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -1114,8 +1058,7 @@ async fn list_forgets_a_registered_queue_whose_keys_are_long_gone() {
         let out = delayq(&redis, &["stats", "gone"]);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         assert!(stderr(&out).contains("no queue `gone`"), "{out:?}");
-    })
-    .await;
+    }
 }
 
 /// The next line `stats --watch --format json` writes, as JSON.

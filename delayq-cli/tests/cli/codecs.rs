@@ -6,9 +6,8 @@ use std::process::{Command, Output};
 
 use delayq::format::{pack, unpack, Format};
 
-use crate::codec_vectors::codec_vector;
-use crate::harness::{deadline, now_ms, RedisServer};
-use crate::kryo_vectors::vector;
+use delayq_test_support::vectors::{codec_case, kryo_case};
+use delayq_test_support::{deadline, now_ms, redis_test, RedisServer};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
 const ORDER_JSON: &str = r#"{"amount":1234,"id":"o-1","tags":["a","b"]}"#;
@@ -23,23 +22,21 @@ async fn seed(redis: &RedisServer, queue: &str, payloads: &[Vec<u8>]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_reads_a_queue_of_mixed_codecs_naming_each() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn auto_reads_a_queue_of_mixed_codecs_naming_each(redis) {
         // A fleet half way through migrations: one Order in every codec, and
         // plain values.
         let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-            ("kryo", vector("pojo_order"), ORDER_JSON),
-            ("serialization", codec_vector("serialization", "pojo_order"), ORDER_JSON),
-            ("marshalling", codec_vector("marshalling", "pojo_order"), ORDER_JSON),
-            ("lz4", codec_vector("lz4", "pojo_order"), ORDER_JSON),
-            ("snappy", codec_vector("snappy", "pojo_order"), ORDER_JSON),
-            ("zstd", codec_vector("zstd", "pojo_order"), ORDER_JSON),
-            ("lz4/jackson", codec_vector("lz4/json", "pojo_order"), ORDER_JSON),
-            ("zstd/string", codec_vector("zstd/string", "string"), "order-42"),
-            ("serialization", codec_vector("serialization", "string"), "\"order-42\""),
-            ("jackson", codec_vector("jackson", "pojo_order"), ORDER_JSON),
+            ("kryo", kryo_case("pojo_order").raw, ORDER_JSON),
+            ("serialization", codec_case("serialization", "pojo_order"), ORDER_JSON),
+            ("marshalling", codec_case("marshalling", "pojo_order"), ORDER_JSON),
+            ("lz4", codec_case("lz4", "pojo_order"), ORDER_JSON),
+            ("snappy", codec_case("snappy", "pojo_order"), ORDER_JSON),
+            ("zstd", codec_case("zstd", "pojo_order"), ORDER_JSON),
+            ("lz4/jackson", codec_case("lz4/json", "pojo_order"), ORDER_JSON),
+            ("zstd/string", codec_case("zstd/string", "string"), "order-42"),
+            ("serialization", codec_case("serialization", "string"), "\"order-42\""),
+            ("jackson", codec_case("jackson", "pojo_order"), ORDER_JSON),
             ("string", b"hello world".to_vec(), "hello world"),
             ("json", br#"{"plain":true}"#.to_vec(), r#"{"plain":true}"#),
         ];
@@ -86,20 +83,17 @@ async fn auto_reads_a_queue_of_mixed_codecs_naming_each() {
         assert!(table.contains("lz4/jackson"), "{table}");
         // Nothing was removed by reading.
         assert_eq!(payloads_of(&redis, "mixed").await, payloads);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn named_codecs_read_java_bytes_and_write_what_java_reads(redis) {
         for codec in ["lz4", "lz4v2", "snappy", "zstd", "serialization", "marshalling"] {
             let queue = format!("named-{codec}");
             seed(
                 &redis,
                 &queue,
-                &[codec_vector(codec, "pojo_order"), codec_vector(codec, "long")],
+                &[codec_case(codec, "pojo_order"), codec_case(codec, "long")],
             )
             .await;
             let shown = ok(&delayq(
@@ -141,16 +135,12 @@ async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
             let mine = &payloads_of(&redis, &written).await[0];
             match codec {
                 "serialization" | "marshalling" => {
-                    assert_eq!(
-                        mine,
-                        &codec_vector(codec, "pojo_order"),
-                        "{codec}: Java's bytes exactly"
-                    )
+                    assert_eq!(mine, &codec_case(codec, "pojo_order"), "{codec}: Java's bytes exactly")
                 }
                 _ => {
                     let wrap = delayq::codec::compress::Compression::from_name(codec).unwrap();
                     let inner = wrap.decompress(mine, 1 << 20).unwrap();
-                    assert_eq!(inner, vector("pojo_order"), "{codec}: Java's Kryo bytes inside");
+                    assert_eq!(inner, kryo_case("pojo_order").raw, "{codec}: Java's Kryo bytes inside");
                 }
             }
         }
@@ -166,14 +156,11 @@ async fn named_codecs_read_java_bytes_and_write_what_java_reads() {
             String::from_utf8_lossy(&out.stderr).contains("lz4, lz4v2, snappy, zstd"),
             "{out:?}"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_serialization() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_serialization(redis) {
         let cases = [
             "string",
             "long",
@@ -184,7 +171,7 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
             "uuid",
             "bigdecimal",
         ];
-        let river: Vec<Vec<u8>> = cases.iter().map(|c| codec_vector("marshalling", c)).collect();
+        let river: Vec<Vec<u8>> = cases.iter().map(|c| codec_case("marshalling", c)).collect();
         seed(&redis, "legacy-codec", &river).await;
         // A ready value waits for consumers: not the migration's business.
         redis
@@ -215,7 +202,7 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
             out.contains(&format!("{} value(s) re-encoded from marshalling to kryo", cases.len())),
             "{out}"
         );
-        let kryo: Vec<Vec<u8>> = cases.iter().map(|c| vector(c)).collect();
+        let kryo: Vec<Vec<u8>> = cases.iter().map(|c| kryo_case(c).raw).collect();
         assert_eq!(
             payloads_of(&redis, "legacy-codec").await,
             kryo,
@@ -279,24 +266,21 @@ async fn migrate_re_encodes_a_marshalling_queue_as_kryo_in_place_and_back_to_ser
         }
         assert_eq!(
             payloads_of(&redis, "legacy-codec").await[2],
-            codec_vector("serialization", "pojo_order"),
+            codec_case("serialization", "pojo_order"),
             "Java's own SerializationCodec bytes"
         );
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_leaves_values_it_cannot_read_and_says_so() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn migrate_leaves_values_it_cannot_read_and_says_so(redis) {
         seed(
             &redis,
             "half",
             &[
-                codec_vector("marshalling", "string"),
+                codec_case("marshalling", "string"),
                 b"plain text".to_vec(),
-                codec_vector("marshalling", "long"),
+                codec_case("marshalling", "long"),
             ],
         )
         .await;
@@ -315,8 +299,7 @@ async fn migrate_leaves_values_it_cannot_read_and_says_so() {
             "{out:?}"
         );
         assert_eq!(payloads_of(&redis, "half").await[1], b"plain text", "left as it was");
-    })
-    .await;
+    }
 }
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
@@ -344,15 +327,13 @@ async fn payloads_of(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// with `--from-codec auto`, a payload detection cannot
-/// read (a Kryo POJO without a schema, ByteArrayCodec bytes) comes back as
-/// `Untyped::Bytes`, and `encode_read` writes its HEX TEXT as the new value:
-/// the POJO and the bytes become Java Strings, exit 0, "0 undecodable".
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let payloads = vec![vector("pojo_order"), vec![0xde, 0xad, 0xbe, 0xef, 0x00]];
+redis_test! {
+    /// with `--from-codec auto`, a payload detection cannot
+    /// read (a Kryo POJO without a schema, ByteArrayCodec bytes) comes back as
+    /// `Untyped::Bytes`, and `encode_read` writes its HEX TEXT as the new value:
+    /// the POJO and the bytes become Java Strings, exit 0, "0 undecodable".
+    async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings(redis) {
+        let payloads = vec![kryo_case("pojo_order").raw, vec![0xde, 0xad, 0xbe, 0xef, 0x00]];
         seed(&redis, "auto-unreadable", &payloads).await;
         let out = delayq(
             &redis,
@@ -367,18 +348,15 @@ async fn migrate_from_auto_never_turns_unreadable_payloads_into_hex_strings() {
         );
         assert_eq!(payloads_of(&redis, "auto-unreadable").await, payloads, "{out:?}");
         assert_eq!(out.status.code(), Some(1), "{out:?}");
-    })
-    .await;
+    }
 }
 
-/// a StringCodec queue migrated `--from-codec auto
-/// --to-codec string` must keep its text as it is; today JSON text is
-/// reparsed and rewritten (keys sorted, big numbers rounded, a `@class`
-/// property removed).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_from_auto_to_string_keeps_text_byte_for_byte() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// a StringCodec queue migrated `--from-codec auto
+    /// --to-codec string` must keep its text as it is; today JSON text is
+    /// reparsed and rewritten (keys sorted, big numbers rounded, a `@class`
+    /// property removed).
+    async fn migrate_from_auto_to_string_keeps_text_byte_for_byte(redis) {
         let payloads = vec![
             br#"{"b": 1, "a": 12345678901234567890123}"#.to_vec(),
             br#"{"@class":"compat.Order","id":"o-1"}"#.to_vec(),
@@ -389,8 +367,7 @@ async fn migrate_from_auto_to_string_keeps_text_byte_for_byte() {
             &["migrate", "auto-text", "--from-codec", "auto", "--to-codec", "string"],
         );
         assert_eq!(payloads_of(&redis, "auto-text").await, payloads, "{out:?}");
-    })
-    .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -399,7 +376,7 @@ async fn migrate_between_jackson_and_java_codecs_is_refused_and_changes_nothing(
     // one: a POJO rewritten without its class would reach Java as a HashMap.
     deadline(async {
         let redis = RedisServer::start().await;
-        let jackson = codec_vector("jackson", "pojo_order");
+        let jackson = codec_case("jackson", "pojo_order");
         seed(&redis, "from-jackson", std::slice::from_ref(&jackson)).await;
         for (from, to) in [("jackson", "kryo"), ("jackson", "serialization"), ("kryo", "jackson")] {
             let out = delayq(

@@ -1,6 +1,6 @@
 //! `delayq dashboard`: what the command refuses before it serves, and its help.
 
-use crate::harness::RedisServer;
+use delayq_test_support::RedisServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn off_loopback_the_dashboard_command_refuses_to_start_without_a_token() {

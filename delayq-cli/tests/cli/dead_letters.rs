@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use delayq::fred::prelude::*;
 
-use crate::harness::{deadline, RawRedis, RedisServer};
+use delayq_test_support::{redis_test, RawRedis, RedisServer};
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))
@@ -60,11 +60,8 @@ const ENTRIES: [(&str, u64, &str); 5] = [
     ("e", 3, "bad input"),
 ];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_shows_when_each_died_pages_filters_and_groups_by_reason() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn list_shows_when_each_died_pages_filters_and_groups_by_reason(redis, raw) {
         seed(&raw, "jobs", &ENTRIES).await;
 
         let text = stdout(&delayq(&redis, &["dead-letter", "list", "jobs"]));
@@ -134,15 +131,11 @@ async fn list_shows_when_each_died_pages_filters_and_groups_by_reason() {
         assert!(groups.contains(&("smtp down".into(), 2)) && groups.contains(&("bad input".into(), 2)));
         let text = stdout(&delayq(&redis, &["dead-letter", "list", "jobs", "--group-by-reason"]));
         assert!(text.contains("COUNT") && text.contains("all 5 dead-lettered"), "{text}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn delete_takes_the_values_at_the_given_positions_or_all() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn delete_takes_the_values_at_the_given_positions_or_all(redis, raw) {
         seed(&raw, "jobs", &ENTRIES).await;
 
         // Neither --index nor --all: refused.
@@ -196,15 +189,11 @@ async fn delete_takes_the_values_at_the_given_positions_or_all() {
         ));
         assert_eq!(doc["deleted"], 3);
         assert!(dead(&raw, "jobs").await.is_empty());
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requeue_says_which_values_moved() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn requeue_says_which_values_moved(redis, raw) {
         seed(&raw, "jobs", &ENTRIES).await;
 
         let text = stdout(&delayq(&redis, &["dead-letter", "requeue", "jobs", "--max", "2"]));
@@ -233,17 +222,13 @@ async fn requeue_says_which_values_moved() {
             .collect();
         assert_eq!(moved, ["c", "d"]);
         assert_eq!(doc["left"], 0);
-    })
-    .await;
+    }
 }
 
-/// The table's DIED gives the time with its zone, then how long ago (as
-/// `inspect` shows due times); JSON keeps `died_at` in RFC 3339.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_shows_when_each_died_as_a_time_with_its_zone() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// The table's DIED gives the time with its zone, then how long ago (as
+    /// `inspect` shows due times); JSON keeps `died_at` in RFC 3339.
+    async fn list_shows_when_each_died_as_a_time_with_its_zone(redis, raw) {
         seed(&raw, "jobs", &ENTRIES).await;
         let in_utc = |args: &[&str]| {
             Command::new(env!("CARGO_BIN_EXE_delayq"))
@@ -264,16 +249,12 @@ async fn list_shows_when_each_died_as_a_time_with_its_zone() {
             .find(|l| l.starts_with("1 "))
             .unwrap_or_else(|| panic!("{text}"));
         assert!(a.contains(&shown) && a.contains("ago)"), "{shown:?} in {a}");
-    })
-    .await;
+    }
 }
 
-/// Without --index or --all, the error names both; --index takes a list.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn delete_names_both_ways_to_choose_and_takes_a_list_of_positions() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// Without --index or --all, the error names both; --index takes a list.
+    async fn delete_names_both_ways_to_choose_and_takes_a_list_of_positions(redis, raw) {
         seed(&raw, "jobs", &ENTRIES).await;
 
         let out = delayq(&redis, &["dead-letter", "delete", "jobs"]);
@@ -287,16 +268,12 @@ async fn delete_names_both_ways_to_choose_and_takes_a_list_of_positions() {
         let text = stdout(&delayq(&redis, &["dead-letter", "delete", "jobs", "--index", "1,3"]));
         assert!(text.contains("deleted 2"), "{text}");
         assert_eq!(dead(&raw, "jobs").await, ["b", "d", "e"]);
-    })
-    .await;
+    }
 }
 
-/// The last page of a long list says which numbers it shows, as other pages do.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_last_page_names_the_numbers_it_shows() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// The last page of a long list says which numbers it shows, as other pages do.
+    async fn the_last_page_names_the_numbers_it_shows(redis, raw) {
         let entries: Vec<(String, u64, &str)> = (0..132).map(|i| (format!("v{i}"), 1, "x")).collect();
         let entries: Vec<(&str, u64, &str)> = entries.iter().map(|(v, a, r)| (v.as_str(), *a, *r)).collect();
         seed(&raw, "jobs", &entries).await;
@@ -312,8 +289,7 @@ async fn the_last_page_names_the_numbers_it_shows() {
             text.contains("#11–#15") && text.contains("--offset 15 for more"),
             "{text}"
         );
-    })
-    .await;
+    }
 }
 
 /// `requeue --reason` and `delete --reason` act on what `list --reason`

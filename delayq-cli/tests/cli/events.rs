@@ -6,12 +6,10 @@ use std::time::Duration;
 
 use delayq::StringCodec;
 
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::redis_test;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_enables_prints_follows_and_disables_events() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn the_cli_enables_prints_follows_and_disables_events(redis) {
         let cli = |args: &[&str]| {
             std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
                 .args(args)
@@ -93,6 +91,5 @@ async fn the_cli_enables_prints_follows_and_disables_events() {
         );
         let out = cli(&["events", "enable", "watched", "--max-len", "0"]);
         assert_eq!(out.status.code(), Some(2), "a max length of 0 is refused");
-    })
-    .await;
+    }
 }

@@ -6,15 +6,13 @@ use delayq::codec::kryo::KryoValue;
 use delayq::format::{pack, unpack, Format};
 use delayq::KryoCodec;
 
-use crate::harness::{deadline, now_ms, RedisServer};
-use crate::kryo_vectors::{hostile_big_integer, maps_in_keys, vector};
+use delayq_test_support::vectors::{hostile_big_integer, kryo_case, maps_in_keys};
+use delayq_test_support::{now_ms, redis_test, RedisServer};
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/kryo-schema.example.json");
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_offers_java_bytes_and_prints_json() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn the_cli_offers_java_bytes_and_prints_json(redis) {
         let order = r#"{"id":"o-1","amount":1234,"tags":["a","b"]}"#;
         let base = ["offer", "kq", "--delay", "1h", "--codec", "kryo"];
         ok(&delayq(&redis, &[&base[..], &["--java-type", "Long", "42"]].concat()));
@@ -37,7 +35,7 @@ async fn the_cli_offers_java_bytes_and_prints_json() {
         ));
         let want: Vec<Vec<u8>> = ["long", "string", "bigdecimal", "arraylist", "pojo_order"]
             .iter()
-            .map(|c| vector(c))
+            .map(|c| kryo_case(c).raw)
             .collect();
         assert_eq!(
             payloads(&redis, "kq").await,
@@ -134,16 +132,11 @@ async fn the_cli_offers_java_bytes_and_prints_json() {
         );
         let out = delayq(&redis, &[&base[..], &["--java-type", "Integer", "x"]].concat());
         assert!(!out.status.success(), "{out:?}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dead_letters_list_as_json_with_the_kryo_codec() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn dead_letters_list_as_json_with_the_kryo_codec(redis, raw, client) {
         let keys = client
             .delayed_queue("dl", KryoCodec::<KryoValue>::new())
             .unwrap()
@@ -153,7 +146,7 @@ async fn dead_letters_list_as_json_with_the_kryo_codec() {
         let _: i64 = delayq::fred::interfaces::ListInterface::rpush(
             &raw.client,
             keys.dead_letter(),
-            vec![vector("uuid"), vector("enum")],
+            vec![kryo_case("uuid").raw, kryo_case("enum").raw],
         )
         .await
         .unwrap();
@@ -179,15 +172,11 @@ async fn dead_letters_list_as_json_with_the_kryo_codec() {
             .map(|v| v["value"].as_str().unwrap())
             .collect();
         assert_eq!(values, ["\"123e4567-e89b-12d3-a456-426614174000\"", "\"CANCELLED\""]);
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded(redis, raw) {
         let hostile = KryoValue::BigInteger(hostile_big_integer()).encode().unwrap();
         let keys = maps_in_keys(14).encode().unwrap();
         let due = now_ms() + 3_600_000;
@@ -216,16 +205,13 @@ async fn the_cli_prints_hostile_kryo_payloads_exactly_or_bounded() {
             payloads[1].len(),
             keys.len()
         );
-    })
-    .await;
+    }
 }
 
-/// `--kryo-schema-from` the Java service's jar (or its classes folder):
-/// the POJO is written as Java's `Kryo5Codec` wrote it, and read back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_takes_its_kryo_schema_from_the_java_services_jar() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// `--kryo-schema-from` the Java service's jar (or its classes folder):
+    /// the POJO is written as Java's `Kryo5Codec` wrote it, and read back.
+    async fn the_cli_takes_its_kryo_schema_from_the_java_services_jar(redis) {
         let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/java/class-files");
         let jar = format!("{data}/shop.jar");
         let classes = format!("{data}/classes");
@@ -248,8 +234,7 @@ async fn the_cli_takes_its_kryo_schema_from_the_java_services_jar() {
         ));
         let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
         assert_eq!(shown["elements"][0]["payload"], order);
-    })
-    .await;
+    }
 }
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {

@@ -1,16 +1,13 @@
 //! The CLI's answers when a reply is lost and fred resends.
 
-use crate::fault_proxy::Fault;
-use crate::harness::{behind_proxy, deadline, settled};
 use delayq::StringCodec;
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{redis_test, settled};
 
 const YEARLY: &str = "0 0 1 1 *";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedule_changes_answer_as_their_first_run_when_their_reply_is_lost() {
-    deadline(async {
-        let (redis, proxy, client) = behind_proxy().await;
-        let raw = redis.raw().await;
+redis_test! {
+    async fn schedule_changes_answer_as_their_first_run_when_their_reply_is_lost(proxy, client, raw) {
         let queue = client
             .delayed_queue("sched-lost", StringCodec)
             .unwrap()
@@ -48,8 +45,7 @@ async fn schedule_changes_answer_as_their_first_run_when_their_reply_is_lost() {
         assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
         assert!(schedules.get("cli-job").await.unwrap().is_none());
         client.shutdown().await;
-    })
-    .await;
+    }
 }
 
 /// `arg` as RESP writes it in a request (a bulk string), for a fault pattern.

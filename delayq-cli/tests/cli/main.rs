@@ -3,18 +3,15 @@
 //! library clients (ACL users, several processes on one queue, lost replies)
 //! and `--codec kryo` on Java's bytes.
 
-#[path = "../../../tests/support/codec_vectors.rs"]
-mod codec_vectors;
-#[path = "../../../tests/support/fault_proxy.rs"]
-#[allow(clippy::enum_variant_names)] // Fault::Lose*: each name says what is lost
-mod fault_proxy;
-#[path = "../../../tests/integration/harness.rs"]
-#[allow(dead_code)] // shared with the library's tests, which use all of it
-mod harness;
-#[path = "../../../tests/support/kryo_vectors.rs"]
-mod kryo_vectors;
-#[path = "../../../tests/support/schedules.rs"]
-mod schedule_helpers;
+// The harness is the `delayq-test-support` package; `harness`,
+// `fault_proxy` and `schedule_helpers` keep the paths these tests used when
+// they included its files one by one.
+#[allow(unused_imports)]
+use delayq_test_support::{fault_proxy, schedules as schedule_helpers};
+mod harness {
+    #[allow(unused_imports)]
+    pub use delayq_test_support::{unhex as hex, *};
+}
 
 mod acl;
 mod cli;

@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::{redis_test, RedisServer};
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))
@@ -38,13 +38,11 @@ fn listed(redis: &RedisServer) -> Vec<String> {
         .collect()
 }
 
-/// A queue that has only schedules (no runner, nothing offered yet) is a
-/// queue: `list` shows it, `inspect` reads it without calling it missing,
-/// and a misspelling of it is refused with its name.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// A queue that has only schedules (no runner, nothing offered yet) is a
+    /// queue: `list` shows it, `inspect` reads it without calling it missing,
+    /// and a misspelling of it is refused with its name.
+    async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one(redis) {
         for (name, when) in [
             ("nightly", "0 3 * * *"),
             ("hourly", "0 * * * *"),
@@ -70,15 +68,12 @@ async fn a_queue_with_only_schedules_is_listed_and_inspected_as_one() {
         let out = delayq(&redis, &["stats", "sched-idl"]);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         assert!(stderr(&out).contains("did you mean `sched-idle`?"), "{out:?}");
-    })
-    .await;
+    }
 }
 
-/// `inspect --limit N` says how to see the next N, and `--offset` shows them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn inspect_pages_with_offset_and_says_how_to_see_the_next_ones() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// `inspect --limit N` says how to see the next N, and `--offset` shows them.
+    async fn inspect_pages_with_offset_and_says_how_to_see_the_next_ones(redis) {
         // Due one hour apart, so the due order is the offer order.
         for i in 0..8 {
             let delay = format!("{}h", i + 1);
@@ -114,16 +109,13 @@ async fn inspect_pages_with_offset_and_says_how_to_see_the_next_ones() {
         assert_eq!(doc["elements"][0]["payload"], "v7", "{doc}");
         let text = stdout(&ok(delayq(&redis, &["inspect", "big", "--offset", "20"])));
         assert!(text.contains("no pending element after the first 20"), "{text}");
-    })
-    .await;
+    }
 }
 
-/// Schedules show their period as people write it, and a cron spec
-/// without a zone says it is UTC; JSON keeps the spec that parses back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedule_specs_show_humanised_periods_and_the_zone_of_cron() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// Schedules show their period as people write it, and a cron spec
+    /// without a zone says it is UTC; JSON keeps the spec that parses back.
+    async fn schedule_specs_show_humanised_periods_and_the_zone_of_cron(redis) {
         for (name, every) in [("a-hourly", "1h"), ("b-ninety", "90m"), ("c-fast", "500ms")] {
             ok(delayq(
                 &redis,
@@ -148,17 +140,14 @@ async fn schedule_specs_show_humanised_periods_and_the_zone_of_cron() {
             serde_json::from_slice(&ok(delayq(&redis, &["schedule", "list", "specs", "--format", "json"])).stdout)
                 .unwrap();
         assert_eq!(doc["schedules"][3]["spec"], "0 3 * * *", "{doc}");
-    })
-    .await;
+    }
 }
 
-/// `schedule list` of a misspelt queue is refused like other reads;
-/// `move-due` on a paused queue says so plainly (exit 1, as `take` does);
-/// LAG says "-" where there is none.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn small_refusals_say_plainly_what_is_wrong() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// `schedule list` of a misspelt queue is refused like other reads;
+    /// `move-due` on a paused queue says so plainly (exit 1, as `take` does);
+    /// LAG says "-" where there is none.
+    async fn small_refusals_say_plainly_what_is_wrong(redis) {
         ok(delayq(
             &redis,
             &["schedule", "add", "reports", "nightly", "--cron", "0 3 * * *", "x"],
@@ -186,6 +175,5 @@ async fn small_refusals_say_plainly_what_is_wrong() {
         let lag_at = header.find("LAG").unwrap();
         let lag: String = row[lag_at..].split_whitespace().next().unwrap().into();
         assert_eq!(lag, "-", "{text}");
-    })
-    .await;
+    }
 }

@@ -8,19 +8,16 @@ use std::time::Duration;
 use delayq::{LongCodec, StringCodec};
 use tokio::time::Instant;
 
-use crate::harness::{deadline, wait_for, RedisServer};
-use crate::schedule_helpers::{assert_each_occurrence_once, info, ms, scores};
+use delayq_test_support::schedules::{assert_each_occurrence_once, info, ms, scores};
+use delayq_test_support::{redis_test, wait_for, RedisServer};
 
 /// Generous: a loaded 2-core machine may be slow, never wrong.
 const WITHIN: Duration = Duration::from_secs(60);
 
-/// The key test: 4 `delayq schedule run` processes, one killed mid-way, then
-/// all of them, then one started again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_processes_one_killed_then_restarted_offer_each_occurrence_once_and_miss_none() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
+redis_test! {
+    /// The key test: 4 `delayq schedule run` processes, one killed mid-way, then
+    /// all of them, then one started again.
+    async fn four_processes_one_killed_then_restarted_offer_each_occurrence_once_and_miss_none(redis, raw) {
         let observer = redis.client().await;
         let cli = |args: &[&str]| {
             std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
@@ -80,16 +77,11 @@ async fn four_processes_one_killed_then_restarted_offer_each_occurrence_once_and
         println!("4 processes: {} occurrences fired, each once", scores.len());
         assert_each_occurrence_once(&scores, first, 1000, &info);
         observer.shutdown().await;
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_transferring_processes_deliver_each_of_ten_thousand_elements_once() {
-    deadline(async {
-        let redis = RedisServer::start().await;
-        let raw = redis.raw().await;
-        let client = redis.client().await;
+redis_test! {
+    async fn four_transferring_processes_deliver_each_of_ten_thousand_elements_once(redis, raw, client) {
         const N: i64 = 10_000;
         let q = client.delayed_queue("shared", LongCodec).unwrap().without_transfer();
         let items: Vec<(i64, Duration)> = (0..N)
@@ -135,8 +127,7 @@ async fn four_transferring_processes_deliver_each_of_ten_thousand_elements_once(
         eprintln!("four transferring processes: {moved_by:?}");
         let movers = moved_by.iter().filter(|line| !line.starts_with("moved 0 ")).count();
         assert!(movers >= 2, "the work was shared: {moved_by:?}");
-    })
-    .await;
+    }
 }
 
 fn s(v: &str) -> String {
@@ -185,10 +176,8 @@ async fn arrival_with_skewed_transfer(redis: &RedisServer, queue: &str, clock: &
     arrived
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_server_clock_keeps_a_skewed_worker_from_delivering_early() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn the_server_clock_keeps_a_skewed_worker_from_delivering_early(redis) {
         // With its own clock 4 s fast, a worker moves a 3 s element at once...
         let local = arrival_with_skewed_transfer(&redis, "skew-local", "local").await;
         assert!(
@@ -202,6 +191,5 @@ async fn the_server_clock_keeps_a_skewed_worker_from_delivering_early() {
             "server clock delivered after {server:?}"
         );
         eprintln!("clock skew +4s, 3s delay: local clock delivered after {local:?}, server clock after {server:?}");
-    })
-    .await;
+    }
 }

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use unicode_width::UnicodeWidthStr;
 
-use crate::harness::{deadline, RedisServer};
+use delayq_test_support::{redis_test, RedisServer};
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     delayq_at(&redis.url(), args)
@@ -49,10 +49,8 @@ fn field_end(line: &str, n: usize) -> usize {
     line.width()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tables_align_wide_names_by_terminal_cells_and_counts_by_their_last_digit() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn tables_align_wide_names_by_terminal_cells_and_counts_by_their_last_digit(redis) {
         let values: Vec<String> = (0..1_234).map(|i| format!("v{i}")).collect();
         let mut offer = vec!["offer", "📦x", "--delay", "1h"];
         offer.extend(values.iter().map(String::as_str));
@@ -74,14 +72,11 @@ async fn tables_align_wide_names_by_terminal_cells_and_counts_by_their_last_digi
         let out = ok(delayq(&redis, &["stats", "📦x", "--format", "json"]));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["queues"][0]["pending"], 1_234, "{json}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn offers_say_when_values_are_due_as_people_write_it() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn offers_say_when_values_are_due_as_people_write_it(redis) {
         let out = ok(delayq(&redis, &["offer", "q", "--delay", "3d", "x"]));
         assert!(stderr(&out).contains("(due in 3d)"), "not 259200s: {out:?}");
         let out = ok(delayq(&redis, &["offer", "q", "--delay", "0", "y"]));
@@ -95,14 +90,11 @@ async fn offers_say_when_values_are_due_as_people_write_it() {
         assert!(stderr(&out).contains("(due in 2h)"), "{out:?}");
         let text = stderr(&out) + &stderr(&ok(delayq(&redis, &["offer", "q", "--delay", "0", "w"])));
         assert!(!text.contains("ns)") && !text.contains("00s"), "{text}");
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_purge_dry_run_succeeds_and_deletes_nothing() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_purge_dry_run_succeeds_and_deletes_nothing(redis) {
         ok(delayq(&redis, &["offer", "jobs", "--delay", "1h", "a", "b"]));
         let out = delayq(&redis, &["purge", "jobs"]);
         assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -113,8 +105,7 @@ async fn a_purge_dry_run_succeeds_and_deletes_nothing() {
             2,
             "nothing deleted"
         );
-    })
-    .await;
+    }
 }
 
 #[test]
@@ -157,10 +148,8 @@ fn every_command_answers_version_with_the_crates_version() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_url_of_another_scheme_is_refused_and_host_port_alone_is_redis() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn a_url_of_another_scheme_is_refused_and_host_port_alone_is_redis(redis) {
         ok(delayq(&redis, &["offer", "q", "--delay", "1h", "x"]));
         let port = redis.port();
         let out = delayq_at(&format!("http://app:s3cret@127.0.0.1:{port}"), &["stats", "q"]);
@@ -185,14 +174,11 @@ async fn a_url_of_another_scheme_is_refused_and_host_port_alone_is_redis() {
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["queues"][0]["pending"], 1, "{json}");
         ok(delayq_at(&bare, &["inspect", "q"]));
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connection_errors_carry_a_hint_that_fits_and_no_rust_debug_text() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn connection_errors_carry_a_hint_that_fits_and_no_rust_debug_text(redis) {
         let port = redis.port();
         let cases = [
             (format!("redis://127.0.0.1:{port}/99"), "`databases` setting"),
@@ -216,14 +202,11 @@ async fn connection_errors_carry_a_hint_that_fits_and_no_rust_debug_text() {
                 assert!(!text.contains(debug), "{url}: Rust debug text {debug:?}: {text}");
             }
         }
-    })
-    .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreadable_file_is_named_once_without_a_doubled_prefix() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn an_unreadable_file_is_named_once_without_a_doubled_prefix(redis) {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.txt");
         let missing = missing.to_str().unwrap();
@@ -232,6 +215,5 @@ async fn an_unreadable_file_is_named_once_without_a_doubled_prefix() {
         let text = stderr(&out);
         assert!(text.contains(missing) && text.contains("nothing was offered"), "{text}");
         assert_eq!(text.matches("invalid argument").count(), 1, "{text}");
-    })
-    .await;
+    }
 }

@@ -1,13 +1,11 @@
 //! `delayq schedule ...`: the CLI over recurring schedules.
 
-use crate::harness::{deadline, RedisServer};
-use crate::schedule_helpers::ms;
+use delayq_test_support::redis_test;
+use delayq_test_support::schedules::ms;
 use std::time::SystemTime;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules(redis) {
         let cli = |args: &[&str]| {
             std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
                 .args(args)
@@ -74,17 +72,14 @@ async fn the_cli_adds_lists_pauses_resumes_and_removes_schedules() {
         let bad = cli(&["schedule", "add", "reports", "x", "--cron", "99 * * * *", "v"]);
         assert_eq!(bad.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&bad.stderr).contains("does not parse"));
-    })
-    .await;
+    }
 }
 
-/// `schedule list` says when each schedule last fired ("never" before its
-/// first fire) and whether any process runs the queue's schedules, from
-/// the runners' heartbeats: a command that only adds a schedule is no runner.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedule_list_shows_the_last_fire_and_whether_a_runner_is_alive() {
-    deadline(async {
-        let redis = RedisServer::start().await;
+redis_test! {
+    /// `schedule list` says when each schedule last fired ("never" before its
+    /// first fire) and whether any process runs the queue's schedules, from
+    /// the runners' heartbeats: a command that only adds a schedule is no runner.
+    async fn schedule_list_shows_the_last_fire_and_whether_a_runner_is_alive(redis) {
         let cli = |args: &[&str]| {
             std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
                 .args(args)
@@ -130,8 +125,7 @@ async fn schedule_list_shows_the_last_fire_and_whether_a_runner_is_alive() {
         let table = list("table");
         let row = table.lines().nth(1).unwrap();
         assert!(!row.contains("never") && row.contains(" ago)"), "{table}");
-    })
-    .await;
+    }
 }
 
 /// Polls `check` until it gives a value (generous: a loaded machine is slow, never wrong).

@@ -3,12 +3,7 @@
 //! ports. A separate test target so the fast suite stays fast;
 //! `./scripts/test.sh` (and so CI) runs it too.
 
-#[path = "../../../tests/support/redis_cluster.rs"]
-mod redis_cluster;
-#[path = "../../../tests/support/redis_sentinel.rs"]
-mod redis_sentinel;
-#[path = "../../../tests/support/redis_server.rs"]
-mod redis_server;
+use delayq_test_support::{redis_cluster, redis_sentinel, redis_server};
 
 mod cluster;
 mod load;

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::tests::{wrapped, KRYO_WRAPPERS};
 use super::*;
-use crate::test_support::fixtures::{hex, kryo_case, kryo_cases, unhex};
 use crate::test_support::pojos::Order;
 use crate::{Codec, JacksonCodec, StringCodec};
+use delayq_test_support::vectors::{hex, kryo_case, kryo_cases, unhex};
 
 /// A JSON-ish document of about `size` bytes: orders with varied ids,
 /// amounts and tags (deterministic), as services put in payloads.

@@ -6,10 +6,10 @@ use serde_json::Value;
 
 use super::*;
 use crate::kryo::KryoValue;
-use crate::test_support::fixtures::{codecs, kryo_case, unhex, KryoCase};
 use crate::test_support::pojos::{schema, Event, Order};
 use crate::test_support::sweeps::truncations;
 use crate::{Codec, JacksonCodec, StringCodec};
+use delayq_test_support::vectors::{codecs, kryo_case, unhex, KryoCase};
 
 /// One captured payload of a wrapper (`name` as in codecs.json).
 pub(super) struct Vector {

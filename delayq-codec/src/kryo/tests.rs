@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::*;
-use crate::test_support::fixtures::{kryo_case, kryo_cases, KryoCase as Case};
 use crate::test_support::pojos::{schema, Event, Order, Status, SCHEMA};
 use crate::test_support::sweeps::truncations;
 use crate::Codec;
+use delayq_test_support::vectors::{kryo_case, kryo_cases, KryoCase as Case};
 
 #[test]
 fn every_captured_value_decodes_to_its_json_and_encodes_back_to_the_same_bytes() {

@@ -5,8 +5,8 @@
 use super::tests::cases;
 use super::*;
 use crate::kryo::MAX_DEPTH;
-use crate::test_support::fixtures::unhex;
 use crate::test_support::sweeps::{truncations, Edit};
+use delayq_test_support::vectors::unhex;
 
 fn kind(raw: &[u8]) -> MarshallingErrorKind {
     decode(raw).unwrap_err().kind()

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::*;
 use crate::kryo::{JavaType, JavaUuid, KryoField};
-use crate::test_support::fixtures::{codecs, kryo_cases, unhex};
 use crate::test_support::pojos::{schema_with_uids as schema, Event, Order, Status};
 use crate::Codec;
+use delayq_test_support::vectors::{codecs, kryo_cases, unhex};
 
 pub(super) struct Case {
     pub(super) name: String,

@@ -4,8 +4,8 @@
 
 use super::tests::{cases, extra};
 use super::*;
-use crate::test_support::fixtures::unhex;
 use crate::test_support::sweeps::truncations;
+use delayq_test_support::vectors::unhex;
 
 use SerializationErrorKind as K;
 

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::kryo::{JavaType, JavaUuid};
-use crate::test_support::fixtures::{codecs, hex, kryo_cases, unhex};
 use crate::test_support::pojos::{schema_with_uids as schema, Event, Order, Status};
 use crate::Codec;
+use delayq_test_support::vectors::{codecs, hex, kryo_cases, unhex};
 
 const EXTRA: &str = include_str!("../../../compat/fixtures/serialization-extra.json");
 const JAVA_READS_OURS: &str = include_str!("../../../compat/fixtures/serialization-rust.json");

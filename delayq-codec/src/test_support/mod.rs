@@ -1,7 +1,7 @@
-//! What the crate's tests share: the captured Java vectors, the Java
-//! classes they hold as Rust types, and the property tests' strategies.
+//! What the crate's tests share: the Java classes of the captured vectors
+//! (read by `delayq_test_support::vectors`) as Rust types, and the property
+//! tests' strategies.
 
-pub(crate) mod fixtures;
 pub(crate) mod pojos;
 pub(crate) mod strategies;
 pub(crate) mod sweeps;

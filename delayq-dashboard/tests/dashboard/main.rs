@@ -6,8 +6,7 @@
 //! A test binary of its own: the dashboard installs the process-wide
 //! Prometheus recorder, and the integration tests install a debugging one.
 
-#[path = "../../../tests/support/redis_server.rs"]
-mod redis_server;
+use delayq_test_support::redis_server;
 
 mod browser;
 mod handlers;

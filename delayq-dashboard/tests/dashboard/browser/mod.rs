@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use delayq_dashboard::Dashboard;
+use delayq_test_support::vectors::codec_case;
 use fantoccini::{Client as Browser, ClientBuilder, Locator};
 
 use crate::redis_server::{free_port, RedisServer};
@@ -423,25 +424,14 @@ async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
     driver.session = None;
 }
 
-/// The bytes Java's codec `codec` wrote for `case` (compat/fixtures/codecs.json).
-fn java_bytes(codec: &str, case: &str) -> Vec<u8> {
-    let file: serde_json::Value =
-        serde_json::from_str(include_str!("../../../../compat/fixtures/codecs.json")).unwrap();
-    let hex = file["codecs"][codec]["cases"][case]["hex"].as_str().unwrap();
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_detection_names_each_payloads_codec_on_the_page() {
     let server = RedisServer::start().await;
     // A queue half way through codec migrations.
-    seed::offer_bytes(&server, "mixed", &java_bytes("marshalling", "pojo_order"), 600).await;
-    seed::offer_bytes(&server, "mixed", &java_bytes("lz4/json", "pojo_order"), 1200).await;
-    seed::offer_bytes(&server, "mixed", &java_bytes("serialization", "uuid"), 1800).await;
-    seed::offer_bytes(&server, "mixed", &java_bytes("zstd/string", "string_unicode"), 2400).await;
+    seed::offer_bytes(&server, "mixed", &codec_case("marshalling", "pojo_order"), 600).await;
+    seed::offer_bytes(&server, "mixed", &codec_case("lz4/json", "pojo_order"), 1200).await;
+    seed::offer_bytes(&server, "mixed", &codec_case("serialization", "uuid"), 1800).await;
+    seed::offer_bytes(&server, "mixed", &codec_case("zstd/string", "string_unicode"), 2400).await;
     seed::offer(&server, "mixed", "plain <b>text</b>", 3000).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

@@ -305,10 +305,7 @@ async fn a_vanished_queues_gauges_leave_metrics() {
     );
 }
 
-#[path = "../../../../tests/support/redis_sentinel.rs"]
-mod redis_sentinel;
-// What the Sentinel harness reaches as `super::redis_server`.
-use crate::redis_server;
+use delayq_test_support::redis_sentinel;
 
 /// Through Sentinel the header names it, with the master's name, and the
 /// sentinels' addresses; `INFO` comes from the master.

@@ -1,0 +1,439 @@
+//! Scenario 12, consumers: values handled per second with a no-op handler
+//! through `BlockingQueue::stream`, `ReliableQueue::stream` (each delivery
+//! acked) and a `Worker`, with 1, 8 and 64 at once, against a baseline on the
+//! same server in the same run (medians of alternating runs).
+//!
+//! Baselines: `redis-benchmark LPOP -c N` for the plain stream; for the
+//! reliable ones, the same three round trips per value (`BLMOVE` to the
+//! staging list, `claim.lua`, `ack.lua`, by EVALSHA with the same keys and
+//! arguments) from N bare sockets (`resp.rs`): redis-benchmark cannot chain
+//! commands that depend on each other's replies.
+
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::fred::types::Value;
+use delayq::{Client, LongCodec, QueueKeys};
+use futures_util::StreamExt;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::admin::Admin;
+use crate::report::{rate, thousands, Row};
+use crate::resp::{Conn, Reply};
+use crate::scenario::{Context, Rows, Scenario};
+use crate::RedisServer;
+
+pub const CONCURRENCY: [usize; 3] = [1, 8, 64];
+
+/// Runs of each side; the medians are compared.
+const RUNS: usize = 3;
+
+/// Longest a run may take before the benchmark gives up on it.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+#[derive(Clone, Copy, Debug)]
+pub enum Consumer {
+    BlockingStream,
+    ReliableStream,
+    Worker,
+}
+
+impl Consumer {
+    pub const ALL: [Consumer; 3] = [Consumer::BlockingStream, Consumer::ReliableStream, Consumer::Worker];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Consumer::BlockingStream => "BlockingQueue::stream",
+            Consumer::ReliableStream => "ReliableQueue::stream + ack",
+            Consumer::Worker => "Worker, no-op handler",
+        }
+    }
+
+    /// How N consume at once, for the table.
+    pub fn at_once(self, n: usize) -> String {
+        match self {
+            Consumer::Worker => format!("concurrency({n})"),
+            _ => format!("{n} stream(s), a task each"),
+        }
+    }
+
+    /// The baselines measured beside it, by name: for the `Worker`, the
+    /// plain pop first (its target), then the bare reliable round trips.
+    pub fn baselines(self, n: usize) -> Vec<String> {
+        let lpop = format!("redis-benchmark LPOP -c {n}");
+        let bare = format!("BLMOVE + claim.lua + ack.lua from {n} bare socket(s)");
+        match self {
+            Consumer::BlockingStream => vec![lpop],
+            Consumer::ReliableStream => vec![bare],
+            Consumer::Worker => vec![lpop, bare],
+        }
+    }
+
+    pub fn values(self) -> u64 {
+        match self {
+            Consumer::ReliableStream => 10_000,
+            _ => 50_000,
+        }
+    }
+}
+
+/// (delayq's values handled per second, each baseline's as in
+/// [`Consumer::baselines`]), medians of runs alternating between them.
+pub async fn run(redis: &RedisServer, consumer: Consumer, n: usize) -> (f64, Vec<f64>) {
+    let admin = Admin::connect(&redis.url()).await;
+    let values = consumer.values();
+    let names = consumer.baselines(n);
+    let (mut ours, mut baselines) = (Vec::new(), vec![Vec::new(); names.len()]);
+    for run in 0..RUNS {
+        // A fresh queue per run: nothing left over from the one before.
+        let name = format!("consumers-{consumer:?}-{n}-{run}");
+        fill(&admin, &name, values).await;
+        ours.push(ours_once(redis, consumer, &name, n, values).await);
+        for (i, baseline) in names.iter().enumerate() {
+            let name = format!("{name}-baseline-{i}");
+            fill(&admin, &name, values).await;
+            baselines[i].push(if baseline.starts_with("redis-benchmark") {
+                let (clients, total) = (n.to_string(), values.to_string());
+                crate::redis_benchmark::requests_per_second(
+                    redis.port(),
+                    &["-c", &clients, "-n", &total, "LPOP", &name],
+                )
+            } else {
+                bare_reliable(redis, &admin, &name, n, values).await
+            });
+        }
+    }
+    let baselines = baselines.into_iter().map(crate::measure::median).collect();
+    (crate::measure::median(ours), baselines)
+}
+
+async fn fill(admin: &Admin, name: &str, values: u64) {
+    for chunk in (0..values).collect::<Vec<_>>().chunks(10_000) {
+        let mut args: Vec<Value> = vec![name.into()];
+        args.extend(chunk.iter().map(|v| Value::from(*v as i64)));
+        admin.cmd("RPUSH", args).await;
+    }
+}
+
+/// Counts handled values; the one that completes the count says so, so no
+/// timer wakes the process while it is measured.
+#[derive(Clone)]
+struct Counter {
+    handled: Arc<AtomicU64>,
+    done: Arc<Notify>,
+    of: u64,
+}
+
+impl Counter {
+    fn new(of: u64) -> Self {
+        Counter {
+            handled: Arc::default(),
+            done: Arc::default(),
+            of,
+        }
+    }
+
+    fn add(&self) {
+        if self.handled.fetch_add(1, Ordering::Relaxed) + 1 == self.of {
+            self.done.notify_one();
+        }
+    }
+
+    /// Waits for the last value; returns the rate since `started`.
+    async fn rate(&self, started: Instant) -> f64 {
+        tokio::time::timeout(RUN_LIMIT, self.done.notified())
+            .await
+            .expect("every value handled in time");
+        self.of as f64 / started.elapsed().as_secs_f64()
+    }
+}
+
+async fn ours_once(redis: &RedisServer, consumer: Consumer, name: &str, n: usize, values: u64) -> f64 {
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let counter = Counter::new(values);
+    let started = Instant::now();
+    let rate = match consumer {
+        Consumer::BlockingStream => {
+            let queue = client.blocking_queue(name, LongCodec).unwrap();
+            for _ in 0..n {
+                let (queue, counter) = (queue.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut values = pin!(queue.stream());
+                    while let Some(value) = values.next().await {
+                        value.expect("a value");
+                        counter.add();
+                    }
+                });
+            }
+            counter.rate(started).await
+        }
+        Consumer::ReliableStream => {
+            let queue = client.reliable_queue(name, LongCodec).unwrap();
+            for _ in 0..n {
+                let (queue, counter) = (queue.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut deliveries = pin!(queue.stream());
+                    while let Some(delivery) = deliveries.next().await {
+                        assert!(delivery.expect("a delivery").ack().await.expect("ack"));
+                        counter.add();
+                    }
+                });
+            }
+            counter.rate(started).await
+        }
+        Consumer::Worker => {
+            let cpu = Cpu::now(redis).await;
+            // Counted as each handler runs: the acks of the last `n` values
+            // are still on their way when the clock stops.
+            let handler_counter = counter.clone();
+            let worker = client
+                .worker(name, LongCodec)
+                .unwrap()
+                .concurrency(n)
+                .run(move |_: i64| {
+                    handler_counter.add();
+                    async { Ok::<(), std::convert::Infallible>(()) }
+                });
+            let rate = counter.rate(started).await;
+            let report = worker.shutdown().await;
+            assert_eq!(report.succeeded, values, "every value acked once: {report:?}");
+            cpu.per_value(redis, values, n).await;
+            rate
+        }
+    };
+    // Ends the streams (and their blocked reads).
+    client.shutdown().await;
+    rate
+}
+
+/// The reliable baseline: per value, BLMOVE to the staging list, then
+/// delayq's claim and ack scripts, each on the consumer's own socket.
+async fn bare_reliable(redis: &RedisServer, admin: &Admin, name: &str, n: usize, values: u64) -> f64 {
+    let body = delayq_test_support::script_body;
+    let claim = admin.script_load(&body(include_str!("../../../lua/claim.lua"))).await;
+    let ack = admin.script_load(&body(include_str!("../../../lua/ack.lua"))).await;
+    let keys = Arc::new(QueueKeys::new(name).unwrap());
+    let mut conns = Vec::new();
+    for _ in 0..n {
+        conns.push(Conn::connect(redis.port()).await);
+    }
+    let counter = Counter::new(values);
+    let started = Instant::now();
+    let tasks: Vec<_> = conns
+        .into_iter()
+        .map(|mut conn| {
+            let (keys, claim, ack, counter) = (keys.clone(), claim.clone(), ack.clone(), counter.clone());
+            tokio::spawn(async move {
+                let k = |key: &str| key.as_bytes().to_vec();
+                let claim_keys = [
+                    keys.staging(),
+                    keys.leases(),
+                    keys.dead_letter(),
+                    keys.due(),
+                    keys.counts(),
+                    keys.counts_expiry(),
+                    keys.staging_mark(),
+                    keys.destination(),
+                    keys.paused(),
+                    keys.dead_reasons(),
+                ]
+                .map(k);
+                let (dest, staging) = (k(keys.destination()), k(keys.staging()));
+                loop {
+                    let moved = conn.call(&[b"BLMOVE", &dest, &staging, b"LEFT", b"RIGHT", b"5"]).await;
+                    let Reply::Bytes(value) = moved else { continue };
+                    let id = fastrand::u64(..).to_le_bytes();
+                    let mut args: Vec<&[u8]> = vec![b"EVALSHA", claim.as_bytes(), b"10"];
+                    args.extend(claim_keys.iter().map(Vec::as_slice));
+                    args.extend([&value[..], &id[..], b"30000", b"10", b"1000"]);
+                    let Reply::Array(claimed) = conn.call(&args).await else {
+                        panic!("claim answered no array")
+                    };
+                    let mut claimed = claimed.into_iter();
+                    assert_eq!(claimed.next().unwrap().bytes(), b"ok");
+                    let Some(Reply::Int(count)) = claimed.next() else {
+                        panic!("claim answered no count")
+                    };
+                    let mut member = id.to_vec();
+                    member.extend_from_slice(format!("{count:010}").as_bytes());
+                    member.extend_from_slice(&value);
+                    let (inflight, acked) = (keys.leases().as_bytes(), keys.acked().as_bytes());
+                    let acked = conn
+                        .call(&[
+                            b"EVALSHA",
+                            ack.as_bytes(),
+                            b"2",
+                            inflight,
+                            acked,
+                            &member,
+                            b"300000",
+                            b"100000",
+                        ])
+                        .await;
+                    assert!(matches!(acked, Reply::Int(1)), "ack answered {acked:?}");
+                    counter.add();
+                }
+            })
+        })
+        .collect();
+    let rate = counter.rate(started).await;
+    for task in tasks {
+        task.abort();
+    }
+    rate
+}
+
+/// Deliveries held in flight for the memory row.
+pub const IN_FLIGHT: usize = 100_000;
+
+/// Redis bytes per delivery in flight: `used_memory` with [`IN_FLIGHT`]
+/// values claimed by a `Worker` whose handlers wait, less `used_memory`
+/// with the same values ready in the list, per delivery.
+pub async fn bytes_per_delivery(redis: &RedisServer) -> f64 {
+    let admin = Admin::connect(&redis.url()).await;
+    let name = "consumers-in-flight";
+    fill(&admin, name, IN_FLIGHT as u64).await;
+    let client = Client::builder().url(redis.url()).build().await.unwrap();
+    let queue = client.reliable_queue(name, LongCodec).unwrap();
+    let ready = crate::big_queue::used_memory(&admin).await;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let worker = {
+        let gate = gate.clone();
+        client
+            .worker(name, LongCodec)
+            .unwrap()
+            .concurrency(IN_FLIGHT)
+            .visibility_timeout(Duration::from_secs(600))
+            .run(move |_: i64| {
+                let gate = gate.clone();
+                async move {
+                    // Closed once measured: every handler then ends.
+                    let _ = gate.acquire().await;
+                    Ok::<(), std::convert::Infallible>(())
+                }
+            })
+    };
+    let deadline = Instant::now() + RUN_LIMIT;
+    while queue.in_flight().await.unwrap() < IN_FLIGHT {
+        assert!(Instant::now() < deadline, "every value claimed in time");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let in_flight = crate::big_queue::used_memory(&admin).await;
+    gate.close();
+    let report = worker.shutdown().await;
+    assert_eq!(report.succeeded, IN_FLIGHT as u64, "{report:?}");
+    client.shutdown().await;
+    (in_flight - ready) / IN_FLIGHT as f64
+}
+
+/// CPU time of this process and of the Redis server, to say per value where
+/// a consumer's time goes.
+struct Cpu {
+    own: f64,
+    redis: f64,
+}
+
+impl Cpu {
+    async fn now(redis: &RedisServer) -> Cpu {
+        let admin = Admin::connect(&redis.url()).await;
+        let text = match admin.cmd("INFO", vec!["cpu".into()]).await {
+            Value::String(s) => s.to_string(),
+            Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("INFO: {other:?}"),
+        };
+        let field = |name: &str| -> f64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0.0)
+        };
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        // Fields after the command's closing parenthesis: utime, stime are the 12th and 13th.
+        let rest: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        let ticks = |i: usize| rest.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+        Cpu {
+            own: ticks(11) + ticks(12),
+            redis: field("used_cpu_user") + field("used_cpu_sys"),
+        }
+    }
+
+    /// Prints (stderr) the CPU µs each value cost this process and Redis.
+    async fn per_value(self, redis: &RedisServer, values: u64, n: usize) {
+        let now = Cpu::now(redis).await;
+        let per = |a: f64, b: f64| (b - a) * 1e6 / values as f64;
+        eprintln!(
+            "    Worker concurrency({n}): CPU per value: this process {:.1} µs, Redis {:.1} µs",
+            per(self.own, now.own),
+            per(self.redis, now.redis)
+        );
+    }
+}
+
+/// Scenario 12. Streams and workers at 1, 8 and 64 at once.
+pub struct Consumers;
+
+impl Scenario for Consumers {
+    fn name(&self) -> &'static str {
+        "consumers"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            eprintln!("12. consumers: streams and workers at 1, 8, 64 at once...");
+            let redis = RedisServer::start().await;
+            // DELAYQ_BENCH_CONSUMERS=worker,reliablestream: only these consumers.
+            let only = std::env::var("DELAYQ_BENCH_CONSUMERS")
+                .unwrap_or_default()
+                .to_lowercase();
+            let wanted_consumer =
+                |c: &Consumer| only.is_empty() || only.split(',').any(|o| o == format!("{c:?}").to_lowercase());
+            for consumer in Consumer::ALL.into_iter().filter(wanted_consumer) {
+                for n in CONCURRENCY {
+                    let (ours, baselines) = run(&redis, consumer, n).await;
+                    for (baseline, name) in baselines.into_iter().zip(consumer.baselines(n)) {
+                        let ratio = ours / baseline;
+                        let row = Row::new(
+                            &format!("12. consumers, {}", consumer.label()),
+                            &format!(
+                                "values/s, {}, {} ready",
+                                consumer.at_once(n),
+                                thousands(consumer.values())
+                            ),
+                        )
+                        .values(rate(ours), format!("{} ({name})", rate(baseline)))
+                        .ratio(ratio);
+                        // A worker pops and claims in batches: it must keep up with a plain pop.
+                        let row = match (consumer, n) {
+                            (Consumer::Worker, 64) if name.starts_with("redis-benchmark") => {
+                                row.target("≥ 1.0× LPOP -c 64", ratio >= 1.0)
+                            }
+                            (Consumer::Worker, 8) if name.starts_with("redis-benchmark") => {
+                                row.target("≥ 0.9× LPOP -c 8", ratio >= 0.9)
+                            }
+                            // Measured for comparison only; the targets for single takes are scenario 5's.
+                            _ => row.note("measured beside take()"),
+                        };
+                        rows.push(row);
+                    }
+                }
+            }
+            let per_delivery = bytes_per_delivery(&redis).await;
+            rows.push(
+                Row::new(
+                    "12. consumers, Worker",
+                    &format!(
+                        "Redis bytes per in-flight delivery ({} claimed, not acked, values of 1–5 bytes)",
+                        thousands(IN_FLIGHT as u64)
+                    ),
+                )
+                .values(format!("{per_delivery:.0} B"), "—".into())
+                .note("used_memory over the same values ready in the list"),
+            );
+            rows
+        })
+    }
+}
