@@ -87,7 +87,7 @@ redis_test! {
             .unwrap();
         let refused = client.delayed_queue::<String, _>("refused", StringCodec).unwrap();
         let allowed = client.delayed_queue::<String, _>("allowed", StringCodec).unwrap();
-        delayq_test_support::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
+        delayq_test_support::eventually(Duration::from_secs(60), "the allowed channel subscribed", || async {
             raw.numsub(allowed.keys().channel()).await == 1
         })
         .await;
@@ -143,7 +143,7 @@ redis_test! {
             .unwrap();
         let refused = client.delayed_queue::<String, _>("refused", StringCodec).unwrap();
         let allowed = client.delayed_queue::<String, _>("allowed", StringCodec).unwrap();
-        delayq_test_support::eventually(Duration::from_secs(20), "the allowed channel subscribed", || async {
+        delayq_test_support::eventually(Duration::from_secs(60), "the allowed channel subscribed", || async {
             raw.numsub(allowed.keys().channel()).await == 1
         })
         .await;

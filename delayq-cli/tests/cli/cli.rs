@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use delayq_test_support::{redis_test, RedisServer};
+use delayq_test_support::{deadline, redis_test, RedisServer};
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))

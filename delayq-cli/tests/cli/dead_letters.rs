@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use delayq::fred::prelude::*;
 
-use delayq_test_support::{redis_test, RawRedis, RedisServer};
+use delayq_test_support::{deadline, redis_test, RawRedis, RedisServer};
 
 fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))
