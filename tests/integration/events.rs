@@ -30,33 +30,9 @@ async fn next_of(events: &mut Events, kind: &str) -> Event {
     found.unwrap_or_else(|_| panic!("no `{kind}` event came"))
 }
 
-/// The `kind` field of every entry of the stream, oldest first.
-async fn kinds(raw: &RawRedis, queue: &str) -> Vec<String> {
-    let entries = raw
-        .cmd(
-            "XRANGE",
-            vec![format!("delayq_events:{{{queue}}}").into(), "-".into(), "+".into()],
-        )
-        .await;
-    let Value::Array(entries) = entries else {
-        return Vec::new();
-    };
-    entries
-        .into_iter()
-        .map(|entry| {
-            let Value::Array(mut pair) = entry else {
-                panic!("an entry")
-            };
-            let Value::Array(fields) = pair.remove(1) else {
-                panic!("fields")
-            };
-            fields[1].as_string().unwrap()
-        })
-        .collect()
-}
-
-/// Every entry of the stream, decoded, oldest first.
-async fn decoded(raw: &RawRedis, queue: &str) -> Vec<EventKind> {
+/// Every entry of the stream, oldest first: its id and its fields (name,
+/// value, name, value, ...).
+async fn entries(raw: &RawRedis, queue: &str) -> Vec<(String, Vec<Value>)> {
     let entries = raw
         .cmd(
             "XRANGE",
@@ -75,10 +51,26 @@ async fn decoded(raw: &RawRedis, queue: &str) -> Vec<EventKind> {
             let (Value::Array(fields), id) = (pair.remove(1), pair.remove(0)) else {
                 panic!("fields")
             };
+            (id.as_string().unwrap(), fields)
+        })
+        .collect()
+}
+
+/// The `kind` field of every entry of the stream, oldest first.
+async fn kinds(raw: &RawRedis, queue: &str) -> Vec<String> {
+    (entries(raw, queue).await.into_iter())
+        .map(|(_, fields)| fields[1].as_string().unwrap())
+        .collect()
+}
+
+/// Every entry of the stream, decoded, oldest first.
+async fn decoded(raw: &RawRedis, queue: &str) -> Vec<EventKind> {
+    (entries(raw, queue).await.into_iter())
+        .map(|(id, fields)| {
             let fields = (fields.chunks(2))
                 .map(|kv| (kv[0].as_string().unwrap(), kv[1].as_string().unwrap()))
                 .collect();
-            Event::decode(queue, &id.as_string().unwrap(), fields).kind
+            Event::decode(queue, &id, fields).kind
         })
         .collect()
 }
