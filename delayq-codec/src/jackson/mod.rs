@@ -18,9 +18,15 @@
 
 mod de;
 mod depth;
+mod error;
 mod java_number;
 mod node;
+mod parse;
 mod ser;
+mod value;
+
+pub use self::error::{JacksonError, JacksonErrorKind};
+pub use self::value::decode_value;
 
 use std::marker::PhantomData;
 
