@@ -212,7 +212,11 @@ impl Parser<'_> {
         }
         match digits(self) {
             0 => return Err(self.error("a number without digits")),
-            n if n > 1 && self.raw[self.pos - n] == b'0' => return Err(self.error("a number with a leading zero")),
+            n if n > 1 && self.raw[self.pos - n] == b'0' => {
+                // At the digit after the zero.
+                self.pos -= n - 1;
+                return Err(self.error("a number with a leading zero"));
+            }
             _ => {}
         }
         if self.peek() == Some(b'.') {
