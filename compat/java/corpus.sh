@@ -12,6 +12,9 @@
 #       (`cargo test -p delayq-codec --test jdk_types -- --ignored write_rust_fixture`
 #       puts them in compat/fixtures/jdk-types-rust.json) read by the same
 #       codecs; Java's reading is recorded beside them.
+#   PEERS=$HOME/jp compat/java/corpus.sh verify compat/fixtures/jdk-types-rust-jackson.json
+#       The same for what delayq_codec::jackson::encode_value writes
+#       (`cargo test -p delayq-codec --test jackson_jdk_types -- --ignored write_rust_fixture`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PEERS=${PEERS:-$HOME/jp}
@@ -76,9 +79,9 @@ EOF
     echo "wrote $FIXTURES/jdk-types.json"
     ;;
   verify)
-    RUST=$FIXTURES/jdk-types-rust.json
+    RUST=${2:-$FIXTURES/jdk-types-rust.json}
     [ -f "$RUST" ] || { echo "no $RUST: run the ignored write_rust_fixture test first" >&2; exit 2; }
-    for codec in $NEW_CODECS marshalling; do
+    for codec in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["codecs"]))' "$RUST"); do
       python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["codecs"].get(sys.argv[2], {})
 for k, v in c.items():
     if "hex" in v: print(k, v["hex"])' "$RUST" "$codec" > "$OUT/$codec.txt"

@@ -24,9 +24,11 @@ mod node;
 mod parse;
 mod ser;
 mod value;
+mod value_write;
 
 pub use self::error::{JacksonError, JacksonErrorKind};
 pub use self::value::decode_value;
+pub use self::value_write::{encode_value, Dialect};
 
 use std::marker::PhantomData;
 

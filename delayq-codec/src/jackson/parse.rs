@@ -313,7 +313,11 @@ impl Parser<'_> {
             .raw
             .get(self.pos..self.pos + 4)
             .and_then(|d| std::str::from_utf8(d).ok())
-            .and_then(|d| u16::from_str_radix(d, 16).ok().filter(|_| d.bytes().all(|b| b.is_ascii_hexdigit())))
+            .and_then(|d| {
+                u16::from_str_radix(d, 16)
+                    .ok()
+                    .filter(|_| d.bytes().all(|b| b.is_ascii_hexdigit()))
+            })
             .ok_or_else(|| self.error("\\u without four hexadecimal digits"))?;
         self.pos += 4;
         Ok(digits)

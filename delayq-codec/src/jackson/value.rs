@@ -106,7 +106,7 @@ fn is_array_type(ty: &JavaType) -> bool {
     ty.class_name().starts_with('[')
 }
 
-fn element_type(array_class: &str) -> JavaType {
+pub(super) fn element_type(array_class: &str) -> JavaType {
     match crate::kryo::java_type::array_element(array_class) {
         Some(e) if e.starts_with('[') => JavaType::final_class(e),
         Some(e) => JavaType::parse(e).unwrap_or_else(|_| JavaType::object()),
@@ -157,7 +157,10 @@ fn naturally_ordered(values: &[&KryoValue]) -> Option<bool> {
 fn number_text(json: &Json, class: &str) -> R<Box<str>> {
     match json {
         Json::Number(text) => Ok(text.clone()),
-        other => Err(JacksonError::malformed(format!("a {class} written as {}", other.kind()))),
+        other => Err(JacksonError::malformed(format!(
+            "a {class} written as {}",
+            other.kind()
+        ))),
     }
 }
 
@@ -168,7 +171,10 @@ fn is_integer_text(text: &str) -> bool {
 fn string(json: Json, class: &str) -> R<String> {
     match json {
         Json::Str(s) => Ok(s),
-        other => Err(JacksonError::malformed(format!("a {class} written as {}", other.kind()))),
+        other => Err(JacksonError::malformed(format!(
+            "a {class} written as {}",
+            other.kind()
+        ))),
     }
 }
 
@@ -224,7 +230,10 @@ fn ints(items: &[Json], class: &str) -> R<Vec<i64>> {
         .iter()
         .map(|i| match i {
             Json::Number(t) if is_integer_text(t) => t.parse().map_err(|e| bad(class, t, e)),
-            other => Err(JacksonError::malformed(format!("a {class} array holding {}", other.kind()))),
+            other => Err(JacksonError::malformed(format!(
+                "a {class} array holding {}",
+                other.kind()
+            ))),
         })
         .collect()
 }
@@ -296,7 +305,10 @@ fn time(class: &str, json: Json) -> R<KryoValue> {
         ("java.time.LocalDateTime", Json::Array(items)) => {
             let p = ints(&items, class)?;
             if !(5..=7).contains(&p.len()) {
-                return Err(JacksonError::malformed(format!("a LocalDateTime of {} numbers", p.len())));
+                return Err(JacksonError::malformed(format!(
+                    "a LocalDateTime of {} numbers",
+                    p.len()
+                )));
             }
             JavaTime::LocalDateTime(LocalDateTime {
                 date: local_date(&p[..3], class)?,
@@ -337,9 +349,15 @@ fn time(class: &str, json: Json) -> R<KryoValue> {
                 _ => JavaTime::SqlTime(ms),
             }
         }
-        (_, other) => return Err(JacksonError::malformed(format!("a {class} written as {}", other.kind()))),
+        (_, other) => {
+            return Err(JacksonError::malformed(format!(
+                "a {class} written as {}",
+                other.kind()
+            )))
+        }
     };
-    time.check().map_err(|e| JacksonError::malformed(format!("a {class}: {e}")))?;
+    time.check()
+        .map_err(|e| JacksonError::malformed(format!("a {class}: {e}")))?;
     Ok(KryoValue::Time(time))
 }
 
@@ -369,16 +387,18 @@ impl Reader<'_> {
         self.charge(VALUE)?;
         match json {
             Json::Null => Ok(KryoValue::Null),
-            Json::Object(mut props) if props.first().is_some_and(|(k, v)| k == "@class" && matches!(v, Json::Str(_))) => {
+            Json::Object(mut props)
+                if props
+                    .first()
+                    .is_some_and(|(k, v)| k == "@class" && matches!(v, Json::Str(_))) =>
+            {
                 let Json::Str(class) = props.remove(0).1 else {
                     unreachable!("checked above")
                 };
                 self.typed_object(&class, props, ty, depth)
             }
             Json::Array(mut items)
-                if items.len() == 2
-                    && !is_array_type(ty)
-                    && matches!(&items[0], Json::Str(s) if is_type_id(s)) =>
+                if items.len() == 2 && !is_array_type(ty) && matches!(&items[0], Json::Str(s) if is_type_id(s)) =>
             {
                 let inner = items.pop().expect("two items");
                 let Some(Json::Str(id)) = items.pop() else {
@@ -409,7 +429,8 @@ impl Reader<'_> {
     }
 
     fn is_enum(&self, class: &str) -> bool {
-        enums::constants(class).is_some() || matches!(self.schema.and_then(|s| s.get(class)), Some(ClassDef::Enum { .. }))
+        enums::constants(class).is_some()
+            || matches!(self.schema.and_then(|s| s.get(class)), Some(ClassDef::Enum { .. }))
     }
 
     /// A `["class", value]` wrapper.
@@ -418,7 +439,10 @@ impl Reader<'_> {
         if class == "java.util.EnumSet" {
             let element = args.first().copied().unwrap_or("java.lang.Enum");
             let Json::Array(items) = inner else {
-                return Err(JacksonError::malformed(format!("an EnumSet written as {}", inner.kind())));
+                return Err(JacksonError::malformed(format!(
+                    "an EnumSet written as {}",
+                    inner.kind()
+                )));
             };
             let items = items
                 .into_iter()
@@ -508,7 +532,10 @@ impl Reader<'_> {
                     items,
                 })
             }
-            (_, other) => Err(JacksonError::malformed(format!("a {class} written as {}", other.kind()))),
+            (_, other) => Err(JacksonError::malformed(format!(
+                "a {class} written as {}",
+                other.kind()
+            ))),
         }
     }
 
@@ -570,7 +597,8 @@ impl Reader<'_> {
             self.charge(VALUE + k.len())?;
             entries.push((self.map_key(k, key)?, self.read(v, value, depth + 1)?));
         }
-        if is_sorted_class(class) && naturally_ordered(&entries.iter().map(|(k, _)| k).collect::<Vec<_>>()) == Some(false)
+        if is_sorted_class(class)
+            && naturally_ordered(&entries.iter().map(|(k, _)| k).collect::<Vec<_>>()) == Some(false)
         {
             return Err(JacksonError::unsupported(format!(
                 "a {class} out of its keys' natural order had a comparator, which Jackson does not write (Java \
@@ -600,7 +628,9 @@ impl Reader<'_> {
             match (name.as_str(), value) {
                 ("message", Json::Str(m)) => message = Some(m),
                 ("message" | "cause", Json::Null) => {}
-                ("cause", c @ Json::Object(_)) => cause = Some(Box::new(self.read(c, &JavaType::object(), depth + 1)?)),
+                ("cause", c @ Json::Object(_)) => {
+                    cause = Some(Box::new(self.read(c, &JavaType::object(), depth + 1)?))
+                }
                 ("cause", _) => {
                     return Err(JacksonError::unsupported(format!(
                         "{class} whose cause is a reference to a throwable written before (@id)"
@@ -648,7 +678,9 @@ impl Reader<'_> {
                 out
             }
             Some(ClassDef::Enum { .. }) => {
-                return Err(JacksonError::malformed(format!("{class} is an enum, written as an object")))
+                return Err(JacksonError::malformed(format!(
+                    "{class} is an enum, written as an object"
+                )))
             }
             None => {
                 let mut out = Vec::with_capacity(props.len());
@@ -683,7 +715,12 @@ impl Reader<'_> {
             "java.lang.Object" | "java.io.Serializable" | "java.lang.Comparable" => self.untyped(json, depth)?,
             "java.lang.Boolean" => match json {
                 Json::Bool(b) => KryoValue::Boolean(b),
-                other => return Err(JacksonError::malformed(format!("a boolean written as {}", other.kind()))),
+                other => {
+                    return Err(JacksonError::malformed(format!(
+                        "a boolean written as {}",
+                        other.kind()
+                    )))
+                }
             },
             "java.lang.Integer" | "java.lang.Long" | "java.lang.Short" | "java.lang.Byte" => {
                 let text = number_text(&json, class)?;
@@ -702,8 +739,15 @@ impl Reader<'_> {
             "java.lang.Double" | "java.lang.Float" => {
                 let text = match json {
                     Json::Number(t) => t.to_string(),
-                    Json::Str(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => s.replace("Infinity", "inf"),
-                    other => return Err(JacksonError::malformed(format!("a {class} written as {}", other.kind()))),
+                    Json::Str(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => {
+                        s.replace("Infinity", "inf")
+                    }
+                    other => {
+                        return Err(JacksonError::malformed(format!(
+                            "a {class} written as {}",
+                            other.kind()
+                        )))
+                    }
                 };
                 let v: f64 = text.parse().map_err(|e| bad(class, &text, e))?;
                 if class == "java.lang.Float" {
@@ -758,20 +802,27 @@ impl Reader<'_> {
             }
             "java.time.Instant" => time(class, json)?,
             c if JavaTime::is_time_class(c) => time(c, json)?,
-            "java.util.concurrent.atomic.AtomicInteger" => {
-                wrapped(class, self.bare(json, &JavaType::class("java.lang.Integer", Vec::new()), depth)?)
-            }
-            "java.util.concurrent.atomic.AtomicLong" => {
-                wrapped(class, self.bare(json, &JavaType::class("java.lang.Long", Vec::new()), depth)?)
-            }
-            "java.util.concurrent.atomic.AtomicBoolean" => {
-                wrapped(class, self.bare(json, &JavaType::class("java.lang.Boolean", Vec::new()), depth)?)
-            }
+            "java.util.concurrent.atomic.AtomicInteger" => wrapped(
+                class,
+                self.bare(json, &JavaType::class("java.lang.Integer", Vec::new()), depth)?,
+            ),
+            "java.util.concurrent.atomic.AtomicLong" => wrapped(
+                class,
+                self.bare(json, &JavaType::class("java.lang.Long", Vec::new()), depth)?,
+            ),
+            "java.util.concurrent.atomic.AtomicBoolean" => wrapped(
+                class,
+                self.bare(json, &JavaType::class("java.lang.Boolean", Vec::new()), depth)?,
+            ),
             "java.util.concurrent.atomic.AtomicReference" => {
                 let element = ty.args().first().cloned().unwrap_or_else(JavaType::object);
                 wrapped(class, self.read(json, &element, depth + 1)?)
             }
-            "java.util.Currency" | "java.util.Locale" | "java.net.URI" | "java.net.URL" | "java.lang.StringBuilder"
+            "java.util.Currency"
+            | "java.util.Locale"
+            | "java.net.URI"
+            | "java.net.URL"
+            | "java.lang.StringBuilder"
             | "java.lang.StringBuffer" => wrapped(class, KryoValue::String(string(json, class)?)),
             c if c.starts_with('[') => self.array(c, json, depth)?,
             c if self.is_enum(c) || (!is_jdk_class(c) && matches!(json, Json::Str(_)) && self.schema_knows_not(c)) => {
