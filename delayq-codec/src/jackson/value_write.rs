@@ -276,6 +276,13 @@ impl Writer {
                 {
                     self.write(inner, &JavaType::final_class("java.lang.String"), false)?
                 }
+                _ if class.starts_with("java.util.Collections$Checked")
+                    || class == "java.util.Collections$UnmodifiableCollection" =>
+                {
+                    return Err(JacksonError::encode(format!(
+                        "{class}: Java's Jackson cannot construct it, and refuses what it writes itself"
+                    )))
+                }
                 _ if class.starts_with("java.util.Collections$") => match inner.as_ref() {
                     KryoValue::Map { entries, .. } => self.map(class, entries, declared)?,
                     KryoValue::Collection { items, .. } => {
