@@ -448,7 +448,7 @@ impl Reader<'_> {
                 .into_iter()
                 .map(|i| self.enum_constant(element, string(i, element)?))
                 .collect::<R<Vec<_>>>()?;
-            let jumbo = enums::constants(element).map_or(false, |c| c.len() > 64)
+            let jumbo = enums::constants(element).is_some_and(|c| c.len() > 64)
                 || matches!(self.schema.and_then(|s| s.get(element)), Some(ClassDef::Enum { constants }) if constants.len() > 64);
             return Ok(KryoValue::EnumSet {
                 jumbo,
