@@ -16,6 +16,8 @@ use std::fmt;
 pub struct JacksonError {
     kind: JacksonErrorKind,
     offset: Option<usize>,
+    /// Where in the value (`items[2].price`), for errors of the serde path.
+    path: String,
     message: String,
 }
 
@@ -29,7 +31,9 @@ pub struct JacksonError {
 #[non_exhaustive]
 pub enum JacksonErrorKind {
     /// Not JSON, or JSON no Jackson writes for the type (a `Long` that is
-    /// not an integer, a date that is not a date).
+    /// not an integer, a date that is not a date), or (serde path) JSON
+    /// that does not fit the Rust type (a string for a number, a missing
+    /// field).
     Malformed,
     /// Nested deeper than [`MAX_DEPTH`](crate::kryo::MAX_DEPTH) Java values.
     TooDeep,
@@ -42,6 +46,12 @@ pub enum JacksonErrorKind {
     /// property; a JDK class written as its getters; a sorted collection
     /// whose order says it had a comparator): the message names the class.
     Unsupported,
+    /// A number the Rust type cannot hold exactly (serde path only): a
+    /// `BigInteger` past 64 bits into a `serde_json::Value`, a decimal with
+    /// more digits than a double holds into an `f64`. Read it into a
+    /// `String` (its text), a wide enough integer, or with
+    /// [`decode_value`](super::decode_value).
+    Inexact,
     /// A value that cannot be written as Jackson would (encoding only): a
     /// `java.time` value without `JavaTimeModule`, a class Jackson writes
     /// as something Java cannot read back.
@@ -53,6 +63,7 @@ impl JacksonError {
         JacksonError {
             kind,
             offset,
+            path: String::new(),
             message: message.into(),
         }
     }
@@ -72,6 +83,17 @@ impl JacksonError {
     /// The same error, said of the field `field` of a `class`.
     pub(crate) fn within(mut self, class: &str, field: &str) -> Self {
         self.message = format!("{class}.{field}: {}", self.message);
+        self
+    }
+
+    /// The same error, inside the property or element `segment` (a name,
+    /// or `[index]`) of the value around it.
+    pub(crate) fn in_path(mut self, segment: &str) -> Self {
+        self.path = if self.path.is_empty() || self.path.starts_with('[') {
+            format!("{segment}{}", self.path)
+        } else {
+            format!("{segment}.{}", self.path)
+        };
         self
     }
 
@@ -96,6 +118,25 @@ impl JacksonError {
         self.offset
     }
 
+    /// Where in the value the error is, as a path of property names and
+    /// indexes (`items[2].price`), when a [`JacksonCodec`](super::JacksonCodec)
+    /// read it into a Rust type; empty for the payload itself or when the
+    /// place is not known.
+    ///
+    /// ```
+    /// use delayq_codec::jackson::{from_slice, JacksonErrorKind};
+    ///
+    /// #[derive(serde::Deserialize, Debug)]
+    /// struct Price { amount: f64 }
+    ///
+    /// let e = from_slice::<Vec<Price>>(br#"[{"amount":1.5},{"amount":9007199254740993}]"#).unwrap_err();
+    /// assert_eq!(e.kind(), JacksonErrorKind::Inexact);
+    /// assert_eq!(e.path(), "[1].amount");
+    /// ```
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     /// What went wrong.
     ///
     /// ```
@@ -114,9 +155,14 @@ impl fmt::Display for JacksonError {
             JacksonErrorKind::TooDeep => "Jackson JSON nested too deep",
             JacksonErrorKind::TooLarge => "Jackson value too large",
             JacksonErrorKind::Unsupported => "unsupported Jackson value",
+            JacksonErrorKind::Inexact => "Jackson number not held exactly",
             JacksonErrorKind::Encode => "cannot write as Jackson",
         };
-        write!(f, "{what}: {}", self.message)?;
+        write!(f, "{what}: ")?;
+        if !self.path.is_empty() {
+            write!(f, "{}: ", self.path)?;
+        }
+        f.write_str(&self.message)?;
         if let Some(at) = self.offset {
             write!(f, " (at byte {at})")?;
         }

@@ -10,8 +10,14 @@
 
 use std::fmt;
 
-use super::depth::MAX_JSON_DEPTH;
+use super::error::{JacksonError, JacksonErrorKind};
 use crate::kryo::MAX_DEPTH;
+
+/// JSON levels a payload may nest. Jackson's type information doubles the
+/// nesting (a `List` is the `["java.util.ArrayList", [...]]` wrapper around
+/// its array), so values nested [`MAX_DEPTH`] deep are up to two levels
+/// each, and one more for a boxed number's wrapper inside the innermost.
+pub(crate) const MAX_JSON_DEPTH: usize = 2 * MAX_DEPTH + 1;
 
 /// One JSON value.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +62,18 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+/// Parses a payload, with the error a [`JacksonError`].
+pub(crate) fn parse_payload(raw: &[u8]) -> Result<Json, JacksonError> {
+    parse(raw).map_err(|e| {
+        let kind = if e.too_deep {
+            JacksonErrorKind::TooDeep
+        } else {
+            JacksonErrorKind::Malformed
+        };
+        JacksonError::new(kind, Some(e.offset), e.message)
+    })
+}
 
 /// Parses one JSON value (whitespace around it allowed).
 pub(crate) fn parse(raw: &[u8]) -> Result<Json, ParseError> {
@@ -379,6 +397,12 @@ mod tests {
         }
         let err = parse(b"\"\xff\"").unwrap_err();
         assert!(err.message.contains("UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn brackets_in_strings_do_not_nest() {
+        let text = format!(r#"["{}\"{}"]"#, "[".repeat(500), "{".repeat(500));
+        assert!(parse(text.as_bytes()).is_ok());
     }
 
     #[test]

@@ -59,14 +59,7 @@ type R<T> = Result<T, JacksonError>;
 /// assert_eq!(ordered.to_json_text(), r#"{"z":1,"a":2}"#);
 /// ```
 pub fn decode_value(raw: &[u8], schema: Option<&KryoSchema>) -> Result<KryoValue, JacksonError> {
-    let json = parse::parse(raw).map_err(|e| {
-        let kind = if e.too_deep {
-            JacksonErrorKind::TooDeep
-        } else {
-            JacksonErrorKind::Malformed
-        };
-        JacksonError::new(kind, Some(e.offset), e.message)
-    })?;
+    let json = parse::parse_payload(raw)?;
     let mut reader = Reader {
         schema,
         left: bounds::max_value_bytes(raw.len()),
@@ -83,7 +76,7 @@ struct Reader<'s> {
 /// Whether a string is a Jackson type id: a class name, an array class
 /// (`[J`, `[Ljava.lang.Object;`), or a class with its generic arguments
 /// (`java.util.EnumSet<java.time.DayOfWeek>`).
-fn is_type_id(s: &str) -> bool {
+pub(super) fn is_type_id(s: &str) -> bool {
     let (base, args) = split_generics(s);
     (base.len() > 1 && base.starts_with('[') || is_java_class(base)) && args.iter().all(|a| is_java_class(a))
 }
