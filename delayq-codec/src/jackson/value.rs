@@ -29,7 +29,7 @@
 use super::error::{JacksonError, JacksonErrorKind};
 use super::parse::{self, Json};
 use super::ser::is_java_class;
-use crate::bounds::{self, FIELD, VALUE};
+use crate::bounds::{self, VALUE};
 use crate::jdk::{enums, is_jdk_class};
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{
@@ -653,13 +653,18 @@ impl Reader<'_> {
                 }
                 let mut out = Vec::with_capacity(fields.len());
                 for (name, declared) in fields {
-                    self.charge(FIELD + name.len())?;
+                    // The field, its name and its declared type's clone.
+                    self.charge(bounds::field(name, declared))?;
                     let value = match props.iter().position(|(k, _)| k == name) {
                         Some(at) => self
                             .read(props.remove(at).1, declared, depth + 1)
                             .map_err(|e| e.within(class, name))?,
-                        // Jackson leaves null fields out.
-                        None => KryoValue::Null,
+                        // Jackson leaves null fields out: the null is the
+                        // schema's, not the payload's, and counted here.
+                        None => {
+                            self.charge(VALUE)?;
+                            KryoValue::Null
+                        }
                     };
                     out.push(KryoField::new(name.clone(), declared.clone(), value));
                 }
@@ -678,7 +683,7 @@ impl Reader<'_> {
             None => {
                 let mut out = Vec::with_capacity(props.len());
                 for (name, value) in props {
-                    self.charge(FIELD + name.len())?;
+                    self.charge(bounds::field(&name, &JavaType::object()))?;
                     let value = self
                         .read(value, &JavaType::object(), depth + 1)
                         .map_err(|e| e.within(class, &name))?;
