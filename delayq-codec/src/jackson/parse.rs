@@ -305,18 +305,21 @@ impl Parser<'_> {
             b't' => out.push('\t'),
             b'u' => {
                 let unit = self.hex4()?;
+                // A lone surrogate: a Java string may hold one, a Rust
+                // string cannot (and a replacement character is another
+                // string), as the binary codecs refuse it too.
+                let lone = |p: &Self| p.error("a lone UTF-16 surrogate, which Rust strings cannot hold");
                 let c = match unit {
                     0xd800..=0xdbff if self.raw[self.pos..].starts_with(b"\\u") => {
                         self.pos += 2;
                         let low = self.hex4()?;
                         if !(0xdc00..=0xdfff).contains(&low) {
-                            return Err(self.error("a high surrogate without its low surrogate"));
+                            return Err(lone(self));
                         }
                         let code = 0x10000 + ((u32::from(unit) - 0xd800) << 10) + (u32::from(low) - 0xdc00);
                         char::from_u32(code).ok_or_else(|| self.error("an invalid surrogate pair"))?
                     }
-                    // A lone surrogate (Java strings may hold one): the replacement character.
-                    0xd800..=0xdfff => char::REPLACEMENT_CHARACTER,
+                    0xd800..=0xdfff => return Err(lone(self)),
                     _ => char::from_u32(u32::from(unit)).expect("not a surrogate"),
                 };
                 out.push(c);
@@ -374,7 +377,17 @@ mod tests {
             ok(r#""a\"b\\c\/\n\u00e9\ud83d\ude00ż""#),
             Json::Str("a\"b\\c/\né😀ż".into())
         );
-        assert_eq!(ok(r#""\ud800x""#), Json::Str("\u{fffd}x".into()));
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_refused_not_replaced() {
+        // A Java string may hold one; a Rust string cannot, and a
+        // replacement character would be another string.
+        for (text, at) in [(r#""\ud800x""#, 7), (r#""x\udc00""#, 8), (r#""\ud83d""#, 7)] {
+            let err = parse(text.as_bytes()).unwrap_err();
+            assert!(err.message.contains("lone UTF-16 surrogate"), "{text}: {err}");
+            assert_eq!(err.offset, at, "{text}: {err}");
+        }
     }
 
     #[test]

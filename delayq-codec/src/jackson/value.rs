@@ -412,7 +412,17 @@ impl Reader<'_> {
                     .ok_or_else(|| JacksonError::malformed(format!("{name} is not a constant of {class}")))?
                     as u32,
             ),
-            _ => enums::ordinal(class, &name),
+            // A JDK enum's constants are known: another name is no value of it.
+            _ => match enums::constants(class) {
+                Some(constants) => Some(
+                    constants
+                        .iter()
+                        .position(|c| *c == name)
+                        .ok_or_else(|| JacksonError::malformed(format!("{name} is not a constant of {class}")))?
+                        as u32,
+                ),
+                None => None,
+            },
         };
         Ok(KryoValue::Enum {
             class: class.to_owned(),
@@ -899,5 +909,104 @@ impl Reader<'_> {
             // Jackson reads an untyped decimal as a Double, as Java does here.
             Json::Number(text) => KryoValue::Double(text.parse().map_err(|e| bad("java.lang.Double", &text, e))?),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(json: &str) -> JacksonError {
+        decode_value(json.as_bytes(), None).expect_err(json)
+    }
+
+    #[test]
+    fn type_ids_are_classes_arrays_or_classes_with_class_arguments() {
+        for id in [
+            "java.util.ArrayList",
+            "[J",
+            "[Ljava.lang.Object;",
+            "java.util.EnumSet<java.time.DayOfWeek>",
+        ] {
+            assert!(is_type_id(id), "{id}");
+        }
+        for id in ["[", "ArrayList", "java.util.EnumSet<x>", "a b.C", ""] {
+            assert!(!is_type_id(id), "{id}");
+        }
+        assert_eq!(
+            split_generics("java.util.EnumMap<java.time.DayOfWeek, java.lang.Object>"),
+            ("java.util.EnumMap", vec!["java.time.DayOfWeek", "java.lang.Object"])
+        );
+        assert_eq!(split_generics("a.B<c.D<e.F>>"), ("a.B", vec![]));
+        assert_eq!(split_generics("a.B<c.D"), ("a.B<c.D", vec![]));
+    }
+
+    #[test]
+    fn decimal_seconds_before_the_epoch_borrow_a_second() {
+        assert_eq!(seconds_and_nanos("1.5", "t").unwrap(), (1, 500_000_000));
+        assert_eq!(decimal_seconds("-1.000001000", "t").unwrap(), (-2, 999_999_000));
+        assert_eq!(decimal_seconds("-1", "t").unwrap(), (-1, 0));
+        for text in ["1e3", "1.0123456789", "x"] {
+            assert!(seconds_and_nanos(text, "t").is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn natural_order_is_utf_16_order_for_strings() {
+        // U+1F600 is a surrogate pair (0xD83D...), before U+FFFF in UTF-16,
+        // after it in UTF-8 and in Rust's str order.
+        let (emoji, last) = (KryoValue::String("😀".into()), KryoValue::String("\u{ffff}".into()));
+        assert_eq!(naturally_ordered(&[&emoji, &last]), Some(true));
+        assert_eq!(naturally_ordered(&[&last, &emoji]), Some(false));
+        assert_eq!(
+            naturally_ordered(&[&KryoValue::Int(2), &KryoValue::Long(10)]),
+            Some(true)
+        );
+        assert_eq!(naturally_ordered(&[&KryoValue::Null]), None);
+        assert!(decode_value(r#"["java.util.TreeSet",["😀","\uffff"]]"#.as_bytes(), None).is_ok());
+        assert_eq!(
+            refused(r#"["java.util.TreeSet",["\uffff","😀"]]"#).kind(),
+            JacksonErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn numbers_a_class_does_not_hold_are_refused_not_rounded() {
+        for json in [
+            r#"["java.math.BigInteger",1.0]"#,
+            r#"["java.math.BigInteger",1E3]"#,
+            r#"["java.lang.Long",9223372036854775808]"#,
+            r#"["[J",[1.5]]"#,
+        ] {
+            assert_eq!(refused(json).kind(), JacksonErrorKind::Malformed, "{json}");
+        }
+        // Java's BigDecimal has no negative zero.
+        assert_eq!(
+            decode_value(br#"["java.math.BigDecimal",-0.0]"#, None).unwrap(),
+            KryoValue::big_decimal("0.0").unwrap()
+        );
+    }
+
+    #[test]
+    fn an_enum_set_holds_only_its_enum_s_constants() {
+        let days = decode_value(
+            br#"["java.util.EnumSet<java.time.DayOfWeek>",["MONDAY","SUNDAY"]]"#,
+            None,
+        )
+        .unwrap();
+        let KryoValue::EnumSet { items, .. } = days else {
+            panic!("{days:?}")
+        };
+        assert!(
+            matches!(&items[1], KryoValue::Enum { ordinal: Some(6), .. }),
+            "{items:?}"
+        );
+        let error = refused(r#"["java.util.EnumSet<java.time.DayOfWeek>",["FUNDAY"]]"#);
+        assert_eq!(error.kind(), JacksonErrorKind::Malformed);
+        assert!(error.message().contains("FUNDAY"), "{error}");
+        assert_eq!(
+            refused(r#"["java.util.EnumSet<java.time.DayOfWeek>",{}]"#).kind(),
+            JacksonErrorKind::Malformed
+        );
     }
 }

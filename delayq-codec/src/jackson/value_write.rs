@@ -470,3 +470,63 @@ impl Writer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jackson::JacksonErrorKind;
+
+    fn unscaled(n: i64) -> Vec<u8> {
+        num_bigint::BigInt::from(n).to_signed_bytes_be()
+    }
+
+    #[test]
+    fn plain_decimals_are_bigdecimal_to_plain_string() {
+        for (n, scale, text) in [
+            (250, 2, "2.50"),
+            (5, 3, "0.005"),
+            (-5, 3, "-0.005"),
+            (12, -2, "1200"),
+            (0, -3, "0"),
+            (0, 2, "0.00"),
+            (-7, 0, "-7"),
+        ] {
+            assert_eq!(plain_decimal(&unscaled(n), scale).unwrap(), text, "{n} scale {scale}");
+        }
+    }
+
+    #[test]
+    fn times_drop_zero_seconds_and_nanoseconds_as_jackson_does() {
+        let t = |hour, minute, second, nano| LocalTime {
+            hour,
+            minute,
+            second,
+            nano,
+        };
+        let ints = |parts: Vec<Node>| -> Vec<i128> {
+            parts
+                .into_iter()
+                .map(|n| match n {
+                    Node::Int(i) => i,
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(ints(time_parts(&t(10, 0, 0, 0))), [10, 0]);
+        assert_eq!(ints(time_parts(&t(10, 0, 5, 0))), [10, 0, 5]);
+        assert_eq!(ints(time_parts(&t(10, 0, 0, 1))), [10, 0, 0, 1]);
+        assert_eq!(seconds_text(1_795_400_000, 1), "1795400000.000000001");
+    }
+
+    #[test]
+    fn java_time_without_the_module_and_optionals_are_refused() {
+        let list = |item: KryoValue| KryoValue::Collection {
+            class: "java.util.ArrayList".into(),
+            items: vec![item],
+        };
+        let instant = KryoValue::Instant { seconds: 0, nanos: 0 };
+        let error = encode_value(&list(instant), Dialect::Plain).unwrap_err();
+        assert_eq!(error.kind(), JacksonErrorKind::Encode);
+        assert!(error.message().contains("java.time.Instant"), "{error}");
+    }
+}
