@@ -167,3 +167,25 @@ fn plain_json_keeps_digits_scale_order_and_drops_every_wrapper() {
         r#"{"when":1795400000.123456789,"a":1}"#
     );
 }
+
+#[test]
+fn an_enum_tagged_with_the_class_reads_a_field_of_an_interface_type() {
+    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    #[serde(tag = "@class")]
+    enum Payment {
+        #[serde(rename = "shop.Card")]
+        Card { last4: String },
+        #[serde(rename = "shop.Transfer")]
+        // serde buffers an enum's content through `deserialize_any`: its
+        // numbers arrive as i64, u64 or f64 (exact, or refused).
+        Transfer { iban: String, amount: f64 },
+    }
+    let raw = br#"{"@class":"t.Holder","value":{"@class":"shop.Transfer","amount":["java.math.BigDecimal",10.50],"iban":"NO93"}}"#;
+    assert_eq!(
+        decode::<Holder<Payment>>(raw).unwrap().value,
+        Payment::Transfer {
+            iban: "NO93".into(),
+            amount: 10.5
+        }
+    );
+}

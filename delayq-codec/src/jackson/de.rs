@@ -6,7 +6,9 @@
 //! bare array, a struct or map accepts an object with or without `"@class"`,
 //! a number or string accepts `["java.lang.Long",5]` or a bare value. Where
 //! the Rust type says nothing (`deserialize_any`, e.g. a `serde_json::Value`
-//! field), every `"@class"` and every `["a.b.C", value]` wrapper is removed.
+//! field), every `["a.b.C", value]` wrapper is removed and `"@class"` kept,
+//! for an enum tagged with it (`#[serde(tag = "@class")]`, a field of an
+//! interface type); `to_plain_json` removes both.
 //!
 //! Numbers go to the target as exactly as it holds them, or not at all:
 //!
@@ -15,7 +17,7 @@
 //! | `String`, `&str` | its text as written (`123456789012345678901234567890`, `2.50`) |
 //! | integers, `u128`, `i128` | its value, when an integer the type holds |
 //! | `f64`, `f32` | the double (float) the text stands for, when the text is what that double prints as, to as many digits: `0.1`, `2.50`, `1.7954000001234567E9` |
-//! | anything else (`serde_json::Value`, untagged enums) | an `i64`, `u64` or `f64` as above |
+//! | anything else (`serde_json::Value`; a tagged or untagged enum's content and a flattened struct, which serde buffers) | an `i64`, `u64` or `f64` as above |
 //!
 //! A number that would be rounded on the way (a `BigInteger` past 64 bits
 //! into a `serde_json::Value`, `9007199254740993` or an `Instant`'s
@@ -209,10 +211,9 @@ impl<'de> de::Deserializer<'de> for Typed {
             Json::Number(text) => visit_number(&text, visitor),
             Json::Str(s) => visitor.visit_string(s),
             Json::Array(items) => visit_seq(items, visitor),
-            Json::Object(mut props) => {
-                props.retain(|(name, _)| name != CLASS_PROPERTY);
-                visit_map(props, visitor)
-            }
+            // "@class" stays for an internally tagged enum
+            // (`#[serde(tag = "@class")]`: a field of an interface type).
+            Json::Object(props) => visit_map(props, visitor),
         }
     }
 

@@ -62,7 +62,9 @@ use crate::BoxError;
 ///   as Java prints them.
 ///
 /// Reading takes the type information off again wherever the Rust type does
-/// not need it, so both Java-written and Rust-written payloads decode.
+/// not need it, so both Java-written and Rust-written payloads decode; it
+/// keeps every digit and the properties' order, and refuses a number the
+/// Rust type would round (see [`from_slice`]).
 ///
 /// ```
 /// use delayq_codec::{Codec, JacksonCodec};
