@@ -479,7 +479,7 @@ pub(crate) fn write_class(w: &mut Writer, class: &str) -> Result<()> {
             w.var_u32(id);
             Ok(())
         }
-        None if super::is_java_class(class) || super::java_type::array_element(class).is_some() => w.class_name(class),
+        None if super::is_class_name(class) || super::java_type::array_element(class).is_some() => w.class_name(class),
         None => Err(KryoError::encode(format!(
             "`{class}` is not a Java class name, and Kryo writes the class here: name the Rust type after its \
              Java class (#[serde(rename = \"com.example.{class}\")])"
