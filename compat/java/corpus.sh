@@ -12,6 +12,10 @@
 #       (`cargo test -p delayq-codec --test jdk_types -- --ignored write_rust_fixture`
 #       puts them in compat/fixtures/jdk-types-rust.json) read by the same
 #       codecs; Java's reading is recorded beside them.
+#   PEERS=$HOME/jp compat/java/corpus.sh verify-natural
+#       the same for compat/fixtures/natural-types-rust.json (corpus.Order
+#       written from Rust structs of chrono/time/bigdecimal/rust_decimal
+#       fields by delayq-codec/tests/natural.rs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PEERS=${PEERS:-$HOME/jp}
@@ -108,8 +112,41 @@ with open(path, "w") as f:
 EOF
     echo "recorded Java's reading in $RUST"
     ;;
+  verify-natural)
+    # corpus.Order as written from Rust structs of natural types
+    # (delayq-codec/tests/natural.rs, its ignored write_natural_fixture),
+    # read by the same codecs and compared with the corpus's pojo_order.
+    NATURAL=$FIXTURES/natural-types-rust.json
+    for codec in kryo serialization marshalling; do
+      for types in chrono time; do
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["codecs"][sys.argv[2]][sys.argv[3]]
+print("pojo_order", r["hex"])' "$NATURAL" "$codec" "$types" > "$OUT/$codec-$types.txt"
+        version=4.7.0
+        [ "$codec" == marshalling ] && version=3.52.0
+        corpus "$version" read "$codec" "$OUT/$codec-$types.txt" > "$OUT/$codec-$types.read.json"
+      done
+    done
+    python3 - "$NATURAL" "$OUT" <<'EOF2'
+import json, os, sys
+path, out = sys.argv[1], sys.argv[2]
+doc = json.load(open(path))
+for codec, kinds in doc["codecs"].items():
+    for types, rec in kinds.items():
+        got = json.load(open(os.path.join(out, f"{codec}-{types}.read.json")))["pojo_order"]
+        for key in ("java_decoded", "java_class", "same_class", "equal", "java_error"):
+            rec.pop(key, None)
+        if "error" in got:
+            rec["java_error"] = got["error"]
+        else:
+            rec.update({k: got[k] for k in ("java_decoded", "java_class", "same_class", "equal") if k in got})
+with open(path, "w") as f:
+    json.dump(doc, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+EOF2
+    echo "recorded Java's reading in $NATURAL"
+    ;;
   *)
-    echo "usage: $0 write|verify" >&2
+    echo "usage: $0 write|verify|verify-natural" >&2
     exit 2
     ;;
 esac

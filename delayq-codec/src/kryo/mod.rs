@@ -230,7 +230,7 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, KryoError> {
 
 /// [`to_vec`] through a [`KryoValue`] tree.
 pub(crate) fn tree_to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, KryoError> {
-    ser::to_value(value)?.encode()
+    tree::encode_serde(&ser::to_value(value)?)
 }
 
 /// Decodes a `Kryo5Codec()` payload into a Rust type (rules on [`KryoCodec`]).

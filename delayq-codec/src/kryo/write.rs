@@ -10,6 +10,9 @@ pub(crate) struct Writer {
     /// The payload's Java serialization streams (Kryo's `JavaSerializer`:
     /// one per serializer instance, each object continuing its stream).
     java: Vec<(String, JavaStream)>,
+    /// Whether a class in the default package (`Shade`) is written: a
+    /// value read from Java says it is one; a Rust type's bare name is not.
+    pub(super) bare_names: bool,
 }
 
 type JavaStream = crate::serialization::write::Writer<'static>;
@@ -24,6 +27,7 @@ impl Writer {
             out: Vec::with_capacity(bytes),
             names: HashMap::new(),
             java: Vec::new(),
+            bare_names: false,
         }
     }
 
