@@ -289,14 +289,22 @@ fn kryo_writes_the_jdk_types_as_java_does() {
     for r in &refused {
         println!("  {r}");
     }
-    differ.retain(|case| !HISTORY.iter().any(|(c, name, _)| (*c == "*" || *c == "kryo") && name == case));
+    differ.retain(|case| {
+        !HISTORY
+            .iter()
+            .any(|(c, name, _)| (*c == "*" || *c == "kryo") && name == case)
+    });
     assert!(differ.is_empty(), "written otherwise than Java: {differ:?}");
 }
 
 /// Values whose Java bytes depend on the object's history, not its value:
 /// delayq writes the other form, which Java reads as the same value.
 const HISTORY: &[(&str, &str, &str)] = &[
-    ("*", "synchronized_map", "a HashMap copied from another map has a smaller table"),
+    (
+        "*",
+        "synchronized_map",
+        "a HashMap copied from another map has a smaller table",
+    ),
     ("*", "throwable", "the stack trace, which delayq does not keep"),
     ("serialization", "locale", "Java shares its empty strings"),
     ("serialization", "locale_language", "Java shares its empty strings"),
@@ -314,10 +322,15 @@ fn serialization_and_river_write_the_jdk_types_as_java_does() {
         let (mut same, mut differ) = (0, Vec::new());
         for (case, rec) in doc["codecs"][codec].as_object().unwrap() {
             let Some(hex_text) = rec["hex"].as_str() else { continue };
-            let Ok(value) = read(codec, &hex(hex_text), &schema) else { continue };
+            let Ok(value) = read(codec, &hex(hex_text), &schema) else {
+                continue;
+            };
             match rewrite(codec, &value, &schema) {
                 Ok(bytes) if bytes == hex(hex_text) => same += 1,
-                Ok(_) if HISTORY.iter().any(|(c, name, _)| (*c == "*" || *c == codec) && name == case) => {}
+                Ok(_)
+                    if HISTORY
+                        .iter()
+                        .any(|(c, name, _)| (*c == "*" || *c == codec) && name == case) => {}
                 Ok(_) => differ.push(case.clone()),
                 Err(_) => {}
             }

@@ -77,8 +77,16 @@ fn written() -> Vec<(String, String, String)> {
     for name in CODECS {
         let chrono_order: ChronoOrder = codec::<ChronoOrder>(name).decode(&java_order(name)).unwrap();
         let time_order: TimeOrder = codec::<TimeOrder>(name).decode(&java_order(name)).unwrap();
-        out.push((name.to_owned(), "chrono".to_owned(), hex_of(&codec(name).encode(&chrono_order).unwrap())));
-        out.push((name.to_owned(), "time".to_owned(), hex_of(&codec(name).encode(&time_order).unwrap())));
+        out.push((
+            name.to_owned(),
+            "chrono".to_owned(),
+            hex_of(&codec(name).encode(&chrono_order).unwrap()),
+        ));
+        out.push((
+            name.to_owned(),
+            "time".to_owned(),
+            hex_of(&codec(name).encode(&time_order).unwrap()),
+        ));
     }
     out
 }
@@ -123,7 +131,11 @@ fn java_reads_back_equal_what_natural_types_write() {
     let recorded: Value = serde_json::from_str(RUST_FIXTURE).unwrap();
     for (codec, types, hex) in written() {
         let rec = &recorded["codecs"][&codec][&types];
-        assert_eq!(rec["hex"].as_str(), Some(hex.as_str()), "{codec} {types}: other bytes than Java checked");
+        assert_eq!(
+            rec["hex"].as_str(),
+            Some(hex.as_str()),
+            "{codec} {types}: other bytes than Java checked"
+        );
         assert_eq!(rec["equal"], Value::Bool(true), "{codec} {types}: Java read {rec}");
     }
 }
@@ -149,6 +161,9 @@ fn write_natural_fixture() {
                   verify-natural): java_decoded, java_class, same_class, equal (to the corpus's pojo_order).",
         "codecs": codecs,
     });
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/fixtures/natural-types-rust.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../compat/fixtures/natural-types-rust.json"
+    );
     std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
 }

@@ -696,14 +696,12 @@ fn write_special(
             }
             _ => return Err(mismatch()),
         },
-        (Special::JavaSerialized, _) => w
-            .java_object(super::read::java_stream(class), value)
-            .map_err(|e| {
-                KryoError::encode(format!(
-                    "{class} (Java serialization inside Kryo, as Kryo's JavaSerializer writes it): {}",
-                    e.message()
-                ))
-            })?,
+        (Special::JavaSerialized, _) => w.java_object(super::read::java_stream(class), value).map_err(|e| {
+            KryoError::encode(format!(
+                "{class} (Java serialization inside Kryo, as Kryo's JavaSerializer writes it): {}",
+                e.message()
+            ))
+        })?,
         _ => return Err(mismatch()),
     }
     Ok(())

@@ -255,5 +255,6 @@ impl<'de> Visitor<'de> for TextVisitor {
 /// (`java.time` classes as their `toString()`, `BigInteger` in decimal):
 /// the natural Rust types' mappings ([`crate::natural`]) write these.
 pub(crate) fn is_text_newtype(name: &str) -> bool {
-    name == BIG_INTEGER || (name != INSTANT && super::time::JavaTime::is_time_class(name) && super::class::is_final_jdk_class(name))
+    name == BIG_INTEGER
+        || (name != INSTANT && super::time::JavaTime::is_time_class(name) && super::class::is_final_jdk_class(name))
 }

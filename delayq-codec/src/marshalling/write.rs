@@ -335,7 +335,13 @@ impl Writer<'_> {
 
     /// A `Serializable` class descriptor without its superclass; `true`
     /// when it is a repeat (whose superclasses were described already).
-    fn serial_class_head(&mut self, class: &str, uid: i64, write_object: bool, fields: &[(String, u8)]) -> Result<bool> {
+    fn serial_class_head(
+        &mut self,
+        class: &str,
+        uid: i64,
+        write_object: bool,
+        fields: &[(String, u8)],
+    ) -> Result<bool> {
         if self.known_class(class, Described::Serial(fields.to_vec()))? {
             return Ok(true);
         }

@@ -5,8 +5,8 @@ use serde::de::Error as _;
 use serde::{Deserializer, Serializer};
 
 use super::{de_time, java_duration, ser_time, wrong};
-use crate::kryo::{LocalDate, LocalDateTime, LocalTime, ZoneId, ZoneOffset};
 use crate::kryo::JavaTime;
+use crate::kryo::{LocalDate, LocalDateTime, LocalTime, ZoneId, ZoneOffset};
 
 fn date(v: &NaiveDate) -> LocalDate {
     LocalDate {
@@ -61,7 +61,10 @@ pub mod local_date_time {
 
     /// Writes a `java.time.LocalDateTime`.
     pub fn serialize<S: Serializer>(v: &NaiveDateTime, s: S) -> Result<S::Ok, S::Error> {
-        ser_time(s, &JavaTime::LocalDateTime(date_time(v).map_err(serde::ser::Error::custom)?))
+        ser_time(
+            s,
+            &JavaTime::LocalDateTime(date_time(v).map_err(serde::ser::Error::custom)?),
+        )
     }
 
     /// Reads a `java.time.LocalDateTime`.

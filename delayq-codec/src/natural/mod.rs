@@ -149,7 +149,10 @@ pub mod duration {
         let nanos = duration_nanos(&t).ok_or_else(|| wrong(&t, "Duration"))?;
         let nanos = u128::try_from(nanos)
             .map_err(|_| D::Error::custom(format!("a negative java.time.Duration ({t}) in a std::time::Duration")))?;
-        Ok(Duration::new((nanos / 1_000_000_000) as u64, (nanos % 1_000_000_000) as u32))
+        Ok(Duration::new(
+            (nanos / 1_000_000_000) as u64,
+            (nanos % 1_000_000_000) as u32,
+        ))
     }
 }
 

@@ -5,8 +5,8 @@ use serde::de::Error as _;
 use serde::{Deserializer, Serializer};
 
 use super::{de_time, duration_nanos, java_duration, ser_time, wrong};
-use crate::kryo::{LocalDate, LocalDateTime, LocalTime, ZoneOffset};
 use crate::kryo::JavaTime;
+use crate::kryo::{LocalDate, LocalDateTime, LocalTime, ZoneOffset};
 
 fn date(v: &Date) -> LocalDate {
     LocalDate {

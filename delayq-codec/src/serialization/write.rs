@@ -796,7 +796,11 @@ impl<'s> Writer<'s> {
     fn pojo(&mut self, class: &str, fields: &[KryoField]) -> Result<()> {
         // The class chain the schema gives, superclass last.
         let mut chain = vec![class];
-        while let Some(s) = self.classes.schema.and_then(|schema| schema.superclass(chain[chain.len() - 1])) {
+        while let Some(s) = self
+            .classes
+            .schema
+            .and_then(|schema| schema.superclass(chain[chain.len() - 1]))
+        {
             if chain.contains(&s) || chain.len() > MAX_DEPTH {
                 return Err(err(format!("{}: a superclass cycle in the schema", shown(class))));
             }
@@ -808,14 +812,22 @@ impl<'s> Writer<'s> {
         for &level in chain.iter().skip(1) {
             let mut mine = Vec::new();
             for (name, _) in self.classes.own_fields(level) {
-                if let Some(i) = (0..fields.len()).rev().find(|&i| !claimed[i] && fields[i].name == *name) {
+                if let Some(i) = (0..fields.len())
+                    .rev()
+                    .find(|&i| !claimed[i] && fields[i].name == *name)
+                {
                     claimed[i] = true;
                     mine.push(&fields[i]);
                 }
             }
             levels.push((level, mine));
         }
-        let own = fields.iter().zip(&claimed).filter(|(_, c)| !**c).map(|(f, _)| f).collect();
+        let own = fields
+            .iter()
+            .zip(&claimed)
+            .filter(|(_, c)| !**c)
+            .map(|(f, _)| f)
+            .collect();
         levels.insert(0, (class, own));
         // Descriptors, the superclass's inside its subclass's.
         let mut lists = Vec::with_capacity(levels.len());
@@ -834,7 +846,10 @@ impl<'s> Writer<'s> {
                 name: (*level).to_owned(),
                 uid,
                 flags: SER,
-                fields: list.iter().map(|(c, n, s, _)| (*c, (*n).to_owned(), s.clone())).collect(),
+                fields: list
+                    .iter()
+                    .map(|(c, n, s, _)| (*c, (*n).to_owned(), s.clone()))
+                    .collect(),
                 super_desc: super_desc.map(Box::new),
             });
             lists.push((*level, list));

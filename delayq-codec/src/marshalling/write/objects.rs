@@ -13,14 +13,25 @@ const SYNCHRONIZED_COLLECTION: &str = "java.util.Collections$SynchronizedCollect
 pub(super) fn jdk_class(name: &str) -> Option<JdkClass> {
     let (uid, write_object, fields, superclass): (u64, bool, &'static [(&'static str, u8)], _) = match name {
         COLL_SER => (COLL_SER_UID as u64, true, &[("tag", ids::PRIM_INT)], None),
-        SYNCHRONIZED_COLLECTION => (0x2a61_f84d_099c_99b5, true, &[("c", ids::OBJECT_CLASS), ("mutex", ids::OBJECT_CLASS)], None),
-        "java.util.Collections$SynchronizedList" => {
-            (0x9463_efe3_8344_107c, false, &[("list", ids::OBJECT_CLASS)], Some(SYNCHRONIZED_COLLECTION))
-        }
+        SYNCHRONIZED_COLLECTION => (
+            0x2a61_f84d_099c_99b5,
+            true,
+            &[("c", ids::OBJECT_CLASS), ("mutex", ids::OBJECT_CLASS)],
+            None,
+        ),
+        "java.util.Collections$SynchronizedList" => (
+            0x9463_efe3_8344_107c,
+            false,
+            &[("list", ids::OBJECT_CLASS)],
+            Some(SYNCHRONIZED_COLLECTION),
+        ),
         "java.util.Collections$SynchronizedSet" => (0x06c3_c279_02ee_df3c, false, &[], Some(SYNCHRONIZED_COLLECTION)),
-        "java.util.Collections$SynchronizedMap" => {
-            (0x1b73_f909_4b4b_397b, true, &[("m", ids::OBJECT_CLASS), ("mutex", ids::OBJECT_CLASS)], None)
-        }
+        "java.util.Collections$SynchronizedMap" => (
+            0x1b73_f909_4b4b_397b,
+            true,
+            &[("m", ids::OBJECT_CLASS), ("mutex", ids::OBJECT_CLASS)],
+            None,
+        ),
         _ => return None,
     };
     Some(JdkClass {
@@ -67,7 +78,9 @@ impl Writer<'_> {
             }
             n => {
                 self.u8(ids::COLLECTION_LARGE);
-                self.i32(i32::try_from(n).map_err(|_| MarshallingError::encode("a collection past 2^31 - 1 elements"))?);
+                self.i32(
+                    i32::try_from(n).map_err(|_| MarshallingError::encode("a collection past 2^31 - 1 elements"))?,
+                );
             }
         }
         Ok(())
@@ -132,9 +145,9 @@ impl Writer<'_> {
         };
         self.new_jdk_object(serial)?;
         let own = self.instance_seq - 1;
-        let inner_index = self.value_numbered(inner)?.ok_or_else(|| {
-            MarshallingError::encode(format!("{class}: a view of {inner:?}, not of a collection"))
-        })?;
+        let inner_index = self
+            .value_numbered(inner)?
+            .ok_or_else(|| MarshallingError::encode(format!("{class}: a view of {inner:?}, not of a collection")))?;
         // The mutex: the view itself; then SynchronizedList's own field.
         self.repeat_object(own);
         self.u8(ids::END_BLOCK_DATA);
@@ -182,7 +195,9 @@ impl Writer<'_> {
         self.enum_class(&key_class)?;
         for (k, v) in entries {
             if !matches!(k, KryoValue::Enum { class, .. } if *class == key_class) {
-                return Err(MarshallingError::encode(format!("an EnumMap of {key_class} keyed by {k:?}")));
+                return Err(MarshallingError::encode(format!(
+                    "an EnumMap of {key_class} keyed by {k:?}"
+                )));
             }
             self.value(k)?;
             self.value(v)?;
@@ -195,9 +210,15 @@ impl Writer<'_> {
     /// values superclass first, as Java writes them.
     pub(super) fn object(&mut self, class: &str, fields: &[crate::kryo::KryoField]) -> Result<()> {
         let mut chain = vec![class];
-        while let Some(s) = self.lookup.schema.and_then(|schema| schema.superclass(chain[chain.len() - 1])) {
+        while let Some(s) = self
+            .lookup
+            .schema
+            .and_then(|schema| schema.superclass(chain[chain.len() - 1]))
+        {
             if chain.contains(&s) || chain.len() > MAX_DEPTH {
-                return Err(MarshallingError::encode(format!("{class}: a superclass cycle in the schema")));
+                return Err(MarshallingError::encode(format!(
+                    "{class}: a superclass cycle in the schema"
+                )));
             }
             chain.push(s);
         }
@@ -211,14 +232,22 @@ impl Writer<'_> {
             };
             let mut mine = Vec::new();
             for (name, _) in own {
-                if let Some(i) = (0..fields.len()).rev().find(|&i| !claimed[i] && fields[i].name == *name) {
+                if let Some(i) = (0..fields.len())
+                    .rev()
+                    .find(|&i| !claimed[i] && fields[i].name == *name)
+                {
                     claimed[i] = true;
                     mine.push(&fields[i]);
                 }
             }
             levels.push((level, mine));
         }
-        let rest = fields.iter().zip(&claimed).filter(|(_, c)| !**c).map(|(f, _)| f).collect();
+        let rest = fields
+            .iter()
+            .zip(&claimed)
+            .filter(|(_, c)| !**c)
+            .map(|(f, _)| f)
+            .collect();
         levels.insert(0, (class, rest));
         let mut described = Vec::with_capacity(levels.len());
         for (level, level_fields) in &mut levels {
@@ -237,7 +266,12 @@ impl Writer<'_> {
             }
             let list: Vec<(String, u8)> = level_fields
                 .iter()
-                .map(|f| (f.name.clone(), f.declared.as_primitive().map_or(ids::OBJECT_CLASS, prim_id)))
+                .map(|f| {
+                    (
+                        f.name.clone(),
+                        f.declared.as_primitive().map_or(ids::OBJECT_CLASS, prim_id),
+                    )
+                })
                 .collect();
             described.push((*level, uid, list));
         }

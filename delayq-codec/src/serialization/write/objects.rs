@@ -39,12 +39,14 @@ fn view_desc(class: &str) -> Option<Desc> {
             &list,
             Some(unmodifiable()),
         ),
-        "java.util.Collections$UnmodifiableSet" => {
-            desc(class, 0x801d_92d1_8f9b_8055, SER, &[], Some(unmodifiable()))
-        }
-        "java.util.Collections$UnmodifiableMap" => {
-            desc(class, 0xf1a5_a8fe_74f5_0742, SER, &[(b'L', "m", "Ljava/util/Map;")], None)
-        }
+        "java.util.Collections$UnmodifiableSet" => desc(class, 0x801d_92d1_8f9b_8055, SER, &[], Some(unmodifiable())),
+        "java.util.Collections$UnmodifiableMap" => desc(
+            class,
+            0xf1a5_a8fe_74f5_0742,
+            SER,
+            &[(b'L', "m", "Ljava/util/Map;")],
+            None,
+        ),
         "java.util.Collections$SynchronizedCollection" => synchronized(),
         "java.util.Collections$SynchronizedList" | "java.util.Collections$SynchronizedRandomAccessList" => desc(
             "java.util.Collections$SynchronizedList",
@@ -53,9 +55,7 @@ fn view_desc(class: &str) -> Option<Desc> {
             &list,
             Some(synchronized()),
         ),
-        "java.util.Collections$SynchronizedSet" => {
-            desc(class, 0x06c3_c279_02ee_df3c, SER, &[], Some(synchronized()))
-        }
+        "java.util.Collections$SynchronizedSet" => desc(class, 0x06c3_c279_02ee_df3c, SER, &[], Some(synchronized())),
         "java.util.Collections$SynchronizedMap" => desc(
             class,
             0x1b73_f909_4b4b_397b,
@@ -96,9 +96,7 @@ fn throwable_chain(class: &str) -> Option<Desc> {
         "java.io.IOException" => (0x6c80_7364_6525_f0ab, Some("java.lang.Exception")),
         "java.io.UncheckedIOException" => (0x8f1d_24a4_d1f9_3517, Some("java.lang.RuntimeException")),
         "java.util.NoSuchElementException" => (0x5df3_43d5_da69_3aa8, Some("java.lang.RuntimeException")),
-        "java.util.ConcurrentModificationException" => {
-            (0xcd1d_1562_76c7_77bd, Some("java.lang.RuntimeException"))
-        }
+        "java.util.ConcurrentModificationException" => (0xcd1d_1562_76c7_77bd, Some("java.lang.RuntimeException")),
         "java.util.concurrent.TimeoutException" => (0x1a61_72bd_dbe4_f56a, Some("java.lang.Exception")),
         "java.util.concurrent.ExecutionException" => (0x6caa_b173_bfb4_e069, Some("java.lang.Exception")),
         "java.util.concurrent.CancellationException" => {
@@ -173,12 +171,7 @@ impl Writer<'_> {
         for item in items {
             match item {
                 KryoValue::Enum { class, .. } if class == element => self.value(item)?,
-                other => {
-                    return Err(err(format!(
-                        "an EnumSet of {} holding {other:?}",
-                        shown(element)
-                    )))
-                }
+                other => return Err(err(format!("an EnumSet of {} holding {other:?}", shown(element)))),
             }
         }
         Ok(())
@@ -195,17 +188,22 @@ impl Writer<'_> {
     /// `EnumMap.writeObject`: the key class (a field), the size, the
     /// entries. The key class is the keys' own: an empty map has none.
     pub(super) fn enum_map(&mut self, entries: &[(KryoValue, KryoValue)]) -> Result<()> {
-        let key_class = match entries.first() {
-            Some((KryoValue::Enum { class, .. }, _)) => class.clone(),
-            Some((other, _)) => return Err(err(format!("an EnumMap keyed by {other:?}"))),
-            None => {
-                return Err(err(
+        let key_class =
+            match entries.first() {
+                Some((KryoValue::Enum { class, .. }, _)) => class.clone(),
+                Some((other, _)) => return Err(err(format!("an EnumMap keyed by {other:?}"))),
+                None => return Err(err(
                     "an empty java.util.EnumMap: its key class, which Java serialization writes, is not in the value",
-                ))
-            }
-        };
+                )),
+            };
         let field = [(b'L', "keyType", "Ljava/lang/Class;")];
-        self.object(&desc("java.util.EnumMap", 0x065d_7df7_be90_7ca1, SER_WRITE, &field, None))?;
+        self.object(&desc(
+            "java.util.EnumMap",
+            0x065d_7df7_be90_7ca1,
+            SER_WRITE,
+            &field,
+            None,
+        ))?;
         self.class_object(&key_class)?;
         let size = i32::try_from(entries.len()).map_err(|_| err("a map larger than Java's int"))?;
         self.data(&size.to_be_bytes());
@@ -232,9 +230,21 @@ impl Writer<'_> {
             (b'L', "script", s),
             (b'L', "variant", s),
         ];
-        self.object(&desc("java.util.Locale", 0x7ef8_1160_9c30_f9ec, SER_WRITE, &fields, None))?;
+        self.object(&desc(
+            "java.util.Locale",
+            0x7ef8_1160_9c30_f9ec,
+            SER_WRITE,
+            &fields,
+            None,
+        ))?;
         self.out.extend_from_slice(&(-1i32).to_be_bytes());
-        for part in [parts.country, parts.extensions, parts.language, parts.script, parts.variant] {
+        for part in [
+            parts.country,
+            parts.extensions,
+            parts.language,
+            parts.script,
+            parts.variant,
+        ] {
             self.string(part);
         }
         self.end_custom();
@@ -366,7 +376,11 @@ struct UrlParts<'a> {
 /// `URL.toExternalForm()`'s text back to the fields Java keeps.
 fn parse_url(text: &str) -> Option<UrlParts<'_>> {
     let (protocol, rest) = text.split_once(':')?;
-    if protocol.is_empty() || !protocol.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) {
+    if protocol.is_empty()
+        || !protocol
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    {
         return None;
     }
     let (rest, reference) = match rest.split_once('#') {
@@ -406,9 +420,20 @@ mod tests {
 
     #[test]
     fn locale_texts_parse_back_to_their_parts() {
-        for text in ["en_US", "fr", "zh_TW_#Hant", "ja_JP_#u-ca-japanese", "sr_RS_#Latn_u-nu-latn", "de_DE_POSIX", "_GB"] {
+        for text in [
+            "en_US",
+            "fr",
+            "zh_TW_#Hant",
+            "ja_JP_#u-ca-japanese",
+            "sr_RS_#Latn_u-nu-latn",
+            "de_DE_POSIX",
+            "_GB",
+        ] {
             let p = parse_locale(text).unwrap();
-            assert_eq!(locale_text(p.language, p.country, p.variant, p.script, p.extensions), text);
+            assert_eq!(
+                locale_text(p.language, p.country, p.variant, p.script, p.extensions),
+                text
+            );
         }
     }
 
