@@ -12,7 +12,9 @@ use crate::kryo::java_type::Primitive;
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{decimal, KryoSchema, KryoValue, MAX_DEPTH};
 
+mod collections;
 mod objects;
+mod wrapped;
 
 /// Where `serialVersionUID`s and enum constant names come from.
 pub(super) struct Names<'a> {
@@ -58,6 +60,8 @@ pub(super) fn encode(value: &KryoValue, names: &Names<'_>) -> Result<Vec<u8>> {
 enum Described {
     Serial(Vec<(String, u8)>),
     Enum,
+    /// An array class, described by its component.
+    ArrayType,
     Externalizable,
 }
 
@@ -130,7 +134,11 @@ fn jdk_class(name: &str) -> Option<JdkClass> {
             ],
             Some(jdk::NUMBER),
         ),
-        _ => return objects::jdk_class(name),
+        _ => {
+            return objects::jdk_class(name)
+                .or_else(|| wrapped::jdk_class(name))
+                .or_else(|| collections::jdk_class(name))
+        }
     };
     Some(JdkClass {
         uid,
@@ -399,6 +407,7 @@ impl Writer<'_> {
 
     fn value_inner(&mut self, value: &KryoValue) -> Result<()> {
         match value {
+            KryoValue::Time(t) if self.sql_date(t)? => {}
             KryoValue::Time(_) => {
                 let data = crate::jdk::time_ser::write(value, true)
                     .ok_or_else(|| {
@@ -413,11 +422,15 @@ impl Writer<'_> {
             KryoValue::Collection { class, items } if class.starts_with('[') => self.array(class, items)?,
             KryoValue::EnumSet { element, items, .. } => self.enum_set(element, items)?,
             KryoValue::Wrapped { class, value: inner } if self.view(class, inner)? => {}
-            KryoValue::Wrapped { .. } | KryoValue::Throwable { .. } => {
+            KryoValue::Wrapped { class, value: inner } if self.wrapped(class, inner)? => {}
+            KryoValue::Wrapped { .. } => {
                 return Err(MarshallingError::encode(format!(
                     "{}: delayq reads it from River but does not write it",
                     value.java_class().unwrap_or_default()
                 )))
+            }
+            KryoValue::Throwable { class, message, cause } => {
+                self.throwable(class, message.as_deref(), cause.as_deref())?
             }
             KryoValue::Null => self.u8(ids::NULL),
             KryoValue::Boolean(b) => self.u8(if *b {
@@ -530,31 +543,6 @@ impl Writer<'_> {
     /// An array other than `byte[]`: its length form, its component class,
     /// its elements (booleans eight to a byte).
     fn array(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
-        let component = match class {
-            "[Z" => ids::PRIM_BOOLEAN,
-            "[S" => ids::PRIM_SHORT,
-            "[I" => ids::PRIM_INT,
-            "[J" => ids::PRIM_LONG,
-            "[C" => ids::PRIM_CHAR,
-            "[F" => ids::PRIM_FLOAT,
-            "[D" => ids::PRIM_DOUBLE,
-            "[Ljava.lang.String;" => ids::STRING_CLASS,
-            "[Ljava.lang.Object;" => ids::OBJECT_CLASS,
-            "[Ljava.lang.Boolean;" => ids::BOOLEAN_CLASS,
-            "[Ljava.lang.Byte;" => 0x2a,
-            "[Ljava.lang.Short;" => 0x2b,
-            "[Ljava.lang.Integer;" => 0x2c,
-            "[Ljava.lang.Long;" => 0x2d,
-            "[Ljava.lang.Character;" => 0x2e,
-            "[Ljava.lang.Float;" => 0x2f,
-            "[Ljava.lang.Double;" => ids::DOUBLE_CLASS,
-            "[[I" => 0x1b,
-            _ => {
-                return Err(MarshallingError::encode(format!(
-                    "{class}: delayq writes arrays of primitives, strings, boxed numbers, Object and int[] to River"
-                )))
-            }
-        };
         match items.len() {
             0 => self.u8(ids::ARRAY_EMPTY),
             n @ 1..=0x100 => {
@@ -572,7 +560,7 @@ impl Writer<'_> {
                 self.i32(n);
             }
         }
-        self.u8(component);
+        self.component(class)?;
         let primitive = crate::kryo::java_type::array_element(class).and_then(Primitive::from_name);
         match primitive {
             Some(Primitive::Boolean) => {
@@ -743,12 +731,15 @@ impl Writer<'_> {
                 });
                 self.value(item)?;
             }
+            _ if self.other_collection(class, items)? => {}
             _ => {
                 return Err(MarshallingError::encode(format!(
-                "a {class} of {} elements: delayq writes ArrayList, LinkedList, ArrayDeque, Vector, Stack, HashSet, \
-                     LinkedHashSet and Collections' empty and singleton lists and sets with River",
-                items.len()
-            )))
+                    "a {class} of {} elements: delayq writes ArrayList, LinkedList, ArrayDeque, Vector, Stack, \
+                     HashSet, LinkedHashSet, TreeSet, PriorityQueue, Arrays.asList, CopyOnWriteArrayList/Set, \
+                     ConcurrentSkipListSet, EnumSet, List.of/Set.of and Collections' empty, singleton, unmodifiable \
+                     and synchronized lists and sets with River",
+                    items.len()
+                )))
             }
         }
         Ok(())
@@ -788,10 +779,12 @@ impl Writer<'_> {
                 self.key(key)?;
                 self.value(value)?;
             }
+            _ if self.other_map(class, entries)? => {}
             _ => {
                 return Err(MarshallingError::encode(format!(
-                    "a {class} of {} entries: delayq writes HashMap, LinkedHashMap and Collections' empty and \
-                     singleton maps with River",
+                    "a {class} of {} entries: delayq writes HashMap, LinkedHashMap, TreeMap, Hashtable, \
+                     ConcurrentSkipListMap, EnumMap, Map.of and Collections' empty, singleton, unmodifiable and \
+                     synchronized maps with River",
                     entries.len()
                 )))
             }

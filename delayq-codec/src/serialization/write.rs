@@ -26,6 +26,7 @@ use crate::java_hash::hash_capacity;
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{JavaTime, JavaType, KryoField, KryoSchema, KryoValue, MAX_DEPTH};
 
+mod collections;
 mod objects;
 
 /// Where POJO classes' `serialVersionUID`s, declared field types and enum
@@ -162,9 +163,11 @@ enum Shared {
 }
 
 /// `java.util` collections and maps this writer writes.
-pub(crate) const WRITTEN_CLASSES: &str = "collections java.util.ArrayList, LinkedList, HashSet, \
-    LinkedHashSet, TreeSet, List.of/Set.of, EnumSet and Collections' singletons, empties, unmodifiable and \
-    synchronized views; maps java.util.HashMap, LinkedHashMap, TreeMap, EnumMap, Map.of and the same views";
+pub(crate) const WRITTEN_CLASSES: &str = "collections java.util.ArrayList, LinkedList, ArrayDeque, Vector, \
+    Stack, PriorityQueue, Arrays.asList, HashSet, LinkedHashSet, TreeSet, List.of/Set.of, EnumSet, \
+    CopyOnWriteArrayList/Set, ConcurrentSkipListSet and Collections' singletons, empties, unmodifiable and \
+    synchronized views; maps java.util.HashMap, LinkedHashMap, TreeMap, Hashtable, EnumMap, Map.of, \
+    ConcurrentHashMap, ConcurrentSkipListMap and the same views";
 
 const MAX_BLOCK: usize = 1024;
 const LOAD_FACTOR: f32 = 0.75;
@@ -705,6 +708,7 @@ impl<'s> Writer<'s> {
                 self.data(&LOAD_FACTOR.to_bits().to_be_bytes());
                 self.data(&size.to_be_bytes());
             }
+            _ if self.other_collection(class, items)? => return Ok(()),
             _ => return Err(unwritable(class)),
         }
         for item in items {
@@ -773,6 +777,7 @@ impl<'s> Writer<'s> {
                 let fields = [(b'Z', "accessOrder", "")];
                 self.object(&desc(class, 0x34c0_4e5c_106c_c0fb, SER, &fields, Some(hash_map())))?
             }
+            _ if self.other_map(class, entries)? => return Ok(()),
             _ => return Err(unwritable(class)),
         };
         // HashMap's part: fields, then capacity, size and the entries.

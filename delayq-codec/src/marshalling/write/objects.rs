@@ -52,7 +52,7 @@ impl Writer<'_> {
         Ok(captured)
     }
 
-    fn repeat_object(&mut self, index: usize) {
+    pub(super) fn repeat_object(&mut self, index: usize) {
         self.repeat(
             index,
             [

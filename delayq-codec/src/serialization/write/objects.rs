@@ -4,6 +4,7 @@
 //! `writeObject`/`writeReplace` write them.
 
 use super::*;
+use crate::jdk::forms::{self, parse_locale, parse_url, THROWABLES};
 
 const OBJECT_SIG: &str = "Ljava/lang/Object;";
 
@@ -67,54 +68,25 @@ fn view_desc(class: &str) -> Option<Desc> {
     })
 }
 
-/// The throwables whose class chain (each class's `serialVersionUID` and
-/// superclass) is known here: the JDK's common ones.
+/// A throwable's class chain (each class's `serialVersionUID` and
+/// superclass), for the JDK's common throwables.
 fn throwable_chain(class: &str) -> Option<Desc> {
-    let (uid, superclass): (u64, Option<&str>) = match class {
-        "java.lang.Throwable" => {
-            let fields = [
-                (b'L', "cause", "Ljava/lang/Throwable;"),
-                (b'L', "detailMessage", "Ljava/lang/String;"),
-                (b'[', "stackTrace", "[Ljava/lang/StackTraceElement;"),
-                (b'L', "suppressedExceptions", "Ljava/util/List;"),
-            ];
-            return Some(desc(class, 0xd5c6_3527_3977_b8cb, SER_WRITE, &fields, None));
-        }
-        "java.lang.Exception" => (0xd0fd_1f3e_1a3b_1cc4, Some("java.lang.Throwable")),
-        "java.lang.Error" => (0x451d_3656_8b82_0e56, Some("java.lang.Throwable")),
-        "java.lang.RuntimeException" => (0x9e5f_0647_0a34_83e5, Some("java.lang.Exception")),
-        "java.lang.IllegalStateException" => (0xe657_55e6_9a46_f248, Some("java.lang.RuntimeException")),
-        "java.lang.IllegalArgumentException" => (0xb589_73d3_7d66_8fbc, Some("java.lang.RuntimeException")),
-        "java.lang.UnsupportedOperationException" => (0xeec1_65e7_1283_8b7f, Some("java.lang.RuntimeException")),
-        "java.lang.NullPointerException" => (0x47a5_a18e_ff31_e1b8, Some("java.lang.RuntimeException")),
-        "java.lang.ArithmeticException" => (0x1f50_9e62_4af9_f007, Some("java.lang.RuntimeException")),
-        "java.lang.IndexOutOfBoundsException" => (0x033f_c59f_dab4_2b27, Some("java.lang.RuntimeException")),
-        "java.lang.ClassCastException" => (0x8000_05ce_ce67_e55c, Some("java.lang.RuntimeException")),
-        "java.lang.SecurityException" => (0x5f74_dc82_6f65_d637, Some("java.lang.RuntimeException")),
-        "java.lang.NumberFormatException" => (0xd876_893f_fb8c_ea12, Some("java.lang.IllegalArgumentException")),
-        "java.lang.InterruptedException" => (0x5cfd_a8c3_01de_b7f9, Some("java.lang.Exception")),
-        "java.io.IOException" => (0x6c80_7364_6525_f0ab, Some("java.lang.Exception")),
-        "java.io.UncheckedIOException" => (0x8f1d_24a4_d1f9_3517, Some("java.lang.RuntimeException")),
-        "java.util.NoSuchElementException" => (0x5df3_43d5_da69_3aa8, Some("java.lang.RuntimeException")),
-        "java.util.ConcurrentModificationException" => (0xcd1d_1562_76c7_77bd, Some("java.lang.RuntimeException")),
-        "java.util.concurrent.TimeoutException" => (0x1a61_72bd_dbe4_f56a, Some("java.lang.Exception")),
-        "java.util.concurrent.ExecutionException" => (0x6caa_b173_bfb4_e069, Some("java.lang.Exception")),
-        "java.util.concurrent.CancellationException" => {
-            (0x804b_5067_c84f_2819, Some("java.lang.IllegalStateException"))
-        }
-        "java.lang.AssertionError" => (0xba6d_2eab_fd41_3de6, Some("java.lang.Error")),
-        _ => return None,
-    };
+    let (uid, superclass) = forms::throwable_class(class)?;
+    if superclass.is_none() {
+        let fields = [
+            (b'L', "cause", "Ljava/lang/Throwable;"),
+            (b'L', "detailMessage", "Ljava/lang/String;"),
+            (b'[', "stackTrace", "[Ljava/lang/StackTraceElement;"),
+            (b'L', "suppressedExceptions", "Ljava/util/List;"),
+        ];
+        return Some(desc(class, uid, SER_WRITE, &fields, None));
+    }
     let super_desc = match superclass {
         Some(s) => Some(throwable_chain(s)?),
         None => None,
     };
     Some(desc(class, uid, SER, &[], super_desc))
 }
-
-/// The throwable classes written, for error messages.
-const THROWABLES: &str = "Throwable, Exception, Error, RuntimeException and the JDK's common exceptions \
-    (IllegalState, IllegalArgument, UnsupportedOperation, NullPointer, IO, ...)";
 
 impl Writer<'_> {
     /// Writes `value` and gives the handle of the object it is (a view's
@@ -280,8 +252,10 @@ impl Writer<'_> {
     /// `StringBuilder.writeObject` (its length, then its `char[]`) and
     /// `StringBuffer`'s persistent fields (count, shared, value).
     pub(super) fn string_builder(&mut self, class: &str, text: &str) -> Result<()> {
-        let units: Vec<KryoValue> = text.encode_utf16().map(KryoValue::Char).collect();
+        let mut units: Vec<KryoValue> = text.encode_utf16().map(KryoValue::Char).collect();
         let count = i32::try_from(units.len()).map_err(|_| err("a text longer than Java's int"))?;
+        // The spare capacity `new StringBuilder(text)` has, which Java writes.
+        units.resize(forms::builder_capacity(units.len()), KryoValue::Char(0));
         if class == "java.lang.StringBuilder" {
             self.object(&desc(class, 0x3cd5_fb14_5a4c_6acb, SER_WRITE, &[], None))?;
             self.data(&count.to_be_bytes());
@@ -322,139 +296,5 @@ impl Writer<'_> {
         self.collection("java.util.Collections$EmptyList", &[])?;
         self.end_custom();
         Ok(())
-    }
-}
-
-/// A `Locale`'s parts.
-#[derive(Debug, PartialEq, Default)]
-struct LocaleParts<'a> {
-    language: &'a str,
-    country: &'a str,
-    variant: &'a str,
-    script: &'a str,
-    extensions: &'a str,
-}
-
-/// `Locale.toString()`'s text (`en_US`, `fr`, `zh_TW_#Hant`,
-/// `ja_JP_#u-ca-japanese`) back to its parts.
-fn parse_locale(text: &str) -> Option<LocaleParts<'_>> {
-    let (base, tail) = match text.split_once("_#") {
-        Some((base, tail)) => (base, Some(tail)),
-        None => (text, None),
-    };
-    let mut parts = base.splitn(3, '_');
-    let mut out = LocaleParts {
-        language: parts.next().unwrap_or(""),
-        country: parts.next().unwrap_or(""),
-        variant: parts.next().unwrap_or(""),
-        ..LocaleParts::default()
-    };
-    if let Some(tail) = tail {
-        // A script is four letters; extensions start with a singleton and '-'.
-        let is_script = |s: &str| s.len() == 4 && s.bytes().all(|b| b.is_ascii_alphabetic());
-        match tail.split_once('_') {
-            Some((script, ext)) if is_script(script) => (out.script, out.extensions) = (script, ext),
-            None if is_script(tail) => out.script = tail,
-            None => out.extensions = tail,
-            Some(_) => return None,
-        }
-    }
-    Some(out)
-}
-
-/// A `URL`'s fields.
-#[derive(Debug, PartialEq)]
-struct UrlParts<'a> {
-    protocol: &'a str,
-    authority: Option<&'a str>,
-    host: &'a str,
-    port: i32,
-    file: &'a str,
-    reference: Option<&'a str>,
-}
-
-/// `URL.toExternalForm()`'s text back to the fields Java keeps.
-fn parse_url(text: &str) -> Option<UrlParts<'_>> {
-    let (protocol, rest) = text.split_once(':')?;
-    if protocol.is_empty()
-        || !protocol
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-    {
-        return None;
-    }
-    let (rest, reference) = match rest.split_once('#') {
-        Some((r, f)) => (r, Some(f)),
-        None => (rest, None),
-    };
-    let (authority, file) = match rest.strip_prefix("//") {
-        Some(after) => {
-            let end = after.find(['/', '?']).unwrap_or(after.len());
-            (Some(&after[..end]), &after[end..])
-        }
-        None => (None, rest),
-    };
-    let host_port = authority.map_or("", |a| a.rsplit_once('@').map_or(a, |(_, h)| h));
-    let (host, port) = match host_port.rfind(':') {
-        Some(i) if !host_port[i..].contains(']') => {
-            let port = &host_port[i + 1..];
-            let port = if port.is_empty() { -1 } else { port.parse().ok()? };
-            (&host_port[..i], port)
-        }
-        _ => (host_port, -1),
-    };
-    Some(UrlParts {
-        protocol,
-        authority,
-        host,
-        port,
-        file,
-        reference,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jdk::locale_text;
-
-    #[test]
-    fn locale_texts_parse_back_to_their_parts() {
-        for text in [
-            "en_US",
-            "fr",
-            "zh_TW_#Hant",
-            "ja_JP_#u-ca-japanese",
-            "sr_RS_#Latn_u-nu-latn",
-            "de_DE_POSIX",
-            "_GB",
-        ] {
-            let p = parse_locale(text).unwrap();
-            assert_eq!(
-                locale_text(p.language, p.country, p.variant, p.script, p.extensions),
-                text
-            );
-        }
-    }
-
-    #[test]
-    fn urls_parse_to_javas_fields() {
-        let u = parse_url("https://user@example.com:8443/a?b=c#d").unwrap();
-        assert_eq!(
-            u,
-            UrlParts {
-                protocol: "https",
-                authority: Some("user@example.com:8443"),
-                host: "example.com",
-                port: 8443,
-                file: "/a?b=c",
-                reference: Some("d"),
-            }
-        );
-        let v6 = parse_url("http://[::1]/x").unwrap();
-        assert_eq!((v6.host, v6.port, v6.file), ("[::1]", -1, "/x"));
-        let file = parse_url("file:/tmp/x").unwrap();
-        assert_eq!((file.authority, file.host, file.file), (None, "", "/tmp/x"));
-        assert_eq!(parse_url("no scheme"), None);
     }
 }
