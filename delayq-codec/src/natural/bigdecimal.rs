@@ -22,4 +22,6 @@ pub mod big_decimal {
         let text = de_text(d, "java.math.BigDecimal")?;
         BigDecimal::from_str(&text).map_err(|e| D::Error::custom(format!("{text}: {e}")))
     }
+
+    crate::natural::option_of!(BigDecimal);
 }

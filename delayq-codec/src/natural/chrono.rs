@@ -74,6 +74,8 @@ pub mod local_date_time {
             other => Err(wrong(&other, "LocalDateTime")),
         }
     }
+
+    crate::natural::option_of!(NaiveDateTime);
 }
 
 /// `NaiveDate` ↔ `java.time.LocalDate`.
@@ -92,6 +94,8 @@ pub mod local_date {
             other => Err(wrong(&other, "LocalDate")),
         }
     }
+
+    crate::natural::option_of!(NaiveDate);
 }
 
 /// `NaiveTime` ↔ `java.time.LocalTime`.
@@ -110,6 +114,8 @@ pub mod local_time {
             other => Err(wrong(&other, "LocalTime")),
         }
     }
+
+    crate::natural::option_of!(NaiveTime);
 }
 
 fn offset_parts(v: &DateTime<FixedOffset>) -> Result<(LocalDateTime, ZoneOffset), String> {
@@ -133,6 +139,8 @@ pub mod offset_date_time {
             other => Err(wrong(&other, "OffsetDateTime")),
         }
     }
+
+    crate::natural::option_of!(DateTime<FixedOffset>);
 }
 
 /// `DateTime<FixedOffset>` ↔ `java.time.ZonedDateTime`: read with the
@@ -158,6 +166,8 @@ pub mod zoned_date_time {
             other => Err(wrong(&other, "ZonedDateTime")),
         }
     }
+
+    crate::natural::option_of!(DateTime<FixedOffset>);
 }
 
 /// `TimeDelta` (`chrono::Duration`) ↔ `java.time.Duration`.
@@ -179,4 +189,6 @@ pub mod duration {
             other => Err(wrong(&other, "Duration")),
         }
     }
+
+    crate::natural::option_of!(TimeDelta);
 }

@@ -17,6 +17,11 @@
 //! | `BigDecimal` | `rust_decimal::Decimal` | `rust_decimal::big_decimal` (feature `rust_decimal`; scale kept, a negative scale or more than 28 digits refused) |
 //! | `BigInteger` | `num_bigint::BigInt` | `num_bigint::big_integer` (feature `num-bigint`) |
 //!
+//! Each mapping has an `option` module for an `Option` field (with
+//! `#[serde(default)]`): a Java field that is null reads as `None`, and
+//! `None` writes a null (`chrono::local_date_time::option`,
+//! `bigdecimal::big_decimal::option`, ...).
+//!
 //! Each mapping writes a serde newtype named after the Java class holding
 //! the value's Java text (`toString()`: ISO-8601 for `java.time`, exact
 //! decimals), which the codecs turn into the Java object; other serde
@@ -35,12 +40,15 @@
 //! struct Job {
 //!     #[serde(with = "delayq_codec::natural::duration")]
 //!     timeout: Duration,
+//!     // A Java field that may be null.
+//!     #[serde(with = "delayq_codec::natural::duration::option", default)]
+//!     grace: Option<Duration>,
 //! }
-//! let job = Job { timeout: Duration::from_millis(1500) };
+//! let job = Job { timeout: Duration::from_millis(1500), grace: None };
 //! let raw = to_vec(&job).unwrap();
 //! assert_eq!(from_slice::<Job>(&raw).unwrap(), job);
-//! // In JSON: Java's text.
-//! assert_eq!(serde_json::to_string(&job).unwrap(), r#"{"timeout":"PT1.5S"}"#);
+//! // In JSON: Java's text, and null.
+//! assert_eq!(serde_json::to_string(&job).unwrap(), r#"{"timeout":"PT1.5S","grace":null}"#);
 //! ```
 
 use std::fmt;
@@ -49,6 +57,48 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Serializer;
 
 use crate::kryo::JavaTime;
+
+/// The `option` module of a mapping: the same for an `Option`, a null
+/// Java field read as `None` and `None` written as a null.
+macro_rules! option_of {
+    ($t:ty) => {
+        /// The same for an `Option` field (give it `#[serde(default)]` too):
+        /// Java's null reads as `None`, and `None` writes a null.
+        pub mod option {
+            use super::*;
+
+            struct Value<'a>(&'a $t);
+
+            impl serde::Serialize for Value<'_> {
+                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    super::serialize(self.0, s)
+                }
+            }
+
+            struct Read($t);
+
+            impl<'de> serde::Deserialize<'de> for Read {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    super::deserialize(d).map(Read)
+                }
+            }
+
+            /// Writes the value, or a null.
+            pub fn serialize<S: Serializer>(v: &Option<$t>, s: S) -> Result<S::Ok, S::Error> {
+                match v {
+                    Some(v) => s.serialize_some(&Value(v)),
+                    None => s.serialize_none(),
+                }
+            }
+
+            /// Reads the value, or `None` for a null.
+            pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$t>, D::Error> {
+                Ok(<Option<Read> as serde::Deserialize>::deserialize(d)?.map(|Read(v)| v))
+            }
+        }
+    };
+}
+pub(crate) use option_of;
 
 #[cfg(feature = "bigdecimal")]
 pub mod bigdecimal;
@@ -154,6 +204,8 @@ pub mod duration {
             (nanos % 1_000_000_000) as u32,
         ))
     }
+
+    crate::natural::option_of!(Duration);
 }
 
 /// Decimal text of an unscaled integer (its digits, with a sign) and a

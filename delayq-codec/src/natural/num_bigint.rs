@@ -21,4 +21,6 @@ pub mod big_integer {
         let text = de_text(d, "java.math.BigInteger")?;
         BigInt::from_str(&text).map_err(|e| D::Error::custom(format!("{text}: {e}")))
     }
+
+    crate::natural::option_of!(BigInt);
 }

@@ -37,4 +37,6 @@ pub mod big_decimal {
             ))
         })
     }
+
+    crate::natural::option_of!(Decimal);
 }

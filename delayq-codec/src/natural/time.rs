@@ -58,6 +58,8 @@ pub mod local_date_time {
             other => Err(wrong(&other, "LocalDateTime")),
         }
     }
+
+    crate::natural::option_of!(PrimitiveDateTime);
 }
 
 /// `Date` ↔ `java.time.LocalDate`.
@@ -76,6 +78,8 @@ pub mod local_date {
             other => Err(wrong(&other, "LocalDate")),
         }
     }
+
+    crate::natural::option_of!(Date);
 }
 
 /// `Time` ↔ `java.time.LocalTime`.
@@ -94,6 +98,8 @@ pub mod local_time {
             other => Err(wrong(&other, "LocalTime")),
         }
     }
+
+    crate::natural::option_of!(Time);
 }
 
 /// `OffsetDateTime` ↔ `java.time.OffsetDateTime`.
@@ -119,6 +125,8 @@ pub mod offset_date_time {
             other => Err(wrong(&other, "OffsetDateTime")),
         }
     }
+
+    crate::natural::option_of!(OffsetDateTime);
 }
 
 /// `time::Duration` ↔ `java.time.Duration`.
@@ -139,4 +147,6 @@ pub mod duration {
         let rest = (nanos % 1_000_000_000) as i32;
         Ok(Duration::new(seconds as i64, rest))
     }
+
+    crate::natural::option_of!(Duration);
 }

@@ -9,7 +9,6 @@ use crate::kryo::JavaTime;
 
 const NUMBER: &str = "java.lang.Number";
 const STACK_TRACE_ELEMENT: &str = "java.lang.StackTraceElement";
-const THROWABLE: &str = "java.lang.Throwable";
 const O: u8 = ids::OBJECT_CLASS;
 
 /// The serial form of the classes this module writes.
@@ -106,10 +105,6 @@ pub(super) fn jdk_class(name: &str) -> Option<JdkClass> {
         fields,
         superclass,
     })
-}
-
-fn not_written(class: &str, inner: &KryoValue) -> MarshallingError {
-    MarshallingError::encode(format!("{class} holding {inner:?}: not a value Java's {class} holds"))
 }
 
 impl Writer<'_> {
