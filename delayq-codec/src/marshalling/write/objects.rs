@@ -42,10 +42,13 @@ pub(super) fn jdk_class(name: &str) -> Option<JdkClass> {
     })
 }
 
+/// A class of a POJO's chain: its name, `serialVersionUID` and fields.
+type ChainLevel<'a> = (&'a str, i64, Vec<(String, u8)>);
+
 impl Writer<'_> {
     /// Writes `value` and gives its instance number (to repeat it by).
     fn value_numbered(&mut self, value: &KryoValue) -> Result<Option<usize>> {
-        let before = std::mem::replace(&mut self.capture, Some(None));
+        let before = self.capture.replace(None);
         let written = self.value(value);
         let captured = std::mem::replace(&mut self.capture, before).flatten();
         written?;
@@ -291,7 +294,7 @@ impl Writer<'_> {
     }
 
     /// A POJO class chain's descriptors, the class first.
-    fn pojo_class(&mut self, chain: &[(&str, i64, Vec<(String, u8)>)]) -> Result<()> {
+    fn pojo_class(&mut self, chain: &[ChainLevel<'_>]) -> Result<()> {
         let Some(((class, uid, fields), supers)) = chain.split_first() else {
             self.u8(ids::OBJECT_CLASS);
             return Ok(());

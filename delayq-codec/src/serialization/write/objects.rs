@@ -92,7 +92,7 @@ impl Writer<'_> {
     /// Writes `value` and gives the handle of the object it is (a view's
     /// fields refer to the collection it wraps by that handle).
     fn value_with_handle(&mut self, value: &KryoValue) -> Result<Option<u32>> {
-        let before = std::mem::replace(&mut self.capture, Some(None));
+        let before = self.capture.replace(None);
         let written = self.value(value);
         let captured = std::mem::replace(&mut self.capture, before).flatten();
         written?;
