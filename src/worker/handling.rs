@@ -16,6 +16,7 @@ use tracing::Instrument;
 use super::consume::{Context, SETTLE_TIMEOUT};
 use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
+use super::prefetch::Shared;
 use crate::error::{BoxError, DecodeError, Error};
 use crate::queue::reliable::{AckSink, Delivery, DeliveryLease};
 use crate::telemetry::{self, DeadLettered, Handled};
@@ -60,17 +61,38 @@ pub(super) fn undecodable<T: 'static>(context: &Context<T>, error: DecodeError) 
     report(context, 0, Box::new(error), action);
 }
 
-/// Handles a delivery in its slot; a success goes to the ack sink, a
-/// failure is settled in the slot, so that a retry due at once is back in
-/// the queue before the slot takes again.
+/// Handles a delivery in its slot, then the next ones the worker holds
+/// ahead, oldest first, while there are any: a slot's task ends when the
+/// buffer is empty, closed (a pause, the stop), or its handler was
+/// cancelled.
 pub(super) async fn handle_in_slot<T: Send + 'static>(
     context: Arc<Context<T>>,
-    delivery: Delivery<T>,
+    mut delivery: Delivery<T>,
     _slot: OwnedSemaphorePermit,
     acks: AckSink<Succeeded>,
+    buffer: Arc<Shared<T>>,
 ) {
-    let Some(done) = run_one(&context, delivery).await else {
-        return;
+    loop {
+        if !handle_one(&context, delivery, &acks).await {
+            return;
+        }
+        match buffer.take_next() {
+            Some(next) => delivery = next,
+            None => return,
+        }
+    }
+}
+
+/// Handles one delivery; a success goes to the ack sink, a failure is
+/// settled in the slot, so that a retry due at once is back in the queue
+/// before the slot takes again. False when a shutdown cancelled it.
+async fn handle_one<T: Send + 'static>(
+    context: &Arc<Context<T>>,
+    delivery: Delivery<T>,
+    acks: &AckSink<Succeeded>,
+) -> bool {
+    let Some(done) = run_one(context, delivery).await else {
+        return false;
     };
     context.pace.ran(done.took);
     match done.result {
@@ -94,9 +116,10 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
                 span,
                 ..
             } = done;
-            Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await
+            Box::pin(settle_failure(context, &mut lease, attempt, error, took, &span)).await
         }
     }
+    true
 }
 
 /// Gives a cancelled handler's value back first in line, waiting
