@@ -188,7 +188,7 @@ redis_test! {
         .await;
         assert_eq!(running.running.len(), 1, "{running:?}");
         let now = &running.running[0];
-        assert_eq!(claimed, [now.delivery.clone()], "{running:?}");
+        assert_eq!(claimed, std::slice::from_ref(&now.delivery), "{running:?}");
         assert_eq!(now.attempt, 1);
         assert!(now.since <= running.last_beat, "{running:?}");
         assert!(now.lease_expires > running.last_beat, "{running:?}");

@@ -98,7 +98,9 @@ async fn workers_show_what_they_run_and_a_silent_one_is_flagged() {
     let busy = listed.iter().find(|w| w.busy == 1).expect("the busy worker");
     let delivery = &busy.running[0].delivery;
     assert_eq!(text(&browser, "#running td.delivery").await, *delivery);
-    assert!(text(&browser, "#workers tbody tr:not(.silent) td.host").await.len() > 0);
+    assert!(!text(&browser, "#workers tbody tr:not(.silent) td.host")
+        .await
+        .is_empty());
     screenshot(&browser, "workers").await;
 
     // Every queue's workers: the same, from the sampler.
