@@ -12,6 +12,19 @@
 #       (`cargo test -p delayq-codec --test jdk_types -- --ignored write_rust_fixture`
 #       puts them in compat/fixtures/jdk-types-rust.json) read by the same
 #       codecs; Java's reading is recorded beside them.
+#   PEERS=$HOME/jp compat/java/corpus.sh verify compat/fixtures/jdk-types-rust-jackson.json
+#       The same for what delayq_codec::jackson::encode_value writes
+#       (`cargo test -p delayq-codec --test jackson_jdk_types -- --ignored write_rust_fixture`).
+#   PEERS=$HOME/jp compat/java/corpus.sh write-natural
+#       Java -> Rust for the natural-types check only: a corpus.Order whose
+#       LocalDateTime and BigDecimal are null, by Kryo5Codec,
+#       SerializationCodec and MarshallingCodec, into
+#       compat/fixtures/natural-types-java.json.
+#   PEERS=$HOME/jp compat/java/corpus.sh verify-natural
+#       the same as verify for compat/fixtures/natural-types-rust.json
+#       (corpus.Order written from Rust structs of chrono/time/bigdecimal/
+#       rust_decimal fields, plain and Option, by
+#       delayq-codec/tests/natural.rs), each compared with its Java case.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PEERS=${PEERS:-$HOME/jp}
@@ -76,9 +89,9 @@ EOF
     echo "wrote $FIXTURES/jdk-types.json"
     ;;
   verify)
-    RUST=$FIXTURES/jdk-types-rust.json
+    RUST=${2:-$FIXTURES/jdk-types-rust.json}
     [ -f "$RUST" ] || { echo "no $RUST: run the ignored write_rust_fixture test first" >&2; exit 2; }
-    for codec in $NEW_CODECS marshalling; do
+    for codec in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["codecs"]))' "$RUST"); do
       python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["codecs"].get(sys.argv[2], {})
 for k, v in c.items():
     if "hex" in v: print(k, v["hex"])' "$RUST" "$codec" > "$OUT/$codec.txt"
@@ -108,8 +121,62 @@ with open(path, "w") as f:
 EOF
     echo "recorded Java's reading in $RUST"
     ;;
+  write-natural)
+    corpus 4.7.0 write-natural kryo serialization > "$OUT/new.json"
+    corpus 3.52.0 write-natural marshalling > "$OUT/old.json"
+    python3 - "$OUT/new.json" "$OUT/old.json" "$FIXTURES/natural-types-java.json" <<'EOF3'
+import json, sys
+codecs = {}
+for path in sys.argv[1:3]:
+    codecs.update(json.load(open(path)))
+doc = {
+    "about": "Values only the natural-types check reads (delayq-codec/tests/natural.rs), written by Redisson's "
+             "Kryo5Codec and SerializationCodec of 4.7.0 and MarshallingCodec of 3.52.0 "
+             "(compat/java/corpus.sh write-natural); fields as in jdk-types.json.",
+    "codecs": codecs,
+}
+with open(sys.argv[3], "w") as f:
+    json.dump(doc, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+EOF3
+    echo "wrote $FIXTURES/natural-types-java.json"
+    ;;
+  verify-natural)
+    # corpus.Order as written from Rust structs of natural types
+    # (delayq-codec/tests/natural.rs, its ignored write_natural_fixture),
+    # read by the same codecs and compared with the corpus's pojo_order.
+    NATURAL=$FIXTURES/natural-types-rust.json
+    for codec in kryo serialization marshalling; do
+      for types in $(python3 -c 'import json,sys; print(*json.load(open(sys.argv[1]))["codecs"][sys.argv[2]])' \
+          "$NATURAL" "$codec"); do
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["codecs"][sys.argv[2]][sys.argv[3]]
+print(r.get("case", "pojo_order"), r["hex"])' "$NATURAL" "$codec" "$types" > "$OUT/$codec-$types.txt"
+        version=4.7.0
+        [ "$codec" == marshalling ] && version=3.52.0
+        corpus "$version" read "$codec" "$OUT/$codec-$types.txt" > "$OUT/$codec-$types.read.json"
+      done
+    done
+    python3 - "$NATURAL" "$OUT" <<'EOF2'
+import json, os, sys
+path, out = sys.argv[1], sys.argv[2]
+doc = json.load(open(path))
+for codec, kinds in doc["codecs"].items():
+    for types, rec in kinds.items():
+        got = json.load(open(os.path.join(out, f"{codec}-{types}.read.json")))[rec.get("case", "pojo_order")]
+        for key in ("java_decoded", "java_class", "same_class", "equal", "java_error"):
+            rec.pop(key, None)
+        if "error" in got:
+            rec["java_error"] = got["error"]
+        else:
+            rec.update({k: got[k] for k in ("java_decoded", "java_class", "same_class", "equal") if k in got})
+with open(path, "w") as f:
+    json.dump(doc, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+EOF2
+    echo "recorded Java's reading in $NATURAL"
+    ;;
   *)
-    echo "usage: $0 write|verify" >&2
+    echo "usage: $0 write|verify|write-natural|verify-natural" >&2
     exit 2
     ;;
 esac

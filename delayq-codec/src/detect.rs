@@ -65,8 +65,11 @@ pub struct Detected {
 pub enum Untyped {
     /// A Java object (Kryo, Java serialization, River).
     Java(KryoValue),
-    /// JSON: Jackson's (typing removed) or plain.
-    Json(serde_json::Value),
+    /// JSON text: Jackson's with its type information removed
+    /// ([`jackson::to_plain_json`]), properties in the order written and
+    /// numbers as written (every digit of a `BigInteger`, a `BigDecimal`'s
+    /// scale).
+    Json(String),
     /// Text.
     Text(String),
     /// Bytes no codec reads.
@@ -78,7 +81,7 @@ impl Untyped {
     pub fn to_json_text(&self) -> String {
         match self {
             Untyped::Java(value) => value.to_json_text(),
-            Untyped::Json(json) => json.to_string(),
+            Untyped::Json(json) => json.clone(),
             Untyped::Text(text) => serde_json::Value::String(text.clone()).to_string(),
             Untyped::Bytes(bytes) => {
                 let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();

@@ -50,6 +50,7 @@ mod json;
 pub mod kryo;
 mod long;
 pub mod marshalling;
+pub mod natural;
 pub mod serialization;
 mod string;
 #[cfg(test)]

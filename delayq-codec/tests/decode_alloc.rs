@@ -13,7 +13,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use delayq_codec::bounds::max_decode_bytes;
+use delayq_codec::bounds::{max_decode_bytes, max_value_bytes};
 use delayq_codec::compress::{Compression, DEFAULT_MAX_DECOMPRESSED};
 use delayq_codec::kryo::{JavaType, KryoField, KryoSchema, KryoValue};
 use delayq_codec::{marshalling, serialization};
@@ -323,4 +323,125 @@ fn java_objects_inside_kryo_share_the_payload_s_bound() {
     one.extend_from_slice(&java_shared_array(1_000, 10));
     let m = measure(None, &one, kryo);
     assert_bounded("kryo with one Java stream", &m);
+}
+
+fn jackson_value(raw: &[u8]) -> Result<(), String> {
+    delayq_codec::jackson::decode_value(raw, None)
+        .map(drop)
+        .map_err(|e| format!("{:?}: {e}", e.kind()))
+}
+
+fn jackson_plain(raw: &[u8]) -> Result<(), String> {
+    delayq_codec::jackson::to_plain_json(raw)
+        .map(drop)
+        .map_err(|e| format!("{:?}: {e}", e.kind()))
+}
+
+fn jackson_serde(raw: &[u8]) -> Result<(), String> {
+    delayq_codec::jackson::from_slice::<serde_json::Value>(raw)
+        .map(drop)
+        .map_err(|e| format!("{:?}: {e}", e.kind()))
+}
+
+/// `count` copies of `item` in an `ArrayList`, as Jackson writes one.
+fn jackson_list(item: &str, count: usize) -> Vec<u8> {
+    let items = vec![item; count].join(",");
+    format!(r#"["java.util.ArrayList",[{items}]]"#).into_bytes()
+}
+
+#[test]
+fn wide_jackson_json_decodes_within_the_bound_on_every_path() {
+    // The most JSON values per byte: 2-byte zeros, empty arrays and
+    // objects, 1-byte property names each with a value, nulls, ~1 MB each. Bare arrays and objects are no Java value Jackson writes in an
+    // `Object` slot (decode_value refuses them): the serde paths only.
+    let props: Vec<String> = (0..150_000).map(|i| format!("\"{}\":0", i % 10)).collect();
+    let payloads = [
+        ("nulls", jackson_list("null", 500_000), true),
+        ("zeros", jackson_list("0", 500_000), true),
+        ("one-letter strings", jackson_list("\"a\"", 250_000), true),
+        (
+            "a map of 150,000 properties",
+            format!(r#"{{"@class":"java.util.LinkedHashMap",{}}}"#, props.join(",")).into_bytes(),
+            true,
+        ),
+        ("empty arrays", jackson_list("[]", 330_000), false),
+        ("empty objects", jackson_list("{}", 330_000), false),
+    ];
+    let decoders: [(&str, &Decode<'_>); 3] = [
+        ("decode_value", &jackson_value),
+        ("to_plain_json", &jackson_plain),
+        ("from_slice::<serde_json::Value>", &jackson_serde),
+    ];
+    for (what, raw, java_value) in &payloads {
+        for (path, decode) in decoders {
+            if path == "decode_value" && !java_value {
+                continue;
+            }
+            let m = measure(None, raw, decode);
+            assert_bounded(&format!("jackson {what}, {path}"), &m);
+            assert_eq!(m.outcome, Ok(()), "{what}, {path}");
+        }
+    }
+}
+
+#[test]
+fn jackson_pojos_a_schema_fills_with_nulls_stop_at_the_value_bound() {
+    // 18 bytes per POJO whose 2,000 absent fields the schema fills with
+    // nulls: 300 KB of fields per 18 bytes, 15,000 times over (4.5 GB).
+    // JSON has no back-references: the value is counted as it is built,
+    // and refused when it reaches max_value_bytes.
+    let names: Vec<String> = (0..2_000).map(|i| format!("f{i}")).collect();
+    let fields: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "java.lang.Object")).collect();
+    let schema = KryoSchema::new().with_class("x.Wide", &fields).unwrap();
+    let raw = jackson_list(r#"{"@class":"x.Wide"}"#, 15_000);
+    let m = measure(None, &raw, |raw| {
+        delayq_codec::jackson::decode_value(raw, Some(&schema))
+            .map(drop)
+            .map_err(|e| format!("{:?}: {e}", e.kind()))
+    });
+    eprintln!(
+        "jackson POJOs filled by a schema: {} bytes in, {} bytes at most live ({:.1} per byte): {:?}",
+        m.payload,
+        m.peak,
+        m.peak as f64 / m.payload as f64,
+        m.outcome
+    );
+    assert!(
+        m.outcome.as_ref().is_err_and(|e| e.starts_with("TooLarge")),
+        "{:?}",
+        m.outcome
+    );
+    // The value up to its bound, the JSON tree and the parser's working memory.
+    assert!(
+        m.peak <= max_value_bytes(m.payload) + 64 * m.payload,
+        "{} bytes live at once, past the value bound of {}",
+        m.peak,
+        max_value_bytes(m.payload)
+    );
+    assert!(m.peak <= max_decode_bytes(m.payload));
+    // The serde path fills nothing: the same bytes are 15,000 empty maps.
+    let m = measure(None, &raw, jackson_serde);
+    assert_bounded("jackson POJOs, from_slice::<serde_json::Value>", &m);
+    assert_eq!(m.outcome, Ok(()));
+}
+
+#[test]
+fn jackson_json_nested_a_million_deep_is_refused_before_it_is_built() {
+    let raw = "[".repeat(1_000_000).into_bytes();
+    let decoders: [(&str, &Decode<'_>); 3] = [
+        ("decode_value", &jackson_value),
+        ("to_plain_json", &jackson_plain),
+        ("from_slice::<serde_json::Value>", &jackson_serde),
+    ];
+    for (path, decode) in decoders {
+        let m = measure(None, &raw, decode);
+        eprintln!("jackson nested, {path}: {} bytes at most live", m.peak);
+        assert!(
+            m.outcome.as_ref().is_err_and(|e| e.starts_with("TooDeep")),
+            "{path}: {:?}",
+            m.outcome
+        );
+        // Nothing of the payload's size: the parser stops at the 202nd level.
+        assert!(m.peak < 64 << 10, "{path}: {} bytes live", m.peak);
+    }
 }

@@ -110,10 +110,18 @@ public final class JdkCorpus {
 
     private static final Map<String, Case> CASES = new LinkedHashMap<>();
 
+    /** Values only the natural-types check uses (compat/fixtures/natural-types-java.json). */
+    private static final Map<String, Case> NATURAL = new LinkedHashMap<>();
+
     private static void add(String name, String java, Supplier<Object> make) {
         if (CASES.put(name, new Case(java, make)) != null) {
             throw new IllegalStateException("two cases named " + name);
         }
+    }
+
+    static {
+        NATURAL.put("pojo_order_nulls", new Case("new Order(\"o-2\", 7L, null, null, new ArrayList<>())",
+                () -> new Order("o-2", 7L, null, null, new ArrayList<>())));
     }
 
     static {
@@ -438,7 +446,7 @@ public final class JdkCorpus {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: JdkCorpus write CODEC... | read CODEC FILE | cases");
+            System.err.println("usage: JdkCorpus write CODEC... | write-natural CODEC... | read CODEC FILE | cases");
             System.exit(2);
         }
         switch (args[0]) {
@@ -446,7 +454,10 @@ public final class JdkCorpus {
                 CASES.keySet().forEach(System.out::println);
                 break;
             case "write":
-                write(Arrays.copyOfRange(args, 1, args.length));
+                write(CASES, Arrays.copyOfRange(args, 1, args.length));
+                break;
+            case "write-natural":
+                write(NATURAL, Arrays.copyOfRange(args, 1, args.length));
                 break;
             case "read":
                 read(args[1], args[2]);
@@ -457,13 +468,13 @@ public final class JdkCorpus {
         }
     }
 
-    private static void write(String[] codecs) throws Exception {
+    private static void write(Map<String, Case> cases, String[] codecs) throws Exception {
         StringBuilder out = new StringBuilder("{\n");
         for (int c = 0; c < codecs.length; c++) {
             Codec codec = codec(codecs[c]);
             out.append(' ').append(quote(codecs[c])).append(": {\n");
             int n = 0;
-            for (Map.Entry<String, Case> e : CASES.entrySet()) {
+            for (Map.Entry<String, Case> e : cases.entrySet()) {
                 Object value = e.getValue().make.get();
                 Map<String, String> rec = new LinkedHashMap<>();
                 rec.put("java_class", quote(value.getClass().getName()));
@@ -516,7 +527,7 @@ public final class JdkCorpus {
                             new State());
                     rec.put("java_decoded", quote(canon(back)));
                     rec.put("java_class", quote(back == null ? "null" : back.getClass().getName()));
-                    Case original = CASES.get(name);
+                    Case original = CASES.containsKey(name) ? CASES.get(name) : NATURAL.get(name);
                     if (original != null) {
                         Object want = original.make.get();
                         rec.put("same_class", String.valueOf(back != null && back.getClass() == want.getClass()));

@@ -209,6 +209,34 @@ redis_test! {
 }
 
 redis_test! {
+    /// Java's `LocalDateTime`, `BigDecimal` and `BigInteger` as `Kryo5Codec`
+    /// wrote them (`compat/fixtures/jdk-types.json`) print as ISO-8601 and
+    /// exact decimals (the scale of 2.50 kept, all 30 digits).
+    async fn the_cli_prints_java_time_and_exact_decimals(redis, raw) {
+        let fixture: serde_json::Value =
+            serde_json::from_str(include_str!("../../../compat/fixtures/jdk-types.json")).unwrap();
+        let due = now_ms() + 3_600_000;
+        for (i, case) in ["local_date_time", "big_decimal_scale", "big_integer"].iter().enumerate() {
+            let hex = fixture["codecs"]["kryo"][case]["hex"].as_str().unwrap();
+            let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|j| u8::from_str_radix(&hex[j..j + 2], 16).unwrap()).collect();
+            raw.seed("times", &pack(Format::Modern, &bytes), due + i as i64).await;
+        }
+        let shown = ok(&delayq(&redis, &["inspect", "times", "--codec", "kryo", "--format", "json"]));
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let payloads: Vec<&str> = shown["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["payload"].as_str().unwrap_or_else(|| panic!("{e}")))
+            .collect();
+        assert_eq!(
+            payloads,
+            ["\"2026-11-23T02:13:20.123456789\"", "2.50", "123456789012345678901234567890"]
+        );
+    }
+}
+
+redis_test! {
     /// `--kryo-schema-from` the Java service's jar (or its classes folder):
     /// the POJO is written as Java's `Kryo5Codec` wrote it, and read back.
     async fn the_cli_takes_its_kryo_schema_from_the_java_services_jar(redis) {

@@ -17,10 +17,17 @@
 //! types are in the table on `ser` (summarised in [`JacksonCodec`]'s docs).
 
 mod de;
-mod depth;
+mod error;
 mod java_number;
 mod node;
+mod parse;
 mod ser;
+mod value;
+mod value_write;
+
+pub use self::error::{JacksonError, JacksonErrorKind};
+pub use self::value::decode_value;
+pub use self::value_write::{encode_value, Dialect};
 
 use std::marker::PhantomData;
 
@@ -55,7 +62,9 @@ use crate::BoxError;
 ///   as Java prints them.
 ///
 /// Reading takes the type information off again wherever the Rust type does
-/// not need it, so both Java-written and Rust-written payloads decode.
+/// not need it, so both Java-written and Rust-written payloads decode; it
+/// keeps every digit and the properties' order, and refuses a number the
+/// Rust type would round (see [`from_slice`]).
 ///
 /// ```
 /// use delayq_codec::{Codec, JacksonCodec};
@@ -112,8 +121,7 @@ where
     }
 
     fn decode(&self, raw: &[u8]) -> Result<T, BoxError> {
-        let value = depth::parse(raw)?;
-        Ok(T::deserialize(de::Typed(value))?)
+        Ok(from_slice(raw)?)
     }
 
     fn diagnose(&self, raw: &[u8]) -> Option<&'static str> {
@@ -129,17 +137,68 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, BoxError> {
     Ok(out)
 }
 
-/// Removes Jackson's type information from JSON: every `"@class"` property
-/// and every `["java.class.Name", value]` wrapper.
+/// Reads a value of `T` from what Redisson's `JsonJacksonCodec` wrote, as
+/// [`JacksonCodec::decode`](Codec::decode) does, with the error typed.
+///
+/// Type information comes off wherever `T` does not need it, numbers keep
+/// every digit (a `BigInteger` into a `String` or `u128` field, a
+/// `BigDecimal`'s `2.50` into a `String`), and properties come in the order
+/// written (a `Vec<(String, V)>` keeps a `LinkedHashMap`'s order; a
+/// `BTreeMap`, or a `serde_json::Value`'s map, sorts). A number the target
+/// cannot hold exactly (`9007199254740993` into an `f64`, a 30-digit
+/// `BigInteger` into a `serde_json::Value`) is a
+/// [`JacksonErrorKind::Inexact`] error naming its [path](JacksonError::path),
+/// never a rounded value.
 ///
 /// ```
-/// let java = br#"{"@class":"compat.Order","id":"o-1","tags":["java.util.ArrayList",["a"]]}"#;
-/// let plain = delayq_codec::jackson::to_plain_json(java).unwrap();
-/// assert_eq!(plain, serde_json::json!({"id": "o-1", "tags": ["a"]}));
+/// use delayq_codec::jackson::from_slice;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Account { id: String, balance: String, limit: u128 }
+///
+/// let java = br#"{"@class":"bank.Account","balance":["java.math.BigDecimal",2.50],"id":"a-1",
+///                 "limit":["java.math.BigInteger",123456789012345678901234567890]}"#;
+/// let account: Account = from_slice(java).unwrap();
+/// assert_eq!(account.balance, "2.50");
+/// assert_eq!(account.limit, 123456789012345678901234567890);
+///
+/// let ordered: Vec<(String, i64)> = from_slice(br#"{"@class":"java.util.LinkedHashMap","z":1,"a":2}"#).unwrap();
+/// assert_eq!(ordered, [("z".to_string(), 1), ("a".to_string(), 2)]);
 /// ```
-pub fn to_plain_json(raw: &[u8]) -> Result<serde_json::Value, BoxError> {
-    let value = depth::parse(raw)?;
-    Ok(de::strip(value))
+pub fn from_slice<T: DeserializeOwned>(raw: &[u8]) -> Result<T, JacksonError> {
+    let json = parse::parse_payload(raw)?;
+    T::deserialize(de::Typed(json))
+}
+
+/// Removes Jackson's type information from JSON: every `"@class"` property
+/// and every `["java.class.Name", value]` wrapper (`EnumSet<E>`'s too). The
+/// JSON text keeps what Java wrote: properties in their order (a
+/// `LinkedHashMap`'s), numbers as written (a `BigInteger`'s every digit, a
+/// `BigDecimal`'s `2.50`, an `Instant`'s nanoseconds).
+///
+/// ```
+/// let java = br#"{"@class":"compat.Order","id":"o-1","total":["java.math.BigDecimal",2.50],"tags":["java.util.ArrayList",["a"]]}"#;
+/// let plain = delayq_codec::jackson::to_plain_json(java).unwrap();
+/// assert_eq!(plain, r#"{"id":"o-1","total":2.50,"tags":["a"]}"#);
+/// ```
+pub fn to_plain_json(raw: &[u8]) -> Result<String, JacksonError> {
+    let json = de::strip(parse::parse_payload(raw)?);
+    let mut out = Vec::new();
+    plain_node(json).write(&mut out);
+    Ok(String::from_utf8(out).expect("JSON text from UTF-8 strings"))
+}
+
+/// The tree as the writer's nodes, numbers as their text.
+fn plain_node(json: parse::Json) -> Node {
+    use parse::Json as J;
+    match json {
+        J::Null => Node::Null,
+        J::Bool(b) => Node::Bool(b),
+        J::Number(text) => Node::Number(text.into()),
+        J::Str(s) => Node::Str(s),
+        J::Array(items) => Node::Array(items.into_iter().map(plain_node).collect()),
+        J::Object(props) => Node::Object(props.into_iter().map(|(k, v)| (k, plain_node(v))).collect()),
+    }
 }
 
 /// Adds Jackson's type information to plain JSON, as `JsonJacksonCodec`
@@ -367,10 +426,7 @@ mod tests {
     #[test]
     fn strip_removes_every_kind_of_type_information() {
         let typed = br#"{"@class":"a.B","m":{"@class":"java.util.HashMap","k":["java.lang.Long",1]},"l":["java.util.ArrayList",[{"@class":"a.C","x":1}]]}"#;
-        assert_eq!(
-            to_plain_json(typed).unwrap(),
-            serde_json::json!({"m": {"k": 1}, "l": [{"x": 1}]})
-        );
+        assert_eq!(to_plain_json(typed).unwrap(), r#"{"m":{"k":1},"l":[{"x":1}]}"#);
     }
 
     /// `levels` ArrayLists, each the only element of the one around it, as
@@ -399,7 +455,14 @@ mod tests {
         };
         let deepest = nested_lists(crate::kryo::MAX_DEPTH);
         let plain = to_plain_json(deepest.as_bytes()).unwrap();
-        assert_eq!(depth(&plain), crate::kryo::MAX_DEPTH);
+        assert_eq!(
+            plain,
+            format!(
+                "{}{}",
+                "[".repeat(crate::kryo::MAX_DEPTH),
+                "]".repeat(crate::kryo::MAX_DEPTH)
+            )
+        );
         let typed: serde_json::Value = JacksonCodec::new().decode(deepest.as_bytes()).unwrap();
         assert_eq!(depth(&typed), crate::kryo::MAX_DEPTH);
         // One level more, or a million, is an error (not a stack overflow).

@@ -16,6 +16,9 @@ pub(crate) enum Node {
         single: bool,
     },
     Str(String),
+    /// A number as its exact text (a `BigInteger`, a `BigDecimal`, seconds
+    /// with nine decimals).
+    Number(String),
     Array(Vec<Node>),
     /// Properties in output order.
     Object(Vec<(String, Node)>),
@@ -36,6 +39,7 @@ impl Node {
             Node::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
             Node::Float { value, single } => super::java_number::write(out, *value, *single),
             Node::Str(s) => write_string(out, s),
+            Node::Number(text) => out.extend_from_slice(text.as_bytes()),
             Node::Array(items) => {
                 out.push(b'[');
                 for (i, item) in items.iter().enumerate() {

@@ -12,6 +12,7 @@
 //! fields): [`finish`] refuses it, naming the class.
 
 pub(crate) mod enums;
+pub(crate) mod forms;
 pub(crate) mod objects;
 pub(crate) mod time_ser;
 

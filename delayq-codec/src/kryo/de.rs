@@ -14,7 +14,7 @@ use super::java_type::Primitive;
 use super::read::Reader;
 use super::schema::field_order;
 use super::tree;
-use super::types::{BIG_DECIMAL, BYTES, DATE, INSTANT, UUID};
+use super::types::{BIG_DECIMAL, BIG_INTEGER, BYTES, DATE, INSTANT, UUID};
 use super::value::KryoValue;
 use super::value_serde::{carry, ValueDe, KRYO_VALUE};
 
@@ -511,7 +511,24 @@ impl<'a> de::Deserializer<'a> for De<'a, '_> {
                 check_class(&value, name, self.r)?;
                 de::Deserializer::deserialize_newtype_struct(ValueDe(value), name, v)
             }
-            DATE | BIG_DECIMAL => {
+            _ if super::types::is_text_newtype(name) && name != BIG_INTEGER => {
+                // A final java.time class: a null marker, no class, in a field.
+                self.resolve(true)?;
+                let value = match self.path() {
+                    Path::Bare => {
+                        self.marker(true)?;
+                        tree::read_body(self.r, None, name, None)?
+                    }
+                    Path::Marked(m) => {
+                        self.marker(m)?;
+                        tree::read_body(self.r, None, name, None)?
+                    }
+                    Path::Classed => self.classed_value()?,
+                };
+                check_class(&value, name, self.r)?;
+                de::Deserializer::deserialize_newtype_struct(ValueDe(value), name, v)
+            }
+            DATE | BIG_DECIMAL | BIG_INTEGER => {
                 self.resolve(false)?;
                 let class = self.required_class()?;
                 let value = tree::read_body(self.r, None, &class, None)?;

@@ -585,7 +585,11 @@ fn locale_parts(text: &str) -> Result<(&str, &str, &str)> {
 /// any other value.
 pub(crate) fn write(w: &mut Writer, value: &KryoValue, generics: Option<&[JavaType]>) -> Option<Result<()>> {
     let class = value.java_class()?;
-    let kind = special(class)?;
+    // Throwables: Redisson hands them to Kryo's JavaSerializer.
+    let kind = match value {
+        KryoValue::Throwable { .. } => Special::JavaSerialized,
+        _ => special(class)?,
+    };
     Some(write_special(w, value, class, kind, generics))
 }
 
@@ -692,12 +696,12 @@ fn write_special(
             }
             _ => return Err(mismatch()),
         },
-        (Special::JavaSerialized, _) => {
-            return Err(KryoError::encode(format!(
-                "{class} is written by Kryo's JavaSerializer (Java serialization inside Kryo), which delayq reads \
-                 but does not write"
-            )))
-        }
+        (Special::JavaSerialized, _) => w.java_object(super::read::java_stream(class), value).map_err(|e| {
+            KryoError::encode(format!(
+                "{class} (Java serialization inside Kryo, as Kryo's JavaSerializer writes it): {}",
+                e.message()
+            ))
+        })?,
         _ => return Err(mismatch()),
     }
     Ok(())

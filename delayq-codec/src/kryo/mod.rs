@@ -92,8 +92,15 @@ pub const MAX_DEPTH: usize = 100;
 /// decoding fails with [`KryoErrorKind::TooLarge`].
 pub const MAX_ALL_NULL: u32 = 1 << 20;
 
-/// Whether `name` looks like a Java class name (`a.b.C`, `a.B$C`).
+/// Whether `name` looks like a Java class name in a package (`a.b.C`,
+/// `a.B$C`): a Rust type's bare name (`Order`) is not taken for one.
 pub(crate) fn is_java_class(name: &str) -> bool {
+    name.contains('.') && is_class_name(name)
+}
+
+/// Whether `name` is a Java class name, the default package's included
+/// (`Shade`): a value's class says it is one.
+pub(crate) fn is_class_name(name: &str) -> bool {
     let mut parts = 0;
     for part in name.split('.') {
         let mut chars = part.chars();
@@ -106,7 +113,7 @@ pub(crate) fn is_java_class(name: &str) -> bool {
         }
         parts += 1;
     }
-    parts >= 2
+    parts >= 1
 }
 
 /// Redisson's default codec (`Kryo5Codec`), for serde types.
@@ -223,7 +230,7 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, KryoError> {
 
 /// [`to_vec`] through a [`KryoValue`] tree.
 pub(crate) fn tree_to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, KryoError> {
-    ser::to_value(value)?.encode()
+    tree::encode_serde(&ser::to_value(value)?)
 }
 
 /// Decodes a `Kryo5Codec()` payload into a Rust type (rules on [`KryoCodec`]).

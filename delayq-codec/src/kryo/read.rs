@@ -438,7 +438,7 @@ impl<'a> Reader<'a> {
 /// Which of Redisson's `JavaSerializer` instances writes a class: each
 /// `Collections` view class has its own, `EnumMap` one, throwables (and
 /// any other class Kryo hands to Java serialization) one.
-fn java_stream(class: &str) -> &str {
+pub(super) fn java_stream(class: &str) -> &str {
     if class.starts_with("java.util.Collections$") || class == "java.util.EnumMap" {
         class
     } else {

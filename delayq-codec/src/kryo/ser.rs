@@ -8,7 +8,7 @@ use super::error::{KryoError, Result};
 use super::java_type::{JavaType, Primitive};
 use super::json::{parse_instant, parse_uuid};
 use super::schema::sort_fields;
-use super::types::{BIG_DECIMAL, BYTES, DATE, INSTANT, UUID};
+use super::types::{is_text_newtype, BIG_DECIMAL, BIG_INTEGER, BYTES, DATE, INSTANT, UUID};
 use super::value::{KryoField, KryoValue};
 use super::value_serde::{take_carried, KRYO_VALUE};
 
@@ -213,6 +213,15 @@ impl ser::Serializer for Ser {
                 out(KryoValue::big_decimal(s).map_err(KryoError::encode)?, java(BIG_DECIMAL))
             }
             (BYTES, KryoValue::Bytes(_)) => out(inner.value, java(BYTES)),
+            (BIG_INTEGER, KryoValue::String(s)) => match super::decimal::parse(s) {
+                Ok((unscaled, 0)) => out(KryoValue::BigInteger(unscaled), java(BIG_INTEGER)),
+                _ => Err(KryoError::encode(format!("{s:?} is not an integer in decimal"))),
+            },
+            (name, KryoValue::String(s)) if is_text_newtype(name) => out(
+                KryoValue::Time(super::time::JavaTime::parse(name, s).map_err(KryoError::encode)?),
+                java(name),
+            ),
+            (BIG_INTEGER, _) => Err(bad()),
             (UUID | DATE | INSTANT | BIG_DECIMAL | BYTES, _) => Err(bad()),
             _ => match (class::builtin(name), inner.value.clone()) {
                 // A newtype named after a collection or map class: that class.

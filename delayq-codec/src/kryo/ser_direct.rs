@@ -437,6 +437,7 @@ impl<'e> ser::Serializer for S<'e> {
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, value: &T) -> Result<Meta> {
         match name {
             UUID | DATE | INSTANT | BIG_DECIMAL | BYTES => self.jdk(name, value),
+            _ if super::types::is_text_newtype(name) => self.jdk(name, value),
             KRYO_VALUE => Err(give_up(name)),
             _ => match class::builtin(name) {
                 Some(Builtin::Collection | Builtin::Map) => value.serialize(S {

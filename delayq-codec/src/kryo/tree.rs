@@ -70,6 +70,15 @@ fn reference_marker_after_class(raw: &[u8]) -> bool {
 
 pub(crate) fn encode(value: &KryoValue) -> Result<Vec<u8>> {
     let mut w = Writer::new();
+    w.bare_names = true;
+    write_classed(&mut w, value, None)?;
+    Ok(w.out)
+}
+
+/// [`encode`] of a value a Rust type made: its classes must be named as
+/// Java's (a bare Rust type name is refused).
+pub(crate) fn encode_serde(value: &KryoValue) -> Result<Vec<u8>> {
+    let mut w = Writer::new();
     write_classed(&mut w, value, None)?;
     Ok(w.out)
 }
@@ -479,7 +488,12 @@ pub(crate) fn write_class(w: &mut Writer, class: &str) -> Result<()> {
             w.var_u32(id);
             Ok(())
         }
-        None if super::is_java_class(class) || super::java_type::array_element(class).is_some() => w.class_name(class),
+        None if super::is_java_class(class)
+            || (w.bare_names && super::is_class_name(class))
+            || super::java_type::array_element(class).is_some() =>
+        {
+            w.class_name(class)
+        }
         None => Err(KryoError::encode(format!(
             "`{class}` is not a Java class name, and Kryo writes the class here: name the Rust type after its \
              Java class (#[serde(rename = \"com.example.{class}\")])"

@@ -14,6 +14,7 @@ pub(crate) const UUID: &str = "java.util.UUID";
 pub(crate) const DATE: &str = "java.util.Date";
 pub(crate) const INSTANT: &str = "java.time.Instant";
 pub(crate) const BIG_DECIMAL: &str = "java.math.BigDecimal";
+pub(crate) const BIG_INTEGER: &str = "java.math.BigInteger";
 pub(crate) const BYTES: &str = "[B";
 
 /// A `java.util.UUID` (a `final` class: a field of this type has a null
@@ -248,4 +249,12 @@ impl<'de> Visitor<'de> for TextVisitor {
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
         d.deserialize_string(self)
     }
+}
+
+/// Whether a serde newtype of this name carries the Java value's text
+/// (`java.time` classes as their `toString()`, `BigInteger` in decimal):
+/// the natural Rust types' mappings ([`crate::natural`]) write these.
+pub(crate) fn is_text_newtype(name: &str) -> bool {
+    name == BIG_INTEGER
+        || (name != INSTANT && super::time::JavaTime::is_time_class(name) && super::class::is_final_jdk_class(name))
 }

@@ -7,7 +7,15 @@ pub(crate) struct Writer {
     pub out: Vec<u8>,
     /// Name ids of the classes already written by name in this payload.
     names: HashMap<String, u32>,
+    /// The payload's Java serialization streams (Kryo's `JavaSerializer`:
+    /// one per serializer instance, each object continuing its stream).
+    java: Vec<(String, JavaStream)>,
+    /// Whether a class in the default package (`Shade`) is written: a
+    /// value read from Java says it is one; a Rust type's bare name is not.
+    pub(super) bare_names: bool,
 }
+
+type JavaStream = crate::serialization::write::Writer<'static>;
 
 impl Writer {
     pub(super) fn new() -> Self {
@@ -18,7 +26,30 @@ impl Writer {
         Writer {
             out: Vec::with_capacity(bytes),
             names: HashMap::new(),
+            java: Vec::new(),
+            bare_names: false,
         }
+    }
+
+    /// An object Kryo's `JavaSerializer` writes: Java serialization in
+    /// the payload's stream `stream` (its header before its first object).
+    pub(super) fn java_object(
+        &mut self,
+        stream: &str,
+        value: &crate::kryo::KryoValue,
+    ) -> Result<(), crate::serialization::SerializationError> {
+        let i = match self.java.iter().position(|(k, _)| *k == stream) {
+            Some(i) => i,
+            None => {
+                self.java.push((stream.to_owned(), JavaStream::new(Default::default())));
+                self.java.len() - 1
+            }
+        };
+        let java = &mut self.java[i].1;
+        java.value(value)?;
+        let bytes = java.take_written();
+        self.out.extend_from_slice(&bytes);
+        Ok(())
     }
 
     pub(super) fn u8(&mut self, b: u8) {

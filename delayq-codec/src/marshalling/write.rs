@@ -12,6 +12,10 @@ use crate::kryo::java_type::Primitive;
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{decimal, KryoSchema, KryoValue, MAX_DEPTH};
 
+mod collections;
+mod objects;
+mod wrapped;
+
 /// Where `serialVersionUID`s and enum constant names come from.
 pub(super) struct Names<'a> {
     pub(super) schema: Option<&'a KryoSchema>,
@@ -44,6 +48,7 @@ pub(super) fn encode(value: &KryoValue, names: &Names<'_>) -> Result<Vec<u8>> {
         enums: HashMap::new(),
         depth: 0,
         lookup: names,
+        capture: None,
     };
     w.value(value)?;
     Ok(w.out)
@@ -55,6 +60,8 @@ pub(super) fn encode(value: &KryoValue, names: &Names<'_>) -> Result<Vec<u8>> {
 enum Described {
     Serial(Vec<(String, u8)>),
     Enum,
+    /// An array class, described by its component.
+    ArrayType,
     Externalizable,
 }
 
@@ -71,6 +78,8 @@ struct Writer<'a> {
     enums: HashMap<(String, String), usize>,
     depth: usize,
     lookup: &'a Names<'a>,
+    /// `Some(None)`: the number of the next instance is wanted here.
+    capture: Option<Option<usize>>,
 }
 
 /// The serial form of the JDK classes delayq writes (fields sorted by
@@ -125,7 +134,11 @@ fn jdk_class(name: &str) -> Option<JdkClass> {
             ],
             Some(jdk::NUMBER),
         ),
-        _ => return None,
+        _ => {
+            return objects::jdk_class(name)
+                .or_else(|| wrapped::jdk_class(name))
+                .or_else(|| collections::jdk_class(name))
+        }
     };
     Some(JdkClass {
         uid,
@@ -149,6 +162,14 @@ fn prim_id(p: Primitive) -> u8 {
 }
 
 impl Writer<'_> {
+    /// Numbers a new instance (River repeats an instance by its number).
+    fn number(&mut self) {
+        if self.capture == Some(None) {
+            self.capture = Some(Some(self.instance_seq));
+        }
+        self.instance_seq += 1;
+    }
+
     fn u8(&mut self, v: u8) {
         self.out.push(v);
     }
@@ -217,7 +238,7 @@ impl Writer<'_> {
             }
         }
         self.utf(s);
-        self.instance_seq += 1;
+        self.number();
         Ok(())
     }
 
@@ -246,7 +267,11 @@ impl Writer<'_> {
         if !s.is_empty() {
             self.names.insert(s.to_owned(), self.instance_seq);
         }
-        self.string(s)
+        // A name inside a class descriptor is not the object being written.
+        let capture = self.capture.take();
+        let written = self.string(s);
+        self.capture = capture;
+        written
     }
 
     /// A map key. A string key is written as an interned string (once,
@@ -306,8 +331,27 @@ impl Writer<'_> {
         fields: &[(String, u8)],
         superclass: Option<&str>,
     ) -> Result<()> {
-        if self.known_class(class, Described::Serial(fields.to_vec()))? {
+        if self.serial_class_head(class, uid, write_object, fields)? {
             return Ok(());
+        }
+        match superclass {
+            None => self.u8(ids::OBJECT_CLASS),
+            Some(superclass) => self.jdk_class(superclass)?,
+        }
+        Ok(())
+    }
+
+    /// A `Serializable` class descriptor without its superclass; `true`
+    /// when it is a repeat (whose superclasses were described already).
+    fn serial_class_head(
+        &mut self,
+        class: &str,
+        uid: i64,
+        write_object: bool,
+        fields: &[(String, u8)],
+    ) -> Result<bool> {
+        if self.known_class(class, Described::Serial(fields.to_vec()))? {
+            return Ok(true);
         }
         self.u8(if write_object {
             ids::WRITE_OBJECT_CLASS
@@ -325,11 +369,7 @@ impl Writer<'_> {
             self.u8(*ty);
             self.u8(0); // not unshared
         }
-        match superclass {
-            None => self.u8(ids::OBJECT_CLASS),
-            Some(superclass) => self.jdk_class(superclass)?,
-        }
-        Ok(())
+        Ok(false)
     }
 
     fn jdk_class(&mut self, name: &str) -> Result<()> {
@@ -342,7 +382,7 @@ impl Writer<'_> {
     fn new_jdk_object(&mut self, class: &str) -> Result<()> {
         self.u8(ids::NEW_OBJECT);
         self.jdk_class(class)?;
-        self.instance_seq += 1;
+        self.number();
         Ok(())
     }
 
@@ -367,6 +407,7 @@ impl Writer<'_> {
 
     fn value_inner(&mut self, value: &KryoValue) -> Result<()> {
         match value {
+            KryoValue::Time(t) if self.sql_date(t)? => {}
             KryoValue::Time(_) => {
                 let data = crate::jdk::time_ser::write(value, true)
                     .ok_or_else(|| {
@@ -379,11 +420,17 @@ impl Writer<'_> {
                 self.time_ser(&data)?;
             }
             KryoValue::Collection { class, items } if class.starts_with('[') => self.array(class, items)?,
-            KryoValue::Wrapped { .. } | KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
+            KryoValue::EnumSet { element, items, .. } => self.enum_set(element, items)?,
+            KryoValue::Wrapped { class, value: inner } if self.view(class, inner)? => {}
+            KryoValue::Wrapped { class, value: inner } if self.wrapped(class, inner)? => {}
+            KryoValue::Wrapped { .. } => {
                 return Err(MarshallingError::encode(format!(
                     "{}: delayq reads it from River but does not write it",
                     value.java_class().unwrap_or_default()
                 )))
+            }
+            KryoValue::Throwable { class, message, cause } => {
+                self.throwable(class, message.as_deref(), cause.as_deref())?
             }
             KryoValue::Null => self.u8(ids::NULL),
             KryoValue::Boolean(b) => self.u8(if *b {
@@ -448,7 +495,7 @@ impl Writer<'_> {
     }
 
     fn bytes(&mut self, b: &[u8]) -> Result<()> {
-        self.instance_seq += 1;
+        self.number();
         match b.len() {
             0 => {
                 self.u8(ids::ARRAY_EMPTY);
@@ -487,7 +534,7 @@ impl Writer<'_> {
                 .insert(jdk::TIME_SER.to_owned(), (self.class_seq, Described::Externalizable));
             self.class_seq += 1;
         }
-        self.instance_seq += 1;
+        self.number();
         self.block(data);
         self.u8(ids::END_BLOCK_DATA);
         Ok(())
@@ -496,31 +543,6 @@ impl Writer<'_> {
     /// An array other than `byte[]`: its length form, its component class,
     /// its elements (booleans eight to a byte).
     fn array(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
-        let component = match class {
-            "[Z" => ids::PRIM_BOOLEAN,
-            "[S" => ids::PRIM_SHORT,
-            "[I" => ids::PRIM_INT,
-            "[J" => ids::PRIM_LONG,
-            "[C" => ids::PRIM_CHAR,
-            "[F" => ids::PRIM_FLOAT,
-            "[D" => ids::PRIM_DOUBLE,
-            "[Ljava.lang.String;" => ids::STRING_CLASS,
-            "[Ljava.lang.Object;" => ids::OBJECT_CLASS,
-            "[Ljava.lang.Boolean;" => ids::BOOLEAN_CLASS,
-            "[Ljava.lang.Byte;" => 0x2a,
-            "[Ljava.lang.Short;" => 0x2b,
-            "[Ljava.lang.Integer;" => 0x2c,
-            "[Ljava.lang.Long;" => 0x2d,
-            "[Ljava.lang.Character;" => 0x2e,
-            "[Ljava.lang.Float;" => 0x2f,
-            "[Ljava.lang.Double;" => ids::DOUBLE_CLASS,
-            "[[I" => 0x1b,
-            _ => {
-                return Err(MarshallingError::encode(format!(
-                    "{class}: delayq writes arrays of primitives, strings, boxed numbers, Object and int[] to River"
-                )))
-            }
-        };
         match items.len() {
             0 => self.u8(ids::ARRAY_EMPTY),
             n @ 1..=0x100 => {
@@ -538,7 +560,7 @@ impl Writer<'_> {
                 self.i32(n);
             }
         }
-        self.u8(component);
+        self.component(class)?;
         let primitive = crate::kryo::java_type::array_element(class).and_then(Primitive::from_name);
         match primitive {
             Some(Primitive::Boolean) => {
@@ -552,16 +574,16 @@ impl Writer<'_> {
                 }
                 self.out.extend_from_slice(&packed);
                 // A primitive array is numbered once written.
-                self.instance_seq += 1;
+                self.number();
             }
             Some(p) => {
                 for item in items {
                     self.primitive(p, item)?;
                 }
-                self.instance_seq += 1;
+                self.number();
             }
             None => {
-                self.instance_seq += 1;
+                self.number();
                 for item in items {
                     self.value(item)?;
                 }
@@ -585,7 +607,7 @@ impl Writer<'_> {
                 .insert(jdk::TIME_SER.to_owned(), (self.class_seq, Described::Externalizable));
             self.class_seq += 1;
         }
-        self.instance_seq += 1;
+        self.number();
         let mut data = vec![jdk::TIME_SER_INSTANT];
         data.extend_from_slice(&seconds.to_be_bytes());
         data.extend_from_slice(&(nanos as i32).to_be_bytes());
@@ -651,13 +673,21 @@ impl Writer<'_> {
         }
         self.counted_string(&key.1)?;
         self.enums.insert(key, self.instance_seq);
-        self.instance_seq += 1;
+        self.number();
         Ok(())
     }
 
     fn collection(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
+        let tag = match class {
+            c if c.starts_with("java.util.ImmutableCollections$List") => Some(1),
+            c if c.starts_with("java.util.ImmutableCollections$Set") => Some(2),
+            _ => None,
+        };
+        if let Some(tag) = tag {
+            return self.coll_ser(tag, &items.iter().collect::<Vec<_>>(), false);
+        }
         if let Some(id) = ids::cc_id_of(class) {
-            self.instance_seq += 1;
+            self.number();
             match items.len() {
                 0 => self.u8(ids::COLLECTION_EMPTY),
                 n @ 1..=0x100 => {
@@ -693,7 +723,7 @@ impl Writer<'_> {
             ("java.util.Collections$EmptyList", []) => self.u8(ids::EMPTY_LIST_OBJECT),
             ("java.util.Collections$EmptySet", []) => self.u8(ids::EMPTY_SET_OBJECT),
             ("java.util.Collections$SingletonList" | "java.util.Collections$SingletonSet", [item]) => {
-                self.instance_seq += 1;
+                self.number();
                 self.u8(if class.ends_with("List") {
                     ids::SINGLETON_LIST_OBJECT
                 } else {
@@ -701,18 +731,28 @@ impl Writer<'_> {
                 });
                 self.value(item)?;
             }
+            _ if self.other_collection(class, items)? => {}
             _ => {
                 return Err(MarshallingError::encode(format!(
-                "a {class} of {} elements: delayq writes ArrayList, LinkedList, ArrayDeque, Vector, Stack, HashSet, \
-                     LinkedHashSet and Collections' empty and singleton lists and sets with River",
-                items.len()
-            )))
+                    "a {class} of {} elements: delayq writes ArrayList, LinkedList, ArrayDeque, Vector, Stack, \
+                     HashSet, LinkedHashSet, TreeSet, PriorityQueue, Arrays.asList, CopyOnWriteArrayList/Set, \
+                     ConcurrentSkipListSet, EnumSet, List.of/Set.of and Collections' empty, singleton, unmodifiable \
+                     and synchronized lists and sets with River",
+                    items.len()
+                )))
             }
         }
         Ok(())
     }
 
     fn map(&mut self, class: &str, entries: &[(KryoValue, KryoValue)]) -> Result<()> {
+        if class.starts_with("java.util.ImmutableCollections$Map") {
+            let items: Vec<&KryoValue> = entries.iter().flat_map(|(k, v)| [k, v]).collect();
+            return self.coll_ser(3, &items, true);
+        }
+        if class == "java.util.EnumMap" {
+            return self.enum_map(entries);
+        }
         match (class, entries) {
             (jdk::HASH_MAP | jdk::LINKED_HASH_MAP, _) => {
                 self.new_jdk_object(class)?;
@@ -734,57 +774,20 @@ impl Writer<'_> {
             }
             ("java.util.Collections$EmptyMap", []) => self.u8(ids::EMPTY_MAP_OBJECT),
             ("java.util.Collections$SingletonMap", [(key, value)]) => {
-                self.instance_seq += 1;
+                self.number();
                 self.u8(ids::SINGLETON_MAP_OBJECT);
                 self.key(key)?;
                 self.value(value)?;
             }
+            _ if self.other_map(class, entries)? => {}
             _ => {
                 return Err(MarshallingError::encode(format!(
-                    "a {class} of {} entries: delayq writes HashMap, LinkedHashMap and Collections' empty and \
-                     singleton maps with River",
+                    "a {class} of {} entries: delayq writes HashMap, LinkedHashMap, TreeMap, Hashtable, \
+                     ConcurrentSkipListMap, EnumMap, Map.of and Collections' empty, singleton, unmodifiable and \
+                     synchronized maps with River",
                     entries.len()
                 )))
             }
-        }
-        Ok(())
-    }
-
-    /// A POJO: one class (superclass `Object`) with its fields sorted by
-    /// name, as River describes a class.
-    fn object(&mut self, class: &str, fields: &[crate::kryo::KryoField]) -> Result<()> {
-        let uid = self.lookup.uid(class).ok_or_else(|| {
-            MarshallingError::encode(format!(
-                "{class} has no serialVersionUID: River writes it in the class descriptor; give it in the schema \
-                 (\"serialVersionUID\") or the codec"
-            ))
-        })?;
-        let mut sorted: Vec<&crate::kryo::KryoField> = fields.iter().collect();
-        sorted.sort_by(|a, b| a.name.encode_utf16().cmp(b.name.encode_utf16()));
-        if let Some(pair) = sorted.windows(2).find(|p| p[0].name == p[1].name) {
-            return Err(MarshallingError::encode(format!(
-                "{class} has two fields named {}",
-                pair[0].name
-            )));
-        }
-        let described: Vec<(String, u8)> = sorted
-            .iter()
-            .map(|f| {
-                (
-                    f.name.clone(),
-                    f.declared.as_primitive().map_or(ids::OBJECT_CLASS, prim_id),
-                )
-            })
-            .collect();
-        self.u8(ids::NEW_OBJECT);
-        self.serial_class(class, uid, false, &described, None)?;
-        self.instance_seq += 1;
-        for field in sorted {
-            match field.declared.as_primitive() {
-                Some(p) => self.primitive(p, &field.value),
-                None => self.value(&field.value),
-            }
-            .map_err(|e| MarshallingError::encode(format!("{class}.{}: {}", field.name, e.message())))?;
         }
         Ok(())
     }

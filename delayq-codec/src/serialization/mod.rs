@@ -72,7 +72,7 @@ mod read;
 mod schema;
 pub(crate) mod stream;
 mod tree;
-mod write;
+pub(crate) mod write;
 
 pub use self::codec::SerializationCodec;
 pub use self::error::{SerializationError, SerializationErrorKind};

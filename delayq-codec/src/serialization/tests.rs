@@ -500,7 +500,7 @@ fn java_time_values_read_as_their_fields() {
 #[test]
 fn what_delayq_does_not_write_is_an_encode_error() {
     let unwritable = [
-        list("java.util.concurrent.ConcurrentSkipListSet", vec![]),
+        list("java.util.concurrent.LinkedBlockingQueue", vec![]),
         list("[Lcom.shop.Item;", vec![KryoValue::Null]),
         KryoValue::Map {
             class: "java.util.IdentityHashMap".into(),

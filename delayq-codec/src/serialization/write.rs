@@ -26,6 +26,9 @@ use crate::java_hash::hash_capacity;
 use crate::kryo::schema::ClassDef;
 use crate::kryo::{JavaTime, JavaType, KryoField, KryoSchema, KryoValue, MAX_DEPTH};
 
+mod collections;
+mod objects;
+
 /// Where POJO classes' `serialVersionUID`s, declared field types and enum
 /// constant names come from.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,6 +48,14 @@ impl Classes<'_> {
         match self.schema?.get(class)? {
             ClassDef::Pojo { fields, .. } => fields.iter().find(|(n, _)| n == field).map(|(_, t)| t),
             ClassDef::Enum { .. } => None,
+        }
+    }
+
+    /// The fields a schema class declares itself (not its superclasses').
+    fn own_fields(&self, class: &str) -> &[(String, JavaType)] {
+        match self.schema.and_then(|s| s.get(class)) {
+            Some(ClassDef::Pojo { own, .. }) => own,
+            _ => &[],
         }
     }
 
@@ -152,8 +163,11 @@ enum Shared {
 }
 
 /// `java.util` collections and maps this writer writes.
-pub(crate) const WRITTEN_CLASSES: &str = "collections java.util.ArrayList, LinkedList, HashSet, \
-    LinkedHashSet; maps java.util.HashMap, LinkedHashMap";
+pub(crate) const WRITTEN_CLASSES: &str = "collections java.util.ArrayList, LinkedList, ArrayDeque, Vector, \
+    Stack, PriorityQueue, Arrays.asList, HashSet, LinkedHashSet, TreeSet, List.of/Set.of, EnumSet, \
+    CopyOnWriteArrayList/Set, ConcurrentSkipListSet and Collections' singletons, empties, unmodifiable and \
+    synchronized views; maps java.util.HashMap, LinkedHashMap, TreeMap, Hashtable, EnumMap, Map.of, \
+    ConcurrentHashMap, ConcurrentSkipListMap and the same views";
 
 const MAX_BLOCK: usize = 1024;
 const LOAD_FACTOR: f32 = 0.75;
@@ -169,6 +183,8 @@ pub(crate) struct Writer<'s> {
     block: Vec<u8>,
     classes: Classes<'s>,
     depth: usize,
+    /// `Some(None)`: the handle of the next object started is wanted here.
+    capture: Option<Option<u32>>,
 }
 
 fn err(message: impl Into<String>) -> SerializationError {
@@ -188,12 +204,30 @@ impl<'s> Writer<'s> {
             block: Vec::new(),
             classes,
             depth: 0,
+            capture: None,
         }
     }
 
     pub(crate) fn finish(mut self) -> Vec<u8> {
         self.drain();
         self.out
+    }
+
+    /// The bytes written since the last call (the stream's header first),
+    /// for a stream that goes on with more objects later: Kryo's
+    /// `JavaSerializer` writes one object at a time into one stream.
+    pub(crate) fn take_written(&mut self) -> Vec<u8> {
+        self.drain();
+        std::mem::take(&mut self.out)
+    }
+
+    /// A new object's handle (not a descriptor's or a type string's).
+    fn object_handle(&mut self) -> u32 {
+        let h = self.handle();
+        if self.capture == Some(None) {
+            self.capture = Some(Some(h));
+        }
+        h
     }
 
     fn handle(&mut self) -> u32 {
@@ -285,7 +319,7 @@ impl<'s> Writer<'s> {
     fn object(&mut self, d: &Desc) -> Result<u32> {
         self.out.push(TC_OBJECT);
         self.class_desc(d)?;
-        Ok(self.handle())
+        Ok(self.object_handle())
     }
 
     /// Custom data (`writeInt` inside `writeObject`): buffered, written as
@@ -328,8 +362,9 @@ impl<'s> Writer<'s> {
         match value {
             KryoValue::Time(t) => self.time(value, t)?,
             KryoValue::Wrapped { class, value } => self.wrapped(class, value)?,
-            KryoValue::EnumSet { .. } | KryoValue::Throwable { .. } => {
-                return Err(unwritable(value.java_class().unwrap_or_default()))
+            KryoValue::EnumSet { element, items, .. } => self.enum_set(element, items)?,
+            KryoValue::Throwable { class, message, cause } => {
+                self.throwable(class, message.as_deref(), cause.as_deref())?
             }
             KryoValue::Null => self.out.push(TC_NULL),
             KryoValue::Boolean(b) => self.boxed("java.lang.Boolean", b'Z', &[u8::from(*b)], Some(i64::from(*b)))?,
@@ -396,7 +431,7 @@ impl<'s> Writer<'s> {
         let len = i32::try_from(bytes.len()).map_err(|_| err("a byte[] longer than Java's arrays"))?;
         self.out.push(TC_ARRAY);
         self.class_desc(&byte_array())?;
-        self.handle();
+        self.object_handle();
         self.out.extend_from_slice(&len.to_be_bytes());
         self.out.extend_from_slice(bytes);
         Ok(())
@@ -555,6 +590,12 @@ impl<'s> Writer<'s> {
                 self.value(inner)?;
                 self.end_custom();
             }
+            ("java.util.Locale", KryoValue::String(text)) => self.locale(text)?,
+            ("java.net.URL", KryoValue::String(text)) => self.url(text)?,
+            ("java.lang.StringBuilder" | "java.lang.StringBuffer", KryoValue::String(text)) => {
+                self.string_builder(class, text)?
+            }
+            _ if self.view(class, inner)? => {}
             _ => return Err(unwritable(class)),
         }
         Ok(())
@@ -575,6 +616,7 @@ impl<'s> Writer<'s> {
             "[Ljava.lang.Integer;" => 0xfe97_ada0_0183_e21b,
             "[[I" => 0x17f7_e44f_198f_893c,
             "[[Ljava.lang.String;" => 0x324d_09ad_8432_e457,
+            "[Ljava.lang.StackTraceElement;" => 0x0246_2a3c_3cfd_2239,
             _ => {
                 return Err(err(format!(
                     "{}: the serialVersionUID Java computes for this array class is not known here",
@@ -584,7 +626,7 @@ impl<'s> Writer<'s> {
         };
         self.out.push(TC_ARRAY);
         self.class_desc(&desc(class, uid, SER, &[], None))?;
-        self.handle();
+        self.object_handle();
         let len = i32::try_from(items.len()).map_err(|_| err("an array larger than Java's int"))?;
         self.out.extend_from_slice(&len.to_be_bytes());
         let code = class.as_bytes()[1];
@@ -666,6 +708,7 @@ impl<'s> Writer<'s> {
                 self.data(&LOAD_FACTOR.to_bits().to_be_bytes());
                 self.data(&size.to_be_bytes());
             }
+            _ if self.other_collection(class, items)? => return Ok(()),
             _ => return Err(unwritable(class)),
         }
         for item in items {
@@ -709,6 +752,7 @@ impl<'s> Writer<'s> {
                 self.value(&entries[0].0)?;
                 return self.value(&entries[0].1);
             }
+            "java.util.EnumMap" => return self.enum_map(entries),
             "java.util.Collections$EmptyMap" if entries.is_empty() => {
                 self.object(&desc(class, 0x5936_1485_5adc_e7d0, SER, &[], None))?;
                 return Ok(());
@@ -733,6 +777,7 @@ impl<'s> Writer<'s> {
                 let fields = [(b'Z', "accessOrder", "")];
                 self.object(&desc(class, 0x34c0_4e5c_106c_c0fb, SER, &fields, Some(hash_map())))?
             }
+            _ if self.other_map(class, entries)? => return Ok(()),
             _ => return Err(unwritable(class)),
         };
         // HashMap's part: fields, then capacity, size and the entries.
@@ -754,21 +799,101 @@ impl<'s> Writer<'s> {
     }
 
     fn pojo(&mut self, class: &str, fields: &[KryoField]) -> Result<()> {
-        let uid = self.classes.uid(class).ok_or_else(|| {
-            err(format!(
-                "{0}: no serialVersionUID, which Java serialization writes in the class descriptor: give it \
-                 in the schema ({{\"classes\": {{\"{0}\": {{\"serialVersionUID\": 1, \"fields\": {{...}}}}}}}}) \
-                 or with SerializationCodec::with_serial_version_uid",
-                shown(class)
-            ))
-        })?;
+        // The class chain the schema gives, superclass last.
+        let mut chain = vec![class];
+        while let Some(s) = self
+            .classes
+            .schema
+            .and_then(|schema| schema.superclass(chain[chain.len() - 1]))
+        {
+            if chain.contains(&s) || chain.len() > MAX_DEPTH {
+                return Err(err(format!("{}: a superclass cycle in the schema", shown(class))));
+            }
+            chain.push(s);
+        }
+        // Each superclass takes the fields it declares; the class the rest.
+        let mut claimed = vec![false; fields.len()];
+        let mut levels: Vec<(&str, Vec<&KryoField>)> = Vec::with_capacity(chain.len());
+        for &level in chain.iter().skip(1) {
+            let mut mine = Vec::new();
+            for (name, _) in self.classes.own_fields(level) {
+                if let Some(i) = (0..fields.len())
+                    .rev()
+                    .find(|&i| !claimed[i] && fields[i].name == *name)
+                {
+                    claimed[i] = true;
+                    mine.push(&fields[i]);
+                }
+            }
+            levels.push((level, mine));
+        }
+        let own = fields
+            .iter()
+            .zip(&claimed)
+            .filter(|(_, c)| !**c)
+            .map(|(f, _)| f)
+            .collect();
+        levels.insert(0, (class, own));
+        // Descriptors, the superclass's inside its subclass's.
+        let mut lists = Vec::with_capacity(levels.len());
+        let mut super_desc = None;
+        for (level, level_fields) in levels.iter().rev() {
+            let uid = self.classes.uid(level).ok_or_else(|| {
+                err(format!(
+                    "{0}: no serialVersionUID, which Java serialization writes in the class descriptor: give it \
+                     in the schema ({{\"classes\": {{\"{0}\": {{\"serialVersionUID\": 1, \"fields\": {{...}}}}}}}}) \
+                     or with SerializationCodec::with_serial_version_uid",
+                    shown(level)
+                ))
+            })?;
+            let list = self.level_fields(level, level_fields)?;
+            super_desc = Some(Desc {
+                name: (*level).to_owned(),
+                uid,
+                flags: SER,
+                fields: list
+                    .iter()
+                    .map(|(c, n, s, _)| (*c, (*n).to_owned(), s.clone()))
+                    .collect(),
+                super_desc: super_desc.map(Box::new),
+            });
+            lists.push((*level, list));
+        }
+        self.object(&super_desc.expect("a class"))?;
+        // Values: the superclass's first.
+        for (level, list) in lists {
+            for (code, name, _, value) in list {
+                match primitive_bytes(code, value) {
+                    Some(Ok(bytes)) => self.out.extend_from_slice(&bytes),
+                    Some(Err(())) => {
+                        return Err(err(format!(
+                            "{}.{}: {} does not fit the primitive field ({})",
+                            shown(level),
+                            shown(name),
+                            value.java_class().unwrap_or("null"),
+                            code as char
+                        )))
+                    }
+                    None => self.value(value)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One class's fields in `ObjectStreamClass`'s order (primitives first,
+    /// then by name), with their type codes and signatures.
+    fn level_fields<'f>(
+        &self,
+        class: &str,
+        fields: &[&'f KryoField],
+    ) -> Result<Vec<(u8, &'f str, String, &'f KryoValue)>> {
         let mut list: Vec<(u8, &str, String, &KryoValue)> = Vec::with_capacity(fields.len());
         for f in fields {
             let declared = self.classes.field_type(class, &f.name).unwrap_or(&f.declared);
             let (code, sig) = signature(declared);
             list.push((code, &f.name, sig, &f.value));
         }
-        // ObjectStreamClass's order: primitives first, then by name.
         list.sort_by(|a, b| {
             let prim = |c: u8| c != b'L' && c != b'[';
             prim(b.0)
@@ -778,33 +903,7 @@ impl<'s> Writer<'s> {
         if let Some(w) = list.windows(2).find(|w| w[0].1 == w[1].1) {
             return Err(err(format!("{}: field {} twice", shown(class), shown(w[0].1))));
         }
-        let d = Desc {
-            name: class.to_owned(),
-            uid,
-            flags: SER,
-            fields: list
-                .iter()
-                .map(|(c, n, s, _)| (*c, (*n).to_owned(), s.clone()))
-                .collect(),
-            super_desc: None,
-        };
-        self.object(&d)?;
-        for (code, name, _, value) in &list {
-            match primitive_bytes(*code, value) {
-                Some(Ok(bytes)) => self.out.extend_from_slice(&bytes),
-                Some(Err(())) => {
-                    return Err(err(format!(
-                        "{}.{}: {} does not fit the primitive field ({})",
-                        shown(class),
-                        shown(name),
-                        value.java_class().unwrap_or("null"),
-                        *code as char
-                    )))
-                }
-                None => self.value(value)?,
-            }
-        }
-        Ok(())
+        Ok(list)
     }
 }
 
