@@ -57,6 +57,8 @@ pub(crate) struct Context<T> {
     pub paused: AtomicBool,
     /// How many deliveries to claim ahead of free slots.
     pub pace: prefetch::Pace,
+    /// The deliveries its handlers run now, for its heartbeat.
+    pub busy: Arc<super::presence::Busy>,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
