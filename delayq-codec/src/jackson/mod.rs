@@ -79,12 +79,48 @@ use crate::BoxError;
 /// assert_eq!(order, Order { id: "o-1".into(), amount: 1234, tags: vec!["a".into(), "b".into()] });
 /// assert_eq!(codec.encode(&order).unwrap().as_ref(), java);
 /// ```
-pub struct JacksonCodec<T>(PhantomData<fn() -> T>);
+pub struct JacksonCodec<T> {
+    dialect: Dialect,
+    _type: PhantomData<fn() -> T>,
+}
 
 impl<T> JacksonCodec<T> {
-    /// A Jackson codec for `T`.
+    /// A Jackson codec for `T`, as Redisson's plain `JsonJacksonCodec`
+    /// (no `JavaTimeModule`).
     pub fn new() -> Self {
-        JacksonCodec(PhantomData)
+        JacksonCodec {
+            dialect: Dialect::Plain,
+            _type: PhantomData,
+        }
+    }
+
+    /// The same codec for the Java side's `ObjectMapper`: with
+    /// [`Dialect::JavaTimeModule`], the `java.time` fields of the natural
+    /// Rust types ([`natural`](crate::natural)) are written as
+    /// `JavaTimeModule` writes them (`[2026,11,23,2,13,20]`); plain, they
+    /// are an [`Encode`](JacksonErrorKind::Encode) error, as Java's plain
+    /// Jackson refuses them. Reading takes either.
+    ///
+    /// ```
+    /// use delayq_codec::jackson::Dialect;
+    /// use delayq_codec::{Codec, JacksonCodec};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    /// #[serde(rename = "shop.Job")]
+    /// struct Job {
+    ///     #[serde(with = "delayq_codec::natural::duration")]
+    ///     timeout: std::time::Duration,
+    /// }
+    /// let job = Job { timeout: std::time::Duration::from_millis(1500) };
+    /// let codec = JacksonCodec::<Job>::new().with_dialect(Dialect::JavaTimeModule);
+    /// let json = codec.encode(&job).unwrap();
+    /// assert_eq!(json.as_ref(), br#"{"@class":"shop.Job","timeout":1.500000000}"#);
+    /// assert_eq!(codec.decode(&json).unwrap(), job);
+    /// assert!(JacksonCodec::<Job>::new().encode(&job).is_err());
+    /// ```
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 }
 
@@ -104,7 +140,7 @@ impl<T> Copy for JacksonCodec<T> {}
 
 impl<T> std::fmt::Debug for JacksonCodec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "JacksonCodec<{}>", std::any::type_name::<T>())
+        write!(f, "JacksonCodec<{}>({:?})", std::any::type_name::<T>(), self.dialect)
     }
 }
 
@@ -117,7 +153,7 @@ where
     }
 
     fn encode(&self, value: &T) -> Result<Bytes, BoxError> {
-        Ok(Bytes::from(to_vec(value)?))
+        Ok(Bytes::from(to_vec_with(value, self.dialect)?))
     }
 
     fn decode(&self, raw: &[u8]) -> Result<T, BoxError> {
@@ -129,9 +165,45 @@ where
     }
 }
 
-/// Encodes a value as Redisson's `JsonJacksonCodec` would.
-pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, BoxError> {
-    let node = value.serialize(Ser { place: Place::Root })?;
+/// Encodes a value as Redisson's plain `JsonJacksonCodec` would
+/// ([`to_vec_with`] for an `ObjectMapper` with `JavaTimeModule`).
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// #[serde(rename = "shop.Item")]
+/// struct Item { name: String }
+/// let json = delayq_codec::jackson::to_vec(&Item { name: "pen".into() }).unwrap();
+/// assert_eq!(json, br#"{"@class":"shop.Item","name":"pen"}"#);
+/// ```
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, JacksonError> {
+    to_vec_with(value, Dialect::Plain)
+}
+
+/// Encodes a value as Redisson's `JsonJacksonCodec` with `dialect`'s
+/// `ObjectMapper` would. A value Java's Jackson would not read back equal
+/// (a `java.time` field of a [natural](crate::natural) type without
+/// `JavaTimeModule`) is an [`Encode`](JacksonErrorKind::Encode) error.
+///
+/// ```
+/// use delayq_codec::jackson::{to_vec_with, Dialect, JacksonErrorKind};
+///
+/// #[derive(serde::Serialize)]
+/// #[serde(rename = "shop.Shift")]
+/// struct Shift {
+///     #[serde(with = "delayq_codec::natural::duration")]
+///     length: std::time::Duration,
+/// }
+/// let shift = Shift { length: std::time::Duration::from_secs(3600) };
+/// let json = to_vec_with(&shift, Dialect::JavaTimeModule).unwrap();
+/// assert_eq!(json, br#"{"@class":"shop.Shift","length":3600.000000000}"#);
+/// let error = to_vec_with(&shift, Dialect::Plain).unwrap_err();
+/// assert_eq!(error.kind(), JacksonErrorKind::Encode);
+/// ```
+pub fn to_vec_with<T: Serialize + ?Sized>(value: &T, dialect: Dialect) -> Result<Vec<u8>, JacksonError> {
+    let node = value.serialize(Ser {
+        place: Place::Root,
+        dialect,
+    })?;
     let mut out = Vec::new();
     node.write(&mut out);
     Ok(out)
