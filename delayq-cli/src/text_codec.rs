@@ -306,10 +306,9 @@ impl TextCodec {
                 value.trim().as_bytes().to_vec()
             }
             CodecKind::Jackson => {
-                let plain: serde_json::Value = serde_json::from_str(value)?;
                 let root = self.root_class.as_deref().ok_or("--codec jackson needs --java-class")?;
                 let classes: Vec<(&str, &str)> = self.classes.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
-                jackson::from_plain_json(&plain, root, &classes)?
+                jackson::from_plain_json(value, root, &classes)?
             }
             CodecKind::Kryo => self.java_value(value)?.encode()?,
             CodecKind::Serialization => serialization::encode(&self.java_value(value)?, self.kryo_schema.as_ref())?,

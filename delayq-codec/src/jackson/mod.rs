@@ -273,70 +273,80 @@ fn plain_node(json: parse::Json) -> Node {
     }
 }
 
-/// Adds Jackson's type information to plain JSON, as `JsonJacksonCodec`
-/// would write the same data: the root object gets `"@class": root_class`,
-/// nested objects the class `classes` gives their path (`customer`,
-/// `items[]`, `items[].product`) or else `java.util.LinkedHashMap`, arrays
-/// become `java.util.ArrayList`s, and properties are sorted.
+/// Adds Jackson's type information to plain JSON text, as `JsonJacksonCodec`
+/// would write the same data: the root value gets `root_class`
+/// (`"@class"` on an object), and each value below it the class `classes`
+/// gives its path (`customer`, `items[]`, `items[].product`), or else an
+/// object is a `java.util.LinkedHashMap` and an array a
+/// `java.util.ArrayList`; properties are sorted and null ones left out.
+/// Numbers are written as typed, every digit: a 30-digit integer (which
+/// Java reads into an `Object` as a `BigInteger`), `2.50` (give its path
+/// `java.math.BigDecimal`, as Java's Jackson needs for a `BigDecimal`
+/// field).
 ///
 /// ```
-/// use serde_json::json;
-/// let plain = json!({"id": "o-1", "tags": ["a"], "customer": {"name": "Ann"}});
-/// let typed = delayq_codec::jackson::from_plain_json(&plain, "compat.Order", &[("customer", "compat.Customer")]).unwrap();
+/// let plain = r#"{"id": "o-1", "tags": ["a"], "customer": {"name": "Ann"}, "total": 2.50}"#;
+/// let classes = [("customer", "compat.Customer"), ("total", "java.math.BigDecimal")];
+/// let typed = delayq_codec::jackson::from_plain_json(plain, "compat.Order", &classes).unwrap();
 /// assert_eq!(
 ///     String::from_utf8(typed).unwrap(),
-///     r#"{"@class":"compat.Order","customer":{"@class":"compat.Customer","name":"Ann"},"id":"o-1","tags":["java.util.ArrayList",["a"]]}"#
+///     r#"{"@class":"compat.Order","customer":{"@class":"compat.Customer","name":"Ann"},"id":"o-1","tags":["java.util.ArrayList",["a"]],"total":["java.math.BigDecimal",2.50]}"#
 /// );
 /// ```
-pub fn from_plain_json(
-    plain: &serde_json::Value,
-    root_class: &str,
-    classes: &[(&str, &str)],
-) -> Result<Vec<u8>, BoxError> {
+pub fn from_plain_json(plain: &str, root_class: &str, classes: &[(&str, &str)]) -> Result<Vec<u8>, JacksonError> {
     if !ser::is_java_class(root_class) {
-        return Err(format!("{root_class:?} is not a Java class name").into());
+        return Err(JacksonError::encode(format!("{root_class:?} is not a Java class name")));
     }
-    let node = typed_from_plain(plain, "", Some(root_class), classes)?;
+    for (path, class) in classes {
+        if !ser::is_java_class(class) {
+            return Err(JacksonError::encode(format!(
+                "{path}: {class:?} is not a Java class name"
+            )));
+        }
+    }
+    let json = parse::parse_payload(plain.as_bytes())?;
+    let node = typed_from_plain(json, "", Some(root_class), classes);
     let mut out = Vec::new();
     node.write(&mut out);
     Ok(out)
 }
 
-fn typed_from_plain(
-    value: &serde_json::Value,
-    path: &str,
-    class: Option<&str>,
-    classes: &[(&str, &str)],
-) -> Result<Node, BoxError> {
-    use serde_json::Value as V;
-    Ok(match value {
-        V::Null => Node::Null,
-        V::Bool(b) => Node::Bool(*b),
-        V::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => Node::Int(i.into()),
-            (_, Some(u), _) => Node::Int(u.into()),
-            (_, _, Some(f)) => Node::Float {
-                value: f,
-                single: false,
-            },
-            _ => return Err(format!("unsupported number {n}").into()),
-        },
-        V::String(s) => Node::Str(s.clone()),
-        V::Array(items) => {
+/// Classes Jackson writes without their class (its "natural" types).
+fn is_natural_class(class: &str) -> bool {
+    matches!(
+        class,
+        "java.lang.String" | "java.lang.Integer" | "java.lang.Double" | "java.lang.Boolean"
+    )
+}
+
+fn typed_from_plain(value: parse::Json, path: &str, class: Option<&str>, classes: &[(&str, &str)]) -> Node {
+    use parse::Json as J;
+    let class = class.or_else(|| classes.iter().find(|(p, _)| *p == path).map(|(_, c)| *c));
+    let scalar = |node: Node| match class {
+        Some(class) if !is_natural_class(class) => Node::Typed(class.to_owned(), Box::new(node)),
+        _ => node,
+    };
+    match value {
+        J::Null => Node::Null,
+        J::Bool(b) => Node::Bool(b),
+        J::Number(text) => scalar(Node::Number(text.into())),
+        J::Str(s) => scalar(Node::Str(s)),
+        J::Array(items) => {
             let item_path = format!("{path}[]");
             let items = items
-                .iter()
+                .into_iter()
                 .map(|item| typed_from_plain(item, &item_path, None, classes))
-                .collect::<Result<_, _>>()?;
-            Node::Typed(ser::ARRAY_LIST.to_owned(), Box::new(Node::Array(items)))
+                .collect();
+            Node::Typed(
+                class.unwrap_or(ser::ARRAY_LIST).to_owned(),
+                Box::new(Node::Array(items)),
+            )
         }
-        V::Object(map) => {
-            let class = class
-                .or_else(|| classes.iter().find(|(p, _)| *p == path).map(|(_, c)| *c))
-                .unwrap_or("java.util.LinkedHashMap");
+        J::Object(map) => {
+            let class = class.unwrap_or("java.util.LinkedHashMap");
             let mut props = Vec::with_capacity(map.len());
             for (name, value) in map {
-                if value.is_null() {
+                if value == J::Null {
                     continue;
                 }
                 let child = if path.is_empty() {
@@ -344,12 +354,12 @@ fn typed_from_plain(
                 } else {
                     format!("{path}.{name}")
                 };
-                props.push((name.clone(), typed_from_plain(value, &child, None, classes)?));
+                props.push((name, typed_from_plain(value, &child, None, classes)));
             }
             props.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
             Node::Typed(class.to_owned(), Box::new(Node::Object(props)))
         }
-    })
+    }
 }
 
 /// A Java `java.lang.Long` (boxed), for struct fields declared `Long`: Jackson
