@@ -49,6 +49,11 @@ pub enum Dialect {
 /// assert_eq!(decode_value(&json, None).unwrap(), price);
 /// ```
 pub fn encode_value(value: &KryoValue, dialect: Dialect) -> Result<Vec<u8>, JacksonError> {
+    // Sorted collections in natural order, as Java writes them (Java's
+    // Jackson adds each element with compareTo).
+    use crate::jdk::sorted::{in_natural_order, JavaReads};
+    let sorted = in_natural_order(value, JavaReads::ByCompareTo).map_err(JacksonError::encode)?;
+    let value = sorted.as_ref().unwrap_or(value);
     let node = Writer {
         dialect,
         ids: std::cell::Cell::new(0),
