@@ -20,7 +20,7 @@ pub(crate) struct TextCodec {
     name: &'static str,
     /// Java class of the value, for `jackson`.
     root_class: Option<String>,
-    /// Java classes of nested objects by path, for `jackson`.
+    /// Java classes of values inside the value by path, for `jackson`.
     classes: Vec<(String, String)>,
     /// POJO and enum classes, for `kryo`.
     kryo_schema: Option<KryoSchema>,
@@ -267,7 +267,7 @@ impl TextCodec {
         })
     }
 
-    /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for nested objects.
+    /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for values inside it.
     pub(crate) fn with_java_classes(arg: CodecArg, args: &[String]) -> Result<Self, String> {
         let mut codec = TextCodec::of(arg);
         for arg in args {
