@@ -178,6 +178,10 @@ pub(crate) enum Command {
     /// them on and off for every delayq process (Java's own operations write
     /// none).
     Events(EventsArgs),
+    /// The workers connected to a queue (every queue without QUEUE): host,
+    /// process, version, settings, counts, what each runs now and its
+    /// lease; a worker that stopped beating is flagged SILENT.
+    Workers(WorkersArgs),
     /// Serve a web dashboard of every queue on the server, and Prometheus
     /// /metrics (loopback only unless a token is set).
     Dashboard(DashboardArgs),
@@ -350,6 +354,15 @@ pub(crate) struct ScheduleAddArgs {
     /// The value offered at each occurrence (bytes: hex; json, jackson: JSON text; long: decimal).
     #[arg(allow_hyphen_values = true)]
     pub value: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WorkersArgs {
+    /// Queue name (every queue with workers when left out).
+    pub queue: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]

@@ -54,6 +54,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Pause(a) => vec![(a.queue.as_str(), a.create)],
         Command::Resume(a) => one(&a.queue),
         Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
+        Command::Workers(a) => a.queue.iter().map(|q| (q.as_str(), false)).collect(),
         _ => Vec::new(),
     }
 }

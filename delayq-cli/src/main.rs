@@ -30,6 +30,7 @@ mod stats;
 mod take;
 mod text_codec;
 mod transfer;
+mod workers;
 
 use std::process::ExitCode;
 
@@ -109,6 +110,7 @@ async fn main() -> ExitCode {
         Command::Schedule(ScheduleCommand::Remove(args)) => schedule::set(&cli, args, schedule::Op::Remove).await,
         Command::Schedule(ScheduleCommand::Run(args)) => schedule::run(&cli, args).await,
         Command::Events(args) => events::run(&cli, args).await,
+        Command::Workers(args) => workers::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };
     match result {

@@ -13,6 +13,7 @@ use super::guard::Csrf;
 use super::Shared;
 
 const OVERVIEW: &str = include_str!("assets/overview.html");
+const WORKERS: &str = include_str!("assets/workers.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
     include_str!("assets/queue/events.html"),
@@ -29,6 +30,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/dead_letters.js"),
     include_str!("assets/js/events.js"),
     include_str!("assets/js/queue.js"),
+    include_str!("assets/js/workers.js"),
     include_str!("assets/js/boot.js"),
 );
 const STYLE: &str = concat!(
@@ -79,6 +81,14 @@ pub(crate) async fn queue_page(
     Extension(csrf): Extension<Csrf>,
 ) -> impl IntoResponse {
     page(QUEUE, &shared, &csrf)
+}
+
+/// `GET /workers`: the workers of every queue (`?queue=N`: of one).
+pub(crate) async fn workers_page(
+    State(shared): State<Arc<Shared>>,
+    Extension(csrf): Extension<Csrf>,
+) -> impl IntoResponse {
+    page(WORKERS, &shared, &csrf)
 }
 
 /// `GET /assets/dashboard.js`.

@@ -32,12 +32,20 @@
 //!   the queue's lifecycle events live (`GET /api/events?queue=N`,
 //!   Server-Sent Events, at most 32 views at once): while they are on, the
 //!   page refreshes its counts on each event, and every 15 s otherwise.
+//! - `/workers` (`?queue=N`: one queue's): every running delayq `Worker`,
+//!   from its heartbeat (`Client::workers`): host, process, version,
+//!   concurrency, prefetch, rate limit, started, last beat, handled and
+//!   failed counts, and what each handler runs now with its lease; a worker
+//!   that missed its beats is flagged silent. The overview has a workers
+//!   column (live · busy/slots, silent ones flagged).
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
 //!   `delayq_dead_letters`, `delayq_quarantined` and
 //!   `delayq_transfer_lag_seconds` gauges labelled `queue`,
 //!   `delayq_paused` (1 while the queue is paused; its lag then reads 0,
-//!   so a deliberate pause fires no lag alert), and the
+//!   so a deliberate pause fires no lag alert), `delayq_workers`,
+//!   `delayq_workers_silent`, `delayq_worker_busy_slots` and
+//!   `delayq_worker_slots` (of the live workers), and the
 //!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
 //!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
 //!
@@ -230,6 +238,7 @@ impl Dashboard {
         let router = Router::new()
             .route("/", get(assets::overview_page))
             .route("/queue", get(assets::queue_page))
+            .route("/workers", get(assets::workers_page))
             .route("/assets/dashboard.js", get(assets::script))
             .route("/assets/dashboard.css", get(assets::style))
             .route("/metrics", get(metrics::render))

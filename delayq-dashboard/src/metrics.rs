@@ -15,6 +15,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 use delayq::{Client, QueueStatus};
 
+use super::sampler::WorkerCounts;
 use super::Shared;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
@@ -108,7 +109,7 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
 /// samples: a queue gone from discovery has no line (the process-wide
 /// recorder could not forget it; the library also sets `delayq_pending`
 /// and `delayq_ready` there, which these replace).
-const FAMILIES: [(&str, &str); 7] = [
+const FAMILIES: [(&str, &str); 11] = [
     ("delayq_pending", "Pending elements (timeout set) of the queue."),
     ("delayq_ready", "Values in the queue's ready list."),
     (
@@ -121,6 +122,16 @@ const FAMILIES: [(&str, &str); 7] = [
     (
         "delayq_transfer_lag_seconds",
         "How overdue the queue's head is (0 while paused).",
+    ),
+    ("delayq_workers", "delayq workers of the queue that beat lately."),
+    (
+        "delayq_workers_silent",
+        "delayq workers of the queue that missed their last beats (died, hang, or lost Redis).",
+    ),
+    ("delayq_worker_busy_slots", "Handlers the queue's live workers run now."),
+    (
+        "delayq_worker_slots",
+        "Handler slots (concurrency) of the queue's live workers.",
     ),
 ];
 
@@ -146,10 +157,10 @@ fn without_queue_gauges(text: &str) -> String {
 /// reads 0 meanwhile.
 pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
     let queues = shared.queues.read();
-    let sampled: Vec<(&String, &QueueStatus, SystemTime)> = queues
+    let sampled: Vec<(&String, &QueueStatus, SystemTime, WorkerCounts)> = queues
         .entries
         .iter()
-        .filter_map(|(name, e)| Some((name, e.status.as_ref()?, e.sampled_at?)))
+        .filter_map(|(name, e)| Some((name, e.status.as_ref()?, e.sampled_at?, WorkerCounts::of(&e.workers))))
         .collect();
     let mut out = String::new();
     for (family, help) in FAMILIES {
@@ -157,8 +168,12 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
             break;
         }
         let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} gauge");
-        for (name, status, at) in &sampled {
+        for (name, status, at, workers) in &sampled {
             let value = match family {
+                "delayq_workers" => workers.alive as f64,
+                "delayq_workers_silent" => workers.silent as f64,
+                "delayq_worker_busy_slots" => workers.busy as f64,
+                "delayq_worker_slots" => workers.slots as f64,
                 "delayq_pending" => status.pending as f64,
                 "delayq_ready" => status.ready as f64,
                 "delayq_in_flight" => status.in_flight as f64,

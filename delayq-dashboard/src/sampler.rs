@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 
 use delayq::fred::interfaces::KeysInterface;
+use delayq::worker::WorkerInfo;
 use delayq::{BytesCodec, Client, DelayedQueue, QueueKeys, QueueStatus};
 
 use super::{history, Shared};
@@ -47,6 +48,37 @@ pub(crate) struct Entry {
     /// `None` while the queue has no schedule; else how many processes
     /// running its schedules are alive (their heartbeats).
     pub runners: Option<usize>,
+    /// Its workers, as their heartbeats last described them.
+    pub workers: Vec<WorkerInfo>,
+}
+
+/// What the overview and the gauges say of a queue's workers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct WorkerCounts {
+    /// Workers beating.
+    pub alive: usize,
+    /// Workers that missed their last beats (died, hang, or lost Redis).
+    pub silent: usize,
+    /// Handlers running, of the live workers.
+    pub busy: usize,
+    /// Handler slots (concurrency), of the live workers.
+    pub slots: usize,
+}
+
+impl WorkerCounts {
+    pub(crate) fn of(workers: &[WorkerInfo]) -> WorkerCounts {
+        let mut counts = WorkerCounts::default();
+        for worker in workers {
+            if worker.silent {
+                counts.silent += 1;
+            } else {
+                counts.alive += 1;
+                counts.busy += worker.busy;
+                counts.slots += worker.concurrency;
+            }
+        }
+        counts
+    }
 }
 
 /// What the estimates of the next sample start from.
@@ -208,6 +240,8 @@ struct Sample {
     due_by: Option<[(SystemTime, u64); 2]>,
     /// Runners alive, if the queue has schedules.
     runners: Option<usize>,
+    /// Its workers' heartbeats.
+    workers: Vec<WorkerInfo>,
     /// The minutes kept in Redis, on the queue's first sample.
     loaded: Option<Vec<history::Stored>>,
 }
@@ -234,6 +268,7 @@ async fn sample(
     } else {
         None
     };
+    let workers = client.workers(&keys).await?;
     let loaded = if load {
         let this_minute = super::epoch_ms(at).div_euclid(60_000);
         // Without it the charts start empty, as before a restart: no reason
@@ -251,6 +286,7 @@ async fn sample(
         status,
         due_by: Some([(previous, counts[0]), (next, counts[1])]),
         runners,
+        workers,
         loaded,
     })
 }
@@ -277,6 +313,7 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
         }
     }
     entry.runners = sample.runners;
+    entry.workers = sample.workers;
     let status = sample.status;
     let minute = super::epoch_ms(sample.at).div_euclid(60_000);
     let mut finished = None;

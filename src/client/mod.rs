@@ -140,6 +140,29 @@ impl Client {
         Ok(Worker::new(self.reliable_queue(name, codec)?))
     }
 
+    /// The workers of `queue`, in any process, latest beat first: each
+    /// running [`Worker`] beats in the queue's side keys with its host,
+    /// process id, delayq version, settings, counts and the deliveries its
+    /// handlers run (see [`Worker::heartbeat`](crate::Worker::heartbeat)).
+    /// One that stopped is gone; one that died shows
+    /// [`silent`](crate::worker::WorkerInfo::silent) until it is forgotten
+    /// an hour later. At most 500, read in one script; times are on the
+    /// Redis server's clock. Java consumers do not beat, so they are not
+    /// listed.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = delayq::QueueKeys::new("orders")?;
+    /// let workers = client.workers(&orders).await?;
+    /// let busy: usize = workers.iter().filter(|w| !w.silent).map(|w| w.busy).sum();
+    /// println!("{} workers, {busy} handlers running", workers.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn workers(&self, queue: &impl AsRef<QueueKeys>) -> Result<Vec<crate::worker::WorkerInfo>> {
+        self.check_open()?;
+        crate::worker::list_workers(&self.core, queue.as_ref()).await
+    }
+
     /// Saves the recurring schedule `name` of `queue` — offer `value` at each
     /// occurrence of `spec` — and runs the queue's schedules in this client
     /// from now on (see [`run_schedules`](Self::run_schedules)).

@@ -417,6 +417,8 @@ pub(crate) struct Scripts {
     pub schedule_list: Script,
     pub schedule_beat: Script,
     pub schedule_runners: Script,
+    pub worker_beat: Script,
+    pub workers: Script,
     pub rate_limit: Script,
     pub registry_forget: Script,
     #[cfg(feature = "opentelemetry")]
@@ -477,6 +479,8 @@ impl Scripts {
             &self.schedule_list,
             &self.schedule_beat,
             &self.schedule_runners,
+            &self.worker_beat,
+            &self.workers,
             &self.rate_limit,
             &self.registry_forget,
             &self.release_unhandled,
@@ -759,6 +763,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // A heartbeat: a resend beats or leaves again, as harmless as the first.
     schedule_beat: lua!("schedule_beat", Safe, [ScheduleRunners]),
     schedule_runners: lua!("schedule_runners", Safe, [ScheduleRunners]),
+    // A resend beats again (as harmless as the next beat) or leaves again.
+    worker_beat: lua!("worker_beat", Safe, [Workers, WorkerBeats]),
+    workers: lua!("workers", Safe, [Workers, WorkerBeats]),
     // A resend could take a second permit: sent once (a lost reply only
     // costs the worker one permit).
     rate_limit: lua!("rate_limit", Once, [Rate, Paused]),

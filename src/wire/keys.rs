@@ -76,6 +76,14 @@ pub(crate) const SCHEDULE_REVISIONS_PREFIX: &str = "delayq_schedule_revs";
 /// runner id → its last beat).
 pub(crate) const SCHEDULE_RUNNERS_PREFIX: &str = "delayq_schedule_runners";
 pub(crate) const RATE_PREFIX: &str = "delayq_rate";
+/// delayq's prefix for the records of a queue's running workers (HASH:
+/// worker id → a small JSON record of its settings, counts and what it runs,
+/// as of its last beat; see `lua/worker_beat.lua`).
+pub(crate) const WORKERS_PREFIX: &str = "delayq_workers";
+/// delayq's prefix for when each of a queue's workers last beat (ZSET:
+/// worker id → ms on the Redis server's clock; bounded, expires when no
+/// worker beats).
+pub(crate) const WORKER_BEATS_PREFIX: &str = "delayq_worker_beats";
 /// delayq's prefix for a queue's lifecycle events (STREAM, trimmed with
 /// `MAXLEN ~`; see `src/queue/events/`).
 pub(crate) const EVENTS_PREFIX: &str = "delayq_events";
@@ -357,6 +365,17 @@ impl QueueKeys {
         key_for(RATE_PREFIX, &self.name)
     }
 
+    /// The records of the queue's running workers, by worker id (see
+    /// [`Client::workers`](crate::Client::workers)).
+    pub fn workers(&self) -> String {
+        key_for(WORKERS_PREFIX, &self.name)
+    }
+
+    /// When each of the queue's workers last beat, by worker id.
+    pub fn worker_beats(&self) -> String {
+        key_for(WORKER_BEATS_PREFIX, &self.name)
+    }
+
     /// The queue's lifecycle events: a Redis Stream (see
     /// [`Client::events`](crate::Client::events)).
     pub fn events(&self) -> String {
@@ -425,6 +444,8 @@ pub(crate) enum KeyRole {
     ScheduleRevisions,
     ScheduleRunners,
     Rate,
+    Workers,
+    WorkerBeats,
     EventsConfig,
     Events,
     /// Only with a trace context (feature `opentelemetry`).
@@ -474,6 +495,8 @@ impl KeyRole {
             KeyRole::ScheduleRevisions => "schedule revision",
             KeyRole::ScheduleRunners => "schedule runners",
             KeyRole::Rate => "rate limiter",
+            KeyRole::Workers => "worker records",
+            KeyRole::WorkerBeats => "worker beats",
             KeyRole::EventsConfig => "events config",
             KeyRole::Events => "events stream",
             KeyRole::Traces => "trace records",
@@ -513,6 +536,8 @@ impl KeyRole {
             KeyRole::ScheduleRevisions => keys.schedule_revisions(),
             KeyRole::ScheduleRunners => keys.schedule_runners(),
             KeyRole::Rate => keys.rate(),
+            KeyRole::Workers => keys.workers(),
+            KeyRole::WorkerBeats => keys.worker_beats(),
             KeyRole::EventsConfig => keys.events_config(),
             KeyRole::Events => keys.events(),
             KeyRole::Traces => keys.traces(),
@@ -585,6 +610,8 @@ mod tests {
             let rate = keys.rate();
             let events = keys.events();
             let events_config = keys.events_config();
+            let workers = keys.workers();
+            let worker_beats = keys.worker_beats();
             let runs = keys.runs("0123456789abcdef");
             let ours = [
                 keys.quarantine(),
@@ -605,6 +632,8 @@ mod tests {
                 &runs,
                 &events,
                 &events_config,
+                &workers,
+                &worker_beats,
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
@@ -623,6 +652,8 @@ mod tests {
         assert_eq!(keys.leases(), "delayq_leases:{orders}");
         assert_eq!(keys.staging(), "delayq_staging:{orders}");
         assert_eq!(keys.dead_letter(), "delayq_dead_letter:{orders}");
+        assert_eq!(keys.workers(), "delayq_workers:{orders}");
+        assert_eq!(keys.worker_beats(), "delayq_worker_beats:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

@@ -57,6 +57,8 @@ pub(crate) struct Context<T> {
     pub paused: AtomicBool,
     /// How many deliveries to claim ahead of free slots.
     pub pace: prefetch::Pace,
+    /// The deliveries its handlers run now, for its heartbeat.
+    pub busy: Arc<super::presence::Busy>,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
@@ -88,8 +90,8 @@ struct Consumer<T: Send + 'static> {
     releases: JoinSet<()>,
     /// The queue's claim stream: batch claims on their way.
     claims: Claims<T>,
-    /// Deliveries claimed, waiting for a slot.
-    buffer: prefetch::Buffer<T>,
+    /// Deliveries claimed, waiting for a slot (slots take from it too).
+    buffer: Arc<prefetch::Shared<T>>,
     /// Where handlers send what succeeded, and the sink's task.
     acks: AckSink<Succeeded>,
     acker: JoinHandle<()>,
@@ -140,7 +142,7 @@ impl<T: Send + 'static> Consumer<T> {
             running: JoinSet::new(),
             releases: JoinSet::new(),
             claims: context.queue.claims(),
-            buffer: prefetch::Buffer::new(context.queue.visibility_timeout()),
+            buffer: Arc::new(prefetch::Shared::new(context.queue.visibility_timeout())),
             acks,
             acker,
             probe: Probe {
@@ -170,15 +172,17 @@ impl<T: Send + 'static> Consumer<T> {
             while self.running.try_join_next().is_some() {}
             while self.releases.try_join_next().is_some() {}
             if self.paused() {
+                self.buffer.close();
                 self.give_back_held();
             } else {
+                self.buffer.open();
                 self.serve_buffer();
                 self.probe();
                 if self.claim() {
                     continue;
                 }
             }
-            let go_on = if self.claiming() || !self.claims.is_idle() || !self.buffer.is_empty() {
+            let go_on = if self.claiming() || !self.claims.is_idle() || !self.buffer.lock().is_empty() {
                 self.wait_for_news().await
             } else {
                 self.take_one().await
@@ -209,7 +213,7 @@ impl<T: Send + 'static> Consumer<T> {
     /// again (a claim answering later would put its values in front).
     fn give_back_held(&mut self) {
         if self.claims.is_idle() {
-            let held = self.buffer.drain();
+            let held = self.buffer.lock().drain();
             self.give_back(held, SETTLE_TIMEOUT);
         }
     }
@@ -218,8 +222,8 @@ impl<T: Send + 'static> Consumer<T> {
     /// that waited too long go back, first in line, instead (and nothing
     /// more is claimed ahead until a handler finishes: the pace was wrong).
     fn serve_buffer(&mut self) {
-        while !self.buffer.is_empty() {
-            let stale = self.buffer.stale();
+        while !self.buffer.lock().is_empty() {
+            let stale = self.buffer.lock().stale();
             if !stale.is_empty() {
                 self.context.pace.stalled();
                 self.give_back(stale, SETTLE_TIMEOUT);
@@ -229,7 +233,8 @@ impl<T: Send + 'static> Consumer<T> {
                 break;
             };
             // None if it went stale since `stale()`: given back next round.
-            if let Some(delivery) = self.buffer.pop() {
+            let next = self.buffer.lock().pop();
+            if let Some(delivery) = next {
                 self.start(delivery, slot);
             }
         }
@@ -240,7 +245,7 @@ impl<T: Send + 'static> Consumer<T> {
     fn probe(&mut self) {
         if self.probe.on_way.is_none()
             && self.claims.is_idle()
-            && !self.buffer.is_empty()
+            && !self.buffer.lock().is_empty()
             && Instant::now() >= self.probe.next
         {
             let context = Arc::clone(&self.context);
@@ -258,7 +263,7 @@ impl<T: Send + 'static> Consumer<T> {
             return false;
         }
         let target = self.slots.available_permits() + self.context.pace.ahead();
-        let held = self.buffer.len() + self.claims.asked();
+        let held = self.buffer.lock().len() + self.claims.asked();
         let batch = target.saturating_sub(held).min(CLAIM_BATCH);
         batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) && self.claims.ask(batch)
     }
@@ -271,9 +276,13 @@ impl<T: Send + 'static> Consumer<T> {
         let paused = self.paused();
         let backing_off =
             !paused && self.context.limiter.is_none() && !self.idle && Instant::now() < self.backoff.claims_from;
+        let (next_stale, held) = {
+            let buffer = self.buffer.lock();
+            (buffer.next_stale(), !buffer.is_empty())
+        };
         let wake_at = [
-            self.buffer.next_stale(),
-            (self.probe.on_way.is_none() && !self.buffer.is_empty()).then_some(self.probe.next),
+            next_stale,
+            (self.probe.on_way.is_none() && held).then_some(self.probe.next),
             backing_off.then_some(self.backoff.claims_from),
         ]
         .into_iter()
@@ -292,13 +301,16 @@ impl<T: Send + 'static> Consumer<T> {
                     Err(error) => tracing::debug!(queue = self.name(), %error, "could not ask whether the queue is paused"),
                 }
             }
-            slot = Arc::clone(&self.slots).acquire_owned(), if !paused && !self.buffer.is_empty() => {
+            slot = Arc::clone(&self.slots).acquire_owned(), if !paused && !self.buffer.lock().is_empty() => {
                 let slot = slot.expect("the semaphore is never closed");
-                if let Some(delivery) = self.buffer.pop() {
+                let next = self.buffer.lock().pop();
+                if let Some(delivery) = next {
                     self.start(delivery, slot);
                 }
             }
-            Some(_) = self.running.join_next(), if self.buffer.is_empty() && !self.running.is_empty() => {}
+            Some(_) = self.running.join_next(), if self.buffer.lock().is_empty() && !self.running.is_empty() => {}
+            // Slots took from the buffer: there may be room to claim.
+            _ = self.buffer.taken(), if held => {}
             _ = sleep_until(wake_at), if wake_at.is_some() => {}
         }
         true
@@ -325,7 +337,7 @@ impl<T: Send + 'static> Consumer<T> {
                 self.backoff.claims_from = Instant::now() + self.backoff.failed(self.context.queue.name(), &error)
             }
         }
-        self.buffer.answered(number, sent, taken);
+        self.buffer.lock().answered(number, sent, taken);
         true
     }
 
@@ -378,7 +390,13 @@ impl<T: Send + 'static> Consumer<T> {
 
     /// Runs `delivery`'s handler in `slot`, in a task of its own.
     fn start(&mut self, delivery: Delivery<T>, slot: tokio::sync::OwnedSemaphorePermit) {
-        let handling = handling::handle_in_slot(Arc::clone(&self.context), delivery, slot, self.acks.clone());
+        let handling = handling::handle_in_slot(
+            Arc::clone(&self.context),
+            delivery,
+            slot,
+            self.acks.clone(),
+            Arc::clone(&self.buffer),
+        );
         self.running.spawn(handling);
     }
 
@@ -412,9 +430,10 @@ impl<T: Send + 'static> Consumer<T> {
         tracing::debug!(
             queue = self.name(),
             in_flight = self.running.len(),
-            buffered = self.buffer.len(),
+            buffered = self.buffer.lock().len(),
             "worker stopping; letting handlers finish"
         );
+        self.buffer.close();
         let deadline = Instant::now() + SETTLE_TIMEOUT;
         while !self.claims.is_idle() {
             let Ok(Some(Claim { number, sent, answer })) = tokio::time::timeout_at(deadline, self.claims.next()).await
@@ -428,10 +447,10 @@ impl<T: Send + 'static> Consumer<T> {
                     handling::undecodable(&self.context, error);
                 }
             }
-            self.buffer.answered(number, sent, taken);
+            self.buffer.lock().answered(number, sent, taken);
         }
         self.claims.abandon();
-        let held = self.buffer.drain();
+        let held = self.buffer.lock().drain();
         self.give_back(held, deadline.saturating_duration_since(Instant::now()));
         while self.releases.join_next().await.is_some() {}
         while self.running.join_next().await.is_some() {}

@@ -56,6 +56,10 @@ pub struct WorkerReport {
     pub panicked: u64,
     /// Handler runs stopped by the handler timeout (counted as failures).
     pub timed_out: u64,
+    /// Handler runs that failed (retried, dead-lettered, or left to their
+    /// visibility timeout when settling failed), and values that could not
+    /// be decoded.
+    pub failed: u64,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +71,7 @@ pub(crate) struct Counters {
     pub undecodable: AtomicU64,
     pub panicked: AtomicU64,
     pub timed_out: AtomicU64,
+    pub failed: AtomicU64,
 }
 
 impl Counters {
@@ -74,7 +79,7 @@ impl Counters {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn snapshot(&self) -> WorkerReport {
+    pub(super) fn snapshot(&self) -> WorkerReport {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         WorkerReport {
             handled: get(&self.handled),
@@ -84,6 +89,7 @@ impl Counters {
             undecodable: get(&self.undecodable),
             panicked: get(&self.panicked),
             timed_out: get(&self.timed_out),
+            failed: get(&self.failed),
         }
     }
 }

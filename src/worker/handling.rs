@@ -16,6 +16,8 @@ use tracing::Instrument;
 use super::consume::{Context, SETTLE_TIMEOUT};
 use super::failure::{Abnormal, Failure, FailureAction, Permanent};
 use super::handle::Counters;
+use super::prefetch::Shared;
+use super::presence::Shown;
 use crate::error::{BoxError, DecodeError, Error};
 use crate::queue::reliable::{AckSink, Delivery, DeliveryLease};
 use crate::telemetry::{self, DeadLettered, Handled};
@@ -50,6 +52,7 @@ pub(super) fn acked<T: 'static>(context: &Context<T>) -> impl Fn(Succeeded, Resu
 /// dead-lettered as a worker's queue is set up, by the take).
 pub(super) fn undecodable<T: 'static>(context: &Context<T>, error: DecodeError) {
     Counters::add(&context.counters.undecodable);
+    Counters::add(&context.counters.failed);
     let action = if error.restored() {
         Counters::add(&context.counters.dead_lettered);
         FailureAction::DeadLettered
@@ -60,17 +63,38 @@ pub(super) fn undecodable<T: 'static>(context: &Context<T>, error: DecodeError) 
     report(context, 0, Box::new(error), action);
 }
 
-/// Handles a delivery in its slot; a success goes to the ack sink, a
-/// failure is settled in the slot, so that a retry due at once is back in
-/// the queue before the slot takes again.
+/// Handles a delivery in its slot, then the next ones the worker holds
+/// ahead, oldest first, while there are any: a slot's task ends when the
+/// buffer is empty, closed (a pause, the stop), or its handler was
+/// cancelled.
 pub(super) async fn handle_in_slot<T: Send + 'static>(
     context: Arc<Context<T>>,
-    delivery: Delivery<T>,
+    mut delivery: Delivery<T>,
     _slot: OwnedSemaphorePermit,
     acks: AckSink<Succeeded>,
+    buffer: Arc<Shared<T>>,
 ) {
-    let Some(done) = run_one(&context, delivery).await else {
-        return;
+    loop {
+        if !handle_one(&context, delivery, &acks).await {
+            return;
+        }
+        match buffer.take_next() {
+            Some(next) => delivery = next,
+            None => return,
+        }
+    }
+}
+
+/// Handles one delivery; a success goes to the ack sink, a failure is
+/// settled in the slot, so that a retry due at once is back in the queue
+/// before the slot takes again. False when a shutdown cancelled it.
+async fn handle_one<T: Send + 'static>(
+    context: &Arc<Context<T>>,
+    delivery: Delivery<T>,
+    acks: &AckSink<Succeeded>,
+) -> bool {
+    let Some(done) = run_one(context, delivery).await else {
+        return false;
     };
     context.pace.ran(done.took);
     match done.result {
@@ -94,9 +118,10 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
                 span,
                 ..
             } = done;
-            Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await
+            Box::pin(settle_failure(context, &mut lease, attempt, error, took, &span)).await
         }
     }
+    true
 }
 
 /// Gives a cancelled handler's value back first in line, waiting
@@ -134,12 +159,14 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     if let Some(lateness) = delivery.lateness() {
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
+    let lease_until = delivery.leased_at() + context.queue.visibility_timeout();
+    let shown = context.busy.enter(delivery.id_hex(), attempt, lease_until);
     let (value, mut lease) = delivery.into_parts();
     #[cfg(feature = "opentelemetry")]
     lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(context, value, attempt, &lease)
+    let Some(result) = run_handler(context, value, attempt, &lease, &shown)
         .instrument(span.clone())
         .await
     else {
@@ -164,6 +191,7 @@ async fn run_handler<T: Send + 'static>(
     value: T,
     attempt: u32,
     lease: &DeliveryLease,
+    shown: &Shown,
 ) -> Option<Result<(), BoxError>> {
     let mut run = tokio::spawn((context.handler)(value, attempt).in_current_span());
     let visibility = context.queue.visibility_timeout();
@@ -173,6 +201,7 @@ async fn run_handler<T: Send + 'static>(
     // held up the handler's timeout and a shutdown's abort for as long as
     // Redis took to answer (an outage: as long as that lasted).
     let mut extending = std::pin::pin!(futures_util::future::Fuse::terminated());
+    let mut extension_sent = Instant::now();
     let timeout = async {
         match context.handler_timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -192,10 +221,11 @@ async fn run_handler<T: Send + 'static>(
             _ = extend.tick(), if extending.is_terminated() => {
                 // Boxed, as are the other rare paths' futures: inline, their
                 // Redis calls made every handler task 16 KB to spawn.
+                extension_sent = Instant::now();
                 extending.set(Box::pin(lease.extend(visibility)).fuse());
             }
             extended = &mut extending => match extended {
-                Ok(true) => {}
+                Ok(true) => shown.extended(extension_sent + visibility),
                 // Given back by the reaper: another consumer may be handling
                 // the value now (its ack, not ours, will count).
                 Ok(false) => tracing::warn!("the delivery's visibility timeout lapsed while its handler ran; the value may be handled twice"),
@@ -244,6 +274,7 @@ async fn settle_failure<T: 'static>(
     span: &tracing::Span,
 ) {
     let queue = context.queue.name();
+    Counters::add(&context.counters.failed);
     let permanent = Permanent::is_in(&*error);
     let planned = if permanent || !context.retry.retries_after(attempt) {
         FailureAction::DeadLettered

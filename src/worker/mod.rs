@@ -34,9 +34,10 @@
 // Owns the consume loop (`consume`), one delivery's run in its handler
 // slot (`handling`), what it claims ahead (`prefetch`), retry policies
 // (`retry`), failures and their kinds (`failure`), the rate limit
-// (`rate_limit`) and the running worker's handle (`handle`). May use:
-// `queue`, `connection` (the rate limiter's script), `wire`, `telemetry`,
-// `error`.
+// (`rate_limit`), the running worker's handle (`handle`) and its
+// heartbeat in the queue's side keys, read back as `WorkerInfo`s
+// (`presence`). May use: `queue`, `connection` (the rate limiter's and the
+// heartbeat's scripts), `wire`, `telemetry`, `error`.
 //
 // A worker is built on a `ReliableQueue`, through its public API (a
 // single `take` when the queue is empty) and the seam the queue keeps for
@@ -53,6 +54,7 @@ mod failure;
 mod handle;
 mod handling;
 mod prefetch;
+mod presence;
 mod rate_limit;
 mod retry;
 #[cfg(feature = "tower")]
@@ -67,6 +69,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use failure::{Failure, FailureAction, Permanent};
 pub use handle::{WorkerHandle, WorkerReport};
+pub(crate) use presence::list as list_workers;
+pub use presence::{RunningDelivery, WorkerInfo, WorkerRateLimit, MOST_SHOWN, SILENT_AFTER_BEATS};
 pub use retry::RetryPolicy;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
@@ -138,6 +142,7 @@ pub struct Worker<T> {
     on_error: Option<OnError>,
     signals: Vec<Signal>,
     rate_limit: Option<rate_limit::RateLimit>,
+    heartbeat: Duration,
 }
 
 impl<T> std::fmt::Debug for Worker<T>
@@ -152,6 +157,7 @@ where
             .field("retry", &self.retry)
             .field("handler_timeout", &self.handler_timeout)
             .field("rate_limit", &self.rate_limit)
+            .field("heartbeat", &self.heartbeat)
             .finish()
     }
 }
@@ -171,6 +177,7 @@ impl<T: Send + 'static> Worker<T> {
             on_error: None,
             signals: Vec::new(),
             rate_limit: None,
+            heartbeat: presence::DEFAULT_HEARTBEAT,
         }
     }
 
@@ -273,6 +280,30 @@ impl<T: Send + 'static> Worker<T> {
         if let Some(limit) = &mut self.rate_limit {
             limit.burst = burst.max(1);
         }
+        self
+    }
+
+    /// How often the running worker says it is alive (default 5 s): its
+    /// entry in the queue's `delayq_workers:{name}` and
+    /// `delayq_worker_beats:{name}` (host, process id, delayq version,
+    /// settings, counts, the deliveries its handlers run and their leases),
+    /// which [`Client::workers`](crate::Client::workers) reads. A worker
+    /// that missed [`SILENT_AFTER_BEATS`] beats is flagged
+    /// [`silent`](WorkerInfo::silent); one that stops takes its entry back.
+    /// Each beat is one small script on the shared connections. A zero
+    /// heartbeat is taken as 1 ms.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let worker = client
+    ///     .worker("emails", delayq::StringCodec)?
+    ///     .heartbeat(Duration::from_secs(2)) // flagged silent about 6 s after it dies
+    ///     .run(|address: String| async move { Ok::<_, std::io::Error>(println!("{address}")) });
+    /// # Ok(()) }
+    /// ```
+    pub fn heartbeat(mut self, every: Duration) -> Self {
+        self.heartbeat = every.max(Duration::from_millis(1));
         self
     }
 
@@ -443,6 +474,19 @@ impl<T: Send + 'static> Worker<T> {
             .rate_limit
             .map(|limit| rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, limit));
         let pace = prefetch::Pace::new(self.concurrency, self.queue.visibility_timeout(), self.prefetch);
+        let busy = Arc::new(presence::Busy::default());
+        let presence = presence::Presence::new(
+            self.queue.core().clone(),
+            self.queue.shared_keys().clone(),
+            self.heartbeat,
+            Arc::clone(&counters),
+            Arc::clone(&busy),
+            presence::Settings {
+                concurrency: self.concurrency,
+                prefetch: self.prefetch,
+                rate_limit: self.rate_limit,
+            },
+        );
         let context = Arc::new(consume::Context {
             queue: self.queue,
             handler,
@@ -454,8 +498,30 @@ impl<T: Send + 'static> Worker<T> {
             limiter,
             paused: Default::default(),
             pace,
+            busy,
         });
-        let task = tokio::spawn(consume::consume(context, self.concurrency, stop.clone()));
+        let core = Arc::clone(context.queue.core());
+        let consuming = consume::consume(context, self.concurrency, stop.clone());
+        // The heartbeat runs in the worker's own task: a task aborted, or a
+        // runtime dropped, beats no more. The worker leaves as it stops, or
+        // as the client's shutdown begins (its connections close after).
+        let task = tokio::spawn(async move {
+            let beating = async {
+                tokio::select! {
+                    _ = presence.beat_on() => {}
+                    _ = core.shutdown_begun() => presence.leave().await,
+                }
+                std::future::pending::<()>().await
+            };
+            tokio::select! {
+                biased;
+                _ = consuming => {}
+                _ = beating => {}
+            }
+            if !core.is_shutting_down() {
+                presence.leave().await;
+            }
+        });
         WorkerHandle {
             queue: queue_name,
             stop,

@@ -10,9 +10,12 @@
 //! consumers).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use parking_lot::{Mutex, MutexGuard};
+use tokio::sync::futures::Notified;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::queue::reliable::{Delivery, CLAIMS_AT_ONCE, CLAIM_BATCH};
@@ -178,6 +181,68 @@ impl<T: 'static> Buffer<T> {
             all.append(deliveries);
         }
         all
+    }
+}
+
+/// The buffer a worker's loop fills and its handler slots take from. A
+/// slot whose handler finished takes the next delivery itself, oldest
+/// first, instead of ending so that the loop starts another: that round
+/// through the loop's one task for every value was the worker's serial
+/// part (the loop now works per claim, the slots per value).
+pub(crate) struct Shared<T> {
+    buffer: Mutex<Buffer<T>>,
+    /// Set by the loop while the queue is paused or the worker stops:
+    /// slots take nothing then, and what is held goes back.
+    closed: AtomicBool,
+    /// Wakes the loop when slots have taken enough that it may claim again.
+    taken: Notify,
+}
+
+/// Slots wake the loop each time this many more were taken (and when the
+/// buffer runs out): it claims at half a batch of room at the earliest.
+const WAKE_EVERY: usize = CLAIM_BATCH / 4;
+
+impl<T: 'static> Shared<T> {
+    pub(crate) fn new(visibility: Duration) -> Shared<T> {
+        Shared {
+            buffer: Mutex::new(Buffer::new(visibility)),
+            closed: AtomicBool::new(false),
+            taken: Notify::new(),
+        }
+    }
+
+    /// The buffer, for the loop.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Buffer<T>> {
+        self.buffer.lock()
+    }
+
+    /// Slots take nothing until [`open`](Self::open): set before the loop
+    /// drains the buffer, so that no delivery is both given back and run.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn open(&self) {
+        self.closed.store(false, Ordering::SeqCst);
+    }
+
+    /// For a slot whose handler finished: the oldest delivery that has not
+    /// waited too long, unless closed.
+    pub(crate) fn take_next(&self) -> Option<Delivery<T>> {
+        let mut buffer = self.buffer.lock();
+        if self.closed.load(Ordering::SeqCst) {
+            return None;
+        }
+        let next = buffer.pop();
+        if next.is_some() && buffer.waiting.len() % WAKE_EVERY == 0 {
+            self.taken.notify_one();
+        }
+        next
+    }
+
+    /// Resolves once slots took [`WAKE_EVERY`] more (or a wake was stored).
+    pub(crate) fn taken(&self) -> Notified<'_> {
+        self.taken.notified()
     }
 }
 

@@ -43,5 +43,6 @@ mod transfer;
 mod worker;
 mod worker_batches;
 mod worker_prefetch;
+mod worker_presence;
 #[cfg(feature = "tower")]
 mod worker_service;

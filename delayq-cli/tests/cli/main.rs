@@ -25,3 +25,4 @@ mod operator_review;
 mod processes;
 mod rough_edges;
 mod schedules;
+mod workers;

@@ -24,6 +24,7 @@ mod overview;
 mod pending;
 mod queue;
 mod schedules;
+mod workers;
 
 /// Characters of a payload shown.
 pub(crate) const PREVIEW: usize = 2_000;
@@ -37,6 +38,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(dead_letters::routes(read_only))
         .merge(schedules::routes(read_only))
         .merge(events::routes(read_only))
+        .merge(workers::routes(read_only))
 }
 
 /// Overdue now, then twelve five-minute buckets of the next hour.

@@ -17,7 +17,7 @@ use delayq::QueueStatus;
 
 use super::{next_hour, status_json};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
-use crate::sampler::Entry;
+use crate::sampler::{Entry, WorkerCounts};
 use crate::{epoch_ms, Shared};
 
 /// Rows of the overview per page, most.
@@ -89,6 +89,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 status: entry.status,
                 error: entry.error.clone(),
                 runners: entry.runners,
+                workers: WorkerCounts::of(&entry.workers),
             })
             .collect();
         let meta = json!({
@@ -127,6 +128,12 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
             row["error"] = json!(queue.error);
             row["due_next_hour"] = hour.unwrap_or(Value::Null);
             // null: no schedule; else {"runners": n, "alive": n > 0}.
+            row["workers"] = json!({
+                "alive": queue.workers.alive,
+                "silent": queue.workers.silent,
+                "busy": queue.workers.busy,
+                "slots": queue.workers.slots,
+            });
             row["schedules"] = match queue.runners {
                 Some(n) => json!({"runners": n, "alive": n > 0}),
                 None => Value::Null,
@@ -159,6 +166,7 @@ struct Row {
     status: Option<QueueStatus>,
     error: Option<String>,
     runners: Option<usize>,
+    workers: WorkerCounts,
 }
 
 /// How much a queue needs attention, compared in this order: dead letters,

@@ -81,6 +81,9 @@ pub struct Delivery<T> {
     value: T,
     count: u32,
     lateness: Option<Duration>,
+    /// When its claim answered: its visibility deadline is about this plus
+    /// the visibility timeout, until it is extended.
+    leased_at: tokio::time::Instant,
     lease: DeliveryLease,
 }
 
@@ -107,6 +110,7 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
+            leased_at: tokio::time::Instant::now(),
             lease: DeliveryLease::shared(
                 queue.core().clone(),
                 queue.shared_keys().clone(),
@@ -119,6 +123,17 @@ impl<T: 'static> Delivery<T> {
     /// The value and what settles it, apart (for a worker that hands the value on).
     pub(crate) fn into_parts(self) -> (T, DeliveryLease) {
         (self.value, self.lease)
+    }
+
+    /// The delivery id, as lifecycle events name it (16 hex digits).
+    pub(crate) fn id_hex(&self) -> String {
+        self.lease.member[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// When its claim answered (its visibility deadline is about this plus
+    /// the visibility timeout, until extended).
+    pub(crate) fn leased_at(&self) -> tokio::time::Instant {
+        self.leased_at
     }
 
     /// The delivered value.

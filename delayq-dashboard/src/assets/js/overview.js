@@ -48,6 +48,14 @@ function overviewPage() {
         const hot = (key === "dead_letters" || key === "quarantined") && queue[key] > 0;
         tr.appendChild(el("td", { class: `num ${cls}${hot ? " hot" : ""}`, "data-value": queue[key] ?? "" }, fmt(queue[key])));
       }
+      // Workers beating, busy of their slots; silent ones flagged (their process died or hangs).
+      const w = queue.workers || { alive: 0, silent: 0, busy: 0, slots: 0 };
+      const workers = el("td", { class: "workers", "data-value": w.alive });
+      if (w.alive || w.silent) {
+        workers.appendChild(el("a", { href: `/workers?queue=${encodeURIComponent(queue.name)}`, title: `${w.alive} live, ${w.busy} of ${w.slots} handler slots busy` }, `${fmt(w.alive)} · ${fmt(w.busy)}/${fmt(w.slots)}`));
+        if (w.silent) workers.appendChild(el("span", { class: "silent", title: "workers that missed their last beats: died, hang, or lost Redis" }, `${fmt(w.silent)} silent`));
+      } else workers.textContent = "–";
+      tr.appendChild(workers);
       tr.appendChild(el("td", { class: "next-due" }, queue.next_due_ms ? relative(queue.next_due_ms - data.now_ms) : "–"));
       // A paused queue's lag is deliberate: shown, never as an alarm.
       const lagClass = queue.paused ? " paused" : queue.lag_ms > 5000 ? " late" : "";

@@ -9,6 +9,7 @@ function queuePage() {
   const name = new URLSearchParams(location.search).get("name") || "";
   const ctx = { name, acting: false };
   $("queue-name").textContent = visible(name);
+  $("workers-link").href = `/workers?queue=${encodeURIComponent(name)}`;
   document.title = `delayq · ${visible(name)}`;
 
   const load = async () => {

@@ -782,3 +782,4 @@ mod events;
 mod overview;
 mod review;
 mod schedules;
+mod workers;
