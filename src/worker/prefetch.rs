@@ -234,7 +234,7 @@ impl<T: 'static> Shared<T> {
             return None;
         }
         let next = buffer.pop();
-        if next.is_some() && buffer.waiting.len() % WAKE_EVERY == 0 {
+        if next.is_some() && buffer.waiting.len().is_multiple_of(WAKE_EVERY) {
             self.taken.notify_one();
         }
         next
