@@ -212,6 +212,14 @@ impl Writer {
                 node if slot_typed => typed(t.java_class(), node),
                 node => node,
             },
+            // A constant where Object (or another non-final type) is
+            // declared carries its class; Java reads a bare name as a String.
+            // The payload itself goes bare, as Java writes it.
+            KryoValue::Enum {
+                class,
+                name: Some(name),
+                ..
+            } if slot_typed && !root && declared.class_name() != class => typed(class, Node::Str(name.clone())),
             KryoValue::Enum { name: Some(name), .. } => Node::Str(name.clone()),
             KryoValue::Enum { class, .. } => {
                 return Err(JacksonError::encode(format!(
@@ -545,9 +553,10 @@ mod tests {
     }
 
     /// As Java's Jackson writes a `List<Object>` of them (checked in
-    /// jshell): each with its class, which Java needs to read it back.
+    /// jshell): each with its class, which Java needs to read it back (a
+    /// bare "MONDAY" is a String to Java).
     #[test]
-    fn java_time_in_an_object_slot_carries_its_class() {
+    fn java_time_and_enums_in_an_object_slot_carry_their_class() {
         let list = KryoValue::Collection {
             class: "java.util.ArrayList".into(),
             items: vec![
@@ -555,12 +564,17 @@ mod tests {
                 KryoValue::Time(JavaTime::parse("java.time.Duration", "PT3S").unwrap()),
                 KryoValue::Instant { seconds: 5, nanos: 1 },
                 KryoValue::Time(JavaTime::parse("java.time.MonthDay", "--11-23").unwrap()),
+                KryoValue::Enum {
+                    class: "java.time.DayOfWeek".into(),
+                    ordinal: Some(0),
+                    name: Some("MONDAY".into()),
+                },
             ],
         };
         let json = encode_value(&list, Dialect::JavaTimeModule).unwrap();
         assert_eq!(
             std::str::from_utf8(&json).unwrap(),
-            r#"["java.util.ArrayList",[["java.time.LocalDate",[2026,11,23]],["java.time.Duration",3.000000000],["java.time.Instant",5.000000001],["java.time.MonthDay","--11-23"]]]"#
+            r#"["java.util.ArrayList",[["java.time.LocalDate",[2026,11,23]],["java.time.Duration",3.000000000],["java.time.Instant",5.000000001],["java.time.MonthDay","--11-23"],["java.time.DayOfWeek","MONDAY"]]]"#
         );
         assert_eq!(crate::jackson::decode_value(&json, None).unwrap(), list);
     }
