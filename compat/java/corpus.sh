@@ -18,7 +18,8 @@
 #   PEERS=$HOME/jp compat/java/corpus.sh write-natural
 #       Java -> Rust for the natural-types check only: a corpus.Order whose
 #       LocalDateTime and BigDecimal are null, by Kryo5Codec,
-#       SerializationCodec and MarshallingCodec, into
+#       SerializationCodec, JsonJacksonCodec (plain and with JavaTimeModule)
+#       and MarshallingCodec, into
 #       compat/fixtures/natural-types-java.json.
 #   PEERS=$HOME/jp compat/java/corpus.sh verify-natural
 #       the same as verify for compat/fixtures/natural-types-rust.json
@@ -122,7 +123,7 @@ EOF
     echo "recorded Java's reading in $RUST"
     ;;
   write-natural)
-    corpus 4.7.0 write-natural kryo serialization > "$OUT/new.json"
+    corpus 4.7.0 write-natural kryo serialization jackson jackson_jsr310 > "$OUT/new.json"
     corpus 3.52.0 write-natural marshalling > "$OUT/old.json"
     python3 - "$OUT/new.json" "$OUT/old.json" "$FIXTURES/natural-types-java.json" <<'EOF3'
 import json, sys
@@ -131,7 +132,8 @@ for path in sys.argv[1:3]:
     codecs.update(json.load(open(path)))
 doc = {
     "about": "Values only the natural-types check reads (delayq-codec/tests/natural.rs), written by Redisson's "
-             "Kryo5Codec and SerializationCodec of 4.7.0 and MarshallingCodec of 3.52.0 "
+             "Kryo5Codec, SerializationCodec and JsonJacksonCodec (jackson: plain; jackson_jsr310: with "
+             "JavaTimeModule) of 4.7.0 and MarshallingCodec of 3.52.0 "
              "(compat/java/corpus.sh write-natural); fields as in jdk-types.json.",
     "codecs": codecs,
 }
@@ -146,7 +148,7 @@ EOF3
     # (delayq-codec/tests/natural.rs, its ignored write_natural_fixture),
     # read by the same codecs and compared with the corpus's pojo_order.
     NATURAL=$FIXTURES/natural-types-rust.json
-    for codec in kryo serialization marshalling; do
+    for codec in $(python3 -c 'import json,sys; print(*json.load(open(sys.argv[1]))["codecs"])' "$NATURAL"); do
       for types in $(python3 -c 'import json,sys; print(*json.load(open(sys.argv[1]))["codecs"][sys.argv[2]])' \
           "$NATURAL" "$codec"); do
         python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["codecs"][sys.argv[2]][sys.argv[3]]

@@ -347,7 +347,8 @@ pub(crate) struct ScheduleAddArgs {
     /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<= 3.21.0).
     #[arg(long, default_value = "modern")]
     pub format: Format,
-    /// With --codec jackson: the Java class of the value, and of nested objects by path.
+    /// With --codec jackson: the Java class of the value, and of values inside it by path
+    /// (`customer=shop.Customer`, `total=java.math.BigDecimal`).
     #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
     pub java_class: Vec<String>,
     /// The value offered at each occurrence (bytes: hex; json, jackson: JSON text; long: decimal).
@@ -648,7 +649,8 @@ pub(crate) struct OfferArgs {
     #[arg(long, default_value = "modern")]
     pub format: Format,
     /// With --codec jackson: the Java class of the value (`compat.Order`), and
-    /// of nested objects by path (`customer=shop.Customer`, `lines[]=shop.Line`).
+    /// of values inside it by path (`customer=shop.Customer`, `lines[]=shop.Line`,
+    /// `total=java.math.BigDecimal`: Java's Jackson reads a BigDecimal field only so).
     /// With kryo, serialization or marshalling: the class of the value, a POJO or enum of --kryo-schema.
     #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
     pub java_class: Vec<String>,
@@ -700,8 +702,8 @@ pub(crate) struct MigrateArgs {
     /// one Java codec is written with another; to jackson needs --java-class).
     #[arg(long, value_parser = parse_write_codec, requires = "from_codec", value_name = "CODEC")]
     pub to_codec: Option<CodecArg>,
-    /// With --to-codec jackson: the Java class of the values, and of nested
-    /// objects by path (as `delayq offer`).
+    /// With --to-codec jackson: the Java class of the values, and of values
+    /// inside them by path (as `delayq offer`).
     #[arg(long = "java-class", value_name = "[PATH=]CLASS", requires = "to_codec")]
     pub java_class: Vec<String>,
     /// The Java classes of POJOs and enums (a JSON schema file, see

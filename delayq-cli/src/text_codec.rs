@@ -20,7 +20,7 @@ pub(crate) struct TextCodec {
     name: &'static str,
     /// Java class of the value, for `jackson`.
     root_class: Option<String>,
-    /// Java classes of nested objects by path, for `jackson`.
+    /// Java classes of values inside the value by path, for `jackson`.
     classes: Vec<(String, String)>,
     /// POJO and enum classes, for `kryo`.
     kryo_schema: Option<KryoSchema>,
@@ -267,7 +267,7 @@ impl TextCodec {
         })
     }
 
-    /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for nested objects.
+    /// A codec with `--java-class` arguments: `CLASS` for the value, `PATH=CLASS` for values inside it.
     pub(crate) fn with_java_classes(arg: CodecArg, args: &[String]) -> Result<Self, String> {
         let mut codec = TextCodec::of(arg);
         for arg in args {
@@ -306,10 +306,9 @@ impl TextCodec {
                 value.trim().as_bytes().to_vec()
             }
             CodecKind::Jackson => {
-                let plain: serde_json::Value = serde_json::from_str(value)?;
                 let root = self.root_class.as_deref().ok_or("--codec jackson needs --java-class")?;
                 let classes: Vec<(&str, &str)> = self.classes.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
-                jackson::from_plain_json(&plain, root, &classes)?
+                jackson::from_plain_json(value, root, &classes)?
             }
             CodecKind::Kryo => self.java_value(value)?.encode()?,
             CodecKind::Serialization => serialization::encode(&self.java_value(value)?, self.kryo_schema.as_ref())?,

@@ -1,15 +1,18 @@
 //! Natural Rust types (`delayq_codec::natural`) in a realistic POJO: Java's
 //! `corpus.Order` (`LocalDateTime createdAt`, `BigDecimal total`,
-//! `List<String> tags`), as Redisson's Kryo5Codec, SerializationCodec and
-//! MarshallingCodec wrote it (`compat/fixtures/jdk-types.json`), read into
+//! `List<String> tags`), as Redisson's Kryo5Codec, SerializationCodec,
+//! MarshallingCodec and JsonJacksonCodec with JavaTimeModule wrote it
+//! (`compat/fixtures/jdk-types.json`; plain JsonJacksonCodec cannot write
+//! it, and Rust refuses to as well), read into
 //! a Rust struct of chrono / time / bigdecimal / rust_decimal fields and
 //! written back: the bytes are those Java read back equal
 //! (`compat/fixtures/natural-types-rust.json`, checked with the peers).
 
 use std::str::FromStr;
 
+use delayq_codec::jackson::{Dialect, JacksonErrorKind};
 use delayq_codec::kryo::KryoSchema;
-use delayq_codec::{Codec, KryoCodec, MarshallingCodec, SerializationCodec};
+use delayq_codec::{Codec, JacksonCodec, KryoCodec, MarshallingCodec, SerializationCodec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -93,11 +96,16 @@ fn codec<T: Serialize + DeserializeOwned + Send + Sync + 'static>(name: &str) ->
     match name {
         "kryo" => Box::new(KryoCodec::<T>::new()),
         "serialization" => Box::new(SerializationCodec::<T>::new().with_schema(schema)),
-        _ => Box::new(MarshallingCodec::<T>::new().with_schema(schema)),
+        "marshalling" => Box::new(MarshallingCodec::<T>::new().with_schema(schema)),
+        "jackson" => Box::new(JacksonCodec::<T>::new()),
+        "jackson_jsr310" => Box::new(JacksonCodec::<T>::new().with_dialect(Dialect::JavaTimeModule)),
+        other => panic!("no codec {other}"),
     }
 }
 
-const CODECS: [&str; 3] = ["kryo", "serialization", "marshalling"];
+/// The codecs that hold a `corpus.Order` with its date and decimal (Java's
+/// plain Jackson does not: `jackson` writes only the one with nulls).
+const CODECS: [&str; 4] = ["kryo", "serialization", "marshalling", "jackson_jsr310"];
 
 fn java_order(codec: &str) -> Vec<u8> {
     let doc: Value = serde_json::from_str(FIXTURE).unwrap();
@@ -128,6 +136,17 @@ fn written() -> Vec<(String, String, &'static str, String)> {
         let time_order: TimeOrder = codec::<TimeOrder>(name).decode(&java_order(name)).unwrap();
         out.push(row("chrono", "pojo_order", codec(name).encode(&chrono_order).unwrap()));
         out.push(row("time", "pojo_order", codec(name).encode(&time_order).unwrap()));
+    }
+    // Plain Jackson: only the Order whose date and decimal are null.
+    let name = "jackson";
+    let raw = java_order_nulls(name);
+    let chrono: ChronoOptionOrder = codec::<ChronoOptionOrder>(name).decode(&raw).unwrap();
+    let time: TimeOptionOrder = codec::<TimeOptionOrder>(name).decode(&raw).unwrap();
+    for (types, bytes) in [
+        ("chrono_none", codec(name).encode(&chrono).unwrap()),
+        ("time_none", codec(name).encode(&time).unwrap()),
+    ] {
+        out.push((name.to_owned(), types.to_owned(), "pojo_order_nulls", hex_of(&bytes)));
     }
     out
 }
@@ -165,9 +184,46 @@ fn javas_order_reads_into_natural_rust_types() {
     }
 }
 
+/// Java's plain Jackson neither writes nor reads a `LocalDateTime`: Rust
+/// refuses to write one too (a typed error naming the class), and still
+/// writes the Order whose date is null.
+#[test]
+fn plain_jackson_refuses_a_date_as_java_does() {
+    let plain = JacksonCodec::<ChronoOrder>::new();
+    let order: ChronoOrder = codec::<ChronoOrder>("kryo").decode(&java_order("kryo")).unwrap();
+    let error = delayq_codec::jackson::to_vec(&order).unwrap_err();
+    assert_eq!(error.kind(), JacksonErrorKind::Encode, "{error}");
+    assert!(error.message().contains("java.time.LocalDateTime"), "{error}");
+    assert!(plain.encode(&order).is_err());
+    let time: TimeOrder = codec::<TimeOrder>("kryo").decode(&java_order("kryo")).unwrap();
+    let error = delayq_codec::jackson::to_vec(&time).unwrap_err();
+    assert!(error.message().contains("JavaTimeModule"), "{error}");
+}
+
+/// The Jackson forms: JavaTimeModule's array for the date, the decimal
+/// with its scale, and either read back; Java's ISO text (an
+/// `ObjectMapper` with timestamps off) reads too.
+#[test]
+fn jackson_writes_javatimemodules_forms_and_reads_java_text_too() {
+    let order: ChronoOrder = codec::<ChronoOrder>("kryo").decode(&java_order("kryo")).unwrap();
+    let json = codec::<ChronoOrder>("jackson_jsr310").encode(&order).unwrap();
+    assert_eq!(
+        std::str::from_utf8(&json).unwrap(),
+        r#"{"@class":"corpus.Order","amount":1234,"createdAt":[2026,11,23,2,13,20,123456789],"id":"o-1","tags":["java.util.ArrayList",["a","b"]],"total":["java.math.BigDecimal",12.50]}"#
+    );
+    let iso = br#"{"@class":"corpus.Order","amount":1234,"createdAt":"2026-11-23T02:13:20.123456789","id":"o-1","tags":["java.util.ArrayList",["a","b"]],"total":["java.math.BigDecimal",12.50]}"#;
+    assert_eq!(JacksonCodec::<ChronoOrder>::new().decode(iso).unwrap(), order);
+    let time: TimeOrder = JacksonCodec::<TimeOrder>::new().decode(iso).unwrap();
+    assert_eq!(time.total.to_string(), "12.50");
+}
+
 #[test]
 fn javas_nulls_read_as_none_and_values_as_some() {
     for name in CODECS {
+        let none: ChronoOptionOrder = codec::<ChronoOptionOrder>("jackson")
+            .decode(&java_order_nulls("jackson"))
+            .unwrap();
+        assert_eq!((none.created_at, none.total, none.amount), (None, None, 7), "jackson");
         let some: ChronoOptionOrder = codec::<ChronoOptionOrder>(name).decode(&java_order(name)).unwrap();
         assert_eq!(
             some.total,

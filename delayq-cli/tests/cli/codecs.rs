@@ -423,3 +423,42 @@ async fn migrate_between_jackson_and_java_codecs_is_refused_and_changes_nothing(
     })
     .await;
 }
+
+redis_test! {
+    /// A 30-digit BigInteger and a BigDecimal's 2.50 typed on the command
+    /// line are written as typed (not through a double), the decimal with
+    /// its class where --java-class names one for its path, as Java's
+    /// Jackson needs for a BigDecimal field (it refuses a bare number).
+    async fn offer_jackson_writes_big_numbers_exactly(redis) {
+        ok(&delayq(
+            &redis,
+            &[
+                "offer",
+                "exact",
+                "--delay",
+                "1h",
+                "--codec",
+                "jackson",
+                "--java-class",
+                "bank.Account",
+                "--java-class",
+                "total=java.math.BigDecimal",
+                "--java-class",
+                "limit=java.math.BigInteger",
+                r#"{"id":"a-1","total":2.50,"limit":123456789012345678901234567890,"any":123456789012345678901234567891,"rate":0.1}"#,
+            ],
+        ));
+        let written = &payloads_of(&redis, "exact").await[0];
+        assert_eq!(
+            String::from_utf8_lossy(written),
+            r#"{"@class":"bank.Account","any":123456789012345678901234567891,"id":"a-1","limit":["java.math.BigInteger",123456789012345678901234567890],"rate":0.1,"total":["java.math.BigDecimal",2.50]}"#
+        );
+        // Not JSON: refused, nothing offered.
+        let out = delayq(
+            &redis,
+            &["offer", "exact", "--delay", "1h", "--codec", "jackson", "--java-class", "bank.Account", "{\"id\":"],
+        );
+        assert!(!out.status.success(), "{out:?}");
+        assert_eq!(payloads_of(&redis, "exact").await.len(), 1);
+    }
+}

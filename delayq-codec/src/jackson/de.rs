@@ -32,7 +32,8 @@ use serde::de::{self, DeserializeSeed, Visitor};
 use super::error::{JacksonError, JacksonErrorKind};
 use super::node::CLASS_PROPERTY;
 use super::parse::Json;
-use super::value::is_type_id;
+use super::value::{is_type_id, time};
+use crate::kryo::{JavaTime, KryoValue};
 
 type Error = JacksonError;
 type Result<T> = std::result::Result<T, Error>;
@@ -317,8 +318,15 @@ impl<'de> de::Deserializer<'de> for Typed {
         visitor.visit_unit()
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value> {
-        visitor.visit_newtype_struct(self)
+    /// A newtype named after a `java.time` class, `BigDecimal` or
+    /// `BigInteger` (a [natural](crate::natural) Rust type's) reads Java's
+    /// text (`toString()`) when it asks for a string: `JavaTimeModule`'s
+    /// `[2026,11,23]` as `2026-11-23`, a decimal's digits as written.
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
+        match natural_text(name, &self.0)? {
+            Some(text) => visitor.visit_newtype_struct(JavaText { text, json: self.0 }),
+            None => visitor.visit_newtype_struct(self),
+        }
     }
 
     /// An array; or an object's properties in order, as `(name, value)`
@@ -388,6 +396,95 @@ impl<'de> de::Deserializer<'de> for Typed {
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         visitor.visit_unit()
+    }
+}
+
+/// Java's text for a value of `class`, when it is a class the natural Rust
+/// types map (`None` otherwise, or for JSON that is no such value).
+fn natural_text(class: &str, json: &Json) -> Result<Option<String>> {
+    let json = match json {
+        Json::Array(items) if is_wrapper(items) => &items[1],
+        other => other,
+    };
+    let time_class = class == "java.time.Instant" || JavaTime::is_time_class(class);
+    Ok(match (class, json) {
+        ("java.math.BigDecimal" | "java.math.BigInteger", Json::Number(text)) => Some(text.to_string()),
+        ("java.math.BigDecimal" | "java.math.BigInteger", Json::Str(text)) => Some(text.clone()),
+        // ISO text: an ObjectMapper with timestamps off, or another format's.
+        (_, Json::Str(text)) if time_class => Some(text.clone()),
+        (_, Json::Number(_) | Json::Array(_)) if time_class => match time(class, json.clone())? {
+            KryoValue::Time(t) => Some(t.to_string()),
+            KryoValue::Instant { seconds, nanos } => Some(crate::kryo::instant_text(seconds, nanos)),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// A natural type's value: its Java text for a string (what the mapping
+/// asks for), the JSON as written for anything else.
+struct JavaText {
+    text: String,
+    json: Json,
+}
+
+macro_rules! forward_to_typed {
+    ($($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                de::Deserializer::$method(Typed(self.json), visitor)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for JavaText {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_string(self.text)
+    }
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_string(self.text)
+    }
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_string(self.text)
+    }
+
+    forward_to_typed! {
+        deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128 deserialize_f32
+        deserialize_f64 deserialize_char deserialize_bytes deserialize_byte_buf deserialize_option
+        deserialize_unit deserialize_seq deserialize_map deserialize_identifier deserialize_ignored_any
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
+        Typed(self.json).deserialize_unit_struct(name, visitor)
+    }
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
+        Typed(self.json).deserialize_newtype_struct(name, visitor)
+    }
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        Typed(self.json).deserialize_tuple(len, visitor)
+    }
+    fn deserialize_tuple_struct<V: Visitor<'de>>(self, name: &'static str, len: usize, visitor: V) -> Result<V::Value> {
+        Typed(self.json).deserialize_tuple_struct(name, len, visitor)
+    }
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        Typed(self.json).deserialize_struct(name, fields, visitor)
+    }
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        Typed(self.json).deserialize_enum(name, variants, visitor)
     }
 }
 

@@ -79,12 +79,48 @@ use crate::BoxError;
 /// assert_eq!(order, Order { id: "o-1".into(), amount: 1234, tags: vec!["a".into(), "b".into()] });
 /// assert_eq!(codec.encode(&order).unwrap().as_ref(), java);
 /// ```
-pub struct JacksonCodec<T>(PhantomData<fn() -> T>);
+pub struct JacksonCodec<T> {
+    dialect: Dialect,
+    _type: PhantomData<fn() -> T>,
+}
 
 impl<T> JacksonCodec<T> {
-    /// A Jackson codec for `T`.
+    /// A Jackson codec for `T`, as Redisson's plain `JsonJacksonCodec`
+    /// (no `JavaTimeModule`).
     pub fn new() -> Self {
-        JacksonCodec(PhantomData)
+        JacksonCodec {
+            dialect: Dialect::Plain,
+            _type: PhantomData,
+        }
+    }
+
+    /// The same codec for the Java side's `ObjectMapper`: with
+    /// [`Dialect::JavaTimeModule`], the `java.time` fields of the natural
+    /// Rust types ([`natural`](crate::natural)) are written as
+    /// `JavaTimeModule` writes them (`[2026,11,23,2,13,20]`); plain, they
+    /// are an [`Encode`](JacksonErrorKind::Encode) error, as Java's plain
+    /// Jackson refuses them. Reading takes either.
+    ///
+    /// ```
+    /// use delayq_codec::jackson::Dialect;
+    /// use delayq_codec::{Codec, JacksonCodec};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    /// #[serde(rename = "shop.Job")]
+    /// struct Job {
+    ///     #[serde(with = "delayq_codec::natural::duration")]
+    ///     timeout: std::time::Duration,
+    /// }
+    /// let job = Job { timeout: std::time::Duration::from_millis(1500) };
+    /// let codec = JacksonCodec::<Job>::new().with_dialect(Dialect::JavaTimeModule);
+    /// let json = codec.encode(&job).unwrap();
+    /// assert_eq!(json.as_ref(), br#"{"@class":"shop.Job","timeout":1.500000000}"#);
+    /// assert_eq!(codec.decode(&json).unwrap(), job);
+    /// assert!(JacksonCodec::<Job>::new().encode(&job).is_err());
+    /// ```
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 }
 
@@ -104,7 +140,7 @@ impl<T> Copy for JacksonCodec<T> {}
 
 impl<T> std::fmt::Debug for JacksonCodec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "JacksonCodec<{}>", std::any::type_name::<T>())
+        write!(f, "JacksonCodec<{}>({:?})", std::any::type_name::<T>(), self.dialect)
     }
 }
 
@@ -117,7 +153,7 @@ where
     }
 
     fn encode(&self, value: &T) -> Result<Bytes, BoxError> {
-        Ok(Bytes::from(to_vec(value)?))
+        Ok(Bytes::from(to_vec_with(value, self.dialect)?))
     }
 
     fn decode(&self, raw: &[u8]) -> Result<T, BoxError> {
@@ -129,9 +165,45 @@ where
     }
 }
 
-/// Encodes a value as Redisson's `JsonJacksonCodec` would.
-pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, BoxError> {
-    let node = value.serialize(Ser { place: Place::Root })?;
+/// Encodes a value as Redisson's plain `JsonJacksonCodec` would
+/// ([`to_vec_with`] for an `ObjectMapper` with `JavaTimeModule`).
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// #[serde(rename = "shop.Item")]
+/// struct Item { name: String }
+/// let json = delayq_codec::jackson::to_vec(&Item { name: "pen".into() }).unwrap();
+/// assert_eq!(json, br#"{"@class":"shop.Item","name":"pen"}"#);
+/// ```
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, JacksonError> {
+    to_vec_with(value, Dialect::Plain)
+}
+
+/// Encodes a value as Redisson's `JsonJacksonCodec` with `dialect`'s
+/// `ObjectMapper` would. A value Java's Jackson would not read back equal
+/// (a `java.time` field of a [natural](crate::natural) type without
+/// `JavaTimeModule`) is an [`Encode`](JacksonErrorKind::Encode) error.
+///
+/// ```
+/// use delayq_codec::jackson::{to_vec_with, Dialect, JacksonErrorKind};
+///
+/// #[derive(serde::Serialize)]
+/// #[serde(rename = "shop.Shift")]
+/// struct Shift {
+///     #[serde(with = "delayq_codec::natural::duration")]
+///     length: std::time::Duration,
+/// }
+/// let shift = Shift { length: std::time::Duration::from_secs(3600) };
+/// let json = to_vec_with(&shift, Dialect::JavaTimeModule).unwrap();
+/// assert_eq!(json, br#"{"@class":"shop.Shift","length":3600.000000000}"#);
+/// let error = to_vec_with(&shift, Dialect::Plain).unwrap_err();
+/// assert_eq!(error.kind(), JacksonErrorKind::Encode);
+/// ```
+pub fn to_vec_with<T: Serialize + ?Sized>(value: &T, dialect: Dialect) -> Result<Vec<u8>, JacksonError> {
+    let node = value.serialize(Ser {
+        place: Place::Root,
+        dialect,
+    })?;
     let mut out = Vec::new();
     node.write(&mut out);
     Ok(out)
@@ -201,70 +273,80 @@ fn plain_node(json: parse::Json) -> Node {
     }
 }
 
-/// Adds Jackson's type information to plain JSON, as `JsonJacksonCodec`
-/// would write the same data: the root object gets `"@class": root_class`,
-/// nested objects the class `classes` gives their path (`customer`,
-/// `items[]`, `items[].product`) or else `java.util.LinkedHashMap`, arrays
-/// become `java.util.ArrayList`s, and properties are sorted.
+/// Adds Jackson's type information to plain JSON text, as `JsonJacksonCodec`
+/// would write the same data: the root value gets `root_class`
+/// (`"@class"` on an object), and each value below it the class `classes`
+/// gives its path (`customer`, `items[]`, `items[].product`), or else an
+/// object is a `java.util.LinkedHashMap` and an array a
+/// `java.util.ArrayList`; properties are sorted and null ones left out.
+/// Numbers are written as typed, every digit: a 30-digit integer (which
+/// Java reads into an `Object` as a `BigInteger`), `2.50` (give its path
+/// `java.math.BigDecimal`, as Java's Jackson needs for a `BigDecimal`
+/// field).
 ///
 /// ```
-/// use serde_json::json;
-/// let plain = json!({"id": "o-1", "tags": ["a"], "customer": {"name": "Ann"}});
-/// let typed = delayq_codec::jackson::from_plain_json(&plain, "compat.Order", &[("customer", "compat.Customer")]).unwrap();
+/// let plain = r#"{"id": "o-1", "tags": ["a"], "customer": {"name": "Ann"}, "total": 2.50}"#;
+/// let classes = [("customer", "compat.Customer"), ("total", "java.math.BigDecimal")];
+/// let typed = delayq_codec::jackson::from_plain_json(plain, "compat.Order", &classes).unwrap();
 /// assert_eq!(
 ///     String::from_utf8(typed).unwrap(),
-///     r#"{"@class":"compat.Order","customer":{"@class":"compat.Customer","name":"Ann"},"id":"o-1","tags":["java.util.ArrayList",["a"]]}"#
+///     r#"{"@class":"compat.Order","customer":{"@class":"compat.Customer","name":"Ann"},"id":"o-1","tags":["java.util.ArrayList",["a"]],"total":["java.math.BigDecimal",2.50]}"#
 /// );
 /// ```
-pub fn from_plain_json(
-    plain: &serde_json::Value,
-    root_class: &str,
-    classes: &[(&str, &str)],
-) -> Result<Vec<u8>, BoxError> {
+pub fn from_plain_json(plain: &str, root_class: &str, classes: &[(&str, &str)]) -> Result<Vec<u8>, JacksonError> {
     if !ser::is_java_class(root_class) {
-        return Err(format!("{root_class:?} is not a Java class name").into());
+        return Err(JacksonError::encode(format!("{root_class:?} is not a Java class name")));
     }
-    let node = typed_from_plain(plain, "", Some(root_class), classes)?;
+    for (path, class) in classes {
+        if !ser::is_java_class(class) {
+            return Err(JacksonError::encode(format!(
+                "{path}: {class:?} is not a Java class name"
+            )));
+        }
+    }
+    let json = parse::parse_payload(plain.as_bytes())?;
+    let node = typed_from_plain(json, "", Some(root_class), classes);
     let mut out = Vec::new();
     node.write(&mut out);
     Ok(out)
 }
 
-fn typed_from_plain(
-    value: &serde_json::Value,
-    path: &str,
-    class: Option<&str>,
-    classes: &[(&str, &str)],
-) -> Result<Node, BoxError> {
-    use serde_json::Value as V;
-    Ok(match value {
-        V::Null => Node::Null,
-        V::Bool(b) => Node::Bool(*b),
-        V::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => Node::Int(i.into()),
-            (_, Some(u), _) => Node::Int(u.into()),
-            (_, _, Some(f)) => Node::Float {
-                value: f,
-                single: false,
-            },
-            _ => return Err(format!("unsupported number {n}").into()),
-        },
-        V::String(s) => Node::Str(s.clone()),
-        V::Array(items) => {
+/// Classes Jackson writes without their class (its "natural" types).
+fn is_natural_class(class: &str) -> bool {
+    matches!(
+        class,
+        "java.lang.String" | "java.lang.Integer" | "java.lang.Double" | "java.lang.Boolean"
+    )
+}
+
+fn typed_from_plain(value: parse::Json, path: &str, class: Option<&str>, classes: &[(&str, &str)]) -> Node {
+    use parse::Json as J;
+    let class = class.or_else(|| classes.iter().find(|(p, _)| *p == path).map(|(_, c)| *c));
+    let scalar = |node: Node| match class {
+        Some(class) if !is_natural_class(class) => Node::Typed(class.to_owned(), Box::new(node)),
+        _ => node,
+    };
+    match value {
+        J::Null => Node::Null,
+        J::Bool(b) => Node::Bool(b),
+        J::Number(text) => scalar(Node::Number(text.into())),
+        J::Str(s) => scalar(Node::Str(s)),
+        J::Array(items) => {
             let item_path = format!("{path}[]");
             let items = items
-                .iter()
+                .into_iter()
                 .map(|item| typed_from_plain(item, &item_path, None, classes))
-                .collect::<Result<_, _>>()?;
-            Node::Typed(ser::ARRAY_LIST.to_owned(), Box::new(Node::Array(items)))
+                .collect();
+            Node::Typed(
+                class.unwrap_or(ser::ARRAY_LIST).to_owned(),
+                Box::new(Node::Array(items)),
+            )
         }
-        V::Object(map) => {
-            let class = class
-                .or_else(|| classes.iter().find(|(p, _)| *p == path).map(|(_, c)| *c))
-                .unwrap_or("java.util.LinkedHashMap");
+        J::Object(map) => {
+            let class = class.unwrap_or("java.util.LinkedHashMap");
             let mut props = Vec::with_capacity(map.len());
             for (name, value) in map {
-                if value.is_null() {
+                if value == J::Null {
                     continue;
                 }
                 let child = if path.is_empty() {
@@ -272,12 +354,12 @@ fn typed_from_plain(
                 } else {
                     format!("{path}.{name}")
                 };
-                props.push((name.clone(), typed_from_plain(value, &child, None, classes)?));
+                props.push((name, typed_from_plain(value, &child, None, classes)));
             }
             props.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
             Node::Typed(class.to_owned(), Box::new(Node::Object(props)))
         }
-    })
+    }
 }
 
 /// A Java `java.lang.Long` (boxed), for struct fields declared `Long`: Jackson

@@ -24,7 +24,10 @@
 use base64::Engine;
 use serde::ser::{self, Serialize};
 
+use super::error::JacksonError;
 use super::node::Node;
+use super::value_write::{write_natural, Dialect};
+use crate::kryo::{JavaTime, JavaType, KryoValue};
 
 pub(crate) const ARRAY_LIST: &str = "java.util.ArrayList";
 pub(crate) const HASH_MAP: &str = "java.util.HashMap";
@@ -63,29 +66,20 @@ pub(crate) fn is_java_class(name: &str) -> bool {
     parts >= 2
 }
 
-#[derive(Debug)]
-pub(crate) struct SerError(pub String);
-
-impl std::fmt::Display for SerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SerError {}
-
-impl ser::Error for SerError {
+impl ser::Error for JacksonError {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        SerError(msg.to_string())
+        JacksonError::encode(msg.to_string())
     }
 }
 
-type Result<T> = std::result::Result<T, SerError>;
+type Result<T> = std::result::Result<T, JacksonError>;
 
 /// Serializes one value at a place.
 #[derive(Clone, Copy)]
 pub(crate) struct Ser {
     pub place: Place,
+    /// Whether Java's `ObjectMapper` has `JavaTimeModule` (how `java.time` is written).
+    pub dialect: Dialect,
 }
 
 fn typed(class: &str, node: Node) -> Node {
@@ -93,6 +87,40 @@ fn typed(class: &str, node: Node) -> Node {
 }
 
 impl Ser {
+    /// A serializer for a value inside this one.
+    fn at(self, place: Place) -> Ser {
+        Ser { place, ..self }
+    }
+
+    /// A value of a natural Rust type ([`crate::natural`]: a newtype named
+    /// after its Java class around Java's text) as Jackson writes that
+    /// class: `JavaTimeModule`'s forms for `java.time` (refused in the
+    /// plain dialect, as Java's plain Jackson refuses them), a
+    /// `BigDecimal`'s or `BigInteger`'s digits. `None` for other newtypes.
+    fn natural(self, class: &str, text: &str) -> Result<Option<Node>> {
+        let value = match class {
+            "java.math.BigDecimal" => KryoValue::big_decimal(text),
+            "java.math.BigInteger" => text
+                .parse::<num_bigint::BigInt>()
+                .map(|n| KryoValue::BigInteger(n.to_signed_bytes_be()))
+                .map_err(|e| e.to_string()),
+            "java.time.Instant" => match JavaTime::parse("java.sql.Timestamp", text) {
+                Ok(JavaTime::SqlTimestamp { seconds, nanos }) => Ok(KryoValue::Instant { seconds, nanos }),
+                Ok(_) => unreachable!("a timestamp parses to a timestamp"),
+                Err(e) => Err(e),
+            },
+            c if JavaTime::is_time_class(c) => JavaTime::parse(c, text).map(KryoValue::Time),
+            _ => return Ok(None),
+        }
+        .map_err(|e| JacksonError::encode(format!("{class} {text:?}: {e}")))?;
+        let (declared, root) = match self.place {
+            Place::Root => (JavaType::object(), true),
+            Place::Field => (JavaType::final_class(class), false),
+            Place::Element => (JavaType::object(), false),
+        };
+        write_natural(&value, &declared, root, self.dialect).map(Some)
+    }
+
     fn integer(self, value: i128) -> Node {
         let long = i64::try_from(value).is_ok();
         match (self.place, long) {
@@ -105,7 +133,7 @@ impl Ser {
 
 impl ser::Serializer for Ser {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     type SerializeSeq = SeqSer;
     type SerializeTuple = SeqSer;
     type SerializeTupleStruct = SeqSer;
@@ -145,7 +173,7 @@ impl ser::Serializer for Ser {
         Ok(self.integer(v.into()))
     }
     fn serialize_u128(self, v: u128) -> Result<Node> {
-        let v = i128::try_from(v).map_err(|_| SerError("integer too large for Java".into()))?;
+        let v = i128::try_from(v).map_err(|_| JacksonError::encode("integer too large for Java"))?;
         Ok(self.integer(v))
     }
     fn serialize_f32(self, v: f32) -> Result<Node> {
@@ -202,6 +230,11 @@ impl ser::Serializer for Ser {
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, value: &T) -> Result<Node> {
         let inner = value.serialize(self)?;
+        if let Node::Str(text) = &inner {
+            if let Some(node) = self.natural(name, text)? {
+                return Ok(node);
+            }
+        }
         if !is_java_class(name) {
             return Ok(inner);
         }
@@ -218,23 +251,26 @@ impl ser::Serializer for Ser {
         variant: &'static str,
         value: &T,
     ) -> Result<Node> {
-        let inner = value.serialize(Ser { place: Place::Field })?;
+        let inner = value.serialize(self.at(Place::Field))?;
         Ok(Node::Object(vec![(variant.to_owned(), inner)]))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqSer> {
         Ok(SeqSer {
+            dialect: self.dialect,
             items: Vec::with_capacity(len.unwrap_or(0)),
             typed: true,
         })
     }
     fn serialize_tuple(self, len: usize) -> Result<SeqSer> {
         Ok(SeqSer {
+            dialect: self.dialect,
             items: Vec::with_capacity(len),
             typed: false,
         })
     }
     fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<SeqSer> {
         Ok(SeqSer {
+            dialect: self.dialect,
             items: Vec::with_capacity(len),
             typed: false,
         })
@@ -249,6 +285,7 @@ impl ser::Serializer for Ser {
         Ok(VariantSer {
             variant,
             inner: SeqSer {
+                dialect: self.dialect,
                 items: Vec::with_capacity(len),
                 typed: false,
             },
@@ -256,6 +293,7 @@ impl ser::Serializer for Ser {
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<MapSer> {
         Ok(MapSer {
+            dialect: self.dialect,
             entries: Vec::new(),
             key: None,
         })
@@ -264,7 +302,7 @@ impl ser::Serializer for Ser {
         let class = if is_java_class(name) {
             Some(name)
         } else if self.place == Place::Root {
-            return Err(SerError(format!(
+            return Err(JacksonError::encode(format!(
                 "`{name}` has no Java class name for \"@class\": add #[serde(rename = \"com.example.{name}\")] \
                  with the class Java reads it as"
             )));
@@ -272,6 +310,7 @@ impl ser::Serializer for Ser {
             None
         };
         Ok(StructSer {
+            dialect: self.dialect,
             class,
             fields: Vec::with_capacity(len),
         })
@@ -286,6 +325,7 @@ impl ser::Serializer for Ser {
         Ok(VariantSer {
             variant,
             inner: StructSer {
+                dialect: self.dialect,
                 class: None,
                 fields: Vec::with_capacity(len),
             },
@@ -294,6 +334,7 @@ impl ser::Serializer for Ser {
 }
 
 pub(crate) struct SeqSer {
+    dialect: Dialect,
     items: Vec<Node>,
     /// A collection (typed as ArrayList) rather than a tuple (a plain array).
     typed: bool,
@@ -301,7 +342,7 @@ pub(crate) struct SeqSer {
 
 impl SeqSer {
     fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.items.push(value.serialize(Ser { place: Place::Element })?);
+        self.items.push(value.serialize(self.at(Place::Element))?);
         Ok(())
     }
 
@@ -314,9 +355,18 @@ impl SeqSer {
     }
 }
 
+impl SeqSer {
+    fn at(&self, place: Place) -> Ser {
+        Ser {
+            place,
+            dialect: self.dialect,
+        }
+    }
+}
+
 impl ser::SerializeSeq for SeqSer {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         self.push(value)
     }
@@ -327,7 +377,7 @@ impl ser::SerializeSeq for SeqSer {
 
 impl ser::SerializeTuple for SeqSer {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         self.push(value)
     }
@@ -338,7 +388,7 @@ impl ser::SerializeTuple for SeqSer {
 
 impl ser::SerializeTupleStruct for SeqSer {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         self.push(value)
     }
@@ -348,19 +398,33 @@ impl ser::SerializeTupleStruct for SeqSer {
 }
 
 pub(crate) struct MapSer {
+    dialect: Dialect,
     entries: Vec<(String, Node)>,
     key: Option<String>,
 }
 
+impl MapSer {
+    fn at(&self, place: Place) -> Ser {
+        Ser {
+            place,
+            dialect: self.dialect,
+        }
+    }
+}
+
 impl ser::SerializeMap for MapSer {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<()> {
-        let key = match key.serialize(Ser { place: Place::Field })? {
+        let key = match key.serialize(self.at(Place::Field))? {
             Node::Str(s) => s,
             Node::Int(i) => i.to_string(),
             Node::Bool(b) => b.to_string(),
-            other => return Err(SerError(format!("map keys must be strings or numbers, got {other:?}"))),
+            other => {
+                return Err(JacksonError::encode(format!(
+                    "map keys must be strings or numbers, got {other:?}"
+                )))
+            }
         };
         self.key = Some(key);
         Ok(())
@@ -369,9 +433,8 @@ impl ser::SerializeMap for MapSer {
         let key = self
             .key
             .take()
-            .ok_or_else(|| SerError("map value without a key".into()))?;
-        self.entries
-            .push((key, value.serialize(Ser { place: Place::Element })?));
+            .ok_or_else(|| JacksonError::encode("map value without a key"))?;
+        self.entries.push((key, value.serialize(self.at(Place::Element))?));
         Ok(())
     }
     fn end(self) -> Result<Node> {
@@ -381,15 +444,25 @@ impl ser::SerializeMap for MapSer {
 }
 
 pub(crate) struct StructSer {
+    dialect: Dialect,
     class: Option<&'static str>,
     fields: Vec<(String, Node)>,
 }
 
+impl StructSer {
+    fn at(&self, place: Place) -> Ser {
+        Ser {
+            place,
+            dialect: self.dialect,
+        }
+    }
+}
+
 impl ser::SerializeStruct for StructSer {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
-        let node = value.serialize(Ser { place: Place::Field })?;
+        let node = value.serialize(self.at(Place::Field))?;
         // Include.NON_NULL: a null property is left out.
         if node != Node::Null {
             self.fields.push((key.to_owned(), node));
@@ -416,7 +489,7 @@ pub(crate) struct VariantSer<S> {
 
 impl ser::SerializeTupleVariant for VariantSer<SeqSer> {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         self.inner.push(value)
     }
@@ -427,7 +500,7 @@ impl ser::SerializeTupleVariant for VariantSer<SeqSer> {
 
 impl ser::SerializeStructVariant for VariantSer<StructSer> {
     type Ok = Node;
-    type Error = SerError;
+    type Error = JacksonError;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         ser::SerializeStruct::serialize_field(&mut self.inner, key, value)
     }

@@ -255,7 +255,7 @@ fn local_date(parts: &[i64], class: &str) -> R<LocalDate> {
 
 /// A `java.time` value in `JavaTimeModule`'s timestamp form (or its ISO
 /// text, when `WRITE_DATES_AS_TIMESTAMPS` is off).
-fn time(class: &str, json: Json) -> R<KryoValue> {
+pub(super) fn time(class: &str, json: Json) -> R<KryoValue> {
     let time = match (class, json) {
         ("java.time.Instant", Json::Number(t)) => {
             let (seconds, nanos) = seconds_and_nanos(&t, class)?;

@@ -49,6 +49,11 @@ pub enum Dialect {
 /// assert_eq!(decode_value(&json, None).unwrap(), price);
 /// ```
 pub fn encode_value(value: &KryoValue, dialect: Dialect) -> Result<Vec<u8>, JacksonError> {
+    // Sorted collections in natural order, as Java writes them (Java's
+    // Jackson adds each element with compareTo).
+    use crate::jdk::sorted::{in_natural_order, JavaReads};
+    let sorted = in_natural_order(value, JavaReads::ByCompareTo).map_err(JacksonError::encode)?;
+    let value = sorted.as_ref().unwrap_or(value);
     let node = Writer {
         dialect,
         ids: std::cell::Cell::new(0),
@@ -57,6 +62,16 @@ pub fn encode_value(value: &KryoValue, dialect: Dialect) -> Result<Vec<u8>, Jack
     let mut out = Vec::new();
     node.write(&mut out);
     Ok(out)
+}
+
+/// One value of a natural Rust type (the serde path) in a slot of type
+/// `declared` (`root`: the payload itself).
+pub(super) fn write_natural(value: &KryoValue, declared: &JavaType, root: bool, dialect: Dialect) -> R<Node> {
+    Writer {
+        dialect,
+        ids: std::cell::Cell::new(0),
+    }
+    .write(value, declared, root)
 }
 
 struct Writer {
@@ -183,9 +198,28 @@ impl Writer {
             }
             KryoValue::Instant { seconds, nanos } => {
                 self.time_module("java.time.Instant", root)?;
-                Node::Number(seconds_text(*seconds, *nanos))
+                let node = Node::Number(seconds_text(*seconds, *nanos));
+                if slot_typed {
+                    typed("java.time.Instant", node)
+                } else {
+                    node
+                }
             }
-            KryoValue::Time(t) => self.time(t, declared, root)?,
+            // Where the slot is not final (a List<Object>'s element), Java
+            // writes each java.time value with its class, and reads it only so.
+            KryoValue::Time(t) => match self.time(t, declared, root)? {
+                node @ Node::Typed(..) => node,
+                node if slot_typed => typed(t.java_class(), node),
+                node => node,
+            },
+            // A constant where Object (or another non-final type) is
+            // declared carries its class; Java reads a bare name as a String.
+            // The payload itself goes bare, as Java writes it.
+            KryoValue::Enum {
+                class,
+                name: Some(name),
+                ..
+            } if slot_typed && !root && declared.class_name() != class => typed(class, Node::Str(name.clone())),
             KryoValue::Enum { name: Some(name), .. } => Node::Str(name.clone()),
             KryoValue::Enum { class, .. } => {
                 return Err(JacksonError::encode(format!(
@@ -516,6 +550,33 @@ mod tests {
         assert_eq!(ints(time_parts(&t(10, 0, 5, 0))), [10, 0, 5]);
         assert_eq!(ints(time_parts(&t(10, 0, 0, 1))), [10, 0, 0, 1]);
         assert_eq!(seconds_text(1_795_400_000, 1), "1795400000.000000001");
+    }
+
+    /// As Java's Jackson writes a `List<Object>` of them (checked in
+    /// jshell): each with its class, which Java needs to read it back (a
+    /// bare "MONDAY" is a String to Java).
+    #[test]
+    fn java_time_and_enums_in_an_object_slot_carry_their_class() {
+        let list = KryoValue::Collection {
+            class: "java.util.ArrayList".into(),
+            items: vec![
+                KryoValue::Time(JavaTime::parse("java.time.LocalDate", "2026-11-23").unwrap()),
+                KryoValue::Time(JavaTime::parse("java.time.Duration", "PT3S").unwrap()),
+                KryoValue::Instant { seconds: 5, nanos: 1 },
+                KryoValue::Time(JavaTime::parse("java.time.MonthDay", "--11-23").unwrap()),
+                KryoValue::Enum {
+                    class: "java.time.DayOfWeek".into(),
+                    ordinal: Some(0),
+                    name: Some("MONDAY".into()),
+                },
+            ],
+        };
+        let json = encode_value(&list, Dialect::JavaTimeModule).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&json).unwrap(),
+            r#"["java.util.ArrayList",[["java.time.LocalDate",[2026,11,23]],["java.time.Duration",3.000000000],["java.time.Instant",5.000000001],["java.time.MonthDay","--11-23"],["java.time.DayOfWeek","MONDAY"]]]"#
+        );
+        assert_eq!(crate::jackson::decode_value(&json, None).unwrap(), list);
     }
 
     #[test]

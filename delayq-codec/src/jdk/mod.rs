@@ -14,6 +14,7 @@
 pub(crate) mod enums;
 pub(crate) mod forms;
 pub(crate) mod objects;
+pub(crate) mod sorted;
 pub(crate) mod time_ser;
 
 pub(crate) use self::objects::{interpret, locale_text, Custom, Graph, Level, Shape};

@@ -54,6 +54,7 @@ mod error;
 pub(crate) mod java_type;
 mod jdk;
 mod json;
+pub(crate) use self::json::instant_text;
 mod read;
 pub(crate) mod schema;
 pub(crate) mod ser;

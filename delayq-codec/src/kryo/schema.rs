@@ -37,8 +37,9 @@ use super::java_type::JavaType;
 /// subclass redeclares comes before the one it hides). Types use Java
 /// syntax (see [`JavaType::parse`]); a class of yours that is declared
 /// `final` in Java needs `"final": true`, because Kryo then writes fields
-/// of that type without the class name. [`KryoSchema::from_class_files`]
-/// (feature `class-files`) builds all of it from the compiled classes.
+/// of that type without the class name. `KryoSchema::from_class_files`
+/// (feature `class-files`, so not linked here: it is not built without it)
+/// builds all of it from the compiled classes.
 ///
 /// ```
 /// use delayq_codec::kryo::{KryoSchema, KryoValue};

@@ -68,7 +68,16 @@ fn reference_marker_after_class(raw: &[u8]) -> bool {
     }
 }
 
+/// A value with its sorted collections in Java's natural order (Java's
+/// Kryo adds each element with `compareTo`).
+fn natural(value: &KryoValue) -> Result<Option<KryoValue>> {
+    use crate::jdk::sorted::{in_natural_order, JavaReads};
+    in_natural_order(value, JavaReads::ByCompareTo).map_err(KryoError::encode)
+}
+
 pub(crate) fn encode(value: &KryoValue) -> Result<Vec<u8>> {
+    let sorted = natural(value)?;
+    let value = sorted.as_ref().unwrap_or(value);
     let mut w = Writer::new();
     w.bare_names = true;
     write_classed(&mut w, value, None)?;
@@ -78,6 +87,8 @@ pub(crate) fn encode(value: &KryoValue) -> Result<Vec<u8>> {
 /// [`encode`] of a value a Rust type made: its classes must be named as
 /// Java's (a bare Rust type name is refused).
 pub(crate) fn encode_serde(value: &KryoValue) -> Result<Vec<u8>> {
+    let sorted = natural(value)?;
+    let value = sorted.as_ref().unwrap_or(value);
     let mut w = Writer::new();
     write_classed(&mut w, value, None)?;
     Ok(w.out)

@@ -45,8 +45,12 @@ impl Writer {
                 self.java.len() - 1
             }
         };
+        // Java's ObjectInputStream builds a TreeMap from the order written.
+        use crate::jdk::sorted::{in_natural_order, JavaReads};
+        let sorted = in_natural_order(value, JavaReads::InOrderWritten)
+            .map_err(crate::serialization::SerializationError::encode)?;
         let java = &mut self.java[i].1;
-        java.value(value)?;
+        java.value(sorted.as_ref().unwrap_or(value))?;
         let bytes = java.take_written();
         self.out.extend_from_slice(&bytes);
         Ok(())

@@ -39,6 +39,10 @@ impl Names<'_> {
 }
 
 pub(super) fn encode(value: &KryoValue, names: &Names<'_>) -> Result<Vec<u8>> {
+    // Java builds a TreeMap or TreeSet from the order written.
+    use crate::jdk::sorted::{in_natural_order, JavaReads};
+    let sorted = in_natural_order(value, JavaReads::InOrderWritten).map_err(MarshallingError::encode)?;
+    let value = sorted.as_ref().unwrap_or(value);
     let mut w = Writer {
         out: vec![ids::VERSION],
         instance_seq: 0,

@@ -1,7 +1,7 @@
 //! Natural Rust types for Java's values: `#[serde(with = ...)]` mappings so
 //! a Rust struct field of a Rust date, duration or number type reads and
-//! writes the Java class a Java POJO declares, in Kryo, Java serialization
-//! and River.
+//! writes the Java class a Java POJO declares, in Kryo, Java serialization,
+//! River and Jackson.
 //!
 //! | Java field | Rust field | mapping |
 //! | --- | --- | --- |
@@ -25,7 +25,14 @@
 //! Each mapping writes a serde newtype named after the Java class holding
 //! the value's Java text (`toString()`: ISO-8601 for `java.time`, exact
 //! decimals), which the codecs turn into the Java object; other serde
-//! formats (JSON) see that text. A `ZonedDateTime` carries its zone's
+//! formats (JSON) see that text. Jackson writes what Redisson's
+//! `JsonJacksonCodec` writes for the class: a `java.time` value in
+//! `JavaTimeModule`'s form with
+//! [`Dialect::JavaTimeModule`](crate::jackson::Dialect) (`[2026,11,23]`,
+//! `5400.500000000`), refused in the plain dialect as Java's plain Jackson
+//! refuses it; a decimal as its digits (`["java.math.BigDecimal",2.50]`).
+//! An `OffsetDateTime` or `ZonedDateTime` not at UTC is refused there:
+//! `JavaTimeModule` writes its instant, and Java reads it back at UTC. A `ZonedDateTime` carries its zone's
 //! offset in Java serialization and River, not in Kryo (Java computes it
 //! from its zone database): read from Kryo in a region zone, it is a typed
 //! error here (read it as a [`KryoValue`](crate::kryo::KryoValue)); written

@@ -191,6 +191,10 @@ pub fn encode(value: &KryoValue, schema: Option<&KryoSchema>) -> Result<Vec<u8>,
 }
 
 fn encode_with(value: &KryoValue, classes: Classes<'_>) -> Result<Vec<u8>> {
+    // Java builds a TreeMap or TreeSet from the order written.
+    use crate::jdk::sorted::{in_natural_order, JavaReads};
+    let sorted = in_natural_order(value, JavaReads::InOrderWritten).map_err(SerializationError::encode)?;
+    let value = sorted.as_ref().unwrap_or(value);
     let mut writer = Writer::new(classes);
     writer.value(value)?;
     Ok(writer.finish())
