@@ -246,16 +246,35 @@ async fn the_overview_flags_ready_values_nobody_takes_and_long_pauses() {
     }
     let keys = |name: &str| delayq::QueueKeys::new(name).unwrap();
     let redis = seed::raw(&server).await;
-    let _: () = redis.rpush(keys("stuck").destination(), vec!["a", "b", "c"]).await.unwrap();
-    let _: () = redis.rpush(keys("stuck-old").destination(), vec!["old", "new"]).await.unwrap();
-    let now = seed::now_ms();
-    // Due three hours ago, as a transfer records it while tracking is on.
     let _: () = redis
-        .zadd(keys("stuck-old").due(), None, None, false, false, ((now - 3 * 3_600_000) as f64, "old"))
+        .rpush(keys("stuck").destination(), vec!["a", "b", "c"])
         .await
         .unwrap();
     let _: () = redis
-        .set(keys("long-paused").paused(), now - 2 * 3_600_000 - 60_000, None, None, false)
+        .rpush(keys("stuck-old").destination(), vec!["old", "new"])
+        .await
+        .unwrap();
+    let now = seed::now_ms();
+    // Due three hours ago, as a transfer records it while tracking is on.
+    let _: () = redis
+        .zadd(
+            keys("stuck-old").due(),
+            None,
+            None,
+            false,
+            false,
+            ((now - 3 * 3_600_000) as f64, "old"),
+        )
+        .await
+        .unwrap();
+    let _: () = redis
+        .set(
+            keys("long-paused").paused(),
+            now - 2 * 3_600_000 - 60_000,
+            None,
+            None,
+            false,
+        )
         .await
         .unwrap();
 
@@ -269,7 +288,12 @@ async fn the_overview_flags_ready_values_nobody_takes_and_long_pauses() {
         async move { rows(&browser).await == want }
     })
     .await;
-    wait_text(&browser, r#"tr[data-queue="stuck"] td.name .badge.untaken"#, "nobody takes").await;
+    wait_text(
+        &browser,
+        r#"tr[data-queue="stuck"] td.name .badge.untaken"#,
+        "nobody takes",
+    )
+    .await;
     assert_eq!(text(&browser, r#"tr[data-queue="stuck"] td.waiting"#).await, "unknown");
     let waiting = text(&browser, r#"tr[data-queue="stuck-old"] td.waiting"#).await;
     assert!(waiting.starts_with("3h"), "{waiting:?}");
