@@ -218,21 +218,26 @@ impl<T: Send + 'static> Consumer<T> {
         }
     }
 
-    /// Step `buffer`: buffered deliveries to free slots, oldest first; those
-    /// that waited too long go back, first in line, instead (and nothing
-    /// more is claimed ahead until a handler finishes: the pace was wrong).
+    /// Step `buffer`: buffered deliveries to free slots, oldest first. Once
+    /// one has waited too long, everything held goes back to the head in one
+    /// release, in claim order, when no claim is on its way (as on a pause:
+    /// giving back the stale ones first and the rest later put the later
+    /// values in front of the earlier), and nothing more is claimed ahead
+    /// until a handler finishes: the pace was wrong.
     fn serve_buffer(&mut self) {
         while !self.buffer.lock().is_empty() {
-            let stale = self.buffer.lock().stale();
-            if !stale.is_empty() {
+            if self.buffer.lock().any_stale() {
                 self.context.pace.stalled();
-                self.give_back(stale, SETTLE_TIMEOUT);
-                continue;
+                if self.claims.is_idle() {
+                    let held = self.buffer.lock().drain();
+                    self.give_back(held, SETTLE_TIMEOUT);
+                }
+                return;
             }
             let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
                 break;
             };
-            // None if it went stale since `stale()`: given back next round.
+            // None if it went stale since `any_stale()`: given back next round.
             let next = self.buffer.lock().pop();
             if let Some(delivery) = next {
                 self.start(delivery, slot);
@@ -278,7 +283,10 @@ impl<T: Send + 'static> Consumer<T> {
             !paused && self.context.limiter.is_none() && !self.idle && Instant::now() < self.backoff.claims_from;
         let (next_stale, held) = {
             let buffer = self.buffer.lock();
-            (buffer.next_stale(), !buffer.is_empty())
+            // While claims are on their way, their answers wake the loop: a
+            // stale buffer waits for them (see `serve_buffer`).
+            let next_stale = buffer.next_stale().filter(|_| self.claims.is_idle());
+            (next_stale, !buffer.is_empty())
         };
         let wake_at = [
             next_stale,

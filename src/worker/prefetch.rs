@@ -136,29 +136,10 @@ impl<T: 'static> Buffer<T> {
         self.waiting.pop_front().map(|(_, delivery)| delivery)
     }
 
-    /// The deliveries that waited too long, in claim order (those behind an
-    /// earlier claim included).
-    pub(crate) fn stale(&mut self) -> Vec<Delivery<T>> {
-        let now = Instant::now();
-        let mut stale = Vec::new();
-        while let Some((at, _)) = self.waiting.front() {
-            if now.duration_since(*at) < self.patience {
-                break;
-            }
-            stale.extend(self.waiting.pop_front().map(|(_, delivery)| delivery));
-        }
-        let late: Vec<u64> = (self.early.iter())
-            .filter(|(_, (at, _))| now.duration_since(*at) >= self.patience)
-            .map(|(claim, _)| *claim)
-            .collect();
-        for claim in late {
-            if let Some((_, deliveries)) = self.early.remove(&claim) {
-                stale.extend(deliveries);
-            }
-            // Still to be taken in (empty) when its turn comes.
-            self.early.insert(claim, (now, Vec::new()));
-        }
-        stale
+    /// Whether a delivery held has waited too long (one behind an earlier
+    /// claim included).
+    pub(crate) fn any_stale(&self) -> bool {
+        self.next_stale().is_some_and(|at| Instant::now() >= at)
     }
 
     /// When the oldest becomes stale, if any is held.
@@ -234,7 +215,7 @@ impl<T: 'static> Shared<T> {
             return None;
         }
         let next = buffer.pop();
-        if next.is_some() && buffer.waiting.len() % WAKE_EVERY == 0 {
+        if next.is_some() && buffer.waiting.len().is_multiple_of(WAKE_EVERY) {
             self.taken.notify_one();
         }
         next

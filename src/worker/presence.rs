@@ -208,7 +208,8 @@ pub(crate) struct Busy {
 
 #[derive(Debug)]
 struct Running {
-    delivery: String,
+    /// Formatted only when shown: the id is kept as its bytes per value.
+    delivery: [u8; 8],
     attempt: u32,
     since: Instant,
     lease_until: Instant,
@@ -222,7 +223,7 @@ pub(crate) struct Shown {
 
 impl Busy {
     /// Shows `delivery` as running from now, its lease until `lease_until`.
-    pub(crate) fn enter(self: &Arc<Self>, delivery: String, attempt: u32, lease_until: Instant) -> Shown {
+    pub(crate) fn enter(self: &Arc<Self>, delivery: [u8; 8], attempt: u32, lease_until: Instant) -> Shown {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let running = Running {
             delivery,
@@ -246,7 +247,7 @@ impl Busy {
             .into_iter()
             .take(MOST_SHOWN)
             .map(|r| RunningRecord {
-                delivery: r.delivery.clone(),
+                delivery: r.delivery.iter().map(|b| format!("{b:02x}")).collect(),
                 attempt: r.attempt,
                 for_ms: now.saturating_duration_since(r.since).as_millis() as u64,
                 lease_ms: r.lease_until.saturating_duration_since(now).as_millis() as u64,

@@ -125,9 +125,11 @@ impl<T: 'static> Delivery<T> {
         (self.value, self.lease)
     }
 
-    /// The delivery id, as lifecycle events name it (16 hex digits).
-    pub(crate) fn id_hex(&self) -> String {
-        self.lease.member[..8].iter().map(|b| format!("{b:02x}")).collect()
+    /// The delivery id (lifecycle events name it in 16 hex digits).
+    pub(crate) fn id(&self) -> [u8; 8] {
+        self.lease.member[..8]
+            .try_into()
+            .expect("a lease member starts with its 8-byte id")
     }
 
     /// When its claim answered (its visibility deadline is about this plus

@@ -31,7 +31,11 @@ impl Outstanding {
     }
 
     pub(super) fn remove(&self, token: u64) {
-        if self.deliveries.lock().remove(&token).is_some() {
+        let mut deliveries = self.deliveries.lock();
+        // Only `settled` waits, and only for none left: a wake per
+        // settled delivery cost a busy worker a lock per value.
+        if deliveries.remove(&token).is_some() && deliveries.is_empty() {
+            drop(deliveries);
             self.changed.notify_waiters();
         }
     }
