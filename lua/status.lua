@@ -1,12 +1,20 @@
 -- LIBS: element
 -- status: how many elements a queue holds where, read in one atomic step.
 -- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 lease set (delayq_leases),
---       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index
+--       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index,
+--       9 due-time set (lateness tracking)
 -- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
--- or false, keys that exist, paused (0/1), id index entries}.
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'list', KEYS[6], 'list')
+-- or false, keys that exist, paused (0/1), id index entries, the oldest
+-- ready value's due ms or false, the pause flag (ms paused at) or false}.
+-- The oldest ready value's due time is known only when a transfer recorded
+-- it in the due-time set (tracking on); one offered straight to the
+-- destination, or moved while tracking was off, has none (false).
+-- Cost: O(log n), whatever the queue's size.
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'list', KEYS[6], 'list', KEYS[9], 'zset')
 if bad then return bad end
 local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
+local oldest = redis.call('lindex', KEYS[3], 0)
+local oldest_due = oldest and redis.call('zscore', KEYS[9], oldest) or false
 return {
   redis.call('zcard', KEYS[1]),
   redis.call('llen', KEYS[3]),
@@ -17,4 +25,6 @@ return {
   redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]),
   redis.call('exists', KEYS[7]),
   redis.call('hlen', KEYS[8]) - redis.call('hexists', KEYS[8], 'cursor'),
+  oldest_due,
+  redis.call('get', KEYS[7]),
 }

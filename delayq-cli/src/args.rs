@@ -135,6 +135,10 @@ pub(crate) enum Command {
     /// next due time, and the pending elements in due order.
     Inspect(InspectArgs),
     /// Counts and transfer lag of one or more queues, once or live (--watch).
+    /// LATENCY is how long the oldest ready value has waited since it fell
+    /// due: "unknown" where no transfer recorded that (a value offered
+    /// straight to the ready list, or moved while no delayq worker tracked
+    /// lateness).
     Stats(StatsArgs),
     /// Every queue on the server with its counts (found by SCAN and by
     /// delayq's registry of the queues it has offered to, consumed or transferred).

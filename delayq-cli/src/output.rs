@@ -26,7 +26,17 @@ pub(crate) fn status_json(
         ("quarantined", json!(status.quarantined)),
         ("next_due_in_ms", json!(status.next_due.map(|d| millis_from(d, now)))),
         ("lag_ms", json!(status.lag_at(now).as_millis() as u64)),
+        // null with ready values: unknown (no transfer recorded when the
+        // oldest one fell due), never a guess.
+        (
+            "oldest_ready_age_ms",
+            json!(status.oldest_ready_age_at(now).map(|d| d.as_millis() as u64)),
+        ),
         ("paused", json!(status.paused)),
+        (
+            "paused_for_ms",
+            json!(status.paused_for_at(now).map(|d| d.as_millis() as u64)),
+        ),
         ("ids", json!(status.ids)),
     ]
     .into_iter()

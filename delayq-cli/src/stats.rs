@@ -156,7 +156,12 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
                     lag if lag.is_zero() => "-".into(),
                     lag => output::compact(lag),
                 },
-                if s.paused { "paused".into() } else { "-".into() },
+                oldest_ready(s, now),
+                match s.paused_for_at(now) {
+                    Some(age) => format!("paused {}", output::compact(age)),
+                    None if s.paused => "paused".into(),
+                    None => "-".into(),
+                },
                 output::count(*schedules as u64),
             ]
         })
@@ -171,12 +176,24 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
             "QUARANTINED",
             "NEXT DUE",
             "LAG",
+            "LATENCY",
             "STATE",
             "SCHEDULES",
         ],
         &["PENDING", "READY", "IN-FLIGHT", "DEAD", "QUARANTINED", "SCHEDULES"],
         &rows,
     )
+}
+
+/// How long the oldest ready value has waited since it fell due: "-" with
+/// none ready, "unknown" where no transfer recorded its due time (offered
+/// straight to the ready list, or moved while no worker tracked lateness).
+fn oldest_ready(s: &QueueStatus, now: SystemTime) -> String {
+    match s.oldest_ready_age_at(now) {
+        Some(age) => output::compact(age),
+        None if s.ready > 0 => "unknown".into(),
+        None => "-".into(),
+    }
 }
 
 fn to_json(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> serde_json::Value {

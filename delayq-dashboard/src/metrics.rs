@@ -109,7 +109,7 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
 /// samples: a queue gone from discovery has no line (the process-wide
 /// recorder could not forget it; the library also sets `delayq_pending`
 /// and `delayq_ready` there, which these replace).
-const FAMILIES: [(&str, &str); 11] = [
+const FAMILIES: [(&str, &str); 13] = [
     ("delayq_pending", "Pending elements (timeout set) of the queue."),
     ("delayq_ready", "Values in the queue's ready list."),
     (
@@ -122,6 +122,14 @@ const FAMILIES: [(&str, &str); 11] = [
     (
         "delayq_transfer_lag_seconds",
         "How overdue the queue's head is (0 while paused).",
+    ),
+    (
+        "delayq_oldest_ready_age_seconds",
+        "How long the queue's oldest ready value has waited since it fell due (0: none ready; no line while unknown).",
+    ),
+    (
+        "delayq_ready_untaken",
+        "1 while the queue has ready values, no live worker, and none left the ready list since the last sample.",
     ),
     ("delayq_workers", "delayq workers of the queue that beat lately."),
     (
@@ -157,10 +165,18 @@ fn without_queue_gauges(text: &str) -> String {
 /// reads 0 meanwhile.
 pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
     let queues = shared.queues.read();
-    let sampled: Vec<(&String, &QueueStatus, SystemTime, WorkerCounts)> = queues
+    let sampled: Vec<(&String, &QueueStatus, SystemTime, WorkerCounts, bool)> = queues
         .entries
         .iter()
-        .filter_map(|(name, e)| Some((name, e.status.as_ref()?, e.sampled_at?, WorkerCounts::of(&e.workers))))
+        .filter_map(|(name, e)| {
+            Some((
+                name,
+                e.status.as_ref()?,
+                e.sampled_at?,
+                WorkerCounts::of(&e.workers),
+                e.untaken,
+            ))
+        })
         .collect();
     let mut out = String::new();
     for (family, help) in FAMILIES {
@@ -168,8 +184,16 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
             break;
         }
         let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} gauge");
-        for (name, status, at, workers) in &sampled {
+        for (name, status, at, workers, untaken) in &sampled {
             let value = match family {
+                // No line rather than a made-up number while ready values'
+                // due time is unknown.
+                "delayq_oldest_ready_age_seconds" if status.ready == 0 => 0.0,
+                "delayq_oldest_ready_age_seconds" => match status.oldest_ready_age_at(*at) {
+                    Some(age) => age.as_secs_f64(),
+                    None => continue,
+                },
+                "delayq_ready_untaken" => f64::from(u8::from(*untaken)),
                 "delayq_workers" => workers.alive as f64,
                 "delayq_workers_silent" => workers.silent as f64,
                 "delayq_worker_busy_slots" => workers.busy as f64,

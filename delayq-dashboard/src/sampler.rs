@@ -50,6 +50,19 @@ pub(crate) struct Entry {
     pub runners: Option<usize>,
     /// Its workers, as their heartbeats last described them.
     pub workers: Vec<WorkerInfo>,
+    /// Ready values nobody takes: see [`untaken`].
+    pub untaken: bool,
+}
+
+/// Whether a queue's ready values are left untaken: it runs (a paused
+/// queue's consumers wait deliberately), it had ready values at the last
+/// two samples, no live worker serves it, and no value left the ready list
+/// between the two samples (`delivered`, estimated from the counts). A
+/// plain consumer that takes shows as values delivered; one that takes
+/// exactly as fast as a producer offers straight to the ready list cannot
+/// be told from none.
+pub(crate) fn untaken(status: &QueueStatus, previous_ready: u64, delivered: u64, workers: &[WorkerInfo]) -> bool {
+    !status.paused && status.ready > 0 && previous_ready > 0 && delivered == 0 && WorkerCounts::of(workers).alive == 0
 }
 
 /// What the overview and the gauges say of a queue's workers.
@@ -340,7 +353,9 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
         // pending set: moved by a transfer (or removed by an operator).
         let transferred = previous.due_by_bound.saturating_sub(due_by_previous_bound);
         current.transferred += transferred;
-        current.delivered += (previous.ready + transferred).saturating_sub(status.ready);
+        let delivered = (previous.ready + transferred).saturating_sub(status.ready);
+        current.delivered += delivered;
+        entry.untaken = untaken(&status, previous.ready, delivered, &entry.workers);
         current.dead_lettered += status.dead_letters.saturating_sub(previous.dead_letters);
         entry.previous = Some(Previous {
             bound: next.0,
@@ -349,6 +364,7 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
             dead_letters: status.dead_letters,
         });
     } else if let Some([_, next]) = sample.due_by {
+        entry.untaken = false;
         entry.previous = Some(Previous {
             bound: next.0,
             due_by_bound: next.1,
@@ -360,4 +376,23 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
     entry.error = None;
     entry.sampled_at = Some(sample.at);
     finished
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_values_are_untaken_only_while_none_leave_and_the_queue_runs() {
+        let mut status = QueueStatus::default();
+        status.ready = 3;
+        assert!(untaken(&status, 3, 0, &[]));
+        assert!(!untaken(&status, 3, 1, &[]), "one left the ready list: someone takes");
+        assert!(!untaken(&status, 0, 0, &[]), "none ready at the last sample");
+        status.paused = true;
+        assert!(!untaken(&status, 3, 0, &[]), "a pause holds consumers on purpose");
+        status.paused = false;
+        status.ready = 0;
+        assert!(!untaken(&status, 3, 0, &[]));
+    }
 }

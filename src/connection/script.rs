@@ -680,7 +680,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadLetter,
             Quarantine,
             Paused,
-            Ids
+            Ids,
+            Due
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),

@@ -34,6 +34,15 @@ pub struct QueueStatus {
     /// entries not cleaned up yet of ones that left (see
     /// [`DelayedQueue::offer_with_id`](crate::DelayedQueue::offer_with_id)).
     pub ids: u64,
+    /// When the oldest ready value (the destination's head) fell due, if
+    /// known: a transfer records due times only while lateness tracking is
+    /// on (a [`Worker`](crate::Worker) or reliable consumer runs), and a
+    /// value offered straight to the destination has none. `None` with
+    /// `ready > 0` means *unknown*, not new.
+    pub oldest_ready_due: Option<SystemTime>,
+    /// When the queue was paused, from its pause flag (`None` while it runs,
+    /// or when the flag holds no time).
+    pub paused_since: Option<SystemTime>,
 }
 
 impl QueueStatus {
@@ -49,6 +58,31 @@ impl QueueStatus {
         self.next_due
             .and_then(|due| now.duration_since(due).ok())
             .unwrap_or_default()
+    }
+
+    /// How long the oldest ready value has waited for a consumer since it
+    /// fell due (queue latency, as Sidekiq shows it), by this host's clock.
+    /// `None` when nothing is ready or its due time is unknown (see
+    /// [`oldest_ready_due`](Self::oldest_ready_due)): never a guess.
+    pub fn oldest_ready_age(&self) -> Option<Duration> {
+        self.oldest_ready_age_at(SystemTime::now())
+    }
+
+    /// [`oldest_ready_age`](Self::oldest_ready_age) as of `now`.
+    pub fn oldest_ready_age_at(&self, now: SystemTime) -> Option<Duration> {
+        if self.ready == 0 {
+            return None;
+        }
+        self.oldest_ready_due
+            .map(|due| now.duration_since(due).unwrap_or_default())
+    }
+
+    /// How long the queue has been paused, by this host's clock (`None`
+    /// while it runs or when the pause's time is unknown).
+    pub fn paused_for_at(&self, now: SystemTime) -> Option<Duration> {
+        self.paused_since
+            .filter(|_| self.paused)
+            .map(|since| now.duration_since(since).unwrap_or_default())
     }
 }
 

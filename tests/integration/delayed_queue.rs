@@ -380,3 +380,52 @@ redis_test! {
 fn pair(purged: delayq::report::Purged) -> (u64, u64) {
     (purged.removed, purged.remaining)
 }
+
+redis_test! {
+    /// The oldest ready value's age is known only from a due time the
+    /// transfer recorded (lateness tracking on); a value offered straight
+    /// to the destination has none, and the status says so rather than guess.
+    async fn status_knows_the_oldest_ready_values_due_time_only_when_the_transfer_recorded_it(client, raw) {
+        let q = client.delayed_queue("age", StringCodec).unwrap().without_transfer();
+        q.destination().offer(&s("direct")).await.unwrap();
+        let status = q.status().await.unwrap();
+        assert_eq!((status.ready, status.oldest_ready_due), (1, None));
+        assert_eq!(status.oldest_ready_age_at(SystemTime::now()), None, "unknown, not zero");
+
+        raw.cmd("SET", vec!["delayq_due_tracking:{age}".into(), "1".into()]).await;
+        q.offer(&s("moved"), Duration::from_millis(1)).await.unwrap();
+        let due = q.status().await.unwrap().next_due.unwrap();
+        while q.transfer_now().await.unwrap().moved == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let status = q.status().await.unwrap();
+        assert_eq!((status.ready, status.oldest_ready_due), (2, None), "the head came straight in");
+
+        assert_eq!(q.destination().try_take().await.unwrap(), Some(s("direct")));
+        let status = q.status().await.unwrap();
+        assert_eq!((status.ready, status.oldest_ready_due), (1, Some(due)));
+        let later = due + Duration::from_secs(90);
+        assert_eq!(status.oldest_ready_age_at(later), Some(Duration::from_secs(90)));
+
+        assert_eq!(q.destination().try_take().await.unwrap(), Some(s("moved")));
+        let empty = q.status().await.unwrap();
+        assert_eq!((empty.ready, empty.oldest_ready_due), (0, None));
+        assert_eq!(empty.oldest_ready_age_at(later), None, "nothing ready: no age");
+    }
+}
+
+redis_test! {
+    async fn status_says_since_when_a_queue_is_paused(client) {
+        let q = client.delayed_queue("held", StringCodec).unwrap().without_transfer();
+        assert_eq!(q.status().await.unwrap().paused_since, None);
+        let before = SystemTime::now() - Duration::from_millis(1);
+        q.pause().await.unwrap();
+        let after = SystemTime::now() + Duration::from_millis(1);
+        let status = q.status().await.unwrap();
+        assert!(status.paused);
+        let since = status.paused_since.expect("the pause flag holds its time");
+        assert!(since >= before && since <= after, "{since:?}");
+        q.resume().await.unwrap();
+        assert_eq!(q.status().await.unwrap().paused_since, None);
+    }
+}

@@ -177,3 +177,48 @@ redis_test! {
         assert_eq!(lag, "-", "{text}");
     }
 }
+
+redis_test! {
+    /// `stats` (and so `list`) says how long the oldest ready value has
+    /// waited where a transfer recorded its due time, "unknown" where none
+    /// did, and how long a queue has been paused.
+    async fn stats_show_the_oldest_ready_values_wait_and_the_pauses_age(redis) {
+        let raw = redis.raw().await;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        raw.cmd("RPUSH", vec!["direct".into(), "x".into()]).await;
+        raw.cmd("RPUSH", vec!["tracked".into(), "old".into()]).await;
+        // What a transfer records while lateness tracking is on.
+        raw.cmd(
+            "ZADD",
+            vec!["delayq_due:{tracked}".into(), (now - 3 * 3_600_000).into(), "old".into()],
+        )
+        .await;
+        ok(delayq(&redis, &["offer", "held", "--delay", "1h", "a"]));
+        raw.cmd("SET", vec!["delayq_paused:{held}".into(), (now - 2 * 3_600_000).into()]).await;
+
+        let text = stdout(&ok(delayq(&redis, &["stats", "direct", "tracked", "held"])));
+        let header = text.lines().next().unwrap();
+        let cell = |queue: &str, column: &str| -> String {
+            let at = header.find(column).unwrap_or_else(|| panic!("{text}"));
+            let row = text.lines().find(|l| l.starts_with(queue)).unwrap();
+            row[at..].split_whitespace().next().unwrap().into()
+        };
+        assert_eq!(cell("direct", "LATENCY"), "unknown", "{text}");
+        assert!(cell("tracked", "LATENCY").starts_with("3h"), "{text}");
+        assert_eq!(cell("held", "LATENCY"), "-", "{text}");
+        let held = text.lines().find(|l| l.starts_with("held")).unwrap();
+        assert!(held.contains("paused 2h"), "{text}");
+
+        let json: serde_json::Value = serde_json::from_slice(
+            &ok(delayq(&redis, &["stats", "direct", "tracked", "held", "--format", "json"])).stdout,
+        )
+        .unwrap();
+        let queues = &json["queues"];
+        assert_eq!(queues[0]["oldest_ready_age_ms"], serde_json::Value::Null, "{json}");
+        assert!(queues[1]["oldest_ready_age_ms"].as_u64().unwrap() >= 3 * 3_600_000, "{json}");
+        assert!(queues[2]["paused_for_ms"].as_u64().unwrap() >= 2 * 3_600_000, "{json}");
+    }
+}

@@ -61,6 +61,10 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
             "next_due_ms": s.next_due.map(epoch_ms),
             "lag_ms": s.lag_at(now).as_millis() as u64,
             "paused": s.paused,
+            // null with ready values: their wait is unknown (no transfer
+            // recorded the head's due time), never a guess.
+            "oldest_ready_age_ms": s.oldest_ready_age_at(now).map(|age| age.as_millis() as u64),
+            "paused_since_ms": s.paused_since.map(epoch_ms),
         }),
         None => json!({}),
     }

@@ -22,8 +22,11 @@ use crate::{epoch_ms, Shared};
 
 /// Rows of the overview per page, most.
 const MAX_ROWS: usize = 500;
-/// Transfer lag above this needs attention (the pages show it in red).
+/// Transfer lag, or an oldest ready value's wait, above this needs
+/// attention (the pages show it in red).
 const LATE: Duration = Duration::from_secs(5);
+/// A pause older than this needs attention: one forgotten, not a short hold.
+const LONG_PAUSE: Duration = Duration::from_secs(3600);
 
 pub(crate) fn routes(_read_only: bool) -> Router<Arc<Shared>> {
     Router::new().route("/api/overview", get(overview))
@@ -90,6 +93,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 error: entry.error.clone(),
                 runners: entry.runners,
                 workers: WorkerCounts::of(&entry.workers),
+                untaken: entry.untaken,
             })
             .collect();
         let meta = json!({
@@ -127,6 +131,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
             row["name"] = json!(queue.name);
             row["error"] = json!(queue.error);
             row["due_next_hour"] = hour.unwrap_or(Value::Null);
+            row["untaken"] = json!(queue.untaken);
             // null: no schedule; else {"runners": n, "alive": n > 0}.
             row["workers"] = json!({
                 "alive": queue.workers.alive,
@@ -167,17 +172,49 @@ struct Row {
     error: Option<String>,
     runners: Option<usize>,
     workers: WorkerCounts,
+    untaken: bool,
 }
 
-/// How much a queue needs attention, compared in this order: dead letters,
-/// then transfer lag beyond [`LATE`] (a paused queue's is deliberate and
-/// does not count), then quarantined elements, then schedules that no
-/// runner fires.
-fn attention(entry: &Entry, now: SystemTime) -> (u64, Duration, u64, bool) {
+/// How much a queue needs attention; fields compare in order.
+#[derive(Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Attention {
+    dead_letters: u64,
+    /// Transfer lag beyond [`LATE`] (a paused queue's is deliberate).
+    late: Duration,
+    /// Ready values nobody takes ([`sampler::untaken`](crate::sampler::untaken)).
+    untaken: bool,
+    /// The oldest ready value's wait beyond [`LATE`], where known.
+    waiting: Duration,
+    /// Ready values, counted only while nobody takes them.
+    untaken_ready: u64,
+    /// How long the queue has been paused, beyond [`LONG_PAUSE`].
+    long_pause: Duration,
+    quarantined: u64,
+    /// Schedules that no runner fires.
+    unrun: bool,
+}
+
+fn attention(entry: &Entry, now: SystemTime) -> Attention {
     let Some(s) = &entry.status else {
-        return (0, Duration::ZERO, 0, false);
+        return Attention::default();
     };
-    let lag = s.lag_at(now);
-    let late = if s.paused || lag <= LATE { Duration::ZERO } else { lag };
-    (s.dead_letters, late, s.quarantined, entry.runners == Some(0))
+    let beyond = |d: Duration, limit: Duration| if d > limit { d } else { Duration::ZERO };
+    Attention {
+        dead_letters: s.dead_letters,
+        late: if s.paused {
+            Duration::ZERO
+        } else {
+            beyond(s.lag_at(now), LATE)
+        },
+        untaken: entry.untaken,
+        waiting: if s.paused {
+            Duration::ZERO
+        } else {
+            beyond(s.oldest_ready_age_at(now).unwrap_or_default(), LATE)
+        },
+        untaken_ready: if entry.untaken { s.ready } else { 0 },
+        long_pause: beyond(s.paused_for_at(now).unwrap_or_default(), LONG_PAUSE),
+        quarantined: s.quarantined,
+        unrun: entry.runners == Some(0),
+    }
 }

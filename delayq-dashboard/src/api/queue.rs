@@ -104,7 +104,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
     } else {
         Value::Null
     };
-    let (history, sampled) = {
+    let (history, sampled, untaken) = {
         let queues = shared.queues.read();
         match queues.entries.get(name) {
             Some(entry) => (
@@ -123,8 +123,9 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
                     })
                     .collect::<Vec<_>>(),
                 true,
+                entry.untaken,
             ),
-            None => (Vec::new(), false),
+            None => (Vec::new(), false, false),
         }
     };
     let known = known(shared, name, &status).await?;
@@ -144,6 +145,8 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         "due_next_hour": hour,
         "history": history,
         "sampled": sampled,
+        // Ready values nobody takes, as the sampler judged (see the overview).
+        "untaken": untaken,
         "schedules": super::schedules::json(shared, name).await?,
         "sample_interval_ms": shared.sample_interval.as_millis() as u64,
     }))

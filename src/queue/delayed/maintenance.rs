@@ -178,8 +178,11 @@ impl<T: 'static> DelayedQueue<T> {
     pub async fn status(&self) -> Result<QueueStatus> {
         let keys = SCRIPTS.status.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
-        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids] = reply::tuple::<9>(value)?;
+        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at] =
+            reply::tuple::<11>(value)?;
         let next_due = reply::opt_score(head)?.map(time::from_ms);
+        // A flag set by hand may hold anything: paused, since unknown.
+        let paused_since = reply::opt_score(paused_at).ok().flatten().map(time::from_ms);
         Ok(QueueStatus {
             pending: reply::int(&pending)? as u64,
             ready: reply::int(&ready)? as u64,
@@ -190,6 +193,8 @@ impl<T: 'static> DelayedQueue<T> {
             exists: reply::int(&exists)? > 0,
             paused: reply::int(&paused)? == 1,
             ids: reply::int(&ids)? as u64,
+            oldest_ready_due: reply::opt_score(oldest_due)?.map(time::from_ms),
+            paused_since,
         })
     }
 }

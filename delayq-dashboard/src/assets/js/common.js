@@ -207,3 +207,21 @@ function poll(load) {
   return run;
 }
 
+
+// The oldest ready value's wait: "–" with none ready, "unknown" where no
+// transfer recorded its due time (never a guess). Fills `node`.
+function oldestReady(node, s) {
+  const known = s.oldest_ready_age_ms !== null && s.oldest_ready_age_ms !== undefined;
+  node.textContent = !s.ready ? "–" : known ? span(s.oldest_ready_age_ms) : "unknown";
+  node.dataset.value = known ? s.oldest_ready_age_ms : "";
+  node.classList.toggle("late", known && !s.paused && s.oldest_ready_age_ms > 5000);
+  node.title = !s.ready ? "no ready value"
+    : known ? "how long the oldest ready value has waited since it fell due"
+      : "no transfer recorded when the oldest ready value fell due (offered straight to the ready list, or moved while no delayq worker tracked lateness)";
+}
+// A paused queue's badge: its age once older than an hour (a forgotten pause).
+function pausedText(s, now) {
+  const age = s.paused_since_ms ? now - s.paused_since_ms : 0;
+  return age > 3600000 ? `paused ${span(age)}` : "paused";
+}
+const UNTAKEN_TITLE = "ready values, no live delayq worker, and none left the ready list since the last sample: no consumer takes them";

@@ -37,7 +37,10 @@ function overviewPage() {
       const tr = el("tr", { "data-queue": queue.name });
       const name = el("td", { class: "name" });
       name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}`, title: visible(queue.name) }, visible(queue.name)));
-      if (queue.paused) name.appendChild(el("span", { class: "badge paused" }, "paused"));
+      if (queue.paused) {
+        name.appendChild(el("span", { class: "badge paused", title: queue.paused_since_ms ? `paused since ${localTime(queue.paused_since_ms)}` : "" }, pausedText(queue, data.now_ms)));
+      }
+      if (queue.untaken) name.appendChild(el("span", { class: "badge untaken", title: UNTAKEN_TITLE }, "nobody takes"));
       // Schedules nothing fires: no runner beat within 30 s.
       if (queue.schedules && !queue.schedules.alive) {
         name.appendChild(el("span", { class: "badge runners none", title: "this queue has schedules and no process running them beat within 30 s: they do not fire" }, "no schedule runner"));
@@ -61,6 +64,9 @@ function overviewPage() {
       const lagClass = queue.paused ? " paused" : queue.lag_ms > 5000 ? " late" : "";
       tr.appendChild(el("td", { class: `lag${lagClass}`, "data-value": queue.lag_ms ?? "" },
         queue.lag_ms ? span(queue.lag_ms) : "–"));
+      const waiting = el("td", { class: "waiting" });
+      oldestReady(waiting, queue);
+      tr.appendChild(waiting);
       const chart = el("td", { class: "hour" });
       const hour = queue.due_next_hour;
       hourBars(chart, hour, 130, 22, true);

@@ -36,6 +36,11 @@ function queuePage() {
     $("lag").textContent = s.paused ? `paused${s.lag_ms ? ` (head ${span(s.lag_ms)} overdue)` : ""}` : s.lag_ms ? span(s.lag_ms) : "none";
     $("lag").dataset.value = s.lag_ms;
     $("paused-badge").hidden = !s.paused;
+    $("paused-badge").textContent = pausedText(s, data.now_ms);
+    $("paused-badge").title = s.paused_since_ms ? `paused since ${localTime(s.paused_since_ms)}; delayq's transfers and reliable consumers wait, Java's do not know` : "delayq's transfers and reliable consumers wait; Java's do not know";
+    oldestReady($("oldest-ready"), s);
+    $("untaken-badge").hidden = !data.untaken;
+    $("untaken-badge").title = UNTAKEN_TITLE;
     $("pause").hidden = s.paused;
     $("resume").hidden = !s.paused;
 

@@ -233,3 +233,96 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// Consumer trouble on the overview and the queue page: ready values nobody
+/// takes are flagged and rank high, their oldest one's wait shows where a
+/// transfer recorded its due time ("unknown" where none did), and a pause
+/// older than an hour says how old it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_flags_ready_values_nobody_takes_and_long_pauses() {
+    let server = RedisServer::start().await;
+    for name in ["a-calm", "long-paused", "stuck", "stuck-old"] {
+        seed::offer(&server, name, "later", 3_600).await;
+    }
+    let keys = |name: &str| delayq::QueueKeys::new(name).unwrap();
+    let redis = seed::raw(&server).await;
+    let _: () = redis
+        .rpush(keys("stuck").destination(), vec!["a", "b", "c"])
+        .await
+        .unwrap();
+    let _: () = redis
+        .rpush(keys("stuck-old").destination(), vec!["old", "new"])
+        .await
+        .unwrap();
+    let now = seed::now_ms();
+    // Due three hours ago, as a transfer records it while tracking is on.
+    let _: () = redis
+        .zadd(
+            keys("stuck-old").due(),
+            None,
+            None,
+            false,
+            false,
+            ((now - 3 * 3_600_000) as f64, "old"),
+        )
+        .await
+        .unwrap();
+    let _: () = redis
+        .set(
+            keys("long-paused").paused(),
+            now - 2 * 3_600_000 - 60_000,
+            None,
+            None,
+            false,
+        )
+        .await
+        .unwrap();
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/")).await.unwrap();
+    let want = ["stuck-old", "stuck", "long-paused", "a-calm"];
+    eventually(WAIT, "the attention order", || {
+        let browser = browser.clone();
+        async move { rows(&browser).await == want }
+    })
+    .await;
+    wait_text(
+        &browser,
+        r#"tr[data-queue="stuck"] td.name .badge.untaken"#,
+        "nobody takes",
+    )
+    .await;
+    assert_eq!(text(&browser, r#"tr[data-queue="stuck"] td.waiting"#).await, "unknown");
+    let waiting = text(&browser, r#"tr[data-queue="stuck-old"] td.waiting"#).await;
+    assert!(waiting.starts_with("3h"), "{waiting:?}");
+    assert_eq!(text(&browser, r#"tr[data-queue="a-calm"] td.waiting"#).await, "–");
+    assert_eq!(
+        text(&browser, r#"tr[data-queue="long-paused"] td.name .badge.paused"#).await,
+        "paused 2h1m"
+    );
+    screenshot(&browser, "overview-consumer-trouble").await;
+
+    browser.goto(&format!("{url}/queue?name=stuck")).await.unwrap();
+    wait_text(&browser, "#oldest-ready", "unknown").await;
+    let title = browser
+        .find(Locator::Css("#oldest-ready"))
+        .await
+        .unwrap()
+        .attr("title")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert!(title.contains("no transfer recorded"), "{title:?}");
+    wait_text(&browser, "#untaken-badge", "nobody takes").await;
+    screenshot(&browser, "queue-untaken").await;
+    browser.goto(&format!("{url}/queue?name=stuck-old")).await.unwrap();
+    eventually(WAIT, "the oldest ready value's wait", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#oldest-ready").await.starts_with("3h") }
+    })
+    .await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}

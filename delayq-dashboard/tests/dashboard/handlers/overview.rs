@@ -340,3 +340,100 @@ async fn through_sentinel_the_header_says_sentinel_and_the_master() {
     let master = format!("127.0.0.1:{}", sentinel.master_port().await);
     assert_eq!(server["connected"], serde_json::json!([master]), "the master found");
 }
+
+/// Ready values nobody takes (no live worker, none left the ready list
+/// between two samples) rank after dead letters and transfer lag, the
+/// oldest waiting first; then a pause older than an hour. The oldest ready
+/// value's age shows where a transfer recorded its due time, and is null
+/// (unknown) where none did; `/metrics` has it only where known.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_values_nobody_takes_and_long_pauses_need_attention() {
+    let server = RedisServer::start().await;
+    for name in [
+        "a-calm",
+        "few-dead",
+        "long-paused",
+        "short-paused",
+        "stuck",
+        "stuck-old",
+    ] {
+        seed::offer(&server, name, "later", 3_600).await;
+    }
+    let keys = |name: &str| delayq::QueueKeys::new(name).unwrap();
+    push(&server, keys("few-dead").dead_letter(), 1).await;
+    push(&server, keys("stuck").destination(), 3).await;
+    push(&server, keys("stuck-old").destination(), 2).await;
+    let redis = seed::raw(&server).await;
+    let now = seed::now_ms();
+    // What a transfer records while lateness tracking is on: the head fell
+    // due ten minutes ago.
+    let _: () = redis
+        .zadd(
+            keys("stuck-old").due(),
+            None,
+            None,
+            false,
+            false,
+            ((now - 600_000) as f64, "v-0"),
+        )
+        .await
+        .unwrap();
+    let _: () = redis
+        .set(keys("long-paused").paused(), now - 2 * 3_600_000, None, None, false)
+        .await
+        .unwrap();
+    let _: () = redis
+        .set(keys("short-paused").paused(), now - 60_000, None, None, false)
+        .await
+        .unwrap();
+    let app = dashboard(&server, |d| d).await;
+
+    let want = [
+        "few-dead",
+        "stuck-old",
+        "stuck",
+        "long-paused",
+        "a-calm",
+        "short-paused",
+    ];
+    let overview = until(&app, "/api/overview", |r| names(&r.json()) == want).await.json();
+    let row = |name: &str| {
+        overview["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let old = row("stuck-old");
+    assert_eq!(old["untaken"], true, "{old}");
+    assert!(old["oldest_ready_age_ms"].as_u64().unwrap() >= 600_000, "{old}");
+    let stuck = row("stuck");
+    assert_eq!(
+        (stuck["untaken"].clone(), stuck["ready"].clone()),
+        (Value::Bool(true), Value::from(3))
+    );
+    assert_eq!(stuck["oldest_ready_age_ms"], Value::Null, "unknown, not zero: {stuck}");
+    assert_eq!(row("a-calm")["untaken"], false);
+    let paused = row("long-paused");
+    assert_eq!(paused["paused_since_ms"], now - 2 * 3_600_000, "{paused}");
+
+    let metrics = send(&app, get("/metrics")).await.body;
+    let age = metrics
+        .lines()
+        .find(|l| l.starts_with("delayq_oldest_ready_age_seconds{queue=\"stuck-old\"}"))
+        .unwrap_or_else(|| panic!("{metrics}"));
+    let seconds: f64 = age.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(seconds >= 600.0, "{age}");
+    assert!(
+        !metrics.contains("delayq_oldest_ready_age_seconds{queue=\"stuck\"}"),
+        "no made-up age for an unknown one"
+    );
+    assert!(
+        metrics.contains("delayq_oldest_ready_age_seconds{queue=\"a-calm\"} 0"),
+        "nothing ready: 0"
+    );
+    assert!(metrics.contains("delayq_ready_untaken{queue=\"stuck\"} 1"));
+    assert!(metrics.contains("delayq_ready_untaken{queue=\"a-calm\"} 0"));
+}
