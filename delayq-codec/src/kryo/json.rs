@@ -8,7 +8,7 @@
 //! | `Float`, `Double` | number (`"NaN"`, `"Infinity"`, `"-Infinity"` as strings) |
 //! | `BigDecimal` | number; [`KryoValue::to_json_text`] keeps its exact digits (`12.50`) |
 //! | `BigInteger`, `BigDecimal` beyond [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) | hexadecimal string: `"-0x1f…"`, `"0x4e2… scale 2"` (unscaled value and scale) |
-//! | `Character`, `String` | string |
+//! | `Character`, `String` | string (a `char` that is a lone UTF-16 surrogate: its escape, `"\\uD83D"`) |
 //! | `byte[]` | hex string (`"0102ff"`) |
 //! | `UUID` | string (`"123e4567-e89b-12d3-a456-426614174000"`) |
 //! | `Date` | string as Jackson writes it (`"2026-11-23T02:13:20.000+00:00"`) |
@@ -60,7 +60,7 @@ impl KryoValue {
             KryoValue::Short(v) => Value::from(*v),
             KryoValue::Int(v) => Value::from(*v),
             KryoValue::Long(v) => Value::from(*v),
-            KryoValue::Char(c) => Value::String(String::from_utf16_lossy(&[*c])),
+            KryoValue::Char(c) => Value::String(char_text(*c)),
             KryoValue::Float(f) => float(f64::from(*f), f.to_string()),
             KryoValue::Double(f) => float(*f, f.to_string()),
             KryoValue::String(s) => Value::String(s.clone()),
@@ -373,6 +373,25 @@ fn java_year(y: i64) -> String {
     }
 }
 
+/// A `char` as JSON text: a lone UTF-16 surrogate, which no JSON string
+/// holds, as its escape `\uD83D` (six characters, so no other `char`).
+fn char_text(unit: u16) -> String {
+    match char::from_u32(u32::from(unit)) {
+        Some(c) => c.to_string(),
+        None => format!("\\u{unit:04X}"),
+    }
+}
+
+/// The surrogate a `\uD83D` text of [`char_text`] stands for.
+fn escaped_surrogate(text: &str) -> Option<u16> {
+    let hex = text
+        .strip_prefix("\\u")
+        .filter(|h| h.len() == 4 && h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    u16::from_str_radix(hex, 16)
+        .ok()
+        .filter(|u| (0xD800..=0xDFFF).contains(u))
+}
+
 /// `java.util.Date` as Jackson writes it (`StdDateFormat`, UTC).
 pub(crate) fn date_text(ms: i64) -> String {
     format!("{}.{:03}+00:00", clock_text(ms.div_euclid(1000)), ms.rem_euclid(1000))
@@ -564,10 +583,11 @@ fn number(json: &Value, p: Primitive) -> Option<KryoValue> {
         Primitive::Float => KryoValue::Float(json.as_f64()? as f32),
         Primitive::Double => KryoValue::Double(json.as_f64()?),
         Primitive::Char => {
-            let units: Vec<u16> = json.as_str()?.encode_utf16().collect();
+            let text = json.as_str()?;
+            let units: Vec<u16> = text.encode_utf16().collect();
             match units[..] {
                 [c] => KryoValue::Char(c),
-                _ => return None,
+                _ => KryoValue::Char(escaped_surrogate(text)?),
             }
         }
     })
@@ -675,6 +695,26 @@ mod tests {
         );
         for s in [-86_400 * 800_000i64, -1, 0, 59, 951_782_400, 4_102_444_800] {
             assert_eq!(parse_instant(&instant_text(s, 5)).unwrap(), (s, 5), "{s}");
+        }
+    }
+
+    /// A lone UTF-16 surrogate cannot be JSON text: it shows as its
+    /// `\uD83D` escape, which reads back as that char (not U+FFFD).
+    #[test]
+    fn a_lone_surrogate_char_shows_escaped_and_reads_back() {
+        for declared in ["char", "Character"] {
+            let declared = JavaType::parse(declared).unwrap();
+            for unit in [0xD83Du16, 0xDC00, 0xDFFF] {
+                let json = KryoValue::Char(unit).to_json();
+                assert_eq!(json, Value::String(format!("\\u{unit:04X}")));
+                assert_eq!(
+                    KryoValue::from_json(&json, &declared, None).unwrap(),
+                    KryoValue::Char(unit)
+                );
+            }
+            let plain = KryoValue::from_json(&Value::String("\\u0041".into()), &declared, None);
+            assert!(plain.is_err(), "only a surrogate is escaped: {plain:?}");
+            assert_eq!(KryoValue::Char(0x41).to_json(), Value::String("A".into()));
         }
     }
 
