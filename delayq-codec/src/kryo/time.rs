@@ -835,6 +835,20 @@ mod tests {
         ] {
             assert_eq!(JavaTime::parse("java.time.ZoneId", given).unwrap().to_string(), java);
         }
+        // Redisson 4.7.0 Kryo5Codec of ZoneId.of("GMT+2").
+        let java = (0..62)
+            .step_by(2)
+            .map(|i| {
+                u8::from_str_radix(
+                    &"01006a6176612e74696d652e5a6f6e65526567696fee474d542b30323a30b0"[i..i + 2],
+                    16,
+                )
+                .unwrap()
+            })
+            .collect::<Vec<u8>>();
+        let zone = crate::kryo::KryoValue::decode(&java, None).unwrap();
+        assert_eq!(zone.to_json(), serde_json::json!("GMT+02:00"));
+        assert_eq!(zone.encode().unwrap(), java);
         for bad in ["GMT+19", "GMT+02:60", "GMT+", "UTC+2:00"] {
             let refused = JavaTime::parse("java.time.ZoneId", bad).and_then(|t| t.check());
             assert!(refused.is_err(), "{bad}: {refused:?}");
