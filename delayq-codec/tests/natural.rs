@@ -293,3 +293,49 @@ fn write_natural_fixture() {
     );
     std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
 }
+
+/// `corpus.Order` whose `List<String> tags` holds nulls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "corpus.Order", rename_all = "camelCase")]
+struct ChronoNullTagsOrder {
+    id: String,
+    amount: i64,
+    #[serde(with = "delayq_codec::natural::chrono::local_date_time")]
+    created_at: chrono::NaiveDateTime,
+    #[serde(with = "delayq_codec::natural::bigdecimal::big_decimal")]
+    total: bigdecimal::BigDecimal,
+    tags: Vec<Option<String>>,
+}
+
+/// A null in a `List<String>` field is String's null (0x80): the element
+/// serializer follows from the field's generic type even when no element
+/// names a class. Java's bytes: Redisson 4.7.0 Kryo5Codec of
+/// `new Order("a", 1L, LocalDateTime.of(1969,12,31,23,59,59,1),
+/// new BigDecimal("0.000"), tags)`.
+#[test]
+fn null_tags_write_javas_bytes() {
+    const HEAD: &str = "0100636f727075732e4f726465f20201b10f0c1f173b3b01826101016a6176612e7574696c2e41727261794c6973f4";
+    const TAIL: &str = "01026a6176612e6d6174682e426967446563696d61ec020006";
+    for (tags, java) in [
+        (vec![None], "8280"),
+        (vec![None, None], "838080"),
+        (vec![None, Some("x".to_owned())], "83808278"),
+        (vec![Some("x".to_owned())], "028278"),
+    ] {
+        let order = ChronoNullTagsOrder {
+            id: "a".into(),
+            amount: 1,
+            created_at: chrono::NaiveDate::from_ymd_opt(1969, 12, 31)
+                .unwrap()
+                .and_hms_nano_opt(23, 59, 59, 1)
+                .unwrap(),
+            total: bigdecimal::BigDecimal::from_str("0.000").unwrap(),
+            tags: tags.clone(),
+        };
+        let want = format!("{HEAD}{java}{TAIL}");
+        let written = delayq_codec::kryo::to_vec(&order).unwrap();
+        assert_eq!(hex_of(&written), want, "tags {tags:?}");
+        let back: ChronoNullTagsOrder = delayq_codec::kryo::from_slice(&hex(&want)).unwrap();
+        assert_eq!(back, order);
+    }
+}

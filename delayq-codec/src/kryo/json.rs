@@ -8,7 +8,7 @@
 //! | `Float`, `Double` | number (`"NaN"`, `"Infinity"`, `"-Infinity"` as strings) |
 //! | `BigDecimal` | number; [`KryoValue::to_json_text`] keeps its exact digits (`12.50`) |
 //! | `BigInteger`, `BigDecimal` beyond [`MAX_DECIMAL_BITS`](super::MAX_DECIMAL_BITS) | hexadecimal string: `"-0x1f…"`, `"0x4e2… scale 2"` (unscaled value and scale) |
-//! | `Character`, `String` | string |
+//! | `Character`, `String` | string (a `char` that is a lone UTF-16 surrogate: its escape, `"\\uD83D"`) |
 //! | `byte[]` | hex string (`"0102ff"`) |
 //! | `UUID` | string (`"123e4567-e89b-12d3-a456-426614174000"`) |
 //! | `Date` | string as Jackson writes it (`"2026-11-23T02:13:20.000+00:00"`) |
@@ -60,7 +60,7 @@ impl KryoValue {
             KryoValue::Short(v) => Value::from(*v),
             KryoValue::Int(v) => Value::from(*v),
             KryoValue::Long(v) => Value::from(*v),
-            KryoValue::Char(c) => Value::String(String::from_utf16_lossy(&[*c])),
+            KryoValue::Char(c) => Value::String(char_text(*c)),
             KryoValue::Float(f) => float(f64::from(*f), f.to_string()),
             KryoValue::Double(f) => float(*f, f.to_string()),
             KryoValue::String(s) => Value::String(s.clone()),
@@ -349,9 +349,47 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 fn clock_text(seconds: i64) -> String {
+    let (y, rest) = clock_parts(seconds);
+    format!("{y:04}{rest}")
+}
+
+/// The year and the `-MM-DDTHH:MM:SS` after it.
+fn clock_parts(seconds: i64) -> (i64, String) {
     let (y, mo, d) = civil_from_days(seconds.div_euclid(86_400));
     let s = seconds.rem_euclid(86_400);
-    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    (
+        y,
+        format!("-{mo:02}-{d:02}T{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
+    )
+}
+
+/// A year as java.time prints it: four digits at least, a sign before
+/// negative years and `+` after 9999.
+fn java_year(y: i64) -> String {
+    match y {
+        -999..0 => format!("-{:04}", -y),
+        10_000.. => format!("+{y}"),
+        _ => format!("{y:04}"),
+    }
+}
+
+/// A `char` as JSON text: a lone UTF-16 surrogate, which no JSON string
+/// holds, as its escape `\uD83D` (six characters, so no other `char`).
+fn char_text(unit: u16) -> String {
+    match char::from_u32(u32::from(unit)) {
+        Some(c) => c.to_string(),
+        None => format!("\\u{unit:04X}"),
+    }
+}
+
+/// The surrogate a `\uD83D` text of [`char_text`] stands for.
+fn escaped_surrogate(text: &str) -> Option<u16> {
+    let hex = text
+        .strip_prefix("\\u")
+        .filter(|h| h.len() == 4 && h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    u16::from_str_radix(hex, 16)
+        .ok()
+        .filter(|u| (0xD800..=0xDFFF).contains(u))
 }
 
 /// `java.util.Date` as Jackson writes it (`StdDateFormat`, UTC).
@@ -370,12 +408,22 @@ pub(crate) fn instant_text(seconds: i64, nanos: u32) -> String {
     } else {
         format!(".{nanos:09}")
     };
-    format!("{}{fraction}Z", clock_text(seconds))
+    let (y, rest) = clock_parts(seconds);
+    format!("{}{rest}{fraction}Z", java_year(y))
 }
 
 /// ISO-8601 `yyyy-MM-ddTHH:mm:ss[.fraction](Z|±HH:MM|±HHMM)` to (seconds, nanos).
 pub(crate) fn parse_instant(text: &str) -> Result<(i64, u32), String> {
     let bad = || format!("{text:?} is not an ISO-8601 time like 2026-11-23T02:13:20.123Z");
+    // A year of four digits, or signed and up to ten (java.time's range).
+    let signed = usize::from(text.starts_with(['+', '-']));
+    let digits = text[signed..].bytes().take_while(u8::is_ascii_digit).count();
+    if !(4..=10).contains(&digits) || (digits > 4 && signed == 0) {
+        return Err(bad());
+    }
+    let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
+    let y = num(&text[..signed + digits])?;
+    let text = &text[signed + digits - 4..];
     let b = text.as_bytes();
     if b.len() < 20
         || b[4] != b'-'
@@ -386,8 +434,7 @@ pub(crate) fn parse_instant(text: &str) -> Result<(i64, u32), String> {
     {
         return Err(bad());
     }
-    let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
-    let (y, mo, d) = (num(&text[0..4])?, num(&text[5..7])?, num(&text[8..10])?);
+    let (mo, d) = (num(&text[5..7])?, num(&text[8..10])?);
     let (h, mi, s) = (num(&text[11..13])?, num(&text[14..16])?, num(&text[17..19])?);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
         return Err(bad());
@@ -536,10 +583,11 @@ fn number(json: &Value, p: Primitive) -> Option<KryoValue> {
         Primitive::Float => KryoValue::Float(json.as_f64()? as f32),
         Primitive::Double => KryoValue::Double(json.as_f64()?),
         Primitive::Char => {
-            let units: Vec<u16> = json.as_str()?.encode_utf16().collect();
+            let text = json.as_str()?;
+            let units: Vec<u16> = text.encode_utf16().collect();
             match units[..] {
                 [c] => KryoValue::Char(c),
-                _ => return None,
+                _ => KryoValue::Char(escaped_surrogate(text)?),
             }
         }
     })
@@ -628,8 +676,45 @@ mod tests {
             (1_795_400_000, 0)
         );
         assert!(parse_instant("2026-13-23T02:13:20Z").is_err());
+        // Years as `Instant.toString()` prints them (Java's output).
+        for (s, text) in [
+            (31_556_889_864_403_199, "+1000000000-12-31T23:59:59Z"),
+            (253_402_300_800, "+10000-01-01T00:00:00Z"),
+            (253_402_300_799, "9999-12-31T23:59:59Z"),
+            (-62_167_219_200, "0000-01-01T00:00:00Z"),
+            (-62_167_219_201, "-0001-12-31T23:59:59Z"),
+            (-377_705_116_801, "-10000-12-31T23:59:59Z"),
+            (-31_557_014_167_219_200, "-1000000000-01-01T00:00:00Z"),
+        ] {
+            assert_eq!(instant_text(s, 0), text);
+            assert_eq!(parse_instant(text).unwrap(), (s, 0), "{text}");
+        }
+        assert_eq!(
+            instant_text(31_556_889_864_403_199, 999_999_999),
+            "+1000000000-12-31T23:59:59.999999999Z"
+        );
         for s in [-86_400 * 800_000i64, -1, 0, 59, 951_782_400, 4_102_444_800] {
             assert_eq!(parse_instant(&instant_text(s, 5)).unwrap(), (s, 5), "{s}");
+        }
+    }
+
+    /// A lone UTF-16 surrogate cannot be JSON text: it shows as its
+    /// `\uD83D` escape, which reads back as that char (not U+FFFD).
+    #[test]
+    fn a_lone_surrogate_char_shows_escaped_and_reads_back() {
+        for declared in ["char", "Character"] {
+            let declared = JavaType::parse(declared).unwrap();
+            for unit in [0xD83Du16, 0xDC00, 0xDFFF] {
+                let json = KryoValue::Char(unit).to_json();
+                assert_eq!(json, Value::String(format!("\\u{unit:04X}")));
+                assert_eq!(
+                    KryoValue::from_json(&json, &declared, None).unwrap(),
+                    KryoValue::Char(unit)
+                );
+            }
+            let plain = KryoValue::from_json(&Value::String("\\u0041".into()), &declared, None);
+            assert!(plain.is_err(), "only a surrogate is escaped: {plain:?}");
+            assert_eq!(KryoValue::Char(0x41).to_json(), Value::String("A".into()));
         }
     }
 

@@ -46,19 +46,45 @@ fn out(value: KryoValue, decl: Decl) -> Result<Out> {
 /// Whether a Rust type name is an optional string (Java's null `String` is
 /// written differently from every other null).
 pub(super) fn is_optional_string(type_name: &str) -> bool {
+    optional_class(type_name) == Some("java.lang.String")
+}
+
+/// The final Java class an `Option` of this Rust type stands for, known
+/// from the type name alone (a `None` says nothing else): a string or a
+/// boxed primitive. Sequences hand their elements by reference
+/// (`&Option<String>`), so leading `&`s do not count.
+pub(super) fn optional_class(type_name: &str) -> Option<&'static str> {
     let inner = type_name
+        .trim_start_matches('&')
         .strip_prefix("core::option::Option<")
-        .and_then(|s| s.strip_suffix('>'));
-    matches!(
-        inner,
-        Some(
-            "alloc::string::String"
-                | "&str"
-                | "alloc::boxed::Box<str>"
-                | "alloc::borrow::Cow<str>"
-                | "alloc::sync::Arc<str>"
-                | "alloc::rc::Rc<str>"
-        )
+        .and_then(|s| s.strip_suffix('>'))?;
+    Some(match inner {
+        "alloc::string::String"
+        | "&str"
+        | "alloc::boxed::Box<str>"
+        | "alloc::borrow::Cow<str>"
+        | "alloc::sync::Arc<str>"
+        | "alloc::rc::Rc<str>" => "java.lang.String",
+        "bool" => "java.lang.Boolean",
+        "i8" | "u8" => "java.lang.Byte",
+        "i16" | "u16" => "java.lang.Short",
+        "i32" | "u32" => "java.lang.Integer",
+        "i64" | "u64" | "i128" | "u128" => "java.lang.Long",
+        "f32" => "java.lang.Float",
+        "f64" => "java.lang.Double",
+        "char" => "java.lang.Character",
+        _ => return None,
+    })
+}
+
+/// A collection field of two or more nulls whose element type neither an
+/// element nor the Rust type name tells: Java writes one null per element
+/// when the declared element class is final and a single null for all
+/// otherwise, and reads the other form wrongly without an error.
+pub(super) fn unknown_nulls() -> KryoError {
+    KryoError::encode(
+        "a collection field holding only nulls, of an element type the Rust type does not name \
+         (Option<String>, Option<i64>...): its bytes depend on whether Java declares a final element class",
     )
 }
 
@@ -68,8 +94,10 @@ fn declared(decl: &Decl, type_name: &str, boxed: bool) -> JavaType {
         Decl::Prim(p) if boxed => JavaType::class(p.boxed(), Vec::new()),
         Decl::Prim(p) => JavaType::primitive(*p),
         Decl::Type(t) => t.clone(),
-        Decl::Unknown if is_optional_string(type_name) => JavaType::class("java.lang.String", Vec::new()),
-        Decl::Unknown => JavaType::object(),
+        Decl::Unknown => match optional_class(type_name) {
+            Some(class) => JavaType::class(class, Vec::new()),
+            None => JavaType::object(),
+        },
     }
 }
 
@@ -428,6 +456,15 @@ impl ser::SerializeStruct for StructSer {
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         let o = value.serialize(Ser)?;
         let declared = declared(&o.decl, std::any::type_name::<T>(), false);
+        if let KryoValue::Collection { items, .. } = &o.value {
+            let element_unknown = declared
+                .generic_args()
+                .and_then(|g| g.first())
+                .is_none_or(|e| !e.is_final());
+            if element_unknown && items.len() > 1 && items.iter().all(|v| matches!(v, KryoValue::Null)) {
+                return Err(unknown_nulls());
+            }
+        }
         self.fields
             .push((key.to_owned(), KryoField::new(key, declared, o.value)));
         Ok(())

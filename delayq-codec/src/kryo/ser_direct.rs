@@ -26,7 +26,7 @@ use super::class::{self, Builtin};
 use super::error::{KryoError, Result};
 use super::java_type::Primitive;
 use super::schema::field_order;
-use super::ser::is_optional_string;
+use super::ser::{is_optional_string, optional_class};
 use super::types::{BIG_DECIMAL, BYTES, DATE, INSTANT, UUID};
 use super::value_serde::KRYO_VALUE;
 use super::write::Writer;
@@ -540,10 +540,9 @@ fn common_type(items: impl Iterator<Item = Meta>, type_name: &str) -> (&'static 
             Some(_) => {}
         }
     }
-    found.unwrap_or(if is_optional_string(type_name) {
-        ("java.lang.String", true)
-    } else {
-        ("java.lang.Object", false)
+    found.unwrap_or(match optional_class(type_name) {
+        Some(class) => (class, true),
+        None => ("java.lang.Object", false),
     })
 }
 
@@ -647,6 +646,9 @@ fn write_collection(enc: &mut Enc, items: &[Item], start: Mark, end: Mark, own: 
             }
             Some(_) => {}
         }
+    }
+    if common.is_none() && own && items.len() > 1 {
+        return Err(super::ser::unknown_nulls());
     }
     enc.w.var_flag(true, len);
     let Some(class) = common else {

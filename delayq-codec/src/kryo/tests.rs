@@ -591,3 +591,49 @@ fn a_superclass_the_schema_lacks_or_a_cycle_is_an_error() {
     let err = KryoValue::decode(&raw, Some(&schema)).unwrap_err();
     assert_eq!(err.kind(), KryoErrorKind::SchemaMismatch, "{err}");
 }
+
+/// A collection field of nulls: a final element class known from the Rust
+/// type (String, a boxed primitive) gets one null per element, as Java's
+/// `CollectionSerializer` writes with that class's serializer (String's
+/// null is 0x80); an element type nothing tells is refused when the two
+/// forms Java may expect differ (two or more nulls), in both writers.
+#[test]
+fn null_elements_of_a_known_final_class_are_written_one_by_one() {
+    #[derive(Serialize, Debug)]
+    #[serde(rename = "compat.Tags")]
+    struct Tags {
+        tags: Vec<Option<String>>,
+    }
+    #[derive(Serialize, Debug)]
+    #[serde(rename = "compat.Longs")]
+    struct Longs {
+        longs: Vec<Option<i64>>,
+    }
+    #[derive(Serialize, Debug)]
+    #[serde(rename = "compat.Orders")]
+    struct Orders {
+        orders: Vec<Option<Order>>,
+    }
+    let both = |bytes: Result<Vec<u8>, KryoError>, tree: Result<Vec<u8>, KryoError>| {
+        let direct = bytes.unwrap();
+        assert_eq!(direct, tree.unwrap());
+        direct
+    };
+    let tags = Tags { tags: vec![None, None] };
+    assert!(both(ser_direct::to_vec(&tags), tree_to_vec(&tags)).ends_with(&[0x83, 0x80, 0x80]));
+    let tags = Tags {
+        tags: vec![None, Some("x".into())],
+    };
+    assert!(both(ser_direct::to_vec(&tags), tree_to_vec(&tags)).ends_with(&[0x83, 0x80, 0x82, b'x']));
+    let longs = Longs { longs: vec![None; 3] };
+    assert!(both(ser_direct::to_vec(&longs), tree_to_vec(&longs)).ends_with(&[0x84, 0, 0, 0]));
+    // One null reads the same either way.
+    let orders = Orders { orders: vec![None] };
+    assert!(both(ser_direct::to_vec(&orders), tree_to_vec(&orders)).ends_with(&[0x82, 0]));
+    let orders = Orders {
+        orders: vec![None, None],
+    };
+    for refused in [ser_direct::to_vec(&orders), tree_to_vec(&orders), to_vec(&orders)] {
+        assert!(refused.unwrap_err().to_string().contains("only nulls"));
+    }
+}

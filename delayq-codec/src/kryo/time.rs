@@ -313,7 +313,7 @@ impl JavaTime {
                     && o.is_none_or(|o| o.is_valid())
                     && match z {
                         ZoneId::Offset(zo) => zo.is_valid(),
-                        ZoneId::Region(r) => is_region_id(r),
+                        ZoneId::Region(r) => is_zone_region(r),
                     }
             }
             JavaTime::Duration { nanos, .. } | JavaTime::SqlTimestamp { nanos, .. } => *nanos < 1_000_000_000,
@@ -321,7 +321,7 @@ impl JavaTime {
             JavaTime::Year(y) => YEARS.contains(y),
             JavaTime::YearMonth { year, month } => YEARS.contains(year) && (1..=12).contains(month),
             JavaTime::MonthDay { month, day } => (1..=12).contains(month) && *day >= 1 && *day <= days_in(*month, 2000),
-            JavaTime::ZoneRegion(r) => is_region_id(r),
+            JavaTime::ZoneRegion(r) => is_zone_region(r),
             JavaTime::ZoneOffset(o) => o.is_valid(),
         };
         if fine {
@@ -351,6 +351,42 @@ fn is_region_id(id: &str) -> bool {
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '~' | '/' | '.' | '_' | '+' | '-'))
+}
+
+/// A region named by a prefix and an offset (`ZoneId.of("GMT+2")`), as
+/// Java stores it (`GMT+02:00`; `GMT` for a zero offset): `None` if `id`
+/// has no such prefix, an error if what follows it is no offset.
+fn prefixed_offset_id(id: &str) -> Option<Result<String, String>> {
+    let (prefix, rest) = ["UTC", "GMT", "UT"]
+        .into_iter()
+        .find_map(|p| id.strip_prefix(p).map(|rest| (p, rest)))?;
+    if rest.is_empty() {
+        return Some(Ok(id.to_owned()));
+    }
+    if !rest.starts_with(['+', '-']) {
+        return None;
+    }
+    // ZoneOffset.of also takes a one-digit hour (`+2`).
+    let rest = match rest.as_bytes() {
+        [sign, d] if d.is_ascii_digit() => format!("{}0{}", char::from(*sign), char::from(*d)),
+        _ => rest.to_owned(),
+    };
+    Some(rest.parse::<ZoneOffset>().map(|o| {
+        if o.0 == 0 {
+            prefix.to_owned()
+        } else {
+            format!("{prefix}{o}")
+        }
+    }))
+}
+
+/// A region id Java can hold: a zone database name, or a prefixed offset
+/// in Java's own form.
+fn is_zone_region(id: &str) -> bool {
+    match prefixed_offset_id(id) {
+        Some(java) => java.is_ok_and(|java| java == id),
+        None => is_region_id(id),
+    }
 }
 
 impl LocalDate {
@@ -732,10 +768,8 @@ impl std::str::FromStr for ZoneId {
         if s == "Z" || s.starts_with(['+', '-']) {
             return s.parse().map(ZoneId::Offset);
         }
-        if let Some(rest) = ["UTC", "GMT", "UT"].iter().find_map(|p| s.strip_prefix(p)) {
-            if rest.is_empty() || rest.starts_with(['+', '-']) {
-                return Ok(ZoneId::Region(s.to_owned()));
-            }
+        if let Some(id) = prefixed_offset_id(s) {
+            return id.map(ZoneId::Region);
         }
         if is_region_id(s) {
             Ok(ZoneId::Region(s.to_owned()))
@@ -788,6 +822,37 @@ mod tests {
         round_trip("java.time.YearMonth", "2026-11");
         round_trip("java.time.MonthDay", "--02-29");
         round_trip("java.time.ZoneId", "Europe/Paris");
+        // ZoneId.of("GMT+2") and its kin: a region named by a prefix and an offset.
+        round_trip("java.time.ZoneId", "GMT+02:00");
+        round_trip("java.time.ZoneId", "UTC-05:30");
+        round_trip("java.time.ZoneId", "UT+01:02:03");
+        round_trip("java.time.ZonedDateTime", "2026-11-23T02:13:20+02:00[GMT+02:00]");
+        for (given, java) in [
+            ("GMT+2", "GMT+02:00"),
+            ("UTC-0530", "UTC-05:30"),
+            ("GMT+0", "GMT"),
+            ("UT", "UT"),
+        ] {
+            assert_eq!(JavaTime::parse("java.time.ZoneId", given).unwrap().to_string(), java);
+        }
+        // Redisson 4.7.0 Kryo5Codec of ZoneId.of("GMT+2").
+        let java = (0..62)
+            .step_by(2)
+            .map(|i| {
+                u8::from_str_radix(
+                    &"01006a6176612e74696d652e5a6f6e65526567696fee474d542b30323a30b0"[i..i + 2],
+                    16,
+                )
+                .unwrap()
+            })
+            .collect::<Vec<u8>>();
+        let zone = crate::kryo::KryoValue::decode(&java, None).unwrap();
+        assert_eq!(zone.to_json(), serde_json::json!("GMT+02:00"));
+        assert_eq!(zone.encode().unwrap(), java);
+        for bad in ["GMT+19", "GMT+02:60", "GMT+", "UTC+2:00"] {
+            let refused = JavaTime::parse("java.time.ZoneId", bad).and_then(|t| t.check());
+            assert!(refused.is_err(), "{bad}: {refused:?}");
+        }
         round_trip("java.time.ZoneOffset", "+05:30");
         round_trip("java.time.ZoneOffset", "Z");
         round_trip("java.sql.Timestamp", "2026-11-23T02:13:20.123456789Z");
