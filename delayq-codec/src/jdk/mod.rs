@@ -166,3 +166,54 @@ fn unmark(marked: &str, mut items: Vec<KryoValue>) -> Result<KryoValue, Fault> {
         _ => return Err(bad()),
     })
 }
+
+/// Each class of a POJO's chain with the fields it declares.
+pub(crate) type Levels<'a, 'f> = Vec<(&'a str, Vec<&'f crate::kryo::KryoField>)>;
+
+/// A POJO's fields by the class that declares them, as Java serialization
+/// and River describe an object: the class chain the schema gives
+/// (`extends`), the class first; each superclass takes the fields its
+/// schema entry declares (the last of that name: a subclass's own field of
+/// the same name comes first), the class the rest, in their order. `None`
+/// on a superclass cycle or a chain deeper than [`crate::kryo::MAX_DEPTH`].
+pub(crate) fn fields_by_class<'a, 'f>(
+    class: &'a str,
+    fields: &'f [crate::kryo::KryoField],
+    schema: Option<&'a crate::kryo::KryoSchema>,
+) -> Option<Levels<'a, 'f>> {
+    use crate::kryo::schema::ClassDef;
+    let mut chain = vec![class];
+    while let Some(s) = schema.and_then(|schema| schema.superclass(chain[chain.len() - 1])) {
+        if chain.contains(&s) || chain.len() > crate::kryo::MAX_DEPTH {
+            return None;
+        }
+        chain.push(s);
+    }
+    let mut claimed = vec![false; fields.len()];
+    let mut levels = Vec::with_capacity(chain.len());
+    for &level in chain.iter().skip(1) {
+        let own: &[(String, crate::kryo::JavaType)] = match schema.and_then(|s| s.get(level)) {
+            Some(ClassDef::Pojo { own, .. }) => own,
+            _ => &[],
+        };
+        let mut mine = Vec::new();
+        for (name, _) in own {
+            if let Some(i) = (0..fields.len())
+                .rev()
+                .find(|&i| !claimed[i] && fields[i].name == *name)
+            {
+                claimed[i] = true;
+                mine.push(&fields[i]);
+            }
+        }
+        levels.push((level, mine));
+    }
+    let rest = fields
+        .iter()
+        .zip(&claimed)
+        .filter(|(_, c)| !**c)
+        .map(|(f, _)| f)
+        .collect();
+    levels.insert(0, (class, rest));
+    Some(levels)
+}

@@ -51,14 +51,6 @@ impl Classes<'_> {
         }
     }
 
-    /// The fields a schema class declares itself (not its superclasses').
-    fn own_fields(&self, class: &str) -> &[(String, JavaType)] {
-        match self.schema.and_then(|s| s.get(class)) {
-            Some(ClassDef::Pojo { own, .. }) => own,
-            _ => &[],
-        }
-    }
-
     fn constant(&self, class: &str, ordinal: u32) -> Option<&str> {
         match self.schema?.get(class)? {
             ClassDef::Enum { constants } => constants.get(ordinal as usize).map(String::as_str),
@@ -799,41 +791,10 @@ impl<'s> Writer<'s> {
     }
 
     fn pojo(&mut self, class: &str, fields: &[KryoField]) -> Result<()> {
-        // The class chain the schema gives, superclass last.
-        let mut chain = vec![class];
-        while let Some(s) = self
-            .classes
-            .schema
-            .and_then(|schema| schema.superclass(chain[chain.len() - 1]))
-        {
-            if chain.contains(&s) || chain.len() > MAX_DEPTH {
-                return Err(err(format!("{}: a superclass cycle in the schema", shown(class))));
-            }
-            chain.push(s);
-        }
-        // Each superclass takes the fields it declares; the class the rest.
-        let mut claimed = vec![false; fields.len()];
-        let mut levels: Vec<(&str, Vec<&KryoField>)> = Vec::with_capacity(chain.len());
-        for &level in chain.iter().skip(1) {
-            let mut mine = Vec::new();
-            for (name, _) in self.classes.own_fields(level) {
-                if let Some(i) = (0..fields.len())
-                    .rev()
-                    .find(|&i| !claimed[i] && fields[i].name == *name)
-                {
-                    claimed[i] = true;
-                    mine.push(&fields[i]);
-                }
-            }
-            levels.push((level, mine));
-        }
-        let own = fields
-            .iter()
-            .zip(&claimed)
-            .filter(|(_, c)| !**c)
-            .map(|(f, _)| f)
-            .collect();
-        levels.insert(0, (class, own));
+        // The class first, then its superclasses, each with its fields.
+        let Some(levels) = crate::jdk::fields_by_class(class, fields, self.classes.schema) else {
+            return Err(err(format!("{}: a superclass cycle in the schema", shown(class))));
+        };
         // Descriptors, the superclass's inside its subclass's.
         let mut lists = Vec::with_capacity(levels.len());
         let mut super_desc = None;

@@ -212,46 +212,11 @@ impl Writer<'_> {
     /// class described with the fields it declares, sorted by name; the
     /// values superclass first, as Java writes them.
     pub(super) fn object(&mut self, class: &str, fields: &[crate::kryo::KryoField]) -> Result<()> {
-        let mut chain = vec![class];
-        while let Some(s) = self
-            .lookup
-            .schema
-            .and_then(|schema| schema.superclass(chain[chain.len() - 1]))
-        {
-            if chain.contains(&s) || chain.len() > MAX_DEPTH {
-                return Err(MarshallingError::encode(format!(
-                    "{class}: a superclass cycle in the schema"
-                )));
-            }
-            chain.push(s);
-        }
-        // Each superclass takes the fields it declares; the class the rest.
-        let mut claimed = vec![false; fields.len()];
-        let mut levels: Vec<(&str, Vec<&crate::kryo::KryoField>)> = Vec::with_capacity(chain.len());
-        for &level in chain.iter().skip(1) {
-            let own: &[(String, crate::kryo::JavaType)] = match self.lookup.schema.and_then(|s| s.get(level)) {
-                Some(ClassDef::Pojo { own, .. }) => own,
-                _ => &[],
-            };
-            let mut mine = Vec::new();
-            for (name, _) in own {
-                if let Some(i) = (0..fields.len())
-                    .rev()
-                    .find(|&i| !claimed[i] && fields[i].name == *name)
-                {
-                    claimed[i] = true;
-                    mine.push(&fields[i]);
-                }
-            }
-            levels.push((level, mine));
-        }
-        let rest = fields
-            .iter()
-            .zip(&claimed)
-            .filter(|(_, c)| !**c)
-            .map(|(f, _)| f)
-            .collect();
-        levels.insert(0, (class, rest));
+        let Some(mut levels) = crate::jdk::fields_by_class(class, fields, self.lookup.schema) else {
+            return Err(MarshallingError::encode(format!(
+                "{class}: a superclass cycle in the schema"
+            )));
+        };
         let mut described = Vec::with_capacity(levels.len());
         for (level, level_fields) in &mut levels {
             let uid = self.lookup.uid(level).ok_or_else(|| {
