@@ -692,24 +692,7 @@ impl Writer<'_> {
         }
         if let Some(id) = ids::cc_id_of(class) {
             self.number();
-            match items.len() {
-                0 => self.u8(ids::COLLECTION_EMPTY),
-                n @ 1..=0x100 => {
-                    self.u8(ids::COLLECTION_SMALL);
-                    self.u8(n as u8);
-                }
-                n @ 0x101..=0x10000 => {
-                    self.u8(ids::COLLECTION_MEDIUM);
-                    self.u16(n as u16);
-                }
-                n => {
-                    self.u8(ids::COLLECTION_LARGE);
-                    self.i32(
-                        i32::try_from(n)
-                            .map_err(|_| MarshallingError::encode("a collection past 2^31 - 1 elements"))?,
-                    );
-                }
-            }
+            self.collection_size(items.len())?;
             self.u8(id);
             return items.iter().try_for_each(|item| self.value(item));
         }

@@ -68,7 +68,7 @@ impl Writer<'_> {
     }
 
     /// A collection's size form (`COLLECTION_EMPTY`, `_SMALL`...).
-    fn collection_size(&mut self, n: usize) -> Result<()> {
+    pub(super) fn collection_size(&mut self, n: usize) -> Result<()> {
         match n {
             0 => self.u8(ids::COLLECTION_EMPTY),
             n @ 1..=0x100 => {
