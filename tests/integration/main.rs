@@ -27,6 +27,7 @@ mod kryo;
 mod lifecycle;
 mod lost_replies;
 mod metrics;
+mod nack_kinds;
 mod pause;
 mod publishes;
 mod rate_limit;
