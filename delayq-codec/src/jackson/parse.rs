@@ -396,10 +396,17 @@ mod tests {
     /// unit, not `Malformed`.
     #[test]
     fn a_lone_surrogate_is_unsupported_naming_the_string_and_the_unit() {
-        for (text, unit) in [(r#""\ud800x""#, "\\uD800"), (r#""x\udc00""#, "\\uDC00"), (r#""\uD83D\u0041""#, "\\uD83D")] {
+        for (text, unit) in [
+            (r#""\ud800x""#, "\\uD800"),
+            (r#""x\udc00""#, "\\uDC00"),
+            (r#""\uD83D\u0041""#, "\\uD83D"),
+        ] {
             let err = parse_payload(text.as_bytes()).unwrap_err();
             assert_eq!(err.kind(), JacksonErrorKind::Unsupported, "{text}: {err}");
-            assert!(err.message().contains("java.lang.String") && err.message().contains(unit), "{text}: {err}");
+            assert!(
+                err.message().contains("java.lang.String") && err.message().contains(unit),
+                "{text}: {err}"
+            );
         }
     }
 
@@ -437,7 +444,10 @@ mod tests {
         assert!(parse(deepest.as_bytes()).is_ok());
         for levels in [MAX_JSON_DEPTH + 1, 1_000_000] {
             let err = parse("[".repeat(levels).as_bytes()).unwrap_err();
-            assert!(err.kind == JacksonErrorKind::TooDeep && err.message.contains("nested deeper than"), "{err}");
+            assert!(
+                err.kind == JacksonErrorKind::TooDeep && err.message.contains("nested deeper than"),
+                "{err}"
+            );
         }
     }
 }

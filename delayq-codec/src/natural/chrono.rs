@@ -28,7 +28,7 @@ fn time(v: &NaiveTime) -> Result<LocalTime, String> {
     })
 }
 
-fn date_time(v: &NaiveDateTime) -> Result<LocalDateTime, String> {
+pub(super) fn date_time(v: &NaiveDateTime) -> Result<LocalDateTime, String> {
     Ok(LocalDateTime {
         date: date(&v.date()),
         time: time(&v.time())?,
@@ -44,7 +44,7 @@ fn naive_time(t: LocalTime) -> Result<NaiveTime, String> {
         .ok_or_else(|| format!("{t:?} is no time of day"))
 }
 
-fn naive(dt: LocalDateTime) -> Result<NaiveDateTime, String> {
+pub(super) fn naive(dt: LocalDateTime) -> Result<NaiveDateTime, String> {
     Ok(naive_date(dt.date)?.and_time(naive_time(dt.time)?))
 }
 
