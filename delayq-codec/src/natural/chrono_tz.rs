@@ -60,6 +60,10 @@ fn zoned(dt: LocalDateTime, offset: Option<ZoneOffset>, region: &str) -> Result<
 /// which writes only the instant) is an error too: map such a field with
 /// [`chrono::zoned_date_time`](super::chrono::zoned_date_time).
 ///
+/// The offsets are chrono-tz's copy of the IANA database: where a zone's
+/// rules changed between it and the JVM's copy, a carried offset it does
+/// not give is refused, and one computed for Kryo follows it.
+///
 /// Written: the local date-time, its offset and its region; Jackson refuses
 /// it (typed error), as `JavaTimeModule` writes only the instant and Java
 /// reads it back at UTC.
