@@ -116,3 +116,46 @@ pub mod zoned_date_time {
 
     crate::natural::option_of!(DateTime<Tz>);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn java_text(v: &DateTime<Tz>) -> String {
+        let offset = ZoneOffset(v.offset().fix().local_minus_utc());
+        let zone = ZoneId::Region(v.timezone().name().to_owned());
+        JavaTime::ZonedDateTime(date_time(&v.naive_local()).unwrap(), Some(offset), zone).to_string()
+    }
+
+    /// Without an offset (Kryo), the value `ZonedDateTime.of` gives: Java's
+    /// output in jshell, for gaps of 30 minutes, one hour and a whole day
+    /// (Samoa skipped 2011-12-30) and an overlap of 30 minutes.
+    #[test]
+    fn without_an_offset_the_value_is_zoned_date_time_of() {
+        for (local, region, java) in [
+            (
+                "2026-10-04T02:15",
+                "Australia/Lord_Howe",
+                "2026-10-04T02:45+11:00[Australia/Lord_Howe]",
+            ),
+            (
+                "2026-03-08T02:30",
+                "America/New_York",
+                "2026-03-08T03:30-04:00[America/New_York]",
+            ),
+            (
+                "2011-12-30T12:00",
+                "Pacific/Apia",
+                "2011-12-31T12:00+14:00[Pacific/Apia]",
+            ),
+            (
+                "2026-04-05T01:45",
+                "Australia/Lord_Howe",
+                "2026-04-05T01:45+11:00[Australia/Lord_Howe]",
+            ),
+        ] {
+            let got = zoned(local.parse().unwrap(), None, region).unwrap();
+            assert_eq!(java_text(&got), java, "{local} {region}");
+        }
+    }
+}
