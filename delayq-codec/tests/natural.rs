@@ -549,6 +549,17 @@ fn offset_zones_and_regions_are_refused_by_the_mapping_that_cannot_hold_them() {
         delayq_codec::kryo::KryoErrorKind::SchemaMismatch,
         "{error}"
     );
+    // The fixed-offset mapping cannot read Kryo's region zone (no offset in
+    // the bytes) and says which mapping can.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct Fixed(
+        #[serde(with = "delayq_codec::natural::chrono::zoned_date_time")] chrono::DateTime<chrono::FixedOffset>,
+    );
+    let error = codec::<Fixed>("kryo")
+        .decode(&java_bytes("kryo", "zoned_date_time"))
+        .unwrap_err();
+    assert!(error.to_string().contains("chrono_tz::zoned_date_time"), "{error}");
     // An offset the region does not give that local time (Java
     // serialization and River carry one) is not moved to another instant.
     let error = serde_json::from_str::<Zoned>(r#""2026-11-23T02:13:20+02:00[Europe/Paris]""#).unwrap_err();
