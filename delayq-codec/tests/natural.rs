@@ -586,3 +586,32 @@ fn jackson_carries_no_region_and_says_so() {
     let AtOffset(at) = JacksonCodec::<AtOffset>::new().decode(&raw).unwrap();
     assert_eq!(at.to_string(), "2026-11-23 1:13:20.123456789 +00:00:00");
 }
+
+/// The `option` modules: a null `ZonedDateTime` field is `None`, and both
+/// read back what they write, in a POJO of each binary codec.
+#[test]
+fn zoned_option_fields_read_none_and_some() {
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename = "com.shop.Meeting")]
+    struct Meeting {
+        #[serde(with = "delayq_codec::natural::chrono_tz::zoned_date_time::option", default)]
+        at: Option<chrono::DateTime<chrono_tz::Tz>>,
+        #[serde(with = "delayq_codec::natural::time::zoned_date_time::option", default)]
+        fixed: Option<time::OffsetDateTime>,
+    }
+    let paris = chrono_tz::Europe::Paris
+        .with_ymd_and_hms(2026, 3, 29, 3, 30, 0)
+        .unwrap();
+    let fixed = time::OffsetDateTime::UNIX_EPOCH.to_offset(time::UtcOffset::from_hms(5, 30, 0).unwrap());
+    for meeting in [
+        Meeting { at: None, fixed: None },
+        Meeting {
+            at: Some(paris),
+            fixed: Some(fixed),
+        },
+    ] {
+        let back: Meeting = delayq_codec::kryo::from_slice(&delayq_codec::kryo::to_vec(&meeting).unwrap()).unwrap();
+        assert_eq!(back, meeting);
+        assert_eq!(back.at.map(|a| a.timezone()), meeting.at.map(|a| a.timezone()));
+    }
+}
