@@ -588,7 +588,7 @@ fn jackson_carries_no_region_and_says_so() {
 }
 
 /// The `option` modules: a null `ZonedDateTime` field is `None`, and both
-/// read back what they write, in a POJO of each binary codec.
+/// read back what they write, in a Kryo POJO.
 #[test]
 fn zoned_option_fields_read_none_and_some() {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
