@@ -113,6 +113,15 @@ public final class JdkCorpus {
     /** Values only the natural-types check uses (compat/fixtures/natural-types-java.json). */
     private static final Map<String, Case> NATURAL = new LinkedHashMap<>();
 
+    private static void zoned(String name, String local, String zone, boolean later) {
+        String java = "ZonedDateTime.of(LocalDateTime.parse(\"" + local + "\"), ZoneId.of(\"" + zone + "\"))"
+                + (later ? ".withLaterOffsetAtOverlap()" : "");
+        NATURAL.put(name, new Case(java, () -> {
+            ZonedDateTime z = ZonedDateTime.of(LocalDateTime.parse(local), ZoneId.of(zone));
+            return later ? z.withLaterOffsetAtOverlap() : z;
+        }));
+    }
+
     private static void add(String name, String java, Supplier<Object> make) {
         if (CASES.put(name, new Case(java, make)) != null) {
             throw new IllegalStateException("two cases named " + name);
@@ -122,6 +131,17 @@ public final class JdkCorpus {
     static {
         NATURAL.put("pojo_order_nulls", new Case("new Order(\"o-2\", 7L, null, null, new ArrayList<>())",
                 () -> new Order("o-2", 7L, null, null, new ArrayList<>())));
+        // ZonedDateTime in region zones for the chrono-tz mapping (and an
+        // offset zone for time's): a gap, both sides of an overlap, zones
+        // whose offsets are not whole hours, and the region "UTC".
+        zoned("zoned_paris_gap", "2026-03-29T02:30", "Europe/Paris", false);
+        zoned("zoned_paris_overlap_earlier", "2026-10-25T02:30", "Europe/Paris", false);
+        zoned("zoned_paris_overlap_later", "2026-10-25T02:30", "Europe/Paris", true);
+        zoned("zoned_new_york", "2026-11-23T02:13:20.123456789", "America/New_York", false);
+        zoned("zoned_kolkata_1950", "1950-06-01T12:00:00.000000005", "Asia/Kolkata", false);
+        zoned("zoned_warsaw_1900", "1900-01-01T00:00", "Europe/Warsaw", false);
+        zoned("zoned_utc_region", "2026-11-23T02:13:20.123456789", "UTC", false);
+        zoned("zoned_offset_0530", "2026-11-23T02:13:20.123456789", "+05:30", false);
     }
 
     static {
