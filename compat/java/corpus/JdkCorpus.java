@@ -151,6 +151,13 @@ public final class JdkCorpus {
         add("zoned_date_time", "ZonedDateTime.of(LDT, ZoneId.of(\"Europe/Paris\"))",
                 () -> ZonedDateTime.of(LDT, ZoneId.of("Europe/Paris")));
         add("zoned_date_time_utc", "ZonedDateTime.of(LDT, ZoneOffset.UTC)", () -> ZonedDateTime.of(LDT, ZoneOffset.UTC));
+        // Regions whose offset is fixed by their id (Kryo writes no offset).
+        add("zoned_date_time_region_utc", "ZonedDateTime.of(LDT, ZoneId.of(\"UTC\"))",
+                () -> ZonedDateTime.of(LDT, ZoneId.of("UTC")));
+        add("zoned_date_time_gmt_plus", "ZonedDateTime.of(LDT, ZoneId.of(\"GMT+02:00\"))",
+                () -> ZonedDateTime.of(LDT, ZoneId.of("GMT+02:00")));
+        add("zoned_date_time_etc_gmt", "ZonedDateTime.of(LDT, ZoneId.of(\"Etc/GMT-3\"))",
+                () -> ZonedDateTime.of(LDT, ZoneId.of("Etc/GMT-3")));
         add("duration", "Duration.ofSeconds(5400, 500000000)", () -> Duration.ofSeconds(5400, 500000000));
         add("duration_negative", "Duration.ofMillis(-1500)", () -> Duration.ofMillis(-1500));
         add("duration_zero", "Duration.ZERO", () -> Duration.ZERO);
