@@ -294,6 +294,10 @@ public final class JdkCorpus {
         add("long_array", "new long[] {1L, Long.MIN_VALUE}", () -> new long[] {1L, Long.MIN_VALUE});
         add("float_array", "new float[] {1.5f, -0.25f}", () -> new float[] {1.5f, -0.25f});
         add("double_array", "new double[] {3.5, -0.25}", () -> new double[] {3.5, -0.25});
+        add("double_array_specials", "new double[] {Double.NaN, -0.0, Double.POSITIVE_INFINITY}",
+                () -> new double[] {Double.NaN, -0.0, Double.POSITIVE_INFINITY});
+        add("float_array_specials", "new float[] {Float.NaN, -0.0f, Float.NEGATIVE_INFINITY}",
+                () -> new float[] {Float.NaN, -0.0f, Float.NEGATIVE_INFINITY});
         add("string_array", "new String[] {\"a\", null, \"c\"}", () -> new String[] {"a", null, "c"});
         add("object_array", "new Object[] {\"a\", 1L, null}", () -> new Object[] {"a", 1L, null});
         add("boxed_int_array", "new Integer[] {1, null, 3}", () -> new Integer[] {1, null, 3});
@@ -340,6 +344,10 @@ public final class JdkCorpus {
         add("character", "'x'", () -> 'x');
         add("short", "(short) -300", () -> (short) -300);
         add("byte", "(byte) -7", () -> (byte) -7);
+        add("double_nan", "Double.NaN", () -> Double.NaN);
+        add("double_negative_infinity", "Double.NEGATIVE_INFINITY", () -> Double.NEGATIVE_INFINITY);
+        add("double_negative_zero", "-0.0", () -> -0.0);
+        add("float_nan", "Float.NaN", () -> Float.NaN);
         add("char_lone_surrogate", "'\\uD83D'", () -> '\uD83D');
         add("char_array_surrogates", "new char[] {'\\uD83D', '\\uDE00', '\\uDC00'}",
                 () -> new char[] {'\uD83D', '\uDE00', '\uDC00'});
@@ -658,7 +666,9 @@ public final class JdkCorpus {
                 || o instanceof Long || o instanceof BigInteger) {
             out.append(o);
         } else if (o instanceof Float || o instanceof Double) {
-            out.append(o);
+            double d = ((Number) o).doubleValue();
+            // NaN and the infinities as KryoValue::to_json_text gives them (JSON has no such numbers).
+            out.append(Double.isNaN(d) || Double.isInfinite(d) ? quote(o.toString()) : o.toString());
         } else if (o instanceof BigDecimal) {
             out.append(o.toString().replace("E+", "E"));
         } else if (o instanceof byte[]) {
