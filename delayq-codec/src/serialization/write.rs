@@ -595,7 +595,13 @@ impl<'s> Writer<'s> {
 
     /// An array: `TC_ARRAY`, its class, its length, its elements.
     fn array(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
-        let uid = array_uid(class);
+        // A class described already is written as a reference, without
+        // its UID: hashed once per class, however many arrays of it.
+        let uid = if self.descs.contains_key(class) {
+            0
+        } else {
+            array_uid(class)
+        };
         self.out.push(TC_ARRAY);
         self.class_desc(&desc(class, uid, SER, &[], None))?;
         self.object_handle();
