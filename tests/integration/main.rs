@@ -37,6 +37,7 @@ mod schedule;
 mod subscriber;
 mod sweep;
 mod take_faults;
+mod take_many;
 #[cfg(feature = "opentelemetry")]
 mod traces;
 mod transfer;
