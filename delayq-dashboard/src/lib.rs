@@ -27,8 +27,13 @@
 //!   ready, in flight, dead letters, quarantined, next due, transfer lag and
 //!   what falls due over the next hour; refreshed by polling a JSON API.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
-//!   (`ZRANGE` by index), decoded with the dashboard's codec (hex for what
-//!   does not decode); the ready list's head; dead letters; history charts;
+//!   (`ZRANGE` by index), decoded with the queue's codec
+//!   ([`queue_codec`](Dashboard::queue_codec), else
+//!   [`codec`](Dashboard::codec); hex for what does not decode; Java
+//!   objects and JSON as trees of their fields, numbers as written, with
+//!   the Java class a codec names through `Codec::java_object`, and a Kryo
+//!   POJO read without its schema as its class and a note, never guessed
+//!   fields); the ready list's head; dead letters; history charts;
 //!   the queue's lifecycle events live (`GET /api/events?queue=N`,
 //!   Server-Sent Events, at most 32 views at once): while they are on, the
 //!   page refreshes its counts on each event, and every 15 s otherwise.

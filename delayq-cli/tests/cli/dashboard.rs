@@ -187,6 +187,19 @@ async fn the_dashboard_reads_a_queues_kryo_pojos_with_the_schema_given() {
     };
     offer("orders", "bytes", &java_hex("lz4", "pojo_order"));
     offer("notes", "bytes", &java_hex("lz4", "pojo_order"));
+    // A class the schema does not describe (kryo5.json's compat.Order).
+    let kryo5 = concat!(env!("CARGO_MANIFEST_DIR"), "/../compat/fixtures/kryo5.json");
+    let kryo5: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(kryo5).unwrap()).unwrap();
+    let other = kryo5["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"] == "pojo_order")
+        .unwrap()["kryo_hex"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    offer("legacy", "bytes", &other);
     let port = delayq_test_support::redis_server::free_port();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
         .args([
@@ -201,6 +214,8 @@ async fn the_dashboard_reads_a_queues_kryo_pojos_with_the_schema_given() {
             "bytes",
             "--queue-codec",
             "orders=lz4",
+            "--queue-codec",
+            "legacy=kryo",
             "--kryo-schema",
             SCHEMA,
         ])
@@ -247,4 +262,14 @@ async fn the_dashboard_reads_a_queues_kryo_pojos_with_the_schema_given() {
     let shown = &notes["pending"]["elements"][0];
     assert_eq!(shown["text"], java_hex("lz4", "pojo_order"));
     assert_eq!(shown["class"], serde_json::Value::Null);
+    // --codec kryo refuses a class the schema lacks: the page names it and says why.
+    let legacy = get("legacy").await.unwrap();
+    let shown = &legacy["pending"]["elements"][0];
+    assert_eq!(shown["decoded"], false, "{shown}");
+    assert_eq!(shown["class"], "compat.Order", "{shown}");
+    let unread = shown["unread"].as_str().unwrap();
+    assert!(
+        unread.contains("compat.Order") && unread.contains("not in the Kryo schema"),
+        "{unread}"
+    );
 }

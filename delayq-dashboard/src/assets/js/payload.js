@@ -6,6 +6,8 @@
 // Trees the operator opened, by the key of their row: a page redraws its
 // rows on every refresh, and an open tree stays open.
 const openTrees = new Set();
+// Characters of a folded tree's one line (its fields are all there once opened).
+const FOLDED = 240;
 
 // JSON text parsed without losing a digit: numbers keep their text (a
 // BigDecimal's 12.50, a long past 2^53; JSON.parse would round them), and
@@ -108,7 +110,8 @@ function fillPayload(node, v, key) {
     const details = el("details", { class: "tree" });
     // Folded, the JSON on one line; opened, how many fields it has.
     const summary = el("summary");
-    summary.appendChild(el("span", { class: "folded" }, visible(v.text)));
+    const line = v.text.length > FOLDED ? `${v.text.slice(0, FOLDED)}…` : v.text;
+    summary.appendChild(el("span", { class: "folded" }, visible(line)));
     const count = tree.members.length;
     const opened = tree.kind === "object" ? `${count} field${count === 1 ? "" : "s"}` : `${count} element${count === 1 ? "" : "s"}`;
     summary.appendChild(el("span", { class: "opened" }, opened));

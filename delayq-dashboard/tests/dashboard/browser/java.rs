@@ -62,6 +62,8 @@ async fn java_objects_are_trees_of_their_fields_and_without_a_schema_name_their_
     .encode()
     .unwrap();
     seed::offer_bytes(&server, "orders", &hostile, 3_600).await;
+    let everything = seed::java_bytes("jdk-types.json", "zstd", "pojo_everything");
+    seed::offer_bytes(&server, "orders", &everything, 7_200).await;
     seed::dead_letter(
         &server,
         "orders",
@@ -122,6 +124,20 @@ async fn java_objects_are_trees_of_their_fields_and_without_a_schema_name_their_
     assert!(fields.contains(&("id".into(), format!("{:?}", MARKUP))), "{fields:?}");
     assert!(browser.find_all(Locator::Css("[id^=pwn-]")).await.unwrap().is_empty());
     assert_ne!(browser.title().await.unwrap(), "pwned");
+    // Numbers a float would round keep every digit; java.time reads as Java prints it.
+    let everything = members(&browser, "#pending-table tbody tr:nth-child(5) td.payload").await;
+    for (name, value) in [
+        ("big", "-18446744073709551617"),
+        ("price", "19.990"),
+        ("offsetDateTime", "\"2026-11-23T02:13:20.123456789-03:00\""),
+        ("duration", "\"PT36H\""),
+        ("localDate", "\"2026-11-23\""),
+    ] {
+        assert!(
+            everything.contains(&(name.into(), value.into())),
+            "{name} = {value} not in {everything:?}"
+        );
+    }
     browser
         .execute(
             "document.querySelector(arguments[0]).scrollIntoView()",

@@ -66,6 +66,7 @@ async fn with_a_schema_java_objects_show_their_fields_dates_in_iso_8601_and_exac
     }
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0]["class"], "corpus.Order", "{}", dead[0]);
+    assert_eq!(dead[0]["codec"], "kryo");
     assert_eq!(dead[0]["text"], ORDER_JSON);
 }
 
