@@ -56,7 +56,9 @@ use crate::wire::keys::QueueKeys;
 pub(crate) use runner::Runner;
 
 /// What [`Client::schedule`](crate::Client::schedule) accepts as a spec: a
-/// [`ScheduleSpec`], or cron text (`"*/5 * * * *"`, `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`).
+/// [`ScheduleSpec`], or its text: cron (`"*/5 * * * *"`,
+/// `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`) or a period (`"every 5m"`), as
+/// a spec displays itself.
 ///
 /// ```
 /// use delayq::schedule::IntoScheduleSpec;
@@ -77,13 +79,13 @@ impl IntoScheduleSpec for ScheduleSpec {
 
 impl IntoScheduleSpec for &str {
     fn into_spec(self) -> Result<ScheduleSpec> {
-        ScheduleSpec::cron(self)
+        self.parse()
     }
 }
 
 impl IntoScheduleSpec for String {
     fn into_spec(self) -> Result<ScheduleSpec> {
-        ScheduleSpec::cron(&self)
+        self.parse()
     }
 }
 

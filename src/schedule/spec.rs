@@ -398,6 +398,61 @@ impl std::fmt::Display for ScheduleSpec {
     }
 }
 
+/// What [`Display`](std::fmt::Display) writes, read back: `every 1h30m`
+/// (a period: whole numbers with `d`, `h`, `m`, `s`, `ms`) or a cron
+/// expression with its optional `CRON_TZ=Zone ` prefix
+/// ([`ScheduleSpec::cron`]). The misfire settings are the defaults. Fails
+/// with [`Error::InvalidArgument`] for text that is neither.
+///
+/// ```
+/// use std::time::Duration;
+/// use delayq::schedule::{every, ScheduleSpec};
+/// let spec: ScheduleSpec = "every 1h30m".parse()?;
+/// assert_eq!(spec, every(Duration::from_secs(5400)));
+/// let cron: ScheduleSpec = "CRON_TZ=Europe/Paris 0 9 * * *".parse()?;
+/// assert_eq!(cron.to_string().parse::<ScheduleSpec>()?, cron);
+/// assert!("every 1.5h".parse::<ScheduleSpec>().is_err());
+/// # Ok::<(), delayq::Error>(())
+/// ```
+impl FromStr for ScheduleSpec {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<ScheduleSpec> {
+        match text.trim().strip_prefix("every ") {
+            Some(period) => parse_period(period)
+                .map(every)
+                .ok_or_else(|| Error::InvalidArgument(format!("period {period:?} does not parse: write it as 90s, 10m, 1h30m, 2d or 500ms"))),
+            None => ScheduleSpec::cron(text),
+        }
+    }
+}
+
+/// `90s`, `10m`, `1h30m`, `2d`, `500ms`: a sum of whole numbers with units.
+fn parse_period(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let n: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let ms: u64 = match &rest[..unit] {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return None,
+        };
+        total = total.checked_add(Duration::from_millis(n.checked_mul(ms)?))?;
+        rest = &rest[unit..];
+    }
+    Some(total)
+}
+
 /// `d` as people write it: `1h30m`, `500ms`, `1d2h`, `1s500ms` (every
 /// unit that is not zero, largest first; what `--every` takes).
 fn format_period(d: Duration) -> String {
