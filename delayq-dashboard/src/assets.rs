@@ -23,6 +23,7 @@ const QUEUE: &str = concat!(
 );
 const SCRIPT: &str = concat!(
     include_str!("assets/js/common.js"),
+    include_str!("assets/js/payload.js"),
     include_str!("assets/js/charts.js"),
     include_str!("assets/js/overview.js"),
     include_str!("assets/js/schedules.js"),
@@ -39,6 +40,7 @@ const STYLE: &str = concat!(
     include_str!("assets/css/pending.css"),
     include_str!("assets/css/schedules.css"),
     include_str!("assets/css/events.css"),
+    include_str!("assets/css/payload.css"),
 );
 
 /// A page with the session's CSRF token and the read-only flag filled in:

@@ -165,7 +165,7 @@ pub(crate) struct EditForm {
     /// An IANA time zone for a cron expression.
     #[serde(default)]
     tz: String,
-    /// The new value, as text the dashboard's codec encodes.
+    /// The new value, as text the queue's codec on the dashboard encodes.
     value: Option<String>,
 }
 
@@ -187,7 +187,7 @@ pub(crate) async fn edit(State(shared): State<Arc<Shared>>, Form(form): Form<Edi
             changes.push("time zone");
         }
         if let Some(value) = &form.value {
-            match delayq::codec::encode(&*shared.codec, value) {
+            match delayq::codec::encode(shared.codec_of(&form.name), value) {
                 Ok(payload) => edit = edit.payload(payload),
                 Err(e) => return failed(e),
             }
@@ -243,7 +243,7 @@ pub(crate) async fn json(shared: &Shared, queue: &str) -> delayq::Result<Value> 
                 "fired": info.fired,
                 "missed": info.missed,
                 "paused": info.paused,
-                "value": show(&*shared.codec, &info.payload),
+                "value": show(shared.codec_of(queue), &info.payload),
             })
         })
         .collect();

@@ -39,7 +39,7 @@ function schedulesSection(schedules, now) {
     tr.appendChild(el("td", { class: `num missed${s.missed > 0 ? " hot" : ""}` }, fmt(s.missed)));
     const [state, cls] = s.paused ? ["paused", "paused"] : schedules.alive ? ["running", "running"] : ["no runner", "idle"];
     tr.appendChild(el("td", { class: `state ${cls}` }, state));
-    tr.appendChild(withCodec(el("td", { class: `payload${s.value.decoded ? "" : " hex"}` }, visible(s.value.text)), s.value));
+    tr.appendChild(payloadCell(s.value, `schedule:${s.name}`));
     if (!READ_ONLY) tr.appendChild(scheduleActions(s));
     rows.push(tr);
     if (scheduleRows.editing && scheduleRows.editing.name === s.name) rows.push(scheduleRows.editing.row);
@@ -171,8 +171,10 @@ function editForm(s) {
   const spec = el("input", { type: "text", name: "spec", value: s.expr, spellcheck: "false", size: "28" });
   const tz = el("input", { type: "text", name: "tz", value: s.time_zone || "", placeholder: "UTC", spellcheck: "false", size: "18" });
   const value = el("textarea", { name: "value", rows: "2", cols: "48", spellcheck: "false" });
-  value.value = s.value.decoded ? s.value.text : "";
-  if (!s.value.decoded) value.placeholder = "not decoded with this codec: kept unless you type a new value";
+  // A value shown cut short (or not decoded) is not put in the form: kept unless a new one is typed.
+  const whole = s.value.decoded && !(s.value.text.length > 2000 && s.value.text.endsWith("…"));
+  value.value = whole ? s.value.text : "";
+  if (!whole) value.placeholder = s.value.decoded ? "too long to edit here: kept unless you type a new value" : "not decoded with this codec: kept unless you type a new value";
   const error = el("p", { class: "form-error", role: "alert" });
   error.hidden = true;
   const save = el("button", { type: "submit", class: "primary schedule-save" }, "Save");
@@ -193,7 +195,7 @@ function editForm(s) {
     if (specChanged) params.spec = spec.value.trim();
     // A new cron expression keeps the zone shown unless it is changed.
     if (tzChanged || (specChanged && tz.value.trim() && !spec.value.trim().startsWith("every"))) params.tz = tz.value.trim();
-    if (s.value.decoded ? value.value !== s.value.text : value.value !== "") params.value = value.value;
+    if (whole ? value.value !== s.value.text : value.value !== "") params.value = value.value;
     if (Object.keys(params).length === 2) {
       error.textContent = "nothing changed";
       error.hidden = false;
