@@ -245,7 +245,8 @@ pub(crate) async fn edit(cli: &Cli, args: &ScheduleEditArgs) -> delayq::Result<E
         edit = edit.misfire_after(late);
     }
     if let Some(value) = &args.value {
-        let codec = TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
+        let codec =
+            TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
         edit = edit.payload(delayq::codec::encode(&codec, value)?);
     }
     let asked = args.cron.is_some()
@@ -260,7 +261,13 @@ pub(crate) async fn edit(cli: &Cli, args: &ScheduleEditArgs) -> delayq::Result<E
         ));
     }
     let client = crate::connect(cli).await?;
-    let result = async { client.schedules(&delayq::QueueKeys::new(&args.queue)?)?.edit(&args.name, edit).await }.await;
+    let result = async {
+        client
+            .schedules(&delayq::QueueKeys::new(&args.queue)?)?
+            .edit(&args.name, edit)
+            .await
+    }
+    .await;
     client.shutdown().await;
     let info = match result {
         Err(delayq::Error::NoSuchSchedule { .. }) => return Ok(no_such(&args.queue, &args.name)),
@@ -281,7 +288,13 @@ pub(crate) async fn edit(cli: &Cli, args: &ScheduleEditArgs) -> delayq::Result<E
 
 pub(crate) async fn run_now(cli: &Cli, args: &ScheduleNameArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let result = async { client.schedules(&delayq::QueueKeys::new(&args.queue)?)?.run_now(&args.name).await }.await;
+    let result = async {
+        client
+            .schedules(&delayq::QueueKeys::new(&args.queue)?)?
+            .run_now(&args.name)
+            .await
+    }
+    .await;
     client.shutdown().await;
     let due = match result {
         Err(delayq::Error::NoSuchSchedule { .. }) => return Ok(no_such(&args.queue, &args.name)),
@@ -346,7 +359,11 @@ pub(crate) async fn fires(cli: &Cli, args: &ScheduleFiresArgs) -> delayq::Result
         }
         OutputFormat::Table => {
             if fires.is_empty() {
-                println!("schedule {} of {} has not fired yet", escape(&args.name), escape(&args.queue));
+                println!(
+                    "schedule {} of {} has not fired yet",
+                    escape(&args.name),
+                    escape(&args.queue)
+                );
                 return Ok(ExitCode::SUCCESS);
             }
             let now = SystemTime::now();
@@ -355,7 +372,11 @@ pub(crate) async fn fires(cli: &Cli, args: &ScheduleFiresArgs) -> delayq::Result
                 .map(|f| {
                     vec![
                         output::local_time(f.due),
-                        format!("{} ({})", output::local_time(f.fired_at), output::relative(f.fired_at, now)),
+                        format!(
+                            "{} ({})",
+                            output::local_time(f.fired_at),
+                            output::relative(f.fired_at, now)
+                        ),
                         output::compact(f.late_by()),
                         kind_text(f),
                         output::count(f.offered),
@@ -372,7 +393,16 @@ pub(crate) async fn fires(cli: &Cli, args: &ScheduleFiresArgs) -> delayq::Result
             println!(
                 "{}",
                 output::table_aligned(
-                    &["DUE", "FIRED", "AFTER DUE", "KIND", "OFFERED", "MISSED", "RUNNER", "HOST"],
+                    &[
+                        "DUE",
+                        "FIRED",
+                        "AFTER DUE",
+                        "KIND",
+                        "OFFERED",
+                        "MISSED",
+                        "RUNNER",
+                        "HOST"
+                    ],
                     &["AFTER DUE", "OFFERED", "MISSED"],
                     &rows
                 )

@@ -765,14 +765,31 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     schedule_fire: lua!(
         "schedule_fire",
         Safe,
-        [Schedules, Timeout, Pending, Channel, EventsConfig, Events, ScheduleFires]
+        [
+            Schedules,
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            ScheduleFires
+        ]
     ),
     // Keyed by a request: a resend answers as the first run did and offers
     // nothing again.
     schedule_run: lua!(
         "schedule_run",
         Safe,
-        [Schedules, ScheduleFires, Timeout, Pending, Channel, EventsConfig, Events, Request]
+        [
+            Schedules,
+            ScheduleFires,
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            Request
+        ]
     ),
     // Keyed by a request: a resent remove still says it removed.
     schedule_set: lua!("schedule_set", Safe, [Schedules, ScheduleFires, Request]),

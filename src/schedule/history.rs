@@ -152,8 +152,8 @@ impl Entry {
 /// The history as stored: newest first. An entry this version cannot read
 /// (a kind a later version added) is left out, not an error.
 pub(crate) fn parse(raw: &[u8]) -> Result<Vec<ScheduleFire>> {
-    let entries: Vec<serde_json::Value> = serde_json::from_slice(raw)
-        .map_err(|e| Error::Protocol(format!("bad schedule fire history: {e}")))?;
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(raw).map_err(|e| Error::Protocol(format!("bad schedule fire history: {e}")))?;
     Ok(entries
         .into_iter()
         .filter_map(|entry| {
@@ -171,7 +171,12 @@ pub(crate) fn parse(raw: &[u8]) -> Result<Vec<ScheduleFire>> {
 pub(crate) async fn fires(core: &Core, keys: &QueueKeys, name: &str) -> Result<Vec<ScheduleFire>> {
     let script = &SCRIPTS.schedule_fires;
     let reply = script
-        .run(core.conn()?, keys.destination(), script.keys(keys).build(), vec![Value::from(name)])
+        .run(
+            core.conn()?,
+            keys.destination(),
+            script.keys(keys).build(),
+            vec![Value::from(name)],
+        )
         .await?;
     let [_, raw] = reply::tuple::<2>(reply)?;
     match raw {
@@ -196,7 +201,10 @@ mod tests {
         assert_eq!(fires.len(), 3);
         assert_eq!(fires[0].kind, FireKind::OnTime);
         assert_eq!(fires[0].late_by(), Duration::from_millis(250));
-        assert_eq!((fires[1].offered, fires[1].missed, fires[1].kind), (2, 3, FireKind::Late));
+        assert_eq!(
+            (fires[1].offered, fires[1].missed, fires[1].kind),
+            (2, 3, FireKind::Late)
+        );
         assert_eq!(fires[1].late_by(), Duration::from_millis(9000));
         assert_eq!((fires[2].kind, fires[2].runner.as_str()), (FireKind::ByHand, "42"));
         assert!(parse(b"{").is_err());

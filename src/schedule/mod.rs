@@ -43,9 +43,9 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc;
 
-pub use spec::{every, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
 pub use edit::ScheduleEdit;
 pub use history::{FireKind, ScheduleFire, FIRES_KEPT};
+pub use spec::{every, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
 pub use store::{ScheduleInfo, ScheduleRunner};
 
 use crate::error::Result;

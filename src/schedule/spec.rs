@@ -419,9 +419,11 @@ impl FromStr for ScheduleSpec {
 
     fn from_str(text: &str) -> Result<ScheduleSpec> {
         match text.trim().strip_prefix("every ") {
-            Some(period) => parse_period(period)
-                .map(every)
-                .ok_or_else(|| Error::InvalidArgument(format!("period {period:?} does not parse: write it as 90s, 10m, 1h30m, 2d or 500ms"))),
+            Some(period) => parse_period(period).map(every).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "period {period:?} does not parse: write it as 90s, 10m, 1h30m, 2d or 500ms"
+                ))
+            }),
             None => ScheduleSpec::cron(text),
         }
     }

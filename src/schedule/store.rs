@@ -349,7 +349,12 @@ pub(crate) async fn run_now(core: &Core, keys: &QueueKeys, name: &str) -> Result
         ];
         let reply = reply::array(request(core, keys, &SCRIPTS.schedule_run, args).await?)?;
         let mut items = reply.into_iter();
-        let tag = items.next().map(reply::opt_text).transpose()?.flatten().unwrap_or_default();
+        let tag = items
+            .next()
+            .map(reply::opt_text)
+            .transpose()?
+            .flatten()
+            .unwrap_or_default();
         match tag.as_str() {
             "ran" => {
                 let due = items.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);

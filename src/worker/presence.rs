@@ -459,4 +459,3 @@ fn info(id: String, now: i64, beat: i64, record: Record) -> WorkerInfo {
             .collect(),
     }
 }
-

@@ -723,7 +723,10 @@ async fn a_schedule_fire_whose_reply_is_lost_is_offered_and_recorded_once() {
         let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let direct = redis.client().await;
-        let queue = direct.delayed_queue("fire-lost", StringCodec).unwrap().without_transfer();
+        let queue = direct
+            .delayed_queue("fire-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
         direct
             .schedule("job", YEARLY, &queue, &"fire-lost-value".to_string())
             .await
@@ -732,15 +735,23 @@ async fn a_schedule_fire_whose_reply_is_lost_is_offered_and_recorded_once() {
         let key = delayq::QueueKeys::new("fire-lost").unwrap().schedules();
         let stored = raw.cmd("HGET", vec![key.as_str().into(), "job".into()]).await;
         let mut record: serde_json::Value = serde_json::from_slice(stored.as_bytes().unwrap()).unwrap();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
         record["next_ms"] = serde_json::Value::String((now - 10_000).to_string());
-        raw.cmd("HSET", vec![key.as_str().into(), "job".into(), Value::from(record.to_string())])
-            .await;
+        raw.cmd(
+            "HSET",
+            vec![key.as_str().into(), "job".into(), Value::from(record.to_string())],
+        )
+        .await;
         let sha = raw.load_script(include_str!("../../lua/schedule_fire.lua")).await;
         let monitor = redis.monitor().await;
         // Only the fire carries the value raw (the save sent it in base64).
         proxy.arm(Fault::LoseReply, "fire-lost-value");
-        client.run_schedules(&delayq::QueueKeys::new("fire-lost").unwrap()).unwrap();
+        client
+            .run_schedules(&delayq::QueueKeys::new("fire-lost").unwrap())
+            .unwrap();
         let schedules = direct.schedules(&delayq::QueueKeys::new("fire-lost").unwrap()).unwrap();
         wait_for(Duration::from_secs(30), "the fire ran", || async {
             (schedules.get("job").await.unwrap().unwrap().fired > 0).then_some(())

@@ -101,7 +101,10 @@ pub(crate) struct FiresQuery {
 pub(crate) async fn fires(State(shared): State<Arc<Shared>>, Query(query): Query<FiresQuery>) -> Response {
     let read = async {
         let schedules = shared.client.schedules(&delayq::QueueKeys::new(&query.name)?)?;
-        Ok::<_, delayq::Error>((schedules.get(&query.schedule).await?, schedules.fires(&query.schedule).await?))
+        Ok::<_, delayq::Error>((
+            schedules.get(&query.schedule).await?,
+            schedules.fires(&query.schedule).await?,
+        ))
     };
     let read = match guarded(&shared, Some(health::REDIS_WAIT), read).await {
         Ok(read) => read,
@@ -138,7 +141,13 @@ pub(crate) async fn fires(State(shared): State<Arc<Shared>>, Query(query): Query
 pub(crate) async fn run_now(State(shared): State<Arc<Shared>>, Form(form): Form<ScheduleForm>) -> Response {
     let work = async {
         let (queue, schedule) = (&form.name, &form.schedule);
-        let run = async { shared.client.schedules(&delayq::QueueKeys::new(queue)?)?.run_now(schedule).await };
+        let run = async {
+            shared
+                .client
+                .schedules(&delayq::QueueKeys::new(queue)?)?
+                .run_now(schedule)
+                .await
+        };
         match run.await {
             Ok(due) => done(
                 format!("offered the value of schedule {schedule:?} to {queue} once, now; its next fire stays"),
@@ -197,7 +206,13 @@ pub(crate) async fn edit(State(shared): State<Arc<Shared>>, Form(form): Form<Edi
             return error(StatusCode::BAD_REQUEST, "nothing to change".into());
         }
         let (queue, schedule) = (&form.name, &form.schedule);
-        let run = async { shared.client.schedules(&delayq::QueueKeys::new(queue)?)?.edit(schedule, edit).await };
+        let run = async {
+            shared
+                .client
+                .schedules(&delayq::QueueKeys::new(queue)?)?
+                .edit(schedule, edit)
+                .await
+        };
         match run.await {
             Ok(info) => done(
                 format!(

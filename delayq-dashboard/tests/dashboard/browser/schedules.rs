@@ -145,14 +145,22 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     // An hourly schedule whose runner was away for half an hour: its fire
     // is late (FireOnce offers the missed occurrence past its 1 s window).
     let library = seed::client(&server).await;
-    let target = library.delayed_queue("reports", delayq::StringCodec).unwrap().without_transfer();
+    let target = library
+        .delayed_queue("reports", delayq::StringCodec)
+        .unwrap()
+        .without_transfer();
     let hourly = delayq::schedule::every(std::time::Duration::from_secs(3600))
         .misfire(delayq::schedule::Misfire::FireOnce)
         .misfire_after(std::time::Duration::from_secs(1));
-    library.schedule("hourly", hourly, &target, &"rollup".to_string()).await.unwrap();
+    library
+        .schedule("hourly", hourly, &target, &"rollup".to_string())
+        .await
+        .unwrap();
     due_ago(&server, "reports", "hourly", 1_800_000).await;
     let schedules = library.schedules(&delayq::QueueKeys::new("reports").unwrap()).unwrap();
-    library.run_schedules(&delayq::QueueKeys::new("reports").unwrap()).unwrap();
+    library
+        .run_schedules(&delayq::QueueKeys::new("reports").unwrap())
+        .unwrap();
     eventually(WAIT, "the late fire", || {
         let schedules = schedules.clone();
         async move { !schedules.fires("hourly").await.unwrap().is_empty() }
@@ -178,11 +186,20 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     let before = schedules.get("nightly").await.unwrap().unwrap();
     click(&browser, &format!("{nightly_row} button.schedule-run")).await;
     wait_contains(&browser, "#flash", "once, now").await;
-    assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{reports}").await, 2, "late fire + run now");
+    assert_eq!(
+        seed::zcard(&server, "redisson_delay_queue_timeout:{reports}").await,
+        2,
+        "late fire + run now"
+    );
     let after = schedules.get("nightly").await.unwrap().unwrap();
     assert_eq!((after.next, after.fired), (before.next, before.fired));
     click(&browser, &format!("{nightly_row} button.schedule-fires")).await;
-    wait_text(&browser, r#"tr[data-fires-of="nightly"] table.fires td.kind"#, "by hand").await;
+    wait_text(
+        &browser,
+        r#"tr[data-fires-of="nightly"] table.fires td.kind"#,
+        "by hand",
+    )
+    .await;
     wait_text(&browser, &format!("{fires} td.kind"), "late").await;
 
     // Edit: a spec that does not parse is refused in the form, nothing changes.
@@ -192,7 +209,10 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     fill(&browser, &format!("{form} input[name=spec]"), "61 * * * *").await;
     click(&browser, &format!("{form} button.schedule-save")).await;
     wait_contains(&browser, &format!("{form} .form-error"), "does not parse").await;
-    assert_eq!(schedules.get("nightly").await.unwrap().unwrap().revision, before.revision);
+    assert_eq!(
+        schedules.get("nightly").await.unwrap().unwrap().revision,
+        before.revision
+    );
     screenshot(&browser, "queue-schedules-edit-refused").await;
     // Another expression, a zone and a value with markup: the value stays text.
     fill(&browser, &format!("{form} input[name=spec]"), "0 4 * * *").await;
@@ -201,7 +221,12 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     fill(&browser, &format!("{form} textarea[name=value]"), markup).await;
     click(&browser, &format!("{form} button.schedule-save")).await;
     wait_contains(&browser, "#flash", "edited schedule").await;
-    wait_text(&browser, &format!("{nightly_row} td.spec"), "CRON_TZ=Europe/Paris 0 4 * * *").await;
+    wait_text(
+        &browser,
+        &format!("{nightly_row} td.spec"),
+        "CRON_TZ=Europe/Paris 0 4 * * *",
+    )
+    .await;
     wait_text(&browser, &format!("{nightly_row} td.payload"), markup).await;
     assert_eq!(count(&browser, "#schedules-table img").await, 0, "markup stays text");
     assert_ne!(browser.title().await.unwrap(), "pwned");
@@ -212,7 +237,12 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     assert_eq!(edited.fired, before.fired, "counts stay");
     assert_eq!(schedules.fires("nightly").await.unwrap().len(), 1, "the history stays");
     // Both fire lists still open after the edit's redraw.
-    wait_text(&browser, r#"tr[data-fires-of="nightly"] table.fires td.kind"#, "by hand").await;
+    wait_text(
+        &browser,
+        r#"tr[data-fires-of="nightly"] table.fires td.kind"#,
+        "by hand",
+    )
+    .await;
     screenshot(&browser, "queue-schedules-fires-edit").await;
 
     // An edit form open while the page redraws keeps what is typed.
