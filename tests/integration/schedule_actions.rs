@@ -132,7 +132,7 @@ redis_test! {
         let keys = delayq::QueueKeys::new("by-hand").unwrap();
         let pending = raw.lrange(keys.pending()).await;
         assert_eq!(pending.len(), 1);
-        assert_eq!(&delayq::format::unpack(&pending[0]).unwrap().payload[..], b"build");
+        assert_eq!(delayq::format::unpack(&pending[0]).unwrap().payload, b"build");
 
         let after = info(&client, "by-hand", "report").await;
         assert_eq!(after.next, before.next, "its next occurrence does not move");
