@@ -23,6 +23,8 @@ const QUEUE: &str = concat!(
 );
 const SCRIPT: &str = concat!(
     include_str!("assets/js/common.js"),
+    include_str!("assets/js/theme.js"),
+    include_str!("assets/js/keys.js"),
     include_str!("assets/js/payload.js"),
     include_str!("assets/js/charts.js"),
     include_str!("assets/js/overview.js"),
