@@ -270,5 +270,10 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     click(&browser, &format!("{hourly_form} button.schedule-save")).await;
     wait_text(&browser, &format!("{hourly_row} td.spec"), "every 30m").await;
     screenshot(&browser, "queue-schedules-edited").await;
+    // The fires and an open form in the dark theme.
+    click(&browser, &format!("{nightly_row} button.schedule-edit")).await;
+    click(&browser, "#theme").await;
+    wait_text(&browser, "#theme", "☀ light").await;
+    screenshot(&browser, "queue-schedules-dark").await;
     library.shutdown().await;
 }
