@@ -195,6 +195,17 @@ pub enum Error {
         /// How many match now.
         matching: usize,
     },
+    /// The queue has no schedule of that name: an operation that changes an
+    /// existing schedule ([`Schedules::edit`](crate::schedule::Schedules::edit),
+    /// [`Schedules::run_now`](crate::schedule::Schedules::run_now)) changed
+    /// nothing and added none.
+    #[error("queue `{queue}` has no schedule {name:?}: nothing was changed")]
+    NoSuchSchedule {
+        /// The queue.
+        queue: String,
+        /// The schedule name asked for.
+        name: String,
+    },
     /// The codec could not encode a value.
     #[error("codec `{codec}` could not encode the value: {source}")]
     Encode {

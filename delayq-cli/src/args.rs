@@ -311,6 +311,20 @@ pub(crate) enum ScheduleCommand {
     Add(ScheduleAddArgs),
     /// A queue's schedules: spec, next occurrence, paused, fired and missed counts.
     List(ScheduleListArgs),
+    /// Change a schedule's spec (--cron or --every), time zone, misfire
+    /// settings or value, keeping its name, paused state, counts and fire
+    /// history (exit status 1 if there is none: edit adds nothing). A new
+    /// timing fires from its first occurrence after now.
+    Edit(ScheduleEditArgs),
+    /// Offer a schedule's value once, now, without moving its next
+    /// occurrence or its counts; a paused schedule runs too (exit status 1
+    /// if there is none).
+    RunNow(ScheduleNameArgs),
+    /// A schedule's recent fires, newest first (the last 20): when each was
+    /// due and ran, on time, late or missed by the misfire policy or run by
+    /// hand, values offered and skipped, and the runner (exit status 1 if
+    /// there is no such schedule).
+    Fires(ScheduleFiresArgs),
     /// Stop firing a schedule until it is resumed (exit status 1 if there is none).
     Pause(ScheduleNameArgs),
     /// Fire a paused schedule again from its next occurrence after now (exit status 1 if there is none).
@@ -358,6 +372,50 @@ pub(crate) struct ScheduleAddArgs {
     /// The value offered at each occurrence (bytes: hex; json, jackson: JSON text; long: decimal).
     #[arg(allow_hyphen_values = true)]
     pub value: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ScheduleEditArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Schedule name.
+    pub name: String,
+    /// A new cron expression (5 or 6 fields; `CRON_TZ=Zone ` prefix or --tz).
+    #[arg(long, conflicts_with = "every")]
+    pub cron: Option<String>,
+    /// A new period instead: 1s, 5m, 1h30m (first occurrence one period from now).
+    #[arg(long, value_parser = parse_delay)]
+    pub every: Option<Duration>,
+    /// IANA time zone of the cron expression (Europe/Paris), the new one or the stored one.
+    #[arg(long)]
+    pub tz: Option<String>,
+    /// Missed occurrences: skip, fire_once, fire_all (default: as stored).
+    #[arg(long)]
+    pub misfire: Option<String>,
+    /// How late an occurrence may fire and still count as on time (default: as stored).
+    #[arg(long, value_parser = parse_delay)]
+    pub misfire_after: Option<Duration>,
+    /// How a new value is encoded (must match the Java codec, as for `schedule add`).
+    #[arg(long, value_parser = parse_write_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With --codec jackson: the Java class of the value, and of values inside it by path.
+    #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
+    pub java_class: Vec<String>,
+    /// A new value (bytes: hex; json, jackson: JSON text; long: decimal);
+    /// packed in the element format the schedule was added with.
+    #[arg(allow_hyphen_values = true)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ScheduleFiresArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Schedule name.
+    pub name: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]

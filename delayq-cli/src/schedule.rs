@@ -1,14 +1,17 @@
-//! `delayq schedule add|list|pause|resume|remove|run`.
+//! `delayq schedule add|list|edit|run-now|fires|pause|resume|remove|run`.
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use delayq::schedule::{Misfire, ScheduleSpec};
+use delayq::schedule::{FireKind, Misfire, ScheduleEdit, ScheduleFire, ScheduleSpec};
 use delayq::Codec;
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::args::{Cli, CodecKind, OutputFormat, ScheduleAddArgs, ScheduleListArgs, ScheduleNameArgs, ScheduleRunArgs};
+use crate::args::{
+    Cli, CodecKind, OutputFormat, ScheduleAddArgs, ScheduleEditArgs, ScheduleFiresArgs, ScheduleListArgs,
+    ScheduleNameArgs, ScheduleRunArgs,
+};
 use crate::output::{self, escape, hex, preview};
 use crate::text_codec::TextCodec;
 
@@ -215,5 +218,196 @@ pub(crate) async fn run(cli: &Cli, args: &ScheduleRunArgs) -> delayq::Result<Exi
     }
     drop(transferring);
     client.shutdown_within(Duration::from_secs(5)).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a command on a named schedule does when the queue has none of that
+/// name: says so, exit status 1 (as pause, resume and remove do).
+fn no_such(queue: &str, name: &str) -> ExitCode {
+    eprintln!("no schedule {} on {}", escape(&format!("{name:?}")), escape(queue));
+    ExitCode::FAILURE
+}
+
+pub(crate) async fn edit(cli: &Cli, args: &ScheduleEditArgs) -> delayq::Result<ExitCode> {
+    let mut edit = ScheduleEdit::new();
+    match (&args.cron, args.every) {
+        (Some(cron), _) => edit = edit.spec(ScheduleSpec::cron(cron)?),
+        (None, Some(period)) => edit = edit.spec(delayq::schedule::every(period)),
+        (None, None) => {}
+    }
+    if let Some(zone) = &args.tz {
+        edit = edit.time_zone(zone);
+    }
+    if let Some(policy) = &args.misfire {
+        edit = edit.misfire(policy.parse()?);
+    }
+    if let Some(late) = args.misfire_after {
+        edit = edit.misfire_after(late);
+    }
+    if let Some(value) = &args.value {
+        let codec =
+            TextCodec::with_java_classes(args.codec, &args.java_class).map_err(delayq::Error::InvalidArgument)?;
+        edit = edit.payload(delayq::codec::encode(&codec, value)?);
+    }
+    let asked = args.cron.is_some()
+        || args.every.is_some()
+        || args.tz.is_some()
+        || args.misfire.is_some()
+        || args.misfire_after.is_some()
+        || args.value.is_some();
+    if !asked {
+        return Err(delayq::Error::InvalidArgument(
+            "nothing to change: give --cron, --every, --tz, --misfire, --misfire-after or a value".into(),
+        ));
+    }
+    let client = crate::connect(cli).await?;
+    let result = async {
+        client
+            .schedules(&delayq::QueueKeys::new(&args.queue)?)?
+            .edit(&args.name, edit)
+            .await
+    }
+    .await;
+    client.shutdown().await;
+    let info = match result {
+        Err(delayq::Error::NoSuchSchedule { .. }) => return Ok(no_such(&args.queue, &args.name)),
+        other => other?,
+    };
+    eprintln!(
+        "schedule {} of {}: {} (next {}{}; fired {}, missed {})",
+        escape(&info.name),
+        escape(&info.queue),
+        escape(&output::schedule_spec(&info.spec)),
+        info.next.map(output::local_time).unwrap_or_else(|| "never".into()),
+        if info.paused { ", paused" } else { "" },
+        output::count(info.fired),
+        output::count(info.missed),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) async fn run_now(cli: &Cli, args: &ScheduleNameArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let result = async {
+        client
+            .schedules(&delayq::QueueKeys::new(&args.queue)?)?
+            .run_now(&args.name)
+            .await
+    }
+    .await;
+    client.shutdown().await;
+    let due = match result {
+        Err(delayq::Error::NoSuchSchedule { .. }) => return Ok(no_such(&args.queue, &args.name)),
+        other => other?,
+    };
+    eprintln!(
+        "offered the value of schedule {} to {} once, due {} (its next occurrence stays)",
+        escape(&args.name),
+        escape(&args.queue),
+        output::local_time(due)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A fire's kind as a table says it.
+fn kind_text(fire: &ScheduleFire) -> String {
+    match fire.kind {
+        FireKind::OnTime => "on time".into(),
+        FireKind::Late => format!("late {}", output::compact(fire.late_by())),
+        FireKind::Missed => "missed".into(),
+        FireKind::ByHand => "by hand".into(),
+        _ => fire.kind.as_str().into(),
+    }
+}
+
+pub(crate) async fn fires(cli: &Cli, args: &ScheduleFiresArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let result = async {
+        let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?;
+        Ok::<_, delayq::Error>((schedules.get(&args.name).await?, schedules.fires(&args.name).await?))
+    }
+    .await;
+    client.shutdown().await;
+    let (found, fires) = result?;
+    if found.is_none() {
+        return Ok(no_such(&args.queue, &args.name));
+    }
+    let ms = |at: SystemTime| output::millis_from(at, SystemTime::UNIX_EPOCH);
+    match args.format {
+        OutputFormat::Json => {
+            let items: Vec<_> = fires
+                .iter()
+                .map(|f| {
+                    json!({
+                        "due_ms": ms(f.due),
+                        "due": output::utc_time(f.due),
+                        "fired_at_ms": ms(f.fired_at),
+                        "fired_at": output::utc_time(f.fired_at),
+                        "late_by_ms": f.late_by().as_millis() as u64,
+                        "kind": f.kind.as_str(),
+                        "offered": f.offered,
+                        "missed": f.missed,
+                        "runner": f.runner,
+                        "host": f.host,
+                    })
+                })
+                .collect();
+            println!(
+                "{}",
+                output::json(&json!({"queue": args.queue, "schedule": args.name, "fires": items}))
+            );
+        }
+        OutputFormat::Table => {
+            if fires.is_empty() {
+                println!(
+                    "schedule {} of {} has not fired yet",
+                    escape(&args.name),
+                    escape(&args.queue)
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let now = SystemTime::now();
+            let rows: Vec<Vec<String>> = fires
+                .iter()
+                .map(|f| {
+                    vec![
+                        output::local_time(f.due),
+                        format!(
+                            "{} ({})",
+                            output::local_time(f.fired_at),
+                            output::relative(f.fired_at, now)
+                        ),
+                        output::compact(f.late_by()),
+                        kind_text(f),
+                        output::count(f.offered),
+                        output::count(f.missed),
+                        if f.kind == FireKind::ByHand {
+                            format!("pid {}", f.runner)
+                        } else {
+                            f.runner.clone()
+                        },
+                        f.host.clone(),
+                    ]
+                })
+                .collect();
+            println!(
+                "{}",
+                output::table_aligned(
+                    &[
+                        "DUE",
+                        "FIRED",
+                        "AFTER DUE",
+                        "KIND",
+                        "OFFERED",
+                        "MISSED",
+                        "RUNNER",
+                        "HOST"
+                    ],
+                    &["AFTER DUE", "OFFERED", "MISSED"],
+                    &rows
+                )
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -40,6 +40,7 @@ const STYLE: &str = concat!(
     include_str!("assets/css/dashboard.css"),
     include_str!("assets/css/dead_letters.css"),
     include_str!("assets/css/pending.css"),
+    include_str!("assets/css/schedules.css"),
     include_str!("assets/css/events.css"),
     include_str!("assets/css/payload.css"),
 );

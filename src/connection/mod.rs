@@ -7,8 +7,8 @@
 //! is sent ([`script`]), request-keyed scripts that may be resent
 //! ([`request`]), takes undone when their caller drops the future
 //! ([`detached`], [`settling`]), retrying through connection failures
-//! ([`retrying`]), following a Sentinel's failovers ([`sentinel_watch`])
-//! and TLS ([`tls`]).
+//! ([`retrying`]), following a Sentinel's failovers ([`sentinel_watch`]),
+//! TLS ([`tls`]) and the host name records in Redis carry ([`host`]).
 //!
 //! May use: `wire`, `error`. Knows nothing of queues, the scheduler or
 //! `Client`: a script here is bytes and keys (and a queue's name, to say in
@@ -18,6 +18,7 @@ pub(crate) mod blocking_pool;
 pub(crate) mod connect;
 pub(crate) mod connections;
 pub(crate) mod detached;
+pub(crate) mod host;
 pub(crate) mod reply;
 pub(crate) mod request;
 pub(crate) mod script;

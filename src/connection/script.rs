@@ -7,7 +7,7 @@
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
 //! (delivery counts), `ids.lua` (the id index), `events.lua` (lifecycle
-//! events) and `traces.lua` (trace contexts, feature `opentelemetry`),
+//! events), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
 //! followed by the operation's own file; a unit test holds each script to
 //! naming every lib it calls into, and none it does not. Scripts run by
 //! `EVALSHA`; when the server does not know
@@ -56,13 +56,14 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 7] = [
+pub(crate) const LIBS: [(&str, &str); 8] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
     ("counts", include_str!("../../lua/lib/counts.lua")),
     ("ids", include_str!("../../lua/lib/ids.lua")),
     ("events", include_str!("../../lua/lib/events.lua")),
+    ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
 ];
 
@@ -413,8 +414,10 @@ pub(crate) struct Scripts {
     pub dead_letter_reasons: Script,
     pub schedule_save: Script,
     pub schedule_fire: Script,
+    pub schedule_run: Script,
     pub schedule_set: Script,
     pub schedule_list: Script,
+    pub schedule_fires: Script,
     pub schedule_beat: Script,
     pub schedule_runners: Script,
     pub worker_beat: Script,
@@ -475,8 +478,10 @@ impl Scripts {
             &self.dead_letter_reasons,
             &self.schedule_save,
             &self.schedule_fire,
+            &self.schedule_run,
             &self.schedule_set,
             &self.schedule_list,
+            &self.schedule_fires,
             &self.schedule_beat,
             &self.schedule_runners,
             &self.worker_beat,
@@ -749,18 +754,47 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     dead_letter_reasons: lua!("dead_letter_reasons", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend returns the first answer and undoes no
     // save made meanwhile.
-    schedule_save: lua!("schedule_save", Safe, [Schedules, ScheduleRevisions, Request]),
+    schedule_save: lua!(
+        "schedule_save",
+        Safe,
+        [Schedules, ScheduleRevisions, ScheduleFires, Request]
+    ),
     // A compare-and-set on the schedule's next occurrence: a resend finds it
     // moved and offers nothing, and answers 'fired' when it finds its own
     // token among the record's last fires.
     schedule_fire: lua!(
         "schedule_fire",
         Safe,
-        [Schedules, Timeout, Pending, Channel, EventsConfig, Events]
+        [
+            Schedules,
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            ScheduleFires
+        ]
+    ),
+    // Keyed by a request: a resend answers as the first run did and offers
+    // nothing again.
+    schedule_run: lua!(
+        "schedule_run",
+        Safe,
+        [
+            Schedules,
+            ScheduleFires,
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            Request
+        ]
     ),
     // Keyed by a request: a resent remove still says it removed.
-    schedule_set: lua!("schedule_set", Safe, [Schedules, Request]),
+    schedule_set: lua!("schedule_set", Safe, [Schedules, ScheduleFires, Request]),
     schedule_list: lua!("schedule_list", Safe, [Schedules]),
+    schedule_fires: lua!("schedule_fires", Safe, [ScheduleFires]),
     // A heartbeat: a resend beats or leaves again, as harmless as the first.
     schedule_beat: lua!("schedule_beat", Safe, [ScheduleRunners]),
     schedule_runners: lua!("schedule_runners", Safe, [ScheduleRunners]),

@@ -33,6 +33,8 @@
 // runner (`runner`). May use: `queue`, `connection` (its own scripts),
 // `wire`, `telemetry`, `error`; beside `worker`, never above it.
 
+mod edit;
+mod history;
 mod runner;
 mod spec;
 mod store;
@@ -41,6 +43,8 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc;
 
+pub use edit::ScheduleEdit;
+pub use history::{FireKind, ScheduleFire, FIRES_KEPT};
 pub use spec::{every, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
 pub use store::{ScheduleInfo, ScheduleRunner};
 
@@ -52,7 +56,9 @@ use crate::wire::keys::QueueKeys;
 pub(crate) use runner::Runner;
 
 /// What [`Client::schedule`](crate::Client::schedule) accepts as a spec: a
-/// [`ScheduleSpec`], or cron text (`"*/5 * * * *"`, `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`).
+/// [`ScheduleSpec`], or its text: cron (`"*/5 * * * *"`,
+/// `"CRON_TZ=Europe/Paris 0 9 * * MON-FRI"`) or a period (`"every 5m"`), as
+/// a spec displays itself.
 ///
 /// ```
 /// use delayq::schedule::IntoScheduleSpec;
@@ -73,13 +79,13 @@ impl IntoScheduleSpec for ScheduleSpec {
 
 impl IntoScheduleSpec for &str {
     fn into_spec(self) -> Result<ScheduleSpec> {
-        ScheduleSpec::cron(self)
+        self.parse()
     }
 }
 
 impl IntoScheduleSpec for String {
     fn into_spec(self) -> Result<ScheduleSpec> {
-        ScheduleSpec::cron(&self)
+        self.parse()
     }
 }
 
@@ -112,7 +118,8 @@ pub(crate) fn run(core: &Arc<Core>, slot: &RunnerSlot, queue: &str) -> Result<()
     Ok(())
 }
 
-/// The recurring schedules of one queue: list, pause, resume, remove. From
+/// The recurring schedules of one queue: list, edit, run now, pause,
+/// resume, remove, and each one's recent fires. From
 /// [`Client::schedules`](crate::Client::schedules); it does not run them
 /// (see [`Client::run_schedules`](crate::Client::run_schedules)).
 ///
@@ -208,7 +215,78 @@ impl Schedules {
         Ok(found)
     }
 
-    /// Deletes the schedule; whether it existed. Values it already offered stay queued.
+    /// Changes the schedule `name`'s spec, time zone, misfire settings or
+    /// value ([`ScheduleEdit`]), keeping its name, paused state, counts and
+    /// fire history; the schedule as it is now. A new timing fires from its
+    /// first occurrence after now; the same timing keeps its next occurrence.
+    ///
+    /// Refused with [`Error::NoSuchSchedule`](crate::Error::NoSuchSchedule)
+    /// when the queue has no schedule of that name (it adds none: see
+    /// [`Client::schedule`](crate::Client::schedule)), and with
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a spec
+    /// or zone that cannot be; nothing changes then. An edit never undoes a
+    /// save or edit made meanwhile: it compares the revision it read, and
+    /// reads again if it moved. Every runner picks it up at its next read
+    /// (at once in this client's own runner).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::schedule::{every, ScheduleEdit};
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let schedules = client.schedules(&delayq::QueueKeys::new("reports")?)?;
+    /// let info = schedules.edit("hourly", ScheduleEdit::new().spec(every(Duration::from_secs(1800)))).await?;
+    /// println!("now {}, fired {} so far", info.spec, info.fired);
+    /// # Ok(()) }
+    /// ```
+    pub async fn edit(&self, name: &str, edit: ScheduleEdit) -> Result<ScheduleInfo> {
+        let info = edit::edit(&self.core, &self.keys, name, &edit).await?;
+        self.changed();
+        Ok(info)
+    }
+
+    /// Offers the schedule's value once, now ("run now"), without moving its
+    /// next occurrence or its counts; returns when the value is due (now, on
+    /// the Redis server's clock). A paused schedule runs too. The run shows
+    /// in [`fires`](Self::fires) as [`FireKind::ByHand`] and, with events on,
+    /// as a `schedule_run` event.
+    ///
+    /// Refused with [`Error::NoSuchSchedule`](crate::Error::NoSuchSchedule)
+    /// for a name the queue does not hold. Request-keyed: fred's resend after
+    /// a lost reply answers as the first run and offers no second value; a
+    /// reply lost for good fails with
+    /// [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let schedules = client.schedules(&delayq::QueueKeys::new("reports")?)?;
+    /// let due = schedules.run_now("nightly").await?;
+    /// println!("offered, due {due:?}");
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_now(&self, name: &str) -> Result<std::time::SystemTime> {
+        store::run_now(&self.core, &self.keys, name).await
+    }
+
+    /// The schedule's recent fires, newest first: at most [`FIRES_KEPT`],
+    /// each with when it was due and ran, how many values it offered or
+    /// skipped, whether it was on time, and the runner that fired it.
+    /// Empty for a schedule that never fired, or one that does not exist.
+    /// Fires by delayq versions before the history are not in it.
+    ///
+    /// ```no_run
+    /// use delayq::schedule::FireKind;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let schedules = client.schedules(&delayq::QueueKeys::new("reports")?)?;
+    /// let late = schedules.fires("hourly").await?.iter().filter(|f| f.kind == FireKind::Late).count();
+    /// println!("{late} of the last fires were late");
+    /// # Ok(()) }
+    /// ```
+    pub async fn fires(&self, name: &str) -> Result<Vec<ScheduleFire>> {
+        store::check_name(name)?;
+        history::fires(&self.core, &self.keys, name).await
+    }
+
+    /// Deletes the schedule and its fire history; whether it existed. Values it already offered stay queued.
     ///
     /// Like [`pause`](Self::pause) and [`resume`](Self::resume), it answers
     /// as its first run did when fred resends it after a lost reply (a resent

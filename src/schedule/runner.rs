@@ -29,7 +29,7 @@ use crate::telemetry;
 use crate::wire::keys::QueueKeys;
 use crate::wire::time;
 
-use super::store::{self, FireOutcome, Stored};
+use super::store::{self, FireOutcome, FiredBy, Stored};
 
 /// How often each watched queue's schedules are read again.
 pub(crate) const POLL: Duration = Duration::from_secs(2);
@@ -119,6 +119,10 @@ impl Offset {
 async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: CancellationToken) {
     let mut watched: HashMap<String, Watched> = HashMap::new();
     let id = format!("{}-{:08x}", std::process::id(), fastrand::u32(..));
+    let by = FiredBy {
+        id: id.clone(),
+        host: crate::connection::host::host_name(),
+    };
     let mut offset = Offset::default();
     loop {
         let wake = watched
@@ -163,7 +167,7 @@ async fn run(core: Arc<Core>, mut rx: mpsc::UnboundedReceiver<Message>, stop: Ca
                 .map(|(name, _)| name.clone())
                 .collect();
             for name in due {
-                fire(&core, queue, &name, &mut offset).await;
+                fire(&core, queue, &name, &mut offset, &by).await;
             }
         }
     }
@@ -213,7 +217,7 @@ async fn reload(core: &Core, queue: &mut Watched, offset: &mut Offset) {
 }
 
 /// Fires one schedule's due occurrences, unless another process did first.
-async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset) {
+async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset, by: &FiredBy) {
     let keys = queue.keys.clone();
     let Some(entry) = queue.schedules.get_mut(name) else {
         return;
@@ -230,7 +234,7 @@ async fn fire(core: &Core, queue: &mut Watched, name: &str, offset: &mut Offset)
     }
     for _ in 0..3 {
         let sent = time::now_ms();
-        match store::fire(core, &keys, name, &entry.stored, &plan).await {
+        match store::fire(core, &keys, name, &entry.stored, &plan, by).await {
             Ok(FireOutcome::Fired(stored)) => {
                 tracing::debug!(
                     queue = keys.destination(),

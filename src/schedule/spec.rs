@@ -199,6 +199,20 @@ impl ScheduleSpec {
         self.misfire
     }
 
+    /// How late an occurrence may fire and still count as on time, as
+    /// [`misfire_after`](Self::misfire_after) set it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use delayq::schedule::{every, DEFAULT_MISFIRE_AFTER};
+    /// let spec = every(Duration::from_secs(60));
+    /// assert_eq!(spec.misfire_grace(), DEFAULT_MISFIRE_AFTER);
+    /// assert_eq!(spec.misfire_after(Duration::from_secs(5)).misfire_grace(), Duration::from_secs(5));
+    /// ```
+    pub fn misfire_grace(&self) -> Duration {
+        self.misfire_after
+    }
+
     /// The IANA time zone of a cron spec (`"UTC"` unless one was given);
     /// `None` for [`every`].
     ///
@@ -287,6 +301,7 @@ impl ScheduleSpec {
             fire: Vec::new(),
             missed: 0,
             next_ms,
+            late: false,
         };
         let mut last_missed = None;
         let mut scanned = 0usize;
@@ -327,6 +342,7 @@ impl ScheduleSpec {
         if let Some(m) = last_missed {
             plan.fire.push(m);
         }
+        plan.late = plan.fire.first().is_some_and(|&o| o < missed_before);
         // Never fire twice for one occurrence: FireOnce may have pushed its
         // latest missed one after the on-time ones were cut by the cap.
         plan.fire.sort_unstable();
@@ -382,6 +398,63 @@ impl std::fmt::Display for ScheduleSpec {
     }
 }
 
+/// What [`Display`](std::fmt::Display) writes, read back: `every 1h30m`
+/// (a period: whole numbers with `d`, `h`, `m`, `s`, `ms`) or a cron
+/// expression with its optional `CRON_TZ=Zone ` prefix
+/// ([`ScheduleSpec::cron`]). The misfire settings are the defaults. Fails
+/// with [`Error::InvalidArgument`] for text that is neither.
+///
+/// ```
+/// use std::time::Duration;
+/// use delayq::schedule::{every, ScheduleSpec};
+/// let spec: ScheduleSpec = "every 1h30m".parse()?;
+/// assert_eq!(spec, every(Duration::from_secs(5400)));
+/// let cron: ScheduleSpec = "CRON_TZ=Europe/Paris 0 9 * * *".parse()?;
+/// assert_eq!(cron.to_string().parse::<ScheduleSpec>()?, cron);
+/// assert!("every 1.5h".parse::<ScheduleSpec>().is_err());
+/// # Ok::<(), delayq::Error>(())
+/// ```
+impl FromStr for ScheduleSpec {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<ScheduleSpec> {
+        match text.trim().strip_prefix("every ") {
+            Some(period) => parse_period(period).map(every).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "period {period:?} does not parse: write it as 90s, 10m, 1h30m, 2d or 500ms"
+                ))
+            }),
+            None => ScheduleSpec::cron(text),
+        }
+    }
+}
+
+/// `90s`, `10m`, `1h30m`, `2d`, `500ms`: a sum of whole numbers with units.
+fn parse_period(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let n: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let ms: u64 = match &rest[..unit] {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return None,
+        };
+        total = total.checked_add(Duration::from_millis(n.checked_mul(ms)?))?;
+        rest = &rest[unit..];
+    }
+    Some(total)
+}
+
 /// `d` as people write it: `1h30m`, `500ms`, `1d2h`, `1s500ms` (every
 /// unit that is not zero, largest first; what `--every` takes).
 fn format_period(d: Duration) -> String {
@@ -432,6 +505,9 @@ pub(crate) struct Plan {
     pub missed: u64,
     /// The stored next occurrence afterwards (`i64::MAX`: none).
     pub next_ms: i64,
+    /// Whether it offers an occurrence past the misfire window (the policy
+    /// fires it late).
+    pub late: bool,
 }
 
 /// A schedule's definition as stored (JSON) in `delayq_schedules:{N}`.
@@ -551,7 +627,7 @@ mod tests {
         assert_eq!(plan(&spec, 1000, 999).fire, Vec::<i64>::new());
         let p = plan(&spec, 1000, 3500);
         assert_eq!(p.fire, vec![1000, 2000, 3000]);
-        assert_eq!((p.missed, p.next_ms), (0, 4000));
+        assert_eq!((p.missed, p.next_ms, p.late), (0, 4000, false));
     }
 
     #[test]
@@ -559,13 +635,16 @@ mod tests {
         let base = every(Duration::from_secs(1)).misfire_after(Duration::from_millis(1500));
         // Due: 1000..=10000; missed: those before 10000 - 1500 = 8500 (1000..=8000: 8 of them).
         let skip = plan(&base.clone().misfire(Misfire::Skip), 1000, 10_000);
+        assert!(!skip.late, "Skip offers only occurrences within the window");
         assert_eq!((skip.fire, skip.missed, skip.next_ms), (vec![9000, 10_000], 8, 11_000));
         let once = plan(&base.clone().misfire(Misfire::FireOnce), 1000, 10_000);
+        assert!(once.late, "FireOnce offers the latest missed one, late");
         assert_eq!(
             (once.fire, once.missed, once.next_ms),
             (vec![8000, 9000, 10_000], 7, 11_000)
         );
         let all = plan(&base.clone().misfire(Misfire::FireAll), 1000, 10_000);
+        assert!(all.late);
         assert_eq!((all.fire.len(), all.missed, all.next_ms), (10, 0, 11_000));
     }
 

@@ -169,6 +169,22 @@ pub(crate) enum FireOutcome {
     Collision,
 }
 
+/// The error of an operation on a schedule the queue does not hold.
+pub(super) fn no_such(keys: &QueueKeys, name: &str) -> Error {
+    Error::NoSuchSchedule {
+        queue: keys.destination().to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+/// Who runs a fire, as the fire history records it: a runner's id (the
+/// one its heartbeats carry) and its host.
+#[derive(Debug, Clone)]
+pub(crate) struct FiredBy {
+    pub id: String,
+    pub host: String,
+}
+
 pub(crate) fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_NAME {
         return Err(Error::InvalidArgument(format!(
@@ -190,7 +206,7 @@ async fn run(core: &Core, keys: &QueueKeys, script: &'static Script, args: Vec<V
 /// after a lost reply gets the first run's answer (a resent remove would
 /// find nothing; a resent save would undo a save made meanwhile), and a
 /// reply lost for good fails with [`Error::OutcomeUnknown`].
-async fn request(core: &Core, keys: &QueueKeys, script: &'static Script, args: Vec<Value>) -> Result<Value> {
+pub(super) async fn request(core: &Core, keys: &QueueKeys, script: &'static Script, args: Vec<Value>) -> Result<Value> {
     let k = script.keys(keys).build();
     Ok(Request::new(keys.destination())
         .apply(core.conn()?, core.settling(), script, k, args)
@@ -266,8 +282,9 @@ pub(crate) async fn fire(
     name: &str,
     stored: &Stored,
     plan: &Plan,
+    by: &FiredBy,
 ) -> Result<FireOutcome> {
-    let mut args = Vec::with_capacity(6 + plan.fire.len() * 2);
+    let mut args = Vec::with_capacity(9 + plan.fire.len() * 2);
     args.push(Value::from(name));
     args.push(Value::from(stored.record.rev.as_str()));
     args.push(Value::from(stored.record.next_ms.as_str()));
@@ -275,6 +292,9 @@ pub(crate) async fn fire(
     args.push(Value::from(plan.missed as i64));
     // A resend that finds this token in the record knows its first run fired.
     args.push(Value::from(format!("{:016x}", fastrand::u64(..))));
+    args.push(Value::from(by.id.as_str()));
+    args.push(Value::from(by.host.as_str()));
+    args.push(Value::from(if plan.late { "late" } else { "on_time" }));
     for due in &plan.fire {
         args.push(Value::from(due.to_string()));
         args.push(Value::Bytes(format::pack(stored.format, &stored.payload)));
@@ -305,6 +325,50 @@ pub(crate) async fn fire(
         }
         other => return Err(Error::Protocol(format!("schedule_fire: unexpected reply {other:?}"))),
     })
+}
+
+/// Offers the schedule's value once, now, by hand, leaving its next
+/// occurrence and counts as they are: when it is due (now, on the server's
+/// clock). Request-keyed: a resend answers as the first run and offers
+/// nothing again.
+pub(crate) async fn run_now(core: &Core, keys: &QueueKeys, name: &str) -> Result<SystemTime> {
+    check_name(name)?;
+    let by = std::process::id().to_string();
+    let host = crate::connection::host::host_name();
+    for _ in 0..10 {
+        let (_, found) = list(core, keys, Some(name)).await?;
+        let Some((_, stored)) = found.into_iter().next() else {
+            return Err(no_such(keys, name));
+        };
+        let args = vec![
+            Value::from(name),
+            Value::from(stored.record.rev.as_str()),
+            Value::Bytes(format::pack(stored.format, &stored.payload)),
+            Value::from(by.as_str()),
+            Value::from(host.as_str()),
+        ];
+        let reply = reply::array(request(core, keys, &SCRIPTS.schedule_run, args).await?)?;
+        let mut items = reply.into_iter();
+        let tag = items
+            .next()
+            .map(reply::opt_text)
+            .transpose()?
+            .flatten()
+            .unwrap_or_default();
+        match tag.as_str() {
+            "ran" => {
+                let due = items.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+                return Ok(time::from_ms(due));
+            }
+            "gone" => return Err(no_such(keys, name)),
+            // Saved again since it was read, or a random id taken: read and pack again.
+            "stale" | "collision" => continue,
+            other => return Err(Error::Protocol(format!("schedule_run: unexpected reply {other:?}"))),
+        }
+    }
+    Err(Error::Protocol(format!(
+        "schedule {name:?} kept changing while it was run"
+    )))
 }
 
 /// Pauses or removes a schedule; whether it existed.

@@ -66,15 +66,19 @@ pub(crate) const RUNS_PREFIX: &str = "delayq_runs";
 /// JSON record with its definition, payload, next occurrence and counts; see
 /// `lua/schedule_fire.lua`).
 pub(crate) const SCHEDULES_PREFIX: &str = "delayq_schedules";
-/// delayq's prefix for the state of a queue's shared worker rate limit
-/// (STRING: the GCRA "theoretical arrival time" in µs on the Redis server's
-/// clock; expires when idle; see `lua/rate_limit.lua`).
 /// delayq's prefix for the last schedule revision given on a queue (STRING,
 /// never expires).
 pub(crate) const SCHEDULE_REVISIONS_PREFIX: &str = "delayq_schedule_revs";
 /// delayq's prefix for the heartbeats of a queue's schedule runners (ZSET:
 /// runner id → its last beat).
 pub(crate) const SCHEDULE_RUNNERS_PREFIX: &str = "delayq_schedule_runners";
+/// delayq's prefix for the recent fires of a queue's schedules (HASH:
+/// schedule name → JSON array of its last 20 fires, newest first; removed
+/// with the schedule; see `lua/lib/schedules.lua`).
+pub(crate) const SCHEDULE_FIRES_PREFIX: &str = "delayq_schedule_fires";
+/// delayq's prefix for the state of a queue's shared worker rate limit
+/// (STRING: the GCRA "theoretical arrival time" in µs on the Redis server's
+/// clock; expires when idle; see `lua/rate_limit.lua`).
 pub(crate) const RATE_PREFIX: &str = "delayq_rate";
 /// delayq's prefix for the records of a queue's running workers (HASH:
 /// worker id → a small JSON record of its settings, counts and what it runs,
@@ -348,6 +352,12 @@ impl QueueKeys {
         key_for(SCHEDULE_RUNNERS_PREFIX, &self.name)
     }
 
+    /// The recent fires of the queue's schedules, by schedule name (see
+    /// `lua/lib/schedules.lua`).
+    pub(crate) fn schedule_fires(&self) -> String {
+        key_for(SCHEDULE_FIRES_PREFIX, &self.name)
+    }
+
     /// The trace contexts of offers made inside a span, by the SHA1 of the
     /// payload (feature `opentelemetry`; see `lua/lib/traces.lua`).
     pub fn traces(&self) -> String {
@@ -443,6 +453,7 @@ pub(crate) enum KeyRole {
     Schedules,
     ScheduleRevisions,
     ScheduleRunners,
+    ScheduleFires,
     Rate,
     Workers,
     WorkerBeats,
@@ -494,6 +505,7 @@ impl KeyRole {
             KeyRole::Schedules => "schedules hash",
             KeyRole::ScheduleRevisions => "schedule revision",
             KeyRole::ScheduleRunners => "schedule runners",
+            KeyRole::ScheduleFires => "schedule fires",
             KeyRole::Rate => "rate limiter",
             KeyRole::Workers => "worker records",
             KeyRole::WorkerBeats => "worker beats",
@@ -535,6 +547,7 @@ impl KeyRole {
             KeyRole::Schedules => keys.schedules(),
             KeyRole::ScheduleRevisions => keys.schedule_revisions(),
             KeyRole::ScheduleRunners => keys.schedule_runners(),
+            KeyRole::ScheduleFires => keys.schedule_fires(),
             KeyRole::Rate => keys.rate(),
             KeyRole::Workers => keys.workers(),
             KeyRole::WorkerBeats => keys.worker_beats(),
@@ -607,6 +620,7 @@ mod tests {
             let slot = redis_keyslot(name.as_bytes());
             let sweep = keys.sweep();
             let schedules = keys.schedules();
+            let schedule_fires = keys.schedule_fires();
             let rate = keys.rate();
             let events = keys.events();
             let events_config = keys.events_config();
@@ -628,6 +642,7 @@ mod tests {
                 keys.dead_reasons(),
                 &sweep,
                 &schedules,
+                &schedule_fires,
                 &rate,
                 &runs,
                 &events,
@@ -654,6 +669,7 @@ mod tests {
         assert_eq!(keys.dead_letter(), "delayq_dead_letter:{orders}");
         assert_eq!(keys.workers(), "delayq_workers:{orders}");
         assert_eq!(keys.worker_beats(), "delayq_worker_beats:{orders}");
+        assert_eq!(keys.schedule_fires(), "delayq_schedule_fires:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"
@@ -680,6 +696,7 @@ mod tests {
         }
         assert!(QueueKeys::from_key("delayq_schedule_runners:{orders}").is_none());
         assert!(QueueKeys::from_key("delayq_schedule_revs:{orders}").is_none());
+        assert!(QueueKeys::from_key("delayq_schedule_fires:{orders}").is_none());
         assert!(QueueKeys::from_key("delayq_schedules:").is_none());
     }
 

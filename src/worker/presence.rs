@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::handle::Counters;
+use crate::connection::host::host_name;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
@@ -49,9 +50,6 @@ const MOST_WORKERS: usize = 500;
 
 /// Most running deliveries a record names (the oldest); its `busy` counts all.
 pub const MOST_SHOWN: usize = 16;
-
-/// Longest host name kept in a record.
-const MOST_HOST_BYTES: usize = 255;
 
 /// Longest wait for the entry to be taken back as the worker stops.
 const LEAVE_WITHIN: Duration = Duration::from_secs(2);
@@ -460,23 +458,4 @@ fn info(id: String, now: i64, beat: i64, record: Record) -> WorkerInfo {
             })
             .collect(),
     }
-}
-
-/// This machine's host name: the kernel's (Linux), else `HOSTNAME` or
-/// `COMPUTERNAME`, else empty; at most [`MOST_HOST_BYTES`].
-fn host_name() -> String {
-    let found = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .or_else(|| std::env::var("COMPUTERNAME").ok())
-        .unwrap_or_default();
-    let mut host = found.trim().to_owned();
-    if host.len() > MOST_HOST_BYTES {
-        let mut end = MOST_HOST_BYTES;
-        while !host.is_char_boundary(end) {
-            end -= 1;
-        }
-        host.truncate(end);
-    }
-    host
 }

@@ -714,6 +714,95 @@ async fn a_resent_schedule_save_does_not_undo_a_save_made_meanwhile() {
     .await;
 }
 
+/// A runner's fire whose reply is lost: fred resends it, the resend finds
+/// the fire's token in the record and offers nothing again, and the fire
+/// history holds one entry, not two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_fire_whose_reply_is_lost_is_offered_and_recorded_once() {
+    deadline(async {
+        let (redis, proxy, client) = behind_proxy().await;
+        let raw = redis.raw().await;
+        let direct = redis.client().await;
+        let queue = direct
+            .delayed_queue("fire-lost", StringCodec)
+            .unwrap()
+            .without_transfer();
+        direct
+            .schedule("job", YEARLY, &queue, &"fire-lost-value".to_string())
+            .await
+            .unwrap();
+        // Due ten seconds ago, well within its 60 s window: the runner fires it at once.
+        let key = delayq::QueueKeys::new("fire-lost").unwrap().schedules();
+        let stored = raw.cmd("HGET", vec![key.as_str().into(), "job".into()]).await;
+        let mut record: serde_json::Value = serde_json::from_slice(stored.as_bytes().unwrap()).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        record["next_ms"] = serde_json::Value::String((now - 10_000).to_string());
+        raw.cmd(
+            "HSET",
+            vec![key.as_str().into(), "job".into(), Value::from(record.to_string())],
+        )
+        .await;
+        let sha = raw.load_script(include_str!("../../lua/schedule_fire.lua")).await;
+        let monitor = redis.monitor().await;
+        // Only the fire carries the value raw (the save sent it in base64).
+        proxy.arm(Fault::LoseReply, "fire-lost-value");
+        client
+            .run_schedules(&delayq::QueueKeys::new("fire-lost").unwrap())
+            .unwrap();
+        let schedules = direct.schedules(&delayq::QueueKeys::new("fire-lost").unwrap()).unwrap();
+        wait_for(Duration::from_secs(30), "the fire ran", || async {
+            (schedules.get("job").await.unwrap().unwrap().fired > 0).then_some(())
+        })
+        .await;
+        assert_eq!(proxy.fired(), 1);
+        // The first run and fred's resend of it both reach the server.
+        wait_for(Duration::from_secs(30), "the fire resent", || async {
+            let fires = monitor
+                .entries()
+                .await
+                .iter()
+                .filter(|c| !c.from_lua && c.name() == "evalsha" && c.args[1] == sha.as_bytes())
+                .count();
+            (fires >= 2).then_some(())
+        })
+        .await;
+        // Whatever the runner does next (the next occurrence is a year away).
+        client.shutdown().await;
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{fire-lost}").await, 1);
+        assert_eq!(schedules.get("job").await.unwrap().unwrap().fired, 1);
+        let fires = schedules.fires("job").await.unwrap();
+        assert_eq!(fires.len(), 1, "recorded once: {fires:?}");
+        assert_eq!(fires[0].kind, delayq::schedule::FireKind::OnTime);
+        direct.shutdown().await;
+    })
+    .await;
+}
+
+redis_test! {
+    /// Run now whose reply is lost: the resend answers as the first run and
+    /// offers no second value, and the history holds one run by hand.
+    async fn a_schedule_run_now_whose_reply_is_lost_offers_one_value(proxy, client, raw) {
+        let queue = client.delayed_queue("run-lost", StringCodec).unwrap().without_transfer();
+        client.schedule("job", YEARLY, &queue, &"run-lost-value".to_string()).await.unwrap();
+        let schedules = client.schedules(&delayq::QueueKeys::new("run-lost").unwrap()).unwrap();
+        raw.load_script(include_str!("../../lua/schedule_run.lua")).await;
+        settled(&raw, "run-lost").await;
+        proxy.arm(Fault::LoseReply, "run-lost-value");
+        let due = schedules.run_now("job").await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        let timeout = raw.zrange("redisson_delay_queue_timeout:{run-lost}").await;
+        assert_eq!(timeout.len(), 1, "one value");
+        let due_ms = due.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        assert_eq!(timeout[0].1, due_ms, "the first run's answer");
+        let fires = schedules.fires("job").await.unwrap();
+        assert_eq!(fires.len(), 1, "{fires:?}");
+        assert_eq!(fires[0].kind, delayq::schedule::FireKind::ByHand);
+    }
+}
+
 redis_test! {
     async fn a_migration_whose_reply_is_lost_reports_what_it_converted(proxy, client, raw) {
         let legacy = client

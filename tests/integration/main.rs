@@ -35,6 +35,7 @@ mod recode;
 mod reliability;
 mod reliability_bounds;
 mod schedule;
+mod schedule_actions;
 mod subscriber;
 mod sweep;
 mod take_faults;

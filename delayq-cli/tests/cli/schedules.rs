@@ -138,3 +138,81 @@ async fn wait_until<T>(mut check: impl FnMut() -> Option<T>) -> T {
     }
     panic!("the schedule never fired with a live runner");
 }
+
+redis_test! {
+    /// `schedule run-now` offers the value once and leaves the next
+    /// occurrence; `schedule fires` shows it as a run by hand; `schedule
+    /// edit` changes spec, zone and value, keeping counts and history, and
+    /// refuses a name the queue does not hold.
+    async fn the_cli_runs_now_edits_and_lists_the_fires_of_a_schedule(redis) {
+        let cli = |args: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .output()
+                .expect("run delayq")
+        };
+        let ok = |args: &[&str]| {
+            let out = cli(args);
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            out
+        };
+        let list = || -> serde_json::Value {
+            serde_json::from_slice(&ok(&["schedule", "list", "reports", "--format", "json"]).stdout).unwrap()
+        };
+        ok(&["schedule", "add", "reports", "nightly", "--cron", "0 2 * * *", "build"]);
+        let before = list();
+
+        let ran = ok(&["schedule", "run-now", "reports", "nightly"]);
+        assert!(String::from_utf8_lossy(&ran.stderr).contains("offered"), "{ran:?}");
+        let after = list();
+        assert_eq!(after["schedules"][0]["next_ms"], before["schedules"][0]["next_ms"], "the next fire stays");
+        assert_eq!(after["schedules"][0]["fired"], 0, "a run by hand is no occurrence");
+        let inspected: serde_json::Value =
+            serde_json::from_slice(&ok(&["inspect", "reports", "--format", "json"]).stdout).unwrap();
+        assert_eq!(inspected["pending"], 1, "{inspected}");
+
+        let fires = |format: &str| ok(&["schedule", "fires", "reports", "nightly", "--format", format]);
+        let json: serde_json::Value = serde_json::from_slice(&fires("json").stdout).unwrap();
+        let entries = json["fires"].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "{json}");
+        assert_eq!(entries[0]["kind"], "by_hand");
+        assert_eq!(entries[0]["offered"], 1);
+        assert!(entries[0]["runner"].as_str().unwrap().parse::<u32>().is_ok(), "the process that asked: {json}");
+        assert!(entries[0]["due_ms"].as_i64().unwrap() <= entries[0]["fired_at_ms"].as_i64().unwrap());
+        let table = String::from_utf8(fires("table").stdout).unwrap();
+        assert!(table.contains("KIND") && table.contains("by hand"), "{table}");
+
+        // Spec and zone and value; then the value alone keeps the next occurrence.
+        ok(&["schedule", "edit", "reports", "nightly", "--cron", "0 3 * * *", "--tz", "Europe/Paris", "rebuild"]);
+        let edited = list();
+        let nightly = &edited["schedules"][0];
+        assert_eq!(nightly["spec"], "CRON_TZ=Europe/Paris 0 3 * * *");
+        assert_eq!(nightly["value"], "rebuild");
+        ok(&["schedule", "edit", "reports", "nightly", "final"]);
+        let again = list();
+        assert_eq!(again["schedules"][0]["value"], "final");
+        assert_eq!(again["schedules"][0]["next_ms"], nightly["next_ms"]);
+        assert_eq!(again["schedules"][0]["spec"], nightly["spec"]);
+        let json: serde_json::Value = serde_json::from_slice(&fires("json").stdout).unwrap();
+        assert_eq!(json["fires"].as_array().unwrap().len(), 1, "the history stays: {json}");
+
+        // Refused: a name it does not hold (nothing added), nothing to change, a zone on a period.
+        for args in [
+            &["schedule", "edit", "reports", "weekly", "v"][..],
+            &["schedule", "run-now", "reports", "weekly"][..],
+            &["schedule", "fires", "reports", "weekly"][..],
+        ] {
+            let out = cli(args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+            assert!(String::from_utf8_lossy(&out.stderr).contains("no schedule \"weekly\""), "{out:?}");
+        }
+        assert_eq!(list()["schedules"].as_array().unwrap().len(), 1);
+        let nothing = cli(&["schedule", "edit", "reports", "nightly"]);
+        assert_eq!(nothing.status.code(), Some(2), "{nothing:?}");
+        let zone = cli(&["schedule", "edit", "reports", "nightly", "--every", "1h", "--tz", "UTC"]);
+        assert_eq!(zone.status.code(), Some(2), "{zone:?}");
+        assert!(String::from_utf8_lossy(&zone.stderr).contains("time zone"), "{zone:?}");
+        assert_eq!(list()["schedules"][0]["value"], "final", "nothing changed");
+    }
+}

@@ -162,6 +162,12 @@ pub enum EventKind {
         /// How many occurrences it offered.
         count: u64,
     },
+    /// A recurring schedule's value was offered by hand, once, outside its
+    /// occurrences ([`Schedules::run_now`](crate::schedule::Schedules::run_now)).
+    ScheduleRun {
+        /// The schedule's name.
+        schedule: String,
+    },
     /// The queue was paused (by this call: pausing a paused queue writes none).
     Paused,
     /// The queue was resumed (by this call).
@@ -252,6 +258,9 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             schedule: text("schedule")?,
             count: num("count")?,
         },
+        "schedule_run" => EventKind::ScheduleRun {
+            schedule: text("schedule")?,
+        },
         "paused" => EventKind::Paused,
         "resumed" => EventKind::Resumed,
         _ => return None,
@@ -274,6 +283,7 @@ impl EventKind {
             EventKind::Cancelled { .. } => "cancelled",
             EventKind::Rescheduled { .. } => "rescheduled",
             EventKind::ScheduleFired { .. } => "schedule_fired",
+            EventKind::ScheduleRun { .. } => "schedule_run",
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
             EventKind::Unknown { name, .. } => name,

@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 
-use super::{action, csrf, dashboard, send};
+use super::{action, csrf, dashboard, get, send};
 use crate::redis_server::RedisServer;
 use crate::seed;
 
@@ -116,4 +116,112 @@ async fn read_only_has_no_schedule_actions() {
         Some(false),
         "still there, not paused"
     );
+}
+
+/// The library's view of a schedule of `reports`.
+async fn info(server: &RedisServer, name: &str) -> Option<delayq::schedule::ScheduleInfo> {
+    let client = seed::client(server).await;
+    let info = client
+        .schedules(&delayq::QueueKeys::new("reports").unwrap())
+        .unwrap()
+        .get(name)
+        .await
+        .unwrap();
+    client.shutdown().await;
+    info
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_now_edit_and_fires_through_the_router() {
+    let server = RedisServer::start().await;
+    saved_schedule(&server, "reports", "nightly").await;
+    let before = info(&server, "nightly").await.unwrap();
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+
+    let ran = send(
+        &app,
+        action("/api/actions/schedule-run", &token, "name=reports&schedule=nightly"),
+    )
+    .await;
+    assert_eq!(ran.status, StatusCode::OK, "{}", ran.body);
+    assert!(ran.json()["due_ms"].as_i64().is_some(), "{}", ran.body);
+    assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{reports}").await, 1);
+    let fires = send(&app, get("/api/schedule-fires?name=reports&schedule=nightly")).await;
+    assert_eq!(fires.status, StatusCode::OK, "{}", fires.body);
+    assert_eq!(fires.json()["fires"][0]["kind"], "by_hand", "{}", fires.body);
+    assert_eq!(fires.json()["fires"][0]["due_ms"], ran.json()["due_ms"]);
+    let unknown = send(&app, get("/api/schedule-fires?name=reports&schedule=weekly")).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.body);
+
+    // Refused, nothing changed: a spec that does not parse, a zone on a
+    // period, nothing to change (400); a name it does not hold (404, none added).
+    for (form, status, says) in [
+        (
+            "name=reports&schedule=nightly&spec=61+*+*+*+*",
+            StatusCode::BAD_REQUEST,
+            "does not parse",
+        ),
+        (
+            "name=reports&schedule=nightly&spec=every+5m&tz=UTC",
+            StatusCode::BAD_REQUEST,
+            "time zone",
+        ),
+        (
+            "name=reports&schedule=nightly",
+            StatusCode::BAD_REQUEST,
+            "nothing to change",
+        ),
+        (
+            "name=reports&schedule=weekly&value=x",
+            StatusCode::NOT_FOUND,
+            "no schedule",
+        ),
+    ] {
+        let refused = send(&app, action("/api/actions/schedule-edit", &token, form)).await;
+        assert_eq!(refused.status, status, "{form}: {}", refused.body);
+        assert!(
+            refused.json()["error"].as_str().unwrap().contains(says),
+            "{form}: {}",
+            refused.body
+        );
+    }
+    assert_eq!(info(&server, "nightly").await.unwrap().revision, before.revision);
+    assert!(info(&server, "weekly").await.is_none());
+
+    let edited = send(
+        &app,
+        action(
+            "/api/actions/schedule-edit",
+            &token,
+            "name=reports&schedule=nightly&spec=every+5m&value=vacuum",
+        ),
+    )
+    .await;
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.body);
+    let after = info(&server, "nightly").await.unwrap();
+    assert_eq!(after.spec.to_string(), "every 5m");
+    assert_eq!(&after.payload[..], b"vacuum");
+    let queue = send(&app, get("/api/queue?name=reports")).await;
+    let item = &queue.json()["schedules"]["items"][0];
+    assert_eq!(
+        (item["expr"].as_str(), item["time_zone"].as_str()),
+        (Some("every 5m"), None),
+        "{item}"
+    );
+
+    // Read-only: the fires read, no run or edit.
+    let read_only = dashboard(&server, |d| d.read_only(true)).await;
+    let token = csrf(&read_only).await;
+    let fires = send(&read_only, get("/api/schedule-fires?name=reports&schedule=nightly")).await;
+    assert_eq!(fires.status, StatusCode::OK, "{}", fires.body);
+    for path in ["/api/actions/schedule-run", "/api/actions/schedule-edit"] {
+        let refused = send(
+            &read_only,
+            action(path, &token, "name=reports&schedule=nightly&value=x"),
+        )
+        .await;
+        assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
+    }
+    assert_eq!(seed::zcard(&server, "redisson_delay_queue_timeout:{reports}").await, 1);
 }
