@@ -179,6 +179,38 @@ pub fn run() -> Results {
     }
 }
 
+/// The `corpus.Order` rows: each codec against Kryo, for the Rust struct
+/// and for `KryoValue`.
+fn order_rows(r: &crate::java_order::Results) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (scenario, rates) in [
+        ("14. Java codecs, corpus.Order as a Rust struct (chrono, bigdecimal)", &r.natural),
+        ("14. Java codecs, corpus.Order as a KryoValue (the CLI's, the dashboard's)", &r.untyped),
+    ] {
+        let kryo = &rates[0];
+        for c in &rates[1..] {
+            if let (Some(ours), Some(theirs)) = (c.encode, kryo.encode) {
+                rows.push(
+                    Row::new(scenario, &format!("{} encodes/s (vs kryo)", c.codec))
+                        .values(rate(ours), format!("{} (kryo)", rate(theirs)))
+                        .ratio(ours / theirs),
+                );
+            }
+            rows.push(
+                Row::new(scenario, &format!("{} decodes/s of Java's bytes (vs kryo)", c.codec))
+                    .values(rate(c.decode), format!("{} (kryo)", rate(kryo.decode)))
+                    .ratio(c.decode / kryo.decode),
+            );
+            rows.push(
+                Row::new(scenario, &format!("{} payload bytes (Java's)", c.codec))
+                    .values(format!("{} B", c.bytes), format!("{} B (kryo)", kryo.bytes))
+                    .ratio(c.bytes as f64 / kryo.bytes as f64),
+            );
+        }
+    }
+    rows
+}
+
 /// Scenario 14. Redisson's other codecs against Kryo, in this process.
 pub struct JavaCodecs;
 
@@ -210,6 +242,7 @@ impl Scenario for JavaCodecs {
                         .ratio(c.bytes as f64 / r.kryo.bytes as f64),
                 );
             }
+            rows.extend(order_rows(&crate::java_order::run()));
             let scenario = "14. Java codecs, the 27 captured values";
             for (codec, ours, kryo) in &r.vector_sizes {
                 rows.push(
