@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use super::desc::{declared_type, primitive_name, primitive_size, ClassDesc, FieldDesc, Handle};
+use super::desc::{primitive_name, primitive_size, shared_declared_type, ClassDesc, FieldDesc, Handle};
 use super::error::{shown, Result, SerializationError, SerializationErrorKind as Kind};
 use super::jdk;
 use super::stream::*;
@@ -207,7 +207,7 @@ impl<'a> Reader<'a> {
                 format!("class descriptors nested deeper than {MAX_DEPTH} levels"),
             ));
         }
-        let name = self.s.utf("a class name")?;
+        let name = self.s.shared_utf("a class name")?;
         self.s.i64("a serialVersionUID")?;
         let handle = self.handles.len();
         self.handles.push(Handle::PendingDesc);
@@ -243,7 +243,7 @@ impl<'a> Reader<'a> {
             ));
         }
         let desc = Rc::new(ClassDesc {
-            name: name.into(),
+            name,
             flags,
             fields,
             super_desc,
@@ -257,14 +257,14 @@ impl<'a> Reader<'a> {
     fn field_desc(&mut self) -> Result<FieldDesc> {
         let at = self.s.pos();
         let code = self.s.u8("a field type code")?;
-        let name: Rc<str> = self.s.utf("a field name")?.into();
+        let name = self.s.shared_utf("a field name")?;
         let declared = match primitive_name(code).and_then(Primitive::from_name) {
-            Some(primitive) => JavaType::primitive(primitive),
+            Some(primitive) => Rc::new(JavaType::primitive(primitive)),
             None if code == b'L' || code == b'[' => {
                 let sig_at = self.s.pos();
                 let sig = self.type_string(sig_at)?;
                 let sig = self.text_of(sig, sig_at, "a field type")?;
-                declared_type(code, sig).ok_or_else(|| {
+                shared_declared_type(code, sig).ok_or_else(|| {
                     err(
                         Kind::Malformed,
                         sig_at,
@@ -280,11 +280,7 @@ impl<'a> Reader<'a> {
                 ))
             }
         };
-        Ok(FieldDesc {
-            code,
-            name,
-            declared: Rc::new(declared),
-        })
+        Ok(FieldDesc { code, name, declared })
     }
 
     /// A field's JVM signature: a string, or a reference to one.
