@@ -184,8 +184,14 @@ pub fn run() -> Results {
 fn order_rows(r: &crate::java_order::Results) -> Vec<Row> {
     let mut rows = Vec::new();
     for (scenario, rates) in [
-        ("14. Java codecs, corpus.Order as a Rust struct (chrono, bigdecimal)", &r.natural),
-        ("14. Java codecs, corpus.Order as a KryoValue (the CLI's, the dashboard's)", &r.untyped),
+        (
+            "14. Java codecs, corpus.Order as a Rust struct (chrono, bigdecimal)",
+            &r.natural,
+        ),
+        (
+            "14. Java codecs, corpus.Order as a KryoValue (the CLI's, the dashboard's)",
+            &r.untyped,
+        ),
     ] {
         let kryo = &rates[0];
         for c in &rates[1..] {

@@ -112,11 +112,21 @@ fn schema() -> KryoSchema {
 
 fn natural<C: Codec<Order>>(codec: &'static str, fixture: &str, c: &C) -> Rates {
     let java = java_bytes(fixture);
-    let read = c.decode(&java).unwrap_or_else(|e| panic!("{codec} reads Java's Order: {e}"));
+    let read = c
+        .decode(&java)
+        .unwrap_or_else(|e| panic!("{codec} reads Java's Order: {e}"));
     assert_eq!(read, expected(), "{codec}: Java's Order");
-    assert_eq!(read.total.as_bigint_and_exponent().1, 2, "{codec}: 12.50 keeps its scale");
+    assert_eq!(
+        read.total.as_bigint_and_exponent().1,
+        2,
+        "{codec}: 12.50 keeps its scale"
+    );
     let written = c.encode(&read).expect("encodes");
-    assert_eq!(c.decode(&written).expect("reads its own bytes"), read, "{codec} round trip");
+    assert_eq!(
+        c.decode(&written).expect("reads its own bytes"),
+        read,
+        "{codec} round trip"
+    );
     Rates {
         codec,
         encode: Some(per_second(|| {
@@ -135,7 +145,10 @@ fn by_name(value: &KryoValue) -> KryoValue {
         KryoValue::Object { class, fields } => {
             let mut fields = fields.clone();
             fields.sort_by(|a, b| a.name.cmp(&b.name));
-            KryoValue::Object { class: class.clone(), fields }
+            KryoValue::Object {
+                class: class.clone(),
+                fields,
+            }
         }
         other => other.clone(),
     }
@@ -147,7 +160,11 @@ type Write<'a> = &'a dyn Fn(&KryoValue) -> Vec<u8>;
 fn untyped(codec: &'static str, fixture: &str, read: Read<'_>, write: Write<'_>) -> Rates {
     let java = java_bytes(fixture);
     let value = read(&java);
-    assert_eq!(by_name(&value).to_json_text(), java_decoded(fixture), "{codec}: Java's Order");
+    assert_eq!(
+        by_name(&value).to_json_text(),
+        java_decoded(fixture),
+        "{codec}: Java's Order"
+    );
     assert_eq!(value.java_class(), Some("corpus.Order"), "{codec}");
     let written = write(&value);
     assert_eq!(read(&written), value, "{codec} round trip");
@@ -187,12 +204,9 @@ pub fn run() -> Results {
     let s = &schema;
     let lz4v2 = Compression::Lz4V2;
     let mut untyped_rates = vec![
-        untyped(
-            "kryo",
-            "kryo",
-            &|raw| KryoValue::decode(raw, Some(s)).unwrap(),
-            &|v| v.encode().unwrap(),
-        ),
+        untyped("kryo", "kryo", &|raw| KryoValue::decode(raw, Some(s)).unwrap(), &|v| {
+            v.encode().unwrap()
+        }),
         untyped(
             "lz4v2/kryo",
             "lz4v2",
