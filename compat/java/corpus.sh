@@ -17,15 +17,17 @@
 #       (`cargo test -p delayq-codec --test jackson_jdk_types -- --ignored write_rust_fixture`).
 #   PEERS=$HOME/jp compat/java/corpus.sh write-natural
 #       Java -> Rust for the natural-types check only: a corpus.Order whose
-#       LocalDateTime and BigDecimal are null, by Kryo5Codec,
+#       LocalDateTime and BigDecimal are null, and ZonedDateTimes in region
+#       zones (a gap, an overlap, LMT) and an offset zone, by Kryo5Codec,
 #       SerializationCodec, JsonJacksonCodec (plain and with JavaTimeModule)
 #       and MarshallingCodec, into
 #       compat/fixtures/natural-types-java.json.
 #   PEERS=$HOME/jp compat/java/corpus.sh verify-natural
 #       the same as verify for compat/fixtures/natural-types-rust.json
 #       (corpus.Order written from Rust structs of chrono/time/bigdecimal/
-#       rust_decimal fields, plain and Option, by
-#       delayq-codec/tests/natural.rs), each compared with its Java case.
+#       rust_decimal fields, plain and Option, and ZonedDateTimes from
+#       chrono-tz and time values, by delayq-codec/tests/natural.rs), each
+#       compared with its Java case.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PEERS=${PEERS:-$HOME/jp}
@@ -131,7 +133,8 @@ codecs = {}
 for path in sys.argv[1:3]:
     codecs.update(json.load(open(path)))
 doc = {
-    "about": "Values only the natural-types check reads (delayq-codec/tests/natural.rs), written by Redisson's "
+    "about": "Values only the natural-types check reads (delayq-codec/tests/natural.rs): corpus.Order with nulls, "
+             "ZonedDateTimes in region and offset zones; written by Redisson's "
              "Kryo5Codec, SerializationCodec and JsonJacksonCodec (jackson: plain; jackson_jsr310: with "
              "JavaTimeModule) of 4.7.0 and MarshallingCodec of 3.52.0 "
              "(compat/java/corpus.sh write-natural); fields as in jdk-types.json.",

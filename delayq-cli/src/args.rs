@@ -21,7 +21,7 @@ use delayq::format::Format;
     about,
     // Every command takes --url; without it, REDIS_URL or the default.
     override_usage = "delayq [--url URL] [OPTIONS] <COMMAND>",
-    after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
+    after_help = "Examples:\n  delayq offer orders --delay 10m '{\"id\":1}' --codec json\n  delayq inspect orders --codec json\n  delayq stats orders payments --watch\n  delayq take orders -n 5 --timeout 30s\n  delayq dead-letter requeue orders --all\n\nLogs: DELAYQ_LOG=debug (tracing filter syntax)."
 )]
 pub(crate) struct Cli {
     /// Optional, before or after the command: the Redis to use (else
@@ -497,7 +497,11 @@ pub(crate) enum DeadLetterCommand {
     )]
     List(DeadLetterListArgs),
     /// Move dead-lettered values back to the queue (its tail), with fresh
-    /// delivery counts; says which values moved.
+    /// delivery counts: all, the oldest N, those at given positions, or those
+    /// with a reason; says which values moved.
+    #[command(
+        after_help = "Examples:\n  delayq dead-letter requeue orders --all\n  delayq dead-letter requeue orders --max 100\n  delayq dead-letter requeue orders --index 3,7\n  delayq dead-letter requeue orders --reason 'smtp'   (says how many)\n  delayq dead-letter requeue orders --reason 'smtp' --expect 12"
+    )]
     Requeue(DeadLetterRequeueArgs),
     /// Delete dead-lettered values: those at the given positions (as `list`
     /// numbers them), or all.
@@ -539,11 +543,17 @@ pub(crate) struct DeadLetterListArgs {
 }
 
 #[derive(Debug, Args)]
+// One of --all, --max, --index and --reason: a requeue names what it moves,
+// as a delete does, so that a bare command cannot act on the whole list.
+#[command(group(clap::ArgGroup::new("which").required(true).args(["all", "max", "index", "reason"])))]
 pub(crate) struct DeadLetterRequeueArgs {
     /// Queue name.
     pub queue: String,
-    /// Most values to requeue (default: all).
-    #[arg(long, conflicts_with = "index")]
+    /// Every dead letter there when the command starts.
+    #[arg(long, conflicts_with_all = ["max", "index", "reason"])]
+    pub all: bool,
+    /// The N oldest values.
+    #[arg(long, value_name = "N", conflicts_with = "index")]
     pub max: Option<usize>,
     /// Only the values at these positions (the # of `dead-letter list`; 1 is
     /// the oldest; repeated or comma-separated: 3,7), each taken exactly: if

@@ -142,8 +142,23 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
     let mut out = format!(
         "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight:>w$}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
     );
+    if status.ready > 0 {
+        let why = match status.oldest_ready_age_at(now) {
+            Some(_) => "the oldest ready value's wait since it fell due",
+            None => "no transfer recorded when the oldest ready value fell due",
+        };
+        out.push_str(&format!(
+            "oldest ready  {} ({why})\n",
+            output::oldest_ready(status, now)
+        ));
+    }
     if status.paused {
-        out.push_str("paused        yes (delayq transfers and reliable consumers wait: `delayq resume`)\n");
+        let since = status
+            .paused_for_at(now)
+            .map_or(String::new(), |age| format!(", for {}", output::compact(age)));
+        out.push_str(&format!(
+            "paused        yes{since} (delayq transfers and reliable consumers wait: `delayq resume`)\n"
+        ));
     }
     if !lag.is_zero() {
         let why = if status.paused {

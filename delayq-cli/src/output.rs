@@ -44,6 +44,17 @@ pub(crate) fn status_json(
     .collect()
 }
 
+/// How long the oldest ready value has waited since it fell due: "-" with
+/// none ready, "unknown" where no transfer recorded its due time (offered
+/// straight to the ready list, or moved while no worker tracked lateness).
+pub(crate) fn oldest_ready(s: &QueueStatus, now: SystemTime) -> String {
+    match s.oldest_ready_age_at(now) {
+        Some(age) => compact(age),
+        None if s.ready > 0 => "unknown".into(),
+        None => "-".into(),
+    }
+}
+
 /// Whether a terminal could take `c` for an instruction rather than text:
 /// the C0 and C1 controls and DEL, the line and paragraph separators, and
 /// the bidirectional marks and overrides that reorder what follows them.

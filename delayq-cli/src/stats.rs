@@ -156,7 +156,7 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
                     lag if lag.is_zero() => "-".into(),
                     lag => output::compact(lag),
                 },
-                oldest_ready(s, now),
+                output::oldest_ready(s, now),
                 match s.paused_for_at(now) {
                     Some(age) => format!("paused {}", output::compact(age)),
                     None if s.paused => "paused".into(),
@@ -183,17 +183,6 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
         &["PENDING", "READY", "IN-FLIGHT", "DEAD", "QUARANTINED", "SCHEDULES"],
         &rows,
     )
-}
-
-/// How long the oldest ready value has waited since it fell due: "-" with
-/// none ready, "unknown" where no transfer recorded its due time (offered
-/// straight to the ready list, or moved while no worker tracked lateness).
-fn oldest_ready(s: &QueueStatus, now: SystemTime) -> String {
-    match s.oldest_ready_age_at(now) {
-        Some(age) => output::compact(age),
-        None if s.ready > 0 => "unknown".into(),
-        None => "-".into(),
-    }
 }
 
 fn to_json(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> serde_json::Value {

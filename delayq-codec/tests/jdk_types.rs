@@ -23,7 +23,16 @@ const REFUSED: &[(&str, &str, &str)] = &[
     // A Comparator is Java code: delayq cannot order as it does.
     ("*", "tree_map_comparator", "java.util.Collections$ReverseComparator"),
     ("*", "tree_set_comparator", "java.util.Collections$ReverseComparator"),
+    // Kryo writes an enum constant as its ordinal: delayq names only the
+    // constants of the JDK enums POJOs carry (DayOfWeek, Month, TimeUnit...).
+    ("kryo", "enum_set_big", UNICODE_SCRIPT),
+    ("lz4", "enum_set_big", UNICODE_SCRIPT),
+    ("lz4v2", "enum_set_big", UNICODE_SCRIPT),
+    ("snappy", "enum_set_big", UNICODE_SCRIPT),
+    ("zstd", "enum_set_big", UNICODE_SCRIPT),
 ];
+
+const UNICODE_SCRIPT: &str = "java.lang.Character$UnicodeScript";
 
 fn fixture() -> Value {
     serde_json::from_str(FIXTURE).expect("jdk-types.json is JSON")

@@ -10,6 +10,8 @@
 
 use std::str::FromStr;
 
+use chrono::TimeZone;
+
 use delayq_codec::jackson::{Dialect, JacksonErrorKind};
 use delayq_codec::kryo::KryoSchema;
 use delayq_codec::{Codec, JacksonCodec, KryoCodec, MarshallingCodec, SerializationCodec};
@@ -74,6 +76,53 @@ struct TimeOptionOrder {
 
 const JAVA_FIXTURE: &str = include_str!("../../compat/fixtures/natural-types-java.json");
 
+/// A `ZonedDateTime` payload as a chrono-tz value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+struct Zoned(#[serde(with = "delayq_codec::natural::chrono_tz::zoned_date_time")] chrono::DateTime<chrono_tz::Tz>);
+
+/// A `ZonedDateTime` payload in an offset zone as a `time` value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+struct AtOffset(#[serde(with = "delayq_codec::natural::time::zoned_date_time")] time::OffsetDateTime);
+
+/// The codecs that carry a `ZonedDateTime`'s zone (Jackson's
+/// `JavaTimeModule` writes only its instant).
+const ZONED_CODECS: [&str; 3] = ["kryo", "serialization", "marshalling"];
+
+/// `ZonedDateTime`s in region zones (`jdk-types.json`'s `zoned_date_time`,
+/// the others `natural-types-java.json`'s): a gap, both offsets of an
+/// overlap, offsets not of whole hours, the region `UTC`.
+const REGION_CASES: &[&str] = &[
+    "zoned_date_time",
+    "zoned_paris_gap",
+    "zoned_paris_overlap_earlier",
+    "zoned_paris_overlap_later",
+    "zoned_new_york",
+    "zoned_kolkata_1950",
+    "zoned_warsaw_1900",
+    "zoned_utc_region",
+];
+
+/// `ZonedDateTime`s in offset zones (`Z`, `+05:30`).
+const OFFSET_CASES: &[&str] = &["zoned_date_time_utc", "zoned_offset_0530"];
+
+/// Java's record of a case, from either Java fixture.
+fn java_case(codec: &str, case: &str) -> Value {
+    for text in [FIXTURE, JAVA_FIXTURE] {
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let rec = &doc["codecs"][codec][case];
+        if !rec.is_null() {
+            return rec.clone();
+        }
+    }
+    panic!("no case {case} for {codec}")
+}
+
+fn java_bytes(codec: &str, case: &str) -> Vec<u8> {
+    hex(java_case(codec, case)["hex"].as_str().unwrap())
+}
+
 /// Java's `corpus.Order` with a null `createdAt` and `total`.
 fn java_order_nulls(codec: &str) -> Vec<u8> {
     let doc: Value = serde_json::from_str(JAVA_FIXTURE).unwrap();
@@ -136,6 +185,25 @@ fn written() -> Vec<(String, String, &'static str, String)> {
         let time_order: TimeOrder = codec::<TimeOrder>(name).decode(&java_order(name)).unwrap();
         out.push(row("chrono", "pojo_order", codec(name).encode(&chrono_order).unwrap()));
         out.push(row("time", "pojo_order", codec(name).encode(&time_order).unwrap()));
+    }
+    // ZonedDateTime at the root: region zones through chrono-tz, offset
+    // zones through time. Kryo writes no offset, and Java reads the later
+    // offset of an overlap back as the earlier one from its own bytes too:
+    // that row is checked byte for byte against Java's instead.
+    for name in ZONED_CODECS {
+        for case in REGION_CASES {
+            if (name, *case) == ("kryo", "zoned_paris_overlap_later") {
+                continue;
+            }
+            let zoned: Zoned = codec::<Zoned>(name).decode(&java_bytes(name, case)).unwrap();
+            let bytes = codec(name).encode(&zoned).unwrap();
+            out.push((name.to_owned(), format!("chrono_tz_{case}"), case, hex_of(&bytes)));
+        }
+        for case in OFFSET_CASES {
+            let zoned: AtOffset = codec::<AtOffset>(name).decode(&java_bytes(name, case)).unwrap();
+            let bytes = codec(name).encode(&zoned).unwrap();
+            out.push((name.to_owned(), format!("time_{case}"), case, hex_of(&bytes)));
+        }
     }
     // Plain Jackson: only the Order whose date and decimal are null.
     let name = "jackson";
@@ -282,9 +350,12 @@ fn write_natural_fixture() {
     let doc = serde_json::json!({
         "about": "corpus.Order as delayq-codec writes it from Rust structs with natural field types \
                   (chrono::NaiveDateTime + bigdecimal::BigDecimal, time::PrimitiveDateTime + rust_decimal::Decimal, \
-                  plain and Option; delayq-codec/tests/natural.rs), and Redisson's codecs reading it \
+                  plain and Option; delayq-codec/tests/natural.rs), and ZonedDateTime payloads from \
+                  chrono::DateTime<chrono_tz::Tz> (chrono_tz_*, region zones) and time::OffsetDateTime (time_zoned_*, \
+                  offset zones), and Redisson's codecs reading it \
                   (compat/java/corpus.sh verify-natural): java_decoded, java_class, same_class, equal (to the Java \
-                  case named by case: the corpus's pojo_order, or pojo_order_nulls of natural-types-java.json).",
+                  case named by case: the corpus's pojo_order, zoned_date_time or zoned_date_time_utc, or the other \
+                  cases of natural-types-java.json).",
         "codecs": codecs,
     });
     let path = concat!(
@@ -337,5 +408,210 @@ fn null_tags_write_javas_bytes() {
         assert_eq!(hex_of(&written), want, "tags {tags:?}");
         let back: ChronoNullTagsOrder = delayq_codec::kryo::from_slice(&hex(&want)).unwrap();
         assert_eq!(back, order);
+    }
+}
+
+/// Java's `ZonedDateTime`s in region zones read into
+/// `chrono::DateTime<chrono_tz::Tz>` with their region, as Java reads its
+/// own bytes (Kryo writes no offset: chrono-tz computes the one
+/// `ZonedDateTime.of` gives, the gap's local time moved later, the earlier
+/// offset of an overlap), and equal to the value built in Rust.
+#[test]
+fn javas_zoned_date_times_read_into_chrono_tz_keeping_the_region() {
+    use chrono_tz::{America, Asia, Europe};
+    let nanos = |tz: chrono_tz::Tz, (y, mo, d, h, mi, s, n): (i32, u32, u32, u32, u32, u32, u32), later: bool| {
+        let local = chrono::NaiveDate::from_ymd_opt(y, mo, d)
+            .unwrap()
+            .and_hms_nano_opt(h, mi, s, n)
+            .unwrap();
+        let r = tz.from_local_datetime(&local);
+        if later { r.latest() } else { r.earliest() }.unwrap()
+    };
+    let rust = [
+        (
+            "zoned_date_time",
+            nanos(Europe::Paris, (2026, 11, 23, 2, 13, 20, 123_456_789), false),
+        ),
+        (
+            "zoned_paris_gap",
+            nanos(Europe::Paris, (2026, 3, 29, 3, 30, 0, 0), false),
+        ),
+        (
+            "zoned_paris_overlap_earlier",
+            nanos(Europe::Paris, (2026, 10, 25, 2, 30, 0, 0), false),
+        ),
+        (
+            "zoned_paris_overlap_later",
+            nanos(Europe::Paris, (2026, 10, 25, 2, 30, 0, 0), true),
+        ),
+        (
+            "zoned_new_york",
+            nanos(America::New_York, (2026, 11, 23, 2, 13, 20, 123_456_789), false),
+        ),
+        (
+            "zoned_kolkata_1950",
+            nanos(Asia::Kolkata, (1950, 6, 1, 12, 0, 0, 5), false),
+        ),
+        (
+            "zoned_warsaw_1900",
+            nanos(Europe::Warsaw, (1900, 1, 1, 0, 0, 0, 0), false),
+        ),
+        (
+            "zoned_utc_region",
+            nanos(chrono_tz::UTC, (2026, 11, 23, 2, 13, 20, 123_456_789), false),
+        ),
+    ];
+    assert_eq!(rust.len(), REGION_CASES.len());
+    for name in ZONED_CODECS {
+        for (case, want) in &rust {
+            let java = java_case(name, case);
+            let Zoned(got) = codec::<Zoned>(name).decode(&java_bytes(name, case)).unwrap();
+            // Java's reading of its own bytes, as toString() (JSON text).
+            let text = serde_json::to_string(&Zoned(got)).unwrap();
+            assert_eq!(Some(text.as_str()), java["java_decoded"].as_str(), "{name} {case}");
+            if (name, *case) == ("kryo", "zoned_paris_overlap_later") {
+                // Kryo writes no offset: Java reads the earlier one back.
+                assert_ne!(got, *want, "{name} {case}");
+                assert_eq!(got.offset().to_string(), "CEST", "{name} {case}");
+                continue;
+            }
+            assert_eq!(got, *want, "{name} {case}");
+            assert_eq!(got.timezone(), want.timezone(), "{name} {case}");
+        }
+    }
+}
+
+/// The same bytes as Java's for the later offset of an overlap in Kryo:
+/// Java reads them as it reads its own (the earlier offset), which is all
+/// Kryo's format can say.
+#[test]
+fn a_later_offset_at_an_overlap_writes_javas_kryo_bytes() {
+    let later = chrono_tz::Europe::Paris
+        .from_local_datetime(
+            &chrono::NaiveDate::from_ymd_opt(2026, 10, 25)
+                .unwrap()
+                .and_hms_opt(2, 30, 0)
+                .unwrap(),
+        )
+        .latest()
+        .unwrap();
+    let bytes = codec::<Zoned>("kryo").encode(&Zoned(later)).unwrap();
+    assert_eq!(
+        hex_of(&bytes),
+        java_case("kryo", "zoned_paris_overlap_later")["hex"].as_str().unwrap()
+    );
+}
+
+/// An offset zone is not a region: the chrono-tz mapping refuses it and
+/// names the mapping that reads it; `time`'s refuses a region the same
+/// way and reads an offset zone; a region chrono-tz does not know is an
+/// error naming it.
+#[test]
+fn offset_zones_and_regions_are_refused_by_the_mapping_that_cannot_hold_them() {
+    for name in ZONED_CODECS {
+        for case in OFFSET_CASES {
+            let error = codec::<Zoned>(name).decode(&java_bytes(name, case)).unwrap_err();
+            assert!(
+                error.to_string().contains("chrono::zoned_date_time"),
+                "{name} {case}: {error}"
+            );
+            let AtOffset(at) = codec::<AtOffset>(name).decode(&java_bytes(name, case)).unwrap();
+            let text = serde_json::to_string(&AtOffset(at)).unwrap();
+            assert_eq!(
+                Some(text.as_str()),
+                java_case(name, case)["java_decoded"].as_str(),
+                "{name} {case}"
+            );
+        }
+        for case in REGION_CASES {
+            let error = codec::<AtOffset>(name).decode(&java_bytes(name, case)).unwrap_err();
+            assert!(
+                error.to_string().contains("region zone") && error.to_string().contains("chrono_tz::zoned_date_time"),
+                "{name} {case}: {error}"
+            );
+        }
+        // The same bytes with a region no zone database has.
+        let mut raw = java_bytes(name, "zoned_date_time");
+        let at = raw.windows(11).position(|w| w == b"Europe/Pari").unwrap();
+        raw[at..at + 11].copy_from_slice(b"Mars/Olympu");
+        let error = codec::<Zoned>(name).decode(&raw).unwrap_err();
+        assert!(error.to_string().contains("\"Mars/Olympus\""), "{name}: {error}");
+    }
+    let error = delayq_codec::kryo::from_slice::<Zoned>(&{
+        let mut raw = java_bytes("kryo", "zoned_date_time");
+        let at = raw.windows(11).position(|w| w == b"Europe/Pari").unwrap();
+        raw[at..at + 11].copy_from_slice(b"Mars/Olympu");
+        raw
+    })
+    .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        delayq_codec::kryo::KryoErrorKind::SchemaMismatch,
+        "{error}"
+    );
+    // The fixed-offset mapping cannot read Kryo's region zone (no offset in
+    // the bytes) and says which mapping can.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct Fixed(
+        #[serde(with = "delayq_codec::natural::chrono::zoned_date_time")] chrono::DateTime<chrono::FixedOffset>,
+    );
+    let error = codec::<Fixed>("kryo")
+        .decode(&java_bytes("kryo", "zoned_date_time"))
+        .unwrap_err();
+    assert!(error.to_string().contains("chrono_tz::zoned_date_time"), "{error}");
+    // An offset the region does not give that local time (Java
+    // serialization and River carry one) is not moved to another instant.
+    let error = serde_json::from_str::<Zoned>(r#""2026-11-23T02:13:20+02:00[Europe/Paris]""#).unwrap_err();
+    assert!(error.to_string().contains("no such offset"), "{error}");
+}
+
+/// Jackson's `JavaTimeModule` writes a `ZonedDateTime` as its instant and
+/// Java reads it back at UTC: a region cannot go through it. Writing one
+/// is a typed `Encode` error, and what Jackson holds (an offset zone)
+/// reads with the offset mappings, not chrono-tz's.
+#[test]
+fn jackson_carries_no_region_and_says_so() {
+    let paris = chrono_tz::Europe::Paris
+        .with_ymd_and_hms(2026, 11, 23, 2, 13, 20)
+        .unwrap();
+    for zoned in [paris, chrono_tz::UTC.with_ymd_and_hms(2026, 11, 23, 2, 13, 20).unwrap()] {
+        let error = delayq_codec::jackson::to_vec_with(&Zoned(zoned), Dialect::JavaTimeModule).unwrap_err();
+        assert_eq!(error.kind(), JacksonErrorKind::Encode, "{error}");
+        assert!(error.message().contains("java.time.ZonedDateTime"), "{error}");
+    }
+    let raw = java_bytes("jackson_jsr310", "zoned_date_time");
+    let error = JacksonCodec::<Zoned>::new().decode(&raw).unwrap_err();
+    assert!(error.to_string().contains("offset zone"), "{error}");
+    let AtOffset(at) = JacksonCodec::<AtOffset>::new().decode(&raw).unwrap();
+    assert_eq!(at.to_string(), "2026-11-23 1:13:20.123456789 +00:00:00");
+}
+
+/// The `option` modules: a null `ZonedDateTime` field is `None`, and both
+/// read back what they write, in a Kryo POJO.
+#[test]
+fn zoned_option_fields_read_none_and_some() {
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename = "com.shop.Meeting")]
+    struct Meeting {
+        #[serde(with = "delayq_codec::natural::chrono_tz::zoned_date_time::option", default)]
+        at: Option<chrono::DateTime<chrono_tz::Tz>>,
+        #[serde(with = "delayq_codec::natural::time::zoned_date_time::option", default)]
+        fixed: Option<time::OffsetDateTime>,
+    }
+    let paris = chrono_tz::Europe::Paris
+        .with_ymd_and_hms(2026, 3, 29, 3, 30, 0)
+        .unwrap();
+    let fixed = time::OffsetDateTime::UNIX_EPOCH.to_offset(time::UtcOffset::from_hms(5, 30, 0).unwrap());
+    for meeting in [
+        Meeting { at: None, fixed: None },
+        Meeting {
+            at: Some(paris),
+            fixed: Some(fixed),
+        },
+    ] {
+        let back: Meeting = delayq_codec::kryo::from_slice(&delayq_codec::kryo::to_vec(&meeting).unwrap()).unwrap();
+        assert_eq!(back, meeting);
+        assert_eq!(back.at.map(|a| a.timezone()), meeting.at.map(|a| a.timezone()));
     }
 }

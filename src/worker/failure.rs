@@ -122,6 +122,70 @@ impl std::error::Error for Permanent {
     }
 }
 
+/// Wraps a handler's error to say when to try again: the value is retried
+/// after `after` instead of the [`RetryPolicy`](crate::worker::RetryPolicy)'s
+/// delay (an upstream's `Retry-After`, a rate limit's reset). The attempt
+/// still counts: after the policy's last attempt the value is dead-lettered
+/// as any failure is.
+///
+/// ```
+/// use std::time::Duration;
+/// use delayq::worker::RetryAfter;
+///
+/// async fn call_api(order: String) -> Result<(), delayq::error::BoxError> {
+///     let throttled = order.is_empty();
+///     if throttled {
+///         return Err(RetryAfter::new(Duration::from_secs(30), "429 from the payment API").into());
+///     }
+///     Ok(())
+/// }
+/// # let _ = call_api;
+/// assert_eq!(
+///     RetryAfter::find(&RetryAfter::new(Duration::from_secs(30), "429")),
+///     Some(Duration::from_secs(30))
+/// );
+/// ```
+#[derive(Debug)]
+pub struct RetryAfter {
+    after: Duration,
+    error: BoxError,
+}
+
+impl RetryAfter {
+    /// Retry after `after`, failing with `error` meanwhile.
+    pub fn new(after: Duration, error: impl Into<BoxError>) -> Self {
+        RetryAfter {
+            after,
+            error: error.into(),
+        }
+    }
+
+    /// The delay asked for by `error` or by the first error of its source
+    /// chain that is a `RetryAfter`.
+    pub fn find(error: &(dyn std::error::Error + 'static)) -> Option<Duration> {
+        let mut next = Some(error);
+        while let Some(error) = next {
+            if let Some(retry) = error.downcast_ref::<RetryAfter>() {
+                return Some(retry.after);
+            }
+            next = error.source();
+        }
+        None
+    }
+}
+
+impl fmt::Display for RetryAfter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (retry after {:?})", self.error, self.after)
+    }
+}
+
+impl std::error::Error for RetryAfter {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.error)
+    }
+}
+
 /// The error of a handler that did not finish.
 #[derive(Debug)]
 pub(crate) enum Abnormal {

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::consume::{Context, SETTLE_TIMEOUT};
-use super::failure::{Abnormal, Failure, FailureAction, Permanent};
+use super::failure::{Abnormal, Failure, FailureAction, Permanent, RetryAfter};
 use super::handle::Counters;
 use super::prefetch::Shared;
 use super::presence::Shown;
@@ -263,8 +263,9 @@ async fn stop_handler(mut run: tokio::task::JoinHandle<Result<(), BoxError>>) {
     }
 }
 
-/// Settles a failed run: a retry through the delayed queue, or a dead
-/// letter (the last attempt, or a [`Permanent`] error).
+/// Settles a failed run: a retry through the delayed queue (after the
+/// policy's delay, or the handler's [`RetryAfter`]), or a dead letter (the
+/// last attempt, or a [`Permanent`] error).
 async fn settle_failure<T: 'static>(
     context: &Context<T>,
     lease: &mut DeliveryLease,
@@ -280,7 +281,8 @@ async fn settle_failure<T: 'static>(
         FailureAction::DeadLettered
     } else {
         FailureAction::Retry {
-            after: context.retry.next_delay(attempt),
+            // The handler's own delay, when it asked for one.
+            after: RetryAfter::find(&*error).unwrap_or_else(|| context.retry.next_delay(attempt)),
         }
     };
     let released = match planned {

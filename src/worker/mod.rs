@@ -67,7 +67,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-pub use failure::{Failure, FailureAction, Permanent};
+pub use failure::{Failure, FailureAction, Permanent, RetryAfter};
 pub use handle::{WorkerHandle, WorkerReport};
 pub(crate) use presence::list as list_workers;
 pub use presence::{RunningDelivery, WorkerInfo, WorkerRateLimit, MOST_SHOWN, SILENT_AFTER_BEATS};

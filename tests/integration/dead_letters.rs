@@ -129,6 +129,50 @@ redis_test! {
     }
 }
 
+redis_test! {
+    /// A page of large dead letters is read about 1 MiB a script run (each
+    /// run hashes what it returns: 100 values of 64 KB in one run would hold
+    /// Redis for the whole 6.4 MB), and the method reads on until the page is
+    /// full: every value, in order, with its reason.
+    async fn a_page_of_large_dead_letters_is_read_a_mebibyte_a_run_and_comes_back_whole(raw, client) {
+        let jobs = client.reliable_queue("big-page", StringCodec).unwrap();
+        let values: Vec<String> = (0..100).map(|i| format!("{i:04}{}", "x".repeat(64 * 1024))).collect();
+        let records: Vec<(&str, i64, &str)> = values.iter().map(|v| (v.as_str(), 1_700_000_000_000, "boom")).collect();
+        seed_dead(&raw, "big-page", &[], &records).await;
+        let runs = || async {
+            let stats = match raw.cmd("INFO", vec!["commandstats".into()]).await {
+                Value::String(s) => s.to_string(),
+                other => panic!("{other:?}"),
+            };
+            stats
+                .lines()
+                .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+                .map(|l| {
+                    let calls = l.split("calls=").nth(1).unwrap().split(',').next().unwrap();
+                    calls.parse::<u64>().unwrap()
+                })
+                .sum::<u64>()
+        };
+
+        let before = runs().await;
+        let page = jobs.dead_letter_page(0, 100).await.unwrap();
+        let scripts = runs().await - before;
+        let got: Vec<&str> = page.iter().map(|d| d.value.as_ref().unwrap().as_str()).collect();
+        assert_eq!(got, values.iter().map(String::as_str).collect::<Vec<_>>(), "every value, in order");
+        assert!(page.iter().all(|d| d.reason.as_deref() == Some("boom")));
+        assert_eq!(
+            page.iter().map(|d| d.key.index()).collect::<Vec<_>>(),
+            (0..100).collect::<Vec<_>>()
+        );
+        assert!((6..=10).contains(&scripts), "6.4 MB in runs of about 1 MiB: {scripts} runs");
+
+        // A page from the middle, and one running past the end.
+        let middle = jobs.dead_letter_page(95, 10).await.unwrap();
+        assert_eq!(middle.len(), 5);
+        assert_eq!(middle[0].value.as_ref().unwrap(), &values[95]);
+    }
+}
+
 /// Seeds `queue`'s dead letters as delayq records them: each value with a
 /// reason record `<ms> <reason>` aligned with the list's tail; values given
 /// no reason go first, as if dead-lettered before reasons were recorded.

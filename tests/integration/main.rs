@@ -27,6 +27,7 @@ mod kryo;
 mod lifecycle;
 mod lost_replies;
 mod metrics;
+mod nack_kinds;
 mod pause;
 mod publishes;
 mod rate_limit;
@@ -37,6 +38,7 @@ mod schedule;
 mod subscriber;
 mod sweep;
 mod take_faults;
+mod take_many;
 #[cfg(feature = "opentelemetry")]
 mod traces;
 mod transfer;

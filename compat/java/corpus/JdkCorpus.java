@@ -113,6 +113,23 @@ public final class JdkCorpus {
     /** Values only the natural-types check uses (compat/fixtures/natural-types-java.json). */
     private static final Map<String, Case> NATURAL = new LinkedHashMap<>();
 
+    private static void zoned(String name, String local, String zone, boolean later) {
+        String java = "ZonedDateTime.of(LocalDateTime.parse(\"" + local + "\"), ZoneId.of(\"" + zone + "\"))"
+                + (later ? ".withLaterOffsetAtOverlap()" : "");
+        NATURAL.put(name, new Case(java, () -> {
+            ZonedDateTime z = ZonedDateTime.of(LocalDateTime.parse(local), ZoneId.of(zone));
+            return later ? z.withLaterOffsetAtOverlap() : z;
+        }));
+    }
+
+    /**
+     * Cases written by the binary codecs only, for now: delayq's Jackson reader refuses a
+     * lone UTF-16 surrogate as malformed JSON (not as a value it cannot hold) and names a
+     * JumboEnumSet's class RegularEnumSet. Drop a case from here once Jackson reads it.
+     */
+    private static final Set<String> NOT_IN_JACKSON_YET =
+            Set.of("char_lone_surrogate", "char_array_surrogates", "string_lone_surrogate", "enum_set_big");
+
     private static void add(String name, String java, Supplier<Object> make) {
         if (CASES.put(name, new Case(java, make)) != null) {
             throw new IllegalStateException("two cases named " + name);
@@ -122,6 +139,17 @@ public final class JdkCorpus {
     static {
         NATURAL.put("pojo_order_nulls", new Case("new Order(\"o-2\", 7L, null, null, new ArrayList<>())",
                 () -> new Order("o-2", 7L, null, null, new ArrayList<>())));
+        // ZonedDateTime in region zones for the chrono-tz mapping (and an
+        // offset zone for time's): a gap, both sides of an overlap, zones
+        // whose offsets are not whole hours, and the region "UTC".
+        zoned("zoned_paris_gap", "2026-03-29T02:30", "Europe/Paris", false);
+        zoned("zoned_paris_overlap_earlier", "2026-10-25T02:30", "Europe/Paris", false);
+        zoned("zoned_paris_overlap_later", "2026-10-25T02:30", "Europe/Paris", true);
+        zoned("zoned_new_york", "2026-11-23T02:13:20.123456789", "America/New_York", false);
+        zoned("zoned_kolkata_1950", "1950-06-01T12:00:00.000000005", "Asia/Kolkata", false);
+        zoned("zoned_warsaw_1900", "1900-01-01T00:00", "Europe/Warsaw", false);
+        zoned("zoned_utc_region", "2026-11-23T02:13:20.123456789", "UTC", false);
+        zoned("zoned_offset_0530", "2026-11-23T02:13:20.123456789", "+05:30", false);
     }
 
     static {
@@ -143,6 +171,13 @@ public final class JdkCorpus {
         add("zoned_date_time", "ZonedDateTime.of(LDT, ZoneId.of(\"Europe/Paris\"))",
                 () -> ZonedDateTime.of(LDT, ZoneId.of("Europe/Paris")));
         add("zoned_date_time_utc", "ZonedDateTime.of(LDT, ZoneOffset.UTC)", () -> ZonedDateTime.of(LDT, ZoneOffset.UTC));
+        // Regions whose offset is fixed by their id (Kryo writes no offset).
+        add("zoned_date_time_region_utc", "ZonedDateTime.of(LDT, ZoneId.of(\"UTC\"))",
+                () -> ZonedDateTime.of(LDT, ZoneId.of("UTC")));
+        add("zoned_date_time_gmt_plus", "ZonedDateTime.of(LDT, ZoneId.of(\"GMT+02:00\"))",
+                () -> ZonedDateTime.of(LDT, ZoneId.of("GMT+02:00")));
+        add("zoned_date_time_etc_gmt", "ZonedDateTime.of(LDT, ZoneId.of(\"Etc/GMT-3\"))",
+                () -> ZonedDateTime.of(LDT, ZoneId.of("Etc/GMT-3")));
         add("duration", "Duration.ofSeconds(5400, 500000000)", () -> Duration.ofSeconds(5400, 500000000));
         add("duration_negative", "Duration.ofMillis(-1500)", () -> Duration.ofMillis(-1500));
         add("duration_zero", "Duration.ZERO", () -> Duration.ZERO);
@@ -202,6 +237,27 @@ public final class JdkCorpus {
         add("checked_list", "Collections.checkedList(new ArrayList<>(List.of(\"a\")), String.class)",
                 () -> Collections.checkedList(new ArrayList<>(List.of("a")), String.class));
         add("arrays_as_list", "Arrays.asList(\"a\", \"b\")", () -> Arrays.asList("a", "b"));
+        // The sorted and navigable views, and the empty ones (a view of an empty TreeSet/TreeMap).
+        add("unmodifiable_sorted_set", "Collections.unmodifiableSortedSet(new TreeSet<>(List.of(\"b\", \"a\")))",
+                () -> Collections.unmodifiableSortedSet(new TreeSet<>(List.of("b", "a"))));
+        add("unmodifiable_navigable_set", "Collections.unmodifiableNavigableSet(new TreeSet<>(List.of(\"b\", \"a\")))",
+                () -> Collections.unmodifiableNavigableSet(new TreeSet<>(List.of("b", "a"))));
+        add("unmodifiable_sorted_map", "Collections.unmodifiableSortedMap(new TreeMap<>(Map.of(\"b\", 2L, \"a\", 1L)))",
+                () -> Collections.unmodifiableSortedMap(new TreeMap<>(Map.of("b", 2L, "a", 1L))));
+        add("unmodifiable_navigable_map", "Collections.unmodifiableNavigableMap(new TreeMap<>(Map.of(\"b\", 2L, \"a\", 1L)))",
+                () -> Collections.unmodifiableNavigableMap(new TreeMap<>(Map.of("b", 2L, "a", 1L))));
+        add("synchronized_sorted_set", "Collections.synchronizedSortedSet(new TreeSet<>(List.of(\"b\", \"a\")))",
+                () -> Collections.synchronizedSortedSet(new TreeSet<>(List.of("b", "a"))));
+        add("synchronized_navigable_set", "Collections.synchronizedNavigableSet(new TreeSet<>(List.of(\"b\", \"a\")))",
+                () -> Collections.synchronizedNavigableSet(new TreeSet<>(List.of("b", "a"))));
+        add("synchronized_sorted_map", "Collections.synchronizedSortedMap(new TreeMap<>(Map.of(\"b\", 2L, \"a\", 1L)))",
+                () -> Collections.synchronizedSortedMap(new TreeMap<>(Map.of("b", 2L, "a", 1L))));
+        add("synchronized_navigable_map", "Collections.synchronizedNavigableMap(new TreeMap<>(Map.of(\"b\", 2L, \"a\", 1L)))",
+                () -> Collections.synchronizedNavigableMap(new TreeMap<>(Map.of("b", 2L, "a", 1L))));
+        add("empty_sorted_set", "Collections.emptySortedSet()", () -> Collections.emptySortedSet());
+        add("empty_navigable_set", "Collections.emptyNavigableSet()", () -> Collections.emptyNavigableSet());
+        add("empty_sorted_map", "Collections.emptySortedMap()", () -> Collections.emptySortedMap());
+        add("empty_navigable_map", "Collections.emptyNavigableMap()", () -> Collections.emptyNavigableMap());
 
         // 3. Other collections.
         add("tree_map", "new TreeMap<>(Map.of(\"b\", 2L, \"a\", 1L))", () -> new TreeMap<>(Map.of("b", 2L, "a", 1L)));
@@ -258,6 +314,10 @@ public final class JdkCorpus {
         add("long_array", "new long[] {1L, Long.MIN_VALUE}", () -> new long[] {1L, Long.MIN_VALUE});
         add("float_array", "new float[] {1.5f, -0.25f}", () -> new float[] {1.5f, -0.25f});
         add("double_array", "new double[] {3.5, -0.25}", () -> new double[] {3.5, -0.25});
+        add("double_array_specials", "new double[] {Double.NaN, -0.0, Double.POSITIVE_INFINITY}",
+                () -> new double[] {Double.NaN, -0.0, Double.POSITIVE_INFINITY});
+        add("float_array_specials", "new float[] {Float.NaN, -0.0f, Float.NEGATIVE_INFINITY}",
+                () -> new float[] {Float.NaN, -0.0f, Float.NEGATIVE_INFINITY});
         add("string_array", "new String[] {\"a\", null, \"c\"}", () -> new String[] {"a", null, "c"});
         add("object_array", "new Object[] {\"a\", 1L, null}", () -> new Object[] {"a", 1L, null});
         add("boxed_int_array", "new Integer[] {1, null, 3}", () -> new Integer[] {1, null, 3});
@@ -265,6 +325,12 @@ public final class JdkCorpus {
         add("string_2d_array", "new String[][] {{\"a\"}, {}}", () -> new String[][] {{"a"}, {}});
         add("list_of_long_arrays", "new ArrayList<>(List.of(new long[] {1L}, new long[] {2L, 3L}))",
                 () -> new ArrayList<>(List.of(new long[] {1L}, new long[] {2L, 3L})));
+        add("boxed_long_array_nulls", "new Long[] {null, Long.MIN_VALUE}", () -> new Long[] {null, Long.MIN_VALUE});
+        add("big_decimal_array", "new BigDecimal[] {new BigDecimal(\"2.50\"), new BigDecimal(\"1E+3\")}",
+                () -> new BigDecimal[] {new BigDecimal("2.50"), new BigDecimal("1E+3")});
+        add("instant_array", "new Instant[] {INSTANT, null}", () -> new Instant[] {INSTANT, null});
+        add("char_2d_array", "new char[][] {{'a'}, {}}", () -> new char[][] {{'a'}, {}});
+        add("long_2d_array_empty", "new long[0][]", () -> new long[0][]);
 
         // 5. Others.
         add("optional", "Optional.of(\"x\")", () -> Optional.of("x"));
@@ -298,6 +364,19 @@ public final class JdkCorpus {
         add("character", "'x'", () -> 'x');
         add("short", "(short) -300", () -> (short) -300);
         add("byte", "(byte) -7", () -> (byte) -7);
+        add("double_nan", "Double.NaN", () -> Double.NaN);
+        add("double_negative_infinity", "Double.NEGATIVE_INFINITY", () -> Double.NEGATIVE_INFINITY);
+        add("double_negative_zero", "-0.0", () -> -0.0);
+        add("float_nan", "Float.NaN", () -> Float.NaN);
+        add("char_lone_surrogate", "'\\uD83D'", () -> '\uD83D');
+        add("char_array_surrogates", "new char[] {'\\uD83D', '\\uDE00', '\\uDC00'}",
+                () -> new char[] {'\uD83D', '\uDE00', '\uDC00'});
+        add("string_lone_surrogate", "\"\\uD800\" (a String Rust cannot hold)", () -> "\uD800");
+        add("enum_set_big", "EnumSet.allOf(Character.UnicodeScript.class) without LATIN (a JumboEnumSet)", () -> {
+            EnumSet<Character.UnicodeScript> s = EnumSet.allOf(Character.UnicodeScript.class);
+            s.remove(Character.UnicodeScript.LATIN);
+            return s;
+        });
         add("big_integer", "new BigInteger(\"123456789012345678901234567890\")",
                 () -> new BigInteger("123456789012345678901234567890"));
         add("big_integer_negative", "new BigInteger(\"-98765432109876543210\")", () -> new BigInteger("-98765432109876543210"));
@@ -475,6 +554,9 @@ public final class JdkCorpus {
             out.append(' ').append(quote(codecs[c])).append(": {\n");
             int n = 0;
             for (Map.Entry<String, Case> e : cases.entrySet()) {
+                if (codecs[c].startsWith("jackson") && NOT_IN_JACKSON_YET.contains(e.getKey())) {
+                    continue;
+                }
                 Object value = e.getValue().make.get();
                 Map<String, String> rec = new LinkedHashMap<>();
                 rec.put("java_class", quote(value.getClass().getName()));
@@ -604,7 +686,9 @@ public final class JdkCorpus {
                 || o instanceof Long || o instanceof BigInteger) {
             out.append(o);
         } else if (o instanceof Float || o instanceof Double) {
-            out.append(o);
+            double d = ((Number) o).doubleValue();
+            // NaN and the infinities as KryoValue::to_json_text gives them (JSON has no such numbers).
+            out.append(Double.isNaN(d) || Double.isInfinite(d) ? quote(o.toString()) : o.toString());
         } else if (o instanceof BigDecimal) {
             out.append(o.toString().replace("E+", "E"));
         } else if (o instanceof byte[]) {
@@ -722,6 +806,12 @@ public final class JdkCorpus {
                 default:
                     if (c < 0x20) {
                         out.append(String.format("\\u%04x", (int) c));
+                    } else if (Character.isSurrogate(c) && !(Character.isHighSurrogate(c) && i + 1 < s.length()
+                            && Character.isLowSurrogate(s.charAt(i + 1)))
+                            && !(Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(s.charAt(i - 1)))) {
+                        // A lone surrogate, which UTF-8 cannot hold: its escape as text
+                        // (what KryoValue::to_json_text shows for such a char).
+                        out.append(String.format("\\\\u%04X", (int) c));
                     } else {
                         out.append(c);
                     }

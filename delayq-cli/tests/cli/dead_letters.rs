@@ -213,7 +213,10 @@ redis_test! {
         assert_eq!(doc["left"], 2);
         assert_eq!(raw.lrange("jobs").await, ["a", "b", "e"]);
 
-        let doc = json_of(&delayq(&redis, &["dead-letter", "requeue", "jobs", "--format", "json"]));
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "requeue", "jobs", "--all", "--format", "json"],
+        ));
         let moved: Vec<&str> = doc["values"]
             .as_array()
             .unwrap()
@@ -222,6 +225,21 @@ redis_test! {
             .collect();
         assert_eq!(moved, ["c", "d"]);
         assert_eq!(doc["left"], 0);
+    }
+}
+
+redis_test! {
+    /// A requeue that names no values (no --all, --max, --index or --reason)
+    /// is refused before it connects: it moves nothing, as `delete` does.
+    async fn requeue_without_saying_which_moves_nothing(redis, raw) {
+        seed(&raw, "jobs", &ENTRIES).await;
+
+        let out = delayq(&redis, &["dead-letter", "requeue", "jobs"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--all") && err.contains("--index") && err.contains("--reason"), "{err}");
+        assert!(raw.lrange("jobs").await.is_empty());
+        assert_eq!(dead(&raw, "jobs").await.len(), ENTRIES.len());
     }
 }
 

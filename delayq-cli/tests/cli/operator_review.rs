@@ -220,5 +220,18 @@ redis_test! {
         assert_eq!(queues[0]["oldest_ready_age_ms"], serde_json::Value::Null, "{json}");
         assert!(queues[1]["oldest_ready_age_ms"].as_u64().unwrap() >= 3 * 3_600_000, "{json}");
         assert!(queues[2]["paused_for_ms"].as_u64().unwrap() >= 2 * 3_600_000, "{json}");
+
+        // `inspect` says the same for one queue, and since when it is paused.
+        let line = |text: &str, label: &str| -> String {
+            let found = text.lines().find(|l| l.starts_with(label));
+            found.unwrap_or_else(|| panic!("no {label:?} line in:\n{text}")).into()
+        };
+        let tracked = stdout(&ok(delayq(&redis, &["inspect", "tracked"])));
+        assert!(line(&tracked, "oldest ready").contains(" 3h"), "{tracked}");
+        let direct = stdout(&ok(delayq(&redis, &["inspect", "direct"])));
+        assert!(line(&direct, "oldest ready").contains("unknown"), "{direct}");
+        let held = stdout(&ok(delayq(&redis, &["inspect", "held"])));
+        assert!(!held.contains("oldest ready"), "nothing ready: no line\n{held}");
+        assert!(line(&held, "paused").contains("for 2h"), "{held}");
     }
 }

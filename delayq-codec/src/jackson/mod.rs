@@ -256,7 +256,8 @@ pub fn from_slice<T: DeserializeOwned>(raw: &[u8]) -> Result<T, JacksonError> {
 pub fn to_plain_json(raw: &[u8]) -> Result<String, JacksonError> {
     let json = de::strip(parse::parse_payload(raw)?);
     let mut out = Vec::new();
-    plain_node(json).write(&mut out);
+    // Text for people: characters past U+FFFF as themselves.
+    plain_node(json).write_as(&mut out, node::Astral::Utf8);
     Ok(String::from_utf8(out).expect("JSON text from UTF-8 strings"))
 }
 

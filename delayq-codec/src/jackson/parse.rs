@@ -51,8 +51,9 @@ impl Json {
 pub(crate) struct ParseError {
     pub(crate) offset: usize,
     pub(crate) message: String,
-    /// Nested past [`MAX_JSON_DEPTH`] rather than malformed.
-    pub(crate) too_deep: bool,
+    /// `Malformed`; `TooDeep` past [`MAX_JSON_DEPTH`]; `Unsupported` for
+    /// JSON Java reads but Rust cannot hold (a lone UTF-16 surrogate).
+    pub(crate) kind: JacksonErrorKind,
 }
 
 impl fmt::Display for ParseError {
@@ -65,14 +66,7 @@ impl std::error::Error for ParseError {}
 
 /// Parses a payload, with the error a [`JacksonError`].
 pub(crate) fn parse_payload(raw: &[u8]) -> Result<Json, JacksonError> {
-    parse(raw).map_err(|e| {
-        let kind = if e.too_deep {
-            JacksonErrorKind::TooDeep
-        } else {
-            JacksonErrorKind::Malformed
-        };
-        JacksonError::new(kind, Some(e.offset), e.message)
-    })
+    parse(raw).map_err(|e| JacksonError::new(e.kind, Some(e.offset), e.message))
 }
 
 /// Parses one JSON value (whitespace around it allowed).
@@ -98,7 +92,7 @@ impl Parser<'_> {
         ParseError {
             offset: self.pos,
             message: message.into(),
-            too_deep: false,
+            kind: JacksonErrorKind::Malformed,
         }
     }
 
@@ -154,7 +148,7 @@ impl Parser<'_> {
                     "JSON nested deeper than {MAX_JSON_DEPTH} levels (Java values nest at most {MAX_DEPTH} deep, each \
                      up to two JSON levels in Jackson's typed form)"
                 ),
-                too_deep: true,
+                kind: JacksonErrorKind::TooDeep,
             });
         }
         Ok(())
@@ -271,7 +265,7 @@ impl Parser<'_> {
             let text = std::str::from_utf8(&self.raw[run..self.pos]).map_err(|e| ParseError {
                 offset: run + e.valid_up_to(),
                 message: "a string that is not UTF-8".into(),
-                too_deep: false,
+                kind: JacksonErrorKind::Malformed,
             })?;
             out.push_str(text);
             match self.peek() {
@@ -305,10 +299,17 @@ impl Parser<'_> {
             b't' => out.push('\t'),
             b'u' => {
                 let unit = self.hex4()?;
-                // A lone surrogate: a Java string may hold one, a Rust
-                // string cannot (and a replacement character is another
-                // string), as the binary codecs refuse it too.
-                let lone = |p: &Self| p.error("a lone UTF-16 surrogate, which Rust strings cannot hold");
+                // A lone surrogate: valid JSON, which Java reads as a
+                // String holding it; a Rust string cannot hold one (and a
+                // replacement character is another string), so it is
+                // refused by name, as the binary codecs refuse it too.
+                let lone = |p: &Self| ParseError {
+                    kind: JacksonErrorKind::Unsupported,
+                    ..p.error(format!(
+                        "a java.lang.String holding a lone UTF-16 surrogate (\\u{unit:04X}), which Java reads \
+                         but a Rust string cannot hold"
+                    ))
+                };
                 let c = match unit {
                     0xd800..=0xdbff if self.raw[self.pos..].starts_with(b"\\u") => {
                         self.pos += 2;
@@ -390,6 +391,25 @@ mod tests {
         }
     }
 
+    /// Java's Jackson reads a lone surrogate into its String: the JSON is
+    /// valid, so the refusal is `Unsupported` naming the class and the
+    /// unit, not `Malformed`.
+    #[test]
+    fn a_lone_surrogate_is_unsupported_naming_the_string_and_the_unit() {
+        for (text, unit) in [
+            (r#""\ud800x""#, "\\uD800"),
+            (r#""x\udc00""#, "\\uDC00"),
+            (r#""\uD83D\u0041""#, "\\uD83D"),
+        ] {
+            let err = parse_payload(text.as_bytes()).unwrap_err();
+            assert_eq!(err.kind(), JacksonErrorKind::Unsupported, "{text}: {err}");
+            assert!(
+                err.message().contains("java.lang.String") && err.message().contains(unit),
+                "{text}: {err}"
+            );
+        }
+    }
+
     #[test]
     fn what_is_not_json_is_an_error_at_its_offset() {
         for (text, at) in [
@@ -424,7 +444,10 @@ mod tests {
         assert!(parse(deepest.as_bytes()).is_ok());
         for levels in [MAX_JSON_DEPTH + 1, 1_000_000] {
             let err = parse("[".repeat(levels).as_bytes()).unwrap_err();
-            assert!(err.too_deep && err.message.contains("nested deeper than"), "{err}");
+            assert!(
+                err.kind == JacksonErrorKind::TooDeep && err.message.contains("nested deeper than"),
+                "{err}"
+            );
         }
     }
 }

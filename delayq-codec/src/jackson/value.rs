@@ -451,7 +451,10 @@ impl Reader<'_> {
                 .into_iter()
                 .map(|i| self.enum_constant(element, string(i, element)?))
                 .collect::<R<Vec<_>>>()?;
-            let jumbo = enums::constants(element).is_some_and(|c| c.len() > 64)
+            // More than 64 constants in the set: its enum has more, so Java
+            // holds a JumboEnumSet whether the enum is known here or not.
+            let jumbo = items.len() > 64
+                || enums::constants(element).is_some_and(|c| c.len() > 64)
                 || matches!(self.schema.and_then(|s| s.get(element)), Some(ClassDef::Enum { constants }) if constants.len() > 64);
             return Ok(KryoValue::EnumSet {
                 jumbo,
@@ -1008,5 +1011,17 @@ mod tests {
             refused(r#"["java.util.EnumSet<java.time.DayOfWeek>",{}]"#).kind(),
             JacksonErrorKind::Malformed
         );
+    }
+
+    /// An enum of more than 64 constants is a `JumboEnumSet` in Java; a set
+    /// of more than 64 says so even when the enum is not known here.
+    #[test]
+    fn an_enum_set_of_more_than_64_constants_is_a_jumbo_enum_set() {
+        let names = |n: usize| (0..n).map(|i| format!("\"C{i}\"")).collect::<Vec<_>>().join(",");
+        for (n, class) in [(65, "java.util.JumboEnumSet"), (3, "java.util.RegularEnumSet")] {
+            let json = format!(r#"["java.util.EnumSet<com.shop.Big>",[{}]]"#, names(n));
+            let set = decode_value(json.as_bytes(), None).unwrap();
+            assert_eq!(set.java_class(), Some(class), "{n} constants");
+        }
     }
 }

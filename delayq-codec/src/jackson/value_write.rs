@@ -168,7 +168,8 @@ impl Writer {
                 value: *v,
                 single: false,
             },
-            KryoValue::Char(c) => Node::Str(String::from_utf16_lossy(&[*c])),
+            // A char may be a lone surrogate: written as its escape, as Java does.
+            KryoValue::Char(c) => Node::Utf16(vec![*c]),
             KryoValue::String(s) => Node::Str(s.clone()),
             KryoValue::Bytes(b) => {
                 use base64::Engine;
@@ -243,7 +244,7 @@ impl Writer {
                             _ => Err(JacksonError::encode("a char[] holding something else than chars")),
                         })
                         .collect::<R<_>>()?;
-                    Node::Str(String::from_utf16_lossy(&units))
+                    Node::Utf16(units)
                 } else {
                     Node::Array(
                         items
@@ -589,5 +590,26 @@ mod tests {
         let error = encode_value(&list(instant), Dialect::Plain).unwrap_err();
         assert_eq!(error.kind(), JacksonErrorKind::Encode);
         assert!(error.message().contains("java.time.Instant"), "{error}");
+    }
+
+    /// A lone surrogate in a `char` or `char[]` is written as the escape
+    /// Java's Jackson writes (checked with Redisson 4.7.0's
+    /// `JsonJacksonCodec`), never as U+FFFD, which Java would read as
+    /// another char.
+    #[test]
+    fn lone_surrogates_in_chars_are_written_as_java_writes_them() {
+        let chars = |units: &[u16]| KryoValue::Collection {
+            class: "[C".into(),
+            items: units.iter().map(|u| KryoValue::Char(*u)).collect(),
+        };
+        for (value, java) in [
+            (KryoValue::Char(0xd83d), r#""\uD83D""#),
+            // With its class, so that Java reads a char[] back.
+            (chars(&[0xd83d, 0xde00, 0xdc00]), r#"["[C","\uD83D\uDE00\uDC00"]"#),
+            (KryoValue::String("\u{1f600}".into()), r#""\uD83D\uDE00""#),
+        ] {
+            let json = encode_value(&value, Dialect::Plain).unwrap();
+            assert_eq!(std::str::from_utf8(&json).unwrap(), java, "{value:?}");
+        }
     }
 }

@@ -84,3 +84,17 @@ pub(crate) fn name(class: &str, ordinal: u32) -> Option<&'static str> {
 pub(crate) fn ordinal(class: &str, name: &str) -> Option<u32> {
     constants(class)?.iter().position(|c| *c == name).map(|i| i as u32)
 }
+
+/// The class Java reads an `EnumSet` of `len` constants of `element` back
+/// as: `JumboEnumSet` past 64 constants in the enum. Java serialization and
+/// River write the constants, not the enum's size: a set of more than 64
+/// is jumbo whatever the enum; a smaller one of an enum not known here is
+/// taken as regular (the class is all that differs: Java's `equals` is a
+/// set's).
+pub(crate) fn enum_set_class(element: &str, len: usize) -> &'static str {
+    if len > 64 || constants(element).is_some_and(|c| c.len() > 64) {
+        "java.util.JumboEnumSet"
+    } else {
+        "java.util.RegularEnumSet"
+    }
+}

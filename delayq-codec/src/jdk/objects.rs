@@ -567,11 +567,7 @@ pub(crate) fn interpret<G: Graph>(g: &mut G, class: &str, levels: &[Level<'_, G:
             .ok_or_else(|| o.bad("elementType"))?;
             let elements = o.field("elements")?;
             let items = o.items_of(elements, "elements")?;
-            let set = if super::enums::constants(&element).is_some_and(|c| c.len() > 64) {
-                "java.util.JumboEnumSet"
-            } else {
-                "java.util.RegularEnumSet"
-            };
+            let set = super::enums::enum_set_class(&element, items.len());
             Ok(Shape::Collection {
                 class: enum_set_mark(set, &element),
                 items,

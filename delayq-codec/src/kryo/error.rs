@@ -58,12 +58,13 @@ pub enum KryoErrorKind {
     /// The bytes do not fit the schema or Rust type (wrong field type, an
     /// enum ordinal out of range, a null where none is allowed...).
     SchemaMismatch,
-    /// Bytes no Kryo writer produces (bad UTF-8, a lone surrogate...).
+    /// Bytes no Kryo writer produces (bad UTF-8, a character cut short...).
     Malformed,
     /// A Kryo setting delayq does not read: registered classes
     /// (`Kryo5Codec(allowedClasses, ...)`), references
     /// (`Kryo5Codec(..., useReferences = true)`), or a class written by a
-    /// Java-only serializer.
+    /// Java-only serializer; or a value Rust cannot hold (a `String` with
+    /// a lone UTF-16 surrogate).
     Unsupported,
     /// A value that cannot be written as Java would (encoding only).
     Encode,

@@ -193,7 +193,12 @@ fn read_time(r: &mut Reader<'_>, kind: TimeKind) -> Result<JavaTime> {
             let dt = date_time(r)?;
             match zone(r)? {
                 ZoneId::Offset(o) => JavaTime::ZonedDateTime(dt, Some(o), ZoneId::Offset(o)),
-                region => JavaTime::ZonedDateTime(dt, None, region),
+                // Java computes the offset from the zone's rules; a few
+                // regions' ids fix it.
+                ZoneId::Region(id) => {
+                    let offset = super::time::fixed_region_offset(&id);
+                    JavaTime::ZonedDateTime(dt, offset, ZoneId::Region(id))
+                }
             }
         }
         K::Year => JavaTime::Year(r.var_u32()? as i32),

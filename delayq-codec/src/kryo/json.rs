@@ -11,7 +11,7 @@
 //! | `Character`, `String` | string (a `char` that is a lone UTF-16 surrogate: its escape, `"\\uD83D"`) |
 //! | `byte[]` | hex string (`"0102ff"`) |
 //! | `UUID` | string (`"123e4567-e89b-12d3-a456-426614174000"`) |
-//! | `Date` | string as Jackson writes it (`"2026-11-23T02:13:20.000+00:00"`) |
+//! | `Date` | string in the shape Jackson writes it (`"2026-11-23T02:13:20.000+00:00"`; the year as ISO-8601 prints it: `"+10000-01-01T00:00:00.000+00:00"`, `"-0001-…"`) |
 //! | `Instant` | ISO-8601 string as `Instant.toString()` (`"2026-11-23T02:13:20.123Z"`) |
 //! | other `java.time` values, `java.sql` dates ([`JavaTime`](super::JavaTime)) | string, Java's `toString()` (`"2026-11-23T02:13:20.123456789"`, `"PT1H30M"`, `"Europe/Paris"`) |
 //! | `Optional`, atomics, `Currency`, `Locale`, `URI`, `URL`, `StringBuilder`, `Collections` views | the value they hold (`Optional.empty()`: `null`) |
@@ -348,9 +348,11 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// `yyyy-MM-ddTHH:mm:ss` in the proleptic Gregorian calendar, the year as
+/// java.time's ISO-8601 prints it ([`java_year`]).
 fn clock_text(seconds: i64) -> String {
     let (y, rest) = clock_parts(seconds);
-    format!("{y:04}{rest}")
+    format!("{}{rest}", java_year(y))
 }
 
 /// The year and the `-MM-DDTHH:MM:SS` after it.
@@ -392,7 +394,11 @@ fn escaped_surrogate(text: &str) -> Option<u16> {
         .filter(|u| (0xD800..=0xDFFF).contains(u))
 }
 
-/// `java.util.Date` as Jackson writes it (`StdDateFormat`, UTC).
+/// `java.util.Date` in the shape Jackson writes it (`StdDateFormat`, UTC),
+/// with java.time's ISO-8601 calendar and year (`+10000`, `0000`,
+/// `-0001`): `StdDateFormat` itself prints dates before 1582-10-15 in the
+/// Julian calendar (and year 0 as `+0000`), which no java.time text
+/// shares and which would read back as another instant.
 pub(crate) fn date_text(ms: i64) -> String {
     format!("{}.{:03}+00:00", clock_text(ms.div_euclid(1000)), ms.rem_euclid(1000))
 }
@@ -695,6 +701,45 @@ mod tests {
         );
         for s in [-86_400 * 800_000i64, -1, 0, 59, 951_782_400, 4_102_444_800] {
             assert_eq!(parse_instant(&instant_text(s, 5)).unwrap(), (s, 5), "{s}");
+        }
+    }
+
+    /// `java.time` values outside years 0000–9999 show as their
+    /// `toString()` (Java's output in jshell), and read back.
+    #[test]
+    fn java_time_years_outside_0000_to_9999_print_as_to_string() {
+        for (class, text) in [
+            ("java.time.LocalDateTime", "+10000-01-01T00:00"),
+            ("java.time.LocalDateTime", "-0001-12-31T23:59:59.000005"),
+            ("java.time.LocalDate", "0000-01-01"),
+            ("java.time.OffsetDateTime", "-10000-01-01T00:00+02:00"),
+            ("java.time.ZonedDateTime", "+10000-06-01T12:00+02:00[Europe/Paris]"),
+            ("java.time.YearMonth", "10000-01"),
+            ("java.time.YearMonth", "-0001-01"),
+        ] {
+            let value = KryoValue::Time(crate::kryo::JavaTime::parse(class, text).unwrap());
+            assert_eq!(value.to_json(), Value::String(text.into()), "{class}");
+        }
+    }
+
+    /// A `java.util.Date` (and `java.sql` dates) outside years 0000–9999
+    /// shows its year as java.time's ISO-8601 does (`Instant.toString()`
+    /// of the same milliseconds in jshell: `+10000-…`, `-0001-…`), and the
+    /// text reads back to the same milliseconds.
+    #[test]
+    fn a_date_s_year_outside_0000_to_9999_prints_as_java_time_does() {
+        for (ms, text) in [
+            (253_402_300_800_005, "+10000-01-01T00:00:00.005+00:00"),
+            (-62_167_219_199_995, "0000-01-01T00:00:00.005+00:00"),
+            (-62_198_755_199_995, "-0001-01-01T00:00:00.005+00:00"),
+            (-99_999_999_998_995, "-1199-02-15T14:13:21.005+00:00"),
+            (-62_135_596_799_995, "0001-01-01T00:00:00.005+00:00"),
+        ] {
+            let date = KryoValue::Date(ms);
+            assert_eq!(date.to_json(), Value::String(text.into()), "{ms}");
+            let sql = KryoValue::Time(crate::kryo::JavaTime::SqlDate(ms));
+            assert_eq!(sql.to_json(), Value::String(text.into()), "{ms}");
+            assert_eq!(parse_instant(text).unwrap(), (ms.div_euclid(1000), 5_000_000), "{text}");
         }
     }
 

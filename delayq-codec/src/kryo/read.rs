@@ -409,10 +409,12 @@ impl<'a> Reader<'a> {
             };
             units.push(unit);
         }
+        // Java writes such a string (its chars need not pair up): valid
+        // bytes, a value delayq cannot hold.
         String::from_utf16(&units).map_err(|_| {
             self.error(
-                KryoErrorKind::Malformed,
-                "the string holds a lone UTF-16 surrogate, which Rust strings cannot hold",
+                KryoErrorKind::Unsupported,
+                "a java.lang.String holding a lone UTF-16 surrogate, which Rust strings cannot hold",
             )
         })
     }
@@ -524,10 +526,11 @@ mod tests {
             Reader::new(b"abc").string().unwrap_err().kind(),
             KryoErrorKind::Truncated
         );
+        // Java writes a lone surrogate; Rust cannot hold one.
         let lone = [0x82, 0xed, 0xa0, 0xbd];
         assert_eq!(
             Reader::new(&lone).string().unwrap_err().kind(),
-            KryoErrorKind::Malformed
+            KryoErrorKind::Unsupported
         );
     }
 }

@@ -77,15 +77,44 @@ pub(super) fn optional_class(type_name: &str) -> Option<&'static str> {
     })
 }
 
-/// A collection field of two or more nulls whose element type neither an
-/// element nor the Rust type name tells: Java writes one null per element
-/// when the declared element class is final and a single null for all
-/// otherwise, and reads the other form wrongly without an error.
+/// A collection field of two or more nulls (or such a collection in a
+/// field's maps and lists) whose element type neither an element nor the
+/// Rust type name tells: Java writes one null per element when the declared
+/// element class is final and a single null for all otherwise, and reads
+/// the other form wrongly without an error.
 pub(super) fn unknown_nulls() -> KryoError {
     KryoError::encode(
-        "a collection field holding only nulls, of an element type the Rust type does not name \
+        "a collection in a field holding only nulls, of an element type the Rust type does not name \
          (Option<String>, Option<i64>...): its bytes depend on whether Java declares a final element class",
     )
+}
+
+/// [`unknown_nulls`] for a field's value: its collection and every
+/// collection in its map values, keys and elements (Kryo passes a field's
+/// declared generic types down to them), each against the element type
+/// declared for it. A POJO inside has its own fields checked.
+fn refuse_unknown_nulls(value: &KryoValue, declared: Option<&JavaType>) -> Result<()> {
+    let args = declared.and_then(JavaType::generic_args);
+    match value {
+        KryoValue::Collection { items, .. } => {
+            let element = args.and_then(|a| a.first());
+            if element.is_none_or(|e| !e.is_final())
+                && items.len() > 1
+                && items.iter().all(|v| matches!(v, KryoValue::Null))
+            {
+                return Err(unknown_nulls());
+            }
+            items.iter().try_for_each(|i| refuse_unknown_nulls(i, element))
+        }
+        KryoValue::Map { entries, .. } => {
+            let (key, value) = (args.and_then(|a| a.first()), args.and_then(|a| a.get(1)));
+            entries.iter().try_for_each(|(k, v)| {
+                refuse_unknown_nulls(k, key)?;
+                refuse_unknown_nulls(v, value)
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The declared type of a field or generic argument.
@@ -456,15 +485,7 @@ impl ser::SerializeStruct for StructSer {
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         let o = value.serialize(Ser)?;
         let declared = declared(&o.decl, std::any::type_name::<T>(), false);
-        if let KryoValue::Collection { items, .. } = &o.value {
-            let element_unknown = declared
-                .generic_args()
-                .and_then(|g| g.first())
-                .is_none_or(|e| !e.is_final());
-            if element_unknown && items.len() > 1 && items.iter().all(|v| matches!(v, KryoValue::Null)) {
-                return Err(unknown_nulls());
-            }
-        }
+        refuse_unknown_nulls(&o.value, Some(&declared))?;
         self.fields
             .push((key.to_owned(), KryoField::new(key, declared, o.value)));
         Ok(())

@@ -637,3 +637,47 @@ fn null_elements_of_a_known_final_class_are_written_one_by_one() {
         assert!(refused.unwrap_err().to_string().contains("only nulls"));
     }
 }
+
+/// The same holds for a collection nested in a field's map values or list
+/// elements (Kryo passes the declared generic types down: Java writes
+/// `Map<String, List<String>>`'s `[null, null]` as `83 80 80`,
+/// `Map<String, List<Object>>`'s as `83 00`); a top-level collection has
+/// no declared type, and Java writes the all-null form (`83 00`).
+#[test]
+fn nested_all_null_collections_of_an_unknown_element_type_are_refused() {
+    use std::collections::BTreeMap as Map;
+    #[derive(Serialize, Debug)]
+    #[serde(rename = "compat.Nested")]
+    struct MapOfOrders {
+        m: Map<String, Vec<Option<Order>>>,
+    }
+    #[derive(Serialize, Debug)]
+    #[serde(rename = "compat.Nested")]
+    struct ListOfOrders {
+        l: Vec<Vec<Option<Order>>>,
+    }
+    #[derive(Serialize, Debug)]
+    #[serde(rename = "compat.Nested")]
+    struct MapOfStrings {
+        m: Map<String, Vec<Option<String>>>,
+    }
+    let map = MapOfOrders {
+        m: Map::from([("k".to_owned(), vec![None, None])]),
+    };
+    let list = ListOfOrders {
+        l: vec![vec![None, None]],
+    };
+    for refused in [tree_to_vec(&map), to_vec(&map), tree_to_vec(&list), to_vec(&list)] {
+        assert!(refused.unwrap_err().to_string().contains("only nulls"));
+    }
+    // A final element class the Rust type names: one null per element.
+    let strings = MapOfStrings {
+        m: Map::from([("k".to_owned(), vec![None, None])]),
+    };
+    assert!(to_vec(&strings).unwrap().ends_with(&[0x83, 0x80, 0x80]));
+    // Top level: Java's `new ArrayList<>(Arrays.asList(null, null))`.
+    let top: Vec<Option<Order>> = vec![None, None];
+    let java = b"\x01\x00java.util.ArrayLis\xf4\x83\x00";
+    assert_eq!(to_vec(&top).unwrap(), java);
+    assert_eq!(tree_to_vec(&top).unwrap(), java);
+}

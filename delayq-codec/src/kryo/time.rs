@@ -380,6 +380,41 @@ fn prefixed_offset_id(id: &str) -> Option<Result<String, String>> {
     }))
 }
 
+/// The offset of a region whose id fixes it, for all time: `UTC`, `GMT`,
+/// `UT` and those with an offset (`GMT+02:00`), and the zone database's
+/// `Etc/` zones of a fixed offset (`Etc/UTC`, `Etc/GMT-3`, which is
+/// +03:00: POSIX signs). `None` for any other region, whose offset only
+/// Java's zone rules give.
+pub(crate) fn fixed_region_offset(id: &str) -> Option<ZoneOffset> {
+    if let Some(Ok(java)) = prefixed_offset_id(id) {
+        if java != id {
+            return None;
+        }
+        let offset = id.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        return if offset.is_empty() {
+            Some(ZoneOffset(0))
+        } else {
+            offset.parse().ok()
+        };
+    }
+    let etc = id.strip_prefix("Etc/")?;
+    if matches!(
+        etc,
+        "UTC" | "UCT" | "GMT" | "GMT0" | "GMT+0" | "GMT-0" | "Greenwich" | "Universal" | "Zulu"
+    ) {
+        return Some(ZoneOffset(0));
+    }
+    let (sign, hours) = match etc.strip_prefix("GMT")?.split_at_checked(1)? {
+        ("+", h) => (-1, h),
+        ("-", h) => (1, h),
+        _ => return None,
+    };
+    let hours: i32 = hours.parse().ok().filter(|_| !hours.starts_with('0'))?;
+    // The zone database has Etc/GMT-14 to Etc/GMT+12.
+    let fits = if sign < 0 { hours <= 12 } else { hours <= 14 };
+    fits.then_some(ZoneOffset(sign * hours * 3600))
+}
+
 /// A region id Java can hold: a zone database name, or a prefixed offset
 /// in Java's own form.
 fn is_zone_region(id: &str) -> bool {
@@ -852,6 +887,24 @@ mod tests {
         for bad in ["GMT+19", "GMT+02:60", "GMT+", "UTC+2:00"] {
             let refused = JavaTime::parse("java.time.ZoneId", bad).and_then(|t| t.check());
             assert!(refused.is_err(), "{bad}: {refused:?}");
+        }
+        // Regions whose ids fix their offset, as Java reads them from Kryo
+        // (which writes no offset): UTC, GMT+02:00, Etc/GMT-3.
+        for (region, offset) in [
+            ("UTC", Some(0)),
+            ("GMT", Some(0)),
+            ("UT+01:02:03", Some(3723)),
+            ("GMT+02:00", Some(7200)),
+            ("Etc/UTC", Some(0)),
+            ("Etc/GMT-3", Some(10_800)),
+            ("Etc/GMT+12", Some(-43_200)),
+            ("Etc/GMT+13", None),
+            ("Etc/GMT-03", None),
+            ("GMT+2", None),
+            ("Europe/Paris", None),
+            ("Etc/Unknown", None),
+        ] {
+            assert_eq!(fixed_region_offset(region), offset.map(ZoneOffset), "{region}");
         }
         round_trip("java.time.ZoneOffset", "+05:30");
         round_trip("java.time.ZoneOffset", "Z");

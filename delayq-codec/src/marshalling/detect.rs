@@ -29,7 +29,9 @@ pub(super) fn looks_like(raw: &[u8]) -> bool {
         ids::STRING_MEDIUM => be16(rest).is_some_and(|n| chars_fit(if n == 0 { 0x10000 } else { n }, rest.len() - 2)),
         ids::STRING_LARGE => be32(rest).is_some_and(|n| n > 0 && chars_fit(n, rest.len() - 4)),
         ids::ARRAY_EMPTY => {
-            matches!(rest, [c] if is_component(*c)) || matches!(rest, [ids::OBJECT_ARRAY_TYPE_CLASS, _, ..])
+            matches!(rest, [c] if is_component(*c))
+                || matches!(rest, [ids::OBJECT_ARRAY_TYPE_CLASS, _, ..])
+                || serial_class_first(rest)
         }
         ids::ARRAY_SMALL => match rest.split_first() {
             Some((&n, rest)) => array_fits(if n == 0 { 0x100 } else { usize::from(n) }, rest),
@@ -96,9 +98,24 @@ fn array_fits(n: usize, rest: &[u8]) -> bool {
         ids::PRIM_LONG | ids::PRIM_DOUBLE => 8,
         ids::OBJECT_ARRAY_TYPE_CLASS => return elements.len() > n,
         c if is_component(c) => return elements.len() >= n,
+        // The component is a Serializable class (`BigDecimal[]`,
+        // `Instant[]`): its descriptor, then the elements.
+        ids::SERIALIZABLE_CLASS | ids::WRITE_OBJECT_CLASS => return serial_class_first(rest),
         _ => return false,
     };
     elements.len() == n * size
+}
+
+/// A serializable class descriptor first: its kind, its name as a short
+/// string, a serialVersionUID and a field count after it.
+fn serial_class_first(rest: &[u8]) -> bool {
+    match rest {
+        [ids::SERIALIZABLE_CLASS | ids::WRITE_OBJECT_CLASS, ids::STRING_SMALL, n, tail @ ..] => {
+            let n = usize::from(*n);
+            tail.len() >= n + 8 + 4 && is_class_name(&tail[..n])
+        }
+        _ => false,
+    }
 }
 
 /// A class name without a package (`Shade`): a Java identifier.

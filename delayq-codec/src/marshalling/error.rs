@@ -65,7 +65,8 @@ pub enum MarshallingErrorKind {
     Malformed,
     /// A Java class or River feature delayq does not read: `Class`
     /// objects, proxies, externalizers, class or object tables, custom
-    /// `writeObject` data of non-JDK classes, JDK classes it does not know...
+    /// `writeObject` data of non-JDK classes, JDK classes it does not know,
+    /// a `String` with a lone UTF-16 surrogate (Rust strings cannot hold one)...
     Unsupported,
     /// The value does not fit the Rust type it is read into.
     SchemaMismatch,

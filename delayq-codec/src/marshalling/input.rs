@@ -131,11 +131,13 @@ impl<'a> Input<'a> {
             };
             units.push(unit);
         }
+        // Java writes such a string (its chars need not pair up): valid
+        // bytes, a value delayq cannot hold.
         String::from_utf16(&units).map_err(|_| {
             Self::error_at(
                 start,
-                MarshallingErrorKind::Malformed,
-                "a string with a lone UTF-16 surrogate (Rust strings cannot hold one)",
+                MarshallingErrorKind::Unsupported,
+                "a java.lang.String holding a lone UTF-16 surrogate, which Rust strings cannot hold",
             )
         })
     }

@@ -398,7 +398,7 @@ impl Reader<'_> {
             }
             let node = self.arena.push(
                 Node::Collection {
-                    class: crate::jdk::enum_set_mark("java.util.RegularEnumSet", &element).into(),
+                    class: crate::jdk::enum_set_mark(crate::jdk::enums::enum_set_class(&element, len), &element).into(),
                     items,
                 },
                 at,

@@ -28,7 +28,7 @@ fn time(v: &NaiveTime) -> Result<LocalTime, String> {
     })
 }
 
-fn date_time(v: &NaiveDateTime) -> Result<LocalDateTime, String> {
+pub(super) fn date_time(v: &NaiveDateTime) -> Result<LocalDateTime, String> {
     Ok(LocalDateTime {
         date: date(&v.date()),
         time: time(&v.time())?,
@@ -44,7 +44,7 @@ fn naive_time(t: LocalTime) -> Result<NaiveTime, String> {
         .ok_or_else(|| format!("{t:?} is no time of day"))
 }
 
-fn naive(dt: LocalDateTime) -> Result<NaiveDateTime, String> {
+pub(super) fn naive(dt: LocalDateTime) -> Result<NaiveDateTime, String> {
     Ok(naive_date(dt.date)?.and_time(naive_time(dt.time)?))
 }
 
@@ -145,7 +145,9 @@ pub mod offset_date_time {
 
 /// `DateTime<FixedOffset>` ↔ `java.time.ZonedDateTime`: read with the
 /// offset the value carries (Kryo carries none for a region zone: a typed
-/// error), written in its offset's zone.
+/// error naming the chrono-tz mapping), written in its offset's zone; a
+/// region read this way is not written back (the chrono-tz mapping keeps
+/// it).
 pub mod zoned_date_time {
     use super::*;
 
@@ -160,8 +162,9 @@ pub mod zoned_date_time {
         match de_time(d, "java.time.ZonedDateTime")? {
             JavaTime::ZonedDateTime(dt, Some(offset), _) => with_offset(dt, offset).map_err(D::Error::custom),
             other @ JavaTime::ZonedDateTime(..) => Err(D::Error::custom(format!(
-                "{other}: a ZonedDateTime without its offset (Kryo writes none for a region zone); read it as a \
-                 KryoValue"
+                "{other}: a ZonedDateTime without its offset (Kryo writes none for a region zone); map the field \
+                 to chrono::DateTime<chrono_tz::Tz> with delayq_codec::natural::chrono_tz::zoned_date_time \
+                 (feature chrono-tz), which computes it"
             ))),
             other => Err(wrong(&other, "ZonedDateTime")),
         }

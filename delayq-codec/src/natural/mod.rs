@@ -8,10 +8,12 @@
 //! | `Duration` | `std::time::Duration` | [`duration`] (a negative Java `Duration` is refused) |
 //! | `LocalDateTime`, `LocalDate`, `LocalTime` | `chrono::NaiveDateTime`, `NaiveDate`, `NaiveTime` | `chrono::local_date_time`, `local_date`, `local_time` (feature `chrono`) |
 //! | `OffsetDateTime` | `chrono::DateTime<FixedOffset>` | `chrono::offset_date_time` |
-//! | `ZonedDateTime` | `chrono::DateTime<FixedOffset>` | `chrono::zoned_date_time` (see below) |
+//! | `ZonedDateTime` (region zone, `Europe/Paris`) | `chrono::DateTime<chrono_tz::Tz>` | `chrono_tz::zoned_date_time` (feature `chrono-tz`; the region kept both ways, see below) |
+//! | `ZonedDateTime` | `chrono::DateTime<FixedOffset>` | `chrono::zoned_date_time` (the offset only, see below) |
 //! | `Duration` | `chrono::TimeDelta` | `chrono::duration` |
 //! | `LocalDateTime`, `LocalDate`, `LocalTime` | `time::PrimitiveDateTime`, `Date`, `Time` | `time::local_date_time`, `local_date`, `local_time` (feature `time`) |
 //! | `OffsetDateTime` | `time::OffsetDateTime` | `time::offset_date_time` |
+//! | `ZonedDateTime` (offset zone, `+05:30`) | `time::OffsetDateTime` | `time::zoned_date_time` (a region zone refused: `time` has no zone database) |
 //! | `Duration` | `time::Duration` | `time::duration` |
 //! | `BigDecimal` | `bigdecimal::BigDecimal` | `bigdecimal::big_decimal` (feature `bigdecimal`; scale kept) |
 //! | `BigDecimal` | `rust_decimal::Decimal` | `rust_decimal::big_decimal` (feature `rust_decimal`; scale kept, a negative scale or more than 28 digits refused) |
@@ -32,11 +34,32 @@
 //! `5400.500000000`), refused in the plain dialect as Java's plain Jackson
 //! refuses it; a decimal as its digits (`["java.math.BigDecimal",2.50]`).
 //! An `OffsetDateTime` or `ZonedDateTime` not at UTC is refused there:
-//! `JavaTimeModule` writes its instant, and Java reads it back at UTC. A `ZonedDateTime` carries its zone's
-//! offset in Java serialization and River, not in Kryo (Java computes it
-//! from its zone database): read from Kryo in a region zone, it is a typed
-//! error here (read it as a [`KryoValue`](crate::kryo::KryoValue)); written
-//! from Rust it is a `ZonedDateTime` in its offset's zone.
+//! `JavaTimeModule` writes its instant, and Java reads it back at UTC.
+//!
+//! A `ZonedDateTime` carries its zone's offset in Java serialization and
+//! River, not in Kryo (Java computes it from its zone database). Three
+//! mappings, by what the Rust field holds:
+//!
+//! - `chrono_tz::zoned_date_time` (feature `chrono-tz`):
+//!   `DateTime<chrono_tz::Tz>` keeps the region both ways (`Europe/Paris`
+//!   reads as `Europe/Paris` and is written as it; Java reads it back
+//!   equal in Kryo, serialization and River). From Kryo, chrono-tz's zone
+//!   database gives the offset Java's `ZonedDateTime.of` would: a gap's
+//!   local time moved later by the gap, the earlier offset of an overlap
+//!   (the later one is not in Kryo's bytes, so Java itself reads it back as
+//!   the earlier). An offset zone, and a region chrono-tz does not know
+//!   (named in the error), are refused.
+//! - `chrono::zoned_date_time`: `DateTime<FixedOffset>` reads the offset
+//!   (a region zone's offset from serialization or River; from Kryo, which
+//!   has none, a typed error) and writes a `ZonedDateTime` in its offset's
+//!   zone: a region read this way is not written back.
+//! - `time::zoned_date_time`: `time::OffsetDateTime` for offset zones
+//!   both ways; a region zone is refused with an error that names the
+//!   chrono-tz mapping, as `time` has no zone database.
+//!
+//! In Jackson a region cannot pass (`JavaTimeModule` writes the instant,
+//! Java reads it back at UTC): writing one is a typed error, and Java's
+//! value (at `Z`) reads with the offset mappings.
 //!
 //! ```
 //! use std::time::Duration;
@@ -111,6 +134,8 @@ pub(crate) use option_of;
 pub mod bigdecimal;
 #[cfg(feature = "chrono")]
 pub mod chrono;
+#[cfg(feature = "chrono-tz")]
+pub mod chrono_tz;
 #[cfg(feature = "num-bigint")]
 pub mod num_bigint;
 #[cfg(feature = "rust_decimal")]

@@ -6,7 +6,7 @@ use serde::{Deserializer, Serializer};
 
 use super::{de_time, duration_nanos, java_duration, ser_time, wrong};
 use crate::kryo::JavaTime;
-use crate::kryo::{LocalDate, LocalDateTime, LocalTime, ZoneOffset};
+use crate::kryo::{LocalDate, LocalDateTime, LocalTime, ZoneId, ZoneOffset};
 
 fn date(v: &Date) -> LocalDate {
     LocalDate {
@@ -123,6 +123,67 @@ pub mod offset_date_time {
                 Ok(to_primitive(dt).map_err(D::Error::custom)?.assume_offset(offset))
             }
             other => Err(wrong(&other, "OffsetDateTime")),
+        }
+    }
+
+    crate::natural::option_of!(OffsetDateTime);
+}
+
+/// `OffsetDateTime` ↔ `java.time.ZonedDateTime` in an offset zone
+/// (`ZoneOffset`: `+05:30`, `Z`).
+///
+/// The `time` crate has no zone database, so a `ZonedDateTime` in a
+/// region zone (`Europe/Paris`) is refused with an error that says so:
+/// map such a field to `chrono::DateTime<chrono_tz::Tz>` with
+/// `delayq_codec::natural::chrono_tz::zoned_date_time` (feature `chrono-tz`),
+/// which keeps the region. Written: a `ZonedDateTime` in its offset's zone.
+///
+/// ```
+/// use delayq_codec::kryo::{from_slice, to_vec};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+/// #[serde(rename = "com.shop.Call")]
+/// struct Call {
+///     #[serde(with = "delayq_codec::natural::time::zoned_date_time")]
+///     at: time::OffsetDateTime,
+/// }
+/// let at = time::Date::from_calendar_date(2026, time::Month::November, 23)
+///     .unwrap()
+///     .with_hms(9, 30, 0)
+///     .unwrap()
+///     .assume_offset(time::UtcOffset::from_hms(5, 30, 0).unwrap());
+/// let call = Call { at };
+/// assert_eq!(from_slice::<Call>(&to_vec(&call).unwrap()).unwrap(), call);
+/// assert_eq!(serde_json::to_string(&call).unwrap(), r#"{"at":"2026-11-23T09:30+05:30"}"#);
+/// ```
+pub mod zoned_date_time {
+    use super::*;
+
+    /// Writes a `java.time.ZonedDateTime` whose zone is its offset.
+    pub fn serialize<S: Serializer>(v: &OffsetDateTime, s: S) -> Result<S::Ok, S::Error> {
+        let dt = LocalDateTime {
+            date: date(&v.date()),
+            time: time(&v.time()),
+        };
+        let offset = ZoneOffset(v.offset().whole_seconds());
+        ser_time(s, &JavaTime::ZonedDateTime(dt, Some(offset), ZoneId::Offset(offset)))
+    }
+
+    /// Reads a `java.time.ZonedDateTime` in an offset zone; a region zone
+    /// is an error.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OffsetDateTime, D::Error> {
+        match de_time(d, "java.time.ZonedDateTime")? {
+            // In an offset zone the offset is the zone's.
+            JavaTime::ZonedDateTime(dt, _, ZoneId::Offset(zone)) => {
+                let offset = UtcOffset::from_whole_seconds(zone.0).map_err(D::Error::custom)?;
+                Ok(to_primitive(dt).map_err(D::Error::custom)?.assume_offset(offset))
+            }
+            other @ JavaTime::ZonedDateTime(..) => Err(D::Error::custom(format!(
+                "{other}: a ZonedDateTime in a region zone, which time::OffsetDateTime (no zone database) \
+                 cannot keep; map the field to chrono::DateTime<chrono_tz::Tz> with \
+                 delayq_codec::natural::chrono_tz::zoned_date_time (feature chrono-tz)"
+            ))),
+            other => Err(wrong(&other, "ZonedDateTime")),
         }
     }
 

@@ -59,7 +59,8 @@ pub enum SerializationErrorKind {
     Malformed,
     /// Valid Java serialization delayq does not read: a class whose custom
     /// `writeObject`/`writeExternal` data only its own Java code knows, a
-    /// `Class` object, a dynamic proxy, an exception written mid-stream.
+    /// `Class` object, a dynamic proxy, an exception written mid-stream, a
+    /// `String` with a lone UTF-16 surrogate (Rust strings cannot hold one).
     Unsupported,
     /// The value does not fit the schema or Rust type it is read into.
     SchemaMismatch,

@@ -154,7 +154,8 @@ impl<'a> Stream<'a> {
 
 /// Java's modified UTF-8 (`DataInput.readUTF`): UTF-16 code units in one to
 /// three bytes each, `U+0000` as `C0 80`, a character outside the BMP as two
-/// 3-byte surrogates. Lone surrogates have no Rust form: an error.
+/// 3-byte surrogates. Lone surrogates, which Java writes, have no Rust
+/// form: `Unsupported`.
 pub(crate) fn modified_utf8(bytes: &[u8], start: usize) -> Result<String> {
     if bytes.is_ascii() {
         // Every byte below 0x80 is one code unit (a raw 0 byte included, as
@@ -182,7 +183,13 @@ pub(crate) fn modified_utf8(bytes: &[u8], start: usize) -> Result<String> {
         units.push(unit);
         i += len;
     }
-    String::from_utf16(&units).map_err(|_| bad(0, "a lone UTF-16 surrogate (Rust strings cannot hold it)"))
+    String::from_utf16(&units).map_err(|_| {
+        SerializationError::at(
+            Kind::Unsupported,
+            start,
+            "a java.lang.String holding a lone UTF-16 surrogate, which Rust strings cannot hold",
+        )
+    })
 }
 
 /// Encodes a string as modified UTF-8.
@@ -217,9 +224,14 @@ mod tests {
         }
         assert_eq!(to_modified_utf8("\0"), [0xc0, 0x80]);
         assert_eq!(to_modified_utf8("🚀"), [0xed, 0xa0, 0xbd, 0xed, 0xba, 0x80]);
-        // A lone high surrogate, a cut sequence, a 4-byte UTF-8 lead.
-        for bad in [&[0xed, 0xa0, 0xbd][..], &[0xc5], &[0xf0, 0x9f, 0x9a, 0x80]] {
+        // A cut sequence, a 4-byte UTF-8 lead.
+        for bad in [&[0xc5][..], &[0xf0, 0x9f, 0x9a, 0x80]] {
             assert_eq!(modified_utf8(bad, 0).unwrap_err().kind(), Kind::Malformed);
         }
+        // A lone high surrogate: Java writes one, Rust cannot hold it.
+        assert_eq!(
+            modified_utf8(&[0xed, 0xa0, 0xbd], 0).unwrap_err().kind(),
+            Kind::Unsupported
+        );
     }
 }

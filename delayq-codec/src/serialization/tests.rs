@@ -497,11 +497,33 @@ fn java_time_values_read_as_their_fields() {
     );
 }
 
+/// An array's class descriptor carries the `serialVersionUID` Java computes
+/// for its class (arrays declare none): any array class is written, with the
+/// UIDs `ObjectStreamClass.lookup(...).getSerialVersionUID()` gives.
+#[test]
+fn arrays_of_any_class_carry_the_uid_java_computes() {
+    for (class, uid) in [
+        ("[I", 0x4dba_6026_76ea_b2a5_u64),
+        ("[[I", 0x17f7_e44f_198f_893c),
+        ("[Ljava.lang.String;", 0xadd2_56e7_e91d_7b47),
+        ("[Ljava.lang.Long;", 0x7de1_0ab2_bbbc_632b),
+        ("[Ljava.math.BigDecimal;", 0x48f3_6b72_8b37_093c),
+        ("[Ljava.time.Instant;", 0x7b94_df45_3b29_b54f),
+        ("[[C", 0x9832_7eb7_2369_a9ca),
+        ("[[J", 0xfe76_f876_4a55_dfbd),
+    ] {
+        let raw = encode(&list(class, vec![]), None).unwrap_or_else(|e| panic!("{class}: {e}"));
+        // Magic, version, TC_ARRAY, TC_CLASSDESC, the name, then the UID.
+        let at = 4 + 2 + 2 + class.len();
+        assert_eq!(raw[4..6], [0x75, 0x72], "{class}");
+        assert_eq!(raw[at..at + 8], uid.to_be_bytes(), "{class}");
+    }
+}
+
 #[test]
 fn what_delayq_does_not_write_is_an_encode_error() {
     let unwritable = [
         list("java.util.concurrent.LinkedBlockingQueue", vec![]),
-        list("[Lcom.shop.Item;", vec![KryoValue::Null]),
         KryoValue::Map {
             class: "java.util.IdentityHashMap".into(),
             entries: vec![],

@@ -158,7 +158,7 @@ enum Shared {
 pub(crate) const WRITTEN_CLASSES: &str = "collections java.util.ArrayList, LinkedList, ArrayDeque, Vector, \
     Stack, PriorityQueue, Arrays.asList, HashSet, LinkedHashSet, TreeSet, List.of/Set.of, EnumSet, \
     CopyOnWriteArrayList/Set, ConcurrentSkipListSet and Collections' singletons, empties, unmodifiable and \
-    synchronized views; maps java.util.HashMap, LinkedHashMap, TreeMap, Hashtable, EnumMap, Map.of, \
+    synchronized views (sorted and navigable ones too); maps java.util.HashMap, LinkedHashMap, TreeMap, Hashtable, EnumMap, Map.of, \
     ConcurrentHashMap, ConcurrentSkipListMap and the same views";
 
 const MAX_BLOCK: usize = 1024;
@@ -595,26 +595,12 @@ impl<'s> Writer<'s> {
 
     /// An array: `TC_ARRAY`, its class, its length, its elements.
     fn array(&mut self, class: &str, items: &[KryoValue]) -> Result<()> {
-        let uid: u64 = match class {
-            "[Z" => 0x578f_2039_14b8_5de2,
-            "[C" => 0xb026_66b0_e25d_84ac,
-            "[S" => 0xef83_2e06_e55d_b0fa,
-            "[I" => 0x4dba_6026_76ea_b2a5,
-            "[J" => 0x7820_04b5_12b1_7593,
-            "[F" => 0x0b9c_8189_22e0_0c42,
-            "[D" => 0x3ea6_8c14_ab63_5a1e,
-            "[Ljava.lang.String;" => 0xadd2_56e7_e91d_7b47,
-            "[Ljava.lang.Object;" => 0x90ce_589f_1073_296c,
-            "[Ljava.lang.Integer;" => 0xfe97_ada0_0183_e21b,
-            "[[I" => 0x17f7_e44f_198f_893c,
-            "[[Ljava.lang.String;" => 0x324d_09ad_8432_e457,
-            "[Ljava.lang.StackTraceElement;" => 0x0246_2a3c_3cfd_2239,
-            _ => {
-                return Err(err(format!(
-                    "{}: the serialVersionUID Java computes for this array class is not known here",
-                    shown(class)
-                )))
-            }
+        // A class described already is written as a reference, without
+        // its UID: hashed once per class, however many arrays of it.
+        let uid = if self.descs.contains_key(class) {
+            0
+        } else {
+            array_uid(class)
         };
         self.out.push(TC_ARRAY);
         self.class_desc(&desc(class, uid, SER, &[], None))?;
@@ -873,6 +859,25 @@ fn unwritable(class: &str) -> SerializationError {
         "{}: delayq writes these {WRITTEN_CLASSES} in Java serialization",
         shown(class)
     ))
+}
+
+/// The `serialVersionUID` Java computes for an array class (arrays declare
+/// none): the first 8 bytes, little-endian, of the SHA-1 of the class name
+/// (as `writeUTF` writes it) and its modifiers, `public final abstract` for
+/// an array of a public class. Java does not check an array's UID when it
+/// reads one, so an array of a non-public class (whose modifiers differ)
+/// still reads; only its bytes differ from Java's.
+fn array_uid(class: &str) -> u64 {
+    use sha1::{Digest, Sha1};
+    const PUBLIC_FINAL_ABSTRACT: i32 = 0x0411;
+    let name = to_modified_utf8(class);
+    let mut sha = Sha1::new();
+    // A longer name is refused when the descriptor writes it.
+    sha.update(u16::try_from(name.len()).unwrap_or(u16::MAX).to_be_bytes());
+    sha.update(&name);
+    sha.update(PUBLIC_FINAL_ABSTRACT.to_be_bytes());
+    let hash = sha.finalize();
+    u64::from_le_bytes(hash[..8].try_into().expect("a SHA-1 has 20 bytes"))
 }
 
 /// The boxed values autoboxing shares (`valueOf`'s cache).

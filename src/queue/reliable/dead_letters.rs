@@ -114,7 +114,10 @@ impl<T: 'static> ReliableQueue<T> {
     /// with why it is one: the reason recorded when it was dead-lettered (a
     /// worker's last error, too many deliveries, undecodable, the consumer's
     /// `dead_letter()`) and when, or `None` for values dead-lettered before
-    /// delayq recorded reasons (or by another writer). Reads only.
+    /// delayq recorded reasons (or by another writer). Reads only; at most
+    /// 100 values a call, read about 1 MiB of them per script run (large
+    /// values take several runs, so a page of them is not one atomic read:
+    /// each value's [`key`](DeadLetter::key) still names exactly it).
     ///
     /// ```no_run
     /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
@@ -125,15 +128,39 @@ impl<T: 'static> ReliableQueue<T> {
     /// ```
     pub async fn dead_letter_page(&self, start: usize, count: usize) -> Result<Vec<DeadLetter<T>>> {
         let count = count.min(crate::queue::MAX_BATCH);
-        if count == 0 {
-            return Ok(Vec::new());
+        let mut page = Vec::with_capacity(count);
+        // Each run returns about 1 MiB of values and says when it stopped
+        // short; large values take several runs (not one atomic read: each
+        // value's key finds it again if the list moves in between).
+        while page.len() < count {
+            let more = self
+                .read_dead_letters(start + page.len(), count - page.len(), &mut page)
+                .await?;
+            if !more {
+                break;
+            }
         }
+        Ok(page)
+    }
+
+    /// One run of `dead_letter_page.lua`: appends up to `count` dead letters
+    /// from `start` to `page`; true when it stopped at its byte budget with
+    /// more to read.
+    async fn read_dead_letters(&self, start: usize, count: usize, page: &mut Vec<DeadLetter<T>>) -> Result<bool> {
         let keys = SCRIPTS.dead_letter_page.keys(&self.handle.keys).build();
         let args = vec![Value::from(start as i64), Value::from(count as i64)];
         let script = &SCRIPTS.dead_letter_page;
         let value = script.run(self.handle.core.conn()?, self.name(), keys, args).await?;
-        let flat = reply::array(value)?;
-        let mut page = Vec::with_capacity(flat.len() / 3);
+        let mut flat = reply::array(value)?;
+        let more = flat.len() % 3 == 1;
+        if more {
+            flat.pop();
+        }
+        if more && flat.is_empty() {
+            return Err(Error::Protocol(
+                "dead_letter_page stopped before its first value".into(),
+            ));
+        }
         for (i, entry) in flat.chunks(3).enumerate() {
             let [raw, reason, digest] = entry else {
                 return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
@@ -153,7 +180,7 @@ impl<T: 'static> ReliableQueue<T> {
                 key,
             });
         }
-        Ok(page)
+        Ok(more)
     }
 
     /// Moves the dead letters named by `keys` (read by

@@ -192,6 +192,26 @@ impl<T: 'static> Delivery<T> {
             .await
     }
 
+    /// Rejects the value: moves it to the dead-letter list at once with the
+    /// reason `rejected: <why>` (what `dead_letter_page`, the CLI and the
+    /// dashboard show), clearing its delivery count. The other way to say
+    /// no is [`nack`](Self::nack): failed, try again later. Returns `false`
+    /// if the delivery was no longer in flight.
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = orders.take().await?;
+    /// if delivery.value().is_empty() {
+    ///     delivery.reject("an empty order cannot be processed").await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn reject(mut self, why: impl std::fmt::Display) -> Result<bool> {
+        self.lease
+            .release(Release::DeadLetter(format!("rejected: {why}")))
+            .await
+    }
+
     /// Pushes the visibility deadline to `timeout` from now, for long work
     /// (a huge `timeout` saturates: about 142,000 years).
     /// Returns `false` if the delivery was no longer in flight.

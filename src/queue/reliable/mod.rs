@@ -21,6 +21,7 @@ mod outstanding;
 mod reap;
 mod reapers;
 mod take;
+mod take_many;
 
 pub(crate) use ack_sink::AckSink;
 pub(crate) use claims::{Answer, Claim, Claims, CLAIMS_AT_ONCE, CLAIM_BATCH};

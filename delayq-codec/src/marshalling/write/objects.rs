@@ -7,6 +7,8 @@ use super::*;
 const COLL_SER: &str = "java.util.CollSer";
 const COLL_SER_UID: i64 = 0x578e_abb6_3a1b_a811;
 const SYNCHRONIZED_COLLECTION: &str = "java.util.Collections$SynchronizedCollection";
+const UNMODIFIABLE_COLLECTION: &str = "java.util.Collections$UnmodifiableCollection";
+const UNMODIFIABLE_MAP: &str = "java.util.Collections$UnmodifiableMap";
 
 /// The serial form of the JDK classes this module writes as `Serializable`
 /// objects (fields sorted by name, as River describes them).
@@ -31,6 +33,72 @@ pub(super) fn jdk_class(name: &str) -> Option<JdkClass> {
             true,
             &[("m", ids::OBJECT_CLASS), ("mutex", ids::OBJECT_CLASS)],
             None,
+        ),
+        "java.util.Collections$SynchronizedSortedSet" => (
+            0x78ad_b138_4b50_312e,
+            false,
+            &[("ss", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$SynchronizedSet"),
+        ),
+        "java.util.Collections$SynchronizedNavigableSet" => (
+            0xb398_6dcd_38b0_4d9a,
+            false,
+            &[("ns", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$SynchronizedSortedSet"),
+        ),
+        "java.util.Collections$SynchronizedSortedMap" => (
+            0x85e6_b420_b72e_0c2f,
+            false,
+            &[("sm", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$SynchronizedMap"),
+        ),
+        "java.util.Collections$SynchronizedNavigableMap" => (
+            0x09b4_bd8b_2cd8_4ef7,
+            false,
+            &[("nm", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$SynchronizedSortedMap"),
+        ),
+        // The unmodifiable views River has no id for are `Serializable`
+        // objects; their superclasses are described in full (River's ids
+        // stand for objects, not for superclasses).
+        UNMODIFIABLE_COLLECTION => (0x1942_0080_cb5e_f71e, false, &[("c", ids::OBJECT_CLASS)], None),
+        "java.util.Collections$UnmodifiableSet" => (0x801d_92d1_8f9b_8055, false, &[], Some(UNMODIFIABLE_COLLECTION)),
+        "java.util.Collections$UnmodifiableSortedSet" => (
+            0xbb98_248f_ebec_ef03,
+            false,
+            &[("ss", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$UnmodifiableSet"),
+        ),
+        "java.util.Collections$UnmodifiableNavigableSet" => (
+            0xac5a_33cb_9674_8287,
+            false,
+            &[("ns", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$UnmodifiableSortedSet"),
+        ),
+        "java.util.Collections$UnmodifiableNavigableSet$EmptyNavigableSet" => (
+            0xa8b0_fad0_de1d_e942,
+            false,
+            &[],
+            Some("java.util.Collections$UnmodifiableNavigableSet"),
+        ),
+        UNMODIFIABLE_MAP => (0xf1a5_a8fe_74f5_0742, false, &[("m", ids::OBJECT_CLASS)], None),
+        "java.util.Collections$UnmodifiableSortedMap" => (
+            0x85c8_2928_d3a5_d70a,
+            false,
+            &[("sm", ids::OBJECT_CLASS)],
+            Some(UNMODIFIABLE_MAP),
+        ),
+        "java.util.Collections$UnmodifiableNavigableMap" => (
+            0xbc94_3925_819d_6a1b,
+            false,
+            &[("nm", ids::OBJECT_CLASS)],
+            Some("java.util.Collections$UnmodifiableSortedMap"),
+        ),
+        "java.util.Collections$UnmodifiableNavigableMap$EmptyNavigableMap" => (
+            0xe0ec_54fe_7d1c_0d6c,
+            false,
+            &[],
+            Some("java.util.Collections$UnmodifiableNavigableMap"),
         ),
         _ => return None,
     };
@@ -119,17 +187,20 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The `Collections` views: the unmodifiable ones are River's own ids
-    /// before the collection; the synchronized ones `Serializable` objects
-    /// that are their own lock.
+    /// The `Collections` views: the unmodifiable ones River has an id for
+    /// are that id before the collection; the others `Serializable`
+    /// objects (a synchronized one its own lock) whose classes' fields all
+    /// name the one collection.
     pub(super) fn view(&mut self, class: &str, inner: &KryoValue) -> Result<bool> {
         let unmodifiable = match class {
-            "java.util.Collections$UnmodifiableCollection" => Some(ids::UNMODIFIABLE_COLLECTION),
+            UNMODIFIABLE_COLLECTION => Some(ids::UNMODIFIABLE_COLLECTION),
             "java.util.Collections$UnmodifiableList" | "java.util.Collections$UnmodifiableRandomAccessList" => {
                 Some(ids::UNMODIFIABLE_LIST)
             }
-            "java.util.Collections$UnmodifiableMap" => Some(0x7e),
+            UNMODIFIABLE_MAP => Some(0x7e),
             "java.util.Collections$UnmodifiableSet" => Some(0x7f),
+            "java.util.Collections$UnmodifiableSortedSet" => Some(0x80),
+            "java.util.Collections$UnmodifiableSortedMap" => Some(ids::UNMODIFIABLE_SORTED_MAP),
             _ => None,
         };
         if let Some(id) = unmodifiable {
@@ -142,8 +213,14 @@ impl Writer<'_> {
             "java.util.Collections$SynchronizedList" | "java.util.Collections$SynchronizedRandomAccessList" => {
                 "java.util.Collections$SynchronizedList"
             }
-            "java.util.Collections$SynchronizedSet" | "java.util.Collections$SynchronizedMap" => class,
-            SYNCHRONIZED_COLLECTION => class,
+            c if c.starts_with("java.util.Collections$Synchronized")
+                || c.starts_with("java.util.Collections$UnmodifiableNavigable") =>
+            {
+                match jdk_class(c) {
+                    Some(_) => c,
+                    None => return Ok(false),
+                }
+            }
             _ => return Ok(false),
         };
         self.new_jdk_object(serial)?;
@@ -151,10 +228,23 @@ impl Writer<'_> {
         let inner_index = self
             .value_numbered(inner)?
             .ok_or_else(|| MarshallingError::encode(format!("{class}: a view of {inner:?}, not of a collection")))?;
-        // The mutex: the view itself; then SynchronizedList's own field.
-        self.repeat_object(own);
-        self.u8(ids::END_BLOCK_DATA);
-        if serial.ends_with("List") {
+        // The root class's fields: the collection above, then a synchronized
+        // view's mutex (the view itself) and its writeObject's end.
+        let mut chain = vec![serial];
+        while let Some(superclass) = jdk_class(chain[chain.len() - 1]).and_then(|c| c.superclass) {
+            chain.push(superclass);
+        }
+        if serial.contains("$Synchronized") {
+            self.repeat_object(own);
+            self.u8(ids::END_BLOCK_DATA);
+        }
+        // Each subclass's own field (`list`, `ss`/`sm`, `ns`/`nm`): the same
+        // collection again.
+        let again = chain
+            .iter()
+            .filter(|c| jdk_class(c).is_some_and(|c| !c.fields.is_empty()))
+            .count();
+        for _ in 1..again {
             self.repeat_object(inner_index);
         }
         Ok(true)

@@ -26,6 +26,14 @@ pub(super) fn jdk_class(name: &str) -> Option<JdkClass> {
         "java.util.concurrent.atomic.AtomicReference" => (0xe657_71d4_5578_54c6, false, &[("value", O)], None),
         "java.util.BitSet" => (0x6efd_887e_3934_ab21, true, &[("bits", O)], None),
         "java.util.Currency" => (0xfdcd_934a_5911_a91f, false, &[("currencyCode", O)], None),
+        // Only an `Instant[]`'s component class: an `Instant` itself is
+        // written as its `writeReplace` form, `java.time.Ser`.
+        "java.time.Instant" => (
+            0xf6c2_e8f0_233a_231c,
+            false,
+            &[("nanos", ids::PRIM_INT), ("seconds", ids::PRIM_LONG)],
+            None,
+        ),
         "java.net.URI" => (0xac01_782e_439e_49ab, true, &[("string", O)], None),
         "java.util.Locale" => (
             0x7ef8_1160_9c30_f9ec,
@@ -279,16 +287,24 @@ impl Writer<'_> {
             "[[C" => 0x1d,
             "[[F" => 0x1e,
             "[[D" => 0x1f,
-            _ if array_class == format!("[L{STACK_TRACE_ELEMENT};") => return self.jdk_class(STACK_TRACE_ELEMENT),
             _ => {
+                // An array of a JDK class whose serial form is known here
+                // (`BigDecimal[]`, `Instant[]`, `StackTraceElement[]`...):
+                // that class's descriptor.
+                if let Some(element) = array_class.strip_prefix("[L").and_then(|c| c.strip_suffix(';')) {
+                    if super::jdk_class(element).is_some() {
+                        return self.jdk_class(element);
+                    }
+                }
                 // An array of arrays: the array type class, once, then by number.
                 let element = array_class
                     .strip_prefix('[')
                     .filter(|e| e.starts_with('['))
                     .ok_or_else(|| {
                         MarshallingError::encode(format!(
-                            "{array_class}: delayq writes arrays of primitives, strings, boxed numbers, Object and \
-                         arrays of those to River"
+                            "{array_class}: delayq writes arrays of primitives, strings, boxed numbers, Object, \
+                         the JDK classes it writes as Serializable objects (BigDecimal, BigInteger, Instant, \
+                         UUID, Date...) and arrays of those to River"
                         ))
                     })?;
                 if !self.known_class(element, Described::ArrayType)? {

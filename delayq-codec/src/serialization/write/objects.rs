@@ -10,7 +10,8 @@ const OBJECT_SIG: &str = "Ljava/lang/Object;";
 
 /// The view classes written, with their serial form: `writeReplace` turns
 /// a `RandomAccess` list's view into the plain list view (whose
-/// `readResolve` turns it back).
+/// `readResolve` turns it back). Each class of a chain declares one field
+/// (or none) naming the collection it wraps.
 fn view_desc(class: &str) -> Option<Desc> {
     let unmodifiable = || {
         desc(
@@ -31,6 +32,100 @@ fn view_desc(class: &str) -> Option<Desc> {
         )
     };
     let list = [(b'L', "list", "Ljava/util/List;")];
+    let sorted_set = [(b'L', "ss", "Ljava/util/SortedSet;")];
+    let navigable_set = [(b'L', "ns", "Ljava/util/NavigableSet;")];
+    let sorted_map = [(b'L', "sm", "Ljava/util/SortedMap;")];
+    let navigable_map = [(b'L', "nm", "Ljava/util/NavigableMap;")];
+    let unmodifiable_set = || {
+        desc(
+            "java.util.Collections$UnmodifiableSet",
+            0x801d_92d1_8f9b_8055,
+            SER,
+            &[],
+            Some(unmodifiable()),
+        )
+    };
+    let unmodifiable_sorted_set = || {
+        desc(
+            "java.util.Collections$UnmodifiableSortedSet",
+            0xbb98_248f_ebec_ef03,
+            SER,
+            &sorted_set,
+            Some(unmodifiable_set()),
+        )
+    };
+    let unmodifiable_navigable_set = || {
+        desc(
+            "java.util.Collections$UnmodifiableNavigableSet",
+            0xac5a_33cb_9674_8287,
+            SER,
+            &navigable_set,
+            Some(unmodifiable_sorted_set()),
+        )
+    };
+    let unmodifiable_map = || {
+        desc(
+            "java.util.Collections$UnmodifiableMap",
+            0xf1a5_a8fe_74f5_0742,
+            SER,
+            &[(b'L', "m", "Ljava/util/Map;")],
+            None,
+        )
+    };
+    let unmodifiable_sorted_map = || {
+        desc(
+            "java.util.Collections$UnmodifiableSortedMap",
+            0x85c8_2928_d3a5_d70a,
+            SER,
+            &sorted_map,
+            Some(unmodifiable_map()),
+        )
+    };
+    let unmodifiable_navigable_map = || {
+        desc(
+            "java.util.Collections$UnmodifiableNavigableMap",
+            0xbc94_3925_819d_6a1b,
+            SER,
+            &navigable_map,
+            Some(unmodifiable_sorted_map()),
+        )
+    };
+    let synchronized_set = || {
+        desc(
+            "java.util.Collections$SynchronizedSet",
+            0x06c3_c279_02ee_df3c,
+            SER,
+            &[],
+            Some(synchronized()),
+        )
+    };
+    let synchronized_sorted_set = || {
+        desc(
+            "java.util.Collections$SynchronizedSortedSet",
+            0x78ad_b138_4b50_312e,
+            SER,
+            &sorted_set,
+            Some(synchronized_set()),
+        )
+    };
+    let synchronized_map = || {
+        desc(
+            "java.util.Collections$SynchronizedMap",
+            0x1b73_f909_4b4b_397b,
+            SER_WRITE,
+            &[(b'L', "m", "Ljava/util/Map;"), (b'L', "mutex", OBJECT_SIG)],
+            None,
+        )
+    };
+    let synchronized_sorted_map = || {
+        desc(
+            "java.util.Collections$SynchronizedSortedMap",
+            0x85e6_b420_b72e_0c2f,
+            SER,
+            &sorted_map,
+            Some(synchronized_map()),
+        )
+    };
     Some(match class {
         "java.util.Collections$UnmodifiableCollection" => unmodifiable(),
         "java.util.Collections$UnmodifiableList" | "java.util.Collections$UnmodifiableRandomAccessList" => desc(
@@ -40,13 +135,26 @@ fn view_desc(class: &str) -> Option<Desc> {
             &list,
             Some(unmodifiable()),
         ),
-        "java.util.Collections$UnmodifiableSet" => desc(class, 0x801d_92d1_8f9b_8055, SER, &[], Some(unmodifiable())),
-        "java.util.Collections$UnmodifiableMap" => desc(
+        "java.util.Collections$UnmodifiableSet" => unmodifiable_set(),
+        "java.util.Collections$UnmodifiableSortedSet" => unmodifiable_sorted_set(),
+        "java.util.Collections$UnmodifiableNavigableSet" => unmodifiable_navigable_set(),
+        // `emptySortedSet()`/`emptyNavigableSet()`: a view of an empty TreeSet.
+        "java.util.Collections$UnmodifiableNavigableSet$EmptyNavigableSet" => desc(
             class,
-            0xf1a5_a8fe_74f5_0742,
+            0xa8b0_fad0_de1d_e942,
             SER,
-            &[(b'L', "m", "Ljava/util/Map;")],
-            None,
+            &[],
+            Some(unmodifiable_navigable_set()),
+        ),
+        "java.util.Collections$UnmodifiableMap" => unmodifiable_map(),
+        "java.util.Collections$UnmodifiableSortedMap" => unmodifiable_sorted_map(),
+        "java.util.Collections$UnmodifiableNavigableMap" => unmodifiable_navigable_map(),
+        "java.util.Collections$UnmodifiableNavigableMap$EmptyNavigableMap" => desc(
+            class,
+            0xe0ec_54fe_7d1c_0d6c,
+            SER,
+            &[],
+            Some(unmodifiable_navigable_map()),
         ),
         "java.util.Collections$SynchronizedCollection" => synchronized(),
         "java.util.Collections$SynchronizedList" | "java.util.Collections$SynchronizedRandomAccessList" => desc(
@@ -56,13 +164,23 @@ fn view_desc(class: &str) -> Option<Desc> {
             &list,
             Some(synchronized()),
         ),
-        "java.util.Collections$SynchronizedSet" => desc(class, 0x06c3_c279_02ee_df3c, SER, &[], Some(synchronized())),
-        "java.util.Collections$SynchronizedMap" => desc(
+        "java.util.Collections$SynchronizedSet" => synchronized_set(),
+        "java.util.Collections$SynchronizedSortedSet" => synchronized_sorted_set(),
+        "java.util.Collections$SynchronizedNavigableSet" => desc(
             class,
-            0x1b73_f909_4b4b_397b,
-            SER_WRITE,
-            &[(b'L', "m", "Ljava/util/Map;"), (b'L', "mutex", OBJECT_SIG)],
-            None,
+            0xb398_6dcd_38b0_4d9a,
+            SER,
+            &navigable_set,
+            Some(synchronized_sorted_set()),
+        ),
+        "java.util.Collections$SynchronizedMap" => synchronized_map(),
+        "java.util.Collections$SynchronizedSortedMap" => synchronized_sorted_map(),
+        "java.util.Collections$SynchronizedNavigableMap" => desc(
+            class,
+            0x09b4_bd8b_2cd8_4ef7,
+            SER,
+            &navigable_map,
+            Some(synchronized_sorted_map()),
         ),
         _ => return None,
     })
@@ -107,14 +225,20 @@ impl Writer<'_> {
         let inner_handle = self
             .value_with_handle(inner)?
             .ok_or_else(|| err(format!("{}: a view of {inner:?}, not of a collection", shown(class))))?;
-        let synchronized = d.name.contains("$Synchronized");
-        if synchronized {
+        if d.name.contains("$Synchronized") {
             // mutex: the view itself (SynchronizedCollection/Map's writeObject).
             self.reference(own);
             self.end_custom();
         }
-        if d.name.ends_with("List") {
-            // The list field: the same collection again.
+        // The root class's field holds the collection written above; each
+        // subclass's own field (a list view's `list`, a sorted view's
+        // `ss`/`sm`, a navigable one's `ns`/`nm`) names it again.
+        let (mut with_fields, mut level) = (0, Some(&d));
+        while let Some(l) = level {
+            with_fields += usize::from(!l.fields.is_empty());
+            level = l.super_desc.as_deref();
+        }
+        for _ in 1..with_fields {
             self.reference(inner_handle);
         }
         Ok(true)

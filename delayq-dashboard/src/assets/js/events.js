@@ -19,6 +19,8 @@ const eventsSection = {
   init(ctx) {
     this.ctx = ctx;
     $("events-pause").addEventListener("click", () => this.pause(!this.paused));
+    $("events-kind").addEventListener("change", () => this.filter());
+    $("events-find").addEventListener("input", () => this.filter());
     this.empty();
     this.connect();
   },
@@ -106,9 +108,24 @@ const eventsSection = {
   },
 
   info() {
-    const shown = $("events-table").tBodies[0].querySelectorAll("tr.event").length;
+    const rows = $("events-table").tBodies[0].querySelectorAll("tr.event");
+    const shown = [...rows].filter((row) => !row.hidden).length;
     const held = this.held.length ? ` · ${fmt(this.held.length)} new while paused` : "";
-    $("events-info").textContent = this.paused ? `paused${held}` : shown ? `${fmt(shown)} shown` : "";
+    const of = shown === rows.length ? "" : ` of ${fmt(rows.length)}`;
+    $("events-info").textContent = this.paused ? `paused${held}` : rows.length ? `${fmt(shown)}${of} shown` : "";
+  },
+
+  // Whether a row passes the kind and text filters (text: any of the
+  // event's own fields contains it, any case).
+  passes(row) {
+    const kind = $("events-kind").value;
+    const find = $("events-find").value.trim().toLowerCase();
+    return (!kind || row.dataset.kind === kind) && (!find || row.dataset.text.includes(find));
+  },
+
+  filter() {
+    for (const row of $("events-table").tBodies[0].querySelectorAll("tr.event")) row.hidden = !this.passes(row);
+    this.info();
   },
 
   empty() {
@@ -134,6 +151,9 @@ const eventsSection = {
   row(event) {
     const row = el("tr", { class: "event" });
     row.dataset.id = event.stream_id;
+    row.dataset.kind = String(event.kind);
+    row.dataset.text = searchText(event);
+    row.hidden = !this.passes(row);
     row.append(
       el("td", { class: "time" }, localTime(event.time_ms)),
       el("td", { class: `kind ${String(event.kind).replace(/[^a-z_]/g, "")}` }, visible(event.kind)),
@@ -143,6 +163,19 @@ const eventsSection = {
     return row;
   },
 };
+
+// What the text filter looks in: the event's own string fields (ids,
+// deliveries, reason, schedule), lower-cased.
+function searchText(event) {
+  const parts = [];
+  for (const [key, value] of Object.entries(event)) {
+    if (["queue", "stream_id", "time_ms", "kind"].includes(key)) continue;
+    if (Array.isArray(value)) parts.push(...value.map(String));
+    else if (value && typeof value === "object") parts.push(...Object.entries(value).flat().map(String));
+    else if (typeof value === "string") parts.push(value);
+  }
+  return parts.join("\n").toLowerCase();
+}
 
 // An event's own fields as "count 2 · id order-42": deliveries cut to the
 // first three (all in the title), times in the page's zone.

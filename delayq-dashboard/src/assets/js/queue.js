@@ -58,6 +58,8 @@ function queuePage() {
     $("history-note").dataset.sampled = data.sampled;
     schedulesSection(data.schedules, data.now_ms);
     $("purge").disabled = $("purge-confirm").value !== name;
+    ctx.counts = { due: (data.due_next_hour && data.due_next_hour.overdue) || 0, pending: s.pending };
+    for (const button of pressTwice.buttons) pressTwice.label(button, ctx);
   };
   // While live events cover the counts (events.js), the 2-second tick
   // loads only every EVENTS_FALLBACK_MS; an event (ctx.changed) or an
@@ -111,18 +113,71 @@ function queuePage() {
   if (READ_ONLY) return;
   const act = ctx.act;
   $("actions").hidden = false;
-  $("move-due").addEventListener("click", act($("move-due"), "move-due", () => ({})));
+  pressTwice.arm($("move-due"), ctx, (c) => c.due,
+    (c) => `Move due now (${fmt(c.due)})`,
+    (c) => `Really move the ${fmt(c.due)} due now? Press again`,
+    act($("move-due"), "move-due", () => ({})));
   $("pause").addEventListener("click", act($("pause"), "pause", () => ({})));
   $("resume").addEventListener("click", act($("resume"), "resume", () => ({})));
-  $("migrate").addEventListener("click", act($("migrate"), "migrate", () => ({ to: $("migrate-to").value })));
+  pressTwice.arm($("migrate"), ctx, (c) => c.pending,
+    (c) => `Migrate ${fmt(c.pending)} pending`,
+    (c) => `Really rewrite the ${fmt(c.pending)} pending as ${$("migrate-to").value}? Press again`,
+    act($("migrate"), "migrate", () => ({ to: $("migrate-to").value })));
+  $("migrate-to").addEventListener("change", () => pressTwice.disarm($("migrate"), ctx));
   const confirm = $("purge-confirm");
   confirm.addEventListener("input", () => { $("purge").disabled = confirm.value !== name; });
+  pressTwice.buttons.push($("purge"));
   $("purge").addEventListener("click", act($("purge"), "purge", () => {
     const typed = confirm.value;
     confirm.value = "";
     return { confirm: typed };
   }));
 }
+
+// Whole-queue actions say how many they take, and act on a second press:
+// the first arms the button with the count the page shows (for ARMED_MS),
+// the second acts; with a count of 0 the first acts. Purge waits for the
+// typed name instead; its label counts.
+const ARMED_MS = 10000;
+const pressTwice = {
+  buttons: [],
+  labels: new Map(),
+
+  arm(button, ctx, count, idle, question, run) {
+    this.buttons.push(button);
+    this.labels.set(button, { idle, question });
+    button.addEventListener("click", () => {
+      // Nothing to take (as last read): nothing to confirm either.
+      if (button.dataset.armed === "1" || !count(ctx.counts || { due: 0, pending: 0 })) {
+        this.disarm(button, ctx);
+        run();
+        return;
+      }
+      button.dataset.armed = "1";
+      button.textContent = question(ctx.counts || { due: 0, pending: 0 });
+      clearTimeout(button.disarmAt);
+      button.disarmAt = setTimeout(() => this.disarm(button, ctx), ARMED_MS);
+    });
+  },
+
+  disarm(button, ctx) {
+    clearTimeout(button.disarmAt);
+    button.dataset.armed = "";
+    this.label(button, ctx);
+  },
+
+  // The idle label with the latest counts; an armed button keeps the count
+  // it was armed with.
+  label(button, ctx) {
+    const counts = ctx.counts || { due: 0, pending: 0 };
+    if (button.id === "purge") {
+      button.textContent = `Purge ${fmt(counts.pending)} pending`;
+      return;
+    }
+    if (button.dataset.armed === "1") return;
+    button.textContent = this.labels.get(button).idle(counts);
+  },
+};
 
 // A name delayq does not know (no key, schedule nor registration; most
 // likely mistyped): a banner naming the closest known queues, and no

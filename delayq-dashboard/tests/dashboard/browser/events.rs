@@ -119,6 +119,73 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
         .await
         .unwrap();
     newest_details(&browser, "count 1 · id while-paused").await;
+
+    // Filtered by kind, then by an id: only matching rows show, the count
+    // says how many of how many, and new events follow the filter.
+    let all = column(&browser, "kind").await.len();
+    browser
+        .find(Locator::Css(r#"#events-kind option[value="offered"]"#))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#events-info", &format!("4 of {all} shown")).await;
+    assert_eq!(shown_column(&browser, "kind").await, ["offered"; 4]);
+    browser
+        .find(Locator::Css("#events-find"))
+        .await
+        .unwrap()
+        .send_keys("WHILE")
+        .await
+        .unwrap();
+    wait_text(&browser, "#events-info", &format!("1 of {all} shown")).await;
+    assert_eq!(shown_column(&browser, "details").await, ["count 1 · id while-paused"]);
+    screenshot(&browser, "events-filtered").await;
+    q.offer_with_id("while-filtered", &"v".into(), Duration::from_secs(3600))
+        .await
+        .unwrap();
+    q.offer_with_id("other", &"v".into(), Duration::from_secs(3600))
+        .await
+        .unwrap();
+    wait_text(&browser, "#events-info", &format!("2 of {} shown", all + 2)).await;
+    assert_eq!(
+        shown_column(&browser, "details").await,
+        ["count 1 · id while-filtered", "count 1 · id while-paused"]
+    );
+    browser
+        .find(Locator::Css(r#"#events-kind option[value=""]"#))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("#events-find"))
+        .await
+        .unwrap()
+        .clear()
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("#events-find"))
+        .await
+        .unwrap()
+        .send_keys(" ")
+        .await
+        .unwrap();
+    wait_text(&browser, "#events-info", &format!("{} shown", all + 2)).await;
+    assert_eq!(shown_column(&browser, "kind").await.len(), all + 2);
+}
+
+/// The texts of the column `class` of the rows the filter shows, newest first.
+async fn shown_column(browser: &Browser, class: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    let css = format!("#events-table tbody tr.event:not([hidden]) td.{class}");
+    for cell in browser.find_all(Locator::Css(&css)).await.unwrap_or_default() {
+        texts.push(cell.text().await.unwrap_or_default());
+    }
+    texts
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

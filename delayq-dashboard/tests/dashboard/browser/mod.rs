@@ -268,7 +268,42 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     assert_eq!(seed::llen(&server, "orders").await, 16, "4 ready + 12 requeued");
     assert!(text(&browser, "#flash").await.contains("requeued 12"));
 
-    // Purge: the button waits for the typed name.
+    // Migrate: says how many pending it rewrites, and acts on the second press.
+    let before = seed::lrange(&server, "redisson_delay_queue:{orders}").await;
+    browser
+        .find(Locator::Css(r#"#migrate-to option[value="legacy"]"#))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#migrate", "Migrate 181 pending").await;
+    let migrate = browser.find(Locator::Css("#migrate")).await.unwrap();
+    migrate.click().await.unwrap();
+    wait_text(
+        &browser,
+        "#migrate",
+        "Really rewrite the 181 pending as legacy? Press again",
+    )
+    .await;
+    screenshot(&browser, "queue-migrate-armed").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        seed::lrange(&server, "redisson_delay_queue:{orders}").await,
+        before,
+        "the first press rewrites nothing"
+    );
+    migrate.click().await.unwrap();
+    eventually(WAIT, "the migration's answer", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#flash").await.contains("rewritten as legacy") }
+    })
+    .await;
+    assert_ne!(seed::lrange(&server, "redisson_delay_queue:{orders}").await, before);
+    wait_text(&browser, "#migrate", "Migrate 181 pending").await;
+
+    // Purge: the button says how many, and waits for the typed name.
+    wait_text(&browser, "#purge", "Purge 181 pending").await;
     let purge = browser.find(Locator::Css("#purge")).await.unwrap();
     assert!(!purge.is_enabled().await.unwrap());
     let confirm = browser.find(Locator::Css("#purge-confirm")).await.unwrap();
@@ -404,13 +439,17 @@ async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
     assert_eq!(browser.title().await.unwrap(), format!("delayq · {NAME}"));
 
     // The page's token is one the dashboard minted: an action goes through.
-    browser
-        .find(Locator::Css("#move-due"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    // Move due now says how many it takes and acts on the second press.
+    wait_text(&browser, "#move-due", "Move due now (1)").await;
+    let move_due = browser.find(Locator::Css("#move-due")).await.unwrap();
+    move_due.click().await.unwrap();
+    wait_text(&browser, "#move-due", "Really move the 1 due now? Press again").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        seed::lrange(&server, NAME).await.is_empty(),
+        "the first press moves nothing"
+    );
+    move_due.click().await.unwrap();
     wait_text(&browser, "#pending", "1").await;
     assert!(
         text(&browser, "#flash").await.contains("moved 1"),
@@ -633,13 +672,11 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
         "no red for a deliberate pause"
     );
     // Move due now says the queue is paused, and moves nothing.
-    browser
-        .find(Locator::Css("#move-due"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    let move_due = browser.find(Locator::Css("#move-due")).await.unwrap();
+    move_due.click().await.unwrap();
+    if text(&browser, "#move-due").await.starts_with("Really") {
+        move_due.click().await.unwrap();
+    }
     eventually(WAIT, "the paused answer", || {
         let browser = browser.clone();
         async move { text(&browser, "#flash").await.contains("billing is paused") }
