@@ -1,7 +1,9 @@
 //! Scenario 14, a realistic POJO: Java's `corpus.Order` (`String id`,
 //! `long amount`, `LocalDateTime createdAt`, `BigDecimal total`,
 //! `List<String> tags`) in each codec Java services send it with, against
-//! Kryo in the same run. Decodes read the bytes Java's Redisson wrote
+//! Kryo measured in turns with it (5 rounds of 100 ms each side: on a
+//! shared machine whose speed changes by the second, the ratio of each
+//! round is what carries over). Decodes read the bytes Java's Redisson wrote
 //! (`compat/fixtures/jdk-types.json`), each checked to give the expected
 //! value before it is timed; encodes write the value read.
 //!
@@ -54,38 +56,57 @@ fn expected() -> Order {
     }
 }
 
-/// One codec's rates: encodes and decodes per second, and the bytes.
+/// A codec's rate and Kryo's, measured in turns.
+pub struct Paired {
+    pub ours: f64,
+    pub kryo: f64,
+    /// The median of the rounds' ratios: a machine whose speed changes
+    /// during the run changes both sides of each.
+    pub ratio: f64,
+}
+
+/// One codec's rates against Kryo's, and the bytes of each.
 pub struct Rates {
     pub codec: &'static str,
-    pub encode: Option<f64>,
-    pub decode: f64,
+    pub encode: Option<Paired>,
+    pub decode: Paired,
     pub bytes: usize,
+    pub kryo_bytes: usize,
 }
 
 pub struct Results {
-    /// The Rust struct: Kryo first, the baseline.
+    /// The Rust struct.
     pub natural: Vec<Rates>,
-    /// `KryoValue` (Jackson: its plain JSON): Kryo first.
+    /// `KryoValue` (Jackson: its plain JSON).
     pub untyped: Vec<Rates>,
 }
 
-/// Operations per second: the median of 3 runs of about 250 ms.
-pub fn per_second(mut op: impl FnMut()) -> f64 {
-    let mut rates: Vec<f64> = (0..3)
-        .map(|_| {
-            let started = Instant::now();
-            let mut n = 0u64;
-            while started.elapsed().as_millis() < 250 {
-                for _ in 0..64 {
-                    op();
-                }
-                n += 64;
+const ROUNDS: usize = 5;
+
+/// Operations per second of `ours` and of `kryo`, in 5 rounds of about
+/// 100 ms each, one after the other: the medians, and the median ratio.
+fn paired(ours: &mut dyn FnMut(), kryo: &mut dyn FnMut()) -> Paired {
+    let rate = |op: &mut dyn FnMut()| {
+        let started = Instant::now();
+        let mut n = 0u64;
+        while started.elapsed().as_millis() < 100 {
+            for _ in 0..32 {
+                op();
             }
-            n as f64 / started.elapsed().as_secs_f64()
-        })
-        .collect();
-    rates.sort_by(f64::total_cmp);
-    rates[1]
+            n += 32;
+        }
+        n as f64 / started.elapsed().as_secs_f64()
+    };
+    let rounds: Vec<(f64, f64)> = (0..ROUNDS).map(|_| (rate(&mut *ours), rate(&mut *kryo))).collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Paired {
+        ours: median(rounds.iter().map(|r| r.0).collect()),
+        kryo: median(rounds.iter().map(|r| r.1).collect()),
+        ratio: median(rounds.iter().map(|r| r.0 / r.1).collect()),
+    }
 }
 
 /// Java's bytes of the Order in `codec`.
@@ -127,15 +148,29 @@ fn natural<C: Codec<Order>>(codec: &'static str, fixture: &str, c: &C) -> Rates 
         read,
         "{codec} round trip"
     );
+    let kryo = KryoCodec::<Order>::new();
+    let kryo_java = java_bytes("kryo");
+    assert_eq!(kryo.decode(&kryo_java).expect("kryo reads Java's Order"), read);
     Rates {
         codec,
-        encode: Some(per_second(|| {
-            black_box(c.encode(black_box(&read)).unwrap());
-        })),
-        decode: per_second(|| {
-            black_box(c.decode(black_box(&java)).unwrap());
-        }),
+        encode: Some(paired(
+            &mut || {
+                black_box(c.encode(black_box(&read)).unwrap());
+            },
+            &mut || {
+                black_box(kryo.encode(black_box(&read)).unwrap());
+            },
+        )),
+        decode: paired(
+            &mut || {
+                black_box(c.decode(black_box(&java)).unwrap());
+            },
+            &mut || {
+                black_box(kryo.decode(black_box(&kryo_java)).unwrap());
+            },
+        ),
         bytes: java.len(),
+        kryo_bytes: kryo_java.len(),
     }
 }
 
@@ -157,7 +192,30 @@ fn by_name(value: &KryoValue) -> KryoValue {
 type Read<'a> = &'a dyn Fn(&[u8]) -> KryoValue;
 type Write<'a> = &'a dyn Fn(&KryoValue) -> Vec<u8>;
 
-fn untyped(codec: &'static str, fixture: &str, read: Read<'_>, write: Write<'_>) -> Rates {
+/// Kryo's KryoValue read and write, the baseline of the untyped rows.
+struct KryoSide<'a> {
+    java: Vec<u8>,
+    value: KryoValue,
+    schema: &'a KryoSchema,
+}
+
+impl<'a> KryoSide<'a> {
+    fn new(schema: &'a KryoSchema) -> Self {
+        let java = java_bytes("kryo");
+        let value = KryoValue::decode(&java, Some(schema)).expect("kryo reads Java's Order");
+        KryoSide { java, value, schema }
+    }
+
+    fn read(&self) {
+        black_box(KryoValue::decode(black_box(&self.java), Some(self.schema)).unwrap());
+    }
+
+    fn write(&self) {
+        black_box(black_box(&self.value).encode().unwrap());
+    }
+}
+
+fn untyped(codec: &'static str, fixture: &str, read: Read<'_>, write: Write<'_>, kryo: &KryoSide<'_>) -> Rates {
     let java = java_bytes(fixture);
     let value = read(&java);
     assert_eq!(
@@ -170,20 +228,26 @@ fn untyped(codec: &'static str, fixture: &str, read: Read<'_>, write: Write<'_>)
     assert_eq!(read(&written), value, "{codec} round trip");
     Rates {
         codec,
-        encode: Some(per_second(|| {
-            black_box(write(black_box(&value)));
-        })),
-        decode: per_second(|| {
-            black_box(read(black_box(&java)));
-        }),
+        encode: Some(paired(
+            &mut || {
+                black_box(write(black_box(&value)));
+            },
+            &mut || kryo.write(),
+        )),
+        decode: paired(
+            &mut || {
+                black_box(read(black_box(&java)));
+            },
+            &mut || kryo.read(),
+        ),
         bytes: java.len(),
+        kryo_bytes: kryo.java.len(),
     }
 }
 
 pub fn run() -> Results {
     let schema = schema();
     let natural = vec![
-        natural("kryo", "kryo", &KryoCodec::<Order>::new()),
         natural("lz4v2/kryo", "lz4v2", &Lz4V2Codec::<Order>::new()),
         natural(
             "serialization",
@@ -202,28 +266,29 @@ pub fn run() -> Results {
         ),
     ];
     let s = &schema;
+    let kryo = KryoSide::new(s);
     let lz4v2 = Compression::Lz4V2;
     let mut untyped_rates = vec![
-        untyped("kryo", "kryo", &|raw| KryoValue::decode(raw, Some(s)).unwrap(), &|v| {
-            v.encode().unwrap()
-        }),
         untyped(
             "lz4v2/kryo",
             "lz4v2",
             &|raw| KryoValue::decode(&lz4v2.decompress(raw, DEFAULT_MAX_DECOMPRESSED).unwrap(), Some(s)).unwrap(),
             &|v| lz4v2.compress(&v.encode().unwrap()).unwrap(),
+            &kryo,
         ),
         untyped(
             "serialization",
             "serialization",
             &|raw| serialization::decode_with_schema(raw, s).unwrap(),
             &|v| serialization::encode(v, Some(s)).unwrap(),
+            &kryo,
         ),
         untyped(
             "marshalling",
             "marshalling",
             &|raw| marshalling::decode_with_schema(raw, s).unwrap(),
             &|v| marshalling::encode(v, Some(s)).unwrap(),
+            &kryo,
         ),
     ];
     // Jackson has no KryoValue: the CLI and the dashboard print its JSON
@@ -238,10 +303,14 @@ pub fn run() -> Results {
     untyped_rates.push(Rates {
         codec: "jackson (JavaTimeModule), plain JSON",
         encode: None,
-        decode: per_second(|| {
-            black_box(jackson::to_plain_json(black_box(&java)).unwrap());
-        }),
+        decode: paired(
+            &mut || {
+                black_box(jackson::to_plain_json(black_box(&java)).unwrap());
+            },
+            &mut || kryo.read(),
+        ),
         bytes: java.len(),
+        kryo_bytes: kryo.java.len(),
     });
     Results {
         natural,
