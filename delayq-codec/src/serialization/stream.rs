@@ -54,6 +54,11 @@ impl<'a> Stream<'a> {
         self.pos = pos.min(self.bytes.len());
     }
 
+    /// The bytes read from `start` to here.
+    pub(crate) fn since(&self, start: usize) -> &'a [u8] {
+        &self.bytes[start.min(self.pos)..self.pos]
+    }
+
     /// The bytes not read yet.
     pub(crate) fn rest(&self) -> &'a [u8] {
         &self.bytes[self.pos..]
