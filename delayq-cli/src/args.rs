@@ -637,6 +637,17 @@ pub(crate) struct DashboardArgs {
     /// of every queue. Hex when a value does not decode.
     #[arg(long, value_parser = parse_read_codec, default_value = "auto", value_name = "CODEC")]
     pub codec: CodecArg,
+    /// The codec of one queue, where the operator knows it (repeatable):
+    /// `orders=kryo`, `audit=lz4`, `events=json`. Its values are read with
+    /// that codec, not --codec.
+    #[arg(long = "queue-codec", value_parser = parse_queue_codec, value_name = "QUEUE=CODEC")]
+    pub queue_codecs: Vec<(String, CodecArg)>,
+    /// The Java classes of POJOs and enums, for Kryo payloads (alone, in a
+    /// compression, or detected by auto): a JSON schema file (see
+    /// compat/README.md), or the Java service's jar or folder of compiled
+    /// classes. Without it a Kryo POJO shows its class, not its fields.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
+    pub kryo_schema: Option<PathBuf>,
     /// No actions: nothing on the dashboard can change a queue.
     #[arg(long)]
     pub read_only: bool,
@@ -825,6 +836,18 @@ pub(crate) fn parse_read_codec(text: &str) -> Result<CodecArg, String> {
         return Err("auto detects compression too: give --codec auto alone".into());
     }
     Ok(CodecArg { wrap, kind })
+}
+
+/// Parses a `--queue-codec QUEUE=CODEC`: the codec after the last `=`
+/// (codec names have none; queue names may).
+pub(crate) fn parse_queue_codec(text: &str) -> Result<(String, CodecArg), String> {
+    let (queue, codec) = text
+        .rsplit_once('=')
+        .ok_or_else(|| format!("{text:?} names no codec: give QUEUE=CODEC, e.g. orders=kryo"))?;
+    if queue.is_empty() {
+        return Err(format!("{text:?} names no queue: give QUEUE=CODEC, e.g. orders=kryo"));
+    }
+    Ok((queue.to_owned(), parse_read_codec(codec)?))
 }
 
 /// Parses a `--codec` for writing: `auto` cannot say how to encode.

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bytes::Bytes;
 use delayq::codec::compress::DEFAULT_MAX_DECOMPRESSED;
 use delayq::codec::detect::{self, Untyped};
-use delayq::codec::kryo::{JavaType, KryoSchema, KryoValue};
-use delayq::codec::{jackson, marshalling, serialization};
+use delayq::codec::kryo::{self, JavaType, KryoError, KryoSchema, KryoValue};
+use delayq::codec::{jackson, marshalling, serialization, JavaObject};
 use delayq::error::BoxError;
 use delayq::{Codec, LongCodec};
 
@@ -66,6 +66,12 @@ impl TextCodec {
             codec.kryo_schema = Some(load_schema(path)?);
         }
         Ok(codec)
+    }
+
+    /// The same codec, with the Java classes of a schema read already.
+    pub(crate) fn with_schema(mut self, schema: Option<KryoSchema>) -> Self {
+        self.kryo_schema = schema;
+        self
     }
 
     /// The same codec, with the Java classes of a schema file.
@@ -372,11 +378,48 @@ impl Codec<String> for TextCodec {
     fn detected_codec(&self, raw: &[u8]) -> Option<String> {
         (self.codec.kind == CodecKind::Auto).then(|| self.read(raw).map(|d| d.codec).unwrap_or_default())
     }
+
+    /// A Java value's class; for a Kryo object the schema does not describe
+    /// (detected, or refused by `--codec kryo`), its class and why its
+    /// fields were not read.
+    fn java_object(&self, raw: &[u8]) -> Option<JavaObject> {
+        if !self.codec.is_java_binary() && self.codec.kind != CodecKind::Auto {
+            return None;
+        }
+        let unread = |inner: &[u8], why: String| kryo::class_of(inner).map(|class| JavaObject::unread(class, why));
+        match self.read(raw) {
+            Ok(Detected {
+                value: Untyped::Java(value),
+                ..
+            }) => value.java_class().map(JavaObject::read),
+            Ok(Detected {
+                kind: CodecKind::Kryo,
+                value: Untyped::Bytes(_),
+                inner,
+                ..
+            }) => match KryoValue::decode(&inner, self.kryo_schema.as_ref()) {
+                Err(e) => unread(&inner, e.message().to_owned()),
+                Ok(_) => None,
+            },
+            Err(error) if self.codec.kind == CodecKind::Kryo => {
+                let inner = match self.codec.wrap {
+                    Some(wrap) => wrap.decompress(raw, self.max_size).ok()?,
+                    None => raw.to_vec(),
+                };
+                let why = match error.downcast_ref::<KryoError>() {
+                    Some(e) => e.message().to_owned(),
+                    None => error.to_string(),
+                };
+                unread(&inner, why)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A schema file (JSON), or the Java service's jar or classes folder
 /// (`--kryo-schema-from app.jar`): a folder, or a file that is a zip.
-fn load_schema(path: &Path) -> Result<KryoSchema, String> {
+pub(crate) fn load_schema(path: &Path) -> Result<KryoSchema, String> {
     use std::io::Read;
     let shown = path.display();
     let mut magic = [0; 4];

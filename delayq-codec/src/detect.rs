@@ -34,8 +34,8 @@
 //! - `ByteArrayCodec` bytes that happen to be valid UTF-8 read as text.
 
 use crate::compress::Compression;
-use crate::kryo::{KryoSchema, KryoValue};
-use crate::{jackson, marshalling, serialization};
+use crate::kryo::{self, KryoSchema, KryoValue};
+use crate::{jackson, marshalling, serialization, JavaObject};
 
 /// A payload's codec and its value, as [`detect`] found them.
 ///
@@ -52,6 +52,39 @@ pub struct Detected {
     pub codec: String,
     /// The value.
     pub value: Untyped,
+}
+
+impl Detected {
+    /// The Java object the payload holds, as far as [`detect`] read it
+    /// (`schema` as given to it): a Java value's class, or, for a Kryo
+    /// object of a class the schema does not describe (read as
+    /// [`Untyped::Bytes`]), its class and why its fields were not read.
+    ///
+    /// ```
+    /// use delayq_codec::detect::detect;
+    /// let mut raw = vec![0x01, 0x00];
+    /// raw.extend_from_slice(b"com.shop.Orde");
+    /// raw.extend_from_slice(&[b'r' | 0x80, 0xa4, 0x13]);
+    /// let found = detect(&raw, None, 1 << 20);
+    /// let object = found.java_object(None).unwrap();
+    /// assert_eq!(object.class, "com.shop.Order");
+    /// assert!(object.unread.unwrap().contains("schema"));
+    /// ```
+    pub fn java_object(&self, schema: Option<&KryoSchema>) -> Option<JavaObject> {
+        match &self.value {
+            Untyped::Java(value) => value.java_class().map(JavaObject::read),
+            // Kryo bytes, alone or in a compression: `detect` keeps the inner bytes.
+            Untyped::Bytes(inner) if self.codec == "kryo" || Compression::from_name(&self.codec).is_some() => {
+                let class = kryo::class_of(inner)?;
+                let why = match KryoValue::decode(inner, schema) {
+                    Err(e) => e.message().to_owned(),
+                    Ok(_) => "not read".to_owned(),
+                };
+                Some(JavaObject::unread(class, why))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A value read without knowing its type.
@@ -271,6 +304,10 @@ impl crate::Codec<String> for AutoCodec {
     fn decode_detected(&self, raw: &[u8]) -> (Result<String, crate::BoxError>, Option<String>) {
         let found = self.detect(raw);
         (Ok(found.value.to_display_text()), Some(found.codec))
+    }
+
+    fn java_object(&self, raw: &[u8]) -> Option<JavaObject> {
+        self.detect(raw).java_object(self.schema.as_ref())
     }
 }
 

@@ -139,6 +139,54 @@ pub trait Codec<T>: Send + Sync + 'static {
     fn decode_detected(&self, raw: &[u8]) -> (Result<T, BoxError>, Option<String>) {
         (self.decode(raw), self.detected_codec(raw))
     }
+
+    /// For tools that show payloads (the dashboard): the Java object in
+    /// `raw`, as far as this codec can tell: its class, and whether its
+    /// content was read. A Kryo POJO without a schema names its class
+    /// though its fields cannot be read. `None` (the default) for a codec
+    /// of no Java objects, or bytes that hold none.
+    fn java_object(&self, raw: &[u8]) -> Option<JavaObject> {
+        let _ = raw;
+        None
+    }
+}
+
+/// A payload's Java object as a codec sees it ([`Codec::java_object`]):
+/// its class, and why its content was not read, if it was not.
+///
+/// ```
+/// use delayq_codec::JavaObject;
+/// let order = JavaObject::unread("com.shop.Order", "its fields need a Kryo schema");
+/// assert_eq!(order.class, "com.shop.Order");
+/// assert!(order.unread.is_some());
+/// assert_eq!(JavaObject::read("java.util.ArrayList").unread, None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JavaObject {
+    /// The class (`com.shop.Order`, `java.util.ArrayList`).
+    pub class: String,
+    /// Why the codec did not read what the object holds (a Kryo POJO's
+    /// fields without a schema); `None` when it read the whole value.
+    pub unread: Option<String>,
+}
+
+impl JavaObject {
+    /// An object the codec read whole.
+    pub fn read(class: impl Into<String>) -> Self {
+        JavaObject {
+            class: class.into(),
+            unread: None,
+        }
+    }
+
+    /// An object whose class is known but whose content was not read, and why.
+    pub fn unread(class: impl Into<String>, why: impl Into<String>) -> Self {
+        JavaObject {
+            class: class.into(),
+            unread: Some(why.into()),
+        }
+    }
 }
 
 const JAVA_SERIALIZATION_HINT: &str = "Java serialization, Redisson's SerializationCodec: read it with \

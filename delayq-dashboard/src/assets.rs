@@ -23,6 +23,9 @@ const QUEUE: &str = concat!(
 );
 const SCRIPT: &str = concat!(
     include_str!("assets/js/common.js"),
+    include_str!("assets/js/theme.js"),
+    include_str!("assets/js/keys.js"),
+    include_str!("assets/js/payload.js"),
     include_str!("assets/js/charts.js"),
     include_str!("assets/js/overview.js"),
     include_str!("assets/js/schedules.js"),
@@ -38,6 +41,7 @@ const STYLE: &str = concat!(
     include_str!("assets/css/dead_letters.css"),
     include_str!("assets/css/pending.css"),
     include_str!("assets/css/events.css"),
+    include_str!("assets/css/payload.css"),
 );
 
 /// A page with the session's CSRF token and the read-only flag filled in:

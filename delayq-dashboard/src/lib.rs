@@ -27,8 +27,13 @@
 //!   ready, in flight, dead letters, quarantined, next due, transfer lag and
 //!   what falls due over the next hour; refreshed by polling a JSON API.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
-//!   (`ZRANGE` by index), decoded with the dashboard's codec (hex for what
-//!   does not decode); the ready list's head; dead letters; history charts;
+//!   (`ZRANGE` by index), decoded with the queue's codec
+//!   ([`queue_codec`](Dashboard::queue_codec), else
+//!   [`codec`](Dashboard::codec); hex for what does not decode; Java
+//!   objects and JSON as trees of their fields, numbers as written, with
+//!   the Java class a codec names through `Codec::java_object`, and a Kryo
+//!   POJO read without its schema as its class and a note, never guessed
+//!   fields); the ready list's head; dead letters; history charts;
 //!   the queue's lifecycle events live (`GET /api/events?queue=N`,
 //!   Server-Sent Events, at most 32 views at once): while they are on, the
 //!   page refreshes its counts on each event, and every 15 s otherwise.
@@ -110,6 +115,7 @@ mod periodic;
 mod sampler;
 mod server_info;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -143,6 +149,7 @@ pub struct ReadmeDoctests;
 pub struct Dashboard {
     client: Client,
     codec: Arc<dyn Codec<String>>,
+    queue_codecs: HashMap<String, Arc<dyn Codec<String>>>,
     read_only: bool,
     token: Option<String>,
     loopback: bool,
@@ -156,6 +163,7 @@ impl std::fmt::Debug for Dashboard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dashboard")
             .field("codec", &self.codec.name())
+            .field("queue_codecs", &self.queue_codecs.len())
             .field("read_only", &self.read_only)
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("sample_interval", &self.sample_interval)
@@ -171,6 +179,7 @@ impl Dashboard {
         Dashboard {
             client,
             codec: Arc::new(StringCodec),
+            queue_codecs: HashMap::new(),
             read_only: false,
             token: None,
             loopback: true,
@@ -184,6 +193,24 @@ impl Dashboard {
     /// Payloads it cannot decode are shown as hex.
     pub fn codec(mut self, codec: impl Codec<String>) -> Self {
         self.codec = Arc::new(codec);
+        self
+    }
+
+    /// How one queue's payloads are shown, in place of [`codec`](Self::codec):
+    /// the codec the operator knows the queue's Java side uses, so its
+    /// values are not left to detection.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) {
+    /// use delayq::codec::detect::AutoCodec;
+    /// let app = delayq_dashboard::Dashboard::new(client)
+    ///     .codec(AutoCodec::new())
+    ///     .queue_codec("audit", delayq::StringCodec)
+    ///     .router();
+    /// # }
+    /// ```
+    pub fn queue_codec(mut self, queue: impl Into<String>, codec: impl Codec<String>) -> Self {
+        self.queue_codecs.insert(queue.into(), Arc::new(codec));
         self
     }
 
@@ -227,6 +254,7 @@ impl Dashboard {
     pub fn router(self) -> Router {
         let shared = Shared::start(Shared {
             codec: self.codec,
+            queue_codecs: self.queue_codecs,
             read_only: self.read_only,
             token: self.token,
             loopback: self.loopback,
@@ -310,6 +338,8 @@ pub fn check_listen(addr: SocketAddr, has_token: bool) -> std::io::Result<()> {
 pub(crate) struct Shared {
     pub client: Client,
     pub codec: Arc<dyn Codec<String>>,
+    /// Codecs of single queues, in place of `codec`.
+    pub queue_codecs: HashMap<String, Arc<dyn Codec<String>>>,
     pub read_only: bool,
     pub token: Option<String>,
     pub loopback: bool,
@@ -333,6 +363,7 @@ impl Shared {
     fn new(client: Client) -> Shared {
         Shared {
             codec: Arc::new(StringCodec),
+            queue_codecs: HashMap::new(),
             read_only: true,
             token: None,
             loopback: false,
@@ -345,6 +376,14 @@ impl Shared {
             server: parking_lot::RwLock::new(server_info::configured(&client)),
             closing: tokio::sync::watch::channel(false).0,
             client,
+        }
+    }
+
+    /// The codec `queue`'s payloads are shown with.
+    pub(crate) fn codec_of(&self, queue: &str) -> &dyn Codec<String> {
+        match self.queue_codecs.get(queue) {
+            Some(codec) => &**codec,
+            None => &*self.codec,
         }
     }
 

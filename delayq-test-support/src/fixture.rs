@@ -12,15 +12,26 @@ use crate::{RawRedis, RedisServer};
 /// Longest any single test may run before it fails instead of hanging CI.
 pub const TEST_DEADLINE: Duration = Duration::from_secs(90);
 
+/// Longest a scale test may run (100,000 elements through a debug build):
+/// on a 2-core machine busy with a build beside it, such a test took over
+/// [`TEST_DEADLINE`] though nothing was wrong.
+pub const SCALE_DEADLINE: Duration = Duration::from_secs(300);
+
 /// Runs a test body with [`TEST_DEADLINE`].
 pub async fn deadline<F: Future<Output = ()>>(body: F) {
-    tokio::time::timeout(TEST_DEADLINE, body)
+    deadline_of(TEST_DEADLINE, body).await
+}
+
+/// Runs a test body with the deadline `limit`.
+pub async fn deadline_of<F: Future<Output = ()>>(limit: Duration, body: F) {
+    tokio::time::timeout(limit, body)
         .await
-        .expect("test exceeded its deadline");
+        .unwrap_or_else(|_| panic!("test exceeded its deadline ({limit:?})"));
 }
 
 /// A test of its own `redis-server`: the body runs within
-/// [`TEST_DEADLINE`] on a two-thread runtime, and the test's parameters name
+/// [`TEST_DEADLINE`] ([`SCALE_DEADLINE`] for a test written `scale async fn`,
+/// one of 100,000 elements) on a two-thread runtime, and the test's parameters name
 /// what it is given, made before the body runs and in that order:
 ///
 /// - `redis`: the [`RedisServer`] (mutable: the test may kill or restart it);
@@ -45,11 +56,18 @@ pub async fn deadline<F: Future<Output = ()>>(body: F) {
 /// ```
 #[macro_export]
 macro_rules! redis_test {
+    // `scale async fn ...`: a test of 100,000 elements, with SCALE_DEADLINE.
+    ($(#[$attr:meta])* scale async fn $name:ident($($given:ident),* $(,)?) $body:block) => {
+        $crate::redis_test!(@limit $crate::SCALE_DEADLINE; $(#[$attr])* async fn $name($($given),*) $body);
+    };
     ($(#[$attr:meta])* async fn $name:ident($($given:ident),* $(,)?) $body:block) => {
+        $crate::redis_test!(@limit $crate::TEST_DEADLINE; $(#[$attr])* async fn $name($($given),*) $body);
+    };
+    (@limit $limit:expr; $(#[$attr:meta])* async fn $name:ident($($given:ident),* $(,)?) $body:block) => {
         $(#[$attr])*
         #[::tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
-            $crate::deadline(async {
+            $crate::deadline_of($limit, async {
                 #[allow(unused_mut)]
                 let mut fixture = $crate::Fixture::start(&[$(stringify!($given)),*]).await;
                 $(

@@ -38,7 +38,7 @@ pub use checks::{assert_each_taken_once_or_left, drop_in_flight, settled};
 #[cfg(feature = "redis")]
 pub use fault_proxy::{behind_proxy, without_resends};
 #[cfg(feature = "redis")]
-pub use fixture::{deadline, Fixture, TEST_DEADLINE};
+pub use fixture::{deadline, deadline_of, Fixture, SCALE_DEADLINE, TEST_DEADLINE};
 #[cfg(feature = "redis")]
 pub use monitor::{Monitor, Monitored};
 #[cfg(feature = "redis")]

@@ -500,7 +500,7 @@ redis_test! {
 }
 
 redis_test! {
-    async fn a_hundred_thousand_values_in_one_call_are_each_there_once_and_delivered_once(raw, client) {
+    scale async fn a_hundred_thousand_values_in_one_call_are_each_there_once_and_delivered_once(raw, client) {
         let n = 100_000i64;
         let pending = client.delayed_queue("many", LongCodec).unwrap().without_transfer();
         pending.offer_all((0..n).map(|i| (i, HOUR))).await.unwrap();

@@ -155,7 +155,7 @@ redis_test! {
 }
 
 redis_test! {
-    async fn a_hundred_thousand_ids_leave_no_index_behind_once_transferred(client, raw) {
+    scale async fn a_hundred_thousand_ids_leave_no_index_behind_once_transferred(client, raw) {
         let keys = QueueKeys::new("many").unwrap();
         let q = client.delayed_queue("many", StringCodec).unwrap().without_transfer();
         let n = 100_000;
@@ -277,7 +277,7 @@ redis_test! {
 }
 
 redis_test! {
-    async fn a_hundred_thousand_ids_java_removed_are_cleaned_by_transfers_without_new_offers(client, raw) {
+    scale async fn a_hundred_thousand_ids_java_removed_are_cleaned_by_transfers_without_new_offers(client, raw) {
         let keys = QueueKeys::new("gone").unwrap();
         let q = client.delayed_queue("gone", StringCodec).unwrap().without_transfer();
         let n = 100_000;

@@ -157,7 +157,7 @@ redis_test! {
 }
 
 redis_test! {
-    async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_capped_scripts(client, raw) {
+    scale async fn recode_rewrites_a_hundred_thousand_elements_and_large_payloads_in_capped_scripts(client, raw) {
         let q: delayq::DelayedQueue<Bytes> = client
             .delayed_queue("recode-big", BytesCodec)
             .unwrap()

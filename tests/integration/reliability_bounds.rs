@@ -85,7 +85,7 @@ redis_test! {
 }
 
 redis_test! {
-    async fn a_hundred_thousand_deliveries_in_flight_leave_claim_ack_and_reap_working(raw, client) {
+    scale async fn a_hundred_thousand_deliveries_in_flight_leave_claim_ack_and_reap_working(raw, client) {
         let q = client
             .reliable_queue("busy", StringCodec)
             .unwrap()

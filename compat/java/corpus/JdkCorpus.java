@@ -122,14 +122,6 @@ public final class JdkCorpus {
         }));
     }
 
-    /**
-     * Cases written by the binary codecs only, for now: delayq's Jackson reader refuses a
-     * lone UTF-16 surrogate as malformed JSON (not as a value it cannot hold) and names a
-     * JumboEnumSet's class RegularEnumSet. Drop a case from here once Jackson reads it.
-     */
-    private static final Set<String> NOT_IN_JACKSON_YET =
-            Set.of("char_lone_surrogate", "char_array_surrogates", "string_lone_surrogate", "enum_set_big");
-
     private static void add(String name, String java, Supplier<Object> make) {
         if (CASES.put(name, new Case(java, make)) != null) {
             throw new IllegalStateException("two cases named " + name);
@@ -554,9 +546,6 @@ public final class JdkCorpus {
             out.append(' ').append(quote(codecs[c])).append(": {\n");
             int n = 0;
             for (Map.Entry<String, Case> e : cases.entrySet()) {
-                if (codecs[c].startsWith("jackson") && NOT_IN_JACKSON_YET.contains(e.getKey())) {
-                    continue;
-                }
                 Object value = e.getValue().make.get();
                 Map<String, String> rec = new LinkedHashMap<>();
                 rec.put("java_class", quote(value.getClass().getName()));

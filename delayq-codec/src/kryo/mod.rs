@@ -244,6 +244,28 @@ pub fn from_slice<T: DeserializeOwned>(raw: &[u8]) -> Result<T, KryoError> {
     de::from_slice(raw)
 }
 
+/// The class a `Kryo5Codec()` payload names first (the value's class),
+/// read without reading the value: what a tool can show of a POJO whose
+/// fields need a schema (Kryo writes field values only, without names or
+/// types). `None` for null, or bytes that do not start with a class.
+///
+/// ```
+/// let mut raw = vec![0x01, 0x00];
+/// raw.extend_from_slice(b"com.shop.Orde");
+/// raw.push(b'r' | 0x80);
+/// raw.extend_from_slice(&[0xa4, 0x13]);
+/// assert_eq!(delayq_codec::kryo::class_of(&raw).as_deref(), Some("com.shop.Order"));
+/// assert_eq!(delayq_codec::kryo::class_of(&[0x09, 0x54]).as_deref(), Some("java.lang.Long"));
+/// assert_eq!(delayq_codec::kryo::class_of(&[0x00]), None);
+/// ```
+pub fn class_of(raw: &[u8]) -> Option<String> {
+    let mut reader = read::Reader::new(raw);
+    tree::read_class(&mut reader)
+        .ok()
+        .flatten()
+        .map(|name| name.to_string())
+}
+
 /// What other codecs' errors say about what this codec cannot read.
 pub(crate) fn diagnose(raw: &[u8]) -> Option<&'static str> {
     if raw.first().is_some_and(|&id| (11..0x80).contains(&id)) {

@@ -74,7 +74,7 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
                 .dead_letter_page(query.offset, limit)
                 .await?
                 .iter()
-                .map(|dead| item(&shared, dead))
+                .map(|dead| item(&shared, &query.name, dead))
                 .collect();
             page["items"] = json!(items);
             return Ok::<_, delayq::Error>(page);
@@ -90,7 +90,7 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
             at += read.len();
             for dead in &read {
                 if dead.reason.as_deref() == Some(reason.as_str()) {
-                    items.push(item(&shared, dead));
+                    items.push(item(&shared, &query.name, dead));
                     if items.len() == limit {
                         at = dead.key.index() + 1;
                         break 'reading;
@@ -160,14 +160,16 @@ fn dead_queue(shared: &Shared, name: &str) -> delayq::Result<ReliableQueue<Bytes
 }
 
 /// One dead letter as the page shows it.
-fn item(shared: &Shared, dead: &DeadLetter<Bytes>) -> Value {
-    let mut shown = show(&*shared.codec, &dead.raw);
+fn item(shared: &Shared, queue: &str, dead: &DeadLetter<Bytes>) -> Value {
+    let codec = shared.codec_of(queue);
+    let mut shown = show(codec, &dead.raw);
     // The reason recorded when it was dead-lettered; for older values, what
     // can be told from the value.
     shown["reason"] = match &dead.reason {
         Some(reason) => json!(reason),
-        None => json!((shown["decoded"] == json!(false))
-            .then(|| format!("does not decode with the {} codec", shared.codec.name()))),
+        None => {
+            json!((shown["decoded"] == json!(false)).then(|| format!("does not decode with the {} codec", codec.name())))
+        }
     };
     shown["at_ms"] = json!(dead.at.map(epoch_ms));
     shown["index"] = json!(dead.key.index());
@@ -247,7 +249,7 @@ pub(crate) async fn section(shared: &Shared, name: &str, status: &QueueStatus) -
             .dead_letter_page(0, 50)
             .await?
             .iter()
-            .map(|dead| item(shared, dead))
+            .map(|dead| item(shared, name, dead))
             .collect()
     } else {
         Vec::new()

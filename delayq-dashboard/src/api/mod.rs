@@ -70,18 +70,46 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
     }
 }
 
-/// A payload decoded with the dashboard's codec, or as hex.
+/// A payload decoded with the queue's codec, or as hex.
 /// With a codec that detects (`--codec auto`), `codec` names the one found.
+/// A Java object names its `class`; one whose fields were not read (a Kryo
+/// POJO without a schema) says why in `unread`, and shows as hex. `json`
+/// says the text is JSON (Java objects, JSON and Jackson payloads): the page
+/// draws it as a tree.
 pub(crate) fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
     let (decoded, detected) = codec.decode_detected(payload);
-    match decoded {
-        Ok(text) => json!({"text": preview(&text), "decoded": true, "codec": detected}),
-        Err(e) => {
-            let hint = codec.diagnose(payload);
-            json!({"text": hex(&payload[..payload.len().min(PREVIEW / 2)]), "decoded": false, "codec": detected,
-                   "error": hint.map_or_else(|| e.to_string(), str::to_owned)})
+    let name = detected.as_deref().unwrap_or(codec.name());
+    let java = if reads_java(name) {
+        codec.java_object(payload)
+    } else {
+        None
+    };
+    let class = java.as_ref().map(|j| j.class.as_str());
+    let unread = java.as_ref().and_then(|j| j.unread.as_deref());
+    let why = match (unread, decoded) {
+        (Some(why), _) => why.to_owned(),
+        (None, Err(e)) => codec.diagnose(payload).map_or_else(|| e.to_string(), str::to_owned),
+        (None, Ok(text)) => {
+            let json = java.is_some() || matches!(inner(name), "json" | "jackson");
+            return json!({"text": preview(&text), "decoded": true, "codec": detected, "class": class, "json": json});
         }
+    };
+    json!({"text": hex(&payload[..payload.len().min(PREVIEW / 2)]), "decoded": false, "codec": detected,
+           "class": class, "unread": unread, "error": why})
+}
+
+/// The codec inside a compression (`lz4/jackson`: `jackson`; `lz4`: Kryo).
+fn inner(codec: &str) -> &str {
+    match codec.split_once('/') {
+        Some((_, inner)) => inner,
+        None if matches!(codec, "lz4" | "lz4v2" | "snappy" | "zstd") => "kryo",
+        None => codec,
     }
+}
+
+/// Whether values of the codec named `codec` are Java objects.
+fn reads_java(codec: &str) -> bool {
+    matches!(inner(codec), "kryo" | "serialization" | "marshalling" | "auto")
 }
 
 pub(crate) fn preview(text: &str) -> String {

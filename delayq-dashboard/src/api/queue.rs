@@ -95,7 +95,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         .read_range(0, 10)
         .await?
         .iter()
-        .map(|raw: &bytes::Bytes| show(&*shared.codec, raw))
+        .map(|raw: &bytes::Bytes| show(shared.codec_of(name), raw))
         .collect();
     let pending = pending::page(shared, name, query.offset, limit, &status).await?;
     let dead = dead_letters::section(shared, name, &status).await?;
@@ -136,7 +136,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         "did_you_mean": suggestions,
         "now_ms": epoch_ms(now),
         "read_only": shared.read_only,
-        "codec": shared.codec.name(),
+        "codec": shared.codec_of(name).name(),
         "status": status_json(Some(&status), now),
         "exists": status.exists,
         "pending": pending,

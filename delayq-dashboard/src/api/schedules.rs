@@ -107,7 +107,7 @@ pub(crate) async fn json(shared: &Shared, queue: &str) -> delayq::Result<Value> 
                 "fired": info.fired,
                 "missed": info.missed,
                 "paused": info.paused,
-                "value": show(&*shared.codec, &info.payload),
+                "value": show(shared.codec_of(queue), &info.payload),
             })
         })
         .collect();

@@ -107,3 +107,34 @@ pub async fn lrange(server: &RedisServer, key: &str) -> Vec<Bytes> {
 pub async fn exists(server: &RedisServer, key: &str) -> i64 {
     raw(server).await.exists(key).await.unwrap()
 }
+
+/// The bytes Java wrote for `case` with `codec`, from a fixture of
+/// `compat/fixtures` (`jdk-types.json`, `natural-types-java.json`).
+pub fn java_bytes(fixture: &str, codec: &str, case: &str) -> Vec<u8> {
+    let path = format!("{}/../compat/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let hex = json["codecs"][codec][case]["hex"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {codec} bytes for {case} in {fixture}"));
+    delayq_test_support::vectors::unhex(hex)
+}
+
+/// The schema of the Java classes of `jdk-types.json` (`corpus.Order`...).
+pub fn java_schema() -> delayq::codec::kryo::KryoSchema {
+    let path = format!(
+        "{}/../compat/fixtures/jdk-types-schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    delayq::codec::kryo::KryoSchema::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// One dead letter with this payload, as a consumer leaves it.
+pub async fn dead_letter(server: &RedisServer, name: &str, payload: &[u8]) {
+    let keys = delayq::QueueKeys::new(name).unwrap();
+    let _: () = raw(server)
+        .await
+        .rpush(keys.dead_letter(), Bytes::copy_from_slice(payload))
+        .await
+        .unwrap();
+}

@@ -59,16 +59,16 @@ pub(crate) async fn page(
     let elements: Vec<Value> = page
         .iter()
         .enumerate()
-        .map(|(i, element)| element_json(shared, element, offset + i))
+        .map(|(i, element)| element_json(shared, name, element, offset + i))
         .collect();
     Ok(json!({"offset": offset, "limit": limit, "total": status.pending, "elements": elements}))
 }
 
 /// One pending element as the page shows it; `rank` is its place in due
 /// order when it was read (0 is the next due).
-fn element_json(shared: &Shared, element: &PendingElement<Bytes>, rank: usize) -> Value {
+fn element_json(shared: &Shared, queue: &str, element: &PendingElement<Bytes>, rank: usize) -> Value {
     let mut shown = match &element.value {
-        Ok(payload) => show(&*shared.codec, payload),
+        Ok(payload) => show(shared.codec_of(queue), payload),
         Err(_) => json!({"text": hex(&element.raw), "decoded": false, "error": "no element format unpacks it"}),
     };
     shown["due_ms"] = json!(epoch_ms(element.due));

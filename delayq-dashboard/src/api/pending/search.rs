@@ -66,7 +66,7 @@ async fn search_id(shared: &Shared, query: &SearchQuery) -> delayq::Result<Value
     // Its page: where elements due before it end (an equal due time may
     // put it a few places further).
     let rank = due_before(&queue, element.due).await?;
-    Ok(json!({"matches": [element_json(shared, &element, rank)], "message": "found by its id"}))
+    Ok(json!({"matches": [element_json(shared, &query.name, &element, rank)], "message": "found by its id"}))
 }
 
 async fn search_text(shared: &Shared, query: &SearchQuery) -> delayq::Result<Value> {
@@ -86,13 +86,16 @@ async fn search_text(shared: &Shared, query: &SearchQuery) -> delayq::Result<Val
                 break;
             }
             let text = match &element.value {
-                Ok(payload) => shared.codec.decode(payload).unwrap_or_else(|_| hex(payload)),
+                Ok(payload) => shared
+                    .codec_of(&query.name)
+                    .decode(payload)
+                    .unwrap_or_else(|_| hex(payload)),
                 Err(_) => hex(&element.raw),
             };
             at += 1;
             let id = element.id.as_deref().unwrap_or_default();
             if text.to_lowercase().contains(&needle) || id.to_lowercase().contains(&needle) {
-                matches.push(element_json(shared, element, at - 1));
+                matches.push(element_json(shared, &query.name, element, at - 1));
             }
         }
     }

@@ -262,9 +262,7 @@ const deadLettersSection = {
       tr.appendChild(pick);
       tr.appendChild(el("td", { class: "num" }, fmt(v.index + 1)));
       tr.appendChild(this.died(v.at_ms, page.now_ms));
-      const payload = el("td", { class: `payload${v.decoded ? "" : " hex"}` }, visible(v.text));
-      if (!v.decoded) payload.title = `shown as hex: ${visible(v.error || "does not decode")}`;
-      tr.appendChild(withCodec(payload, v));
+      tr.appendChild(payloadCell(v, `dead:${v.key}`));
       tr.appendChild(el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded"));
       const actions = el("td", { class: "row-actions" });
       if (!READ_ONLY) {

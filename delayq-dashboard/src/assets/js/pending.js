@@ -163,9 +163,7 @@ const pendingSection = {
     this.when(tr, e, now, paused);
     tr.appendChild(el("td", { class: "id" }, e.id === null || e.id === undefined ? "–" : visible(e.id)));
     tr.appendChild(el("td", { class: "format" }, e.format));
-    const payload = el("td", { class: `payload${e.decoded ? "" : " hex"}` }, visible(e.text));
-    if (!e.decoded) payload.title = `shown as hex: ${visible(e.error || "does not decode")}`;
-    tr.appendChild(withCodec(payload, e));
+    tr.appendChild(payloadCell(e, `pending:${e.raw}`));
     if (!READ_ONLY) {
       const cell = el("td", { class: "act" });
       this.actions(cell, e, ranked);

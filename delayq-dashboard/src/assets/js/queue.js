@@ -44,7 +44,7 @@ function queuePage() {
     $("pause").hidden = s.paused;
     $("resume").hidden = !s.paused;
 
-    const ready = data.ready_head.map((v) => withCodec(el("li", { class: v.decoded ? "" : "hex" }, visible(v.text)), v));
+    const ready = data.ready_head.map((v, i) => fillPayload(el("li"), v, `ready:${i}`));
     if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
     $("ready-list").replaceChildren(...ready);
 

@@ -31,7 +31,7 @@ function schedulesSection(schedules, now) {
     tr.appendChild(el("td", { class: `num missed${s.missed > 0 ? " hot" : ""}` }, fmt(s.missed)));
     const [state, cls] = s.paused ? ["paused", "paused"] : schedules.alive ? ["running", "running"] : ["no runner", "idle"];
     tr.appendChild(el("td", { class: `state ${cls}` }, state));
-    tr.appendChild(withCodec(el("td", { class: `payload${s.value.decoded ? "" : " hex"}` }, visible(s.value.text)), s.value));
+    tr.appendChild(payloadCell(s.value, `schedule:${s.name}`));
     if (!READ_ONLY) tr.appendChild(scheduleActions(s));
     return tr;
   });

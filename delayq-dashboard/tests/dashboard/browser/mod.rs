@@ -816,6 +816,8 @@ async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
 mod dead_letters;
 mod elements;
 mod events;
+mod fit;
+mod java;
 mod overview;
 mod review;
 mod schedules;
