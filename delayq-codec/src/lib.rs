@@ -43,6 +43,7 @@ pub mod bounds;
 mod bytes;
 pub mod compress;
 pub mod detect;
+mod interned;
 pub mod jackson;
 mod java_hash;
 mod jdk;

@@ -179,6 +179,47 @@ pub fn run() -> Results {
     }
 }
 
+/// The `corpus.Order` rows: each codec against Kryo measured in turns
+/// with it, for the Rust struct and for `KryoValue`.
+fn order_rows(r: &crate::java_order::Results) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (scenario, rates) in [
+        (
+            "14. Java codecs, corpus.Order as a Rust struct (chrono, bigdecimal)",
+            &r.natural,
+        ),
+        (
+            "14. Java codecs, corpus.Order as a KryoValue (the CLI's, the dashboard's)",
+            &r.untyped,
+        ),
+    ] {
+        for c in rates {
+            if let Some(e) = &c.encode {
+                rows.push(
+                    Row::new(scenario, &format!("{} encodes/s (vs kryo, in turns)", c.codec))
+                        .values(rate(e.ours), format!("{} (kryo)", rate(e.kryo)))
+                        .ratio(e.ratio),
+                );
+            }
+            let d = &c.decode;
+            rows.push(
+                Row::new(
+                    scenario,
+                    &format!("{} decodes/s of Java's bytes (vs kryo, in turns)", c.codec),
+                )
+                .values(rate(d.ours), format!("{} (kryo)", rate(d.kryo)))
+                .ratio(d.ratio),
+            );
+            rows.push(
+                Row::new(scenario, &format!("{} payload bytes (Java's)", c.codec))
+                    .values(format!("{} B", c.bytes), format!("{} B (kryo)", c.kryo_bytes))
+                    .ratio(c.bytes as f64 / c.kryo_bytes as f64),
+            );
+        }
+    }
+    rows
+}
+
 /// Scenario 14. Redisson's other codecs against Kryo, in this process.
 pub struct JavaCodecs;
 
@@ -210,6 +251,7 @@ impl Scenario for JavaCodecs {
                         .ratio(c.bytes as f64 / r.kryo.bytes as f64),
                 );
             }
+            rows.extend(order_rows(&crate::java_order::run()));
             let scenario = "14. Java codecs, the 27 captured values";
             for (codec, ours, kryo) in &r.vector_sizes {
                 rows.push(

@@ -18,6 +18,7 @@ mod decoders;
 mod events;
 mod heap;
 mod java_codecs;
+mod java_order;
 mod lateness;
 mod lateness_parts;
 mod many_queues;

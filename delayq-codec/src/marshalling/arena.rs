@@ -93,10 +93,13 @@ pub(super) struct Arena {
 }
 
 impl Arena {
-    /// An arena for a payload of `len` bytes, with room for a node per 4
-    /// bytes (up to 4096: past it, growing costs little by comparison).
+    /// An arena for a payload of `len` bytes, with room for a node per 16
+    /// bytes (up to 4096: past it, growing costs little by comparison). A
+    /// POJO of a few hundred bytes takes a few dozen nodes: a room of one
+    /// per 4 bytes was a block large enough to make every decode pay
+    /// glibc's consolidation of its small free blocks.
     pub(super) fn for_payload(len: usize) -> Self {
-        let room = (len / 4).clamp(1, 4096);
+        let room = (len / 16).clamp(1, 4096);
         let mut nodes = Vec::with_capacity(room);
         let mut meta = Vec::with_capacity(room);
         nodes.push(Node::Value(KryoValue::Null));

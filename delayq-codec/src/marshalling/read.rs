@@ -619,7 +619,9 @@ impl Reader<'_> {
         let at = self.input.pos();
         let node = self.object(false)?;
         match self.arena.value(node) {
-            Some(KryoValue::String(s)) if !s.is_empty() => Ok(s.as_str().into()),
+            // Shared with the payloads read before on this thread, which
+            // name the same classes and fields.
+            Some(KryoValue::String(s)) if !s.is_empty() => Ok(crate::interned::text(s)),
             _ => Err(Input::error_at(
                 at,
                 Kind::Malformed,

@@ -111,6 +111,15 @@ pub(crate) fn declared_type(code: u8, signature: &str) -> Option<JavaType> {
     (!name.is_empty()).then(|| JavaType::class(&name, Vec::new()))
 }
 
+/// [`declared_type`], shared with the fields of other payloads read on
+/// this thread that declare the same signature ([`crate::interned`]).
+pub(crate) fn shared_declared_type(code: u8, signature: &str) -> Option<Rc<JavaType>> {
+    if signature.as_bytes().first() != Some(&code) {
+        return declared_type(code, signature).map(Rc::new);
+    }
+    crate::interned::signature(signature, || declared_type(code, signature))
+}
+
 /// The JVM signature of a declared type (`java.util.List<String>` →
 /// `Ljava/util/List;`), with its type code.
 pub(crate) fn signature(declared: &JavaType) -> (u8, String) {

@@ -68,6 +68,7 @@ mod desc;
 pub(crate) mod embedded;
 mod error;
 mod jdk;
+mod kept;
 mod read;
 mod schema;
 pub(crate) mod stream;

@@ -8,9 +8,10 @@
 
 use std::rc::Rc;
 
-use super::desc::{declared_type, primitive_name, primitive_size, ClassDesc, FieldDesc, Handle};
+use super::desc::{primitive_name, primitive_size, shared_declared_type, ClassDesc, FieldDesc, Handle};
 use super::error::{shown, Result, SerializationError, SerializationErrorKind as Kind};
 use super::jdk;
+use super::kept;
 use super::stream::*;
 use super::tree::{Arena, Node, NodeId, NULL};
 use crate::kryo::java_type::Primitive;
@@ -42,6 +43,13 @@ pub(crate) struct Reader<'a> {
     depth: usize,
     /// Class descriptors open (a superclass is read inside its subclass).
     desc_depth: usize,
+    /// While class descriptors are read, what says whether one can be
+    /// kept for the next payloads ([`kept`]): the handles referred to,
+    /// whether a class annotation held anything, the deepest descriptor
+    /// nesting reached.
+    refs: Vec<usize>,
+    annotated: bool,
+    deepest_desc: usize,
 }
 
 fn err(kind: Kind, at: usize, message: impl Into<String>) -> SerializationError {
@@ -57,6 +65,9 @@ impl<'a> Reader<'a> {
             handles: Vec::new(),
             depth: 0,
             desc_depth: 0,
+            refs: Vec::new(),
+            annotated: false,
+            deepest_desc: 0,
         }
     }
 
@@ -115,6 +126,9 @@ impl<'a> Reader<'a> {
     fn handle(&mut self, at: usize) -> Result<&Handle> {
         let handle = self.s.i32("a handle")? as u32;
         let index = handle.wrapping_sub(BASE_HANDLE) as usize;
+        if self.desc_depth > 0 {
+            self.refs.push(index);
+        }
         self.handles
             .get(index)
             .ok_or_else(|| err(Kind::Malformed, at, format!("handle {handle:#x} was never assigned")))
@@ -198,8 +212,121 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A `TC_CLASSDESC` (its code read at `at`): the one kept from an
+    /// earlier payload when the bytes are the same, else read and kept.
     fn new_class_desc(&mut self, at: usize) -> Result<Rc<ClassDesc>> {
+        let start = self.s.pos();
+        let first = self.handles.len();
+        if let Some(kept) = kept::find(first, self.s.rest()) {
+            if self.desc_depth + kept.depth <= MAX_DEPTH && self.same_before(&kept.before) {
+                return Ok(self.replay(start, &kept));
+            }
+        }
+        let refs_start = self.refs.len();
+        let outer_annotated = std::mem::replace(&mut self.annotated, false);
+        let outer_deepest = std::mem::replace(&mut self.deepest_desc, self.desc_depth);
+        let depth_before = self.desc_depth;
+        let read = self.read_class_desc(at);
+        if let Ok(desc) = &read {
+            if !self.annotated {
+                self.keep(start, first, self.deepest_desc - depth_before, refs_start, desc);
+            }
+        }
+        self.annotated |= outer_annotated;
+        self.deepest_desc = self.deepest_desc.max(outer_deepest);
+        if self.desc_depth == 0 {
+            self.refs.clear();
+        }
+        read
+    }
+
+    /// Whether the handles a kept descriptor refers to, assigned before
+    /// it, name here what they named when it was read.
+    fn same_before(&self, before: &[(usize, kept::Assigned)]) -> bool {
+        before.iter().all(|(index, was)| match (self.handles.get(*index), was) {
+            (Some(Handle::Desc(desc)), kept::Assigned::Desc(was)) => Rc::ptr_eq(desc, was),
+            (Some(Handle::Node(id)), kept::Assigned::Text { text: was, .. }) => {
+                matches!(self.arena.get(*id), Node::Leaf(KryoValue::String(text)) if text == was)
+            }
+            _ => false,
+        })
+    }
+
+    /// What reading a kept descriptor did: the stream moves past it, its
+    /// handles and string nodes are assigned again.
+    fn replay(&mut self, start: usize, kept: &kept::Kept) -> Rc<ClassDesc> {
+        self.s.seek(start + kept.bytes.len());
+        for assigned in &kept.handles {
+            let handle = match assigned {
+                kept::Assigned::Desc(desc) => Handle::Desc(desc.clone()),
+                kept::Assigned::Text { text, offset } => Handle::Node(
+                    self.arena
+                        .add(Node::Leaf(KryoValue::String(text.clone())), start + offset),
+                ),
+            };
+            self.handles.push(handle);
+        }
+        self.deepest_desc = self.deepest_desc.max(self.desc_depth + kept.depth);
+        if self.desc_depth > 0 {
+            self.refs.extend(kept.before.iter().map(|(index, _)| *index));
+        }
+        kept.desc.clone()
+    }
+
+    /// Keeps the descriptor just read from `start`, whose handles start at
+    /// `first` and whose references are `self.refs[refs_start..]`.
+    fn keep(&self, start: usize, first: usize, depth: usize, refs_start: usize, desc: &Rc<ClassDesc>) {
+        let bytes = self.s.since(start);
+        if bytes.len() > kept::MAX_BYTES {
+            return;
+        }
+        let assigned = |id: NodeId, offset: usize| match self.arena.get(id) {
+            Node::Leaf(KryoValue::String(text)) => Some(kept::Assigned::Text {
+                text: text.clone(),
+                offset,
+            }),
+            _ => None,
+        };
+        let mut handles = Vec::with_capacity(self.handles.len() - first);
+        for handle in &self.handles[first..] {
+            handles.push(match handle {
+                Handle::Desc(desc) => kept::Assigned::Desc(desc.clone()),
+                Handle::Node(id) => match assigned(*id, self.arena.offset(*id) - start) {
+                    Some(text) => text,
+                    None => return,
+                },
+                Handle::PendingDesc => return,
+            });
+        }
+        let mut before = Vec::new();
+        for &index in self.refs[refs_start..].iter().filter(|&&i| i < first) {
+            before.push((
+                index,
+                match &self.handles[index] {
+                    Handle::Desc(desc) => kept::Assigned::Desc(desc.clone()),
+                    Handle::Node(id) => match assigned(*id, 0) {
+                        Some(text) => text,
+                        None => return,
+                    },
+                    Handle::PendingDesc => return,
+                },
+            ));
+        }
+        kept::keep(
+            first,
+            kept::Kept {
+                bytes: bytes.into(),
+                depth,
+                desc: desc.clone(),
+                handles,
+                before,
+            },
+        );
+    }
+
+    fn read_class_desc(&mut self, at: usize) -> Result<Rc<ClassDesc>> {
         self.desc_depth += 1;
+        self.deepest_desc = self.deepest_desc.max(self.desc_depth);
         if self.desc_depth > MAX_DEPTH {
             return Err(err(
                 Kind::TooDeep,
@@ -207,7 +334,7 @@ impl<'a> Reader<'a> {
                 format!("class descriptors nested deeper than {MAX_DEPTH} levels"),
             ));
         }
-        let name = self.s.utf("a class name")?;
+        let name = self.s.shared_utf("a class name")?;
         self.s.i64("a serialVersionUID")?;
         let handle = self.handles.len();
         self.handles.push(Handle::PendingDesc);
@@ -243,7 +370,7 @@ impl<'a> Reader<'a> {
             ));
         }
         let desc = Rc::new(ClassDesc {
-            name: name.into(),
+            name,
             flags,
             fields,
             super_desc,
@@ -257,14 +384,14 @@ impl<'a> Reader<'a> {
     fn field_desc(&mut self) -> Result<FieldDesc> {
         let at = self.s.pos();
         let code = self.s.u8("a field type code")?;
-        let name: Rc<str> = self.s.utf("a field name")?.into();
+        let name = self.s.shared_utf("a field name")?;
         let declared = match primitive_name(code).and_then(Primitive::from_name) {
-            Some(primitive) => JavaType::primitive(primitive),
+            Some(primitive) => Rc::new(JavaType::primitive(primitive)),
             None if code == b'L' || code == b'[' => {
                 let sig_at = self.s.pos();
                 let sig = self.type_string(sig_at)?;
                 let sig = self.text_of(sig, sig_at, "a field type")?;
-                declared_type(code, sig).ok_or_else(|| {
+                shared_declared_type(code, sig).ok_or_else(|| {
                     err(
                         Kind::Malformed,
                         sig_at,
@@ -280,11 +407,7 @@ impl<'a> Reader<'a> {
                 ))
             }
         };
-        Ok(FieldDesc {
-            code,
-            name,
-            declared: Rc::new(declared),
-        })
+        Ok(FieldDesc { code, name, declared })
     }
 
     /// A field's JVM signature: a string, or a reference to one.
@@ -322,6 +445,7 @@ impl<'a> Reader<'a> {
                 }
                 Some(TC_ENDBLOCKDATA) => {
                     self.s.u8("end of block data")?;
+                    self.annotated |= !items.is_empty();
                     return Ok((start, items));
                 }
                 Some(TC_BLOCKDATA) => {

@@ -54,6 +54,11 @@ impl<'a> Stream<'a> {
         self.pos = pos.min(self.bytes.len());
     }
 
+    /// The bytes read from `start` to here.
+    pub(crate) fn since(&self, start: usize) -> &'a [u8] {
+        &self.bytes[start.min(self.pos)..self.pos]
+    }
+
     /// The bytes not read yet.
     pub(crate) fn rest(&self) -> &'a [u8] {
         &self.bytes[self.pos..]
@@ -120,6 +125,18 @@ impl<'a> Stream<'a> {
         let start = self.pos;
         let bytes = self.take(len, what)?;
         modified_utf8(bytes, start)
+    }
+
+    /// [`utf`](Self::utf) for a class or field name, which every payload
+    /// of a class repeats: shared with earlier payloads read on this
+    /// thread ([`crate::interned`]).
+    pub(crate) fn shared_utf(&mut self, what: &str) -> Result<std::rc::Rc<str>> {
+        let at = self.pos;
+        let len = self.u16(what)?;
+        let len = self.claim(u64::from(len), 1, at, what)?;
+        let start = self.pos;
+        let bytes = self.take(len, what)?;
+        crate::interned::decoded(bytes, |bytes| modified_utf8(bytes, start))
     }
 
     /// `TC_LONGSTRING`'s form: an 8-byte length, then modified UTF-8.

@@ -601,3 +601,43 @@ fn uids_come_from_the_codec_or_the_schema() {
         .unwrap();
     assert_eq!(with_map, encode(&order, Some(&schema)).unwrap());
 }
+
+/// A class descriptor kept from an earlier payload on the thread is taken
+/// only where the bytes are the same: every payload, whole, cut short or
+/// with a byte changed, reads to what it reads with nothing kept, errors
+/// (kind, offset, message) included.
+#[test]
+fn kept_class_descriptors_read_as_reading_afresh_does() {
+    let mut variants = Vec::new();
+    for case in [
+        "pojo_order",
+        "pojo_event_nested",
+        "bigdecimal",
+        "pojo_order_null_id",
+        "enum",
+        "linkedhashmap_nested",
+    ] {
+        let raw = delayq_test_support::vectors::codec_case("serialization", case);
+        variants.push(raw.clone());
+        for i in (4..raw.len()).step_by(5) {
+            let mut changed = raw.clone();
+            changed[i] ^= 0x01;
+            variants.push(changed);
+            variants.push(raw[..i].to_vec());
+        }
+    }
+    let afresh: Vec<String> = variants
+        .iter()
+        .map(|raw| {
+            super::kept::clear();
+            format!("{:?}", decode(raw))
+        })
+        .collect();
+    super::kept::clear();
+    for round in 0..2 {
+        for (raw, want) in variants.iter().zip(&afresh) {
+            assert_eq!(&format!("{:?}", decode(raw)), want, "round {round}, {}", hex(raw));
+        }
+    }
+    assert!(super::kept::count() > 0, "no descriptor was kept");
+}
