@@ -55,7 +55,11 @@ async fn text_search_keeps_its_matches_across_continue() {
             "search reads {info:?}, not {want:?}"
         );
         if info.contains("continue from there") && pressable(&browser, "#search-more").await {
-            click(&browser, "#search-more").await;
+            // The page may redraw the button between the look and the press
+            // (a loaded machine): a press that did not land is tried again.
+            if let Ok(button) = browser.find(Locator::Css("#search-more")).await {
+                let _ = button.click().await;
+            }
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
