@@ -184,7 +184,11 @@ impl<T: 'static> DelayedQueue<T> {
         // than a count reads as none rather than failing the whole status.
         let mut fields = [0u64; 6];
         for (field, value) in fields.iter_mut().zip(reply::array(totals)?) {
-            *field = reply::opt_text(value).ok().flatten().and_then(|t| t.parse().ok()).unwrap_or(0);
+            *field = reply::opt_text(value)
+                .ok()
+                .flatten()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
         }
         let next_due = reply::opt_score(head)?.map(time::from_ms);
         // A flag set by hand may hold anything: paused, since unknown.

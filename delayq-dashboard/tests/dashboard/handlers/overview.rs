@@ -287,7 +287,7 @@ async fn a_vanished_queues_gauges_leave_metrics() {
     seed::offer(&server, "staying", "x", 600).await;
     let app = dashboard(&server, |d| d).await;
     until(&app, "/metrics", |r| {
-        r.body.contains(r#"delayq_pending{queue="short-lived"} 1"#)
+        r.body.contains(r#"delayq_queue_pending{queue="short-lived"} 1"#)
     })
     .await;
 
@@ -299,7 +299,7 @@ async fn a_vanished_queues_gauges_leave_metrics() {
         .unwrap();
     let metrics = until(&app, "/metrics", |r| !r.body.contains(r#"queue="short-lived""#)).await;
     assert!(
-        metrics.body.contains(r#"delayq_pending{queue="staying"} 1"#),
+        metrics.body.contains(r#"delayq_queue_pending{queue="staying"} 1"#),
         "{}",
         metrics.body
     );
@@ -422,18 +422,18 @@ async fn ready_values_nobody_takes_and_long_pauses_need_attention() {
     let metrics = send(&app, get("/metrics")).await.body;
     let age = metrics
         .lines()
-        .find(|l| l.starts_with("delayq_oldest_ready_age_seconds{queue=\"stuck-old\"}"))
+        .find(|l| l.starts_with("delayq_queue_oldest_ready_age_seconds{queue=\"stuck-old\"}"))
         .unwrap_or_else(|| panic!("{metrics}"));
     let seconds: f64 = age.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(seconds >= 600.0, "{age}");
     assert!(
-        !metrics.contains("delayq_oldest_ready_age_seconds{queue=\"stuck\"}"),
+        !metrics.contains("delayq_queue_oldest_ready_age_seconds{queue=\"stuck\"}"),
         "no made-up age for an unknown one"
     );
     assert!(
-        metrics.contains("delayq_oldest_ready_age_seconds{queue=\"a-calm\"} 0"),
+        metrics.contains("delayq_queue_oldest_ready_age_seconds{queue=\"a-calm\"} 0"),
         "nothing ready: 0"
     );
-    assert!(metrics.contains("delayq_ready_untaken{queue=\"stuck\"} 1"));
-    assert!(metrics.contains("delayq_ready_untaken{queue=\"a-calm\"} 0"));
+    assert!(metrics.contains("delayq_queue_ready_untaken{queue=\"stuck\"} 1"));
+    assert!(metrics.contains("delayq_queue_ready_untaken{queue=\"a-calm\"} 0"));
 }
