@@ -73,12 +73,16 @@ function hourBars(target, hour, width, height, small) {
   target.replaceChildren(box);
 }
 
-// The time axis under a history chart: first and last minute, with the zone.
+// The time axis under a history chart: first and last point, with the
+// zone; with the day too when the chart spans more than most of a day.
 function timeAxis(box, history, left, width, height) {
   if (history.length === 0) return;
-  box.appendChild(svg("text", { x: left, y: height - 2 }, clock(history[0].minute_ms)));
+  const first = history[0].minute_ms;
   const last = history[history.length - 1].minute_ms;
-  box.appendChild(svg("text", { x: width, y: height - 2, "text-anchor": "end" }, `${clock(last)} ${zone(last)}`));
+  const day = (ms) => { const d = new Date(ms); return `${pad(d.getMonth() + 1)}-${pad(d.getDate())} `; };
+  const when = (ms) => (last - first > 20 * 3600000 ? day(ms) : "") + clock(ms);
+  box.appendChild(svg("text", { x: left, y: height - 2 }, when(first)));
+  box.appendChild(svg("text", { x: width, y: height - 2, "text-anchor": "end" }, `${when(last)} ${zone(last)}`));
 }
 
 // Lines over the history minutes; series: [{key, color}].

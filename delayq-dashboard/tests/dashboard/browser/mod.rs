@@ -817,6 +817,7 @@ mod dead_letters;
 mod elements;
 mod events;
 mod fit;
+mod history;
 mod java;
 mod overview;
 mod review;
