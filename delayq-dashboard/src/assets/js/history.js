@@ -38,6 +38,7 @@ function historyCharts({ ranges, step, charts, name }) {
     const points = data.points.map((p) => ({ ...p, minute_ms: p.t_ms }));
     lines(charts.flow, points, [
       { key: "offered", color: "#7c3aed" }, { key: "transferred", color: "#2f6fde" }, { key: "acked", color: "#16a34a" },
+      { key: "delivered", color: "#0891b2" },
     ]);
     lines(charts.failures, points, [
       { key: "failed", color: "#c2410c" }, { key: "dead_lettered", color: "#d92d20" }, { key: "timed_out", color: "#a16207" },

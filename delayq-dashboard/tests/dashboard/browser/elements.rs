@@ -34,8 +34,18 @@ pub(super) async fn many(server: &RedisServer, name: &str, n: usize, base_ms: i6
         .unwrap();
 }
 
+/// Presses the element `css`. The pages redraw their tables on every
+/// poll: an element replaced between its find and its press (stale, so the
+/// press did not land) is found again and pressed.
 pub(super) async fn click(browser: &Browser, css: &str) {
-    browser.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+    for _ in 0..5 {
+        match browser.find(Locator::Css(css)).await.unwrap().click().await {
+            Ok(_) => return,
+            Err(e) if e.is_stale_element_reference() => continue,
+            Err(e) => panic!("pressing {css}: {e}"),
+        }
+    }
+    panic!("{css} was redrawn under every press");
 }
 
 /// Waits until the element `css` reads something containing `part`.

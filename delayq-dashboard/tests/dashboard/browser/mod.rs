@@ -203,13 +203,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     wait_text(&browser, r#"tr[data-queue="payments"] td.pending"#, "41").await;
 
     // Queue page, through the link.
-    browser
-        .find(Locator::Css(r#"tr[data-queue="orders"] td.name a"#))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    elements::click(&browser, r#"tr[data-queue="orders"] td.name a"#).await;
     wait_text(&browser, "#pending", "181").await;
     wait_text(&browser, "#dead-letters", "12").await;
     let rows = browser.find_all(Locator::Css("#pending-table tbody tr")).await.unwrap();
