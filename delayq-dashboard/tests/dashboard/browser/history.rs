@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use delayq::fred::prelude::*;
-use fantoccini::{Client as Browser, Locator};
+use fantoccini::Client as Browser;
 use serde_json::{json, Value};
 
-use super::{browser, screenshot, serve, start_driver, text, wait_text, WAIT};
+use super::{browser, click, screenshot, serve, start_driver, text, wait_text, WAIT};
 use crate::redis_server::RedisServer;
 use crate::seed::{self, eventually};
 
@@ -83,7 +83,7 @@ async fn drawn(browser: &Browser) -> (String, usize) {
 
 async fn press(browser: &Browser, range: &str) {
     let css = format!("#history-ranges button[data-range='{range}']");
-    browser.find(Locator::Css(&css)).await.unwrap().click().await.unwrap();
+    click(browser, &css).await;
     eventually(WAIT, &format!("the {range} history drawn"), || {
         let browser = browser.clone();
         let range = range.to_owned();
