@@ -6,7 +6,8 @@
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
---       (lib/events.lua: 'claimed' or 'dead_lettered')
+--       (lib/events.lua: 'claimed' or 'dead_lettered'), 13 stats hash (the
+--       'dead_lettered' total)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value
@@ -50,6 +51,7 @@ if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, reason)
   delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
+  delayq_count(KEYS[13], 'dead_lettered', 1)
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)

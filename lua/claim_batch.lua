@@ -6,7 +6,8 @@
 --       4 due-time set (lateness tracking), 5 count records (hash), 6 count
 --       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list), 9 events
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
---       call that claims any, one 'dead_lettered' per call that dead-letters any)
+--       call that claims any, one 'dead_lettered' per call that dead-letters any),
+--       11 stats hash (the 'dead_lettered' total)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
@@ -75,4 +76,5 @@ if #leases > 0 then
 end
 if #claimed > 0 then delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed)) end
 if #dead > 0 then delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', 'delivered ' .. dead[1] .. ' times without an ack (max_deliveries ' .. max .. ')') end
+delayq_count(KEYS[11], 'dead_lettered', #dead)
 return reply

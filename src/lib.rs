@@ -139,7 +139,7 @@ pub use queue::blocking::BlockingQueue;
 pub use queue::delayed::DelayedQueue;
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::ReliableQueue;
-pub use queue::status::QueueStatus;
+pub use queue::status::{QueueStatus, QueueTotals};
 pub use transfer::Clock;
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::keys::QueueKeys;

@@ -27,6 +27,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/keys.js"),
     include_str!("assets/js/payload.js"),
     include_str!("assets/js/charts.js"),
+    include_str!("assets/js/history.js"),
     include_str!("assets/js/overview.js"),
     include_str!("assets/js/schedules.js"),
     include_str!("assets/js/pending.js"),

@@ -501,7 +501,16 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     offer: lua!(
         "offer",
         Once,
-        [Timeout, Pending, Channel, EventsConfig, Events, Traces, TracesExpiry]
+        [
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            Stats,
+            Traces,
+            TracesExpiry
+        ]
     ),
     // Keyed by its call's request: a chunk adds only the call's elements not
     // added yet, so a resend adds nothing twice.
@@ -515,6 +524,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Request,
             EventsConfig,
             Events,
+            Stats,
             Traces,
             TracesExpiry
         ]
@@ -535,7 +545,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     read_all: lua!("read_all", Safe, [Pending]),
@@ -574,7 +585,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Paused,
             DeadReasons,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     // Sent once like claim: a resend would claim more values (a lost reply
@@ -592,12 +604,13 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Paused,
             DeadReasons,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     // A resend finds the ids the first run acked in the acked set.
-    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events]),
-    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events]),
+    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events, Stats]),
+    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events, Stats]),
     nack: lua!(
         "nack",
         Safe,
@@ -613,6 +626,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Request
         ]
     ),
@@ -647,7 +661,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             StagingMark,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     requeue_dead_letters: lua!(
@@ -671,7 +686,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     status: lua!(
@@ -686,7 +702,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Quarantine,
             Paused,
             Ids,
-            Due
+            Due,
+            Stats
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),
@@ -705,6 +722,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             EventsConfig,
             Events,
+            Stats,
             Traces,
             TracesExpiry,
             Request
@@ -772,7 +790,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
-            ScheduleFires
+            ScheduleFires,
+            Stats
         ]
     ),
     // Keyed by a request: a resend answers as the first run did and offers
@@ -788,6 +807,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
+            Stats,
             Request
         ]
     ),
@@ -843,7 +863,7 @@ mod tests {
         }
         // Only what it calls: `undo_move` needs no lib, `pause` only events.
         assert!(!SCRIPTS.undo_move.body.contains("local function"));
-        assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
+        assert!(SCRIPTS.pause.body.len() < 4_500, "{}", SCRIPTS.pause.body.len());
     }
 
     /// Tests and benchmarks run scripts by hand with the bodies
@@ -1156,10 +1176,11 @@ mod tests {
             "rpoplpush",
             "zpopmin",
         ];
-        const WRITING_LIBS: [&str; 6] = [
+        const WRITING_LIBS: [&str; 7] = [
             "delayq_offer(",
             "delayq_dead_letter(",
             "delayq_event(",
+            "delayq_count(",
             "delayq_counts_put(",
             "delayq_counts_take(",
             "delayq_answer(",

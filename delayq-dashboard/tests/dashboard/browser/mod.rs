@@ -851,6 +851,7 @@ mod dead_letters;
 mod elements;
 mod events;
 mod fit;
+mod history;
 mod java;
 mod overview;
 mod review;
