@@ -141,7 +141,14 @@ pub(crate) enum Command {
     /// lateness).
     Stats(StatsArgs),
     /// Every queue on the server with its counts (found by SCAN and by
-    /// delayq's registry of the queues it has offered to, consumed or transferred).
+    /// delayq's registry of the queues it has offered to, consumed or
+    /// transferred), what needs attention first, as the dashboard's overview
+    /// ranks them: dead letters, transfer lag over 5s, ready values nobody
+    /// takes, the oldest ready value's wait over 5s, pauses over an hour,
+    /// quarantined elements, schedules no runner fires.
+    #[command(
+        after_help = "Examples:\n  delayq list\n  delayq list --attention-only\n  delayq list --filter orders --sort pending"
+    )]
     List(ListArgs),
     /// Offer values to a delayed queue, due after --delay.
     Offer(OfferArgs),
@@ -254,9 +261,54 @@ pub(crate) struct PauseArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
+    /// Order of the queues (the greatest first; ties by name).
+    #[arg(long, value_enum, default_value_t = ListSort::Attention)]
+    pub sort: ListSort,
+    /// Only queues whose name contains TEXT, in any case.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Only queues that need attention.
+    #[arg(long)]
+    pub attention_only: bool,
+    /// How long to watch queues that have ready values and no live worker,
+    /// to tell whether anyone takes them (0 skips it: they are not ranked
+    /// as untaken).
+    #[arg(long, value_parser = parse_delay, default_value = "1s", value_name = "DURATION")]
+    pub watch_ready: Duration,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+}
+
+/// `delayq list --sort`: the library's queue orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ListSort {
+    /// What needs attention first, as the dashboard's overview.
+    Attention,
+    /// By name.
+    Name,
+    /// Most pending elements first.
+    Pending,
+    /// Most ready values first.
+    Ready,
+    /// Most dead letters first.
+    Dead,
+    /// Greatest transfer lag first.
+    Lag,
+}
+
+impl From<ListSort> for delayq::attention::QueueOrder {
+    fn from(sort: ListSort) -> Self {
+        use delayq::attention::QueueOrder;
+        match sort {
+            ListSort::Attention => QueueOrder::Attention,
+            ListSort::Name => QueueOrder::Name,
+            ListSort::Pending => QueueOrder::Pending,
+            ListSort::Ready => QueueOrder::Ready,
+            ListSort::Dead => QueueOrder::Dead,
+            ListSort::Lag => QueueOrder::Lag,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -20,6 +20,7 @@ mod dashboard;
 mod dead_letters;
 mod events;
 mod kryo;
+mod list;
 mod lost_replies;
 mod operator_review;
 mod processes;
