@@ -193,6 +193,17 @@ pub(crate) enum Command {
     /// process, version, settings, counts, what each runs now and its
     /// lease; a worker that stopped beating is flagged SILENT.
     Workers(WorkersArgs),
+    /// Find values by id or by text across queues: pending elements, ready
+    /// values, dead letters. A value matches when TEXT, in any case, occurs
+    /// in its payload as --codec decodes it (what `inspect` shows; an
+    /// undecodable payload is read as UTF-8) or in the id it was offered
+    /// with; a pending element whose id is exactly TEXT is found through
+    /// the id index first. Each run looks at --budget values at most and
+    /// says how far it got, and how to go on (--from).
+    #[command(
+        after_help = "Examples:\n  delayq search ord-42\n  delayq search 'smtp' --queue mail --state dead\n  delayq search ord-42 --from '6:orders.pending.10001.10000'"
+    )]
+    Search(SearchArgs),
     /// Serve a web dashboard of every queue on the server, and Prometheus
     /// /metrics (loopback only unless a token is set).
     Dashboard(DashboardArgs),
@@ -278,6 +289,59 @@ pub(crate) struct ListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// The text (any case) or id to look for.
+    pub text: String,
+    /// Only in this queue (repeat for several; without it, every queue).
+    #[arg(long = "queue", value_name = "QUEUE")]
+    pub queues: Vec<String>,
+    /// Only in this state (repeat for several; without it, all three).
+    #[arg(long = "state", value_enum, value_name = "STATE")]
+    pub states: Vec<SearchState>,
+    /// Values looked at in this run, most (at most 100,000).
+    #[arg(long, default_value_t = delayq::search::DEFAULT_BUDGET, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub budget: usize,
+    /// Matches shown, most (at most 1,000).
+    #[arg(long, default_value_t = delayq::search::DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000))]
+    pub limit: usize,
+    /// Go on from where a run stopped: the cursor it printed.
+    #[arg(long, value_name = "CURSOR")]
+    pub from: Option<String>,
+    /// How payloads are decoded before they are matched and shown.
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With kryo, serialization, marshalling: the Java classes of POJOs and
+    /// enums (a JSON schema file, or the Java service's jar or classes).
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
+    pub kryo_schema: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// `delayq search --state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SearchState {
+    /// Pending elements (not due yet, or not moved yet).
+    Pending,
+    /// Values ready in the destination list.
+    Ready,
+    /// Dead letters.
+    Dead,
+}
+
+impl From<SearchState> for delayq::search::ValueState {
+    fn from(state: SearchState) -> Self {
+        use delayq::search::ValueState;
+        match state {
+            SearchState::Pending => ValueState::Pending,
+            SearchState::Ready => ValueState::Ready,
+            SearchState::Dead => ValueState::Dead,
+        }
+    }
 }
 
 /// `delayq list --sort`: the library's queue orders.

@@ -230,6 +230,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Resume(a) => one(&a.queue),
         Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
         Command::Workers(a) => a.queue.iter().map(|q| (q.as_str(), false)).collect(),
+        Command::Search(a) => a.queues.iter().map(|q| (q.as_str(), false)).collect(),
         _ => Vec::new(),
     }
 }
