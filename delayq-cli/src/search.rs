@@ -58,8 +58,14 @@ fn table(page: &SearchPage, now: SystemTime) -> String {
         .iter()
         .map(|m| {
             let place = match (m.state, m.due) {
-                (ValueState::Pending, Some(due)) => format!("#{} due {}", m.position + 1, output::relative(due, now)),
-                _ => format!("#{}", m.position + 1),
+                (ValueState::Pending, Some(due)) => {
+                    format!(
+                        "#{} due {}",
+                        output::count(m.position as u64 + 1),
+                        output::relative(due, now)
+                    )
+                }
+                _ => format!("#{}", output::count(m.position as u64 + 1)),
             };
             vec![
                 preview(&m.queue, 24),

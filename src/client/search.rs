@@ -389,7 +389,9 @@ impl Client {
         };
         queues.sort();
         queues.dedup();
-        let mut total = 0;
+        // Values per queue and state, in the order searched: the total, and
+        // whether anything is left where a call stops.
+        let mut counts = Vec::with_capacity(queues.len() * search.states.len());
         for name in &queues {
             let status = self
                 .delayed_queue::<Bytes, _>(name, BytesCodec)?
@@ -397,42 +399,43 @@ impl Client {
                 .status()
                 .await?;
             for state in &search.states {
-                total += match state {
+                counts.push(match state {
                     ValueState::Pending => status.pending,
                     ValueState::Ready => status.ready,
                     ValueState::Dead => status.dead_letters,
-                };
+                });
             }
         }
+        let total: u64 = counts.iter().sum();
         let mut walk = Walk {
             search,
             matches: Vec::new(),
             looked: 0,
         };
         let start = from.map(|c| (c.queue.as_str(), c.state, c.position));
-        for name in queues
-            .iter()
-            .filter(|name| start.is_none_or(|(q, _, _)| name.as_str() >= q))
-        {
-            for &state in &search.states {
+        let mut next = None;
+        'queues: for (q, name) in queues.iter().enumerate() {
+            if start.is_some_and(|(from, _, _)| name.as_str() < from) {
+                continue;
+            }
+            for (s, &state) in search.states.iter().enumerate() {
                 let position = match start {
-                    Some((q, s, _)) if q == name && state < s => continue,
-                    Some((q, s, p)) if q == name && state == s => p,
+                    Some((from, at, _)) if from == name && state < at => continue,
+                    Some((from, at, p)) if from == name && state == at => p,
                     _ => 0,
                 };
                 if let Some(stopped) = walk.state(self, name, state, position).await? {
-                    let searched = from.map_or(0, |c| c.searched) + walk.looked as u64;
-                    return Ok(SearchPage {
-                        matches: walk.matches,
-                        searched,
-                        total: total.max(searched),
-                        next: Some(SearchCursor {
-                            queue: name.clone(),
-                            state,
-                            position: stopped,
-                            searched,
-                        }),
-                    });
+                    // Stopped at the very end (as counted): nothing to go on with.
+                    let at = q * search.states.len() + s;
+                    let read = match state {
+                        ValueState::Pending => stopped.saturating_sub(1),
+                        _ => stopped,
+                    } as u64;
+                    let left = counts[at].saturating_sub(read) + counts[at + 1..].iter().sum::<u64>();
+                    if left > 0 {
+                        next = Some((name.clone(), state, stopped));
+                    }
+                    break 'queues;
                 }
             }
         }
@@ -441,7 +444,12 @@ impl Client {
             matches: walk.matches,
             searched,
             total: total.max(searched),
-            next: None,
+            next: next.map(|(queue, state, position)| SearchCursor {
+                queue,
+                state,
+                position,
+                searched,
+            }),
         })
     }
 }

@@ -26,4 +26,5 @@ mod operator_review;
 mod processes;
 mod rough_edges;
 mod schedules;
+mod search;
 mod workers;
