@@ -821,4 +821,5 @@ mod java;
 mod overview;
 mod review;
 mod schedules;
+mod search;
 mod workers;
