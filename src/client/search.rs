@@ -205,7 +205,7 @@ impl Search {
 /// ```
 /// use delayq::search::SearchCursor;
 ///
-/// let text = "7:orders.pending.10000.10000";
+/// let text = "6:orders.pending.10001.10000";
 /// let cursor: SearchCursor = text.parse()?;
 /// assert_eq!(cursor.queue(), "orders");
 /// assert_eq!(cursor.searched(), 10_000);

@@ -342,20 +342,30 @@ mod tests {
     #[test]
     fn each_field_outranks_every_later_one() {
         let now = at(100_000);
-        let mut dead = QueueStatus::default();
-        dead.dead_letters = 1;
-        let mut late = QueueStatus::default();
-        late.next_due = Some(at(100_000 - 6));
-        let mut waiting = QueueStatus::default();
-        waiting.ready = 1;
-        waiting.oldest_ready_due = Some(at(100_000 - 3600));
-        let mut paused = QueueStatus::default();
-        paused.paused = true;
-        paused.paused_since = Some(at(100_000 - 7200));
+        let dead = QueueStatus {
+            dead_letters: 1,
+            ..QueueStatus::default()
+        };
+        let late = QueueStatus {
+            next_due: Some(at(100_000 - 6)),
+            ..QueueStatus::default()
+        };
+        let waiting = QueueStatus {
+            ready: 1,
+            oldest_ready_due: Some(at(100_000 - 3600)),
+            ..QueueStatus::default()
+        };
         // A paused queue's lag and latency are deliberate.
-        paused.next_due = Some(at(0));
-        let mut quarantined = QueueStatus::default();
-        quarantined.quarantined = 9;
+        let paused = QueueStatus {
+            paused: true,
+            paused_since: Some(at(100_000 - 7200)),
+            next_due: Some(at(0)),
+            ..QueueStatus::default()
+        };
+        let quarantined = QueueStatus {
+            quarantined: 9,
+            ..QueueStatus::default()
+        };
         let plain = Signals::new();
         let ranked = [
             Attention::of(Some(&dead), plain, now),
@@ -374,8 +384,10 @@ mod tests {
         assert_eq!(ranked[2].reasons(), ["ready untaken", "latency 1h"]);
         assert!(!ranked[7].needed());
         // Lag within LATE is no trouble.
-        let mut on_time = QueueStatus::default();
-        on_time.next_due = Some(at(100_000 - 5));
+        let on_time = QueueStatus {
+            next_due: Some(at(100_000 - 5)),
+            ..QueueStatus::default()
+        };
         assert!(!Attention::of(Some(&on_time), plain, now).needed());
     }
 
