@@ -805,3 +805,4 @@ mod java;
 mod overview;
 mod review;
 mod schedules;
+mod search;
