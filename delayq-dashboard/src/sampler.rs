@@ -57,15 +57,11 @@ pub(crate) struct Entry {
     pub untaken: bool,
 }
 
-/// Whether a queue's ready values are left untaken: it runs (a paused
-/// queue's consumers wait deliberately), it had ready values at the last
-/// two samples, no live worker serves it, and no value left the ready list
-/// between the two samples (`delivered`, estimated from the counts). A
-/// plain consumer that takes shows as values delivered; one that takes
-/// exactly as fast as a producer offers straight to the ready list cannot
-/// be told from none.
+/// Whether a queue's ready values are left untaken between the last two
+/// samples ([`delayq::attention::untaken`], the rule `delayq list` applies
+/// too); `delivered` is estimated from the counts.
 pub(crate) fn untaken(status: &QueueStatus, previous_ready: u64, delivered: u64, workers: &[WorkerInfo]) -> bool {
-    !status.paused && status.ready > 0 && previous_ready > 0 && delivered == 0 && WorkerCounts::of(workers).alive == 0
+    delayq::attention::untaken(status, previous_ready, delivered, WorkerCounts::of(workers).alive)
 }
 
 /// What the overview and the gauges say of a queue's workers.

@@ -37,6 +37,7 @@ mod reliability;
 mod reliability_bounds;
 mod schedule;
 mod schedule_actions;
+mod search;
 mod subscriber;
 mod sweep;
 mod take_faults;

@@ -1,7 +1,7 @@
 // The overview: every queue, filtered, sorted (what needs attention first,
 // by default) and paged. Sort, filter and page live in the URL, so a link
 // or a reload shows the same view.
-const SORTS = ["attention", "name", "pending", "dead", "lag"];
+const SORTS = ["attention", "name", "pending", "ready", "dead", "lag"];
 
 function overviewPage() {
   const url = new URLSearchParams(location.search);

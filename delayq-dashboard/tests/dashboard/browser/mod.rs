@@ -856,4 +856,5 @@ mod java;
 mod overview;
 mod review;
 mod schedules;
+mod search;
 mod workers;

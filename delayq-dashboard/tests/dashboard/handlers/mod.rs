@@ -806,3 +806,4 @@ mod java;
 mod overview;
 mod review;
 mod schedules;
+mod search;
