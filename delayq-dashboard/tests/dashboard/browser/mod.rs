@@ -728,17 +728,19 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
     // The overview: a badge, and the lag grey, while the other overdue queue's is red.
     browser.goto(&format!("{url}/")).await.unwrap();
     wait_text(&browser, r#"tr[data-queue="billing"] td.name .badge.paused"#, "paused").await;
-    let lag = browser
-        .find(Locator::Css(r#"tr[data-queue="billing"] td.lag"#))
-        .await
-        .unwrap();
-    assert_eq!(lag.attr("class").await.unwrap().as_deref(), Some("lag paused"));
+    assert_eq!(
+        attr(&browser, r#"tr[data-queue="billing"] td.lag"#, "class")
+            .await
+            .as_deref(),
+        Some("lag paused")
+    );
     wait_text(&browser, r#"tr[data-queue="late"] td.name"#, "late").await;
-    let late = browser
-        .find(Locator::Css(r#"tr[data-queue="late"] td.lag"#))
-        .await
-        .unwrap();
-    assert_eq!(late.attr("class").await.unwrap().as_deref(), Some("lag late"));
+    assert_eq!(
+        attr(&browser, r#"tr[data-queue="late"] td.lag"#, "class")
+            .await
+            .as_deref(),
+        Some("lag late")
+    );
     screenshot(&browser, "overview-paused").await;
 
     // Resumed with the button: the badge goes, the due elements move.
