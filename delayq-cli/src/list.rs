@@ -53,6 +53,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Get(a) => one(&a.queue),
         Command::Pause(a) => vec![(a.queue.as_str(), a.create)],
         Command::Resume(a) => one(&a.queue),
+        Command::Limits(a) => vec![(a.queue.as_str(), a.create)],
         Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
         Command::Workers(a) => a.queue.iter().map(|q| (q.as_str(), false)).collect(),
         _ => Vec::new(),
@@ -86,6 +87,9 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
     }
     if matches!(cli.command, Command::Pause(_)) {
         message.push_str(" (--create pauses it anyway)");
+    }
+    if matches!(cli.command, Command::Limits(_)) {
+        message.push_str(" (--create sets its limits anyway)");
     }
     Ok(Some(message))
 }

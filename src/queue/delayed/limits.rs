@@ -40,16 +40,18 @@ impl Limits {
 
     /// At most `n` values pending or ready in the destination list (values
     /// taken and not acknowledged yet do not count): an offer that would
-    /// pass it is refused ([`Refusal::MaxSize`]), or waits ([`WhenFull::Wait`]).
-    pub fn max_size(mut self, n: u64) -> Self {
-        self.max_size = Some(n);
+    /// pass it is refused ([`Refusal::MaxSize`]), or waits
+    /// ([`WhenFull::Wait`]). `None` removes the limit.
+    pub fn max_size(mut self, n: impl Into<Option<u64>>) -> Self {
+        self.max_size = n.into();
         self
     }
 
     /// Payloads (the codec's bytes, as Java reads them) of at most `bytes`:
-    /// a longer one is refused ([`Refusal::MaxPayload`]).
-    pub fn max_payload(mut self, bytes: u64) -> Self {
-        self.max_payload = Some(bytes);
+    /// a longer one is refused ([`Refusal::MaxPayload`]). `None` removes
+    /// the limit.
+    pub fn max_payload(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.max_payload = bytes.into();
         self
     }
 
