@@ -12,7 +12,10 @@ pub(crate) async fn run(cli: &Cli, args: &LimitsArgs) -> delayq::Result<ExitCode
     client.shutdown().await;
     let (limits, changed) = result?;
     if changed {
-        eprintln!("{}: limits set (delayq's offers and consumers obey them; Java's do not read them)", escape(&args.queue));
+        eprintln!(
+            "{}: limits set (delayq's offers and consumers obey them; Java's do not read them)",
+            escape(&args.queue)
+        );
     }
     println!("{limits}");
     Ok(ExitCode::SUCCESS)

@@ -101,8 +101,10 @@ async fn first_unknown<'a>(
 ) -> delayq::Result<Option<(&'a str, Vec<String>)>> {
     let mut known: Option<Vec<String>> = None;
     for &name in names {
-        let status = crate::look(client, name)?.status().await?;
-        if status.exists || status.paused || status.ids > 0 {
+        let queue = crate::look(client, name)?;
+        let status = queue.status().await?;
+        // A queue set up ahead (paused, or given limits) is one too.
+        if status.exists || status.paused || status.ids > 0 || !queue.limits().await?.is_none() {
             continue;
         }
         if known.is_none() {

@@ -43,8 +43,9 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
     }
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;
-    if let Err(code) = refused(result)? {
-        return Ok(code);
+    match refused(result) {
+        Ok(result) => result?,
+        Err(code) => return Ok(code),
     }
     eprintln!(
         "offered {} value(s) to {} ({})",
