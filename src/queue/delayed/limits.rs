@@ -188,22 +188,29 @@ impl Waiting {
     }
 
     /// Whether `error` is a full queue worth trying again after a pause,
-    /// which this waits (false: give the error up).
+    /// which this waits (false: give the error up; a refusal given up is
+    /// counted, `delayq_offers_refused_total`).
     pub(super) async fn again(&mut self, error: &Error) -> bool {
-        let full = matches!(
-            error,
-            Error::OfferRefused {
-                refusal: Refusal::MaxSize { .. },
-                ..
-            }
-        );
-        let Some(deadline) = self.deadline.filter(|_| full) else {
+        let refusal = match error {
+            Error::OfferRefused { refusal, .. } => Some(refusal),
+            Error::PartlyOffered { source, .. } => match &**source {
+                Error::OfferRefused { refusal, .. } => Some(refusal),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(refusal) = refusal else {
             return false;
         };
         let now = tokio::time::Instant::now();
-        if now >= deadline {
+        let waits = matches!(refusal, Refusal::MaxSize { .. }) && self.deadline.is_some_and(|d| now < d);
+        if !waits {
+            if let Error::OfferRefused { queue, .. } | Error::PartlyOffered { queue, .. } = error {
+                crate::telemetry::offer_refused(queue, refusal);
+            }
             return false;
         }
+        let deadline = self.deadline.expect("waits only with a deadline");
         tokio::time::sleep_until(deadline.min(now + self.pause)).await;
         self.pause = (self.pause * 2).min(LONGEST_WAIT);
         true
