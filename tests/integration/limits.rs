@@ -218,3 +218,26 @@ async fn a_limits_key_of_the_wrong_type_refuses_with_wrong_type_and_moves_nothin
     ));
     assert_eq!(q.len().await.unwrap(), 0);
 }
+
+redis_test! {
+    /// A resent offer whose first run filled the queue answers as that run
+    /// did (its request key), not "refused" by its own value; a bulk offer's
+    /// resent chunk likewise adds nothing and refuses nothing.
+    async fn offers_whose_reply_is_lost_answer_as_their_first_run_under_limits(proxy, client, raw) {
+        use delayq_test_support::fault_proxy::Fault;
+        let q = client.delayed_queue("lost-limits", StringCodec).unwrap().without_transfer();
+        q.set_limits(&Limits::none().max_size(301)).await.unwrap();
+        delayq_test_support::settled(&raw, "lost-limits").await;
+        proxy.arm(Fault::LoseReply, "{lost-limits}");
+        assert!(q.offer_with_id("a", &s("a"), Duration::from_secs(600)).await.unwrap());
+        assert_eq!(proxy.fired(), 1);
+        delayq_test_support::settled(&raw, "lost-limits").await;
+        let values: Vec<String> = (0..300).map(|i| format!("v{i}")).collect();
+        proxy.arm(Fault::LoseReply, "{lost-limits}");
+        q.offer_all(values.iter().map(|v| (v, Duration::from_secs(600)))).await.unwrap();
+        assert_eq!(proxy.fired(), 2);
+        assert_eq!(q.len().await.unwrap(), 301);
+        let refused = q.offer(&s("one more"), Duration::from_secs(600)).await.unwrap_err();
+        assert_eq!(refusal(refused), Refusal::MaxSize { limit: 301, size: 301, offered: 1 });
+    }
+}

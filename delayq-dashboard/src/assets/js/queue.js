@@ -120,7 +120,9 @@ function queuePage() {
     act($("move-due"), "move-due", () => ({})));
   $("pause").addEventListener("click", act($("pause"), "pause", () => ({})));
   $("resume").addEventListener("click", act($("resume"), "resume", () => ({})));
-  for (const id of LIMIT_FIELDS) $(id).addEventListener("input", () => { $(id).dataset.edited = "1"; });
+  for (const id of LIMIT_FIELDS) {
+    for (const kind of ["input", "change"]) $(id).addEventListener(kind, () => { $(id).dataset.edited = "1"; });
+  }
   $("set-limits").addEventListener("click", act($("set-limits"), "limits", () => {
     const posted = {
       max_size: $("limit-max-size").value, max_payload: $("limit-max-payload").value,
