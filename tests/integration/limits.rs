@@ -226,12 +226,19 @@ redis_test! {
     async fn offers_whose_reply_is_lost_answer_as_their_first_run_under_limits(proxy, client, raw) {
         use delayq_test_support::fault_proxy::Fault;
         let q = client.delayed_queue("lost-limits", StringCodec).unwrap().without_transfer();
-        q.set_limits(&Limits::none().max_size(301)).await.unwrap();
+        // The scripts loaded first (a lost NOSCRIPT reply would be resent
+        // before the script ever ran).
+        let warm = client.delayed_queue("warmer", StringCodec).unwrap().without_transfer();
+        warm.offer_with_id("w", &s("w"), Duration::from_secs(600)).await.unwrap();
+        warm.offer_all([(s("w"), Duration::from_secs(600))]).await.unwrap();
+        // Room for exactly the one offer: its resend finds the queue full.
+        q.set_limits(&Limits::none().max_size(1)).await.unwrap();
         delayq_test_support::settled(&raw, "lost-limits").await;
         proxy.arm(Fault::LoseReply, "{lost-limits}");
         assert!(q.offer_with_id("a", &s("a"), Duration::from_secs(600)).await.unwrap());
         assert_eq!(proxy.fired(), 1);
         delayq_test_support::settled(&raw, "lost-limits").await;
+        q.set_limits(&Limits::none().max_size(301)).await.unwrap();
         let values: Vec<String> = (0..300).map(|i| format!("v{i}")).collect();
         proxy.arm(Fault::LoseReply, "{lost-limits}");
         q.offer_all(values.iter().map(|v| (v, Duration::from_secs(600)))).await.unwrap();
