@@ -616,7 +616,7 @@ redis_test! {
             let _ = tokio::time::timeout(patience, q.take_timeout(Duration::from_secs(5))).await;
         }
         // Closes happen in the background; a few idle connections may stay pooled.
-        delayq_test_support::eventually(Duration::from_secs(20), "cut-short connections closed", || async {
+        delayq_test_support::eventually(Duration::from_secs(60), "cut-short connections closed", || async {
             clients().await <= before + 4
         })
         .await;
