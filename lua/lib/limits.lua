@@ -30,8 +30,12 @@ end
 
 -- Whether takes are switched off ('takes' = 'off'), or nil and an error
 -- reply when the key is not a hash. Consumers then take nothing, as while
--- the queue is paused.
+-- the queue is paused. A run given no limits key (a script run by hand
+-- with its older keys) has takes on.
 local function delayq_takes_off(key)
+  if not key then
+    return false
+  end
   local found = redis.pcall('hget', key, 'takes')
   if type(found) == 'table' and found.err then
     return nil, redis.error_reply('WRONGTYPE ' .. key .. ' is not a hash (the queue limits)')
