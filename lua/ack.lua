@@ -2,7 +2,7 @@
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
---       resent ack writes none)
+--       resent ack writes none), 5 stats hash (the 'acked' total)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
@@ -35,6 +35,7 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   redis.call('zadd', KEYS[2], now, id)
   redis.call('pexpire', KEYS[2], window)
   delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
+  delayq_count(KEYS[5], 'acked', 1)
   return 1
 end
 -- A retried ack (its first reply was lost) is still a success.

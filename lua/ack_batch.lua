@@ -3,7 +3,7 @@
 -- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event
 --       per call that settles any, with the count it settled: a resend
---       writes none)
+--       writes none), 5 stats hash (the 'acked' total)
 -- ARGV: 1 the run's id in its lane, 2.. the deliveries (8-byte id, 10-digit
 --       count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
@@ -39,5 +39,6 @@ for i = 2, #ARGV do
 end
 if #acked > 0 then
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
+  delayq_count(KEYS[5], 'acked', #acked)
 end
 return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0 and not late)

@@ -6,8 +6,9 @@
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
---       (lib/events.lua: 'claimed' or 'dead_lettered'), 13 limits hash
---       (lib/limits.lua: takes switched off hold the queue as a pause does)
+--       (lib/events.lua: 'claimed' or 'dead_lettered'), 13 stats hash (the
+--       'dead_lettered' total), 14 limits hash (lib/limits.lua: takes
+--       switched off hold the queue as a pause does)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value
@@ -28,7 +29,7 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
-local takes_off, limits_bad = delayq_takes_off(KEYS[13])
+local takes_off, limits_bad = delayq_takes_off(KEYS[14])
 if limits_bad then return limits_bad end
 local value, id = ARGV[1], ARGV[2]
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
@@ -53,6 +54,7 @@ if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, reason)
   delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
+  delayq_count(KEYS[13], 'dead_lettered', 1)
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)

@@ -7,7 +7,9 @@
 --       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list), 9 events
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
 --       call that claims any, one 'dead_lettered' per call that dead-letters any),
---       11 limits hash (lib/limits.lua: takes switched off answer as paused)
+--       call that claims any, one 'dead_lettered' per call that dead-letters any),
+--       11 stats hash (the 'dead_lettered' total), 12 limits hash
+--       (lib/limits.lua: takes switched off answer as paused)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
@@ -25,7 +27,7 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
-local takes_off, limits_bad = delayq_takes_off(KEYS[11])
+local takes_off, limits_bad = delayq_takes_off(KEYS[12])
 if limits_bad then return limits_bad end
 if takes_off or redis.call('exists', KEYS[7]) == 1 then
   return {'paused'}
@@ -78,4 +80,5 @@ if #leases > 0 then
 end
 if #claimed > 0 then delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed)) end
 if #dead > 0 then delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', 'delivered ' .. dead[1] .. ' times without an ack (max_deliveries ' .. max .. ')') end
+delayq_count(KEYS[11], 'dead_lettered', #dead)
 return reply

@@ -5,7 +5,9 @@
 --       record expiry (zset), 9 dead-letter reasons (list), 10 events config,
 --       11 events stream (lib/events.lua: 'retried' with the attempt and
 --       delay, 'released' for a value that reached no consumer (-3), or
---       'dead_lettered'), 12 request key (lib/request.lua: a
+--       'dead_lettered'), 12 stats hash (the 'failed' total: every nack
+--       but a give-back, -1 and -3; and the 'dead_lettered' total), 13 request
+--       key (lib/request.lua: a
 --       resend gets the first run's reply and changes nothing)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
@@ -20,7 +22,7 @@
 -- its next delivery counts on; the record expires once the value should
 -- long have been taken again (a Java consumer or a plain take may take it,
 -- and never consume the record). Cost: O(log n).
-local replayed = delayq_replayed(KEYS[12])
+local replayed = delayq_replayed(KEYS[13])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list')
 if bad then return bad end
@@ -29,18 +31,21 @@ if events_bad then return events_bad end
 local member = ARGV[1]
 local count, value = string.sub(member, 9, 18), string.sub(member, 19)
 if redis.call('zrem', KEYS[1], member) == 0 then
-  return delayq_answer(KEYS[12], 0)
+  return delayq_answer(KEYS[13], 0)
 end
 local delay = tonumber(ARGV[2])
 if delay == -2 then
   delayq_dead_letter(KEYS[6], KEYS[9], value, ARGV[5])
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5])
-  return delayq_answer(KEYS[12], 1)
+  delayq_count(KEYS[12], 'failed', 1)
+  delayq_count(KEYS[12], 'dead_lettered', 1)
+  return delayq_answer(KEYS[13], 1)
 end
 if delay == -3 then
   delayq_event(events, KEYS[11], 'released', 'count', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)))
 else
   delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0))
+  if delay >= 0 then delayq_count(KEYS[12], 'failed', 1) end
 end
 local now = delayq_server_ms()
 local back = now + math.max(delay, 0)
@@ -55,14 +60,14 @@ if kept > 0 then
 end
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
-  return delayq_answer(KEYS[12], 1)
+  return delayq_answer(KEYS[13], 1)
 end
 local element = ARGV[3]
 if delay == 0 or redis.call('zscore', KEYS[3], element) then
   redis.call('rpush', KEYS[2], value)
-  return delayq_answer(KEYS[12], 1)
+  return delayq_answer(KEYS[13], 1)
 end
 -- Offered like any offer (lib/offer.lua). The due time goes as a number:
 -- ZADD and PUBLISH get the same text of it, the score as Redis writes it.
 delayq_offer(KEYS[3], KEYS[4], KEYS[5], {now + delay}, {element})
-return delayq_answer(KEYS[12], 1)
+return delayq_answer(KEYS[13], 1)

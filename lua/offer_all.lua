@@ -7,13 +7,15 @@
 --       offer_all call (lib/request.lua): it counts the call's elements added,
 --       5 events config, 6 events stream (lib/events.lua: one 'offered'
 --       event per run that adds any, with the count it added, and one
---       'refused' when the limits stop it), 7 limits hash (lib/limits.lua),
---       8 destination list (counted by 'max_size'); only with a trace
---       context (feature `opentelemetry`): 9 trace records, 10 trace expiry
+--       'refused' when the limits stop it), 7 stats hash (the 'offered'
+--       total: what the run added, never what the limits refused), 8 limits
+--       hash (lib/limits.lua), 9 destination list (counted by 'max_size');
+--       only with a trace context (feature `opentelemetry`): 10 trace
+--       records, 11 trace expiry
 -- ARGV: 1 index (0-based, in the call) of the chunk's first element, then
 --       due_1, element_1, due_2, element_2, ... as offer.lua takes them (a due
 --       time is ms since the epoch, or "+delay_ms" from the server's clock);
---       then, only with KEYS 7 and 8, the call's W3C trace context, stored
+--       then, only with KEYS 10 and 11, the call's W3C trace context, stored
 --       for each element this run adds (a resend adds none, so stores none)
 -- Returns how many of the call's elements are added after this run; or,
 -- when the queue's limits (lib/limits.lua) refuse one of its elements,
@@ -28,7 +30,7 @@
 -- bytes are pending already or repeat one of the chunk's (a random-id
 -- collision, as offer.lua reports), it stops: the count is then that
 -- element's index, and the client re-packs it and sends the rest again.
-local trace = KEYS[10] and table.remove(ARGV)
+local trace = KEYS[11] and table.remove(ARGV)
 local done = delayq_replayed(KEYS[4])
 if type(done) == 'table' then return done end -- the client gave the call up
 done = tonumber(done or 0)
@@ -41,9 +43,9 @@ local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
 if events_bad then return events_bad end
-bad = trace and delayq_check_types(KEYS[9], 'hash', KEYS[10], 'zset')
+bad = trace and delayq_check_types(KEYS[10], 'hash', KEYS[11], 'zset')
 if bad then return bad end
-local limits, limits_bad = delayq_limits_open(KEYS[7])
+local limits, limits_bad = delayq_limits_open(KEYS[8])
 if limits_bad then return limits_bad end
 -- The chunk's elements from the first not added yet; their due times are
 -- resolved in place, so that ARGV from there on is ZADD's argument list.
@@ -59,7 +61,7 @@ end
 -- Those before the first collision with a pending element or a repeat
 -- inside the chunk are added.
 local n, position = delayq_clear_prefix(KEYS[1], elements)
-local admitted, refusal = delayq_admit(limits, KEYS[1], KEYS[8], elements)
+local admitted, refusal = delayq_admit(limits, KEYS[1], KEYS[9], elements)
 if admitted > n then
   refusal = nil -- a collision comes first: the client re-packs and resends
 else
@@ -67,12 +69,13 @@ else
 end
 delayq_offer_pairs(KEYS[1], KEYS[2], KEYS[3], ARGV, from, elements, n, position)
 if n > 0 then delayq_event(events, KEYS[6], 'offered', 'count', n) end
+delayq_count(KEYS[7], 'offered', n)
 if trace and n > 0 then
   local added, dues = {}, {}
   for k = 1, n do
     added[k], dues[k] = elements[k], ARGV[from + 2 * (k - 1)]
   end
-  delayq_traces_put_elements(KEYS[9], KEYS[10], trace, added, dues)
+  delayq_traces_put_elements(KEYS[10], KEYS[11], trace, added, dues)
 end
 if refusal then
   delayq_event(events, KEYS[6], 'refused', 'count', m - n, 'reason', string.sub(refusal, 16))

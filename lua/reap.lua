@@ -4,7 +4,8 @@
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
 --       (hash), 5 count record expiry (zset), 6 staging mark (hash), 7 the
 --       run's lane record (lib/request.lua), 8 events config, 9 events stream
---       (lib/events.lua: one 'timed_out' event per call that gives back any)
+--       (lib/events.lua: one 'timed_out' event per call that gives back any),
+--       10 stats hash (the 'timed_out' total)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -116,5 +117,6 @@ if #stale > 0 then
 end
 if timed_out > 0 then
   delayq_event(events, KEYS[9], 'timed_out', 'count', timed_out)
+  delayq_count(KEYS[10], 'timed_out', timed_out)
 end
 return delayq_run_answer(KEYS[7], ARGV[5], {timed_out, returned, more}, timed_out + returned > 0)

@@ -4,7 +4,8 @@
 --       5 the queue's sweep lease, 6 due-time set and 7 due-time marker (lateness
 --       tracking, see the library), 8 pause flag, 9 id index, 10 the run's
 --       lane record (lib/request.lua), 11 events config, 12 events stream
---       (lib/events.lua: one 'transferred' event per run that moves any)
+--       (lib/events.lua: one 'transferred' event per run that moves any),
+--       13 stats hash (the 'transferred' total)
 -- ARGV: 1 cursor (index where the window starts), 2 now_ms (or empty: use
 --       the Redis server's clock), 3 lease holder (the sweeping client's id),
 --       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
@@ -206,6 +207,7 @@ local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], K
 delayq_ids_forget(KEYS[9], elements)
 if pushed + quarantined > 0 then
   delayq_event(events, KEYS[12], 'transferred', 'count', pushed, 'quarantined', quarantined)
+  delayq_count(KEYS[13], 'transferred', pushed)
 end
 return delayq_run_answer(KEYS[10], ARGV[11],
   {cursor + scanned - marked, pushed, quarantined, scanned, 1, bytes, removing, elapsed_us()},

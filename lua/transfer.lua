@@ -4,7 +4,8 @@
 --       5 due-time set and 6 due-time marker (lateness tracking, see the library),
 --       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua),
 --       10 events config, 11 events stream (lib/events.lua: one
---       'transferred' event per run that moves anything, with its counts)
+--       'transferred' event per run that moves anything, with its counts),
+--       12 stats hash (the 'transferred' total)
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
@@ -122,6 +123,7 @@ delayq_ids_forget(KEYS[8], moved)
 delayq_ids_sweep(KEYS[8], KEYS[2])
 if pushed + quarantined > 0 then
   delayq_event(events, KEYS[11], 'transferred', 'count', pushed, 'quarantined', quarantined)
+  delayq_count(KEYS[12], 'transferred', pushed)
 end
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0

@@ -510,6 +510,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
+            Stats,
             Limits,
             Destination,
             Traces,
@@ -528,6 +529,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Request,
             EventsConfig,
             Events,
+            Stats,
             Limits,
             Destination,
             Traces,
@@ -550,7 +552,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     read_all: lua!("read_all", Safe, [Pending]),
@@ -590,6 +593,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Limits
         ]
     ),
@@ -609,12 +613,13 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Limits
         ]
     ),
     // A resend finds the ids the first run acked in the acked set.
-    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events]),
-    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events]),
+    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events, Stats]),
+    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events, Stats]),
     nack: lua!(
         "nack",
         Safe,
@@ -630,6 +635,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Request
         ]
     ),
@@ -664,7 +670,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             StagingMark,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     requeue_dead_letters: lua!(
@@ -688,7 +695,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Stats
         ]
     ),
     status: lua!(
@@ -703,7 +711,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Quarantine,
             Paused,
             Ids,
-            Due
+            Due,
+            Stats
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),
@@ -722,6 +731,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             EventsConfig,
             Events,
+            Stats,
             Limits,
             Destination,
             Traces,
@@ -793,7 +803,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
-            ScheduleFires
+            ScheduleFires,
+            Stats
         ]
     ),
     // Keyed by a request: a resend answers as the first run did and offers
@@ -809,6 +820,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
+            Stats,
             Request
         ]
     ),
@@ -864,7 +876,7 @@ mod tests {
         }
         // Only what it calls: `undo_move` needs no lib, `pause` only events.
         assert!(!SCRIPTS.undo_move.body.contains("local function"));
-        assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
+        assert!(SCRIPTS.pause.body.len() < 4_500, "{}", SCRIPTS.pause.body.len());
     }
 
     /// Tests and benchmarks run scripts by hand with the bodies
@@ -1177,10 +1189,11 @@ mod tests {
             "rpoplpush",
             "zpopmin",
         ];
-        const WRITING_LIBS: [&str; 6] = [
+        const WRITING_LIBS: [&str; 7] = [
             "delayq_offer(",
             "delayq_dead_letter(",
             "delayq_event(",
+            "delayq_count(",
             "delayq_counts_put(",
             "delayq_counts_take(",
             "delayq_answer(",

@@ -337,7 +337,7 @@ redis_test! {
         let nack = delayq_test_support::script_body(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
-        let (events_config, events) = (k.events_config(), k.events());
+        let (events_config, events, stats) = (k.events_config(), k.events(), k.stats());
         let send = || {
             let keys = [
                 k.leases(),
@@ -351,6 +351,7 @@ redis_test! {
                 k.dead_reasons(),
                 &events_config,
                 &events,
+                &stats,
                 request,
             ];
             let mut args: Vec<Value> = vec![nack.as_str().into(), (keys.len() as i64).into()];
@@ -370,6 +371,9 @@ redis_test! {
         assert_eq!(send().await.as_i64(), Some(1));
         assert_eq!(raw.lrange("jobs").await, vec![Bytes::from("job")]);
         assert_eq!(q.in_flight().await.unwrap(), 0);
+        // The failure is counted by the run that gave the value back, once.
+        let failed = raw.cmd("HGET", vec![k.stats().into(), "failed".into()]).await;
+        assert_eq!(failed.as_string().as_deref(), Some("1"), "{failed:?}");
         drop(d);
         let again = q.take().await.unwrap();
         assert_eq!(again.delivery_count(), 2);

@@ -121,10 +121,10 @@ async fn workers_show_what_they_run_and_a_silent_one_is_flagged() {
         async move {
             let (_, metrics) = http(&url, "GET", "/metrics").await;
             [
-                "delayq_workers{queue=\"заказы-订单\"} 1",
-                "delayq_workers_silent{queue=\"заказы-订单\"} 1",
-                "delayq_worker_busy_slots{queue=\"заказы-订单\"} 1",
-                "delayq_worker_slots{queue=\"заказы-订单\"} 2",
+                "delayq_queue_workers{queue=\"заказы-订单\"} 1",
+                "delayq_queue_workers_silent{queue=\"заказы-订单\"} 1",
+                "delayq_queue_worker_busy_slots{queue=\"заказы-订单\"} 1",
+                "delayq_queue_worker_slots{queue=\"заказы-订单\"} 2",
             ]
             .iter()
             .all(|line| metrics.lines().any(|l| l == *line))
