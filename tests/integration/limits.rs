@@ -108,6 +108,33 @@ redis_test! {
 }
 
 redis_test! {
+    /// The queue's 'offered' total counts what landed: a refused offer, a
+    /// refused offer with an id and the refused tail of a bulk offer count
+    /// nothing; a replacement admitted in a full queue counts its offer.
+    async fn refused_offers_count_nothing_in_the_queues_totals(client) {
+        let q = client.delayed_queue("counted", StringCodec).unwrap().without_transfer();
+        q.set_limits(&Limits::none().max_size(260)).await.unwrap();
+        let values: Vec<String> = (0..300).map(|i| format!("v{i}")).collect();
+        let error = q
+            .offer_all(values.iter().map(|v| (v, Duration::from_secs(600))))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::PartlyOffered { offered: 260, .. }), "{error:?}");
+        assert_eq!(q.status().await.unwrap().totals.offered, 260);
+        q.set_limits(&Limits::none().max_size(261)).await.unwrap();
+        assert!(q.offer_with_id("a", &s("a"), Duration::from_secs(600)).await.unwrap());
+        let full = q.offer(&s("b"), Duration::from_secs(600)).await.unwrap_err();
+        assert!(matches!(refusal(full), Refusal::MaxSize { .. }));
+        assert!(q.offer_with_id("c", &s("c"), Duration::from_secs(600)).await.is_err());
+        assert!(!q.replace_with_id("a", &s("a2"), Duration::from_secs(600)).await.unwrap());
+        q.set_limits(&Limits::none().offers(false)).await.unwrap();
+        assert_eq!(refusal(q.offer(&s("d"), Duration::ZERO).await.unwrap_err()), Refusal::OffersOff);
+        assert_eq!(q.len().await.unwrap(), 261);
+        assert_eq!(q.status().await.unwrap().totals.offered, 262, "260 + a + its replacement");
+    }
+}
+
+redis_test! {
     async fn joined_offers_are_admitted_as_if_each_went_alone(client) {
         let q = client.delayed_queue("joined", BytesCodec).unwrap();
         q.set_limits(&Limits::none().max_size(10).max_payload(100)).await.unwrap();
@@ -246,5 +273,8 @@ redis_test! {
         assert_eq!(q.len().await.unwrap(), 301);
         let refused = q.offer(&s("one more"), Duration::from_secs(600)).await.unwrap_err();
         assert_eq!(refusal(refused), Refusal::MaxSize { limit: 301, size: 301, offered: 1 });
+        // Each value counted once, however many runs were sent; the refused
+        // one not at all.
+        assert_eq!(q.status().await.unwrap().totals.offered, 301);
     }
 }
