@@ -133,19 +133,13 @@ fn seconds_ms(ms: i64) -> f64 {
     ms.max(0) as f64 / 1000.0
 }
 
-/// An offer call the queue's limits refused (after any wait).
+/// An offer call the queue's limits refused (after any wait); `limit` names
+/// the limit (`max_size`, `max_payload`, `offers_off`). A label, not the
+/// error: telemetry sits below the error layer.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn offer_refused(queue: &str, refusal: &crate::error::Refusal) {
+pub(crate) fn offer_refused(queue: &str, limit: &'static str) {
     #[cfg(feature = "metrics")]
-    {
-        use crate::error::Refusal;
-        let limit = match refusal {
-            Refusal::MaxSize { .. } => "max_size",
-            Refusal::MaxPayload { .. } => "max_payload",
-            _ => "offers_off",
-        };
-        metrics::counter!("delayq_offers_refused_total", "queue" => queue.to_owned(), "limit" => limit).increment(1);
-    }
+    metrics::counter!("delayq_offers_refused_total", "queue" => queue.to_owned(), "limit" => limit).increment(1);
 }
 
 /// After an offer with an id: `new`, `kept` (the id was pending) or `replaced`.

@@ -206,7 +206,14 @@ impl Waiting {
         let waits = matches!(refusal, Refusal::MaxSize { .. }) && self.deadline.is_some_and(|d| now < d);
         if !waits {
             if let Error::OfferRefused { queue, .. } | Error::PartlyOffered { queue, .. } = error {
-                crate::telemetry::offer_refused(queue, refusal);
+                crate::telemetry::offer_refused(
+                    queue,
+                    match refusal {
+                        Refusal::MaxSize { .. } => "max_size",
+                        Refusal::MaxPayload { .. } => "max_payload",
+                        _ => "offers_off",
+                    },
+                );
             }
             return false;
         }
