@@ -1,4 +1,4 @@
--- LIBS: element counts events
+-- LIBS: element counts events limits
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.
@@ -7,7 +7,8 @@
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
 --       (lib/events.lua: 'claimed' or 'dead_lettered'), 13 stats hash (the
---       'dead_lettered' total)
+--       'dead_lettered' total), 14 limits hash (lib/limits.lua: takes
+--       switched off hold the queue as a pause does)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value
@@ -28,6 +29,8 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
+local takes_off, limits_bad = delayq_takes_off(KEYS[14])
+if limits_bad then return limits_bad end
 local value, id = ARGV[1], ARGV[2]
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
 if not at then
@@ -39,8 +42,8 @@ local marked = tonumber(redis.call('hget', KEYS[7], 'k') or '0')
 if at < marked then
   redis.call('hincrby', KEYS[7], 'k', -1)
 end
-if redis.call('exists', KEYS[9]) == 1 then
-  -- Paused since the move: the value goes back where it was taken from.
+if takes_off or redis.call('exists', KEYS[9]) == 1 then
+  -- Paused (or takes switched off) since the move: the value goes back where it was taken from.
   redis.call('lpush', KEYS[8], value)
   return {'paused'}
 end

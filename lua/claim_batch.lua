@@ -1,4 +1,4 @@
--- LIBS: element counts events
+-- LIBS: element counts events limits
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.
@@ -7,7 +7,9 @@
 --       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list), 9 events
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
 --       call that claims any, one 'dead_lettered' per call that dead-letters any),
---       11 stats hash (the 'dead_lettered' total)
+--       call that claims any, one 'dead_lettered' per call that dead-letters any),
+--       11 stats hash (the 'dead_lettered' total), 12 limits hash
+--       (lib/limits.lua: takes switched off answer as paused)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
@@ -25,7 +27,9 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
-if redis.call('exists', KEYS[7]) == 1 then
+local takes_off, limits_bad = delayq_takes_off(KEYS[12])
+if limits_bad then return limits_bad end
+if takes_off or redis.call('exists', KEYS[7]) == 1 then
   return {'paused'}
 end
 local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 64), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])

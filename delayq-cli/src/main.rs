@@ -16,6 +16,7 @@ mod dead_letter;
 mod events;
 mod ids;
 mod inspect;
+mod limits;
 mod list;
 mod migrate;
 mod move_due;
@@ -104,6 +105,7 @@ async fn main() -> ExitCode {
         Command::Get(args) => ids::get(&cli, args).await,
         Command::Pause(args) => pause::pause(&cli, args).await,
         Command::Resume(args) => pause::resume(&cli, args).await,
+        Command::Limits(args) => limits::run(&cli, args).await,
         Command::Schedule(ScheduleCommand::Add(args)) => schedule::add(&cli, args).await,
         Command::Schedule(ScheduleCommand::List(args)) => schedule::list(&cli, args).await,
         Command::Schedule(ScheduleCommand::Edit(args)) => schedule::edit(&cli, args).await,

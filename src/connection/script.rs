@@ -7,7 +7,7 @@
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
 //! (delivery counts), `ids.lua` (the id index), `events.lua` (lifecycle
-//! events), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
+//! events), `limits.lua` (admission limits), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
 //! followed by the operation's own file; a unit test holds each script to
 //! naming every lib it calls into, and none it does not. Scripts run by
 //! `EVALSHA`; when the server does not know
@@ -56,13 +56,14 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 8] = [
+pub(crate) const LIBS: [(&str, &str); 9] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
     ("counts", include_str!("../../lua/lib/counts.lua")),
     ("ids", include_str!("../../lua/lib/ids.lua")),
     ("events", include_str!("../../lua/lib/events.lua")),
+    ("limits", include_str!("../../lua/lib/limits.lua")),
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
 ];
@@ -406,6 +407,7 @@ pub(crate) struct Scripts {
     pub get_id: Script,
     pub pause: Script,
     pub resume: Script,
+    pub limits_set: Script,
     pub pending_page: Script,
     pub pending_element: Script,
     pub remove_dead_letters: Script,
@@ -470,6 +472,7 @@ impl Scripts {
             &self.get_id,
             &self.pause,
             &self.resume,
+            &self.limits_set,
             &self.pending_page,
             &self.pending_element,
             &self.remove_dead_letters,
@@ -508,6 +511,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
+            Destination,
             Traces,
             TracesExpiry
         ]
@@ -525,6 +530,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
+            Destination,
             Traces,
             TracesExpiry
         ]
@@ -586,7 +593,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
-            Stats
+            Stats,
+            Limits
         ]
     ),
     // Sent once like claim: a resend would claim more values (a lost reply
@@ -605,7 +613,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
-            Stats
+            Stats,
+            Limits
         ]
     ),
     // A resend finds the ids the first run acked in the acked set.
@@ -723,6 +732,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
+            Destination,
             Traces,
             TracesExpiry,
             Request
@@ -746,6 +757,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         Safe,
         [Paused, Timeout, Channel, EventsConfig, Events, Request]
     ),
+    // A resend finds the limits set and writes no second event.
+    limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
     pending_page: lua!("pending_page", Safe, [Timeout, Ids]),
     // Keyed by a request: a resend answers as the first run did.
     pending_element: lua!(
@@ -1207,7 +1220,10 @@ mod tests {
                 } else if !in_function && first_write.is_none() && writes(code) {
                     first_write = Some(at);
                 }
-                let is_check = code.contains("delayq_check_types(") || code.contains("delayq_events_open(");
+                let is_check = code.contains("delayq_check_types(")
+                    || code.contains("delayq_events_open(")
+                    || code.contains("delayq_limits_open(")
+                    || code.contains("delayq_takes_off(");
                 if is_check && !in_function {
                     if let Some(write) = first_write {
                         panic!("{name}:{}: a check after the first write (line {})", at + 1, write + 1);

@@ -21,6 +21,7 @@ mod java_codecs;
 mod java_order;
 mod lateness;
 mod lateness_parts;
+mod limits;
 mod many_queues;
 mod measure;
 mod memory;
@@ -62,6 +63,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &big_queue::TenMillionElements,
     &consumers::Consumers,
     &events::LifecycleEvents,
+    &limits::QueueLimits,
     &decoders::HostileDecoders,
     &soak::SoakRun,
 ];

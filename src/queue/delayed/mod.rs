@@ -17,6 +17,7 @@ use crate::BlockingQueue;
 mod element;
 mod ids;
 mod joined_offers;
+mod limits;
 mod maintenance;
 mod offer;
 mod page;
@@ -28,6 +29,7 @@ mod traced;
 
 pub use element::ElementOutcome;
 pub use ids::Scheduled;
+pub use limits::{Limits, WhenFull};
 pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};
 pub use recode::RecodeReport;
@@ -92,6 +94,8 @@ pub struct DelayedQueue<T> {
     format: Format,
     /// Concurrent offers of this handle and its clones, sent together.
     joined: Arc<joined_offers::JoinedOffers>,
+    /// What its offers do when the queue is full.
+    when_full: WhenFull,
 }
 
 impl<T> Clone for DelayedQueue<T> {
@@ -100,6 +104,7 @@ impl<T> Clone for DelayedQueue<T> {
             handle: self.handle.clone(),
             format: self.format,
             joined: self.joined.clone(),
+            when_full: self.when_full,
         }
     }
 }
@@ -120,6 +125,7 @@ impl<T: 'static> DelayedQueue<T> {
             handle: QueueHandle::new(core, Arc::new(QueueKeys::new(name)?), codec),
             format: Format::default(),
             joined: Arc::default(),
+            when_full: WhenFull::default(),
         })
     }
 
