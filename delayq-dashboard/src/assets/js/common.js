@@ -18,6 +18,22 @@ function el(tag, attrs, text) {
   return node;
 }
 
+// Puts `nodes` in `parent` in place of its children. Nodes kept from the
+// last draw (an edit form, an open list) are moved, and moving a node out of
+// the document blurs what has the focus in it: the field being typed in and
+// its caret are given back, or the next keys would go nowhere.
+function replaceKeepingFocus(parent, nodes) {
+  const active = document.activeElement;
+  const typing = active && active !== document.body && parent.contains(active) ? active : null;
+  const caret = typing && typeof typing.selectionStart === "number"
+    ? [typing.selectionStart, typing.selectionEnd, typing.selectionDirection] : null;
+  parent.replaceChildren(...nodes);
+  if (typing && typing.isConnected && document.activeElement !== typing) {
+    typing.focus({ preventScroll: true });
+    if (caret) typing.setSelectionRange(...caret);
+  }
+}
+
 // A payload cell's content: the detected codec (with --codec auto) as a tag, then the value.
 function withCodec(node, v) {
   if (v.codec) node.prepend(el("span", { class: "codec-tag" }, v.codec));

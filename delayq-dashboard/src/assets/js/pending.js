@@ -260,7 +260,7 @@ const pendingSection = {
       empty.appendChild(el("td", { colspan: 6, class: "muted" }, "nothing pending"));
       document.querySelector("#pending-table tbody").replaceChildren(empty);
     } else if (order !== this.order) {
-      document.querySelector("#pending-table tbody").replaceChildren(...rows.map(([, tr]) => tr));
+      replaceKeepingFocus(document.querySelector("#pending-table tbody"), rows.map(([, tr]) => tr));
     }
     this.order = order;
     const last = Math.min(this.offset + this.limit, s.pending);

@@ -3,7 +3,8 @@
 // Fires opens its recent fires under it (on any dashboard); unless
 // read-only, Run now, Edit (a form under the row), Pause or Resume and
 // Remove (pressed twice). What is open under a row (fires, an edit being
-// typed) stays open across each poll's redraw: the same nodes are put back.
+// typed) stays open across each poll's redraw: the same nodes are put back,
+// the focus and caret of a field being typed in with them.
 const scheduleRows = { armed: null, last: null, fires: new Map(), editing: null };
 
 function schedulesSection(schedules, now) {
@@ -53,7 +54,7 @@ function schedulesSection(schedules, now) {
   if (!READ_ONLY && !head.querySelector("th.row-actions")) {
     head.appendChild(el("th", { class: "row-actions" }, "actions"));
   }
-  document.querySelector("#schedules-table tbody").replaceChildren(...rows);
+  replaceKeepingFocus(document.querySelector("#schedules-table tbody"), rows);
 }
 
 const columns = () => document.querySelectorAll("#schedules-table thead th").length;

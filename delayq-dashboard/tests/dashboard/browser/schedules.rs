@@ -245,6 +245,19 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
     }
     let typed = super::prop(&browser, &format!("{hourly_form} input[name=spec]"), "value").await;
     assert_eq!(typed.as_deref(), Some("every 30m"));
+    // The redraws left the caret where it was: an operator typing when the
+    // page polls goes on typing into the field (a redraw that moved the
+    // field used to blur it, and the next keys went nowhere).
+    let focused: bool = browser
+        .execute(
+            "return document.activeElement === document.querySelector(arguments[0]);",
+            vec![serde_json::json!(format!("{hourly_form} input[name=spec]"))],
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap();
+    assert!(focused, "the field being typed in keeps the focus across redraws");
     click(&browser, &format!("{hourly_form} button.schedule-save")).await;
     wait_text(&browser, &format!("{hourly_row} td.spec"), "every 30m").await;
     screenshot(&browser, "queue-schedules-edited").await;
