@@ -21,15 +21,18 @@ else
   # complementary sets (a test matches `browser::`/`handlers::` or is
   # skipped by them), so nothing runs twice or not at all.
   dashboard_log="$(mktemp)"
-  cargo test --workspace --all-targets --all-features --locked -- browser:: handlers:: \
+  # In a process group of its own (setsid), so that an interrupted or failing
+  # run takes the whole background half with it: cargo, the test binary and
+  # the Chromium it drives.
+  setsid cargo test --workspace --all-targets --all-features --locked -- browser:: handlers:: \
     >"$dashboard_log" 2>&1 &
   dashboard=$!
+  trap 'kill -- -"$dashboard" 2>/dev/null; rm -f "$dashboard_log"' EXIT
   status=0
   cargo test --workspace --all-targets --all-features --locked -- --skip browser:: --skip handlers:: || status=$?
   wait "$dashboard" || status=$?
   echo "--- the dashboard's tests (run beside the others) ---"
   cat "$dashboard_log"
-  rm -f "$dashboard_log"
   [ "$status" -eq 0 ] || exit "$status"
 fi
 cargo test --workspace --doc --all-features --locked
