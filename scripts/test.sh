@@ -27,7 +27,7 @@ else
   setsid cargo test --workspace --all-targets --all-features --locked -- browser:: handlers:: \
     >"$dashboard_log" 2>&1 &
   dashboard=$!
-  trap 'kill -- -"$dashboard" 2>/dev/null; rm -f "$dashboard_log"' EXIT
+  trap 'kill -- -"$dashboard" 2>/dev/null || true; rm -f "$dashboard_log"' EXIT
   status=0
   cargo test --workspace --all-targets --all-features --locked -- --skip browser:: --skip handlers:: || status=$?
   wait "$dashboard" || status=$?
