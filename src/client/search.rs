@@ -354,14 +354,16 @@ pub struct SearchPage {
 }
 
 impl Client {
-    /// Looks for `search`'s text from `from` (or the start), through each
+    /// Looks for `search`'s text from `from` (or the start): the first call
+    /// looks the text up as an exact id in every queue's index (pending
+    /// elements offered with an id), then each call goes through each
     /// queue in name order and, in each, its pending elements in due order,
     /// its ready values from the head, its dead letters from the oldest.
     /// Stops after [`Search::budget`] values (10,000 unless set) or
     /// [`Search::limit`] matches and returns a cursor to go on from: each
     /// call's cost is bounded whatever the queues' sizes (script runs of at
     /// most 1,000 elements or about 1 MiB, `LRANGE`s of 100 values, one
-    /// status per queue searched for the total, and the `SCAN` of
+    /// status and, at the first call, two id lookups per queue searched, and the `SCAN` of
     /// [`Client::queues`] unless the search names its queues). Reads only.
     ///
     /// Queues change while a search goes on: a value that moves between
@@ -412,6 +414,17 @@ impl Client {
             matches: Vec::new(),
             looked: 0,
         };
+        // An exact id is looked up in every queue's index first (two lookups
+        // a queue, whatever its size), so the first call finds it however many
+        // values the walk would read before reaching its queue.
+        if from.is_none() && search.states.contains(&ValueState::Pending) {
+            for name in &queues {
+                if walk.matches.len() >= search.limit {
+                    break;
+                }
+                walk.by_id(self, name).await?;
+            }
+        }
         let start = from.map(|c| (c.queue.as_str(), c.state, c.position));
         let mut next = None;
         'queues: for (q, name) in queues.iter().enumerate() {
@@ -509,39 +522,44 @@ impl Walk<'_> {
         }
     }
 
-    /// `position` 0 is before the id lookup; from 1 on, 1 + the rank the
-    /// scan goes on from (a call that ends right after the lookup does not
-    /// repeat it).
+    /// The pending element whose id is exactly the search's text, through
+    /// the queue's id index; a text that cannot be an id is no error here.
+    async fn by_id(&mut self, client: &Client, name: &str) -> Result<()> {
+        let search = self.search;
+        let queue = client.delayed_queue::<Bytes, _>(name, BytesCodec)?.without_transfer();
+        match queue.pending_by_id(&search.text).await {
+            Ok(Some(element)) => {
+                let payload = element
+                    .value
+                    .as_ref()
+                    .map_or_else(|_| element.raw.clone(), Bytes::clone);
+                self.matches.push(SearchMatch {
+                    queue: name.to_owned(),
+                    state: ValueState::Pending,
+                    position: queue.count_due_by(&[element.due]).await?[0].saturating_sub(1) as usize,
+                    text: (search.render)(name, &payload),
+                    id: element.id,
+                    by_id: true,
+                    payload,
+                    due: Some(element.due),
+                    reason: None,
+                });
+                Ok(())
+            }
+            Ok(None) | Err(Error::InvalidArgument(_)) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Scans the pending elements in due order. `position` 0 and 1 both
+    /// start at rank 0, from 1 on it is 1 + the rank the scan goes on from
+    /// (cursors of earlier versions, where 0 came before an id lookup that is
+    /// now made for every queue at the first call, stay valid).
     async fn pending(&mut self, client: &Client, name: &str, position: usize) -> Result<Option<usize>> {
         let search = self.search;
         let queue = client.delayed_queue::<Bytes, _>(name, BytesCodec)?.without_transfer();
-        if position == 0 {
-            if self.full() {
-                return Ok(Some(0));
-            }
-            // An id is found in two lookups, whatever the queue's size; a
-            // text that cannot be an id is no error here.
-            match queue.pending_by_id(&search.text).await {
-                Ok(Some(element)) => {
-                    let payload = element
-                        .value
-                        .as_ref()
-                        .map_or_else(|_| element.raw.clone(), Bytes::clone);
-                    self.matches.push(SearchMatch {
-                        queue: name.to_owned(),
-                        state: ValueState::Pending,
-                        position: queue.count_due_by(&[element.due]).await?[0].saturating_sub(1) as usize,
-                        text: (search.render)(name, &payload),
-                        id: element.id,
-                        by_id: true,
-                        payload,
-                        due: Some(element.due),
-                        reason: None,
-                    });
-                }
-                Ok(None) | Err(Error::InvalidArgument(_)) => {}
-                Err(other) => return Err(other),
-            }
+        if position == 0 && self.full() {
+            return Ok(Some(0));
         }
         let mut rank = position.saturating_sub(1);
         loop {
@@ -559,7 +577,7 @@ impl Walk<'_> {
                 }
                 self.looked += 1;
                 rank += 1;
-                // Found through the index above.
+                // Found through the index at the first call.
                 if element.id.as_deref() == Some(search.text.as_str()) {
                     continue;
                 }

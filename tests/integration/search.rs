@@ -177,3 +177,26 @@ redis_test! {
         assert!(matches!("orders.pending.1".parse::<SearchCursor>(), Err(Error::InvalidArgument(_))));
     }
 }
+
+redis_test! {
+    /// An id is looked up in every queue's index before any value is read,
+    /// so it is found by the first call however many values come before its
+    /// queue in name order (it used to wait for the walk to reach its
+    /// queue: a first page of "no match" for a job that exists).
+    async fn an_exact_id_is_found_by_the_first_call_in_any_queue(client) {
+        let busy = client.delayed_queue::<String, _>("a-busy", StringCodec).unwrap().without_transfer();
+        busy.offer_all((0..2_000u64).map(|i| (format!("value {i}"), HOUR))).await.unwrap();
+        let jobs = client.delayed_queue::<String, _>("b-jobs", StringCodec).unwrap().without_transfer();
+        jobs.offer_with_id("job-7", &"the seventh".to_owned(), HOUR).await.unwrap();
+
+        let search = Search::new("job-7").budget(500);
+        let first = client.search(&search, None).await.unwrap();
+        assert_eq!(first.matches.len(), 1, "{:?}", first.matches);
+        let found = &first.matches[0];
+        assert_eq!((found.queue.as_str(), found.by_id, found.text.as_str()), ("b-jobs", true, "the seventh"));
+        assert_eq!(first.searched, 500, "the lookups are not values looked at");
+        // Going on finds it no second time.
+        let pages = all_pages(&client, &search).await;
+        assert_eq!(pages.iter().map(|p| p.matches.len()).sum::<usize>(), 1);
+    }
+}
