@@ -226,6 +226,8 @@ pub(crate) fn utc_time(at: SystemTime) -> String {
 /// "in 3m12s" or "3m12s ago".
 pub(crate) fn relative(at: SystemTime, now: SystemTime) -> String {
     match at.duration_since(now) {
+        // Not "in 0ms": the first frame of an outage said so of its start.
+        Ok(ahead) if ahead < Duration::from_millis(1) => "just now".into(),
         Ok(ahead) => format!("in {}", compact(ahead)),
         Err(behind) => format!("{} ago", compact(behind.duration())),
     }
@@ -318,6 +320,7 @@ mod tests {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
         assert_eq!(relative(now + Duration::from_secs(192), now), "in 3m12s");
         assert_eq!(relative(now - Duration::from_secs(5), now), "5s ago");
+        assert_eq!(relative(now, now), "just now");
         assert_eq!(millis_from(now - Duration::from_secs(5), now), -5_000);
     }
 

@@ -44,7 +44,7 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
         .map(|name| client.schedules(&delayq::QueueKeys::new(name)?))
         .collect::<delayq::Result<Vec<_>>>()?;
     let redraw = args.watch && args.format == OutputFormat::Table && std::io::stdout().is_terminal();
-    let mut tick = tokio::time::interval(args.interval);
+    let mut tick = ticker(args.interval);
     let mut shown = 0u64;
     // While watching: since when Redis has not answered.
     let mut down: Option<SystemTime> = None;
@@ -107,6 +107,17 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
+/// The watch's clock. A frame that took longer than the interval (Redis
+/// down, each try waiting up to [`READ_WAIT`]) is followed by one frame at
+/// once and then the interval again: tokio's default catches up on every
+/// missed tick, and a watch coming back from an outage printed a burst of
+/// identical frames.
+fn ticker(interval: Duration) -> tokio::time::Interval {
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick
+}
+
 /// How long one `--watch` frame waits for Redis before it says Redis is
 /// unreachable (and the next frame tries again).
 const READ_WAIT: Duration = Duration::from_secs(3);
@@ -123,11 +134,12 @@ enum Unread {
 fn unreachable_frame(args: &StatsArgs, since: SystemTime, why: &str, now: SystemTime) -> String {
     match args.format {
         OutputFormat::Table => format!(
-            "Redis unreachable since {} ({}): {}; trying again every {}\n",
+            "Redis unreachable since {} ({}): {}; trying again every {} (each try waits up to {})\n",
             output::local_time(since),
             relative(since, now),
             output::escape(why),
             output::compact(args.interval),
+            output::compact(READ_WAIT),
         ),
         OutputFormat::Json => format!(
             "{}\n",
@@ -197,4 +209,24 @@ fn to_json(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> serde_js
             })
             .collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_frame_is_followed_by_one_frame_at_once_not_a_burst() {
+        let period = Duration::from_millis(200);
+        let mut tick = ticker(period);
+        tick.tick().await;
+        // A frame that waited for Redis for 3 s: fifteen ticks missed.
+        tokio::time::advance(READ_WAIT).await;
+        tick.tick().await;
+        // The next one waits for the interval again.
+        let next = tokio::time::timeout(period / 2, tick.tick()).await;
+        assert!(next.is_err(), "a second frame right after the slow one");
+        let next = tokio::time::timeout(period, tick.tick()).await;
+        assert!(next.is_ok(), "the interval after");
+    }
 }
