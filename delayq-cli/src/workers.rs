@@ -127,10 +127,21 @@ fn print_tables(args: &WorkersArgs, found: &[(String, Vec<WorkerInfo>)]) {
         "{}",
         output::table_aligned(
             &[
-                "QUEUE", "WORKER", "HOST", "PID", "VERSION", "STATE", "STARTED", "BUSY", "PREFETCH", "RATE", "HANDLED",
-                "FAILED"
+                "QUEUE",
+                "WORKER",
+                "HOST",
+                "PID",
+                "VERSION",
+                "STATE",
+                "STARTED",
+                "BUSY",
+                "PREFETCH",
+                "RATE",
+                "HANDLED",
+                // Runs, not values: each retry of one value counts.
+                "FAILED RUNS"
             ],
-            &["PID", "BUSY", "PREFETCH", "HANDLED", "FAILED"],
+            &["PID", "BUSY", "PREFETCH", "HANDLED", "FAILED RUNS"],
             &rows
         )
     );

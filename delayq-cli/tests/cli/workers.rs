@@ -65,6 +65,9 @@ redis_test! {
             assert!(table.contains(expected), "{expected:?} in\n{table}");
         }
         assert!(table.contains("LEASE EXPIRES"), "{table}");
+        // Failures are counted in runs (each retry counts): the header says
+        // so, or "FAILED 163" reads as 163 failed values.
+        assert!(table.contains("FAILED RUNS"), "{table}");
 
         // Every queue: only those with workers, here the one.
         producer.offer(&"waits".to_string(), Duration::from_secs(3600)).await.unwrap();
