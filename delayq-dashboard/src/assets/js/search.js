@@ -30,7 +30,7 @@ function searchPage() {
     tr.appendChild(el("td", { class: `state ${m.state}` }, m.state === "dead" ? "dead letter" : m.state));
     tr.appendChild(el("td", { class: "num" }, `${fmt(m.position + 1)}`));
     const when = m.due_ms !== null ? (m.due_ms >= now ? `due in ${span(m.due_ms - now)}` : `due ${span(now - m.due_ms)} ago`)
-      : m.reason ? visible(m.reason) : "–";
+      : m.reason ? `why: ${visible(m.reason)}` : "–";
     tr.appendChild(el("td", { class: "when" }, when));
     const id = el("td", { class: "id" }, m.id === null ? "–" : visible(m.id));
     if (m.by_id) id.appendChild(el("span", { class: "badge", title: "found through the id index" }, "id"));

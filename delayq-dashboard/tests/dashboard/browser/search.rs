@@ -117,6 +117,10 @@ async fn a_search_from_the_overview_finds_values_in_every_queue_and_state() {
             row(QUEUE, "ready", "ready ord-44"),
         ]
     );
+    // The column holds a pending element's due time or a dead letter's why,
+    // and says so.
+    let head = super::prop(&browser, "#found thead th:nth-child(4)", "textContent").await;
+    assert_eq!(head.as_deref(), Some("due or why"));
     // Markup in a value is text, not markup.
     assert!(browser
         .find_all(Locator::Css("#found td.payload b"))
