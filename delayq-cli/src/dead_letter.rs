@@ -29,6 +29,8 @@ struct Shown {
     value: Result<String, String>,
     raw: Bytes,
     codec: Option<String>,
+    /// The Java class of a payload whose fields were not read.
+    class: Option<String>,
     reason: Option<String>,
     at: Option<SystemTime>,
     key: DeadLetterKey,
@@ -40,6 +42,7 @@ impl Shown {
             number: dead.key.index() as u64 + 1,
             value: codec.decode(&dead.raw).map_err(|e| e.to_string()),
             codec: codec.detected_codec(&dead.raw),
+            class: codec.unread_class(&dead.raw),
             raw: dead.raw,
             reason: dead.reason,
             at: dead.at,
@@ -49,8 +52,9 @@ impl Shown {
 
     fn preview(&self, max: usize) -> String {
         match &self.value {
-            Ok(text) => preview(text, max),
-            Err(_) => format!("<{}>", preview(&hex(&self.raw), max.saturating_sub(40).max(20))),
+            // Not a Java object's fields unread (`auto` shows those as hex text).
+            Ok(text) if self.class.is_none() => preview(text, max),
+            _ => output::undecoded(self.class.as_deref(), &self.raw, max.saturating_sub(40).max(20)),
         }
     }
 

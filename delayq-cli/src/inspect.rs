@@ -22,6 +22,8 @@ struct Row {
     payload: Result<String, String>,
     /// With `--codec auto`: the codec that wrote the payload.
     codec: Option<String>,
+    /// The Java class of a payload whose fields were not read.
+    class: Option<String>,
     raw: Bytes,
 }
 
@@ -82,8 +84,10 @@ async fn pending(
         for element in page {
             // A decode error says what wrote the bytes when another codec did
             // (Kryo: "use --codec kryo").
+            let mut class = None;
             let (payload, label) = match element.value {
                 Ok(payload) => {
+                    class = codec.unread_class(&payload);
                     let (decoded, label) = codec.decode_detected(&payload);
                     let decoded = decoded.map_err(|source| {
                         let hint = codec.diagnose(&payload);
@@ -105,6 +109,7 @@ async fn pending(
                 id: element.id,
                 payload,
                 codec: label,
+                class,
                 raw: element.raw,
             });
         }
@@ -188,10 +193,11 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
                 row.format.to_owned(),
                 row.codec.clone().unwrap_or_default(),
                 match &row.payload {
-                    Ok(text) => preview(text, 60),
+                    // Not a Java object's fields unread (`auto` shows those as hex text).
+                    Ok(text) if row.class.is_none() => preview(text, 60),
                     // The payload's bytes (inside the packed element), or
                     // the element's when it does not unpack.
-                    Err(_) => format!("<{}>", preview(&hex(payload_of(&row.raw)), 40)),
+                    _ => output::undecoded(row.class.as_deref(), payload_of(&row.raw), 40),
                 },
             ]
         })

@@ -296,6 +296,19 @@ pub(crate) fn preview(text: &str, max: usize) -> String {
 }
 
 /// Bytes as lowercase hex.
+/// A payload the codec could not show, as the tables print it: its bytes
+/// as hex (at most `max` characters), led by its Java class where the codec
+/// names one whose fields it could not read (a Kryo POJO without a schema:
+/// `--kryo-schema` reads them), so the operator sees what it is and how to
+/// read it, not only bytes.
+pub(crate) fn undecoded(class: Option<&str>, payload: &[u8], max: usize) -> String {
+    let bytes = preview(&hex(payload), max);
+    match class {
+        Some(class) => format!("<{} · fields need --kryo-schema> <{bytes}>", escape(class)),
+        None => format!("<{bytes}>"),
+    }
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

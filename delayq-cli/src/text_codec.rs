@@ -39,6 +39,12 @@ pub(crate) fn set_max_decompressed(bytes: usize) {
 }
 
 impl TextCodec {
+    /// The class of a Java object in `raw` whose fields this codec could not
+    /// read (a Kryo POJO the schema does not describe), for the tables.
+    pub(crate) fn unread_class(&self, raw: &[u8]) -> Option<String> {
+        self.java_object(raw).filter(|o| o.unread.is_some()).map(|o| o.class)
+    }
+
     pub(crate) fn new(kind: CodecKind) -> Self {
         TextCodec::of(CodecArg::plain(kind))
     }

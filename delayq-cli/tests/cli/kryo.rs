@@ -91,6 +91,12 @@ redis_test! {
             &["inspect", "kq", "--codec", "kryo", "--format", "json"],
         ));
         assert!(shown.contains("--kryo-schema"), "{shown}");
+        // The table names the POJO's class and what reads its fields, not
+        // only its bytes (with auto detection too).
+        for codec in ["kryo", "auto"] {
+            let table = ok(&delayq(&redis, &["inspect", "kq", "--codec", codec]));
+            assert!(table.contains("<compat.Order · fields need --kryo-schema>"), "{codec}:\n{table}");
+        }
 
         ok(&delayq(
             &redis,
