@@ -197,19 +197,26 @@ redis_test! {
     /// record and answers as the first run did, queuing nothing twice.
     async fn an_offer_whose_reply_is_lost_answers_as_its_first_run(proxy, client, raw) {
         let q = client.delayed_queue("dd-lost", StringCodec).unwrap().without_transfer();
+        // A first offer loads the script: the lost reply is then a run's,
+        // not a NOSCRIPT answered before anything ran.
+        let warm = Dedup::by_id("warm", LONG);
+        assert_eq!(q.offer_dedup(&s("warm"), LONG, &warm).await.unwrap(), Offered::Queued);
         let once = Dedup::by_id("lost-1", LONG);
         proxy.arm(Fault::LoseReply, "lost-dedup-payload");
         let answer = q.offer_dedup(&s("lost-dedup-payload"), LONG, &once).await.unwrap();
         assert_eq!(proxy.fired(), 1);
         assert_eq!(answer, Offered::Queued);
-        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{dd-lost}").await, 1);
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{dd-lost}").await, 2);
         assert_eq!(q.offer_dedup(&s("again"), LONG, &once).await.unwrap(), Offered::Duplicate);
         // By payload too.
         let by_payload = Dedup::by_payload(LONG);
         proxy.arm(Fault::LoseReply, "lost-dedup-second");
         let answer = q.offer_dedup(&s("lost-dedup-second"), LONG, &by_payload).await.unwrap();
         assert_eq!((proxy.fired(), answer), (2, Offered::Queued));
-        assert_eq!(q.read_all().await.unwrap(), [s("lost-dedup-payload"), s("lost-dedup-second")]);
+        assert_eq!(
+            q.read_all().await.unwrap(),
+            [s("warm"), s("lost-dedup-payload"), s("lost-dedup-second")]
+        );
     }
 }
 
