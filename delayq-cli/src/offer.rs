@@ -72,7 +72,9 @@ async fn offer_dedup(
     use delayq::dedup::DedupKey;
     let key = match &args.dedup_id {
         Some(_) if args.values.len() != 1 => {
-            return Err(delayq::Error::InvalidArgument("--dedup-id offers exactly one value".into()))
+            return Err(delayq::Error::InvalidArgument(
+                "--dedup-id offers exactly one value".into(),
+            ))
         }
         Some(id) => DedupKey::Id(id.clone()),
         None => DedupKey::Payload,
@@ -103,7 +105,11 @@ async fn offer_dedup(
         answers.len() - duplicates,
         due_after(args.delay)
     );
-    Ok(if duplicates > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if duplicates > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// An offer the queue's limits refused (`delayq limits`): the reason is

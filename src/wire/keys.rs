@@ -734,6 +734,8 @@ mod tests {
         assert_eq!(keys.worker_beats(), "delayq_worker_beats:{orders}");
         assert_eq!(keys.schedule_fires(), "delayq_schedule_fires:{orders}");
         assert_eq!(keys.stats(), "delayq_stats:{orders}");
+        assert_eq!(keys.dedup(), "delayq_dedup:{orders}");
+        assert_eq!(keys.dedup_expiry(), "delayq_dedup_expiry:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

@@ -51,7 +51,10 @@ async fn server_ms(raw: &RawRedis) -> i64 {
 /// hash (field expiry), or its time in the expiry set passed on the
 /// server's clock. Polls; asserts no timing.
 async fn wait_expired(raw: &RawRedis, queue: &str, field: &str) {
-    let (hash, expiry) = (format!("delayq_dedup:{{{queue}}}"), format!("delayq_dedup_expiry:{{{queue}}}"));
+    let (hash, expiry) = (
+        format!("delayq_dedup:{{{queue}}}"),
+        format!("delayq_dedup_expiry:{{{queue}}}"),
+    );
     eventually(Duration::from_secs(30), "the record expires", || async {
         let present = raw.cmd("HEXISTS", vec![hash.as_str().into(), field.into()]).await;
         if present == Value::Integer(0) {
@@ -177,12 +180,20 @@ async fn records_expire_by_field_expiry_where_the_server_has_it() {
         client.shutdown().await;
         return;
     }
-    let q = client.delayed_queue("dd-hexpire", StringCodec).unwrap().without_transfer();
+    let q = client
+        .delayed_queue("dd-hexpire", StringCodec)
+        .unwrap()
+        .without_transfer();
     let _ = q.offer_dedup(&s("a"), LONG, &Dedup::by_id("a", LONG)).await.unwrap();
     let ttl = raw
         .cmd(
             "HPTTL",
-            vec!["delayq_dedup:{dd-hexpire}".into(), "FIELDS".into(), 1.into(), "i:a".into()],
+            vec![
+                "delayq_dedup:{dd-hexpire}".into(),
+                "FIELDS".into(),
+                1.into(),
+                "i:a".into(),
+            ],
         )
         .await;
     let Value::Array(ttl) = ttl else { panic!("{ttl:?}") };

@@ -422,11 +422,17 @@ async fn duplicate_offers_are_counted_by_key_kind() {
         let snapshotter = snapshotter();
         let redis = RedisServer::start().await;
         let client = redis.client().await;
-        let queue = client.delayed_queue("metered-dedup", StringCodec).unwrap().without_transfer();
+        let queue = client
+            .delayed_queue("metered-dedup", StringCodec)
+            .unwrap()
+            .without_transfer();
         let window = Duration::from_secs(600);
         let by_id = Dedup::by_id("a", window);
         for _ in 0..3 {
-            let _ = queue.offer_dedup(&"x".to_string(), Duration::ZERO, &by_id).await.unwrap();
+            let _ = queue
+                .offer_dedup(&"x".to_string(), Duration::ZERO, &by_id)
+                .await
+                .unwrap();
         }
         let answers = queue
             .offer_all_dedup(
@@ -442,7 +448,14 @@ async fn duplicate_offers_are_counted_by_key_kind() {
             .into_iter()
             .map(|(k, _, _, v)| (k, v))
             .collect();
-        let duplicates = |by| counter_of(&recorded, "metered-dedup", "delayq_offers_duplicate_total", Some(("by", by)));
+        let duplicates = |by| {
+            counter_of(
+                &recorded,
+                "metered-dedup",
+                "delayq_offers_duplicate_total",
+                Some(("by", by)),
+            )
+        };
         assert_eq!((duplicates("id"), duplicates("payload")), (2, 1));
         client.shutdown().await;
     })

@@ -48,10 +48,7 @@ async fn offers_once(redis: &RedisServer, name: &str, bulk: bool, windowed: bool
                 .unwrap();
             assert!(answers.iter().all(|a| a.is_queued()));
         }
-        (true, false) => queue
-            .offer_all((0..OFFERS as i64).map(|i| (i, DELAY)))
-            .await
-            .unwrap(),
+        (true, false) => queue.offer_all((0..OFFERS as i64).map(|i| (i, DELAY))).await.unwrap(),
         (false, windowed) => {
             futures_util::stream::iter(0..OFFERS as i64)
                 .for_each_concurrent(IN_FLIGHT, |i| {

@@ -188,7 +188,9 @@ impl<T: 'static> DelayedQueue<T> {
         let key = key_arg(&dedup.key)?;
         let due = self.due_after(delay)?;
         let item = [(due, self.encode(value)?)];
-        let answers = self.offer_dedup_run(window, &item, &[key], &[label(&dedup.key)]).await?;
+        let answers = self
+            .offer_dedup_run(window, &item, &[key], &[label(&dedup.key)])
+            .await?;
         Ok(answers[0])
     }
 
