@@ -169,7 +169,10 @@ impl<T: 'static> DelayedQueue<T> {
     /// checked as for [`offer`](Self::offer) ([`Error::OfferRefused`]); a
     /// duplicate is never refused by them. Fails with
     /// [`Error::InvalidArgument`] for a window under 1 ms or over 366 days,
-    /// or an id empty or over 1 KiB.
+    /// or an id empty or over 1 KiB. After an error whose outcome is not
+    /// known (the connection failed for good), offering again under the
+    /// same key is safe: it answers [`Offered::Duplicate`] if the first run
+    /// queued the value.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -245,13 +248,15 @@ impl<T: 'static> DelayedQueue<T> {
                 .await
             {
                 Ok(chunk) => answers.extend(chunk),
-                Err(error) if start == 0 => return Err(error),
                 Err(error) => {
                     let unknown = if matches!(error, Error::OutcomeUnknown { .. }) || error.is_transient() {
                         end - start
                     } else {
                         0
                     };
+                    if start == 0 && unknown == 0 {
+                        return Err(error);
+                    }
                     return Err(Error::PartlyOffered {
                         queue: self.name().to_owned(),
                         offered: start,
