@@ -220,6 +220,25 @@ pub mod limits {
     pub use crate::queue::delayed::{Limits, WhenFull};
 }
 
+/// Deduplication windows: an offer whose id or payload was offered within
+/// the window is answered [`Offered::Duplicate`](dedup::Offered::Duplicate)
+/// and queues nothing ([`DelayedQueue::offer_dedup`]).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::dedup::{Dedup, Offered};
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// let queue = client.delayed_queue("invoices", delayq::StringCodec)?;
+/// let window = Dedup::by_payload(Duration::from_secs(300));
+/// if queue.offer_dedup(&"invoice 7".into(), Duration::ZERO, &window).await? == Offered::Duplicate {
+///     println!("sent within the last five minutes already");
+/// }
+/// # Ok(()) }
+/// ```
+pub mod dedup {
+    pub use crate::queue::delayed::{Dedup, DedupKey, Offered};
+}
+
 /// A reliable queue's dead letters: the values given up on, with why and
 /// when, read a page at a time and requeued or deleted exactly.
 ///

@@ -21,6 +21,7 @@
 //! | `delayq_id_offers_total` | counter | offers with an id, labelled `outcome` (`new`, `kept`: the id was pending, `replaced`) |
 //! | `delayq_cancelled_total` | counter | pending elements cancelled by id |
 //! | `delayq_offers_refused_total` | counter | offer calls the queue's limits refused, labelled `limit` (`max_size`, `max_payload`, `offers_off`) |
+//! | `delayq_offers_duplicate_total` | counter | values offered with a deduplication window and refused as duplicates, labelled `by` (`id`, `payload`) |
 //! | `delayq_schedule_fired_total` | counter | occurrences of a recurring schedule this process offered, labelled `schedule` |
 //! | `delayq_schedule_missed_total` | counter | occurrences skipped by the misfire policy (by this process), labelled `schedule` |
 //! | `delayq_rate_limit_waits_total` | counter | times a worker handler slot waited for the queue's shared rate limit |
@@ -140,6 +141,14 @@ fn seconds_ms(ms: i64) -> f64 {
 pub(crate) fn offer_refused(queue: &str, limit: &'static str) {
     #[cfg(feature = "metrics")]
     metrics::counter!("delayq_offers_refused_total", "queue" => queue.to_owned(), "limit" => limit).increment(1);
+}
+
+/// A value offered with a deduplication window was a duplicate; `by` is
+/// `id` or `payload`.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn offer_duplicate(queue: &str, by: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("delayq_offers_duplicate_total", "queue" => queue.to_owned(), "by" => by).increment(1);
 }
 
 /// After an offer with an id: `new`, `kept` (the id was pending) or `replaced`.

@@ -924,6 +924,18 @@ pub(crate) struct OfferArgs {
     /// With --id: replace a pending element with this id instead of keeping it.
     #[arg(long, requires = "id")]
     pub replace: bool,
+    /// Refuse values offered again within DURATION (5m, 1h, 7d): a value whose
+    /// --dedup-id, or payload (the default, or --dedup-payload), was offered
+    /// within the window is not queued, even if the first one was taken
+    /// since; the command then says which values were duplicates and exits 1.
+    #[arg(long, value_parser = parse_delay, value_name = "DURATION", conflicts_with_all = ["id", "from_file"])]
+    pub dedup_window: Option<Duration>,
+    /// With --dedup-window: the value's deduplication id (one value).
+    #[arg(long, value_name = "ID", requires = "dedup_window", conflicts_with = "dedup_payload")]
+    pub dedup_id: Option<String>,
+    /// With --dedup-window: values with equal payloads are the same (the default).
+    #[arg(long, requires = "dedup_window")]
+    pub dedup_payload: bool,
     /// Offer one value per line of FILE instead (`-`: standard input), in
     /// the file's order, all due after --delay, encoded as VALUE arguments
     /// are. A file is checked whole first: a line the codec cannot encode

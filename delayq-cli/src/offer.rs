@@ -41,6 +41,11 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(window) = args.dedup_window {
+        let code = offer_dedup(&queue, args, window).await;
+        client.shutdown().await;
+        return code;
+    }
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;
     match refused(result) {
@@ -54,6 +59,57 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         due_after(args.delay)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--dedup-window`: each value offered unless it was within the window
+/// (by `--dedup-id`, else by payload). Values refused as duplicates are
+/// named on stderr and the exit status is 1, as for a refusal of the limits.
+async fn offer_dedup(
+    queue: &delayq::DelayedQueue<String>,
+    args: &OfferArgs,
+    window: std::time::Duration,
+) -> delayq::Result<ExitCode> {
+    use delayq::dedup::DedupKey;
+    let key = match &args.dedup_id {
+        Some(_) if args.values.len() != 1 => {
+            return Err(delayq::Error::InvalidArgument(
+                "--dedup-id offers exactly one value".into(),
+            ))
+        }
+        Some(id) => DedupKey::Id(id.clone()),
+        None => DedupKey::Payload,
+    };
+    let items = args.values.iter().map(|v| (v, args.delay, key.clone()));
+    let answers = match refused(queue.offer_all_dedup(items, window).await) {
+        Ok(result) => result?,
+        Err(code) => return Ok(code),
+    };
+    let queue_name = escape(&args.queue);
+    let by = match &args.dedup_id {
+        Some(id) => format!("id {}", escape(&format!("{id:?}"))),
+        None => "payload".to_owned(),
+    };
+    let mut duplicates = 0;
+    for (value, answer) in args.values.iter().zip(&answers) {
+        if answer.is_duplicate() {
+            duplicates += 1;
+            eprintln!(
+                "delayq: duplicate: {} was offered to {queue_name} within the last {} (by {by}); not queued",
+                escape(&format!("{value:?}")),
+                humantime::format_duration(window)
+            );
+        }
+    }
+    eprintln!(
+        "offered {} value(s) to {queue_name} ({}), {duplicates} duplicate(s)",
+        answers.len() - duplicates,
+        due_after(args.delay)
+    );
+    Ok(if duplicates > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// An offer the queue's limits refused (`delayq limits`): the reason is

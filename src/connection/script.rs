@@ -408,6 +408,7 @@ pub(crate) struct Scripts {
     pub pause: Script,
     pub resume: Script,
     pub limits_set: Script,
+    pub offer_dedup: Script,
     pub pending_page: Script,
     pub pending_element: Script,
     pub remove_dead_letters: Script,
@@ -467,6 +468,7 @@ impl Scripts {
             &self.cancel_request,
             &self.list_remove,
             &self.offer_id,
+            &self.offer_dedup,
             &self.cancel_id,
             &self.reschedule_id,
             &self.get_id,
@@ -759,6 +761,24 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ),
     // A resend finds the limits set and writes no second event.
     limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
+    // Its records hold each offered element's own header: a resend finds
+    // them and answers as the first run, offering nothing twice.
+    offer_dedup: lua!(
+        "offer_dedup",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            Stats,
+            Limits,
+            Destination,
+            Dedup,
+            DedupExpiry
+        ]
+    ),
     pending_page: lua!("pending_page", Safe, [Timeout, Ids]),
     // Keyed by a request: a resend answers as the first run did.
     pending_element: lua!(

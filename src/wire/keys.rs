@@ -55,6 +55,13 @@ pub(crate) const PAUSED_PREFIX: &str = "delayq_paused";
 /// `max_payload`, `offers` = `off`, `takes` = `off`; see
 /// `DelayedQueue::set_limits` and `lua/lib/limits.lua`).
 pub(crate) const LIMITS_PREFIX: &str = "delayq_limits";
+/// delayq's prefix for a queue's deduplication records (HASH: `i:<id>` or
+/// `p:<payload SHA-1>` → the first 16 bytes of the element offered under it;
+/// see `DelayedQueue::offer_dedup` and `lua/offer_dedup.lua`).
+pub(crate) const DEDUP_PREFIX: &str = "delayq_dedup";
+/// delayq's prefix for when each deduplication record expires, where the
+/// server has no hash-field expiry (ZSET: record key → expiry ms).
+pub(crate) const DEDUP_EXPIRY_PREFIX: &str = "delayq_dedup_expiry";
 /// delayq's prefix for the reply of one request that may be resent (STRING:
 /// a MessagePack record; replaced by a 60 s "consumed" mark once the reply is
 /// read, else expires after an hour, or a day if it can still undo what it
@@ -345,6 +352,18 @@ impl QueueKeys {
         key_for(LIMITS_PREFIX, &self.name)
     }
 
+    /// delayq's deduplication records of the queue (a HASH; see
+    /// [`DelayedQueue::offer_dedup`](crate::DelayedQueue::offer_dedup)).
+    pub fn dedup(&self) -> String {
+        key_for(DEDUP_PREFIX, &self.name)
+    }
+
+    /// When each deduplication record expires, on servers without hash-field
+    /// expiry (a ZSET, swept a bounded step per deduplicated offer).
+    pub fn dedup_expiry(&self) -> String {
+        key_for(DEDUP_EXPIRY_PREFIX, &self.name)
+    }
+
     /// The lease of the queue's sweep (a backlog drain of a long pending
     /// list): at most one client sweeps a queue at a time; expires on its own.
     pub fn sweep(&self) -> String {
@@ -473,6 +492,8 @@ pub(crate) enum KeyRole {
     Ids,
     Paused,
     Limits,
+    Dedup,
+    DedupExpiry,
     Sweep,
     Schedules,
     ScheduleRevisions,
@@ -528,6 +549,8 @@ impl KeyRole {
             KeyRole::Ids => "id index",
             KeyRole::Paused => "pause flag",
             KeyRole::Limits => "limits hash",
+            KeyRole::Dedup => "dedup records",
+            KeyRole::DedupExpiry => "dedup expiry",
             KeyRole::Sweep => "sweep lease",
             KeyRole::Schedules => "schedules hash",
             KeyRole::ScheduleRevisions => "schedule revision",
@@ -572,6 +595,8 @@ impl KeyRole {
             KeyRole::Ids => keys.ids().to_owned(),
             KeyRole::Paused => keys.paused().to_owned(),
             KeyRole::Limits => keys.limits(),
+            KeyRole::Dedup => keys.dedup(),
+            KeyRole::DedupExpiry => keys.dedup_expiry(),
             KeyRole::Sweep => keys.sweep(),
             KeyRole::Schedules => keys.schedules(),
             KeyRole::ScheduleRevisions => keys.schedule_revisions(),
@@ -653,6 +678,8 @@ mod tests {
             let schedule_fires = keys.schedule_fires();
             let rate = keys.rate();
             let limits = keys.limits();
+            let dedup = keys.dedup();
+            let dedup_expiry = keys.dedup_expiry();
             let events = keys.events();
             let events_config = keys.events_config();
             let stats = keys.stats();
@@ -677,6 +704,8 @@ mod tests {
                 &schedule_fires,
                 &rate,
                 &limits,
+                &dedup,
+                &dedup_expiry,
                 &runs,
                 &events,
                 &events_config,
@@ -705,6 +734,8 @@ mod tests {
         assert_eq!(keys.worker_beats(), "delayq_worker_beats:{orders}");
         assert_eq!(keys.schedule_fires(), "delayq_schedule_fires:{orders}");
         assert_eq!(keys.stats(), "delayq_stats:{orders}");
+        assert_eq!(keys.dedup(), "delayq_dedup:{orders}");
+        assert_eq!(keys.dedup_expiry(), "delayq_dedup_expiry:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

@@ -16,6 +16,7 @@ mod bulk_offers;
 mod codecs;
 mod compat_vectors;
 mod dead_letters;
+mod dedup;
 mod delayed_queue;
 mod elements;
 mod events;

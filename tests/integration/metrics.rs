@@ -411,3 +411,53 @@ async fn refused_offers_are_counted_by_limit() {
     })
     .await;
 }
+
+/// Values a deduplication window refuses are counted by what made them the
+/// same (`by`: `id`, `payload`); queued ones are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_offers_are_counted_by_key_kind() {
+    use delayq::dedup::{Dedup, DedupKey};
+    deadline(async {
+        let _turn = SERIAL.lock().await;
+        let snapshotter = snapshotter();
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let queue = client
+            .delayed_queue("metered-dedup", StringCodec)
+            .unwrap()
+            .without_transfer();
+        let window = Duration::from_secs(600);
+        let by_id = Dedup::by_id("a", window);
+        for _ in 0..3 {
+            let _ = queue
+                .offer_dedup(&"x".to_string(), Duration::ZERO, &by_id)
+                .await
+                .unwrap();
+        }
+        let answers = queue
+            .offer_all_dedup(
+                ["p", "p", "q"].map(|v| (v.to_string(), Duration::ZERO, DedupKey::Payload)),
+                window,
+            )
+            .await
+            .unwrap();
+        assert_eq!(answers.iter().filter(|a| a.is_duplicate()).count(), 1);
+        let recorded: Recorded = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(k, _, _, v)| (k, v))
+            .collect();
+        let duplicates = |by| {
+            counter_of(
+                &recorded,
+                "metered-dedup",
+                "delayq_offers_duplicate_total",
+                Some(("by", by)),
+            )
+        };
+        assert_eq!((duplicates("id"), duplicates("payload")), (2, 1));
+        client.shutdown().await;
+    })
+    .await;
+}

@@ -15,6 +15,7 @@ mod codecs;
 mod consumers;
 mod dashboard;
 mod decoders;
+mod dedup;
 mod events;
 mod heap;
 mod java_codecs;
@@ -64,6 +65,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &consumers::Consumers,
     &events::LifecycleEvents,
     &limits::QueueLimits,
+    &dedup::DedupWindows,
     &decoders::HostileDecoders,
     &soak::SoakRun,
 ];

@@ -1178,3 +1178,28 @@ redis_test! {
         assert_eq!(out.status.code(), Some(2), "{out:?}");
     }
 }
+
+redis_test! {
+    async fn a_value_offered_again_within_its_window_exits_1_and_is_not_queued(redis) {
+        let out = delayq(&redis, &["offer", "mails", "--delay", "1h", "--dedup-window", "10m", "--dedup-id", "m-1", "hello"]);
+        assert!(out.status.success(), "{out:?}");
+        let out = delayq(&redis, &["offer", "mails", "--delay", "1h", "--dedup-window", "10m", "--dedup-id", "m-1", "other"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("duplicate: \"other\""), "{out:?}");
+        assert!(stderr(&out).contains("by id \"m-1\""), "{out:?}");
+        // By payload (the default): the repeat within the call is the duplicate.
+        let out = delayq(&redis, &["offer", "mails", "--delay", "1h", "--dedup-window", "10m", "a", "b", "a"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("offered 2 value(s)"), "{out:?}");
+        assert!(stderr(&out).contains("1 duplicate(s)"), "{out:?}");
+        let out = delayq(&redis, &["offer", "mails", "--delay", "1h", "--dedup-window", "10m", "--dedup-payload", "c"]);
+        assert!(out.status.success(), "{out:?}");
+        let raw = redis.raw().await;
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{mails}").await, 4);
+        // One value per id; a flag without a window is a usage error.
+        let out = delayq(&redis, &["offer", "mails", "--delay", "0", "--dedup-window", "1m", "--dedup-id", "x", "a", "b"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let out = delayq(&redis, &["offer", "mails", "--delay", "0", "--dedup-id", "x", "a"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
+}

@@ -14,6 +14,7 @@ use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
 use crate::BlockingQueue;
 
+mod dedup;
 mod element;
 mod ids;
 mod joined_offers;
@@ -27,6 +28,7 @@ mod recode;
 mod remove;
 mod traced;
 
+pub use dedup::{Dedup, DedupKey, Offered};
 pub use element::ElementOutcome;
 pub use ids::Scheduled;
 pub use limits::{Limits, WhenFull};

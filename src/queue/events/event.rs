@@ -182,6 +182,13 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
+    /// Values offered with a deduplication window were not queued: an offer
+    /// with the same id or payload was made within the window
+    /// ([`Offered::Duplicate`](crate::dedup::Offered::Duplicate)).
+    Duplicate {
+        /// How many values of the run were duplicates.
+        count: u64,
+    },
     /// The queue's limits were set ([`DelayedQueue::set_limits`](crate::DelayedQueue::set_limits)),
     /// as `delayq limits` shows them (`max_size=100 takes=off`, or `none`).
     LimitsSet {
@@ -286,6 +293,7 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             reason: text("reason")?,
             id: text("id"),
         },
+        "duplicate" => EventKind::Duplicate { count: num("count")? },
         "limits_set" => EventKind::LimitsSet {
             limits: text("limits")?,
         },
@@ -313,6 +321,7 @@ impl EventKind {
             EventKind::ScheduleFired { .. } => "schedule_fired",
             EventKind::ScheduleRun { .. } => "schedule_run",
             EventKind::Refused { .. } => "refused",
+            EventKind::Duplicate { .. } => "duplicate",
             EventKind::LimitsSet { .. } => "limits_set",
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
