@@ -25,12 +25,16 @@
 -- DEDUP_SWEEP expired records (bounded cost), and a record whose expiry
 -- has passed counts as gone even before it is removed.
 --
--- Resend rule: a resent run (fred sends it again after a lost reply) finds
--- each of its elements' records holding that element's own header and
--- answers 1 for it again, offering nothing twice; a first run that found a
--- duplicate finds it again; a refused run wrote nothing. An element pending
--- already with the same bytes is its own first run too (its record may have
--- expired in between).
+-- Resend rule: a resent run (fred sends it again after a lost reply)
+-- answers as its first run and writes nothing (no offer, event or count).
+-- A run that found duplicates leaves a run record, 'r:<SHA-1 hex of its
+-- elements' headers>' (unique per run, as each header is) -> its answers
+-- ('1' offered, '0' duplicate, one a value), expiring with the window: a
+-- resend finds it and answers from it. A run without duplicates needs
+-- none: its resend finds each element's record holding that element's own
+-- header (or the element pending, its record expired in between) and
+-- answers 1 for it again, offering nothing twice. A refused run wrote
+-- nothing but its 'refused' event.
 --
 -- The payload is hashed here, with Redis's own SHA-1 (redis.sha1hex): the
 -- hash is of the exact bytes stored, whichever client or codec wrote them,
@@ -55,6 +59,28 @@ for i = 2, #ARGV, 3 do
   fields[#fields + 1] = key
 end
 local n = #elements
+local headers = {}
+for k = 1, n do
+  headers[k] = string.sub(elements[k], 1, 16)
+end
+local run = 'r:' .. redis.sha1hex(table.concat(headers))
+-- A record that has expired counts as gone, swept or not.
+local function live(field)
+  local record = redis.call('hget', KEYS[9], field)
+  local expiry = redis.call('zscore', KEYS[10], field)
+  if record and expiry and tonumber(expiry) <= now then
+    return false
+  end
+  return record
+end
+local before = live(run)
+if before then
+  local answers = {}
+  for k = 1, n do
+    answers[k] = tonumber(string.sub(before, k, k)) or 0
+  end
+  return answers
+end
 local records = redis.call('hmget', KEYS[9], unpack(fields))
 local expiries = redis.call('zmscore', KEYS[10], unpack(fields))
 local pending = redis.call('zmscore', KEYS[1], unpack(elements))
@@ -64,7 +90,7 @@ for k = 1, n do
   if record and expiries[k] and tonumber(expiries[k]) <= now then
     record = false -- expired, not swept yet
   end
-  local header = string.sub(elements[k], 1, 16)
+  local header = headers[k]
   if record == header or pending[k] then
     answers[k] = 1 -- this very offer, run before
   elseif record or seen[fields[k]] then
@@ -85,14 +111,31 @@ if admitted < #offered then
   return redis.error_reply(refusal)
 end
 if #new > 0 then
-  local new_dues, hset, keys = {}, {}, {}
+  local new_dues = {}
   for j = 1, #new do
-    local k = new[j]
-    new_dues[j] = dues[k]
-    hset[2 * j - 1], hset[2 * j] = fields[k], string.sub(elements[k], 1, 16)
-    keys[j] = fields[k]
+    new_dues[j] = dues[new[j]]
   end
   delayq_offer(KEYS[1], KEYS[2], KEYS[3], new_dues, offered)
+  delayq_event(events, KEYS[5], 'offered', 'count', #new)
+  delayq_count(KEYS[6], 'offered', #new)
+end
+local duplicates = 0
+for k = 1, n do
+  duplicates = duplicates + (1 - answers[k])
+end
+-- The records to write: one per value offered, and the run's own when it
+-- found duplicates (its resend answers from it, see the resend rule).
+local hset, keys = {}, {}
+for j = 1, #new do
+  local k = new[j]
+  hset[2 * j - 1], hset[2 * j] = fields[k], headers[k]
+  keys[j] = fields[k]
+end
+if duplicates > 0 then
+  hset[#hset + 1], hset[#hset + 2] = run, table.concat(answers)
+  keys[#keys + 1] = run
+end
+if #keys > 0 then
   delayq_call_chunked('hset', KEYS[9], hset)
   local expired = redis.pcall('hpexpire', KEYS[9], window, 'FIELDS', #keys, unpack(keys))
   if type(expired) == 'table' and expired.err then
@@ -106,12 +149,6 @@ if #new > 0 then
     -- Written with a field expiry: an older expiry entry must not sweep it.
     redis.call('zrem', KEYS[10], unpack(keys))
   end
-  delayq_event(events, KEYS[5], 'offered', 'count', #new)
-  delayq_count(KEYS[6], 'offered', #new)
-end
-local duplicates = 0
-for k = 1, n do
-  duplicates = duplicates + (1 - answers[k])
 end
 if duplicates > 0 then
   delayq_event(events, KEYS[5], 'duplicate', 'count', duplicates)

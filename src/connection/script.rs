@@ -761,8 +761,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ),
     // A resend finds the limits set and writes no second event.
     limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
-    // Its records hold each offered element's own header: a resend finds
-    // them and answers as the first run, offering nothing twice.
+    // Its records hold each offered element's own header, and a run that
+    // found duplicates leaves its answers under its own record: a resend
+    // finds them and answers as the first run, writing nothing twice.
     offer_dedup: lua!(
         "offer_dedup",
         Safe,

@@ -232,6 +232,53 @@ redis_test! {
 }
 
 redis_test! {
+    /// A resent run has no second side effect: a duplicate whose reply was
+    /// lost, alone or beside a new value, is one `duplicate` event and one
+    /// offered total, not two.
+    async fn a_resent_offer_writes_its_events_once(proxy, client, raw) {
+        let q = client.delayed_queue("dd-lost-told", StringCodec).unwrap().without_transfer();
+        client.enable_events(&q, 100).await.unwrap();
+        let first = Dedup::by_id("first", LONG);
+        assert_eq!(q.offer_dedup(&s("first"), LONG, &first).await.unwrap(), Offered::Queued);
+        // Alone: the run offers nothing, so no record of its own tells it.
+        proxy.arm(Fault::LoseReply, "lost-alone");
+        let answer = q.offer_dedup(&s("lost-alone"), LONG, &first).await.unwrap();
+        assert_eq!((proxy.fired(), answer), (1, Offered::Duplicate));
+        // Beside a new value, in one run.
+        proxy.arm(Fault::LoseReply, "lost-beside");
+        let items = [
+            (s("lost-beside-new"), LONG, DedupKey::Id("new".into())),
+            (s("lost-beside-dup"), LONG, DedupKey::Id("first".into())),
+        ];
+        let answers = q.offer_all_dedup(items, LONG).await.unwrap();
+        assert_eq!(proxy.fired(), 2);
+        assert_eq!(answers.iter().map(|a| a.is_duplicate()).collect::<Vec<_>>(), [false, true]);
+        let stream = "delayq_events:{dd-lost-told}";
+        let events: Vec<_> = client
+            .events(&q)
+            .unwrap()
+            .from(EventsFrom::Oldest)
+            .take(4)
+            .map(|e| e.unwrap().kind)
+            .collect()
+            .await;
+        assert_eq!(
+            events,
+            [
+                EventKind::Offered { count: 1, id: None },
+                EventKind::Duplicate { count: 1 },
+                EventKind::Offered { count: 1, id: None },
+                EventKind::Duplicate { count: 1 },
+            ]
+        );
+        assert_eq!(raw.cmd("XLEN", vec![stream.into()]).await, Value::Integer(4), "no second events");
+        let offered = raw.cmd("HGET", vec!["delayq_stats:{dd-lost-told}".into(), "offered".into()]).await;
+        assert_eq!(offered.as_string().as_deref(), Some("2"));
+        assert_eq!(q.read_all().await.unwrap(), [s("first"), s("lost-beside-new")]);
+    }
+}
+
+redis_test! {
     /// A bulk offer answers per value, across chunks, a repeat inside the
     /// call being a duplicate of its first.
     async fn a_bulk_offer_answers_each_value(client) {
