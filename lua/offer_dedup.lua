@@ -6,7 +6,8 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 events config, 5 events
 --       stream (lib/events.lua: one 'offered' event with the count offered,
 --       one 'duplicate' with the count refused as duplicates, one 'refused'
---       when the limits refuse the run), 6 stats hash (the 'offered' total),
+--       with the count the limits refused, duplicates not counted, when
+--       they refuse the run), 6 stats hash (the 'offered' total),
 --       7 limits hash (lib/limits.lua), 8 destination list (counted by
 --       'max_size'), 9 dedup records, 10 dedup expiry
 -- ARGV: 1 the window in ms, then due_1, element_1, key_1, due_2, ... (a due
@@ -107,7 +108,8 @@ for j = 1, #new do
 end
 local admitted, refusal = delayq_admit(limits, KEYS[1], KEYS[8], offered)
 if admitted < #offered then
-  delayq_event(events, KEYS[5], 'refused', 'count', n, 'reason', string.sub(refusal, 16))
+  -- The values the limits refused: the run's duplicates were not theirs.
+  delayq_event(events, KEYS[5], 'refused', 'count', #offered, 'reason', string.sub(refusal, 16))
   return redis.error_reply(refusal)
 end
 if #new > 0 then

@@ -321,6 +321,36 @@ redis_test! {
 }
 
 redis_test! {
+    /// A refused run's event counts the values the limits refused: its
+    /// duplicates were never theirs to refuse.
+    async fn a_refused_event_counts_no_duplicates(client) {
+        let q = client.delayed_queue("dd-refused", StringCodec).unwrap().without_transfer();
+        client.enable_events(&q, 100).await.unwrap();
+        assert_eq!(q.offer_dedup(&s("a"), LONG, &Dedup::by_id("a", LONG)).await.unwrap(), Offered::Queued);
+        q.set_limits(&Limits::none().max_size(1)).await.unwrap();
+        let items = [
+            (s("a again"), LONG, DedupKey::Id("a".into())),
+            (s("a once more"), LONG, DedupKey::Id("a".into())),
+            (s("b"), LONG, DedupKey::Id("b".into())),
+        ];
+        match q.offer_all_dedup(items, LONG).await {
+            Err(Error::OfferRefused { refusal: Refusal::MaxSize { .. }, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        let events: Vec<_> = client
+            .events(&q)
+            .unwrap()
+            .from(EventsFrom::Oldest)
+            .take(2)
+            .map(|e| e.unwrap().kind)
+            .collect()
+            .await;
+        assert_eq!(events[0], EventKind::Offered { count: 1, id: None });
+        assert!(matches!(events[1], EventKind::Refused { count: 1, .. }), "{:?}", events[1]);
+    }
+}
+
+redis_test! {
     async fn duplicates_are_events(client) {
         let q = client.delayed_queue("dd-told", StringCodec).unwrap().without_transfer();
         client.enable_events(&q, 100).await.unwrap();
