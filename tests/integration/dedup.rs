@@ -341,12 +341,13 @@ redis_test! {
             .events(&q)
             .unwrap()
             .from(EventsFrom::Oldest)
-            .take(2)
+            .take(3)
             .map(|e| e.unwrap().kind)
             .collect()
             .await;
         assert_eq!(events[0], EventKind::Offered { count: 1, id: None });
-        assert!(matches!(events[1], EventKind::Refused { count: 1, .. }), "{:?}", events[1]);
+        assert!(matches!(events[1], EventKind::LimitsSet { .. }), "{:?}", events[1]);
+        assert!(matches!(events[2], EventKind::Refused { count: 1, .. }), "{:?}", events[2]);
     }
 }
 
