@@ -7,7 +7,9 @@
 --       stream (lib/events.lua: one 'offered' event with the count offered,
 --       one 'duplicate' with the count refused as duplicates, one 'refused'
 --       with the count the limits refused, duplicates not counted, when
---       they refuse the run), 6 stats hash (the 'offered' total),
+--       they refuse the run), 6 stats hash (the 'offered' total: values
+--       queued; the 'duplicate' total: values answered 0; each counted by
+--       the first run only),
 --       7 limits hash (lib/limits.lua), 8 destination list (counted by
 --       'max_size'), 9 dedup records, 10 dedup expiry
 -- ARGV: 1 the window in ms, then due_1, element_1, key_1, due_2, ... (a due
@@ -154,6 +156,7 @@ if #keys > 0 then
 end
 if duplicates > 0 then
   delayq_event(events, KEYS[5], 'duplicate', 'count', duplicates)
+  delayq_count(KEYS[6], 'duplicate', duplicates)
 end
 -- The bounded sweep: at most DEDUP_SWEEP expired records per run.
 local old = redis.call('zrangebyscore', KEYS[10], '-inf', now, 'LIMIT', 0, DEDUP_SWEEP)

@@ -6,7 +6,8 @@
 -- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
 -- or false, keys that exist, paused (0/1), id index entries, the oldest
 -- ready value's due ms or false, the pause flag (ms paused at) or false,
--- the totals {offered, transferred, acked, failed, dead_lettered, timed_out}
+-- the totals {offered, transferred, acked, failed, dead_lettered, timed_out,
+-- duplicate}
 -- (false for a field never counted), or false when the stats key holds
 -- something else}.
 -- The oldest ready value's due time is known only when a transfer recorded
@@ -18,7 +19,7 @@ if bad then return bad end
 local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 local oldest = redis.call('lindex', KEYS[3], 0)
 local oldest_due = oldest and redis.call('zscore', KEYS[9], oldest) or false
-local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out')
+local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out', 'duplicate')
 if totals.err then totals = false end
 return {
   redis.call('zcard', KEYS[1]),

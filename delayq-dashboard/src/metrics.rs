@@ -156,7 +156,7 @@ const FAMILIES: [(&str, &str); 14] = [
 
 /// The per-queue counter families: the server-side totals
 /// ([`delayq::QueueTotals`]), counted by every delayq process's scripts.
-const COUNTERS: [(&str, &str); 6] = [
+const COUNTERS: [(&str, &str); 7] = [
     (
         "delayq_queue_offered_total",
         "Elements delayq's processes offered to the queue.",
@@ -180,6 +180,10 @@ const COUNTERS: [(&str, &str); 6] = [
     (
         "delayq_queue_timed_out_total",
         "Deliveries whose lease ran out before a settle.",
+    ),
+    (
+        "delayq_queue_duplicates_total",
+        "Values a deduplication window answered as duplicates (not offered).",
     ),
 ];
 
@@ -262,7 +266,8 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 "delayq_queue_acked_total" => t.acked,
                 "delayq_queue_failed_total" => t.failed,
                 "delayq_queue_dead_lettered_total" => t.dead_lettered,
-                _ => t.timed_out,
+                "delayq_queue_timed_out_total" => t.timed_out,
+                _ => t.duplicates,
             };
             let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));
         }

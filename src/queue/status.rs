@@ -49,7 +49,7 @@ pub struct QueueStatus {
 }
 
 /// A queue's totals since its counts began: kept on the Redis server in the
-/// hash `delayq_stats:{name}` (six fields, in the queue's cluster slot) and
+/// hash `delayq_stats:{name}` (seven fields, in the queue's cluster slot) and
 /// added to by the scripts that do each thing, in the same atomic step, so
 /// every delayq process is counted once, whichever does the work, and a
 /// resent script counts nothing twice. The key expires 35 days after its
@@ -85,12 +85,15 @@ pub struct QueueTotals {
     /// Deliveries whose lease ran out before a settle (given back by a
     /// reaper).
     pub timed_out: u64,
+    /// Values a deduplication window answered as duplicates (neither
+    /// offered nor refused: not counted in [`offered`](Self::offered)).
+    pub duplicates: u64,
 }
 
 impl QueueTotals {
     /// The totals in the order `status.lua` answers them.
-    pub(crate) fn from_fields(fields: [u64; 6]) -> QueueTotals {
-        let [offered, transferred, acked, failed, dead_lettered, timed_out] = fields;
+    pub(crate) fn from_fields(fields: [u64; 7]) -> QueueTotals {
+        let [offered, transferred, acked, failed, dead_lettered, timed_out, duplicates] = fields;
         QueueTotals {
             offered,
             transferred,
@@ -98,6 +101,7 @@ impl QueueTotals {
             failed,
             dead_lettered,
             timed_out,
+            duplicates,
         }
     }
 }

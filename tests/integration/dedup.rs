@@ -274,6 +274,10 @@ redis_test! {
         assert_eq!(raw.cmd("XLEN", vec![stream.into()]).await, Value::Integer(4), "no second events");
         let offered = raw.cmd("HGET", vec!["delayq_stats:{dd-lost-told}".into(), "offered".into()]).await;
         assert_eq!(offered.as_string().as_deref(), Some("2"));
+        let duplicate = raw.cmd("HGET", vec!["delayq_stats:{dd-lost-told}".into(), "duplicate".into()]).await;
+        assert_eq!(duplicate.as_string().as_deref(), Some("2"), "a duplicate total, each counted once");
+        let totals = q.status().await.unwrap().totals;
+        assert_eq!((totals.offered, totals.duplicates), (2, 2));
         assert_eq!(q.read_all().await.unwrap(), [s("first"), s("lost-beside-new")]);
     }
 }
