@@ -25,6 +25,14 @@ async fn metrics_count_what_every_process_did_and_the_schedule_runners() {
     for v in ["a", "b", "c"] {
         delayed.offer(&v.to_owned(), Duration::ZERO).await.unwrap();
     }
+    // A duplicate is counted as such, not as offered.
+    let once = delayq::dedup::Dedup::by_payload(Duration::from_secs(600));
+    for _ in 0..2 {
+        let _ = delayed
+            .offer_dedup(&"d".to_owned(), Duration::from_secs(600), &once)
+            .await
+            .unwrap();
+    }
     let jobs = client.reliable_queue("counted", StringCodec).unwrap();
     assert!(jobs.take().await.unwrap().ack().await.unwrap());
     assert!(jobs.take().await.unwrap().reject("broken").await.unwrap());
@@ -46,11 +54,13 @@ async fn metrics_count_what_every_process_did_and_the_schedule_runners() {
     .body;
     for line in [
         "# TYPE delayq_queue_offered_total counter",
-        r#"delayq_queue_offered_total{queue="counted"} 3"#,
+        r#"delayq_queue_offered_total{queue="counted"} 4"#,
         r#"delayq_queue_transferred_total{queue="counted"} 3"#,
         r#"delayq_queue_failed_total{queue="counted"} 1"#,
         r#"delayq_queue_dead_lettered_total{queue="counted"} 1"#,
         r#"delayq_queue_timed_out_total{queue="counted"} 0"#,
+        "# TYPE delayq_queue_duplicates_total counter",
+        r#"delayq_queue_duplicates_total{queue="counted"} 1"#,
         r#"delayq_queue_schedule_runners{queue="scheduled"} 0"#,
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
