@@ -1,10 +1,12 @@
--- LIBS: element events
+-- LIBS: element jobs events
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
---       resent ack writes none)
+--       resent ack writes none), 5 job records, 6 job record expiry
+--       (lib/jobs.lua: the delivery's job, if any, is handled)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
---       are remembered (ms), 3 most acked ids remembered
+--       are remembered (ms), 3 most acked ids remembered, 4 how long a
+--       handled job's history is kept (ms)
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
 -- too late: its visibility timeout ran out and the value went back to the queue.
 --
@@ -13,7 +15,7 @@
 -- drops up to two ids that are too old or over the cap (so the set shrinks
 -- while acks keep coming) and the whole set expires when acks stop.
 -- Cost: O(log n).
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
@@ -34,7 +36,17 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   end
   redis.call('zadd', KEYS[2], now, id)
   redis.call('pexpire', KEYS[2], window)
-  delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
+  local job, record
+  if redis.call('exists', KEYS[5]) == 1 then
+    job, record = delayq_jobs_end(KEYS[5], id, 'ok', now)
+  end
+  if job then
+    delayq_jobs_put(KEYS[5], KEYS[6], job, record, 'handled', now, now + tonumber(ARGV[4]))
+    delayq_jobs_reap(KEYS[5], KEYS[6], now)
+    delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id), 'job', job)
+  else
+    delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
+  end
   return 1
 end
 -- A retried ack (its first reply was lost) is still a success.

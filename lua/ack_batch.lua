@@ -1,11 +1,13 @@
--- LIBS: element offer request events
+-- LIBS: element offer request jobs events
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
 -- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event
 --       per call that settles any, with the count it settled: a resend
---       writes none)
--- ARGV: 1 the run's id in its lane, 2.. the deliveries (8-byte id, 10-digit
---       count, value)
+--       writes none; with the job ids of the first, as a JSON array, when
+--       they have any), 5 job records, 6 job record expiry (lib/jobs.lua:
+--       the deliveries' jobs, if any, are handled)
+-- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
+--       kept (ms), 3.. the deliveries (8-byte id, 10-digit count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
 -- when it is too late (its visibility timeout gave it back).
 --
@@ -19,7 +21,7 @@
 -- each acked id (ack.lua's acked set), a batch remembers one record: that
 -- bookkeeping was two thirds of a batch ack's cost.
 -- Cost: O(k log m) for k deliveries and m in flight.
-local bad = delayq_check_types(KEYS[1], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
 -- A late copy of a run older than the lane's last (its client gave up on
@@ -28,16 +30,29 @@ local late = type(replayed) == 'table' and replayed.err ~= nil
 if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
-local reply, acked = {}, {}
-for i = 2, #ARGV do
+local reply, acked, jobs = {}, {}, {}
+local jobbed = redis.call('exists', KEYS[5]) == 1
+local now = jobbed and delayq_server_ms()
+for i = 3, #ARGV do
   if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then
-    reply[i - 1] = 1
+    reply[i - 2] = 1
     acked[#acked + 1] = string.sub(ARGV[i], 1, 8)
+    local job, record
+    if jobbed then
+      job, record = delayq_jobs_end(KEYS[5], acked[#acked], 'ok', now)
+    end
+    if job then
+      delayq_jobs_put(KEYS[5], KEYS[6], job, record, 'handled', now, now + tonumber(ARGV[2]))
+      if #jobs < DELAYQ_EVENT_IDS then jobs[#jobs + 1] = job end
+    end
   else
-    reply[i - 1] = 0
+    reply[i - 2] = 0
   end
 end
-if #acked > 0 then
+if #jobs > 0 then
+  delayq_jobs_reap(KEYS[5], KEYS[6], now)
+  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(jobs))
+elseif #acked > 0 then
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
 end
 return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0 and not late)

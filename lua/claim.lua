@@ -1,4 +1,4 @@
--- LIBS: element counts events
+-- LIBS: element counts jobs events
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.
@@ -6,10 +6,12 @@
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
---       (lib/events.lua: 'claimed' or 'dead_lettered')
+--       (lib/events.lua: 'claimed' or 'dead_lettered', with the job id
+--       when the value has one), 13 job records, 14 job record expiry
+--       (lib/jobs.lua: the value's job, if any, starts an attempt)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
---       tail to look for the value
+--       tail to look for the value, 6 the consumer (for the job's attempt)
 -- Returns {'ok', delivery count, due ms or false, now ms} | {'dead', deliveries}
 -- | {'paused'} (the queue is paused: the value went back to the head of the
 -- destination, and the caller waits) | {'gone'} (no copy near the tail: the reaper already returned it to the
@@ -23,7 +25,7 @@
 -- that is ready.
 -- The delivery goes into the lease set as id .. count (10 digits) .. value.
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash', KEYS[13], 'hash', KEYS[14], 'zset')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
@@ -46,14 +48,25 @@ end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
+local job = redis.call('exists', KEYS[13]) == 1 and delayq_jobs_take_ready(KEYS[13], KEYS[14], value, now)
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
-  delayq_dead_letter(KEYS[3], KEYS[10], value, reason)
-  delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
+  delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))
+  if job then
+    delayq_jobs_dead(KEYS[13], KEYS[14], job, delayq_jobs_get(KEYS[13], job) or {n = 0}, reason, now)
+    delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason, 'job', job)
+  else
+    delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
+  end
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
-delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)
+if job then
+  delayq_jobs_start(KEYS[13], KEYS[14], job, id, ARGV[6], now)
+  delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries, 'job', job)
+else
+  delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)
+end
 local due = redis.call('zscore', KEYS[4], value)
 if due then
   redis.call('zrem', KEYS[4], value)

@@ -1,10 +1,13 @@
--- LIBS: element offer request counts events
+-- LIBS: element offer request counts jobs events
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
 --       (hash), 5 count record expiry (zset), 6 staging mark (hash), 7 the
 --       run's lane record (lib/request.lua), 8 events config, 9 events stream
---       (lib/events.lua: one 'timed_out' event per call that gives back any)
+--       (lib/events.lua: one 'timed_out' event per call that gives back any),
+--       10 job records, 11 job record expiry (lib/jobs.lua: a timed-out
+--       delivery's job, if any, ends its attempt as 'timed_out' and is
+--       ready again)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -24,7 +27,7 @@
 -- and takes again. Expired count records (values given back that a Java
 -- consumer or a plain take consumed) are dropped here.
 -- Cost: O(log n) per value returned or record dropped, within the limits.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[10], 'hash', KEYS[11], 'zset')
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end
@@ -34,6 +37,7 @@ local now = delayq_server_ms()
 local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local more = 0
+local jobbed = redis.call('exists', KEYS[10]) == 1
 
 -- Fetched one at a time (O(log n) each), so that no payload past the byte
 -- limit is copied into the script.
@@ -55,6 +59,9 @@ while budget > 0 do
     redis.call('zrem', KEYS[2], member)
     delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), tonumber(count), now, now + window)
     redis.call('lpush', KEYS[3], value)
+    if jobbed then
+      delayq_jobs_end_ready(KEYS[10], KEYS[11], string.sub(member, 1, 8), 'timed_out', value, now, true)
+    end
   end
   if stop then
     break

@@ -6,7 +6,7 @@
 //! unpacking, removal and chunking helpers), `offer.lua` (Redisson's offer
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
-//! (delivery counts), `ids.lua` (the id index), `events.lua` (lifecycle
+//! (delivery counts), `ids.lua` (the id index), `jobs.lua` (job histories), `events.lua` (lifecycle
 //! events), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
 //! followed by the operation's own file; a unit test holds each script to
 //! naming every lib it calls into, and none it does not. Scripts run by
@@ -56,12 +56,13 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 8] = [
+pub(crate) const LIBS: [(&str, &str); 9] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
     ("counts", include_str!("../../lua/lib/counts.lua")),
     ("ids", include_str!("../../lua/lib/ids.lua")),
+    ("jobs", include_str!("../../lua/lib/jobs.lua")),
     ("events", include_str!("../../lua/lib/events.lua")),
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
@@ -404,6 +405,7 @@ pub(crate) struct Scripts {
     pub cancel_id: Script,
     pub reschedule_id: Script,
     pub get_id: Script,
+    pub job_history: Script,
     pub pause: Script,
     pub resume: Script,
     pub pending_page: Script,
@@ -535,7 +537,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     read_all: lua!("read_all", Safe, [Pending]),
@@ -574,7 +578,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Paused,
             DeadReasons,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     // Sent once like claim: a resend would claim more values (a lost reply
@@ -592,12 +598,14 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Paused,
             DeadReasons,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     // A resend finds the ids the first run acked in the acked set.
-    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events]),
-    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events]),
+    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events, Jobs, JobsExpiry]),
+    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events, Jobs, JobsExpiry]),
     nack: lua!(
         "nack",
         Safe,
@@ -613,6 +621,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Ids,
+            Jobs,
+            JobsExpiry,
             Request
         ]
     ),
@@ -630,7 +641,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             TracesExpiry,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     extend: lua!("extend", Safe, [Leases]),
@@ -647,13 +660,15 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             StagingMark,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     requeue_dead_letters: lua!(
         "requeue_dead_letters",
         Safe,
-        [DeadLetter, Destination, DeadReasons, Request]
+        [DeadLetter, Destination, DeadReasons, Jobs, JobsExpiry, Request]
     ),
     // Numbered along a lane: a resend answers what the first run moved.
     sweep_window: lua!(
@@ -671,7 +686,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     status: lua!(
@@ -721,6 +738,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         [Timeout, Channel, Ids, EventsConfig, Events, Request]
     ),
     get_id: lua!("get_id", Safe, [Timeout, Ids]),
+    job_history: lua!("job_history", Safe, [Timeout, Ids, Jobs]),
     // SET NX: a resend finds the flag set and writes no second event.
     pause: lua!("pause", Safe, [Paused, EventsConfig, Events]),
     resume: lua!(
@@ -750,7 +768,11 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     dead_letter_page: lua!("dead_letter_page", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend answers as the first run did and acts on
     // no second copy of an equal value.
-    dead_letter_act: lua!("dead_letter_act", Safe, [DeadLetter, DeadReasons, Destination, Request]),
+    dead_letter_act: lua!(
+        "dead_letter_act",
+        Safe,
+        [DeadLetter, DeadReasons, Destination, Jobs, JobsExpiry, Request]
+    ),
     dead_letter_reasons: lua!("dead_letter_reasons", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend returns the first answer and undoes no
     // save made meanwhile.

@@ -20,6 +20,7 @@ mod by_value;
 mod core;
 pub(crate) mod delayed;
 pub(crate) mod events;
+pub(crate) mod jobs;
 mod handle;
 pub(crate) mod per_queue;
 pub(crate) mod registry;

@@ -285,6 +285,12 @@ async fn settle_failure<T: 'static>(
             after: RetryAfter::find(&*error).unwrap_or_else(|| context.retry.next_delay(attempt)),
         }
     };
+    let outcome = match error.downcast_ref::<Abnormal>() {
+        Some(Abnormal::Panicked(_)) => "panicked",
+        Some(Abnormal::TimedOut(_)) => "handler_timeout",
+        None => "failed",
+    };
+    lease.record_failure(crate::queue::jobs::Ending::failed(outcome, &*error));
     let released = match planned {
         FailureAction::Retry { after } => lease.retry_after(after).await,
         _ if permanent => (lease.dead_letter(format!("permanent failure at attempt {attempt}: {error}"))).await,

@@ -28,6 +28,7 @@ mod traced;
 
 pub use element::ElementOutcome;
 pub use ids::Scheduled;
+pub(crate) use ids::check_id;
 pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};
 pub use recode::RecodeReport;

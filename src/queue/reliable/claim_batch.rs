@@ -109,6 +109,7 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_BATCH_BYTES),
+            Value::from(&**self.consumer()),
         ];
         let conn = self.handle.core.conn_for(keys.destination())?.clone();
         let command: Command<Result<Value>> = {

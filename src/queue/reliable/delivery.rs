@@ -10,6 +10,7 @@ use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::connection::{reply, retrying};
 use crate::error::Result;
+use crate::queue::jobs::Ending;
 use crate::queue::reliable::{ReliableQueue, Settings};
 use crate::queue::Core;
 use crate::wire::format;
@@ -233,6 +234,9 @@ pub(crate) struct DeliveryLease {
     member: Bytes,
     token: u64,
     settled: bool,
+    /// How the handler's attempt ended, for the job's history, when it
+    /// failed (a worker's failure); else the release says.
+    ending: Option<Ending>,
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
@@ -267,6 +271,7 @@ impl DeliveryLease {
             member,
             token,
             settled: false,
+            ending: None,
             #[cfg(feature = "opentelemetry")]
             trace: None,
         }
@@ -294,6 +299,7 @@ impl DeliveryLease {
                 Value::Bytes(self.member.clone()),
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
                 Value::from(ACK_MEMORY_CAP),
+                Value::from(crate::wire::time::saturating_ms(self.settings.history_ttl)),
             ];
             let value = script
                 .run(self.core.conn()?, self.keys.destination(), keys, args)
@@ -313,14 +319,15 @@ impl DeliveryLease {
         let Some(first) = leases.first() else {
             return Ok(Vec::new());
         };
-        let (core, keys) = (first.core.clone(), first.keys.clone());
+        let (core, keys, history_ttl) = (first.core.clone(), first.keys.clone(), first.settings.history_ttl);
         // One run for every send: a resend finds the first run's reply.
         let run = lane.next(&keys);
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
             let redis_keys = SCRIPTS.ack_batch.keys(&keys).with(KeyRole::Lane, run.record()).build();
-            let mut args = Vec::with_capacity(1 + leases.len());
+            let mut args = Vec::with_capacity(2 + leases.len());
             args.push(run.id());
+            args.push(Value::from(crate::wire::time::saturating_ms(history_ttl)));
             args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
             let value = SCRIPTS
                 .ack_batch
@@ -362,6 +369,12 @@ impl DeliveryLease {
         self.release(Release::Head).await
     }
 
+    /// Records how the handler's attempt failed, for the release that
+    /// follows to write into the job's history.
+    pub(crate) fn record_failure(&mut self, ending: Ending) {
+        self.ending = Some(ending);
+    }
+
     pub(in crate::queue::reliable) async fn release(&mut self, to: Release) -> Result<bool> {
         // Settled first: the release runs in a task of its own (see
         // `Request::apply_retrying`) that a caller who stops waiting does not
@@ -369,7 +382,8 @@ impl DeliveryLease {
         self.settle();
         #[cfg(feature = "opentelemetry")]
         traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
-        release(&self.core, &self.keys, self.settings, &self.member, to).await
+        let ending = self.ending.take();
+        release(&self.core, &self.keys, self.settings, &self.member, to, ending).await
     }
 
     fn settle(&mut self) {
@@ -391,7 +405,7 @@ impl Drop for DeliveryLease {
             runtime.spawn(async move {
                 #[cfg(feature = "opentelemetry")]
                 traces::put_back(&core, &keys, &member, trace, &Release::Tail).await;
-                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail).await {
+                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail, None).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
                 }
             });
@@ -412,8 +426,20 @@ pub(in crate::queue::reliable) async fn release(
     settings: Settings,
     member: &Bytes,
     to: Release,
+    ending: Option<Ending>,
 ) -> Result<bool> {
     let script = &SCRIPTS.nack;
+    let ending = ending.unwrap_or_else(|| Ending {
+        outcome: match &to {
+            Release::Head => "cancelled",
+            Release::Unhandled => "unhandled",
+            Release::Tail => "dropped",
+            Release::After(_) => "nacked",
+            Release::DeadLetter(why) if why.starts_with("rejected") => "rejected",
+            Release::DeadLetter(_) => "dead_lettered",
+        },
+        ..Ending::default()
+    });
     let mut reason = String::new();
     let delay_ms: i64 = match to {
         Release::Head => -1,
@@ -433,6 +459,10 @@ pub(in crate::queue::reliable) async fn release(
         Value::Bytes(packed),
         Value::from(crate::wire::time::saturating_ms(settings.count_memory)),
         Value::from(reason),
+        Value::from(ending.outcome),
+        Value::from(ending.error),
+        Value::from(ending.chain),
+        Value::from(ending.backtrace),
     ];
     let redis_keys = SCRIPTS.nack.keys(keys).build();
     let value = Request::new(keys.destination())

@@ -131,6 +131,9 @@ pub struct ReliableQueue<T> {
     settings: Settings,
     reaper: Arc<ReaperLease>,
     tracker: Option<Arc<Background>>,
+    /// Who takes, as a job's attempts name it (a worker's id and host; the
+    /// process otherwise).
+    consumer: Arc<str>,
 }
 
 /// What the reliable queues of one client share, across their handles: kept
@@ -172,6 +175,8 @@ pub(crate) struct Settings {
     /// A value that cannot be decoded goes to the dead-letter list at once
     /// (a worker's choice) instead of back to the queue.
     pub dead_letter_undecodable: bool,
+    /// How long a handled job's history is kept (`lua/lib/jobs.lua`).
+    pub history_ttl: Duration,
 }
 
 impl<T> Clone for ReliableQueue<T> {
@@ -181,6 +186,7 @@ impl<T> Clone for ReliableQueue<T> {
             settings: self.settings,
             reaper: self.reaper.clone(),
             tracker: self.tracker.clone(),
+            consumer: self.consumer.clone(),
         }
     }
 }
@@ -205,6 +211,7 @@ impl<T: 'static> ReliableQueue<T> {
             format: Format::default(),
             count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
+            history_ttl: crate::queue::jobs::DEFAULT_HISTORY_TTL,
         };
         let reaper = Arc::new(core.reliable_queues().reapers.lease(
             &core,
@@ -217,6 +224,7 @@ impl<T: 'static> ReliableQueue<T> {
             settings,
             reaper,
             tracker: None,
+            consumer: crate::queue::jobs::this_process(),
         })
     }
 
@@ -250,6 +258,53 @@ impl<T: 'static> ReliableQueue<T> {
             self.settings.count_memory,
         );
         self.reaper = Arc::new(lease);
+    }
+
+    /// How long the history of a handled job (a value offered with an id,
+    /// then acked) is kept, for [`job`](Self::job) (default 24 h). Each ack
+    /// sets it for its own job; expired histories are dropped a few at a
+    /// time by later acks.
+    ///
+    /// ```no_run
+    /// # fn demo(client: &delayq::Client) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// let orders = client
+    ///     .reliable_queue("orders", delayq::StringCodec)?
+    ///     .with_history_ttl(Duration::from_secs(7 * 24 * 3600));
+    /// # let _ = orders; Ok(()) }
+    /// ```
+    pub fn with_history_ttl(mut self, ttl: Duration) -> Self {
+        self.settings.history_ttl = ttl;
+        self
+    }
+
+    /// Where the job offered with `id` is now (pending, ready, in flight,
+    /// dead-lettered, handled, ...) and its last attempts, each with its
+    /// consumer, times, outcome and error (see [`JobHistory`](crate::jobs::JobHistory)).
+    /// One read script: two hash lookups and a score lookup. Fails with
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an
+    /// empty id or one over 1,024 bytes.
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let history = orders.job("order-42").await?;
+    /// println!("{}: {} attempts", history.state.name(), history.attempts_total);
+    /// # Ok(()) }
+    /// ```
+    pub async fn job(&self, id: &str) -> Result<crate::jobs::JobHistory> {
+        crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
+    }
+
+    /// The same queue, naming `consumer` in the attempts of the jobs it
+    /// takes (a worker: its id and host).
+    pub(crate) fn with_consumer(mut self, consumer: Arc<str>) -> Self {
+        self.consumer = consumer;
+        self
+    }
+
+    /// Who takes, as job attempts name it.
+    pub(crate) fn consumer(&self) -> &Arc<str> {
+        &self.consumer
     }
 
     /// Deliveries of one value without an ack before it goes to the

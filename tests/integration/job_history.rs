@@ -1,0 +1,241 @@
+//! Job histories: a value offered with an id keeps its id and its attempts
+//! through every state (pending, ready, in flight, dead-lettered, requeued,
+//! handled), equal payloads of different jobs apart, bounded, resend-safe.
+
+use std::time::Duration;
+
+use delayq::error::BoxError;
+use delayq::jobs::JobState;
+use delayq::worker::{Backtraced, RetryPolicy};
+use delayq::StringCodec;
+
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{eventually, redis_test, settled};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn s(v: &str) -> String {
+    v.to_owned()
+}
+
+redis_test! {
+    async fn a_job_keeps_its_id_and_attempts_through_retry_dead_letter_requeue_and_ack(client) {
+        let dq = client.delayed_queue("history", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("history", StringCodec).unwrap().without_transfer();
+        // Two jobs with equal payloads, and a third.
+        assert!(dq.offer_with_id("job-1", &s("same"), Duration::ZERO).await.unwrap());
+        assert!(dq.offer_with_id("job-2", &s("same"), Duration::ZERO).await.unwrap());
+        assert!(matches!(rq.job("job-1").await.unwrap().state, JobState::Pending { .. }));
+        assert_eq!(rq.job("nobody").await.unwrap().state, JobState::Unknown);
+        dq.transfer_now().await.unwrap();
+        assert!(dq.get("job-1").await.unwrap().is_none());
+        assert!(matches!(dq.job("job-1").await.unwrap().state, JobState::Ready { .. }));
+        assert!(matches!(dq.job("job-2").await.unwrap().state, JobState::Ready { .. }));
+
+        // job-1 first (offer order), nacked to the tail: job-2 is next.
+        let first = rq.take().await.unwrap();
+        let history = rq.job("job-1").await.unwrap();
+        assert!(matches!(history.state, JobState::InFlight { .. }), "{history:?}");
+        assert_eq!(history.attempts.len(), 1);
+        assert_eq!(history.attempts[0].ended, None);
+        assert!(history.attempts[0].worker.starts_with("pid "), "{:?}", history.attempts[0].worker);
+        assert!(first.nack(Duration::ZERO).await.unwrap());
+        let second = rq.take().await.unwrap();
+        assert!(matches!(rq.job("job-2").await.unwrap().state, JobState::InFlight { .. }));
+        assert!(second.ack().await.unwrap());
+        let done = rq.job("job-2").await.unwrap();
+        assert!(matches!(done.state, JobState::Handled { .. }), "{done:?}");
+        assert_eq!(done.attempts_total, 1);
+        assert_eq!(done.attempts[0].outcome.as_deref(), Some("ok"));
+        assert!(done.attempts[0].ended.is_some());
+
+        // job-1 again: rejected to the dead-letter list, its id with it.
+        let third = rq.take().await.unwrap();
+        assert!(third.reject("bad card").await.unwrap());
+        let dead = rq.job("job-1").await.unwrap();
+        match &dead.state {
+            JobState::DeadLettered { reason, .. } => assert_eq!(reason, "rejected: bad card"),
+            other => panic!("{other:?}"),
+        }
+        let outcomes: Vec<_> = dead.attempts.iter().map(|a| a.outcome.as_deref()).collect();
+        assert_eq!(outcomes, [Some("nacked"), Some("rejected")]);
+        let page = rq.dead_letter_page(0, 10).await.unwrap();
+        assert_eq!(page.len(), 1);
+        assert_eq!(page[0].job.as_deref(), Some("job-1"));
+        assert_eq!(page[0].reason.as_deref(), Some("rejected: bad card"));
+
+        // Requeued: ready, then handled on its third attempt.
+        assert_eq!(rq.requeue_dead_letters(10).await.unwrap(), 1);
+        assert!(matches!(rq.job("job-1").await.unwrap().state, JobState::Ready { .. }));
+        let fourth = rq.take().await.unwrap();
+        assert!(fourth.ack().await.unwrap());
+        let handled = rq.job("job-1").await.unwrap();
+        assert!(matches!(handled.state, JobState::Handled { .. }), "{handled:?}");
+        assert_eq!(handled.attempts_total, 3);
+        // job-2's history is its own.
+        assert_eq!(rq.job("job-2").await.unwrap().attempts_total, 1);
+    }
+}
+
+redis_test! {
+    async fn a_retry_through_the_delayed_queue_is_pending_under_its_id_again(client) {
+        let dq = client.delayed_queue("retrying", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("retrying", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("order-7", &s("charge"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        let delivery = rq.take().await.unwrap();
+        assert!(delivery.nack(HOUR).await.unwrap());
+        let history = rq.job("order-7").await.unwrap();
+        assert!(matches!(history.state, JobState::Pending { .. }), "{history:?}");
+        assert_eq!(dq.get("order-7").await.unwrap().unwrap().value, "charge");
+        // Brought forward and taken again: attempt 2 of the same job.
+        dq.reschedule("order-7", Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        let again = rq.take().await.unwrap();
+        assert!(again.ack().await.unwrap());
+        let history = rq.job("order-7").await.unwrap();
+        assert_eq!(history.attempts_total, 2);
+        assert!(matches!(history.state, JobState::Handled { .. }));
+    }
+}
+
+#[derive(Debug)]
+struct Charging(std::io::Error);
+
+impl std::fmt::Display for Charging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "charging failed")
+    }
+}
+
+impl std::error::Error for Charging {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+redis_test! {
+    async fn a_workers_failure_keeps_its_chain_and_backtrace_and_a_long_error_is_capped(client) {
+        let dq = client.delayed_queue("failing", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("big", &s("v"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        let worker = client
+            .worker("failing", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::fixed(Duration::ZERO).max_attempts(1))
+            .run(|_: String| async move {
+                let error: BoxError = Backtraced::new(Charging(std::io::Error::other("x".repeat(10_000)))).into();
+                Err::<(), _>(error)
+            });
+        let rq = client.reliable_queue("failing", StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "dead-lettered", || async {
+            matches!(rq.job("big").await.unwrap().state, JobState::DeadLettered { .. })
+        })
+        .await;
+        worker.shutdown().await;
+        let history = rq.job("big").await.unwrap();
+        let attempt = &history.attempts[0];
+        assert_eq!(attempt.outcome.as_deref(), Some("failed"));
+        assert_eq!(attempt.error.as_deref(), Some("charging failed"));
+        assert!(attempt.worker.contains('@'), "{:?}", attempt.worker);
+        // The source chain (the wrapper's repeat skipped), cut so that
+        // error, chain and backtrace stay within the cap together.
+        assert_eq!(attempt.chain.len(), 1, "{:?}", attempt.chain.len());
+        assert!(attempt.chain[0].starts_with("xxxx"));
+        let kept = attempt.error.as_ref().unwrap().len()
+            + attempt.chain.iter().map(String::len).sum::<usize>()
+            + attempt.backtrace.as_ref().map_or(0, String::len);
+        assert!(kept <= delayq::jobs::MAX_ERROR_BYTES, "{kept}");
+        assert!(kept >= delayq::jobs::MAX_ERROR_BYTES - 2, "{kept}");
+    }
+}
+
+redis_test! {
+    async fn a_backtrace_is_kept_when_the_error_leaves_room(client) {
+        let dq = client.delayed_queue("traced", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("t", &s("v"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        let worker = client
+            .worker("traced", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::fixed(Duration::ZERO).max_attempts(1))
+            .run(|_: String| async move {
+                let error: BoxError = Backtraced::new(Charging(std::io::Error::other("card declined"))).into();
+                Err::<(), _>(error)
+            });
+        let rq = client.reliable_queue("traced", StringCodec).unwrap();
+        eventually(Duration::from_secs(20), "dead-lettered", || async {
+            matches!(rq.job("t").await.unwrap().state, JobState::DeadLettered { .. })
+        })
+        .await;
+        worker.shutdown().await;
+        let attempt = rq.job("t").await.unwrap().attempts.remove(0);
+        assert_eq!(attempt.chain, ["card declined"]);
+        assert!(attempt.backtrace.as_deref().is_some_and(|b| !b.is_empty()), "{attempt:?}");
+    }
+}
+
+redis_test! {
+    async fn a_history_keeps_the_last_attempts_only(client) {
+        let dq = client.delayed_queue("bounded", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("bounded", StringCodec).unwrap().with_max_deliveries(0);
+        dq.offer_with_id("many", &s("v"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        for _ in 0..15 {
+            let delivery = rq.take().await.unwrap();
+            assert!(delivery.nack(Duration::ZERO).await.unwrap());
+        }
+        let history = rq.job("many").await.unwrap();
+        assert_eq!(history.attempts_total, 15);
+        assert_eq!(history.attempts.len(), delayq::jobs::MAX_ATTEMPTS);
+        assert!(matches!(history.state, JobState::Ready { .. }));
+    }
+}
+
+redis_test! {
+    async fn a_handled_jobs_history_expires_after_its_time(client) {
+        let dq = client.delayed_queue("expiring", StringCodec).unwrap().without_transfer();
+        let rq = client
+            .reliable_queue("expiring", StringCodec)
+            .unwrap()
+            .with_history_ttl(Duration::from_millis(1));
+        dq.offer_with_id("short", &s("a"), Duration::ZERO).await.unwrap();
+        dq.offer_with_id("next", &s("b"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().ack().await.unwrap());
+        assert!(matches!(rq.job("short").await.unwrap().state, JobState::Handled { .. }));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // A later ack drops expired histories on its way.
+        assert!(rq.take().await.unwrap().ack().await.unwrap());
+        assert_eq!(rq.job("short").await.unwrap().state, JobState::Unknown);
+        // The default keeps a day.
+        let kept = client.reliable_queue("expiring", StringCodec).unwrap();
+        dq.offer_with_id("long", &s("c"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(kept.take().await.unwrap().ack().await.unwrap());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        dq.offer_with_id("after", &s("d"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(kept.take().await.unwrap().ack().await.unwrap());
+        assert!(matches!(kept.job("long").await.unwrap().state, JobState::Handled { .. }));
+    }
+}
+
+redis_test! {
+    async fn a_nack_whose_reply_is_lost_records_one_attempt(proxy, client, raw) {
+        let dq = client.delayed_queue("lost-nack", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("lost-nack", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("once", &s("v"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        let delivery = rq.take().await.unwrap();
+        settled(&raw, "lost-nack").await;
+        proxy.arm(Fault::LoseReply, "lost-nack-marker");
+        assert!(delivery.reject("lost-nack-marker").await.unwrap());
+        assert_eq!(proxy.fired(), 1);
+        let history = rq.job("once").await.unwrap();
+        assert_eq!(history.attempts_total, 1);
+        assert_eq!(history.attempts.len(), 1);
+        assert!(matches!(history.state, JobState::DeadLettered { .. }));
+        assert_eq!(rq.dead_letter_len().await.unwrap(), 1);
+    }
+}
