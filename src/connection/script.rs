@@ -470,6 +470,7 @@ impl Scripts {
             &self.cancel_id,
             &self.reschedule_id,
             &self.get_id,
+            &self.job_history,
             &self.pause,
             &self.resume,
             &self.pending_page,
