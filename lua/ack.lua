@@ -15,7 +15,9 @@
 -- drops up to two ids that are too old or over the cap (so the set shrinks
 -- while acks keep coming) and the whole set expires when acks stop.
 -- Cost: O(log n).
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[5], KEYS[6])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
@@ -37,7 +39,7 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   redis.call('zadd', KEYS[2], now, id)
   redis.call('pexpire', KEYS[2], window)
   local job, record
-  if redis.call('exists', KEYS[5]) == 1 then
+  if delayq_jobs_on(KEYS[5]) then
     job, record = delayq_jobs_end(KEYS[5], id, 'ok', now)
   end
   if job then

@@ -21,7 +21,9 @@
 -- each acked id (ack.lua's acked set), a batch remembers one record: that
 -- bookkeeping was two thirds of a batch ack's cost.
 -- Cost: O(k log m) for k deliveries and m in flight.
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[5], KEYS[6])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
 -- A late copy of a run older than the lane's last (its client gave up on
@@ -31,7 +33,7 @@ if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
 local reply, acked, jobs = {}, {}, {}
-local jobbed = redis.call('exists', KEYS[5]) == 1
+local jobbed = delayq_jobs_on(KEYS[5])
 local now = jobbed and delayq_server_ms()
 for i = 3, #ARGV do
   if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then

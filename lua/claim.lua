@@ -25,7 +25,9 @@
 -- that is ready.
 -- The delivery goes into the lease set as id .. count (10 digits) .. value.
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash', KEYS[13], 'hash', KEYS[14], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
@@ -48,7 +50,7 @@ end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
-local job = redis.call('exists', KEYS[13]) == 1 and delayq_jobs_take_ready(KEYS[13], KEYS[14], value, now)
+local job = delayq_jobs_on(KEYS[13]) and delayq_jobs_take_ready(KEYS[13], KEYS[14], value, now)
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))

@@ -24,7 +24,9 @@
 -- each delivery on its own, starting from a given-back copy's count.
 -- Cost: O(n log m) in the deliveries in flight m, and at most n values or
 -- the byte budget (one value past it) per call.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[11], 'hash', KEYS[12], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[11], KEYS[12])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
@@ -37,7 +39,7 @@ local now = delayq_server_ms()
 local counted = redis.call('exists', KEYS[5]) == 1
 local tracked = redis.call('exists', KEYS[4]) == 1
 -- No job records, no job to look up: spares a SHA1 per value.
-local jobbed = redis.call('exists', KEYS[11]) == 1
+local jobbed = delayq_jobs_on(KEYS[11])
 local claimed_jobs, dead_jobs = {}, {}
 local reply = {'ok', now}
 local deadline = now + visibility

@@ -25,7 +25,9 @@
 -- end. Every seek starts at the nearer end.
 local replayed = delayq_replayed(KEYS[6])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[4], KEYS[5])
 if bad then return bad end
 
 local function dead_digest(value, reason)
@@ -179,7 +181,7 @@ for _, at in ipairs(found) do
     if near_head then rhead = rhead + 1 else rtail = rtail + 1 end
   end
 end
-if redis.call('exists', KEYS[4]) == 1 then
+if delayq_jobs_on(KEYS[4]) then
   local records, values = {}, {}
   for i, at in ipairs(found) do
     records[i], values[i] = at[3] or '', at[2]

@@ -29,7 +29,9 @@
 -- and never consume the record). Cost: O(log n).
 local replayed = delayq_replayed(KEYS[15])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list', KEYS[12], 'hash', KEYS[13], 'hash', KEYS[14], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list', KEYS[12], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
 if events_bad then return events_bad end
@@ -41,7 +43,7 @@ end
 local delay = tonumber(ARGV[2])
 local now = delayq_server_ms()
 local job, record
-if redis.call('exists', KEYS[13]) == 1 then
+if delayq_jobs_on(KEYS[13]) then
   job, record = delayq_jobs_end(KEYS[13], string.sub(member, 1, 8), ARGV[6], now, ARGV[7], ARGV[8], ARGV[9])
 end
 -- The job id, as the last two fields of an event (none without a job).

@@ -27,7 +27,9 @@
 -- and takes again. Expired count records (values given back that a Java
 -- consumer or a plain take consumed) are dropped here.
 -- Cost: O(log n) per value returned or record dropped, within the limits.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[10], 'hash', KEYS[11], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[10], KEYS[11])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end
@@ -37,7 +39,7 @@ local now = delayq_server_ms()
 local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local more = 0
-local jobbed = redis.call('exists', KEYS[10]) == 1
+local jobbed = delayq_jobs_on(KEYS[10])
 
 -- Fetched one at a time (O(log n) each), so that no payload past the byte
 -- limit is copied into the script.

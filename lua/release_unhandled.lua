@@ -31,7 +31,9 @@
 -- Cost: O(k log m) for k deliveries, at most DELAYQ_RELEASE_MAX a call
 -- (more is refused before anything changes), and m in flight.
 local DELAYQ_RELEASE_MAX = 256
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[10], 'hash', KEYS[11], 'zset')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[10], KEYS[11])
 if bad then return bad end
 if (#ARGV - 2) % 2 ~= 0 then
   return redis.error_reply('DELAYQ_ARGS release_unhandled takes a delivery and a context per value')
@@ -48,7 +50,7 @@ local now = delayq_server_ms()
 local memory = tonumber(ARGV[2])
 local reply, released, values = {}, {}, {}
 local counted = false
-local jobbed = redis.call('exists', KEYS[10]) == 1
+local jobbed = delayq_jobs_on(KEYS[10])
 for i = 3, #ARGV, 2 do
   local member, context = ARGV[i], ARGV[i + 1]
   if redis.call('zrem', KEYS[1], member) == 1 then

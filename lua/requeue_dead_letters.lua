@@ -12,12 +12,14 @@
 -- however large the values: 10,000 of 64 KB would be 640 MB in one go).
 local replayed = delayq_replayed(KEYS[6])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[4], 'hash', KEYS[5], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[4], KEYS[5])
 if bad then return bad end
 local most, moved, bytes = tonumber(ARGV[1]), 0, 0
 -- The reasons list ends where the dead-letter list does: the value at i
 -- has its record at i - offset, if any.
-local jobbed = redis.call('exists', KEYS[4]) == 1
+local jobbed = delayq_jobs_on(KEYS[4])
 local offset = jobbed and redis.call('llen', KEYS[1]) - redis.call('llen', KEYS[3])
 local records, values = {}, {}
 while moved < most and bytes < DELAYQ_BATCH_BYTES do

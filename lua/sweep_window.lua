@@ -53,7 +53,9 @@
 --   a STRING naming the holder, expiring unless renewed by the holder's next
 --   run) or does nothing; the last run of a sweep deletes it, or leaves it
 --   as 'resting' for ARGV[10] ms (no holder's name: every client waits).
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset', KEYS[9], 'hash', KEYS[13], 'hash', KEYS[14], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset', KEYS[9], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[10], ARGV[11])
 if replayed then return replayed end

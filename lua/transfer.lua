@@ -29,7 +29,9 @@
 -- whole list per element once the list is long and out of due order; and
 -- an element no format can unpack goes to the quarantine list instead of
 -- failing the script and stalling the queue.
-local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash', KEYS[12], 'hash', KEYS[13], 'zset')
+local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[12], KEYS[13])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[9], ARGV[5])
 if replayed then return replayed end

@@ -227,9 +227,7 @@ pub mod dead_letter {
 /// # Ok(()) }
 /// ```
 pub mod jobs {
-    pub use crate::queue::jobs::{
-        Attempt, JobHistory, JobState, DEFAULT_HISTORY_TTL, MAX_ATTEMPTS, MAX_ERROR_BYTES,
-    };
+    pub use crate::queue::jobs::{Attempt, JobHistory, JobState, DEFAULT_HISTORY_TTL, MAX_ATTEMPTS, MAX_ERROR_BYTES};
 }
 
 /// The names most programs use, for a glob import.

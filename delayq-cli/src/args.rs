@@ -186,6 +186,11 @@ pub(crate) enum Command {
     /// process, version, settings, counts, what each runs now and its
     /// lease; a worker that stopped beating is flagged SILENT.
     Workers(WorkersArgs),
+    /// Where a job offered with an id is now (pending, ready, in flight,
+    /// dead-lettered, handled) and its last attempts: when, on which
+    /// worker, how each ended, its error, source chain and backtrace. Exits
+    /// 1 for an id with no trace.
+    Job(JobArgs),
     /// Serve a web dashboard of every queue on the server, and Prometheus
     /// /metrics (loopback only unless a token is set).
     Dashboard(DashboardArgs),
@@ -413,6 +418,17 @@ pub(crate) struct ScheduleFiresArgs {
     pub queue: String,
     /// Schedule name.
     pub name: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct JobArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The job's id (as given to offer_with_id).
+    pub id: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,

@@ -32,6 +32,18 @@ local DELAYQ_JOBS_CAP = 1000000
 local DELAYQ_JOBS_READY_TTL = 7 * 86400000
 local DELAYQ_JOBS_REAP = 8
 
+-- The keys' types, when the call gives them (a script run by hand with
+-- fewer KEYS keeps no history).
+local function delayq_jobs_check(jobs, expiry)
+  if not jobs then return nil end
+  return delayq_check_types(jobs, 'hash', expiry, 'zset')
+end
+
+-- Whether there are job records to look in.
+local function delayq_jobs_on(jobs)
+  return jobs ~= nil and redis.call('exists', jobs) == 1
+end
+
 local function delayq_jobs_hex(bytes)
   return (string.gsub(bytes, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
@@ -127,6 +139,7 @@ end
 -- Transferred elements with their ids (lib/ids.lua's delayq_ids_take;
 -- false: none): each id goes with its payload to the ready state.
 local function delayq_jobs_transferred(jobs, expiry, elements, ids)
+  if not jobs then return end
   local now
   for i = 1, #elements do
     if ids[i] then

@@ -605,7 +605,11 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         ]
     ),
     // A resend finds the ids the first run acked in the acked set.
-    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events, Jobs, JobsExpiry]),
+    ack_batch: lua!(
+        "ack_batch",
+        Safe,
+        [Leases, Lane, EventsConfig, Events, Jobs, JobsExpiry]
+    ),
     ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events, Jobs, JobsExpiry]),
     nack: lua!(
         "nack",

@@ -207,7 +207,12 @@ pub(crate) async fn history(core: &Core, keys: &QueueKeys, id: &str) -> Result<J
     crate::queue::delayed::check_id(id)?;
     let script = &SCRIPTS.job_history;
     let value = script
-        .run(core.conn()?, keys.destination(), script.keys(keys).build(), vec![Value::from(id)])
+        .run(
+            core.conn()?,
+            keys.destination(),
+            script.keys(keys).build(),
+            vec![Value::from(id)],
+        )
         .await?;
     let [element, due, record] = reply::tuple::<3>(value)?.map(|v| match v {
         Value::Boolean(false) => Value::Null,
@@ -232,7 +237,11 @@ pub(crate) async fn history(core: &Core, keys: &QueueKeys, id: &str) -> Result<J
 
 fn parse(id: &str, pending: Option<SystemTime>, record: Option<Record>) -> JobHistory {
     let (state, attempts_total, attempts) = match record {
-        None => (pending.map_or(JobState::Unknown, |due| JobState::Pending { due }), 0, Vec::new()),
+        None => (
+            pending.map_or(JobState::Unknown, |due| JobState::Pending { due }),
+            0,
+            Vec::new(),
+        ),
         Some(record) => {
             let since = at(record.t);
             let state = match (pending, record.s.as_str()) {
@@ -270,7 +279,10 @@ fn attempt(raw: RawAttempt) -> Attempt {
         delivery: raw.d.unwrap_or_default(),
         outcome: raw.o,
         error: raw.x,
-        chain: raw.c.map(|c| c.lines().map(str::to_owned).collect()).unwrap_or_default(),
+        chain: raw
+            .c
+            .map(|c| c.lines().map(str::to_owned).collect())
+            .unwrap_or_default(),
         backtrace: raw.b,
     }
 }

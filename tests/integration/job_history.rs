@@ -239,3 +239,44 @@ redis_test! {
         assert_eq!(rq.dead_letter_len().await.unwrap(), 1);
     }
 }
+
+redis_test! {
+    async fn claims_acks_and_dead_letters_of_a_job_name_it_in_their_events(client) {
+        use delayq::events::{EventKind, EventsFrom};
+        use futures_util::StreamExt;
+        let keys = delayq::QueueKeys::new("job-events").unwrap();
+        client.enable_events(&keys, 1000).await.unwrap();
+        let dq = client.delayed_queue("job-events", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("job-events", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("e-1", &s("a"), Duration::ZERO).await.unwrap();
+        dq.offer_with_id("e-2", &s("b"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().ack().await.unwrap());
+        assert!(rq.take().await.unwrap().reject("no").await.unwrap());
+        let mut events = client.events(&keys).unwrap().from(EventsFrom::Oldest);
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            let event = tokio::time::timeout(Duration::from_secs(20), events.next())
+                .await
+                .expect("events come")
+                .unwrap()
+                .unwrap();
+            match event.kind {
+                EventKind::Claimed { jobs, .. } => seen.push(("claimed", jobs)),
+                EventKind::Acked { jobs, .. } => seen.push(("acked", jobs)),
+                EventKind::DeadLettered { jobs, .. } => seen.push(("dead_lettered", jobs)),
+                _ => {}
+            }
+        }
+        let ids = |id: &str| vec![id.to_owned()];
+        assert_eq!(
+            seen,
+            [
+                ("claimed", ids("e-1")),
+                ("acked", ids("e-1")),
+                ("claimed", ids("e-2")),
+                ("dead_lettered", ids("e-2"))
+            ]
+        );
+    }
+}

@@ -337,7 +337,7 @@ redis_test! {
         let nack = delayq_test_support::script_body(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
-        let (events_config, events) = (k.events_config(), k.events());
+        let (events_config, events, jobs, jobs_expiry) = (k.events_config(), k.events(), k.jobs(), k.jobs_expiry());
         let send = || {
             let keys = [
                 k.leases(),
@@ -351,6 +351,9 @@ redis_test! {
                 k.dead_reasons(),
                 &events_config,
                 &events,
+                k.ids(),
+                &jobs,
+                &jobs_expiry,
                 request,
             ];
             let mut args: Vec<Value> = vec![nack.as_str().into(), (keys.len() as i64).into()];

@@ -471,6 +471,7 @@ redis_test! {
                 keys.leases().into(),
                 record.into(),
                 run.into(),
+                86_400_000.into(), // how long a handled job's history is kept
             ];
             args.extend(members.iter().cloned());
             args

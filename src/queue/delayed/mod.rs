@@ -27,8 +27,8 @@ mod remove;
 mod traced;
 
 pub use element::ElementOutcome;
-pub use ids::Scheduled;
 pub(crate) use ids::check_id;
+pub use ids::Scheduled;
 pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};
 pub use recode::RecodeReport;
