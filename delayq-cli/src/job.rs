@@ -9,9 +9,9 @@ use std::time::SystemTime;
 use delayq::jobs::{Attempt, JobHistory, JobState};
 use serde_json::json;
 
-use crate::args::{Cli, JobArgs, OutputFormat};
+use crate::args::{Cli, CodecKind, JobArgs, OutputFormat};
 use crate::output::{self, escape, escape_lines};
-use crate::text_codec::{CodecKind, TextCodec};
+use crate::text_codec::TextCodec;
 
 pub(crate) async fn run(cli: &Cli, args: &JobArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;

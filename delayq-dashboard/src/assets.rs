@@ -14,6 +14,7 @@ use super::Shared;
 
 const OVERVIEW: &str = include_str!("assets/overview.html");
 const WORKERS: &str = include_str!("assets/workers.html");
+const JOB: &str = include_str!("assets/job.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
     include_str!("assets/queue/events.html"),
@@ -34,6 +35,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/events.js"),
     include_str!("assets/js/queue.js"),
     include_str!("assets/js/workers.js"),
+    include_str!("assets/js/job.js"),
     include_str!("assets/js/boot.js"),
 );
 const STYLE: &str = concat!(
@@ -94,6 +96,11 @@ pub(crate) async fn workers_page(
     Extension(csrf): Extension<Csrf>,
 ) -> impl IntoResponse {
     page(WORKERS, &shared, &csrf)
+}
+
+/// `GET /job?name=Q&id=ID`: one job's history.
+pub(crate) async fn job_page(State(shared): State<Arc<Shared>>, Extension(csrf): Extension<Csrf>) -> impl IntoResponse {
+    page(JOB, &shared, &csrf)
 }
 
 /// `GET /assets/dashboard.js`.

@@ -137,20 +137,66 @@ local function delayq_jobs_ready(jobs, expiry, payload, id, now, head)
 end
 
 -- Transferred elements with their ids (lib/ids.lua's delayq_ids_take;
--- false: none): each id goes with its payload to the ready state.
+-- false: none): each id goes with its payload to the ready state. Reads
+-- each record and ready list once, and writes them all in one HSET and one
+-- ZADD (a transfer moves up to hundreds at a time).
 local function delayq_jobs_transferred(jobs, expiry, elements, ids)
   if not jobs then return end
-  local now
+  local now, room
+  local records, lists, order = {}, {}, {}
   for i = 1, #elements do
-    if ids[i] then
-      local payload = delayq_payload(elements[i])
-      if payload then
-        now = now or delayq_server_ms()
-        delayq_jobs_ready(jobs, expiry, payload, ids[i], now, false)
+    local id = ids[i]
+    local payload = id and delayq_payload(elements[i])
+    if payload then
+      if not now then
+        now = delayq_server_ms()
+        room = DELAYQ_JOBS_CAP - redis.call('hlen', jobs)
+      end
+      local field = 'r:' .. redis.sha1hex(payload)
+      if not lists[field] then
+        local raw = redis.call('hget', jobs, field)
+        lists[field] = raw and cjson.decode(raw) or {}
+        order[#order + 1] = field
+        if not raw then room = room - 1 end
+      end
+      local list = lists[field]
+      local record = records['h:' .. id]
+      if not record then
+        local raw = redis.call('hget', jobs, 'h:' .. id)
+        if raw then
+          record = cjson.decode(raw)
+        elseif room > 0 then
+          record, room = {n = 0}, room - 1
+        end
+        if record then
+          records['h:' .. id] = record
+          order[#order + 1] = 'h:' .. id
+        end
+      end
+      if not record or #list >= DELAYQ_JOBS_PER_VALUE then
+        redis.call('hincrby', jobs, 'skipped', 1)
+      else
+        list[#list + 1] = id
+        record.s, record.t, record.d, record.r = 'ready', now, nil, nil
+        if record.a and #record.a == 0 then record.a = nil end
       end
     end
   end
-  if now then delayq_jobs_reap(jobs, expiry, now) end
+  if not now then return end
+  local fields, scores = {}, {}
+  local expires = now + DELAYQ_JOBS_READY_TTL
+  for _, field in ipairs(order) do
+    local value = lists[field] or records[field]
+    if string.sub(field, 1, 2) ~= 'r:' or #value > 0 then
+      fields[#fields + 1] = field
+      fields[#fields + 1] = cjson.encode(value)
+      scores[#scores + 1] = expires
+      scores[#scores + 1] = field
+    end
+  end
+  delayq_call_chunked('hset', jobs, fields)
+  delayq_call_chunked('zadd', expiry, scores)
+  delayq_jobs_reap(jobs, expiry, now)
 end
 
 -- Takes the id of the oldest ready job with this payload, or false.

@@ -769,7 +769,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         ]
     ),
     // Deletes: sent once (a resend would delete more).
-    remove_dead_letters: lua!("remove_dead_letters", Once, [DeadLetter, DeadReasons]),
+    remove_dead_letters: lua!("remove_dead_letters", Once, [DeadLetter, DeadReasons, Jobs, JobsExpiry]),
     dead_letter_page: lua!("dead_letter_page", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend answers as the first run did and acts on
     // no second copy of an equal value.

@@ -280,3 +280,24 @@ redis_test! {
         );
     }
 }
+
+redis_test! {
+    async fn a_deleted_dead_letters_job_says_so(client) {
+        let dq = client.delayed_queue("deleting", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("deleting", StringCodec).unwrap().without_transfer();
+        for id in ["d-1", "d-2"] {
+            dq.offer_with_id(id, &s("same"), Duration::ZERO).await.unwrap();
+        }
+        dq.transfer_now().await.unwrap();
+        for _ in 0..2 {
+            assert!(rq.take().await.unwrap().reject("no").await.unwrap());
+        }
+        // The oldest by count, the other exactly by its key.
+        assert_eq!(rq.remove_dead_letters(1).await.unwrap(), 1);
+        assert!(matches!(rq.job("d-1").await.unwrap().state, JobState::Deleted { .. }));
+        assert!(matches!(rq.job("d-2").await.unwrap().state, JobState::DeadLettered { .. }));
+        let keys: Vec<_> = rq.dead_letter_page(0, 10).await.unwrap().into_iter().map(|d| d.key).collect();
+        rq.delete_dead_letters_exact(&keys).await.unwrap();
+        assert!(matches!(rq.job("d-2").await.unwrap().state, JobState::Deleted { .. }));
+    }
+}

@@ -19,6 +19,7 @@ mod events;
 mod heap;
 mod java_codecs;
 mod java_order;
+mod job_history;
 mod lateness;
 mod lateness_parts;
 mod many_queues;
@@ -62,6 +63,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &big_queue::TenMillionElements,
     &consumers::Consumers,
     &events::LifecycleEvents,
+    &job_history::JobHistories,
     &decoders::HostileDecoders,
     &soak::SoakRun,
 ];

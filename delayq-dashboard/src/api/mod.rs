@@ -19,6 +19,7 @@ use crate::{epoch_ms, Shared};
 pub(crate) mod action;
 mod dead_letters;
 mod events;
+mod job;
 mod known;
 mod overview;
 mod pending;
@@ -39,6 +40,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(schedules::routes(read_only))
         .merge(events::routes(read_only))
         .merge(workers::routes(read_only))
+        .merge(job::routes(read_only))
 }
 
 /// Overdue now, then twelve five-minute buckets of the next hour.

@@ -349,14 +349,45 @@ mod tests {
             EventKind::Retried {
                 delivery: "00ff".into(),
                 attempt: 2,
-                delay_ms: 500
+                delay_ms: 500,
+                jobs: vec![]
             }
         );
         assert_eq!(
             decode(&[("kind", "acked"), ("count", "2"), ("deliveries", "aa bb")]),
             EventKind::Acked {
                 count: 2,
-                deliveries: vec!["aa".into(), "bb".into()]
+                deliveries: vec!["aa".into(), "bb".into()],
+                jobs: vec![]
+            }
+        );
+        // A job's id, or a batch's as a JSON array (ids may hold spaces).
+        assert_eq!(
+            decode(&[
+                ("kind", "retried"),
+                ("delivery", "00ff"),
+                ("attempt", "1"),
+                ("delay_ms", "0"),
+                ("job", "order 42")
+            ]),
+            EventKind::Retried {
+                delivery: "00ff".into(),
+                attempt: 1,
+                delay_ms: 0,
+                jobs: vec!["order 42".into()]
+            }
+        );
+        assert_eq!(
+            decode(&[
+                ("kind", "acked"),
+                ("count", "2"),
+                ("deliveries", "aa bb"),
+                ("jobs", r#"["a b","c"]"#)
+            ]),
+            EventKind::Acked {
+                count: 2,
+                deliveries: vec!["aa".into(), "bb".into()],
+                jobs: vec!["a b".into(), "c".into()]
             }
         );
         let json = serde_json::to_string(&Event::decode("q", "5-1", vec![("kind".into(), "paused".into())])).unwrap();
