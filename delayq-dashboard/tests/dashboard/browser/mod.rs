@@ -818,6 +818,7 @@ mod elements;
 mod events;
 mod fit;
 mod java;
+mod job;
 mod overview;
 mod review;
 mod schedules;
