@@ -236,7 +236,7 @@ pub(crate) struct DeliveryLease {
     settled: bool,
     /// How the handler's attempt ended, for the job's history, when it
     /// failed (a worker's failure); else the release says.
-    ending: Option<Ending>,
+    ending: Option<Box<Ending>>,
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
@@ -372,7 +372,7 @@ impl DeliveryLease {
     /// Records how the handler's attempt failed, for the release that
     /// follows to write into the job's history.
     pub(crate) fn record_failure(&mut self, ending: Ending) {
-        self.ending = Some(ending);
+        self.ending = Some(Box::new(ending));
     }
 
     pub(in crate::queue::reliable) async fn release(&mut self, to: Release) -> Result<bool> {
@@ -382,7 +382,7 @@ impl DeliveryLease {
         self.settle();
         #[cfg(feature = "opentelemetry")]
         traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
-        let ending = self.ending.take();
+        let ending = self.ending.take().map(|e| *e);
         release(&self.core, &self.keys, self.settings, &self.member, to, ending).await
     }
 
