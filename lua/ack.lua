@@ -2,8 +2,9 @@
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
---       resent ack writes none), 5 job records, 6 job record expiry
---       (lib/jobs.lua: the delivery's job, if any, is handled)
+--       resent ack writes none), 5 stats hash (the 'acked' total), 6 job
+--       records, 7 job record expiry (lib/jobs.lua: the delivery's job, if
+--       any, is handled)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered, 4 how long a
 --       handled job's history is kept (ms)
@@ -17,7 +18,7 @@
 -- Cost: O(log n).
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[5], KEYS[6])
+bad = delayq_jobs_check(KEYS[6], KEYS[7])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
@@ -39,16 +40,17 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   redis.call('zadd', KEYS[2], now, id)
   redis.call('pexpire', KEYS[2], window)
   local job, record
-  if delayq_jobs_on(KEYS[5]) then
-    job, record = delayq_jobs_end(KEYS[5], id, 'ok', now)
+  if delayq_jobs_on(KEYS[6]) then
+    job, record = delayq_jobs_end(KEYS[6], id, 'ok', now)
   end
   if job then
-    delayq_jobs_put(KEYS[5], KEYS[6], job, record, 'handled', now, now + tonumber(ARGV[4]))
-    delayq_jobs_reap(KEYS[5], KEYS[6], now)
+    delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + tonumber(ARGV[4]))
+    delayq_jobs_reap(KEYS[6], KEYS[7], now)
     delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id), 'job', job)
   else
     delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
   end
+  delayq_count(KEYS[5], 'acked', 1)
   return 1
 end
 -- A retried ack (its first reply was lost) is still a success.

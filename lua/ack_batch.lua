@@ -4,8 +4,9 @@
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event
 --       per call that settles any, with the count it settled: a resend
 --       writes none; with the job ids of the first, as a JSON array, when
---       they have any), 5 job records, 6 job record expiry (lib/jobs.lua:
---       the deliveries' jobs, if any, are handled)
+--       they have any), 5 stats hash (the 'acked' total), 6 job records,
+--       7 job record expiry (lib/jobs.lua: the deliveries' jobs, if any,
+--       are handled)
 -- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
 --       kept (ms), 3.. the deliveries (8-byte id, 10-digit count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
@@ -23,7 +24,7 @@
 -- Cost: O(k log m) for k deliveries and m in flight.
 local bad = delayq_check_types(KEYS[1], 'zset')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[5], KEYS[6])
+bad = delayq_jobs_check(KEYS[6], KEYS[7])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
 -- A late copy of a run older than the lane's last (its client gave up on
@@ -33,7 +34,7 @@ if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
 local reply, acked, jobs = {}, {}, {}
-local jobbed = delayq_jobs_on(KEYS[5])
+local jobbed = delayq_jobs_on(KEYS[6])
 local now = jobbed and delayq_server_ms()
 for i = 3, #ARGV do
   if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then
@@ -41,10 +42,10 @@ for i = 3, #ARGV do
     acked[#acked + 1] = string.sub(ARGV[i], 1, 8)
     local job, record
     if jobbed then
-      job, record = delayq_jobs_end(KEYS[5], acked[#acked], 'ok', now)
+      job, record = delayq_jobs_end(KEYS[6], acked[#acked], 'ok', now)
     end
     if job then
-      delayq_jobs_put(KEYS[5], KEYS[6], job, record, 'handled', now, now + tonumber(ARGV[2]))
+      delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + tonumber(ARGV[2]))
       if #jobs < DELAYQ_EVENT_IDS then jobs[#jobs + 1] = job end
     end
   else
@@ -52,9 +53,10 @@ for i = 3, #ARGV do
   end
 end
 if #jobs > 0 then
-  delayq_jobs_reap(KEYS[5], KEYS[6], now)
+  delayq_jobs_reap(KEYS[6], KEYS[7], now)
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(jobs))
 elseif #acked > 0 then
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
 end
+delayq_count(KEYS[5], 'acked', #acked)
 return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0 and not late)

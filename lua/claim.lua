@@ -7,8 +7,9 @@
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
 --       (lib/events.lua: 'claimed' or 'dead_lettered', with the job id
---       when the value has one), 13 job records, 14 job record expiry
---       (lib/jobs.lua: the value's job, if any, starts an attempt)
+--       when the value has one), 13 stats hash (the 'dead_lettered' total),
+--       14 job records, 15 job record expiry (lib/jobs.lua: the value's
+--       job, if any, starts an attempt)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value, 6 the consumer (for the job's attempt)
@@ -27,7 +28,7 @@
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[13], KEYS[14])
+bad = delayq_jobs_check(KEYS[14], KEYS[15])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
@@ -50,21 +51,22 @@ end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
-local job = delayq_jobs_on(KEYS[13]) and delayq_jobs_take_ready(KEYS[13], KEYS[14], value, now)
+local job = delayq_jobs_on(KEYS[14]) and delayq_jobs_take_ready(KEYS[14], KEYS[15], value, now)
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))
   if job then
-    delayq_jobs_dead(KEYS[13], KEYS[14], job, delayq_jobs_get(KEYS[13], job) or {n = 0}, reason, now)
+    delayq_jobs_dead(KEYS[14], KEYS[15], job, delayq_jobs_get(KEYS[14], job) or {n = 0}, reason, now)
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason, 'job', job)
   else
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
   end
+  delayq_count(KEYS[13], 'dead_lettered', 1)
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
 if job then
-  delayq_jobs_start(KEYS[13], KEYS[14], job, id, ARGV[6], now)
+  delayq_jobs_start(KEYS[14], KEYS[15], job, id, ARGV[6], now)
   delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries, 'job', job)
 else
   delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)

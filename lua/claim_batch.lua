@@ -8,8 +8,9 @@
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
 --       call that claims any, one 'dead_lettered' per call that dead-letters any;
 --       each names the job ids of its first values, as a JSON array, when
---       they have any), 11 job records, 12 job record expiry (lib/jobs.lua:
---       the job of a value, if any, starts an attempt)
+--       they have any), 11 stats hash (the 'dead_lettered' total), 12 job
+--       records, 13 job record expiry (lib/jobs.lua: the job of a value, if
+--       any, starts an attempt)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
@@ -26,7 +27,7 @@
 -- the byte budget (one value past it) per call.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[11], KEYS[12])
+bad = delayq_jobs_check(KEYS[12], KEYS[13])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
@@ -39,7 +40,7 @@ local now = delayq_server_ms()
 local counted = redis.call('exists', KEYS[5]) == 1
 local tracked = redis.call('exists', KEYS[4]) == 1
 -- No job records, no job to look up: spares a SHA1 per value.
-local jobbed = delayq_jobs_on(KEYS[11])
+local jobbed = delayq_jobs_on(KEYS[12])
 local claimed_jobs, dead_jobs = {}, {}
 local reply = {'ok', now}
 local deadline = now + visibility
@@ -64,12 +65,12 @@ for i = 1, n do
       redis.call('zrem', KEYS[4], value)
     end
   end
-  local job = jobbed and delayq_jobs_take_ready(KEYS[11], KEYS[12], value, now)
+  local job = jobbed and delayq_jobs_take_ready(KEYS[12], KEYS[13], value, now)
   if max > 0 and deliveries > max then
     local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
     delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason))
     if job then
-      delayq_jobs_dead(KEYS[11], KEYS[12], job, delayq_jobs_get(KEYS[11], job) or {n = 0}, reason, now)
+      delayq_jobs_dead(KEYS[12], KEYS[13], job, delayq_jobs_get(KEYS[12], job) or {n = 0}, reason, now)
       if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
     end
     if events then dead[#dead + 1] = deliveries - 1 end
@@ -77,7 +78,7 @@ for i = 1, n do
   else
     local id = batch .. string.char(math.floor(i / 256), i % 256)
     if job then
-      delayq_jobs_start(KEYS[11], KEYS[12], job, id, ARGV[6], now)
+      delayq_jobs_start(KEYS[12], KEYS[13], job, id, ARGV[6], now)
       if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
     end
     local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)
@@ -107,4 +108,5 @@ if #dead > 0 then
     delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', reason)
   end
 end
+delayq_count(KEYS[11], 'dead_lettered', #dead)
 return reply

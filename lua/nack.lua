@@ -5,12 +5,14 @@
 --       record expiry (zset), 9 dead-letter reasons (list), 10 events config,
 --       11 events stream (lib/events.lua: 'retried' with the attempt and
 --       delay, 'released' for a value that reached no consumer (-3), or
---       'dead_lettered'; with the job id when it has one), 12 id index,
---       13 job records, 14 job record expiry (lib/jobs.lua: the delivery's
---       job, if any, ends its attempt and follows its value: a retry
---       through the delayed queue is offered under the job's id again),
---       15 request key (lib/request.lua: a resend gets the first run's
---       reply and changes nothing, so a job's attempt ends once)
+--       'dead_lettered'; with the job id when it has one), 12 stats hash
+--       (the 'failed' total: every nack but a give-back, -1 and -3; and the
+--       'dead_lettered' total), 13 id index, 14 job records, 15 job record
+--       expiry (lib/jobs.lua: the delivery's job, if any, ends its attempt
+--       and follows its value: a retry through the delayed queue is offered
+--       under the job's id again), 16 request key (lib/request.lua: a resend
+--       gets the first run's reply and changes nothing, so a job's attempt
+--       ends once and nothing is counted twice)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept; -3: to its head,
@@ -27,37 +29,40 @@
 -- its next delivery counts on; the record expires once the value should
 -- long have been taken again (a Java consumer or a plain take may take it,
 -- and never consume the record). Cost: O(log n).
-local replayed = delayq_replayed(KEYS[15])
+local replayed = delayq_replayed(KEYS[16])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list', KEYS[12], 'hash')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list', KEYS[13], 'hash')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[13], KEYS[14])
+bad = delayq_jobs_check(KEYS[14], KEYS[15])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
 if events_bad then return events_bad end
 local member = ARGV[1]
 local count, value = string.sub(member, 9, 18), string.sub(member, 19)
 if redis.call('zrem', KEYS[1], member) == 0 then
-  return delayq_answer(KEYS[15], 0)
+  return delayq_answer(KEYS[16], 0)
 end
 local delay = tonumber(ARGV[2])
 local now = delayq_server_ms()
 local job, record
-if delayq_jobs_on(KEYS[13]) then
-  job, record = delayq_jobs_end(KEYS[13], string.sub(member, 1, 8), ARGV[6], now, ARGV[7], ARGV[8], ARGV[9])
+if delayq_jobs_on(KEYS[14]) then
+  job, record = delayq_jobs_end(KEYS[14], string.sub(member, 1, 8), ARGV[6], now, ARGV[7], ARGV[8], ARGV[9])
 end
 -- The job id, as the last two fields of an event (none without a job).
 local named = job and {'job', job} or {}
 if delay == -2 then
   delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, ARGV[5]))
-  if job then delayq_jobs_dead(KEYS[13], KEYS[14], job, record, ARGV[5], now) end
+  if job then delayq_jobs_dead(KEYS[14], KEYS[15], job, record, ARGV[5], now) end
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5], unpack(named))
-  return delayq_answer(KEYS[15], 1)
+  delayq_count(KEYS[12], 'failed', 1)
+  delayq_count(KEYS[12], 'dead_lettered', 1)
+  return delayq_answer(KEYS[16], 1)
 end
 if delay == -3 then
   delayq_event(events, KEYS[11], 'released', 'count', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), unpack(named))
 else
   delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0), unpack(named))
+  if delay >= 0 then delayq_count(KEYS[12], 'failed', 1) end
 end
 local back = now + math.max(delay, 0)
 local kept = tonumber(count)
@@ -73,36 +78,36 @@ end
 -- payload), or to the delayed queue under its id again.
 local function ready(head)
   if job then
-    delayq_jobs_put(KEYS[13], KEYS[14], job, record, 'ready', now, now + DELAYQ_JOBS_READY_TTL)
-    local ids, field = delayq_jobs_ready_ids(KEYS[13], value)
+    delayq_jobs_put(KEYS[14], KEYS[15], job, record, 'ready', now, now + DELAYQ_JOBS_READY_TTL)
+    local ids, field = delayq_jobs_ready_ids(KEYS[14], value)
     if #ids < DELAYQ_JOBS_PER_VALUE then
       if head then table.insert(ids, 1, job) else ids[#ids + 1] = job end
-      delayq_jobs_ready_save(KEYS[13], KEYS[14], field, ids, now)
+      delayq_jobs_ready_save(KEYS[14], KEYS[15], field, ids, now)
     end
   end
 end
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
   ready(true)
-  return delayq_answer(KEYS[15], 1)
+  return delayq_answer(KEYS[16], 1)
 end
 local element = ARGV[3]
 if delay == 0 or redis.call('zscore', KEYS[3], element) then
   redis.call('rpush', KEYS[2], value)
   ready(false)
-  return delayq_answer(KEYS[15], 1)
+  return delayq_answer(KEYS[16], 1)
 end
 if job then
   local _, format = delayq_payload(element)
   -- Its own id bytes, indexed, unless the id is pending again (offered
   -- anew while this value ran): then it goes as a plain element.
-  if format and not delayq_id_find(KEYS[12], KEYS[3], job) then
+  if format and not delayq_id_find(KEYS[13], KEYS[3], job) then
     element = delayq_pack(format, delayq_id_bytes(format, job), value)
-    redis.call('hset', KEYS[12], delayq_element_id(element), delayq_id_entry(job, element))
+    redis.call('hset', KEYS[13], delayq_element_id(element), delayq_id_entry(job, element))
   end
-  delayq_jobs_put(KEYS[13], KEYS[14], job, record, 'pending', now, nil)
+  delayq_jobs_put(KEYS[14], KEYS[15], job, record, 'pending', now, nil)
 end
 -- Offered like any offer (lib/offer.lua). The due time goes as a number:
 -- ZADD and PUBLISH get the same text of it, the score as Redis writes it.
 delayq_offer(KEYS[3], KEYS[4], KEYS[5], {now + delay}, {element})
-return delayq_answer(KEYS[15], 1)
+return delayq_answer(KEYS[16], 1)

@@ -1,24 +1,24 @@
 -- LIBS: element offer events traces
 -- offer: add packed elements to a delayed queue (Redisson's RDelayedQueue.offer).
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 events config, 5 events
---       stream (lib/events.lua: one 'offered' event per run, with its count);
---       only with a trace context (feature `opentelemetry`): 6 trace
---       records, 7 trace expiry
+--       stream (lib/events.lua: one 'offered' event per run, with its count),
+--       6 stats hash (the 'offered' total); only with a trace context
+--       (feature `opentelemetry`): 7 trace records, 8 trace expiry
 -- ARGV: due_1, element_1, due_2, element_2, ... (packed by the client); a due
 --       time is ms since the epoch, or "+delay_ms" from the Redis server's
---       clock; then, only with KEYS 6 and 7, the W3C trace context of the
+--       clock; then, only with KEYS 7 and 8, the W3C trace context of the
 --       offer, stored for each element added (lib/traces.lua)
 -- Returns the 1-based positions of elements not added because the same packed
 -- bytes were already pending (a random-id collision); the client re-packs those.
 --
 -- Like Redisson: ZADD + RPUSH each element, then publish the due time on the
 -- channel when the queue's head is one of the new elements (lib/offer.lua).
-local trace = KEYS[7] and table.remove(ARGV)
+local trace = KEYS[8] and table.remove(ARGV)
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[4], KEYS[5])
 if events_bad then return events_bad end
-bad = trace and delayq_check_types(KEYS[6], 'hash', KEYS[7], 'zset')
+bad = trace and delayq_check_types(KEYS[7], 'hash', KEYS[8], 'zset')
 if bad then return bad end
 local dues, elements = {}, {}
 for i = 1, #ARGV, 2 do
@@ -40,7 +40,8 @@ if #collisions > 0 then
 end
 delayq_offer(KEYS[1], KEYS[2], KEYS[3], dues, elements)
 if #elements > 0 then delayq_event(events, KEYS[5], 'offered', 'count', #elements) end
+delayq_count(KEYS[6], 'offered', #elements)
 if trace then
-  delayq_traces_put_elements(KEYS[6], KEYS[7], trace, elements, dues)
+  delayq_traces_put_elements(KEYS[7], KEYS[8], trace, elements, dues)
 end
 return collisions

@@ -6,13 +6,13 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key of the whole
 --       offer_all call (lib/request.lua): it counts the call's elements added,
 --       5 events config, 6 events stream (lib/events.lua: one 'offered'
---       event per run that adds any, with the count it added); only with a
---       trace context (feature `opentelemetry`): 7 trace records, 8 trace
---       expiry
+--       event per run that adds any, with the count it added), 7 stats hash
+--       (the 'offered' total); only with a trace context (feature
+--       `opentelemetry`): 8 trace records, 9 trace expiry
 -- ARGV: 1 index (0-based, in the call) of the chunk's first element, then
 --       due_1, element_1, due_2, element_2, ... as offer.lua takes them (a due
 --       time is ms since the epoch, or "+delay_ms" from the server's clock);
---       then, only with KEYS 7 and 8, the call's W3C trace context, stored
+--       then, only with KEYS 8 and 9, the call's W3C trace context, stored
 --       for each element this run adds (a resend adds none, so stores none)
 -- Returns how many of the call's elements are added after this run.
 --
@@ -23,7 +23,7 @@
 -- bytes are pending already or repeat one of the chunk's (a random-id
 -- collision, as offer.lua reports), it stops: the count is then that
 -- element's index, and the client re-packs it and sends the rest again.
-local trace = KEYS[8] and table.remove(ARGV)
+local trace = KEYS[9] and table.remove(ARGV)
 local done = delayq_replayed(KEYS[4])
 if type(done) == 'table' then return done end -- the client gave the call up
 done = tonumber(done or 0)
@@ -36,7 +36,7 @@ local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
 if events_bad then return events_bad end
-bad = trace and delayq_check_types(KEYS[7], 'hash', KEYS[8], 'zset')
+bad = trace and delayq_check_types(KEYS[8], 'hash', KEYS[9], 'zset')
 if bad then return bad end
 -- The chunk's elements from the first not added yet; their due times are
 -- resolved in place, so that ARGV from there on is ZADD's argument list.
@@ -54,11 +54,12 @@ end
 local n, position = delayq_clear_prefix(KEYS[1], elements)
 delayq_offer_pairs(KEYS[1], KEYS[2], KEYS[3], ARGV, from, elements, n, position)
 if n > 0 then delayq_event(events, KEYS[6], 'offered', 'count', n) end
+delayq_count(KEYS[7], 'offered', n)
 if trace and n > 0 then
   local added, dues = {}, {}
   for k = 1, n do
     added[k], dues[k] = elements[k], ARGV[from + 2 * (k - 1)]
   end
-  delayq_traces_put_elements(KEYS[7], KEYS[8], trace, added, dues)
+  delayq_traces_put_elements(KEYS[8], KEYS[9], trace, added, dues)
 end
 return delayq_answer(KEYS[4], done + n)

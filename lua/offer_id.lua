@@ -3,9 +3,9 @@
 -- replace_with_id).
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 id index, 5 events
 --       config, 6 events stream (lib/events.lua: 'offered' with the id when
---       it offers); only with a trace context (feature `opentelemetry`):
---       7 trace records, 8 trace expiry; last, 9 request key (KEYS[7]
---       without the trace keys; lib/request.lua: a resend returns the first
+--       it offers), 7 stats hash (the 'offered' total); only with a trace
+--       context (feature `opentelemetry`): 8 trace records, 9 trace expiry;
+--       last, 10 request key (KEYS[8] without the trace keys; lib/request.lua: a resend returns the first
 --       run's answer; src/connection/request.rs appends it)
 -- ARGV: 1 id, 2 payload, 3 format ('modern' | 'legacy'), 4 due (ms since the
 --       epoch, or "+delay_ms" from the Redis server's clock), 5 'keep' | 'replace',
@@ -19,14 +19,14 @@
 -- The element is offered as any offer (lib/offer.lua), with its id bytes
 -- taken from the id (lib/ids.lua).
 local request = KEYS[#KEYS]
-local trace = KEYS[9] and ARGV[6]
+local trace = KEYS[10] and ARGV[6]
 local replayed = delayq_replayed(request)
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[4], 'hash')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
 if events_bad then return events_bad end
-bad = trace and delayq_check_types(KEYS[7], 'hash', KEYS[8], 'zset')
+bad = trace and delayq_check_types(KEYS[8], 'hash', KEYS[9], 'zset')
 if bad then return bad end
 local id, payload, format, due, mode = ARGV[1], ARGV[2], ARGV[3], delayq_due(ARGV[4]), ARGV[5]
 local field = delayq_id_bytes(format, id)
@@ -48,7 +48,8 @@ delayq_offer(KEYS[1], KEYS[2], KEYS[3], {due}, {element})
 redis.call('hset', KEYS[4], field, delayq_id_entry(id, element))
 delayq_ids_sample(KEYS[4], KEYS[1])
 delayq_event(events, KEYS[6], 'offered', 'count', 1, 'id', id)
+delayq_count(KEYS[7], 'offered', 1)
 if trace then
-  delayq_traces_put(KEYS[7], KEYS[8], trace, {payload}, {due})
+  delayq_traces_put(KEYS[8], KEYS[9], trace, {payload}, {due})
 end
 return delayq_answer(request, old and 0 or 1)

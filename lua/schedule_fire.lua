@@ -5,7 +5,7 @@
 --       config, 6 events stream (lib/events.lua: one 'schedule_fired' event
 --       per call that offers, with the schedule and the count), 7 schedule
 --       fires (lib/schedules.lua: each call that moves the schedule on
---       adds one entry)
+--       adds one entry), 8 stats hash (lib/events.lua: the 'offered' total)
 -- ARGV: 1 name, 2 rev, 3 next_ms the caller read, 4 the next occurrence after
 --       what it fires, 5 occurrences it skips (misfire policy), 6 this call's
 --       token (random, from the client), 7 the runner's id, 8 its host, 9
@@ -94,4 +94,5 @@ delayq_record_fire(KEYS[7], ARGV[1], {
   kind = kind, by = ARGV[7], host = ARGV[8],
 })
 delayq_event(events, KEYS[6], 'schedule_fired', 'schedule', ARGV[1], 'count', #pushed)
+delayq_count(KEYS[8], 'offered', #pushed)
 return {'fired', encoded}

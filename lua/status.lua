@@ -2,10 +2,13 @@
 -- status: how many elements a queue holds where, read in one atomic step.
 -- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 lease set (delayq_leases),
 --       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index,
---       9 due-time set (lateness tracking)
+--       9 due-time set (lateness tracking), 10 stats hash (lib/events.lua)
 -- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
 -- or false, keys that exist, paused (0/1), id index entries, the oldest
--- ready value's due ms or false, the pause flag (ms paused at) or false}.
+-- ready value's due ms or false, the pause flag (ms paused at) or false,
+-- the totals {offered, transferred, acked, failed, dead_lettered, timed_out}
+-- (false for a field never counted), or false when the stats key holds
+-- something else}.
 -- The oldest ready value's due time is known only when a transfer recorded
 -- it in the due-time set (tracking on); one offered straight to the
 -- destination, or moved while tracking was off, has none (false).
@@ -15,6 +18,8 @@ if bad then return bad end
 local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 local oldest = redis.call('lindex', KEYS[3], 0)
 local oldest_due = oldest and redis.call('zscore', KEYS[9], oldest) or false
+local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out')
+if totals.err then totals = false end
 return {
   redis.call('zcard', KEYS[1]),
   redis.call('llen', KEYS[3]),
@@ -27,4 +32,5 @@ return {
   redis.call('hlen', KEYS[8]) - redis.call('hexists', KEYS[8], 'cursor'),
   oldest_due,
   redis.call('get', KEYS[7]),
+  totals,
 }

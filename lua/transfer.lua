@@ -5,8 +5,9 @@
 --       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua),
 --       10 events config, 11 events stream (lib/events.lua: one
 --       'transferred' event per run that moves anything, with its counts),
---       12 job records, 13 job record expiry (lib/jobs.lua: an element
---       offered with an id takes its id along to the ready state)
+--       12 stats hash (the 'transferred' total), 13 job records, 14 job
+--       record expiry (lib/jobs.lua: an element offered with an id takes
+--       its id along to the ready state)
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
@@ -31,7 +32,7 @@
 -- failing the script and stalling the queue.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[12], KEYS[13])
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[9], ARGV[5])
 if replayed then return replayed end
@@ -122,10 +123,11 @@ if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE)
 if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE) end
 local first_due = #moved > 0 and redis.call('zscore', KEYS[2], moved[1])
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], moved)
-delayq_jobs_transferred(KEYS[12], KEYS[13], moved, delayq_ids_take(KEYS[8], moved))
+delayq_jobs_transferred(KEYS[13], KEYS[14], moved, delayq_ids_take(KEYS[8], moved))
 delayq_ids_sweep(KEYS[8], KEYS[2])
 if pushed + quarantined > 0 then
   delayq_event(events, KEYS[11], 'transferred', 'count', pushed, 'quarantined', quarantined)
+  delayq_count(KEYS[12], 'transferred', pushed)
 end
 local head = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 local due_count = 0

@@ -77,6 +77,8 @@
 //! delayq::prelude::*` brings the common ones. The rest is grouped by what
 //! a program is doing: [`worker`], [`schedule`], [`events`],
 //! [`dead_letter`], [`pending`] (a delayed queue's elements one at a time),
+//! [`attention`] (which queues need an operator first), [`search`] (by id
+//! or text across queues),
 //! [`report`] (what maintenance calls return), [`error`], [`codec`],
 //! [`format`](mod@format), [`telemetry`].
 //!
@@ -139,7 +141,7 @@ pub use queue::blocking::BlockingQueue;
 pub use queue::delayed::DelayedQueue;
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::ReliableQueue;
-pub use queue::status::QueueStatus;
+pub use queue::status::{QueueStatus, QueueTotals};
 pub use transfer::Clock;
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::keys::QueueKeys;
@@ -214,6 +216,44 @@ pub mod events {
 /// ```
 pub mod dead_letter {
     pub use crate::queue::reliable::{BulkOutcome, DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
+}
+
+/// Which queues need an operator first, and the other orders a list of
+/// queues is shown in: the one rule the dashboard's overview and `delayq
+/// list` both rank by ([`Attention`](attention::Attention),
+/// [`QueueOrder`](attention::QueueOrder)).
+///
+/// ```
+/// use std::time::SystemTime;
+/// use delayq::attention::{Attention, Signals};
+/// use delayq::QueueStatus;
+///
+/// let mut status = QueueStatus::default();
+/// status.dead_letters = 3;
+/// let attention = Attention::of(Some(&status), Signals::new(), SystemTime::now());
+/// assert_eq!(attention.reasons(), ["3 dead"]);
+/// ```
+pub mod attention {
+    pub use crate::queue::attention::{
+        name_matches, untaken, Attention, OrderKey, QueueOrder, Signals, LATE, LONG_PAUSE,
+    };
+}
+
+/// Search across queues, by id or by text, through pending elements, ready
+/// values and dead letters, a bounded number of values per call
+/// ([`Client::search`]).
+///
+/// ```no_run
+/// use delayq::search::Search;
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// let page = client.search(&Search::new("ord-42").queue("orders"), None).await?;
+/// println!("{} found, searched {} of {}", page.matches.len(), page.searched, page.total);
+/// # Ok(()) }
+/// ```
+pub mod search {
+    pub use crate::client::search::{
+        Search, SearchCursor, SearchMatch, SearchPage, ValueState, DEFAULT_BUDGET, DEFAULT_LIMIT, MAX_BUDGET, MAX_LIMIT,
+    };
 }
 
 /// Job histories: where a value offered with an id is now (pending, ready,

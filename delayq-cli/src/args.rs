@@ -141,7 +141,14 @@ pub(crate) enum Command {
     /// lateness).
     Stats(StatsArgs),
     /// Every queue on the server with its counts (found by SCAN and by
-    /// delayq's registry of the queues it has offered to, consumed or transferred).
+    /// delayq's registry of the queues it has offered to, consumed or
+    /// transferred), what needs attention first, as the dashboard's overview
+    /// ranks them: dead letters, transfer lag over 5s, ready values nobody
+    /// takes, the oldest ready value's wait over 5s, pauses over an hour,
+    /// quarantined elements, schedules no runner fires.
+    #[command(
+        after_help = "Examples:\n  delayq list\n  delayq list --attention-only\n  delayq list --filter orders --sort pending"
+    )]
     List(ListArgs),
     /// Offer values to a delayed queue, due after --delay.
     Offer(OfferArgs),
@@ -191,6 +198,17 @@ pub(crate) enum Command {
     /// worker, how each ended, its error, source chain and backtrace. Exits
     /// 1 for an id with no trace.
     Job(JobArgs),
+    /// Find values by id or by text across queues: pending elements, ready
+    /// values, dead letters. A value matches when TEXT, in any case, occurs
+    /// in its payload as --codec decodes it (what `inspect` shows; an
+    /// undecodable payload is read as UTF-8) or in the id it was offered
+    /// with; a pending element whose id is exactly TEXT is found through
+    /// the id index first. Each run looks at --budget values at most and
+    /// says how far it got, and how to go on (--from).
+    #[command(
+        after_help = "Examples:\n  delayq search ord-42\n  delayq search 'smtp' --queue mail --state dead\n  delayq search ord-42 --from '6:orders.pending.10001.10000'"
+    )]
+    Search(SearchArgs),
     /// Serve a web dashboard of every queue on the server, and Prometheus
     /// /metrics (loopback only unless a token is set).
     Dashboard(DashboardArgs),
@@ -259,9 +277,107 @@ pub(crate) struct PauseArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
+    /// Order of the queues (the greatest first; ties by name).
+    #[arg(long, value_enum, default_value_t = ListSort::Attention)]
+    pub sort: ListSort,
+    /// Only queues whose name contains TEXT, in any case.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Only queues that need attention.
+    #[arg(long)]
+    pub attention_only: bool,
+    /// How long to watch queues that have ready values and no live worker,
+    /// to tell whether anyone takes them (0 skips it: they are not ranked
+    /// as untaken).
+    #[arg(long, value_parser = parse_delay, default_value = "1s", value_name = "DURATION")]
+    pub watch_ready: Duration,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// The text (any case) or id to look for.
+    pub text: String,
+    /// Only in this queue (repeat for several; without it, every queue).
+    #[arg(long = "queue", value_name = "QUEUE")]
+    pub queues: Vec<String>,
+    /// Only in this state (repeat for several; without it, all three).
+    #[arg(long = "state", value_enum, value_name = "STATE")]
+    pub states: Vec<SearchState>,
+    /// Values looked at in this run, most (at most 100,000).
+    #[arg(long, default_value_t = delayq::search::DEFAULT_BUDGET, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub budget: usize,
+    /// Matches shown, most (at most 1,000).
+    #[arg(long, default_value_t = delayq::search::DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000))]
+    pub limit: usize,
+    /// Go on from where a run stopped: the cursor it printed.
+    #[arg(long, value_name = "CURSOR")]
+    pub from: Option<String>,
+    /// How payloads are decoded before they are matched and shown.
+    #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// With kryo, serialization, marshalling: the Java classes of POJOs and
+    /// enums (a JSON schema file, or the Java service's jar or classes).
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
+    pub kryo_schema: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// `delayq search --state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SearchState {
+    /// Pending elements (not due yet, or not moved yet).
+    Pending,
+    /// Values ready in the destination list.
+    Ready,
+    /// Dead letters.
+    Dead,
+}
+
+impl From<SearchState> for delayq::search::ValueState {
+    fn from(state: SearchState) -> Self {
+        use delayq::search::ValueState;
+        match state {
+            SearchState::Pending => ValueState::Pending,
+            SearchState::Ready => ValueState::Ready,
+            SearchState::Dead => ValueState::Dead,
+        }
+    }
+}
+
+/// `delayq list --sort`: the library's queue orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ListSort {
+    /// What needs attention first, as the dashboard's overview.
+    Attention,
+    /// By name.
+    Name,
+    /// Most pending elements first.
+    Pending,
+    /// Most ready values first.
+    Ready,
+    /// Most dead letters first.
+    Dead,
+    /// Greatest transfer lag first.
+    Lag,
+}
+
+impl From<ListSort> for delayq::attention::QueueOrder {
+    fn from(sort: ListSort) -> Self {
+        use delayq::attention::QueueOrder;
+        match sort {
+            ListSort::Attention => QueueOrder::Attention,
+            ListSort::Name => QueueOrder::Name,
+            ListSort::Pending => QueueOrder::Pending,
+            ListSort::Ready => QueueOrder::Ready,
+            ListSort::Dead => QueueOrder::Dead,
+            ListSort::Lag => QueueOrder::Lag,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -3,25 +3,200 @@
 //! schedule knows is refused with the closest name there is.
 
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::SystemTime;
 
-use crate::args::{Cli, Command, DeadLetterCommand, ListArgs, ScheduleCommand, StatsArgs};
-use crate::output::escape;
+use delayq::attention::{name_matches, untaken, Attention, QueueOrder, Signals};
+use delayq::QueueStatus;
+use serde_json::json;
+
+use crate::args::{Cli, Command, DeadLetterCommand, ListArgs, OutputFormat, ScheduleCommand};
+use crate::output::{self, escape};
 
 /// What a command on a database without queues is told.
 pub(crate) const NO_QUEUES: &str = "the database holds no delayq queues (is --url the right server and database?)";
 
-/// `delayq list`: `stats --all`, once.
+/// The widest a `delayq list` table gets, in terminal cells: long names
+/// and long reasons are cut (with an ellipsis) to fit.
+const MAX_WIDTH: usize = 100;
+
+/// One queue as `delayq list` ranks it.
+struct Listed {
+    name: String,
+    status: QueueStatus,
+    schedules: usize,
+    signals: Signals,
+    attention: Attention,
+}
+
+/// `delayq list`: every queue's counts, filtered by name and sorted by the
+/// library's rule ([`delayq::attention`]), as the dashboard's overview.
 pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> {
-    let stats = StatsArgs {
-        queues: Vec::new(),
-        all: true,
-        watch: false,
-        interval: Duration::from_secs(1),
-        count: None,
-        format: args.format,
+    let client = crate::connect(cli).await?;
+    let listed = read(&client, args).await;
+    client.shutdown().await;
+    let (listed, total) = listed?;
+    let now = SystemTime::now();
+    if total == 0 {
+        if args.format == OutputFormat::Json {
+            println!("{}", output::json(&json!({"at": output::utc_time(now), "queues": []})));
+        }
+        eprintln!("delayq: {NO_QUEUES}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    match args.format {
+        OutputFormat::Json => println!(
+            "{}",
+            output::json(&json!({
+                "at": output::utc_time(now),
+                "sort": QueueOrder::from(args.sort).as_str(),
+                "matching": listed.len(),
+                "queues": listed.iter().map(|q| {
+                    let mut fields = output::status_json(&q.name, &q.status, now);
+                    fields.insert("schedules".into(), json!(q.schedules));
+                    fields.insert("untaken".into(), json!(q.signals.untaken()));
+                    fields.insert("attention".into(), json!(q.attention.reasons()));
+                    fields
+                }).collect::<Vec<_>>(),
+            }))
+        ),
+        OutputFormat::Table if listed.is_empty() => {
+            let what = if args.attention_only {
+                "needs attention"
+            } else {
+                "matches"
+            };
+            println!("no queue {what} (of {total})");
+        }
+        OutputFormat::Table => println!("{}", table(&listed, now)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The queues `args` asks for, ranked, and how many queues there are.
+async fn read(client: &delayq::Client, args: &ListArgs) -> delayq::Result<(Vec<Listed>, usize)> {
+    let names = all_queues(client).await?;
+    let total = names.len();
+    let filter = args.filter.as_deref().unwrap_or_default();
+    let mut listed = Vec::new();
+    // Queues with ready values and no live worker: whether anyone takes
+    // them shows only between two reads, as the dashboard's samples do.
+    let mut watched = Vec::new();
+    let bound = SystemTime::now() + args.watch_ready;
+    for name in names.into_iter().filter(|name| name_matches(name, filter)) {
+        let queue = crate::look(client, &name)?;
+        let status = queue.status().await?;
+        let keys = delayq::QueueKeys::new(&name)?;
+        let schedules = client.schedules(&keys)?;
+        let count = schedules.list().await?.len();
+        let unrun = count > 0 && schedules.runners().await?.is_empty();
+        let live = client.workers(&keys).await?.iter().filter(|w| !w.silent).count();
+        if !args.watch_ready.is_zero() && !status.paused && status.ready > 0 && live == 0 {
+            let due_by_bound = queue.count_due_by(&[bound]).await?[0];
+            watched.push((listed.len(), queue, due_by_bound, live));
+        }
+        listed.push(Listed {
+            name,
+            status,
+            schedules: count,
+            signals: Signals::new().with_unrun_schedules(unrun),
+            attention: Attention::default(),
+        });
+    }
+    if !watched.is_empty() {
+        tokio::time::sleep_until(
+            tokio::time::Instant::now() + bound.duration_since(SystemTime::now()).unwrap_or_default(),
+        )
+        .await;
+        for (at, queue, due_before, live) in watched {
+            let before = listed[at].status;
+            let status = queue.status().await?;
+            // Elements due by the bound that left the pending set since.
+            let transferred = due_before.saturating_sub(queue.count_due_by(&[bound]).await?[0]);
+            let delivered = (before.ready + transferred).saturating_sub(status.ready);
+            let entry = &mut listed[at];
+            entry.status = status;
+            entry.signals = entry
+                .signals
+                .with_untaken(untaken(&status, before.ready, delivered, live));
+        }
+    }
+    let now = SystemTime::now();
+    for entry in &mut listed {
+        entry.attention = Attention::of(Some(&entry.status), entry.signals, now);
+    }
+    if args.attention_only {
+        listed.retain(|entry| entry.attention.needed());
+    }
+    let order = QueueOrder::from(args.sort);
+    listed.sort_by_cached_key(|q| order.key(&q.name, Some(&q.status), q.signals, now));
+    Ok((listed, total))
+}
+
+/// The table, at most [`MAX_WIDTH`] cells wide: the counts whole, the
+/// queue's name and the reasons it needs attention cut to what is left.
+fn table(listed: &[Listed], now: SystemTime) -> String {
+    const HEADERS: [&str; 8] = [
+        "QUEUE",
+        "PENDING",
+        "READY",
+        "IN-FLIGHT",
+        "DEAD",
+        "LAG",
+        "LATENCY",
+        "ATTENTION",
+    ];
+    let mut rows: Vec<Vec<String>> = listed
+        .iter()
+        .map(|q| {
+            let s = &q.status;
+            let reasons = q.attention.reasons();
+            vec![
+                q.name.clone(),
+                output::count(s.pending),
+                output::count(s.ready),
+                output::count(s.in_flight),
+                output::count(s.dead_letters),
+                match s.lag_at(now) {
+                    lag if lag.is_zero() => "-".into(),
+                    lag => output::compact(lag),
+                },
+                output::oldest_ready(s, now),
+                match (reasons.is_empty(), s.paused) {
+                    (false, _) => reasons.join(", "),
+                    (true, true) => "paused".into(),
+                    (true, false) => "-".into(),
+                },
+            ]
+        })
+        .collect();
+    let widest = |i: usize| {
+        rows.iter()
+            .map(|row| output::width(&output::escape(&row[i])))
+            .chain([output::width(HEADERS[i])])
+            .max()
+            .unwrap_or_default()
     };
-    crate::stats::run(cli, &stats).await
+    // Cells between the name and the reasons, and the two spaces before each column.
+    let fixed: usize = (1..HEADERS.len() - 1).map(widest).sum::<usize>() + 2 * (HEADERS.len() - 1);
+    let room = MAX_WIDTH.saturating_sub(fixed);
+    let (name, reasons) = (widest(0), widest(HEADERS.len() - 1));
+    let name_room = if name + reasons <= room {
+        name
+    } else {
+        // The name first, but the reasons keep at least a third.
+        name.min(room - reasons.min(room / 3)).max(8)
+    };
+    let reasons_room = room.saturating_sub(name_room).max(9);
+    for row in &mut rows {
+        row[0] = output::preview(&row[0], name_room);
+        let last = row.len() - 1;
+        row[last] = output::preview(&row[last], reasons_room);
+    }
+    output::table_aligned(
+        &HEADERS,
+        &["PENDING", "READY", "IN-FLIGHT", "DEAD", "LAG", "LATENCY"],
+        &rows,
+    )
 }
 
 /// Every queue on the server ([`delayq::Client::queues`]), sorted.
@@ -55,6 +230,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Resume(a) => one(&a.queue),
         Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
         Command::Workers(a) => a.queue.iter().map(|q| (q.as_str(), false)).collect(),
+        Command::Search(a) => a.queues.iter().map(|q| (q.as_str(), false)).collect(),
         _ => Vec::new(),
     }
 }

@@ -27,6 +27,7 @@ mod pause;
 mod progress;
 mod purge;
 mod schedule;
+mod search;
 mod stats;
 mod take;
 mod text_codec;
@@ -116,6 +117,7 @@ async fn main() -> ExitCode {
         Command::Events(args) => events::run(&cli, args).await,
         Command::Workers(args) => workers::run(&cli, args).await,
         Command::Job(args) => job::run(&cli, args).await,
+        Command::Search(args) => search::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };
     match result {

@@ -15,6 +15,7 @@ use super::Shared;
 const OVERVIEW: &str = include_str!("assets/overview.html");
 const WORKERS: &str = include_str!("assets/workers.html");
 const JOB: &str = include_str!("assets/job.html");
+const SEARCH: &str = include_str!("assets/search.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
     include_str!("assets/queue/events.html"),
@@ -28,6 +29,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/keys.js"),
     include_str!("assets/js/payload.js"),
     include_str!("assets/js/charts.js"),
+    include_str!("assets/js/history.js"),
     include_str!("assets/js/overview.js"),
     include_str!("assets/js/schedules.js"),
     include_str!("assets/js/pending.js"),
@@ -36,6 +38,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/queue.js"),
     include_str!("assets/js/workers.js"),
     include_str!("assets/js/job.js"),
+    include_str!("assets/js/search.js"),
     include_str!("assets/js/boot.js"),
 );
 const STYLE: &str = concat!(
@@ -101,6 +104,14 @@ pub(crate) async fn workers_page(
 /// `GET /job?name=Q&id=ID`: one job's history.
 pub(crate) async fn job_page(State(shared): State<Arc<Shared>>, Extension(csrf): Extension<Csrf>) -> impl IntoResponse {
     page(JOB, &shared, &csrf)
+}
+
+/// `GET /search?text=T`: values by id or text across every queue.
+pub(crate) async fn search_page(
+    State(shared): State<Arc<Shared>>,
+    Extension(csrf): Extension<Csrf>,
+) -> impl IntoResponse {
+    page(SEARCH, &shared, &csrf)
 }
 
 /// `GET /assets/dashboard.js`.

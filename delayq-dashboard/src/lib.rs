@@ -44,15 +44,18 @@
 //!   that missed its beats is flagged silent. The overview has a workers
 //!   column (live · busy/slots, silent ones flagged).
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
-//!   queue, `delayq_pending`, `delayq_ready`, `delayq_in_flight`,
-//!   `delayq_dead_letters`, `delayq_quarantined` and
-//!   `delayq_transfer_lag_seconds` gauges labelled `queue`,
-//!   `delayq_paused` (1 while the queue is paused; its lag then reads 0,
-//!   so a deliberate pause fires no lag alert), `delayq_workers`,
-//!   `delayq_workers_silent`, `delayq_worker_busy_slots` and
-//!   `delayq_worker_slots` (of the live workers), and the
+//!   queue, gauges named `delayq_queue_*` (so they never share a name with
+//!   the library's per-process series): `pending`, `ready`, `in_flight`,
+//!   `dead_letters`, `quarantined`, `transfer_lag_seconds`, `paused` (1
+//!   while the queue is paused; its lag then reads 0, so a deliberate pause
+//!   fires no lag alert), `oldest_ready_age_seconds`, `ready_untaken`,
+//!   `workers`, `workers_silent`, `worker_busy_slots`, `worker_slots` and
+//!   `schedule_runners`; counters of the server-side totals
+//!   (`delayq_queue_offered_total`, `_transferred_total`, `_acked_total`,
+//!   `_failed_total`, `_dead_lettered_total`, `_timed_out_total`); and the
 //!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
 //!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
+//!   `deploy/` ships a Grafana dashboard and alert rules on these names.
 //!
 //! # When Redis is down
 //!
@@ -95,13 +98,16 @@
 //! (`DelayedQueue::status` and two `ZCOUNT`s, 32 queues at a time) every
 //! [`sample_interval`](Dashboard::sample_interval); the overview reads that
 //! cache, so it costs the same with ten thousand queues. The history charts
-//! are estimated from those samples (see the queue page's notes): they count
-//! what every process did, Java's included; each finished minute is kept
-//! in Redis (`delayq_dashboard_history:{queue}`, the last 120 entries,
-//! expiring 2 h after the last write), so a restarted dashboard shows the
-//! last hour. The header names the Redis (`INFO` every 5 s, cached; the
+//! (1h, 24h, 7d, 30d) read what the sampler keeps in Redis as each minute
+//! ends: the queue's server-side totals (`QueueTotals`, every delayq
+//! process counted) and its lag, oldest ready age, memory and levels, a
+//! record per minute for a day and per hour for a month
+//! (`delayq_dashboard_minutes:{queue}`, `delayq_dashboard_hours:{queue}`,
+//! bounded and expiring; one script puts a minute and rolls its hour up,
+//! so two dashboards never count twice), so a restarted dashboard shows
+//! them all. The header names the Redis (`INFO` every 5 s, cached; the
 //! address without its password). The HTTP layer calls the library's
-//! public API like any user; it owns no Redis scripts.
+//! public API like any user; its one script is that history's.
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
@@ -268,6 +274,7 @@ impl Dashboard {
             .route("/queue", get(assets::queue_page))
             .route("/workers", get(assets::workers_page))
             .route("/job", get(assets::job_page))
+            .route("/search", get(assets::search_page))
             .route("/assets/dashboard.js", get(assets::script))
             .route("/assets/dashboard.css", get(assets::style))
             .route("/metrics", get(metrics::render))

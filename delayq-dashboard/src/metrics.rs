@@ -92,7 +92,7 @@ pub async fn serve_metrics(addr: SocketAddr, client: Client) -> std::io::Result<
 /// The Prometheus text.
 pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     let mut body = match &shared.metrics {
-        Some(handle) => without_queue_gauges(&handle.render()),
+        Some(handle) => handle.render(),
         None => "# another metrics recorder is installed in this process; delayq cannot render it\n".to_owned(),
     };
     // The dashboard's own lines, rendered here rather than through the
@@ -106,111 +106,165 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
 }
 
 /// The per-queue gauge families, each rendered from the dashboard's own
-/// samples: a queue gone from discovery has no line (the process-wide
-/// recorder could not forget it; the library also sets `delayq_pending`
-/// and `delayq_ready` there, which these replace).
-const FAMILIES: [(&str, &str); 13] = [
-    ("delayq_pending", "Pending elements (timeout set) of the queue."),
-    ("delayq_ready", "Values in the queue's ready list."),
+/// samples: a queue gone from discovery has no line. Named `delayq_queue_*`:
+/// the library's own process metrics (`delayq_pending`, `delayq_ready`,
+/// `delayq_transferred_total`, ...: what one process saw or did) keep their
+/// names, so a query over both never adds a queue's count twice.
+const FAMILIES: [(&str, &str); 14] = [
+    ("delayq_queue_pending", "Pending elements (timeout set) of the queue."),
+    ("delayq_queue_ready", "Values in the queue's ready list."),
     (
-        "delayq_in_flight",
+        "delayq_queue_in_flight",
         "Values taken by reliable consumers and not yet acknowledged.",
     ),
-    ("delayq_dead_letters", "Values in the queue's dead-letter list."),
-    ("delayq_quarantined", "Malformed elements set aside by transfers."),
-    ("delayq_paused", "1 while the queue is paused for delayq's processes."),
+    ("delayq_queue_dead_letters", "Values in the queue's dead-letter list."),
+    ("delayq_queue_quarantined", "Malformed elements set aside by transfers."),
     (
-        "delayq_transfer_lag_seconds",
+        "delayq_queue_paused",
+        "1 while the queue is paused for delayq's processes.",
+    ),
+    (
+        "delayq_queue_transfer_lag_seconds",
         "How overdue the queue's head is (0 while paused).",
     ),
     (
-        "delayq_oldest_ready_age_seconds",
+        "delayq_queue_oldest_ready_age_seconds",
         "How long the queue's oldest ready value has waited since it fell due (0: none ready; no line while unknown).",
     ),
     (
-        "delayq_ready_untaken",
+        "delayq_queue_ready_untaken",
         "1 while the queue has ready values, no live worker, and none left the ready list since the last sample.",
     ),
-    ("delayq_workers", "delayq workers of the queue that beat lately."),
+    ("delayq_queue_workers", "delayq workers of the queue that beat lately."),
     (
-        "delayq_workers_silent",
+        "delayq_queue_workers_silent",
         "delayq workers of the queue that missed their last beats (died, hang, or lost Redis).",
     ),
-    ("delayq_worker_busy_slots", "Handlers the queue's live workers run now."),
     (
-        "delayq_worker_slots",
+        "delayq_queue_worker_busy_slots",
+        "Handlers the queue's live workers run now.",
+    ),
+    (
+        "delayq_queue_worker_slots",
         "Handler slots (concurrency) of the queue's live workers.",
+    ),
+    (
+        "delayq_queue_schedule_runners",
+        "Processes running the queue's schedules that beat lately (no line while the queue has no schedule).",
     ),
 ];
 
-/// The recorder's text without the families the dashboard renders itself.
-fn without_queue_gauges(text: &str) -> String {
-    let ours = |name: &str| FAMILIES.iter().any(|(family, _)| *family == name);
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let name = match line.strip_prefix("# ") {
-            Some(comment) => comment.split_whitespace().nth(1).unwrap_or(""),
-            None => line.split(['{', ' ']).next().unwrap_or(""),
-        };
-        if !ours(name) {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
+/// The per-queue counter families: the server-side totals
+/// ([`delayq::QueueTotals`]), counted by every delayq process's scripts.
+const COUNTERS: [(&str, &str); 6] = [
+    (
+        "delayq_queue_offered_total",
+        "Elements delayq's processes offered to the queue.",
+    ),
+    (
+        "delayq_queue_transferred_total",
+        "Elements delayq's transfers moved to the ready list as they fell due.",
+    ),
+    (
+        "delayq_queue_acked_total",
+        "Reliable deliveries acknowledged (handled).",
+    ),
+    (
+        "delayq_queue_failed_total",
+        "Reliable deliveries nacked: handler failures, retried or dead-lettered.",
+    ),
+    (
+        "delayq_queue_dead_lettered_total",
+        "Values moved to the dead-letter list.",
+    ),
+    (
+        "delayq_queue_timed_out_total",
+        "Deliveries whose lease ran out before a settle.",
+    ),
+];
+
+/// One sampled queue, as the gauges read it.
+struct Sampled<'a> {
+    name: &'a str,
+    status: &'a QueueStatus,
+    at: SystemTime,
+    workers: WorkerCounts,
+    untaken: bool,
+    runners: Option<usize>,
 }
 
 /// The server-side counts of every queue this dashboard samples, as gauges
-/// labelled `queue`; `delayq_paused` is 1 while it is paused, and its lag
-/// reads 0 meanwhile.
+/// and counters labelled `queue`; `delayq_queue_paused` is 1 while it is
+/// paused, and its lag reads 0 meanwhile.
 pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
     let queues = shared.queues.read();
-    let sampled: Vec<(&String, &QueueStatus, SystemTime, WorkerCounts, bool)> = queues
+    let sampled: Vec<Sampled> = queues
         .entries
         .iter()
         .filter_map(|(name, e)| {
-            Some((
+            Some(Sampled {
                 name,
-                e.status.as_ref()?,
-                e.sampled_at?,
-                WorkerCounts::of(&e.workers),
-                e.untaken,
-            ))
+                status: e.status.as_ref()?,
+                at: e.sampled_at?,
+                workers: WorkerCounts::of(&e.workers),
+                untaken: e.untaken,
+                runners: e.runners,
+            })
         })
         .collect();
     let mut out = String::new();
+    if sampled.is_empty() {
+        return out;
+    }
     for (family, help) in FAMILIES {
-        if sampled.is_empty() {
-            break;
-        }
         let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} gauge");
-        for (name, status, at, workers, untaken) in &sampled {
+        for queue in &sampled {
+            let (status, workers) = (queue.status, queue.workers);
             let value = match family {
                 // No line rather than a made-up number while ready values'
                 // due time is unknown.
-                "delayq_oldest_ready_age_seconds" if status.ready == 0 => 0.0,
-                "delayq_oldest_ready_age_seconds" => match status.oldest_ready_age_at(*at) {
+                "delayq_queue_oldest_ready_age_seconds" if status.ready == 0 => 0.0,
+                "delayq_queue_oldest_ready_age_seconds" => match status.oldest_ready_age_at(queue.at) {
                     Some(age) => age.as_secs_f64(),
                     None => continue,
                 },
-                "delayq_ready_untaken" => f64::from(u8::from(*untaken)),
-                "delayq_workers" => workers.alive as f64,
-                "delayq_workers_silent" => workers.silent as f64,
-                "delayq_worker_busy_slots" => workers.busy as f64,
-                "delayq_worker_slots" => workers.slots as f64,
-                "delayq_pending" => status.pending as f64,
-                "delayq_ready" => status.ready as f64,
-                "delayq_in_flight" => status.in_flight as f64,
-                "delayq_dead_letters" => status.dead_letters as f64,
-                "delayq_quarantined" => status.quarantined as f64,
-                "delayq_paused" => f64::from(u8::from(status.paused)),
+                "delayq_queue_schedule_runners" => match queue.runners {
+                    Some(runners) => runners as f64,
+                    None => continue,
+                },
+                "delayq_queue_ready_untaken" => f64::from(u8::from(queue.untaken)),
+                "delayq_queue_workers" => workers.alive as f64,
+                "delayq_queue_workers_silent" => workers.silent as f64,
+                "delayq_queue_worker_busy_slots" => workers.busy as f64,
+                "delayq_queue_worker_slots" => workers.slots as f64,
+                "delayq_queue_pending" => status.pending as f64,
+                "delayq_queue_ready" => status.ready as f64,
+                "delayq_queue_in_flight" => status.in_flight as f64,
+                "delayq_queue_dead_letters" => status.dead_letters as f64,
+                "delayq_queue_quarantined" => status.quarantined as f64,
+                "delayq_queue_paused" => f64::from(u8::from(status.paused)),
                 // A deliberate pause is no transfer failure: no lag to
-                // alert on while it lasts (delayq_pending shows what
+                // alert on while it lasts (delayq_queue_pending shows what
                 // accumulates).
                 _ if status.paused => 0.0,
-                _ => status.lag_at(*at).as_secs_f64(),
+                _ => status.lag_at(queue.at).as_secs_f64(),
             };
-            let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(name));
+            let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));
+        }
+    }
+    for (family, help) in COUNTERS {
+        let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} counter");
+        for queue in &sampled {
+            let t = queue.status.totals;
+            let value = match family {
+                "delayq_queue_offered_total" => t.offered,
+                "delayq_queue_transferred_total" => t.transferred,
+                "delayq_queue_acked_total" => t.acked,
+                "delayq_queue_failed_total" => t.failed,
+                "delayq_queue_dead_lettered_total" => t.dead_lettered,
+                _ => t.timed_out,
+            };
+            let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));
         }
     }
     out
@@ -224,22 +278,7 @@ fn label(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_recorders_queue_gauges_give_way_to_the_dashboards() {
-        let recorded = "# TYPE delayq_pending gauge\n\
-                        delayq_pending{queue=\"gone\"} 3\n\
-                        # HELP delayq_ready Ready values.\n\
-                        delayq_ready{queue=\"gone\"} 1\n\
-                        # TYPE delayq_pending_total counter\n\
-                        delayq_pending_total{queue=\"q\"} 2\n\
-                        # TYPE delayq_transferred_total counter\n\
-                        delayq_transferred_total{queue=\"q\"} 9\n";
-        assert_eq!(
-            super::without_queue_gauges(recorded),
-            "# TYPE delayq_pending_total counter\n\
-             delayq_pending_total{queue=\"q\"} 2\n\
-             # TYPE delayq_transferred_total counter\n\
-             delayq_transferred_total{queue=\"q\"} 9\n"
-        );
+    fn label_values_are_escaped() {
         assert_eq!(super::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }
 }

@@ -7,13 +7,16 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
+use delayq::fred::interfaces::ClientLike;
 use delayq::fred::interfaces::KeysInterface;
+use delayq::fred::types::{ClusterHash, CustomCommand, Value};
 use delayq::worker::WorkerInfo;
-use delayq::{BytesCodec, Client, DelayedQueue, QueueKeys, QueueStatus};
+use delayq::{BytesCodec, Client, DelayedQueue, QueueKeys, QueueStatus, QueueTotals};
 
 use super::{history, Shared};
 
-/// Minutes of history kept per queue.
+/// Minutes of history kept in memory per queue (the lasting history is in
+/// Redis, see `history.rs`).
 const HISTORY_MINUTES: usize = 60;
 /// Queues sampled at once.
 const CONCURRENCY: usize = 32;
@@ -33,6 +36,8 @@ pub(crate) struct Queues {
     pub error: Option<String>,
     /// When the last full cycle began: how old the numbers are.
     pub sampled_at: Option<SystemTime>,
+    /// The last minute kept in the whole server's history.
+    server_minute: Option<i64>,
 }
 
 /// One queue's latest sample and history.
@@ -43,8 +48,6 @@ pub(crate) struct Entry {
     pub sampled_at: Option<SystemTime>,
     previous: Option<Previous>,
     pub history: VecDeque<Minute>,
-    /// Whether the history kept in Redis was read into `history`.
-    loaded: bool,
     /// `None` while the queue has no schedule; else how many processes
     /// running its schedules are alive (their heartbeats).
     pub runners: Option<usize>,
@@ -54,15 +57,11 @@ pub(crate) struct Entry {
     pub untaken: bool,
 }
 
-/// Whether a queue's ready values are left untaken: it runs (a paused
-/// queue's consumers wait deliberately), it had ready values at the last
-/// two samples, no live worker serves it, and no value left the ready list
-/// between the two samples (`delivered`, estimated from the counts). A
-/// plain consumer that takes shows as values delivered; one that takes
-/// exactly as fast as a producer offers straight to the ready list cannot
-/// be told from none.
+/// Whether a queue's ready values are left untaken between the last two
+/// samples ([`delayq::attention::untaken`], the rule `delayq list` applies
+/// too); `delivered` is estimated from the counts.
 pub(crate) fn untaken(status: &QueueStatus, previous_ready: u64, delivered: u64, workers: &[WorkerInfo]) -> bool {
-    !status.paused && status.ready > 0 && previous_ready > 0 && delivered == 0 && WorkerCounts::of(workers).alive == 0
+    delayq::attention::untaken(status, previous_ready, delivered, WorkerCounts::of(workers).alive)
 }
 
 /// What the overview and the gauges say of a queue's workers.
@@ -118,36 +117,50 @@ pub(crate) struct Minute {
     pub dead_lettered: u64,
     /// Transfer lag samples, ms (how overdue the head was).
     pub lag_ms: Vec<u64>,
-    /// p50 and p99 of a minute read back from Redis (its samples are not kept).
-    stored_lag: Option<[Option<u64>; 2]>,
+    /// The server-side totals at the minute's last sample.
+    pub totals: Option<QueueTotals>,
+    /// The oldest ready value's age at its highest in the minute, ms.
+    pub oldest_ready_ms: Option<u64>,
+    /// The levels at the minute's last sample.
+    pub ready: u64,
+    pub pending: u64,
+    pub dead_letters: u64,
 }
 
 impl Minute {
     /// The median transfer lag of the minute, ms.
     pub(crate) fn lag_p50(&self) -> Option<u64> {
-        match self.stored_lag {
-            Some([p50, _]) => p50,
-            None => self.lag_quantile(0.5),
-        }
+        self.lag_quantile(0.5)
     }
 
     /// The 99th percentile of the minute's transfer lag, ms.
     pub(crate) fn lag_p99(&self) -> Option<u64> {
-        match self.stored_lag {
-            Some([_, p99]) => p99,
-            None => self.lag_quantile(0.99),
-        }
+        self.lag_quantile(0.99)
     }
 
-    fn from_stored(stored: history::Stored) -> Minute {
-        Minute {
-            minute: stored.minute,
-            transferred: stored.transferred,
-            delivered: stored.delivered,
-            dead_lettered: stored.dead_lettered,
-            lag_ms: Vec::new(),
-            stored_lag: Some([stored.lag_p50_ms, stored.lag_p99_ms]),
-        }
+    /// The minute as the lasting history keeps it (its memory is measured
+    /// when it is kept); `None` before a sample read the totals.
+    fn record(&self) -> Option<history::Record> {
+        let totals = self.totals?;
+        Some(history::Record {
+            at: self.minute,
+            totals: [
+                totals.offered,
+                totals.transferred,
+                totals.acked,
+                totals.failed,
+                totals.dead_lettered,
+                totals.timed_out,
+            ],
+            delivered: self.delivered,
+            lag_p50_ms: self.lag_p50(),
+            lag_p99_ms: self.lag_p99(),
+            oldest_ready_ms: self.oldest_ready_ms,
+            memory_bytes: None,
+            ready: self.ready,
+            pending: self.pending,
+            dead_letters: self.dead_letters,
+        })
     }
 
     /// The `q`-quantile of the lag samples (nearest rank), ms.
@@ -189,7 +202,7 @@ async fn cycle(shared: &Shared) {
     // Queues found now, and known ones that still have any key (a queue
     // whose pending set emptied has no timeout set, but may have ready
     // values or dead letters).
-    let names: Vec<(String, Option<SystemTime>, bool)> = {
+    let names: Vec<(String, Option<SystemTime>)> = {
         let mut queues = shared.queues.write();
         for name in &found {
             queues.entries.entry(name.clone()).or_default();
@@ -200,13 +213,13 @@ async fn cycle(shared: &Shared) {
         queues
             .entries
             .iter()
-            .map(|(name, entry)| (name.clone(), entry.previous.map(|p| p.bound), !entry.loaded))
+            .map(|(name, entry)| (name.clone(), entry.previous.map(|p| p.bound)))
             .collect()
     };
     let interval = shared.sample_interval;
     let mut samples = futures_util::stream::iter(names)
-        .map(|(name, bound, load)| async move {
-            let sample = sample(&shared.client, &name, bound, interval, load).await;
+        .map(|(name, bound)| async move {
+            let sample = sample(&shared.client, &name, bound, interval).await;
             (name, sample)
         })
         .buffer_unordered(CONCURRENCY);
@@ -221,22 +234,100 @@ async fn cycle(shared: &Shared) {
         }
     }
     drop(samples);
-    // Each finished minute once into Redis, for a dashboard started later.
+    // Each finished minute into Redis, for the charts' ranges and any
+    // dashboard started later.
     let mut stores = futures_util::stream::iter(finished)
-        .map(|(name, minute)| async move {
-            if let Err(error) = history::store(&shared.client, &name, &minute).await {
+        .map(|(name, mut minute)| async move {
+            minute.memory_bytes = memory(&shared.client, &name).await.ok();
+            if let Err(error) = history::put(&shared.client, history::Series::Queue(&name), &minute).await {
                 tracing::debug!(queue = %name, %error, "could not keep a minute of history in Redis");
             }
         })
         .buffer_unordered(CONCURRENCY);
     while stores.next().await.is_some() {}
     drop(stores);
+    keep_server_minute(shared, super::epoch_ms(started_at).div_euclid(60_000) - 1).await;
     let mut queues = shared.queues.write();
     queues.discovered = true;
     queues.cycles += 1;
     queues.last_cycle = Some(started.elapsed());
     queues.sampled_at = Some(started_at);
     queues.error = None;
+}
+
+/// The memory of a queue's keys (pending set and list, ready list, dead
+/// letters), bytes: `MEMORY USAGE` with 5 samples per key, so its cost does
+/// not grow with the queue (an estimate for a long list).
+async fn memory(client: &Client, name: &str) -> delayq::Result<u64> {
+    let keys = QueueKeys::new(name)?;
+    let redis = client.redis().next();
+    let mut total = 0;
+    for key in [keys.timeout(), keys.pending(), keys.destination(), keys.dead_letter()] {
+        let slot = delayq::fred::util::redis_keyslot(key.as_bytes());
+        let command = CustomCommand::new_static("MEMORY", ClusterHash::Custom(slot), false);
+        let used: Value = redis
+            .custom(
+                command,
+                vec![
+                    Value::from("USAGE"),
+                    Value::from(key),
+                    Value::from("SAMPLES"),
+                    Value::from(5),
+                ],
+            )
+            .await?;
+        total += used.as_u64().unwrap_or(0);
+    }
+    Ok(total)
+}
+
+/// Keeps the whole server's `minute` once, after the first cycle that
+/// started past it (every queue's sample of that minute is in by then):
+/// totals and flows summed over the queues, their highest lag and oldest
+/// ready age, and Redis's `used_memory`.
+async fn keep_server_minute(shared: &Shared, minute: i64) {
+    let record = {
+        let mut queues = shared.queues.write();
+        if queues.server_minute.is_some_and(|kept| kept >= minute) {
+            return;
+        }
+        queues.server_minute = Some(minute);
+        let mut server = history::Record {
+            at: minute,
+            ..history::Record::default()
+        };
+        let mut any = false;
+        for entry in queues.entries.values() {
+            let Some(record) = entry
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.minute == minute)
+                .and_then(Minute::record)
+            else {
+                continue;
+            };
+            any = true;
+            for (sum, total) in server.totals.iter_mut().zip(record.totals) {
+                *sum += total;
+            }
+            server.delivered += record.delivered;
+            server.lag_p50_ms = server.lag_p50_ms.max(record.lag_p50_ms);
+            server.lag_p99_ms = server.lag_p99_ms.max(record.lag_p99_ms);
+            server.oldest_ready_ms = server.oldest_ready_ms.max(record.oldest_ready_ms);
+            server.ready += record.ready;
+            server.pending += record.pending;
+            server.dead_letters += record.dead_letters;
+        }
+        if !any {
+            return;
+        }
+        server.memory_bytes = shared.server.read().info.as_ref().and_then(|i| i.used_memory);
+        server
+    };
+    if let Err(error) = history::put(&shared.client, history::Series::Server, &record).await {
+        tracing::debug!(%error, "could not keep a minute of the server's history in Redis");
+    }
 }
 
 /// A read-only handle: turned off as it is made, it never registers the
@@ -255,17 +346,9 @@ struct Sample {
     runners: Option<usize>,
     /// Its workers' heartbeats.
     workers: Vec<WorkerInfo>,
-    /// The minutes kept in Redis, on the queue's first sample.
-    loaded: Option<Vec<history::Stored>>,
 }
 
-async fn sample(
-    client: &Client,
-    name: &str,
-    bound: Option<SystemTime>,
-    interval: Duration,
-    load: bool,
-) -> delayq::Result<Sample> {
+async fn sample(client: &Client, name: &str, bound: Option<SystemTime>, interval: Duration) -> delayq::Result<Sample> {
     let queue = view(client, name)?;
     let at = SystemTime::now();
     let status = queue.status().await?;
@@ -282,31 +365,18 @@ async fn sample(
         None
     };
     let workers = client.workers(&keys).await?;
-    let loaded = if load {
-        let this_minute = super::epoch_ms(at).div_euclid(60_000);
-        // Without it the charts start empty, as before a restart: no reason
-        // to fail the sample.
-        let loaded = history::load(client, name, this_minute, HISTORY_MINUTES).await;
-        Some(loaded.unwrap_or_else(|error| {
-            tracing::debug!(queue = %name, %error, "could not read the history kept in Redis");
-            Vec::new()
-        }))
-    } else {
-        None
-    };
     Ok(Sample {
         at,
         status,
         due_by: Some([(previous, counts[0]), (next, counts[1])]),
         runners,
         workers,
-        loaded,
     })
 }
 
 /// Folds a sample into the entry: latest status, estimates. Returns the
 /// minute the sample ended, to keep in Redis.
-fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::Stored> {
+fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::Record> {
     let sample = match sample {
         Ok(sample) => sample,
         Err(error) => {
@@ -314,29 +384,14 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
             return None;
         }
     };
-    if let Some(loaded) = sample.loaded {
-        entry.loaded = true;
-        // Read before this dashboard's first minute: older than any it has.
-        let first = entry.history.front().map_or(i64::MAX, |m| m.minute);
-        for stored in loaded.into_iter().rev().filter(|s| s.minute < first) {
-            entry.history.push_front(Minute::from_stored(stored));
-        }
-        while entry.history.len() > HISTORY_MINUTES {
-            entry.history.pop_front();
-        }
-    }
     entry.runners = sample.runners;
     entry.workers = sample.workers;
     let status = sample.status;
     let minute = super::epoch_ms(sample.at).div_euclid(60_000);
     let mut finished = None;
     if entry.history.back().is_none_or(|m| m.minute != minute) {
-        // The minute that just ended, unless it was read from Redis.
-        finished = entry
-            .history
-            .back()
-            .filter(|m| m.stored_lag.is_none())
-            .map(history::Stored::of);
+        // The minute that just ended.
+        finished = entry.history.back().and_then(Minute::record);
         entry.history.push_back(Minute {
             minute,
             ..Minute::default()
@@ -348,6 +403,12 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
     let lag = status.lag_at(sample.at).as_millis() as u64;
     let current = entry.history.back_mut().expect("pushed above");
     current.lag_ms.push(lag);
+    current.totals = Some(status.totals);
+    if let Some(age) = status.oldest_ready_age_at(sample.at) {
+        let age = age.as_millis() as u64;
+        current.oldest_ready_ms = Some(current.oldest_ready_ms.map_or(age, |m| m.max(age)));
+    }
+    (current.ready, current.pending, current.dead_letters) = (status.ready, status.pending, status.dead_letters);
     if let (Some(previous), Some([(_, due_by_previous_bound), next])) = (entry.previous, sample.due_by) {
         // Elements due by the previous bound that are gone from the
         // pending set: moved by a transfer (or removed by an operator).

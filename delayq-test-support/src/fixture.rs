@@ -12,7 +12,8 @@ use crate::{RawRedis, RedisServer};
 /// Longest any single test may run before it fails instead of hanging CI.
 pub const TEST_DEADLINE: Duration = Duration::from_secs(90);
 
-/// Longest a scale test may run (100,000 elements through a debug build):
+/// Longest a scale test may run (100,000 elements through a debug build, or
+/// thousands of round trips and several rounds of workers):
 /// on a 2-core machine busy with a build beside it, such a test took over
 /// [`TEST_DEADLINE`] though nothing was wrong.
 pub const SCALE_DEADLINE: Duration = Duration::from_secs(300);

@@ -62,3 +62,16 @@ local function delayq_event_ids(ids)
   end
   return table.concat(out, ' ')
 end
+
+-- Totals (delayq_stats:{q}, HASH, six fields, src/queue/status.rs): added
+-- beside an event, under its condition (a resend adds nothing), events on
+-- or off. Never refuses: a stats key of another type is left alone.
+local DELAYQ_STATS_MS = 35 * 24 * 3600 * 1000
+local function delayq_count(stats, field, n)
+  if stats and n > 0 then
+    local added = redis.pcall('hincrby', stats, field, n)
+    if type(added) == 'number' then
+      redis.pcall('pexpire', stats, DELAYQ_STATS_MS)
+    end
+  end
+end

@@ -7,6 +7,7 @@
 mod builder;
 mod discovery;
 mod registry;
+pub(crate) mod search;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -504,7 +504,16 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     offer: lua!(
         "offer",
         Once,
-        [Timeout, Pending, Channel, EventsConfig, Events, Traces, TracesExpiry]
+        [
+            Timeout,
+            Pending,
+            Channel,
+            EventsConfig,
+            Events,
+            Stats,
+            Traces,
+            TracesExpiry
+        ]
     ),
     // Keyed by its call's request: a chunk adds only the call's elements not
     // added yet, so a resend adds nothing twice.
@@ -518,6 +527,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Request,
             EventsConfig,
             Events,
+            Stats,
             Traces,
             TracesExpiry
         ]
@@ -539,6 +549,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Lane,
             EventsConfig,
             Events,
+            Stats,
             Jobs,
             JobsExpiry
         ]
@@ -580,6 +591,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Jobs,
             JobsExpiry
         ]
@@ -600,6 +612,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Jobs,
             JobsExpiry
         ]
@@ -608,9 +621,13 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ack_batch: lua!(
         "ack_batch",
         Safe,
-        [Leases, Lane, EventsConfig, Events, Jobs, JobsExpiry]
+        [Leases, Lane, EventsConfig, Events, Stats, Jobs, JobsExpiry]
     ),
-    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events, Jobs, JobsExpiry]),
+    ack: lua!(
+        "ack",
+        Safe,
+        [Leases, Acked, EventsConfig, Events, Stats, Jobs, JobsExpiry]
+    ),
     nack: lua!(
         "nack",
         Safe,
@@ -626,6 +643,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             DeadReasons,
             EventsConfig,
             Events,
+            Stats,
             Ids,
             Jobs,
             JobsExpiry,
@@ -666,6 +684,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Lane,
             EventsConfig,
             Events,
+            Stats,
             Jobs,
             JobsExpiry
         ]
@@ -692,6 +711,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Lane,
             EventsConfig,
             Events,
+            Stats,
             Jobs,
             JobsExpiry
         ]
@@ -708,7 +728,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Quarantine,
             Paused,
             Ids,
-            Due
+            Due,
+            Stats
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),
@@ -727,6 +748,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             EventsConfig,
             Events,
+            Stats,
             Traces,
             TracesExpiry,
             Request
@@ -799,7 +821,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
-            ScheduleFires
+            ScheduleFires,
+            Stats
         ]
     ),
     // Keyed by a request: a resend answers as the first run did and offers
@@ -815,6 +838,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Channel,
             EventsConfig,
             Events,
+            Stats,
             Request
         ]
     ),
@@ -870,7 +894,7 @@ mod tests {
         }
         // Only what it calls: `undo_move` needs no lib, `pause` only events.
         assert!(!SCRIPTS.undo_move.body.contains("local function"));
-        assert!(SCRIPTS.pause.body.len() < 4_000, "{}", SCRIPTS.pause.body.len());
+        assert!(SCRIPTS.pause.body.len() < 4_500, "{}", SCRIPTS.pause.body.len());
     }
 
     /// Tests and benchmarks run scripts by hand with the bodies
@@ -1183,10 +1207,11 @@ mod tests {
             "rpoplpush",
             "zpopmin",
         ];
-        const WRITING_LIBS: [&str; 6] = [
+        const WRITING_LIBS: [&str; 7] = [
             "delayq_offer(",
             "delayq_dead_letter(",
             "delayq_event(",
+            "delayq_count(",
             "delayq_counts_put(",
             "delayq_counts_take(",
             "delayq_answer(",

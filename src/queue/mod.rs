@@ -14,6 +14,7 @@
 //! its destination as a blocking queue; the core stores the reliable
 //! and blocking queues' registries): the layering rule is between folders.
 
+pub(crate) mod attention;
 mod batch;
 pub(crate) mod blocking;
 mod by_value;

@@ -43,6 +43,63 @@ pub struct QueueStatus {
     /// When the queue was paused, from its pause flag (`None` while it runs,
     /// or when the flag holds no time).
     pub paused_since: Option<SystemTime>,
+    /// What the queue has seen, counted on the server by delayq's scripts
+    /// (every process's work, see [`QueueTotals`]).
+    pub totals: QueueTotals,
+}
+
+/// A queue's totals since its counts began: kept on the Redis server in the
+/// hash `delayq_stats:{name}` (six fields, in the queue's cluster slot) and
+/// added to by the scripts that do each thing, in the same atomic step, so
+/// every delayq process is counted once, whichever does the work, and a
+/// resent script counts nothing twice. The key expires 35 days after its
+/// last count (the totals then start again from zero, as a Prometheus
+/// counter may). Not counted: what Java's Redisson does with its own
+/// commands (its offers and takes), plain takes of a
+/// [`BlockingQueue`](crate::BlockingQueue) (one Redis command, no script),
+/// and removals by an operator.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let totals = queue.status().await?.totals;
+/// println!("{} offered, {} acked, {} failed", totals.offered, totals.acked, totals.failed);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct QueueTotals {
+    /// Elements offered by delayq (offers, bulk offers, offers with an id,
+    /// schedule fires and runs).
+    pub offered: u64,
+    /// Elements the transfer moved to the ready list as they fell due (by
+    /// any process's transfer or sweep).
+    pub transferred: u64,
+    /// Reliable deliveries acknowledged (handled), by consumers and workers.
+    pub acked: u64,
+    /// Reliable deliveries nacked (handler failures: retried later, or
+    /// dead-lettered); a shutdown's give-back is not counted.
+    pub failed: u64,
+    /// Values moved to the dead-letter list (a nack that dead-letters, or
+    /// too many deliveries).
+    pub dead_lettered: u64,
+    /// Deliveries whose lease ran out before a settle (given back by a
+    /// reaper).
+    pub timed_out: u64,
+}
+
+impl QueueTotals {
+    /// The totals in the order `status.lua` answers them.
+    pub(crate) fn from_fields(fields: [u64; 6]) -> QueueTotals {
+        let [offered, transferred, acked, failed, dead_lettered, timed_out] = fields;
+        QueueTotals {
+            offered,
+            transferred,
+            acked,
+            failed,
+            dead_lettered,
+            timed_out,
+        }
+    }
 }
 
 impl QueueStatus {

@@ -45,7 +45,7 @@ use tokio::sync::mpsc;
 
 pub use edit::ScheduleEdit;
 pub use history::{FireKind, ScheduleFire, FIRES_KEPT};
-pub use spec::{every, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
+pub use spec::{every, parse_period, Misfire, ScheduleSpec, DEFAULT_MISFIRE_AFTER};
 pub use store::{ScheduleInfo, ScheduleRunner};
 
 use crate::error::Result;

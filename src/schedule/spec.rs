@@ -429,8 +429,21 @@ impl FromStr for ScheduleSpec {
     }
 }
 
-/// `90s`, `10m`, `1h30m`, `2d`, `500ms`: a sum of whole numbers with units.
-fn parse_period(text: &str) -> Option<Duration> {
+/// Reads a period written as a sum of whole numbers with units: `90s`,
+/// `10m`, `1h30m`, `2d`, `500ms` (units `ms`, `s`, `m`, `h`, `d`; spaces
+/// around a unit allowed). `None` for anything else: no unit, a fraction,
+/// a sign, an overflow. What `every …` schedules, the CLI and the
+/// dashboard's delay fields take, so the three read a period alike.
+///
+/// ```
+/// use std::time::Duration;
+/// use delayq::schedule::parse_period;
+///
+/// assert_eq!(parse_period("1h30m"), Some(Duration::from_secs(5_400)));
+/// assert_eq!(parse_period("500ms"), Some(Duration::from_millis(500)));
+/// assert_eq!(parse_period("1.5h"), None);
+/// ```
+pub fn parse_period(text: &str) -> Option<Duration> {
     let mut total = Duration::ZERO;
     let mut rest = text.trim();
     if rest.is_empty() {
@@ -441,7 +454,7 @@ fn parse_period(text: &str) -> Option<Duration> {
         let n: u64 = rest[..digits].parse().ok()?;
         rest = &rest[digits..];
         let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let ms: u64 = match &rest[..unit] {
+        let ms: u64 = match rest[..unit].trim() {
             "ms" => 1,
             "s" => 1_000,
             "m" => 60_000,
@@ -533,6 +546,18 @@ mod tests {
     use super::*;
 
     const MIN: i64 = 60_000;
+
+    #[test]
+    fn periods_parse_or_are_refused() {
+        assert_eq!(parse_period("10m"), Some(Duration::from_secs(600)));
+        assert_eq!(parse_period("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_period("1h 30 m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_period("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_period("2d"), Some(Duration::from_secs(172_800)));
+        for bad in ["", "10", "m", "10x", "-5m", "1.5h", "99999999999999999999d"] {
+            assert_eq!(parse_period(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn cron_occurrences_follow_the_time_zone() {

@@ -94,6 +94,11 @@ pub(crate) const EVENTS_PREFIX: &str = "delayq_events";
 /// delayq's prefix for the switch of a queue's lifecycle events (STRING: the
 /// stream's max length; absent: no events are written).
 pub(crate) const EVENTS_CONFIG_PREFIX: &str = "delayq_events_config";
+/// delayq's prefix for a queue's totals (HASH: `offered`, `transferred`,
+/// `acked`, `failed`, `dead_lettered`, `timed_out` → counts since the key
+/// was made, added by the scripts that do each; six fields at most, expires
+/// 35 days after the last count; see `lua/lib/events.lua`).
+pub(crate) const STATS_PREFIX: &str = "delayq_stats";
 /// delayq's prefix for the trace contexts of offers made inside a span
 /// (HASH: SHA1 hex of the payload → "due expires context" lines; the field
 /// `skipped` counts contexts not stored for the bounds; see
@@ -411,6 +416,13 @@ impl QueueKeys {
         key_for(EVENTS_PREFIX, &self.name)
     }
 
+    /// The queue's totals, counted on the server by delayq's scripts, so
+    /// every process's work is counted (see
+    /// [`QueueStatus::totals`](crate::QueueStatus::totals)).
+    pub fn stats(&self) -> String {
+        key_for(STATS_PREFIX, &self.name)
+    }
+
     /// The switch of the queue's lifecycle events: while it exists, it holds
     /// the stream's max length and delayq's scripts write events (see
     /// [`Client::enable_events`](crate::Client::enable_events)).
@@ -478,6 +490,8 @@ pub(crate) enum KeyRole {
     WorkerBeats,
     EventsConfig,
     Events,
+    /// The queue's totals (`delayq_stats`).
+    Stats,
     /// Only with a trace context (feature `opentelemetry`).
     Traces,
     /// Only with a trace context (feature `opentelemetry`).
@@ -532,6 +546,7 @@ impl KeyRole {
             KeyRole::WorkerBeats => "worker beats",
             KeyRole::EventsConfig => "events config",
             KeyRole::Events => "events stream",
+            KeyRole::Stats => "stats hash",
             KeyRole::Traces => "trace records",
             KeyRole::TracesExpiry => "trace expiry",
             KeyRole::Jobs => "job records",
@@ -576,6 +591,7 @@ impl KeyRole {
             KeyRole::WorkerBeats => keys.worker_beats(),
             KeyRole::EventsConfig => keys.events_config(),
             KeyRole::Events => keys.events(),
+            KeyRole::Stats => keys.stats(),
             KeyRole::Traces => keys.traces(),
             KeyRole::TracesExpiry => keys.traces_expiry(),
             KeyRole::Jobs => keys.jobs(),
@@ -649,6 +665,7 @@ mod tests {
             let rate = keys.rate();
             let events = keys.events();
             let events_config = keys.events_config();
+            let stats = keys.stats();
             let workers = keys.workers();
             let worker_beats = keys.worker_beats();
             let runs = keys.runs("0123456789abcdef");
@@ -672,6 +689,7 @@ mod tests {
                 &runs,
                 &events,
                 &events_config,
+                &stats,
                 &workers,
                 &worker_beats,
             ];
@@ -695,6 +713,7 @@ mod tests {
         assert_eq!(keys.workers(), "delayq_workers:{orders}");
         assert_eq!(keys.worker_beats(), "delayq_worker_beats:{orders}");
         assert_eq!(keys.schedule_fires(), "delayq_schedule_fires:{orders}");
+        assert_eq!(keys.stats(), "delayq_stats:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

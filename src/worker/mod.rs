@@ -49,6 +49,7 @@
 // Redis is the queue's; when to claim, how much to hold and what to do with
 // a result is the worker's.
 
+mod batch;
 mod consume;
 mod failure;
 mod handle;
@@ -67,6 +68,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+pub use batch::{BatchError, BatchOutcome};
 pub use failure::{Backtraced, Failure, FailureAction, Permanent, RetryAfter};
 pub use handle::{WorkerHandle, WorkerReport};
 pub(crate) use presence::list as list_workers;
@@ -375,6 +377,60 @@ impl<T: Send + 'static> Worker<T> {
             let run = handler(value);
             Box::pin(async move { run.await.map_err(Into::into) })
         });
+        self.start(handler)
+    }
+
+    /// Starts the worker, as [`run`](Self::run), with a handler of batches:
+    /// values are gathered, up to `max` at a time, and the handler is called
+    /// once per batch, for consumers that write many values in one go (a
+    /// bulk insert, one HTTP call for many events).
+    ///
+    /// A batch runs once it holds `max` values, or once `wait` has passed
+    /// since its first value came: a quiet queue's values wait at most
+    /// `wait` for company. The worker's [`concurrency`](Self::concurrency) is
+    /// raised to `max` if it is lower (each value of a batch holds a slot);
+    /// a concurrency of `k × max` lets `k` batches run at once.
+    ///
+    /// The handler answers for the whole batch (`Result<(), E>`) or for each
+    /// value, in the batch's order (`Vec<Result<(), E>>`; see
+    /// [`BatchOutcome`]). Each value keeps what a value of [`run`](Self::run)
+    /// has: its lease, extended while the batch waits and runs; its attempt
+    /// count, [`RetryPolicy`] and dead letter; [`Permanent`], [`RetryAfter`]
+    /// and rejections; [`handler_timeout`](Self::handler_timeout) (which
+    /// counts the wait for the batch to fill). A batch's error fails every
+    /// value's attempt with a [`BatchError`] whose source is that error. A
+    /// batch cut short before the handler answered (its first value's
+    /// timeout, a shutdown's abort, a panic) fails each of its values'
+    /// attempts: they are retried, never acked unanswered nor lost.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::{Client, StringCodec};
+    ///
+    /// # async fn demo() -> delayq::Result<()> {
+    /// let client = Client::connect("redis://127.0.0.1:6379").await?;
+    /// let worker = client
+    ///     .worker("events", StringCodec)?
+    ///     .run_batch(100, Duration::from_millis(250), |events: Vec<String>| async move {
+    ///         insert_all(&events).await // one outcome for the batch
+    ///     });
+    /// # worker.shutdown().await;
+    /// # Ok(()) }
+    /// # async fn insert_all(_: &[String]) -> Result<(), std::io::Error> { Ok(()) }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn run_batch<F, Fut>(mut self, max: usize, wait: Duration, handler: F) -> WorkerHandle
+    where
+        F: Fn(Vec<T>) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: BatchOutcome,
+    {
+        let batcher = Arc::new(batch::Batcher::new(max, wait, handler));
+        self.concurrency = self.concurrency.max(max.max(1));
+        let handler: Handler<T> = Arc::new(move |value, _| Box::pin(Arc::clone(&batcher).handle(value)));
         self.start(handler)
     }
 

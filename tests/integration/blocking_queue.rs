@@ -329,7 +329,7 @@ redis_test! {
     /// The same with reliable takes: a value moved for a take that was cancelled
     /// goes back to the list at once (or, cancelled while being claimed, after
     /// its visibility timeout); every value is acked, none twice.
-    async fn reliable_takes_cancelled_as_values_arrive_lose_nothing(redis, raw, client) {
+    scale async fn reliable_takes_cancelled_as_values_arrive_lose_nothing(redis, raw, client) {
         let q = client
             .reliable_queue("racy-r", StringCodec)
             .unwrap()
@@ -350,7 +350,7 @@ redis_test! {
         let started = tokio::time::Instant::now();
         while acked.len() < N {
             assert!(
-                started.elapsed() < Duration::from_secs(60),
+                started.elapsed() < Duration::from_secs(240),
                 "only {} acked",
                 acked.len()
             );
@@ -578,6 +578,9 @@ redis_test! {
                         match tokio::time::timeout(patience, q.take_timeout(Duration::from_millis(200))).await {
                             Ok(Ok(Some(v))) => got.push(v),
                             Ok(Ok(None)) => empty += 1,
+                            // A connection not opened in time on a loaded
+                            // machine: the take failed, nothing was taken.
+                            Ok(Err(e)) if e.is_transient() => {}
                             Ok(Err(e)) => panic!("take failed: {e}"),
                             Err(_) => {}
                         }
@@ -616,7 +619,7 @@ redis_test! {
             let _ = tokio::time::timeout(patience, q.take_timeout(Duration::from_secs(5))).await;
         }
         // Closes happen in the background; a few idle connections may stay pooled.
-        delayq_test_support::eventually(Duration::from_secs(20), "cut-short connections closed", || async {
+        delayq_test_support::eventually(Duration::from_secs(60), "cut-short connections closed", || async {
             clients().await <= before + 4
         })
         .await;

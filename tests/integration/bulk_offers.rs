@@ -510,7 +510,7 @@ redis_test! {
         let due = client.delayed_queue("many-due", LongCodec).unwrap().with_transfer();
         due.offer_all((0..n).map(|i| (i, Duration::ZERO))).await.unwrap();
         let destination = due.keys().destination().to_owned();
-        eventually(Duration::from_secs(60), "all delivered", || async {
+        eventually(Duration::from_secs(240), "all delivered", || async {
             raw.llen(&destination).await == n as usize
         })
         .await;

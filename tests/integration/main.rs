@@ -10,6 +10,7 @@ mod harness;
 use delayq_test_support::{fault_proxy, schedules as schedule_helpers};
 
 mod auth;
+mod batch_handlers;
 mod blocking_queue;
 mod bulk_offers;
 mod codecs;
@@ -37,6 +38,7 @@ mod reliability;
 mod reliability_bounds;
 mod schedule;
 mod schedule_actions;
+mod search;
 mod subscriber;
 mod sweep;
 mod take_faults;

@@ -252,7 +252,9 @@ struct Soak {
 }
 
 redis_test! {
-    async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections_are_cut(redis, raw, client) {
+    // Ten thousand values through a hundred cuts: on a loaded 2-core machine
+    // this takes minutes, hence the scale deadline.
+    scale async fn reliable_consumers_lose_nothing_and_ack_nothing_twice_while_connections_are_cut(redis, raw, client) {
         const N: i64 = 10_000;
         let q = client
             .reliable_queue("soak", LongCodec)
@@ -301,7 +303,7 @@ redis_test! {
             })
         };
         let progress = std::env::var_os("SOAK_PROGRESS").is_some();
-        eventually(Duration::from_secs(70), "all values acked", || async {
+        eventually(Duration::from_secs(240), "all values acked", || async {
             let acked = soak.lock().acked.len() as i64;
             if progress {
                 let dest = raw.llen("soak").await;

@@ -337,7 +337,8 @@ redis_test! {
         let nack = delayq_test_support::script_body(include_str!("../../lua/nack.lua"));
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
-        let (events_config, events, jobs, jobs_expiry) = (k.events_config(), k.events(), k.jobs(), k.jobs_expiry());
+        let (events_config, events, stats) = (k.events_config(), k.events(), k.stats());
+        let (jobs, jobs_expiry) = (k.jobs(), k.jobs_expiry());
         let send = || {
             let keys = [
                 k.leases(),
@@ -351,6 +352,7 @@ redis_test! {
                 k.dead_reasons(),
                 &events_config,
                 &events,
+                &stats,
                 k.ids(),
                 &jobs,
                 &jobs_expiry,
@@ -373,6 +375,9 @@ redis_test! {
         assert_eq!(send().await.as_i64(), Some(1));
         assert_eq!(raw.lrange("jobs").await, vec![Bytes::from("job")]);
         assert_eq!(q.in_flight().await.unwrap(), 0);
+        // The failure is counted by the run that gave the value back, once.
+        let failed = raw.cmd("HGET", vec![k.stats().into(), "failed".into()]).await;
+        assert_eq!(failed.as_string().as_deref(), Some("1"), "{failed:?}");
         drop(d);
         let again = q.take().await.unwrap();
         assert_eq!(again.delivery_count(), 2);

@@ -85,7 +85,9 @@ redis_test! {
         proxy.set_outage(true);
         let takes = (0..6).map(|_| {
             let q = q.clone();
-            tokio::spawn(async move { q.take_timeout(Duration::from_secs(1)).await })
+            // 3 s: on a loaded machine a take in line whose time is up
+            // before the leads have failed knows nothing yet (None).
+            tokio::spawn(async move { q.take_timeout(Duration::from_secs(3)).await })
         });
         let taken = tokio::time::timeout(Duration::from_secs(15), join_all(takes))
             .await

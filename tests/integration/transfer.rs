@@ -535,7 +535,7 @@ redis_test! {
     /// removes some by `LREM` from the head and marks others found by a probe,
     /// and whichever way each goes, they arrive in due order and Java's lists are
     /// left as removing each element alone would leave them.
-    async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order(redis, raw) {
+    scale async fn due_elements_at_both_ends_and_in_the_middle_move_in_due_order(redis, raw) {
         let keys = delayq::QueueKeys::new("spread").unwrap();
         let later = now_ms() + 3_600_000;
         let due_at = now_ms() - 60_000;

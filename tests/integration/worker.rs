@@ -661,7 +661,7 @@ redis_test! {
     /// visibility timeout), and a value taken as the stop came goes straight
     /// back to the queue, not counted as a delivery. Three stops, on a queue
     /// with values to spare each time.
-    async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged(raw, client) {
+    scale async fn a_worker_stopped_mid_queue_leaves_nothing_leased_or_staged(raw, client) {
         const N: usize = 3_000;
         let dest = client.blocking_queue("stopping", LongCodec).unwrap();
         dest.offer_all(0..N as i64).await.unwrap();

@@ -224,7 +224,7 @@ redis_test! {
     /// With 100,000 deliveries in flight, batch claims keep taking (another
     /// worker's values are handled), and one script call takes at most 64
     /// values, however many it is asked for, and stops at its byte budget.
-    async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight(raw, client) {
+    scale async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight(raw, client) {
         const IN_FLIGHT: usize = 100_000;
         let ready = client.blocking_queue("big", LongCodec).unwrap();
         for chunk in (0..IN_FLIGHT as i64).collect::<Vec<_>>().chunks(10_000) {
@@ -247,7 +247,7 @@ redis_test! {
                 }
             });
         let queue = client.reliable_queue("big", LongCodec).unwrap();
-        eventually(Duration::from_secs(80), "100,000 in flight", || async {
+        eventually(Duration::from_secs(240), "100,000 in flight", || async {
             queue.in_flight().await.unwrap() == IN_FLIGHT
         })
         .await;

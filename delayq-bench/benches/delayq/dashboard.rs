@@ -149,7 +149,7 @@ pub async fn run(redis: &RedisServer) -> DashboardRun {
     let mut metrics_bytes = 0;
     for _ in 0..5 {
         let (took, body) = get(&app, "/metrics").await;
-        assert!(body.contains(r#"delayq_pending{queue="dash-big"} 1000000"#));
+        assert!(body.contains(r#"delayq_queue_pending{queue="dash-big"} 1000000"#));
         metrics.push(ms(took));
         metrics_bytes = body.len();
     }

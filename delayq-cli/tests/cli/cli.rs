@@ -941,7 +941,7 @@ redis_test! {
         assert!(delayq(&redis, &["move-due", "ready-only"]).status.success());
         assert_eq!(raw.llen("ready-only").await, 1);
 
-        let listed = json_of(&delayq(&redis, &["list", "--format", "json"]));
+        let listed = json_of(&delayq(&redis, &["list", "--format", "json", "--sort", "name"]));
         let names: Vec<&str> = listed["queues"]
             .as_array()
             .unwrap()
@@ -1045,7 +1045,7 @@ redis_test! {
             .status
             .success());
 
-        let listed = json_of(&delayq(&redis, &["list", "--format", "json"]));
+        let listed = json_of(&delayq(&redis, &["list", "--format", "json", "--sort", "name"]));
         let names: Vec<&str> = listed["queues"]
             .as_array()
             .unwrap()

@@ -193,3 +193,47 @@ redis_test! {
         eprintln!("clock skew +4s, 3s delay: local clock delivered after {local:?}, server clock after {server:?}");
     }
 }
+
+redis_test! {
+    /// The totals live on the server: what the `delayq` process offers and
+    /// moves and what this process acks, fails and dead-letters add up in
+    /// one hash, each counted once, whichever process did it.
+    async fn the_totals_count_every_processs_work_once(redis) {
+        let client = redis.client().await;
+        let cli = |args: &[&str]| {
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+                .args(args)
+                .env("REDIS_URL", redis.url())
+                .output()
+                .expect("run delayq");
+            assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        };
+        let queue = client.delayed_queue("totals", StringCodec).unwrap().without_transfer();
+        for v in ["a", "b", "c"] {
+            queue.offer(&v.to_owned(), Duration::ZERO).await.unwrap();
+        }
+        cli(&["offer", "totals", "--delay", "0", "d", "e"]);
+        cli(&["move-due", "totals"]);
+        let jobs = client.reliable_queue("totals", StringCodec).unwrap();
+        for _ in 0..3 {
+            assert!(jobs.take().await.unwrap().ack().await.unwrap());
+        }
+        let failing = jobs.take().await.unwrap();
+        let value = failing.value().clone();
+        assert!(failing.nack(Duration::ZERO).await.unwrap());
+        // Given back to the tail: the fifth value comes first.
+        let fifth = jobs.take().await.unwrap();
+        let again = jobs.take().await.unwrap();
+        assert_eq!(again.value(), &value);
+        assert!(again.reject("broken").await.unwrap());
+        assert!(fifth.ack().await.unwrap());
+
+        let totals = queue.status().await.unwrap().totals;
+        assert_eq!(
+            (totals.offered, totals.transferred, totals.acked, totals.failed, totals.dead_lettered, totals.timed_out),
+            (5, 5, 4, 2, 1, 0),
+            "{totals:?}"
+        );
+        client.shutdown().await;
+    }
+}

@@ -1,6 +1,7 @@
 //! The JSON API the pages poll and the actions they post, one file per
 //! part of the pages: the overview, a queue's header and actions, its
-//! pending elements, its dead letters and its schedules. Each part routes
+//! pending elements, its dead letters and its schedules, and the search
+//! across queues. Each part routes
 //! its own paths ([`routes`]); this file holds what they share.
 
 use std::sync::Arc;
@@ -19,12 +20,14 @@ use crate::{epoch_ms, Shared};
 pub(crate) mod action;
 mod dead_letters;
 mod events;
+mod history;
 mod job;
 mod known;
 mod overview;
 mod pending;
 mod queue;
 mod schedules;
+mod search;
 mod workers;
 
 /// Characters of a payload shown.
@@ -41,6 +44,8 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(events::routes(read_only))
         .merge(workers::routes(read_only))
         .merge(job::routes(read_only))
+        .merge(history::routes(read_only))
+        .merge(search::routes(read_only))
 }
 
 /// Overdue now, then twelve five-minute buckets of the next hour.

@@ -1,9 +1,9 @@
 //! `GET /api/overview`: every known queue's latest sample, filtered (by
-//! name, ignoring case), sorted (by default: what needs attention first)
-//! and paged.
+//! name, ignoring case), sorted (by default: what needs attention first,
+//! [`delayq::attention`]'s rule) and paged.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
@@ -13,6 +13,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use delayq::attention::{name_matches, QueueOrder, Signals};
 use delayq::QueueStatus;
 
 use super::{next_hour, status_json};
@@ -22,11 +23,6 @@ use crate::{epoch_ms, Shared};
 
 /// Rows of the overview per page, most.
 const MAX_ROWS: usize = 500;
-/// Transfer lag, or an oldest ready value's wait, above this needs
-/// attention (the pages show it in red).
-const LATE: Duration = Duration::from_secs(5);
-/// A pause older than this needs attention: one forgotten, not a short hold.
-const LONG_PAUSE: Duration = Duration::from_secs(3600);
 
 pub(crate) fn routes(_read_only: bool) -> Router<Arc<Shared>> {
     Router::new().route("/api/overview", get(overview))
@@ -59,7 +55,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
     let (totals, matching, rows, meta) = {
         let queues = shared.queues.read();
         let mut totals = QueueStatus::default();
-        let filter = query.filter.to_lowercase();
+        let order: QueueOrder = query.sort.parse().unwrap_or_default();
         let mut matching: Vec<(&String, &Entry)> = Vec::new();
         for (name, entry) in &queues.entries {
             if let Some(s) = &entry.status {
@@ -69,20 +65,12 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 totals.dead_letters += s.dead_letters;
                 totals.quarantined += s.quarantined;
             }
-            if filter.is_empty() || name.to_lowercase().contains(&filter) {
+            if name_matches(name, &query.filter) {
                 matching.push((name, entry));
             }
         }
-        let key = |e: &Entry, f: fn(&QueueStatus) -> u64| e.status.as_ref().map_or(0, f);
-        match query.sort.as_str() {
-            "pending" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.pending))),
-            "dead" => matching.sort_by_key(|(_, e)| std::cmp::Reverse(key(e, |s| s.dead_letters))),
-            "lag" => matching
-                .sort_by_key(|(_, e)| std::cmp::Reverse(e.status.as_ref().map_or(Duration::ZERO, |s| s.lag_at(now)))),
-            "name" => {}
-            // The entries are by name already: ties stay in name order.
-            _ => matching.sort_by_key(|(_, e)| std::cmp::Reverse(attention(e, now))),
-        }
+        // The library's rule, as `delayq list` sorts.
+        matching.sort_by_cached_key(|(name, e)| order.key(name, e.status.as_ref(), signals(e), now));
         let rows: Vec<Row> = matching
             .iter()
             .skip(query.offset)
@@ -154,10 +142,7 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
         "sampler": meta,
         "totals": status_json(Some(&totals), now),
         "matching": matching,
-        "sort": match query.sort.as_str() {
-            known @ ("name" | "pending" | "dead" | "lag") => known,
-            _ => "attention",
-        },
+        "sort": query.sort.parse::<QueueOrder>().unwrap_or_default().as_str(),
         "offset": query.offset,
         "limit": limit,
         "queues": queues,
@@ -175,46 +160,9 @@ struct Row {
     untaken: bool,
 }
 
-/// How much a queue needs attention; fields compare in order.
-#[derive(Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-struct Attention {
-    dead_letters: u64,
-    /// Transfer lag beyond [`LATE`] (a paused queue's is deliberate).
-    late: Duration,
-    /// Ready values nobody takes ([`sampler::untaken`](crate::sampler::untaken)).
-    untaken: bool,
-    /// The oldest ready value's wait beyond [`LATE`], where known.
-    waiting: Duration,
-    /// Ready values, counted only while nobody takes them.
-    untaken_ready: u64,
-    /// How long the queue has been paused, beyond [`LONG_PAUSE`].
-    long_pause: Duration,
-    quarantined: u64,
-    /// Schedules that no runner fires.
-    unrun: bool,
-}
-
-fn attention(entry: &Entry, now: SystemTime) -> Attention {
-    let Some(s) = &entry.status else {
-        return Attention::default();
-    };
-    let beyond = |d: Duration, limit: Duration| if d > limit { d } else { Duration::ZERO };
-    Attention {
-        dead_letters: s.dead_letters,
-        late: if s.paused {
-            Duration::ZERO
-        } else {
-            beyond(s.lag_at(now), LATE)
-        },
-        untaken: entry.untaken,
-        waiting: if s.paused {
-            Duration::ZERO
-        } else {
-            beyond(s.oldest_ready_age_at(now).unwrap_or_default(), LATE)
-        },
-        untaken_ready: if entry.untaken { s.ready } else { 0 },
-        long_pause: beyond(s.paused_for_at(now).unwrap_or_default(), LONG_PAUSE),
-        quarantined: s.quarantined,
-        unrun: entry.runners == Some(0),
-    }
+/// What the sampler knows of a queue beyond its counts, for the ranking.
+pub(crate) fn signals(entry: &Entry) -> Signals {
+    Signals::new()
+        .with_untaken(entry.untaken)
+        .with_unrun_schedules(entry.runners == Some(0))
 }

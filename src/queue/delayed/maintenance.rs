@@ -9,7 +9,7 @@ use crate::connection::reply;
 use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
-use crate::queue::status::QueueStatus;
+use crate::queue::status::{QueueStatus, QueueTotals};
 use crate::transfer::run_transfer;
 use crate::wire::format::{ElementId, Format};
 use crate::wire::time;
@@ -178,8 +178,18 @@ impl<T: 'static> DelayedQueue<T> {
     pub async fn status(&self) -> Result<QueueStatus> {
         let keys = SCRIPTS.status.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
-        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at] =
-            reply::tuple::<11>(value)?;
+        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at, totals] =
+            reply::tuple::<12>(value)?;
+        // A field never counted is nil; one a person set to anything else
+        // than a count reads as none rather than failing the whole status.
+        let mut fields = [0u64; 6];
+        for (field, value) in fields.iter_mut().zip(reply::array(totals)?) {
+            *field = reply::opt_text(value)
+                .ok()
+                .flatten()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
+        }
         let next_due = reply::opt_score(head)?.map(time::from_ms);
         // A flag set by hand may hold anything: paused, since unknown.
         let paused_since = reply::opt_score(paused_at).ok().flatten().map(time::from_ms);
@@ -195,6 +205,7 @@ impl<T: 'static> DelayedQueue<T> {
             ids: reply::int(&ids)? as u64,
             oldest_ready_due: reply::opt_score(oldest_due)?.map(time::from_ms),
             paused_since,
+            totals: QueueTotals::from_fields(fields),
         })
     }
 }

@@ -147,41 +147,15 @@ impl<T: 'static> ReliableQueue<T> {
     /// from `start` to `page`; true when it stopped at its byte budget with
     /// more to read.
     async fn read_dead_letters(&self, start: usize, count: usize, page: &mut Vec<DeadLetter<T>>) -> Result<bool> {
-        let keys = SCRIPTS.dead_letter_page.keys(&self.handle.keys).build();
-        let args = vec![Value::from(start as i64), Value::from(count as i64)];
-        let script = &SCRIPTS.dead_letter_page;
-        let value = script.run(self.handle.core.conn()?, self.name(), keys, args).await?;
-        let mut flat = reply::array(value)?;
-        let more = flat.len() % 3 == 1;
-        if more {
-            flat.pop();
-        }
-        if more && flat.is_empty() {
-            return Err(Error::Protocol(
-                "dead_letter_page stopped before its first value".into(),
-            ));
-        }
-        for (i, entry) in flat.chunks(3).enumerate() {
-            let [raw, reason, digest] = entry else {
-                return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
-            };
-            let raw = reply::bytes(raw.clone())?;
-            let (at, reason, job) = parse_record(reply::opt_text(reason.clone())?);
-            let key = DeadLetterKey {
-                index: start + i,
-                len: raw.len(),
-                digest: reply::opt_text(digest.clone())?.unwrap_or_default(),
-            };
-            page.push(DeadLetter {
-                value: codec::decode(&*self.handle.codec, raw.clone()),
-                raw,
-                reason,
-                at,
-                job,
-                key,
-            });
-        }
-        Ok(more)
+        read_dead_letter_run(
+            &self.handle.core,
+            &self.handle.keys,
+            &*self.handle.codec,
+            start,
+            count,
+            page,
+        )
+        .await
     }
 
     /// Moves the dead letters named by `keys` (read by
@@ -665,4 +639,53 @@ pub struct ReasonGroup {
     pub count: usize,
     /// When the latest of them died, when recorded.
     pub last_at: Option<std::time::SystemTime>,
+}
+
+/// One run of `dead_letter_page.lua` on the queue of `keys`: appends up to
+/// `count` dead letters from `start` to `page`; true when it stopped at its
+/// byte budget with more to read. Needs no queue handle (a reliable handle
+/// starts a reaper; a read-only search wants none).
+pub(crate) async fn read_dead_letter_run<T: 'static>(
+    core: &crate::queue::Core,
+    keys: &crate::wire::keys::QueueKeys,
+    codec: &dyn crate::wire::codec::Codec<T>,
+    start: usize,
+    count: usize,
+    page: &mut Vec<DeadLetter<T>>,
+) -> Result<bool> {
+    let script_keys = SCRIPTS.dead_letter_page.keys(keys).build();
+    let args = vec![Value::from(start as i64), Value::from(count as i64)];
+    let script = &SCRIPTS.dead_letter_page;
+    let value = script.run(core.conn()?, keys.destination(), script_keys, args).await?;
+    let mut flat = reply::array(value)?;
+    let more = flat.len() % 3 == 1;
+    if more {
+        flat.pop();
+    }
+    if more && flat.is_empty() {
+        return Err(Error::Protocol(
+            "dead_letter_page stopped before its first value".into(),
+        ));
+    }
+    for (i, entry) in flat.chunks(3).enumerate() {
+        let [raw, reason, digest] = entry else {
+            return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
+        };
+        let raw = reply::bytes(raw.clone())?;
+        let (at, reason, job) = parse_record(reply::opt_text(reason.clone())?);
+        let key = DeadLetterKey {
+            index: start + i,
+            len: raw.len(),
+            digest: reply::opt_text(digest.clone())?.unwrap_or_default(),
+        };
+        page.push(DeadLetter {
+            value: codec::decode(codec, raw.clone()),
+            raw,
+            reason,
+            at,
+            job,
+            key,
+        });
+    }
+    Ok(more)
 }

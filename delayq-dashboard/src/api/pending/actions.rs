@@ -65,7 +65,7 @@ async fn element_action(shared: &Shared, form: ElementForm, action: Action) -> R
     let when = match action {
         Action::Reschedule => match (form.at_ms, form.delay.trim()) {
             (Some(ms), "") => When::At(SystemTime::UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)),
-            (None, delay) if !delay.is_empty() => match parse_delay(delay) {
+            (None, delay) if !delay.is_empty() => match delayq::schedule::parse_period(delay) {
                 Some(delay) => When::After(delay),
                 None => {
                     return error(
@@ -157,47 +157,5 @@ fn delay_text(d: Duration) -> String {
         120..=3_599 => format!("{}m", s / 60),
         3_600..=172_799 => format!("{}h{}m", s / 3600, s % 3600 / 60),
         _ => format!("{}d{}h", s / 86_400, s % 86_400 / 3600),
-    }
-}
-
-/// "90s", "10m", "1h30m", "2d", "500ms": a sum of whole numbers with units.
-fn parse_delay(text: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let ms = match rest[..unit].trim() {
-            "ms" => 1,
-            "s" => 1_000,
-            "m" => 60_000,
-            "h" => 3_600_000,
-            "d" => 86_400_000,
-            _ => return None,
-        };
-        total = total.checked_add(Duration::from_millis(n.checked_mul(ms)?))?;
-        rest = &rest[unit..];
-    }
-    Some(total)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn delays_parse_or_are_refused() {
-        assert_eq!(parse_delay("10m"), Some(Duration::from_secs(600)));
-        assert_eq!(parse_delay("1h30m"), Some(Duration::from_secs(5400)));
-        assert_eq!(parse_delay("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_delay("2d"), Some(Duration::from_secs(172_800)));
-        for bad in ["", "10", "m", "10x", "-5m", "1.5h"] {
-            assert_eq!(parse_delay(bad), None, "{bad:?}");
-        }
     }
 }

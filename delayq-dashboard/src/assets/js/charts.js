@@ -73,12 +73,16 @@ function hourBars(target, hour, width, height, small) {
   target.replaceChildren(box);
 }
 
-// The time axis under a history chart: first and last minute, with the zone.
+// The time axis under a history chart: first and last point, with the
+// zone; with the day too when the chart spans more than most of a day.
 function timeAxis(box, history, left, width, height) {
   if (history.length === 0) return;
-  box.appendChild(svg("text", { x: left, y: height - 2 }, clock(history[0].minute_ms)));
+  const first = history[0].minute_ms;
   const last = history[history.length - 1].minute_ms;
-  box.appendChild(svg("text", { x: width, y: height - 2, "text-anchor": "end" }, `${clock(last)} ${zone(last)}`));
+  const day = (ms) => { const d = new Date(ms); return `${pad(d.getMonth() + 1)}-${pad(d.getDate())} `; };
+  const when = (ms) => (last - first > 20 * 3600000 ? day(ms) : "") + clock(ms);
+  box.appendChild(svg("text", { x: left, y: height - 2 }, when(first)));
+  box.appendChild(svg("text", { x: width, y: height - 2, "text-anchor": "end" }, `${when(last)} ${zone(last)}`));
 }
 
 // Lines over the history minutes; series: [{key, color}].
@@ -88,10 +92,11 @@ function lines(target, history, series, unit) {
   const values = history.flatMap((m) => series.map((s) => m[s.key] || 0));
   // Times top at a round number of seconds (1 s at least: lag under a
   // second is no lag worth a chart's height).
-  const max = unit === "ms" ? niceMax(Math.max(0, ...values) / 1000) * 1000 : niceMax(Math.max(0, ...values));
+  const max = unit === "ms" ? niceMax(Math.max(0, ...values) / 1000) * 1000
+    : unit === "bytes" ? niceMax(Math.max(0, ...values) / 1048576) * 1048576 : niceMax(Math.max(0, ...values));
   const y = (v) => height - bottom - (v / max) * (height - bottom - top);
-  const label = (v) => (v === 0 ? "0" : unit !== "ms" ? fmt(v) : v < 1000 ? `${Math.round(v)}ms` : span(v));
-  yAxis(box, max, left, width, y, label, unit !== "ms");
+  const label = (v) => (v === 0 ? "0" : unit === "bytes" ? bytesText(v) : unit !== "ms" ? fmt(v) : v < 1000 ? `${Math.round(v)}ms` : span(v));
+  yAxis(box, max, left, width, y, label, !unit);
   if (history.length === 0) {
     box.appendChild(svg("text", { x: left + 8, y: height / 2 }, "collecting… (one point per minute)"));
   }
@@ -107,35 +112,9 @@ function lines(target, history, series, unit) {
   // Each minute's values on hover.
   history.forEach((m, i) => {
     const hit = svg("rect", { x: x(i) - 3, y: top, width: 6, height: height - bottom - top, class: "hit" });
-    hit.appendChild(svg("title", {}, `${localTime(m.minute_ms)}\n${series.map((s) => `${s.key.replace(/_ms$/, "").replace("lag_", "lag ")}: ${m[s.key] === null || m[s.key] === undefined ? "–" : span(m[s.key])}`).join("\n")}`));
+    const shown = (v) => (v === null || v === undefined ? "–" : unit === "ms" ? span(v) : label(v));
+    hit.appendChild(svg("title", {}, `${localTime(m.minute_ms)}\n${series.map((s) => `${s.key.replace(/_(ms|bytes)$/, "").replace("lag_", "lag ").replace(/_/g, " ")}: ${shown(m[s.key])}`).join("\n")}`));
     box.appendChild(hit);
-  });
-  timeAxis(box, history, left, width, height);
-  target.replaceChildren(box);
-}
-
-// Grouped bars, one group per history minute; series: [{key, color}].
-function groupedBars(target, history, series) {
-  const width = 400, height = 120, left = 46, bottom = 14, top = 12;
-  const box = svg("svg", { viewBox: `0 0 ${width} ${height}` });
-  const max = Math.max(0, ...history.flatMap((m) => series.map((s) => m[s.key] || 0)));
-  const axisTop = niceMax(max);
-  const y = (v) => height - bottom - (v / axisTop) * (height - bottom - top);
-  yAxis(box, axisTop, left, width, y, fmt, true);
-  if (history.length === 0) {
-    box.appendChild(svg("text", { x: left + 8, y: height / 2 }, "collecting… (one group per minute)"));
-  }
-  const slots = Math.max(history.length, 10);
-  const group = (width - left - 4) / slots;
-  const bar = Math.max(1, (group - 2) / series.length);
-  history.forEach((m, i) => {
-    series.forEach((s, j) => {
-      const v = m[s.key] || 0;
-      const h = v === 0 ? 0 : Math.max(1.5, y(0) - y(v));
-      const rect = svg("rect", { x: left + i * group + j * bar, y: y(0) - h, width: Math.max(1, bar - 0.5), height: h, fill: s.color });
-      rect.appendChild(svg("title", {}, `${localTime(m.minute_ms)} ${s.key.replace("_", " ")}: ${fmt(v)}`));
-      box.appendChild(rect);
-    });
   });
   timeAxis(box, history, left, width, height);
   target.replaceChildren(box);

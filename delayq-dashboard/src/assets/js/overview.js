@@ -1,7 +1,7 @@
 // The overview: every queue, filtered, sorted (what needs attention first,
 // by default) and paged. Sort, filter and page live in the URL, so a link
 // or a reload shows the same view.
-const SORTS = ["attention", "name", "pending", "dead", "lag"];
+const SORTS = ["attention", "name", "pending", "ready", "dead", "lag"];
 
 function overviewPage() {
   const url = new URLSearchParams(location.search);
@@ -14,12 +14,18 @@ function overviewPage() {
   };
   $("filter").value = state.filter;
   $("sort").value = state.sort;
+  historyCharts({
+    ranges: $("history-ranges"), step: $("history-step"),
+    charts: { flow: $("chart-flow"), failures: $("chart-failures"), latency: $("chart-lag"), memory: $("chart-memory") },
+  });
   // The view in the address bar, without a history entry per keystroke.
   const remember = () => {
     const q = new URLSearchParams();
     if (state.sort !== "attention") q.set("sort", state.sort);
     if (state.filter) q.set("filter", state.filter);
     if (state.offset) q.set("offset", state.offset);
+    const range = new URLSearchParams(location.search).get("range");
+    if (range) q.set("range", range);
     const search = q.toString();
     history.replaceState(null, "", search ? `?${search}` : location.pathname);
   };

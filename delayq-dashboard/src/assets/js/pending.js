@@ -66,6 +66,14 @@ const pendingSection = {
     $("search-text").addEventListener("click", () => this.find({ text: $("search-q").value, from: 0 }));
     $("search-more").addEventListener("click", () => this.search && this.find(this.search, { more: true }));
     $("search-close").addEventListener("click", () => { this.search = null; this.runs = (this.runs || 0) + 1; $("search-results").hidden = true; });
+    // Arrived from the search page: find the element it linked to again.
+    const url = new URLSearchParams(location.search);
+    const find = url.get("find");
+    if (find) {
+      $("search-q").value = find;
+      Promise.resolve(this.find(url.get("by") === "id" ? { id: find } : { text: find, from: 0 }))
+        .then(() => $("search-results").scrollIntoView({ block: "center" }));
+    }
   },
 
   // Runs a search (and again after an action on one of its rows). A text

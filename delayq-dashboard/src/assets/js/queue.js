@@ -12,6 +12,10 @@ function queuePage() {
   $("workers-link").href = `/workers?queue=${encodeURIComponent(name)}`;
   $("job-search-name").value = name;
   document.title = `delayq · ${visible(name)}`;
+  historyCharts({
+    ranges: $("history-ranges"), step: $("history-step"), name,
+    charts: { flow: $("chart-flow"), failures: $("chart-failures"), latency: $("chart-lag"), memory: $("chart-memory") },
+  });
 
   const load = async () => {
     if (ctx.acting) return;
@@ -52,10 +56,6 @@ function queuePage() {
     for (const section of SECTIONS()) section.render(data, ctx);
 
     hourBars($("chart-hour"), data.due_next_hour || { overdue: 0, buckets: new Array(12).fill(0) }, 400, 120);
-    groupedBars($("chart-flow"), data.history, [
-      { key: "transferred", color: "#2f6fde" }, { key: "delivered", color: "#16a34a" }, { key: "dead_lettered", color: "#d92d20" },
-    ]);
-    lines($("chart-lag"), data.history, [{ key: "lag_p50_ms", color: "#2f6fde" }, { key: "lag_p99_ms", color: "#c2410c" }], "ms");
     $("history-note").dataset.sampled = data.sampled;
     schedulesSection(data.schedules, data.now_ms);
     $("purge").disabled = $("purge-confirm").value !== name;

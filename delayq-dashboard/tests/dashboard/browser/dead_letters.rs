@@ -3,7 +3,7 @@
 use delayq::fred::prelude::*;
 use fantoccini::Locator;
 
-use super::{browser, screenshot, serve, start_driver, text, wait_shown, wait_text};
+use super::{browser, click, screenshot, serve, start_driver, text, wait_shown, wait_text};
 use crate::redis_server::RedisServer;
 use crate::seed;
 
@@ -48,23 +48,6 @@ async fn dead_list(server: &RedisServer, name: &str) -> Vec<String> {
         .iter()
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .collect()
-}
-
-/// Clicks `css`, finding it again if the 2-second redraw replaced it
-/// between the find and the click.
-async fn click(browser: &fantoccini::Client, css: &str) {
-    let mut last = None;
-    for _ in 0..50 {
-        match browser.find(Locator::Css(css)).await {
-            Ok(element) => match element.click().await {
-                Ok(_) => return,
-                Err(e) => last = Some(e),
-            },
-            Err(e) => last = Some(e),
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("cannot click {css}: {last:?}");
 }
 
 async fn scroll_to_dead_letters(browser: &fantoccini::Client) {

@@ -6,7 +6,7 @@ use delayq::fred::prelude::*;
 use delayq::StringCodec;
 use fantoccini::{Client as Browser, Locator};
 
-use super::{browser, screenshot, serve, start_driver, text, wait_text, WAIT};
+use super::{browser, click, screenshot, serve, start_driver, text, wait_text, WAIT};
 use crate::redis_server::RedisServer;
 use crate::seed;
 
@@ -32,10 +32,6 @@ pub(super) async fn many(server: &RedisServer, name: &str, n: usize, base_ms: i6
         .eval(script, vec![keys.timeout(), keys.pending()], args)
         .await
         .unwrap();
-}
-
-pub(super) async fn click(browser: &Browser, css: &str) {
-    browser.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
 }
 
 /// Waits until the element `css` reads something containing `part`.
@@ -108,17 +104,7 @@ async fn an_operator_finds_jumps_to_and_works_on_single_elements() {
     click(&browser, "#jump-go").await;
     wait_text(&browser, &format!("{ROW}:first-child td.payload"), "item-1500").await;
     assert!(text(&browser, "#page-info").await.starts_with("1,501–1,550 of 3,001"));
-    assert_eq!(
-        browser
-            .find(Locator::Css("#page-no"))
-            .await
-            .unwrap()
-            .prop("value")
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("31")
-    );
+    assert_eq!(super::prop(&browser, "#page-no", "value").await.as_deref(), Some("31"));
     screenshot(&browser, "elements-jump").await;
 
     // A page number.

@@ -97,13 +97,7 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
 
     // Paused, the list holds new events; resumed, it shows them.
     let rows = column(&browser, "kind").await.len();
-    browser
-        .find(Locator::Css("#events-pause"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    super::click(&browser, "#events-pause").await;
     wait_text(&browser, "#events-pause", "Resume list").await;
     q.offer_with_id("while-paused", &"v".into(), Duration::from_secs(3600))
         .await
@@ -111,25 +105,13 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
     wait_text(&browser, "#events-info", "paused · 1 new while paused").await;
     assert_eq!(column(&browser, "kind").await.len(), rows, "nothing added while paused");
     screenshot(&browser, "events-paused").await;
-    browser
-        .find(Locator::Css("#events-pause"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    super::click(&browser, "#events-pause").await;
     newest_details(&browser, "count 1 · id while-paused").await;
 
     // Filtered by kind, then by an id: only matching rows show, the count
     // says how many of how many, and new events follow the filter.
     let all = column(&browser, "kind").await.len();
-    browser
-        .find(Locator::Css(r#"#events-kind option[value="offered"]"#))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    super::click(&browser, r#"#events-kind option[value="offered"]"#).await;
     wait_text(&browser, "#events-info", &format!("4 of {all} shown")).await;
     assert_eq!(shown_column(&browser, "kind").await, ["offered"; 4]);
     browser
@@ -153,13 +135,7 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
         shown_column(&browser, "details").await,
         ["count 1 · id while-filtered", "count 1 · id while-paused"]
     );
-    browser
-        .find(Locator::Css(r#"#events-kind option[value=""]"#))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    super::click(&browser, r#"#events-kind option[value=""]"#).await;
     browser
         .find(Locator::Css("#events-find"))
         .await

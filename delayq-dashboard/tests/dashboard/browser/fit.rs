@@ -57,13 +57,7 @@ async fn the_dark_theme_is_chosen_once_and_shortcuts_move_around() {
     assert_eq!(text(&browser, "#theme").await, "☾ dark");
 
     // Chosen dark: every page of this browser draws dark from then on.
-    browser
-        .find(Locator::Css("#theme"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    super::click(&browser, "#theme").await;
     assert_eq!(
         js(&browser, "return document.documentElement.dataset.theme").await,
         "dark"

@@ -10,7 +10,8 @@ use delayq::codec::kryo::KryoValue;
 use delayq_dashboard::Dashboard;
 use fantoccini::{Client as Browser, Locator};
 
-use super::elements::{click, wait_contains};
+use super::click;
+use super::elements::wait_contains;
 use super::{browser, screenshot, start_driver, text, wait_text};
 use crate::redis_server::RedisServer;
 use crate::seed;
@@ -158,14 +159,7 @@ async fn java_objects_are_trees_of_their_fields_and_without_a_schema_name_their_
         .await
         .unwrap()
         .is_empty());
-    let title = browser
-        .find(Locator::Css(cell))
-        .await
-        .unwrap()
-        .attr("title")
-        .await
-        .unwrap()
-        .unwrap_or_default();
+    let title = super::attr(&browser, cell, "title").await.unwrap_or_default();
     assert!(title.contains("corpus.Order"), "{title}");
     screenshot(&browser, "queue-java-no-schema").await;
     browser.close().await.unwrap();

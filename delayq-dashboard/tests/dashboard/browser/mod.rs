@@ -30,17 +30,43 @@ impl Drop for Driver {
     fn drop(&mut self) {
         if let Some(id) = self.session.take() {
             // Plain HTTP: Drop cannot await the WebDriver client.
-            use std::io::{Read, Write};
+            use std::io::Write;
             if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
                 let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
                 let request = format!("DELETE /session/{id} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
                 if stream.write_all(request.as_bytes()).is_ok() {
-                    let _ = stream.read_to_end(&mut Vec::new());
+                    read_one_response(&mut stream);
                 }
             }
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Reads one HTTP response (head and `Content-Length` body) and stops:
+/// chromedriver keeps the connection open whatever `Connection: close`
+/// says, so reading to the end waited out the read timeout (20 s per test).
+fn read_one_response(stream: &mut std::net::TcpStream) {
+    use std::io::Read;
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(head_end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..head_end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if got.len() >= head_end + 4 + length {
+                return;
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+        }
     }
 }
 
@@ -143,6 +169,56 @@ async fn text(browser: &Browser, css: &str) -> String {
     String::new()
 }
 
+/// Clicks `css`, finding it again if a redraw replaced it between the find
+/// and the click (the pages redraw on every poll).
+async fn click(browser: &Browser, css: &str) {
+    let mut last = None;
+    for _ in 0..50 {
+        match browser.find(Locator::Css(css)).await {
+            Ok(element) => match element.click().await {
+                Ok(_) => return,
+                Err(e) => last = Some(e),
+            },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("cannot click {css}: {last:?}");
+}
+
+/// The attribute `name` of the element `css`, found again if a redraw
+/// replaced it between the find and the read.
+async fn attr(browser: &Browser, css: &str, name: &str) -> Option<String> {
+    let mut last = None;
+    for _ in 0..50 {
+        match browser.find(Locator::Css(css)).await {
+            Ok(element) => match element.attr(name).await {
+                Ok(value) => return value,
+                Err(e) => last = Some(e),
+            },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("cannot read {name} of {css}: {last:?}");
+}
+
+/// The property `name` of the element `css`, as [`attr`] reads attributes.
+async fn prop(browser: &Browser, css: &str, name: &str) -> Option<String> {
+    let mut last = None;
+    for _ in 0..50 {
+        match browser.find(Locator::Css(css)).await {
+            Ok(element) => match element.prop(name).await {
+                Ok(value) => return value,
+                Err(e) => last = Some(e),
+            },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("cannot read {name} of {css}: {last:?}");
+}
+
 /// Waits until the element `css` reads `want`.
 async fn wait_text(browser: &Browser, css: &str, want: &str) {
     let mut seen = String::new();
@@ -203,13 +279,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     wait_text(&browser, r#"tr[data-queue="payments"] td.pending"#, "41").await;
 
     // Queue page, through the link.
-    browser
-        .find(Locator::Css(r#"tr[data-queue="orders"] td.name a"#))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, r#"tr[data-queue="orders"] td.name a"#).await;
     wait_text(&browser, "#pending", "181").await;
     wait_text(&browser, "#dead-letters", "12").await;
     let rows = browser.find_all(Locator::Css("#pending-table tbody tr")).await.unwrap();
@@ -236,13 +306,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
 
     // The last page holds the undecodable element (due in 5 hours), as hex.
     for _ in 0..3 {
-        browser
-            .find(Locator::Css("#next"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&browser, "#next").await;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     wait_text(
@@ -255,13 +319,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
     // Requeue the dead letters: the button says how many, and takes a second press.
     wait_text(&browser, "#requeue-dead", "Requeue all 12").await;
     for _ in 0..2 {
-        browser
-            .find(Locator::Css("#requeue-dead"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&browser, "#requeue-dead").await;
     }
     wait_text(&browser, "#dead-letters", "0").await;
     assert_eq!(seed::llen(&server, "delayq_dead_letter:{orders}").await, 0);
@@ -270,13 +328,7 @@ async fn an_operator_sees_every_queue_and_fixes_a_dead_letter_pile_up_in_the_bro
 
     // Migrate: says how many pending it rewrites, and acts on the second press.
     let before = seed::lrange(&server, "redisson_delay_queue:{orders}").await;
-    browser
-        .find(Locator::Css(r#"#migrate-to option[value="legacy"]"#))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, r#"#migrate-to option[value="legacy"]"#).await;
     wait_text(&browser, "#migrate", "Migrate 181 pending").await;
     let migrate = browser.find(Locator::Css("#migrate")).await.unwrap();
     migrate.click().await.unwrap();
@@ -413,13 +465,7 @@ async fn markup_in_queue_data_and_a_planted_cookie_stay_text() {
         "the dashboard replaced the planted cookie"
     );
 
-    browser
-        .find(Locator::Css("#queues td.name a"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "#queues td.name a").await;
     wait_text(&browser, "#queue-name", NAME).await;
     wait_text(&browser, "#pending", "2").await;
     assert_eq!(
@@ -641,13 +687,7 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
     browser.goto(&format!("{url}/queue?name=billing")).await.unwrap();
     wait_text(&browser, "#pending", "6").await;
     wait_shown(&browser, "#pause", true).await;
-    browser
-        .find(Locator::Css("#pause"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "#pause").await;
     wait_shown(&browser, "#paused-badge", true).await;
     wait_shown(&browser, "#resume", true).await;
     assert!(!browser
@@ -704,13 +744,7 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
     // Resumed with the button: the badge goes, the due elements move.
     browser.goto(&format!("{url}/queue?name=billing")).await.unwrap();
     wait_shown(&browser, "#resume", true).await;
-    browser
-        .find(Locator::Css("#resume"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "#resume").await;
     wait_shown(&browser, "#paused-badge", false).await;
     wait_shown(&browser, "#pause", true).await;
     assert_eq!(seed::exists(&server, "delayq_paused:{billing}").await, 0);
@@ -817,9 +851,11 @@ mod dead_letters;
 mod elements;
 mod events;
 mod fit;
+mod history;
 mod java;
 mod job;
 mod overview;
 mod review;
 mod schedules;
+mod search;
 mod workers;

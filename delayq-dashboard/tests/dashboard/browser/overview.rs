@@ -306,13 +306,8 @@ async fn the_overview_flags_ready_values_nobody_takes_and_long_pauses() {
 
     browser.goto(&format!("{url}/queue?name=stuck")).await.unwrap();
     wait_text(&browser, "#oldest-ready", "unknown").await;
-    let title = browser
-        .find(Locator::Css("#oldest-ready"))
+    let title = super::attr(&browser, "#oldest-ready", "title")
         .await
-        .unwrap()
-        .attr("title")
-        .await
-        .unwrap()
         .unwrap_or_default();
     assert!(title.contains("no transfer recorded"), "{title:?}");
     wait_text(&browser, "#untaken-badge", "nobody takes").await;

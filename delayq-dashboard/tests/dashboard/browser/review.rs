@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use fantoccini::{Client as Browser, Locator};
 
-use super::elements::{click, many};
+use super::click;
+use super::elements::many;
 use super::{browser, screenshot, serve, start_driver, text, WAIT};
 use crate::redis_server::RedisServer;
 use crate::seed;
@@ -234,14 +235,7 @@ async fn a_schedules_next_fire_shows_its_time_and_zone_on_one_line() {
     browser.goto(&format!("{url}/queue?name=reports")).await.unwrap();
     let cell = r#"tr[data-schedule="nightly"] td.next"#;
     let next = super::elements::wait_contains(&browser, cell, " · ").await;
-    let title = browser
-        .find(Locator::Css(cell))
-        .await
-        .unwrap()
-        .attr("title")
-        .await
-        .unwrap()
-        .unwrap();
+    let title = super::attr(&browser, cell, "title").await.unwrap();
     let (soon, at) = next.split_once(" · ").unwrap();
     assert!(soon.starts_with("in "), "{next:?}");
     assert_eq!(at, format!("{} UTC+05:30", &title[..16]), "{next:?} ({title:?})");

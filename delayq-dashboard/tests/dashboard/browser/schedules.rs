@@ -2,7 +2,7 @@
 
 use fantoccini::Locator;
 
-use super::{browser, screenshot, serve, start_driver, text, wait_shown, wait_text, Browser, WAIT};
+use super::{browser, click, screenshot, serve, start_driver, text, wait_shown, wait_text, Browser, WAIT};
 use crate::redis_server::RedisServer;
 use crate::seed::{self, eventually};
 
@@ -16,22 +16,6 @@ async fn saved_schedule(server: &RedisServer, queue: &str, name: &str, spec: &st
         .unwrap();
     drop(target);
     saver.shutdown().await;
-}
-
-/// Clicks `css`, finding it again if the 2-second redraw replaced it.
-async fn click(browser: &Browser, css: &str) {
-    let mut last = None;
-    for _ in 0..50 {
-        match browser.find(Locator::Css(css)).await {
-            Ok(element) => match element.click().await {
-                Ok(_) => return,
-                Err(e) => last = Some(e),
-            },
-            Err(e) => last = Some(e),
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("cannot click {css}: {last:?}");
 }
 
 async fn count(browser: &Browser, css: &str) -> usize {
@@ -259,13 +243,7 @@ async fn schedule_rows_show_their_fires_run_now_and_edit_inline() {
         })
         .await;
     }
-    let typed = browser
-        .find(Locator::Css(&format!("{hourly_form} input[name=spec]")))
-        .await
-        .unwrap()
-        .prop("value")
-        .await
-        .unwrap();
+    let typed = super::prop(&browser, &format!("{hourly_form} input[name=spec]"), "value").await;
     assert_eq!(typed.as_deref(), Some("every 30m"));
     click(&browser, &format!("{hourly_form} button.schedule-save")).await;
     wait_text(&browser, &format!("{hourly_row} td.spec"), "every 30m").await;

@@ -64,9 +64,16 @@ async fn workers_show_what_they_run_and_a_silent_one_is_flagged() {
                 }
             })
     };
-    killed_worker(server.url());
-    seed::offer(&server, QUEUE, "job", 0).await;
+    // Straight to the ready list: a raw pending element is seen only by the
+    // transfer's periodic check (no publish), a minute later.
+    let _: i64 = delayq::fred::interfaces::ListInterface::rpush(&seed::raw(&server).await, QUEUE, "job")
+        .await
+        .unwrap();
     entered.notified().await;
+    // Killed after the live worker holds the job: a killed worker's blocked
+    // pop can still take a value (its socket outlives its runtime here),
+    // which then waits out the visibility timeout before anyone else sees it.
+    killed_worker(server.url());
 
     let url = serve(&server).await;
     let mut driver = start_driver().await;
@@ -114,10 +121,10 @@ async fn workers_show_what_they_run_and_a_silent_one_is_flagged() {
         async move {
             let (_, metrics) = http(&url, "GET", "/metrics").await;
             [
-                "delayq_workers{queue=\"заказы-订单\"} 1",
-                "delayq_workers_silent{queue=\"заказы-订单\"} 1",
-                "delayq_worker_busy_slots{queue=\"заказы-订单\"} 1",
-                "delayq_worker_slots{queue=\"заказы-订单\"} 2",
+                "delayq_queue_workers{queue=\"заказы-订单\"} 1",
+                "delayq_queue_workers_silent{queue=\"заказы-订单\"} 1",
+                "delayq_queue_worker_busy_slots{queue=\"заказы-订单\"} 1",
+                "delayq_queue_worker_slots{queue=\"заказы-订单\"} 2",
             ]
             .iter()
             .all(|line| metrics.lines().any(|l| l == *line))

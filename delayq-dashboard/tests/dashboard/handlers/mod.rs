@@ -381,16 +381,16 @@ async fn metrics_has_gauges_per_discovered_queue() {
     seed::queue(&server, "metered-orders", 7, 2, 1).await;
     let app = dashboard(&server, |d| d).await;
     let text = until(&app, "/metrics", |r| {
-        r.status == StatusCode::OK && r.body.contains(r#"delayq_pending{queue="metered-orders"} 7"#)
+        r.status == StatusCode::OK && r.body.contains(r#"delayq_queue_pending{queue="metered-orders"} 7"#)
     })
     .await
     .body;
     for line in [
-        r#"delayq_ready{queue="metered-orders"} 2"#,
-        r#"delayq_in_flight{queue="metered-orders"} 0"#,
-        r#"delayq_dead_letters{queue="metered-orders"} 1"#,
-        r#"delayq_quarantined{queue="metered-orders"} 0"#,
-        r#"delayq_transfer_lag_seconds{queue="metered-orders"}"#,
+        r#"delayq_queue_ready{queue="metered-orders"} 2"#,
+        r#"delayq_queue_in_flight{queue="metered-orders"} 0"#,
+        r#"delayq_queue_dead_letters{queue="metered-orders"} 1"#,
+        r#"delayq_queue_quarantined{queue="metered-orders"} 0"#,
+        r#"delayq_queue_transfer_lag_seconds{queue="metered-orders"}"#,
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
     }
@@ -425,7 +425,7 @@ async fn metrics_router_serves_an_embedding_service() {
                 .body(Body::empty())
                 .unwrap();
             let reply = send(&app, request).await;
-            reply.status == StatusCode::OK && reply.body.contains(r#"delayq_pending{queue="embedded"} 3"#)
+            reply.status == StatusCode::OK && reply.body.contains(r#"delayq_queue_pending{queue="embedded"} 3"#)
         }
     })
     .await;
@@ -636,13 +636,13 @@ async fn a_paused_queue_looks_paused_and_is_paused_and_resumed_by_actions() {
     let queue = send(&app, get("/api/queue?name=paused-orders")).await.json();
     assert_eq!(queue["status"]["paused"], true, "{queue}");
     let metrics = until(&app, "/metrics", |r| {
-        r.body.contains(r#"delayq_paused{queue="paused-orders"} 1"#)
+        r.body.contains(r#"delayq_queue_paused{queue="paused-orders"} 1"#)
     })
     .await;
     assert!(
         metrics
             .body
-            .contains(r#"delayq_transfer_lag_seconds{queue="paused-orders"} 0"#),
+            .contains(r#"delayq_queue_transfer_lag_seconds{queue="paused-orders"} 0"#),
         "no lag alert for a deliberate pause:\n{}",
         metrics.body
     );
@@ -663,7 +663,7 @@ async fn a_paused_queue_looks_paused_and_is_paused_and_resumed_by_actions() {
     assert_eq!(resumed.json()["message"], "paused-orders resumed", "{}", resumed.body);
     assert_eq!(seed::exists(&server, flag).await, 0);
     until(&app, "/metrics", |r| {
-        r.body.contains(r#"delayq_paused{queue="paused-orders"} 0"#)
+        r.body.contains(r#"delayq_queue_paused{queue="paused-orders"} 0"#)
     })
     .await;
     let moved = send(&app, action("/api/actions/move-due", &token, "name=paused-orders")).await;
@@ -771,7 +771,7 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
         .unwrap();
     assert_eq!(row["ready"], 4, "{row}");
     until(&app, "/metrics", |r| {
-        r.body.contains(r#"delayq_ready{queue="only-ready"} 4"#)
+        r.body.contains(r#"delayq_queue_ready{queue="only-ready"} 4"#)
     })
     .await;
 
@@ -801,7 +801,9 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
 mod dead_letters;
 mod elements;
 mod events;
+mod history;
 mod java;
 mod overview;
 mod review;
 mod schedules;
+mod search;

@@ -209,74 +209,70 @@ async fn both_apis_name_the_redis_and_never_its_password() {
     assert!(!down.body.contains(PASSWORD));
 }
 
-/// The minutes one dashboard sampled are kept in Redis: a dashboard started
-/// later on the same Redis shows them. Two dashboards at once write a
-/// minute each; a reader keeps one per minute.
+/// The minutes the dashboards sample are kept in Redis: two dashboards at
+/// once leave one record of a minute, its hour is rolled up, and a
+/// dashboard started later shows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_survives_a_dashboard_restart() {
     let server = RedisServer::start().await;
     let name = "kept";
     seed::offer(&server, name, "x", 3_600).await;
-    let key = "delayq_dashboard_history:{kept}";
+    let (minutes_key, hours_key) = ("delayq_dashboard_minutes:{kept}", "delayq_dashboard_hours:{kept}");
     let first = dashboard(&server, |d| d).await;
     let second = dashboard(&server, |d| d).await;
     until(&first, "/api/queue?name=kept", |r| r.json()["sampled"] == true).await;
-    // Three dead letters well inside a minute, so that both dashboards'
-    // samples see them in the same one (at a minute's edge each could put
-    // them in another: their estimates differ by one sample interval).
-    let into_minute = seed::now_ms() % 60_000;
-    if into_minute > 40_000 {
-        tokio::time::sleep(Duration::from_millis((61_000 - into_minute) as u64)).await;
-    }
-    push(&server, delayq::QueueKeys::new(name).unwrap().dead_letter(), 3).await;
-    // A minute ends (at most a minute and a bit): both append it.
+    until(&second, "/api/queue?name=kept", |r| r.json()["sampled"] == true).await;
+    // A minute ends (at most a minute and a bit): both dashboards put it.
     let redis = seed::raw(&server).await;
-    let stored = crate::redis_server::wait_for(Duration::from_secs(150), "a minute with 3 dead-lettered kept", || {
+    let records = |key: &'static str| {
         let redis = redis.clone();
         async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let raw: Vec<String> = redis.lrange(key, 0, -1).await.unwrap();
-            raw.iter()
-                .map(|text| serde_json::from_str::<Value>(text).unwrap())
-                .find(|m| m["dead_lettered"] == 3)
-                .map(|m| m["minute"].as_i64().unwrap())
+            let fields: std::collections::HashMap<String, String> = redis.hgetall(key).await.unwrap();
+            let mut all: Vec<Value> = fields
+                .values()
+                .flat_map(|text| serde_json::from_str::<Vec<Value>>(text).unwrap())
+                .collect();
+            all.sort_by_key(|r| r[0].as_i64().unwrap());
+            all
         }
+    };
+    let stored = crate::redis_server::wait_for(Duration::from_secs(150), "a minute kept", || async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The pending level (item 14) of a finished minute: the one element.
+        records(minutes_key)
+            .await
+            .iter()
+            .find(|r| r[13] == 1)
+            .map(|r| r[0].as_i64().unwrap())
     })
     .await;
-    // Both dashboards kept that minute: the list holds it twice.
-    crate::redis_server::wait_for(Duration::from_secs(30), "the minute from both dashboards", || {
-        let redis = redis.clone();
-        async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let raw: Vec<String> = redis.lrange(key, 0, -1).await.unwrap();
-            let copies = raw
-                .iter()
-                .filter(|text| serde_json::from_str::<Value>(text).unwrap()["minute"] == stored)
-                .count();
-            (copies == 2).then_some(())
-        }
-    })
-    .await;
-    let ttl: i64 = redis.ttl(key).await.unwrap();
-    assert!(ttl > 0 && ttl <= 2 * 3_600, "the history expires: TTL {ttl}");
+    let minutes = records(minutes_key).await;
+    assert_eq!(
+        minutes.iter().filter(|r| r[0] == stored).count(),
+        1,
+        "one record of the minute: {minutes:?}"
+    );
+    let hours = records(hours_key).await;
+    assert!(
+        hours.iter().any(|r| r[0] == stored.div_euclid(60) && r[13] == 1),
+        "its hour: {hours:?}"
+    );
+    let ttl: i64 = redis.ttl(minutes_key).await.unwrap();
+    assert!(ttl > 0 && ttl <= 25 * 3_600, "the minutes expire: TTL {ttl}");
     drop(first);
     drop(second);
 
-    // A new dashboard reads it back: the minute, once.
+    // A new dashboard reads it back.
     let restarted = dashboard(&server, |d| d).await;
-    let queue = until(&restarted, "/api/queue?name=kept", |r| {
-        r.json()["history"]
-            .as_array()
-            .is_some_and(|h| h.iter().any(|m| m["minute_ms"] == stored * 60_000))
-    })
-    .await
-    .json();
-    let history = queue["history"].as_array().unwrap();
-    let same: Vec<&Value> = history.iter().filter(|m| m["minute_ms"] == stored * 60_000).collect();
-    assert_eq!(same.len(), 1, "one entry per minute: {history:?}");
-    assert_eq!(same[0]["dead_lettered"], 3, "not counted twice: {history:?}");
-    let total: u64 = history.iter().map(|m| m["dead_lettered"].as_u64().unwrap()).sum();
-    assert_eq!(total, 3, "{history:?}");
+    let reply = send(&restarted, get("/api/history?name=kept&range=1h")).await.json();
+    let point = reply["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["t_ms"] == stored * 60_000)
+        .cloned()
+        .unwrap_or_else(|| panic!("minute {stored} missing: {reply}"));
+    assert_eq!(point["pending"], 1, "{point}");
 }
 
 /// A queue gone from discovery leaves `/metrics`: its gauges go with it.
@@ -287,7 +283,7 @@ async fn a_vanished_queues_gauges_leave_metrics() {
     seed::offer(&server, "staying", "x", 600).await;
     let app = dashboard(&server, |d| d).await;
     until(&app, "/metrics", |r| {
-        r.body.contains(r#"delayq_pending{queue="short-lived"} 1"#)
+        r.body.contains(r#"delayq_queue_pending{queue="short-lived"} 1"#)
     })
     .await;
 
@@ -299,7 +295,7 @@ async fn a_vanished_queues_gauges_leave_metrics() {
         .unwrap();
     let metrics = until(&app, "/metrics", |r| !r.body.contains(r#"queue="short-lived""#)).await;
     assert!(
-        metrics.body.contains(r#"delayq_pending{queue="staying"} 1"#),
+        metrics.body.contains(r#"delayq_queue_pending{queue="staying"} 1"#),
         "{}",
         metrics.body
     );
@@ -422,18 +418,18 @@ async fn ready_values_nobody_takes_and_long_pauses_need_attention() {
     let metrics = send(&app, get("/metrics")).await.body;
     let age = metrics
         .lines()
-        .find(|l| l.starts_with("delayq_oldest_ready_age_seconds{queue=\"stuck-old\"}"))
+        .find(|l| l.starts_with("delayq_queue_oldest_ready_age_seconds{queue=\"stuck-old\"}"))
         .unwrap_or_else(|| panic!("{metrics}"));
     let seconds: f64 = age.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(seconds >= 600.0, "{age}");
     assert!(
-        !metrics.contains("delayq_oldest_ready_age_seconds{queue=\"stuck\"}"),
+        !metrics.contains("delayq_queue_oldest_ready_age_seconds{queue=\"stuck\"}"),
         "no made-up age for an unknown one"
     );
     assert!(
-        metrics.contains("delayq_oldest_ready_age_seconds{queue=\"a-calm\"} 0"),
+        metrics.contains("delayq_queue_oldest_ready_age_seconds{queue=\"a-calm\"} 0"),
         "nothing ready: 0"
     );
-    assert!(metrics.contains("delayq_ready_untaken{queue=\"stuck\"} 1"));
-    assert!(metrics.contains("delayq_ready_untaken{queue=\"a-calm\"} 0"));
+    assert!(metrics.contains("delayq_queue_ready_untaken{queue=\"stuck\"} 1"));
+    assert!(metrics.contains("delayq_queue_ready_untaken{queue=\"a-calm\"} 0"));
 }
