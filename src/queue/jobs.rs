@@ -298,11 +298,16 @@ pub(crate) struct Ending {
 }
 
 impl Ending {
-    /// A failed attempt with `error`: its text, its sources, and the
-    /// backtrace of the first [`Backtraced`](crate::worker::Backtraced) in
-    /// its chain; cut to [`MAX_ERROR_BYTES`] together on character
-    /// boundaries (the script cuts again, so no caller passes more).
-    pub(crate) fn failed(outcome: &'static str, error: &(dyn std::error::Error + 'static)) -> Ending {
+    /// A failed attempt with `error`: its text, its sources, and the first
+    /// backtrace `backtrace_of` finds in its chain (the worker looks for its
+    /// `Backtraced`: the queue layer does not name the worker's types); cut
+    /// to [`MAX_ERROR_BYTES`] together on character boundaries (the script
+    /// cuts again, so no caller passes more).
+    pub(crate) fn failed(
+        outcome: &'static str,
+        error: &(dyn std::error::Error + 'static),
+        backtrace_of: impl Fn(&(dyn std::error::Error + 'static)) -> Option<String>,
+    ) -> Ending {
         let mut left = MAX_ERROR_BYTES;
         let text = cut(&error.to_string(), &mut left);
         let mut chain = String::new();
@@ -313,7 +318,7 @@ impl Ending {
         let mut next = Some(error);
         while let Some(e) = next {
             if backtrace.is_none() {
-                backtrace = crate::worker::Backtraced::find(e);
+                backtrace = backtrace_of(e);
             }
             if let Some(source) = e.source() {
                 let line = source.to_string().replace(['\n', '\r'], " ");
@@ -380,11 +385,11 @@ mod tests {
     #[test]
     fn an_ending_keeps_the_chain_and_caps_the_text_on_a_char_boundary() {
         let error = Outer(std::io::Error::other("card declined"));
-        let ending = Ending::failed("failed", &error);
+        let ending = Ending::failed("failed", &error, |_| None);
         assert_eq!(ending.error, "charging failed");
         assert_eq!(ending.chain, "card declined");
         let long = Outer(std::io::Error::other("é".repeat(5000)));
-        let ending = Ending::failed("failed", &long);
+        let ending = Ending::failed("failed", &long, |_| None);
         assert!(ending.error.len() + ending.chain.len() <= MAX_ERROR_BYTES);
         assert!(ending.chain.len() >= MAX_ERROR_BYTES - 20 - 1);
     }

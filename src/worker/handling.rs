@@ -290,7 +290,11 @@ async fn settle_failure<T: 'static>(
         Some(Abnormal::TimedOut(_)) => "handler_timeout",
         None => "failed",
     };
-    lease.record_failure(crate::queue::jobs::Ending::failed(outcome, &*error));
+    lease.record_failure(crate::queue::jobs::Ending::failed(
+        outcome,
+        &*error,
+        crate::worker::Backtraced::find,
+    ));
     let released = match planned {
         FailureAction::Retry { after } => lease.retry_after(after).await,
         _ if permanent => (lease.dead_letter(format!("permanent failure at attempt {attempt}: {error}"))).await,

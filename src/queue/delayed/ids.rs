@@ -186,7 +186,7 @@ impl<T: 'static> DelayedQueue<T> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn job(&self, id: &str) -> Result<crate::jobs::JobHistory> {
+    pub async fn job(&self, id: &str) -> Result<crate::queue::jobs::JobHistory> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
     }
 

@@ -292,7 +292,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// println!("{}: {} attempts", history.state.name(), history.attempts_total);
     /// # Ok(()) }
     /// ```
-    pub async fn job(&self, id: &str) -> Result<crate::jobs::JobHistory> {
+    pub async fn job(&self, id: &str) -> Result<crate::queue::jobs::JobHistory> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
     }
 
