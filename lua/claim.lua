@@ -1,4 +1,4 @@
--- LIBS: element counts jobs events
+-- LIBS: element counts jobs events limits
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.
@@ -8,8 +8,9 @@
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
 --       (lib/events.lua: 'claimed' or 'dead_lettered', with the job id
 --       when the value has one), 13 stats hash (the 'dead_lettered' total),
---       14 job records, 15 job record expiry (lib/jobs.lua: the value's
---       job, if any, starts an attempt)
+--       14 limits hash (lib/limits.lua: takes switched off hold the queue as
+--       a pause does), 15 job records, 16 job record expiry (lib/jobs.lua:
+--       the value's job, if any, starts an attempt)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value, 6 the consumer (for the job's attempt)
@@ -28,10 +29,12 @@
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[14], KEYS[15])
+bad = delayq_jobs_check(KEYS[15], KEYS[16])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
+local takes_off, limits_bad = delayq_takes_off(KEYS[14])
+if limits_bad then return limits_bad end
 local value, id = ARGV[1], ARGV[2]
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
 if not at then
@@ -43,20 +46,20 @@ local marked = tonumber(redis.call('hget', KEYS[7], 'k') or '0')
 if at < marked then
   redis.call('hincrby', KEYS[7], 'k', -1)
 end
-if redis.call('exists', KEYS[9]) == 1 then
-  -- Paused since the move: the value goes back where it was taken from.
+if takes_off or redis.call('exists', KEYS[9]) == 1 then
+  -- Paused (or takes switched off) since the move: the value goes back where it was taken from.
   redis.call('lpush', KEYS[8], value)
   return {'paused'}
 end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
-local job = delayq_jobs_on(KEYS[14]) and delayq_jobs_take_ready(KEYS[14], KEYS[15], value, now)
+local job = delayq_jobs_on(KEYS[15]) and delayq_jobs_take_ready(KEYS[15], KEYS[16], value, now)
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))
   if job then
-    delayq_jobs_dead(KEYS[14], KEYS[15], job, delayq_jobs_get(KEYS[14], job) or {n = 0}, reason, now)
+    delayq_jobs_dead(KEYS[15], KEYS[16], job, delayq_jobs_get(KEYS[15], job) or {n = 0}, reason, now)
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason, 'job', job)
   else
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
@@ -66,7 +69,7 @@ if max > 0 and deliveries > max then
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
 if job then
-  delayq_jobs_start(KEYS[14], KEYS[15], job, id, ARGV[6], now)
+  delayq_jobs_start(KEYS[15], KEYS[16], job, id, ARGV[6], now)
   delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries, 'job', job)
 else
   delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)

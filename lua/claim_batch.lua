@@ -1,4 +1,4 @@
--- LIBS: element counts jobs events
+-- LIBS: element counts jobs events limits
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.
@@ -8,8 +8,9 @@
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
 --       call that claims any, one 'dead_lettered' per call that dead-letters any;
 --       each names the job ids of its first values, as a JSON array, when
---       they have any), 11 stats hash (the 'dead_lettered' total), 12 job
---       records, 13 job record expiry (lib/jobs.lua: the job of a value, if
+--       they have any), 11 stats hash (the 'dead_lettered' total), 12 limits
+--       hash (lib/limits.lua: takes switched off answer as paused), 13 job
+--       records, 14 job record expiry (lib/jobs.lua: the job of a value, if
 --       any, starts an attempt)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
@@ -27,11 +28,13 @@
 -- the byte budget (one value past it) per call.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
-bad = delayq_jobs_check(KEYS[12], KEYS[13])
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
-if redis.call('exists', KEYS[7]) == 1 then
+local takes_off, limits_bad = delayq_takes_off(KEYS[12])
+if limits_bad then return limits_bad end
+if takes_off or redis.call('exists', KEYS[7]) == 1 then
   return {'paused'}
 end
 local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 64), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -40,7 +43,7 @@ local now = delayq_server_ms()
 local counted = redis.call('exists', KEYS[5]) == 1
 local tracked = redis.call('exists', KEYS[4]) == 1
 -- No job records, no job to look up: spares a SHA1 per value.
-local jobbed = delayq_jobs_on(KEYS[12])
+local jobbed = delayq_jobs_on(KEYS[13])
 local claimed_jobs, dead_jobs = {}, {}
 local reply = {'ok', now}
 local deadline = now + visibility
@@ -65,12 +68,12 @@ for i = 1, n do
       redis.call('zrem', KEYS[4], value)
     end
   end
-  local job = jobbed and delayq_jobs_take_ready(KEYS[12], KEYS[13], value, now)
+  local job = jobbed and delayq_jobs_take_ready(KEYS[13], KEYS[14], value, now)
   if max > 0 and deliveries > max then
     local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
     delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason))
     if job then
-      delayq_jobs_dead(KEYS[12], KEYS[13], job, delayq_jobs_get(KEYS[12], job) or {n = 0}, reason, now)
+      delayq_jobs_dead(KEYS[13], KEYS[14], job, delayq_jobs_get(KEYS[13], job) or {n = 0}, reason, now)
       if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
     end
     if events then dead[#dead + 1] = deliveries - 1 end
@@ -78,7 +81,7 @@ for i = 1, n do
   else
     local id = batch .. string.char(math.floor(i / 256), i % 256)
     if job then
-      delayq_jobs_start(KEYS[12], KEYS[13], job, id, ARGV[6], now)
+      delayq_jobs_start(KEYS[13], KEYS[14], job, id, ARGV[6], now)
       if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
     end
     local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)

@@ -1,4 +1,4 @@
--- LIBS: element offer request events traces
+-- LIBS: element offer request events limits traces
 -- offer_all: one chunk of a bulk offer (DelayedQueue::offer_all), leaving
 -- what offer.lua leaves when its elements are offered one by one, in order:
 -- the same members and scores, the same pending-list order; it publishes at
@@ -6,15 +6,22 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 channel, 4 request key of the whole
 --       offer_all call (lib/request.lua): it counts the call's elements added,
 --       5 events config, 6 events stream (lib/events.lua: one 'offered'
---       event per run that adds any, with the count it added), 7 stats hash
---       (the 'offered' total); only with a trace context (feature
---       `opentelemetry`): 8 trace records, 9 trace expiry
+--       event per run that adds any, with the count it added, and one
+--       'refused' when the limits stop it), 7 stats hash (the 'offered'
+--       total: what the run added, never what the limits refused), 8 limits
+--       hash (lib/limits.lua), 9 destination list (counted by 'max_size');
+--       only with a trace context (feature `opentelemetry`): 10 trace
+--       records, 11 trace expiry
 -- ARGV: 1 index (0-based, in the call) of the chunk's first element, then
 --       due_1, element_1, due_2, element_2, ... as offer.lua takes them (a due
 --       time is ms since the epoch, or "+delay_ms" from the server's clock);
---       then, only with KEYS 8 and 9, the call's W3C trace context, stored
+--       then, only with KEYS 10 and 11, the call's W3C trace context, stored
 --       for each element this run adds (a resend adds none, so stores none)
--- Returns how many of the call's elements are added after this run.
+-- Returns how many of the call's elements are added after this run; or,
+-- when the queue's limits (lib/limits.lua) refuse one of its elements,
+-- {that count, the refusal}: the elements before the refused one are added
+-- (as offering them one by one would), none from it on. The request key
+-- keeps the count only, so a resend checks the limits again.
 --
 -- A chunk adds its elements from that count on, and only once the count has
 -- reached its first one: a resent or duplicated chunk adds nothing twice,
@@ -23,7 +30,7 @@
 -- bytes are pending already or repeat one of the chunk's (a random-id
 -- collision, as offer.lua reports), it stops: the count is then that
 -- element's index, and the client re-packs it and sends the rest again.
-local trace = KEYS[9] and table.remove(ARGV)
+local trace = KEYS[11] and table.remove(ARGV)
 local done = delayq_replayed(KEYS[4])
 if type(done) == 'table' then return done end -- the client gave the call up
 done = tonumber(done or 0)
@@ -36,8 +43,10 @@ local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[5], KEYS[6])
 if events_bad then return events_bad end
-bad = trace and delayq_check_types(KEYS[8], 'hash', KEYS[9], 'zset')
+bad = trace and delayq_check_types(KEYS[10], 'hash', KEYS[11], 'zset')
 if bad then return bad end
+local limits, limits_bad = delayq_limits_open(KEYS[8])
+if limits_bad then return limits_bad end
 -- The chunk's elements from the first not added yet; their due times are
 -- resolved in place, so that ARGV from there on is ZADD's argument list.
 local from = 2 * (done - first) + 2
@@ -52,6 +61,12 @@ end
 -- Those before the first collision with a pending element or a repeat
 -- inside the chunk are added.
 local n, position = delayq_clear_prefix(KEYS[1], elements)
+local admitted, refusal = delayq_admit(limits, KEYS[1], KEYS[9], elements)
+if admitted > n then
+  refusal = nil -- a collision comes first: the client re-packs and resends
+else
+  n = admitted
+end
 delayq_offer_pairs(KEYS[1], KEYS[2], KEYS[3], ARGV, from, elements, n, position)
 if n > 0 then delayq_event(events, KEYS[6], 'offered', 'count', n) end
 delayq_count(KEYS[7], 'offered', n)
@@ -60,6 +75,10 @@ if trace and n > 0 then
   for k = 1, n do
     added[k], dues[k] = elements[k], ARGV[from + 2 * (k - 1)]
   end
-  delayq_traces_put_elements(KEYS[8], KEYS[9], trace, added, dues)
+  delayq_traces_put_elements(KEYS[10], KEYS[11], trace, added, dues)
+end
+if refusal then
+  delayq_event(events, KEYS[6], 'refused', 'count', m - n, 'reason', string.sub(refusal, 16))
+  return {delayq_answer(KEYS[4], done + n), refusal}
 end
 return delayq_answer(KEYS[4], done + n)

@@ -240,9 +240,104 @@ pub enum Error {
         /// What it holds.
         message: String,
     },
+    /// The queue's limits ([`DelayedQueue::set_limits`](crate::DelayedQueue::set_limits))
+    /// refused an offer: nothing of it was queued (of a bulk offer that had
+    /// queued some values already, this is the `source` of
+    /// [`Error::PartlyOffered`]).
+    ///
+    /// ```
+    /// use delayq::error::{Error, Refusal};
+    /// fn retry_later(error: &Error) -> bool {
+    ///     matches!(error, Error::OfferRefused { refusal: Refusal::MaxSize { .. }, .. })
+    /// }
+    /// # let _ = retry_later;
+    /// ```
+    #[error("offer to `{queue}` refused: {refusal}")]
+    OfferRefused {
+        /// The queue.
+        queue: String,
+        /// Which limit refused it, with the numbers.
+        refusal: Refusal,
+    },
     /// The [`Client`](crate::Client) was shut down.
     #[error("the client has been shut down")]
     Shutdown,
+}
+
+/// Which of a queue's limits refused an offer ([`Error::OfferRefused`]).
+///
+/// ```
+/// use delayq::error::Refusal;
+/// let full = Refusal::MaxSize { limit: 100, size: 100, offered: 1 };
+/// assert_eq!(full.to_string(), "the queue holds 100 values (max_size 100): no room for 1 more");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// Offers are switched off on the queue.
+    OffersOff,
+    /// A payload longer than the queue's `max_payload`.
+    MaxPayload {
+        /// The limit, in bytes.
+        limit: u64,
+        /// The payload's length, in bytes.
+        size: u64,
+    },
+    /// The queue is full: `size` values pending or ready (values taken and
+    /// not acknowledged do not count) against `max_size`.
+    MaxSize {
+        /// The limit.
+        limit: u64,
+        /// Values in the queue when the offer ran.
+        size: u64,
+        /// How many values the refused run offered.
+        offered: u64,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::OffersOff => write!(f, "offers are switched off on the queue"),
+            Refusal::MaxPayload { limit, size } => {
+                write!(
+                    f,
+                    "a payload of {size} bytes is over the queue's max_payload of {limit} bytes"
+                )
+            }
+            Refusal::MaxSize { limit, size, offered } => {
+                write!(
+                    f,
+                    "the queue holds {size} values (max_size {limit}): no room for {offered} more"
+                )
+            }
+        }
+    }
+}
+
+impl Refusal {
+    /// The code of the error reply `lua/lib/limits.lua` refuses with.
+    pub(crate) const CODE: &'static str = "DELAYQ_REFUSED";
+
+    /// Parses `lua/lib/limits.lua`'s refusal (`DELAYQ_REFUSED <kind> <numbers>`).
+    pub(crate) fn parse(reply: &str) -> Option<Refusal> {
+        let mut words = reply.strip_prefix(Self::CODE)?.split_whitespace();
+        let kind = words.next()?;
+        let mut number = || words.next()?.parse::<u64>().ok();
+        Some(match kind {
+            "offers_off" => Refusal::OffersOff,
+            "max_payload" => Refusal::MaxPayload {
+                limit: number()?,
+                size: number()?,
+            },
+            "max_size" => Refusal::MaxSize {
+                limit: number()?,
+                size: number()?,
+                offered: number()?,
+            },
+            _ => return None,
+        })
+    }
 }
 
 impl Error {
@@ -307,6 +402,14 @@ impl Error {
             let message = error.details()[EVENTS_CONFIG_ERROR.len()..].trim_start().to_owned();
             let key = message.split(' ').next().unwrap_or_default().to_owned();
             return Error::EventsConfig { key, message };
+        }
+        if from_server {
+            if let Some(refusal) = Refusal::parse(error.details()) {
+                return Error::OfferRefused {
+                    queue: key.to_owned(),
+                    refusal,
+                };
+            }
         }
         if from_server && !error.details().contains("WRONGTYPE") {
             return Error::Script {

@@ -203,6 +203,23 @@ pub mod events {
     pub use crate::queue::events::{Event, EventKind, Events, EventsFrom, DEFAULT_EVENTS_MAX_LEN};
 }
 
+/// A queue's admission limits: a maximum size, a maximum payload, and
+/// switches that turn offers or takes off, for every delayq client of the
+/// queue ([`DelayedQueue::set_limits`]).
+///
+/// ```no_run
+/// use delayq::limits::{Limits, WhenFull};
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// let queue = client.delayed_queue("emails", delayq::StringCodec)?
+///     .when_full(WhenFull::Wait(std::time::Duration::from_secs(10)));
+/// queue.set_limits(&Limits::none().max_size(100_000).max_payload(256 * 1024)).await?;
+/// println!("{}", queue.limits().await?);
+/// # Ok(()) }
+/// ```
+pub mod limits {
+    pub use crate::queue::delayed::{Limits, WhenFull};
+}
+
 /// A reliable queue's dead letters: the values given up on, with why and
 /// when, read a page at a time and requeued or deleted exactly.
 ///

@@ -20,6 +20,7 @@
 //! | `delayq_dead_lettered_total` | counter | values moved to the dead-letter list, labelled `reason` |
 //! | `delayq_id_offers_total` | counter | offers with an id, labelled `outcome` (`new`, `kept`: the id was pending, `replaced`) |
 //! | `delayq_cancelled_total` | counter | pending elements cancelled by id |
+//! | `delayq_offers_refused_total` | counter | offer calls the queue's limits refused, labelled `limit` (`max_size`, `max_payload`, `offers_off`) |
 //! | `delayq_schedule_fired_total` | counter | occurrences of a recurring schedule this process offered, labelled `schedule` |
 //! | `delayq_schedule_missed_total` | counter | occurrences skipped by the misfire policy (by this process), labelled `schedule` |
 //! | `delayq_rate_limit_waits_total` | counter | times a worker handler slot waited for the queue's shared rate limit |
@@ -130,6 +131,15 @@ pub(crate) fn rate_limit_waited(queue: &str, waited: Duration) {
 #[cfg(feature = "metrics")]
 fn seconds_ms(ms: i64) -> f64 {
     ms.max(0) as f64 / 1000.0
+}
+
+/// An offer call the queue's limits refused (after any wait); `limit` names
+/// the limit (`max_size`, `max_payload`, `offers_off`). A label, not the
+/// error: telemetry sits below the error layer.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn offer_refused(queue: &str, limit: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("delayq_offers_refused_total", "queue" => queue.to_owned(), "limit" => limit).increment(1);
 }
 
 /// After an offer with an id: `new`, `kept` (the id was pending) or `replaced`.

@@ -179,6 +179,10 @@ pub(crate) enum Command {
     Pause(PauseArgs),
     /// Resume a paused queue: what fell due meanwhile moves now.
     Resume(QueueArg),
+    /// Show a queue's limits, or change those given: --max-size, --max-payload
+    /// (N, or `none`), --offers on|off, --takes on|off. delayq's offers and
+    /// consumers obey them; Java's do not read them.
+    Limits(LimitsArgs),
     /// Recurring schedules: offer a value to a queue at each occurrence of a
     /// cron expression or a period, once per occurrence across every process.
     #[command(subcommand)]
@@ -273,6 +277,54 @@ pub(crate) struct PauseArgs {
     /// no queue has is refused: a typo would leave a stray pause).
     #[arg(long)]
     pub create: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LimitsArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Most values pending plus ready (taken, unacknowledged ones do not
+    /// count): a number, or `none`.
+    #[arg(long, value_name = "N|none")]
+    pub max_size: Option<Bound>,
+    /// Most bytes of one payload: a number, or `none`.
+    #[arg(long, value_name = "BYTES|none")]
+    pub max_payload: Option<Bound>,
+    /// Whether delayq's offers are admitted.
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub offers: Option<Switch>,
+    /// Whether delayq's reliable consumers and workers take (off: they wait,
+    /// as while paused; transfers go on).
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub takes: Option<Switch>,
+    /// Set limits even if the queue does not exist yet (without it, a name
+    /// no queue has is refused: a typo would leave stray limits).
+    #[arg(long)]
+    pub create: bool,
+}
+
+/// A limit's value on the command line: a number, or `none` (no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bound(pub Option<u64>);
+
+impl std::str::FromStr for Bound {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "none" {
+            return Ok(Bound(None));
+        }
+        s.parse()
+            .map(|n| Bound(Some(n)))
+            .map_err(|_| format!("{s:?} is neither a whole number nor `none`"))
+    }
+}
+
+/// A switch on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Switch {
+    On,
+    Off,
 }
 
 #[derive(Debug, Args)]

@@ -228,6 +228,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Get(a) => one(&a.queue),
         Command::Pause(a) => vec![(a.queue.as_str(), a.create)],
         Command::Resume(a) => one(&a.queue),
+        Command::Limits(a) => vec![(a.queue.as_str(), a.create)],
         Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
         Command::Workers(a) => a.queue.iter().map(|q| (q.as_str(), false)).collect(),
         Command::Search(a) => a.queues.iter().map(|q| (q.as_str(), false)).collect(),
@@ -263,6 +264,9 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
     if matches!(cli.command, Command::Pause(_)) {
         message.push_str(" (--create pauses it anyway)");
     }
+    if matches!(cli.command, Command::Limits(_)) {
+        message.push_str(" (--create sets its limits anyway)");
+    }
     Ok(Some(message))
 }
 
@@ -273,8 +277,10 @@ async fn first_unknown<'a>(
 ) -> delayq::Result<Option<(&'a str, Vec<String>)>> {
     let mut known: Option<Vec<String>> = None;
     for &name in names {
-        let status = crate::look(client, name)?.status().await?;
-        if status.exists || status.paused || status.ids > 0 {
+        let queue = crate::look(client, name)?;
+        let status = queue.status().await?;
+        // A queue set up ahead (paused, or given limits) is one too.
+        if status.exists || status.paused || status.ids > 0 || !queue.limits().await?.is_none() {
             continue;
         }
         if known.is_none() {

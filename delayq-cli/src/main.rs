@@ -17,6 +17,7 @@ mod events;
 mod ids;
 mod inspect;
 mod job;
+mod limits;
 mod list;
 mod migrate;
 mod move_due;
@@ -105,6 +106,7 @@ async fn main() -> ExitCode {
         Command::Get(args) => ids::get(&cli, args).await,
         Command::Pause(args) => pause::pause(&cli, args).await,
         Command::Resume(args) => pause::resume(&cli, args).await,
+        Command::Limits(args) => limits::run(&cli, args).await,
         Command::Schedule(ScheduleCommand::Add(args)) => schedule::add(&cli, args).await,
         Command::Schedule(ScheduleCommand::List(args)) => schedule::list(&cli, args).await,
         Command::Schedule(ScheduleCommand::Edit(args)) => schedule::edit(&cli, args).await,

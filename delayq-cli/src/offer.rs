@@ -29,8 +29,12 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
             queue.offer_with_id(id, value, args.delay).await
         };
         client.shutdown().await;
+        let new = match refused(new) {
+            Ok(new) => new?,
+            Err(code) => return Ok(code),
+        };
         let (id, queue) = (escape(&format!("{id:?}")).into_owned(), escape(&args.queue));
-        match (new?, args.replace) {
+        match (new, args.replace) {
             (true, _) => eprintln!("offered id {id} to {queue} ({})", due_after(args.delay)),
             (false, false) => eprintln!("id {id} is pending in {queue} already; nothing offered"),
             (false, true) => eprintln!("replaced id {id} in {queue} ({})", due_after(args.delay)),
@@ -39,7 +43,10 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
     }
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;
-    result?;
+    match refused(result) {
+        Ok(result) => result?,
+        Err(code) => return Ok(code),
+    }
     eprintln!(
         "offered {} value(s) to {} ({})",
         args.values.len(),
@@ -47,4 +54,22 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         due_after(args.delay)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// An offer the queue's limits refused (`delayq limits`): the reason is
+/// printed and the exit status is 1 (errors are 2). Anything else is
+/// handed back as it was.
+fn refused<T>(result: delayq::Result<T>) -> std::result::Result<delayq::Result<T>, ExitCode> {
+    let refusal = match &result {
+        Err(delayq::Error::OfferRefused { .. }) => true,
+        Err(delayq::Error::PartlyOffered { source, .. }) => matches!(**source, delayq::Error::OfferRefused { .. }),
+        _ => false,
+    };
+    match result {
+        Err(error) if refusal => {
+            eprintln!("delayq: {}", escape(&error.to_string()));
+            Err(ExitCode::from(1))
+        }
+        other => Ok(other),
+    }
 }

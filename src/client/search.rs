@@ -455,6 +455,14 @@ impl Client {
     }
 }
 
+/// A value a walk looked at: what a match keeps of it beside its place.
+struct Looked {
+    payload: Bytes,
+    id: Option<String>,
+    due: Option<SystemTime>,
+    reason: Option<String>,
+}
+
 /// One call's progress.
 struct Walk<'a> {
     search: &'a Search,
@@ -483,9 +491,22 @@ impl Walk<'_> {
         }
     }
 
-    fn consider(&mut self, found: SearchMatch, id: Option<&str>) {
-        if self.search.matches(&found.text, id) {
-            self.matches.push(found);
+    /// Keeps a value looked at when its rendered text or its id matches;
+    /// the match is built only then (most values looked at do not match).
+    fn consider(&mut self, name: &str, state: ValueState, position: usize, value: Looked) {
+        let text = (self.search.render)(name, &value.payload);
+        if self.search.matches(&text, value.id.as_deref()) {
+            self.matches.push(SearchMatch {
+                queue: name.to_owned(),
+                state,
+                position,
+                id: value.id,
+                by_id: false,
+                payload: value.payload,
+                text,
+                due: value.due,
+                reason: value.reason,
+            });
         }
     }
 
@@ -547,18 +568,13 @@ impl Walk<'_> {
                     .value
                     .as_ref()
                     .map_or_else(|_| element.raw.clone(), Bytes::clone);
-                let found = SearchMatch {
-                    queue: name.to_owned(),
-                    state: ValueState::Pending,
-                    position: rank - 1,
-                    text: (search.render)(name, &payload),
-                    id: element.id.clone(),
-                    by_id: false,
+                let looked = Looked {
                     payload,
+                    id: element.id,
                     due: Some(element.due),
                     reason: None,
                 };
-                self.consider(found, element.id.as_deref());
+                self.consider(name, ValueState::Pending, rank - 1, looked);
             }
         }
     }
@@ -584,18 +600,13 @@ impl Walk<'_> {
                 }
                 self.looked += 1;
                 position += 1;
-                let found = SearchMatch {
-                    queue: name.to_owned(),
-                    state: ValueState::Ready,
-                    position: position - 1,
-                    text: (self.search.render)(name, &payload),
-                    id: None,
-                    by_id: false,
+                let looked = Looked {
                     payload,
+                    id: None,
                     due: None,
                     reason: None,
                 };
-                self.consider(found, None);
+                self.consider(name, ValueState::Ready, position - 1, looked);
             }
         }
     }
@@ -619,21 +630,15 @@ impl Walk<'_> {
                 }
                 self.looked += 1;
                 position += 1;
-                let found = SearchMatch {
-                    queue: name.to_owned(),
-                    state: ValueState::Dead,
-                    position: position - 1,
-                    text: (self.search.render)(name, &letter.raw),
+                let looked = Looked {
+                    payload: letter.raw,
                     // A job's dead letter keeps its id (in its reason
                     // record): matched and named like a pending one's.
                     id: letter.job,
-                    by_id: false,
-                    payload: letter.raw,
                     due: None,
                     reason: letter.reason,
                 };
-                let id = found.id.clone();
-                self.consider(found, id.as_deref());
+                self.consider(name, ValueState::Dead, position - 1, looked);
             }
         }
     }

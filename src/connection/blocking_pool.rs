@@ -142,11 +142,10 @@ impl BlockingPool {
                 None => break,
             }
         }
-        // Closed if this call is dropped while it connects (a take cut
+        // Ended if this call is dropped while it connects (a take cut
         // short): fred's connection task would otherwise live on, holding a
         // connection nobody uses, one more for every such take.
-        let opening = Opening(Some(self.builder.build()?));
-        let client = opening.0.as_ref().expect("set above");
+        let mut opening = Opening::start(self.builder.build()?);
         let expired = async {
             match deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -154,12 +153,7 @@ impl BlockingPool {
             }
         };
         tokio::select! {
-            // init(), not connect() + wait_for_connect(): see connection/connect.rs.
-            result = client.init() => {
-                if let Err(error) = result {
-                    return Err(error.into());
-                }
-            }
+            result = opening.connected() => result?,
             _ = expired => {
                 return Err(fred::error::Error::new(
                     fred::error::ErrorKind::Timeout,
@@ -367,21 +361,56 @@ impl Drop for Lease<'_> {
     }
 }
 
-/// A connection being opened for a lease: closed in the background unless
-/// [`opened`](Opening::opened) (on every early return, and when the call
-/// opening it is dropped).
-struct Opening(Option<FredClient>);
+/// A connection being opened for a lease. Unless [`opened`](Opening::opened),
+/// its connection task is aborted when dropped (on every early return, and
+/// when the call opening it is dropped). Aborted, not quit: fred's `init()`
+/// spawns that task, and a QUIT sent before the task first runs finds no task
+/// to stop ("already stopped") and does nothing; the task then connects and
+/// stays open for good. Seen under load, one connection per take cut short.
+struct Opening {
+    client: Option<FredClient>,
+    task: Option<fred::types::ConnectHandle>,
+}
 
 impl Opening {
+    /// Spawns `client`'s connection task.
+    fn start(client: FredClient) -> Self {
+        let task = client.connect();
+        Opening {
+            client: Some(client),
+            task: Some(task),
+        }
+    }
+
+    /// Waits until the connection is up, or its task ended (a first connect
+    /// that failed ends it: fred's `fail_fast`). `wait_for_connect` sees a
+    /// connect that happened before it was polled (the client's state says
+    /// so), and a failure before then ends the task: neither is missed.
+    async fn connected(&mut self) -> std::result::Result<(), fred::error::Error> {
+        let client = self.client.as_ref().expect("set until opened");
+        let task = self.task.as_mut().expect("set until opened");
+        tokio::select! {
+            biased;
+            up = client.wait_for_connect() => up,
+            ended = task => Err(match ended {
+                Ok(Err(error)) => error,
+                Ok(Ok(())) => fred::error::Error::new(fred::error::ErrorKind::Canceled, "the connection closed while opening"),
+                Err(join) => fred::error::Error::new(fred::error::ErrorKind::Unknown, format!("the connection task failed: {join}")),
+            }),
+        }
+    }
+
+    /// The open connection; its task runs on, as after fred's `init()`.
     fn opened(mut self) -> FredClient {
-        self.0.take().expect("opened once")
+        self.task = None;
+        self.client.take().expect("opened once")
     }
 }
 
 impl Drop for Opening {
     fn drop(&mut self) {
-        if let Some(client) = self.0.take() {
-            close_in_background(client, None);
+        if let Some(task) = self.task.take() {
+            task.abort();
         }
     }
 }

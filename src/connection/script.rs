@@ -7,7 +7,7 @@
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
 //! (delivery counts), `ids.lua` (the id index), `jobs.lua` (job histories), `events.lua` (lifecycle
-//! events), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
+//! events), `limits.lua` (admission limits), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
 //! followed by the operation's own file; a unit test holds each script to
 //! naming every lib it calls into, and none it does not. Scripts run by
 //! `EVALSHA`; when the server does not know
@@ -56,7 +56,7 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 9] = [
+pub(crate) const LIBS: [(&str, &str); 10] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
@@ -64,6 +64,7 @@ pub(crate) const LIBS: [(&str, &str); 9] = [
     ("ids", include_str!("../../lua/lib/ids.lua")),
     ("jobs", include_str!("../../lua/lib/jobs.lua")),
     ("events", include_str!("../../lua/lib/events.lua")),
+    ("limits", include_str!("../../lua/lib/limits.lua")),
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
 ];
@@ -408,6 +409,7 @@ pub(crate) struct Scripts {
     pub job_history: Script,
     pub pause: Script,
     pub resume: Script,
+    pub limits_set: Script,
     pub pending_page: Script,
     pub pending_element: Script,
     pub remove_dead_letters: Script,
@@ -473,6 +475,7 @@ impl Scripts {
             &self.job_history,
             &self.pause,
             &self.resume,
+            &self.limits_set,
             &self.pending_page,
             &self.pending_element,
             &self.remove_dead_letters,
@@ -511,6 +514,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
+            Destination,
             Traces,
             TracesExpiry
         ]
@@ -528,6 +533,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
+            Destination,
             Traces,
             TracesExpiry
         ]
@@ -592,6 +599,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
             Jobs,
             JobsExpiry
         ]
@@ -613,6 +621,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
             Jobs,
             JobsExpiry
         ]
@@ -749,6 +758,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Limits,
+            Destination,
             Traces,
             TracesExpiry,
             Request
@@ -773,6 +784,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         Safe,
         [Paused, Timeout, Channel, EventsConfig, Events, Request]
     ),
+    // A resend finds the limits set and writes no second event.
+    limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
     pending_page: lua!("pending_page", Safe, [Timeout, Ids]),
     // Keyed by a request: a resend answers as the first run did.
     pending_element: lua!(
@@ -1238,7 +1251,10 @@ mod tests {
                 } else if !in_function && first_write.is_none() && writes(code) {
                     first_write = Some(at);
                 }
-                let is_check = code.contains("delayq_check_types(") || code.contains("delayq_events_open(");
+                let is_check = code.contains("delayq_check_types(")
+                    || code.contains("delayq_events_open(")
+                    || code.contains("delayq_limits_open(")
+                    || code.contains("delayq_takes_off(");
                 if is_check && !in_function {
                     if let Some(write) = first_write {
                         panic!("{name}:{}: a check after the first write (line {})", at + 1, write + 1);

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use fred::interfaces::KeysInterface;
+use fred::interfaces::{HashesInterface, KeysInterface};
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 
@@ -108,6 +108,17 @@ impl<T: 'static> QueueHandle<T> {
     pub(super) async fn is_paused(&self) -> Result<bool> {
         let n: i64 = self.conn()?.exists(self.keys.paused()).await.on_key(self.name())?;
         Ok(n == 1)
+    }
+
+    /// Whether the queue's consumers must wait: it is paused, or its takes
+    /// are switched off (`DelayedQueue::set_limits`). One round trip.
+    pub(super) async fn takes_held(&self) -> Result<bool> {
+        let conn = self.conn()?;
+        let pipeline = conn.pipeline();
+        let _: () = pipeline.exists(self.keys.paused()).await.on_key(self.name())?;
+        let _: () = pipeline.hget(self.keys.limits(), "takes").await.on_key(self.name())?;
+        let (paused, takes): (i64, Option<String>) = pipeline.all().await.on_key(self.name())?;
+        Ok(paused == 1 || takes.as_deref() == Some("off"))
     }
 
     /// Encodes `values` with the codec (no size check: for values looked

@@ -51,6 +51,10 @@ pub(crate) const IDS_PREFIX: &str = "delayq_ids";
 /// delayq's prefix for the pause flag (STRING, ms since the epoch it was set:
 /// delayq's transfers and reliable consumers wait while it exists).
 pub(crate) const PAUSED_PREFIX: &str = "delayq_paused";
+/// delayq's prefix for a queue's admission limits (HASH: `max_size`,
+/// `max_payload`, `offers` = `off`, `takes` = `off`; see
+/// `DelayedQueue::set_limits` and `lua/lib/limits.lua`).
+pub(crate) const LIMITS_PREFIX: &str = "delayq_limits";
 /// delayq's prefix for the reply of one request that may be resent (STRING:
 /// a MessagePack record; replaced by a 60 s "consumed" mark once the reply is
 /// read, else expires after an hour, or a day if it can still undo what it
@@ -342,6 +346,13 @@ impl QueueKeys {
         &self.paused
     }
 
+    /// delayq's admission limits of the queue (a HASH; see
+    /// [`DelayedQueue::set_limits`](crate::DelayedQueue::set_limits)): read by
+    /// delayq's offers and consumers, not by Java's.
+    pub fn limits(&self) -> String {
+        key_for(LIMITS_PREFIX, &self.name)
+    }
+
     /// The lease of the queue's sweep (a backlog drain of a long pending
     /// list): at most one client sweeps a queue at a time; expires on its own.
     pub fn sweep(&self) -> String {
@@ -480,6 +491,7 @@ pub(crate) enum KeyRole {
     DueTracking,
     Ids,
     Paused,
+    Limits,
     Sweep,
     Schedules,
     ScheduleRevisions,
@@ -536,6 +548,7 @@ impl KeyRole {
             KeyRole::DueTracking => "due-time marker",
             KeyRole::Ids => "id index",
             KeyRole::Paused => "pause flag",
+            KeyRole::Limits => "limits hash",
             KeyRole::Sweep => "sweep lease",
             KeyRole::Schedules => "schedules hash",
             KeyRole::ScheduleRevisions => "schedule revision",
@@ -581,6 +594,7 @@ impl KeyRole {
             KeyRole::DueTracking => keys.due_tracking().to_owned(),
             KeyRole::Ids => keys.ids().to_owned(),
             KeyRole::Paused => keys.paused().to_owned(),
+            KeyRole::Limits => keys.limits(),
             KeyRole::Sweep => keys.sweep(),
             KeyRole::Schedules => keys.schedules(),
             KeyRole::ScheduleRevisions => keys.schedule_revisions(),
@@ -663,6 +677,7 @@ mod tests {
             let schedules = keys.schedules();
             let schedule_fires = keys.schedule_fires();
             let rate = keys.rate();
+            let limits = keys.limits();
             let events = keys.events();
             let events_config = keys.events_config();
             let stats = keys.stats();
@@ -686,6 +701,7 @@ mod tests {
                 &schedules,
                 &schedule_fires,
                 &rate,
+                &limits,
                 &runs,
                 &events,
                 &events_config,

@@ -27,6 +27,7 @@ mod joined_offers;
 mod joined_waits;
 mod kryo;
 mod lifecycle;
+mod limits;
 mod lost_replies;
 mod metrics;
 mod nack_kinds;

@@ -371,3 +371,43 @@ async fn a_transfer_whose_reply_is_lost_is_counted_once() {
     })
     .await;
 }
+
+/// Offers the queue's limits refuse are counted by the limit that refused them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_offers_are_counted_by_limit() {
+    deadline(async {
+        let _turn = SERIAL.lock().await;
+        let snapshotter = snapshotter();
+        let redis = RedisServer::start().await;
+        let client = redis.client().await;
+        let queue = client.delayed_queue("metered-limits", StringCodec).unwrap();
+        queue
+            .set_limits(&delayq::limits::Limits::none().max_size(1).max_payload(4))
+            .await
+            .unwrap();
+        queue.offer(&"a".to_string(), Duration::from_secs(60)).await.unwrap();
+        assert!(queue.offer(&"b".to_string(), Duration::from_secs(60)).await.is_err());
+        assert!(queue.offer(&"c".to_string(), Duration::from_secs(60)).await.is_err());
+        assert!(queue
+            .offer(&"large".to_string(), Duration::from_secs(60))
+            .await
+            .is_err());
+        let recorded: Recorded = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(k, _, _, v)| (k, v))
+            .collect();
+        let refused = |limit| {
+            counter_of(
+                &recorded,
+                "metered-limits",
+                "delayq_offers_refused_total",
+                Some(("limit", limit)),
+            )
+        };
+        assert_eq!((refused("max_size"), refused("max_payload")), (2, 1));
+        client.shutdown().await;
+    })
+    .await;
+}

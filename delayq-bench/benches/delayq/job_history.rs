@@ -1,4 +1,4 @@
-//! Scenario 17: what job histories cost: a `Worker` handling values offered
+//! Scenario 18: what job histories cost: a `Worker` handling values offered
 //! with ids (a history each: transfer, claim and ack each rewrite the job's
 //! record) against the same number offered without, runs alternated on one
 //! server. The offers and the transfer happen before the clock starts; the
@@ -77,7 +77,7 @@ async fn once(redis: &RedisServer, name: &str, ids: bool) -> (f64, f64) {
     (rate, transfer)
 }
 
-/// Scenario 17. A Worker over jobs with histories against plain values.
+/// Scenario 18. A Worker over jobs with histories against plain values.
 pub struct JobHistories;
 
 impl Scenario for JobHistories {
@@ -87,7 +87,7 @@ impl Scenario for JobHistories {
 
     fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
         Box::pin(async move {
-            eprintln!("17. job histories: a Worker over values with and without ids...");
+            eprintln!("18. job histories: a Worker over values with and without ids...");
             let redis = RedisServer::start().await;
             let (mut on, mut off, mut moved_on, mut moved_off) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for run in 0..RUNS {
@@ -102,7 +102,7 @@ impl Scenario for JobHistories {
             let (moved_on, moved_off) = (crate::measure::median(moved_on), crate::measure::median(moved_off));
             vec![
                 Row::new(
-                    "17. job histories",
+                    "18. job histories",
                     &format!(
                         "values/s, Worker concurrency({CONCURRENCY}), {} ready, each with an id (history kept)",
                         thousands(VALUES)
@@ -110,7 +110,7 @@ impl Scenario for JobHistories {
                 )
                 .values(rate(on), format!("{} (no ids)", rate(off)))
                 .ratio(on / off),
-                Row::new("17. job histories", "elements/s a transfer moves, each with an id")
+                Row::new("18. job histories", "elements/s a transfer moves, each with an id")
                     .values(rate(moved_on), format!("{} (no ids)", rate(moved_off)))
                     .ratio(moved_on / moved_off),
             ]

@@ -22,6 +22,7 @@ mod java_order;
 mod job_history;
 mod lateness;
 mod lateness_parts;
+mod limits;
 mod many_queues;
 mod measure;
 mod memory;
@@ -64,6 +65,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &consumers::Consumers,
     &events::LifecycleEvents,
     &job_history::JobHistories,
+    &limits::QueueLimits,
     &decoders::HostileDecoders,
     &soak::SoakRun,
 ];

@@ -1143,3 +1143,38 @@ async fn stats_watch_says_redis_is_down_and_resumes_when_it_is_back() {
     })
     .await;
 }
+
+redis_test! {
+    async fn limits_are_shown_set_and_obeyed_from_the_command_line(redis) {
+        // A name no queue has is refused, unless --create.
+        let out = delayq(&redis, &["limits", "mail", "--max-size", "2"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("--create"), "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--max-size", "2", "--max-payload", "100", "--create"]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(stdout(&out).trim(), "max_size=2 max_payload=100");
+        // Without flags: shown, unchanged; a flag changes only itself.
+        let out = delayq(&redis, &["limits", "mail"]);
+        assert_eq!(stdout(&out).trim(), "max_size=2 max_payload=100", "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--takes", "off"]);
+        assert_eq!(stdout(&out).trim(), "max_size=2 max_payload=100 takes=off", "{out:?}");
+        // Offers past a limit exit 1 with the reason; nothing is queued.
+        let out = delayq(&redis, &["offer", "mail", "--delay", "1h", &"x".repeat(101)]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("101 bytes is over the queue's max_payload of 100"), "{out:?}");
+        let out = delayq(&redis, &["offer", "mail", "--delay", "1h", "a", "b", "c"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("the first 2 values are queued"), "{out:?}");
+        assert!(stderr(&out).contains("max_size 2"), "{out:?}");
+        let out = delayq(&redis, &["offer", "mail", "--delay", "1h", "--id", "k", "d"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        // `none` removes a limit; offers off refuse.
+        let out = delayq(&redis, &["limits", "mail", "--max-size", "none", "--max-payload", "none", "--offers", "off", "--takes", "on"]);
+        assert_eq!(stdout(&out).trim(), "offers=off", "{out:?}");
+        let out = delayq(&redis, &["offer", "mail", "--delay", "1h", "e"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(stderr(&out).contains("offers are switched off"), "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--max-size", "many"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
+}

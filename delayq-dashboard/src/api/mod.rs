@@ -126,10 +126,32 @@ pub(crate) fn preview(text: &str) -> String {
     }
 }
 
+/// 12345 -> "12,345", as the pages write counts.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub(crate) fn error(status: StatusCode, message: String) -> Response {
     (status, Json(json!({"ok": false, "error": message}))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_get_thousands_separators() {
+        assert_eq!(super::thousands(200_000), "200,000");
+        assert_eq!(super::thousands(999), "999");
+    }
 }

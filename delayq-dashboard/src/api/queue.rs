@@ -1,7 +1,7 @@
 //! `GET /api/queue`: one queue read now (counts, the ready list's head,
 //! the next hour, the sampled history, with the pending and dead-letter
 //! sections of their own files); and the actions on the whole queue:
-//! move due now, pause, resume, purge, migrate.
+//! move due now, pause, resume, set limits, purge, migrate.
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -33,6 +33,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .route("/api/actions/move-due", post(move_due))
         .route("/api/actions/pause", post(pause))
         .route("/api/actions/resume", post(resume))
+        .route("/api/actions/limits", post(limits))
         .route("/api/actions/purge", post(purge))
         .route("/api/actions/migrate", post(migrate))
 }
@@ -47,6 +48,18 @@ pub(crate) struct ActionForm {
     /// Migrate: `modern` or `legacy`.
     #[serde(default)]
     to: String,
+    /// Limits: most values (empty: no limit).
+    #[serde(default)]
+    max_size: String,
+    /// Limits: most payload bytes (empty: no limit).
+    #[serde(default)]
+    max_payload: String,
+    /// Limits: `on` or `off`.
+    #[serde(default)]
+    offers: String,
+    /// Limits: `on` or `off`.
+    #[serde(default)]
+    takes: String,
 }
 
 /// `GET /api/queue` parameters.
@@ -128,6 +141,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
             None => (Vec::new(), false, false),
         }
     };
+    let limits = delayed.limits().await?;
     let known = known(shared, name, &status).await?;
     let suggestions = if known { Vec::new() } else { did_you_mean(shared, name) };
     Ok(json!({
@@ -148,6 +162,13 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         // Ready values nobody takes, as the sampler judged (see the overview).
         "untaken": untaken,
         "schedules": super::schedules::json(shared, name).await?,
+        "limits": {
+            "text": limits.to_string(),
+            "max_size": limits.size_limit(),
+            "max_payload": limits.payload_limit(),
+            "offers": limits.offers_on(),
+            "takes": limits.takes_on(),
+        },
         "sample_interval_ms": shared.sample_interval.as_millis() as u64,
     }))
 }
@@ -235,6 +256,62 @@ async fn resume_now(shared: &Shared, form: ActionForm) -> Response {
         Ok(false) => done(format!("{} was not paused", form.name), json!({"paused": false})),
         Err(e) => failed(e),
     }
+}
+
+/// Sets the queue's limits for every delayq process (Java's offers and
+/// takes do not read them): the whole set, as the form shows it.
+pub(crate) async fn limits(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
+    act(&shared, limits_now(&shared, form)).await
+}
+
+async fn limits_now(shared: &Shared, form: ActionForm) -> Response {
+    let limits = match limits_of(&form) {
+        Ok(limits) => limits,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    let run = async {
+        let queue = view(&shared.client, &form.name)?;
+        // Limits on a name delayq does not know would create its only key.
+        if !known(shared, &form.name, &queue.status().await?).await? {
+            return Ok(None);
+        }
+        queue.set_limits(&limits).await?;
+        Ok::<_, delayq::Error>(Some(()))
+    };
+    match run.await {
+        Ok(Some(())) => done(
+            format!(
+                "{} limits: {limits} (delayq's offers and consumers obey them; Java's do not read them)",
+                form.name
+            ),
+            json!({"limits": limits.to_string()}),
+        ),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no queue {}", form.name)),
+        Err(e) => failed(e),
+    }
+}
+
+/// The limits a form posts: numbers or empty, `on` or `off`.
+fn limits_of(form: &ActionForm) -> Result<delayq::limits::Limits, String> {
+    let bound = |field: &str, text: &str| -> Result<Option<u64>, String> {
+        match text.trim() {
+            "" => Ok(None),
+            n => n
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{field} must be a whole number or empty, not {n:?}")),
+        }
+    };
+    let switch = |field: &str, text: &str| match text {
+        "" | "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("{field} must be on or off, not {other:?}")),
+    };
+    Ok(delayq::limits::Limits::none()
+        .max_size(bound("max_size", &form.max_size)?)
+        .max_payload(bound("max_payload", &form.max_payload)?)
+        .offers(switch("offers", &form.offers)?)
+        .takes(switch("takes", &form.takes)?))
 }
 
 /// Deletes every pending element, in short atomic batches, once the

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use delayq::search::{Search, SearchCursor, ValueState};
 
 use super::action::failed;
-use super::show;
+use super::{show, thousands};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::{epoch_ms, Shared};
 
@@ -127,17 +127,4 @@ async fn run(shared: &Arc<Shared>, query: &SearchQuery) -> delayq::Result<Value>
             Some(_) => format!("{found}; {looked}; continue from there"),
         },
     }))
-}
-
-/// 12345 -> "12,345", as the pages write counts.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -194,7 +194,18 @@ impl<T: 'static> DelayedQueue<T> {
         check_id(id)?;
         self.handle.core.seen(&self.handle.keys);
         let payload = self.encode(value)?;
+        let mut waiting = super::limits::Waiting::new(self.when_full);
+        loop {
+            match self.offer_id_once(id, payload.clone(), due, if_pending).await {
+                Err(error) if waiting.again(&error).await => continue,
+                outcome => return outcome,
+            }
+        }
+    }
 
+    /// One try of [`offer_id`](Self::offer_id) (a refusal stores no answer:
+    /// the next try is a new request).
+    async fn offer_id_once(&self, id: &str, payload: Bytes, due: Due, if_pending: IfPending) -> Result<bool> {
         let mut args = vec![
             Value::from(id),
             Value::Bytes(payload),

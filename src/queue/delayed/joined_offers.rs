@@ -230,6 +230,11 @@ impl Drop for Sending {
     }
 }
 
+/// Whether a run failed because the queue's limits refused it.
+fn refused(run: &Result<std::result::Result<Value, ScriptError>>) -> bool {
+    matches!(run, Ok(Err(e)) if matches!(Error::from(e.clone()), Error::OfferRefused { .. }))
+}
+
 /// Sends joined offers, batch after batch, until none waits.
 async fn send_joined(joined: &JoinedOffers, target: &Target, mut batch: Vec<Waiter>) {
     while !batch.is_empty() {
@@ -238,6 +243,23 @@ async fn send_joined(joined: &JoinedOffers, target: &Target, mut batch: Vec<Wait
         // between runs: offers that keep coming never hold a stop up.
         let counted = target.core.settling().enter();
         let run = target.run(elements).await;
+        if batch.len() > 1 && refused(&run) {
+            // The queue's limits refused the run: each offer goes alone, in
+            // order, and gets the answer it would have got alone (a refused
+            // run changed nothing, so sending its offers again is safe).
+            for waiter in batch {
+                if waiter.reply.is_closed() {
+                    continue; // its caller stopped waiting: never sent alone
+                }
+                let alone = target.run(vec![(waiter.due, waiter.element.clone())]).await;
+                let _ = waiter
+                    .reply
+                    .send(target.collisions(alone).map(|collided| !collided.is_empty()));
+            }
+            drop(counted);
+            batch = joined.next_batch();
+            continue;
+        }
         drop(counted);
         for (i, waiter) in batch.into_iter().enumerate() {
             // Every offer of the run shares its fate, as each would have alone.

@@ -17,6 +17,7 @@ use crate::BlockingQueue;
 mod element;
 mod ids;
 mod joined_offers;
+mod limits;
 mod maintenance;
 mod offer;
 mod page;
@@ -29,6 +30,7 @@ mod traced;
 pub use element::ElementOutcome;
 pub(crate) use ids::check_id;
 pub use ids::Scheduled;
+pub use limits::{Limits, WhenFull};
 pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};
 pub use recode::RecodeReport;
@@ -93,6 +95,8 @@ pub struct DelayedQueue<T> {
     format: Format,
     /// Concurrent offers of this handle and its clones, sent together.
     joined: Arc<joined_offers::JoinedOffers>,
+    /// What its offers do when the queue is full.
+    when_full: WhenFull,
 }
 
 impl<T> Clone for DelayedQueue<T> {
@@ -101,6 +105,7 @@ impl<T> Clone for DelayedQueue<T> {
             handle: self.handle.clone(),
             format: self.format,
             joined: self.joined.clone(),
+            when_full: self.when_full,
         }
     }
 }
@@ -121,6 +126,7 @@ impl<T: 'static> DelayedQueue<T> {
             handle: QueueHandle::new(core, Arc::new(QueueKeys::new(name)?), codec),
             format: Format::default(),
             joined: Arc::default(),
+            when_full: WhenFull::default(),
         })
     }
 

@@ -19,7 +19,7 @@ use futures_util::stream::{FuturesOrdered, StreamExt};
 use crate::connection::reply;
 use crate::connection::request::Sequence;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::{Error, Refusal, Result};
 use crate::queue::batch::OfferRun;
 use crate::queue::traces::OfferTrace;
 use crate::transfer::Clock;
@@ -27,6 +27,7 @@ use crate::wire::format;
 use crate::wire::keys::KeyRole;
 use crate::wire::time;
 
+use super::limits::Waiting;
 use super::DelayedQueue;
 
 /// Bulk-offer scripts sent ahead of their replies: enough that Redis always
@@ -73,6 +74,8 @@ enum Stop {
     /// The call's record is gone (expired, flushed, or lost in a failover):
     /// where to go on from is not known any more.
     RecordLost,
+    /// The queue's limits refused the element at the round's `added`.
+    Refused(Refusal),
 }
 
 /// One round: how many elements are added, how far the chunks whose
@@ -89,8 +92,11 @@ impl<T: 'static> DelayedQueue<T> {
     /// [`Clock::Server`]).
     ///
     /// Fails with [`Error::InvalidDelay`] when the due time would pass the
-    /// largest exact score (2^53 - 1 ms since the epoch), and with
-    /// [`Error::PayloadTooLarge`] over the client's payload limit.
+    /// largest exact score (2^53 - 1 ms since the epoch), with
+    /// [`Error::PayloadTooLarge`] over the client's payload limit, and with
+    /// [`Error::OfferRefused`] when the queue's limits refuse it
+    /// ([`set_limits`](Self::set_limits); a full queue waits instead under
+    /// [`WhenFull::Wait`](crate::limits::WhenFull::Wait)).
     ///
     /// Concurrent offers to one queue (through this handle or its clones)
     /// share script runs: an offer made while another is in flight waits
@@ -128,9 +134,14 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Errors
     ///
     /// When nothing was queued: the error itself ([`Error::InvalidDelay`],
-    /// [`Error::PayloadTooLarge`], [`Error::WrongType`], a connection
-    /// error...). When some values may be queued: [`Error::PartlyOffered`],
-    /// which says exactly how many, from the first one, are.
+    /// [`Error::PayloadTooLarge`], [`Error::OfferRefused`], [`Error::WrongType`],
+    /// a connection error...). When some values may be queued:
+    /// [`Error::PartlyOffered`], which says exactly how many, from the first
+    /// one, are. The queue's limits ([`set_limits`](Self::set_limits)) admit
+    /// values in order as offering them one by one would: those before the
+    /// first refused one are queued, none from it on (with
+    /// [`WhenFull::Wait`](crate::limits::WhenFull::Wait), a full queue's call
+    /// goes on from there as room appears).
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -168,6 +179,17 @@ impl<T: 'static> DelayedQueue<T> {
     /// Offers one encoded payload with `lua/offer.lua`: alone, or joined
     /// with offers made meanwhile (see `joined_offers`).
     async fn offer_one(&self, due: Due, payload: Bytes) -> Result<()> {
+        let mut waiting = Waiting::new(self.when_full);
+        loop {
+            match self.offer_once(due, payload.clone()).await {
+                Err(error) if waiting.again(&error).await => continue,
+                outcome => return outcome,
+            }
+        }
+    }
+
+    /// One try of [`offer_one`](Self::offer_one).
+    async fn offer_once(&self, due: Due, payload: Bytes) -> Result<()> {
         self.handle.core.seen(&self.handle.keys);
         // Inside a span (feature `opentelemetry`): alone, with its context (`traced`).
         let trace = OfferTrace::current();
@@ -218,6 +240,7 @@ impl<T: 'static> DelayedQueue<T> {
         let mut stalls = 0;
         let mut failing_since = None;
         let mut pause = Duration::from_millis(50);
+        let mut waiting = Waiting::new(self.when_full);
         loop {
             let round = self.bulk_round(conn, &keys, items, added, &trace).await;
             let progress = round.added > added;
@@ -263,6 +286,15 @@ impl<T: 'static> DelayedQueue<T> {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(2));
                 }
+                Stop::Refused(refusal) => {
+                    let error = Error::OfferRefused {
+                        queue: self.name().to_owned(),
+                        refusal,
+                    };
+                    if !waiting.again(&error).await {
+                        return Err(give_up(error));
+                    }
+                }
                 Stop::RecordLost => {
                     return Err(give_up(Error::Protocol(
                         "offer_all's request record disappeared (expired, flushed, or lost in a failover)".into(),
@@ -306,10 +338,11 @@ impl<T: 'static> DelayedQueue<T> {
                 return round;
             };
             let stop = match reply {
-                Ok(added) if added < known => Some(Stop::RecordLost),
-                Ok(added) => {
+                Ok((added, _)) if added < known => Some(Stop::RecordLost),
+                Ok((added, refused)) => {
                     round.added = round.added.max(added);
                     match added {
+                        _ if refused.is_some() && added >= start => refused.map(Stop::Refused),
                         _ if added >= end => None,
                         _ if added >= start => Some(Stop::Collision(added)),
                         _ => Some(Stop::Early),
@@ -333,7 +366,8 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Sends elements `start..end` as one chunk, packed with fresh ids
     /// (so a chunk sent again after a collision re-packs the collided one).
-    /// Returns how many of the call's elements are added after it, or the
+    /// Returns how many of the call's elements are added after it (and the
+    /// refusal of the next one when the queue's limits stopped it), or the
     /// error and whether the chunk may have run.
     async fn send_chunk(
         &self,
@@ -343,7 +377,7 @@ impl<T: 'static> DelayedQueue<T> {
         start: usize,
         end: usize,
         trace: &OfferTrace,
-    ) -> std::result::Result<usize, (Error, bool)> {
+    ) -> std::result::Result<(usize, Option<Refusal>), (Error, bool)> {
         let script = &SCRIPTS.offer_all;
         let mut args = Vec::with_capacity(1 + 2 * (end - start));
         args.push(Value::from(start as i64));
@@ -356,7 +390,7 @@ impl<T: 'static> DelayedQueue<T> {
             let unknown = e.may_have_run();
             (Error::from(e), unknown)
         })?;
-        reply::int(&reply).map(|n| n as usize).map_err(|e| (e, false))
+        chunk_reply(reply).map_err(|e| (e, false))
     }
 
     /// The error of a bulk offer that stopped with the first `added` values
@@ -374,6 +408,20 @@ impl<T: 'static> DelayedQueue<T> {
             source: Box::new(error),
         }
     }
+}
+
+/// An `offer_all.lua` reply: the call's count of elements added, alone or
+/// with the refusal that stopped the chunk.
+fn chunk_reply(reply: Value) -> Result<(usize, Option<Refusal>)> {
+    if let Value::Array(parts) = &reply {
+        let [count, refusal] = parts.as_slice() else {
+            return Err(Error::Protocol(format!("offer_all answered {reply:?}")));
+        };
+        let refusal = refusal.as_str().as_deref().and_then(Refusal::parse);
+        let refusal = refusal.ok_or_else(|| Error::Protocol(format!("offer_all answered {reply:?}")))?;
+        return Ok((reply::int(count)? as usize, Some(refusal)));
+    }
+    Ok((reply::int(&reply)? as usize, None))
 }
 
 /// Where the chunk starting at `start` ends: as many elements as one

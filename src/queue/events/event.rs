@@ -183,6 +183,26 @@ pub enum EventKind {
         /// The schedule's name.
         schedule: String,
     },
+    /// The queue's limits refused an offer run
+    /// ([`Error::OfferRefused`](crate::Error::OfferRefused)): nothing of
+    /// it was queued (of a bulk-offer chunk, the values before the refused
+    /// one were, and are in an `offered` event).
+    Refused {
+        /// How many values the run offered that were not queued.
+        count: u64,
+        /// Which limit, with its numbers: `offers_off`, `max_payload
+        /// <limit> <bytes>` or `max_size <limit> <size> <offered>`.
+        reason: String,
+        /// The id, for an offer with an id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// The queue's limits were set ([`DelayedQueue::set_limits`](crate::DelayedQueue::set_limits)),
+    /// as `delayq limits` shows them (`max_size=100 takes=off`, or `none`).
+    LimitsSet {
+        /// The new limits.
+        limits: String,
+    },
     /// The queue was paused (by this call: pausing a paused queue writes none).
     Paused,
     /// The queue was resumed (by this call).
@@ -289,6 +309,14 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
         "schedule_run" => EventKind::ScheduleRun {
             schedule: text("schedule")?,
         },
+        "refused" => EventKind::Refused {
+            count: num("count")?,
+            reason: text("reason")?,
+            id: text("id"),
+        },
+        "limits_set" => EventKind::LimitsSet {
+            limits: text("limits")?,
+        },
         "paused" => EventKind::Paused,
         "resumed" => EventKind::Resumed,
         _ => return None,
@@ -312,6 +340,8 @@ impl EventKind {
             EventKind::Rescheduled { .. } => "rescheduled",
             EventKind::ScheduleFired { .. } => "schedule_fired",
             EventKind::ScheduleRun { .. } => "schedule_run",
+            EventKind::Refused { .. } => "refused",
+            EventKind::LimitsSet { .. } => "limits_set",
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
             EventKind::Unknown { name, .. } => name,

@@ -76,10 +76,11 @@ impl<T: Send + 'static> ReliableQueue<T> {
         }
     }
 
-    /// Whether the queue is paused now (`EXISTS` on its flag): a consumer
-    /// holding values ahead, with no claim on its way to tell it, asks.
+    /// Whether the queue is paused (or its takes are switched off) now: a
+    /// consumer holding values ahead, with no claim on its way to tell it,
+    /// asks.
     pub(crate) async fn is_paused_now(&self) -> crate::error::Result<bool> {
-        self.handle.is_paused().await
+        self.handle.takes_held().await
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use fred::interfaces::{ClientLike, KeysInterface, ListInterface};
+use fred::interfaces::{ClientLike, ListInterface};
 use fred::types::lists::LMoveDirection;
 use fred::types::{Key, Value};
 use futures_util::stream::Stream;
@@ -434,14 +434,7 @@ impl<T: 'static> ReliableQueue<T> {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Ok(());
             }
-            let paused: i64 = self
-                .handle
-                .core
-                .conn()?
-                .exists(self.handle.keys.paused())
-                .await
-                .on_key(self.handle.keys.paused())?;
-            if paused == 0 {
+            if !self.handle.takes_held().await? {
                 return Ok(());
             }
         }

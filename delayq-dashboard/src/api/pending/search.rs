@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::super::action::failed;
-use super::super::hex;
+use super::super::{hex, thousands};
 use super::{due_before, element_json};
 use crate::health::{guarded, unavailable, REDIS_WAIT};
 use crate::sampler::view;
@@ -103,15 +103,15 @@ async fn search_text(shared: &Shared, query: &SearchQuery) -> delayq::Result<Val
     let looked = if at > query.from {
         format!(
             "looked at elements {}–{} of {}",
-            thousands(query.from + 1),
-            thousands(at),
-            thousands(total)
+            thousands((query.from + 1) as u64),
+            thousands(at as u64),
+            thousands(total as u64)
         )
     } else {
         format!(
             "nothing to look at from element {} of {}",
-            thousands(query.from + 1),
-            thousands(total)
+            thousands((query.from + 1) as u64),
+            thousands(total as u64)
         )
     };
     let found = match matches.len() {
@@ -154,27 +154,5 @@ fn answer(shared: &Shared, read: Result<delayq::Result<Value>, crate::health::Un
         Ok(Ok(value)) => Json(value).into_response(),
         Ok(Err(e)) => failed(e),
         Err(why) => unavailable(shared, why),
-    }
-}
-
-/// 12345 -> "12,345", as the page writes counts.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counts_get_thousands_separators() {
-        assert_eq!(super::thousands(200_000), "200,000");
-        assert_eq!(super::thousands(999), "999");
     }
 }

@@ -48,6 +48,7 @@ function queuePage() {
     $("untaken-badge").title = UNTAKEN_TITLE;
     $("pause").hidden = s.paused;
     $("resume").hidden = !s.paused;
+    limitsShown(data.limits);
 
     const ready = data.ready_head.map((v, i) => fillPayload(el("li"), v, `ready:${i}`));
     if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
@@ -120,6 +121,17 @@ function queuePage() {
     act($("move-due"), "move-due", () => ({})));
   $("pause").addEventListener("click", act($("pause"), "pause", () => ({})));
   $("resume").addEventListener("click", act($("resume"), "resume", () => ({})));
+  for (const id of LIMIT_FIELDS) {
+    for (const kind of ["input", "change"]) $(id).addEventListener(kind, () => { $(id).dataset.edited = "1"; });
+  }
+  $("set-limits").addEventListener("click", act($("set-limits"), "limits", () => {
+    const posted = {
+      max_size: $("limit-max-size").value, max_payload: $("limit-max-payload").value,
+      offers: $("limit-offers").value, takes: $("limit-takes").value,
+    };
+    for (const id of LIMIT_FIELDS) $(id).dataset.edited = "";
+    return posted;
+  }));
   pressTwice.arm($("migrate"), ctx, (c) => c.pending,
     (c) => `Migrate ${fmt(c.pending)} pending`,
     (c) => `Really rewrite the ${fmt(c.pending)} pending as ${$("migrate-to").value}? Press again`,
@@ -133,6 +145,21 @@ function queuePage() {
     confirm.value = "";
     return { confirm: typed };
   }));
+}
+
+// The queue's limits: shown to everyone, and the form's fields filled with
+// them unless the operator is editing one (a poll never overwrites typing).
+const LIMIT_FIELDS = ["limit-max-size", "limit-max-payload", "limit-offers", "limit-takes"];
+function limitsShown(limits) {
+  if (!limits) return;
+  $("limits").textContent = limits.text;
+  const values = {
+    "limit-max-size": limits.max_size ?? "", "limit-max-payload": limits.max_payload ?? "",
+    "limit-offers": limits.offers ? "on" : "off", "limit-takes": limits.takes ? "on" : "off",
+  };
+  for (const id of LIMIT_FIELDS) {
+    if ($(id).dataset.edited !== "1") $(id).value = String(values[id]);
+  }
 }
 
 // Whole-queue actions say how many they take, and act on a second press:

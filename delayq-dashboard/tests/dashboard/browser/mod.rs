@@ -728,17 +728,19 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
     // The overview: a badge, and the lag grey, while the other overdue queue's is red.
     browser.goto(&format!("{url}/")).await.unwrap();
     wait_text(&browser, r#"tr[data-queue="billing"] td.name .badge.paused"#, "paused").await;
-    let lag = browser
-        .find(Locator::Css(r#"tr[data-queue="billing"] td.lag"#))
-        .await
-        .unwrap();
-    assert_eq!(lag.attr("class").await.unwrap().as_deref(), Some("lag paused"));
+    assert_eq!(
+        attr(&browser, r#"tr[data-queue="billing"] td.lag"#, "class")
+            .await
+            .as_deref(),
+        Some("lag paused")
+    );
     wait_text(&browser, r#"tr[data-queue="late"] td.name"#, "late").await;
-    let late = browser
-        .find(Locator::Css(r#"tr[data-queue="late"] td.lag"#))
-        .await
-        .unwrap();
-    assert_eq!(late.attr("class").await.unwrap().as_deref(), Some("lag late"));
+    assert_eq!(
+        attr(&browser, r#"tr[data-queue="late"] td.lag"#, "class")
+            .await
+            .as_deref(),
+        Some("lag late")
+    );
     screenshot(&browser, "overview-paused").await;
 
     // Resumed with the button: the badge goes, the due elements move.
@@ -748,6 +750,70 @@ async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() 
     wait_shown(&browser, "#paused-badge", false).await;
     wait_shown(&browser, "#pause", true).await;
     assert_eq!(seed::exists(&server, "delayq_paused:{billing}").await, 0);
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
+/// The queue page shows a queue's limits and sets them with its form; the
+/// library then refuses offers as the operator set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sets_a_queues_limits_on_its_page() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "mailer", 4, 0, 0).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=mailer")).await.unwrap();
+    wait_text(&browser, "#pending", "4").await;
+    wait_text(&browser, "#limits", "none").await;
+    let size = browser.find(Locator::Css("#limit-max-size")).await.unwrap();
+    size.send_keys("5").await.unwrap();
+    browser
+        .find(Locator::Css("#limit-takes"))
+        .await
+        .unwrap()
+        .select_by_value("off")
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("#set-limits"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#limits", "max_size=5 takes=off").await;
+    eventually(WAIT, "the answer", || {
+        let browser = browser.clone();
+        async move {
+            text(&browser, "#flash")
+                .await
+                .contains("mailer limits: max_size=5 takes=off")
+        }
+    })
+    .await;
+    // The form keeps what was set after the page's next polls.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let shown = browser
+        .find(Locator::Css("#limit-max-size"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(shown.as_deref(), Some("5"));
+    screenshot(&browser, "queue-limits").await;
+    let client = seed::client(&server).await;
+    let queue = client.delayed_queue("mailer", delayq::StringCodec).unwrap();
+    assert_eq!(
+        queue.limits().await.unwrap(),
+        delayq::limits::Limits::none().max_size(5).takes(false)
+    );
+    queue.offer(&"fifth".into(), Duration::from_secs(3600)).await.unwrap();
+    assert!(matches!(
+        queue.offer(&"sixth".into(), Duration::from_secs(3600)).await,
+        Err(delayq::Error::OfferRefused { .. })
+    ));
     browser.close().await.unwrap();
     driver.session = None;
 }

@@ -115,15 +115,9 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     assert!(header.contains(" / no maxmemory · up "), "{header}");
     assert!(text(&browser, "#zone").await.starts_with("times in UTC"));
     // The hour column says its tallest bar.
-    let peak = browser
-        .find(Locator::Css(r#"tr[data-queue="big"] td.hour"#))
-        .await
-        .unwrap();
     assert_eq!(text(&browser, r#"tr[data-queue="big"] td.hour .peak"#).await, "200k");
-    assert!(peak
-        .attr("title")
+    assert!(super::attr(&browser, r#"tr[data-queue="big"] td.hour"#, "title")
         .await
-        .unwrap()
         .unwrap()
         .contains("the tallest bar is 200,000"));
     assert_eq!(
@@ -188,8 +182,7 @@ async fn the_overview_triages_at_a_glance_and_charts_say_their_numbers() {
     assert_eq!(svg_texts(&browser, "#chart-hour text.count").await, ["1"]);
     assert!(text(&browser, "#server").await.contains("· db 0 ·"));
     // An absolute time says its zone.
-    let due = browser.find(Locator::Css("#next-due")).await.unwrap();
-    let title = due.attr("title").await.unwrap().unwrap_or_default();
+    let title = super::attr(&browser, "#next-due", "title").await.unwrap_or_default();
     let zone = title.rsplit(' ').next().unwrap_or_default().to_owned();
     assert!(
         zone.len() == 9 && (zone.starts_with("UTC+") || zone.starts_with("UTC-")),

@@ -314,6 +314,7 @@ async fn read_only_has_no_action_routes() {
         "/api/actions/purge",
         "/api/actions/pause",
         "/api/actions/resume",
+        "/api/actions/limits",
     ] {
         let refused = send(&app, action(path, &token, "name=orders&confirm=orders")).await;
         assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
@@ -807,3 +808,38 @@ mod overview;
 mod review;
 mod schedules;
 mod search;
+
+/// Limits: shown by `/api/queue`, set by a CSRF-guarded POST, refused for
+/// bad numbers and for a name delayq does not know (no stray key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_are_shown_and_set_by_an_action() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "limited", 3, 0, 0).await;
+    let app = dashboard(&server, |d| d).await;
+    let token = csrf(&app).await;
+    let queue = send(&app, get("/api/queue?name=limited")).await.json();
+    assert_eq!(queue["limits"]["text"], "none", "{queue}");
+
+    let form = "name=limited&max_size=3&max_payload=&offers=off&takes=on";
+    let mut refused = action("/api/actions/limits", &token, form);
+    refused.headers_mut().remove("x-csrf-token");
+    assert_eq!(send(&app, refused).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(seed::exists(&server, "delayq_limits:{limited}").await, 0);
+    let set = send(&app, action("/api/actions/limits", &token, form)).await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    assert_eq!(set.json()["limits"], "max_size=3 offers=off");
+    let queue = send(&app, get("/api/queue?name=limited")).await.json();
+    assert_eq!(queue["limits"]["max_size"], 3, "{queue}");
+    assert_eq!(queue["limits"]["max_payload"], serde_json::Value::Null, "{queue}");
+    assert_eq!(queue["limits"]["offers"], false, "{queue}");
+
+    let bad = send(
+        &app,
+        action("/api/actions/limits", &token, "name=limited&max_size=lots"),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    let missing = send(&app, action("/api/actions/limits", &token, "name=limitd&max_size=1")).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    assert_eq!(seed::exists(&server, "delayq_limits:{limitd}").await, 0, "no stray key");
+}
