@@ -33,28 +33,27 @@ local late = type(replayed) == 'table' and replayed.err ~= nil
 if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
-local reply, acked, jobs = {}, {}, {}
-local jobbed = delayq_jobs_on(KEYS[6])
-local now = jobbed and delayq_server_ms()
+local reply, acked = {}, {}
 for i = 3, #ARGV do
   if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then
     reply[i - 2] = 1
     acked[#acked + 1] = string.sub(ARGV[i], 1, 8)
-    local job, record
-    if jobbed then
-      job, record = delayq_jobs_end(KEYS[6], acked[#acked], 'ok', now)
-    end
-    if job then
-      delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + tonumber(ARGV[2]))
-      if #jobs < DELAYQ_EVENT_IDS then jobs[#jobs + 1] = job end
-    end
   else
     reply[i - 2] = 0
   end
 end
+local jobs, now = {}, nil
+if #acked > 0 and delayq_jobs_on(KEYS[6]) then
+  now = delayq_server_ms()
+  -- Their attempts end and their records are handled: two HMGETs and a
+  -- write of each kind for the lot (lib/jobs.lua).
+  jobs = delayq_jobs_acked(KEYS[6], KEYS[7], acked, now, now + tonumber(ARGV[2]))
+end
 if #jobs > 0 then
-  delayq_jobs_reap(KEYS[6], KEYS[7], now)
-  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(jobs))
+  delayq_jobs_reap(KEYS[6], KEYS[7], now, #jobs)
+  local named = {}
+  for i = 1, math.min(#jobs, DELAYQ_EVENT_IDS) do named[i] = jobs[i] end
+  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(named))
 elseif #acked > 0 then
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
 end

@@ -54,12 +54,14 @@ end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
-local job = delayq_jobs_on(KEYS[15]) and delayq_jobs_take_ready(KEYS[15], KEYS[16], value, now)
+local jobs = delayq_jobs_on(KEYS[15]) and delayq_jobs_claims(KEYS[15], KEYS[16], {value}, now)
+local job = jobs and jobs.ids[1]
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))
   if job then
-    delayq_jobs_dead(KEYS[15], KEYS[16], job, delayq_jobs_get(KEYS[15], job) or {n = 0}, reason, now)
+    delayq_jobs_claim_dead(jobs, 1, reason)
+    delayq_jobs_flush(jobs)
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason, 'job', job)
   else
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
@@ -69,7 +71,8 @@ if max > 0 and deliveries > max then
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
 if job then
-  delayq_jobs_start(KEYS[15], KEYS[16], job, id, ARGV[6], now)
+  delayq_jobs_claimed(jobs, 1, id, ARGV[6])
+  delayq_jobs_flush(jobs)
   delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries, 'job', job)
 else
   delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)

@@ -51,12 +51,17 @@ local deadline = now + visibility
 -- script.
 local leases = {}
 local claimed, dead = {}, {}
-local bytes = 0
-for i = 1, n do
-  if bytes >= budget then break end
+-- The values first, then their jobs in one lookup (lib/jobs.lua: two
+-- HMGETs and a write of each kind for the lot).
+local values, bytes = {}, 0
+while #values < n and bytes < budget do
   local value = redis.call('lpop', KEYS[1])
   if not value then break end
   bytes = bytes + #value
+  values[#values + 1] = value
+end
+local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
+for i, value in ipairs(values) do
   local deliveries = 1
   if counted then
     deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
@@ -68,12 +73,12 @@ for i = 1, n do
       redis.call('zrem', KEYS[4], value)
     end
   end
-  local job = jobbed and delayq_jobs_take_ready(KEYS[13], KEYS[14], value, now)
+  local job = jobs and jobs.ids[i]
   if max > 0 and deliveries > max then
     local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
     delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason))
     if job then
-      delayq_jobs_dead(KEYS[13], KEYS[14], job, delayq_jobs_get(KEYS[13], job) or {n = 0}, reason, now)
+      delayq_jobs_claim_dead(jobs, i, reason)
       if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
     end
     if events then dead[#dead + 1] = deliveries - 1 end
@@ -81,7 +86,7 @@ for i = 1, n do
   else
     local id = batch .. string.char(math.floor(i / 256), i % 256)
     if job then
-      delayq_jobs_start(KEYS[13], KEYS[14], job, id, ARGV[6], now)
+      delayq_jobs_claimed(jobs, i, id, ARGV[6])
       if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
     end
     local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)
@@ -96,6 +101,7 @@ end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))
 end
+if jobs then delayq_jobs_flush(jobs) end
 if #claimed > 0 then
   if #claimed_jobs > 0 then
     delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed), 'jobs', cjson.encode(claimed_jobs))
