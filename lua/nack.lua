@@ -39,10 +39,20 @@ local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
 if events_bad then return events_bad end
 local member = ARGV[1]
 local count, value = string.sub(member, 9, 18), string.sub(member, 19)
+local delay = tonumber(ARGV[2])
+-- A retry through the delayed queue files its job under its id again,
+-- where an id collision refuses (lib/ids.lua): looked up before anything
+-- is written. Reads only, but for a stale index entry dropped on the way.
+local refile = false
+if delay > 0 and delayq_jobs_on(KEYS[14]) and redis.call('zscore', KEYS[1], member)
+    and not redis.call('zscore', KEYS[3], ARGV[3]) then
+  local id = redis.call('hget', KEYS[14], 'l:' .. string.sub(member, 1, 8))
+  local _, format = delayq_payload(ARGV[3])
+  refile = id and format and not delayq_id_find(KEYS[13], KEYS[3], id) and true or false
+end
 if redis.call('zrem', KEYS[1], member) == 0 then
   return delayq_answer(KEYS[16], 0)
 end
-local delay = tonumber(ARGV[2])
 local now = delayq_server_ms()
 local job, record
 if delayq_jobs_on(KEYS[14]) then
@@ -98,10 +108,10 @@ if delay == 0 or redis.call('zscore', KEYS[3], element) then
   return delayq_answer(KEYS[16], 1)
 end
 if job then
-  local _, format = delayq_payload(element)
   -- Its own id bytes, indexed, unless the id is pending again (offered
   -- anew while this value ran): then it goes as a plain element.
-  if format and not delayq_id_find(KEYS[13], KEYS[3], job) then
+  if refile then
+    local _, format = delayq_payload(element)
     element = delayq_pack(format, delayq_id_bytes(format, job), value)
     redis.call('hset', KEYS[13], delayq_element_id(element), delayq_id_entry(job, element))
   end

@@ -301,3 +301,45 @@ redis_test! {
         assert!(matches!(rq.job("d-2").await.unwrap().state, JobState::Deleted { .. }));
     }
 }
+
+redis_test! {
+    /// A retry through the delayed queue refused by an id collision (the
+    /// index says another id owns the job's id bytes) changes nothing: the
+    /// refusal comes before the first write, so the delivery stays in
+    /// flight, its attempt open, and no failure is counted.
+    async fn a_retry_refused_by_an_id_collision_leaves_the_delivery_in_flight(client, raw) {
+        let dq = client.delayed_queue("clashing", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("clashing", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("order-7", &s("charge"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        let delivery = rq.take().await.unwrap();
+        // Another id's pending element, filed under order-7's id bytes (as a
+        // SHA-1 prefix collision would file it: u16 length, id, element).
+        dq.offer_with_id("other", &s("refund"), HOUR).await.unwrap();
+        let keys = dq.keys();
+        let element = raw.lrange(keys.pending()).await[0].clone();
+        let hex = delayq::fred::util::sha1_hash("order-7");
+        let field: Vec<u8> = (0..8).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        let mut entry = vec![0, 5];
+        entry.extend_from_slice(b"other");
+        entry.extend_from_slice(&element);
+        raw.cmd(
+            "HSET",
+            vec![
+                keys.ids().into(),
+                bytes::Bytes::from(field).into(),
+                bytes::Bytes::from(entry).into(),
+            ],
+        )
+        .await;
+        let error = delivery.nack(HOUR).await.map(|_| ()).unwrap_err();
+        assert!(error.to_string().contains("DELAYQ_ID_COLLISION"), "{error}");
+        assert_eq!(rq.in_flight().await.unwrap(), 1, "the delivery is still in flight");
+        let history = rq.job("order-7").await.unwrap();
+        assert!(matches!(history.state, JobState::InFlight { .. }), "{history:?}");
+        assert_eq!(history.attempts.len(), 1, "{history:?}");
+        assert!(history.attempts[0].ended.is_none(), "its attempt is still open: {history:?}");
+        let failed = raw.cmd("HGET", vec![keys.stats().into(), "failed".into()]).await;
+        assert_eq!(failed.as_string(), None, "no failure counted: {failed:?}");
+    }
+}
