@@ -343,3 +343,19 @@ redis_test! {
         assert_eq!(failed.as_string(), None, "no failure counted: {failed:?}");
     }
 }
+
+redis_test! {
+    /// A rejected delivery's attempt carries its why as its error, as its
+    /// dead letter does.
+    async fn a_rejected_attempt_carries_its_why(client) {
+        let dq = client.delayed_queue("declining", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("declining", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("order-9", &s("charge"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().reject("card declined").await.unwrap());
+        let history = rq.job("order-9").await.unwrap();
+        assert_eq!(history.attempts.len(), 1, "{history:?}");
+        assert_eq!(history.attempts[0].outcome.as_deref(), Some("rejected"));
+        assert_eq!(history.attempts[0].error.as_deref(), Some("card declined"), "{history:?}");
+    }
+}

@@ -17,7 +17,7 @@ use delayq::jobs::{Attempt, JobHistory, JobState};
 use delayq::BytesCodec;
 
 use super::error;
-use crate::health::{guarded, unavailable, REDIS_WAIT};
+use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::{epoch_ms, Shared};
 
 pub(crate) fn routes(_read_only: bool) -> Router<Arc<Shared>> {
@@ -40,7 +40,7 @@ pub(crate) async fn job(State(shared): State<Arc<Shared>>, Query(query): Query<J
         queue.job(&query.id).await
     };
     match guarded(&shared, Some(REDIS_WAIT), read).await {
-        Ok(Ok(history)) => Json(history_json(&query.name, &history)).into_response(),
+        Ok(Ok(history)) => Json(history_json(&shared, &query.name, &history)).into_response(),
         Ok(Err(delayq::Error::InvalidQueueName { name, reason })) => error(
             StatusCode::BAD_REQUEST,
             format!("invalid queue name {name:?}: {reason}"),
@@ -79,9 +79,11 @@ fn attempt_json(a: &Attempt) -> Value {
     })
 }
 
-fn history_json(queue: &str, h: &JobHistory) -> Value {
+fn history_json(shared: &Shared, queue: &str, h: &JobHistory) -> Value {
     json!({
         "now_ms": epoch_ms(SystemTime::now()),
+        // The header's account of the server, as every page's answer has.
+        "redis": health::json(shared),
         "queue": queue,
         "id": h.id,
         "state": state_json(&h.state),

@@ -429,7 +429,7 @@ pub(in crate::queue::reliable) async fn release(
     ending: Option<Ending>,
 ) -> Result<bool> {
     let script = &SCRIPTS.nack;
-    let ending = ending.unwrap_or_else(|| Ending {
+    let mut ending = ending.unwrap_or_else(|| Ending {
         outcome: match &to {
             Release::Head => "cancelled",
             Release::Unhandled => "unhandled",
@@ -440,6 +440,11 @@ pub(in crate::queue::reliable) async fn release(
         },
         ..Ending::default()
     });
+    // A dead letter's why is its attempt's error when nothing else is:
+    // `reject("card declined")` shows "card declined" in the history.
+    if let (Release::DeadLetter(why), true) = (&to, ending.error.is_empty()) {
+        ending.error = why.strip_prefix("rejected: ").unwrap_or(why).to_owned();
+    }
     let mut reason = String::new();
     let delay_ms: i64 = match to {
         Release::Head => -1,

@@ -66,6 +66,26 @@ async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_
         out
     };
     assert_eq!(outcomes, ["nacked", "rejected"]);
+    // A rejected attempt carries its why, as its dead letter does; a nack
+    // without one has none.
+    let errors: Vec<String> = {
+        let cells = browser
+            .find_all(Locator::Css("#job-table tbody td.error"))
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        for cell in cells {
+            out.push(cell.text().await.unwrap());
+        }
+        out
+    };
+    assert_eq!(errors, ["–", "card <i>declined</i>"]);
+    // The header names the server, as on every page (not a lone dash).
+    assert!(
+        text(&browser, "#server").await.contains("db "),
+        "{}",
+        text(&browser, "#server").await
+    );
     assert!(text(&browser, "#job-table tbody td.worker").await.starts_with("pid "));
     screenshot(&browser, "job").await;
 
