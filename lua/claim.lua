@@ -14,7 +14,7 @@
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value, 6 the consumer (for the job's attempt)
--- Returns {'ok', delivery count, due ms or false, now ms} | {'dead', deliveries}
+-- Returns {'ok', delivery count, due ms or false, now ms, job id or false} | {'dead', deliveries}
 -- | {'paused'} (the queue is paused: the value went back to the head of the
 -- destination, and the caller waits) | {'gone'} (no copy near the tail: the reaper already returned it to the
 -- queue, and the caller takes again). The due time is known when a tracked
@@ -81,4 +81,4 @@ local due = redis.call('zscore', KEYS[4], value)
 if due then
   redis.call('zrem', KEYS[4], value)
 end
-return {'ok', deliveries, due or false, now}
+return {'ok', deliveries, due or false, now, job or false}

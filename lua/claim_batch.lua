@@ -17,7 +17,7 @@
 --       (for the jobs' attempts)
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
 -- in list order: value, delivery count (negative: dead-lettered after that
--- many deliveries), due ms or false}. The i-th value (from 1) is delivery
+-- many deliveries), due ms or false, its job's id or false}. The i-th value (from 1) is delivery
 -- id batch id .. 2-byte big-endian i.
 --
 -- Sent once (a second run would claim more values): if its reply is lost,
@@ -97,6 +97,7 @@ for i, value in ipairs(values) do
   reply[#reply + 1] = value
   reply[#reply + 1] = deliveries
   reply[#reply + 1] = due
+  reply[#reply + 1] = job or false
 end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))

@@ -82,6 +82,8 @@ pub struct Delivery<T> {
     value: T,
     count: u32,
     lateness: Option<Duration>,
+    /// The id it was offered with, when it has a job history.
+    job: Option<String>,
     /// When its claim answered: its visibility deadline is about this plus
     /// the visibility timeout, until it is extended.
     leased_at: tokio::time::Instant,
@@ -95,6 +97,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
             .field("value", &self.value)
             .field("delivery_count", &self.count)
             .field("lateness", &self.lateness)
+            .field("job", &self.job)
             .finish()
     }
 }
@@ -111,6 +114,7 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
+            job: None,
             leased_at: tokio::time::Instant::now(),
             lease: DeliveryLease::shared(
                 queue.core().clone(),
@@ -119,6 +123,12 @@ impl<T: 'static> Delivery<T> {
                 member,
             ),
         }
+    }
+
+    /// The same delivery, naming the job its claim found.
+    pub(crate) fn with_job(mut self, job: Option<String>) -> Self {
+        self.job = job;
+        self
     }
 
     /// The value and what settles it, apart (for a worker that hands the value on).
@@ -159,6 +169,24 @@ impl<T: 'static> Delivery<T> {
     /// the Redis server's.
     pub fn lateness(&self) -> Option<Duration> {
         self.lateness
+    }
+
+    /// The id the value was offered with
+    /// ([`DelayedQueue::offer_with_id`](crate::DelayedQueue::offer_with_id)),
+    /// whose history [`ReliableQueue::job`] reads; `None` for a value
+    /// offered without one (or by Java).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = queue.take().await?;
+    /// if let Some(id) = delivery.job_id() {
+    ///     println!("running job {id}");
+    /// }
+    /// delivery.ack().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn job_id(&self) -> Option<&str> {
+        self.job.as_deref()
     }
 
     /// The value's raw payload bytes.
