@@ -327,7 +327,7 @@ redis_test! {
             "HSET",
             vec![
                 keys.ids().into(),
-                bytes::Bytes::from(field).into(),
+                bytes::Bytes::from(field.clone()).into(),
                 bytes::Bytes::from(entry).into(),
             ],
         )
@@ -335,6 +335,9 @@ redis_test! {
         let error = delivery.nack(HOUR).await.map(|_| ()).unwrap_err();
         assert!(error.to_string().contains("DELAYQ_ID_COLLISION"), "{error}");
         assert_eq!(rq.in_flight().await.unwrap(), 1, "the delivery is still in flight");
+        // The history's own id lookup refuses the collision too: gone, it
+        // reads the job.
+        raw.cmd("HDEL", vec![keys.ids().into(), bytes::Bytes::from(field).into()]).await;
         let history = rq.job("order-7").await.unwrap();
         assert!(matches!(history.state, JobState::InFlight { .. }), "{history:?}");
         assert_eq!(history.attempts.len(), 1, "{history:?}");

@@ -82,8 +82,9 @@ pub struct Delivery<T> {
     value: T,
     count: u32,
     lateness: Option<Duration>,
-    /// The id it was offered with, when it has a job history.
-    job: Option<String>,
+    /// The id it was offered with, when it has a job history (boxed: a
+    /// `Delivery` travels inside the take's answer enum).
+    job: Option<Box<str>>,
     /// When its claim answered: its visibility deadline is about this plus
     /// the visibility timeout, until it is extended.
     leased_at: tokio::time::Instant,
@@ -127,7 +128,7 @@ impl<T: 'static> Delivery<T> {
 
     /// The same delivery, naming the job its claim found.
     pub(crate) fn with_job(mut self, job: Option<String>) -> Self {
-        self.job = job;
+        self.job = job.map(String::into_boxed_str);
         self
     }
 
