@@ -7,7 +7,8 @@
 --       any, is handled)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered, 4 how long a
---       handled job's history is kept (ms)
+--       handled job's history is kept (ms) when the queue's switch does
+--       not say (lib/jobs.lua's 'on')
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
 -- too late: its visibility timeout ran out and the value went back to the queue.
 --
@@ -44,7 +45,7 @@ if redis.call('zrem', KEYS[1], member) == 1 then
     job, record = delayq_jobs_end(KEYS[6], id, 'ok', now)
   end
   if job then
-    delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + tonumber(ARGV[4]))
+    delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + delayq_jobs_keep(KEYS[6], ARGV[4]))
     delayq_jobs_reap(KEYS[6], KEYS[7], now)
     delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id), 'job', job)
   else

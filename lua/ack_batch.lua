@@ -8,7 +8,7 @@
 --       7 job record expiry (lib/jobs.lua: the deliveries' jobs, if any,
 --       are handled)
 -- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
---       kept (ms), 3.. the deliveries (8-byte id, 10-digit count, value)
+--       kept (ms) when the queue's switch ('on') does not say, 3.. the deliveries (8-byte id, 10-digit count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
 -- when it is too late (its visibility timeout gave it back).
 --
@@ -47,7 +47,7 @@ if #acked > 0 and delayq_jobs_on(KEYS[6]) then
   now = delayq_server_ms()
   -- Their attempts end and their records are handled: two HMGETs and a
   -- write of each kind for the lot (lib/jobs.lua).
-  jobs = delayq_jobs_acked(KEYS[6], KEYS[7], acked, now, now + tonumber(ARGV[2]))
+  jobs = delayq_jobs_acked(KEYS[6], KEYS[7], acked, now, now + delayq_jobs_keep(KEYS[6], ARGV[2]))
 end
 if #jobs > 0 then
   delayq_jobs_reap(KEYS[6], KEYS[7], now, #jobs)

@@ -20,6 +20,12 @@
 --   l:<delivery> the id of the job a delivery (8 bytes) runs.
 -- A dead letter keeps its id in its reason record (lib/element.lua), which
 -- stays aligned with it through requeues and deletes.
+--   on           the switch (ReliableQueue::set_job_history): how long a
+--                handled or deleted job's record is kept, in ms. Only a
+--                transfer starts records, and only while it is set; turning
+--                history off UNLINKs both keys, so every other script, which
+--                looks only when the hash exists (delayq_jobs_on), skips. A
+--                queue that never asked pays one EXISTS a call.
 -- Java sees none of this: the payloads are untouched.
 --
 -- Bounded: DELAYQ_JOBS_ATTEMPTS attempts a job, DELAYQ_JOBS_ERROR_BYTES of
@@ -55,6 +61,16 @@ end
 local function delayq_jobs_on(jobs)
   return jobs ~= nil and redis.call('exists', jobs) == 1
 end
+
+-- How long a handled or deleted record is kept (ms): the queue's switch,
+-- else `fallback` (records left from before the switch existed).
+local function delayq_jobs_keep(jobs, fallback)
+  return tonumber(redis.call('hget', jobs, 'on')) or tonumber(fallback)
+end
+
+-- The fields that are no record: the switch and the skipped count. Never in
+-- the expiry set, so reaping never drops them.
+local DELAYQ_JOBS_META = 2
 
 local function delayq_jobs_hex(bytes)
   return string.format(string.rep('%02x', #bytes), string.byte(bytes, 1, #bytes))
@@ -169,7 +185,7 @@ end
 local function delayq_jobs_open(jobs, id)
   local record = delayq_jobs_get(jobs, id)
   if record then return record end
-  if redis.call('hlen', jobs) >= DELAYQ_JOBS_CAP then
+  if redis.call('hlen', jobs) >= DELAYQ_JOBS_CAP + DELAYQ_JOBS_META then
     redis.call('hincrby', jobs, 'skipped', 1)
     return nil
   end
@@ -279,9 +295,10 @@ end
 -- Transferred elements with their ids (lib/ids.lua's delayq_ids_take;
 -- false: none): each id goes with its payload to the ready state. Reads
 -- every record and ready list in one HMGET, writes them in one HSET and one
--- ZADD (a transfer moves up to hundreds at a time).
+-- ZADD (a transfer moves up to hundreds at a time). The only place records
+-- start: nothing unless the queue's switch ('on') is set.
 local function delayq_jobs_transferred(jobs, expiry, elements, ids)
-  if not jobs then return end
+  if not jobs or not ids or redis.call('hexists', jobs, 'on') == 0 then return end
   local items, fields, seen = {}, {}, {}
   for i = 1, #elements do
     local id = ids[i]
@@ -300,7 +317,7 @@ local function delayq_jobs_transferred(jobs, expiry, elements, ids)
   if #items == 0 then return end
   local now = delayq_server_ms()
   local raw = delayq_jobs_hmget(jobs, fields)
-  local room = DELAYQ_JOBS_CAP - redis.call('hlen', jobs)
+  local room = DELAYQ_JOBS_CAP + DELAYQ_JOBS_META - redis.call('hlen', jobs)
   local batch = delayq_jobs_batch(jobs, expiry, now)
   local lists, records = {}, {}
   for _, item in ipairs(items) do
@@ -515,13 +532,15 @@ local function delayq_jobs_dead(jobs, expiry, id, record, reason, now)
   delayq_jobs_put(jobs, expiry, id, record, 'dead', now, nil)
 end
 
--- How long the record of a deleted dead letter's job is kept.
+-- How long the record of a deleted dead letter's job is kept when the
+-- queue's switch does not say.
 local DELAYQ_JOBS_DELETED_TTL = 86400000
 
 -- Dead letters leaving the list: `records` are their reason records;
 -- requeued ones (`values` given) are ready again, deleted ones expire
--- after DELAYQ_JOBS_DELETED_TTL.
+-- after the queue's keep time (delayq_jobs_keep).
 local function delayq_jobs_from_dead(jobs, expiry, records, values, now)
+  local keep = delayq_jobs_keep(jobs, DELAYQ_JOBS_DELETED_TTL)
   for i = 1, #records do
     local id = delayq_jobs_reason_id(records[i])
     if id then
@@ -531,7 +550,7 @@ local function delayq_jobs_from_dead(jobs, expiry, records, values, now)
         local record = delayq_jobs_get(jobs, id)
         if record then
           record.r = nil
-          delayq_jobs_put(jobs, expiry, id, record, 'deleted', now, now + DELAYQ_JOBS_DELETED_TTL)
+          delayq_jobs_put(jobs, expiry, id, record, 'deleted', now, now + keep)
         end
       end
     end

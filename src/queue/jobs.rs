@@ -4,12 +4,13 @@
 
 use std::time::{Duration, SystemTime};
 
-use fred::types::Value;
+use fred::interfaces::ClientLike;
+use fred::types::{ClusterHash, CustomCommand, Value};
 use serde::Deserialize;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
-use crate::error::{Error, Result};
+use crate::error::{CommandResult, Error, Result};
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 use crate::wire::{format, time};
@@ -52,6 +53,11 @@ pub struct JobHistory {
     pub attempts_total: u32,
     /// Its last attempts, oldest first.
     pub attempts: Vec<Attempt>,
+    /// The queue's history switch when this was read: how long handled and
+    /// deleted histories are kept, or `None` when the queue keeps none
+    /// ([`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history));
+    /// then only a pending job is found (through the id index).
+    pub history: Option<Duration>,
 }
 
 /// Where a job is (see [`JobHistory`]).
@@ -214,7 +220,7 @@ pub(crate) async fn history(core: &Core, keys: &QueueKeys, id: &str) -> Result<J
             vec![Value::from(id)],
         )
         .await?;
-    let [element, due, record] = reply::tuple::<3>(value)?.map(|v| match v {
+    let [element, due, record, keep] = reply::tuple::<4>(value)?.map(|v| match v {
         Value::Boolean(false) => Value::Null,
         v => v,
     });
@@ -232,7 +238,61 @@ pub(crate) async fn history(core: &Core, keys: &QueueKeys, id: &str) -> Result<J
         ),
         None => None,
     };
-    Ok(parse(id, pending, record))
+    let mut history = parse(id, pending, record);
+    history.history = keep_of(keep)?;
+    Ok(history)
+}
+
+/// The switch's field in the job records' hash (`lua/lib/jobs.lua`).
+const SWITCH: &str = "on";
+
+fn keep_of(raw: Value) -> Result<Option<Duration>> {
+    match reply::opt_bytes(raw)? {
+        None => Ok(None),
+        Some(raw) => std::str::from_utf8(&raw)
+            .ok()
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .map(|ms| Some(Duration::from_millis(ms)))
+            .ok_or_else(|| Error::Protocol(format!("the job history switch holds {raw:?}, not a time in ms"))),
+    }
+}
+
+/// Turns the queue's job history on, keeping handled and deleted histories
+/// for `keep`, or off (`None`): both keys go, and every history with them.
+pub(crate) async fn set_switch(core: &Core, keys: &QueueKeys, keep: Option<Duration>) -> Result<()> {
+    let conn = core.conn()?;
+    let jobs = keys.jobs();
+    let (command, args) = match keep {
+        Some(keep) => (
+            CustomCommand::new_static("HSET", ClusterHash::FirstKey, false),
+            vec![
+                Value::from(jobs.as_str()),
+                Value::from(SWITCH),
+                Value::from(time::saturating_ms(keep)),
+            ],
+        ),
+        None => (
+            CustomCommand::new_static("UNLINK", ClusterHash::FirstKey, false),
+            vec![Value::from(jobs.as_str()), Value::from(keys.jobs_expiry())],
+        ),
+    };
+    let _: Value = conn.custom(command, args).await.on_key(&jobs)?;
+    Ok(())
+}
+
+/// The queue's job history switch: how long handled histories are kept, or
+/// `None` when it keeps none.
+pub(crate) async fn switch(core: &Core, keys: &QueueKeys) -> Result<Option<Duration>> {
+    let jobs = keys.jobs();
+    let raw: Value = core
+        .conn()?
+        .custom(
+            CustomCommand::new_static("HGET", ClusterHash::FirstKey, false),
+            vec![Value::from(jobs.as_str()), Value::from(SWITCH)],
+        )
+        .await
+        .on_key(&jobs)?;
+    keep_of(raw)
 }
 
 fn parse(id: &str, pending: Option<SystemTime>, record: Option<Record>) -> JobHistory {
@@ -268,6 +328,7 @@ fn parse(id: &str, pending: Option<SystemTime>, record: Option<Record>) -> JobHi
         state,
         attempts_total,
         attempts,
+        history: None,
     }
 }
 

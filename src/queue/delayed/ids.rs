@@ -190,6 +190,33 @@ impl<T: 'static> DelayedQueue<T> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
     }
 
+    /// Turns job history on (`Some(keep)`) or off (`None`, which deletes
+    /// every history the queue kept): see
+    /// [`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history).
+    /// Off by default.
+    ///
+    /// ```no_run
+    /// # async fn demo(reminders: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// reminders.set_job_history(Some(Duration::from_secs(3600))).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_job_history(&self, keep: Option<std::time::Duration>) -> Result<()> {
+        crate::queue::jobs::set_switch(&self.handle.core, &self.handle.keys, keep).await
+    }
+
+    /// The queue's job history switch (`None`: off, the default): see
+    /// [`ReliableQueue::job_history`](crate::ReliableQueue::job_history).
+    ///
+    /// ```no_run
+    /// # async fn demo(reminders: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// println!("history: {:?}", reminders.job_history().await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn job_history(&self) -> Result<Option<std::time::Duration>> {
+        crate::queue::jobs::switch(&self.handle.core, &self.handle.keys).await
+    }
+
     async fn offer_id(&self, id: &str, value: &T, due: Due, if_pending: IfPending) -> Result<bool> {
         check_id(id)?;
         self.handle.core.seen(&self.handle.keys);

@@ -296,6 +296,49 @@ impl<T: 'static> ReliableQueue<T> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
     }
 
+    /// Turns job history on or off for this queue (for every client of it:
+    /// the switch is kept in Redis). Off by default: a queue that never
+    /// turns it on keeps no history and pays nothing for it (one `EXISTS` a
+    /// script). On, each value offered with an id gets a history from its
+    /// transfer on, at a cost: a Worker over such values runs at about a
+    /// fifth of the rate of values without (string work in Lua per value,
+    /// see BENCHMARKS.md scenario 18).
+    ///
+    /// `Some(keep)`: histories start at the next transfer; handled and
+    /// deleted ones are kept for `keep` (it replaces
+    /// [`with_history_ttl`](Self::with_history_ttl) for this queue).
+    /// `None`: off; **this deletes every history the queue kept** (both of
+    /// its keys are unlinked). Values still pending stay findable by id
+    /// ([`DelayedQueue::get`](crate::DelayedQueue::get), and
+    /// [`job`](Self::job) says they are pending).
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// orders.set_job_history(Some(Duration::from_secs(24 * 3600))).await?;
+    /// assert_eq!(orders.job_history().await?, Some(Duration::from_secs(24 * 3600)));
+    /// orders.set_job_history(None).await?; // drops the histories
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_job_history(&self, keep: Option<Duration>) -> Result<()> {
+        crate::queue::jobs::set_switch(&self.handle.core, &self.handle.keys, keep).await
+    }
+
+    /// The queue's job history switch: how long handled histories are kept,
+    /// or `None` when the queue keeps none (the default; see
+    /// [`set_job_history`](Self::set_job_history)).
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// if orders.job_history().await?.is_none() {
+    ///     println!("orders keeps no job history");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn job_history(&self) -> Result<Option<Duration>> {
+        crate::queue::jobs::switch(&self.handle.core, &self.handle.keys).await
+    }
+
     /// The same queue, naming `consumer` in the attempts of the jobs it
     /// takes (a worker: its id and host).
     pub(crate) fn with_consumer(mut self, consumer: Arc<str>) -> Self {
