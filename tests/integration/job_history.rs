@@ -13,6 +13,7 @@ use delayq_test_support::fault_proxy::Fault;
 use delayq_test_support::{eventually, redis_test, settled};
 
 const HOUR: Duration = Duration::from_secs(3600);
+const DAY: Duration = Duration::from_secs(24 * 3600);
 
 fn s(v: &str) -> String {
     v.to_owned()
@@ -21,6 +22,7 @@ fn s(v: &str) -> String {
 redis_test! {
     async fn a_job_keeps_its_id_and_attempts_through_retry_dead_letter_requeue_and_ack(client) {
         let dq = client.delayed_queue("history", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("history", StringCodec).unwrap().without_transfer();
         // Two jobs with equal payloads, and a third.
         assert!(dq.offer_with_id("job-1", &s("same"), Duration::ZERO).await.unwrap());
@@ -80,6 +82,7 @@ redis_test! {
 redis_test! {
     async fn a_retry_through_the_delayed_queue_is_pending_under_its_id_again(client) {
         let dq = client.delayed_queue("retrying", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("retrying", StringCodec).unwrap().without_transfer();
         dq.offer_with_id("order-7", &s("charge"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -117,6 +120,7 @@ impl std::error::Error for Charging {
 redis_test! {
     async fn a_workers_failure_keeps_its_chain_and_backtrace_and_a_long_error_is_capped(client) {
         let dq = client.delayed_queue("failing", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         dq.offer_with_id("big", &s("v"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
         let worker = client
@@ -153,6 +157,7 @@ redis_test! {
 redis_test! {
     async fn a_backtrace_is_kept_when_the_error_leaves_room(client) {
         let dq = client.delayed_queue("traced", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         dq.offer_with_id("t", &s("v"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
         let worker = client
@@ -178,6 +183,7 @@ redis_test! {
 redis_test! {
     async fn a_history_keeps_the_last_attempts_only(client) {
         let dq = client.delayed_queue("bounded", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("bounded", StringCodec).unwrap().with_max_deliveries(0);
         dq.offer_with_id("many", &s("v"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -195,10 +201,10 @@ redis_test! {
 redis_test! {
     async fn a_handled_jobs_history_expires_after_its_time(client) {
         let dq = client.delayed_queue("expiring", StringCodec).unwrap().without_transfer();
-        let rq = client
-            .reliable_queue("expiring", StringCodec)
-            .unwrap()
-            .with_history_ttl(Duration::from_millis(1));
+        // The queue's switch says how long handled histories are kept.
+        dq.set_job_history(Some(Duration::from_millis(1))).await.unwrap();
+        let rq = client.reliable_queue("expiring", StringCodec).unwrap();
+        assert_eq!(rq.job_history().await.unwrap(), Some(Duration::from_millis(1)));
         dq.offer_with_id("short", &s("a"), Duration::ZERO).await.unwrap();
         dq.offer_with_id("next", &s("b"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -208,7 +214,8 @@ redis_test! {
         // A later ack drops expired histories on its way.
         assert!(rq.take().await.unwrap().ack().await.unwrap());
         assert_eq!(rq.job("short").await.unwrap().state, JobState::Unknown);
-        // The default keeps a day.
+        // A day, set again: the histories stay on.
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let kept = client.reliable_queue("expiring", StringCodec).unwrap();
         dq.offer_with_id("long", &s("c"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -224,6 +231,7 @@ redis_test! {
 redis_test! {
     async fn a_nack_whose_reply_is_lost_records_one_attempt(proxy, client, raw) {
         let dq = client.delayed_queue("lost-nack", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("lost-nack", StringCodec).unwrap().without_transfer();
         dq.offer_with_id("once", &s("v"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -247,6 +255,7 @@ redis_test! {
         let keys = delayq::QueueKeys::new("job-events").unwrap();
         client.enable_events(&keys, 1000).await.unwrap();
         let dq = client.delayed_queue("job-events", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("job-events", StringCodec).unwrap().without_transfer();
         dq.offer_with_id("e-1", &s("a"), Duration::ZERO).await.unwrap();
         dq.offer_with_id("e-2", &s("b"), Duration::ZERO).await.unwrap();
@@ -284,6 +293,7 @@ redis_test! {
 redis_test! {
     async fn a_deleted_dead_letters_job_says_so(client) {
         let dq = client.delayed_queue("deleting", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("deleting", StringCodec).unwrap().without_transfer();
         for id in ["d-1", "d-2"] {
             dq.offer_with_id(id, &s("same"), Duration::ZERO).await.unwrap();
@@ -309,6 +319,7 @@ redis_test! {
     /// flight, its attempt open, and no failure is counted.
     async fn a_retry_refused_by_an_id_collision_leaves_the_delivery_in_flight(client, raw) {
         let dq = client.delayed_queue("clashing", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("clashing", StringCodec).unwrap().without_transfer();
         dq.offer_with_id("order-7", &s("charge"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -352,6 +363,7 @@ redis_test! {
     /// dead letter does.
     async fn a_rejected_attempt_carries_its_why(client) {
         let dq = client.delayed_queue("declining", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(DAY)).await.unwrap();
         let rq = client.reliable_queue("declining", StringCodec).unwrap().without_transfer();
         dq.offer_with_id("order-9", &s("charge"), Duration::ZERO).await.unwrap();
         dq.transfer_now().await.unwrap();
@@ -360,5 +372,77 @@ redis_test! {
         assert_eq!(history.attempts.len(), 1, "{history:?}");
         assert_eq!(history.attempts[0].outcome.as_deref(), Some("rejected"));
         assert_eq!(history.attempts[0].error.as_deref(), Some("card declined"), "{history:?}");
+    }
+}
+
+redis_test! {
+    /// History is off by default: values offered with ids, transferred, run
+    /// by a Worker and acked (one by one and in batches) leave no job
+    /// records; a job is still found while pending, and its history says
+    /// the queue keeps none.
+    async fn a_queue_without_history_keeps_no_job_records(client, raw) {
+        let dq = client.delayed_queue("plain-ids", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("plain-ids", StringCodec).unwrap().without_transfer();
+        assert_eq!(rq.job_history().await.unwrap(), None);
+        for i in 0..6 {
+            dq.offer_with_id(&format!("job-{i}"), &format!("v{i}"), Duration::ZERO).await.unwrap();
+        }
+        dq.offer_with_id("later", &s("later"), HOUR).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        // A single take, nacked back and acked; then a Worker for the rest.
+        let first = rq.take().await.unwrap();
+        assert_eq!(first.job_id(), None);
+        first.nack(Duration::ZERO).await.unwrap();
+        assert!(rq.take().await.unwrap().ack().await.unwrap());
+        let worker = client
+            .worker("plain-ids", StringCodec)
+            .unwrap()
+            .concurrency(2)
+            .run(|_: String| async move { Ok::<(), BoxError>(()) });
+        eventually(Duration::from_secs(20), "all handled", || async {
+            rq.len().await.unwrap() == 0 && rq.in_flight().await.unwrap() == 0
+        })
+        .await;
+        worker.shutdown().await;
+        let jobs = format!("delayq_jobs:{{{}}}", "plain-ids");
+        let expiry = format!("delayq_jobs_expiry:{{{}}}", "plain-ids");
+        let exists = raw.cmd("EXISTS", vec![jobs.as_str().into(), expiry.as_str().into()]).await;
+        assert_eq!(exists.as_i64(), Some(0), "no job records without history");
+        let pending = rq.job("later").await.unwrap();
+        assert!(matches!(pending.state, JobState::Pending { .. }), "{pending:?}");
+        assert_eq!(pending.history, None);
+        assert_eq!(rq.job("job-0").await.unwrap().state, JobState::Unknown);
+    }
+}
+
+redis_test! {
+    /// Turning history off drops the records and their expiry set; a job
+    /// handled after that has none.
+    async fn turning_history_off_removes_its_keys(client, raw) {
+        let dq = client.delayed_queue("switched", StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue("switched", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(HOUR)).await.unwrap();
+        dq.offer_with_id("kept", &s("a"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().ack().await.unwrap());
+        let handled = rq.job("kept").await.unwrap();
+        assert!(matches!(handled.state, JobState::Handled { .. }), "{handled:?}");
+        assert_eq!(handled.history, Some(HOUR));
+        let jobs = "delayq_jobs:{switched}";
+        let expiry = "delayq_jobs_expiry:{switched}";
+        let exists = raw.cmd("EXISTS", vec![jobs.into(), expiry.into()]).await;
+        assert_eq!(exists.as_i64(), Some(2));
+
+        rq.set_job_history(None).await.unwrap();
+        assert_eq!(rq.job_history().await.unwrap(), None);
+        let exists = raw.cmd("EXISTS", vec![jobs.into(), expiry.into()]).await;
+        assert_eq!(exists.as_i64(), Some(0));
+        assert_eq!(rq.job("kept").await.unwrap().state, JobState::Unknown);
+        dq.offer_with_id("after", &s("b"), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().ack().await.unwrap());
+        assert_eq!(rq.job("after").await.unwrap().state, JobState::Unknown);
+        let exists = raw.cmd("EXISTS", vec![jobs.into()]).await;
+        assert_eq!(exists.as_i64(), Some(0));
     }
 }

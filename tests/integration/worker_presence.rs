@@ -212,6 +212,7 @@ redis_test! {
         let queue = "running-jobs";
         let (entered, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
         let producer = client.delayed_queue(queue, StringCodec).unwrap();
+        producer.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
         producer.offer_with_id("order-1", &"charge".to_string(), Duration::ZERO).await.unwrap();
         producer.offer_with_id("order-2", &"refund".to_string(), Duration::ZERO).await.unwrap();
         producer.transfer_now().await.unwrap();
