@@ -4,12 +4,12 @@
 //! backtrace.
 
 use std::process::ExitCode;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use delayq::jobs::{Attempt, JobHistory, JobState};
 use serde_json::json;
 
-use crate::args::{Cli, CodecKind, JobArgs, OutputFormat};
+use crate::args::{Cli, CodecKind, HistorySwitch, JobArgs, OutputFormat};
 use crate::output::{self, escape, escape_lines};
 use crate::text_codec::TextCodec;
 
@@ -19,11 +19,27 @@ pub(crate) async fn run(cli: &Cli, args: &JobArgs) -> delayq::Result<ExitCode> {
         let queue = client
             .reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
             .without_transfer();
-        queue.job(&args.id).await
+        match (&args.history, &args.id) {
+            (Some(HistorySwitch(keep)), _) => {
+                queue.set_job_history(*keep).await?;
+                Ok(Err(queue.job_history().await?))
+            }
+            (None, Some(id)) => queue.job(id).await.map(Ok),
+            (None, None) => Err(delayq::Error::InvalidArgument("give a job id or --history".into())),
+        }
     }
     .await;
     client.shutdown().await;
-    let history = read?;
+    let history = match read? {
+        Ok(history) => history,
+        Err(keep) => {
+            match args.format {
+                OutputFormat::Json => println!("{}", output::json(&json!({ "queue": args.queue, "history": keep_json(keep) }))),
+                OutputFormat::Table => println!("{}", switch_text(&args.queue, keep)),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     match args.format {
         OutputFormat::Json => println!("{}", output::json(&history_json(&args.queue, &history))),
         OutputFormat::Table => print(&args.queue, &history),
@@ -33,6 +49,28 @@ pub(crate) async fn run(cli: &Cli, args: &JobArgs) -> delayq::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The switch as JSON: `{"on": true, "keep_ms": ...}` or `{"on": false}`.
+fn keep_json(keep: Option<Duration>) -> serde_json::Value {
+    match keep {
+        Some(keep) => json!({ "on": true, "keep_ms": keep.as_millis() as u64 }),
+        None => json!({ "on": false }),
+    }
+}
+
+fn switch_text(queue: &str, keep: Option<Duration>) -> String {
+    match keep {
+        Some(keep) => format!(
+            "job history: on for {}, handled histories kept {}",
+            escape(queue),
+            output::compact(keep)
+        ),
+        None => format!(
+            "job history: off for {} (turn it on with `delayq job QUEUE --history on`)",
+            escape(queue)
+        ),
+    }
 }
 
 fn ms(at: SystemTime) -> i64 {
@@ -85,6 +123,7 @@ fn history_json(queue: &str, h: &JobHistory) -> serde_json::Value {
         "state": state_json(&h.state),
         "attempts_total": h.attempts_total,
         "attempts": h.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
+        "history": keep_json(h.history),
     })
 }
 
@@ -103,10 +142,14 @@ fn print(queue: &str, h: &JobHistory) {
         JobState::Handled { at } => format!("handled {}", output::relative(*at, now)),
         JobState::Deleted { at } => format!("dead letter deleted {}", output::relative(*at, now)),
         JobState::Removed { since } => format!("removed from the pending set (last seen {})", output::relative(*since, now)),
+        JobState::Unknown if h.history.is_none() => "unknown: no such id pending (the queue keeps no job history)".into(),
         JobState::Unknown => "unknown: no such id pending and no history (never offered with an id, taken by a consumer that keeps none, or expired)".into(),
         _ => h.state.name().into(),
     };
     println!("state: {state}");
+    if h.history.is_none() {
+        println!("{}", switch_text(queue, None));
+    }
     if h.attempts.is_empty() {
         println!("attempts: none");
         return;
