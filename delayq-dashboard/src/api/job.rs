@@ -89,5 +89,10 @@ fn history_json(shared: &Shared, queue: &str, h: &JobHistory) -> Value {
         "state": state_json(&h.state),
         "attempts_total": h.attempts_total,
         "attempts": h.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
+        // The queue's history switch: off, the page says only pending jobs are found.
+        "history": match h.history {
+            Some(keep) => json!({ "on": true, "keep_ms": keep.as_millis() as u64 }),
+            None => json!({ "on": false }),
+        },
     })
 }

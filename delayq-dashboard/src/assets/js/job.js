@@ -46,7 +46,10 @@ function jobPage() {
     if (state.name === "dead_lettered") detail.push(`why: ${visible(state.reason)}`);
     if (state.name === "in_flight") detail.push(`delivery ${visible(state.delivery)}`);
     if (state.name === "pending") detail.push(`due ${localTime(state.at_ms)}`);
-    if (state.name === "unknown") detail.push("No such id pending and no history: never offered with this id, taken by a consumer that keeps none (Java, a plain take), or its history expired.");
+    const off = !(data.history && data.history.on);
+    if (state.name === "unknown" && off) detail.push("No such id pending.");
+    else if (state.name === "unknown") detail.push("No such id pending and no history: never offered with this id, taken by a consumer that keeps none (Java, a plain take), or its history expired.");
+    if (off) detail.push("This queue keeps no job history (turn it on: delayq job QUEUE --history on): only pending jobs are found.");
     if (data.attempts_total > data.attempts.length) detail.push(`the last ${data.attempts.length} of ${fmt(data.attempts_total)} attempts are kept`);
     $("job-detail").textContent = detail.join(" · ");
     const first = data.attempts_total - data.attempts.length + 1;

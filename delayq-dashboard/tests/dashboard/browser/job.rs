@@ -19,6 +19,7 @@ async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_
     let client = seed::client(&server).await;
     let dq = client.delayed_queue(QUEUE, StringCodec).unwrap().without_transfer();
     let rq = client.reliable_queue(QUEUE, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
     let id = "order-<b>42</b>";
     dq.offer_with_id(id, &"charge".to_string(), Duration::ZERO)
         .await
@@ -109,6 +110,20 @@ async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_
         .await
         .unwrap();
     wait_text(&browser, "#job-state", "unknown").await;
+    assert!(!text(&browser, "#job-detail").await.contains("keeps no job history"));
+
+    // With history off, the page says so.
+    dq.set_job_history(None).await.unwrap();
+    browser
+        .goto(&format!("{url}/job?name={}&id=order-43", urlencode(QUEUE)))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "unknown").await;
+    assert!(
+        text(&browser, "#job-detail").await.contains("This queue keeps no job history"),
+        "{}",
+        text(&browser, "#job-detail").await
+    );
     client.shutdown().await;
 }
 
