@@ -94,12 +94,13 @@ pub enum JobState {
         reason: String,
     },
     /// Acknowledged: done. Its history is kept for the queue's history
-    /// time ([`ReliableQueue::with_history_ttl`](crate::ReliableQueue::with_history_ttl)).
+    /// time ([`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history)).
     Handled {
         /// When it was acknowledged.
         at: SystemTime,
     },
-    /// Its dead letter was deleted (its history is kept for a day).
+    /// Its dead letter was deleted (its history is kept for the queue's
+    /// history time).
     Deleted {
         /// When.
         at: SystemTime,
@@ -110,9 +111,9 @@ pub enum JobState {
         /// When it was last seen pending.
         since: SystemTime,
     },
-    /// No such id pending and no history: never offered with this id,
-    /// taken by a consumer that keeps none (Java, a plain take), or its
-    /// history expired.
+    /// No such id pending and no history: never offered with this id, on
+    /// a queue that keeps no job history, taken by a consumer that keeps
+    /// none (Java, a plain take), or its history expired.
     Unknown,
 }
 

@@ -175,7 +175,9 @@ impl<T: 'static> Delivery<T> {
     /// The id the value was offered with
     /// ([`DelayedQueue::offer_with_id`](crate::DelayedQueue::offer_with_id)),
     /// whose history [`ReliableQueue::job`] reads; `None` for a value
-    /// offered without one (or by Java).
+    /// offered without one (or by Java), and on a queue that keeps no job
+    /// history ([`ReliableQueue::set_job_history`]): the id travels in the
+    /// history's records.
     ///
     /// ```no_run
     /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {

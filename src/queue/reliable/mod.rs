@@ -262,9 +262,11 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// How long the history of a handled job (a value offered with an id,
-    /// then acked) is kept, for [`job`](Self::job) (default 24 h). Each ack
-    /// sets it for its own job; expired histories are dropped a few at a
-    /// time by later acks.
+    /// then acked) is kept, for [`job`](Self::job) (default 24 h), when the
+    /// queue's switch does not say: the time given to
+    /// [`set_job_history`](Self::set_job_history) wins, so this only serves
+    /// records left from before that switch existed. Expired histories are
+    /// dropped a few at a time by later acks.
     ///
     /// ```no_run
     /// # fn demo(client: &delayq::Client) -> delayq::Result<()> {
