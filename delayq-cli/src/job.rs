@@ -34,7 +34,10 @@ pub(crate) async fn run(cli: &Cli, args: &JobArgs) -> delayq::Result<ExitCode> {
         Ok(history) => history,
         Err(keep) => {
             match args.format {
-                OutputFormat::Json => println!("{}", output::json(&json!({ "queue": args.queue, "history": keep_json(keep) }))),
+                OutputFormat::Json => println!(
+                    "{}",
+                    output::json(&json!({ "queue": args.queue, "history": keep_json(keep) }))
+                ),
                 OutputFormat::Table => println!("{}", switch_text(&args.queue, keep)),
             }
             return Ok(ExitCode::SUCCESS);

@@ -120,7 +120,9 @@ async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_
         .unwrap();
     wait_text(&browser, "#job-state", "unknown").await;
     assert!(
-        text(&browser, "#job-detail").await.contains("This queue keeps no job history"),
+        text(&browser, "#job-detail")
+            .await
+            .contains("This queue keeps no job history"),
         "{}",
         text(&browser, "#job-detail").await
     );
