@@ -184,6 +184,7 @@ redis_test! {
     /// job's page).
     async fn a_jobs_dead_letter_is_found_by_its_id(client) {
         let dq = client.delayed_queue("dead-jobs", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
         let rq = client.reliable_queue("dead-jobs", StringCodec).unwrap().without_transfer();
         dq.offer_with_id("inv-7", &"invoice".to_owned(), Duration::ZERO).await.unwrap();
         dq.offer(&"invoice".to_owned(), Duration::ZERO).await.unwrap();

@@ -533,8 +533,9 @@ pub struct DeadLetter<T> {
     pub reason: Option<String>,
     /// When it was dead-lettered (the Redis server's clock), when recorded.
     pub at: Option<std::time::SystemTime>,
-    /// The id of its job, when it was offered with one
-    /// ([`ReliableQueue::job`] reads the job's history).
+    /// The id of its job, when it was offered with one on a queue that
+    /// keeps job history ([`ReliableQueue::set_job_history`];
+    /// [`ReliableQueue::job`] reads the job's history).
     pub job: Option<String>,
     /// What names exactly this dead letter for
     /// [`ReliableQueue::requeue_dead_letters_exact`] and
