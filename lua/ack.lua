@@ -1,10 +1,14 @@
--- LIBS: element events
+-- LIBS: element jobs events
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
---       resent ack writes none), 5 stats hash (the 'acked' total)
+--       resent ack writes none), 5 stats hash (the 'acked' total), 6 job
+--       records, 7 job record expiry (lib/jobs.lua: the delivery's job, if
+--       any, is handled)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
---       are remembered (ms), 3 most acked ids remembered
+--       are remembered (ms), 3 most acked ids remembered, 4 how long a
+--       handled job's history is kept (ms) when the queue's switch does
+--       not say (lib/jobs.lua's 'on')
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
 -- too late: its visibility timeout ran out and the value went back to the queue.
 --
@@ -14,6 +18,8 @@
 -- while acks keep coming) and the whole set expires when acks stop.
 -- Cost: O(log n).
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[6], KEYS[7])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
@@ -34,7 +40,17 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   end
   redis.call('zadd', KEYS[2], now, id)
   redis.call('pexpire', KEYS[2], window)
-  delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
+  local job, record
+  if delayq_jobs_on(KEYS[6]) then
+    job, record = delayq_jobs_end(KEYS[6], id, 'ok', now)
+  end
+  if job then
+    delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + delayq_jobs_keep(KEYS[6], ARGV[4]))
+    delayq_jobs_reap(KEYS[6], KEYS[7], now)
+    delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id), 'job', job)
+  else
+    delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
+  end
   delayq_count(KEYS[5], 'acked', 1)
   return 1
 end

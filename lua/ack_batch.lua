@@ -1,11 +1,14 @@
--- LIBS: element offer request events
+-- LIBS: element offer request jobs events
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
 -- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event
 --       per call that settles any, with the count it settled: a resend
---       writes none), 5 stats hash (the 'acked' total)
--- ARGV: 1 the run's id in its lane, 2.. the deliveries (8-byte id, 10-digit
---       count, value)
+--       writes none; with the job ids of the first, as a JSON array, when
+--       they have any), 5 stats hash (the 'acked' total), 6 job records,
+--       7 job record expiry (lib/jobs.lua: the deliveries' jobs, if any,
+--       are handled)
+-- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
+--       kept (ms) when the queue's switch ('on') does not say, 3.. the deliveries (8-byte id, 10-digit count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
 -- when it is too late (its visibility timeout gave it back).
 --
@@ -21,6 +24,8 @@
 -- Cost: O(k log m) for k deliveries and m in flight.
 local bad = delayq_check_types(KEYS[1], 'zset')
 if bad then return bad end
+bad = delayq_jobs_check(KEYS[6], KEYS[7])
+if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
 -- A late copy of a run older than the lane's last (its client gave up on
 -- it) still acks what it can, harmlessly, but leaves the record alone.
@@ -29,16 +34,28 @@ if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
 local reply, acked = {}, {}
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then
-    reply[i - 1] = 1
+    reply[i - 2] = 1
     acked[#acked + 1] = string.sub(ARGV[i], 1, 8)
   else
-    reply[i - 1] = 0
+    reply[i - 2] = 0
   end
 end
-if #acked > 0 then
-  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
-  delayq_count(KEYS[5], 'acked', #acked)
+local jobs, now = {}, nil
+if #acked > 0 and delayq_jobs_on(KEYS[6]) then
+  now = delayq_server_ms()
+  -- Their attempts end and their records are handled: two HMGETs and a
+  -- write of each kind for the lot (lib/jobs.lua).
+  jobs = delayq_jobs_acked(KEYS[6], KEYS[7], acked, now, now + delayq_jobs_keep(KEYS[6], ARGV[2]))
 end
+if #jobs > 0 then
+  delayq_jobs_reap(KEYS[6], KEYS[7], now, #jobs)
+  local named = {}
+  for i = 1, math.min(#jobs, DELAYQ_EVENT_IDS) do named[i] = jobs[i] end
+  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(named))
+elseif #acked > 0 then
+  delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
+end
+delayq_count(KEYS[5], 'acked', #acked)
 return delayq_run_answer(KEYS[2], ARGV[1], reply, #acked > 0 and not late)

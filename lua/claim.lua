@@ -1,4 +1,4 @@
--- LIBS: element counts events limits
+-- LIBS: element counts jobs events limits
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.
@@ -6,13 +6,15 @@
 --       (lateness tracking), 5 count records (hash), 6 count record expiry
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
---       (lib/events.lua: 'claimed' or 'dead_lettered'), 13 stats hash (the
---       'dead_lettered' total), 14 limits hash (lib/limits.lua: takes
---       switched off hold the queue as a pause does)
+--       (lib/events.lua: 'claimed' or 'dead_lettered', with the job id
+--       when the value has one), 13 stats hash (the 'dead_lettered' total),
+--       14 limits hash (lib/limits.lua: takes switched off hold the queue as
+--       a pause does), 15 job records, 16 job record expiry (lib/jobs.lua:
+--       the value's job, if any, starts an attempt)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
---       tail to look for the value
--- Returns {'ok', delivery count, due ms or false, now ms} | {'dead', deliveries}
+--       tail to look for the value, 6 the consumer (for the job's attempt)
+-- Returns {'ok', delivery count, due ms or false, now ms, job id or false} | {'dead', deliveries}
 -- | {'paused'} (the queue is paused: the value went back to the head of the
 -- destination, and the caller waits) | {'gone'} (no copy near the tail: the reaper already returned it to the
 -- queue, and the caller takes again). The due time is known when a tracked
@@ -26,6 +28,8 @@
 -- The delivery goes into the lease set as id .. count (10 digits) .. value.
 -- Cost: O(log n) in the deliveries in flight, plus the bounded tail scan.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[15], KEYS[16])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
@@ -50,17 +54,31 @@ end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
+local jobs = delayq_jobs_on(KEYS[15]) and delayq_jobs_claims(KEYS[15], KEYS[16], {value}, now)
+local job = jobs and jobs.ids[1]
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
-  delayq_dead_letter(KEYS[3], KEYS[10], value, reason)
-  delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
+  delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))
+  if job then
+    delayq_jobs_claim_dead(jobs, 1, reason)
+    delayq_jobs_flush(jobs)
+    delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason, 'job', job)
+  else
+    delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)
+  end
   delayq_count(KEYS[13], 'dead_lettered', 1)
   return {'dead', deliveries - 1}
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[3]), id .. string.format('%010d', deliveries) .. value)
-delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)
+if job then
+  delayq_jobs_claimed(jobs, 1, id, ARGV[6])
+  delayq_jobs_flush(jobs)
+  delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries, 'job', job)
+else
+  delayq_event(events, KEYS[12], 'claimed', 'count', 1, 'deliveries', delayq_hex(id), 'attempt', deliveries)
+end
 local due = redis.call('zscore', KEYS[4], value)
 if due then
   redis.call('zrem', KEYS[4], value)
 end
-return {'ok', deliveries, due or false, now}
+return {'ok', deliveries, due or false, now, job or false}

@@ -1,4 +1,4 @@
--- LIBS: element counts events limits
+-- LIBS: element counts jobs events limits
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.
@@ -6,15 +6,18 @@
 --       4 due-time set (lateness tracking), 5 count records (hash), 6 count
 --       record expiry (zset), 7 pause flag, 8 dead-letter reasons (list), 9 events
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
---       call that claims any, one 'dead_lettered' per call that dead-letters any),
---       call that claims any, one 'dead_lettered' per call that dead-letters any),
---       11 stats hash (the 'dead_lettered' total), 12 limits hash
---       (lib/limits.lua: takes switched off answer as paused)
+--       call that claims any, one 'dead_lettered' per call that dead-letters any;
+--       each names the job ids of its first values, as a JSON array, when
+--       they have any), 11 stats hash (the 'dead_lettered' total), 12 limits
+--       hash (lib/limits.lua: takes switched off answer as paused), 13 job
+--       records, 14 job record expiry (lib/jobs.lua: the job of a value, if
+--       any, starts an attempt)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
---       4 max deliveries (0: no limit), 5 most payload bytes
+--       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
+--       (for the jobs' attempts)
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
 -- in list order: value, delivery count (negative: dead-lettered after that
--- many deliveries), due ms or false}. The i-th value (from 1) is delivery
+-- many deliveries), due ms or false, its job's id or false}. The i-th value (from 1) is delivery
 -- id batch id .. 2-byte big-endian i.
 --
 -- Sent once (a second run would claim more values): if its reply is lost,
@@ -24,6 +27,8 @@
 -- Cost: O(n log m) in the deliveries in flight m, and at most n values or
 -- the byte budget (one value past it) per call.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
@@ -37,18 +42,26 @@ local now = delayq_server_ms()
 -- No records, no count to look up: spares a SHA1 per value.
 local counted = redis.call('exists', KEYS[5]) == 1
 local tracked = redis.call('exists', KEYS[4]) == 1
+-- No job records, no job to look up: spares a SHA1 per value.
+local jobbed = delayq_jobs_on(KEYS[13])
+local claimed_jobs, dead_jobs = {}, {}
 local reply = {'ok', now}
 local deadline = now + visibility
 -- Every lease in one ZADD at the end: a call per value cost a third of the
 -- script.
 local leases = {}
 local claimed, dead = {}, {}
-local bytes = 0
-for i = 1, n do
-  if bytes >= budget then break end
+-- The values first, then their jobs in one lookup (lib/jobs.lua: two
+-- HMGETs and a write of each kind for the lot).
+local values, bytes = {}, 0
+while #values < n and bytes < budget do
   local value = redis.call('lpop', KEYS[1])
   if not value then break end
   bytes = bytes + #value
+  values[#values + 1] = value
+end
+local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
+for i, value in ipairs(values) do
   local deliveries = 1
   if counted then
     deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
@@ -60,12 +73,22 @@ for i = 1, n do
       redis.call('zrem', KEYS[4], value)
     end
   end
+  local job = jobs and jobs.ids[i]
   if max > 0 and deliveries > max then
-    delayq_dead_letter(KEYS[3], KEYS[8], value, 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')')
+    local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
+    delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason))
+    if job then
+      delayq_jobs_claim_dead(jobs, i, reason)
+      if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
+    end
     if events then dead[#dead + 1] = deliveries - 1 end
     deliveries = 1 - deliveries
   else
     local id = batch .. string.char(math.floor(i / 256), i % 256)
+    if job then
+      delayq_jobs_claimed(jobs, i, id, ARGV[6])
+      if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
+    end
     local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id .. count .. value
@@ -74,11 +97,26 @@ for i = 1, n do
   reply[#reply + 1] = value
   reply[#reply + 1] = deliveries
   reply[#reply + 1] = due
+  reply[#reply + 1] = job or false
 end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))
 end
-if #claimed > 0 then delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed)) end
-if #dead > 0 then delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', 'delivered ' .. dead[1] .. ' times without an ack (max_deliveries ' .. max .. ')') end
+if jobs then delayq_jobs_flush(jobs) end
+if #claimed > 0 then
+  if #claimed_jobs > 0 then
+    delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed), 'jobs', cjson.encode(claimed_jobs))
+  else
+    delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed))
+  end
+end
+if #dead > 0 then
+  local reason = 'delivered ' .. dead[1] .. ' times without an ack (max_deliveries ' .. max .. ')'
+  if #dead_jobs > 0 then
+    delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', reason, 'jobs', cjson.encode(dead_jobs))
+  else
+    delayq_event(events, KEYS[10], 'dead_lettered', 'count', #dead, 'reason', reason)
+  end
+end
 delayq_count(KEYS[11], 'dead_lettered', #dead)
 return reply

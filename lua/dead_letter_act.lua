@@ -1,4 +1,4 @@
--- LIBS: element offer request
+-- LIBS: element offer request jobs
 -- dead_letter_act: requeue or delete single dead letters, each named by the
 -- index it was seen at and its digest (lua/dead_letter_page.lua), all or
 -- none (ReliableQueue::requeue_dead_letters_exact, delete_dead_letters_exact).
@@ -7,7 +7,9 @@
 -- above: nothing is inserted before a dead letter). Of equal values, each
 -- name takes one, the nearest to its index not taken by another.
 -- KEYS: 1 dead-letter list, 2 dead-letter reasons (aligned with its tail),
---       3 destination list (the queue), 4 request key (lib/request.lua: a
+--       3 destination list (the queue), 4 job records, 5 job record expiry
+--       (lib/jobs.lua: a requeued job is ready again, a deleted one's
+--       history expires), 6 request key (lib/request.lua: a
 --       resend answers as the first run did and changes nothing twice)
 -- ARGV: 1 'requeue' or 'delete', 2 window, 3 reach (the farthest from
 --       either end a value may be removed), then index, byte length,
@@ -21,9 +23,11 @@
 -- and hashed at most once, at most 2 MiB of values in all (the client names
 -- at most 1 MiB); then an LSET per value; then two LREMs on each list, each stopping within ARGV[3] of its
 -- end. Every seek starts at the nearer end.
-local replayed = delayq_replayed(KEYS[4])
+local replayed = delayq_replayed(KEYS[6])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[4], KEYS[5])
 if bad then return bad end
 
 local function dead_digest(value, reason)
@@ -133,23 +137,23 @@ for i = 1, named do
     j, value = look(math.max(index - window, 0), hi - 1, len, digest)
   end
   if value == 'budget' then
-    return delayq_answer(KEYS[4], {'budget', BUDGET})
+    return delayq_answer(KEYS[6], {'budget', BUDGET})
   end
   if j then
     taken[j] = true
-    found[#found + 1] = {j, value}
+    found[#found + 1] = {j, value, reasons_at[j]}
   else
     missing[#missing + 1] = index
   end
 end
 if #missing > 0 then
   table.insert(missing, 1, 'missing')
-  return delayq_answer(KEYS[4], missing)
+  return delayq_answer(KEYS[6], missing)
 end
 for _, at in ipairs(found) do
   local distance = math.min(at[1], n - 1 - at[1])
   if distance > reach then
-    return delayq_answer(KEYS[4], {'far', at[1], distance})
+    return delayq_answer(KEYS[6], {'far', at[1], distance})
   end
 end
 
@@ -162,7 +166,7 @@ table.sort(found, function(a, b) return a[1] < b[1] end)
 -- A mark no value can equal (the request key is this call's own), set in
 -- place of each value and then removed by two LREMs, one from each end:
 -- those in the list's first half from its head, the rest from its tail.
-local mark = '\0delayq_removed\0' .. KEYS[4]
+local mark = '\0delayq_removed\0' .. KEYS[6]
 local head, tail, rhead, rtail = 0, 0, 0, 0
 for _, at in ipairs(found) do
   local j = at[1]
@@ -177,9 +181,16 @@ for _, at in ipairs(found) do
     if near_head then rhead = rhead + 1 else rtail = rtail + 1 end
   end
 end
+if delayq_jobs_on(KEYS[4]) then
+  local records, values = {}, {}
+  for i, at in ipairs(found) do
+    records[i], values[i] = at[3] or '', at[2]
+  end
+  delayq_jobs_from_dead(KEYS[4], KEYS[5], records, mode == 'requeue' and values or nil, delayq_server_ms())
+end
 -- LREM's count 0 would mean all: only counts above 0 are sent.
 if head > 0 then redis.call('lrem', KEYS[1], head, mark) end
 if tail > 0 then redis.call('lrem', KEYS[1], -tail, mark) end
 if rhead > 0 then redis.call('lrem', KEYS[2], rhead, mark) end
 if rtail > 0 then redis.call('lrem', KEYS[2], -rtail, mark) end
-return delayq_answer(KEYS[4], answer)
+return delayq_answer(KEYS[6], answer)

@@ -1,53 +1,79 @@
--- LIBS: element offer request counts events
+-- LIBS: element offer request counts ids jobs events
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
 --       record expiry (zset), 9 dead-letter reasons (list), 10 events config,
 --       11 events stream (lib/events.lua: 'retried' with the attempt and
 --       delay, 'released' for a value that reached no consumer (-3), or
---       'dead_lettered'), 12 stats hash (the 'failed' total: every nack
---       but a give-back, -1 and -3; and the 'dead_lettered' total), 13 request
---       key (lib/request.lua: a
---       resend gets the first run's reply and changes nothing)
+--       'dead_lettered'; with the job id when it has one), 12 stats hash
+--       (the 'failed' total: every nack but a give-back, -1 and -3; and the
+--       'dead_lettered' total), 13 id index, 14 job records, 15 job record
+--       expiry (lib/jobs.lua: the delivery's job, if any, ends its attempt
+--       and follows its value: a retry through the delayed queue is offered
+--       under the job's id again), 16 request key (lib/request.lua: a resend
+--       gets the first run's reply and changes nothing, so a job's attempt
+--       ends once and nothing is counted twice)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept; -3: to its head,
 --       not counted as a delivery: it reached no consumer),
 --       3 the value packed for the delayed queue, 4 how long a count record
 --       outlives the value's return to the destination (ms), 5 why, for a
---       dead letter
+--       dead letter, 6 the attempt's outcome for the job's history
+--       ('failed', 'nacked', 'rejected', 'dropped', 'cancelled',
+--       'unhandled': not an attempt), 7 its error, 8 the error's source
+--       chain, 9 a backtrace ('' for none; capped by lib/jobs.lua)
 -- Returns 1, or 0 when the delivery was no longer in flight.
 --
 -- The delivery's count is remembered for the value (see claim.lua), so that
 -- its next delivery counts on; the record expires once the value should
 -- long have been taken again (a Java consumer or a plain take may take it,
 -- and never consume the record). Cost: O(log n).
-local replayed = delayq_replayed(KEYS[13])
+local replayed = delayq_replayed(KEYS[16])
 if replayed then return replayed end
-local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list')
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list', KEYS[13], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[14], KEYS[15])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
 if events_bad then return events_bad end
 local member = ARGV[1]
 local count, value = string.sub(member, 9, 18), string.sub(member, 19)
-if redis.call('zrem', KEYS[1], member) == 0 then
-  return delayq_answer(KEYS[13], 0)
-end
 local delay = tonumber(ARGV[2])
-if delay == -2 then
-  delayq_dead_letter(KEYS[6], KEYS[9], value, ARGV[5])
-  delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5])
-  delayq_count(KEYS[12], 'failed', 1)
-  delayq_count(KEYS[12], 'dead_lettered', 1)
-  return delayq_answer(KEYS[13], 1)
+-- A retry through the delayed queue files its job under its id again,
+-- where an id collision refuses (lib/ids.lua): looked up before anything
+-- is written. Reads only, but for a stale index entry dropped on the way.
+local refile = false
+if delay > 0 and delayq_jobs_on(KEYS[14]) and redis.call('zscore', KEYS[1], member)
+    and not redis.call('zscore', KEYS[3], ARGV[3]) then
+  local id = redis.call('hget', KEYS[14], 'l:' .. string.sub(member, 1, 8))
+  local _, format = delayq_payload(ARGV[3])
+  refile = id and format and not delayq_id_find(KEYS[13], KEYS[3], id) and true or false
 end
-if delay == -3 then
-  delayq_event(events, KEYS[11], 'released', 'count', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)))
-else
-  delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0))
-  if delay >= 0 then delayq_count(KEYS[12], 'failed', 1) end
+if redis.call('zrem', KEYS[1], member) == 0 then
+  return delayq_answer(KEYS[16], 0)
 end
 local now = delayq_server_ms()
+local job, record
+if delayq_jobs_on(KEYS[14]) then
+  job, record = delayq_jobs_end(KEYS[14], string.sub(member, 1, 8), ARGV[6], now, ARGV[7], ARGV[8], ARGV[9])
+end
+-- The job id, as the last two fields of an event (none without a job).
+local named = job and {'job', job} or {}
+if delay == -2 then
+  delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, ARGV[5]))
+  if job then delayq_jobs_dead(KEYS[14], KEYS[15], job, record, ARGV[5], now) end
+  delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5], unpack(named))
+  delayq_count(KEYS[12], 'failed', 1)
+  delayq_count(KEYS[12], 'dead_lettered', 1)
+  return delayq_answer(KEYS[16], 1)
+end
+if delay == -3 then
+  delayq_event(events, KEYS[11], 'released', 'count', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), unpack(named))
+else
+  delayq_event(events, KEYS[11], 'retried', 'delivery', delayq_hex(string.sub(member, 1, 8)), 'attempt', tonumber(count), 'delay_ms', math.max(delay, 0), unpack(named))
+  if delay >= 0 then delayq_count(KEYS[12], 'failed', 1) end
+end
 local back = now + math.max(delay, 0)
 local kept = tonumber(count)
 if delay == -3 then
@@ -58,16 +84,40 @@ if kept > 0 then
   delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), kept, back, back + tonumber(ARGV[4]))
   delayq_counts_expire(KEYS[7], KEYS[8], back + tonumber(ARGV[4]))
 end
+-- The job follows its value: to the ready list (its id filed under the
+-- payload), or to the delayed queue under its id again.
+local function ready(head)
+  if job then
+    delayq_jobs_put(KEYS[14], KEYS[15], job, record, 'ready', now, now + DELAYQ_JOBS_READY_TTL)
+    local ids, field = delayq_jobs_ready_ids(KEYS[14], value)
+    if #ids < DELAYQ_JOBS_PER_VALUE then
+      if head then table.insert(ids, 1, job) else ids[#ids + 1] = job end
+      delayq_jobs_ready_save(KEYS[14], KEYS[15], field, ids, now)
+    end
+  end
+end
 if delay < 0 then
   redis.call('lpush', KEYS[2], value)
-  return delayq_answer(KEYS[13], 1)
+  ready(true)
+  return delayq_answer(KEYS[16], 1)
 end
 local element = ARGV[3]
 if delay == 0 or redis.call('zscore', KEYS[3], element) then
   redis.call('rpush', KEYS[2], value)
-  return delayq_answer(KEYS[13], 1)
+  ready(false)
+  return delayq_answer(KEYS[16], 1)
+end
+if job then
+  -- Its own id bytes, indexed, unless the id is pending again (offered
+  -- anew while this value ran): then it goes as a plain element.
+  if refile then
+    local _, format = delayq_payload(element)
+    element = delayq_pack(format, delayq_id_bytes(format, job), value)
+    redis.call('hset', KEYS[13], delayq_element_id(element), delayq_id_entry(job, element))
+  end
+  delayq_jobs_put(KEYS[14], KEYS[15], job, record, 'pending', now, nil)
 end
 -- Offered like any offer (lib/offer.lua). The due time goes as a number:
 -- ZADD and PUBLISH get the same text of it, the score as Redis writes it.
 delayq_offer(KEYS[3], KEYS[4], KEYS[5], {now + delay}, {element})
-return delayq_answer(KEYS[13], 1)
+return delayq_answer(KEYS[16], 1)

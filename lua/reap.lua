@@ -1,11 +1,13 @@
--- LIBS: element offer request counts events
+-- LIBS: element offer request counts jobs events
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
 --       (hash), 5 count record expiry (zset), 6 staging mark (hash), 7 the
 --       run's lane record (lib/request.lua), 8 events config, 9 events stream
 --       (lib/events.lua: one 'timed_out' event per call that gives back any),
---       10 stats hash (the 'timed_out' total)
+--       10 stats hash (the 'timed_out' total), 11 job records, 12 job
+--       record expiry (lib/jobs.lua: a timed-out delivery's job, if any,
+--       ends its attempt as 'timed_out' and is ready again)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -27,6 +29,8 @@
 -- Cost: O(log n) per value returned or record dropped, within the limits.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
 if bad then return bad end
+bad = delayq_jobs_check(KEYS[11], KEYS[12])
+if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end
 local events, events_bad = delayq_events_open(KEYS[8], KEYS[9])
@@ -35,6 +39,7 @@ local now = delayq_server_ms()
 local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local more = 0
+local jobbed = delayq_jobs_on(KEYS[11])
 
 -- Fetched one at a time (O(log n) each), so that no payload past the byte
 -- limit is copied into the script.
@@ -56,6 +61,9 @@ while budget > 0 do
     redis.call('zrem', KEYS[2], member)
     delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), tonumber(count), now, now + window)
     redis.call('lpush', KEYS[3], value)
+    if jobbed then
+      delayq_jobs_end_ready(KEYS[11], KEYS[12], string.sub(member, 1, 8), 'timed_out', value, now, true)
+    end
   end
   if stop then
     break

@@ -1,4 +1,4 @@
--- LIBS: element offer request counts events traces
+-- LIBS: element offer request counts jobs events traces
 -- release_unhandled: give deliveries no handler saw back to the head of the
 -- destination, uncounted (nack.lua's -3 for each), in one call and in their
 -- order: the first delivery given ends first in line, the rest behind it in
@@ -11,7 +11,9 @@
 --       (delayq_traces, lib/traces.lua), 6 trace expiry, 7 the run's lane
 --       record (lib/request.lua), 8 events config, 9 events stream
 --       (lib/events.lua: one 'released' event per call that gives back
---       any, with the count it gave back: a resend writes none)
+--       any, with the count it gave back: a resend writes none), 10 job
+--       records, 11 job record expiry (lib/jobs.lua: a job's claim is
+--       undone, no attempt kept, and it is first in line again)
 -- ARGV: 1 the run's id in its lane, 2 how long a count record outlives the
 --       value's return to the destination (ms), then per delivery, in claim
 --       order: the delivery (8-byte id, 10-digit count, value) and its trace
@@ -31,6 +33,8 @@
 local DELAYQ_RELEASE_MAX = 256
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
+bad = delayq_jobs_check(KEYS[10], KEYS[11])
+if bad then return bad end
 if (#ARGV - 2) % 2 ~= 0 then
   return redis.error_reply('DELAYQ_ARGS release_unhandled takes a delivery and a context per value')
 end
@@ -46,6 +50,7 @@ local now = delayq_server_ms()
 local memory = tonumber(ARGV[2])
 local reply, released, values = {}, {}, {}
 local counted = false
+local jobbed = delayq_jobs_on(KEYS[10])
 for i = 3, #ARGV, 2 do
   local member, context = ARGV[i], ARGV[i + 1]
   if redis.call('zrem', KEYS[1], member) == 1 then
@@ -64,6 +69,12 @@ for i = 3, #ARGV, 2 do
     values[#values + 1] = value
   else
     reply[#reply + 1] = 0
+  end
+end
+if jobbed then
+  -- Last first: each job first in line, as its value.
+  for i = #released, 1, -1 do
+    delayq_jobs_end_ready(KEYS[10], KEYS[11], released[i], 'unhandled', values[i], now, true)
   end
 end
 if counted then

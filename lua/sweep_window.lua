@@ -1,11 +1,13 @@
--- LIBS: element offer request ids events
+-- LIBS: element offer request ids jobs events
 -- sweep_window: move the due elements found in one window of the pending list.
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 the queue's sweep lease, 6 due-time set and 7 due-time marker (lateness
 --       tracking, see the library), 8 pause flag, 9 id index, 10 the run's
 --       lane record (lib/request.lua), 11 events config, 12 events stream
 --       (lib/events.lua: one 'transferred' event per run that moves any),
---       13 stats hash (the 'transferred' total)
+--       13 stats hash (the 'transferred' total), 14 job records, 15 job
+--       record expiry (lib/jobs.lua: an element offered with an id takes
+--       its id along to the ready state)
 -- ARGV: 1 cursor (index where the window starts), 2 now_ms (or empty: use
 --       the Redis server's clock), 3 lease holder (the sweeping client's id),
 --       4 lease ttl (ms), 5 byte budget: most bytes of elements read in this
@@ -53,6 +55,8 @@
 --   run) or does nothing; the last run of a sweep deletes it, or leaves it
 --   as 'resting' for ARGV[10] ms (no holder's name: every client waits).
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'string', KEYS[6], 'zset', KEYS[9], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[14], KEYS[15])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[10], ARGV[11])
 if replayed then return replayed end
@@ -204,7 +208,7 @@ for k = 1, marked do
   end
 end
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], elements)
-delayq_ids_forget(KEYS[9], elements)
+delayq_jobs_transferred(KEYS[14], KEYS[15], elements, delayq_ids_take(KEYS[9], elements))
 if pushed + quarantined > 0 then
   delayq_event(events, KEYS[12], 'transferred', 'count', pushed, 'quarantined', quarantined)
   delayq_count(KEYS[13], 'transferred', pushed)

@@ -1,11 +1,13 @@
--- LIBS: element offer request ids events
+-- LIBS: element offer request ids jobs events
 -- transfer: move due elements to the destination list (Redisson's push task).
 -- KEYS: 1 destination list, 2 timeout set, 3 pending list, 4 quarantine list,
 --       5 due-time set and 6 due-time marker (lateness tracking, see the library),
 --       7 pause flag, 8 id index, 9 the run's lane record (lib/request.lua),
 --       10 events config, 11 events stream (lib/events.lua: one
 --       'transferred' event per run that moves anything, with its counts),
---       12 stats hash (the 'transferred' total)
+--       12 stats hash (the 'transferred' total), 13 job records, 14 job
+--       record expiry (lib/jobs.lua: an element offered with an id takes
+--       its id along to the ready state)
 -- ARGV: 1 now_ms (or empty: use the Redis server's clock), 2 limit,
 --       3 probe: how far from either end of the pending list to look for an
 --         element cheaply, 4 full scans allowed for elements found in neither
@@ -29,6 +31,8 @@
 -- an element no format can unpack goes to the quarantine list instead of
 -- failing the script and stalling the queue.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'list', KEYS[5], 'zset', KEYS[8], 'hash')
+if bad then return bad end
+bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[9], ARGV[5])
 if replayed then return replayed end
@@ -119,7 +123,7 @@ if head_marks > 0 then redis.call('lrem', KEYS[3], head_marks, DELAYQ_TOMBSTONE)
 if tail_marks > 0 then redis.call('lrem', KEYS[3], -tail_marks, DELAYQ_TOMBSTONE) end
 local first_due = #moved > 0 and redis.call('zscore', KEYS[2], moved[1])
 local pushed, quarantined = delayq_deliver(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], moved)
-delayq_ids_forget(KEYS[8], moved)
+delayq_jobs_transferred(KEYS[13], KEYS[14], moved, delayq_ids_take(KEYS[8], moved))
 delayq_ids_sweep(KEYS[8], KEYS[2])
 if pushed + quarantined > 0 then
   delayq_event(events, KEYS[11], 'transferred', 'count', pushed, 'quarantined', quarantined)

@@ -292,6 +292,20 @@ pub mod search {
     };
 }
 
+/// Job histories: where a value offered with an id is now (pending, ready,
+/// in flight, dead-lettered, handled) and its last attempts, with their
+/// consumers, times, outcomes and errors.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// let history: delayq::jobs::JobHistory = queue.job("order-42").await?;
+/// println!("{} after {} attempts", history.state.name(), history.attempts_total);
+/// # Ok(()) }
+/// ```
+pub mod jobs {
+    pub use crate::queue::jobs::{Attempt, JobHistory, JobState, DEFAULT_HISTORY_TTL, MAX_ATTEMPTS, MAX_ERROR_BYTES};
+}
+
 /// The names most programs use, for a glob import.
 ///
 /// ```no_run

@@ -197,6 +197,16 @@ pub(crate) enum Command {
     /// process, version, settings, counts, what each runs now and its
     /// lease; a worker that stopped beating is flagged SILENT.
     Workers(WorkersArgs),
+    /// Where a job offered with an id is now (pending, ready, in flight,
+    /// dead-lettered, handled) and its last attempts: when, on which
+    /// worker, how each ended, its error, source chain and backtrace. Exits
+    /// 1 for an id with no trace. Histories are kept only for queues that
+    /// turn them on (`delayq job QUEUE --history on`; off by default: they
+    /// cost a Worker most of its rate over values with ids).
+    #[command(
+        after_help = "Examples:\n  delayq job orders order-42\n  delayq job orders --history on=7d\n  delayq job orders --history off"
+    )]
+    Job(JobArgs),
     /// Find values by id or by text across queues: pending elements, ready
     /// values, dead letters. A value matches when TEXT, in any case, occurs
     /// in its payload as --codec decodes it (what `inspect` shows; an
@@ -581,6 +591,23 @@ pub(crate) struct ScheduleFiresArgs {
     pub queue: String,
     /// Schedule name.
     pub name: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct JobArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The job's id (as given to offer_with_id).
+    #[arg(required_unless_present = "history")]
+    pub id: Option<String>,
+    /// Turn the queue's job histories on, keeping handled ones DURATION
+    /// (default 1d), or off: off deletes every history the queue kept.
+    /// Without ID, prints the switch's new state.
+    #[arg(long, value_parser = parse_history, value_name = "on[=DURATION]|off", conflicts_with = "id")]
+    pub history: Option<HistorySwitch>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
@@ -1159,6 +1186,24 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
 }
 
 /// Parses a duration like `1500ms` or `5s`; a negative one is an error.
+/// `--history`'s value: how long handled histories are kept, or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HistorySwitch(pub Option<Duration>);
+
+/// How long `--history on` keeps handled histories.
+pub(crate) const DEFAULT_HISTORY_KEEP: Duration = Duration::from_secs(24 * 3600);
+
+pub(crate) fn parse_history(text: &str) -> Result<HistorySwitch, String> {
+    match text.trim() {
+        "off" => Ok(HistorySwitch(None)),
+        "on" => Ok(HistorySwitch(Some(DEFAULT_HISTORY_KEEP))),
+        other => match other.strip_prefix("on=") {
+            Some(keep) => parse_delay(keep).map(|keep| HistorySwitch(Some(keep))),
+            None => Err(format!("{other:?} is neither on, on=DURATION (like on=7d) nor off")),
+        },
+    }
+}
+
 pub(crate) fn parse_delay(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.starts_with('-') {

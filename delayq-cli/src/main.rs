@@ -16,6 +16,7 @@ mod dead_letter;
 mod events;
 mod ids;
 mod inspect;
+mod job;
 mod limits;
 mod list;
 mod migrate;
@@ -117,6 +118,7 @@ async fn main() -> ExitCode {
         Command::Schedule(ScheduleCommand::Run(args)) => schedule::run(&cli, args).await,
         Command::Events(args) => events::run(&cli, args).await,
         Command::Workers(args) => workers::run(&cli, args).await,
+        Command::Job(args) => job::run(&cli, args).await,
         Command::Search(args) => search::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };

@@ -14,6 +14,7 @@ use super::Shared;
 
 const OVERVIEW: &str = include_str!("assets/overview.html");
 const WORKERS: &str = include_str!("assets/workers.html");
+const JOB: &str = include_str!("assets/job.html");
 const SEARCH: &str = include_str!("assets/search.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
@@ -36,6 +37,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/events.js"),
     include_str!("assets/js/queue.js"),
     include_str!("assets/js/workers.js"),
+    include_str!("assets/js/job.js"),
     include_str!("assets/js/search.js"),
     include_str!("assets/js/boot.js"),
 );
@@ -97,6 +99,11 @@ pub(crate) async fn workers_page(
     Extension(csrf): Extension<Csrf>,
 ) -> impl IntoResponse {
     page(WORKERS, &shared, &csrf)
+}
+
+/// `GET /job?name=Q&id=ID`: one job's history.
+pub(crate) async fn job_page(State(shared): State<Arc<Shared>>, Extension(csrf): Extension<Csrf>) -> impl IntoResponse {
+    page(JOB, &shared, &csrf)
 }
 
 /// `GET /search?text=T`: values by id or text across every queue.

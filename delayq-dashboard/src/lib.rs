@@ -273,6 +273,7 @@ impl Dashboard {
             .route("/", get(assets::overview_page))
             .route("/queue", get(assets::queue_page))
             .route("/workers", get(assets::workers_page))
+            .route("/job", get(assets::job_page))
             .route("/search", get(assets::search_page))
             .route("/assets/dashboard.js", get(assets::script))
             .route("/assets/dashboard.css", get(assets::style))

@@ -99,19 +99,36 @@ end
 -- without its id.
 local function delayq_ids_take(ids, elements)
   local taken = {}
-  local indexed = redis.call('exists', ids) == 1
+  for i = 1, #elements do taken[i] = false end
+  if #elements == 0 or redis.call('exists', ids) == 0 then
+    return taken
+  end
+  -- One HMGET and one HDEL for the lot: a transfer moves hundreds.
+  local fields, at = {}, {}
   for i = 1, #elements do
-    taken[i] = false
-    local field = indexed and delayq_element_id(elements[i])
-    local entry = field and redis.call('hget', ids, field)
-    if entry then
-      local element, id = delayq_id_element(entry)
-      if element == elements[i] then
-        taken[i] = id
-        redis.call('hdel', ids, field)
+    local field = delayq_element_id(elements[i])
+    if field then
+      fields[#fields + 1] = field
+      at[#fields] = i
+    end
+  end
+  local gone = {}
+  for from = 1, #fields, 4000 do
+    local to = math.min(from + 3999, #fields)
+    local entries = redis.call('hmget', ids, unpack(fields, from, to))
+    for j = 1, #entries do
+      local entry = entries[j]
+      if entry then
+        local i = at[from + j - 1]
+        local element, id = delayq_id_element(entry)
+        if element == elements[i] then
+          taken[i] = id
+          gone[#gone + 1] = fields[from + j - 1]
+        end
       end
     end
   end
+  delayq_call_chunked('hdel', ids, gone)
   return taken
 end
 

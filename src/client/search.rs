@@ -310,7 +310,8 @@ pub struct SearchMatch {
     /// due), its index from the ready list's head (0 is taken next), or its
     /// dead-letter index (0 is the oldest).
     pub position: usize,
-    /// The id it was offered with (pending elements only).
+    /// The id it was offered with (pending elements, and the dead letters
+    /// of values offered with an id).
     pub id: Option<String>,
     /// Found through the id index: its id is exactly the text.
     pub by_id: bool,
@@ -649,7 +650,9 @@ impl Walk<'_> {
                 position += 1;
                 let looked = Looked {
                     payload: letter.raw,
-                    id: None,
+                    // A job's dead letter keeps its id (in its reason
+                    // record): matched and named like a pending one's.
+                    id: letter.job,
                     due: None,
                     reason: letter.reason,
                 };

@@ -6,7 +6,7 @@
 //! unpacking, removal and chunking helpers), `offer.lua` (Redisson's offer
 //! step: ZADD, RPUSH and the publish of a new head, the only PUBLISH of the
 //! crate), `request.lua` (request keys, give-backs, lanes), `counts.lua`
-//! (delivery counts), `ids.lua` (the id index), `events.lua` (lifecycle
+//! (delivery counts), `ids.lua` (the id index), `jobs.lua` (job histories), `events.lua` (lifecycle
 //! events), `limits.lua` (admission limits), `schedules.lua` (a schedule's recent fires) and `traces.lua` (trace contexts, feature `opentelemetry`),
 //! followed by the operation's own file; a unit test holds each script to
 //! naming every lib it calls into, and none it does not. Scripts run by
@@ -56,12 +56,13 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 9] = [
+pub(crate) const LIBS: [(&str, &str); 10] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
     ("counts", include_str!("../../lua/lib/counts.lua")),
     ("ids", include_str!("../../lua/lib/ids.lua")),
+    ("jobs", include_str!("../../lua/lib/jobs.lua")),
     ("events", include_str!("../../lua/lib/events.lua")),
     ("limits", include_str!("../../lua/lib/limits.lua")),
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
@@ -405,6 +406,7 @@ pub(crate) struct Scripts {
     pub cancel_id: Script,
     pub reschedule_id: Script,
     pub get_id: Script,
+    pub job_history: Script,
     pub pause: Script,
     pub resume: Script,
     pub limits_set: Script,
@@ -472,6 +474,7 @@ impl Scripts {
             &self.cancel_id,
             &self.reschedule_id,
             &self.get_id,
+            &self.job_history,
             &self.pause,
             &self.resume,
             &self.limits_set,
@@ -555,7 +558,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Lane,
             EventsConfig,
             Events,
-            Stats
+            Stats,
+            Jobs,
+            JobsExpiry
         ]
     ),
     read_all: lua!("read_all", Safe, [Pending]),
@@ -596,7 +601,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
-            Limits
+            Limits,
+            Jobs,
+            JobsExpiry
         ]
     ),
     // Sent once like claim: a resend would claim more values (a lost reply
@@ -616,12 +623,22 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
-            Limits
+            Limits,
+            Jobs,
+            JobsExpiry
         ]
     ),
     // A resend finds the ids the first run acked in the acked set.
-    ack_batch: lua!("ack_batch", Safe, [Leases, Lane, EventsConfig, Events, Stats]),
-    ack: lua!("ack", Safe, [Leases, Acked, EventsConfig, Events, Stats]),
+    ack_batch: lua!(
+        "ack_batch",
+        Safe,
+        [Leases, Lane, EventsConfig, Events, Stats, Jobs, JobsExpiry]
+    ),
+    ack: lua!(
+        "ack",
+        Safe,
+        [Leases, Acked, EventsConfig, Events, Stats, Jobs, JobsExpiry]
+    ),
     nack: lua!(
         "nack",
         Safe,
@@ -638,6 +655,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Ids,
+            Jobs,
+            JobsExpiry,
             Request
         ]
     ),
@@ -655,7 +675,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             TracesExpiry,
             Lane,
             EventsConfig,
-            Events
+            Events,
+            Jobs,
+            JobsExpiry
         ]
     ),
     extend: lua!("extend", Safe, [Leases]),
@@ -673,13 +695,15 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Lane,
             EventsConfig,
             Events,
-            Stats
+            Stats,
+            Jobs,
+            JobsExpiry
         ]
     ),
     requeue_dead_letters: lua!(
         "requeue_dead_letters",
         Safe,
-        [DeadLetter, Destination, DeadReasons, Request]
+        [DeadLetter, Destination, DeadReasons, Jobs, JobsExpiry, Request]
     ),
     // Numbered along a lane: a resend answers what the first run moved.
     sweep_window: lua!(
@@ -698,7 +722,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Lane,
             EventsConfig,
             Events,
-            Stats
+            Stats,
+            Jobs,
+            JobsExpiry
         ]
     ),
     status: lua!(
@@ -752,6 +778,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         [Timeout, Channel, Ids, EventsConfig, Events, Request]
     ),
     get_id: lua!("get_id", Safe, [Timeout, Ids]),
+    job_history: lua!("job_history", Safe, [Timeout, Ids, Jobs]),
     // SET NX: a resend finds the flag set and writes no second event.
     pause: lua!("pause", Safe, [Paused, EventsConfig, Events]),
     resume: lua!(
@@ -798,11 +825,15 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
         ]
     ),
     // Deletes: sent once (a resend would delete more).
-    remove_dead_letters: lua!("remove_dead_letters", Once, [DeadLetter, DeadReasons]),
+    remove_dead_letters: lua!("remove_dead_letters", Once, [DeadLetter, DeadReasons, Jobs, JobsExpiry]),
     dead_letter_page: lua!("dead_letter_page", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend answers as the first run did and acts on
     // no second copy of an equal value.
-    dead_letter_act: lua!("dead_letter_act", Safe, [DeadLetter, DeadReasons, Destination, Request]),
+    dead_letter_act: lua!(
+        "dead_letter_act",
+        Safe,
+        [DeadLetter, DeadReasons, Destination, Jobs, JobsExpiry, Request]
+    ),
     dead_letter_reasons: lua!("dead_letter_reasons", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend returns the first answer and undoes no
     // save made meanwhile.

@@ -117,6 +117,14 @@ pub(crate) const STATS_PREFIX: &str = "delayq_stats";
 pub(crate) const TRACES_PREFIX: &str = "delayq_traces";
 /// delayq's prefix for when each trace record expires (ZSET: SHA1 hex → ms).
 pub(crate) const TRACES_EXPIRY_PREFIX: &str = "delayq_traces_expiry";
+/// delayq's prefix for the histories of jobs offered with an id (HASH:
+/// `h:<id>` → a JSON record of where the job is and its last attempts,
+/// `r:<SHA1 hex of a payload>` → the ids of the ready values with that
+/// payload, oldest first, `l:<8-byte delivery id>` → the id of the job a
+/// delivery runs; see `lua/lib/jobs.lua`).
+pub(crate) const JOBS_PREFIX: &str = "delayq_jobs";
+/// delayq's prefix for when each job field expires (ZSET: field → ms).
+pub(crate) const JOBS_EXPIRY_PREFIX: &str = "delayq_jobs_expiry";
 
 /// delayq's registry of the queues it has seen (ZSET: queue name → ms of
 /// its last registration; one key for the whole server, see
@@ -404,6 +412,17 @@ impl QueueKeys {
         key_for(TRACES_EXPIRY_PREFIX, &self.name)
     }
 
+    /// The histories of the jobs offered with an id: where each is, its
+    /// last attempts (see `lua/lib/jobs.lua`).
+    pub fn jobs(&self) -> String {
+        key_for(JOBS_PREFIX, &self.name)
+    }
+
+    /// When each field of the job histories expires.
+    pub fn jobs_expiry(&self) -> String {
+        key_for(JOBS_EXPIRY_PREFIX, &self.name)
+    }
+
     /// The state of the rate limit its workers share (see
     /// [`Worker::rate_limit`](crate::Worker::rate_limit)).
     pub fn rate(&self) -> String {
@@ -510,6 +529,8 @@ pub(crate) enum KeyRole {
     Traces,
     /// Only with a trace context (feature `opentelemetry`).
     TracesExpiry,
+    Jobs,
+    JobsExpiry,
     /// Given by the call: its request key (`lua/lib/request.lua`).
     Request,
     /// Given by the call: its lane's record (`request::Lane`).
@@ -564,6 +585,8 @@ impl KeyRole {
             KeyRole::Stats => "stats hash",
             KeyRole::Traces => "trace records",
             KeyRole::TracesExpiry => "trace expiry",
+            KeyRole::Jobs => "job records",
+            KeyRole::JobsExpiry => "job record expiry",
             KeyRole::Request => "request key",
             KeyRole::Lane => "lane record",
             KeyRole::Registry => "registry",
@@ -610,6 +633,8 @@ impl KeyRole {
             KeyRole::Stats => keys.stats(),
             KeyRole::Traces => keys.traces(),
             KeyRole::TracesExpiry => keys.traces_expiry(),
+            KeyRole::Jobs => keys.jobs(),
+            KeyRole::JobsExpiry => keys.jobs_expiry(),
             KeyRole::Request
             | KeyRole::Lane
             | KeyRole::Registry

@@ -186,6 +186,70 @@ impl std::error::Error for RetryAfter {
     }
 }
 
+/// Wraps a handler's error with a backtrace of where it was made, for the
+/// job's history (`delayq job`, the dashboard's job page): the worker
+/// records the backtrace of the first `Backtraced` in a failed attempt's
+/// source chain. The backtrace is captured whatever `RUST_BACKTRACE` says
+/// (wrapping is the request); stable Rust gives no other way to read one out
+/// of an arbitrary error.
+///
+/// ```
+/// use delayq::worker::Backtraced;
+///
+/// async fn handle(order: String) -> Result<(), delayq::error::BoxError> {
+///     if order.is_empty() {
+///         return Err(Backtraced::new("an empty order").into());
+///     }
+///     Ok(())
+/// }
+/// # let _ = handle;
+/// let error = Backtraced::new(std::io::Error::other("disk full"));
+/// assert_eq!(error.to_string(), "disk full");
+/// assert!(Backtraced::find(&error).is_some());
+/// ```
+#[derive(Debug)]
+pub struct Backtraced {
+    error: BoxError,
+    backtrace: std::backtrace::Backtrace,
+}
+
+impl Backtraced {
+    /// `error`, with a backtrace of this call.
+    pub fn new(error: impl Into<BoxError>) -> Self {
+        Backtraced {
+            error: error.into(),
+            backtrace: std::backtrace::Backtrace::force_capture(),
+        }
+    }
+
+    /// The backtrace.
+    pub fn backtrace(&self) -> &std::backtrace::Backtrace {
+        &self.backtrace
+    }
+
+    /// The backtrace of `error` itself if it is a `Backtraced` (not its
+    /// sources), as text.
+    pub fn find(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+        error
+            .downcast_ref::<Backtraced>()
+            .map(|traced| traced.backtrace.to_string())
+    }
+}
+
+impl fmt::Display for Backtraced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Backtraced {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The wrapped error itself, so that `Permanent` and `RetryAfter`
+        // inside are still found (a history skips the repeated text).
+        Some(&*self.error)
+    }
+}
+
 /// The error of a handler that did not finish.
 #[derive(Debug)]
 pub(crate) enum Abnormal {

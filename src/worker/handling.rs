@@ -160,7 +160,9 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
     let lease_until = delivery.leased_at() + context.queue.visibility_timeout();
-    let shown = context.busy.enter(delivery.id(), attempt, lease_until);
+    let shown = context
+        .busy
+        .enter(delivery.id(), attempt, delivery.job_id(), lease_until);
     let (value, mut lease) = delivery.into_parts();
     #[cfg(feature = "opentelemetry")]
     lease.adopt_trace(&span); // the offer's span as parent and link
@@ -285,6 +287,16 @@ async fn settle_failure<T: 'static>(
             after: RetryAfter::find(&*error).unwrap_or_else(|| context.retry.next_delay(attempt)),
         }
     };
+    let outcome = match error.downcast_ref::<Abnormal>() {
+        Some(Abnormal::Panicked(_)) => "panicked",
+        Some(Abnormal::TimedOut(_)) => "handler_timeout",
+        None => "failed",
+    };
+    lease.record_failure(crate::queue::jobs::Ending::failed(
+        outcome,
+        &*error,
+        crate::worker::Backtraced::find,
+    ));
     let released = match planned {
         FailureAction::Retry { after } => lease.retry_after(after).await,
         _ if permanent => (lease.dead_letter(format!("permanent failure at attempt {attempt}: {error}"))).await,

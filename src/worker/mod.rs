@@ -69,7 +69,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use batch::{BatchError, BatchOutcome};
-pub use failure::{Failure, FailureAction, Permanent, RetryAfter};
+pub use failure::{Backtraced, Failure, FailureAction, Permanent, RetryAfter};
 pub use handle::{WorkerHandle, WorkerReport};
 pub(crate) use presence::list as list_workers;
 pub use presence::{RunningDelivery, WorkerInfo, WorkerRateLimit, MOST_SHOWN, SILENT_AFTER_BEATS};
@@ -543,8 +543,10 @@ impl<T: Send + 'static> Worker<T> {
                 rate_limit: self.rate_limit,
             },
         );
+        // Its jobs' attempts name it as the Workers view does: id and host.
+        let consumer: Arc<str> = format!("{}@{}", presence.id, crate::connection::host::host_name()).into();
         let context = Arc::new(consume::Context {
-            queue: self.queue,
+            queue: self.queue.with_consumer(consumer),
             handler,
             retry: self.retry,
             handler_timeout: self.handler_timeout,

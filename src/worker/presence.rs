@@ -152,6 +152,9 @@ pub struct RunningDelivery {
     pub delivery: String,
     /// Its attempt (delivery count; 1 the first time).
     pub attempt: u32,
+    /// The id its value was offered with, when it has one (its history:
+    /// [`ReliableQueue::job`](crate::ReliableQueue::job)).
+    pub job: Option<String>,
     /// When its handler started.
     pub since: SystemTime,
     /// When its lease runs out unless the worker extends it again (it does
@@ -193,6 +196,8 @@ struct RateRecord {
 struct RunningRecord {
     delivery: String,
     attempt: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job: Option<String>,
     for_ms: u64,
     lease_ms: u64,
 }
@@ -209,6 +214,7 @@ struct Running {
     /// Formatted only when shown: the id is kept as its bytes per value.
     delivery: [u8; 8],
     attempt: u32,
+    job: Option<String>,
     since: Instant,
     lease_until: Instant,
 }
@@ -220,12 +226,20 @@ pub(crate) struct Shown {
 }
 
 impl Busy {
-    /// Shows `delivery` as running from now, its lease until `lease_until`.
-    pub(crate) fn enter(self: &Arc<Self>, delivery: [u8; 8], attempt: u32, lease_until: Instant) -> Shown {
+    /// Shows `delivery` (of `job`, if any) as running from now, its lease
+    /// until `lease_until`.
+    pub(crate) fn enter(
+        self: &Arc<Self>,
+        delivery: [u8; 8],
+        attempt: u32,
+        job: Option<&str>,
+        lease_until: Instant,
+    ) -> Shown {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let running = Running {
             delivery,
             attempt,
+            job: job.map(str::to_owned),
             since: Instant::now(),
             lease_until,
         };
@@ -247,6 +261,7 @@ impl Busy {
             .map(|r| RunningRecord {
                 delivery: r.delivery.iter().map(|b| format!("{b:02x}")).collect(),
                 attempt: r.attempt,
+                job: r.job.clone(),
                 for_ms: now.saturating_duration_since(r.since).as_millis() as u64,
                 lease_ms: r.lease_until.saturating_duration_since(now).as_millis() as u64,
             })
@@ -453,6 +468,7 @@ fn info(id: String, now: i64, beat: i64, record: Record) -> WorkerInfo {
             .map(|r| RunningDelivery {
                 delivery: r.delivery,
                 attempt: r.attempt,
+                job: r.job,
                 since: ago(r.for_ms),
                 lease_expires: ahead(r.lease_ms),
             })

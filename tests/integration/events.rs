@@ -169,15 +169,21 @@ redis_test! {
             count: 1,
             deliveries,
             attempt: Some(1),
+            jobs,
         } = claimed.kind
         else {
             panic!("{claimed:?}")
         };
         assert_eq!(deliveries.len(), 1);
         assert_eq!(deliveries[0].len(), 16, "8 bytes in hex");
+        assert!(jobs.is_empty(), "a value offered without an id has no job");
         assert_eq!(
             next_of(&mut events, "acked").await.kind,
-            EventKind::Acked { count: 1, deliveries }
+            EventKind::Acked {
+                count: 1,
+                deliveries,
+                jobs: vec![]
+            }
         );
         assert!(matches!(
             next_of(&mut events, "retried").await.kind,
@@ -188,9 +194,9 @@ redis_test! {
             }
         ));
         assert!(matches!(next_of(&mut events, "dead_lettered").await.kind,
-            EventKind::DeadLettered { count: 1, reason, delivery: Some(_) } if reason.contains("dead_letter()")));
+            EventKind::DeadLettered { count: 1, reason, delivery: Some(_), .. } if reason.contains("dead_letter()")));
         assert!(matches!(next_of(&mut events, "dead_lettered").await.kind,
-            EventKind::DeadLettered { count: 1, reason, delivery: None } if reason.contains("max_deliveries 1")));
+            EventKind::DeadLettered { count: 1, reason, delivery: None, .. } if reason.contains("max_deliveries 1")));
         assert_eq!(
             next_of(&mut events, "schedule_fired").await.kind,
             EventKind::ScheduleFired {
@@ -810,7 +816,7 @@ redis_test! {
             .sum();
         let released: Vec<u64> = (events.iter())
             .filter_map(|e| match e {
-                EventKind::Released { count, deliveries } => {
+                EventKind::Released { count, deliveries, .. } => {
                     assert_eq!(deliveries.len() as u64, (*count).min(32));
                     Some(*count)
                 }

@@ -23,6 +23,7 @@ mod events;
 mod formats;
 mod handles;
 mod ids;
+mod job_history;
 mod joined_offers;
 mod joined_waits;
 mod kryo;

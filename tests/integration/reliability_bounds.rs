@@ -338,6 +338,7 @@ redis_test! {
         let k = q.keys();
         let request = "delayq_request:{jobs}:test-nack";
         let (events_config, events, stats) = (k.events_config(), k.events(), k.stats());
+        let (jobs, jobs_expiry) = (k.jobs(), k.jobs_expiry());
         let send = || {
             let keys = [
                 k.leases(),
@@ -352,6 +353,9 @@ redis_test! {
                 &events_config,
                 &events,
                 &stats,
+                k.ids(),
+                &jobs,
+                &jobs_expiry,
                 request,
             ];
             let mut args: Vec<Value> = vec![nack.as_str().into(), (keys.len() as i64).into()];

@@ -198,5 +198,31 @@ redis_test! {
         // Going on finds it no second time.
         let pages = all_pages(&client, &search).await;
         assert_eq!(pages.iter().map(|p| p.matches.len()).sum::<usize>(), 1);
+
+    /// A job's dead letter keeps the id it was offered with: the search
+    /// finds it by that id, and names it (the dashboard links it to the
+    /// job's page).
+    async fn a_jobs_dead_letter_is_found_by_its_id(client) {
+        let dq = client.delayed_queue("dead-jobs", StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+        let rq = client.reliable_queue("dead-jobs", StringCodec).unwrap().without_transfer();
+        dq.offer_with_id("inv-7", &"invoice".to_owned(), Duration::ZERO).await.unwrap();
+        dq.offer(&"invoice".to_owned(), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        for _ in 0..2 {
+            assert!(rq.take().await.unwrap().reject("no address").await.unwrap());
+        }
+        let pages = all_pages(&client, &Search::new("INV-7")).await;
+        let matches: Vec<_> = pages.iter().flat_map(|p| &p.matches).collect();
+        assert_eq!(matches.len(), 1, "{matches:?}");
+        let dead = matches[0];
+        assert_eq!(
+            (dead.state, dead.position, dead.id.as_deref(), dead.reason.as_deref()),
+            (ValueState::Dead, 0, Some("inv-7"), Some("rejected: no address"))
+        );
+        // The other dead letter has no id: found by its text, named by none.
+        let both = all_pages(&client, &Search::new("invoice")).await;
+        let ids: Vec<_> = both.iter().flat_map(|p| &p.matches).map(|m| m.id.as_deref()).collect();
+        assert_eq!(ids, [Some("inv-7"), None]);
     }
 }

@@ -190,6 +190,7 @@ redis_test! {
         let now = &running.running[0];
         assert_eq!(claimed, std::slice::from_ref(&now.delivery), "{running:?}");
         assert_eq!(now.attempt, 1);
+        assert_eq!(now.job, None, "offered without an id: {running:?}");
         assert!(now.since <= running.last_beat, "{running:?}");
         assert!(now.lease_expires > running.last_beat, "{running:?}");
 
@@ -201,5 +202,48 @@ redis_test! {
         .await;
         worker.shutdown().await;
         client.shutdown().await;
+    }
+}
+
+redis_test! {
+    /// A running delivery of a value offered with an id names its job, in
+    /// the worker's beat as on a plain take's delivery.
+    async fn a_running_delivery_names_its_job(client) {
+        let queue = "running-jobs";
+        let (entered, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let producer = client.delayed_queue(queue, StringCodec).unwrap();
+        producer.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+        producer.offer_with_id("order-1", &"charge".to_string(), Duration::ZERO).await.unwrap();
+        producer.offer_with_id("order-2", &"refund".to_string(), Duration::ZERO).await.unwrap();
+        producer.transfer_now().await.unwrap();
+        let taken = client.reliable_queue(queue, StringCodec).unwrap().take().await.unwrap();
+        assert_eq!(taken.job_id(), Some("order-1"));
+        let worker = {
+            let (entered, release) = (Arc::clone(&entered), Arc::clone(&release));
+            client
+                .worker(queue, StringCodec)
+                .unwrap()
+                .heartbeat(BEAT)
+                .run(move |_: String| {
+                    let (entered, release) = (Arc::clone(&entered), Arc::clone(&release));
+                    async move {
+                        entered.notify_one();
+                        release.notified().await;
+                        Ok::<(), std::io::Error>(())
+                    }
+                })
+        };
+        entered.notified().await;
+        let running = wait_for(WITHIN, "the beat names the running delivery", || async {
+            let listed = workers(&client, queue).await;
+            let worker = listed.into_iter().next()?;
+            (worker.busy == 1).then_some(worker)
+        })
+        .await;
+        assert_eq!(running.running.len(), 1, "{running:?}");
+        assert_eq!(running.running[0].job.as_deref(), Some("order-2"), "{running:?}");
+        release.notify_one();
+        assert!(taken.ack().await.unwrap());
+        worker.shutdown().await;
     }
 }

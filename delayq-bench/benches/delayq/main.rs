@@ -20,6 +20,7 @@ mod events;
 mod heap;
 mod java_codecs;
 mod java_order;
+mod job_history;
 mod lateness;
 mod lateness_parts;
 mod limits;
@@ -66,6 +67,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &events::LifecycleEvents,
     &limits::QueueLimits,
     &dedup::DedupWindows,
+    &job_history::JobHistories,
     &decoders::HostileDecoders,
     &soak::SoakRun,
 ];

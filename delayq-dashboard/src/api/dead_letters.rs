@@ -174,6 +174,7 @@ fn item(shared: &Shared, queue: &str, dead: &DeadLetter<Bytes>) -> Value {
     shown["at_ms"] = json!(dead.at.map(epoch_ms));
     shown["index"] = json!(dead.key.index());
     shown["key"] = json!(dead.key.to_string());
+    shown["job"] = json!(dead.job);
     shown
 }
 

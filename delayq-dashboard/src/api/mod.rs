@@ -21,6 +21,7 @@ pub(crate) mod action;
 mod dead_letters;
 mod events;
 mod history;
+mod job;
 mod known;
 mod overview;
 mod pending;
@@ -42,6 +43,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(schedules::routes(read_only))
         .merge(events::routes(read_only))
         .merge(workers::routes(read_only))
+        .merge(job::routes(read_only))
         .merge(history::routes(read_only))
         .merge(search::routes(read_only))
 }

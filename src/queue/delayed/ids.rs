@@ -149,7 +149,8 @@ impl<T: 'static> DelayedQueue<T> {
         self.reschedule_to(id, due).await
     }
 
-    /// The pending element with `id`: its value and due time, or `None`.
+    /// The pending element with `id`: its value and due time, or `None`
+    /// once it left the pending set: [`job`](Self::job) says where it went.
     pub async fn get(&self, id: &str) -> Result<Option<Scheduled<T>>> {
         check_id(id)?;
         let keys = SCRIPTS.get_id.keys(&self.handle.keys).build();
@@ -167,6 +168,53 @@ impl<T: 'static> DelayedQueue<T> {
             value: codec::decode(&*self.handle.codec, raw)?,
             due: time::from_ms(due),
         }))
+    }
+
+    /// Where the job offered with `id` is now, from any state (pending,
+    /// ready, in flight, dead-lettered, handled, ...), and its last attempts
+    /// by reliable consumers: see
+    /// [`ReliableQueue::job`](crate::ReliableQueue::job).
+    ///
+    /// ```no_run
+    /// # async fn demo(reminders: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// use delayq::jobs::JobState;
+    /// if reminders.get("order-42").await?.is_none() {
+    ///     match reminders.job("order-42").await?.state {
+    ///         JobState::Handled { at } => println!("handled at {at:?}"),
+    ///         state => println!("now {}", state.name()),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn job(&self, id: &str) -> Result<crate::queue::jobs::JobHistory> {
+        crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
+    }
+
+    /// Turns job history on (`Some(keep)`) or off (`None`, which deletes
+    /// every history the queue kept): see
+    /// [`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history).
+    /// Off by default.
+    ///
+    /// ```no_run
+    /// # async fn demo(reminders: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// reminders.set_job_history(Some(Duration::from_secs(3600))).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_job_history(&self, keep: Option<std::time::Duration>) -> Result<()> {
+        crate::queue::jobs::set_switch(&self.handle.core, &self.handle.keys, keep).await
+    }
+
+    /// The queue's job history switch (`None`: off, the default): see
+    /// [`ReliableQueue::job_history`](crate::ReliableQueue::job_history).
+    ///
+    /// ```no_run
+    /// # async fn demo(reminders: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// println!("history: {:?}", reminders.job_history().await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn job_history(&self) -> Result<Option<std::time::Duration>> {
+        crate::queue::jobs::switch(&self.handle.core, &self.handle.keys).await
     }
 
     async fn offer_id(&self, id: &str, value: &T, due: Due, if_pending: IfPending) -> Result<bool> {
@@ -219,7 +267,7 @@ impl<T: 'static> DelayedQueue<T> {
 }
 
 /// An id is 1 to [`MAX_ID_LEN`] bytes.
-pub(super) fn check_id(id: &str) -> Result<()> {
+pub(crate) fn check_id(id: &str) -> Result<()> {
     if id.is_empty() || id.len() > MAX_ID_LEN {
         return Err(Error::InvalidArgument(format!(
             "an id is 1 to {MAX_ID_LEN} bytes, not {}",

@@ -30,6 +30,7 @@ mod traced;
 
 pub use dedup::{Dedup, DedupKey, Offered};
 pub use element::ElementOutcome;
+pub(crate) use ids::check_id;
 pub use ids::Scheduled;
 pub use limits::{Limits, WhenFull};
 pub use maintenance::{MigrationReport, TransferReport};

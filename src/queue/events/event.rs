@@ -86,6 +86,9 @@ pub enum EventKind {
         /// The delivery count of a single claim (1 for a first delivery).
         #[serde(skip_serializing_if = "Option::is_none")]
         attempt: Option<u32>,
+        /// The ids of their jobs (values offered with an id), the first 32.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<String>,
     },
     /// Deliveries were acknowledged (a resent ack writes no second event).
     Acked {
@@ -93,6 +96,9 @@ pub enum EventKind {
         count: u64,
         /// The delivery ids of the first 32.
         deliveries: Vec<String>,
+        /// The ids of their jobs (values offered with an id), the first 32.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<String>,
     },
     /// A delivery was given back to be delivered again: a nack, a worker's
     /// retry, a release, or a delivery dropped unsettled (given back to the
@@ -105,6 +111,9 @@ pub enum EventKind {
         attempt: u32,
         /// When it is delivered again, from now (0: at once).
         delay_ms: u64,
+        /// The ids of their jobs (values offered with an id), the first 32.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<String>,
     },
     /// Deliveries no handler saw went back to the head of the queue, in
     /// the order they were claimed, their counts as they were before (not
@@ -117,6 +126,9 @@ pub enum EventKind {
         count: u64,
         /// The delivery ids of the first 32.
         deliveries: Vec<String>,
+        /// The ids of their jobs (values offered with an id), the first 32.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<String>,
     },
     /// Deliveries whose visibility timeout ran out unsettled were given back
     /// to the head of the queue by a reaper (one event per reaper run).
@@ -133,6 +145,9 @@ pub enum EventKind {
         /// The delivery id, when one delivery was released there.
         #[serde(skip_serializing_if = "Option::is_none")]
         delivery: Option<String>,
+        /// The ids of their jobs (values offered with an id), the first 32.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<String>,
     },
     /// Pending elements were removed before they were due: by
     /// [`cancel`](crate::DelayedQueue::cancel) (one, with its id) or by value
@@ -235,6 +250,14 @@ impl Event {
 fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
     let num = |key: &str| f.get(key)?.parse::<u64>().ok();
     let text = |key: &str| f.get(key).cloned();
+    // One job ('job'), or several as a JSON array ('jobs').
+    let jobs = || -> Vec<String> {
+        match (f.get("job"), f.get("jobs")) {
+            (Some(job), _) => vec![job.clone()],
+            (None, Some(list)) => serde_json::from_str(list).unwrap_or_default(),
+            (None, None) => Vec::new(),
+        }
+    };
     let ids = |key: &str| -> Vec<String> {
         f.get(key)
             .map(|s| s.split_ascii_whitespace().map(str::to_owned).collect())
@@ -253,25 +276,30 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             count: num("count")?,
             deliveries: ids("deliveries"),
             attempt: num("attempt").and_then(|n| u32::try_from(n).ok()),
+            jobs: jobs(),
         },
         "acked" => EventKind::Acked {
             count: num("count")?,
             deliveries: ids("deliveries"),
+            jobs: jobs(),
         },
         "retried" => EventKind::Retried {
             delivery: text("delivery")?,
             attempt: u32::try_from(num("attempt")?).ok()?,
             delay_ms: num("delay_ms")?,
+            jobs: jobs(),
         },
         "released" => EventKind::Released {
             count: num("count")?,
             deliveries: ids("deliveries"),
+            jobs: jobs(),
         },
         "timed_out" => EventKind::TimedOut { count: num("count")? },
         "dead_lettered" => EventKind::DeadLettered {
             count: num("count")?,
             reason: text("reason").unwrap_or_default(),
             delivery: text("delivery"),
+            jobs: jobs(),
         },
         "cancelled" => EventKind::Cancelled {
             count: num("count")?,
@@ -360,14 +388,45 @@ mod tests {
             EventKind::Retried {
                 delivery: "00ff".into(),
                 attempt: 2,
-                delay_ms: 500
+                delay_ms: 500,
+                jobs: vec![]
             }
         );
         assert_eq!(
             decode(&[("kind", "acked"), ("count", "2"), ("deliveries", "aa bb")]),
             EventKind::Acked {
                 count: 2,
-                deliveries: vec!["aa".into(), "bb".into()]
+                deliveries: vec!["aa".into(), "bb".into()],
+                jobs: vec![]
+            }
+        );
+        // A job's id, or a batch's as a JSON array (ids may hold spaces).
+        assert_eq!(
+            decode(&[
+                ("kind", "retried"),
+                ("delivery", "00ff"),
+                ("attempt", "1"),
+                ("delay_ms", "0"),
+                ("job", "order 42")
+            ]),
+            EventKind::Retried {
+                delivery: "00ff".into(),
+                attempt: 1,
+                delay_ms: 0,
+                jobs: vec!["order 42".into()]
+            }
+        );
+        assert_eq!(
+            decode(&[
+                ("kind", "acked"),
+                ("count", "2"),
+                ("deliveries", "aa bb"),
+                ("jobs", r#"["a b","c"]"#)
+            ]),
+            EventKind::Acked {
+                count: 2,
+                deliveries: vec!["aa".into(), "bb".into()],
+                jobs: vec!["a b".into(), "c".into()]
             }
         );
         let json = serde_json::to_string(&Event::decode("q", "5-1", vec![("kind".into(), "paused".into())])).unwrap();

@@ -43,6 +43,8 @@ struct Claimed {
     /// Delivery count; negative when dead-lettered after that many.
     count: i64,
     due: Option<String>,
+    /// The id of the job it runs, when it was offered with one.
+    job: Option<String>,
 }
 
 /// A batch claim's reply: `None` when paused, else the server's time and
@@ -61,15 +63,16 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
         other => return Err(Error::Protocol(format!("claim_batch answered {other:?}"))),
     }
     let now = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-    let mut claimed = Vec::with_capacity(reply.len() / 3);
+    let mut claimed = Vec::with_capacity(reply.len() / 4);
     while let Some(value) = reply.next() {
-        let (Some(count), Some(due)) = (reply.next(), reply.next()) else {
+        let (Some(count), Some(due), Some(job)) = (reply.next(), reply.next(), reply.next()) else {
             return Err(Error::Protocol("claim_batch answered a short entry".into()));
         };
         claimed.push(Claimed {
             value: reply::bytes(value)?,
             count: reply::int(&count)?,
             due: reply::opt_text(due)?,
+            job: reply::opt_text(job)?,
         });
     }
     Ok(Some((now, claimed)))
@@ -109,6 +112,7 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_BATCH_BYTES),
+            Value::from(&**self.consumer()),
         ];
         let conn = self.handle.core.conn_for(keys.destination())?.clone();
         let command: Command<Result<Value>> = {
@@ -180,7 +184,7 @@ impl<T: 'static> ReliableQueue<T> {
         let mut delivered: Vec<Option<std::result::Result<Delivery<T>, DecodeError>>> =
             Vec::with_capacity(claimed.len());
         let mut undecodable = Vec::new();
-        for (i, Claimed { value, count, due }) in claimed.into_iter().enumerate() {
+        for (i, Claimed { value, count, due, job }) in claimed.into_iter().enumerate() {
             if count <= 0 {
                 self.handle.core.count_dead_lettered(1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
@@ -200,7 +204,9 @@ impl<T: 'static> ReliableQueue<T> {
             let count = u32::try_from(count).unwrap_or(u32::MAX);
             let member = member(batch_id(batch, i + 1), count, &value);
             match codec::decode(&*self.handle.codec, value) {
-                Ok(decoded) => delivered.push(Some(Ok(Delivery::new(self, member, count, lateness, decoded)))),
+                Ok(decoded) => delivered.push(Some(Ok(
+                    Delivery::new(self, member, count, lateness, decoded).with_job(job)
+                ))),
                 Err(error) => {
                     undecodable.push((delivered.len(), member, error));
                     delivered.push(None);

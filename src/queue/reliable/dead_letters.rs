@@ -412,7 +412,7 @@ impl<T: 'static> ReliableQueue<T> {
         let mut recorded = 0;
         for record in flat {
             recorded += 1;
-            let (at, reason) = parse_record(reply::opt_text(record)?);
+            let (at, reason, _) = parse_record(reply::opt_text(record)?);
             match group_of.get(&reason) {
                 Some(&i) => {
                     let group = &mut groups[i];
@@ -456,17 +456,37 @@ const SCAN_STEP: usize = 1_000;
 /// Most reasons [`ReliableQueue::dead_letter_reasons`] reads.
 const MAX_REASONS: usize = 100_000;
 
-/// A reason record, `<ms> <reason>`: when and why.
-fn parse_record(record: Option<String>) -> (Option<std::time::SystemTime>, Option<String>) {
+/// A reason record, `<ms> <reason>`: when and why; a job's dead letter
+/// has `\x1e<length>:<id>` before the reason (`lua/lib/jobs.lua`).
+fn parse_record(record: Option<String>) -> (Option<std::time::SystemTime>, Option<String>, Option<String>) {
     match record {
         Some(text) => match text.split_once(' ') {
             Some((ms, why)) => match ms.parse::<i64>() {
-                Ok(ms) => (Some(crate::wire::time::from_ms(ms)), Some(why.to_owned())),
-                Err(_) => (None, Some(text)),
+                Ok(ms) => {
+                    let (job, why) = split_job(why);
+                    (Some(crate::wire::time::from_ms(ms)), Some(why.to_owned()), job)
+                }
+                Err(_) => (None, Some(text), None),
             },
-            None => (None, Some(text)),
+            None => (None, Some(text), None),
         },
-        None => (None, None),
+        None => (None, None, None),
+    }
+}
+
+/// The job id at the start of a reason, and the reason after it.
+fn split_job(why: &str) -> (Option<String>, &str) {
+    let Some(rest) = why.strip_prefix('\x1e') else {
+        return (None, why);
+    };
+    let Some((len, rest)) = rest.split_once(':') else {
+        return (None, why);
+    };
+    match len.parse::<usize>() {
+        Ok(len) if rest.is_char_boundary(len.min(rest.len())) && len <= rest.len() => {
+            (Some(rest[..len].to_owned()), &rest[len..])
+        }
+        _ => (None, why),
     }
 }
 
@@ -513,6 +533,10 @@ pub struct DeadLetter<T> {
     pub reason: Option<String>,
     /// When it was dead-lettered (the Redis server's clock), when recorded.
     pub at: Option<std::time::SystemTime>,
+    /// The id of its job, when it was offered with one on a queue that
+    /// keeps job history ([`ReliableQueue::set_job_history`];
+    /// [`ReliableQueue::job`] reads the job's history).
+    pub job: Option<String>,
     /// What names exactly this dead letter for
     /// [`ReliableQueue::requeue_dead_letters_exact`] and
     /// [`ReliableQueue::delete_dead_letters_exact`].
@@ -649,7 +673,7 @@ pub(crate) async fn read_dead_letter_run<T: 'static>(
             return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
         };
         let raw = reply::bytes(raw.clone())?;
-        let (at, reason) = parse_record(reply::opt_text(reason.clone())?);
+        let (at, reason, job) = parse_record(reply::opt_text(reason.clone())?);
         let key = DeadLetterKey {
             index: start + i,
             len: raw.len(),
@@ -660,6 +684,7 @@ pub(crate) async fn read_dead_letter_run<T: 'static>(
             raw,
             reason,
             at,
+            job,
             key,
         });
     }

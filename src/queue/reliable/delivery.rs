@@ -10,6 +10,7 @@ use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::connection::{reply, retrying};
 use crate::error::Result;
+use crate::queue::jobs::Ending;
 use crate::queue::reliable::{ReliableQueue, Settings};
 use crate::queue::Core;
 use crate::wire::format;
@@ -81,6 +82,9 @@ pub struct Delivery<T> {
     value: T,
     count: u32,
     lateness: Option<Duration>,
+    /// The id it was offered with, when it has a job history (boxed: a
+    /// `Delivery` travels inside the take's answer enum).
+    job: Option<Box<str>>,
     /// When its claim answered: its visibility deadline is about this plus
     /// the visibility timeout, until it is extended.
     leased_at: tokio::time::Instant,
@@ -94,6 +98,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
             .field("value", &self.value)
             .field("delivery_count", &self.count)
             .field("lateness", &self.lateness)
+            .field("job", &self.job)
             .finish()
     }
 }
@@ -110,6 +115,7 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
+            job: None,
             leased_at: tokio::time::Instant::now(),
             lease: DeliveryLease::shared(
                 queue.core().clone(),
@@ -118,6 +124,12 @@ impl<T: 'static> Delivery<T> {
                 member,
             ),
         }
+    }
+
+    /// The same delivery, naming the job its claim found.
+    pub(crate) fn with_job(mut self, job: Option<String>) -> Self {
+        self.job = job.map(String::into_boxed_str);
+        self
     }
 
     /// The value and what settles it, apart (for a worker that hands the value on).
@@ -158,6 +170,26 @@ impl<T: 'static> Delivery<T> {
     /// the Redis server's.
     pub fn lateness(&self) -> Option<Duration> {
         self.lateness
+    }
+
+    /// The id the value was offered with
+    /// ([`DelayedQueue::offer_with_id`](crate::DelayedQueue::offer_with_id)),
+    /// whose history [`ReliableQueue::job`] reads; `None` for a value
+    /// offered without one (or by Java), and on a queue that keeps no job
+    /// history ([`ReliableQueue::set_job_history`]): the id travels in the
+    /// history's records.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = queue.take().await?;
+    /// if let Some(id) = delivery.job_id() {
+    ///     println!("running job {id}");
+    /// }
+    /// delivery.ack().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn job_id(&self) -> Option<&str> {
+        self.job.as_deref()
     }
 
     /// The value's raw payload bytes.
@@ -233,6 +265,9 @@ pub(crate) struct DeliveryLease {
     member: Bytes,
     token: u64,
     settled: bool,
+    /// How the handler's attempt ended, for the job's history, when it
+    /// failed (a worker's failure); else the release says.
+    ending: Option<Box<Ending>>,
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
@@ -267,6 +302,7 @@ impl DeliveryLease {
             member,
             token,
             settled: false,
+            ending: None,
             #[cfg(feature = "opentelemetry")]
             trace: None,
         }
@@ -294,6 +330,7 @@ impl DeliveryLease {
                 Value::Bytes(self.member.clone()),
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
                 Value::from(ACK_MEMORY_CAP),
+                Value::from(crate::wire::time::saturating_ms(self.settings.history_ttl)),
             ];
             let value = script
                 .run(self.core.conn()?, self.keys.destination(), keys, args)
@@ -313,14 +350,15 @@ impl DeliveryLease {
         let Some(first) = leases.first() else {
             return Ok(Vec::new());
         };
-        let (core, keys) = (first.core.clone(), first.keys.clone());
+        let (core, keys, history_ttl) = (first.core.clone(), first.keys.clone(), first.settings.history_ttl);
         // One run for every send: a resend finds the first run's reply.
         let run = lane.next(&keys);
         let late = "Redis did not answer in time while settling a delivery";
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
             let redis_keys = SCRIPTS.ack_batch.keys(&keys).with(KeyRole::Lane, run.record()).build();
-            let mut args = Vec::with_capacity(1 + leases.len());
+            let mut args = Vec::with_capacity(2 + leases.len());
             args.push(run.id());
+            args.push(Value::from(crate::wire::time::saturating_ms(history_ttl)));
             args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
             let value = SCRIPTS
                 .ack_batch
@@ -362,6 +400,12 @@ impl DeliveryLease {
         self.release(Release::Head).await
     }
 
+    /// Records how the handler's attempt failed, for the release that
+    /// follows to write into the job's history.
+    pub(crate) fn record_failure(&mut self, ending: Ending) {
+        self.ending = Some(Box::new(ending));
+    }
+
     pub(in crate::queue::reliable) async fn release(&mut self, to: Release) -> Result<bool> {
         // Settled first: the release runs in a task of its own (see
         // `Request::apply_retrying`) that a caller who stops waiting does not
@@ -369,7 +413,8 @@ impl DeliveryLease {
         self.settle();
         #[cfg(feature = "opentelemetry")]
         traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
-        release(&self.core, &self.keys, self.settings, &self.member, to).await
+        let ending = self.ending.take().map(|e| *e);
+        release(&self.core, &self.keys, self.settings, &self.member, to, ending).await
     }
 
     fn settle(&mut self) {
@@ -391,7 +436,7 @@ impl Drop for DeliveryLease {
             runtime.spawn(async move {
                 #[cfg(feature = "opentelemetry")]
                 traces::put_back(&core, &keys, &member, trace, &Release::Tail).await;
-                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail).await {
+                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail, None).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
                 }
             });
@@ -412,8 +457,25 @@ pub(in crate::queue::reliable) async fn release(
     settings: Settings,
     member: &Bytes,
     to: Release,
+    ending: Option<Ending>,
 ) -> Result<bool> {
     let script = &SCRIPTS.nack;
+    let mut ending = ending.unwrap_or_else(|| Ending {
+        outcome: match &to {
+            Release::Head => "cancelled",
+            Release::Unhandled => "unhandled",
+            Release::Tail => "dropped",
+            Release::After(_) => "nacked",
+            Release::DeadLetter(why) if why.starts_with("rejected") => "rejected",
+            Release::DeadLetter(_) => "dead_lettered",
+        },
+        ..Ending::default()
+    });
+    // A dead letter's why is its attempt's error when nothing else is:
+    // `reject("card declined")` shows "card declined" in the history.
+    if let (Release::DeadLetter(why), true) = (&to, ending.error.is_empty()) {
+        ending.error = why.strip_prefix("rejected: ").unwrap_or(why).to_owned();
+    }
     let mut reason = String::new();
     let delay_ms: i64 = match to {
         Release::Head => -1,
@@ -433,6 +495,10 @@ pub(in crate::queue::reliable) async fn release(
         Value::Bytes(packed),
         Value::from(crate::wire::time::saturating_ms(settings.count_memory)),
         Value::from(reason),
+        Value::from(ending.outcome),
+        Value::from(ending.error),
+        Value::from(ending.chain),
+        Value::from(ending.backtrace),
     ];
     let redis_keys = SCRIPTS.nack.keys(keys).build();
     let value = Request::new(keys.destination())

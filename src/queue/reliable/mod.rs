@@ -132,6 +132,9 @@ pub struct ReliableQueue<T> {
     settings: Settings,
     reaper: Arc<ReaperLease>,
     tracker: Option<Arc<Background>>,
+    /// Who takes, as a job's attempts name it (a worker's id and host; the
+    /// process otherwise).
+    consumer: Arc<str>,
 }
 
 /// What the reliable queues of one client share, across their handles: kept
@@ -173,6 +176,8 @@ pub(crate) struct Settings {
     /// A value that cannot be decoded goes to the dead-letter list at once
     /// (a worker's choice) instead of back to the queue.
     pub dead_letter_undecodable: bool,
+    /// How long a handled job's history is kept (`lua/lib/jobs.lua`).
+    pub history_ttl: Duration,
 }
 
 impl<T> Clone for ReliableQueue<T> {
@@ -182,6 +187,7 @@ impl<T> Clone for ReliableQueue<T> {
             settings: self.settings,
             reaper: self.reaper.clone(),
             tracker: self.tracker.clone(),
+            consumer: self.consumer.clone(),
         }
     }
 }
@@ -206,6 +212,7 @@ impl<T: 'static> ReliableQueue<T> {
             format: Format::default(),
             count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
+            history_ttl: crate::queue::jobs::DEFAULT_HISTORY_TTL,
         };
         let reaper = Arc::new(core.reliable_queues().reapers.lease(
             &core,
@@ -218,6 +225,7 @@ impl<T: 'static> ReliableQueue<T> {
             settings,
             reaper,
             tracker: None,
+            consumer: crate::queue::jobs::this_process(),
         })
     }
 
@@ -251,6 +259,98 @@ impl<T: 'static> ReliableQueue<T> {
             self.settings.count_memory,
         );
         self.reaper = Arc::new(lease);
+    }
+
+    /// How long the history of a handled job (a value offered with an id,
+    /// then acked) is kept, for [`job`](Self::job) (default 24 h), when the
+    /// queue's switch does not say: the time given to
+    /// [`set_job_history`](Self::set_job_history) wins, so this only serves
+    /// records left from before that switch existed. Expired histories are
+    /// dropped a few at a time by later acks.
+    ///
+    /// ```no_run
+    /// # fn demo(client: &delayq::Client) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// let orders = client
+    ///     .reliable_queue("orders", delayq::StringCodec)?
+    ///     .with_history_ttl(Duration::from_secs(7 * 24 * 3600));
+    /// # let _ = orders; Ok(()) }
+    /// ```
+    pub fn with_history_ttl(mut self, ttl: Duration) -> Self {
+        self.settings.history_ttl = ttl;
+        self
+    }
+
+    /// Where the job offered with `id` is now (pending, ready, in flight,
+    /// dead-lettered, handled, ...) and its last attempts, each with its
+    /// consumer, times, outcome and error (see [`JobHistory`](crate::jobs::JobHistory)).
+    /// One read script: two hash lookups and a score lookup. Fails with
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an
+    /// empty id or one over 1,024 bytes.
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let history = orders.job("order-42").await?;
+    /// println!("{}: {} attempts", history.state.name(), history.attempts_total);
+    /// # Ok(()) }
+    /// ```
+    pub async fn job(&self, id: &str) -> Result<crate::queue::jobs::JobHistory> {
+        crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
+    }
+
+    /// Turns job history on or off for this queue (for every client of it:
+    /// the switch is kept in Redis). Off by default: a queue that never
+    /// turns it on keeps no history and pays nothing for it (one `EXISTS` a
+    /// script). On, each value offered with an id gets a history from its
+    /// transfer on, at a cost: a Worker over such values runs at about a
+    /// fifth of the rate of values without (string work in Lua per value,
+    /// see BENCHMARKS.md scenario 18).
+    ///
+    /// `Some(keep)`: histories start at the next transfer; handled and
+    /// deleted ones are kept for `keep` (it replaces
+    /// [`with_history_ttl`](Self::with_history_ttl) for this queue).
+    /// `None`: off; **this deletes every history the queue kept** (both of
+    /// its keys are unlinked). Values still pending stay findable by id
+    /// ([`DelayedQueue::get`](crate::DelayedQueue::get), and
+    /// [`job`](Self::job) says they are pending).
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// orders.set_job_history(Some(Duration::from_secs(24 * 3600))).await?;
+    /// assert_eq!(orders.job_history().await?, Some(Duration::from_secs(24 * 3600)));
+    /// orders.set_job_history(None).await?; // drops the histories
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_job_history(&self, keep: Option<Duration>) -> Result<()> {
+        crate::queue::jobs::set_switch(&self.handle.core, &self.handle.keys, keep).await
+    }
+
+    /// The queue's job history switch: how long handled histories are kept,
+    /// or `None` when the queue keeps none (the default; see
+    /// [`set_job_history`](Self::set_job_history)).
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// if orders.job_history().await?.is_none() {
+    ///     println!("orders keeps no job history");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn job_history(&self) -> Result<Option<Duration>> {
+        crate::queue::jobs::switch(&self.handle.core, &self.handle.keys).await
+    }
+
+    /// The same queue, naming `consumer` in the attempts of the jobs it
+    /// takes (a worker: its id and host).
+    pub(crate) fn with_consumer(mut self, consumer: Arc<str>) -> Self {
+        self.consumer = consumer;
+        self
+    }
+
+    /// Who takes, as job attempts name it.
+    pub(crate) fn consumer(&self) -> &Arc<str> {
+        &self.consumer
     }
 
     /// Deliveries of one value without an ack before it goes to the

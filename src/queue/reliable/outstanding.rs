@@ -60,7 +60,7 @@ impl Outstanding {
             "giving unsettled deliveries back to their queues"
         );
         let releases = unsettled.into_iter().map(|(keys, settings, member)| async move {
-            if let Err(error) = release(core, &keys, settings, &member, Release::Head).await {
+            if let Err(error) = release(core, &keys, settings, &member, Release::Head, None).await {
                 tracing::warn!(queue = keys.destination(), %error, "could not give a delivery back; its visibility timeout will");
             }
         });

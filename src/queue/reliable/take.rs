@@ -139,7 +139,7 @@ impl<T: 'static> ReliableQueue<T> {
         };
         let id = ElementId::random(Format::Modern).to_bytes();
         match self.claim(id, &value).await? {
-            Claimed::Taken { count, lateness } => self.deliver(id, count, lateness, value).await,
+            Claimed::Taken { count, lateness, job } => self.deliver(id, count, lateness, job, value).await,
             Claimed::Paused => Ok(Ready::Paused),
             Claimed::Gone | Claimed::DeadLettered | Claimed::Failed => Ok(Ready::Nothing),
         }
@@ -186,6 +186,7 @@ impl<T: 'static> ReliableQueue<T> {
             Value::from(crate::wire::time::saturating_ms(self.settings.visibility)),
             Value::from(i64::from(self.settings.max_deliveries)),
             Value::from(CLAIM_SCAN),
+            Value::from(&*self.consumer),
         ];
         let conn = self.handle.core.conn()?.clone();
         let command: Command<Result<Value>> = {
@@ -276,7 +277,11 @@ impl<T: 'static> ReliableQueue<T> {
         match claim.status.as_str() {
             "ok" => {
                 let count = claim.taken().expect("the status is \"ok\"");
-                Ok(Claimed::Taken { count, lateness })
+                Ok(Claimed::Taken {
+                    count,
+                    lateness,
+                    job: claim.job,
+                })
             }
             "gone" => Ok(Claimed::Gone),
             "paused" => Ok(Claimed::Paused),
@@ -299,11 +304,18 @@ impl<T: 'static> ReliableQueue<T> {
     /// be decoded is released at once, where it counts towards the
     /// dead-letter limit (or dead-lettered now if the consumer asked for
     /// that), and reported as [`Error::Decode`].
-    async fn deliver(&self, id: [u8; 8], count: u32, lateness: Option<Duration>, value: Bytes) -> Result<Ready<T>> {
+    async fn deliver(
+        &self,
+        id: [u8; 8],
+        count: u32,
+        lateness: Option<Duration>,
+        job: Option<String>,
+        value: Bytes,
+    ) -> Result<Ready<T>> {
         let member = crate::queue::reliable::delivery::member(id, count, &value);
         match codec::decode(&*self.handle.codec, value) {
             Ok(decoded) => {
-                let delivery = Delivery::new(self, member, count, lateness, decoded);
+                let delivery = Delivery::new(self, member, count, lateness, decoded).with_job(job);
                 // Feature `opentelemetry`: the context offered with the value.
                 #[cfg(feature = "opentelemetry")]
                 let delivery = self.adopt_trace(delivery).await;
@@ -330,8 +342,13 @@ impl<T: 'static> ReliableQueue<T> {
 
 /// What a claim came to.
 enum Claimed {
-    /// A delivery: its count, and how late its value was taken when known.
-    Taken { count: u32, lateness: Option<Duration> },
+    /// A delivery: its count, how late its value was taken when known, and
+    /// its job's id when it has one.
+    Taken {
+        count: u32,
+        lateness: Option<Duration>,
+        job: Option<String>,
+    },
     /// No copy of the value left in the staging list: the reaper had
     /// returned it to the queue.
     Gone,
@@ -345,12 +362,13 @@ enum Claimed {
     Failed,
 }
 
-/// The claim script's reply: `[status, delivery count, due score, now]`.
+/// The claim script's reply: `[status, delivery count, due score, now, job id]`.
 struct Claim {
     status: String,
     count: i64,
     due: Option<String>,
     now: Option<i64>,
+    job: Option<String>,
 }
 
 impl Claim {
@@ -366,6 +384,7 @@ impl Claim {
             count: reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0),
             due: reply.next().map(reply::opt_text).transpose()?.flatten(),
             now: reply.next().map(|v| reply::int(&v)).transpose()?,
+            job: reply.next().map(reply::opt_text).transpose()?.flatten(),
         })
     }
 

@@ -263,7 +263,11 @@ const deadLettersSection = {
       tr.appendChild(el("td", { class: "num" }, fmt(v.index + 1)));
       tr.appendChild(this.died(v.at_ms, page.now_ms));
       tr.appendChild(payloadCell(v, `dead:${v.key}`));
-      tr.appendChild(el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded"));
+      const why = el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded");
+      if (v.job !== null && v.job !== undefined) {
+        why.prepend(jobLink(this.ctx.name, v.job), " ");
+      }
+      tr.appendChild(why);
       const actions = el("td", { class: "row-actions" });
       if (!READ_ONLY) {
         const requeue = el("button", { type: "button", class: "requeue-one", title: "Back to the queue's tail" }, "Requeue");

@@ -169,7 +169,9 @@ const pendingSection = {
     tr.appendChild(el("td", { class: "due" }, localTime(e.due_ms)));
     tr.appendChild(el("td", { class: "when" }));
     this.when(tr, e, now, paused);
-    tr.appendChild(el("td", { class: "id" }, e.id === null || e.id === undefined ? "–" : visible(e.id)));
+    const idCell = el("td", { class: "id" }, e.id === null || e.id === undefined ? "–" : null);
+    if (e.id !== null && e.id !== undefined) idCell.appendChild(jobLink(this.ctx.name, e.id));
+    tr.appendChild(idCell);
     tr.appendChild(el("td", { class: "format" }, e.format));
     tr.appendChild(payloadCell(e, `pending:${e.raw}`));
     if (!READ_ONLY) {

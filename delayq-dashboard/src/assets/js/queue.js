@@ -10,6 +10,7 @@ function queuePage() {
   const ctx = { name, acting: false };
   $("queue-name").textContent = visible(name);
   $("workers-link").href = `/workers?queue=${encodeURIComponent(name)}`;
+  $("job-search-name").value = name;
   document.title = `delayq · ${visible(name)}`;
   historyCharts({
     ranges: $("history-ranges"), step: $("history-step"), name,

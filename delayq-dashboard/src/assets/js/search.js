@@ -32,7 +32,9 @@ function searchPage() {
     const when = m.due_ms !== null ? (m.due_ms >= now ? `due in ${span(m.due_ms - now)}` : `due ${span(now - m.due_ms)} ago`)
       : m.reason ? `why: ${visible(m.reason)}` : "–";
     tr.appendChild(el("td", { class: "when" }, when));
-    const id = el("td", { class: "id" }, m.id === null ? "–" : visible(m.id));
+    // An id opens its job's page: where it is now and its attempts.
+    const id = el("td", { class: "id" }, m.id === null ? "–" : null);
+    if (m.id !== null) id.appendChild(jobLink(m.queue, m.id));
     if (m.by_id) id.appendChild(el("span", { class: "badge", title: "found through the id index" }, "id"));
     tr.appendChild(id);
     tr.appendChild(withCodec(el("td", { class: `payload${m.decoded ? "" : " hex"}`, title: m.error || "" }, visible(m.text)), m));

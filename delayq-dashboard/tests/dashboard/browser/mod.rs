@@ -919,6 +919,7 @@ mod events;
 mod fit;
 mod history;
 mod java;
+mod job;
 mod overview;
 mod review;
 mod schedules;

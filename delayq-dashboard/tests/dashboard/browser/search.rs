@@ -1,7 +1,8 @@
 //! Search every queue in headless Chromium: from the overview's box to the
 //! results page, a request bounded to 5,000 values that says how far it
 //! looked, Continue, markup in values kept as text, a match's link to its
-//! queue's page, and a search that finds nothing saying so.
+//! queue's page and an id's to its job's page, and a search that finds
+//! nothing saying so.
 
 use std::time::Duration;
 
@@ -128,6 +129,19 @@ async fn a_search_from_the_overview_finds_values_in_every_queue_and_state() {
         .unwrap()
         .is_empty());
     screenshot(&browser, "search").await;
+    // An id links to its job's page.
+    let job = browser
+        .find(Locator::Css(&format!(
+            r#"#found tr[data-queue="{QUEUE}"]:nth-child(4) td.id a"#
+        )))
+        .await
+        .unwrap();
+    assert_eq!(job.text().await.unwrap(), "ord-43");
+    let job_href = job.attr("href").await.unwrap().unwrap();
+    assert!(
+        job_href.starts_with("/job?name=") && job_href.ends_with("&id=ord-43"),
+        "{job_href}"
+    );
 
     // A pending match links to its queue's page, which finds it again.
     let link = browser
@@ -146,6 +160,14 @@ async fn a_search_from_the_overview_finds_values_in_every_queue_and_state() {
     })
     .await;
     screenshot(&browser, "search-to-queue").await;
+
+    // The id's link: the job's page, pending.
+    browser.goto(&format!("{url}{job_href}")).await.unwrap();
+    eventually(WAIT, "the job page shows the pending job", || {
+        let browser = browser.clone();
+        async move { text(&browser, "#job-id").await == "ord-43" && text(&browser, "#job-state").await == "pending" }
+    })
+    .await;
 
     // Nothing matches: said so, after looking at everything.
     browser

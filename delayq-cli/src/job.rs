@@ -1,0 +1,204 @@
+//! `delayq job QUEUE ID`: where a job offered with an id is now (pending,
+//! ready, in flight, dead-lettered, handled, ...) and its last attempts:
+//! when, on which worker, how each ended and its error, source chain and
+//! backtrace.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use delayq::jobs::{Attempt, JobHistory, JobState};
+use serde_json::json;
+
+use crate::args::{Cli, CodecKind, HistorySwitch, JobArgs, OutputFormat};
+use crate::output::{self, escape, escape_lines};
+use crate::text_codec::TextCodec;
+
+pub(crate) async fn run(cli: &Cli, args: &JobArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let read = async {
+        let queue = client
+            .reliable_queue(&args.queue, TextCodec::new(CodecKind::Bytes))?
+            .without_transfer();
+        match (&args.history, &args.id) {
+            (Some(HistorySwitch(keep)), _) => {
+                queue.set_job_history(*keep).await?;
+                Ok(Err(queue.job_history().await?))
+            }
+            (None, Some(id)) => queue.job(id).await.map(Ok),
+            (None, None) => Err(delayq::Error::InvalidArgument("give a job id or --history".into())),
+        }
+    }
+    .await;
+    client.shutdown().await;
+    let history = match read? {
+        Ok(history) => history,
+        Err(keep) => {
+            match args.format {
+                OutputFormat::Json => println!(
+                    "{}",
+                    output::json(&json!({ "queue": args.queue, "history": keep_json(keep) }))
+                ),
+                OutputFormat::Table => println!("{}", switch_text(&args.queue, keep)),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    match args.format {
+        OutputFormat::Json => println!("{}", output::json(&history_json(&args.queue, &history))),
+        OutputFormat::Table => print(&args.queue, &history),
+    }
+    Ok(if history.state == JobState::Unknown {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The switch as JSON: `{"on": true, "keep_ms": ...}` or `{"on": false}`.
+fn keep_json(keep: Option<Duration>) -> serde_json::Value {
+    match keep {
+        Some(keep) => json!({ "on": true, "keep_ms": keep.as_millis() as u64 }),
+        None => json!({ "on": false }),
+    }
+}
+
+fn switch_text(queue: &str, keep: Option<Duration>) -> String {
+    match keep {
+        Some(keep) => format!(
+            "job history: on for {}, handled histories kept {}",
+            escape(queue),
+            output::compact(keep)
+        ),
+        None => format!(
+            "job history: off for {} (turn it on with `delayq job QUEUE --history on`)",
+            escape(queue)
+        ),
+    }
+}
+
+fn ms(at: SystemTime) -> i64 {
+    output::millis_from(at, SystemTime::UNIX_EPOCH)
+}
+
+/// The state's time and detail, for JSON.
+fn state_json(state: &JobState) -> serde_json::Value {
+    let mut out = json!({ "name": state.name() });
+    let (key, at) = match state {
+        JobState::Pending { due } => ("due", Some(*due)),
+        JobState::Ready { since } | JobState::Removed { since } => ("since", Some(*since)),
+        JobState::InFlight { since, delivery } => {
+            out["delivery"] = json!(delivery);
+            ("since", Some(*since))
+        }
+        JobState::DeadLettered { since, reason } => {
+            out["reason"] = json!(reason);
+            ("since", Some(*since))
+        }
+        JobState::Handled { at } | JobState::Deleted { at } => ("at", Some(*at)),
+        _ => ("at", None),
+    };
+    if let Some(at) = at {
+        out[format!("{key}_ms")] = json!(ms(at));
+        out[key] = json!(output::utc_time(at));
+    }
+    out
+}
+
+fn attempt_json(a: &Attempt) -> serde_json::Value {
+    json!({
+        "started_ms": ms(a.started),
+        "started": output::utc_time(a.started),
+        "ended_ms": a.ended.map(ms),
+        "ended": a.ended.map(output::utc_time),
+        "worker": a.worker,
+        "delivery": a.delivery,
+        "outcome": a.outcome,
+        "error": a.error,
+        "chain": a.chain,
+        "backtrace": a.backtrace,
+    })
+}
+
+fn history_json(queue: &str, h: &JobHistory) -> serde_json::Value {
+    json!({
+        "queue": queue,
+        "id": h.id,
+        "state": state_json(&h.state),
+        "attempts_total": h.attempts_total,
+        "attempts": h.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
+        "history": keep_json(h.history),
+    })
+}
+
+fn print(queue: &str, h: &JobHistory) {
+    let now = SystemTime::now();
+    println!("job {} on {}", escape(&h.id), escape(queue));
+    let state = match &h.state {
+        JobState::Pending { due } => format!("pending, due {} ({})", output::utc_time(*due), output::relative(*due, now)),
+        JobState::Ready { since } => format!("ready since {}", output::relative(*since, now)),
+        JobState::InFlight { since, delivery } => {
+            format!("in flight since {} (delivery {delivery})", output::relative(*since, now))
+        }
+        JobState::DeadLettered { since, reason } => {
+            format!("dead-lettered {}: {}", output::relative(*since, now), escape(reason))
+        }
+        JobState::Handled { at } => format!("handled {}", output::relative(*at, now)),
+        JobState::Deleted { at } => format!("dead letter deleted {}", output::relative(*at, now)),
+        JobState::Removed { since } => format!("removed from the pending set (last seen {})", output::relative(*since, now)),
+        JobState::Unknown if h.history.is_none() => "unknown: no such id pending (the queue keeps no job history)".into(),
+        JobState::Unknown => "unknown: no such id pending and no history (never offered with an id, taken by a consumer that keeps none, or expired)".into(),
+        _ => h.state.name().into(),
+    };
+    println!("state: {state}");
+    if h.history.is_none() {
+        println!("{}", switch_text(queue, None));
+    }
+    if h.attempts.is_empty() {
+        println!("attempts: none");
+        return;
+    }
+    let shown = h.attempts.len() as u32;
+    if h.attempts_total > shown {
+        println!("attempts: {} (the last {shown} kept)", h.attempts_total);
+    } else {
+        println!("attempts: {}", h.attempts_total);
+    }
+    let first = h.attempts_total - shown + 1;
+    let rows: Vec<Vec<String>> = (h.attempts.iter().enumerate())
+        .map(|(i, a)| {
+            vec![
+                (first + i as u32).to_string(),
+                output::utc_time(a.started),
+                a.ended
+                    .map(|end| output::compact(end.duration_since(a.started).unwrap_or_default()))
+                    .unwrap_or_else(|| "running".into()),
+                escape(&a.worker).into_owned(),
+                a.outcome.clone().unwrap_or_else(|| "-".into()),
+                a.error
+                    .as_deref()
+                    .map(|e| escape(e).into_owned())
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    println!(
+        "{}",
+        output::table_aligned(&["#", "STARTED", "TOOK", "WORKER", "OUTCOME", "ERROR"], &["#"], &rows)
+    );
+    for (i, a) in h.attempts.iter().enumerate() {
+        if a.chain.is_empty() && a.backtrace.is_none() {
+            continue;
+        }
+        println!();
+        println!("attempt {}:", first + i as u32);
+        for cause in &a.chain {
+            println!("  caused by: {}", escape(cause));
+        }
+        if let Some(backtrace) = &a.backtrace {
+            println!("  backtrace:");
+            for line in escape_lines(backtrace).lines() {
+                println!("    {line}");
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+// The job page: where a job offered with an id is now (pending, ready, in
+// flight, dead-lettered, handled) and its last attempts, each with its
+// worker, times, outcome, error, source chain and backtrace
+// (/api/job). Every text from Redis goes in as text, escaped for sight.
+
+// A link to a job's page, from the pending and dead-letter rows.
+function jobLink(queue, id) {
+  return el("a", { class: "job-link", href: `/job?${new URLSearchParams({ name: queue, id })}`, title: "this job's history" }, visible(id));
+}
+
+const JOB_STATES = {
+  pending: "pending",
+  ready: "ready",
+  in_flight: "in flight",
+  dead_lettered: "dead-lettered",
+  handled: "handled",
+  deleted: "deleted (its dead letter)",
+  removed: "removed while pending",
+  unknown: "unknown",
+};
+
+function jobPage() {
+  const params = new URLSearchParams(location.search);
+  const name = params.get("name") || "";
+  const id = params.get("id") || "";
+  $("job-id").textContent = visible(id);
+  $("job-queue").textContent = visible(name);
+  $("job-queue").href = `/queue?name=${encodeURIComponent(name)}`;
+  $("job-search-name").value = name;
+  $("job-search-id").value = id;
+  document.title = `delayq · job ${visible(id)}`;
+  const load = async () => {
+    if (id === "") {
+      $("job-state").textContent = "–";
+      $("job-detail").textContent = "Type a job id (as given to offer_with_id) to see its history.";
+      return;
+    }
+    const data = await getJson(`/api/job?${new URLSearchParams({ name, id })}`);
+    const state = data.state;
+    $("job-state").textContent = JOB_STATES[state.name] || state.name;
+    $("job-state").parentElement.classList.toggle("warn", state.name === "dead_lettered");
+    $("job-since").textContent = state.at_ms === null ? "–" : relative(state.at_ms - data.now_ms);
+    $("job-since").title = state.at_ms === null ? "" : localTime(state.at_ms);
+    $("job-attempts").textContent = fmt(data.attempts_total);
+    const detail = [];
+    if (state.name === "dead_lettered") detail.push(`why: ${visible(state.reason)}`);
+    if (state.name === "in_flight") detail.push(`delivery ${visible(state.delivery)}`);
+    if (state.name === "pending") detail.push(`due ${localTime(state.at_ms)}`);
+    const off = !(data.history && data.history.on);
+    if (state.name === "unknown" && off) detail.push("No such id pending.");
+    else if (state.name === "unknown") detail.push("No such id pending and no history: never offered with this id, taken by a consumer that keeps none (Java, a plain take), or its history expired.");
+    if (off) detail.push("This queue keeps no job history (turn it on: delayq job QUEUE --history on): only pending jobs are found.");
+    if (data.attempts_total > data.attempts.length) detail.push(`the last ${data.attempts.length} of ${fmt(data.attempts_total)} attempts are kept`);
+    $("job-detail").textContent = detail.join(" · ");
+    const first = data.attempts_total - data.attempts.length + 1;
+    const rows = [];
+    data.attempts.forEach((a, i) => {
+      const tr = el("tr", { class: a.outcome && a.outcome !== "ok" ? "failed" : "" });
+      tr.appendChild(el("td", { class: "num" }, fmt(first + i)));
+      tr.appendChild(el("td", { title: localTime(a.started_ms) }, relative(a.started_ms - data.now_ms)));
+      tr.appendChild(el("td", {}, a.ended_ms === null ? "running" : span(a.ended_ms - a.started_ms)));
+      tr.appendChild(el("td", { class: "worker" }, visible(a.worker || "–")));
+      tr.appendChild(el("td", { class: "delivery" }, visible(a.delivery || "–")));
+      tr.appendChild(el("td", { class: "outcome" }, a.outcome === null ? "running" : visible(a.outcome)));
+      const error = el("td", { class: "error" }, a.error === null ? "–" : visible(a.error));
+      if (a.chain.length > 0 || a.backtrace !== null) {
+        const more = el("details", {});
+        more.appendChild(el("summary", {}, a.backtrace !== null ? "chain and backtrace" : "caused by"));
+        for (const cause of a.chain) more.appendChild(el("div", { class: "cause" }, `caused by: ${visible(cause)}`));
+        if (a.backtrace !== null) more.appendChild(el("pre", { class: "backtrace" }, a.backtrace.split("\n").map(visible).join("\n")));
+        error.appendChild(more);
+      }
+      tr.appendChild(error);
+      rows.push(tr);
+    });
+    document.querySelector("#job-table tbody").replaceChildren(...(rows.length ? rows
+      : [el("tr", {}, null)].map((tr) => { tr.appendChild(el("td", { colspan: 7, class: "muted" }, "no attempts yet")); return tr; })));
+  };
+  poll(load);
+}

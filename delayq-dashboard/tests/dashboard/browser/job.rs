@@ -1,0 +1,139 @@
+//! The job page in headless Chromium: reached from a dead letter's row and
+//! from the find-a-job box, showing the job's state and each attempt with
+//! its worker, outcome, error and source chain, user text as text.
+
+use std::time::Duration;
+
+use delayq::StringCodec;
+use fantoccini::Locator;
+
+use super::{browser, screenshot, serve, start_driver, text, wait_text};
+use crate::redis_server::RedisServer;
+use crate::seed;
+
+const QUEUE: &str = "billing-счета";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_by_id() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let dq = client.delayed_queue(QUEUE, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(QUEUE, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    let id = "order-<b>42</b>";
+    dq.offer_with_id(id, &"charge".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
+    dq.offer_with_id("order-43", &"charge".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
+    dq.transfer_now().await.unwrap();
+    assert!(rq.take().await.unwrap().nack(Duration::ZERO).await.unwrap());
+    assert!(rq.take().await.unwrap().ack().await.unwrap());
+    let last = rq.take().await.unwrap();
+    assert!(last.reject("card <i>declined</i>").await.unwrap());
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+
+    // From the dead letter's row to its job.
+    browser
+        .goto(&format!("{url}/queue?name={}", urlencode(QUEUE)))
+        .await
+        .unwrap();
+    wait_text(&browser, "#dead-table tbody td.reason a.job-link", id).await;
+    let link = browser
+        .find(Locator::Css("#dead-table tbody td.reason a.job-link"))
+        .await
+        .unwrap();
+    link.click().await.unwrap();
+    wait_text(&browser, "#job-state", "dead-lettered").await;
+    assert_eq!(text(&browser, "#job-id").await, id, "the id is text, not markup");
+    assert_eq!(text(&browser, "#job-queue").await, QUEUE);
+    assert_eq!(text(&browser, "#job-attempts").await, "2");
+    assert!(text(&browser, "#job-detail")
+        .await
+        .contains("rejected: card <i>declined</i>"));
+    let outcomes: Vec<String> = {
+        let cells = browser
+            .find_all(Locator::Css("#job-table tbody td.outcome"))
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        for cell in cells {
+            out.push(cell.text().await.unwrap());
+        }
+        out
+    };
+    assert_eq!(outcomes, ["nacked", "rejected"]);
+    // A rejected attempt carries its why, as its dead letter does; a nack
+    // without one has none.
+    let errors: Vec<String> = {
+        let cells = browser
+            .find_all(Locator::Css("#job-table tbody td.error"))
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        for cell in cells {
+            out.push(cell.text().await.unwrap());
+        }
+        out
+    };
+    assert_eq!(errors, ["–", "card <i>declined</i>"]);
+    // The header names the server, as on every page (not a lone dash).
+    assert!(
+        text(&browser, "#server").await.contains("db "),
+        "{}",
+        text(&browser, "#server").await
+    );
+    assert!(text(&browser, "#job-table tbody td.worker").await.starts_with("pid "));
+    screenshot(&browser, "job").await;
+
+    // By id, from the box: the other job, handled.
+    let input = browser.find(Locator::Css("#job-search-id")).await.unwrap();
+    input.clear().await.unwrap();
+    input.send_keys("order-43").await.unwrap();
+    browser
+        .find(Locator::Css("#job-search button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "handled").await;
+    assert_eq!(text(&browser, "#job-table tbody td.outcome").await, "ok");
+
+    // An id with no trace says so.
+    browser
+        .goto(&format!("{url}/job?name={}&id=nobody", urlencode(QUEUE)))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "unknown").await;
+    assert!(!text(&browser, "#job-detail").await.contains("keeps no job history"));
+
+    // With history off, the page says so.
+    dq.set_job_history(None).await.unwrap();
+    browser
+        .goto(&format!("{url}/job?name={}&id=order-43", urlencode(QUEUE)))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "unknown").await;
+    assert!(
+        text(&browser, "#job-detail")
+            .await
+            .contains("This queue keeps no job history"),
+        "{}",
+        text(&browser, "#job-detail").await
+    );
+    client.shutdown().await;
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
