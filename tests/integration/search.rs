@@ -198,6 +198,7 @@ redis_test! {
         // Going on finds it no second time.
         let pages = all_pages(&client, &search).await;
         assert_eq!(pages.iter().map(|p| p.matches.len()).sum::<usize>(), 1);
+    }
 
     /// A job's dead letter keeps the id it was offered with: the search
     /// finds it by that id, and names it (the dashboard links it to the
