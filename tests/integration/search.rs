@@ -199,7 +199,9 @@ redis_test! {
         let pages = all_pages(&client, &search).await;
         assert_eq!(pages.iter().map(|p| p.matches.len()).sum::<usize>(), 1);
     }
+}
 
+redis_test! {
     /// A job's dead letter keeps the id it was offered with: the search
     /// finds it by that id, and names it (the dashboard links it to the
     /// job's page).
