@@ -15,6 +15,20 @@ async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
         .expect("run delayq")
 }
 
+/// How many places in `text` have `shape`: `d` a digit, `+` a sign.
+fn shapes(text: &str, shape: &str) -> usize {
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(shape.len() - 1))
+        .filter(|&at| {
+            shape.bytes().zip(&bytes[at..]).all(|(want, &got)| match want {
+                b'd' => got.is_ascii_digit(),
+                b'+' => got == b'+' || got == b'-',
+                _ => got == want,
+            })
+        })
+        .count()
+}
+
 redis_test! {
     async fn the_cli_shows_a_jobs_state_and_attempts_escaped(redis) {
         let client = redis.client().await;
@@ -39,6 +53,11 @@ redis_test! {
         assert!(text.contains("dead-lettered"), "{text}");
         assert!(text.contains("rejected: card \\u{1b}[2Jdeclined"), "{text}");
         assert!(text.contains("attempts: 1"), "{text}");
+        // Times as every other command prints them (local, with the
+        // offset), each beside how long ago: never RFC 3339's T...Z.
+        assert_eq!(shapes(&text, "dddd-dd-ddTdd:dd"), 0, "{text}");
+        assert!(shapes(&text, "dddd-dd-dd dd:dd:dd.ddd +dd:dd") >= 2, "the state's time and the attempt's start: {text}");
+        assert!(text.contains(" ago)"), "{text}");
 
         let out = delayq(&redis, &["job", queue, id, "--format", "json"]).await;
         assert!(out.status.success());
