@@ -142,7 +142,7 @@ pub struct ShapeGroup {
 
 impl DeadLetterReasons {
     /// The counted reasons grouped by [shape](reason_shape), largest count
-    /// first (ties: the shape's text): what an operator picks a kind of
+    /// first (ties in the order of [`groups`](Self::groups)): what an operator picks a kind of
     /// failure by when its reasons carry ids.
     ///
     /// ```no_run
@@ -174,7 +174,8 @@ impl DeadLetterReasons {
             into.reasons += 1;
             into.last_at = into.last_at.max(group.last_at);
         }
-        shapes.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.shape.cmp(&b.shape)));
+        // Stable: ties keep the order of their largest reasons.
+        shapes.sort_by_key(|g| std::cmp::Reverse(g.count));
         shapes
     }
 }
