@@ -37,10 +37,26 @@ pub(crate) async fn job(State(shared): State<Arc<Shared>>, Query(query): Query<J
             .client
             .reliable_queue::<Bytes, _>(&query.name, BytesCodec)?
             .without_transfer();
-        queue.job(&query.id).await
+        let history = queue.job(&query.id).await?;
+        let dead = match history.state {
+            JobState::DeadLettered { .. } => dead_letter_of(&queue, &query.id).await?,
+            _ => None,
+        };
+        Ok::<_, delayq::Error>((history, dead))
     };
     match guarded(&shared, Some(REDIS_WAIT), read).await {
-        Ok(Ok(history)) => Json(history_json(&shared, &query.name, &history)).into_response(),
+        Ok(Ok((history, dead))) => {
+            let mut page = history_json(&shared, &query.name, &history);
+            // Where its dead letter is, for the page's Requeue and Delete
+            // (the dead-letter page's actions, named by this key) and the
+            // link to its row.
+            page["dead_letter"] = match dead {
+                Some((index, key)) => json!({ "index": index, "key": key.to_string() }),
+                None => Value::Null,
+            };
+            page["dead_letters_looked"] = json!(LOOK_BACK);
+            Json(page).into_response()
+        }
         Ok(Err(delayq::Error::InvalidQueueName { name, reason })) => error(
             StatusCode::BAD_REQUEST,
             format!("invalid queue name {name:?}: {reason}"),
@@ -49,6 +65,32 @@ pub(crate) async fn job(State(shared): State<Arc<Shared>>, Query(query): Query<J
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(why) => unavailable(&shared, why),
     }
+}
+
+/// Most recent dead letters looked through for a job's own.
+const LOOK_BACK: usize = 10_000;
+/// Dead letters read per step while looking (each step one bounded script run).
+const STEP: usize = 500;
+
+/// The index and key of the job's dead letter: the most recent one naming
+/// the job, among the 10,000 most recent, read from the tail back (a job
+/// dead-lettered lately is near it).
+async fn dead_letter_of(
+    queue: &delayq::ReliableQueue<Bytes>,
+    id: &str,
+) -> delayq::Result<Option<(usize, delayq::dead_letter::DeadLetterKey)>> {
+    let total = queue.dead_letter_len().await?;
+    let stop = total.saturating_sub(LOOK_BACK);
+    let mut end = total;
+    while end > stop {
+        let start = end.saturating_sub(STEP).max(stop);
+        let page = queue.dead_letter_page(start, end - start).await?;
+        if let Some(dead) = page.iter().rev().find(|dead| dead.job.as_deref() == Some(id)) {
+            return Ok(Some((dead.key.index(), dead.key.clone())));
+        }
+        end = start;
+    }
+    Ok(None)
 }
 
 fn state_json(state: &JobState) -> Value {
