@@ -105,3 +105,30 @@ redis_test! {
         client.shutdown().await;
     }
 }
+
+redis_test! {
+    /// `get` on an id that left the pending set says where it went (still
+    /// exit status 1: nothing is pending under it).
+    async fn get_on_an_id_that_left_the_pending_set_says_where_it_went(redis) {
+        let client = redis.client().await;
+        let queue = "refunds";
+        let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+        dq.offer_with_id("r-9", &"refund".to_string(), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().reject("account closed").await.unwrap());
+
+        let out = delayq(&redis, &["get", queue, "r-9"]).await;
+        assert_eq!(out.status.code(), Some(1));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("no element with id \"r-9\" is pending in refunds"), "{said}");
+        assert!(said.contains("dead-lettered") && said.contains("rejected: account closed"), "{said}");
+        assert!(said.contains("delayq job refunds r-9"), "{said}");
+        // An id never seen says only that.
+        let out = delayq(&redis, &["get", queue, "nobody"]).await;
+        assert_eq!(out.status.code(), Some(1));
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("delayq job"));
+        client.shutdown().await;
+    }
+}
