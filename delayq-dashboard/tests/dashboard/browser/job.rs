@@ -201,6 +201,35 @@ async fn a_dead_jobs_page_shows_its_times_links_its_row_and_requeues_or_deletes_
     client.shutdown().await;
 }
 
+/// The queue page's Find id on an id no longer pending says so and links
+/// to the job's page, which says where it went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn find_id_on_a_job_no_longer_pending_links_to_where_it_went() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let queue = "refunds";
+    let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    dq.offer_with_id("r-7", &"refund".to_string(), Duration::ZERO).await.unwrap();
+    dq.transfer_now().await.unwrap();
+    assert!(rq.take().await.unwrap().reject("account closed").await.unwrap());
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name={queue}")).await.unwrap();
+    wait_text(&browser, "#dead-letters", "1").await;
+    browser.find(Locator::Css("#search-q")).await.unwrap().send_keys("r-7").await.unwrap();
+    click(&browser, "#search-id").await;
+    wait_text(&browser, "#search-info a.job-link", "where it went (its job page)").await;
+    assert!(text(&browser, "#search-info").await.starts_with("no pending element has the id"));
+    click(&browser, "#search-info a.job-link").await;
+    wait_text(&browser, "#job-state", "dead-lettered").await;
+    assert_eq!(text(&browser, "#job-id").await, "r-7");
+    client.shutdown().await;
+}
+
 fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
