@@ -105,9 +105,10 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
             let page = queue.dead_letter_page(at, want).await?;
             let read = page.len();
             at += read;
-            found.extend(page.into_iter().filter(|dead| {
-                (filter.as_ref()).is_none_or(|filter| filter.takes(dead.reason.as_deref()))
-            }));
+            found.extend(
+                page.into_iter()
+                    .filter(|dead| (filter.as_ref()).is_none_or(|filter| filter.takes(dead.reason.as_deref()))),
+            );
             if read < want {
                 break;
             }
@@ -600,9 +601,7 @@ async fn by_reason(
             match format {
                 OutputFormat::Json => println!(
                     "{}",
-                    output::json(
-                        &json!({"queue": name, key: text, field: outcome.done, "changed": outcome.changed})
-                    )
+                    output::json(&json!({"queue": name, key: text, field: outcome.done, "changed": outcome.changed}))
                 ),
                 OutputFormat::Table => {
                     println!(

@@ -19,8 +19,8 @@ mod lateness;
 mod lost_claim;
 mod outstanding;
 mod reap;
-mod reason_shape;
 mod reapers;
+mod reason_shape;
 mod take;
 mod take_many;
 

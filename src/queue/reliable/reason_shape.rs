@@ -188,7 +188,10 @@ mod tests {
     fn ids_numbers_and_hex_fold_and_words_stay() {
         for (reason, shape) in [
             ("customer c-14 not found", "customer c-<n> not found"),
-            ("gateway timed out (attempt 3 of 3)", "gateway timed out (attempt <n> of <n>)"),
+            (
+                "gateway timed out (attempt 3 of 3)",
+                "gateway timed out (attempt <n> of <n>)",
+            ),
             ("invalid amount -1,250.75", "invalid amount -<n>"),
             ("pay-1017: 0x1F3A", "pay-<n>: <hex>"),
             ("digest deadbeef00 mismatch", "digest <hex> mismatch"),

@@ -379,13 +379,29 @@ async fn reasons_that_differ_by_an_id_are_one_row_and_are_requeued_together() {
     click(&browser, "#dead-view-reasons").await;
     wait_shown(&browser, "#dead-reasons", true).await;
     let first = "#dead-reasons tbody tr:first-child";
-    wait_text(&browser, &format!("{first} a.reason-filter"), "customer c-<n> not found").await;
+    wait_text(
+        &browser,
+        &format!("{first} a.reason-filter"),
+        "customer c-<n> not found",
+    )
+    .await;
     assert_eq!(text(&browser, &format!("{first} td.num")).await, "3");
-    assert!(text(&browser, &format!("{first} .shape-note")).await.contains("3 different reasons"));
+    assert!(text(&browser, &format!("{first} .shape-note"))
+        .await
+        .contains("3 different reasons"));
     // A reason alone in its shape reads as it was recorded.
-    wait_text(&browser, "#dead-reasons tbody tr:nth-child(2) a.reason-filter", "card declined").await;
+    wait_text(
+        &browser,
+        "#dead-reasons tbody tr:nth-child(2) a.reason-filter",
+        "card declined",
+    )
+    .await;
     assert_eq!(
-        browser.find_all(Locator::Css("#dead-reasons tbody tr")).await.unwrap().len(),
+        browser
+            .find_all(Locator::Css("#dead-reasons tbody tr"))
+            .await
+            .unwrap()
+            .len(),
         2
     );
     scroll_to_dead_letters(&browser).await;
@@ -409,7 +425,10 @@ async fn reasons_that_differ_by_an_id_are_one_row_and_are_requeued_together() {
     click(&browser, "#requeue-dead").await;
     wait_shown(&browser, "#flash", true).await;
     let answer = text(&browser, "#flash").await;
-    assert!(answer.contains("4 dead letter(s) of `pay` match now, not the 3 confirmed"), "{answer}");
+    assert!(
+        answer.contains("4 dead letter(s) of `pay` match now, not the 3 confirmed"),
+        "{answer}"
+    );
     assert!(seed::lrange(&server, "pay").await.is_empty(), "nothing moved: {answer}");
     assert_eq!(dead_list(&server, "pay").await.len(), 6);
 

@@ -168,7 +168,10 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
     find.send_keys("pay-1017").await.unwrap();
     wait_text(&browser, "#events-info", &format!("0 of the last {} shown", all + 2)).await;
     let hint = text(&browser, "#events-hint").await;
-    assert!(hint.starts_with(&format!("No event among the last {} mentions", all + 2)), "{hint}");
+    assert!(
+        hint.starts_with(&format!("No event among the last {} mentions", all + 2)),
+        "{hint}"
+    );
     assert_eq!(
         super::attr(&browser, "#events-hint a", "href").await.as_deref(),
         Some("/job?name=orders&id=pay-1017")

@@ -186,7 +186,10 @@ async fn the_queue_pages_header_fits_at_1400_px_and_on_a_phone() {
         text(&browser, "#server").await.contains("maxmemory")
     })
     .await;
-    eventually(WAIT, "live", || async { text(&browser, "#live").await.starts_with("live · ") }).await;
+    eventually(WAIT, "live", || async {
+        text(&browser, "#live").await.starts_with("live · ")
+    })
+    .await;
     let lines = |css: &'static str| {
         let browser = &browser;
         async move {
@@ -203,7 +206,12 @@ async fn the_queue_pages_header_fits_at_1400_px_and_on_a_phone() {
         "const s = document.getElementById('server'); return s.scrollWidth > s.clientWidth + 1",
     )
     .await;
-    assert_eq!(cut, false, "the server's text is cut: {}", text(&browser, "#server").await);
+    assert_eq!(
+        cut,
+        false,
+        "the server's text is cut: {}",
+        text(&browser, "#server").await
+    );
     screenshot(&browser, "queue-header-1400").await;
 
     browser.set_window_size(390, 844).await.unwrap();

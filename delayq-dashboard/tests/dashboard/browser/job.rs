@@ -146,7 +146,9 @@ async fn a_dead_jobs_page_shows_its_times_links_its_row_and_requeues_or_deletes_
     seed::dead_letter(&server, queue, b"older-1").await;
     seed::dead_letter(&server, queue, b"older-2").await;
     for id in ["r-1", "r-2"] {
-        dq.offer_with_id(id, &format!("refund {id}"), Duration::ZERO).await.unwrap();
+        dq.offer_with_id(id, &format!("refund {id}"), Duration::ZERO)
+            .await
+            .unwrap();
     }
     dq.transfer_now().await.unwrap();
     for _ in 0..2 {
@@ -163,10 +165,17 @@ async fn a_dead_jobs_page_shows_its_times_links_its_row_and_requeues_or_deletes_
     let since = text(&browser, "#job-since").await;
     assert!(since.contains(" ago\n20") && since.contains("UTC"), "{since:?}");
     let started = text(&browser, "#job-table tbody td.when").await;
-    assert!(started.starts_with("20") && started.contains("UTC") && started.ends_with(" ago"), "{started:?}");
+    assert!(
+        started.starts_with("20") && started.contains("UTC") && started.ends_with(" ago"),
+        "{started:?}"
+    );
 
     // The find-a-job box is styled as the other pages' inputs are.
-    let radius = js(&browser, "return getComputedStyle(document.getElementById('job-search-id')).borderTopLeftRadius").await;
+    let radius = js(
+        &browser,
+        "return getComputedStyle(document.getElementById('job-search-id')).borderTopLeftRadius",
+    )
+    .await;
     assert_eq!(radius, "6px");
 
     // Its row: a link to the queue page's dead letters, opened at its row.
@@ -197,7 +206,10 @@ async fn a_dead_jobs_page_shows_its_times_links_its_row_and_requeues_or_deletes_
     wait_text(&browser, "#job-state", "deleted (its dead letter)").await;
     let left: Vec<bytes::Bytes> = seed::lrange(&server, &format!("delayq_dead_letter:{{{queue}}}")).await;
     assert_eq!(left, [bytes::Bytes::from("older-1"), bytes::Bytes::from("older-2")]);
-    assert!(attr(&browser, "#job-actions", "hidden").await.is_some(), "no dead letter, no actions");
+    assert!(
+        attr(&browser, "#job-actions", "hidden").await.is_some(),
+        "no dead letter, no actions"
+    );
     client.shutdown().await;
 }
 
@@ -211,7 +223,9 @@ async fn find_id_on_a_job_no_longer_pending_links_to_where_it_went() {
     let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
     let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
     dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
-    dq.offer_with_id("r-7", &"refund".to_string(), Duration::ZERO).await.unwrap();
+    dq.offer_with_id("r-7", &"refund".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
     dq.transfer_now().await.unwrap();
     assert!(rq.take().await.unwrap().reject("account closed").await.unwrap());
 
@@ -220,10 +234,18 @@ async fn find_id_on_a_job_no_longer_pending_links_to_where_it_went() {
     let browser = browser(&mut driver).await;
     browser.goto(&format!("{url}/queue?name={queue}")).await.unwrap();
     wait_text(&browser, "#dead-letters", "1").await;
-    browser.find(Locator::Css("#search-q")).await.unwrap().send_keys("r-7").await.unwrap();
+    browser
+        .find(Locator::Css("#search-q"))
+        .await
+        .unwrap()
+        .send_keys("r-7")
+        .await
+        .unwrap();
     click(&browser, "#search-id").await;
     wait_text(&browser, "#search-info a.job-link", "where it went (its job page)").await;
-    assert!(text(&browser, "#search-info").await.starts_with("no pending element has the id"));
+    assert!(text(&browser, "#search-info")
+        .await
+        .starts_with("no pending element has the id"));
     click(&browser, "#search-info a.job-link").await;
     wait_text(&browser, "#job-state", "dead-lettered").await;
     assert_eq!(text(&browser, "#job-id").await, "r-7");

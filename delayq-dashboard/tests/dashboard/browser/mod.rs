@@ -699,14 +699,29 @@ async fn a_late_answer_says_checking_and_a_stopped_redis_then_the_banner() {
         )
         .await
         .unwrap();
-    eventually(WAIT, "checking…", || async { live_now().await.starts_with("checking… (last answer ") }).await;
+    eventually(WAIT, "checking…", || async {
+        live_now().await.starts_with("checking… (last answer ")
+    })
+    .await;
     assert_eq!(attr(&browser, "#live", "class").await.as_deref(), Some("live late"));
-    assert!(!browser.find(Locator::Css("#outage")).await.unwrap().is_displayed().await.unwrap());
+    assert!(!browser
+        .find(Locator::Css("#outage"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
     screenshot(&browser, "queue-checking").await;
 
     // Answers come again: live.
-    browser.execute("window.fetch = window.realFetch;", vec![]).await.unwrap();
-    eventually(WAIT, "live again", || async { live_now().await.starts_with("live · ") }).await;
+    browser
+        .execute("window.fetch = window.realFetch;", vec![])
+        .await
+        .unwrap();
+    eventually(WAIT, "live again", || async {
+        live_now().await.starts_with("live · ")
+    })
+    .await;
 
     // Redis stopped: the banner, whatever the page said meanwhile.
     server.kill();
