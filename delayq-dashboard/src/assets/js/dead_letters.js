@@ -377,10 +377,9 @@ const deadLettersSection = {
     if (rows.length === 0) rows.push(el("tr")), rows[0].appendChild(el("td", { colspan: 3, class: "muted" }, "none"));
     document.querySelector("#dead-reasons tbody").replaceChildren(...rows);
     $("dead-info").textContent = counted.total ? `${fmt(groups.length)} kind(s) of reason` : "";
-    $("dead-reasons-note").textContent = (counted.looked < counted.total
+    $("dead-reasons-note").textContent = counted.looked < counted.total
       ? `Counted over the ${fmt(counted.looked)} most recent of ${fmt(counted.total)} dead letters (at most ${fmt(counted.most)} are read).`
-      : `All ${fmt(counted.total)} dead letters counted.`)
-      + " Reasons that differ only by numbers, hex ids or UUIDs count as one (shown with <n>, <hex>, <uuid> in their place).";
+      : `All ${fmt(counted.total)} dead letters counted.`;
   },
 
   // When it died: the local time with its zone, and how long ago below
