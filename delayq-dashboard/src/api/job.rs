@@ -13,8 +13,8 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use delayq::jobs::{Attempt, JobHistory, JobState};
 use delayq::fred::interfaces::ListInterface;
+use delayq::jobs::{Attempt, JobHistory, JobState};
 use delayq::BytesCodec;
 
 use super::error;
