@@ -34,7 +34,7 @@ for i = 1, #ARGV, 2 do
 end
 local admitted, refusal = delayq_admit(limits, KEYS[1], KEYS[8], elements)
 if admitted < #elements then
-  delayq_event(events, KEYS[5], 'refused', 'count', #elements, 'reason', string.sub(refusal, 16))
+  delayq_event(events, KEYS[5], 'refused', 'count', #elements, 'reason', delayq_refusal_reason(refusal))
   return redis.error_reply(refusal)
 end
 local collisions = delayq_collisions(KEYS[1], elements)

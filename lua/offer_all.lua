@@ -78,7 +78,7 @@ if trace and n > 0 then
   delayq_traces_put_elements(KEYS[10], KEYS[11], trace, added, dues)
 end
 if refusal then
-  delayq_event(events, KEYS[6], 'refused', 'count', m - n, 'reason', string.sub(refusal, 16))
+  delayq_event(events, KEYS[6], 'refused', 'count', m - n, 'reason', delayq_refusal_reason(refusal))
   return {delayq_answer(KEYS[4], done + n), refusal}
 end
 return delayq_answer(KEYS[4], done + n)

@@ -111,7 +111,7 @@ end
 local admitted, refusal = delayq_admit(limits, KEYS[1], KEYS[8], offered)
 if admitted < #offered then
   -- The values the limits refused: the run's duplicates were not theirs.
-  delayq_event(events, KEYS[5], 'refused', 'count', #offered, 'reason', string.sub(refusal, 16))
+  delayq_event(events, KEYS[5], 'refused', 'count', #offered, 'reason', delayq_refusal_reason(refusal))
   return redis.error_reply(refusal)
 end
 if #new > 0 then

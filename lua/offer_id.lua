@@ -51,7 +51,7 @@ if limits and not (old and mode == 'keep') then
     admitted = 1
   end
   if admitted == 0 then
-    delayq_event(events, KEYS[6], 'refused', 'count', 1, 'id', id, 'reason', string.sub(refusal, 16))
+    delayq_event(events, KEYS[6], 'refused', 'count', 1, 'id', id, 'reason', delayq_refusal_reason(refusal))
     return redis.error_reply(refusal)
   end
 end

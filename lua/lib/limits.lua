@@ -59,6 +59,12 @@ local function delayq_queue_size(timeout, destination)
   return redis.call('zcard', timeout) + redis.call('llen', destination)
 end
 
+-- A refusal's reason as the 'refused' event names it: the error's text
+-- without its code ('max_size 10 10 1' of 'DELAYQ_REFUSED max_size 10 10 1').
+local function delayq_refusal_reason(refusal)
+  return string.sub(refusal, #'DELAYQ_REFUSED ' + 1)
+end
+
 -- How many of `elements` (packed) may be added, from the first, and the
 -- refusal of the next one: nil when all may. Offers off refuses them all;
 -- an element over 'max_payload' stops the count before it; 'max_size'

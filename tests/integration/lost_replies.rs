@@ -723,14 +723,19 @@ async fn a_schedule_fire_whose_reply_is_lost_is_offered_and_recorded_once() {
         let (redis, proxy, client) = behind_proxy().await;
         let raw = redis.raw().await;
         let direct = redis.client().await;
-        let queue = direct
+        // Saved by a client that then stops: `schedule` also runs the
+        // schedule, and a runner outside the proxy (polling every 2 s) could
+        // fire it before the one behind the proxy does.
+        let saver = redis.client().await;
+        let queue = saver
             .delayed_queue("fire-lost", StringCodec)
             .unwrap()
             .without_transfer();
-        direct
+        saver
             .schedule("job", YEARLY, &queue, &"fire-lost-value".to_string())
             .await
             .unwrap();
+        saver.shutdown().await;
         // Due ten seconds ago, well within its 60 s window: the runner fires it at once.
         let key = delayq::QueueKeys::new("fire-lost").unwrap().schedules();
         let stored = raw.cmd("HGET", vec![key.as_str().into(), "job".into()]).await;
