@@ -251,7 +251,9 @@ pub mod dedup {
 /// # Ok(()) }
 /// ```
 pub mod dead_letter {
-    pub use crate::queue::reliable::{BulkOutcome, DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
+    pub use crate::queue::reliable::{
+        reason_shape, BulkOutcome, DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup, ShapeGroup,
+    };
 }
 
 /// Which queues need an operator first, and the other orders a list of

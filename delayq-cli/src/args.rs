@@ -629,6 +629,12 @@ pub(crate) struct ScheduleListArgs {
     /// How values are decoded for display (must match the Java codec).
     #[arg(long, value_parser = parse_read_codec, default_value = "string", value_name = "CODEC")]
     pub codec: CodecArg,
+    /// With kryo, serialization, marshalling (alone, in a compression, or
+    /// detected by auto): the Java classes of POJOs and enums: a JSON schema
+    /// file (see compat/README.md), or the Java service's jar or folder of
+    /// compiled classes, read for them.
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
+    pub kryo_schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
@@ -776,9 +782,15 @@ pub(crate) struct DeadLetterListArgs {
     pub offset: usize,
     /// Only those whose reason contains TEXT (case-insensitive), looking from
     /// --offset on until --limit are found.
-    #[arg(long, value_name = "TEXT", conflicts_with = "group_by_reason")]
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["group_by_reason", "shape"])]
     pub reason: Option<String>,
-    /// Counts by reason instead of values (over the 100,000 most recent).
+    /// Only those whose reason has SHAPE, as a row of --group-by-reason
+    /// shows it (numbers, hex ids and UUIDs folded to <n>, <hex>, <uuid>).
+    #[arg(long, value_name = "SHAPE", conflicts_with = "group_by_reason")]
+    pub shape: Option<String>,
+    /// Counts by reason instead of values (over the 100,000 most recent),
+    /// one row per shape: reasons that differ only by numbers, hex ids or
+    /// UUIDs are counted together.
     #[arg(long)]
     pub group_by_reason: bool,
     /// How values are decoded (must match the Java codec).
@@ -798,12 +810,13 @@ pub(crate) struct DeadLetterListArgs {
 #[derive(Debug, Args)]
 // One of --all, --max, --index and --reason: a requeue names what it moves,
 // as a delete does, so that a bare command cannot act on the whole list.
-#[command(group(clap::ArgGroup::new("which").required(true).args(["all", "max", "index", "reason"])))]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["all", "max", "index", "reason", "shape"])))]
+#[command(group(clap::ArgGroup::new("filter").args(["reason", "shape"])))]
 pub(crate) struct DeadLetterRequeueArgs {
     /// Queue name.
     pub queue: String,
     /// Every dead letter there when the command starts.
-    #[arg(long, conflicts_with_all = ["max", "index", "reason"])]
+    #[arg(long, conflicts_with_all = ["max", "index", "reason", "shape"])]
     pub all: bool,
     /// The N oldest values.
     #[arg(long, value_name = "N", conflicts_with = "index")]
@@ -818,9 +831,14 @@ pub(crate) struct DeadLetterRequeueArgs {
     /// --expect: says how many match and requeues nothing.
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["index", "max"])]
     pub reason: Option<String>,
-    /// With --reason: how many the first run said match; requeues exactly
-    /// those, or nothing if that many no longer match.
-    #[arg(long, value_name = "N", requires = "reason")]
+    /// Only those whose reason has SHAPE, as a row of `list
+    /// --group-by-reason` shows it, among the 100,000 most recent. Without
+    /// --expect: says how many match and requeues nothing.
+    #[arg(long, value_name = "SHAPE", conflicts_with_all = ["index", "max"])]
+    pub shape: Option<String>,
+    /// With --reason or --shape: how many the first run said match;
+    /// requeues exactly those, or nothing if that many no longer match.
+    #[arg(long, value_name = "N", requires = "filter")]
     pub expect: Option<usize>,
     /// Values moved per atomic step (at most 100).
     #[arg(long, default_value_t = 100)]
@@ -835,7 +853,8 @@ pub(crate) struct DeadLetterRequeueArgs {
 
 #[derive(Debug, Args)]
 // One of --index, --all and --reason, so that a refusal names them all.
-#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "all", "reason"])))]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "all", "reason", "shape"])))]
+#[command(group(clap::ArgGroup::new("filter").args(["reason", "shape"])))]
 pub(crate) struct DeadLetterDeleteArgs {
     /// Queue name.
     pub queue: String,
@@ -852,9 +871,14 @@ pub(crate) struct DeadLetterDeleteArgs {
     /// --expect: says how many match and deletes nothing.
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
-    /// With --reason: how many the first run said match; deletes exactly
-    /// those, or nothing if that many no longer match.
-    #[arg(long, value_name = "N", requires = "reason")]
+    /// Those whose reason has SHAPE, as a row of `list --group-by-reason`
+    /// shows it, among the 100,000 most recent. Without --expect: says how
+    /// many match and deletes nothing.
+    #[arg(long, value_name = "SHAPE")]
+    pub shape: Option<String>,
+    /// With --reason or --shape: how many the first run said match; deletes
+    /// exactly those, or nothing if that many no longer match.
+    #[arg(long, value_name = "N", requires = "filter")]
     pub expect: Option<usize>,
     /// Show what would be deleted; delete nothing.
     #[arg(long)]

@@ -95,25 +95,20 @@ pub(crate) async fn list(cli: &Cli, args: &DeadLetterListArgs) -> delayq::Result
         if args.group_by_reason {
             return Ok(Listed::Grouped(queue.dead_letter_reasons(GROUPED).await?));
         }
-        let needle = args.reason.as_deref().map(str::to_lowercase);
+        let filter = Filter::of(args.reason.as_deref(), args.shape.as_deref());
         let (mut found, mut at) = (Vec::new(), args.offset);
         while found.len() < args.limit {
-            let want = match needle {
+            let want = match filter {
                 Some(_) => READ_STEP,
                 None => (args.limit - found.len()).min(READ_STEP),
             };
             let page = queue.dead_letter_page(at, want).await?;
             let read = page.len();
             at += read;
-            found.extend(page.into_iter().filter(|dead| {
-                match &needle {
-                    Some(needle) => dead
-                        .reason
-                        .as_deref()
-                        .is_some_and(|r| r.to_lowercase().contains(needle)),
-                    None => true,
-                }
-            }));
+            found.extend(
+                page.into_iter()
+                    .filter(|dead| (filter.as_ref()).is_none_or(|filter| filter.takes(dead.reason.as_deref()))),
+            );
             if read < want {
                 break;
             }
@@ -154,6 +149,10 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
                 doc["reason"] = json!(reason);
                 doc["looked"] = json!(looked);
             }
+            if let Some(shape) = &args.shape {
+                doc["shape"] = json!(shape);
+                doc["looked"] = json!(looked);
+            }
             println!("{}", output::json(&doc));
         }
         OutputFormat::Table => {
@@ -179,11 +178,11 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
                 println!("{}", output::table_aligned(headers, &["#"], &rows));
             }
             let name = output::escape(&args.queue);
-            match &args.reason {
-                Some(reason) => println!(
-                    "({} whose reason contains \"{}\", of {} looked at from #{}; {} dead-lettered value(s) of `{name}` in all)",
+            match Filter::of(args.reason.as_deref(), args.shape.as_deref()) {
+                Some(filter) => println!(
+                    "({} {}, of {} looked at from #{}; {} dead-lettered value(s) of `{name}` in all)",
                     output::count(rows.len() as u64),
-                    output::escape(reason),
+                    filter.said(),
                     output::count(looked as u64),
                     output::count(args.offset as u64 + 1),
                     output::count(total),
@@ -209,13 +208,23 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
     }
 }
 
+/// One row per shape of reason ([`delayq::dead_letter::reason_shape`]):
+/// reasons that differ only by numbers or ids are one kind of failure, and
+/// `--shape ROW` acts on exactly that row.
 fn print_groups(args: &DeadLetterListArgs, counted: &delayq::dead_letter::DeadLetterReasons, now: SystemTime) {
+    let shapes = counted.by_shape();
     match args.format {
         OutputFormat::Json => {
-            let groups: Vec<Value> = counted
-                .groups
+            let groups: Vec<Value> = shapes
                 .iter()
-                .map(|g| json!({"reason": g.reason, "count": g.count, "last_died_at": g.last_at.map(output::utc_time)}))
+                .map(|g| {
+                    json!({
+                        "shape": g.shape, "count": g.count, "reasons": g.reasons, "example": g.example,
+                        // The reason itself, where the row has one.
+                        "reason": if g.reasons == 1 { g.example.clone() } else { None },
+                        "last_died_at": g.last_at.map(output::utc_time),
+                    })
+                })
                 .collect();
             println!(
                 "{}",
@@ -225,13 +234,19 @@ fn print_groups(args: &DeadLetterListArgs, counted: &delayq::dead_letter::DeadLe
             );
         }
         OutputFormat::Table => {
-            let rows: Vec<Vec<String>> = counted
-                .groups
+            let rows: Vec<Vec<String>> = shapes
                 .iter()
                 .map(|g| {
+                    let example = match (&g.example, g.reasons) {
+                        (Some(example), 1) if g.shape.as_ref() == Some(example) => String::new(),
+                        (Some(example), 1) => preview(example, 40),
+                        (Some(example), n) => format!("{n} reasons, e.g. {}", preview(example, 30)),
+                        (None, _) => String::new(),
+                    };
                     vec![
                         output::count(g.count as u64),
-                        g.reason.as_deref().map_or("(not recorded)".into(), |r| preview(r, 100)),
+                        g.shape.as_deref().map_or("(not recorded)".into(), |r| preview(r, 60)),
+                        example,
                         g.last_at.map_or("-".into(), |at| output::relative(at, now)),
                     ]
                 })
@@ -239,7 +254,7 @@ fn print_groups(args: &DeadLetterListArgs, counted: &delayq::dead_letter::DeadLe
             if !rows.is_empty() {
                 println!(
                     "{}",
-                    output::table_aligned(&["COUNT", "REASON", "LAST DIED"], &["COUNT"], &rows)
+                    output::table_aligned(&["COUNT", "REASON", "AS RECORDED", "LAST DIED"], &["COUNT"], &rows)
                 );
             }
             let name = output::escape(&args.queue);
@@ -253,6 +268,12 @@ fn print_groups(args: &DeadLetterListArgs, counted: &delayq::dead_letter::DeadLe
                 println!(
                     "(all {} dead-lettered value(s) of `{name}` counted)",
                     output::count(counted.total as u64)
+                );
+            }
+            if !rows.is_empty() {
+                println!(
+                    "(reasons that differ only by numbers, hex ids or UUIDs are one row, with <n>, <hex>, <uuid> in their place; \
+                     list, requeue or delete a row's dead letters with --shape 'REASON')"
                 );
             }
         }
@@ -316,8 +337,8 @@ fn report(format: OutputFormat, queue: &str, verb: &str, values: &[Shown], extra
 }
 
 pub(crate) async fn requeue(cli: &Cli, args: &DeadLetterRequeueArgs) -> delayq::Result<ExitCode> {
-    if let Some(reason) = &args.reason {
-        return by_reason(cli, &args.queue, reason, args.expect, Verb::Requeue, args.format, false).await;
+    if let Some(filter) = Filter::of(args.reason.as_deref(), args.shape.as_deref()) {
+        return by_reason(cli, &args.queue, filter, args.expect, Verb::Requeue, args.format, false).await;
     }
     let codec = codec_of(args.codec, None)?;
     let client = crate::connect(cli).await?;
@@ -391,12 +412,12 @@ async fn requeue_head(
 }
 
 pub(crate) async fn delete(cli: &Cli, args: &DeadLetterDeleteArgs) -> delayq::Result<ExitCode> {
-    if let Some(reason) = &args.reason {
+    if let Some(filter) = Filter::of(args.reason.as_deref(), args.shape.as_deref()) {
         let expect = if args.dry_run { None } else { args.expect };
         return by_reason(
             cli,
             &args.queue,
-            reason,
+            filter,
             expect,
             Verb::Delete,
             args.format,
@@ -482,23 +503,63 @@ enum Verb {
     Delete,
 }
 
-/// `requeue --reason` and `delete --reason`: what `list --reason` shows
-/// (among the most recent), counted first. Without `expect` it says how many
-/// match and does nothing (exit 1: nothing was done, unless it was a dry
-/// run); with it, exactly those, or nothing (an error) if that many no
-/// longer match.
+/// Which dead letters `--reason` or `--shape` picks by their reason.
+enum Filter<'a> {
+    /// The reason contains this text (lowercased), any case.
+    Contains(&'a str, String),
+    /// The reason has this shape ([`delayq::dead_letter::reason_shape`]).
+    Shape(&'a str),
+}
+
+impl<'a> Filter<'a> {
+    fn of(reason: Option<&'a str>, shape: Option<&'a str>) -> Option<Filter<'a>> {
+        match (reason, shape) {
+            (Some(reason), _) => Some(Filter::Contains(reason, reason.to_lowercase())),
+            (None, Some(shape)) => Some(Filter::Shape(shape)),
+            (None, None) => None,
+        }
+    }
+
+    fn takes(&self, reason: Option<&str>) -> bool {
+        reason.is_some_and(|r| match self {
+            Filter::Contains(_, needle) => r.to_lowercase().contains(needle),
+            Filter::Shape(shape) => delayq::dead_letter::reason_shape(r) == *shape,
+        })
+    }
+
+    /// "whose reason contains \"...\"" or "whose reason looks like \"...\"".
+    fn said(&self) -> String {
+        match self {
+            Filter::Contains(text, _) => format!("whose reason contains \"{}\"", output::escape(text)),
+            Filter::Shape(shape) => format!("whose reason looks like \"{}\"", output::escape(shape)),
+        }
+    }
+
+    fn json(&self) -> (&'static str, &'a str) {
+        match self {
+            Filter::Contains(text, _) => ("reason", text),
+            Filter::Shape(shape) => ("shape", shape),
+        }
+    }
+}
+
+/// `requeue --reason|--shape` and `delete --reason|--shape`: what `list`
+/// shows with the same filter (among the most recent), counted first.
+/// Without `expect` it says how many match and does nothing (exit 1:
+/// nothing was done, unless it was a dry run); with it, exactly those
+/// (matched again as they are read for the action), or nothing (an error)
+/// if that many no longer match: one more dead-lettered meanwhile stops it.
 #[allow(clippy::too_many_arguments)] // each says what the command line gave
 async fn by_reason(
     cli: &Cli,
     name: &str,
-    reason: &str,
+    filter: Filter<'_>,
     expect: Option<usize>,
     verb: Verb,
     format: OutputFormat,
     dry_run: bool,
 ) -> delayq::Result<ExitCode> {
-    let needle = reason.to_lowercase();
-    let matches = |r: Option<&str>| r.is_some_and(|r| r.to_lowercase().contains(&needle));
+    let matches = |r: Option<&str>| filter.takes(r);
     let client = crate::connect(cli).await?;
     let queue = queue_of(&client, name)?;
     let done = async {
@@ -513,7 +574,8 @@ async fn by_reason(
     .await;
     drop(queue);
     client.shutdown().await;
-    let (queue_name, text) = (output::escape(name), output::escape(reason));
+    let queue_name = output::escape(name);
+    let (key, text) = filter.json();
     let (word, field) = match verb {
         Verb::Requeue => ("requeue", "requeued"),
         Verb::Delete => ("delete", "deleted"),
@@ -523,12 +585,13 @@ async fn by_reason(
             match format {
                 OutputFormat::Json => println!(
                     "{}",
-                    output::json(&json!({"queue": name, "reason": reason, "matching": matching, field: 0}))
+                    output::json(&json!({"queue": name, key: text, "matching": matching, field: 0}))
                 ),
                 OutputFormat::Table => println!(
-                    "{} dead-lettered value(s) of `{queue_name}` have a reason containing \"{text}\" \
+                    "{} dead-lettered value(s) of `{queue_name}` {} \
                      (among the {} most recent); nothing was done: run again with --expect {matching} to {word} them",
                     output::count(matching as u64),
+                    filter.said(),
                     output::count(GROUPED as u64),
                 ),
             }
@@ -538,14 +601,13 @@ async fn by_reason(
             match format {
                 OutputFormat::Json => println!(
                     "{}",
-                    output::json(
-                        &json!({"queue": name, "reason": reason, field: outcome.done, "changed": outcome.changed})
-                    )
+                    output::json(&json!({"queue": name, key: text, field: outcome.done, "changed": outcome.changed}))
                 ),
                 OutputFormat::Table => {
                     println!(
-                        "{field} {} dead-lettered value(s) of `{queue_name}` whose reason contains \"{text}\"",
-                        outcome.done
+                        "{field} {} dead-lettered value(s) of `{queue_name}` {}",
+                        outcome.done,
+                        filter.said()
                     );
                     if outcome.changed > 0 {
                         println!(

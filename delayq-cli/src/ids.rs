@@ -45,10 +45,24 @@ pub(crate) async fn get(cli: &Cli, args: &GetArgs) -> delayq::Result<ExitCode> {
     // Raw bytes: the codec reads them here, so that `auto` can name its pick.
     let queue: delayq::DelayedQueue<bytes::Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let found = queue.get(&args.id).await;
+    // Not pending: where it went, from its job history (when the queue keeps one).
+    let gone = match &found {
+        Ok(None) => queue.job(&args.id).await.ok(),
+        _ => None,
+    };
     client.shutdown().await;
     let Some(element) = found? else {
+        let went = match gone {
+            Some(h) if h.state != delayq::jobs::JobState::Unknown => format!(
+                ": {} (`delayq job {} {}` shows its attempts)",
+                crate::job::state_text(&h, SystemTime::now()),
+                output::escape(&args.queue),
+                output::escape(&args.id)
+            ),
+            _ => String::new(),
+        };
         eprintln!(
-            "no element with id {} is pending in {}",
+            "no element with id {} is pending in {}{went}",
             output::escape(&format!("{:?}", args.id)),
             output::escape(&args.queue)
         );

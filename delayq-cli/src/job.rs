@@ -133,22 +133,8 @@ fn history_json(queue: &str, h: &JobHistory) -> serde_json::Value {
 fn print(queue: &str, h: &JobHistory) {
     let now = SystemTime::now();
     println!("job {} on {}", escape(&h.id), escape(queue));
-    let state = match &h.state {
-        JobState::Pending { due } => format!("pending, due {} ({})", output::utc_time(*due), output::relative(*due, now)),
-        JobState::Ready { since } => format!("ready since {}", output::relative(*since, now)),
-        JobState::InFlight { since, delivery } => {
-            format!("in flight since {} (delivery {delivery})", output::relative(*since, now))
-        }
-        JobState::DeadLettered { since, reason } => {
-            format!("dead-lettered {}: {}", output::relative(*since, now), escape(reason))
-        }
-        JobState::Handled { at } => format!("handled {}", output::relative(*at, now)),
-        JobState::Deleted { at } => format!("dead letter deleted {}", output::relative(*at, now)),
-        JobState::Removed { since } => format!("removed from the pending set (last seen {})", output::relative(*since, now)),
-        JobState::Unknown if h.history.is_none() => "unknown: no such id pending (the queue keeps no job history)".into(),
-        JobState::Unknown => "unknown: no such id pending and no history (never offered with an id, taken by a consumer that keeps none, or expired)".into(),
-        _ => h.state.name().into(),
-    };
+    let when = |at: SystemTime| format!("{} ({})", output::local_time(at), output::relative(at, now));
+    let state = state_text(h, now);
     println!("state: {state}");
     if h.history.is_none() {
         println!("{}", switch_text(queue, None));
@@ -168,7 +154,7 @@ fn print(queue: &str, h: &JobHistory) {
         .map(|(i, a)| {
             vec![
                 (first + i as u32).to_string(),
-                output::utc_time(a.started),
+                when(a.started),
                 a.ended
                     .map(|end| output::compact(end.duration_since(a.started).unwrap_or_default()))
                     .unwrap_or_else(|| "running".into()),
@@ -200,5 +186,27 @@ fn print(queue: &str, h: &JobHistory) {
                 println!("    {line}");
             }
         }
+    }
+}
+
+/// Where the job is, with the state's time as every other command prints
+/// one (local, with the offset) beside how long ago; `get` says it too.
+pub(crate) fn state_text(h: &JobHistory, now: SystemTime) -> String {
+    let when = |at: SystemTime| format!("{} ({})", output::local_time(at), output::relative(at, now));
+    match &h.state {
+        JobState::Pending { due } => format!("pending, due {}", when(*due)),
+        JobState::Ready { since } => format!("ready since {}", when(*since)),
+        JobState::InFlight { since, delivery } => {
+            format!("in flight since {} (delivery {delivery})", when(*since))
+        }
+        JobState::DeadLettered { since, reason } => {
+            format!("dead-lettered {}: {}", when(*since), escape(reason))
+        }
+        JobState::Handled { at } => format!("handled {}", when(*at)),
+        JobState::Deleted { at } => format!("dead letter deleted {}", when(*at)),
+        JobState::Removed { since } => format!("removed from the pending set (last seen {})", when(*since)),
+        JobState::Unknown if h.history.is_none() => "unknown: no such id pending (the queue keeps no job history)".into(),
+        JobState::Unknown => "unknown: no such id pending and no history (never offered with an id, taken by a consumer that keeps none, or expired)".into(),
+        _ => h.state.name().into(),
     }
 }

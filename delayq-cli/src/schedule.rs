@@ -60,11 +60,16 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
     .await;
     client.shutdown().await;
     let (infos, runners) = result?;
-    let codec = TextCodec::of(args.codec);
+    let codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref()).map_err(delayq::Error::InvalidArgument)?;
     let now = SystemTime::now();
-    let value = |payload: &[u8]| match codec.decode(&bytes::Bytes::copy_from_slice(payload)) {
-        Ok(text) => text,
-        Err(_) => format!("<{}>", hex(payload)),
+    // As the other commands show a value: the text, or (undecodable, or a
+    // Java object whose fields were not read) its class, a hint and its bytes.
+    let value = |payload: &[u8], max: usize| {
+        let class = codec.unread_class(payload);
+        match codec.decode(&bytes::Bytes::copy_from_slice(payload)) {
+            Ok(text) if class.is_none() => preview(&text, max),
+            _ => output::undecoded(class.as_deref(), payload, max.saturating_sub(40).max(20)),
+        }
     };
     let ms = |at: Option<SystemTime>| at.map(|t| output::millis_from(t, SystemTime::UNIX_EPOCH));
     match args.format {
@@ -83,7 +88,11 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                         "missed": info.missed,
                         "last_fired_ms": ms(info.last_fired),
                         "last_fired": info.last_fired.map(output::utc_time),
-                        "value": value(&info.payload),
+                        "value": match codec.decode(&bytes::Bytes::copy_from_slice(&info.payload)) {
+                            Ok(text) => text,
+                            Err(_) => format!("<{}>", hex(&info.payload)),
+                        },
+                        "class": codec.unread_class(&info.payload),
                         "element_format": info.format.as_str(),
                         "revision": info.revision,
                     })
@@ -119,7 +128,7 @@ pub(crate) async fn list(cli: &Cli, args: &ScheduleListArgs) -> delayq::Result<E
                         output::count(info.fired),
                         output::count(info.missed),
                         info.spec.misfire_policy().as_str().into(),
-                        preview(&value(&info.payload), 60),
+                        value(&info.payload, 60),
                     ]
                 })
                 .collect();

@@ -475,3 +475,49 @@ redis_test! {
         assert_eq!(reasons, 200, "reasons stay aligned");
     }
 }
+
+redis_test! {
+    /// Reasons that differ only by an id count as one shape, and a bulk
+    /// requeue by shape moves exactly the confirmed count of them; one more
+    /// of the shape dead-lettered between the count and the press stops it
+    /// (nothing moves) until the operator confirms the new count.
+    async fn dead_letters_of_one_reason_shape_are_counted_and_requeued_together(raw, client) {
+        let jobs = client.reliable_queue("shaped", StringCodec).unwrap().without_transfer();
+        seed_dead(
+            &raw,
+            "shaped",
+            &[],
+            &[
+                ("a", 1_000, "customer c-14 not found"),
+                ("b", 2_000, "card declined"),
+                ("c", 3_000, "customer c-19 not found"),
+                ("d", 4_000, "customer c-19 not found"),
+            ],
+        )
+        .await;
+        let shapes = jobs.dead_letter_reasons(100).await.unwrap().by_shape();
+        let seen: Vec<(Option<&str>, usize, usize)> =
+            shapes.iter().map(|g| (g.shape.as_deref(), g.count, g.reasons)).collect();
+        assert_eq!(
+            seen,
+            vec![(Some("customer c-<n> not found"), 3, 2), (Some("card declined"), 1, 1)]
+        );
+        assert_eq!(shapes[0].example.as_deref(), Some("customer c-19 not found"));
+        assert_eq!(shapes[0].last_at, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(4)));
+
+        let shape = shapes[0].shape.clone().unwrap();
+        let like = |r: Option<&str>| r.is_some_and(|r| delayq::dead_letter::reason_shape(r) == shape);
+        // One more of the shape dies after the operator saw 3.
+        seed_dead(&raw, "shaped", &[], &[("e", 5_000, "customer c-77 not found")]).await;
+        match jobs.requeue_dead_letters_confirmed(100, 3, like).await {
+            Err(delayq::Error::DeadLetterCountChanged { confirmed: 3, matching: 4, .. }) => {}
+            other => panic!("expected a refusal naming 4 matching: {other:?}"),
+        }
+        assert_eq!(jobs.dead_letter_len().await.unwrap(), 5, "nothing moved");
+        let outcome = jobs.requeue_dead_letters_confirmed(100, 4, like).await.unwrap();
+        assert_eq!((outcome.done, outcome.changed), (4, 0));
+        assert_eq!(dead_pairs(&jobs).await, pairs(&[("b", Some("card declined"))]));
+        let ready: Vec<String> = raw.client.lrange("shaped", 0, -1).await.unwrap();
+        assert_eq!(ready, ["a", "c", "d", "e"]);
+    }
+}

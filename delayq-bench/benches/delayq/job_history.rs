@@ -1,4 +1,4 @@
-//! Scenario 18: what job histories cost: a `Worker` handling values offered
+//! Scenario 19: what job histories cost: a `Worker` handling values offered
 //! with ids on a queue with history on (a history each: transfer, claim and
 //! ack each rewrite the job's record) and on one with history off (the
 //! default), against the same number offered without ids, runs alternated

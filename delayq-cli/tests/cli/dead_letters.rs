@@ -393,3 +393,54 @@ async fn requeue_and_delete_by_reason_say_how_many_first_and_act_only_on_the_con
     })
     .await;
 }
+
+redis_test! {
+    /// Reasons that differ only by an id are one row of `--group-by-reason`,
+    /// and `--shape` requeues or deletes that row's dead letters: counted
+    /// first, then exactly the count confirmed with `--expect`, or nothing
+    /// if one more of the shape died meanwhile.
+    async fn reasons_are_grouped_by_shape_and_a_shape_is_requeued_by_its_count(redis, raw) {
+        let entries = [
+            ("a", 9, "customer c-14 not found"),
+            ("b", 8, "card declined"),
+            ("c", 7, "customer c-19 not found"),
+            ("d", 6, "customer c-19 not found"),
+        ];
+        seed(&raw, "pay", &entries).await;
+        let doc = json_of(&delayq(
+            &redis,
+            &["dead-letter", "list", "pay", "--group-by-reason", "--format", "json"],
+        ));
+        assert_eq!(doc["groups"][0]["shape"], "customer c-<n> not found", "{doc}");
+        assert_eq!(doc["groups"][0]["count"], 3, "{doc}");
+        assert_eq!(doc["groups"][0]["reasons"], 2, "{doc}");
+        assert_eq!(doc["groups"][1]["reason"], "card declined", "{doc}");
+        assert_eq!(doc["groups"].as_array().unwrap().len(), 2, "{doc}");
+        let text = stdout(&delayq(&redis, &["dead-letter", "list", "pay", "--group-by-reason"]));
+        assert!(text.contains("customer c-<n> not found"), "{text}");
+        assert!(!text.contains("customer c-14 not found  "), "one row for the shape: {text}");
+        assert!(text.contains("--shape"), "says how to act on a row: {text}");
+
+        // Listing the shape shows its members.
+        let text = stdout(&delayq(
+            &redis,
+            &["dead-letter", "list", "pay", "--shape", "customer c-<n> not found"],
+        ));
+        assert!(text.contains("c-14") && text.contains("c-19") && !text.contains("card declined"), "{text}");
+
+        let shape = ["dead-letter", "requeue", "pay", "--shape", "customer c-<n> not found"];
+        let out = delayq(&redis, &shape);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("--expect 3"), "{out:?}");
+        // One more of the shape dies before the confirmed run.
+        seed(&raw, "pay", &[("e", 1, "customer c-77 not found")]).await;
+        let out = delayq(&redis, &[&shape[..], &["--expect", "3"]].concat());
+        assert!(!out.status.success(), "{out:?}");
+        assert_eq!(dead(&raw, "pay").await, ["a", "b", "c", "d", "e"], "nothing moved");
+        let text = stdout(&delayq(&redis, &[&shape[..], &["--expect", "4"]].concat()));
+        assert!(text.contains("requeued 4"), "{text}");
+        assert_eq!(dead(&raw, "pay").await, ["b"]);
+        let ready: Vec<String> = raw.client.lrange("pay", 0, -1).await.unwrap();
+        assert_eq!(ready, ["a", "c", "d", "e"]);
+    }
+}

@@ -15,6 +15,20 @@ async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
         .expect("run delayq")
 }
 
+/// How many places in `text` have `shape`: `d` a digit, `+` a sign.
+fn shapes(text: &str, shape: &str) -> usize {
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(shape.len() - 1))
+        .filter(|&at| {
+            shape.bytes().zip(&bytes[at..]).all(|(want, &got)| match want {
+                b'd' => got.is_ascii_digit(),
+                b'+' => got == b'+' || got == b'-',
+                _ => got == want,
+            })
+        })
+        .count()
+}
+
 redis_test! {
     async fn the_cli_shows_a_jobs_state_and_attempts_escaped(redis) {
         let client = redis.client().await;
@@ -39,6 +53,11 @@ redis_test! {
         assert!(text.contains("dead-lettered"), "{text}");
         assert!(text.contains("rejected: card \\u{1b}[2Jdeclined"), "{text}");
         assert!(text.contains("attempts: 1"), "{text}");
+        // Times as every other command prints them (local, with the
+        // offset), each beside how long ago: never RFC 3339's T...Z.
+        assert_eq!(shapes(&text, "dddd-dd-ddTdd:dd"), 0, "{text}");
+        assert!(shapes(&text, "dddd-dd-dd dd:dd:dd.ddd +dd:dd") >= 2, "the state's time and the attempt's start: {text}");
+        assert!(text.contains(" ago)"), "{text}");
 
         let out = delayq(&redis, &["job", queue, id, "--format", "json"]).await;
         assert!(out.status.success());
@@ -83,6 +102,33 @@ redis_test! {
         assert_eq!(dq.job_history().await.unwrap(), None);
         let out = delayq(&redis, &["job", queue, "--history", "maybe"]).await;
         assert_eq!(out.status.code(), Some(2), "a bad switch is a usage error");
+        client.shutdown().await;
+    }
+}
+
+redis_test! {
+    /// `get` on an id that left the pending set says where it went (still
+    /// exit status 1: nothing is pending under it).
+    async fn get_on_an_id_that_left_the_pending_set_says_where_it_went(redis) {
+        let client = redis.client().await;
+        let queue = "refunds";
+        let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+        let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+        dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+        dq.offer_with_id("r-9", &"refund".to_string(), Duration::ZERO).await.unwrap();
+        dq.transfer_now().await.unwrap();
+        assert!(rq.take().await.unwrap().reject("account closed").await.unwrap());
+
+        let out = delayq(&redis, &["get", queue, "r-9"]).await;
+        assert_eq!(out.status.code(), Some(1));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("no element with id \"r-9\" is pending in refunds"), "{said}");
+        assert!(said.contains("dead-lettered") && said.contains("rejected: account closed"), "{said}");
+        assert!(said.contains("delayq job refunds r-9"), "{said}");
+        // An id never seen says only that.
+        let out = delayq(&redis, &["get", queue, "nobody"]).await;
+        assert_eq!(out.status.code(), Some(1));
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("delayq job"));
         client.shutdown().await;
     }
 }

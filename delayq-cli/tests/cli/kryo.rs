@@ -292,3 +292,32 @@ async fn payloads(redis: &RedisServer, queue: &str) -> Vec<Vec<u8>> {
         .map(|e| unpack(e).unwrap().payload.to_vec())
         .collect()
 }
+
+redis_test! {
+    /// `schedule list` shows a value it cannot read as the other commands
+    /// do: a Kryo POJO names its class and what reads its fields, and
+    /// `--kryo-schema` reads them.
+    async fn schedule_list_names_the_class_of_a_value_it_cannot_read(redis) {
+        let pojo = kryo_case("pojo_order").raw;
+        let hex: String = pojo.iter().map(|b| format!("{b:02x}")).collect();
+        ok(&delayq(
+            &redis,
+            &["schedule", "add", "kq", "orders", "--every", "1h", "--codec", "bytes", &hex],
+        ));
+        for codec in ["kryo", "auto"] {
+            let table = ok(&delayq(&redis, &["schedule", "list", "kq", "--codec", codec]));
+            assert!(table.contains("<compat.Order · fields need --kryo-schema>"), "{codec}:\n{table}");
+        }
+        let json = ok(&delayq(
+            &redis,
+            &["schedule", "list", "kq", "--codec", "kryo", "--format", "json"],
+        ));
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(json["schedules"][0]["class"], "compat.Order", "{json}");
+        let table = ok(&delayq(
+            &redis,
+            &["schedule", "list", "kq", "--codec", "kryo", "--kryo-schema", SCHEMA_FILE],
+        ));
+        assert!(table.contains(r#"{"amount":1234,"id":"o-1""#), "{table}");
+    }
+}

@@ -53,6 +53,54 @@ pub(crate) struct PageQuery {
     /// Only those with exactly this reason, looked for from `offset` on over
     /// at most 10,000 dead letters; `next_offset` says where to go on.
     reason: Option<String>,
+    /// Only those whose reason has this shape
+    /// ([`reason_shape`](delayq::dead_letter::reason_shape)), as `reason`.
+    shape: Option<String>,
+}
+
+/// Which dead letters a filtered page or bulk action takes: those with
+/// exactly a reason, or with a reason of a shape.
+enum Pick<'a> {
+    Reason(&'a str),
+    Shape(&'a str),
+}
+
+impl<'a> Pick<'a> {
+    fn of(reason: &'a Option<String>, shape: &'a Option<String>) -> Option<Pick<'a>> {
+        match (reason, shape) {
+            (Some(reason), _) => Some(Pick::Reason(reason)),
+            (None, Some(shape)) => Some(Pick::Shape(shape)),
+            (None, None) => None,
+        }
+    }
+
+    fn takes(&self, reason: Option<&str>) -> bool {
+        match self {
+            Pick::Reason(want) => reason == Some(*want),
+            Pick::Shape(want) => reason.is_some_and(|r| delayq::dead_letter::reason_shape(r) == *want),
+        }
+    }
+
+    /// How many of those counted it takes: what the page says and the bulk
+    /// actions confirm.
+    fn count(&self, counted: &delayq::dead_letter::DeadLetterReasons) -> usize {
+        match self {
+            Pick::Reason(want) => (counted.groups.iter())
+                .find(|g| g.reason.as_deref() == Some(*want))
+                .map_or(0, |g| g.count),
+            Pick::Shape(want) => (counted.by_shape().into_iter())
+                .find(|g| g.shape.as_deref() == Some(*want))
+                .map_or(0, |g| g.count),
+        }
+    }
+
+    /// "with reason \"...\"" or "whose reason looks like \"...\"".
+    fn said(&self) -> String {
+        match self {
+            Pick::Reason(reason) => format!("with reason \"{reason}\""),
+            Pick::Shape(shape) => format!("whose reason looks like \"{shape}\""),
+        }
+    }
 }
 
 /// Most dead letters one filtered page looks through.
@@ -69,7 +117,7 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
             "name": query.name, "total": total, "offset": query.offset, "limit": limit,
             "now_ms": epoch_ms(SystemTime::now()),
         });
-        let Some(reason) = &query.reason else {
+        let Some(pick) = Pick::of(&query.reason, &query.shape) else {
             let items: Vec<Value> = queue
                 .dead_letter_page(query.offset, limit)
                 .await?
@@ -89,7 +137,7 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
             }
             at += read.len();
             for dead in &read {
-                if dead.reason.as_deref() == Some(reason.as_str()) {
+                if pick.takes(dead.reason.as_deref()) {
                     items.push(item(&shared, &query.name, dead));
                     if items.len() == limit {
                         at = dead.key.index() + 1;
@@ -99,17 +147,13 @@ pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<
             }
         }
         page["items"] = json!(items);
-        page["reason"] = json!(reason);
+        page["reason"] = json!(query.reason);
+        page["shape"] = json!(query.shape);
         page["next_offset"] = json!(at);
-        // How many of the 10,000 most recent have it: what the bulk
+        // How many of the 10,000 most recent it takes: what the bulk
         // actions say, and act on, under this filter.
         let counted = queue.dead_letter_reasons(MAX_GROUPED).await?;
-        let matching = counted
-            .groups
-            .iter()
-            .find(|g| g.reason.as_deref() == Some(reason.as_str()))
-            .map_or(0, |g| g.count);
-        page["matching"] = json!(matching);
+        page["matching"] = json!(pick.count(&counted));
         page["matching_among"] = json!(counted.looked);
         Ok(page)
     };
@@ -134,9 +178,16 @@ pub(crate) async fn reasons(State(shared): State<Arc<Shared>>, Query(query): Que
             .iter()
             .map(|g| json!({"reason": g.reason, "count": g.count, "last_at_ms": g.last_at.map(epoch_ms)}))
             .collect();
+        // Reasons that differ only by ids and numbers, together.
+        let shapes: Vec<Value> = (counted.by_shape().iter())
+            .map(|g| {
+                json!({"shape": g.shape, "count": g.count, "reasons": g.reasons, "example": g.example,
+                    "last_at_ms": g.last_at.map(epoch_ms)})
+            })
+            .collect();
         Ok::<_, delayq::Error>(json!({
             "name": query.name, "total": counted.total, "looked": counted.looked, "most": most,
-            "now_ms": epoch_ms(SystemTime::now()), "groups": groups,
+            "now_ms": epoch_ms(SystemTime::now()), "groups": groups, "shapes": shapes,
         }))
     };
     answer(&shared, read).await
@@ -189,6 +240,9 @@ pub(crate) struct ActionForm {
     /// the 10,000 most recent (as the page counts them).
     #[serde(default)]
     reason: Option<String>,
+    /// Or only those whose reason has this shape, likewise.
+    #[serde(default)]
+    shape: Option<String>,
 }
 
 /// The 400 for a bulk action that says no count: nothing was confirmed.
@@ -200,12 +254,14 @@ fn unconfirmed() -> Response {
     )
 }
 
-/// A filtered bulk action: exactly the dead letters with the reason among
-/// the 10,000 most recent, if they are still the confirmed count.
-async fn filtered(shared: &Shared, form: &ActionForm, reason: &str, count: usize, requeue: bool) -> Response {
+/// A filtered bulk action: exactly the dead letters the filter takes among
+/// the 10,000 most recent, matched here as they are read (where the action
+/// runs), if they are still the confirmed count: one more dead-lettered
+/// since the page counted them refuses it, and nothing is done.
+async fn filtered(shared: &Shared, form: &ActionForm, pick: Pick<'_>, count: usize, requeue: bool) -> Response {
     let run = async {
         let queue = dead_queue(shared, &form.name)?;
-        let matches = |r: Option<&str>| r == Some(reason);
+        let matches = |r: Option<&str>| pick.takes(r);
         let outcome = if requeue {
             queue
                 .requeue_dead_letters_confirmed(MAX_GROUPED, count, matches)
@@ -226,8 +282,9 @@ async fn filtered(shared: &Shared, form: &ActionForm, reason: &str, count: usize
             let field = if requeue { "moved" } else { "deleted" };
             done(
                 format!(
-                    "{verb} {} dead letters with reason \"{reason}\"{changed}{}",
+                    "{verb} {} dead letters {}{changed}{}",
                     outcome.done,
+                    pick.said(),
                     if paused { PAUSED_NOTE } else { "" }
                 ),
                 json!({field: outcome.done, "changed": outcome.changed, "complete": outcome.changed == 0}),
@@ -267,8 +324,8 @@ async fn requeue_dead_letters_now(shared: &Shared, form: ActionForm) -> Response
     let Some(count) = form.count else {
         return unconfirmed();
     };
-    if let Some(reason) = &form.reason {
-        return filtered(shared, &form, reason, count, true).await;
+    if let Some(pick) = Pick::of(&form.reason, &form.shape) {
+        return filtered(shared, &form, pick, count, true).await;
     }
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();
@@ -311,8 +368,8 @@ async fn delete_dead_letters_now(shared: &Shared, form: ActionForm) -> Response 
     let Some(count) = form.count else {
         return unconfirmed();
     };
-    if let Some(reason) = &form.reason {
-        return filtered(shared, &form, reason, count, false).await;
+    if let Some(pick) = Pick::of(&form.reason, &form.shape) {
+        return filtered(shared, &form, pick, count, false).await;
     }
     let run = async {
         let queue: ReliableQueue<Bytes> = shared.client.reliable_queue(&form.name, BytesCodec)?.without_transfer();

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use delayq::fred::interfaces::ListInterface;
 use delayq::jobs::{Attempt, JobHistory, JobState};
 use delayq::BytesCodec;
 
@@ -37,10 +38,26 @@ pub(crate) async fn job(State(shared): State<Arc<Shared>>, Query(query): Query<J
             .client
             .reliable_queue::<Bytes, _>(&query.name, BytesCodec)?
             .without_transfer();
-        queue.job(&query.id).await
+        let history = queue.job(&query.id).await?;
+        let dead = match history.state {
+            JobState::DeadLettered { .. } => dead_letter_of(&shared, &queue, &query.name, &query.id).await?,
+            _ => None,
+        };
+        Ok::<_, delayq::Error>((history, dead))
     };
     match guarded(&shared, Some(REDIS_WAIT), read).await {
-        Ok(Ok(history)) => Json(history_json(&shared, &query.name, &history)).into_response(),
+        Ok(Ok((history, dead))) => {
+            let mut page = history_json(&shared, &query.name, &history);
+            // Where its dead letter is, for the page's Requeue and Delete
+            // (the dead-letter page's actions, named by this key) and the
+            // link to its row.
+            page["dead_letter"] = match dead {
+                Some((index, key)) => json!({ "index": index, "key": key.to_string() }),
+                None => Value::Null,
+            };
+            page["dead_letters_looked"] = json!(LOOK_BACK);
+            Json(page).into_response()
+        }
         Ok(Err(delayq::Error::InvalidQueueName { name, reason })) => error(
             StatusCode::BAD_REQUEST,
             format!("invalid queue name {name:?}: {reason}"),
@@ -49,6 +66,54 @@ pub(crate) async fn job(State(shared): State<Arc<Shared>>, Query(query): Query<J
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(why) => unavailable(&shared, why),
     }
+}
+
+/// Most recent dead letters looked through for a job's own.
+const LOOK_BACK: i64 = 10_000;
+/// Reason records read per step while looking.
+const STEP: i64 = 1_000;
+
+/// The index and key of the job's dead letter: the most recent one naming
+/// the job, among the 10,000 most recent. Only the small reason records are
+/// read (a job's names its id, `<ms> \x1e<length>:<id>...`), from the tail
+/// back, then the one dead letter they point at, whose own record must name
+/// the job (the list may move between the reads: then none, until the
+/// next poll).
+async fn dead_letter_of(
+    shared: &Shared,
+    queue: &delayq::ReliableQueue<Bytes>,
+    name: &str,
+    id: &str,
+) -> delayq::Result<Option<(usize, delayq::dead_letter::DeadLetterKey)>> {
+    let keys = delayq::QueueKeys::new(name)?;
+    let redis = shared.client.redis().next();
+    let total: i64 = redis.llen(keys.dead_letter()).await?;
+    let recorded: i64 = redis.llen(keys.dead_reasons()).await?;
+    // The reasons list ends where the dead-letter list does.
+    let offset = total - recorded;
+    let mark = format!("\x1e{}:{id}", id.len());
+    let names_job = |record: &[u8]| {
+        record
+            .iter()
+            .position(|&b| b == b' ')
+            .is_some_and(|space| record[space + 1..].starts_with(mark.as_bytes()))
+    };
+    let stop = (recorded - LOOK_BACK).max(0);
+    let mut end = recorded;
+    while end > stop {
+        let start = (end - STEP).max(stop);
+        let records: Vec<Bytes> = redis.lrange(keys.dead_reasons(), start, end - 1).await?;
+        if let Some(at) = records.iter().rposition(|record| names_job(record)) {
+            let index = usize::try_from(offset + start + at as i64).unwrap_or(0);
+            let dead = queue.dead_letter_page(index, 1).await?;
+            return Ok(dead
+                .into_iter()
+                .find(|dead| dead.job.as_deref() == Some(id))
+                .map(|dead| (index, dead.key)));
+        }
+        end = start;
+    }
+    Ok(None)
 }
 
 fn state_json(state: &JobState) -> Value {

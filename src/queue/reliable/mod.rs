@@ -20,6 +20,7 @@ mod lost_claim;
 mod outstanding;
 mod reap;
 mod reapers;
+mod reason_shape;
 mod take;
 mod take_many;
 
@@ -31,6 +32,7 @@ pub(crate) use delivery::{Delivery, DeliveryLease};
 use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;
+pub use reason_shape::{reason_shape, ShapeGroup};
 pub(crate) use take::Ready;
 
 use std::sync::Arc;

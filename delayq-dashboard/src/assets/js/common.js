@@ -163,7 +163,7 @@ function setCount(id, value, warn) {
 // The buttons (and the purge's input) that change a queue: disabled while
 // Redis is unreachable, as they could only fail. Unlocked, a button gets
 // back the state it had (a section then sets its own, e.g. "none selected").
-const ACTION_CONTROLS = "#actions button, #actions input, #actions select, #dead-actions button, td.act button, td.act input, td.row-actions button";
+const ACTION_CONTROLS = "#actions button, #actions input, #actions select, #dead-actions button, td.act button, td.act input, td.row-actions button, #job-actions button";
 function lockActions(locked) {
   document.body.classList.toggle("actions-locked", locked);
   for (const node of document.querySelectorAll(ACTION_CONTROLS)) {
@@ -196,14 +196,40 @@ function outage(error, lastOk) {
   live(false, down ? "Redis unreachable" : "Redis slow");
 }
 
+// How long a poll may take before the page says it is checking rather
+// than live: three times the slowest of the last answers, from 750 ms to
+// 2.5 s. Sooner than the server's 3 s PING says Redis is gone, and a
+// loaded machine whose answers all take long does not flap between the two.
+const LATE_MIN_MS = 750;
+const LATE_MAX_MS = 2500;
+function lateAfter(took) {
+  return Math.min(LATE_MAX_MS, Math.max(LATE_MIN_MS, 3 * Math.max(0, ...took)));
+}
+
+// A poll that is late: the numbers on the page may be old. Stays until an
+// answer comes (live again) or the outage banner takes over.
+function checking(lastOk) {
+  const node = $("live");
+  if (node.classList.contains("err")) return;
+  node.className = "live late";
+  node.textContent = lastOk ? `checking… (last answer ${clock(lastOk)}:${pad(new Date(lastOk).getSeconds())})` : "checking…";
+  node.title = "the last request for these numbers has not been answered yet";
+}
+
 function poll(load) {
   let busy = false;
   let lastOk = null;
+  // How long the last answers took (at most 5).
+  const took = [];
   const run = async () => {
     if (busy) return;
     busy = true;
+    const started = Date.now();
+    const late = setTimeout(() => checking(lastOk), lateAfter(took));
     try {
       await load();
+      took.push(Date.now() - started);
+      if (took.length > 5) took.shift();
       lastOk = Date.now();
       $("outage").hidden = true;
       // An action's answer that was the outage is over too.
@@ -211,10 +237,12 @@ function poll(load) {
       if (flash && flash.dataset.outage) { flash.hidden = true; delete flash.dataset.outage; }
       document.body.classList.remove("stale");
       live(true, `live · ${clock(Date.now())}:${pad(new Date().getSeconds())}`);
+      $("live").title = "";
     } catch (error) {
       if (error.body && error.body.redis) outage(error, lastOk);
       else live(false, `error: ${error.message}`);
     } finally {
+      clearTimeout(late);
       busy = false;
     }
   };

@@ -9,9 +9,11 @@ const deadLettersSection = {
   offset: 0,
   limit: 50,
   view: "list",
-  // Only this reason (from the by-reason view), and the offsets of the
-  // pages before this one (a filtered page ends where its last match is).
+  // Only this reason, or reasons of this shape (from the by-reason view),
+  // and the offsets of the pages before this one (a filtered page ends
+  // where its last match is).
   reason: null,
+  shape: null,
   trail: [],
   // Ticked values of this page: key as ticked -> key as last read (see keep()).
   selected: new Map(),
@@ -21,16 +23,22 @@ const deadLettersSection = {
 
   init(ctx) {
     this.ctx = ctx;
+    // `?dead=N` (a job page's link): open at the page holding #N and mark it.
+    const wanted = Math.floor(Number(new URLSearchParams(location.search).get("dead")));
+    if (wanted >= 1) {
+      this.offset = Math.floor((wanted - 1) / this.limit) * this.limit;
+      this.target = wanted - 1;
+    }
     const reload = () => this.load(ctx);
     // Ticks are per page: another page starts with none.
     const page = (offset) => { this.offset = Math.max(0, offset); this.selected.clear(); reload(); };
     $("dead-view-list").addEventListener("click", () => this.show("list", ctx));
     $("dead-view-reasons").addEventListener("click", () => this.show("reasons", ctx));
     $("dead-prev").addEventListener("click", () => {
-      if (this.reason === null) page(this.offset - this.limit); else page(this.trail.pop() || 0);
+      if (!this.filtered()) page(this.offset - this.limit); else page(this.trail.pop() || 0);
     });
     $("dead-next").addEventListener("click", () => {
-      if (this.reason === null) return page(this.offset + this.limit);
+      if (!this.filtered()) return page(this.offset + this.limit);
       this.trail.push(this.offset);
       page(this.page.next_offset);
     });
@@ -75,13 +83,20 @@ const deadLettersSection = {
     });
   },
 
+  filtered() {
+    return this.reason !== null || this.shape !== null;
+  },
+
   // What Requeue all and Delete all act on now: what the list shows (with
-  // a reason picked, only the dead letters with it, among the most recent
-  // the server counts) and how many that is (null: not counted yet).
+  // a reason or a shape picked, only the dead letters it takes, among the
+  // most recent the server counts) and how many that is (null: not
+  // counted yet). The server matches them again as it acts, and does
+  // nothing if that count changed meanwhile.
   bulkTarget() {
-    if (this.reason === null) return { reason: null, count: this.total };
+    if (!this.filtered()) return { reason: null, shape: null, count: this.total };
     const page = this.page;
-    return { reason: this.reason, count: page && page.reason === this.reason ? page.matching : null };
+    const same = page && (page.reason ?? null) === this.reason && (page.shape ?? null) === this.shape;
+    return { reason: this.reason, shape: this.shape, count: same ? page.matching : null };
   },
 
   // A bulk button: its label says how many it would take; the first press
@@ -89,8 +104,12 @@ const deadLettersSection = {
   // server acts on exactly those (or refuses if they changed meanwhile).
   bulk(button, verb, action) {
     let confirmed = null;
-    const run = this.ctx.act(button, action, () =>
-      confirmed.reason === null ? { count: confirmed.count } : { count: confirmed.count, reason: confirmed.reason });
+    const run = this.ctx.act(button, action, () => {
+      const form = { count: confirmed.count };
+      if (confirmed.reason !== null) form.reason = confirmed.reason;
+      if (confirmed.shape !== null) form.shape = confirmed.shape;
+      return form;
+    });
     button.addEventListener("click", () => {
       if (button.dataset.armed === "1") {
         confirmed = button.target;
@@ -102,9 +121,11 @@ const deadLettersSection = {
       if (!target.count) return;
       button.target = target;
       button.dataset.armed = "1";
-      button.textContent = target.reason === null
-        ? `Really ${verb} all ${fmt(target.count)}? Press again`
-        : `Really ${verb} the ${fmt(target.count)} with this reason? Press again`;
+      button.textContent = target.shape !== null
+        ? `Really ${verb} the ${fmt(target.count)} whose reason looks like this? Press again`
+        : target.reason === null
+          ? `Really ${verb} all ${fmt(target.count)}? Press again`
+          : `Really ${verb} the ${fmt(target.count)} with this reason? Press again`;
     });
     button.dataset.verb = verb;
   },
@@ -130,9 +151,11 @@ const deadLettersSection = {
     return [...this.selected.values()].join(",");
   },
 
-  // Lists only the dead letters with `reason` (null: all), from the oldest.
-  filter(reason, ctx) {
-    this.reason = reason;
+  // Lists only the dead letters `pick` takes ({ reason } exactly, or
+  // { shape }; null: all), from the oldest.
+  filter(pick, ctx) {
+    this.reason = pick && pick.reason !== undefined ? pick.reason : null;
+    this.shape = pick && pick.shape !== undefined ? pick.shape : null;
     // An armed bulk button was armed for another filter.
     for (const button of [$("requeue-dead"), $("delete-dead")]) this.disarm(button);
     this.offset = 0;
@@ -168,10 +191,11 @@ const deadLettersSection = {
         q.set("offset", this.offset);
         q.set("limit", this.limit);
         if (this.reason !== null) q.set("reason", this.reason);
+        if (this.shape !== null) q.set("shape", this.shape);
         let page = await getJson(`/api/dead-letters?${q}`);
         // The list shrank under this page: show its last page (the first, filtered).
         if (this.offset > 0 && this.offset >= page.total) {
-          this.offset = this.reason === null ? Math.max(0, Math.floor((page.total - 1) / this.limit) * this.limit) : 0;
+          this.offset = !this.filtered() ? Math.max(0, Math.floor((page.total - 1) / this.limit) * this.limit) : 0;
           this.trail = [];
           q.set("offset", this.offset);
           page = await getJson(`/api/dead-letters?${q}`);
@@ -215,9 +239,10 @@ const deadLettersSection = {
     $("dead-paging").hidden = !list;
     $("dead-reasons").hidden = list;
     $("dead-reasons-note").hidden = list;
-    $("dead-filter").hidden = !list || this.reason === null;
-    $("dead-filter-text").textContent = this.reason === null ? "" : visible(this.reason);
-    $("dead-jump").hidden = this.reason !== null;
+    $("dead-filter").hidden = !list || !this.filtered();
+    $("dead-filter-label").textContent = this.shape !== null ? "reason like:" : "reason:";
+    $("dead-filter-text").textContent = this.shape !== null ? visible(this.shape) : this.reason === null ? "" : visible(this.reason);
+    $("dead-jump").hidden = this.filtered();
     if (list && this.page) this.drawList(this.page);
     if (!list && this.reasons) this.drawReasons(this.reasons);
     this.controls();
@@ -230,11 +255,12 @@ const deadLettersSection = {
       button.disabled = !target.count;
       if (button.dataset.armed === "1") continue;
       const verb = button.dataset.verb === "delete" ? "Delete" : "Requeue";
-      button.textContent = target.reason === null ? `${verb} all ${fmt(target.count)}`
-        : target.count === null ? `${verb} those with this reason`
-        : `${verb} ${fmt(target.count)} with this reason`;
-      button.title = target.reason === null ? ""
-        : `The dead letters whose reason is this one, among the ${fmt((this.page && this.page.matching_among) || 0)} most recent`;
+      const like = target.shape !== null;
+      button.textContent = !this.filtered() ? `${verb} all ${fmt(target.count)}`
+        : target.count === null ? `${verb} those ${like ? "like this" : "with this reason"}`
+        : `${verb} ${fmt(target.count)} ${like ? "like this" : "with this reason"}`;
+      button.title = !this.filtered() ? ""
+        : `The dead letters whose reason ${like ? "has this shape" : "is this one"}, among the ${fmt((this.page && this.page.matching_among) || 0)} most recent`;
     }
     $("requeue-selected").disabled = this.selected.size === 0;
     $("delete-selected").disabled = this.selected.size === 0;
@@ -295,6 +321,13 @@ const deadLettersSection = {
     });
     if (rows.length === 0) rows.push(el("tr")), rows[0].appendChild(el("td", { colspan: 6, class: "muted" }, "none"));
     document.querySelector("#dead-table tbody").replaceChildren(...rows);
+    const target = this.target === undefined ? null : document.querySelector(`#dead-table tr[data-index="${this.target}"]`);
+    if (target) {
+      target.classList.add("target");
+      // Once: later polls leave the scroll where the operator put it.
+      if (!this.scrolled) target.scrollIntoView({ block: "center" });
+      this.scrolled = true;
+    }
     const boxes = [...document.querySelectorAll("#dead-table td.pick input")];
     $("dead-all").checked = boxes.length > 0 && boxes.every((b) => b.checked);
     const pages = Math.max(1, Math.ceil(page.total / this.limit));
@@ -302,7 +335,7 @@ const deadLettersSection = {
     if (document.activeElement !== $("dead-page")) $("dead-page").value = at;
     $("dead-page").max = pages;
     $("dead-pages").textContent = fmt(pages);
-    if (this.reason !== null) {
+    if (this.filtered()) {
       const looked = page.next_offset > page.offset ? `#${fmt(page.offset + 1)}–#${fmt(page.next_offset)}` : "none";
       $("dead-info").textContent = `${fmt(page.items.length)} found among ${looked} of ${fmt(page.total)}`;
       $("dead-prev").disabled = this.trail.length === 0;
@@ -315,14 +348,26 @@ const deadLettersSection = {
     $("dead-next").disabled = last >= page.total;
   },
 
+  // One row per shape of reason (ids and numbers folded, as the server
+  // groups them): a shape with one reason shows it as it is and picks it
+  // exactly; one with several shows the shape, how many reasons and one of
+  // them, and picks them all.
   drawReasons(counted) {
-    const rows = counted.groups.map((g) => {
+    const groups = counted.shapes || counted.groups.map((g) => ({ shape: g.reason, count: g.count, reasons: 1, example: g.reason, last_at_ms: g.last_at_ms }));
+    const rows = groups.map((g) => {
       const tr = el("tr");
-      const reason = el("td", { class: `reason${g.reason === null ? " muted" : ""}` }, g.reason === null ? "not recorded" : "");
-      if (g.reason !== null) {
-        const show = el("a", { class: "reason-filter", title: "List the dead letters with this reason" }, visible(g.reason));
-        show.addEventListener("click", () => this.filter(g.reason, this.ctx));
+      const reason = el("td", { class: `reason${g.shape === null ? " muted" : ""}` }, g.shape === null ? "not recorded" : "");
+      if (g.shape !== null) {
+        const several = g.reasons > 1;
+        const show = el("a", {
+          class: `reason-filter${several ? " shape" : ""}`,
+          title: several ? "List the dead letters whose reason looks like this" : "List the dead letters with this reason",
+        }, visible(several ? g.shape : g.example));
+        show.addEventListener("click", () => this.filter(several ? { shape: g.shape } : { reason: g.example }, this.ctx));
         reason.appendChild(show);
+        if (several) {
+          reason.appendChild(el("span", { class: "shape-note muted" }, ` ${fmt(g.reasons)} different reasons, e.g. “${visible(g.example)}”`));
+        }
       }
       tr.appendChild(reason);
       tr.appendChild(el("td", { class: "num" }, fmt(g.count)));
@@ -331,7 +376,7 @@ const deadLettersSection = {
     });
     if (rows.length === 0) rows.push(el("tr")), rows[0].appendChild(el("td", { colspan: 3, class: "muted" }, "none"));
     document.querySelector("#dead-reasons tbody").replaceChildren(...rows);
-    $("dead-info").textContent = counted.total ? `${fmt(counted.groups.length)} reason(s)` : "";
+    $("dead-info").textContent = counted.total ? `${fmt(groups.length)} kind(s) of reason` : "";
     $("dead-reasons-note").textContent = counted.looked < counted.total
       ? `Counted over the ${fmt(counted.looked)} most recent of ${fmt(counted.total)} dead letters (at most ${fmt(counted.most)} are read).`
       : `All ${fmt(counted.total)} dead letters counted.`;

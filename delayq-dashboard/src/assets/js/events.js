@@ -111,8 +111,27 @@ const eventsSection = {
     const rows = $("events-table").tBodies[0].querySelectorAll("tr.event");
     const shown = [...rows].filter((row) => !row.hidden).length;
     const held = this.held.length ? ` · ${fmt(this.held.length)} new while paused` : "";
-    const of = shown === rows.length ? "" : ` of ${fmt(rows.length)}`;
+    const of = shown === rows.length ? "" : ` of the last ${fmt(rows.length)}`;
     $("events-info").textContent = this.paused ? `paused${held}` : rows.length ? `${fmt(shown)}${of} shown` : "";
+    this.hint(shown, rows.length);
+  },
+
+  // The text filter looks among the last EVENTS_KEEP events only: for an
+  // id, the job's page has its whole history, so the filter points there
+  // (louder when it found nothing).
+  hint(shown, kept) {
+    const find = $("events-find").value.trim();
+    const node = $("events-hint");
+    node.hidden = find === "";
+    if (node.hidden) return;
+    const link = el("a", { class: "job-link", href: `/job?${new URLSearchParams({ name: this.ctx.name, id: find })}` },
+      `job ${visible(find)}'s page`);
+    node.replaceChildren(
+      shown === 0 ? `No event among the last ${fmt(kept)} mentions “${visible(find)}”. If it is a job's id, ` :
+        `Only the last ${fmt(kept)} events are searched here. If “${visible(find)}” is a job's id, `,
+      link,
+      " has its whole history.",
+    );
   },
 
   // Whether a row passes the kind and text filters (text: any of the

@@ -19,6 +19,56 @@ const JOB_STATES = {
   unknown: "unknown",
 };
 
+// A time as the other pages write one: local, with its zone, and how long
+// ago (or until) below it.
+function whenCell(tag, ms, now) {
+  const node = el(tag, { class: "when" }, localTime(ms));
+  node.appendChild(el("span", { class: "ago" }, relative(ms - now)));
+  node.title = `${new Date(ms).toISOString().slice(0, 23).replace("T", " ")} UTC`;
+  return node;
+}
+
+// Requeue and Delete for the dead letter a job page describes: the
+// dead-letter page's own actions (POST, the page's token), naming the
+// value by its key as its row does, so they act on that value only; Delete
+// takes a second press. Reads the key of the last poll at each press.
+function jobActions(name, reload) {
+  const flash = (ok, text) => {
+    const node = $("flash");
+    node.hidden = false;
+    node.className = ok ? "flash" : "flash error";
+    delete node.dataset.outage;
+    node.textContent = visible(text);
+  };
+  const act = (button, action) => async () => {
+    const key = $("job-actions").dataset.key;
+    if (!key) return;
+    button.disabled = true;
+    try {
+      const result = await post(action, { name, keys: key });
+      flash(true, result.message);
+    } catch (error) {
+      flash(false, error.message);
+      if (error.body && error.body.redis) $("flash").dataset.outage = "1";
+    } finally {
+      button.disabled = false;
+      await reload();
+    }
+  };
+  $("job-requeue").addEventListener("click", act($("job-requeue"), "requeue-dead-letter-keys"));
+  const remove = act($("job-delete"), "delete-dead-letter-keys");
+  $("job-delete").addEventListener("click", () => {
+    if ($("job-delete").dataset.armed === "1") {
+      $("job-delete").dataset.armed = "";
+      $("job-delete").textContent = "Delete";
+      remove();
+    } else {
+      $("job-delete").dataset.armed = "1";
+      $("job-delete").textContent = "Delete? Press again";
+    }
+  });
+}
+
 function jobPage() {
   const params = new URLSearchParams(location.search);
   const name = params.get("name") || "";
@@ -39,8 +89,9 @@ function jobPage() {
     const state = data.state;
     $("job-state").textContent = JOB_STATES[state.name] || state.name;
     $("job-state").parentElement.classList.toggle("warn", state.name === "dead_lettered");
-    $("job-since").textContent = state.at_ms === null ? "–" : relative(state.at_ms - data.now_ms);
-    $("job-since").title = state.at_ms === null ? "" : localTime(state.at_ms);
+    if (state.at_ms === null) $("job-since").replaceChildren("–");
+    else $("job-since").replaceChildren(relative(state.at_ms - data.now_ms), el("span", { class: "abs" }, localTime(state.at_ms)));
+    $("job-since").title = state.at_ms === null ? "" : `${new Date(state.at_ms).toISOString().slice(0, 23).replace("T", " ")} UTC`;
     $("job-attempts").textContent = fmt(data.attempts_total);
     const detail = [];
     if (state.name === "dead_lettered") detail.push(`why: ${visible(state.reason)}`);
@@ -51,13 +102,23 @@ function jobPage() {
     else if (state.name === "unknown") detail.push("No such id pending and no history: never offered with this id, taken by a consumer that keeps none (Java, a plain take), or its history expired.");
     if (off) detail.push("This queue keeps no job history (turn it on: delayq job QUEUE --history on): only pending jobs are found.");
     if (data.attempts_total > data.attempts.length) detail.push(`the last ${data.attempts.length} of ${fmt(data.attempts_total)} attempts are kept`);
+    const dead = data.dead_letter;
+    if (state.name === "dead_lettered" && !dead) detail.push(`its dead letter is not among the ${fmt(data.dead_letters_looked)} most recent`);
     $("job-detail").textContent = detail.join(" · ");
+    // Its dead letter: a link to its row, and its row's actions.
+    $("job-actions").hidden = !dead;
+    $("job-actions").dataset.key = dead ? dead.key : "";
+    if (dead) {
+      $("job-dead-row").textContent = `#${fmt(dead.index + 1)} in the dead letters`;
+      $("job-dead-row").href = `/queue?${new URLSearchParams({ name, dead: dead.index + 1 })}#dead-letters-section`;
+    }
+    for (const button of [$("job-requeue"), $("job-delete")]) button.hidden = READ_ONLY;
     const first = data.attempts_total - data.attempts.length + 1;
     const rows = [];
     data.attempts.forEach((a, i) => {
       const tr = el("tr", { class: a.outcome && a.outcome !== "ok" ? "failed" : "" });
       tr.appendChild(el("td", { class: "num" }, fmt(first + i)));
-      tr.appendChild(el("td", { title: localTime(a.started_ms) }, relative(a.started_ms - data.now_ms)));
+      tr.appendChild(whenCell("td", a.started_ms, data.now_ms));
       tr.appendChild(el("td", {}, a.ended_ms === null ? "running" : span(a.ended_ms - a.started_ms)));
       tr.appendChild(el("td", { class: "worker" }, visible(a.worker || "–")));
       tr.appendChild(el("td", { class: "delivery" }, visible(a.delivery || "–")));
@@ -76,5 +137,6 @@ function jobPage() {
     document.querySelector("#job-table tbody").replaceChildren(...(rows.length ? rows
       : [el("tr", {}, null)].map((tr) => { tr.appendChild(el("td", { colspan: 7, class: "muted" }, "no attempts yet")); return tr; })));
   };
-  poll(load);
+  const reload = poll(load);
+  if (!READ_ONLY) jobActions(name, reload);
 }

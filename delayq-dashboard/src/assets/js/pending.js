@@ -107,6 +107,13 @@ const pendingSection = {
         this.searched = found;
         if (params.id !== undefined) {
           $("search-info").textContent = visible(found.message);
+          // Not pending: the job's page says where it went (ready, in
+          // flight, dead-lettered, handled), when the queue keeps history.
+          if (found.matches.length === 0) {
+            $("search-info").append(" · ", el("a", {
+              class: "job-link", href: `/job?${new URLSearchParams({ name: ctx.name, id: params.id })}`,
+            }, "where it went (its job page)"));
+          }
         } else {
           this.searchInfo(found);
         }

@@ -9,6 +9,7 @@ function queuePage() {
   const name = new URLSearchParams(location.search).get("name") || "";
   const ctx = { name, acting: false };
   $("queue-name").textContent = visible(name);
+  document.querySelector("header .where").title = `queue ${visible(name)}`;
   $("workers-link").href = `/workers?queue=${encodeURIComponent(name)}`;
   $("job-search-name").value = name;
   document.title = `delayq · ${visible(name)}`;

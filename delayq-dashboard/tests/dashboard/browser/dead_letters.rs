@@ -344,3 +344,116 @@ async fn requeue_all_under_a_reason_filter_takes_only_what_the_filter_shows_afte
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// Reasons that differ only by an id ("customer c-14 not found", "c-19")
+/// are one row of By reason; its bulk requeue takes exactly the count it
+/// showed, matched where it runs: one more of the shape dead-lettered
+/// between the first and the second press refuses it (nothing moves), and
+/// the new count is then shown and taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasons_that_differ_by_an_id_are_one_row_and_are_requeued_together() {
+    let server = RedisServer::start().await;
+    let redis = seed::raw(&server).await;
+    let now = seed::now_ms();
+    let dead = async |value: &str, reason: &str| {
+        let _: i64 = redis.rpush("delayq_dead_letter:{pay}", value).await.unwrap();
+        let _: i64 = redis
+            .rpush("delayq_dead_reasons:{pay}", format!("{now} {reason}"))
+            .await
+            .unwrap();
+    };
+    for (value, reason) in [
+        ("p-1", "customer c-14 not found"),
+        ("p-2", "card declined"),
+        ("p-3", "customer c-19 not found"),
+        ("p-4", "customer c-23 not found"),
+        ("p-5", "card declined"),
+    ] {
+        dead(value, reason).await;
+    }
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=pay")).await.unwrap();
+    wait_text(&browser, "#dead-info", "1–5 of 5").await;
+    click(&browser, "#dead-view-reasons").await;
+    wait_shown(&browser, "#dead-reasons", true).await;
+    let first = "#dead-reasons tbody tr:first-child";
+    wait_text(
+        &browser,
+        &format!("{first} a.reason-filter"),
+        "customer c-<n> not found",
+    )
+    .await;
+    assert_eq!(text(&browser, &format!("{first} td.num")).await, "3");
+    assert!(text(&browser, &format!("{first} .shape-note"))
+        .await
+        .contains("3 different reasons"));
+    // A reason alone in its shape reads as it was recorded.
+    wait_text(
+        &browser,
+        "#dead-reasons tbody tr:nth-child(2) a.reason-filter",
+        "card declined",
+    )
+    .await;
+    assert_eq!(
+        browser
+            .find_all(Locator::Css("#dead-reasons tbody tr"))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    scroll_to_dead_letters(&browser).await;
+    screenshot(&browser, "dead-letters-by-shape").await;
+
+    click(&browser, &format!("{first} a.reason-filter")).await;
+    wait_shown(&browser, "#dead-table", true).await;
+    wait_text(&browser, "#dead-filter-text", "customer c-<n> not found").await;
+    wait_text(&browser, "#requeue-dead", "Requeue 3 like this").await;
+    let rows = browser.find_all(Locator::Css("#dead-table tbody tr")).await.unwrap();
+    assert_eq!(rows.len(), 3);
+    click(&browser, "#requeue-dead").await;
+    wait_text(
+        &browser,
+        "#requeue-dead",
+        "Really requeue the 3 whose reason looks like this? Press again",
+    )
+    .await;
+    // One more of the shape dies before the second press.
+    dead("p-6", "customer c-77 not found").await;
+    click(&browser, "#requeue-dead").await;
+    wait_shown(&browser, "#flash", true).await;
+    let answer = text(&browser, "#flash").await;
+    assert!(
+        answer.contains("4 dead letter(s) of `pay` match now, not the 3 confirmed"),
+        "{answer}"
+    );
+    assert!(seed::lrange(&server, "pay").await.is_empty(), "nothing moved: {answer}");
+    assert_eq!(dead_list(&server, "pay").await.len(), 6);
+
+    // The page now counts 4, and takes them.
+    wait_text(&browser, "#requeue-dead", "Requeue 4 like this").await;
+    click(&browser, "#requeue-dead").await;
+    wait_text(
+        &browser,
+        "#requeue-dead",
+        "Really requeue the 4 whose reason looks like this? Press again",
+    )
+    .await;
+    click(&browser, "#requeue-dead").await;
+    seed::eventually(std::time::Duration::from_secs(60), "4 requeued", || async {
+        seed::lrange(&server, "pay").await.len() == 4
+    })
+    .await;
+    let requeued: Vec<String> = seed::lrange(&server, "pay")
+        .await
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    assert_eq!(requeued, ["p-1", "p-3", "p-4", "p-6"]);
+    assert_eq!(dead_list(&server, "pay").await, ["p-2", "p-5"]);
+    assert!(text(&browser, "#flash").await.contains("whose reason looks like"));
+    browser.close().await.unwrap();
+    driver.session = None;
+}

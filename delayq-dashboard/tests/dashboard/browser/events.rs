@@ -112,7 +112,7 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
     // says how many of how many, and new events follow the filter.
     let all = column(&browser, "kind").await.len();
     super::click(&browser, r#"#events-kind option[value="offered"]"#).await;
-    wait_text(&browser, "#events-info", &format!("4 of {all} shown")).await;
+    wait_text(&browser, "#events-info", &format!("4 of the last {all} shown")).await;
     assert_eq!(shown_column(&browser, "kind").await, ["offered"; 4]);
     browser
         .find(Locator::Css("#events-find"))
@@ -121,7 +121,7 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
         .send_keys("WHILE")
         .await
         .unwrap();
-    wait_text(&browser, "#events-info", &format!("1 of {all} shown")).await;
+    wait_text(&browser, "#events-info", &format!("1 of the last {all} shown")).await;
     assert_eq!(shown_column(&browser, "details").await, ["count 1 · id while-paused"]);
     screenshot(&browser, "events-filtered").await;
     q.offer_with_id("while-filtered", &"v".into(), Duration::from_secs(3600))
@@ -130,7 +130,7 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
     q.offer_with_id("other", &"v".into(), Duration::from_secs(3600))
         .await
         .unwrap();
-    wait_text(&browser, "#events-info", &format!("2 of {} shown", all + 2)).await;
+    wait_text(&browser, "#events-info", &format!("2 of the last {} shown", all + 2)).await;
     assert_eq!(
         shown_column(&browser, "details").await,
         ["count 1 · id while-filtered", "count 1 · id while-paused"]
@@ -152,6 +152,33 @@ async fn live_events_appear_on_the_queue_page_without_a_reload() {
         .unwrap();
     wait_text(&browser, "#events-info", &format!("{} shown", all + 2)).await;
     assert_eq!(shown_column(&browser, "kind").await.len(), all + 2);
+
+    // An id with no event among the last ones: the filter says so and
+    // points to the job's page, which has its whole history.
+    let find = browser.find(Locator::Css("#events-find")).await.unwrap();
+    find.clear().await.unwrap();
+    find.send_keys("while-paused").await.unwrap();
+    wait_text(&browser, "#events-info", &format!("1 of the last {} shown", all + 2)).await;
+    assert!(
+        text(&browser, "#events-hint").await.starts_with("Only the last"),
+        "{}",
+        text(&browser, "#events-hint").await
+    );
+    find.clear().await.unwrap();
+    find.send_keys("pay-1017").await.unwrap();
+    wait_text(&browser, "#events-info", &format!("0 of the last {} shown", all + 2)).await;
+    let hint = text(&browser, "#events-hint").await;
+    assert!(
+        hint.starts_with(&format!("No event among the last {} mentions", all + 2)),
+        "{hint}"
+    );
+    assert_eq!(
+        super::attr(&browser, "#events-hint a", "href").await.as_deref(),
+        Some("/job?name=orders&id=pay-1017")
+    );
+    screenshot(&browser, "events-filter-points-to-the-job").await;
+    super::click(&browser, "#events-hint a").await;
+    wait_text(&browser, "#job-id", "pay-1017").await;
 }
 
 /// The texts of the column `class` of the rows the filter shows, newest first.

@@ -164,3 +164,61 @@ async fn on_a_phone_the_pages_fit_the_screens_width() {
     browser.close().await.unwrap();
     driver.session = None;
 }
+
+/// One line of text: how many lines the element's text takes.
+const LINES: &str = "const range = document.createRange(); range.selectNodeContents(arguments[0]);\
+     return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;";
+
+/// At 1,400 px the queue page's header keeps "find job" and the live time on
+/// one line each and shows the server's whole text (none cut with "…");
+/// on a phone it wraps without scrolling sideways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_pages_header_fits_at_1400_px_and_on_a_phone() {
+    let server = RedisServer::start().await;
+    seed::queue(&server, "orders-busy", 40, 3, 2).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.set_window_size(1400, 900).await.unwrap();
+    browser.goto(&format!("{url}/queue?name=orders-busy")).await.unwrap();
+    wait_text(&browser, "#pending", "40").await;
+    eventually(WAIT, "the header's server text", || async {
+        text(&browser, "#server").await.contains("maxmemory")
+    })
+    .await;
+    eventually(WAIT, "live", || async {
+        text(&browser, "#live").await.starts_with("live · ")
+    })
+    .await;
+    let lines = |css: &'static str| {
+        let browser = &browser;
+        async move {
+            let node = browser.find(Locator::Css(css)).await.unwrap();
+            let args = vec![serde_json::to_value(&node).unwrap()];
+            browser.execute(LINES, args).await.unwrap()
+        }
+    };
+    assert_eq!(lines("#job-search button").await, 1, "find job on one line");
+    assert_eq!(lines("#live").await, 1, "the live time on one line");
+    assert_eq!(lines("#theme").await, 1);
+    let cut = js(
+        &browser,
+        "const s = document.getElementById('server'); return s.scrollWidth > s.clientWidth + 1",
+    )
+    .await;
+    assert_eq!(
+        cut,
+        false,
+        "the server's text is cut: {}",
+        text(&browser, "#server").await
+    );
+    screenshot(&browser, "queue-header-1400").await;
+
+    browser.set_window_size(390, 844).await.unwrap();
+    let fits = "return document.documentElement.scrollWidth <= window.innerWidth + 1";
+    eventually(WAIT, "the phone layout", || async { js(&browser, fits).await == true }).await;
+    assert_eq!(lines("#job-search button").await, 1);
+    screenshot(&browser, "queue-header-phone").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use delayq::StringCodec;
 use fantoccini::Locator;
 
-use super::{browser, screenshot, serve, start_driver, text, wait_text};
+use super::{attr, browser, click, screenshot, serve, start_driver, text, wait_text};
 use crate::redis_server::RedisServer;
 use crate::seed;
 
@@ -126,6 +126,129 @@ async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_
         "{}",
         text(&browser, "#job-detail").await
     );
+    client.shutdown().await;
+}
+
+/// What a script on the page answers.
+async fn js(browser: &fantoccini::Client, script: &str) -> serde_json::Value {
+    browser.execute(script, vec![]).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_jobs_page_shows_its_times_links_its_row_and_requeues_or_deletes_it() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let queue = "refunds";
+    let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    // Two dead letters before the job's, so its row is #3.
+    seed::dead_letter(&server, queue, b"older-1").await;
+    seed::dead_letter(&server, queue, b"older-2").await;
+    for id in ["r-1", "r-2"] {
+        dq.offer_with_id(id, &format!("refund {id}"), Duration::ZERO)
+            .await
+            .unwrap();
+    }
+    dq.transfer_now().await.unwrap();
+    for _ in 0..2 {
+        assert!(rq.take().await.unwrap().reject("account closed").await.unwrap());
+    }
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/job?name={queue}&id=r-1")).await.unwrap();
+    wait_text(&browser, "#job-state", "dead-lettered").await;
+
+    // Times as the other pages write them: local with the zone, beside how long ago.
+    let since = text(&browser, "#job-since").await;
+    assert!(since.contains(" ago\n20") && since.contains("UTC"), "{since:?}");
+    let started = text(&browser, "#job-table tbody td.when").await;
+    assert!(
+        started.starts_with("20") && started.contains("UTC") && started.ends_with(" ago"),
+        "{started:?}"
+    );
+
+    // The find-a-job box is styled as the other pages' inputs are.
+    let radius = js(
+        &browser,
+        "return getComputedStyle(document.getElementById('job-search-id')).borderTopLeftRadius",
+    )
+    .await;
+    assert_eq!(radius, "6px");
+
+    // Its row: a link to the queue page's dead letters, opened at its row.
+    wait_text(&browser, "#job-dead-row", "#3 in the dead letters").await;
+    screenshot(&browser, "job-dead").await;
+    let href = attr(&browser, "#job-dead-row", "href").await.unwrap();
+    assert!(href.contains("dead=3"), "{href}");
+    click(&browser, "#job-dead-row").await;
+    wait_text(&browser, "#dead-table tbody tr.target td.num", "3").await;
+    assert_eq!(text(&browser, "#dead-table tbody tr.target a.job-link").await, "r-1");
+    browser.back().await.unwrap();
+
+    // Requeue: one press, that value only, back to the queue's tail.
+    wait_text(&browser, "#job-state", "dead-lettered").await;
+    click(&browser, "#job-requeue").await;
+    wait_text(&browser, "#job-state", "ready").await;
+    assert!(text(&browser, "#flash").await.contains("requeued 1 dead letter"));
+    assert_eq!(seed::lrange(&server, queue).await, [bytes::Bytes::from("refund r-1")]);
+    assert_eq!(seed::llen(&server, &format!("delayq_dead_letter:{{{queue}}}")).await, 3);
+
+    // Delete: the first press only asks.
+    browser.goto(&format!("{url}/job?name={queue}&id=r-2")).await.unwrap();
+    wait_text(&browser, "#job-dead-row", "#3 in the dead letters").await;
+    click(&browser, "#job-delete").await;
+    wait_text(&browser, "#job-delete", "Delete? Press again").await;
+    assert_eq!(seed::llen(&server, &format!("delayq_dead_letter:{{{queue}}}")).await, 3);
+    click(&browser, "#job-delete").await;
+    wait_text(&browser, "#job-state", "deleted (its dead letter)").await;
+    let left: Vec<bytes::Bytes> = seed::lrange(&server, &format!("delayq_dead_letter:{{{queue}}}")).await;
+    assert_eq!(left, [bytes::Bytes::from("older-1"), bytes::Bytes::from("older-2")]);
+    assert!(
+        attr(&browser, "#job-actions", "hidden").await.is_some(),
+        "no dead letter, no actions"
+    );
+    client.shutdown().await;
+}
+
+/// The queue page's Find id on an id no longer pending says so and links
+/// to the job's page, which says where it went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn find_id_on_a_job_no_longer_pending_links_to_where_it_went() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let queue = "refunds";
+    let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    dq.offer_with_id("r-7", &"refund".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
+    dq.transfer_now().await.unwrap();
+    assert!(rq.take().await.unwrap().reject("account closed").await.unwrap());
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name={queue}")).await.unwrap();
+    wait_text(&browser, "#dead-letters", "1").await;
+    browser
+        .find(Locator::Css("#search-q"))
+        .await
+        .unwrap()
+        .send_keys("r-7")
+        .await
+        .unwrap();
+    click(&browser, "#search-id").await;
+    wait_text(&browser, "#search-info a.job-link", "where it went (its job page)").await;
+    assert!(text(&browser, "#search-info")
+        .await
+        .starts_with("no pending element has the id"));
+    click(&browser, "#search-info a.job-link").await;
+    wait_text(&browser, "#job-state", "dead-lettered").await;
+    assert_eq!(text(&browser, "#job-id").await, "r-7");
     client.shutdown().await;
 }
 

@@ -674,6 +674,63 @@ async fn redis_going_down_under_a_running_dashboard_shows_everywhere_at_once() {
     driver.session = None;
 }
 
+/// A poll whose answer is late turns "● live" into "checking…" at once,
+/// not only once the server's 3 s PING calls Redis gone; the next answer
+/// makes it live again; then Redis stopped brings the banner. (The page's
+/// answers are held back in the page itself, so the poll is late for sure.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_answer_says_checking_and_a_stopped_redis_then_the_banner() {
+    let mut server = RedisServer::start().await;
+    seed::queue(&server, "orders", 30, 2, 1).await;
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
+    wait_text(&browser, "#pending", "30").await;
+    let live_now = || async { text(&browser, "#live").await };
+    eventually(WAIT, "live", || async { live_now().await.starts_with("live · ") }).await;
+
+    // Every answer of the API from now on is held 6 s in the page.
+    browser
+        .execute(
+            "window.realFetch = window.fetch;\
+             window.fetch = (...args) => window.realFetch(...args).then((r) => new Promise((done) => setTimeout(() => done(r), 6000)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    eventually(WAIT, "checking…", || async {
+        live_now().await.starts_with("checking… (last answer ")
+    })
+    .await;
+    assert_eq!(attr(&browser, "#live", "class").await.as_deref(), Some("live late"));
+    assert!(!browser
+        .find(Locator::Css("#outage"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
+    screenshot(&browser, "queue-checking").await;
+
+    // Answers come again: live.
+    browser
+        .execute("window.fetch = window.realFetch;", vec![])
+        .await
+        .unwrap();
+    eventually(WAIT, "live again", || async {
+        live_now().await.starts_with("live · ")
+    })
+    .await;
+
+    // Redis stopped: the banner, whatever the page said meanwhile.
+    server.kill();
+    wait_shown(&browser, "#outage", true).await;
+    wait_text(&browser, "#live", "Redis unreachable").await;
+    browser.close().await.unwrap();
+    driver.session = None;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_queue_shows_a_badge_no_red_lag_and_is_resumed_with_a_button() {
     let server = RedisServer::start().await;
