@@ -403,13 +403,11 @@ impl Error {
             let key = message.split(' ').next().unwrap_or_default().to_owned();
             return Error::EventsConfig { key, message };
         }
-        if from_server {
-            if let Some(refusal) = Refusal::parse(error.details()) {
-                return Error::OfferRefused {
-                    queue: key.to_owned(),
-                    refusal,
-                };
-            }
+        if from_server && let Some(refusal) = Refusal::parse(error.details()) {
+            return Error::OfferRefused {
+                queue: key.to_owned(),
+                refusal,
+            };
         }
         if from_server && !error.details().contains("WRONGTYPE") {
             return Error::Script {

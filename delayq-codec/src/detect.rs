@@ -193,10 +193,11 @@ fn detect_java(raw: &[u8]) -> Option<Detected> {
 /// Steps 4 to 7.
 fn detect_plain(raw: &[u8], schema: Option<&KryoSchema>) -> Detected {
     let first = raw.iter().find(|b| !b.is_ascii_whitespace());
-    if matches!(first, Some(b'{' | b'[')) && looks_typed(raw) {
-        if let Ok(json) = jackson::to_plain_json(raw) {
-            return found("jackson", Untyped::Json(json));
-        }
+    if matches!(first, Some(b'{' | b'['))
+        && looks_typed(raw)
+        && let Ok(json) = jackson::to_plain_json(raw)
+    {
+        return found("jackson", Untyped::Json(json));
     }
     if matches!(raw.first(), Some(0x01..=0x0a)) {
         match KryoValue::decode(raw, schema) {

@@ -16,17 +16,21 @@ thread_local! {
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.with(|l| l.set(l.get().max(layout.size())));
-        System.alloc(layout)
+        unsafe {
+            LARGEST.with(|l| l.set(l.get().max(layout.size())));
+            System.alloc(layout)
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
+        unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.with(|l| l.set(l.get().max(new_size)));
-        System.realloc(ptr, layout, new_size)
+        unsafe {
+            LARGEST.with(|l| l.set(l.get().max(new_size)));
+            System.realloc(ptr, layout, new_size)
+        }
     }
 }
 

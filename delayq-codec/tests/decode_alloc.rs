@@ -44,22 +44,28 @@ fn grow(by: isize) -> bool {
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !grow(layout.size() as isize) {
-            return std::ptr::null_mut();
+        unsafe {
+            if !grow(layout.size() as isize) {
+                return std::ptr::null_mut();
+            }
+            System.alloc(layout)
         }
-        System.alloc(layout)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        grow(-(layout.size() as isize));
-        System.dealloc(ptr, layout)
+        unsafe {
+            grow(-(layout.size() as isize));
+            System.dealloc(ptr, layout)
+        }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if !grow(new_size as isize - layout.size() as isize) {
-            return std::ptr::null_mut();
+        unsafe {
+            if !grow(new_size as isize - layout.size() as isize) {
+                return std::ptr::null_mut();
+            }
+            System.realloc(ptr, layout, new_size)
         }
-        System.realloc(ptr, layout, new_size)
     }
 }
 

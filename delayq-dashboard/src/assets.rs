@@ -54,7 +54,7 @@ const STYLE: &str = concat!(
 /// the only text the server writes into markup, escaped though the guard
 /// only hands over tokens it could have minted. Everything else reaches the
 /// page as JSON, which the script puts in as text.
-fn page(template: &str, shared: &Shared, csrf: &Csrf) -> impl IntoResponse {
+fn page(template: &str, shared: &Shared, csrf: &Csrf) -> impl IntoResponse + use<> {
     let html = template
         .replace("{{csrf}}", &escape_html(&csrf.0))
         .replace("{{read_only}}", if shared.read_only { "true" } else { "false" });

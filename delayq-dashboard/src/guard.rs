@@ -105,10 +105,10 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
     request.extensions_mut().insert(Csrf(csrf.clone()));
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    if fresh {
-        if let Ok(cookie) = HeaderValue::from_str(&format!("{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict")) {
-            headers.append(header::SET_COOKIE, cookie);
-        }
+    if fresh
+        && let Ok(cookie) = HeaderValue::from_str(&format!("{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict"))
+    {
+        headers.append(header::SET_COOKIE, cookie);
     }
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
@@ -124,10 +124,11 @@ pub(crate) async fn check(State(shared): State<Arc<Shared>>, mut request: Reques
 
 /// Why a state-changing request looks cross-site, if it does.
 fn cross_site(headers: &HeaderMap, host: &str) -> Option<&'static str> {
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|h| h.to_str().ok()) {
-        if site != "same-origin" && site != "none" {
-            return Some("cross-site request refused (Sec-Fetch-Site)");
-        }
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|h| h.to_str().ok())
+        && site != "same-origin"
+        && site != "none"
+    {
+        return Some("cross-site request refused (Sec-Fetch-Site)");
     }
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok()) {
         let ours = [format!("http://{host}"), format!("https://{host}")];

@@ -51,10 +51,10 @@ pub async fn settled(raw: &RawRedis, tag: &str) {
         };
         for key in keys {
             // cmsgpack: a 3-element array is a reply still stored ('done').
-            if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await {
-                if record.first() == Some(&0x93) {
-                    return false;
-                }
+            if let Value::Bytes(record) = raw.cmd("GET", vec![key]).await
+                && record.first() == Some(&0x93)
+            {
+                return false;
             }
         }
         true

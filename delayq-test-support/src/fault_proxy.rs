@@ -259,15 +259,16 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
             }
             shared.unstalled().await;
             let mut chunk = &buf[..n];
-            if shared.slow_after_errors.load(Ordering::SeqCst) && chunk.first() == Some(&b'-') {
-                if let Some(end) = chunk.windows(2).position(|w| w == b"\r\n") {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    if client_write.write_all(&chunk[..end + 2]).await.is_err() {
-                        return;
-                    }
-                    chunk = &chunk[end + 2..];
-                    tokio::time::sleep(Duration::from_millis(300)).await;
+            if shared.slow_after_errors.load(Ordering::SeqCst)
+                && chunk.first() == Some(&b'-')
+                && let Some(end) = chunk.windows(2).position(|w| w == b"\r\n")
+            {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                if client_write.write_all(&chunk[..end + 2]).await.is_err() {
+                    return;
                 }
+                chunk = &chunk[end + 2..];
+                tokio::time::sleep(Duration::from_millis(300)).await;
             }
             if client_write.write_all(chunk).await.is_err() {
                 return;

@@ -64,7 +64,7 @@ macro_rules! redis_test {
     ($(#[$attr:meta])* async fn $name:ident($($given:ident),* $(,)?) $body:block) => {
         $crate::redis_test!(@limit $crate::TEST_DEADLINE; $(#[$attr])* async fn $name($($given),*) $body);
     };
-    (@limit $limit:expr; $(#[$attr:meta])* async fn $name:ident($($given:ident),* $(,)?) $body:block) => {
+    (@limit $limit:expr_2021; $(#[$attr:meta])* async fn $name:ident($($given:ident),* $(,)?) $body:block) => {
         $(#[$attr])*
         #[::tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {

@@ -112,11 +112,11 @@ impl RedisServer {
         self.child = Some(child);
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(10) {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(_)) = child.try_wait() {
-                    self.child = None;
-                    return false; // exited: probably the port was taken
-                }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(_)) = child.try_wait()
+            {
+                self.child = None;
+                return false; // exited: probably the port was taken
             }
             if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
                 match self.server_pid().await {

@@ -211,14 +211,14 @@ impl<T: Send + 'static, G: OnAbandon<T>> Detached<T, G> {
 
 impl<T: Send + 'static, G: OnAbandon<T>> Drop for Detached<T, G> {
     fn drop(&mut self) {
-        if let (Some(command), Some(undo)) = (self.command.take(), self.undo.take()) {
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let (counted, within) = (self.settling.enter(), self.within);
-                runtime.spawn(async move {
-                    finish(command, undo, within).await;
-                    drop(counted);
-                });
-            }
+        if let (Some(command), Some(undo)) = (self.command.take(), self.undo.take())
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (counted, within) = (self.settling.enter(), self.within);
+            runtime.spawn(async move {
+                finish(command, undo, within).await;
+                drop(counted);
+            });
         }
     }
 }

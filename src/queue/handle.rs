@@ -147,7 +147,11 @@ impl<T: 'static> QueueHandle<T> {
     /// hands the queue back. It ends after the client shuts down; after any
     /// other error (bad data, a key of the wrong type) it waits a second
     /// before it takes again, so that it never spins.
-    pub(super) fn stream<Q, V, F, Fut>(&self, queue: Q, take: F) -> impl Stream<Item = Result<V>> + Send + 'static
+    pub(super) fn stream<Q, V, F, Fut>(
+        &self,
+        queue: Q,
+        take: F,
+    ) -> impl Stream<Item = Result<V>> + Send + 'static + use<Q, V, F, Fut, T>
     where
         Q: Send + 'static,
         V: Send + 'static,

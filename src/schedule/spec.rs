@@ -331,12 +331,13 @@ impl ScheduleSpec {
             }
             scanned += 1;
             at = self.following(o);
-            if scanned >= SCAN_CAP && self.misfire != Misfire::FireAll {
-                if let Some(next) = at.filter(|&n| n < missed_before) {
-                    // A long gap: jump over the rest of it, counting it as one.
-                    plan.missed += 1;
-                    at = self.first_on_or_after(next, missed_before);
-                }
+            if scanned >= SCAN_CAP
+                && self.misfire != Misfire::FireAll
+                && let Some(next) = at.filter(|&n| n < missed_before)
+            {
+                // A long gap: jump over the rest of it, counting it as one.
+                plan.missed += 1;
+                at = self.first_on_or_after(next, missed_before);
             }
         }
         if let Some(m) = last_missed {

@@ -243,10 +243,10 @@ async fn resync(subscriber: &SubscriberClient) {
                 .with_options(&same_node(subscriber))
                 .ping::<Value>(Some(nonce.clone()))
                 .await;
-            if let Ok(reply) = reply {
-                if echoes(&reply, &nonce) {
-                    return;
-                }
+            if let Ok(reply) = reply
+                && echoes(&reply, &nonce)
+            {
+                return;
             }
             pause = (pause * 2).min(Duration::from_millis(500));
         }

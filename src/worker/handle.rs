@@ -146,10 +146,10 @@ impl WorkerHandle {
     }
 
     fn finish(&self, joined: Result<(), tokio::task::JoinError>) -> WorkerReport {
-        if let Err(error) = joined {
-            if error.is_panic() {
-                tracing::error!(queue = self.queue, "the worker task panicked");
-            }
+        if let Err(error) = joined
+            && error.is_panic()
+        {
+            tracing::error!(queue = self.queue, "the worker task panicked");
         }
         self.counters.snapshot()
     }

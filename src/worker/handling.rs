@@ -30,7 +30,9 @@ pub(super) struct Succeeded {
 
 /// The ack sink's report of a worker's ack: counted and logged as the
 /// handler's success.
-pub(super) fn acked<T: 'static>(context: &Context<T>) -> impl Fn(Succeeded, Result<bool, &Error>) + Send + Sync {
+pub(super) fn acked<T: 'static>(
+    context: &Context<T>,
+) -> impl Fn(Succeeded, Result<bool, &Error>) + Send + Sync + use<T> {
     let (queue, counters) = (context.queue.name().to_owned(), Arc::clone(&context.counters));
     move |Succeeded { took, span }, outcome| match outcome {
         Ok(acked) => {

@@ -331,7 +331,7 @@ redis_test! {
             w.await.unwrap();
         }
         let soak = soak.lock();
-        let twice: Vec<_> = soak.acked.iter().filter(|(_, &n)| n > 1).collect();
+        let twice: Vec<_> = soak.acked.iter().filter(|&(_, &n)| n > 1).collect();
         let redelivered = soak.delivered.values().filter(|&&n| n > 1).count();
         eprintln!(
             "soak (reliable): {N} values, {} connection cuts, {} acked once, {} acked twice, {} lost, {} delivered more than once",

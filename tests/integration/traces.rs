@@ -125,7 +125,9 @@ async fn contexts_of(raw: &RawRedis, queue: &str, payload: &str) -> Vec<String> 
 }
 
 /// A handler that records what it handled.
-fn recording(seen: &Arc<Mutex<Vec<String>>>) -> impl Fn(String) -> delayq_handler::Future + Send + Sync + 'static {
+fn recording(
+    seen: &Arc<Mutex<Vec<String>>>,
+) -> impl Fn(String) -> delayq_handler::Future + Send + Sync + 'static + use<> {
     let seen = seen.clone();
     move |value| {
         let seen = seen.clone();

@@ -31,7 +31,7 @@ struct ConcurrencyProbe {
 
 impl ConcurrencyProbe {
     /// A handler that takes `busy` per value.
-    fn handler(&self, busy: Duration) -> impl Fn(i64) -> HandlerFuture + Send + Sync + 'static {
+    fn handler(&self, busy: Duration) -> impl Fn(i64) -> HandlerFuture + Send + Sync + 'static + use<> {
         let probe = self.clone();
         move |value| {
             let probe = probe.clone();

@@ -21,7 +21,7 @@ type Log<T> = Arc<Mutex<Vec<T>>>;
 /// What the worker's `on_error` hook saw: (value's error text, attempt, action).
 type Failures = Log<(String, u32, FailureAction)>;
 
-fn record(failures: &Failures) -> impl Fn(&delayq::worker::Failure) + Send + Sync + 'static {
+fn record(failures: &Failures) -> impl Fn(&delayq::worker::Failure) + Send + Sync + 'static + use<> {
     let failures = failures.clone();
     move |f| failures.lock().push((f.error().to_string(), f.attempt(), f.action()))
 }

@@ -78,11 +78,10 @@ pub async fn run_task(url: String, sha: String, keys: QueueKeys, stop: Cancellat
         };
         tokio::select! {
             message = messages.recv() => {
-                if let Ok(message) = message {
-                    if let Some(due) = message.value.as_string().and_then(|s| s.parse::<f64>().ok()) {
+                if let Ok(message) = message
+                    && let Some(due) = message.value.as_string().and_then(|s| s.parse::<f64>().ok()) {
                         schedule(due, &mut timer, &mut run_now, started);
                     }
-                }
             }
             _ = sleep => run_now = true,
             _ = stop.cancelled() => break,

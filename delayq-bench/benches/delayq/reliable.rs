@@ -80,10 +80,10 @@ async fn script_runs(admin: &Admin) -> HashMap<String, Vec<u64>> {
             continue;
         };
         let name = args.first().and_then(|a| a.as_string()).unwrap_or_default();
-        if name.eq_ignore_ascii_case("evalsha") {
-            if let Some(sha) = args.get(1).and_then(|a| a.as_string()) {
-                runs.entry(sha).or_default().push(us);
-            }
+        if name.eq_ignore_ascii_case("evalsha")
+            && let Some(sha) = args.get(1).and_then(|a| a.as_string())
+        {
+            runs.entry(sha).or_default().push(us);
         }
     }
     admin.cmd("SLOWLOG", vec!["RESET".into()]).await;

@@ -14,13 +14,12 @@ fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
 }
 
 async fn delayq_async(redis: &RedisServer, args: &[&str]) -> Output {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
         .args(args)
         .env("REDIS_URL", redis.url())
         .output()
         .await
-        .expect("run delayq");
-    output
+        .expect("run delayq")
 }
 
 fn stdout(output: &Output) -> String {

@@ -92,10 +92,10 @@ impl Dashboard {
     /// nobody takes show from the second sample on).
     async fn overview(&self, sort: &str) -> serde_json::Value {
         loop {
-            if let Some(doc) = self.get(&format!("/api/overview?limit=500&sort={sort}")) {
-                if doc["sampler"]["cycles"].as_u64().unwrap_or(0) >= 3 {
-                    return doc;
-                }
+            if let Some(doc) = self.get(&format!("/api/overview?limit=500&sort={sort}"))
+                && doc["sampler"]["cycles"].as_u64().unwrap_or(0) >= 3
+            {
+                return doc;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

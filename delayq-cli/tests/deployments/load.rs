@@ -116,12 +116,11 @@ impl Load {
             .unwrap()
             .without_transfer();
         loop {
-            if self.distinct() == VALUES {
-                if let Ok(status) = delayed.status().await {
-                    if status.pending + status.ready + status.in_flight == 0 {
-                        break;
-                    }
-                }
+            if self.distinct() == VALUES
+                && let Ok(status) = delayed.status().await
+                && status.pending + status.ready + status.in_flight == 0
+            {
+                break;
             }
             if disrupted.elapsed() > within {
                 break;

@@ -50,7 +50,7 @@ fn diagnose_other(this: Compression, raw: &[u8], max_size: usize) -> Option<&'st
 }
 
 macro_rules! wrapper {
-    ($(#[$doc:meta])* $name:ident, $compression:expr, $java:literal) => {
+    ($(#[$doc:meta])* $name:ident, $compression:expr_2021, $java:literal) => {
         $(#[$doc])*
         pub struct $name<T, C = KryoCodec<T>> {
             inner: C,

@@ -112,14 +112,14 @@ pub(super) fn decompress(raw: &[u8], max_size: usize) -> Result<Vec<u8>, Compres
         };
         return Err(frame::length_mismatch(ZSTD, claimed, &produced));
     }
-    if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum()) {
-        if stored != computed {
-            return Err(error(
-                CompressErrorKind::Malformed,
-                at,
-                "the zstd frame's checksum does not match",
-            ));
-        }
+    if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum())
+        && stored != computed
+    {
+        return Err(error(
+            CompressErrorKind::Malformed,
+            at,
+            "the zstd frame's checksum does not match",
+        ));
     }
     if !source.is_empty() {
         return Err(error(

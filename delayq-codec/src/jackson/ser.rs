@@ -230,10 +230,10 @@ impl ser::Serializer for Ser {
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, value: &T) -> Result<Node> {
         let inner = value.serialize(self)?;
-        if let Node::Str(text) = &inner {
-            if let Some(node) = self.natural(name, text)? {
-                return Ok(node);
-            }
+        if let Node::Str(text) = &inner
+            && let Some(node) = self.natural(name, text)?
+        {
+            return Ok(node);
         }
         if !is_java_class(name) {
             return Ok(inner);

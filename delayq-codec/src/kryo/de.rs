@@ -373,7 +373,7 @@ fn forward<'a, V: Visitor<'a>>(
 }
 
 macro_rules! scalars {
-    ($($method:ident => $p:expr,)*) => {$(
+    ($($method:ident => $p:expr_2021,)*) => {$(
         fn $method<V: Visitor<'a>>(self, v: V) -> Result<V::Value> {
             self.scalar($p, v)
         }

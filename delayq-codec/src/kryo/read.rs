@@ -381,11 +381,11 @@ impl<'a> Reader<'a> {
     fn utf8_chars(&mut self, chars: usize) -> Result<String> {
         // One byte per character when all are ASCII (Kryo writes strings
         // of one character, or over 32, this way).
-        if let Some(bytes) = self.buf.get(self.pos..self.pos + chars) {
-            if bytes.is_ascii() {
-                self.pos += chars;
-                return Ok(String::from_utf8(bytes.to_vec()).expect("ASCII"));
-            }
+        if let Some(bytes) = self.buf.get(self.pos..self.pos + chars)
+            && bytes.is_ascii()
+        {
+            self.pos += chars;
+            return Ok(String::from_utf8(bytes.to_vec()).expect("ASCII"));
         }
         let mut units: Vec<u16> = Vec::with_capacity(chars);
         for _ in 0..chars {

@@ -95,10 +95,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(KryoValue::Double(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<KryoValue, E> {
-        if v == KRYO_VALUE {
-            if let Some(value) = take_carried() {
-                return Ok(value);
-            }
+        if v == KRYO_VALUE
+            && let Some(value) = take_carried()
+        {
+            return Ok(value);
         }
         Ok(KryoValue::String(v.to_owned()))
     }

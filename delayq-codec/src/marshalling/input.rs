@@ -101,11 +101,11 @@ impl<'a> Input<'a> {
         self.check_count(chars, 1, "a string")?;
         // ASCII, the usual case, is one byte a character as in UTF-8: copied whole.
         let bytes = &self.buf[start..start + chars];
-        if bytes.is_ascii() {
-            if let Ok(text) = std::str::from_utf8(bytes) {
-                self.pos += chars;
-                return Ok(text.to_owned());
-            }
+        if bytes.is_ascii()
+            && let Ok(text) = std::str::from_utf8(bytes)
+        {
+            self.pos += chars;
+            return Ok(text.to_owned());
         }
         let mut units = Vec::with_capacity(chars);
         for _ in 0..chars {

@@ -713,13 +713,13 @@ impl Reader<'_> {
             for field in &level.fields {
                 // A throwable without a cause is its own cause; a
                 // synchronized view its own lock: null in a value.
-                if crate::jdk::self_field_is_null(&level.name, &field.name) {
-                    if let Some(len) = self.refers_to(slot) {
-                        self.input.take(len)?;
-                        let null = self.push(KryoValue::Null, self.input.pos())?;
-                        values.push(null);
-                        continue;
-                    }
+                if crate::jdk::self_field_is_null(&level.name, &field.name)
+                    && let Some(len) = self.refers_to(slot)
+                {
+                    self.input.take(len)?;
+                    let null = self.push(KryoValue::Null, self.input.pos())?;
+                    values.push(null);
+                    continue;
                 }
                 let value = match field.primitive {
                     Some(p) => {

@@ -125,32 +125,33 @@ pub(crate) fn fault(fault: Fault) -> SerializationError {
 fn pojo(arena: &Arena, class: &Rc<str>, data: &[ClassData]) -> Result<Node> {
     let mut fields = Vec::new();
     for data in data {
-        if let Some((at, items)) = &data.annotation {
-            if !items.is_empty() {
-                let whose = if data.desc.name == *class {
-                    String::new()
-                } else {
-                    format!(" (the class of {})", shown(class))
-                };
-                return Err(SerializationError::at(
-                    Kind::Unsupported,
-                    *at,
-                    format!(
-                        "{}{whose} writes custom data (writeObject/writeExternal) that only its Java code \
+        if let Some((at, items)) = &data.annotation
+            && !items.is_empty()
+        {
+            let whose = if data.desc.name == *class {
+                String::new()
+            } else {
+                format!(" (the class of {})", shown(class))
+            };
+            return Err(SerializationError::at(
+                Kind::Unsupported,
+                *at,
+                format!(
+                    "{}{whose} writes custom data (writeObject/writeExternal) that only its Java code \
                          can read; delayq reads classes whose data is their fields, and {READ_CLASSES}",
-                        shown(&data.desc.name)
-                    ),
-                ));
-            }
+                    shown(&data.desc.name)
+                ),
+            ));
         }
         for (desc, &value) in data.desc.fields.iter().zip(&data.values) {
             let mut declared = desc.declared.clone();
             // A field holding a constant of its own declared enum: that
             // type is an enum, hence final (which Kryo's bytes depend on).
-            if let Node::Enum { class, .. } = arena.get(value) {
-                if **class == *declared.class_name() && !declared.is_final() {
-                    declared = Rc::new(JavaType::final_class(class));
-                }
+            if let Node::Enum { class, .. } = arena.get(value)
+                && **class == *declared.class_name()
+                && !declared.is_final()
+            {
+                declared = Rc::new(JavaType::final_class(class));
             }
             fields.push(Field {
                 name: desc.name.clone(),

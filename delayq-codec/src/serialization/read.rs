@@ -217,20 +217,21 @@ impl<'a> Reader<'a> {
     fn new_class_desc(&mut self, at: usize) -> Result<Rc<ClassDesc>> {
         let start = self.s.pos();
         let first = self.handles.len();
-        if let Some(kept) = kept::find(first, self.s.rest()) {
-            if self.desc_depth + kept.depth <= MAX_DEPTH && self.same_before(&kept.before) {
-                return Ok(self.replay(start, &kept));
-            }
+        if let Some(kept) = kept::find(first, self.s.rest())
+            && self.desc_depth + kept.depth <= MAX_DEPTH
+            && self.same_before(&kept.before)
+        {
+            return Ok(self.replay(start, &kept));
         }
         let refs_start = self.refs.len();
         let outer_annotated = std::mem::replace(&mut self.annotated, false);
         let outer_deepest = std::mem::replace(&mut self.deepest_desc, self.desc_depth);
         let depth_before = self.desc_depth;
         let read = self.read_class_desc(at);
-        if let Ok(desc) = &read {
-            if !self.annotated {
-                self.keep(start, first, self.deepest_desc - depth_before, refs_start, desc);
-            }
+        if let Ok(desc) = &read
+            && !self.annotated
+        {
+            self.keep(start, first, self.deepest_desc - depth_before, refs_start, desc);
         }
         self.annotated |= outer_annotated;
         self.deepest_desc = self.deepest_desc.max(outer_deepest);

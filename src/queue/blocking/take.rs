@@ -162,7 +162,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// [`DecodeError`](crate::error::DecodeError)). After any error the stream
     /// waits a second before reading on, so that a value no one here can
     /// read, or a key of the wrong type, does not make it spin.
-    pub fn stream(&self) -> impl Stream<Item = Result<T>> + Send + 'static
+    pub fn stream(&self) -> impl Stream<Item = Result<T>> + Send + 'static + use<T>
     where
         T: Send,
     {

@@ -103,14 +103,14 @@ impl<T: 'static> DelayedQueue<T> {
                     return;
                 };
                 let args = reply::bytes_array(elements).and_then(|elements| restore_args(elements, scores, ids));
-                if let Ok(args) = args {
-                    if !args.is_empty() {
-                        let restored = Request::new(&name)
-                            .apply_retrying(&conn, &settling, &SCRIPTS.restore, keys, args)
-                            .await;
-                        if let Err(error) = restored {
-                            tracing::error!(%error, "could not give back values polled for a dropped call");
-                        }
+                if let Ok(args) = args
+                    && !args.is_empty()
+                {
+                    let restored = Request::new(&name)
+                        .apply_retrying(&conn, &settling, &SCRIPTS.restore, keys, args)
+                        .await;
+                    if let Err(error) = restored {
+                        tracing::error!(%error, "could not give back values polled for a dropped call");
                     }
                 }
             }

@@ -78,7 +78,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn stream(&self) -> impl Stream<Item = Result<Delivery<T>>> + Send + 'static
+    pub fn stream(&self) -> impl Stream<Item = Result<Delivery<T>>> + Send + 'static + use<T>
     where
         T: Send,
     {

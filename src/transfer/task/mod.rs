@@ -229,20 +229,18 @@ impl SchedulerTask {
                 Some(expired) = poll_fn(|cx| self.wheel.poll_expired(cx)) => {
                     // A little before the due time: the precise timer waits out the rest.
                     let name = expired.into_inner();
-                    if let Some(queue) = self.queues.get_mut(&name) {
-                        if let Some(due) = queue.timer.take().map(|timer| timer.due()) {
+                    if let Some(queue) = self.queues.get_mut(&name)
+                        && let Some(due) = queue.timer.take().map(|timer| timer.due()) {
                             self.wake_at(&name, due);
                         }
-                    }
                 }
                 Some((name, due)) = fired.recv() => {
                     // Stale when the queue ran or was set for another time meanwhile.
-                    if let Some(queue) = self.queues.get_mut(&name) {
-                        if matches!(queue.timer, Some(Timer::Precise(at)) if at == due) {
+                    if let Some(queue) = self.queues.get_mut(&name)
+                        && matches!(queue.timer, Some(Timer::Precise(at)) if at == due) {
                             queue.timer = None;
                             self.wake_at(&name, i64::MIN);
                         }
-                    }
                 }
                 Some(done) = self.running.join_next_with_id(), if !self.running.is_empty() => match done {
                     Ok((id, (name, outcome))) => {

@@ -83,7 +83,7 @@ pub fn malloc_arenas() -> Option<(u64, u64)> {
         fordblks: usize,
         keepcost: usize,
     }
-    extern "C" {
+    unsafe extern "C" {
         fn mallinfo2() -> MallInfo2;
     }
     // SAFETY: mallinfo2 takes nothing and returns a struct by value.

@@ -291,10 +291,10 @@ impl Writer<'_> {
                 // An array of a JDK class whose serial form is known here
                 // (`BigDecimal[]`, `Instant[]`, `StackTraceElement[]`...):
                 // that class's descriptor.
-                if let Some(element) = array_class.strip_prefix("[L").and_then(|c| c.strip_suffix(';')) {
-                    if super::jdk_class(element).is_some() {
-                        return self.jdk_class(element);
-                    }
+                if let Some(element) = array_class.strip_prefix("[L").and_then(|c| c.strip_suffix(';'))
+                    && super::jdk_class(element).is_some()
+                {
+                    return self.jdk_class(element);
                 }
                 // An array of arrays: the array type class, once, then by number.
                 let element = array_class
