@@ -447,7 +447,8 @@ redis_test! {
             return;
         }
         let q = client.delayed_queue("dd-windows", StringCodec).unwrap().without_transfer();
-        q.offer_dedup(&s("warm"), LONG, &Dedup::by_id("warm", LONG)).await.unwrap();
+        let warm = q.offer_dedup(&s("warm"), LONG, &Dedup::by_id("warm", LONG)).await.unwrap();
+        assert_eq!(warm, Offered::Queued);
         hold_writes(&raw, 300).await;
         let (short, long) = (Duration::from_secs(60), Duration::from_secs(6_000));
         let offers = (0..40).map(|i| {
