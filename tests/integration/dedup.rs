@@ -387,3 +387,128 @@ redis_test! {
         assert_eq!(q.len().await.unwrap(), 0);
     }
 }
+
+/// Script runs sent by clients (not commands scripts ran) that name `key`.
+fn client_runs(entries: &[delayq_test_support::Monitored], key: &str) -> usize {
+    entries
+        .iter()
+        .filter(|e| !e.from_lua && matches!(e.name().as_str(), "evalsha" | "eval"))
+        .filter(|e| e.args.iter().any(|a| a == key.as_bytes()))
+        .count()
+}
+
+/// Makes Redis hold every write for `ms`: the next offer stays in flight
+/// that long, so the offers made meanwhile wait and are joined.
+async fn hold_writes(raw: &RawRedis, ms: i64) {
+    let reply = raw.cmd("CLIENT", vec!["PAUSE".into(), ms.into(), "WRITE".into()]).await;
+    assert_eq!(reply.as_str().as_deref(), Some("OK"));
+}
+
+redis_test! {
+    /// Concurrent deduplicated offers share script runs as plain offers do,
+    /// and answer as offering them one by one in arrival order would: of
+    /// two offers under one id, the earlier is queued and the later is the
+    /// duplicate; equal payloads under different ids are both queued.
+    async fn concurrent_offers_share_runs_and_the_later_of_one_key_is_the_duplicate(redis, raw, client) {
+        let q = client.delayed_queue("dd-joined", StringCodec).unwrap().without_transfer();
+        let keys = q.keys().clone();
+        let warm = Dedup::by_id("warm", LONG);
+        assert_eq!(q.offer_dedup(&s("warm"), LONG, &warm).await.unwrap(), Offered::Queued);
+        let monitor = redis.monitor().await;
+        hold_writes(&raw, 300).await;
+        // 1,000 offers: ids 0..500 twice each, every payload equal.
+        let offers = (0..1_000).map(|i| {
+            let q = q.clone();
+            async move {
+                let once = Dedup::by_id(format!("job-{}", i % 500), LONG);
+                q.offer_dedup(&s("same payload"), LONG, &once).await.unwrap()
+            }
+        });
+        let answers = futures_util::future::join_all(offers).await;
+        for (i, answer) in answers.iter().enumerate() {
+            let expected = if i < 500 { Offered::Queued } else { Offered::Duplicate };
+            assert_eq!(*answer, expected, "offer {i}");
+        }
+        let runs = client_runs(&monitor.entries().await, keys.timeout());
+        // One alone, then at most 250 a run: 1 + 4 (one by one: 1,000).
+        assert_eq!(runs, 5, "script runs for 1,000 offers");
+        assert_eq!(q.len().await.unwrap(), 501);
+        let totals = q.status().await.unwrap().totals;
+        assert_eq!((totals.offered, totals.duplicates), (501, 500));
+    }
+}
+
+redis_test! {
+    /// Offers with different windows go in different runs, each record
+    /// kept for its own window.
+    async fn offers_with_different_windows_keep_their_own_windows(raw, client) {
+        if has_field_expiry(&raw).await {
+            eprintln!("this server has hash-field expiry: the expiry set is not used, skipped");
+            return;
+        }
+        let q = client.delayed_queue("dd-windows", StringCodec).unwrap().without_transfer();
+        let warm = q.offer_dedup(&s("warm"), LONG, &Dedup::by_id("warm", LONG)).await.unwrap();
+        assert_eq!(warm, Offered::Queued);
+        hold_writes(&raw, 300).await;
+        let (short, long) = (Duration::from_secs(60), Duration::from_secs(6_000));
+        let offers = (0..40).map(|i| {
+            let q = q.clone();
+            let window = if i % 2 == 0 { short } else { long };
+            async move { q.offer_dedup(&s("v"), LONG, &Dedup::by_id(format!("w-{i}"), window)).await.unwrap() }
+        });
+        let answers = futures_util::future::join_all(offers).await;
+        assert!(answers.iter().all(|a| *a == Offered::Queued), "{answers:?}");
+        let now = server_ms(&raw).await;
+        for i in 0..40 {
+            let score = raw
+                .cmd("ZSCORE", vec!["delayq_dedup_expiry:{dd-windows}".into(), format!("i:w-{i}").into()])
+                .await;
+            let expiry: i64 = score.as_string().unwrap().parse().unwrap();
+            let window = if i % 2 == 0 { short } else { long };
+            let left = expiry - now;
+            assert!(left > 0 && left <= window.as_millis() as i64, "w-{i}: {left} ms left of {window:?}");
+            assert!(left > window.as_millis() as i64 - 50_000, "w-{i}: {left} ms left of {window:?}");
+        }
+    }
+}
+
+redis_test! {
+    /// A joined run whose reply is lost is resent by fred and answers as
+    /// its first run: each value is queued once, and of two offers under
+    /// one id in that run the later is still the duplicate.
+    async fn a_joined_run_whose_reply_is_lost_answers_each_offer_as_its_first_run(proxy, client, raw) {
+        let q = client.delayed_queue("dd-joined-lost", StringCodec).unwrap().without_transfer();
+        let warm = Dedup::by_id("warm", LONG);
+        assert_eq!(q.offer_dedup(&s("warm"), LONG, &warm).await.unwrap(), Offered::Queued);
+        // The run that carries the joined offers (never the first, alone) loses its reply.
+        proxy.arm(Fault::LoseReply, "joined-lost-payload");
+        hold_writes(&raw, 300).await;
+        let (alone_value, alone_key) = (s("alone"), Dedup::by_id("alone", LONG));
+        let alone = q.offer_dedup(&alone_value, LONG, &alone_key);
+        let joined = (0..6).map(|i| {
+            let q = q.clone();
+            async move {
+                let once = Dedup::by_id(format!("j-{}", i % 3), LONG);
+                q.offer_dedup(&s("joined-lost-payload"), LONG, &once).await
+            }
+        });
+        let (alone, joined) = tokio::join!(alone, futures_util::future::join_all(joined));
+        assert_eq!(alone.unwrap(), Offered::Queued);
+        assert_eq!(proxy.fired(), 1);
+        let answers: Vec<Offered> = joined.into_iter().map(|a| a.unwrap()).collect();
+        assert_eq!(
+            answers,
+            [
+                Offered::Queued,
+                Offered::Queued,
+                Offered::Queued,
+                Offered::Duplicate,
+                Offered::Duplicate,
+                Offered::Duplicate
+            ]
+        );
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{dd-joined-lost}").await, 5);
+        let totals = q.status().await.unwrap().totals;
+        assert_eq!((totals.offered, totals.duplicates), (5, 3), "counted once");
+    }
+}

@@ -3,16 +3,20 @@
 //! (`lua/offer_dedup.lua`, records in `delayq_dedup:{name}`).
 
 use std::borrow::Borrow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
-use crate::connection::script::SCRIPTS;
+use crate::connection::script::{ScriptError, SCRIPTS};
 use crate::error::{Error, Result};
+use crate::queue::Core;
 use crate::wire::format;
+use crate::wire::keys::QueueKeys;
 
+use super::joined::{Join, RunOutcome};
 use super::limits::Waiting;
 use super::offer::{chunk_end, Due};
 use super::DelayedQueue;
@@ -165,7 +169,13 @@ impl<T: 'static> DelayedQueue<T> {
     ///
     /// One atomic script run, which may be resent after a lost reply: the
     /// resend finds its own record and answers as the first run did
-    /// ([`Offered::Queued`]), queuing nothing twice. The queue's limits are
+    /// ([`Offered::Queued`]), queuing nothing twice. Concurrent calls with
+    /// the same window (through this handle or its clones) share runs as
+    /// [`offer`](Self::offer)'s do: a call made while another is in flight
+    /// waits for it, then goes with the others that came meanwhile (at most
+    /// 250 values or 256 KiB a run), each answered as offering them one by
+    /// one in arrival order would (of two calls with one key, the later is
+    /// the duplicate). The queue's limits are
     /// checked as for [`offer`](Self::offer) ([`Error::OfferRefused`]); a
     /// duplicate is never refused by them. Fails with
     /// [`Error::InvalidArgument`] for a window under 1 ms or over 366 days,
@@ -190,11 +200,30 @@ impl<T: 'static> DelayedQueue<T> {
         let window = window_ms(dedup.window)?;
         let key = key_arg(&dedup.key)?;
         let due = self.due_after(delay)?;
-        let item = [(due, self.encode(value)?)];
-        let answers = self
-            .offer_dedup_run(window, &item, &[key], &[label(&dedup.key)])
-            .await?;
-        Ok(answers[0])
+        let payload = self.encode(value)?;
+        self.handle.core.seen(&self.handle.keys);
+        // Packed once: a resend (fred's, or this loop's after a wait) carries
+        // the same element bytes, which is how the script knows its own.
+        let item = DedupItem {
+            window,
+            due,
+            payload: payload.len(),
+            element: format::pack(self.format, &payload),
+            key,
+            label: label(&dedup.key),
+        };
+        let target = DedupTarget {
+            core: self.handle.core.clone(),
+            keys: self.handle.keys.clone(),
+        };
+        let mut waiting = Waiting::new(self.when_full);
+        loop {
+            self.handle.arm(); // the run itself fails after shutdown
+            match self.joined_dedup.send(target.clone(), item.clone()).await {
+                Err(error) if waiting.again(&error).await => continue,
+                outcome => return outcome,
+            }
+        }
     }
 
     /// Offers many values, each with its delay and key, in one window, in
@@ -312,6 +341,85 @@ impl<T: 'static> DelayedQueue<T> {
             });
         }
         Ok(answers)
+    }
+}
+
+/// Where deduplicated offers go, joined as plain offers are (`joined.rs`):
+/// concurrent `offer_dedup` calls with the same window share one run of
+/// `lua/offer_dedup.lua`, which answers each value in order as offering
+/// them one by one would (the second of two equal keys is the duplicate).
+#[derive(Clone)]
+pub(super) struct DedupTarget {
+    core: Arc<Core>,
+    keys: Arc<QueueKeys>,
+}
+
+/// One deduplicated offer: its window (one per run), due time, packed
+/// element, key argument and key kind (for the duplicates' counter).
+#[derive(Clone)]
+pub(super) struct DedupItem {
+    window: i64,
+    due: Due,
+    payload: usize,
+    element: Bytes,
+    key: Value,
+    label: &'static str,
+}
+
+impl Join for DedupTarget {
+    type Item = DedupItem;
+    type Answer = Offered;
+
+    fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    fn payload(item: &DedupItem) -> usize {
+        item.payload
+    }
+
+    /// The script takes one window per run.
+    fn joins(first: &DedupItem, next: &DedupItem) -> bool {
+        first.window == next.window
+    }
+
+    async fn run(&self, items: Vec<DedupItem>) -> RunOutcome {
+        let keys = SCRIPTS.offer_dedup.keys(&self.keys).build();
+        let mut args = Vec::with_capacity(1 + 3 * items.len());
+        args.push(Value::from(items.first().map_or(0, |i| i.window)));
+        for item in items {
+            args.push(item.due.arg());
+            args.push(Value::Bytes(item.element));
+            args.push(item.key);
+        }
+        Ok(SCRIPTS
+            .offer_dedup
+            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .await)
+    }
+
+    fn answer(&self, reply: &Value, position: usize, item: &DedupItem) -> Result<Offered> {
+        let flag = match reply {
+            Value::Array(flags) => flags.get(position),
+            _ => None,
+        };
+        let Some(flag) = flag else {
+            return Err(Error::Protocol(format!("offer_dedup answered {reply:?}")));
+        };
+        Ok(if reply::int(flag)? == 1 {
+            Offered::Queued
+        } else {
+            crate::telemetry::offer_duplicate(self.keys.destination(), item.label);
+            Offered::Duplicate
+        })
+    }
+
+    fn unknown_outcome(&self) -> Error {
+        let gone = fred::error::Error::new(
+            fred::error::ErrorKind::Canceled,
+            "the task sending this offer with others ended before its reply came",
+        );
+        ScriptError::new(gone, &SCRIPTS.offer_dedup, self.keys.destination()).into()
     }
 }
 

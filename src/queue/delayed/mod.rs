@@ -17,6 +17,7 @@ use crate::BlockingQueue;
 mod dedup;
 mod element;
 mod ids;
+mod joined;
 mod joined_offers;
 mod limits;
 mod maintenance;
@@ -97,6 +98,8 @@ pub struct DelayedQueue<T> {
     format: Format,
     /// Concurrent offers of this handle and its clones, sent together.
     joined: Arc<joined_offers::JoinedOffers>,
+    /// Concurrent deduplicated offers of this handle and its clones, sent together.
+    joined_dedup: Arc<joined::Joined<dedup::DedupTarget>>,
     /// What its offers do when the queue is full.
     when_full: WhenFull,
 }
@@ -107,6 +110,7 @@ impl<T> Clone for DelayedQueue<T> {
             handle: self.handle.clone(),
             format: self.format,
             joined: self.joined.clone(),
+            joined_dedup: self.joined_dedup.clone(),
             when_full: self.when_full,
         }
     }
@@ -128,6 +132,7 @@ impl<T: 'static> DelayedQueue<T> {
             handle: QueueHandle::new(core, Arc::new(QueueKeys::new(name)?), codec),
             format: Format::default(),
             joined: Arc::default(),
+            joined_dedup: Arc::default(),
             when_full: WhenFull::default(),
         })
     }
