@@ -17,6 +17,8 @@ use futures_util::StreamExt;
 use delayq_test_support::fault_proxy::Fault;
 use delayq_test_support::{eventually, redis_test, RawRedis};
 
+use crate::joined_offers::{hold_writes, script_runs};
+
 const LONG: Duration = Duration::from_secs(600);
 
 fn s(v: &str) -> String {
@@ -388,22 +390,6 @@ redis_test! {
     }
 }
 
-/// Script runs sent by clients (not commands scripts ran) that name `key`.
-fn client_runs(entries: &[delayq_test_support::Monitored], key: &str) -> usize {
-    entries
-        .iter()
-        .filter(|e| !e.from_lua && matches!(e.name().as_str(), "evalsha" | "eval"))
-        .filter(|e| e.args.iter().any(|a| a == key.as_bytes()))
-        .count()
-}
-
-/// Makes Redis hold every write for `ms`: the next offer stays in flight
-/// that long, so the offers made meanwhile wait and are joined.
-async fn hold_writes(raw: &RawRedis, ms: i64) {
-    let reply = raw.cmd("CLIENT", vec!["PAUSE".into(), ms.into(), "WRITE".into()]).await;
-    assert_eq!(reply.as_str().as_deref(), Some("OK"));
-}
-
 redis_test! {
     /// Concurrent deduplicated offers share script runs as plain offers do,
     /// and answer as offering them one by one in arrival order would: of
@@ -429,7 +415,7 @@ redis_test! {
             let expected = if i < 500 { Offered::Queued } else { Offered::Duplicate };
             assert_eq!(*answer, expected, "offer {i}");
         }
-        let runs = client_runs(&monitor.entries().await, keys.timeout());
+        let runs = script_runs(&monitor.entries().await, keys.timeout());
         // One alone, then at most 250 a run: 1 + 4 (one by one: 1,000).
         assert_eq!(runs, 5, "script runs for 1,000 offers");
         assert_eq!(q.len().await.unwrap(), 501);

@@ -12,7 +12,7 @@ use delayq_test_support::fault_proxy::{Fault, FaultProxy};
 use delayq_test_support::{now_ms, redis_test, Monitored, RawRedis};
 
 /// Script runs sent by clients (not commands scripts ran) on `key`.
-fn script_runs(entries: &[Monitored], key: &str) -> usize {
+pub(crate) fn script_runs(entries: &[Monitored], key: &str) -> usize {
     entries
         .iter()
         .filter(|e| !e.from_lua && matches!(e.name().as_str(), "evalsha" | "eval"))
@@ -23,7 +23,7 @@ fn script_runs(entries: &[Monitored], key: &str) -> usize {
 /// Makes Redis hold every write for `ms`: the next offer stays in flight
 /// that long, so the offers made meanwhile wait and are joined (on a loaded
 /// machine an offer's reply can otherwise arrive before the next is made).
-async fn hold_writes(raw: &RawRedis, ms: i64) {
+pub(crate) async fn hold_writes(raw: &RawRedis, ms: i64) {
     let reply = raw.cmd("CLIENT", vec!["PAUSE".into(), ms.into(), "WRITE".into()]).await;
     assert_eq!(reply.as_str().as_deref(), Some("OK"));
 }

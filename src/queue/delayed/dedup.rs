@@ -10,13 +10,13 @@ use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
-use crate::connection::script::{ScriptError, SCRIPTS};
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::wire::format;
 use crate::wire::keys::QueueKeys;
 
-use super::joined::{Join, RunOutcome};
+use super::joined::{reply_gone, Join, RunOutcome};
 use super::limits::Waiting;
 use super::offer::{chunk_end, Due};
 use super::DelayedQueue;
@@ -212,10 +212,7 @@ impl<T: 'static> DelayedQueue<T> {
             key,
             label: label(&dedup.key),
         };
-        let target = DedupTarget {
-            core: self.handle.core.clone(),
-            keys: self.handle.keys.clone(),
-        };
+        let target = self.dedup_target();
         let mut waiting = Waiting::new(self.when_full);
         loop {
             self.handle.arm(); // the run itself fails after shutdown
@@ -308,39 +305,44 @@ impl<T: 'static> DelayedQueue<T> {
         labels: &[&'static str],
     ) -> Result<Vec<Offered>> {
         self.handle.core.seen(&self.handle.keys);
-        let script_keys = SCRIPTS.offer_dedup.keys(&self.handle.keys).build();
-        let mut args = Vec::with_capacity(1 + 3 * items.len());
-        args.push(Value::from(window));
         // Packed once: a resend (fred's, or this loop's after a wait) carries
         // the same element bytes, which is how the script knows its own.
-        for ((due, payload), key) in items.iter().zip(keys) {
-            args.push(due.arg());
-            args.push(Value::Bytes(format::pack(self.format, payload)));
-            args.push(key.clone());
-        }
+        let items: Vec<DedupItem> = (items.iter().zip(keys).zip(labels))
+            .map(|(((due, payload), key), label)| DedupItem {
+                window,
+                due: *due,
+                payload: payload.len(),
+                element: format::pack(self.format, payload),
+                key: key.clone(),
+                label,
+            })
+            .collect();
+        let target = self.dedup_target();
         let mut waiting = Waiting::new(self.when_full);
         let reply = loop {
-            match self.run(&SCRIPTS.offer_dedup, script_keys.clone(), args.clone()).await {
-                Err(error) if waiting.again(&error).await => continue,
-                outcome => break outcome?,
+            self.handle.arm(); // the run itself fails after shutdown
+            let error = match target.run(items.clone()).await? {
+                Ok(reply) => break reply,
+                Err(error) => Error::from(error),
+            };
+            if !waiting.again(&error).await {
+                return Err(error);
             }
         };
-        let Value::Array(flags) = &reply else {
-            return Err(Error::Protocol(format!("offer_dedup answered {reply:?}")));
-        };
-        if flags.len() != items.len() {
+        if !matches!(&reply, Value::Array(flags) if flags.len() == items.len()) {
             return Err(Error::Protocol(format!("offer_dedup answered {reply:?}")));
         }
-        let mut answers = Vec::with_capacity(flags.len());
-        for (flag, label) in flags.iter().zip(labels) {
-            answers.push(if reply::int(flag)? == 1 {
-                Offered::Queued
-            } else {
-                crate::telemetry::offer_duplicate(self.name(), label);
-                Offered::Duplicate
-            });
+        (items.iter().enumerate())
+            .map(|(position, item)| target.answer(&reply, position, item))
+            .collect()
+    }
+
+    /// Where this queue's deduplicated offers go.
+    fn dedup_target(&self) -> DedupTarget {
+        DedupTarget {
+            core: self.handle.core.clone(),
+            keys: self.handle.keys.clone(),
         }
-        Ok(answers)
     }
 }
 
@@ -415,11 +417,7 @@ impl Join for DedupTarget {
     }
 
     fn unknown_outcome(&self) -> Error {
-        let gone = fred::error::Error::new(
-            fred::error::ErrorKind::Canceled,
-            "the task sending this offer with others ended before its reply came",
-        );
-        ScriptError::new(gone, &SCRIPTS.offer_dedup, self.keys.destination()).into()
+        reply_gone(&SCRIPTS.offer_dedup, self.keys.destination())
     }
 }
 

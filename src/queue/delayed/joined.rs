@@ -20,7 +20,7 @@ use fred::types::Value;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
-use crate::connection::script::ScriptError;
+use crate::connection::script::{Script, ScriptError};
 use crate::error::{Error, Result};
 use crate::queue::batch::OfferRun;
 use crate::queue::Core;
@@ -95,6 +95,16 @@ struct Waiter<J: Join> {
 /// Whether a run failed because the queue's limits refused it.
 fn refused(run: &RunOutcome) -> bool {
     matches!(run, Ok(Err(e)) if matches!(Error::from(e.clone()), Error::OfferRefused { .. }))
+}
+
+/// The error of a call whose run of `script` on `queue` was joined with
+/// others and whose reply can never come (the task sending it ended).
+pub(super) fn reply_gone(script: &'static Script, queue: &str) -> Error {
+    let gone = fred::error::Error::new(
+        fred::error::ErrorKind::Canceled,
+        "the task sending this offer with others ended before its reply came",
+    );
+    ScriptError::new(gone, script, queue).into()
 }
 
 /// What the `position`th call of a run learns from its outcome.

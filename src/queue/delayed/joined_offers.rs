@@ -10,12 +10,12 @@ use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
-use crate::connection::script::{ScriptError, SCRIPTS};
+use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
-use super::joined::{Join, Joined, RunOutcome};
+use super::joined::{reply_gone, Join, Joined, RunOutcome};
 use super::offer::Due;
 
 /// The offers of one queue (shared by a handle's clones).
@@ -84,11 +84,7 @@ impl Join for Target {
     }
 
     fn unknown_outcome(&self) -> Error {
-        let gone = fred::error::Error::new(
-            fred::error::ErrorKind::Canceled,
-            "the task sending this offer with others ended before its reply came",
-        );
-        ScriptError::new(gone, &SCRIPTS.offer, self.keys.destination()).into()
+        reply_gone(&SCRIPTS.offer, self.keys.destination())
     }
 }
 
