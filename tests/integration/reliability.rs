@@ -156,14 +156,16 @@ redis_test! {
         assert!(!first.ack().await.unwrap(), "too late: it was given back");
         assert!(second.ack().await.unwrap());
 
-        // extend keeps a long delivery in flight: held 2.4 s on a 1 s timeout
-        // (margins wide enough for a slow, shared machine).
-        let q = q.with_visibility_timeout(Duration::from_secs(1));
+        // extend keeps a long delivery in flight: held 3.6 s on a 2 s timeout,
+        // each extend for 5 s, so a loaded machine's late wake-up (a 600 ms
+        // sleep that ran past a 1 s lease failed a full run) cannot let the
+        // lease lapse between two extends.
+        let q = q.with_visibility_timeout(Duration::from_secs(2));
         push(&raw, "jobs", &["long"]).await;
         let long = q.take().await.unwrap();
-        for _ in 0..4 {
+        for _ in 0..6 {
             tokio::time::sleep(Duration::from_millis(600)).await;
-            assert!(long.extend(Duration::from_secs(1)).await.unwrap());
+            assert!(long.extend(Duration::from_secs(5)).await.unwrap());
         }
         assert!(q.take_timeout(Duration::from_millis(100)).await.unwrap().is_none());
         assert!(long.ack().await.unwrap());
