@@ -122,7 +122,9 @@ redis_test! {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
-            .with_visibility_timeout(Duration::from_millis(300));
+            // Long enough that a loaded machine acks each delivery within
+            // it; the strays' grace is as long.
+            .with_visibility_timeout(Duration::from_secs(3));
         // 5,000 copies left by consumers that died between BLMOVE and claim.
         let strays: Vec<String> = (0..5_000).map(|i| format!("stray:{i}")).collect();
         for chunk in strays.chunks(1000) {

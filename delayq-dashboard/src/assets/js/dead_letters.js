@@ -20,6 +20,8 @@ const deadLettersSection = {
   // The key of the row whose Delete was pressed once.
   armed: null,
   loading: false,
+  // A read was asked for while one ran.
+  again: false,
 
   init(ctx) {
     this.ctx = ctx;
@@ -180,25 +182,44 @@ const deadLettersSection = {
     this.load(ctx);
   },
 
+  // What a read asks for: a reply read for anything else is stale.
+  asking() {
+    return JSON.stringify([this.view, this.offset, this.limit, this.reason, this.shape]);
+  },
+
+  // One read at a time. A call that comes while one runs (a poll, a
+  // filter, a page) reads again once it ends, and a reply read for a view
+  // the operator has since left is dropped: it is never drawn under the
+  // new filter or page.
   async load(ctx) {
-    if (this.loading) return;
+    if (this.loading) {
+      this.again = true;
+      return;
+    }
     this.loading = true;
+    this.again = false;
     try {
       const q = new URLSearchParams({ name: ctx.name });
+      let asked = this.asking();
       if (this.view === "reasons") {
-        this.reasons = await getJson(`/api/dead-letters/reasons?${q}`);
+        const reasons = await getJson(`/api/dead-letters/reasons?${q}`);
+        if (this.asking() !== asked) { this.again = true; return; }
+        this.reasons = reasons;
       } else {
         q.set("offset", this.offset);
         q.set("limit", this.limit);
         if (this.reason !== null) q.set("reason", this.reason);
         if (this.shape !== null) q.set("shape", this.shape);
         let page = await getJson(`/api/dead-letters?${q}`);
+        if (this.asking() !== asked) { this.again = true; return; }
         // The list shrank under this page: show its last page (the first, filtered).
         if (this.offset > 0 && this.offset >= page.total) {
           this.offset = !this.filtered() ? Math.max(0, Math.floor((page.total - 1) / this.limit) * this.limit) : 0;
           this.trail = [];
           q.set("offset", this.offset);
+          asked = this.asking();
           page = await getJson(`/api/dead-letters?${q}`);
+          if (this.asking() !== asked) { this.again = true; return; }
         }
         this.page = page;
         this.total = page.total;
@@ -208,6 +229,7 @@ const deadLettersSection = {
       $("dead-info").textContent = `(${visible(error.message)})`;
     } finally {
       this.loading = false;
+      if (this.again) this.load(ctx);
     }
   },
 
