@@ -63,6 +63,8 @@ struct Shared {
     holed_below: std::sync::atomic::AtomicU64,
     /// While true, what follows an error reply is held back (see `slow_after_errors`).
     slow_after_errors: AtomicBool,
+    /// While true, every new connection's setup is held (see `slow_connects`).
+    slow_connects: AtomicBool,
 }
 
 impl Shared {
@@ -152,6 +154,14 @@ impl FaultProxy {
         self.shared.slow_after_errors.store(on, Ordering::SeqCst);
     }
 
+    /// While on, every connection opened is slow to set up: its client's
+    /// `CLIENT ID` (which fred sends once per connection, as it connects) is
+    /// held a second, as on a link where a connection takes that long to
+    /// open. Connections already open are not slowed.
+    pub fn slow_connects(&self, on: bool) {
+        self.shared.slow_connects.store(on, Ordering::SeqCst);
+    }
+
     /// Starts or ends an outage: while on, every open connection is cut and
     /// new ones are closed as soon as they are accepted.
     pub fn set_outage(&self, on: bool) {
@@ -207,6 +217,9 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
             };
             let keep = seen.len().min(256);
             carry = seen[seen.len() - keep..].to_vec();
+            if shared.slow_connects.load(Ordering::SeqCst) && contains(chunk, CLIENT_ID) {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
             match fault {
                 Some(Fault::LoseRequest) => {
                     shared.fired.fetch_add(1, Ordering::SeqCst);
@@ -283,6 +296,9 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, shared: Arc<Shared>
         _ = shared.cut.notified() => {}
     }
 }
+
+/// `CLIENT ID` as RESP sends it.
+const CLIENT_ID: &[u8] = b"$6\r\nCLIENT\r\n$2\r\nID\r\n";
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)

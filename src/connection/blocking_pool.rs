@@ -28,13 +28,18 @@ use crate::wire::keys::KeyRole;
 /// Idle connections kept for reuse; more are opened on demand.
 const MAX_IDLE: usize = 64;
 
+/// Longest a connection left opening by a take whose time ran out may take
+/// to open before it is given up.
+const PARK_LIMIT: Duration = Duration::from_secs(30);
+
 /// Pause before retrying a blocking read whose connection failed.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 pub(crate) struct BlockingPool {
     builder: Builder,
-    /// Idle connections and the epoch each was opened in.
-    idle: Mutex<Vec<(u64, FredClient)>>,
+    /// Idle connections; shared with connections still opening for a take
+    /// whose time ran out (see `park`).
+    idle: Arc<Mutex<Idle>>,
     /// Bumped when every connection must be opened anew (a Sentinel
     /// failover: see `sentinel_watch`): waits in progress start over on a new
     /// connection, and connections of older epochs are closed, not reused.
@@ -46,6 +51,14 @@ pub(crate) struct BlockingPool {
     /// Server-side timeout of one blocking command in a wait loop.
     pub timeout: Duration,
     pub shutdown: CancellationToken,
+}
+
+/// Idle connections and the epoch each was opened in; `closed` once the
+/// pool closed them all (a connection that opens later is closed, not kept).
+#[derive(Default)]
+struct Idle {
+    connections: Vec<(u64, FredClient)>,
+    closed: bool,
 }
 
 /// How the blocking reads of one queue fail, while they do: the last one
@@ -109,7 +122,7 @@ impl BlockingPool {
         builder.with_config(|config| config.blocking = Blocking::Interrupt);
         BlockingPool {
             builder,
-            idle: Mutex::new(Vec::new()),
+            idle: Arc::default(),
             epoch: Arc::new(watch::Sender::new(0)),
             leases: Arc::default(),
             settling,
@@ -126,7 +139,7 @@ impl BlockingPool {
         }
         let epoch = *self.epoch.borrow();
         loop {
-            let popped = self.idle.lock().pop();
+            let popped = self.idle.lock().connections.pop();
             match popped {
                 Some((opened, client)) if opened == epoch => {
                     return Ok(Lease {
@@ -155,6 +168,7 @@ impl BlockingPool {
         tokio::select! {
             result = opening.connected() => result?,
             _ = expired => {
+                self.park(opening, epoch);
                 return Err(fred::error::Error::new(
                     fred::error::ErrorKind::Timeout,
                     "could not open a connection for a blocking read in time",
@@ -272,6 +286,37 @@ impl BlockingPool {
         }
     }
 
+    /// Lets a connection that did not open within its take's time finish
+    /// opening and wait idle for the next take. Aborting it instead would
+    /// leave a link slower to connect than a take's timeout with no
+    /// connection ever: each short take would start one and give it up.
+    /// Bounded: one per take whose time ran out, each given up after
+    /// `PARK_LIMIT` or at shutdown, and kept only within `MAX_IDLE`.
+    fn park(&self, mut opening: Opening, epoch: u64) {
+        let idle = Arc::downgrade(&self.idle);
+        let (current, shutdown) = (self.epoch.subscribe(), self.shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                up = opening.connected() => if up.is_err() { return },
+                _ = tokio::time::sleep(PARK_LIMIT) => return,
+                _ = shutdown.cancelled() => return,
+            }
+            let client = opening.opened();
+            if let Some(idle) = idle.upgrade() {
+                let mut idle = idle.lock();
+                if !idle.closed
+                    && idle.connections.len() < MAX_IDLE
+                    && *current.borrow() == epoch
+                    && !shutdown.is_cancelled()
+                {
+                    idle.connections.push((epoch, client));
+                    return;
+                }
+            }
+            close_in_background(client, None);
+        });
+    }
+
     /// Waits (up to `within`) until every lease is back and every cancelled
     /// read has ended and given its value back.
     pub(crate) async fn settled(&self, within: Duration) {
@@ -281,7 +326,11 @@ impl BlockingPool {
     }
 
     pub(crate) async fn close(&self) {
-        let idle = std::mem::take(&mut *self.idle.lock());
+        let idle = {
+            let mut idle = self.idle.lock();
+            idle.closed = true;
+            std::mem::take(&mut idle.connections)
+        };
         for (_, client) in idle {
             crate::connection::quit(&client).await;
         }
@@ -294,7 +343,9 @@ impl BlockingPool {
 /// shutting down.
 impl Drop for BlockingPool {
     fn drop(&mut self) {
-        for (_, client) in std::mem::take(&mut *self.idle.get_mut()) {
+        let mut idle = self.idle.lock();
+        idle.closed = true;
+        for (_, client) in std::mem::take(&mut idle.connections) {
             close_in_background(client, None);
         }
     }
@@ -350,8 +401,13 @@ impl Drop for Lease<'_> {
         if let Some(client) = self.client.take() {
             let mut idle = self.pool.idle.lock();
             let current = self.epoch == *self.pool.epoch.borrow();
-            if self.in_flight.is_none() && current && idle.len() < MAX_IDLE && !self.pool.shutdown.is_cancelled() {
-                idle.push((self.epoch, client));
+            if self.in_flight.is_none()
+                && current
+                && !idle.closed
+                && idle.connections.len() < MAX_IDLE
+                && !self.pool.shutdown.is_cancelled()
+            {
+                idle.connections.push((self.epoch, client));
             } else {
                 drop(idle);
                 let in_flight = self.in_flight.take().map(|f| (f, self.pool.settling.enter()));

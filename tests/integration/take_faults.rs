@@ -244,3 +244,49 @@ redis_test! {
         assert_eq!(q.in_flight().await.unwrap(), 0);
     }
 }
+
+redis_test! {
+    async fn short_takes_on_a_link_slower_than_their_timeout_get_a_connection_in_the_end(redis, proxy, client, raw) {
+        let q = client.reliable_queue("slow-link", StringCodec).unwrap();
+        let plain = client.blocking_queue("slow-link-plain", StringCodec).unwrap();
+        // Each new connection takes a second to open; each take waits 300 ms.
+        proxy.slow_connects(true);
+        let mut refused = 0;
+        let (mut reliable_got, mut plain_got) = (None, None);
+        for _ in 0..40 {
+            if reliable_got.is_none() {
+                match q.take_timeout(Duration::from_millis(300)).await {
+                    Ok(got) => reliable_got = Some(got.map(|d| d.value().clone())),
+                    Err(error) => {
+                        assert!(error.to_string().contains("in time"), "{error}");
+                        refused += 1;
+                    }
+                }
+            }
+            if plain_got.is_none() {
+                match plain.take_timeout(Duration::from_millis(300)).await {
+                    Ok(got) => plain_got = Some(got),
+                    Err(error) => {
+                        assert!(error.to_string().contains("in time"), "{error}");
+                        refused += 1;
+                    }
+                }
+            }
+            if reliable_got.is_some() && plain_got.is_some() {
+                break;
+            }
+        }
+        // The first takes say they could not connect in time; the
+        // connections they began are not thrown away, so later takes wait
+        // on them and find the queues empty.
+        assert!(refused >= 2, "the first takes cannot connect in time ({refused})");
+        assert_eq!(reliable_got, Some(None), "a reliable take waited in the end");
+        assert_eq!(plain_got, Some(None), "a plain take waited in the end");
+        // The connections opened meanwhile are idle in the pool, not leaked:
+        // a value offered now is taken on one of them.
+        let _: i64 = raw.client.rpush("slow-link", "after").await.unwrap();
+        let d = q.take_timeout(Duration::from_secs(5)).await.unwrap().expect("a value");
+        assert_eq!(d.value(), "after");
+        assert!(d.ack().await.unwrap());
+    }
+}
