@@ -32,6 +32,19 @@ async fn settles_to(raw: &RawRedis, baseline: usize, within: Duration) -> Result
     }
 }
 
+/// Waits up to `within` for the server's connection count to reach
+/// `wanted`; the count last seen.
+async fn at_least(raw: &RawRedis, wanted: usize, within: Duration) -> usize {
+    let started = tokio::time::Instant::now();
+    loop {
+        let now = connected(raw).await;
+        if now >= wanted || started.elapsed() > within {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 redis_test! {
     /// Dropping every clone of a client and everything made from it, without
     /// `shutdown()`, closes every connection it opened: the command pool, the
@@ -61,9 +74,10 @@ redis_test! {
             .unwrap();
         assert_eq!(delivery.value(), "b");
         let clone = client.clone();
-        let with_client = connected(&raw).await;
+        // pool (3) + subscriber + at least one blocking connection (on a
+        // loaded machine the subscriber may still be connecting: wait for it)
+        let with_client = at_least(&raw, before + 5, Duration::from_secs(30)).await;
         eprintln!("connections: {before} before the client, {with_client} with it");
-        // pool (3) + subscriber + at least one blocking connection
         assert!(with_client >= before + 5, "{before} -> {with_client}");
 
         drop((client, clone, delayed, destination, reliable, delivery));
