@@ -541,8 +541,11 @@ redis_test! {
         let mut delivered = Vec::new();
         // The faulted take goes on to wait for another value; the one its
         // move took comes back with the reaper.
+        // Each taken under a long lease, so that a loaded machine's late ack
+        // is in time; `q`'s short one keeps the reaper's grace short.
+        let taker = q.clone().with_visibility_timeout(Duration::from_secs(30));
         while delivered.len() < 3 {
-            let delivery = q
+            let delivery = taker
                 .take_timeout(Duration::from_secs(20))
                 .await
                 .unwrap()

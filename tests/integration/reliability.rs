@@ -146,7 +146,9 @@ redis_test! {
         push(&raw, "jobs", &["slow"]).await;
         let first = q.take().await.unwrap();
         let started = Instant::now();
-        let second = q.take().await.unwrap();
+        // Taken again under a long lease, so that a loaded machine's late
+        // ack of the second delivery is still in time.
+        let second = q.clone().with_visibility_timeout(Duration::from_secs(30)).take().await.unwrap();
         assert!(
             started.elapsed() >= Duration::from_millis(250),
             "returned after {:?}",
@@ -207,7 +209,11 @@ redis_test! {
         // As if a consumer died right after its BLMOVE: the value sits in the
         // staging list with no delivery claiming it.
         let _: i64 = raw.client.rpush(q.keys().staging(), "orphan").await.unwrap();
+        // Taken under a long lease (the short one sets the grace): a loaded
+        // machine's late ack is still in time.
         let got = q
+            .clone()
+            .with_visibility_timeout(Duration::from_secs(30))
             .take_timeout(Duration::from_secs(5))
             .await
             .unwrap()

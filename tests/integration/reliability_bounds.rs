@@ -229,12 +229,16 @@ redis_test! {
             .with_count_memory(Duration::from_millis(300));
         let (counts, expiry) = (q.keys().counts().to_owned(), q.keys().counts_expiry().to_owned());
         let _: i64 = raw.client.rpush("jobs", "job").await.unwrap();
+        // Deliveries taken under a long lease, so that a loaded machine's
+        // late settle is still in time; `q` keeps the reaper's short grace
+        // and the records' short memory.
+        let long = q.clone().with_visibility_timeout(Duration::from_secs(30));
 
         // Given back, then claimed again: the record carries the count and goes.
-        let d = q.take().await.unwrap();
+        let d = long.take().await.unwrap();
         assert!(d.nack(Duration::ZERO).await.unwrap());
         assert_eq!((hlen(&raw, &counts).await, raw.zcard(&expiry).await), (1, 1));
-        let d = q.take().await.unwrap();
+        let d = long.take().await.unwrap();
         assert_eq!(d.delivery_count(), 2);
         assert_eq!((hlen(&raw, &counts).await, raw.zcard(&expiry).await), (0, 0));
 
@@ -250,7 +254,7 @@ redis_test! {
         .await;
         // The value offered again later starts over.
         let _: i64 = raw.client.rpush("jobs", "job").await.unwrap();
-        let d = q.take().await.unwrap();
+        let d = long.take().await.unwrap();
         assert_eq!(d.delivery_count(), 1);
         assert!(d.ack().await.unwrap());
     }
@@ -261,7 +265,9 @@ redis_test! {
         let q = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
-            .with_visibility_timeout(Duration::from_millis(200));
+            // Short, so the reap below would return it were it not extended (long
+            // enough for a loaded machine to extend it in time).
+            .with_visibility_timeout(Duration::from_secs(2));
         let huge = client
             .reliable_queue("jobs", StringCodec)
             .unwrap()
@@ -278,7 +284,7 @@ redis_test! {
             .map(|(_, at)| at)
             .collect();
         assert!(deadlines.iter().all(|&at| at > now_ms() + 3_600_000), "{deadlines:?}");
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        tokio::time::sleep(Duration::from_millis(2_300)).await;
         q.reap_now().await.unwrap();
         assert_eq!(q.in_flight().await.unwrap(), 2, "neither went back");
         assert!(q.take_timeout(Duration::from_secs(2)).await.unwrap().is_none());
