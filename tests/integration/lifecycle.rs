@@ -59,10 +59,14 @@ redis_test! {
         let delayed = client.delayed_queue("life-q", StringCodec).unwrap();
         delayed.offer(&"a".to_owned(), Duration::from_millis(50)).await.unwrap();
         delayed.offer(&"b".to_owned(), Duration::from_millis(50)).await.unwrap();
-        // A blocking read leaves its connection idle in the blocking pool.
         let destination = delayed.destination();
         let first = destination.take_timeout(Duration::from_secs(10)).await.unwrap();
         assert_eq!(first.as_deref(), Some("a"));
+        // A blocking read leaves its connection idle in the blocking pool (a
+        // wait on an empty queue: a value already there is popped without
+        // one, as a loaded machine's late take found "a").
+        let empty = client.blocking_queue("life-empty", StringCodec).unwrap();
+        assert_eq!(empty.take_timeout(Duration::from_secs(2)).await.unwrap(), None);
         // A reliable queue (with its reaper), and a delivery never settled.
         let reliable = client
             .reliable_queue("life-q", StringCodec)
@@ -74,13 +78,13 @@ redis_test! {
             .unwrap();
         assert_eq!(delivery.value(), "b");
         let clone = client.clone();
-        // pool (3) + subscriber + at least one blocking connection (on a
-        // loaded machine the subscriber may still be connecting: wait for it)
+        // pool (3) + subscriber + at least one blocking connection (the
+        // subscriber may still be connecting on a loaded machine: wait for it)
         let with_client = at_least(&raw, before + 5, Duration::from_secs(30)).await;
         eprintln!("connections: {before} before the client, {with_client} with it");
         assert!(with_client >= before + 5, "{before} -> {with_client}");
 
-        drop((client, clone, delayed, destination, reliable, delivery));
+        drop((client, clone, delayed, destination, empty, reliable, delivery));
         let closed = settles_to(&raw, before, Duration::from_secs(30)).await;
         let after = closed.map_or_else(|left| left, |()| before);
         eprintln!("connections after dropping it: {after}");

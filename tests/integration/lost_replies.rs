@@ -528,8 +528,12 @@ redis_test! {
             .rpush("lost-move", bytes(&["warm", "a", "b", "c"]))
             .await
             .unwrap();
+        // Each delivery is taken under a long lease, so that a loaded
+        // machine's late ack is in time; `q`'s short one keeps the reaper's
+        // grace short.
+        let taker = q.clone().with_visibility_timeout(Duration::from_secs(30));
         // Warm the claim script, so the next take's first command is its LMOVE.
-        let warm = q.take().await.unwrap();
+        let warm = taker.take().await.unwrap();
         assert_eq!(warm.value(), "warm");
         assert!(warm.ack().await.unwrap());
         let moves = || async {
@@ -541,9 +545,6 @@ redis_test! {
         let mut delivered = Vec::new();
         // The faulted take goes on to wait for another value; the one its
         // move took comes back with the reaper.
-        // Each taken under a long lease, so that a loaded machine's late ack
-        // is in time; `q`'s short one keeps the reaper's grace short.
-        let taker = q.clone().with_visibility_timeout(Duration::from_secs(30));
         while delivered.len() < 3 {
             let delivery = taker
                 .take_timeout(Duration::from_secs(20))
