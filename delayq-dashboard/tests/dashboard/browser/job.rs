@@ -43,11 +43,8 @@ async fn a_jobs_page_shows_its_attempts_and_is_reached_from_its_dead_letter_and_
         .await
         .unwrap();
     wait_text(&browser, "#dead-table tbody td.reason a.job-link", id).await;
-    let link = browser
-        .find(Locator::Css("#dead-table tbody td.reason a.job-link"))
-        .await
-        .unwrap();
-    link.click().await.unwrap();
+    // Found again if a poll redraws the table between the find and the click.
+    click(&browser, "#dead-table tbody td.reason a.job-link").await;
     wait_text(&browser, "#job-state", "dead-lettered").await;
     assert_eq!(text(&browser, "#job-id").await, id, "the id is text, not markup");
     assert_eq!(text(&browser, "#job-queue").await, QUEUE);
