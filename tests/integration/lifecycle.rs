@@ -7,7 +7,7 @@ use std::time::Duration;
 use delayq::fred::prelude::*;
 use delayq::{Client, ClientBuilder, Error, StringCodec};
 
-use delayq_test_support::{deadline, eventually, redis_test, RawRedis};
+use delayq_test_support::{deadline, eventually, redis_test, wait_for, RawRedis};
 
 use delayq_test_support::redis_sentinel;
 
@@ -27,19 +27,6 @@ async fn settles_to(raw: &RawRedis, baseline: usize, within: Duration) -> Result
         }
         if started.elapsed() > within {
             return Err(now);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Waits up to `within` for the server's connection count to reach
-/// `wanted`; the count last seen.
-async fn at_least(raw: &RawRedis, wanted: usize, within: Duration) -> usize {
-    let started = tokio::time::Instant::now();
-    loop {
-        let now = connected(raw).await;
-        if now >= wanted || started.elapsed() > within {
-            return now;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -80,9 +67,13 @@ redis_test! {
         let clone = client.clone();
         // pool (3) + subscriber + at least one blocking connection (the
         // subscriber may still be connecting on a loaded machine: wait for it)
-        let with_client = at_least(&raw, before + 5, Duration::from_secs(30)).await;
+        let wanted = format!("at least {} connections ({before} before the client)", before + 5);
+        let with_client = wait_for(Duration::from_secs(30), &wanted, || async {
+            let now = connected(&raw).await;
+            (now >= before + 5).then_some(now)
+        })
+        .await;
         eprintln!("connections: {before} before the client, {with_client} with it");
-        assert!(with_client >= before + 5, "{before} -> {with_client}");
 
         drop((client, clone, delayed, destination, empty, reliable, delivery));
         let closed = settles_to(&raw, before, Duration::from_secs(30)).await;
