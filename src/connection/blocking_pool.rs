@@ -61,6 +61,20 @@ struct Idle {
     closed: bool,
 }
 
+impl Idle {
+    /// Keeps `client`, opened in `epoch`, for reuse if the pool still takes
+    /// connections back: not closed or shutting down, not full, and no
+    /// failover since it opened (`current` is the pool's epoch now). Hands
+    /// it back otherwise, for the caller to close.
+    fn keep(&mut self, epoch: u64, current: u64, shutting_down: bool, client: FredClient) -> Option<FredClient> {
+        if self.closed || shutting_down || self.connections.len() >= MAX_IDLE || epoch != current {
+            return Some(client);
+        }
+        self.connections.push((epoch, client));
+        None
+    }
+}
+
 /// How the blocking reads of one queue fail, while they do: the last one
 /// failed on its connection, and none has got a connection since. A take
 /// whose time is up without a read of its own (in line behind another's)
@@ -302,18 +316,16 @@ impl BlockingPool {
                 _ = shutdown.cancelled() => return,
             }
             let client = opening.opened();
-            if let Some(idle) = idle.upgrade() {
-                let mut idle = idle.lock();
-                if !idle.closed
-                    && idle.connections.len() < MAX_IDLE
-                    && *current.borrow() == epoch
-                    && !shutdown.is_cancelled()
-                {
-                    idle.connections.push((epoch, client));
-                    return;
+            let unkept = match idle.upgrade() {
+                Some(idle) => {
+                    let now = *current.borrow();
+                    idle.lock().keep(epoch, now, shutdown.is_cancelled(), client)
                 }
+                None => Some(client), // the pool is gone
+            };
+            if let Some(client) = unkept {
+                close_in_background(client, None);
             }
-            close_in_background(client, None);
         });
     }
 
@@ -399,17 +411,16 @@ impl Lease<'_> {
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
         if let Some(client) = self.client.take() {
-            let mut idle = self.pool.idle.lock();
-            let current = self.epoch == *self.pool.epoch.borrow();
-            if self.in_flight.is_none()
-                && current
-                && !idle.closed
-                && idle.connections.len() < MAX_IDLE
-                && !self.pool.shutdown.is_cancelled()
-            {
-                idle.connections.push((self.epoch, client));
-            } else {
-                drop(idle);
+            // One busy with a cancelled read is never kept.
+            let unkept = match self.in_flight {
+                Some(_) => Some(client),
+                None => {
+                    let current = *self.pool.epoch.borrow();
+                    let shutting_down = self.pool.shutdown.is_cancelled();
+                    self.pool.idle.lock().keep(self.epoch, current, shutting_down, client)
+                }
+            };
+            if let Some(client) = unkept {
                 let in_flight = self.in_flight.take().map(|f| (f, self.pool.settling.enter()));
                 close_in_background(client, in_flight);
             }
