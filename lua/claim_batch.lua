@@ -1,4 +1,4 @@
--- LIBS: element counts jobs events limits
+-- LIBS: element counts jobs events limits priority
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.
@@ -11,13 +11,17 @@
 --       they have any), 11 stats hash (the 'dead_lettered' total), 12 limits
 --       hash (lib/limits.lua: takes switched off answer as paused), 13 job
 --       records, 14 job record expiry (lib/jobs.lua: the job of a value, if
---       any, starts an attempt)
+--       any, starts an attempt), 15 priority ready set, 16 priority delayed
+--       set, 17 priority marker (lib/priority.lua: once the marker exists,
+--       due delayed priority values move to the ready set first, and values
+--       come from the ready set, highest level first, before the list)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
 -- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
--- in list order: value, delivery count (negative: dead-lettered after that
--- many deliveries), due ms or false, its job's id or false}. The i-th value (from 1) is delivery
+-- in take order: value, delivery count (negative: dead-lettered after that
+-- many deliveries), due ms or false, its job's id or false, its priority
+-- level (0: the list's)}. The i-th value (from 1) is delivery
 -- id batch id .. 2-byte big-endian i.
 --
 -- Sent once (a second run would claim more values): if its reply is lost,
@@ -53,12 +57,34 @@ local leases = {}
 local claimed, dead = {}, {}
 -- The values first, then their jobs in one lookup (lib/jobs.lua: two
 -- HMGETs and a write of each kind for the lot).
-local values, bytes = {}, 0
+local values, levels, bytes = {}, {}, 0
+-- The priority levels first: one EXISTS for a queue that never had them.
+if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
+  bad = delayq_check_types(KEYS[15], 'zset', KEYS[16], 'zset')
+  if bad then return bad end
+  delayq_priority_due(KEYS[15], KEYS[16], KEYS[17], now)
+  while #values < n and bytes < budget do
+    local top = redis.call('zpopmin', KEYS[15])
+    local member = top[1]
+    if not member then break end
+    local level = delayq_priority_level(member)
+    local payload = level and delayq_payload(string.sub(member, 2))
+    if payload then
+      bytes = bytes + #payload
+      values[#values + 1] = payload
+      levels[#values] = level
+    else
+      -- Not one of ours (written by hand): kept, where an operator sees it.
+      delayq_dead_letter(KEYS[3], KEYS[8], member, 'not a priority entry: moved from ' .. KEYS[15])
+    end
+  end
+end
 while #values < n and bytes < budget do
   local value = redis.call('lpop', KEYS[1])
   if not value then break end
   bytes = bytes + #value
   values[#values + 1] = value
+  levels[#values] = 0
 end
 local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
 for i, value in ipairs(values) do
@@ -67,7 +93,7 @@ for i, value in ipairs(values) do
     deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
   end
   local due = false
-  if tracked then
+  if tracked and levels[i] == 0 then
     due = redis.call('zscore', KEYS[4], value) or false
     if due then
       redis.call('zrem', KEYS[4], value)
@@ -89,7 +115,7 @@ for i, value in ipairs(values) do
       delayq_jobs_claimed(jobs, i, id, ARGV[6])
       if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
     end
-    local count = deliveries == 1 and '0000000001' or string.format('%010d', deliveries)
+    local count = delayq_priority_count_field(levels[i], deliveries)
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id .. count .. value
     if events then claimed[#claimed + 1] = id end
@@ -98,6 +124,7 @@ for i, value in ipairs(values) do
   reply[#reply + 1] = deliveries
   reply[#reply + 1] = due
   reply[#reply + 1] = job or false
+  reply[#reply + 1] = levels[i]
 end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))

@@ -1,4 +1,4 @@
--- LIBS: element offer request counts jobs events
+-- LIBS: element offer request counts jobs events priority
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
@@ -7,7 +7,9 @@
 --       (lib/events.lua: one 'timed_out' event per call that gives back any),
 --       10 stats hash (the 'timed_out' total), 11 job records, 12 job
 --       record expiry (lib/jobs.lua: a timed-out delivery's job, if any,
---       ends its attempt as 'timed_out' and is ready again)
+--       ends its attempt as 'timed_out' and is ready again), 13 priority
+--       ready set, 14 priority marker (lib/priority.lua: a delivery of a
+--       priority level goes back to the head of that level)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -30,6 +32,8 @@
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'hash', KEYS[5], 'zset', KEYS[6], 'hash')
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[11], KEYS[12])
+if bad then return bad end
+bad = delayq_check_types(KEYS[13], 'zset')
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end
@@ -57,10 +61,11 @@ while budget > 0 do
     bytes = bytes - #member
     budget = budget - 1
     timed_out = timed_out + 1
-    local count, value = string.sub(member, 9, 18), string.sub(member, 19)
+    local level, count = delayq_priority_lease(member)
+    local value = string.sub(member, 19)
     redis.call('zrem', KEYS[2], member)
-    delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), tonumber(count), now, now + window)
-    redis.call('lpush', KEYS[3], value)
+    delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), count, now, now + window)
+    delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value})
     if jobbed then
       delayq_jobs_end_ready(KEYS[11], KEYS[12], string.sub(member, 1, 8), 'timed_out', value, now, true)
     end

@@ -1,4 +1,4 @@
--- LIBS: element offer request counts jobs events traces
+-- LIBS: element offer request counts jobs events traces priority
 -- release_unhandled: give deliveries no handler saw back to the head of the
 -- destination, uncounted (nack.lua's -3 for each), in one call and in their
 -- order: the first delivery given ends first in line, the rest behind it in
@@ -13,7 +13,9 @@
 --       (lib/events.lua: one 'released' event per call that gives back
 --       any, with the count it gave back: a resend writes none), 10 job
 --       records, 11 job record expiry (lib/jobs.lua: a job's claim is
---       undone, no attempt kept, and it is first in line again)
+--       undone, no attempt kept, and it is first in line again), 12
+--       priority ready set, 13 priority marker (lib/priority.lua: a
+--       delivery of a priority level goes back to the head of that level)
 -- ARGV: 1 the run's id in its lane, 2 how long a count record outlives the
 --       value's return to the destination (ms), then per delivery, in claim
 --       order: the delivery (8-byte id, 10-digit count, value) and its trace
@@ -35,6 +37,8 @@ local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash'
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[10], KEYS[11])
 if bad then return bad end
+bad = delayq_check_types(KEYS[12], 'zset')
+if bad then return bad end
 if (#ARGV - 2) % 2 ~= 0 then
   return redis.error_reply('DELAYQ_ARGS release_unhandled takes a delivery and a context per value')
 end
@@ -48,7 +52,7 @@ local events, events_bad = delayq_events_open(KEYS[8], KEYS[9])
 if events_bad then return events_bad end
 local now = delayq_server_ms()
 local memory = tonumber(ARGV[2])
-local reply, released, values = {}, {}, {}
+local reply, released, values, levels = {}, {}, {}, {}
 local counted = false
 local jobbed = delayq_jobs_on(KEYS[10])
 for i = 3, #ARGV, 2 do
@@ -56,8 +60,9 @@ for i = 3, #ARGV, 2 do
   if redis.call('zrem', KEYS[1], member) == 1 then
     reply[#reply + 1] = 1
     local value = string.sub(member, 19)
+    local level, count = delayq_priority_lease(member)
     -- Its next delivery counts on from the one before this.
-    local kept = tonumber(string.sub(member, 9, 18)) - 1
+    local kept = count - 1
     if kept > 0 then
       delayq_counts_add(KEYS[3], KEYS[4], redis.sha1hex(value), kept, now, now + memory)
       counted = true
@@ -67,6 +72,7 @@ for i = 3, #ARGV, 2 do
     end
     released[#released + 1] = string.sub(member, 1, 8)
     values[#values + 1] = value
+    levels[#values] = level
   else
     reply[#reply + 1] = 0
   end
@@ -81,12 +87,19 @@ if counted then
   delayq_counts_expire(KEYS[3], KEYS[4], now + memory)
 end
 if #values > 0 then
-  -- LPUSH puts its last argument first: the values go last first.
-  local reversed = {}
-  for i = #values, 1, -1 do
-    reversed[#reversed + 1] = values[i]
+  -- Each to the head of its level (the list for the default), the first
+  -- given first.
+  local by_level = {}
+  for i = 1, #values do
+    local at = by_level[levels[i]] or {}
+    at[#at + 1] = values[i]
+    by_level[levels[i]] = at
   end
-  redis.call('lpush', KEYS[2], unpack(reversed))
+  for level = 0, 9 do
+    if by_level[level] then
+      delayq_priority_give_back(KEYS[12], KEYS[13], KEYS[2], level, by_level[level])
+    end
+  end
   delayq_event(events, KEYS[9], 'released', 'count', #released, 'deliveries', delayq_event_ids(released))
 end
 return delayq_run_answer(KEYS[7], ARGV[1], reply, #released > 0 and not late)

@@ -139,6 +139,7 @@ pub use connection::tls::Tls;
 pub use error::{Error, Result};
 pub use queue::blocking::BlockingQueue;
 pub use queue::delayed::DelayedQueue;
+pub use queue::priority::Priority;
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::ReliableQueue;
 pub use queue::status::{QueueStatus, QueueTotals};

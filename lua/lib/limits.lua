@@ -53,10 +53,15 @@ local function delayq_payload_len(e)
   return n - 16
 end
 
--- Values pending plus values ready in the destination list: what
--- 'max_size' bounds (values taken and not acked yet do not count).
-local function delayq_queue_size(timeout, destination)
-  return redis.call('zcard', timeout) + redis.call('llen', destination)
+-- Values pending plus values ready in the destination list, and in any
+-- sets given (the priority sets, from a priority offer): what 'max_size'
+-- bounds (values taken and not acked yet do not count).
+local function delayq_queue_size(timeout, destination, sets)
+  local size = redis.call('zcard', timeout) + redis.call('llen', destination)
+  for _, set in ipairs(sets or {}) do
+    size = size + redis.call('zcard', set)
+  end
+  return size
 end
 
 -- A refusal's reason as the 'refused' event names it: the error's text
@@ -69,7 +74,7 @@ end
 -- refusal of the next one: nil when all may. Offers off refuses them all;
 -- an element over 'max_payload' stops the count before it; 'max_size'
 -- stops it where the queue would be full.
-local function delayq_admit(limits, timeout, destination, elements)
+local function delayq_admit(limits, timeout, destination, elements, sets)
   if not limits then
     return #elements
   end
@@ -89,7 +94,7 @@ local function delayq_admit(limits, timeout, destination, elements)
     end
   end
   if limits.max_size then
-    local size = delayq_queue_size(timeout, destination)
+    local size = delayq_queue_size(timeout, destination, sets)
     local room = math.max(limits.max_size - size, 0)
     if room < n then
       return room, string.format('DELAYQ_REFUSED max_size %d %d %d', limits.max_size, size, #elements)

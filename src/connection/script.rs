@@ -56,7 +56,7 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 10] = [
+pub(crate) const LIBS: [(&str, &str); 11] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
@@ -67,6 +67,7 @@ pub(crate) const LIBS: [(&str, &str); 10] = [
     ("limits", include_str!("../../lua/lib/limits.lua")),
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
+    ("priority", include_str!("../../lua/lib/priority.lua")),
 ];
 
 /// The libs a script's first line names (`-- LIBS: a b`, or `(none)`).
@@ -388,6 +389,9 @@ pub(crate) struct Scripts {
     pub recode: Script,
     pub claim: Script,
     pub claim_batch: Script,
+    pub offer_priority: Script,
+    pub pop_priority: Script,
+    pub priority_push_back: Script,
     pub ack_batch: Script,
     pub ack: Script,
     pub nack: Script,
@@ -456,6 +460,9 @@ impl Scripts {
             &self.recode,
             &self.claim,
             &self.claim_batch,
+            &self.offer_priority,
+            &self.pop_priority,
+            &self.priority_push_back,
             &self.ack_batch,
             &self.ack,
             &self.nack,
@@ -625,8 +632,38 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Stats,
             Limits,
             Jobs,
-            JobsExpiry
+            JobsExpiry,
+            PriorityReady,
+            PriorityDelayed,
+            PriorityMarker
         ]
+    ),
+    // A resend finds its elements in the sets and adds nothing.
+    offer_priority: lua!(
+        "offer_priority",
+        Safe,
+        [
+            PriorityReady,
+            PriorityDelayed,
+            PriorityMarker,
+            Timeout,
+            Destination,
+            Limits,
+            EventsConfig,
+            Events,
+            Stats
+        ]
+    ),
+    // Sent once, as LPOP: a second run would pop another value.
+    pop_priority: lua!(
+        "pop_priority",
+        Once,
+        [PriorityReady, PriorityDelayed, PriorityMarker, Destination]
+    ),
+    priority_push_back: lua!(
+        "priority_push_back",
+        Safe,
+        [PriorityReady, PriorityMarker, Destination, Request]
     ),
     // A resend finds the ids the first run acked in the acked set.
     ack_batch: lua!(
@@ -658,6 +695,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Ids,
             Jobs,
             JobsExpiry,
+            PriorityReady,
+            PriorityDelayed,
+            PriorityMarker,
             Request
         ]
     ),
@@ -677,7 +717,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Jobs,
-            JobsExpiry
+            JobsExpiry,
+            PriorityReady,
+            PriorityMarker
         ]
     ),
     extend: lua!("extend", Safe, [Leases]),
@@ -697,7 +739,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Events,
             Stats,
             Jobs,
-            JobsExpiry
+            JobsExpiry,
+            PriorityReady,
+            PriorityMarker
         ]
     ),
     requeue_dead_letters: lua!(

@@ -24,6 +24,8 @@ use crate::connection::blocking_pool::BlockingPool;
 use crate::connection::settling::Settling;
 use crate::connection::Connections;
 use crate::error::Result;
+use crate::queue::per_queue::PerQueue;
+use crate::queue::priority::Marker;
 use crate::queue::{blocking, registry, reliable};
 use crate::transfer::stats::Stats;
 use crate::transfer::{ClientStats, Registration, Scheduler, TransferSettings};
@@ -41,6 +43,8 @@ pub(crate) struct Core {
     reliable: reliable::Registries,
     blocking: blocking::Registries,
     registry: registry::Registry,
+    /// What this client knows of each queue's priority marker.
+    priorities: PerQueue<Marker>,
 }
 
 /// How long shutdown may take after its grace: giving unsettled deliveries
@@ -64,6 +68,7 @@ impl Core {
             reliable: reliable::Registries::default(),
             blocking: blocking::Registries::default(),
             registry: registry::Registry::default(),
+            priorities: PerQueue::default(),
         }
     }
 
@@ -151,6 +156,11 @@ impl Core {
     /// What this client's reliable queues share (see [`reliable::Registries`]).
     pub(crate) fn reliable_queues(&self) -> &reliable::Registries {
         &self.reliable
+    }
+
+    /// What this client knows of `queue`'s priority marker, shared by its handles.
+    pub(crate) fn priority_marker(&self, queue: &str) -> Arc<Marker> {
+        self.priorities.get_or_start(queue, Arc::default)
     }
 
     /// What this client's blocking queues share (see [`blocking::Registries`]).

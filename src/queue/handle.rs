@@ -22,6 +22,7 @@ use futures_util::stream::{self, Stream};
 use crate::connection::request::Request;
 use crate::connection::script::Script;
 use crate::error::{CommandResult, Error, Result};
+use crate::queue::priority::Marker;
 use crate::queue::transferring::Transferring;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
@@ -39,6 +40,8 @@ pub(crate) struct QueueHandle<T> {
     pub core: Arc<Core>,
     pub keys: Arc<QueueKeys>,
     pub codec: Arc<dyn Codec<T>>,
+    /// What the client knows of the queue's priority marker.
+    pub priorities: Arc<Marker>,
     transferring: Transferring,
 }
 
@@ -48,6 +51,7 @@ impl<T> Clone for QueueHandle<T> {
             core: self.core.clone(),
             keys: self.keys.clone(),
             codec: self.codec.clone(),
+            priorities: self.priorities.clone(),
             transferring: self.transferring.clone(),
         }
     }
@@ -56,12 +60,25 @@ impl<T> Clone for QueueHandle<T> {
 impl<T: 'static> QueueHandle<T> {
     /// A handle that does not transfer.
     pub(super) fn new(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
+        let priorities = core.priority_marker(keys.destination());
         QueueHandle {
             core,
             keys,
             codec,
+            priorities,
             transferring: Transferring::default(),
         }
+    }
+
+    /// Whether the queue has priority values to look at (awaits the first
+    /// look; see `priority::Marker`).
+    pub(crate) async fn marked(&self) -> bool {
+        self.priorities.marked(&self.core, &self.keys).await
+    }
+
+    /// Whether the queue is known to have priority values, without waiting.
+    pub(crate) fn known_marked(&self) -> bool {
+        self.priorities.known(&self.core, &self.keys)
     }
 
     /// The destination queue's name.

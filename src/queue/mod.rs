@@ -24,6 +24,7 @@ pub(crate) mod events;
 mod handle;
 pub(crate) mod jobs;
 pub(crate) mod per_queue;
+pub(crate) mod priority;
 pub(crate) mod registry;
 pub(crate) mod reliable;
 pub(crate) mod status;

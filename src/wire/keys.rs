@@ -126,6 +126,21 @@ pub(crate) const JOBS_PREFIX: &str = "delayq_jobs";
 /// delayq's prefix for when each job field expires (ZSET: field → ms).
 pub(crate) const JOBS_EXPIRY_PREFIX: &str = "delayq_jobs_expiry";
 
+/// delayq's prefix for a queue's ready values offered with a priority above
+/// the default (ZSET: one level digit `1`-`9`, then the packed element →
+/// a score that orders by level, highest first, then by arrival; see
+/// `lua/lib/priority.lua`). Java never sees these: the default priority is
+/// the destination list itself.
+pub(crate) const PRIORITY_READY_PREFIX: &str = "delayq_priority_ready";
+/// delayq's prefix for a queue's delayed values with a priority above the
+/// default (ZSET: level digit and packed element → due ms), moved to the
+/// ready set by the takes that look at priorities.
+pub(crate) const PRIORITY_DELAYED_PREFIX: &str = "delayq_priority_delayed";
+/// delayq's prefix for the marker that a queue has had priority values
+/// (STRING: a counter that orders the ready set; never removed by delayq,
+/// so that a consumer that saw it never has to look again).
+pub(crate) const PRIORITY_MARKER_PREFIX: &str = "delayq_priority";
+
 /// delayq's registry of the queues it has seen (ZSET: queue name → ms of
 /// its last registration; one key for the whole server, see
 /// `queue/registry.rs`).
@@ -372,6 +387,24 @@ impl QueueKeys {
         key_for(DEDUP_EXPIRY_PREFIX, &self.name)
     }
 
+    /// delayq's ready values of a priority above the default (a ZSET; see
+    /// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority)).
+    pub fn priority_ready(&self) -> String {
+        key_for(PRIORITY_READY_PREFIX, &self.name)
+    }
+
+    /// delayq's delayed values of a priority above the default (a ZSET by
+    /// due time).
+    pub fn priority_delayed(&self) -> String {
+        key_for(PRIORITY_DELAYED_PREFIX, &self.name)
+    }
+
+    /// The marker (and arrival counter) of a queue that has had priority
+    /// values: consumers look at priorities only once it exists.
+    pub fn priority_marker(&self) -> String {
+        key_for(PRIORITY_MARKER_PREFIX, &self.name)
+    }
+
     /// The lease of the queue's sweep (a backlog drain of a long pending
     /// list): at most one client sweeps a queue at a time; expires on its own.
     pub fn sweep(&self) -> String {
@@ -531,6 +564,9 @@ pub(crate) enum KeyRole {
     TracesExpiry,
     Jobs,
     JobsExpiry,
+    PriorityReady,
+    PriorityDelayed,
+    PriorityMarker,
     /// Given by the call: its request key (`lua/lib/request.lua`).
     Request,
     /// Given by the call: its lane's record (`request::Lane`).
@@ -587,6 +623,9 @@ impl KeyRole {
             KeyRole::TracesExpiry => "trace expiry",
             KeyRole::Jobs => "job records",
             KeyRole::JobsExpiry => "job record expiry",
+            KeyRole::PriorityReady => "priority ready set",
+            KeyRole::PriorityDelayed => "priority delayed set",
+            KeyRole::PriorityMarker => "priority marker",
             KeyRole::Request => "request key",
             KeyRole::Lane => "lane record",
             KeyRole::Registry => "registry",
@@ -635,6 +674,9 @@ impl KeyRole {
             KeyRole::TracesExpiry => keys.traces_expiry(),
             KeyRole::Jobs => keys.jobs(),
             KeyRole::JobsExpiry => keys.jobs_expiry(),
+            KeyRole::PriorityReady => keys.priority_ready(),
+            KeyRole::PriorityDelayed => keys.priority_delayed(),
+            KeyRole::PriorityMarker => keys.priority_marker(),
             KeyRole::Request
             | KeyRole::Lane
             | KeyRole::Registry
@@ -705,6 +747,7 @@ mod tests {
             let limits = keys.limits();
             let dedup = keys.dedup();
             let dedup_expiry = keys.dedup_expiry();
+            let priority = [keys.priority_ready(), keys.priority_delayed(), keys.priority_marker()];
             let events = keys.events();
             let events_config = keys.events_config();
             let stats = keys.stats();
@@ -737,6 +780,9 @@ mod tests {
                 &stats,
                 &workers,
                 &worker_beats,
+                &priority[0],
+                &priority[1],
+                &priority[2],
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
@@ -761,6 +807,9 @@ mod tests {
         assert_eq!(keys.stats(), "delayq_stats:{orders}");
         assert_eq!(keys.dedup(), "delayq_dedup:{orders}");
         assert_eq!(keys.dedup_expiry(), "delayq_dedup_expiry:{orders}");
+        assert_eq!(keys.priority_ready(), "delayq_priority_ready:{orders}");
+        assert_eq!(keys.priority_delayed(), "delayq_priority_delayed:{orders}");
+        assert_eq!(keys.priority_marker(), "delayq_priority:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

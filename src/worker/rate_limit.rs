@@ -24,6 +24,9 @@ use crate::error::{Error, Result};
 use crate::queue::reliable::{Delivery, Ready, ReliableQueue};
 use crate::queue::Core;
 use crate::telemetry;
+
+/// Longest wait for a ready value on a queue with priority values.
+const PRIORITY_ROUND: Duration = Duration::from_secs(1);
 use crate::wire::keys::QueueKeys;
 
 /// Most time a late permit may catch up on (at most one interval): the
@@ -108,7 +111,7 @@ impl Limiter {
     pub(super) async fn take<T: Send + 'static>(&self, queue: &ReliableQueue<T>) -> Result<Option<Delivery<T>>> {
         let mut found = self.turn.lock().await;
         if !std::mem::take(&mut *found) {
-            self.ready(queue.keys()).await?;
+            self.ready(queue.keys(), queue.has_priorities().await).await?;
         }
         let permit = self.acquire(queue.keys()).await?;
         match queue.take_ready().await? {
@@ -125,15 +128,18 @@ impl Limiter {
 
     /// Waits until the queue holds a value, taking none: `BLMOVE N N LEFT
     /// LEFT` moves the head to the head (the list as it was, for every
-    /// consumer, Java included; a blocked consumer is still served).
-    async fn ready(&self, keys: &QueueKeys) -> Result<()> {
+    /// consumer, Java included; a blocked consumer is still served). On a
+    /// queue with priority values, at most a round of a second: those
+    /// arrive in a set the list's wait does not see.
+    async fn ready(&self, keys: &QueueKeys, priorities: bool) -> Result<()> {
         let dest = keys.destination();
         let args = |secs: f64| {
             let mut args: Vec<Value> = [dest, dest, "LEFT", "LEFT"].into_iter().map(Value::from).collect();
             args.push(Value::from(secs));
             args
         };
-        self.core.blocking().wait("BLMOVE", dest, None, args, None).await?;
+        let round = priorities.then(|| tokio::time::Instant::now() + PRIORITY_ROUND);
+        self.core.blocking().wait("BLMOVE", dest, round, args, None).await?;
         Ok(())
     }
 

@@ -33,6 +33,7 @@ mod lost_replies;
 mod metrics;
 mod nack_kinds;
 mod pause;
+mod priorities;
 mod publishes;
 mod rate_limit;
 mod recode;

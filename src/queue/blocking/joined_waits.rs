@@ -35,8 +35,15 @@ pub(super) const WAITS: usize = 2;
 impl<T: 'static> BlockingQueue<T> {
     /// Waits until `deadline` (or forever) for a value of `name`, joined with
     /// the other takes of the queue in this client that wait meanwhile;
-    /// `Ok(None)` when the time is up. Keeps waiting across reconnects.
-    pub(super) async fn joined_wait(&self, name: &str, deadline: Option<Instant>) -> Result<Option<Bytes>> {
+    /// `Ok(None)` when the time is up, or with `for_marker`, between two
+    /// rounds, once the queue is known to have priority values (its takes
+    /// then look at them: `priorities.rs`). Keeps waiting across reconnects.
+    pub(super) async fn joined_wait(
+        &self,
+        name: &str,
+        deadline: Option<Instant>,
+        for_marker: bool,
+    ) -> Result<Option<Bytes>> {
         // Where values served to a take that stopped waiting go back.
         let source = Source::new(self.handle.core.conn_for(name)?, self.handle.core.settling(), name);
         let mut slot = match self.wait_in_line(&source, deadline).await? {
@@ -45,6 +52,9 @@ impl<T: 'static> BlockingQueue<T> {
             Waited::TimeUp => return self.time_up_in_line(),
         };
         loop {
+            if for_marker && self.handle.known_marked() {
+                return Ok(None); // the slot passes on as it drops
+            }
             if self.takes.no_blmpop.load(Ordering::Relaxed) {
                 drop(slot); // the next take in line finds joining off too
                 return Ok(self.blpop_wait(&[name], deadline).await?.map(|(_, raw)| raw));

@@ -14,6 +14,7 @@ use crate::wire::keys::QueueKeys;
 
 mod joined_pops;
 mod joined_waits;
+mod priorities;
 mod ready_hint;
 mod take;
 mod write;

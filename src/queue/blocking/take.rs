@@ -38,8 +38,8 @@ impl<T: 'static> BlockingQueue<T> {
     /// [`take_from_any`](Self::take_from_any).
     pub async fn take(&self) -> Result<T> {
         loop {
-            if let Some((_, raw)) = self.pop_from(&[self.name()], None).await? {
-                return self.decode_or_restore(self.name(), raw).await;
+            if let Some((raw, level)) = self.pop_own(None).await? {
+                return self.decode_or_give_back(raw, level).await;
             }
         }
     }
@@ -49,20 +49,16 @@ impl<T: 'static> BlockingQueue<T> {
     /// that moment, returns that error instead, so "empty" and "unreachable"
     /// are told apart.
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<T>> {
-        match self
-            .pop_from(&[self.name()], Instant::now().checked_add(timeout))
-            .await?
-        {
-            Some((_, raw)) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
+        match self.pop_own(Instant::now().checked_add(timeout)).await? {
+            Some((raw, level)) => Ok(Some(self.decode_or_give_back(raw, level).await?)),
             None => Ok(None),
         }
     }
 
     /// Removes a value if one is ready, without waiting (Java's `poll()`).
     pub async fn try_take(&self) -> Result<Option<T>> {
-        let raw = self.lpop(self.name()).await?;
-        match raw {
-            Some(raw) => Ok(Some(self.decode_or_restore(self.name(), raw).await?)),
+        match self.try_pop_own().await? {
+            Some((raw, level)) => Ok(Some(self.decode_or_give_back(raw, level).await?)),
             None => Ok(None),
         }
     }
@@ -73,7 +69,10 @@ impl<T: 'static> BlockingQueue<T> {
     pub async fn take_from_any(&self, timeout: Duration, others: &[&BlockingQueue<T>]) -> Result<Option<(String, T)>> {
         let mut names = vec![self.name()];
         names.extend(others.iter().map(|q| q.name()));
-        match self.pop_from(&names, Instant::now().checked_add(timeout)).await? {
+        match self
+            .pop_from(&names, Instant::now().checked_add(timeout), false)
+            .await?
+        {
             Some((i, raw)) => {
                 let value = self.decode_or_restore(names[i], raw).await?;
                 Ok(Some((names[i].to_owned(), value)))
@@ -174,8 +173,14 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// Blocking pop from the first of `names` that has a value, until
     /// `deadline` (or forever), across reconnects; the value and which of
-    /// `names` it came from.
-    pub(super) async fn pop_from(&self, names: &[&str], deadline: Option<Instant>) -> Result<Option<(usize, Bytes)>> {
+    /// `names` it came from. With `for_marker`, also `None` between two
+    /// rounds of a wait once the queue is known to have priority values.
+    pub(super) async fn pop_from(
+        &self,
+        names: &[&str],
+        deadline: Option<Instant>,
+        for_marker: bool,
+    ) -> Result<Option<(usize, Bytes)>> {
         self.handle.core.seen(&self.handle.keys);
         // When a value is ready, an LPOP on the shared, pipelined connections
         // is as good as a BLPOP and costs no dedicated connection. Sent once:
@@ -207,7 +212,7 @@ impl<T: 'static> BlockingQueue<T> {
                 },
             }
             if !self.takes.no_blmpop.load(Ordering::Relaxed) {
-                return Ok(self.joined_wait(name, deadline).await?.map(|raw| (0, raw)));
+                return Ok(self.joined_wait(name, deadline, for_marker).await?.map(|raw| (0, raw)));
             }
         }
         self.blpop_wait(names, deadline).await

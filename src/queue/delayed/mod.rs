@@ -24,6 +24,7 @@ mod maintenance;
 mod offer;
 mod page;
 mod pause;
+mod priority;
 mod read;
 mod recode;
 mod remove;

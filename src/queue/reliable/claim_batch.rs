@@ -45,6 +45,8 @@ struct Claimed {
     due: Option<String>,
     /// The id of the job it runs, when it was offered with one.
     job: Option<String>,
+    /// Its priority level (0: the destination list's).
+    level: u8,
 }
 
 /// A batch claim's reply: `None` when paused, else the server's time and
@@ -63,9 +65,10 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
         other => return Err(Error::Protocol(format!("claim_batch answered {other:?}"))),
     }
     let now = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-    let mut claimed = Vec::with_capacity(reply.len() / 4);
+    let mut claimed = Vec::with_capacity(reply.len() / 5);
     while let Some(value) = reply.next() {
-        let (Some(count), Some(due), Some(job)) = (reply.next(), reply.next(), reply.next()) else {
+        let (Some(count), Some(due), Some(job), Some(level)) = (reply.next(), reply.next(), reply.next(), reply.next())
+        else {
             return Err(Error::Protocol("claim_batch answered a short entry".into()));
         };
         claimed.push(Claimed {
@@ -73,6 +76,7 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
             count: reply::int(&count)?,
             due: reply::opt_text(due)?,
             job: reply::opt_text(job)?,
+            level: u8::try_from(reply::int(&level)?).unwrap_or(0).min(9),
         });
     }
     Ok(Some((now, claimed)))
@@ -90,7 +94,7 @@ pub(crate) fn batch_id(batch: [u8; 6], index: usize) -> [u8; 8] {
 fn members(batch: [u8; 6], claimed: &[Claimed]) -> Vec<Bytes> {
     (claimed.iter().enumerate())
         .filter(|(_, c)| c.count > 0)
-        .map(|(i, c)| member(batch_id(batch, i + 1), c.count as u32, &c.value))
+        .map(|(i, c)| member(batch_id(batch, i + 1), c.count as u32, c.level, &c.value))
         .collect()
 }
 
@@ -184,7 +188,17 @@ impl<T: 'static> ReliableQueue<T> {
         let mut delivered: Vec<Option<std::result::Result<Delivery<T>, DecodeError>>> =
             Vec::with_capacity(claimed.len());
         let mut undecodable = Vec::new();
-        for (i, Claimed { value, count, due, job }) in claimed.into_iter().enumerate() {
+        for (
+            i,
+            Claimed {
+                value,
+                count,
+                due,
+                job,
+                level,
+            },
+        ) in claimed.into_iter().enumerate()
+        {
             if count <= 0 {
                 self.handle.core.count_dead_lettered(1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
@@ -202,7 +216,7 @@ impl<T: 'static> ReliableQueue<T> {
                 std::time::Duration::from_millis(ms as u64)
             });
             let count = u32::try_from(count).unwrap_or(u32::MAX);
-            let member = member(batch_id(batch, i + 1), count, &value);
+            let member = member(batch_id(batch, i + 1), count, level, &value);
             match codec::decode(&*self.handle.codec, value) {
                 Ok(decoded) => delivered.push(Some(Ok(
                     Delivery::new(self, member, count, lateness, decoded).with_job(job)

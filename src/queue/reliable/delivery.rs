@@ -22,7 +22,8 @@ pub(in crate::queue::reliable) use release_unhandled::IN_BACKGROUND;
 mod traces;
 
 /// Bytes before the value in a delivery's member of the lease set (`delayq_leases`): the
-/// 8-byte delivery id, then the delivery count as 10 decimal digits.
+/// 8-byte delivery id, then the delivery count as 10 decimal digits (the
+/// first of them the value's priority level, `lua/lib/priority.lua`).
 pub(crate) const MEMBER_HEADER: usize = 18;
 
 /// How long acked delivery ids are remembered, so a retried ack whose first
@@ -31,11 +32,13 @@ const ACK_MEMORY: Duration = Duration::from_secs(300);
 /// Most acked ids remembered per queue (about 10 MB).
 const ACK_MEMORY_CAP: i64 = 100_000;
 
-/// A delivery's member of the lease set (`delayq_leases`): id, count, value.
-pub(crate) fn member(id: [u8; 8], count: u32, value: &[u8]) -> Bytes {
+/// A delivery's member of the lease set (`delayq_leases`): id, count (with
+/// the priority level in its first digit), value.
+pub(crate) fn member(id: [u8; 8], count: u32, level: u8, value: &[u8]) -> Bytes {
     let mut member = Vec::with_capacity(MEMBER_HEADER + value.len());
     member.extend_from_slice(&id);
-    member.extend_from_slice(format!("{count:010}").as_bytes());
+    let field = u64::from(level) * 1_000_000_000 + u64::from(count.min(999_999_999));
+    member.extend_from_slice(format!("{field:010}").as_bytes());
     member.extend_from_slice(value);
     Bytes::from(member)
 }
@@ -162,6 +165,14 @@ impl<T: 'static> Delivery<T> {
     /// delivery (see [`ReliableQueue`] for equal copies).
     pub fn delivery_count(&self) -> u32 {
         self.count
+    }
+
+    /// The priority it was offered with (see
+    /// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority));
+    /// [`Priority::DEFAULT`](crate::Priority::DEFAULT) for a plain value.
+    /// A give-back keeps it: the value comes back at its level.
+    pub fn priority(&self) -> crate::Priority {
+        crate::Priority::of_count_field(self.lease.member.get(8..MEMBER_HEADER).unwrap_or_default())
     }
 
     /// How long after its due time the value was taken, when known: a worker

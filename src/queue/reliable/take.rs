@@ -21,10 +21,15 @@ use crate::telemetry::DeadLettered;
 use crate::wire::codec;
 use crate::wire::format::{ElementId, Format};
 
+use super::claim_batch::Batch;
 use super::ReliableQueue;
 
 /// How far from the staging list's tail a claim looks for its value.
 const CLAIM_SCAN: i64 = 1000;
+
+/// Longest wait on the list of a queue with priority values, between two
+/// looks at its priority sets.
+const PRIORITY_ROUND: Duration = Duration::from_secs(1);
 
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
@@ -103,6 +108,11 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
+    /// Whether the queue has priority values to look at (see `priority::Marker`).
+    pub(crate) async fn has_priorities(&self) -> bool {
+        self.handle.marked().await
+    }
+
     /// A delivery of a value that is ready now, without waiting for one.
     /// Never leases a dedicated connection (see `move_ready`).
     pub(crate) async fn take_ready(&self) -> Result<Ready<T>> {
@@ -134,9 +144,46 @@ impl<T: 'static> ReliableQueue<T> {
             return Err(Error::Shutdown);
         }
         self.handle.core.seen(&self.handle.keys);
+        if self.handle.marked().await {
+            return self.claim_with_priorities(deadline, wait).await;
+        }
         let Some(value) = self.move_to_staging(deadline, wait).await? else {
             return Ok(Ready::Nothing);
         };
+        self.claim_moved(value).await
+    }
+
+    /// [`move_and_claim`](Self::move_and_claim) on a queue with priority
+    /// values: a batch claim of one (`lua/claim_batch.lua` takes the
+    /// highest level first); when none is ready, with `wait`, a move and
+    /// claim from the list that waits a round of at most
+    /// [`PRIORITY_ROUND`], so that a priority value offered meanwhile (in a
+    /// set no blocking read can watch beside the list) is seen soon.
+    async fn claim_with_priorities(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
+        match self.take_ready_batch(1).await? {
+            Batch::Paused => return Ok(Ready::Paused),
+            Batch::Taken(mut taken) => {
+                return match taken.pop() {
+                    Some(Ok(delivery)) => Ok(Ready::Taken(delivery)),
+                    Some(Err(error)) => Err(Error::Decode(error)),
+                    None => Ok(Ready::Nothing), // dead-lettered
+                };
+            }
+            Batch::Nothing => {}
+        }
+        if !wait {
+            return Ok(Ready::Nothing);
+        }
+        let round_end = Instant::now() + PRIORITY_ROUND;
+        let until = deadline.map_or(round_end, |at| at.min(round_end));
+        let Some(value) = self.move_to_staging(Some(until), true).await? else {
+            return Ok(Ready::Nothing);
+        };
+        self.claim_moved(value).await
+    }
+
+    /// Steps 2 and 3 for a value moved to the staging list.
+    async fn claim_moved(&self, value: Bytes) -> Result<Ready<T>> {
         let id = ElementId::random(Format::Modern).to_bytes();
         match self.claim(id, &value).await? {
             Claimed::Taken { count, lateness, job } => self.deliver(id, count, lateness, job, value).await,
@@ -220,7 +267,7 @@ impl<T: 'static> ReliableQueue<T> {
                 let Some(count) = reply.and_then(Claim::parse).ok().and_then(|claim| claim.taken()) else {
                     return;
                 };
-                let member = crate::queue::reliable::delivery::member(id, count, &value);
+                let member = crate::queue::reliable::delivery::member(id, count, 0, &value);
                 let mut lease = DeliveryLease::new(core, &keys, settings, member);
                 if let Err(error) = lease.release(Release::Unhandled).await {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a value claimed for a take that stopped waiting; its visibility timeout will");
@@ -312,7 +359,7 @@ impl<T: 'static> ReliableQueue<T> {
         job: Option<String>,
         value: Bytes,
     ) -> Result<Ready<T>> {
-        let member = crate::queue::reliable::delivery::member(id, count, &value);
+        let member = crate::queue::reliable::delivery::member(id, count, 0, &value);
         match codec::decode(&*self.handle.codec, value) {
             Ok(decoded) => {
                 let delivery = Delivery::new(self, member, count, lateness, decoded).with_job(job);

@@ -1,0 +1,67 @@
+-- LIBS: element offer events limits priority
+-- offer_priority: offer values with a priority level above the default
+-- (lib/priority.lua): ready ones to the ready set at the tail of their
+-- level, delayed ones to the delayed set; Redisson's keys are not touched,
+-- so Java never sees them.
+-- KEYS: 1 priority ready set, 2 priority delayed set, 3 priority marker,
+--       4 timeout set and 5 destination list (counted by 'max_size'), 6
+--       limits hash (lib/limits.lua), 7 events config, 8 events stream
+--       (lib/events.lua: one 'offered' event per run that adds any, or one
+--       'refused'), 9 stats hash (the 'offered' total)
+-- ARGV: per value: its level (1-9), its due time (ms since the epoch,
+--       or "+delay_ms" from the Redis server's clock) and its packed
+--       element (random id: the member's uniqueness)
+-- Returns how many values it added. A run the queue's limits do not admit
+-- whole adds nothing and answers the refusal (lib/limits.lua).
+--
+-- Harmless to resend: an element already in either set is not added again
+-- (a resend of a run whose reply was lost adds nothing). Cost: O(k log n)
+-- for k values.
+local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset', KEYS[3], 'string', KEYS[4], 'zset', KEYS[5], 'list')
+if bad then return bad end
+local events, events_bad = delayq_events_open(KEYS[7], KEYS[8])
+if events_bad then return events_bad end
+local limits, limits_bad = delayq_limits_open(KEYS[6])
+if limits_bad then return limits_bad end
+if #ARGV % 3 ~= 0 then
+  return redis.error_reply('DELAYQ_ARGS offer_priority takes a level, a due time and an element per value')
+end
+local levels, dues, elements = {}, {}, {}
+for i = 1, #ARGV, 3 do
+  local level = tonumber(ARGV[i])
+  if not level or level < 1 or level > 9 or level % 1 ~= 0 then
+    return redis.error_reply('DELAYQ_ARGS a priority level is 1 to 9, not ' .. ARGV[i])
+  end
+  levels[#levels + 1] = level
+  dues[#dues + 1] = delayq_due(ARGV[i + 1])
+  elements[#elements + 1] = ARGV[i + 2]
+end
+local admitted, refusal = delayq_admit(limits, KEYS[4], KEYS[5], elements, {KEYS[1], KEYS[2]})
+if admitted < #elements then
+  delayq_event(events, KEYS[8], 'refused', 'count', #elements, 'reason', delayq_refusal_reason(refusal))
+  return redis.error_reply(refusal)
+end
+local now = delayq_server_ms()
+local ready, added = {}, 0
+for i = 1, #elements do
+  local member = tostring(levels[i]) .. elements[i]
+  if not redis.call('zscore', KEYS[1], member) and not redis.call('zscore', KEYS[2], member) then
+    added = added + 1
+    if tonumber(dues[i]) <= now then
+      ready[#ready + 1] = member
+    else
+      redis.call('zadd', KEYS[2], dues[i], member)
+    end
+  end
+end
+if added > 0 then
+  -- The marker exists from the first priority value on, ready or not.
+  if #ready > 0 then
+    delayq_priority_add(KEYS[1], KEYS[3], ready, false)
+  else
+    redis.call('incrby', KEYS[3], 0)
+  end
+  delayq_event(events, KEYS[8], 'offered', 'count', added)
+  delayq_count(KEYS[9], 'offered', added)
+end
+return added

@@ -1,0 +1,177 @@
+//! Takes of a queue that has priority values (`lua/pop_priority.lua`):
+//! the highest level first, the destination list (the default level) last.
+//!
+//! A queue without the marker is taken from as before (`take.rs`); its
+//! blocked takes end their wait round once the marker is seen, and go on
+//! here. Here a take pops with the script (which also moves due delayed
+//! priority values), and when there is nothing waits on the list in rounds
+//! of at most [`PRIORITY_ROUND`], or until the next delayed priority value
+//! is due: a priority value offered meanwhile lands in a set no blocking
+//! read can watch beside the list.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use fred::types::Value;
+use tokio::time::Instant;
+
+use crate::connection::detached::{detach, until, Command};
+use crate::connection::reply;
+use crate::connection::request::Request;
+use crate::connection::script::{ScriptError, SCRIPTS};
+use crate::error::{Error, Result};
+use crate::wire::codec;
+
+use super::BlockingQueue;
+
+/// Longest wait on the list, between two looks at the priority sets.
+const PRIORITY_ROUND: Duration = Duration::from_secs(1);
+/// Shortest round: a delayed value due sooner waits this long at least.
+const SHORTEST_ROUND: Duration = Duration::from_millis(10);
+
+/// A pop's reply: the value and its level, and when the next delayed
+/// priority value is due (ms on the server's clock).
+type Popped = (Option<(Bytes, u8)>, Option<i64>);
+
+impl<T: 'static> BlockingQueue<T> {
+    /// The next value of this queue and its level, until `deadline` (or
+    /// forever): with priorities once the queue has the marker.
+    pub(super) async fn pop_own(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, u8)>> {
+        loop {
+            if self.handle.marked().await {
+                return self.pop_marked(deadline).await;
+            }
+            match self.pop_from(&[self.name()], deadline, true).await? {
+                Some((_, raw)) => return Ok(Some((raw, 0))),
+                None if deadline.is_some_and(|at| Instant::now() >= at) => return Ok(None),
+                // The wait ended for the marker: look again.
+                None => continue,
+            }
+        }
+    }
+
+    /// A value without waiting: with priorities once the queue has the marker.
+    pub(super) async fn try_pop_own(&self) -> Result<Option<(Bytes, u8)>> {
+        if self.handle.marked().await {
+            return Ok(self.pop_priority().await?.0);
+        }
+        Ok(self.lpop(self.name()).await?.map(|raw| (raw, 0)))
+    }
+
+    /// Decodes a value of `level`; if it cannot be decoded, gives it back to
+    /// the head of its level (decoding never consumes) and fails.
+    pub(super) async fn decode_or_give_back(&self, raw: Bytes, level: u8) -> Result<T> {
+        if level == 0 {
+            return self.decode_or_restore(self.name(), raw).await;
+        }
+        match codec::decode(&*self.handle.codec, raw.clone()) {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                let restored = self.give_back_level(level, vec![raw]).await;
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
+    }
+
+    async fn pop_marked(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, u8)>> {
+        let name = self.name();
+        loop {
+            if self.handle.core.is_shutting_down() {
+                return Err(Error::Shutdown);
+            }
+            let next_due = match until(deadline, self.pop_priority()).await {
+                Ok((Some(popped), _)) => return Ok(Some(popped)),
+                Ok((None, next_due)) => next_due,
+                Err(error) if error.is_transient() && deadline.is_none_or(|at| Instant::now() < at) => {
+                    tracing::warn!(queue = name, %error, "a priority pop failed; trying again (if Redis ran it and its reply was lost, a value was taken and lost: use a ReliableQueue for at-least-once)");
+                    tokio::time::sleep(SHORTEST_ROUND * 10).await;
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            let mut round = PRIORITY_ROUND;
+            if let Some(due) = next_due {
+                let in_ms = due.saturating_sub(crate::wire::time::now_ms()).max(0) as u64;
+                round = round.min(Duration::from_millis(in_ms)).max(SHORTEST_ROUND);
+            }
+            let round_end = Instant::now() + round;
+            let until = deadline.map_or(round_end, |at| at.min(round_end));
+            if let Some(raw) = self.joined_wait(name, Some(until), false).await? {
+                return Ok(Some((raw, 0)));
+            }
+            if deadline.is_some_and(|at| Instant::now() >= at) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// One run of `lua/pop_priority.lua`, sent once and safe to cancel: a
+    /// value popped for a caller that stopped waiting goes back to the head
+    /// of its level.
+    async fn pop_priority(&self) -> Result<Popped> {
+        let conn = self.handle.core.conn_for(self.name())?.clone();
+        let keys = SCRIPTS.pop_priority.keys(&self.handle.keys).build();
+        let name = self.name().to_owned();
+        let pop: Command<std::result::Result<Value, ScriptError>> =
+            Box::pin(async move { SCRIPTS.pop_priority.run(&conn, &name, keys, Vec::new()).await });
+        let undo = {
+            let queue = self.clone();
+            move |reply: std::result::Result<Value, ScriptError>| async move {
+                if let Ok(Ok((Some((raw, level)), _))) = reply.map(parse) {
+                    queue.give_back_level(level, vec![raw]).await;
+                }
+            }
+        };
+        let reply = detach(pop, undo, self.handle.core.settling())
+            .until_answered()
+            .reply()
+            .await
+            .map_err(Error::from)?;
+        parse(reply)
+    }
+
+    /// Gives values back to the head of `level` (`lua/priority_push_back.lua`),
+    /// the first first; whether it could.
+    pub(super) async fn give_back_level(&self, level: u8, raw: Vec<Bytes>) -> bool {
+        let Ok(conn) = self.handle.core.conn_for(self.name()) else {
+            return false;
+        };
+        let keys = SCRIPTS.priority_push_back.keys(&self.handle.keys).build();
+        let mut args = vec![Value::from(i64::from(level))];
+        args.extend(raw.into_iter().map(Value::Bytes));
+        let pushed = Request::new(self.name())
+            .apply_retrying(
+                conn,
+                self.handle.core.settling(),
+                &SCRIPTS.priority_push_back,
+                keys,
+                args,
+            )
+            .await;
+        match pushed {
+            Ok(_) => true,
+            Err(error) => {
+                tracing::error!(queue = self.name(), level, %error, "could not give values back to their priority level");
+                false
+            }
+        }
+    }
+}
+
+/// `lua/pop_priority.lua`'s reply: `{value or false, level, next due or false}`.
+fn parse(reply: Value) -> Result<Popped> {
+    let mut parts = reply::array(reply)?.into_iter();
+    let (Some(value), Some(level), Some(due)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(Error::Protocol("pop_priority answered a short reply".into()));
+    };
+    let level = u8::try_from(reply::int(&level)?).unwrap_or(0).min(9);
+    let value = match value {
+        Value::Null | Value::Boolean(false) => None,
+        value => Some((reply::bytes(value)?, level)),
+    };
+    let due = match due {
+        Value::Null | Value::Boolean(false) => None,
+        due => Some(reply::int(&due)?),
+    };
+    Ok((value, due))
+}

@@ -1,0 +1,107 @@
+//! Offers with a priority (`lua/offer_priority.lua`): a value of level 1 to
+//! 9 goes to delayq's priority sets instead of Redisson's keys, and takes
+//! that look at priorities take it before every value of a lower level.
+
+use std::time::{Duration, SystemTime};
+
+use fred::types::Value;
+
+use crate::connection::reply;
+use crate::connection::script::SCRIPTS;
+use crate::error::Result;
+use crate::queue::priority::Priority;
+use crate::wire::{format, time};
+
+use super::limits::Waiting;
+use super::offer::Due;
+use super::DelayedQueue;
+
+impl<T: 'static> DelayedQueue<T> {
+    /// Offers `value` due `delay` from now, with a `priority`: consumers
+    /// of this queue ([`BlockingQueue`](crate::BlockingQueue)'s takes,
+    /// [`ReliableQueue`](crate::ReliableQueue)'s takes and
+    /// [`take_many`](crate::ReliableQueue::take_many), the
+    /// [`Worker`](crate::Worker)) take the highest level first, values of
+    /// one level in offer order, and the default level's values last. A
+    /// delayed value keeps its priority when it falls due, and a value
+    /// given back (a nack, a visibility timeout, a worker's give-back)
+    /// keeps it too; a dead letter does not (requeued, it comes back at the
+    /// default).
+    ///
+    /// [`Priority::DEFAULT`] is exactly [`offer`](Self::offer): the value
+    /// goes to Redisson's keys and a Java client sees it. Levels 1 to 9 go
+    /// to delayq's keys of the queue's slot (`delayq_priority_ready:{N}`,
+    /// `delayq_priority_delayed:{N}`, and the marker `delayq_priority:{N}`),
+    /// which Java's `RDelayedQueue` and `RBlockingQueue` never read: only a
+    /// delayq consumer takes them, and a delayed one falls due when a delayq
+    /// consumer of the queue next looks (at least once a second while one
+    /// waits). `len`, `read_all` and the other reads of this delayed queue
+    /// (Redisson's keys) do not count them;
+    /// [`status`](Self::status) does.
+    ///
+    /// A lost reply is safe: the offer is sent again and adds nothing twice.
+    /// Fails as [`offer`](Self::offer) fails, and the queue's limits apply
+    /// ([`set_limits`](Self::set_limits); `max_size` counts priority values
+    /// for a priority offer).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::Priority;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.delayed_queue("orders", delayq::StringCodec)?;
+    /// orders.offer(&"routine".to_owned(), Duration::ZERO).await?;
+    /// orders.offer_with_priority(&"urgent".to_owned(), Duration::ZERO, Priority::new(9)?).await?;
+    /// let consumer = client.blocking_queue("orders", delayq::StringCodec)?;
+    /// assert_eq!(consumer.take().await?, "urgent");
+    /// # Ok(()) }
+    /// ```
+    pub async fn offer_with_priority(&self, value: &T, delay: Duration, priority: Priority) -> Result<()> {
+        if priority == Priority::DEFAULT {
+            return self.offer(value, delay).await;
+        }
+        let due = self.due_after(delay)?;
+        self.offer_priority(due, value, priority).await
+    }
+
+    /// [`offer_with_priority`](Self::offer_with_priority), due at `at` (a
+    /// time in the past fails with [`Error::InvalidDelay`](crate::Error::InvalidDelay)).
+    pub async fn offer_at_with_priority(&self, value: &T, at: SystemTime, priority: Priority) -> Result<()> {
+        if priority == Priority::DEFAULT {
+            return self.offer_at(value, at).await;
+        }
+        let due = Due::At(time::due_at(time::now_ms(), at)?);
+        self.offer_priority(due, value, priority).await
+    }
+
+    async fn offer_priority(&self, due: Due, value: &T, priority: Priority) -> Result<()> {
+        let payload = self.encode(value)?;
+        self.handle.core.seen(&self.handle.keys);
+        let mut waiting = Waiting::new(self.when_full);
+        loop {
+            let keys = SCRIPTS.offer_priority.keys(&self.handle.keys).build();
+            // A random id per try: the member's identity, so a resent run
+            // finds its own member and adds nothing.
+            let element = format::pack(self.format, &payload);
+            let args = vec![
+                Value::from(i64::from(priority.level())),
+                due.arg(),
+                Value::Bytes(element),
+            ];
+            self.handle.arm();
+            match SCRIPTS
+                .offer_priority
+                .run(self.conn()?, self.name(), keys, args)
+                .await
+                .map_err(crate::Error::from)
+            {
+                Ok(reply) => {
+                    reply::int(&reply)?;
+                    self.handle.priorities.set();
+                    return Ok(());
+                }
+                Err(error) if waiting.again(&error).await => continue,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Priorities: the [`Priority`] of a value, and what a client knows of a
+//! queue's priority marker.
+//!
+//! Levels 1 to 9 live in delayq's keys of the queue's slot
+//! (`lua/lib/priority.lua`); the default level, 0, is the destination list
+//! itself, all a Java client sees. Consumers look at the other levels only
+//! once the queue's marker (`delayq_priority:{N}`) exists, so a queue that
+//! never had a priority value is taken from exactly as before.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::interfaces::KeysInterface;
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::queue::Core;
+use crate::wire::keys::QueueKeys;
+
+/// How often a client looks again whether a queue without the marker has
+/// one now, at most (in the background, after the first look).
+const MARKER_RECHECK: Duration = Duration::from_secs(1);
+
+/// A value's priority, from 0 (the default, lowest) to 9 (highest), as
+/// Redisson PRO's `RReliableQueue` numbers them. Consumers take the highest
+/// level first and values of one level in offer order.
+///
+/// Priority 0 is a plain offer: the value goes to Redisson's keys and a
+/// Java client takes it like any other. Values of levels 1 to 9 live in
+/// delayq's keys beside the queue (see
+/// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority)),
+/// which a Java client never reads.
+///
+/// ```
+/// use delayq::Priority;
+///
+/// let urgent = Priority::new(9)?;
+/// assert_eq!(urgent, Priority::HIGHEST);
+/// assert!(urgent > Priority::DEFAULT);
+/// assert_eq!(urgent.level(), 9);
+/// assert!(Priority::new(10).is_err());
+/// assert_eq!(Priority::try_from(3u8)?.to_string(), "3");
+/// # Ok::<(), delayq::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Priority(u8);
+
+impl Priority {
+    /// Level 0: the default, a plain offer that Java sees.
+    pub const DEFAULT: Priority = Priority(0);
+    /// Level 9: taken before every other.
+    pub const HIGHEST: Priority = Priority(9);
+
+    /// The priority of `level`; [`Error::InvalidArgument`] above 9.
+    pub fn new(level: u8) -> Result<Priority> {
+        if level > 9 {
+            return Err(Error::InvalidArgument(format!(
+                "a priority is 0 (default) to 9 (highest), not {level}"
+            )));
+        }
+        Ok(Priority(level))
+    }
+
+    /// Its level, 0 to 9.
+    pub fn level(self) -> u8 {
+        self.0
+    }
+
+    /// The level of a lease member's count field (its first of ten digits;
+    /// `lua/lib/priority.lua`), 0 for anything else.
+    pub(crate) fn of_count_field(field: &[u8]) -> Priority {
+        match field.first() {
+            Some(d @ b'1'..=b'9') if field.len() == 10 => Priority(d - b'0'),
+            _ => Priority::DEFAULT,
+        }
+    }
+}
+
+impl TryFrom<u8> for Priority {
+    type Error = Error;
+
+    fn try_from(level: u8) -> Result<Priority> {
+        Priority::new(level)
+    }
+}
+
+impl std::fmt::Display for Priority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What this client knows of one queue's priority marker. Once seen it
+/// stays seen (delayq never removes a marker); until then a look costs one
+/// `EXISTS`, awaited the first time, then at most once a
+/// [`MARKER_RECHECK`] in the background.
+#[derive(Default)]
+pub(crate) struct Marker {
+    seen: AtomicBool,
+    /// When the last look started; `None` before the first.
+    looked: Mutex<Option<Instant>>,
+}
+
+impl Marker {
+    /// Whether the queue has priority values to look at (see above).
+    pub(crate) async fn marked(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>) -> bool {
+        if self.seen.load(Ordering::Relaxed) {
+            return true;
+        }
+        let first = self.looked.lock().is_none();
+        if first {
+            *self.looked.lock() = Some(Instant::now());
+            self.look(core, keys).await;
+            return self.seen.load(Ordering::Relaxed);
+        }
+        self.known(core, keys)
+    }
+
+    /// Whether the marker is known to exist, without waiting: a stale
+    /// answer starts a look in the background.
+    pub(crate) fn known(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>) -> bool {
+        if self.seen.load(Ordering::Relaxed) {
+            return true;
+        }
+        let stale = {
+            let mut looked = self.looked.lock();
+            let stale = looked.is_none_or(|at| at.elapsed() >= MARKER_RECHECK);
+            if stale {
+                *looked = Some(Instant::now());
+            }
+            stale
+        };
+        if stale {
+            let (marker, core, keys) = (self.clone(), core.clone(), keys.clone());
+            tokio::spawn(async move { marker.look(&core, &keys).await });
+        }
+        false
+    }
+
+    /// This client wrote a priority value: the marker exists.
+    pub(crate) fn set(&self) {
+        self.seen.store(true, Ordering::Relaxed);
+    }
+
+    async fn look(&self, core: &Core, keys: &QueueKeys) {
+        let Ok(conn) = core.conn_for(keys.destination()) else {
+            return;
+        };
+        match conn.exists::<i64, _>(keys.priority_marker()).await {
+            Ok(n) if n > 0 => self.set(),
+            Ok(_) => {}
+            Err(error) => {
+                tracing::debug!(queue = keys.destination(), %error, "could not look for the priority marker");
+            }
+        }
+    }
+}

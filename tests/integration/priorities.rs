@@ -1,0 +1,322 @@
+//! Priorities (`DelayedQueue::offer_with_priority`): the highest level is
+//! taken first, equal levels in offer order, the default level (the plain
+//! list Java reads) last; delayed values and give-backs keep their level;
+//! a queue that never had a priority value is taken from as before.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::error::BoxError;
+use delayq::{Priority, StringCodec};
+use parking_lot::Mutex;
+
+use delayq_test_support::fault_proxy::Fault;
+use delayq_test_support::{eventually, redis_test};
+
+fn p(level: u8) -> Priority {
+    Priority::new(level).unwrap()
+}
+
+fn s(text: &str) -> String {
+    text.to_owned()
+}
+
+redis_test! {
+    /// Levels first, highest first; within a level, offer order; the plain
+    /// list's values last. `try_take`, `take` and `take_timeout` agree.
+    async fn values_are_taken_by_priority_then_in_offer_order(client) {
+        let producer = client.delayed_queue("prio-order", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-order", StringCodec).unwrap();
+        // The plain ones straight to the list: offers due in one
+        // millisecond are transferred in any order (as Redisson's).
+        consumer.offer(&s("a")).await.unwrap();
+        consumer.offer(&s("b")).await.unwrap();
+        for (value, level) in [("c", 5), ("d", 5), ("e", 9), ("f", 1)] {
+            producer.offer_with_priority(&s(value), Duration::ZERO, p(level)).await.unwrap();
+        }
+        let mut taken = vec![consumer.try_take().await.unwrap().unwrap()];
+        taken.push(consumer.take().await.unwrap());
+        taken.push(consumer.take_timeout(Duration::from_secs(5)).await.unwrap().unwrap());
+        for _ in 0..3 {
+            taken.push(consumer.take().await.unwrap());
+        }
+        assert_eq!(taken, ["e", "c", "d", "f", "a", "b"]);
+        assert_eq!(consumer.try_take().await.unwrap(), None);
+    }
+}
+
+redis_test! {
+    /// What a Java consumer reads, the plain list, holds the default
+    /// level's values only; the others wait in delayq's keys, and a
+    /// priority of 0 is a plain offer.
+    async fn a_java_consumer_of_the_plain_list_sees_the_default_priority_only(client, raw) {
+        let producer = client.delayed_queue("prio-java", StringCodec).unwrap();
+        producer.offer_with_priority(&s("plain"), Duration::ZERO, Priority::DEFAULT).await.unwrap();
+        producer.offer_with_priority(&s("urgent"), Duration::ZERO, Priority::HIGHEST).await.unwrap();
+        producer.offer_with_priority(&s("later"), Duration::from_secs(3600), p(4)).await.unwrap();
+        // The default level went through Redisson's keys: transferred to the list.
+        eventually(Duration::from_secs(30), "the plain value is in the list", || async {
+            raw.llen("prio-java").await == 1
+        })
+        .await;
+        let list = raw.lrange("prio-java").await;
+        assert_eq!(list.len(), 1);
+        assert!(list[0].ends_with(b"plain"), "{list:?}");
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{prio-java}").await, 0);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-java}").await, 1);
+        assert_eq!(raw.zcard("delayq_priority_delayed:{prio-java}").await, 1);
+    }
+}
+
+redis_test! {
+    /// A delayed value of a level, once due, goes before the plain values
+    /// that were ready all along.
+    async fn a_delayed_value_keeps_its_priority_when_due(client) {
+        let producer = client.delayed_queue("prio-delayed", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-delayed", StringCodec).unwrap();
+        consumer.offer(&s("plain-1")).await.unwrap();
+        consumer.offer(&s("plain-2")).await.unwrap();
+        producer.offer_with_priority(&s("soon"), Duration::from_millis(300), p(8)).await.unwrap();
+        let first = consumer.take().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let (second, third) = (consumer.take().await.unwrap(), consumer.take().await.unwrap());
+        // Whether the first take came before the due time or not, "soon"
+        // is taken before every plain value left when it is due.
+        if first == "soon" {
+            assert_eq!([second, third], ["plain-1", "plain-2"]);
+        } else {
+            assert_eq!(first, "plain-1");
+            assert_eq!([second, third], ["soon", "plain-2"]);
+        }
+    }
+}
+
+redis_test! {
+    /// Reliable takes and `take_many` honour the levels; each delivery says
+    /// its priority.
+    async fn reliable_takes_and_take_many_honour_priorities(client) {
+        let producer = client.delayed_queue("prio-reliable", StringCodec).unwrap();
+        let jobs = client.reliable_queue("prio-reliable", StringCodec).unwrap();
+        let list = client.blocking_queue("prio-reliable", StringCodec).unwrap();
+        list.offer(&s("a")).await.unwrap();
+        for (value, level) in [("b", 3), ("d", 9), ("e", 3)] {
+            producer.offer_with_priority(&s(value), Duration::ZERO, p(level)).await.unwrap();
+        }
+        list.offer(&s("c")).await.unwrap();
+        let first = jobs.take().await.unwrap();
+        assert_eq!((first.value().as_str(), first.priority()), ("d", p(9)));
+        first.ack().await.unwrap();
+        let rest = jobs.take_many(10, Duration::from_secs(5)).await.unwrap();
+        let got: Vec<(String, u8)> = rest
+            .into_iter()
+            .map(|d| d.unwrap())
+            .map(|d| (d.value().clone(), d.priority().level()))
+            .collect();
+        assert_eq!(got, [(s("b"), 3), (s("e"), 3), (s("a"), 0), (s("c"), 0)]);
+    }
+}
+
+redis_test! {
+    /// A nack puts the value back at its level: at once (ahead of the plain
+    /// values), or after its delay through the priority delayed set (never
+    /// Redisson's keys, where Java's transfer would drop its level).
+    async fn a_nacked_priority_value_keeps_its_level(client, raw) {
+        let producer = client.delayed_queue("prio-nack", StringCodec).unwrap();
+        let jobs = client.reliable_queue("prio-nack", StringCodec).unwrap();
+        producer.offer(&s("plain"), Duration::ZERO).await.unwrap();
+        producer.offer_with_priority(&s("x"), Duration::ZERO, p(7)).await.unwrap();
+        let taken = jobs.take().await.unwrap();
+        assert_eq!(taken.value(), "x");
+        assert!(taken.nack(Duration::ZERO).await.unwrap());
+        let again = jobs.take().await.unwrap();
+        assert_eq!((again.value().as_str(), again.priority(), again.delivery_count()), ("x", p(7), 2));
+        assert!(again.nack(Duration::from_millis(300)).await.unwrap());
+        assert_eq!(raw.zcard("delayq_priority_delayed:{prio-nack}").await, 1);
+        assert_eq!(raw.zcard("redisson_delay_queue_timeout:{prio-nack}").await, 0);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let third = jobs.take().await.unwrap();
+        assert_eq!((third.value().as_str(), third.priority(), third.delivery_count()), ("x", p(7), 3));
+        third.ack().await.unwrap();
+        assert_eq!(jobs.take().await.unwrap().value(), "plain");
+    }
+}
+
+redis_test! {
+    /// A delivery whose visibility timeout passes goes back to the head of
+    /// its level, not to the plain list.
+    async fn a_timed_out_priority_value_keeps_its_level(client, raw) {
+        let producer = client.delayed_queue("prio-timeout", StringCodec).unwrap();
+        let jobs = client.reliable_queue("prio-timeout", StringCodec).unwrap();
+        let short = jobs.clone().with_visibility_timeout(Duration::from_millis(300));
+        producer.offer(&s("plain"), Duration::ZERO).await.unwrap();
+        producer.offer_with_priority(&s("x"), Duration::ZERO, p(2)).await.unwrap();
+        let lost = short.take().await.unwrap();
+        assert_eq!(lost.value(), "x");
+        std::mem::forget(lost); // a consumer that died with it
+        eventually(Duration::from_secs(60), "the reaper gives it back to its level", || async {
+            raw.zcard("delayq_priority_ready:{prio-timeout}").await == 1
+        })
+        .await;
+        let back = jobs.take().await.unwrap();
+        assert_eq!((back.value().as_str(), back.priority(), back.delivery_count()), ("x", p(2), 2));
+        back.ack().await.unwrap();
+        assert_eq!(jobs.take().await.unwrap().value(), "plain");
+    }
+}
+
+redis_test! {
+    /// A worker (claiming in batches ahead of its handler) handles the
+    /// priority values before the plain ones offered earlier.
+    async fn a_worker_handles_higher_priorities_first(client) {
+        let producer = client.delayed_queue("prio-worker", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-worker", StringCodec).unwrap();
+        for i in 0..20 {
+            consumer.offer(&format!("plain-{i}")).await.unwrap();
+        }
+        for i in 0..5 {
+            producer.offer_with_priority(&format!("high-{i}"), Duration::ZERO, p(6)).await.unwrap();
+        }
+        let handled = Arc::new(Mutex::new(Vec::new()));
+        let worker = client.worker("prio-worker", StringCodec).unwrap().concurrency(1).run({
+            let handled = handled.clone();
+            move |value: String| {
+                let handled = handled.clone();
+                async move {
+                    handled.lock().push(value);
+                    Ok::<(), BoxError>(())
+                }
+            }
+        });
+        eventually(Duration::from_secs(60), "all 25 handled", || async { handled.lock().len() == 25 }).await;
+        worker.shutdown().await;
+        let handled = handled.lock().clone();
+        let high: Vec<String> = (0..5).map(|i| format!("high-{i}")).collect();
+        let plain: Vec<String> = (0..20).map(|i| format!("plain-{i}")).collect();
+        assert_eq!(handled[..5], high[..]);
+        assert_eq!(handled[5..], plain[..]);
+    }
+}
+
+redis_test! {
+    /// A queue that never had a priority value is taken from as before:
+    /// no script reads or writes a priority set.
+    async fn takes_on_a_queue_without_priority_values_look_at_the_plain_list_alone(redis, client) {
+        let producer = client.delayed_queue("prio-none", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-none", StringCodec).unwrap();
+        let jobs = client.reliable_queue("prio-none", StringCodec).unwrap();
+        let monitor = redis.monitor().await;
+        for i in 0..4 {
+            producer.offer(&format!("v{i}"), Duration::ZERO).await.unwrap();
+        }
+        eventually(Duration::from_secs(30), "the values are ready", || async {
+            consumer.len().await.unwrap() == 4
+        })
+        .await;
+        assert_eq!(consumer.take().await.unwrap(), "v0");
+        assert_eq!(consumer.try_take().await.unwrap().as_deref(), Some("v1"));
+        jobs.take().await.unwrap().ack().await.unwrap();
+        let many = jobs.take_many(5, Duration::from_secs(1)).await.unwrap();
+        assert_eq!(many.len(), 1);
+        let entries = monitor.entries().await;
+        assert!(entries.iter().any(|e| e.name() == "lpop"), "the takes were recorded");
+        let touched: Vec<String> = entries
+            .iter()
+            // A script's keys are named in its EVAL: what counts is what it runs.
+            .filter(|e| e.from_lua || !matches!(e.name().as_str(), "evalsha" | "eval"))
+            .filter(|e| {
+                e.args.iter().skip(1).any(|a| {
+                    a.starts_with(b"delayq_priority_ready:") || a.starts_with(b"delayq_priority_delayed:")
+                })
+            })
+            .map(|e| e.name())
+            .collect();
+        assert!(touched.is_empty(), "commands on the priority sets: {touched:?}");
+        assert!(!entries.iter().any(|e| e.name() == "zpopmin"));
+    }
+}
+
+redis_test! {
+    /// A take blocked on an empty queue gets a priority value offered while
+    /// it waits: on a queue that never had one (the first ends its wait
+    /// round), and on one that has.
+    async fn a_blocked_take_gets_a_priority_value_offered_while_it_waits(client) {
+        let producer = client.delayed_queue("prio-blocked", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-blocked", StringCodec).unwrap();
+        for round in 0..2 {
+            let take = tokio::spawn({
+                let consumer = consumer.clone();
+                async move { consumer.take().await }
+            });
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            producer.offer_with_priority(&format!("urgent-{round}"), Duration::ZERO, p(9)).await.unwrap();
+            let taken = tokio::time::timeout(Duration::from_secs(60), take).await.unwrap().unwrap().unwrap();
+            assert_eq!(taken, format!("urgent-{round}"));
+        }
+        let jobs = client.reliable_queue("prio-blocked", StringCodec).unwrap();
+        let take = tokio::spawn({
+            let jobs = jobs.clone();
+            async move { jobs.take().await.map(|d| (d.value().clone(), d.priority())) }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        producer.offer_with_priority(&s("reliable"), Duration::ZERO, p(4)).await.unwrap();
+        let taken = tokio::time::timeout(Duration::from_secs(60), take).await.unwrap().unwrap().unwrap();
+        assert_eq!(taken, (s("reliable"), p(4)));
+    }
+}
+
+redis_test! {
+    /// A lost offer reply: fred sends the offer again, and the value is
+    /// there once.
+    async fn a_priority_offer_whose_reply_is_lost_adds_its_value_once(proxy, client, raw) {
+        let producer = client.delayed_queue("prio-lost", StringCodec).unwrap();
+        proxy.arm(Fault::LoseReply, "delayq_priority_ready:{prio-lost}");
+        producer.offer_with_priority(&s("once"), Duration::ZERO, p(3)).await.unwrap();
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-lost}").await, 1);
+        let consumer = client.blocking_queue("prio-lost", StringCodec).unwrap();
+        assert_eq!(consumer.try_take().await.unwrap().as_deref(), Some("once"));
+        assert_eq!(consumer.try_take().await.unwrap(), None);
+    }
+}
+
+redis_test! {
+    /// Equal payloads at one level are distinct values, large ones too.
+    async fn equal_and_large_payloads_keep_their_count_and_bytes(client, raw) {
+        let producer = client.delayed_queue("prio-equal", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-equal", StringCodec).unwrap();
+        let big = "x".repeat(64 * 1024);
+        for _ in 0..3 {
+            producer.offer_with_priority(&s("same"), Duration::ZERO, p(5)).await.unwrap();
+        }
+        producer.offer_with_priority(&big, Duration::ZERO, p(5)).await.unwrap();
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-equal}").await, 4);
+        for _ in 0..3 {
+            assert_eq!(consumer.take().await.unwrap(), "same");
+        }
+        assert_eq!(consumer.take().await.unwrap(), big);
+    }
+}
+
+redis_test! {
+    /// One take moves at most 100 due delayed priority values: its cost is
+    /// bounded whatever the number due. (Values due in the same
+    /// millisecond come in any order, as in Redisson's timeout set.)
+    async fn a_take_moves_a_bounded_number_of_due_priority_values(client, raw) {
+        let producer = client.delayed_queue("prio-bounded", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-bounded", StringCodec).unwrap();
+        for i in 0..250 {
+            producer.offer_with_priority(&format!("v{i}"), Duration::from_millis(200), p(1)).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let mut taken = vec![consumer.try_take().await.unwrap().unwrap()];
+        assert_eq!(raw.zcard("delayq_priority_delayed:{prio-bounded}").await, 150);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-bounded}").await, 99);
+        for _ in 1..250 {
+            taken.push(consumer.take().await.unwrap());
+        }
+        taken.sort_by_key(|v| v[1..].parse::<u32>().unwrap());
+        let all: Vec<String> = (0..250).map(|i| format!("v{i}")).collect();
+        assert_eq!(taken, all);
+        assert_eq!(consumer.try_take().await.unwrap(), None);
+    }
+}
