@@ -33,7 +33,7 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list'
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[11], KEYS[12])
 if bad then return bad end
-bad = delayq_check_types(KEYS[13], 'zset')
+bad = KEYS[13] and delayq_check_types(KEYS[13], 'zset')
 if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end

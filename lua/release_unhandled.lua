@@ -37,7 +37,7 @@ local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash'
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[10], KEYS[11])
 if bad then return bad end
-bad = delayq_check_types(KEYS[12], 'zset')
+bad = KEYS[12] and delayq_check_types(KEYS[12], 'zset')
 if bad then return bad end
 if (#ARGV - 2) % 2 ~= 0 then
   return redis.error_reply('DELAYQ_ARGS release_unhandled takes a delivery and a context per value')

@@ -61,12 +61,13 @@ local function delayq_priority_add(ready, marker, members, head)
 end
 
 -- Gives payloads back at `level`: to the ready set's head of that level
--- (the first payload first), or for level 0 to the destination's head.
+-- (the first payload first), or for level 0 to the destination's head (so
+-- does a run by hand given no priority keys: its values are not lost).
 local function delayq_priority_give_back(ready, marker, destination, level, payloads)
   if #payloads == 0 then
     return
   end
-  if level == 0 then
+  if level == 0 or not ready or not marker then
     local reversed = {}
     for i = #payloads, 1, -1 do
       reversed[#reversed + 1] = payloads[i]

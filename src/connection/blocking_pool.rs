@@ -236,6 +236,22 @@ impl BlockingPool {
         args: impl Fn(f64) -> Vec<Value>,
         failing: Option<&Failing>,
     ) -> Result<Option<Value>> {
+        self.wait_while(command, queue, deadline, args, failing, || std::future::ready(true))
+            .await
+    }
+
+    /// [`wait`](Self::wait), also ending with `Ok(None)` after a try that
+    /// came back empty once `keep_waiting` says no (a queue's takes stop
+    /// waiting on the list alone once it has priority values).
+    pub(crate) async fn wait_while<F: Future<Output = bool>>(
+        &self,
+        command: &'static str,
+        queue: &str,
+        deadline: Option<Instant>,
+        args: impl Fn(f64) -> Vec<Value>,
+        failing: Option<&Failing>,
+        keep_waiting: impl Fn() -> F,
+    ) -> Result<Option<Value>> {
         let mut last_error: Option<Error> = None;
         loop {
             let wait = match deadline {
@@ -285,7 +301,12 @@ impl BlockingPool {
                 }
             }
             match outcome {
-                Ok(Value::Null) => last_error = None,
+                Ok(Value::Null) => {
+                    last_error = None;
+                    if !keep_waiting().await {
+                        return Ok(None);
+                    }
+                }
                 Ok(value) => return Ok(Some(value)),
                 Err(error) if error.is_transient() => {
                     tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection (if Redis ran it and only its reply was lost, the values it popped are lost: use a ReliableQueue for at-least-once)");

@@ -784,7 +784,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Paused,
             Ids,
             Due,
-            Stats
+            Stats,
+            PriorityReady,
+            PriorityDelayed
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),

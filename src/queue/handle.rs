@@ -34,6 +34,9 @@ use crate::wire::keys::QueueKeys;
 /// dead-letter limit).
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
+/// Longest a look for the priority marker holds a take.
+const MARKER_LOOK: Duration = Duration::from_secs(1);
+
 /// One handle's share of its queue: clones share everything, the
 /// transfer registration included.
 pub(crate) struct QueueHandle<T> {
@@ -70,15 +73,16 @@ impl<T: 'static> QueueHandle<T> {
         }
     }
 
-    /// Whether the queue has priority values to look at (awaits the first
-    /// look; see `priority::Marker`).
-    pub(crate) async fn marked(&self) -> bool {
-        self.priorities.marked(&self.core, &self.keys).await
-    }
-
-    /// Whether the queue is known to have priority values, without waiting.
-    pub(crate) fn known_marked(&self) -> bool {
-        self.priorities.known(&self.core, &self.keys)
+    /// Whether the queue has priority values to look at (see
+    /// `priority::Marker::marked`: the first look waits at most a second,
+    /// or half the time to `deadline`; later ones never hold the caller).
+    pub(crate) async fn marked(&self, deadline: Option<tokio::time::Instant>) -> bool {
+        let within = deadline.map_or(MARKER_LOOK, |at| {
+            at.saturating_duration_since(tokio::time::Instant::now()) / 2
+        });
+        (self.priorities)
+            .marked(&self.core, &self.keys, within.min(MARKER_LOOK))
+            .await
     }
 
     /// The destination queue's name.

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use fred::interfaces::KeysInterface;
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
@@ -93,55 +94,63 @@ impl std::fmt::Display for Priority {
 }
 
 /// What this client knows of one queue's priority marker. Once seen it
-/// stays seen (delayq never removes a marker); until then a look costs one
-/// `EXISTS`, awaited the first time, then at most once a
-/// [`MARKER_RECHECK`] in the background.
+/// stays seen (delayq never removes a marker); until then a look is one
+/// `EXISTS`, at most one a [`MARKER_RECHECK`] and never two on their way:
+/// a look stays on its way until Redis (or fred, giving up on the
+/// connection) answers it, so a dead connection gets no stream of looks
+/// (which would keep it looking busy to fred's unresponsive check) and
+/// holds no take past a bounded wait.
 #[derive(Default)]
 pub(crate) struct Marker {
     seen: AtomicBool,
+    /// A look is on its way.
+    looking: AtomicBool,
     /// When the last look started; `None` before the first.
     looked: Mutex<Option<Instant>>,
+    /// Told when a look ends.
+    answered: Notify,
 }
 
 impl Marker {
-    /// Whether the queue has priority values to look at (see above).
-    pub(crate) async fn marked(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>) -> bool {
+    /// Whether the queue has priority values to look at: once seen, always.
+    /// Else what the last look found; a look starts when the last is
+    /// [`MARKER_RECHECK`] old and none is on its way. Only the first call
+    /// waits for its look, at most `within`.
+    pub(crate) async fn marked(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>, within: Duration) -> bool {
         if self.seen.load(Ordering::Relaxed) {
             return true;
         }
         let first = self.looked.lock().is_none();
-        if first {
-            *self.looked.lock() = Some(Instant::now());
-            self.look(core, keys).await;
-            return self.seen.load(Ordering::Relaxed);
+        let answered = self.answered.notified();
+        let started = self.start_look(core, keys);
+        if first && started {
+            let _ = tokio::time::timeout(within, answered).await;
         }
-        self.known(core, keys)
-    }
-
-    /// Whether the marker is known to exist, without waiting: a stale
-    /// answer starts a look in the background.
-    pub(crate) fn known(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>) -> bool {
-        if self.seen.load(Ordering::Relaxed) {
-            return true;
-        }
-        let stale = {
-            let mut looked = self.looked.lock();
-            let stale = looked.is_none_or(|at| at.elapsed() >= MARKER_RECHECK);
-            if stale {
-                *looked = Some(Instant::now());
-            }
-            stale
-        };
-        if stale {
-            let (marker, core, keys) = (self.clone(), core.clone(), keys.clone());
-            tokio::spawn(async move { marker.look(&core, &keys).await });
-        }
-        false
+        self.seen.load(Ordering::Relaxed)
     }
 
     /// This client wrote a priority value: the marker exists.
     pub(crate) fn set(&self) {
         self.seen.store(true, Ordering::Relaxed);
+    }
+
+    /// Starts a look in the background when one is due; whether it did.
+    fn start_look(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>) -> bool {
+        {
+            let mut looked = self.looked.lock();
+            let due = looked.is_none_or(|at| at.elapsed() >= MARKER_RECHECK);
+            if !due || self.looking.swap(true, Ordering::AcqRel) {
+                return false;
+            }
+            *looked = Some(Instant::now());
+        }
+        let (marker, core, keys) = (self.clone(), core.clone(), keys.clone());
+        tokio::spawn(async move {
+            marker.look(&core, &keys).await;
+            marker.looking.store(false, Ordering::Release);
+            marker.answered.notify_waiters();
+        });
+        true
     }
 
     async fn look(&self, core: &Core, keys: &QueueKeys) {

@@ -14,10 +14,18 @@ use std::time::{Duration, SystemTime};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct QueueStatus {
-    /// Elements waiting in the delayed queue (the timeout set).
+    /// Elements waiting in the delayed queue (the timeout set), and delayed
+    /// values with a priority above the default (`priority_pending` of them).
     pub pending: u64,
-    /// Values in the destination list, ready to take.
+    /// Values ready to take: in the destination list, and with a priority
+    /// above the default (`priority_ready` of them, which Java does not see).
     pub ready: u64,
+    /// Of `pending`, delayed values with a priority above the default (see
+    /// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority)).
+    pub priority_pending: u64,
+    /// Of `ready`, values with a priority above the default, which only
+    /// delayq's consumers take.
+    pub priority_ready: u64,
     /// Reliable deliveries not yet settled.
     pub in_flight: u64,
     /// Values in the dead-letter list.

@@ -111,7 +111,7 @@ impl Limiter {
     pub(super) async fn take<T: Send + 'static>(&self, queue: &ReliableQueue<T>) -> Result<Option<Delivery<T>>> {
         let mut found = self.turn.lock().await;
         if !std::mem::take(&mut *found) {
-            self.ready(queue.keys(), queue.has_priorities().await).await?;
+            self.ready(queue).await?;
         }
         let permit = self.acquire(queue.keys()).await?;
         match queue.take_ready().await? {
@@ -131,15 +131,19 @@ impl Limiter {
     /// consumer, Java included; a blocked consumer is still served). On a
     /// queue with priority values, at most a round of a second: those
     /// arrive in a set the list's wait does not see.
-    async fn ready(&self, keys: &QueueKeys, priorities: bool) -> Result<()> {
-        let dest = keys.destination();
+    async fn ready<T: 'static>(&self, queue: &ReliableQueue<T>) -> Result<()> {
+        let priorities = queue.has_priorities().await;
+        let dest = queue.keys().destination();
         let args = |secs: f64| {
             let mut args: Vec<Value> = [dest, dest, "LEFT", "LEFT"].into_iter().map(Value::from).collect();
             args.push(Value::from(secs));
             args
         };
         let round = priorities.then(|| tokio::time::Instant::now() + PRIORITY_ROUND);
-        self.core.blocking().wait("BLMOVE", dest, round, args, None).await?;
+        let keep_waiting = || async { !queue.has_priorities().await };
+        (self.core.blocking())
+            .wait_while("BLMOVE", dest, round, args, None, keep_waiting)
+            .await?;
         Ok(())
     }
 

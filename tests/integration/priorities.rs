@@ -65,6 +65,11 @@ redis_test! {
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{prio-java}").await, 0);
         assert_eq!(raw.zcard("delayq_priority_ready:{prio-java}").await, 1);
         assert_eq!(raw.zcard("delayq_priority_delayed:{prio-java}").await, 1);
+        // The status counts them, and says how many have a priority.
+        let status = producer.status().await.unwrap();
+        assert_eq!((status.ready, status.priority_ready), (2, 1));
+        assert_eq!((status.pending, status.priority_pending), (1, 1));
+        assert!(status.next_due.is_some());
     }
 }
 
@@ -205,14 +210,13 @@ redis_test! {
         let consumer = client.blocking_queue("prio-none", StringCodec).unwrap();
         let jobs = client.reliable_queue("prio-none", StringCodec).unwrap();
         let monitor = redis.monitor().await;
-        for i in 0..4 {
-            producer.offer(&format!("v{i}"), Duration::ZERO).await.unwrap();
-        }
-        eventually(Duration::from_secs(30), "the values are ready", || async {
-            consumer.len().await.unwrap() == 4
-        })
-        .await;
+        // One through the delayed queue and its transfer, three straight to
+        // the list (offers due in one millisecond come in any order).
+        producer.offer(&s("v0"), Duration::ZERO).await.unwrap();
         assert_eq!(consumer.take().await.unwrap(), "v0");
+        for i in 1..4 {
+            consumer.offer(&format!("v{i}")).await.unwrap();
+        }
         assert_eq!(consumer.try_take().await.unwrap().as_deref(), Some("v1"));
         jobs.take().await.unwrap().ack().await.unwrap();
         let many = jobs.take_many(5, Duration::from_secs(1)).await.unwrap();
@@ -317,6 +321,23 @@ redis_test! {
         taken.sort_by_key(|v| v[1..].parse::<u32>().unwrap());
         let all: Vec<String> = (0..250).map(|i| format!("v{i}")).collect();
         assert_eq!(taken, all);
+        assert_eq!(consumer.try_take().await.unwrap(), None);
+    }
+}
+
+redis_test! {
+    /// `clear` empties the priority sets with the rest: the delayed queue's
+    /// its delayed values, the blocking queue's its ready ones.
+    async fn clears_cover_the_priority_values(client, raw) {
+        let producer = client.delayed_queue("prio-clear", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-clear", StringCodec).unwrap();
+        producer.offer_with_priority(&s("ready"), Duration::ZERO, p(3)).await.unwrap();
+        producer.offer_with_priority(&s("later"), Duration::from_secs(3600), p(3)).await.unwrap();
+        assert!(producer.clear().await.unwrap());
+        assert_eq!(raw.zcard("delayq_priority_delayed:{prio-clear}").await, 0);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-clear}").await, 1);
+        assert!(consumer.clear().await.unwrap());
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-clear}").await, 0);
         assert_eq!(consumer.try_take().await.unwrap(), None);
     }
 }

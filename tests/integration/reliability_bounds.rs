@@ -347,6 +347,8 @@ redis_test! {
         let request = "delayq_request:{jobs}:test-nack";
         let (events_config, events, stats) = (k.events_config(), k.events(), k.stats());
         let (jobs, jobs_expiry) = (k.jobs(), k.jobs_expiry());
+        let (priority_ready, priority_delayed, priority_marker) =
+            (k.priority_ready(), k.priority_delayed(), k.priority_marker());
         let send = || {
             let keys = [
                 k.leases(),
@@ -364,6 +366,9 @@ redis_test! {
                 k.ids(),
                 &jobs,
                 &jobs_expiry,
+                &priority_ready,
+                &priority_delayed,
+                &priority_marker,
                 request,
             ];
             let mut args: Vec<Value> = vec![nack.as_str().into(), (keys.len() as i64).into()];

@@ -28,6 +28,7 @@ mod many_queues;
 mod measure;
 mod memory;
 mod offers;
+mod priorities;
 mod rate_limit;
 mod redis_benchmark;
 mod redisson;
@@ -68,6 +69,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &limits::QueueLimits,
     &dedup::DedupWindows,
     &job_history::JobHistories,
+    &priorities::Priorities,
     &decoders::HostileDecoders,
     &soak::SoakRun,
 ];

@@ -52,9 +52,6 @@ impl<T: 'static> BlockingQueue<T> {
             Waited::TimeUp => return self.time_up_in_line(),
         };
         loop {
-            if for_marker && self.handle.known_marked() {
-                return Ok(None); // the slot passes on as it drops
-            }
             if self.takes.no_blmpop.load(Ordering::Relaxed) {
                 drop(slot); // the next take in line finds joining off too
                 return Ok(self.blpop_wait(&[name], deadline).await?.map(|(_, raw)| raw));
@@ -110,7 +107,14 @@ impl<T: 'static> BlockingQueue<T> {
                     }
                     return Ok(Some(batch.serve(&source, values)));
                 }
-                Ok(None) => slot = batch.into_slot(),
+                Ok(None) => {
+                    slot = batch.into_slot();
+                    // Empty: does the queue have priority values now (as last
+                    // seen: a look never holds a wait)? Its takes then look at them.
+                    if for_marker && !time_up && self.handle.marked(deadline).await {
+                        return Ok(None); // the slot passes on as it drops
+                    }
+                }
                 Err(error) if refuses_blmpop(&error) => {
                     tracing::info!(
                         queue = name,

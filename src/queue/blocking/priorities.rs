@@ -38,7 +38,7 @@ impl<T: 'static> BlockingQueue<T> {
     /// forever): with priorities once the queue has the marker.
     pub(super) async fn pop_own(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, u8)>> {
         loop {
-            if self.handle.marked().await {
+            if self.handle.marked(deadline).await {
                 return self.pop_marked(deadline).await;
             }
             match self.pop_from(&[self.name()], deadline, true).await? {
@@ -52,7 +52,7 @@ impl<T: 'static> BlockingQueue<T> {
 
     /// A value without waiting: with priorities once the queue has the marker.
     pub(super) async fn try_pop_own(&self) -> Result<Option<(Bytes, u8)>> {
-        if self.handle.marked().await {
+        if self.handle.marked(None).await {
             return Ok(self.pop_priority().await?.0);
         }
         Ok(self.lpop(self.name()).await?.map(|raw| (raw, 0)))

@@ -76,8 +76,9 @@ impl<T: 'static> BlockingQueue<T> {
         self.handle.remove_all(Among::Ready, values).await
     }
 
-    /// Deletes every ready value (Java's `clear()`); returns whether there
-    /// was any. Pending values of the delayed queue are not touched. Sent
+    /// Deletes every ready value (Java's `clear()`), those with a priority
+    /// too; returns whether there was any. Pending values of the delayed
+    /// queue are not touched. Sent
     /// once: a resend could delete values offered after the first run, so
     /// a lost reply is [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
     pub async fn clear(&self) -> Result<bool> {
@@ -86,7 +87,7 @@ impl<T: 'static> BlockingQueue<T> {
             .core
             .conn()?
             .with_options(&Resend::Once.options())
-            .del(self.name())
+            .del(vec![self.name().to_owned(), self.handle.keys.priority_ready()])
             .await
             .sent_once("clear", self.name())?;
         Ok(n > 0)

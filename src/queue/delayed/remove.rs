@@ -177,7 +177,8 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// Deletes every pending element (the timeout set and the pending list, as
-    /// Java's `clear()`/`delete()`, and delayq's id index); returns whether there was anything. The
+    /// Java's `clear()`/`delete()`, delayq's id index, and the delayed values
+    /// with a priority); returns whether there was anything. The
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
         let n = self
@@ -187,6 +188,7 @@ impl<T: 'static> DelayedQueue<T> {
                 self.handle.keys.timeout(),
                 self.handle.keys.pending(),
                 self.handle.keys.ids(),
+                &self.handle.keys.priority_delayed(),
             ])
             .await
             .sent_once("clear", self.name())?;

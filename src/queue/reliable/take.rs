@@ -110,7 +110,7 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Whether the queue has priority values to look at (see `priority::Marker`).
     pub(crate) async fn has_priorities(&self) -> bool {
-        self.handle.marked().await
+        self.handle.marked(None).await
     }
 
     /// A delivery of a value that is ready now, without waiting for one.
@@ -144,7 +144,7 @@ impl<T: 'static> ReliableQueue<T> {
             return Err(Error::Shutdown);
         }
         self.handle.core.seen(&self.handle.keys);
-        if self.handle.marked().await {
+        if self.handle.marked(deadline).await {
             return self.claim_with_priorities(deadline, wait).await;
         }
         let Some(value) = self.move_to_staging(deadline, wait).await? else {
@@ -209,11 +209,15 @@ impl<T: 'static> ReliableQueue<T> {
             args.push(Value::from(secs));
             args
         };
+        // Ends after a round once the queue has priority values: the take
+        // then looks at them (`claim_with_priorities`).
         let moved = self
             .handle
             .core
             .blocking()
-            .wait("BLMOVE", dest, deadline, args, None)
+            .wait_while("BLMOVE", dest, deadline, args, None, || async {
+                !self.handle.marked(deadline).await
+            })
             .await?;
         moved.map(reply::bytes).transpose()
     }

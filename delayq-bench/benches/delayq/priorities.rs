@@ -1,0 +1,106 @@
+//! Scenario 20: what priorities cost. Offers with a priority against plain
+//! offers, and takes from a queue whose values have priorities against
+//! takes from a plain one, runs alternated on one server, medians compared.
+//! A priority offer is one script run per value (plain offers are joined
+//! into shared runs, scenario 1), and a take from a queue with priorities
+//! is one script run (`pop_priority.lua`) where a plain take is an `LPOP`.
+
+use std::time::Duration;
+
+use delayq::{Client, LongCodec, Priority};
+use futures_util::StreamExt;
+use tokio::time::Instant;
+
+use crate::report::{rate, Row};
+use crate::scenario::{Context, Rows, Scenario};
+use crate::RedisServer;
+
+const VALUES: usize = 50_000;
+const IN_FLIGHT: usize = 256;
+/// Runs of each side; the medians are compared.
+const RUNS: usize = 3;
+
+/// (offers/s, takes/s) of one run: `VALUES` offered concurrently (with
+/// levels 1-9 in turn, or plain), then taken by `IN_FLIGHT` concurrent takes.
+async fn run_once(redis: &RedisServer, name: &str, with_priorities: bool) -> (f64, f64) {
+    let client = Client::builder().url(redis.url()).pool_size(4).build().await.unwrap();
+    let producer = client.delayed_queue(name, LongCodec).unwrap();
+    let consumer = client.blocking_queue(name, LongCodec).unwrap();
+    let started = Instant::now();
+    futures_util::stream::iter(0..VALUES as i64)
+        .for_each_concurrent(IN_FLIGHT, |i| {
+            let (producer, consumer) = (producer.clone(), consumer.clone());
+            async move {
+                if with_priorities {
+                    let level = Priority::new(1 + (i % 9) as u8).unwrap();
+                    producer.offer_with_priority(&i, Duration::ZERO, level).await.unwrap();
+                } else {
+                    // Straight to the list, as the priority values go
+                    // straight to their set: no transfer in either.
+                    consumer.offer(&i).await.unwrap();
+                }
+            }
+        })
+        .await;
+    let offers = VALUES as f64 / started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    futures_util::stream::iter(0..VALUES)
+        .for_each_concurrent(IN_FLIGHT, |_| {
+            let consumer = consumer.clone();
+            async move {
+                consumer.take().await.unwrap();
+            }
+        })
+        .await;
+    let takes = VALUES as f64 / started.elapsed().as_secs_f64();
+    assert_eq!(consumer.try_take().await.unwrap(), None, "every value taken once");
+    client.shutdown().await;
+    (offers, takes)
+}
+
+/// Scenario 20. Offers and takes with priorities and without.
+pub struct Priorities;
+
+impl Scenario for Priorities {
+    fn name(&self) -> &'static str {
+        "priorities"
+    }
+
+    fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
+        Box::pin(async move {
+            eprintln!("20. priorities: offers and takes with levels 1-9 and without...");
+            let redis = RedisServer::start().await;
+            let (mut offers, mut takes) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+            for run in 0..RUNS {
+                let (o, t) = run_once(&redis, &format!("prio-plain-{run}"), false).await;
+                offers.1.push(o);
+                takes.1.push(t);
+                let (o, t) = run_once(&redis, &format!("prio-levels-{run}"), true).await;
+                offers.0.push(o);
+                takes.0.push(t);
+            }
+            let median = crate::measure::median;
+            let (offers_on, offers_off) = (median(offers.0), median(offers.1));
+            let (takes_on, takes_off) = (median(takes.0), median(takes.1));
+            vec![
+                Row::new(
+                    "20. priorities",
+                    &format!("offers/s, {IN_FLIGHT} in flight, levels 1-9"),
+                )
+                .values(rate(offers_on), format!("{} (plain, to the list)", rate(offers_off)))
+                .ratio(offers_on / offers_off)
+                .target(
+                    "≥ 0.30× plain (one script per value, not joined)",
+                    offers_on / offers_off >= 0.3,
+                ),
+                Row::new(
+                    "20. priorities",
+                    &format!("takes/s, {IN_FLIGHT} concurrent takes, levels 1-9"),
+                )
+                .values(rate(takes_on), format!("{} (plain LPOP)", rate(takes_off)))
+                .ratio(takes_on / takes_off)
+                .target("≥ 0.50× plain (a script per take)", takes_on / takes_off >= 0.5),
+            ]
+        })
+    }
+}
