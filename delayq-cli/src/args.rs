@@ -995,6 +995,19 @@ pub(crate) struct OfferArgs {
     /// the offer there, and the error says how many values went before it.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["values", "id"])]
     pub from_file: Option<PathBuf>,
+    /// Offer at this priority: 0 (the default, lowest) to 9 (highest).
+    /// delayq's takes, reliable consumers and workers take the highest
+    /// first, equal ones in offer order; with --delay, when due. Java
+    /// consumers never see values above 0 (docs/delayed-queue.md,
+    /// "Priorities"). Not with --id, --dedup-window or --from-file.
+    #[arg(
+        long,
+        value_parser = parse_priority,
+        value_name = "0-9",
+        allow_hyphen_values = true,
+        conflicts_with_all = ["id", "dedup_window", "from_file"]
+    )]
+    pub priority: Option<delayq::Priority>,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
@@ -1209,7 +1222,14 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{text:?} is not a size like 64MiB"))
 }
 
-/// Parses a duration like `1500ms` or `5s`; a negative one is an error.
+/// Parses a `--priority`: a whole number from 0 to 9.
+pub(crate) fn parse_priority(text: &str) -> Result<delayq::Priority, String> {
+    let refused =
+        || format!("{text:?} is not a priority: give a whole number from 0 (the default, lowest) to 9 (highest)");
+    let level: u8 = text.trim().parse().map_err(|_| refused())?;
+    delayq::Priority::new(level).map_err(|_| refused())
+}
+
 /// `--history`'s value: how long handled histories are kept, or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HistorySwitch(pub Option<Duration>);
@@ -1228,6 +1248,7 @@ pub(crate) fn parse_history(text: &str) -> Result<HistorySwitch, String> {
     }
 }
 
+/// Parses a duration like `1500ms` or `5s`; a negative one is an error.
 pub(crate) fn parse_delay(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.starts_with('-') {

@@ -46,6 +46,11 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         client.shutdown().await;
         return code;
     }
+    if let Some(priority) = args.priority.filter(|p| p.level() > 0) {
+        let code = offer_priority(&queue, args, priority).await;
+        client.shutdown().await;
+        return code;
+    }
     let result = queue.offer_all(args.values.iter().map(|v| (v, args.delay))).await;
     client.shutdown().await;
     match refused(result) {
@@ -110,6 +115,38 @@ async fn offer_dedup(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--priority` above the default: one offer per value, in order (the
+/// library has no bulk offer with a priority). A failure part way says how
+/// many went before it.
+async fn offer_priority(
+    queue: &delayq::DelayedQueue<String>,
+    args: &OfferArgs,
+    priority: delayq::Priority,
+) -> delayq::Result<ExitCode> {
+    let queue_name = escape(&args.queue);
+    for (offered, value) in args.values.iter().enumerate() {
+        let result = queue.offer_with_priority(value, args.delay, priority).await;
+        if result.is_err() && offered > 0 {
+            // Before the error, which main or `refused` prints next.
+            eprintln!(
+                "delayq: the first {offered} of {} value(s) were offered to {queue_name} at priority {priority}; value {} failed:",
+                args.values.len(),
+                offered + 1
+            );
+        }
+        match refused(result) {
+            Ok(result) => result?,
+            Err(code) => return Ok(code),
+        }
+    }
+    eprintln!(
+        "offered {} value(s) to {queue_name} at priority {priority} ({})",
+        args.values.len(),
+        due_after(args.delay)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// An offer the queue's limits refused (`delayq limits`): the reason is

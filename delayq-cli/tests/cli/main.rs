@@ -24,6 +24,7 @@ mod kryo;
 mod list;
 mod lost_replies;
 mod operator_review;
+mod priorities;
 mod processes;
 mod rough_edges;
 mod schedules;
