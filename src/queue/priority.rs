@@ -93,6 +93,21 @@ impl std::fmt::Display for Priority {
     }
 }
 
+/// A member of the priority sets (`lua/lib/priority.lua`): its level and
+/// its value's payload; `None` for bytes that are not one.
+pub(crate) fn parse_member(member: &[u8]) -> Option<(Priority, &[u8])> {
+    let level = match member.first() {
+        Some(d @ b'0'..=b'9') => d - b'0',
+        _ => return None,
+    };
+    let mut element = &member[1..];
+    // A time to live: its kind and 13 digits of expiry, before the element.
+    if let Some(b'T' | b't') = element.first() {
+        element = element.get(14..)?;
+    }
+    Some((Priority(level), crate::format::unpack(element).ok()?.payload))
+}
+
 /// What this client knows of one queue's priority marker. Once seen it
 /// stays seen (delayq never removes a marker); until then a look is one
 /// `EXISTS`, at most one a [`MARKER_RECHECK`] and never two on their way:

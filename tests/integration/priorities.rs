@@ -34,6 +34,12 @@ redis_test! {
         for (value, level) in [("c", 5), ("d", 5), ("e", 9), ("f", 1)] {
             producer.offer_with_priority(&s(value), Duration::ZERO, p(level)).await.unwrap();
         }
+        // Read in take order, each with its level, without taking.
+        let head: Vec<(u8, String)> = (consumer.read_priority_range(0, 10).await.unwrap().into_iter())
+            .map(|(priority, value)| (priority.level(), value))
+            .collect();
+        assert_eq!(head, [(9, s("e")), (5, s("c")), (5, s("d")), (1, s("f"))]);
+        assert_eq!(consumer.read_priority_range(3, 10).await.unwrap(), [(p(1), s("f"))]);
         let mut taken = vec![consumer.try_take().await.unwrap().unwrap()];
         taken.push(consumer.take().await.unwrap());
         taken.push(consumer.take_timeout(Duration::from_secs(5)).await.unwrap().unwrap());

@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use fred::interfaces::ListInterface;
+use fred::interfaces::{ListInterface, SortedSetsInterface};
 
 use crate::error::{CommandResult, Error, Result};
 use crate::queue::handle::QueueHandle;
 use crate::queue::per_queue::PerQueue;
+use crate::queue::priority::Priority;
 use crate::queue::Core;
 use crate::wire::codec::{self, Codec};
 use crate::wire::keys::QueueKeys;
@@ -174,6 +175,44 @@ impl<T: 'static> BlockingQueue<T> {
     /// a long list page with [`read_range`](Self::read_range).
     pub async fn read_all(&self) -> Result<Vec<T>> {
         self.read_range(0, usize::MAX).await
+    }
+
+    /// Up to `count` ready values with a priority above the default (see
+    /// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority)),
+    /// from index `start` in take order (0 is the next taken), without
+    /// removing any, each with its priority. Takes take all of them before
+    /// the plain list's values ([`read_range`](Self::read_range)).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.blocking_queue("orders", delayq::StringCodec)?;
+    /// for (priority, value) in orders.read_priority_range(0, 10).await? {
+    ///     println!("{priority}: {value}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn read_priority_range(&self, start: usize, count: usize) -> Result<Vec<(Priority, T)>> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let key = self.handle.keys.priority_ready();
+        let first = i64::try_from(start).unwrap_or(i64::MAX);
+        let last = i64::try_from(start.saturating_add(count - 1)).unwrap_or(-1);
+        let members: Vec<Bytes> = self
+            .handle
+            .core
+            .conn()?
+            .zrange(&key, first, last, None, false, None, false)
+            .await
+            .on_key(&key)?;
+        let mut values = Vec::with_capacity(members.len());
+        for member in &members {
+            let (priority, payload) = crate::queue::priority::parse_member(member)
+                .ok_or_else(|| Error::Protocol(format!("{key} holds a member that is not a priority entry")))?;
+            let value = codec::decode(&*self.handle.codec, Bytes::copy_from_slice(payload))?;
+            values.push((priority, value));
+        }
+        Ok(values)
     }
 
     /// Up to `count` ready values from index `start` (0 is the head), without
