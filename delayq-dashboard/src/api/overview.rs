@@ -61,6 +61,8 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
             if let Some(s) = &entry.status {
                 totals.pending += s.pending;
                 totals.ready += s.ready;
+                totals.priority_pending += s.priority_pending;
+                totals.priority_ready += s.priority_ready;
                 totals.in_flight += s.in_flight;
                 totals.dead_letters += s.dead_letters;
                 totals.quarantined += s.quarantined;

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use delayq::format::Format;
-use delayq::BytesCodec;
+use delayq::{BytesCodec, QueueStatus};
 
 use super::action::{act, done, failed, paused, press_again, Refused, BATCH};
 use super::known::{did_you_mean, known};
@@ -102,14 +102,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
     let name = query.name.as_str();
     let delayed = view(&shared.client, name)?;
     let status = delayed.status().await?;
-    let ready: Vec<Value> = shared
-        .client
-        .blocking_queue(name, BytesCodec)?
-        .read_range(0, 10)
-        .await?
-        .iter()
-        .map(|raw: &bytes::Bytes| show(shared.codec_of(name), raw))
-        .collect();
+    let ready = ready_head(shared, name, &status).await?;
     let pending = pending::page(shared, name, query.offset, limit, &status).await?;
     let dead = dead_letters::section(shared, name, &status).await?;
     let hour = if status.pending > 0 {
@@ -171,6 +164,35 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         },
         "sample_interval_ms": shared.sample_interval.as_millis() as u64,
     }))
+}
+
+/// Values the ready list's head shows.
+const READY_HEAD: usize = 10;
+
+/// The first [`READY_HEAD`] ready values in the order consumers take them:
+/// the values with a priority (highest level first, then in offer order),
+/// then the plain list's head. Each says its `priority` (0: the plain list,
+/// all a Java client sees). The priority set is read only when the status
+/// counted values in it (one command fewer on a queue without priorities);
+/// the two reads are not one atomic step, as the status is not with either.
+async fn ready_head(shared: &Shared, name: &str, status: &QueueStatus) -> delayq::Result<Vec<Value>> {
+    let codec = shared.codec_of(name);
+    let queue = shared.client.blocking_queue::<bytes::Bytes, _>(name, BytesCodec)?;
+    let mut head = Vec::with_capacity(READY_HEAD);
+    if status.priority_ready > 0 {
+        for (priority, raw) in queue.read_priority_range(0, READY_HEAD).await? {
+            head.push(with_priority(show(codec, &raw), priority.level()));
+        }
+    }
+    for raw in queue.read_range(0, READY_HEAD - head.len()).await? {
+        head.push(with_priority(show(codec, &raw), 0));
+    }
+    Ok(head)
+}
+
+fn with_priority(mut shown: Value, level: u8) -> Value {
+    shown["priority"] = json!(level);
+    shown
 }
 
 /// Runs the transfer now until nothing due at the press is left.

@@ -138,3 +138,22 @@ pub async fn dead_letter(server: &RedisServer, name: &str, payload: &[u8]) {
         .await
         .unwrap();
 }
+
+/// Values offered with a priority through delayq (levels 1-9 live in
+/// delayq's own sets, which no raw write here imitates): each `(text,
+/// level, seconds)` is due in `seconds` (0: ready at once). The handle's
+/// registration runs the transfer once: plain elements already due move.
+pub async fn priorities(server: &RedisServer, name: &str, values: &[(&str, u8, u64)]) {
+    let client = client(server).await;
+    let queue = client.delayed_queue(name, delayq::StringCodec).unwrap();
+    for &(text, level, seconds) in values {
+        queue
+            .offer_with_priority(
+                &text.to_owned(),
+                Duration::from_secs(seconds),
+                delayq::Priority::new(level).unwrap(),
+            )
+            .await
+            .expect("a priority offer");
+    }
+}

@@ -61,7 +61,11 @@ pub(crate) async fn page(
         .enumerate()
         .map(|(i, element)| element_json(shared, name, element, offset + i))
         .collect();
-    Ok(json!({"offset": offset, "limit": limit, "total": status.pending, "elements": elements}))
+    // The total of what the pages list: the delayed queue's elements, not
+    // the delayed values with a priority (delayq's own set) that
+    // `status.pending` counts too.
+    let total = status.pending.saturating_sub(status.priority_pending);
+    Ok(json!({"offset": offset, "limit": limit, "total": total, "elements": elements}))
 }
 
 /// One pending element as the page shows it; `rank` is its place in due

@@ -3,6 +3,12 @@
 // Each element carries its packed bytes (raw, hex): the actions name it by
 // them, so an element a transfer took meanwhile is never mistaken for another.
 
+// What the table lists: the delayed queue's elements (Redisson's keys). A
+// status's pending count holds the delayed values with a priority too
+// (delayq's own set), which the table does not list and Purge and Migrate
+// do not take.
+const plainPending = (s) => Math.max(0, (s.pending || 0) - (s.priority_pending || 0));
+
 // "10m", "1h30m", "90s": a delay the server reads as one.
 const DELAY = /^\s*(\d+\s*(ms|s|m|h|d)\s*)+$/;
 
@@ -154,7 +160,7 @@ const pendingSection = {
 
   // The queue shrank under this page: go to its last page.
   stale(data) {
-    const pending = data.status.pending;
+    const pending = plainPending(data.status);
     if (this.offset > 0 && this.offset >= pending) {
       this.offset = Math.max(0, Math.floor((pending - 1) / this.limit) * this.limit);
       return true;
@@ -253,7 +259,10 @@ const pendingSection = {
 
   render(data) {
     const s = data.status;
-    this.total = s.pending;
+    // The table lists the delayed queue's elements: delayed values with a
+    // priority (delayq's own set) are counted in s.pending, not listed.
+    const pending = plainPending(s);
+    this.total = pending;
     const keyOf = (e) => `${e.raw}:${e.due_ms}:${e.id}`;
     const rows = data.pending.elements.map((e) => {
       const key = keyOf(e);
@@ -272,13 +281,14 @@ const pendingSection = {
       replaceKeepingFocus(document.querySelector("#pending-table tbody"), rows.map(([, tr]) => tr));
     }
     this.order = order;
-    const last = Math.min(this.offset + this.limit, s.pending);
-    $("page-info").textContent = s.pending ? `${fmt(this.offset + 1)}–${fmt(last)} of ${fmt(s.pending)}, in due order` : "";
-    const pages = Math.max(1, Math.ceil(s.pending / this.limit));
+    const last = Math.min(this.offset + this.limit, pending);
+    const unlisted = s.priority_pending ? `; ${fmt(s.priority_pending)} with a priority not listed` : "";
+    $("page-info").textContent = pending ? `${fmt(this.offset + 1)}–${fmt(last)} of ${fmt(pending)}, in due order${unlisted}` : unlisted.slice(2);
+    const pages = Math.max(1, Math.ceil(pending / this.limit));
     $("page-count").textContent = fmt(pages);
     if (!this.typed) $("page-no").value = Math.floor(this.offset / this.limit) + 1;
     $("page-no").max = pages;
     $("prev").disabled = this.offset === 0;
-    $("next").disabled = last >= s.pending;
+    $("next").disabled = last >= pending;
   },
 };

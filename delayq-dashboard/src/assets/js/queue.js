@@ -34,6 +34,8 @@ function queuePage() {
     const s = data.status;
     setCount("pending", s.pending);
     setCount("ready", s.ready);
+    priorityCount($("pending-priority"), s.priority_pending, "delayed");
+    priorityCount($("ready-priority"), s.priority_ready, "ready");
     setCount("in-flight", s.in_flight);
     setCount("dead-letters", s.dead_letters, true);
     setCount("quarantined", s.quarantined, true);
@@ -51,7 +53,8 @@ function queuePage() {
     $("resume").hidden = !s.paused;
     limitsShown(data.limits);
 
-    const ready = data.ready_head.map((v, i) => fillPayload(el("li"), v, `ready:${i}`));
+    // In take order: the values with a priority first, each with its badge.
+    const ready = data.ready_head.map((v, i) => withPriority(fillPayload(el("li"), v, `ready:${i}`), v.priority));
     if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
     $("ready-list").replaceChildren(...ready);
 
@@ -61,7 +64,9 @@ function queuePage() {
     $("history-note").dataset.sampled = data.sampled;
     schedulesSection(data.schedules, data.now_ms);
     $("purge").disabled = $("purge-confirm").value !== name;
-    ctx.counts = { due: (data.due_next_hour && data.due_next_hour.overdue) || 0, pending: s.pending };
+    // Purge and Migrate take the delayed queue's elements, not the delayed
+    // values with a priority: their labels count what they take.
+    ctx.counts = { due: (data.due_next_hour && data.due_next_hour.overdue) || 0, pending: plainPending(s) };
     for (const button of pressTwice.buttons) pressTwice.label(button, ctx);
   };
   // While live events cover the counts (events.js), the 2-second tick
@@ -146,6 +151,20 @@ function queuePage() {
     confirm.value = "";
     return { confirm: typed };
   }));
+}
+
+// Priorities (levels 1-9, delayq only): a badge before such a value, and
+// under a count how many of it have one. A Java client sees neither.
+const priorityTitle = (level) =>
+  `priority ${level}: taken before lower levels and the plain list; Java does not see it`;
+function withPriority(node, level) {
+  if (level > 0) node.prepend(el("span", { class: "badge priority", title: priorityTitle(level) }, `P${level}`));
+  return node;
+}
+function priorityCount(node, n, where) {
+  node.hidden = !(n > 0);
+  node.textContent = n > 0 ? `(${fmt(n)} with a priority)` : "";
+  node.title = n > 0 ? `${fmt(n)} ${where} values with a priority (levels 1-9): delayq's consumers take them before the plain list's; Java does not see them` : "";
 }
 
 // The queue's limits: shown to everyone, and the form's fields filled with

@@ -978,6 +978,7 @@ mod history;
 mod java;
 mod job;
 mod overview;
+mod priorities;
 mod review;
 mod schedules;
 mod search;

@@ -805,6 +805,7 @@ mod events;
 mod history;
 mod java;
 mod overview;
+mod priorities;
 mod review;
 mod schedules;
 mod search;
