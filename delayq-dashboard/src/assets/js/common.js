@@ -112,7 +112,8 @@ function serverHeader(redis) {
     const max = s.maxmemory ? visible(s.maxmemory_human) : "no maxmemory";
     parts.push(`${visible(s.used_memory_human)} / ${max}`);
   }
-  if (s.uptime_seconds !== null && s.uptime_seconds !== undefined) parts.push(`up ${span(s.uptime_seconds * 1000)}`);
+  // INFO counts whole seconds: 0 is "under a second", not "0ms".
+  if (s.uptime_seconds !== null && s.uptime_seconds !== undefined) parts.push(`up ${s.uptime_seconds < 1 ? "<1s" : span(s.uptime_seconds * 1000)}`);
   if (redis.up === false) parts.push("unreachable");
   node.textContent = parts.join(" · ");
   node.classList.toggle("down", redis.up === false);
