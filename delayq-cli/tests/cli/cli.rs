@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use delayq_test_support::{deadline, redis_test, RedisServer};
 
-fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
+pub(crate) fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_delayq"))
         .args(args)
         .env("REDIS_URL", redis.url())
@@ -13,7 +13,7 @@ fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
         .expect("run delayq")
 }
 
-async fn delayq_async(redis: &RedisServer, args: &[&str]) -> Output {
+pub(crate) async fn delayq_async(redis: &RedisServer, args: &[&str]) -> Output {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
         .args(args)
         .env("REDIS_URL", redis.url())
@@ -192,7 +192,7 @@ redis_test! {
     }
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 

@@ -1,32 +1,13 @@
 //! `delayq offer --priority`: values above the default priority live in
 //! delayq's own keys, and `delayq take` takes the highest level first.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use delayq::fred::types::Value;
-use delayq_test_support::{redis_test, RedisServer};
+use delayq_test_support::redis_test;
 
-fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .expect("run delayq")
-}
-
-async fn delayq_async(redis: &RedisServer, args: &[&str]) -> Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::cli::{delayq, delayq_async, stderr};
 
 fn offered(output: Output) -> String {
     assert!(output.status.success(), "{}", stderr(&output));
