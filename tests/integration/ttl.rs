@@ -329,3 +329,28 @@ redis_test! {
         assert_eq!(jobs.dead_letter_len().await.unwrap(), 120);
     }
 }
+
+redis_test! {
+    /// A value a blocking take could not decode goes back with its expiry
+    /// (`priority_push_back`), to the ready set, not to the plain list:
+    /// once its TTL passed it is expired, not taken.
+    async fn a_blocking_give_back_keeps_the_expiry(client, raw) {
+        let producer = client.delayed_queue("ttl-give-back", delayq::LongCodec).unwrap();
+        let text = client.delayed_queue("ttl-give-back", StringCodec).unwrap();
+        text.offer_with(&s("not-a-number"), &ttl(1000)).await.unwrap();
+        producer.offer_with(&7, &ttl(LONG)).await.unwrap();
+        let consumer = client.blocking_queue("ttl-give-back", delayq::LongCodec).unwrap();
+        match consumer.try_take().await {
+            Err(Error::Decode(e)) => assert!(e.restored()),
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+        let members = raw.zrange("delayq_priority_ready:{ttl-give-back}").await;
+        assert_eq!(members.len(), 2);
+        assert!(members.iter().all(|(m, _)| m.starts_with(b"0T")), "{members:?}");
+        assert_eq!(raw.llen("ttl-give-back").await, 0);
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert_eq!(consumer.try_take().await.unwrap(), Some(7));
+        assert_eq!(consumer.try_take().await.unwrap(), None);
+        assert_eq!(dead_letters(&client, "ttl-give-back").await, [(s("not-a-number"), s("expired"))]);
+    }
+}
