@@ -27,6 +27,14 @@ fn ttl(ms: u64) -> OfferOptions {
 
 /// A TTL that does not pass during a test.
 const LONG: u64 = 600_000;
+/// A TTL that passes during a test, long enough for the steps before it
+/// (takes, give-backs) on a loaded machine.
+const SHORT: u64 = 3_000;
+
+/// Sleeps until a value offered with [`SHORT`] before `offered` expired.
+async fn until_short_passed(offered: tokio::time::Instant) {
+    tokio::time::sleep_until(offered + Duration::from_millis(SHORT + 300)).await;
+}
 
 /// The dead letters of `queue`: (value, reason).
 async fn dead_letters(client: &delayq::Client, queue: &str) -> Vec<(String, String)> {
@@ -179,8 +187,9 @@ redis_test! {
     async fn a_nacked_value_whose_ttl_passes_is_not_delivered_again(client, raw) {
         let producer = client.delayed_queue("ttl-nack", StringCodec).unwrap();
         let jobs = client.reliable_queue("ttl-nack", StringCodec).unwrap();
-        producer.offer_with(&s("now"), &ttl(1000)).await.unwrap();
-        producer.offer_with(&s("later"), &ttl(1000).priority(Priority::new(4).unwrap())).await.unwrap();
+        let offered = tokio::time::Instant::now();
+        producer.offer_with(&s("now"), &ttl(SHORT)).await.unwrap();
+        producer.offer_with(&s("later"), &ttl(SHORT).priority(Priority::new(4).unwrap())).await.unwrap();
         let later = jobs.take().await.unwrap();
         let now = jobs.take().await.unwrap();
         assert_eq!((later.value().as_str(), now.value().as_str()), ("later", "now"));
@@ -191,7 +200,7 @@ redis_test! {
         assert_eq!(raw.zcard("delayq_priority_delayed:{ttl-nack}").await, 1);
         assert_eq!(raw.zcard("redisson_delay_queue_timeout:{ttl-nack}").await, 0);
         assert_eq!(raw.cmd("EXISTS", vec!["delayq_ttl:{ttl-nack}".into()]).await.as_i64(), Some(0));
-        tokio::time::sleep(Duration::from_millis(1300)).await;
+        until_short_passed(offered).await;
         assert!(jobs.take_timeout(Duration::from_millis(300)).await.unwrap().is_none());
         let mut dead = dead_letters(&client, "ttl-nack").await;
         dead.sort();
@@ -206,7 +215,8 @@ redis_test! {
         let producer = client.delayed_queue("ttl-timeout", StringCodec).unwrap();
         let jobs = client.reliable_queue("ttl-timeout", StringCodec).unwrap();
         let short = jobs.clone().with_visibility_timeout(Duration::from_millis(200));
-        producer.offer_with(&s("x"), &ttl(1000)).await.unwrap();
+        let offered = tokio::time::Instant::now();
+        producer.offer_with(&s("x"), &ttl(SHORT)).await.unwrap();
         let lost = short.take().await.unwrap();
         assert_eq!(lost.value(), "x");
         std::mem::forget(lost); // a consumer that died with it
@@ -215,7 +225,7 @@ redis_test! {
         })
         .await;
         assert_eq!(raw.cmd("EXISTS", vec!["delayq_ttl:{ttl-timeout}".into()]).await.as_i64(), Some(0));
-        tokio::time::sleep(Duration::from_millis(1100)).await;
+        until_short_passed(offered).await;
         assert!(jobs.take_timeout(Duration::from_millis(300)).await.unwrap().is_none());
         assert_eq!(dead_letters(&client, "ttl-timeout").await, [(s("x"), s("expired"))]);
         assert_eq!(producer.status().await.unwrap().totals.timed_out, 1);
@@ -228,14 +238,15 @@ redis_test! {
     async fn equal_payloads_with_different_ttls_each_keep_their_own(client) {
         let producer = client.delayed_queue("ttl-equal", StringCodec).unwrap();
         let jobs = client.reliable_queue("ttl-equal", StringCodec).unwrap();
-        producer.offer_with(&s("same"), &ttl(1000)).await.unwrap();
+        let offered = tokio::time::Instant::now();
+        producer.offer_with(&s("same"), &ttl(SHORT)).await.unwrap();
         producer.offer_with(&s("same"), &ttl(LONG)).await.unwrap();
         let both = jobs.take_many(2, Duration::from_secs(5)).await.unwrap();
         assert_eq!(both.len(), 2);
         for delivery in both {
             assert!(delivery.unwrap().nack(Duration::ZERO).await.unwrap());
         }
-        tokio::time::sleep(Duration::from_millis(1300)).await;
+        until_short_passed(offered).await;
         let again = jobs.take_many(10, Duration::from_millis(500)).await.unwrap();
         let values: Vec<(String, u32)> = again
             .into_iter()
@@ -337,7 +348,8 @@ redis_test! {
     async fn a_blocking_give_back_keeps_the_expiry(client, raw) {
         let producer = client.delayed_queue("ttl-give-back", delayq::LongCodec).unwrap();
         let text = client.delayed_queue("ttl-give-back", StringCodec).unwrap();
-        text.offer_with(&s("not-a-number"), &ttl(1000)).await.unwrap();
+        let offered = tokio::time::Instant::now();
+        text.offer_with(&s("not-a-number"), &ttl(SHORT)).await.unwrap();
         producer.offer_with(&7, &ttl(LONG)).await.unwrap();
         let consumer = client.blocking_queue("ttl-give-back", delayq::LongCodec).unwrap();
         match consumer.try_take().await {
@@ -348,7 +360,7 @@ redis_test! {
         assert_eq!(members.len(), 2);
         assert!(members.iter().all(|(m, _)| m.starts_with(b"0T")), "{members:?}");
         assert_eq!(raw.llen("ttl-give-back").await, 0);
-        tokio::time::sleep(Duration::from_millis(1100)).await;
+        until_short_passed(offered).await;
         assert_eq!(consumer.try_take().await.unwrap(), Some(7));
         assert_eq!(consumer.try_take().await.unwrap(), None);
         assert_eq!(dead_letters(&client, "ttl-give-back").await, [(s("not-a-number"), s("expired"))]);
