@@ -4,7 +4,8 @@
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
 --       resent ack writes none), 5 stats hash (the 'acked' total), 6 job
 --       records, 7 job record expiry (lib/jobs.lua: the delivery's job, if
---       any, is handled)
+--       any, is handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
+--       delivery's TTL header, if any, goes; optional)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered, 4 how long a
 --       handled job's history is kept (ms) when the queue's switch does
@@ -20,6 +21,8 @@
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset')
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[6], KEYS[7])
+if bad then return bad end
+bad = KEYS[8] and delayq_check_types(KEYS[8], 'hash')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
@@ -39,6 +42,9 @@ if redis.call('zrem', KEYS[1], member) == 1 then
     redis.call('zpopmin', KEYS[2], math.min(over, 2))
   end
   redis.call('zadd', KEYS[2], now, id)
+  if KEYS[8] then
+    redis.call('hdel', KEYS[8], id)
+  end
   redis.call('pexpire', KEYS[2], window)
   local job, record
   if delayq_jobs_on(KEYS[6]) then

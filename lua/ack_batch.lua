@@ -6,7 +6,8 @@
 --       writes none; with the job ids of the first, as a JSON array, when
 --       they have any), 5 stats hash (the 'acked' total), 6 job records,
 --       7 job record expiry (lib/jobs.lua: the deliveries' jobs, if any,
---       are handled)
+--       are handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
+--       deliveries' TTL headers, if any, go; optional)
 -- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
 --       kept (ms) when the queue's switch ('on') does not say, 3.. the deliveries (8-byte id, 10-digit count, value)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
@@ -26,6 +27,8 @@ local bad = delayq_check_types(KEYS[1], 'zset')
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[6], KEYS[7])
 if bad then return bad end
+bad = KEYS[8] and delayq_check_types(KEYS[8], 'hash')
+if bad then return bad end
 local replayed = delayq_run_replayed(KEYS[2], ARGV[1])
 -- A late copy of a run older than the lane's last (its client gave up on
 -- it) still acks what it can, harmlessly, but leaves the record alone.
@@ -41,6 +44,9 @@ for i = 3, #ARGV do
   else
     reply[i - 2] = 0
   end
+end
+if #acked > 0 and KEYS[8] and redis.call('exists', KEYS[8]) == 1 then
+  delayq_call_chunked('hdel', KEYS[8], acked)
 end
 local jobs, now = {}, nil
 if #acked > 0 and delayq_jobs_on(KEYS[6]) then

@@ -14,11 +14,18 @@
 --       any, starts an attempt), 15 priority ready set, 16 priority delayed
 --       set, 17 priority marker (lib/priority.lua: once the marker exists,
 --       due delayed priority values move to the ready set first, and values
---       come from the ready set, highest level first, before the list)
+--       come from the ready set, highest level first, before the list;
+--       an expired value (message TTL) is not claimed: it goes to the dead
+--       letters with reason 'expired', or is dropped, with one 'expired'
+--       event per call and the 'expired' total), 18 TTL store (delayq_ttl,
+--       lib/priority.lua: a claimed value's TTL header under its delivery
+--       id; optional, as 15-17: a run by hand with older keys claims
+--       values with a TTL as any other and keeps no header)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
--- Returns {'paused'} (nothing popped) or {'ok', now ms, then per value popped,
+-- Returns {'paused'} (nothing popped) or {'ok' (or 'more': it skipped as
+-- many expired values as a call may, and read no list; call again), now ms, then per value popped,
 -- in take order: value, delivery count (negative: dead-lettered after that
 -- many deliveries), due ms or false, its job's id or false, its priority
 -- level (0: the list's)}. The i-th value (from 1) is delivery
@@ -50,6 +57,7 @@ local tracked = redis.call('exists', KEYS[4]) == 1
 local jobbed = delayq_jobs_on(KEYS[13])
 local claimed_jobs, dead_jobs = {}, {}
 local reply = {'ok', now}
+local ttls = {}
 local deadline = now + visibility
 -- Every lease in one ZADD at the end: a call per value cost a third of the
 -- script.
@@ -57,29 +65,39 @@ local leases = {}
 local claimed, dead = {}, {}
 -- The values first, then their jobs in one lookup (lib/jobs.lua: two
 -- HMGETs and a write of each kind for the lot).
-local values, levels, bytes = {}, {}, 0
+local values, levels, headers, bytes = {}, {}, {}, 0
+local expiry
 -- The priority levels first: one EXISTS for a queue that never had them.
 if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
   bad = delayq_check_types(KEYS[15], 'zset', KEYS[16], 'zset')
   if bad then return bad end
   delayq_priority_due(KEYS[15], KEYS[16], KEYS[17], now)
-  while #values < n and bytes < budget do
+  if KEYS[18] then
+    bad = delayq_check_types(KEYS[18], 'hash')
+    if bad then return bad end
+    expiry = delayq_expiry_open(KEYS[3], KEYS[8], now)
+  end
+  while #values < n and bytes < budget and not delayq_expiry_full(expiry) do
     local top = redis.call('zpopmin', KEYS[15])
     local member = top[1]
     if not member then break end
-    local level = delayq_priority_level(member)
-    local payload = level and delayq_payload(string.sub(member, 2))
-    if payload then
+    local level, header, element = delayq_priority_parse(member)
+    local payload = level and delayq_payload(element)
+    if payload and delayq_expiry_take(expiry, header, payload) then
+      -- Expired: not delivered (dead-lettered or dropped above).
+    elseif payload then
       bytes = bytes + #payload
       values[#values + 1] = payload
       levels[#values] = level
+      headers[#values] = header
     else
       -- Not one of ours (written by hand): kept, where an operator sees it.
       delayq_dead_letter(KEYS[3], KEYS[8], member, 'not a priority entry: moved from ' .. KEYS[15])
     end
   end
 end
-while #values < n and bytes < budget do
+local more = delayq_expiry_full(expiry)
+while #values < n and bytes < budget and not more do
   local value = redis.call('lpop', KEYS[1])
   if not value then break end
   bytes = bytes + #value
@@ -118,6 +136,10 @@ for i, value in ipairs(values) do
     local count = delayq_priority_count_field(levels[i], deliveries)
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id .. count .. value
+    if headers[i] then
+      ttls[#ttls + 1] = id
+      ttls[#ttls + 1] = headers[i]
+    end
     if events then claimed[#claimed + 1] = id end
   end
   reply[#reply + 1] = value
@@ -129,6 +151,13 @@ end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))
 end
+if #ttls > 0 then
+  redis.call('hset', KEYS[18], unpack(ttls))
+end
+if more then
+  reply[1] = 'more'
+end
+delayq_expiry_close(expiry, events, KEYS[10], KEYS[11])
 if jobs then delayq_jobs_flush(jobs) end
 if #claimed > 0 then
   if #claimed_jobs > 0 then

@@ -13,9 +13,13 @@
 --       under the job's id again), 16 priority ready set, 17 priority
 --       delayed set, 18 priority marker (lib/priority.lua: a delivery of a
 --       priority level goes back to that level, with a delay into the
---       delayed set, never to Redisson's keys), 19 request key
---       (lib/request.lua: a resend gets the first run's reply and changes
---       nothing, so a job's attempt ends once and nothing is counted twice)
+--       delayed set, never to Redisson's keys), 19 TTL store (delayq_ttl,
+--       lib/priority.lua: a delivery of a value with a TTL goes back to its
+--       level (the default too), with the same expiry; its entry goes), 20
+--       request key (lib/request.lua: a resend gets the first run's reply
+--       and changes nothing, so a job's attempt ends once and nothing is
+--       counted twice). The request key is the last KEY: a run by hand with
+--       older keys (19, no TTL store) keeps working.
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept; -3: to its head,
@@ -32,7 +36,9 @@
 -- its next delivery counts on; the record expires once the value should
 -- long have been taken again (a Java consumer or a plain take may take it,
 -- and never consume the record). Cost: O(log n).
-local replayed = delayq_replayed(KEYS[19])
+local request = KEYS[#KEYS]
+local store = #KEYS >= 20 and KEYS[19] or nil
+local replayed = delayq_replayed(request)
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'zset', KEYS[4], 'list', KEYS[6], 'list', KEYS[7], 'hash', KEYS[8], 'zset', KEYS[9], 'list', KEYS[13], 'hash')
 if bad then return bad end
@@ -40,24 +46,33 @@ bad = delayq_jobs_check(KEYS[14], KEYS[15])
 if bad then return bad end
 bad = delayq_check_types(KEYS[16], 'zset', KEYS[17], 'zset')
 if bad then return bad end
+if store then
+  bad = delayq_check_types(store, 'hash')
+  if bad then return bad end
+end
 local events, events_bad = delayq_events_open(KEYS[10], KEYS[11])
 if events_bad then return events_bad end
 local member = ARGV[1]
 local level, count = delayq_priority_lease(member)
 local value = string.sub(member, 19)
 local delay = tonumber(ARGV[2])
+-- Its TTL header, if it has one (kept by its claim).
+local header = delayq_ttl_of(store, string.sub(member, 1, 8))
 -- A retry through the delayed queue files its job under its id again,
 -- where an id collision refuses (lib/ids.lua): looked up before anything
 -- is written. Reads only, but for a stale index entry dropped on the way.
 local refile = false
-if delay > 0 and level == 0 and delayq_jobs_on(KEYS[14]) and redis.call('zscore', KEYS[1], member)
+if delay > 0 and level == 0 and not header and delayq_jobs_on(KEYS[14]) and redis.call('zscore', KEYS[1], member)
     and not redis.call('zscore', KEYS[3], ARGV[3]) then
   local id = redis.call('hget', KEYS[14], 'l:' .. string.sub(member, 1, 8))
   local _, format = delayq_payload(ARGV[3])
   refile = id and format and not delayq_id_find(KEYS[13], KEYS[3], id) and true or false
 end
 if redis.call('zrem', KEYS[1], member) == 0 then
-  return delayq_answer(KEYS[19], 0)
+  return delayq_answer(request, 0)
+end
+if header then
+  redis.call('hdel', store, string.sub(member, 1, 8))
 end
 local now = delayq_server_ms()
 local job, record
@@ -72,7 +87,7 @@ if delay == -2 then
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5], unpack(named))
   delayq_count(KEYS[12], 'failed', 1)
   delayq_count(KEYS[12], 'dead_lettered', 1)
-  return delayq_answer(KEYS[19], 1)
+  return delayq_answer(request, 1)
 end
 if delay == -3 then
   delayq_event(events, KEYS[11], 'released', 'count', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), unpack(named))
@@ -103,15 +118,15 @@ local function ready(head)
   end
 end
 if delay < 0 then
-  delayq_priority_give_back(KEYS[16], KEYS[18], KEYS[2], level, {value})
+  delayq_priority_give_back(KEYS[16], KEYS[18], KEYS[2], level, {value}, {header or false})
   ready(true)
-  return delayq_answer(KEYS[19], 1)
+  return delayq_answer(request, 1)
 end
-if level > 0 then
+if level > 0 or header then
   -- Back to its level: at the tail, or after the delay through the
   -- delayed set (Redisson's transfer would move it to the list).
   local seq = redis.call('incr', KEYS[18])
-  local entry = delayq_priority_member(level, value, seq)
+  local entry = delayq_priority_member(level, value, seq, header)
   if delay == 0 then
     delayq_priority_add(KEYS[16], KEYS[18], {entry}, false)
     ready(false)
@@ -119,13 +134,13 @@ if level > 0 then
     redis.call('zadd', KEYS[17], now + delay, entry)
     if job then delayq_jobs_put(KEYS[14], KEYS[15], job, record, 'pending', now, nil) end
   end
-  return delayq_answer(KEYS[19], 1)
+  return delayq_answer(request, 1)
 end
 local element = ARGV[3]
 if delay == 0 or redis.call('zscore', KEYS[3], element) then
   redis.call('rpush', KEYS[2], value)
   ready(false)
-  return delayq_answer(KEYS[19], 1)
+  return delayq_answer(request, 1)
 end
 if job then
   -- Its own id bytes, indexed, unless the id is pending again (offered
@@ -140,4 +155,4 @@ end
 -- Offered like any offer (lib/offer.lua). The due time goes as a number:
 -- ZADD and PUBLISH get the same text of it, the score as Redis writes it.
 delayq_offer(KEYS[3], KEYS[4], KEYS[5], {now + delay}, {element})
-return delayq_answer(KEYS[19], 1)
+return delayq_answer(request, 1)

@@ -1,22 +1,30 @@
--- LIBS: element offer events limits priority
--- offer_priority: offer values with a priority level above the default
--- (lib/priority.lua): ready ones to the ready set at the tail of their
--- level, delayed ones to the delayed set; Redisson's keys are not touched,
--- so Java never sees them.
+-- LIBS: element offer request events limits priority
+-- offer_priority: offer values with a priority level above the default,
+-- or with a time to live (lib/priority.lua): ready ones to the ready set at
+-- the tail of their level, delayed ones to the delayed set; Redisson's keys
+-- are not touched, so Java never sees them.
 -- KEYS: 1 priority ready set, 2 priority delayed set, 3 priority marker,
 --       4 timeout set and 5 destination list (counted by 'max_size'), 6
 --       limits hash (lib/limits.lua), 7 events config, 8 events stream
 --       (lib/events.lua: one 'offered' event per run that adds any, or one
---       'refused'), 9 stats hash (the 'offered' total)
--- ARGV: per value: its level (1-9), its due time (ms since the epoch,
---       or "+delay_ms" from the Redis server's clock) and its packed
---       element (random id: the member's uniqueness)
+--       'refused'), 9 stats hash (the 'offered' total), 10 request key
+--       (lib/request.lua; optional: offers with a TTL send one)
+-- ARGV: per value: its level (1-9; with a TTL, 0-9 followed by 'T' to
+--       dead-letter it once expired or 't' to drop it, then its TTL in ms
+--       from the Redis server's clock now, e.g. '0T30000'), its due time
+--       (ms since the epoch, or "+delay_ms" from the Redis server's clock)
+--       and its packed element (random id: the member's uniqueness;
+--       'modern' for a value with a TTL)
 -- Returns how many values it added. A run the queue's limits do not admit
 -- whole adds nothing and answers the refusal (lib/limits.lua).
 --
 -- Harmless to resend: an element already in either set is not added again
--- (a resend of a run whose reply was lost adds nothing). Cost: O(k log n)
+-- (a resend of a run whose reply was lost adds nothing); a value with a TTL
+-- (its member holds its expiry, from the clock of the run) is offered with
+-- a request key, and a resend answers the first run's reply. Cost: O(k log n)
 -- for k values.
+local replayed = KEYS[10] and delayq_replayed(KEYS[10])
+if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset', KEYS[3], 'string', KEYS[4], 'zset', KEYS[5], 'list')
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[7], KEYS[8])
@@ -26,13 +34,22 @@ if limits_bad then return limits_bad end
 if #ARGV % 3 ~= 0 then
   return redis.error_reply('DELAYQ_ARGS offer_priority takes a level, a due time and an element per value')
 end
-local levels, dues, elements = {}, {}, {}
+local levels, ttls, dues, elements = {}, {}, {}, {}
 for i = 1, #ARGV, 3 do
-  local level = tonumber(ARGV[i])
-  if not level or level < 1 or level > 9 or level % 1 ~= 0 then
+  local level, ttl = tonumber(ARGV[i]), false
+  local kind = string.sub(ARGV[i], 2, 2)
+  if kind == 'T' or kind == 't' then
+    level = tonumber(string.sub(ARGV[i], 1, 1))
+    ttl = tonumber(string.sub(ARGV[i], 3))
+    if not level or not ttl or ttl < 1 or ttl % 1 ~= 0 or not delayq_payload(ARGV[i + 2]) or string.byte(ARGV[i + 2], 1) ~= 8 then
+      return redis.error_reply('DELAYQ_ARGS a value with a TTL is a level 0-9, T or t, the TTL ms (at least 1) and a modern element, not ' .. ARGV[i])
+    end
+    ttl = {kind, ttl}
+  elseif not level or level < 1 or level > 9 or level % 1 ~= 0 then
     return redis.error_reply('DELAYQ_ARGS a priority level is 1 to 9, not ' .. ARGV[i])
   end
   levels[#levels + 1] = level
+  ttls[#ttls + 1] = ttl
   dues[#dues + 1] = delayq_due(ARGV[i + 1])
   elements[#elements + 1] = ARGV[i + 2]
 end
@@ -44,7 +61,11 @@ end
 local now = delayq_server_ms()
 local ready, added = {}, 0
 for i = 1, #elements do
-  local member = tostring(levels[i]) .. elements[i]
+  local header = ''
+  if ttls[i] then
+    header = ttls[i][1] .. string.format('%013d', now + ttls[i][2])
+  end
+  local member = tostring(levels[i]) .. header .. elements[i]
   if not redis.call('zscore', KEYS[1], member) and not redis.call('zscore', KEYS[2], member) then
     added = added + 1
     if tonumber(dues[i]) <= now then
@@ -63,5 +84,8 @@ if added > 0 then
   end
   delayq_event(events, KEYS[8], 'offered', 'count', added)
   delayq_count(KEYS[9], 'offered', added)
+end
+if KEYS[10] then
+  return delayq_answer(KEYS[10], added)
 end
 return added

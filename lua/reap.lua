@@ -9,7 +9,10 @@
 --       record expiry (lib/jobs.lua: a timed-out delivery's job, if any,
 --       ends its attempt as 'timed_out' and is ready again), 13 priority
 --       ready set, 14 priority marker (lib/priority.lua: a delivery of a
---       priority level goes back to the head of that level)
+--       priority level goes back to the head of that level), 15 TTL store
+--       (delayq_ttl, lib/priority.lua: a delivery of a value with a TTL
+--       goes back to the head of its level (the default too), with the same
+--       expiry; its entry goes. Optional: a run by hand with older keys)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -35,6 +38,10 @@ bad = delayq_jobs_check(KEYS[11], KEYS[12])
 if bad then return bad end
 bad = KEYS[13] and delayq_check_types(KEYS[13], 'zset')
 if bad then return bad end
+bad = KEYS[15] and delayq_check_types(KEYS[15], 'hash')
+if bad then return bad end
+-- No TTL store, no header to look up: one EXISTS a call.
+local store = KEYS[15] and redis.call('exists', KEYS[15]) == 1 and KEYS[15] or nil
 local replayed = delayq_run_replayed(KEYS[7], ARGV[5])
 if replayed then return replayed end
 local events, events_bad = delayq_events_open(KEYS[8], KEYS[9])
@@ -65,7 +72,11 @@ while budget > 0 do
     local value = string.sub(member, 19)
     redis.call('zrem', KEYS[2], member)
     delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), count, now, now + window)
-    delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value})
+    local header = delayq_ttl_of(store, string.sub(member, 1, 8))
+    if header then
+      redis.call('hdel', store, string.sub(member, 1, 8))
+    end
+    delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value}, {header or false})
     if jobbed then
       delayq_jobs_end_ready(KEYS[11], KEYS[12], string.sub(member, 1, 8), 'timed_out', value, now, true)
     end

@@ -15,7 +15,10 @@
 --       records, 11 job record expiry (lib/jobs.lua: a job's claim is
 --       undone, no attempt kept, and it is first in line again), 12
 --       priority ready set, 13 priority marker (lib/priority.lua: a
---       delivery of a priority level goes back to the head of that level)
+--       delivery of a priority level goes back to the head of that level),
+--       14 TTL store (delayq_ttl, lib/priority.lua: a delivery of a value
+--       with a TTL goes back to the head of its level (the default too), with the
+--       same expiry; its entry goes. Optional: a run by hand with older keys)
 -- ARGV: 1 the run's id in its lane, 2 how long a count record outlives the
 --       value's return to the destination (ms), then per delivery, in claim
 --       order: the delivery (8-byte id, 10-digit count, value) and its trace
@@ -39,6 +42,8 @@ bad = delayq_jobs_check(KEYS[10], KEYS[11])
 if bad then return bad end
 bad = KEYS[12] and delayq_check_types(KEYS[12], 'zset')
 if bad then return bad end
+bad = KEYS[14] and delayq_check_types(KEYS[14], 'hash')
+if bad then return bad end
 if (#ARGV - 2) % 2 ~= 0 then
   return redis.error_reply('DELAYQ_ARGS release_unhandled takes a delivery and a context per value')
 end
@@ -52,7 +57,9 @@ local events, events_bad = delayq_events_open(KEYS[8], KEYS[9])
 if events_bad then return events_bad end
 local now = delayq_server_ms()
 local memory = tonumber(ARGV[2])
-local reply, released, values, levels = {}, {}, {}, {}
+local reply, released, values, levels, headers = {}, {}, {}, {}, {}
+-- No TTL store, no header to look up: one EXISTS a call.
+local store = KEYS[14] and redis.call('exists', KEYS[14]) == 1 and KEYS[14] or nil
 local counted = false
 local jobbed = delayq_jobs_on(KEYS[10])
 for i = 3, #ARGV, 2 do
@@ -73,6 +80,10 @@ for i = 3, #ARGV, 2 do
     released[#released + 1] = string.sub(member, 1, 8)
     values[#values + 1] = value
     levels[#values] = level
+    headers[#values] = delayq_ttl_of(store, released[#released]) or false
+    if headers[#values] then
+      redis.call('hdel', store, released[#released])
+    end
   else
     reply[#reply + 1] = 0
   end
@@ -89,15 +100,18 @@ end
 if #values > 0 then
   -- Each to the head of its level (the list for the default), the first
   -- given first.
-  local by_level = {}
+  local by_level, headers_by_level = {}, {}
   for i = 1, #values do
     local at = by_level[levels[i]] or {}
+    local headed = headers_by_level[levels[i]] or {}
     at[#at + 1] = values[i]
+    headed[#at] = headers[i]
     by_level[levels[i]] = at
+    headers_by_level[levels[i]] = headed
   end
   for level = 0, 9 do
     if by_level[level] then
-      delayq_priority_give_back(KEYS[12], KEYS[13], KEYS[2], level, by_level[level])
+      delayq_priority_give_back(KEYS[12], KEYS[13], KEYS[2], level, by_level[level], headers_by_level[level])
     end
   end
   delayq_event(events, KEYS[9], 'released', 'count', #released, 'deliveries', delayq_event_ids(released))

@@ -8,7 +8,7 @@
 -- or false, keys that exist, paused (0/1), id index entries, the oldest
 -- ready value's due ms or false, the pause flag (ms paused at) or false,
 -- the totals {offered, transferred, acked, failed, dead_lettered, timed_out,
--- duplicate}
+-- duplicate, expired}
 -- (false for a field never counted), or false when the stats key holds
 -- something else, the priority values ready, those delayed, and when the
 -- first delayed one is due (ms) or false}.
@@ -21,7 +21,7 @@ if bad then return bad end
 local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 local oldest = redis.call('lindex', KEYS[3], 0)
 local oldest_due = oldest and redis.call('zscore', KEYS[9], oldest) or false
-local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out', 'duplicate')
+local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out', 'duplicate', 'expired')
 if totals.err then totals = false end
 local priority_head = redis.call('zrange', KEYS[12], 0, 0, 'WITHSCORES')
 return {

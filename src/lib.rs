@@ -138,7 +138,7 @@ pub use client::{Client, ClientBuilder};
 pub use connection::tls::Tls;
 pub use error::{Error, Result};
 pub use queue::blocking::BlockingQueue;
-pub use queue::delayed::DelayedQueue;
+pub use queue::delayed::{DelayedQueue, Expiry, OfferOptions};
 pub use queue::priority::Priority;
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::ReliableQueue;

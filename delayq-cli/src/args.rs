@@ -937,6 +937,24 @@ pub(crate) struct DashboardArgs {
     pub sample_interval: Duration,
 }
 
+/// `--on-expiry`: what happens to a value offered with --ttl once it passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExpiryArg {
+    /// To the dead-letter list, reason `expired` (the default).
+    DeadLetter,
+    /// Dropped, only counted.
+    Drop,
+}
+
+impl From<ExpiryArg> for delayq::Expiry {
+    fn from(arg: ExpiryArg) -> delayq::Expiry {
+        match arg {
+            ExpiryArg::DeadLetter => delayq::Expiry::DeadLetter,
+            ExpiryArg::Drop => delayq::Expiry::Drop,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct OfferArgs {
     /// Queue name (the destination list Java passes to getBlockingQueue).
@@ -1008,6 +1026,22 @@ pub(crate) struct OfferArgs {
         conflicts_with_all = ["id", "dedup_window", "from_file"]
     )]
     pub priority: Option<delayq::Priority>,
+    /// A time to live, from the offer (500ms, 30s, 10m, 1h): a value no
+    /// delayq consumer took within it is not delivered but dead-lettered
+    /// with reason `expired` (or dropped: --on-expiry drop), and counted.
+    /// Must be longer than --delay. Java consumers never see values offered
+    /// with a TTL (docs/delayed-queue.md, "Message TTL"). Not with --id,
+    /// --dedup-window or --from-file.
+    #[arg(
+        long,
+        value_parser = parse_delay,
+        value_name = "DURATION",
+        conflicts_with_all = ["id", "dedup_window", "from_file"]
+    )]
+    pub ttl: Option<Duration>,
+    /// With --ttl: what happens to a value once its TTL passed.
+    #[arg(long, value_enum, value_name = "WHAT", requires = "ttl")]
+    pub on_expiry: Option<ExpiryArg>,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]

@@ -46,7 +46,8 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         client.shutdown().await;
         return code;
     }
-    if let Some(priority) = args.priority.filter(|p| p.level() > 0) {
+    let priority = args.priority.unwrap_or_default();
+    if priority.level() > 0 || args.ttl.is_some() {
         let code = offer_priority(&queue, args, priority).await;
         client.shutdown().await;
         return code;
@@ -117,21 +118,35 @@ async fn offer_dedup(
     })
 }
 
-/// `--priority` above the default: one offer per value, in order (the
-/// library has no bulk offer with a priority). A failure part way says how
-/// many went before it.
+/// `--priority` above the default, or `--ttl`: one offer per value, in
+/// order (the library has no bulk offer with a priority or a TTL). A
+/// failure part way says how many went before it.
 async fn offer_priority(
     queue: &delayq::DelayedQueue<String>,
     args: &OfferArgs,
     priority: delayq::Priority,
 ) -> delayq::Result<ExitCode> {
     let queue_name = escape(&args.queue);
+    let mut options = delayq::OfferOptions::after(args.delay).priority(priority);
+    let mut how = format!("at priority {priority}");
+    if let Some(ttl) = args.ttl {
+        let expiry = args.on_expiry.map(delayq::Expiry::from).unwrap_or_default();
+        options = options.ttl(ttl).on_expiry(expiry);
+        let then = match expiry {
+            delayq::Expiry::DeadLetter => "dead-lettered",
+            delayq::Expiry::Drop => "dropped",
+        };
+        how.push_str(&format!(
+            " with a TTL of {} (then {then})",
+            humantime::format_duration(ttl)
+        ));
+    }
     for (offered, value) in args.values.iter().enumerate() {
-        let result = queue.offer_with_priority(value, args.delay, priority).await;
+        let result = queue.offer_with(value, &options).await;
         if result.is_err() && offered > 0 {
             // Before the error, which main or `refused` prints next.
             eprintln!(
-                "delayq: the first {offered} of {} value(s) were offered to {queue_name} at priority {priority}; value {} failed:",
+                "delayq: the first {offered} of {} value(s) were offered to {queue_name} {how}; value {} failed:",
                 args.values.len(),
                 offered + 1
             );
@@ -142,7 +157,7 @@ async fn offer_priority(
         }
     }
     eprintln!(
-        "offered {} value(s) to {queue_name} at priority {priority} ({})",
+        "offered {} value(s) to {queue_name} {how} ({})",
         args.values.len(),
         due_after(args.delay)
     );

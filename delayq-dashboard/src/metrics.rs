@@ -156,7 +156,7 @@ const FAMILIES: [(&str, &str); 14] = [
 
 /// The per-queue counter families: the server-side totals
 /// ([`delayq::QueueTotals`]), counted by every delayq process's scripts.
-const COUNTERS: [(&str, &str); 7] = [
+const COUNTERS: [(&str, &str); 8] = [
     (
         "delayq_queue_offered_total",
         "Elements delayq's processes offered to the queue.",
@@ -184,6 +184,10 @@ const COUNTERS: [(&str, &str); 7] = [
     (
         "delayq_queue_duplicates_total",
         "Values a deduplication window answered as duplicates (not offered).",
+    ),
+    (
+        "delayq_queue_expired_total",
+        "Values offered with a TTL not taken within it (dead-lettered or dropped).",
     ),
 ];
 
@@ -267,6 +271,7 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 "delayq_queue_failed_total" => t.failed,
                 "delayq_queue_dead_lettered_total" => t.dead_lettered,
                 "delayq_queue_timed_out_total" => t.timed_out,
+                "delayq_queue_expired_total" => t.expired,
                 _ => t.duplicates,
             };
             let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));

@@ -22,18 +22,60 @@ local DELAYQ_PRIORITY_MID = 5e13
 local DELAYQ_PRIORITY_MOVE = 100
 
 -- The level (1-9) of a member, or nil when it is not one of ours.
-local function delayq_priority_level(member)
+-- Message TTL: a value offered with a time to live is a member of the
+-- priority sets at its level, level 0 included (so Java never sees it),
+-- with a header between the level digit and the packed element: 'T' (an
+-- expired value is dead-lettered) or 't' (it is dropped), then its expiry
+-- as 13 ASCII digits (ms since the epoch, the server's clock). Such a
+-- member's element is always packed 'modern' (0x08 first), so no member
+-- without a header reads as one with (a legacy element's length field
+-- would have to hold ASCII digits). In the ready set level 0 sorts after
+-- levels 1-9, and takes read the ready set before the destination list.
+-- A delivery of such a value keeps its header in the TTL store
+-- (delayq_ttl:{N}, HASH: 8-byte delivery id -> header), so that a
+-- give-back rebuilds its member with the same expiry.
+local DELAYQ_TTL_HEADER = 14
+-- Expired values a take skips per call, at most: past this it answers
+-- what it has (the list's head, or nothing) and the next take goes on.
+local DELAYQ_PRIORITY_EXPIRE_MAX = 100
+
+-- Whether `header` is a TTL header ('T' or 't', 13 digits).
+local function delayq_ttl_header_ok(header)
+  return type(header) == 'string' and string.find(header, '^[Tt]%d%d%d%d%d%d%d%d%d%d%d%d%d$') ~= nil
+end
+
+-- A member's level (0-9), its TTL header (or nil) and its packed element;
+-- nil when it is not one of ours (level 0 only with a header).
+local function delayq_priority_parse(member)
   local level = (string.byte(member, 1) or 0) - 48
-  if level >= 1 and level <= 9 then
-    return level
+  if level < 0 or level > 9 then
+    return nil
   end
-  return nil
+  local header = string.sub(member, 2, 1 + DELAYQ_TTL_HEADER)
+  if string.byte(member, 2 + DELAYQ_TTL_HEADER) == 8 and delayq_ttl_header_ok(header) then
+    return level, header, string.sub(member, 2 + DELAYQ_TTL_HEADER)
+  end
+  if level == 0 then
+    return nil
+  end
+  return level, nil, string.sub(member, 2)
+end
+
+-- The level (0-9) of a member, or nil when it is not one of ours.
+local function delayq_priority_level(member)
+  return (delayq_priority_parse(member))
+end
+
+-- A TTL header's expiry (ms) and whether an expired value is dead-lettered.
+local function delayq_ttl_expiry(header)
+  return tonumber(string.sub(header, 2)), string.sub(header, 1, 1) == 'T'
 end
 
 -- The member of `payload` at `level`, packed with an id from the counter
--- (a give-back: the value's offered element is gone by then).
-local function delayq_priority_member(level, payload, seq)
-  return tostring(level) .. delayq_pack('modern', struct.pack('>I8', seq), payload)
+-- (a give-back: the value's offered element is gone by then), with its TTL
+-- header if it has one.
+local function delayq_priority_member(level, payload, seq, header)
+  return tostring(level) .. (header or '') .. delayq_pack('modern', struct.pack('>I8', seq), payload)
 end
 
 -- Adds members to the ready set, each at the tail of its level, or with
@@ -62,27 +104,44 @@ end
 
 -- Gives payloads back at `level`: to the ready set's head of that level
 -- (the first payload first), or for level 0 to the destination's head (so
+
+-- Gives payloads back at `level`: to the ready set's head of that level
+-- (the first payload first), or for level 0 to the destination's head (so
 -- does a run by hand given no priority keys: its values are not lost).
-local function delayq_priority_give_back(ready, marker, destination, level, payloads)
+-- `headers` (optional; parallel to payloads, false for none) are their TTL
+-- headers: a value with one goes back to the ready set's head of its
+-- level, level 0 included, with the same header.
+local function delayq_priority_give_back(ready, marker, destination, level, payloads, headers)
   if #payloads == 0 then
     return
   end
-  if level == 0 or not ready or not marker then
+  local listed, members = {}, {}
+  for i = 1, #payloads do
+    local header = headers and headers[i] or nil
+    if ready and marker and (level > 0 or header) then
+      members[#members + 1] = {payloads[i], header}
+    else
+      listed[#listed + 1] = payloads[i]
+    end
+  end
+  if #listed > 0 then
     local reversed = {}
-    for i = #payloads, 1, -1 do
-      reversed[#reversed + 1] = payloads[i]
+    for i = #listed, 1, -1 do
+      reversed[#reversed + 1] = listed[i]
     end
     delayq_call_chunked('lpush', destination, reversed)
+  end
+  if #members == 0 then
     return
   end
-  local base = redis.call('incrby', marker, #payloads)
-  local members = {}
-  for i = 1, #payloads do
+  local base = redis.call('incrby', marker, #members)
+  for i = 1, #members do
     -- Ids from the counter's new range: unique in the queue.
-    members[i] = delayq_priority_member(level, payloads[i], base - #payloads + i)
+    members[i] = delayq_priority_member(level, members[i][1], base - #members + i, members[i][2])
   end
   delayq_priority_add(ready, marker, members, true)
 end
+
 
 -- Moves delayed members due by `now` to the ready set (at the tails of
 -- their levels, in due order), at most DELAYQ_PRIORITY_MOVE. Returns how
@@ -117,4 +176,59 @@ local function delayq_priority_lease(member)
   local field = tonumber(string.sub(member, 9, 18)) or 0
   local level = math.floor(field / 1000000000)
   return level, field - level * 1000000000
+end
+
+-- Expired values met by a take: dead-lettered (reason 'expired') or
+-- dropped, and counted. A take opens one with its keys; given no
+-- dead-letter list (a run by hand with older keys) nothing expires.
+local function delayq_expiry_open(dead, reasons, now)
+  if not dead or not reasons then
+    return nil
+  end
+  return {dead = dead, reasons = reasons, now = now, count = 0, dead_lettered = 0}
+end
+
+-- Whether a popped member (its TTL header, its payload) expired: then it
+-- is dead-lettered or dropped here.
+local function delayq_expiry_take(expiry, header, payload)
+  if not header or not expiry then
+    return false
+  end
+  local at, dead = delayq_ttl_expiry(header)
+  if at > expiry.now then
+    return false
+  end
+  if dead then
+    delayq_dead_letter(expiry.dead, expiry.reasons, payload, 'expired')
+    expiry.dead_lettered = expiry.dead_lettered + 1
+  end
+  expiry.count = expiry.count + 1
+  return true
+end
+
+-- Whether a take skipped as many expired values as one call may.
+local function delayq_expiry_full(expiry)
+  return expiry ~= nil and expiry.count >= DELAYQ_PRIORITY_EXPIRE_MAX
+end
+
+-- After a take: one 'expired' event (how many, and how many of them went
+-- to the dead letters), the 'expired' total and the dead-lettered ones in
+-- the 'dead_lettered' total.
+local function delayq_expiry_close(expiry, events, stream, stats)
+  if not expiry or expiry.count == 0 then
+    return
+  end
+  delayq_event(events, stream, 'expired', 'count', expiry.count, 'dead_lettered', expiry.dead_lettered)
+  delayq_count(stats, 'expired', expiry.count)
+  delayq_count(stats, 'dead_lettered', expiry.dead_lettered)
+end
+
+-- A delivery's TTL header in the TTL store, or nil (no store given, or
+-- none kept).
+local function delayq_ttl_of(store, id)
+  if not store then
+    return nil
+  end
+  local header = redis.call('hget', store, id)
+  return delayq_ttl_header_ok(header) and header or nil
 end

@@ -635,10 +635,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             JobsExpiry,
             PriorityReady,
             PriorityDelayed,
-            PriorityMarker
+            PriorityMarker,
+            TtlStore
         ]
     ),
-    // A resend finds its elements in the sets and adds nothing.
+    // A resend finds its elements in the sets and adds nothing (an offer
+    // with a TTL gives a request key: its member holds the run's clock).
     offer_priority: lua!(
         "offer_priority",
         Safe,
@@ -651,14 +653,25 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Limits,
             EventsConfig,
             Events,
-            Stats
+            Stats,
+            Request
         ]
     ),
     // Sent once, as LPOP: a second run would pop another value.
     pop_priority: lua!(
         "pop_priority",
         Once,
-        [PriorityReady, PriorityDelayed, PriorityMarker, Destination]
+        [
+            PriorityReady,
+            PriorityDelayed,
+            PriorityMarker,
+            Destination,
+            DeadLetter,
+            DeadReasons,
+            EventsConfig,
+            Events,
+            Stats
+        ]
     ),
     priority_push_back: lua!(
         "priority_push_back",
@@ -669,12 +682,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ack_batch: lua!(
         "ack_batch",
         Safe,
-        [Leases, Lane, EventsConfig, Events, Stats, Jobs, JobsExpiry]
+        [Leases, Lane, EventsConfig, Events, Stats, Jobs, JobsExpiry, TtlStore]
     ),
     ack: lua!(
         "ack",
         Safe,
-        [Leases, Acked, EventsConfig, Events, Stats, Jobs, JobsExpiry]
+        [Leases, Acked, EventsConfig, Events, Stats, Jobs, JobsExpiry, TtlStore]
     ),
     nack: lua!(
         "nack",
@@ -698,6 +711,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             PriorityReady,
             PriorityDelayed,
             PriorityMarker,
+            TtlStore,
             Request
         ]
     ),
@@ -719,7 +733,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Jobs,
             JobsExpiry,
             PriorityReady,
-            PriorityMarker
+            PriorityMarker,
+            TtlStore
         ]
     ),
     extend: lua!("extend", Safe, [Leases]),
@@ -741,7 +756,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Jobs,
             JobsExpiry,
             PriorityReady,
-            PriorityMarker
+            PriorityMarker,
+            TtlStore
         ]
     ),
     requeue_dead_letters: lua!(

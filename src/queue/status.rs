@@ -96,12 +96,17 @@ pub struct QueueTotals {
     /// Values a deduplication window answered as duplicates (neither
     /// offered nor refused: not counted in [`offered`](Self::offered)).
     pub duplicates: u64,
+    /// Values offered with a time to live that were not taken within it
+    /// (see [`OfferOptions::ttl`](crate::OfferOptions::ttl)): dead-lettered
+    /// with reason `expired` (also counted in
+    /// [`dead_lettered`](Self::dead_lettered)) or dropped.
+    pub expired: u64,
 }
 
 impl QueueTotals {
     /// The totals in the order `status.lua` answers them.
-    pub(crate) fn from_fields(fields: [u64; 7]) -> QueueTotals {
-        let [offered, transferred, acked, failed, dead_lettered, timed_out, duplicates] = fields;
+    pub(crate) fn from_fields(fields: [u64; 8]) -> QueueTotals {
+        let [offered, transferred, acked, failed, dead_lettered, timed_out, duplicates, expired] = fields;
         QueueTotals {
             offered,
             transferred,
@@ -110,6 +115,7 @@ impl QueueTotals {
             dead_lettered,
             timed_out,
             duplicates,
+            expired,
         }
     }
 }

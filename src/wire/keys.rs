@@ -106,8 +106,9 @@ pub(crate) const EVENTS_PREFIX: &str = "delayq_events";
 /// stream's max length; absent: no events are written).
 pub(crate) const EVENTS_CONFIG_PREFIX: &str = "delayq_events_config";
 /// delayq's prefix for a queue's totals (HASH: `offered`, `transferred`,
-/// `acked`, `failed`, `dead_lettered`, `timed_out` → counts since the key
-/// was made, added by the scripts that do each; six fields at most, expires
+/// `acked`, `failed`, `dead_lettered`, `timed_out`, `duplicate`, `expired`
+/// → counts since the key was made, added by the scripts that do each;
+/// eight fields at most, expires
 /// 35 days after the last count; see `lua/lib/events.lua`).
 pub(crate) const STATS_PREFIX: &str = "delayq_stats";
 /// delayq's prefix for the trace contexts of offers made inside a span
@@ -140,6 +141,12 @@ pub(crate) const PRIORITY_DELAYED_PREFIX: &str = "delayq_priority_delayed";
 /// (STRING: a counter that orders the ready set; never removed by delayq,
 /// so that a consumer that saw it never has to look again).
 pub(crate) const PRIORITY_MARKER_PREFIX: &str = "delayq_priority";
+/// delayq's prefix for the TTL headers of a queue's deliveries of values
+/// offered with a time to live (HASH: 8-byte delivery id → `T` or `t` and
+/// the expiry as 13 digits, ms since the epoch; see `lua/lib/priority.lua`),
+/// so that a give-back keeps the value's expiry. Written by the claim,
+/// removed when the delivery is settled or given back.
+pub(crate) const TTL_STORE_PREFIX: &str = "delayq_ttl";
 
 /// delayq's registry of the queues it has seen (ZSET: queue name → ms of
 /// its last registration; one key for the whole server, see
@@ -405,6 +412,13 @@ impl QueueKeys {
         key_for(PRIORITY_MARKER_PREFIX, &self.name)
     }
 
+    /// The TTL headers of deliveries of values offered with a time to live
+    /// (a HASH by delivery id; see
+    /// [`OfferOptions::ttl`](crate::OfferOptions::ttl)).
+    pub fn ttl_store(&self) -> String {
+        key_for(TTL_STORE_PREFIX, &self.name)
+    }
+
     /// The lease of the queue's sweep (a backlog drain of a long pending
     /// list): at most one client sweeps a queue at a time; expires on its own.
     pub fn sweep(&self) -> String {
@@ -567,6 +581,7 @@ pub(crate) enum KeyRole {
     PriorityReady,
     PriorityDelayed,
     PriorityMarker,
+    TtlStore,
     /// Given by the call: its request key (`lua/lib/request.lua`).
     Request,
     /// Given by the call: its lane's record (`request::Lane`).
@@ -626,6 +641,7 @@ impl KeyRole {
             KeyRole::PriorityReady => "priority ready set",
             KeyRole::PriorityDelayed => "priority delayed set",
             KeyRole::PriorityMarker => "priority marker",
+            KeyRole::TtlStore => "ttl store",
             KeyRole::Request => "request key",
             KeyRole::Lane => "lane record",
             KeyRole::Registry => "registry",
@@ -677,6 +693,7 @@ impl KeyRole {
             KeyRole::PriorityReady => keys.priority_ready(),
             KeyRole::PriorityDelayed => keys.priority_delayed(),
             KeyRole::PriorityMarker => keys.priority_marker(),
+            KeyRole::TtlStore => keys.ttl_store(),
             KeyRole::Request
             | KeyRole::Lane
             | KeyRole::Registry
@@ -747,7 +764,12 @@ mod tests {
             let limits = keys.limits();
             let dedup = keys.dedup();
             let dedup_expiry = keys.dedup_expiry();
-            let priority = [keys.priority_ready(), keys.priority_delayed(), keys.priority_marker()];
+            let priority = [
+                keys.priority_ready(),
+                keys.priority_delayed(),
+                keys.priority_marker(),
+                keys.ttl_store(),
+            ];
             let events = keys.events();
             let events_config = keys.events_config();
             let stats = keys.stats();
@@ -783,6 +805,7 @@ mod tests {
                 &priority[0],
                 &priority[1],
                 &priority[2],
+                &priority[3],
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
@@ -810,6 +833,7 @@ mod tests {
         assert_eq!(keys.priority_ready(), "delayq_priority_ready:{orders}");
         assert_eq!(keys.priority_delayed(), "delayq_priority_delayed:{orders}");
         assert_eq!(keys.priority_marker(), "delayq_priority:{orders}");
+        assert_eq!(keys.ttl_store(), "delayq_ttl:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

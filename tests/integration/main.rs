@@ -49,6 +49,7 @@ mod take_many;
 #[cfg(feature = "opentelemetry")]
 mod traces;
 mod transfer;
+mod ttl;
 mod worker;
 mod worker_batches;
 mod worker_prefetch;

@@ -29,4 +29,5 @@ mod processes;
 mod rough_edges;
 mod schedules;
 mod search;
+mod ttl;
 mod workers;

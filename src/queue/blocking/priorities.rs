@@ -29,20 +29,41 @@ const PRIORITY_ROUND: Duration = Duration::from_secs(1);
 /// Shortest round: a delayed value due sooner waits this long at least.
 const SHORTEST_ROUND: Duration = Duration::from_millis(10);
 
-/// A pop's reply: the value and its level, and when the next delayed
-/// priority value is due (ms on the server's clock).
-type Popped = (Option<(Bytes, u8)>, Option<i64>);
+/// A pop's reply: the value and where it came from, when the next delayed
+/// priority value is due (ms on the server's clock), and whether to pop
+/// again at once (it skipped as many expired values as a call may).
+type Popped = (Option<(Bytes, Origin)>, Option<i64>, bool);
+
+/// Where a popped value came from, so that a give-back puts it there again:
+/// its level, and the TTL header of a value offered with a time to live
+/// (`lua/lib/priority.lua`: `T` or `t` and the expiry).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Origin {
+    level: u8,
+    ttl: Option<String>,
+}
+
+impl Origin {
+    /// The destination list (the default level, no TTL).
+    pub(super) const LIST: Origin = Origin { level: 0, ttl: None };
+
+    /// `lua/priority_push_back.lua`'s first argument: the level digit and
+    /// the TTL header, if any.
+    fn arg(&self) -> String {
+        format!("{}{}", self.level, self.ttl.as_deref().unwrap_or(""))
+    }
+}
 
 impl<T: 'static> BlockingQueue<T> {
     /// The next value of this queue and its level, until `deadline` (or
     /// forever): with priorities once the queue has the marker.
-    pub(super) async fn pop_own(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, u8)>> {
+    pub(super) async fn pop_own(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, Origin)>> {
         loop {
             if self.handle.marked(deadline).await {
                 return self.pop_marked(deadline).await;
             }
             match self.pop_from(&[self.name()], deadline, true).await? {
-                Some((_, raw)) => return Ok(Some((raw, 0))),
+                Some((_, raw)) => return Ok(Some((raw, Origin::LIST))),
                 None if deadline.is_some_and(|at| Instant::now() >= at) => return Ok(None),
                 // The wait ended for the marker: look again.
                 None => continue,
@@ -51,37 +72,43 @@ impl<T: 'static> BlockingQueue<T> {
     }
 
     /// A value without waiting: with priorities once the queue has the marker.
-    pub(super) async fn try_pop_own(&self) -> Result<Option<(Bytes, u8)>> {
+    pub(super) async fn try_pop_own(&self) -> Result<Option<(Bytes, Origin)>> {
         if self.handle.marked(None).await {
-            return Ok(self.pop_priority().await?.0);
+            loop {
+                match self.pop_priority().await? {
+                    (None, _, true) => continue,
+                    (popped, _, _) => return Ok(popped),
+                }
+            }
         }
-        Ok(self.lpop(self.name()).await?.map(|raw| (raw, 0)))
+        Ok(self.lpop(self.name()).await?.map(|raw| (raw, Origin::LIST)))
     }
 
-    /// Decodes a value of `level`; if it cannot be decoded, gives it back to
-    /// the head of its level (decoding never consumes) and fails.
-    pub(super) async fn decode_or_give_back(&self, raw: Bytes, level: u8) -> Result<T> {
-        if level == 0 {
+    /// Decodes a value from `origin`; if it cannot be decoded, gives it back
+    /// to the head of its level (decoding never consumes) and fails.
+    pub(super) async fn decode_or_give_back(&self, raw: Bytes, origin: Origin) -> Result<T> {
+        if origin == Origin::LIST {
             return self.decode_or_restore(self.name(), raw).await;
         }
         match codec::decode(&*self.handle.codec, raw.clone()) {
             Ok(value) => Ok(value),
             Err(error) => {
-                let restored = self.give_back_level(level, vec![raw]).await;
+                let restored = self.give_back_level(&origin, vec![raw]).await;
                 Err(Error::Decode(error.with_restored(restored)))
             }
         }
     }
 
-    async fn pop_marked(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, u8)>> {
+    async fn pop_marked(&self, deadline: Option<Instant>) -> Result<Option<(Bytes, Origin)>> {
         let name = self.name();
         loop {
             if self.handle.core.is_shutting_down() {
                 return Err(Error::Shutdown);
             }
             let next_due = match until(deadline, self.pop_priority()).await {
-                Ok((Some(popped), _)) => return Ok(Some(popped)),
-                Ok((None, next_due)) => next_due,
+                Ok((Some(popped), _, _)) => return Ok(Some(popped)),
+                Ok((None, _, true)) => continue,
+                Ok((None, next_due, false)) => next_due,
                 Err(error) if error.is_transient() && deadline.is_none_or(|at| Instant::now() < at) => {
                     tracing::warn!(queue = name, %error, "a priority pop failed; trying again (if Redis ran it and its reply was lost, a value was taken and lost: use a ReliableQueue for at-least-once)");
                     tokio::time::sleep(SHORTEST_ROUND * 10).await;
@@ -97,7 +124,7 @@ impl<T: 'static> BlockingQueue<T> {
             let round_end = Instant::now() + round;
             let until = deadline.map_or(round_end, |at| at.min(round_end));
             if let Some(raw) = self.joined_wait(name, Some(until), false).await? {
-                return Ok(Some((raw, 0)));
+                return Ok(Some((raw, Origin::LIST)));
             }
             if deadline.is_some_and(|at| Instant::now() >= at) {
                 return Ok(None);
@@ -117,8 +144,8 @@ impl<T: 'static> BlockingQueue<T> {
         let undo = {
             let queue = self.clone();
             move |reply: std::result::Result<Value, ScriptError>| async move {
-                if let Ok(Ok((Some((raw, level)), _))) = reply.map(parse) {
-                    queue.give_back_level(level, vec![raw]).await;
+                if let Ok(Ok((Some((raw, origin)), _, _))) = reply.map(parse) {
+                    queue.give_back_level(&origin, vec![raw]).await;
                 }
             }
         };
@@ -130,14 +157,15 @@ impl<T: 'static> BlockingQueue<T> {
         parse(reply)
     }
 
-    /// Gives values back to the head of `level` (`lua/priority_push_back.lua`),
-    /// the first first; whether it could.
-    pub(super) async fn give_back_level(&self, level: u8, raw: Vec<Bytes>) -> bool {
+    /// Gives values back to the head of their level (`lua/priority_push_back.lua`),
+    /// the first first, with their TTL header if they have one; whether it
+    /// could.
+    pub(super) async fn give_back_level(&self, origin: &Origin, raw: Vec<Bytes>) -> bool {
         let Ok(conn) = self.handle.core.conn_for(self.name()) else {
             return false;
         };
         let keys = SCRIPTS.priority_push_back.keys(&self.handle.keys).build();
-        let mut args = vec![Value::from(i64::from(level))];
+        let mut args = vec![Value::from(origin.arg())];
         args.extend(raw.into_iter().map(Value::Bytes));
         let pushed = Request::new(self.name())
             .apply_retrying(
@@ -151,27 +179,36 @@ impl<T: 'static> BlockingQueue<T> {
         match pushed {
             Ok(_) => true,
             Err(error) => {
-                tracing::error!(queue = self.name(), level, %error, "could not give values back to their priority level");
+                tracing::error!(queue = self.name(), level = origin.level, %error, "could not give values back to their priority level");
                 false
             }
         }
     }
 }
 
-/// `lua/pop_priority.lua`'s reply: `{value or false, level, next due or false}`.
+/// `lua/pop_priority.lua`'s reply: `{value or false, level, next due or
+/// false, TTL header or false, 1 to pop again}`.
 fn parse(reply: Value) -> Result<Popped> {
     let mut parts = reply::array(reply)?.into_iter();
     let (Some(value), Some(level), Some(due)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(Error::Protocol("pop_priority answered a short reply".into()));
     };
     let level = u8::try_from(reply::int(&level)?).unwrap_or(0).min(9);
+    let ttl = match parts.next() {
+        None | Some(Value::Null | Value::Boolean(false)) => None,
+        Some(ttl) => reply::opt_text(ttl)?,
+    };
     let value = match value {
         Value::Null | Value::Boolean(false) => None,
-        value => Some((reply::bytes(value)?, level)),
+        value => Some((reply::bytes(value)?, Origin { level, ttl })),
     };
     let due = match due {
         Value::Null | Value::Boolean(false) => None,
         due => Some(reply::int(&due)?),
     };
-    Ok((value, due))
+    let more = match parts.next() {
+        Some(more) => reply::int(&more)? == 1,
+        None => false,
+    };
+    Ok((value, due, more))
 }

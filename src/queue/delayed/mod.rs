@@ -29,6 +29,7 @@ mod read;
 mod recode;
 mod remove;
 mod traced;
+mod ttl;
 
 pub use dedup::{Dedup, DedupKey, Offered};
 pub use element::ElementOutcome;
@@ -39,6 +40,7 @@ pub use maintenance::{MigrationReport, TransferReport};
 pub use page::{PendingElement, PendingError};
 pub use recode::RecodeReport;
 pub use remove::Purged;
+pub use ttl::{Expiry, OfferOptions};
 
 /// A queue of values that each become available at their due time, shared with
 /// Java services using Redisson's `RDelayedQueue` on the same name.

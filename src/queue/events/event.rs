@@ -136,6 +136,16 @@ pub enum EventKind {
         /// How many.
         count: u64,
     },
+    /// Values offered with a time to live were met by a take after it ran
+    /// out, and not delivered (one event per take that met any; see
+    /// [`OfferOptions::ttl`](crate::OfferOptions::ttl)).
+    Expired {
+        /// How many.
+        count: u64,
+        /// How many of them went to the dead-letter list (reason
+        /// `expired`); the others were dropped.
+        dead_lettered: u64,
+    },
     /// Values went to the dead-letter list.
     DeadLettered {
         /// How many the run dead-lettered.
@@ -295,6 +305,10 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             jobs: jobs(),
         },
         "timed_out" => EventKind::TimedOut { count: num("count")? },
+        "expired" => EventKind::Expired {
+            count: num("count")?,
+            dead_lettered: num("dead_lettered")?,
+        },
         "dead_lettered" => EventKind::DeadLettered {
             count: num("count")?,
             reason: text("reason").unwrap_or_default(),
@@ -343,6 +357,7 @@ impl EventKind {
             EventKind::Retried { .. } => "retried",
             EventKind::Released { .. } => "released",
             EventKind::TimedOut { .. } => "timed_out",
+            EventKind::Expired { .. } => "expired",
             EventKind::DeadLettered { .. } => "dead_lettered",
             EventKind::Cancelled { .. } => "cancelled",
             EventKind::Rescheduled { .. } => "rescheduled",

@@ -49,9 +49,10 @@ struct Claimed {
     level: u8,
 }
 
-/// A batch claim's reply: `None` when paused, else the server's time and
-/// the values.
-fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
+/// A batch claim's reply: `None` when paused, else the server's time, the
+/// values, and whether to claim again at once (expired values were skipped,
+/// as many as a call may).
+fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>, bool)>> {
     let mut reply = reply::array(reply)?.into_iter();
     let status = reply
         .next()
@@ -61,7 +62,9 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
         .unwrap_or_default();
     match status.as_str() {
         "paused" => return Ok(None),
-        "ok" => {}
+        // 'more': it skipped as many expired values (message TTL) as a call
+        // may; what it took is as for 'ok'.
+        "ok" | "more" => {}
         other => return Err(Error::Protocol(format!("claim_batch answered {other:?}"))),
     }
     let now = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
@@ -79,7 +82,7 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>)>> {
             level: u8::try_from(reply::int(&level)?).unwrap_or(0).min(9),
         });
     }
-    Ok(Some((now, claimed)))
+    Ok(Some((now, claimed, status == "more")))
 }
 
 /// The delivery id of the `index`-th value (from 1) of batch `batch`.
@@ -139,7 +142,7 @@ impl<T: 'static> ReliableQueue<T> {
         let undo = {
             let (core, keys, settings) = (self.handle.core.clone(), keys.clone(), self.settings);
             move |reply: Result<Value>| async move {
-                let Ok(Some((_, claimed))) = reply.and_then(parse) else {
+                let Ok(Some((_, claimed, _))) = reply.and_then(parse) else {
                     return;
                 };
                 // In one release, so that the head is in list order again.
@@ -158,8 +161,11 @@ impl<T: 'static> ReliableQueue<T> {
         match reply {
             Ok(reply) => match parse(reply)? {
                 None => Ok(Batch::Paused),
-                Some((_, claimed)) if claimed.is_empty() => Ok(Batch::Nothing),
-                Some((now, claimed)) => {
+                // Expired values skipped, as many as a call may: empty, as
+                // when every value went to the dead letters (take again).
+                Some((_, claimed, true)) if claimed.is_empty() => Ok(Batch::Taken(Vec::new())),
+                Some((_, claimed, _)) if claimed.is_empty() => Ok(Batch::Nothing),
+                Some((now, claimed, _)) => {
                     let taken = self.deliver_batch(batch, now, claimed).await;
                     // Feature `opentelemetry`: the contexts offered with the values.
                     #[cfg(feature = "opentelemetry")]

@@ -61,6 +61,8 @@ async fn metrics_count_what_every_process_did_and_the_schedule_runners() {
         r#"delayq_queue_timed_out_total{queue="counted"} 0"#,
         "# TYPE delayq_queue_duplicates_total counter",
         r#"delayq_queue_duplicates_total{queue="counted"} 1"#,
+        "# TYPE delayq_queue_expired_total counter",
+        r#"delayq_queue_expired_total{queue="counted"} 0"#,
         r#"delayq_queue_schedule_runners{queue="scheduled"} 0"#,
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
