@@ -363,6 +363,22 @@ impl<T: Send + 'static> Consumer<T> {
                 _ = self.releases.join_next() => return true,
             }
         }
+        if self.paused() {
+            // Known paused (a claim or a probe said so): wait for the resume.
+            // A take now would move a value out of the list and back (its
+            // claim refuses), for nothing, and another reader of the list
+            // could see it missing meanwhile.
+            let resumed = tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return false,
+                resumed = self.context.queue.wait_while_paused(None) => resumed,
+            };
+            match resumed {
+                Ok(()) => self.context.paused.store(false, Ordering::Relaxed),
+                Err(error) => tracing::debug!(queue = self.name(), %error, "could not ask whether the queue was resumed"),
+            }
+            return true;
+        }
         self.idle = false;
         let slot = tokio::select! {
             biased;

@@ -180,11 +180,12 @@ async fn a_paused_worker_keeps_the_order_of_the_queue() {
         };
         // The 8 were taken by one batch claim, which moves nothing.
         assert_eq!(moves().await, 0);
-        // One slot finishes; the next batch claim finds the pause; then the
-        // worker's waiting take moves (and puts back) the head.
+        // One slot finishes; the next batch claim finds the pause, and the
+        // worker waits for the resume: it takes nothing, so it moves
+        // nothing (a take would move the head out of the list and back).
         gate.add_permits(1);
-        eventually(Duration::from_secs(20), "the waiting take's move", || async {
-            moves().await >= 1
+        eventually(Duration::from_secs(20), "one handled and acked", || async {
+            seen.lock().len() == 1 && reliable.in_flight().await.unwrap() == 7
         })
         .await;
         // The seven others finish together.
@@ -199,6 +200,7 @@ async fn a_paused_worker_keeps_the_order_of_the_queue() {
             ready.read_all().await.unwrap() == expected && raw.llen("delayq_staging:{ordered}").await == 0
         })
         .await;
+        assert_eq!(moves().await, 0, "a paused worker moves no value out of the list");
         // After the resume, every value is handled once.
         gate.add_permits(N as usize);
         delayed.resume().await.unwrap();

@@ -492,7 +492,7 @@ impl<T: 'static> ReliableQueue<T> {
 
     /// Waits until the queue is resumed, looking every [`PAUSED_RECHECK`]
     /// (ends early at shutdown or at `deadline`).
-    pub(super) async fn wait_while_paused(&self, deadline: Option<Instant>) -> Result<()> {
+    pub(crate) async fn wait_while_paused(&self, deadline: Option<Instant>) -> Result<()> {
         loop {
             let until = Instant::now() + PAUSED_RECHECK;
             let until = deadline.map_or(until, |deadline| deadline.min(until));
