@@ -1,13 +1,14 @@
-//! Scenario 20: what priorities cost. Offers with a priority against plain
-//! offers, and takes from a queue whose values have priorities against
-//! takes from a plain one, runs alternated on one server, medians compared.
+//! Scenario 20: what priorities and message TTL cost. Offers with a
+//! priority (or a TTL) against plain offers, and takes from a queue whose
+//! values have priorities (or TTLs) against takes from a plain one, runs
+//! alternated on one server, medians compared.
 //! A priority offer is one script run per value (plain offers are joined
 //! into shared runs, scenario 1), and a take from a queue with priorities
 //! is one script run (`pop_priority.lua`) where a plain take is an `LPOP`.
 
 use std::time::Duration;
 
-use delayq::{Client, LongCodec, Priority};
+use delayq::{Client, LongCodec, OfferOptions, Priority};
 use futures_util::StreamExt;
 use tokio::time::Instant;
 
@@ -20,9 +21,18 @@ const IN_FLIGHT: usize = 256;
 /// Runs of each side; the medians are compared.
 const RUNS: usize = 3;
 
+/// What the values of a run are offered with.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Plain,
+    Priorities,
+    Ttl,
+}
+
 /// (offers/s, takes/s) of one run: `VALUES` offered concurrently (with
-/// levels 1-9 in turn, or plain), then taken by `IN_FLIGHT` concurrent takes.
-async fn run_once(redis: &RedisServer, name: &str, with_priorities: bool) -> (f64, f64) {
+/// levels 1-9 in turn, a TTL of an hour, or plain), then taken by
+/// `IN_FLIGHT` concurrent takes.
+async fn run_once(redis: &RedisServer, name: &str, kind: Kind) -> (f64, f64) {
     let client = Client::builder().url(redis.url()).pool_size(4).build().await.unwrap();
     let producer = client.delayed_queue(name, LongCodec).unwrap();
     let consumer = client.blocking_queue(name, LongCodec).unwrap();
@@ -31,13 +41,18 @@ async fn run_once(redis: &RedisServer, name: &str, with_priorities: bool) -> (f6
         .for_each_concurrent(IN_FLIGHT, |i| {
             let (producer, consumer) = (producer.clone(), consumer.clone());
             async move {
-                if with_priorities {
-                    let level = Priority::new(1 + (i % 9) as u8).unwrap();
-                    producer.offer_with_priority(&i, Duration::ZERO, level).await.unwrap();
-                } else {
-                    // Straight to the list, as the priority values go
-                    // straight to their set: no transfer in either.
-                    consumer.offer(&i).await.unwrap();
+                match kind {
+                    Kind::Priorities => {
+                        let level = Priority::new(1 + (i % 9) as u8).unwrap();
+                        producer.offer_with_priority(&i, Duration::ZERO, level).await.unwrap();
+                    }
+                    Kind::Ttl => {
+                        let options = OfferOptions::after(Duration::ZERO).ttl(Duration::from_secs(3600));
+                        producer.offer_with(&i, &options).await.unwrap();
+                    }
+                    // Straight to the list, as the others go straight to
+                    // their set: no transfer in any.
+                    Kind::Plain => consumer.offer(&i).await.unwrap(),
                 }
             }
         })
@@ -68,21 +83,40 @@ impl Scenario for Priorities {
 
     fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
         Box::pin(async move {
-            eprintln!("20. priorities: offers and takes with levels 1-9 and without...");
+            eprintln!("20. priorities and message TTL: offers and takes with levels 1-9, with a TTL, and plain...");
             let redis = RedisServer::start().await;
             let (mut offers, mut takes) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+            let (mut ttl_offers, mut ttl_takes) = (Vec::new(), Vec::new());
             for run in 0..RUNS {
-                let (o, t) = run_once(&redis, &format!("prio-plain-{run}"), false).await;
+                let (o, t) = run_once(&redis, &format!("prio-plain-{run}"), Kind::Plain).await;
                 offers.1.push(o);
                 takes.1.push(t);
-                let (o, t) = run_once(&redis, &format!("prio-levels-{run}"), true).await;
+                let (o, t) = run_once(&redis, &format!("prio-levels-{run}"), Kind::Priorities).await;
                 offers.0.push(o);
                 takes.0.push(t);
+                let (o, t) = run_once(&redis, &format!("prio-ttl-{run}"), Kind::Ttl).await;
+                ttl_offers.push(o);
+                ttl_takes.push(t);
             }
             let median = crate::measure::median;
             let (offers_on, offers_off) = (median(offers.0), median(offers.1));
             let (takes_on, takes_off) = (median(takes.0), median(takes.1));
+            let (ttl_offers, ttl_takes) = (median(ttl_offers), median(ttl_takes));
             vec![
+                Row::new("20. message TTL", &format!("offers/s, {IN_FLIGHT} in flight, TTL 1 h"))
+                    .values(rate(ttl_offers), format!("{} (plain, to the list)", rate(offers_off)))
+                    .ratio(ttl_offers / offers_off)
+                    .target(
+                        "≥ 0.30× plain (one script per value, not joined)",
+                        ttl_offers / offers_off >= 0.3,
+                    ),
+                Row::new(
+                    "20. message TTL",
+                    &format!("takes/s, {IN_FLIGHT} concurrent takes, TTL 1 h"),
+                )
+                .values(rate(ttl_takes), format!("{} (plain LPOP)", rate(takes_off)))
+                .ratio(ttl_takes / takes_off)
+                .target("≥ 0.50× plain (a script per take)", ttl_takes / takes_off >= 0.5),
                 Row::new(
                     "20. priorities",
                     &format!("offers/s, {IN_FLIGHT} in flight, levels 1-9"),
