@@ -375,7 +375,9 @@ impl<T: Send + 'static> Consumer<T> {
             };
             match resumed {
                 Ok(()) => self.context.paused.store(false, Ordering::Relaxed),
-                Err(error) => tracing::debug!(queue = self.name(), %error, "could not ask whether the queue was resumed"),
+                Err(error) => {
+                    tracing::debug!(queue = self.name(), %error, "could not ask whether the queue was resumed")
+                }
             }
             return true;
         }
