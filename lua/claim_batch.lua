@@ -71,12 +71,12 @@ local expiry
 if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
   bad = delayq_check_types(KEYS[15], 'zset', KEYS[16], 'zset')
   if bad then return bad end
-  delayq_priority_due(KEYS[15], KEYS[16], KEYS[17], now)
   if KEYS[18] then
     bad = delayq_check_types(KEYS[18], 'hash')
     if bad then return bad end
     expiry = delayq_expiry_open(KEYS[3], KEYS[8], now)
   end
+  delayq_priority_due(KEYS[15], KEYS[16], KEYS[17], now)
   while #values < n and bytes < budget and not delayq_expiry_full(expiry) do
     local top = redis.call('zpopmin', KEYS[15])
     local member = top[1]
@@ -111,7 +111,7 @@ for i, value in ipairs(values) do
     deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
   end
   local due = false
-  if tracked and levels[i] == 0 then
+  if tracked and levels[i] == 0 and not headers[i] then
     due = redis.call('zscore', KEYS[4], value) or false
     if due then
       redis.call('zrem', KEYS[4], value)
@@ -151,7 +151,7 @@ end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))
 end
-if #ttls > 0 then
+if #ttls > 0 and KEYS[18] then
   redis.call('hset', KEYS[18], unpack(ttls))
 end
 if more then

@@ -104,9 +104,6 @@ end
 
 -- Gives payloads back at `level`: to the ready set's head of that level
 -- (the first payload first), or for level 0 to the destination's head (so
-
--- Gives payloads back at `level`: to the ready set's head of that level
--- (the first payload first), or for level 0 to the destination's head (so
 -- does a run by hand given no priority keys: its values are not lost).
 -- `headers` (optional; parallel to payloads, false for none) are their TTL
 -- headers: a value with one goes back to the ready set's head of its
@@ -151,8 +148,10 @@ local function delayq_priority_due(ready, delayed, marker, now)
   if #due == 0 then
     return 0
   end
-  redis.call('zrem', delayed, unpack(due))
+  -- Added before they leave the delayed set: a member or marker that is
+  -- not ours fails the add, and then nothing moved.
   delayq_priority_add(ready, marker, due, false)
+  redis.call('zrem', delayed, unpack(due))
   return #due
 end
 

@@ -100,11 +100,15 @@ pub(crate) fn parse_member(member: &[u8]) -> Option<(Priority, &[u8])> {
         Some(d @ b'0'..=b'9') => d - b'0',
         _ => return None,
     };
-    let mut element = &member[1..];
-    // A time to live: its kind and 13 digits of expiry, before the element.
-    if let Some(b'T' | b't') = element.first() {
-        element = element.get(14..)?;
-    }
+    let element = &member[1..];
+    // A time to live: its kind and 13 digits of expiry, before a modern
+    // element (0x08 first), as `delayq_priority_parse` reads it; a legacy
+    // element's id may start with a `T` too.
+    let ttl = element.len() > 14
+        && matches!(element[0], b'T' | b't')
+        && element[1..14].iter().all(u8::is_ascii_digit)
+        && element[14] == 8;
+    let element = if ttl { &element[14..] } else { element };
     Some((Priority(level), crate::format::unpack(element).ok()?.payload))
 }
 
@@ -179,5 +183,30 @@ impl Marker {
                 tracing::debug!(queue = keys.destination(), %error, "could not look for the priority marker");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{pack_with_id, ElementId};
+
+    #[test]
+    fn members_read_with_and_without_a_ttl_header() {
+        let modern = pack_with_id(ElementId::Modern([7; 8]), b"v");
+        let mut plain = b"5".to_vec();
+        plain.extend_from_slice(&modern);
+        assert_eq!(parse_member(&plain), Some((Priority(5), &b"v"[..])));
+        let mut with_ttl = b"0T1764000000000".to_vec();
+        with_ttl.extend_from_slice(&modern);
+        assert_eq!(parse_member(&with_ttl), Some((Priority(0), &b"v"[..])));
+        // A legacy element whose f64 id starts with a 'T' is no TTL header.
+        let mut id = [0u8; 8];
+        id[0] = b'T';
+        let legacy = pack_with_id(ElementId::Legacy(f64::from_le_bytes(id)), b"w");
+        let mut member = b"3".to_vec();
+        member.extend_from_slice(&legacy);
+        assert_eq!(parse_member(&member), Some((Priority(3), &b"w"[..])));
+        assert_eq!(parse_member(b"x"), None);
     }
 }

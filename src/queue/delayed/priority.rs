@@ -79,8 +79,9 @@ impl<T: 'static> DelayedQueue<T> {
         let mut waiting = Waiting::new(self.when_full);
         loop {
             let keys = SCRIPTS.offer_priority.keys(&self.handle.keys).build();
-            // A random id per try: the member's identity, so a resent run
-            // finds its own member and adds nothing.
+            // A random id per try. Keyed by a request: a resent run answers
+            // the first run's reply, even after the value was taken or the
+            // queue filled up meanwhile.
             let element = format::pack(self.format, &payload);
             let args = vec![
                 Value::from(i64::from(priority.level())),
@@ -88,12 +89,7 @@ impl<T: 'static> DelayedQueue<T> {
                 Value::Bytes(element),
             ];
             self.handle.arm();
-            match SCRIPTS
-                .offer_priority
-                .run(self.conn()?, self.name(), keys, args)
-                .await
-                .map_err(crate::Error::from)
-            {
+            match self.handle.request(&SCRIPTS.offer_priority, keys, args).await {
                 Ok(reply) => {
                     reply::int(&reply)?;
                     self.handle.priorities.set();
