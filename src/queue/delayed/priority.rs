@@ -10,7 +10,8 @@ use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
 use crate::queue::priority::Priority;
-use crate::wire::{format, time};
+use crate::wire::format::{self, Format};
+use crate::wire::time;
 
 use super::limits::Waiting;
 use super::offer::Due;
@@ -75,19 +76,24 @@ impl<T: 'static> DelayedQueue<T> {
 
     async fn offer_priority(&self, due: Due, value: &T, priority: Priority) -> Result<()> {
         let payload = self.encode(value)?;
+        self.offer_member(&priority.level().to_string(), due, &payload, self.format)
+            .await
+    }
+
+    /// One value into the priority sets (`lua/offer_priority.lua`): `level`
+    /// is the script's level argument (a digit, then any TTL header's
+    /// fields), the element packed in `format`. Keyed by a request: a
+    /// resent run answers the first run's reply, even after the value was
+    /// taken or the queue filled up meanwhile. Waits for room as the
+    /// queue's `when_full` says.
+    pub(super) async fn offer_member(&self, level: &str, due: Due, payload: &[u8], format: Format) -> Result<()> {
         self.handle.core.seen(&self.handle.keys);
         let mut waiting = Waiting::new(self.when_full);
         loop {
             let keys = SCRIPTS.offer_priority.keys(&self.handle.keys).build();
-            // A random id per try. Keyed by a request: a resent run answers
-            // the first run's reply, even after the value was taken or the
-            // queue filled up meanwhile.
-            let element = format::pack(self.format, &payload);
-            let args = vec![
-                Value::from(i64::from(priority.level())),
-                due.arg(),
-                Value::Bytes(element),
-            ];
+            // A new random id per try.
+            let element = format::pack(format, payload);
+            let args = vec![Value::from(level), due.arg(), Value::Bytes(element)];
             self.handle.arm();
             match self.handle.request(&SCRIPTS.offer_priority, keys, args).await {
                 Ok(reply) => {

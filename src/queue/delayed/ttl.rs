@@ -6,16 +6,11 @@
 
 use std::time::{Duration, SystemTime};
 
-use fred::types::Value;
-
-use crate::connection::reply;
-use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
 use crate::queue::priority::Priority;
-use crate::wire::format::{self, Format};
+use crate::wire::format::Format;
 use crate::wire::time;
 
-use super::limits::Waiting;
 use super::offer::Due;
 use super::DelayedQueue;
 
@@ -231,30 +226,14 @@ impl<T: 'static> DelayedQueue<T> {
             When::At(at) => Due::At(time::due_at(now, at)?),
         };
         let payload = self.encode(value)?;
-        self.handle.core.seen(&self.handle.keys);
         let kind = match options.expiry {
             Expiry::DeadLetter => 'T',
             Expiry::Drop => 't',
         };
         let level = format!("{}{kind}{ttl_ms}", options.priority.level());
-        let mut waiting = Waiting::new(self.when_full);
-        loop {
-            let keys = SCRIPTS.offer_priority.keys(&self.handle.keys).build();
-            // Always modern: a TTL member's element must read as one
-            // (`lua/lib/priority.lua`). A new random id per try.
-            let element = format::pack(Format::Modern, &payload);
-            let args = vec![Value::from(level.as_str()), due.arg(), Value::Bytes(element)];
-            self.handle.arm();
-            match self.handle.request(&SCRIPTS.offer_priority, keys, args).await {
-                Ok(reply) => {
-                    reply::int(&reply)?;
-                    self.handle.priorities.set();
-                    return Ok(());
-                }
-                Err(error) if waiting.again(&error).await => continue,
-                Err(error) => return Err(error),
-            }
-        }
+        // Always modern: a TTL member's element must read as one
+        // (`lua/lib/priority.lua`).
+        self.offer_member(&level, due, &payload, Format::Modern).await
     }
 }
 
