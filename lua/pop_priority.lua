@@ -33,26 +33,32 @@ local now = delayq_server_ms()
 delayq_priority_due(KEYS[1], KEYS[2], KEYS[3], now)
 local expiry = delayq_expiry_open(KEYS[5], KEYS[6], now)
 local reply
-while not delayq_expiry_full(expiry) do
+-- Members not ours moved aside this call: bounded as expired ones are.
+local foreign = 0
+while not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX do
   local top = redis.call('zpopmin', KEYS[1])
   local member = top[1]
   if not member then break end
   local level, header, element = delayq_priority_parse(member)
   local payload = level and delayq_payload(element)
-  if not payload then
-    -- Not one of ours (written by hand): refused, and put back where it was.
+  if not payload and KEYS[5] then
+    -- Not one of ours (written by hand): kept where an operator sees it,
+    -- as claim_batch.lua does, and the pop goes on.
+    delayq_dead_letter(KEYS[5], KEYS[6], member, 'not a priority entry: moved from ' .. KEYS[1])
+    foreign = foreign + 1
+  elseif not payload then
+    -- A run by hand without the dead-letter keys: refused, put back.
     redis.call('zadd', KEYS[1], top[2], member)
     delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
     return redis.error_reply('DELAYQ_MALFORMED ' .. KEYS[1] .. ' holds a member that is not a priority entry')
-  end
-  if not delayq_expiry_take(expiry, header, payload) then
+  elseif not delayq_expiry_take(expiry, header, payload) then
     reply = {payload, level, delayq_priority_next_due(KEYS[2]), header or false, 0}
     break
   end
 end
 delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
 if reply then return reply end
-if delayq_expiry_full(expiry) then
+if delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX then
   -- The list's values go after the ready set's: none of them yet.
   return {false, 0, delayq_priority_next_due(KEYS[2]), false, 1}
 end

@@ -347,3 +347,23 @@ redis_test! {
         assert_eq!(consumer.try_take().await.unwrap(), None);
     }
 }
+
+redis_test! {
+    /// A member of the ready set that is not delayq's (written by hand) goes
+    /// to the dead letters, where an operator sees it, and the take goes on
+    /// to the next value instead of failing on it forever.
+    async fn a_foreign_member_of_the_ready_set_goes_to_the_dead_letters(client, raw) {
+        let producer = client.delayed_queue("prio-foreign", StringCodec).unwrap();
+        let consumer = client.blocking_queue("prio-foreign", StringCodec).unwrap();
+        producer.offer_with_priority(&s("real"), Duration::ZERO, p(2)).await.unwrap();
+        raw.cmd(
+            "ZADD",
+            vec!["delayq_priority_ready:{prio-foreign}".into(), "0".into(), "garbage".into()],
+        )
+        .await;
+        assert_eq!(consumer.try_take().await.unwrap().as_deref(), Some("real"));
+        let dead = raw.lrange("delayq_dead_letter:{prio-foreign}").await;
+        assert_eq!(dead, [bytes::Bytes::from_static(b"garbage")]);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-foreign}").await, 0);
+    }
+}

@@ -160,16 +160,19 @@ impl<T: 'static> ReliableQueue<T> {
     /// [`PRIORITY_ROUND`], so that a priority value offered meanwhile (in a
     /// set no blocking read can watch beside the list) is seen soon.
     async fn claim_with_priorities(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
-        match self.take_ready_batch(1).await? {
-            Batch::Paused => return Ok(Ready::Paused),
-            Batch::Taken(mut taken) => {
-                return match taken.pop() {
-                    Some(Ok(delivery)) => Ok(Ready::Taken(delivery)),
-                    Some(Err(error)) => Err(Error::Decode(error)),
-                    None => Ok(Ready::Nothing), // dead-lettered
-                };
+        loop {
+            match self.take_ready_batch(1).await? {
+                Batch::Paused => return Ok(Ready::Paused),
+                Batch::Taken(mut taken) => match taken.pop() {
+                    Some(Ok(delivery)) => return Ok(Ready::Taken(delivery)),
+                    Some(Err(error)) => return Err(Error::Decode(error)),
+                    // What it popped went to the dead letters (too many
+                    // deliveries, or expired): the next value may be ready.
+                    None if deadline.is_none_or(|at| Instant::now() < at) => continue,
+                    None => return Ok(Ready::Nothing),
+                },
+                Batch::Nothing => break,
             }
-            Batch::Nothing => {}
         }
         if !wait {
             return Ok(Ready::Nothing);
