@@ -147,6 +147,13 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
     let mut out = format!(
         "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight:>w$}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
     );
+    if status.priority_pending + status.priority_ready > 0 {
+        out.push_str(&format!(
+            "priorities    {} pending and {} ready of these have a priority or a TTL (delayq's consumers take them first; Java does not see them)\n",
+            output::count(status.priority_pending),
+            output::count(status.priority_ready),
+        ));
+    }
     if status.ready > 0 {
         let why = match status.oldest_ready_age_at(now) {
             Some(_) => "the oldest ready value's wait since it fell due",

@@ -21,6 +21,9 @@ pub(crate) fn status_json(
         ("queue", json!(name)),
         ("pending", json!(status.pending)),
         ("ready", json!(status.ready)),
+        // Of those: values with a priority or a TTL, which Java does not see.
+        ("priority_pending", json!(status.priority_pending)),
+        ("priority_ready", json!(status.priority_ready)),
         ("in_flight", json!(status.in_flight)),
         ("dead_letters", json!(status.dead_letters)),
         ("quarantined", json!(status.quarantined)),

@@ -45,6 +45,17 @@ redis_test! {
         let marker = raw.cmd("EXISTS", vec!["delayq_priority:{jobs}".into()]).await;
         assert_eq!(marker, Value::Integer(1));
 
+        // `inspect` says how many of its counts have a priority.
+        let shown = delayq_async(&redis, &["inspect", "jobs"]).await;
+        assert!(shown.status.success(), "{}", stderr(&shown));
+        let table = String::from_utf8_lossy(&shown.stdout).into_owned();
+        let line = format!("priorities    {delayed} pending and {ready} ready of these have a priority");
+        assert!(table.contains(&line), "{table}");
+        let json = delayq_async(&redis, &["inspect", "jobs", "--format", "json"]).await;
+        let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(json["priority_ready"], ready as u64, "{json}");
+        assert_eq!(json["priority_pending"], delayed as u64, "{json}");
+
         // Take only once the delayed one is due: it must come with its level.
         tokio::time::sleep(delay.saturating_sub(delayed_at.elapsed()) + Duration::from_millis(300)).await;
         let out = delayq_async(&redis, &["take", "jobs", "-n", "6", "--timeout", "10s"]).await;
