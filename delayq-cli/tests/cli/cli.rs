@@ -196,6 +196,12 @@ pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The stderr of an offer that must have succeeded.
+pub(crate) fn offered(output: Output) -> String {
+    assert!(output.status.success(), "{}", stderr(&output));
+    stderr(&output)
+}
+
 fn json_of(output: &Output) -> serde_json::Value {
     assert!(output.status.success(), "{output:?}");
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(output)))

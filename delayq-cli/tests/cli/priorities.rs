@@ -1,18 +1,12 @@
 //! `delayq offer --priority`: values above the default priority live in
 //! delayq's own keys, and `delayq take` takes the highest level first.
 
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 use delayq::fred::types::Value;
 use delayq_test_support::redis_test;
 
-use crate::cli::{delayq, delayq_async, stderr};
-
-fn offered(output: Output) -> String {
-    assert!(output.status.success(), "{}", stderr(&output));
-    stderr(&output)
-}
+use crate::cli::{delayq, delayq_async, offered, stderr};
 
 redis_test! {
     async fn take_returns_the_highest_priority_first_and_a_delayed_one_when_due(redis, raw) {

@@ -2,37 +2,13 @@
 //! is not delivered: dead-lettered with reason `expired`, or dropped with
 //! `--on-expiry drop`, and counted.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use delayq::fred::types::Value;
-use delayq_test_support::{redis_test, RedisServer};
+use delayq_test_support::redis_test;
 
-fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .expect("run delayq")
-}
-
-async fn delayq_async(redis: &RedisServer, args: &[&str]) -> Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn offered(output: Output) -> String {
-    assert!(output.status.success(), "{}", stderr(&output));
-    stderr(&output)
-}
+use crate::cli::{delayq, delayq_async, offered, stderr};
 
 fn lines(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stdout)
