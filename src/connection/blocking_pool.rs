@@ -32,8 +32,9 @@ const MAX_IDLE: usize = 64;
 /// to open before it is given up.
 const PARK_LIMIT: Duration = Duration::from_secs(30);
 
-/// Pause before retrying a blocking read whose connection failed.
-const RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// Pause before retrying a blocking read whose connection failed (and a
+/// take's priority pop, which waits the same way).
+pub(crate) const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 pub(crate) struct BlockingPool {
     builder: Builder,

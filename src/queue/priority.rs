@@ -20,6 +20,11 @@ use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
+/// Longest a take of a queue with priority values waits on its list alone,
+/// between two looks at its priority sets: a value offered meanwhile lands
+/// in a set no blocking read can watch beside the list.
+pub(crate) const PRIORITY_ROUND: Duration = Duration::from_secs(1);
+
 /// How often a client looks again whether a queue without the marker has
 /// one now, at most (in the background, after the first look).
 const MARKER_RECHECK: Duration = Duration::from_secs(1);

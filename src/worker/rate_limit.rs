@@ -21,12 +21,10 @@ use tokio::sync::Mutex;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
+use crate::queue::priority::PRIORITY_ROUND;
 use crate::queue::reliable::{Delivery, Ready, ReliableQueue};
 use crate::queue::Core;
 use crate::telemetry;
-
-/// Longest wait for a ready value on a queue with priority values.
-const PRIORITY_ROUND: Duration = Duration::from_secs(1);
 use crate::wire::keys::QueueKeys;
 
 /// Most time a late permit may catch up on (at most one interval): the

@@ -209,7 +209,7 @@ impl<T: 'static> BlockingQueue<T> {
         for member in &members {
             let (priority, payload) = crate::queue::priority::parse_member(member)
                 .ok_or_else(|| Error::Protocol(format!("{key} holds a member that is not a priority entry")))?;
-            let value = codec::decode(&*self.handle.codec, Bytes::copy_from_slice(payload))?;
+            let value = codec::decode(&*self.handle.codec, member.slice_ref(payload))?;
             values.push((priority, value));
         }
         Ok(values)

@@ -15,17 +15,17 @@ use bytes::Bytes;
 use fred::types::Value;
 use tokio::time::Instant;
 
+use crate::connection::blocking_pool::RETRY_PAUSE;
 use crate::connection::detached::{detach, until, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{ScriptError, SCRIPTS};
 use crate::error::{Error, Result};
+use crate::queue::priority::PRIORITY_ROUND;
 use crate::wire::codec;
 
 use super::BlockingQueue;
 
-/// Longest wait on the list, between two looks at the priority sets.
-const PRIORITY_ROUND: Duration = Duration::from_secs(1);
 /// Shortest round: a delayed value due sooner waits this long at least.
 const SHORTEST_ROUND: Duration = Duration::from_millis(10);
 
@@ -111,7 +111,7 @@ impl<T: 'static> BlockingQueue<T> {
                 Ok((None, next_due, false)) => next_due,
                 Err(error) if error.is_transient() && deadline.is_none_or(|at| Instant::now() < at) => {
                     tracing::warn!(queue = name, %error, "a priority pop failed; trying again (if Redis ran it and its reply was lost, a value was taken and lost: use a ReliableQueue for at-least-once)");
-                    tokio::time::sleep(SHORTEST_ROUND * 10).await;
+                    tokio::time::sleep(RETRY_PAUSE).await;
                     continue;
                 }
                 Err(error) => return Err(error),

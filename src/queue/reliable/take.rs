@@ -16,6 +16,7 @@ use crate::connection::detached::{detach, pop_options, undo_move, until, Command
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{CommandResult, DecodeError, Error, Result};
+use crate::queue::priority::PRIORITY_ROUND;
 use crate::queue::reliable::delivery::{Delivery, DeliveryLease, Release};
 use crate::telemetry::DeadLettered;
 use crate::wire::codec;
@@ -26,10 +27,6 @@ use super::ReliableQueue;
 
 /// How far from the staging list's tail a claim looks for its value.
 const CLAIM_SCAN: i64 = 1000;
-
-/// Longest wait on the list of a queue with priority values, between two
-/// looks at its priority sets.
-const PRIORITY_ROUND: Duration = Duration::from_secs(1);
 
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
