@@ -72,10 +72,7 @@ while budget > 0 do
     local value = string.sub(member, 19)
     redis.call('zrem', KEYS[2], member)
     delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), count, now, now + window)
-    local header = delayq_ttl_of(store, string.sub(member, 1, 8))
-    if header then
-      redis.call('hdel', store, string.sub(member, 1, 8))
-    end
+    local header = delayq_ttl_take(store, string.sub(member, 1, 8))
     delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value}, {header or false})
     if jobbed then
       delayq_jobs_end_ready(KEYS[11], KEYS[12], string.sub(member, 1, 8), 'timed_out', value, now, true)

@@ -80,10 +80,7 @@ for i = 3, #ARGV, 2 do
     released[#released + 1] = string.sub(member, 1, 8)
     values[#values + 1] = value
     levels[#values] = level
-    headers[#values] = delayq_ttl_of(store, released[#released]) or false
-    if headers[#values] then
-      redis.call('hdel', store, released[#released])
-    end
+    headers[#values] = delayq_ttl_take(store, released[#released]) or false
   else
     reply[#reply + 1] = 0
   end

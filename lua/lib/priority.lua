@@ -231,3 +231,13 @@ local function delayq_ttl_of(store, id)
   local header = redis.call('hget', store, id)
   return delayq_ttl_header_ok(header) and header or nil
 end
+
+-- A delivery's TTL header, taken out of the TTL store as its lease ends
+-- (a give-back rebuilds the member with it), or nil.
+local function delayq_ttl_take(store, id)
+  local header = delayq_ttl_of(store, id)
+  if header then
+    redis.call('hdel', store, id)
+  end
+  return header
+end
