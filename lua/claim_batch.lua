@@ -18,9 +18,10 @@
 --       an expired value (message TTL) is not claimed: it goes to the dead
 --       letters with reason 'expired', or is dropped, with one 'expired'
 --       event per call and the 'expired' total), 18 TTL store (delayq_ttl,
---       lib/priority.lua: a claimed value's TTL header under its delivery
---       id; optional, as 15-17: a run by hand with older keys claims
---       values with a TTL as any other and keeps no header)
+--       lib/priority.lua: a claimed value's section (TTL header, headers)
+--       under its delivery id; optional, as 15-17: a run by hand with
+--       older keys claims values with a TTL as any other and keeps no
+--       section)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
@@ -28,7 +29,8 @@
 -- many expired values as a call may, and read no list; call again), now ms, then per value popped,
 -- in take order: value, delivery count (negative: dead-lettered after that
 -- many deliveries), due ms or false, its job's id or false, its priority
--- level (0: the list's)}. The i-th value (from 1) is delivery
+-- level (0: the list's), its headers (the JSON object it was offered with)
+-- or false}. The i-th value (from 1) is delivery
 -- id batch id .. 2-byte big-endian i.
 --
 -- Sent once (a second run would claim more values): if its reply is lost,
@@ -120,7 +122,7 @@ for i, value in ipairs(values) do
   local job = jobs and jobs.ids[i]
   if max > 0 and deliveries > max then
     local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
-    delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason))
+    delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason), delayq_section_headers(headers[i]))
     if job then
       delayq_jobs_claim_dead(jobs, i, reason)
       if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
@@ -147,6 +149,8 @@ for i, value in ipairs(values) do
   reply[#reply + 1] = due
   reply[#reply + 1] = job or false
   reply[#reply + 1] = levels[i]
+  local headed = delayq_section_headers(headers[i])
+  reply[#reply + 1] = headed and string.sub(headed, 7) or false
 end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))

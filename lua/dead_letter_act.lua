@@ -1,4 +1,4 @@
--- LIBS: element offer request jobs
+-- LIBS: element offer request jobs events priority
 -- dead_letter_act: requeue or delete single dead letters, each named by the
 -- index it was seen at and its digest (lua/dead_letter_page.lua), all or
 -- none (ReliableQueue::requeue_dead_letters_exact, delete_dead_letters_exact).
@@ -9,8 +9,11 @@
 -- KEYS: 1 dead-letter list, 2 dead-letter reasons (aligned with its tail),
 --       3 destination list (the queue), 4 job records, 5 job record expiry
 --       (lib/jobs.lua: a requeued job is ready again, a deleted one's
---       history expires), 6 request key (lib/request.lua: a
---       resend answers as the first run did and changes nothing twice)
+--       history expires), 6 priority ready set, 7 priority marker
+--       (lib/priority.lua: a value dead-lettered with headers is requeued
+--       to the ready set's tail at the default level, with them), 8
+--       request key (lib/request.lua: a resend answers as the first run
+--       did and changes nothing twice)
 -- ARGV: 1 'requeue' or 'delete', 2 window, 3 reach (the farthest from
 --       either end a value may be removed), then index, byte length,
 --       digest per value (at most 100)
@@ -23,12 +26,16 @@
 -- and hashed at most once, at most 2 MiB of values in all (the client names
 -- at most 1 MiB); then an LSET per value; then two LREMs on each list, each stopping within ARGV[3] of its
 -- end. Every seek starts at the nearer end.
-local replayed = delayq_replayed(KEYS[6])
+local replayed = delayq_replayed(KEYS[8])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list')
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[4], KEYS[5])
 if bad then return bad end
+if KEYS[7] then
+  bad = delayq_check_types(KEYS[6], 'zset', KEYS[7], 'string')
+  if bad then return bad end
+end
 
 local function dead_digest(value, reason)
   return redis.sha1hex(value .. '\n' .. (reason or ''))
@@ -137,7 +144,7 @@ for i = 1, named do
     j, value = look(math.max(index - window, 0), hi - 1, len, digest)
   end
   if value == 'budget' then
-    return delayq_answer(KEYS[6], {'budget', BUDGET})
+    return delayq_answer(KEYS[8], {'budget', BUDGET})
   end
   if j then
     taken[j] = true
@@ -148,12 +155,12 @@ for i = 1, named do
 end
 if #missing > 0 then
   table.insert(missing, 1, 'missing')
-  return delayq_answer(KEYS[6], missing)
+  return delayq_answer(KEYS[8], missing)
 end
 for _, at in ipairs(found) do
   local distance = math.min(at[1], n - 1 - at[1])
   if distance > reach then
-    return delayq_answer(KEYS[6], {'far', at[1], distance})
+    return delayq_answer(KEYS[8], {'far', at[1], distance})
   end
 end
 
@@ -166,11 +173,16 @@ table.sort(found, function(a, b) return a[1] < b[1] end)
 -- A mark no value can equal (the request key is this call's own), set in
 -- place of each value and then removed by two LREMs, one from each end:
 -- those in the list's first half from its head, the rest from its tail.
-local mark = '\0delayq_removed\0' .. KEYS[6]
+local mark = '\0delayq_removed\0' .. KEYS[8]
 local head, tail, rhead, rtail = 0, 0, 0, 0
+local with_headers, headers = {}, {}
 for _, at in ipairs(found) do
   local j = at[1]
-  if mode == 'requeue' then
+  local kept = mode == 'requeue' and KEYS[7] and at[3] and delayq_dead_record_headers(at[3])
+  if kept then
+    with_headers[#with_headers + 1] = at[2]
+    headers[#with_headers] = kept
+  elseif mode == 'requeue' then
     redis.call('rpush', KEYS[3], at[2])
   end
   redis.call('lset', KEYS[1], near(j), mark)
@@ -180,6 +192,9 @@ for _, at in ipairs(found) do
     redis.call('lset', KEYS[2], rnear(j - offset), mark)
     if near_head then rhead = rhead + 1 else rtail = rtail + 1 end
   end
+end
+if #with_headers > 0 then
+  delayq_priority_requeue(KEYS[6], KEYS[7], with_headers, headers)
 end
 if delayq_jobs_on(KEYS[4]) then
   local records, values = {}, {}
@@ -193,4 +208,4 @@ if head > 0 then redis.call('lrem', KEYS[1], head, mark) end
 if tail > 0 then redis.call('lrem', KEYS[1], -tail, mark) end
 if rhead > 0 then redis.call('lrem', KEYS[2], rhead, mark) end
 if rtail > 0 then redis.call('lrem', KEYS[2], -rtail, mark) end
-return delayq_answer(KEYS[6], answer)
+return delayq_answer(KEYS[8], answer)

@@ -56,7 +56,7 @@ local member = ARGV[1]
 local level, count = delayq_priority_lease(member)
 local value = string.sub(member, 19)
 local delay = tonumber(ARGV[2])
--- Its TTL header, if it has one (kept by its claim).
+-- Its section (TTL header, headers), if it has one (kept by its claim).
 local header = delayq_ttl_of(store, string.sub(member, 1, 8))
 -- A retry through the delayed queue files its job under its id again,
 -- where an id collision refuses (lib/ids.lua): looked up before anything
@@ -82,7 +82,7 @@ end
 -- The job id, as the last two fields of an event (none without a job).
 local named = job and {'job', job} or {}
 if delay == -2 then
-  delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, ARGV[5]))
+  delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, ARGV[5]), delayq_section_headers(header))
   if job then delayq_jobs_dead(KEYS[14], KEYS[15], job, record, ARGV[5], now) end
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5], unpack(named))
   delayq_count(KEYS[12], 'failed', 1)

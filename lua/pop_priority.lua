@@ -14,7 +14,8 @@
 --       with older keys) nothing expires
 -- ARGV: none
 -- Returns {value or false, its level (0: the list's), when the delayed set's
--- next value is due (ms) or false, its TTL header or false, 1 when it
+-- next value is due (ms) or false, its section (lib/priority.lua: TTL
+-- header, headers) or false, 1 when it
 -- skipped as many expired values as a call may and popped nothing (call
 -- again: the list's values go after the ready set's) else 0}.
 --

@@ -1,16 +1,19 @@
--- LIBS: element offer request jobs
+-- LIBS: element offer request jobs events priority
 -- requeue_dead_letters: move dead-lettered values back to the destination's
 -- tail. They start over at delivery count 1: a dead-lettered delivery leaves
 -- no count record (see claim.lua).
 -- KEYS: 1 dead-letter list, 2 destination list, 3 dead-letter reasons,
 --       4 job records, 5 job record expiry (lib/jobs.lua: a requeued job,
---       named by its reason record, is ready again), 6 request key
---       (lib/request.lua: a resend moves nothing twice)
+--       named by its reason record, is ready again), 6 priority ready
+--       set, 7 priority marker (lib/priority.lua: a value dead-lettered
+--       with headers goes to the ready set's tail at the default level,
+--       with them), 8 request key (lib/request.lua: a resend moves
+--       nothing twice)
 -- ARGV: 1 how many at most
 -- Returns how many moved: at most ARGV[1], and no more than about
 -- DELAYQ_BATCH_BYTES of payload (one value at a time, so a run stays short
 -- however large the values: 10,000 of 64 KB would be 640 MB in one go).
-local replayed = delayq_replayed(KEYS[6])
+local replayed = delayq_replayed(KEYS[8])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list')
 if bad then return bad end
@@ -20,25 +23,40 @@ local most, moved, bytes = tonumber(ARGV[1]), 0, 0
 -- The reasons list ends where the dead-letter list does: the value at i
 -- has its record at i - offset, if any.
 local jobbed = delayq_jobs_on(KEYS[4])
-local offset = jobbed and redis.call('llen', KEYS[1]) - redis.call('llen', KEYS[3])
+-- Headers only where a value had a priority section: the marker exists.
+local headed = KEYS[7] and redis.call('exists', KEYS[7]) == 1
+if headed then
+  bad = delayq_check_types(KEYS[6], 'zset', KEYS[7], 'string')
+  if bad then return bad end
+end
+local offset = (jobbed or headed) and redis.call('llen', KEYS[1]) - redis.call('llen', KEYS[3])
 local records, values = {}, {}
+local with_headers, headers = {}, {}
 while moved < most and bytes < DELAYQ_BATCH_BYTES do
   local value = redis.call('lpop', KEYS[1])
   if not value then
     break
   end
-  redis.call('rpush', KEYS[2], value)
-  if jobbed and moved - offset >= 0 then
-    records[#records + 1] = redis.call('lindex', KEYS[3], moved - offset) or ''
+  local record = (jobbed or headed) and moved - offset >= 0 and redis.call('lindex', KEYS[3], moved - offset) or false
+  local kept = headed and record and delayq_dead_record_headers(record)
+  if kept then
+    with_headers[#with_headers + 1] = value
+    headers[#with_headers] = kept
+  else
+    redis.call('rpush', KEYS[2], value)
+  end
+  if jobbed and record then
+    records[#records + 1] = record
     values[#values + 1] = value
   end
   moved = moved + 1
   bytes = bytes + #value
 end
+delayq_priority_requeue(KEYS[6], KEYS[7], with_headers, headers)
 if #records > 0 then
   delayq_jobs_from_dead(KEYS[4], KEYS[5], records, values, delayq_server_ms())
 end
 if moved > 0 then
   delayq_dead_trim(KEYS[1], KEYS[3])
 end
-return delayq_answer(KEYS[6], moved)
+return delayq_answer(KEYS[8], moved)

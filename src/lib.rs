@@ -137,8 +137,9 @@ pub use client::{Client, ClientBuilder};
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use connection::tls::Tls;
 pub use error::{Error, Result};
-pub use queue::blocking::BlockingQueue;
+pub use queue::blocking::{BlockingQueue, ReadyEntry};
 pub use queue::delayed::{DelayedQueue, Expiry, OfferOptions};
+pub use queue::headers::Headers;
 pub use queue::priority::Priority;
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::ReliableQueue;

@@ -141,10 +141,31 @@ end
 
 -- Dead letters and why: delayq_dead_reasons:{N} is a list kept aligned with
 -- the dead-letter list's tail, '<ms> <reason>' per value (values dead-lettered
--- before delayq recorded reasons have none, at the head).
-local function delayq_dead_letter(dead, reasons, value, reason)
+-- before delayq recorded reasons have none, at the head). A value offered
+-- with headers (lib/priority.lua) keeps them in its record: '\29' and the
+-- member's headers part ('H', 5 digits of length, the JSON) before the
+-- reason, so that a requeue offers it again with them.
+local function delayq_dead_letter(dead, reasons, value, reason, headers)
   redis.call('rpush', dead, value)
-  redis.call('rpush', reasons, delayq_server_ms() .. ' ' .. reason)
+  local kept = headers and ('\29' .. headers) or ''
+  redis.call('rpush', reasons, delayq_server_ms() .. ' ' .. kept .. reason)
+end
+
+-- A reason record's headers part (or nil) and where the rest of its reason
+-- (a job's prefix, then the text) starts.
+local function delayq_dead_record_headers(record)
+  local at = string.find(record, ' ', 1, true)
+  if not at then
+    return nil, #record + 1
+  end
+  if string.byte(record, at + 1) ~= 29 then
+    return nil, at + 1
+  end
+  local len = tonumber(string.match(record, '^H(%d%d%d%d%d)', at + 2) or '')
+  if not len then
+    return nil, at + 1
+  end
+  return string.sub(record, at + 2, at + 7 + len), at + 8 + len
 end
 
 -- After values left the dead-letter list's head: keeps the reasons of those

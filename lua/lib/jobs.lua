@@ -519,9 +519,9 @@ end
 -- The job id a reason record carries ('<ms> ' then delayq_jobs_reason), or nil.
 local function delayq_jobs_reason_id(record)
   if not record then return nil end
-  local at = string.find(record, ' \30', 1, true)
-  if not at then return nil end
-  local n, colon = string.match(record, '^(%d+)():', at + 2)
+  local _, at = delayq_dead_record_headers(record)
+  if string.byte(record, at) ~= 30 then return nil end
+  local n, colon = string.match(record, '^(%d+)():', at + 1)
   if not n then return nil end
   return string.sub(record, colon + 1, colon + tonumber(n))
 end

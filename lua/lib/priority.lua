@@ -31,29 +31,63 @@ local DELAYQ_PRIORITY_MOVE = 100
 -- without a header reads as one with (a legacy element's length field
 -- would have to hold ASCII digits). In the ready set level 0 sorts after
 -- levels 1-9, and takes read the ready set before the destination list.
--- A delivery of such a value keeps its header in the TTL store
--- (delayq_ttl:{N}, HASH: 8-byte delivery id -> header), so that a
--- give-back rebuilds its member with the same expiry.
+-- Message headers: a value offered with headers is a member of the
+-- priority sets the same way, with a headers part after any TTL header:
+-- 'H', the length of the headers as 5 ASCII digits, then the headers (a
+-- JSON object of strings, written and read by the client; at most
+-- DELAYQ_HEADERS_MAX bytes). The TTL header and the headers part together
+-- are the member's section; a member with a section has a modern element.
+-- A delivery of such a value keeps its section in the TTL store
+-- (delayq_ttl:{N}, HASH: 8-byte delivery id -> section), so that a
+-- give-back rebuilds its member with the same expiry and headers, and a
+-- dead letter keeps its headers in its reason record (lib/element.lua).
 local DELAYQ_TTL_HEADER = 14
+local DELAYQ_HEADERS_MAX = 8192
 -- Expired values a take skips per call, at most: past this it answers
 -- what it has (the list's head, or nothing) and the next take goes on.
 local DELAYQ_PRIORITY_EXPIRE_MAX = 100
 
--- Whether `header` is a TTL header ('T' or 't', 13 digits).
-local function delayq_ttl_header_ok(header)
-  return type(header) == 'string' and string.find(header, '^[Tt]%d%d%d%d%d%d%d%d%d%d%d%d%d$') ~= nil
+-- The length of the section that starts at `at` in `s` (0: none): a TTL
+-- header, a headers part, or both in that order.
+local function delayq_section_len(s, at)
+  local n = 0
+  if string.find(s, '^[Tt]%d%d%d%d%d%d%d%d%d%d%d%d%d', at) then
+    n = DELAYQ_TTL_HEADER
+  end
+  local len = tonumber(string.match(s, '^H(%d%d%d%d%d)', at + n) or '')
+  if len and len >= 2 and len <= DELAYQ_HEADERS_MAX and at + n + 5 + len <= #s then
+    n = n + 6 + len
+  end
+  return n
 end
 
--- A member's level (0-9), its TTL header (or nil) and its packed element;
--- nil when it is not one of ours (level 0 only with a header).
+-- Whether `header` is a whole section (a TTL header, a headers part, or both).
+local function delayq_section_ok(header)
+  return type(header) == 'string' and #header > 0 and delayq_section_len(header, 1) == #header
+end
+
+-- A section's headers part ('H', length, headers), or nil.
+local function delayq_section_headers(header)
+  if not header then
+    return nil
+  end
+  local at = string.find(header, '^[Tt]') and DELAYQ_TTL_HEADER + 1 or 1
+  if at > #header then
+    return nil
+  end
+  return string.sub(header, at)
+end
+
+-- A member's level (0-9), its section (or nil) and its packed element;
+-- nil when it is not one of ours (level 0 only with a section).
 local function delayq_priority_parse(member)
   local level = (string.byte(member, 1) or 0) - 48
   if level < 0 or level > 9 then
     return nil
   end
-  local header = string.sub(member, 2, 1 + DELAYQ_TTL_HEADER)
-  if string.byte(member, 2 + DELAYQ_TTL_HEADER) == 8 and delayq_ttl_header_ok(header) then
-    return level, header, string.sub(member, 2 + DELAYQ_TTL_HEADER)
+  local n = delayq_section_len(member, 2)
+  if n > 0 and string.byte(member, 2 + n) == 8 then
+    return level, string.sub(member, 2, 1 + n), string.sub(member, 2 + n)
   end
   if level == 0 then
     return nil
@@ -66,9 +100,14 @@ local function delayq_priority_level(member)
   return (delayq_priority_parse(member))
 end
 
--- A TTL header's expiry (ms) and whether an expired value is dead-lettered.
+-- A section's expiry (ms) and whether an expired value is dead-lettered;
+-- nil for a section without a TTL header.
 local function delayq_ttl_expiry(header)
-  return tonumber(string.sub(header, 2)), string.sub(header, 1, 1) == 'T'
+  local kind = string.sub(header, 1, 1)
+  if kind ~= 'T' and kind ~= 't' then
+    return nil
+  end
+  return tonumber(string.sub(header, 2, DELAYQ_TTL_HEADER)), kind == 'T'
 end
 
 -- The member of `payload` at `level`, packed with an id from the counter
@@ -139,6 +178,20 @@ local function delayq_priority_give_back(ready, marker, destination, level, payl
   delayq_priority_add(ready, marker, members, true)
 end
 
+-- Requeued dead letters that kept their headers (lib/element.lua): to the
+-- ready set's tail at the default level, in order, with their headers (a
+-- dead letter keeps neither its level nor its TTL).
+local function delayq_priority_requeue(ready, marker, payloads, headers)
+  if #payloads == 0 then
+    return
+  end
+  local base = redis.call('incrby', marker, #payloads)
+  local members = {}
+  for i = 1, #payloads do
+    members[i] = delayq_priority_member(0, payloads[i], base - #payloads + i, headers[i])
+  end
+  delayq_priority_add(ready, marker, members, false)
+end
 
 -- Moves delayed members due by `now` to the ready set (at the tails of
 -- their levels, in due order), at most DELAYQ_PRIORITY_MOVE. Returns how
@@ -194,11 +247,11 @@ local function delayq_expiry_take(expiry, header, payload)
     return false
   end
   local at, dead = delayq_ttl_expiry(header)
-  if at > expiry.now then
+  if not at or at > expiry.now then
     return false
   end
   if dead then
-    delayq_dead_letter(expiry.dead, expiry.reasons, payload, 'expired')
+    delayq_dead_letter(expiry.dead, expiry.reasons, payload, 'expired', delayq_section_headers(header))
     expiry.dead_lettered = expiry.dead_lettered + 1
   end
   expiry.count = expiry.count + 1
@@ -229,7 +282,7 @@ local function delayq_ttl_of(store, id)
     return nil
   end
   local header = redis.call('hget', store, id)
-  return delayq_ttl_header_ok(header) and header or nil
+  return delayq_section_ok(header) and header or nil
 end
 
 -- A delivery's TTL header, taken out of the TTL store as its lease ends

@@ -763,7 +763,16 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     requeue_dead_letters: lua!(
         "requeue_dead_letters",
         Safe,
-        [DeadLetter, Destination, DeadReasons, Jobs, JobsExpiry, Request]
+        [
+            DeadLetter,
+            Destination,
+            DeadReasons,
+            Jobs,
+            JobsExpiry,
+            PriorityReady,
+            PriorityMarker,
+            Request
+        ]
     ),
     // Numbered along a lane: a resend answers what the first run moved.
     sweep_window: lua!(
@@ -894,7 +903,16 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     dead_letter_act: lua!(
         "dead_letter_act",
         Safe,
-        [DeadLetter, DeadReasons, Destination, Jobs, JobsExpiry, Request]
+        [
+            DeadLetter,
+            DeadReasons,
+            Destination,
+            Jobs,
+            JobsExpiry,
+            PriorityReady,
+            PriorityMarker,
+            Request
+        ]
     ),
     dead_letter_reasons: lua!("dead_letter_reasons", Safe, [DeadLetter, DeadReasons]),
     // Keyed by a request: a resend returns the first answer and undoes no

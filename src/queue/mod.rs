@@ -22,6 +22,7 @@ mod core;
 pub(crate) mod delayed;
 pub(crate) mod events;
 mod handle;
+pub(crate) mod headers;
 pub(crate) mod jobs;
 pub(crate) mod per_queue;
 pub(crate) mod priority;

@@ -98,23 +98,48 @@ impl std::fmt::Display for Priority {
     }
 }
 
-/// A member of the priority sets (`lua/lib/priority.lua`): its level and
-/// its value's payload; `None` for bytes that are not one.
-pub(crate) fn parse_member(member: &[u8]) -> Option<(Priority, &[u8])> {
+/// A member of the priority sets (`lua/lib/priority.lua`): its level, its
+/// section (a TTL header and headers, as `delayq_priority_parse` reads
+/// them; empty for none) and its payload; `None` for bytes that are not one.
+pub(crate) fn split_member(member: &[u8]) -> Option<(Priority, &[u8], &[u8])> {
     let level = match member.first() {
         Some(d @ b'0'..=b'9') => d - b'0',
         _ => return None,
     };
-    let element = &member[1..];
-    // A time to live: its kind and 13 digits of expiry, before a modern
-    // element (0x08 first), as `delayq_priority_parse` reads it; a legacy
-    // element's id may start with a `T` too.
-    let ttl = element.len() > 14
-        && matches!(element[0], b'T' | b't')
-        && element[1..14].iter().all(u8::is_ascii_digit)
-        && element[14] == 8;
-    let element = if ttl { &element[14..] } else { element };
-    Some((Priority(level), crate::format::unpack(element).ok()?.payload))
+    let rest = &member[1..];
+    let n = section_len(rest);
+    // A section stands before a modern element (0x08 first); a legacy
+    // element's id may start with a `T` or an `H` too.
+    let (section, element) = if n > 0 && rest.get(n) == Some(&8) {
+        rest.split_at(n)
+    } else {
+        (&rest[..0], rest)
+    };
+    Some((Priority(level), section, crate::format::unpack(element).ok()?.payload))
+}
+
+/// The length of the section at the start of `bytes` (0: none): a TTL
+/// header (`T` or `t`, 13 digits), then headers (`H`, 5 digits of length,
+/// at least 2 bytes of JSON), either or both.
+fn section_len(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    if bytes.len() >= 14 && matches!(bytes[0], b'T' | b't') && bytes[1..14].iter().all(u8::is_ascii_digit) {
+        n = 14;
+    }
+    if let Some(len) = crate::queue::headers::parse_len(&bytes[n..]) {
+        if (2..=crate::Headers::MAX_BYTES).contains(&len) && n + 6 + len <= bytes.len() {
+            n += 6 + len;
+        }
+    }
+    n
+}
+
+/// A section's expiry (ms since the epoch), if it has a TTL header.
+pub(crate) fn section_expiry(section: &[u8]) -> Option<i64> {
+    match section.first() {
+        Some(b'T' | b't') if section.len() >= 14 => std::str::from_utf8(&section[1..14]).ok()?.parse().ok(),
+        _ => None,
+    }
 }
 
 /// What this client knows of one queue's priority marker. Once seen it
@@ -196,6 +221,11 @@ mod tests {
     use super::*;
     use crate::format::{pack_with_id, ElementId};
 
+    fn parse_member(member: &[u8]) -> Option<(Priority, &[u8])> {
+        let (level, _, payload) = split_member(member)?;
+        Some((level, payload))
+    }
+
     #[test]
     fn members_read_with_and_without_a_ttl_header() {
         let modern = pack_with_id(ElementId::Modern([7; 8]), b"v");
@@ -213,5 +243,21 @@ mod tests {
         member.extend_from_slice(&legacy);
         assert_eq!(parse_member(&member), Some((Priority(3), &b"w"[..])));
         assert_eq!(parse_member(b"x"), None);
+        let mut headed = b"0T1764000000000H00009{\"a\":\"b\"}".to_vec();
+        headed.extend_from_slice(&modern);
+        let (level, section, payload) = split_member(&headed).unwrap();
+        assert_eq!((level, payload), (Priority(0), &b"v"[..]));
+        assert_eq!(section_expiry(section), Some(1_764_000_000_000));
+        assert_eq!(
+            crate::queue::headers::section_headers(section),
+            Some(&b"{\"a\":\"b\"}"[..])
+        );
+        // A legacy element whose id starts with an 'H' is no headers part.
+        let mut id = [0u8; 8];
+        id[0] = b'H';
+        let legacy = pack_with_id(ElementId::Legacy(f64::from_le_bytes(id)), b"w");
+        let mut member = b"4".to_vec();
+        member.extend_from_slice(&legacy);
+        assert_eq!(parse_member(&member), Some((Priority(4), &b"w"[..])));
     }
 }

@@ -165,12 +165,14 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     let shown = context
         .busy
         .enter(delivery.id(), attempt, delivery.job_id(), lease_until);
+    let mut delivery = delivery;
+    let headers = delivery.take_headers();
     let (value, mut lease) = delivery.into_parts();
     #[cfg(feature = "opentelemetry")]
     lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(context, value, attempt, &lease, &shown)
+    let Some(result) = run_handler(context, value, attempt, headers, &lease, &shown)
         .instrument(span.clone())
         .await
     else {
@@ -194,10 +196,12 @@ async fn run_handler<T: Send + 'static>(
     context: &Context<T>,
     value: T,
     attempt: u32,
+    headers: crate::Headers,
     lease: &DeliveryLease,
     shown: &Shown,
 ) -> Option<Result<(), BoxError>> {
-    let mut run = tokio::spawn((context.handler)(value, attempt).in_current_span());
+    let handling = crate::queue::headers::scope(headers, (context.handler)(value, attempt));
+    let mut run = tokio::spawn(handling.in_current_span());
     let visibility = context.queue.visibility_timeout();
     let every = visibility / 3;
     let mut extend = tokio::time::interval_at(Instant::now() + every, every);

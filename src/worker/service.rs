@@ -34,6 +34,7 @@ pub struct Job<T> {
     value: T,
     queue: Arc<str>,
     attempt: u32,
+    headers: crate::Headers,
 }
 
 impl<T> Job<T> {
@@ -45,7 +46,21 @@ impl<T> Job<T> {
             value,
             queue: queue.into(),
             attempt,
+            headers: crate::Headers::new(),
         }
+    }
+
+    /// The same job, with headers (for a test of a service).
+    pub fn with_headers(mut self, headers: crate::Headers) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// The headers the value was offered with
+    /// ([`OfferOptions::header`](crate::OfferOptions::header)); empty for
+    /// a value offered without.
+    pub fn headers(&self) -> &crate::Headers {
+        &self.headers
     }
 
     /// The decoded value.
@@ -89,13 +104,16 @@ where
     // rarely are; held just for the clone.
     let service = Arc::new(Mutex::new(service));
     Arc::new(move |value, attempt| {
-        let job = Job {
-            value,
-            queue: Arc::clone(&queue),
-            attempt,
-        };
+        let queue = Arc::clone(&queue);
         let service = Arc::clone(&service);
         Box::pin(async move {
+            // Inside the handler's task: its value's headers are at hand.
+            let job = Job {
+                value,
+                queue,
+                attempt,
+                headers: crate::Headers::current(),
+            };
             let mut service = service.lock().clone();
             service.ready().await.map_err(Into::into)?;
             service.call(job).await.map_err(Into::into)

@@ -109,6 +109,30 @@ impl Default for Takes {
     }
 }
 
+/// A ready value of delayq's priority set, with what it was offered with
+/// ([`BlockingQueue::read_ready_entries`]).
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::BlockingQueue<String>) -> delayq::Result<()> {
+/// let next: Vec<delayq::ReadyEntry<String>> = queue.read_ready_entries(0, 1).await?;
+/// if let Some(entry) = next.first() {
+///     println!("next: {} (priority {}, expires {:?})", entry.value, entry.priority, entry.expires_at);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ReadyEntry<T> {
+    /// Its priority.
+    pub priority: Priority,
+    /// Its headers (empty: none).
+    pub headers: crate::Headers,
+    /// When its TTL runs out (the Redis server's clock), if it has one.
+    pub expires_at: Option<std::time::SystemTime>,
+    /// The value.
+    pub value: T,
+}
+
 impl<T> Clone for BlockingQueue<T> {
     fn clone(&self) -> Self {
         BlockingQueue {
@@ -192,6 +216,25 @@ impl<T: 'static> BlockingQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn read_priority_range(&self, start: usize, count: usize) -> Result<Vec<(Priority, T)>> {
+        let entries = self.read_ready_entries(start, count).await?;
+        Ok(entries.into_iter().map(|entry| (entry.priority, entry.value)).collect())
+    }
+
+    /// [`read_priority_range`](Self::read_priority_range) with all that
+    /// each value was offered with: its priority, its headers and its
+    /// expiry (message TTL). These are the values of delayq's ready set
+    /// (priorities above the default, and values with a TTL or headers at
+    /// any level), in take order.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.blocking_queue("orders", delayq::StringCodec)?;
+    /// for entry in orders.read_ready_entries(0, 10).await? {
+    ///     println!("P{} {} {:?}", entry.priority, entry.value, entry.headers.get("tenant"));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn read_ready_entries(&self, start: usize, count: usize) -> Result<Vec<ReadyEntry<T>>> {
         if count == 0 {
             return Ok(Vec::new());
         }
@@ -207,10 +250,20 @@ impl<T: 'static> BlockingQueue<T> {
             .on_key(&key)?;
         let mut values = Vec::with_capacity(members.len());
         for member in &members {
-            let (priority, payload) = crate::queue::priority::parse_member(member)
+            let (priority, section, payload) = crate::queue::priority::split_member(member)
                 .ok_or_else(|| Error::Protocol(format!("{key} holds a member that is not a priority entry")))?;
+            let headers = match crate::queue::headers::section_headers(section) {
+                Some(json) => crate::Headers::decode(json)
+                    .map_err(|why| Error::Protocol(format!("{key} holds a member whose {why}")))?,
+                None => crate::Headers::new(),
+            };
             let value = codec::decode(&*self.handle.codec, member.slice_ref(payload))?;
-            values.push((priority, value));
+            values.push(ReadyEntry {
+                priority,
+                headers,
+                expires_at: crate::queue::priority::section_expiry(section).map(crate::wire::time::from_ms),
+                value,
+            });
         }
         Ok(values)
     }

@@ -91,8 +91,13 @@ impl<T: 'static> DelayedQueue<T> {
         let mut waiting = Waiting::new(self.when_full);
         loop {
             let keys = SCRIPTS.offer_priority.keys(&self.handle.keys).build();
-            // A new random id per try.
-            let element = format::pack(format, payload);
+            // A new random id per try; a legacy id that starts like a
+            // section (`lua/lib/priority.lua`) is drawn again, so that no
+            // member reads as one with a section.
+            let mut element = format::pack(format, payload);
+            while matches!(element.first(), Some(b'T' | b't' | b'H')) {
+                element = format::pack(format, payload);
+            }
             let args = vec![Value::from(level), due.arg(), Value::Bytes(element)];
             self.handle.arm();
             match self.handle.request(&SCRIPTS.offer_priority, keys, args).await {

@@ -1,12 +1,13 @@
 //! Offers with options ([`OfferOptions`]): a delay or a due time, a
-//! [`Priority`], and a message TTL. A value with a TTL goes to delayq's
-//! priority sets at its level, level 0 included (`lua/offer_priority.lua`,
-//! `lua/lib/priority.lua`), so that every take can see its expiry: a Java
-//! client never sees it.
+//! [`Priority`], a message TTL and [`Headers`]. A value with a TTL or
+//! headers goes to delayq's priority sets at its level, level 0 included
+//! (`lua/offer_priority.lua`, `lua/lib/priority.lua`), so that every take
+//! can see its expiry and its headers: a Java client never sees it.
 
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
+use crate::queue::headers::{self, Headers};
 use crate::queue::priority::Priority;
 use crate::wire::format::Format;
 use crate::wire::time;
@@ -50,8 +51,15 @@ enum When {
 }
 
 /// How to offer a value ([`DelayedQueue::offer_with`]): due after a delay
-/// or at a time, with a [`Priority`], and with a time to live (a message
-/// TTL, as Redisson PRO's `MessageArgs.timeToLive`).
+/// or at a time, with a [`Priority`], with a time to live (a message
+/// TTL, as Redisson PRO's `MessageArgs.timeToLive`), and with [`Headers`]
+/// (as its `MessageArgs.header`), given to the handler with the value
+/// ([`Delivery::headers`](crate::Delivery::headers)).
+///
+/// Headers stay with the value through every give-back (a nack, a
+/// visibility timeout, a worker's give-back), into the dead letters and
+/// back out with a requeue; the payload's bytes stay exactly what the
+/// codec wrote.
 ///
 /// A TTL counts from the offer (the Redis server's clock). A value no
 /// consumer took within it is not delivered: it goes to the dead letters
@@ -62,9 +70,9 @@ enum When {
 /// and a delivery given back (a nack, a visibility timeout, a worker's
 /// give-back) keeps its expiry: past it, it is expired at its next take.
 ///
-/// A value offered with a TTL lives in delayq's priority keys of the queue
-/// (as the levels above the default do, level 0 included): **Java never
-/// sees it**, and only delayq consumers take it. At the default level it
+/// A value offered with a TTL or headers lives in delayq's priority keys
+/// of the queue (as the levels above the default do, level 0 included):
+/// **Java never sees it**, and only delayq consumers take it. At the default level it
 /// goes after every value of a higher level and before the values of the
 /// destination list.
 ///
@@ -81,15 +89,19 @@ enum When {
 ///
 /// let at = OfferOptions::at(SystemTime::now() + Duration::from_secs(60));
 /// assert_eq!(at.time_to_live(), None);
+///
+/// let traced = OfferOptions::default().header("tenant", "acme").header("source", "checkout");
+/// assert_eq!(traced.headers().get("tenant"), Some("acme"));
 /// assert_eq!(OfferOptions::default().priority_level(), Priority::DEFAULT);
 /// # Ok::<(), delayq::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OfferOptions {
     when: When,
     priority: Priority,
     ttl: Option<Duration>,
     expiry: Expiry,
+    headers: Headers,
 }
 
 impl Default for OfferOptions {
@@ -107,6 +119,7 @@ impl OfferOptions {
             priority: Priority::DEFAULT,
             ttl: None,
             expiry: Expiry::DeadLetter,
+            headers: Headers::new(),
         }
     }
 
@@ -140,6 +153,25 @@ impl OfferOptions {
     pub fn on_expiry(mut self, expiry: Expiry) -> OfferOptions {
         self.expiry = expiry;
         self
+    }
+
+    /// With the header `key` set to `value` (see [`Headers`]: at most
+    /// [`Headers::MAX_ENTRIES`] and [`Headers::MAX_BYTES`], else the offer
+    /// fails with [`Error::InvalidArgument`] and writes nothing).
+    pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> OfferOptions {
+        self.headers.insert(key, value);
+        self
+    }
+
+    /// With these headers, in place of any set before.
+    pub fn with_headers(mut self, headers: Headers) -> OfferOptions {
+        self.headers = headers;
+        self
+    }
+
+    /// The headers set.
+    pub fn headers(&self) -> &Headers {
+        &self.headers
     }
 
     /// The priority set.
@@ -188,7 +220,8 @@ impl OfferOptions {
 
 impl<T: 'static> DelayedQueue<T> {
     /// Offers `value` as `options` say: due after a delay or at a time,
-    /// with a priority, with a time to live. Without a TTL this is
+    /// with a priority, with a time to live, with headers. Without a TTL
+    /// or headers this is
     /// [`offer`](Self::offer) / [`offer_at`](Self::offer_at) (the default
     /// priority) or [`offer_with_priority`](Self::offer_with_priority).
     ///
@@ -197,7 +230,8 @@ impl<T: 'static> DelayedQueue<T> {
     /// that takes it after its TTL does not get it: it goes to the dead
     /// letters with reason `expired`, or is dropped. A TTL not longer than
     /// the delay, or zero, fails with [`Error::InvalidArgument`] before
-    /// anything is written. A lost reply is safe: the offer is keyed by a
+    /// anything is written. So do headers past their limits. Headers go
+    /// to delayq's keys the same way, and reach the handler with the value. A lost reply is safe: the offer is keyed by a
     /// request, and a resend adds nothing twice. The queue's limits apply.
     ///
     /// ```no_run
@@ -215,12 +249,14 @@ impl<T: 'static> DelayedQueue<T> {
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
         let now = time::now_ms();
-        let Some(ttl_ms) = options.ttl_ms(now)? else {
+        let ttl_ms = options.ttl_ms(now)?;
+        let headers = headers::offer_arg(&options.headers)?;
+        if ttl_ms.is_none() && headers.is_empty() {
             return match options.when {
                 When::After(delay) => self.offer_with_priority(value, delay, options.priority).await,
                 When::At(at) => self.offer_at_with_priority(value, at, options.priority).await,
             };
-        };
+        }
         let due = match options.when {
             When::After(delay) => self.due_after(delay)?,
             When::At(at) => Due::At(time::due_at(now, at)?),
@@ -230,8 +266,9 @@ impl<T: 'static> DelayedQueue<T> {
             Expiry::DeadLetter => 'T',
             Expiry::Drop => 't',
         };
-        let level = format!("{}{kind}{ttl_ms}", options.priority.level());
-        // Always modern: a TTL member's element must read as one
+        let ttl = ttl_ms.map(|ms| format!("{kind}{ms}")).unwrap_or_default();
+        let level = format!("{}{ttl}{headers}", options.priority.level());
+        // Always modern: a member with a section has a modern element
         // (`lua/lib/priority.lua`).
         self.offer_member(&level, due, &payload, Format::Modern).await
     }

@@ -47,6 +47,8 @@ struct Claimed {
     job: Option<String>,
     /// Its priority level (0: the destination list's).
     level: u8,
+    /// The headers it was offered with (JSON), if any.
+    headers: Option<Bytes>,
 }
 
 /// A batch claim's reply: `None` when paused, else the server's time, the
@@ -80,6 +82,10 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>, bool)>> {
             due: reply::opt_text(due)?,
             job: reply::opt_text(job)?,
             level: u8::try_from(reply::int(&level)?).unwrap_or(0).min(9),
+            headers: match reply.next() {
+                None | Some(Value::Null | Value::Boolean(false)) => None,
+                Some(headers) => Some(reply::bytes(headers)?),
+            },
         });
     }
     Ok(Some((now, claimed, status == "more")))
@@ -202,6 +208,7 @@ impl<T: 'static> ReliableQueue<T> {
                 due,
                 job,
                 level,
+                headers,
             },
         ) in claimed.into_iter().enumerate()
         {
@@ -223,10 +230,21 @@ impl<T: 'static> ReliableQueue<T> {
             });
             let count = u32::try_from(count).unwrap_or(u32::MAX);
             let member = member(batch_id(batch, i + 1), count, level, &value);
+            // Headers that do not read (written by hand) fail the value as
+            // a payload that does not decode would: nothing silently lost.
+            let headers = match headers.as_deref().map(crate::Headers::decode).transpose() {
+                Ok(headers) => headers,
+                Err(why) => {
+                    let error = DecodeError::new("headers", value, why);
+                    undecodable.push((delivered.len(), member, error));
+                    delivered.push(None);
+                    continue;
+                }
+            };
             match codec::decode(&*self.handle.codec, value) {
-                Ok(decoded) => delivered.push(Some(Ok(
-                    Delivery::new(self, member, count, lateness, decoded).with_job(job)
-                ))),
+                Ok(decoded) => delivered.push(Some(Ok(Delivery::new(self, member, count, lateness, decoded)
+                    .with_job(job)
+                    .with_headers(headers)))),
                 Err(error) => {
                     undecodable.push((delivered.len(), member, error));
                     delivered.push(None);

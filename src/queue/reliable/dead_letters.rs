@@ -412,7 +412,7 @@ impl<T: 'static> ReliableQueue<T> {
         let mut recorded = 0;
         for record in flat {
             recorded += 1;
-            let (at, reason, _) = parse_record(reply::opt_text(record)?);
+            let Record { at, reason, .. } = parse_record(reply::opt_text(record)?);
             match group_of.get(&reason) {
                 Some(&i) => {
                     let group = &mut groups[i];
@@ -456,21 +456,60 @@ const SCAN_STEP: usize = 1_000;
 /// Most reasons [`ReliableQueue::dead_letter_reasons`] reads.
 const MAX_REASONS: usize = 100_000;
 
-/// A reason record, `<ms> <reason>`: when and why; a job's dead letter
-/// has `\x1e<length>:<id>` before the reason (`lua/lib/jobs.lua`).
-fn parse_record(record: Option<String>) -> (Option<std::time::SystemTime>, Option<String>, Option<String>) {
-    match record {
-        Some(text) => match text.split_once(' ') {
-            Some((ms, why)) => match ms.parse::<i64>() {
-                Ok(ms) => {
-                    let (job, why) = split_job(why);
-                    (Some(crate::wire::time::from_ms(ms)), Some(why.to_owned()), job)
-                }
-                Err(_) => (None, Some(text), None),
-            },
-            None => (None, Some(text), None),
-        },
-        None => (None, None, None),
+/// What a dead letter's reason record says.
+#[derive(Debug, Default, PartialEq)]
+struct Record {
+    at: Option<std::time::SystemTime>,
+    reason: Option<String>,
+    job: Option<String>,
+    headers: crate::Headers,
+}
+
+/// A reason record, `<ms> <reason>`: when and why; a value offered with
+/// headers has `\x1d`, `H`, 5 digits of length and the headers' JSON
+/// first (`lua/lib/element.lua`), and a job's dead letter has
+/// `\x1e<length>:<id>` before the reason (`lua/lib/jobs.lua`). Headers
+/// that do not read are shown as part of the reason, never dropped.
+fn parse_record(record: Option<String>) -> Record {
+    let Some(text) = record else {
+        return Record::default();
+    };
+    let Some((ms, why)) = text.split_once(' ') else {
+        return Record {
+            reason: Some(text),
+            ..Record::default()
+        };
+    };
+    let Ok(ms) = ms.parse::<i64>() else {
+        return Record {
+            reason: Some(text),
+            ..Record::default()
+        };
+    };
+    let (headers, why) = split_headers(why);
+    let (job, why) = split_job(why);
+    Record {
+        at: Some(crate::wire::time::from_ms(ms)),
+        reason: Some(why.to_owned()),
+        job,
+        headers,
+    }
+}
+
+/// The headers at the start of a reason, and the reason after them.
+fn split_headers(why: &str) -> (crate::Headers, &str) {
+    let Some(rest) = why.strip_prefix('\x1d') else {
+        return (crate::Headers::new(), why);
+    };
+    let Some(len) = crate::queue::headers::parse_len(rest.as_bytes()) else {
+        return (crate::Headers::new(), why);
+    };
+    let Some(json) = rest.get(6..6 + len) else {
+        return (crate::Headers::new(), why);
+    };
+    match crate::Headers::decode(json.as_bytes()) {
+        Ok(headers) => (headers, &rest[6 + len..]),
+        Err(_) => (crate::Headers::new(), why),
     }
 }
 
@@ -537,6 +576,10 @@ pub struct DeadLetter<T> {
     /// keeps job history ([`ReliableQueue::set_job_history`];
     /// [`ReliableQueue::job`] reads the job's history).
     pub job: Option<String>,
+    /// The headers it was offered with ([`OfferOptions::header`](crate::OfferOptions::header));
+    /// a requeue offers it again with them. Empty for a value offered
+    /// without (or dead-lettered by a delayq from before headers).
+    pub headers: crate::Headers,
     /// What names exactly this dead letter for
     /// [`ReliableQueue::requeue_dead_letters_exact`] and
     /// [`ReliableQueue::delete_dead_letters_exact`].
@@ -673,7 +716,12 @@ pub(crate) async fn read_dead_letter_run<T: 'static>(
             return Err(Error::Protocol("dead_letter_page returned a partial entry".into()));
         };
         let raw = reply::bytes(raw.clone())?;
-        let (at, reason, job) = parse_record(reply::opt_text(reason.clone())?);
+        let Record {
+            at,
+            reason,
+            job,
+            headers,
+        } = parse_record(reply::opt_text(reason.clone())?);
         let key = DeadLetterKey {
             index: start + i,
             len: raw.len(),
@@ -685,6 +733,7 @@ pub(crate) async fn read_dead_letter_run<T: 'static>(
             reason,
             at,
             job,
+            headers,
             key,
         });
     }

@@ -88,6 +88,8 @@ pub struct Delivery<T> {
     /// The id it was offered with, when it has a job history (boxed: a
     /// `Delivery` travels inside the take's answer enum).
     job: Option<Box<str>>,
+    /// The headers it was offered with, if any (boxed, as `job`).
+    headers: Option<Box<crate::Headers>>,
     /// When its claim answered: its visibility deadline is about this plus
     /// the visibility timeout, until it is extended.
     leased_at: tokio::time::Instant,
@@ -102,6 +104,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
             .field("delivery_count", &self.count)
             .field("lateness", &self.lateness)
             .field("job", &self.job)
+            .field("headers", &self.headers)
             .finish()
     }
 }
@@ -119,6 +122,7 @@ impl<T: 'static> Delivery<T> {
             count,
             lateness,
             job: None,
+            headers: None,
             leased_at: tokio::time::Instant::now(),
             lease: DeliveryLease::shared(
                 queue.core().clone(),
@@ -133,6 +137,17 @@ impl<T: 'static> Delivery<T> {
     pub(crate) fn with_job(mut self, job: Option<String>) -> Self {
         self.job = job.map(String::into_boxed_str);
         self
+    }
+
+    /// The same delivery, with the headers its value was offered with.
+    pub(crate) fn with_headers(mut self, headers: Option<crate::Headers>) -> Self {
+        self.headers = headers.filter(|h| !h.is_empty()).map(Box::new);
+        self
+    }
+
+    /// Its headers, taken out (for a worker that hands the value on).
+    pub(crate) fn take_headers(&mut self) -> crate::Headers {
+        self.headers.take().map(|h| *h).unwrap_or_default()
     }
 
     /// The value and what settles it, apart (for a worker that hands the value on).
@@ -201,6 +216,24 @@ impl<T: 'static> Delivery<T> {
     /// ```
     pub fn job_id(&self) -> Option<&str> {
         self.job.as_deref()
+    }
+
+    /// The headers the value was offered with
+    /// ([`OfferOptions::header`](crate::OfferOptions::header)); empty for
+    /// a value offered without (or by Java). Every give-back keeps them,
+    /// and so do the dead letters and their requeue.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = queue.take().await?;
+    /// if let Some(tenant) = delivery.headers().get("tenant") {
+    ///     println!("{} for {tenant}", delivery.value());
+    /// }
+    /// delivery.ack().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn headers(&self) -> &crate::Headers {
+        self.headers.as_deref().unwrap_or(&crate::queue::headers::EMPTY)
     }
 
     /// The value's raw payload bytes.
