@@ -35,22 +35,36 @@ const SHORTEST_ROUND: Duration = Duration::from_millis(10);
 type Popped = (Option<(Bytes, Origin)>, Option<i64>, bool);
 
 /// Where a popped value came from, so that a give-back puts it there again:
-/// its level, and the TTL header of a value offered with a time to live
-/// (`lua/lib/priority.lua`: `T` or `t` and the expiry).
+/// its level, and the section of a value offered with a time to live or
+/// headers (`lua/lib/priority.lua`: `T` or `t` and the expiry, then `H`,
+/// a length and the headers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Origin {
     level: u8,
-    ttl: Option<String>,
+    section: Option<String>,
 }
 
 impl Origin {
     /// The destination list (the default level, no TTL).
-    pub(super) const LIST: Origin = Origin { level: 0, ttl: None };
+    pub(super) const LIST: Origin = Origin {
+        level: 0,
+        section: None,
+    };
 
     /// `lua/priority_push_back.lua`'s first argument: the level digit and
     /// the TTL header, if any.
     fn arg(&self) -> String {
-        format!("{}{}", self.level, self.ttl.as_deref().unwrap_or(""))
+        format!("{}{}", self.level, self.section.as_deref().unwrap_or(""))
+    }
+
+    /// The headers the value was offered with; a message when they do not
+    /// read (written by hand).
+    pub(super) fn headers(&self) -> std::result::Result<crate::Headers, String> {
+        let section = self.section.as_deref().unwrap_or_default().as_bytes();
+        match crate::queue::headers::section_headers(section) {
+            Some(json) => crate::Headers::decode(json),
+            None => Ok(crate::Headers::new()),
+        }
     }
 }
 
@@ -82,6 +96,19 @@ impl<T: 'static> BlockingQueue<T> {
             }
         }
         Ok(self.lpop(self.name()).await?.map(|raw| (raw, Origin::LIST)))
+    }
+
+    /// Decodes a value from `origin` with its headers; if either cannot be
+    /// decoded, gives it back to the head of its level and fails.
+    pub(super) async fn decode_with_headers(&self, raw: Bytes, origin: Origin) -> Result<(T, crate::Headers)> {
+        match origin.headers() {
+            Ok(headers) => Ok((self.decode_or_give_back(raw, origin).await?, headers)),
+            Err(why) => {
+                let error = crate::error::DecodeError::new("headers", raw.clone(), why);
+                let restored = self.give_back_level(&origin, vec![raw]).await;
+                Err(Error::Decode(error.with_restored(restored)))
+            }
+        }
     }
 
     /// Decodes a value from `origin`; if it cannot be decoded, gives it back
@@ -194,13 +221,13 @@ fn parse(reply: Value) -> Result<Popped> {
         return Err(Error::Protocol("pop_priority answered a short reply".into()));
     };
     let level = u8::try_from(reply::int(&level)?).unwrap_or(0).min(9);
-    let ttl = match parts.next() {
+    let section = match parts.next() {
         None | Some(Value::Null | Value::Boolean(false)) => None,
-        Some(ttl) => reply::opt_text(ttl)?,
+        Some(section) => reply::opt_text(section)?,
     };
     let value = match value {
         Value::Null | Value::Boolean(false) => None,
-        value => Some((reply::bytes(value)?, Origin { level, ttl })),
+        value => Some((reply::bytes(value)?, Origin { level, section })),
     };
     let due = match due {
         Value::Null | Value::Boolean(false) => None,

@@ -55,6 +55,25 @@ impl<T: 'static> BlockingQueue<T> {
         }
     }
 
+    /// [`take_timeout`](Self::take_timeout), with the headers the value was
+    /// offered with ([`OfferOptions::header`](crate::OfferOptions::header);
+    /// empty for a value offered without). The other takes drop them.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::BlockingQueue<String>) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// if let Some((value, headers)) = queue.take_with_headers(Duration::from_secs(5)).await? {
+    ///     println!("{value} for {:?}", headers.get("tenant"));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn take_with_headers(&self, timeout: Duration) -> Result<Option<(T, crate::Headers)>> {
+        match self.pop_own(Instant::now().checked_add(timeout)).await? {
+            Some((raw, origin)) => Ok(Some(self.decode_with_headers(raw, origin).await?)),
+            None => Ok(None),
+        }
+    }
+
     /// Removes a value if one is ready, without waiting (Java's `poll()`).
     pub async fn try_take(&self) -> Result<Option<T>> {
         match self.try_pop_own().await? {
