@@ -38,7 +38,7 @@ pub(crate) static EMPTY: Headers = Headers(BTreeMap::new());
 /// let same: Headers = [("tenant", "acme"), ("source", "checkout")].into_iter().collect();
 /// assert_eq!(same, headers);
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Headers(BTreeMap<String, String>);
 
 impl Headers {

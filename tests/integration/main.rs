@@ -20,6 +20,7 @@ mod dedup;
 mod delayed_queue;
 mod elements;
 mod events;
+mod headers;
 mod formats;
 mod handles;
 mod ids;
