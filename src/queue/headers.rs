@@ -46,6 +46,14 @@ impl Headers {
     pub const MAX_ENTRIES: usize = 32;
     /// Most bytes the headers may take as a JSON object.
     pub const MAX_BYTES: usize = 8192;
+    /// The W3C `traceparent` header: a value offered with headers, a TTL or
+    /// a priority inside a span carries its trace context as this header
+    /// (feature `opentelemetry`; unless the caller set one), and its
+    /// handler's span continues that trace.
+    pub const TRACEPARENT: &'static str = "traceparent";
+    /// The W3C `tracestate` header, beside [`TRACEPARENT`](Self::TRACEPARENT)
+    /// when the span has one.
+    pub const TRACESTATE: &'static str = "tracestate";
 
     /// No headers.
     pub fn new() -> Headers {
@@ -214,6 +222,45 @@ pub(crate) fn offer_arg(headers: &Headers) -> Result<String> {
         return Ok(String::new());
     }
     Ok(format!("H{}", headers.encode()?))
+}
+
+const TRACEPARENT: &str = Headers::TRACEPARENT;
+const TRACESTATE: &str = Headers::TRACESTATE;
+
+/// [`offer_arg`] for an offer into the priority sets: with the current
+/// span's trace context as `traceparent` (and `tracestate`) when there
+/// is one and the caller set none (feature `opentelemetry`), unless that
+/// would pass the limits (then the offer goes without it).
+pub(crate) fn offer_arg_traced(headers: &Headers) -> Result<String> {
+    #[cfg(feature = "opentelemetry")]
+    if !headers.0.contains_key(TRACEPARENT) {
+        if let Some(context) = crate::telemetry::trace_context::current() {
+            let mut traced = headers.clone();
+            let (parent, state) = match context.split_once(' ') {
+                Some((parent, state)) => (parent, Some(state)),
+                None => (context.as_str(), None),
+            };
+            traced.insert(TRACEPARENT, parent);
+            if let Some(state) = state {
+                traced.insert(TRACESTATE, state);
+            }
+            if let Ok(arg) = offer_arg(&traced) {
+                return Ok(arg);
+            }
+        }
+    }
+    offer_arg(headers)
+}
+
+/// The trace context a value's headers carry, as the traces store keeps
+/// one (`traceparent`, then a space and `tracestate`).
+#[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
+pub(crate) fn trace_of(headers: &Headers) -> Option<String> {
+    let parent = headers.get(TRACEPARENT)?;
+    Some(match headers.get(TRACESTATE) {
+        Some(state) if !state.is_empty() => format!("{parent} {state}"),
+        _ => parent.to_owned(),
+    })
 }
 
 #[cfg(test)]

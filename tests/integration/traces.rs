@@ -622,3 +622,77 @@ async fn a_take_dropped_while_its_context_is_read_gives_the_value_back_first_in_
     })
     .await;
 }
+
+/// A value offered with headers, or with a priority, inside a span carries
+/// its trace context as one header (`traceparent`): its handler continues
+/// the trace, through a retry too, and nothing goes to the traces store.
+#[tokio::test]
+async fn a_value_with_headers_or_a_priority_carries_its_trace_as_a_header() {
+    deadline(async {
+        let recorder = record();
+        let redis = RedisServer::start().await;
+        let raw = redis.raw().await;
+        let client = redis.client().await;
+        let queue = client.delayed_queue("traced-headers", StringCodec).unwrap();
+        let options = delayq::OfferOptions::default().header("tenant", "acme");
+        let (offered, trace, parent) = in_span("offer", queue.offer_with(&"headed".to_string(), &options)).await;
+        offered.unwrap();
+        let (offered, p_trace, p_parent) = in_span(
+            "offer_with_priority",
+            queue.offer_with_priority(&"urgent".to_string(), Duration::ZERO, delayq::Priority::HIGHEST),
+        )
+        .await;
+        offered.unwrap();
+        let keys = QueueKeys::new("traced-headers").unwrap();
+        assert!(
+            !exists(&raw, &keys.traces()).await,
+            "carried in the members, not stored"
+        );
+
+        let reader = client.blocking_queue("traced-headers", StringCodec).unwrap();
+        let entries = reader.read_ready_entries(0, 10).await.unwrap();
+        let carried: Vec<Option<&str>> = entries
+            .iter()
+            .map(|e| e.headers.get(delayq::Headers::TRACEPARENT))
+            .collect();
+        assert_eq!(carried.len(), 2);
+        assert!(carried
+            .iter()
+            .all(|c| c.is_some_and(|c| c.contains(&trace.to_string()) || c.contains(&p_trace.to_string()))));
+        // The caller's own header is untouched.
+        assert!(entries.iter().any(|e| e.headers.get("tenant") == Some("acme")));
+
+        let attempts = Arc::new(AtomicU32::new(0));
+        let counted = attempts.clone();
+        let worker = client
+            .worker("traced-headers", StringCodec)
+            .unwrap()
+            .retry(RetryPolicy::fixed(Duration::from_millis(50)).max_attempts(3))
+            .run(move |value: String| {
+                let attempt = if value == "headed" {
+                    counted.fetch_add(1, Ordering::SeqCst) + 1
+                } else {
+                    2
+                };
+                async move {
+                    if attempt == 1 {
+                        Err::<(), BoxError>("first attempt fails".into())
+                    } else {
+                        Ok(())
+                    }
+                }
+            });
+        let handled = recorder.wait_for(3, "delayq.handle").await;
+        worker.shutdown().await;
+        assert_eq!(attempts.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            handled.iter().filter(|s| continues(s, trace, parent)).count(),
+            2,
+            "both attempts"
+        );
+        assert_eq!(handled.iter().filter(|s| continues(s, p_trace, p_parent)).count(), 1);
+        assert!(!exists(&raw, &keys.traces()).await, "a retry stores nothing either");
+        drop(recorder.provider);
+    })
+    .await;
+}

@@ -76,7 +76,15 @@ impl<T: 'static> DelayedQueue<T> {
 
     async fn offer_priority(&self, due: Due, value: &T, priority: Priority) -> Result<()> {
         let payload = self.encode(value)?;
-        self.offer_member(&priority.level().to_string(), due, &payload, self.format)
+        // Inside a span its trace context goes with it as a header
+        // (feature `opentelemetry`): a section, so a modern element.
+        let headers = crate::queue::headers::offer_arg_traced(&crate::Headers::new())?;
+        let format = if headers.is_empty() {
+            self.format
+        } else {
+            Format::Modern
+        };
+        self.offer_member(&format!("{}{headers}", priority.level()), due, &payload, format)
             .await
     }
 

@@ -250,8 +250,9 @@ impl<T: 'static> DelayedQueue<T> {
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
         let now = time::now_ms();
         let ttl_ms = options.ttl_ms(now)?;
-        let headers = headers::offer_arg(&options.headers)?;
-        if ttl_ms.is_none() && headers.is_empty() {
+        // Checked before anything is decided: too many or too large fails.
+        options.headers.encode()?;
+        if ttl_ms.is_none() && options.headers.is_empty() {
             return match options.when {
                 When::After(delay) => self.offer_with_priority(value, delay, options.priority).await,
                 When::At(at) => self.offer_at_with_priority(value, at, options.priority).await,
@@ -262,6 +263,7 @@ impl<T: 'static> DelayedQueue<T> {
             When::At(at) => Due::At(time::due_at(now, at)?),
         };
         let payload = self.encode(value)?;
+        let headers = headers::offer_arg_traced(&options.headers)?;
         let kind = match options.expiry {
             Expiry::DeadLetter => 'T',
             Expiry::Drop => 't',

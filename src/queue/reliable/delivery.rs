@@ -315,6 +315,10 @@ pub(crate) struct DeliveryLease {
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
+    /// The trace context its value's headers carry (`traceparent`): kept
+    /// with the value, so never stored again as `trace` is.
+    #[cfg(feature = "opentelemetry")]
+    header_trace: Option<Arc<str>>,
 }
 
 impl DeliveryLease {
@@ -349,6 +353,8 @@ impl DeliveryLease {
             ending: None,
             #[cfg(feature = "opentelemetry")]
             trace: None,
+            #[cfg(feature = "opentelemetry")]
+            header_trace: None,
         }
     }
 
