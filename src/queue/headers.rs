@@ -233,8 +233,11 @@ const TRACESTATE: &str = Headers::TRACESTATE;
 /// would pass the limits (then the offer goes without it).
 pub(crate) fn offer_arg_traced(headers: &Headers) -> Result<String> {
     #[cfg(feature = "opentelemetry")]
-    if !headers.0.contains_key(TRACEPARENT) {
-        if let Some(context) = crate::telemetry::trace_context::current() {
+    if let (false, Some(context)) = (
+        headers.0.contains_key(TRACEPARENT),
+        crate::telemetry::trace_context::current(),
+    ) {
+        {
             let mut traced = headers.clone();
             let (parent, state) = match context.split_once(' ') {
                 Some((parent, state)) => (parent, Some(state)),

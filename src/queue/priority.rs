@@ -126,10 +126,9 @@ fn section_len(bytes: &[u8]) -> usize {
     if bytes.len() >= 14 && matches!(bytes[0], b'T' | b't') && bytes[1..14].iter().all(u8::is_ascii_digit) {
         n = 14;
     }
-    if let Some(len) = crate::queue::headers::parse_len(&bytes[n..]) {
-        if (2..=crate::Headers::MAX_BYTES).contains(&len) && n + 6 + len <= bytes.len() {
-            n += 6 + len;
-        }
+    match crate::queue::headers::parse_len(&bytes[n..]) {
+        Some(len) if (2..=crate::Headers::MAX_BYTES).contains(&len) && n + 6 + len <= bytes.len() => n += 6 + len,
+        _ => {}
     }
     n
 }

@@ -43,6 +43,13 @@ pub(crate) fn member(id: [u8; 8], count: u32, level: u8, value: &[u8]) -> Bytes 
     Bytes::from(member)
 }
 
+/// What a delivery's value was offered with beside it.
+#[derive(Debug, Default)]
+struct Offered {
+    job: Option<String>,
+    headers: crate::Headers,
+}
+
 /// Where a released delivery's value goes (`lua/nack.lua`): the lease
 /// ends without an ack.
 #[derive(Debug, Clone)]
@@ -85,11 +92,9 @@ pub struct Delivery<T> {
     value: T,
     count: u32,
     lateness: Option<Duration>,
-    /// The id it was offered with, when it has a job history (boxed: a
-    /// `Delivery` travels inside the take's answer enum).
-    job: Option<Box<str>>,
-    /// The headers it was offered with, if any (boxed, as `job`).
-    headers: Option<Box<crate::Headers>>,
+    /// Its job id and headers, when it has either (boxed: a `Delivery`
+    /// travels inside the take's answer enum).
+    offered: Option<Box<Offered>>,
     /// When its claim answered: its visibility deadline is about this plus
     /// the visibility timeout, until it is extended.
     leased_at: tokio::time::Instant,
@@ -103,8 +108,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Delivery<T> {
             .field("value", &self.value)
             .field("delivery_count", &self.count)
             .field("lateness", &self.lateness)
-            .field("job", &self.job)
-            .field("headers", &self.headers)
+            .field("offered", &self.offered)
             .finish()
     }
 }
@@ -121,8 +125,7 @@ impl<T: 'static> Delivery<T> {
             value,
             count,
             lateness,
-            job: None,
-            headers: None,
+            offered: None,
             leased_at: tokio::time::Instant::now(),
             lease: DeliveryLease::shared(
                 queue.core().clone(),
@@ -135,19 +138,26 @@ impl<T: 'static> Delivery<T> {
 
     /// The same delivery, naming the job its claim found.
     pub(crate) fn with_job(mut self, job: Option<String>) -> Self {
-        self.job = job.map(String::into_boxed_str);
+        if let Some(job) = job {
+            self.offered.get_or_insert_default().job = Some(job);
+        }
         self
     }
 
     /// The same delivery, with the headers its value was offered with.
     pub(crate) fn with_headers(mut self, headers: Option<crate::Headers>) -> Self {
-        self.headers = headers.filter(|h| !h.is_empty()).map(Box::new);
+        if let Some(headers) = headers.filter(|h| !h.is_empty()) {
+            self.offered.get_or_insert_default().headers = headers;
+        }
         self
     }
 
     /// Its headers, taken out (for a worker that hands the value on).
     pub(crate) fn take_headers(&mut self) -> crate::Headers {
-        self.headers.take().map(|h| *h).unwrap_or_default()
+        self.offered
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.headers))
+            .unwrap_or_default()
     }
 
     /// The value and what settles it, apart (for a worker that hands the value on).
@@ -215,7 +225,7 @@ impl<T: 'static> Delivery<T> {
     /// # Ok(()) }
     /// ```
     pub fn job_id(&self) -> Option<&str> {
-        self.job.as_deref()
+        self.offered.as_ref().and_then(|o| o.job.as_deref())
     }
 
     /// The headers the value was offered with
@@ -233,7 +243,9 @@ impl<T: 'static> Delivery<T> {
     /// # Ok(()) }
     /// ```
     pub fn headers(&self) -> &crate::Headers {
-        self.headers.as_deref().unwrap_or(&crate::queue::headers::EMPTY)
+        self.offered
+            .as_ref()
+            .map_or(&crate::queue::headers::EMPTY, |o| &o.headers)
     }
 
     /// The value's raw payload bytes.
@@ -315,10 +327,10 @@ pub(crate) struct DeliveryLease {
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
-    /// The trace context its value's headers carry (`traceparent`): kept
-    /// with the value, so never stored again as `trace` is.
+    /// `trace` came from its value's headers (`traceparent`): kept with
+    /// the value, so never stored again.
     #[cfg(feature = "opentelemetry")]
-    header_trace: Option<Arc<str>>,
+    trace_in_headers: bool,
 }
 
 impl DeliveryLease {
@@ -354,7 +366,7 @@ impl DeliveryLease {
             #[cfg(feature = "opentelemetry")]
             trace: None,
             #[cfg(feature = "opentelemetry")]
-            header_trace: None,
+            trace_in_headers: false,
         }
     }
 
@@ -462,9 +474,23 @@ impl DeliveryLease {
         // stop, so `Drop` must not send a second one.
         self.settle();
         #[cfg(feature = "opentelemetry")]
-        traces::put_back(&self.core, &self.keys, &self.member, self.trace.take(), &to).await;
+        {
+            let trace = self.trace_to_put();
+            traces::put_back(&self.core, &self.keys, &self.member, trace, &to).await;
+        }
         let ending = self.ending.take().map(|e| *e);
         release(&self.core, &self.keys, self.settings, &self.member, to, ending).await
+    }
+
+    /// The trace context to store again as the value goes back: none when
+    /// its headers carry it.
+    #[cfg(feature = "opentelemetry")]
+    fn trace_to_put(&mut self) -> Option<Arc<str>> {
+        let trace = self.trace.take();
+        if self.trace_in_headers {
+            return None;
+        }
+        trace
     }
 
     fn settle(&mut self) {
@@ -481,7 +507,7 @@ impl Drop for DeliveryLease {
         self.core.reliable_queues().outstanding.remove(self.token);
         let (core, keys, settings, member) = (self.core.clone(), self.keys.clone(), self.settings, self.member.clone());
         #[cfg(feature = "opentelemetry")]
-        let trace = self.trace.take();
+        let trace = self.trace_to_put();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 #[cfg(feature = "opentelemetry")]

@@ -58,7 +58,7 @@ impl DeliveryLease {
             debug_assert_eq!(lease.keys.destination(), keys.destination(), "one queue's leases");
             lease.settle();
             #[cfg(feature = "opentelemetry")]
-            let context = Value::from(lease.trace.take().as_deref().unwrap_or(""));
+            let context = Value::from(lease.trace_to_put().as_deref().unwrap_or(""));
             #[cfg(not(feature = "opentelemetry"))]
             let context = Value::from("");
             given.push((lease.member.clone(), context));

@@ -54,10 +54,13 @@ impl<T: 'static> ReliableQueue<T> {
         let mut deliveries = deliveries;
         // A value offered with headers carries its context in them.
         for delivery in deliveries.iter_mut().flatten() {
-            delivery.lease.header_trace = crate::queue::headers::trace_of(delivery.headers()).map(Arc::from);
+            if let Some(context) = crate::queue::headers::trace_of(delivery.headers()) {
+                delivery.lease.trace = Some(Arc::from(context));
+                delivery.lease.trace_in_headers = true;
+            }
         }
         let fields: Vec<Value> = (deliveries.iter().flatten())
-            .filter(|d| d.lease.header_trace.is_none())
+            .filter(|d| !d.lease.trace_in_headers)
             .map(|d| Value::from(field(d.raw())))
             .collect();
         if fields.is_empty() {
@@ -72,7 +75,7 @@ impl<T: 'static> ReliableQueue<T> {
         let mut deliveries = waiting.0.take().expect("taken back once");
         match taken {
             Ok(contexts) => {
-                let looked_up = (deliveries.iter_mut().flatten()).filter(|d| d.lease.header_trace.is_none());
+                let looked_up = (deliveries.iter_mut().flatten()).filter(|d| !d.lease.trace_in_headers);
                 for (delivery, context) in looked_up.zip(contexts) {
                     delivery.lease.trace = context.map(Arc::from);
                 }
@@ -158,8 +161,7 @@ impl DeliveryLease {
     /// Parents `span` (not entered yet) on the delivery's context.
     pub(crate) fn adopt_trace(&self, span: &tracing::Span) {
         let id: String = self.member[..8].iter().map(|b| format!("{b:02x}")).collect();
-        let context = self.trace.as_deref().or(self.header_trace.as_deref());
-        trace_context::adopt(span, context, self.keys.destination(), &id);
+        trace_context::adopt(span, self.trace.as_deref(), self.keys.destination(), &id);
     }
 }
 
