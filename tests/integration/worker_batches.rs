@@ -259,7 +259,7 @@ redis_test! {
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
-        assert_eq!(reply.len(), 2 + 5 * 64, "64 values taken (five fields each)");
+        assert_eq!(reply.len(), 2 + 6 * 64, "64 values taken (six fields each)");
         assert_eq!(queue.in_flight().await.unwrap(), IN_FLIGHT + 64);
         // Large payloads: the byte budget ends the batch (one value past it).
         let large = vec![b'x'; 100_000];
@@ -269,7 +269,7 @@ redis_test! {
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(64, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
-        assert_eq!(reply.len(), 2 + 5 * 11, "a mebibyte and one value past it");
+        assert_eq!(reply.len(), 2 + 6 * 11, "a mebibyte and one value past it");
         // A second worker still takes what is ready, in batches.
         let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
         raw.cmd("LPOP", vec![keys.destination().into(), 9.into()]).await;

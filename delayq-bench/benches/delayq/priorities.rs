@@ -1,5 +1,5 @@
-//! Scenario 20: what priorities and message TTL cost. Offers with a
-//! priority (or a TTL) against plain offers, and takes from a queue whose
+//! Scenario 20: what priorities, message TTL and headers cost. Offers with
+//! a priority (or a TTL, or headers) against plain offers, and takes from a queue whose
 //! values have priorities (or TTLs) against takes from a plain one, runs
 //! alternated on one server, medians compared.
 //! A priority offer is one script run per value (plain offers are joined
@@ -27,6 +27,16 @@ enum Kind {
     Plain,
     Priorities,
     Ttl,
+    Headers,
+}
+
+/// Three headers as a service sends them: a tenant, a source, and a W3C
+/// trace context (about 120 bytes of JSON).
+fn headers() -> OfferOptions {
+    OfferOptions::after(Duration::ZERO)
+        .header("tenant", "acme-corp")
+        .header("source", "checkout")
+        .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 }
 
 /// (offers/s, takes/s) of one run: `VALUES` offered concurrently (with
@@ -50,6 +60,7 @@ async fn run_once(redis: &RedisServer, name: &str, kind: Kind) -> (f64, f64) {
                         let options = OfferOptions::after(Duration::ZERO).ttl(Duration::from_secs(3600));
                         producer.offer_with(&i, &options).await.unwrap();
                     }
+                    Kind::Headers => producer.offer_with(&i, &headers()).await.unwrap(),
                     // Straight to the list, as the others go straight to
                     // their set: no transfer in any.
                     Kind::Plain => consumer.offer(&i).await.unwrap(),
@@ -63,7 +74,17 @@ async fn run_once(redis: &RedisServer, name: &str, kind: Kind) -> (f64, f64) {
         .for_each_concurrent(IN_FLIGHT, |_| {
             let consumer = consumer.clone();
             async move {
-                consumer.take().await.unwrap();
+                if kind == Kind::Headers {
+                    // The take that reads them, as a handler would.
+                    let (_, headers) = consumer
+                        .take_with_headers(Duration::from_secs(60))
+                        .await
+                        .unwrap()
+                        .unwrap();
+                    assert_eq!(headers.len(), 3);
+                } else {
+                    consumer.take().await.unwrap();
+                }
             }
         })
         .await;
@@ -83,10 +104,11 @@ impl Scenario for Priorities {
 
     fn run<'a>(&'a self, _: &'a mut Context) -> Rows<'a> {
         Box::pin(async move {
-            eprintln!("20. priorities and message TTL: offers and takes with levels 1-9, with a TTL, and plain...");
+            eprintln!("20. priorities, message TTL and headers: offers and takes with levels 1-9, with a TTL, with headers, and plain...");
             let redis = RedisServer::start().await;
             let (mut offers, mut takes) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
             let (mut ttl_offers, mut ttl_takes) = (Vec::new(), Vec::new());
+            let (mut headed_offers, mut headed_takes) = (Vec::new(), Vec::new());
             for run in 0..RUNS {
                 let (o, t) = run_once(&redis, &format!("prio-plain-{run}"), Kind::Plain).await;
                 offers.1.push(o);
@@ -97,12 +119,33 @@ impl Scenario for Priorities {
                 let (o, t) = run_once(&redis, &format!("prio-ttl-{run}"), Kind::Ttl).await;
                 ttl_offers.push(o);
                 ttl_takes.push(t);
+                let (o, t) = run_once(&redis, &format!("prio-headers-{run}"), Kind::Headers).await;
+                headed_offers.push(o);
+                headed_takes.push(t);
             }
             let median = crate::measure::median;
             let (offers_on, offers_off) = (median(offers.0), median(offers.1));
             let (takes_on, takes_off) = (median(takes.0), median(takes.1));
             let (ttl_offers, ttl_takes) = (median(ttl_offers), median(ttl_takes));
+            let (headed_offers, headed_takes) = (median(headed_offers), median(headed_takes));
             vec![
+                Row::new("20. headers", &format!("offers/s, {IN_FLIGHT} in flight, 3 headers"))
+                    .values(
+                        rate(headed_offers),
+                        format!("{} (plain, to the list)", rate(offers_off)),
+                    )
+                    .ratio(headed_offers / offers_off)
+                    .target(
+                        "≥ 0.30× plain (one script per value, not joined)",
+                        headed_offers / offers_off >= 0.3,
+                    ),
+                Row::new(
+                    "20. headers",
+                    &format!("takes/s, {IN_FLIGHT} concurrent take_with_headers, 3 headers"),
+                )
+                .values(rate(headed_takes), format!("{} (plain LPOP)", rate(takes_off)))
+                .ratio(headed_takes / takes_off)
+                .target("≥ 0.50× plain (a script per take)", headed_takes / takes_off >= 0.5),
                 Row::new("20. message TTL", &format!("offers/s, {IN_FLIGHT} in flight, TTL 1 h"))
                     .values(rate(ttl_offers), format!("{} (plain, to the list)", rate(offers_off)))
                     .ratio(ttl_offers / offers_off)
