@@ -430,7 +430,7 @@ fn help_covers_every_command_and_option() {
             &["--delay", "--codec", "--format", "--java-class"],
         ),
         (&["move-due", "--help"], &["--timeout"]),
-        (&["offer", "--help"], &["--id", "--replace", "--from-file"]),
+        (&["offer", "--help"], &["--id", "--replace", "--from-file", "--header"]),
         (&["reschedule", "--help"], &["--delay", "--at"]),
         (&["get", "--help"], &["--codec", "--format"]),
     ];
