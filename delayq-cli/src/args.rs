@@ -1112,8 +1112,10 @@ pub(crate) struct TakeArgs {
     /// compiled classes, read for them.
     #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
-    /// Output format: table prints one value per line as it arrives, json
-    /// prints one JSON string per line.
+    /// Output format: table prints one value per line as it arrives (then
+    /// its headers, if it has any: `value [k=v, k2=v2]`); json prints one
+    /// JSON object per line, `{"value": "...", "headers": {...}}` (headers
+    /// `{}` for a value offered without; with --codec auto a "codec" too).
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 }

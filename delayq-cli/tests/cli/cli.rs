@@ -839,7 +839,10 @@ redis_test! {
             assert_escaped(&out);
             match format {
                 "table" => assert_eq!(stdout(&out), format!("{shown_value}\n")),
-                _ => assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), value),
+                _ => assert_eq!(
+                    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+                    serde_json::json!({"value": value, "headers": {}})
+                ),
             }
         }
     }
