@@ -1042,6 +1042,21 @@ pub(crate) struct OfferArgs {
     /// With --ttl: what happens to a value once its TTL passed.
     #[arg(long, value_enum, value_name = "WHAT", requires = "ttl")]
     pub on_expiry: Option<ExpiryArg>,
+    /// A header offered beside each value, as KEY=VALUE (repeat it for
+    /// more; the first `=` ends the key, which is not empty; a key given
+    /// twice is refused). At most 32 headers, 8 KiB as JSON. delayq's
+    /// takes, reliable consumers and workers read them (`delayq take
+    /// --format json`, `dead-letter list`); Java consumers never see
+    /// values offered with headers (they live beside those with a TTL).
+    /// Not with --id, --dedup-window or --from-file.
+    #[arg(
+        long = "header",
+        value_parser = parse_header,
+        value_name = "KEY=VALUE",
+        allow_hyphen_values = true,
+        conflicts_with_all = ["id", "dedup_window", "from_file"]
+    )]
+    pub headers: Vec<(String, String)>,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
@@ -1097,8 +1112,10 @@ pub(crate) struct TakeArgs {
     /// compiled classes, read for them.
     #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
     pub kryo_schema: Option<PathBuf>,
-    /// Output format: table prints one value per line as it arrives, json
-    /// prints one JSON string per line.
+    /// Output format: table prints one value per line as it arrives (then
+    /// its headers, if it has any: `value [k=v, k2=v2]`); json prints one
+    /// JSON object per line, `{"value": "...", "headers": {...}}` (headers
+    /// `{}` for a value offered without; with --codec auto a "codec" too).
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 }
@@ -1262,6 +1279,16 @@ pub(crate) fn parse_priority(text: &str) -> Result<delayq::Priority, String> {
         || format!("{text:?} is not a priority: give a whole number from 0 (the default, lowest) to 9 (highest)");
     let level: u8 = text.trim().parse().map_err(|_| refused())?;
     delayq::Priority::new(level).map_err(|_| refused())
+}
+
+/// Parses a `--header`: `KEY=VALUE`, split at the first `=`, the key not
+/// empty (the value may be).
+pub(crate) fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some(("", _)) => Err(format!("{text:?} has an empty key: give KEY=VALUE")),
+        Some((key, value)) => Ok((key.to_owned(), value.to_owned())),
+        None => Err(format!("{text:?} has no `=`: give KEY=VALUE")),
+    }
 }
 
 /// `--history`'s value: how long handled histories are kept, or off.

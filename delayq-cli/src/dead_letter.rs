@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use delayq::dead_letter::{DeadLetter, DeadLetterKey};
-use delayq::{Codec, ReliableQueue};
+use delayq::{Codec, Headers, ReliableQueue};
 use serde_json::{json, Value};
 
 use crate::args::{
@@ -33,6 +33,8 @@ struct Shown {
     class: Option<String>,
     reason: Option<String>,
     at: Option<SystemTime>,
+    /// The headers it was offered with (empty for none).
+    headers: Headers,
     key: DeadLetterKey,
 }
 
@@ -46,6 +48,7 @@ impl Shown {
             raw: dead.raw,
             reason: dead.reason,
             at: dead.at,
+            headers: dead.headers,
             key: dead.key,
         }
     }
@@ -70,7 +73,14 @@ impl Shown {
             "number": self.number, "value": self.value.as_ref().ok(), "error": self.value.as_ref().err(),
             "codec": self.codec, "reason": self.reason, "died_at": self.at.map(output::utc_time),
             "raw_hex": hex(&self.raw), "key": self.key.to_string(),
+            "headers": output::headers_json(&self.headers),
         })
+    }
+
+    /// Its headers as the tables show them (`[k=v, k2=v2]`, cut at `max`
+    /// cells), or nothing for none.
+    fn headers_preview(&self, max: usize) -> Option<String> {
+        output::headers_text(&self.headers).map(|text| preview(&text, max))
     }
 }
 
@@ -157,6 +167,8 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
         }
         OutputFormat::Table => {
             let with_codec = values.iter().any(|v| v.codec.is_some());
+            // A HEADERS column only when a value listed has headers.
+            let with_headers = values.iter().any(|v| !v.headers.is_empty());
             let rows: Vec<Vec<String>> = values
                 .iter()
                 .map(|v| {
@@ -165,17 +177,25 @@ fn print_values(args: &DeadLetterListArgs, total: u64, looked: usize, values: &[
                     if with_codec {
                         row.push(v.codec.clone().unwrap_or_default());
                     }
-                    row.extend([v.preview(100), v.died(now), reason]);
+                    row.push(v.preview(100));
+                    if with_headers {
+                        row.push(v.headers_preview(60).unwrap_or_else(|| "-".into()));
+                    }
+                    row.extend([v.died(now), reason]);
                     row
                 })
                 .collect();
             if !rows.is_empty() {
-                let headers: &[&str] = if with_codec {
-                    &["#", "CODEC", "VALUE", "DIED", "REASON"]
-                } else {
-                    &["#", "VALUE", "DIED", "REASON"]
-                };
-                println!("{}", output::table_aligned(headers, &["#"], &rows));
+                let mut headers = vec!["#"];
+                if with_codec {
+                    headers.push("CODEC");
+                }
+                headers.push("VALUE");
+                if with_headers {
+                    headers.push("HEADERS");
+                }
+                headers.extend(["DIED", "REASON"]);
+                println!("{}", output::table_aligned(&headers, &["#"], &rows));
             }
             let name = output::escape(&args.queue);
             match Filter::of(args.reason.as_deref(), args.shape.as_deref()) {
@@ -327,7 +347,8 @@ fn report(format: OutputFormat, queue: &str, verb: &str, values: &[Shown], extra
                     .reason
                     .as_deref()
                     .map_or(String::new(), |r| format!("  ({})", preview(r, 60)));
-                println!("  #{}  {}{reason}", v.number, v.preview(100));
+                let headers = v.headers_preview(60).map_or(String::new(), |h| format!(" {h}"));
+                println!("  #{}  {}{headers}{reason}", v.number, v.preview(100));
             }
             if values.len() > SHOWN {
                 println!("  … and {} more (--format json lists all)", values.len() - SHOWN);

@@ -47,7 +47,7 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         return code;
     }
     let priority = args.priority.unwrap_or_default();
-    if priority.level() > 0 || args.ttl.is_some() {
+    if priority.level() > 0 || args.ttl.is_some() || !args.headers.is_empty() {
         let code = offer_priority(&queue, args, priority).await;
         client.shutdown().await;
         return code;
@@ -118,17 +118,27 @@ async fn offer_dedup(
     })
 }
 
-/// `--priority` above the default, or `--ttl`: one offer per value, in
-/// order (the library has no bulk offer with a priority or a TTL). A
-/// failure part way says how many went before it.
+/// `--priority` above the default, `--ttl` or `--header`: one offer per
+/// value, in order (the library has no bulk offer with a priority, a TTL
+/// or headers). A failure part way says how many went before it; headers
+/// past the library's limits fail the first offer, before anything is
+/// written.
 async fn offer_priority(
     queue: &delayq::DelayedQueue<String>,
     args: &OfferArgs,
     priority: delayq::Priority,
 ) -> delayq::Result<ExitCode> {
     let queue_name = escape(&args.queue);
-    let mut options = delayq::OfferOptions::after(args.delay).priority(priority);
+    let headers = headers_of(&args.headers)?;
     let mut how = format!("at priority {priority}");
+    let with_headers = match headers.len() {
+        0 => String::new(),
+        n if args.ttl.is_some() => format!(" and {n} header(s)"),
+        n => format!(" with {n} header(s)"),
+    };
+    let mut options = delayq::OfferOptions::after(args.delay)
+        .priority(priority)
+        .with_headers(headers);
     if let Some(ttl) = args.ttl {
         let expiry = args.on_expiry.map(delayq::Expiry::from).unwrap_or_default();
         options = options.ttl(ttl).on_expiry(expiry);
@@ -141,6 +151,7 @@ async fn offer_priority(
             humantime::format_duration(ttl)
         ));
     }
+    how.push_str(&with_headers);
     for (offered, value) in args.values.iter().enumerate() {
         let result = queue.offer_with(value, &options).await;
         if result.is_err() && offered > 0 {
@@ -162,6 +173,20 @@ async fn offer_priority(
         due_after(args.delay)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--header`s as [`delayq::Headers`]; a key given twice is refused
+/// (exit 2) rather than one of its values silently dropped.
+fn headers_of(given: &[(String, String)]) -> delayq::Result<delayq::Headers> {
+    let mut headers = delayq::Headers::new();
+    for (key, value) in given {
+        if headers.insert(key.as_str(), value.as_str()).is_some() {
+            return Err(delayq::Error::InvalidArgument(format!(
+                "--header {key:?} is given twice: give each key once"
+            )));
+        }
+    }
+    Ok(headers)
 }
 
 /// An offer the queue's limits refused (`delayq limits`): the reason is

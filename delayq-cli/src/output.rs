@@ -298,6 +298,22 @@ pub(crate) fn preview(text: &str, max: usize) -> String {
     out
 }
 
+/// A value's headers in the compact form the tables print after the value,
+/// `[k=v, k2=v2]` by key, or nothing for none. Not escaped: print it
+/// through [`escape`] or [`preview`], as any text from the queue.
+pub(crate) fn headers_text(headers: &delayq::Headers) -> Option<String> {
+    if headers.is_empty() {
+        return None;
+    }
+    let pairs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Some(format!("[{}]", pairs.join(", ")))
+}
+
+/// A value's headers as a JSON object of strings (`{}` for none).
+pub(crate) fn headers_json(headers: &delayq::Headers) -> serde_json::Value {
+    serde_json::json!(headers.as_map())
+}
+
 /// Bytes as lowercase hex.
 /// A payload the codec could not show, as the tables print it: its bytes
 /// as hex (at most `max` characters), led by its Java class where the codec

@@ -2,9 +2,10 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use bytes::Bytes;
-use delayq::{BlockingQueue, BytesCodec};
+use delayq::{BlockingQueue, BytesCodec, Headers};
 use tokio::time::Instant;
 
 use crate::args::{Cli, CodecKind, OutputFormat, TakeArgs};
@@ -61,7 +62,7 @@ fn paused_note(queue: &str) -> String {
 
 /// Takes up to `--count` values (transferring while it waits, so that values
 /// come due even with no other process running) and prints each as it
-/// arrives; returns how many arrived.
+/// arrives, with its headers; returns how many arrived.
 async fn take_all<V: Send + 'static>(
     queue: &BlockingQueue<V>,
     args: &TakeArgs,
@@ -73,30 +74,49 @@ async fn take_all<V: Send + 'static>(
         let next = match deadline {
             Some(deadline) => {
                 queue
-                    .take_timeout(deadline.saturating_duration_since(Instant::now()))
+                    .take_with_headers(deadline.saturating_duration_since(Instant::now()))
                     .await?
             }
-            None => Some(queue.take().await?),
+            // No deadline: waits until a value comes (`take`'s wait).
+            None => match queue.take_with_headers(Duration::MAX).await? {
+                Some(next) => Some(next),
+                None => continue,
+            },
         };
-        let Some(value) = next else { break };
+        let Some((value, headers)) = next else { break };
         let (codec, text) = show(value);
-        let mut out = std::io::stdout().lock();
-        let _ = match (args.format, codec) {
-            (OutputFormat::Table, None) => writeln!(out, "{}", output::escape(&text)),
-            (OutputFormat::Table, Some(codec)) => {
-                writeln!(out, "{}\t{}", output::escape(&codec), output::escape(&text))
-            }
-            (OutputFormat::Json, None) => writeln!(out, "{}", output::json(&serde_json::Value::String(text))),
-            (OutputFormat::Json, Some(codec)) => {
-                writeln!(
-                    out,
-                    "{}",
-                    output::json(&serde_json::json!({"codec": codec, "value": text}))
-                )
-            }
+        let line = match args.format {
+            OutputFormat::Table => table_line(codec.as_deref(), &text, &headers),
+            OutputFormat::Json => json_line(codec, text, &headers),
         };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
         let _ = out.flush();
         taken += 1;
     }
     Ok(taken)
+}
+
+/// A value as `--format table` prints it: the codec detected (`auto`) and
+/// a tab, the value, then its headers, if any, as `[k=v, k2=v2]`; escaped.
+fn table_line(codec: Option<&str>, text: &str, headers: &Headers) -> String {
+    let mut line = match codec {
+        Some(codec) => format!("{}\t{}", output::escape(codec), output::escape(text)),
+        None => output::escape(text).into_owned(),
+    };
+    if let Some(headers) = output::headers_text(headers) {
+        line.push(' ');
+        line.push_str(&output::escape(&headers));
+    }
+    line
+}
+
+/// A value as `--format json` prints it: always one object,
+/// `{"value": ..., "headers": {...}}` (and `"codec"` with `auto`).
+fn json_line(codec: Option<String>, text: String, headers: &Headers) -> String {
+    let mut doc = serde_json::json!({"value": text, "headers": output::headers_json(headers)});
+    if let Some(codec) = codec {
+        doc["codec"] = serde_json::Value::String(codec);
+    }
+    output::json(&doc)
 }

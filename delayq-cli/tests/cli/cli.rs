@@ -430,7 +430,7 @@ fn help_covers_every_command_and_option() {
             &["--delay", "--codec", "--format", "--java-class"],
         ),
         (&["move-due", "--help"], &["--timeout"]),
-        (&["offer", "--help"], &["--id", "--replace", "--from-file"]),
+        (&["offer", "--help"], &["--id", "--replace", "--from-file", "--header"]),
         (&["reschedule", "--help"], &["--delay", "--at"]),
         (&["get", "--help"], &["--codec", "--format"]),
     ];
@@ -839,7 +839,10 @@ redis_test! {
             assert_escaped(&out);
             match format {
                 "table" => assert_eq!(stdout(&out), format!("{shown_value}\n")),
-                _ => assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), value),
+                _ => assert_eq!(
+                    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+                    serde_json::json!({"value": value, "headers": {}})
+                ),
             }
         }
     }

@@ -19,6 +19,7 @@ mod codecs;
 mod dashboard;
 mod dead_letters;
 mod events;
+mod headers;
 mod job;
 mod kryo;
 mod list;
