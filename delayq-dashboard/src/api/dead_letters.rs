@@ -19,7 +19,7 @@ use delayq::dead_letter::{DeadLetter, DeadLetterKey};
 use delayq::{BytesCodec, QueueStatus, ReliableQueue};
 
 use super::action::{act, done, failed, press_again, BATCH};
-use super::{error, show};
+use super::{error, headers_json, show};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::sampler::view;
 use crate::{epoch_ms, Shared};
@@ -107,7 +107,7 @@ impl<'a> Pick<'a> {
 const MAX_SCAN: usize = 10_000;
 
 /// A page of dead letters, oldest first: each with its index, key (what the
-/// per-value actions post back), reason and when it died.
+/// per-value actions post back), reason, when it died and its headers.
 pub(crate) async fn page(State(shared): State<Arc<Shared>>, Query(query): Query<PageQuery>) -> Response {
     let limit = query.limit.unwrap_or(50).clamp(1, MAX_PAGE);
     let read = async {
@@ -226,6 +226,7 @@ fn item(shared: &Shared, queue: &str, dead: &DeadLetter<Bytes>) -> Value {
     shown["index"] = json!(dead.key.index());
     shown["key"] = json!(dead.key.to_string());
     shown["job"] = json!(dead.job);
+    shown["headers"] = headers_json(&dead.headers);
     shown
 }
 

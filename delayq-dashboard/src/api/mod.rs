@@ -109,6 +109,13 @@ pub(crate) fn show(codec: &dyn Codec<String>, payload: &[u8]) -> Value {
            "class": class, "unread": unread, "error": why})
 }
 
+/// A value's headers (`OfferOptions::header`) as a JSON object of strings,
+/// by key; `{}` for none. They are the offerer's text: the pages put them
+/// in as text, as they do payloads.
+pub(crate) fn headers_json(headers: &delayq::Headers) -> Value {
+    json!(headers.as_map())
+}
+
 /// The codec inside a compression (`lz4/jackson`: `jackson`; `lz4`: Kryo).
 fn inner(codec: &str) -> &str {
     match codec.split_once('/') {

@@ -19,7 +19,7 @@ use delayq::{BytesCodec, QueueStatus};
 
 use super::action::{act, done, failed, paused, press_again, Refused, BATCH};
 use super::known::{did_you_mean, known};
-use super::{dead_letters, error, next_hour, pending, show, status_json};
+use super::{dead_letters, error, headers_json, next_hour, pending, show, status_json};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::sampler::view;
 use crate::{epoch_ms, Shared};
@@ -170,29 +170,34 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
 const READY_HEAD: usize = 10;
 
 /// The first [`READY_HEAD`] ready values in the order consumers take them:
-/// the values with a priority (highest level first, then in offer order),
-/// then the plain list's head. Each says its `priority` (0: the plain list,
-/// all a Java client sees). The priority set is read only when the status
-/// counted values in it (one command fewer on a queue without priorities);
-/// the two reads are not one atomic step, as the status is not with either.
+/// the values of delayq's ready set (highest level first, then in offer
+/// order), then the plain list's head. Each says its `priority` (0: the
+/// plain list, all a Java client sees, or a level-0 value with a TTL or
+/// headers), its `headers` (an object, `{}` for none) and `expires_at_ms`
+/// (null without a TTL). The ready set is read only when the status
+/// counted values in it (one command fewer on a queue without them); the
+/// two reads are not one atomic step, as the status is not with either.
 async fn ready_head(shared: &Shared, name: &str, status: &QueueStatus) -> delayq::Result<Vec<Value>> {
     let codec = shared.codec_of(name);
     let queue = shared.client.blocking_queue::<bytes::Bytes, _>(name, BytesCodec)?;
     let mut head = Vec::with_capacity(READY_HEAD);
     if status.priority_ready > 0 {
-        for (priority, raw) in queue.read_priority_range(0, READY_HEAD).await? {
-            head.push(with_priority(show(codec, &raw), priority.level()));
+        for entry in queue.read_ready_entries(0, READY_HEAD).await? {
+            let mut shown = show(codec, &entry.value);
+            shown["priority"] = json!(entry.priority.level());
+            shown["headers"] = headers_json(&entry.headers);
+            shown["expires_at_ms"] = json!(entry.expires_at.map(epoch_ms));
+            head.push(shown);
         }
     }
     for raw in queue.read_range(0, READY_HEAD - head.len()).await? {
-        head.push(with_priority(show(codec, &raw), 0));
+        let mut shown = show(codec, &raw);
+        shown["priority"] = json!(0);
+        shown["headers"] = json!({});
+        shown["expires_at_ms"] = Value::Null;
+        head.push(shown);
     }
     Ok(head)
-}
-
-fn with_priority(mut shown: Value, level: u8) -> Value {
-    shown["priority"] = json!(level);
-    shown
 }
 
 /// Runs the transfer now until nothing due at the press is left.

@@ -157,3 +157,43 @@ pub async fn priorities(server: &RedisServer, name: &str, values: &[(&str, u8, u
             .expect("a priority offer");
     }
 }
+
+/// A value for [`headered`]: `(text, level, headers, ttl_seconds)`.
+pub type Headered<'a> = (&'a str, u8, &'a [(&'a str, &'a str)], u64);
+
+/// Values offered through delayq with headers (`OfferOptions::header`),
+/// ready at once: each `(text, level, headers, ttl_seconds)`, level 0 the
+/// default, `ttl_seconds` 0 for no TTL. Such values live in delayq's ready
+/// set at every level, as values with a priority do.
+pub async fn headered(server: &RedisServer, name: &str, values: &[Headered<'_>]) {
+    let client = client(server).await;
+    let queue = client.delayed_queue(name, delayq::StringCodec).unwrap();
+    for &(text, level, headers, ttl) in values {
+        let mut options = delayq::OfferOptions::after(Duration::ZERO).priority(delayq::Priority::new(level).unwrap());
+        for &(key, value) in headers {
+            options = options.header(key, value);
+        }
+        if ttl > 0 {
+            options = options.ttl(Duration::from_secs(ttl));
+        }
+        queue
+            .offer_with(&text.to_owned(), &options)
+            .await
+            .expect("an offer with headers");
+    }
+}
+
+/// A dead letter with headers, as a consumer leaves it: `text` offered with
+/// `headers`, taken and rejected (reason `rejected: <why>`).
+pub async fn rejected_with_headers(server: &RedisServer, name: &str, text: &str, headers: &[(&str, &str)], why: &str) {
+    headered(server, name, &[(text, 0, headers, 0)]).await;
+    let client = client(server).await;
+    let queue = client.reliable_queue(name, delayq::StringCodec).unwrap();
+    let delivery = queue
+        .take_timeout(Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("the headered value is taken");
+    assert_eq!(delivery.value(), text, "the value offered last is the only one ready");
+    assert!(delivery.reject(why).await.unwrap(), "rejected while in flight");
+}

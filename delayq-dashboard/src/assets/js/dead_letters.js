@@ -310,7 +310,7 @@ const deadLettersSection = {
       tr.appendChild(pick);
       tr.appendChild(el("td", { class: "num" }, fmt(v.index + 1)));
       tr.appendChild(this.died(v.at_ms, page.now_ms));
-      tr.appendChild(payloadCell(v, `dead:${v.key}`));
+      tr.appendChild(withOffered(payloadCell(v, `dead:${v.key}`), v, page.now_ms));
       const why = el("td", { class: "reason muted" }, v.reason ? visible(v.reason) : "not recorded");
       if (v.job !== null && v.job !== undefined) {
         why.prepend(jobLink(this.ctx.name, v.job), " ");

@@ -129,3 +129,50 @@ function fillPayload(node, v, key) {
 
 // A table cell with a payload.
 const payloadCell = (v, key) => fillPayload(el("td"), v, key);
+
+// What a value was offered with beside its bytes (delayq only: a Java
+// client never sees such a value), as one muted line under it: its TTL,
+// "expires in 4m" (when, in the title), then its headers,
+// `source=checkout · tenant=acme`, cut at the line's end with every header
+// in the title. null when it has neither. Headers are the offerer's text:
+// put in as text (el, visible, setAttribute), never as markup.
+function offeredWith(v, now) {
+  const parts = [];
+  if (v.expires_at_ms !== null && v.expires_at_ms !== undefined) {
+    const left = v.expires_at_ms - now;
+    parts.push(el("span", {
+      class: `expires${left < 0 ? " past" : ""}`,
+      title: `TTL: ${left < 0 ? "expired" : "expires"} ${localTime(v.expires_at_ms)}; a consumer that takes it later does not get it`,
+    }, left < 0 ? `expired ${relative(left)}` : `expires ${relative(left)}`));
+  }
+  const headers = Object.entries(v.headers || {});
+  if (headers.length) {
+    const all = headers.map(([key, value]) => `${visible(key)}=${visible(value)}`);
+    const line = el("span", {
+      class: "headers",
+      title: `${headers.length} header${headers.length === 1 ? "" : "s"}:\n${all.join("\n")}`,
+    });
+    // The separators are drawn apart from the text (a value may hold " · " or "=").
+    headers.forEach(([key, value], i) => {
+      if (i) line.appendChild(el("span", { class: "sep" }, " · "));
+      line.appendChild(el("span", { class: "h-key" }, visible(key)));
+      line.appendChild(el("span", { class: "sep" }, "="));
+      line.appendChild(el("span", { class: "h-value" }, visible(value)));
+    });
+    parts.push(line);
+  }
+  if (!parts.length) return null;
+  const node = el("div", { class: "offered-with" });
+  parts.forEach((part, i) => {
+    if (i) node.appendChild(el("span", { class: "sep" }, " · "));
+    node.appendChild(part);
+  });
+  return node;
+}
+
+// `node` (a payload cell or list item) with offeredWith's line under its value.
+function withOffered(node, v, now) {
+  const line = offeredWith(v, now);
+  if (line) node.appendChild(line);
+  return node;
+}

@@ -53,8 +53,10 @@ function queuePage() {
     $("resume").hidden = !s.paused;
     limitsShown(data.limits);
 
-    // In take order: the values with a priority first, each with its badge.
-    const ready = data.ready_head.map((v, i) => withPriority(fillPayload(el("li"), v, `ready:${i}`), v.priority));
+    // In take order: the values with a priority first, each with its badge,
+    // and under a value its TTL and headers when it has them.
+    const ready = data.ready_head.map((v, i) =>
+      withPriority(withOffered(fillPayload(el("li"), v, `ready:${i}`), v, data.now_ms), v.priority));
     if (ready.length === 0) ready.push(el("li", { class: "muted empty" }, "empty"));
     $("ready-list").replaceChildren(...ready);
 

@@ -974,6 +974,7 @@ mod dead_letters;
 mod elements;
 mod events;
 mod fit;
+mod headers;
 mod history;
 mod java;
 mod job;

@@ -802,6 +802,7 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
 mod dead_letters;
 mod elements;
 mod events;
+mod headers;
 mod history;
 mod java;
 mod overview;
