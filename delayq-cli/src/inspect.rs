@@ -149,7 +149,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
     );
     if status.priority_pending + status.priority_ready > 0 {
         out.push_str(&format!(
-            "priorities    {} pending and {} ready of these have a priority or a TTL (delayq's consumers take them first; Java does not see them)\n",
+            "priorities    {} pending and {} ready of these have a priority, a TTL or headers (delayq's consumers take them first; Java does not see them)\n",
             output::count(status.priority_pending),
             output::count(status.priority_ready),
         ));

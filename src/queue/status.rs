@@ -15,16 +15,18 @@ use std::time::{Duration, SystemTime};
 #[non_exhaustive]
 pub struct QueueStatus {
     /// Elements waiting in the delayed queue (the timeout set), and delayed
-    /// values with a priority above the default (`priority_pending` of them).
+    /// values in delayq's priority sets (`priority_pending` of them).
     pub pending: u64,
-    /// Values ready to take: in the destination list, and with a priority
-    /// above the default (`priority_ready` of them, which Java does not see).
+    /// Values ready to take: in the destination list, and in delayq's
+    /// priority sets (`priority_ready` of them, which Java does not see).
     pub ready: u64,
-    /// Of `pending`, delayed values with a priority above the default (see
-    /// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority)).
+    /// Of `pending`, delayed values in delayq's priority sets: offered with
+    /// a priority above the default (see
+    /// [`DelayedQueue::offer_with_priority`](crate::DelayedQueue::offer_with_priority)),
+    /// a TTL or headers ([`OfferOptions`](crate::OfferOptions)).
     pub priority_pending: u64,
-    /// Of `ready`, values with a priority above the default, which only
-    /// delayq's consumers take.
+    /// Of `ready`, values in delayq's priority sets (a priority above the
+    /// default, a TTL or headers), which only delayq's consumers take.
     pub priority_ready: u64,
     /// Reliable deliveries not yet settled.
     pub in_flight: u64,

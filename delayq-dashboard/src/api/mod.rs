@@ -62,8 +62,9 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
         Some(s) => json!({
             "pending": s.pending,
             "ready": s.ready,
-            // Of pending and ready, the values with a priority (levels 1-9):
-            // delayq's consumers take them first; Java does not see them.
+            // Of pending and ready, the values in delayq's priority sets (a
+            // priority, a TTL or headers): delayq's consumers take them
+            // first; Java does not see them.
             "priority_pending": s.priority_pending,
             "priority_ready": s.priority_ready,
             "in_flight": s.in_flight,

@@ -282,7 +282,7 @@ const pendingSection = {
     }
     this.order = order;
     const last = Math.min(this.offset + this.limit, pending);
-    const unlisted = s.priority_pending ? `; ${fmt(s.priority_pending)} with a priority not listed` : "";
+    const unlisted = s.priority_pending ? `; ${fmt(s.priority_pending)} delayq-only (priority, TTL or headers) not listed` : "";
     $("page-info").textContent = pending ? `${fmt(this.offset + 1)}–${fmt(last)} of ${fmt(pending)}, in due order${unlisted}` : unlisted.slice(2);
     const pages = Math.max(1, Math.ceil(pending / this.limit));
     $("page-count").textContent = fmt(pages);

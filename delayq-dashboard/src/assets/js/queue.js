@@ -165,8 +165,8 @@ function withPriority(node, level) {
 }
 function priorityCount(node, n, where) {
   node.hidden = !(n > 0);
-  node.textContent = n > 0 ? `(${fmt(n)} with a priority)` : "";
-  node.title = n > 0 ? `${fmt(n)} ${where} values with a priority (levels 1-9): delayq's consumers take them before the plain list's; Java does not see them` : "";
+  node.textContent = n > 0 ? `(${fmt(n)} delayq-only)` : "";
+  node.title = n > 0 ? `${fmt(n)} ${where} values offered with a priority, a TTL or headers: delayq's consumers take them before the plain list's; Java does not see them` : "";
 }
 
 // The queue's limits: shown to everyone, and the form's fields filled with

@@ -35,9 +35,9 @@ async fn the_ready_list_shows_priority_values_first_with_a_badge_and_the_counts_
 
     browser.goto(&format!("{url}/queue?name=orders")).await.unwrap();
     wait_text(&browser, "#ready", "5").await;
-    wait_text(&browser, "#ready-priority", "(2 with a priority)").await;
+    wait_text(&browser, "#ready-priority", "(2 delayq-only)").await;
     wait_text(&browser, "#pending", "2").await;
-    wait_text(&browser, "#pending-priority", "(1 with a priority)").await;
+    wait_text(&browser, "#pending-priority", "(1 delayq-only)").await;
     assert!(attr(&browser, "#ready-priority", "title")
         .await
         .unwrap()
