@@ -32,10 +32,8 @@ local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list', KEYS[3], 'list'
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[4], KEYS[5])
 if bad then return bad end
-if KEYS[7] then
-  bad = delayq_check_types(KEYS[6], 'zset', KEYS[7], 'string')
-  if bad then return bad end
-end
+bad = delayq_check_types(KEYS[6], 'zset', KEYS[7], 'string')
+if bad then return bad end
 
 local function dead_digest(value, reason)
   return redis.sha1hex(value .. '\n' .. (reason or ''))
@@ -96,8 +94,9 @@ local function fill(lo, hi)
     local value = values[j - lo + 1] or false
     values_at[j] = value
     if value then
-      read_bytes = read_bytes + #value
       reasons_at[j] = reason_at(reasons, rfrom, j)
+      -- A record holds up to 8 KiB of headers: counted with its value.
+      read_bytes = read_bytes + #value + (reasons_at[j] and #reasons_at[j] or 0)
     end
   end
 end
@@ -175,16 +174,23 @@ table.sort(found, function(a, b) return a[1] < b[1] end)
 -- those in the list's first half from its head, the rest from its tail.
 local mark = '\0delayq_removed\0' .. KEYS[8]
 local head, tail, rhead, rtail = 0, 0, 0, 0
-local with_headers, headers = {}, {}
+-- Requeued first, each where it goes (the ready set with its headers, or
+-- the list), before any dead letter is marked for removal.
+if mode == 'requeue' then
+  local with_headers, headers = {}, {}
+  for _, at in ipairs(found) do
+    local kept = at[3] and delayq_dead_record_headers(at[3])
+    if kept then
+      with_headers[#with_headers + 1] = at[2]
+      headers[#with_headers] = kept
+    else
+      redis.call('rpush', KEYS[3], at[2])
+    end
+  end
+  delayq_priority_requeue(KEYS[6], KEYS[7], with_headers, headers)
+end
 for _, at in ipairs(found) do
   local j = at[1]
-  local kept = mode == 'requeue' and KEYS[7] and at[3] and delayq_dead_record_headers(at[3])
-  if kept then
-    with_headers[#with_headers + 1] = at[2]
-    headers[#with_headers] = kept
-  elseif mode == 'requeue' then
-    redis.call('rpush', KEYS[3], at[2])
-  end
   redis.call('lset', KEYS[1], near(j), mark)
   local near_head = j < n / 2
   if near_head then head = head + 1 else tail = tail + 1 end
@@ -192,9 +198,6 @@ for _, at in ipairs(found) do
     redis.call('lset', KEYS[2], rnear(j - offset), mark)
     if near_head then rhead = rhead + 1 else rtail = rtail + 1 end
   end
-end
-if #with_headers > 0 then
-  delayq_priority_requeue(KEYS[6], KEYS[7], with_headers, headers)
 end
 if delayq_jobs_on(KEYS[4]) then
   local records, values = {}, {}

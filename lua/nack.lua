@@ -71,7 +71,8 @@ end
 if redis.call('zrem', KEYS[1], member) == 0 then
   return delayq_answer(request, 0)
 end
-if header then
+if store then
+  -- Removed even when not a section (written by hand): the lease ends.
   redis.call('hdel', store, string.sub(member, 1, 8))
 end
 local now = delayq_server_ms()

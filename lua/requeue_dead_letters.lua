@@ -11,8 +11,10 @@
 --       nothing twice)
 -- ARGV: 1 how many at most
 -- Returns how many moved: at most ARGV[1], and no more than about
--- DELAYQ_BATCH_BYTES of payload (one value at a time, so a run stays short
--- however large the values: 10,000 of 64 KB would be 640 MB in one go).
+-- DELAYQ_BATCH_BYTES of payload and reason records (one value at a time, so
+-- a run stays short however large the values: 10,000 of 64 KB would be
+-- 640 MB in one go; a record holds up to 8 KiB of headers).
+-- Cost: the records are read 100 at a time (LRANGE from the list's head).
 local replayed = delayq_replayed(KEYS[8])
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'list')
@@ -23,13 +25,22 @@ local most, moved, bytes = tonumber(ARGV[1]), 0, 0
 -- The reasons list ends where the dead-letter list does: the value at i
 -- has its record at i - offset, if any.
 local jobbed = delayq_jobs_on(KEYS[4])
--- Headers only where a value had a priority section: the marker exists.
-local headed = KEYS[7] and redis.call('exists', KEYS[7]) == 1
-if headed then
-  bad = delayq_check_types(KEYS[6], 'zset', KEYS[7], 'string')
-  if bad then return bad end
+bad = delayq_check_types(KEYS[6], 'zset', KEYS[7], 'string')
+if bad then return bad end
+local offset = redis.call('llen', KEYS[1]) - redis.call('llen', KEYS[3])
+-- The records of the values popped, read ahead 100 at a time.
+local read, read_from = {}, nil
+local function record_of(i)
+  local r = i - offset
+  if r < 0 then
+    return false
+  end
+  if not read_from or r >= read_from + 100 then
+    read_from = r
+    read = redis.call('lrange', KEYS[3], r, r + 99)
+  end
+  return read[r - read_from + 1] or false
 end
-local offset = (jobbed or headed) and redis.call('llen', KEYS[1]) - redis.call('llen', KEYS[3])
 local records, values = {}, {}
 local with_headers, headers = {}, {}
 while moved < most and bytes < DELAYQ_BATCH_BYTES do
@@ -37,8 +48,8 @@ while moved < most and bytes < DELAYQ_BATCH_BYTES do
   if not value then
     break
   end
-  local record = (jobbed or headed) and moved - offset >= 0 and redis.call('lindex', KEYS[3], moved - offset) or false
-  local kept = headed and record and delayq_dead_record_headers(record)
+  local record = record_of(moved)
+  local kept = record and delayq_dead_record_headers(record)
   if kept then
     with_headers[#with_headers + 1] = value
     headers[#with_headers] = kept
@@ -50,7 +61,7 @@ while moved < most and bytes < DELAYQ_BATCH_BYTES do
     values[#values + 1] = value
   end
   moved = moved + 1
-  bytes = bytes + #value
+  bytes = bytes + #value + (record and #record or 0)
 end
 delayq_priority_requeue(KEYS[6], KEYS[7], with_headers, headers)
 if #records > 0 then

@@ -152,7 +152,10 @@ local function delayq_dead_letter(dead, reasons, value, reason, headers)
 end
 
 -- A reason record's headers part (or nil) and where the rest of its reason
--- (a job's prefix, then the text) starts.
+-- (a job's prefix, then the text) starts. A part whose length is out of
+-- bounds (2 to 8192 bytes, lib/priority.lua), that the record cannot hold,
+-- or that is not a JSON object's braces is none (the record was not
+-- written by delayq): its value is requeued as a plain one.
 local function delayq_dead_record_headers(record)
   local at = string.find(record, ' ', 1, true)
   if not at then
@@ -162,7 +165,8 @@ local function delayq_dead_record_headers(record)
     return nil, at + 1
   end
   local len = tonumber(string.match(record, '^H(%d%d%d%d%d)', at + 2) or '')
-  if not len then
+  if not len or len < 2 or len > 8192 or at + 7 + len > #record
+      or string.byte(record, at + 8) ~= 123 or string.byte(record, at + 7 + len) ~= 125 then
     return nil, at + 1
   end
   return string.sub(record, at + 2, at + 7 + len), at + 8 + len

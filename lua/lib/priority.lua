@@ -289,7 +289,8 @@ end
 -- (a give-back rebuilds the member with it), or nil.
 local function delayq_ttl_take(store, id)
   local header = delayq_ttl_of(store, id)
-  if header then
+  if store then
+    -- Removed even when not a section (written by hand): the lease ends.
     redis.call('hdel', store, id)
   end
   return header

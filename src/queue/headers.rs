@@ -135,6 +135,9 @@ impl Headers {
         if map.len() > Headers::MAX_ENTRIES {
             return Err(format!("{} headers (at most {})", map.len(), Headers::MAX_ENTRIES));
         }
+        if map.contains_key("") {
+            return Err("a header's name is empty".into());
+        }
         Ok(Headers(map))
     }
 }

@@ -96,7 +96,7 @@ async fn dead_letter_of(
         record
             .iter()
             .position(|&b| b == b' ')
-            .is_some_and(|space| record[space + 1..].starts_with(mark.as_bytes()))
+            .is_some_and(|space| after_headers(&record[space + 1..]).starts_with(mark.as_bytes()))
     };
     let stop = (recorded - LOOK_BACK).max(0);
     let mut end = recorded;
@@ -160,4 +160,31 @@ fn history_json(shared: &Shared, queue: &str, h: &JobHistory) -> Value {
             None => json!({ "on": false }),
         },
     })
+}
+
+/// A reason record's text after the headers a value was offered with
+/// (`\x1d`, `H`, 5 digits of length, the JSON; `lua/lib/element.lua`),
+/// where a job's mark starts.
+fn after_headers(reason: &[u8]) -> &[u8] {
+    let Some(rest) = reason.strip_prefix(b"\x1dH") else {
+        return reason;
+    };
+    let len = rest
+        .get(..5)
+        .filter(|digits| digits.iter().all(u8::is_ascii_digit))
+        .and_then(|digits| std::str::from_utf8(digits).ok()?.parse::<usize>().ok());
+    match len {
+        Some(len) if rest.len() >= 5 + len => &rest[5 + len..],
+        _ => reason,
+    }
+}
+
+#[cfg(test)]
+mod header_tests {
+    #[test]
+    fn a_job_mark_is_found_after_the_headers() {
+        assert_eq!(super::after_headers(b"\x1dH00002{}\x1e1:xwhy"), b"\x1e1:xwhy");
+        assert_eq!(super::after_headers(b"\x1e1:xwhy"), b"\x1e1:xwhy");
+        assert_eq!(super::after_headers(b"\x1dH00009{}"), b"\x1dH00009{}");
+    }
 }

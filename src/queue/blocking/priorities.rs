@@ -41,7 +41,8 @@ type Popped = (Option<(Bytes, Origin)>, Option<i64>, bool);
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Origin {
     level: u8,
-    section: Option<String>,
+    /// Bytes: headers that are not UTF-8 must still go back whole.
+    section: Option<Bytes>,
 }
 
 impl Origin {
@@ -52,15 +53,17 @@ impl Origin {
     };
 
     /// `lua/priority_push_back.lua`'s first argument: the level digit and
-    /// the TTL header, if any.
-    fn arg(&self) -> String {
-        format!("{}{}", self.level, self.section.as_deref().unwrap_or(""))
+    /// the section, if any.
+    fn arg(&self) -> Bytes {
+        let mut arg = vec![b'0' + self.level];
+        arg.extend_from_slice(self.section.as_deref().unwrap_or_default());
+        Bytes::from(arg)
     }
 
     /// The headers the value was offered with; a message when they do not
     /// read (written by hand).
     pub(super) fn headers(&self) -> std::result::Result<crate::Headers, String> {
-        let section = self.section.as_deref().unwrap_or_default().as_bytes();
+        let section = self.section.as_deref().unwrap_or_default();
         match crate::queue::headers::section_headers(section) {
             Some(json) => crate::Headers::decode(json),
             None => Ok(crate::Headers::new()),
@@ -192,7 +195,7 @@ impl<T: 'static> BlockingQueue<T> {
             return false;
         };
         let keys = SCRIPTS.priority_push_back.keys(&self.handle.keys).build();
-        let mut args = vec![Value::from(origin.arg())];
+        let mut args = vec![Value::Bytes(origin.arg())];
         args.extend(raw.into_iter().map(Value::Bytes));
         let pushed = Request::new(self.name())
             .apply_retrying(
@@ -223,7 +226,7 @@ fn parse(reply: Value) -> Result<Popped> {
     let level = u8::try_from(reply::int(&level)?).unwrap_or(0).min(9);
     let section = match parts.next() {
         None | Some(Value::Null | Value::Boolean(false)) => None,
-        Some(section) => reply::opt_text(section)?,
+        Some(section) => reply::opt_bytes(section)?,
     };
     let value = match value {
         Value::Null | Value::Boolean(false) => None,

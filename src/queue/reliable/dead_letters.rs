@@ -412,7 +412,7 @@ impl<T: 'static> ReliableQueue<T> {
         let mut recorded = 0;
         for record in flat {
             recorded += 1;
-            let Record { at, reason, .. } = parse_record(reply::opt_text(record)?);
+            let Record { at, reason, .. } = parse_record(reply::opt_bytes(record)?.as_deref());
             match group_of.get(&reason) {
                 Some(&i) => {
                     let group = &mut groups[i];
@@ -468,26 +468,31 @@ struct Record {
 /// A reason record, `<ms> <reason>`: when and why; a value offered with
 /// headers has `\x1d`, `H`, 5 digits of length and the headers' JSON
 /// first (`lua/lib/element.lua`), and a job's dead letter has
-/// `\x1e<length>:<id>` before the reason (`lua/lib/jobs.lua`). Headers
-/// that do not read are shown as part of the reason, never dropped.
-fn parse_record(record: Option<String>) -> Record {
-    let Some(text) = record else {
+/// `\x1e<length>:<id>` before the reason (`lua/lib/jobs.lua`). Read as
+/// bytes: headers that do not read (not UTF-8, not a JSON object of
+/// strings) are shown as part of the reason, never dropped, and a record
+/// that is not UTF-8 reads with replacement characters instead of failing
+/// its page.
+fn parse_record(record: Option<&[u8]>) -> Record {
+    let Some(bytes) = record else {
         return Record::default();
     };
-    let Some((ms, why)) = text.split_once(' ') else {
-        return Record {
-            reason: Some(text),
-            ..Record::default()
-        };
+    let whole = || Record {
+        reason: Some(String::from_utf8_lossy(bytes).into_owned()),
+        ..Record::default()
     };
-    let Ok(ms) = ms.parse::<i64>() else {
-        return Record {
-            reason: Some(text),
-            ..Record::default()
-        };
+    let Some(space) = bytes.iter().position(|&b| b == b' ') else {
+        return whole();
     };
-    let (headers, why) = split_headers(why);
-    let (job, why) = split_job(why);
+    let Some(ms) = std::str::from_utf8(&bytes[..space])
+        .ok()
+        .and_then(|ms| ms.parse::<i64>().ok())
+    else {
+        return whole();
+    };
+    let (headers, why) = split_headers(&bytes[space + 1..]);
+    let why = String::from_utf8_lossy(why);
+    let (job, why) = split_job(&why);
     Record {
         at: Some(crate::wire::time::from_ms(ms)),
         reason: Some(why.to_owned()),
@@ -497,17 +502,17 @@ fn parse_record(record: Option<String>) -> Record {
 }
 
 /// The headers at the start of a reason, and the reason after them.
-fn split_headers(why: &str) -> (crate::Headers, &str) {
-    let Some(rest) = why.strip_prefix('\x1d') else {
+fn split_headers(why: &[u8]) -> (crate::Headers, &[u8]) {
+    let Some(rest) = why.strip_prefix(b"\x1d") else {
         return (crate::Headers::new(), why);
     };
-    let Some(len) = crate::queue::headers::parse_len(rest.as_bytes()) else {
+    let Some(len) = crate::queue::headers::parse_len(rest) else {
         return (crate::Headers::new(), why);
     };
     let Some(json) = rest.get(6..6 + len) else {
         return (crate::Headers::new(), why);
     };
-    match crate::Headers::decode(json.as_bytes()) {
+    match crate::Headers::decode(json) {
         Ok(headers) => (headers, &rest[6 + len..]),
         Err(_) => (crate::Headers::new(), why),
     }
@@ -721,7 +726,7 @@ pub(crate) async fn read_dead_letter_run<T: 'static>(
             reason,
             job,
             headers,
-        } = parse_record(reply::opt_text(reason.clone())?);
+        } = parse_record(reply::opt_bytes(reason.clone())?.as_deref());
         let key = DeadLetterKey {
             index: start + i,
             len: raw.len(),

@@ -84,7 +84,7 @@ async fn the_ready_list_shows_priority_values_first_with_a_badge_and_the_counts_
     wait_text(
         &browser,
         "#page-info",
-        "1–1 of 1, in due order; 1 with a priority not listed",
+        "1–1 of 1, in due order; 1 delayq-only (priority, TTL or headers) not listed",
     )
     .await;
     assert_eq!(
