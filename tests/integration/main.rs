@@ -23,7 +23,7 @@ mod events;
 mod formats;
 mod handles;
 mod headers;
-mod headers_review;
+mod headers_faults;
 mod ids;
 mod job_history;
 mod joined_offers;

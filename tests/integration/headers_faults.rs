@@ -1,4 +1,5 @@
-//! Review of issue 45 item 4 (headers): failing tests for the defects found.
+//! Headers under hand-written and oversized records: what a review of
+//! issue 45 item 4 found, kept as regression tests.
 //! Each seeds the documented layouts by hand (a reason record with a headers
 //! part, `lua/lib/element.lua`; a member with a section,
 //! `lua/lib/priority.lua`) or uses the public API, and shows what goes wrong.
