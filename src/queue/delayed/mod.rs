@@ -103,6 +103,9 @@ pub struct DelayedQueue<T> {
     joined: Arc<joined_offers::JoinedOffers>,
     /// Concurrent deduplicated offers of this handle and its clones, sent together.
     joined_dedup: Arc<joined::Joined<dedup::DedupTarget>>,
+    /// Concurrent priority offers (and offers with a TTL or headers) of
+    /// this handle and its clones, sent together.
+    joined_priority: Arc<priority::JoinedPriorityOffers>,
     /// What its offers do when the queue is full.
     when_full: WhenFull,
 }
@@ -114,6 +117,7 @@ impl<T> Clone for DelayedQueue<T> {
             format: self.format,
             joined: self.joined.clone(),
             joined_dedup: self.joined_dedup.clone(),
+            joined_priority: self.joined_priority.clone(),
             when_full: self.when_full,
         }
     }
@@ -136,6 +140,7 @@ impl<T: 'static> DelayedQueue<T> {
             format: Format::default(),
             joined: Arc::default(),
             joined_dedup: Arc::default(),
+            joined_priority: Arc::default(),
             when_full: WhenFull::default(),
         })
     }

@@ -1,21 +1,88 @@
 //! Offers with a priority (`lua/offer_priority.lua`): a value of level 1 to
 //! 9 goes to delayq's priority sets instead of Redisson's keys, and takes
 //! that look at priorities take it before every value of a lower level.
+//! Concurrent offers of one queue share script runs (`joined.rs`), as
+//! plain offers do.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use bytes::Bytes;
 use fred::types::Value;
 
 use crate::connection::reply;
+use crate::connection::request::Request;
 use crate::connection::script::SCRIPTS;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::queue::priority::Priority;
+use crate::queue::Core;
 use crate::wire::format::{self, Format};
+use crate::wire::keys::QueueKeys;
 use crate::wire::time;
 
+use super::joined::{reply_gone, Join, Joined, RunOutcome};
 use super::limits::Waiting;
 use super::offer::Due;
 use super::DelayedQueue;
+
+/// The priority offers of one queue (shared by a handle's clones).
+pub(super) type JoinedPriorityOffers = Joined<PriorityTarget>;
+
+/// Where priority offers go: what a joined run needs.
+#[derive(Clone)]
+pub(super) struct PriorityTarget {
+    pub core: Arc<Core>,
+    pub keys: Arc<QueueKeys>,
+}
+
+/// One priority offer: the script's level argument (the level digit, then
+/// any TTL and headers), its due time and its packed element.
+#[derive(Clone)]
+pub(super) struct PriorityItem {
+    spec: Arc<str>,
+    due: Due,
+    element: Bytes,
+}
+
+impl Join for PriorityTarget {
+    type Item = PriorityItem;
+    type Answer = ();
+
+    fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    /// Headers count against a run's bytes as the element does.
+    fn payload(item: &PriorityItem) -> usize {
+        item.element.len() + item.spec.len()
+    }
+
+    /// One run keyed by a request: a resend answers the first run's reply,
+    /// even after its values were taken or the queue filled up.
+    async fn run(&self, items: Vec<PriorityItem>) -> RunOutcome {
+        let keys = SCRIPTS.offer_priority.keys(&self.keys).build();
+        let mut args = Vec::with_capacity(3 * items.len());
+        for item in items {
+            args.push(Value::from(&*item.spec));
+            args.push(item.due.arg());
+            args.push(Value::Bytes(item.element));
+        }
+        let conn = self.core.conn_for(self.keys.destination())?;
+        Ok(Request::new(self.keys.destination())
+            .apply(conn, self.core.settling(), &SCRIPTS.offer_priority, keys, args)
+            .await)
+    }
+
+    /// Every value of a run is added, or the run failed as a whole.
+    fn answer(&self, reply: &Value, _: usize, _: &PriorityItem) -> Result<()> {
+        reply::int(reply)?;
+        Ok(())
+    }
+
+    fn unknown_outcome(&self) -> Error {
+        reply_gone(&SCRIPTS.offer_priority, self.keys.destination())
+    }
+}
 
 impl<T: 'static> DelayedQueue<T> {
     /// Offers `value` due `delay` from now, with a `priority`: consumers
@@ -97,8 +164,12 @@ impl<T: 'static> DelayedQueue<T> {
     pub(super) async fn offer_member(&self, level: &str, due: Due, payload: &[u8], format: Format) -> Result<()> {
         self.handle.core.seen(&self.handle.keys);
         let mut waiting = Waiting::new(self.when_full);
+        let spec: Arc<str> = Arc::from(level);
+        let target = PriorityTarget {
+            core: self.handle.core.clone(),
+            keys: self.handle.keys.clone(),
+        };
         loop {
-            let keys = SCRIPTS.offer_priority.keys(&self.handle.keys).build();
             // A new random id per try; a legacy id that starts like a
             // section (`lua/lib/priority.lua`) is drawn again, so that no
             // member reads as one with a section.
@@ -106,11 +177,14 @@ impl<T: 'static> DelayedQueue<T> {
             while matches!(element.first(), Some(b'T' | b't' | b'H')) {
                 element = format::pack(format, payload);
             }
-            let args = vec![Value::from(level), due.arg(), Value::Bytes(element)];
             self.handle.arm();
-            match self.handle.request(&SCRIPTS.offer_priority, keys, args).await {
-                Ok(reply) => {
-                    reply::int(&reply)?;
+            let item = PriorityItem {
+                spec: spec.clone(),
+                due,
+                element,
+            };
+            match self.joined_priority.send(target.clone(), item).await {
+                Ok(()) => {
                     self.handle.priorities.set();
                     return Ok(());
                 }
