@@ -367,3 +367,61 @@ redis_test! {
         assert_eq!(raw.zcard("delayq_priority_ready:{prio-foreign}").await, 0);
     }
 }
+
+redis_test! {
+    /// Concurrent offers with a priority (some with headers) share script
+    /// runs, as plain offers do, and are taken as offering them one by one
+    /// would leave them: in arrival order within their level, each once,
+    /// with its own headers.
+    async fn concurrent_priority_offers_share_script_runs_and_keep_arrival_order(redis, raw, client) {
+        use crate::joined_offers::{hold_writes, script_runs};
+        let producer = client.delayed_queue("prio-joined", delayq::LongCodec).unwrap();
+        let consumer = client.blocking_queue("prio-joined", delayq::LongCodec).unwrap();
+        producer.offer_with_priority(&-1, Duration::ZERO, p(3)).await.unwrap(); // scripts loaded, connected
+        let monitor = redis.monitor().await;
+        hold_writes(&raw, 300).await;
+        let offers = (0..1_000i64).map(|i| {
+            let producer = producer.clone();
+            async move {
+                let options = delayq::OfferOptions::default().priority(p(3));
+                let options = if i % 10 == 0 { options.header("i", i.to_string()) } else { options };
+                producer.offer_with(&i, &options).await
+            }
+        });
+        for result in futures_util::future::join_all(offers).await {
+            result.unwrap();
+        }
+        let runs = script_runs(&monitor.entries().await, "delayq_priority_ready:{prio-joined}");
+        assert!(runs <= 10, "{runs} script runs for 1,000 offers (one by one: 1,000)");
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-joined}").await, 1_001);
+        assert_eq!(consumer.try_take().await.unwrap(), Some(-1));
+        for i in 0..1_000i64 {
+            let (value, headers) = consumer.take_with_headers(Duration::from_secs(5)).await.unwrap().unwrap();
+            assert_eq!(value, i, "arrival order");
+            let expected = (i % 10 == 0).then(|| i.to_string());
+            assert_eq!(headers.get("i").map(str::to_owned), expected);
+        }
+        assert_eq!(consumer.try_take().await.unwrap(), None);
+    }
+}
+
+redis_test! {
+    /// A joined run of priority offers whose reply is lost is sent again
+    /// (it is keyed by a request): every offer succeeds, each value is there
+    /// once.
+    async fn a_joined_priority_run_whose_reply_is_lost_adds_each_value_once(proxy, client, raw) {
+        use crate::joined_offers::hold_writes;
+        let producer = client.delayed_queue("prio-joined-lost", StringCodec).unwrap();
+        producer.offer_with_priority(&s("warm"), Duration::ZERO, p(2)).await.unwrap();
+        proxy.arm(Fault::LoseReply, "joined-payload");
+        hold_writes(&raw, 300).await;
+        let (alone, joined) = (s("alone"), s("joined-payload"));
+        let mut offers = vec![producer.offer_with_priority(&alone, Duration::ZERO, p(2))];
+        offers.extend((0..5).map(|_| producer.offer_with_priority(&joined, Duration::ZERO, p(2))));
+        for result in futures_util::future::join_all(offers).await {
+            result.unwrap();
+        }
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-joined-lost}").await, 7);
+    }
+}
