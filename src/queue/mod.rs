@@ -24,6 +24,7 @@ pub(crate) mod events;
 mod handle;
 pub(crate) mod headers;
 pub(crate) mod jobs;
+pub(crate) mod joined;
 pub(crate) mod per_queue;
 pub(crate) mod priority;
 pub(crate) mod registry;

@@ -425,3 +425,45 @@ redis_test! {
         assert_eq!(raw.zcard("delayq_priority_ready:{prio-joined-lost}").await, 7);
     }
 }
+
+redis_test! {
+    /// Concurrent blocking takes of a queue with priorities share pops: one
+    /// run serves every take waiting; each value goes to one take, in take
+    /// order, and values popped for takes that stopped waiting go back to
+    /// the head of their level (none lost, none twice).
+    async fn concurrent_priority_takes_share_pops_and_lose_nothing(redis, client, raw) {
+        use crate::joined_offers::{hold_writes, script_runs};
+        let producer = client.delayed_queue("prio-pops", delayq::LongCodec).unwrap();
+        let consumer = client.blocking_queue("prio-pops", delayq::LongCodec).unwrap();
+        for i in 0..1_000i64 {
+            producer.offer_with_priority(&i, Duration::ZERO, p(1 + (i % 9) as u8)).await.unwrap();
+        }
+        assert_eq!(consumer.try_take().await.unwrap().map(|v| v % 9), Some(8), "the highest level first");
+        let monitor = redis.monitor().await;
+        hold_writes(&raw, 300).await;
+        let takes = (0..600).map(|_| {
+            let consumer = consumer.clone();
+            async move { consumer.take().await.unwrap() }
+        });
+        let mut taken = futures_util::future::join_all(takes).await;
+        let runs = script_runs(&monitor.entries().await, "delayq_priority_ready:{prio-pops}");
+        assert!(runs <= 20, "{runs} pops for 600 takes");
+        // Takes that give up while their pop is in flight: whatever was
+        // popped for them goes back.
+        hold_writes(&raw, 300).await;
+        let quitters = (0..200).map(|_| {
+            let consumer = consumer.clone();
+            async move { consumer.take_timeout(Duration::from_millis(100)).await.unwrap() }
+        });
+        taken.extend(futures_util::future::join_all(quitters).await.into_iter().flatten());
+        while let Some(value) = consumer.try_take().await.unwrap() {
+            taken.push(value);
+        }
+        taken.sort();
+        let mut all: Vec<i64> = (0..1_000).collect();
+        let first = all.iter().position(|i| i % 9 == 8).unwrap();
+        all.remove(first);
+        assert_eq!(taken.len(), 999, "every value once");
+        assert_eq!(taken, all);
+    }
+}

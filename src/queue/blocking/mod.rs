@@ -95,6 +95,9 @@ struct Takes {
     no_blmpop: std::sync::atomic::AtomicBool,
     /// How the waits of this queue fail, while they do.
     failing: crate::connection::blocking_pool::Failing,
+    /// Concurrent pops of a queue with priorities, joined into one run of
+    /// `lua/pop_priority.lua`.
+    priority_pops: Arc<crate::queue::joined::Joined<priorities::PopTarget>>,
 }
 
 impl Default for Takes {
@@ -105,6 +108,7 @@ impl Default for Takes {
             waits: joined_pops::JoinedPops::new(joined_waits::WAITS),
             no_blmpop: Default::default(),
             failing: Default::default(),
+            priority_pops: Default::default(),
         }
     }
 }

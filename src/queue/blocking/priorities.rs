@@ -1,5 +1,7 @@
 //! Takes of a queue that has priority values (`lua/pop_priority.lua`):
 //! the highest level first, the destination list (the default level) last.
+//! Concurrent takes of a queue in one client share pops: one run pops for
+//! each take waiting (`queue/joined.rs`), the first take alone.
 //!
 //! A queue without the marker is taken from as before (`take.rs`); its
 //! blocked takes end their wait round once the marker is seen, and go on
@@ -9,6 +11,7 @@
 //! is due: a priority value offered meanwhile lands in a set no blocking
 //! read can watch beside the list.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,8 +24,11 @@ use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{ScriptError, SCRIPTS};
 use crate::error::{Error, Result};
+use crate::queue::joined::{reply_gone, Join, RunOutcome};
 use crate::queue::priority::PRIORITY_ROUND;
+use crate::queue::Core;
 use crate::wire::codec;
+use crate::wire::keys::QueueKeys;
 
 use super::BlockingQueue;
 
@@ -162,83 +168,180 @@ impl<T: 'static> BlockingQueue<T> {
         }
     }
 
-    /// One run of `lua/pop_priority.lua`, sent once and safe to cancel: a
-    /// value popped for a caller that stopped waiting goes back to the head
-    /// of its level.
+    /// A pop of `lua/pop_priority.lua` for this take: alone, or with the
+    /// takes of this queue that come while one is in flight, in one run.
     async fn pop_priority(&self) -> Result<Popped> {
-        let conn = self.handle.core.conn_for(self.name())?.clone();
-        let keys = SCRIPTS.pop_priority.keys(&self.handle.keys).build();
-        let name = self.name().to_owned();
-        let pop: Command<std::result::Result<Value, ScriptError>> =
-            Box::pin(async move { SCRIPTS.pop_priority.run(&conn, &name, keys, Vec::new()).await });
-        let undo = {
-            let queue = self.clone();
-            move |reply: std::result::Result<Value, ScriptError>| async move {
-                if let Ok(Ok((Some((raw, origin)), _, _))) = reply.map(parse) {
-                    queue.give_back_level(&origin, vec![raw]).await;
-                }
-            }
+        let target = PopTarget {
+            core: self.handle.core.clone(),
+            keys: self.handle.keys.clone(),
         };
-        let reply = detach(pop, undo, self.handle.core.settling())
-            .until_answered()
-            .reply()
-            .await
-            .map_err(Error::from)?;
-        parse(reply)
+        self.takes.priority_pops.send(target, ()).await
     }
 
     /// Gives values back to the head of their level (`lua/priority_push_back.lua`),
-    /// the first first, with their TTL header if they have one; whether it
+    /// the first first, with their section if they have one; whether it
     /// could.
     pub(super) async fn give_back_level(&self, origin: &Origin, raw: Vec<Bytes>) -> bool {
-        let Ok(conn) = self.handle.core.conn_for(self.name()) else {
-            return false;
-        };
-        let keys = SCRIPTS.priority_push_back.keys(&self.handle.keys).build();
-        let mut args = vec![Value::Bytes(origin.arg())];
-        args.extend(raw.into_iter().map(Value::Bytes));
-        let pushed = Request::new(self.name())
-            .apply_retrying(
-                conn,
-                self.handle.core.settling(),
-                &SCRIPTS.priority_push_back,
-                keys,
-                args,
-            )
-            .await;
-        match pushed {
-            Ok(_) => true,
-            Err(error) => {
-                tracing::error!(queue = self.name(), level = origin.level, %error, "could not give values back to their priority level");
-                false
-            }
+        give_back(&self.handle.core, &self.handle.keys, origin, raw).await
+    }
+}
+
+/// Gives values of `keys`' queue back to the head of their level.
+async fn give_back(core: &Core, keys: &QueueKeys, origin: &Origin, raw: Vec<Bytes>) -> bool {
+    let Ok(conn) = core.conn_for(keys.destination()) else {
+        return false;
+    };
+    let script_keys = SCRIPTS.priority_push_back.keys(keys).build();
+    let mut args = vec![Value::Bytes(origin.arg())];
+    args.extend(raw.into_iter().map(Value::Bytes));
+    let pushed = Request::new(keys.destination())
+        .apply_retrying(conn, core.settling(), &SCRIPTS.priority_push_back, script_keys, args)
+        .await;
+    match pushed {
+        Ok(_) => true,
+        Err(error) => {
+            tracing::error!(queue = keys.destination(), level = origin.level, %error, "could not give values back to their priority level");
+            false
         }
     }
 }
 
+/// Gives back every value of a pop's reply, in reverse (each to the head
+/// of its level, so that they end in the order they were popped).
+async fn give_back_all(core: &Core, keys: &QueueKeys, reply: &Value) {
+    let Ok(entries) = entries(reply) else {
+        return;
+    };
+    for (raw, origin) in entries.into_iter().rev() {
+        give_back(core, keys, &origin, vec![raw]).await;
+    }
+}
+
+/// Where a queue's pops go, for pops joined with others.
+#[derive(Clone)]
+pub(super) struct PopTarget {
+    core: Arc<Core>,
+    keys: Arc<QueueKeys>,
+}
+
+impl Join for PopTarget {
+    /// A take waiting for a value.
+    type Item = ();
+    type Answer = Popped;
+
+    fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    /// Nothing to count: a run pops at most as many values as it has takes
+    /// (bounded as an offering run is, `queue/batch.rs`).
+    fn payload(_: &()) -> usize {
+        0
+    }
+
+    /// One run for `items.len()` takes, sent once (a second run would pop
+    /// other values) and safe to cancel: a run whose caller stopped waiting
+    /// (a take alone) gives every value it popped back to the head of its
+    /// level.
+    async fn run(&self, items: Vec<()>) -> RunOutcome {
+        let conn = self.core.conn_for(self.keys.destination())?.clone();
+        let script_keys = SCRIPTS.pop_priority.keys(&self.keys).build();
+        let name = self.keys.destination().to_owned();
+        let args = vec![Value::from(items.len() as i64)];
+        let pop: Command<std::result::Result<Value, ScriptError>> =
+            Box::pin(async move { SCRIPTS.pop_priority.run(&conn, &name, script_keys, args).await });
+        let undo = {
+            let (core, keys) = (self.core.clone(), self.keys.clone());
+            move |reply: std::result::Result<Value, ScriptError>| async move {
+                if let Ok(reply) = reply {
+                    give_back_all(&core, &keys, &reply).await;
+                }
+            }
+        };
+        Ok(detach(pop, undo, self.core.settling()).until_answered().reply().await)
+    }
+
+    /// The `position`th value of the run (none when it popped fewer), and
+    /// what every take of the run learns: when the next delayed value is
+    /// due, and whether to pop again at once.
+    fn answer(&self, reply: &Value, position: usize, _: &()) -> Result<Popped> {
+        let (due, more) = shared(reply)?;
+        let value = entries(reply)?.into_iter().nth(position);
+        Ok((value, due, more))
+    }
+
+    fn unknown_outcome(&self) -> Error {
+        reply_gone(&SCRIPTS.pop_priority, self.keys.destination())
+    }
+
+    /// A value popped for a take that stopped waiting: back to the head of
+    /// its level, from a task of its own.
+    fn unclaimed(&self, (popped, _, _): Popped) {
+        let Some((raw, origin)) = popped else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(
+                queue = self.keys.destination(),
+                "no runtime left to give a popped value back"
+            );
+            return;
+        };
+        let (core, keys) = (self.core.clone(), self.keys.clone());
+        let counted = core.settling().enter();
+        drop(runtime.spawn(async move {
+            give_back(&core, &keys, &origin, vec![raw]).await;
+            drop(counted);
+        }));
+    }
+}
+
 /// `lua/pop_priority.lua`'s reply: `{value or false, level, next due or
-/// false, TTL header or false, 1 to pop again}`.
-fn parse(reply: Value) -> Result<Popped> {
-    let mut parts = reply::array(reply)?.into_iter();
-    let (Some(value), Some(level), Some(due)) = (parts.next(), parts.next(), parts.next()) else {
+/// false, section or false, 1 to pop again, then value, level, section for
+/// each further value}`: when the next delayed value is due, and whether
+/// to pop again.
+fn shared(reply: &Value) -> Result<(Option<i64>, bool)> {
+    let Value::Array(parts) = reply else {
+        return Err(Error::Protocol(format!("pop_priority answered {reply:?}")));
+    };
+    if parts.len() < 3 {
         return Err(Error::Protocol("pop_priority answered a short reply".into()));
-    };
-    let level = u8::try_from(reply::int(&level)?).unwrap_or(0).min(9);
-    let section = match parts.next() {
-        None | Some(Value::Null | Value::Boolean(false)) => None,
-        Some(section) => reply::opt_bytes(section)?,
-    };
-    let value = match value {
+    }
+    let due = match &parts[2] {
         Value::Null | Value::Boolean(false) => None,
-        value => Some((reply::bytes(value)?, Origin { level, section })),
+        due => Some(reply::int(due)?),
     };
-    let due = match due {
-        Value::Null | Value::Boolean(false) => None,
-        due => Some(reply::int(&due)?),
-    };
-    let more = match parts.next() {
-        Some(more) => reply::int(&more)? == 1,
+    let more = match parts.get(4) {
+        Some(more) => reply::int(more)? == 1,
         None => false,
     };
-    Ok((value, due, more))
+    Ok((due, more))
+}
+
+/// The values of a pop's reply, in take order, each with where it came from.
+fn entries(reply: &Value) -> Result<Vec<(Bytes, Origin)>> {
+    let Value::Array(parts) = reply else {
+        return Err(Error::Protocol(format!("pop_priority answered {reply:?}")));
+    };
+    let entry = |value: &Value, level: Option<&Value>, section: Option<&Value>| -> Result<Option<(Bytes, Origin)>> {
+        let raw = match value {
+            Value::Null | Value::Boolean(false) => return Ok(None),
+            value => reply::bytes(value.clone())?,
+        };
+        let level = level.map(reply::int).transpose()?.unwrap_or(0);
+        let section = match section {
+            None | Some(Value::Null | Value::Boolean(false)) => None,
+            Some(section) => reply::opt_bytes(section.clone())?,
+        };
+        let level = u8::try_from(level).unwrap_or(0).min(9);
+        Ok(Some((raw, Origin { level, section })))
+    };
+    let mut values = Vec::new();
+    if let Some(first) = parts.first() {
+        values.extend(entry(first, parts.get(1), parts.get(3))?);
+    }
+    for rest in parts.get(5..).unwrap_or_default().chunks(3) {
+        values.extend(entry(&rest[0], rest.get(1), rest.get(2))?);
+    }
+    Ok(values)
 }

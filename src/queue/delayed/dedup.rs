@@ -16,10 +16,10 @@ use crate::queue::Core;
 use crate::wire::format;
 use crate::wire::keys::QueueKeys;
 
-use super::joined::{reply_gone, Join, RunOutcome};
 use super::limits::Waiting;
 use super::offer::{chunk_end, Due};
 use super::DelayedQueue;
+use crate::queue::joined::{reply_gone, Join, RunOutcome};
 
 /// The longest window: a year (records are kept that long at most).
 const MAX_WINDOW: Duration = Duration::from_secs(366 * 24 * 3600);

@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
-use super::joined::{reply_gone, Join, Joined, RunOutcome};
 use super::offer::Due;
+use crate::queue::joined::{reply_gone, Join, Joined, RunOutcome};
 
 /// The offers of one queue (shared by a handle's clones).
 pub(super) type JoinedOffers = Joined<Target>;

@@ -17,7 +17,7 @@ use crate::BlockingQueue;
 mod dedup;
 mod element;
 mod ids;
-mod joined;
+
 mod joined_offers;
 mod limits;
 mod maintenance;
@@ -102,7 +102,7 @@ pub struct DelayedQueue<T> {
     /// Concurrent offers of this handle and its clones, sent together.
     joined: Arc<joined_offers::JoinedOffers>,
     /// Concurrent deduplicated offers of this handle and its clones, sent together.
-    joined_dedup: Arc<joined::Joined<dedup::DedupTarget>>,
+    joined_dedup: Arc<crate::queue::joined::Joined<dedup::DedupTarget>>,
     /// Concurrent priority offers (and offers with a TTL or headers) of
     /// this handle and its clones, sent together.
     joined_priority: Arc<priority::JoinedPriorityOffers>,

@@ -20,10 +20,10 @@ use crate::wire::format::{self, Format};
 use crate::wire::keys::QueueKeys;
 use crate::wire::time;
 
-use super::joined::{reply_gone, Join, Joined, RunOutcome};
 use super::limits::Waiting;
 use super::offer::Due;
 use super::DelayedQueue;
+use crate::queue::joined::{reply_gone, Join, Joined, RunOutcome};
 
 /// The priority offers of one queue (shared by a handle's clones).
 pub(super) type JoinedPriorityOffers = Joined<PriorityTarget>;

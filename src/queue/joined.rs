@@ -9,8 +9,10 @@
 //! the script, which takes many elements and leaves what running them one
 //! by one in arrival order would. What a run is (its script, its items,
 //! what each caller learns from the reply) is a [`Join`]: plain offers
-//! (`joined_offers.rs`, `lua/offer.lua`) and deduplicated ones (`dedup.rs`,
-//! `lua/offer_dedup.lua`).
+//! (`delayed/joined_offers.rs`, `lua/offer.lua`), deduplicated ones
+//! (`delayed/dedup.rs`, `lua/offer_dedup.lua`), priority offers
+//! (`delayed/priority.rs`, `lua/offer_priority.lua`) and the pops of a
+//! queue with priorities (`blocking/priorities.rs`, `lua/pop_priority.lua`).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -29,10 +31,10 @@ use crate::queue::Core;
 /// every call of a joined run gets the error its own run would have given
 /// (an unknown outcome stays [`Error::OutcomeUnknown`]). The outer error is
 /// a run that could not be sent (after shutdown).
-pub(super) type RunOutcome = Result<std::result::Result<Value, ScriptError>>;
+pub(crate) type RunOutcome = Result<std::result::Result<Value, ScriptError>>;
 
 /// One kind of script run that concurrent calls share.
-pub(super) trait Join: Clone + Send + Sync + 'static {
+pub(crate) trait Join: Clone + Send + Sync + 'static {
     /// One call's part of a run.
     type Item: Clone + Send + 'static;
     /// What one call learns from the run.
@@ -59,10 +61,14 @@ pub(super) trait Join: Clone + Send + Sync + 'static {
 
     /// The error of a call whose run's reply can never come.
     fn unknown_outcome(&self) -> Error;
+
+    /// A joined call's answer that found no caller (it stopped waiting
+    /// while its run was in flight): a pop gives its value back.
+    fn unclaimed(&self, _answer: Self::Answer) {}
 }
 
 /// The calls of one queue (shared by a handle's clones).
-pub(super) struct Joined<J: Join> {
+pub(crate) struct Joined<J: Join> {
     outbox: Mutex<Outbox<J>>,
 }
 
@@ -99,7 +105,7 @@ fn refused(run: &RunOutcome) -> bool {
 
 /// The error of a call whose run of `script` on `queue` was joined with
 /// others and whose reply can never come (the task sending it ended).
-pub(super) fn reply_gone(script: &'static Script, queue: &str) -> Error {
+pub(crate) fn reply_gone(script: &'static Script, queue: &str) -> Error {
     let gone = fred::error::Error::new(
         fred::error::ErrorKind::Canceled,
         "the task sending this offer with others ended before its reply came",
@@ -128,7 +134,7 @@ impl<J: Join> Joined<J> {
     /// Sends `item`: alone, or with others, as many as one run takes
     /// (`queue/batch.rs`, as a bulk-offer chunk), and answers what its
     /// part of the run's reply says.
-    pub(super) async fn send(self: &Arc<Self>, target: J, item: J::Item) -> Result<J::Answer> {
+    pub(crate) async fn send(self: &Arc<Self>, target: J, item: J::Item) -> Result<J::Answer> {
         let joined = {
             let mut outbox = self.outbox.lock();
             if !outbox.busy {
@@ -261,7 +267,9 @@ async fn send_joined<J: Join>(joined: &Joined<J>, target: &J, mut batch: Vec<Wai
                     continue; // its caller stopped waiting: never sent alone
                 }
                 let alone = target.run(vec![waiter.item.clone()]).await;
-                let _ = waiter.reply.send(answer_alone(target, alone, &waiter.item));
+                if let Err(Ok(unclaimed)) = waiter.reply.send(answer_alone(target, alone, &waiter.item)) {
+                    target.unclaimed(unclaimed);
+                }
             }
             drop(counted);
             batch = joined.next_batch();
@@ -270,7 +278,9 @@ async fn send_joined<J: Join>(joined: &Joined<J>, target: &J, mut batch: Vec<Wai
         drop(counted);
         for (position, waiter) in batch.into_iter().enumerate() {
             // Every call of the run shares its fate, as each would have alone.
-            let _ = waiter.reply.send(answer(target, &run, position, &waiter.item));
+            if let Err(Ok(unclaimed)) = waiter.reply.send(answer(target, &run, position, &waiter.item)) {
+                target.unclaimed(unclaimed);
+            }
         }
         batch = joined.next_batch();
     }
@@ -279,14 +289,14 @@ async fn send_joined<J: Join>(joined: &Joined<J>, target: &J, mut batch: Vec<Wai
 #[cfg(test)]
 impl<J: Join> Joined<J> {
     /// Queues `item` as a waiting call (for tests of how runs split).
-    pub(super) fn push_waiting(&self, item: J::Item) -> oneshot::Receiver<Result<J::Answer>> {
+    pub(crate) fn push_waiting(&self, item: J::Item) -> oneshot::Receiver<Result<J::Answer>> {
         let (reply, open) = oneshot::channel();
         self.outbox.lock().waiting.push_back(Waiter { item, reply });
         open
     }
 
     /// How many calls the next run would carry (and takes them out).
-    pub(super) fn next_batch_len(&self) -> usize {
+    pub(crate) fn next_batch_len(&self) -> usize {
         self.next_batch().len()
     }
 }
