@@ -266,8 +266,7 @@ impl Join for PopTarget {
     /// due, and whether to pop again at once.
     fn answer(&self, reply: &Value, position: usize, _: &()) -> Result<Popped> {
         let (due, more) = shared(reply)?;
-        let value = entries(reply)?.into_iter().nth(position);
-        Ok((value, due, more))
+        Ok((entry_at(reply, position)?, due, more))
     }
 
     fn unknown_outcome(&self) -> Error {
@@ -320,28 +319,38 @@ fn shared(reply: &Value) -> Result<(Option<i64>, bool)> {
 
 /// The values of a pop's reply, in take order, each with where it came from.
 fn entries(reply: &Value) -> Result<Vec<(Bytes, Origin)>> {
+    let mut values = Vec::new();
+    while let Some(entry) = entry_at(reply, values.len())? {
+        values.push(entry);
+    }
+    Ok(values)
+}
+
+/// The `position`th value of a pop's reply (from 0), with where it came
+/// from; `None` past the last. Read where it lies: a run serves each of its
+/// takes from one reply.
+fn entry_at(reply: &Value, position: usize) -> Result<Option<(Bytes, Origin)>> {
     let Value::Array(parts) = reply else {
         return Err(Error::Protocol(format!("pop_priority answered {reply:?}")));
     };
-    let entry = |value: &Value, level: Option<&Value>, section: Option<&Value>| -> Result<Option<(Bytes, Origin)>> {
-        let raw = match value {
-            Value::Null | Value::Boolean(false) => return Ok(None),
-            value => reply::bytes(value.clone())?,
-        };
-        let level = level.map(reply::int).transpose()?.unwrap_or(0);
-        let section = match section {
-            None | Some(Value::Null | Value::Boolean(false)) => None,
-            Some(section) => reply::opt_bytes(section.clone())?,
-        };
-        let level = u8::try_from(level).unwrap_or(0).min(9);
-        Ok(Some((raw, Origin { level, section })))
+    // The first value's fields are 0, 1 and 3; the others' follow the
+    // shared ones, three each.
+    let (value, level, section) = match position {
+        0 => (parts.first(), parts.get(1), parts.get(3)),
+        p => {
+            let at = 5 + 3 * (p - 1);
+            (parts.get(at), parts.get(at + 1), parts.get(at + 2))
+        }
     };
-    let mut values = Vec::new();
-    if let Some(first) = parts.first() {
-        values.extend(entry(first, parts.get(1), parts.get(3))?);
-    }
-    for rest in parts.get(5..).unwrap_or_default().chunks(3) {
-        values.extend(entry(&rest[0], rest.get(1), rest.get(2))?);
-    }
-    Ok(values)
+    let raw = match value {
+        None | Some(Value::Null | Value::Boolean(false)) => return Ok(None),
+        Some(value) => reply::bytes(value.clone())?,
+    };
+    let level = level.map(reply::int).transpose()?.unwrap_or(0);
+    let section = match section {
+        None | Some(Value::Null | Value::Boolean(false)) => None,
+        Some(section) => reply::opt_bytes(section.clone())?,
+    };
+    let level = u8::try_from(level).unwrap_or(0).min(9);
+    Ok(Some((raw, Origin { level, section })))
 }
