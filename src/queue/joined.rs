@@ -40,6 +40,11 @@ pub(crate) trait Join: Clone + Send + Sync + 'static {
     /// What one call learns from the run.
     type Answer: Send + 'static;
 
+    /// Runs in flight at once. Offers keep one, so that their runs apply
+    /// in the order their calls came; pops may overlap (no order is
+    /// promised between takes waiting at once).
+    const RUNS: usize = 1;
+
     /// The client the runs go through (for shutdown's count of runs in flight).
     fn core(&self) -> &Arc<Core>;
 
@@ -76,18 +81,19 @@ impl<J: Join> Default for Joined<J> {
     fn default() -> Self {
         Joined {
             outbox: Mutex::new(Outbox {
-                busy: false,
+                running: 0,
                 waiting: VecDeque::new(),
             }),
         }
     }
 }
 
-/// Whether a run of this queue's calls is in flight, and the calls waiting
-/// to go with the next one.
+/// How many runs of this queue's calls are in flight, and the calls
+/// waiting to go with the next one.
 struct Outbox<J: Join> {
-    /// A call is in flight, or joined ones are being sent: newcomers wait.
-    busy: bool,
+    /// Calls in flight, alone or sending joined ones ([`Join::RUNS`] at
+    /// most): while all are busy, newcomers wait.
+    running: usize,
     waiting: VecDeque<Waiter<J>>,
 }
 
@@ -137,8 +143,8 @@ impl<J: Join> Joined<J> {
     pub(crate) async fn send(self: &Arc<Self>, target: J, item: J::Item) -> Result<J::Answer> {
         let joined = {
             let mut outbox = self.outbox.lock();
-            if !outbox.busy {
-                outbox.busy = true;
+            if outbox.running < J::RUNS {
+                outbox.running += 1;
                 None
             } else {
                 let (reply, joined) = oneshot::channel();
@@ -168,7 +174,7 @@ impl<J: Join> Joined<J> {
 
     /// The next calls to send together, in arrival order (those whose
     /// callers stopped waiting are left out: they were never sent); none when
-    /// no one waits, and then the outbox is idle.
+    /// no one waits, and then the caller's run is over (one fewer in flight).
     fn next_batch(&self) -> Vec<Waiter<J>> {
         let mut outbox = self.outbox.lock();
         let mut batch: Vec<Waiter<J>> = Vec::new();
@@ -185,7 +191,7 @@ impl<J: Join> Joined<J> {
             }
         }
         if batch.is_empty() {
-            outbox.busy = false;
+            outbox.running -= 1;
         }
         batch
     }
@@ -207,7 +213,7 @@ impl<J: Join> Drop for Alone<J> {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 // Made before the spawn: a task dropped before its first
-                // poll (its runtime shutting down) still idles the outbox.
+                // poll (its runtime shutting down) still ends its run.
                 let sending = Sending(Some(joined.clone()));
                 drop(runtime.spawn(async move {
                     send_joined(&joined, &target, batch).await;
@@ -225,10 +231,11 @@ impl<J: Join> Drop for Alone<J> {
     }
 }
 
-/// Idles the outbox if the task sending joined calls ends before it is
-/// done (a runtime shutting down drops it, a panic unwinds it): the calls
-/// still waiting then fail instead of waiting forever, and later calls
-/// find the outbox idle. (Done, the task has idled it itself.)
+/// Ends a run if the task sending joined calls ends before it is done (a
+/// runtime shutting down drops it, a panic unwinds it): when it was the
+/// last run, the calls still waiting then fail instead of waiting forever,
+/// and later calls find the outbox idle. (Done, the task has ended its run
+/// itself.)
 struct Sending<J: Join>(Option<Arc<Joined<J>>>);
 
 impl<J: Join> Sending<J> {
@@ -241,10 +248,13 @@ impl<J: Join> Drop for Sending<J> {
     fn drop(&mut self) {
         if let Some(joined) = self.0.take() {
             let mut outbox = joined.outbox.lock();
-            outbox.busy = false;
-            // Never sent (those of a run cut short hear "outcome unknown").
-            for waiter in outbox.waiting.drain(..) {
-                let _ = waiter.reply.send(Err(Error::Shutdown));
+            outbox.running -= 1;
+            // Never sent, and no run left to send them (those of a run cut
+            // short hear "outcome unknown").
+            if outbox.running == 0 {
+                for waiter in outbox.waiting.drain(..) {
+                    let _ = waiter.reply.send(Err(Error::Shutdown));
+                }
             }
         }
     }
