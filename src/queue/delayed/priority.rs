@@ -132,7 +132,7 @@ impl<T: 'static> DelayedQueue<T> {
     }
 
     /// [`offer_with_priority`](Self::offer_with_priority), due at `at` (a
-    /// time in the past fails with [`Error::InvalidDelay`](crate::Error::InvalidDelay)).
+    /// time in the past fails with [`Error::InvalidDelay`]).
     pub async fn offer_at_with_priority(&self, value: &T, at: SystemTime, priority: Priority) -> Result<()> {
         if priority == Priority::DEFAULT {
             return self.offer_at(value, at).await;
