@@ -301,7 +301,11 @@ impl<J: Join> Joined<J> {
     /// Queues `item` as a waiting call (for tests of how runs split).
     pub(crate) fn push_waiting(&self, item: J::Item) -> oneshot::Receiver<Result<J::Answer>> {
         let (reply, open) = oneshot::channel();
-        self.outbox.lock().waiting.push_back(Waiter { item, reply });
+        let mut outbox = self.outbox.lock();
+        // As if a run were in flight: the calls wait for it, and the batch
+        // that finds none ends it.
+        outbox.running = outbox.running.max(1);
+        outbox.waiting.push_back(Waiter { item, reply });
         open
     }
 
