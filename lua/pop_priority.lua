@@ -22,8 +22,9 @@
 -- value, level, section or false}, in take order.
 --
 -- Sent once, as an LPOP is: a second run would pop other values.
--- Cost: O(n log m) for n values, and at most DELAYQ_PRIORITY_MOVE values
--- moved and DELAYQ_PRIORITY_EXPIRE_MAX expired.
+-- Cost: O(log m + n) for n values (ZRANGEs from the head, one
+-- ZREMRANGEBYRANK), and at most DELAYQ_PRIORITY_MOVE values moved and
+-- DELAYQ_PRIORITY_EXPIRE_MAX expired or moved aside.
 local DELAYQ_POP_MAX = 250
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'zset', KEYS[4], 'list')
 if bad then return bad end
@@ -41,31 +42,45 @@ local expiry = delayq_expiry_open(KEYS[5], KEYS[6], now)
 local popped = {}
 -- Members not ours moved aside this call: bounded as expired ones are.
 local foreign = 0
-while #popped < 3 * n and not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX do
-  local top = redis.call('zpopmin', KEYS[1])
-  local member = top[1]
-  if not member then break end
-  local level, header, element = delayq_priority_parse(member)
-  local payload = level and delayq_payload(element)
-  if not payload and KEYS[5] then
-    -- Not one of ours (written by hand): kept where an operator sees it,
-    -- as claim_batch.lua does, and the pop goes on.
-    delayq_dead_letter(KEYS[5], KEYS[6], member, 'not a priority entry: moved from ' .. KEYS[1])
-    foreign = foreign + 1
-  elseif not payload then
-    -- A run by hand without the dead-letter keys: put back; refused if
-    -- nothing was popped before it, else what was popped is answered.
-    redis.call('zadd', KEYS[1], top[2], member)
-    if #popped == 0 then
-      delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
-      return redis.error_reply('DELAYQ_MALFORMED ' .. KEYS[1] .. ' holds a member that is not a priority entry')
+-- The ready set's first members are read in ranges and removed with one
+-- ZREMRANGEBYRANK at the end (n ZPOPMINs cost Redis more): `used` of them
+-- were delivered, expired or moved aside.
+local used, refused = 0, false
+while #popped < 3 * n and not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX and not refused do
+  local want = n - #popped / 3
+  local members = redis.call('zrange', KEYS[1], used, used + want - 1)
+  if #members == 0 then break end
+  for _, member in ipairs(members) do
+    if #popped >= 3 * n or delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX then
+      break
     end
-    break
-  elseif not delayq_expiry_take(expiry, header, payload) then
-    popped[#popped + 1] = payload
-    popped[#popped + 1] = level
-    popped[#popped + 1] = header or false
+    local level, header, element = delayq_priority_parse(member)
+    local payload = level and delayq_payload(element)
+    if not payload and KEYS[5] then
+      -- Not one of ours (written by hand): kept where an operator sees it,
+      -- as claim_batch.lua does, and the pop goes on.
+      delayq_dead_letter(KEYS[5], KEYS[6], member, 'not a priority entry: moved from ' .. KEYS[1])
+      foreign = foreign + 1
+    elseif not payload then
+      -- A run by hand without the dead-letter keys: left in place; refused
+      -- if nothing was popped before it, else what was popped is answered.
+      refused = true
+      break
+    elseif not delayq_expiry_take(expiry, header, payload) then
+      popped[#popped + 1] = payload
+      popped[#popped + 1] = level
+      popped[#popped + 1] = header or false
+    end
+    used = used + 1
   end
+  if #members < want then break end
+end
+if used > 0 then
+  redis.call('zremrangebyrank', KEYS[1], 0, used - 1)
+end
+if refused and #popped == 0 then
+  delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
+  return redis.error_reply('DELAYQ_MALFORMED ' .. KEYS[1] .. ' holds a member that is not a priority entry')
 end
 delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
 local stopped = delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX
