@@ -26,7 +26,8 @@
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
 -- Returns {'paused'} (nothing popped) or {'ok' (or 'more': it skipped as
--- many expired values as a call may, and read no list; call again), now ms, then per value popped,
+-- many expired or foreign values as a call may, and read no list; call
+-- again), now ms, then per value popped,
 -- in take order: value, delivery count (negative: dead-lettered after that
 -- many deliveries), due ms or false, its job's id or false, its priority
 -- level (0: the list's), its headers (the JSON object it was offered with)
@@ -38,7 +39,8 @@
 -- back uncounted (src/queue/reliable/lost_claim.rs). Counts as in claim.lua:
 -- each delivery on its own, starting from a given-back copy's count.
 -- Cost: O(n log m) in the deliveries in flight m, and at most n values or
--- the byte budget (one value past it) per call.
+-- the byte budget (one value past it) per call, and at most
+-- DELAYQ_PRIORITY_EXPIRE_MAX expired and as many foreign priority members.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
 bad = delayq_jobs_check(KEYS[13], KEYS[14])
@@ -69,6 +71,8 @@ local claimed, dead = {}, {}
 -- HMGETs and a write of each kind for the lot).
 local values, levels, headers, bytes = {}, {}, {}, 0
 local expiry
+-- Members not ours moved aside this call: bounded as expired ones are.
+local foreign = 0
 -- The priority levels first: one EXISTS for a queue that never had them.
 if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
   bad = delayq_check_types(KEYS[15], 'zset', KEYS[16], 'zset')
@@ -79,26 +83,42 @@ if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
     expiry = delayq_expiry_open(KEYS[3], KEYS[8], now)
   end
   delayq_priority_due(KEYS[15], KEYS[16], KEYS[17], now)
-  while #values < n and bytes < budget and not delayq_expiry_full(expiry) do
-    local top = redis.call('zpopmin', KEYS[15])
-    local member = top[1]
-    if not member then break end
-    local level, header, element = delayq_priority_parse(member)
-    local payload = level and delayq_payload(element)
-    if payload and delayq_expiry_take(expiry, header, payload) then
-      -- Expired: not delivered (dead-lettered or dropped above).
-    elseif payload then
-      bytes = bytes + #payload
-      values[#values + 1] = payload
-      levels[#values] = level
-      headers[#values] = header
-    else
-      -- Not one of ours (written by hand): kept, where an operator sees it.
-      delayq_dead_letter(KEYS[3], KEYS[8], member, 'not a priority entry: moved from ' .. KEYS[15])
+  -- The ready set's first members, read in ranges and removed with one
+  -- ZREMRANGEBYRANK at the end: `used` of them were claimed, expired or
+  -- moved aside.
+  local used = 0
+  local function can_take()
+    return #values < n and bytes < budget and not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX
+  end
+  while can_take() do
+    local want = n - #values
+    local members = redis.call('zrange', KEYS[15], used, used + want - 1)
+    for _, member in ipairs(members) do
+      if not can_take() then break end
+      local level, header, element = delayq_priority_parse(member)
+      local payload = level and delayq_payload(element)
+      if payload and delayq_expiry_take(expiry, header, payload) then
+        -- Expired: not delivered (dead-lettered or dropped above).
+      elseif payload then
+        bytes = bytes + #payload
+        values[#values + 1] = payload
+        levels[#values] = level
+        headers[#values] = header
+      else
+        -- Not one of ours (written by hand): kept, where an operator sees
+        -- it; as many a call as expired values.
+        delayq_dead_letter(KEYS[3], KEYS[8], member, 'not a priority entry: moved from ' .. KEYS[15])
+        foreign = foreign + 1
+      end
+      used = used + 1
     end
+    if #members < want then break end
+  end
+  if used > 0 then
+    redis.call('zremrangebyrank', KEYS[15], 0, used - 1)
   end
 end
-local more = delayq_expiry_full(expiry)
+local more = delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX
 while #values < n and bytes < budget and not more do
   local value = redis.call('lpop', KEYS[1])
   if not value then break end

@@ -467,3 +467,29 @@ redis_test! {
         assert_eq!(taken, all);
     }
 }
+
+redis_test! {
+    /// A reliable take moves foreign members of the ready set (written by
+    /// hand) to the dead letters at most 100 per claim, then claims again:
+    /// each script run stays bounded, and the real value still comes.
+    async fn a_reliable_take_moves_foreign_members_aside_a_bounded_number_per_claim(redis, client, raw) {
+        use crate::joined_offers::script_runs;
+        let producer = client.delayed_queue("prio-foreign-many", StringCodec).unwrap();
+        let jobs = client.reliable_queue("prio-foreign-many", StringCodec).unwrap();
+        producer.offer_with_priority(&s("real"), Duration::ZERO, p(1)).await.unwrap();
+        let mut zadd = vec!["delayq_priority_ready:{prio-foreign-many}".into()];
+        for i in 0..250 {
+            zadd.push("0".into());
+            zadd.push(format!("garbage-{i:03}").into());
+        }
+        raw.cmd("ZADD", zadd).await;
+        let monitor = redis.monitor().await;
+        let taken = jobs.take().await.unwrap();
+        assert_eq!(taken.value(), "real");
+        taken.ack().await.unwrap();
+        assert_eq!(raw.llen("delayq_dead_letter:{prio-foreign-many}").await, 250);
+        assert_eq!(raw.zcard("delayq_priority_ready:{prio-foreign-many}").await, 0);
+        let runs = script_runs(&monitor.entries().await, "delayq_priority_ready:{prio-foreign-many}");
+        assert!(runs >= 3, "250 foreign members moved in {runs} claims (at most 100 a claim)");
+    }
+}
