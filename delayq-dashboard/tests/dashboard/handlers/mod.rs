@@ -757,10 +757,11 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
 
     // A dashboard started now.
     let app = dashboard(&server, |d| d).await;
+    // Listed first, counted at the sampler's next pass: waited for both.
     let overview = until(&app, "/api/overview", |r| {
         r.json()["queues"]
             .as_array()
-            .is_some_and(|q| q.iter().any(|q| q["name"] == "only-ready"))
+            .is_some_and(|q| q.iter().any(|q| q["name"] == "only-ready" && q["ready"].is_number()))
     })
     .await
     .json();
