@@ -51,8 +51,14 @@ local DELAYQ_PRIORITY_EXPIRE_MAX = 100
 -- header, a headers part, or both in that order.
 local function delayq_section_len(s, at)
   local n = 0
-  if string.find(s, '^[Tt]%d%d%d%d%d%d%d%d%d%d%d%d%d', at) then
+  -- A byte compared first: most members have no section (0x08 follows
+  -- the level digit), and the patterns cost a take of many values.
+  local first = string.byte(s, at)
+  if (first == 84 or first == 116) and string.find(s, '^[Tt]%d%d%d%d%d%d%d%d%d%d%d%d%d', at) then
     n = DELAYQ_TTL_HEADER
+  end
+  if string.byte(s, at + n) ~= 72 then
+    return n
   end
   local len = tonumber(string.match(s, '^H(%d%d%d%d%d)', at + n) or '')
   if len and len >= 2 and len <= DELAYQ_HEADERS_MAX and at + n + 5 + len <= #s then
