@@ -71,8 +71,9 @@ local claimed, dead = {}, {}
 -- HMGETs and a write of each kind for the lot).
 local values, levels, headers, bytes = {}, {}, {}, 0
 local expiry
--- Members not ours moved aside this call: bounded as expired ones are.
-local foreign = 0
+-- The priority take stopped at its cap of expired or foreign members: the
+-- list is not read (its values go after the ready set's).
+local more = false
 -- The priority levels first: one EXISTS for a queue that never had them.
 if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
   bad = delayq_check_types(KEYS[15], 'zset', KEYS[16], 'zset')
@@ -83,42 +84,16 @@ if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
     expiry = delayq_expiry_open(KEYS[3], KEYS[8], now)
   end
   delayq_priority_due(KEYS[15], KEYS[16], KEYS[17], now)
-  -- The ready set's first members, read in ranges and removed with one
-  -- ZREMRANGEBYRANK at the end: `used` of them were claimed, expired or
-  -- moved aside.
-  local used = 0
-  local function can_take()
-    return #values < n and bytes < budget and not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX
-  end
-  while can_take() do
-    local want = n - #values
-    local members = redis.call('zrange', KEYS[15], used, used + want - 1)
-    for _, member in ipairs(members) do
-      if not can_take() then break end
-      local level, header, element = delayq_priority_parse(member)
-      local payload = level and delayq_payload(element)
-      if payload and delayq_expiry_take(expiry, header, payload) then
-        -- Expired: not delivered (dead-lettered or dropped above).
-      elseif payload then
-        bytes = bytes + #payload
-        values[#values + 1] = payload
-        levels[#values] = level
-        headers[#values] = header
-      else
-        -- Not one of ours (written by hand): kept, where an operator sees
-        -- it; as many a call as expired values.
-        delayq_dead_letter(KEYS[3], KEYS[8], member, 'not a priority entry: moved from ' .. KEYS[15])
-        foreign = foreign + 1
-      end
-      used = used + 1
-    end
-    if #members < want then break end
-  end
-  if used > 0 then
-    redis.call('zremrangebyrank', KEYS[15], 0, used - 1)
-  end
+  -- At most as many expired and foreign members a call as lib/priority.lua
+  -- allows; then 'more'.
+  local _, capped = delayq_priority_take(KEYS[15], n, expiry, KEYS[3], KEYS[8], function(payload, level, section)
+    bytes = bytes + #payload
+    values[#values + 1] = payload
+    levels[#values] = level
+    headers[#values] = section
+  end, function() return bytes < budget end)
+  more = capped
 end
-local more = delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX
 while #values < n and bytes < budget and not more do
   local value = redis.call('lpop', KEYS[1])
   if not value then break end

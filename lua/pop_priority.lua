@@ -40,50 +40,16 @@ delayq_priority_due(KEYS[1], KEYS[2], KEYS[3], now)
 local expiry = delayq_expiry_open(KEYS[5], KEYS[6], now)
 -- value, level, section per value popped.
 local popped = {}
--- Members not ours moved aside this call: bounded as expired ones are.
-local foreign = 0
--- The ready set's first members are read in ranges and removed with one
--- ZREMRANGEBYRANK at the end (n ZPOPMINs cost Redis more): `used` of them
--- were delivered, expired or moved aside.
-local used, refused = 0, false
-while #popped < 3 * n and not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX and not refused do
-  local want = n - #popped / 3
-  local members = redis.call('zrange', KEYS[1], used, used + want - 1)
-  if #members == 0 then break end
-  for _, member in ipairs(members) do
-    if #popped >= 3 * n or delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX then
-      break
-    end
-    local level, header, element = delayq_priority_parse(member)
-    local payload = level and delayq_payload(element)
-    if not payload and KEYS[5] then
-      -- Not one of ours (written by hand): kept where an operator sees it,
-      -- as claim_batch.lua does, and the pop goes on.
-      delayq_dead_letter(KEYS[5], KEYS[6], member, 'not a priority entry: moved from ' .. KEYS[1])
-      foreign = foreign + 1
-    elseif not payload then
-      -- A run by hand without the dead-letter keys: left in place; refused
-      -- if nothing was popped before it, else what was popped is answered.
-      refused = true
-      break
-    elseif not delayq_expiry_take(expiry, header, payload) then
-      popped[#popped + 1] = payload
-      popped[#popped + 1] = level
-      popped[#popped + 1] = header or false
-    end
-    used = used + 1
-  end
-  if #members < want then break end
-end
-if used > 0 then
-  redis.call('zremrangebyrank', KEYS[1], 0, used - 1)
-end
-if refused and #popped == 0 then
-  delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
+local taken, stopped, refused = delayq_priority_take(KEYS[1], n, expiry, KEYS[5], KEYS[6], function(payload, level, section)
+  popped[#popped + 1] = payload
+  popped[#popped + 1] = level
+  popped[#popped + 1] = section or false
+end)
+delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
+if refused and taken == 0 then
+  -- A run by hand without the dead-letter keys met a member not ours.
   return redis.error_reply('DELAYQ_MALFORMED ' .. KEYS[1] .. ' holds a member that is not a priority entry')
 end
-delayq_expiry_close(expiry, events, KEYS[8], KEYS[9])
-local stopped = delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX
 local left = n - #popped / 3
 if left > 0 and not stopped then
   -- The list's values go after the ready set's.

@@ -269,6 +269,51 @@ local function delayq_expiry_full(expiry)
   return expiry ~= nil and expiry.count >= DELAYQ_PRIORITY_EXPIRE_MAX
 end
 
+-- Takes up to `n` values off the ready set's head, in take order, for
+-- pop_priority.lua and claim_batch.lua: each live one goes to
+-- `on_value(payload, level, section)`; an expired one is expired
+-- (delayq_expiry_take); a member not ours (written by hand) is moved to
+-- the dead letters `dead`/`reasons`, or, given none (a run by hand with
+-- older keys), stops the take before it and is left in place. It also
+-- stops once `room()` (optional) says no, and after as many expired or
+-- foreign members as a call may. The members are read in ranges and the
+-- ones used removed with one ZREMRANGEBYRANK (a ZPOPMIN per value costs
+-- Redis more). Returns how many values it took, whether it stopped at the
+-- cap of expired or foreign members (call again), and whether it stopped
+-- at a foreign member it could not move.
+local function delayq_priority_take(ready, n, expiry, dead, reasons, on_value, room)
+  local taken, foreign, used, refused = 0, 0, 0, false
+  local function open()
+    return taken < n and not delayq_expiry_full(expiry) and foreign < DELAYQ_PRIORITY_EXPIRE_MAX
+      and (room == nil or room())
+  end
+  while not refused and open() do
+    local want = n - taken
+    local members = redis.call('zrange', ready, used, used + want - 1)
+    for _, member in ipairs(members) do
+      if not open() then break end
+      local level, section, element = delayq_priority_parse(member)
+      local payload = level and delayq_payload(element)
+      if not payload and dead then
+        delayq_dead_letter(dead, reasons, member, 'not a priority entry: moved from ' .. ready)
+        foreign = foreign + 1
+      elseif not payload then
+        refused = true
+        break
+      elseif not delayq_expiry_take(expiry, section, payload) then
+        on_value(payload, level, section)
+        taken = taken + 1
+      end
+      used = used + 1
+    end
+    if #members < want then break end
+  end
+  if used > 0 then
+    redis.call('zremrangebyrank', ready, 0, used - 1)
+  end
+  return taken, delayq_expiry_full(expiry) or foreign >= DELAYQ_PRIORITY_EXPIRE_MAX, refused
+end
+
 -- After a take: one 'expired' event (how many, and how many of them went
 -- to the dead letters), the 'expired' total and the dead-lettered ones in
 -- the 'dead_lettered' total.
