@@ -230,32 +230,32 @@ pub(crate) fn offer_arg(headers: &Headers) -> Result<String> {
 const TRACEPARENT: &str = Headers::TRACEPARENT;
 const TRACESTATE: &str = Headers::TRACESTATE;
 
-/// [`offer_arg`] for an offer into the priority sets: with the current
-/// span's trace context as `traceparent` (and `tracestate`) when there
-/// is one and the caller set none (feature `opentelemetry`), unless that
-/// would pass the limits (then the offer goes without it).
-pub(crate) fn offer_arg_traced(headers: &Headers) -> Result<String> {
+/// The script argument for an offer into the priority sets, given the
+/// caller's `headers` and their [`offer_arg`] (`untraced`, already checked):
+/// with the current span's trace context as `traceparent` (and
+/// `tracestate`) when there is one and the caller set none (feature
+/// `opentelemetry`), unless that would pass the limits (then `untraced`).
+#[cfg_attr(not(feature = "opentelemetry"), allow(unused_variables))]
+pub(crate) fn with_trace(headers: &Headers, untraced: String) -> String {
     #[cfg(feature = "opentelemetry")]
     if let (false, Some(context)) = (
         headers.0.contains_key(TRACEPARENT),
         crate::telemetry::trace_context::current(),
     ) {
-        {
-            let mut traced = headers.clone();
-            let (parent, state) = match context.split_once(' ') {
-                Some((parent, state)) => (parent, Some(state)),
-                None => (context.as_str(), None),
-            };
-            traced.insert(TRACEPARENT, parent);
-            if let Some(state) = state {
-                traced.insert(TRACESTATE, state);
-            }
-            if let Ok(arg) = offer_arg(&traced) {
-                return Ok(arg);
-            }
+        let mut traced = headers.clone();
+        let (parent, state) = match context.split_once(' ') {
+            Some((parent, state)) => (parent, Some(state)),
+            None => (context.as_str(), None),
+        };
+        traced.insert(TRACEPARENT, parent);
+        if let Some(state) = state {
+            traced.insert(TRACESTATE, state);
+        }
+        if let Ok(arg) = offer_arg(&traced) {
+            return arg;
         }
     }
-    offer_arg(headers)
+    untraced
 }
 
 /// The trace context a value's headers carry, as the traces store keeps

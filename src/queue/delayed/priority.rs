@@ -145,7 +145,7 @@ impl<T: 'static> DelayedQueue<T> {
         let payload = self.encode(value)?;
         // Inside a span its trace context goes with it as a header
         // (feature `opentelemetry`): a section, so a modern element.
-        let headers = crate::queue::headers::offer_arg_traced(&crate::Headers::new())?;
+        let headers = crate::queue::headers::with_trace(&crate::Headers::new(), String::new());
         let format = if headers.is_empty() {
             self.format
         } else {

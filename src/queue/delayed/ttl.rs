@@ -251,8 +251,8 @@ impl<T: 'static> DelayedQueue<T> {
         let now = time::now_ms();
         let ttl_ms = options.ttl_ms(now)?;
         // Checked before anything is decided: too many or too large fails.
-        options.headers.encode()?;
-        if ttl_ms.is_none() && options.headers.is_empty() {
+        let untraced = headers::offer_arg(&options.headers)?;
+        if ttl_ms.is_none() && untraced.is_empty() {
             return match options.when {
                 When::After(delay) => self.offer_with_priority(value, delay, options.priority).await,
                 When::At(at) => self.offer_at_with_priority(value, at, options.priority).await,
@@ -263,7 +263,7 @@ impl<T: 'static> DelayedQueue<T> {
             When::At(at) => Due::At(time::due_at(now, at)?),
         };
         let payload = self.encode(value)?;
-        let headers = headers::offer_arg_traced(&options.headers)?;
+        let headers = headers::with_trace(&options.headers, untraced);
         let kind = match options.expiry {
             Expiry::DeadLetter => 'T',
             Expiry::Drop => 't',
