@@ -196,6 +196,19 @@ pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// `delayq offer q --delay 0` with `extra` must be a usage error (exit 2)
+/// whose message names every one of `named`.
+pub(crate) fn assert_offer_refused(redis: &RedisServer, extra: &[&str], named: &[&str]) {
+    let mut args = vec!["offer", "q", "--delay", "0"];
+    args.extend(extra);
+    let out = delayq(redis, &args);
+    assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+    let said = stderr(&out);
+    for word in named {
+        assert!(said.contains(word), "{extra:?}: {word} not in {said}");
+    }
+}
+
 /// The stderr of an offer that must have succeeded.
 pub(crate) fn offered(output: Output) -> String {
     assert!(output.status.success(), "{}", stderr(&output));

@@ -9,7 +9,7 @@ use delayq::fred::types::Value;
 use delayq_test_support::redis_test;
 use serde_json::json;
 
-use crate::cli::{delayq, delayq_async, offered, stderr};
+use crate::cli::{assert_offer_refused, delayq, delayq_async, offered, stderr};
 
 fn stdout(output: &Output) -> String {
     assert!(output.status.success(), "{}", stderr(output));
@@ -80,14 +80,7 @@ redis_test! {
             (&["--header", "k=v", "--from-file", &file], &["--from-file"]),
         ];
         for (extra, named) in refused {
-            let mut args = vec!["offer", "q", "--delay", "0"];
-            args.extend(extra);
-            let out = delayq(&redis, &args);
-            assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
-            let said = stderr(&out);
-            for word in named {
-                assert!(said.contains(word), "{extra:?}: {word} not in {said}");
-            }
+            assert_offer_refused(&redis, extra, named);
         }
         let _ = std::fs::remove_file(&file);
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use delayq_test_support::redis_test;
 
-use crate::cli::{delayq, delayq_async, offered, stderr};
+use crate::cli::{assert_offer_refused, delayq, delayq_async, offered, stderr};
 
 fn lines(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stdout)
@@ -55,12 +55,7 @@ redis_test! {
             (&["--on-expiry", "drop", "x"], "--ttl"),
         ];
         for (extra, named) in refused {
-            let mut args = vec!["offer", "q", "--delay", "0"];
-            args.extend(extra);
-            let out = delayq(&redis, &args);
-            assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
-            let said = stderr(&out);
-            assert!(said.contains(named), "{extra:?}: {said}");
+            assert_offer_refused(&redis, extra, &[named]);
         }
         let _ = std::fs::remove_file(&file);
         for (delay, ttl) in [("5s", "5s"), ("10s", "5s"), ("0", "0")] {
