@@ -206,14 +206,23 @@ async fn give_back(core: &Core, keys: &QueueKeys, origin: &Origin, raw: Vec<Byte
     }
 }
 
-/// Gives back every value of a pop's reply, in reverse (each to the head
-/// of its level, so that they end in the order they were popped).
+/// Gives back every value of a pop's reply to the head of its level, so
+/// that they end in the order they were popped: each run of values from
+/// one origin in one script (it gives back the first first), the runs last
+/// first.
 async fn give_back_all(core: &Core, keys: &QueueKeys, reply: &Value) {
     let Ok(entries) = entries(reply) else {
         return;
     };
-    for (raw, origin) in entries.into_iter().rev() {
-        give_back(core, keys, &origin, vec![raw]).await;
+    let mut runs: Vec<(Origin, Vec<Bytes>)> = Vec::new();
+    for (raw, origin) in entries {
+        match runs.last_mut() {
+            Some((last, values)) if *last == origin => values.push(raw),
+            _ => runs.push((origin, vec![raw])),
+        }
+    }
+    for (origin, values) in runs.into_iter().rev() {
+        give_back(core, keys, &origin, values).await;
     }
 }
 
