@@ -172,7 +172,7 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
     let started = Instant::now();
-    let Some(result) = run_handler(context, value, attempt, headers, &lease, &shown)
+    let Some(result) = run_handler(context, value, attempt, headers, &lease, &shown, started)
         .instrument(span.clone())
         .await
     else {
@@ -199,8 +199,27 @@ async fn run_handler<T: Send + 'static>(
     headers: crate::Headers,
     lease: &DeliveryLease,
     shown: &Shown,
+    started: Instant,
 ) -> Option<Result<(), BoxError>> {
-    let handling = crate::queue::headers::scope(headers, (context.handler)(value, attempt));
+    let mut handling = Box::pin(crate::queue::headers::scope(headers, (context.handler)(value, attempt)));
+    // Polled once in place first: a handler done at once (no `.await` that
+    // waits) needs no task, timers or wake-ups of its own. That was a task,
+    // a timer and a cross-thread wake per value, most of a quick handler's
+    // cost. One that waits goes on in a task of its own, as below.
+    let first = std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handling.as_mut().poll(cx)
+        })))
+    })
+    .await;
+    match first {
+        Ok(std::task::Poll::Ready(result)) => return Some(in_time(context, result, started)),
+        Ok(std::task::Poll::Pending) => {}
+        Err(panic) => {
+            Counters::add(&context.counters.panicked);
+            return Some(Err(Box::new(Abnormal::Panicked(panic_text(panic)))));
+        }
+    }
     let mut run = tokio::spawn(handling.in_current_span());
     let visibility = context.queue.visibility_timeout();
     let every = visibility / 3;
@@ -353,11 +372,32 @@ pub(super) fn report<T: 'static>(context: &Context<T>, attempt: u32, error: BoxE
     }
 }
 
+/// A handler's result from its first poll: past the handler timeout (it
+/// blocked its thread, so no timer could stop it) it counts as timed out, as
+/// it would have had it run in a task of its own.
+fn in_time<T: Send + 'static>(
+    context: &Context<T>,
+    result: Result<(), BoxError>,
+    started: Instant,
+) -> Result<(), BoxError> {
+    match context.handler_timeout {
+        Some(limit) if started.elapsed() > limit => {
+            Counters::add(&context.counters.timed_out);
+            Err(Box::new(Abnormal::TimedOut(limit)))
+        }
+        _ => result,
+    }
+}
+
 fn panic_message(error: tokio::task::JoinError) -> String {
     if !error.is_panic() {
         return error.to_string();
     }
-    let payload = error.into_panic();
+    panic_text(error.into_panic())
+}
+
+/// A panic's message, when it has one.
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {

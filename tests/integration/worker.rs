@@ -252,7 +252,13 @@ redis_test! {
             .run(|value: String| async move {
                 match value.as_str() {
                     "permanent" => Err(BoxError::from(Permanent::new("invalid order"))),
+                    // At its first poll (run in place), and after an
+                    // `.await` (in a task of its own).
                     "panic" => panic!("boom"),
+                    "late panic" => {
+                        tokio::task::yield_now().await;
+                        panic!("late boom")
+                    }
                     "slow" => {
                         tokio::time::sleep(Duration::from_secs(60)).await;
                         Ok(())
@@ -261,12 +267,12 @@ redis_test! {
                 }
             });
         let dest = client.blocking_queue("kinds", StringCodec).unwrap();
-        for value in ["permanent", "panic", "slow"] {
+        for value in ["permanent", "panic", "late panic", "slow"] {
             dest.offer(&value.to_owned()).await.unwrap();
         }
         let reliable = client.reliable_queue("kinds", StringCodec).unwrap();
-        eventually(Duration::from_secs(30), "all three dead-lettered", || async {
-            reliable.dead_letter_len().await.unwrap() == 3
+        eventually(Duration::from_secs(30), "all four dead-lettered", || async {
+            reliable.dead_letter_len().await.unwrap() == 4
         })
         .await;
         let report = worker.shutdown().await;
@@ -275,6 +281,7 @@ redis_test! {
             let needle = match value {
                 "permanent" => "invalid order (permanent)",
                 "panic" => "the handler panicked: boom",
+                "late panic" => "the handler panicked: late boom",
                 _ => "did not finish within 3s",
             };
             failures
@@ -299,10 +306,15 @@ redis_test! {
             [(1, retry), (2, FailureAction::DeadLettered)],
             "{failures:#?}"
         );
-        assert_eq!((report.panicked, report.timed_out, report.dead_lettered), (2, 2, 3));
+        assert_eq!(
+            of("late panic"),
+            [(1, retry), (2, FailureAction::DeadLettered)],
+            "{failures:#?}"
+        );
+        assert_eq!((report.panicked, report.timed_out, report.dead_lettered), (4, 2, 4));
         let mut dead = reliable.dead_letters().await.unwrap();
         dead.sort();
-        assert_eq!(dead, ["panic", "permanent", "slow"]);
+        assert_eq!(dead, ["late panic", "panic", "permanent", "slow"]);
     }
 }
 

@@ -374,6 +374,9 @@ struct Cpu {
 impl Cpu {
     async fn now(redis: &RedisServer) -> Cpu {
         let admin = Admin::connect(&redis.url()).await;
+        if commandstats_wanted() {
+            admin.cmd("CONFIG", vec!["RESETSTAT".into()]).await;
+        }
         let text = match admin.cmd("INFO", vec!["cpu".into()]).await {
             Value::String(s) => s.to_string(),
             Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -398,6 +401,9 @@ impl Cpu {
     /// Prints (stderr) the CPU µs each value cost this process and Redis;
     /// returns this process's.
     async fn per_value(self, redis: &RedisServer, values: u64, n: usize) -> f64 {
+        if commandstats_wanted() {
+            print_commandstats(redis, values).await;
+        }
         let now = Cpu::now(redis).await;
         let per = |a: f64, b: f64| (b - a) * 1e6 / values as f64;
         eprintln!(
@@ -406,6 +412,39 @@ impl Cpu {
             per(self.redis, now.redis)
         );
         per(self.own, now.own)
+    }
+}
+
+/// DELAYQ_BENCH_COMMANDSTATS=1: each Worker run prints what Redis ran for
+/// it (INFO commandstats), per value, to see where Redis's time goes.
+fn commandstats_wanted() -> bool {
+    std::env::var_os("DELAYQ_BENCH_COMMANDSTATS").is_some_and(|v| v == "1")
+}
+
+/// Prints (stderr) each command's calls and µs per handled value.
+async fn print_commandstats(redis: &RedisServer, values: u64) {
+    let admin = Admin::connect(&redis.url()).await;
+    let text = match admin.cmd("INFO", vec!["commandstats".into()]).await {
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("INFO: {other:?}"),
+    };
+    for line in text.lines().filter_map(|l| l.strip_prefix("cmdstat_")) {
+        let Some((command, fields)) = line.split_once(':') else {
+            continue;
+        };
+        let field = |name: &str| {
+            fields
+                .split(',')
+                .find_map(|f| f.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        eprintln!(
+            "      {command:<20} calls per 1,000 values {:>8.1}, µs per value {:>6.2}",
+            field("calls") * 1000.0 / values as f64,
+            field("usec") / values as f64
+        );
     }
 }
 
