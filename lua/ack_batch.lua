@@ -36,14 +36,27 @@ local late = type(replayed) == 'table' and replayed.err ~= nil
 if replayed and not late then return replayed end
 local events, events_bad = delayq_events_open(KEYS[3], KEYS[4])
 if events_bad then return events_bad end
-local reply, acked = {}, {}
-for i = 3, #ARGV do
-  if redis.call('zrem', KEYS[1], ARGV[i]) == 1 then
-    reply[i - 2] = 1
-    acked[#acked + 1] = string.sub(ARGV[i], 1, 8)
-  else
-    reply[i - 2] = 0
+-- Which are still in flight in one ZMSCORE, and those removed in one ZREM
+-- (a ZREM per delivery was most of the script); a delivery named twice
+-- counts once, as a ZREM each would have.
+local reply, acked, gone, seen = {}, {}, {}, {}
+for from = 3, #ARGV, 4000 do
+  local to = math.min(from + 3999, #ARGV)
+  local scores = redis.call('zmscore', KEYS[1], unpack(ARGV, from, to))
+  for i = from, to do
+    local member = ARGV[i]
+    if scores[i - from + 1] and not seen[member] then
+      seen[member] = true
+      reply[i - 2] = 1
+      gone[#gone + 1] = member
+      acked[#acked + 1] = string.sub(member, 1, 8)
+    else
+      reply[i - 2] = 0
+    end
   end
+end
+if #gone > 0 then
+  delayq_call_chunked('zrem', KEYS[1], gone)
 end
 if #acked > 0 and KEYS[8] and redis.call('exists', KEYS[8]) == 1 then
   delayq_call_chunked('hdel', KEYS[8], acked)

@@ -27,19 +27,23 @@
 --       (for the jobs' attempts)
 -- Returns {'paused'} (nothing popped) or {'ok' (or 'more': it skipped as
 -- many expired or foreign values as a call may, and read no list; call
--- again), now ms, then per value popped,
--- in take order: value, delivery count (negative: dead-lettered after that
--- many deliveries), due ms or false, its job's id or false, its priority
--- level (0: the list's), its headers (the JSON object it was offered with)
--- or false}. The i-th value (from 1) is delivery
--- id batch id .. 2-byte big-endian i.
+-- again), now ms, the number of values popped n, then per value, in take
+-- order: value, delivery count * 10 + priority level (0: the list's; a
+-- count of 0 or below: dead-lettered after minus that many deliveries,
+-- times 10, no level); then, for the values that have them, triples of
+-- its index (from 1) and 'd' and its due ms, 'j' and its job's id, or 'h'
+-- and its headers (the JSON object it was offered with)}. Two fields a
+-- value and the rare ones apart: six a value were a tenth of a worker's
+-- CPU, in parsing. The i-th value (from 1) is delivery id batch id ..
+-- 2-byte big-endian i.
 --
 -- Sent once (a second run would claim more values): if its reply is lost,
 -- the client finds the batch's deliveries by the batch id and gives them
 -- back uncounted (src/queue/reliable/lost_claim.rs). Counts as in claim.lua:
 -- each delivery on its own, starting from a given-back copy's count.
 -- Cost: O(n log m) in the deliveries in flight m, and at most n values or
--- the byte budget (one value past it) per call, and at most
+-- the byte budget (past it, at most as many values as were read before
+-- the last pop) per call, and at most
 -- DELAYQ_PRIORITY_EXPIRE_MAX expired and as many foreign priority members.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
@@ -60,7 +64,8 @@ local tracked = redis.call('exists', KEYS[4]) == 1
 -- No job records, no job to look up: spares a SHA1 per value.
 local jobbed = delayq_jobs_on(KEYS[13])
 local claimed_jobs, dead_jobs = {}, {}
-local reply = {'ok', now}
+local reply = {'ok', now, 0}
+local extras = {}
 local ttls = {}
 local deadline = now + visibility
 -- Every lease in one ZADD at the end: a call per value cost a third of the
@@ -94,12 +99,21 @@ if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
   end, function() return bytes < budget end)
   more = capped
 end
+-- The list's values by LPOP with a count: a pop per value was a sixth of
+-- the script. Two at first, then as many as the sizes so far say still fit
+-- the byte budget, never more than read so far (lib/element.lua).
+local read = 0
 while #values < n and bytes < budget and not more do
-  local value = redis.call('lpop', KEYS[1])
-  if not value then break end
-  bytes = bytes + #value
-  values[#values + 1] = value
-  levels[#values] = 0
+  local want = read == 0 and math.min(2, n - #values) or delayq_next_chunk(n - #values, read, bytes, budget, n)
+  local popped = redis.call('lpop', KEYS[1], want)
+  if not popped then break end
+  for _, value in ipairs(popped) do
+    bytes = bytes + #value
+    values[#values + 1] = value
+    levels[#values] = 0
+  end
+  read = read + #popped
+  if #popped < want then break end
 end
 local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
 for i, value in ipairs(values) do
@@ -140,12 +154,27 @@ for i, value in ipairs(values) do
     if events then claimed[#claimed + 1] = id end
   end
   reply[#reply + 1] = value
-  reply[#reply + 1] = deliveries
-  reply[#reply + 1] = due
-  reply[#reply + 1] = job or false
-  reply[#reply + 1] = levels[i]
-  local headed = delayq_section_headers(headers[i])
-  reply[#reply + 1] = headed and string.sub(headed, 7) or false
+  reply[#reply + 1] = deliveries > 0 and deliveries * 10 + levels[i] or deliveries * 10
+  if due then
+    extras[#extras + 1] = i
+    extras[#extras + 1] = 'd'
+    extras[#extras + 1] = due
+  end
+  if job then
+    extras[#extras + 1] = i
+    extras[#extras + 1] = 'j'
+    extras[#extras + 1] = job
+  end
+  local headed = headers[i] and delayq_section_headers(headers[i])
+  if headed then
+    extras[#extras + 1] = i
+    extras[#extras + 1] = 'h'
+    extras[#extras + 1] = string.sub(headed, 7)
+  end
+end
+reply[3] = #values
+for _, extra in ipairs(extras) do
+  reply[#reply + 1] = extra
 end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))

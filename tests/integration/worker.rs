@@ -639,7 +639,12 @@ redis_test! {
         // Every value was ready when the worker started: each was popped by
         // a batch claim (the last pop of a batch may find the queue empty),
         // in fewer scripts than values; only the idle worker waits.
-        let pops = entries.iter().filter(|c| c.from_lua && c.name() == "lpop").count();
+        // Counted by value: a claim pops several at once (LPOP key count).
+        let pops: usize = entries
+            .iter()
+            .filter(|c| c.from_lua && c.name() == "lpop")
+            .map(|c| c.args.get(2).and_then(|n| std::str::from_utf8(n).ok()?.parse().ok()).unwrap_or(1))
+            .sum();
         let sha = delayq::fred::util::sha1_hash(
             &(delayq_test_support::script_body(include_str!("../../lua/claim_batch.lua"))),
         );

@@ -259,7 +259,8 @@ redis_test! {
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
-        assert_eq!(reply.len(), 2 + 6 * 64, "64 values taken (six fields each)");
+        assert_eq!(reply.len(), 3 + 2 * 64, "64 values taken (two fields each)");
+        assert_eq!(reply[2], Value::Integer(64));
         assert_eq!(queue.in_flight().await.unwrap(), IN_FLIGHT + 64);
         // Large payloads: the byte budget ends the batch (one value past it).
         let large = vec![b'x'; 100_000];
@@ -269,7 +270,8 @@ redis_test! {
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(64, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
-        assert_eq!(reply.len(), 2 + 6 * 11, "a mebibyte and one value past it");
+        // Popped 2, 2, 4, then 3 (as many as the sizes so far say fit).
+        assert_eq!(reply.len(), 3 + 2 * 11, "a mebibyte and one value past it");
         // A second worker still takes what is ready, in batches.
         let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
         raw.cmd("LPOP", vec![keys.destination().into(), 9.into()]).await;
@@ -492,5 +494,26 @@ redis_test! {
             [0, 0, 0],
             "a new run finds them gone"
         );
+        // A delivery named twice in one run is acked once: the second is
+        // too late, as it would be in a run of its own.
+        client
+            .blocking_queue("resent-ack", LongCodec)
+            .unwrap()
+            .offer_all(3..5i64)
+            .await
+            .unwrap();
+        raw.cmd("EVALSHA", claim_batch_args(&claim_sha, keys, 64, 1 << 20)).await;
+        let leased: Vec<Value> = raw
+            .zrange(keys.leases())
+            .await
+            .into_iter()
+            .map(|(m, _)| Value::Bytes(m))
+            .collect();
+        assert_eq!(leased.len(), 2);
+        let mut twice = ack(3);
+        twice.truncate(6);
+        twice.extend([leased[0].clone(), leased[1].clone(), leased[0].clone()]);
+        assert_eq!(ints(raw.cmd("EVALSHA", twice).await), [1, 1, 0]);
+        assert_eq!(raw.zcard(keys.leases()).await, 0);
     }
 }

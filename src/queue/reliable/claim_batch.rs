@@ -70,23 +70,42 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>, bool)>> {
         other => return Err(Error::Protocol(format!("claim_batch answered {other:?}"))),
     }
     let now = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
-    let mut claimed = Vec::with_capacity(reply.len() / 5);
-    while let Some(value) = reply.next() {
-        let (Some(count), Some(due), Some(job), Some(level)) = (reply.next(), reply.next(), reply.next(), reply.next())
-        else {
-            return Err(Error::Protocol("claim_batch answered a short entry".into()));
+    let short = || Error::Protocol("claim_batch answered a short entry".into());
+    let n = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
+    let n = usize::try_from(n).map_err(|_| Error::Protocol(format!("claim_batch answered {n} values")))?;
+    let mut claimed = Vec::with_capacity(n.min(CLAIM_BATCH));
+    for _ in 0..n {
+        let (Some(value), Some(packed)) = (reply.next(), reply.next()) else {
+            return Err(short());
         };
+        // Delivery count * 10 + level; 0 or below: dead-lettered, no level.
+        let packed = reply::int(&packed)?;
         claimed.push(Claimed {
             value: reply::bytes(value)?,
-            count: reply::int(&count)?,
-            due: reply::opt_text(due)?,
-            job: reply::opt_text(job)?,
-            level: u8::try_from(reply::int(&level)?).unwrap_or(0).min(9),
-            headers: match reply.next() {
-                None | Some(Value::Null | Value::Boolean(false)) => None,
-                Some(headers) => Some(reply::bytes(headers)?),
-            },
+            count: packed / 10,
+            due: None,
+            job: None,
+            level: if packed > 0 { (packed % 10) as u8 } else { 0 },
+            headers: None,
         });
+    }
+    // The rare fields: (index from 1, kind, text) triples.
+    while let Some(index) = reply.next() {
+        let (Some(kind), Some(text)) = (reply.next(), reply.next()) else {
+            return Err(short());
+        };
+        let index = reply::int(&index)?;
+        let entry = usize::try_from(index)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| claimed.get_mut(i))
+            .ok_or_else(|| Error::Protocol(format!("claim_batch answered a field of value {index}")))?;
+        match reply::opt_text(kind)?.as_deref() {
+            Some("d") => entry.due = reply::opt_text(text)?,
+            Some("j") => entry.job = reply::opt_text(text)?,
+            Some("h") => entry.headers = Some(reply::bytes(text)?),
+            other => return Err(Error::Protocol(format!("claim_batch answered a field {other:?}"))),
+        }
     }
     Ok(Some((now, claimed, status == "more")))
 }
