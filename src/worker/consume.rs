@@ -182,6 +182,8 @@ impl<T: Send + 'static> Consumer<T> {
                     continue;
                 }
             }
+            // Idle slots wait for the claims on their way, or end.
+            self.buffer.expect(!self.claims.is_idle());
             let go_on = if self.claiming() || !self.claims.is_idle() || !self.buffer.lock().is_empty() {
                 self.wait_for_news().await
             } else {
@@ -267,7 +269,7 @@ impl<T: Send + 'static> Consumer<T> {
         if !self.claiming() || !self.claims.has_room() {
             return false;
         }
-        let target = self.slots.available_permits() + self.context.pace.ahead();
+        let target = self.slots.available_permits() + self.buffer.idle_slots() + self.context.pace.ahead();
         let held = self.buffer.lock().len() + self.claims.asked();
         let batch = target.saturating_sub(held).min(CLAIM_BATCH);
         batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) && self.claims.ask(batch)
@@ -290,7 +292,10 @@ impl<T: Send + 'static> Consumer<T> {
         };
         let wake_at = [
             next_stale,
-            (self.probe.on_way.is_none() && held).then_some(self.probe.next),
+            // A probe goes only while no claim is on its way (see `probe`):
+            // its deadline meanwhile, long past, woke the loop at once,
+            // round after round, about once per value handled.
+            (self.probe.on_way.is_none() && held && self.claims.is_idle()).then_some(self.probe.next),
             backing_off.then_some(self.backoff.claims_from),
         ]
         .into_iter()
@@ -346,6 +351,7 @@ impl<T: Send + 'static> Consumer<T> {
             }
         }
         self.buffer.lock().answered(number, sent, taken);
+        self.buffer.filled();
         true
     }
 

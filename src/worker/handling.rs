@@ -80,7 +80,7 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
         if !handle_one(&context, delivery, &acks).await {
             return;
         }
-        match buffer.take_next() {
+        match buffer.take_next().await {
             Some(next) => delivery = next,
             None => return,
         }

@@ -10,7 +10,7 @@
 //! consumers).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -169,14 +169,26 @@ impl<T: 'static> Buffer<T> {
 /// slot whose handler finished takes the next delivery itself, oldest
 /// first, instead of ending so that the loop starts another: that round
 /// through the loop's one task for every value was the worker's serial
-/// part (the loop now works per claim, the slots per value).
+/// part (the loop now works per claim, the slots per value). A slot that
+/// finds the buffer empty while a claim is on its way waits for its answer
+/// instead of ending: with quick handlers the buffer runs dry between
+/// claims, and then nearly one value in two started a task of its own,
+/// and woke the loop as it ended.
 pub(crate) struct Shared<T> {
     buffer: Mutex<Buffer<T>>,
     /// Set by the loop while the queue is paused or the worker stops:
     /// slots take nothing then, and what is held goes back.
     closed: AtomicBool,
+    /// Set by the loop while a claim is on its way: an idle slot waits for
+    /// it then, and ends otherwise (freeing its permit for a take).
+    expecting: AtomicBool,
+    /// Slots waiting for a claim's answer: free for the loop's claims.
+    idle: AtomicUsize,
     /// Wakes the loop when slots have taken enough that it may claim again.
     taken: Notify,
+    /// Wakes idle slots: deliveries came in, the buffer closed, or no claim
+    /// is on its way any more.
+    changed: Notify,
 }
 
 /// Slots wake the loop each time this many more were taken (and when the
@@ -188,7 +200,10 @@ impl<T: 'static> Shared<T> {
         Shared {
             buffer: Mutex::new(Buffer::new(visibility)),
             closed: AtomicBool::new(false),
+            expecting: AtomicBool::new(false),
+            idle: AtomicUsize::new(0),
             taken: Notify::new(),
+            changed: Notify::new(),
         }
     }
 
@@ -200,30 +215,78 @@ impl<T: 'static> Shared<T> {
     /// Slots take nothing until [`open`](Self::open): set before the loop
     /// drains the buffer, so that no delivery is both given back and run.
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            self.changed.notify_waiters();
+        }
     }
 
     pub(crate) fn open(&self) {
         self.closed.store(false, Ordering::SeqCst);
     }
 
+    /// Tells idle slots whether a claim is on its way (they wait for it)
+    /// or not (they end).
+    pub(crate) fn expect(&self, claiming: bool) {
+        if self.expecting.swap(claiming, Ordering::SeqCst) && !claiming {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Deliveries came in: idle slots take them.
+    pub(crate) fn filled(&self) {
+        if self.idle.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Slots waiting for a claim's answer.
+    pub(crate) fn idle_slots(&self) -> usize {
+        self.idle.load(Ordering::SeqCst)
+    }
+
     /// For a slot whose handler finished: the oldest delivery that has not
-    /// waited too long, unless closed.
-    pub(crate) fn take_next(&self) -> Option<Delivery<T>> {
-        let mut buffer = self.buffer.lock();
-        if self.closed.load(Ordering::SeqCst) {
-            return None;
+    /// waited too long; when none is held but a claim is on its way, the
+    /// first of its answer. `None` (the slot ends) when closed, when the
+    /// oldest waited too long (the loop gives it back), or when no claim
+    /// is on its way.
+    pub(crate) async fn take_next(&self) -> Option<Delivery<T>> {
+        loop {
+            // Registered before the look, so that a change after it wakes.
+            let changed = self.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            {
+                let mut buffer = self.buffer.lock();
+                if self.closed.load(Ordering::SeqCst) {
+                    return None;
+                }
+                let next = buffer.pop();
+                if next.is_some() && buffer.waiting.len().is_multiple_of(WAKE_EVERY) {
+                    self.taken.notify_one();
+                }
+                if next.is_some() || !buffer.is_empty() || !self.expecting.load(Ordering::SeqCst) {
+                    return next;
+                }
+                self.idle.fetch_add(1, Ordering::SeqCst);
+            }
+            // Counted idle until woken, also when the slot is dropped.
+            let _idle = Idle(&self.idle);
+            changed.await;
         }
-        let next = buffer.pop();
-        if next.is_some() && buffer.waiting.len().is_multiple_of(WAKE_EVERY) {
-            self.taken.notify_one();
-        }
-        next
     }
 
     /// Resolves once slots took [`WAKE_EVERY`] more (or a wake was stored).
     pub(crate) fn taken(&self) -> Notified<'_> {
         self.taken.notified()
+    }
+}
+
+/// A slot counted idle while this lives.
+struct Idle<'a>(&'a AtomicUsize);
+
+impl Drop for Idle<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
