@@ -22,7 +22,7 @@
 --       under its delivery id; optional, as 15-17: a run by hand with
 --       older keys claims values with a TTL as any other and keeps no
 --       section)
--- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 64), 3 visibility timeout ms,
+-- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 128), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
 -- Returns {'paused'} (nothing popped) or {'ok' (or 'more': it skipped as
@@ -56,7 +56,7 @@ if limits_bad then return limits_bad end
 if takes_off or redis.call('exists', KEYS[7]) == 1 then
   return {'paused'}
 end
-local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 64), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 128), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = delayq_server_ms()
 -- No records, no count to look up: spares a SHA1 per value.
 local counted = redis.call('exists', KEYS[5]) == 1

@@ -184,7 +184,7 @@ impl<T: Send + 'static> Worker<T> {
     }
 
     /// Handlers run at once at most (default 1). While values are ready,
-    /// one script pops and claims up to 64 (on the shared connections; up to
+    /// one script pops and claims up to 128 (on the shared connections; up to
     /// four such claims on their way at once) for free slots and, while
     /// handlers finish quickly, ahead of them (see
     /// [`prefetch`](Self::prefetch)); the acks of handled values go many to

@@ -18,12 +18,12 @@ use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::queue::reliable::{Delivery, CLAIMS_AT_ONCE, CLAIM_BATCH};
+use crate::queue::reliable::{Delivery, CLAIM_BATCH};
 
-/// Most deliveries buffered beyond free slots by default: four claim
-/// batches, as many as are on their way at once (a round trip on a loaded
-/// host can take as long as handling two batches).
-pub(crate) const MOST: usize = CLAIMS_AT_ONCE * CLAIM_BATCH;
+/// Most deliveries buffered beyond free slots by default: two claim
+/// batches (a round trip on a loaded host can take as long as handling
+/// two batches).
+pub(crate) const MOST: usize = 2 * CLAIM_BATCH;
 
 /// The share of the visibility timeout a delivery may wait here, and the
 /// share the buffer's expected wait may reach.

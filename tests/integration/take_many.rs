@@ -19,22 +19,22 @@ async fn ready(raw: &delayq_test_support::RawRedis, queue: &str, values: impl In
 }
 
 redis_test! {
-    /// Up to `max` ready values in list order (more than one script's 64),
+    /// Up to `max` ready values in list order (more than one script's 128),
     /// then the rest; with nothing ready and no time to wait, none.
     async fn takes_up_to_max_in_list_order_each_its_own_delivery(client, raw) {
         let q = client.reliable_queue("many", LongCodec).unwrap();
-        ready(&raw, "many", (0..150).map(|i| i.to_string())).await;
+        ready(&raw, "many", (0..300).map(|i| i.to_string())).await;
 
-        let first = q.take_many(100, NOW).await.unwrap();
+        let first = q.take_many(200, NOW).await.unwrap();
         let values: Vec<i64> = first.iter().map(|d| *d.as_ref().unwrap().value()).collect();
-        assert_eq!(values, (0..100).collect::<Vec<_>>());
-        assert_eq!(q.in_flight().await.unwrap(), 100);
-        assert_eq!(q.len().await.unwrap(), 50);
+        assert_eq!(values, (0..200).collect::<Vec<_>>());
+        assert_eq!(q.in_flight().await.unwrap(), 200);
+        assert_eq!(q.len().await.unwrap(), 100);
 
-        let rest = q.take_many(100, NOW).await.unwrap();
-        assert_eq!(rest.len(), 50);
-        assert_eq!(*rest[0].as_ref().unwrap().value(), 100);
-        assert!(q.take_many(100, NOW).await.unwrap().is_empty());
+        let rest = q.take_many(200, NOW).await.unwrap();
+        assert_eq!(rest.len(), 100);
+        assert_eq!(*rest[0].as_ref().unwrap().value(), 200);
+        assert!(q.take_many(200, NOW).await.unwrap().is_empty());
 
         // Each is settled on its own: ack half, dead-letter the rest.
         for (i, delivery) in first.into_iter().chain(rest).enumerate() {
@@ -46,7 +46,7 @@ redis_test! {
             }
         }
         assert_eq!(q.in_flight().await.unwrap(), 0);
-        assert_eq!(q.dead_letter_len().await.unwrap(), 75);
+        assert_eq!(q.dead_letter_len().await.unwrap(), 150);
         assert!(matches!(q.take_many(0, NOW).await, Err(Error::InvalidArgument(_))));
     }
 }

@@ -1,5 +1,5 @@
 //! Workers that take and ack in batches: one script pops and
-//! claims up to 64 ready values (`claim_batch.lua`), acks of many
+//! claims up to 128 ready values (`claim_batch.lua`), acks of many
 //! deliveries go in one script (`ack_batch.lua`). Every guarantee of a
 //! single take holds for each value of a batch.
 
@@ -222,7 +222,7 @@ redis_test! {
 
 redis_test! {
     /// With 100,000 deliveries in flight, batch claims keep taking (another
-    /// worker's values are handled), and one script call takes at most 64
+    /// worker's values are handled), and one script call takes at most 128
     /// values, however many it is asked for, and stops at its byte budget.
     scale async fn batch_claims_stay_bounded_with_100_000_deliveries_in_flight(raw, client) {
         const IN_FLIGHT: usize = 100_000;
@@ -251,7 +251,7 @@ redis_test! {
             queue.in_flight().await.unwrap() == IN_FLIGHT
         })
         .await;
-        // The script by hand, asked for 1,000 values: it takes 64.
+        // The script by hand, asked for 1,000 values: it takes 128.
         ready.offer_all(0..1_000i64).await.unwrap();
         let sha = raw.load_script(CLAIM_BATCH).await;
         let keys = queue.keys();
@@ -259,9 +259,9 @@ redis_test! {
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
-        assert_eq!(reply.len(), 3 + 2 * 64, "64 values taken (two fields each)");
-        assert_eq!(reply[2], Value::Integer(64));
-        assert_eq!(queue.in_flight().await.unwrap(), IN_FLIGHT + 64);
+        assert_eq!(reply.len(), 3 + 2 * 128, "128 values taken (two fields each)");
+        assert_eq!(reply[2], Value::Integer(128));
+        assert_eq!(queue.in_flight().await.unwrap(), IN_FLIGHT + 128);
         // Large payloads: the byte budget ends the batch (one value past it).
         let large = vec![b'x'; 100_000];
         let mut push: Vec<Value> = vec![keys.destination().into()];

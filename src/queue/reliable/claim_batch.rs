@@ -17,9 +17,11 @@ use crate::wire::codec;
 
 use super::ReliableQueue;
 
-/// Most values one claim script takes: keeps each call well under a
-/// millisecond with any number of deliveries in flight.
-pub(crate) const CLAIM_BATCH: usize = 64;
+/// Most values one claim script takes: about a millisecond at most with
+/// any number of deliveries in flight. 128 rather than 64: a claim's fixed
+/// cost (a task, the keys, the round trip, the script's checks) over twice
+/// the values took a worker's client CPU from about 3.7 to 3.0 µs a value.
+pub(crate) const CLAIM_BATCH: usize = 128;
 
 /// Most payload bytes one claim script takes (past the first value).
 const CLAIM_BATCH_BYTES: i64 = 1 << 20;

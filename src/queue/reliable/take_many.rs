@@ -1,7 +1,7 @@
 //! A bulk take for consumers that process many values in one go: waits for
 //! the first value as [`take_timeout`](ReliableQueue::take_timeout) does,
 //! then claims the values ready beside it with the batch claim the Worker
-//! uses (`lua/claim_batch.lua`, up to 64 a script).
+//! uses (`lua/claim_batch.lua`, up to 128 a script).
 
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// Takes up to `max` values in one go, for a consumer that handles many
     /// at once: waits up to `timeout` for the first (no longer when values
     /// are ready; [`Duration::ZERO`] never waits), then claims those ready
-    /// beside it without waiting, up to `max`, in list order, 64 a script.
+    /// beside it without waiting, up to `max`, in list order, 128 a script.
     /// Each is a [`Delivery`] of its own, acked, nacked or dead-lettered on
     /// its own, with its own visibility timeout and delivery count. An empty
     /// batch means nothing came in time (or the queue is paused).
@@ -99,7 +99,7 @@ impl<T: 'static> ReliableQueue<T> {
         }
     }
 
-    /// Claims up to `max` ready values without waiting, a script per 64,
+    /// Claims up to `max` ready values without waiting, a script per 128,
     /// until `max`, a short batch (the list ran out, or the script's byte
     /// budget), or a batch with a value given back undecodable (the next
     /// script would claim it again and spend its deliveries).
