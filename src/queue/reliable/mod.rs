@@ -25,7 +25,7 @@ mod take;
 mod take_many;
 
 pub(crate) use ack_sink::AckSink;
-pub(crate) use claims::{Answer, Claim, Claims, CLAIMS_AT_ONCE, CLAIM_BATCH};
+pub(crate) use claims::{Answer, Claim, Claims, CLAIM_BATCH};
 pub(crate) use dead_letters::read_dead_letter_run;
 pub use dead_letters::{BulkOutcome, DeadLetter, DeadLetterKey, DeadLetterReasons, ReasonGroup};
 pub(crate) use delivery::{Delivery, DeliveryLease};
