@@ -21,7 +21,9 @@ async fn main() {
     let values: u64 = args.next().map_or(200_000, |v| v.parse().unwrap());
     let concurrency: usize = args.next().map_or(64, |v| v.parse().unwrap());
     let rounds: usize = args.next().map_or(3, |v| v.parse().unwrap());
-    let client = Client::builder().url(&url).build().await.unwrap();
+    // DELAYQ_PROFILE_FRESH=1: a new client each round, as scenario 12 does.
+    let fresh = std::env::var_os("DELAYQ_PROFILE_FRESH").is_some_and(|v| v == "1");
+    let mut client = Client::builder().url(&url).build().await.unwrap();
     let admin = delayq::fred::clients::Client::new(
         delayq::fred::types::config::Config::from_url(&url).unwrap(),
         None,
@@ -36,6 +38,10 @@ async fn main() {
             let _: i64 = delayq::fred::interfaces::ListInterface::rpush(&admin, name.as_str(), chunk)
                 .await
                 .unwrap();
+        }
+        if fresh && round > 0 {
+            client.shutdown().await;
+            client = Client::builder().url(&url).build().await.unwrap();
         }
         let (handled, done) = (Arc::new(AtomicU64::new(0)), Arc::new(Notify::new()));
         let cpu = own_cpu();
