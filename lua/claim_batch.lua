@@ -42,8 +42,8 @@
 -- back uncounted (src/queue/reliable/lost_claim.rs). Counts as in claim.lua:
 -- each delivery on its own, starting from a given-back copy's count.
 -- Cost: O(n log m) in the deliveries in flight m, and at most n values or
--- the byte budget (past it, at most as many values as were read before
--- the last pop) per call, and at most
+-- the byte budget (one value past it: a chunk popped past it goes back)
+-- per call, and at most
 -- DELAYQ_PRIORITY_EXPIRE_MAX expired and as many foreign priority members.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
 if bad then return bad end
@@ -107,10 +107,24 @@ while #values < n and bytes < budget and not more do
   local want = read == 0 and math.min(2, n - #values) or delayq_next_chunk(n - #values, read, bytes, budget, n)
   local popped = redis.call('lpop', KEYS[1], want)
   if not popped then break end
-  for _, value in ipairs(popped) do
+  local kept = #popped
+  for i, value in ipairs(popped) do
     bytes = bytes + #value
     values[#values + 1] = value
     levels[#values] = 0
+    if bytes >= budget then
+      kept = i
+      break
+    end
+  end
+  -- Sized by the average so far, a chunk can hold values far larger: what
+  -- it popped past the budget (one value past it, as a pop per value took)
+  -- goes back to the head, in order.
+  if kept < #popped then
+    local back = {}
+    for i = #popped, kept + 1, -1 do back[#back + 1] = popped[i] end
+    delayq_call_chunked('lpush', KEYS[1], back)
+    break
   end
   read = read + #popped
   if #popped < want then break end

@@ -137,3 +137,35 @@ redis_test! {
         assert_eq!(q.len().await.unwrap(), 0);
     }
 }
+
+redis_test! {
+    /// The claim script's byte budget (1 MiB, one value past it) holds when
+    /// small values come before large ones: its pops sized by the average
+    /// so far must not take a whole chunk of large values past the budget.
+    async fn the_byte_budget_holds_when_large_values_follow_small_ones(client, raw) {
+        const LARGE: usize = 200_000;
+        let q = client.reliable_queue("budget", delayq::StringCodec).unwrap();
+        let small = (0..64).map(|i| format!("s{i}"));
+        let large = (0..64).map(|i| format!("{i:03}{}", "x".repeat(LARGE - 3)));
+        ready(&raw, "budget", small.chain(large)).await;
+
+        let batch = q.take_many(128, NOW).await.unwrap();
+        let bytes: usize = batch.iter().map(|d| d.as_ref().unwrap().value().len()).sum();
+        // The first value (a single take), then a budget and one value past it
+        // (a script or two).
+        assert!(
+            bytes <= (1 << 20) + 3 * LARGE,
+            "{} values, {bytes} bytes in one claim",
+            batch.len()
+        );
+        // Nothing lost, in order: what was not taken is still there, first
+        // the next large value.
+        let taken = batch.len();
+        assert_eq!(q.len().await.unwrap(), 128 - taken);
+        let head = raw.lrange("budget").await;
+        assert!(head[0].starts_with(format!("{:03}", taken - 64).as_bytes()));
+        for delivery in batch {
+            delivery.unwrap().ack().await.unwrap();
+        }
+    }
+}

@@ -517,3 +517,33 @@ redis_test! {
         assert_eq!(raw.zcard(keys.leases()).await, 0);
     }
 }
+
+redis_test! {
+    /// Equal payloads are different deliveries (each its own id): acked in
+    /// one batch, every one is acked, none stays in flight or comes back.
+    async fn equal_payloads_acked_in_one_batch_each_ack(client) {
+        let ready = client.blocking_queue("same", LongCodec).unwrap();
+        ready.offer_all(std::iter::repeat_n(7i64, 300)).await.unwrap();
+        let handled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let worker = {
+            let handled = handled.clone();
+            client.worker("same", LongCodec).unwrap().concurrency(4).run(move |_v: i64| {
+                let handled = handled.clone();
+                async move {
+                    handled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok::<_, BoxError>(())
+                }
+            })
+        };
+        let queue = client.reliable_queue("same", LongCodec).unwrap();
+        eventually(Duration::from_secs(60), "all handled", || async {
+            handled.load(std::sync::atomic::Ordering::SeqCst) >= 300
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(report.succeeded, 300);
+        assert_eq!(handled.load(std::sync::atomic::Ordering::SeqCst), 300);
+        assert_eq!(queue.in_flight().await.unwrap(), 0);
+        assert!(queue.is_empty().await.unwrap());
+    }
+}
