@@ -42,7 +42,8 @@
 -- back uncounted (src/queue/reliable/lost_claim.rs). Counts as in claim.lua:
 -- each delivery on its own, starting from a given-back copy's count.
 -- Cost: O(n log m) in the deliveries in flight m, and at most n values or
--- the byte budget (one value past it: a chunk popped past it goes back)
+-- the byte budget (one value past it: a chunk popped past it goes back;
+-- chunks of at most 16, so at most 15 values are read and given back)
 -- per call, and at most
 -- DELAYQ_PRIORITY_EXPIRE_MAX expired and as many foreign priority members.
 local bad = delayq_check_types(KEYS[1], 'list', KEYS[2], 'zset', KEYS[3], 'list', KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset')
@@ -101,10 +102,12 @@ if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
 end
 -- The list's values by LPOP with a count: a pop per value was a sixth of
 -- the script. Two at first, then as many as the sizes so far say still fit
--- the byte budget, never more than read so far (lib/element.lua).
+-- the byte budget, never more than read so far (lib/element.lua) nor 16.
 local read = 0
 while #values < n and bytes < budget and not more do
-  local want = read == 0 and math.min(2, n - #values) or delayq_next_chunk(n - #values, read, bytes, budget, n)
+  -- At most 16 at once: a chunk read past the budget (and given back
+  -- below) is at most 15 values, whatever their size.
+  local want = read == 0 and math.min(2, n - #values) or delayq_next_chunk(n - #values, read, bytes, budget, 16)
   local popped = redis.call('lpop', KEYS[1], want)
   if not popped then break end
   local kept = #popped

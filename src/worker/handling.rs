@@ -162,9 +162,13 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
     let lease_until = delivery.leased_at() + context.queue.visibility_timeout();
-    let shown = context
-        .busy
-        .enter(delivery.id(), attempt, delivery.job_id(), lease_until);
+    let shown = context.busy.enter(
+        delivery.id(),
+        attempt,
+        delivery.job_id(),
+        lease_until,
+        delivery.lease_member().clone(),
+    );
     let mut delivery = delivery;
     let headers = delivery.take_headers();
     let (value, mut lease) = delivery.into_parts();

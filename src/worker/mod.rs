@@ -559,6 +559,12 @@ impl<T: Send + 'static> Worker<T> {
             busy,
         });
         let core = Arc::clone(context.queue.core());
+        let keeping = presence::keep_leases(
+            Arc::clone(&context.busy),
+            Arc::clone(&core),
+            context.queue.shared_keys().clone(),
+            context.queue.visibility_timeout(),
+        );
         let consuming = consume::consume(context, self.concurrency, stop.clone());
         // The heartbeat runs in the worker's own task: a task aborted, or a
         // runtime dropped, beats no more. The worker leaves as it stops, or
@@ -575,6 +581,7 @@ impl<T: Send + 'static> Worker<T> {
                 biased;
                 _ = consuming => {}
                 _ = beating => {}
+                _ = keeping => {}
             }
             if !core.is_shutting_down() {
                 presence.leave().await;

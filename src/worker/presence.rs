@@ -217,6 +217,9 @@ struct Running {
     job: Option<String>,
     since: Instant,
     lease_until: Instant,
+    /// Its lease set member: [`keep_leases`] extends a lease no one else
+    /// does (a handler blocking its thread in its first poll, run in place).
+    member: bytes::Bytes,
 }
 
 /// A delivery in [`Busy`] while its handler runs: dropped, it leaves.
@@ -234,6 +237,7 @@ impl Busy {
         attempt: u32,
         job: Option<&str>,
         lease_until: Instant,
+        member: bytes::Bytes,
     ) -> Shown {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let running = Running {
@@ -242,6 +246,7 @@ impl Busy {
             job: job.map(str::to_owned),
             since: Instant::now(),
             lease_until,
+            member,
         };
         self.running.lock().insert(key, running);
         Shown {
@@ -270,12 +275,50 @@ impl Busy {
     }
 }
 
+impl Busy {
+    /// The running deliveries with less than half their lease left at
+    /// `now`: a handler's own timer extends at a third (see `handling`), so
+    /// these are leases no one extends.
+    fn lapsing(&self, now: Instant, visibility: Duration) -> Vec<(u64, bytes::Bytes)> {
+        let running = self.running.lock();
+        (running.iter())
+            .filter(|(_, r)| r.lease_until.saturating_duration_since(now) < visibility / 2)
+            .map(|(key, r)| (*key, r.member.clone()))
+            .collect()
+    }
+
+    fn extended(&self, key: u64, until: Instant) {
+        if let Some(running) = self.running.lock().get_mut(&key) {
+            running.lease_until = until;
+        }
+    }
+}
+
+/// Extends, every sixth of the visibility timeout, the leases of running
+/// deliveries that no one extends: a handler is polled once in place
+/// before it gets a task and its extension timer, and one that blocks its
+/// thread in that poll would otherwise lose its lease while it runs. Runs
+/// in the worker's own task, beside its loop, for good.
+pub(crate) async fn keep_leases(busy: Arc<Busy>, core: Arc<Core>, keys: Arc<QueueKeys>, visibility: Duration) {
+    let mut every = tokio::time::interval(visibility / 6);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        for (key, member) in busy.lapsing(Instant::now(), visibility) {
+            let sent = Instant::now();
+            match crate::queue::reliable::delivery::extend_member(&core, &keys, &member, visibility).await {
+                Ok(true) => busy.extended(key, sent + visibility),
+                Ok(false) => {}
+                Err(error) => tracing::debug!(%error, "could not extend the lease of a running delivery"),
+            }
+        }
+    }
+}
+
 impl Shown {
     /// The lease was extended: it now runs until `until`.
     pub(crate) fn extended(&self, until: Instant) {
-        if let Some(running) = self.busy.running.lock().get_mut(&self.key) {
-            running.lease_until = until;
-        }
+        self.busy.extended(self.key, until);
     }
 }
 

@@ -878,6 +878,60 @@ redis_test! {
 }
 
 redis_test! {
+    /// A handler that blocks its thread in its first poll (run in place,
+    /// before it would get a task and an extension timer of its own) keeps
+    /// its lease past the visibility timeout: the worker's lease keeper
+    /// extends it, so the reaper does not give the value back meanwhile and
+    /// it is handled once. (A thread blocked without `block_in_place` can
+    /// stall the runtime's timers, the handler's own ones included.)
+    async fn a_handler_blocking_its_thread_in_its_first_poll_keeps_its_lease(client) {
+        const VISIBILITY: Duration = Duration::from_secs(2);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let worker = client
+            .worker("blocks-first", StringCodec)
+            .unwrap()
+            .visibility_timeout(VISIBILITY)
+            .run({
+                let runs = runs.clone();
+                move |_: String| {
+                    let runs = runs.clone();
+                    async move {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        // No `.await` before: all of it in the first poll,
+                        // blocking as a tokio handler may (in place: a plain
+                        // blocked thread can hold up the runtime's timers).
+                        tokio::task::block_in_place(|| std::thread::sleep(Duration::from_secs(6)));
+                        Ok::<(), BoxError>(())
+                    }
+                }
+            });
+        let dest = client.blocking_queue("blocks-first", StringCodec).unwrap();
+        dest.offer(&"a".to_owned()).await.unwrap();
+        eventually(Duration::from_secs(20), "the handler started", || async {
+            runs.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        // Past the visibility timeout, with the handler still blocked.
+        tokio::time::sleep(VISIBILITY + Duration::from_secs(1)).await;
+        let reliable = client
+            .reliable_queue("blocks-first", StringCodec)
+            .unwrap()
+            .with_visibility_timeout(VISIBILITY);
+        let reaped = reliable.reap_now().await.unwrap();
+        assert_eq!(reaped.timed_out, 0, "the lease lapsed while the handler ran: {reaped:?}");
+        assert_eq!(reliable.in_flight().await.unwrap(), 1);
+        assert_eq!(dest.len().await.unwrap(), 0);
+        eventually(Duration::from_secs(30), "handled and acked", || async {
+            worker.report().succeeded == 1 && reliable.in_flight().await.unwrap() == 0
+        })
+        .await;
+        assert_eq!(dest.len().await.unwrap(), 0, "nothing given back");
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "handled once");
+        worker.shutdown().await;
+    }
+}
+
+redis_test! {
     /// A handler cancelled by its timeout is stopped before its value is
     /// settled: one that blocks its thread (it cannot be stopped at an
     /// `.await`) is waited for, so the value's next attempt never runs beside it.

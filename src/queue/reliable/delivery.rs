@@ -160,6 +160,11 @@ impl<T: 'static> Delivery<T> {
             .unwrap_or_default()
     }
 
+    /// Its member of the lease set (a worker's lease keeper extends by it).
+    pub(crate) fn lease_member(&self) -> &Bytes {
+        self.lease.lease_member()
+    }
+
     /// The value and what settles it, apart (for a worker that hands the value on).
     pub(crate) fn into_parts(self) -> (T, DeliveryLease) {
         (self.value, self.lease)
@@ -308,6 +313,21 @@ impl<T: 'static> Delivery<T> {
     }
 }
 
+/// Moves the visibility deadline of the delivery whose lease set member is
+/// `member` to `timeout` from now; false when it is no longer in flight.
+pub(crate) async fn extend_member(core: &Core, keys: &QueueKeys, member: &Bytes, timeout: Duration) -> Result<bool> {
+    let args = vec![
+        Value::Bytes(member.clone()),
+        Value::from(crate::wire::time::saturating_ms(timeout)),
+    ];
+    let script_keys = SCRIPTS.extend.keys(keys).build();
+    let value = SCRIPTS
+        .extend
+        .run(core.conn()?, keys.destination(), script_keys, args)
+        .await?;
+    Ok(reply::int(&value)? == 1)
+}
+
 /// A delivery's lease on its value (its member of the lease set (`delayq_leases`), until
 /// a visibility deadline): the part of a delivery that settles it, by an
 /// ack or a [`Release`]. Also held without a decoded value, to release one
@@ -371,16 +391,12 @@ impl DeliveryLease {
     }
 
     pub(crate) async fn extend(&self, timeout: Duration) -> Result<bool> {
-        let script = &SCRIPTS.extend;
-        let args = vec![
-            Value::Bytes(self.member.clone()),
-            Value::from(crate::wire::time::saturating_ms(timeout)),
-        ];
-        let keys = SCRIPTS.extend.keys(&self.keys).build();
-        let value = script
-            .run(self.core.conn()?, self.keys.destination(), keys, args)
-            .await?;
-        Ok(reply::int(&value)? == 1)
+        extend_member(&self.core, &self.keys, &self.member, timeout).await
+    }
+
+    /// Its member of the lease set, for [`extend_member`] by another task.
+    pub(crate) fn lease_member(&self) -> &Bytes {
+        &self.member
     }
 
     pub(in crate::queue::reliable) async fn ack(&mut self) -> Result<bool> {
