@@ -18,7 +18,7 @@
 //!
 //! On a pause and at the stop, what is held goes back to the head in one
 //! ordered release once the claims on their way have answered. Each
-//! delivery runs in a task of its own (`handling`).
+//! slot runs in a task of its own, one delivery after another (`handling`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -420,7 +420,8 @@ impl<T: Send + 'static> Consumer<T> {
         true
     }
 
-    /// Runs `delivery`'s handler in `slot`, in a task of its own.
+    /// Runs `delivery`'s handler in `slot`, in a slot task that goes on
+    /// with the next buffered ones.
     fn start(&mut self, delivery: Delivery<T>, slot: tokio::sync::OwnedSemaphorePermit) {
         let handling = handling::handle_in_slot(
             Arc::clone(&self.context),

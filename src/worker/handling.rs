@@ -1,6 +1,8 @@
-//! One delivery in a worker's handler slot: the handler runs in a task of
-//! its own, its visibility deadline kept ahead meanwhile, within the
-//! handler timeout and the shutdown's grace; then the delivery is settled
+//! One delivery in a worker's handler slot: the handler is polled once in
+//! the slot's task, and one that waits goes on in a task of its own, its
+//! visibility deadline kept ahead meanwhile (during the first poll, by the
+//! worker's lease keeper, `presence::keep_leases`), within the handler
+//! timeout and the shutdown's grace; then the delivery is settled
 //! by what it returned: a success through the queue's ack sink, a failure
 //! by a retry or a dead letter (`RetryPolicy`, `Permanent`), reported to
 //! the error hook.
