@@ -12,29 +12,14 @@
 # Prints one line per check and ends with "N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PEERS=${PEERS:-$HOME/jp}
-[ -x "$PEERS/peer-4.7.0" ] || { echo "no peers in $PEERS (see ../shared/peers/README.md)"; exit 2; }
-cargo build -q --release -p delayq-cli
-DELAYQ=$PWD/target/release/delayq
+. scripts/interop.sh
 SCHEMA=$PWD/compat/kryo-schema.example.json
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-DIR=$(mktemp -d)
-redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes >/dev/null
-trap 'redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
-export REDIS_URL=redis://127.0.0.1:$PORT
 # Java 17 runs MarshallingCodec only with these (as a real service must).
 opens=""
 for p in java.util java.util.concurrent java.lang java.math java.time java.io; do
   opens="$opens --add-opens java.base/$p=ALL-UNNAMED"
 done
 export PEER_JAVA_OPTS="${PEER_JAVA_OPTS:-$opens}"
-
-pass=0 fail=0
-check() { # name expected actual
-  if [ "$2" == "$3" ]; then pass=$((pass + 1)); echo "ok    $1"
-  else fail=$((fail + 1)); echo "FAIL  $1"; echo "      expected: $2"; echo "      got:      $3"; fi
-}
 
 ORDER='{"id":"o-1","amount":1234,"tags":["a","b"]}'
 JAVA_ORDER='Order id=o-1 amount=1234 tags=[a, b]'
@@ -89,5 +74,4 @@ for version in 3.21.0 3.52.0 4.7.0; do
     check "$version $wrap/string: Java offers, Rust takes" "zażółć 🚀" "$got"
   done
 done
-echo "$pass passed, $fail failed"
-[ "$fail" == 0 ]
+finish

@@ -22,23 +22,9 @@
 # Prints one line per check and ends with "N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PEERS=${PEERS:-$HOME/jp}
-[ -x "$PEERS/peer-4.7.0" ] || { echo "no peers in $PEERS (see ../shared/peers/README.md)"; exit 2; }
-cargo build -q --release -p delayq-cli
-DELAYQ=$PWD/target/release/delayq
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-DIR=$(mktemp -d)
-redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes >/dev/null
-trap 'redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
-export REDIS_URL=redis://127.0.0.1:$PORT
+. scripts/interop.sh
 rcli() { redis-cli -p "$PORT" "$@"; }
 
-pass=0 fail=0
-check() { # name expected actual
-  if [ "$2" == "$3" ]; then pass=$((pass + 1)); echo "ok    $1"
-  else fail=$((fail + 1)); echo "FAIL  $1"; echo "      expected: $2"; echo "      got:      $3"; fi
-}
 # What is left of queue Q in every key a value can be in: Redisson's list,
 # timeout set and pending list, delayq's ready and delayed sets.
 left() {
@@ -128,5 +114,4 @@ for version in 3.21.0 3.52.0 4.7.0; do
   check "$version c: delayq take gets delayq's values" "c-p7|c-p4late|c-hdr{k=v}|c-ttllate|" "$got"
   check "$version c: nothing left" "list=0 timeout=0 pending=0 ready=0 delayed=0" "$(left "$q")"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" == 0 ]
+finish
