@@ -44,21 +44,41 @@ impl Admin {
 
     /// Every command's time since the last `CONFIG RESETSTAT` (µs), longest first.
     pub async fn command_times(&self) -> Vec<(String, u64)> {
-        let text = match self.cmd("INFO", vec!["commandstats".into()]).await {
-            Value::String(s) => s.to_string(),
-            Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-            other => panic!("INFO: {other:?}"),
-        };
-        let mut times: Vec<(String, u64)> = text
+        (self.command_stats().await.into_iter())
+            .map(|(command, _, usec)| (command, usec))
+            .collect()
+    }
+
+    /// Every command's calls and time (µs) since the last `CONFIG
+    /// RESETSTAT` (`INFO commandstats`), longest first.
+    pub async fn command_stats(&self) -> Vec<(String, u64, u64)> {
+        let text = self.info("commandstats").await;
+        let mut stats: Vec<(String, u64, u64)> = text
             .lines()
             .filter_map(|line| {
                 let (command, fields) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-                let usec = fields.split(',').find_map(|f| f.strip_prefix("usec="))?;
-                Some((command.to_owned(), usec.trim().parse().ok()?))
+                let field = |name: &str| {
+                    fields
+                        .split(',')
+                        .find_map(|f| f.strip_prefix(name))?
+                        .trim()
+                        .parse()
+                        .ok()
+                };
+                Some((command.to_owned(), field("calls=")?, field("usec=")?))
             })
             .collect();
-        times.sort_by_key(|(_, usec)| std::cmp::Reverse(*usec));
-        times
+        stats.sort_by_key(|(_, _, usec)| std::cmp::Reverse(*usec));
+        stats
+    }
+
+    /// The text of an `INFO` section.
+    pub async fn info(&self, section: &str) -> String {
+        match self.cmd("INFO", vec![section.into()]).await {
+            Value::String(s) => s.to_string(),
+            Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("INFO: {other:?}"),
+        }
     }
 
     pub async fn config_set(&self, name: &str, value: &str) {

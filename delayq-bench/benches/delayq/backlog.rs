@@ -223,11 +223,7 @@ pub struct LargeBacklog {
 
 /// `INFO` `field` (a number) of a section.
 async fn info_number(admin: &Admin, section: &str, field: &str) -> i64 {
-    let text = match admin.cmd("INFO", vec![section.into()]).await {
-        Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("INFO: {other:?}"),
-    };
+    let text = admin.info(section).await;
     text.lines()
         .find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')))
         .and_then(|v| v.split(',').next())

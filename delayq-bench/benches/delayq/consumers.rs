@@ -377,11 +377,7 @@ impl Cpu {
         if commandstats_wanted() {
             admin.cmd("CONFIG", vec!["RESETSTAT".into()]).await;
         }
-        let text = match admin.cmd("INFO", vec!["cpu".into()]).await {
-            Value::String(s) => s.to_string(),
-            Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-            other => panic!("INFO: {other:?}"),
-        };
+        let text = admin.info("cpu").await;
         let field = |name: &str| -> f64 {
             text.lines()
                 .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
@@ -424,26 +420,11 @@ fn commandstats_wanted() -> bool {
 /// Prints (stderr) each command's calls and µs per handled value.
 async fn print_commandstats(redis: &RedisServer, values: u64) {
     let admin = Admin::connect(&redis.url()).await;
-    let text = match admin.cmd("INFO", vec!["commandstats".into()]).await {
-        Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("INFO: {other:?}"),
-    };
-    for line in text.lines().filter_map(|l| l.strip_prefix("cmdstat_")) {
-        let Some((command, fields)) = line.split_once(':') else {
-            continue;
-        };
-        let field = |name: &str| {
-            fields
-                .split(',')
-                .find_map(|f| f.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
+    for (command, calls, usec) in admin.command_stats().await {
         eprintln!(
             "      {command:<20} calls per 1,000 values {:>8.1}, µs per value {:>6.2}",
-            field("calls") * 1000.0 / values as f64,
-            field("usec") / values as f64
+            calls as f64 * 1000.0 / values as f64,
+            usec as f64 / values as f64
         );
     }
 }

@@ -118,14 +118,8 @@ async fn worker_once(redis: &RedisServer, admin: &Admin, name: &str, events: boo
 
 /// XADD calls the server counted (`INFO commandstats`; those of scripts too).
 async fn xadd_calls(admin: &Admin) -> u64 {
-    let text = match admin.cmd("INFO", vec!["commandstats".into()]).await {
-        Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("INFO: {other:?}"),
-    };
-    text.lines()
-        .find_map(|line| line.strip_prefix("cmdstat_xadd:calls="))
-        .and_then(|rest| rest.split(',').next()?.parse().ok())
+    (admin.command_stats().await.into_iter())
+        .find_map(|(command, calls, _)| (command == "xadd").then_some(calls))
         .unwrap_or(0)
 }
 

@@ -106,28 +106,8 @@ async fn account_print(admin: &Admin, phase: &str, values: u64) {
             *us as f64 / per
         );
     }
-    let text = match admin.cmd("INFO", vec!["commandstats".into()]).await {
-        delayq::fred::types::Value::String(s) => s.to_string(),
-        delayq::fred::types::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("INFO: {other:?}"),
-    };
-    let mut calls: Vec<(String, u64, u64)> = text
-        .lines()
-        .filter_map(|line| {
-            let (command, fields) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let field = |name: &str| {
-                fields
-                    .split(',')
-                    .find_map(|f| f.strip_prefix(name))?
-                    .trim()
-                    .parse()
-                    .ok()
-            };
-            Some((command.to_owned(), field("calls=")?, field("usec=")?))
-        })
-        .filter(|(command, _, _)| !matches!(command.as_str(), "slowlog" | "config" | "info"))
-        .collect();
-    calls.sort_by_key(|(_, _, usec)| std::cmp::Reverse(*usec));
+    let mut calls = admin.command_stats().await;
+    calls.retain(|(command, _, _)| !matches!(command.as_str(), "slowlog" | "config" | "info"));
     let line: Vec<String> = calls
         .iter()
         .map(|(command, n, usec)| format!("{command} {:.2}/{:.2}µs", *n as f64 / per, *usec as f64 / per))
