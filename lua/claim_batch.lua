@@ -66,7 +66,13 @@ local tracked = redis.call('exists', KEYS[4]) == 1
 local jobbed = delayq_jobs_on(KEYS[13])
 local claimed_jobs, dead_jobs = {}, {}
 local reply = {'ok', now, 0}
+-- The rare fields, answered after the values: (index, kind, text).
 local extras = {}
+local function extra(i, kind, text)
+  extras[#extras + 1] = i
+  extras[#extras + 1] = kind
+  extras[#extras + 1] = text
+end
 local ttls = {}
 local deadline = now + visibility
 -- Every lease in one ZADD at the end: a call per value cost a third of the
@@ -172,22 +178,10 @@ for i, value in ipairs(values) do
   end
   reply[#reply + 1] = value
   reply[#reply + 1] = deliveries > 0 and deliveries * 10 + levels[i] or deliveries * 10
-  if due then
-    extras[#extras + 1] = i
-    extras[#extras + 1] = 'd'
-    extras[#extras + 1] = due
-  end
-  if job then
-    extras[#extras + 1] = i
-    extras[#extras + 1] = 'j'
-    extras[#extras + 1] = job
-  end
+  if due then extra(i, 'd', due) end
+  if job then extra(i, 'j', job) end
   local headed = headers[i] and delayq_section_headers(headers[i])
-  if headed then
-    extras[#extras + 1] = i
-    extras[#extras + 1] = 'h'
-    extras[#extras + 1] = string.sub(headed, 7)
-  end
+  if headed then extra(i, 'h', string.sub(headed, 7)) end
 end
 reply[3] = #values
 for _, extra in ipairs(extras) do
