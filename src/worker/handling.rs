@@ -164,10 +164,13 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
         span.record("lateness_ms", lateness.as_millis() as u64);
     }
     let lease_until = delivery.leased_at() + context.queue.visibility_timeout();
+    // One clock read for both: shown running since, and the handler's time.
+    let started = Instant::now();
     let shown = context.busy.enter(
         delivery.id(),
         attempt,
         delivery.job_id(),
+        started,
         lease_until,
         delivery.lease_member().clone(),
     );
@@ -177,7 +180,6 @@ async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>)
     #[cfg(feature = "opentelemetry")]
     lease.adopt_trace(&span); // the offer's span as parent and link
     Counters::add(&context.counters.handled);
-    let started = Instant::now();
     let Some(result) = run_handler(context, value, attempt, headers, &lease, &shown, started)
         .instrument(span.clone())
         .await

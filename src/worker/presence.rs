@@ -229,13 +229,14 @@ pub(crate) struct Shown {
 }
 
 impl Busy {
-    /// Shows `delivery` (of `job`, if any) as running from now, its lease
-    /// until `lease_until`.
+    /// Shows `delivery` (of `job`, if any) as running from `since`, its
+    /// lease until `lease_until`.
     pub(crate) fn enter(
         self: &Arc<Self>,
         delivery: [u8; 8],
         attempt: u32,
         job: Option<&str>,
+        since: Instant,
         lease_until: Instant,
         member: bytes::Bytes,
     ) -> Shown {
@@ -244,7 +245,7 @@ impl Busy {
             delivery,
             attempt,
             job: job.map(str::to_owned),
-            since: Instant::now(),
+            since,
             lease_until,
             member,
         };
