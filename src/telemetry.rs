@@ -88,6 +88,25 @@ pub(crate) fn handled(queue: &str, outcome: Handled, took: Duration) {
     }
 }
 
+/// Many handler runs with the same outcome (an ack batch's): the metric
+/// handles are looked up once for the lot, not once per value.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn handled_all(queue: &str, outcome: Handled, took: impl ExactSizeIterator<Item = Duration>) {
+    #[cfg(feature = "metrics")]
+    {
+        if took.len() == 0 {
+            return;
+        }
+        let count = took.len() as u64;
+        let histogram = metrics::histogram!("delayq_handler_duration_seconds", "queue" => queue.to_owned(), "outcome" => outcome.label());
+        for took in took {
+            histogram.record(took.as_secs_f64());
+        }
+        metrics::counter!("delayq_handled_total", "queue" => queue.to_owned(), "outcome" => outcome.label())
+            .increment(count);
+    }
+}
+
 /// A value scheduled for another attempt.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn retried(queue: &str) {

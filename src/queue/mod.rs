@@ -30,6 +30,7 @@ pub(crate) mod priority;
 pub(crate) mod registry;
 pub(crate) mod reliable;
 pub(crate) mod status;
+pub(crate) mod tokens;
 pub(crate) mod traces;
 mod transferring;
 

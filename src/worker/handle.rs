@@ -79,6 +79,10 @@ impl Counters {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn add_many(counter: &AtomicU64, n: usize) {
+        counter.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
     pub(super) fn snapshot(&self) -> WorkerReport {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         WorkerReport {

@@ -30,24 +30,28 @@ pub(super) struct Succeeded {
     span: tracing::Span,
 }
 
-/// The ack sink's report of a worker's ack: counted and logged as the
-/// handler's success.
+/// The ack sink's report of a batch of a worker's acks: counted and
+/// logged as the handlers' successes, the metrics once per batch.
 pub(super) fn acked<T: 'static>(
     context: &Context<T>,
-) -> impl Fn(Succeeded, Result<bool, &Error>) + Send + Sync + use<T> {
+) -> impl Fn(Vec<Succeeded>, Result<&[bool], &Error>) + Send + Sync + use<T> {
     let (queue, counters) = (context.queue.name().to_owned(), Arc::clone(&context.counters));
-    move |Succeeded { took, span }, outcome| match outcome {
+    move |batch, outcome| match outcome {
         Ok(acked) => {
-            Counters::add(&counters.succeeded);
-            telemetry::handled(&queue, Handled::Ok, took);
-            if acked {
-                tracing::debug!(parent: &span, ?took, "handled");
-            } else {
-                tracing::warn!(parent: &span, ?took, "handled, but too late: the visibility timeout had given the value back");
+            Counters::add_many(&counters.succeeded, batch.len());
+            telemetry::handled_all(&queue, Handled::Ok, batch.iter().map(|s| s.took));
+            for (Succeeded { took, span }, acked) in batch.into_iter().zip(acked) {
+                if *acked {
+                    tracing::debug!(parent: &span, ?took, "handled");
+                } else {
+                    tracing::warn!(parent: &span, ?took, "handled, but too late: the visibility timeout had given the value back");
+                }
             }
         }
         Err(error) => {
-            tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
+            for Succeeded { span, .. } in batch {
+                tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");
+            }
         }
     }
 }

@@ -16,7 +16,6 @@
 //! the Redis server's clock (the beat's time minus the age), so hosts whose
 //! clocks disagree still line up.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -31,6 +30,7 @@ use crate::connection::host::host_name;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::Result;
+use crate::queue::tokens::TokenMap;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 use crate::wire::time;
@@ -205,7 +205,7 @@ struct RunningRecord {
 /// The deliveries a worker's handlers run now.
 #[derive(Debug, Default)]
 pub(crate) struct Busy {
-    running: Mutex<HashMap<u64, Running>>,
+    running: Mutex<TokenMap<Running>>,
     next: AtomicU64,
 }
 

@@ -3,7 +3,7 @@
 //! busy consumer spends one script on a batch of acks instead of one each.
 //! An ack goes out as soon as the sink has a free lane; while [`LANES`]
 //! batches are on their way, the deliveries sent meanwhile wait and go
-//! together in the next one. What each ack came to is handed to the
+//! together in the next one. What each batch came to is handed to the
 //! consumer's callback (a [`Worker`](crate::Worker) counts and logs it).
 
 use std::sync::Arc;
@@ -25,10 +25,12 @@ const LANES: usize = 4;
 /// longest run beside 100,000 deliveries in flight pass 1 ms (scenario 7).
 const ACK_BATCH: usize = CLAIM_BATCH;
 
-/// What an ack came to, for the sender's `M`: whether it was acked in time
-/// (`false`: its visibility timeout had given the value back), or why the
-/// ack failed (the value may be delivered again).
-type Acked<M> = Arc<dyn Fn(M, Result<bool, &Error>) + Send + Sync>;
+/// What a batch of acks came to, for the senders' `M`s in the order they
+/// were sent: for each, whether it was acked in time (`false`: its
+/// visibility timeout had given the value back), or why the batch's ack
+/// failed (its values may be delivered again). Once per batch, not per
+/// value: a worker's metrics cost a lookup each.
+type Acked<M> = Arc<dyn Fn(Vec<M>, Result<&[bool], &Error>) + Send + Sync>;
 
 /// Where a consumer sends the leases of deliveries to ack, each with what
 /// its callback gets back (`M`). Cloned for each sender; the sink ends,
@@ -63,7 +65,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// last acks are answered.
     pub(crate) fn ack_sink<M: Send + 'static>(
         &self,
-        acked: impl Fn(M, Result<bool, &Error>) + Send + Sync + 'static,
+        acked: impl Fn(Vec<M>, Result<&[bool], &Error>) + Send + Sync + 'static,
     ) -> (AckSink<M>, JoinHandle<()>) {
         let (sender, mut sent) = mpsc::channel::<(DeliveryLease, M)>(ACK_BATCH);
         let acked: Acked<M> = Arc::new(acked);
@@ -99,16 +101,8 @@ impl<T: 'static> ReliableQueue<T> {
 async fn ack<M>(batch: Vec<(DeliveryLease, M)>, lane: Lane, acked: Acked<M>) -> Lane {
     let (mut leases, tags): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
     match DeliveryLease::ack_all(&mut leases, &lane).await {
-        Ok(outcomes) => {
-            for (outcome, tag) in outcomes.into_iter().zip(tags) {
-                acked(tag, Ok(outcome));
-            }
-        }
-        Err(error) => {
-            for tag in tags {
-                acked(tag, Err(&error));
-            }
-        }
+        Ok(outcomes) => acked(tags, Ok(&outcomes)),
+        Err(error) => acked(tags, Err(&error)),
     }
     lane
 }

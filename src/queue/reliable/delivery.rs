@@ -37,8 +37,15 @@ const ACK_MEMORY_CAP: i64 = 100_000;
 pub(crate) fn member(id: [u8; 8], count: u32, level: u8, value: &[u8]) -> Bytes {
     let mut member = Vec::with_capacity(MEMBER_HEADER + value.len());
     member.extend_from_slice(&id);
-    let field = u64::from(level) * 1_000_000_000 + u64::from(count.min(999_999_999));
-    member.extend_from_slice(format!("{field:010}").as_bytes());
+    let mut field = u64::from(level) * 1_000_000_000 + u64::from(count.min(999_999_999));
+    // Ten digits, zero-padded, written in place (`format!` cost a busy
+    // worker an allocation per value).
+    let mut digits = [b'0'; 10];
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (field % 10) as u8;
+        field /= 10;
+    }
+    member.extend_from_slice(&digits);
     member.extend_from_slice(value);
     Bytes::from(member)
 }
@@ -454,9 +461,13 @@ impl DeliveryLease {
             Ok(acked)
         })
         .await;
-        for lease in leases.iter_mut() {
-            lease.settle();
-        }
+        // Settled together: one lock of the outstanding map for the batch.
+        core.reliable_queues()
+            .outstanding
+            .remove_all(leases.iter_mut().map(|lease| {
+                lease.settled = true;
+                lease.token
+            }));
         acked
     }
 
@@ -597,4 +608,22 @@ pub(in crate::queue::reliable) async fn release(
         .apply_retrying(core.conn()?, core.settling(), script, redis_keys, args)
         .await?;
     Ok(reply::int(&value)? == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_is_the_id_ten_digits_of_level_and_count_then_the_value() {
+        let id = [1, 2, 3, 4, 5, 6, 7, 8];
+        let member = member(id, 7, 3, b"payload");
+        assert_eq!(&member[..8], &id);
+        assert_eq!(&member[8..MEMBER_HEADER], b"3000000007");
+        assert_eq!(&member[MEMBER_HEADER..], b"payload");
+        assert_eq!(&super::member(id, 1, 0, b"")[8..], b"0000000001");
+        // Counts past nine digits stay at the most, the level intact.
+        assert_eq!(&super::member(id, u32::MAX, 9, b"")[8..], b"9999999999");
+        assert_eq!(&super::member(id, 123_456_789, 0, b"")[8..], b"0123456789");
+    }
 }

@@ -1,7 +1,6 @@
 //! Reliable deliveries a client has handed out and not yet settled, so that
 //! shutdown can wait for them and give back what is left.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -11,6 +10,7 @@ use tokio::sync::Notify;
 
 use crate::queue::reliable::delivery::{release, Release};
 use crate::queue::reliable::Settings;
+use crate::queue::tokens::TokenMap;
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
 
@@ -19,7 +19,7 @@ pub(crate) type Unsettled = (Arc<QueueKeys>, Settings, Bytes);
 #[derive(Default)]
 pub(crate) struct Outstanding {
     next: AtomicU64,
-    deliveries: Mutex<HashMap<u64, Unsettled>>,
+    deliveries: Mutex<TokenMap<Unsettled>>,
     changed: Notify,
 }
 
@@ -35,6 +35,19 @@ impl Outstanding {
         // Only `settled` waits, and only for none left: a wake per
         // settled delivery cost a busy worker a lock per value.
         if deliveries.remove(&token).is_some() && deliveries.is_empty() {
+            drop(deliveries);
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Removes many at once (an ack batch's), under one lock.
+    pub(super) fn remove_all(&self, tokens: impl IntoIterator<Item = u64>) {
+        let mut deliveries = self.deliveries.lock();
+        let mut removed = false;
+        for token in tokens {
+            removed |= deliveries.remove(&token).is_some();
+        }
+        if removed && deliveries.is_empty() {
             drop(deliveries);
             self.changed.notify_waiters();
         }
