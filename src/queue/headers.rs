@@ -177,6 +177,12 @@ pub(crate) fn scope<F: std::future::Future>(
     CURRENT.scope(headers, handling)
 }
 
+/// Runs `poll` (a Worker handler's first poll, in place) with `headers`
+/// at hand, as [`scope`] does for the polls of a task.
+pub(crate) fn poll_scoped<R>(headers: Headers, poll: impl FnOnce() -> R) -> R {
+    CURRENT.sync_scope(headers, poll)
+}
+
 impl Headers {
     /// The headers of the value that the calling [`Worker`](crate::Worker)
     /// handler handles (a closure handler gets the value alone; a tower

@@ -82,54 +82,63 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
     acks: AckSink<Succeeded>,
     buffer: Arc<Shared<T>>,
 ) {
+    // Each value's steps are inline here, not async fns of their own: a
+    // future is copied whole into its caller's as it starts, and those
+    // nested futures were kilobytes a value, most of a busy worker's
+    // memcpy. The rare paths (a failure, a cancel, a handler that waits)
+    // are boxed for the same reason.
+    let queue = context.queue.name();
     loop {
-        if !handle_one(&context, delivery, &acks).await {
+        let attempt = delivery.delivery_count();
+        let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
+        if let Some(lateness) = delivery.lateness() {
+            span.record("lateness_ms", lateness.as_millis() as u64);
+        }
+        let lease_until = delivery.leased_at() + context.queue.visibility_timeout();
+        // One clock read for both: shown running since, and the handler's time.
+        let started = Instant::now();
+        let shown = context.busy.enter(
+            delivery.id(),
+            attempt,
+            delivery.job_id(),
+            started,
+            lease_until,
+            delivery.lease_member().clone(),
+        );
+        let headers = delivery.take_headers();
+        let (value, mut lease) = delivery.into_parts();
+        #[cfg(feature = "opentelemetry")]
+        lease.adopt_trace(&span); // the offer's span as parent and link
+        Counters::add(&context.counters.handled);
+        let ran = run_handler(&context, value, attempt, headers, &lease, &shown, started)
+            .instrument(span.clone())
+            .await;
+        drop(shown);
+        let Some(result) = ran else {
+            // Cancelled by a shutdown whose grace ran out: first in line again.
+            Box::pin(give_back_first(queue, &mut lease).instrument(span)).await;
             return;
+        };
+        let took = started.elapsed();
+        context.pace.ran(took);
+        match result {
+            // Waits, holding the slot, while the sink is full. The sink
+            // outlives every sender; had it ended (a panic), the lease
+            // dropped here gives the value back.
+            Ok(()) => {
+                if acks.send(lease, Succeeded { took, span }).await.is_err() {
+                    tracing::warn!(queue, "the ack sink is gone; a handled value goes back to the queue");
+                }
+            }
+            // Settled in the slot, so that a retry due at once is back in
+            // the queue before the slot takes again.
+            Err(error) => Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await,
         }
         match buffer.take_next().await {
             Some(next) => delivery = next,
             None => return,
         }
     }
-}
-
-/// Handles one delivery; a success goes to the ack sink, a failure is
-/// settled in the slot, so that a retry due at once is back in the queue
-/// before the slot takes again. False when a shutdown cancelled it.
-async fn handle_one<T: Send + 'static>(
-    context: &Arc<Context<T>>,
-    delivery: Delivery<T>,
-    acks: &AckSink<Succeeded>,
-) -> bool {
-    let Some(done) = run_one(context, delivery).await else {
-        return false;
-    };
-    context.pace.ran(done.took);
-    match done.result {
-        Ok(()) => {
-            let Done { lease, took, span, .. } = done;
-            // Waits, holding the slot, while the sink is full. The sink
-            // outlives every sender; had it ended (a panic), the lease
-            // dropped here gives the value back.
-            if acks.send(lease, Succeeded { took, span }).await.is_err() {
-                tracing::warn!(
-                    queue = context.queue.name(),
-                    "the ack sink is gone; a handled value goes back to the queue"
-                );
-            }
-        }
-        Err(error) => {
-            let Done {
-                mut lease,
-                attempt,
-                took,
-                span,
-                ..
-            } = done;
-            Box::pin(settle_failure(context, &mut lease, attempt, error, took, &span)).await
-        }
-    }
-    true
 }
 
 /// Gives a cancelled handler's value back first in line, waiting
@@ -149,58 +158,6 @@ async fn give_back_first(queue: &str, lease: &mut DeliveryLease) {
     }
 }
 
-/// A handler's run, to settle.
-struct Done {
-    lease: DeliveryLease,
-    result: Result<(), BoxError>,
-    attempt: u32,
-    took: Duration,
-    span: tracing::Span,
-}
-
-/// Runs the handler for one delivery; `None` when a shutdown cancelled it
-/// (its value is given back then).
-async fn run_one<T: Send + 'static>(context: &Context<T>, delivery: Delivery<T>) -> Option<Done> {
-    let queue = context.queue.name();
-    let attempt = delivery.delivery_count();
-    let span = tracing::info_span!("delayq.handle", queue, attempt, lateness_ms = tracing::field::Empty);
-    if let Some(lateness) = delivery.lateness() {
-        span.record("lateness_ms", lateness.as_millis() as u64);
-    }
-    let lease_until = delivery.leased_at() + context.queue.visibility_timeout();
-    // One clock read for both: shown running since, and the handler's time.
-    let started = Instant::now();
-    let shown = context.busy.enter(
-        delivery.id(),
-        attempt,
-        delivery.job_id(),
-        started,
-        lease_until,
-        delivery.lease_member().clone(),
-    );
-    let mut delivery = delivery;
-    let headers = delivery.take_headers();
-    let (value, mut lease) = delivery.into_parts();
-    #[cfg(feature = "opentelemetry")]
-    lease.adopt_trace(&span); // the offer's span as parent and link
-    Counters::add(&context.counters.handled);
-    let Some(result) = run_handler(context, value, attempt, headers, &lease, &shown, started)
-        .instrument(span.clone())
-        .await
-    else {
-        // Cancelled by a shutdown whose grace ran out: first in line again.
-        Box::pin(give_back_first(queue, &mut lease).instrument(span)).await;
-        return None;
-    };
-    Some(Done {
-        lease,
-        result,
-        attempt,
-        took: started.elapsed(),
-        span,
-    })
-}
-
 /// The handler's result (it gets the value and its attempt), or `None`
 /// when a shutdown cancelled it. Keeps the delivery's visibility deadline
 /// ahead while it runs.
@@ -213,25 +170,53 @@ async fn run_handler<T: Send + 'static>(
     shown: &Shown,
     started: Instant,
 ) -> Option<Result<(), BoxError>> {
-    let mut handling = Box::pin(crate::queue::headers::scope(headers, (context.handler)(value, attempt)));
+    let panicked = |panic| {
+        Counters::add(&context.counters.panicked);
+        Some(Err::<(), BoxError>(Box::new(Abnormal::Panicked(panic_text(panic)))))
+    };
+    // The handler's own code before its first `.await` runs here: a panic
+    // in it is the handler's, not the worker's.
+    let mut handling =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (context.handler)(value, attempt))) {
+            Ok(handling) => handling,
+            Err(panic) => return panicked(panic),
+        };
     // Polled once in place first: a handler done at once (no `.await` that
     // waits) needs no task, timers or wake-ups of its own. That was a task,
     // a timer and a cross-thread wake per value, most of a quick handler's
-    // cost. One that waits goes on in a task of its own, as below.
+    // cost. One that waits goes on in a task of its own, as below. The
+    // headers are at hand in both (a clone of none allocates nothing).
+    let (kept, mut headers) = (headers.clone(), Some(headers));
     let first = std::future::poll_fn(|cx| {
-        std::task::Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handling.as_mut().poll(cx)
-        })))
+        let headers = headers.take().unwrap_or_default();
+        let poll = || crate::queue::headers::poll_scoped(headers, || handling.as_mut().poll(cx));
+        std::task::Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll)))
     })
     .await;
     match first {
         Ok(std::task::Poll::Ready(result)) => return Some(in_time(context, result, started)),
         Ok(std::task::Poll::Pending) => {}
-        Err(panic) => {
-            Counters::add(&context.counters.panicked);
-            return Some(Err(Box::new(Abnormal::Panicked(panic_text(panic)))));
-        }
+        Err(panic) => return panicked(panic),
     }
+    // Boxed: each value's future is moved into its caller's when it
+    // starts, so its size is a copy per value; inline, this rare path's
+    // timers and select made it most of the worker's memcpy.
+    Box::pin(run_on(
+        context,
+        crate::queue::headers::scope(kept, handling),
+        lease,
+        shown,
+    ))
+    .await
+}
+
+/// A handler that waited at its first poll, run on in a task of its own.
+async fn run_on<T: Send + 'static>(
+    context: &Context<T>,
+    handling: impl Future<Output = Result<(), BoxError>> + Send + 'static,
+    lease: &DeliveryLease,
+    shown: &Shown,
+) -> Option<Result<(), BoxError>> {
     let mut run = tokio::spawn(handling.in_current_span());
     let visibility = context.queue.visibility_timeout();
     let every = visibility / 3;

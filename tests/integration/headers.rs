@@ -177,13 +177,17 @@ redis_test! {
         let producer = client.delayed_queue("hdr-worker", StringCodec).unwrap();
         producer.offer_with(&s("one"), &with(&[("n", "1")])).await.unwrap();
         producer.offer(&s("two"), Duration::ZERO).await.unwrap();
-        let seen: Arc<Mutex<Vec<(String, Headers)>>> = Arc::default();
+        let seen: Arc<Mutex<Vec<(String, Headers, Headers)>>> = Arc::default();
         let worker = client.worker("hdr-worker", StringCodec).unwrap().concurrency(2).run({
             let seen = seen.clone();
             move |value: String| {
                 let seen = seen.clone();
                 async move {
-                    seen.lock().push((value, Headers::current()));
+                    // At the first poll (run in place), and after an
+                    // `.await` that waits (the handler's own task).
+                    let first = Headers::current();
+                    tokio::task::yield_now().await;
+                    seen.lock().push((value, first, Headers::current()));
                     Ok::<(), BoxError>(())
                 }
             }
@@ -192,7 +196,8 @@ redis_test! {
         worker.shutdown().await;
         let mut got = seen.lock().clone();
         got.sort();
-        assert_eq!(got, [(s("one"), h(&[("n", "1")])), (s("two"), Headers::new())]);
+        let one = h(&[("n", "1")]);
+        assert_eq!(got, [(s("one"), one.clone(), one), (s("two"), Headers::new(), Headers::new())]);
         assert!(Headers::current().is_empty(), "outside a handler");
     }
 }

@@ -249,7 +249,12 @@ redis_test! {
                 let failures = failures.clone();
                 move |f| failures.lock().push((f.error().to_string(), f.attempt(), f.action()))
             })
-            .run(|value: String| async move {
+            .run(|value: String| {
+                // In the closure, before its future: the handler's panic too.
+                if value == "eager panic" {
+                    panic!("eager boom");
+                }
+                async move {
                 match value.as_str() {
                     "permanent" => Err(BoxError::from(Permanent::new("invalid order"))),
                     // At its first poll (run in place), and after an
@@ -265,14 +270,15 @@ redis_test! {
                     }
                     _ => Ok(()),
                 }
+                }
             });
         let dest = client.blocking_queue("kinds", StringCodec).unwrap();
-        for value in ["permanent", "panic", "late panic", "slow"] {
+        for value in ["permanent", "panic", "late panic", "slow", "eager panic"] {
             dest.offer(&value.to_owned()).await.unwrap();
         }
         let reliable = client.reliable_queue("kinds", StringCodec).unwrap();
-        eventually(Duration::from_secs(30), "all four dead-lettered", || async {
-            reliable.dead_letter_len().await.unwrap() == 4
+        eventually(Duration::from_secs(30), "all five dead-lettered", || async {
+            reliable.dead_letter_len().await.unwrap() == 5
         })
         .await;
         let report = worker.shutdown().await;
@@ -282,6 +288,7 @@ redis_test! {
                 "permanent" => "invalid order (permanent)",
                 "panic" => "the handler panicked: boom",
                 "late panic" => "the handler panicked: late boom",
+                "eager panic" => "the handler panicked: eager boom",
                 _ => "did not finish within 3s",
             };
             failures
@@ -311,10 +318,15 @@ redis_test! {
             [(1, retry), (2, FailureAction::DeadLettered)],
             "{failures:#?}"
         );
-        assert_eq!((report.panicked, report.timed_out, report.dead_lettered), (4, 2, 4));
+        assert_eq!(
+            of("eager panic"),
+            [(1, retry), (2, FailureAction::DeadLettered)],
+            "{failures:#?}"
+        );
+        assert_eq!((report.panicked, report.timed_out, report.dead_lettered), (6, 2, 5));
         let mut dead = reliable.dead_letters().await.unwrap();
         dead.sort();
-        assert_eq!(dead, ["late panic", "panic", "permanent", "slow"]);
+        assert_eq!(dead, ["eager panic", "late panic", "panic", "permanent", "slow"]);
     }
 }
 

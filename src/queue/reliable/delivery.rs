@@ -127,13 +127,14 @@ impl<T: 'static> Delivery<T> {
         count: u32,
         lateness: Option<Duration>,
         value: T,
+        leased_at: tokio::time::Instant,
     ) -> Self {
         Delivery {
             value,
             count,
             lateness,
             offered: None,
-            leased_at: tokio::time::Instant::now(),
+            leased_at,
             lease: DeliveryLease::shared(
                 queue.core().clone(),
                 queue.shared_keys().clone(),

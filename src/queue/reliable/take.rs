@@ -366,7 +366,8 @@ impl<T: 'static> ReliableQueue<T> {
         let member = crate::queue::reliable::delivery::member(id, count, 0, &value);
         match codec::decode(&*self.handle.codec, value) {
             Ok(decoded) => {
-                let delivery = Delivery::new(self, member, count, lateness, decoded).with_job(job);
+                let delivery =
+                    Delivery::new(self, member, count, lateness, decoded, tokio::time::Instant::now()).with_job(job);
                 // Feature `opentelemetry`: the context offered with the value.
                 #[cfg(feature = "opentelemetry")]
                 let delivery = self.adopt_trace(delivery).await;
