@@ -12,6 +12,10 @@ use std::time::Instant;
 use delayq::fred::interfaces::ClientLike;
 use delayq::Client;
 use delayq::LongCodec;
+
+#[path = "../benches/delayq/measure.rs"]
+#[allow(dead_code)]
+mod measure;
 use tokio::sync::Notify;
 
 #[tokio::main]
@@ -71,8 +75,5 @@ async fn main() {
 
 /// This process's user and system CPU seconds.
 fn own_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| rest.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
-    ticks(11) + ticks(12)
+    measure::own_cpu_time().as_secs_f64()
 }

@@ -384,12 +384,8 @@ impl Cpu {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0.0)
         };
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-        // Fields after the command's closing parenthesis: utime, stime are the 12th and 13th.
-        let rest: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-        let ticks = |i: usize| rest.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
         Cpu {
-            own: ticks(11) + ticks(12),
+            own: crate::measure::own_cpu_time().as_secs_f64(),
             redis: field("used_cpu_user") + field("used_cpu_sys"),
         }
     }
@@ -397,6 +393,9 @@ impl Cpu {
     /// Prints (stderr) the CPU µs each value cost this process and Redis;
     /// returns this process's.
     async fn per_value(self, redis: &RedisServer, values: u64, n: usize) -> f64 {
+        // Read before the reader's own connection and INFO, which `now`
+        // counts at the start (read last there) but are not the worker's.
+        let own = crate::measure::own_cpu_time().as_secs_f64();
         if commandstats_wanted() {
             print_commandstats(redis, values).await;
         }
@@ -404,10 +403,10 @@ impl Cpu {
         let per = |a: f64, b: f64| (b - a) * 1e6 / values as f64;
         eprintln!(
             "    Worker concurrency({n}): CPU per value: this process {:.1} µs, Redis {:.1} µs",
-            per(self.own, now.own),
+            per(self.own, own),
             per(self.redis, now.redis)
         );
-        per(self.own, now.own)
+        per(self.own, own)
     }
 }
 
