@@ -240,7 +240,7 @@ impl<T: Send + 'static> Consumer<T> {
                 break;
             };
             // None if it went stale since `any_stale()`: given back next round.
-            let next = self.buffer.lock().pop();
+            let next = self.buffer.lock().pop(Instant::now());
             if let Some(delivery) = next {
                 self.start(delivery, slot);
             }
@@ -316,7 +316,7 @@ impl<T: Send + 'static> Consumer<T> {
             }
             slot = Arc::clone(&self.slots).acquire_owned(), if !paused && !self.buffer.lock().is_empty() => {
                 let slot = slot.expect("the semaphore is never closed");
-                let next = self.buffer.lock().pop();
+                let next = self.buffer.lock().pop(Instant::now());
                 if let Some(delivery) = next {
                     self.start(delivery, slot);
                 }

@@ -119,22 +119,31 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
             Box::pin(give_back_first(queue, &mut lease).instrument(span)).await;
             return;
         };
-        let took = started.elapsed();
+        let finished = Instant::now();
+        let took = finished - started;
         context.pace.ran(took);
-        match result {
+        // The clock for the next take's staleness check: read again only
+        // after a wait (a full ack sink, a failure's settling).
+        let now = match result {
             // Waits, holding the slot, while the sink is full. The sink
             // outlives every sender; had it ended (a panic), the lease
             // dropped here gives the value back.
-            Ok(()) => {
-                if acks.send(lease, Succeeded { took, span }).await.is_err() {
+            Ok(()) => match acks.send(lease, Succeeded { took, span }).await {
+                Ok(false) => finished,
+                Ok(true) => Instant::now(),
+                Err(_) => {
                     tracing::warn!(queue, "the ack sink is gone; a handled value goes back to the queue");
+                    finished
                 }
-            }
+            },
             // Settled in the slot, so that a retry due at once is back in
             // the queue before the slot takes again.
-            Err(error) => Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await,
-        }
-        match buffer.take_next().await {
+            Err(error) => {
+                Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await;
+                Instant::now()
+            }
+        };
+        match buffer.take_next(now).await {
             Some(next) => delivery = next,
             None => return,
         }

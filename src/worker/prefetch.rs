@@ -127,10 +127,10 @@ impl<T: 'static> Buffer<T> {
         }
     }
 
-    /// The oldest delivery that has not waited too long.
-    pub(crate) fn pop(&mut self) -> Option<Delivery<T>> {
+    /// The oldest delivery that has not waited too long at `now`.
+    pub(crate) fn pop(&mut self, now: Instant) -> Option<Delivery<T>> {
         let (at, _) = self.waiting.front()?;
-        if at.elapsed() >= self.patience {
+        if now.saturating_duration_since(*at) >= self.patience {
             return None;
         }
         self.waiting.pop_front().map(|(_, delivery)| delivery)
@@ -249,30 +249,47 @@ impl<T: 'static> Shared<T> {
     /// first of its answer. `None` (the slot ends) when closed, when the
     /// oldest waited too long (the loop gives it back), or when no claim
     /// is on its way.
-    pub(crate) async fn take_next(&self) -> Option<Delivery<T>> {
+    /// `now`: the slot's last clock read, as its handler finished.
+    pub(crate) async fn take_next(&self, now: Instant) -> Option<Delivery<T>> {
+        // Most takes find a delivery at once: they register no waiter
+        // (a lock of the `Notify` and back, per value, shared by every slot).
+        if let Some(decided) = self.try_take(now, false) {
+            return decided;
+        }
         loop {
             // Registered before the look, so that a change after it wakes.
             let changed = self.changed.notified();
             let mut changed = std::pin::pin!(changed);
             changed.as_mut().enable();
-            {
-                let mut buffer = self.buffer.lock();
-                if self.closed.load(Ordering::SeqCst) {
-                    return None;
-                }
-                let next = buffer.pop();
-                if next.is_some() && buffer.waiting.len().is_multiple_of(WAKE_EVERY) {
-                    self.taken.notify_one();
-                }
-                if next.is_some() || !buffer.is_empty() || !self.expecting.load(Ordering::SeqCst) {
-                    return next;
-                }
-                self.idle.fetch_add(1, Ordering::SeqCst);
+            if let Some(decided) = self.try_take(Instant::now(), true) {
+                return decided;
             }
-            // Counted idle until woken, also when the slot is dropped.
+            // Counted idle (by `try_take`) until woken, also when the slot
+            // is dropped.
             let _idle = Idle(&self.idle);
             changed.await;
         }
+    }
+
+    /// What a take decides now: the next delivery, or `Some(None)` (the
+    /// slot ends); `None` when it should wait for a claim on its way,
+    /// counted idle if `idle`.
+    fn try_take(&self, now: Instant, idle: bool) -> Option<Option<Delivery<T>>> {
+        let mut buffer = self.buffer.lock();
+        if self.closed.load(Ordering::SeqCst) {
+            return Some(None);
+        }
+        let next = buffer.pop(now);
+        if next.is_some() && buffer.waiting.len().is_multiple_of(WAKE_EVERY) {
+            self.taken.notify_one();
+        }
+        if next.is_some() || !buffer.is_empty() || !self.expecting.load(Ordering::SeqCst) {
+            return Some(next);
+        }
+        if idle {
+            self.idle.fetch_add(1, Ordering::SeqCst);
+        }
+        None
     }
 
     /// Resolves once slots took [`WAKE_EVERY`] more (or a wake was stored).

@@ -51,19 +51,20 @@ impl<M> Clone for AckSink<M> {
 }
 
 impl<M: Send + 'static> AckSink<M> {
-    /// Queues `lease`'s ack, waiting while the sink is full. Gives `M` back
-    /// when the sink is gone (its task panicked): the lease, dropped
-    /// unsettled, gives its value back.
-    pub(crate) async fn send(&self, lease: DeliveryLease, tag: M) -> Result<(), M> {
+    /// Queues `lease`'s ack, waiting while the sink is full: `true` when
+    /// it waited. Gives `M` back when the sink is gone (its task panicked):
+    /// the lease, dropped unsettled, gives its value back.
+    pub(crate) async fn send(&self, lease: DeliveryLease, tag: M) -> Result<bool, M> {
         // At once while there is room; the wait's future is boxed, as the
         // sink is seldom full: inline it made this future (copied into
         // each value's) 720 bytes.
         match self.sender.try_send((lease, tag)) {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(false),
             Err(mpsc::error::TrySendError::Closed((_, tag))) => Err(tag),
-            Err(mpsc::error::TrySendError::Full(message)) => {
-                Box::pin(self.sender.send(message)).await.map_err(|failed| failed.0 .1)
-            }
+            Err(mpsc::error::TrySendError::Full(message)) => match Box::pin(self.sender.send(message)).await {
+                Ok(()) => Ok(true),
+                Err(failed) => Err(failed.0 .1),
+            },
         }
     }
 }
