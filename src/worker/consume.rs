@@ -350,8 +350,12 @@ impl<T: Send + 'static> Consumer<T> {
                 self.backoff.claims_from = Instant::now() + self.backoff.failed(self.context.queue.name(), &error)
             }
         }
-        self.buffer.lock().answered(number, sent, taken);
-        self.buffer.filled();
+        let waiting = {
+            let mut buffer = self.buffer.lock();
+            buffer.answered(number, sent, taken);
+            buffer.waiting()
+        };
+        self.buffer.filled(waiting, self.context.pace.quick());
         true
     }
 

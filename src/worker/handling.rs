@@ -110,7 +110,7 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
         #[cfg(feature = "opentelemetry")]
         lease.adopt_trace(&span); // the offer's span as parent and link
         Counters::add(&context.counters.handled);
-        let ran = run_handler(&context, value, attempt, headers, &lease, &shown, started)
+        let ran = run_handler(&context, (value, attempt, headers), &lease, &shown, started, &buffer)
             .instrument(span.clone())
             .await;
         drop(shown);
@@ -122,6 +122,9 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
         let finished = Instant::now();
         let took = finished - started;
         context.pace.ran(took);
+        if !Shared::<T>::is_quick(took) {
+            buffer.spread();
+        }
         // The clock for the next take's staleness check: read again only
         // after a wait (a full ack sink, a failure's settling).
         let now = match result {
@@ -172,12 +175,11 @@ async fn give_back_first(queue: &str, lease: &mut DeliveryLease) {
 /// ahead while it runs.
 async fn run_handler<T: Send + 'static>(
     context: &Context<T>,
-    value: T,
-    attempt: u32,
-    headers: crate::Headers,
+    (value, attempt, headers): (T, u32, crate::Headers),
     lease: &DeliveryLease,
     shown: &Shown,
     started: Instant,
+    buffer: &Shared<T>,
 ) -> Option<Result<(), BoxError>> {
     let panicked = |panic| {
         Counters::add(&context.counters.panicked);
@@ -204,7 +206,7 @@ async fn run_handler<T: Send + 'static>(
     .await;
     match first {
         Ok(std::task::Poll::Ready(result)) => return Some(in_time(context, result, started)),
-        Ok(std::task::Poll::Pending) => {}
+        Ok(std::task::Poll::Pending) => buffer.spread(),
         Err(panic) => return panicked(panic),
     }
     // Boxed: each value's future is moved into its caller's when it

@@ -62,6 +62,13 @@ impl Pace {
         self.average_ns.store(new, Ordering::Relaxed);
     }
 
+    /// Whether handlers take less than [`QUICK`] on average: then a few
+    /// woken slots keep up with a claim's answer (see [`Shared::filled`]).
+    pub(crate) fn quick(&self) -> bool {
+        let average = self.average_ns.load(Ordering::Relaxed);
+        average != 0 && average < QUICK.as_nanos() as u64
+    }
+
     /// Claimed values waited too long for a slot: the pace was wrong (a
     /// handler is stuck), so nothing more is claimed ahead until a handler
     /// finishes again (then that run's time sets the pace).
@@ -110,6 +117,11 @@ impl<T: 'static> Buffer<T> {
     /// Deliveries held: waiting for a slot, or for an earlier claim.
     pub(crate) fn len(&self) -> usize {
         self.waiting.len() + self.early.values().map(|(_, d)| d.len()).sum::<usize>()
+    }
+
+    /// Deliveries waiting for a slot (not those behind an earlier claim).
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.len()
     }
 
     /// Whether no delivery waits for a slot.
@@ -191,6 +203,14 @@ pub(crate) struct Shared<T> {
     changed: Notify,
 }
 
+/// Handlers quicker than this on average take a claim's answer with a slot
+/// woken per [`PER_WOKEN`] values: about what waking a slot costs, so more
+/// slots would not start the values sooner.
+const QUICK: Duration = Duration::from_micros(20);
+
+/// Values per slot woken for an answer, while handlers are [`QUICK`].
+const PER_WOKEN: usize = 16;
+
 /// Slots wake the loop each time this many more were taken (and when the
 /// buffer runs out): it claims at half a batch of room at the earliest.
 const WAKE_EVERY: usize = CLAIM_BATCH / 4;
@@ -232,11 +252,41 @@ impl<T: 'static> Shared<T> {
         }
     }
 
-    /// Deliveries came in: idle slots take them.
-    pub(crate) fn filled(&self) {
-        if self.idle.load(Ordering::SeqCst) > 0 {
+    /// `n` deliveries came in: idle slots take them. All of them wake,
+    /// unless handlers are `quick`: then one per [`PER_WOKEN`] values. A
+    /// worker faster than Redis waits on it between answers, and waking
+    /// every idle slot for each answer was most of what a value cost more
+    /// at concurrency 64 than at 8; the slots woken take on until the
+    /// buffer is empty, and a handler that slows down ends this at once
+    /// (the pace is a moving average over about eight runs).
+    pub(crate) fn filled(&self, n: usize, quick: bool) {
+        let idle = self.idle.load(Ordering::SeqCst);
+        if idle == 0 || n == 0 {
+            return;
+        }
+        if quick {
+            // A wake with no slot waiting is kept for the next that waits.
+            for _ in 0..idle.min(n.div_ceil(PER_WOKEN)) {
+                self.changed.notify_one();
+            }
+        } else {
             self.changed.notify_waiters();
         }
+    }
+
+    /// A slot's handler is not quick (it waited at its first poll, or took
+    /// [`QUICK`] or more): one more idle slot wakes while deliveries wait,
+    /// so that slow handlers after quick ones still reach the worker's
+    /// concurrency, a slot at a time, when an answer woke only a few.
+    pub(crate) fn spread(&self) {
+        if self.idle.load(Ordering::SeqCst) > 0 && !self.buffer.lock().is_empty() {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Whether `took` is quick (see [`QUICK`]).
+    pub(crate) fn is_quick(took: Duration) -> bool {
+        took < QUICK
     }
 
     /// Slots waiting for a claim's answer.

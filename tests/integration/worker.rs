@@ -991,3 +991,46 @@ redis_test! {
         worker.shutdown_within(Duration::from_secs(1)).await;
     }
 }
+
+redis_test! {
+    /// While handlers are quick, an answer wakes a few idle slots, not
+    /// every one (src/worker/prefetch.rs, `filled`). Handlers that turn
+    /// slow then must still reach the worker's concurrency: each one that
+    /// waits wakes another idle slot while values wait. Here the last 16
+    /// values each wait until 16 handlers run at once.
+    async fn slow_handlers_after_quick_ones_still_run_at_full_concurrency(client) {
+        const QUICK: i64 = 2_000;
+        const SLOW: usize = 16;
+        let dest = client.blocking_queue("quick-then-slow", LongCodec).unwrap();
+        dest.offer_all(0..QUICK + SLOW as i64).await.unwrap();
+        let (running, all_in, most) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(tokio::sync::Barrier::new(SLOW)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let handled = Arc::new(AtomicUsize::new(0));
+        let worker = client.worker("quick-then-slow", LongCodec).unwrap().concurrency(SLOW).run({
+            let (running, all_in, most, handled) = (running.clone(), all_in.clone(), most.clone(), handled.clone());
+            move |value: i64| {
+                let (running, all_in, most, handled) = (running.clone(), all_in.clone(), most.clone(), handled.clone());
+                async move {
+                    if value >= QUICK {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        // Until all are in, or long enough to say they never were.
+                        let _ = tokio::time::timeout(Duration::from_secs(30), all_in.wait()).await;
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    handled.fetch_add(1, Ordering::SeqCst);
+                    Ok::<(), BoxError>(())
+                }
+            }
+        });
+        eventually(Duration::from_secs(90), "every value handled", || async {
+            handled.load(Ordering::SeqCst) == QUICK as usize + SLOW
+        })
+        .await;
+        worker.shutdown().await;
+        assert_eq!(most.load(Ordering::SeqCst), SLOW, "the slow handlers ran all at once");
+    }
+}
