@@ -9,6 +9,7 @@
 //! requeue keeps them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -164,14 +165,21 @@ impl<'a> IntoIterator for &'a Headers {
 }
 
 tokio::task_local! {
-    /// The headers of the value a Worker's handler handles.
-    static CURRENT: Headers;
+    /// The headers of the value a Worker's handler handles: shared, so
+    /// that the handler's first poll (in place) and its task, if it waits,
+    /// hold them without a copy; `None` for none (most values).
+    static CURRENT: Option<Arc<Headers>>;
+}
+
+/// A value's headers, as a handler's scope holds them.
+pub(crate) fn shared(headers: Headers) -> Option<Arc<Headers>> {
+    (!headers.is_empty()).then(|| Arc::new(headers))
 }
 
 /// Runs a Worker's handler with its value's headers at hand
 /// ([`Headers::current`]).
 pub(crate) fn scope<F: std::future::Future>(
-    headers: Headers,
+    headers: Option<Arc<Headers>>,
     handling: F,
 ) -> impl std::future::Future<Output = F::Output> {
     CURRENT.scope(headers, handling)
@@ -179,7 +187,7 @@ pub(crate) fn scope<F: std::future::Future>(
 
 /// Runs `poll` (a Worker handler's first poll, in place) with `headers`
 /// at hand, as [`scope`] does for the polls of a task.
-pub(crate) fn poll_scoped<R>(headers: Headers, poll: impl FnOnce() -> R) -> R {
+pub(crate) fn poll_scoped<R>(headers: Option<Arc<Headers>>, poll: impl FnOnce() -> R) -> R {
     CURRENT.sync_scope(headers, poll)
 }
 
@@ -202,7 +210,7 @@ impl Headers {
     /// # Ok(()) }
     /// ```
     pub fn current() -> Headers {
-        CURRENT.try_with(Headers::clone).unwrap_or_default()
+        (CURRENT.try_with(|headers| headers.as_deref().cloned()).ok().flatten()).unwrap_or_default()
     }
 }
 

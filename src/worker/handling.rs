@@ -136,13 +136,17 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
                 Ok(true) => Instant::now(),
                 Err(_) => {
                     tracing::warn!(queue, "the ack sink is gone; a handled value goes back to the queue");
-                    finished
+                    Instant::now() // it may have waited before the sink went
                 }
             },
             // Settled in the slot, so that a retry due at once is back in
             // the queue before the slot takes again.
+            // A failure costs the slot a round trip however quick the
+            // handler: one more idle slot wakes while values wait, as for
+            // a slow handler (quick failures woke too few slots otherwise).
             Err(error) => {
                 Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await;
+                buffer.spread();
                 Instant::now()
             }
         };
@@ -196,11 +200,10 @@ async fn run_handler<T: Send + 'static>(
     // waits) needs no task, timers or wake-ups of its own. That was a task,
     // a timer and a cross-thread wake per value, most of a quick handler's
     // cost. One that waits goes on in a task of its own, as below. The
-    // headers are at hand in both (a clone of none allocates nothing).
-    let (kept, mut headers) = (headers.clone(), Some(headers));
+    // headers are at hand in both, shared (none: nothing to share).
+    let headers = crate::queue::headers::shared(headers);
     let first = std::future::poll_fn(|cx| {
-        let headers = headers.take().unwrap_or_default();
-        let poll = || crate::queue::headers::poll_scoped(headers, || handling.as_mut().poll(cx));
+        let poll = || crate::queue::headers::poll_scoped(headers.clone(), || handling.as_mut().poll(cx));
         std::task::Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll)))
     })
     .await;
@@ -214,7 +217,7 @@ async fn run_handler<T: Send + 'static>(
     // timers and select made it most of the worker's memcpy.
     Box::pin(run_on(
         context,
-        crate::queue::headers::scope(kept, handling),
+        crate::queue::headers::scope(headers, handling),
         lease,
         shown,
     ))

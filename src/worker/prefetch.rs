@@ -257,15 +257,20 @@ impl<T: 'static> Shared<T> {
     /// worker faster than Redis waits on it between answers, and waking
     /// every idle slot for each answer was most of what a value cost more
     /// at concurrency 64 than at 8; the slots woken take on until the
-    /// buffer is empty, and a handler that slows down ends this at once
-    /// (the pace is a moving average over about eight runs).
+    /// buffer is empty. A slot whose handler waits, takes [`QUICK`] or
+    /// more, or fails wakes one more ([`spread`](Self::spread)), and the
+    /// pace (a moving average over about eight runs) soon wakes all again.
+    /// The cost, once per change from quick to slow handlers: a handler
+    /// that blocks its thread at its first poll holds up to
+    /// `PER_WOKEN - 1` values of its answer for one run.
     pub(crate) fn filled(&self, n: usize, quick: bool) {
         let idle = self.idle.load(Ordering::SeqCst);
         if idle == 0 || n == 0 {
             return;
         }
         if quick {
-            // A wake with no slot waiting is kept for the next that waits.
+            // With no slot waiting, one wake is kept (a `Notify` keeps one)
+            // for the next that waits, which takes on as the others would.
             for _ in 0..idle.min(n.div_ceil(PER_WOKEN)) {
                 self.changed.notify_one();
             }
@@ -274,8 +279,9 @@ impl<T: 'static> Shared<T> {
         }
     }
 
-    /// A slot's handler is not quick (it waited at its first poll, or took
-    /// [`QUICK`] or more): one more idle slot wakes while deliveries wait,
+    /// A slot's value was not quick (its handler waited at its first poll,
+    /// took [`QUICK`] or more, or failed, which costs a round trip to
+    /// settle): one more idle slot wakes while deliveries wait,
     /// so that slow handlers after quick ones still reach the worker's
     /// concurrency, a slot at a time, when an answer woke only a few.
     pub(crate) fn spread(&self) {
