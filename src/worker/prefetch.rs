@@ -35,6 +35,11 @@ const STALE: u32 = 4;
 pub(crate) struct Pace {
     /// Handler run time, moving average (ns); 0 until a handler has run.
     average_ns: AtomicU64,
+    /// The same with each run counted at most [`QUICK_CLIP`]: whether
+    /// handlers are quick, which one run held up by the scheduler (a
+    /// preempted thread: milliseconds) would otherwise undo for about
+    /// sixty runs.
+    clipped_ns: AtomicU64,
     concurrency: usize,
     visibility: Duration,
     limit: usize,
@@ -44,6 +49,7 @@ impl Pace {
     pub(crate) fn new(concurrency: usize, visibility: Duration, limit: usize) -> Pace {
         Pace {
             average_ns: AtomicU64::new(0),
+            clipped_ns: AtomicU64::new(0),
             concurrency: concurrency.max(1),
             visibility,
             limit,
@@ -53,19 +59,23 @@ impl Pace {
     /// Records a handler's run time (an average over about the last eight).
     pub(crate) fn ran(&self, took: Duration) {
         let took = took.as_nanos().min(u64::MAX as u128) as u64;
-        let old = self.average_ns.load(Ordering::Relaxed);
-        let new = if old == 0 {
-            took.max(1)
-        } else {
-            (old - old / 8).saturating_add(took / 8).max(1)
+        let average = |average: &AtomicU64, took: u64| {
+            let old = average.load(Ordering::Relaxed);
+            let new = if old == 0 {
+                took.max(1)
+            } else {
+                (old - old / 8).saturating_add(took / 8).max(1)
+            };
+            average.store(new, Ordering::Relaxed);
         };
-        self.average_ns.store(new, Ordering::Relaxed);
+        average(&self.average_ns, took);
+        average(&self.clipped_ns, took.min(QUICK_CLIP.as_nanos() as u64));
     }
 
     /// Whether handlers take less than [`QUICK`] on average: then a few
     /// woken slots keep up with a claim's answer (see [`Shared::filled`]).
     pub(crate) fn quick(&self) -> bool {
-        let average = self.average_ns.load(Ordering::Relaxed);
+        let average = self.clipped_ns.load(Ordering::Relaxed);
         average != 0 && average < QUICK.as_nanos() as u64
     }
 
@@ -74,6 +84,7 @@ impl Pace {
     /// finishes again (then that run's time sets the pace).
     pub(crate) fn stalled(&self) {
         self.average_ns.store(0, Ordering::Relaxed);
+        self.clipped_ns.store(0, Ordering::Relaxed);
     }
 
     /// Deliveries to hold beyond free slots now: none before a handler has
@@ -207,6 +218,11 @@ pub(crate) struct Shared<T> {
 /// woken per [`PER_WOKEN`] values: about what waking a slot costs, so more
 /// slots would not start the values sooner.
 const QUICK: Duration = Duration::from_micros(20);
+
+/// The most one run counts towards whether handlers are [`QUICK`]: handlers
+/// that all take this long turn the pace slow within three runs, one run
+/// alone does not.
+const QUICK_CLIP: Duration = Duration::from_micros(80);
 
 /// Values per slot woken for an answer, while handlers are [`QUICK`].
 const PER_WOKEN: usize = 16;
@@ -366,6 +382,26 @@ impl Drop for Idle<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_run_held_up_does_not_make_quick_handlers_slow_but_slow_ones_soon_are() {
+        let pace = Pace::new(64, Duration::from_secs(30), MOST);
+        assert!(!pace.quick(), "unknown before a run");
+        for _ in 0..32 {
+            pace.ran(Duration::from_micros(2));
+        }
+        assert!(pace.quick());
+        // A run preempted for 5 ms (a busy host) counts as 80 us at most.
+        pace.ran(Duration::from_millis(5));
+        assert!(pace.quick(), "one held-up run");
+        // Handlers that turn slow are slow within three runs.
+        for _ in 0..3 {
+            pace.ran(Duration::from_millis(1));
+        }
+        assert!(!pace.quick());
+        // The prefetch pace (`ahead`) still sees the runs' real time.
+        assert!(pace.average_ns.load(Ordering::Relaxed) > 4 * pace.clipped_ns.load(Ordering::Relaxed));
+    }
 
     #[test]
     fn nothing_ahead_before_a_handler_ran() {
