@@ -79,13 +79,7 @@ pub(crate) fn delivered(queue: &str, lateness_ms: i64) {
 /// A handler run and what became of its value.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn handled(queue: &str, outcome: Handled, took: Duration) {
-    #[cfg(feature = "metrics")]
-    {
-        metrics::histogram!("delayq_handler_duration_seconds", "queue" => queue.to_owned(), "outcome" => outcome.label())
-            .record(took.as_secs_f64());
-        metrics::counter!("delayq_handled_total", "queue" => queue.to_owned(), "outcome" => outcome.label())
-            .increment(1);
-    }
+    handled_all(queue, outcome, std::iter::once(took));
 }
 
 /// Many handler runs with the same outcome (an ack batch's): the metric

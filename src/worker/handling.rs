@@ -122,7 +122,7 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
         let finished = Instant::now();
         let took = finished - started;
         context.pace.ran(took);
-        if !Shared::<T>::is_quick(took) {
+        if !super::prefetch::is_quick(took) {
             buffer.spread();
         }
         // The clock for the next take's staleness check: read again only

@@ -219,6 +219,11 @@ pub(crate) struct Shared<T> {
 /// slots would not start the values sooner.
 const QUICK: Duration = Duration::from_micros(20);
 
+/// Whether one handler run took less than [`QUICK`].
+pub(crate) fn is_quick(took: Duration) -> bool {
+    took < QUICK
+}
+
 /// The most one run counts towards whether handlers are [`QUICK`]: handlers
 /// that all take this long turn the pace slow within three runs, one run
 /// alone does not.
@@ -304,11 +309,6 @@ impl<T: 'static> Shared<T> {
         if self.idle.load(Ordering::SeqCst) > 0 && !self.buffer.lock().is_empty() {
             self.changed.notify_one();
         }
-    }
-
-    /// Whether `took` is quick (see [`QUICK`]).
-    pub(crate) fn is_quick(took: Duration) -> bool {
-        took < QUICK
     }
 
     /// Slots waiting for a claim's answer.

@@ -31,18 +31,14 @@ impl Outstanding {
     }
 
     pub(super) fn remove(&self, token: u64) {
-        let mut deliveries = self.deliveries.lock();
-        // Only `settled` waits, and only for none left: a wake per
-        // settled delivery cost a busy worker a lock per value.
-        if deliveries.remove(&token).is_some() && deliveries.is_empty() {
-            drop(deliveries);
-            self.changed.notify_waiters();
-        }
+        self.remove_all([token]);
     }
 
     /// Removes many at once (an ack batch's), under one lock.
     pub(super) fn remove_all(&self, tokens: impl IntoIterator<Item = u64>) {
         let mut deliveries = self.deliveries.lock();
+        // Only `settled` waits, and only for none left: a wake per
+        // settled delivery cost a busy worker a lock per value.
         let mut removed = false;
         for token in tokens {
             removed |= deliveries.remove(&token).is_some();
