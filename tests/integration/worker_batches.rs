@@ -457,12 +457,12 @@ redis_test! {
         let claim_sha = raw.load_script(CLAIM_BATCH).await;
         let args = claim_batch_args(&claim_sha, keys, 64, 1 << 20);
         raw.cmd("EVALSHA", args).await;
-        let members: Vec<Value> = raw
-            .zrange(keys.leases())
-            .await
-            .into_iter()
-            .map(|(m, _)| Value::Bytes(m))
-            .collect();
+        // The lease set's members, as script arguments.
+        let lease_members = || async {
+            let leases = raw.zrange(keys.leases()).await;
+            leases.into_iter().map(|(m, _)| Value::Bytes(m)).collect::<Vec<Value>>()
+        };
+        let members = lease_members().await;
         assert_eq!(members.len(), 3);
         let ack_sha = raw.load_script(ACK_BATCH).await;
         let record = "delayq_runs:{resent-ack}:lane1";
@@ -503,12 +503,7 @@ redis_test! {
             .await
             .unwrap();
         raw.cmd("EVALSHA", claim_batch_args(&claim_sha, keys, 64, 1 << 20)).await;
-        let leased: Vec<Value> = raw
-            .zrange(keys.leases())
-            .await
-            .into_iter()
-            .map(|(m, _)| Value::Bytes(m))
-            .collect();
+        let leased = lease_members().await;
         assert_eq!(leased.len(), 2);
         let mut twice = ack(3);
         twice.truncate(6);
