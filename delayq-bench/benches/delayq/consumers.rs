@@ -382,6 +382,8 @@ pub async fn bytes_per_delivery(redis: &RedisServer) -> f64 {
 struct Cpu {
     own: f64,
     redis: f64,
+    threads: Vec<crate::measure::ThreadTime>,
+    steal: u64,
 }
 
 impl Cpu {
@@ -400,6 +402,8 @@ impl Cpu {
         Cpu {
             own: crate::measure::own_cpu_time().as_secs_f64(),
             redis: field("used_cpu_user") + field("used_cpu_sys"),
+            threads: crate::measure::threads(),
+            steal: crate::measure::steal_ticks(),
         }
     }
 
@@ -409,6 +413,7 @@ impl Cpu {
         // Read before the reader's own connection and INFO, which `now`
         // counts at the start (read last there) but are not the worker's.
         let own = crate::measure::own_cpu_time().as_secs_f64();
+        let (threads, steal) = (crate::measure::threads(), crate::measure::steal_ticks());
         if commandstats_wanted() {
             print_commandstats(redis, values).await;
         }
@@ -418,6 +423,11 @@ impl Cpu {
             "    Worker concurrency({n}): CPU per value: this process {:.1} µs, Redis {:.1} µs",
             per(self.own, own),
             per(self.redis, now.redis)
+        );
+        eprintln!(
+            "      {}; steal {} ms",
+            crate::measure::threads_between(&self.threads, &threads),
+            (steal - self.steal) * 10
         );
         per(self.own, own)
     }

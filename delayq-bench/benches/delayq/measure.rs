@@ -109,3 +109,74 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));
     values[values.len() / 2]
 }
+
+/// One thread's scheduler counts (`/proc/self/task/TID/schedstat`): time on
+/// a CPU, time runnable but waiting for one, and how many times it ran.
+#[derive(Clone, Debug)]
+pub struct ThreadTime {
+    tid: u32,
+    name: String,
+    run_ns: u64,
+    wait_ns: u64,
+    slices: u64,
+}
+
+/// Every thread of this process, to tell a run that did more work from one
+/// that did the same work slower (waits) or in more pieces (slices).
+pub fn threads() -> Vec<ThreadTime> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut all = Vec::new();
+    for task in tasks.flatten() {
+        let path = task.path();
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(path.join("schedstat")).unwrap_or_default();
+        let mut numbers = stat.split_whitespace().map(|n| n.parse::<u64>().unwrap_or(0));
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        all.push(ThreadTime {
+            tid,
+            name: name.trim().to_string(),
+            run_ns: numbers.next().unwrap_or(0),
+            wait_ns: numbers.next().unwrap_or(0),
+            slices: numbers.next().unwrap_or(0),
+        });
+    }
+    all
+}
+
+/// Per thread that ran between two snapshots: name, CPU ms, run-queue wait
+/// ms and slices, busiest first; and the machine's steal time (ms) from
+/// `/proc/stat`, which a VM's host reports when it ran someone else.
+pub fn threads_between(before: &[ThreadTime], after: &[ThreadTime]) -> String {
+    let mut rows: Vec<(u64, String)> = after
+        .iter()
+        .filter_map(|a| {
+            let b = before.iter().find(|b| b.tid == a.tid);
+            let (run, wait, slices) = match b {
+                Some(b) => (a.run_ns - b.run_ns, a.wait_ns - b.wait_ns, a.slices - b.slices),
+                None => (a.run_ns, a.wait_ns, a.slices),
+            };
+            (run > 1_000_000).then(|| {
+                let ms = |ns: u64| ns as f64 / 1e6;
+                (run, format!("{}: {:.0}/{:.0} ms/{}", a.name, ms(run), ms(wait), slices))
+            })
+        })
+        .collect();
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
+    let rows: Vec<String> = rows.into_iter().map(|(_, r)| r).collect();
+    format!("threads (cpu/wait/slices) {}", rows.join(", "))
+}
+
+/// The machine's steal time so far, in 10 ms ticks (`/proc/stat`'s 8th
+/// field of its `cpu` line).
+pub fn steal_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    stat.lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(8))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
