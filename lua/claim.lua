@@ -9,14 +9,16 @@
 --       (lib/events.lua: 'claimed' or 'dead_lettered', with the job id
 --       when the value has one), 13 stats hash (the 'dead_lettered' total),
 --       14 limits hash (lib/limits.lua: takes switched off hold the queue as
---       a pause does), 15 job records, 16 job record expiry (lib/jobs.lua:
+--       a pause does; at the concurrency limit the value goes back as on a
+--       pause, answered 'full'), 15 job records, 16 job record expiry (lib/jobs.lua:
 --       the value's job, if any, starts an attempt)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value, 6 the consumer (for the job's attempt)
 -- Returns {'ok', delivery count, due ms or false, now ms, job id or false} | {'dead', deliveries}
 -- | {'paused'} (the queue is paused: the value went back to the head of the
--- destination, and the caller waits) | {'gone'} (no copy near the tail: the reaper already returned it to the
+-- destination, and the caller waits) | {'full'} (the concurrency limit: the
+-- value went back as on a pause) | {'gone'} (no copy near the tail: the reaper already returned it to the
 -- queue, and the caller takes again). The due time is known when a tracked
 -- transfer moved the value.
 --
@@ -33,7 +35,7 @@ bad = delayq_jobs_check(KEYS[15], KEYS[16])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[11], KEYS[12])
 if events_bad then return events_bad end
-local takes_off, limits_bad = delayq_takes_off(KEYS[14])
+local takes_off, limits_bad, concurrency = delayq_take_limits(KEYS[14])
 if limits_bad then return limits_bad end
 local value, id = ARGV[1], ARGV[2]
 local at = redis.call('lpos', KEYS[1], value, 'RANK', -1, 'MAXLEN', tonumber(ARGV[5]))
@@ -50,6 +52,14 @@ if takes_off or redis.call('exists', KEYS[9]) == 1 then
   -- Paused (or takes switched off) since the move: the value goes back where it was taken from.
   redis.call('lpush', KEYS[8], value)
   return {'paused'}
+end
+local room = delayq_take_room(concurrency, KEYS[2])
+if room and room <= 0 then
+  -- At the concurrency limit (set since this client last looked: on a
+  -- limited queue its takes claim with claim_batch, which refuses before
+  -- it moves anything): the value goes back where it was taken from.
+  redis.call('lpush', KEYS[8], value)
+  return {'full'}
 end
 local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1

@@ -9,7 +9,9 @@
 --       call that claims any, one 'dead_lettered' per call that dead-letters any;
 --       each names the job ids of its first values, as a JSON array, when
 --       they have any), 11 stats hash (the 'dead_lettered' total), 12 limits
---       hash (lib/limits.lua: takes switched off answer as paused), 13 job
+--       hash (lib/limits.lua: takes switched off answer as paused; under a
+--       concurrency limit it claims at most as many as the lease set has
+--       room for, and answers 'full' when it has none), 13 job
 --       records, 14 job record expiry (lib/jobs.lua: the job of a value, if
 --       any, starts an attempt), 15 priority ready set, 16 priority delayed
 --       set, 17 priority marker (lib/priority.lua: once the marker exists,
@@ -25,7 +27,7 @@
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 128), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
--- Returns {'paused'} (nothing popped) or {'ok' (or 'more': it skipped as
+-- Returns {'paused'} or {'full'} (nothing popped) or {'ok' (or 'more': it skipped as
 -- many expired or foreign values as a call may, and read no list; call
 -- again), now ms, the number of values popped n, then per value, in take
 -- order: value, delivery count * 10 + priority level (0: the list's; a
@@ -52,12 +54,18 @@ bad = delayq_jobs_check(KEYS[13], KEYS[14])
 if bad then return bad end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
-local takes_off, limits_bad = delayq_takes_off(KEYS[12])
+local takes_off, limits_bad, concurrency = delayq_take_limits(KEYS[12])
 if limits_bad then return limits_bad end
 if takes_off or redis.call('exists', KEYS[7]) == 1 then
   return {'paused'}
 end
-local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 128), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+-- The fleet-wide limit, before anything is popped: one admission for every
+-- source below (priority sets and the list).
+local room = delayq_take_room(concurrency, KEYS[2])
+if room and room <= 0 then
+  return {'full'}
+end
+local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 128, room or 128), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = delayq_server_ms()
 -- No records, no count to look up: spares a SHA1 per value.
 local counted = redis.call('exists', KEYS[5]) == 1

@@ -1,8 +1,9 @@
 -- Admission limits (DelayedQueue::set_limits, src/queue/delayed/limits.rs):
 -- the queue's limits HASH (delayq_limits:{q}) may hold 'max_size' (most
 -- values pending plus ready in the destination list), 'max_payload' (most
--- bytes of one payload), 'offers' = 'off' and 'takes' = 'off'. Absent, the
--- queue has no limits; Java's offers never read it.
+-- bytes of one payload), 'offers' = 'off', 'takes' = 'off' and
+-- 'concurrency' (most delayq deliveries in flight, read by the claims).
+-- Absent, the queue has no limits; Java's offers and takes never read it.
 -- Offer scripts read it once (one HMGET) with their other checks, before
 -- they change anything, and refuse with an error reply that src/error.rs
 -- turns into Error::OfferRefused:
@@ -28,19 +29,33 @@ local function delayq_limits_open(key)
   return {max_size = tonumber(found[1]), max_payload = tonumber(found[2]), offers_off = found[3] == 'off'}
 end
 
--- Whether takes are switched off ('takes' = 'off'), or nil and an error
--- reply when the key is not a hash. Consumers then take nothing, as while
--- the queue is paused. A run given no limits key (a script run by hand
--- with its older keys) has takes on.
-local function delayq_takes_off(key)
+-- What limits the queue's takes: whether they are switched off ('takes' =
+-- 'off': consumers then take nothing, as while the queue is paused) and
+-- the fleet-wide concurrency limit ('concurrency' = N: at most N delayq
+-- deliveries in flight, the members of the lease set, across every
+-- process), or nil and an error reply when the key is not a hash. A run
+-- given no limits key (a script run by hand with its older keys) has takes
+-- on and no limit. Java's takes read neither.
+local function delayq_take_limits(key)
   if not key then
-    return false
+    return false, nil, nil
   end
-  local found = redis.pcall('hget', key, 'takes')
-  if type(found) == 'table' and found.err then
+  local found = redis.pcall('hmget', key, 'takes', 'concurrency')
+  if found.err then
     return nil, redis.error_reply('WRONGTYPE ' .. key .. ' is not a hash (the queue limits)')
   end
-  return found == 'off'
+  return found[1] == 'off', nil, tonumber(found[2])
+end
+
+-- How many more deliveries the concurrency limit admits now (0 or less:
+-- none), or nil when there is no limit. O(1): the lease set's size, which
+-- every settle keeps exact (a crashed process's leases count until a
+-- reaper returns their values, after their visibility timeout).
+local function delayq_take_room(concurrency, leases)
+  if not concurrency then
+    return nil
+  end
+  return concurrency - redis.call('zcard', leases)
 end
 
 -- The payload length of a packed element (lib/element.lua's layouts),

@@ -85,6 +85,28 @@ impl<T: 'static> QueueHandle<T> {
             .await
     }
 
+    /// Whether the queue has a concurrency limit (`priority::Marker::limited`;
+    /// the first look waits as for [`marked`](Self::marked)).
+    pub(crate) async fn limited(&self, deadline: Option<tokio::time::Instant>) -> bool {
+        let within = deadline.map_or(MARKER_LOOK, |at| {
+            at.saturating_duration_since(tokio::time::Instant::now()) / 2
+        });
+        (self.priorities)
+            .limited(&self.core, &self.keys, within.min(MARKER_LOOK))
+            .await
+    }
+
+    /// Whether the queue had a concurrency limit at the last look, without
+    /// waiting for one.
+    pub(crate) fn limited_now(&self) -> bool {
+        self.priorities.limited_now(&self.core, &self.keys)
+    }
+
+    /// A claim answered that the concurrency limit has no room.
+    pub(crate) fn limited_seen(&self) {
+        self.priorities.set_limited();
+    }
+
     /// The destination queue's name.
     pub(super) fn name(&self) -> &str {
         self.keys.destination()

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fred::interfaces::KeysInterface;
+use fred::interfaces::{HashesInterface, KeysInterface};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -141,16 +141,21 @@ pub(crate) fn section_expiry(section: &[u8]) -> Option<i64> {
     }
 }
 
-/// What this client knows of one queue's priority marker. Once seen it
-/// stays seen (delayq never removes a marker); until then a look is one
-/// `EXISTS`, at most one a [`MARKER_RECHECK`] and never two on their way:
-/// a look stays on its way until Redis (or fred, giving up on the
+/// What this client knows of one queue's priority marker and of its
+/// concurrency limit (`Limits::concurrency`). A marker once seen stays seen
+/// (delayq never removes one); a limit is what the last look found, or a
+/// claim's `full` answer since. A look (an `EXISTS` until the marker is
+/// seen, and an `HEXISTS` of the limit) starts at most once a
+/// [`MARKER_RECHECK`] while the queue is taken from, never two on their
+/// way: a look stays on its way until Redis (or fred, giving up on the
 /// connection) answers it, so a dead connection gets no stream of looks
 /// (which would keep it looking busy to fred's unresponsive check) and
 /// holds no take past a bounded wait.
 #[derive(Default)]
 pub(crate) struct Marker {
     seen: AtomicBool,
+    /// The queue has a concurrency limit.
+    limited: AtomicBool,
     /// A look is on its way.
     looking: AtomicBool,
     /// When the last look started; `None` before the first.
@@ -165,21 +170,43 @@ impl Marker {
     /// [`MARKER_RECHECK`] old and none is on its way. Only the first call
     /// waits for its look, at most `within`.
     pub(crate) async fn marked(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>, within: Duration) -> bool {
-        if self.seen.load(Ordering::Relaxed) {
-            return true;
+        if !self.seen.load(Ordering::Relaxed) {
+            self.look_if_due(core, keys, within).await;
         }
+        self.seen.load(Ordering::Relaxed)
+    }
+
+    /// Whether the queue has a concurrency limit, as [`marked`](Self::marked)
+    /// learns it (the first call waits for its look, at most `within`).
+    pub(crate) async fn limited(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>, within: Duration) -> bool {
+        self.look_if_due(core, keys, within).await;
+        self.limited.load(Ordering::Relaxed)
+    }
+
+    /// What the last look found of the limit, without waiting (a look
+    /// starts in the background when one is due).
+    pub(crate) fn limited_now(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>) -> bool {
+        self.start_look(core, keys);
+        self.limited.load(Ordering::Relaxed)
+    }
+
+    async fn look_if_due(self: &Arc<Self>, core: &Arc<Core>, keys: &Arc<QueueKeys>, within: Duration) {
         let first = self.looked.lock().is_none();
         let answered = self.answered.notified();
         let started = self.start_look(core, keys);
         if first && started {
             let _ = tokio::time::timeout(within, answered).await;
         }
-        self.seen.load(Ordering::Relaxed)
     }
 
     /// This client wrote a priority value: the marker exists.
     pub(crate) fn set(&self) {
         self.seen.store(true, Ordering::Relaxed);
+    }
+
+    /// A claim found the queue at its concurrency limit.
+    pub(crate) fn set_limited(&self) {
+        self.limited.store(true, Ordering::Relaxed);
     }
 
     /// Starts a look in the background when one is due; whether it did.
@@ -205,11 +232,20 @@ impl Marker {
         let Ok(conn) = core.conn_for(keys.destination()) else {
             return;
         };
-        match conn.exists::<i64, _>(keys.priority_marker()).await {
-            Ok(n) if n > 0 => self.set(),
-            Ok(_) => {}
+        if !self.seen.load(Ordering::Relaxed) {
+            match conn.exists::<i64, _>(keys.priority_marker()).await {
+                Ok(n) if n > 0 => self.set(),
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::debug!(queue = keys.destination(), %error, "could not look for the priority marker");
+                    return;
+                }
+            }
+        }
+        match conn.hexists::<bool, _, _>(keys.limits(), "concurrency").await {
+            Ok(limited) => self.limited.store(limited, Ordering::Relaxed),
             Err(error) => {
-                tracing::debug!(queue = keys.destination(), %error, "could not look for the priority marker");
+                tracing::debug!(queue = keys.destination(), %error, "could not look for a concurrency limit");
             }
         }
     }

@@ -269,7 +269,14 @@ impl<T: Send + 'static> Consumer<T> {
         if !self.claiming() || !self.claims.has_room() {
             return false;
         }
-        let target = self.slots.available_permits() + self.buffer.idle_slots() + self.context.pace.ahead();
+        // Nothing ahead of free slots under a concurrency limit: a value
+        // held here would hold a slot of the fleet's.
+        let ahead = if self.context.queue.limited_now() {
+            0
+        } else {
+            self.context.pace.ahead()
+        };
+        let target = self.slots.available_permits() + self.buffer.idle_slots() + ahead;
         let held = self.buffer.lock().len() + self.claims.asked();
         let batch = target.saturating_sub(held).min(CLAIM_BATCH);
         batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) && self.claims.ask(batch)
@@ -342,7 +349,9 @@ impl<T: Send + 'static> Consumer<T> {
                     handling::undecodable(&self.context, error);
                 }
             }
-            Answer::Nothing => self.idle = true,
+            // At the concurrency limit, too: the next take waits for room
+            // (`take_one`, which takes nothing meanwhile).
+            Answer::Nothing | Answer::Full => self.idle = true,
             Answer::Paused => self.context.paused.store(true, Ordering::Relaxed),
             Answer::Failed(Error::Shutdown) => return false,
             // Waited out beside the buffer, which is still served.

@@ -21,7 +21,6 @@ use tokio::sync::Mutex;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
-use crate::queue::priority::PRIORITY_ROUND;
 use crate::queue::reliable::{Delivery, Ready, ReliableQueue};
 use crate::queue::Core;
 use crate::telemetry;
@@ -58,6 +57,10 @@ impl RateLimit {
         )
     }
 }
+
+/// Pause of a rate-limited take that found the concurrency limit full,
+/// before the next: room made elsewhere is only seen by asking.
+const FULL_PAUSE: Duration = Duration::from_millis(50);
 
 /// A permit granted: the limiter's state before and after it, so that a
 /// refund restores the state exactly (see `lua/rate_limit.lua`).
@@ -121,28 +124,21 @@ impl Limiter {
                 self.refund(queue.keys(), permit).await;
                 Ok(None)
             }
+            Ready::Full => {
+                // The concurrency limit had no room: the permit goes back,
+                // and the next take waits a little first (a value is ready,
+                // so its wait for one ends at once).
+                self.refund(queue.keys(), permit).await;
+                tokio::time::sleep(FULL_PAUSE).await;
+                Ok(None)
+            }
         }
     }
 
-    /// Waits until the queue holds a value, taking none: `BLMOVE N N LEFT
-    /// LEFT` moves the head to the head (the list as it was, for every
-    /// consumer, Java included; a blocked consumer is still served). On a
-    /// queue with priority values, at most a round of a second: those
-    /// arrive in a set the list's wait does not see.
+    /// Waits until the queue holds a value, taking none
+    /// (`ReliableQueue::wait_ready`).
     async fn ready<T: 'static>(&self, queue: &ReliableQueue<T>) -> Result<()> {
-        let priorities = queue.has_priorities().await;
-        let dest = queue.keys().destination();
-        let args = |secs: f64| {
-            let mut args: Vec<Value> = [dest, dest, "LEFT", "LEFT"].into_iter().map(Value::from).collect();
-            args.push(Value::from(secs));
-            args
-        };
-        let round = priorities.then(|| tokio::time::Instant::now() + PRIORITY_ROUND);
-        let keep_waiting = || async { !queue.has_priorities().await };
-        (self.core.blocking())
-            .wait_while("BLMOVE", dest, round, args, None, keep_waiting)
-            .await?;
-        Ok(())
+        queue.wait_ready(None).await
     }
 
     async fn call(&self, keys: &QueueKeys, args: Vec<Value>) -> Result<Vec<Value>> {

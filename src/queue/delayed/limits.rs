@@ -22,6 +22,9 @@ use super::DelayedQueue;
 /// use delayq::limits::Limits;
 /// let limits = Limits::none().max_size(10_000).max_payload(64 * 1024).takes(false);
 /// assert_eq!(limits.to_string(), "max_size=10000 max_payload=65536 takes=off");
+/// let fleet = Limits::none().concurrency(8);
+/// assert_eq!(fleet.to_string(), "concurrency=8");
+/// assert_eq!(fleet.concurrency_limit(), Some(8));
 /// assert_eq!(Limits::none().to_string(), "none");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,6 +33,7 @@ pub struct Limits {
     max_payload: Option<u64>,
     offers_off: bool,
     takes_off: bool,
+    concurrency: Option<u32>,
 }
 
 impl Limits {
@@ -68,6 +72,25 @@ impl Limits {
     pub fn takes(mut self, on: bool) -> Self {
         self.takes_off = !on;
         self
+    }
+
+    /// At most `n` values in flight (taken by delayq consumers and not
+    /// settled yet) across every process: reliable takes, `take_many` and
+    /// workers claim only while the queue's lease set has room, and wait
+    /// otherwise, taking nothing meanwhile. A crashed process's values
+    /// count until a reaper returns them (after their visibility timeout).
+    /// A worker claims no values ahead of its free slots under a limit.
+    /// Java's takes neither read nor count against it. `None` removes the
+    /// limit; 0 is refused by [`DelayedQueue::set_limits`] (use
+    /// [`takes(false)`](Self::takes) to stop takes).
+    pub fn concurrency(mut self, n: impl Into<Option<u32>>) -> Self {
+        self.concurrency = n.into();
+        self
+    }
+
+    /// The concurrency limit, if any.
+    pub fn concurrency_limit(&self) -> Option<u32> {
+        self.concurrency
     }
 
     /// The size limit, if any.
@@ -110,6 +133,9 @@ impl Limits {
         if self.takes_off {
             fields.push(("takes", "off".to_owned()));
         }
+        if let Some(n) = self.concurrency {
+            fields.push(("concurrency", n.to_string()));
+        }
         fields
     }
 
@@ -124,6 +150,7 @@ impl Limits {
                 "max_payload" => limits.max_payload = Some(value.parse().map_err(|_| bad(&field, &value))?),
                 "offers" => limits.offers_off = value == "off",
                 "takes" => limits.takes_off = value == "off",
+                "concurrency" => limits.concurrency = Some(value.parse().map_err(|_| bad(&field, &value))?),
                 _ => {} // written by a newer version: not ours to judge
             }
         }
@@ -131,7 +158,7 @@ impl Limits {
     }
 }
 
-/// `max_size=N max_payload=BYTES offers=off takes=off` (only what is set),
+/// `max_size=N max_payload=BYTES offers=off takes=off concurrency=N` (only what is set),
 /// or `none`: what `delayq limits` prints and the `limits_set` event holds.
 impl fmt::Display for Limits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -244,6 +271,12 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn set_limits(&self, limits: &Limits) -> Result<()> {
+        if limits.concurrency == Some(0) {
+            return Err(Error::InvalidArgument(
+                "a concurrency limit of 0 would hold every take: switch takes off instead (Limits::takes(false))"
+                    .into(),
+            ));
+        }
         let keys = SCRIPTS.limits_set.keys(&self.handle.keys).build();
         let mut args = vec![Value::from(limits.to_string())];
         for (field, value) in limits.fields() {

@@ -37,6 +37,8 @@ pub(crate) enum Batch<T> {
     Nothing,
     /// The queue is paused: nothing was taken.
     Paused,
+    /// The queue's concurrency limit has no room: nothing was taken.
+    Full,
 }
 
 /// One value of a batch claim's reply.
@@ -53,10 +55,18 @@ struct Claimed {
     headers: Option<Bytes>,
 }
 
-/// A batch claim's reply: `None` when paused, else the server's time, the
-/// values, and whether to claim again at once (expired values were skipped,
-/// as many as a call may).
-fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>, bool)>> {
+/// A batch claim's reply, read.
+enum Answered {
+    /// Nothing taken: the queue is paused (or takes are off).
+    Paused,
+    /// Nothing taken: the concurrency limit has no room.
+    Full,
+    /// The server's time, the values, and whether to claim again at once
+    /// (expired values were skipped, as many as a call may).
+    Claimed(i64, Vec<Claimed>, bool),
+}
+
+fn parse(reply: Value) -> Result<Answered> {
     let mut reply = reply::array(reply)?.into_iter();
     let status = reply
         .next()
@@ -65,7 +75,8 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>, bool)>> {
         .flatten()
         .unwrap_or_default();
     match status.as_str() {
-        "paused" => return Ok(None),
+        "paused" => return Ok(Answered::Paused),
+        "full" => return Ok(Answered::Full),
         // 'more': it skipped as many expired values (message TTL) as a call
         // may; what it took is as for 'ok'.
         "ok" | "more" => {}
@@ -109,7 +120,7 @@ fn parse(reply: Value) -> Result<Option<(i64, Vec<Claimed>, bool)>> {
             other => return Err(Error::Protocol(format!("claim_batch answered a field {other:?}"))),
         }
     }
-    Ok(Some((now, claimed, status == "more")))
+    Ok(Answered::Claimed(now, claimed, status == "more"))
 }
 
 /// The delivery id of the `index`-th value (from 1) of batch `batch`.
@@ -169,7 +180,7 @@ impl<T: 'static> ReliableQueue<T> {
         let undo = {
             let (core, keys, settings) = (self.handle.core.clone(), keys.clone(), self.settings);
             move |reply: Result<Value>| async move {
-                let Ok(Some((_, claimed, _))) = reply.and_then(parse) else {
+                let Ok(Answered::Claimed(_, claimed, _)) = reply.and_then(parse) else {
                     return;
                 };
                 // In one release, so that the head is in list order again.
@@ -187,12 +198,16 @@ impl<T: 'static> ReliableQueue<T> {
             .await;
         match reply {
             Ok(reply) => match parse(reply)? {
-                None => Ok(Batch::Paused),
+                Answered::Paused => Ok(Batch::Paused),
+                Answered::Full => {
+                    self.handle.limited_seen();
+                    Ok(Batch::Full)
+                }
                 // Expired values skipped, as many as a call may: empty, as
                 // when every value went to the dead letters (take again).
-                Some((_, claimed, true)) if claimed.is_empty() => Ok(Batch::Taken(Vec::new())),
-                Some((_, claimed, _)) if claimed.is_empty() => Ok(Batch::Nothing),
-                Some((now, claimed, _)) => {
+                Answered::Claimed(_, claimed, true) if claimed.is_empty() => Ok(Batch::Taken(Vec::new())),
+                Answered::Claimed(_, claimed, _) if claimed.is_empty() => Ok(Batch::Nothing),
+                Answered::Claimed(now, claimed, _) => {
                     let taken = self.deliver_batch(batch, now, claimed).await;
                     // Feature `opentelemetry`: the contexts offered with the values.
                     #[cfg(feature = "opentelemetry")]

@@ -42,6 +42,8 @@ pub(crate) enum Answer<T> {
     Nothing,
     /// The queue is paused: nothing was taken.
     Paused,
+    /// The queue's concurrency limit has no room: nothing was taken.
+    Full,
     /// The claim failed (nothing was taken): [`Error::Shutdown`] once the
     /// client closes.
     Failed(Error),
@@ -110,6 +112,7 @@ impl<T: Send + 'static> Claims<T> {
                 }
                 Ok(Batch::Nothing) => Answer::Nothing,
                 Ok(Batch::Paused) => Answer::Paused,
+                Ok(Batch::Full) => Answer::Full,
                 Err(error) => Answer::Failed(error),
             };
             (n, Claim { number, sent, answer })

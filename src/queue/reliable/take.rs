@@ -28,6 +28,14 @@ use super::ReliableQueue;
 /// How far from the staging list's tail a claim looks for its value.
 const CLAIM_SCAN: i64 = 1000;
 
+/// First wait of a take at the concurrency limit before it asks again
+/// (doubling, to at most [`FULL_WAIT_MOST`]). Room made by another
+/// process is seen by asking: no message tells of it.
+const FULL_WAIT: Duration = Duration::from_millis(5);
+
+/// Longest wait of a take at the concurrency limit between two asks.
+const FULL_WAIT_MOST: Duration = Duration::from_millis(100);
+
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
 
@@ -41,6 +49,8 @@ pub(crate) enum Ready<T> {
     Nothing,
     /// The queue is paused: the value moved went back to its head.
     Paused,
+    /// The queue's concurrency limit had no room: nothing was taken.
+    Full,
 }
 
 impl<T: 'static> ReliableQueue<T> {
@@ -110,6 +120,12 @@ impl<T: 'static> ReliableQueue<T> {
         self.handle.marked(None).await
     }
 
+    /// Whether the queue had a concurrency limit at this client's last
+    /// look (never waits; a look starts when one is due).
+    pub(crate) fn limited_now(&self) -> bool {
+        self.handle.limited_now()
+    }
+
     /// A delivery of a value that is ready now, without waiting for one.
     /// Never leases a dedicated connection (see `move_ready`).
     pub(crate) async fn take_ready(&self) -> Result<Ready<T>> {
@@ -122,7 +138,7 @@ impl<T: 'static> ReliableQueue<T> {
     pub(super) async fn next(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {
         match self.move_and_claim(deadline, true).await? {
             Ready::Taken(delivery) => Ok(Some(delivery)),
-            Ready::Nothing => Ok(None),
+            Ready::Nothing | Ready::Full => Ok(None),
             Ready::Paused => {
                 // Take nothing more until the pause ends: each move meanwhile
                 // would move a value out and back, reordering the list.
@@ -141,6 +157,9 @@ impl<T: 'static> ReliableQueue<T> {
             return Err(Error::Shutdown);
         }
         self.handle.core.seen(&self.handle.keys);
+        if self.handle.limited(deadline).await {
+            return self.claim_limited(deadline, wait).await;
+        }
         if self.handle.marked(deadline).await {
             return self.claim_with_priorities(deadline, wait).await;
         }
@@ -160,6 +179,8 @@ impl<T: 'static> ReliableQueue<T> {
         loop {
             match self.take_ready_batch(1).await? {
                 Batch::Paused => return Ok(Ready::Paused),
+                // A limit set since the last look: the next take sees it.
+                Batch::Full => return Ok(Ready::Full),
                 Batch::Taken(mut taken) => match taken.pop() {
                     Some(Ok(delivery)) => return Ok(Ready::Taken(delivery)),
                     Some(Err(error)) => return Err(Error::Decode(error)),
@@ -182,12 +203,82 @@ impl<T: 'static> ReliableQueue<T> {
         self.claim_moved(value).await
     }
 
+    /// [`move_and_claim`](Self::move_and_claim) on a queue with a
+    /// concurrency limit: a batch claim of one, which looks for room before
+    /// it pops anything, so that no value leaves the list for a claim that
+    /// would refuse it. With `wait`, it waits for room (asking again after
+    /// [`FULL_WAIT`], doubling, at most [`FULL_WAIT_MOST`]) or for a value
+    /// (without moving one, in rounds of at most [`PRIORITY_ROUND`]: the
+    /// limit may go meanwhile, and priority values arrive in sets the
+    /// list's wait does not see).
+    async fn claim_limited(&self, deadline: Option<Instant>, wait: bool) -> Result<Ready<T>> {
+        let mut full_wait = FULL_WAIT;
+        let past = |deadline: Option<Instant>| deadline.is_some_and(|at| Instant::now() >= at);
+        loop {
+            match self.take_ready_batch(1).await? {
+                Batch::Paused => return Ok(Ready::Paused),
+                Batch::Taken(mut taken) => match taken.pop() {
+                    Some(Ok(delivery)) => return Ok(Ready::Taken(delivery)),
+                    Some(Err(error)) => return Err(Error::Decode(error)),
+                    // What it popped went to the dead letters: read on.
+                    None if !past(deadline) => continue,
+                    None => return Ok(Ready::Nothing),
+                },
+                Batch::Full if wait && !past(deadline) => {
+                    let until = Instant::now() + full_wait;
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(deadline.map_or(until, |at| at.min(until))) => {}
+                        _ = self.handle.core.shutdown_begun() => return Err(Error::Shutdown),
+                    }
+                    full_wait = (full_wait * 2).min(FULL_WAIT_MOST);
+                }
+                Batch::Nothing if wait && !past(deadline) => {
+                    let round_end = Instant::now() + PRIORITY_ROUND;
+                    self.wait_ready(Some(deadline.map_or(round_end, |at| at.min(round_end))))
+                        .await?;
+                }
+                Batch::Full => return Ok(Ready::Full),
+                Batch::Nothing => return Ok(Ready::Nothing),
+            }
+            if !self.handle.limited(deadline).await {
+                return Ok(Ready::Nothing);
+            }
+        }
+    }
+
+    /// Waits until the queue holds a value or `until`, taking none:
+    /// `BLMOVE N N LEFT LEFT` moves the head to the head (the list as it
+    /// was, for every consumer, Java included; a blocked consumer is still
+    /// served). On a queue with priority values, at most a round of
+    /// [`PRIORITY_ROUND`]: those arrive in a set the list's wait does not
+    /// see.
+    pub(crate) async fn wait_ready(&self, until: Option<Instant>) -> Result<()> {
+        let dest = self.handle.keys.destination();
+        let args = |secs: f64| {
+            let mut args: Vec<Value> = [dest, dest, "LEFT", "LEFT"].into_iter().map(Value::from).collect();
+            args.push(Value::from(secs));
+            args
+        };
+        let round_end = Instant::now() + PRIORITY_ROUND;
+        let until = match (until, self.has_priorities().await) {
+            (until, false) => until,
+            (Some(at), true) => Some(at.min(round_end)),
+            (None, true) => Some(round_end),
+        };
+        let keep_waiting = || async { !self.has_priorities().await };
+        (self.handle.core.blocking())
+            .wait_while("BLMOVE", dest, until, args, None, keep_waiting)
+            .await?;
+        Ok(())
+    }
+
     /// Steps 2 and 3 for a value moved to the staging list.
     async fn claim_moved(&self, value: Bytes) -> Result<Ready<T>> {
         let id = ElementId::random(Format::Modern).to_bytes();
         match self.claim(id, &value).await? {
             Claimed::Taken { count, lateness, job } => self.deliver(id, count, lateness, job, value).await,
             Claimed::Paused => Ok(Ready::Paused),
+            Claimed::Full => Ok(Ready::Full),
             Claimed::Gone | Claimed::DeadLettered | Claimed::Failed => Ok(Ready::Nothing),
         }
     }
@@ -336,6 +427,10 @@ impl<T: 'static> ReliableQueue<T> {
             }
             "gone" => Ok(Claimed::Gone),
             "paused" => Ok(Claimed::Paused),
+            "full" => {
+                self.handle.limited_seen();
+                Ok(Claimed::Full)
+            }
             "dead" => {
                 self.handle.core.count_dead_lettered(1);
                 crate::telemetry::dead_lettered(self.name(), DeadLettered::Deliveries);
@@ -406,6 +501,9 @@ enum Claimed {
     Gone,
     /// The queue is paused: the value went back to its head.
     Paused,
+    /// The concurrency limit had no room (set since this client last
+    /// looked): the value went back to its head.
+    Full,
     /// Delivered too often without an ack: moved to the dead-letter list.
     DeadLettered,
     /// The claim failed through the connection (logged): if it ran, its

@@ -119,7 +119,9 @@ impl<T: 'static> ReliableQueue<T> {
                         break;
                     }
                 }
-                Batch::Nothing => break,
+                // At the concurrency limit: what it has (none: the take
+                // waits for room as `take` does).
+                Batch::Nothing | Batch::Full => break,
                 Batch::Paused if taken.is_empty() => return Ok(Ready::Paused),
                 Batch::Paused => break,
             }
