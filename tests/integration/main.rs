@@ -15,6 +15,7 @@ mod blocking_queue;
 mod bulk_offers;
 mod codecs;
 mod compat_vectors;
+mod concurrency_limit;
 mod dead_letters;
 mod dedup;
 mod delayed_queue;

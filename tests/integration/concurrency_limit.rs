@@ -1,0 +1,339 @@
+//! A queue's fleet-wide concurrency limit (`Limits::concurrency`): at most
+//! N deliveries in flight across every process, under lost replies and
+//! killed workers, and takes of a limited queue never move a value out of
+//! the list for a claim that would refuse it.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use delayq::limits::Limits;
+use delayq::{Error, LongCodec, StringCodec};
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
+use delayq_test_support::{eventually, redis_test, RawRedis};
+use parking_lot::Mutex;
+
+/// Handlers shared by every worker of a test: which values ran, and the
+/// most that ran at once across all of them.
+#[derive(Clone, Default)]
+struct Fleet {
+    handled: Arc<Mutex<Vec<i64>>>,
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+impl Fleet {
+    fn handler(
+        &self,
+        busy: Duration,
+    ) -> impl Fn(i64) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), std::io::Error>> + Send>>
+           + Send
+           + Sync
+           + 'static {
+        let fleet = self.clone();
+        move |value| {
+            let fleet = fleet.clone();
+            Box::pin(async move {
+                let running = fleet.running.fetch_add(1, Ordering::SeqCst) + 1;
+                fleet.most.fetch_max(running, Ordering::SeqCst);
+                tokio::time::sleep(busy).await;
+                fleet.handled.lock().push(value);
+                fleet.running.fetch_sub(1, Ordering::SeqCst);
+                Ok(())
+            })
+        }
+    }
+
+    fn handled_sorted(&self) -> Vec<i64> {
+        let mut handled = self.handled.lock().clone();
+        handled.sort_unstable();
+        handled
+    }
+}
+
+/// Samples the lease set's size every few milliseconds until stopped; the
+/// largest it saw.
+struct LeaseSampler {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<usize>,
+}
+
+impl LeaseSampler {
+    fn start(raw: RawRedis, queue: &str) -> LeaseSampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let key = format!("delayq_leases:{{{queue}}}");
+        let task = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                let mut most = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    most = most.max(raw.zcard(&key).await);
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                most
+            }
+        });
+        LeaseSampler { stop, task }
+    }
+
+    async fn most(self) -> usize {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.unwrap()
+    }
+}
+
+redis_test! {
+    /// Three processes' workers of eight slots each over a queue limited to
+    /// five: never more than five values in flight or handled at once,
+    /// every value handled once.
+    async fn a_fleet_limit_holds_every_worker_of_every_client_to_n(redis, raw) {
+        const N: i64 = 400;
+        let producer = redis.client().await;
+        let queue = producer.delayed_queue("fleet", LongCodec).unwrap();
+        queue.set_limits(&Limits::none().concurrency(5)).await.unwrap();
+        client_offers(&producer, "fleet", N).await;
+        let sampler = LeaseSampler::start(redis.raw().await, "fleet");
+        let fleet = Fleet::default();
+        let mut workers = Vec::new();
+        for _ in 0..3 {
+            let client = redis.client().await;
+            workers.push((
+                client.clone(),
+                client.worker("fleet", LongCodec).unwrap().concurrency(8).run(fleet.handler(Duration::from_millis(3))),
+            ));
+        }
+        eventually(Duration::from_secs(60), "every value handled", || async {
+            fleet.handled.lock().len() >= N as usize
+        })
+        .await;
+        let mut succeeded = 0;
+        for (_, worker) in workers {
+            succeeded += worker.shutdown().await.succeeded;
+        }
+        assert_eq!(fleet.handled_sorted(), (0..N).collect::<Vec<_>>(), "each value handled once");
+        assert_eq!(succeeded, N as u64);
+        let most = fleet.most.load(Ordering::SeqCst);
+        assert!(most <= 5, "at most 5 handlers at once across the fleet, saw {most}");
+        assert!(most > 1, "handlers do run side by side");
+        let leases = sampler.most().await;
+        assert!(leases <= 5, "at most 5 leases at once, saw {leases}");
+        assert_eq!(raw.zcard("delayq_leases:{fleet}").await, 0);
+    }
+}
+
+redis_test! {
+    /// Claims and acks whose replies are lost (a claim is sent once: its
+    /// deliveries are found by id and given back uncounted) never take the
+    /// fleet past its limit, and every value is handled once.
+    async fn lost_replies_never_take_the_fleet_past_its_limit(redis, proxy, client, raw) {
+        const N: i64 = 300;
+        let queue = client.delayed_queue("lost-limit", LongCodec).unwrap();
+        queue.set_limits(&Limits::none().concurrency(3)).await.unwrap();
+        client_offers(&client, "lost-limit", N).await;
+        let sampler = LeaseSampler::start(redis.raw().await, "lost-limit");
+        let fleet = Fleet::default();
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                client
+                    .worker("lost-limit", LongCodec)
+                    .unwrap()
+                    .concurrency(4)
+                    .run(fleet.handler(Duration::from_millis(2)))
+            })
+            .collect();
+        // Each arm loses the next reply of a script on the queue's leases:
+        // claims and acks alike.
+        for _ in 0..12 {
+            proxy.arm(Fault::LoseReply, "delayq_leases:{lost-limit}");
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+        eventually(Duration::from_secs(60), "every value handled", || async {
+            fleet.handled.lock().len() >= N as usize
+        })
+        .await;
+        for worker in workers {
+            worker.shutdown().await;
+        }
+        assert!(proxy.fired() > 0, "replies were lost");
+        assert_eq!(fleet.handled_sorted(), (0..N).collect::<Vec<_>>(), "each value handled once");
+        let leases = sampler.most().await;
+        assert!(leases <= 3, "at most 3 leases at once, saw {leases}");
+        assert!(fleet.most.load(Ordering::SeqCst) <= 3);
+        assert_eq!(raw.zcard("delayq_leases:{lost-limit}").await, 0);
+        assert_eq!(raw.llen("delayq_dead_letter:{lost-limit}").await, 0, "no value dead-lettered");
+    }
+}
+
+redis_test! {
+    /// A worker whose process is cut off holds its two slots of a limit of
+    /// two until their visibility timeout ends and a reaper returns the
+    /// values; then another worker handles them. It never handles one while
+    /// the cut-off worker's leases stand.
+    async fn a_cut_off_workers_slots_come_back_after_its_visibility_timeout(redis, raw) {
+        let producer = redis.client().await;
+        let queue = producer.delayed_queue("cut-off", StringCodec).unwrap();
+        queue.set_limits(&Limits::none().concurrency(2)).await.unwrap();
+        let ready = producer.blocking_queue("cut-off", StringCodec).unwrap();
+        ready.offer_all((0..6).map(|i| format!("v{i}"))).await.unwrap();
+        let proxy = FaultProxy::start(redis.port()).await;
+        let doomed = redis.client_builder().url(proxy.url()).build().await.unwrap();
+        let stuck: Arc<Mutex<Vec<String>>> = Arc::default();
+        let first = doomed
+            .worker("cut-off", StringCodec)
+            .unwrap()
+            .concurrency(2)
+            .visibility_timeout(Duration::from_secs(2))
+            .run({
+                let stuck = stuck.clone();
+                move |value: String| {
+                    stuck.lock().push(value);
+                    std::future::pending::<Result<(), std::io::Error>>()
+                }
+            });
+        eventually(Duration::from_secs(10), "the first worker holds two", || async {
+            stuck.lock().len() == 2
+        })
+        .await;
+        proxy.black_hole();
+        // The cut-off worker's two leases, by member (id and value): the
+        // same values claimed again later have other members.
+        let held: Vec<bytes::Bytes> = raw.zrange("delayq_leases:{cut-off}").await.into_iter().map(|(m, _)| m).collect();
+        assert_eq!(held.len(), 2);
+        let handled: Arc<Mutex<Vec<String>>> = Arc::default();
+        let rescuer = redis.client().await;
+        let second = rescuer.worker("cut-off", StringCodec).unwrap().concurrency(4).run({
+            let handled = handled.clone();
+            move |value: String| {
+                handled.lock().push(value);
+                async { Ok::<(), std::io::Error>(()) }
+            }
+        });
+        let mut waited_for_room = false;
+        loop {
+            let count = handled.lock().len();
+            let members = raw.zrange("delayq_leases:{cut-off}").await;
+            let stuck_leases = members
+                .iter()
+                .filter(|(m, _)| held.contains(m))
+                .count();
+            assert!(members.len() <= 2, "at most 2 leases, saw {}", members.len());
+            if stuck_leases == 2 {
+                // Both of the cut-off worker's leases still stand: the
+                // second worker had no room, and handled nothing.
+                assert_eq!(count, 0, "handled while the limit was full");
+                waited_for_room = true;
+            }
+            if count == 6 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(waited_for_room, "the second worker started while the first held the limit");
+        let mut all = handled.lock().clone();
+        all.sort();
+        assert_eq!(all, (0..6).map(|i| format!("v{i}")).collect::<Vec<_>>());
+        second.shutdown().await;
+        drop(first);
+        assert_eq!(raw.zcard("delayq_leases:{cut-off}").await, 0);
+    }
+}
+
+redis_test! {
+    /// A take of a queue at its limit waits without moving anything: no
+    /// value goes to the staging list, the list (what Java reads) stays as
+    /// it is, and the take delivers the next value once the held one is
+    /// acked.
+    async fn a_take_at_the_limit_waits_without_moving_a_value(redis, raw) {
+        let holder = redis.client().await;
+        let ready = holder.blocking_queue("held", StringCodec).unwrap();
+        ready.offer_all(["a", "b", "c"].map(String::from)).await.unwrap();
+        let queue = holder.delayed_queue("held", StringCodec).unwrap();
+        queue.set_limits(&Limits::none().concurrency(1)).await.unwrap();
+        let first = holder.reliable_queue("held", StringCodec).unwrap().take().await.unwrap();
+        assert_eq!(first.value(), "a");
+        let waiter = redis.client().await;
+        let reliable = waiter.reliable_queue("held", StringCodec).unwrap();
+        let monitor = redis.monitor().await;
+        // Waits its whole timeout: the limit has no room.
+        let none = reliable.take_timeout(Duration::from_millis(600)).await.unwrap();
+        assert!(none.is_none());
+        assert_eq!(raw.lrange("held").await, vec!["b", "c"]);
+        let staged: Vec<_> = monitor
+            .entries()
+            .await
+            .into_iter()
+            .filter(|e| e.args.iter().any(|a| a.starts_with(b"delayq_staging:")) && !e.from_lua)
+            .map(|e| e.name())
+            .collect();
+        assert!(
+            staged.is_empty(),
+            "{} commands moved values to the staging list, first {:?}",
+            staged.len(),
+            &staged[..staged.len().min(6)]
+        );
+        // Room again: the waiting take delivers the next value.
+        let (next, ()) = tokio::join!(reliable.take_timeout(Duration::from_secs(10)), async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(first.ack().await.unwrap());
+        });
+        let next = next.unwrap().expect("delivered once the first was acked");
+        assert_eq!(next.value(), "b");
+        assert!(next.ack().await.unwrap());
+        // take_many is held to the limit too: one at most.
+        let many = reliable.take_many(10, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(many.len(), 1);
+        assert_eq!(raw.zcard("delayq_leases:{held}").await, 1);
+    }
+}
+
+redis_test! {
+    /// A limit set while a take already waits (this client's look is up
+    /// to a second old): the claim refuses, the value goes back to the
+    /// head in its place, and it is delivered once there is room.
+    async fn a_limit_set_under_a_waiting_take_puts_the_value_back_in_order(redis, raw) {
+        let client = redis.client().await;
+        let reliable = client.reliable_queue("late-limit", StringCodec).unwrap();
+        let queue = client.delayed_queue("late-limit", StringCodec).unwrap();
+        let holder = redis.client().await;
+        let ready = holder.blocking_queue("late-limit", StringCodec).unwrap();
+        ready.offer(&"held".to_owned()).await.unwrap();
+        let held = holder.reliable_queue("late-limit", StringCodec).unwrap().take().await.unwrap();
+        // The waiting take looks for a limit first (none yet), then blocks.
+        let waiting = tokio::spawn(async move { reliable.take_timeout(Duration::from_secs(20)).await });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        queue.set_limits(&Limits::none().concurrency(1)).await.unwrap();
+        ready.offer_all(["x", "y"].map(String::from)).await.unwrap();
+        // The take moved "x" before it knew; its claim refused; "x" is back
+        // at the head, before "y".
+        eventually(Duration::from_secs(5), "x back at the head", || async {
+            raw.lrange("late-limit").await == vec!["x", "y"]
+        })
+        .await;
+        assert_eq!(raw.llen("delayq_staging:{late-limit}").await, 0);
+        assert!(held.ack().await.unwrap());
+        let next = waiting.await.unwrap().unwrap().expect("delivered once there was room");
+        assert_eq!(next.value(), "x");
+        assert!(next.ack().await.unwrap());
+    }
+}
+
+redis_test! {
+    /// A limit of 0 is refused (it would hold every take: takes(false)
+    /// says that), and a limit round-trips with the others.
+    async fn a_limit_of_zero_is_refused_and_a_limit_reads_back(client) {
+        let queue = client.delayed_queue("zero", StringCodec).unwrap();
+        let refused = queue.set_limits(&Limits::none().concurrency(0)).await.unwrap_err();
+        assert!(matches!(refused, Error::InvalidArgument(_)), "{refused:?}");
+        assert_eq!(queue.limits().await.unwrap(), Limits::none());
+        let limits = Limits::none().max_size(100).concurrency(7);
+        queue.set_limits(&limits).await.unwrap();
+        assert_eq!(queue.limits().await.unwrap(), limits);
+        assert_eq!(queue.limits().await.unwrap().concurrency_limit(), Some(7));
+    }
+}
+
+/// Offers `0..n` ready, as a Java producer's transfer would leave them.
+async fn client_offers(client: &delayq::Client, name: &str, n: i64) {
+    let ready = client.blocking_queue(name, LongCodec).unwrap();
+    ready.offer_all(0..n).await.unwrap();
+}
