@@ -179,9 +179,9 @@ pub(crate) enum Command {
     Pause(PauseArgs),
     /// Resume a paused queue: what fell due meanwhile moves now.
     Resume(QueueArg),
-    /// Show a queue's limits, or change those given: --max-size, --max-payload
-    /// (N, or `none`), --offers on|off, --takes on|off. delayq's offers and
-    /// consumers obey them; Java's do not read them.
+    /// Show a queue's limits, or change those given: --max-size, --max-payload,
+    /// --concurrency (N, or `none`), --offers on|off, --takes on|off. delayq's
+    /// offers and consumers obey them; Java's do not read them.
     Limits(LimitsArgs),
     /// Recurring schedules: offer a value to a queue at each occurrence of a
     /// cron expression or a period, once per occurrence across every process.
@@ -302,6 +302,12 @@ pub(crate) struct LimitsArgs {
     /// as while paused; transfers go on).
     #[arg(long, value_enum, value_name = "on|off")]
     pub takes: Option<Switch>,
+    /// Most delayq deliveries in flight at once across every process
+    /// (reliable takes, take_many and workers wait for room): a number (at
+    /// least 1), or `none`. Java's consumers neither read it nor count
+    /// against it.
+    #[arg(long, value_name = "N|none", value_parser = parse_concurrency)]
+    pub concurrency: Option<Bound<u32>>,
     /// Set limits even if the queue does not exist yet (without it, a name
     /// no queue has is refused: a typo would leave stray limits).
     #[arg(long)]
@@ -310,18 +316,30 @@ pub(crate) struct LimitsArgs {
 
 /// A limit's value on the command line: a number, or `none` (no limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Bound(pub Option<u64>);
+pub(crate) struct Bound<T = u64>(pub Option<T>);
 
-impl std::str::FromStr for Bound {
+impl<T: std::str::FromStr> std::str::FromStr for Bound<T> {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s == "none" {
             return Ok(Bound(None));
         }
-        s.parse()
-            .map(|n| Bound(Some(n)))
-            .map_err(|_| format!("{s:?} is neither a whole number nor `none`"))
+        match s.parse() {
+            Ok(n) => Ok(Bound(Some(n))),
+            // A whole number past what this limit holds (u32 for --concurrency).
+            Err(_) if s.parse::<u64>().is_ok() => Err(format!("{s} is too large for this limit")),
+            Err(_) => Err(format!("{s:?} is neither a whole number nor `none`")),
+        }
+    }
+}
+
+/// `--concurrency`: a [`Bound`] other than 0, which would hold every take
+/// (the library refuses it too).
+fn parse_concurrency(s: &str) -> Result<Bound<u32>, String> {
+    match s.parse()? {
+        Bound(Some(0)) => Err("a concurrency limit of 0 would hold every take: use --takes off to stop takes".into()),
+        bound => Ok(bound),
     }
 }
 

@@ -33,6 +33,7 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     // Raw bytes: each payload is decoded here once, with its detected codec.
     let queue: DelayedQueue<Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let status = queue.status().await?;
+    let concurrency = queue.limits().await?.concurrency_limit();
     let rows = pending(&queue, args.offset, args.limit, &codec).await?;
     let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?.list().await?;
     client.shutdown().await;
@@ -40,10 +41,21 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     match args.format {
         OutputFormat::Json => println!(
             "{}",
-            output::json(&to_json(&args.queue, &status, args.offset, &rows, &schedules, now))
+            output::json(&to_json(
+                &args.queue,
+                &status,
+                concurrency,
+                args.offset,
+                &rows,
+                &schedules,
+                now
+            ))
         ),
         OutputFormat::Table => {
-            print!("{}", to_table(&args.queue, &status, &rows, args.offset, now));
+            print!(
+                "{}",
+                to_table(&args.queue, &status, concurrency, &rows, args.offset, now)
+            );
             print!("{}", schedules_table(&schedules, now));
         }
     }
@@ -125,7 +137,14 @@ fn payload_of(raw: &[u8]) -> &[u8] {
     delayq::format::unpack(raw).map_or(raw, |e| e.payload)
 }
 
-fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: SystemTime) -> String {
+fn to_table(
+    name: &str,
+    status: &QueueStatus,
+    concurrency: Option<u32>,
+    rows: &[Row],
+    offset: usize,
+    now: SystemTime,
+) -> String {
     let next = match status.next_due {
         Some(due) => format!("{} ({})", local_time(due), relative(due, now)),
         None => "-".into(),
@@ -144,8 +163,13 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
     .map(output::count);
     let w = counts.iter().map(|c| c.len()).max().unwrap_or(0);
     let [pending, ready, in_flight, dead, quarantined, ids] = counts;
+    // Against the fleet-wide limit, when one is set (`delayq limits --concurrency`).
+    let in_flight = format!(
+        "{in_flight:>w$}{}",
+        output::against_concurrency(status.in_flight, concurrency)
+    );
     let mut out = format!(
-        "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight:>w$}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
+        "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
     );
     if status.priority_pending + status.priority_ready > 0 {
         out.push_str(&format!(
@@ -242,6 +266,7 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
 fn to_json(
     name: &str,
     status: &QueueStatus,
+    concurrency: Option<u32>,
     offset: usize,
     rows: &[Row],
     schedules: &[ScheduleInfo],
@@ -250,6 +275,7 @@ fn to_json(
     let mut fields = output::status_json(name, status, now);
     fields.insert("exists".into(), json!(status.exists));
     fields.insert("next_due".into(), json!(status.next_due.map(utc_time)));
+    fields.insert("concurrency_limit".into(), json!(concurrency));
     let elements: Vec<_> = rows
         .iter()
         .map(|row| {

@@ -16,6 +16,12 @@ pub(crate) async fn run(cli: &Cli, args: &LimitsArgs) -> delayq::Result<ExitCode
             "{}: limits set (delayq's offers and consumers obey them; Java's do not read them)",
             escape(&args.queue)
         );
+        if let Some(n) = limits.concurrency_limit().filter(|_| args.concurrency.is_some()) {
+            eprintln!(
+                "{}: at most {n} delayq deliveries in flight across every process; Java's consumers do not read it or count against it",
+                escape(&args.queue)
+            );
+        }
     }
     println!("{limits}");
     Ok(ExitCode::SUCCESS)
@@ -28,7 +34,11 @@ async fn apply(
     args: &LimitsArgs,
 ) -> delayq::Result<(delayq::limits::Limits, bool)> {
     let mut limits = queue.limits().await?;
-    let given = args.max_size.is_some() || args.max_payload.is_some() || args.offers.is_some() || args.takes.is_some();
+    let given = args.max_size.is_some()
+        || args.max_payload.is_some()
+        || args.offers.is_some()
+        || args.takes.is_some()
+        || args.concurrency.is_some();
     if !given {
         return Ok((limits, false));
     }
@@ -43,6 +53,9 @@ async fn apply(
     }
     if let Some(switch) = args.takes {
         limits = limits.takes(switch == Switch::On);
+    }
+    if let Some(bound) = args.concurrency {
+        limits = limits.concurrency(bound.0);
     }
     queue.set_limits(&limits).await?;
     Ok((limits, true))

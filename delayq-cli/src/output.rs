@@ -47,6 +47,21 @@ pub(crate) fn status_json(
     .collect()
 }
 
+/// What follows a queue's in-flight count when it has a concurrency limit
+/// (`Limits::concurrency`): `/8 (concurrency limit)`, or, with no room
+/// left, that delayq's takes wait; nothing without a limit. Java's
+/// consumers neither read the limit nor count against it.
+pub(crate) fn against_concurrency(in_flight: u64, limit: Option<u32>) -> String {
+    match limit {
+        Some(limit) if in_flight >= u64::from(limit) => format!(
+            "/{} (concurrency limit reached: delayq's takes wait for room)",
+            count(u64::from(limit))
+        ),
+        Some(limit) => format!("/{} (concurrency limit)", count(u64::from(limit))),
+        None => String::new(),
+    }
+}
+
 /// How long the oldest ready value has waited since it fell due: "-" with
 /// none ready, "unknown" where no transfer recorded its due time (offered
 /// straight to the ready list, or moved while no worker tracked lateness).

@@ -56,7 +56,9 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
         let read = async {
             let mut statuses = Vec::with_capacity(queues.len());
             for (queue, schedules) in queues.iter().zip(&schedules) {
-                statuses.push((queue.name(), queue.status().await?, schedules.list().await?.len()));
+                let status = queue.status().await?;
+                let concurrency = queue.limits().await?.concurrency_limit();
+                statuses.push((queue.name(), status, schedules.list().await?.len(), concurrency));
             }
             Ok::<_, delayq::Error>(statuses)
         };
@@ -151,15 +153,23 @@ fn unreachable_frame(args: &StatsArgs, since: SystemTime, why: &str, now: System
     }
 }
 
-fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
+/// One queue as a frame shows it: name, counts, how many schedules, and
+/// its concurrency limit, if any.
+type Read<'a> = (&'a str, QueueStatus, usize, Option<u32>);
+
+fn table(statuses: &[Read<'_>], now: SystemTime) -> String {
     let rows: Vec<Vec<String>> = statuses
         .iter()
-        .map(|(name, s, schedules)| {
+        .map(|(name, s, schedules, concurrency)| {
             vec![
                 (*name).to_owned(),
                 output::count(s.pending),
                 output::count(s.ready),
-                output::count(s.in_flight),
+                // Against the concurrency limit, if any: `3/8`.
+                match concurrency {
+                    Some(limit) => format!("{}/{}", output::count(s.in_flight), output::count(u64::from(*limit))),
+                    None => output::count(s.in_flight),
+                },
                 output::count(s.dead_letters),
                 output::count(s.quarantined),
                 s.next_due.map_or("-".into(), |d| relative(d, now)),
@@ -197,14 +207,15 @@ fn table(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> String {
     )
 }
 
-fn to_json(statuses: &[(&str, QueueStatus, usize)], now: SystemTime) -> serde_json::Value {
+fn to_json(statuses: &[Read<'_>], now: SystemTime) -> serde_json::Value {
     json!({
         "at": output::utc_time(now),
         "queues": statuses
             .iter()
-            .map(|(name, s, schedules)| {
+            .map(|(name, s, schedules, concurrency)| {
                 let mut fields = output::status_json(name, s, now);
                 fields.insert("schedules".into(), json!(schedules));
+                fields.insert("concurrency_limit".into(), json!(concurrency));
                 fields
             })
             .collect::<Vec<_>>(),

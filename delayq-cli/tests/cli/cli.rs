@@ -446,6 +446,10 @@ fn help_covers_every_command_and_option() {
         (&["offer", "--help"], &["--id", "--replace", "--from-file", "--header"]),
         (&["reschedule", "--help"], &["--delay", "--at"]),
         (&["get", "--help"], &["--codec", "--format"]),
+        (
+            &["limits", "--help"],
+            &["--max-size", "--max-payload", "--offers", "--takes", "--concurrency"],
+        ),
     ];
     for (args, options) in expectations {
         let text = help(args);
@@ -1197,6 +1201,107 @@ redis_test! {
         assert!(stderr(&out).contains("offers are switched off"), "{out:?}");
         let out = delayq(&redis, &["limits", "mail", "--max-size", "many"]);
         assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
+}
+
+redis_test! {
+    async fn a_concurrency_limit_is_set_read_back_and_removed_keeping_the_other_limits(redis) {
+        let out = delayq(&redis, &["limits", "mail", "--max-size", "10", "--takes", "off", "--create"]);
+        assert!(out.status.success(), "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--concurrency", "4"]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(stdout(&out).trim(), "max_size=10 takes=off concurrency=4", "{out:?}");
+        assert!(
+            stderr(&out).contains("Java's consumers do not read it or count against it"),
+            "{out:?}"
+        );
+        // Read back, by the CLI and by the library.
+        let out = delayq(&redis, &["limits", "mail"]);
+        assert_eq!(stdout(&out).trim(), "max_size=10 takes=off concurrency=4", "{out:?}");
+        let client = redis.client().await;
+        let queue = client.delayed_queue("mail", delayq::StringCodec).unwrap().without_transfer();
+        assert_eq!(queue.limits().await.unwrap().concurrency_limit(), Some(4));
+        // 0 would hold every take: a usage error naming what to do instead,
+        // and nothing changes.
+        let out = delayq(&redis, &["limits", "mail", "--concurrency", "0"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(stderr(&out).contains("use --takes off to stop takes"), "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--concurrency", "5000000000"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(stderr(&out).contains("too large"), "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--concurrency", "few"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert_eq!(queue.limits().await.unwrap().concurrency_limit(), Some(4));
+        // Changing another limit keeps it; `none` removes only it.
+        let out = delayq(&redis, &["limits", "mail", "--max-size", "20"]);
+        assert_eq!(stdout(&out).trim(), "max_size=20 takes=off concurrency=4", "{out:?}");
+        let out = delayq(&redis, &["limits", "mail", "--concurrency", "none"]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(stdout(&out).trim(), "max_size=20 takes=off", "{out:?}");
+        assert!(!stderr(&out).contains("in flight across"), "no note for a removed limit: {out:?}");
+        assert_eq!(queue.limits().await.unwrap().concurrency_limit(), None);
+        client.shutdown().await;
+    }
+}
+
+redis_test! {
+    async fn inspect_and_stats_show_the_values_in_flight_against_the_concurrency_limit(redis) {
+        let out = delayq(&redis, &["offer", "jobs", "--delay", "0", "a", "b", "c", "d"]);
+        assert!(out.status.success(), "{out:?}");
+        assert!(delayq(&redis, &["move-due", "jobs"]).status.success());
+        let out = delayq(&redis, &["limits", "jobs", "--concurrency", "8"]);
+        assert!(out.status.success(), "{out:?}");
+        let client = redis.client().await;
+        let consumer = client.reliable_queue("jobs", delayq::StringCodec).unwrap().without_transfer();
+        // Three deliveries held unsettled: the lease set counts them.
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(consumer.take().await.unwrap());
+        }
+
+        let out = delayq(&redis, &["inspect", "jobs"]);
+        assert!(out.status.success(), "{out:?}");
+        assert!(stdout(&out).contains("in flight     3/8 (concurrency limit)\n"), "{}", stdout(&out));
+        let doc = json_of(&delayq(&redis, &["inspect", "jobs", "--format", "json"]));
+        assert_eq!((doc["in_flight"].clone(), doc["concurrency_limit"].clone()), (3.into(), 8.into()), "{doc}");
+        let out = delayq(&redis, &["stats", "jobs"]);
+        assert!(out.status.success(), "{out:?}");
+        let row = stdout(&out).lines().find(|line| line.starts_with("jobs")).unwrap_or_default().to_owned();
+        assert!(row.split_whitespace().any(|cell| cell == "3/8"), "{}", stdout(&out));
+        let doc = json_of(&delayq(&redis, &["stats", "jobs", "--format", "json"]));
+        assert_eq!(doc["queues"][0]["concurrency_limit"], 8, "{doc}");
+
+        // At the limit: said so.
+        assert!(delayq(&redis, &["limits", "jobs", "--concurrency", "3"]).status.success());
+        let out = delayq(&redis, &["inspect", "jobs"]);
+        assert!(
+            stdout(&out).contains("in flight     3/3 (concurrency limit reached: delayq's takes wait for room)\n"),
+            "{}",
+            stdout(&out)
+        );
+
+        // Without a limit: the count alone.
+        assert!(delayq(&redis, &["limits", "jobs", "--concurrency", "none"]).status.success());
+        let out = delayq(&redis, &["inspect", "jobs"]);
+        assert!(stdout(&out).contains("in flight     3\n"), "{}", stdout(&out));
+        let doc = json_of(&delayq(&redis, &["inspect", "jobs", "--format", "json"]));
+        assert!(doc["concurrency_limit"].is_null(), "{doc}");
+        for delivery in held {
+            assert!(delivery.ack().await.unwrap());
+        }
+        client.shutdown().await;
+    }
+}
+
+redis_test! {
+    async fn the_concurrency_note_escapes_the_queue_name(redis) {
+        let out = delayq(&redis, &["limits", EVIL_QUEUE, "--concurrency", "2", "--create"]);
+        assert!(out.status.success(), "{out:?}");
+        assert_escaped(&out);
+        assert!(stderr(&out).contains(r"q\u{1b}]0;pwned\u{7}: at most 2 delayq deliveries"), "{out:?}");
+        let out = delayq(&redis, &["inspect", EVIL_QUEUE]);
+        assert_escaped(&out);
+        assert!(stdout(&out).contains("in flight     0/2 (concurrency limit)"), "{out:?}");
     }
 }
 
