@@ -49,8 +49,9 @@
 //!   `dead_letters`, `quarantined`, `transfer_lag_seconds`, `paused` (1
 //!   while the queue is paused; its lag then reads 0, so a deliberate pause
 //!   fires no lag alert), `oldest_ready_age_seconds`, `ready_untaken`,
-//!   `workers`, `workers_silent`, `worker_busy_slots`, `worker_slots` and
-//!   `schedule_runners`; counters of the server-side totals
+//!   `workers`, `workers_silent`, `worker_busy_slots`, `worker_slots`,
+//!   `schedule_runners` and `concurrency_limit` (a queue's fleet-wide
+//!   limit on delayq deliveries in flight; no line without one); counters of the server-side totals
 //!   (`delayq_queue_offered_total`, `_transferred_total`, `_acked_total`,
 //!   `_failed_total`, `_dead_lettered_total`, `_timed_out_total`,
 //!   `_duplicates_total`, `_expired_total`); and the

@@ -110,7 +110,7 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
 /// the library's own process metrics (`delayq_pending`, `delayq_ready`,
 /// `delayq_transferred_total`, ...: what one process saw or did) keep their
 /// names, so a query over both never adds a queue's count twice.
-const FAMILIES: [(&str, &str); 14] = [
+const FAMILIES: [(&str, &str); 15] = [
     ("delayq_queue_pending", "Pending elements (timeout set) of the queue."),
     ("delayq_queue_ready", "Values in the queue's ready list."),
     (
@@ -147,6 +147,10 @@ const FAMILIES: [(&str, &str); 14] = [
     (
         "delayq_queue_worker_slots",
         "Handler slots (concurrency) of the queue's live workers.",
+    ),
+    (
+        "delayq_queue_concurrency_limit",
+        "Most delayq deliveries the queue admits in flight across every process (no line while it has no limit; Java's consumers neither read nor count against it).",
     ),
     (
         "delayq_queue_schedule_runners",
@@ -199,6 +203,7 @@ struct Sampled<'a> {
     workers: WorkerCounts,
     untaken: bool,
     runners: Option<usize>,
+    concurrency_limit: Option<u32>,
 }
 
 /// The server-side counts of every queue this dashboard samples, as gauges
@@ -217,6 +222,7 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 workers: WorkerCounts::of(&e.workers),
                 untaken: e.untaken,
                 runners: e.runners,
+                concurrency_limit: e.concurrency_limit,
             })
         })
         .collect();
@@ -234,6 +240,10 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 "delayq_queue_oldest_ready_age_seconds" if status.ready == 0 => 0.0,
                 "delayq_queue_oldest_ready_age_seconds" => match status.oldest_ready_age_at(queue.at) {
                     Some(age) => age.as_secs_f64(),
+                    None => continue,
+                },
+                "delayq_queue_concurrency_limit" => match queue.concurrency_limit {
+                    Some(limit) => f64::from(limit),
                     None => continue,
                 },
                 "delayq_queue_schedule_runners" => match queue.runners {

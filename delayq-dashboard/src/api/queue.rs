@@ -60,6 +60,11 @@ pub(crate) struct ActionForm {
     /// Limits: `on` or `off`.
     #[serde(default)]
     takes: String,
+    /// Limits: most delayq deliveries in flight across every process
+    /// (empty: no limit; absent: the queue's limit stays as it is, so a
+    /// page or script that never showed the field does not lift it).
+    #[serde(default)]
+    concurrency: Option<String>,
 }
 
 /// `GET /api/queue` parameters.
@@ -161,6 +166,9 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
             "max_payload": limits.payload_limit(),
             "offers": limits.offers_on(),
             "takes": limits.takes_on(),
+            // At most this many delayq deliveries in flight (the status's
+            // in_flight) across every process; null: no limit.
+            "concurrency": limits.concurrency_limit(),
         },
         "sample_interval_ms": shared.sample_interval.as_millis() as u64,
     }))
@@ -286,13 +294,14 @@ async fn resume_now(shared: &Shared, form: ActionForm) -> Response {
 }
 
 /// Sets the queue's limits for every delayq process (Java's offers and
-/// takes do not read them): the whole set, as the form shows it.
+/// takes do not read them): the whole set, as the form shows it, but for a
+/// concurrency limit the form does not post, which stays.
 pub(crate) async fn limits(State(shared): State<Arc<Shared>>, Form(form): Form<ActionForm>) -> Response {
     act(&shared, limits_now(&shared, form)).await
 }
 
 async fn limits_now(shared: &Shared, form: ActionForm) -> Response {
-    let limits = match limits_of(&form) {
+    let (limits, concurrency) = match limits_of(&form) {
         Ok(limits) => limits,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
@@ -302,11 +311,16 @@ async fn limits_now(shared: &Shared, form: ActionForm) -> Response {
         if !known(shared, &form.name, &queue.status().await?).await? {
             return Ok(None);
         }
+        let limits = match concurrency {
+            Some(concurrency) => limits.concurrency(concurrency),
+            // Not posted: the limit the queue has now stays.
+            None => limits.concurrency(queue.limits().await?.concurrency_limit()),
+        };
         queue.set_limits(&limits).await?;
-        Ok::<_, delayq::Error>(Some(()))
+        Ok::<_, delayq::Error>(Some(limits))
     };
     match run.await {
-        Ok(Some(())) => done(
+        Ok(Some(limits)) => done(
             format!(
                 "{} limits: {limits} (delayq's offers and consumers obey them; Java's do not read them)",
                 form.name
@@ -318,8 +332,10 @@ async fn limits_now(shared: &Shared, form: ActionForm) -> Response {
     }
 }
 
-/// The limits a form posts: numbers or empty, `on` or `off`.
-fn limits_of(form: &ActionForm) -> Result<delayq::limits::Limits, String> {
+/// The limits a form posts: numbers or empty, `on` or `off`; apart, the
+/// concurrency limit: `None` when the form did not post the field,
+/// `Some(None)` to remove it.
+fn limits_of(form: &ActionForm) -> Result<(delayq::limits::Limits, Option<Option<u32>>), String> {
     let bound = |field: &str, text: &str| -> Result<Option<u64>, String> {
         match text.trim() {
             "" => Ok(None),
@@ -334,11 +350,32 @@ fn limits_of(form: &ActionForm) -> Result<delayq::limits::Limits, String> {
         "off" => Ok(false),
         other => Err(format!("{field} must be on or off, not {other:?}")),
     };
-    Ok(delayq::limits::Limits::none()
+    let concurrency = match form.concurrency.as_deref().map(str::trim) {
+        None => None,
+        Some("") => Some(None),
+        Some(n) => match n.parse::<u32>() {
+            Ok(0) => {
+                return Err(
+                    "concurrency must be 1 or more, or empty for no limit: 0 would hold every take \
+                            (set takes off to stop them)"
+                        .into(),
+                )
+            }
+            Ok(n) => Some(Some(n)),
+            Err(_) => {
+                return Err(format!(
+                    "concurrency must be a whole number from 1 to {}, or empty for no limit, not {n:?}",
+                    u32::MAX
+                ))
+            }
+        },
+    };
+    let limits = delayq::limits::Limits::none()
         .max_size(bound("max_size", &form.max_size)?)
         .max_payload(bound("max_payload", &form.max_payload)?)
         .offers(switch("offers", &form.offers)?)
-        .takes(switch("takes", &form.takes)?))
+        .takes(switch("takes", &form.takes)?);
+    Ok((limits, concurrency))
 }
 
 /// Deletes every pending element, in short atomic batches, once the

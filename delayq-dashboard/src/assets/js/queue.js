@@ -37,6 +37,7 @@ function queuePage() {
     priorityCount($("pending-priority"), s.priority_pending, "delayed");
     priorityCount($("ready-priority"), s.priority_ready, "ready");
     setCount("in-flight", s.in_flight);
+    inFlightLimit(s.in_flight, data.limits);
     setCount("dead-letters", s.dead_letters, true);
     setCount("quarantined", s.quarantined, true);
     $("next-due").textContent = s.next_due_ms ? `${relative(s.next_due_ms - data.now_ms)}` : "–";
@@ -136,6 +137,7 @@ function queuePage() {
     const posted = {
       max_size: $("limit-max-size").value, max_payload: $("limit-max-payload").value,
       offers: $("limit-offers").value, takes: $("limit-takes").value,
+      concurrency: $("limit-concurrency").value,
     };
     for (const id of LIMIT_FIELDS) $(id).dataset.edited = "";
     return posted;
@@ -171,17 +173,31 @@ function priorityCount(node, n, where) {
 
 // The queue's limits: shown to everyone, and the form's fields filled with
 // them unless the operator is editing one (a poll never overwrites typing).
-const LIMIT_FIELDS = ["limit-max-size", "limit-max-payload", "limit-offers", "limit-takes"];
+const LIMIT_FIELDS = ["limit-max-size", "limit-max-payload", "limit-offers", "limit-takes", "limit-concurrency"];
 function limitsShown(limits) {
   if (!limits) return;
   $("limits").textContent = limits.text;
   const values = {
     "limit-max-size": limits.max_size ?? "", "limit-max-payload": limits.max_payload ?? "",
     "limit-offers": limits.offers ? "on" : "off", "limit-takes": limits.takes ? "on" : "off",
+    "limit-concurrency": limits.concurrency ?? "",
   };
   for (const id of LIMIT_FIELDS) {
     if ($(id).dataset.edited !== "1") $(id).value = String(values[id]);
   }
+}
+
+// With a concurrency limit the in-flight card reads "N / LIMIT", in the
+// warning colour while the limit is reached (delayq's takes then wait).
+function inFlightLimit(inFlight, limits) {
+  const node = $("in-flight-limit");
+  const limit = limits ? limits.concurrency : null;
+  const limited = limit !== undefined && limit !== null;
+  const full = limited && Number(inFlight) >= Number(limit);
+  node.hidden = !limited;
+  node.textContent = limited ? ` / ${fmt(limit)}` : "";
+  $("in-flight-card").classList.toggle("full", full);
+  $("in-flight-card").title = !limited ? "" : `concurrency limit: at most ${fmt(limit)} delayq deliveries in flight across every process${full ? "; reached: delayq's takes wait for a settle" : ""} (Java's consumers neither read nor count against it)`;
 }
 
 // Whole-queue actions say how many they take, and act on a second press:

@@ -978,6 +978,7 @@ mod headers;
 mod history;
 mod java;
 mod job;
+mod limits;
 mod overview;
 mod priorities;
 mod review;
