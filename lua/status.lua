@@ -3,7 +3,8 @@
 -- KEYS: 1 timeout set, 2 pending list, 3 destination list, 4 lease set (delayq_leases),
 --       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index,
 --       9 due-time set (lateness tracking), 10 stats hash (lib/events.lua),
---       11 priority ready set, 12 priority delayed set (lib/priority.lua)
+--       11 priority ready set, 12 priority delayed set (lib/priority.lua),
+--       13 limits hash (lib/limits.lua: its concurrency limit; optional)
 -- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
 -- or false, keys that exist, paused (0/1), id index entries, the oldest
 -- ready value's due ms or false, the pause flag (ms paused at) or false,
@@ -11,7 +12,7 @@
 -- duplicate, expired}
 -- (false for a field never counted), or false when the stats key holds
 -- something else, the priority values ready, those delayed, and when the
--- first delayed one is due (ms) or false}.
+-- first delayed one is due (ms) or false, the concurrency limit or false}.
 -- The oldest ready value's due time is known only when a transfer recorded
 -- it in the due-time set (tracking on); one offered straight to the
 -- destination, or moved while tracking was off, has none (false).
@@ -24,6 +25,9 @@ local oldest_due = oldest and redis.call('zscore', KEYS[9], oldest) or false
 local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out', 'duplicate', 'expired')
 if totals.err then totals = false end
 local priority_head = redis.call('zrange', KEYS[12], 0, 0, 'WITHSCORES')
+-- A limits key of another type reads as no limit: the status still answers.
+local concurrency = KEYS[13] and redis.pcall('hget', KEYS[13], 'concurrency')
+if type(concurrency) ~= 'string' then concurrency = false end
 return {
   redis.call('zcard', KEYS[1]),
   redis.call('llen', KEYS[3]),
@@ -40,4 +44,5 @@ return {
   redis.call('zcard', KEYS[11]),
   redis.call('zcard', KEYS[12]),
   priority_head[2] or false,
+  concurrency,
 }

@@ -811,7 +811,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Due,
             Stats,
             PriorityReady,
-            PriorityDelayed
+            PriorityDelayed,
+            Limits
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),

@@ -63,7 +63,8 @@ impl Signals {
 
 /// Whether a queue's ready values are left untaken, from two reads of its
 /// counts some time apart: it runs (a paused queue's consumers wait on
-/// purpose), it had ready values at both reads, no live worker serves it,
+/// purpose, and so do those of a queue at its concurrency limit), it had
+/// ready values at both reads, no live worker serves it,
 /// and no value left the ready list between the reads. `delivered` is how
 /// many left: the ready count before, plus the values the transfer moved
 /// in meanwhile, minus the ready count now. A plain consumer that takes
@@ -79,9 +80,13 @@ impl Signals {
 /// assert!(untaken(&now, 3, 0, 0), "three waited, none left, no worker");
 /// assert!(!untaken(&now, 3, 1, 0), "one left: someone takes");
 /// assert!(!untaken(&now, 3, 0, 1), "a live worker serves it");
+/// now.in_flight = 2;
+/// now.concurrency_limit = Some(2);
+/// assert!(!untaken(&now, 3, 0, 0), "at its concurrency limit: they wait for room");
 /// ```
 pub fn untaken(now: &QueueStatus, ready_before: u64, delivered: u64, live_workers: usize) -> bool {
-    !now.paused && now.ready > 0 && ready_before > 0 && delivered == 0 && live_workers == 0
+    let at_limit = now.concurrency_limit.is_some_and(|n| now.in_flight >= u64::from(n));
+    !now.paused && !at_limit && now.ready > 0 && ready_before > 0 && delivered == 0 && live_workers == 0
 }
 
 /// How much a queue needs attention. Values compare field by field, in

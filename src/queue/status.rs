@@ -53,6 +53,10 @@ pub struct QueueStatus {
     /// When the queue was paused, from its pause flag (`None` while it runs,
     /// or when the flag holds no time).
     pub paused_since: Option<SystemTime>,
+    /// The queue's fleet-wide concurrency limit, if it has one
+    /// ([`Limits::concurrency`](crate::limits::Limits::concurrency)): at
+    /// most that many delayq deliveries in flight.
+    pub concurrency_limit: Option<u32>,
     /// What the queue has seen, counted on the server by delayq's scripts
     /// (every process's work, see [`QueueTotals`]).
     pub totals: QueueTotals,

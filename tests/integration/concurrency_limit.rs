@@ -388,6 +388,9 @@ redis_test! {
         queue.set_limits(&limits).await.unwrap();
         assert_eq!(queue.limits().await.unwrap(), limits);
         assert_eq!(queue.limits().await.unwrap().concurrency_limit(), Some(7));
+        assert_eq!(queue.status().await.unwrap().concurrency_limit, Some(7), "the status reads it");
+        queue.set_limits(&Limits::none()).await.unwrap();
+        assert_eq!(queue.status().await.unwrap().concurrency_limit, None);
     }
 }
 
