@@ -29,7 +29,8 @@
 --       (for the jobs' attempts)
 -- Returns {'paused'} or {'full'} (nothing popped) or {'ok' (or 'more': it skipped as
 -- many expired or foreign values as a call may, and read no list; call
--- again), now ms, the number of values popped n, then per value, in take
+-- again), now ms, the number of values popped n, the room the
+-- concurrency limit has left after this claim (false: no limit), then per value, in take
 -- order: value, delivery count * 10 + priority level (0: the list's; a
 -- count of 0 or below: dead-lettered after minus that many deliveries,
 -- times 10, no level); then, for the values that have them, triples of
@@ -73,7 +74,7 @@ local tracked = redis.call('exists', KEYS[4]) == 1
 -- No job records, no job to look up: spares a SHA1 per value.
 local jobbed = delayq_jobs_on(KEYS[13])
 local claimed_jobs, dead_jobs = {}, {}
-local reply = {'ok', now, 0}
+local reply = {'ok', now, 0, false}
 -- The rare fields, answered after the values: (index, kind, text).
 local extras = {}
 local function extra(i, kind, text)
@@ -192,6 +193,9 @@ for i, value in ipairs(values) do
   if headed then extra(i, 'h', string.sub(headed, 7)) end
 end
 reply[3] = #values
+if room then
+  reply[4] = room - #leases / 2
+end
 for _, extra in ipairs(extras) do
   reply[#reply + 1] = extra
 end

@@ -104,7 +104,19 @@ impl<T: 'static> QueueHandle<T> {
 
     /// A claim answered that the concurrency limit has no room.
     pub(crate) fn limited_seen(&self) {
-        self.priorities.set_limited();
+        self.priorities.set_room(Some(0));
+    }
+
+    /// A claim answered the room its concurrency limit had left (`None`:
+    /// no limit).
+    pub(crate) fn limit_room(&self, room: Option<i64>) {
+        self.priorities.set_room(room);
+    }
+
+    /// The room the concurrency limit had left at the last claim, if the
+    /// queue has a limit (as [`limited_now`](Self::limited_now) knows it).
+    pub(crate) fn room_now(&self) -> Option<i64> {
+        self.limited_now().then(|| self.priorities.room())
     }
 
     /// The destination queue's name.

@@ -7,7 +7,7 @@
 //! once the queue's marker (`delayq_priority:{N}`) exists, so a queue that
 //! never had a priority value is taken from exactly as before.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -156,6 +156,8 @@ pub(crate) struct Marker {
     seen: AtomicBool,
     /// The queue has a concurrency limit.
     limited: AtomicBool,
+    /// The room its limit had left at the last claim's answer.
+    room: AtomicI64,
     /// A look is on its way.
     looking: AtomicBool,
     /// When the last look started; `None` before the first.
@@ -204,9 +206,18 @@ impl Marker {
         self.seen.store(true, Ordering::Relaxed);
     }
 
-    /// A claim found the queue at its concurrency limit.
-    pub(crate) fn set_limited(&self) {
-        self.limited.store(true, Ordering::Relaxed);
+    /// A claim answered the room the queue's concurrency limit had left
+    /// (`None`: it has none).
+    pub(crate) fn set_room(&self, room: Option<i64>) {
+        self.limited.store(room.is_some(), Ordering::Relaxed);
+        if let Some(room) = room {
+            self.room.store(room, Ordering::Relaxed);
+        }
+    }
+
+    /// The room at the last claim's answer (0 before any).
+    pub(crate) fn room(&self) -> i64 {
+        self.room.load(Ordering::Relaxed)
     }
 
     /// Starts a look in the background when one is due; whether it did.

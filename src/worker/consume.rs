@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::stream::StreamExt;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -36,7 +36,9 @@ use super::handle::Counters;
 use super::handling::{self, Succeeded};
 use super::{prefetch, Handler, OnError, RetryPolicy};
 use crate::error::Error;
-use crate::queue::reliable::{AckSink, Answer, Claim, Claims, Delivery, ReliableQueue, CLAIM_BATCH};
+use crate::queue::reliable::{
+    AckSink, Answer, Claim, Claims, Delivery, ReliableQueue, CLAIM_BATCH, FULL_WAIT, FULL_WAIT_MOST,
+};
 
 /// What a running worker's loop and its handler tasks share.
 pub(crate) struct Context<T> {
@@ -59,6 +61,9 @@ pub(crate) struct Context<T> {
     pub pace: prefetch::Pace,
     /// The deliveries its handlers run now, for its heartbeat.
     pub busy: Arc<super::presence::Busy>,
+    /// Told when an ack batch of this worker's has landed: room under the
+    /// queue's concurrency limit, which a claim that found none waits for.
+    pub room: Arc<Notify>,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
@@ -99,6 +104,11 @@ struct Consumer<T: Send + 'static> {
     backoff: Backoff,
     /// Whether the last claim found nothing ready: the next take waits.
     idle: bool,
+    /// Whether the last claim found the concurrency limit full: the next
+    /// waits for an ack of this worker's to land, or its pause
+    /// (`full_wait`) for room another process made.
+    full: bool,
+    full_wait: Duration,
 }
 
 /// Whether the queue was paused, asked while values are held ahead and no
@@ -154,6 +164,8 @@ impl<T: Send + 'static> Consumer<T> {
                 claims_from: Instant::now(),
             },
             idle: false,
+            full: false,
+            full_wait: FULL_WAIT,
             context,
             stop,
         }
@@ -184,7 +196,7 @@ impl<T: Send + 'static> Consumer<T> {
             }
             // Idle slots wait for the claims on their way, or end.
             self.buffer.expect(!self.claims.is_idle());
-            let go_on = if self.claiming() || !self.claims.is_idle() || !self.buffer.lock().is_empty() {
+            let go_on = if self.claiming() || self.full || !self.claims.is_idle() || !self.buffer.lock().is_empty() {
                 self.wait_for_news().await
             } else {
                 self.take_one().await
@@ -269,12 +281,12 @@ impl<T: Send + 'static> Consumer<T> {
         if !self.claiming() || !self.claims.has_room() {
             return false;
         }
-        // Nothing ahead of free slots under a concurrency limit: a value
-        // held here would hold a slot of the fleet's.
-        let ahead = if self.context.queue.limited_now() {
-            0
-        } else {
-            self.context.pace.ahead()
+        // Under a concurrency limit, at most half the room the last claim
+        // left: a value held here holds a slot of the fleet's while it
+        // waits, so near the limit nothing is held ahead.
+        let ahead = match self.context.queue.limit_room() {
+            Some(room) => self.context.pace.ahead().min(usize::try_from(room / 2).unwrap_or(0)),
+            None => self.context.pace.ahead(),
         };
         let target = self.slots.available_permits() + self.buffer.idle_slots() + ahead;
         let held = self.buffer.lock().len() + self.claims.asked();
@@ -331,6 +343,11 @@ impl<T: Send + 'static> Consumer<T> {
             Some(_) = self.running.join_next(), if self.buffer.lock().is_empty() && !self.running.is_empty() => {}
             // Slots took from the buffer: there may be room to claim.
             _ = self.buffer.taken(), if held => {}
+            // An ack of ours landed: room under the concurrency limit.
+            _ = self.context.room.notified(), if self.full => {
+                self.full = false;
+                self.backoff.claims_from = Instant::now();
+            }
             _ = sleep_until(wake_at), if wake_at.is_some() => {}
         }
         true
@@ -344,14 +361,20 @@ impl<T: Send + 'static> Consumer<T> {
         match answer {
             Answer::Taken(deliveries, undecodable) => {
                 self.backoff.reset();
+                (self.full, self.full_wait) = (false, FULL_WAIT);
                 taken = deliveries;
                 for error in undecodable {
                     handling::undecodable(&self.context, error);
                 }
             }
-            // At the concurrency limit, too: the next take waits for room
-            // (`take_one`, which takes nothing meanwhile).
-            Answer::Nothing | Answer::Full => self.idle = true,
+            Answer::Nothing => self.idle = true,
+            // At the concurrency limit: claims wait for an ack of ours to
+            // land, or for the pause (room made elsewhere is not told).
+            Answer::Full => {
+                self.full = true;
+                self.backoff.claims_from = Instant::now() + self.full_wait;
+                self.full_wait = (self.full_wait * 2).min(FULL_WAIT_MOST);
+            }
             Answer::Paused => self.context.paused.store(true, Ordering::Relaxed),
             Answer::Failed(Error::Shutdown) => return false,
             // Waited out beside the buffer, which is still served.

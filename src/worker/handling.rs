@@ -35,9 +35,14 @@ pub(super) struct Succeeded {
 pub(super) fn acked<T: 'static>(
     context: &Context<T>,
 ) -> impl Fn(Vec<Succeeded>, Result<&[bool], &Error>) + Send + Sync + use<T> {
-    let (queue, counters) = (context.queue.name().to_owned(), Arc::clone(&context.counters));
+    let (queue, counters, room) = (
+        context.queue.name().to_owned(),
+        Arc::clone(&context.counters),
+        Arc::clone(&context.room),
+    );
     move |batch, outcome| match outcome {
         Ok(acked) => {
+            room.notify_one();
             Counters::add_many(&counters.succeeded, batch.len());
             telemetry::handled_all(&queue, Handled::Ok, batch.iter().map(|s| s.took));
             for (Succeeded { took, span }, acked) in batch.into_iter().zip(acked) {

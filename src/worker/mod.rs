@@ -557,6 +557,7 @@ impl<T: Send + 'static> Worker<T> {
             paused: Default::default(),
             pace,
             busy,
+            room: Arc::default(),
         });
         let core = Arc::clone(context.queue.core());
         let keeping = presence::keep_leases(

@@ -259,7 +259,8 @@ redis_test! {
         let Value::Array(reply) = raw.cmd("EVALSHA", claim(1_000, 1 << 20)).await else {
             panic!("claim_batch answers an array")
         };
-        assert_eq!(reply.len(), 3 + 2 * 128, "128 values taken (two fields each)");
+        assert_eq!(reply.len(), 4 + 2 * 128, "128 values taken (two fields each, after four)");
+        assert_eq!(reply[3], Value::Null, "no concurrency limit: no room to tell");
         assert_eq!(reply[2], Value::Integer(128));
         assert_eq!(queue.in_flight().await.unwrap(), IN_FLIGHT + 128);
         // Large payloads: the byte budget ends the batch (one value past it).
@@ -271,7 +272,7 @@ redis_test! {
             panic!("claim_batch answers an array")
         };
         // Popped 2, 2, 4, then 3 (as many as the sizes so far say fit).
-        assert_eq!(reply.len(), 3 + 2 * 11, "a mebibyte and one value past it");
+        assert_eq!(reply.len(), 4 + 2 * 11, "a mebibyte and one value past it");
         // A second worker still takes what is ready, in batches.
         let seen: Arc<Mutex<Vec<i64>>> = Arc::default();
         raw.cmd("LPOP", vec![keys.destination().into(), 9.into()]).await;

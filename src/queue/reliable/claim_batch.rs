@@ -61,9 +61,10 @@ enum Answered {
     Paused,
     /// Nothing taken: the concurrency limit has no room.
     Full,
-    /// The server's time, the values, and whether to claim again at once
-    /// (expired values were skipped, as many as a call may).
-    Claimed(i64, Vec<Claimed>, bool),
+    /// The server's time, the values, whether to claim again at once
+    /// (expired values were skipped, as many as a call may), and the room
+    /// the concurrency limit had left (`None`: no limit).
+    Claimed(i64, Vec<Claimed>, bool, Option<i64>),
 }
 
 fn parse(reply: Value) -> Result<Answered> {
@@ -86,6 +87,10 @@ fn parse(reply: Value) -> Result<Answered> {
     let short = || Error::Protocol("claim_batch answered a short entry".into());
     let n = reply.next().map(|v| reply::int(&v)).transpose()?.unwrap_or(0);
     let n = usize::try_from(n).map_err(|_| Error::Protocol(format!("claim_batch answered {n} values")))?;
+    let room = match reply.next() {
+        None | Some(Value::Null) => None,
+        Some(room) => Some(reply::int(&room)?),
+    };
     let mut claimed = Vec::with_capacity(n.min(CLAIM_BATCH));
     for _ in 0..n {
         let (Some(value), Some(packed)) = (reply.next(), reply.next()) else {
@@ -120,7 +125,7 @@ fn parse(reply: Value) -> Result<Answered> {
             other => return Err(Error::Protocol(format!("claim_batch answered a field {other:?}"))),
         }
     }
-    Ok(Answered::Claimed(now, claimed, status == "more"))
+    Ok(Answered::Claimed(now, claimed, status == "more", room))
 }
 
 /// The delivery id of the `index`-th value (from 1) of batch `batch`.
@@ -180,7 +185,7 @@ impl<T: 'static> ReliableQueue<T> {
         let undo = {
             let (core, keys, settings) = (self.handle.core.clone(), keys.clone(), self.settings);
             move |reply: Result<Value>| async move {
-                let Ok(Answered::Claimed(_, claimed, _)) = reply.and_then(parse) else {
+                let Ok(Answered::Claimed(_, claimed, ..)) = reply.and_then(parse) else {
                     return;
                 };
                 // In one release, so that the head is in list order again.
@@ -198,28 +203,47 @@ impl<T: 'static> ReliableQueue<T> {
             .await;
         match reply {
             Ok(reply) => match parse(reply)? {
+                Answered::Claimed(now, claimed, more, room) => {
+                    self.batch_claimed(batch, now, claimed, more, room).await
+                }
                 Answered::Paused => Ok(Batch::Paused),
                 Answered::Full => {
                     self.handle.limited_seen();
                     Ok(Batch::Full)
-                }
-                // Expired values skipped, as many as a call may: empty, as
-                // when every value went to the dead letters (take again).
-                Answered::Claimed(_, claimed, true) if claimed.is_empty() => Ok(Batch::Taken(Vec::new())),
-                Answered::Claimed(_, claimed, _) if claimed.is_empty() => Ok(Batch::Nothing),
-                Answered::Claimed(now, claimed, _) => {
-                    let taken = self.deliver_batch(batch, now, claimed).await;
-                    // Feature `opentelemetry`: the contexts offered with the values.
-                    #[cfg(feature = "opentelemetry")]
-                    let taken = self.adopt_traces(taken).await;
-                    Ok(Batch::Taken(taken))
-                }
+                } // Expired values skipped, as many as a call may: empty, as
+                  // when every value went to the dead letters (take again).
             },
             Err(error) if error.is_transient() => {
                 tracing::warn!(queue = self.name(), %error, "batch claim failed; what it took goes back to the queue");
                 Ok(Batch::Nothing)
             }
             Err(error) => Err(error),
+        }
+    }
+
+    /// What a batch claim that ran came to; notes the room the queue's
+    /// concurrency limit has left.
+    async fn batch_claimed(
+        &self,
+        batch: [u8; 6],
+        now: i64,
+        claimed: Vec<Claimed>,
+        more: bool,
+        room: Option<i64>,
+    ) -> Result<Batch<T>> {
+        self.handle.limit_room(room);
+        match (claimed.is_empty(), more) {
+            // Expired values skipped, as many as a call may: empty, as
+            // when every value went to the dead letters (take again).
+            (true, true) => Ok(Batch::Taken(Vec::new())),
+            (true, false) => Ok(Batch::Nothing),
+            (false, _) => {
+                let taken = self.deliver_batch(batch, now, claimed).await;
+                // Feature `opentelemetry`: the contexts offered with the values.
+                #[cfg(feature = "opentelemetry")]
+                let taken = self.adopt_traces(taken).await;
+                Ok(Batch::Taken(taken))
+            }
         }
     }
 

@@ -33,7 +33,7 @@ use lateness::{start_tracker, Background};
 pub(crate) use reap::reap;
 pub use reap::Reaped;
 pub use reason_shape::{reason_shape, ShapeGroup};
-pub(crate) use take::Ready;
+pub(crate) use take::{Ready, FULL_WAIT, FULL_WAIT_MOST};
 
 use std::sync::Arc;
 use std::time::Duration;

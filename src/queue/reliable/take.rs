@@ -31,10 +31,10 @@ const CLAIM_SCAN: i64 = 1000;
 /// First wait of a take at the concurrency limit before it asks again
 /// (doubling, to at most [`FULL_WAIT_MOST`]). Room made by another
 /// process is seen by asking: no message tells of it.
-const FULL_WAIT: Duration = Duration::from_millis(5);
+pub(crate) const FULL_WAIT: Duration = Duration::from_millis(5);
 
 /// Longest wait of a take at the concurrency limit between two asks.
-const FULL_WAIT_MOST: Duration = Duration::from_millis(100);
+pub(crate) const FULL_WAIT_MOST: Duration = Duration::from_millis(100);
 
 /// How often a consumer of a paused queue looks whether it was resumed.
 const PAUSED_RECHECK: Duration = Duration::from_secs(1);
@@ -120,10 +120,11 @@ impl<T: 'static> ReliableQueue<T> {
         self.handle.marked(None).await
     }
 
-    /// Whether the queue had a concurrency limit at this client's last
-    /// look (never waits; a look starts when one is due).
-    pub(crate) fn limited_now(&self) -> bool {
-        self.handle.limited_now()
+    /// The room the queue's concurrency limit had left at this client's
+    /// last claim, if this client knows of a limit (never waits; a look
+    /// starts when one is due).
+    pub(crate) fn limit_room(&self) -> Option<i64> {
+        self.handle.room_now()
     }
 
     /// A delivery of a value that is ready now, without waiting for one.
