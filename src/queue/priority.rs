@@ -7,7 +7,7 @@
 //! once the queue's marker (`delayq_priority:{N}`) exists, so a queue that
 //! never had a priority value is taken from exactly as before.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -158,6 +158,9 @@ pub(crate) struct Marker {
     limited: AtomicBool,
     /// The room its limit had left at the last claim's answer.
     room: AtomicI64,
+    /// Claim answers so far: a look that started before the last one
+    /// leaves `limited` as that answer set it (it read older state).
+    answers: AtomicU64,
     /// A look is on its way.
     looking: AtomicBool,
     /// When the last look started; `None` before the first.
@@ -209,6 +212,7 @@ impl Marker {
     /// A claim answered the room the queue's concurrency limit had left
     /// (`None`: it has none).
     pub(crate) fn set_room(&self, room: Option<i64>) {
+        self.answers.fetch_add(1, Ordering::AcqRel);
         self.limited.store(room.is_some(), Ordering::Relaxed);
         if let Some(room) = room {
             self.room.store(room, Ordering::Relaxed);
@@ -253,8 +257,12 @@ impl Marker {
                 }
             }
         }
+        let answers = self.answers.load(Ordering::Acquire);
         match conn.hexists::<bool, _, _>(keys.limits(), "concurrency").await {
-            Ok(limited) => self.limited.store(limited, Ordering::Relaxed),
+            Ok(limited) if self.answers.load(Ordering::Acquire) == answers => {
+                self.limited.store(limited, Ordering::Relaxed)
+            }
+            Ok(_) => {} // a claim answered meanwhile, with newer state
             Err(error) => {
                 tracing::debug!(queue = keys.destination(), %error, "could not look for a concurrency limit");
             }

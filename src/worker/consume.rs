@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::stream::StreamExt;
+use futures_util::FutureExt;
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
@@ -367,18 +368,28 @@ impl<T: Send + 'static> Consumer<T> {
                     handling::undecodable(&self.context, error);
                 }
             }
-            Answer::Nothing => self.idle = true,
+            // Not full any more (a `full` left set would keep the loop off
+            // `take_one`, the only step that waits for a value or a resume).
+            Answer::Nothing => (self.idle, self.full) = (true, false),
             // At the concurrency limit: claims wait for an ack of ours to
             // land, or for the pause (room made elsewhere is not told).
             Answer::Full => {
                 self.full = true;
+                // An ack that landed before this answer made no room for
+                // it: its signal, kept by the `Notify`, is dropped.
+                let _ = self.context.room.notified().now_or_never();
                 self.backoff.claims_from = Instant::now() + self.full_wait;
                 self.full_wait = (self.full_wait * 2).min(FULL_WAIT_MOST);
             }
-            Answer::Paused => self.context.paused.store(true, Ordering::Relaxed),
+            Answer::Paused => {
+                self.full = false;
+                self.context.paused.store(true, Ordering::Relaxed)
+            }
             Answer::Failed(Error::Shutdown) => return false,
             // Waited out beside the buffer, which is still served.
             Answer::Failed(error) => {
+                // The failure's back-off, not cut short by an ack.
+                self.full = false;
                 self.backoff.claims_from = Instant::now() + self.backoff.failed(self.context.queue.name(), &error)
             }
         }

@@ -348,7 +348,11 @@ async fn settle_failure<T: 'static>(
         }
     };
     let action = match released {
-        Ok(_) => planned,
+        Ok(_) => {
+            // Its lease is gone: room under a concurrency limit.
+            context.room.notify_one();
+            planned
+        }
         Err(settle_error) => {
             tracing::warn!(parent: span, error = %settle_error, "could not settle a failed value; its visibility timeout will give it back");
             FailureAction::Unsettled

@@ -376,6 +376,63 @@ async fn a_limit_holds_across_a_redis_restart() {
     .await;
 }
 
+/// A worker of a queue whose one slot another process holds (its claims
+/// answer `full`); `then` runs while it waits, then the holder acks; a
+/// value offered after that must still be handled.
+async fn a_full_worker_goes_on_after(redis: &RedisServer, name: &str, paused_meanwhile: bool) {
+    let holder = redis.client().await;
+    let ready = holder.blocking_queue(name, StringCodec).unwrap();
+    let queue = holder.delayed_queue(name, StringCodec).unwrap();
+    queue.set_limits(&Limits::none().concurrency(1)).await.unwrap();
+    ready.offer(&"held".to_owned()).await.unwrap();
+    let held = holder.reliable_queue(name, StringCodec).unwrap().take().await.unwrap();
+    let client = redis.client().await;
+    let handled: Arc<Mutex<Vec<String>>> = Arc::default();
+    let worker = client.worker(name, StringCodec).unwrap().concurrency(2).run({
+        let handled = handled.clone();
+        move |value: String| {
+            handled.lock().push(value);
+            async { Ok::<(), std::io::Error>(()) }
+        }
+    });
+    // Long enough for its claims to find the limit full.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    if paused_meanwhile {
+        queue.pause().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(held.ack().await.unwrap());
+    if paused_meanwhile {
+        queue.resume().await.unwrap();
+    } else {
+        // Its next claim finds the list empty.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    ready.offer(&"later".to_owned()).await.unwrap();
+    eventually(
+        Duration::from_secs(10),
+        "the worker handles the later value",
+        || async { handled.lock().as_slice() == ["later"] },
+    )
+    .await;
+    worker.shutdown().await;
+}
+
+redis_test! {
+    /// A worker whose claims found the limit full, then the list empty
+    /// (the review's find: it waited for news that never came, for good).
+    async fn a_worker_that_found_the_limit_full_then_the_list_empty_takes_again(redis) {
+        a_full_worker_goes_on_after(&redis, "full-then-empty", false).await;
+    }
+}
+
+redis_test! {
+    /// The same with a pause and a resume after the limit was full.
+    async fn a_worker_that_found_the_limit_full_then_a_pause_takes_after_the_resume(redis) {
+        a_full_worker_goes_on_after(&redis, "full-then-paused", true).await;
+    }
+}
+
 redis_test! {
     /// A limit of 0 is refused (it would hold every take: takes(false)
     /// says that), and a limit round-trips with the others.

@@ -79,7 +79,8 @@ impl Limits {
     /// workers claim only while the queue's lease set has room, and wait
     /// otherwise, taking nothing meanwhile. A crashed process's values
     /// count until a reaper returns them (after their visibility timeout).
-    /// A worker claims no values ahead of its free slots under a limit.
+    /// A value a worker holds ahead of its free slots counts too: under a
+    /// limit it holds at most half the room its last claim left.
     /// Java's takes neither read nor count against it. `None` removes the
     /// limit; 0 is refused by [`DelayedQueue::set_limits`] (use
     /// [`takes(false)`](Self::takes) to stop takes).
