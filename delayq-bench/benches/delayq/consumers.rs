@@ -74,10 +74,12 @@ impl Consumer {
         }
     }
 
-    /// Values per run, and for the plain pop beside it. A `Worker`'s run of
-    /// 50,000 lasted a quarter of a second: single runs read up to 50% more
-    /// CPU per value in this VM's slow phases (seconds long). A second's run
-    /// averages over them as a user's steady load would.
+    /// Values per run, and for the plain pop beside it. A `Worker` runs
+    /// 200,000 (about a second): runs of 50,000 lasted a quarter of a
+    /// second, and their fixed costs and short stalls weighed four times as
+    /// much. (Single runs still read up to 40% more CPU per value in this
+    /// VM's slow phases, with the same scheduling slices: the same work,
+    /// slower.)
     pub fn values(self) -> u64 {
         match self {
             Consumer::ReliableStream => 10_000,
