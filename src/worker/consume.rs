@@ -62,8 +62,9 @@ pub(crate) struct Context<T> {
     pub pace: prefetch::Pace,
     /// The deliveries its handlers run now, for its heartbeat.
     pub busy: Arc<super::presence::Busy>,
-    /// Told when an ack batch of this worker's has landed: room under the
-    /// queue's concurrency limit, which a claim that found none waits for.
+    /// Told when an ack batch or a failed value's settle of this worker's
+    /// has landed: room under the queue's concurrency limit, which a claim
+    /// that found none waits for.
     pub room: Arc<Notify>,
 }
 
@@ -344,7 +345,7 @@ impl<T: Send + 'static> Consumer<T> {
             Some(_) = self.running.join_next(), if self.buffer.lock().is_empty() && !self.running.is_empty() => {}
             // Slots took from the buffer: there may be room to claim.
             _ = self.buffer.taken(), if held => {}
-            // An ack of ours landed: room under the concurrency limit.
+            // A settle of ours landed: room under the concurrency limit.
             _ = self.context.room.notified(), if self.full => {
                 self.full = false;
                 self.backoff.claims_from = Instant::now();
