@@ -53,7 +53,8 @@ if takes_off or redis.call('exists', KEYS[9]) == 1 then
   redis.call('lpush', KEYS[8], value)
   return {'paused'}
 end
-local room = delayq_take_room(concurrency, KEYS[2])
+local now = delayq_server_ms()
+local room = delayq_take_room(concurrency, KEYS[2], now)
 if room and room <= 0 then
   -- At the concurrency limit (set since this client last looked: on a
   -- limited queue its takes claim with claim_batch, which refuses before
@@ -61,7 +62,6 @@ if room and room <= 0 then
   redis.call('lpush', KEYS[8], value)
   return {'full'}
 end
-local now = delayq_server_ms()
 local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), now) + 1
 local max = tonumber(ARGV[4])
 local jobs = delayq_jobs_on(KEYS[15]) and delayq_jobs_claims(KEYS[15], KEYS[16], {value}, now)

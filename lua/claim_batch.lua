@@ -62,12 +62,12 @@ if takes_off or redis.call('exists', KEYS[7]) == 1 then
 end
 -- The fleet-wide limit, before anything is popped: one admission for every
 -- source below (priority sets and the list).
-local room = delayq_take_room(concurrency, KEYS[2])
+local now = delayq_server_ms()
+local room = delayq_take_room(concurrency, KEYS[2], now)
 if room and room <= 0 then
   return {'full'}
 end
 local batch, n, visibility, max, budget = ARGV[1], math.min(tonumber(ARGV[2]), 128, room or 128), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local now = delayq_server_ms()
 -- No records, no count to look up: spares a SHA1 per value.
 local counted = redis.call('exists', KEYS[5]) == 1
 local tracked = redis.call('exists', KEYS[4]) == 1

@@ -12,7 +12,9 @@
 -- duplicate, expired}
 -- (false for a field never counted), or false when the stats key holds
 -- something else, the priority values ready, those delayed, and when the
--- first delayed one is due (ms) or false, the concurrency limit or false}.
+-- first delayed one is due (ms) or false, the concurrency limit or false,
+-- and the deliveries past their visibility timeout (lapsed: a reaper has
+-- not returned them yet; the concurrency limit does not count them)}.
 -- The oldest ready value's due time is known only when a transfer recorded
 -- it in the due-time set (tracking on); one offered straight to the
 -- destination, or moved while tracking was off, has none (false).
@@ -45,4 +47,5 @@ return {
   redis.call('zcard', KEYS[12]),
   priority_head[2] or false,
   concurrency,
+  redis.call('zcount', KEYS[4], '-inf', delayq_server_ms()),
 }

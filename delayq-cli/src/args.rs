@@ -153,7 +153,9 @@ pub(crate) enum Command {
     /// Offer values to a delayed queue, due after --delay.
     Offer(OfferArgs),
     /// Take values from a queue's destination list as they come due (runs the
-    /// transfer while it waits) and print one per line.
+    /// transfer while it waits) and print one per line. A plain pop, as
+    /// Java's `take`: it neither waits for a concurrency limit nor counts
+    /// against it.
     Take(TakeArgs),
     /// Run the transfer now: move every due element to the destination list.
     MoveDue(MoveDueArgs),

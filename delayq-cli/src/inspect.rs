@@ -163,11 +163,9 @@ fn to_table(
     .map(output::count);
     let w = counts.iter().map(|c| c.len()).max().unwrap_or(0);
     let [pending, ready, in_flight, dead, quarantined, ids] = counts;
-    // Against the fleet-wide limit, when one is set (`delayq limits --concurrency`).
-    let in_flight = format!(
-        "{in_flight:>w$}{}",
-        output::against_concurrency(status.in_flight, concurrency)
-    );
+    // Against the fleet-wide limit, when one is set (`delayq limits
+    // --concurrency`), and the lapsed ones, which only a reaper returns.
+    let in_flight = format!("{in_flight:>w$}{}", output::in_flight_notes(status, concurrency));
     let mut out = format!(
         "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
     );

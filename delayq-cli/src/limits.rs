@@ -9,6 +9,11 @@ pub(crate) async fn run(cli: &Cli, args: &LimitsArgs) -> delayq::Result<ExitCode
     let client = crate::connect(cli).await?;
     let queue = crate::look(&client, &args.queue)?;
     let result = apply(&queue, args).await;
+    // What is in flight now, to say what a new concurrency limit means.
+    let status = match (&result, args.concurrency) {
+        (Ok(_), Some(_)) => queue.status().await.ok(),
+        _ => None,
+    };
     client.shutdown().await;
     let (limits, changed) = result?;
     if changed {
@@ -16,15 +21,40 @@ pub(crate) async fn run(cli: &Cli, args: &LimitsArgs) -> delayq::Result<ExitCode
             "{}: limits set (delayq's offers and consumers obey them; Java's do not read them)",
             escape(&args.queue)
         );
-        if let Some(n) = limits.concurrency_limit().filter(|_| args.concurrency.is_some()) {
+        if args.concurrency.is_some() {
             eprintln!(
-                "{}: at most {n} delayq deliveries in flight across every process; Java's consumers do not read it or count against it",
-                escape(&args.queue)
+                "{}: {}",
+                escape(&args.queue),
+                concurrency_note(limits.concurrency_limit(), status.as_ref())
             );
         }
     }
     println!("{limits}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a concurrency limit just set means, with what is in flight now.
+fn concurrency_note(limit: Option<u32>, status: Option<&delayq::QueueStatus>) -> String {
+    let Some(limit) = limit.map(u64::from) else {
+        return "no concurrency limit: delayq's reliable takes and workers are held only by their own concurrency"
+            .into();
+    };
+    let mut note = format!(
+        "at most {limit} delayq deliveries in flight at once across every process (reliable takes and workers; \
+         `delayq take` and Java's consumers neither wait for it nor count against it)"
+    );
+    if let Some(live) = status.map(|s| s.live_in_flight()) {
+        note.push_str(&match live.cmp(&limit) {
+            std::cmp::Ordering::Greater => format!(
+                "; {live} in flight now: over it by {}, none start until {} settle",
+                live - limit,
+                live - limit + 1
+            ),
+            std::cmp::Ordering::Equal => format!("; {live} in flight now: reached"),
+            std::cmp::Ordering::Less => format!("; {live} in flight now"),
+        });
+    }
+    note
 }
 
 /// The queue's limits after the flags given are applied (read, changed,

@@ -25,6 +25,9 @@ pub(crate) fn status_json(
         ("priority_pending", json!(status.priority_pending)),
         ("priority_ready", json!(status.priority_ready)),
         ("in_flight", json!(status.in_flight)),
+        // Of those, past their visibility timeout (a reaper returns them;
+        // the concurrency limit does not count them).
+        ("lapsed", json!(status.lapsed)),
         ("dead_letters", json!(status.dead_letters)),
         ("quarantined", json!(status.quarantined)),
         ("next_due_in_ms", json!(status.next_due.map(|d| millis_from(d, now)))),
@@ -47,19 +50,55 @@ pub(crate) fn status_json(
     .collect()
 }
 
-/// What follows a queue's in-flight count when it has a concurrency limit
-/// (`Limits::concurrency`): `/8 (concurrency limit)`, or, with no room
-/// left, that delayq's takes wait; nothing without a limit. Java's
-/// consumers neither read the limit nor count against it.
-pub(crate) fn against_concurrency(in_flight: u64, limit: Option<u32>) -> String {
-    match limit {
-        Some(limit) if in_flight >= u64::from(limit) => format!(
-            "/{} (concurrency limit reached: delayq's takes wait for room)",
-            count(u64::from(limit))
-        ),
-        Some(limit) => format!("/{} (concurrency limit)", count(u64::from(limit))),
-        None => String::new(),
+/// The notes after a queue's in-flight count: against its concurrency
+/// limit when one is set (the live deliveries: those past their visibility
+/// timeout do not count), and the lapsed ones, which only a reaper returns.
+/// Empty with neither.
+pub(crate) fn in_flight_notes(s: &QueueStatus, limit: Option<u32>) -> String {
+    let live = s.live_in_flight();
+    let mut notes = Vec::new();
+    if let Some(limit) = limit.map(u64::from) {
+        notes.push(match live.cmp(&limit) {
+            std::cmp::Ordering::Less => format!("{}/{} live against the concurrency limit", count(live), count(limit)),
+            std::cmp::Ordering::Equal => format!(
+                "{}/{} live: concurrency limit reached, reliable takes and workers wait for room",
+                count(live),
+                count(limit)
+            ),
+            std::cmp::Ordering::Greater => format!(
+                "{}/{} live: over the concurrency limit by {}, reliable takes and workers wait until {} settle",
+                count(live),
+                count(limit),
+                count(live - limit),
+                count(live - limit + 1)
+            ),
+        });
     }
+    if s.lapsed > 0 {
+        notes.push(format!(
+            "{} past their visibility timeout, returned when a reliable consumer's reaper runs",
+            count(s.lapsed)
+        ));
+    }
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    }
+}
+
+/// A queue's in-flight cell in a table: `3/8` (live against the limit)
+/// with a limit, the count without; `+2 lapsed` when some are past their
+/// visibility timeout.
+pub(crate) fn in_flight_cell(s: &QueueStatus, limit: Option<u32>) -> String {
+    let mut cell = match limit {
+        Some(limit) => format!("{}/{}", count(s.live_in_flight()), count(u64::from(limit))),
+        None => count(s.in_flight),
+    };
+    if s.lapsed > 0 && limit.is_some() {
+        cell.push_str(&format!("+{}", count(s.lapsed)));
+    }
+    cell
 }
 
 /// How long the oldest ready value has waited since it fell due: "-" with

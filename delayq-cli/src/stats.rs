@@ -166,10 +166,7 @@ fn table(statuses: &[Read<'_>], now: SystemTime) -> String {
                 output::count(s.pending),
                 output::count(s.ready),
                 // Against the concurrency limit, if any: `3/8`.
-                match concurrency {
-                    Some(limit) => format!("{}/{}", output::count(s.in_flight), output::count(u64::from(*limit))),
-                    None => output::count(s.in_flight),
-                },
+                output::in_flight_cell(s, *concurrency),
                 output::count(s.dead_letters),
                 output::count(s.quarantined),
                 s.next_due.map_or("-".into(), |d| relative(d, now)),

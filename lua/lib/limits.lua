@@ -47,15 +47,16 @@ local function delayq_take_limits(key)
   return found[1] == 'off', nil, tonumber(found[2])
 end
 
--- How many more deliveries the concurrency limit admits now (0 or less:
--- none), or nil when there is no limit. O(1): the lease set's size, which
--- every settle keeps exact (a crashed process's leases count until a
--- reaper returns their values, after their visibility timeout).
-local function delayq_take_room(concurrency, leases)
+-- How many more deliveries the concurrency limit admits at `now` (0 or
+-- less: none), or nil when there is no limit. Counts the live leases, those
+-- whose visibility deadline (their score) is still ahead: a crashed
+-- process's values stop counting when their visibility timeout ends, not
+-- when a reaper gets to them. O(log n) in the deliveries in flight.
+local function delayq_take_room(concurrency, leases, now)
   if not concurrency then
     return nil
   end
-  return concurrency - redis.call('zcard', leases)
+  return concurrency - redis.call('zcount', leases, '(' .. now, '+inf')
 end
 
 -- The payload length of a packed element (lib/element.lua's layouts),

@@ -85,7 +85,9 @@ impl Signals {
 /// assert!(!untaken(&now, 3, 0, 0), "at its concurrency limit: they wait for room");
 /// ```
 pub fn untaken(now: &QueueStatus, ready_before: u64, delivered: u64, live_workers: usize) -> bool {
-    let at_limit = now.concurrency_limit.is_some_and(|n| now.in_flight >= u64::from(n));
+    let at_limit = now
+        .concurrency_limit
+        .is_some_and(|n| now.live_in_flight() >= u64::from(n));
     !now.paused && !at_limit && now.ready > 0 && ready_before > 0 && delivered == 0 && live_workers == 0
 }
 

@@ -57,6 +57,11 @@ pub struct QueueStatus {
     /// ([`Limits::concurrency`](crate::limits::Limits::concurrency)): at
     /// most that many delayq deliveries in flight.
     pub concurrency_limit: Option<u32>,
+    /// Of `in_flight`, deliveries past their visibility timeout: their
+    /// consumer is gone or stalled, and a reaper (one runs in each client
+    /// with a reliable consumer of the queue) has not returned them yet.
+    /// The concurrency limit does not count them.
+    pub lapsed: u64,
     /// What the queue has seen, counted on the server by delayq's scripts
     /// (every process's work, see [`QueueTotals`]).
     pub totals: QueueTotals,
@@ -127,6 +132,18 @@ impl QueueTotals {
 }
 
 impl QueueStatus {
+    /// Deliveries in flight whose visibility timeout has not ended: what
+    /// the concurrency limit counts.
+    ///
+    /// ```
+    /// let mut status = delayq::QueueStatus::default();
+    /// (status.in_flight, status.lapsed) = (5, 2);
+    /// assert_eq!(status.live_in_flight(), 3);
+    /// ```
+    pub fn live_in_flight(&self) -> u64 {
+        self.in_flight.saturating_sub(self.lapsed)
+    }
+
     /// How overdue the earliest pending element is by this host's clock:
     /// zero while the transfer keeps up. A lag that grows means no process is
     /// running the transfer for this queue.

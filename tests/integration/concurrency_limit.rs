@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use delayq::fred::interfaces::SortedSetsInterface;
+use delayq::fred::interfaces::LuaInterface;
 use delayq::limits::Limits;
 use delayq::{Error, LongCodec, StringCodec};
 use delayq_test_support::fault_proxy::{Fault, FaultProxy};
@@ -52,8 +52,16 @@ impl Fleet {
     }
 }
 
-/// Samples the lease set's size every few milliseconds until stopped; the
-/// largest it saw.
+/// The live leases of a lease set (visibility deadline ahead of the
+/// server's clock): what the limit counts, read as the claim scripts do.
+async fn live_leases(raw: &RawRedis, key: &str) -> Result<usize, delayq::fred::error::Error> {
+    const LIVE: &str = "local t = redis.call('time') \
+        return redis.call('zcount', KEYS[1], '(' .. (t[1] * 1000 + math.floor(t[2] / 1000)), '+inf')";
+    raw.client.eval(LIVE, vec![key.to_owned()], Vec::<String>::new()).await
+}
+
+/// Samples the live leases every few milliseconds until stopped; the
+/// largest number it saw.
 struct LeaseSampler {
     stop: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<usize>,
@@ -69,8 +77,7 @@ impl LeaseSampler {
                 let mut most = 0;
                 while !stop.load(Ordering::SeqCst) {
                     // Nothing to read while the server restarts.
-                    let leases: Result<usize, _> = raw.client.zcard(&key).await;
-                    most = most.max(leases.unwrap_or(0));
+                    most = most.max(live_leases(&raw, &key).await.unwrap_or(0));
                     tokio::time::sleep(Duration::from_millis(2)).await;
                 }
                 most
@@ -169,9 +176,9 @@ redis_test! {
 
 redis_test! {
     /// A worker whose process is cut off holds its two slots of a limit of
-    /// two until their visibility timeout ends and a reaper returns the
-    /// values; then another worker handles them. It never handles one while
-    /// the cut-off worker's leases stand.
+    /// two until their visibility timeout ends; then another worker handles
+    /// the values (once a reaper returns the cut-off worker's). It never
+    /// handles one while the cut-off worker's leases are live.
     async fn a_cut_off_workers_slots_come_back_after_its_visibility_timeout(redis, raw) {
         let producer = redis.client().await;
         let queue = producer.delayed_queue("cut-off", StringCodec).unwrap();
@@ -215,14 +222,14 @@ redis_test! {
         loop {
             let count = handled.lock().len();
             let members = raw.zrange("delayq_leases:{cut-off}").await;
-            let stuck_leases = members
-                .iter()
-                .filter(|(m, _)| held.contains(m))
-                .count();
-            assert!(members.len() <= 2, "at most 2 leases, saw {}", members.len());
-            if stuck_leases == 2 {
-                // Both of the cut-off worker's leases still stand: the
-                // second worker had no room, and handled nothing.
+            // Read after the leases: a deadline past this was live when read.
+            let now = delayq_test_support::now_ms();
+            let live: Vec<_> = members.iter().filter(|(_, deadline)| *deadline > now).collect();
+            assert!(live.len() <= 2, "at most 2 live leases, saw {}", live.len());
+            if live.iter().filter(|(m, _)| held.contains(m)).count() == 2 {
+                // Both of the cut-off worker's leases were live after the
+                // count was read: the second worker had no room, and had
+                // handled nothing.
                 assert_eq!(count, 0, "handled while the limit was full");
                 waited_for_room = true;
             }
@@ -430,6 +437,61 @@ redis_test! {
     /// The same with a pause and a resume after the limit was full.
     async fn a_worker_that_found_the_limit_full_then_a_pause_takes_after_the_resume(redis) {
         a_full_worker_goes_on_after(&redis, "full-then-paused", true).await;
+    }
+}
+
+redis_test! {
+    /// A delivery past its visibility timeout (its consumer gone, no reaper
+    /// yet) is in flight but lapsed: the status says so, and the limit does
+    /// not count it.
+    async fn a_lapsed_delivery_is_told_apart_and_not_counted(client, raw) {
+        let queue = client.delayed_queue("lapsed", StringCodec).unwrap();
+        queue.set_limits(&Limits::none().concurrency(1)).await.unwrap();
+        // As a consumer that died would leave it: id, count, value; its
+        // deadline a minute ago.
+        let member = [&[7u8; 8][..], b"0000000001", b"gone"].concat();
+        let past = delayq_test_support::now_ms() - 60_000;
+        raw.cmd("ZADD", vec!["delayq_leases:{lapsed}".into(), past.into(), delayq::fred::types::Value::Bytes(member.into())]).await;
+        let status = queue.status().await.unwrap();
+        assert_eq!((status.in_flight, status.lapsed, status.live_in_flight()), (1, 1, 0));
+        // The claim script by hand (no client, so no reaper): the limit of
+        // one has room beside the lapsed lease, and then none.
+        let reliable = client.reliable_queue("lapsed", StringCodec).unwrap();
+        raw.cmd("RPUSH", vec!["lapsed".into(), "a".into(), "b".into()]).await;
+        let sha = raw.load_script(include_str!("../../lua/claim_batch.lua")).await;
+        let keys = reliable.keys();
+        let claim = |batch: &str| {
+            let mut args: Vec<delayq::fred::types::Value> = vec![sha.as_str().into(), 12.into()];
+            for key in [
+                keys.destination().to_owned(),
+                keys.leases().to_owned(),
+                keys.dead_letter().to_owned(),
+                keys.due().to_owned(),
+                keys.counts().to_owned(),
+                keys.counts_expiry().to_owned(),
+                keys.paused().to_owned(),
+                keys.dead_reasons().to_owned(),
+                keys.events_config(),
+                keys.events(),
+                keys.stats(),
+                keys.limits(),
+            ] {
+                args.push(key.into());
+            }
+            args.extend([batch.into(), 5.into(), 600_000.into(), 0.into(), (1 << 20).into()]);
+            args
+        };
+        let delayq::fred::types::Value::Array(first) = raw.cmd("EVALSHA", claim("batch1")).await else {
+            panic!("claim_batch answers an array")
+        };
+        assert_eq!(first[0], "ok".into(), "{first:?}");
+        assert_eq!(first[2], 1.into(), "one claimed: the lapsed lease is not counted");
+        assert_eq!(first[3], 0.into(), "no room left after it");
+        let delayq::fred::types::Value::Array(second) = raw.cmd("EVALSHA", claim("batch2")).await else {
+            panic!("claim_batch answers an array")
+        };
+        assert_eq!(second, vec!["full".into()]);
+        assert_eq!(raw.lrange("lapsed").await, vec!["b"]);
     }
 }
 

@@ -1212,7 +1212,7 @@ redis_test! {
         assert!(out.status.success(), "{out:?}");
         assert_eq!(stdout(&out).trim(), "max_size=10 takes=off concurrency=4", "{out:?}");
         assert!(
-            stderr(&out).contains("Java's consumers do not read it or count against it"),
+            stderr(&out).contains("Java's consumers neither wait for it nor count against it); 0 in flight now"),
             "{out:?}"
         );
         // Read back, by the CLI and by the library.
@@ -1261,7 +1261,11 @@ redis_test! {
 
         let out = delayq(&redis, &["inspect", "jobs"]);
         assert!(out.status.success(), "{out:?}");
-        assert!(stdout(&out).contains("in flight     3/8 (concurrency limit)\n"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("in flight     3 (3/8 live against the concurrency limit)\n"),
+            "{}",
+            stdout(&out)
+        );
         let doc = json_of(&delayq(&redis, &["inspect", "jobs", "--format", "json"]));
         assert_eq!((doc["in_flight"].clone(), doc["concurrency_limit"].clone()), (3.into(), 8.into()), "{doc}");
         let out = delayq(&redis, &["stats", "jobs"]);
@@ -1271,14 +1275,22 @@ redis_test! {
         let doc = json_of(&delayq(&redis, &["stats", "jobs", "--format", "json"]));
         assert_eq!(doc["queues"][0]["concurrency_limit"], 8, "{doc}");
 
-        // At the limit: said so.
-        assert!(delayq(&redis, &["limits", "jobs", "--concurrency", "3"]).status.success());
+        // At the limit: said so, when it is set and after.
+        let out = delayq(&redis, &["limits", "jobs", "--concurrency", "3"]);
+        assert!(stderr(&out).contains("3 in flight now: reached"), "{out:?}");
         let out = delayq(&redis, &["inspect", "jobs"]);
         assert!(
-            stdout(&out).contains("in flight     3/3 (concurrency limit reached: delayq's takes wait for room)\n"),
+            stdout(&out).contains(
+                "in flight     3 (3/3 live: concurrency limit reached, reliable takes and workers wait for room)\n"
+            ),
             "{}",
             stdout(&out)
         );
+        // Below what is in flight: over it, and how many must settle.
+        let out = delayq(&redis, &["limits", "jobs", "--concurrency", "1"]);
+        assert!(stderr(&out).contains("3 in flight now: over it by 2, none start until 3 settle"), "{out:?}");
+        let out = delayq(&redis, &["inspect", "jobs"]);
+        assert!(stdout(&out).contains("(3/1 live: over the concurrency limit by 2"), "{}", stdout(&out));
 
         // Without a limit: the count alone.
         assert!(delayq(&redis, &["limits", "jobs", "--concurrency", "none"]).status.success());
@@ -1301,7 +1313,7 @@ redis_test! {
         assert!(stderr(&out).contains(r"q\u{1b}]0;pwned\u{7}: at most 2 delayq deliveries"), "{out:?}");
         let out = delayq(&redis, &["inspect", EVIL_QUEUE]);
         assert_escaped(&out);
-        assert!(stdout(&out).contains("in flight     0/2 (concurrency limit)"), "{out:?}");
+        assert!(stdout(&out).contains("in flight     0 (0/2 live against the concurrency limit)"), "{out:?}");
     }
 }
 

@@ -68,6 +68,9 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
             "priority_pending": s.priority_pending,
             "priority_ready": s.priority_ready,
             "in_flight": s.in_flight,
+            // Of those, past their visibility timeout: a reaper returns
+            // them, and the concurrency limit does not count them.
+            "lapsed": s.lapsed,
             "dead_letters": s.dead_letters,
             "quarantined": s.quarantined,
             "next_due_ms": s.next_due.map(epoch_ms),

@@ -76,9 +76,9 @@ impl Limits {
 
     /// At most `n` values in flight (taken by delayq consumers and not
     /// settled yet) across every process: reliable takes, `take_many` and
-    /// workers claim only while the queue's lease set has room, and wait
-    /// otherwise, taking nothing meanwhile. A crashed process's values
-    /// count until a reaper returns them (after their visibility timeout).
+    /// workers claim only while the queue's live leases leave room, and
+    /// wait otherwise, taking nothing meanwhile. A crashed process's values
+    /// count until their visibility timeout ends.
     /// A value a worker holds ahead of its free slots counts too: under a
     /// limit it holds at most half the room its last claim left.
     /// Java's takes neither read nor count against it. `None` removes the

@@ -178,8 +178,8 @@ impl<T: 'static> DelayedQueue<T> {
     pub async fn status(&self) -> Result<QueueStatus> {
         let keys = SCRIPTS.status.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
-        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at, totals, priority_ready, priority_pending, priority_head, concurrency] =
-            reply::tuple::<16>(value)?;
+        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at, totals, priority_ready, priority_pending, priority_head, concurrency, lapsed] =
+            reply::tuple::<17>(value)?;
         // A field never counted is nil; one a person set to anything else
         // than a count reads as none rather than failing the whole status.
         let mut fields = [0u64; 8];
@@ -219,6 +219,7 @@ impl<T: 'static> DelayedQueue<T> {
             // One set by hand that does not read is none here; `limits()`
             // says what is wrong with it.
             concurrency_limit: reply::opt_text(concurrency).ok().flatten().and_then(|t| t.parse().ok()),
+            lapsed: reply::int(&lapsed)? as u64,
         })
     }
 }

@@ -36,8 +36,9 @@ function queuePage() {
     setCount("ready", s.ready);
     priorityCount($("pending-priority"), s.priority_pending, "delayed");
     priorityCount($("ready-priority"), s.priority_ready, "ready");
-    setCount("in-flight", s.in_flight);
-    inFlightLimit(s.in_flight, data.limits);
+    // Live ones first (what the concurrency limit counts), lapsed apart.
+    setCount("in-flight", Math.max(0, s.in_flight - (s.lapsed || 0)));
+    inFlightLimit(s.in_flight, s.lapsed, data.limits);
     setCount("dead-letters", s.dead_letters, true);
     setCount("quarantined", s.quarantined, true);
     $("next-due").textContent = s.next_due_ms ? `${relative(s.next_due_ms - data.now_ms)}` : "–";
@@ -134,6 +135,11 @@ function queuePage() {
     for (const kind of ["input", "change"]) $(id).addEventListener(kind, () => { $(id).dataset.edited = "1"; });
   }
   $("set-limits").addEventListener("click", act($("set-limits"), "limits", () => {
+    // A number field holding what is not a number reads as empty, which
+    // would post "no limit": refused here, nothing posted.
+    for (const [id, what] of [["limit-max-size", "max size"], ["limit-max-payload", "max payload"], ["limit-concurrency", "concurrency"]]) {
+      if ($(id).validity.badInput) throw new Error(`${what}: not a whole number; leave it empty for no limit. Nothing was changed.`);
+    }
     const posted = {
       max_size: $("limit-max-size").value, max_payload: $("limit-max-payload").value,
       offers: $("limit-offers").value, takes: $("limit-takes").value,
@@ -187,17 +193,27 @@ function limitsShown(limits) {
   }
 }
 
-// With a concurrency limit the in-flight card reads "N / LIMIT", in the
-// warning colour while the limit is reached (delayq's takes then wait).
-function inFlightLimit(inFlight, limits) {
+// With a concurrency limit the in-flight card reads "N / LIMIT", N the
+// live deliveries (those past their visibility timeout do not count), in
+// the warning colour while the limit is reached or passed (reliable takes
+// and workers then wait).
+function inFlightLimit(inFlight, lapsed, limits) {
   const node = $("in-flight-limit");
   const limit = limits ? limits.concurrency : null;
   const limited = limit !== undefined && limit !== null;
-  const full = limited && Number(inFlight) >= Number(limit);
-  node.hidden = !limited;
-  node.textContent = limited ? ` / ${fmt(limit)}` : "";
+  const live = Math.max(0, Number(inFlight) - Number(lapsed || 0));
+  const full = limited && live >= Number(limit);
+  const over = limited && live > Number(limit);
+  node.hidden = !limited && !lapsed;
+  node.textContent = (limited ? ` / ${fmt(limit)}` : "") + (lapsed ? ` +${fmt(lapsed)} lapsed` : "");
   $("in-flight-card").classList.toggle("full", full);
-  $("in-flight-card").title = !limited ? "" : `concurrency limit: at most ${fmt(limit)} delayq deliveries in flight across every process${full ? "; reached: delayq's takes wait for a settle" : ""} (Java's consumers neither read nor count against it)`;
+  const state = over ? `; over it by ${fmt(live - Number(limit))}: reliable takes and workers wait until ${fmt(live - Number(limit) + 1)} settle`
+    : full ? "; reached: reliable takes and workers wait for a settle" : "";
+  const lapsedNote = lapsed ? `${fmt(lapsed)} past their visibility timeout, not counted, returned when a reliable consumer's reaper runs` : "";
+  $("in-flight-card").title = [
+    limited ? `concurrency limit: at most ${fmt(limit)} delayq deliveries in flight across every process${state} (Java's consumers neither read nor count against it)` : "",
+    lapsedNote,
+  ].filter(Boolean).join("; ");
 }
 
 // Whole-queue actions say how many they take, and act on a second press:

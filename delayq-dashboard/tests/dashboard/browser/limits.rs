@@ -96,6 +96,21 @@ async fn an_operator_sets_a_concurrency_limit_and_sees_in_flight_against_it() {
         delayq::limits::Limits::none().concurrency(4)
     );
 
+    // A typo the number field cannot read (it reads as empty, which would
+    // post "no limit") is refused in the page; the limit stays.
+    let field = browser.find(Locator::Css("#limit-concurrency")).await.unwrap();
+    field.clear().await.unwrap();
+    field.send_keys("8-").await.unwrap();
+    click(&browser, "#set-limits").await;
+    flash_says(&browser, "concurrency: not a whole number").await;
+    assert_eq!(
+        queue.limits().await.unwrap(),
+        delayq::limits::Limits::none().concurrency(4)
+    );
+    let field = browser.find(Locator::Css("#limit-concurrency")).await.unwrap();
+    field.clear().await.unwrap();
+    field.send_keys("4").await.unwrap();
+
     // Up to the limit: the card says so, and the next take waits.
     held.push(jobs.take().await.unwrap());
     held.push(jobs.take().await.unwrap());
