@@ -154,7 +154,8 @@ fn table(listed: &[Listed], now: SystemTime) -> String {
                 q.name.clone(),
                 output::count(s.pending),
                 output::count(s.ready),
-                output::count(s.in_flight),
+                // Live against the concurrency limit, if any: `5/5`.
+                output::in_flight_cell(s, s.concurrency_limit),
                 output::count(s.dead_letters),
                 match s.lag_at(now) {
                     lag if lag.is_zero() => "-".into(),

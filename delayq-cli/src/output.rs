@@ -28,6 +28,7 @@ pub(crate) fn status_json(
         // Of those, past their visibility timeout (a reaper returns them;
         // the concurrency limit does not count them).
         ("lapsed", json!(status.lapsed)),
+        ("concurrency_limit", json!(status.concurrency_limit)),
         ("dead_letters", json!(status.dead_letters)),
         ("quarantined", json!(status.quarantined)),
         ("next_due_in_ms", json!(status.next_due.map(|d| millis_from(d, now)))),

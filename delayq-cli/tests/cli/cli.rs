@@ -1274,6 +1274,9 @@ redis_test! {
         assert!(row.split_whitespace().any(|cell| cell == "3/8"), "{}", stdout(&out));
         let doc = json_of(&delayq(&redis, &["stats", "jobs", "--format", "json"]));
         assert_eq!(doc["queues"][0]["concurrency_limit"], 8, "{doc}");
+        let out = delayq(&redis, &["list"]);
+        let row = stdout(&out).lines().find(|line| line.starts_with("jobs")).unwrap_or_default().to_owned();
+        assert!(row.split_whitespace().any(|cell| cell == "3/8"), "{}", stdout(&out));
 
         // At the limit: said so, when it is set and after.
         let out = delayq(&redis, &["limits", "jobs", "--concurrency", "3"]);

@@ -71,6 +71,7 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
             // Of those, past their visibility timeout: a reaper returns
             // them, and the concurrency limit does not count them.
             "lapsed": s.lapsed,
+            "concurrency_limit": s.concurrency_limit,
             "dead_letters": s.dead_letters,
             "quarantined": s.quarantined,
             "next_due_ms": s.next_due.map(epoch_ms),

@@ -55,7 +55,9 @@ function overviewPage() {
       for (const [key, cls] of [["pending", "pending"], ["ready", "ready"], ["in_flight", "in-flight"],
         ["dead_letters", "dead-letters"], ["quarantined", "quarantined"]]) {
         const hot = (key === "dead_letters" || key === "quarantined") && queue[key] > 0;
-        tr.appendChild(el("td", { class: `num ${cls}${hot ? " hot" : ""}`, "data-value": queue[key] ?? "" }, fmt(queue[key])));
+        const cell = el("td", { class: `num ${cls}${hot ? " hot" : ""}`, "data-value": queue[key] ?? "" }, fmt(queue[key]));
+        if (key === "in_flight") inFlightAgainstLimit(cell, queue);
+        tr.appendChild(cell);
       }
       // Workers beating, busy of their slots; silent ones flagged (their process died or hangs).
       const w = queue.workers || { alive: 0, silent: 0, busy: 0, slots: 0 };
@@ -105,3 +107,20 @@ function overviewPage() {
   $("sort").addEventListener("change", change(() => { state.sort = $("sort").value; state.offset = 0; }));
 }
 
+// A queue's in-flight cell against its concurrency limit: the live ones
+// (those past their visibility timeout do not count) "/ LIMIT", marked
+// once reached; "+N lapsed" when some are past their timeout.
+function inFlightAgainstLimit(cell, queue) {
+  const limit = queue.concurrency_limit;
+  const lapsed = Number(queue.lapsed || 0);
+  if ((limit === undefined || limit === null) && !lapsed) return;
+  const live = Math.max(0, Number(queue.in_flight || 0) - lapsed);
+  const limited = limit !== undefined && limit !== null;
+  cell.textContent = limited ? `${fmt(live)} / ${fmt(limit)}` : fmt(queue.in_flight);
+  if (lapsed) cell.appendChild(el("span", { class: "lapsed" }, ` +${fmt(lapsed)} lapsed`));
+  if (limited && live >= Number(limit)) cell.classList.add("full");
+  cell.title = [
+    limited ? `${fmt(live)} live of a concurrency limit of ${fmt(limit)}${live >= Number(limit) ? ": reached, reliable takes and workers wait for room" : ""}` : "",
+    lapsed ? `${fmt(lapsed)} past their visibility timeout, not counted, returned when a reliable consumer's reaper runs` : "",
+  ].filter(Boolean).join("; ");
+}

@@ -146,6 +146,11 @@ async fn an_operator_sets_a_concurrency_limit_and_sees_in_flight_against_it() {
         jobs.take_timeout(Duration::from_secs(1)).await.unwrap().is_none(),
         "a fifth delivery waits for a settle"
     );
+    // The overview says it too, in the queue's row.
+    browser.goto(&url).await.unwrap();
+    wait_text(&browser, "td.in-flight.full", "4 / 4").await;
+    screenshot(&browser, "overview-concurrency-limit").await;
+    browser.goto(&format!("{url}/queue?name=crawler")).await.unwrap();
     for delivery in held {
         assert!(delivery.ack().await.unwrap());
     }
