@@ -10,8 +10,8 @@
 --       each names the job ids of its first values, as a JSON array, when
 --       they have any), 11 stats hash (the 'dead_lettered' total), 12 limits
 --       hash (lib/limits.lua: takes switched off answer as paused; under a
---       concurrency limit it claims at most as many as the lease set has
---       room for, and answers 'full' when it has none), 13 job
+--       concurrency limit it claims at most as many as the live leases
+--       leave room for, and answers 'full' when they leave none), 13 job
 --       records, 14 job record expiry (lib/jobs.lua: the job of a value, if
 --       any, starts an attempt), 15 priority ready set, 16 priority delayed
 --       set, 17 priority marker (lib/priority.lua: once the marker exists,

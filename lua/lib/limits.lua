@@ -32,7 +32,7 @@ end
 -- What limits the queue's takes: whether they are switched off ('takes' =
 -- 'off': consumers then take nothing, as while the queue is paused) and
 -- the fleet-wide concurrency limit ('concurrency' = N: at most N delayq
--- deliveries in flight, the members of the lease set, across every
+-- deliveries in flight, the live members of the lease set, across every
 -- process), or nil and an error reply when the key is not a hash. A run
 -- given no limits key (a script run by hand with its older keys) has takes
 -- on and no limit. Java's takes read neither.
