@@ -33,7 +33,6 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     // Raw bytes: each payload is decoded here once, with its detected codec.
     let queue: DelayedQueue<Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
     let status = queue.status().await?;
-    let concurrency = queue.limits().await?.concurrency_limit();
     let rows = pending(&queue, args.offset, args.limit, &codec).await?;
     let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?.list().await?;
     client.shutdown().await;
@@ -41,21 +40,10 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     match args.format {
         OutputFormat::Json => println!(
             "{}",
-            output::json(&to_json(
-                &args.queue,
-                &status,
-                concurrency,
-                args.offset,
-                &rows,
-                &schedules,
-                now
-            ))
+            output::json(&to_json(&args.queue, &status, args.offset, &rows, &schedules, now))
         ),
         OutputFormat::Table => {
-            print!(
-                "{}",
-                to_table(&args.queue, &status, concurrency, &rows, args.offset, now)
-            );
+            print!("{}", to_table(&args.queue, &status, &rows, args.offset, now));
             print!("{}", schedules_table(&schedules, now));
         }
     }
@@ -137,14 +125,7 @@ fn payload_of(raw: &[u8]) -> &[u8] {
     delayq::format::unpack(raw).map_or(raw, |e| e.payload)
 }
 
-fn to_table(
-    name: &str,
-    status: &QueueStatus,
-    concurrency: Option<u32>,
-    rows: &[Row],
-    offset: usize,
-    now: SystemTime,
-) -> String {
+fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: SystemTime) -> String {
     let next = match status.next_due {
         Some(due) => format!("{} ({})", local_time(due), relative(due, now)),
         None => "-".into(),
@@ -165,7 +146,7 @@ fn to_table(
     let [pending, ready, in_flight, dead, quarantined, ids] = counts;
     // Against the fleet-wide limit, when one is set (`delayq limits
     // --concurrency`), and the lapsed ones, which only a reaper returns.
-    let in_flight = format!("{in_flight:>w$}{}", output::in_flight_notes(status, concurrency));
+    let in_flight = format!("{in_flight:>w$}{}", output::in_flight_notes(status));
     let mut out = format!(
         "queue         {name}\npending       {pending:>w$}\nready         {ready:>w$}\nin flight     {in_flight}\ndead letters  {dead:>w$}\nquarantined   {quarantined:>w$}\nnext due      {next}\nid index      {ids:>w$}\n"
     );
@@ -264,7 +245,6 @@ fn to_table(
 fn to_json(
     name: &str,
     status: &QueueStatus,
-    concurrency: Option<u32>,
     offset: usize,
     rows: &[Row],
     schedules: &[ScheduleInfo],
@@ -273,7 +253,6 @@ fn to_json(
     let mut fields = output::status_json(name, status, now);
     fields.insert("exists".into(), json!(status.exists));
     fields.insert("next_due".into(), json!(status.next_due.map(utc_time)));
-    fields.insert("concurrency_limit".into(), json!(concurrency));
     let elements: Vec<_> = rows
         .iter()
         .map(|row| {

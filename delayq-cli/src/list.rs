@@ -155,7 +155,7 @@ fn table(listed: &[Listed], now: SystemTime) -> String {
                 output::count(s.pending),
                 output::count(s.ready),
                 // Live against the concurrency limit, if any: `5/5`.
-                output::in_flight_cell(s, s.concurrency_limit),
+                output::in_flight_cell(s),
                 output::count(s.dead_letters),
                 match s.lag_at(now) {
                     lag if lag.is_zero() => "-".into(),

@@ -55,10 +55,10 @@ pub(crate) fn status_json(
 /// limit when one is set (the live deliveries: those past their visibility
 /// timeout do not count), and the lapsed ones, which only a reaper returns.
 /// Empty with neither.
-pub(crate) fn in_flight_notes(s: &QueueStatus, limit: Option<u32>) -> String {
+pub(crate) fn in_flight_notes(s: &QueueStatus) -> String {
     let live = s.live_in_flight();
     let mut notes = Vec::new();
-    if let Some(limit) = limit.map(u64::from) {
+    if let Some(limit) = s.concurrency_limit.map(u64::from) {
         notes.push(match live.cmp(&limit) {
             std::cmp::Ordering::Less => format!("{}/{} live against the concurrency limit", count(live), count(limit)),
             std::cmp::Ordering::Equal => format!(
@@ -91,7 +91,8 @@ pub(crate) fn in_flight_notes(s: &QueueStatus, limit: Option<u32>) -> String {
 /// A queue's in-flight cell in a table: `3/8` (live against the limit)
 /// with a limit, the count without; `+2 lapsed` when some are past their
 /// visibility timeout.
-pub(crate) fn in_flight_cell(s: &QueueStatus, limit: Option<u32>) -> String {
+pub(crate) fn in_flight_cell(s: &QueueStatus) -> String {
+    let limit = s.concurrency_limit;
     let mut cell = match limit {
         Some(limit) => format!("{}/{}", count(s.live_in_flight()), count(u64::from(limit))),
         None => count(s.in_flight),

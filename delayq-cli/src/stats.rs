@@ -56,9 +56,7 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
         let read = async {
             let mut statuses = Vec::with_capacity(queues.len());
             for (queue, schedules) in queues.iter().zip(&schedules) {
-                let status = queue.status().await?;
-                let concurrency = queue.limits().await?.concurrency_limit();
-                statuses.push((queue.name(), status, schedules.list().await?.len(), concurrency));
+                statuses.push((queue.name(), queue.status().await?, schedules.list().await?.len()));
             }
             Ok::<_, delayq::Error>(statuses)
         };
@@ -153,20 +151,20 @@ fn unreachable_frame(args: &StatsArgs, since: SystemTime, why: &str, now: System
     }
 }
 
-/// One queue as a frame shows it: name, counts, how many schedules, and
-/// its concurrency limit, if any.
-type Read<'a> = (&'a str, QueueStatus, usize, Option<u32>);
+/// One queue as a frame shows it: name, counts (its concurrency limit
+/// among them), and how many schedules.
+type Read<'a> = (&'a str, QueueStatus, usize);
 
 fn table(statuses: &[Read<'_>], now: SystemTime) -> String {
     let rows: Vec<Vec<String>> = statuses
         .iter()
-        .map(|(name, s, schedules, concurrency)| {
+        .map(|(name, s, schedules)| {
             vec![
                 (*name).to_owned(),
                 output::count(s.pending),
                 output::count(s.ready),
                 // Against the concurrency limit, if any: `3/8`.
-                output::in_flight_cell(s, *concurrency),
+                output::in_flight_cell(s),
                 output::count(s.dead_letters),
                 output::count(s.quarantined),
                 s.next_due.map_or("-".into(), |d| relative(d, now)),
@@ -209,10 +207,9 @@ fn to_json(statuses: &[Read<'_>], now: SystemTime) -> serde_json::Value {
         "at": output::utc_time(now),
         "queues": statuses
             .iter()
-            .map(|(name, s, schedules, concurrency)| {
+            .map(|(name, s, schedules)| {
                 let mut fields = output::status_json(name, s, now);
                 fields.insert("schedules".into(), json!(schedules));
-                fields.insert("concurrency_limit".into(), json!(concurrency));
                 fields
             })
             .collect::<Vec<_>>(),

@@ -203,7 +203,6 @@ struct Sampled<'a> {
     workers: WorkerCounts,
     untaken: bool,
     runners: Option<usize>,
-    concurrency_limit: Option<u32>,
 }
 
 /// The server-side counts of every queue this dashboard samples, as gauges
@@ -222,7 +221,6 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 workers: WorkerCounts::of(&e.workers),
                 untaken: e.untaken,
                 runners: e.runners,
-                concurrency_limit: e.concurrency_limit,
             })
         })
         .collect();
@@ -242,7 +240,7 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                     Some(age) => age.as_secs_f64(),
                     None => continue,
                 },
-                "delayq_queue_concurrency_limit" => match queue.concurrency_limit {
+                "delayq_queue_concurrency_limit" => match status.concurrency_limit {
                     Some(limit) => f64::from(limit),
                     None => continue,
                 },

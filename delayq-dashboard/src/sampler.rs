@@ -55,9 +55,6 @@ pub(crate) struct Entry {
     pub workers: Vec<WorkerInfo>,
     /// Ready values nobody takes: see [`untaken`].
     pub untaken: bool,
-    /// The queue's concurrency limit ([`delayq::limits::Limits::concurrency`]),
-    /// as last read (a failed read keeps the one read before).
-    pub concurrency_limit: Option<u32>,
 }
 
 /// Whether a queue's ready values are left untaken between the last two
@@ -349,10 +346,6 @@ struct Sample {
     runners: Option<usize>,
     /// Its workers' heartbeats.
     workers: Vec<WorkerInfo>,
-    /// Its limits (one HGETALL), or `None` if the read failed (a hash a
-    /// newer version wrote in a way this one cannot parse): the rest of the
-    /// sample stands, and the limit read before stays.
-    limits: Option<delayq::limits::Limits>,
 }
 
 async fn sample(client: &Client, name: &str, bound: Option<SystemTime>, interval: Duration) -> delayq::Result<Sample> {
@@ -372,20 +365,12 @@ async fn sample(client: &Client, name: &str, bound: Option<SystemTime>, interval
         None
     };
     let workers = client.workers(&keys).await?;
-    let limits = match queue.limits().await {
-        Ok(limits) => Some(limits),
-        Err(error) => {
-            tracing::debug!(queue = %name, %error, "could not read the queue's limits");
-            None
-        }
-    };
     Ok(Sample {
         at,
         status,
         due_by: Some([(previous, counts[0]), (next, counts[1])]),
         runners,
         workers,
-        limits,
     })
 }
 
@@ -401,9 +386,6 @@ fn record(entry: &mut Entry, sample: delayq::Result<Sample>) -> Option<history::
     };
     entry.runners = sample.runners;
     entry.workers = sample.workers;
-    if let Some(limits) = sample.limits {
-        entry.concurrency_limit = limits.concurrency_limit();
-    }
     let status = sample.status;
     let minute = super::epoch_ms(sample.at).div_euclid(60_000);
     let mut finished = None;
