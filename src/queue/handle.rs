@@ -37,6 +37,15 @@ const ERROR_PAUSE: Duration = Duration::from_secs(1);
 /// Longest a look for the priority marker holds a take.
 const MARKER_LOOK: Duration = Duration::from_secs(1);
 
+/// How long a first look (marker, limit) may hold a take: a second, or
+/// half the time left to `deadline`.
+fn look_within(deadline: Option<tokio::time::Instant>) -> Duration {
+    let within = deadline.map_or(MARKER_LOOK, |at| {
+        at.saturating_duration_since(tokio::time::Instant::now()) / 2
+    });
+    within.min(MARKER_LOOK)
+}
+
 /// One handle's share of its queue: clones share everything, the
 /// transfer registration included.
 pub(crate) struct QueueHandle<T> {
@@ -77,22 +86,16 @@ impl<T: 'static> QueueHandle<T> {
     /// `priority::Marker::marked`: the first look waits at most a second,
     /// or half the time to `deadline`; later ones never hold the caller).
     pub(crate) async fn marked(&self, deadline: Option<tokio::time::Instant>) -> bool {
-        let within = deadline.map_or(MARKER_LOOK, |at| {
-            at.saturating_duration_since(tokio::time::Instant::now()) / 2
-        });
         (self.priorities)
-            .marked(&self.core, &self.keys, within.min(MARKER_LOOK))
+            .marked(&self.core, &self.keys, look_within(deadline))
             .await
     }
 
     /// Whether the queue has a concurrency limit (`priority::Marker::limited`;
     /// the first look waits as for [`marked`](Self::marked)).
     pub(crate) async fn limited(&self, deadline: Option<tokio::time::Instant>) -> bool {
-        let within = deadline.map_or(MARKER_LOOK, |at| {
-            at.saturating_duration_since(tokio::time::Instant::now()) / 2
-        });
         (self.priorities)
-            .limited(&self.core, &self.keys, within.min(MARKER_LOOK))
+            .limited(&self.core, &self.keys, look_within(deadline))
             .await
     }
 
@@ -102,13 +105,8 @@ impl<T: 'static> QueueHandle<T> {
         self.priorities.limited_now(&self.core, &self.keys)
     }
 
-    /// A claim answered that the concurrency limit has no room.
-    pub(crate) fn limited_seen(&self) {
-        self.priorities.set_room(Some(0));
-    }
-
     /// A claim answered the room its concurrency limit had left (`None`:
-    /// no limit).
+    /// no limit; `Some(0)` for a `full` answer).
     pub(crate) fn limit_room(&self, room: Option<i64>) {
         self.priorities.set_room(room);
     }

@@ -112,7 +112,8 @@ impl Limiter {
     pub(super) async fn take<T: Send + 'static>(&self, queue: &ReliableQueue<T>) -> Result<Option<Delivery<T>>> {
         let mut found = self.turn.lock().await;
         if !std::mem::take(&mut *found) {
-            self.ready(queue).await?;
+            // Waits for a value without taking one.
+            queue.wait_ready(None).await?;
         }
         let permit = self.acquire(queue.keys()).await?;
         match queue.take_ready().await? {
@@ -133,12 +134,6 @@ impl Limiter {
                 Ok(None)
             }
         }
-    }
-
-    /// Waits until the queue holds a value, taking none
-    /// (`ReliableQueue::wait_ready`).
-    async fn ready<T: 'static>(&self, queue: &ReliableQueue<T>) -> Result<()> {
-        queue.wait_ready(None).await
     }
 
     async fn call(&self, keys: &QueueKeys, args: Vec<Value>) -> Result<Vec<Value>> {

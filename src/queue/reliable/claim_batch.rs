@@ -208,10 +208,9 @@ impl<T: 'static> ReliableQueue<T> {
                 }
                 Answered::Paused => Ok(Batch::Paused),
                 Answered::Full => {
-                    self.handle.limited_seen();
+                    self.handle.limit_room(Some(0));
                     Ok(Batch::Full)
-                } // Expired values skipped, as many as a call may: empty, as
-                  // when every value went to the dead letters (take again).
+                }
             },
             Err(error) if error.is_transient() => {
                 tracing::warn!(queue = self.name(), %error, "batch claim failed; what it took goes back to the queue");

@@ -429,7 +429,7 @@ impl<T: 'static> ReliableQueue<T> {
             "gone" => Ok(Claimed::Gone),
             "paused" => Ok(Claimed::Paused),
             "full" => {
-                self.handle.limited_seen();
+                self.handle.limit_room(Some(0));
                 Ok(Claimed::Full)
             }
             "dead" => {
