@@ -9,7 +9,9 @@
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered, 4 how long a
 --       handled job's history is kept (ms) when the queue's switch does
---       not say (lib/jobs.lua's 'on')
+--       not say (lib/jobs.lua's 'on'), 5 the job's result (JSON; '' or
+--       absent: none), kept as lib/jobs.lua's o:<id> when the delivery has
+--       a job, with a 'result' event
 -- Returns 1 when the delivery is (or already was) acknowledged, 0 when it is
 -- too late: its visibility timeout ran out and the value went back to the queue.
 --
@@ -51,9 +53,20 @@ if redis.call('zrem', KEYS[1], member) == 1 then
     job, record = delayq_jobs_end(KEYS[6], id, 'ok', now)
   end
   if job then
-    delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, now + delayq_jobs_keep(KEYS[6], ARGV[4]))
+    local expires = now + delayq_jobs_keep(KEYS[6], ARGV[4])
+    delayq_jobs_put(KEYS[6], KEYS[7], job, record, 'handled', now, expires)
+    delayq_jobs_end_one(KEYS[6], KEYS[7], job, expires)
+    local result = delayq_jobs_result_text(ARGV[5], now)
+    if result then
+      redis.call('hset', KEYS[6], 'o:' .. job, result)
+      redis.call('zadd', KEYS[7], expires, 'o:' .. job)
+    else
+      redis.call('hdel', KEYS[6], 'o:' .. job)
+      redis.call('zrem', KEYS[7], 'o:' .. job)
+    end
     delayq_jobs_reap(KEYS[6], KEYS[7], now)
     delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id), 'job', job)
+    if result then delayq_event(events, KEYS[4], 'result', 'count', 1, 'job', job) end
   else
     delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id))
   end

@@ -9,7 +9,10 @@
 --       are handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
 --       deliveries' TTL headers, if any, go; optional)
 -- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
---       kept (ms) when the queue's switch ('on') does not say, 3.. the deliveries (8-byte id, 10-digit count, value)
+--       kept (ms) when the queue's switch ('on') does not say, 3.. the
+--       deliveries (8-byte id, 10-digit count, value); or, when ARGV[3] is
+--       'R', 4.. pairs of a delivery and its job's result (JSON, '' for
+--       none: lib/jobs.lua keeps it as o:<id>, with one 'result' event a run)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
 -- when it is too late (its visibility timeout gave it back).
 --
@@ -39,12 +42,21 @@ if events_bad then return events_bad end
 -- Which are still in flight in one ZMSCORE, and those removed in one ZREM
 -- (a ZREM per delivery was most of the script); a delivery named twice
 -- counts once, as a ZREM each would have.
+-- The deliveries, and their results (by delivery id) when the run has them.
+local members, results = ARGV, nil
+if ARGV[3] == 'R' then
+  members, results = {'', ''}, {}
+  for i = 4, #ARGV, 2 do
+    members[#members + 1] = ARGV[i]
+    if ARGV[i + 1] ~= '' then results[string.sub(ARGV[i], 1, 8)] = ARGV[i + 1] end
+  end
+end
 local reply, acked, gone, seen = {}, {}, {}, {}
-for from = 3, #ARGV, 4000 do
-  local to = math.min(from + 3999, #ARGV)
-  local scores = redis.call('zmscore', KEYS[1], unpack(ARGV, from, to))
+for from = 3, #members, 4000 do
+  local to = math.min(from + 3999, #members)
+  local scores = redis.call('zmscore', KEYS[1], unpack(members, from, to))
   for i = from, to do
-    local member = ARGV[i]
+    local member = members[i]
     if scores[i - from + 1] and not seen[member] then
       seen[member] = true
       reply[i - 2] = 1
@@ -61,18 +73,23 @@ end
 if #acked > 0 and KEYS[8] and redis.call('exists', KEYS[8]) == 1 then
   delayq_call_chunked('hdel', KEYS[8], acked)
 end
-local jobs, now = {}, nil
+local jobs, now, kept = {}, nil, {}
 if #acked > 0 and delayq_jobs_on(KEYS[6]) then
   now = delayq_server_ms()
   -- Their attempts end and their records are handled: two HMGETs and a
   -- write of each kind for the lot (lib/jobs.lua).
-  jobs = delayq_jobs_acked(KEYS[6], KEYS[7], acked, now, now + delayq_jobs_keep(KEYS[6], ARGV[2]))
+  jobs, kept = delayq_jobs_acked(KEYS[6], KEYS[7], acked, now, now + delayq_jobs_keep(KEYS[6], ARGV[2]), results)
 end
 if #jobs > 0 then
   delayq_jobs_reap(KEYS[6], KEYS[7], now, #jobs)
   local named = {}
   for i = 1, math.min(#jobs, DELAYQ_EVENT_IDS) do named[i] = jobs[i] end
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(named))
+  if #kept > 0 then
+    local results_named = {}
+    for i = 1, math.min(#kept, DELAYQ_EVENT_IDS) do results_named[i] = kept[i] end
+    delayq_event(events, KEYS[4], 'result', 'count', #kept, 'jobs', cjson.encode(results_named))
+  end
 elseif #acked > 0 then
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked))
 end

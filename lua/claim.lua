@@ -7,7 +7,7 @@
 --       (zset), 7 staging mark (hash), 8 destination list, 9 pause flag,
 --       10 dead-letter reasons (list), 11 events config, 12 events stream
 --       (lib/events.lua: 'claimed' or 'dead_lettered', with the job id
---       when the value has one), 13 stats hash (the 'dead_lettered' total),
+--       when the value has one), 13 stats hash (the 'dead_lettered' and 'cancelled' totals),
 --       14 limits hash (lib/limits.lua: takes switched off hold the queue as
 --       a pause does; at the concurrency limit the value goes back as on a
 --       pause, answered 'full'), 15 job records, 16 job record expiry (lib/jobs.lua:
@@ -19,7 +19,9 @@
 -- | {'paused'} (the queue is paused: the value went back to the head of the
 -- destination, and the caller waits) | {'full'} (the concurrency limit: the
 -- value went back as on a pause) | {'gone'} (no copy near the tail: the reaper already returned it to the
--- queue, and the caller takes again). The due time is known when a tracked
+-- queue, and the caller takes again) | {'cancelled'} (the value's job had a
+-- cancel asked, lib/jobs.lua's x:<id>: it was dropped, with a
+-- 'job_cancelled' event and the 'cancelled' total; the caller takes again). The due time is known when a tracked
 -- transfer moved the value.
 --
 -- Every delivery is counted on its own: a value with no count record starts
@@ -66,6 +68,14 @@ local deliveries = delayq_counts_take(KEYS[5], KEYS[6], redis.sha1hex(value), no
 local max = tonumber(ARGV[4])
 local jobs = delayq_jobs_on(KEYS[15]) and delayq_jobs_claims(KEYS[15], KEYS[16], {value}, now)
 local job = jobs and jobs.ids[1]
+if job and delayq_jobs_claim_is_cancelled(jobs, 1) then
+  -- A job whose cancel was asked: dropped, and the caller takes again.
+  delayq_jobs_claim_cancelled(jobs, 1)
+  delayq_jobs_flush(jobs)
+  delayq_event(events, KEYS[12], 'job_cancelled', 'count', 1, 'running', 0, 'job', job)
+  delayq_count(KEYS[13], 'cancelled', 1)
+  return {'cancelled'}
+end
 if max > 0 and deliveries > max then
   local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
   delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, reason))

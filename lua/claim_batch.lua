@@ -8,7 +8,7 @@
 --       config, 10 events stream (lib/events.lua: one 'claimed' event per
 --       call that claims any, one 'dead_lettered' per call that dead-letters any;
 --       each names the job ids of its first values, as a JSON array, when
---       they have any), 11 stats hash (the 'dead_lettered' total), 12 limits
+--       they have any), 11 stats hash (the 'dead_lettered' and 'cancelled' totals), 12 limits
 --       hash (lib/limits.lua: takes switched off answer as paused; under a
 --       concurrency limit it claims at most as many as the live leases
 --       leave room for, and answers 'full' when they leave none), 13 job
@@ -29,7 +29,9 @@
 --       (for the jobs' attempts)
 -- Returns {'paused'} or {'full'} (nothing popped) or {'ok' (or 'more': it skipped as
 -- many expired or foreign values as a call may, and read no list; call
--- again), now ms, the number of values popped n, the room the
+-- again), now ms, the number of values answered n (a job whose cancel was
+-- asked, lib/jobs.lua's x:<id>, is dropped, with a 'job_cancelled' event and
+-- the 'cancelled' total, and not answered), the room the
 -- concurrency limit has left after this claim (false: no limit), then per value, in take
 -- order: value, delivery count * 10 + priority level (0: the list's; a
 -- count of 0 or below: dead-lettered after minus that many deliveries,
@@ -148,6 +150,9 @@ while #values < n and bytes < budget and not more do
   if #popped < want then break end
 end
 local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
+-- Values answered (claimed or dead-lettered): a job whose cancel was asked
+-- is dropped instead, and answered not at all.
+local out, cancelled = 0, {}
 for i, value in ipairs(values) do
   local deliveries = 1
   if counted then
@@ -161,38 +166,44 @@ for i, value in ipairs(values) do
     end
   end
   local job = jobs and jobs.ids[i]
-  if max > 0 and deliveries > max then
-    local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
-    delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason), delayq_section_headers(headers[i]))
-    if job then
-      delayq_jobs_claim_dead(jobs, i, reason)
-      if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
-    end
-    if events then dead[#dead + 1] = deliveries - 1 end
-    deliveries = 1 - deliveries
+  if job and delayq_jobs_claim_is_cancelled(jobs, i) then
+    delayq_jobs_claim_cancelled(jobs, i)
+    cancelled[#cancelled + 1] = job
   else
-    local id = batch .. string.char(math.floor(i / 256), i % 256)
-    if job then
-      delayq_jobs_claimed(jobs, i, id, ARGV[6])
-      if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
+    out = out + 1
+    if max > 0 and deliveries > max then
+      local reason = 'delivered ' .. (deliveries - 1) .. ' times without an ack (max_deliveries ' .. max .. ')'
+      delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, reason), delayq_section_headers(headers[i]))
+      if job then
+        delayq_jobs_claim_dead(jobs, i, reason)
+        if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
+      end
+      if events then dead[#dead + 1] = deliveries - 1 end
+      deliveries = 1 - deliveries
+    else
+      local id = batch .. string.char(math.floor(out / 256), out % 256)
+      if job then
+        delayq_jobs_claimed(jobs, i, id, ARGV[6])
+        if #claimed_jobs < DELAYQ_EVENT_IDS then claimed_jobs[#claimed_jobs + 1] = job end
+      end
+      local count = delayq_priority_count_field(levels[i], deliveries)
+      leases[#leases + 1] = deadline
+      leases[#leases + 1] = id .. count .. value
+      if headers[i] then
+        ttls[#ttls + 1] = id
+        ttls[#ttls + 1] = headers[i]
+      end
+      if events then claimed[#claimed + 1] = id end
     end
-    local count = delayq_priority_count_field(levels[i], deliveries)
-    leases[#leases + 1] = deadline
-    leases[#leases + 1] = id .. count .. value
-    if headers[i] then
-      ttls[#ttls + 1] = id
-      ttls[#ttls + 1] = headers[i]
-    end
-    if events then claimed[#claimed + 1] = id end
+    reply[#reply + 1] = value
+    reply[#reply + 1] = deliveries > 0 and deliveries * 10 + levels[i] or deliveries * 10
+    if due then extra(out, 'd', due) end
+    if job then extra(out, 'j', job) end
+    local headed = headers[i] and delayq_section_headers(headers[i])
+    if headed then extra(out, 'h', string.sub(headed, 7)) end
   end
-  reply[#reply + 1] = value
-  reply[#reply + 1] = deliveries > 0 and deliveries * 10 + levels[i] or deliveries * 10
-  if due then extra(i, 'd', due) end
-  if job then extra(i, 'j', job) end
-  local headed = headers[i] and delayq_section_headers(headers[i])
-  if headed then extra(i, 'h', string.sub(headed, 7)) end
 end
-reply[3] = #values
+reply[3] = out
 if room then
   reply[4] = room - #leases / 2
 end
@@ -226,4 +237,10 @@ if #dead > 0 then
   end
 end
 delayq_count(KEYS[11], 'dead_lettered', #dead)
+if #cancelled > 0 then
+  local named = {}
+  for i = 1, math.min(#cancelled, DELAYQ_EVENT_IDS) do named[i] = cancelled[i] end
+  delayq_event(events, KEYS[10], 'job_cancelled', 'count', #cancelled, 'running', 0, 'jobs', cjson.encode(named))
+  delayq_count(KEYS[11], 'cancelled', #cancelled)
+end
 return reply

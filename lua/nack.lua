@@ -4,10 +4,10 @@
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
 --       record expiry (zset), 9 dead-letter reasons (list), 10 events config,
 --       11 events stream (lib/events.lua: 'retried' with the attempt and
---       delay, 'released' for a value that reached no consumer (-3), or
---       'dead_lettered'; with the job id when it has one), 12 stats hash
---       (the 'failed' total: every nack but a give-back, -1 and -3; and the
---       'dead_lettered' total), 13 id index, 14 job records, 15 job record
+--       delay, 'released' for a value that reached no consumer (-3),
+--       'job_cancelled' (-4) or 'dead_lettered'; with the job id when it
+--       has one), 12 stats hash (the 'failed' total: every nack but a
+--       give-back, -1, -3 and -4; the 'dead_lettered' and 'cancelled' totals), 13 id index, 14 job records, 15 job record
 --       expiry (lib/jobs.lua: the delivery's job, if any, ends its attempt
 --       and follows its value: a retry through the delayed queue is offered
 --       under the job's id again), 16 priority ready set, 17 priority
@@ -23,14 +23,19 @@
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept; -3: to its head,
---       not counted as a delivery: it reached no consumer),
+--       not counted as a delivery: it reached no consumer; -4: dropped, its
+--       job stopped on the cancel asked for it (lib/jobs.lua's x:<id>), with
+--       a 'job_cancelled' event and the 'cancelled' total; a delivery whose
+--       job has no cancel asked is left in flight and answered 2),
 --       3 the value packed for the delayed queue, 4 how long a count record
 --       outlives the value's return to the destination (ms), 5 why, for a
 --       dead letter, 6 the attempt's outcome for the job's history
---       ('failed', 'nacked', 'rejected', 'dropped', 'cancelled',
+--       ('failed', 'nacked', 'rejected', 'dropped', 'cancelled' (a
+--       shutdown's give-back), 'job_cancelled' (delay -4),
 --       'unhandled': not an attempt), 7 its error, 8 the error's source
 --       chain, 9 a backtrace ('' for none; capped by lib/jobs.lua)
--- Returns 1, or 0 when the delivery was no longer in flight.
+-- Returns 1, or 0 when the delivery was no longer in flight, or 2 (delay -4
+-- only) when no cancel was asked for its job: nothing changed.
 --
 -- The delivery's count is remembered for the value (see claim.lua), so that
 -- its next delivery counts on; the record expires once the value should
@@ -68,6 +73,14 @@ if delay > 0 and level == 0 and not header and delayq_jobs_on(KEYS[14]) and redi
   local _, format = delayq_payload(ARGV[3])
   refile = id and format and not delayq_id_find(KEYS[13], KEYS[3], id) and true or false
 end
+if delay == -4 and redis.call('zscore', KEYS[1], member) then
+  -- Checked before anything moves: a drop without a cancel asked would
+  -- lose the value.
+  local id = delayq_jobs_on(KEYS[14]) and redis.call('hget', KEYS[14], 'l:' .. string.sub(member, 1, 8))
+  if not id or redis.call('hexists', KEYS[14], 'x:' .. id) == 0 then
+    return delayq_answer(request, 2)
+  end
+end
 if redis.call('zrem', KEYS[1], member) == 0 then
   return delayq_answer(request, 0)
 end
@@ -82,6 +95,12 @@ if delayq_jobs_on(KEYS[14]) then
 end
 -- The job id, as the last two fields of an event (none without a job).
 local named = job and {'job', job} or {}
+if delay == -4 then
+  delayq_jobs_cancelled(KEYS[14], KEYS[15], job, record, now, now + delayq_jobs_keep(KEYS[14], DELAYQ_JOBS_CANCELLED_TTL), 'cancelled while it ran')
+  delayq_event(events, KEYS[11], 'job_cancelled', 'count', 1, 'running', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), 'job', job)
+  delayq_count(KEYS[12], 'cancelled', 1)
+  return delayq_answer(request, 1)
+end
 if delay == -2 then
   delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, ARGV[5]), delayq_section_headers(header))
   if job then delayq_jobs_dead(KEYS[14], KEYS[15], job, record, ARGV[5], now) end

@@ -24,7 +24,7 @@ if bad then return bad end
 local head = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
 local oldest = redis.call('lindex', KEYS[3], 0)
 local oldest_due = oldest and redis.call('zscore', KEYS[9], oldest) or false
-local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out', 'duplicate', 'expired')
+local totals = redis.pcall('hmget', KEYS[10], 'offered', 'transferred', 'acked', 'failed', 'dead_lettered', 'timed_out', 'duplicate', 'expired', 'cancelled')
 if totals.err then totals = false end
 local priority_head = redis.call('zrange', KEYS[12], 0, 0, 'WITHSCORES')
 -- A limits key of another type reads as no limit: the status still answers.

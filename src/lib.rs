@@ -307,7 +307,10 @@ pub mod search {
 /// # Ok(()) }
 /// ```
 pub mod jobs {
-    pub use crate::queue::jobs::{Attempt, JobHistory, JobState, DEFAULT_HISTORY_TTL, MAX_ATTEMPTS, MAX_ERROR_BYTES};
+    pub use crate::queue::jobs::{
+        Attempt, CancelOutcome, JobHistory, JobResult, JobState, Progress, DEFAULT_HISTORY_TTL, MAX_ATTEMPTS,
+        MAX_ERROR_BYTES, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
+    };
 }
 
 /// The names most programs use, for a glob import.

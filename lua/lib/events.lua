@@ -63,7 +63,7 @@ local function delayq_event_ids(ids)
   return table.concat(out, ' ')
 end
 
--- Totals (delayq_stats:{q}, HASH, eight fields, src/queue/status.rs): added
+-- Totals (delayq_stats:{q}, HASH, nine fields, src/queue/status.rs): added
 -- beside an event, under its condition (a resend adds nothing), events on
 -- or off. Never refuses: a stats key of another type is left alone.
 local DELAYQ_STATS_MS = 35 * 24 * 3600 * 1000

@@ -18,6 +18,20 @@
 --                payloads: equal payloads of different jobs each get one
 --                id, in the order they came).
 --   l:<delivery> the id of the job a delivery (8 bytes) runs.
+--   x:<id>       a cancel asked for the job (lua/cancel_job.lua: the ms it
+--                was asked): a claim that reaches its value drops it, and
+--                a worker running it, which polls these fields, tells its
+--                handler, which settles it as cancelled (lua/nack.lua,
+--                delay -4). It goes when the job ends (acked, cancelled,
+--                dead-lettered), else DELAYQ_JOBS_READY_TTL after it was set.
+--   p:<id>       the job's last progress (lua/progress.lua): the delivery
+--                that reported it (16 hex digits), its sequence number, the
+--                ms it was written and its JSON, each but the last ended by
+--                \31; the JSON at most DELAYQ_JOBS_PROGRESS_BYTES.
+--   o:<id>       the job's result, written by the ack that ends it: the ms,
+--                \31, then the JSON the handler returned (at most
+--                DELAYQ_JOBS_RESULT_BYTES). Progress and result expire with
+--                the record once the job ends.
 -- A dead letter keeps its id in its reason record (lib/element.lua), which
 -- stays aligned with it through requeues and deletes.
 --   on           the switch (ReliableQueue::set_job_history): how long a
@@ -49,6 +63,8 @@ local DELAYQ_JOBS_PER_VALUE = 16
 local DELAYQ_JOBS_CAP = 1000000
 local DELAYQ_JOBS_READY_TTL = 7 * 86400000
 local DELAYQ_JOBS_REAP = 8
+local DELAYQ_JOBS_PROGRESS_BYTES = 4096
+local DELAYQ_JOBS_RESULT_BYTES = 65536
 
 -- The keys' types, when the call gives them (a script run by hand with
 -- fewer KEYS keeps no history).
@@ -377,17 +393,46 @@ local function delayq_jobs_claims(jobs, expiry, values, now)
     end
     local id = list and #list > 0 and table.remove(list, 1) or false
     batch.ids[i] = id
-    if id then wanted[#wanted + 1] = 'h:' .. id end
+    if id then
+      wanted[#wanted + 1] = 'h:' .. id
+      wanted[#wanted + 1] = 'x:' .. id
+    end
   end
   for field, list in pairs(lists) do delayq_jobs_set_ids(batch, field, list) end
+  -- Jobs whose cancel was asked (x:<id>): delayq_jobs_claim_cancelled.
+  batch.cancel = {}
   if #wanted > 0 then
     local records = delayq_jobs_hmget(jobs, wanted)
     for i = 1, #values do
       local id = batch.ids[i]
-      if id then batch.records[id] = delayq_jobs_parse(records['h:' .. id]) or delayq_jobs_new() end
+      if id then
+        batch.records[id] = delayq_jobs_parse(records['h:' .. id]) or delayq_jobs_new()
+        if records['x:' .. id] then batch.cancel[id] = true end
+      end
     end
   end
   return batch
+end
+
+-- Whether the i-th value of a claims batch is a job whose cancel was asked.
+local function delayq_jobs_claim_is_cancelled(batch, i)
+  local id = batch.ids[i]
+  return id and batch.cancel[id] or false
+end
+
+-- How long a cancelled job's record is kept when the queue's switch does
+-- not say (as a deleted one's).
+local DELAYQ_JOBS_CANCELLED_TTL = 86400000
+
+-- The i-th value of a claims batch is a job whose cancel was asked: it is
+-- dropped, not claimed. Its record says 'cancelled' (kept as a handled
+-- one), and its cancel flag goes.
+local function delayq_jobs_claim_cancelled(batch, i)
+  local id = batch.ids[i]
+  local record = batch.records[id]
+  record.r = 'cancelled before it ran'
+  delayq_jobs_set_record(batch, id, record, 'cancelled', batch.now + delayq_jobs_keep(batch.jobs, DELAYQ_JOBS_CANCELLED_TTL))
+  delayq_jobs_set(batch, 'x:' .. id, false, false)
 end
 
 -- The i-th value of a claims batch is claimed as `delivery` by `worker`:
@@ -409,6 +454,7 @@ local function delayq_jobs_claim_dead(batch, i, reason)
   local record = batch.records[id]
   record.r = reason
   delayq_jobs_set_record(batch, id, record, 'dead', false)
+  delayq_jobs_set(batch, 'x:' .. id, false, false)
 end
 
 -- Takes the id of the oldest ready job with this payload, or false.
@@ -464,35 +510,69 @@ local function delayq_jobs_end(jobs, delivery, outcome, now, error, chain, backt
   return id, record
 end
 
+-- A job ends (acked, cancelled, dead-lettered): its cancel flag goes, and
+-- its progress is kept as long as its record (ZADD XX: only one there is).
+local function delayq_jobs_ended(batch, ids, expires)
+  local again = {}
+  for _, id in ipairs(ids) do
+    delayq_jobs_set(batch, 'x:' .. id, false, false)
+    if expires then
+      again[#again + 1] = expires
+      again[#again + 1] = 'p:' .. id
+    end
+  end
+  for i = 1, #again, 4000 do
+    redis.call('zadd', batch.expiry, 'XX', unpack(again, i, math.min(i + 3999, #again)))
+  end
+end
+
+-- A job's result as o:<id> holds it (nil: none, or too large to keep).
+local function delayq_jobs_result_text(result, now)
+  if not result or result == '' or #result > DELAYQ_JOBS_RESULT_BYTES then return nil end
+  return delayq_jobs_ms(now) .. '\31' .. result
+end
+
 -- Deliveries (8-byte ids) acked: their jobs' attempts end 'ok' and each
--- record is 'handled', kept until `expires`. Two HMGETs, one HDEL, one HSET
--- and one ZADD for all. Returns the jobs' ids, in order.
-local function delayq_jobs_acked(jobs, expiry, deliveries, now, expires)
+-- record is 'handled', kept until `expires`, with its result when
+-- `results` (delivery -> JSON) has one. Two HMGETs, one HDEL, one HSET
+-- and one ZADD for all. Returns the jobs' ids, in order, and the ids of
+-- those whose result it kept.
+local function delayq_jobs_acked(jobs, expiry, deliveries, now, expires, results)
   local fields = {}
   for i = 1, #deliveries do fields[i] = 'l:' .. deliveries[i] end
   local raw = delayq_jobs_hmget(jobs, fields)
-  local ids, links, wanted = {}, {}, {}
+  local ids, links, wanted, ran = {}, {}, {}, {}
   for i = 1, #fields do
     local id = raw[fields[i]]
     if id then
       ids[#ids + 1] = id
       links[#links + 1] = fields[i]
       wanted[#wanted + 1] = 'h:' .. id
+      ran[#ids] = deliveries[i]
     end
   end
-  if #ids == 0 then return ids end
+  if #ids == 0 then return ids, {} end
   local records = delayq_jobs_hmget(jobs, wanted)
   local batch = delayq_jobs_batch(jobs, expiry, now)
   for _, field in ipairs(links) do delayq_jobs_set(batch, field, false, nil) end
-  local parsed = {}
-  for _, id in ipairs(ids) do
+  local parsed, kept = {}, {}
+  for i, id in ipairs(ids) do
     local record = parsed[id] or delayq_jobs_parse(records['h:' .. id]) or delayq_jobs_new()
     parsed[id] = record
     delayq_jobs_close(record, 'ok', now)
     delayq_jobs_set_record(batch, id, record, 'handled', expires)
+    local result = results and delayq_jobs_result_text(results[ran[i]], now)
+    if result then
+      delayq_jobs_set(batch, 'o:' .. id, result, expires)
+      kept[#kept + 1] = id
+    else
+      -- An earlier attempt's result (its ack came too late) is not this one's.
+      delayq_jobs_set(batch, 'o:' .. id, false, false)
+    end
   end
+  delayq_jobs_ended(batch, ids, expires)
   delayq_jobs_flush(batch)
-  return ids
+  return ids, kept
 end
 
 -- A delivery that ended goes back to the ready list (a give-back, a
@@ -526,10 +606,28 @@ local function delayq_jobs_reason_id(record)
   return string.sub(record, colon + 1, colon + tonumber(n))
 end
 
+-- One job ends (acked, cancelled, dead-lettered): delayq_jobs_ended for
+-- one, written at once. `expires` nil: its progress keeps its expiry.
+local function delayq_jobs_end_one(jobs, expiry, id, expires)
+  redis.call('hdel', jobs, 'x:' .. id)
+  redis.call('zrem', expiry, 'x:' .. id)
+  if expires then redis.call('zadd', expiry, 'XX', expires, 'p:' .. id) end
+end
+
 -- A job is dead-lettered, why.
 local function delayq_jobs_dead(jobs, expiry, id, record, reason, now)
   record.r = reason
   delayq_jobs_put(jobs, expiry, id, record, 'dead', now, nil)
+  delayq_jobs_end_one(jobs, expiry, id, nil)
+end
+
+-- A job stopped on its cancel (lua/nack.lua, delay -4: while it ran;
+-- lua/cancel_job.lua: while a retry waited): its record says 'cancelled',
+-- and why, kept as a handled one.
+local function delayq_jobs_cancelled(jobs, expiry, id, record, now, expires, why)
+  record.r = why
+  delayq_jobs_put(jobs, expiry, id, record, 'cancelled', now, expires)
+  delayq_jobs_end_one(jobs, expiry, id, expires)
 end
 
 -- How long the record of a deleted dead letter's job is kept when the

@@ -411,6 +411,8 @@ pub(crate) struct Scripts {
     pub reschedule_id: Script,
     pub get_id: Script,
     pub job_history: Script,
+    pub cancel_job: Script,
+    pub progress: Script,
     pub pause: Script,
     pub resume: Script,
     pub limits_set: Script,
@@ -482,6 +484,8 @@ impl Scripts {
             &self.reschedule_id,
             &self.get_id,
             &self.job_history,
+            &self.cancel_job,
+            &self.progress,
             &self.pause,
             &self.resume,
             &self.limits_set,
@@ -851,6 +855,25 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ),
     get_id: lua!("get_id", Safe, [Timeout, Ids]),
     job_history: lua!("job_history", Safe, [Timeout, Ids, Jobs]),
+    // By its request key: a resend answers as the first run and asks no
+    // second cancel.
+    cancel_job: lua!(
+        "cancel_job",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Ids,
+            Jobs,
+            JobsExpiry,
+            EventsConfig,
+            Events,
+            Stats,
+            Request
+        ]
+    ),
+    // A resend finds its own report kept and answers as the first run.
+    progress: lua!("progress", Safe, [Leases, Jobs, JobsExpiry, EventsConfig, Events]),
     // SET NX: a resend finds the flag set and writes no second event.
     pause: lua!("pause", Safe, [Paused, EventsConfig, Events]),
     resume: lua!(

@@ -58,6 +58,153 @@ pub struct JobHistory {
     /// ([`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history));
     /// then only a pending job is found (through the id index).
     pub history: Option<Duration>,
+    /// When a cancel was asked for it
+    /// ([`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job)),
+    /// while it has not ended yet.
+    pub cancel_requested: Option<SystemTime>,
+    /// The last progress its handler reported
+    /// ([`JobContext::progress`](crate::worker::JobContext::progress)).
+    pub progress: Option<Progress>,
+    /// The result its handler returned, once it was acknowledged with one
+    /// ([`Worker::run_job`](crate::Worker::run_job),
+    /// [`Delivery::ack_with_result`](crate::Delivery::ack_with_result)).
+    pub result: Option<JobResult>,
+}
+
+impl JobHistory {
+    /// Whether the job has ended: handled, dead-lettered, deleted,
+    /// cancelled or removed. [`ReliableQueue::wait_job`](crate::ReliableQueue::wait_job)
+    /// waits for this.
+    ///
+    /// ```
+    /// # fn demo(history: delayq::jobs::JobHistory) {
+    /// if history.is_finished() {
+    ///     println!("{} is done: {}", history.id, history.state.name());
+    /// }
+    /// # }
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        matches!(
+            self.state,
+            JobState::Handled { .. }
+                | JobState::DeadLettered { .. }
+                | JobState::Deleted { .. }
+                | JobState::Cancelled { .. }
+                | JobState::Removed { .. }
+        )
+    }
+}
+
+/// The last progress a running job reported: a small JSON value (a number
+/// such as `0.4`, or an object), kept with the job's history.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// if let Some(progress) = queue.job("import-7").await?.progress {
+///     println!("at {:?}: {}", progress.at, progress.value);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// What the handler reported.
+    pub value: serde_json::Value,
+    /// When it was kept (the Redis server's clock).
+    pub at: SystemTime,
+    /// The delivery that reported it (16 hex digits).
+    pub delivery: String,
+}
+
+impl Eq for Progress {}
+
+/// The result a job's handler returned: JSON, as the handler's value
+/// serialized, kept with the job's history for as long as it.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// use std::time::Duration;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Receipt { total: u64 }
+///
+/// if let Some(history) = queue.wait_job("order-42", Duration::from_secs(30)).await? {
+///     if let Some(result) = &history.result {
+///         let receipt: Receipt = result.value()?;
+///         println!("charged {}", receipt.total);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JobResult {
+    /// When the ack kept it (the Redis server's clock).
+    pub at: SystemTime,
+    /// The JSON text.
+    pub json: bytes::Bytes,
+}
+
+impl JobResult {
+    /// The result read as `R` (`Error::Decode`'s kin,
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
+    /// serde error, when it does not read as one).
+    pub fn value<R: serde::de::DeserializeOwned>(&self) -> Result<R> {
+        serde_json::from_slice(&self.json)
+            .map_err(|e| Error::InvalidArgument(format!("the job's result does not read as the type asked for: {e}")))
+    }
+}
+
+/// Most bytes of a job's progress, as JSON.
+pub const MAX_PROGRESS_BYTES: usize = 4096;
+/// Most bytes of a job's result, as JSON.
+pub const MAX_RESULT_BYTES: usize = 65536;
+
+/// What [`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job)
+/// did.
+///
+/// ```no_run
+/// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+/// use delayq::jobs::CancelOutcome;
+///
+/// match queue.cancel_job("import-7").await? {
+///     CancelOutcome::Running { delivery } => println!("its handler is told ({delivery})"),
+///     CancelOutcome::Pending => println!("it will never be due"),
+///     CancelOutcome::Queued { .. } => println!("it will not run"),
+///     CancelOutcome::Finished { state } => println!("too late: it is {state}"),
+///     CancelOutcome::Unknown => println!("no such job"),
+///     _ => {}
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CancelOutcome {
+    /// Its element waited in the delayed queue: it is gone, as
+    /// [`DelayedQueue::cancel`](crate::DelayedQueue::cancel) does.
+    Pending,
+    /// It was ready (or waiting as a retry): the take that reaches it drops
+    /// it instead of delivering it.
+    Queued {
+        /// Where it was (`ready`, `pending`).
+        state: String,
+    },
+    /// A consumer holds it: a [`Worker`](crate::Worker) running it tells its
+    /// handler within its cancel poll
+    /// ([`Worker::cancel_poll`](crate::Worker::cancel_poll)); a handler that
+    /// stops settles it as cancelled, and it is not retried.
+    Running {
+        /// The delivery that runs it (16 hex digits).
+        delivery: String,
+    },
+    /// It had ended already: nothing changed.
+    Finished {
+        /// How it ended (`handled`, `dead`, `deleted`, `cancelled`, `removed`).
+        state: String,
+    },
+    /// No such id pending and no history of it: never offered with this
+    /// id, a queue that keeps no job history, or its history expired.
+    Unknown,
 }
 
 /// Where a job is (see [`JobHistory`]).
@@ -105,6 +252,15 @@ pub enum JobState {
         /// When.
         at: SystemTime,
     },
+    /// Stopped by [`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job):
+    /// dropped before it ran, or settled as cancelled by its handler.
+    Cancelled {
+        /// When.
+        at: SystemTime,
+        /// How (`cancelled before it ran`, `cancelled while it ran`,
+        /// `cancelled before it was due`).
+        how: String,
+    },
     /// It left the pending set without being transferred: cancelled or
     /// removed (by delayq or by Java) while a retry waited.
     Removed {
@@ -119,7 +275,7 @@ pub enum JobState {
 
 impl JobState {
     /// A short name of the state (`pending`, `ready`, `in_flight`,
-    /// `dead_lettered`, `handled`, `deleted`, `removed`, `unknown`).
+    /// `dead_lettered`, `handled`, `deleted`, `cancelled`, `removed`, `unknown`).
     pub fn name(&self) -> &'static str {
         match self {
             JobState::Pending { .. } => "pending",
@@ -128,6 +284,7 @@ impl JobState {
             JobState::DeadLettered { .. } => "dead_lettered",
             JobState::Handled { .. } => "handled",
             JobState::Deleted { .. } => "deleted",
+            JobState::Cancelled { .. } => "cancelled",
             JobState::Removed { .. } => "removed",
             JobState::Unknown => "unknown",
         }
@@ -221,7 +378,7 @@ pub(crate) async fn history(core: &Core, keys: &QueueKeys, id: &str) -> Result<J
             vec![Value::from(id)],
         )
         .await?;
-    let [element, due, record, keep] = reply::tuple::<4>(value)?.map(|v| match v {
+    let [element, due, record, keep, cancel, progress, result] = reply::tuple::<7>(value)?.map(|v| match v {
         Value::Boolean(false) => Value::Null,
         v => v,
     });
@@ -241,7 +398,137 @@ pub(crate) async fn history(core: &Core, keys: &QueueKeys, id: &str) -> Result<J
     };
     let mut history = parse(id, pending, record);
     history.history = keep_of(keep)?;
+    if !history.is_finished() {
+        history.cancel_requested = reply::opt_score(cancel).ok().flatten().map(time::from_ms);
+    }
+    history.progress = reply::opt_bytes(progress)?.and_then(|raw| parse_progress(&raw));
+    history.result = reply::opt_bytes(result)?.and_then(|raw| parse_result(&raw));
     Ok(history)
+}
+
+/// `p:<id>` as `lua/progress.lua` writes it: delivery, sequence, ms, JSON
+/// (`\x1f` between); `None` for one that does not read (written by hand).
+fn parse_progress(raw: &[u8]) -> Option<Progress> {
+    let mut parts = raw.splitn(4, |b| *b == 0x1f);
+    let delivery = std::str::from_utf8(parts.next()?).ok()?.to_owned();
+    let _seq = parts.next()?;
+    let at: i64 = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+    let value = serde_json::from_slice(parts.next()?).ok()?;
+    Some(Progress {
+        value,
+        at: time::from_ms(at),
+        delivery,
+    })
+}
+
+/// `o:<id>` as the acks write it: ms, `\x1f`, JSON.
+fn parse_result(raw: &[u8]) -> Option<JobResult> {
+    let cut = raw.iter().position(|b| *b == 0x1f)?;
+    let at: i64 = std::str::from_utf8(&raw[..cut]).ok()?.parse().ok()?;
+    Some(JobResult {
+        at: time::from_ms(at),
+        json: bytes::Bytes::copy_from_slice(&raw[cut + 1..]),
+    })
+}
+
+/// Asks a cancel of job `id` (`lua/cancel_job.lua`).
+pub(crate) async fn cancel(core: &Core, keys: &QueueKeys, id: &str) -> Result<CancelOutcome> {
+    crate::queue::delayed::check_id(id)?;
+    let script = &SCRIPTS.cancel_job;
+    let value = crate::connection::request::Request::new(keys.destination())
+        .apply(
+            core.conn()?,
+            core.settling(),
+            script,
+            script.keys(keys).build(),
+            vec![Value::from(id)],
+        )
+        .await?;
+    let [what, detail] = reply::tuple::<2>(value)?;
+    let detail = match detail {
+        Value::Boolean(false) | Value::Null => String::new(),
+        v => reply::opt_text(v)?.unwrap_or_default(),
+    };
+    let what = reply::opt_text(what)?.unwrap_or_default();
+    Ok(match what.as_str() {
+        "pending" => CancelOutcome::Pending,
+        "queued" => CancelOutcome::Queued { state: detail },
+        "running" => CancelOutcome::Running { delivery: detail },
+        "finished" => CancelOutcome::Finished { state: detail },
+        "unknown" => CancelOutcome::Unknown,
+        other => return Err(Error::Protocol(format!("cancel_job answered {other:?}"))),
+    })
+}
+
+/// How often [`wait`] reads a job's history at first, and at most.
+const WAIT_POLL: (Duration, Duration) = (Duration::from_millis(10), Duration::from_millis(250));
+
+/// Reads job `id`'s history until it has ended, or `None` after `timeout`:
+/// a read at once, then one every 10 ms, doubling up to 250 ms.
+pub(crate) async fn wait(core: &Core, keys: &QueueKeys, id: &str, timeout: Duration) -> Result<Option<JobHistory>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pause = WAIT_POLL.0;
+    loop {
+        let history = history(core, keys, id).await?;
+        if history.is_finished() {
+            return Ok(Some(history));
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(pause.min(deadline - now)).await;
+        pause = (pause * 2).min(WAIT_POLL.1);
+    }
+}
+
+/// Sequence numbers of progress reports: one counter for the process, so
+/// each delivery's reports rise.
+static PROGRESS_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A value as JSON, within `max` bytes.
+pub(crate) fn to_json(value: &impl serde::Serialize, what: &str, max: usize) -> Result<bytes::Bytes> {
+    let json = serde_json::to_vec(value)
+        .map_err(|e| Error::InvalidArgument(format!("the {what} does not serialize as JSON: {e}")))?;
+    if json.len() > max {
+        return Err(Error::InvalidArgument(format!(
+            "the {what} is {} bytes as JSON; at most {max} are kept",
+            json.len()
+        )));
+    }
+    Ok(bytes::Bytes::from(json))
+}
+
+/// Keeps the progress `json` of the delivery `member` (`lua/progress.lua`):
+/// `true` when it is kept, `false` when the delivery is no longer in
+/// flight or has no job.
+pub(crate) async fn report_progress(
+    core: &Core,
+    keys: &QueueKeys,
+    member: &bytes::Bytes,
+    json: bytes::Bytes,
+) -> Result<bool> {
+    let seq = PROGRESS_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let script = &SCRIPTS.progress;
+    let value = script
+        .run(
+            core.conn()?,
+            keys.destination(),
+            script.keys(keys).build(),
+            vec![
+                Value::Bytes(member.clone()),
+                Value::from(seq as i64),
+                Value::Bytes(json),
+            ],
+        )
+        .await?;
+    match reply::int(&value)? {
+        1 => Ok(true),
+        0 | 2 => Ok(false),
+        _ => Err(Error::InvalidArgument(format!(
+            "a progress is at most {MAX_PROGRESS_BYTES} bytes as JSON"
+        ))),
+    }
 }
 
 /// The switch's field in the job records' hash (`lua/lib/jobs.lua`).
@@ -318,6 +605,10 @@ fn parse(id: &str, pending: Option<SystemTime>, record: Option<Record>) -> JobHi
                 },
                 (None, "handled") => JobState::Handled { at: since },
                 (None, "deleted") => JobState::Deleted { at: since },
+                (None, "cancelled") => JobState::Cancelled {
+                    at: since,
+                    how: record.r.unwrap_or_default(),
+                },
                 (None, _) => JobState::Removed { since },
             };
             let attempts = record.a.unwrap_or_default().into_iter().map(attempt).collect();
@@ -330,6 +621,9 @@ fn parse(id: &str, pending: Option<SystemTime>, record: Option<Record>) -> JobHi
         attempts_total,
         attempts,
         history: None,
+        cancel_requested: None,
+        progress: None,
+        result: None,
     }
 }
 

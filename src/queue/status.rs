@@ -112,12 +112,16 @@ pub struct QueueTotals {
     /// with reason `expired` (also counted in
     /// [`dead_lettered`](Self::dead_lettered)) or dropped.
     pub expired: u64,
+    /// Jobs stopped by [`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job):
+    /// dropped by the take that reached a job's value, or settled as
+    /// cancelled by the worker whose handler stopped.
+    pub cancelled: u64,
 }
 
 impl QueueTotals {
     /// The totals in the order `status.lua` answers them.
-    pub(crate) fn from_fields(fields: [u64; 8]) -> QueueTotals {
-        let [offered, transferred, acked, failed, dead_lettered, timed_out, duplicates, expired] = fields;
+    pub(crate) fn from_fields(fields: [u64; 9]) -> QueueTotals {
+        let [offered, transferred, acked, failed, dead_lettered, timed_out, duplicates, expired, cancelled] = fields;
         QueueTotals {
             offered,
             transferred,
@@ -127,6 +131,7 @@ impl QueueTotals {
             timed_out,
             duplicates,
             expired,
+            cancelled,
         }
     }
 }

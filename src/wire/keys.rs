@@ -106,9 +106,9 @@ pub(crate) const EVENTS_PREFIX: &str = "delayq_events";
 /// stream's max length; absent: no events are written).
 pub(crate) const EVENTS_CONFIG_PREFIX: &str = "delayq_events_config";
 /// delayq's prefix for a queue's totals (HASH: `offered`, `transferred`,
-/// `acked`, `failed`, `dead_lettered`, `timed_out`, `duplicate`, `expired`
-/// → counts since the key was made, added by the scripts that do each;
-/// eight fields at most, expires
+/// `acked`, `failed`, `dead_lettered`, `timed_out`, `duplicate`, `expired`,
+/// `cancelled` → counts since the key was made, added by the scripts that do each;
+/// nine fields at most, expires
 /// 35 days after the last count; see `lua/lib/events.lua`).
 pub(crate) const STATS_PREFIX: &str = "delayq_stats";
 /// delayq's prefix for the trace contexts of offers made inside a span

@@ -66,6 +66,8 @@ pub(crate) struct Context<T> {
     /// has landed: room under the queue's concurrency limit, which a claim
     /// that found none waits for.
     pub room: Arc<Notify>,
+    /// The jobs its handlers run, for its cancel poll.
+    pub jobs: Arc<super::job_context::Watch>,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a

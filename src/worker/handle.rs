@@ -60,6 +60,9 @@ pub struct WorkerReport {
     /// visibility timeout when settling failed), and values that could not
     /// be decoded.
     pub failed: u64,
+    /// Jobs whose handler stopped on a cancel and which were settled as
+    /// cancelled ([`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job)).
+    pub cancelled: u64,
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +75,7 @@ pub(crate) struct Counters {
     pub panicked: AtomicU64,
     pub timed_out: AtomicU64,
     pub failed: AtomicU64,
+    pub cancelled: AtomicU64,
 }
 
 impl Counters {
@@ -94,6 +98,7 @@ impl Counters {
             panicked: get(&self.panicked),
             timed_out: get(&self.timed_out),
             failed: get(&self.failed),
+            cancelled: get(&self.cancelled),
         }
     }
 }

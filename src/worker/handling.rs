@@ -18,6 +18,7 @@ use tracing::Instrument;
 use super::consume::{Context, SETTLE_TIMEOUT};
 use super::failure::{Abnormal, Failure, FailureAction, Permanent, RetryAfter};
 use super::handle::Counters;
+use super::job_context::JobContext;
 use super::prefetch::Shared;
 use super::presence::Shown;
 use crate::error::{BoxError, DecodeError, Error};
@@ -110,15 +111,34 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
             lease_until,
             delivery.lease_member().clone(),
         );
+        // A value with a job: its context, watched for a cancel while it runs.
+        let job = delivery.job_id().map(|id| {
+            JobContext::new(
+                id,
+                Arc::clone(context.queue.core()),
+                Arc::clone(context.queue.shared_keys()),
+                delivery.lease_member().clone(),
+            )
+        });
+        let watched = job.as_ref().map(|job| context.jobs.enter(delivery.id(), job));
         let headers = delivery.take_headers();
         let (value, mut lease) = delivery.into_parts();
         #[cfg(feature = "opentelemetry")]
         lease.adopt_trace(&span); // the offer's span as parent and link
         Counters::add(&context.counters.handled);
-        let ran = run_handler(&context, (value, attempt, headers), &lease, &shown, started, &buffer)
-            .instrument(span.clone())
-            .await;
+        let ran = run_handler(
+            &context,
+            (value, attempt, headers),
+            job.as_ref(),
+            &lease,
+            &shown,
+            started,
+            &buffer,
+        )
+        .instrument(span.clone())
+        .await;
         drop(shown);
+        drop(watched);
         let Some(result) = ran else {
             // Cancelled by a shutdown whose grace ran out: first in line again.
             Box::pin(give_back_first(queue, &mut lease).instrument(span)).await;
@@ -132,6 +152,10 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
         }
         // The clock for the next take's staleness check: read again only
         // after a wait (a full ack sink, a failure's settling).
+        // A run_job handler's result goes with its ack.
+        if let (Ok(()), Some(kept)) = (&result, job.as_ref().and_then(JobContext::take_result)) {
+            lease.set_result(kept);
+        }
         let now = match result {
             // Waits, holding the slot, while the sink is full. The sink
             // outlives every sender; had it ended (a panic), the lease
@@ -150,7 +174,10 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
             // handler: one more idle slot wakes while values wait, as for
             // a slow handler (quick failures woke too few slots otherwise).
             Err(error) => {
-                Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await;
+                let cancelled = job.as_ref().is_some_and(JobContext::is_cancelled);
+                if !cancelled || !Box::pin(settle_cancelled(&context, &mut lease, &error, &span)).await {
+                    Box::pin(settle_failure(&context, &mut lease, attempt, error, took, &span)).await;
+                }
                 buffer.spread();
                 Instant::now()
             }
@@ -158,6 +185,30 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
         match buffer.take_next(now).await {
             Some(next) => delivery = next,
             None => return,
+        }
+    }
+}
+
+/// Settles a value whose job's cancel its handler saw, and which then
+/// failed: dropped, neither retried nor dead-lettered. `false` when no
+/// cancel is asked after all (the caller settles it as a failure).
+async fn settle_cancelled<T: 'static>(
+    context: &Context<T>,
+    lease: &mut DeliveryLease,
+    error: &BoxError,
+    span: &tracing::Span,
+) -> bool {
+    match lease.cancel_settle().await {
+        Ok(None) => false,
+        Ok(Some(_)) => {
+            context.room.notify_one();
+            Counters::add(&context.counters.cancelled);
+            tracing::info!(parent: span, %error, "the job stopped on its cancel");
+            true
+        }
+        Err(settle_error) => {
+            tracing::warn!(parent: span, error = %settle_error, "could not settle a cancelled job; its visibility timeout will give it back, and the take that reaches it drops it");
+            true
         }
     }
 }
@@ -185,6 +236,7 @@ async fn give_back_first(queue: &str, lease: &mut DeliveryLease) {
 async fn run_handler<T: Send + 'static>(
     context: &Context<T>,
     (value, attempt, headers): (T, u32, crate::Headers),
+    job: Option<&JobContext>,
     lease: &DeliveryLease,
     shown: &Shown,
     started: Instant,
@@ -208,7 +260,11 @@ async fn run_handler<T: Send + 'static>(
     // headers are at hand in both, shared (none: nothing to share).
     let headers = crate::queue::headers::shared(headers);
     let first = std::future::poll_fn(|cx| {
-        let poll = || crate::queue::headers::poll_scoped(headers.clone(), || handling.as_mut().poll(cx));
+        let poll = || {
+            crate::queue::headers::poll_scoped(headers.clone(), || {
+                JobContext::poll_scoped(job, || handling.as_mut().poll(cx))
+            })
+        };
         std::task::Poll::Ready(std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll)))
     })
     .await;
@@ -222,7 +278,7 @@ async fn run_handler<T: Send + 'static>(
     // timers and select made it most of the worker's memcpy.
     Box::pin(run_on(
         context,
-        crate::queue::headers::scope(headers, handling),
+        JobContext::scope(job.cloned(), crate::queue::headers::scope(headers, handling)),
         lease,
         shown,
     ))

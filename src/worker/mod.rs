@@ -54,6 +54,7 @@ mod consume;
 mod failure;
 mod handle;
 mod handling;
+mod job_context;
 mod prefetch;
 mod presence;
 mod rate_limit;
@@ -71,6 +72,7 @@ use tokio_util::sync::CancellationToken;
 pub use batch::{BatchError, BatchOutcome};
 pub use failure::{Backtraced, Failure, FailureAction, Permanent, RetryAfter};
 pub use handle::{WorkerHandle, WorkerReport};
+pub use job_context::JobContext;
 pub(crate) use presence::list as list_workers;
 pub use presence::{RunningDelivery, WorkerInfo, WorkerRateLimit, MOST_SHOWN, SILENT_AFTER_BEATS};
 pub use retry::RetryPolicy;
@@ -145,6 +147,7 @@ pub struct Worker<T> {
     signals: Vec<Signal>,
     rate_limit: Option<rate_limit::RateLimit>,
     heartbeat: Duration,
+    cancel_poll: Duration,
 }
 
 impl<T> std::fmt::Debug for Worker<T>
@@ -180,6 +183,7 @@ impl<T: Send + 'static> Worker<T> {
             signals: Vec::new(),
             rate_limit: None,
             heartbeat: presence::DEFAULT_HEARTBEAT,
+            cancel_poll: job_context::DEFAULT_CANCEL_POLL,
         }
     }
 
@@ -309,6 +313,26 @@ impl<T: Send + 'static> Worker<T> {
         self
     }
 
+    /// How often the worker reads whether a cancel was asked for the jobs
+    /// it runs ([`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job);
+    /// default 500 ms; at least 10 ms): one `HMGET` each time, only while it
+    /// runs values with job ids. A handler sees a cancel within about this
+    /// long ([`JobContext::cancelled`]).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let worker = client
+    ///     .worker("imports", delayq::StringCodec)?
+    ///     .cancel_poll(Duration::from_millis(100))
+    ///     .run(|file: String| async move { Ok::<_, std::io::Error>(println!("{file}")) });
+    /// # Ok(()) }
+    /// ```
+    pub fn cancel_poll(mut self, every: Duration) -> Self {
+        self.cancel_poll = every.max(Duration::from_millis(10));
+        self
+    }
+
     /// Attempts per value and the delay between them (default
     /// [`RetryPolicy::default`]).
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
@@ -376,6 +400,71 @@ impl<T: Send + 'static> Worker<T> {
         let handler: Handler<T> = Arc::new(move |value, _| {
             let run = handler(value);
             Box::pin(async move { run.await.map_err(Into::into) })
+        });
+        self.start(handler)
+    }
+
+    /// Starts the worker, as [`run`](Self::run), with a handler that gets
+    /// each value's [`JobContext`] (its job id, its cancel, its progress)
+    /// and returns the job's result: kept as JSON with the job's history
+    /// for as long as it ([`JobHistory::result`](crate::jobs::JobHistory::result)),
+    /// read by [`ReliableQueue::wait_job`](crate::ReliableQueue::wait_job),
+    /// `delayq job` and the dashboard, announced by a `result` event.
+    ///
+    /// A value has a job when it was offered with an id on a queue that
+    /// keeps job history
+    /// ([`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history));
+    /// for any other value the context has no id, is never cancelled, and
+    /// its progress and result are not kept. A result over
+    /// [`MAX_RESULT_BYTES`](crate::jobs::MAX_RESULT_BYTES) as JSON, or one
+    /// that does not serialize, is not kept (the value is acked, and a
+    /// warning logged). A handler that returns an error after its job's
+    /// cancel was seen settles the value as cancelled: neither retried nor
+    /// dead-lettered.
+    ///
+    /// ```no_run
+    /// use delayq::worker::JobContext;
+    ///
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let worker = client.worker("reports", delayq::StringCodec)?.run_job(
+    ///     |month: String, job: JobContext| async move {
+    ///         tokio::select! {
+    ///             rows = build_report(&month) => Ok(serde_json::json!({ "rows": rows? })),
+    ///             _ = job.cancelled() => Err("cancelled".into()),
+    ///         }
+    ///     },
+    /// );
+    /// # worker.shutdown().await;
+    /// # Ok(()) }
+    /// # async fn build_report(_: &str) -> Result<u64, delayq::error::BoxError> { Ok(1) }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn run_job<F, Fut, R, E>(self, handler: F) -> WorkerHandle
+    where
+        F: Fn(T, JobContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+        R: serde::Serialize + Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        let handler = Arc::new(handler);
+        let queue = self.queue.name().to_owned();
+        let handler: Handler<T> = Arc::new(move |value, _| {
+            let (handler, queue) = (Arc::clone(&handler), queue.clone());
+            Box::pin(async move {
+                let job = JobContext::current().unwrap_or_else(JobContext::detached);
+                let result = handler(value, job.clone()).await.map_err(Into::into)?;
+                if let Some(id) = job.id() {
+                    let max = crate::queue::jobs::MAX_RESULT_BYTES;
+                    match crate::queue::jobs::to_json(&result, "result", max) {
+                        Ok(json) => job.set_result(json),
+                        Err(error) => tracing::warn!(queue, job = id, %error, "the job's result is not kept"),
+                    }
+                }
+                Ok(())
+            })
         });
         self.start(handler)
     }
@@ -531,6 +620,7 @@ impl<T: Send + 'static> Worker<T> {
             .map(|limit| rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, limit));
         let pace = prefetch::Pace::new(self.concurrency, self.queue.visibility_timeout(), self.prefetch);
         let busy = Arc::new(presence::Busy::default());
+        let jobs = Arc::new(job_context::Watch::default());
         let presence = presence::Presence::new(
             self.queue.core().clone(),
             self.queue.shared_keys().clone(),
@@ -558,6 +648,7 @@ impl<T: Send + 'static> Worker<T> {
             pace,
             busy,
             room: Arc::default(),
+            jobs: Arc::clone(&jobs),
         });
         let core = Arc::clone(context.queue.core());
         let keeping = presence::keep_leases(
@@ -566,6 +657,7 @@ impl<T: Send + 'static> Worker<T> {
             context.queue.shared_keys().clone(),
             context.queue.visibility_timeout(),
         );
+        let cancels = jobs.poll_on(Arc::clone(&core), context.queue.shared_keys().clone(), self.cancel_poll);
         let consuming = consume::consume(context, self.concurrency, stop.clone());
         // The heartbeat runs in the worker's own task: a task aborted, or a
         // runtime dropped, beats no more. The worker leaves as it stops, or
@@ -583,6 +675,7 @@ impl<T: Send + 'static> Worker<T> {
                 _ = consuming => {}
                 _ = beating => {}
                 _ = keeping => {}
+                _ = cancels => {}
             }
             if !core.is_shutting_down() {
                 presence.leave().await;

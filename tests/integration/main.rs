@@ -13,6 +13,7 @@ mod auth;
 mod batch_handlers;
 mod blocking_queue;
 mod bulk_offers;
+mod cancel_jobs;
 mod codecs;
 mod compat_vectors;
 mod concurrency_limit;

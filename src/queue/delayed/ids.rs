@@ -190,6 +190,20 @@ impl<T: 'static> DelayedQueue<T> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
     }
 
+    /// Stops the job offered with `id`, wherever it is: see
+    /// [`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job).
+    /// Where [`cancel`](Self::cancel) removes only a pending element, this
+    /// also reaches a ready or running job of a queue that keeps job history.
+    ///
+    /// ```no_run
+    /// # async fn demo(imports: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+    /// println!("{:?}", imports.cancel_job("import-7").await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn cancel_job(&self, id: &str) -> Result<crate::queue::jobs::CancelOutcome> {
+        crate::queue::jobs::cancel(&self.handle.core, &self.handle.keys, id).await
+    }
+
     /// Turns job history on (`Some(keep)`) or off (`None`, which deletes
     /// every history the queue kept): see
     /// [`ReliableQueue::set_job_history`](crate::ReliableQueue::set_job_history).

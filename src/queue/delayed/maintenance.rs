@@ -182,7 +182,7 @@ impl<T: 'static> DelayedQueue<T> {
             reply::tuple::<17>(value)?;
         // A field never counted is nil; one a person set to anything else
         // than a count reads as none rather than failing the whole status.
-        let mut fields = [0u64; 8];
+        let mut fields = [0u64; 9];
         for (field, value) in fields.iter_mut().zip(reply::array(totals)?) {
             *field = reply::opt_text(value)
                 .ok()

@@ -73,7 +73,16 @@ pub(in crate::queue::reliable) enum Release {
     /// The dead-letter list, its delivery count cleared, and why
     /// (`delayq_dead_reasons:{N}`).
     DeadLetter(String),
+    /// Dropped: its job stopped on the cancel asked for it. Refused
+    /// (answered 2, nothing changed) when no cancel was asked.
+    Cancelled,
 }
+
+/// `lua/nack.lua`'s answer: the delivery was settled as asked.
+const RELEASED: i64 = 1;
+/// `lua/nack.lua`'s answer to a drop ([`Release::Cancelled`]) when no
+/// cancel was asked for the delivery's job: nothing changed.
+const NOT_CANCELLED: i64 = 2;
 
 /// One value delivered by a [`ReliableQueue`]. Settle it with
 /// [`ack`](Self::ack) (done) or [`nack`](Self::nack) (deliver again later).
@@ -319,6 +328,70 @@ impl<T: 'static> Delivery<T> {
     pub async fn extend(&self, timeout: Duration) -> Result<bool> {
         self.lease.extend(timeout).await
     }
+
+    /// Acknowledges the delivery, as [`ack`](Self::ack), and keeps `result`
+    /// (as JSON, at most [`MAX_RESULT_BYTES`](crate::jobs::MAX_RESULT_BYTES))
+    /// as its job's result, which [`ReliableQueue::wait_job`] and
+    /// [`ReliableQueue::job`] read. Kept only for a value offered with an id
+    /// on a queue that keeps job history; a result that does not serialize,
+    /// or is too large, is [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// before anything is sent, and the delivery is given back as a dropped one is.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = queue.take().await?;
+    /// delivery.ack_with_result(&serde_json::json!({"rows": 120})).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_with_result(mut self, result: &impl serde::Serialize) -> Result<bool> {
+        let json = crate::queue::jobs::to_json(result, "result", crate::queue::jobs::MAX_RESULT_BYTES)?;
+        self.lease.set_result(json);
+        self.lease.ack().await
+    }
+
+    /// Reports the job's progress (a number, or a small JSON object: at
+    /// most [`MAX_PROGRESS_BYTES`](crate::jobs::MAX_PROGRESS_BYTES) as JSON),
+    /// kept with its history; one script run. `false` when it was not
+    /// kept: the delivery is no longer in flight, or its value has no job
+    /// (offered without an id, or the queue keeps no job history).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = queue.take().await?;
+    /// delivery.progress(&0.5).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn progress(&self, progress: &impl serde::Serialize) -> Result<bool> {
+        let json = crate::queue::jobs::to_json(progress, "progress", crate::queue::jobs::MAX_PROGRESS_BYTES)?;
+        crate::queue::jobs::report_progress(&self.lease.core, &self.lease.keys, &self.lease.member, json).await
+    }
+
+    /// Settles a delivery whose job was cancelled
+    /// ([`ReliableQueue::cancel_job`]): its value is dropped, neither
+    /// retried nor dead-lettered, and its history says `cancelled`. When no
+    /// cancel was asked for its job, the value is given back to the queue's
+    /// tail instead (as a dropped delivery is) and this answers `false`, as
+    /// it does when the delivery was no longer in flight.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// let delivery = queue.take().await?;
+    /// if let Some(id) = delivery.job_id() {
+    ///     if queue.job(id).await?.cancel_requested.is_some() {
+    ///         delivery.settle_cancelled().await?;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn settle_cancelled(mut self) -> Result<bool> {
+        match self.lease.cancel_settle().await? {
+            Some(dropped) => Ok(dropped),
+            None => {
+                self.lease.release(Release::Tail).await?;
+                Ok(false)
+            }
+        }
+    }
 }
 
 /// Moves the visibility deadline of the delivery whose lease set member is
@@ -352,6 +425,8 @@ pub(crate) struct DeliveryLease {
     /// How the handler's attempt ended, for the job's history, when it
     /// failed (a worker's failure); else the release says.
     ending: Option<Box<Ending>>,
+    /// The job's result, sent with the ack (JSON).
+    result: Option<Box<Bytes>>,
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
@@ -391,6 +466,7 @@ impl DeliveryLease {
             token,
             settled: false,
             ending: None,
+            result: None,
             #[cfg(feature = "opentelemetry")]
             trace: None,
             #[cfg(feature = "opentelemetry")]
@@ -407,6 +483,11 @@ impl DeliveryLease {
         &self.member
     }
 
+    /// Its job's result (JSON), sent with its ack.
+    pub(crate) fn set_result(&mut self, json: Bytes) {
+        self.result = Some(Box::new(json));
+    }
+
     pub(in crate::queue::reliable) async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
@@ -417,6 +498,7 @@ impl DeliveryLease {
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
                 Value::from(ACK_MEMORY_CAP),
                 Value::from(crate::wire::time::saturating_ms(self.settings.history_ttl)),
+                Value::Bytes(self.result.as_deref().cloned().unwrap_or_default()),
             ];
             let value = script
                 .run(self.core.conn()?, self.keys.destination(), keys, args)
@@ -445,7 +527,16 @@ impl DeliveryLease {
             let mut args = Vec::with_capacity(2 + leases.len());
             args.push(run.id());
             args.push(Value::from(crate::wire::time::saturating_ms(history_ttl)));
-            args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
+            if leases.iter().any(|lease| lease.result.is_some()) {
+                // Pairs of a delivery and its result ('' for none).
+                args.push(Value::from_static_str("R"));
+                for lease in leases.iter() {
+                    args.push(Value::Bytes(lease.member.clone()));
+                    args.push(Value::Bytes(lease.result.as_deref().cloned().unwrap_or_default()));
+                }
+            } else {
+                args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
+            }
             let value = SCRIPTS
                 .ack_batch
                 .run(core.conn_for(keys.destination())?, keys.destination(), redis_keys, args)
@@ -507,7 +598,33 @@ impl DeliveryLease {
             traces::put_back(&self.core, &self.keys, &self.member, trace, &to).await;
         }
         let ending = self.ending.take().map(|e| *e);
-        release(&self.core, &self.keys, self.settings, &self.member, to, ending).await
+        let answer = release(&self.core, &self.keys, self.settings, &self.member, to, ending).await?;
+        Ok(answer == RELEASED)
+    }
+
+    /// Drops the delivery as its job's cancel asked ([`Release::Cancelled`]):
+    /// `Some(true)` dropped, `Some(false)` no longer in flight, `None` when
+    /// no cancel was asked for its job (nothing changed: the caller settles
+    /// it another way).
+    pub(crate) async fn cancel_settle(&mut self) -> Result<Option<bool>> {
+        self.settle();
+        let ending = Ending {
+            outcome: "job_cancelled",
+            ..Ending::default()
+        };
+        let answer = release(
+            &self.core,
+            &self.keys,
+            self.settings,
+            &self.member,
+            Release::Cancelled,
+            Some(ending),
+        )
+        .await?;
+        Ok(match answer {
+            NOT_CANCELLED => None,
+            answer => Some(answer == RELEASED),
+        })
     }
 
     /// The trace context to store again as the value goes back: none when
@@ -540,7 +657,7 @@ impl Drop for DeliveryLease {
             runtime.spawn(async move {
                 #[cfg(feature = "opentelemetry")]
                 traces::put_back(&core, &keys, &member, trace, &Release::Tail).await;
-                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail, None).await {
+                if let Err(error) = release(&core, &keys, settings, &member, Release::Tail, None).await.map(drop) {
                     tracing::warn!(queue = keys.destination(), %error, "could not give back a dropped delivery; its visibility timeout will");
                 }
             });
@@ -562,7 +679,7 @@ pub(in crate::queue::reliable) async fn release(
     member: &Bytes,
     to: Release,
     ending: Option<Ending>,
-) -> Result<bool> {
+) -> Result<i64> {
     let script = &SCRIPTS.nack;
     let mut ending = ending.unwrap_or_else(|| Ending {
         outcome: match &to {
@@ -572,6 +689,7 @@ pub(in crate::queue::reliable) async fn release(
             Release::After(_) => "nacked",
             Release::DeadLetter(why) if why.starts_with("rejected") => "rejected",
             Release::DeadLetter(_) => "dead_lettered",
+            Release::Cancelled => "job_cancelled",
         },
         ..Ending::default()
     });
@@ -585,6 +703,7 @@ pub(in crate::queue::reliable) async fn release(
         Release::Head => -1,
         Release::Unhandled => -3,
         Release::Tail => 0,
+        Release::Cancelled => -4,
         Release::DeadLetter(why) => {
             reason = why;
             -2
@@ -608,7 +727,7 @@ pub(in crate::queue::reliable) async fn release(
     let value = Request::new(keys.destination())
         .apply_retrying(core.conn()?, core.settling(), script, redis_keys, args)
         .await?;
-    Ok(reply::int(&value)? == 1)
+    reply::int(&value)
 }
 
 #[cfg(test)]

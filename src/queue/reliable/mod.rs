@@ -300,6 +300,57 @@ impl<T: 'static> ReliableQueue<T> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
     }
 
+    /// Stops the job offered with `id`, wherever it is (see
+    /// [`CancelOutcome`](crate::jobs::CancelOutcome)): a pending element is
+    /// removed; a ready job is dropped by the take that reaches it; a
+    /// running job's [`Worker`](crate::Worker) tells its handler
+    /// ([`JobContext::cancelled`](crate::worker::JobContext::cancelled))
+    /// within its [`cancel_poll`](crate::Worker::cancel_poll), and a handler
+    /// that then returns an error settles it as cancelled: it is neither
+    /// retried nor dead-lettered. A handler that finishes anyway is acked.
+    ///
+    /// Ready and running jobs are found by their history, so the queue must
+    /// keep one ([`set_job_history`](Self::set_job_history)); without,
+    /// only a pending element is found. Only delayq's reliable takes and
+    /// workers read a cancel: a Java consumer, or a plain
+    /// [`BlockingQueue`](crate::BlockingQueue) take, may still take a
+    /// ready job's value. Asking twice asks once; a resent call answers as
+    /// the first.
+    ///
+    /// ```no_run
+    /// # async fn demo(imports: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// use delayq::jobs::CancelOutcome;
+    /// if let CancelOutcome::Running { delivery } = imports.cancel_job("import-7").await? {
+    ///     println!("told the handler of delivery {delivery}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn cancel_job(&self, id: &str) -> Result<crate::queue::jobs::CancelOutcome> {
+        crate::queue::jobs::cancel(&self.handle.core, &self.handle.keys, id).await
+    }
+
+    /// Waits until the job offered with `id` has ended (handled,
+    /// dead-lettered, cancelled, deleted) and returns its history, with
+    /// its [`result`](crate::jobs::JobHistory::result) when its handler
+    /// returned one; `None` after `timeout` (BullMQ's
+    /// `waitUntilFinished`). Reads the history at once, then every 10 ms,
+    /// doubling up to every 250 ms: one read script each. Needs the
+    /// queue's job history ([`set_job_history`](Self::set_job_history)):
+    /// without, a job is never seen to end, and the wait times out.
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// match orders.wait_job("order-42", Duration::from_secs(30)).await? {
+    ///     Some(done) => println!("{}: {:?}", done.state.name(), done.result),
+    ///     None => println!("still running"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_job(&self, id: &str, timeout: Duration) -> Result<Option<crate::queue::jobs::JobHistory>> {
+        crate::queue::jobs::wait(&self.handle.core, &self.handle.keys, id, timeout).await
+    }
+
     /// Turns job history on or off for this queue (for every client of it:
     /// the switch is kept in Redis). Off by default: a queue that never
     /// turns it on keeps no history and pays nothing for it (one `EXISTS` a

@@ -426,7 +426,8 @@ impl<T: 'static> ReliableQueue<T> {
                     job: claim.job,
                 })
             }
-            "gone" => Ok(Claimed::Gone),
+            // A cancelled job's value, dropped: the caller takes again.
+            "gone" | "cancelled" => Ok(Claimed::Gone),
             "paused" => Ok(Claimed::Paused),
             "full" => {
                 self.handle.limit_room(Some(0));
