@@ -220,6 +220,42 @@ pub enum EventKind {
         /// The new limits.
         limits: String,
     },
+    /// A cancel was asked for a job that had not ended
+    /// ([`ReliableQueue::cancel_job`](crate::ReliableQueue::cancel_job);
+    /// asking again writes none).
+    CancelRequested {
+        /// The job's id.
+        id: String,
+        /// Where it was: `running` (a consumer holds it) or `queued`.
+        state: String,
+    },
+    /// Jobs stopped on their cancel: dropped by a take before they ran
+    /// (`running` false: one event per take, with the first 32 ids), or
+    /// settled as cancelled after their handler stopped (`running` true).
+    JobCancelled {
+        /// How many.
+        count: u64,
+        /// Whether they were running.
+        running: bool,
+        /// Their ids, the first 32.
+        jobs: Vec<String>,
+    },
+    /// A running job reported progress
+    /// ([`JobContext::progress`](crate::worker::JobContext::progress)).
+    Progress {
+        /// The job's id.
+        job: String,
+        /// The delivery that reported it.
+        delivery: String,
+    },
+    /// Acks kept jobs' results ([`Worker::run_job`](crate::Worker::run_job),
+    /// [`Delivery::ack_with_result`](crate::Delivery::ack_with_result)).
+    Result {
+        /// How many.
+        count: u64,
+        /// Their ids, the first 32.
+        jobs: Vec<String>,
+    },
     /// The queue was paused (by this call: pausing a paused queue writes none).
     Paused,
     /// The queue was resumed (by this call).
@@ -339,6 +375,23 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
         "limits_set" => EventKind::LimitsSet {
             limits: text("limits")?,
         },
+        "cancel_requested" => EventKind::CancelRequested {
+            id: text("id")?,
+            state: text("state")?,
+        },
+        "job_cancelled" => EventKind::JobCancelled {
+            count: num("count")?,
+            running: num("running")? == 1,
+            jobs: jobs(),
+        },
+        "progress" => EventKind::Progress {
+            job: text("job")?,
+            delivery: text("delivery")?,
+        },
+        "result" => EventKind::Result {
+            count: num("count")?,
+            jobs: jobs(),
+        },
         "paused" => EventKind::Paused,
         "resumed" => EventKind::Resumed,
         _ => return None,
@@ -366,6 +419,10 @@ impl EventKind {
             EventKind::Refused { .. } => "refused",
             EventKind::Duplicate { .. } => "duplicate",
             EventKind::LimitsSet { .. } => "limits_set",
+            EventKind::CancelRequested { .. } => "cancel_requested",
+            EventKind::JobCancelled { .. } => "job_cancelled",
+            EventKind::Progress { .. } => "progress",
+            EventKind::Result { .. } => "result",
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
             EventKind::Unknown { name, .. } => name,
@@ -389,6 +446,54 @@ mod tests {
         assert!(matches!(decode(&[("kind", "offered"), ("count", "many")]),
             EventKind::Unknown { name, .. } if name == "offered"));
         assert!(matches!(decode(&[]), EventKind::Unknown { name, .. } if name.is_empty()));
+    }
+
+    #[test]
+    fn job_events_decode() {
+        assert_eq!(
+            decode(&[("kind", "cancel_requested"), ("id", "j-1"), ("state", "running")]),
+            EventKind::CancelRequested {
+                id: "j-1".into(),
+                state: "running".into()
+            }
+        );
+        assert_eq!(
+            decode(&[
+                ("kind", "job_cancelled"),
+                ("count", "1"),
+                ("running", "1"),
+                ("job", "j-1")
+            ]),
+            EventKind::JobCancelled {
+                count: 1,
+                running: true,
+                jobs: vec!["j-1".into()]
+            }
+        );
+        assert_eq!(
+            decode(&[
+                ("kind", "job_cancelled"),
+                ("count", "2"),
+                ("running", "0"),
+                ("jobs", "[\"a\",\"b\"]")
+            ]),
+            EventKind::JobCancelled {
+                count: 2,
+                running: false,
+                jobs: vec!["a".into(), "b".into()]
+            }
+        );
+        assert_eq!(
+            decode(&[("kind", "progress"), ("job", "j-1"), ("delivery", "00ff")]).name(),
+            "progress"
+        );
+        assert_eq!(
+            decode(&[("kind", "result"), ("count", "1"), ("jobs", "[\"j-1\"]")]),
+            EventKind::Result {
+                count: 1,
+                jobs: vec!["j-1".into()]
+            }
+        );
     }
 
     #[test]
