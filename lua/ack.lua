@@ -1,11 +1,13 @@
--- LIBS: element jobs events
+-- LIBS: element jobs events batches
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
 --       resent ack writes none), 5 stats hash (the 'acked' total), 6 job
 --       records, 7 job record expiry (lib/jobs.lua: the delivery's job, if
 --       any, is handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
---       delivery's TTL header, if any, goes; optional)
+--       delivery's TTL header, if any, goes; optional), 9 batch records,
+--       10 batch outbox, 11 batch expiry (lib/batches.lua: a member job is
+--       counted as handled; optional)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered, 4 how long a
 --       handled job's history is kept (ms) when the queue's switch does
@@ -65,6 +67,7 @@ if redis.call('zrem', KEYS[1], member) == 1 then
       redis.call('zrem', KEYS[7], 'o:' .. job)
     end
     delayq_jobs_reap(KEYS[6], KEYS[7], now)
+    delayq_batches_ended(delayq_batches_open(9, events, KEYS[4]), {job}, 'h', now)
     delayq_event(events, KEYS[4], 'acked', 'count', 1, 'deliveries', delayq_hex(id), 'job', job)
     if result then delayq_event(events, KEYS[4], 'result', 'count', 1, 'job', job) end
   else

@@ -1,4 +1,4 @@
--- LIBS: element offer request jobs events
+-- LIBS: element offer request jobs events batches
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
 -- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event
@@ -7,7 +7,9 @@
 --       they have any), 5 stats hash (the 'acked' total), 6 job records,
 --       7 job record expiry (lib/jobs.lua: the deliveries' jobs, if any,
 --       are handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
---       deliveries' TTL headers, if any, go; optional)
+--       deliveries' TTL headers, if any, go; optional), 9 batch records,
+--       10 batch outbox, 11 batch expiry (lib/batches.lua: members among
+--       the jobs are counted as handled; optional)
 -- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
 --       kept (ms) when the queue's switch ('on') does not say, 3.. the
 --       deliveries (8-byte id, 10-digit count, value); or, when ARGV[3] is
@@ -82,6 +84,7 @@ if #acked > 0 and delayq_jobs_on(KEYS[6]) then
 end
 if #jobs > 0 then
   delayq_jobs_reap(KEYS[6], KEYS[7], now, #jobs)
+  delayq_batches_ended(delayq_batches_open(9, events, KEYS[4]), jobs, 'h', now)
   local named = {}
   for i = 1, math.min(#jobs, DELAYQ_EVENT_IDS) do named[i] = jobs[i] end
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(named))

@@ -1,12 +1,14 @@
--- LIBS: element offer request ids jobs events
+-- LIBS: element offer request ids jobs events batches
 -- cancel_job: stop a job, wherever it is (ReliableQueue::cancel_job).
 -- KEYS: 1 timeout set, 2 pending list, 3 id index, 4 job records, 5 job
 --       record expiry, 6 events config, 7 events stream (lib/events.lua:
 --       'cancelled' with the id for a pending element removed,
 --       'cancel_requested' with the id and where the job was for a cancel
 --       asked), 8 stats hash (the 'cancelled' total, for a pending element
---       removed), 9 request key (lib/request.lua: a resend gets the first
---       run's reply and writes nothing twice)
+--       removed), 9 batch records, 10 batch outbox, 11 batch expiry
+--       (lib/batches.lua: a member removed while pending is counted as
+--       cancelled), 12 request key (lib/request.lua: a resend gets the
+--       first run's reply and writes nothing twice)
 -- ARGV: 1 id
 -- Returns {what, detail}:
 --   {'pending', false}: its element waited in the delayed queue and is gone
@@ -28,7 +30,7 @@
 -- at-most-once take, may still take a queued job's value.
 -- Cost: hash and score lookups, and at most one removal from the pending
 -- list (bounded as cancel_id's).
-local request = KEYS[9]
+local request = KEYS[12]
 local replayed = delayq_replayed(request)
 if replayed then return replayed end
 local bad = delayq_check_types(KEYS[1], 'zset', KEYS[2], 'list', KEYS[3], 'hash')
@@ -52,6 +54,7 @@ if element then
   end
   delayq_event(events, KEYS[7], 'cancelled', 'count', 1, 'id', id)
   delayq_count(KEYS[8], 'cancelled', 1)
+  if jobbed then delayq_batches_ended(delayq_batches_open(9, events, KEYS[7]), {id}, 'c', now) end
   return delayq_answer(request, {'pending', false})
 end
 local record = jobbed and delayq_jobs_get(KEYS[4], id)

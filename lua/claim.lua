@@ -1,4 +1,4 @@
--- LIBS: element counts jobs events limits
+-- LIBS: element counts jobs events batches limits
 -- claim: turn a value just moved into the staging list (by LMOVE on the
 -- shared connections when one was ready, else by BLMOVE on a dedicated one)
 -- into a delivery with a visibility deadline, or dead-letter it.
@@ -11,7 +11,9 @@
 --       14 limits hash (lib/limits.lua: takes switched off hold the queue as
 --       a pause does; at the concurrency limit the value goes back as on a
 --       pause, answered 'full'), 15 job records, 16 job record expiry (lib/jobs.lua:
---       the value's job, if any, starts an attempt)
+--       the value's job, if any, starts an attempt), 17 batch records, 18
+--       batch outbox, 19 batch expiry (lib/batches.lua: a member job
+--       dead-lettered or dropped as cancelled is counted; optional)
 -- ARGV: 1 value, 2 delivery id (8 bytes), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 how far from the staging list's
 --       tail to look for the value, 6 the consumer (for the job's attempt)
@@ -74,6 +76,7 @@ if job and delayq_jobs_claim_is_cancelled(jobs, 1) then
   delayq_jobs_flush(jobs)
   delayq_event(events, KEYS[12], 'job_cancelled', 'count', 1, 'running', 0, 'job', job)
   delayq_count(KEYS[13], 'cancelled', 1)
+  delayq_batches_ended(delayq_batches_open(17, events, KEYS[12]), {job}, 'c', now)
   return {'cancelled'}
 end
 if max > 0 and deliveries > max then
@@ -82,6 +85,7 @@ if max > 0 and deliveries > max then
   if job then
     delayq_jobs_claim_dead(jobs, 1, reason)
     delayq_jobs_flush(jobs)
+    delayq_batches_ended(delayq_batches_open(17, events, KEYS[12]), {job}, 'd', now)
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason, 'job', job)
   else
     delayq_event(events, KEYS[12], 'dead_lettered', 'count', 1, 'reason', reason)

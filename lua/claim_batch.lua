@@ -1,4 +1,4 @@
--- LIBS: element counts jobs events limits priority
+-- LIBS: element counts jobs events batches limits priority
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.
@@ -23,7 +23,9 @@
 --       lib/priority.lua: a claimed value's section (TTL header, headers)
 --       under its delivery id; optional, as 15-17: a run by hand with
 --       older keys claims values with a TTL as any other and keeps no
---       section)
+--       section), 19 batch records, 20 batch outbox, 21 batch expiry
+--       (lib/batches.lua: a member job dead-lettered or dropped as
+--       cancelled is counted; optional)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 128), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
@@ -153,6 +155,8 @@ local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], v
 -- Values answered (claimed or dead-lettered): a job whose cancel was asked
 -- is dropped instead, and answered not at all.
 local out, cancelled = 0, {}
+-- Jobs that end here (dead-lettered, cancelled) and how, for their batches.
+local ended, hows = {}, {}
 for i, value in ipairs(values) do
   local deliveries = 1
   if counted then
@@ -169,6 +173,7 @@ for i, value in ipairs(values) do
   if job and delayq_jobs_claim_is_cancelled(jobs, i) then
     delayq_jobs_claim_cancelled(jobs, i)
     cancelled[#cancelled + 1] = job
+    ended[#ended + 1], hows[#ended + 1] = job, 'c'
   else
     out = out + 1
     if max > 0 and deliveries > max then
@@ -177,6 +182,7 @@ for i, value in ipairs(values) do
       if job then
         delayq_jobs_claim_dead(jobs, i, reason)
         if #dead_jobs < DELAYQ_EVENT_IDS then dead_jobs[#dead_jobs + 1] = job end
+        ended[#ended + 1], hows[#ended + 1] = job, 'd'
       end
       if events then dead[#dead + 1] = deliveries - 1 end
       deliveries = 1 - deliveries
@@ -221,6 +227,9 @@ if more then
 end
 delayq_expiry_close(expiry, events, KEYS[10], KEYS[11])
 if jobs then delayq_jobs_flush(jobs) end
+if #ended > 0 then
+  delayq_batches_ended(delayq_batches_open(19, events, KEYS[10]), ended, nil, now, hows)
+end
 if #claimed > 0 then
   if #claimed_jobs > 0 then
     delayq_event(events, KEYS[10], 'claimed', 'count', #claimed, 'deliveries', delayq_event_ids(claimed), 'jobs', cjson.encode(claimed_jobs))

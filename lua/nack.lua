@@ -1,4 +1,4 @@
--- LIBS: element offer request counts ids jobs events priority
+-- LIBS: element offer request counts ids jobs events batches priority
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
@@ -16,6 +16,8 @@
 --       delayed set, never to Redisson's keys), 19 TTL store (delayq_ttl,
 --       lib/priority.lua: a delivery of a value with a TTL goes back to its
 --       level (the default too), with the same expiry; its entry goes), 20
+--       batch records, 21 batch outbox, 22 batch expiry (lib/batches.lua:
+--       a member job dead-lettered or cancelled is counted), 23
 --       request key (lib/request.lua: a resend gets the first run's reply
 --       and changes nothing, so a job's attempt ends once and nothing is
 --       counted twice). The request key is the last KEY: a run by hand with
@@ -95,15 +97,20 @@ if delayq_jobs_on(KEYS[14]) then
 end
 -- The job id, as the last two fields of an event (none without a job).
 local named = job and {'job', job} or {}
+local batches = job and #KEYS >= 23 and delayq_batches_open(20, events, KEYS[11])
 if delay == -4 then
   delayq_jobs_cancelled(KEYS[14], KEYS[15], job, record, now, now + delayq_jobs_keep(KEYS[14], DELAYQ_JOBS_CANCELLED_TTL), 'cancelled while it ran')
   delayq_event(events, KEYS[11], 'job_cancelled', 'count', 1, 'running', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), 'job', job)
   delayq_count(KEYS[12], 'cancelled', 1)
+  delayq_batches_ended(batches, {job}, 'c', now)
   return delayq_answer(request, 1)
 end
 if delay == -2 then
   delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, ARGV[5]), delayq_section_headers(header))
-  if job then delayq_jobs_dead(KEYS[14], KEYS[15], job, record, ARGV[5], now) end
+  if job then
+    delayq_jobs_dead(KEYS[14], KEYS[15], job, record, ARGV[5], now)
+    delayq_batches_ended(batches, {job}, 'd', now)
+  end
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5], unpack(named))
   delayq_count(KEYS[12], 'failed', 1)
   delayq_count(KEYS[12], 'dead_lettered', 1)

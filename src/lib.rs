@@ -296,6 +296,28 @@ pub mod search {
     };
 }
 
+/// Batches: jobs offered together
+/// ([`DelayedQueue::offer_batch`](crate::DelayedQueue::offer_batch)), with
+/// a completion offered to a queue of choice once every one has ended.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::batch::BatchOptions;
+///
+/// # async fn demo(rows: delayq::DelayedQueue<String>) -> delayq::Result<()> {
+/// let id = rows
+///     .offer_batch(
+///         [("a".to_owned(), Duration::ZERO)],
+///         &BatchOptions::new().on_complete("rows-done", serde_json::json!({})),
+///     )
+///     .await?;
+/// let status = rows.batch(&id).await?;
+/// # Ok(()) }
+/// ```
+pub mod batch {
+    pub use crate::queue::delayed::{BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES};
+}
+
 /// Job histories: where a value offered with an id is now (pending, ready,
 /// in flight, dead-lettered, handled) and its last attempts, with their
 /// consumers, times, outcomes and errors.

@@ -56,7 +56,7 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 11] = [
+pub(crate) const LIBS: [(&str, &str); 12] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
@@ -64,6 +64,7 @@ pub(crate) const LIBS: [(&str, &str); 11] = [
     ("ids", include_str!("../../lua/lib/ids.lua")),
     ("jobs", include_str!("../../lua/lib/jobs.lua")),
     ("events", include_str!("../../lua/lib/events.lua")),
+    ("batches", include_str!("../../lua/lib/batches.lua")),
     ("limits", include_str!("../../lua/lib/limits.lua")),
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
@@ -412,6 +413,8 @@ pub(crate) struct Scripts {
     pub get_id: Script,
     pub job_history: Script,
     pub cancel_job: Script,
+    pub offer_batch: Script,
+    pub batch_delivered: Script,
     pub progress: Script,
     pub pause: Script,
     pub resume: Script,
@@ -485,6 +488,8 @@ impl Scripts {
             &self.get_id,
             &self.job_history,
             &self.cancel_job,
+            &self.offer_batch,
+            &self.batch_delivered,
             &self.progress,
             &self.pause,
             &self.resume,
@@ -614,7 +619,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Stats,
             Limits,
             Jobs,
-            JobsExpiry
+            JobsExpiry,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry
         ]
     ),
     // Sent once like claim: a resend would claim more values (a lost reply
@@ -640,7 +648,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             PriorityReady,
             PriorityDelayed,
             PriorityMarker,
-            TtlStore
+            TtlStore,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry
         ]
     ),
     // A resend finds its elements in the sets and adds nothing (an offer
@@ -686,12 +697,36 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ack_batch: lua!(
         "ack_batch",
         Safe,
-        [Leases, Lane, EventsConfig, Events, Stats, Jobs, JobsExpiry, TtlStore]
+        [
+            Leases,
+            Lane,
+            EventsConfig,
+            Events,
+            Stats,
+            Jobs,
+            JobsExpiry,
+            TtlStore,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry
+        ]
     ),
     ack: lua!(
         "ack",
         Safe,
-        [Leases, Acked, EventsConfig, Events, Stats, Jobs, JobsExpiry, TtlStore]
+        [
+            Leases,
+            Acked,
+            EventsConfig,
+            Events,
+            Stats,
+            Jobs,
+            JobsExpiry,
+            TtlStore,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry
+        ]
     ),
     nack: lua!(
         "nack",
@@ -716,6 +751,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             PriorityDelayed,
             PriorityMarker,
             TtlStore,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry,
             Request
         ]
     ),
@@ -869,9 +907,35 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             EventsConfig,
             Events,
             Stats,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry,
             Request
         ]
     ),
+    // The batch's record counts what its chunks added: a resent chunk adds
+    // nothing twice.
+    offer_batch: lua!(
+        "offer_batch",
+        Safe,
+        [
+            Timeout,
+            Pending,
+            Channel,
+            Ids,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry,
+            Jobs,
+            EventsConfig,
+            Events,
+            Stats,
+            Limits,
+            Destination
+        ]
+    ),
+    // Marks a complete batch delivered once; a resend finds it so.
+    batch_delivered: lua!("batch_delivered", Safe, [Batches, BatchOutbox, BatchesExpiry]),
     // A resend finds its own report kept and answers as the first run.
     progress: lua!("progress", Safe, [Leases, Jobs, JobsExpiry, EventsConfig, Events]),
     // SET NX: a resend finds the flag set and writes no second event.

@@ -126,6 +126,15 @@ pub(crate) const TRACES_EXPIRY_PREFIX: &str = "delayq_traces_expiry";
 pub(crate) const JOBS_PREFIX: &str = "delayq_jobs";
 /// delayq's prefix for when each job field expires (ZSET: field → ms).
 pub(crate) const JOBS_EXPIRY_PREFIX: &str = "delayq_jobs_expiry";
+/// delayq's prefix for a queue's batches (HASH: `b:<batch>` → its record,
+/// `d:<batch>` → its completion's data, `m:<job id>` → the batch of a
+/// member; see `lua/lib/batches.lua`).
+pub(crate) const BATCHES_PREFIX: &str = "delayq_batches";
+/// delayq's prefix for the complete batches whose completion is not offered
+/// yet (ZSET: batch id → ms it completed).
+pub(crate) const BATCH_OUTBOX_PREFIX: &str = "delayq_batch_outbox";
+/// delayq's prefix for when each batch field expires (ZSET: field → ms).
+pub(crate) const BATCHES_EXPIRY_PREFIX: &str = "delayq_batches_expiry";
 
 /// delayq's prefix for a queue's ready values offered with a priority above
 /// the default (ZSET: one level digit `1`-`9`, then the packed element →
@@ -470,6 +479,22 @@ impl QueueKeys {
         key_for(JOBS_EXPIRY_PREFIX, &self.name)
     }
 
+    /// The queue's batches: their records and members (see
+    /// [`DelayedQueue::offer_batch`](crate::DelayedQueue::offer_batch)).
+    pub fn batches(&self) -> String {
+        key_for(BATCHES_PREFIX, &self.name)
+    }
+
+    /// The complete batches whose completion is not offered yet.
+    pub fn batch_outbox(&self) -> String {
+        key_for(BATCH_OUTBOX_PREFIX, &self.name)
+    }
+
+    /// When each field of the batches expires.
+    pub fn batches_expiry(&self) -> String {
+        key_for(BATCHES_EXPIRY_PREFIX, &self.name)
+    }
+
     /// The state of the rate limit its workers share (see
     /// [`Worker::rate_limit`](crate::Worker::rate_limit)).
     pub fn rate(&self) -> String {
@@ -578,6 +603,9 @@ pub(crate) enum KeyRole {
     TracesExpiry,
     Jobs,
     JobsExpiry,
+    Batches,
+    BatchOutbox,
+    BatchesExpiry,
     PriorityReady,
     PriorityDelayed,
     PriorityMarker,
@@ -638,6 +666,9 @@ impl KeyRole {
             KeyRole::TracesExpiry => "trace expiry",
             KeyRole::Jobs => "job records",
             KeyRole::JobsExpiry => "job record expiry",
+            KeyRole::Batches => "batch records",
+            KeyRole::BatchOutbox => "batch outbox",
+            KeyRole::BatchesExpiry => "batch expiry",
             KeyRole::PriorityReady => "priority ready set",
             KeyRole::PriorityDelayed => "priority delayed set",
             KeyRole::PriorityMarker => "priority marker",
@@ -690,6 +721,9 @@ impl KeyRole {
             KeyRole::TracesExpiry => keys.traces_expiry(),
             KeyRole::Jobs => keys.jobs(),
             KeyRole::JobsExpiry => keys.jobs_expiry(),
+            KeyRole::Batches => keys.batches(),
+            KeyRole::BatchOutbox => keys.batch_outbox(),
+            KeyRole::BatchesExpiry => keys.batches_expiry(),
             KeyRole::PriorityReady => keys.priority_ready(),
             KeyRole::PriorityDelayed => keys.priority_delayed(),
             KeyRole::PriorityMarker => keys.priority_marker(),
@@ -776,6 +810,13 @@ mod tests {
             let workers = keys.workers();
             let worker_beats = keys.worker_beats();
             let runs = keys.runs("0123456789abcdef");
+            let batches = [
+                keys.batches(),
+                keys.batch_outbox(),
+                keys.batches_expiry(),
+                keys.jobs(),
+                keys.jobs_expiry(),
+            ];
             let ours = [
                 keys.quarantine(),
                 keys.staging(),
@@ -806,6 +847,11 @@ mod tests {
                 &priority[1],
                 &priority[2],
                 &priority[3],
+                &batches[0],
+                &batches[1],
+                &batches[2],
+                &batches[3],
+                &batches[4],
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
@@ -828,6 +874,9 @@ mod tests {
         assert_eq!(keys.worker_beats(), "delayq_worker_beats:{orders}");
         assert_eq!(keys.schedule_fires(), "delayq_schedule_fires:{orders}");
         assert_eq!(keys.stats(), "delayq_stats:{orders}");
+        assert_eq!(keys.batches(), "delayq_batches:{orders}");
+        assert_eq!(keys.batch_outbox(), "delayq_batch_outbox:{orders}");
+        assert_eq!(keys.batches_expiry(), "delayq_batches_expiry:{orders}");
         assert_eq!(keys.dedup(), "delayq_dedup:{orders}");
         assert_eq!(keys.dedup_expiry(), "delayq_dedup_expiry:{orders}");
         assert_eq!(keys.priority_ready(), "delayq_priority_ready:{orders}");

@@ -11,6 +11,7 @@ use delayq_test_support::{fault_proxy, schedules as schedule_helpers};
 
 mod auth;
 mod batch_handlers;
+mod batches;
 mod blocking_queue;
 mod bulk_offers;
 mod cancel_jobs;

@@ -14,6 +14,7 @@ use crate::wire::format::Format;
 use crate::wire::keys::QueueKeys;
 use crate::BlockingQueue;
 
+mod batches;
 mod dedup;
 mod element;
 mod ids;
@@ -31,6 +32,8 @@ mod remove;
 mod traced;
 mod ttl;
 
+pub(crate) use batches::status as batch_status;
+pub use batches::{BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES};
 pub use dedup::{Dedup, DedupKey, Offered};
 pub use element::ElementOutcome;
 pub(crate) use ids::check_id;

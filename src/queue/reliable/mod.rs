@@ -11,6 +11,7 @@
 //! ([`ReliableQueue::release_unhandled`]).
 
 mod ack_sink;
+mod batch_outbox;
 mod claim_batch;
 mod claims;
 mod dead_letters;
@@ -298,6 +299,21 @@ impl<T: 'static> ReliableQueue<T> {
     /// ```
     pub async fn job(&self, id: &str) -> Result<crate::queue::jobs::JobHistory> {
         crate::queue::jobs::history(&self.handle.core, &self.handle.keys, id).await
+    }
+
+    /// Batch `id`'s state and counts (see
+    /// [`DelayedQueue::offer_batch`](crate::DelayedQueue::offer_batch)), or
+    /// `None` when there is no such batch.
+    ///
+    /// ```no_run
+    /// # async fn demo(rows: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// if let Some(batch) = rows.batch("import-2026-11").await? {
+    ///     println!("{} of {} ended", batch.ended(), batch.total);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn batch(&self, id: &str) -> Result<Option<crate::batch::BatchStatus>> {
+        crate::queue::delayed::batch_status(&self.handle.core, &self.handle.keys, id).await
     }
 
     /// Stops the job offered with `id`, wherever it is (see

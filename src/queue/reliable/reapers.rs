@@ -96,8 +96,12 @@ impl Reapers {
     }
 }
 
+/// How often a reaper looks for complete batches to deliver, at most.
+const OUTBOX_EVERY: Duration = Duration::from_secs(1);
+
 async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
     let mut last = tokio::time::Instant::now();
+    let mut outbox_last = last;
     // Its calls run one at a time: one lane (a resent call answers what it returned).
     let lane = Lane::new();
     loop {
@@ -128,6 +132,15 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             Ok(_) => {}
             Err(Error::Shutdown) => return,
             Err(error) => tracing::warn!(queue = keys.destination(), %error, "reaper run failed"),
+        }
+        // Complete batches' completions (one ZRANGE a second when none wait).
+        if last >= outbox_last + OUTBOX_EVERY {
+            outbox_last = last;
+            match super::batch_outbox::deliver(&core, &keys).await {
+                Ok(_) => {}
+                Err(Error::Shutdown) => return,
+                Err(error) => tracing::warn!(queue = keys.destination(), %error, "could not read the batch outbox"),
+            }
         }
     }
 }
