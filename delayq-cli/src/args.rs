@@ -171,8 +171,16 @@ pub(crate) enum Command {
     /// Keep queues moving: run the transfer for them (as a JVM holding an
     /// RDelayedQueue does) until stopped, --timeout, or --until-empty.
     Transfer(TransferArgs),
-    /// Remove the pending element offered with an id (exit status 1 if none is pending).
-    Cancel(IdArgs),
+    /// Stop the job offered with an id, wherever it is: a pending element is
+    /// removed; a ready job is dropped by the take that reaches it; a running
+    /// job's Worker is told. Ready and running jobs are found only on queues
+    /// that keep job history (`delayq job QUEUE --history on`). Exit status 0
+    /// when it removed one or asked a cancel, 1 when there was nothing to
+    /// cancel (already ended, or no such job).
+    #[command(
+        after_help = "Examples:\n  delayq cancel imports import-7\n  delayq cancel imports import-7 --format json"
+    )]
+    Cancel(CancelArgs),
     /// Give the pending element with an id a new due time (exit status 1 if none is pending).
     Reschedule(RescheduleArgs),
     /// Show the pending element with an id: value and due time (exit status 1 if none).
@@ -209,6 +217,17 @@ pub(crate) enum Command {
         after_help = "Examples:\n  delayq job orders order-42\n  delayq job orders --history on=7d\n  delayq job orders --history off"
     )]
     Job(JobArgs),
+    /// A job's end: its state, the result its handler returned (a Worker's
+    /// `run_job`, `Delivery::ack_with_result`), its last progress. With
+    /// --wait, waits for it to end first. Exit status 0 when it was handled
+    /// (with or without a result), 1 when it has not ended (or --wait ran
+    /// out, or no such job), 2 when it ended otherwise: dead-lettered,
+    /// cancelled, deleted, removed. Needs the queue's job history
+    /// (`delayq job QUEUE --history on`).
+    #[command(
+        after_help = "Examples:\n  delayq result reports report-2026-11\n  delayq result reports report-2026-11 --wait 5m --format json"
+    )]
+    Result(ResultArgs),
     /// Find values by id or by text across queues: pending elements, ready
     /// values, dead letters. A value matches when TEXT, in any case, occurs
     /// in its payload as --codec decodes it (what `inspect` shows; an
@@ -466,6 +485,31 @@ pub(crate) struct IdArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct CancelArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The job's id (as given to `delayq offer --id` or offer_with_id).
+    pub id: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResultArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The job's id (as given to `delayq offer --id` or offer_with_id).
+    pub id: String,
+    /// Wait up to this long for the job to end: 30s, 5m, 1h.
+    #[arg(long, value_parser = parse_delay, value_name = "DURATION")]
+    pub wait: Option<Duration>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct RescheduleArgs {
     /// Queue name.
     pub queue: String,
@@ -684,7 +728,8 @@ pub(crate) struct ScheduleRunArgs {
 /// `--format` of the commands that print what they read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum OutputFormat {
-    /// Aligned columns for people.
+    /// Aligned columns for people (also `text`).
+    #[value(alias = "text")]
     Table,
     /// JSON for scripts (one document; with stats --watch, one line per refresh).
     Json,

@@ -1,4 +1,5 @@
-//! `delayq cancel`, `delayq reschedule`, `delayq get`: pending elements by id.
+//! `delayq reschedule`, `delayq get`: pending elements by id (`delayq
+//! cancel`, which reaches ready and running jobs too, is in `cancel.rs`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,14 +10,6 @@ use delayq::{BytesCodec, Codec};
 use crate::args::{Cli, GetArgs, IdArgs, OutputFormat, RescheduleArgs};
 use crate::output;
 use crate::text_codec::TextCodec;
-
-pub(crate) async fn cancel(cli: &Cli, args: &IdArgs) -> delayq::Result<ExitCode> {
-    let client = crate::connect(cli).await?;
-    let queue = crate::look(&client, &args.queue)?;
-    let cancelled = queue.cancel(&args.id).await;
-    client.shutdown().await;
-    Ok(found(cancelled?, "cancelled", args))
-}
 
 pub(crate) async fn reschedule(cli: &Cli, args: &RescheduleArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;

@@ -1,12 +1,13 @@
 //! `delayq job QUEUE ID`: where a job offered with an id is now (pending,
-//! ready, in flight, dead-lettered, handled, ...) and its last attempts:
-//! when, on which worker, how each ended and its error, source chain and
-//! backtrace.
+//! ready, in flight, dead-lettered, handled, cancelled, ...), whether a
+//! cancel was asked, its last progress and its result, and its last
+//! attempts: when, on which worker, how each ended and its error, source
+//! chain and backtrace. The pieces `delayq result` prints too are here.
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use delayq::jobs::{Attempt, JobHistory, JobState};
+use delayq::jobs::{Attempt, JobHistory, JobResult, JobState, Progress};
 use serde_json::json;
 
 use crate::args::{Cli, CodecKind, HistorySwitch, JobArgs, OutputFormat};
@@ -55,14 +56,14 @@ pub(crate) async fn run(cli: &Cli, args: &JobArgs) -> delayq::Result<ExitCode> {
 }
 
 /// The switch as JSON: `{"on": true, "keep_ms": ...}` or `{"on": false}`.
-fn keep_json(keep: Option<Duration>) -> serde_json::Value {
+pub(crate) fn keep_json(keep: Option<Duration>) -> serde_json::Value {
     match keep {
         Some(keep) => json!({ "on": true, "keep_ms": keep.as_millis() as u64 }),
         None => json!({ "on": false }),
     }
 }
 
-fn switch_text(queue: &str, keep: Option<Duration>) -> String {
+pub(crate) fn switch_text(queue: &str, keep: Option<Duration>) -> String {
     match keep {
         Some(keep) => format!(
             "job history: on for {}, handled histories kept {}",
@@ -81,7 +82,7 @@ fn ms(at: SystemTime) -> i64 {
 }
 
 /// The state's time and detail, for JSON.
-fn state_json(state: &JobState) -> serde_json::Value {
+pub(crate) fn state_json(state: &JobState) -> serde_json::Value {
     let mut out = json!({ "name": state.name() });
     let (key, at) = match state {
         JobState::Pending { due } => ("due", Some(*due)),
@@ -95,6 +96,10 @@ fn state_json(state: &JobState) -> serde_json::Value {
             ("since", Some(*since))
         }
         JobState::Handled { at } | JobState::Deleted { at } => ("at", Some(*at)),
+        JobState::Cancelled { at, how } => {
+            out["how"] = json!(how);
+            ("at", Some(*at))
+        }
         _ => ("at", None),
     };
     if let Some(at) = at {
@@ -119,15 +124,92 @@ fn attempt_json(a: &Attempt) -> serde_json::Value {
     })
 }
 
+/// A time as JSON fields `KEY` (RFC 3339) and `KEY_ms`, into `out`.
+fn time_fields(out: &mut serde_json::Value, key: &str, at: SystemTime) {
+    out[format!("{key}_ms")] = json!(ms(at));
+    out[key] = json!(output::utc_time(at));
+}
+
+/// The last progress as JSON: `{"value": ..., "at": ..., "at_ms": ...,
+/// "delivery": ...}`, or null.
+pub(crate) fn progress_json(progress: Option<&Progress>) -> serde_json::Value {
+    let Some(p) = progress else {
+        return serde_json::Value::Null;
+    };
+    let mut out = json!({ "value": p.value, "delivery": p.delivery });
+    time_fields(&mut out, "at", p.at);
+    out
+}
+
+/// The result as JSON: `{"value": ..., "at": ..., "at_ms": ...}` (a result
+/// that is not JSON, written by hand, as its text), or null.
+pub(crate) fn result_json(result: Option<&JobResult>) -> serde_json::Value {
+    let Some(r) = result else {
+        return serde_json::Value::Null;
+    };
+    let mut out = json!({ "value": result_value(r) });
+    time_fields(&mut out, "at", r.at);
+    out
+}
+
+/// A result's JSON as a value; a result that does not parse, as its text.
+fn result_value(r: &JobResult) -> serde_json::Value {
+    serde_json::from_slice(&r.json).unwrap_or_else(|_| json!(String::from_utf8_lossy(&r.json)))
+}
+
+/// When a cancel was asked, as JSON (null when none is).
+fn cancel_json(h: &JobHistory) -> serde_json::Value {
+    match h.cancel_requested {
+        Some(at) => {
+            let mut out = json!({});
+            time_fields(&mut out, "at", at);
+            out
+        }
+        None => serde_json::Value::Null,
+    }
+}
+
 fn history_json(queue: &str, h: &JobHistory) -> serde_json::Value {
     json!({
         "queue": queue,
         "id": h.id,
         "state": state_json(&h.state),
+        "cancel_requested": cancel_json(h),
+        "progress": progress_json(h.progress.as_ref()),
+        "result": result_json(h.result.as_ref()),
         "attempts_total": h.attempts_total,
         "attempts": h.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
         "history": keep_json(h.history),
     })
+}
+
+/// A time for people: local, with how long ago.
+fn when(at: SystemTime, now: SystemTime) -> String {
+    format!("{} ({})", output::local_time(at), output::relative(at, now))
+}
+
+/// The lines after the state: a cancel asked, the last progress (its JSON
+/// on one line) and the result (its JSON pretty, indented), each escaped.
+pub(crate) fn report_lines(h: &JobHistory, now: SystemTime) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(at) = h.cancel_requested {
+        lines.push(format!("cancel requested at {}", when(at, now)));
+    }
+    if let Some(p) = &h.progress {
+        lines.push(format!(
+            "progress: {} at {} (delivery {})",
+            output::json(&p.value),
+            when(p.at, now),
+            escape(&p.delivery)
+        ));
+    }
+    if let Some(r) = &h.result {
+        lines.push(format!("result, kept {}:", when(r.at, now)));
+        for line in output::json_pretty(&result_value(r)).lines() {
+            lines.push(format!("  {line}"));
+        }
+    }
+    lines
 }
 
 fn print(queue: &str, h: &JobHistory) {
@@ -136,6 +218,9 @@ fn print(queue: &str, h: &JobHistory) {
     let when = |at: SystemTime| format!("{} ({})", output::local_time(at), output::relative(at, now));
     let state = state_text(h, now);
     println!("state: {state}");
+    for line in report_lines(h, now) {
+        println!("{line}");
+    }
     if h.history.is_none() {
         println!("{}", switch_text(queue, None));
     }
@@ -204,6 +289,7 @@ pub(crate) fn state_text(h: &JobHistory, now: SystemTime) -> String {
         }
         JobState::Handled { at } => format!("handled {}", when(*at)),
         JobState::Deleted { at } => format!("dead letter deleted {}", when(*at)),
+        JobState::Cancelled { at, how } => format!("cancelled {}: {}", when(*at), escape(how)),
         JobState::Removed { since } => format!("removed from the pending set (last seen {})", when(*since)),
         JobState::Unknown if h.history.is_none() => "unknown: no such id pending (the queue keeps no job history)".into(),
         JobState::Unknown => "unknown: no such id pending and no history (never offered with an id, taken by a consumer that keeps none, or expired)".into(),

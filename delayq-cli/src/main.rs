@@ -11,6 +11,7 @@
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 mod args;
+mod cancel;
 mod dashboard;
 mod dead_letter;
 mod events;
@@ -27,6 +28,7 @@ mod output;
 mod pause;
 mod progress;
 mod purge;
+mod result;
 mod schedule;
 mod search;
 mod stats;
@@ -101,7 +103,7 @@ async fn main() -> ExitCode {
         Command::Take(args) => take::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
         Command::Transfer(args) => transfer::run(&cli, args).await,
-        Command::Cancel(args) => ids::cancel(&cli, args).await,
+        Command::Cancel(args) => cancel::run(&cli, args).await,
         Command::Reschedule(args) => ids::reschedule(&cli, args).await,
         Command::Get(args) => ids::get(&cli, args).await,
         Command::Pause(args) => pause::pause(&cli, args).await,
@@ -119,6 +121,7 @@ async fn main() -> ExitCode {
         Command::Events(args) => events::run(&cli, args).await,
         Command::Workers(args) => workers::run(&cli, args).await,
         Command::Job(args) => job::run(&cli, args).await,
+        Command::Result(args) => result::run(&cli, args).await,
         Command::Search(args) => search::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };

@@ -159,7 +159,23 @@ pub(crate) fn escape_lines(text: &str) -> String {
 /// bidirectional overrides, which it writes raw, become `\u` escapes (they
 /// can only be inside strings).
 pub(crate) fn json(value: &serde_json::Value) -> String {
-    let text = value.to_string();
+    seen_json(value.to_string())
+}
+
+/// `value` as indented JSON of several lines, for a terminal: as [`json`]
+/// does, every character a terminal could obey is a `\u` escape (a line
+/// end inside a string is serde_json's `\n`, so each line is the JSON's own).
+pub(crate) fn json_pretty(value: &serde_json::Value) -> String {
+    let text = serde_json::to_string_pretty(value).expect("a JSON value serializes");
+    text.split('\n')
+        .map(|line| seen_json(line.to_owned()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// JSON text with DEL, C1 controls and bidirectional overrides as `\u`
+/// escapes (serde_json escapes C0 controls itself).
+fn seen_json(text: String) -> String {
     if !text.chars().any(unseen) {
         return text;
     }
@@ -456,5 +472,19 @@ mod tests {
         assert_eq!(line, r#"{"v":"\u001b\u009b\u007f\u202eé\\u{9b}"}"#);
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back, value, "the same JSON value");
+    }
+
+    #[test]
+    fn pretty_json_keeps_its_own_lines_and_escapes_the_values() {
+        let value = serde_json::json!({"v": "a\n\u{1b}[31m\u{9b}\u{202e}", "n": [1]});
+        let text = json_pretty(&value);
+        assert!(text.lines().count() > 3, "{text}");
+        assert!(!text.chars().any(unseen_but_line_end), "{text:?}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value, "the same JSON value");
+    }
+
+    fn unseen_but_line_end(c: char) -> bool {
+        c != '\n' && unseen(c)
     }
 }

@@ -427,6 +427,8 @@ fn help_covers_every_command_and_option() {
         "get",
         "pause",
         "resume",
+        "job",
+        "result",
     ] {
         assert!(top.contains(command), "{command} missing from --help:\n{top}");
     }
@@ -446,6 +448,8 @@ fn help_covers_every_command_and_option() {
         (&["offer", "--help"], &["--id", "--replace", "--from-file", "--header"]),
         (&["reschedule", "--help"], &["--delay", "--at"]),
         (&["get", "--help"], &["--codec", "--format"]),
+        (&["cancel", "--help"], &["--format", "job history"]),
+        (&["result", "--help"], &["--wait", "--format"]),
         (
             &["limits", "--help"],
             &["--max-size", "--max-payload", "--offers", "--takes", "--concurrency"],

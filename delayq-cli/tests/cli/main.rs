@@ -21,6 +21,7 @@ mod dead_letters;
 mod events;
 mod headers;
 mod job;
+mod jobs_cancel;
 mod kryo;
 mod list;
 mod lost_replies;
