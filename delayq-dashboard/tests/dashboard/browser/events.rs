@@ -395,7 +395,10 @@ async fn job_events_read_as_sentences_with_links_to_the_jobs() {
         .unwrap();
     assert_eq!(link.text().await.unwrap(), id, "the id is text");
     let href = link.attr("href").await.unwrap().unwrap();
-    assert!(href.ends_with("/job?name=job-events&id=%3Cb%3Ejob%3C%2Fb%3E+1"), "{href}");
+    assert!(
+        href.ends_with("/job?name=job-events&id=%3Cb%3Ejob%3C%2Fb%3E+1"),
+        "{href}"
+    );
     let bold = browser
         .find_all(Locator::Css("#events-table td.details b"))
         .await

@@ -280,12 +280,21 @@ async fn a_running_jobs_progress_shows_as_a_bar_and_cancel_job_stops_it() {
     let url = serve(&server).await;
     let mut driver = start_driver().await;
     let browser = browser(&mut driver).await;
-    browser.goto(&format!("{url}/job?name={queue}&id=import-7")).await.unwrap();
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=import-7"))
+        .await
+        .unwrap();
     wait_text(&browser, "#job-state", "in flight").await;
     wait_text(&browser, "#job-progress .percent", "50%").await;
-    assert_eq!(attr(&browser, "#job-progress progress", "value").await.as_deref(), Some("0.5"));
+    assert_eq!(
+        attr(&browser, "#job-progress progress", "value").await.as_deref(),
+        Some("0.5")
+    );
     assert!(text(&browser, "#job-progress-at").await.starts_with("reported "));
-    assert!(attr(&browser, "#job-cancel-badge", "hidden").await.is_some(), "no cancel asked yet");
+    assert!(
+        attr(&browser, "#job-cancel-badge", "hidden").await.is_some(),
+        "no cancel asked yet"
+    );
 
     // The first press only asks; the second cancels.
     click(&browser, "#job-cancel").await;
@@ -294,10 +303,20 @@ async fn a_running_jobs_progress_shows_as_a_bar_and_cancel_job_stops_it() {
     click(&browser, "#job-cancel").await;
     wait_text(&browser, "#job-state", "cancelled").await;
     let flash = text(&browser, "#flash").await;
-    assert!(flash.contains("which runs") && flash.contains("its worker tells its handler"), "{flash}");
+    assert!(
+        flash.contains("which runs") && flash.contains("its worker tells its handler"),
+        "{flash}"
+    );
     assert!(text(&browser, "#job-detail").await.contains("cancelled while it ran"));
-    assert!(attr(&browser, "#job-cancel-actions", "hidden").await.is_some(), "an ended job has no Cancel");
-    assert_eq!(text(&browser, "#job-progress .percent").await, "50%", "its last progress stays");
+    assert!(
+        attr(&browser, "#job-cancel-actions", "hidden").await.is_some(),
+        "an ended job has no Cancel"
+    );
+    assert_eq!(
+        text(&browser, "#job-progress .percent").await,
+        "50%",
+        "its last progress stays"
+    );
     screenshot(&browser, "job-cancel").await;
     let report = worker.shutdown().await;
     assert_eq!(report.cancelled, 1);
@@ -332,7 +351,10 @@ async fn a_jobs_result_and_progress_show_as_text_and_a_long_result_folds() {
     let url = serve(&server).await;
     let mut driver = start_driver().await;
     let browser = browser(&mut driver).await;
-    browser.goto(&format!("{url}/job?name={queue}&id=render-1")).await.unwrap();
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=render-1"))
+        .await
+        .unwrap();
     wait_text(&browser, "#job-state", "handled").await;
     let shown = text(&browser, "#job-result pre").await;
     assert!(shown.contains(r#""html": "<img src=x onerror=alert(1)>""#), "{shown}");
@@ -352,10 +374,16 @@ async fn a_jobs_result_and_progress_show_as_text_and_a_long_result_folds() {
     screenshot(&browser, "job-result").await;
 
     // 40 rows fold away; opened, they stay open through the next polls.
-    browser.goto(&format!("{url}/job?name={queue}&id=render-2")).await.unwrap();
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=render-2"))
+        .await
+        .unwrap();
     wait_text(&browser, "#job-state", "handled").await;
     let summary = text(&browser, "#job-result details summary").await;
-    assert!(summary.starts_with("162 lines,") && summary.ends_with("bytes of JSON: show"), "{summary}");
+    assert!(
+        summary.starts_with("162 lines,") && summary.ends_with("bytes of JSON: show"),
+        "{summary}"
+    );
     click(&browser, "#job-result details summary").await;
     tokio::time::sleep(Duration::from_millis(4500)).await;
     assert_eq!(
@@ -374,7 +402,10 @@ async fn a_jobs_result_and_progress_show_as_text_and_a_long_result_folds() {
         rq.cancel_job("render-3").await.unwrap(),
         delayq::jobs::CancelOutcome::Queued { .. }
     ));
-    browser.goto(&format!("{url}/job?name={queue}&id=render-3")).await.unwrap();
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=render-3"))
+        .await
+        .unwrap();
     wait_text(&browser, "#job-state", "ready").await;
     let badge = text(&browser, "#job-cancel-badge").await;
     assert!(badge.starts_with("cancel requested "), "{badge:?}");

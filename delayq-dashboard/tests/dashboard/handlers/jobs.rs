@@ -25,7 +25,11 @@ async fn job(app: &axum::Router, queue: &str, id: &str) -> Value {
 }
 
 async fn cancel(app: &axum::Router, token: &str, queue: &str, id: &str) -> Reply {
-    send(app, action("/api/actions/cancel-job", token, &format!("name={queue}&id={id}"))).await
+    send(
+        app,
+        action("/api/actions/cancel-job", token, &format!("name={queue}&id={id}")),
+    )
+    .await
 }
 
 fn outcome(reply: &Reply) -> (String, String) {
@@ -47,13 +51,19 @@ async fn cancel_job_is_a_guarded_post_and_answers_each_outcome() {
     let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
     dq.set_job_history(Some(DAY)).await.unwrap();
     // handled, then running (held), then ready, then pending.
-    dq.offer_with_id("done-1", &"a".to_string(), Duration::ZERO).await.unwrap();
+    dq.offer_with_id("done-1", &"a".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
     dq.transfer_now().await.unwrap();
     assert!(rq.take().await.unwrap().ack().await.unwrap());
-    dq.offer_with_id("run-1", &"b".to_string(), Duration::ZERO).await.unwrap();
+    dq.offer_with_id("run-1", &"b".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
     dq.transfer_now().await.unwrap();
     let running = rq.take().await.unwrap();
-    dq.offer_with_id("ready-1", &"c".to_string(), Duration::ZERO).await.unwrap();
+    dq.offer_with_id("ready-1", &"c".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
     dq.transfer_now().await.unwrap();
     dq.offer_with_id("later-1", &"d".to_string(), Duration::from_secs(3600))
         .await
@@ -104,7 +114,10 @@ async fn cancel_job_is_a_guarded_post_and_answers_each_outcome() {
 
     let (kind, said) = outcome(&cancel(&app, &token, queue, "run-1").await);
     assert_eq!(kind, "running");
-    assert!(said.contains("which runs") && said.contains("its worker tells its handler"), "{said}");
+    assert!(
+        said.contains("which runs") && said.contains("its worker tells its handler"),
+        "{said}"
+    );
     let page = job(&app, queue, "run-1").await;
     assert!(page["cancel_requested_ms"].is_i64(), "{page}");
     assert_eq!(page["finished"], false);
@@ -117,7 +130,10 @@ async fn cancel_job_is_a_guarded_post_and_answers_each_outcome() {
 
     let (kind, said) = outcome(&cancel(&app, &token, queue, "done-1").await);
     assert_eq!(kind, "finished");
-    assert!(said.contains("already ended (handled)") && said.contains("nothing changed"), "{said}");
+    assert!(
+        said.contains("already ended (handled)") && said.contains("nothing changed"),
+        "{said}"
+    );
 
     let (kind, said) = outcome(&cancel(&app, &token, queue, "nobody").await);
     assert_eq!(kind, "unknown");
@@ -208,8 +224,14 @@ async fn job_json_carries_progress_result_and_cancel_requested() {
     assert!(progress["at_ms"].is_i64());
     assert_eq!(progress["delivery"].as_str().unwrap().len(), 16);
     let pretty = progress["pretty"].as_str().unwrap();
-    assert!(pretty.contains("\n  \"step\": \"<script>alert('x')</script>\""), "{pretty}");
-    assert!(pretty.contains(r#""\u001b[31mred""#), "the escape stays escaped: {pretty}");
+    assert!(
+        pretty.contains("\n  \"step\": \"<script>alert('x')</script>\""),
+        "{pretty}"
+    );
+    assert!(
+        pretty.contains(r#""\u001b[31mred""#),
+        "the escape stays escaped: {pretty}"
+    );
 
     // A cancel asked: the time, while it runs.
     let token = csrf(&app).await;
@@ -241,8 +263,14 @@ async fn job_json_carries_progress_result_and_cancel_requested() {
 async fn metrics_export_the_cancelled_total() {
     let server = RedisServer::start().await;
     let client = seed::client(&server).await;
-    let dq = client.delayed_queue("cancel-metered", StringCodec).unwrap().without_transfer();
-    let rq = client.reliable_queue("cancel-metered", StringCodec).unwrap().without_transfer();
+    let dq = client
+        .delayed_queue("cancel-metered", StringCodec)
+        .unwrap()
+        .without_transfer();
+    let rq = client
+        .reliable_queue("cancel-metered", StringCodec)
+        .unwrap()
+        .without_transfer();
     dq.set_job_history(Some(DAY)).await.unwrap();
     for id in ["a", "b", "c"] {
         dq.offer_with_id(id, &format!("v-{id}"), Duration::ZERO).await.unwrap();
@@ -259,11 +287,15 @@ async fn metrics_export_the_cancelled_total() {
 
     let app = dashboard(&server, |d| d).await;
     let text = until(&app, "/metrics", |r| {
-        r.body.contains(r#"delayq_queue_cancelled_total{queue="cancel-metered"} 2"#)
+        r.body
+            .contains(r#"delayq_queue_cancelled_total{queue="cancel-metered"} 2"#)
     })
     .await
     .body;
     assert!(text.contains("# TYPE delayq_queue_cancelled_total counter"), "{text}");
-    assert!(text.contains(r#"delayq_queue_acked_total{queue="cancel-metered"} 1"#), "{text}");
+    assert!(
+        text.contains(r#"delayq_queue_acked_total{queue="cancel-metered"} 1"#),
+        "{text}"
+    );
     client.shutdown().await;
 }
