@@ -48,10 +48,11 @@ redis.call('pexpire', KEYS[1], ARGV[4])
 -- The hour: totals and levels as of its last minute, flows summed, the
 -- median lag averaged, the peaks (lag p99, oldest ready age, memory) at
 -- their highest. Items: 1 period, 2-7 totals, 8 delivered, 9 lag p50,
--- 10 lag p99, 11 oldest ready age, 12 memory, 13-15 ready, pending, dead.
+-- 10 lag p99, 11 oldest ready age, 12 memory, 13-15 ready, pending, dead,
+-- 16 the cancelled total (absent from an older dashboard's records).
 local last = minutes[#minutes]
 local rolled = {hour}
-for i = 2, 15 do rolled[i] = last[i] end
+for i = 2, 16 do rolled[i] = last[i] end
 local delivered, p50_sum, p50_n = 0, 0, 0
 for i = 9, 12 do rolled[i] = cjson.null end
 for _, m in ipairs(minutes) do

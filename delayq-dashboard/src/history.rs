@@ -5,7 +5,8 @@
 //!
 //! A record holds the queue's totals as they stood at the minute's last
 //! sample (the server-side counts of [`delayq::QueueTotals`], so every
-//! process is counted), the values that left the ready list in the minute
+//! process is counted; the cancelled jobs' last, absent from the records
+//! of a dashboard that predates it), the values that left the ready list in the minute
 //! (estimated from the samples: any consumer, Java's too), the transfer
 //! lag's median and 99th percentile, the oldest ready value's age, the
 //! memory the queue's keys use and its levels (ready, pending, dead
@@ -84,6 +85,9 @@ pub(crate) struct Record {
     pub ready: u64,
     pub pending: u64,
     pub dead_letters: u64,
+    /// Jobs cancelled, the total as of the period's last sample; `None` in
+    /// a record written before the total was kept.
+    pub cancelled: Option<u64>,
 }
 
 /// The totals' names, in [`Record::totals`]' order.
@@ -109,6 +113,7 @@ impl Record {
             json!(self.ready),
             json!(self.pending),
             json!(self.dead_letters),
+            json!(self.cancelled),
         ]);
         Value::Array(items).to_string()
     }
@@ -138,6 +143,7 @@ impl Record {
             ready: n(12).unwrap_or(0),
             pending: n(13).unwrap_or(0),
             dead_letters: n(14).unwrap_or(0),
+            cancelled: items.get(15).and_then(|_| n(15)),
         })
     }
 }
@@ -211,6 +217,9 @@ pub(crate) struct Point {
     pub ready: u64,
     pub pending: u64,
     pub dead_letters: u64,
+    /// Jobs cancelled in the period (`None` where a record on either side
+    /// predates the total).
+    pub cancelled: Option<u64>,
 }
 
 impl Point {
@@ -225,6 +234,7 @@ impl Point {
             "ready": self.ready,
             "pending": self.pending,
             "dead_letters": self.dead_letters,
+            "cancelled": self.cancelled,
         });
         for (name, flow) in TOTALS.iter().zip(self.flows) {
             point[*name] = json!(flow);
@@ -273,9 +283,13 @@ pub(crate) fn points(records: &[Record], start: i64, unit: i64, group: i64) -> V
         }
         let previous = i.checked_sub(1).map(|p| records[p]);
         let mut flows = [None; 6];
+        let mut cancelled = None;
         if let Some(previous) = previous {
             for (k, flow) in flows.iter_mut().enumerate() {
                 *flow = Some(record.totals[k].saturating_sub(previous.totals[k]));
+            }
+            if let (Some(now), Some(before)) = (record.cancelled, previous.cancelled) {
+                cancelled = Some(now.saturating_sub(before));
             }
         }
         let bucket = (record.at - start).div_euclid(group) * group + start;
@@ -292,6 +306,9 @@ pub(crate) fn points(records: &[Record], start: i64, unit: i64, group: i64) -> V
             if let Some(flow) = flow {
                 *sum = Some(sum.unwrap_or(0) + flow);
             }
+        }
+        if let Some(flow) = cancelled {
+            point.cancelled = Some(point.cancelled.unwrap_or(0) + flow);
         }
         point.delivered += record.delivered;
         if let Some(v) = record.lag_p50_ms {
@@ -334,10 +351,38 @@ mod tests {
             ready: 12,
             pending: 13,
             dead_letters: 14,
+            cancelled: Some(15),
         };
         let value: Value = serde_json::from_str(&written.to_json()).unwrap();
         assert_eq!(Record::parse(&value), Some(written));
         assert_eq!(Record::parse(&json!({"minute": 1})), None);
+        // An older dashboard's record (15 items): no cancelled total.
+        let mut older = value.as_array().unwrap().clone();
+        older.truncate(15);
+        assert_eq!(
+            Record::parse(&Value::Array(older)),
+            Some(Record {
+                cancelled: None,
+                ..written
+            })
+        );
+    }
+
+    #[test]
+    fn cancelled_flows_start_where_both_records_have_the_total() {
+        let with = |at: i64, cancelled: Option<u64>| Record {
+            cancelled,
+            ..record(at, 0)
+        };
+        let records = [with(9, None), with(10, Some(4)), with(11, Some(6)), with(12, Some(9))];
+        let cancelled: Vec<Option<u64>> = points(&records, 10, 1, 1).iter().map(|p| p.cancelled).collect();
+        assert_eq!(
+            cancelled,
+            [None, Some(2), Some(3)],
+            "no jump from an older record's missing total"
+        );
+        let grouped: Vec<Option<u64>> = points(&records, 10, 1, 3).iter().map(|p| p.cancelled).collect();
+        assert_eq!(grouped, [Some(5)]);
     }
 
     #[test]
@@ -369,6 +414,7 @@ mod tests {
             delivered,
             lag_p99_ms: Some(lag_p99_ms),
             ready: offered,
+            cancelled: Some(offered / 2),
             ..Record::default()
         }
     }
@@ -411,6 +457,11 @@ mod tests {
         assert_eq!(
             (hour.at, hour.totals[0], hour.delivered, hour.lag_p99_ms, hour.ready),
             (10, 30, 6, Some(50), 30)
+        );
+        assert_eq!(
+            hour.cancelled,
+            Some(15),
+            "the hour keeps its last minute's cancelled total"
         );
 
         // Read back by another client (a restarted dashboard): the flows are

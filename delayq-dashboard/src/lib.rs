@@ -54,7 +54,7 @@
 //!   limit on delayq deliveries in flight; no line without one); counters of the server-side totals
 //!   (`delayq_queue_offered_total`, `_transferred_total`, `_acked_total`,
 //!   `_failed_total`, `_dead_lettered_total`, `_timed_out_total`,
-//!   `_duplicates_total`, `_expired_total`); and the
+//!   `_duplicates_total`, `_expired_total`, `_cancelled_total`); and the
 //!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
 //!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
 //!   `deploy/` ships a Grafana dashboard and alert rules on these names.

@@ -160,7 +160,7 @@ const FAMILIES: [(&str, &str); 15] = [
 
 /// The per-queue counter families: the server-side totals
 /// ([`delayq::QueueTotals`]), counted by every delayq process's scripts.
-const COUNTERS: [(&str, &str); 8] = [
+const COUNTERS: [(&str, &str); 9] = [
     (
         "delayq_queue_offered_total",
         "Elements delayq's processes offered to the queue.",
@@ -192,6 +192,10 @@ const COUNTERS: [(&str, &str); 8] = [
     (
         "delayq_queue_expired_total",
         "Values offered with a TTL not taken within it (dead-lettered or dropped).",
+    ),
+    (
+        "delayq_queue_cancelled_total",
+        "Jobs stopped by a cancel: dropped by the take that reached them, or settled as cancelled after their handler stopped.",
     ),
 ];
 
@@ -280,6 +284,7 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 "delayq_queue_dead_lettered_total" => t.dead_lettered,
                 "delayq_queue_timed_out_total" => t.timed_out,
                 "delayq_queue_expired_total" => t.expired,
+                "delayq_queue_cancelled_total" => t.cancelled,
                 _ => t.duplicates,
             };
             let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));

@@ -160,6 +160,7 @@ impl Minute {
             ready: self.ready,
             pending: self.pending,
             dead_letters: self.dead_letters,
+            cancelled: Some(totals.cancelled),
         })
     }
 
@@ -318,6 +319,7 @@ async fn keep_server_minute(shared: &Shared, minute: i64) {
             server.ready += record.ready;
             server.pending += record.pending;
             server.dead_letters += record.dead_letters;
+            server.cancelled = Some(server.cancelled.unwrap_or(0) + record.cancelled.unwrap_or(0));
         }
         if !any {
             return;

@@ -1,5 +1,7 @@
-//! `GET /api/job?name=Q&id=ID`: where a job offered with an id is now and
-//! its last attempts (`ReliableQueue::job`), for the job page.
+//! `GET /api/job?name=Q&id=ID`: where a job offered with an id is now, its
+//! last attempts, its cancel, its last progress and its result
+//! (`ReliableQueue::job`), for the job page; and `POST
+//! /api/actions/cancel-job` (`ReliableQueue::cancel_job`), its Cancel button.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -7,22 +9,27 @@ use std::time::SystemTime;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use delayq::fred::interfaces::ListInterface;
-use delayq::jobs::{Attempt, JobHistory, JobState};
+use delayq::jobs::{Attempt, CancelOutcome, JobHistory, JobState};
 use delayq::BytesCodec;
 
+use super::action::{act, done, failed};
 use super::error;
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::{epoch_ms, Shared};
 
-pub(crate) fn routes(_read_only: bool) -> Router<Arc<Shared>> {
-    Router::new().route("/api/job", get(job))
+pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
+    let router = Router::new().route("/api/job", get(job));
+    if read_only {
+        return router;
+    }
+    router.route("/api/actions/cancel-job", post(cancel_job))
 }
 
 /// `GET /api/job` parameters.
@@ -123,6 +130,7 @@ fn state_json(state: &JobState) -> Value {
         JobState::InFlight { since, delivery } => (Some(*since), json!({ "delivery": delivery })),
         JobState::DeadLettered { since, reason } => (Some(*since), json!({ "reason": reason })),
         JobState::Handled { at } | JobState::Deleted { at } => (Some(*at), json!({})),
+        JobState::Cancelled { at, how } => (Some(*at), json!({ "how": how })),
         _ => (None, json!({})),
     };
     let mut out = detail;
@@ -159,7 +167,96 @@ fn history_json(shared: &Shared, queue: &str, h: &JobHistory) -> Value {
             Some(keep) => json!({ "on": true, "keep_ms": keep.as_millis() as u64 }),
             None => json!({ "on": false }),
         },
+        "finished": h.is_finished(),
+        // When a cancel was asked, while the job has not ended.
+        "cancel_requested_ms": h.cancel_requested.map(epoch_ms),
+        // What its handler reported last: the value (the page draws a
+        // number as a bar) and the same pretty-printed, as text.
+        "progress": h.progress.as_ref().map(|p| json!({
+            "value": p.value,
+            "pretty": pretty(&p.value),
+            "at_ms": epoch_ms(p.at),
+            "delivery": p.delivery,
+        })),
+        // The result its handler returned, pretty-printed: the handler's
+        // text, which the page puts in as text.
+        "result": h.result.as_ref().map(|r| json!({
+            "pretty": match serde_json::from_slice::<Value>(&r.json) {
+                Ok(value) => pretty(&value),
+                Err(_) => String::from_utf8_lossy(&r.json).into_owned(),
+            },
+            "bytes": r.json.len(),
+            "at_ms": epoch_ms(r.at),
+        })),
     })
+}
+
+/// A JSON value indented, two spaces a level.
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// The form the Cancel button posts.
+#[derive(Debug, Deserialize)]
+pub(crate) struct CancelForm {
+    name: String,
+    id: String,
+}
+
+/// Stops a job wherever it is, answered with what that did
+/// ([`CancelOutcome`]) as a sentence and as `outcome`.
+pub(crate) async fn cancel_job(State(shared): State<Arc<Shared>>, Form(form): Form<CancelForm>) -> Response {
+    act(&shared, async {
+        let cancel = async {
+            let queue = shared
+                .client
+                .reliable_queue::<Bytes, _>(&form.name, BytesCodec)?
+                .without_transfer();
+            queue.cancel_job(&form.id).await
+        };
+        match cancel.await {
+            Ok(outcome) => {
+                let (kind, message) = cancel_said(&form.name, &form.id, &outcome);
+                done(message, json!({ "outcome": kind }))
+            }
+            Err(e) => failed(e),
+        }
+    })
+    .await
+}
+
+/// A cancel's outcome: its name and a sentence for the page (the id as
+/// the operator typed it, quoted: it is anyone's text).
+fn cancel_said(queue: &str, id: &str, outcome: &CancelOutcome) -> (&'static str, String) {
+    match outcome {
+        CancelOutcome::Pending => (
+            "pending",
+            format!("cancelled job {id:?}: it was pending, and its element is removed; it will never be due"),
+        ),
+        CancelOutcome::Queued { state } => (
+            "queued",
+            format!("cancel asked for job {id:?} ({state}): it will not run; the take that reaches it drops it"),
+        ),
+        CancelOutcome::Running { delivery } => (
+            "running",
+            format!(
+                "cancel asked for job {id:?}, which runs (delivery {delivery}): its worker tells its handler \
+                 within its cancel poll (500 ms by default), and a handler that stops settles it as cancelled"
+            ),
+        ),
+        CancelOutcome::Finished { state } => (
+            "finished",
+            format!("job {id:?} had already ended ({state}): nothing changed"),
+        ),
+        // Unknown (and a kind a later library adds: nothing found to say).
+        _ => (
+            "unknown",
+            format!(
+                "no job {id:?} in {queue}: no such id pending, and no history of it. Ready and running jobs \
+                 are found only with the queue's job history on (delayq job {queue} --history on)"
+            ),
+        ),
+    }
 }
 
 /// A reason record's text after the headers a value was offered with

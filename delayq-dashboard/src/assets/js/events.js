@@ -177,7 +177,7 @@ const eventsSection = {
       el("td", { class: "time" }, localTime(event.time_ms)),
       el("td", { class: `kind ${String(event.kind).replace(/[^a-z_]/g, "")}` }, visible(event.kind)),
       el("td", { class: "sid" }, visible(event.stream_id)),
-      eventDetails(event),
+      JOB_EVENTS[event.kind] ? jobEventDetails(event, this.ctx.name) : eventDetails(event),
     );
     return row;
   },
@@ -221,5 +221,40 @@ function eventDetails(event) {
   }
   cell.textContent = parts.join(" · ");
   if (title) cell.title = title;
+  return cell;
+}
+
+// The job events (a cancel asked, jobs cancelled, progress, results) as a
+// sentence, each job id a link to its page (as text).
+const JOB_EVENTS = {
+  cancel_requested: (e) => ["cancel asked for job ", { id: e.id }, ` (it was ${visible(e.state)})`],
+  job_cancelled: (e) => [
+    `${fmt(e.count)} ${e.count === 1 ? "job" : "jobs"} ${e.running ? "stopped while running, settled as cancelled" : "dropped before running"}`,
+    ...jobList(e.jobs, e.count),
+  ],
+  progress: (e) => ["job ", { id: e.job }, ` reported progress (delivery ${visible(e.delivery)})`],
+  result: (e) => [`${fmt(e.count)} ${e.count === 1 ? "result" : "results"} kept`, ...jobList(e.jobs, e.count)],
+};
+
+// ": a, b, c +2 more" of an event's job ids (it names the first 32).
+function jobList(jobs, count) {
+  const ids = Array.isArray(jobs) ? jobs : [];
+  if (ids.length === 0) return [];
+  const shown = ids.slice(0, 3);
+  const parts = [": "];
+  shown.forEach((id, i) => { if (i) parts.push(" "); parts.push({ id }); });
+  const more = Math.max(count, ids.length) - shown.length;
+  if (more > 0) parts.push(` +${fmt(more)} more`);
+  return parts;
+}
+
+function jobEventDetails(event, queue) {
+  const cell = el("td", { class: "details job-event" });
+  const link = (id) => el("a", { class: "job-link", href: `/job?${new URLSearchParams({ name: queue, id: String(id) })}` }, visible(id));
+  for (const part of JOB_EVENTS[event.kind](event)) {
+    if (part && typeof part === "object") cell.append(link(part.id));
+    else if (typeof part === "string") cell.append(part);
+  }
+  if (Array.isArray(event.jobs) && event.jobs.length > 3) cell.title = `jobs: ${event.jobs.map(visible).join(" ")}`;
   return cell;
 }

@@ -42,6 +42,7 @@ function historyCharts({ ranges, step, charts, name }) {
     ]);
     lines(charts.failures, points, [
       { key: "failed", color: "#c2410c" }, { key: "dead_lettered", color: "#d92d20" }, { key: "timed_out", color: "#a16207" },
+      { key: "cancelled", color: "#667085" },
     ]);
     lines(charts.latency, points, [{ key: "lag_p99_ms", color: "#c2410c" }, { key: "oldest_ready_ms", color: "#2f6fde" }], "ms");
     lines(charts.memory, points, [{ key: "memory_bytes", color: "#0f766e" }], "bytes");

@@ -1,7 +1,9 @@
 // The job page: where a job offered with an id is now (pending, ready, in
-// flight, dead-lettered, handled) and its last attempts, each with its
-// worker, times, outcome, error, source chain and backtrace
-// (/api/job). Every text from Redis goes in as text, escaped for sight.
+// flight, dead-lettered, handled, cancelled) and its last attempts, each
+// with its worker, times, outcome, error, source chain and backtrace; a
+// cancel asked, the last progress its handler reported and the result it
+// returned (/api/job); Cancel job for one that has not ended. Every text
+// from Redis goes in as text, escaped for sight.
 
 // A link to a job's page, from the pending and dead-letter rows.
 function jobLink(queue, id) {
@@ -16,6 +18,7 @@ const JOB_STATES = {
   handled: "handled",
   deleted: "deleted (its dead letter)",
   removed: "removed while pending",
+  cancelled: "cancelled",
   unknown: "unknown",
 };
 
@@ -32,14 +35,17 @@ function whenCell(tag, ms, now) {
 // dead-letter page's own actions (POST, the page's token), naming the
 // value by its key as its row does, so they act on that value only; Delete
 // takes a second press. Reads the key of the last poll at each press.
+// An action's answer above the cards.
+function jobFlash(ok, text) {
+  const node = $("flash");
+  node.hidden = false;
+  node.className = ok ? "flash" : "flash error";
+  delete node.dataset.outage;
+  node.textContent = visible(text);
+}
+
 function jobActions(name, reload) {
-  const flash = (ok, text) => {
-    const node = $("flash");
-    node.hidden = false;
-    node.className = ok ? "flash" : "flash error";
-    delete node.dataset.outage;
-    node.textContent = visible(text);
-  };
+  const flash = jobFlash;
   const act = (button, action) => async () => {
     const key = $("job-actions").dataset.key;
     if (!key) return;
@@ -69,6 +75,108 @@ function jobActions(name, reload) {
   });
 }
 
+// Cancel job (POST cancel-job, the page's token): the first press asks,
+// the second cancels; the answer says what it did (removed while pending,
+// will not run, its worker told, already ended, not found).
+function jobCancel(name, id, reload) {
+  const button = $("job-cancel");
+  const disarm = () => { button.dataset.armed = ""; button.textContent = "Cancel job"; };
+  button.addEventListener("click", async () => {
+    if (button.dataset.armed !== "1") {
+      button.dataset.armed = "1";
+      button.textContent = "Cancel job? Press again";
+      return;
+    }
+    disarm();
+    button.disabled = true;
+    try {
+      const result = await post("cancel-job", { name, id });
+      jobFlash(result.outcome !== "unknown", result.message);
+    } catch (error) {
+      jobFlash(false, error.message);
+      if (error.body && error.body.redis) $("flash").dataset.outage = "1";
+    } finally {
+      button.disabled = false;
+      await reload();
+    }
+  });
+}
+
+// "reported 3s ago · 2026-11-30 14:05:26.123 UTC+01:00", title in UTC.
+function reportedAt(node, verb, ms, now, extra) {
+  node.textContent = [`${verb} ${relative(ms - now)}`, localTime(ms), ...extra].join(" · ");
+  node.title = `${new Date(ms).toISOString().slice(0, 23).replace("T", " ")} UTC`;
+}
+
+// JSON text as the page shows it: each line's unseen characters escaped
+// (the JSON's own escapes stay as they are), in a <pre>, as text.
+function jsonBlock(text) {
+  return el("pre", { class: "json" }, String(text).split("\n").map(visible).join("\n"));
+}
+
+// A progress value as a bar when it is a number from 0 to 1 (a fraction)
+// or up to 100 (a percentage); anything else as its JSON.
+function progressView(p) {
+  const v = p.value;
+  if (typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 100) {
+    const fraction = v <= 1 ? v : v / 100;
+    const percent = `${Number((fraction * 100).toFixed(1))}%`;
+    const bar = el("progress", { max: "1", value: String(fraction), title: `reported ${v}` });
+    bar.setAttribute("aria-label", `progress ${percent}`);
+    return [bar, el("span", { class: "percent" }, percent)];
+  }
+  return [jsonBlock(p.pretty)];
+}
+
+// Results longer than this fold away (a <details> the reader opens).
+const RESULT_FOLD_LINES = 12;
+const RESULT_FOLD_CHARS = 1200;
+
+function resultView(r) {
+  const lines = r.pretty.split("\n").length;
+  if (lines <= RESULT_FOLD_LINES && r.pretty.length <= RESULT_FOLD_CHARS) return [jsonBlock(r.pretty)];
+  const more = el("details", {});
+  more.appendChild(el("summary", {}, `${fmt(lines)} lines, ${fmt(r.bytes)} bytes of JSON: show`));
+  more.appendChild(jsonBlock(r.pretty));
+  return [more];
+}
+
+// The cancel badge, Cancel job, progress and result of one answer. The
+// progress and result are drawn again only when they changed, so an
+// opened result stays open through the polls.
+function jobReports(data, drawn) {
+  const asked = data.cancel_requested_ms;
+  const badge = $("job-cancel-badge");
+  badge.hidden = asked === null || asked === undefined;
+  if (!badge.hidden) {
+    badge.textContent = `cancel requested ${relative(asked - data.now_ms)}`;
+    badge.title = `asked ${localTime(asked)}: a ready job is dropped by the take that reaches it, a running one's worker tells its handler`;
+  }
+  const live = !data.finished && data.state.name !== "unknown";
+  $("job-cancel-actions").hidden = READ_ONLY || !live;
+
+  const p = data.progress;
+  $("job-progress-section").hidden = !p;
+  if (p) {
+    reportedAt($("job-progress-at"), "reported", p.at_ms, data.now_ms, [`delivery ${visible(p.delivery)}`]);
+    const key = JSON.stringify([p.value, p.at_ms]);
+    if (drawn.progress !== key) {
+      drawn.progress = key;
+      $("job-progress").replaceChildren(...progressView(p));
+    }
+  }
+  const r = data.result;
+  $("job-result-section").hidden = !r;
+  if (r) {
+    reportedAt($("job-result-at"), "kept", r.at_ms, data.now_ms, [`${fmt(r.bytes)} bytes`]);
+    const key = JSON.stringify([r.pretty, r.at_ms]);
+    if (drawn.result !== key) {
+      drawn.result = key;
+      $("job-result").replaceChildren(...resultView(r));
+    }
+  }
+}
+
 function jobPage() {
   const params = new URLSearchParams(location.search);
   const name = params.get("name") || "";
@@ -79,6 +187,7 @@ function jobPage() {
   $("job-search-name").value = name;
   $("job-search-id").value = id;
   document.title = `delayq · job ${visible(id)}`;
+  const drawn = {};
   const load = async () => {
     if (id === "") {
       $("job-state").textContent = "–";
@@ -88,7 +197,7 @@ function jobPage() {
     const data = await getJson(`/api/job?${new URLSearchParams({ name, id })}`);
     const state = data.state;
     $("job-state").textContent = JOB_STATES[state.name] || state.name;
-    $("job-state").parentElement.classList.toggle("warn", state.name === "dead_lettered");
+    $("job-state").parentElement.classList.toggle("warn", state.name === "dead_lettered" || state.name === "cancelled");
     if (state.at_ms === null) $("job-since").replaceChildren("–");
     else $("job-since").replaceChildren(relative(state.at_ms - data.now_ms), el("span", { class: "abs" }, localTime(state.at_ms)));
     $("job-since").title = state.at_ms === null ? "" : `${new Date(state.at_ms).toISOString().slice(0, 23).replace("T", " ")} UTC`;
@@ -97,6 +206,7 @@ function jobPage() {
     if (state.name === "dead_lettered") detail.push(`why: ${visible(state.reason)}`);
     if (state.name === "in_flight") detail.push(`delivery ${visible(state.delivery)}`);
     if (state.name === "pending") detail.push(`due ${localTime(state.at_ms)}`);
+    if (state.name === "cancelled") detail.push(visible(state.how || "cancelled"));
     const off = !(data.history && data.history.on);
     if (state.name === "unknown" && off) detail.push("No such id pending.");
     else if (state.name === "unknown") detail.push("No such id pending and no history: never offered with this id, taken by a consumer that keeps none (Java, a plain take), or its history expired.");
@@ -113,6 +223,7 @@ function jobPage() {
       $("job-dead-row").href = `/queue?${new URLSearchParams({ name, dead: dead.index + 1 })}#dead-letters-section`;
     }
     for (const button of [$("job-requeue"), $("job-delete")]) button.hidden = READ_ONLY;
+    jobReports(data, drawn);
     const first = data.attempts_total - data.attempts.length + 1;
     const rows = [];
     data.attempts.forEach((a, i) => {
@@ -138,5 +249,8 @@ function jobPage() {
       : [el("tr", {}, null)].map((tr) => { tr.appendChild(el("td", { colspan: 7, class: "muted" }, "no attempts yet")); return tr; })));
   };
   const reload = poll(load);
-  if (!READ_ONLY) jobActions(name, reload);
+  if (!READ_ONLY) {
+    jobActions(name, reload);
+    jobCancel(name, id, reload);
+  }
 }

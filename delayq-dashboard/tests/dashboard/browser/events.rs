@@ -332,3 +332,82 @@ async fn a_page_with_events_on_comes_back_with_redis_and_shows_the_new_servers_u
     }
     screenshot(&browser, "events-redis-back").await;
 }
+
+/// The job events read as sentences, each id a link to its job page (as
+/// text): a progress report, a cancel asked, a running job cancelled, a
+/// result kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_events_read_as_sentences_with_links_to_the_jobs() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let name = "job-events";
+    client
+        .enable_events(&delayq::QueueKeys::new(name).unwrap(), 1000)
+        .await
+        .unwrap();
+    let dq = client.delayed_queue(name, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(name, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    let id = "<b>job</b> 1";
+    dq.offer_with_id(id, &"one".into(), Duration::ZERO).await.unwrap();
+    dq.offer_with_id("job-2", &"two".into(), Duration::ZERO).await.unwrap();
+    dq.transfer_now().await.unwrap();
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser.goto(&format!("{url}/queue?name={name}")).await.unwrap();
+    wait_text(&browser, "#ready", "2").await;
+
+    let running = rq.take().await.unwrap();
+    assert!(running.progress(&0.25).await.unwrap());
+    rq.cancel_job(id).await.unwrap();
+    assert!(running.settle_cancelled().await.unwrap());
+    assert!(rq
+        .take()
+        .await
+        .unwrap()
+        .ack_with_result(&serde_json::json!({"ok": true}))
+        .await
+        .unwrap());
+
+    let details = |kind: &str| format!("#events-table tbody tr.event[data-kind=\"{kind}\"] td.details");
+    wait_text(&browser, &details("result"), "1 result kept: job-2").await;
+    wait_text(
+        &browser,
+        &details("job_cancelled"),
+        &format!("1 job stopped while running, settled as cancelled: {id}"),
+    )
+    .await;
+    wait_text(
+        &browser,
+        &details("cancel_requested"),
+        &format!("cancel asked for job {id} (it was running)"),
+    )
+    .await;
+    let progress = text(&browser, &details("progress")).await;
+    assert!(
+        progress.starts_with(&format!("job {id} reported progress (delivery ")),
+        "{progress}"
+    );
+    let link = browser
+        .find(Locator::Css(&format!("{} a.job-link", details("cancel_requested"))))
+        .await
+        .unwrap();
+    assert_eq!(link.text().await.unwrap(), id, "the id is text");
+    let href = link.attr("href").await.unwrap().unwrap();
+    assert!(
+        href.ends_with("/job?name=job-events&id=%3Cb%3Ejob%3C%2Fb%3E+1"),
+        "{href}"
+    );
+    let bold = browser
+        .find_all(Locator::Css("#events-table td.details b"))
+        .await
+        .unwrap();
+    assert!(bold.is_empty(), "no markup came of an id");
+    browser
+        .execute("document.getElementById('events-section').scrollIntoView()", vec![])
+        .await
+        .unwrap();
+    screenshot(&browser, "events-jobs").await;
+    client.shutdown().await;
+}

@@ -1,9 +1,12 @@
 //! The job page in headless Chromium: reached from a dead letter's row and
 //! from the find-a-job box, showing the job's state and each attempt with
-//! its worker, outcome, error and source chain, user text as text.
+//! its worker, outcome, error and source chain, user text as text; a
+//! running job's progress bar and its Cancel button, a handler's result.
 
 use std::time::Duration;
 
+use delayq::error::BoxError;
+use delayq::worker::JobContext;
 use delayq::StringCodec;
 use fantoccini::Locator;
 
@@ -246,6 +249,168 @@ async fn find_id_on_a_job_no_longer_pending_links_to_where_it_went() {
     click(&browser, "#search-info a.job-link").await;
     wait_text(&browser, "#job-state", "dead-lettered").await;
     assert_eq!(text(&browser, "#job-id").await, "r-7");
+    client.shutdown().await;
+}
+
+/// A library Worker runs the job: it reports progress 0.5 and waits for
+/// its cancel. The page shows the bar; Cancel (two presses) asks the cancel,
+/// the worker tells the handler, and the page shows the job cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_jobs_progress_shows_as_a_bar_and_cancel_job_stops_it() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let queue = "imports";
+    let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    dq.offer_with_id("import-7", &"big.csv".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
+    dq.transfer_now().await.unwrap();
+    let worker = client
+        .worker(queue, StringCodec)
+        .unwrap()
+        .cancel_poll(Duration::from_millis(100))
+        .run_job(|_file: String, job: JobContext| async move {
+            job.progress(&0.5).await?;
+            job.cancelled().await;
+            Err::<u32, BoxError>("stopped on the cancel".into())
+        });
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=import-7"))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "in flight").await;
+    wait_text(&browser, "#job-progress .percent", "50%").await;
+    assert_eq!(
+        attr(&browser, "#job-progress progress", "value").await.as_deref(),
+        Some("0.5")
+    );
+    assert!(text(&browser, "#job-progress-at").await.starts_with("reported "));
+    assert!(
+        attr(&browser, "#job-cancel-badge", "hidden").await.is_some(),
+        "no cancel asked yet"
+    );
+
+    // The first press only asks; the second cancels.
+    click(&browser, "#job-cancel").await;
+    wait_text(&browser, "#job-cancel", "Cancel job? Press again").await;
+    assert!(rq.job("import-7").await.unwrap().cancel_requested.is_none());
+    click(&browser, "#job-cancel").await;
+    wait_text(&browser, "#job-state", "cancelled").await;
+    let flash = text(&browser, "#flash").await;
+    assert!(
+        flash.contains("which runs") && flash.contains("its worker tells its handler"),
+        "{flash}"
+    );
+    assert!(text(&browser, "#job-detail").await.contains("cancelled while it ran"));
+    assert!(
+        attr(&browser, "#job-cancel-actions", "hidden").await.is_some(),
+        "an ended job has no Cancel"
+    );
+    assert_eq!(
+        text(&browser, "#job-progress .percent").await,
+        "50%",
+        "its last progress stays"
+    );
+    screenshot(&browser, "job-cancel").await;
+    let report = worker.shutdown().await;
+    assert_eq!(report.cancelled, 1);
+    assert_eq!(dq.status().await.unwrap().totals.cancelled, 1);
+    client.shutdown().await;
+}
+
+/// A handler's result and progress are its text: markup shows as text and
+/// runs nothing; a long result folds, and stays open through the polls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_result_and_progress_show_as_text_and_a_long_result_folds() {
+    let server = RedisServer::start().await;
+    let client = seed::client(&server).await;
+    let queue = "renders";
+    let dq = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+    let rq = client.reliable_queue(queue, StringCodec).unwrap().without_transfer();
+    dq.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+    for id in ["render-1", "render-2"] {
+        dq.offer_with_id(id, &"page".to_string(), Duration::ZERO).await.unwrap();
+    }
+    dq.transfer_now().await.unwrap();
+    let first = rq.take().await.unwrap();
+    assert!(first
+        .progress(&serde_json::json!({"phase": "<b>layout</b>", "pages": 3}))
+        .await
+        .unwrap());
+    let result = serde_json::json!({"html": "<img src=x onerror=alert(1)>", "quote": "\"'", "bell": "\u{7}"});
+    assert!(first.ack_with_result(&result).await.unwrap());
+    let rows: Vec<serde_json::Value> = (0..40).map(|i| serde_json::json!({"row": i, "ok": true})).collect();
+    assert!(rq.take().await.unwrap().ack_with_result(&rows).await.unwrap());
+
+    let url = serve(&server).await;
+    let mut driver = start_driver().await;
+    let browser = browser(&mut driver).await;
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=render-1"))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "handled").await;
+    let shown = text(&browser, "#job-result pre").await;
+    assert!(shown.contains(r#""html": "<img src=x onerror=alert(1)>""#), "{shown}");
+    assert!(shown.contains(r#""quote": "\"'""#), "{shown}");
+    assert!(shown.contains(r#""bell": "\u0007""#), "{shown}");
+    let progress = text(&browser, "#job-progress pre").await;
+    assert!(progress.contains(r#""phase": "<b>layout</b>""#), "{progress}");
+    // Text, not markup: no element came of it, and no alert is open (the
+    // next command would fail on one).
+    let made = js(
+        &browser,
+        "return document.querySelectorAll('#job-result img, #job-progress b').length",
+    )
+    .await;
+    assert_eq!(made, 0);
+    assert!(attr(&browser, "#job-cancel-actions", "hidden").await.is_some());
+    screenshot(&browser, "job-result").await;
+
+    // 40 rows fold away; opened, they stay open through the next polls.
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=render-2"))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "handled").await;
+    let summary = text(&browser, "#job-result details summary").await;
+    assert!(
+        summary.starts_with("162 lines,") && summary.ends_with("bytes of JSON: show"),
+        "{summary}"
+    );
+    click(&browser, "#job-result details summary").await;
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    assert_eq!(
+        js(&browser, "return document.querySelector('#job-result details').open").await,
+        true
+    );
+    assert!(text(&browser, "#job-result pre").await.contains("\"row\": 39"));
+
+    // A ready job whose cancel was asked waits for the take that drops it:
+    // the badge says since when, and Cancel job stays (asking again asks once).
+    dq.offer_with_id("render-3", &"page".to_string(), Duration::ZERO)
+        .await
+        .unwrap();
+    dq.transfer_now().await.unwrap();
+    assert!(matches!(
+        rq.cancel_job("render-3").await.unwrap(),
+        delayq::jobs::CancelOutcome::Queued { .. }
+    ));
+    browser
+        .goto(&format!("{url}/job?name={queue}&id=render-3"))
+        .await
+        .unwrap();
+    wait_text(&browser, "#job-state", "ready").await;
+    let badge = text(&browser, "#job-cancel-badge").await;
+    assert!(badge.starts_with("cancel requested "), "{badge:?}");
+    assert!(attr(&browser, "#job-cancel-actions", "hidden").await.is_none());
+    screenshot(&browser, "job-cancel-requested").await;
     client.shutdown().await;
 }
 

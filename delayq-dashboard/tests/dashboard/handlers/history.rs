@@ -63,6 +63,8 @@ async fn metrics_count_what_every_process_did_and_the_schedule_runners() {
         r#"delayq_queue_duplicates_total{queue="counted"} 1"#,
         "# TYPE delayq_queue_expired_total counter",
         r#"delayq_queue_expired_total{queue="counted"} 0"#,
+        "# TYPE delayq_queue_cancelled_total counter",
+        r#"delayq_queue_cancelled_total{queue="counted"} 0"#,
         r#"delayq_queue_schedule_runners{queue="scheduled"} 0"#,
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
@@ -130,6 +132,8 @@ async fn a_dashboard_started_later_reads_back_the_kept_history() {
         assert_eq!(offered, [&Value::Null, &Value::from(4), &Value::from(6)], "{body}");
         let failed: Vec<&Value> = points.iter().map(|p| &p["failed"]).collect();
         assert_eq!(failed, [&Value::Null, &Value::from(1), &Value::from(2)], "{body}");
+        // Records of a dashboard that kept no cancelled total: no flow of it.
+        assert!(points.iter().all(|p| p["cancelled"].is_null()), "{body}");
         assert_eq!(points[1]["oldest_ready_ms"], 1500);
         assert_eq!(points[1]["memory_bytes"], 8192);
         assert_eq!(body["step_ms"], 60_000);

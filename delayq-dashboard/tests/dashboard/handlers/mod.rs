@@ -806,6 +806,7 @@ mod events;
 mod headers;
 mod history;
 mod java;
+mod jobs;
 mod limits;
 mod overview;
 mod priorities;
