@@ -1,4 +1,4 @@
--- LIBS: element jobs events batches
+-- LIBS: element jobs events batches priority groups
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a
@@ -7,7 +7,9 @@
 --       any, is handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
 --       delivery's TTL header, if any, goes; optional), 9 batch records,
 --       10 batch outbox, 11 batch expiry (lib/batches.lua: a member job is
---       counted as handled; optional)
+--       counted as handled; optional), 12 group values, 13 group delayed,
+--       14 group ring, 15 group blocked, 16 group state (lib/groups.lua: a
+--       grouped delivery frees its key's slot; optional)
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 how long acked ids
 --       are remembered (ms), 3 most acked ids remembered, 4 how long a
 --       handled job's history is kept (ms) when the queue's switch does
@@ -49,6 +51,9 @@ if redis.call('zrem', KEYS[1], member) == 1 then
   if KEYS[8] then
     redis.call('hdel', KEYS[8], id)
   end
+  local grouped = delayq_groups_open(12)
+  local group = delayq_group_release(grouped, id)
+  if group then delayq_group_runnable(grouped, group) end
   redis.call('pexpire', KEYS[2], window)
   local job, record
   if delayq_jobs_on(KEYS[6]) then

@@ -1,4 +1,4 @@
--- LIBS: element offer request jobs events batches
+-- LIBS: element offer request jobs events batches priority groups
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
 -- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event
@@ -9,7 +9,10 @@
 --       are handled), 8 TTL store (delayq_ttl, lib/priority.lua: the
 --       deliveries' TTL headers, if any, go; optional), 9 batch records,
 --       10 batch outbox, 11 batch expiry (lib/batches.lua: members among
---       the jobs are counted as handled; optional)
+--       the jobs are counted as handled; optional), 12 group values, 13
+--       group delayed, 14 group ring, 15 group blocked, 16 group state
+--       (lib/groups.lua: grouped deliveries free their keys' slots;
+--       optional)
 -- ARGV: 1 the run's id in its lane, 2 how long a handled job's history is
 --       kept (ms) when the queue's switch ('on') does not say, 3.. the
 --       deliveries (8-byte id, 10-digit count, value); or, when ARGV[3] is
@@ -74,6 +77,18 @@ if #gone > 0 then
 end
 if #acked > 0 and KEYS[8] and redis.call('exists', KEYS[8]) == 1 then
   delayq_call_chunked('hdel', KEYS[8], acked)
+end
+local grouped = #acked > 0 and delayq_groups_open(12)
+if grouped then
+  local freed, seen_key = {}, {}
+  for _, delivery in ipairs(acked) do
+    local key = delayq_group_release(grouped, delivery)
+    if key and not seen_key[key] then
+      seen_key[key] = true
+      freed[#freed + 1] = key
+    end
+  end
+  for _, key in ipairs(freed) do delayq_group_runnable(grouped, key) end
 end
 local jobs, now, kept = {}, nil, {}
 if #acked > 0 and delayq_jobs_on(KEYS[6]) then

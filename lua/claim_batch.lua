@@ -1,4 +1,4 @@
--- LIBS: element counts jobs events batches limits priority
+-- LIBS: element counts jobs events batches limits priority groups
 -- claim_batch: pop up to n ready values from the destination's head and
 -- claim each as a delivery (what a move plus claim.lua does for one value,
 -- in one round trip and without the staging list), or dead-letter it.
@@ -25,7 +25,12 @@
 --       older keys claims values with a TTL as any other and keeps no
 --       section), 19 batch records, 20 batch outbox, 21 batch expiry
 --       (lib/batches.lua: a member job dead-lettered or dropped as
---       cancelled is counted; optional)
+--       cancelled is counted; optional), 22 group values, 23 group
+--       delayed, 24 group ring, 25 group blocked, 26 group state
+--       (lib/groups.lua: once the state exists, due grouped values and
+--       keys move first, then values come from the ring, one per key a
+--       turn, after the priority levels and before the list, at most half
+--       the claim while the list has values too; optional)
 -- ARGV: 1 batch id (6 bytes), 2 most values (n, at most 128), 3 visibility timeout ms,
 --       4 max deliveries (0: no limit), 5 most payload bytes, 6 the consumer
 --       (for the jobs' attempts)
@@ -119,6 +124,26 @@ if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
   end, function() return bytes < budget end)
   more = capped
 end
+-- Grouped values (lib/groups.lua): one EXISTS for a queue that never had any.
+local grouped = delayq_groups_open(22)
+local group_of = {}
+if grouped then
+  bad = delayq_check_types(grouped.values, 'zset', grouped.delayed, 'zset', grouped.ring, 'zset', grouped.blocked, 'zset', grouped.state, 'hash')
+  if bad then return bad end
+end
+if grouped and not more and #values < n and bytes < budget then
+  delayq_group_due(grouped, now)
+  local want = n - #values
+  if redis.call('llen', KEYS[1]) > 0 then
+    want = math.max(1, math.ceil(want / 2))
+  end
+  delayq_group_take(grouped, want, now, function(payload, key)
+    bytes = bytes + #payload
+    values[#values + 1] = payload
+    levels[#values] = 0
+    group_of[#values] = key
+  end, function() return bytes < budget end)
+end
 -- The list's values by LPOP with a count: a pop per value was a sixth of
 -- the script. Two at first, then as many as the sizes so far say still fit
 -- the byte budget, never more than read so far (lib/element.lua) nor 16.
@@ -151,7 +176,29 @@ while #values < n and bytes < budget and not more do
   read = read + #popped
   if #popped < want then break end
 end
-local jobs = jobbed and #values > 0 and delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
+local jobs = false
+if jobbed and #values > 0 then
+  if next(group_of) then
+    -- Grouped values are no jobs: their payloads must not take a job's id.
+    local plain, at = {}, {}
+    for i = 1, #values do
+      if not group_of[i] then
+        plain[#plain + 1] = values[i]
+        at[#plain] = i
+      end
+    end
+    if #plain > 0 then
+      jobs = delayq_jobs_claims(KEYS[13], KEYS[14], plain, now)
+      local ids = {}
+      for j = 1, #plain do ids[at[j]] = jobs.ids[j] end
+      jobs.ids = ids
+    end
+  else
+    jobs = delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
+  end
+end
+-- Grouped deliveries' keys, written in one HSET (lib/groups.lua's d:<delivery>).
+local group_leases = {}
 -- Values answered (claimed or dead-lettered): a job whose cancel was asked
 -- is dropped instead, and answered not at all.
 local out, cancelled = 0, {}
@@ -186,6 +233,7 @@ for i, value in ipairs(values) do
       end
       if events then dead[#dead + 1] = deliveries - 1 end
       deliveries = 1 - deliveries
+      if group_of[i] then delayq_group_unclaimed(grouped, group_of[i]) end
     else
       local id = batch .. string.char(math.floor(out / 256), out % 256)
       if job then
@@ -200,6 +248,10 @@ for i, value in ipairs(values) do
         ttls[#ttls + 1] = headers[i]
       end
       if events then claimed[#claimed + 1] = id end
+      if group_of[i] then
+        group_leases[#group_leases + 1] = 'd:' .. id
+        group_leases[#group_leases + 1] = group_of[i]
+      end
     end
     reply[#reply + 1] = value
     reply[#reply + 1] = deliveries > 0 and deliveries * 10 + levels[i] or deliveries * 10
@@ -218,6 +270,9 @@ for _, extra in ipairs(extras) do
 end
 if #leases > 0 then
   redis.call('zadd', KEYS[2], unpack(leases))
+end
+if #group_leases > 0 then
+  delayq_call_chunked('hset', grouped.state, group_leases)
 end
 if #ttls > 0 and KEYS[18] then
   redis.call('hset', KEYS[18], unpack(ttls))

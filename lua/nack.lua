@@ -1,4 +1,4 @@
--- LIBS: element offer request counts ids jobs events batches priority
+-- LIBS: element offer request counts ids jobs events batches priority groups
 -- nack: give a delivery back, to be delivered again now or after a delay.
 -- KEYS: 1 lease set (delayq_leases), 2 destination list, 3 timeout set, 4 pending list,
 --       5 channel, 6 dead-letter list, 7 count records (hash), 8 count
@@ -17,8 +17,12 @@
 --       lib/priority.lua: a delivery of a value with a TTL goes back to its
 --       level (the default too), with the same expiry; its entry goes), 20
 --       batch records, 21 batch outbox, 22 batch expiry (lib/batches.lua:
---       a member job dead-lettered or cancelled is counted), 23
---       request key (lib/request.lua: a resend gets the first run's reply
+--       a member job dead-lettered or cancelled is counted), 23 group
+--       values, 24 group delayed, 25 group ring, 26 group blocked, 27
+--       group state (lib/groups.lua: a grouped delivery frees its key's
+--       slot, and its value goes back to its key's line, never to
+--       Redisson's keys: to its head (-1, -3), its tail (0), or after the
+--       delay as the group settings say), 28 request key (lib/request.lua: a resend gets the first run's reply
 --       and changes nothing, so a job's attempt ends once and nothing is
 --       counted twice). The request key is the last KEY: a run by hand with
 --       older keys (19, no TTL store) keeps working.
@@ -90,6 +94,9 @@ if store then
   -- Removed even when not a section (written by hand): the lease ends.
   redis.call('hdel', store, string.sub(member, 1, 8))
 end
+-- A grouped delivery's key (lib/groups.lua), its slot freed.
+local grouped = #KEYS >= 28 and delayq_groups_open(23)
+local group = delayq_group_release(grouped, string.sub(member, 1, 8))
 local now = delayq_server_ms()
 local job, record
 if delayq_jobs_on(KEYS[14]) then
@@ -103,6 +110,7 @@ if delay == -4 then
   delayq_event(events, KEYS[11], 'job_cancelled', 'count', 1, 'running', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), 'job', job)
   delayq_count(KEYS[12], 'cancelled', 1)
   delayq_batches_ended(batches, {job}, 'c', now)
+  if group then delayq_group_runnable(grouped, group) end
   return delayq_answer(request, 1)
 end
 if delay == -2 then
@@ -114,6 +122,7 @@ if delay == -2 then
   delayq_event(events, KEYS[11], 'dead_lettered', 'count', 1, 'delivery', delayq_hex(string.sub(member, 1, 8)), 'reason', ARGV[5], unpack(named))
   delayq_count(KEYS[12], 'failed', 1)
   delayq_count(KEYS[12], 'dead_lettered', 1)
+  if group then delayq_group_runnable(grouped, group) end
   return delayq_answer(request, 1)
 end
 if delay == -3 then
@@ -131,6 +140,19 @@ end
 if kept > 0 then
   delayq_counts_add(KEYS[7], KEYS[8], redis.sha1hex(value), kept, back, back + tonumber(ARGV[4]))
   delayq_counts_expire(KEYS[7], KEYS[8], back + tonumber(ARGV[4]))
+end
+if group then
+  -- Back to its key's line (grouped values are no jobs).
+  if delay < 0 then
+    delayq_group_add(grouped, group, value, true)
+    delayq_group_runnable(grouped, group)
+  elseif delay == 0 then
+    delayq_group_add(grouped, group, value, false)
+    delayq_group_runnable(grouped, group)
+  else
+    delayq_group_retry(grouped, group, value, delay, now, string.sub(member, 1, 8))
+  end
+  return delayq_answer(request, 1)
 end
 -- The job follows its value: to the ready list (its id filed under the
 -- payload), or to the delayed queue under its id again.

@@ -1,4 +1,4 @@
--- LIBS: element offer request counts jobs events priority
+-- LIBS: element offer request counts jobs events priority groups
 -- reap: return to the queue what reliable consumers took but did not settle,
 -- a bounded amount per call.
 -- KEYS: 1 staging list, 2 lease set (delayq_leases), 3 destination list, 4 count records
@@ -12,7 +12,10 @@
 --       priority level goes back to the head of that level), 15 TTL store
 --       (delayq_ttl, lib/priority.lua: a delivery of a value with a TTL
 --       goes back to the head of its level (the default too), with the same
---       expiry; its entry goes. Optional: a run by hand with older keys)
+--       expiry; its entry goes. Optional: a run by hand with older keys),
+--       16 group values, 17 group delayed, 18 group ring, 19 group blocked,
+--       20 group state (lib/groups.lua: a grouped delivery goes back to the
+--       head of its key's line, its slot freed; optional)
 -- ARGV: 1 grace ms for values moved but never claimed, 2 how long a count
 --       record outlives the value's return (ms), 3 most values returned per
 --       call, 4 most payload bytes returned per call (at least one value),
@@ -51,6 +54,7 @@ local grace, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget, bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local more = 0
 local jobbed = delayq_jobs_on(KEYS[11])
+local grouped = delayq_groups_open(16)
 
 -- Fetched one at a time (O(log n) each), so that no payload past the byte
 -- limit is copied into the script.
@@ -73,7 +77,13 @@ while budget > 0 do
     redis.call('zrem', KEYS[2], member)
     delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), count, now, now + window)
     local header = delayq_ttl_take(store, string.sub(member, 1, 8))
-    delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value}, {header or false})
+    local group = delayq_group_release(grouped, string.sub(member, 1, 8))
+    if group then
+      delayq_group_add(grouped, group, value, true)
+      delayq_group_runnable(grouped, group)
+    else
+      delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value}, {header or false})
+    end
     if jobbed then
       delayq_jobs_end_ready(KEYS[11], KEYS[12], string.sub(member, 1, 8), 'timed_out', value, now, true)
     end

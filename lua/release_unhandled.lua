@@ -1,4 +1,4 @@
--- LIBS: element offer request counts jobs events traces priority
+-- LIBS: element offer request counts jobs events traces priority groups
 -- release_unhandled: give deliveries no handler saw back to the head of the
 -- destination, uncounted (nack.lua's -3 for each), in one call and in their
 -- order: the first delivery given ends first in line, the rest behind it in
@@ -18,7 +18,10 @@
 --       delivery of a priority level goes back to the head of that level),
 --       14 TTL store (delayq_ttl, lib/priority.lua: a delivery of a value
 --       with a TTL goes back to the head of its level (the default too), with the
---       same expiry; its entry goes. Optional: a run by hand with older keys)
+--       same expiry; its entry goes. Optional: a run by hand with older keys),
+--       15 group values, 16 group delayed, 17 group ring, 18 group blocked,
+--       19 group state (lib/groups.lua: a grouped delivery goes back to the
+--       head of its key's line, in claim order, its slot freed; optional)
 -- ARGV: 1 the run's id in its lane, 2 how long a count record outlives the
 --       value's return to the destination (ms), then per delivery, in claim
 --       order: the delivery (8-byte id, 10-digit count, value) and its trace
@@ -62,6 +65,11 @@ local reply, released, values, levels, headers = {}, {}, {}, {}, {}
 local store = KEYS[14] and redis.call('exists', KEYS[14]) == 1 and KEYS[14] or nil
 local counted = false
 local jobbed = delayq_jobs_on(KEYS[10])
+local grouped = delayq_groups_open(15)
+-- Grouped deliveries given back: their keys and values, in claim order.
+local group_keys, group_values = {}, {}
+-- Every released value, aligned with `released` (for their jobs).
+local released_values = {}
 for i = 3, #ARGV, 2 do
   local member, context = ARGV[i], ARGV[i + 1]
   if redis.call('zrem', KEYS[1], member) == 1 then
@@ -78,9 +86,16 @@ for i = 3, #ARGV, 2 do
       delayq_traces_put(KEYS[5], KEYS[6], context, {value}, {now})
     end
     released[#released + 1] = string.sub(member, 1, 8)
-    values[#values + 1] = value
-    levels[#values] = level
-    headers[#values] = delayq_ttl_take(store, released[#released]) or false
+    released_values[#released] = value
+    local group = delayq_group_release(grouped, released[#released])
+    if group then
+      group_keys[#group_keys + 1] = group
+      group_values[#group_keys] = value
+    else
+      values[#values + 1] = value
+      levels[#values] = level
+      headers[#values] = delayq_ttl_take(store, released[#released]) or false
+    end
   else
     reply[#reply + 1] = 0
   end
@@ -88,8 +103,15 @@ end
 if jobbed then
   -- Last first: each job first in line, as its value.
   for i = #released, 1, -1 do
-    delayq_jobs_end_ready(KEYS[10], KEYS[11], released[i], 'unhandled', values[i], now, true)
+    delayq_jobs_end_ready(KEYS[10], KEYS[11], released[i], 'unhandled', released_values[i], now, true)
   end
+end
+if #group_keys > 0 then
+  -- Last first to each key's head: each line keeps its claim order.
+  for i = #group_keys, 1, -1 do
+    delayq_group_add(grouped, group_keys[i], group_values[i], true)
+  end
+  for i = 1, #group_keys do delayq_group_runnable(grouped, group_keys[i]) end
 end
 if counted then
   delayq_counts_expire(KEYS[3], KEYS[4], now + memory)
@@ -111,6 +133,8 @@ if #values > 0 then
       delayq_priority_give_back(KEYS[12], KEYS[13], KEYS[2], level, by_level[level], headers_by_level[level])
     end
   end
+end
+if #released > 0 then
   delayq_event(events, KEYS[9], 'released', 'count', #released, 'deliveries', delayq_event_ids(released))
 end
 return delayq_run_answer(KEYS[7], ARGV[1], reply, #released > 0 and not late)

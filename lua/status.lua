@@ -4,7 +4,8 @@
 --       5 dead-letter list, 6 quarantine list, 7 pause flag, 8 id index,
 --       9 due-time set (lateness tracking), 10 stats hash (lib/events.lua),
 --       11 priority ready set, 12 priority delayed set (lib/priority.lua),
---       13 limits hash (lib/limits.lua: its concurrency limit; optional)
+--       13 limits hash (lib/limits.lua: its concurrency limit; optional),
+--       14 group values, 15 group delayed (lib/groups.lua; optional)
 -- Returns {pending, ready, in flight, dead letters, quarantined, head due ms
 -- or false, keys that exist, paused (0/1), id index entries, the oldest
 -- ready value's due ms or false, the pause flag (ms paused at) or false,
@@ -14,7 +15,8 @@
 -- something else, the priority values ready, those delayed, and when the
 -- first delayed one is due (ms) or false, the concurrency limit or false,
 -- and the deliveries past their visibility timeout (lapsed: a reaper has
--- not returned them yet; the concurrency limit does not count them)}.
+-- not returned them yet; the concurrency limit does not count them), the
+-- grouped values ready and those delayed}.
 -- The oldest ready value's due time is known only when a transfer recorded
 -- it in the due-time set (tracking on); one offered straight to the
 -- destination, or moved while tracking was off, has none (false).
@@ -48,4 +50,6 @@ return {
   priority_head[2] or false,
   concurrency,
   redis.call('zcount', KEYS[4], '-inf', delayq_server_ms()),
+  KEYS[14] and redis.call('zcard', KEYS[14]) or 0,
+  KEYS[15] and redis.call('zcard', KEYS[15]) or 0,
 }

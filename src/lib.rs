@@ -296,6 +296,44 @@ pub mod search {
     };
 }
 
+/// Groups: per-key order across every consumer. Values offered with
+/// [`OfferOptions::group`](crate::OfferOptions::group) (or
+/// [`sequential`](crate::OfferOptions::sequential), Redisson PRO's
+/// `SEQUENTIAL` mode) run one at a time per key (or
+/// [`GroupLimits::concurrency`] at a time), in the order they became
+/// ready, across every process; different keys run side by side.
+///
+/// Guarantees: a key's values start in order, at most its concurrency at
+/// once, wherever its consumers run; a failed value holds its key until its
+/// retry is due ([`OnFailure::Hold`], the default) or lets it go on
+/// ([`OnFailure::Skip`]); a dead letter frees its key; a value whose
+/// consumer died goes back to its key's head after its visibility timeout;
+/// keys are taken round robin, one value per key a turn, so a key with a
+/// long line cannot starve the others; a claim moves at most 100 due values
+/// and keys, whatever the number of keys. **What Java sees**: nothing —
+/// grouped values live in delayq's keys of the queue's slot
+/// (`delayq_group_*`), so a Java consumer neither takes nor reorders them,
+/// and its plain values run beside them. Limits: a grouped value has no
+/// priority, TTL or headers; a requeued dead letter comes back ungrouped;
+/// plain blocking takes ([`BlockingQueue`](crate::BlockingQueue)) do not
+/// take grouped values.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use delayq::groups::{GroupLimits, OnFailure};
+/// use delayq::OfferOptions;
+///
+/// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+/// let orders = client.delayed_queue("orders", delayq::StringCodec)?;
+/// orders.offer_with(&"charge".to_owned(), &OfferOptions::default().group("customer-7")).await?;
+/// let consumers = client.reliable_queue("orders", delayq::StringCodec)?;
+/// consumers.set_group_limits(&GroupLimits::new().on_failure(OnFailure::Skip)).await?;
+/// # Ok(()) }
+/// ```
+pub mod groups {
+    pub use crate::queue::groups::{GroupLimits, OnFailure, MAX_GROUP_KEY};
+}
+
 /// Batches: jobs offered together
 /// ([`DelayedQueue::offer_batch`](crate::DelayedQueue::offer_batch)), with
 /// a completion offered to a queue of choice once every one has ended.

@@ -56,7 +56,7 @@ macro_rules! lua {
 /// uses `element`, `request` uses `offer`, ...). Each script names the ones
 /// it needs on its first line, `-- LIBS: element offer events`, in this
 /// order; its body is those files, then its own (see [`body`]).
-pub(crate) const LIBS: [(&str, &str); 12] = [
+pub(crate) const LIBS: [(&str, &str); 13] = [
     ("element", include_str!("../../lua/lib/element.lua")),
     ("offer", include_str!("../../lua/lib/offer.lua")),
     ("request", include_str!("../../lua/lib/request.lua")),
@@ -69,6 +69,7 @@ pub(crate) const LIBS: [(&str, &str); 12] = [
     ("schedules", include_str!("../../lua/lib/schedules.lua")),
     ("traces", include_str!("../../lua/lib/traces.lua")),
     ("priority", include_str!("../../lua/lib/priority.lua")),
+    ("groups", include_str!("../../lua/lib/groups.lua")),
 ];
 
 /// The libs a script's first line names (`-- LIBS: a b`, or `(none)`).
@@ -414,6 +415,7 @@ pub(crate) struct Scripts {
     pub job_history: Script,
     pub cancel_job: Script,
     pub offer_batch: Script,
+    pub offer_grouped: Script,
     pub batch_delivered: Script,
     pub progress: Script,
     pub pause: Script,
@@ -489,6 +491,7 @@ impl Scripts {
             &self.job_history,
             &self.cancel_job,
             &self.offer_batch,
+            &self.offer_grouped,
             &self.batch_delivered,
             &self.progress,
             &self.pause,
@@ -651,7 +654,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             TtlStore,
             Batches,
             BatchOutbox,
-            BatchesExpiry
+            BatchesExpiry,
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState
         ]
     ),
     // A resend finds its elements in the sets and adds nothing (an offer
@@ -708,7 +716,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             TtlStore,
             Batches,
             BatchOutbox,
-            BatchesExpiry
+            BatchesExpiry,
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState
         ]
     ),
     ack: lua!(
@@ -725,7 +738,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             TtlStore,
             Batches,
             BatchOutbox,
-            BatchesExpiry
+            BatchesExpiry,
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState
         ]
     ),
     nack: lua!(
@@ -754,6 +772,11 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Batches,
             BatchOutbox,
             BatchesExpiry,
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState,
             Request
         ]
     ),
@@ -776,7 +799,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             JobsExpiry,
             PriorityReady,
             PriorityMarker,
-            TtlStore
+            TtlStore,
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState
         ]
     ),
     extend: lua!("extend", Safe, [Leases]),
@@ -799,7 +827,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             JobsExpiry,
             PriorityReady,
             PriorityMarker,
-            TtlStore
+            TtlStore,
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState
         ]
     ),
     requeue_dead_letters: lua!(
@@ -854,7 +887,9 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Stats,
             PriorityReady,
             PriorityDelayed,
-            Limits
+            Limits,
+            GroupValues,
+            GroupDelayed
         ]
     ),
     remove_pending: lua!("remove_pending", Safe, [Timeout, Pending, Channel, Ids, Request]),
@@ -932,6 +967,25 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
             Stats,
             Limits,
             Destination
+        ]
+    ),
+    // By its request key: a resend answers as the first run and adds nothing.
+    offer_grouped: lua!(
+        "offer_grouped",
+        Safe,
+        [
+            GroupValues,
+            GroupDelayed,
+            GroupRing,
+            GroupBlocked,
+            GroupState,
+            Timeout,
+            Destination,
+            Limits,
+            EventsConfig,
+            Events,
+            Stats,
+            Request
         ]
     ),
     // Marks a complete batch delivered once; a resend finds it so.

@@ -21,6 +21,7 @@ mod by_value;
 mod core;
 pub(crate) mod delayed;
 pub(crate) mod events;
+pub(crate) mod groups;
 mod handle;
 pub(crate) mod headers;
 pub(crate) mod jobs;

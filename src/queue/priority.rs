@@ -248,7 +248,11 @@ impl Marker {
             return;
         };
         if !self.seen.load(Ordering::Relaxed) {
-            match conn.exists::<i64, _>(keys.priority_marker()).await {
+            // Priority levels or groups: either takes the claim that reads them.
+            match conn
+                .exists::<i64, _>(vec![keys.priority_marker(), keys.group_state()])
+                .await
+            {
                 Ok(n) if n > 0 => self.set(),
                 Ok(_) => {}
                 Err(error) => {

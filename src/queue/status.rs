@@ -28,6 +28,12 @@ pub struct QueueStatus {
     /// Of `ready`, values in delayq's priority sets (a priority above the
     /// default, a TTL or headers), which only delayq's consumers take.
     pub priority_ready: u64,
+    /// Of `pending`, values offered with a group key
+    /// ([`OfferOptions::group`](crate::OfferOptions::group)) not due yet.
+    pub grouped_pending: u64,
+    /// Of `ready`, values offered with a group key waiting in their key's
+    /// line, which only delayq's reliable consumers take.
+    pub grouped_ready: u64,
     /// Reliable deliveries not yet settled.
     pub in_flight: u64,
     /// Values in the dead-letter list.

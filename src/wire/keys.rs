@@ -135,6 +135,18 @@ pub(crate) const BATCHES_PREFIX: &str = "delayq_batches";
 pub(crate) const BATCH_OUTBOX_PREFIX: &str = "delayq_batch_outbox";
 /// delayq's prefix for when each batch field expires (ZSET: field → ms).
 pub(crate) const BATCHES_EXPIRY_PREFIX: &str = "delayq_batches_expiry";
+/// delayq's prefix for the lines of grouped values (ZSET, read by lex:
+/// key length, key, sequence, payload; see `lua/lib/groups.lua`).
+pub(crate) const GROUP_VALUES_PREFIX: &str = "delayq_group_values";
+/// delayq's prefix for grouped values not due yet (ZSET → due ms).
+pub(crate) const GROUP_DELAYED_PREFIX: &str = "delayq_group_delayed";
+/// delayq's prefix for the group keys that may run (ZSET: key → turn).
+pub(crate) const GROUP_RING_PREFIX: &str = "delayq_group_ring";
+/// delayq's prefix for the group keys held (ZSET: key → ms they may run).
+pub(crate) const GROUP_BLOCKED_PREFIX: &str = "delayq_group_blocked";
+/// delayq's prefix for the groups' state (HASH: in flight per key, the key
+/// of each grouped delivery, counters, settings).
+pub(crate) const GROUP_STATE_PREFIX: &str = "delayq_group_state";
 
 /// delayq's prefix for a queue's ready values offered with a priority above
 /// the default (ZSET: one level digit `1`-`9`, then the packed element →
@@ -495,6 +507,32 @@ impl QueueKeys {
         key_for(BATCHES_EXPIRY_PREFIX, &self.name)
     }
 
+    /// The lines of grouped values (see
+    /// [`OfferOptions::group`](crate::OfferOptions::group)).
+    pub fn group_values(&self) -> String {
+        key_for(GROUP_VALUES_PREFIX, &self.name)
+    }
+
+    /// Grouped values not due yet.
+    pub fn group_delayed(&self) -> String {
+        key_for(GROUP_DELAYED_PREFIX, &self.name)
+    }
+
+    /// The group keys that may run, in turn order.
+    pub fn group_ring(&self) -> String {
+        key_for(GROUP_RING_PREFIX, &self.name)
+    }
+
+    /// The group keys held until a time.
+    pub fn group_blocked(&self) -> String {
+        key_for(GROUP_BLOCKED_PREFIX, &self.name)
+    }
+
+    /// The groups' state: in flight per key, settings, counters.
+    pub fn group_state(&self) -> String {
+        key_for(GROUP_STATE_PREFIX, &self.name)
+    }
+
     /// The state of the rate limit its workers share (see
     /// [`Worker::rate_limit`](crate::Worker::rate_limit)).
     pub fn rate(&self) -> String {
@@ -606,6 +644,11 @@ pub(crate) enum KeyRole {
     Batches,
     BatchOutbox,
     BatchesExpiry,
+    GroupValues,
+    GroupDelayed,
+    GroupRing,
+    GroupBlocked,
+    GroupState,
     PriorityReady,
     PriorityDelayed,
     PriorityMarker,
@@ -669,6 +712,11 @@ impl KeyRole {
             KeyRole::Batches => "batch records",
             KeyRole::BatchOutbox => "batch outbox",
             KeyRole::BatchesExpiry => "batch expiry",
+            KeyRole::GroupValues => "group values",
+            KeyRole::GroupDelayed => "group delayed",
+            KeyRole::GroupRing => "group ring",
+            KeyRole::GroupBlocked => "group blocked",
+            KeyRole::GroupState => "group state",
             KeyRole::PriorityReady => "priority ready set",
             KeyRole::PriorityDelayed => "priority delayed set",
             KeyRole::PriorityMarker => "priority marker",
@@ -724,6 +772,11 @@ impl KeyRole {
             KeyRole::Batches => keys.batches(),
             KeyRole::BatchOutbox => keys.batch_outbox(),
             KeyRole::BatchesExpiry => keys.batches_expiry(),
+            KeyRole::GroupValues => keys.group_values(),
+            KeyRole::GroupDelayed => keys.group_delayed(),
+            KeyRole::GroupRing => keys.group_ring(),
+            KeyRole::GroupBlocked => keys.group_blocked(),
+            KeyRole::GroupState => keys.group_state(),
             KeyRole::PriorityReady => keys.priority_ready(),
             KeyRole::PriorityDelayed => keys.priority_delayed(),
             KeyRole::PriorityMarker => keys.priority_marker(),
@@ -816,6 +869,11 @@ mod tests {
                 keys.batches_expiry(),
                 keys.jobs(),
                 keys.jobs_expiry(),
+                keys.group_values(),
+                keys.group_delayed(),
+                keys.group_ring(),
+                keys.group_blocked(),
+                keys.group_state(),
             ];
             let ours = [
                 keys.quarantine(),
@@ -852,6 +910,11 @@ mod tests {
                 &batches[2],
                 &batches[3],
                 &batches[4],
+                &batches[5],
+                &batches[6],
+                &batches[7],
+                &batches[8],
+                &batches[9],
             ];
 
             for key in [keys.timeout(), keys.pending(), keys.channel(), keys.dead_letter()]
@@ -877,6 +940,8 @@ mod tests {
         assert_eq!(keys.batches(), "delayq_batches:{orders}");
         assert_eq!(keys.batch_outbox(), "delayq_batch_outbox:{orders}");
         assert_eq!(keys.batches_expiry(), "delayq_batches_expiry:{orders}");
+        assert_eq!(keys.group_values(), "delayq_group_values:{orders}");
+        assert_eq!(keys.group_state(), "delayq_group_state:{orders}");
         assert_eq!(keys.dedup(), "delayq_dedup:{orders}");
         assert_eq!(keys.dedup_expiry(), "delayq_dedup_expiry:{orders}");
         assert_eq!(keys.priority_ready(), "delayq_priority_ready:{orders}");

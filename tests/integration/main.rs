@@ -24,6 +24,7 @@ mod delayed_queue;
 mod elements;
 mod events;
 mod formats;
+mod groups;
 mod handles;
 mod headers;
 mod headers_faults;

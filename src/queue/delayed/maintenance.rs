@@ -178,8 +178,8 @@ impl<T: 'static> DelayedQueue<T> {
     pub async fn status(&self) -> Result<QueueStatus> {
         let keys = SCRIPTS.status.keys(&self.handle.keys).build();
         let value = self.run(&SCRIPTS.status, keys, vec![]).await?;
-        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at, totals, priority_ready, priority_pending, priority_head, concurrency, lapsed] =
-            reply::tuple::<17>(value)?;
+        let [pending, ready, in_flight, dead, quarantined, head, exists, paused, ids, oldest_due, paused_at, totals, priority_ready, priority_pending, priority_head, concurrency, lapsed, grouped_ready, grouped_pending] =
+            reply::tuple::<19>(value)?;
         // A field never counted is nil; one a person set to anything else
         // than a count reads as none rather than failing the whole status.
         let mut fields = [0u64; 9];
@@ -199,13 +199,17 @@ impl<T: 'static> DelayedQueue<T> {
             reply::int(&priority_ready)? as u64,
             reply::int(&priority_pending)? as u64,
         );
+        let (grouped_ready, grouped_pending) =
+            (reply::int(&grouped_ready)? as u64, reply::int(&grouped_pending)? as u64);
         // A flag set by hand may hold anything: paused, since unknown.
         let paused_since = reply::opt_score(paused_at).ok().flatten().map(time::from_ms);
         Ok(QueueStatus {
-            pending: reply::int(&pending)? as u64 + priority_pending,
-            ready: reply::int(&ready)? as u64 + priority_ready,
+            pending: reply::int(&pending)? as u64 + priority_pending + grouped_pending,
+            ready: reply::int(&ready)? as u64 + priority_ready + grouped_ready,
             priority_pending,
             priority_ready,
+            grouped_pending,
+            grouped_ready,
             in_flight: reply::int(&in_flight)? as u64,
             dead_letters: reply::int(&dead)? as u64,
             quarantined: reply::int(&quarantined)? as u64,

@@ -17,6 +17,7 @@ use crate::BlockingQueue;
 mod batches;
 mod dedup;
 mod element;
+mod groups;
 mod ids;
 
 mod joined_offers;
@@ -36,6 +37,7 @@ pub(crate) use batches::status as batch_status;
 pub use batches::{BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES};
 pub use dedup::{Dedup, DedupKey, Offered};
 pub use element::ElementOutcome;
+pub use groups::MAX_GROUP_KEY;
 pub(crate) use ids::check_id;
 pub use ids::Scheduled;
 pub use limits::{Limits, WhenFull};

@@ -45,7 +45,7 @@ pub enum Expiry {
 
 /// When to deliver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum When {
+pub(super) enum When {
     After(Duration),
     At(SystemTime),
 }
@@ -97,11 +97,12 @@ enum When {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OfferOptions {
-    when: When,
+    pub(super) when: When,
     priority: Priority,
     ttl: Option<Duration>,
     expiry: Expiry,
     headers: Headers,
+    group: Option<String>,
 }
 
 impl Default for OfferOptions {
@@ -120,6 +121,7 @@ impl OfferOptions {
             ttl: None,
             expiry: Expiry::DeadLetter,
             headers: Headers::new(),
+            group: None,
         }
     }
 
@@ -167,6 +169,33 @@ impl OfferOptions {
     pub fn with_headers(mut self, headers: Headers) -> OfferOptions {
         self.headers = headers;
         self
+    }
+
+    /// In the group `key` (1 to 1,024 bytes): values of one key run one at
+    /// a time across every consumer (or as many as
+    /// [`GroupLimits::concurrency`](crate::groups::GroupLimits::concurrency)
+    /// allows), in the order they became ready; different keys run side
+    /// by side, taken round robin (see [`groups`](crate::groups)). A
+    /// grouped value lives in delayq's keys of the queue: **a Java client
+    /// never sees it**, and only delayq's reliable consumers and workers
+    /// take it. It cannot have a priority, a TTL or headers
+    /// ([`Error::InvalidArgument`] before anything is written).
+    pub fn group(mut self, key: impl Into<String>) -> OfferOptions {
+        self.group = Some(key.into());
+        self
+    }
+
+    /// In the queue's one sequential group: every value offered so runs
+    /// one at a time, in order, across every consumer (Redisson PRO's
+    /// `SEQUENTIAL` processing mode), beside any other values and groups.
+    pub fn sequential(mut self) -> OfferOptions {
+        self.group = Some(String::new());
+        self
+    }
+
+    /// The group key set, if any (`""` for [`sequential`](Self::sequential)).
+    pub fn group_key(&self) -> Option<&str> {
+        self.group.as_deref()
     }
 
     /// The headers set.
@@ -248,6 +277,9 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
+        if let Some(group) = &options.group {
+            return self.offer_grouped(value, group, options).await;
+        }
         let now = time::now_ms();
         let ttl_ms = options.ttl_ms(now)?;
         // Checked before anything is decided: too many or too large fails.

@@ -316,6 +316,32 @@ impl<T: 'static> ReliableQueue<T> {
         crate::queue::delayed::batch_status(&self.handle.core, &self.handle.keys, id).await
     }
 
+    /// Sets the settings every group key of this queue shares (see
+    /// [`groups`](crate::groups)), for every client: one `HSET`. They take
+    /// effect at the next claim.
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// use delayq::groups::GroupLimits;
+    /// orders.set_group_limits(&GroupLimits::new().concurrency(2)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_group_limits(&self, limits: &crate::groups::GroupLimits) -> Result<()> {
+        crate::queue::groups::set_limits(&self.handle.core, &self.handle.keys, limits).await
+    }
+
+    /// The settings every group key of this queue shares (the defaults when
+    /// none were set).
+    ///
+    /// ```no_run
+    /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
+    /// println!("{:?}", orders.group_limits().await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn group_limits(&self) -> Result<crate::groups::GroupLimits> {
+        crate::queue::groups::limits(&self.handle.core, &self.handle.keys).await
+    }
+
     /// Stops the job offered with `id`, wherever it is (see
     /// [`CancelOutcome`](crate::jobs::CancelOutcome)): a pending element is
     /// removed; a ready job is dropped by the take that reaches it; a
