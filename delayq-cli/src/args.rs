@@ -228,6 +228,14 @@ pub(crate) enum Command {
         after_help = "Examples:\n  delayq result reports report-2026-11\n  delayq result reports report-2026-11 --wait 5m --format json"
     )]
     Result(ResultArgs),
+    /// Batches: values offered together as jobs (`BATCH/1`, `BATCH/2`, ...)
+    /// whose completion, a JSON object with their counts, is offered once to
+    /// a queue of choice when every one has ended (handled, dead-lettered or
+    /// cancelled). Needs the queue's job history (`delayq job QUEUE
+    /// --history on`); only delayq's reliable consumers and workers count
+    /// members as they end.
+    #[command(subcommand)]
+    Batch(BatchCommand),
     /// Find values by id or by text across queues: pending elements, ready
     /// values, dead letters. A value matches when TEXT, in any case, occurs
     /// in its payload as --codec decodes it (what `inspect` shows; an
@@ -507,6 +515,107 @@ pub(crate) struct ResultArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BatchCommand {
+    /// Offer values as one batch, and print its id. Each value is a job
+    /// with a history, a cancel and a result (`BATCH/N`, N from 1 in the
+    /// order given). When the queue's limits refuse a member half way, the
+    /// members before it stay offered and the batch stays `offering` (no
+    /// completion): the same command with --id BATCH resumes it (exit
+    /// status 1).
+    #[command(
+        after_help = "Examples:\n  delayq batch offer imports --id nov --on-complete imports-done --data '{\"file\":\"nov.csv\"}' --from-file nov.txt\n  delayq batch offer mail --delay 10m alice@example.com bob@example.com --format json"
+    )]
+    // Boxed: its options are many beside `show`'s.
+    Offer(Box<BatchOfferArgs>),
+    /// A batch's state (offering, open, complete, delivered), its members
+    /// handled, dead-lettered and cancelled of its total with a progress
+    /// bar, when it began and ended, and where its completion goes. Exit
+    /// status 0 when found, 1 when there is no such batch.
+    #[command(
+        after_help = "Examples:\n  delayq batch show imports nov\n  delayq batch show imports nov --format json"
+    )]
+    Show(BatchShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BatchOfferArgs {
+    /// Queue name (the destination list Java passes to getBlockingQueue).
+    pub queue: String,
+    /// The batch's id (1 to 128 bytes, no `/`), instead of a random one.
+    /// Offering again under it resumes a batch stopped half way; an id in
+    /// use by a batch of another size or target is refused.
+    #[arg(long, value_name = "BATCH")]
+    pub id: Option<String>,
+    /// Once every member has ended, offer the completion to this queue (any
+    /// queue): `{"batch", "queue", "total", "handled", "dead_lettered",
+    /// "cancelled", "data"}` as JSON text, due at once, offered once. Read
+    /// it with --codec json or string (Java: StringCodec or
+    /// TypedJsonJacksonCodec).
+    #[arg(long, value_name = "TARGET")]
+    pub on_complete: Option<String>,
+    /// With --on-complete: the completion's `data`, any JSON (at most 64 KiB).
+    #[arg(long, value_name = "JSON", value_parser = parse_json, requires = "on_complete")]
+    pub data: Option<serde_json::Value>,
+    /// Delay before the members are due: 1500ms, 5s, 2m, 1h30m, 0.
+    #[arg(long, short, value_parser = parse_delay, allow_hyphen_values = true, default_value = "0")]
+    pub delay: Duration,
+    /// How long the batch's record is kept once its completion is offered
+    /// (default 7d).
+    #[arg(long, value_parser = parse_delay, value_name = "DURATION")]
+    pub keep: Option<Duration>,
+    /// How values are encoded (must match the Java codec).
+    #[arg(long, value_parser = parse_write_codec, default_value = "string", value_name = "CODEC")]
+    pub codec: CodecArg,
+    /// As for `delayq offer`: with --codec jackson, the Java class of the
+    /// values, and of values inside them by path; with kryo, serialization
+    /// or marshalling, the class of the values, a POJO or enum of
+    /// --kryo-schema.
+    #[arg(long = "java-class", value_name = "[PATH=]CLASS")]
+    pub java_class: Vec<String>,
+    /// With kryo, serialization or marshalling: the Java type of the values
+    /// (`Long`, `String`, `List<Integer>`...), as for `delayq offer`.
+    #[arg(long = "java-type", value_name = "TYPE", conflicts_with = "java_class")]
+    pub java_type: Option<String>,
+    /// With kryo, serialization, marshalling: the Java classes of POJOs and
+    /// enums (a JSON schema file, or the Java service's jar or classes).
+    #[arg(long, value_name = "PATH", visible_aliases = ["schema", "kryo-schema-from"])]
+    pub kryo_schema: Option<PathBuf>,
+    /// Packed element layout: modern (Redisson >= 3.21.1) or legacy (<=
+    /// 3.21.0); `delayq offer --format`, named apart from the output format.
+    #[arg(long, default_value = "modern", value_name = "modern|legacy")]
+    pub element_format: Format,
+    /// One value per line of FILE instead (`-`: standard input), in the
+    /// file's order, encoded as VALUE arguments are. Every line is checked
+    /// first: a line the codec cannot encode is an error naming it, and
+    /// nothing is offered.
+    #[arg(long, value_name = "FILE", conflicts_with = "values")]
+    pub from_file: Option<PathBuf>,
+    /// Output format: the batch id alone on a line, or a JSON object.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
+    /// Other values starting with `-` go after `--`.
+    #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BatchShowArgs {
+    /// Queue name.
+    pub queue: String,
+    /// The batch's id (as `delayq batch offer` printed it).
+    pub id: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// Parses a `--data`: any JSON text.
+pub(crate) fn parse_json(text: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))
 }
 
 #[derive(Debug, Args)]

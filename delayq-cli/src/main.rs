@@ -11,6 +11,7 @@
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 mod args;
+mod batch;
 mod cancel;
 mod dashboard;
 mod dead_letter;
@@ -41,7 +42,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use args::{Cli, Command, DeadLetterCommand, ScheduleCommand};
+use args::{BatchCommand, Cli, Command, DeadLetterCommand, ScheduleCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -122,6 +123,8 @@ async fn main() -> ExitCode {
         Command::Workers(args) => workers::run(&cli, args).await,
         Command::Job(args) => job::run(&cli, args).await,
         Command::Result(args) => result::run(&cli, args).await,
+        Command::Batch(BatchCommand::Offer(args)) => batch::offer(&cli, args).await,
+        Command::Batch(BatchCommand::Show(args)) => batch::show(&cli, args).await,
         Command::Search(args) => search::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };

@@ -161,13 +161,16 @@ fn read_block(codec: &TextCodec, lines: &mut Lines) -> Result<Vec<Bytes>, String
 }
 
 /// A line's payload, as `delayq offer` encodes a VALUE argument.
-fn encode(codec: &TextCodec, number: u64, line: &str) -> Result<Bytes, String> {
-    let payload = codec
-        .encode(&line.to_owned())
-        .map_err(|e| format!("line {number}: {e}"))?;
+pub(crate) fn encode(codec: &TextCodec, number: u64, line: &str) -> Result<Bytes, String> {
+    payload(codec, line).map_err(|e| format!("line {number}: {e}"))
+}
+
+/// `value`'s payload through `codec`, no bigger than the CLI offers.
+pub(crate) fn payload(codec: &TextCodec, value: &str) -> Result<Bytes, String> {
+    let payload = codec.encode(&value.to_owned()).map_err(|e| e.to_string())?;
     if payload.len() > MAX_PAYLOAD {
         return Err(format!(
-            "line {number}: a payload of {} bytes exceeds the limit of {MAX_PAYLOAD} bytes",
+            "a payload of {} bytes exceeds the limit of {MAX_PAYLOAD} bytes",
             payload.len()
         ));
     }
@@ -175,14 +178,14 @@ fn encode(codec: &TextCodec, number: u64, line: &str) -> Result<Bytes, String> {
 }
 
 /// The lines of a file or of standard input, numbered from 1.
-struct Lines {
+pub(crate) struct Lines {
     reader: Box<dyn BufRead + Send>,
     number: u64,
     buf: Vec<u8>,
 }
 
 impl Lines {
-    fn open(path: &Path) -> delayq::Result<Lines> {
+    pub(crate) fn open(path: &Path) -> delayq::Result<Lines> {
         let reader: Box<dyn BufRead + Send> = if path == Path::new("-") {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
@@ -199,7 +202,7 @@ impl Lines {
 
     /// The next line's number and text without its end (`\n` or `\r\n`;
     /// the last line needs none), or `None` at the end of the input.
-    fn next(&mut self) -> Result<Option<(u64, &str)>, String> {
+    pub(crate) fn next(&mut self) -> Result<Option<(u64, &str)>, String> {
         self.buf.clear();
         let read = self
             .reader

@@ -90,35 +90,50 @@ impl TextCodec {
 
     /// The codec of `delayq offer`'s arguments.
     pub(crate) fn for_offer(args: &OfferArgs) -> Result<Self, String> {
-        if !args.codec.is_java_binary() {
-            if args.java_type.is_some() {
+        TextCodec::for_values(
+            args.codec,
+            &args.java_class,
+            args.java_type.as_deref(),
+            args.kryo_schema.as_deref(),
+        )
+    }
+
+    /// The codec of values offered from the command line (`delayq offer`,
+    /// `delayq batch offer`): `--codec` with its `--java-class`,
+    /// `--java-type` and `--kryo-schema`.
+    pub(crate) fn for_values(
+        arg: CodecArg,
+        java_class: &[String],
+        java_type: Option<&str>,
+        kryo_schema: Option<&Path>,
+    ) -> Result<Self, String> {
+        if !arg.is_java_binary() {
+            if java_type.is_some() {
                 return Err("--java-type only applies to kryo, serialization and marshalling".into());
             }
-            let mut codec = TextCodec::with_java_classes(args.codec, &args.java_class)?;
-            if args.kryo_schema.is_some() {
+            let mut codec = TextCodec::with_java_classes(arg, java_class)?;
+            if kryo_schema.is_some() {
                 return Err("--kryo-schema only applies to kryo, serialization and marshalling".into());
             }
             codec.kryo_schema = None;
             return Ok(codec);
         }
-        let mut codec = TextCodec::reading(args.codec, args.kryo_schema.as_deref())?;
+        let mut codec = TextCodec::reading(arg, kryo_schema)?;
         let schema = codec.kryo_schema.clone().unwrap_or_default();
-        let text = match (args.java_class.as_slice(), &args.java_type) {
+        let text = match (java_class, java_type) {
             ([], None) => None,
             ([class], None) if !class.contains('=') => {
                 if codec.kryo_schema.is_none() {
                     return Err(format!(
-                        "--java-class {class} with --codec {} needs --kryo-schema FILE describing it",
-                        args.codec
+                        "--java-class {class} with --codec {arg} needs --kryo-schema FILE describing it"
                     ));
                 }
                 Some(class.clone())
             }
-            ([], Some(java_type)) => Some(java_type.clone()),
+            ([], Some(java_type)) => Some(java_type.to_owned()),
             _ => {
                 return Err(format!(
-                    "--codec {} takes one --java-class CLASS (no PATH=CLASS) or --java-type TYPE",
-                    args.codec
+                    "--codec {arg} takes one --java-class CLASS (no PATH=CLASS) or --java-type TYPE"
                 ))
             }
         };

@@ -429,6 +429,7 @@ fn help_covers_every_command_and_option() {
         "resume",
         "job",
         "result",
+        "batch",
     ] {
         assert!(top.contains(command), "{command} missing from --help:\n{top}");
     }
@@ -450,6 +451,25 @@ fn help_covers_every_command_and_option() {
         (&["get", "--help"], &["--codec", "--format"]),
         (&["cancel", "--help"], &["--format", "job history"]),
         (&["result", "--help"], &["--wait", "--format"]),
+        (&["batch", "--help"], &["offer", "show", "job history"]),
+        (
+            &["batch", "offer", "--help"],
+            &[
+                "--id",
+                "--on-complete",
+                "--data",
+                "--delay",
+                "--keep",
+                "--codec",
+                "--java-class",
+                "--java-type",
+                "--kryo-schema",
+                "--element-format",
+                "--from-file",
+                "--format",
+            ],
+        ),
+        (&["batch", "show", "--help"], &["--format", "progress bar"]),
         (
             &["limits", "--help"],
             &["--max-size", "--max-payload", "--offers", "--takes", "--concurrency"],

@@ -14,6 +14,7 @@ mod harness {
 }
 
 mod acl;
+mod batches;
 mod cli;
 mod codecs;
 mod dashboard;
