@@ -15,6 +15,7 @@ use super::Shared;
 const OVERVIEW: &str = include_str!("assets/overview.html");
 const WORKERS: &str = include_str!("assets/workers.html");
 const JOB: &str = include_str!("assets/job.html");
+const BATCH: &str = include_str!("assets/batch.html");
 const SEARCH: &str = include_str!("assets/search.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
@@ -38,6 +39,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/queue.js"),
     include_str!("assets/js/workers.js"),
     include_str!("assets/js/job.js"),
+    include_str!("assets/js/batch.js"),
     include_str!("assets/js/search.js"),
     include_str!("assets/js/boot.js"),
 );
@@ -48,6 +50,7 @@ const STYLE: &str = concat!(
     include_str!("assets/css/schedules.css"),
     include_str!("assets/css/events.css"),
     include_str!("assets/css/payload.css"),
+    include_str!("assets/css/batch.css"),
 );
 
 /// A page with the session's CSRF token and the read-only flag filled in:
@@ -104,6 +107,14 @@ pub(crate) async fn workers_page(
 /// `GET /job?name=Q&id=ID`: one job's history.
 pub(crate) async fn job_page(State(shared): State<Arc<Shared>>, Extension(csrf): Extension<Csrf>) -> impl IntoResponse {
     page(JOB, &shared, &csrf)
+}
+
+/// `GET /batch?name=Q&id=BID`: one batch's state and counts.
+pub(crate) async fn batch_page(
+    State(shared): State<Arc<Shared>>,
+    Extension(csrf): Extension<Csrf>,
+) -> impl IntoResponse {
+    page(BATCH, &shared, &csrf)
 }
 
 /// `GET /search?text=T`: values by id or text across every queue.

@@ -43,6 +43,10 @@
 //!   failed counts, and what each handler runs now with its lease; a worker
 //!   that missed its beats is flagged silent. The overview has a workers
 //!   column (live · busy/slots, silent ones flagged).
+//! - `/batch?name=Q&id=BID`: a batch of jobs (`DelayedQueue::offer_batch`):
+//!   its state, a bar of its members ended (handled, dead-lettered,
+//!   cancelled) of its total, when it began and completed, and the queue
+//!   its completion goes to; a member's job page links to it.
 //! - `/metrics`: the `metrics` feature's series plus, for every discovered
 //!   queue, gauges named `delayq_queue_*` (so they never share a name with
 //!   the library's per-process series): `pending`, `ready`, `in_flight`,
@@ -276,6 +280,7 @@ impl Dashboard {
             .route("/queue", get(assets::queue_page))
             .route("/workers", get(assets::workers_page))
             .route("/job", get(assets::job_page))
+            .route("/batch", get(assets::batch_page))
             .route("/search", get(assets::search_page))
             .route("/assets/dashboard.js", get(assets::script))
             .route("/assets/dashboard.css", get(assets::style))

@@ -1,7 +1,8 @@
 //! `GET /api/job?name=Q&id=ID`: where a job offered with an id is now, its
 //! last attempts, its cancel, its last progress and its result
-//! (`ReliableQueue::job`), for the job page; and `POST
-//! /api/actions/cancel-job` (`ReliableQueue::cancel_job`), its Cancel button.
+//! (`ReliableQueue::job`), and the batch it is a member of, for the job
+//! page; and `POST /api/actions/cancel-job` (`ReliableQueue::cancel_job`),
+//! its Cancel button.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -20,6 +21,7 @@ use delayq::jobs::{Attempt, CancelOutcome, JobHistory, JobState};
 use delayq::BytesCodec;
 
 use super::action::{act, done, failed};
+use super::batch::{member_of, status_json};
 use super::error;
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
 use crate::{epoch_ms, Shared};
@@ -50,11 +52,31 @@ pub(crate) async fn job(State(shared): State<Arc<Shared>>, Query(query): Query<J
             JobState::DeadLettered { .. } => dead_letter_of(&shared, &queue, &query.name, &query.id).await?,
             _ => None,
         };
-        Ok::<_, delayq::Error>((history, dead))
+        let batch = match member_of(&query.id) {
+            // An id of a batch's shape whose batch is not there (or one the
+            // library refuses as a batch id) is a job like any other.
+            Some((batch, n)) => match queue.batch(batch).await {
+                Ok(found) => found.map(|status| (status, n)),
+                Err(delayq::Error::InvalidArgument(_)) => None,
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        Ok::<_, delayq::Error>((history, dead, batch))
     };
     match guarded(&shared, Some(REDIS_WAIT), read).await {
-        Ok(Ok((history, dead))) => {
+        Ok(Ok((history, dead, batch))) => {
             let mut page = history_json(&shared, &query.name, &history);
+            // The batch a member (`<batch>/<n>`) belongs to, for the link
+            // to its page: its number in it and the batch's counts.
+            page["batch"] = match batch {
+                Some((status, n)) => {
+                    let mut batch = status_json(&status);
+                    batch["member"] = json!(n);
+                    batch
+                }
+                None => Value::Null,
+            };
             // Where its dead letter is, for the page's Requeue and Delete
             // (the dead-letter page's actions, named by this key) and the
             // link to its row.

@@ -1,7 +1,7 @@
 //! The JSON API the pages poll and the actions they post, one file per
 //! part of the pages: the overview, a queue's header and actions, its
-//! pending elements, its dead letters and its schedules, and the search
-//! across queues. Each part routes
+//! pending elements, its dead letters and its schedules, a job, a batch,
+//! and the search across queues. Each part routes
 //! its own paths ([`routes`]); this file holds what they share.
 
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use super::sampler::view;
 use crate::{epoch_ms, Shared};
 
 pub(crate) mod action;
+mod batch;
 mod dead_letters;
 mod events;
 mod history;
@@ -44,6 +45,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
         .merge(events::routes(read_only))
         .merge(workers::routes(read_only))
         .merge(job::routes(read_only))
+        .merge(batch::routes(read_only))
         .merge(history::routes(read_only))
         .merge(search::routes(read_only))
 }

@@ -5,6 +5,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (document.body.dataset.page === "overview") overviewPage();
   else if (document.body.dataset.page === "workers") workersPage();
   else if (document.body.dataset.page === "job") jobPage();
+  else if (document.body.dataset.page === "batch") batchPage();
   else if (document.body.dataset.page === "search") searchPage();
   else queuePage();
 });

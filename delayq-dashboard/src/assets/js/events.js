@@ -168,20 +168,35 @@ const eventsSection = {
   },
 
   row(event) {
+    const kind = eventKind(event);
     const row = el("tr", { class: "event" });
     row.dataset.id = event.stream_id;
-    row.dataset.kind = String(event.kind);
+    row.dataset.kind = kind;
     row.dataset.text = searchText(event);
     row.hidden = !this.passes(row);
     row.append(
       el("td", { class: "time" }, localTime(event.time_ms)),
-      el("td", { class: `kind ${String(event.kind).replace(/[^a-z_]/g, "")}` }, visible(event.kind)),
+      el("td", { class: `kind ${kind.replace(/[^a-z_]/g, "")}` }, visible(kind)),
       el("td", { class: "sid" }, visible(event.stream_id)),
-      JOB_EVENTS[event.kind] ? jobEventDetails(event, this.ctx.name) : eventDetails(event),
+      Object.hasOwn(JOB_EVENTS, kind) ? jobEventDetails(event, kind, this.ctx.name) : eventDetails(event),
     );
     return row;
   },
 };
+
+// An event's kind: the library's name for it, or, for a kind it has no
+// variant for (serialized as kind "unknown" with the name read and the
+// fields as written), that name.
+function eventKind(event) {
+  if (event.kind === "unknown" && typeof event.name === "string" && event.name !== "") return event.name;
+  return String(event.kind);
+}
+
+// An event's own fields: those an unknown kind carries in `fields` (all
+// text), or the event itself.
+function eventFields(event) {
+  return event.kind === "unknown" && event.fields && typeof event.fields === "object" ? event.fields : event;
+}
 
 // What the text filter looks in: the event's own string fields (ids,
 // deliveries, reason, schedule), lower-cased.
@@ -224,8 +239,9 @@ function eventDetails(event) {
   return cell;
 }
 
-// The job events (a cancel asked, jobs cancelled, progress, results) as a
-// sentence, each job id a link to its page (as text).
+// The job events (a cancel asked, jobs cancelled, progress, results, a
+// batch completed) as a sentence, each job or batch id a link to its page
+// (as text).
 const JOB_EVENTS = {
   cancel_requested: (e) => ["cancel asked for job ", { id: e.id }, ` (it was ${visible(e.state)})`],
   job_cancelled: (e) => [
@@ -234,6 +250,13 @@ const JOB_EVENTS = {
   ],
   progress: (e) => ["job ", { id: e.job }, ` reported progress (delivery ${visible(e.delivery)})`],
   result: (e) => [`${fmt(e.count)} ${e.count === 1 ? "result" : "results"} kept`, ...jobList(e.jobs, e.count)],
+  // Written by the script that counts a batch's last member: its counts
+  // are text (the library reads the event as a kind it does not know).
+  batch_completed: (e) => {
+    const f = eventFields(e);
+    return ["batch ", { batch: f.batch },
+      ` completed: ${fmt(f.handled)} handled, ${fmt(f.dead_lettered)} dead-lettered, ${fmt(f.cancelled)} cancelled`];
+  },
 };
 
 // ": a, b, c +2 more" of an event's job ids (it names the first 32).
@@ -248,11 +271,12 @@ function jobList(jobs, count) {
   return parts;
 }
 
-function jobEventDetails(event, queue) {
+function jobEventDetails(event, kind, queue) {
   const cell = el("td", { class: "details job-event" });
   const link = (id) => el("a", { class: "job-link", href: `/job?${new URLSearchParams({ name: queue, id: String(id) })}` }, visible(id));
-  for (const part of JOB_EVENTS[event.kind](event)) {
-    if (part && typeof part === "object") cell.append(link(part.id));
+  for (const part of JOB_EVENTS[kind](event)) {
+    if (part && typeof part === "object" && "batch" in part) cell.append(batchLink(queue, part.batch === undefined ? "" : part.batch));
+    else if (part && typeof part === "object") cell.append(link(part.id));
     else if (typeof part === "string") cell.append(part);
   }
   if (Array.isArray(event.jobs) && event.jobs.length > 3) cell.title = `jobs: ${event.jobs.map(visible).join(" ")}`;

@@ -177,6 +177,26 @@ function jobReports(data, drawn) {
   }
 }
 
+// A member of a batch (its id <batch>/<n>, its batch found): "member 7 of
+// 20 in batch B", the batch a link to its page, and how far it is. Drawn
+// again only when it changed.
+function jobBatch(queue, b, drawn) {
+  const node = $("job-batch");
+  node.hidden = !b;
+  if (!b) {
+    drawn.batch = "";
+    return;
+  }
+  const key = JSON.stringify([b.member, b.total, b.state, b.ended]);
+  if (drawn.batch === key) return;
+  drawn.batch = key;
+  node.replaceChildren(
+    `member ${fmt(b.member)} of ${fmt(b.total)} in batch `,
+    batchLink(queue, b.id),
+    ` · ${visible(b.state)} · ${fmt(b.ended)} of ${fmt(b.total)} ended`,
+  );
+}
+
 function jobPage() {
   const params = new URLSearchParams(location.search);
   const name = params.get("name") || "";
@@ -223,6 +243,7 @@ function jobPage() {
       $("job-dead-row").href = `/queue?${new URLSearchParams({ name, dead: dead.index + 1 })}#dead-letters-section`;
     }
     for (const button of [$("job-requeue"), $("job-delete")]) button.hidden = READ_ONLY;
+    jobBatch(name, data.batch, drawn);
     jobReports(data, drawn);
     const first = data.attempts_total - data.attempts.length + 1;
     const rows = [];

@@ -970,6 +970,7 @@ async fn schedules_show_their_fires_and_whether_a_runner_is_alive() {
 }
 
 // One file per part of the pages, each using the helpers above.
+mod batch;
 mod dead_letters;
 mod elements;
 mod events;

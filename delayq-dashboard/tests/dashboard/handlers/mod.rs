@@ -800,6 +800,7 @@ async fn a_queue_holding_only_ready_values_is_found_through_the_registry() {
 }
 
 // One file per part of the pages, each using the helpers above.
+mod batches;
 mod dead_letters;
 mod elements;
 mod events;
