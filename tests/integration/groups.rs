@@ -387,3 +387,90 @@ redis_test! {
         assert!(seen.most_per_key.load(Ordering::SeqCst) <= 3);
     }
 }
+
+/// A Redis restart (its AOF kept) while a worker runs grouped values, a
+/// batch and a cancelled job: after it, every grouped value runs in order
+/// per key (a value whose ack the restart lost may run again, right after
+/// itself), the batch completes once, and the cancelled job never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_batches_and_cancels_hold_across_a_redis_restart() {
+    delayq_test_support::deadline(async {
+        let mut redis = delayq_test_support::RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]).await;
+        let producer = redis.client().await;
+        let queue = producer.delayed_queue("restart-groups", StringCodec).unwrap();
+        queue.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
+        for i in 0..40 {
+            for k in 0..4 {
+                queue.offer_with(&format!("k{k}#{i:02}"), &OfferOptions::default().group(format!("k{k}"))).await.unwrap();
+            }
+        }
+        let batch = queue
+            .offer_batch(
+                (0..40).map(|i| (format!("b#{i:02}"), Duration::ZERO)),
+                &delayq::batch::BatchOptions::new().on_complete("restart-groups-done", serde_json::json!({})),
+            )
+            .await
+            .unwrap();
+        queue.offer_with_id("doomed", &"never#00".to_owned(), Duration::from_secs(2)).await.unwrap();
+        let consumers = producer.reliable_queue("restart-groups", StringCodec).unwrap();
+        assert_eq!(consumers.cancel_job("doomed").await.unwrap(), delayq::jobs::CancelOutcome::Pending);
+        queue.offer_with_id("late-cancel", &"late#00".to_owned(), Duration::ZERO).await.unwrap();
+        queue.transfer_now().await.unwrap();
+        assert!(matches!(
+            consumers.cancel_job("late-cancel").await.unwrap(),
+            delayq::jobs::CancelOutcome::Queued { .. }
+        ));
+        let seen = Arc::new(Seen::default());
+        let consumer = redis.client().await;
+        let worker = consumer
+            .worker("restart-groups", StringCodec)
+            .unwrap()
+            .concurrency(4)
+            .visibility_timeout(Duration::from_secs(2))
+            .run({
+                let seen = seen.clone();
+                move |value: String| {
+                    let seen = seen.clone();
+                    async move {
+                        seen.start(&value);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        seen.end(&value);
+                        Ok::<(), BoxError>(())
+                    }
+                }
+            });
+        eventually(WAIT, "a quarter handled", || async { seen.done.load(Ordering::SeqCst) >= 50 }).await;
+        redis.restart().await;
+        let done = consumer.reliable_queue("restart-groups-done", StringCodec).unwrap().with_transfer();
+        eventually(Duration::from_secs(60), "everything handled, the batch delivered", || async {
+            let distinct: usize = seen
+                .order
+                .lock()
+                .values()
+                .map(|v| {
+                    let mut v = v.clone();
+                    v.dedup();
+                    v.len()
+                })
+                .sum();
+            distinct == 200 && done.len().await.unwrap_or(0) == 1
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        worker.shutdown().await;
+        assert_eq!(done.len().await.unwrap(), 1, "one completion");
+        let status = consumers.batch(&batch).await.unwrap().unwrap();
+        assert_eq!((status.handled, status.dead_lettered), (40, 0));
+        let order = seen.order.lock();
+        assert!(!order.contains_key("never") && !order.contains_key("late"), "a cancelled job ran");
+        for k in 0..4 {
+            let key = format!("k{k}");
+            let mut values = order[&key].clone();
+            values.dedup();
+            let expected: Vec<String> = (0..40).map(|i| format!("{key}#{i:02}")).collect();
+            assert_eq!(values, expected, "{key}");
+        }
+        assert_eq!(seen.most_per_key.load(Ordering::SeqCst).min(1), 1);
+    })
+    .await;
+}
