@@ -22,7 +22,8 @@
 -- destination, and the caller waits) | {'full'} (the concurrency limit: the
 -- value went back as on a pause) | {'gone'} (no copy near the tail: the reaper already returned it to the
 -- queue, and the caller takes again) | {'cancelled'} (the value's job had a
--- cancel asked, lib/jobs.lua's x:<id>: it was dropped, with a
+-- cancel asked, lib/jobs.lua's x:<id>: it went to the dead letters with
+-- reason 'cancelled before it ran', with a
 -- 'job_cancelled' event and the 'cancelled' total; the caller takes again). The due time is known when a tracked
 -- transfer moved the value.
 --
@@ -71,7 +72,9 @@ local max = tonumber(ARGV[4])
 local jobs = delayq_jobs_on(KEYS[15]) and delayq_jobs_claims(KEYS[15], KEYS[16], {value}, now)
 local job = jobs and jobs.ids[1]
 if job and delayq_jobs_claim_is_cancelled(jobs, 1) then
-  -- A job whose cancel was asked: dropped, and the caller takes again.
+  -- A job whose cancel was asked: to the dead letters (never dropped: an
+  -- equal value could be the one found), and the caller takes again.
+  delayq_dead_letter(KEYS[3], KEYS[10], value, delayq_jobs_reason(job, 'cancelled before it ran'))
   delayq_jobs_claim_cancelled(jobs, 1)
   delayq_jobs_flush(jobs)
   delayq_event(events, KEYS[12], 'job_cancelled', 'count', 1, 'running', 0, 'job', job)

@@ -37,8 +37,9 @@
 -- Returns {'paused'} or {'full'} (nothing popped) or {'ok' (or 'more': it skipped as
 -- many expired or foreign values as a call may, and read no list; call
 -- again), now ms, the number of values answered n (a job whose cancel was
--- asked, lib/jobs.lua's x:<id>, is dropped, with a 'job_cancelled' event and
--- the 'cancelled' total, and not answered), the room the
+-- asked, lib/jobs.lua's x:<id>, goes to the dead letters with reason
+-- 'cancelled before it ran', with a 'job_cancelled' event and the
+-- 'cancelled' total, and is not answered), the room the
 -- concurrency limit has left after this claim (false: no limit), then per value, in take
 -- order: value, delivery count * 10 + priority level (0: the list's; a
 -- count of 0 or below: dead-lettered after minus that many deliveries,
@@ -178,23 +179,23 @@ while #values < n and bytes < budget and not more do
 end
 local jobs = false
 if jobbed and #values > 0 then
-  if next(group_of) then
-    -- Grouped values are no jobs: their payloads must not take a job's id.
-    local plain, at = {}, {}
-    for i = 1, #values do
-      if not group_of[i] then
-        plain[#plain + 1] = values[i]
-        at[#plain] = i
-      end
+  -- Only the list's values are jobs (Redisson elements offered with an id):
+  -- a priority, TTL, headers or grouped value with an equal payload must
+  -- not take a job's id.
+  local plain, at = {}, {}
+  for i = 1, #values do
+    if levels[i] == 0 and not headers[i] and not group_of[i] then
+      plain[#plain + 1] = values[i]
+      at[#plain] = i
     end
-    if #plain > 0 then
-      jobs = delayq_jobs_claims(KEYS[13], KEYS[14], plain, now)
-      local ids = {}
-      for j = 1, #plain do ids[at[j]] = jobs.ids[j] end
-      jobs.ids = ids
-    end
-  else
+  end
+  if #plain == #values then
     jobs = delayq_jobs_claims(KEYS[13], KEYS[14], values, now)
+  elseif #plain > 0 then
+    jobs = delayq_jobs_claims(KEYS[13], KEYS[14], plain, now)
+    local ids = {}
+    for j = 1, #plain do ids[at[j]] = jobs.ids[j] end
+    jobs.ids = ids
   end
 end
 -- Grouped deliveries' keys, written in one HSET (lib/groups.lua's d:<delivery>).
@@ -218,6 +219,10 @@ for i, value in ipairs(values) do
   end
   local job = jobs and jobs.ids[i]
   if job and delayq_jobs_claim_is_cancelled(jobs, i) then
+    -- Kept in the dead letters, never dropped: a job's value is found by
+    -- its payload, so an equal value could be the one stopped (undone by
+    -- a requeue).
+    delayq_dead_letter(KEYS[3], KEYS[8], value, delayq_jobs_reason(job, 'cancelled before it ran'), delayq_section_headers(headers[i]))
     delayq_jobs_claim_cancelled(jobs, i)
     cancelled[#cancelled + 1] = job
     ended[#ended + 1], hows[#ended + 1] = job, 'c'

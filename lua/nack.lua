@@ -29,8 +29,10 @@
 -- ARGV: 1 delivery (8-byte id, 10-digit count, value), 2 delay ms (0: back
 --       to the destination's tail at once; -1: to its head, first in line
 --       again; -2: to the dead-letter list, no count kept; -3: to its head,
---       not counted as a delivery: it reached no consumer; -4: dropped, its
---       job stopped on the cancel asked for it (lib/jobs.lua's x:<id>), with
+--       not counted as a delivery: it reached no consumer; -4: to the
+--       dead-letter list with reason 'cancelled while it ran', not
+--       retried: its job stopped on the cancel asked for it (lib/jobs.lua's
+--       x:<id>), with
 --       a 'job_cancelled' event and the 'cancelled' total; a delivery whose
 --       job has no cancel asked is left in flight and answered 2),
 --       3 the value packed for the delayed queue, 4 how long a count record
@@ -106,6 +108,8 @@ end
 local named = job and {'job', job} or {}
 local batches = job and #KEYS >= 23 and delayq_batches_open(20, events, KEYS[11])
 if delay == -4 then
+  -- Kept in the dead letters, never dropped (undone by a requeue).
+  delayq_dead_letter(KEYS[6], KEYS[9], value, delayq_jobs_reason(job, 'cancelled while it ran'), delayq_section_headers(header))
   delayq_jobs_cancelled(KEYS[14], KEYS[15], job, record, now, now + delayq_jobs_keep(KEYS[14], DELAYQ_JOBS_CANCELLED_TTL), 'cancelled while it ran')
   delayq_event(events, KEYS[11], 'job_cancelled', 'count', 1, 'running', 1, 'deliveries', delayq_hex(string.sub(member, 1, 8)), 'job', job)
   delayq_count(KEYS[12], 'cancelled', 1)

@@ -36,6 +36,11 @@ if bad then return bad end
 if not delayq_jobs_on(KEYS[8]) then
   return redis.error_reply('DELAYQ_BATCH_HISTORY a batch needs the queue\'s job history (set_job_history): its members are counted as their jobs end')
 end
+-- Members without a record are never counted: refused while the job
+-- history cannot hold the whole batch (lib/jobs.lua's cap).
+if tonumber(ARGV[2]) == 0 and redis.call('hlen', KEYS[8]) + 2 * tonumber(ARGV[3]) > DELAYQ_JOBS_CAP then
+  return redis.error_reply('DELAYQ_BATCH_FULL the job history holds too many records for a batch of ' .. ARGV[3])
+end
 local events, events_bad = delayq_events_open(KEYS[9], KEYS[10])
 if events_bad then return events_bad end
 local limits, limits_bad = delayq_limits_open(KEYS[12])

@@ -353,7 +353,9 @@ pub mod groups {
 /// # Ok(()) }
 /// ```
 pub mod batch {
-    pub use crate::queue::delayed::{BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES};
+    pub use crate::queue::delayed::{
+        BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES, MAX_EQUAL_MEMBERS,
+    };
 }
 
 /// Job histories: where a value offered with an id is now (pending, ready,

@@ -347,6 +347,11 @@ local function delayq_jobs_transferred(jobs, expiry, elements, ids)
     local record = records[id]
     if record == nil then
       record = delayq_jobs_parse(raw['h:' .. id]) or false
+      -- A new job under the id (anything but a retry of it coming back):
+      -- an earlier one's cancel, progress and result are not its own.
+      if not record or record.s ~= 'pending' then
+        for _, f in ipairs({'x:', 'o:', 'p:'}) do delayq_jobs_set(batch, f .. id, false, false) end
+      end
       if not record and room > 0 then record, room = delayq_jobs_new(), room - 1 end
       records[id] = record
     end

@@ -919,7 +919,17 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     cancel_id: lua!(
         "cancel_id",
         Safe,
-        [Timeout, Pending, Ids, EventsConfig, Events, Request]
+        [
+            Timeout,
+            Pending,
+            Ids,
+            EventsConfig,
+            Events,
+            Batches,
+            BatchOutbox,
+            BatchesExpiry,
+            Request
+        ]
     ),
     reschedule_id: lua!(
         "reschedule_id",

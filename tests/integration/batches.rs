@@ -77,7 +77,8 @@ redis_test! {
             })
         );
         completion.ack().await.unwrap();
-        assert_eq!(rq.dead_letter_len().await.unwrap(), 10);
+        // 10 failed, 5 cancelled (kept there, never dropped).
+        assert_eq!(rq.dead_letter_len().await.unwrap(), 15);
     }
 }
 

@@ -71,7 +71,12 @@ redis_test! {
         assert_eq!(rq.cancel_job("b").await.unwrap(), CancelOutcome::Finished { state: s("cancelled") });
         assert_eq!(rq.cancel_job("a").await.unwrap(), CancelOutcome::Finished { state: s("handled") });
         assert_eq!(dq.status().await.unwrap().totals.cancelled, 2);
-        assert_eq!(rq.dead_letter_len().await.unwrap(), 0);
+        // b's value is kept in the dead letters (a cancel is undone by a
+        // requeue), with its job's id and why; the pending one is gone.
+        let dead = rq.dead_letter_page(0, 10).await.unwrap();
+        assert_eq!(dead.len(), 1);
+        assert_eq!((dead[0].job.as_deref(), dead[0].reason.as_deref()), (Some("b"), Some("cancelled before it ran")));
+        assert_eq!(dq.status().await.unwrap().totals.dead_lettered, 0, "counted as cancelled");
     }
 }
 
@@ -126,7 +131,9 @@ redis_test! {
         assert_eq!(raw.zcard("delayq_leases:{cancel-running}").await, 0);
         assert_eq!(rq.len().await.unwrap(), 0, "not given back");
         assert_eq!(dq.len().await.unwrap(), 0, "not retried through the delayed queue");
-        assert_eq!(rq.dead_letter_len().await.unwrap(), 0);
+        let dead = rq.dead_letter_page(0, 10).await.unwrap();
+        assert_eq!(dead.len(), 1, "kept in the dead letters, not retried");
+        assert_eq!(dead[0].reason.as_deref(), Some("cancelled while it ran"));
         assert_eq!(started.load(Ordering::SeqCst), 2, "run once");
         assert_eq!(dq.status().await.unwrap().totals.cancelled, 1);
     }
@@ -316,7 +323,7 @@ redis_test! {
         assert_eq!(dq.status().await.unwrap().totals.cancelled, 1);
         assert_eq!(raw.zcard("delayq_leases:{lost-drop}").await, 0);
         assert_eq!(rq.len().await.unwrap() + dq.len().await.unwrap(), 0);
-        assert_eq!(rq.dead_letter_len().await.unwrap(), 0);
+        assert_eq!(rq.dead_letter_len().await.unwrap(), 1, "kept once in the dead letters");
         assert_eq!(cancelled_how(&rq.job("dropped").await.unwrap().state), Some("cancelled while it ran"));
     }
 }

@@ -395,13 +395,17 @@ redis_test! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_batches_and_cancels_hold_across_a_redis_restart() {
     delayq_test_support::deadline(async {
-        let mut redis = delayq_test_support::RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]).await;
+        let mut redis =
+            delayq_test_support::RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]).await;
         let producer = redis.client().await;
         let queue = producer.delayed_queue("restart-groups", StringCodec).unwrap();
         queue.set_job_history(Some(Duration::from_secs(3600))).await.unwrap();
         for i in 0..40 {
             for k in 0..4 {
-                queue.offer_with(&format!("k{k}#{i:02}"), &OfferOptions::default().group(format!("k{k}"))).await.unwrap();
+                queue
+                    .offer_with(&format!("k{k}#{i:02}"), &OfferOptions::default().group(format!("k{k}")))
+                    .await
+                    .unwrap();
             }
         }
         let batch = queue
@@ -411,10 +415,19 @@ async fn groups_batches_and_cancels_hold_across_a_redis_restart() {
             )
             .await
             .unwrap();
-        queue.offer_with_id("doomed", &"never#00".to_owned(), Duration::from_secs(2)).await.unwrap();
+        queue
+            .offer_with_id("doomed", &"never#00".to_owned(), Duration::from_secs(2))
+            .await
+            .unwrap();
         let consumers = producer.reliable_queue("restart-groups", StringCodec).unwrap();
-        assert_eq!(consumers.cancel_job("doomed").await.unwrap(), delayq::jobs::CancelOutcome::Pending);
-        queue.offer_with_id("late-cancel", &"late#00".to_owned(), Duration::ZERO).await.unwrap();
+        assert_eq!(
+            consumers.cancel_job("doomed").await.unwrap(),
+            delayq::jobs::CancelOutcome::Pending
+        );
+        queue
+            .offer_with_id("late-cancel", &"late#00".to_owned(), Duration::ZERO)
+            .await
+            .unwrap();
         queue.transfer_now().await.unwrap();
         assert!(matches!(
             consumers.cancel_job("late-cancel").await.unwrap(),
@@ -439,22 +452,32 @@ async fn groups_batches_and_cancels_hold_across_a_redis_restart() {
                     }
                 }
             });
-        eventually(WAIT, "a quarter handled", || async { seen.done.load(Ordering::SeqCst) >= 50 }).await;
-        redis.restart().await;
-        let done = consumer.reliable_queue("restart-groups-done", StringCodec).unwrap().with_transfer();
-        eventually(Duration::from_secs(60), "everything handled, the batch delivered", || async {
-            let distinct: usize = seen
-                .order
-                .lock()
-                .values()
-                .map(|v| {
-                    let mut v = v.clone();
-                    v.dedup();
-                    v.len()
-                })
-                .sum();
-            distinct == 200 && done.len().await.unwrap_or(0) == 1
+        eventually(WAIT, "a quarter handled", || async {
+            seen.done.load(Ordering::SeqCst) >= 50
         })
+        .await;
+        redis.restart().await;
+        let done = consumer
+            .reliable_queue("restart-groups-done", StringCodec)
+            .unwrap()
+            .with_transfer();
+        eventually(
+            Duration::from_secs(60),
+            "everything handled, the batch delivered",
+            || async {
+                let distinct: usize = seen
+                    .order
+                    .lock()
+                    .values()
+                    .map(|v| {
+                        let mut v = v.clone();
+                        v.dedup();
+                        v.len()
+                    })
+                    .sum();
+                distinct == 200 && done.len().await.unwrap_or(0) == 1
+            },
+        )
         .await;
         tokio::time::sleep(Duration::from_millis(1500)).await;
         worker.shutdown().await;
@@ -462,7 +485,10 @@ async fn groups_batches_and_cancels_hold_across_a_redis_restart() {
         let status = consumers.batch(&batch).await.unwrap().unwrap();
         assert_eq!((status.handled, status.dead_lettered), (40, 0));
         let order = seen.order.lock();
-        assert!(!order.contains_key("never") && !order.contains_key("late"), "a cancelled job ran");
+        assert!(
+            !order.contains_key("never") && !order.contains_key("late"),
+            "a cancelled job ran"
+        );
         for k in 0..4 {
             let key = format!("k{k}");
             let mut values = order[&key].clone();

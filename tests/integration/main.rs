@@ -30,6 +30,7 @@ mod headers;
 mod headers_faults;
 mod ids;
 mod job_history;
+mod jobs_review;
 mod joined_offers;
 mod joined_waits;
 mod kryo;

@@ -27,6 +27,9 @@ pub const DEFAULT_BATCH_KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 pub const MAX_COMPLETION_BYTES: usize = 65536;
 /// Most bytes of a batch id.
 const MAX_BATCH_ID: usize = 128;
+/// Most members of a batch with equal bytes (`lua/lib/jobs.lua` files at
+/// most 16 ready ids per payload).
+pub const MAX_EQUAL_MEMBERS: usize = 16;
 
 /// How to offer a batch ([`DelayedQueue::offer_batch`]): its id, the queue
 /// its completion goes to, and how long its record is kept.
@@ -304,6 +307,18 @@ impl<T: 'static> DelayedQueue<T> {
         if encoded.is_empty() {
             return Err(Error::InvalidArgument("a batch has at least one value".into()));
         }
+        // A job's history files at most 16 ready ids per payload: a 17th
+        // equal member would have none, and never be counted.
+        let mut equal: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+        for (_, payload) in &encoded {
+            let n = equal.entry(payload.as_ref()).or_default();
+            *n += 1;
+            if *n > MAX_EQUAL_MEMBERS {
+                return Err(Error::InvalidArgument(format!(
+                    "a batch holds at most {MAX_EQUAL_MEMBERS} members with equal bytes (make them differ, e.g. by an index)"
+                )));
+            }
+        }
         if crate::queue::jobs::switch(&self.handle.core, &self.handle.keys)
             .await?
             .is_none()
@@ -382,6 +397,9 @@ fn batch_error(error: Error, id: &str) -> Error {
         Error::Script { message, .. } if message.starts_with("DELAYQ_BATCH_TAKEN") => Error::InvalidArgument(format!(
             "batch id {id:?} is in use by a batch of another size or target"
         )),
+        Error::Script { message, .. } if message.starts_with("DELAYQ_BATCH_FULL") => Error::InvalidArgument(
+            "the queue's job history is near its cap of 1,000,000 records: the batch's members could not all be counted".into(),
+        ),
         Error::Script { message, .. } if message.starts_with("DELAYQ_BATCH_HISTORY") => Error::InvalidArgument(
             "the queue keeps no job history: a batch's members are counted as their jobs end (set_job_history)".into(),
         ),

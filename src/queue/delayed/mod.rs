@@ -34,7 +34,7 @@ mod traced;
 mod ttl;
 
 pub(crate) use batches::status as batch_status;
-pub use batches::{BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES};
+pub use batches::{BatchOptions, BatchState, BatchStatus, DEFAULT_BATCH_KEEP, MAX_COMPLETION_BYTES, MAX_EQUAL_MEMBERS};
 pub use dedup::{Dedup, DedupKey, Offered};
 pub use element::ElementOutcome;
 pub use groups::MAX_GROUP_KEY;

@@ -256,6 +256,18 @@ pub enum EventKind {
         /// Their ids, the first 32.
         jobs: Vec<String>,
     },
+    /// Every member of a batch has ended: its completion is on its way
+    /// ([`DelayedQueue::offer_batch`](crate::DelayedQueue::offer_batch)).
+    BatchCompleted {
+        /// The batch's id.
+        batch: String,
+        /// Members handled.
+        handled: u64,
+        /// Members dead-lettered.
+        dead_lettered: u64,
+        /// Members cancelled.
+        cancelled: u64,
+    },
     /// The queue was paused (by this call: pausing a paused queue writes none).
     Paused,
     /// The queue was resumed (by this call).
@@ -392,6 +404,12 @@ fn known(name: &str, f: &BTreeMap<String, String>) -> Option<EventKind> {
             count: num("count")?,
             jobs: jobs(),
         },
+        "batch_completed" => EventKind::BatchCompleted {
+            batch: text("batch")?,
+            handled: num("handled")?,
+            dead_lettered: num("dead_lettered")?,
+            cancelled: num("cancelled")?,
+        },
         "paused" => EventKind::Paused,
         "resumed" => EventKind::Resumed,
         _ => return None,
@@ -423,6 +441,7 @@ impl EventKind {
             EventKind::JobCancelled { .. } => "job_cancelled",
             EventKind::Progress { .. } => "progress",
             EventKind::Result { .. } => "result",
+            EventKind::BatchCompleted { .. } => "batch_completed",
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
             EventKind::Unknown { name, .. } => name,

@@ -31,16 +31,30 @@ use crate::wire::keys::QueueKeys;
 pub(crate) const DEDUP_WINDOW: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Batches one pass delivers, at most.
 const PER_PASS: i64 = 16;
+/// How long a completion whose offer failed waits before it is tried again.
+const RETRY_AFTER_MS: i64 = 60_000;
 
 /// Offers the completions waiting in `keys`' outbox (at most 16): one
 /// `EXISTS` when there are none. Returns how many it delivered.
 pub(crate) async fn deliver(core: &Arc<Core>, keys: &QueueKeys) -> Result<usize> {
     let conn = core.conn()?;
     let outbox = keys.batch_outbox();
+    // The due ones: one whose offer failed waits its backoff, so a few
+    // stuck completions (a full target) cannot hold up the others.
     let waiting: Vec<Value> = conn
         .custom(
             CustomCommand::new_static("ZRANGE", ClusterHash::FirstKey, false),
-            vec![Value::from(outbox.as_str()), Value::from(0), Value::from(PER_PASS - 1)],
+            vec![
+                Value::from(outbox.as_str()),
+                Value::from("-inf"),
+                // This host's clock against the server's: 10 s of skew
+                // delays nothing.
+                Value::from(crate::wire::time::now_ms() + 10_000),
+                Value::from("BYSCORE"),
+                Value::from("LIMIT"),
+                Value::from(0),
+                Value::from(PER_PASS),
+            ],
         )
         .await
         .on_key(&outbox)?;
@@ -52,7 +66,21 @@ pub(crate) async fn deliver(core: &Arc<Core>, keys: &QueueKeys) -> Result<usize>
             Ok(false) => {}
             Err(Error::Shutdown) => return Err(Error::Shutdown),
             Err(error) => {
-                tracing::warn!(queue = keys.destination(), batch = bid, %error, "could not offer a batch's completion; the next pass tries again")
+                tracing::warn!(queue = keys.destination(), batch = bid, %error, "could not offer a batch's completion; it is tried again in a minute");
+                // XX: only while it still waits (another mover may have
+                // delivered it meanwhile).
+                let _: Result<Value> = conn
+                    .custom(
+                        CustomCommand::new_static("ZADD", ClusterHash::FirstKey, false),
+                        vec![
+                            Value::from(outbox.as_str()),
+                            Value::from("XX"),
+                            Value::from(crate::wire::time::now_ms() + RETRY_AFTER_MS),
+                            Value::from(bid.as_str()),
+                        ],
+                    )
+                    .await
+                    .on_key(&outbox);
             }
         }
     }
@@ -97,8 +125,13 @@ async fn deliver_one(core: &Arc<Core>, keys: &QueueKeys, bid: &str) -> Result<bo
         });
         let payload = Bytes::from(serde_json::to_vec(&completion).expect("JSON values serialize"));
         let queue = DelayedQueue::<Bytes>::new(Arc::clone(core), target, Arc::new(BytesCodec))?.without_transfer();
-        let dedup =
-            crate::queue::delayed::Dedup::by_id(format!("delayq-batch:{}:{bid}", keys.destination()), DEDUP_WINDOW);
+        // The batch's creation time in the id: a batch id used again after
+        // its record expired is another batch, with a completion of its own.
+        let created = crate::wire::time::to_ms(status.created);
+        let dedup = crate::queue::delayed::Dedup::by_id(
+            format!("delayq-batch:{}:{bid}:{created}", keys.destination()),
+            DEDUP_WINDOW,
+        );
         let offered = queue.offer_dedup(&payload, Duration::ZERO, &dedup).await?;
         tracing::info!(
             queue = keys.destination(),

@@ -515,6 +515,30 @@ impl DeliveryLease {
     /// connection failures as [`ack`](Self::ack) is; each `true` when
     /// acked, `false` when too late. Every lease is settled.
     pub(in crate::queue::reliable) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
+        let result_bytes = |l: &DeliveryLease| l.result.as_deref().map_or(0, Bytes::len);
+        if leases.iter().map(result_bytes).sum::<usize>() <= ACK_RESULT_BUDGET {
+            return Self::ack_run(leases, lane).await;
+        }
+        // Results of many kilobytes each: runs of at most the budget (at
+        // least one delivery), so no one script writes megabytes.
+        let mut acked = Vec::with_capacity(leases.len());
+        let mut rest = leases;
+        while !rest.is_empty() {
+            let mut bytes = 0;
+            let mut n = 0;
+            while n < rest.len() && (n == 0 || bytes + result_bytes(&rest[n]) <= ACK_RESULT_BUDGET) {
+                bytes += result_bytes(&rest[n]);
+                n += 1;
+            }
+            let (run, tail) = rest.split_at_mut(n);
+            acked.extend(Self::ack_run(run, lane).await?);
+            rest = tail;
+        }
+        Ok(acked)
+    }
+
+    /// One `ack_batch.lua` run for `leases`.
+    async fn ack_run(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
         let Some(first) = leases.first() else {
             return Ok(Vec::new());
         };
@@ -667,6 +691,10 @@ impl Drop for DeliveryLease {
 
 /// How long an ack keeps retrying through connection failures.
 const SETTLE_RETRY_FOR: Duration = Duration::from_secs(5);
+
+/// Bytes of job results one `ack_batch.lua` run writes, at most (one
+/// result over it goes alone).
+const ACK_RESULT_BUDGET: usize = 256 * 1024;
 
 /// Releases the delivery `member` to `to`: runs the nack script, as one
 /// request (see `src/connection/request.rs`): retried through connection

@@ -317,8 +317,10 @@ impl<T: 'static> ReliableQueue<T> {
     }
 
     /// Sets the settings every group key of this queue shares (see
-    /// [`groups`](crate::groups)), for every client: one `HSET`. They take
-    /// effect at the next claim.
+    /// [`groups`](crate::groups)), for every client: one `HSET`. Claims
+    /// follow them from the next one; a key whose values held all its slots
+    /// when the concurrency was raised takes the new room after its next
+    /// settle.
     ///
     /// ```no_run
     /// # async fn demo(orders: delayq::ReliableQueue<String>) -> delayq::Result<()> {
