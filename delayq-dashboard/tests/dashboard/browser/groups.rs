@@ -126,6 +126,24 @@ async fn an_operator_sees_the_groups_and_sets_a_keys_concurrency() {
     );
     screenshot(&browser, "queue-groups").await;
 
+    // On a phone the card wraps: nothing scrolls sideways, a long key neither.
+    browser.set_window_size(390, 844).await.unwrap();
+    let fits = browser
+        .execute(
+            "document.getElementById('groups').scrollIntoView({block: 'start'});\
+             return document.documentElement.scrollWidth <= window.innerWidth + 1",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        fits,
+        serde_json::json!(true),
+        "the queue page scrolls sideways on a phone"
+    );
+    screenshot(&browser, "queue-groups-phone").await;
+    browser.set_window_size(1400, 1500).await.unwrap();
+
     // A bad number is refused with the server's message; nothing changes.
     let field = browser.find(Locator::Css("#group-concurrency")).await.unwrap();
     field.clear().await.unwrap();
