@@ -36,6 +36,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/pending.js"),
     include_str!("assets/js/dead_letters.js"),
     include_str!("assets/js/events.js"),
+    include_str!("assets/js/groups.js"),
     include_str!("assets/js/queue.js"),
     include_str!("assets/js/workers.js"),
     include_str!("assets/js/job.js"),
@@ -51,6 +52,7 @@ const STYLE: &str = concat!(
     include_str!("assets/css/events.css"),
     include_str!("assets/css/payload.css"),
     include_str!("assets/css/batch.css"),
+    include_str!("assets/css/groups.css"),
 );
 
 /// A page with the session's CSRF token and the read-only flag filled in:

@@ -110,9 +110,17 @@ pub(crate) async fn render(State(shared): State<Arc<Shared>>) -> impl IntoRespon
 /// the library's own process metrics (`delayq_pending`, `delayq_ready`,
 /// `delayq_transferred_total`, ...: what one process saw or did) keep their
 /// names, so a query over both never adds a queue's count twice.
-const FAMILIES: [(&str, &str); 15] = [
+const FAMILIES: [(&str, &str); 17] = [
     ("delayq_queue_pending", "Pending elements (timeout set) of the queue."),
     ("delayq_queue_ready", "Values in the queue's ready list."),
+    (
+        "delayq_queue_grouped_pending",
+        "Of delayq_queue_pending, values offered with a group key not due yet (delayq's group keys; Java does not see them).",
+    ),
+    (
+        "delayq_queue_grouped_ready",
+        "Of delayq_queue_ready, values offered with a group key waiting in their key's line (delayq's reliable consumers take them; Java does not see them).",
+    ),
     (
         "delayq_queue_in_flight",
         "Values taken by reliable consumers and not yet acknowledged.",
@@ -259,6 +267,8 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 "delayq_queue_worker_slots" => workers.slots as f64,
                 "delayq_queue_pending" => status.pending as f64,
                 "delayq_queue_ready" => status.ready as f64,
+                "delayq_queue_grouped_pending" => status.grouped_pending as f64,
+                "delayq_queue_grouped_ready" => status.grouped_ready as f64,
                 "delayq_queue_in_flight" => status.in_flight as f64,
                 "delayq_queue_dead_letters" => status.dead_letters as f64,
                 "delayq_queue_quarantined" => status.quarantined as f64,

@@ -1,6 +1,6 @@
 //! The JSON API the pages poll and the actions they post, one file per
 //! part of the pages: the overview, a queue's header and actions, its
-//! pending elements, its dead letters and its schedules, a job, a batch,
+//! pending elements, its dead letters, its schedules and its groups, a job, a batch,
 //! and the search across queues. Each part routes
 //! its own paths ([`routes`]); this file holds what they share.
 
@@ -21,6 +21,7 @@ pub(crate) mod action;
 mod batch;
 mod dead_letters;
 mod events;
+mod groups;
 mod history;
 mod job;
 mod known;
@@ -39,6 +40,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
     Router::new()
         .merge(overview::routes(read_only))
         .merge(queue::routes(read_only))
+        .merge(groups::routes(read_only))
         .merge(pending::routes(read_only))
         .merge(dead_letters::routes(read_only))
         .merge(schedules::routes(read_only))
@@ -69,6 +71,11 @@ pub(crate) fn status_json(status: Option<&QueueStatus>, now: SystemTime) -> Valu
             // first; Java does not see them.
             "priority_pending": s.priority_pending,
             "priority_ready": s.priority_ready,
+            // Of pending and ready, the values offered with a group key
+            // (delayq's group keys): delayq's reliable consumers take them
+            // in their key's order; Java does not see them.
+            "grouped_pending": s.grouped_pending,
+            "grouped_ready": s.grouped_ready,
             "in_flight": s.in_flight,
             // Of those, past their visibility timeout: a reaper returns
             // them, and the concurrency limit does not count them.

@@ -63,6 +63,8 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 totals.ready += s.ready;
                 totals.priority_pending += s.priority_pending;
                 totals.priority_ready += s.priority_ready;
+                totals.grouped_pending += s.grouped_pending;
+                totals.grouped_ready += s.grouped_ready;
                 totals.in_flight += s.in_flight;
                 totals.dead_letters += s.dead_letters;
                 totals.quarantined += s.quarantined;

@@ -160,6 +160,7 @@ async fn read_queue(shared: &Shared, query: &QueueQuery) -> delayq::Result<Value
         // Ready values nobody takes, as the sampler judged (see the overview).
         "untaken": untaken,
         "schedules": super::schedules::json(shared, name).await?,
+        "groups": super::groups::section(shared, name).await?,
         "limits": {
             "text": limits.to_string(),
             "max_size": limits.size_limit(),

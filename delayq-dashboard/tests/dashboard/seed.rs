@@ -197,3 +197,22 @@ pub async fn rejected_with_headers(server: &RedisServer, name: &str, text: &str,
     assert_eq!(delivery.value(), text, "the value offered last is the only one ready");
     assert!(delivery.reject(why).await.unwrap(), "rejected while in flight");
 }
+
+/// Values offered through delayq with a group key (`OfferOptions::group`):
+/// each `(text, key, seconds)` is due in `seconds` (0: ready at once, in
+/// its key's line). They live in delayq's group keys, which no raw write
+/// here imitates.
+pub async fn grouped(server: &RedisServer, name: &str, values: &[(&str, &str, u64)]) {
+    let client = client(server).await;
+    let queue = client.delayed_queue(name, delayq::StringCodec).unwrap();
+    for &(text, key, seconds) in values {
+        queue
+            .offer_with(
+                &text.to_owned(),
+                &delayq::OfferOptions::after(Duration::from_secs(seconds)).group(key),
+            )
+            .await
+            .expect("a grouped offer");
+    }
+    client.shutdown().await;
+}

@@ -62,9 +62,12 @@ pub(crate) async fn page(
         .map(|(i, element)| element_json(shared, name, element, offset + i))
         .collect();
     // The total of what the pages list: the delayed queue's elements, not
-    // the delayed values with a priority (delayq's own set) that
-    // `status.pending` counts too.
-    let total = status.pending.saturating_sub(status.priority_pending);
+    // the delayed values with a priority or a group key (delayq's own sets)
+    // that `status.pending` counts too.
+    let total = status
+        .pending
+        .saturating_sub(status.priority_pending)
+        .saturating_sub(status.grouped_pending);
     Ok(json!({"offset": offset, "limit": limit, "total": total, "elements": elements}))
 }
 

@@ -164,7 +164,7 @@ function setCount(id, value, warn) {
 // The buttons (and the purge's input) that change a queue: disabled while
 // Redis is unreachable, as they could only fail. Unlocked, a button gets
 // back the state it had (a section then sets its own, e.g. "none selected").
-const ACTION_CONTROLS = "#actions button, #actions input, #actions select, #dead-actions button, td.act button, td.act input, td.row-actions button, #job-actions button, #job-cancel-actions button";
+const ACTION_CONTROLS = "#actions button, #actions input, #actions select, #groups-form button, #groups-form input, #groups-form select, #dead-actions button, td.act button, td.act input, td.row-actions button, #job-actions button, #job-cancel-actions button";
 function lockActions(locked) {
   document.body.classList.toggle("actions-locked", locked);
   for (const node of document.querySelectorAll(ACTION_CONTROLS)) {

@@ -4,10 +4,10 @@
 // them, so an element a transfer took meanwhile is never mistaken for another.
 
 // What the table lists: the delayed queue's elements (Redisson's keys). A
-// status's pending count holds the delayed values with a priority too
-// (delayq's own set), which the table does not list and Purge and Migrate
-// do not take.
-const plainPending = (s) => Math.max(0, (s.pending || 0) - (s.priority_pending || 0));
+// status's pending count holds the delayed values with a priority or a
+// group key too (delayq's own sets), which the table does not list and
+// Purge and Migrate do not take.
+const plainPending = (s) => Math.max(0, (s.pending || 0) - (s.priority_pending || 0) - (s.grouped_pending || 0));
 
 // "10m", "1h30m", "90s": a delay the server reads as one.
 const DELAY = /^\s*(\d+\s*(ms|s|m|h|d)\s*)+$/;
@@ -282,7 +282,8 @@ const pendingSection = {
     }
     this.order = order;
     const last = Math.min(this.offset + this.limit, pending);
-    const unlisted = s.priority_pending ? `; ${fmt(s.priority_pending)} delayq-only (priority, TTL or headers) not listed` : "";
+    const unlisted = (s.priority_pending ? `; ${fmt(s.priority_pending)} delayq-only (priority, TTL or headers) not listed` : "")
+      + (s.grouped_pending ? `; ${fmt(s.grouped_pending)} grouped not listed` : "");
     $("page-info").textContent = pending ? `${fmt(this.offset + 1)}–${fmt(last)} of ${fmt(pending)}, in due order${unlisted}` : unlisted.slice(2);
     const pages = Math.max(1, Math.ceil(pending / this.limit));
     $("page-count").textContent = fmt(pages);

@@ -1,9 +1,10 @@
 // The queue page: its counts, charts, schedules and whole-queue actions.
-// The pending and dead-letter sections (pending.js, dead_letters.js) draw
+// The pending, dead-letter, events and groups sections (pending.js,
+// dead_letters.js, events.js, groups.js) draw
 // from the same poll: each has init(ctx) once, query() for the poll's
 // parameters and render(data, ctx) for each answer. ctx carries the queue's
 // name, refresh(), flash(ok, text) and act(button, action, params).
-const SECTIONS = () => [pendingSection, deadLettersSection, eventsSection];
+const SECTIONS = () => [pendingSection, deadLettersSection, eventsSection, groupsSection];
 
 function queuePage() {
   const name = new URLSearchParams(location.search).get("name") || "";

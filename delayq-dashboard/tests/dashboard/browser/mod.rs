@@ -975,6 +975,7 @@ mod dead_letters;
 mod elements;
 mod events;
 mod fit;
+mod groups;
 mod headers;
 mod history;
 mod java;

@@ -804,6 +804,7 @@ mod batches;
 mod dead_letters;
 mod elements;
 mod events;
+mod groups;
 mod headers;
 mod history;
 mod java;
