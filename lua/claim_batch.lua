@@ -136,7 +136,13 @@ if grouped and not more and #values < n and bytes < budget then
   delayq_group_due(grouped, now)
   local want = n - #values
   if redis.call('llen', KEYS[1]) > 0 then
-    want = math.max(1, math.ceil(want / 2))
+    -- Half the claim, so neither the list nor the groups starve; a claim of
+    -- one takes from each in turn.
+    if want == 1 then
+      want = redis.call('hincrby', grouped.state, 'alt', 1) % 2
+    else
+      want = math.ceil(want / 2)
+    end
   end
   delayq_group_take(grouped, want, now, function(payload, key)
     bytes = bytes + #payload

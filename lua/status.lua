@@ -39,7 +39,8 @@ return {
   redis.call('llen', KEYS[5]),
   redis.call('llen', KEYS[6]),
   head[2] or false,
-  redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11], KEYS[12]),
+  redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11], KEYS[12])
+    + (KEYS[15] and redis.call('exists', KEYS[14], KEYS[15]) or 0),
   redis.call('exists', KEYS[7]),
   redis.call('hlen', KEYS[8]) - redis.call('hexists', KEYS[8], 'cursor'),
   oldest_due,

@@ -500,3 +500,27 @@ async fn groups_batches_and_cancels_hold_across_a_redis_restart() {
     })
     .await;
 }
+
+redis_test! {
+    /// Single takes on a queue with grouped and plain values take from each
+    /// in turn: neither starves the other.
+    async fn single_takes_alternate_between_groups_and_the_list(client, raw) {
+        let queue = client.delayed_queue("alternate", StringCodec).unwrap();
+        for i in 0..10 {
+            queue.offer_with(&format!("k{i}#0"), &OfferOptions::default().group(format!("k{i}"))).await.unwrap();
+            queue.offer(&format!("plain{i}"), Duration::ZERO).await.unwrap();
+        }
+        queue.transfer_now().await.unwrap();
+        eventually(WAIT, "the plain values listed", || async { raw.llen("alternate").await == 10 }).await;
+        let consumer = client.reliable_queue("alternate", StringCodec).unwrap();
+        // The first take may come before the client has seen the groups.
+        let mut taken = Vec::new();
+        for _ in 0..12 {
+            let delivery = consumer.take().await.unwrap();
+            taken.push(delivery.value().clone());
+            delivery.ack().await.unwrap();
+        }
+        let plain = taken.iter().filter(|v| v.starts_with("plain")).count();
+        assert!((4..=8).contains(&plain), "{taken:?}");
+    }
+}
