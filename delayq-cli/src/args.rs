@@ -1231,10 +1231,53 @@ pub(crate) struct OfferArgs {
         conflicts_with_all = ["id", "dedup_window", "from_file"]
     )]
     pub headers: Vec<(String, String)>,
+    /// Offer into the group KEY (1 to 1,024 bytes): values of one key run
+    /// one at a time across every delayq consumer (`delayq groups QUEUE`
+    /// sets how many, how fast, and what a failure does), in the order
+    /// they became ready; keys run side by side. Values one by one, in
+    /// order; with --from-file every line goes to KEY. Java consumers never
+    /// see grouped values, and `delayq take` does not take them (delayq's
+    /// reliable consumers and workers do). Not with --priority, --ttl,
+    /// --header, --id or --dedup-window.
+    #[arg(
+        long,
+        value_name = "KEY",
+        value_parser = parse_group_key,
+        allow_hyphen_values = true,
+        conflicts_with_all = ["priority", "ttl", "headers", "id", "dedup_window", "sequential"]
+    )]
+    pub group: Option<String>,
+    /// Offer into the queue's one sequential group: every value offered so
+    /// runs one at a time, in order, across every delayq consumer (Redisson
+    /// PRO's SEQUENTIAL mode); as --group otherwise.
+    #[arg(long, conflicts_with_all = ["priority", "ttl", "headers", "id", "dedup_window"])]
+    pub sequential: bool,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     pub values: Vec<String>,
+}
+
+impl OfferArgs {
+    /// The group key of `--group` or `--sequential` (`""`), if either.
+    pub(crate) fn group_key(&self) -> Option<&str> {
+        match (&self.group, self.sequential) {
+            (Some(key), _) => Some(key),
+            (None, true) => Some(""),
+            (None, false) => None,
+        }
+    }
+}
+
+/// Parses a `--group`: 1 to [`delayq::groups::MAX_GROUP_KEY`] bytes (the
+/// empty key is `--sequential`'s).
+fn parse_group_key(text: &str) -> Result<String, String> {
+    let most = delayq::groups::MAX_GROUP_KEY;
+    match text.len() {
+        0 => Err("a group key is not empty: give --sequential for the queue's one sequential group".into()),
+        n if n > most => Err(format!("a group key is at most {most} bytes, not {n}")),
+        _ => Ok(text.to_owned()),
+    }
 }
 
 #[derive(Debug, Args)]
