@@ -193,6 +193,12 @@ pub(crate) enum Command {
     /// --concurrency (N, or `none`), --offers on|off, --takes on|off. delayq's
     /// offers and consumers obey them; Java's do not read them.
     Limits(LimitsArgs),
+    /// Groups (`offer --group KEY`): show the settings a queue's group keys
+    /// share and its grouped values (ready, delayed; keys runnable now and
+    /// held), or change those given: --concurrency N, --rate COUNT/DURATION
+    /// (or none), --on-failure hold|skip. delayq's reliable consumers and
+    /// workers obey them; Java never sees grouped values.
+    Groups(GroupsArgs),
     /// Recurring schedules: offer a value to a queue at each occurrence of a
     /// cron expression or a period, once per occurrence across every process.
     #[command(subcommand)]
@@ -1278,6 +1284,91 @@ fn parse_group_key(text: &str) -> Result<String, String> {
         n if n > most => Err(format!("a group key is at most {most} bytes, not {n}")),
         _ => Ok(text.to_owned()),
     }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  delayq groups orders\n  delayq groups orders --concurrency 2 --rate 10/1s --on-failure skip\n  delayq groups orders --rate none --format json"
+)]
+pub(crate) struct GroupsArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Values of one group key that may run at once (at least 1; 1 by
+    /// default: one at a time, in order). Above 1 a key's values start in
+    /// order but may end out of it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: Option<u32>,
+    /// Most values of one key that start per period, as COUNT/DURATION
+    /// (10/1s, 100/1m, 1/500ms: a burst of COUNT, then evenly), or `none`.
+    /// A key at its rate waits; the others go on.
+    #[arg(long, value_name = "COUNT/DURATION|none", value_parser = parse_rate)]
+    pub rate: Option<Rate>,
+    /// What a failed grouped value does to its key: hold (it waits at its
+    /// key's head and the key runs nothing until its retry is due; the
+    /// default) or skip (it rejoins the end of its key's line, and the
+    /// key's next values go on).
+    #[arg(long, value_enum, value_name = "hold|skip")]
+    pub on_failure: Option<OnFailureArg>,
+    /// Set them even if the queue does not exist yet (without it, a name
+    /// no queue has is refused: a typo would leave stray settings).
+    #[arg(long)]
+    pub create: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// `--on-failure` of `delayq groups`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OnFailureArg {
+    Hold,
+    Skip,
+}
+
+impl From<OnFailureArg> for delayq::groups::OnFailure {
+    fn from(arg: OnFailureArg) -> Self {
+        match arg {
+            OnFailureArg::Hold => delayq::groups::OnFailure::Hold,
+            OnFailureArg::Skip => delayq::groups::OnFailure::Skip,
+        }
+    }
+}
+
+/// A rate on the command line: COUNT per DURATION, or `none` (no rate limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rate(pub Option<(u32, Duration)>);
+
+/// Parses a `--rate`: `COUNT/DURATION` (`10/1s`; a DURATION as `--delay`
+/// takes it, and `10/s` for one unit), or `none`.
+pub(crate) fn parse_rate(text: &str) -> Result<Rate, String> {
+    let text = text.trim();
+    if text == "none" {
+        return Ok(Rate(None));
+    }
+    let Some((count, per)) = text.split_once('/') else {
+        return Err(format!(
+            "{text:?} is not a rate: give COUNT/DURATION (10/1s, 100/1m) or none"
+        ));
+    };
+    let count: u32 = match count.trim().parse() {
+        Ok(0) | Err(_) => {
+            return Err(format!(
+                "{count:?} is not a count: give a whole number of at least 1 (10/1s)"
+            ))
+        }
+        Ok(n) => n,
+    };
+    let per = per.trim();
+    // `10/s`: one of the unit.
+    let per = if per.starts_with(|c: char| c.is_ascii_digit()) {
+        parse_delay(per)?
+    } else {
+        parse_delay(&format!("1{per}"))?
+    };
+    if per < Duration::from_millis(1) {
+        return Err(format!("{text:?}: the period is at least 1ms"));
+    }
+    Ok(Rate(Some((count, per))))
 }
 
 #[derive(Debug, Args)]
