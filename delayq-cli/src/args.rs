@@ -193,6 +193,12 @@ pub(crate) enum Command {
     /// --concurrency (N, or `none`), --offers on|off, --takes on|off. delayq's
     /// offers and consumers obey them; Java's do not read them.
     Limits(LimitsArgs),
+    /// Groups (`offer --group KEY`): show the settings a queue's group keys
+    /// share and its grouped values (ready, delayed; keys runnable now and
+    /// held), or change those given: --concurrency N, --rate COUNT/DURATION
+    /// (or none), --on-failure hold|skip. delayq's reliable consumers and
+    /// workers obey them; Java never sees grouped values.
+    Groups(GroupsArgs),
     /// Recurring schedules: offer a value to a queue at each occurrence of a
     /// cron expression or a period, once per occurrence across every process.
     #[command(subcommand)]
@@ -1231,10 +1237,138 @@ pub(crate) struct OfferArgs {
         conflicts_with_all = ["id", "dedup_window", "from_file"]
     )]
     pub headers: Vec<(String, String)>,
+    /// Offer into the group KEY (1 to 1,024 bytes): values of one key run
+    /// one at a time across every delayq consumer (`delayq groups QUEUE`
+    /// sets how many, how fast, and what a failure does), in the order
+    /// they became ready; keys run side by side. Values one by one, in
+    /// order; with --from-file every line goes to KEY. Java consumers never
+    /// see grouped values, and `delayq take` does not take them (delayq's
+    /// reliable consumers and workers do). Not with --priority, --ttl,
+    /// --header, --id or --dedup-window.
+    #[arg(
+        long,
+        value_name = "KEY",
+        value_parser = parse_group_key,
+        allow_hyphen_values = true,
+        conflicts_with_all = ["priority", "ttl", "headers", "id", "dedup_window", "sequential"]
+    )]
+    pub group: Option<String>,
+    /// Offer into the queue's one sequential group: every value offered so
+    /// runs one at a time, in order, across every delayq consumer (Redisson
+    /// PRO's SEQUENTIAL mode); as --group otherwise.
+    #[arg(long, conflicts_with_all = ["priority", "ttl", "headers", "id", "dedup_window"])]
+    pub sequential: bool,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     pub values: Vec<String>,
+}
+
+impl OfferArgs {
+    /// The group key of `--group` or `--sequential` (`""`), if either.
+    pub(crate) fn group_key(&self) -> Option<&str> {
+        match (&self.group, self.sequential) {
+            (Some(key), _) => Some(key),
+            (None, true) => Some(""),
+            (None, false) => None,
+        }
+    }
+}
+
+/// Parses a `--group`: 1 to [`delayq::groups::MAX_GROUP_KEY`] bytes (the
+/// empty key is `--sequential`'s).
+fn parse_group_key(text: &str) -> Result<String, String> {
+    let most = delayq::groups::MAX_GROUP_KEY;
+    match text.len() {
+        0 => Err("a group key is not empty: give --sequential for the queue's one sequential group".into()),
+        n if n > most => Err(format!("a group key is at most {most} bytes, not {n}")),
+        _ => Ok(text.to_owned()),
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  delayq groups orders\n  delayq groups orders --concurrency 2 --rate 10/1s --on-failure skip\n  delayq groups orders --rate none --format json"
+)]
+pub(crate) struct GroupsArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Values of one group key that may run at once (at least 1; 1 by
+    /// default: one at a time, in order). Above 1 a key's values start in
+    /// order but may end out of it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: Option<u32>,
+    /// Most values of one key that start per period, as COUNT/DURATION
+    /// (10/1s, 100/1m, 1/500ms: a burst of COUNT, then evenly), or `none`.
+    /// A key at its rate waits; the others go on.
+    #[arg(long, value_name = "COUNT/DURATION|none", value_parser = parse_rate)]
+    pub rate: Option<Rate>,
+    /// What a failed grouped value does to its key: hold (it waits at its
+    /// key's head and the key runs nothing until its retry is due; the
+    /// default) or skip (it rejoins the end of its key's line, and the
+    /// key's next values go on).
+    #[arg(long, value_enum, value_name = "hold|skip")]
+    pub on_failure: Option<OnFailureArg>,
+    /// Set them even if the queue does not exist yet (without it, a name
+    /// no queue has is refused: a typo would leave stray settings).
+    #[arg(long)]
+    pub create: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// `--on-failure` of `delayq groups`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OnFailureArg {
+    Hold,
+    Skip,
+}
+
+impl From<OnFailureArg> for delayq::groups::OnFailure {
+    fn from(arg: OnFailureArg) -> Self {
+        match arg {
+            OnFailureArg::Hold => delayq::groups::OnFailure::Hold,
+            OnFailureArg::Skip => delayq::groups::OnFailure::Skip,
+        }
+    }
+}
+
+/// A rate on the command line: COUNT per DURATION, or `none` (no rate limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rate(pub Option<(u32, Duration)>);
+
+/// Parses a `--rate`: `COUNT/DURATION` (`10/1s`; a DURATION as `--delay`
+/// takes it, and `10/s` for one unit), or `none`.
+pub(crate) fn parse_rate(text: &str) -> Result<Rate, String> {
+    let text = text.trim();
+    if text == "none" {
+        return Ok(Rate(None));
+    }
+    let Some((count, per)) = text.split_once('/') else {
+        return Err(format!(
+            "{text:?} is not a rate: give COUNT/DURATION (10/1s, 100/1m) or none"
+        ));
+    };
+    let count: u32 = match count.trim().parse() {
+        Ok(0) | Err(_) => {
+            return Err(format!(
+                "{count:?} is not a count: give a whole number of at least 1 (10/1s)"
+            ))
+        }
+        Ok(n) => n,
+    };
+    let per = per.trim();
+    // `10/s`: one of the unit.
+    let per = if per.starts_with(|c: char| c.is_ascii_digit()) {
+        parse_delay(per)?
+    } else {
+        parse_delay(&format!("1{per}"))?
+    };
+    if per < Duration::from_millis(1) {
+        return Err(format!("{text:?}: the period is at least 1ms"));
+    }
+    Ok(Rate(Some((count, per))))
 }
 
 #[derive(Debug, Args)]

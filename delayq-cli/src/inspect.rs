@@ -32,7 +32,10 @@ pub(crate) async fn run(cli: &Cli, args: &InspectArgs) -> delayq::Result<ExitCod
     let client = crate::connect(cli).await?;
     // Raw bytes: each payload is decoded here once, with its detected codec.
     let queue: DelayedQueue<Bytes> = client.delayed_queue(&args.queue, BytesCodec)?.without_transfer();
-    let status = queue.status().await?;
+    let mut status = queue.status().await?;
+    // The status's `exists` does not look at delayq's group keys: a queue
+    // holding only grouped values exists too.
+    status.exists |= status.grouped_pending + status.grouped_ready > 0;
     let rows = pending(&queue, args.offset, args.limit, &codec).await?;
     let schedules = client.schedules(&delayq::QueueKeys::new(&args.queue)?)?.list().await?;
     client.shutdown().await;
@@ -155,6 +158,13 @@ fn to_table(name: &str, status: &QueueStatus, rows: &[Row], offset: usize, now: 
             "priorities    {} pending and {} ready of these have a priority, a TTL or headers (delayq's consumers take them first; Java does not see them)\n",
             output::count(status.priority_pending),
             output::count(status.priority_ready),
+        ));
+    }
+    if status.grouped_pending + status.grouped_ready > 0 {
+        out.push_str(&format!(
+            "groups        {} pending and {} ready of these have a group key (in order per key; only delayq's reliable consumers and workers take them: `delayq groups {name}`; Java does not see them)\n",
+            output::count(status.grouped_pending),
+            output::count(status.grouped_ready),
         ));
     }
     if status.ready > 0 {

@@ -230,6 +230,7 @@ fn named(command: &Command) -> Vec<(&str, bool)> {
         Command::Pause(a) => vec![(a.queue.as_str(), a.create)],
         Command::Resume(a) => one(&a.queue),
         Command::Limits(a) => vec![(a.queue.as_str(), a.create)],
+        Command::Groups(a) => vec![(a.queue.as_str(), a.create)],
         Command::Schedule(ScheduleCommand::List(a)) => one(&a.queue),
         Command::Workers(a) => a.queue.iter().map(|q| (q.as_str(), false)).collect(),
         Command::Search(a) => a.queues.iter().map(|q| (q.as_str(), false)).collect(),
@@ -268,6 +269,9 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
     if matches!(cli.command, Command::Limits(_)) {
         message.push_str(" (--create sets its limits anyway)");
     }
+    if matches!(cli.command, Command::Groups(_)) {
+        message.push_str(" (--create sets its group settings anyway)");
+    }
     Ok(Some(message))
 }
 
@@ -282,6 +286,11 @@ async fn first_unknown<'a>(
         let status = queue.status().await?;
         // A queue set up ahead (paused, or given limits) is one too.
         if status.exists || status.paused || status.ids > 0 || !queue.limits().await?.is_none() {
+            continue;
+        }
+        // Grouped values, or group settings alone, live in keys the
+        // status's `exists` does not look at.
+        if status.grouped_ready + status.grouped_pending > 0 || has_groups(client, name).await? {
             continue;
         }
         if known.is_none() {
@@ -300,6 +309,15 @@ async fn first_unknown<'a>(
         return Ok(Some((name, known.unwrap_or_default())));
     }
     Ok(None)
+}
+
+/// Whether the queue's group state exists: it had a grouped value, or its
+/// group settings were set (`delayq groups --create`).
+async fn has_groups(client: &delayq::Client, name: &str) -> delayq::Result<bool> {
+    use delayq::fred::interfaces::KeysInterface;
+    let key = delayq::QueueKeys::new(name)?.group_state();
+    let found: u64 = client.redis().exists(key).await.map_err(delayq::Error::from)?;
+    Ok(found > 0)
 }
 
 /// The name among `known` closest to `name` by edit distance (characters),

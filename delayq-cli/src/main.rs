@@ -16,6 +16,7 @@ mod cancel;
 mod dashboard;
 mod dead_letter;
 mod events;
+mod groups;
 mod ids;
 mod inspect;
 mod job;
@@ -110,6 +111,7 @@ async fn main() -> ExitCode {
         Command::Pause(args) => pause::pause(&cli, args).await,
         Command::Resume(args) => pause::resume(&cli, args).await,
         Command::Limits(args) => limits::run(&cli, args).await,
+        Command::Groups(args) => groups::run(&cli, args).await,
         Command::Schedule(ScheduleCommand::Add(args)) => schedule::add(&cli, args).await,
         Command::Schedule(ScheduleCommand::List(args)) => schedule::list(&cli, args).await,
         Command::Schedule(ScheduleCommand::Edit(args)) => schedule::edit(&cli, args).await,

@@ -46,6 +46,11 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode>
         client.shutdown().await;
         return code;
     }
+    if let Some(key) = args.group_key() {
+        let code = offer_grouped(&queue, args, key).await;
+        client.shutdown().await;
+        return code;
+    }
     let priority = args.priority.unwrap_or_default();
     if priority.level() > 0 || args.ttl.is_some() || !args.headers.is_empty() {
         let code = offer_priority(&queue, args, priority).await;
@@ -175,6 +180,56 @@ async fn offer_priority(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--group KEY` or `--sequential`: one offer per value, in order (the
+/// library has no bulk grouped offer, and the key's line is their order).
+/// A failure part way says how many went before it.
+async fn offer_grouped(queue: &delayq::DelayedQueue<String>, args: &OfferArgs, key: &str) -> delayq::Result<ExitCode> {
+    let queue_name = escape(&args.queue);
+    let options = grouped(args.delay, key);
+    let into = group_words(key);
+    for (offered, value) in args.values.iter().enumerate() {
+        let result = queue.offer_with(value, &options).await;
+        if result.is_err() && offered > 0 {
+            // Before the error, which main or `refused` prints next.
+            eprintln!(
+                "delayq: the first {offered} of {} value(s) were offered to {queue_name} {into}; value {} failed:",
+                args.values.len(),
+                offered + 1
+            );
+        }
+        match refused(result) {
+            Ok(result) => result?,
+            Err(code) => return Ok(code),
+        }
+    }
+    eprintln!(
+        "offered {} value(s) to {queue_name} {into} ({})",
+        args.values.len(),
+        due_after(args.delay)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The options of a grouped offer: `key` (`""`: the sequential group).
+pub(crate) fn grouped(delay: std::time::Duration, key: &str) -> delayq::OfferOptions {
+    let options = delayq::OfferOptions::after(delay);
+    if key.is_empty() {
+        options.sequential()
+    } else {
+        options.group(key)
+    }
+}
+
+/// Where grouped values went, for a person: `in group "KEY"` (quoted and
+/// escaped: a key is anyone's text), or `in its sequential group`.
+pub(crate) fn group_words(key: &str) -> String {
+    if key.is_empty() {
+        "in its sequential group".into()
+    } else {
+        format!("in group {}", escape(&format!("{key:?}")))
+    }
+}
+
 /// The `--header`s as [`delayq::Headers`]; a key given twice is refused
 /// (exit 2) rather than one of its values silently dropped.
 fn headers_of(given: &[(String, String)]) -> delayq::Result<delayq::Headers> {
@@ -192,7 +247,7 @@ fn headers_of(given: &[(String, String)]) -> delayq::Result<delayq::Headers> {
 /// An offer the queue's limits refused (`delayq limits`): the reason is
 /// printed and the exit status is 1 (errors are 2). Anything else is
 /// handed back as it was.
-fn refused<T>(result: delayq::Result<T>) -> std::result::Result<delayq::Result<T>, ExitCode> {
+pub(crate) fn refused<T>(result: delayq::Result<T>) -> std::result::Result<delayq::Result<T>, ExitCode> {
     let refusal = match &result {
         Err(delayq::Error::OfferRefused { .. }) => true,
         Err(delayq::Error::PartlyOffered { source, .. }) => matches!(**source, delayq::Error::OfferRefused { .. }),

@@ -48,13 +48,19 @@ pub(crate) async fn run(cli: &Cli, args: &OfferArgs, codec: TextCodec, path: &Pa
         Some(total) => progress::bar(total, "offering"),
         None => progress::counter("offering"),
     };
-    let result = offer_blocks(&queue, codec, lines, args.delay, &bar).await;
+    let result = match args.group_key() {
+        Some(key) => offer_grouped(&queue, codec, lines, &crate::offer::grouped(args.delay, key), &bar).await,
+        None => offer_blocks(&queue, codec, lines, args.delay, &bar).await,
+    };
     bar.finish_and_clear();
     client.shutdown().await;
     let offered = result?;
     let seconds = started.elapsed().as_secs_f64();
+    let into = args
+        .group_key()
+        .map_or(String::new(), |key| format!(" {}", crate::offer::group_words(key)));
     eprintln!(
-        "offered {offered} value(s) to {} ({}) in {seconds:.2} s ({:.0}/s)",
+        "offered {offered} value(s) to {}{into} ({}) in {seconds:.2} s ({:.0}/s)",
         crate::output::escape(&args.queue),
         crate::output::due_after(args.delay),
         offered as f64 / seconds.max(1e-9)
@@ -89,12 +95,7 @@ async fn offer_blocks(
             offered += count;
             bar.inc(count);
         }
-        let block = block.map_err(|e| {
-            Error::InvalidArgument(match offered {
-                0 => format!("{e}; nothing was offered"),
-                n => format!("{e}; the first {n} values were offered, none after them"),
-            })
-        })?;
+        let block = block.map_err(|e| unreadable(offered, e))?;
         if block.is_empty() {
             return Ok(offered);
         }
@@ -104,6 +105,49 @@ async fn offer_blocks(
             (count, queue.offer_all(block.into_iter().map(|p| (p, delay))).await)
         }));
     }
+}
+
+/// `--group` or `--sequential`: line after line to the key's line, one
+/// offer each and in order (the library has no bulk grouped offer); a block
+/// of lines is read and checked at a time.
+async fn offer_grouped(
+    queue: &DelayedQueue<Bytes>,
+    codec: Arc<TextCodec>,
+    mut lines: Lines,
+    options: &delayq::OfferOptions,
+    bar: &ProgressBar,
+) -> delayq::Result<u64> {
+    let mut offered = 0u64;
+    loop {
+        let codec = codec.clone();
+        let (back, block) = tokio::task::spawn_blocking(move || {
+            let block = read_block(&codec, &mut lines);
+            (lines, block)
+        })
+        .await
+        .expect("reading does not panic");
+        lines = back;
+        let block = block.map_err(|e| unreadable(offered, e))?;
+        if block.is_empty() {
+            return Ok(offered);
+        }
+        for payload in block {
+            queue
+                .offer_with(&payload, options)
+                .await
+                .map_err(|e| offered_before(queue.name(), offered, e))?;
+            offered += 1;
+            bar.inc(1);
+        }
+    }
+}
+
+/// A line that cannot be offered, after `offered` values were.
+fn unreadable(offered: u64, said: String) -> Error {
+    Error::InvalidArgument(match offered {
+        0 => format!("{said}; nothing was offered"),
+        n => format!("{said}; the first {n} values were offered, none after them"),
+    })
 }
 
 /// The error of a block's `offer_all`, counting the values offered by the

@@ -24,6 +24,10 @@ pub(crate) fn status_json(
         // Of those: values with a priority or a TTL, which Java does not see.
         ("priority_pending", json!(status.priority_pending)),
         ("priority_ready", json!(status.priority_ready)),
+        // And values offered with a group key (`offer --group`), which only
+        // delayq's reliable consumers and workers take.
+        ("grouped_pending", json!(status.grouped_pending)),
+        ("grouped_ready", json!(status.grouped_ready)),
         ("in_flight", json!(status.in_flight)),
         // Of those, past their visibility timeout (a reaper returns them;
         // the concurrency limit does not count them).

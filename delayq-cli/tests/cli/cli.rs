@@ -430,6 +430,7 @@ fn help_covers_every_command_and_option() {
         "job",
         "result",
         "batch",
+        "groups",
     ] {
         assert!(top.contains(command), "{command} missing from --help:\n{top}");
     }
@@ -447,6 +448,18 @@ fn help_covers_every_command_and_option() {
         ),
         (&["move-due", "--help"], &["--timeout"]),
         (&["offer", "--help"], &["--id", "--replace", "--from-file", "--header"]),
+        (&["offer", "--help"], &["--group", "--sequential"]),
+        (
+            &["groups", "--help"],
+            &[
+                "--concurrency",
+                "--rate",
+                "--on-failure",
+                "--create",
+                "--format",
+                "Examples:",
+            ],
+        ),
         (&["reschedule", "--help"], &["--delay", "--at"]),
         (&["get", "--help"], &["--codec", "--format"]),
         (&["cancel", "--help"], &["--format", "job history"]),

@@ -20,6 +20,7 @@ mod codecs;
 mod dashboard;
 mod dead_letters;
 mod events;
+mod groups;
 mod headers;
 mod job;
 mod jobs_cancel;
