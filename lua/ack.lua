@@ -1,4 +1,4 @@
--- LIBS: element jobs events batches priority groups
+-- LIBS: element jobs events batches groups
 -- ack: settle a delivery for good.
 -- KEYS: 1 lease set (delayq_leases), 2 acked set, 3 events config, 4 events
 --       stream (lib/events.lua: 'acked' when this run settles it, so a

@@ -1,4 +1,4 @@
--- LIBS: element offer request jobs events batches priority groups
+-- LIBS: element offer request jobs events batches groups
 -- ack_batch: settle many deliveries for good (ack.lua for each, in one call).
 -- KEYS: 1 lease set (delayq_leases), 2 the run's lane record (lib/request.lua),
 --       3 events config, 4 events stream (lib/events.lua: one 'acked' event

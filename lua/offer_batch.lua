@@ -1,4 +1,4 @@
--- LIBS: element offer ids jobs events batches limits
+-- LIBS: element offer request ids jobs events batches limits
 -- offer_batch: one chunk of a batch's offer (DelayedQueue::offer_batch):
 -- its members offered as jobs under the ids <batch>/<index> (from 1), as
 -- offer_with_id offers (lib/ids.lua), and counted into the batch's record
