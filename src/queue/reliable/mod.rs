@@ -312,7 +312,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn batch(&self, id: &str) -> Result<Option<crate::batch::BatchStatus>> {
+    pub async fn batch(&self, id: &str) -> Result<Option<crate::queue::delayed::BatchStatus>> {
         crate::queue::delayed::batch_status(&self.handle.core, &self.handle.keys, id).await
     }
 
@@ -328,7 +328,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// orders.set_group_limits(&GroupLimits::new().concurrency(2)).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn set_group_limits(&self, limits: &crate::groups::GroupLimits) -> Result<()> {
+    pub async fn set_group_limits(&self, limits: &crate::queue::groups::GroupLimits) -> Result<()> {
         crate::queue::groups::set_limits(&self.handle.core, &self.handle.keys, limits).await
     }
 
@@ -340,7 +340,7 @@ impl<T: 'static> ReliableQueue<T> {
     /// println!("{:?}", orders.group_limits().await?);
     /// # Ok(()) }
     /// ```
-    pub async fn group_limits(&self) -> Result<crate::groups::GroupLimits> {
+    pub async fn group_limits(&self) -> Result<crate::queue::groups::GroupLimits> {
         crate::queue::groups::limits(&self.handle.core, &self.handle.keys).await
     }
 
