@@ -127,13 +127,14 @@ if KEYS[17] and redis.call('exists', KEYS[17]) == 1 then
 end
 -- Grouped values (lib/groups.lua): one EXISTS for a queue that never had any.
 local grouped = delayq_groups_open(22)
-local group_of = {}
+local group_of, group_seq = {}, {}
 if grouped then
   bad = delayq_check_types(grouped.values, 'zset', grouped.delayed, 'zset', grouped.ring, 'zset', grouped.blocked, 'zset', grouped.state, 'hash')
   if bad then return bad end
 end
 if grouped and not more and #values < n and bytes < budget then
   delayq_group_due(grouped, now)
+  if delayq_group_cfg(grouped).rate_n > 0 then delayq_group_sweep_rates(grouped, now) end
   local want = n - #values
   if redis.call('llen', KEYS[1]) > 0 then
     -- Half the claim, so neither the list nor the groups starve; a claim of
@@ -144,11 +145,12 @@ if grouped and not more and #values < n and bytes < budget then
       want = math.ceil(want / 2)
     end
   end
-  delayq_group_take(grouped, want, now, function(payload, key)
+  delayq_group_take(grouped, want, now, function(payload, key, seq)
     bytes = bytes + #payload
     values[#values + 1] = payload
     levels[#values] = 0
     group_of[#values] = key
+    group_seq[#values] = seq
   end, function() return bytes < budget end)
 end
 -- The list's values by LPOP with a count: a pop per value was a sixth of
@@ -261,7 +263,7 @@ for i, value in ipairs(values) do
       if events then claimed[#claimed + 1] = id end
       if group_of[i] then
         group_leases[#group_leases + 1] = 'd:' .. id
-        group_leases[#group_leases + 1] = group_of[i]
+        group_leases[#group_leases + 1] = group_seq[i] .. group_of[i]
       end
     end
     reply[#reply + 1] = value

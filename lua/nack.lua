@@ -98,7 +98,7 @@ if store then
 end
 -- A grouped delivery's key (lib/groups.lua), its slot freed.
 local grouped = #KEYS >= 28 and delayq_groups_open(23)
-local group = delayq_group_release(grouped, string.sub(member, 1, 8))
+local group, group_seq = delayq_group_release(grouped, string.sub(member, 1, 8))
 local now = delayq_server_ms()
 local job, record
 if delayq_jobs_on(KEYS[14]) then
@@ -147,14 +147,13 @@ if kept > 0 then
 end
 if group then
   -- Back to its key's line (grouped values are no jobs).
-  if delay < 0 then
-    delayq_group_add(grouped, group, value, true)
-    delayq_group_runnable(grouped, group)
-  elseif delay == 0 then
-    delayq_group_add(grouped, group, value, false)
+  -- Back to its own place (a give-back, a drop, a retry due now), or
+  -- retried as the group settings say.
+  if delay <= 0 then
+    delayq_group_add(grouped, group, value, group_seq)
     delayq_group_runnable(grouped, group)
   else
-    delayq_group_retry(grouped, group, value, delay, now, string.sub(member, 1, 8))
+    delayq_group_retry(grouped, group, group_seq, value, delay, now)
   end
   return delayq_answer(request, 1)
 end

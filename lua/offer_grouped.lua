@@ -11,8 +11,8 @@
 --       request key (lib/request.lua: a resend gets the first run's answer
 --       and adds nothing)
 -- ARGV: 1 the group key, 2 due (ms since the epoch, or "+delay_ms" from the
---       server's clock), 3 payload, 4 8 random bytes (a delayed value's
---       member is unique by them)
+--       server's clock), 3 payload, 4 8 random bytes (for the limits'
+--       count of its packed size)
 -- Returns 1. A refusal of the queue's limits changes nothing, stores no
 -- answer (a resend checks again) and is the error reply lib/limits.lua
 -- names. Cost: O(log n).
@@ -36,11 +36,14 @@ local due = tonumber(delayq_due(ARGV[2]))
 local g = {values = KEYS[1], delayed = KEYS[2], ring = KEYS[3], blocked = KEYS[4], state = KEYS[5]}
 -- The state marks the queue as having groups (its consumers look then).
 redis.call('hsetnx', KEYS[5], 'turn', 0)
+-- Its place in its key's line is taken now: values due later keep their
+-- offer order when they join it.
+local member = delayq_group_prefix(key) .. delayq_group_next_seq(g) .. payload
 if due <= now then
-  delayq_group_add(g, key, payload, false)
+  redis.call('zadd', KEYS[1], 0, member)
   delayq_group_runnable(g, key)
 else
-  redis.call('zadd', KEYS[2], due, delayq_group_prefix(key) .. unique .. payload)
+  redis.call('zadd', KEYS[2], due, member)
 end
 delayq_event(events, KEYS[10], 'offered', 'count', 1, 'group', key)
 delayq_count(KEYS[11], 'offered', 1)

@@ -77,9 +77,9 @@ while budget > 0 do
     redis.call('zrem', KEYS[2], member)
     delayq_counts_add(KEYS[4], KEYS[5], redis.sha1hex(value), count, now, now + window)
     local header = delayq_ttl_take(store, string.sub(member, 1, 8))
-    local group = delayq_group_release(grouped, string.sub(member, 1, 8))
+    local group, seq = delayq_group_release(grouped, string.sub(member, 1, 8))
     if group then
-      delayq_group_add(grouped, group, value, true)
+      delayq_group_add(grouped, group, value, seq)
       delayq_group_runnable(grouped, group)
     else
       delayq_priority_give_back(KEYS[13], KEYS[14], KEYS[3], level, {value}, {header or false})

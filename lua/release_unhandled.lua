@@ -67,7 +67,7 @@ local counted = false
 local jobbed = delayq_jobs_on(KEYS[10])
 local grouped = delayq_groups_open(15)
 -- Grouped deliveries given back: their keys and values, in claim order.
-local group_keys, group_values = {}, {}
+local group_keys, group_values, group_seqs = {}, {}, {}
 -- Every released value, aligned with `released` (for their jobs).
 local released_values = {}
 for i = 3, #ARGV, 2 do
@@ -87,10 +87,11 @@ for i = 3, #ARGV, 2 do
     end
     released[#released + 1] = string.sub(member, 1, 8)
     released_values[#released] = value
-    local group = delayq_group_release(grouped, released[#released])
+    local group, seq = delayq_group_release(grouped, released[#released])
     if group then
       group_keys[#group_keys + 1] = group
       group_values[#group_keys] = value
+      group_seqs[#group_keys] = seq
     else
       values[#values + 1] = value
       levels[#values] = level
@@ -107,9 +108,9 @@ if jobbed then
   end
 end
 if #group_keys > 0 then
-  -- Last first to each key's head: each line keeps its claim order.
-  for i = #group_keys, 1, -1 do
-    delayq_group_add(grouped, group_keys[i], group_values[i], true)
+  -- Each back to its own place in its line.
+  for i = 1, #group_keys do
+    delayq_group_add(grouped, group_keys[i], group_values[i], group_seqs[i])
   end
   for i = 1, #group_keys do delayq_group_runnable(grouped, group_keys[i]) end
 end

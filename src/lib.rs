@@ -300,8 +300,8 @@ pub mod search {
 /// [`OfferOptions::group`](crate::OfferOptions::group) (or
 /// [`sequential`](crate::OfferOptions::sequential), Redisson PRO's
 /// `SEQUENTIAL` mode) run one at a time per key (or
-/// [`GroupLimits::concurrency`] at a time), in the order they became
-/// ready, across every process; different keys run side by side.
+/// [`GroupLimits::concurrency`] at a time), in offer order, across every
+/// process; different keys run side by side.
 ///
 /// Guarantees: a key's values start in order, at most its concurrency at
 /// once, wherever its consumers run; a failed value holds its key until its

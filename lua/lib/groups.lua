@@ -5,22 +5,23 @@
 -- in delayq's keys of the queue's slot, never in Redisson's, so a Java
 -- consumer never sees them (and a Java retry never reorders them):
 --   values (ZSET, score 0, read by lex): <key length, 5 digits><key><seq,
---     16 digits><payload>: each key's line, in order. A tail add's seq
---     counts up from DELAYQ_GROUP_MID, a give-back to the head counts down
---     from it, so both are O(log n) and a line reads from its head.
---   delayed (ZSET): <key length><key><8 bytes that make it unique><payload>
---     -> due ms; a claim moves due ones to their key's tail (or head, for
---     a retry under 'hold'... see delayq_group_retry).
+--     16 digits><payload>: each key's line, in order. A value's seq is
+--     taken at its offer (counting up from DELAYQ_GROUP_MID), kept while
+--     it is delivered (in its d:<delivery> field), and given back with it,
+--     so a value given back returns to its own place in its line, whatever
+--     order the give-backs come in.
+--   delayed (ZSET): members as in values -> due ms; a claim moves due ones
+--     into their key's line, where their seq puts them (offer order).
 --   ring (ZSET): keys that may run -> their turn (the state's counter). A
 --     claim takes the lowest turn first, one value a turn, and puts the key
 --     back at the end while it has values and room: a key with a long line
 --     waits its turn like any other, so it cannot starve the rest.
 --   blocked (ZSET): keys held -> ms they may run again: a failed value's
---     retry under 'hold' (its value waits at its key's head meanwhile), or
---     the key's rate limit.
+--     retry under 'hold' (its value waits in its place meanwhile), or the
+--     key's rate limit.
 --   state (HASH): 'n:<key>' the key's values in flight; 'd:<delivery>' the
---     key of a grouped delivery in flight (8-byte id); 'tail', 'head',
---     'turn' the counters; 'cfg' the settings ('<concurrency> <rate count>
+--     seq then the key of a grouped delivery in flight (8-byte id); 'tail',
+--     'turn', 'alt' the counters; 'cfg' the settings ('<concurrency> <rate count>
 --     <rate period ms> <hold|skip>', GroupLimits); 'r:<key>' the key's rate
 --     limit time (GCRA, ms). It exists once the queue had a grouped value:
 --     consumers look at groups only then.
@@ -45,12 +46,6 @@ local function delayq_group_parse(member)
   return string.sub(member, 6, 5 + len), string.sub(member, 6 + len, 21 + len), string.sub(member, 22 + len)
 end
 
--- A delayed member: its key and payload (nil: not one).
-local function delayq_group_parse_delayed(member)
-  local len = tonumber(string.match(member, '^(%d%d%d%d%d)'))
-  if not len or #member < 13 + len then return nil end
-  return string.sub(member, 6, 5 + len), string.sub(member, 14 + len)
-end
 
 -- The group keys a script was given from KEYS[at] (values, delayed, ring,
 -- blocked, state): nil when not given (a run by hand with older keys) or
@@ -89,15 +84,15 @@ local function delayq_group_runnable(g, key)
   redis.call('zadd', g.ring, redis.call('hincrby', g.state, 'turn', 1), key)
 end
 
--- Adds a payload to a key's line: its tail, or its head (a give-back).
-local function delayq_group_add(g, key, payload, head)
-  local seq
-  if head then
-    seq = DELAYQ_GROUP_MID - redis.call('hincrby', g.state, 'head', 1)
-  else
-    seq = DELAYQ_GROUP_MID + redis.call('hincrby', g.state, 'tail', 1)
-  end
-  redis.call('zadd', g.values, 0, delayq_group_prefix(key) .. delayq_group_seq(seq) .. payload)
+-- A new seq: the end of every line.
+local function delayq_group_next_seq(g)
+  return delayq_group_seq(DELAYQ_GROUP_MID + redis.call('hincrby', g.state, 'tail', 1))
+end
+
+-- Adds a payload to a key's line: at `seq` (a give-back's own place), or
+-- at its end.
+local function delayq_group_add(g, key, payload, seq)
+  redis.call('zadd', g.values, 0, delayq_group_prefix(key) .. (seq or delayq_group_next_seq(g)) .. payload)
 end
 
 -- Due delayed values to their keys' tails, due blocked keys back to the
@@ -107,9 +102,10 @@ local function delayq_group_due(g, now)
   local due = redis.call('zrangebyscore', g.delayed, '-inf', now, 'LIMIT', 0, DELAYQ_GROUP_MOVE)
   for _, member in ipairs(due) do
     redis.call('zrem', g.delayed, member)
-    local key, payload = delayq_group_parse_delayed(member)
+    local key = delayq_group_parse(member)
     if key then
-      delayq_group_add(g, key, payload, false)
+      -- Its seq (from its offer) puts it in its place in the line.
+      redis.call('zadd', g.values, 0, member)
       if not seen[key] then seen[key] = true; touched[#touched + 1] = key end
     end
   end
@@ -132,8 +128,22 @@ local function delayq_group_rate(g, key, now, cfg)
   return nil
 end
 
+-- Drops rate-limit times already passed (they limit nothing), a few fields
+-- a claim (HSCAN from a kept cursor), so keys that ran once under a rate
+-- limit leave no field behind.
+local function delayq_group_sweep_rates(g, now)
+  local scanned = redis.call('hscan', g.state, redis.call('hget', g.state, 'rc') or '0', 'MATCH', 'r:*', 'COUNT', 50)
+  redis.call('hset', g.state, 'rc', scanned[1])
+  local gone, fields = {}, scanned[2]
+  for i = 1, #fields, 2 do
+    local tat = tonumber(fields[i + 1])
+    if tat and tat <= now then gone[#gone + 1] = fields[i] end
+  end
+  if #gone > 0 then redis.call('hdel', g.state, unpack(gone)) end
+end
+
 -- Takes up to `n` values from the ring, one per key a turn, each passed to
--- take(payload, key) while more() holds. Spends at most n +
+-- take(payload, key, seq) while more() holds. Spends at most n +
 -- DELAYQ_GROUP_MOVE turns (keys with nothing to run leave the ring).
 local function delayq_group_take(g, n, now, take, more)
   local cfg = delayq_group_cfg(g)
@@ -152,8 +162,8 @@ local function delayq_group_take(g, n, now, take, more)
       else
         redis.call('zrem', g.values, head)
         redis.call('hset', g.state, 'n:' .. key, running + 1)
-        local _, _, payload = delayq_group_parse(head)
-        take(payload, key)
+        local _, seq, payload = delayq_group_parse(head)
+        take(payload, key, seq)
         taken = taken + 1
         delayq_group_runnable(g, key)
       end
@@ -163,17 +173,23 @@ local function delayq_group_take(g, n, now, take, more)
 end
 
 -- A grouped delivery's lease ends: its key has one fewer in flight.
--- Returns the key, or nil for a delivery that is not grouped (the caller
--- then goes on as for any delivery).
+-- Returns the key and the value's seq (its place in the line), or nil for
+-- a delivery that is not grouped (the caller then goes on as for any
+-- delivery).
 local function delayq_group_release(g, delivery)
   if not g then return nil end
-  local key = redis.call('hget', g.state, 'd:' .. delivery)
-  if not key then return nil end
+  local field = redis.call('hget', g.state, 'd:' .. delivery)
+  if not field then return nil end
   redis.call('hdel', g.state, 'd:' .. delivery)
+  local seq, key = string.sub(field, 1, 16), string.sub(field, 17)
   if redis.call('hincrby', g.state, 'n:' .. key, -1) <= 0 then
     redis.call('hdel', g.state, 'n:' .. key)
+    -- A rate time already passed limits nothing: a key that comes and goes
+    -- leaves no field behind.
+    local tat = tonumber(redis.call('hget', g.state, 'r:' .. key))
+    if tat and tat <= delayq_server_ms() then redis.call('hdel', g.state, 'r:' .. key) end
   end
-  return key
+  return key, seq
 end
 
 -- One fewer in flight for a key whose value a claim took but did not
@@ -186,17 +202,16 @@ local function delayq_group_unclaimed(g, key)
 end
 
 -- A failed grouped value is retried after `delay` ms: under 'hold' it
--- waits at its key's head and the key is blocked until then (no later
--- value of the key runs first); under 'skip' it waits in the delayed set
--- and rejoins its key's tail when due, the key going on meanwhile.
--- `unique`: 8 bytes that make its delayed member unique (the delivery id).
-local function delayq_group_retry(g, key, payload, delay, now, unique)
+-- waits in its place and the key is blocked until then (no later value of
+-- the key runs first); under 'skip' it waits in the delayed set and rejoins
+-- the end of its key's line when due, the key going on meanwhile.
+local function delayq_group_retry(g, key, seq, payload, delay, now)
   if delayq_group_cfg(g).hold then
-    delayq_group_add(g, key, payload, true)
+    delayq_group_add(g, key, payload, seq)
     redis.call('zadd', g.blocked, now + delay, key)
     redis.call('zrem', g.ring, key)
   else
-    redis.call('zadd', g.delayed, now + delay, delayq_group_prefix(key) .. unique .. payload)
+    redis.call('zadd', g.delayed, now + delay, delayq_group_prefix(key) .. delayq_group_next_seq(g) .. payload)
     delayq_group_runnable(g, key)
   end
 end

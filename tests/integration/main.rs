@@ -25,6 +25,7 @@ mod elements;
 mod events;
 mod formats;
 mod groups;
+mod groups_review;
 mod handles;
 mod headers;
 mod headers_faults;

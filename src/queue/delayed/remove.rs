@@ -178,7 +178,7 @@ impl<T: 'static> DelayedQueue<T> {
 
     /// Deletes every pending element (the timeout set and the pending list, as
     /// Java's `clear()`/`delete()`, delayq's id index, and the delayed values
-    /// with a priority); returns whether there was anything. The
+    /// with a priority or a group key); returns whether there was anything. The
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
         let n = self
@@ -189,6 +189,7 @@ impl<T: 'static> DelayedQueue<T> {
                 self.handle.keys.pending(),
                 self.handle.keys.ids(),
                 &self.handle.keys.priority_delayed(),
+                &self.handle.keys.group_delayed(),
             ])
             .await
             .sent_once("clear", self.name())?;

@@ -174,7 +174,7 @@ impl OfferOptions {
     /// In the group `key` (1 to 1,024 bytes): values of one key run one at
     /// a time across every consumer (or as many as
     /// [`GroupLimits::concurrency`](crate::groups::GroupLimits::concurrency)
-    /// allows), in the order they became ready; different keys run side
+    /// allows), in offer order; different keys run side
     /// by side, taken round robin (see [`groups`](crate::groups)). A
     /// grouped value lives in delayq's keys of the queue: **a Java client
     /// never sees it**, and only delayq's reliable consumers and workers
