@@ -6,6 +6,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::connection::durable::Durability;
 use crate::error::{Error, Result};
 use crate::queue::headers::{self, Headers};
 use crate::queue::priority::Priority;
@@ -102,6 +103,7 @@ pub struct OfferOptions {
     ttl: Option<Duration>,
     expiry: Expiry,
     headers: Headers,
+    durability: Option<Durability>,
 }
 
 impl Default for OfferOptions {
@@ -120,6 +122,7 @@ impl OfferOptions {
             ttl: None,
             expiry: Expiry::DeadLetter,
             headers: Headers::new(),
+            durability: None,
         }
     }
 
@@ -167,6 +170,32 @@ impl OfferOptions {
     pub fn with_headers(mut self, headers: Headers) -> OfferOptions {
         self.headers = headers;
         self
+    }
+
+    /// Acknowledged only once `durability`'s replicas have it, whatever
+    /// the queue handle's durability
+    /// ([`DelayedQueue::with_durability`]); unset, the handle's applies.
+    /// An offer not confirmed in time fails with
+    /// [`Error::NotReplicated`] (the value is queued on the primary).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::{Durability, OfferOptions};
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.delayed_queue("orders", delayq::StringCodec)?;
+    /// let options = OfferOptions::after(Duration::from_secs(60)).durability(Durability::replicas(1));
+    /// assert_eq!(options.durability_set(), Some(Durability::replicas(1)));
+    /// orders.offer_with(&"o-9".to_owned(), &options).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn durability(mut self, durability: Durability) -> OfferOptions {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The durability set for this offer, if any.
+    pub fn durability_set(&self) -> Option<Durability> {
+        self.durability
     }
 
     /// The headers set.
@@ -248,6 +277,16 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
+        if let Some(durability) = options.durability.filter(|d| Some(*d) != self.handle.durability) {
+            // This call's durability: a handle of its own (clones share
+            // the joined runs; runs join only offers of one durability).
+            let this = self.clone().with_durability(Some(durability));
+            let options = OfferOptions {
+                durability: None,
+                ..options.clone()
+            };
+            return Box::pin(this.offer_with(value, &options)).await;
+        }
         let now = time::now_ms();
         let ttl_ms = options.ttl_ms(now)?;
         // Checked before anything is decided: too many or too large fails.
