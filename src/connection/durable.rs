@@ -66,8 +66,10 @@ use parking_lot::Mutex;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Durability {
-    replicas: u32,
-    timeout: Duration,
+    /// Small, as every delivery's settings hold it: no deployment has more.
+    replicas: u16,
+    /// In ms (at most a day), small for the same reason.
+    timeout_ms: u32,
     fsynced: bool,
 }
 
@@ -77,11 +79,11 @@ impl Durability {
 
     /// Wait for `replicas` replicas to have each write (`WAIT`), a second
     /// at most ([`within`](Self::within) changes it). `0` waits for none:
-    /// the wait is still sent, and always answers at once.
+    /// the wait is still sent, and always answers at once. At most 65,535.
     pub fn replicas(replicas: u32) -> Durability {
         Durability {
-            replicas,
-            timeout: Self::DEFAULT_TIMEOUT,
+            replicas: u16::try_from(replicas).unwrap_or(u16::MAX),
+            timeout_ms: Self::DEFAULT_TIMEOUT.as_millis() as u32,
             fsynced: false,
         }
     }
@@ -89,7 +91,8 @@ impl Durability {
     /// The same, waiting at most `timeout` (at least 1 ms: `WAIT`'s 0
     /// would wait for ever; at most a day).
     pub fn within(mut self, timeout: Duration) -> Durability {
-        self.timeout = timeout.clamp(Duration::from_millis(1), Duration::from_secs(24 * 3600));
+        let timeout = timeout.clamp(Duration::from_millis(1), Duration::from_secs(24 * 3600));
+        self.timeout_ms = timeout.as_millis() as u32;
         self
     }
 
@@ -105,12 +108,12 @@ impl Durability {
 
     /// How many replicas must have a write.
     pub fn replicas_wanted(&self) -> u32 {
-        self.replicas
+        u32::from(self.replicas)
     }
 
     /// The longest wait for them.
     pub fn timeout(&self) -> Duration {
-        self.timeout
+        Duration::from_millis(u64::from(self.timeout_ms))
     }
 
     /// Whether it waits for the replicas' append-only files ([`fsynced`](Self::fsynced)).
@@ -119,7 +122,7 @@ impl Durability {
     }
 
     fn timeout_ms(&self) -> i64 {
-        self.timeout.as_millis().max(1) as i64
+        i64::from(self.timeout_ms.max(1))
     }
 }
 
@@ -183,7 +186,7 @@ impl Support {
         slot: u16,
         watch: &Watch,
     ) -> Result<(), Shortfall> {
-        let wanted = durability.replicas;
+        let wanted = durability.replicas_wanted();
         let short = |acked: u32, detail: String| Shortfall { acked, wanted, detail };
         if watch.0.is_empty() {
             return Err(short(0, "no connection was up when the write was sent".into()));
@@ -217,7 +220,7 @@ impl Support {
             let command = if aof { "WAITAOF" } else { "WAIT" };
             return Err(short(
                 acked,
-                format!("{command} timed out after {:?}", durability.timeout),
+                format!("{command} timed out after {:?}", durability.timeout()),
             ));
         }
         Ok(())
@@ -236,20 +239,20 @@ impl Support {
             fail_fast: true,
             // The server answers by the durability's timeout; fred's own
             // timeout only guards against a reply that never comes.
-            timeout: Some(durability.timeout + Duration::from_secs(5)),
+            timeout: Some(durability.timeout() + Duration::from_secs(5)),
             ..Options::default()
         };
         let conn = conn.with_options(&options);
         let (name, args) = if aof {
             let args = vec![
                 Value::from(0),
-                Value::from(durability.replicas as i64),
+                Value::from(i64::from(durability.replicas)),
                 Value::from(durability.timeout_ms()),
             ];
             ("WAITAOF", args)
         } else {
             let args = vec![
-                Value::from(durability.replicas as i64),
+                Value::from(i64::from(durability.replicas)),
                 Value::from(durability.timeout_ms()),
             ];
             ("WAIT", args)
