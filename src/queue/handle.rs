@@ -19,7 +19,7 @@ use fred::interfaces::{HashesInterface, KeysInterface};
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 
-use crate::connection::durable::Durability;
+use crate::connection::durable::{Durability, Watch};
 use crate::connection::request::Request;
 use crate::connection::script::Script;
 use crate::error::{CommandResult, Error, Result};
@@ -200,6 +200,27 @@ impl<T: 'static> QueueHandle<T> {
         Ok(Request::new(self.name())
             .apply(self.conn()?, self.core.settling(), script, keys, args)
             .await?)
+    }
+
+    /// [`request`](Self::request), then, with the handle's durability,
+    /// the wait for the replicas on the connection it went through
+    /// (`connection/durable.rs`).
+    pub(super) async fn durable_request(
+        &self,
+        script: &'static Script,
+        keys: Vec<Key>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        let Some(durable) = self.core.durable(self.durability) else {
+            return self.request(script, keys, args).await;
+        };
+        let conn = self.conn()?;
+        let watch = Watch::of(conn);
+        let value = Request::new(self.name())
+            .apply(conn, self.core.settling(), script, keys, args)
+            .await?;
+        durable.confirm_run(conn, &watch, script, self.name()).await?;
+        Ok(value)
     }
 
     /// `queue`'s takes as an endless stream (`stream`): `take` takes one and

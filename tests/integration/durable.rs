@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use delayq::dedup::Dedup;
 use delayq::{Client, Durability, Error, OfferOptions, Priority, StringCodec};
 use futures_util::future::join_all;
 
@@ -98,6 +99,16 @@ async fn durable_offers_and_acks_are_on_the_replica_when_they_return() {
             .unwrap();
         let delayed = node_command(replica.port(), "ZCARD", vec!["delayq_priority_delayed:{dur}".into()]).await;
         assert_eq!(delayed, "1");
+        // By id, and deduplicated.
+        assert!(q.offer_with_id("id-1", &"by id".to_owned(), hour).await.unwrap());
+        assert_eq!(zcard(replica.port(), "dur").await, "802");
+        let dedup = Dedup::by_id("d-1", hour);
+        assert!(q
+            .offer_dedup(&"dedup".to_owned(), hour, &dedup)
+            .await
+            .unwrap()
+            .is_queued());
+        assert_eq!(zcard(replica.port(), "dur").await, "803");
 
         // Ack, nack and dead letter of a reliable queue, each on the replica when it returns.
         let r = client.reliable_queue("dur-r", StringCodec).unwrap();
@@ -189,13 +200,21 @@ async fn a_durable_write_without_its_replica_fails_as_not_replicated_and_is_on_t
         assert_eq!(not_replicated(&error), Some((0, 1)), "{error}");
         assert_eq!(q.len().await.unwrap(), 302);
 
+        // By id and deduplicated: the same.
+        let error = q.offer_with_id("id-1", &"by id".to_owned(), hour).await.unwrap_err();
+        assert_eq!(not_replicated(&error), Some((0, 1)), "{error}");
+        let dedup = Dedup::by_id("d-1", hour);
+        let error = q.offer_dedup(&"dedup".to_owned(), hour, &dedup).await.unwrap_err();
+        assert_eq!(not_replicated(&error), Some((0, 1)), "{error}");
+        assert_eq!(q.len().await.unwrap(), 304);
+
         // Per call: this offer waits for nobody, whatever the handle says.
         let none = OfferOptions::after(hour).durability(Durability::replicas(0));
         q.offer_with(&"per call".to_owned(), &none).await.unwrap();
         // And per handle: a handle without durability sends no wait.
         let plain = q.clone().with_durability(None);
         plain.offer(&"plain".to_owned(), hour).await.unwrap();
-        assert_eq!(q.len().await.unwrap(), 304);
+        assert_eq!(q.len().await.unwrap(), 306);
 
         // An ack and a dead letter: done on the primary, not confirmed.
         let mut taken = taken.into_iter();

@@ -205,8 +205,9 @@ impl<T: 'static> DelayedQueue<T> {
     /// ([`ClientBuilder::durability`](crate::ClientBuilder::durability)).
     /// Covers [`offer`](Self::offer), [`offer_at`](Self::offer_at),
     /// [`offer_all`](Self::offer_all) (one wait per call), offers with a
-    /// priority, a TTL or headers, and concurrent offers joined into one
-    /// run (one wait per run). A write the replicas did not confirm in
+    /// priority, a TTL or headers, deduplicated offers, offers by id
+    /// ([`offer_with_id`](Self::offer_with_id), `replace_with_id`), and
+    /// concurrent offers joined into one run (one wait per run). A write the replicas did not confirm in
     /// time fails with [`Error::NotReplicated`](crate::Error::NotReplicated):
     /// it is on the primary. See [`Durability`](crate::Durability).
     ///
