@@ -6,6 +6,8 @@
 //! run; without one, the number missing is printed (it may be 0: a loss
 //! needs the kill to land while writes are on their way).
 //!
+//! And on a Redis Cluster, each wait goes to the master of its queue's slot.
+//!
 //! The lost window is made real, not hoped for: the replica follows its
 //! master through a `DelayLink`, which hands it the replication stream
 //! 100 ms late and drops what it still holds when the master dies. It
@@ -24,8 +26,9 @@ use parking_lot::Mutex;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use crate::redis_cluster::RedisCluster;
 use crate::redis_sentinel::RedisSentinel;
-use crate::redis_server::{eventually, wait_for};
+use crate::redis_server::{eventually, node_command, wait_for};
 use crate::DEADLINE;
 
 /// How late the replica gets the master's writes.
@@ -171,6 +174,53 @@ async fn non_durable_offers_lost_to_a_killed_master_are_counted() {
             "without a durability: {} of {} acknowledged offers lost in the failover ({} failed)",
             outcome.lost, outcome.acknowledged, outcome.failed
         );
+    })
+    .await
+    .expect("test exceeded its deadline");
+}
+
+/// On a Redis Cluster each durable offer's wait goes to the master that
+/// owns its queue's slot, the one that took the write (fred routes the
+/// keyless `WAIT` by the slot delayq gives it), and no other master sees
+/// one: a wait on another node would count nothing of the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_offers_on_a_cluster_wait_on_the_master_of_their_slot() {
+    tokio::time::timeout(DEADLINE, async {
+        let cluster = RedisCluster::start().await;
+        let client = Client::builder()
+            .url(cluster.url())
+            .blocking_timeout(Duration::from_secs(1))
+            .durability(Durability::replicas(1).within(Duration::from_secs(10)))
+            .build()
+            .await
+            .expect("connect to the cluster");
+        let masters = cluster.masters().await;
+        let nodes: Vec<&crate::redis_server::RedisServer> =
+            cluster.nodes.iter().filter(|n| masters.contains(&n.port())).collect();
+        for i in 0..12 {
+            let name = format!("dc-{i}");
+            let queue = client.delayed_queue(&name, StringCodec).unwrap().without_transfer();
+            let mut monitors = Vec::new();
+            for node in &nodes {
+                monitors.push((node.port(), node.monitor().await));
+            }
+            queue.offer(&format!("v-{i}"), Duration::from_secs(3600)).await.unwrap();
+            queue
+                .offer_all((0..10).map(|j| (format!("b-{i}-{j}"), Duration::from_secs(3600))))
+                .await
+                .unwrap();
+            let key = format!("redisson_delay_queue_timeout:{{{name}}}");
+            for (port, monitor) in monitors {
+                let owner = node_command(port, "EXISTS", vec![key.clone().into()]).await == "1";
+                let waits = monitor.entries().await.iter().filter(|e| e.name() == "wait").count();
+                if owner {
+                    assert_eq!(waits, 2, "{name}: one wait per call on its master {port}");
+                } else {
+                    assert_eq!(waits, 0, "{name}: a wait on {port}, which does not own the slot");
+                }
+            }
+        }
+        client.shutdown().await;
     })
     .await
     .expect("test exceeded its deadline");
