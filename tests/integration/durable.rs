@@ -140,6 +140,59 @@ async fn durable_offers_and_acks_are_on_the_replica_when_they_return() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_workers_acks_wait_once_per_batch_and_are_on_the_replica() {
+    deadline(async {
+        let (primary, replica) = primary_and_replica().await;
+        let client = durable_client(&primary).await;
+        let ready = client.blocking_queue("dur-w", StringCodec).unwrap();
+        for i in 0..300 {
+            ready.offer(&format!("w{i}")).await.unwrap();
+        }
+        let monitor = primary.monitor().await;
+        let handled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = handled.clone();
+        let worker = client
+            .worker("dur-w", StringCodec)
+            .unwrap()
+            .concurrency(16)
+            .run(move |_v: String| {
+                let counted = counted.clone();
+                async move {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok::<(), std::convert::Infallible>(())
+                }
+            });
+        delayq_test_support::eventually(Duration::from_secs(60), "300 values handled", || async {
+            handled.load(std::sync::atomic::Ordering::SeqCst) == 300
+        })
+        .await;
+        let report = worker.shutdown().await;
+        // Every ack is on the replica once the worker's acks have returned.
+        let leases = node_command(replica.port(), "ZCARD", vec!["delayq_leases:{dur-w}".into()]).await;
+        assert_eq!(leases, "0", "{report:?}");
+        let entries = monitor.entries().await;
+        let sha = delayq_test_support::script_sha1(include_str!("../../lua/ack_batch.lua"));
+        let body = delayq_test_support::script_body(include_str!("../../lua/ack_batch.lua"));
+        // A batch by its keys and arguments (its lane run's record and id):
+        // its first run may show twice (EVALSHA answered NOSCRIPT, then EVAL).
+        let batches = entries
+            .iter()
+            .filter(|e| {
+                (e.name() == "evalsha" && e.args.get(1).is_some_and(|a| a == sha.as_bytes()))
+                    || (e.name() == "eval" && e.args.get(1).is_some_and(|a| a == body.as_bytes()))
+            })
+            .map(|e| e.args[2..].to_vec())
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+        let waits = entries.iter().filter(|e| e.name() == "wait").count();
+        assert!(batches >= 1 && batches < 300, "{batches} ack batches for 300 values");
+        assert_eq!(waits, batches, "one wait per ack batch");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_durable_write_without_its_replica_fails_as_not_replicated_and_is_on_the_primary() {
     deadline(async {
         let (primary, mut replica) = primary_and_replica().await;
