@@ -185,7 +185,7 @@ async fn a_durable_workers_acks_wait_once_per_batch_and_are_on_the_replica() {
             .collect::<std::collections::HashSet<_>>()
             .len();
         let waits = entries.iter().filter(|e| e.name() == "wait").count();
-        assert!(batches >= 1 && batches < 300, "{batches} ack batches for 300 values");
+        assert!((1..300).contains(&batches), "{batches} ack batches for 300 values");
         assert_eq!(waits, batches, "one wait per ack batch");
         client.shutdown().await;
     })
