@@ -10,7 +10,9 @@ use delayq::dedup::Dedup;
 use delayq::{Client, Durability, Error, OfferOptions, Priority, StringCodec};
 use futures_util::future::join_all;
 
+use delayq_test_support::fault_proxy::{Fault, FaultProxy};
 use delayq_test_support::redis_server::{node_command, wait_replicated};
+use delayq_test_support::script_sha1;
 use delayq_test_support::{deadline, RedisServer};
 
 /// A primary and one replica of it, in sync.
@@ -171,7 +173,7 @@ async fn a_durable_workers_acks_wait_once_per_batch_and_are_on_the_replica() {
         let leases = node_command(replica.port(), "ZCARD", vec!["delayq_leases:{dur-w}".into()]).await;
         assert_eq!(leases, "0", "{report:?}");
         let entries = monitor.entries().await;
-        let sha = delayq_test_support::script_sha1(include_str!("../../lua/ack_batch.lua"));
+        let sha = script_sha1(include_str!("../../lua/ack_batch.lua"));
         let body = delayq_test_support::script_body(include_str!("../../lua/ack_batch.lua"));
         // A batch by its keys and arguments (its lane run's record and id):
         // its first run may show twice (EVALSHA answered NOSCRIPT, then EVAL).
@@ -340,6 +342,67 @@ async fn without_a_durability_no_wait_is_sent_and_fsynced_falls_back_to_wait_whe
             assert_eq!(names, ["wait"; 3], "{names:?}");
         }
         durable.shutdown().await;
+    })
+    .await;
+}
+
+/// A durable write whose reply is lost: fred resends a script that may be
+/// resent (a bulk offer's chunk, an ack) on a new connection, where it
+/// answers as its first run and writes nothing again; a wait there could
+/// not count the first run's write, so the call says `NotReplicated`
+/// (written on the primary, 0 confirmed), never `Ok`, and nothing is
+/// written twice. An offer, sent once, stays `OutcomeUnknown`, with no wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_write_whose_reply_was_lost_is_never_counted_by_a_wait_that_missed_it() {
+    deadline(async {
+        let (primary, _replica) = primary_and_replica().await;
+        let proxy = FaultProxy::start(primary.port()).await;
+        let client = Client::builder()
+            .url(proxy.url())
+            .blocking_timeout(Duration::from_secs(1))
+            .durability(Durability::replicas(1).within(Duration::from_secs(10)))
+            .build()
+            .await
+            .unwrap();
+        let hour = Duration::from_secs(3600);
+        let q = client.delayed_queue("lost", StringCodec).unwrap().without_transfer();
+        q.offer(&"warm".to_owned(), hour).await.unwrap();
+        q.offer_all([("warm-all".to_owned(), hour)]).await.unwrap();
+
+        // A bulk offer's chunk: resent, answered from its request key.
+        proxy.arm(Fault::LoseReply, script_sha1(include_str!("../../lua/offer_all.lua")));
+        let error = q
+            .offer_all((0..100).map(|i| (format!("b{i}"), hour)))
+            .await
+            .unwrap_err();
+        assert_eq!(proxy.fired(), 1);
+        assert_eq!(not_replicated(&error), Some((0, 1)), "{error}");
+        assert!(error.to_string().contains("replaced"), "{error}");
+        assert_eq!(q.len().await.unwrap(), 102, "every value once");
+
+        // An offer, sent once: its outcome is unknown, and no wait says otherwise.
+        proxy.arm(Fault::LoseReply, script_sha1(include_str!("../../lua/offer.lua")));
+        let error = q.offer(&"once".to_owned(), hour).await.unwrap_err();
+        assert_eq!(proxy.fired(), 2);
+        assert!(matches!(error, Error::OutcomeUnknown { .. }), "{error}");
+        assert_eq!(q.len().await.unwrap(), 103, "it ran, once");
+
+        // An ack: resent, found acked; not confirmed, and acked once.
+        let ready = client.blocking_queue("lost-r", StringCodec).unwrap();
+        ready.offer(&"r".to_owned()).await.unwrap();
+        let r = client.reliable_queue("lost-r", StringCodec).unwrap();
+        let delivery = loop {
+            if let Some(delivery) = r.take_timeout(Duration::from_secs(5)).await.unwrap() {
+                break delivery;
+            }
+        };
+        proxy.arm(Fault::LoseReply, script_sha1(include_str!("../../lua/ack.lua")));
+        let error = delivery.ack().await.unwrap_err();
+        assert_eq!(proxy.fired(), 3);
+        assert_eq!(not_replicated(&error), Some((0, 1)), "{error}");
+        assert_eq!(r.in_flight().await.unwrap(), 0, "acked on the primary");
+        assert_eq!(r.len().await.unwrap(), 0, "and not given back");
+        client.shutdown().await;
     })
     .await;
 }
