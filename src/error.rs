@@ -148,6 +148,39 @@ pub enum Error {
         /// The connection error.
         source: RedisError,
     },
+    /// A durable write ([`Durability`](crate::Durability)) is on the
+    /// primary, but fewer replicas than asked confirmed it within the
+    /// timeout (or the wait could not count it: its connection failed or
+    /// was replaced). The write is done and stays done: an offer is
+    /// queued, an ack acked. What is not known is whether it survives a
+    /// failover to a replica that lacks it. Do not repeat the call to
+    /// "make it durable" (an offer would be queued twice); look at the
+    /// replicas, or accept the risk.
+    ///
+    /// ```
+    /// use delayq::Error;
+    /// fn unconfirmed(error: &Error) -> Option<(u32, u32)> {
+    ///     match error {
+    ///         Error::NotReplicated { replicas_acked, replicas_wanted, .. } => Some((*replicas_acked, *replicas_wanted)),
+    ///         _ => None,
+    ///     }
+    /// }
+    /// # let _ = unconfirmed;
+    /// ```
+    #[error("{operation} on `{queue}`: written on the primary, confirmed by {replicas_acked} of {replicas_wanted} replicas ({detail})")]
+    NotReplicated {
+        /// The operation, as its script is named.
+        operation: &'static str,
+        /// The queue.
+        queue: String,
+        /// How many replicas confirmed the write.
+        replicas_acked: u32,
+        /// How many were asked for.
+        replicas_wanted: u32,
+        /// Why the wait fell short: it timed out, it failed, or the
+        /// connection changed between the write and the wait.
+        detail: String,
+    },
     /// [`DelayedQueue::offer_all`](crate::DelayedQueue::offer_all) failed
     /// after it had sent values. Values are queued in the order given, each
     /// at most once: the first `offered` are queued; of the `unknown` after

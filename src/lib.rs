@@ -133,6 +133,7 @@ pub use wire::{codec, format};
 // The names most programs need; the rest are in the modules below, grouped
 // by what a user is doing (as fred's and sqlx's roots are).
 pub use client::{Client, ClientBuilder};
+pub use connection::durable::Durability;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use connection::tls::Tls;

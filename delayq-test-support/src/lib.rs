@@ -12,6 +12,8 @@
 #[cfg(feature = "redis")]
 mod checks;
 #[cfg(feature = "redis")]
+pub mod delay_link;
+#[cfg(feature = "redis")]
 pub mod fault_proxy;
 #[cfg(feature = "redis")]
 mod fixture;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use tokio::time::Instant;
 
+use crate::delay_link::DelayLink;
 use crate::redis_server::{
     eventually, free_port, node_command, node_command_as, wait_for, wait_replicated, RedisServer,
 };
@@ -22,6 +23,8 @@ pub struct RedisSentinel {
     sentinels: Vec<Sentinel>,
     /// The sentinels' own password (`requirepass`), if they have one.
     password: Option<String>,
+    /// The slow link the replica follows its master through, if any.
+    link: Option<DelayLink>,
 }
 
 struct Sentinel {
@@ -48,17 +51,41 @@ impl RedisSentinel {
     /// [`start`](Self::start) with sentinels that require `password` (of
     /// their clients and of each other).
     pub async fn start_with_password(password: Option<&str>) -> RedisSentinel {
+        Self::start_with(password, None).await
+    }
+
+    /// [`start`](Self::start) with a replica that follows its master
+    /// through a [`DelayLink`] of `delay`: it lags that far behind, and
+    /// what is on its way when the master dies is lost (the sentinels still
+    /// see it, through the master's `INFO`, at its own port).
+    pub async fn start_with_slow_replica(delay: Duration) -> RedisSentinel {
+        Self::start_with(None, Some(delay)).await
+    }
+
+    async fn start_with(password: Option<&str>, link_delay: Option<Duration>) -> RedisSentinel {
         let master = RedisServer::start().await;
         let master_port = master.port().to_string();
-        let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &master_port]).await;
+        let link = match link_delay {
+            Some(delay) => Some(DelayLink::start(master.port(), delay).await),
+            None => None,
+        };
+        let followed = link.as_ref().map_or(master_port.clone(), |l| l.port().to_string());
+        let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &followed]).await;
         let mut deployment = RedisSentinel {
             servers: vec![master, replica],
             sentinels: Vec::new(),
             password: password.map(str::to_owned),
+            link,
         };
         deployment.wait_for_replica(Duration::from_secs(20)).await;
         for _ in 0..3 {
-            deployment.sentinels.push(start_sentinel(&master_port, password).await);
+            // A replica following another address than its master's is
+            // pointed at the master by the sentinels once failover-timeout
+            // has passed: a slow replica's link is kept for a minute.
+            let failover_timeout = if deployment.link.is_some() { 60_000 } else { 10_000 };
+            deployment
+                .sentinels
+                .push(start_sentinel(&master_port, password, failover_timeout).await);
         }
         deployment.wait_until_watching(Duration::from_secs(30)).await;
         deployment
@@ -140,6 +167,17 @@ impl RedisSentinel {
         eprintln!("{port} is {role} after {:?}", started.elapsed());
     }
 
+    /// Whether the replica still follows its master through the slow link
+    /// ([`start_with_slow_replica`](Self::start_with_slow_replica)).
+    pub async fn replica_follows_the_link(&self) -> bool {
+        let Some(link) = &self.link else {
+            return false;
+        };
+        let info = node_command(self.servers[1].port(), "INFO", vec!["replication".into()]).await;
+        info.lines().any(|l| l.trim() == format!("master_port:{}", link.port()))
+            && info.contains("master_link_status:up")
+    }
+
     /// Waits until the replica has every write the master has taken (so a
     /// failover cannot lose them).
     pub async fn wait_replicated(&self, within: Duration) {
@@ -187,7 +225,7 @@ fn pair(reply: &str, name: &str) -> Option<u64> {
     None
 }
 
-async fn start_sentinel(master_port: &str, password: Option<&str>) -> Sentinel {
+async fn start_sentinel(master_port: &str, password: Option<&str>, failover_timeout: u32) -> Sentinel {
     for _ in 0..5 {
         let dir = tempfile::Builder::new()
             .prefix("delayq-sentinel-")
@@ -202,7 +240,7 @@ async fn start_sentinel(master_port: &str, password: Option<&str>) -> Sentinel {
                 "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {dir}\nlogfile {dir}/sentinel.log\n\
                  sentinel monitor {SERVICE} 127.0.0.1 {master_port} 2\n\
                  sentinel down-after-milliseconds {SERVICE} 1000\n\
-                 sentinel failover-timeout {SERVICE} 10000\n\
+                 sentinel failover-timeout {SERVICE} {failover_timeout}\n\
                  sentinel parallel-syncs {SERVICE} 1\n{auth}",
                 dir = dir.path().display(),
                 auth = password

@@ -9,6 +9,7 @@ use fred::types::Builder;
 
 use super::Client;
 use crate::connection::connections::{self, Settings};
+use crate::connection::durable::Durability;
 use crate::error::{Error, Result};
 use crate::queue::Core;
 use crate::transfer::{Clock, Scheduler, TransferSettings};
@@ -45,6 +46,7 @@ pub struct ClientBuilder {
     max_payload: usize,
     reconnect: ReconnectPolicy,
     customize: Option<Customize>,
+    durability: Option<Durability>,
     #[cfg(feature = "tls")]
     tls: Option<crate::Tls>,
 }
@@ -61,6 +63,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("unresponsive_timeout", &self.unresponsive_timeout)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("max_payload", &self.max_payload)
+            .field("durability", &self.durability)
             .finish_non_exhaustive()
     }
 }
@@ -79,6 +82,7 @@ impl Default for ClientBuilder {
             max_payload: DEFAULT_MAX_PAYLOAD,
             reconnect: ReconnectPolicy::new_exponential(0, 50, 500, 2),
             customize: None,
+            durability: None,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -229,6 +233,35 @@ impl ClientBuilder {
         self
     }
 
+    /// Acknowledge offers, acks, nacks and moves to the dead letters only
+    /// once `durability` says enough replicas have them (default: none, as
+    /// Redis replicates, asynchronously: an acknowledged write can be lost
+    /// in a failover). Every queue handle of the client starts with it; a
+    /// handle's `with_durability` and an offer's
+    /// [`OfferOptions::durability`](crate::OfferOptions::durability) change
+    /// it for themselves. A write the replicas did not confirm in time
+    /// fails with [`Error::NotReplicated`] (it is on the primary). See
+    /// [`Durability`] and the README's "Durable offers and acks".
+    ///
+    /// ```no_run
+    /// # async fn demo() -> delayq::Result<()> {
+    /// use std::time::Duration;
+    /// use delayq::Durability;
+    /// let client = delayq::Client::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .durability(Durability::replicas(1).within(Duration::from_millis(500)))
+    ///     .build()
+    ///     .await?;
+    /// let orders = client.delayed_queue("orders", delayq::StringCodec)?;
+    /// // Returns once a replica has it, or fails with Error::NotReplicated.
+    /// orders.offer(&"o-1".to_owned(), Duration::from_secs(60)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
+        self
+    }
+
     /// Connect over TLS with these roots and client certificate, whatever
     /// the URL's scheme (a `rediss://` URL alone trusts the system's roots).
     ///
@@ -308,7 +341,13 @@ impl ClientBuilder {
         };
         let (connections, subscriber) = connections::open(builder, settings).await?;
         let scheduler = Scheduler::start(connections.pool.clone(), subscriber, self.transfer.clone());
-        let core = Core::new(connections, scheduler, self.transfer, self.shutdown_grace);
+        let core = Core::new(
+            connections,
+            scheduler,
+            self.transfer,
+            self.shutdown_grace,
+            self.durability,
+        );
         Ok(Client {
             core: Arc::new(core),
             schedules: Default::default(),

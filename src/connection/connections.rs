@@ -39,6 +39,8 @@ pub(crate) struct Connections {
     /// Cancelled when shutdown begins: blocking waits end, nothing new is
     /// taken, background tasks (reapers, Sentinel watchers) stop.
     pub shutdown: CancellationToken,
+    /// Which servers have no `WAITAOF`, for durable writes.
+    pub durable: super::durable::Support,
     /// Set once the connections are closed.
     closed: AtomicBool,
     max_payload: usize,
@@ -91,6 +93,7 @@ pub(crate) async fn open(builder: Builder, settings: Settings) -> Result<(Connec
         blocking,
         settling,
         shutdown,
+        durable: super::durable::Support::default(),
         closed: AtomicBool::new(false),
         max_payload: settings.max_payload,
     };

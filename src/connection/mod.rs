@@ -18,6 +18,7 @@ pub(crate) mod blocking_pool;
 pub(crate) mod connect;
 pub(crate) mod connections;
 pub(crate) mod detached;
+pub(crate) mod durable;
 pub(crate) mod host;
 pub(crate) mod reply;
 pub(crate) mod request;

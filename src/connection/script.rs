@@ -35,6 +35,7 @@ use fred::prelude::Options;
 use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use fred::util::redis_keyslot;
 
+use super::durable::{Durable, Shortfall, Watch};
 use crate::error::{outcome_unknown, Error};
 use crate::wire::keys::{KeyRole, QueueKeys};
 
@@ -280,7 +281,29 @@ impl Script {
             script: self.name,
             queue: queue.to_owned(),
             unrepeatable: self.resend == Resend::Once,
+            shortfall: None,
         })
+    }
+
+    /// [`run`](Self::run), then, with a durability, the wait for the
+    /// replicas on the same connection (`durable.rs`): a run the replicas
+    /// did not confirm fails as `Error::NotReplicated` (it did run).
+    /// Without one, exactly `run`.
+    pub(crate) async fn run_durable(
+        &self,
+        conn: &fred::clients::Client,
+        queue: &str,
+        keys: Vec<Key>,
+        args: Vec<Value>,
+        durable: Option<Durable<'_>>,
+    ) -> Result<Value, ScriptError> {
+        let Some(durable) = durable else {
+            return self.run(conn, queue, keys, args).await;
+        };
+        let watch = Watch::of(conn);
+        let reply = self.run(conn, queue, keys, args).await?;
+        durable.confirm_run(conn, &watch, self, queue).await?;
+        Ok(reply)
     }
 
     async fn send<C>(&self, conn: &C, keys: Vec<Key>, args: Vec<Value>) -> Result<Value, fred::error::Error>
@@ -309,6 +332,27 @@ impl Script {
     }
 }
 
+impl Durable<'_> {
+    /// The wait for the replicas of a run of `script` on `queue` made
+    /// through `conn` since `watch` was read (a `Request`'s, or
+    /// [`Script::run_durable`]'s): `Error::NotReplicated` when they fall
+    /// short. On a Cluster it goes to the node of the queue's slot (every
+    /// key of a queue is in it).
+    pub(crate) async fn confirm_run(
+        &self,
+        conn: &fred::clients::Client,
+        watch: &Watch,
+        script: &Script,
+        queue: &str,
+    ) -> Result<(), ScriptError> {
+        let slot = redis_keyslot(queue.as_bytes());
+        self.support
+            .confirm(conn, self.durability, slot, watch)
+            .await
+            .map_err(|shortfall| ScriptError::not_replicated(shortfall, script, queue))
+    }
+}
+
 /// A failed run of a script: fred's error, the script, the queue it ran on,
 /// and whether it may not be repeated (sent once, or a request whose
 /// effect cannot be undone). Clones, for runs whose failure several callers
@@ -319,9 +363,24 @@ pub(crate) struct ScriptError {
     script: &'static str,
     queue: String,
     unrepeatable: bool,
+    /// The run applied, and its wait for replicas fell short.
+    shortfall: Option<Box<Shortfall>>,
 }
 
 impl ScriptError {
+    /// A run of `script` on `queue` that applied, and whose wait for
+    /// replicas fell short: `Error::NotReplicated`.
+    pub(crate) fn not_replicated(shortfall: Shortfall, script: &Script, queue: &str) -> ScriptError {
+        let error = fred::error::Error::new(fred::error::ErrorKind::Unknown, shortfall.detail.clone());
+        ScriptError {
+            error,
+            script: script.name,
+            queue: queue.to_owned(),
+            unrepeatable: script.resend == Resend::Once,
+            shortfall: Some(Box::new(shortfall)),
+        }
+    }
+
     /// A failure of `script` on `queue` that fred did not report: the task
     /// running it ended first, or a deadline of delayq's passed.
     pub(crate) fn new(error: fred::error::Error, script: &Script, queue: &str) -> ScriptError {
@@ -330,6 +389,7 @@ impl ScriptError {
             script: script.name,
             queue: queue.to_owned(),
             unrepeatable: script.resend == Resend::Once,
+            shortfall: None,
         }
     }
 
@@ -364,7 +424,11 @@ impl From<ScriptError> for Error {
             script,
             queue,
             unrepeatable,
+            shortfall,
         } = failed;
+        if let Some(shortfall) = shortfall {
+            return shortfall.into_error(script, queue);
+        }
         if unrepeatable {
             Error::from_unrepeatable(error, script, &queue, |e| Error::from_script(e, script, &queue))
         } else {

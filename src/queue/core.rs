@@ -21,6 +21,7 @@ use std::time::Duration;
 use tokio_util::sync::WaitForCancellationFuture;
 
 use crate::connection::blocking_pool::BlockingPool;
+use crate::connection::durable::{Durability, Durable, Watch};
 use crate::connection::settling::Settling;
 use crate::connection::Connections;
 use crate::error::Result;
@@ -45,6 +46,9 @@ pub(crate) struct Core {
     registry: registry::Registry,
     /// What this client knows of each queue's priority marker.
     priorities: PerQueue<Marker>,
+    /// The durability of every write that has one, unless a handle or a
+    /// call says otherwise (`ClientBuilder::durability`).
+    durability: Option<Durability>,
 }
 
 /// How long shutdown may take after its grace: giving unsettled deliveries
@@ -59,6 +63,7 @@ impl Core {
         scheduler: Scheduler,
         transfer: TransferSettings,
         grace: Duration,
+        durability: Option<Durability>,
     ) -> Self {
         Core {
             connections,
@@ -69,7 +74,44 @@ impl Core {
             blocking: blocking::Registries::default(),
             registry: registry::Registry::default(),
             priorities: PerQueue::default(),
+            durability,
         }
+    }
+
+    /// The client's durability: what a new queue handle starts with.
+    pub(crate) fn durability(&self) -> Option<Durability> {
+        self.durability
+    }
+
+    /// What a write with `durability` (if any) needs to wait for its
+    /// replicas (`Script::run_durable`).
+    pub(crate) fn durable(&self, durability: Option<Durability>) -> Option<Durable<'_>> {
+        durability.map(|durability| Durable {
+            durability,
+            support: &self.connections.durable,
+        })
+    }
+
+    /// Waits, with `durability` (else at once), for the replicas of the
+    /// write `operation` made on `queue` through `conn` since `watch` was
+    /// read (`durable.rs`): `Error::NotReplicated` when they fall short.
+    pub(crate) async fn confirm(
+        &self,
+        conn: &fred::clients::Client,
+        durability: Option<Durability>,
+        watch: &Watch,
+        operation: &'static str,
+        queue: &str,
+    ) -> Result<()> {
+        let Some(durability) = durability else {
+            return Ok(());
+        };
+        let slot = fred::util::redis_keyslot(queue.as_bytes());
+        self.connections
+            .durable
+            .confirm(conn, durability, slot, watch)
+            .await
+            .map_err(|shortfall| shortfall.into_error(operation, queue.to_owned()))
     }
 
     /// A connection for one ordinary command, or [`Error::Shutdown`](crate::Error::Shutdown).

@@ -19,6 +19,7 @@ use fred::interfaces::{HashesInterface, KeysInterface};
 use fred::types::{Key, Value};
 use futures_util::stream::{self, Stream};
 
+use crate::connection::durable::{Durability, Watch};
 use crate::connection::request::Request;
 use crate::connection::script::Script;
 use crate::error::{CommandResult, Error, Result};
@@ -54,6 +55,9 @@ pub(crate) struct QueueHandle<T> {
     pub codec: Arc<dyn Codec<T>>,
     /// What the client knows of the queue's priority marker.
     pub priorities: Arc<Marker>,
+    /// How many replicas its writes wait for (`connection/durable.rs`):
+    /// the client's, unless `with_durability` changed it.
+    pub durability: Option<Durability>,
     transferring: Transferring,
 }
 
@@ -64,6 +68,7 @@ impl<T> Clone for QueueHandle<T> {
             keys: self.keys.clone(),
             codec: self.codec.clone(),
             priorities: self.priorities.clone(),
+            durability: self.durability,
             transferring: self.transferring.clone(),
         }
     }
@@ -74,6 +79,7 @@ impl<T: 'static> QueueHandle<T> {
     pub(super) fn new(core: Arc<Core>, keys: Arc<QueueKeys>, codec: Arc<dyn Codec<T>>) -> Self {
         let priorities = core.priority_marker(keys.destination());
         QueueHandle {
+            durability: core.durability(),
             core,
             keys,
             codec,
@@ -194,6 +200,27 @@ impl<T: 'static> QueueHandle<T> {
         Ok(Request::new(self.name())
             .apply(self.conn()?, self.core.settling(), script, keys, args)
             .await?)
+    }
+
+    /// [`request`](Self::request), then, with the handle's durability,
+    /// the wait for the replicas on the connection it went through
+    /// (`connection/durable.rs`).
+    pub(super) async fn durable_request(
+        &self,
+        script: &'static Script,
+        keys: Vec<Key>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        let Some(durable) = self.core.durable(self.durability) else {
+            return self.request(script, keys, args).await;
+        };
+        let conn = self.conn()?;
+        let watch = Watch::of(conn);
+        let value = Request::new(self.name())
+            .apply(conn, self.core.settling(), script, keys, args)
+            .await?;
+        durable.confirm_run(conn, &watch, script, self.name()).await?;
+        Ok(value)
     }
 
     /// `queue`'s takes as an endless stream (`stream`): `take` takes one and

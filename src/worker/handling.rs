@@ -54,6 +54,16 @@ pub(super) fn acked<T: 'static>(
                 }
             }
         }
+        // Acked on the primary, not confirmed by the replicas the queue's
+        // durability asks for: done, and said so.
+        Err(error @ Error::NotReplicated { .. }) => {
+            room.notify_one();
+            Counters::add_many(&counters.succeeded, batch.len());
+            telemetry::handled_all(&queue, Handled::Ok, batch.iter().map(|s| s.took));
+            for Succeeded { span, .. } in batch {
+                tracing::warn!(parent: &span, %error, "handled and acked, but the ack may be lost in a failover");
+            }
+        }
         Err(error) => {
             for Succeeded { span, .. } in batch {
                 tracing::warn!(parent: &span, %error, "handled, but the ack failed; the value may be delivered again");

@@ -21,6 +21,7 @@ mod concurrency_limit;
 mod dead_letters;
 mod dedup;
 mod delayed_queue;
+mod durable;
 mod elements;
 mod events;
 mod formats;

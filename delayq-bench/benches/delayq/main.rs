@@ -16,6 +16,7 @@ mod consumers;
 mod dashboard;
 mod decoders;
 mod dedup;
+mod durable;
 mod events;
 mod heap;
 mod java_codecs;
@@ -71,6 +72,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &job_history::JobHistories,
     &priorities::Priorities,
     &decoders::HostileDecoders,
+    &durable::DurableOffers,
     &soak::SoakRun,
 ];
 

@@ -6,6 +6,7 @@
 use delayq_test_support::{redis_cluster, redis_sentinel, redis_server};
 
 mod cluster;
+mod durable;
 mod load;
 mod sentinel;
 mod tls;

@@ -211,6 +211,7 @@ impl<T: 'static> DelayedQueue<T> {
             element: format::pack(self.format, &payload),
             key,
             label: label(&dedup.key),
+            durability: self.handle.durability,
         };
         let target = self.dedup_target();
         let mut waiting = Waiting::new(self.when_full);
@@ -315,6 +316,7 @@ impl<T: 'static> DelayedQueue<T> {
                 element: format::pack(self.format, payload),
                 key: key.clone(),
                 label,
+                durability: self.handle.durability,
             })
             .collect();
         let target = self.dedup_target();
@@ -366,6 +368,8 @@ pub(super) struct DedupItem {
     element: Bytes,
     key: Value,
     label: &'static str,
+    /// Items join only with items that wait for as many replicas.
+    durability: Option<crate::Durability>,
 }
 
 impl Join for DedupTarget {
@@ -382,10 +386,11 @@ impl Join for DedupTarget {
 
     /// The script takes one window per run.
     fn joins(first: &DedupItem, next: &DedupItem) -> bool {
-        first.window == next.window
+        first.window == next.window && first.durability == next.durability
     }
 
     async fn run(&self, items: Vec<DedupItem>) -> RunOutcome {
+        let durable = self.core.durable(items.first().and_then(|i| i.durability));
         let keys = SCRIPTS.offer_dedup.keys(&self.keys).build();
         let mut args = Vec::with_capacity(1 + 3 * items.len());
         args.push(Value::from(items.first().map_or(0, |i| i.window)));
@@ -396,7 +401,7 @@ impl Join for DedupTarget {
         }
         Ok(SCRIPTS
             .offer_dedup
-            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .run_durable(self.core.conn()?, self.keys.destination(), keys, args, durable)
             .await)
     }
 

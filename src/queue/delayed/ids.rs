@@ -258,7 +258,7 @@ impl<T: 'static> DelayedQueue<T> {
         let trace = OfferTrace::current();
         let keys = SCRIPTS.offer_id.keys(&self.handle.keys).traced(trace.is_some()).build();
         trace.append_arg(&mut args);
-        let value = self.handle.request(&SCRIPTS.offer_id, keys, args).await?;
+        let value = self.handle.durable_request(&SCRIPTS.offer_id, keys, args).await?;
         let new = reply::int(&value)? == 1;
         let outcome = match (new, if_pending) {
             (true, _) => IdOffer::New,

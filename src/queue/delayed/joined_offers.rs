@@ -9,6 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use fred::types::Value;
 
+use crate::connection::durable::Durability;
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
 use crate::error::{Error, Result};
@@ -28,26 +29,31 @@ pub(super) struct Target {
     pub keys: Arc<QueueKeys>,
 }
 
-/// One offer: its due time, its packed element and its payload's length.
+/// One offer: its due time, its packed element, its payload's length, and
+/// how many replicas it waits for (offers join only with offers that wait
+/// for the same: one wait per run).
 #[derive(Clone)]
 pub(super) struct OfferItem {
     pub due: Due,
     pub element: Bytes,
     pub payload: usize,
+    pub durability: Option<Durability>,
 }
 
 impl Target {
-    /// The run itself: its reply or its failure.
-    async fn run_offer(&self, elements: Vec<(Due, Bytes)>) -> RunOutcome {
+    /// The run itself: its reply or its failure; with a durability, after
+    /// the one wait for the replicas of the whole run.
+    async fn run_offer(&self, elements: Vec<(Due, Bytes)>, durability: Option<Durability>) -> RunOutcome {
         let keys = SCRIPTS.offer.keys(&self.keys).build();
         let mut args = Vec::with_capacity(2 * elements.len());
         for (due, element) in elements {
             args.push(due.arg());
             args.push(Value::Bytes(element));
         }
+        let durable = self.core.durable(durability);
         Ok(SCRIPTS
             .offer
-            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .run_durable(self.core.conn()?, self.keys.destination(), keys, args, durable)
             .await)
     }
 
@@ -74,8 +80,13 @@ impl Join for Target {
         item.payload
     }
 
+    fn joins(first: &OfferItem, next: &OfferItem) -> bool {
+        first.durability == next.durability
+    }
+
     async fn run(&self, items: Vec<OfferItem>) -> RunOutcome {
-        self.run_offer(items.into_iter().map(|i| (i.due, i.element)).collect())
+        let durability = items.first().and_then(|i| i.durability);
+        self.run_offer(items.into_iter().map(|i| (i.due, i.element)).collect(), durability)
             .await
     }
 
@@ -98,8 +109,15 @@ impl Joined<Target> {
         due: Due,
         element: Bytes,
         payload: usize,
+        durability: Option<Durability>,
     ) -> Result<bool> {
-        self.send(target, OfferItem { due, element, payload }).await
+        let item = OfferItem {
+            due,
+            element,
+            payload,
+            durability,
+        };
+        self.send(target, item).await
     }
 }
 
@@ -137,6 +155,7 @@ mod tests {
                     due: *due,
                     element: format::pack(layout, payload),
                     payload: payload.len(),
+                    durability: None,
                 }));
             }
             let (mut start, mut runs) = (0, 0);

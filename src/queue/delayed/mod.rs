@@ -204,6 +204,39 @@ impl<T: 'static> DelayedQueue<T> {
         }
     }
 
+    /// The same queue, its offers acknowledged only once `durability`'s
+    /// replicas have them (`None`: as soon as the primary has them), in
+    /// place of the client's
+    /// ([`ClientBuilder::durability`](crate::ClientBuilder::durability)).
+    /// Covers [`offer`](Self::offer), [`offer_at`](Self::offer_at),
+    /// [`offer_all`](Self::offer_all) (one wait per call), offers with a
+    /// priority, a TTL or headers, deduplicated offers, offers by id
+    /// ([`offer_with_id`](Self::offer_with_id), `replace_with_id`), and
+    /// concurrent offers joined into one run (one wait per run). A write the replicas did not confirm in
+    /// time fails with [`Error::NotReplicated`](crate::Error::NotReplicated):
+    /// it is on the primary. See [`Durability`](crate::Durability).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::Durability;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let payments = client
+    ///     .delayed_queue("payments", delayq::StringCodec)?
+    ///     .with_durability(Some(Durability::replicas(1)));
+    /// assert_eq!(payments.durability(), Some(Durability::replicas(1)));
+    /// payments.offer(&"p-7".to_owned(), Duration::from_secs(30)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_durability(mut self, durability: Option<crate::Durability>) -> Self {
+        self.handle.durability = durability;
+        self
+    }
+
+    /// How many replicas this handle's offers wait for (`None`: none).
+    pub fn durability(&self) -> Option<crate::Durability> {
+        self.handle.durability
+    }
+
     /// The same queue, writing new elements in `format` (default [`Format::Modern`]).
     /// Reads accept both formats whatever this is set to.
     pub fn with_format(mut self, format: Format) -> Self {

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use fred::types::{Key, Value};
 use futures_util::stream::{FuturesOrdered, StreamExt};
 
+use crate::connection::durable::Watch;
 use crate::connection::reply;
 use crate::connection::request::Sequence;
 use crate::connection::script::SCRIPTS;
@@ -198,10 +199,14 @@ impl<T: 'static> DelayedQueue<T> {
             let element = format::pack(self.format, &payload);
             self.handle.arm(); // the run itself fails after shutdown
             let collided = if trace.is_some() {
-                self.offer_target().offer_traced(due, element, &trace).await?
+                let durability = self.handle.durability;
+                self.offer_target()
+                    .offer_traced(due, element, &trace, durability)
+                    .await?
             } else {
+                let durability = self.handle.durability;
                 self.joined
-                    .offer(self.offer_target(), due, element, payload.len())
+                    .offer(self.offer_target(), due, element, payload.len(), durability)
                     .await?
             };
             if !collided {
@@ -223,6 +228,10 @@ impl<T: 'static> DelayedQueue<T> {
         // One connection for every chunk: Redis runs them in the order sent,
         // so early arrivals (which cost a resend) do not happen in practice.
         let conn = self.conn()?;
+        // With a durability: one wait for the replicas once every chunk is
+        // in, on this connection (it counts the chunks it sent).
+        let durability = self.handle.durability;
+        let watch = durability.map(|_| Watch::of(conn));
         let sequence = Sequence::new(self.name(), conn, self.handle.core.settling());
         // Inside a span (feature `opentelemetry`): one context for the call.
         let trace = OfferTrace::current();
@@ -253,6 +262,11 @@ impl<T: 'static> DelayedQueue<T> {
             match round.stop {
                 Stop::Done => {
                     sequence.finish();
+                    if let Some(watch) = &watch {
+                        let core = &self.handle.core;
+                        core.confirm(conn, durability, watch, SCRIPTS.offer_all.name, self.name())
+                            .await?;
+                    }
                     return Ok(());
                 }
                 Stop::Collision(at) => {

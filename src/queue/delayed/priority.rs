@@ -23,6 +23,7 @@ use crate::wire::time;
 use super::limits::Waiting;
 use super::offer::Due;
 use super::DelayedQueue;
+use crate::connection::durable::{Durability, Watch};
 use crate::queue::joined::{reply_gone, Join, Joined, RunOutcome};
 
 /// The priority offers of one queue (shared by a handle's clones).
@@ -42,6 +43,8 @@ pub(super) struct PriorityItem {
     spec: Arc<str>,
     due: Due,
     element: Bytes,
+    /// Items join only with items that wait for as many replicas.
+    durability: Option<Durability>,
 }
 
 impl Join for PriorityTarget {
@@ -59,7 +62,12 @@ impl Join for PriorityTarget {
 
     /// One run keyed by a request: a resend answers the first run's reply,
     /// even after its values were taken or the queue filled up.
+    fn joins(first: &PriorityItem, next: &PriorityItem) -> bool {
+        first.durability == next.durability
+    }
+
     async fn run(&self, items: Vec<PriorityItem>) -> RunOutcome {
+        let durable = self.core.durable(items.first().and_then(|i| i.durability));
         let keys = SCRIPTS.offer_priority.keys(&self.keys).build();
         let mut args = Vec::with_capacity(3 * items.len());
         for item in items {
@@ -68,9 +76,17 @@ impl Join for PriorityTarget {
             args.push(Value::Bytes(item.element));
         }
         let conn = self.core.conn_for(self.keys.destination())?;
-        Ok(Request::new(self.keys.destination())
+        let watch = durable.map(|_| Watch::of(conn));
+        let applied = Request::new(self.keys.destination())
             .apply(conn, self.core.settling(), &SCRIPTS.offer_priority, keys, args)
-            .await)
+            .await;
+        if let (Ok(_), Some(durable), Some(watch)) = (&applied, durable, &watch) {
+            let script = &SCRIPTS.offer_priority;
+            if let Err(short) = durable.confirm_run(conn, watch, script, self.keys.destination()).await {
+                return Ok(Err(short));
+            }
+        }
+        Ok(applied)
     }
 
     /// Every value of a run is added, or the run failed as a whole.
@@ -182,6 +198,7 @@ impl<T: 'static> DelayedQueue<T> {
                 spec: spec.clone(),
                 due,
                 element,
+                durability: self.handle.durability,
             };
             match self.joined_priority.send(target.clone(), item).await {
                 Ok(()) => {

@@ -24,13 +24,20 @@ impl Target {
     /// One run of `lua/offer.lua` for `element` with its trace context (sent
     /// once, as every offer run). Whether the element collided with a
     /// pending one (then re-pack it and offer again).
-    pub(super) async fn offer_traced(&self, due: Due, element: Bytes, trace: &OfferTrace) -> Result<bool> {
+    pub(super) async fn offer_traced(
+        &self,
+        due: Due,
+        element: Bytes,
+        trace: &OfferTrace,
+        durability: Option<crate::connection::durable::Durability>,
+    ) -> Result<bool> {
         let keys = SCRIPTS.offer.keys(&self.keys).traced(trace.is_some()).build();
         let mut args = vec![due.arg(), Value::Bytes(element)];
         trace.append_arg(&mut args);
+        let durable = self.core.durable(durability);
         let reply = SCRIPTS
             .offer
-            .run(self.core.conn()?, self.keys.destination(), keys, args)
+            .run_durable(self.core.conn()?, self.keys.destination(), keys, args, durable)
             .await?;
         Ok(!reply::array(reply)?.is_empty())
     }

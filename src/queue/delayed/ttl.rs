@@ -6,6 +6,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::connection::durable::Durability;
 use crate::error::{Error, Result};
 use crate::queue::headers::{self, Headers};
 use crate::queue::priority::Priority;
@@ -103,6 +104,7 @@ pub struct OfferOptions {
     expiry: Expiry,
     headers: Headers,
     group: Option<String>,
+    durability: Option<Durability>,
 }
 
 impl Default for OfferOptions {
@@ -122,6 +124,7 @@ impl OfferOptions {
             expiry: Expiry::DeadLetter,
             headers: Headers::new(),
             group: None,
+            durability: None,
         }
     }
 
@@ -196,6 +199,32 @@ impl OfferOptions {
     /// The group key set, if any (`""` for [`sequential`](Self::sequential)).
     pub fn group_key(&self) -> Option<&str> {
         self.group.as_deref()
+    }
+
+    /// Acknowledged only once `durability`'s replicas have it, whatever
+    /// the queue handle's durability
+    /// ([`DelayedQueue::with_durability`]); unset, the handle's applies.
+    /// An offer not confirmed in time fails with
+    /// [`Error::NotReplicated`] (the value is queued on the primary).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use delayq::{Durability, OfferOptions};
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.delayed_queue("orders", delayq::StringCodec)?;
+    /// let options = OfferOptions::after(Duration::from_secs(60)).durability(Durability::replicas(1));
+    /// assert_eq!(options.durability_set(), Some(Durability::replicas(1)));
+    /// orders.offer_with(&"o-9".to_owned(), &options).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn durability(mut self, durability: Durability) -> OfferOptions {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The durability set for this offer, if any.
+    pub fn durability_set(&self) -> Option<Durability> {
+        self.durability
     }
 
     /// The headers set.
@@ -277,6 +306,16 @@ impl<T: 'static> DelayedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
+        if let Some(durability) = options.durability.filter(|d| Some(*d) != self.handle.durability) {
+            // This call's durability: a handle of its own (clones share
+            // the joined runs; runs join only offers of one durability).
+            let this = self.clone().with_durability(Some(durability));
+            let options = OfferOptions {
+                durability: None,
+                ..options.clone()
+            };
+            return Box::pin(this.offer_with(value, &options)).await;
+        }
         if let Some(group) = &options.group {
             return self.offer_grouped(value, group, options).await;
         }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use fred::types::Value;
 
+use crate::connection::durable::Watch;
 use crate::connection::request::{Lane, Request};
 use crate::connection::script::SCRIPTS;
 use crate::connection::{reply, retrying};
@@ -491,6 +492,16 @@ impl DeliveryLease {
     pub(in crate::queue::reliable) async fn ack(&mut self) -> Result<bool> {
         let script = &SCRIPTS.ack;
         let late = "Redis did not answer in time while settling a delivery";
+        // One connection for every try, watched from before the first: a
+        // try after a lost reply writes nothing new, so the wait for the
+        // replicas counts the first try's write only on its connection.
+        let core = self.core.clone();
+        let conn = core.conn();
+        let durable = core.durable(self.settings.durability);
+        let watch = match (&conn, durable) {
+            (Ok(conn), Some(_)) => Some(Watch::of(conn)),
+            _ => None,
+        };
         let acked = retrying(SETTLE_RETRY_FOR, late, || async {
             let keys = SCRIPTS.ack.keys(&self.keys).build();
             let args = vec![
@@ -500,13 +511,17 @@ impl DeliveryLease {
                 Value::from(crate::wire::time::saturating_ms(self.settings.history_ttl)),
                 Value::Bytes(self.result.as_deref().cloned().unwrap_or_default()),
             ];
-            let value = script
-                .run(self.core.conn()?, self.keys.destination(), keys, args)
-                .await?;
+            let conn = conn.as_ref().map_err(|_| crate::error::Error::Shutdown)?;
+            let value = script.run(conn, self.keys.destination(), keys, args).await?;
             Ok(reply::int(&value)? == 1)
         })
         .await;
         self.settle();
+        if let (Ok(_), Ok(conn), Some(durable), Some(watch)) = (&acked, &conn, durable, &watch) {
+            durable
+                .confirm_run(conn, watch, script, self.keys.destination())
+                .await?;
+        }
         acked
     }
 
@@ -543,6 +558,14 @@ impl DeliveryLease {
             return Ok(Vec::new());
         };
         let (core, keys, history_ttl) = (first.core.clone(), first.keys.clone(), first.settings.history_ttl);
+        // One wait for the replicas of the whole batch, on the one
+        // connection every try goes through (see `ack`).
+        let durable = core.durable(first.settings.durability);
+        let conn = core.conn_for(keys.destination());
+        let watch = match (&conn, durable) {
+            (Ok(conn), Some(_)) => Some(Watch::of(conn)),
+            _ => None,
+        };
         // One run for every send: a resend finds the first run's reply.
         let run = lane.next(&keys);
         let late = "Redis did not answer in time while settling a delivery";
@@ -561,9 +584,10 @@ impl DeliveryLease {
             } else {
                 args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
             }
+            let conn = core.conn_for(keys.destination())?;
             let value = SCRIPTS
                 .ack_batch
-                .run(core.conn_for(keys.destination())?, keys.destination(), redis_keys, args)
+                .run(conn, keys.destination(), redis_keys, args)
                 .await?;
             let acked = reply::array(value)?
                 .iter()
@@ -584,6 +608,10 @@ impl DeliveryLease {
                 lease.settled = true;
                 lease.token
             }));
+        if let (Ok(_), Ok(conn), Some(durable), Some(watch)) = (&acked, conn, durable, &watch) {
+            let script = &SCRIPTS.ack_batch;
+            durable.confirm_run(conn, watch, script, keys.destination()).await?;
+        }
         acked
     }
 
@@ -726,6 +754,7 @@ pub(in crate::queue::reliable) async fn release(
     if let (Release::DeadLetter(why), true) = (&to, ending.error.is_empty()) {
         ending.error = why.strip_prefix("rejected: ").unwrap_or(why).to_owned();
     }
+    let waits = matches!(to, Release::After(_) | Release::DeadLetter(_));
     let mut reason = String::new();
     let delay_ms: i64 = match to {
         Release::Head => -1,
@@ -752,9 +781,17 @@ pub(in crate::queue::reliable) async fn release(
         Value::from(ending.backtrace),
     ];
     let redis_keys = SCRIPTS.nack.keys(keys).build();
+    let conn = core.conn()?;
+    // Retries and dead letters wait for the replicas, with a durability;
+    // give-backs do not (a lost one leaves a lease its timeout gives back).
+    let durable = core.durable(settings.durability).filter(|_| waits);
+    let watch = durable.map(|_| Watch::of(conn));
     let value = Request::new(keys.destination())
-        .apply_retrying(core.conn()?, core.settling(), script, redis_keys, args)
+        .apply_retrying(conn, core.settling(), script, redis_keys, args)
         .await?;
+    if let (Some(durable), Some(watch)) = (durable, &watch) {
+        durable.confirm_run(conn, watch, script, keys.destination()).await?;
+    }
     reply::int(&value)
 }
 

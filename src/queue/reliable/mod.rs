@@ -181,6 +181,9 @@ pub(crate) struct Settings {
     pub dead_letter_undecodable: bool,
     /// How long a handled job's history is kept (`lua/lib/jobs.lua`).
     pub history_ttl: Duration,
+    /// How many replicas an ack, a nack and a move to the dead letters
+    /// wait for (`connection/durable.rs`).
+    pub durability: Option<crate::Durability>,
 }
 
 impl<T> Clone for ReliableQueue<T> {
@@ -216,6 +219,7 @@ impl<T: 'static> ReliableQueue<T> {
             count_memory: DEFAULT_COUNT_MEMORY,
             dead_letter_undecodable: false,
             history_ttl: crate::queue::jobs::DEFAULT_HISTORY_TTL,
+            durability: core.durability(),
         };
         let reaper = Arc::new(core.reliable_queues().reapers.lease(
             &core,
@@ -230,6 +234,43 @@ impl<T: 'static> ReliableQueue<T> {
             tracker: None,
             consumer: crate::queue::jobs::this_process(),
         })
+    }
+
+    /// The same queue, its deliveries' settling acknowledged only once
+    /// `durability`'s replicas have it (`None`: as soon as the primary
+    /// has it), in place of the client's
+    /// ([`ClientBuilder::durability`](crate::ClientBuilder::durability)):
+    /// [`Delivery::ack`](crate::Delivery::ack), a [`Worker`](crate::Worker)'s
+    /// acks (one wait per batch), [`nack`](crate::Delivery::nack),
+    /// [`dead_letter`](crate::Delivery::dead_letter) and
+    /// [`reject`](crate::Delivery::reject), and a worker's retries and
+    /// dead letters. Give-backs (a dropped delivery, a worker's values held
+    /// ahead, shutdown) do not wait: a lost one leaves the value leased,
+    /// and its visibility timeout gives it back. One not confirmed in time
+    /// fails with [`Error::NotReplicated`](crate::Error::NotReplicated):
+    /// it is done on the primary.
+    ///
+    /// ```no_run
+    /// use delayq::Durability;
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let jobs = client
+    ///     .reliable_queue("jobs", delayq::StringCodec)?
+    ///     .with_durability(Some(Durability::replicas(1)));
+    /// assert_eq!(jobs.durability(), Some(Durability::replicas(1)));
+    /// if let Some(delivery) = jobs.take_timeout(std::time::Duration::from_secs(1)).await? {
+    ///     delivery.ack().await?; // once a replica has the ack
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn with_durability(mut self, durability: Option<crate::Durability>) -> Self {
+        self.settings.durability = durability;
+        self.handle.durability = durability;
+        self
+    }
+
+    /// How many replicas this handle's acks, nacks and dead letters wait for.
+    pub fn durability(&self) -> Option<crate::Durability> {
+        self.settings.durability
     }
 
     /// How long a delivery may stay unsettled before its value goes back to
