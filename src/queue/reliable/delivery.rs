@@ -754,7 +754,7 @@ pub(in crate::queue::reliable) async fn release(
     if let (Release::DeadLetter(why), true) = (&to, ending.error.is_empty()) {
         ending.error = why.strip_prefix("rejected: ").unwrap_or(why).to_owned();
     }
-    let waits = matches!(to, Release::After(_) | Release::DeadLetter(_));
+    let waits = matches!(to, Release::After(_) | Release::DeadLetter(_) | Release::Cancelled);
     let mut reason = String::new();
     let delay_ms: i64 = match to {
         Release::Head => -1,
