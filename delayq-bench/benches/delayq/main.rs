@@ -18,6 +18,7 @@ mod decoders;
 mod dedup;
 mod durable;
 mod events;
+mod groups;
 mod heap;
 mod java_codecs;
 mod java_order;
@@ -73,6 +74,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &priorities::Priorities,
     &decoders::HostileDecoders,
     &durable::DurableOffers,
+    &groups::Groups,
     &soak::SoakRun,
 ];
 
