@@ -57,7 +57,7 @@ if not r then
     return redis.error_reply('DELAYQ_BATCH_GONE batch ' .. bid .. ' has no record (it expired or was deleted)')
   end
   r = {s = 'offering', total = total, offered = 0, h = 0, d = 0, c = 0, created = string.format('%.0f', now),
-    completed = '0', keep = keep, target = target}
+    completed = '0', keep = keep, format = format, target = target}
   if data ~= '' then redis.call('hset', KEYS[5], 'd:' .. bid, data) end
 elseif r.total ~= total or r.target ~= target then
   return redis.error_reply('DELAYQ_BATCH_TAKEN batch id ' .. bid .. ' is in use by another batch')

@@ -11,8 +11,9 @@
 --                 its offer runs, 'open', 'complete', 'delivered'), total,
 --                 offered, handled, dead-lettered, cancelled, created ms,
 --                 completed ms, how long it is kept once delivered (ms),
---                 then the completion's target queue ('' for none); \31
---                 between.
+--                 the element format its members were offered in (the
+--                 completion is written in it), then the completion's
+--                 target queue ('' for none); \31 between.
 --     d:<batch>   the completion's data (JSON), until it is delivered.
 --     m:<id>      the batch of member job <id>; then \31 and how it ended
 --                 ('h', 'd', 'c') once it is counted.
@@ -30,16 +31,16 @@ local DELAYQ_BATCH_REAP = 8
 local DELAYQ_BATCH_REAP_MOST = 512
 
 local function delayq_batches_text(r)
-  return table.concat({r.s, r.total, r.offered, r.h, r.d, r.c, r.created, r.completed, r.keep, r.target}, '\31')
+  return table.concat({r.s, r.total, r.offered, r.h, r.d, r.c, r.created, r.completed, r.keep, r.format, r.target}, '\31')
 end
 
 local function delayq_batches_parse(raw)
   if not raw then return nil end
-  local s, total, offered, h, d, c, created, completed, keep, target =
-    string.match(raw, '^([^\31]*)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(.*)$')
+  local s, total, offered, h, d, c, created, completed, keep, format, target =
+    string.match(raw, '^([^\31]*)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(%a*)\31(.*)$')
   if not s then return nil end
   return {s = s, total = tonumber(total), offered = tonumber(offered), h = tonumber(h), d = tonumber(d),
-    c = tonumber(c), created = created, completed = completed, keep = tonumber(keep), target = target}
+    c = tonumber(c), created = created, completed = completed, keep = tonumber(keep), format = format, target = target}
 end
 
 -- Drops expired fields: DELAYQ_BATCH_REAP a call, and one more for each

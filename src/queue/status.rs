@@ -29,7 +29,9 @@ pub struct QueueStatus {
     /// default, a TTL or headers), which only delayq's consumers take.
     pub priority_ready: u64,
     /// Of `pending`, values offered with a group key
-    /// ([`OfferOptions::group`](crate::OfferOptions::group)) not due yet.
+    /// ([`OfferOptions::group`](crate::OfferOptions::group)) and a delay,
+    /// not in their key's line yet (not due, or due and not yet moved
+    /// there by a claim).
     pub grouped_pending: u64,
     /// Of `ready`, values offered with a group key waiting in their key's
     /// line, which only delayq's reliable consumers take.

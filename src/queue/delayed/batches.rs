@@ -168,6 +168,9 @@ pub struct BatchStatus {
     pub completed: Option<SystemTime>,
     /// The queue its completion goes to.
     pub target: Option<String>,
+    /// The element format its members were offered in: its completion is
+    /// written in it too, so the Java fleet that reads the members reads it.
+    pub format: crate::wire::format::Format,
 }
 
 impl BatchStatus {
@@ -179,7 +182,7 @@ impl BatchStatus {
     /// A record as `lua/lib/batches.lua` writes it.
     pub(crate) fn parse(id: &str, raw: &[u8]) -> Option<BatchStatus> {
         let text = std::str::from_utf8(raw).ok()?;
-        let mut parts = text.splitn(10, '\u{1f}');
+        let mut parts = text.splitn(11, '\u{1f}');
         let state = match parts.next()? {
             "offering" => BatchState::Offering,
             "open" => BatchState::Open,
@@ -191,6 +194,10 @@ impl BatchStatus {
         let (total, offered, handled, dead_lettered, cancelled) =
             (number()?, number()?, number()?, number()?, number()?);
         let (created, completed, _keep) = (number()?, number()?, number()?);
+        let format = match parts.next()? {
+            "legacy" => crate::wire::format::Format::Legacy,
+            _ => crate::wire::format::Format::Modern,
+        };
         let target = parts.next()?;
         Some(BatchStatus {
             id: id.to_owned(),
@@ -203,6 +210,7 @@ impl BatchStatus {
             created: time::from_ms(created as i64),
             completed: (completed > 0).then(|| time::from_ms(completed as i64)),
             target: (!target.is_empty()).then(|| target.to_owned()),
+            format,
         })
     }
 }
@@ -413,7 +421,8 @@ mod tests {
 
     #[test]
     fn a_record_reads_back() {
-        let raw = "open\u{1f}3\u{1f}3\u{1f}1\u{1f}1\u{1f}0\u{1f}1700000000000\u{1f}0\u{1f}604800000\u{1f}done-q";
+        let raw =
+            "open\u{1f}3\u{1f}3\u{1f}1\u{1f}1\u{1f}0\u{1f}1700000000000\u{1f}0\u{1f}604800000\u{1f}legacy\u{1f}done-q";
         let status = BatchStatus::parse("b1", raw.as_bytes()).unwrap();
         assert_eq!(status.state, BatchState::Open);
         assert_eq!(
@@ -422,6 +431,7 @@ mod tests {
         );
         assert_eq!(status.completed, None);
         assert_eq!(status.target.as_deref(), Some("done-q"));
+        assert_eq!(status.format, crate::wire::format::Format::Legacy);
         assert!(BatchStatus::parse("b1", b"what").is_none());
     }
 

@@ -124,7 +124,10 @@ async fn deliver_one(core: &Arc<Core>, keys: &QueueKeys, bid: &str) -> Result<bo
             "data": data,
         });
         let payload = Bytes::from(serde_json::to_vec(&completion).expect("JSON values serialize"));
-        let queue = DelayedQueue::<Bytes>::new(Arc::clone(core), target, Arc::new(BytesCodec))?.without_transfer();
+        // In the members' format: the Java fleet that read them reads it.
+        let queue = DelayedQueue::<Bytes>::new(Arc::clone(core), target, Arc::new(BytesCodec))?
+            .without_transfer()
+            .with_format(status.format);
         // The batch's creation time in the id: a batch id used again after
         // its record expired is another batch, with a completion of its own.
         let created = crate::wire::time::to_ms(status.created);

@@ -114,28 +114,34 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             }
         };
         let every = (grace / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+        // The batch outbox is looked at once a second, between reaps too:
+        // a completion waits at most about a second, not a reap period.
+        let wake = (last + every).min(outbox_last + OUTBOX_EVERY);
         tokio::select! {
-            _ = tokio::time::sleep_until(last + every) => {}
+            _ = tokio::time::sleep_until(wake) => {}
             // A lease came or went: its timeout may change the interval.
             _ = wanted.changed.notified() => continue,
             _ = core.shutdown_begun() => return,
         }
-        last = tokio::time::Instant::now();
-        match crate::queue::reliable::reap(&core, &keys, &lane, grace, memory).await {
-            Ok(reaped) if reaped.timed_out > 0 || reaped.unclaimed > 0 => {
-                tracing::info!(
-                    queue = keys.destination(),
-                    ?reaped,
-                    "returned unsettled deliveries to the queue"
-                );
+        let now = tokio::time::Instant::now();
+        if now >= last + every {
+            last = now;
+            match crate::queue::reliable::reap(&core, &keys, &lane, grace, memory).await {
+                Ok(reaped) if reaped.timed_out > 0 || reaped.unclaimed > 0 => {
+                    tracing::info!(
+                        queue = keys.destination(),
+                        ?reaped,
+                        "returned unsettled deliveries to the queue"
+                    );
+                }
+                Ok(_) => {}
+                Err(Error::Shutdown) => return,
+                Err(error) => tracing::warn!(queue = keys.destination(), %error, "reaper run failed"),
             }
-            Ok(_) => {}
-            Err(Error::Shutdown) => return,
-            Err(error) => tracing::warn!(queue = keys.destination(), %error, "reaper run failed"),
         }
         // Complete batches' completions (one ZRANGE a second when none wait).
-        if last >= outbox_last + OUTBOX_EVERY {
-            outbox_last = last;
+        if now >= outbox_last + OUTBOX_EVERY {
+            outbox_last = now;
             match super::batch_outbox::deliver(&core, &keys).await {
                 Ok(_) => {}
                 Err(Error::Shutdown) => return,
