@@ -322,7 +322,7 @@ async fn offers_once(redis: &RedisServer, run: usize, batch: bool) -> f64 {
 }
 
 /// One slow-logged Worker run (`Kind::Run` or `Kind::Result`): `ack_batch`'s
-/// server time per value (µs), and every script's, for the stderr.
+/// server time per value (µs); it and `claim_batch`'s are printed on stderr.
 async fn ack_time_once(redis: &RedisServer, name: &str, kind: Kind) -> f64 {
     let admin = Admin::connect(&redis.url()).await;
     worker_once(redis, name, Side::new(kind, VALUES), true).await;
