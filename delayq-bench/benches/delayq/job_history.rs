@@ -25,7 +25,7 @@ const CONCURRENCY: usize = 64;
 /// Runs of each side; the medians are compared.
 const RUNS: usize = 3;
 
-/// The scripts of the two phases, for naming their SHAs in the breakdown.
+/// The scripts the breakdowns name (this scenario's and scenario 21's), by SHA.
 fn script_names() -> Vec<(String, &'static str)> {
     use delayq_test_support::script_body;
     [
@@ -38,6 +38,14 @@ fn script_names() -> Vec<(String, &'static str)> {
         ("reap", include_str!("../../../lua/reap.lua")),
         ("worker_beat", include_str!("../../../lua/worker_beat.lua")),
         ("release_unhandled", include_str!("../../../lua/release_unhandled.lua")),
+        // Scenario 21's: offers with ids, bulk and batch offers, progress,
+        // a batch's completion.
+        ("offer_id", include_str!("../../../lua/offer_id.lua")),
+        ("offer_all", include_str!("../../../lua/offer_all.lua")),
+        ("offer_batch", include_str!("../../../lua/offer_batch.lua")),
+        ("offer_dedup", include_str!("../../../lua/offer_dedup.lua")),
+        ("progress", include_str!("../../../lua/progress.lua")),
+        ("batch_delivered", include_str!("../../../lua/batch_delivered.lua")),
     ]
     .into_iter()
     .map(|(name, source)| (delayq::fred::util::sha1_hash(&script_body(source)), name))
@@ -46,7 +54,7 @@ fn script_names() -> Vec<(String, &'static str)> {
 
 /// Starts a phase's server-side account: command counts and times, and
 /// every script run in the slow log.
-async fn account_start(admin: &Admin) {
+pub(crate) async fn account_start(admin: &Admin) {
     if !breakdown() {
         return;
     }
@@ -58,10 +66,35 @@ async fn account_start(admin: &Admin) {
 /// (slow log; the commands scripts call are logged too, inside their
 /// script's time), each command's calls (scripts' own included), printed on
 /// stderr.
-async fn account_print(admin: &Admin, phase: &str, values: u64) {
+pub(crate) async fn account_print(admin: &Admin, phase: &str, values: u64) {
     if !breakdown() {
         return;
     }
+    let scripts = script_times(admin).await;
+    let per = values as f64;
+    let total: u64 = scripts.values().map(|(_, us)| us).sum();
+    eprintln!("    {phase}: {:.2} µs of server time per value", total as f64 / per);
+    for (name, (runs, us)) in &scripts {
+        eprintln!(
+            "      {name:<20} {runs:>6} runs, {:>8.1} µs a run, {:>6.2} µs per value",
+            *us as f64 / *runs as f64,
+            *us as f64 / per
+        );
+    }
+    let mut calls = admin.command_stats().await;
+    calls.retain(|(command, _, _)| !matches!(command.as_str(), "slowlog" | "config" | "info"));
+    let line: Vec<String> = calls
+        .iter()
+        .map(|(command, n, usec)| format!("{command} {:.2}/{:.2}µs", *n as f64 / per, *usec as f64 / per))
+        .collect();
+    eprintln!("      commands per value (calls/µs): {}", line.join(", "));
+}
+
+/// Each script's runs and server time (µs) in the slow log since its last
+/// reset, by name (a script not named in [`script_names`] by its SHA's
+/// head, any other command by its own name). The slow log must log every
+/// command (`slowlog-log-slower-than 0`).
+pub(crate) async fn script_times(admin: &Admin) -> std::collections::BTreeMap<String, (u64, u64)> {
     let names = script_names();
     let entries = match admin.cmd("SLOWLOG", vec!["GET".into(), (-1).into()]).await {
         delayq::fred::types::Value::Array(entries) => entries,
@@ -96,29 +129,13 @@ async fn account_print(admin: &Admin, phase: &str, values: u64) {
         slot.0 += 1;
         slot.1 += us;
     }
-    let per = values as f64;
-    let total: u64 = scripts.values().map(|(_, us)| us).sum();
-    eprintln!("    {phase}: {:.2} µs of server time per value", total as f64 / per);
-    for (name, (runs, us)) in &scripts {
-        eprintln!(
-            "      {name:<20} {runs:>6} runs, {:>8.1} µs a run, {:>6.2} µs per value",
-            *us as f64 / *runs as f64,
-            *us as f64 / per
-        );
-    }
-    let mut calls = admin.command_stats().await;
-    calls.retain(|(command, _, _)| !matches!(command.as_str(), "slowlog" | "config" | "info"));
-    let line: Vec<String> = calls
-        .iter()
-        .map(|(command, n, usec)| format!("{command} {:.2}/{:.2}µs", *n as f64 / per, *usec as f64 / per))
-        .collect();
-    eprintln!("      commands per value (calls/µs): {}", line.join(", "));
+    scripts
 }
 
 /// Whether to print where each phase's server time went
 /// (`DELAYQ_BENCH_BREAKDOWN=1`): the slow log then logs every command,
 /// which slows both sides, so the rates are measured without it.
-fn breakdown() -> bool {
+pub(crate) fn breakdown() -> bool {
     std::env::var_os("DELAYQ_BENCH_BREAKDOWN").is_some_and(|v| v == "1")
 }
 

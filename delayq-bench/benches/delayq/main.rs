@@ -23,6 +23,7 @@ mod heap;
 mod java_codecs;
 mod java_order;
 mod job_history;
+mod jobs;
 mod lateness;
 mod lateness_parts;
 mod limits;
@@ -72,6 +73,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &dedup::DedupWindows,
     &job_history::JobHistories,
     &priorities::Priorities,
+    &jobs::JobResultsAndBatches,
     &decoders::HostileDecoders,
     &durable::DurableOffers,
     &groups::Groups,
