@@ -71,7 +71,7 @@ for l in sys.stdin:
 print(" ".join(out))' "$1"
 }
 lines() { rcli --no-raw zrange "delayq_group_values:{$1}" 0 -1 | members line; }
-delayed_members() { rcli --no-raw zrange "delayq_group_delayed:{$1}" 0 -1 | members delayed | tr ' ' '\n' | sort | tr '\n' ' '; }
+delayed_members() { rcli --no-raw zrange "delayq_group_delayed:{$1}" 0 -1 | members line | tr ' ' '\n' | sort | tr '\n' ' '; }
 # Every delayq_group_* key of Q, each with its type, PTTL and the SHA-1 of
 # its DUMP (serialized value, byte for byte).
 group_keys_dump() {
