@@ -105,6 +105,12 @@ impl<T: 'static> QueueHandle<T> {
             .await
     }
 
+    /// Whether the queue had priority values or groups at the last look,
+    /// without waiting for one.
+    pub(crate) fn marked_now(&self) -> bool {
+        self.priorities.marked_now()
+    }
+
     /// Whether the queue had a concurrency limit at the last look, without
     /// waiting for one.
     pub(crate) fn limited_now(&self) -> bool {

@@ -204,6 +204,11 @@ impl Marker {
         }
     }
 
+    /// Whether a look found priority values or groups, without waiting.
+    pub(crate) fn marked_now(&self) -> bool {
+        self.seen.load(Ordering::Relaxed)
+    }
+
     /// This client wrote a priority value: the marker exists.
     pub(crate) fn set(&self) {
         self.seen.store(true, Ordering::Relaxed);

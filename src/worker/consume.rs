@@ -445,10 +445,16 @@ impl<T: Send + 'static> Consumer<T> {
         };
         // A take cancelled here gives back a value the server moved for it,
         // also while it was being claimed (to the head, uncounted).
+        // On a queue with groups, a settle of ours frees a key's slot, which
+        // no blocking read sees: it ends the wait, and the loop claims again
+        // (a key's next value waited a whole round of the take otherwise).
+        // (A signal kept from before costs one claim more, never a wait.)
+        let marked = self.context.queue.marked_now();
         let taken = tokio::select! {
             biased;
             _ = self.stop.cancelled() => return false,
             taken = take(&self.context) => taken,
+            _ = self.context.room.notified(), if marked => return true,
         };
         match taken {
             Ok(None) => {}

@@ -524,3 +524,24 @@ redis_test! {
         assert!((4..=8).contains(&plain), "{taken:?}");
     }
 }
+
+redis_test! {
+    /// One key's values through a worker of one slot: each next value is
+    /// claimed when the ack of the one before lands (a settle of its own
+    /// wakes its waiting take), not a take's round later: 40 values well
+    /// under the 40 rounds of a second a value would take.
+    async fn a_keys_next_value_follows_its_ack_at_once(client) {
+        let queue = client.delayed_queue("one-key", StringCodec).unwrap();
+        for i in 0..40 {
+            queue.offer_with(&format!("#{i:02}"), &OfferOptions::default().sequential()).await.unwrap();
+        }
+        let seen = Arc::new(Seen::default());
+        let worker = client.worker("one-key", StringCodec).unwrap().run(seen.handler());
+        // A ceiling, not a speed (the machine may be loaded): a round a
+        // value would be 40 s.
+        eventually(Duration::from_secs(30), "all handled", || async { seen.done.load(Ordering::SeqCst) == 40 }).await;
+        worker.shutdown().await;
+        let expected: Vec<String> = (0..40).map(|i| format!("#{i:02}")).collect();
+        assert_eq!(seen.order.lock()[""], expected);
+    }
+}

@@ -127,6 +127,12 @@ impl<T: 'static> ReliableQueue<T> {
         self.handle.room_now()
     }
 
+    /// Whether this client knows the queue has priority values or groups
+    /// (never waits).
+    pub(crate) fn marked_now(&self) -> bool {
+        self.handle.marked_now()
+    }
+
     /// A delivery of a value that is ready now, without waiting for one.
     /// Never leases a dedicated connection (see `move_ready`).
     pub(crate) async fn take_ready(&self) -> Result<Ready<T>> {
