@@ -51,6 +51,14 @@ pub(crate) fn member(id: [u8; 8], count: u32, level: u8, value: &[u8]) -> Bytes 
     Bytes::from(member)
 }
 
+/// What a settle carries beside the delivery, rarely (boxed: a lease is
+/// moved with every delivery): how its attempt failed, its job's result.
+#[derive(Debug, Default)]
+struct Carried {
+    ending: Option<Ending>,
+    result: Option<Bytes>,
+}
+
 /// What a delivery's value was offered with beside it.
 #[derive(Debug, Default)]
 struct Offered {
@@ -424,10 +432,9 @@ pub(crate) struct DeliveryLease {
     token: u64,
     settled: bool,
     /// How the handler's attempt ended, for the job's history, when it
-    /// failed (a worker's failure); else the release says.
-    ending: Option<Box<Ending>>,
-    /// The job's result, sent with the ack (JSON).
-    result: Option<Box<Bytes>>,
+    /// failed (a worker's failure; else the release says), and its job's
+    /// result, sent with the ack.
+    ending: Option<Box<Carried>>,
     /// The trace context offered with the value (`traces`).
     #[cfg(feature = "opentelemetry")]
     trace: Option<Arc<str>>,
@@ -467,7 +474,6 @@ impl DeliveryLease {
             token,
             settled: false,
             ending: None,
-            result: None,
             #[cfg(feature = "opentelemetry")]
             trace: None,
             #[cfg(feature = "opentelemetry")]
@@ -484,9 +490,14 @@ impl DeliveryLease {
         &self.member
     }
 
+    /// Its job's result (JSON), if it has one.
+    fn result(&self) -> Option<&Bytes> {
+        self.ending.as_ref().and_then(|c| c.result.as_ref())
+    }
+
     /// Its job's result (JSON), sent with its ack.
     pub(crate) fn set_result(&mut self, json: Bytes) {
-        self.result = Some(Box::new(json));
+        self.ending.get_or_insert_default().result = Some(json);
     }
 
     pub(in crate::queue::reliable) async fn ack(&mut self) -> Result<bool> {
@@ -509,7 +520,7 @@ impl DeliveryLease {
                 Value::from(crate::wire::time::saturating_ms(ACK_MEMORY)),
                 Value::from(ACK_MEMORY_CAP),
                 Value::from(crate::wire::time::saturating_ms(self.settings.history_ttl)),
-                Value::Bytes(self.result.as_deref().cloned().unwrap_or_default()),
+                Value::Bytes(self.result().cloned().unwrap_or_default()),
             ];
             let conn = conn.as_ref().map_err(|_| crate::error::Error::Shutdown)?;
             let value = script.run(conn, self.keys.destination(), keys, args).await?;
@@ -530,7 +541,7 @@ impl DeliveryLease {
     /// connection failures as [`ack`](Self::ack) is; each `true` when
     /// acked, `false` when too late. Every lease is settled.
     pub(in crate::queue::reliable) async fn ack_all(leases: &mut [DeliveryLease], lane: &Lane) -> Result<Vec<bool>> {
-        let result_bytes = |l: &DeliveryLease| l.result.as_deref().map_or(0, Bytes::len);
+        let result_bytes = |l: &DeliveryLease| l.result().map_or(0, Bytes::len);
         if leases.iter().map(result_bytes).sum::<usize>() <= ACK_RESULT_BUDGET {
             return Self::ack_run(leases, lane).await;
         }
@@ -574,12 +585,12 @@ impl DeliveryLease {
             let mut args = Vec::with_capacity(2 + leases.len());
             args.push(run.id());
             args.push(Value::from(crate::wire::time::saturating_ms(history_ttl)));
-            if leases.iter().any(|lease| lease.result.is_some()) {
+            if leases.iter().any(|lease| lease.result().is_some()) {
                 // Pairs of a delivery and its result ('' for none).
                 args.push(Value::from_static_str("R"));
                 for lease in leases.iter() {
                     args.push(Value::Bytes(lease.member.clone()));
-                    args.push(Value::Bytes(lease.result.as_deref().cloned().unwrap_or_default()));
+                    args.push(Value::Bytes(lease.result().cloned().unwrap_or_default()));
                 }
             } else {
                 args.extend(leases.iter().map(|lease| Value::Bytes(lease.member.clone())));
@@ -636,7 +647,7 @@ impl DeliveryLease {
     /// Records how the handler's attempt failed, for the release that
     /// follows to write into the job's history.
     pub(crate) fn record_failure(&mut self, ending: Ending) {
-        self.ending = Some(Box::new(ending));
+        self.ending.get_or_insert_default().ending = Some(ending);
     }
 
     pub(in crate::queue::reliable) async fn release(&mut self, to: Release) -> Result<bool> {
@@ -649,7 +660,7 @@ impl DeliveryLease {
             let trace = self.trace_to_put();
             traces::put_back(&self.core, &self.keys, &self.member, trace, &to).await;
         }
-        let ending = self.ending.take().map(|e| *e);
+        let ending = self.ending.as_mut().and_then(|c| c.ending.take());
         let answer = release(&self.core, &self.keys, self.settings, &self.member, to, ending).await?;
         Ok(answer == RELEASED)
     }

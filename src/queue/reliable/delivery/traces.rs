@@ -174,7 +174,7 @@ pub(super) async fn put_back(core: &Core, keys: &QueueKeys, member: &[u8], trace
         return;
     };
     let delay_ms = match to {
-        Release::DeadLetter(_) => return,
+        Release::DeadLetter(_) | Release::Cancelled => return,
         Release::Head | Release::Unhandled | Release::Tail => 0,
         Release::After(delay) => crate::wire::time::saturating_ms(*delay),
     };
