@@ -301,13 +301,13 @@ pub mod search {
 /// [`OfferOptions::group`](crate::OfferOptions::group) (or
 /// [`sequential`](crate::OfferOptions::sequential), Redisson PRO's
 /// `SEQUENTIAL` mode) run one at a time per key (or
-/// [`GroupLimits::concurrency`] at a time), in offer order, across every
+/// [`GroupLimits::concurrency`](crate::groups::GroupLimits::concurrency) at a time), in offer order, across every
 /// process; different keys run side by side.
 ///
 /// Guarantees: a key's values start in order, at most its concurrency at
 /// once, wherever its consumers run; a failed value holds its key until its
-/// retry is due ([`OnFailure::Hold`], the default) or lets it go on
-/// ([`OnFailure::Skip`]); a dead letter frees its key; a value whose
+/// retry is due ([`OnFailure::Hold`](crate::groups::OnFailure::Hold), the default) or lets it go on
+/// ([`OnFailure::Skip`](crate::groups::OnFailure::Skip)); a dead letter frees its key; a value whose
 /// consumer died goes back to its key's head after its visibility timeout;
 /// keys are taken round robin, one value per key a turn, so a key with a
 /// long line cannot starve the others; a claim moves at most 100 due values
@@ -316,7 +316,7 @@ pub mod search {
 /// (`delayq_group_*`), so a Java consumer neither takes nor reorders them,
 /// and its plain values run beside them. Limits: a grouped value has no
 /// priority, TTL or headers; a requeued dead letter comes back ungrouped;
-/// plain blocking takes ([`BlockingQueue`](crate::BlockingQueue)) do not
+/// plain blocking takes ([`BlockingQueue`]) do not
 /// take grouped values.
 ///
 /// ```no_run

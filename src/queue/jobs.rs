@@ -147,7 +147,7 @@ pub struct JobResult {
 
 impl JobResult {
     /// The result read as `R` (`Error::Decode`'s kin,
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
+    /// [`Error::InvalidArgument`] naming the
     /// serde error, when it does not read as one).
     pub fn value<R: serde::de::DeserializeOwned>(&self) -> Result<R> {
         serde_json::from_slice(&self.json)
