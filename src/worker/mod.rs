@@ -429,7 +429,7 @@ impl<T: Send + 'static> Worker<T> {
     /// let worker = client.worker("reports", delayq::StringCodec)?.run_job(
     ///     |month: String, job: JobContext| async move {
     ///         tokio::select! {
-    ///             rows = build_report(&month) => Ok(serde_json::json!({ "rows": rows? })),
+    ///             rows = build_report(&month) => Ok::<_, delayq::error::BoxError>(serde_json::json!({ "rows": rows? })),
     ///             _ = job.cancelled() => Err("cancelled".into()),
     ///         }
     ///     },

@@ -309,13 +309,16 @@ impl<T: 'static> DelayedQueue<T> {
         if let Some(durability) = options.durability.filter(|d| Some(*d) != self.handle.durability) {
             // This call's durability: a handle of its own (clones share
             // the joined runs; runs join only offers of one durability).
+            // Not a recursive call: a future that holds itself made the
+            // type checks of callers' futures overflow their depth limit.
             let this = self.clone().with_durability(Some(durability));
-            let options = OfferOptions {
-                durability: None,
-                ..options.clone()
-            };
-            return Box::pin(this.offer_with(value, &options)).await;
+            return Box::pin(this.offer_with_handle(value, options)).await;
         }
+        self.offer_with_handle(value, options).await
+    }
+
+    /// [`offer_with`](Self::offer_with) with this handle's durability.
+    async fn offer_with_handle(&self, value: &T, options: &OfferOptions) -> Result<()> {
         if let Some(group) = &options.group {
             return self.offer_grouped(value, group, options).await;
         }
