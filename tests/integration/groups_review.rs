@@ -327,8 +327,11 @@ redis_test! {
             }
         }
         let big = max_claim_us(format!("{:?}", raw.cmd("SLOWLOG", vec!["GET".into(), "-1".into()]).await));
+        // Printed, not asserted (a shared machine's times say nothing): the
+        // bound is the work, each claim moving at most 100 due values.
         eprintln!("r46g scale: max claim_batch us small {base} big {big}");
-        assert!(big < 100_000, "claims grew with the ring: small {base} us, big {big} us");
+        let delayed = raw.zcard("delayq_group_delayed:{r46g-big}").await;
+        assert!(delayed >= 5_000, "20 takes' claims moved {} due values", 10_000 - delayed);
     }
 }
 
