@@ -157,8 +157,20 @@ async fn offer_priority(
         ));
     }
     how.push_str(&with_headers);
+    offer_each(queue, args, &options, &queue_name, &how).await
+}
+
+/// Offers each value with `options`, in order, one offer each, saying how
+/// many went before a failure (`how` says with what, for the messages).
+async fn offer_each(
+    queue: &delayq::DelayedQueue<String>,
+    args: &OfferArgs,
+    options: &delayq::OfferOptions,
+    queue_name: &str,
+    how: &str,
+) -> delayq::Result<ExitCode> {
     for (offered, value) in args.values.iter().enumerate() {
-        let result = queue.offer_with(value, &options).await;
+        let result = queue.offer_with(value, options).await;
         if result.is_err() && offered > 0 {
             // Before the error, which main or `refused` prints next.
             eprintln!(
@@ -186,28 +198,7 @@ async fn offer_priority(
 async fn offer_grouped(queue: &delayq::DelayedQueue<String>, args: &OfferArgs, key: &str) -> delayq::Result<ExitCode> {
     let queue_name = escape(&args.queue);
     let options = grouped(args.delay, key);
-    let into = group_words(key);
-    for (offered, value) in args.values.iter().enumerate() {
-        let result = queue.offer_with(value, &options).await;
-        if result.is_err() && offered > 0 {
-            // Before the error, which main or `refused` prints next.
-            eprintln!(
-                "delayq: the first {offered} of {} value(s) were offered to {queue_name} {into}; value {} failed:",
-                args.values.len(),
-                offered + 1
-            );
-        }
-        match refused(result) {
-            Ok(result) => result?,
-            Err(code) => return Ok(code),
-        }
-    }
-    eprintln!(
-        "offered {} value(s) to {queue_name} {into} ({})",
-        args.values.len(),
-        due_after(args.delay)
-    );
-    Ok(ExitCode::SUCCESS)
+    offer_each(queue, args, &options, &queue_name, &group_words(key)).await
 }
 
 /// The options of a grouped offer: `key` (`""`: the sequential group).
