@@ -37,8 +37,9 @@ use super::handle::Counters;
 use super::handling::{self, Succeeded};
 use super::{prefetch, Handler, OnError, RetryPolicy};
 use crate::error::Error;
+use crate::queue::priority::PRIORITY_ROUND;
 use crate::queue::reliable::{
-    AckSink, Answer, Claim, Claims, Delivery, ReliableQueue, CLAIM_BATCH, FULL_WAIT, FULL_WAIT_MOST,
+    AckSink, Answer, Claim, Claims, Delivery, Ready, ReliableQueue, CLAIM_BATCH, FULL_WAIT, FULL_WAIT_MOST,
 };
 
 /// What a running worker's loop and its handler tasks share.
@@ -445,16 +446,17 @@ impl<T: Send + 'static> Consumer<T> {
         };
         // A take cancelled here gives back a value the server moved for it,
         // also while it was being claimed (to the head, uncounted).
-        // On a queue with groups, a settle of ours frees a key's slot, which
-        // no blocking read sees: it ends the wait, and the loop claims again
-        // (a key's next value waited a whole round of the take otherwise).
-        // (A signal kept from before costs one claim more, never a wait.)
-        let marked = self.context.queue.marked_now();
-        let taken = tokio::select! {
-            biased;
-            _ = self.stop.cancelled() => return false,
-            taken = take(&self.context) => taken,
-            _ = self.context.room.notified(), if marked => return true,
+        let taken = if self.context.queue.marked_now() && self.context.limiter.is_none() {
+            match self.claim_or_wait().await {
+                Some(taken) => taken,
+                None => return !self.stop.is_cancelled(),
+            }
+        } else {
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return false,
+                taken = take(&self.context) => taken,
+            }
         };
         match taken {
             Ok(None) => {}
@@ -474,6 +476,47 @@ impl<T: Send + 'static> Consumer<T> {
             }
         }
         true
+    }
+
+    /// [`take_one`](Self::take_one)'s take on a queue with groups or
+    /// priority values: a claim of what is ready now, run to its end; when
+    /// nothing is, a wait that takes nothing, ended by a settle of ours (it
+    /// frees a key's slot, which no blocking read sees), a value in the
+    /// list, or the end of a round ([`PRIORITY_ROUND`]: values in sets no
+    /// blocking read watches, and other processes' settles). `None` when the
+    /// loop should simply go on (it claims again). A take raced against the
+    /// settles as a whole was dropped mid-claim whenever a settle landed,
+    /// and the value it had claimed went back: one key's values ran at a
+    /// few a second, each claimed, given back and claimed again.
+    async fn claim_or_wait(&mut self) -> Option<Result<Option<Delivery<T>>, Error>> {
+        let ready = tokio::select! {
+            biased;
+            _ = self.stop.cancelled() => return None,
+            ready = self.context.queue.take_ready() => ready,
+        };
+        let full = match ready {
+            Ok(Ready::Taken(delivery)) => return Some(Ok(Some(delivery))),
+            Ok(Ready::Paused) => {
+                self.context.paused.store(true, Ordering::Relaxed);
+                return None;
+            }
+            Ok(Ready::Full) => true,
+            Ok(Ready::Nothing) => false,
+            Err(error) => return Some(Err(error)),
+        };
+        let waited = tokio::select! {
+            biased;
+            _ = self.stop.cancelled() => return None,
+            _ = self.context.room.notified() => Ok(()),
+            // At the queue's concurrency limit (values may be in the list):
+            // room made by another process is seen by asking again.
+            _ = tokio::time::sleep(FULL_WAIT_MOST), if full => Ok(()),
+            waited = self.context.queue.wait_ready(Some(Instant::now() + PRIORITY_ROUND)), if !full => waited,
+        };
+        match waited {
+            Ok(()) => None,
+            Err(error) => Some(Err(error)),
+        }
     }
 
     /// Runs `delivery`'s handler in `slot`, in a slot task that goes on
