@@ -67,12 +67,14 @@ if r.s ~= 'offering' or first > r.offered then
   return {r.offered, false}
 end
 local n = (#ARGV - 7) / 2
-local dues, elements, ids = {}, {}, {}
+local dues, elements, ids, fields = {}, {}, {}, {}
 for i = r.offered - first + 1, n do
   local id = bid .. '/' .. (first + i)
+  local field = delayq_id_bytes(format, id)
   ids[#ids + 1] = id
+  fields[#fields + 1] = field
   dues[#dues + 1] = delayq_due(ARGV[6 + 2 * i])
-  elements[#elements + 1] = delayq_pack(format, delayq_id_bytes(format, id), ARGV[7 + 2 * i])
+  elements[#elements + 1] = delayq_pack(format, field, ARGV[7 + 2 * i])
 end
 local refusal = false
 if limits and #elements > 0 then
@@ -80,7 +82,7 @@ if limits and #elements > 0 then
   if refused then
     refusal = refused
     for i = #elements, admitted + 1, -1 do
-      elements[i], dues[i], ids[i] = nil, nil, nil
+      elements[i], dues[i], ids[i], fields[i] = nil, nil, nil, nil
     end
   end
 end
@@ -89,7 +91,7 @@ if #elements > 0 then
   local index, members, expiring = {}, {}, {}
   local member_until = tonumber(r.created) + DELAYQ_BATCH_MEMBER_TTL
   for i, id in ipairs(ids) do
-    index[#index + 1] = delayq_element_id(elements[i])
+    index[#index + 1] = fields[i]
     index[#index + 1] = delayq_id_entry(id, elements[i])
     members[#members + 1] = 'm:' .. id
     members[#members + 1] = bid

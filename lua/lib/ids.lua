@@ -35,11 +35,8 @@ local function delayq_id_bytes(format, id)
   if format == 'legacy' then
     return struct.pack('<d', tonumber(string.sub(hex, 1, 13), 16))
   end
-  local raw = {}
-  for i = 1, 16, 2 do
-    raw[#raw + 1] = string.char(tonumber(string.sub(hex, i, i + 1), 16))
-  end
-  return table.concat(raw)
+  -- Two 32-bit halves: a batch offer computes this per member.
+  return struct.pack('>I4I4', tonumber(string.sub(hex, 1, 8), 16), tonumber(string.sub(hex, 9, 16), 16))
 end
 
 -- The 8 id bytes of a packed element (its field in the index), or nil.

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
+use futures_util::stream::{FuturesOrdered, StreamExt};
 
 use super::DelayedQueue;
 use crate::connection::reply;
@@ -21,6 +22,10 @@ use crate::wire::time;
 const CHUNK_VALUES: usize = 200;
 /// Payload bytes a chunk carries, at most (one value over it goes alone).
 const CHUNK_BYTES: usize = 256 * 1024;
+/// Chunks of one batch sent before the first answers (one connection).
+const CHUNKS_IN_FLIGHT: usize = 4;
+/// Rounds in a row that add nothing before a batch's offer gives up.
+const MAX_STALLS: usize = 5;
 /// How long a delivered batch's record is kept by default.
 pub const DEFAULT_BATCH_KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Most bytes of a batch's completion data, as JSON.
@@ -339,14 +344,21 @@ impl<T: 'static> DelayedQueue<T> {
         self.handle.core.seen(&self.handle.keys);
         let total = encoded.len();
         let keys = SCRIPTS.offer_batch.keys(&self.handle.keys).build();
-        let mut from = 0;
-        while from < total {
+        // Chunks go on one connection, up to CHUNKS_IN_FLIGHT at once: Redis
+        // runs them in the order sent. A chunk that ran before the one ahead
+        // of it (a resend after NOSCRIPT) adds nothing (the record's count
+        // had not reached its first member) and is sent again next round.
+        let conn = self.conn()?;
+        let chunk = |from: usize| {
             let mut to = from;
             let mut bytes = 0;
             while to < total && to - from < CHUNK_VALUES && (to == from || bytes + encoded[to].1.len() <= CHUNK_BYTES) {
                 bytes += encoded[to].1.len();
                 to += 1;
             }
+            to
+        };
+        let send = |from: usize, to: usize| {
             let mut args = vec![
                 Value::from(id.as_str()),
                 Value::from(from as i64),
@@ -360,28 +372,68 @@ impl<T: 'static> DelayedQueue<T> {
                 args.push(due.arg());
                 args.push(Value::Bytes(payload.clone()));
             }
-            let value = SCRIPTS
-                .offer_batch
-                .run(self.conn()?, self.name(), keys.clone(), args)
-                .await
-                .map_err(|e| batch_error(e.into(), &id))?;
-            let [offered, refusal] = reply::tuple::<2>(value)?;
-            let offered = reply::int(&offered)? as usize;
-            if let Some(refusal) = reply::opt_text(refusal).ok().flatten() {
-                let refusal = Refusal::parse(&refusal)
-                    .ok_or_else(|| Error::Protocol(format!("offer_batch answered the refusal {refusal:?}")))?;
-                return Err(Error::OfferRefused {
-                    queue: self.name().to_owned(),
-                    refusal,
-                });
+            SCRIPTS.offer_batch.run(conn, self.name(), keys.clone(), args)
+        };
+        let mut from = 0;
+        let mut stalls = 0;
+        while from < total {
+            let mut in_flight = FuturesOrdered::new();
+            let mut next = from;
+            while next < total && in_flight.len() < CHUNKS_IN_FLIGHT {
+                let to = chunk(next);
+                in_flight.push_back(send(next, to));
+                next = to;
             }
-            if offered < from {
+            // Every reply is read before an error is returned, so that none
+            // runs after the call has answered.
+            let (mut reached, mut lowest) = (from, from);
+            let mut failed = None;
+            while let Some(reply) = in_flight.next().await {
+                let reply = reply.map_err(|e| batch_error(e.into(), &id)).and_then(|value| {
+                    let [offered, refusal] = reply::tuple::<2>(value)?;
+                    let offered = reply::int(&offered)? as usize;
+                    match reply::opt_text(refusal).ok().flatten() {
+                        Some(refusal) => Err(Refusal::parse(&refusal).map_or_else(
+                            || Error::Protocol(format!("offer_batch answered the refusal {refusal:?}")),
+                            |refusal| Error::OfferRefused {
+                                queue: self.name().to_owned(),
+                                refusal,
+                            },
+                        )),
+                        None => Ok(offered),
+                    }
+                });
+                match reply {
+                    // A resumed batch may hold more already: go on from there.
+                    Ok(offered) => {
+                        lowest = lowest.min(offered);
+                        reached = reached.max(offered);
+                    }
+                    Err(error) => {
+                        failed.get_or_insert(error);
+                    }
+                }
+            }
+            if let Some(error) = failed {
+                return Err(error);
+            }
+            if lowest < from {
                 return Err(Error::Protocol(format!(
-                    "batch {id:?} holds {offered} members, fewer than the {from} offered before"
+                    "batch {id:?} holds {lowest} members, fewer than the {from} offered before"
                 )));
             }
-            // A resumed batch may hold more already: go on from there.
-            from = offered.max(to);
+            if reached == from {
+                // Only chunks that ran early: send again, a few times.
+                stalls += 1;
+                if stalls >= MAX_STALLS {
+                    return Err(Error::Protocol(format!(
+                        "batch {id:?}: its chunks kept arriving out of order"
+                    )));
+                }
+            } else {
+                stalls = 0;
+            }
+            from = reached;
         }
         Ok(id)
     }
