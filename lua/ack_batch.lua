@@ -19,7 +19,8 @@
 --       'R', 4.. pairs of a delivery and its job's result (JSON, '' for
 --       none: lib/jobs.lua keeps it as o:<id>, with one 'result' event a run)
 -- Returns one integer per delivery, in order: 1 when it is acknowledged, 0
--- when it is too late (its visibility timeout gave it back).
+-- when it is too late (its visibility timeout gave it back); the first
+-- acknowledged one answers 2 instead when the run completed a batch.
 --
 -- Harmless to resend: a run that acked anything leaves its reply in its
 -- lane's record (one small key per lane and queue, replaced by the lane's
@@ -99,7 +100,13 @@ if #acked > 0 and delayq_jobs_on(KEYS[6]) then
 end
 if #jobs > 0 then
   delayq_jobs_reap(KEYS[6], KEYS[7], now, #jobs)
-  delayq_batches_ended(delayq_batches_open(9, events, KEYS[4]), jobs, 'h', now)
+  -- A run that completed a batch says so (its first ack answers 2): the
+  -- client's reaper then offers the completion at once.
+  if delayq_batches_ended(delayq_batches_open(9, events, KEYS[4]), jobs, 'h', now) > 0 then
+    for i = 1, #reply do
+      if reply[i] == 1 then reply[i] = 2; break end
+    end
+  end
   local named = {}
   for i = 1, math.min(#jobs, DELAYQ_EVENT_IDS) do named[i] = jobs[i] end
   delayq_event(events, KEYS[4], 'acked', 'count', #acked, 'deliveries', delayq_event_ids(acked), 'jobs', cjson.encode(named))

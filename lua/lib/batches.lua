@@ -82,8 +82,9 @@ end
 -- 'd' dead-lettered, 'c' cancelled): the members among them are counted
 -- in their batches, once each, and a batch they complete goes to the
 -- outbox. One HMGET for the members, one read and write per batch.
+-- Returns how many batches they completed.
 local function delayq_batches_ended(b, ids, how, now, hows)
-  if not b or #ids == 0 then return end
+  if not b or #ids == 0 then return 0 end
   local fields = {}
   for i = 1, #ids do fields[i] = 'm:' .. ids[i] end
   local members = {}
@@ -106,18 +107,20 @@ local function delayq_batches_ended(b, ids, how, now, hows)
       marks[#marks + 1] = bid .. '\31' .. kind
     end
   end
-  if #marks == 0 then return end
+  if #marks == 0 then return 0 end
   for i = 1, #marks, 4000 do
     redis.call('hset', b.hash, unpack(marks, i, math.min(i + 3999, #marks)))
   end
+  local completed = 0
   for _, bid in ipairs(order) do
     local r = delayq_batches_parse(redis.call('hget', b.hash, 'b:' .. bid))
     if r then
       local n = counts[bid]
       r.h, r.d, r.c = r.h + n.h, r.d + n.d, r.c + n.c
-      delayq_batches_complete_if_done(b, bid, r, now)
+      if delayq_batches_complete_if_done(b, bid, r, now) then completed = completed + 1 end
       redis.call('hset', b.hash, 'b:' .. bid, delayq_batches_text(r))
     end
   end
   delayq_batches_reap(b.hash, b.expiry, now, 0)
+  return completed
 end

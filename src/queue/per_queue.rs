@@ -21,6 +21,11 @@ impl<T> Default for PerQueue<T> {
 }
 
 impl<T> PerQueue<T> {
+    /// The live `T` of `queue`, if a handle holds one.
+    pub(crate) fn get(&self, queue: &str) -> Option<Arc<T>> {
+        self.live.lock().get(queue).and_then(Weak::upgrade)
+    }
+
     /// The live `T` of `queue`, or a new one from `start`.
     pub(crate) fn get_or_start(&self, queue: &str, start: impl FnOnce() -> Arc<T>) -> Arc<T> {
         let mut live = self.live.lock();

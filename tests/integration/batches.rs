@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use delayq::batch::{BatchOptions, BatchState};
 use delayq::error::BoxError;
+use delayq::fred::types::Value;
 use delayq::limits::Limits;
 use delayq::worker::{JobContext, Permanent, RetryPolicy};
 use delayq::{Error, StringCodec};
@@ -198,5 +199,64 @@ redis_test! {
         let whole = dq.batch("resumed").await.unwrap().unwrap();
         assert_eq!((whole.state, whole.offered), (BatchState::Open, 300));
         assert_eq!(dq.len().await.unwrap(), 300);
+    }
+}
+
+redis_test! {
+    /// The ack run that counts a batch's last member says so (its first ack
+    /// answers 2, where the others answer 1), so that the acking client
+    /// offers the completion at once rather than at its next look at the
+    /// outbox; a resend of that run answers the same, and the batch is in
+    /// the outbox once.
+    async fn the_ack_run_that_completes_a_batch_says_so(client, raw) {
+        let dq = client.delayed_queue("batch-wake", StringCodec).unwrap();
+        dq.set_job_history(Some(DAY)).await.unwrap();
+        let rq = client.reliable_queue("batch-wake", StringCodec).unwrap();
+        let options = BatchOptions::new().on_complete("batch-wake-done", serde_json::json!({}));
+        let id = dq.offer_batch(rows(3), &options).await.unwrap();
+        // Taken and held (not acked) so that the raw runs below settle them.
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(rq.take_timeout(WAIT).await.unwrap().expect("a member"));
+        }
+        let keys = rq.keys();
+        let members: Vec<Value> = raw.zrange(keys.leases()).await.into_iter().map(|(m, _)| Value::Bytes(m)).collect();
+        assert_eq!(members.len(), 3);
+        let sha = raw.load_script(include_str!("../../lua/ack_batch.lua")).await;
+        let record = "delayq_runs:{batch-wake}:lane-test";
+        let ack = |run: i64, of: &[Value]| {
+            let mut args: Vec<Value> = vec![sha.as_str().into(), 11.into()];
+            for key in [
+                keys.leases().to_owned(),
+                record.to_owned(),
+                keys.events_config(),
+                keys.events(),
+                keys.stats(),
+                keys.jobs(),
+                keys.jobs_expiry(),
+                keys.ttl_store(),
+                keys.batches(),
+                keys.batch_outbox(),
+                keys.batches_expiry(),
+            ] {
+                args.push(key.into());
+            }
+            args.extend([Value::from(run), Value::from(86_400_000)]);
+            args.extend(of.iter().cloned());
+            args
+        };
+        let ints = |reply: Value| match reply {
+            Value::Array(values) => values.into_iter().map(|v| v.as_i64().unwrap()).collect::<Vec<_>>(),
+            other => panic!("ack_batch answers an array: {other:?}"),
+        };
+        assert_eq!(ints(raw.cmd("EVALSHA", ack(1, &members[..2])).await), [1, 1], "the batch is not complete yet");
+        assert_eq!(raw.zcard(&keys.batch_outbox()).await, 0);
+        assert_eq!(ints(raw.cmd("EVALSHA", ack(2, &members[2..])).await), [2], "the last member completes it");
+        assert_eq!(ints(raw.cmd("EVALSHA", ack(2, &members[2..])).await), [2], "a resend answers as the first run");
+        // Complete (its completion may be on its way already).
+        let status = dq.batch(&id).await.unwrap().expect("the batch");
+        assert!(matches!(status.state, BatchState::Complete | BatchState::Delivered), "{status:?}");
+        assert_eq!(status.handled, 3);
+        drop(held);
     }
 }

@@ -600,10 +600,15 @@ impl DeliveryLease {
                 .ack_batch
                 .run(conn, keys.destination(), redis_keys, args)
                 .await?;
-            let acked = reply::array(value)?
+            // 2: acked, and the run completed a batch.
+            let answers = reply::array(value)?
                 .iter()
-                .map(|v| reply::int(v).map(|n| n == 1))
+                .map(reply::int)
                 .collect::<Result<Vec<_>>>()?;
+            if answers.contains(&2) {
+                core.reliable_queues().reapers.batch_completed(keys.destination());
+            }
+            let acked: Vec<bool> = answers.iter().map(|&n| n >= 1).collect();
             if acked.len() != leases.len() {
                 return Err(crate::error::Error::Protocol(
                     "ack_batch answered for other deliveries".into(),

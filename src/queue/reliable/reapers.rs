@@ -34,6 +34,8 @@ struct Wanted {
     /// (visibility timeout, count record lifetime) of each live lease.
     leases: Mutex<Vec<(Duration, Duration)>>,
     changed: Notify,
+    /// An ack of this client completed a batch: read the outbox now.
+    completed: Notify,
 }
 
 impl Wanted {
@@ -76,6 +78,14 @@ impl Drop for ReaperLease {
 }
 
 impl Reapers {
+    /// An ack of this client completed a batch of `queue`: its reaper reads
+    /// the outbox now, not at its next once-a-second look.
+    pub(crate) fn batch_completed(&self, queue: &str) {
+        if let Some(reaper) = self.queues.get(queue) {
+            reaper.wanted.completed.notify_one();
+        }
+    }
+
     /// A lease on the reaper of `keys`' queue, started if none runs.
     pub(super) fn lease(
         &self,
@@ -96,7 +106,8 @@ impl Reapers {
     }
 }
 
-/// How often a reaper looks for complete batches to deliver, at most.
+/// How often a reaper looks for complete batches to deliver, besides when
+/// an ack of its client completed one.
 const OUTBOX_EVERY: Duration = Duration::from_secs(1);
 
 async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
@@ -117,10 +128,12 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
         // The batch outbox is looked at once a second, between reaps too:
         // a completion waits at most about a second, not a reap period.
         let wake = (last + every).min(outbox_last + OUTBOX_EVERY);
+        let mut completed = false;
         tokio::select! {
             _ = tokio::time::sleep_until(wake) => {}
             // A lease came or went: its timeout may change the interval.
             _ = wanted.changed.notified() => continue,
+            _ = wanted.completed.notified() => completed = true,
             _ = core.shutdown_begun() => return,
         }
         let now = tokio::time::Instant::now();
@@ -140,7 +153,7 @@ async fn run(core: Arc<Core>, keys: Arc<QueueKeys>, wanted: Arc<Wanted>) {
             }
         }
         // Complete batches' completions (one ZRANGE a second when none wait).
-        if now >= outbox_last + OUTBOX_EVERY {
+        if completed || now >= outbox_last + OUTBOX_EVERY {
             outbox_last = now;
             match super::batch_outbox::deliver(&core, &keys).await {
                 Ok(_) => {}
