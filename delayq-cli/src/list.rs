@@ -250,6 +250,11 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
         return Ok(None);
     }
     let client = crate::connect(cli).await?;
+    let partitioned = first_partitioned(&client, &names).await;
+    if let Some(message) = partitioned.transpose() {
+        client.shutdown().await;
+        return message.map(Some);
+    }
     let found = first_unknown(&client, &names).await;
     client.shutdown().await;
     let Some((name, known)) = found? else {
@@ -273,6 +278,26 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
         message.push_str(" (--create sets its group settings anyway)");
     }
     Ok(Some(message))
+}
+
+/// Why the first of `names` that is a partitioned queue cannot be acted on
+/// as one queue: its values are in its partitions.
+async fn first_partitioned(client: &delayq::Client, names: &[&str]) -> delayq::Result<Option<String>> {
+    for &name in names {
+        if name.is_empty() || name.contains(['{', '}', '\n', '\r']) {
+            continue;
+        }
+        if let Some(layout) = client.partition_layout(name).await? {
+            return Ok(Some(format!(
+                "`{}` is a partitioned queue of {} partitions: this command acts on one queue, so name a \
+                 partition (`delayq partition show {}` lists them with their counts)",
+                escape(name),
+                layout.count(),
+                escape(name)
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// The first of `names` no queue has, and every queue there is.
