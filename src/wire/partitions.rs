@@ -14,7 +14,9 @@
 //! | `created` | ms since the epoch, on the creating client's clock |
 //!
 //! Partition i is the first of `Q#i`, `Q#i.1`, `Q#i.2`, … whose slot lies in
-//! slice i of the 16,384 slots (`[i·16384/N, (i+1)·16384/N)`), so with N equal
+//! the middle half of slice i of the 16,384 slots (`[i·16384/N,
+//! (i+1)·16384/N)`, a quarter of it left at each end, so that any rounding
+//! of an even split's ends agrees), so with N equal
 //! to the number of primaries of an evenly split Cluster each partition
 //! lands on its own primary. The names are stored, and every reader (Rust,
 //! the CLI, a Java service reading the hash) uses the stored ones.
@@ -116,6 +118,12 @@ pub(crate) fn check_count(count: usize) -> Result<(), Error> {
     Ok(())
 }
 
+/// Slice `i` of the slots split in `count`: `[i·16384/count, (i+1)·16384/count)`.
+fn slice(i: usize, count: usize) -> (u16, u16) {
+    let at = |i: usize| (i as u64 * SLOTS as u64 / count as u64) as u16;
+    (at(i), at(i + 1))
+}
+
 /// The names of `count` partitions of `name`, each in its slice of the slots
 /// (see the module docs).
 pub(crate) fn partition_names(name: &str, count: usize) -> Result<Vec<String>, Error> {
@@ -123,8 +131,12 @@ pub(crate) fn partition_names(name: &str, count: usize) -> Result<Vec<String>, E
     check_count(count)?;
     (0..count)
         .map(|i| {
-            let low = (i as u64 * SLOTS as u64 / count as u64) as u16;
-            let high = ((i as u64 + 1) * SLOTS as u64 / count as u64) as u16;
+            // The middle half of slice i: a slot there lies in part i of
+            // any even split, whichever way it rounds the parts' ends
+            // (`redis-cli --cluster create` gives 0-5460, 5461-10922, 10923-16383).
+            let (low, high) = slice(i, count);
+            let quarter = (high - low) / 4;
+            let (low, high) = (low + quarter, high - quarter);
             (0..MOST_CANDIDATES)
                 .map(|n| match n {
                     0 => format!("{name}#{i}"),
