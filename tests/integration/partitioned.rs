@@ -108,7 +108,7 @@ redis_test! {
                 q.offer_with(&(k as i64 * 1000 + n), &options).await.unwrap();
             }
         }
-        let mut expected = vec![0usize; 3];
+        let mut expected = [0usize; 3];
         for key in &keys {
             expected[q.partition_for_key(key)] += 20;
         }
@@ -186,10 +186,10 @@ redis_test! {
                 let v = taken.unwrap();
                 *seen.entry(v).or_insert(0) += 1;
             }
-            if round % 5 == 0 {
-                if let Some(v) = q.take_timeout(Duration::from_millis(200)).await.unwrap() {
-                    *seen.entry(v).or_insert(0) += 1;
-                }
+            if round.is_multiple_of(5)
+                && let Some(v) = q.take_timeout(Duration::from_millis(200)).await.unwrap()
+            {
+                *seen.entry(v).or_insert(0) += 1;
             }
         }
         producer.await.unwrap();

@@ -196,10 +196,10 @@ async fn a_partitioned_worker_on_two_clients_loses_nothing_and_keeps_per_key_ord
         // Per client, each key's values in offer order.
         let mut last: HashMap<(u8, String), String> = HashMap::new();
         for (client, value) in &handled {
-            if let Some((key, n)) = value.split_once('/').filter(|(k, _)| k.starts_with("key-")) {
-                if let Some(previous) = last.insert((*client, key.to_owned()), n.to_owned()) {
-                    assert!(previous.as_str() < n, "client {client}, {key}: {n} after {previous}");
-                }
+            if let Some((key, n)) = value.split_once('/').filter(|(k, _)| k.starts_with("key-"))
+                && let Some(previous) = last.insert((*client, key.to_owned()), n.to_owned())
+            {
+                assert!(previous.as_str() < n, "client {client}, {key}: {n} after {previous}");
             }
         }
         // One consumer's takes: strictly in offer order per key.
