@@ -2,6 +2,7 @@
 //! passing silently: a command that names a queue no key, registry entry or
 //! schedule knows is refused with the closest name there is.
 
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
@@ -33,8 +34,17 @@ struct Listed {
 pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let listed = read(&client, args).await;
+    let layouts = client.partitioned_queues().await;
     client.shutdown().await;
     let (listed, total) = listed?;
+    let layouts = layouts?;
+    // Each partition listed: (its logical queue, its index, the count).
+    let mut partition_of: HashMap<&str, (&str, usize, usize)> = HashMap::new();
+    for layout in &layouts {
+        for (i, name) in layout.names().iter().enumerate() {
+            partition_of.insert(name, (layout.queue(), i, layout.count()));
+        }
+    }
     let now = SystemTime::now();
     if total == 0 {
         if args.format == OutputFormat::Json {
@@ -55,8 +65,14 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
                     fields.insert("schedules".into(), json!(q.schedules));
                     fields.insert("untaken".into(), json!(q.signals.untaken()));
                     fields.insert("attention".into(), json!(q.attention.reasons()));
+                    if let Some((queue, index, count)) = partition_of.get(q.name.as_str()) {
+                        fields.insert("partition_of".into(), json!({"queue": queue, "index": index, "count": count}));
+                    }
                     fields
                 }).collect::<Vec<_>>(),
+                "partitioned": partitioned_lines(&layouts, &listed).iter().map(|p| json!({
+                    "queue": p.queue, "count": p.count, "listed": p.listed, "ready": p.ready, "pending": p.pending,
+                })).collect::<Vec<_>>(),
             }))
         ),
         OutputFormat::Table if listed.is_empty() => {
@@ -67,9 +83,50 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
             };
             println!("no queue {what} (of {total})");
         }
-        OutputFormat::Table => println!("{}", table(&listed, now)),
+        OutputFormat::Table => {
+            println!("{}", table(&listed, now));
+            for p in partitioned_lines(&layouts, &listed) {
+                println!(
+                    "partitioned queue {}: {} partitions ({} listed above), ready {}, pending {} \
+                     (`delayq partition show {}`)",
+                    escape(&p.queue),
+                    p.count,
+                    p.listed,
+                    output::count(p.ready),
+                    output::count(p.pending),
+                    escape(&p.queue)
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A partitioned queue some of whose partitions are listed, with their sums.
+struct PartitionedLine {
+    queue: String,
+    count: usize,
+    listed: usize,
+    ready: u64,
+    pending: u64,
+}
+
+/// One line per partitioned queue with a partition among `listed`: the
+/// listed partitions' counts added up, so the logical queue is read at a
+/// glance while each partition keeps its own row.
+fn partitioned_lines(layouts: &[delayq::PartitionLayout], listed: &[Listed]) -> Vec<PartitionedLine> {
+    (layouts.iter())
+        .filter_map(|layout| {
+            let parts: Vec<&Listed> = listed.iter().filter(|q| layout.names().contains(&q.name)).collect();
+            (!parts.is_empty()).then(|| PartitionedLine {
+                queue: layout.queue().to_owned(),
+                count: layout.count(),
+                listed: parts.len(),
+                ready: parts.iter().map(|q| q.status.ready).sum(),
+                pending: parts.iter().map(|q| q.status.pending).sum(),
+            })
+        })
+        .collect()
 }
 
 /// The queues `args` asks for, ranked, and how many queues there are.

@@ -55,6 +55,19 @@ redis_test! {
         let table = delayq(&redis, &["partition", "show", "cp-orders"]).await;
         assert!(text(&table.stdout).contains(&queue.names()[2]), "{}", text(&table.stdout));
 
+        // `list` keeps a row per partition, marks each, and sums the queue.
+        let list = delayq(&redis, &["list"]).await;
+        assert!(
+            text(&list.stdout).contains("partitioned queue cp-orders: 3 partitions (3 listed above), ready 0, pending 8"),
+            "{}",
+            text(&list.stdout)
+        );
+        let list = delayq(&redis, &["list", "--format", "json"]).await;
+        let json: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+        let marked = (json["queues"].as_array().unwrap().iter())
+            .filter(|q| q["partition_of"]["queue"] == "cp-orders")
+            .count();
+        assert_eq!(marked, 3);
         let none = delayq(&redis, &["partition", "show", "cp-none"]).await;
         assert_eq!(none.status.code(), Some(1));
         let plain_key = delayq(&redis, &["offer", "cp-plain", "--delay", "0", "--partition-key", "k", "v"]).await;
