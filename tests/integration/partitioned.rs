@@ -162,40 +162,91 @@ redis_test! {
     /// Takes cut off at any moment (dropped futures) lose nothing and
     /// duplicate nothing: what a dropped take popped goes back.
     async fn takes_across_partitions_that_are_dropped_lose_nothing(client) {
-        let q = client.create_partitioned_queue("pq-drop", 3, LongCodec).await.unwrap();
-        let total = 600i64;
-        let producer = {
-            let q = q.clone();
-            tokio::spawn(async move {
-                for i in 0..total {
-                    q.offer(&i, Duration::ZERO).await.unwrap();
-                    if i % 50 == 0 {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                }
-            })
-        };
-        let mut seen = BTreeMap::new();
-        let mut round = 0u64;
-        while seen.len() < total as usize {
-            round += 1;
-            // Cut off after 0 to 3 ms: some takes are dropped while waiting,
-            // some after a partition popped a value for them.
-            let cut = Duration::from_micros(round * 731 % 3_000);
-            if let Ok(taken) = tokio::time::timeout(cut, q.take()).await {
-                let v = taken.unwrap();
-                *seen.entry(v).or_insert(0) += 1;
-            }
-            if round.is_multiple_of(5)
-                && let Some(v) = q.take_timeout(Duration::from_millis(200)).await.unwrap()
-            {
-                *seen.entry(v).or_insert(0) += 1;
-            }
+        // 3 partitions: all waited on at once; 10: four at a time, the rest swept.
+        for count in [3usize, 10] {
+            dropped_takes(&client, count).await;
         }
-        producer.await.unwrap();
-        assert_eq!(seen.len(), total as usize);
-        assert!(seen.values().all(|&n| n == 1), "a value was taken twice");
-        assert_eq!(q.take_timeout(Duration::from_millis(500)).await.unwrap(), None);
+    }
+}
+
+async fn dropped_takes(client: &delayq::Client, count: usize) {
+    let q = client
+        .create_partitioned_queue(&format!("pq-drop-{count}"), count, LongCodec)
+        .await
+        .unwrap();
+    let total = 600i64;
+    let producer = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            for i in 0..total {
+                q.offer(&i, Duration::ZERO).await.unwrap();
+                if i % 50 == 0 {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+        })
+    };
+    let mut seen = BTreeMap::new();
+    let mut round = 0u64;
+    while seen.len() < total as usize {
+        round += 1;
+        // Cut off after 0 to 3 ms: some takes are dropped while waiting,
+        // some after a partition popped a value for them.
+        let cut = Duration::from_micros(round * 731 % 3_000);
+        if let Ok(taken) = tokio::time::timeout(cut, q.take()).await {
+            let v = taken.unwrap();
+            *seen.entry(v).or_insert(0) += 1;
+        }
+        if round.is_multiple_of(5)
+            && let Some(v) = q.take_timeout(Duration::from_millis(200)).await.unwrap()
+        {
+            *seen.entry(v).or_insert(0) += 1;
+        }
+    }
+    producer.await.unwrap();
+    assert_eq!(seen.len(), total as usize);
+    assert!(seen.values().all(|&n| n == 1), "a value was taken twice");
+    assert_eq!(q.take_timeout(Duration::from_millis(500)).await.unwrap(), None);
+}
+
+redis_test! {
+    /// More partitions than handler slots: an idle partition holds no slot,
+    /// so values of every partition are handled, one at a time.
+    async fn a_worker_with_fewer_slots_than_partitions_handles_every_partition(client) {
+        let q = client.create_partitioned_queue("pq-few-slots", 6, LongCodec).await.unwrap();
+        let handled: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let worker = client.partitioned_worker(&q).unwrap().concurrency(1).run({
+            let (handled, running, most) = (handled.clone(), running.clone(), most.clone());
+            move |v: i64| {
+                let (handled, running, most) = (handled.clone(), running.clone(), most.clone());
+                async move {
+                    most.fetch_max(running.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    handled.lock().push(v);
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, std::io::Error>(())
+                }
+            }
+        });
+        // Values come in one partition at a time, after the worker idled.
+        for i in 0..6 {
+            for n in 0..20 {
+                q.partition(i).unwrap().offer(&(i as i64 * 100 + n), Duration::ZERO).await.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        eventually(WAIT, "every value handled", || {
+            let handled = handled.clone();
+            async move { handled.lock().len() >= 120 }
+        })
+        .await;
+        let report = worker.shutdown().await;
+        assert_eq!(report.succeeded, 120);
+        let mut handled = handled.lock().clone();
+        handled.sort();
+        assert_eq!(handled, (0..6).flat_map(|i| (0..20).map(move |n| i * 100 + n)).collect::<Vec<i64>>());
+        assert_eq!(most.load(Ordering::SeqCst), 1);
     }
 }
 
