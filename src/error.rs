@@ -292,6 +292,41 @@ pub enum Error {
         /// Which limit refused it, with the numbers.
         refusal: Refusal,
     },
+    /// A partitioned queue exists with another partition count than the one
+    /// asked for ([`Client::create_partitioned_queue`](crate::Client::create_partitioned_queue)):
+    /// nothing was changed. The count is fixed at creation; this version
+    /// refuses to change it.
+    ///
+    /// ```
+    /// use delayq::Error;
+    /// fn explain(error: &Error) -> Option<String> {
+    ///     match error {
+    ///         Error::PartitionCountMismatch { queue, stored, asked } => {
+    ///             Some(format!("{queue} has {stored} partitions, not {asked}"))
+    ///         }
+    ///         _ => None,
+    ///     }
+    /// }
+    /// # let _ = explain;
+    /// ```
+    #[error("partitioned queue `{queue}` has {stored} partitions, not {asked}: the count is fixed at creation and nothing was changed")]
+    PartitionCountMismatch {
+        /// The logical queue.
+        queue: String,
+        /// The count stored in Redis.
+        stored: usize,
+        /// The count asked for.
+        asked: usize,
+    },
+    /// No partition layout is stored for the queue
+    /// ([`Client::partitioned_queue`](crate::Client::partitioned_queue)):
+    /// create it first with [`Client::create_partitioned_queue`](crate::Client::create_partitioned_queue)
+    /// or `delayq partition create`.
+    #[error("`{queue}` is not a partitioned queue (no `delayq_partitions:{{{queue}}}`): create it first")]
+    NotPartitioned {
+        /// The logical queue.
+        queue: String,
+    },
     /// The [`Client`](crate::Client) was shut down.
     #[error("the client has been shut down")]
     Shutdown,

@@ -242,6 +242,13 @@ pub(crate) enum Command {
     /// members as they end.
     #[command(subcommand)]
     Batch(BatchCommand),
+    /// Partitioned queues: one logical queue over N ordinary Redisson
+    /// queues whose names hash to different Cluster slots (spread over the
+    /// primaries). `delayq offer Q` offers to a partitioned Q round robin,
+    /// or to the partition of --partition-key; a Java service reads or
+    /// writes a partition by the name `show` prints.
+    #[command(subcommand)]
+    Partition(PartitionCommand),
     /// Find values by id or by text across queues: pending elements, ready
     /// values, dead letters. A value matches when TEXT, in any case, occurs
     /// in its payload as --codec decodes it (what `inspect` shows; an
@@ -544,6 +551,45 @@ pub(crate) enum BatchCommand {
         after_help = "Examples:\n  delayq batch show imports nov\n  delayq batch show imports nov --format json"
     )]
     Show(BatchShowArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PartitionCommand {
+    /// Create the partitioned queue QUEUE with COUNT partitions (1 to
+    /// 1,024; about one per Cluster primary or a multiple of it), and
+    /// print its layout. The count is fixed: creating it again with the
+    /// same count prints the stored layout, another count is refused (exit
+    /// status 1) and changes nothing. The name has no braces.
+    #[command(
+        after_help = "Examples:\n  delayq partition create orders 3\n  delayq partition create orders 6 --format json"
+    )]
+    Create(PartitionCreateArgs),
+    /// A partitioned queue's layout: its count, each partition's name (an
+    /// ordinary Redisson queue a Java service can use), slot, node on a
+    /// Cluster, and values ready, pending, in flight and dead. Exit status
+    /// 1 when QUEUE is not a partitioned queue.
+    #[command(after_help = "Examples:\n  delayq partition show orders\n  delayq partition show orders --format json")]
+    Show(PartitionShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PartitionCreateArgs {
+    /// The logical queue's name (no braces).
+    pub queue: String,
+    /// How many partitions (1 to 1,024).
+    pub count: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PartitionShowArgs {
+    /// The logical queue's name.
+    pub queue: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]
@@ -1258,6 +1304,18 @@ pub(crate) struct OfferArgs {
     /// PRO's SEQUENTIAL mode); as --group otherwise.
     #[arg(long, conflicts_with_all = ["priority", "ttl", "headers", "id", "dedup_window"])]
     pub sequential: bool,
+    /// On a partitioned queue (`delayq partition create`): offer to the
+    /// partition of KEY, CRC-32(KEY) mod N, so values of one key are taken
+    /// in offer order. Without it, a partitioned queue's values go round
+    /// robin. Not with --id, --dedup-window, --from-file, --group or
+    /// --sequential.
+    #[arg(
+        long,
+        value_name = "KEY",
+        allow_hyphen_values = true,
+        conflicts_with_all = ["id", "dedup_window", "from_file", "group", "sequential"]
+    )]
+    pub partition_key: Option<String>,
     /// Values to offer (bytes: hex; json, jackson, kryo: JSON text; long: decimal).
     /// Other values starting with `-` go after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]

@@ -2,6 +2,7 @@
 //! passing silently: a command that names a queue no key, registry entry or
 //! schedule knows is refused with the closest name there is.
 
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
@@ -33,8 +34,17 @@ struct Listed {
 pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let listed = read(&client, args).await;
+    let layouts = client.partitioned_queues().await;
     client.shutdown().await;
     let (listed, total) = listed?;
+    let layouts = layouts?;
+    // Each partition listed: (its logical queue, its index, the count).
+    let mut partition_of: HashMap<&str, (&str, usize, usize)> = HashMap::new();
+    for layout in &layouts {
+        for (i, name) in layout.names().iter().enumerate() {
+            partition_of.insert(name, (layout.queue(), i, layout.count()));
+        }
+    }
     let now = SystemTime::now();
     if total == 0 {
         if args.format == OutputFormat::Json {
@@ -55,8 +65,14 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
                     fields.insert("schedules".into(), json!(q.schedules));
                     fields.insert("untaken".into(), json!(q.signals.untaken()));
                     fields.insert("attention".into(), json!(q.attention.reasons()));
+                    if let Some((queue, index, count)) = partition_of.get(q.name.as_str()) {
+                        fields.insert("partition_of".into(), json!({"queue": queue, "index": index, "count": count}));
+                    }
                     fields
                 }).collect::<Vec<_>>(),
+                "partitioned": partitioned_lines(&layouts, &listed).iter().map(|p| json!({
+                    "queue": p.queue, "count": p.count, "listed": p.listed, "ready": p.ready, "pending": p.pending,
+                })).collect::<Vec<_>>(),
             }))
         ),
         OutputFormat::Table if listed.is_empty() => {
@@ -67,9 +83,50 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
             };
             println!("no queue {what} (of {total})");
         }
-        OutputFormat::Table => println!("{}", table(&listed, now)),
+        OutputFormat::Table => {
+            println!("{}", table(&listed, now));
+            for p in partitioned_lines(&layouts, &listed) {
+                println!(
+                    "partitioned queue {}: {} partitions ({} listed above), ready {}, pending {} \
+                     (`delayq partition show {}`)",
+                    escape(&p.queue),
+                    p.count,
+                    p.listed,
+                    output::count(p.ready),
+                    output::count(p.pending),
+                    escape(&p.queue)
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A partitioned queue some of whose partitions are listed, with their sums.
+struct PartitionedLine {
+    queue: String,
+    count: usize,
+    listed: usize,
+    ready: u64,
+    pending: u64,
+}
+
+/// One line per partitioned queue with a partition among `listed`: the
+/// listed partitions' counts added up, so the logical queue is read at a
+/// glance while each partition keeps its own row.
+fn partitioned_lines(layouts: &[delayq::PartitionLayout], listed: &[Listed]) -> Vec<PartitionedLine> {
+    (layouts.iter())
+        .filter_map(|layout| {
+            let parts: Vec<&Listed> = listed.iter().filter(|q| layout.names().contains(&q.name)).collect();
+            (!parts.is_empty()).then(|| PartitionedLine {
+                queue: layout.queue().to_owned(),
+                count: layout.count(),
+                listed: parts.len(),
+                ready: parts.iter().map(|q| q.status.ready).sum(),
+                pending: parts.iter().map(|q| q.status.pending).sum(),
+            })
+        })
+        .collect()
 }
 
 /// The queues `args` asks for, ranked, and how many queues there are.
@@ -250,6 +307,11 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
         return Ok(None);
     }
     let client = crate::connect(cli).await?;
+    let partitioned = first_partitioned(&client, &names).await;
+    if let Some(message) = partitioned.transpose() {
+        client.shutdown().await;
+        return message.map(Some);
+    }
     let found = first_unknown(&client, &names).await;
     client.shutdown().await;
     let Some((name, known)) = found? else {
@@ -273,6 +335,26 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
         message.push_str(" (--create sets its group settings anyway)");
     }
     Ok(Some(message))
+}
+
+/// Why the first of `names` that is a partitioned queue cannot be acted on
+/// as one queue: its values are in its partitions.
+async fn first_partitioned(client: &delayq::Client, names: &[&str]) -> delayq::Result<Option<String>> {
+    for &name in names {
+        if name.is_empty() || name.contains(['{', '}', '\n', '\r']) {
+            continue;
+        }
+        if let Some(layout) = client.partition_layout(name).await? {
+            return Ok(Some(format!(
+                "`{}` is a partitioned queue of {} partitions: this command acts on one queue, so name a \
+                 partition (`delayq partition show {}` lists them with their counts)",
+                escape(name),
+                layout.count(),
+                escape(name)
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// The first of `names` no queue has, and every queue there is.

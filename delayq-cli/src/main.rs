@@ -27,6 +27,7 @@ mod move_due;
 mod offer;
 mod offer_file;
 mod output;
+mod partition;
 mod pause;
 mod progress;
 mod purge;
@@ -43,7 +44,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use args::{BatchCommand, Cli, Command, DeadLetterCommand, ScheduleCommand};
+use args::{BatchCommand, Cli, Command, DeadLetterCommand, PartitionCommand, ScheduleCommand};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -127,6 +128,8 @@ async fn main() -> ExitCode {
         Command::Result(args) => result::run(&cli, args).await,
         Command::Batch(BatchCommand::Offer(args)) => batch::offer(&cli, args).await,
         Command::Batch(BatchCommand::Show(args)) => batch::show(&cli, args).await,
+        Command::Partition(PartitionCommand::Create(args)) => partition::create(&cli, args).await,
+        Command::Partition(PartitionCommand::Show(args)) => partition::show(&cli, args).await,
         Command::Search(args) => search::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };

@@ -8,6 +8,9 @@ use crate::text_codec::TextCodec;
 
 pub(crate) async fn run(cli: &Cli, args: &OfferArgs) -> delayq::Result<ExitCode> {
     let codec = TextCodec::for_offer(args).map_err(delayq::Error::InvalidArgument)?;
+    if let Some(code) = crate::partition::offer_if_partitioned(cli, args).await? {
+        return Ok(code);
+    }
     if let Some(path) = &args.from_file {
         return crate::offer_file::run(cli, args, codec, path).await;
     }
@@ -223,7 +226,7 @@ pub(crate) fn group_words(key: &str) -> String {
 
 /// The `--header`s as [`delayq::Headers`]; a key given twice is refused
 /// (exit 2) rather than one of its values silently dropped.
-fn headers_of(given: &[(String, String)]) -> delayq::Result<delayq::Headers> {
+pub(crate) fn headers_of(given: &[(String, String)]) -> delayq::Result<delayq::Headers> {
     let mut headers = delayq::Headers::new();
     for (key, value) in given {
         if headers.insert(key.as_str(), value.as_str()).is_some() {

@@ -12,7 +12,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use super::Client;
 use crate::error::{Error, Result};
 use crate::queue::registry::FORGET_AFTER;
-use crate::wire::keys::{QueueKeys, REGISTRY_KEY};
+use crate::wire::keys::{QueueKeys, PARTITIONS_PREFIX, REGISTRY_KEY};
 use crate::wire::time;
 
 /// Keys (or registry names) asked for per `SCAN` (`ZSCAN`) call.
@@ -69,6 +69,51 @@ impl Client {
             .await?;
         names.extend(kept.into_iter().flatten());
         Ok(names.into_iter().collect())
+    }
+
+    /// Every partitioned queue's layout on the server, sorted by name:
+    /// each `delayq_partitions:{Q}` hash `SCAN` finds (on every primary of
+    /// a Cluster), read. Its partitions are queues of their own, in
+    /// [`queues`](Self::queues); this says which logical queue each belongs
+    /// to (what `delayq list` marks).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// for layout in client.partitioned_queues().await? {
+    ///     println!("{}: {:?}", layout.queue(), layout.names());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn partitioned_queues(&self) -> Result<Vec<crate::PartitionLayout>> {
+        self.core.check_open()?;
+        let conn = self.core.conn()?;
+        let pattern = format!("{PARTITIONS_PREFIX}:*");
+        let mut names = BTreeSet::new();
+        let mut pages = if conn.is_clustered() {
+            conn.scan_cluster(pattern, Some(SCAN_COUNT), Some(ScanType::Hash))
+                .boxed()
+        } else {
+            conn.scan(pattern, Some(SCAN_COUNT), Some(ScanType::Hash)).boxed()
+        };
+        while let Some(page) = pages.next().await {
+            let mut page = page.map_err(Error::from)?;
+            for key in page.take_results().unwrap_or_default() {
+                let name = (key.as_str()).and_then(|k| {
+                    k.strip_prefix(PARTITIONS_PREFIX)?
+                        .strip_prefix(":{")?
+                        .strip_suffix('}')
+                        .map(str::to_owned)
+                });
+                names.extend(name);
+            }
+        }
+        let mut layouts = Vec::new();
+        for name in names {
+            if let Some(layout) = crate::queue::partitioned::stored_layout(&self.core, &name).await? {
+                layouts.push(layout);
+            }
+        }
+        Ok(layouts)
     }
 
     /// The queues whose keys [`QueueKeys::discovery_patterns`] find.

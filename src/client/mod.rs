@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::queue::blocking::BlockingQueue;
 use crate::queue::delayed::DelayedQueue;
 use crate::queue::events::{Event, Events, EventsFrom};
+use crate::queue::partitioned::PartitionedQueue;
 use crate::queue::reliable::ReliableQueue;
 use crate::queue::Core;
 use crate::wire::codec::Codec;
@@ -139,6 +140,94 @@ impl Client {
         T: Send + 'static,
     {
         Ok(Worker::new(self.reliable_queue(name, codec)?))
+    }
+
+    /// Creates the partitioned queue `name` with `count` partitions (1 to
+    /// [`MAX_PARTITIONS`](crate::MAX_PARTITIONS)) and returns a handle on
+    /// it (see [`PartitionedQueue`]): stores its layout, the partitions'
+    /// names spread over the Cluster's slots, in the hash
+    /// `delayq_partitions:{name}`, in one script. Creating it again with
+    /// the same count (another process at start-up, a resend after a lost
+    /// reply) opens the stored layout; with another count it fails with
+    /// [`Error::PartitionCountMismatch`](crate::Error::PartitionCountMismatch)
+    /// and changes nothing: the count is fixed. A name with braces is
+    /// refused ([`Error::InvalidQueueName`](crate::Error::InvalidQueueName)):
+    /// a hash tag would put every partition in one slot.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.create_partitioned_queue("orders", 6, delayq::StringCodec).await?;
+    /// assert_eq!(orders.count(), 6);
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_partitioned_queue<T, C>(
+        &self,
+        name: &str,
+        count: usize,
+        codec: C,
+    ) -> Result<PartitionedQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        crate::queue::partitioned::create(self.core.clone(), name, count, Arc::new(codec)).await
+    }
+
+    /// A handle on the partitioned queue `name`, from its stored layout;
+    /// [`Error::NotPartitioned`](crate::Error::NotPartitioned) when it has
+    /// none (see [`create_partitioned_queue`](Self::create_partitioned_queue)).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.partitioned_queue("orders", delayq::StringCodec).await?;
+    /// println!("{:?}", orders.names());
+    /// # Ok(()) }
+    /// ```
+    pub async fn partitioned_queue<T, C>(&self, name: &str, codec: C) -> Result<PartitionedQueue<T>>
+    where
+        C: Codec<T>,
+        T: 'static,
+    {
+        self.check_open()?;
+        crate::queue::partitioned::open(self.core.clone(), name, Arc::new(codec)).await
+    }
+
+    /// The stored layout of the partitioned queue `name`, or `None` when
+    /// `name` is not one (for tools: no codec needed).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// if let Some(layout) = client.partition_layout("orders").await? {
+    ///     println!("{} partitions: {:?}", layout.count(), layout.names());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn partition_layout(&self, name: &str) -> Result<Option<crate::PartitionLayout>> {
+        self.check_open()?;
+        crate::queue::partitioned::stored_layout(&self.core, name).await
+    }
+
+    /// A [`PartitionedWorker`](crate::worker::PartitionedWorker) over every
+    /// partition of `queue`, with one concurrency budget: configure it,
+    /// then run it with a handler.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let orders = client.partitioned_queue("orders", delayq::StringCodec).await?;
+    /// let worker = client
+    ///     .partitioned_worker(&orders)?
+    ///     .concurrency(8)
+    ///     .run(|order: String| async move { Ok::<_, std::io::Error>(println!("{order}")) });
+    /// # worker.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn partitioned_worker<T>(&self, queue: &PartitionedQueue<T>) -> Result<crate::worker::PartitionedWorker<T>>
+    where
+        T: Send + 'static,
+    {
+        self.check_open()?;
+        crate::worker::PartitionedWorker::new(queue)
     }
 
     /// The workers of `queue`, in any process, latest beat first: each

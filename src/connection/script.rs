@@ -485,6 +485,7 @@ pub(crate) struct Scripts {
     pub pause: Script,
     pub resume: Script,
     pub limits_set: Script,
+    pub partitions_create: Script,
     pub offer_dedup: Script,
     pub pending_page: Script,
     pub pending_element: Script,
@@ -561,6 +562,7 @@ impl Scripts {
             &self.pause,
             &self.resume,
             &self.limits_set,
+            &self.partitions_create,
             &self.pending_page,
             &self.pending_element,
             &self.remove_dead_letters,
@@ -1075,6 +1077,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ),
     // A resend finds the limits set and writes no second event.
     limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
+    partitions_create: lua!("partitions_create", Safe, [Partitions]),
     // Its records hold each offered element's own header, and a run that
     // found duplicates leaves its answers under its own record: a resend
     // finds them and answers as the first run, writing nothing twice.

@@ -3,7 +3,8 @@
 //! Owns [`DelayedQueue`](delayed::DelayedQueue) (Redisson's `RDelayedQueue`),
 //! [`BlockingQueue`](blocking::BlockingQueue) (the destination list, Java's
 //! `RBlockingQueue`), [`ReliableQueue`](reliable::ReliableQueue) with its
-//! deliveries and reapers, [`QueueStatus`](status::QueueStatus), and the
+//! deliveries and reapers, [`PartitionedQueue`](partitioned::PartitionedQueue)
+//! (one logical queue over N of them), [`QueueStatus`](status::QueueStatus), and the
 //! [`Core`] they all share: the connections and the scheduler behind narrow
 //! methods, and each queue kind's per-client registries (`core.rs` says
 //! who reaches what).
@@ -26,6 +27,7 @@ mod handle;
 pub(crate) mod headers;
 pub(crate) mod jobs;
 pub(crate) mod joined;
+pub(crate) mod partitioned;
 pub(crate) mod per_queue;
 pub(crate) mod priority;
 pub(crate) mod registry;

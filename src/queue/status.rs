@@ -145,6 +145,49 @@ impl QueueTotals {
 }
 
 impl QueueStatus {
+    /// The statuses of a partitioned queue's partitions added up: counts
+    /// and totals summed, the earliest due times, paused if any is, the
+    /// concurrency limits summed where every partition has one.
+    pub(crate) fn sum(parts: &[QueueStatus]) -> QueueStatus {
+        let mut total = QueueStatus::default();
+        let earliest = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        for part in parts {
+            total.pending += part.pending;
+            total.ready += part.ready;
+            total.priority_pending += part.priority_pending;
+            total.priority_ready += part.priority_ready;
+            total.grouped_pending += part.grouped_pending;
+            total.grouped_ready += part.grouped_ready;
+            total.in_flight += part.in_flight;
+            total.dead_letters += part.dead_letters;
+            total.quarantined += part.quarantined;
+            total.next_due = earliest(total.next_due, part.next_due);
+            total.exists |= part.exists;
+            total.paused |= part.paused;
+            total.ids += part.ids;
+            total.oldest_ready_due = earliest(total.oldest_ready_due, part.oldest_ready_due);
+            total.paused_since = earliest(total.paused_since, part.paused_since);
+            total.lapsed += part.lapsed;
+            let t = &mut total.totals;
+            let p = &part.totals;
+            t.offered += p.offered;
+            t.transferred += p.transferred;
+            t.acked += p.acked;
+            t.failed += p.failed;
+            t.dead_lettered += p.dead_lettered;
+            t.timed_out += p.timed_out;
+            t.duplicates += p.duplicates;
+            t.expired += p.expired;
+            t.cancelled += p.cancelled;
+        }
+        let limits: Option<Vec<u32>> = parts.iter().map(|p| p.concurrency_limit).collect();
+        total.concurrency_limit = limits.filter(|l| !l.is_empty()).map(|l| l.iter().sum());
+        total
+    }
+
     /// Deliveries in flight whose visibility timeout has not ended: what
     /// the concurrency limit counts.
     ///

@@ -111,6 +111,11 @@ pub(crate) const EVENTS_CONFIG_PREFIX: &str = "delayq_events_config";
 /// nine fields at most, expires
 /// 35 days after the last count; see `lua/lib/events.lua`).
 pub(crate) const STATS_PREFIX: &str = "delayq_stats";
+/// delayq's prefix for a partitioned queue's layout (HASH: `version`,
+/// `count`, `names` one a line, `hash`, `created`; see `wire/partitions.rs`
+/// and `lua/partitions_create.lua`). Named after the logical queue, which
+/// has no other key.
+pub(crate) const PARTITIONS_PREFIX: &str = "delayq_partitions";
 /// delayq's prefix for the trace contexts of offers made inside a span
 /// (HASH: SHA1 hex of the payload → "due expires context" lines; the field
 /// `skipped` counts contexts not stored for the bounds; see
@@ -440,6 +445,13 @@ impl QueueKeys {
         key_for(TTL_STORE_PREFIX, &self.name)
     }
 
+    /// The layout of the partitioned queue of this name (see
+    /// [`PartitionedQueue`](crate::PartitionedQueue)): a hash of its
+    /// partition count and names.
+    pub fn partitions(&self) -> String {
+        key_for(PARTITIONS_PREFIX, &self.name)
+    }
+
     /// The lease of the queue's sweep (a backlog drain of a long pending
     /// list): at most one client sweeps a queue at a time; expires on its own.
     pub fn sweep(&self) -> String {
@@ -653,6 +665,8 @@ pub(crate) enum KeyRole {
     PriorityDelayed,
     PriorityMarker,
     TtlStore,
+    /// A partitioned queue's layout (`delayq_partitions`).
+    Partitions,
     /// Given by the call: its request key (`lua/lib/request.lua`).
     Request,
     /// Given by the call: its lane's record (`request::Lane`).
@@ -721,6 +735,7 @@ impl KeyRole {
             KeyRole::PriorityDelayed => "priority delayed set",
             KeyRole::PriorityMarker => "priority marker",
             KeyRole::TtlStore => "ttl store",
+            KeyRole::Partitions => "partitions hash",
             KeyRole::Request => "request key",
             KeyRole::Lane => "lane record",
             KeyRole::Registry => "registry",
@@ -781,6 +796,7 @@ impl KeyRole {
             KeyRole::PriorityDelayed => keys.priority_delayed(),
             KeyRole::PriorityMarker => keys.priority_marker(),
             KeyRole::TtlStore => keys.ttl_store(),
+            KeyRole::Partitions => keys.partitions(),
             KeyRole::Request
             | KeyRole::Lane
             | KeyRole::Registry
@@ -860,6 +876,7 @@ mod tests {
             let events = keys.events();
             let events_config = keys.events_config();
             let stats = keys.stats();
+            let partitions = keys.partitions();
             let workers = keys.workers();
             let worker_beats = keys.worker_beats();
             let runs = keys.runs("0123456789abcdef");
@@ -899,6 +916,7 @@ mod tests {
                 &events,
                 &events_config,
                 &stats,
+                &partitions,
                 &workers,
                 &worker_beats,
                 &priority[0],
@@ -948,6 +966,7 @@ mod tests {
         assert_eq!(keys.priority_delayed(), "delayq_priority_delayed:{orders}");
         assert_eq!(keys.priority_marker(), "delayq_priority:{orders}");
         assert_eq!(keys.ttl_store(), "delayq_ttl:{orders}");
+        assert_eq!(keys.partitions(), "delayq_partitions:{orders}");
         assert_eq!(
             QueueKeys::new("{shop}orders").unwrap().leases(),
             "delayq_leases:{shop}orders"

@@ -1,7 +1,7 @@
 //! The wire format: what delayq and Redisson agree on, byte for byte.
 //!
 //! Owns the packed element layouts ([`format`](mod@format)), every Redis key name of a
-//! queue ([`keys`]), due times as scores ([`time`]) and the codecs that turn a
+//! queue ([`keys`]), a partitioned queue's layout ([`partitions`]), due times as scores ([`time`]) and the codecs that turn a
 //! value into the payload bytes a Java codec reads ([`codec`]).
 //!
 //! May use: `error`. No I/O here: nothing in this folder talks to Redis or
@@ -11,4 +11,5 @@
 pub mod codec;
 pub mod format;
 pub(crate) mod keys;
+pub(crate) mod partitions;
 pub(crate) mod time;

@@ -69,11 +69,19 @@ pub(crate) struct Context<T> {
     pub room: Arc<Notify>,
     /// The jobs its handlers run, for its cancel poll.
     pub jobs: Arc<super::job_context::Watch>,
+    /// Whether its handler slots are shared with other workers' (the
+    /// partitions of a `PartitionedWorker`): an idle take then waits for a
+    /// value before it holds a slot, so that a worker waiting on an empty
+    /// partition keeps no slot from the others.
+    pub shared_slots: bool,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
 /// cancelled handler's, or one held ahead as the worker stops.
 pub(super) const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Pause of a take with shared slots that found the concurrency limit full.
+const FULL_PAUSE_SHARED: Duration = Duration::from_millis(50);
 
 /// Pauses after a failed take, doubling up to the last.
 const TAKE_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
@@ -84,8 +92,14 @@ const TAKE_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration
 const PAUSE_PROBE: Duration = Duration::from_millis(100);
 
 /// Runs a worker's loop until `stop`, then lets its handlers finish.
-pub(crate) async fn consume<T: Send + 'static>(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) {
-    Consumer::new(context, concurrency, stop).run().await
+/// `slots` holds a permit per handler that may run (shared by the
+/// partitions of a `PartitionedWorker`).
+pub(crate) async fn consume<T: Send + 'static>(
+    context: Arc<Context<T>>,
+    slots: Arc<Semaphore>,
+    stop: CancellationToken,
+) {
+    Consumer::new(context, slots, stop).run().await
 }
 
 /// A worker's loop and what it holds (see the module docs).
@@ -150,10 +164,10 @@ impl Backoff {
 }
 
 impl<T: Send + 'static> Consumer<T> {
-    fn new(context: Arc<Context<T>>, concurrency: usize, stop: CancellationToken) -> Self {
+    fn new(context: Arc<Context<T>>, slots: Arc<Semaphore>, stop: CancellationToken) -> Self {
         let (acks, acker) = context.queue.ack_sink(handling::acked(&context));
         Consumer {
-            slots: Arc::new(Semaphore::new(concurrency)),
+            slots,
             running: JoinSet::new(),
             releases: JoinSet::new(),
             claims: context.queue.claims(),
@@ -439,6 +453,25 @@ impl<T: Send + 'static> Consumer<T> {
             return true;
         }
         self.idle = false;
+        if self.context.shared_slots && self.context.limiter.is_none() {
+            // Shared slots: wait for a value first, holding none.
+            let ready = tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return false,
+                ready = self.context.queue.wait_ready(None) => ready,
+            };
+            if let Err(error) = ready {
+                if matches!(error, Error::Shutdown) {
+                    return false;
+                }
+                let wait = self.backoff.failed(self.context.queue.name(), &error);
+                tokio::select! {
+                    _ = self.stop.cancelled() => return false,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+                return true;
+            }
+        }
         let slot = tokio::select! {
             biased;
             _ = self.stop.cancelled() => return false,
@@ -610,6 +643,20 @@ async fn sleep_until(at: Option<Instant>) {
 async fn take<T: Send + 'static>(context: &Context<T>) -> Result<Option<Delivery<T>>, Error> {
     match &context.limiter {
         Some(limiter) => limiter.take(&context.queue).await,
+        // A value was ready (see `take_one`): take it without waiting; one
+        // gone by now is `None`, and the loop waits again without the slot.
+        None if context.shared_slots => match context.queue.take_ready().await? {
+            Ready::Taken(delivery) => Ok(Some(delivery)),
+            Ready::Full => {
+                tokio::time::sleep(FULL_PAUSE_SHARED).await;
+                Ok(None)
+            }
+            Ready::Paused => {
+                context.paused.store(true, Ordering::Relaxed);
+                Ok(None)
+            }
+            Ready::Nothing => Ok(None),
+        },
         None => context.queue.take().await.map(Some),
     }
 }

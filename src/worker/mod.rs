@@ -55,6 +55,7 @@ mod failure;
 mod handle;
 mod handling;
 mod job_context;
+mod partitioned;
 mod prefetch;
 mod presence;
 mod rate_limit;
@@ -73,6 +74,7 @@ pub use batch::{BatchError, BatchOutcome};
 pub use failure::{Backtraced, Failure, FailureAction, Permanent, RetryAfter};
 pub use handle::{WorkerHandle, WorkerReport};
 pub use job_context::JobContext;
+pub use partitioned::PartitionedWorker;
 pub(crate) use presence::list as list_workers;
 pub use presence::{RunningDelivery, WorkerInfo, WorkerRateLimit, MOST_SHOWN, SILENT_AFTER_BEATS};
 pub use retry::RetryPolicy;
@@ -397,11 +399,7 @@ impl<T: Send + 'static> Worker<T> {
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError> + 'static,
     {
-        let handler: Handler<T> = Arc::new(move |value, _| {
-            let run = handler(value);
-            Box::pin(async move { run.await.map_err(Into::into) })
-        });
-        self.start(handler)
+        self.start(plain_handler(handler))
     }
 
     /// Starts the worker, as [`run`](Self::run), with a handler that gets
@@ -449,24 +447,8 @@ impl<T: Send + 'static> Worker<T> {
         R: serde::Serialize + Send + 'static,
         E: Into<BoxError> + 'static,
     {
-        let handler = Arc::new(handler);
         let queue = self.queue.name().to_owned();
-        let handler: Handler<T> = Arc::new(move |value, _| {
-            let (handler, queue) = (Arc::clone(&handler), queue.clone());
-            Box::pin(async move {
-                let job = JobContext::current().unwrap_or_else(JobContext::detached);
-                let result = handler(value, job.clone()).await.map_err(Into::into)?;
-                if let Some(id) = job.id() {
-                    let max = crate::queue::jobs::MAX_RESULT_BYTES;
-                    match crate::queue::jobs::to_json(&result, "result", max) {
-                        Ok(json) => job.set_result(json),
-                        Err(error) => tracing::warn!(queue, job = id, %error, "the job's result is not kept"),
-                    }
-                }
-                Ok(())
-            })
-        });
-        self.start(handler)
+        self.start(job_handler(queue, handler))
     }
 
     /// Starts the worker, as [`run`](Self::run), with a handler of batches:
@@ -601,23 +583,38 @@ impl<T: Send + 'static> Worker<T> {
         self.start(handler)
     }
 
-    fn start(self, handler: Handler<T>) -> WorkerHandle {
+    fn start(mut self, handler: Handler<T>) -> WorkerHandle {
         let stop = CancellationToken::new();
-        for signal in self.signals {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = signal => stop.cancel(),
-                    _ = stop.cancelled() => {}
-                }
-            });
+        watch_signals(std::mem::take(&mut self.signals), &stop);
+        let shared = Shared {
+            stop,
+            abort: CancellationToken::new(),
+            counters: Arc::default(),
+            slots: Arc::new(tokio::sync::Semaphore::new(self.concurrency)),
+            slots_shared: false,
+        };
+        let queue = self.queue.name().to_owned();
+        let task = self.spawn(handler, &shared);
+        WorkerHandle {
+            queue,
+            stop: shared.stop,
+            abort: shared.abort,
+            task,
+            counters: shared.counters,
         }
-        let queue_name = self.queue.name().to_owned();
-        let counters = Arc::default();
-        let abort = CancellationToken::new();
+    }
+
+    /// Starts the worker's task with what it shares (its own, or a
+    /// partitioned worker's: one stop, one abort, one report, one set of
+    /// handler slots for every partition). Its shutdown signals are the
+    /// caller's to watch (`watch_signals`).
+    pub(crate) fn spawn(self, handler: Handler<T>, shared: &Shared) -> tokio::task::JoinHandle<()> {
+        let stop = shared.stop.clone();
+        let counters = Arc::clone(&shared.counters);
+        let abort = shared.abort.clone();
         let limiter = self
             .rate_limit
-            .map(|limit| rate_limit::Limiter::new(self.queue.core().clone(), &queue_name, limit));
+            .map(|limit| rate_limit::Limiter::new(self.queue.core().clone(), self.queue.name(), limit));
         let pace = prefetch::Pace::new(self.concurrency, self.queue.visibility_timeout(), self.prefetch);
         let busy = Arc::new(presence::Busy::default());
         let jobs = Arc::new(job_context::Watch::default());
@@ -649,6 +646,7 @@ impl<T: Send + 'static> Worker<T> {
             busy,
             room: Arc::default(),
             jobs: Arc::clone(&jobs),
+            shared_slots: shared.slots_shared,
         });
         let core = Arc::clone(context.queue.core());
         let keeping = presence::keep_leases(
@@ -658,11 +656,11 @@ impl<T: Send + 'static> Worker<T> {
             context.queue.visibility_timeout(),
         );
         let cancels = jobs.poll_on(Arc::clone(&core), context.queue.shared_keys().clone(), self.cancel_poll);
-        let consuming = consume::consume(context, self.concurrency, stop.clone());
+        let consuming = consume::consume(context, Arc::clone(&shared.slots), stop.clone());
         // The heartbeat runs in the worker's own task: a task aborted, or a
         // runtime dropped, beats no more. The worker leaves as it stops, or
         // as the client's shutdown begins (its connections close after).
-        let task = tokio::spawn(async move {
+        tokio::spawn(async move {
             let beating = async {
                 tokio::select! {
                     _ = presence.beat_on() => {}
@@ -680,14 +678,73 @@ impl<T: Send + 'static> Worker<T> {
             if !core.is_shutting_down() {
                 presence.leave().await;
             }
+        })
+    }
+}
+
+/// A [`Worker::run`] handler as the worker calls it.
+fn plain_handler<T, F, Fut, E>(handler: F) -> Handler<T>
+where
+    F: Fn(T) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Into<BoxError> + 'static,
+{
+    Arc::new(move |value, _| {
+        let run = handler(value);
+        Box::pin(async move { run.await.map_err(Into::into) })
+    })
+}
+
+/// A [`Worker::run_job`] handler as the worker calls it: the job's result
+/// kept, if the value has a job.
+fn job_handler<T, F, Fut, R, E>(queue: String, handler: F) -> Handler<T>
+where
+    T: Send + 'static,
+    F: Fn(T, JobContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, E>> + Send + 'static,
+    R: serde::Serialize + Send + 'static,
+    E: Into<BoxError> + 'static,
+{
+    let handler = Arc::new(handler);
+    Arc::new(move |value, _| {
+        let (handler, queue) = (Arc::clone(&handler), queue.clone());
+        Box::pin(async move {
+            let job = JobContext::current().unwrap_or_else(JobContext::detached);
+            let result = handler(value, job.clone()).await.map_err(Into::into)?;
+            if let Some(id) = job.id() {
+                let max = crate::queue::jobs::MAX_RESULT_BYTES;
+                match crate::queue::jobs::to_json(&result, "result", max) {
+                    Ok(json) => job.set_result(json),
+                    Err(error) => tracing::warn!(queue, job = id, %error, "the job's result is not kept"),
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+/// What a worker's task shares with its handle, and a partitioned
+/// worker's partitions with each other.
+pub(crate) struct Shared {
+    pub stop: CancellationToken,
+    pub abort: CancellationToken,
+    pub counters: Arc<handle::Counters>,
+    /// A permit per handler that may run.
+    pub slots: Arc<tokio::sync::Semaphore>,
+    /// Whether other workers take from `slots` too.
+    pub slots_shared: bool,
+}
+
+/// Cancels `stop` when any of `signals` completes.
+fn watch_signals(signals: Vec<Signal>, stop: &CancellationToken) {
+    for signal in signals {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = signal => stop.cancel(),
+                _ = stop.cancelled() => {}
+            }
         });
-        WorkerHandle {
-            queue: queue_name,
-            stop,
-            abort,
-            task,
-            counters,
-        }
     }
 }
 

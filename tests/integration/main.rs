@@ -41,6 +41,7 @@ mod limits;
 mod lost_replies;
 mod metrics;
 mod nack_kinds;
+mod partitioned;
 mod pause;
 mod priorities;
 mod publishes;

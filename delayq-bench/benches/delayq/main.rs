@@ -31,6 +31,7 @@ mod many_queues;
 mod measure;
 mod memory;
 mod offers;
+mod partitioned;
 mod priorities;
 mod rate_limit;
 mod redis_benchmark;
@@ -77,6 +78,7 @@ const SCENARIOS: &[&dyn Scenario] = &[
     &decoders::HostileDecoders,
     &durable::DurableOffers,
     &groups::Groups,
+    &partitioned::PartitionedQueues,
     &soak::SoakRun,
 ];
 

@@ -28,6 +28,7 @@ mod kryo;
 mod list;
 mod lost_replies;
 mod operator_review;
+mod partitions;
 mod priorities;
 mod processes;
 mod rough_edges;

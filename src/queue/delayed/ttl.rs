@@ -105,6 +105,7 @@ pub struct OfferOptions {
     headers: Headers,
     group: Option<String>,
     durability: Option<Durability>,
+    partition_key: Option<Vec<u8>>,
 }
 
 impl Default for OfferOptions {
@@ -125,6 +126,7 @@ impl OfferOptions {
             headers: Headers::new(),
             group: None,
             durability: None,
+            partition_key: None,
         }
     }
 
@@ -220,6 +222,26 @@ impl OfferOptions {
     pub fn durability(mut self, durability: Durability) -> OfferOptions {
         self.durability = Some(durability);
         self
+    }
+
+    /// Routed by `key` on a [`PartitionedQueue`](crate::PartitionedQueue)
+    /// ([`offer_with`](crate::PartitionedQueue::offer_with)): every value
+    /// of one key goes to the same partition, `CRC-32(key bytes) mod N`, so
+    /// they are taken in offer order. An ordinary [`DelayedQueue`] ignores it.
+    ///
+    /// ```
+    /// use delayq::OfferOptions;
+    /// let options = OfferOptions::default().partition_key("customer-42");
+    /// assert_eq!(options.partition_key_set(), Some(&b"customer-42"[..]));
+    /// ```
+    pub fn partition_key(mut self, key: impl AsRef<[u8]>) -> OfferOptions {
+        self.partition_key = Some(key.as_ref().to_vec());
+        self
+    }
+
+    /// The partition key set, if any.
+    pub fn partition_key_set(&self) -> Option<&[u8]> {
+        self.partition_key.as_deref()
     }
 
     /// The durability set for this offer, if any.

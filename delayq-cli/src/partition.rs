@@ -1,0 +1,259 @@
+//! `delayq partition create` and `delayq partition show`.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use delayq::fred::interfaces::ClientLike;
+use delayq::fred::types::{ClusterHash, CustomCommand, Value};
+use delayq::{PartitionLayout, PartitionedQueue};
+use serde_json::json;
+
+use crate::args::{Cli, CodecKind, OfferArgs, OutputFormat, PartitionCreateArgs, PartitionShowArgs};
+use crate::output::{self, escape};
+use crate::text_codec::TextCodec;
+
+/// `partition create Q N`: stores the layout (or finds it stored with N),
+/// then prints it as `show` does.
+pub(crate) async fn create(cli: &Cli, args: &PartitionCreateArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let created = client
+        .create_partitioned_queue(&args.queue, args.count, TextCodec::new(CodecKind::Bytes))
+        .await;
+    let queue = match created {
+        Ok(queue) => queue.without_transfer(),
+        Err(error @ delayq::Error::PartitionCountMismatch { .. }) => {
+            client.shutdown().await;
+            eprintln!("delayq: {}", escape(&error.to_string()));
+            return Ok(ExitCode::from(1));
+        }
+        Err(error) => {
+            client.shutdown().await;
+            return Err(error);
+        }
+    };
+    let printed = print(&client, &queue, args.format).await;
+    client.shutdown().await;
+    printed?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `partition show Q`.
+pub(crate) async fn show(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let opened = client
+        .partitioned_queue(&args.queue, TextCodec::new(CodecKind::Bytes))
+        .await;
+    let queue = match opened {
+        Ok(queue) => queue.without_transfer(),
+        Err(delayq::Error::NotPartitioned { .. }) => {
+            client.shutdown().await;
+            eprintln!(
+                "delayq: `{}` is not a partitioned queue (`delayq partition create {} N` makes one)",
+                escape(&args.queue),
+                escape(&args.queue)
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Err(error) => {
+            client.shutdown().await;
+            return Err(error);
+        }
+    };
+    let printed = print(&client, &queue, args.format).await;
+    client.shutdown().await;
+    printed?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format: OutputFormat) -> delayq::Result<()> {
+    let layout = queue.layout();
+    let status = queue.status().await?;
+    let nodes = nodes(client, layout).await;
+    let created = SystemTime::UNIX_EPOCH + Duration::from_millis(layout.created_ms());
+    match format {
+        OutputFormat::Json => {
+            let partitions: Vec<_> = (0..layout.count())
+                .map(|i| {
+                    let s = &status.partitions[i];
+                    json!({
+                        "index": i,
+                        "name": layout.names()[i],
+                        "slot": layout.slot(i),
+                        "node": nodes[i],
+                        "ready": s.ready,
+                        "pending": s.pending,
+                        "in_flight": s.in_flight,
+                        "dead_letters": s.dead_letters,
+                    })
+                })
+                .collect();
+            println!(
+                "{}",
+                output::json(&json!({
+                    "queue": layout.queue(),
+                    "count": layout.count(),
+                    "hash": "crc32",
+                    "created": output::utc_time(created),
+                    "created_ms": layout.created_ms(),
+                    "ready": status.total.ready,
+                    "pending": status.total.pending,
+                    "in_flight": status.total.in_flight,
+                    "dead_letters": status.total.dead_letters,
+                    "partitions": partitions,
+                }))
+            );
+        }
+        OutputFormat::Table => {
+            println!(
+                "partitioned queue {}: {} partitions (fixed), created {}",
+                escape(layout.queue()),
+                layout.count(),
+                output::local_time(created)
+            );
+            println!("a key's partition: CRC-32(key bytes) mod {}", layout.count());
+            println!(
+                "ready {}, pending {}, in flight {}, dead letters {}",
+                output::count(status.total.ready),
+                output::count(status.total.pending),
+                output::count(status.total.in_flight),
+                output::count(status.total.dead_letters)
+            );
+            let rows: Vec<Vec<String>> = (0..layout.count())
+                .map(|i| {
+                    let s = &status.partitions[i];
+                    vec![
+                        i.to_string(),
+                        escape(&layout.names()[i]).into_owned(),
+                        layout.slot(i).to_string(),
+                        nodes[i].clone().unwrap_or_else(|| "-".into()),
+                        output::count(s.ready),
+                        output::count(s.pending),
+                        output::count(s.in_flight),
+                        output::count(s.dead_letters),
+                    ]
+                })
+                .collect();
+            println!(
+                "{}",
+                output::table_aligned(
+                    &[
+                        "#",
+                        "partition",
+                        "slot",
+                        "node",
+                        "ready",
+                        "pending",
+                        "in flight",
+                        "dead"
+                    ],
+                    &["#", "slot", "ready", "pending", "in flight", "dead"],
+                    &rows
+                )
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The Cluster node (the primary's `host:port`) that serves each
+/// partition's slot, from `CLUSTER SLOTS` (`None` on one server or
+/// Sentinel, where the command fails).
+async fn nodes(client: &delayq::Client, layout: &PartitionLayout) -> Vec<Option<String>> {
+    let command = CustomCommand::new_static("CLUSTER", ClusterHash::Random, false);
+    let ranges: Vec<(i64, i64, String)> = match client
+        .redis()
+        .next()
+        .custom::<Value, _>(command, vec![Value::from("SLOTS")])
+        .await
+    {
+        Ok(Value::Array(entries)) => entries.into_iter().filter_map(slot_range).collect(),
+        _ => Vec::new(),
+    };
+    (0..layout.count())
+        .map(|i| {
+            let slot = i64::from(layout.slot(i));
+            (ranges.iter())
+                .find(|(start, end, _)| (*start..=*end).contains(&slot))
+                .map(|(_, _, node)| node.clone())
+        })
+        .collect()
+}
+
+/// One `CLUSTER SLOTS` entry: its first slot, last slot and primary.
+fn slot_range(entry: Value) -> Option<(i64, i64, String)> {
+    let Value::Array(fields) = entry else { return None };
+    let (start, end) = (fields.first()?.as_i64()?, fields.get(1)?.as_i64()?);
+    let Value::Array(primary) = fields.get(2)? else {
+        return None;
+    };
+    let host = primary.first()?.as_string()?;
+    let port = primary.get(1)?.as_i64()?;
+    Some((start, end, format!("{host}:{port}")))
+}
+
+/// `delayq offer Q` when Q is a partitioned queue: each value to the
+/// partition of `--partition-key`, else round robin, with the priority, TTL
+/// and headers asked for. `None` when Q is not partitioned (and no key was
+/// given): the offer goes on as to any queue.
+pub(crate) async fn offer_if_partitioned(cli: &Cli, args: &OfferArgs) -> delayq::Result<Option<ExitCode>> {
+    let named_plainly = args.queue.contains(['{', '}']) || args.queue.is_empty();
+    if named_plainly && args.partition_key.is_none() {
+        return Ok(None);
+    }
+    let client = crate::connect(cli).await?;
+    let code = offer_partitioned(&client, args).await;
+    client.shutdown().await;
+    code
+}
+
+async fn offer_partitioned(client: &delayq::Client, args: &OfferArgs) -> delayq::Result<Option<ExitCode>> {
+    let Some(_) = client.partition_layout(&args.queue).await? else {
+        if args.partition_key.is_some() {
+            return Err(delayq::Error::InvalidArgument(format!(
+                "--partition-key needs a partitioned queue, and `{}` is not one (`delayq partition create`)",
+                args.queue
+            )));
+        }
+        return Ok(None);
+    };
+    if args.id.is_some() || args.dedup_window.is_some() || args.from_file.is_some() || args.group_key().is_some() {
+        return Err(delayq::Error::InvalidArgument(format!(
+            "`{}` is a partitioned queue: --id, --dedup-window, --from-file, --group and --sequential offer to one \
+             partition, named as `delayq partition show` prints",
+            args.queue
+        )));
+    }
+    let codec = TextCodec::for_offer(args).map_err(delayq::Error::InvalidArgument)?;
+    let queue = client.partitioned_queue(&args.queue, codec).await?.without_transfer();
+    let mut options = delayq::OfferOptions::after(args.delay)
+        .priority(args.priority.unwrap_or_default())
+        .with_headers(crate::offer::headers_of(&args.headers)?);
+    if let Some(ttl) = args.ttl {
+        options = options
+            .ttl(ttl)
+            .on_expiry(args.on_expiry.map(delayq::Expiry::from).unwrap_or_default());
+    }
+    if let Some(key) = &args.partition_key {
+        options = options.partition_key(key);
+    }
+    let name = escape(&args.queue);
+    for (done, value) in args.values.iter().enumerate() {
+        if let Err(error) = queue.offer_with(value, &options).await {
+            eprintln!("delayq: offered {done} value(s) to {name} before this error");
+            return match crate::offer::refused(Err::<(), _>(error)) {
+                Ok(result) => result.map(|()| None),
+                Err(code) => Ok(Some(code)),
+            };
+        }
+    }
+    let whither = match &args.partition_key {
+        Some(key) => format!("partition {} of {}", queue.partition_for_key(key), queue.count()),
+        None => format!("round robin over {} partitions", queue.count()),
+    };
+    eprintln!(
+        "offered {} value(s) to {name}, {whither} ({})",
+        args.values.len(),
+        crate::output::due_after(args.delay)
+    );
+    Ok(Some(ExitCode::SUCCESS))
+}

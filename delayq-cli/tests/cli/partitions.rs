@@ -1,0 +1,85 @@
+//! `delayq partition create|show` and `delayq offer` to a partitioned queue
+//! (issue 47, item 2) on one server: the layout is made once and its count
+//! refused when changed, `show` prints each partition's name, slot and
+//! counts (table and JSON), offers go round robin or to a key's partition,
+//! and commands that act on one queue point at the partitions.
+
+use delayq::StringCodec;
+use delayq_test_support::{redis_test, RedisServer};
+
+async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+        .args(args)
+        .env("REDIS_URL", redis.url())
+        .output()
+        .await
+        .expect("run delayq")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+redis_test! {
+    async fn partition_create_show_and_offers_by_key_or_round_robin(redis, client) {
+        let created = delayq(&redis, &["partition", "create", "cp-orders", "3"]).await;
+        assert!(created.status.success(), "{}", text(&created.stderr));
+        assert!(text(&created.stdout).contains("3 partitions"), "{}", text(&created.stdout));
+        let again = delayq(&redis, &["partition", "create", "cp-orders", "3"]).await;
+        assert!(again.status.success());
+        let other = delayq(&redis, &["partition", "create", "cp-orders", "4"]).await;
+        assert_eq!(other.status.code(), Some(1));
+        assert!(text(&other.stderr).contains("has 3 partitions, not 4"), "{}", text(&other.stderr));
+        let braces = delayq(&redis, &["partition", "create", "{t}x", "3"]).await;
+        assert!(!braces.status.success());
+
+        let rr = delayq(&redis, &["offer", "cp-orders", "--delay", "1h", "a", "b", "c", "d", "e", "f"]).await;
+        assert!(rr.status.success(), "{}", text(&rr.stderr));
+        assert!(text(&rr.stderr).contains("round robin over 3 partitions"), "{}", text(&rr.stderr));
+        let keyed = delayq(&redis, &["offer", "cp-orders", "--delay", "1h", "--partition-key", "cust-7", "k1", "k2"]).await;
+        assert!(keyed.status.success(), "{}", text(&keyed.stderr));
+        let queue = client.partitioned_queue("cp-orders", StringCodec).await.unwrap().without_transfer();
+        let partition = queue.partition_for_key("cust-7");
+        assert!(text(&keyed.stderr).contains(&format!("partition {partition} of 3")), "{}", text(&keyed.stderr));
+        let pending = queue.partition(partition).unwrap().read_all().await.unwrap();
+        assert!(pending.ends_with(&["k1".to_owned(), "k2".to_owned()]), "{pending:?}");
+
+        let shown = delayq(&redis, &["partition", "show", "cp-orders", "--format", "json"]).await;
+        assert!(shown.status.success(), "{}", text(&shown.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+        assert_eq!(json["count"], 3);
+        assert_eq!(json["pending"], 8);
+        let names: Vec<&str> = json["partitions"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, queue.names());
+        assert!(json["partitions"].as_array().unwrap().iter().all(|p| p["node"].is_null()), "no Cluster here");
+        let table = delayq(&redis, &["partition", "show", "cp-orders"]).await;
+        assert!(text(&table.stdout).contains(&queue.names()[2]), "{}", text(&table.stdout));
+
+        // `list` keeps a row per partition, marks each, and sums the queue.
+        let list = delayq(&redis, &["list"]).await;
+        assert!(
+            text(&list.stdout).contains("partitioned queue cp-orders: 3 partitions (3 listed above), ready 0, pending 8"),
+            "{}",
+            text(&list.stdout)
+        );
+        let list = delayq(&redis, &["list", "--format", "json"]).await;
+        let json: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+        let marked = (json["queues"].as_array().unwrap().iter())
+            .filter(|q| q["partition_of"]["queue"] == "cp-orders")
+            .count();
+        assert_eq!(marked, 3);
+        let none = delayq(&redis, &["partition", "show", "cp-none"]).await;
+        assert_eq!(none.status.code(), Some(1));
+        let plain_key = delayq(&redis, &["offer", "cp-plain", "--delay", "0", "--partition-key", "k", "v"]).await;
+        assert!(!plain_key.status.success());
+        assert!(text(&plain_key.stderr).contains("needs a partitioned queue"), "{}", text(&plain_key.stderr));
+        let by_id = delayq(&redis, &["offer", "cp-orders", "--delay", "0", "--id", "x", "v"]).await;
+        assert!(!by_id.status.success());
+        let inspect = delayq(&redis, &["inspect", "cp-orders"]).await;
+        assert_eq!(inspect.status.code(), Some(1));
+        assert!(text(&inspect.stderr).contains("is a partitioned queue of 3 partitions"), "{}", text(&inspect.stderr));
+        // A partition is a queue of its own for every command.
+        let partition_inspect = delayq(&redis, &["inspect", &queue.names()[partition]]).await;
+        assert!(partition_inspect.status.success(), "{}", text(&partition_inspect.stderr));
+    }
+}
