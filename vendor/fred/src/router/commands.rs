@@ -247,7 +247,16 @@ async fn process_pipeline(
   Ok(())
 }
 
-/// Send `ASKING` to the provided server, then retry the provided command.
+/// Send `ASKING` to the provided server, then retry the provided command there.
+///
+/// delayq's patch (see `vendor/README.md`): upstream 10.1.0 wrote `ASKING` and read
+/// the next frame of the target's connection inline (the reply of whatever command
+/// was already in flight there, which then got `ASKING`'s `OK`), sent the command
+/// back to the slot's cached owner (which answered `ASK` again), and, once the
+/// command's attempts were used up, ended the router task (every connection
+/// dropped). Here `ASKING` and the command are written back to back on the target's
+/// connection, each reply read in its turn; a redirection does not use up an
+/// attempt (the command did not run).
 async fn process_ask(
   inner: &RefCount<ClientInner>,
   router: &mut Router,
@@ -262,20 +271,11 @@ async fn process_ask(
     command.respond_to_caller(Err(e));
     return Ok(());
   }
-  let attempts_remaining = command.attempts_remaining;
-  let asking_result = Box::pin(utils::send_asking_with_policy(
-    inner,
-    router,
-    &server,
-    slot,
-    attempts_remaining,
-  ))
-  .await;
-  if let Err(e) = asking_result {
-    command.respond_to_caller(Err(e.clone()));
-    return Err(e);
-  }
-
+  command.attempts_remaining += 1;
+  command.cluster_node = Some(server.clone());
+  let mut asking = Command::new_asking(slot);
+  asking.cluster_node = Some(server);
+  write_command_t!(inner, router, asking)?;
   if let Err(error) = write_command_t!(inner, router, command) {
     _debug!(inner, "Error sending command after ASKING: {:?}", error);
     Err(error)
@@ -285,6 +285,9 @@ async fn process_ask(
 }
 
 /// Sync the cluster state then retry the command.
+///
+/// delayq's patch: the command goes by its slot again (not to a node an earlier
+/// `ASK` named), and the redirection does not use up an attempt (it did not run).
 async fn process_moved(
   inner: &RefCount<ClientInner>,
   router: &mut Router,
@@ -294,6 +297,7 @@ async fn process_moved(
 ) -> Result<(), Error> {
   command.use_replica = false;
   command.hasher = ClusterHash::Custom(slot);
+  command.cluster_node = None;
 
   utils::delay_cluster_sync(inner, router).await?;
   _debug!(inner, "Syncing cluster after MOVED {} {}", slot, server);
@@ -305,6 +309,7 @@ async fn process_moved(
     command.respond_to_caller(Err(e));
     return Ok(());
   }
+  command.attempts_remaining += 1;
 
   if let Err(error) = write_command_t!(inner, router, command) {
     _debug!(inner, "Error sending command after MOVED: {:?}", error);

@@ -438,6 +438,9 @@ pub async fn add_replica_with_policy(
 }
 
 /// Send `ASKING` to the provided server, reconnecting as needed.
+///
+/// Unused since delayq's patch of `process_ask` (see `vendor/README.md`).
+#[allow(dead_code)]
 pub async fn send_asking_with_policy(
   inner: &RefCount<ClientInner>,
   router: &mut Router,
