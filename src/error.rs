@@ -710,6 +710,16 @@ impl Error {
             _ => false,
         }
     }
+
+    /// Whether Redis Cluster answered `TRYAGAIN`: the command's keys are
+    /// only partly on the node while their slot moves, and it did not run
+    /// (the connection is fine).
+    pub(crate) fn slot_moving(&self) -> bool {
+        match self {
+            Error::Redis(RedisError(e)) => e.details().starts_with("TRYAGAIN"),
+            _ => false,
+        }
+    }
 }
 
 /// Error replies with which Redis says "not now" rather than "no".

@@ -183,6 +183,17 @@ impl ScriptKeys<'_> {
 
 /// fred's error for a command it found no connection to send on.
 const NOT_ROUTED: &str = "Failed to route command";
+/// Redis Cluster's answer to a script whose KEYS are only partly on the node
+/// while their slot moves (`MIGRATING` on the source, or `IMPORTING` on the
+/// target after `ASKING`): the script did not run. See [`Script::run`].
+const TRY_AGAIN: &str = "TRYAGAIN";
+/// How long a script answered `TRYAGAIN` is tried again: as long as a slot
+/// may stay half-moved (a resharding tool moves a slot's keys a few at a
+/// time), bounded; and the waits between (from 5 ms to 100 ms).
+const TRY_AGAIN_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+const TRY_AGAIN_FIRST: std::time::Duration = std::time::Duration::from_millis(5);
+const TRY_AGAIN_MAX: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How long a script not routed is tried again, and the waits between.
 const ROUTE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(3);
 const ROUTE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(20);
@@ -240,6 +251,13 @@ impl Script {
     /// back to EVAL on `NOSCRIPT`, with as many attempts as its [`Resend`]
     /// allows.
     ///
+    /// While a Cluster slot moves, a script whose KEYS the node has only some
+    /// of is answered `TRYAGAIN` and does not run (an empty queue's scripts,
+    /// and every request-keyed one, whose request key is new, until the
+    /// slot is final). It is sent again after a short wait, for up to
+    /// [`TRY_AGAIN_FOR`], whatever its [`Resend`]: the caller never sees it.
+    /// (`ASK` and `MOVED` fred follows itself.)
+    ///
     /// Sent as fred custom commands rather than through `LuaInterface`: fred
     /// never pipelines its own EVALSHA, which would cap throughput at one
     /// script per round trip, and `WithOptions` (for single-attempt scripts)
@@ -259,6 +277,7 @@ impl Script {
         // wait would have served.
         let mut wait = ROUTE_RETRY_FIRST;
         let mut waited = std::time::Duration::ZERO;
+        let (mut try_again, mut tried_again) = (TRY_AGAIN_FIRST, std::time::Duration::ZERO);
         let sent = loop {
             let sent = match self.resend {
                 Resend::Safe => self.send(conn, keys.clone(), args.clone()).await,
@@ -272,6 +291,13 @@ impl Script {
                     tokio::time::sleep(wait).await;
                     waited += wait;
                     wait = (wait * 2).min(ROUTE_RETRY_MAX);
+                }
+                // Redis's answer: the script did not run, any script may go again.
+                Err(error) if error.details().starts_with(TRY_AGAIN) && tried_again < TRY_AGAIN_FOR => {
+                    tracing::debug!(script = self.name, queue, "slot moving (TRYAGAIN); sending again");
+                    tokio::time::sleep(try_again).await;
+                    tried_again += try_again;
+                    try_again = (try_again * 2).min(TRY_AGAIN_MAX);
                 }
                 other => break other,
             }
