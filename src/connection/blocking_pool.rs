@@ -325,6 +325,17 @@ impl BlockingPool {
                         _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
                     }
                 }
+                // The node became a replica (a failover) and ended the read
+                // unrun, closing the connection: again on a new one, by the
+                // slot's new primary.
+                Err(error) if error.unblocked_by_failover() => {
+                    tracing::debug!(queue, command, %error, "primary demoted; waiting again");
+                    last_error = None;
+                    tokio::select! {
+                        _ = tokio::time::sleep(RETRY_PAUSE) => {}
+                        _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
+                    }
+                }
                 Err(error) if error.is_transient() => {
                     tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection (if Redis ran it and only its reply was lost, the values it popped are lost: use a ReliableQueue for at-least-once)");
                     last_error = Some(error);

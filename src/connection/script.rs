@@ -36,7 +36,7 @@ use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use fred::util::redis_keyslot;
 
 use super::durable::{Durable, Shortfall, Watch};
-use crate::error::{outcome_unknown, Error};
+use crate::error::{outcome_unknown, slot_moving, Error};
 use crate::wire::keys::{KeyRole, QueueKeys};
 
 /// A script of `lua/`, by its file name, with its resend rule and its KEYS
@@ -183,16 +183,14 @@ impl ScriptKeys<'_> {
 
 /// fred's error for a command it found no connection to send on.
 const NOT_ROUTED: &str = "Failed to route command";
-/// Redis Cluster's answer to a script whose KEYS are only partly on the node
-/// while their slot moves (`MIGRATING` on the source, or `IMPORTING` on the
-/// target after `ASKING`): the script did not run. See [`Script::run`].
-const TRY_AGAIN: &str = "TRYAGAIN";
-/// How long a script answered `TRYAGAIN` is tried again: as long as a slot
+/// How long a script is tried again while its slot moves
+/// ([`crate::error::slot_moving`]: answered `TRYAGAIN`, or redirected more
+/// often than fred follows): as long as a slot
 /// may stay half-moved (a resharding tool moves a slot's keys a few at a
 /// time), bounded; and the waits between (from 5 ms to 100 ms).
-const TRY_AGAIN_FOR: std::time::Duration = std::time::Duration::from_secs(30);
-const TRY_AGAIN_FIRST: std::time::Duration = std::time::Duration::from_millis(5);
-const TRY_AGAIN_MAX: std::time::Duration = std::time::Duration::from_millis(100);
+const SLOT_MOVING_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+const SLOT_MOVING_FIRST: std::time::Duration = std::time::Duration::from_millis(5);
+const SLOT_MOVING_MAX: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How long a script not routed is tried again, and the waits between.
 const ROUTE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(3);
@@ -255,8 +253,9 @@ impl Script {
     /// of is answered `TRYAGAIN` and does not run (an empty queue's scripts,
     /// and every request-keyed one, whose request key is new, until the
     /// slot is final). It is sent again after a short wait, for up to
-    /// [`TRY_AGAIN_FOR`], whatever its [`Resend`]: the caller never sees it.
-    /// (`ASK` and `MOVED` fred follows itself.)
+    /// [`SLOT_MOVING_FOR`], whatever its [`Resend`]: the caller never sees it.
+    /// `ASK` and `MOVED` fred follows itself, up to five in a row; past
+    /// that (the nodes not agreeing yet on who owns the slot) the same.
     ///
     /// Sent as fred custom commands rather than through `LuaInterface`: fred
     /// never pipelines its own EVALSHA, which would cap throughput at one
@@ -277,7 +276,7 @@ impl Script {
         // wait would have served.
         let mut wait = ROUTE_RETRY_FIRST;
         let mut waited = std::time::Duration::ZERO;
-        let (mut try_again, mut tried_again) = (TRY_AGAIN_FIRST, std::time::Duration::ZERO);
+        let (mut try_again, mut tried_again) = (SLOT_MOVING_FIRST, std::time::Duration::ZERO);
         let sent = loop {
             let sent = match self.resend {
                 Resend::Safe => self.send(conn, keys.clone(), args.clone()).await,
@@ -292,12 +291,12 @@ impl Script {
                     waited += wait;
                     wait = (wait * 2).min(ROUTE_RETRY_MAX);
                 }
-                // Redis's answer: the script did not run, any script may go again.
-                Err(error) if error.details().starts_with(TRY_AGAIN) && tried_again < TRY_AGAIN_FOR => {
-                    tracing::debug!(script = self.name, queue, "slot moving (TRYAGAIN); sending again");
+                // Redis's answers: the script did not run, any script may go again.
+                Err(error) if slot_moving(&error) && tried_again < SLOT_MOVING_FOR => {
+                    tracing::debug!(script = self.name, queue, %error, "slot moving; sending again");
                     tokio::time::sleep(try_again).await;
                     tried_again += try_again;
-                    try_again = (try_again * 2).min(TRY_AGAIN_MAX);
+                    try_again = (try_again * 2).min(SLOT_MOVING_MAX);
                 }
                 other => break other,
             }
