@@ -8,6 +8,7 @@ use delayq_test_support::{redis_cluster, redis_sentinel, redis_server};
 mod cluster;
 mod durable;
 mod load;
+mod reshard;
 mod sentinel;
 mod tls;
 
