@@ -183,6 +183,28 @@ impl RedisCluster {
         migrated
     }
 
+    /// The first step of [`migrate_slot`](Self::migrate_slot) alone: `slot`
+    /// `IMPORTING` on the master on `to`, `MIGRATING` on the one on `from`,
+    /// no key moved; the two nodes' ids.
+    pub async fn open_slot(&self, slot: u16, from: u16, to: u16) -> (String, String) {
+        let source = node_id(from).await;
+        let target = node_id(to).await;
+        let slot_arg = || Value::from(i64::from(slot));
+        node_ok(
+            to,
+            "CLUSTER",
+            vec!["SETSLOT".into(), slot_arg(), "IMPORTING".into(), source.as_str().into()],
+        )
+        .await;
+        node_ok(
+            from,
+            "CLUSTER",
+            vec!["SETSLOT".into(), slot_arg(), "MIGRATING".into(), target.as_str().into()],
+        )
+        .await;
+        (source, target)
+    }
+
     /// The port of the master serving hash `slot` now, by `CLUSTER SLOTS`
     /// on a running master.
     pub async fn slot_owner(&self, slot: u16) -> u16 {
@@ -244,6 +266,20 @@ impl RedisCluster {
         })
         .await;
         replica
+    }
+
+    /// Starts the killed node on `port` again (same port and directory, so
+    /// the same node id from its `nodes.conf`): it rejoins as a replica of
+    /// the master elected in its place. Waits until the cluster is whole and
+    /// every replica in sync.
+    pub async fn restart(&mut self, port: u16) {
+        let node = self
+            .nodes
+            .iter_mut()
+            .find(|n| n.port() == port)
+            .expect("a node of this cluster");
+        node.restart().await;
+        self.wait_until_healthy(Duration::from_secs(60)).await;
     }
 
     /// The port of a replica of the master on `port`.
