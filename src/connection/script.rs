@@ -183,15 +183,6 @@ impl ScriptKeys<'_> {
 
 /// fred's error for a command it found no connection to send on.
 const NOT_ROUTED: &str = "Failed to route command";
-/// How long a script is tried again while its slot moves
-/// ([`crate::error::slot_moving`]: answered `TRYAGAIN`, or redirected more
-/// often than fred follows): as long as a slot
-/// may stay half-moved (a resharding tool moves a slot's keys a few at a
-/// time), bounded; and the waits between (from 5 ms to 100 ms).
-const SLOT_MOVING_FOR: std::time::Duration = std::time::Duration::from_secs(30);
-const SLOT_MOVING_FIRST: std::time::Duration = std::time::Duration::from_millis(5);
-const SLOT_MOVING_MAX: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// How long a script not routed is tried again, and the waits between.
 const ROUTE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(3);
 const ROUTE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(20);
@@ -253,7 +244,7 @@ impl Script {
     /// of is answered `TRYAGAIN` and does not run (an empty queue's scripts,
     /// and every request-keyed one, whose request key is new, until the
     /// slot is final). It is sent again after a short wait, for up to
-    /// [`SLOT_MOVING_FOR`], whatever its [`Resend`]: the caller never sees it.
+    /// [`SLOT_MOVING_FOR`](super::SLOT_MOVING_FOR), whatever its [`Resend`]: the caller never sees it.
     /// `ASK` and `MOVED` fred follows itself, up to five in a row; past
     /// that (the nodes not agreeing yet on who owns the slot) the same.
     ///
@@ -276,7 +267,7 @@ impl Script {
         // wait would have served.
         let mut wait = ROUTE_RETRY_FIRST;
         let mut waited = std::time::Duration::ZERO;
-        let (mut try_again, mut tried_again) = (SLOT_MOVING_FIRST, std::time::Duration::ZERO);
+        let (mut try_again, mut tried_again) = (super::SLOT_MOVING_FIRST, std::time::Duration::ZERO);
         let sent = loop {
             let sent = match self.resend {
                 Resend::Safe => self.send(conn, keys.clone(), args.clone()).await,
@@ -292,11 +283,11 @@ impl Script {
                     wait = (wait * 2).min(ROUTE_RETRY_MAX);
                 }
                 // Redis's answers: the script did not run, any script may go again.
-                Err(error) if slot_moving(&error) && tried_again < SLOT_MOVING_FOR => {
+                Err(error) if slot_moving(&error) && tried_again < super::SLOT_MOVING_FOR => {
                     tracing::debug!(script = self.name, queue, %error, "slot moving; sending again");
                     tokio::time::sleep(try_again).await;
                     tried_again += try_again;
-                    try_again = (try_again * 2).min(SLOT_MOVING_MAX);
+                    try_again = (try_again * 2).min(super::SLOT_MOVING_MAX);
                 }
                 other => break other,
             }

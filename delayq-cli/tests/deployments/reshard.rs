@@ -559,3 +559,67 @@ async fn reshard_then_a_killed_primary_loses_no_durably_acknowledged_offer() {
     .await
     .expect("test exceeded its deadline");
 }
+
+/// Commands of several keys outside scripts (a queue's `clear`, the job
+/// history switch) wait out a half-moved slot too: Redis answers them
+/// `TRYAGAIN` while the node has only some of their keys, and they go again
+/// until the move is done, rather than failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reshard_multi_key_commands_wait_out_a_half_moved_slot() {
+    tokio::time::timeout(DEADLINE, async {
+        let cluster = RedisCluster::start().await;
+        let queue = "reshard-clear";
+        let client = Client::builder()
+            .url(cluster.url())
+            .blocking_timeout(Duration::from_secs(1))
+            .build()
+            .await
+            .expect("connect to the cluster");
+        let delayed = client.delayed_queue(queue, StringCodec).unwrap().without_transfer();
+        delayed.set_job_history(Some(Duration::from_secs(60))).await.unwrap();
+        delayed
+            .offer_all((0..20).map(|i| (format!("v-{i}"), Duration::from_secs(60))))
+            .await
+            .unwrap();
+        let slot = queue_slot(queue);
+        let from = cluster.slot_owner(slot).await;
+        let to = *cluster.masters().await.iter().find(|m| **m != from).unwrap();
+        // Half-moved: open on both sides, the timeout set and the job
+        // history moved, the pending list not.
+        cluster.open_slot(slot, from, to).await;
+        let moved = format!("redisson_delay_queue_timeout:{{{queue}}}");
+        let history = format!("delayq_jobs:{{{queue}}}");
+        for key in [moved.as_str(), history.as_str()] {
+            let migrate = vec![
+                "127.0.0.1".into(),
+                i64::from(to).into(),
+                key.into(),
+                0.into(),
+                10_000.into(),
+            ];
+            crate::redis_server::node_command(from, "MIGRATE", migrate).await;
+        }
+        let count = vec!["COUNTKEYSINSLOT".into(), i64::from(slot).into()];
+        assert_eq!(
+            crate::redis_server::node_command(to, "CLUSTER", count).await,
+            "2",
+            "the two keys are on the target"
+        );
+        let cleared = tokio::spawn({
+            let delayed = delayed.clone();
+            async move { delayed.clear().await }
+        });
+        let switched = tokio::spawn({
+            let delayed = delayed.clone();
+            async move { delayed.set_job_history(None).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cluster.migrate_slot(slot, from, to, Migration::default()).await;
+        assert!(cleared.await.unwrap().expect("clear waits the move out"));
+        switched.await.unwrap().expect("the switch waits the move out");
+        assert_eq!(delayed.len().await.unwrap(), 0);
+        client.shutdown().await;
+    })
+    .await
+    .expect("test exceeded its deadline");
+}
