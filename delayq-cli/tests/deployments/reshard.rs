@@ -623,3 +623,35 @@ async fn reshard_multi_key_commands_wait_out_a_half_moved_slot() {
     .await
     .expect("test exceeded its deadline");
 }
+
+/// The classic reshard when a cluster grows: a new master that serves no
+/// slot yet joins (`CLUSTER MEET`, as `redis-cli --cluster add-node`), and the
+/// busy queue's slot moves to it and back. The clients had no connection to
+/// the new node: the first `ASK` to it opens one (fred, patched).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reshard_to_a_new_master_and_back_loses_duplicates_and_fails_nothing() {
+    tokio::time::timeout(DEADLINE, async {
+        let mut cluster = RedisCluster::start().await;
+        let queue = "reshard-grow";
+        let load = Load::start(&cluster.url(), queue, None).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let added = cluster.add_master().await;
+        let slot = queue_slot(queue);
+        let owner = cluster.slot_owner(slot).await;
+        let how = Migration {
+            batch: 3,
+            pause: Duration::from_millis(150),
+        };
+        for (from, to) in [(owner, added), (added, owner)] {
+            let moved = cluster.migrate_slot(slot, from, to, how).await;
+            eprintln!(
+                "{queue}: slot {slot} {from} → {to}: {} keys in {} MIGRATEs",
+                moved.keys, moved.batches
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        load.finish(Expect::ExactlyOnce).await;
+    })
+    .await
+    .expect("test exceeded its deadline");
+}

@@ -591,6 +591,26 @@ pub async fn sync(
   Ok(())
 }
 
+/// Connect to `server` if the client has no connection to it: the target of an `ASK` may be a node that serves no
+/// slot yet (a new node a slot is being moved to), which the routing table does not list. The next sync drops the
+/// connection again while the node still serves none (its in-flight commands are retried).
+///
+/// Added by delayq's patch (see `vendor/README.md`).
+pub async fn connect_ask_target(
+  inner: &RefCount<ClientInner>,
+  connections: &mut HashMap<Server, Connection>,
+  server: &Server,
+) -> Result<(), Error> {
+  if connections.contains_key(server) {
+    return Ok(());
+  }
+  _debug!(inner, "Connecting to ASK target {}", server);
+  let mut transport = connection::create(inner, server, None).await?;
+  transport.setup(inner, None).await?;
+  connections.insert(server.clone(), transport.into_pipelined(false));
+  Ok(())
+}
+
 /// Initialize fresh connections to the server, dropping any old connections and saving in-flight commands on
 /// `buffer`.
 pub async fn initialize_connections(

@@ -255,8 +255,8 @@ async fn process_pipeline(
 /// back to the slot's cached owner (which answered `ASK` again), and, once the
 /// command's attempts were used up, ended the router task (every connection
 /// dropped). Here `ASKING` and the command are written back to back on the target's
-/// connection, each reply read in its turn; a redirection does not use up an
-/// attempt (the command did not run).
+/// connection, each reply read in its turn (connecting to it first when the client has none: a node that serves no
+/// slot yet); a redirection does not use up an attempt (the command did not run).
 async fn process_ask(
   inner: &RefCount<ClientInner>,
   router: &mut Router,
@@ -272,6 +272,13 @@ async fn process_ask(
     return Ok(());
   }
   command.attempts_remaining += 1;
+  if let crate::router::Connections::Clustered { ref mut connections, .. } = router.connections {
+    if let Err(error) = clustered::connect_ask_target(inner, connections, &server).await {
+      // Not sent: the caller may try again.
+      command.respond_to_caller(Err(error));
+      return Ok(());
+    }
+  }
   command.cluster_node = Some(server.clone());
   let mut asking = Command::new_asking(slot);
   asking.cluster_node = Some(server);
