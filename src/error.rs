@@ -745,7 +745,43 @@ impl Error {
             _ => false,
         }
     }
+
+    /// Whether the command did not run because its Cluster slot is moving
+    /// (see [`slot_moving`]); the connection is fine.
+    pub(crate) fn slot_moving(&self) -> bool {
+        match self {
+            Error::Redis(RedisError(e)) => slot_moving(e),
+            _ => false,
+        }
+    }
+
+    /// Whether a blocking command was ended, not run, because its node
+    /// stopped being a primary (a failover: Redis answers `UNBLOCKED … master
+    /// -> replica` and closes the connection).
+    pub(crate) fn unblocked_by_failover(&self) -> bool {
+        match self {
+            Error::Redis(RedisError(e)) => e.details().starts_with(UNBLOCKED_BY_FAILOVER),
+            _ => false,
+        }
+    }
 }
+
+/// Whether a command did not run because its Cluster slot is moving: Redis
+/// answered `TRYAGAIN` (the node holds only some of its keys while the slot
+/// is half-moved), or fred gave up following redirections (`MOVED` or
+/// `ASK` five times: the nodes' views of the slot had not converged yet).
+/// Every answer was a redirection or a refusal, so it may be sent again.
+pub(crate) fn slot_moving(error: &fred::error::Error) -> bool {
+    error.details().starts_with("TRYAGAIN")
+        || (error.kind() == &fred::error::ErrorKind::Routing && error.details() == TOO_MANY_REDIRECTIONS)
+}
+
+/// fred's error once a command's redirections (`max_redirections`) are used up.
+const TOO_MANY_REDIRECTIONS: &str = "Too many redirections.";
+
+/// How Redis ends the blocking commands of a primary turned replica (7.0's
+/// `disconnectAllBlockedClients`).
+const UNBLOCKED_BY_FAILOVER: &str = "UNBLOCKED force unblock from blocking operation, instance state changed";
 
 /// Error replies with which Redis says "not now" rather than "no".
 const TRANSIENT_REPLIES: [&str; 7] = [

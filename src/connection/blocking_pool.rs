@@ -35,6 +35,8 @@ const PARK_LIMIT: Duration = Duration::from_secs(30);
 /// Pause before retrying a blocking read whose connection failed (and a
 /// take's priority pop, which waits the same way).
 pub(crate) const RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// The pause before waiting again after a `TRYAGAIN` (a Cluster slot moving).
+const SLOT_MOVING_PAUSE: Duration = Duration::from_millis(20);
 
 pub(crate) struct BlockingPool {
     builder: Builder,
@@ -283,7 +285,8 @@ impl BlockingPool {
                         _ = epoch.changed() => continue,
                     };
                     let outcome = sent.on_key(queue);
-                    if outcome.is_err() {
+                    // TRYAGAIN is Redis's answer on a sound connection: keep it.
+                    if outcome.as_ref().is_err_and(|e| !e.slot_moving()) {
                         lease.discard();
                     }
                     outcome
@@ -293,7 +296,9 @@ impl BlockingPool {
                     Err(error)
                 }
             };
-            if let (Some(failing), Err(error)) = (failing, &outcome) {
+            if let (Some(failing), Err(error)) = (failing, &outcome)
+                && !error.slot_moving()
+            {
                 // Not a connection that could not open before a deadline that
                 // short: that says nothing about the server.
                 let ran_out = !leased && deadline.is_some_and(|at| Instant::now() >= at);
@@ -309,6 +314,28 @@ impl BlockingPool {
                     }
                 }
                 Ok(value) => return Ok(Some(value)),
+                // A Cluster slot moving (BLMOVE's two keys only partly on the
+                // node): it did not run; again on the same connection, soon.
+                Err(error) if error.slot_moving() => {
+                    // Not an error to report if time runs out: nothing came.
+                    tracing::debug!(queue, command, %error, "slot moving; waiting again");
+                    last_error = None;
+                    tokio::select! {
+                        _ = tokio::time::sleep(SLOT_MOVING_PAUSE) => {}
+                        _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
+                    }
+                }
+                // The node became a replica (a failover) and ended the read
+                // unrun, closing the connection: again on a new one, by the
+                // slot's new primary.
+                Err(error) if error.unblocked_by_failover() => {
+                    tracing::debug!(queue, command, %error, "primary demoted; waiting again");
+                    last_error = None;
+                    tokio::select! {
+                        _ = tokio::time::sleep(RETRY_PAUSE) => {}
+                        _ = self.shutdown.cancelled() => return Err(Error::Shutdown),
+                    }
+                }
                 Err(error) if error.is_transient() => {
                     tracing::warn!(queue, command, %error, "blocking read failed; retrying on a new connection (if Redis ran it and only its reply was lost, the values it popped are lost: use a ReliableQueue for at-least-once)");
                     last_error = Some(error);

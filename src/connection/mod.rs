@@ -31,6 +31,39 @@ pub(crate) mod tls;
 pub(crate) use connect::quit;
 pub(crate) use connections::Connections;
 
+/// How long a command is sent again while its Cluster slot moves
+/// ([`crate::error::slot_moving`]: answered `TRYAGAIN`, or redirected more
+/// often than fred follows): as long as a slot may stay half-moved (a
+/// resharding tool moves a slot's keys a few at a time), bounded; and the
+/// waits between (from 5 ms to 100 ms). Scripts ([`script::Script::run`])
+/// and [`while_slot_moves`].
+pub(crate) const SLOT_MOVING_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const SLOT_MOVING_FIRST: std::time::Duration = std::time::Duration::from_millis(5);
+pub(crate) const SLOT_MOVING_MAX: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Sends a command of several keys (`DEL a b`, `UNLINK a b`) again while
+/// its Cluster slot moves, for up to [`SLOT_MOVING_FOR`]: each such answer
+/// means it did not run, so any command may go again, one sent once too.
+/// Anything else is returned as it came.
+pub(crate) async fn while_slot_moves<T, F, Fut>(mut attempt: F) -> Result<T, fred::error::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, fred::error::Error>>,
+{
+    let (mut wait, mut waited) = (SLOT_MOVING_FIRST, std::time::Duration::ZERO);
+    loop {
+        match attempt().await {
+            Err(error) if crate::error::slot_moving(&error) && waited < SLOT_MOVING_FOR => {
+                tracing::debug!(%error, "slot moving; sending again");
+                tokio::time::sleep(wait).await;
+                waited += wait;
+                wait = (wait * 2).min(SLOT_MOVING_MAX);
+            }
+            other => return other,
+        }
+    }
+}
+
 /// `work`, or a transient `Timeout` error saying `what` once `deadline`
 /// passes. The work is dropped then: only for work that is safe to drop
 /// (a request-keyed script, a detached pop, a settle that acts once).

@@ -36,7 +36,7 @@ use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use fred::util::redis_keyslot;
 
 use super::durable::{Durable, Shortfall, Watch};
-use crate::error::{outcome_unknown, Error};
+use crate::error::{outcome_unknown, slot_moving, Error};
 use crate::wire::keys::{KeyRole, QueueKeys};
 
 /// A script of `lua/`, by its file name, with its resend rule and its KEYS
@@ -240,6 +240,14 @@ impl Script {
     /// back to EVAL on `NOSCRIPT`, with as many attempts as its [`Resend`]
     /// allows.
     ///
+    /// While a Cluster slot moves, a script whose KEYS the node has only some
+    /// of is answered `TRYAGAIN` and does not run (an empty queue's scripts,
+    /// and every request-keyed one, whose request key is new, until the
+    /// slot is final). It is sent again after a short wait, for up to
+    /// [`SLOT_MOVING_FOR`](super::SLOT_MOVING_FOR), whatever its [`Resend`]: the caller never sees it.
+    /// `ASK` and `MOVED` fred follows itself, up to five in a row; past
+    /// that (the nodes not agreeing yet on who owns the slot) the same.
+    ///
     /// Sent as fred custom commands rather than through `LuaInterface`: fred
     /// never pipelines its own EVALSHA, which would cap throughput at one
     /// script per round trip, and `WithOptions` (for single-attempt scripts)
@@ -259,6 +267,7 @@ impl Script {
         // wait would have served.
         let mut wait = ROUTE_RETRY_FIRST;
         let mut waited = std::time::Duration::ZERO;
+        let (mut try_again, mut tried_again) = (super::SLOT_MOVING_FIRST, std::time::Duration::ZERO);
         let sent = loop {
             let sent = match self.resend {
                 Resend::Safe => self.send(conn, keys.clone(), args.clone()).await,
@@ -272,6 +281,13 @@ impl Script {
                     tokio::time::sleep(wait).await;
                     waited += wait;
                     wait = (wait * 2).min(ROUTE_RETRY_MAX);
+                }
+                // Redis's answers: the script did not run, any script may go again.
+                Err(error) if slot_moving(&error) && tried_again < super::SLOT_MOVING_FOR => {
+                    tracing::debug!(script = self.name, queue, %error, "slot moving; sending again");
+                    tokio::time::sleep(try_again).await;
+                    tried_again += try_again;
+                    try_again = (try_again * 2).min(super::SLOT_MOVING_MAX);
                 }
                 other => break other,
             }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
+use crate::connection::while_slot_moves;
 use crate::error::{CommandResult, Error, Result};
 use crate::queue::Core;
 use crate::wire::keys::QueueKeys;
@@ -564,7 +565,10 @@ pub(crate) async fn set_switch(core: &Core, keys: &QueueKeys, keep: Option<Durat
             vec![Value::from(jobs.as_str()), Value::from(keys.jobs_expiry())],
         ),
     };
-    let _: Value = conn.custom(command, args).await.on_key(&jobs)?;
+    // UNLINK's two keys: while the queue's Cluster slot moves, TRYAGAIN until it is done.
+    let _: Value = while_slot_moves(|| conn.custom(command.clone(), args.clone()))
+        .await
+        .on_key(&jobs)?;
     Ok(())
 }
 

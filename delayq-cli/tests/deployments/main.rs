@@ -9,6 +9,7 @@ mod cluster;
 mod durable;
 mod load;
 mod partition;
+mod reshard;
 mod sentinel;
 mod tls;
 

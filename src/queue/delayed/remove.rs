@@ -10,6 +10,7 @@ use crate::connection::detached::{detach, Command};
 use crate::connection::reply;
 use crate::connection::request::Request;
 use crate::connection::script::{Resend, ScriptError, SCRIPTS};
+use crate::connection::while_slot_moves;
 use crate::error::{CommandResult, Error, Result};
 use crate::wire::codec;
 use crate::wire::format;
@@ -181,18 +182,21 @@ impl<T: 'static> DelayedQueue<T> {
     /// with a priority or a group key); returns whether there was anything. The
     /// destination list is not touched.
     pub async fn clear(&self) -> Result<bool> {
-        let n = self
-            .conn()?
-            .with_options(&Resend::Once.options())
-            .del::<i64, _>(vec![
-                self.handle.keys.timeout(),
-                self.handle.keys.pending(),
-                self.handle.keys.ids(),
-                &self.handle.keys.priority_delayed(),
-                &self.handle.keys.group_delayed(),
+        let conn = self.conn()?.with_options(&Resend::Once.options());
+        let keys = &self.handle.keys;
+        let (priority_delayed, group_delayed) = (keys.priority_delayed(), keys.group_delayed());
+        // Several keys: while the queue's Cluster slot moves, TRYAGAIN until it is done.
+        let n = while_slot_moves(|| {
+            conn.del::<i64, _>(vec![
+                keys.timeout(),
+                keys.pending(),
+                keys.ids(),
+                &priority_delayed,
+                &group_delayed,
             ])
-            .await
-            .sent_once("clear", self.name())?;
+        })
+        .await
+        .sent_once("clear", self.name())?;
         Ok(n > 0)
     }
 

@@ -589,7 +589,8 @@ impl<T: 'static> ReliableQueue<T> {
                 if !error.is_transient() {
                     return Err(error);
                 }
-                if !error.never_sent() {
+                // TRYAGAIN (a Cluster slot moving) is an answer: nothing moved.
+                if !error.never_sent() && !error.slot_moving() {
                     tracing::warn!(queue = dest, %error, "the reply of a move was lost; if the value moved, the reaper returns it");
                 }
                 Ok(None)
