@@ -17,6 +17,7 @@ const WORKERS: &str = include_str!("assets/workers.html");
 const JOB: &str = include_str!("assets/job.html");
 const BATCH: &str = include_str!("assets/batch.html");
 const SEARCH: &str = include_str!("assets/search.html");
+const PARTITIONED: &str = include_str!("assets/partitioned.html");
 const QUEUE: &str = concat!(
     include_str!("assets/queue/head.html"),
     include_str!("assets/queue/events.html"),
@@ -38,6 +39,7 @@ const SCRIPT: &str = concat!(
     include_str!("assets/js/events.js"),
     include_str!("assets/js/groups.js"),
     include_str!("assets/js/queue.js"),
+    include_str!("assets/js/partitioned.js"),
     include_str!("assets/js/workers.js"),
     include_str!("assets/js/job.js"),
     include_str!("assets/js/batch.js"),
@@ -96,6 +98,14 @@ pub(crate) async fn queue_page(
     Extension(csrf): Extension<Csrf>,
 ) -> impl IntoResponse {
     page(QUEUE, &shared, &csrf)
+}
+
+/// `GET /partitioned?name=Q`: one partitioned queue, its partitions.
+pub(crate) async fn partitioned_page(
+    State(shared): State<Arc<Shared>>,
+    Extension(csrf): Extension<Csrf>,
+) -> impl IntoResponse {
+    page(PARTITIONED, &shared, &csrf)
 }
 
 /// `GET /workers`: the workers of every queue (`?queue=N`: of one).

@@ -26,6 +26,13 @@
 //!   dropped from it as discovery finds them), with pending,
 //!   ready, in flight, dead letters, quarantined, next due, transfer lag and
 //!   what falls due over the next hour; refreshed by polling a JSON API.
+//!   A partitioned queue (`Client::partitioned_queues`) is one row, its
+//!   partitions' samples added up, marked "partitioned ×N"; its partitions
+//!   have no rows of their own.
+//! - `/partitioned?name=Q`: a partitioned queue read now
+//!   (`PartitionedQueue::status`): its layout (count, key hash, created),
+//!   each partition's slot, Cluster primary and counts, linking to the
+//!   partition's own queue page, and the sums. No actions.
 //! - `/queue?name=N`: pending elements in due order, a page at a time
 //!   (`ZRANGE` by index), decoded with the queue's codec
 //!   ([`queue_codec`](Dashboard::queue_codec), else
@@ -61,6 +68,8 @@
 //!   `_duplicates_total`, `_expired_total`, `_cancelled_total`); and the
 //!   dashboard's own `delayq_dashboard_redis_up` (1 or 0) and
 //!   `delayq_dashboard_sample_age_seconds` (how old those gauges are).
+//!   A partition's series also carry `partition_of="Q"`; a partitioned
+//!   queue has none of its own, so a sum over them counts each value once.
 //!   `deploy/` ships a Grafana dashboard and alert rules on these names.
 //!
 //! # When Redis is down
@@ -278,6 +287,7 @@ impl Dashboard {
         let router = Router::new()
             .route("/", get(assets::overview_page))
             .route("/queue", get(assets::queue_page))
+            .route("/partitioned", get(assets::partitioned_page))
             .route("/workers", get(assets::workers_page))
             .route("/job", get(assets::job_page))
             .route("/batch", get(assets::batch_page))

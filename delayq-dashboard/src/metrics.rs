@@ -210,6 +210,8 @@ const COUNTERS: [(&str, &str); 9] = [
 /// One sampled queue, as the gauges read it.
 struct Sampled<'a> {
     name: &'a str,
+    /// The partitioned queue it is a partition of.
+    partition_of: Option<&'a str>,
     status: &'a QueueStatus,
     at: SystemTime,
     workers: WorkerCounts,
@@ -220,6 +222,12 @@ struct Sampled<'a> {
 /// The server-side counts of every queue this dashboard samples, as gauges
 /// and counters labelled `queue`; `delayq_queue_paused` is 1 while it is
 /// paused, and its lag reads 0 meanwhile.
+///
+/// A partitioned queue has no series of its own: each of its partitions'
+/// series carries `partition_of="Q"` beside its `queue`, so every value is
+/// in exactly one series, `sum(delayq_queue_ready)` counts it once, and
+/// `sum by (partition_of) (delayq_queue_ready{partition_of!=""})` is each
+/// partitioned queue's.
 pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
     let queues = shared.queues.read();
     let sampled: Vec<Sampled> = queues
@@ -228,6 +236,7 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
         .filter_map(|(name, e)| {
             Some(Sampled {
                 name,
+                partition_of: queues.partition_of.get(name).map(|(queue, _)| queue.as_str()),
                 status: e.status.as_ref()?,
                 at: e.sampled_at?,
                 workers: WorkerCounts::of(&e.workers),
@@ -279,7 +288,7 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 _ if status.paused => 0.0,
                 _ => status.lag_at(queue.at).as_secs_f64(),
             };
-            let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));
+            let _ = writeln!(out, "{family}{{{}}} {value}", labels(queue));
         }
     }
     for (family, help) in COUNTERS {
@@ -297,10 +306,18 @@ pub(crate) fn queue_gauges_text(shared: &Shared) -> String {
                 "delayq_queue_cancelled_total" => t.cancelled,
                 _ => t.duplicates,
             };
-            let _ = writeln!(out, "{family}{{queue=\"{}\"}} {value}", label(queue.name));
+            let _ = writeln!(out, "{family}{{{}}} {value}", labels(queue));
         }
     }
     out
+}
+
+/// A queue's labels: `queue="N"`, and `partition_of="Q"` on a partition.
+fn labels(queue: &Sampled) -> String {
+    match queue.partition_of {
+        Some(of) => format!("queue=\"{}\",partition_of=\"{}\"", label(queue.name), label(of)),
+        None => format!("queue=\"{}\"", label(queue.name)),
+    }
 }
 
 /// A Prometheus label value: backslash, quote and newline escaped.

@@ -1,7 +1,7 @@
 //! Finds every queue (`SCAN`, incrementally) and samples each one's counts
 //! every interval: the overview's cache, the history charts, the gauges.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -11,7 +11,7 @@ use delayq::fred::interfaces::ClientLike;
 use delayq::fred::interfaces::KeysInterface;
 use delayq::fred::types::{ClusterHash, CustomCommand, Value};
 use delayq::worker::WorkerInfo;
-use delayq::{BytesCodec, Client, DelayedQueue, QueueKeys, QueueStatus, QueueTotals};
+use delayq::{BytesCodec, Client, DelayedQueue, PartitionLayout, QueueKeys, QueueStatus, QueueTotals};
 
 use super::{history, Shared};
 
@@ -38,6 +38,104 @@ pub(crate) struct Queues {
     pub sampled_at: Option<SystemTime>,
     /// The last minute kept in the whole server's history.
     server_minute: Option<i64>,
+    /// Every partitioned queue's layout, by its logical name
+    /// (`Client::partitioned_queues`): its partitions are sampled as
+    /// queues of their own, and shown as one.
+    pub partitioned: BTreeMap<String, PartitionLayout>,
+    /// Each partition's logical queue and index.
+    pub partition_of: HashMap<String, (String, usize)>,
+}
+
+impl Queues {
+    /// Whether `name` is a partition of a partitioned queue.
+    pub(crate) fn is_partition(&self, name: &str) -> bool {
+        self.partition_of.contains_key(name)
+    }
+
+    /// The queues as a reader names them: each partitioned queue once, its
+    /// partitions not; every other queue as it is.
+    pub(crate) fn logical_count(&self) -> usize {
+        let plain = self.entries.keys().filter(|name| !self.is_partition(name)).count();
+        plain + self.partitioned.len()
+    }
+
+    /// The partitions of `layout` as one queue: their statuses added up
+    /// once every partition has been sampled (`None` before: a partial sum
+    /// would read as fewer values than there are), their worker counts
+    /// ([`WorkerCounts::of_partitions`]), untaken if any partition is,
+    /// schedule runners added up, and the first error of a partition.
+    pub(crate) fn partitioned_row(&self, layout: &PartitionLayout) -> PartitionedRow {
+        let entries: Vec<Option<&Entry>> = layout.names().iter().map(|n| self.entries.get(n)).collect();
+        let statuses: Option<Vec<QueueStatus>> = entries.iter().map(|e| e.and_then(|e| e.status)).collect();
+        let workers: Vec<&[WorkerInfo]> = entries.iter().flatten().map(|e| e.workers.as_slice()).collect();
+        let runners = entries.iter().flatten().filter_map(|e| e.runners).reduce(|a, b| a + b);
+        let error = layout.names().iter().zip(&entries).find_map(|(name, e)| {
+            e.and_then(|e| e.error.as_ref())
+                .map(|error| format!("partition {name}: {error}"))
+        });
+        PartitionedRow {
+            status: statuses.map(|s| sum(&s)),
+            sampled: entries.iter().flatten().filter(|e| e.status.is_some()).count(),
+            workers: WorkerCounts::of_partitions(&workers),
+            untaken: entries.iter().flatten().any(|e| e.untaken),
+            runners,
+            error,
+        }
+    }
+}
+
+/// A partitioned queue as the overview shows it: its partitions' samples
+/// added up ([`Queues::partitioned_row`]).
+pub(crate) struct PartitionedRow {
+    pub status: Option<QueueStatus>,
+    /// Partitions sampled so far.
+    pub sampled: usize,
+    pub workers: WorkerCounts,
+    pub untaken: bool,
+    pub runners: Option<usize>,
+    pub error: Option<String>,
+}
+
+/// Statuses added up as `PartitionedQueue::status` adds a partitioned
+/// queue's: counts and totals summed, the earliest due times, paused if
+/// any is, the concurrency limits summed where every partition has one.
+pub(crate) fn sum(parts: &[QueueStatus]) -> QueueStatus {
+    let mut total = QueueStatus::default();
+    let earliest = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    for part in parts {
+        total.pending += part.pending;
+        total.ready += part.ready;
+        total.priority_pending += part.priority_pending;
+        total.priority_ready += part.priority_ready;
+        total.grouped_pending += part.grouped_pending;
+        total.grouped_ready += part.grouped_ready;
+        total.in_flight += part.in_flight;
+        total.dead_letters += part.dead_letters;
+        total.quarantined += part.quarantined;
+        total.next_due = earliest(total.next_due, part.next_due);
+        total.exists |= part.exists;
+        total.paused |= part.paused;
+        total.ids += part.ids;
+        total.oldest_ready_due = earliest(total.oldest_ready_due, part.oldest_ready_due);
+        total.paused_since = earliest(total.paused_since, part.paused_since);
+        total.lapsed += part.lapsed;
+        let (t, p) = (&mut total.totals, &part.totals);
+        t.offered += p.offered;
+        t.transferred += p.transferred;
+        t.acked += p.acked;
+        t.failed += p.failed;
+        t.dead_lettered += p.dead_lettered;
+        t.timed_out += p.timed_out;
+        t.duplicates += p.duplicates;
+        t.expired += p.expired;
+        t.cancelled += p.cancelled;
+    }
+    let limits: Option<Vec<u32>> = parts.iter().map(|p| p.concurrency_limit).collect();
+    total.concurrency_limit = limits.filter(|l| !l.is_empty()).map(|l| l.iter().sum());
+    total
 }
 
 /// One queue's latest sample and history.
@@ -87,6 +185,35 @@ impl WorkerCounts {
                 counts.alive += 1;
                 counts.busy += worker.busy;
                 counts.slots += worker.concurrency;
+            }
+        }
+        counts
+    }
+
+    /// The workers of a partitioned queue's partitions, counted per
+    /// process: a `PartitionedWorker` beats in every partition's records
+    /// (one loop each, sharing one concurrency budget), so its records are
+    /// one worker of that budget, not N. A process (host and pid) is alive
+    /// if any of its records is; its slots are the largest concurrency it
+    /// reports; busy handlers are added up over its records.
+    pub(crate) fn of_partitions(partitions: &[&[WorkerInfo]]) -> WorkerCounts {
+        let mut processes: BTreeMap<(&str, u32), (bool, usize, usize)> = BTreeMap::new();
+        for worker in partitions.iter().flat_map(|w| w.iter()) {
+            let process = processes.entry((worker.host.as_str(), worker.pid)).or_default();
+            if !worker.silent {
+                process.0 = true;
+                process.1 += worker.busy;
+                process.2 = process.2.max(worker.concurrency);
+            }
+        }
+        let mut counts = WorkerCounts::default();
+        for (alive, busy, slots) in processes.into_values() {
+            if alive {
+                counts.alive += 1;
+                counts.busy += busy;
+                counts.slots += slots;
+            } else {
+                counts.silent += 1;
             }
         }
         counts
@@ -200,17 +327,42 @@ async fn cycle(shared: &Shared) {
             return;
         }
     };
+    // Partitioned queues: their partitions are sampled whether or not they
+    // hold anything yet (the sum is of every partition). A failed read keeps
+    // the layouts known (a layout never changes once stored).
+    let layouts = match shared.client.partitioned_queues().await {
+        Ok(layouts) => Some(layouts),
+        Err(error) => {
+            tracing::debug!(%error, "could not read the partitioned queues' layouts");
+            None
+        }
+    };
     // Queues found now, and known ones that still have any key (a queue
     // whose pending set emptied has no timeout set, but may have ready
     // values or dead letters).
     let names: Vec<(String, Option<SystemTime>)> = {
         let mut queues = shared.queues.write();
-        for name in &found {
+        if let Some(layouts) = layouts {
+            queues.partition_of = (layouts.iter())
+                .flat_map(|l| {
+                    l.names()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| (n.clone(), (l.queue().to_owned(), i)))
+                })
+                .collect();
+            queues.partitioned = layouts.into_iter().map(|l| (l.queue().to_owned(), l)).collect();
+        }
+        let partitions: Vec<String> = queues.partition_of.keys().cloned().collect();
+        for name in found.iter().chain(&partitions) {
             queues.entries.entry(name.clone()).or_default();
         }
-        queues
-            .entries
-            .retain(|name, entry| found.contains(name) || entry.status.is_none_or(|s| s.exists));
+        let Queues {
+            entries, partition_of, ..
+        } = &mut *queues;
+        entries.retain(|name, entry| {
+            found.contains(name) || partition_of.contains_key(name) || entry.status.is_none_or(|s| s.exists)
+        });
         queues
             .entries
             .iter()

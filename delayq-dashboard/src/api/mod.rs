@@ -1,5 +1,6 @@
 //! The JSON API the pages poll and the actions they post, one file per
-//! part of the pages: the overview, a queue's header and actions, its
+//! part of the pages: the overview, a queue's header and actions, a
+//! partitioned queue's page, its
 //! pending elements, its dead letters, its schedules and its groups, a job, a batch,
 //! and the search across queues. Each part routes
 //! its own paths ([`routes`]); this file holds what they share.
@@ -26,6 +27,7 @@ mod history;
 mod job;
 mod known;
 mod overview;
+mod partitioned;
 mod pending;
 mod queue;
 mod schedules;
@@ -40,6 +42,7 @@ pub(crate) fn routes(read_only: bool) -> Router<Arc<Shared>> {
     Router::new()
         .merge(overview::routes(read_only))
         .merge(queue::routes(read_only))
+        .merge(partitioned::routes(read_only))
         .merge(groups::routes(read_only))
         .merge(pending::routes(read_only))
         .merge(dead_letters::routes(read_only))

@@ -1,6 +1,8 @@
 //! `GET /api/overview`: every known queue's latest sample, filtered (by
 //! name, ignoring case), sorted (by default: what needs attention first,
-//! [`delayq::attention`]'s rule) and paged.
+//! [`delayq::attention`]'s rule) and paged. A partitioned queue is one row,
+//! its partitions' samples added up (`partitioned: {count, sampled}`); its
+//! partitions are not rows of their own.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -18,7 +20,7 @@ use delayq::QueueStatus;
 
 use super::{next_hour, status_json};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
-use crate::sampler::{Entry, WorkerCounts};
+use crate::sampler::WorkerCounts;
 use crate::{epoch_ms, Shared};
 
 /// Rows of the overview per page, most.
@@ -54,10 +56,10 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
     let limit = query.limit.unwrap_or(50).min(MAX_ROWS);
     let (totals, matching, rows, meta) = {
         let queues = shared.queues.read();
+        // Every sampled queue counted once: a partitioned queue's values are
+        // its partitions' (its logical name has no keys of its own).
         let mut totals = QueueStatus::default();
-        let order: QueueOrder = query.sort.parse().unwrap_or_default();
-        let mut matching: Vec<(&String, &Entry)> = Vec::new();
-        for (name, entry) in &queues.entries {
+        for entry in queues.entries.values() {
             if let Some(s) = &entry.status {
                 totals.pending += s.pending;
                 totals.ready += s.ready;
@@ -69,44 +71,75 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 totals.dead_letters += s.dead_letters;
                 totals.quarantined += s.quarantined;
             }
-            if name_matches(name, &query.filter) {
-                matching.push((name, entry));
+        }
+        let order: QueueOrder = query.sort.parse().unwrap_or_default();
+        // One row per queue as a reader names it: a partitioned queue is
+        // one row, found by its name or any partition's; its partitions
+        // are on its own page.
+        let mut matching: Vec<Row> = Vec::new();
+        for (name, entry) in &queues.entries {
+            if !queues.is_partition(name) && name_matches(name, &query.filter) {
+                matching.push(Row {
+                    name: name.clone(),
+                    status: entry.status,
+                    error: entry.error.clone(),
+                    runners: entry.runners,
+                    workers: WorkerCounts::of(&entry.workers),
+                    untaken: entry.untaken,
+                    partitions: None,
+                });
             }
         }
+        for (name, layout) in &queues.partitioned {
+            let named =
+                name_matches(name, &query.filter) || layout.names().iter().any(|p| name_matches(p, &query.filter));
+            if !named {
+                continue;
+            }
+            let row = queues.partitioned_row(layout);
+            matching.push(Row {
+                name: name.clone(),
+                status: row.status,
+                error: row.error,
+                runners: row.runners,
+                workers: row.workers,
+                untaken: row.untaken,
+                partitions: Some((layout.names().to_vec(), row.sampled)),
+            });
+        }
         // The library's rule, as `delayq list` sorts.
-        matching.sort_by_cached_key(|(name, e)| order.key(name, e.status.as_ref(), signals(e), now));
-        let rows: Vec<Row> = matching
-            .iter()
-            .skip(query.offset)
-            .take(limit)
-            .map(|(name, entry)| Row {
-                name: (*name).clone(),
-                status: entry.status,
-                error: entry.error.clone(),
-                runners: entry.runners,
-                workers: WorkerCounts::of(&entry.workers),
-                untaken: entry.untaken,
-            })
-            .collect();
+        matching.sort_by_cached_key(|row| order.key(&row.name, row.status.as_ref(), row.signals(), now));
+        let count = matching.len();
+        let rows: Vec<Row> = matching.into_iter().skip(query.offset).take(limit).collect();
         let meta = json!({
             "discovered": queues.discovered,
             "cycles": queues.cycles,
             "last_cycle_ms": queues.last_cycle.map(|d| d.as_millis() as u64),
             "error": queues.error,
-            "queues": queues.entries.len(),
+            // Queues as a reader names them (a partitioned queue once), and
+            // of the queues sampled, how many are partitions.
+            "queues": queues.logical_count(),
+            "partitioned": queues.partitioned.len(),
+            "partitions": queues.partition_of.len(),
         });
-        (totals, matching.len(), rows, meta)
+        (totals, count, rows, meta)
     };
-    let wanted: Vec<(String, bool)> = rows
+    let wanted: Vec<(Vec<String>, bool)> = rows
         .iter()
-        .map(|row| (row.name.clone(), row.status.is_some_and(|s| s.pending > 0)))
+        .map(|row| {
+            let names = match &row.partitions {
+                Some((names, _)) => names.clone(),
+                None => vec![row.name.clone()],
+            };
+            (names, row.status.is_some_and(|s| s.pending > 0))
+        })
         .collect();
     let hours: Vec<Option<Value>> = futures_util::stream::iter(wanted)
-        .map(|(name, pending)| {
+        .map(|(names, pending)| {
             let shared = shared.clone();
             async move {
                 if pending {
-                    next_hour(&shared, &name, now).await.ok()
+                    next_hour_of(&shared, &names, now).await.ok()
                 } else {
                     None
                 }
@@ -135,6 +168,12 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
                 Some(n) => json!({"runners": n, "alive": n > 0}),
                 None => Value::Null,
             };
+            // null: an ordinary queue; else its partition count, and how
+            // many of them are sampled yet (the counts are null until all are).
+            row["partitioned"] = match &queue.partitions {
+                Some((names, sampled)) => json!({"count": names.len(), "sampled": sampled}),
+                None => Value::Null,
+            };
             row
         })
         .collect();
@@ -154,6 +193,28 @@ async fn read_overview(shared: &Arc<Shared>, query: &OverviewQuery) -> Response 
     .into_response()
 }
 
+/// The next hour of `names` added up: one queue's, or a partitioned
+/// queue's over its partitions (16 read at once).
+async fn next_hour_of(shared: &Shared, names: &[String], now: SystemTime) -> delayq::Result<Value> {
+    let mut hours: Vec<Value> = Vec::with_capacity(names.len());
+    for chunk in names.chunks(16) {
+        hours.extend(futures_util::future::try_join_all(chunk.iter().map(|name| next_hour(shared, name, now))).await?);
+    }
+    let mut overdue = 0;
+    let mut buckets: Vec<u64> = Vec::new();
+    for hour in &hours {
+        overdue += hour["overdue"].as_u64().unwrap_or(0);
+        let these = (hour["buckets"].as_array().into_iter().flatten()).map(|b| b.as_u64().unwrap_or(0));
+        for (i, n) in these.enumerate() {
+            match buckets.get_mut(i) {
+                Some(sum) => *sum += n,
+                None => buckets.push(n),
+            }
+        }
+    }
+    Ok(json!({"overdue": overdue, "bucket_ms": 300_000, "buckets": buckets}))
+}
+
 /// One row of the page, copied out of the sampler's map.
 struct Row {
     name: String,
@@ -162,11 +223,15 @@ struct Row {
     runners: Option<usize>,
     workers: WorkerCounts,
     untaken: bool,
+    /// A partitioned queue's partitions, and how many are sampled yet.
+    partitions: Option<(Vec<String>, usize)>,
 }
 
-/// What the sampler knows of a queue beyond its counts, for the ranking.
-pub(crate) fn signals(entry: &Entry) -> Signals {
-    Signals::new()
-        .with_untaken(entry.untaken)
-        .with_unrun_schedules(entry.runners == Some(0))
+impl Row {
+    /// What the sampler knows beyond the counts, for the ranking.
+    fn signals(&self) -> Signals {
+        Signals::new()
+            .with_untaken(self.untaken)
+            .with_unrun_schedules(self.runners == Some(0))
+    }
 }

@@ -7,5 +7,6 @@ document.addEventListener("DOMContentLoaded", () => {
   else if (document.body.dataset.page === "job") jobPage();
   else if (document.body.dataset.page === "batch") batchPage();
   else if (document.body.dataset.page === "search") searchPage();
+  else if (document.body.dataset.page === "partitioned") partitionedPage();
   else queuePage();
 });

@@ -40,9 +40,19 @@ function overviewPage() {
     setCount("total-dead-letters", data.totals.dead_letters, true);
     setCount("total-quarantined", data.totals.quarantined, true);
     const rows = data.queues.map((queue) => {
-      const tr = el("tr", { "data-queue": queue.name });
+      // A partitioned queue is one row, its partitions' counts added up
+      // (null until every partition is sampled); its page lists them.
+      const parts = queue.partitioned;
+      const page = parts ? "/partitioned" : "/queue";
+      const tr = el("tr", { "data-queue": queue.name, class: parts ? "partitioned" : "" });
       const name = el("td", { class: "name" });
-      name.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(queue.name)}`, title: visible(queue.name) }, visible(queue.name)));
+      name.appendChild(el("a", { href: `${page}?name=${encodeURIComponent(queue.name)}`, title: visible(queue.name) }, visible(queue.name)));
+      if (parts) {
+        name.appendChild(el("span", {
+          class: "badge partitioned",
+          title: `one queue over ${parts.count} ordinary queues (its partitions): the counts are theirs added up${parts.sampled < parts.count ? `; ${parts.sampled} of ${parts.count} sampled so far` : ""}`,
+        }, `partitioned ×${parts.count}`));
+      }
       if (queue.paused) {
         name.appendChild(el("span", { class: "badge paused", title: queue.paused_since_ms ? `paused since ${localTime(queue.paused_since_ms)}` : "" }, pausedText(queue, data.now_ms)));
       }
@@ -63,7 +73,11 @@ function overviewPage() {
       const w = queue.workers || { alive: 0, silent: 0, busy: 0, slots: 0 };
       const workers = el("td", { class: "workers", "data-value": w.alive });
       if (w.alive || w.silent) {
-        workers.appendChild(el("a", { href: `/workers?queue=${encodeURIComponent(queue.name)}`, title: `${w.alive} live, ${w.busy} of ${w.slots} handler slots busy` }, `${fmt(w.alive)} · ${fmt(w.busy)}/${fmt(w.slots)}`));
+        // A partitioned queue's workers are counted per process (one
+        // partitioned worker beats in every partition); its page lists the partitions.
+        const href = parts ? `/partitioned?name=${encodeURIComponent(queue.name)}` : `/workers?queue=${encodeURIComponent(queue.name)}`;
+        const title = `${w.alive} live${parts ? " (processes)" : ""}, ${w.busy} of ${w.slots} handler slots busy`;
+        workers.appendChild(el("a", { href, title }, `${fmt(w.alive)} · ${fmt(w.busy)}/${fmt(w.slots)}`));
         if (w.silent) workers.appendChild(el("span", { class: "silent", title: "workers that missed their last beats: died, hang, or lost Redis" }, `${fmt(w.silent)} silent`));
       } else workers.textContent = "–";
       tr.appendChild(workers);
@@ -96,7 +110,7 @@ function overviewPage() {
     $("next").disabled = last >= data.matching;
     const s = data.sampler;
     $("sampler-note").textContent = s.discovered
-      ? `${fmt(s.queues)} ${s.queues === 1 ? "queue" : "queues"} found by SCAN and delayq's registry; every queue sampled every ${span(data.sample_interval_ms)} (last pass ${span(s.last_cycle_ms || 0)}).${s.error ? " " + visible(s.error) : ""}`
+      ? `${fmt(s.queues)} ${s.queues === 1 ? "queue" : "queues"} found by SCAN and delayq's registry${s.partitioned ? ` (${fmt(s.partitioned)} partitioned: one row each, over ${fmt(s.partitions)} partitions)` : ""}; every queue sampled every ${span(data.sample_interval_ms)} (last pass ${span(s.last_cycle_ms || 0)}).${s.error ? " " + visible(s.error) : ""}`
       : "discovering queues (SCAN and delayq's registry)…";
   };
   const refresh = poll(load);

@@ -982,6 +982,7 @@ mod java;
 mod job;
 mod limits;
 mod overview;
+mod partitioned;
 mod priorities;
 mod review;
 mod schedules;

@@ -811,6 +811,7 @@ mod java;
 mod jobs;
 mod limits;
 mod overview;
+mod partitioned;
 mod priorities;
 mod review;
 mod schedules;
