@@ -604,11 +604,14 @@ impl DecodeError {
 
 /// Errors fred raises itself while a connection is down or being replaced:
 /// a command not sent, then those that may have been sent.
-const CLIENT_SIDE_TRANSIENT: [&str; 4] = [
+const CLIENT_SIDE_TRANSIENT: [&str; 5] = [
     "Failed to route command",
     "Connection closed",
     "Missing response",
     "Max attempts exceeded",
+    // A command sent once that fred would have written again (its
+    // connection closed with it in flight): it may have run.
+    "Too many failed write attempts",
 ];
 
 /// A failure of the connection to Redis, or an error reply, as delayq reports

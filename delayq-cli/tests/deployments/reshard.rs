@@ -315,6 +315,16 @@ impl Load {
             self.failed.load(Ordering::Relaxed),
             "{report:?}"
         );
+        // A coordinated failover may outlast an ack's retries (5 s) on a
+        // loaded machine: the value comes again after its visibility
+        // timeout, which is the duplicate `AtLeastOnce` allows.
+        let logged: Vec<String> = match expected {
+            Expect::AtLeastOnce => logged
+                .into_iter()
+                .filter(|l| !l.contains("the ack failed; the value may be delivered again"))
+                .collect(),
+            _ => logged,
+        };
         assert!(logged.is_empty(), "the library logged failures: {logged:?}");
         self.consumer.shutdown().await;
         self.producer.shutdown().await;

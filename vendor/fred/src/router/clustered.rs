@@ -550,6 +550,13 @@ pub async fn sync(
 
   // drop connections that are no longer used
   for removed_server in changes.remove.into_iter() {
+    // delayq's patch (see `vendor/README.md`): a connection with commands in flight (an ASK target that serves no
+    // slot yet) is kept until they are answered: closing it retried them, and a command sent once then failed with
+    // "Too many failed write attempts" though it may have run. A later sync drops it once idle.
+    if connections.get(&removed_server).is_some_and(|c| !c.buffer.is_empty()) {
+      _debug!(inner, "Keeping cluster node {} until its commands in flight are answered", removed_server);
+      continue;
+    }
     _debug!(inner, "Disconnecting from cluster node {}", removed_server);
     let mut writer = match connections.remove(&removed_server) {
       Some(writer) => writer,
