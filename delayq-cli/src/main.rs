@@ -341,6 +341,13 @@ fn hint(error: &delayq::Error, url: &str) -> Option<&'static str> {
              redis-cluster:// is for cluster nodes.",
         );
     }
+    if said.starts_with("TRYAGAIN") || said.contains("Too many redirections") {
+        return Some(
+            "a Redis Cluster slot this command needs is being moved between nodes (a reshard); delayq \
+             waited 30 s for the move to end. Try again once it has (`redis-cli --cluster check`); a \
+             move left half done needs `redis-cli --cluster fix`.",
+        );
+    }
     if said.contains("MOVED") || said.contains("CROSSSLOT") || said.contains("ASK ") {
         return Some("this server is a Redis Cluster node: give redis-cluster://host:port (any node).");
     }
@@ -393,6 +400,21 @@ fn hint(error: &delayq::Error, url: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    /// A slot being moved (TRYAGAIN after delayq's 30 s of retries) is
+    /// named for what it is, with what to do.
+    #[test]
+    fn a_moving_slot_gets_its_hint() {
+        use delayq::fred::error::{Error, ErrorKind};
+        for said in [
+            "TRYAGAIN Multiple keys request during rehashing of slot",
+            "Too many redirections.",
+        ] {
+            let error: delayq::Error = Error::new(ErrorKind::Unknown, said).into();
+            let hint = super::hint(&error, "redis-cluster://h:7000").unwrap_or_default();
+            assert!(hint.contains("being moved between nodes"), "{said}: {hint}");
+        }
+    }
+
     #[test]
     fn passwords_stay_out_of_messages() {
         assert_eq!(

@@ -50,13 +50,13 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, fred::error::Error>>,
 {
-    let (mut wait, mut waited) = (SLOT_MOVING_FIRST, std::time::Duration::ZERO);
+    // A budget of time gone by (a try can take seconds itself), not of pauses.
+    let (mut wait, started) = (SLOT_MOVING_FIRST, tokio::time::Instant::now());
     loop {
         match attempt().await {
-            Err(error) if crate::error::slot_moving(&error) && waited < SLOT_MOVING_FOR => {
+            Err(error) if crate::error::slot_moving(&error) && started.elapsed() < SLOT_MOVING_FOR => {
                 tracing::debug!(%error, "slot moving; sending again");
                 tokio::time::sleep(wait).await;
-                waited += wait;
                 wait = (wait * 2).min(SLOT_MOVING_MAX);
             }
             other => return other,

@@ -265,9 +265,12 @@ impl Script {
         // script may be tried again; for a short while, as the new
         // connection comes up, rather than failing a call that a moment's
         // wait would have served.
+        // Both budgets are of time gone by, not of the pauses: one try can
+        // itself take seconds (fred's redirections and cluster syncs), and a
+        // budget of pauses let a call hang for many minutes.
+        let started = tokio::time::Instant::now();
         let mut wait = ROUTE_RETRY_FIRST;
-        let mut waited = std::time::Duration::ZERO;
-        let (mut try_again, mut tried_again) = (super::SLOT_MOVING_FIRST, std::time::Duration::ZERO);
+        let mut try_again = super::SLOT_MOVING_FIRST;
         let sent = loop {
             let sent = match self.resend {
                 Resend::Safe => self.send(conn, keys.clone(), args.clone()).await,
@@ -277,16 +280,14 @@ impl Script {
                 }
             };
             match sent {
-                Err(error) if error.details().starts_with(NOT_ROUTED) && waited < ROUTE_RETRY_FOR => {
+                Err(error) if error.details().starts_with(NOT_ROUTED) && started.elapsed() < ROUTE_RETRY_FOR => {
                     tokio::time::sleep(wait).await;
-                    waited += wait;
                     wait = (wait * 2).min(ROUTE_RETRY_MAX);
                 }
                 // Redis's answers: the script did not run, any script may go again.
-                Err(error) if slot_moving(&error) && tried_again < super::SLOT_MOVING_FOR => {
+                Err(error) if slot_moving(&error) && started.elapsed() < super::SLOT_MOVING_FOR => {
                     tracing::debug!(script = self.name, queue, %error, "slot moving; sending again");
                     tokio::time::sleep(try_again).await;
-                    tried_again += try_again;
                     try_again = (try_again * 2).min(super::SLOT_MOVING_MAX);
                 }
                 other => break other,

@@ -82,12 +82,10 @@ impl<T: 'static> BlockingQueue<T> {
     /// once: a resend could delete values offered after the first run, so
     /// a lost reply is [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown).
     pub async fn clear(&self) -> Result<bool> {
-        let n: i64 = self
-            .handle
-            .core
-            .conn()?
-            .with_options(&Resend::Once.options())
-            .del(vec![self.name().to_owned(), self.handle.keys.priority_ready()])
+        let conn = self.handle.core.conn()?.with_options(&Resend::Once.options());
+        let keys = vec![self.name().to_owned(), self.handle.keys.priority_ready()];
+        // Two keys: while the queue's Cluster slot moves, TRYAGAIN until it is done.
+        let n: i64 = crate::connection::while_slot_moves(|| conn.del(keys.clone()))
             .await
             .sent_once("clear", self.name())?;
         Ok(n > 0)

@@ -274,8 +274,10 @@ async fn process_ask(
   command.attempts_remaining += 1;
   if let crate::router::Connections::Clustered { ref mut connections, .. } = router.connections {
     if let Err(error) = clustered::connect_ask_target(inner, connections, &server).await {
-      // Not sent: the caller may try again.
-      command.respond_to_caller(Err(error));
+      // Not sent: answered as a command with no connection to go on is (the caller may try again; an IO error
+      // would read as a command that may have run).
+      _debug!(inner, "Could not connect to ASK target {}: {:?}", server, error);
+      command.respond_to_caller(Err(Error::new(ErrorKind::Routing, "Failed to route command.")));
       return Ok(());
     }
   }
