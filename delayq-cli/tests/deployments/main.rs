@@ -10,6 +10,7 @@ mod durable;
 mod load;
 mod partition;
 mod reshard;
+mod reshard_review;
 mod sentinel;
 mod tls;
 
