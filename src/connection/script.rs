@@ -1094,7 +1094,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     ),
     // A resend finds the limits set and writes no second event.
     limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
-    partitions_create: lua!("partitions_create", Safe, [Partitions]),
+    partitions_create: lua!("partitions_create", Safe, [Partitions, Destination, Timeout, Pending]),
     // Its records hold each offered element's own header, and a run that
     // found duplicates leaves its answers under its own record: a resend
     // finds them and answers as the first run, writing nothing twice.

@@ -42,6 +42,7 @@ mod lost_replies;
 mod metrics;
 mod nack_kinds;
 mod partitioned;
+mod partitioned_review;
 mod pause;
 mod priorities;
 mod publishes;

@@ -188,6 +188,28 @@ impl<T: 'static> BlockingQueue<T> {
         self
     }
 
+    /// Waits until the list holds a value or `until`, taking none:
+    /// `BLMOVE N N LEFT LEFT` moves the head to the head (the list as it
+    /// was, for every reader). A wait dropped half way gives nothing back,
+    /// so waits on several queues at once can race without reordering any.
+    pub(crate) async fn wait_nonempty(&self, until: tokio::time::Instant) -> Result<()> {
+        let name = self.name();
+        let args = |secs: f64| {
+            let mut args: Vec<fred::types::Value> = [name, name, "LEFT", "LEFT"]
+                .into_iter()
+                .map(fred::types::Value::from)
+                .collect();
+            args.push(fred::types::Value::from(secs));
+            args
+        };
+        self.handle
+            .core
+            .blocking()
+            .wait("BLMOVE", name, Some(until), args, None)
+            .await?;
+        Ok(())
+    }
+
     /// Whether this handle runs the transfer.
     pub fn transfers(&self) -> bool {
         self.handle.transfers()

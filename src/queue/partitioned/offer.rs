@@ -35,7 +35,9 @@ impl<T: 'static> PartitionedQueue<T> {
 
     /// Offers `value` as `options` say ([`DelayedQueue::offer_with`](crate::DelayedQueue::offer_with)),
     /// to the partition of its [`partition_key`](OfferOptions::partition_key)
-    /// if set, else round robin.
+    /// if set, else to the partition of its [group](OfferOptions::group) key
+    /// (a group's values, or [`sequential`](OfferOptions::sequential) ones,
+    /// must share one partition to run one at a time), else round robin.
     ///
     /// ```no_run
     /// # async fn demo(queue: delayq::PartitionedQueue<String>) -> delayq::Result<()> {
@@ -45,9 +47,10 @@ impl<T: 'static> PartitionedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
-        let i = match options.partition_key_set() {
-            Some(key) => self.partition_for_key(key),
-            None => self.round_robin(),
+        let i = match (options.partition_key_set(), options.group_key()) {
+            (Some(key), _) => self.partition_for_key(key),
+            (None, Some(group)) => self.partition_for_key(group),
+            (None, None) => self.round_robin(),
         };
         self.delayed[i].offer_with(value, options).await
     }

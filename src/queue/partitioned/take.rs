@@ -80,14 +80,18 @@ impl<T: 'static> PartitionedQueue<T> {
             let waited = n.min(WAITED_AT_ONCE);
             let slice = if waited < n { WAIT_SLICE } else { WAIT_ALL };
             let slice = slice.min(left);
-            // The first to answer with a value wins; dropping the others
-            // gives back what they popped (each take is cancel safe).
+            // Waits that take nothing: the first to see a value ends the
+            // round and the next sweep pops it. Waits that popped, raced and
+            // dropped gave their values back to their heads behind the next
+            // pop, and one key's values came out of order.
+            let until = Instant::now() + slice;
             let mut waits: FuturesUnordered<_> = (0..waited)
-                .map(|k| self.ready[(start + k) % n].take_timeout(slice))
+                .map(|k| self.ready[(start + k) % n].wait_nonempty(until))
                 .collect();
-            while let Some(taken) = waits.next().await {
-                if let Some(value) = taken? {
-                    return Ok(Some(value));
+            while let Some(waited) = waits.next().await {
+                waited?;
+                if Instant::now() < until {
+                    break;
                 }
             }
         }
