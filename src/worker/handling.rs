@@ -192,6 +192,13 @@ pub(super) async fn handle_in_slot<T: Send + 'static>(
                 Instant::now()
             }
         };
+        // Slots shared with other partitions' loops: the slot goes back
+        // after each value, to the loop that has waited longest for one
+        // (the semaphore is first come, first served); keeping it for this
+        // partition's next value let one backlog hold the whole budget.
+        if context.shared_slots {
+            return;
+        }
         match buffer.take_next(now).await {
             Some(next) => delivery = next,
             None => return,

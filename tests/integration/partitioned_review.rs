@@ -275,3 +275,39 @@ redis_test! {
         assert!(most <= 4, "{most} blocked reads at once");
     }
 }
+
+redis_test! {
+    /// One budget over the partitions should not let a busy partition
+    /// starve another: a slot task goes on with its own partition's
+    /// buffered values without giving its permit back, so while partition
+    /// 0 has a backlog, a value of partition 1 waits for all of it.
+    async fn a_busy_partition_does_not_starve_another_under_one_budget(client) {
+        let q = client.create_partitioned_queue("pqr-starve", 2, LongCodec).await.unwrap();
+        let backlog = 1000i64;
+        q.partition(0).unwrap().offer_all((0..backlog).map(|i| (i, Duration::ZERO))).await.unwrap();
+        eventually(WAIT, "backlog ready", || async { q.ready_len().await.unwrap() == backlog as usize }).await;
+        let order: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client.partitioned_worker(&q).unwrap().concurrency(1).run({
+            let order = order.clone();
+            move |v: i64| {
+                let order = order.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    order.lock().push(v);
+                    Ok::<_, std::io::Error>(())
+                }
+            }
+        });
+        eventually(WAIT, "partition 0 under way", || async { order.lock().len() >= 20 }).await;
+        q.partition(1).unwrap().offer(&-1, Duration::ZERO).await.unwrap();
+        eventually(WAIT, "partition 1's value handled", || async { order.lock().contains(&-1) }).await;
+        let at = order.lock().iter().position(|&v| v == -1).unwrap();
+        let before = order.lock().len();
+        worker.shutdown().await;
+        eprintln!("partition 1's value handled at {at} (of {before} so far)");
+        assert!(
+            at < (backlog as usize) / 2,
+            "partition 1's one value was handled after {at} of partition 0's {backlog} (handled so far {before})"
+        );
+    }
+}
