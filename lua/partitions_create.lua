@@ -2,9 +2,9 @@
 -- partitions_create: store a partitioned queue's layout once
 -- (Client::create_partitioned_queue; wire/partitions.rs says what it holds).
 -- KEYS: 1 partitions hash (delayq_partitions, in the logical queue's slot),
---       2 the name's own list, 3 its timeout set, 4 its pending list
---       (Redisson's keys of a plain queue of that name: one holding values
---       is not hidden behind a layout)
+--       2 destination list, 3 timeout set, 4 pending list (Redisson's
+--       keys of a plain queue of the logical name: one holding values is
+--       not hidden behind a layout)
 -- ARGV: 1 partition count, 2 partition names one a line, 3 created ms,
 --       4 layout version, 5 key hash name
 -- Returns {'created', count, names, created} when it stored the layout,
