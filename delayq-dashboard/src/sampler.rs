@@ -74,7 +74,7 @@ impl Queues {
                 .map(|error| format!("partition {name}: {error}"))
         });
         PartitionedRow {
-            status: statuses.map(|s| sum(&s)),
+            status: statuses.map(|s| QueueStatus::sum(&s)),
             sampled: entries.iter().flatten().filter(|e| e.status.is_some()).count(),
             workers: WorkerCounts::of_partitions(&workers),
             untaken: entries.iter().flatten().any(|e| e.untaken),
@@ -94,48 +94,6 @@ pub(crate) struct PartitionedRow {
     pub untaken: bool,
     pub runners: Option<usize>,
     pub error: Option<String>,
-}
-
-/// Statuses added up as `PartitionedQueue::status` adds a partitioned
-/// queue's: counts and totals summed, the earliest due times, paused if
-/// any is, the concurrency limits summed where every partition has one.
-pub(crate) fn sum(parts: &[QueueStatus]) -> QueueStatus {
-    let mut total = QueueStatus::default();
-    let earliest = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    for part in parts {
-        total.pending += part.pending;
-        total.ready += part.ready;
-        total.priority_pending += part.priority_pending;
-        total.priority_ready += part.priority_ready;
-        total.grouped_pending += part.grouped_pending;
-        total.grouped_ready += part.grouped_ready;
-        total.in_flight += part.in_flight;
-        total.dead_letters += part.dead_letters;
-        total.quarantined += part.quarantined;
-        total.next_due = earliest(total.next_due, part.next_due);
-        total.exists |= part.exists;
-        total.paused |= part.paused;
-        total.ids += part.ids;
-        total.oldest_ready_due = earliest(total.oldest_ready_due, part.oldest_ready_due);
-        total.paused_since = earliest(total.paused_since, part.paused_since);
-        total.lapsed += part.lapsed;
-        let (t, p) = (&mut total.totals, &part.totals);
-        t.offered += p.offered;
-        t.transferred += p.transferred;
-        t.acked += p.acked;
-        t.failed += p.failed;
-        t.dead_lettered += p.dead_lettered;
-        t.timed_out += p.timed_out;
-        t.duplicates += p.duplicates;
-        t.expired += p.expired;
-        t.cancelled += p.cancelled;
-    }
-    let limits: Option<Vec<u32>> = parts.iter().map(|p| p.concurrency_limit).collect();
-    total.concurrency_limit = limits.filter(|l| !l.is_empty()).map(|l| l.iter().sum());
-    total
 }
 
 /// One queue's latest sample and history.

@@ -145,10 +145,22 @@ impl QueueTotals {
 }
 
 impl QueueStatus {
-    /// The statuses of a partitioned queue's partitions added up: counts
-    /// and totals summed, the earliest due times, paused if any is, the
-    /// concurrency limits summed where every partition has one.
-    pub(crate) fn sum(parts: &[QueueStatus]) -> QueueStatus {
+    /// The statuses of a partitioned queue's partitions added up, as
+    /// [`PartitionedQueue::status`](crate::PartitionedQueue::status) adds
+    /// them: counts and totals summed, the earliest due times, paused if any
+    /// is, the concurrency limits summed where every partition has one.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: delayq::PartitionedQueue<String>) -> delayq::Result<()> {
+    /// let mut parts = Vec::new();
+    /// for i in 0..queue.count() {
+    ///     parts.push(queue.partition(i).expect("a partition").status().await?);
+    /// }
+    /// let total = delayq::QueueStatus::sum(&parts);
+    /// println!("{} ready over {} partitions", total.ready, parts.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn sum(parts: &[QueueStatus]) -> QueueStatus {
         let mut total = QueueStatus::default();
         let earliest = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
