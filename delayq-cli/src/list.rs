@@ -308,6 +308,11 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
     }
     let client = crate::connect(cli).await?;
     let partitioned = first_partitioned(&client, &names).await;
+    // `take` takes from a partitioned queue's partitions as one queue.
+    if matches!(cli.command, Command::Take(_)) && matches!(partitioned, Ok(Some(_))) {
+        client.shutdown().await;
+        return Ok(None);
+    }
     if let Some(message) = partitioned.transpose() {
         client.shutdown().await;
         return message.map(Some);

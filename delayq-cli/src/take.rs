@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use bytes::Bytes;
-use delayq::{BlockingQueue, BytesCodec, Headers};
+use delayq::{BlockingQueue, BytesCodec, Headers, PartitionedQueue};
 use tokio::time::Instant;
 
 use crate::args::{Cli, CodecKind, OutputFormat, TakeArgs};
@@ -26,17 +26,36 @@ pub(crate) async fn run(cli: &Cli, args: &TakeArgs) -> delayq::Result<ExitCode> 
     if paused {
         eprintln!("delayq: {}", paused_note(&args.queue));
     }
+    // A partitioned queue is taken as one: from every partition.
+    let partitioned = match client.partition_layout(&args.queue).await {
+        Ok(layout) => layout.is_some(),
+        Err(error) => {
+            client.shutdown().await;
+            return Err(error);
+        }
+    };
     let outcome = if args.codec.kind == CodecKind::Auto {
         // Raw bytes, so that each value shows the codec detected for it.
-        let queue = client.blocking_queue(&args.queue, BytesCodec)?.with_transfer();
-        take_all(&queue, args, |raw: Bytes| {
+        let show = |raw: Bytes| {
             let read = codec.read(&raw).expect("auto-detection reads any bytes");
             (Some(read.codec.clone()), read.text())
-        })
-        .await
+        };
+        match partitioned {
+            true => {
+                let queue = client.partitioned_queue(&args.queue, BytesCodec).await?.with_transfer();
+                take_all(&Source::Partitioned(queue), args, show).await
+            }
+            false => {
+                let queue = client.blocking_queue(&args.queue, BytesCodec)?.with_transfer();
+                take_all(&Source::One(queue), args, show).await
+            }
+        }
+    } else if partitioned {
+        let queue = client.partitioned_queue(&args.queue, codec).await?.with_transfer();
+        take_all(&Source::Partitioned(queue), args, |value: String| (None, value)).await
     } else {
         let queue = client.blocking_queue(&args.queue, codec)?.with_transfer();
-        take_all(&queue, args, |value: String| (None, value)).await
+        take_all(&Source::One(queue), args, |value: String| (None, value)).await
     };
     client.shutdown().await;
     let taken = outcome?;
@@ -60,11 +79,28 @@ fn paused_note(queue: &str) -> String {
     format!("{queue} is paused: nothing due moves to it until `delayq resume {queue}` (values already ready can still be taken)")
 }
 
+/// Where `take` takes from: one queue, or a partitioned queue's partitions.
+enum Source<V> {
+    One(BlockingQueue<V>),
+    Partitioned(PartitionedQueue<V>),
+}
+
+impl<V: 'static> Source<V> {
+    /// The next value within `timeout`, with its headers (a partitioned
+    /// take returns values only: their headers stay unread).
+    async fn take_with_headers(&self, timeout: Duration) -> delayq::Result<Option<(V, Headers)>> {
+        match self {
+            Source::One(queue) => queue.take_with_headers(timeout).await,
+            Source::Partitioned(queue) => Ok(queue.take_timeout(timeout).await?.map(|v| (v, Headers::default()))),
+        }
+    }
+}
+
 /// Takes up to `--count` values (transferring while it waits, so that values
 /// come due even with no other process running) and prints each as it
 /// arrives, with its headers; returns how many arrived.
 async fn take_all<V: Send + 'static>(
-    queue: &BlockingQueue<V>,
+    queue: &Source<V>,
     args: &TakeArgs,
     show: impl Fn(V) -> (Option<String>, String),
 ) -> delayq::Result<usize> {

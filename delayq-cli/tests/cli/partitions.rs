@@ -83,3 +83,27 @@ redis_test! {
         assert!(partition_inspect.status.success(), "{}", text(&partition_inspect.stderr));
     }
 }
+
+redis_test! {
+    /// `delayq take Q` on a partitioned queue takes from its partitions as
+    /// one queue: values offered round robin and by key all come, a key's
+    /// in offer order.
+    async fn take_on_a_partitioned_queue_takes_from_every_partition(redis) {
+        let created = delayq(&redis, &["partition", "create", "cp-take", "3"]).await;
+        assert!(created.status.success(), "{}", text(&created.stderr));
+        let rr = delayq(&redis, &["offer", "cp-take", "--delay", "0", "a", "b", "c"]).await;
+        assert!(rr.status.success(), "{}", text(&rr.stderr));
+        let keyed = delayq(&redis, &["offer", "cp-take", "--delay", "0", "--partition-key", "cust-7", "k1", "k2"]).await;
+        assert!(keyed.status.success(), "{}", text(&keyed.stderr));
+        let taken = delayq(&redis, &["take", "cp-take", "--count", "5", "--timeout", "20s"]).await;
+        assert!(taken.status.success(), "{}", text(&taken.stderr));
+        let lines: Vec<String> = text(&taken.stdout).lines().map(str::to_owned).collect();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["a", "b", "c", "k1", "k2"], "{lines:?}");
+        let (k1, k2) = (lines.iter().position(|l| l == "k1"), lines.iter().position(|l| l == "k2"));
+        assert!(k1 < k2, "a key's values in offer order: {lines:?}");
+        let empty = delayq(&redis, &["take", "cp-take", "--timeout", "200ms"]).await;
+        assert_eq!(empty.status.code(), Some(1), "{}", text(&empty.stderr));
+    }
+}
