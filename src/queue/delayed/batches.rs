@@ -388,7 +388,16 @@ impl<T: 'static> DelayedQueue<T> {
             // runs after the call has answered.
             let (mut reached, mut lowest) = (from, from);
             let mut failed = None;
+            let mut nth = 0;
             while let Some(reply) = in_flight.next().await {
+                nth += 1;
+                // Only the round's first chunk's failure is decisive: a later
+                // one may have run before it (resent after NOSCRIPT, when the
+                // record did not exist yet: DELAYQ_BATCH_GONE), and the next
+                // round sends it again from where the batch got.
+                if nth > 1 && reply.is_err() {
+                    continue;
+                }
                 let reply = reply.map_err(|e| batch_error(e.into(), &id)).and_then(|value| {
                     let [offered, refusal] = reply::tuple::<2>(value)?;
                     let offered = reply::int(&offered)? as usize;
