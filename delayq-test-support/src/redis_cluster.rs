@@ -124,21 +124,8 @@ impl RedisCluster {
     /// writing), then `SETSLOT slot NODE target` on the target, the source
     /// and every other master. Panics on a command that fails.
     pub async fn migrate_slot(&self, slot: u16, from: u16, to: u16, how: Migration) -> Migrated {
-        let source = node_id(from).await;
-        let target = node_id(to).await;
+        let (_, target) = self.open_slot(slot, from, to).await;
         let slot_arg = || Value::from(i64::from(slot));
-        node_ok(
-            to,
-            "CLUSTER",
-            vec!["SETSLOT".into(), slot_arg(), "IMPORTING".into(), source.as_str().into()],
-        )
-        .await;
-        node_ok(
-            from,
-            "CLUSTER",
-            vec!["SETSLOT".into(), slot_arg(), "MIGRATING".into(), target.as_str().into()],
-        )
-        .await;
         let mut migrated = Migrated::default();
         loop {
             let keys = node_try(
@@ -156,16 +143,7 @@ impl RedisCluster {
                 break;
             }
             let count = keys.len();
-            let mut args: Vec<Value> = vec![
-                "127.0.0.1".into(),
-                Value::from(i64::from(to)),
-                "".into(),
-                Value::from(0),
-                Value::from(10_000),
-                "KEYS".into(),
-            ];
-            args.extend(keys);
-            node_ok(from, "MIGRATE", args).await;
+            migrate_keys(from, to, keys).await;
             migrated.keys += count;
             migrated.batches += 1;
             if !how.pause.is_zero() {
@@ -336,6 +314,22 @@ impl RedisCluster {
 }
 
 /// The node's cluster id (`CLUSTER MYID`).
+/// `MIGRATE` of `keys` from the node on `from` to the one on `to` (db 0,
+/// 10 s timeout), as a reshard moves a batch of a slot's keys. Panics if it
+/// fails.
+pub async fn migrate_keys(from: u16, to: u16, keys: Vec<Value>) {
+    let mut args: Vec<Value> = vec![
+        "127.0.0.1".into(),
+        Value::from(i64::from(to)),
+        "".into(),
+        Value::from(0),
+        Value::from(10_000),
+        "KEYS".into(),
+    ];
+    args.extend(keys);
+    node_ok(from, "MIGRATE", args).await;
+}
+
 async fn node_id(port: u16) -> String {
     let id = node_command(port, "CLUSTER", vec!["MYID".into()]).await;
     assert_eq!(id.len(), 40, "CLUSTER MYID on {port} answered {id:?}");

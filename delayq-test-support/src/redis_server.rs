@@ -220,13 +220,34 @@ pub async fn node_command(port: u16, name: &'static str, args: Vec<Value>) -> St
 /// One command on one node, by a short-lived plain connection: its reply,
 /// or the error (Redis's, or of the connection) as text.
 pub async fn node_try(port: u16, name: &'static str, args: Vec<Value>) -> Result<Value, String> {
+    node_reply(port, None, name, args, Duration::from_secs(15)).await
+}
+
+/// [`node_command`] authenticated with `password` (default user), if any.
+pub async fn node_command_as(port: u16, password: Option<&str>, name: &'static str, args: Vec<Value>) -> String {
+    match node_reply(port, password, name, args, Duration::from_secs(2)).await {
+        Ok(value) => value_text(&value),
+        Err(_) => String::new(),
+    }
+}
+
+/// One command on one node by a short-lived plain connection (with
+/// `password`, if any), within `within`: its reply, or the error as text.
+async fn node_reply(
+    port: u16,
+    password: Option<&str>,
+    name: &'static str,
+    args: Vec<Value>,
+    within: Duration,
+) -> Result<Value, String> {
+    let credentials = password.map(|p| format!(":{p}@")).unwrap_or_default();
     let client = delayq::fred::clients::Client::new(
-        Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
+        Config::from_url(&format!("redis://{credentials}127.0.0.1:{port}")).unwrap(),
         None,
         None,
         None,
     );
-    let reply = tokio::time::timeout(Duration::from_secs(15), async {
+    let reply = tokio::time::timeout(within, async {
         client.init().await?;
         client
             .custom::<Value, Value>(CustomCommand::new_static(name, None, false), args)
@@ -237,30 +258,7 @@ pub async fn node_try(port: u16, name: &'static str, args: Vec<Value>) -> Result
     match reply {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err("no reply within 15 s".to_owned()),
-    }
-}
-
-/// [`node_command`] authenticated with `password` (default user), if any.
-pub async fn node_command_as(port: u16, password: Option<&str>, name: &'static str, args: Vec<Value>) -> String {
-    let credentials = password.map(|p| format!(":{p}@")).unwrap_or_default();
-    let client = delayq::fred::clients::Client::new(
-        Config::from_url(&format!("redis://{credentials}127.0.0.1:{port}")).unwrap(),
-        None,
-        None,
-        None,
-    );
-    let reply = tokio::time::timeout(Duration::from_secs(2), async {
-        client.init().await?;
-        client
-            .custom::<Value, Value>(CustomCommand::new_static(name, None, false), args)
-            .await
-    })
-    .await;
-    let _ = client.quit().await;
-    match reply {
-        Ok(Ok(value)) => value_text(&value),
-        _ => String::new(),
+        Err(_) => Err(format!("no reply within {} s", within.as_secs())),
     }
 }
 

@@ -173,16 +173,7 @@ async fn reshard_review_offer_while_the_slot_moves_to_a_newly_added_master_is_no
         let Value::Array(moved) = moved else {
             panic!("{moved:?}")
         };
-        let mut args: Vec<Value> = vec![
-            "127.0.0.1".into(),
-            Value::from(i64::from(to)),
-            "".into(),
-            Value::from(0),
-            Value::from(10_000),
-            "KEYS".into(),
-        ];
-        args.extend(moved);
-        node_command(from, "MIGRATE", args).await;
+        crate::redis_cluster::migrate_keys(from, to, moved).await;
 
         let offered = delayed.offer(&"during".to_owned(), Duration::from_secs(60)).await;
         finishing.await.unwrap();
