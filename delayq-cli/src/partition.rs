@@ -3,9 +3,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use delayq::fred::interfaces::ClientLike;
-use delayq::fred::types::{ClusterHash, CustomCommand, Value};
-use delayq::{PartitionLayout, PartitionedQueue};
+use delayq::PartitionedQueue;
 use serde_json::json;
 
 use crate::args::{Cli, CodecKind, OfferArgs, OutputFormat, PartitionCreateArgs, PartitionShowArgs};
@@ -68,7 +66,11 @@ pub(crate) async fn show(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<
 async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format: OutputFormat) -> delayq::Result<()> {
     let layout = queue.layout();
     let status = queue.status().await?;
-    let nodes = nodes(client, layout).await;
+    // The Cluster primary of each partition; none shown if it cannot be told.
+    let nodes = match client.partition_nodes(layout).await {
+        Ok(nodes) => nodes,
+        Err(_) => vec![None; layout.count()],
+    };
     let created = SystemTime::UNIX_EPOCH + Duration::from_millis(layout.created_ms());
     match format {
         OutputFormat::Json => {
@@ -153,42 +155,6 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
         }
     }
     Ok(())
-}
-
-/// The Cluster node (the primary's `host:port`) that serves each
-/// partition's slot, from `CLUSTER SLOTS` (`None` on one server or
-/// Sentinel, where the command fails).
-async fn nodes(client: &delayq::Client, layout: &PartitionLayout) -> Vec<Option<String>> {
-    let command = CustomCommand::new_static("CLUSTER", ClusterHash::Random, false);
-    let ranges: Vec<(i64, i64, String)> = match client
-        .redis()
-        .next()
-        .custom::<Value, _>(command, vec![Value::from("SLOTS")])
-        .await
-    {
-        Ok(Value::Array(entries)) => entries.into_iter().filter_map(slot_range).collect(),
-        _ => Vec::new(),
-    };
-    (0..layout.count())
-        .map(|i| {
-            let slot = i64::from(layout.slot(i));
-            (ranges.iter())
-                .find(|(start, end, _)| (*start..=*end).contains(&slot))
-                .map(|(_, _, node)| node.clone())
-        })
-        .collect()
-}
-
-/// One `CLUSTER SLOTS` entry: its first slot, last slot and primary.
-fn slot_range(entry: Value) -> Option<(i64, i64, String)> {
-    let Value::Array(fields) = entry else { return None };
-    let (start, end) = (fields.first()?.as_i64()?, fields.get(1)?.as_i64()?);
-    let Value::Array(primary) = fields.get(2)? else {
-        return None;
-    };
-    let host = primary.first()?.as_string()?;
-    let port = primary.get(1)?.as_i64()?;
-    Some((start, end, format!("{host}:{port}")))
 }
 
 /// `delayq offer Q` when Q is a partitioned queue: each value to the

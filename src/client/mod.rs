@@ -208,6 +208,26 @@ impl Client {
         crate::queue::partitioned::stored_layout(&self.core, name).await
     }
 
+    /// The primary (`host:port`) that serves each partition of `layout`
+    /// now, from one `CLUSTER SLOTS`, in partition order; `None` each on a
+    /// deployment that is not a Redis Cluster (for tools: `delayq
+    /// partition show`, the dashboard).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// if let Some(layout) = client.partition_layout("orders").await? {
+    ///     let nodes = client.partition_nodes(&layout).await?;
+    ///     for (name, node) in layout.names().iter().zip(nodes) {
+    ///         println!("{name}: {}", node.as_deref().unwrap_or("-"));
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn partition_nodes(&self, layout: &crate::PartitionLayout) -> Result<Vec<Option<String>>> {
+        self.check_open()?;
+        crate::queue::partitioned::partition_nodes(&self.core, layout).await
+    }
+
     /// A [`PartitionedWorker`](crate::worker::PartitionedWorker) over every
     /// partition of `queue`, with one concurrency budget: configure it,
     /// then run it with a handler.

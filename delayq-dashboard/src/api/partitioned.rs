@@ -15,9 +15,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use delayq::fred::interfaces::ClientLike;
-use delayq::fred::types::{ClusterHash, CustomCommand};
-use delayq::{BytesCodec, PartitionLayout};
+use delayq::BytesCodec;
 
 use super::{error, status_json};
 use crate::health::{self, guarded, unavailable, REDIS_WAIT};
@@ -95,7 +93,12 @@ async fn read(shared: &Shared, name: &str) -> Result<Value, Unread> {
         .without_transfer();
     let layout = queue.layout();
     let status = queue.status().await?;
-    let nodes = nodes(shared, layout).await;
+    // The Cluster primary of each partition (the library asks only on a
+    // Cluster); none shown if it cannot be told.
+    let nodes = match shared.client.partition_nodes(layout).await {
+        Ok(nodes) => nodes,
+        Err(_) => vec![None; layout.count()],
+    };
     let partitions: Vec<Value> = (0..layout.count())
         .map(|i| {
             let mut row = status_json(status.partitions.get(i), now);
@@ -116,45 +119,4 @@ async fn read(shared: &Shared, name: &str) -> Result<Value, Unread> {
         "total": status_json(Some(&status.total), now),
         "partitions": partitions,
     }))
-}
-
-/// The Cluster primary (`host:port`) serving each partition's slot, from one
-/// `CLUSTER SLOTS` (as `delayq partition show`); `None` each when the
-/// deployment is not a Cluster (nothing is asked) or the command fails.
-async fn nodes(shared: &Shared, layout: &PartitionLayout) -> Vec<Option<String>> {
-    let clustered = {
-        let server = shared.server.read();
-        server.mode == "cluster" || server.info.as_ref().and_then(|i| i.redis_mode.as_deref()) == Some("cluster")
-    };
-    let mut ranges: Vec<(i64, i64, String)> = Vec::new();
-    if clustered {
-        let command = CustomCommand::new_static("CLUSTER", ClusterHash::Random, false);
-        let slots = (shared.client.redis().next())
-            .custom::<delayq::fred::types::Value, _>(command, vec![delayq::fred::types::Value::from("SLOTS")])
-            .await;
-        if let Ok(delayq::fred::types::Value::Array(entries)) = slots {
-            ranges = entries.into_iter().filter_map(slot_range).collect();
-        }
-    }
-    (0..layout.count())
-        .map(|i| {
-            let slot = i64::from(layout.slot(i));
-            (ranges.iter())
-                .find(|(start, end, _)| (*start..=*end).contains(&slot))
-                .map(|(_, _, node)| node.clone())
-        })
-        .collect()
-}
-
-/// One `CLUSTER SLOTS` entry: its first slot, last slot and primary.
-fn slot_range(entry: delayq::fred::types::Value) -> Option<(i64, i64, String)> {
-    use delayq::fred::types::Value;
-    let Value::Array(fields) = entry else { return None };
-    let (start, end) = (fields.first()?.as_i64()?, fields.get(1)?.as_i64()?);
-    let Value::Array(primary) = fields.get(2)? else {
-        return None;
-    };
-    let host = primary.first()?.as_string()?;
-    let port = primary.get(1)?.as_i64()?;
-    Some((start, end, format!("{host}:{port}")))
 }

@@ -1,7 +1,7 @@
 //! Reading and storing a partitioned queue's layout (`delayq_partitions:{Q}`).
 
-use fred::interfaces::HashesInterface;
-use fred::types::Value;
+use fred::interfaces::{ClientLike, HashesInterface};
+use fred::types::{ClusterHash, CustomCommand, Value};
 
 use crate::connection::reply;
 use crate::connection::script::SCRIPTS;
@@ -86,6 +86,43 @@ pub(crate) async fn read(core: &Core, name: &str) -> Result<Option<PartitionLayo
     let count = parse_count(name, &count)?;
     let created = created.and_then(|c| c.parse().ok()).unwrap_or(0);
     PartitionLayout::from_stored(name, count, names.as_deref().unwrap_or(""), created).map(Some)
+}
+
+/// The primary (`host:port`) serving each partition's slot, from one
+/// `CLUSTER SLOTS`; `None` each on a deployment that is not a Cluster.
+pub(crate) async fn nodes(core: &Core, layout: &PartitionLayout) -> Result<Vec<Option<String>>> {
+    let conn = core.conn()?;
+    let mut ranges: Vec<(i64, i64, String)> = Vec::new();
+    if conn.is_clustered() {
+        let command = CustomCommand::new_static("CLUSTER", ClusterHash::Random, false);
+        let slots: Value = conn
+            .custom(command, vec![Value::from("SLOTS")])
+            .await
+            .map_err(Error::from)?;
+        if let Value::Array(entries) = slots {
+            ranges = entries.into_iter().filter_map(slot_range).collect();
+        }
+    }
+    Ok((0..layout.count())
+        .map(|i| {
+            let slot = i64::from(layout.slot(i));
+            (ranges.iter())
+                .find(|(start, end, _)| (*start..=*end).contains(&slot))
+                .map(|(_, _, node)| node.clone())
+        })
+        .collect())
+}
+
+/// One `CLUSTER SLOTS` entry: its first slot, last slot and primary.
+fn slot_range(entry: Value) -> Option<(i64, i64, String)> {
+    let Value::Array(fields) = entry else { return None };
+    let (start, end) = (fields.first()?.as_i64()?, fields.get(1)?.as_i64()?);
+    let Value::Array(primary) = fields.get(2)? else {
+        return None;
+    };
+    let host = primary.first()?.as_string()?;
+    let port = primary.get(1)?.as_i64()?;
+    Some((start, end, format!("{host}:{port}")))
 }
 
 fn parse_count(name: &str, count: &str) -> Result<usize> {

@@ -151,6 +151,11 @@ pub(crate) async fn stored_layout(core: &Core, name: &str) -> Result<Option<Part
     layout::read(core, name).await
 }
 
+/// The primary serving each of `layout`'s partitions, on a Cluster.
+pub(crate) async fn partition_nodes(core: &Core, layout: &PartitionLayout) -> Result<Vec<Option<String>>> {
+    layout::nodes(core, layout).await
+}
+
 impl<T: 'static> PartitionedQueue<T> {
     fn from_layout(core: Arc<Core>, layout: PartitionLayout, codec: Arc<dyn Codec<T>>) -> Result<Self> {
         let delayed = (layout.names().iter())
