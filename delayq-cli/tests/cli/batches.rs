@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::run::{delayq, text};
 use delayq::error::BoxError;
 use delayq::limits::Limits;
 use delayq::worker::{Permanent, RetryPolicy};
@@ -20,15 +21,6 @@ use tokio::sync::Notify;
 
 const HOUR: Duration = Duration::from_secs(3600);
 const WAIT: Duration = Duration::from_secs(30);
-
-async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
 
 /// `delayq ARGS...` with `input` on standard input.
 async fn delayq_stdin(redis: &RedisServer, args: &[&str], input: &[u8]) -> std::process::Output {
@@ -44,10 +36,6 @@ async fn delayq_stdin(redis: &RedisServer, args: &[&str], input: &[u8]) -> std::
     stdin.write_all(input).await.unwrap();
     drop(stdin);
     child.wait_with_output().await.expect("delayq ends")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn json_of(out: &std::process::Output) -> serde_json::Value {

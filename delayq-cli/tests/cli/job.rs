@@ -3,17 +3,9 @@
 
 use std::time::Duration;
 
+use crate::run::delayq;
 use delayq::StringCodec;
-use delayq_test_support::{redis_test, RedisServer};
-
-async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
+use delayq_test_support::redis_test;
 
 /// How many places in `text` have `shape`: `d` a digit, `+` a sign.
 fn shapes(text: &str, shape: &str) -> usize {

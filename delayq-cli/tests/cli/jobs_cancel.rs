@@ -7,27 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::run::{delayq, text};
 use delayq::jobs::JobState;
 use delayq::worker::JobContext;
 use delayq::StringCodec;
-use delayq_test_support::{redis_test, RedisServer};
+use delayq_test_support::redis_test;
 use serde_json::json;
 use tokio::sync::{mpsc, Notify};
 
 const HOUR: Duration = Duration::from_secs(3600);
-
-async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn json_of(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))

@@ -32,6 +32,7 @@ mod partitions;
 mod priorities;
 mod processes;
 mod rough_edges;
+mod run;
 mod schedules;
 mod search;
 mod ttl;

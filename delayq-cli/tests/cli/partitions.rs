@@ -4,21 +4,9 @@
 //! counts (table and JSON), offers go round robin or to a key's partition,
 //! and commands that act on one queue point at the partitions.
 
+use crate::run::{delayq, text};
 use delayq::StringCodec;
-use delayq_test_support::{redis_test, RedisServer};
-
-async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use delayq_test_support::redis_test;
 
 redis_test! {
     async fn partition_create_show_and_offers_by_key_or_round_robin(redis, client) {

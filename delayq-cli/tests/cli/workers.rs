@@ -4,20 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::run::delayq;
 use delayq::{QueueKeys, StringCodec};
-use delayq_test_support::{redis_test, wait_for, RedisServer};
+use delayq_test_support::{redis_test, wait_for};
 use tokio::sync::Notify;
 
 const WITHIN: Duration = Duration::from_secs(30);
-
-async fn delayq(redis: &RedisServer, args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
 
 redis_test! {
     /// A worker on a queue named in Cyrillic and CJK, with a terminal
