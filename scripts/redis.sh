@@ -21,6 +21,8 @@ ensure_commands() {
   fi
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  # The downloaded .deb files (chromium's are ~100 MB) are not needed again.
+  $sudo apt-get clean || true
   for pair in "$@"; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || { echo "${pair%%:*} still missing" >&2; return 1; }
   done

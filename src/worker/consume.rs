@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use futures_util::stream::StreamExt;
 use futures_util::FutureExt;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -128,6 +128,9 @@ struct Consumer<T: Send + 'static> {
     /// (`full_wait`) for room another process made.
     full: bool,
     full_wait: Duration,
+    /// With shared slots: the permits taken for what is claimed and held
+    /// (`reserve`), so that values claimed for free slots find them free.
+    reserved: Option<OwnedSemaphorePermit>,
 }
 
 /// Whether the queue was paused, asked while values are held ahead and no
@@ -185,6 +188,7 @@ impl<T: Send + 'static> Consumer<T> {
             idle: false,
             full: false,
             full_wait: FULL_WAIT,
+            reserved: None,
             context,
             stop,
         }
@@ -213,6 +217,7 @@ impl<T: Send + 'static> Consumer<T> {
                     continue;
                 }
             }
+            self.release_surplus();
             // Idle slots wait for the claims on their way, or end.
             self.buffer.expect(!self.claims.is_idle());
             let go_on = if self.claiming() || self.full || !self.claims.is_idle() || !self.buffer.lock().is_empty() {
@@ -267,7 +272,10 @@ impl<T: Send + 'static> Consumer<T> {
                 }
                 return;
             }
-            let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+            let Some(slot) = self
+                .reserved_one()
+                .or_else(|| Arc::clone(&self.slots).try_acquire_owned().ok())
+            else {
                 break;
             };
             // None if it went stale since `any_stale()`: given back next round.
@@ -307,10 +315,71 @@ impl<T: Send + 'static> Consumer<T> {
             Some(room) => self.context.pace.ahead().min(usize::try_from(room / 2).unwrap_or(0)),
             None => self.context.pace.ahead(),
         };
-        let target = self.slots.available_permits() + self.buffer.idle_slots() + ahead;
+        let free = if self.context.shared_slots {
+            self.reserve();
+            self.reserved_count()
+        } else {
+            self.slots.available_permits()
+        };
+        let target = free + self.buffer.idle_slots() + ahead;
         let held = self.buffer.lock().len() + self.claims.asked();
         let batch = target.saturating_sub(held).min(CLAIM_BATCH);
-        batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) && self.claims.ask(batch)
+        let sent = batch > 0 && batch >= target.min(CLAIM_BATCH).div_ceil(2) && self.claims.ask(batch);
+        if !sent {
+            self.release_surplus();
+        }
+        sent
+    }
+
+    /// With shared slots, takes free permits of the pool (up to a claim
+    /// batch in all) before a claim: every partition's loop saw the same
+    /// free permits and claimed for them, so values were held in a buffer
+    /// for slots another partition took, with `prefetch(0)` too.
+    fn reserve(&mut self) {
+        let want = CLAIM_BATCH
+            .saturating_sub(self.reserved_count())
+            .min(self.slots.available_permits());
+        let Ok(want) = u32::try_from(want) else { return };
+        if want == 0 {
+            return;
+        }
+        // Fails when another loop took some meanwhile: it claims for them.
+        if let Ok(permits) = Arc::clone(&self.slots).try_acquire_many_owned(want) {
+            match &mut self.reserved {
+                Some(reserved) => reserved.merge(permits),
+                None => self.reserved = Some(permits),
+            }
+        }
+    }
+
+    fn reserved_count(&self) -> usize {
+        self.reserved.as_ref().map_or(0, OwnedSemaphorePermit::num_permits)
+    }
+
+    /// One reserved permit, for a buffered delivery.
+    fn reserved_one(&mut self) -> Option<OwnedSemaphorePermit> {
+        let reserved = self.reserved.as_mut()?;
+        if reserved.num_permits() > 1 {
+            return reserved.split(1);
+        }
+        self.reserved.take()
+    }
+
+    /// Gives the pool back what is reserved beyond the values held and
+    /// asked for (a claim answered fewer, a slot task took a buffered
+    /// value with its own permit, the buffer went back).
+    fn release_surplus(&mut self) {
+        let keep = self.buffer.lock().len() + self.claims.asked();
+        let Some(reserved) = self.reserved.as_mut() else { return };
+        let surplus = reserved.num_permits().saturating_sub(keep);
+        if surplus == 0 {
+            return;
+        }
+        if surplus == reserved.num_permits() {
+            self.reserved = None;
+        } else {
+            drop(reserved.split(surplus));
+        }
     }
 
     /// Step `wait_for_news`: waits for a claim's answer, a probe's, a free
@@ -339,6 +408,12 @@ impl<T: Send + 'static> Consumer<T> {
         .into_iter()
         .flatten()
         .min();
+        // Shared slots, all taken (by other partitions' handlers, which no
+        // step here waits for): the claim waits for a free one. Without
+        // this a partition with values waited for nothing, for ever, once
+        // the others held every slot.
+        let wait_for_slot =
+            self.context.shared_slots && self.claiming() && self.claims.is_idle() && self.reserved.is_none() && !held;
         tokio::select! {
             biased;
             _ = self.stop.cancelled() => return false,
@@ -360,6 +435,9 @@ impl<T: Send + 'static> Consumer<T> {
                 }
             }
             Some(_) = self.running.join_next(), if self.buffer.lock().is_empty() && !self.running.is_empty() => {}
+            slot = Arc::clone(&self.slots).acquire_owned(), if wait_for_slot => {
+                self.reserved = Some(slot.expect("the semaphore is never closed"));
+            }
             // Slots took from the buffer: there may be room to claim.
             _ = self.buffer.taken(), if held => {}
             // A settle of ours landed: room under the concurrency limit.
@@ -615,6 +693,7 @@ impl<T: Send + 'static> Consumer<T> {
             self.buffer.lock().answered(number, sent, taken);
         }
         self.claims.abandon();
+        self.reserved = None;
         let held = self.buffer.lock().drain();
         self.give_back(held, deadline.saturating_duration_since(Instant::now()));
         while self.releases.join_next().await.is_some() {}

@@ -27,7 +27,9 @@ pub struct WorkerHandle {
     pub(crate) stop: CancellationToken,
     pub(crate) abort: CancellationToken,
     pub(crate) task: JoinHandle<()>,
-    pub(crate) counters: Arc<Counters>,
+    /// Its counts: one set, or one per partition of a partitioned worker
+    /// (each partition's worker record shows its own), added up here.
+    pub(crate) counters: Vec<Arc<Counters>>,
 }
 
 /// What a worker did.
@@ -87,6 +89,23 @@ impl Counters {
         counter.fetch_add(n as u64, Ordering::Relaxed);
     }
 
+    /// The reports of `all` added up.
+    fn sum(all: &[Arc<Counters>]) -> WorkerReport {
+        all.iter()
+            .map(|c| c.snapshot())
+            .fold(WorkerReport::default(), |a, b| WorkerReport {
+                handled: a.handled + b.handled,
+                succeeded: a.succeeded + b.succeeded,
+                retried: a.retried + b.retried,
+                dead_lettered: a.dead_lettered + b.dead_lettered,
+                undecodable: a.undecodable + b.undecodable,
+                panicked: a.panicked + b.panicked,
+                timed_out: a.timed_out + b.timed_out,
+                failed: a.failed + b.failed,
+                cancelled: a.cancelled + b.cancelled,
+            })
+    }
+
     pub(super) fn snapshot(&self) -> WorkerReport {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         WorkerReport {
@@ -111,7 +130,7 @@ impl WorkerHandle {
 
     /// What the worker did so far.
     pub fn report(&self) -> WorkerReport {
-        self.counters.snapshot()
+        Counters::sum(&self.counters)
     }
 
     /// Whether the worker has stopped.
@@ -160,6 +179,6 @@ impl WorkerHandle {
         {
             tracing::error!(queue = self.queue, "the worker task panicked");
         }
-        self.counters.snapshot()
+        Counters::sum(&self.counters)
     }
 }

@@ -589,28 +589,33 @@ impl<T: Send + 'static> Worker<T> {
         let shared = Shared {
             stop,
             abort: CancellationToken::new(),
-            counters: Arc::default(),
             slots: Arc::new(tokio::sync::Semaphore::new(self.concurrency)),
             slots_shared: false,
         };
         let queue = self.queue.name().to_owned();
-        let task = self.spawn(handler, &shared);
+        let counters = Arc::<handle::Counters>::default();
+        let task = self.spawn(handler, &shared, Arc::clone(&counters));
         WorkerHandle {
             queue,
             stop: shared.stop,
             abort: shared.abort,
             task,
-            counters: shared.counters,
+            counters: vec![counters],
         }
     }
 
     /// Starts the worker's task with what it shares (its own, or a
-    /// partitioned worker's: one stop, one abort, one report, one set of
-    /// handler slots for every partition). Its shutdown signals are the
-    /// caller's to watch (`watch_signals`).
-    pub(crate) fn spawn(self, handler: Handler<T>, shared: &Shared) -> tokio::task::JoinHandle<()> {
+    /// partitioned worker's: one stop, one abort, one set of handler slots
+    /// for every partition), counting in `counters` (its own, each
+    /// partition's: its worker record shows them). Its shutdown signals are
+    /// the caller's to watch (`watch_signals`).
+    pub(crate) fn spawn(
+        self,
+        handler: Handler<T>,
+        shared: &Shared,
+        counters: Arc<handle::Counters>,
+    ) -> tokio::task::JoinHandle<()> {
         let stop = shared.stop.clone();
-        let counters = Arc::clone(&shared.counters);
         let abort = shared.abort.clone();
         let limiter = self
             .rate_limit
@@ -728,7 +733,6 @@ where
 pub(crate) struct Shared {
     pub stop: CancellationToken,
     pub abort: CancellationToken,
-    pub counters: Arc<handle::Counters>,
     /// A permit per handler that may run.
     pub slots: Arc<tokio::sync::Semaphore>,
     /// Whether other workers take from `slots` too.

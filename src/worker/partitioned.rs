@@ -28,10 +28,14 @@ use crate::wire::format::Format;
 /// [`concurrency`](Self::concurrency) permits, and stopped, reported and
 /// shut down together through one [`WorkerHandle`]. An idle partition
 /// waits for a value *before* it takes a slot, so an empty partition never
-/// holds one from the others; a busy partition claims in batches for the
-/// free slots it sees, and a value claimed for a slot another partition
-/// took meanwhile waits in its buffer (or goes back to its partition's
-/// head, uncounted, after a quarter of the visibility timeout).
+/// holds one from the others; a busy partition takes the free slots it
+/// claims for before the claim (and gives back what the claim did not
+/// fill), so `prefetch(0)` holds no value ahead; values claimed ahead
+/// ([`prefetch`](Self::prefetch)) wait in its buffer for a slot (or go back
+/// to its partition's head, uncounted, after a quarter of the visibility
+/// timeout). Each partition's worker record (`delayq workers` on the
+/// partition's name, the dashboard) counts that partition's values, and
+/// shows the whole worker's concurrency: the budget it shares.
 ///
 /// Cost: while idle, one blocking read per partition (each on a dedicated
 /// connection): N partitions hold N connections per worker. Rate limits and
@@ -206,16 +210,18 @@ impl<T: Send + 'static> PartitionedWorker<T> {
         let shared = Shared {
             stop,
             abort: CancellationToken::new(),
-            counters: Arc::default(),
             slots: Arc::new(tokio::sync::Semaphore::new(self.concurrency)),
             slots_shared: true,
         };
         let prefetch = self.prefetch.div_ceil(self.workers.len().max(1));
+        let mut counters = Vec::new();
         let tasks: Vec<_> = (self.workers.into_iter())
             .map(|mut worker| {
                 worker.concurrency = self.concurrency;
                 worker.prefetch = prefetch;
-                worker.spawn(Arc::clone(&handler), &shared)
+                let partition = Arc::<super::handle::Counters>::default();
+                counters.push(Arc::clone(&partition));
+                worker.spawn(Arc::clone(&handler), &shared, partition)
             })
             .collect();
         let queue = self.queue;
@@ -234,7 +240,7 @@ impl<T: Send + 'static> PartitionedWorker<T> {
             stop: shared.stop,
             abort: shared.abort,
             task,
-            counters: shared.counters,
+            counters,
         }
     }
 }

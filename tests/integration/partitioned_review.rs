@@ -311,3 +311,81 @@ redis_test! {
         );
     }
 }
+
+redis_test! {
+    /// `prefetch(0)` holds nothing ahead across partitions either: each
+    /// partition's loop claimed for the free slots of the shared pool, so
+    /// four partitions held up to four times the concurrency in flight
+    /// (values claimed, waiting in a buffer for slots others had taken).
+    /// Sampled while slow handlers run: never more in flight than the
+    /// slots and the acks on their way. The same test found a partition
+    /// with values waiting for ever once the others' handlers held every
+    /// slot (nothing woke its loop when a slot came free): it now waits for
+    /// a slot of the pool.
+    async fn prefetch_zero_holds_nothing_ahead_over_partitions(client) {
+        let q = client.create_partitioned_queue("pqr-prefetch0", 4, LongCodec).await.unwrap();
+        let total = 24i64;
+        q.offer_all((0..total).map(|i| (i, Duration::ZERO))).await.unwrap();
+        eventually(WAIT, "all ready", || async { q.ready_len().await.unwrap() == total as usize }).await;
+        let handled: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client.partitioned_worker(&q).unwrap().concurrency(2).prefetch(0).run({
+            let handled = handled.clone();
+            move |v: i64| {
+                let handled = handled.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    handled.lock().push(v);
+                    Ok::<_, std::io::Error>(())
+                }
+            }
+        });
+        let (mut most, mut samples) = (0, 0);
+        while handled.lock().len() < total as usize {
+            let status = q.status().await.unwrap();
+            most = most.max(status.total.in_flight);
+            samples += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        worker.shutdown().await;
+        let mut handled = handled.lock().clone();
+        handled.sort();
+        assert_eq!(handled, (0..total).collect::<Vec<_>>());
+        assert!(samples > 10, "{samples} samples");
+        assert!(most >= 1, "sampled no value in flight");
+        // In flight: the two running, and up to two finished whose ack is
+        // on its way (a slot is free before its ack lands; the partitions
+        // are read one after another). Held ahead, it was up to eight.
+        assert!(most <= 4, "{most} values in flight with 2 slots and prefetch(0)");
+    }
+}
+
+redis_test! {
+    /// Each partition's worker record counts its own partition's values
+    /// (it showed the whole worker's, so the records of N partitions added
+    /// up to N times what was handled); the handle's report is their sum.
+    async fn each_partitions_worker_record_counts_its_own_values(client) {
+        let q = client.create_partitioned_queue("pqr-records", 3, LongCodec).await.unwrap();
+        q.partition(0).unwrap().offer_all((0..7i64).map(|i| (i, Duration::ZERO))).await.unwrap();
+        q.partition(2).unwrap().offer_all((0..3i64).map(|i| (i, Duration::ZERO))).await.unwrap();
+        let worker = client
+            .partitioned_worker(&q)
+            .unwrap()
+            .concurrency(4)
+            .heartbeat(Duration::from_millis(100))
+            .run(|_: i64| async { Ok::<_, std::io::Error>(()) });
+        eventually(WAIT, "all handled", || async { worker.report().succeeded == 10 }).await;
+        let handled = |i: usize| {
+            let (client, name) = (client.clone(), q.names()[i].clone());
+            async move {
+                let records = client.workers(&delayq::QueueKeys::new(&name).unwrap()).await.unwrap();
+                assert_eq!(records.len(), 1, "{name}: {records:?}");
+                records[0].handled
+            }
+        };
+        eventually(WAIT, "records beat their counts", || async {
+            (handled(0).await, handled(1).await, handled(2).await) == (7, 0, 3)
+        })
+        .await;
+        assert_eq!(worker.shutdown().await.succeeded, 10);
+    }
+}
