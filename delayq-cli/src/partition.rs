@@ -1,7 +1,7 @@
 //! `delayq partition create` and `delayq partition show`.
 
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use delayq::PartitionedQueue;
 use serde_json::json;
@@ -71,7 +71,11 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
         Ok(nodes) => nodes,
         Err(_) => vec![None; layout.count()],
     };
-    let created = SystemTime::UNIX_EPOCH + Duration::from_millis(layout.created_ms());
+    let created = layout.created().unwrap_or(SystemTime::UNIX_EPOCH);
+    let created_ms = created
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64;
     match format {
         OutputFormat::Json => {
             let partitions: Vec<_> = (0..layout.count())
@@ -96,7 +100,7 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
                     "count": layout.count(),
                     "hash": "crc32",
                     "created": output::utc_time(created),
-                    "created_ms": layout.created_ms(),
+                    "created_ms": created_ms,
                     "ready": status.total.ready,
                     "pending": status.total.pending,
                     "in_flight": status.total.in_flight,

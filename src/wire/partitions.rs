@@ -237,10 +237,10 @@ impl PartitionLayout {
         partition_for_key(key, self.count())
     }
 
-    /// When the layout was created, in ms since the epoch (the creating
-    /// client's clock); 0 for a [`plan`](Self::plan).
-    pub fn created_ms(&self) -> u64 {
-        self.created_ms
+    /// When the layout was stored (the creating client's clock); `None`
+    /// for a [`plan`](Self::plan), or a stored time that is not one.
+    pub fn created(&self) -> Option<std::time::SystemTime> {
+        (self.created_ms > 0).then(|| std::time::UNIX_EPOCH + std::time::Duration::from_millis(self.created_ms))
     }
 }
 

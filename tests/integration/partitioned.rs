@@ -36,7 +36,8 @@ redis_test! {
         assert_eq!(stored.as_str().unwrap(), q.names().join("\n"));
         let again = client.create_partitioned_queue("pq-create", 3, StringCodec).await.unwrap();
         assert_eq!(again.names(), q.names());
-        assert_eq!(again.layout().created_ms(), q.layout().created_ms());
+        assert_eq!(again.layout().created(), q.layout().created());
+        assert!(q.layout().created().is_some());
         match client.create_partitioned_queue("pq-create", 4, StringCodec).await {
             Err(Error::PartitionCountMismatch { queue, stored: 3, asked: 4 }) => assert_eq!(queue, "pq-create"),
             other => panic!("{other:?}"),

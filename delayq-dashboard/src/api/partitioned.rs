@@ -115,7 +115,7 @@ async fn read(shared: &Shared, name: &str) -> Result<Value, Unread> {
         "name": layout.queue(),
         "count": layout.count(),
         "hash": "crc32",
-        "created_ms": layout.created_ms(),
+        "created_ms": layout.created().map(epoch_ms),
         "total": status_json(Some(&status.total), now),
         "partitions": partitions,
     }))
