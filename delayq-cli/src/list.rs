@@ -46,7 +46,8 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
         }
     }
     let now = SystemTime::now();
-    if total == 0 {
+    let partitioned = partitioned_lines(&layouts, &listed, args);
+    if total == 0 && layouts.is_empty() {
         if args.format == OutputFormat::Json {
             println!("{}", output::json(&json!({"at": output::utc_time(now), "queues": []})));
         }
@@ -70,12 +71,12 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
                     }
                     fields
                 }).collect::<Vec<_>>(),
-                "partitioned": partitioned_lines(&layouts, &listed).iter().map(|p| json!({
+                "partitioned": partitioned.iter().map(|p| json!({
                     "queue": p.queue, "count": p.count, "listed": p.listed, "ready": p.ready, "pending": p.pending,
                 })).collect::<Vec<_>>(),
             }))
         ),
-        OutputFormat::Table if listed.is_empty() => {
+        OutputFormat::Table if listed.is_empty() && partitioned.is_empty() => {
             let what = if args.attention_only {
                 "needs attention"
             } else {
@@ -84,8 +85,10 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
             println!("no queue {what} (of {total})");
         }
         OutputFormat::Table => {
-            println!("{}", table(&listed, now));
-            for p in partitioned_lines(&layouts, &listed) {
+            if !listed.is_empty() {
+                println!("{}", table(&listed, now));
+            }
+            for p in &partitioned {
                 println!(
                     "partitioned queue {}: {} partitions ({} listed above), ready {}, pending {} \
                      (`delayq partition show {}`)",
@@ -111,14 +114,18 @@ struct PartitionedLine {
     pending: u64,
 }
 
-/// One line per partitioned queue with a partition among `listed`: the
-/// listed partitions' counts added up, so the logical queue is read at a
-/// glance while each partition keeps its own row.
-fn partitioned_lines(layouts: &[delayq::PartitionLayout], listed: &[Listed]) -> Vec<PartitionedLine> {
+/// One line per partitioned queue with a partition among `listed`, or
+/// whose name matches the filter (a new one's partitions have no keys yet,
+/// so none is listed: it showed nowhere): the listed partitions' counts
+/// added up, so the logical queue is read at a glance while each partition
+/// keeps its own row.
+fn partitioned_lines(layouts: &[delayq::PartitionLayout], listed: &[Listed], args: &ListArgs) -> Vec<PartitionedLine> {
+    let filter = args.filter.as_deref().unwrap_or_default();
     (layouts.iter())
         .filter_map(|layout| {
             let parts: Vec<&Listed> = listed.iter().filter(|q| layout.names().contains(&q.name)).collect();
-            (!parts.is_empty()).then(|| PartitionedLine {
+            let named = !args.attention_only && name_matches(layout.queue(), filter);
+            (!parts.is_empty() || named).then(|| PartitionedLine {
                 queue: layout.queue().to_owned(),
                 count: layout.count(),
                 listed: parts.len(),

@@ -95,3 +95,30 @@ redis_test! {
         assert_eq!(empty.status.code(), Some(1), "{}", text(&empty.stderr));
     }
 }
+
+redis_test! {
+    /// A partitioned queue just created holds no keys but its layout: `list`
+    /// showed nothing of it (and said the database held no queues). It now
+    /// shows its line, with no partition listed; a filter that does not
+    /// match its name leaves it out.
+    async fn list_shows_a_new_partitioned_queue_before_it_has_values(redis) {
+        let created = delayq(&redis, &["partition", "create", "cp-new", "4"]).await;
+        assert!(created.status.success(), "{}", text(&created.stderr));
+        let list = delayq(&redis, &["list"]).await;
+        assert!(list.status.success(), "{}", text(&list.stderr));
+        assert!(
+            text(&list.stdout).contains("partitioned queue cp-new: 4 partitions (0 listed above), ready 0, pending 0"),
+            "{}\n{}",
+            text(&list.stdout),
+            text(&list.stderr)
+        );
+        assert!(!text(&list.stderr).contains("holds no delayq queues"), "{}", text(&list.stderr));
+        let json = delayq(&redis, &["list", "--format", "json"]).await;
+        let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(json["partitioned"][0]["queue"], "cp-new");
+        assert_eq!(json["partitioned"][0]["count"], 4);
+        let other = delayq(&redis, &["list", "--filter", "zzz"]).await;
+        assert!(other.status.success(), "{}", text(&other.stderr));
+        assert!(!text(&other.stdout).contains("cp-new"), "{}", text(&other.stdout));
+    }
+}
