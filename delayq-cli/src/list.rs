@@ -314,15 +314,31 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
         return Ok(None);
     }
     let client = crate::connect(cli).await?;
-    let partitioned = first_partitioned(&client, &names).await;
-    // `take` takes from a partitioned queue's partitions as one queue.
-    if matches!(cli.command, Command::Take(_)) && matches!(partitioned, Ok(Some(_))) {
+    // `take` and `stats` read a partitioned queue's partitions as one
+    // queue; the other commands act on one queue's keys.
+    let as_one = matches!(cli.command, Command::Take(_) | Command::Stats(_));
+    let partitioned = match partitioned_names(&client, &names).await {
+        Ok(partitioned) => partitioned,
+        Err(error) => {
+            client.shutdown().await;
+            return Err(error);
+        }
+    };
+    if let (Some((name, count)), false) = (partitioned.first(), as_one) {
+        client.shutdown().await;
+        return Ok(Some(format!(
+            "`{}` is a partitioned queue of {count} partitions: this command acts on one queue, so name a \
+             partition (`delayq partition show {}` lists them with their counts)",
+            escape(name),
+            escape(name)
+        )));
+    }
+    let names: Vec<&str> = (names.into_iter())
+        .filter(|n| !partitioned.iter().any(|(p, _)| p == n))
+        .collect();
+    if names.is_empty() {
         client.shutdown().await;
         return Ok(None);
-    }
-    if let Some(message) = partitioned.transpose() {
-        client.shutdown().await;
-        return message.map(Some);
     }
     let found = first_unknown(&client, &names).await;
     client.shutdown().await;
@@ -349,24 +365,18 @@ pub(crate) async fn refusal(cli: &Cli) -> delayq::Result<Option<String>> {
     Ok(Some(message))
 }
 
-/// Why the first of `names` that is a partitioned queue cannot be acted on
-/// as one queue: its values are in its partitions.
-async fn first_partitioned(client: &delayq::Client, names: &[&str]) -> delayq::Result<Option<String>> {
+/// Those of `names` that are partitioned queues, with their counts.
+async fn partitioned_names<'a>(client: &delayq::Client, names: &[&'a str]) -> delayq::Result<Vec<(&'a str, usize)>> {
+    let mut partitioned = Vec::new();
     for &name in names {
         if name.is_empty() || name.contains(['{', '}', '\n', '\r']) {
             continue;
         }
         if let Some(layout) = client.partition_layout(name).await? {
-            return Ok(Some(format!(
-                "`{}` is a partitioned queue of {} partitions: this command acts on one queue, so name a \
-                 partition (`delayq partition show {}` lists them with their counts)",
-                escape(name),
-                layout.count(),
-                escape(name)
-            )));
+            partitioned.push((name, layout.count()));
         }
     }
-    Ok(None)
+    Ok(partitioned)
 }
 
 /// The first of `names` no queue has, and every queue there is.

@@ -34,11 +34,23 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
         eprintln!("delayq: {}", crate::list::NO_QUEUES);
         return Ok(ExitCode::SUCCESS);
     }
-    // Read-only: no transfer, and payloads are never decoded.
-    let queues = names
-        .iter()
-        .map(|name| crate::look(&client, name))
-        .collect::<delayq::Result<Vec<_>>>()?;
+    // Read-only: no transfer, and payloads are never decoded. A
+    // partitioned queue is one row, its partitions' counts added up.
+    let mut queues = Vec::with_capacity(names.len());
+    for name in &names {
+        let parts = match client.partition_layout(name).await {
+            Ok(Some(layout)) => layout.names().to_vec(),
+            Ok(None) => vec![name.clone()],
+            Err(error) => {
+                client.shutdown().await;
+                return Err(error);
+            }
+        };
+        let parts = (parts.iter())
+            .map(|part| crate::look(&client, part))
+            .collect::<delayq::Result<Vec<_>>>()?;
+        queues.push((name.as_str(), parts));
+    }
     let schedules = names
         .iter()
         .map(|name| client.schedules(&delayq::QueueKeys::new(name)?))
@@ -55,8 +67,16 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
         }
         let read = async {
             let mut statuses = Vec::with_capacity(queues.len());
-            for (queue, schedules) in queues.iter().zip(&schedules) {
-                statuses.push((queue.name(), queue.status().await?, schedules.list().await?.len()));
+            for ((name, parts), schedules) in queues.iter().zip(&schedules) {
+                let mut each = Vec::with_capacity(parts.len());
+                for part in parts {
+                    each.push(part.status().await?);
+                }
+                let status = match each.as_slice() {
+                    [one] => *one,
+                    _ => QueueStatus::sum(&each),
+                };
+                statuses.push((*name, status, schedules.list().await?.len()));
             }
             Ok::<_, delayq::Error>(statuses)
         };

@@ -122,3 +122,31 @@ redis_test! {
         assert!(!text(&other.stdout).contains("cp-new"), "{}", text(&other.stdout));
     }
 }
+
+redis_test! {
+    /// `stats Q` on a partitioned queue is one row, its partitions' counts
+    /// added up (it was refused); beside a plain queue and, as for any
+    /// name, a misspelt one is still refused.
+    async fn stats_of_a_partitioned_queue_is_one_row_summed(redis, client) {
+        let queue = client.create_partitioned_queue("cp-stats", 3, StringCodec).await.unwrap().without_transfer();
+        for i in 0..7 {
+            queue.offer(&format!("v{i}"), std::time::Duration::from_secs(3600)).await.unwrap();
+        }
+        client.delayed_queue("cp-plain", StringCodec).unwrap().without_transfer()
+            .offer(&"p".to_owned(), std::time::Duration::from_secs(3600)).await.unwrap();
+        let stats = delayq(&redis, &["stats", "cp-stats", "cp-plain", "--format", "json"]).await;
+        assert!(stats.status.success(), "{}", text(&stats.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+        assert_eq!(json["queues"][0]["queue"], "cp-stats", "{json}");
+        assert_eq!(json["queues"][0]["pending"], 7, "{json}");
+        assert_eq!(json["queues"][1]["queue"], "cp-plain", "{json}");
+        assert_eq!(json["queues"][1]["pending"], 1, "{json}");
+        let table = delayq(&redis, &["stats", "cp-stats"]).await;
+        assert!(table.status.success(), "{}", text(&table.stderr));
+        let row = text(&table.stdout).lines().find(|l| l.starts_with("cp-stats")).unwrap_or_default().to_owned();
+        assert!(row.split_whitespace().nth(1) == Some("7"), "{}", text(&table.stdout));
+        let typo = delayq(&redis, &["stats", "cp-stats", "cp-plian"]).await;
+        assert_eq!(typo.status.code(), Some(1));
+        assert!(text(&typo.stderr).contains("cp-plain"), "{}", text(&typo.stderr));
+    }
+}
