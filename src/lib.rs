@@ -141,7 +141,7 @@ pub use error::{Error, Result};
 pub use queue::blocking::{BlockingQueue, ReadyEntry};
 pub use queue::delayed::{DelayedQueue, Expiry, OfferOptions};
 pub use queue::headers::Headers;
-pub use queue::partitioned::{PartitionedQueue, PartitionedStatus};
+pub use queue::partitioned::{PartitionedQueue, PartitionedStatus, Retirement, RETIRE_GRACE};
 pub use queue::priority::Priority;
 pub use queue::reliable::delivery::Delivery;
 pub use queue::reliable::ReliableQueue;
@@ -149,7 +149,7 @@ pub use queue::status::{QueueStatus, QueueTotals};
 pub use transfer::Clock;
 pub use wire::codec::{BytesCodec, Codec, JacksonCodec, JsonCodec, KryoCodec, LongCodec, StringCodec};
 pub use wire::keys::QueueKeys;
-pub use wire::partitions::{PartitionLayout, MAX_PARTITIONS};
+pub use wire::partitions::{PartitionLayout, MAX_PARTITIONS, MAX_RETIRED};
 pub use worker::Worker;
 
 /// The pending elements of a delayed queue, one at a time: what a page of

@@ -67,7 +67,7 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
     let layout = queue.layout();
     let status = queue.status().await?;
     // The Cluster primary of each partition; none shown if it cannot be told.
-    let nodes = match client.partition_nodes(layout).await {
+    let nodes = match client.partition_nodes(&layout).await {
         Ok(nodes) => nodes,
         Err(_) => vec![None; layout.count()],
     };

@@ -208,6 +208,63 @@ impl Client {
         crate::queue::partitioned::stored_layout(&self.core, name).await
     }
 
+    /// Re-partitions `name` to `count` partitions: stores a new generation
+    /// of its layout, whose partitions (new names, spread over the slots as
+    /// at creation) take every offer from then on, and makes the old ones
+    /// *retired*. Nothing is moved: values in a retired partition (ready,
+    /// delayed, in flight, retried) stay there, with their headers, ids and
+    /// groups, and are taken from there: takes and partitioned workers read
+    /// retired partitions, before the new ones, until they are retired for
+    /// good ([`retire_partitions`](Self::retire_partitions)), so nothing is
+    /// lost and a key's earlier values come before its later ones (handled
+    /// one at a time only with a concurrency of 1 or groups, as always).
+    /// Handles in use follow within about a second
+    /// ([`PartitionedQueue`]: each reads the layout again every second it
+    /// is used; a `PartitionedWorker` starts workers on the new
+    /// partitions). A Java producer routing by `CRC-32 mod N` itself must
+    /// read the new names and count; one still writing to an old name
+    /// writes to a retired partition, which is still read until retired.
+    ///
+    /// Resumable and resend-safe: a lost reply's resend, or a run again
+    /// after a crash, finds the generation stored and answers the same; a
+    /// call with the count the queue has changes nothing. Returns the new
+    /// layout. [`Error::NotPartitioned`](crate::Error::NotPartitioned) when
+    /// `name` has no layout.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let layout = client.repartition("orders", 6).await?;
+    /// println!("generation {}: {:?}, draining {:?}", layout.generation(), layout.names(), layout.retired());
+    /// // Later, once consumers have drained the old partitions:
+    /// let retirement = client.retire_partitions("orders").await?;
+    /// println!("retired {:?}; still holding values: {:?}", retirement.retired, retirement.holding);
+    /// # Ok(()) }
+    /// ```
+    pub async fn repartition(&self, name: &str, count: usize) -> Result<crate::PartitionLayout> {
+        self.check_open()?;
+        crate::queue::partitioned::repartition(&self.core, name, count).await
+    }
+
+    /// Retires for good the retired partitions of `name` that hold nothing
+    /// (no value ready, delayed, in flight or dead-lettered), seen empty
+    /// twice [`RETIRE_GRACE`](crate::RETIRE_GRACE) apart (so that offers that
+    /// were on their way as the layout changed have landed): takes and
+    /// workers stop reading them. The others are listed with what they
+    /// hold; call again once they are drained. Safe to repeat.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
+    /// let retirement = client.retire_partitions("orders").await?;
+    /// for (name, values) in &retirement.holding {
+    ///     println!("{name} still holds {values} values");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn retire_partitions(&self, name: &str) -> Result<crate::Retirement> {
+        self.check_open()?;
+        crate::queue::partitioned::retire_drained(&self.core, name).await
+    }
+
     /// The primary (`host:port`) that serves each partition of `layout`
     /// now, from one `CLUSTER SLOTS`, in partition order; `None` each on a
     /// deployment that is not a Redis Cluster (for tools: `delayq

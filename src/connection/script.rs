@@ -503,6 +503,8 @@ pub(crate) struct Scripts {
     pub resume: Script,
     pub limits_set: Script,
     pub partitions_create: Script,
+    pub partitions_change: Script,
+    pub partitions_retire: Script,
     pub offer_dedup: Script,
     pub pending_page: Script,
     pub pending_element: Script,
@@ -580,6 +582,8 @@ impl Scripts {
             &self.resume,
             &self.limits_set,
             &self.partitions_create,
+            &self.partitions_change,
+            &self.partitions_retire,
             &self.pending_page,
             &self.pending_element,
             &self.remove_dead_letters,
@@ -1095,6 +1099,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     // A resend finds the limits set and writes no second event.
     limits_set: lua!("limits_set", Safe, [Limits, EventsConfig, Events]),
     partitions_create: lua!("partitions_create", Safe, [Partitions, Destination, Timeout, Pending]),
+    // A resend finds its generation stored with its names and answers so.
+    partitions_change: lua!("partitions_change", Safe, [Partitions]),
+    // A resend drops names already gone: the same answer.
+    partitions_retire: lua!("partitions_retire", Safe, [Partitions]),
     // Its records hold each offered element's own header, and a run that
     // found duplicates leaves its answers under its own record: a resend
     // finds them and answers as the first run, writing nothing twice.

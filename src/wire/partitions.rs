@@ -12,14 +12,23 @@
 //! | `names` | the partitions' names, one a line, partition 0 first |
 //! | `hash` | `crc32` (how a partition key picks a partition) |
 //! | `created` | ms since the epoch, on the creating client's clock |
+//! | `generation` | 1 at creation (absent means 1), one more at each re-partition |
+//! | `retired` | names of earlier generations' partitions still read, one a line (absent or empty: none) |
 //!
 //! Partition i is the first of `Q#i`, `Q#i.1`, `Q#i.2`, … whose slot lies in
 //! the middle half of slice i of the 16,384 slots (`[i·16384/N,
 //! (i+1)·16384/N)`, a quarter of it left at each end, so that any rounding
 //! of an even split's ends agrees), so with N equal
 //! to the number of primaries of an evenly split Cluster each partition
-//! lands on its own primary. The names are stored, and every reader (Rust,
-//! the CLI, a Java service reading the hash) uses the stored ones.
+//! lands on its own primary. Generation g > 1 (after re-partitions) names
+//! its partitions `Q#i~g`, `Q#i~g.1`, … the same way, so they never reuse an
+//! earlier generation's. The names are stored, and every reader (Rust, the
+//! CLI, a Java service reading the hash) uses the stored ones.
+//!
+//! A re-partition stores a new generation's names; the old ones become
+//! `retired`: nothing is offered to them any more, takes and workers still
+//! read them until they are empty and retired for good (see
+//! [`Client::repartition`](crate::Client::repartition)).
 //!
 //! A partition key's partition is `CRC-32(key bytes) mod N`, CRC-32 being
 //! the IEEE one of zlib and Java's `java.util.zip.CRC32`, so a Java producer
@@ -39,6 +48,10 @@ pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// The name of the key hash, as stored.
 pub(crate) const KEY_HASH: &str = "crc32";
+
+/// Most retired partitions a layout keeps: re-partitions past it wait
+/// until earlier ones are drained and retired.
+pub const MAX_RETIRED: usize = 4 * MAX_PARTITIONS;
 
 /// How many candidate names a partition's search tries before giving up
 /// (about 1,000 are needed on average with 1,024 partitions).
@@ -127,6 +140,11 @@ fn slice(i: usize, count: usize) -> (u16, u16) {
 /// The names of `count` partitions of `name`, each in its slice of the slots
 /// (see the module docs).
 pub(crate) fn partition_names(name: &str, count: usize) -> Result<Vec<String>, Error> {
+    partition_names_of(name, count, 1)
+}
+
+/// The names of generation `generation`'s `count` partitions of `name`.
+pub(crate) fn partition_names_of(name: &str, count: usize, generation: u32) -> Result<Vec<String>, Error> {
     check_name(name)?;
     check_count(count)?;
     (0..count)
@@ -137,10 +155,14 @@ pub(crate) fn partition_names(name: &str, count: usize) -> Result<Vec<String>, E
             let (low, high) = slice(i, count);
             let quarter = (high - low) / 4;
             let (low, high) = (low + quarter, high - quarter);
+            let base = match generation {
+                0 | 1 => format!("{name}#{i}"),
+                g => format!("{name}#{i}~{g}"),
+            };
             (0..MOST_CANDIDATES)
                 .map(|n| match n {
-                    0 => format!("{name}#{i}"),
-                    n => format!("{name}#{i}.{n}"),
+                    0 => base.clone(),
+                    n => format!("{base}.{n}"),
                 })
                 .find(|candidate| (low..high).contains(&slot_of(candidate)))
                 .ok_or_else(|| Error::InvalidArgument(format!("no name for partition {i} of {name:?} in its slots")))
@@ -169,6 +191,8 @@ pub struct PartitionLayout {
     queue: String,
     names: Vec<String>,
     created_ms: u64,
+    generation: u32,
+    retired: Vec<String>,
 }
 
 impl PartitionLayout {
@@ -182,12 +206,54 @@ impl PartitionLayout {
             queue: queue.to_owned(),
             names: partition_names(queue, count)?,
             created_ms: 0,
+            generation: 1,
+            retired: Vec::new(),
+        })
+    }
+
+    /// The next generation's layout with `count` partitions: this one's
+    /// partitions join its retired ones.
+    pub(crate) fn next(&self, count: usize) -> Result<PartitionLayout, Error> {
+        let generation = self.generation + 1;
+        let mut retired = self.retired.clone();
+        retired.extend(self.names.iter().cloned());
+        if retired.len() > MAX_RETIRED {
+            return Err(Error::InvalidArgument(format!(
+                "partitioned queue {:?} would keep {} retired partitions, over {MAX_RETIRED}: retire the drained ones first",
+                self.queue,
+                retired.len()
+            )));
+        }
+        Ok(PartitionLayout {
+            queue: self.queue.clone(),
+            names: partition_names_of(&self.queue, count, generation)?,
+            created_ms: self.created_ms,
+            generation,
+            retired,
         })
     }
 
     /// The layout read back from its stored fields (`names` one a line).
     pub(crate) fn from_stored(queue: &str, count: usize, names: &str, created_ms: u64) -> Result<Self, Error> {
+        Self::from_stored_generation(queue, count, names, created_ms, 1, "")
+    }
+
+    /// The layout read back from its stored fields, a re-partitioned one's
+    /// too (`retired` one a line, empty for none).
+    pub(crate) fn from_stored_generation(
+        queue: &str,
+        count: usize,
+        names: &str,
+        created_ms: u64,
+        generation: u32,
+        retired: &str,
+    ) -> Result<Self, Error> {
         let names: Vec<String> = names.split('\n').map(str::to_owned).collect();
+        let retired: Vec<String> = retired
+            .split('\n')
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .collect();
         if names.len() != count || names.iter().any(|n| n.is_empty()) {
             return Err(Error::Protocol(format!(
                 "the stored layout of partitioned queue {queue:?} names {} partitions for a count of {count}",
@@ -198,6 +264,8 @@ impl PartitionLayout {
             queue: queue.to_owned(),
             names,
             created_ms,
+            generation: generation.max(1),
+            retired,
         })
     }
 
@@ -206,12 +274,31 @@ impl PartitionLayout {
         self.names.join("\n")
     }
 
+    /// The retired names as stored: one a line.
+    pub(crate) fn joined_retired(&self) -> String {
+        self.retired.join("\n")
+    }
+
+    /// Its generation: 1 at creation, one more at each re-partition.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The partitions of earlier generations that are still read (takes and
+    /// workers drain them; nothing is offered to them): empty unless a
+    /// re-partition's old partitions have not been retired for good yet
+    /// ([`Client::retire_partitions`](crate::Client::retire_partitions)).
+    pub fn retired(&self) -> &[String] {
+        &self.retired
+    }
+
     /// The logical queue's name.
     pub fn queue(&self) -> &str {
         &self.queue
     }
 
-    /// How many partitions it has (fixed at creation).
+    /// How many partitions it has (fixed at creation; changed only by a
+    /// re-partition, which makes a new generation).
     pub fn count(&self) -> usize {
         self.names.len()
     }
@@ -285,6 +372,27 @@ mod tests {
         assert!(matches!(partition_names("", 3), Err(Error::InvalidQueueName { .. })));
         assert!(matches!(partition_names("q", 0), Err(Error::InvalidArgument(_))));
         assert!(matches!(partition_names("q", 1025), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn a_new_generation_has_new_names_in_the_same_slices_and_retires_the_old() {
+        let first = PartitionLayout::plan("orders", 3).unwrap();
+        let second = first.next(5).unwrap();
+        assert_eq!((second.generation(), second.count()), (2, 5));
+        assert_eq!(second.retired(), first.names());
+        for (i, name) in second.names().iter().enumerate() {
+            assert!(name.starts_with(&format!("orders#{i}~2")), "{name}");
+            let slot = slot_of(name) as usize;
+            assert!(slot >= i * 16384 / 5 && slot < (i + 1) * 16384 / 5, "{name} {slot}");
+            assert!(!first.names().contains(name));
+        }
+        let third = second.next(5).unwrap();
+        assert_eq!(third.retired().len(), 8);
+        assert!(third.names().iter().all(|n| !second.names().contains(n)));
+        let stored =
+            PartitionLayout::from_stored_generation("orders", 5, &third.joined_names(), 0, 3, &third.joined_retired())
+                .unwrap();
+        assert_eq!(stored, third);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub struct WorkerHandle {
     pub(crate) task: JoinHandle<()>,
     /// Its counts: one set, or one per partition of a partitioned worker
     /// (each partition's worker record shows its own), added up here.
-    pub(crate) counters: Vec<Arc<Counters>>,
+    pub(crate) counters: Arc<parking_lot::Mutex<Vec<Arc<Counters>>>>,
 }
 
 /// What a worker did.
@@ -130,7 +130,7 @@ impl WorkerHandle {
 
     /// What the worker did so far.
     pub fn report(&self) -> WorkerReport {
-        Counters::sum(&self.counters)
+        Counters::sum(&self.counters.lock())
     }
 
     /// Whether the worker has stopped.
@@ -179,6 +179,6 @@ impl WorkerHandle {
         {
             tracing::error!(queue = self.queue, "the worker task panicked");
         }
-        Counters::sum(&self.counters)
+        Counters::sum(&self.counters.lock())
     }
 }

@@ -600,7 +600,7 @@ impl<T: Send + 'static> Worker<T> {
             stop: shared.stop,
             abort: shared.abort,
             task,
-            counters: vec![counters],
+            counters: Arc::new(parking_lot::Mutex::new(vec![counters])),
         }
     }
 

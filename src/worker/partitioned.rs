@@ -7,11 +7,15 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::handle::Counters;
 use super::{job_handler, plain_handler, prefetch, watch_signals, Failure, Handler, JobContext, RetryPolicy, Shared};
 use super::{Signal, Worker, WorkerHandle};
 use crate::error::{BoxError, Result};
 use crate::queue::partitioned::PartitionedQueue;
+use crate::queue::partitioned::REFRESH;
 use crate::wire::format::Format;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 
 /// A [`Worker`] over every partition of a [`PartitionedQueue`], with one
 /// concurrency budget shared by all of them. Made by
@@ -62,18 +66,22 @@ use crate::wire::format::Format;
 /// # Ok(()) }
 /// ```
 pub struct PartitionedWorker<T> {
-    queue: String,
-    workers: Vec<Worker<T>>,
+    queue: PartitionedQueue<T>,
+    /// The settings given, applied to each partition's worker as it starts.
+    setups: Vec<Setup<T>>,
     concurrency: usize,
     prefetch: usize,
     signals: Vec<Signal>,
 }
 
-impl<T> std::fmt::Debug for PartitionedWorker<T> {
+/// A setting of every partition's worker.
+type Setup<T> = Arc<dyn Fn(Worker<T>) -> Worker<T> + Send + Sync>;
+
+impl<T: 'static> std::fmt::Debug for PartitionedWorker<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PartitionedWorker")
-            .field("queue", &self.queue)
-            .field("partitions", &self.workers.len())
+            .field("queue", &self.queue.name())
+            .field("partitions", &self.queue.count())
             .field("concurrency", &self.concurrency)
             .field("prefetch", &self.prefetch)
             .finish_non_exhaustive()
@@ -82,18 +90,17 @@ impl<T> std::fmt::Debug for PartitionedWorker<T> {
 
 impl<T: Send + 'static> PartitionedWorker<T> {
     pub(crate) fn new(queue: &PartitionedQueue<T>) -> Result<Self> {
-        let workers = queue.reliable_partitions()?.into_iter().map(Worker::new).collect();
         Ok(PartitionedWorker {
-            queue: queue.name().to_owned(),
-            workers,
+            queue: queue.clone(),
+            setups: Vec::new(),
             concurrency: 1,
             prefetch: prefetch::MOST,
             signals: Vec::new(),
         })
     }
 
-    fn each(mut self, f: impl Fn(Worker<T>) -> Worker<T>) -> Self {
-        self.workers = self.workers.into_iter().map(f).collect();
+    fn each(mut self, f: impl Fn(Worker<T>) -> Worker<T> + Send + Sync + 'static) -> Self {
+        self.setups.push(Arc::new(f));
         self
     }
 
@@ -112,37 +119,37 @@ impl<T: Send + 'static> PartitionedWorker<T> {
 
     /// Attempts per value and the delay between them (see [`Worker::retry`]).
     pub fn retry(self, policy: RetryPolicy) -> Self {
-        self.each(|w| w.retry(policy.clone()))
+        self.each(move |w| w.retry(policy.clone()))
     }
 
     /// How long a value stays reserved without news (see
     /// [`Worker::visibility_timeout`]).
     pub fn visibility_timeout(self, timeout: Duration) -> Self {
-        self.each(|w| w.visibility_timeout(timeout))
+        self.each(move |w| w.visibility_timeout(timeout))
     }
 
     /// Fails a handler run that takes longer than this (see
     /// [`Worker::handler_timeout`]).
     pub fn handler_timeout(self, timeout: Duration) -> Self {
-        self.each(|w| w.handler_timeout(timeout))
+        self.each(move |w| w.handler_timeout(timeout))
     }
 
     /// Element format of retries (see [`Worker::retry_format`]).
     pub fn retry_format(self, format: Format) -> Self {
-        self.each(|w| w.retry_format(format))
+        self.each(move |w| w.retry_format(format))
     }
 
     /// How often each partition's worker says it is alive (see
     /// [`Worker::heartbeat`]).
     pub fn heartbeat(self, every: Duration) -> Self {
-        self.each(|w| w.heartbeat(every))
+        self.each(move |w| w.heartbeat(every))
     }
 
     /// Called for every failed value (see [`Worker::on_error`]);
     /// [`Failure::queue`] names the partition.
     pub fn on_error(self, hook: impl Fn(&Failure) + Send + Sync + 'static) -> Self {
         let hook = Arc::new(hook);
-        self.each(|w| {
+        self.each(move |w| {
             let hook = Arc::clone(&hook);
             w.on_error(move |failure| hook(failure))
         })
@@ -200,7 +207,7 @@ impl<T: Send + 'static> PartitionedWorker<T> {
         R: serde::Serialize + Send + 'static,
         E: Into<BoxError> + 'static,
     {
-        let queue = self.queue.clone();
+        let queue = self.queue.name().to_owned();
         self.start(job_handler(queue, handler))
     }
 
@@ -213,34 +220,118 @@ impl<T: Send + 'static> PartitionedWorker<T> {
             slots: Arc::new(tokio::sync::Semaphore::new(self.concurrency)),
             slots_shared: true,
         };
-        let prefetch = self.prefetch.div_ceil(self.workers.len().max(1));
-        let mut counters = Vec::new();
-        let tasks: Vec<_> = (self.workers.into_iter())
-            .map(|mut worker| {
-                worker.concurrency = self.concurrency;
-                worker.prefetch = prefetch;
-                let partition = Arc::<super::handle::Counters>::default();
-                counters.push(Arc::clone(&partition));
-                worker.spawn(Arc::clone(&handler), &shared, partition)
-            })
-            .collect();
-        let queue = self.queue;
-        let name = queue.clone();
-        let task = tokio::spawn(async move {
-            for task in tasks {
-                if let Err(error) = task.await
-                    && error.is_panic()
-                {
-                    tracing::error!(queue = name, "a partition's worker task panicked");
-                }
-            }
-        });
+        let counters: Arc<Mutex<Vec<Arc<Counters>>>> = Arc::default();
+        let name = self.queue.name().to_owned();
+        let partitions = Partitions {
+            queue: self.queue,
+            setups: self.setups,
+            concurrency: self.concurrency,
+            prefetch: self.prefetch,
+            handler,
+            shared: Shared {
+                stop: shared.stop.clone(),
+                abort: shared.abort.clone(),
+                slots: Arc::clone(&shared.slots),
+                slots_shared: true,
+            },
+            counters: Arc::clone(&counters),
+            running: HashMap::new(),
+        };
+        let task = tokio::spawn(partitions.run());
         WorkerHandle {
-            queue,
+            queue: name,
             stop: shared.stop,
             abort: shared.abort,
             task,
             counters,
+        }
+    }
+}
+
+/// A partitioned worker's running partitions, and what starts another.
+struct Partitions<T> {
+    queue: PartitionedQueue<T>,
+    setups: Vec<Setup<T>>,
+    concurrency: usize,
+    prefetch: usize,
+    handler: Handler<T>,
+    shared: Shared,
+    counters: Arc<Mutex<Vec<Arc<Counters>>>>,
+    /// Each running partition's worker: its stop and its task.
+    running: HashMap<String, (CancellationToken, tokio::task::JoinHandle<()>)>,
+}
+
+impl<T: Send + 'static> Partitions<T> {
+    /// Runs a worker for every partition of the layout, retired ones
+    /// included, reading the layout again every [`REFRESH`]: a
+    /// re-partition's new partitions get a worker within about that long,
+    /// and a partition retired for good has its worker stopped (it lets
+    /// its handlers finish). At the stop, every worker stops and is awaited.
+    async fn run(mut self) {
+        let stop = self.shared.stop.clone();
+        loop {
+            let layout = self.queue.parts_now().layout().clone();
+            let wanted: Vec<String> = layout.names().iter().chain(layout.retired()).cloned().collect();
+            for name in &wanted {
+                if !self.running.contains_key(name) {
+                    self.start(name);
+                }
+            }
+            let gone: Vec<String> = self.running.keys().filter(|n| !wanted.contains(n)).cloned().collect();
+            for name in gone {
+                if let Some((stop, task)) = self.running.remove(&name) {
+                    stop.cancel();
+                    self.await_partition(&name, task).await;
+                }
+            }
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(REFRESH) => {}
+            }
+            if let Err(error) = self.queue.refresh().await {
+                tracing::debug!(queue = self.queue.name(), %error, "could not read the partitioned queue's layout again");
+            }
+        }
+        for (name, (_, task)) in std::mem::take(&mut self.running) {
+            self.await_partition(&name, task).await;
+        }
+    }
+
+    fn start(&mut self, name: &str) {
+        let reliable = match self.queue.reliable_partition(name) {
+            Ok(reliable) => reliable,
+            Err(error) => {
+                tracing::error!(queue = self.queue.name(), partition = name, %error, "cannot run a worker on this partition");
+                return;
+            }
+        };
+        let mut worker = (self.setups.iter()).fold(Worker::new(reliable), |worker, setup| setup(worker));
+        worker.concurrency = self.concurrency;
+        worker.prefetch = self.prefetch.div_ceil(self.queue.count().max(1));
+        let counters = Arc::<Counters>::default();
+        self.counters.lock().push(Arc::clone(&counters));
+        // Its own stop, under the whole worker's: a partition retired for
+        // good stops alone.
+        let stop = self.shared.stop.child_token();
+        let shared = Shared {
+            stop: stop.clone(),
+            abort: self.shared.abort.clone(),
+            slots: Arc::clone(&self.shared.slots),
+            slots_shared: true,
+        };
+        let task = worker.spawn(Arc::clone(&self.handler), &shared, counters);
+        self.running.insert(name.to_owned(), (stop, task));
+    }
+
+    async fn await_partition(&self, name: &str, task: tokio::task::JoinHandle<()>) {
+        if let Err(error) = task.await
+            && error.is_panic()
+        {
+            tracing::error!(
+                queue = self.queue.name(),
+                partition = name,
+                "a partition's worker task panicked"
+            );
         }
     }
 }

@@ -50,6 +50,7 @@ mod rate_limit;
 mod recode;
 mod reliability;
 mod reliability_bounds;
+mod repartition;
 mod schedule;
 mod schedule_actions;
 mod search;

@@ -95,7 +95,7 @@ async fn read(shared: &Shared, name: &str) -> Result<Value, Unread> {
     let status = queue.status().await?;
     // The Cluster primary of each partition (the library asks only on a
     // Cluster); none shown if it cannot be told.
-    let nodes = match shared.client.partition_nodes(layout).await {
+    let nodes = match shared.client.partition_nodes(&layout).await {
         Ok(nodes) => nodes,
         Err(_) => vec![None; layout.count()],
     };

@@ -60,10 +60,13 @@ pub(crate) async fn read(core: &Core, name: &str) -> Result<Option<PartitionLayo
     let key = QueueKeys::new(name)?.partitions();
     let fields: Vec<Option<String>> = core
         .conn()?
-        .hmget(&key, vec!["count", "names", "created", "version", "hash"])
+        .hmget(
+            &key,
+            vec!["count", "names", "created", "version", "hash", "generation", "retired"],
+        )
         .await
         .on_key(&key)?;
-    let [count, names, created, version, hash]: [Option<String>; 5] = fields
+    let [count, names, created, version, hash, generation, retired]: [Option<String>; 7] = fields
         .try_into()
         .map_err(|_| Error::Protocol(format!("HMGET {key} answered the wrong number of fields")))?;
     let Some(count) = count else {
@@ -85,7 +88,84 @@ pub(crate) async fn read(core: &Core, name: &str) -> Result<Option<PartitionLayo
     }
     let count = parse_count(name, &count)?;
     let created = created.and_then(|c| c.parse().ok()).unwrap_or(0);
-    PartitionLayout::from_stored(name, count, names.as_deref().unwrap_or(""), created).map(Some)
+    let generation = match generation {
+        None => 1,
+        Some(g) => g
+            .parse::<u32>()
+            .map_err(|_| Error::Protocol(format!("the stored generation of partitioned queue {name:?} is {g:?}")))?,
+    };
+    PartitionLayout::from_stored_generation(
+        name,
+        count,
+        names.as_deref().unwrap_or(""),
+        created,
+        generation,
+        retired.as_deref().unwrap_or(""),
+    )
+    .map(Some)
+}
+
+/// Stores the next generation of `name`'s layout with `count` partitions
+/// (a re-partition), or reads the layout when it already has `count` and
+/// nothing to change. Resend-safe; a change that another client's beat
+/// is read again and tried once more.
+pub(crate) async fn change(core: &Core, name: &str, count: usize) -> Result<PartitionLayout> {
+    partitions::check_count(count)?;
+    let keys = QueueKeys::new(name)?;
+    for _ in 0..3 {
+        let Some(current) = read(core, name).await? else {
+            return Err(Error::NotPartitioned { queue: name.to_owned() });
+        };
+        if current.count() == count {
+            return Ok(current);
+        }
+        let next = current.next(count)?;
+        let args = vec![
+            Value::from(current.generation() as i64),
+            Value::from(count as i64),
+            Value::from(next.joined_names()),
+            Value::from(next.joined_retired()),
+            Value::from(next.generation() as i64),
+            Value::from(time::now_ms()),
+        ];
+        let script_keys = SCRIPTS.partitions_change.keys(&keys).build();
+        let reply = SCRIPTS
+            .partitions_change
+            .run(core.conn()?, name, script_keys, args)
+            .await?;
+        let [answer, _] = reply::tuple::<2>(reply)?;
+        match reply::opt_text(answer)?.unwrap_or_default().as_str() {
+            "changed" => return Ok(next),
+            "moved" => continue,
+            "missing" => return Err(Error::NotPartitioned { queue: name.to_owned() }),
+            other => return Err(Error::Protocol(format!("partitions_change answered {other:?}"))),
+        }
+    }
+    Err(Error::InvalidArgument(format!(
+        "the layout of partitioned queue {name:?} kept changing under this re-partition: try again"
+    )))
+}
+
+/// Drops `names` from `layout`'s retired partitions, if its generation is
+/// still the stored one; the layout as it is after.
+pub(crate) async fn retire(core: &Core, layout: &PartitionLayout, names: &[String]) -> Result<PartitionLayout> {
+    let keys = QueueKeys::new(layout.queue())?;
+    let args = vec![Value::from(layout.generation() as i64), Value::from(names.join("\n"))];
+    let script_keys = SCRIPTS.partitions_retire.keys(&keys).build();
+    let reply = SCRIPTS
+        .partitions_retire
+        .run(core.conn()?, layout.queue(), script_keys, args)
+        .await?;
+    let [answer, _] = reply::tuple::<2>(reply)?;
+    match reply::opt_text(answer)?.unwrap_or_default().as_str() {
+        "retired" | "moved" => read(core, layout.queue()).await?.ok_or_else(|| Error::NotPartitioned {
+            queue: layout.queue().to_owned(),
+        }),
+        "missing" => Err(Error::NotPartitioned {
+            queue: layout.queue().to_owned(),
+        }),
+        other => Err(Error::Protocol(format!("partitions_retire answered {other:?}"))),
+    }
 }
 
 /// The primary (`host:port`) serving each partition's slot, from one

@@ -7,14 +7,15 @@ use std::time::Duration;
 use crate::error::Result;
 use crate::queue::delayed::OfferOptions;
 
-use super::PartitionedQueue;
+use super::{PartitionedQueue, Parts};
 
 impl<T: 'static> PartitionedQueue<T> {
     /// Offers `value`, due `delay` from now, to the next partition in
     /// round-robin order (each handle and its clones keep one counter).
     /// One offer to one ordinary queue ([`DelayedQueue::offer`](crate::DelayedQueue::offer)).
     pub async fn offer(&self, value: &T, delay: Duration) -> Result<()> {
-        self.delayed[self.round_robin()].offer(value, delay).await
+        let parts = self.parts().await;
+        parts.delayed[self.round_robin(&parts)].offer(value, delay).await
     }
 
     /// Offers `value`, due `delay` from now, to the partition of `key`
@@ -30,7 +31,10 @@ impl<T: 'static> PartitionedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_keyed(&self, key: impl AsRef<[u8]>, value: &T, delay: Duration) -> Result<()> {
-        self.delayed[self.partition_for_key(key)].offer(value, delay).await
+        let parts = self.parts().await;
+        parts.delayed[parts.layout().partition_for_key(key.as_ref())]
+            .offer(value, delay)
+            .await
     }
 
     /// Offers `value` as `options` say ([`DelayedQueue::offer_with`](crate::DelayedQueue::offer_with)),
@@ -47,12 +51,13 @@ impl<T: 'static> PartitionedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
+        let parts = self.parts().await;
         let i = match (options.partition_key_set(), options.group_key()) {
-            (Some(key), _) => self.partition_for_key(key),
-            (None, Some(group)) => self.partition_for_key(group),
-            (None, None) => self.round_robin(),
+            (Some(key), _) => parts.layout().partition_for_key(key.as_ref()),
+            (None, Some(group)) => parts.layout().partition_for_key(group.as_ref()),
+            (None, None) => self.round_robin(&parts),
         };
-        self.delayed[i].offer_with(value, options).await
+        parts.delayed[i].offer_with(value, options).await
     }
 
     /// Offers many values round robin: split by partition, each
@@ -66,11 +71,12 @@ impl<T: 'static> PartitionedQueue<T> {
         I: IntoIterator<Item = (B, Duration)>,
         B: Borrow<T>,
     {
-        let mut shares: Vec<Vec<(B, Duration)>> = (0..self.count()).map(|_| Vec::new()).collect();
+        let parts = self.parts().await;
+        let mut shares: Vec<Vec<(B, Duration)>> = (0..parts.layout().count()).map(|_| Vec::new()).collect();
         for item in items {
-            shares[self.round_robin()].push(item);
+            shares[self.round_robin(&parts)].push(item);
         }
-        self.offer_shares(shares).await
+        offer_shares(&parts, shares).await
     }
 
     /// Offers many values, each to the partition of its key (as
@@ -82,23 +88,25 @@ impl<T: 'static> PartitionedQueue<T> {
         K: AsRef<[u8]>,
         B: Borrow<T>,
     {
-        let mut shares: Vec<Vec<(B, Duration)>> = (0..self.count()).map(|_| Vec::new()).collect();
+        let parts = self.parts().await;
+        let mut shares: Vec<Vec<(B, Duration)>> = (0..parts.layout().count()).map(|_| Vec::new()).collect();
         for (key, value, delay) in items {
-            shares[self.partition_for_key(key)].push((value, delay));
+            shares[parts.layout().partition_for_key(key.as_ref())].push((value, delay));
         }
-        self.offer_shares(shares).await
+        offer_shares(&parts, shares).await
     }
 
-    async fn offer_shares<B: Borrow<T>>(&self, shares: Vec<Vec<(B, Duration)>>) -> Result<()> {
-        let offers = (self.delayed.iter().zip(shares))
-            .filter(|(_, share)| !share.is_empty())
-            .map(|(queue, share)| queue.offer_all(share));
-        // Every partition's offer runs to its end, failed or not: none is
-        // dropped half way because another failed.
-        futures_util::future::join_all(offers).await.into_iter().collect()
+    fn round_robin(&self, parts: &Parts<T>) -> usize {
+        self.next_offer.fetch_add(1, Ordering::Relaxed) % parts.layout().count()
     }
+}
 
-    fn round_robin(&self) -> usize {
-        self.next_offer.fetch_add(1, Ordering::Relaxed) % self.count()
-    }
+/// Each partition's share in one bulk offer, the partitions at once.
+async fn offer_shares<T: 'static, B: Borrow<T>>(parts: &Parts<T>, shares: Vec<Vec<(B, Duration)>>) -> Result<()> {
+    let offers = (parts.delayed.iter().zip(shares))
+        .filter(|(_, share)| !share.is_empty())
+        .map(|(queue, share)| queue.offer_all(share));
+    // Every partition's offer runs to its end, failed or not: none is
+    // dropped half way because another failed.
+    futures_util::future::join_all(offers).await.into_iter().collect()
 }

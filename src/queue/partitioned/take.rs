@@ -9,7 +9,8 @@ use tokio::time::Instant;
 
 use crate::error::Result;
 
-use super::PartitionedQueue;
+use super::{PartitionedQueue, Parts};
+use crate::queue::blocking::BlockingQueue;
 
 /// Partitions waited on at once (each wait holds a dedicated connection).
 const WAITED_AT_ONCE: usize = 4;
@@ -61,13 +62,15 @@ impl<T: 'static> PartitionedQueue<T> {
     /// Removes a value from the first partition that has one, without
     /// waiting (one sweep; see [`take_timeout`](Self::take_timeout)).
     pub async fn try_take(&self) -> Result<Option<T>> {
-        self.sweep(self.next_start()).await
+        let parts = self.parts().await;
+        sweep(&parts, self.next_start(&parts)).await
     }
 
     async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<T>> {
         loop {
-            let start = self.next_start();
-            if let Some(value) = self.sweep(start).await? {
+            let parts = self.parts().await;
+            let start = self.next_start(&parts);
+            if let Some(value) = sweep(&parts, start).await? {
                 return Ok(Some(value));
             }
             let now = Instant::now();
@@ -76,7 +79,10 @@ impl<T: 'static> PartitionedQueue<T> {
                 Some(deadline) => deadline - now,
                 None => Duration::MAX,
             };
-            let n = self.count();
+            // Retired partitions are waited on too: a value can still land
+            // in one (an offer on its way as the layout changed, a retry).
+            let lists: Vec<&BlockingQueue<T>> = parts.ready.iter().chain(&parts.retired_ready).collect();
+            let n = lists.len();
             let waited = n.min(WAITED_AT_ONCE);
             let slice = if waited < n { WAIT_SLICE } else { WAIT_ALL };
             let slice = slice.min(left);
@@ -86,7 +92,7 @@ impl<T: 'static> PartitionedQueue<T> {
             // pop, and one key's values came out of order.
             let until = Instant::now() + slice;
             let mut waits: FuturesUnordered<_> = (0..waited)
-                .map(|k| self.ready[(start + k) % n].wait_nonempty(until))
+                .map(|k| lists[(start + k) % n].wait_nonempty(until))
                 .collect();
             while let Some(waited) = waits.next().await {
                 waited?;
@@ -97,18 +103,25 @@ impl<T: 'static> PartitionedQueue<T> {
         }
     }
 
-    /// One pop from each partition in turn from `start`; the first value.
-    async fn sweep(&self, start: usize) -> Result<Option<T>> {
-        let n = self.count();
-        for k in 0..n {
-            if let Some(value) = self.ready[(start + k) % n].try_take().await? {
-                return Ok(Some(value));
-            }
-        }
-        Ok(None)
+    fn next_start(&self, parts: &Parts<T>) -> usize {
+        self.next_take.fetch_add(1, Ordering::Relaxed) % (parts.ready.len() + parts.retired_ready.len())
     }
+}
 
-    fn next_start(&self) -> usize {
-        self.next_take.fetch_add(1, Ordering::Relaxed) % self.count()
+/// One pop from each retired partition, then from each partition in turn
+/// from `start`; the first value. Retired partitions first: what a key had
+/// there was offered before what it has in the new ones.
+async fn sweep<T: 'static>(parts: &Parts<T>, start: usize) -> Result<Option<T>> {
+    for list in &parts.retired_ready {
+        if let Some(value) = list.try_take().await? {
+            return Ok(Some(value));
+        }
     }
+    let n = parts.ready.len();
+    for k in 0..n {
+        if let Some(value) = parts.ready[(start + k) % n].try_take().await? {
+            return Ok(Some(value));
+        }
+    }
+    Ok(None)
 }
