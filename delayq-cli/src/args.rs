@@ -557,9 +557,9 @@ pub(crate) enum BatchCommand {
 pub(crate) enum PartitionCommand {
     /// Create the partitioned queue QUEUE with COUNT partitions (1 to
     /// 1,024; about one per Cluster primary or a multiple of it), and
-    /// print its layout. The count is fixed: creating it again with the
-    /// same count prints the stored layout, another count is refused (exit
-    /// status 1) and changes nothing. The name has no braces.
+    /// print its layout. Creating it again with the same count prints the
+    /// stored layout, another count is refused (exit status 1) and changes
+    /// nothing (`partition repartition` changes it). The name has no braces.
     #[command(
         after_help = "Examples:\n  delayq partition create orders 3\n  delayq partition create orders 6 --format json"
     )]
@@ -570,6 +570,21 @@ pub(crate) enum PartitionCommand {
     /// 1 when QUEUE is not a partitioned queue.
     #[command(after_help = "Examples:\n  delayq partition show orders\n  delayq partition show orders --format json")]
     Show(PartitionShowArgs),
+    /// Re-partition QUEUE to COUNT partitions: a new generation of
+    /// partitions (new names) takes every offer from now; the old ones are
+    /// retired, not moved: takes and partitioned workers drain them in
+    /// place (values keep their headers, ids and groups), before the new
+    /// ones. Running processes follow within about a second. Then
+    /// `partition retire QUEUE` drops the drained ones. Safe to run again
+    /// (the count it has changes nothing). Prints the layout.
+    #[command(after_help = "Examples:\n  delayq partition repartition orders 6\n  delayq partition retire orders")]
+    Repartition(PartitionCreateArgs),
+    /// Drop QUEUE's retired partitions that hold nothing (seen empty twice,
+    /// 3 s apart): takes and workers stop reading them. Lists those still
+    /// holding values; exit status 2 while any does (run it again once
+    /// they are drained).
+    #[command(after_help = "Examples:\n  delayq partition retire orders")]
+    Retire(PartitionShowArgs),
 }
 
 #[derive(Debug, Args)]

@@ -41,7 +41,7 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
     // Each partition listed: (its logical queue, its index, the count).
     let mut partition_of: HashMap<&str, (&str, usize, usize)> = HashMap::new();
     for layout in &layouts {
-        for (i, name) in layout.names().iter().enumerate() {
+        for (i, name) in layout.all_names().enumerate() {
             partition_of.insert(name, (layout.queue(), i, layout.count()));
         }
     }
@@ -123,7 +123,10 @@ fn partitioned_lines(layouts: &[delayq::PartitionLayout], listed: &[Listed], arg
     let filter = args.filter.as_deref().unwrap_or_default();
     (layouts.iter())
         .filter_map(|layout| {
-            let parts: Vec<&Listed> = listed.iter().filter(|q| layout.names().contains(&q.name)).collect();
+            let parts: Vec<&Listed> = listed
+                .iter()
+                .filter(|q| layout.all_names().any(|n| *n == q.name))
+                .collect();
             let named = !args.attention_only && name_matches(layout.queue(), filter);
             (!parts.is_empty() || named).then(|| PartitionedLine {
                 queue: layout.queue().to_owned(),

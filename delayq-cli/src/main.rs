@@ -130,6 +130,8 @@ async fn main() -> ExitCode {
         Command::Batch(BatchCommand::Show(args)) => batch::show(&cli, args).await,
         Command::Partition(PartitionCommand::Create(args)) => partition::create(&cli, args).await,
         Command::Partition(PartitionCommand::Show(args)) => partition::show(&cli, args).await,
+        Command::Partition(PartitionCommand::Repartition(args)) => partition::repartition(&cli, args).await,
+        Command::Partition(PartitionCommand::Retire(args)) => partition::retire(&cli, args).await,
         Command::Search(args) => search::run(&cli, args).await,
         Command::Dashboard(args) => dashboard::run(&cli, args).await,
     };

@@ -35,6 +35,88 @@ pub(crate) async fn create(cli: &Cli, args: &PartitionCreateArgs) -> delayq::Res
     Ok(ExitCode::SUCCESS)
 }
 
+/// `partition repartition Q N`: a new generation with N partitions (or the
+/// layout, when it has N), printed as `show` does.
+pub(crate) async fn repartition(cli: &Cli, args: &PartitionCreateArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let changed = client.repartition(&args.queue, args.count).await;
+    let opened = match changed {
+        Ok(_) => {
+            client
+                .partitioned_queue(&args.queue, TextCodec::new(CodecKind::Bytes))
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    let queue = match opened {
+        Ok(queue) => queue.without_transfer(),
+        Err(delayq::Error::NotPartitioned { .. }) => {
+            client.shutdown().await;
+            eprintln!(
+                "delayq: `{}` is not a partitioned queue (`delayq partition create {} N` makes one)",
+                escape(&args.queue),
+                escape(&args.queue)
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Err(error) => {
+            client.shutdown().await;
+            return Err(error);
+        }
+    };
+    let printed = print(&client, &queue, args.format).await;
+    client.shutdown().await;
+    printed?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `partition retire Q`: drops the drained retired partitions; exit status
+/// 2 while some still hold values.
+pub(crate) async fn retire(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<ExitCode> {
+    let client = crate::connect(cli).await?;
+    let retired = client.retire_partitions(&args.queue).await;
+    client.shutdown().await;
+    let retirement = match retired {
+        Ok(retirement) => retirement,
+        Err(delayq::Error::NotPartitioned { .. }) => {
+            eprintln!("delayq: `{}` is not a partitioned queue", escape(&args.queue));
+            return Ok(ExitCode::from(1));
+        }
+        Err(error) => return Err(error),
+    };
+    match args.format {
+        OutputFormat::Json => println!(
+            "{}",
+            output::json(&json!({
+                "queue": args.queue,
+                "retired": retirement.retired,
+                "holding": retirement.holding.iter().map(|(name, n)| json!({"name": name, "values": n})).collect::<Vec<_>>(),
+                "generation": retirement.layout.generation(),
+            }))
+        ),
+        OutputFormat::Table => {
+            for name in &retirement.retired {
+                println!("retired {}", escape(name));
+            }
+            for (name, n) in &retirement.holding {
+                println!(
+                    "kept {} (holds {} values; run again once drained)",
+                    escape(name),
+                    output::count(*n)
+                );
+            }
+            if retirement.retired.is_empty() && retirement.holding.is_empty() {
+                println!("{}: no retired partitions", escape(&args.queue));
+            }
+        }
+    }
+    Ok(if retirement.holding.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
 /// `partition show Q`.
 pub(crate) async fn show(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
@@ -106,14 +188,23 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
                     "in_flight": status.total.in_flight,
                     "dead_letters": status.total.dead_letters,
                     "partitions": partitions,
+                    "generation": layout.generation(),
+                    "retired": (layout.retired().iter().zip(&status.retired)).map(|(name, s)| json!({
+                        "name": name,
+                        "ready": s.ready,
+                        "pending": s.pending,
+                        "in_flight": s.in_flight,
+                        "dead_letters": s.dead_letters,
+                    })).collect::<Vec<_>>(),
                 }))
             );
         }
         OutputFormat::Table => {
             println!(
-                "partitioned queue {}: {} partitions (fixed), created {}",
+                "partitioned queue {}: {} partitions (generation {}), created {}",
                 escape(layout.queue()),
                 layout.count(),
+                layout.generation(),
                 output::local_time(created)
             );
             println!("a key's partition: CRC-32(key bytes) mod {}", layout.count());
@@ -156,6 +247,31 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
                     &rows
                 )
             );
+            if !layout.retired().is_empty() {
+                println!(
+                    "retired partitions (no new offers; drained in place, `delayq partition retire {}` drops the empty ones):",
+                    escape(layout.queue())
+                );
+                let rows: Vec<Vec<String>> = (layout.retired().iter().zip(&status.retired))
+                    .map(|(name, s)| {
+                        vec![
+                            escape(name).into_owned(),
+                            output::count(s.ready),
+                            output::count(s.pending),
+                            output::count(s.in_flight),
+                            output::count(s.dead_letters),
+                        ]
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    output::table_aligned(
+                        &["partition", "ready", "pending", "in flight", "dead"],
+                        &["ready", "pending", "in flight", "dead"],
+                        &rows
+                    )
+                );
+            }
         }
     }
     Ok(())

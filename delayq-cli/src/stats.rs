@@ -39,7 +39,7 @@ pub(crate) async fn run(cli: &Cli, args: &StatsArgs) -> delayq::Result<ExitCode>
     let mut queues = Vec::with_capacity(names.len());
     for name in &names {
         let parts = match client.partition_layout(name).await {
-            Ok(Some(layout)) => layout.names().to_vec(),
+            Ok(Some(layout)) => layout.names().iter().chain(layout.retired()).cloned().collect(),
             Ok(None) => vec![name.clone()],
             Err(error) => {
                 client.shutdown().await;

@@ -59,23 +59,27 @@ impl Queues {
         plain + self.partitioned.len()
     }
 
-    /// The partitions of `layout` as one queue: their statuses added up
+    /// The partitions of `layout` (retired ones included: they still hold
+    /// values) as one queue: their statuses added up
     /// once every partition has been sampled (`None` before: a partial sum
     /// would read as fewer values than there are), their worker counts
     /// ([`WorkerCounts::of_partitions`]), untaken if any partition is,
     /// schedule runners added up, and the first error of a partition.
     pub(crate) fn partitioned_row(&self, layout: &PartitionLayout) -> PartitionedRow {
-        let entries: Vec<Option<&Entry>> = layout.names().iter().map(|n| self.entries.get(n)).collect();
+        let entries: Vec<Option<&Entry>> = layout.all_names().map(|n| self.entries.get(n)).collect();
         let statuses: Option<Vec<QueueStatus>> = entries.iter().map(|e| e.and_then(|e| e.status)).collect();
         let workers: Vec<&[WorkerInfo]> = entries.iter().flatten().map(|e| e.workers.as_slice()).collect();
         let runners = entries.iter().flatten().filter_map(|e| e.runners).reduce(|a, b| a + b);
-        let error = layout.names().iter().zip(&entries).find_map(|(name, e)| {
+        let error = layout.all_names().zip(&entries).find_map(|(name, e)| {
             e.and_then(|e| e.error.as_ref())
                 .map(|error| format!("partition {name}: {error}"))
         });
         PartitionedRow {
             status: statuses.map(|s| QueueStatus::sum(&s)),
-            sampled: entries.iter().flatten().filter(|e| e.status.is_some()).count(),
+            // Of the current partitions (the row shows "n of count").
+            sampled: (entries.iter().take(layout.count()).flatten())
+                .filter(|e| e.status.is_some())
+                .count(),
             workers: WorkerCounts::of_partitions(&workers),
             untaken: entries.iter().flatten().any(|e| e.untaken),
             runners,
@@ -303,8 +307,7 @@ async fn cycle(shared: &Shared) {
         if let Some(layouts) = layouts {
             queues.partition_of = (layouts.iter())
                 .flat_map(|l| {
-                    l.names()
-                        .iter()
+                    l.all_names()
                         .enumerate()
                         .map(|(i, n)| (n.clone(), (l.queue().to_owned(), i)))
                 })

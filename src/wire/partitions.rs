@@ -279,6 +279,11 @@ impl PartitionLayout {
         self.retired.join("\n")
     }
 
+    /// Every partition that is read: the current ones, then the retired.
+    pub fn all_names(&self) -> impl Iterator<Item = &String> {
+        self.names.iter().chain(&self.retired)
+    }
+
     /// Its generation: 1 at creation, one more at each re-partition.
     pub fn generation(&self) -> u32 {
         self.generation

@@ -150,3 +150,53 @@ redis_test! {
         assert!(text(&typo.stderr).contains("cp-plain"), "{}", text(&typo.stderr));
     }
 }
+
+redis_test! {
+    /// `partition repartition` makes a new generation and shows the old
+    /// partitions as retired with what they hold; `partition retire` keeps
+    /// them while they hold values (exit status 2) and drops them once
+    /// drained; `take` drains them; `stats` counts them.
+    async fn repartition_then_retire_once_drained(redis, client) {
+        let queue = client.create_partitioned_queue("cp-rp", 2, StringCodec).await.unwrap();
+        queue.offer_all((0..6).map(|i| (format!("old-{i}"), std::time::Duration::ZERO))).await.unwrap();
+        let old = queue.names();
+        let changed = delayq(&redis, &["partition", "repartition", "cp-rp", "3"]).await;
+        assert!(changed.status.success(), "{}", text(&changed.stderr));
+        let out = text(&changed.stdout);
+        assert!(out.contains("3 partitions (generation 2)"), "{out}");
+        assert!(out.contains("retired partitions"), "{out}");
+        assert!(out.contains(&old[0]) && out.contains(&old[1]), "{out}");
+        let json = delayq(&redis, &["partition", "show", "cp-rp", "--format", "json"]).await;
+        let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(json["generation"], 2);
+        assert_eq!(json["retired"].as_array().unwrap().len(), 2);
+        let held: u64 = (json["retired"].as_array().unwrap().iter())
+            .map(|p| p["ready"].as_u64().unwrap() + p["pending"].as_u64().unwrap())
+            .sum();
+        assert_eq!(held, 6, "{json}");
+        let offered = delayq(&redis, &["offer", "cp-rp", "--delay", "0s", "new-1", "new-2"]).await;
+        assert!(offered.status.success(), "{}", text(&offered.stderr));
+        let stats = delayq(&redis, &["stats", "cp-rp", "--format", "json"]).await;
+        let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+        let total = stats["queues"][0]["ready"].as_u64().unwrap() + stats["queues"][0]["pending"].as_u64().unwrap();
+        assert_eq!(total, 8, "{stats}");
+
+        let kept = delayq(&redis, &["partition", "retire", "cp-rp"]).await;
+        assert_eq!(kept.status.code(), Some(2), "{}", text(&kept.stderr));
+        assert!(text(&kept.stdout).contains("kept"), "{}", text(&kept.stdout));
+
+        let taken = delayq(&redis, &["take", "cp-rp", "-n", "8", "--timeout", "10s"]).await;
+        assert!(taken.status.success(), "{}", text(&taken.stderr));
+        let out = text(&taken.stdout);
+        for v in ["old-0", "old-5", "new-1", "new-2"] {
+            assert!(out.contains(v), "{v} not taken: {out}");
+        }
+        let retired = delayq(&redis, &["partition", "retire", "cp-rp", "--format", "json"]).await;
+        assert!(retired.status.success(), "{}", text(&retired.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&retired.stdout).unwrap();
+        assert_eq!(json["retired"].as_array().unwrap().len(), 2, "{json}");
+        let layout = client.partition_layout("cp-rp").await.unwrap().unwrap();
+        assert!(layout.retired().is_empty());
+        assert_eq!(layout.count(), 3);
+    }
+}
