@@ -294,8 +294,8 @@ pub enum Error {
     },
     /// A partitioned queue exists with another partition count than the one
     /// asked for ([`Client::create_partitioned_queue`](crate::Client::create_partitioned_queue)):
-    /// nothing was changed. The count is fixed at creation; this version
-    /// refuses to change it.
+    /// nothing was changed. A create never changes the count;
+    /// [`Client::repartition`](crate::Client::repartition) does.
     ///
     /// ```
     /// use delayq::Error;
@@ -309,7 +309,7 @@ pub enum Error {
     /// }
     /// # let _ = explain;
     /// ```
-    #[error("partitioned queue `{queue}` has {stored} partitions, not {asked}: the count is fixed at creation and nothing was changed")]
+    #[error("partitioned queue `{queue}` has {stored} partitions, not {asked}: a create never changes the count (a re-partition does) and nothing was changed")]
     PartitionCountMismatch {
         /// The logical queue.
         queue: String,

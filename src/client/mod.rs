@@ -150,7 +150,8 @@ impl Client {
     /// the same count (another process at start-up, a resend after a lost
     /// reply) opens the stored layout; with another count it fails with
     /// [`Error::PartitionCountMismatch`](crate::Error::PartitionCountMismatch)
-    /// and changes nothing: the count is fixed. A name with braces is
+    /// and changes nothing (only [`repartition`](Self::repartition)
+    /// changes the count). A name with braces is
     /// refused ([`Error::InvalidQueueName`](crate::Error::InvalidQueueName)):
     /// a hash tag would put every partition in one slot.
     ///

@@ -116,6 +116,8 @@ async fn read(shared: &Shared, name: &str) -> Result<Value, Unread> {
         "count": layout.count(),
         "hash": "crc32",
         "created_ms": layout.created().map(epoch_ms),
+        "generation": layout.generation(),
+        "retired_count": layout.retired().len(),
         "total": status_json(Some(&status.total), now),
         "partitions": partitions,
     }))

@@ -33,7 +33,7 @@ function partitionedPage() {
     setCount("ready", data.total.ready);
     setCount("in-flight", data.total.in_flight);
     setCount("dead-letters", data.total.dead_letters, true);
-    $("layout").textContent = `${fmt(data.count)} partitions (fixed at creation) · a key's partition: ${data.hash === "crc32" ? "CRC-32" : visible(data.hash)}(key bytes) mod ${data.count} · created ${data.created_ms ? localTime(data.created_ms) : "–"}`;
+    $("layout").textContent = `${fmt(data.count)} partitions (generation ${fmt(data.generation ?? 1)}${data.retired_count ? `, ${fmt(data.retired_count)} retired still read` : ""}) · a key's partition: ${data.hash === "crc32" ? "CRC-32" : visible(data.hash)}(key bytes) mod ${data.count} · created ${data.created_ms ? localTime(data.created_ms) : "–"}`;
     const rows = data.partitions.map((p) => {
       const tr = el("tr", { "data-partition": p.index });
       tr.appendChild(el("td", { class: "num index" }, p.index));
