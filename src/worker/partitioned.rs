@@ -16,6 +16,7 @@ use crate::queue::partitioned::REFRESH;
 use crate::wire::format::Format;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use tokio::time::Instant;
 
 /// A [`Worker`] over every partition of a [`PartitionedQueue`], with one
 /// concurrency budget shared by all of them. Made by
@@ -73,6 +74,10 @@ pub struct PartitionedWorker<T> {
     prefetch: usize,
     signals: Vec<Signal>,
 }
+
+/// Longest a re-partition's new partitions wait for the retired ones' ready
+/// values to be taken before their workers start anyway.
+const NEW_AFTER: Duration = Duration::from_secs(30);
 
 /// A setting of every partition's worker.
 type Setup<T> = Arc<dyn Fn(Worker<T>) -> Worker<T> + Send + Sync>;
@@ -264,15 +269,36 @@ struct Partitions<T> {
 impl<T: Send + 'static> Partitions<T> {
     /// Runs a worker for every partition of the layout, retired ones
     /// included, reading the layout again every [`REFRESH`]: a
-    /// re-partition's new partitions get a worker within about that long,
-    /// and a partition retired for good has its worker stopped (it lets
-    /// its handlers finish). At the stop, every worker stops and is awaited.
+    /// re-partition's new partitions get a worker once the retired ones
+    /// have no value ready or in flight (or after [`NEW_AFTER`]), so a key's earlier
+    /// values are taken before its later ones, and a partition retired for
+    /// good has its worker stopped (it lets its handlers finish). At the
+    /// stop, every worker stops and is awaited.
     async fn run(mut self) {
         let stop = self.shared.stop.clone();
+        // The generation last seen, and since when.
+        let mut seen: Option<(u32, Instant)> = None;
         loop {
-            let layout = self.queue.parts_now().layout().clone();
+            let parts = self.queue.parts_now();
+            let layout = parts.layout().clone();
+            let since = match seen {
+                Some((generation, at)) if generation == layout.generation() => at,
+                _ => seen.insert((layout.generation(), Instant::now())).1,
+            };
+            // A re-partition's new partitions wait while the retired ones
+            // have values ready or in flight (a key's earlier values are
+            // there: claimed ahead, they would wait for the slot a new
+            // partition's value took), for NEW_AFTER at most (a paused
+            // retired partition must not hold the new ones for ever).
+            let hold_new = !layout.retired().is_empty()
+                && since.elapsed() < NEW_AFTER
+                && !matches!(parts.retired_unfinished().await, Ok(0));
             let wanted: Vec<String> = layout.names().iter().chain(layout.retired()).cloned().collect();
-            for name in &wanted {
+            for name in layout
+                .retired()
+                .iter()
+                .chain(layout.names().iter().filter(|_| !hold_new))
+            {
                 if !self.running.contains_key(name) {
                     self.start(name);
                 }

@@ -173,3 +173,40 @@ redis_test! {
         assert!(handled.lock().values().all(|&n| n == 1), "a value handled twice");
     }
 }
+
+redis_test! {
+    /// One key's values, half offered before a re-partition (in the old
+    /// partition) and half after (in the new one): a partitioned worker of
+    /// concurrency 1 started after handles them in offer order (its new
+    /// partitions wait until the retired ones have nothing ready or in
+    /// flight), as a take does.
+    async fn a_partitioned_worker_takes_a_keys_earlier_values_first_across_a_repartition(client) {
+        let q = client.create_partitioned_queue("rp-order", 2, LongCodec).await.unwrap();
+        // A few ms apart: values due in the same ms move in byte order.
+        for i in 0..15 {
+            q.offer_keyed("k", &i, Duration::ZERO).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+        client.repartition("rp-order", 3).await.unwrap();
+        let q = client.partitioned_queue("rp-order", LongCodec).await.unwrap();
+        for i in 15..30 {
+            q.offer_keyed("k", &i, Duration::ZERO).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+        eventually(WAIT, "all ready", || async { q.ready_len().await.unwrap() == 30 }).await;
+        let handled: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let worker = client.partitioned_worker(&q).unwrap().concurrency(1).run({
+            let handled = handled.clone();
+            move |v: i64| {
+                let handled = handled.clone();
+                async move {
+                    handled.lock().push(v);
+                    Ok::<_, std::io::Error>(())
+                }
+            }
+        });
+        eventually(WAIT, "all handled", || async { handled.lock().len() == 30 }).await;
+        worker.shutdown().await;
+        assert_eq!(*handled.lock(), (0..30).collect::<Vec<_>>());
+    }
+}

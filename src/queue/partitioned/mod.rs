@@ -501,6 +501,16 @@ impl<T: 'static> Parts<T> {
     pub(crate) fn layout(&self) -> &Arc<PartitionLayout> {
         &self.layout
     }
+
+    /// Values of the retired partitions that are ready or in flight (one
+    /// status read each).
+    pub(crate) async fn retired_unfinished(&self) -> Result<u64> {
+        let statuses =
+            futures_util::future::try_join_all(self.retired_delayed.iter().map(DelayedQueue::status)).await?;
+        Ok((statuses.iter())
+            .map(|s| s.ready + s.priority_ready + s.grouped_ready + s.in_flight)
+            .sum())
+    }
 }
 
 impl Transfer {
