@@ -290,9 +290,12 @@ impl<T: Send + 'static> Partitions<T> {
             // there: claimed ahead, they would wait for the slot a new
             // partition's value took), for NEW_AFTER at most (a paused
             // retired partition must not hold the new ones for ever).
+            // And for RETIRE_GRACE at least: producers' handles still on
+            // the old layout (each reads it again within REFRESH) may add
+            // to the retired partitions until then.
             let hold_new = !layout.retired().is_empty()
                 && since.elapsed() < NEW_AFTER
-                && !matches!(parts.retired_unfinished().await, Ok(0));
+                && (since.elapsed() < crate::RETIRE_GRACE || !matches!(parts.retired_unfinished().await, Ok(0)));
             let wanted: Vec<String> = layout.names().iter().chain(layout.retired()).cloned().collect();
             for name in layout
                 .retired()

@@ -168,6 +168,9 @@ async fn a_partitioned_worker_on_two_clients_loses_nothing_and_keeps_per_key_ord
                             .await
                             .unwrap();
                     }
+                    // A key's values a few ms apart (values due in the same
+                    // ms move in the order of their bytes).
+                    tokio::time::sleep(Duration::from_millis(2)).await;
                 }
             })
         };
@@ -211,6 +214,9 @@ async fn a_partitioned_worker_on_two_clients_loses_nothing_and_keeps_per_key_ord
                     .await
                     .unwrap();
             }
+            // Rounds a few ms apart: values due in the same ms move in the
+            // order of their bytes (as Redisson's transfer moves them).
+            tokio::time::sleep(Duration::from_millis(3)).await;
         }
         let mut next: HashMap<String, usize> = HashMap::new();
         for _ in 0..50 {
@@ -227,6 +233,102 @@ async fn a_partitioned_worker_on_two_clients_loses_nothing_and_keeps_per_key_ord
         assert_eq!(queue.status().await.unwrap().total.in_flight, 0);
         a.shutdown().await;
         b.shutdown().await;
+    })
+    .await
+    .expect("test exceeded its deadline");
+}
+
+/// Re-partitioning on a real 3-master Cluster while two clients' workers
+/// (concurrency 1 each) handle and a producer offers 30 keys in rounds:
+/// from 3 partitions to 6 half way. Nothing is lost or handled twice, each
+/// client handles a key's values in offer order across the switch (the
+/// new partitions' workers wait for the retired ones to drain), the 6 new
+/// partitions spread over every master, and the drained old ones retire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repartition_on_a_cluster_under_workers_loses_nothing_and_keeps_per_key_order() {
+    tokio::time::timeout(DEADLINE, async {
+        let cluster = RedisCluster::start().await;
+        let (a, b, c) = (
+            connect(&cluster).await,
+            connect(&cluster).await,
+            connect(&cluster).await,
+        );
+        let queue = a.create_partitioned_queue("prepart", 3, StringCodec).await.unwrap();
+        let old = queue.names();
+        let (keys, rounds) = (30usize, 30usize);
+        let handled: Arc<Mutex<Vec<(u8, String)>>> = Arc::default();
+        let mut workers = Vec::new();
+        for (id, client) in [(0u8, &a), (1u8, &b)] {
+            let queue = client.partitioned_queue("prepart", StringCodec).await.unwrap();
+            let handled = handled.clone();
+            let worker = client
+                .partitioned_worker(&queue)
+                .unwrap()
+                .concurrency(1)
+                .run(move |value: String| {
+                    let handled = handled.clone();
+                    async move {
+                        handled.lock().push((id, value));
+                        Ok::<_, std::io::Error>(())
+                    }
+                });
+            workers.push(worker);
+        }
+        for n in 0..rounds {
+            if n == rounds / 2 {
+                let layout = c.repartition("prepart", 6).await.unwrap();
+                assert_eq!((layout.generation(), layout.count()), (2, 6));
+                assert_eq!(layout.retired(), old.as_slice());
+            }
+            for k in 0..keys {
+                let key = format!("key-{k}");
+                queue
+                    .offer_keyed(&key, &format!("{key}/{n:03}"), Duration::ZERO)
+                    .await
+                    .unwrap();
+            }
+            // Rounds a few ms apart: values due in the same ms move in byte order.
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+        let total = keys * rounds;
+        let waited = Instant::now();
+        while handled.lock().len() < total && waited.elapsed() < Duration::from_secs(120) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let handled_now = handled.lock().clone();
+        let mut times: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, value) in &handled_now {
+            *times.entry(value.as_str()).or_default() += 1;
+        }
+        assert_eq!(times.len(), total, "every value handled");
+        assert!(times.values().all(|&n| n == 1), "none handled twice");
+        let mut last: HashMap<(u8, String), String> = HashMap::new();
+        for (client, value) in &handled_now {
+            let (key, n) = value.split_once('/').unwrap();
+            if let Some(previous) = last.insert((*client, key.to_owned()), n.to_owned()) {
+                assert!(previous.as_str() < n, "client {client}, {key}: {n} after {previous}");
+            }
+        }
+        // The new partitions: on every master, and they got the later rounds.
+        let layout = c.partition_layout("prepart").await.unwrap().unwrap();
+        let slots: Vec<u16> = (0..layout.count()).map(|i| layout.slot(i)).collect();
+        let nodes = c.partition_nodes(&layout).await.unwrap();
+        let distinct: HashSet<_> = nodes.iter().flatten().collect();
+        assert_eq!(
+            distinct.len(),
+            3,
+            "6 partitions over 3 masters: {nodes:?} for slots {slots:?}"
+        );
+        let retirement = c.retire_partitions("prepart").await.unwrap();
+        assert_eq!(retirement.retired, old, "{retirement:?}");
+        let mut reports = Vec::new();
+        for worker in workers {
+            reports.push(worker.shutdown().await);
+        }
+        assert_eq!(reports.iter().map(|r| r.succeeded).sum::<u64>(), total as u64);
+        for client in [a, b, c] {
+            client.shutdown().await;
+        }
     })
     .await
     .expect("test exceeded its deadline");
