@@ -110,11 +110,13 @@ pub(crate) async fn retire(cli: &Cli, args: &PartitionShowArgs) -> delayq::Resul
             }
         }
     }
-    Ok(if retirement.holding.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(
+        if retirement.holding.is_empty() && retirement.layout.retired().is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        },
+    )
 }
 
 /// `partition show Q`.

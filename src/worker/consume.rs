@@ -74,6 +74,10 @@ pub(crate) struct Context<T> {
     /// value before it holds a slot, so that a worker waiting on an empty
     /// partition keeps no slot from the others.
     pub shared_slots: bool,
+    /// With shared slots: the most one claim reserves, so that every
+    /// partition's loop claims beside the others (one taking every free
+    /// slot for its claim made the others wait for its handlers).
+    pub slot_share: usize,
 }
 
 /// Longest wait at stop for a value to be given back: a dropped take's, a
@@ -336,7 +340,8 @@ impl<T: Send + 'static> Consumer<T> {
     /// free permits and claimed for them, so values were held in a buffer
     /// for slots another partition took, with `prefetch(0)` too.
     fn reserve(&mut self) {
-        let want = CLAIM_BATCH
+        let most = CLAIM_BATCH.min(self.context.slot_share.max(1));
+        let want = most
             .saturating_sub(self.reserved_count())
             .min(self.slots.available_permits());
         let Ok(want) = u32::try_from(want) else { return };

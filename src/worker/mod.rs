@@ -150,6 +150,9 @@ pub struct Worker<T> {
     rate_limit: Option<rate_limit::RateLimit>,
     heartbeat: Duration,
     cancel_poll: Duration,
+    /// With slots shared by the partitions of a partitioned worker: the
+    /// most one claim reserves (its share of them).
+    slot_share: usize,
 }
 
 impl<T> std::fmt::Debug for Worker<T>
@@ -179,6 +182,7 @@ impl<T: Send + 'static> Worker<T> {
             queue,
             concurrency: 1,
             prefetch: prefetch::MOST,
+            slot_share: usize::MAX,
             retry,
             handler_timeout: None,
             on_error: None,
@@ -652,6 +656,7 @@ impl<T: Send + 'static> Worker<T> {
             room: Arc::default(),
             jobs: Arc::clone(&jobs),
             shared_slots: shared.slots_shared,
+            slot_share: self.slot_share,
         });
         let core = Arc::clone(context.queue.core());
         let keeping = presence::keep_leases(

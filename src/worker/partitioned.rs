@@ -337,6 +337,7 @@ impl<T: Send + 'static> Partitions<T> {
         let mut worker = (self.setups.iter()).fold(Worker::new(reliable), |worker, setup| setup(worker));
         worker.concurrency = self.concurrency;
         worker.prefetch = self.prefetch.div_ceil(self.queue.count().max(1));
+        worker.slot_share = self.concurrency.div_ceil(self.queue.count().max(1));
         let counters = Arc::<Counters>::default();
         self.counters.lock().push(Arc::clone(&counters));
         // Its own stop, under the whole worker's: a partition retired for

@@ -51,6 +51,7 @@ mod recode;
 mod reliability;
 mod reliability_bounds;
 mod repartition;
+mod repartition_review;
 mod schedule;
 mod schedule_actions;
 mod search;

@@ -146,11 +146,11 @@ pub(crate) async fn change(core: &Core, name: &str, count: usize) -> Result<Part
     )))
 }
 
-/// Drops `names` from `layout`'s retired partitions, if its generation is
-/// still the stored one; the layout as it is after.
+/// Drops `names` from the stored layout's retired partitions (sealed and
+/// seen empty: whatever generation it is now); the layout as it is after.
 pub(crate) async fn retire(core: &Core, layout: &PartitionLayout, names: &[String]) -> Result<PartitionLayout> {
     let keys = QueueKeys::new(layout.queue())?;
-    let args = vec![Value::from(layout.generation() as i64), Value::from(names.join("\n"))];
+    let args = vec![Value::from(names.join("\n"))];
     let script_keys = SCRIPTS.partitions_retire.keys(&keys).build();
     let reply = SCRIPTS
         .partitions_retire
@@ -158,7 +158,7 @@ pub(crate) async fn retire(core: &Core, layout: &PartitionLayout, names: &[Strin
         .await?;
     let [answer, _] = reply::tuple::<2>(reply)?;
     match reply::opt_text(answer)?.unwrap_or_default().as_str() {
-        "retired" | "moved" => read(core, layout.queue()).await?.ok_or_else(|| Error::NotPartitioned {
+        "retired" => read(core, layout.queue()).await?.ok_or_else(|| Error::NotPartitioned {
             queue: layout.queue().to_owned(),
         }),
         "missing" => Err(Error::NotPartitioned {

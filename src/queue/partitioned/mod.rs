@@ -197,9 +197,70 @@ pub(crate) async fn stored_layout(core: &Core, name: &str) -> Result<Option<Part
     layout::read(core, name).await
 }
 
-/// Stores the next generation of `name`'s layout with `count` partitions.
-pub(crate) async fn repartition(core: &Core, name: &str, count: usize) -> Result<PartitionLayout> {
-    layout::change(core, name, count).await
+/// Stores the next generation of `name`'s layout with `count` partitions:
+/// first the queue's settings (partition 0's pause, limits and group
+/// limits) on each new partition, then the layout, then every retired
+/// partition sealed (offers off). Each step can be run again: a run after a
+/// crash, or with the count the queue has, finishes what is left.
+pub(crate) async fn repartition(core: &Arc<Core>, name: &str, count: usize) -> Result<PartitionLayout> {
+    let Some(current) = layout::read(core, name).await? else {
+        return Err(Error::NotPartitioned { queue: name.to_owned() });
+    };
+    if current.count() != count {
+        let next = current.next(count)?;
+        copy_settings(core, &current.names()[0], next.names()).await?;
+    }
+    let layout = layout::change(core, name, count).await?;
+    seal(core, layout.retired()).await?;
+    Ok(layout)
+}
+
+/// A raw handle on partition `name` (settings and counts only).
+fn raw(core: &Arc<Core>, name: &str) -> Result<DelayedQueue<Vec<u8>>> {
+    Ok(DelayedQueue::<Vec<u8>>::new(core.clone(), name, Arc::new(crate::BytesCodec))?.without_transfer())
+}
+
+/// Puts `from`'s pause, limits and group limits on each of `to`: a new
+/// generation's partitions keep the queue's settings. Events settings and
+/// schedules are not copied (README).
+async fn copy_settings(core: &Arc<Core>, from: &str, to: &[String]) -> Result<()> {
+    let source = raw(core, from)?;
+    let limits = source.limits().await?;
+    let paused = source.is_paused().await?;
+    let reliable = ReliableQueue::<Vec<u8>>::new(core.clone(), from, Arc::new(crate::BytesCodec))?;
+    let groups = reliable.group_limits().await?;
+    for name in to {
+        let target = raw(core, name)?;
+        if !limits.is_none() {
+            target.set_limits(&limits).await?;
+        }
+        if paused {
+            target.pause().await?;
+        }
+        if groups != crate::queue::groups::GroupLimits::new() {
+            ReliableQueue::<Vec<u8>>::new(core.clone(), name, Arc::new(crate::BytesCodec))?
+                .set_group_limits(&groups)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Switches delayq's offers off on each of `names` (their other limits
+/// kept): an offer from a handle still on the old layout is refused
+/// ([`Refusal::OffersOff`](crate::error::Refusal::OffersOff)) instead of
+/// landing in a partition that may be retired for good, and the handle
+/// reads the layout again and offers to the new partitions. Java's offers
+/// do not read it.
+async fn seal(core: &Arc<Core>, names: &[String]) -> Result<()> {
+    for name in names {
+        let queue = raw(core, name)?;
+        let limits = queue.limits().await?;
+        if limits.offers_on() {
+            queue.set_limits(&limits.offers(false)).await?;
+        }
+    }
+    Ok(())
 }
 
 /// How long [`retire_drained`] waits between its two looks at a retired
@@ -244,6 +305,10 @@ pub(crate) async fn retire_drained(core: &Arc<Core>, name: &str) -> Result<Retir
             layout,
         });
     }
+    // Sealed first (offers off; a re-partition did it already unless it
+    // stopped half way): what a look after the seal finds empty gets
+    // nothing more from delayq's offers.
+    seal(core, layout.retired()).await?;
     let first = holdings(core, layout.retired()).await?;
     let empty: Vec<String> = (first.iter())
         .filter(|(_, n)| *n == 0)
@@ -266,9 +331,17 @@ pub(crate) async fn retire_drained(core: &Arc<Core>, name: &str) -> Result<Retir
     } else {
         layout::retire(core, &layout, &retired).await?
     };
-    // Only what the stored layout no longer names was retired (another
-    // re-partition in between changes nothing here).
+    // Only what the stored layout no longer names was retired.
     retired.retain(|name| !layout.retired().contains(name));
+    // Retired partitions it did not look at (a re-partition in between
+    // added them) are still read: listed as holding, unknown count, so
+    // that nobody takes "nothing held" for "all retired".
+    for name in layout.retired() {
+        if !holding.iter().any(|(n, _)| n == name) {
+            let held = holdings(core, std::slice::from_ref(name)).await?;
+            holding.extend(held);
+        }
+    }
     Ok(Retirement {
         retired,
         holding,
@@ -281,8 +354,7 @@ pub(crate) async fn retire_drained(core: &Arc<Core>, name: &str) -> Result<Retir
 async fn holdings(core: &Arc<Core>, names: &[String]) -> Result<Vec<(String, u64)>> {
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        let queue = DelayedQueue::<Vec<u8>>::new(core.clone(), name, Arc::new(crate::BytesCodec))?.without_transfer();
-        let s = queue.status().await?;
+        let s = raw(core, name)?.status().await?;
         // Sets some counts may share are added all the same: a partition
         // is retired only when every one is 0.
         let held = s.pending
@@ -502,13 +574,14 @@ impl<T: 'static> Parts<T> {
         &self.layout
     }
 
-    /// Values of the retired partitions that are ready or in flight (one
-    /// status read each).
+    /// Values of the retired partitions that are ready or in flight, and
+    /// grouped values waiting (a held retry keeps its group's later values
+    /// waiting): one status read each.
     pub(crate) async fn retired_unfinished(&self) -> Result<u64> {
         let statuses =
             futures_util::future::try_join_all(self.retired_delayed.iter().map(DelayedQueue::status)).await?;
         Ok((statuses.iter())
-            .map(|s| s.ready + s.priority_ready + s.grouped_ready + s.in_flight)
+            .map(|s| s.ready + s.priority_ready + s.grouped_ready + s.grouped_pending + s.in_flight)
             .sum())
     }
 }

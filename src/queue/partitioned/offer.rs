@@ -1,21 +1,36 @@
-//! Offers to a partitioned queue: round robin, or by a partition key.
+//! Offers to a partitioned queue: round robin, or by a partition key. An
+//! offer that a re-partition's seal refused (its handle was on the old
+//! layout) reads the layout again and goes to the new partitions.
 
 use std::borrow::Borrow;
+use std::future::Future;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Error, Refusal, Result};
 use crate::queue::delayed::OfferOptions;
 
 use super::{PartitionedQueue, Parts};
+
+/// Whether `error` is a sealed partition's refusal (offers off).
+fn sealed(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::OfferRefused {
+            refusal: Refusal::OffersOff,
+            ..
+        }
+    )
+}
 
 impl<T: 'static> PartitionedQueue<T> {
     /// Offers `value`, due `delay` from now, to the next partition in
     /// round-robin order (each handle and its clones keep one counter).
     /// One offer to one ordinary queue ([`DelayedQueue::offer`](crate::DelayedQueue::offer)).
     pub async fn offer(&self, value: &T, delay: Duration) -> Result<()> {
-        let parts = self.parts().await;
-        parts.delayed[self.round_robin(&parts)].offer(value, delay).await
+        self.routed(|parts| async move { parts.delayed[self.round_robin(&parts)].offer(value, delay).await })
+            .await
     }
 
     /// Offers `value`, due `delay` from now, to the partition of `key`
@@ -27,14 +42,18 @@ impl<T: 'static> PartitionedQueue<T> {
     /// use std::time::Duration;
     /// for step in ["created", "paid", "shipped"] {
     ///     queue.offer_keyed("order-7", &step.to_string(), Duration::ZERO).await?; // taken in this order
+    ///     tokio::time::sleep(Duration::from_millis(2)).await; // due times a ms apart at least
     /// }
     /// # Ok(()) }
     /// ```
     pub async fn offer_keyed(&self, key: impl AsRef<[u8]>, value: &T, delay: Duration) -> Result<()> {
-        let parts = self.parts().await;
-        parts.delayed[parts.layout().partition_for_key(key.as_ref())]
-            .offer(value, delay)
-            .await
+        let key = key.as_ref();
+        self.routed(|parts| async move {
+            parts.delayed[parts.layout().partition_for_key(key)]
+                .offer(value, delay)
+                .await
+        })
+        .await
     }
 
     /// Offers `value` as `options` say ([`DelayedQueue::offer_with`](crate::DelayedQueue::offer_with)),
@@ -51,13 +70,15 @@ impl<T: 'static> PartitionedQueue<T> {
     /// # Ok(()) }
     /// ```
     pub async fn offer_with(&self, value: &T, options: &OfferOptions) -> Result<()> {
-        let parts = self.parts().await;
-        let i = match (options.partition_key_set(), options.group_key()) {
-            (Some(key), _) => parts.layout().partition_for_key(key.as_ref()),
-            (None, Some(group)) => parts.layout().partition_for_key(group.as_ref()),
-            (None, None) => self.round_robin(&parts),
-        };
-        parts.delayed[i].offer_with(value, options).await
+        self.routed(|parts| async move {
+            let i = match (options.partition_key_set(), options.group_key()) {
+                (Some(key), _) => parts.layout().partition_for_key(key.as_ref()),
+                (None, Some(group)) => parts.layout().partition_for_key(group.as_ref()),
+                (None, None) => self.round_robin(&parts),
+            };
+            parts.delayed[i].offer_with(value, options).await
+        })
+        .await
     }
 
     /// Offers many values round robin: split by partition, each
@@ -71,12 +92,8 @@ impl<T: 'static> PartitionedQueue<T> {
         I: IntoIterator<Item = (B, Duration)>,
         B: Borrow<T>,
     {
-        let parts = self.parts().await;
-        let mut shares: Vec<Vec<(B, Duration)>> = (0..parts.layout().count()).map(|_| Vec::new()).collect();
-        for item in items {
-            shares[self.round_robin(&parts)].push(item);
-        }
-        offer_shares(&parts, shares).await
+        let items: Vec<(Option<Vec<u8>>, B, Duration)> = items.into_iter().map(|(b, d)| (None, b, d)).collect();
+        self.offer_routed(items).await
     }
 
     /// Offers many values, each to the partition of its key (as
@@ -88,25 +105,105 @@ impl<T: 'static> PartitionedQueue<T> {
         K: AsRef<[u8]>,
         B: Borrow<T>,
     {
+        let items: Vec<(Option<Vec<u8>>, B, Duration)> = items
+            .into_iter()
+            .map(|(k, b, d)| (Some(k.as_ref().to_vec()), b, d))
+            .collect();
+        self.offer_routed(items).await
+    }
+
+    /// Offers `items` split by partition (by key, or round robin); the
+    /// shares a seal refused (nothing of them was written) go again once
+    /// over the layout read anew.
+    async fn offer_routed<B: Borrow<T>>(&self, items: Vec<(Option<Vec<u8>>, B, Duration)>) -> Result<()> {
         let parts = self.parts().await;
-        let mut shares: Vec<Vec<(B, Duration)>> = (0..parts.layout().count()).map(|_| Vec::new()).collect();
-        for (key, value, delay) in items {
-            shares[parts.layout().partition_for_key(key.as_ref())].push((value, delay));
+        let refused = self.offer_shares(&parts, items).await?;
+        if refused.is_empty() {
+            return Ok(());
         }
-        offer_shares(&parts, shares).await
+        let Some(parts) = self.reread(&parts).await? else {
+            return Err(Error::OfferRefused {
+                queue: self.name().to_owned(),
+                refusal: Refusal::OffersOff,
+            });
+        };
+        let refused = self.offer_shares(&parts, refused).await?;
+        match refused.is_empty() {
+            true => Ok(()),
+            false => Err(Error::OfferRefused {
+                queue: self.name().to_owned(),
+                refusal: Refusal::OffersOff,
+            }),
+        }
+    }
+
+    /// Each partition's share in one bulk offer, the partitions at once;
+    /// the items of the shares a seal refused, or the first other error.
+    async fn offer_shares<B: Borrow<T>>(
+        &self,
+        parts: &Parts<T>,
+        items: Vec<(Option<Vec<u8>>, B, Duration)>,
+    ) -> Result<Vec<(Option<Vec<u8>>, B, Duration)>> {
+        let mut shares: Vec<Vec<(Option<Vec<u8>>, B, Duration)>> =
+            (0..parts.layout().count()).map(|_| Vec::new()).collect();
+        for (key, value, delay) in items {
+            let i = match &key {
+                Some(key) => parts.layout().partition_for_key(key),
+                None => self.round_robin(parts),
+            };
+            shares[i].push((key, value, delay));
+        }
+        let results = {
+            let offers = (parts.delayed.iter().zip(&shares))
+                .filter(|(_, share)| !share.is_empty())
+                .map(|(queue, share)| queue.offer_all(share.iter().map(|(_, b, d)| (b.borrow(), *d))));
+            // Every partition's offer runs to its end, failed or not: none
+            // is dropped half way because another failed.
+            futures_util::future::join_all(offers).await
+        };
+        let mut refused = Vec::new();
+        let mut first_error = None;
+        let mut results = results.into_iter();
+        for share in shares.into_iter().filter(|share| !share.is_empty()) {
+            match results.next().expect("a result per share") {
+                Ok(()) => {}
+                Err(error) if sealed(&error) => refused.extend(share),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(refused),
+        }
+    }
+
+    /// Runs `offer` on the partitions; when a seal refused it, once more on
+    /// the layout read anew, if that changed.
+    async fn routed<'a, F, Fut>(&'a self, offer: F) -> Result<()>
+    where
+        F: Fn(Arc<Parts<T>>) -> Fut,
+        Fut: Future<Output = Result<()>> + 'a,
+    {
+        let parts = self.parts().await;
+        match offer(parts.clone()).await {
+            Err(error) if sealed(&error) => match self.reread(&parts).await? {
+                Some(parts) => offer(parts).await,
+                None => Err(error),
+            },
+            done => done,
+        }
+    }
+
+    /// The layout read now; the new partitions if it is not `known`'s.
+    async fn reread(&self, known: &Parts<T>) -> Result<Option<Arc<Parts<T>>>> {
+        self.refresh().await?;
+        let parts = self.parts_now();
+        Ok((parts.layout().generation() != known.layout().generation()).then_some(parts))
     }
 
     fn round_robin(&self, parts: &Parts<T>) -> usize {
         self.next_offer.fetch_add(1, Ordering::Relaxed) % parts.layout().count()
     }
-}
-
-/// Each partition's share in one bulk offer, the partitions at once.
-async fn offer_shares<T: 'static, B: Borrow<T>>(parts: &Parts<T>, shares: Vec<Vec<(B, Duration)>>) -> Result<()> {
-    let offers = (parts.delayed.iter().zip(shares))
-        .filter(|(_, share)| !share.is_empty())
-        .map(|(queue, share)| queue.offer_all(share));
-    // Every partition's offer runs to its end, failed or not: none is
-    // dropped half way because another failed.
-    futures_util::future::join_all(offers).await.into_iter().collect()
 }

@@ -118,5 +118,38 @@ async fn a_partitioned_queue_is_one_row_and_its_page_lists_its_partitions() {
     wait_text(&browser, "#queue-name", &layout.names()[1]).await;
     wait_text(&browser, "#dead-letters", "1").await;
 
+    // Re-partitioned to 2: the page shows the new generation, says four
+    // retired partitions are still read, and its sums still count their
+    // values (nothing moved); the overview's row too.
+    client.repartition(NAME, 2).await.unwrap();
+    browser
+        .goto(&format!("{url}/partitioned?name={}", urlencode(NAME)))
+        .await
+        .unwrap();
+    wait_text(&browser, "#partition-count", "2").await;
+    assert!(
+        text(&browser, "#layout")
+            .await
+            .contains("generation 2, 4 retired still read"),
+        "{}",
+        text(&browser, "#layout").await
+    );
+    wait_text(&browser, "#sum-ready", "12").await;
+    wait_text(&browser, "#sum-pending", &status.total.pending.to_string()).await;
+    screenshot(&browser, "partitioned-repartitioned").await;
+    browser.goto(&format!("{url}/")).await.unwrap();
+    wait_text(&browser, &format!("{row} .badge.partitioned"), "partitioned ×2").await;
+    wait_text(&browser, &format!("{row} td.ready"), "12").await;
+
     client.shutdown().await;
+}
+
+/// The query-string form of a name (what the overview's links use).
+fn urlencode(name: &str) -> String {
+    name.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
 }
