@@ -13,6 +13,10 @@ use crate::queue::delayed::OfferOptions;
 
 use super::{PartitionedQueue, Parts};
 
+/// One value of a bulk offer: its partition key (none: round robin), the
+/// value, its delay.
+type Item<B> = (Option<Vec<u8>>, B, Duration);
+
 /// Whether `error` is a sealed partition's refusal (offers off).
 fn sealed(error: &Error) -> bool {
     matches!(
@@ -92,7 +96,7 @@ impl<T: 'static> PartitionedQueue<T> {
         I: IntoIterator<Item = (B, Duration)>,
         B: Borrow<T>,
     {
-        let items: Vec<(Option<Vec<u8>>, B, Duration)> = items.into_iter().map(|(b, d)| (None, b, d)).collect();
+        let items: Vec<Item<B>> = items.into_iter().map(|(b, d)| (None, b, d)).collect();
         self.offer_routed(items).await
     }
 
@@ -105,7 +109,7 @@ impl<T: 'static> PartitionedQueue<T> {
         K: AsRef<[u8]>,
         B: Borrow<T>,
     {
-        let items: Vec<(Option<Vec<u8>>, B, Duration)> = items
+        let items: Vec<Item<B>> = items
             .into_iter()
             .map(|(k, b, d)| (Some(k.as_ref().to_vec()), b, d))
             .collect();
@@ -115,7 +119,7 @@ impl<T: 'static> PartitionedQueue<T> {
     /// Offers `items` split by partition (by key, or round robin); the
     /// shares a seal refused (nothing of them was written) go again once
     /// over the layout read anew.
-    async fn offer_routed<B: Borrow<T>>(&self, items: Vec<(Option<Vec<u8>>, B, Duration)>) -> Result<()> {
+    async fn offer_routed<B: Borrow<T>>(&self, items: Vec<Item<B>>) -> Result<()> {
         let parts = self.parts().await;
         let refused = self.offer_shares(&parts, items).await?;
         if refused.is_empty() {
@@ -139,13 +143,8 @@ impl<T: 'static> PartitionedQueue<T> {
 
     /// Each partition's share in one bulk offer, the partitions at once;
     /// the items of the shares a seal refused, or the first other error.
-    async fn offer_shares<B: Borrow<T>>(
-        &self,
-        parts: &Parts<T>,
-        items: Vec<(Option<Vec<u8>>, B, Duration)>,
-    ) -> Result<Vec<(Option<Vec<u8>>, B, Duration)>> {
-        let mut shares: Vec<Vec<(Option<Vec<u8>>, B, Duration)>> =
-            (0..parts.layout().count()).map(|_| Vec::new()).collect();
+    async fn offer_shares<B: Borrow<T>>(&self, parts: &Parts<T>, items: Vec<Item<B>>) -> Result<Vec<Item<B>>> {
+        let mut shares: Vec<Vec<Item<B>>> = (0..parts.layout().count()).map(|_| Vec::new()).collect();
         for (key, value, delay) in items {
             let i = match &key {
                 Some(key) => parts.layout().partition_for_key(key),
