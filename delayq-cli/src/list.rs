@@ -67,7 +67,11 @@ pub(crate) async fn run(cli: &Cli, args: &ListArgs) -> delayq::Result<ExitCode> 
                     fields.insert("untaken".into(), json!(q.signals.untaken()));
                     fields.insert("attention".into(), json!(q.attention.reasons()));
                     if let Some((queue, index, count)) = partition_of.get(q.name.as_str()) {
-                        fields.insert("partition_of".into(), json!({"queue": queue, "index": index, "count": count}));
+                        // Past the count: a retired partition (still read until retired for good).
+                        fields.insert(
+                            "partition_of".into(),
+                            json!({"queue": queue, "index": index, "count": count, "retired": index >= count}),
+                        );
                     }
                     fields
                 }).collect::<Vec<_>>(),

@@ -657,6 +657,7 @@ impl<T: Send + 'static> Worker<T> {
             jobs: Arc::clone(&jobs),
             shared_slots: shared.slots_shared,
             slot_share: self.slot_share,
+            reserve_slots: shared.slots_shared && self.prefetch == 0,
         });
         let core = Arc::clone(context.queue.core());
         let keeping = presence::keep_leases(
