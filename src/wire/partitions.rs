@@ -314,6 +314,12 @@ impl PartitionLayout {
         &self.names
     }
 
+    /// The Redis Cluster slot of a partition named `name` (a retired one's
+    /// too: partition names have no hash tag).
+    pub fn slot_of_name(name: &str) -> u16 {
+        slot_of(name)
+    }
+
     /// The Redis Cluster slot of partition `i` (its name has no hash tag).
     ///
     /// # Panics

@@ -99,16 +99,28 @@ async fn read(shared: &Shared, name: &str) -> Result<Value, Unread> {
         Ok(nodes) => nodes,
         Err(_) => vec![None; layout.count()],
     };
-    let partitions: Vec<Value> = (0..layout.count())
+    let mut partitions: Vec<Value> = (0..layout.count())
         .map(|i| {
             let mut row = status_json(status.partitions.get(i), now);
             row["index"] = json!(i);
             row["name"] = json!(layout.names()[i]);
             row["slot"] = json!(layout.slot(i));
             row["node"] = json!(nodes[i]);
+            row["retired"] = json!(false);
             row
         })
         .collect();
+    // A re-partition's old partitions, still read until retired for good:
+    // rows of their own, so the rows add up to the sums.
+    for (j, name) in layout.retired().iter().enumerate() {
+        let mut row = status_json(status.retired.get(j), now);
+        row["index"] = json!(layout.count() + j);
+        row["name"] = json!(name);
+        row["slot"] = json!(delayq::PartitionLayout::slot_of_name(name));
+        row["node"] = Value::Null;
+        row["retired"] = json!(true);
+        partitions.push(row);
+    }
     Ok(json!({
         "now_ms": epoch_ms(now),
         "read_only": shared.read_only,

@@ -35,11 +35,12 @@ function partitionedPage() {
     setCount("dead-letters", data.total.dead_letters, true);
     $("layout").textContent = `${fmt(data.count)} partitions (generation ${fmt(data.generation ?? 1)}${data.retired_count ? `, ${fmt(data.retired_count)} retired still read` : ""}) · a key's partition: ${data.hash === "crc32" ? "CRC-32" : visible(data.hash)}(key bytes) mod ${data.count} · created ${data.created_ms ? localTime(data.created_ms) : "–"}`;
     const rows = data.partitions.map((p) => {
-      const tr = el("tr", { "data-partition": p.index });
-      tr.appendChild(el("td", { class: "num index" }, p.index));
+      const tr = el("tr", { "data-partition": p.index, class: p.retired ? "retired" : "" });
+      tr.appendChild(el("td", { class: "num index" }, p.retired ? "–" : p.index));
       const cell = el("td", { class: "name" });
       cell.appendChild(el("a", { href: `/queue?name=${encodeURIComponent(p.name)}`, title: visible(p.name) }, visible(p.name)));
-      if (p.paused) cell.appendChild(el("span", { class: "badge paused" }, pausedText(p, data.now_ms)));
+      if (p.retired) cell.appendChild(el("span", { class: "badge retired", title: "an old partition: no new offers; drained in place until `delayq partition retire` drops it" }, "retired"));
+      if (p.paused && !p.retired) cell.appendChild(el("span", { class: "badge paused" }, pausedText(p, data.now_ms)));
       tr.appendChild(cell);
       tr.appendChild(el("td", { class: "num slot" }, p.slot));
       tr.appendChild(el("td", { class: "node" }, p.node ? visible(p.node) : "–"));

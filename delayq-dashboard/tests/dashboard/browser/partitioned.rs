@@ -136,6 +136,32 @@ async fn a_partitioned_queue_is_one_row_and_its_page_lists_its_partitions() {
     );
     wait_text(&browser, "#sum-ready", "12").await;
     wait_text(&browser, "#sum-pending", &status.total.pending.to_string()).await;
+    // The retired partitions are rows of their own, marked, and the rows
+    // add up to the sums.
+    let retired = browser
+        .find_all(Locator::Css("#partitions tbody tr.retired"))
+        .await
+        .unwrap();
+    assert_eq!(retired.len(), 4);
+    assert_eq!(
+        text(&browser, "#partitions tbody tr.retired .badge.retired").await,
+        "retired"
+    );
+    let mut ready = 0u64;
+    for cell in browser
+        .find_all(Locator::Css("#partitions tbody td.ready"))
+        .await
+        .unwrap()
+    {
+        ready += cell
+            .attr("data-value")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .parse::<u64>()
+            .unwrap_or(0);
+    }
+    assert_eq!(ready, 12, "the rows add up to the sum");
     screenshot(&browser, "partitioned-repartitioned").await;
     browser.goto(&format!("{url}/")).await.unwrap();
     wait_text(&browser, &format!("{row} .badge.partitioned"), "partitioned ×2").await;
