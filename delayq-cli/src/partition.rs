@@ -39,8 +39,7 @@ pub(crate) async fn create(cli: &Cli, args: &PartitionCreateArgs) -> delayq::Res
 /// layout, when it has N), printed as `show` does.
 pub(crate) async fn repartition(cli: &Cli, args: &PartitionCreateArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
-    let changed = client.repartition(&args.queue, args.count).await;
-    let opened = match changed {
+    let opened = match client.repartition(&args.queue, args.count).await {
         Ok(_) => {
             client
                 .partitioned_queue(&args.queue, TextCodec::new(CodecKind::Bytes))
@@ -48,26 +47,7 @@ pub(crate) async fn repartition(cli: &Cli, args: &PartitionCreateArgs) -> delayq
         }
         Err(error) => Err(error),
     };
-    let queue = match opened {
-        Ok(queue) => queue.without_transfer(),
-        Err(delayq::Error::NotPartitioned { .. }) => {
-            client.shutdown().await;
-            eprintln!(
-                "delayq: `{}` is not a partitioned queue (`delayq partition create {} N` makes one)",
-                escape(&args.queue),
-                escape(&args.queue)
-            );
-            return Ok(ExitCode::from(1));
-        }
-        Err(error) => {
-            client.shutdown().await;
-            return Err(error);
-        }
-    };
-    let printed = print(&client, &queue, args.format).await;
-    client.shutdown().await;
-    printed?;
-    Ok(ExitCode::SUCCESS)
+    show_opened(client, &args.queue, opened, args.format).await
 }
 
 /// `partition retire Q`: drops the drained retired partitions; exit status
@@ -125,14 +105,25 @@ pub(crate) async fn show(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<
     let opened = client
         .partitioned_queue(&args.queue, TextCodec::new(CodecKind::Bytes))
         .await;
+    show_opened(client, &args.queue, opened, args.format).await
+}
+
+/// Prints the layout `opened` (exit status 1 when `name` is not a
+/// partitioned queue), then shuts `client` down.
+async fn show_opened(
+    client: delayq::Client,
+    name: &str,
+    opened: delayq::Result<PartitionedQueue<String>>,
+    format: OutputFormat,
+) -> delayq::Result<ExitCode> {
     let queue = match opened {
         Ok(queue) => queue.without_transfer(),
         Err(delayq::Error::NotPartitioned { .. }) => {
             client.shutdown().await;
             eprintln!(
                 "delayq: `{}` is not a partitioned queue (`delayq partition create {} N` makes one)",
-                escape(&args.queue),
-                escape(&args.queue)
+                escape(name),
+                escape(name)
             );
             return Ok(ExitCode::from(1));
         }
@@ -141,7 +132,7 @@ pub(crate) async fn show(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<
             return Err(error);
         }
     };
-    let printed = print(&client, &queue, args.format).await;
+    let printed = print(&client, &queue, format).await;
     client.shutdown().await;
     printed?;
     Ok(ExitCode::SUCCESS)

@@ -263,8 +263,9 @@ async fn seal(core: &Arc<Core>, names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// How long [`retire_drained`] waits between its two looks at a retired
-/// partition: twice a handle's [`REFRESH`] and a second, so that every
+/// How long [`Client::retire_partitions`](crate::Client::retire_partitions)
+/// waits between its two looks at a retired partition: twice the second
+/// after which a handle in use reads the layout again, and a second, so that every
 /// handle in use has read the new layout and offers made before have
 /// landed.
 pub const RETIRE_GRACE: Duration = Duration::from_secs(3);

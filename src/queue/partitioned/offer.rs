@@ -89,7 +89,7 @@ impl<T: 'static> PartitionedQueue<T> {
     /// partition's share in one [`DelayedQueue::offer_all`](crate::DelayedQueue::offer_all)
     /// (in the order given), the partitions at once. On an error some
     /// partitions' shares may be queued: the error is the first
-    /// partition's that failed (an [`Error::PartlyOffered`](crate::Error::PartlyOffered)
+    /// partition's that failed (an [`Error::PartlyOffered`]
     /// counts that partition's share only).
     pub async fn offer_all<I, B>(&self, items: I) -> Result<()>
     where
