@@ -195,7 +195,8 @@ impl Client {
     }
 
     /// The stored layout of the partitioned queue `name`, or `None` when
-    /// `name` is not one (for tools: no codec needed).
+    /// `name` is not one (a name with braces or a line break never is; for
+    /// tools: no codec needed).
     ///
     /// ```no_run
     /// # async fn demo(client: delayq::Client) -> delayq::Result<()> {
