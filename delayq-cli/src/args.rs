@@ -581,8 +581,9 @@ pub(crate) enum PartitionCommand {
     Repartition(PartitionCreateArgs),
     /// Drop QUEUE's retired partitions that hold nothing (seen empty twice,
     /// 3 s apart): takes and workers stop reading them. Lists those still
-    /// holding values; exit status 2 while any does (run it again once
-    /// they are drained).
+    /// holding values; exit status 3 while any is left (run it again once
+    /// they are drained), 2 on an error (Redis unreachable...), 1 when
+    /// QUEUE is not a partitioned queue.
     #[command(after_help = "Examples:\n  delayq partition retire orders")]
     Retire(PartitionShowArgs),
 }

@@ -51,7 +51,7 @@ pub(crate) async fn repartition(cli: &Cli, args: &PartitionCreateArgs) -> delayq
 }
 
 /// `partition retire Q`: drops the drained retired partitions; exit status
-/// 2 while some still hold values.
+/// 3 while some are left.
 pub(crate) async fn retire(cli: &Cli, args: &PartitionShowArgs) -> delayq::Result<ExitCode> {
     let client = crate::connect(cli).await?;
     let retired = client.retire_partitions(&args.queue).await;
@@ -94,7 +94,9 @@ pub(crate) async fn retire(cli: &Cli, args: &PartitionShowArgs) -> delayq::Resul
         if retirement.holding.is_empty() && retirement.layout.retired().is_empty() {
             ExitCode::SUCCESS
         } else {
-            ExitCode::from(2)
+            // Not 2: every command's error is 2, and a script looping
+            // until this succeeds must tell "not yet" from "failed".
+            ExitCode::from(3)
         },
     )
 }
