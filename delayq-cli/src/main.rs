@@ -48,6 +48,7 @@ use args::{BatchCommand, Cli, Command, DeadLetterCommand, PartitionCommand, Sche
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let mut cli = match parse() {
         Ok(cli) => cli,
         // clap's errors quote the arguments as they came: escaped, so
@@ -151,6 +152,26 @@ fn parse() -> Result<Cli, clap::Error> {
     let mut command = named(Cli::command());
     let matches = command.try_get_matches_from_mut(std::env::args_os())?;
     Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+}
+
+/// `delayq list | head`: once the reader has gone, the next `println!`
+/// panics ("failed printing to stdout: Broken pipe") and printed a panic,
+/// with a backtrace where one is asked for, under the rows the operator
+/// wanted. Ends the process quietly instead, with 141 as a shell reports a
+/// process that SIGPIPE ended (Rust ignores SIGPIPE: a reset to its default
+/// would also end the process on a closed socket of its own).
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = (payload.downcast_ref::<String>().map(String::as_str))
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to std") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
 }
 
 /// Prints an error and the hint that fits it; exit status 2.

@@ -182,7 +182,7 @@ redis_test! {
         assert_eq!(total, 8, "{stats}");
 
         let kept = delayq(&redis, &["partition", "retire", "cp-rp"]).await;
-        assert_eq!(kept.status.code(), Some(2), "{}", text(&kept.stderr));
+        assert_eq!(kept.status.code(), Some(3), "{}", text(&kept.stderr));
         assert!(text(&kept.stdout).contains("kept"), "{}", text(&kept.stdout));
 
         let taken = delayq(&redis, &["take", "cp-rp", "-n", "8", "--timeout", "10s"]).await;
@@ -198,5 +198,27 @@ redis_test! {
         let layout = client.partition_layout("cp-rp").await.unwrap().unwrap();
         assert!(layout.retired().is_empty());
         assert_eq!(layout.count(), 3);
+    }
+}
+
+redis_test! {
+    /// `delayq partition show Q | head -1`: the reader goes away before the
+    /// rows are written. The command ends quietly (141, as a shell reports
+    /// SIGPIPE), not with a panic about a broken pipe under the output.
+    async fn a_reader_that_goes_away_ends_the_output_quietly(redis, client) {
+        client.create_partitioned_queue("cp-pipe", 64, StringCodec).await.unwrap();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
+            .args(["partition", "show", "cp-pipe"])
+            .env("REDIS_URL", redis.url())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run delayq");
+        // The read end closed before anything is read.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().await.unwrap();
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(out.status.code(), Some(141), "{stderr}");
     }
 }
