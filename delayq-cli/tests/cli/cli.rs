@@ -13,15 +13,6 @@ pub(crate) fn delayq(redis: &RedisServer, args: &[&str]) -> Output {
         .expect("run delayq")
 }
 
-pub(crate) async fn delayq_async(redis: &RedisServer, args: &[&str]) -> Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_delayq"))
-        .args(args)
-        .env("REDIS_URL", redis.url())
-        .output()
-        .await
-        .expect("run delayq")
-}
-
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
@@ -31,7 +22,7 @@ redis_test! {
         let offered = Instant::now();
         let out = delayq(&redis, &["offer", "jobs", "--delay", "800ms", "first", "second"]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let out = delayq_async(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s"]).await;
+        let out = crate::run::delayq(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s"]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         // Both have the same due time: they come out in Redis's tie order, as with Redisson.
         let mut got: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
@@ -44,7 +35,7 @@ redis_test! {
 redis_test! {
     async fn take_exits_non_zero_when_too_few_values_arrive(redis) {
         assert!(delayq(&redis, &["offer", "q", "--delay", "0", "only"]).status.success());
-        let out = delayq_async(&redis, &["take", "q", "-n", "2", "--timeout", "1s"]).await;
+        let out = crate::run::delayq(&redis, &["take", "q", "-n", "2", "--timeout", "1s"]).await;
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(stdout(&out), "only\n");
     }
@@ -83,7 +74,7 @@ redis_test! {
                 assert_eq!(fmt.as_str(), *format);
             }
             let n = values.len().to_string();
-            let out = delayq_async(&redis, &["take", &queue, "-n", &n, "--timeout", "5s", "--codec", codec]).await;
+            let out = crate::run::delayq(&redis, &["take", &queue, "-n", &n, "--timeout", "5s", "--codec", codec]).await;
             assert!(
                 out.status.success(),
                 "{codec}: {}",
@@ -155,7 +146,7 @@ redis_test! {
             String::from_utf8(payload).unwrap(),
             r#"{"@class":"compat.Order","amount":1234,"id":"o-1","tags":["java.util.ArrayList",["a","b"]]}"#
         );
-        let out = delayq_async(&redis, &["take", "vq_json", "--timeout", "5s", "--codec", "jackson"]).await;
+        let out = crate::run::delayq(&redis, &["take", "vq_json", "--timeout", "5s", "--codec", "jackson"]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(
             stdout(&out),
@@ -507,7 +498,7 @@ redis_test! {
             let value = format!("from-{i}");
             let redis = &redis;
             async move {
-                delayq_async(
+                crate::run::delayq(
                     redis,
                     &["offer", "reminders", "--delay", "1h", "--id", "order-42", &value],
                 )
@@ -888,7 +879,7 @@ redis_test! {
             assert!(delayq(&redis, &["offer", queue, "--delay", "0", value])
                 .status
                 .success());
-            let out = delayq_async(&redis, &["take", queue, "--timeout", "20s", "--format", format]).await;
+            let out = crate::run::delayq(&redis, &["take", queue, "--timeout", "20s", "--format", format]).await;
             assert!(out.status.success(), "{out:?}");
             assert_escaped(&out);
             match format {

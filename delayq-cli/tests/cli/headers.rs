@@ -9,7 +9,8 @@ use delayq::fred::types::Value;
 use delayq_test_support::redis_test;
 use serde_json::json;
 
-use crate::cli::{assert_offer_refused, delayq, delayq_async, offered, stderr};
+use crate::cli::{assert_offer_refused, delayq, offered, stderr};
+use crate::run;
 
 fn stdout(output: &Output) -> String {
     assert!(output.status.success(), "{}", stderr(output));
@@ -37,7 +38,7 @@ redis_test! {
         assert_eq!(java_sees, 1);
 
         // One shape for every value: headers `{}` for one offered without.
-        let out = delayq_async(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s", "--format", "json"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s", "--format", "json"]).await;
         let mut got = json_lines(&out);
         got.sort_by_key(|doc| doc["value"].as_str().map(str::to_owned));
         assert_eq!(
@@ -53,11 +54,11 @@ redis_test! {
             &redis,
             &["offer", "jobs", "--delay", "0", "--header", "b=2", "--header", "a=1", "--ttl", "10m", "v"],
         ));
-        let out = delayq_async(&redis, &["take", "jobs", "--timeout", "10s"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "--timeout", "10s"]).await;
         assert_eq!(stdout(&out), "v [a=1, b=2]\n");
         // With --codec auto: the codec too, in both formats.
         offered(delayq(&redis, &["offer", "jobs", "--delay", "0", "--header", "k=v", "w"]));
-        let out = delayq_async(&redis, &["take", "jobs", "--timeout", "10s", "--codec", "auto", "--format", "json"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "--timeout", "10s", "--codec", "auto", "--format", "json"]).await;
         let got = json_lines(&out);
         assert_eq!(got.len(), 1);
         assert_eq!((&got[0]["value"], &got[0]["headers"]), (&json!("w"), &json!({"k": "v"})));
@@ -113,7 +114,7 @@ redis_test! {
         offered(delayq(&redis, &["offer", "jobs", "--delay", "0", "--ttl", "300ms", "bare"]));
         tokio::time::sleep(Duration::from_millis(500)).await;
         // The take meets them expired: dead-lettered, nothing taken.
-        let out = delayq_async(&redis, &["take", "jobs", "--timeout", "1s"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "--timeout", "1s"]).await;
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 
         let out = delayq(&redis, &["dead-letter", "list", "jobs", "--format", "json"]);
@@ -136,7 +137,7 @@ redis_test! {
         // A requeue prints them, and offers the value again with them.
         let moved = stdout(&delayq(&redis, &["dead-letter", "requeue", "jobs", "--all"]));
         assert!(moved.contains("stale [source=cli, tenant=acme]"), "{moved}");
-        let out = delayq_async(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s", "--format", "json"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s", "--format", "json"]).await;
         let got = json_lines(&out);
         let stale = got.iter().find(|v| v["value"] == "stale").unwrap_or_else(|| panic!("{got:?}"));
         assert_eq!(stale["headers"], json!({"source": "cli", "tenant": "acme"}));
@@ -147,21 +148,21 @@ redis_test! {
     async fn headers_with_terminal_escapes_are_escaped_in_table_output(redis) {
         let evil = "color=red\u{1b}[31m";
         offered(delayq(&redis, &["offer", "jobs", "--delay", "0", "--header", evil, "--header", "k\u{1b}]0;x\u{7}=v", "v"]));
-        let out = delayq_async(&redis, &["take", "jobs", "--timeout", "10s"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "--timeout", "10s"]).await;
         let text = stdout(&out);
         assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
         assert_eq!(text, "v [color=red\\u{1b}[31m, k\\u{1b}]0;x\\u{7}=v]\n");
 
         // JSON: the exact text, as JSON escapes.
         offered(delayq(&redis, &["offer", "jobs", "--delay", "0", "--header", evil, "v"]));
-        let out = delayq_async(&redis, &["take", "jobs", "--timeout", "10s", "--format", "json"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "--timeout", "10s", "--format", "json"]).await;
         assert!(!stdout(&out).contains('\u{1b}'), "{out:?}");
         assert_eq!(json_lines(&out)[0]["headers"]["color"], "red\u{1b}[31m");
 
         // The dead-letter table too.
         offered(delayq(&redis, &["offer", "jobs", "--delay", "0", "--ttl", "300ms", "--header", evil, "gone"]));
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let _ = delayq_async(&redis, &["take", "jobs", "--timeout", "1s"]).await;
+        let _ = run::delayq(&redis, &["take", "jobs", "--timeout", "1s"]).await;
         let table = stdout(&delayq(&redis, &["dead-letter", "list", "jobs"]));
         assert!(!table.contains('\u{1b}'), "{table:?}");
         assert!(table.contains("[color=red\\u{1b}[31m]"), "{table}");

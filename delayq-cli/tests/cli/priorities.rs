@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use delayq::fred::types::Value;
 use delayq_test_support::redis_test;
 
-use crate::cli::{delayq, delayq_async, offered, stderr};
+use crate::cli::{delayq, offered, stderr};
+use crate::run;
 
 redis_test! {
     async fn take_returns_the_highest_priority_first_and_a_delayed_one_when_due(redis, raw) {
@@ -40,19 +41,19 @@ redis_test! {
         assert_eq!(marker, Value::Integer(1));
 
         // `inspect` says how many of its counts have a priority.
-        let shown = delayq_async(&redis, &["inspect", "jobs"]).await;
+        let shown = run::delayq(&redis, &["inspect", "jobs"]).await;
         assert!(shown.status.success(), "{}", stderr(&shown));
         let table = String::from_utf8_lossy(&shown.stdout).into_owned();
         let line = format!("priorities    {delayed} pending and {ready} ready of these have a priority");
         assert!(table.contains(&line), "{table}");
-        let json = delayq_async(&redis, &["inspect", "jobs", "--format", "json"]).await;
+        let json = run::delayq(&redis, &["inspect", "jobs", "--format", "json"]).await;
         let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         assert_eq!(json["priority_ready"], ready as u64, "{json}");
         assert_eq!(json["priority_pending"], delayed as u64, "{json}");
 
         // Take only once the delayed one is due: it must come with its level.
         tokio::time::sleep(delay.saturating_sub(delayed_at.elapsed()) + Duration::from_millis(300)).await;
-        let out = delayq_async(&redis, &["take", "jobs", "-n", "6", "--timeout", "10s"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "-n", "6", "--timeout", "10s"]).await;
         assert!(out.status.success(), "{}", stderr(&out));
         let got: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect();
         assert_eq!(got, ["urgent", "urgent-2", "urgent-later", "mid", "low", "zero"]);

@@ -8,7 +8,8 @@ use std::time::Duration;
 use delayq::fred::types::Value;
 use delayq_test_support::redis_test;
 
-use crate::cli::{assert_offer_refused, delayq, delayq_async, offered, stderr};
+use crate::cli::{assert_offer_refused, delayq, offered, stderr};
+use crate::run;
 
 fn lines(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stdout)
@@ -32,7 +33,7 @@ redis_test! {
         let java_sees = raw.zcard("redisson_delay_queue_timeout:{jobs}").await + raw.llen("jobs").await;
         assert_eq!(java_sees, 1);
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let out = delayq_async(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s"]).await;
+        let out = run::delayq(&redis, &["take", "jobs", "-n", "2", "--timeout", "10s"]).await;
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(lines(&out), ["fresh", "plain"]);
         let dead = raw.lrange("delayq_dead_letter:{jobs}").await;
