@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use delayq::PartitionedQueue;
+use delayq::{PartitionedQueue, QueueStatus};
 use serde_json::json;
 
 use crate::args::{Cli, CodecKind, OfferArgs, OutputFormat, PartitionCreateArgs, PartitionShowArgs};
@@ -157,17 +157,11 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
         OutputFormat::Json => {
             let partitions: Vec<_> = (0..layout.count())
                 .map(|i| {
-                    let s = &status.partitions[i];
-                    json!({
-                        "index": i,
-                        "name": layout.names()[i],
-                        "slot": layout.slot(i),
-                        "node": nodes[i],
-                        "ready": s.ready,
-                        "pending": s.pending,
-                        "in_flight": s.in_flight,
-                        "dead_letters": s.dead_letters,
-                    })
+                    let mut row = counts_json(&layout.names()[i], &status.partitions[i]);
+                    row.insert("index".into(), json!(i));
+                    row.insert("slot".into(), json!(layout.slot(i)));
+                    row.insert("node".into(), json!(nodes[i]));
+                    row
                 })
                 .collect();
             println!(
@@ -184,13 +178,9 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
                     "dead_letters": status.total.dead_letters,
                     "partitions": partitions,
                     "generation": layout.generation(),
-                    "retired": (layout.retired().iter().zip(&status.retired)).map(|(name, s)| json!({
-                        "name": name,
-                        "ready": s.ready,
-                        "pending": s.pending,
-                        "in_flight": s.in_flight,
-                        "dead_letters": s.dead_letters,
-                    })).collect::<Vec<_>>(),
+                    "retired": (layout.retired().iter().zip(&status.retired))
+                        .map(|(name, s)| counts_json(name, s))
+                        .collect::<Vec<_>>(),
                 }))
             );
         }
@@ -212,17 +202,14 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
             );
             let rows: Vec<Vec<String>> = (0..layout.count())
                 .map(|i| {
-                    let s = &status.partitions[i];
-                    vec![
+                    let mut row = vec![
                         i.to_string(),
                         escape(&layout.names()[i]).into_owned(),
                         layout.slot(i).to_string(),
                         nodes[i].clone().unwrap_or_else(|| "-".into()),
-                        output::count(s.ready),
-                        output::count(s.pending),
-                        output::count(s.in_flight),
-                        output::count(s.dead_letters),
-                    ]
+                    ];
+                    row.extend(count_cells(&status.partitions[i]));
+                    row
                 })
                 .collect();
             println!(
@@ -249,13 +236,9 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
                 );
                 let rows: Vec<Vec<String>> = (layout.retired().iter().zip(&status.retired))
                     .map(|(name, s)| {
-                        vec![
-                            escape(name).into_owned(),
-                            output::count(s.ready),
-                            output::count(s.pending),
-                            output::count(s.in_flight),
-                            output::count(s.dead_letters),
-                        ]
+                        let mut row = vec![escape(name).into_owned()];
+                        row.extend(count_cells(s));
+                        row
                     })
                     .collect();
                 println!(
@@ -270,6 +253,25 @@ async fn print(client: &delayq::Client, queue: &PartitionedQueue<String>, format
         }
     }
     Ok(())
+}
+
+/// A partition's name and counts, as `show`'s JSON gives them.
+fn counts_json(name: &str, s: &QueueStatus) -> serde_json::Map<String, serde_json::Value> {
+    let counts = [
+        ("ready", s.ready),
+        ("pending", s.pending),
+        ("in_flight", s.in_flight),
+        ("dead_letters", s.dead_letters),
+    ];
+    std::iter::once(("name".to_owned(), json!(name)))
+        .chain(counts.map(|(field, n)| (field.to_owned(), json!(n))))
+        .collect()
+}
+
+/// A partition's counts, as `show`'s table cells: ready, pending, in
+/// flight, dead.
+fn count_cells(s: &QueueStatus) -> [String; 4] {
+    [s.ready, s.pending, s.in_flight, s.dead_letters].map(output::count)
 }
 
 /// `delayq offer Q` when Q is a partitioned queue: each value to the
