@@ -45,6 +45,61 @@ async fn masters_of(cluster: &RedisCluster, slots: &[u16]) -> Vec<u16> {
     found
 }
 
+/// What partitioned workers handled: (client, value), in handling order.
+type Handled = Arc<Mutex<Vec<(u8, String)>>>;
+
+/// A `PartitionedWorker` of concurrency 1 on `name` from each of
+/// `clients` (client i records as i), recording what it handles.
+async fn recording_workers(clients: &[&Client], name: &str) -> (Handled, Vec<delayq::worker::WorkerHandle>) {
+    let handled: Handled = Arc::default();
+    let mut workers = Vec::new();
+    for (id, client) in (0u8..).zip(clients) {
+        let queue = client.partitioned_queue(name, StringCodec).await.unwrap();
+        let handled = handled.clone();
+        let worker = client
+            .partitioned_worker(&queue)
+            .unwrap()
+            .concurrency(1)
+            .run(move |value: String| {
+                let handled = handled.clone();
+                async move {
+                    handled.lock().push((id, value));
+                    Ok::<_, std::io::Error>(())
+                }
+            });
+        workers.push(worker);
+    }
+    (handled, workers)
+}
+
+/// Waits until `total` values were handled, for 120 s at most (the
+/// checks after say what is missing).
+async fn wait_for(handled: &Handled, total: usize) {
+    let waited = Instant::now();
+    while handled.lock().len() < total && waited.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every one of `total` values handled once, and each client handled each
+/// key's values (`key-K/NNN`) in offer order.
+fn assert_once_each_in_key_order(handled: &[(u8, String)], total: usize) {
+    let mut times: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, value) in handled {
+        *times.entry(value.as_str()).or_default() += 1;
+    }
+    assert_eq!(times.len(), total, "every value handled");
+    assert!(times.values().all(|&n| n == 1), "none handled twice");
+    let mut last: HashMap<(u8, &str), &str> = HashMap::new();
+    for (client, value) in handled {
+        if let Some((key, n)) = value.split_once('/').filter(|(k, _)| k.starts_with("key-"))
+            && let Some(previous) = last.insert((*client, key), n)
+        {
+            assert!(previous < n, "client {client}, {key}: {n} after {previous}");
+        }
+    }
+}
+
 /// A Redisson 3.21.1+ element (`Bc0Lc0`), checked byte by byte as Java's
 /// `struct.unpack` reads it: id length 8, 8 id bytes, u64 LE payload
 /// length, payload. Returns the payload.
@@ -132,25 +187,7 @@ async fn a_partitioned_worker_on_two_clients_loses_nothing_and_keeps_per_key_ord
         let (a, b) = (connect(&cluster).await, connect(&cluster).await);
         let queue = a.create_partitioned_queue("porder", 3, StringCodec).await.unwrap();
         let (keys, per_key, round_robin) = (50usize, 40usize, 300usize);
-        // (client, value) in handling order.
-        let handled: Arc<Mutex<Vec<(u8, String)>>> = Arc::default();
-        let mut workers = Vec::new();
-        for (id, client) in [(0u8, &a), (1u8, &b)] {
-            let queue = client.partitioned_queue("porder", StringCodec).await.unwrap();
-            let handled = handled.clone();
-            let worker = client
-                .partitioned_worker(&queue)
-                .unwrap()
-                .concurrency(1)
-                .run(move |value: String| {
-                    let handled = handled.clone();
-                    async move {
-                        handled.lock().push((id, value));
-                        Ok::<_, std::io::Error>(())
-                    }
-                });
-            workers.push(worker);
-        }
+        let (handled, workers) = recording_workers(&[&a, &b], "porder").await;
         let producer = {
             let queue = queue.clone();
             tokio::spawn(async move {
@@ -176,35 +213,17 @@ async fn a_partitioned_worker_on_two_clients_loses_nothing_and_keeps_per_key_ord
         };
         producer.await.unwrap();
         let total = keys * per_key + (round_robin / per_key) * per_key;
-        let waited = Instant::now();
-        while handled.lock().len() < total && waited.elapsed() < Duration::from_secs(120) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for(&handled, total).await;
         let mut reports = Vec::new();
         for worker in workers {
             reports.push(worker.shutdown().await);
         }
-        let handled = handled.lock().clone();
-        let mut times: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, value) in &handled {
-            *times.entry(value.as_str()).or_default() += 1;
-        }
-        assert_eq!(times.len(), total, "every value handled");
-        assert!(times.values().all(|&n| n == 1), "none handled twice");
+        assert_once_each_in_key_order(&handled.lock(), total);
         assert_eq!(reports.iter().map(|r| r.succeeded).sum::<u64>(), total as u64);
         assert!(
             reports.iter().all(|r| r.succeeded > 0),
             "both clients handled values: {reports:?}"
         );
-        // Per client, each key's values in offer order.
-        let mut last: HashMap<(u8, String), String> = HashMap::new();
-        for (client, value) in &handled {
-            if let Some((key, n)) = value.split_once('/').filter(|(k, _)| k.starts_with("key-"))
-                && let Some(previous) = last.insert((*client, key.to_owned()), n.to_owned())
-            {
-                assert!(previous.as_str() < n, "client {client}, {key}: {n} after {previous}");
-            }
-        }
         // One consumer's takes: strictly in offer order per key.
         for n in 0..10 {
             for k in 0..5 {
@@ -256,24 +275,7 @@ async fn a_repartition_on_a_cluster_under_workers_loses_nothing_and_keeps_per_ke
         let queue = a.create_partitioned_queue("prepart", 3, StringCodec).await.unwrap();
         let old = queue.names();
         let (keys, rounds) = (30usize, 30usize);
-        let handled: Arc<Mutex<Vec<(u8, String)>>> = Arc::default();
-        let mut workers = Vec::new();
-        for (id, client) in [(0u8, &a), (1u8, &b)] {
-            let queue = client.partitioned_queue("prepart", StringCodec).await.unwrap();
-            let handled = handled.clone();
-            let worker = client
-                .partitioned_worker(&queue)
-                .unwrap()
-                .concurrency(1)
-                .run(move |value: String| {
-                    let handled = handled.clone();
-                    async move {
-                        handled.lock().push((id, value));
-                        Ok::<_, std::io::Error>(())
-                    }
-                });
-            workers.push(worker);
-        }
+        let (handled, workers) = recording_workers(&[&a, &b], "prepart").await;
         for n in 0..rounds {
             if n == rounds / 2 {
                 let layout = c.repartition("prepart", 6).await.unwrap();
@@ -291,24 +293,8 @@ async fn a_repartition_on_a_cluster_under_workers_loses_nothing_and_keeps_per_ke
             tokio::time::sleep(Duration::from_millis(3)).await;
         }
         let total = keys * rounds;
-        let waited = Instant::now();
-        while handled.lock().len() < total && waited.elapsed() < Duration::from_secs(120) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let handled_now = handled.lock().clone();
-        let mut times: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, value) in &handled_now {
-            *times.entry(value.as_str()).or_default() += 1;
-        }
-        assert_eq!(times.len(), total, "every value handled");
-        assert!(times.values().all(|&n| n == 1), "none handled twice");
-        let mut last: HashMap<(u8, String), String> = HashMap::new();
-        for (client, value) in &handled_now {
-            let (key, n) = value.split_once('/').unwrap();
-            if let Some(previous) = last.insert((*client, key.to_owned()), n.to_owned()) {
-                assert!(previous.as_str() < n, "client {client}, {key}: {n} after {previous}");
-            }
-        }
+        wait_for(&handled, total).await;
+        assert_once_each_in_key_order(&handled.lock(), total);
         // The new partitions: on every master, and they got the later rounds.
         let layout = c.partition_layout("prepart").await.unwrap().unwrap();
         let slots: Vec<u16> = (0..layout.count()).map(|i| layout.slot(i)).collect();
